@@ -1,0 +1,26 @@
+/* cuda.cu: CUDA runtime queries; the translation of CUDA errors into Burrow statuses. */
+#include "cuda_gateway.h"
+#include "internal.h"
+
+#include <cuda_runtime.h>
+
+/* Record a CUDA error with the expression, function, file and line; return BURROW_E_CUDA. */
+#define CUDA_TRY(expr)                                                                              \
+	do {                                                                                        \
+		cudaError_t e_ = (expr);                                                            \
+		if (e_ != cudaSuccess)                                                              \
+			return bw_err(BURROW_E_CUDA, "%s: %s failed at %s:%d: %s", __func__, #expr,      \
+				      __FILE__, __LINE__, cudaGetErrorString(e_));                  \
+	} while (0)
+
+extern "C" int bw_cuda_device_count(void)
+{
+	int n = 0;
+	cudaError_t e = cudaGetDeviceCount(&n);
+	if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver) {
+		(void)cudaGetLastError(); /* clear the sticky error */
+		return 0;
+	}
+	CUDA_TRY(e);
+	return n;
+}

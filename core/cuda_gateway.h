@@ -1,0 +1,16 @@
+/* cuda_gateway.h: the one header through which C code reaches the CUDA backend
+ * (compiled only when the build has CUDA; see core/backend.c). */
+#ifndef BURROW_CUDA_GATEWAY_H
+#define BURROW_CUDA_GATEWAY_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Devices the CUDA runtime sees; 0 when none or no driver; BURROW_E_CUDA on other errors. */
+int bw_cuda_device_count(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

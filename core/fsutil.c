@@ -1,0 +1,201 @@
+/* fsutil.c: file helpers: full writes and reads, durable renames, mkdir -p, rm -rf. */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int bw_write_all(int fd, const void *buf, size_t n, const char *path)
+{
+	const char *p = buf;
+	while (n > 0) {
+		ssize_t w = write(fd, p, n > (1u << 30) ? (1u << 30) : n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return bw_err_errno(errno, path, "write");
+		}
+		if (w == 0)
+			return bw_err(BURROW_E_IO, "%s: write: no progress (disk full?)", path);
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int bw_pread_all(int fd, void *buf, size_t n, int64_t off, const char *path)
+{
+	char *p = buf;
+	while (n > 0) {
+		ssize_t r = pread(fd, p, n > (1u << 30) ? (1u << 30) : n, off);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return bw_err_errno(errno, path, "read");
+		}
+		if (r == 0)
+			return bw_err(BURROW_E_FORMAT, "%s: unexpected end of file at byte %lld", path, (long long)off);
+		p += r;
+		off += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+int bw_fsync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return bw_err_errno(errno, dir, "open directory");
+	int st = 0;
+	if (fsync(fd) < 0 && errno != EINVAL)
+		st = bw_err_errno(errno, dir, "fsync directory");
+	close(fd);
+	return st;
+}
+
+int bw_mkdir_p(const char *path, int mode)
+{
+	char *p = bw_strdup(path);
+	if (!p)
+		return BURROW_E_NOMEM;
+	int st = 0;
+	for (char *s = p + 1;; s++) {
+		if (*s != '/' && *s != '\0')
+			continue;
+		char c = *s;
+		*s = '\0';
+		if (mkdir(p, (mode_t)mode) < 0 && errno != EEXIST) {
+			st = bw_err_errno(errno, p, "mkdir");
+			break;
+		}
+		*s = c;
+		if (c == '\0')
+			break;
+	}
+	bw_free(p);
+	return st;
+}
+
+int bw_rm_rf(const char *path)
+{
+	struct stat sb;
+	if (lstat(path, &sb) < 0)
+		return errno == ENOENT ? 0 : bw_err_errno(errno, path, "stat");
+	if (S_ISDIR(sb.st_mode)) {
+		DIR *d = opendir(path);
+		if (!d)
+			return bw_err_errno(errno, path, "opendir");
+		struct dirent *e;
+		int st = 0;
+		while (st == 0 && (e = readdir(d))) {
+			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+				continue;
+			char *sub = bw_path_join(path, e->d_name);
+			st = sub ? bw_rm_rf(sub) : BURROW_E_NOMEM;
+			bw_free(sub);
+		}
+		closedir(d);
+		if (st)
+			return st;
+		if (rmdir(path) < 0)
+			return bw_err_errno(errno, path, "rmdir");
+		return 0;
+	}
+	if (unlink(path) < 0 && errno != ENOENT)
+		return bw_err_errno(errno, path, "unlink");
+	return 0;
+}
+
+char *bw_path_join(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	char *s = bw_malloc(la + lb + 2);
+	if (!s)
+		return NULL;
+	memcpy(s, a, la);
+	size_t k = la;
+	if (la && a[la - 1] != '/')
+		s[k++] = '/';
+	memcpy(s + k, b, lb + 1);
+	return s;
+}
+
+char *bw_dirname(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		return bw_strdup(".");
+	if (slash == path)
+		return bw_strdup("/");
+	size_t n = (size_t)(slash - path);
+	char *s = bw_malloc(n + 1);
+	if (s) {
+		memcpy(s, path, n);
+		s[n] = '\0';
+	}
+	return s;
+}
+
+int bw_atomic_open(bw_atomic_file *f, const char *path)
+{
+	f->fd = -1;
+	f->path = bw_strdup(path);
+	f->tmp = bw_malloc(strlen(path) + 32);
+	if (!f->path || !f->tmp) {
+		bw_free(f->path);
+		bw_free(f->tmp);
+		f->path = f->tmp = NULL;
+		return BURROW_E_NOMEM;
+	}
+	sprintf(f->tmp, "%s.tmp.%ld", path, (long)getpid());
+	f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (f->fd < 0) {
+		int st = bw_err_errno(errno, f->tmp, "create");
+		bw_free(f->path);
+		bw_free(f->tmp);
+		f->path = f->tmp = NULL;
+		return st;
+	}
+	return 0;
+}
+
+int bw_atomic_commit(bw_atomic_file *f)
+{
+	int st = 0;
+	if (fsync(f->fd) < 0)
+		st = bw_err_errno(errno, f->tmp, "fsync");
+	if (close(f->fd) < 0 && !st)
+		st = bw_err_errno(errno, f->tmp, "close");
+	f->fd = -1;
+	if (!st && rename(f->tmp, f->path) < 0)
+		st = bw_err_errno(errno, f->path, "rename");
+	if (st) {
+		unlink(f->tmp);
+	} else {
+		char *dir = bw_dirname(f->path);
+		st = dir ? bw_fsync_dir(dir) : BURROW_E_NOMEM;
+		bw_free(dir);
+	}
+	bw_free(f->path);
+	bw_free(f->tmp);
+	f->path = f->tmp = NULL;
+	return st;
+}
+
+void bw_atomic_abort(bw_atomic_file *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+	if (f->tmp)
+		unlink(f->tmp);
+	bw_free(f->path);
+	bw_free(f->tmp);
+	f->path = f->tmp = NULL;
+}

@@ -1,0 +1,103 @@
+/* internal.h: what every libburrow source shares: errors, logging, memory, files, RNG. */
+#ifndef BURROW_INTERNAL_H
+#define BURROW_INTERNAL_H
+
+#include <burrow.h>
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#if defined(__GNUC__)
+#define BW_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define BW_UNUSED __attribute__((unused))
+#else
+#define BW_PRINTF(f, a)
+#define BW_UNUSED
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BW_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define BW_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* ------------------------------------------------------------ errors (core/status.c) */
+
+/* Record a message for burrow_last_error() and return status. */
+int bw_err(int status, const char *fmt, ...) BW_PRINTF(2, 3);
+/* Map errno (as set by a failed call on `path`) to a status, with "path: what: strerror". */
+int bw_err_errno(int errnum, const char *path, const char *what);
+/* Prefix the current message with "prefix: " (keeps the status); returns status. */
+int bw_err_prefix(int status, const char *prefix);
+
+/* Internal invariant: not for input errors. Logs and aborts: a broken invariant is a bug. */
+void bw_assert_fail(const char *expr, const char *file, int line);
+#define BW_ASSERT(e)                                                    \
+	do {                                                            \
+		if (!(e))                                               \
+			bw_assert_fail(#e, __FILE__, __LINE__);         \
+	} while (0)
+
+/* ------------------------------------------------------------ logging (core/log.c) */
+
+void bw_log(int level, const char *fmt, ...) BW_PRINTF(2, 3);
+
+/* ------------------------------------------------------------ memory (core/mem.c) */
+
+/* Every library allocation goes through these: they count current and peak bytes and
+ * can be told to fail (tests). Failure returns NULL and records BURROW_E_NOMEM. */
+void *bw_malloc(size_t n);
+void *bw_calloc(size_t count, size_t size);
+void *bw_realloc(void *p, size_t n);
+void bw_free(void *p);
+char *bw_strdup(const char *s);
+/* Memory aligned to `align` (a power of two), freed with bw_aligned_free. */
+void *bw_aligned_alloc(size_t align, size_t n);
+void bw_aligned_free(void *p);
+/* Test hook: make the (n+1)-th allocation from now on fail; n < 0 turns it off. */
+void bw_mem_fail_after(long n);
+
+/* ------------------------------------------------------------ files (core/fsutil.c) */
+
+/* write/pread that loop over short transfers; errors name `path`. */
+int bw_write_all(int fd, const void *buf, size_t n, const char *path);
+int bw_pread_all(int fd, void *buf, size_t n, int64_t off, const char *path);
+/* fsync a directory so a rename inside it is durable. */
+int bw_fsync_dir(const char *dir);
+/* mkdir -p. */
+int bw_mkdir_p(const char *path, int mode);
+/* rm -rf (no error when absent). */
+int bw_rm_rf(const char *path);
+/* Join a and b with '/' into a new string (bw_free it). NULL on no memory. */
+char *bw_path_join(const char *a, const char *b);
+/* The directory part of path, new string. */
+char *bw_dirname(const char *path);
+
+/* An output file written under a temporary name in the same directory, renamed into
+ * place on commit; abort (or any failure) unlinks the temporary. */
+typedef struct bw_atomic_file {
+	int fd;
+	char *path;   /* final name, owned */
+	char *tmp;    /* temporary name, owned */
+} bw_atomic_file;
+int bw_atomic_open(bw_atomic_file *f, const char *path);
+/* fsync, close, rename to the final name, fsync the directory. Frees names. */
+int bw_atomic_commit(bw_atomic_file *f);
+/* Close and unlink the temporary (safe to call twice or after commit). */
+void bw_atomic_abort(bw_atomic_file *f);
+
+#ifdef __cplusplus
+}
+#endif
+
+/* ------------------------------------------------------------ threads */
+#include <omp.h>
+/* OpenMP threads to use: the request when positive, else the runtime's default. */
+static inline int bw_threads(int requested) { return requested > 0 ? requested : omp_get_max_threads(); }
+
+/* ------------------------------------------------------------ RNG (core/rng.h) */
+#include "rng.h"
+
+#endif /* BURROW_INTERNAL_H */

@@ -1,0 +1,145 @@
+/* mem.c: the one allocation wrapper: counts current and peak bytes, fails on request in tests. */
+#include "internal.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Each block carries a 16-byte header holding its size (keeps 16-byte alignment). */
+#define HDR 16
+
+static atomic_size_t mem_current;
+static atomic_size_t mem_peak;
+static atomic_long fail_countdown = -1;
+
+static bool should_fail(void)
+{
+	long n = atomic_load(&fail_countdown);
+	while (n >= 0) {
+		if (atomic_compare_exchange_weak(&fail_countdown, &n, n - 1))
+			return n == 0;
+	}
+	return false;
+}
+
+static void account(size_t add, size_t sub)
+{
+	size_t cur = atomic_fetch_add(&mem_current, add) + add;
+	atomic_fetch_sub(&mem_current, sub);
+	cur -= sub;
+	size_t peak = atomic_load(&mem_peak);
+	while (cur > peak && !atomic_compare_exchange_weak(&mem_peak, &peak, cur))
+		;
+}
+
+void burrow_mem_stats(size_t *current, size_t *peak)
+{
+	if (current)
+		*current = atomic_load(&mem_current);
+	if (peak)
+		*peak = atomic_load(&mem_peak);
+}
+
+void burrow_mem_reset_peak(void) { atomic_store(&mem_peak, atomic_load(&mem_current)); }
+
+void bw_mem_fail_after(long n) { atomic_store(&fail_countdown, n); }
+
+static void *nomem(size_t n)
+{
+	bw_err(BURROW_E_NOMEM, "out of memory allocating %zu bytes", n);
+	return NULL;
+}
+
+void *bw_malloc(size_t n)
+{
+	if (n > SIZE_MAX - HDR || should_fail())
+		return nomem(n);
+	char *p = malloc(n + HDR);
+	if (!p)
+		return nomem(n);
+	memcpy(p, &n, sizeof n);
+	account(n, 0);
+	return p + HDR;
+}
+
+void *bw_calloc(size_t count, size_t size)
+{
+	if (size && count > SIZE_MAX / size)
+		return nomem(SIZE_MAX);
+	size_t n = count * size;
+	if (n > SIZE_MAX - HDR || should_fail())
+		return nomem(n);
+	char *p = calloc(1, n + HDR);
+	if (!p)
+		return nomem(n);
+	memcpy(p, &n, sizeof n);
+	account(n, 0);
+	return p + HDR;
+}
+
+void *bw_realloc(void *q, size_t n)
+{
+	if (!q)
+		return bw_malloc(n);
+	char *base = (char *)q - HDR;
+	size_t old;
+	memcpy(&old, base, sizeof old);
+	if (n > SIZE_MAX - HDR || should_fail())
+		return nomem(n);
+	char *p = realloc(base, n + HDR);
+	if (!p)
+		return nomem(n);
+	memcpy(p, &n, sizeof n);
+	account(n, old);
+	return p + HDR;
+}
+
+void bw_free(void *q)
+{
+	if (!q)
+		return;
+	char *base = (char *)q - HDR;
+	size_t n;
+	memcpy(&n, base, sizeof n);
+	atomic_fetch_sub(&mem_current, n);
+	free(base);
+}
+
+char *bw_strdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *d = bw_malloc(n);
+	if (d)
+		memcpy(d, s, n);
+	return d;
+}
+
+/* Aligned blocks: over-allocate, keep the malloc'd base and size just below the block. */
+void *bw_aligned_alloc(size_t align, size_t n)
+{
+	if (align < HDR)
+		align = HDR;
+	if (n > SIZE_MAX - align - HDR || should_fail())
+		return nomem(n);
+	char *base = malloc(n + align + HDR);
+	if (!base)
+		return nomem(n);
+	uintptr_t p = ((uintptr_t)base + HDR + align - 1) & ~(uintptr_t)(align - 1);
+	size_t total = n + align + HDR;
+	memcpy((char *)p - HDR, &base, sizeof base);
+	memcpy((char *)p - HDR + sizeof base, &total, sizeof total);
+	account(total, 0);
+	return (void *)p;
+}
+
+void bw_aligned_free(void *q)
+{
+	if (!q)
+		return;
+	char *base;
+	size_t total;
+	memcpy(&base, (char *)q - HDR, sizeof base);
+	memcpy(&total, (char *)q - HDR + sizeof base, sizeof total);
+	atomic_fetch_sub(&mem_current, total);
+	free(base);
+}

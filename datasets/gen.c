@@ -1,0 +1,345 @@
+/* gen.c: synthetic datasets, deterministic by seed: a contextual stochastic block model
+ * (CSBM) and Graph500 R-MAT, both with Gaussian class-signal features streamed to disk.
+ *
+ * Every random draw comes from a stream keyed by (seed, purpose, index), so the output
+ * depends only on the options, never on the number of threads. */
+#include "../core/half.h"
+#include "../core/internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Stream tags: one per purpose, so streams never overlap. */
+enum { TAG_LABEL = 1, TAG_EDGE, TAG_MEAN, TAG_FEAT, TAG_PERM, TAG_SPLIT };
+
+#define EDGE_CHUNK ((int64_t)1 << 16)
+
+void burrow_gen_defaults(burrow_gen_opts *o, int kind)
+{
+	memset(o, 0, sizeof *o);
+	o->kind = kind;
+	o->num_nodes = 10000;
+	o->avg_degree = 10;
+	o->homophily = 0.8;
+	o->scale = 16;
+	o->edge_factor = 16;
+	o->a = 0.57;
+	o->b = 0.19;
+	o->c = 0.19;
+	o->num_classes = 8;
+	o->feat_dim = 64;
+	o->feat_dtype = BURROW_DTYPE_F32;
+	o->signal = 1.0;
+	o->train_frac = 0.6;
+	o->valid_frac = 0.2;
+}
+
+static void report(const burrow_gen_opts *o, const char *phase, uint64_t done, uint64_t total)
+{
+	if (o->progress)
+		o->progress(o->progress_user, phase, done, total);
+}
+
+static int check_opts(const burrow_gen_opts *o)
+{
+	if (o->kind != BURROW_GEN_CSBM && o->kind != BURROW_GEN_RMAT)
+		return bw_err(BURROW_E_INVAL, "gen: unknown generator kind %d", o->kind);
+	if (o->num_classes < 1 || o->feat_dim < 1)
+		return bw_err(BURROW_E_INVAL, "gen: need at least 1 class and feature dimension 1");
+	if (o->feat_dtype != BURROW_DTYPE_F32 && o->feat_dtype != BURROW_DTYPE_F16)
+		return bw_err(BURROW_E_INVAL, "gen: feature dtype must be float32 or float16");
+	if (!(o->signal >= 0) || !isfinite(o->signal))
+		return bw_err(BURROW_E_INVAL, "gen: signal must be a finite number >= 0");
+	if (!(o->train_frac >= 0 && o->valid_frac >= 0 && o->train_frac + o->valid_frac <= 1))
+		return bw_err(BURROW_E_INVAL, "gen: split fractions must be >= 0 and sum to at most 1");
+	if (o->kind == BURROW_GEN_CSBM) {
+		if (o->num_nodes < 2 || o->num_nodes > ((int64_t)1 << 40))
+			return bw_err(BURROW_E_INVAL, "gen csbm: nodes must lie in [2, 2^40]");
+		if (!(o->avg_degree >= 0) || o->avg_degree > (double)(o->num_nodes - 1))
+			return bw_err(BURROW_E_INVAL, "gen csbm: average degree must lie in [0, nodes - 1]");
+		if (!(o->homophily >= 0 && o->homophily <= 1))
+			return bw_err(BURROW_E_INVAL, "gen csbm: homophily must lie in [0, 1]");
+		if (o->num_classes > o->num_nodes)
+			return bw_err(BURROW_E_INVAL, "gen csbm: more classes than nodes");
+	} else {
+		if (o->scale < 1 || o->scale > 40)
+			return bw_err(BURROW_E_INVAL, "gen rmat: scale must lie in [1, 40]");
+		if (!(o->edge_factor > 0) || o->edge_factor > 1e6)
+			return bw_err(BURROW_E_INVAL, "gen rmat: edge factor must lie in (0, 1e6]");
+		if (!(o->a >= 0 && o->b >= 0 && o->c >= 0 && o->a + o->b + o->c <= 1))
+			return bw_err(BURROW_E_INVAL, "gen rmat: a, b, c must be >= 0 and sum to at most 1");
+	}
+	return 0;
+}
+
+/* Uniform class per node. */
+static void draw_labels(const burrow_gen_opts *o, int32_t *y, int64_t n)
+{
+	const uint64_t key = bw_key(o->seed, TAG_LABEL);
+#pragma omp parallel for schedule(static) num_threads(bw_threads(o->threads))
+	for (int64_t v = 0; v < n; v++) {
+		bw_rng r;
+		bw_rng_seed(&r, bw_key(key, (uint64_t)v));
+		y[v] = (int32_t)bw_rng_below(&r, (uint64_t)o->num_classes);
+	}
+}
+
+/* A random permutation of [0, n) keyed by (seed, tag). */
+static void permutation(uint64_t seed, int tag, int64_t *p, int64_t n)
+{
+	bw_rng r;
+	bw_rng_seed(&r, bw_key(seed, (uint64_t)tag));
+	for (int64_t i = 0; i < n; i++)
+		p[i] = i;
+	for (int64_t i = n - 1; i > 0; i--) {
+		int64_t j = (int64_t)bw_rng_below(&r, (uint64_t)i + 1), t = p[i];
+		p[i] = p[j];
+		p[j] = t;
+	}
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Random train/valid/test split: a permutation cut by the fractions, each part sorted. */
+static int write_split(const burrow_gen_opts *o, burrow_writer *w, int64_t n)
+{
+	int64_t *p = bw_malloc((size_t)n * sizeof *p);
+	if (!p)
+		return BURROW_E_NOMEM;
+	permutation(o->seed, TAG_SPLIT, p, n);
+	int64_t ntr = (int64_t)llround(o->train_frac * (double)n), nva = (int64_t)llround(o->valid_frac * (double)n);
+	if (ntr + nva > n)
+		nva = n - ntr;
+	int64_t cut[4] = {0, ntr, ntr + nva, n};
+	int st = 0;
+	for (int s = 0; s < 3 && !st; s++) {
+		qsort(p + cut[s], (size_t)(cut[s + 1] - cut[s]), sizeof *p, cmp_i64);
+		st = burrow_writer_put_split(w, s, p + cut[s], cut[s + 1] - cut[s]);
+	}
+	bw_free(p);
+	return st;
+}
+
+/* Features: x_v = mu[y_v] + noise, noise ~ N(0, I), mu[c] ~ N(0, signal^2 / D * I), so
+ * ||mu[c]|| is about `signal` and two classes sit about signal * sqrt(2) noise standard
+ * deviations apart. Streamed in chunks: memory does not grow with N * D. */
+static int write_features(const burrow_gen_opts *o, burrow_writer *w, const int32_t *y, int64_t n)
+{
+	const int64_t d = o->feat_dim, C = o->num_classes;
+	const size_t es = burrow_dtype_size(o->feat_dtype);
+	const int64_t chunk = BW_MAX((int64_t)1, (int64_t)(4 << 20) / (d * (int64_t)es));
+	int st;
+
+	float *mu = bw_malloc((size_t)(C * d) * sizeof *mu);
+	void *buf = bw_malloc((size_t)(chunk * d) * es);
+	if (!mu || !buf) {
+		st = BURROW_E_NOMEM;
+		goto out;
+	}
+	const double sd = o->signal / sqrt((double)d);
+	for (int64_t c = 0; c < C; c++) {
+		bw_rng r;
+		bw_rng_seed(&r, bw_key(bw_key(o->seed, TAG_MEAN), (uint64_t)c));
+		for (int64_t j = 0; j < d; j++)
+			mu[c * d + j] = (float)(sd * bw_rng_normal(&r));
+	}
+	if ((st = burrow_writer_features_begin(w, n, d, o->feat_dtype)))
+		goto out;
+	const uint64_t key = bw_key(o->seed, TAG_FEAT);
+	for (int64_t lo = 0; lo < n; lo += chunk) {
+		const int64_t hi = BW_MIN(n, lo + chunk);
+#pragma omp parallel for schedule(static) num_threads(bw_threads(o->threads))
+		for (int64_t v = lo; v < hi; v++) {
+			bw_rng r;
+			bw_rng_seed(&r, bw_key(key, (uint64_t)v));
+			const float *m = mu + (int64_t)y[v] * d;
+			for (int64_t j = 0; j < d; j += 2) {
+				double z[2];
+				bw_rng_normal2(&r, z);
+				for (int64_t k = j; k < BW_MIN(j + 2, d); k++) {
+					float x = m[k] + (float)z[k - j];
+					if (es == 4)
+						((float *)buf)[(v - lo) * d + k] = x;
+					else
+						((uint16_t *)buf)[(v - lo) * d + k] = bw_f32_to_f16(x);
+				}
+			}
+		}
+		if ((st = burrow_writer_features_append(w, buf, hi - lo)))
+			goto out;
+		report(o, "features", (uint64_t)hi, (uint64_t)n);
+	}
+	st = burrow_writer_features_end(w);
+out:
+	bw_free(mu);
+	bw_free(buf);
+	return st;
+}
+
+/* CSBM edges: M = N * d / 2 undirected edges; each picks u uniformly, then v uniformly in
+ * u's class with probability h, else uniformly among the nodes of the other classes. */
+static int csbm_edges(const burrow_gen_opts *o, burrow_csr_builder *b, const int32_t *y)
+{
+	const int64_t n = o->num_nodes, C = o->num_classes;
+	const int64_t m = (int64_t)llround((double)n * o->avg_degree / 2.0);
+	int64_t *members = bw_malloc((size_t)n * sizeof *members);
+	int64_t *off = bw_calloc((size_t)C + 1, sizeof *off);
+	int64_t *src = bw_malloc((size_t)EDGE_CHUNK * sizeof *src), *dst = bw_malloc((size_t)EDGE_CHUNK * sizeof *dst);
+	int st = BURROW_E_NOMEM;
+	if (!members || !off || !src || !dst)
+		goto out;
+	/* nodes grouped by class, in id order */
+	for (int64_t v = 0; v < n; v++)
+		off[y[v] + 1]++;
+	for (int64_t c = 0; c < C; c++)
+		off[c + 1] += off[c];
+	for (int64_t v = 0; v < n; v++)
+		members[off[y[v]]++] = v;
+	for (int64_t c = C; c > 0; c--)
+		off[c] = off[c - 1];
+	off[0] = 0;
+	if ((st = burrow_csr_builder_reserve(b, (size_t)m)))
+		goto out;
+	const uint64_t key = bw_key(o->seed, TAG_EDGE);
+	for (int64_t lo = 0; lo < m; lo += EDGE_CHUNK) {
+		const int64_t cnt = BW_MIN(EDGE_CHUNK, m - lo);
+#pragma omp parallel for schedule(static) num_threads(bw_threads(o->threads))
+		for (int64_t i = 0; i < cnt; i++) {
+			bw_rng r;
+			bw_rng_seed(&r, bw_key(key, (uint64_t)(lo + i)));
+			int64_t u = (int64_t)bw_rng_below(&r, (uint64_t)n), c = y[u];
+			int64_t size = off[c + 1] - off[c], v;
+			if (bw_rng_uniform(&r) < o->homophily || size == n) {
+				v = members[off[c] + (int64_t)bw_rng_below(&r, (uint64_t)size)];
+			} else {
+				int64_t k = (int64_t)bw_rng_below(&r, (uint64_t)(n - size));
+				v = members[k < off[c] ? k : k + size];
+			}
+			src[i] = u;
+			dst[i] = v;
+		}
+		if ((st = burrow_csr_builder_add(b, src, dst, (size_t)cnt)))
+			goto out;
+		report(o, "edges", (uint64_t)(lo + cnt), (uint64_t)m);
+	}
+	st = 0;
+out:
+	bw_free(members);
+	bw_free(off);
+	bw_free(src);
+	bw_free(dst);
+	return st;
+}
+
+/* Graph500 R-MAT edges: each bit level picks a quadrant with probabilities a, b, c, d;
+ * vertex ids are then scrambled by a random permutation. */
+static int rmat_edges(const burrow_gen_opts *o, burrow_csr_builder *b)
+{
+	const int64_t n = (int64_t)1 << o->scale;
+	const int64_t m = (int64_t)llround(o->edge_factor * (double)n);
+	const double ab = o->a + o->b, abc = o->a + o->b + o->c;
+	int64_t *perm = bw_malloc((size_t)n * sizeof *perm);
+	int64_t *src = bw_malloc((size_t)EDGE_CHUNK * sizeof *src), *dst = bw_malloc((size_t)EDGE_CHUNK * sizeof *dst);
+	int st = BURROW_E_NOMEM;
+	if (!perm || !src || !dst)
+		goto out;
+	permutation(o->seed, TAG_PERM, perm, n);
+	if ((st = burrow_csr_builder_reserve(b, (size_t)m)))
+		goto out;
+	const uint64_t key = bw_key(o->seed, TAG_EDGE);
+	for (int64_t lo = 0; lo < m; lo += EDGE_CHUNK) {
+		const int64_t cnt = BW_MIN(EDGE_CHUNK, m - lo);
+#pragma omp parallel for schedule(static) num_threads(bw_threads(o->threads))
+		for (int64_t i = 0; i < cnt; i++) {
+			bw_rng r;
+			bw_rng_seed(&r, bw_key(key, (uint64_t)(lo + i)));
+			int64_t u = 0, v = 0;
+			for (int l = 0; l < o->scale; l++) {
+				double p = bw_rng_uniform(&r);
+				int bu = p >= ab, bv = (p >= o->a && p < ab) || p >= abc;
+				u = (u << 1) | bu;
+				v = (v << 1) | bv;
+			}
+			src[i] = perm[u];
+			dst[i] = perm[v];
+		}
+		if ((st = burrow_csr_builder_add(b, src, dst, (size_t)cnt)))
+			goto out;
+		report(o, "edges", (uint64_t)(lo + cnt), (uint64_t)m);
+	}
+	st = 0;
+out:
+	bw_free(perm);
+	bw_free(src);
+	bw_free(dst);
+	return st;
+}
+
+int burrow_gen(const burrow_gen_opts *o, const char *dir)
+{
+	burrow_writer *w = NULL;
+	burrow_csr_builder *b = NULL;
+	int32_t *y = NULL;
+	char source[512];
+	int st;
+
+	if ((st = check_opts(o)))
+		return st;
+	const bool csbm = o->kind == BURROW_GEN_CSBM;
+	const int64_t n = csbm ? o->num_nodes : (int64_t)1 << o->scale;
+	burrow_writer_opts wo;
+	burrow_writer_defaults(&wo);
+	wo.overwrite = o->overwrite;
+	if ((st = burrow_writer_open(&w, dir, csbm ? "csbm" : "rmat", &wo)))
+		return st;
+	burrow_csr_opts co;
+	burrow_csr_defaults(&co);
+	co.symmetrize = true;
+	co.threads = o->threads;
+	if ((st = burrow_csr_builder_open(&b, n, &co)))
+		goto fail;
+	y = bw_malloc((size_t)n * sizeof *y);
+	if (!y) {
+		st = BURROW_E_NOMEM;
+		goto fail;
+	}
+	draw_labels(o, y, n);
+	if ((st = csbm ? csbm_edges(o, b, y) : rmat_edges(o, b)))
+		goto fail;
+	report(o, "csr", 0, 1);
+	if ((st = burrow_writer_put_builder(w, b, true)))
+		goto fail;
+	burrow_csr_builder_close(b);
+	b = NULL;
+	report(o, "csr", 1, 1);
+	if ((st = burrow_writer_put_labels(w, y, n, o->num_classes)) || (st = write_split(o, w, n)) ||
+	    (st = write_features(o, w, y, n)))
+		goto fail;
+	if (csbm)
+		snprintf(source, sizeof source,
+			 "{\"generator\": \"csbm\", \"seed\": %llu, \"num_nodes\": %lld, \"avg_degree\": %.17g, "
+			 "\"homophily\": %.17g, \"num_classes\": %d, \"feat_dim\": %lld, \"signal\": %.17g}",
+			 (unsigned long long)o->seed, (long long)o->num_nodes, o->avg_degree, o->homophily,
+			 o->num_classes, (long long)o->feat_dim, o->signal);
+	else
+		snprintf(source, sizeof source,
+			 "{\"generator\": \"rmat\", \"seed\": %llu, \"scale\": %d, \"edge_factor\": %.17g, "
+			 "\"a\": %.17g, \"b\": %.17g, \"c\": %.17g, \"num_classes\": %d, \"feat_dim\": %lld, "
+			 "\"signal\": %.17g}",
+			 (unsigned long long)o->seed, o->scale, o->edge_factor, o->a, o->b, o->c, o->num_classes,
+			 (long long)o->feat_dim, o->signal);
+	if ((st = burrow_writer_set_source(w, source)))
+		goto fail;
+	bw_free(y);
+	return burrow_writer_commit(w);
+fail:
+	bw_free(y);
+	burrow_csr_builder_close(b);
+	burrow_writer_abort(w);
+	return st;
+}

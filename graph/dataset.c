@@ -1,0 +1,396 @@
+/* dataset.c: the dataset directory, format version 1 (docs/format.md): open with
+ * validation of every file against meta.json, accessors, full verification. */
+#define _GNU_SOURCE
+#include "dataset_internal.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char *const bw_split_names[3] = {"train", "valid", "test"};
+
+struct burrow_dataset {
+	char *dir;
+	char *name;
+	char *source_json;
+	char *features_path;
+	int64_t features_offset;
+	burrow_dataset_info info;
+	burrow_csr graph;
+	bw_npy_map indptr_m, indices_m, labels_m, split_m[3];
+};
+
+/* Read a small text file whole (meta.json). */
+static int read_text(const char *path, char **out)
+{
+	struct stat sb;
+	int st, fd = open(path, O_RDONLY | O_CLOEXEC);
+	*out = NULL;
+	if (fd < 0)
+		return bw_err_errno(errno, path, "open");
+	if (fstat(fd, &sb) < 0) {
+		st = bw_err_errno(errno, path, "stat");
+		goto out_close;
+	}
+	if (sb.st_size > (16 << 20)) {
+		st = bw_err(BURROW_E_FORMAT, "%s: %lld bytes is too large for metadata", path, (long long)sb.st_size);
+		goto out_close;
+	}
+	char *s = bw_malloc((size_t)sb.st_size + 1);
+	if (!s) {
+		st = BURROW_E_NOMEM;
+		goto out_close;
+	}
+	st = bw_pread_all(fd, s, (size_t)sb.st_size, 0, path);
+	if (st) {
+		bw_free(s);
+		goto out_close;
+	}
+	s[sb.st_size] = '\0';
+	*out = s;
+out_close:
+	close(fd);
+	return st;
+}
+
+/* A non-negative integer member of a JSON object. */
+static int json_int(const cJSON *obj, const char *key, int64_t *v, const char *path)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+	if (!it)
+		return bw_err(BURROW_E_FORMAT, "%s: missing \"%s\"", path, key);
+	if (!cJSON_IsNumber(it) || it->valuedouble < 0 || it->valuedouble != (double)(int64_t)it->valuedouble ||
+	    it->valuedouble > 9007199254740992.0)
+		return bw_err(BURROW_E_FORMAT, "%s: \"%s\" must be a non-negative integer", path, key);
+	*v = (int64_t)it->valuedouble;
+	return 0;
+}
+
+static void fmt_shape(char *buf, size_t cap, int ndim, const int64_t *shape)
+{
+	size_t k = (size_t)snprintf(buf, cap, "[");
+	for (int i = 0; i < ndim && k < cap; i++)
+		k += (size_t)snprintf(buf + k, cap - k, "%s%lld", i ? ", " : "", (long long)shape[i]);
+	if (k < cap)
+		snprintf(buf + k, cap - k, "]");
+}
+
+/* Check an array's dtype and shape against what meta.json implies. */
+static int expect_array(const char *path, const bw_npy *h, burrow_dtype t, int ndim, const int64_t *shape)
+{
+	if (h->dtype != t)
+		return bw_err(BURROW_E_FORMAT, "%s: dtype is %s, expected %s", path, burrow_dtype_name(h->dtype),
+			      burrow_dtype_name(t));
+	bool same = h->ndim == ndim;
+	for (int i = 0; same && i < ndim; i++)
+		same = h->shape[i] == shape[i];
+	if (!same) {
+		char got[128], want[128];
+		fmt_shape(got, sizeof got, h->ndim, h->shape);
+		fmt_shape(want, sizeof want, ndim, shape);
+		return bw_err(BURROW_E_FORMAT, "%s: shape is %s, expected %s from meta.json", path, got, want);
+	}
+	return 0;
+}
+
+/* Map dir/rel and check it. */
+static int map_array(burrow_dataset *ds, const char *rel, bw_npy_map *m, burrow_dtype t, int ndim,
+		     const int64_t *shape)
+{
+	bw_npy h;
+	char *path = bw_path_join(ds->dir, rel);
+	if (!path)
+		return BURROW_E_NOMEM;
+	int st = bw_npy_mmap(path, &h, m);
+	if (!st)
+		st = expect_array(path, &h, t, ndim, shape);
+	if (st)
+		bw_npy_unmap(m);
+	bw_free(path);
+	return st;
+}
+
+static int parse_meta(burrow_dataset *ds, const char *path, const char *text)
+{
+	burrow_dataset_info *in = &ds->info;
+	int64_t v;
+	int st = 0;
+	cJSON *j = cJSON_Parse(text);
+	if (!j || !cJSON_IsObject(j)) {
+		st = bw_err(BURROW_E_FORMAT, "%s: not a JSON object", path);
+		goto out;
+	}
+	const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(j, "format");
+	if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, "burrow-dataset")) {
+		st = bw_err(BURROW_E_FORMAT, "%s: \"format\" is %s%s%s, expected \"burrow-dataset\"", path,
+			    cJSON_IsString(fmt) ? "\"" : "", cJSON_IsString(fmt) ? fmt->valuestring : "missing",
+			    cJSON_IsString(fmt) ? "\"" : "");
+		goto out;
+	}
+	if ((st = json_int(j, "version", &v, path)))
+		goto out;
+	if (v != BURROW_DATASET_FORMAT_VERSION) {
+		st = bw_err(BURROW_E_FORMAT, "%s: format version %lld is not one this burrow reads (%d)", path,
+			    (long long)v, BURROW_DATASET_FORMAT_VERSION);
+		goto out;
+	}
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(j, "name");
+	ds->name = bw_strdup(cJSON_IsString(name) ? name->valuestring : "");
+	if (!ds->name) {
+		st = BURROW_E_NOMEM;
+		goto out;
+	}
+	in->name = ds->name;
+	if ((st = json_int(j, "num_nodes", &in->num_nodes, path)) || (st = json_int(j, "num_edges", &in->num_edges, path)) ||
+	    (st = json_int(j, "feat_dim", &in->feat_dim, path)))
+		goto out;
+	if ((st = json_int(j, "num_classes", &v, path)))
+		goto out;
+	if (v > INT32_MAX) {
+		st = bw_err(BURROW_E_FORMAT, "%s: \"num_classes\" %lld is too large", path, (long long)v);
+		goto out;
+	}
+	in->num_classes = (int32_t)v;
+	in->feat_dtype = BURROW_DTYPE_F32;
+	if (in->feat_dim > 0) {
+		const cJSON *fd = cJSON_GetObjectItemCaseSensitive(j, "feat_dtype");
+		in->feat_dtype = cJSON_IsString(fd) ? burrow_dtype_parse(fd->valuestring) : BURROW_DTYPE_INVALID;
+		if (in->feat_dtype != BURROW_DTYPE_F32 && in->feat_dtype != BURROW_DTYPE_F16) {
+			st = bw_err(BURROW_E_FORMAT, "%s: \"feat_dtype\" must be \"float32\" or \"float16\"", path);
+			goto out;
+		}
+	}
+	const cJSON *sym = cJSON_GetObjectItemCaseSensitive(j, "symmetric");
+	if (!cJSON_IsBool(sym)) {
+		st = bw_err(BURROW_E_FORMAT, "%s: \"symmetric\" must be true or false", path);
+		goto out;
+	}
+	in->symmetric = cJSON_IsTrue(sym);
+	in->index_width = in->num_nodes < ((int64_t)1 << 31) ? 4 : 8;
+	const cJSON *splits = cJSON_GetObjectItemCaseSensitive(j, "splits");
+	if (splits && !cJSON_IsObject(splits)) {
+		st = bw_err(BURROW_E_FORMAT, "%s: \"splits\" must be an object of counts", path);
+		goto out;
+	}
+	int64_t *counts[3] = {&in->num_train, &in->num_valid, &in->num_test};
+	for (int i = 0; splits && i < 3; i++) {
+		*counts[i] = 0;
+		if (cJSON_GetObjectItemCaseSensitive(splits, bw_split_names[i]) &&
+		    (st = json_int(splits, bw_split_names[i], counts[i], path)))
+			goto out;
+	}
+	const cJSON *src = cJSON_GetObjectItemCaseSensitive(j, "source");
+	ds->source_json = src ? cJSON_PrintUnformatted(src) : NULL;
+	if (!ds->source_json)
+		ds->source_json = strdup("{}");
+	if (!ds->source_json)
+		st = bw_err(BURROW_E_NOMEM, "out of memory");
+	in->source_json = ds->source_json;
+out:
+	cJSON_Delete(j);
+	return st;
+}
+
+int burrow_dataset_open(burrow_dataset **out, const char *dir)
+{
+	char *meta_path = NULL, *text = NULL;
+	int st;
+
+	*out = NULL;
+	burrow_dataset *ds = bw_calloc(1, sizeof *ds);
+	if (!ds)
+		return BURROW_E_NOMEM;
+	ds->dir = bw_strdup(dir);
+	meta_path = bw_path_join(dir, "meta.json");
+	if (!ds->dir || !meta_path) {
+		st = BURROW_E_NOMEM;
+		goto fail;
+	}
+	struct stat sb;
+	if (stat(dir, &sb) < 0) {
+		st = bw_err_errno(errno, dir, "open dataset");
+		goto fail;
+	}
+	if (!S_ISDIR(sb.st_mode)) {
+		st = bw_err(BURROW_E_FORMAT, "%s: not a dataset directory", dir);
+		goto fail;
+	}
+	if ((st = read_text(meta_path, &text)) || (st = parse_meta(ds, meta_path, text)))
+		goto fail;
+
+	burrow_dataset_info *in = &ds->info;
+	const int64_t n = in->num_nodes, e = in->num_edges;
+	int64_t shape[2] = {n + 1, 0};
+	if ((st = map_array(ds, "indptr.npy", &ds->indptr_m, BURROW_DTYPE_I64, 1, shape)))
+		goto fail;
+	shape[0] = e;
+	if ((st = map_array(ds, "indices.npy", &ds->indices_m,
+			    in->index_width == 4 ? BURROW_DTYPE_I32 : BURROW_DTYPE_I64, 1, shape)))
+		goto fail;
+	ds->graph.num_nodes = n;
+	ds->graph.num_edges = e;
+	ds->graph.indptr = ds->indptr_m.data;
+	ds->graph.indices = ds->indices_m.data;
+	ds->graph.index_width = in->index_width;
+	if (ds->graph.indptr[0] != 0 || ds->graph.indptr[n] != e) {
+		st = bw_err(BURROW_E_FORMAT, "%s/indptr.npy: runs from %lld to %lld, expected 0 to %lld (num_edges)",
+			    dir, (long long)ds->graph.indptr[0], (long long)ds->graph.indptr[n], (long long)e);
+		goto fail;
+	}
+
+	if (in->feat_dim > 0) {
+		bw_npy h;
+		ds->features_path = bw_path_join(dir, "features.npy");
+		if (!ds->features_path) {
+			st = BURROW_E_NOMEM;
+			goto fail;
+		}
+		int64_t fshape[2] = {n, in->feat_dim};
+		if ((st = bw_npy_open(ds->features_path, &h, NULL)) ||
+		    (st = expect_array(ds->features_path, &h, in->feat_dtype, 2, fshape)))
+			goto fail;
+		ds->features_offset = h.data_offset;
+	}
+	if (in->num_classes > 0) {
+		shape[0] = n;
+		if ((st = map_array(ds, "labels.npy", &ds->labels_m, BURROW_DTYPE_I32, 1, shape)))
+			goto fail;
+	}
+	int64_t counts[3] = {in->num_train, in->num_valid, in->num_test};
+	for (int i = 0; i < 3; i++) {
+		char rel[32];
+		if (!counts[i])
+			continue;
+		snprintf(rel, sizeof rel, "split/%s.npy", bw_split_names[i]);
+		shape[0] = counts[i];
+		if ((st = map_array(ds, rel, &ds->split_m[i], BURROW_DTYPE_I64, 1, shape)))
+			goto fail;
+	}
+	bw_free(meta_path);
+	bw_free(text);
+	*out = ds;
+	return 0;
+fail:
+	bw_free(meta_path);
+	bw_free(text);
+	burrow_dataset_close(ds);
+	return st;
+}
+
+void burrow_dataset_close(burrow_dataset *ds)
+{
+	if (!ds)
+		return;
+	bw_npy_unmap(&ds->indptr_m);
+	bw_npy_unmap(&ds->indices_m);
+	bw_npy_unmap(&ds->labels_m);
+	for (int i = 0; i < 3; i++)
+		bw_npy_unmap(&ds->split_m[i]);
+	bw_free(ds->dir);
+	bw_free(ds->name);
+	free(ds->source_json); /* from cJSON / strdup */
+	bw_free(ds->features_path);
+	bw_free(ds);
+}
+
+const burrow_dataset_info *burrow_dataset_get_info(const burrow_dataset *ds) { return &ds->info; }
+const burrow_csr *burrow_dataset_graph(const burrow_dataset *ds) { return &ds->graph; }
+const int32_t *burrow_dataset_labels(const burrow_dataset *ds) { return ds->labels_m.data; }
+const char *burrow_dataset_features_path(const burrow_dataset *ds) { return ds->features_path; }
+int64_t burrow_dataset_features_offset(const burrow_dataset *ds) { return ds->features_offset; }
+
+const int64_t *burrow_dataset_split(const burrow_dataset *ds, int split, int64_t *n)
+{
+	const int64_t counts[3] = {ds->info.num_train, ds->info.num_valid, ds->info.num_test};
+	if (split < 0 || split > 2) {
+		if (n)
+			*n = 0;
+		return NULL;
+	}
+	if (n)
+		*n = counts[split];
+	return ds->split_m[split].data;
+}
+
+/* Is v in the sorted row u? */
+static bool has_edge(const burrow_csr *g, int64_t u, int64_t v)
+{
+	int64_t lo = g->indptr[u], hi = g->indptr[u + 1];
+	while (lo < hi) {
+		int64_t mid = lo + (hi - lo) / 2, x = burrow_csr_index(g, mid);
+		if (x == v)
+			return true;
+		if (x < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+int burrow_dataset_verify(const burrow_dataset *ds)
+{
+	const burrow_dataset_info *in = &ds->info;
+	const burrow_csr *g = &ds->graph;
+	int st = burrow_csr_check(g, false);
+	if (st)
+		return bw_err_prefix(st, ds->dir);
+	if (in->symmetric) {
+		for (int64_t u = 0; u < g->num_nodes; u++)
+			for (int64_t j = g->indptr[u]; j < g->indptr[u + 1]; j++) {
+				int64_t v = burrow_csr_index(g, j);
+				if (!has_edge(g, v, u))
+					return bw_err(BURROW_E_FORMAT,
+						      "%s: meta.json says symmetric, but edge %lld -> %lld has no reverse",
+						      ds->dir, (long long)u, (long long)v);
+			}
+	}
+	const int32_t *lab = ds->labels_m.data;
+	for (int64_t v = 0; lab && v < in->num_nodes; v++)
+		if (lab[v] < -1 || lab[v] >= in->num_classes)
+			return bw_err(BURROW_E_FORMAT, "%s/labels.npy: node %lld has label %d, outside [-1, %d)", ds->dir,
+				      (long long)v, lab[v], in->num_classes);
+	uint8_t *seen = bw_calloc((size_t)in->num_nodes + 1, 1);
+	if (!seen)
+		return BURROW_E_NOMEM;
+	for (int i = 0; i < 3 && !st; i++) {
+		int64_t n;
+		const int64_t *ids = burrow_dataset_split(ds, i, &n);
+		for (int64_t k = 0; k < n; k++) {
+			if (ids[k] < 0 || ids[k] >= in->num_nodes) {
+				st = bw_err(BURROW_E_FORMAT, "%s/split/%s.npy: entry %lld is node %lld, outside [0, %lld)",
+					    ds->dir, bw_split_names[i], (long long)k, (long long)ids[k],
+					    (long long)in->num_nodes);
+				break;
+			}
+			if (seen[ids[k]]) {
+				st = bw_err(BURROW_E_FORMAT, "%s/split/%s.npy: node %lld appears twice or in two splits",
+					    ds->dir, bw_split_names[i], (long long)ids[k]);
+				break;
+			}
+			seen[ids[k]] = 1;
+		}
+	}
+	bw_free(seen);
+	return st;
+}
+
+int64_t burrow_dataset_disk_bytes(const burrow_dataset *ds)
+{
+	static const char *const files[] = {"meta.json",	  "indptr.npy",		"indices.npy",
+					    "features.npy",	  "labels.npy",		"split/train.npy",
+					    "split/valid.npy", "split/test.npy"};
+	int64_t total = 0;
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		struct stat sb;
+		char *p = bw_path_join(ds->dir, files[i]);
+		if (p && stat(p, &sb) == 0)
+			total += (int64_t)sb.st_blocks * 512;
+		bw_free(p);
+	}
+	return total;
+}

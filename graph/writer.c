@@ -1,0 +1,362 @@
+/* writer.c: writes a dataset directory atomically: every file goes into a temporary
+ * directory beside the target, which is renamed into place when meta.json is complete. */
+#define _GNU_SOURCE
+#include "dataset_internal.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct burrow_writer {
+	char *dir;           /* final path, owned */
+	char *tmp;           /* temporary directory, owned */
+	char *name;          /* owned */
+	char *source_json;   /* owned, may be NULL */
+	burrow_writer_opts o;
+	int64_t num_nodes;   /* -1 until known */
+	int64_t num_edges;
+	bool have_graph, symmetric;
+	int64_t feat_dim;
+	burrow_dtype feat_dtype;
+	int feat_state;      /* 0 none, 1 open, 2 done */
+	int64_t feat_rows;
+	bw_npy_writer feat;
+	int32_t num_classes;
+	int64_t split_n[3];
+	bool have_split[3];
+};
+
+void burrow_writer_defaults(burrow_writer_opts *o) { memset(o, 0, sizeof *o); }
+
+static char *tmp_path(const burrow_writer *w, const char *rel) { return bw_path_join(w->tmp, rel); }
+
+int burrow_writer_open(burrow_writer **out, const char *dir, const char *name, const burrow_writer_opts *opts)
+{
+	struct stat sb;
+	int st;
+
+	*out = NULL;
+	if (!opts || !opts->overwrite) {
+		if (stat(dir, &sb) == 0)
+			return bw_err(BURROW_E_EXISTS, "%s: already exists", dir);
+	}
+	burrow_writer *w = bw_calloc(1, sizeof *w);
+	if (!w)
+		return BURROW_E_NOMEM;
+	if (opts)
+		w->o = *opts;
+	w->num_nodes = -1;
+	w->dir = bw_strdup(dir);
+	w->name = bw_strdup(name ? name : "");
+	w->tmp = bw_malloc(strlen(dir) + 32);
+	if (!w->dir || !w->name || !w->tmp) {
+		st = BURROW_E_NOMEM;
+		goto fail;
+	}
+	size_t l = strlen(dir);
+	while (l > 1 && w->dir[l - 1] == '/')
+		w->dir[--l] = '\0';
+	sprintf(w->tmp, "%s.tmp.%ld", w->dir, (long)getpid());
+	char *parent = bw_dirname(w->dir);
+	if (!parent) {
+		st = BURROW_E_NOMEM;
+		goto fail;
+	}
+	st = bw_mkdir_p(parent, 0755);
+	bw_free(parent);
+	if (st || (st = bw_rm_rf(w->tmp)))
+		goto fail;
+	if (mkdir(w->tmp, 0755) < 0) {
+		st = bw_err_errno(errno, w->tmp, "mkdir");
+		goto fail;
+	}
+	char *sd = tmp_path(w, "split");
+	if (!sd || mkdir(sd, 0755) < 0) {
+		st = sd ? bw_err_errno(errno, sd, "mkdir") : BURROW_E_NOMEM;
+		bw_free(sd);
+		burrow_writer_abort(w);
+		return st;
+	}
+	bw_free(sd);
+	*out = w;
+	return 0;
+fail:
+	bw_free(w->dir);
+	bw_free(w->name);
+	bw_free(w->tmp);
+	bw_free(w);
+	return st;
+}
+
+void burrow_writer_abort(burrow_writer *w)
+{
+	if (!w)
+		return;
+	if (w->feat_state == 1)
+		bw_npy_writer_abort(&w->feat);
+	if (w->tmp)
+		bw_rm_rf(w->tmp);
+	bw_free(w->dir);
+	bw_free(w->tmp);
+	bw_free(w->name);
+	bw_free(w->source_json);
+	bw_free(w);
+}
+
+/* The node count is fixed by whichever of graph, features, labels comes first. */
+static int set_nodes(burrow_writer *w, int64_t n, const char *what)
+{
+	if (w->num_nodes < 0) {
+		w->num_nodes = n;
+		return 0;
+	}
+	if (w->num_nodes != n)
+		return bw_err(BURROW_E_INVAL, "%s: %s has %lld rows, but the dataset has %lld nodes", w->dir, what,
+			      (long long)n, (long long)w->num_nodes);
+	return 0;
+}
+
+static int save(burrow_writer *w, const char *rel, burrow_dtype t, int64_t n, const void *data)
+{
+	char *p = tmp_path(w, rel);
+	if (!p)
+		return BURROW_E_NOMEM;
+	int st = bw_npy_save(p, t, 1, &n, data, BW_NPY_ALIGN);
+	bw_free(p);
+	return st;
+}
+
+int burrow_writer_put_graph(burrow_writer *w, const burrow_csr *g, bool symmetric)
+{
+	int st;
+	const int want = g->num_nodes < ((int64_t)1 << 31) ? 4 : 8;
+	if (w->have_graph)
+		return bw_err(BURROW_E_INVAL, "%s: graph written twice", w->dir);
+	if (g->index_width != want)
+		return bw_err(BURROW_E_INVAL, "%s: %lld nodes need %d-byte ids, the graph has %d-byte ids", w->dir,
+			      (long long)g->num_nodes, want, g->index_width);
+	if (g->indptr[g->num_nodes] != g->num_edges)
+		return bw_err(BURROW_E_INVAL, "%s: indptr ends at %lld, the graph says %lld edges", w->dir,
+			      (long long)g->indptr[g->num_nodes], (long long)g->num_edges);
+	if ((st = set_nodes(w, g->num_nodes, "the graph")))
+		return st;
+	if ((st = save(w, "indptr.npy", BURROW_DTYPE_I64, g->num_nodes + 1, g->indptr)) ||
+	    (st = save(w, "indices.npy", want == 4 ? BURROW_DTYPE_I32 : BURROW_DTYPE_I64, g->num_edges, g->indices)))
+		return st;
+	w->have_graph = true;
+	w->num_edges = g->num_edges;
+	w->symmetric = symmetric;
+	return 0;
+}
+
+int burrow_writer_put_builder(burrow_writer *w, burrow_csr_builder *b, bool symmetric)
+{
+	burrow_csr g;
+	int st = burrow_csr_builder_finish(b, &g);
+	return st ? st : burrow_writer_put_graph(w, &g, symmetric);
+}
+
+int burrow_writer_features_begin(burrow_writer *w, int64_t num_rows, int64_t dim, burrow_dtype dtype)
+{
+	int st;
+	if (w->feat_state)
+		return bw_err(BURROW_E_INVAL, "%s: features begun twice", w->dir);
+	if (dim <= 0 || (dtype != BURROW_DTYPE_F32 && dtype != BURROW_DTYPE_F16))
+		return bw_err(BURROW_E_INVAL, "%s: features must be float32 or float16 with dim > 0", w->dir);
+	if ((st = set_nodes(w, num_rows, "features.npy")))
+		return st;
+	char *p = tmp_path(w, "features.npy");
+	if (!p)
+		return BURROW_E_NOMEM;
+	int64_t shape[2] = {num_rows, dim};
+	st = bw_npy_writer_open(&w->feat, p, dtype, 2, shape, BW_NPY_FEATURE_ALIGN);
+	bw_free(p);
+	if (st)
+		return st;
+	w->feat_state = 1;
+	w->feat_dim = dim;
+	w->feat_dtype = dtype;
+	w->feat_rows = 0;
+	return 0;
+}
+
+int burrow_writer_features_append(burrow_writer *w, const void *rows, int64_t n)
+{
+	if (w->feat_state != 1)
+		return bw_err(BURROW_E_INVAL, "%s: features appended outside begin/end", w->dir);
+	if (n < 0 || w->feat_rows + n > w->num_nodes)
+		return bw_err(BURROW_E_INVAL, "%s: features.npy: %lld rows appended, only %lld declared", w->dir,
+			      (long long)(w->feat_rows + n), (long long)w->num_nodes);
+	w->feat_rows += n;
+	return bw_npy_writer_append(&w->feat, rows, (size_t)n * (size_t)w->feat_dim * burrow_dtype_size(w->feat_dtype));
+}
+
+int burrow_writer_features_end(burrow_writer *w)
+{
+	if (w->feat_state != 1)
+		return bw_err(BURROW_E_INVAL, "%s: features ended without begin", w->dir);
+	if (w->feat_rows != w->num_nodes)
+		return bw_err(BURROW_E_INVAL, "%s: features.npy: %lld rows written, %lld declared", w->dir,
+			      (long long)w->feat_rows, (long long)w->num_nodes);
+	w->feat_state = 2;
+	return bw_npy_writer_commit(&w->feat);
+}
+
+int burrow_writer_put_labels(burrow_writer *w, const int32_t *labels, int64_t n, int32_t num_classes)
+{
+	int st;
+	if (num_classes <= 0)
+		return bw_err(BURROW_E_INVAL, "%s: labels need num_classes > 0", w->dir);
+	if ((st = set_nodes(w, n, "labels.npy")))
+		return st;
+	for (int64_t v = 0; v < n; v++)
+		if (labels[v] < -1 || labels[v] >= num_classes)
+			return bw_err(BURROW_E_RANGE, "%s: labels.npy: node %lld has label %d, outside [-1, %d)", w->dir,
+				      (long long)v, labels[v], num_classes);
+	if ((st = save(w, "labels.npy", BURROW_DTYPE_I32, n, labels)))
+		return st;
+	w->num_classes = num_classes;
+	return 0;
+}
+
+int burrow_writer_put_split(burrow_writer *w, int split, const int64_t *ids, int64_t n)
+{
+	char rel[32];
+	if (split < 0 || split > 2)
+		return bw_err(BURROW_E_INVAL, "%s: unknown split %d", w->dir, split);
+	if (w->num_nodes < 0)
+		return bw_err(BURROW_E_INVAL, "%s: split/%s.npy written before the node count is known", w->dir,
+			      bw_split_names[split]);
+	for (int64_t k = 0; k < n; k++)
+		if (ids[k] < 0 || ids[k] >= w->num_nodes)
+			return bw_err(BURROW_E_RANGE, "%s: split/%s.npy: entry %lld is node %lld, outside [0, %lld)",
+				      w->dir, bw_split_names[split], (long long)k, (long long)ids[k],
+				      (long long)w->num_nodes);
+	snprintf(rel, sizeof rel, "split/%s.npy", bw_split_names[split]);
+	int st = save(w, rel, BURROW_DTYPE_I64, n, ids);
+	if (!st) {
+		w->split_n[split] = n;
+		w->have_split[split] = true;
+	}
+	return st;
+}
+
+int burrow_writer_set_source(burrow_writer *w, const char *json_object)
+{
+	cJSON *j = cJSON_Parse(json_object);
+	bool ok = j && cJSON_IsObject(j);
+	cJSON_Delete(j);
+	if (!ok)
+		return bw_err(BURROW_E_INVAL, "%s: source must be a JSON object", w->dir);
+	char *s = bw_strdup(json_object);
+	if (!s)
+		return BURROW_E_NOMEM;
+	bw_free(w->source_json);
+	w->source_json = s;
+	return 0;
+}
+
+static int write_meta(burrow_writer *w)
+{
+	int st = BURROW_E_NOMEM;
+	char *text = NULL, *path = NULL;
+	cJSON *j = cJSON_CreateObject();
+	if (!j)
+		goto out;
+	cJSON_AddStringToObject(j, "format", "burrow-dataset");
+	cJSON_AddNumberToObject(j, "version", BURROW_DATASET_FORMAT_VERSION);
+	cJSON_AddStringToObject(j, "name", w->name);
+	cJSON_AddNumberToObject(j, "num_nodes", (double)w->num_nodes);
+	cJSON_AddNumberToObject(j, "num_edges", (double)w->num_edges);
+	cJSON_AddStringToObject(j, "index_dtype", w->num_nodes < ((int64_t)1 << 31) ? "int32" : "int64");
+	cJSON_AddNumberToObject(j, "feat_dim", (double)(w->feat_state ? w->feat_dim : 0));
+	if (w->feat_state)
+		cJSON_AddStringToObject(j, "feat_dtype", burrow_dtype_name(w->feat_dtype));
+	cJSON_AddNumberToObject(j, "num_classes", w->num_classes);
+	cJSON_AddBoolToObject(j, "symmetric", w->symmetric);
+	cJSON *splits = cJSON_AddObjectToObject(j, "splits");
+	for (int i = 0; splits && i < 3; i++)
+		cJSON_AddNumberToObject(splits, bw_split_names[i], (double)w->split_n[i]);
+	cJSON *src = cJSON_Parse(w->source_json ? w->source_json : "{}");
+	if (src)
+		cJSON_AddItemToObject(j, "source", src);
+	cJSON_AddStringToObject(j, "created_by", "burrow");
+	cJSON_AddStringToObject(j, "burrow_version", burrow_version());
+	text = cJSON_Print(j);
+	path = tmp_path(w, "meta.json");
+	if (!text || !path || !splits || !src)
+		goto out;
+	bw_atomic_file f;
+	if ((st = bw_atomic_open(&f, path)))
+		goto out;
+	if ((st = bw_write_all(f.fd, text, strlen(text), f.tmp)) || (st = bw_write_all(f.fd, "\n", 1, f.tmp))) {
+		bw_atomic_abort(&f);
+		goto out;
+	}
+	st = bw_atomic_commit(&f);
+out:
+	if (st == BURROW_E_NOMEM)
+		bw_err(st, "%s: out of memory writing meta.json", w->dir);
+	free(text);
+	bw_free(path);
+	cJSON_Delete(j);
+	return st;
+}
+
+int burrow_writer_commit(burrow_writer *w)
+{
+	int st = 0;
+	char *old = NULL, *parent = NULL;
+
+	if (!w->have_graph)
+		st = bw_err(BURROW_E_INVAL, "%s: no graph was written", w->dir);
+	else if (w->feat_state == 1)
+		st = bw_err(BURROW_E_INVAL, "%s: features.npy was not ended", w->dir);
+	if (st || (st = write_meta(w)) || (st = bw_fsync_dir(w->tmp)))
+		goto fail;
+	char *sd = tmp_path(w, "split");
+	st = sd ? bw_fsync_dir(sd) : BURROW_E_NOMEM;
+	bw_free(sd);
+	if (st)
+		goto fail;
+	struct stat sb;
+	if (stat(w->dir, &sb) == 0) {
+		if (!w->o.overwrite) {
+			st = bw_err(BURROW_E_EXISTS, "%s: already exists", w->dir);
+			goto fail;
+		}
+		old = bw_malloc(strlen(w->dir) + 32);
+		if (!old) {
+			st = BURROW_E_NOMEM;
+			goto fail;
+		}
+		sprintf(old, "%s.old.%ld", w->dir, (long)getpid());
+		if (rename(w->dir, old) < 0) {
+			st = bw_err_errno(errno, w->dir, "move aside");
+			goto fail;
+		}
+	}
+	if (rename(w->tmp, w->dir) < 0) {
+		st = bw_err_errno(errno, w->dir, "rename into place");
+		if (old)
+			rename(old, w->dir);
+		goto fail;
+	}
+	if (old)
+		bw_rm_rf(old);
+	parent = bw_dirname(w->dir);
+	st = parent ? bw_fsync_dir(parent) : BURROW_E_NOMEM;
+	bw_free(parent);
+	bw_free(old);
+	bw_free(w->tmp);
+	w->tmp = NULL; /* nothing left to remove */
+	burrow_writer_abort(w);
+	return st;
+fail:
+	bw_free(old);
+	burrow_writer_abort(w);
+	return st;
+}

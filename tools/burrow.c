@@ -1,0 +1,59 @@
+/* burrow.c: the burrow command: dispatch to one subcommand per file (tools/cmd_*.c). */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int cmd_gen(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+
+static const cli_cmd COMMANDS[] = {
+	{"gen", "generate a synthetic dataset (csbm, rmat)", cmd_gen},
+	{"info", "describe a dataset directory", cmd_info},
+};
+#define NCOMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: burrow <command> [options]\n"
+		   "       burrow <command> --help\n"
+		   "       burrow --version\n\n"
+		   "Out-of-core graph neural network training. Commands:\n");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(f, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
+	fprintf(f, "\nExit status: 0 success, 1 failure, 2 usage error.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	const char *cmd = argv[1];
+	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+		if (argc > 2 && strcmp(cmd, "help") == 0) {
+			for (size_t i = 0; i < NCOMMANDS; i++)
+				if (!strcmp(argv[2], COMMANDS[i].name)) {
+					char *hargv[] = {argv[2], "--help", NULL};
+					return COMMANDS[i].run(2, hargv);
+				}
+			fprintf(stderr, "burrow: help: unknown command '%s'\n", argv[2]);
+			return EXIT_USAGE;
+		}
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
+		int n = burrow_cuda_device_count();
+		printf("burrow %s (dataset format %d, %s)\n", burrow_version(), BURROW_DATASET_FORMAT_VERSION,
+		       n == BURROW_E_UNSUPPORTED ? "CPU build" : "CUDA build");
+		return EXIT_OK;
+	}
+	burrow_log_set(cli_log, NULL, BURROW_LOG_INFO);
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(cmd, COMMANDS[i].name))
+			return COMMANDS[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "burrow: unknown command '%s' (see 'burrow --help')\n", cmd);
+	return EXIT_USAGE;
+}

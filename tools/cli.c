@@ -1,0 +1,188 @@
+/* cli.c: shared helpers of the burrow command: error lines, option parsing, numbers, progress. */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+int cli_fail(const char *what, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "burrow: %s: ", what);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return EXIT_FAIL;
+}
+
+int cli_lib_fail(const char *what, int status)
+{
+	const char *msg = burrow_last_error();
+	return cli_fail(what, "%s", msg && *msg ? msg : burrow_strerror(status));
+}
+
+int cli_usage(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "burrow: %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see 'burrow %s --help')\n", cmd);
+	return EXIT_USAGE;
+}
+
+int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts, const struct option *longopts)
+{
+	char spec[128];
+	snprintf(spec, sizeof spec, ":%s", shortopts); /* leading ':' reports missing arguments */
+	opterr = 0;
+	int c = getopt_long(argc, argv, spec, longopts, NULL);
+	if (c == '?') {
+		if (optopt)
+			cli_usage(cmd, "unknown option '-%c'", optopt);
+		else
+			cli_usage(cmd, "unknown option '%s'", argv[optind - 1]);
+	} else if (c == ':') {
+		cli_usage(cmd, "option '%s' needs a value", argv[optind - 1]);
+		c = '?';
+	}
+	return c;
+}
+
+bool cli_i64(const char *s, int64_t *v)
+{
+	char *end;
+	errno = 0;
+	long long x = strtoll(s, &end, 10);
+	if (errno || end == s || *end)
+		return false;
+	*v = x;
+	return true;
+}
+
+bool cli_f64(const char *s, double *v)
+{
+	char *end;
+	errno = 0;
+	double x = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(x))
+		return false;
+	*v = x;
+	return true;
+}
+
+bool cli_bytes(const char *s, int64_t *v)
+{
+	char *end;
+	errno = 0;
+	double x = strtod(s, &end);
+	if (errno || end == s || x < 0)
+		return false;
+	double mul = 1;
+	switch (*end) {
+	case 'k': case 'K': mul = 1024.0; end++; break;
+	case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
+	case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
+	case 't': case 'T': mul = 1024.0 * 1024 * 1024 * 1024; end++; break;
+	default: break;
+	}
+	if (*end == 'i' || *end == 'I')
+		end++;
+	if (*end == 'b' || *end == 'B')
+		end++;
+	if (*end || x * mul > 9e18)
+		return false;
+	*v = (int64_t)(x * mul);
+	return true;
+}
+
+const char *cli_human_bytes(double b, char *buf, size_t cap)
+{
+	static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+	int u = 0;
+	while (b >= 1024 && u < 5) {
+		b /= 1024;
+		u++;
+	}
+	snprintf(buf, cap, u ? "%.1f %s" : "%.0f %s", b, unit[u]);
+	return buf;
+}
+
+const char *cli_grouped(int64_t v, char *buf, size_t cap)
+{
+	char digits[32];
+	int n = snprintf(digits, sizeof digits, "%lld", (long long)(v < 0 ? -v : v));
+	size_t k = 0;
+	if (v < 0 && k + 1 < cap)
+		buf[k++] = '-';
+	for (int i = 0; i < n && k + 2 < cap; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[k++] = ',';
+		buf[k++] = digits[i];
+	}
+	buf[k] = '\0';
+	return buf;
+}
+
+double cli_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void cli_progress_init(cli_progress *p, bool quiet)
+{
+	memset(p, 0, sizeof *p);
+	p->enabled = !quiet && isatty(STDERR_FILENO);
+	p->start = p->last = cli_now();
+}
+
+void cli_progress_cb(void *user, const char *phase, uint64_t done, uint64_t total)
+{
+	cli_progress *p = user;
+	if (!p->enabled)
+		return;
+	double now = cli_now();
+	if (strncmp(p->phase, phase, sizeof p->phase)) {
+		snprintf(p->phase, sizeof p->phase, "%s", phase);
+		p->phase_start = now;
+	} else if (now - p->last < 0.2 && done != total) {
+		return;
+	}
+	p->last = now;
+	double el = now - p->phase_start;
+	if (total) {
+		double f = (double)done / (double)total;
+		int w = 30, fill = (int)(f * w);
+		double eta = f > 0 ? el * (1 - f) / f : 0;
+		fprintf(stderr, "\r  %-10s [%.*s%*s] %5.1f%%  %6.1fs  ETA %5.0fs ", phase, fill,
+			"##############################", w - fill, "", 100 * f, el, eta);
+	} else {
+		fprintf(stderr, "\r  %-10s %llu  %6.1fs ", phase, (unsigned long long)done, el);
+	}
+	if (done == total)
+		fputc('\n', stderr);
+	fflush(stderr);
+}
+
+void cli_progress_done(cli_progress *p)
+{
+	if (p->enabled && p->phase[0])
+		fflush(stderr);
+}
+
+void cli_log(int level, const char *msg, void *user)
+{
+	(void)user;
+	static const char *const names[] = {"error", "warning", "note", "debug"};
+	fprintf(stderr, "burrow: %s: %s\n", names[level < 0 ? 0 : level > 3 ? 3 : level], msg);
+}

@@ -1,0 +1,58 @@
+/* cli.h: what the burrow subcommands share: error lines, exit codes, number parsing, progress. */
+#ifndef BURROW_CLI_H
+#define BURROW_CLI_H
+
+#include <burrow.h>
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+typedef struct cli_cmd {
+	const char *name;
+	const char *summary;
+	int (*run)(int argc, char **argv); /* argv[0] is the command name */
+} cli_cmd;
+
+/* "burrow: <what>: <why>" on stderr; returns EXIT_FAIL. */
+int cli_fail(const char *what, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The library's message for a failed call; returns EXIT_FAIL. */
+int cli_lib_fail(const char *what, int status);
+/* A usage error: "burrow: <cmd>: <why> (see 'burrow <cmd> --help')"; returns EXIT_USAGE. */
+int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Run getopt_long over argv; on an unknown option or missing argument print a usage
+ * error and return '?' (the caller returns EXIT_USAGE). */
+int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts, const struct option *longopts);
+
+/* Parse whole strings; false when malformed or out of range. */
+bool cli_i64(const char *s, int64_t *v);
+bool cli_f64(const char *s, double *v);
+/* Bytes with an optional K/M/G/T suffix (powers of 1024). */
+bool cli_bytes(const char *s, int64_t *v);
+
+/* Human-readable byte count into buf ("1.5 GiB"). */
+const char *cli_human_bytes(double bytes, char *buf, size_t cap);
+/* 1234567 -> "1,234,567". */
+const char *cli_grouped(int64_t v, char *buf, size_t cap);
+
+/* Progress reporter for burrow_progress_fn: a bar on a terminal, nothing otherwise or when quiet. */
+typedef struct cli_progress {
+	bool enabled;
+	double start, last;
+	char phase[32];
+	double phase_start;
+} cli_progress;
+void cli_progress_init(cli_progress *p, bool quiet);
+void cli_progress_cb(void *user, const char *phase, uint64_t done, uint64_t total);
+void cli_progress_done(cli_progress *p);
+
+/* Monotonic seconds. */
+double cli_now(void);
+
+/* Library log messages to stderr ("burrow: warning: ..."). */
+void cli_log(int level, const char *msg, void *user);
+
+#endif
