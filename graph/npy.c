@@ -264,6 +264,10 @@ int bw_npy_open(const char *path, bw_npy *h, int *fdp)
 		st = bw_err(BURROW_E_FORMAT, "%s: not a .npy file (bad magic)", path);
 		goto out_close;
 	}
+	if (pre[6] < 1 || pre[6] > 3) {
+		st = bw_err(BURROW_E_FORMAT, "%s: unsupported .npy version %d.%d", path, pre[6], pre[7]);
+		goto out_close;
+	}
 	size_t hlen = pre[6] == 1 ? (size_t)pre[8] | (size_t)pre[9] << 8
 				  : (size_t)pre[8] | (size_t)pre[9] << 8 | (size_t)pre[10] << 16 | (size_t)pre[11] << 24;
 	size_t total = (pre[6] == 1 ? 10 : 12) + hlen;

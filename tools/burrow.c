@@ -4,12 +4,14 @@
 #include <stdio.h>
 #include <string.h>
 
+int cmd_bench(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 
 static const cli_cmd COMMANDS[] = {
 	{"gen", "generate a synthetic dataset (csbm, rmat)", cmd_gen},
 	{"info", "describe a dataset directory", cmd_info},
+	{"bench", "benchmarks: ratios against anchors measured in the same run", cmd_bench},
 };
 #define NCOMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
 

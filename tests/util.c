@@ -1,0 +1,158 @@
+/* util.c: helpers shared by the test files (see util.h). */
+#define _GNU_SOURCE
+#include "util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+char *tu_tmpdir(void)
+{
+	const char *base = getenv("TMPDIR");
+	char *t;
+	if (asprintf(&t, "%s/burrow-test-XXXXXX", base && *base ? base : "/tmp") < 0)
+		return NULL;
+	if (!mkdtemp(t)) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+void tu_rmrf(const char *path)
+{
+	char *cmd;
+	if (path && asprintf(&cmd, "rm -rf '%s'", path) >= 0) {
+		if (system(cmd) != 0)
+			fprintf(stderr, "tu_rmrf: could not remove %s\n", path);
+		free(cmd);
+	}
+}
+
+char *tu_path(const char *dir, const char *fmt, ...)
+{
+	char *rel, *p;
+	va_list ap;
+	va_start(ap, fmt);
+	if (vasprintf(&rel, fmt, ap) < 0)
+		rel = NULL;
+	va_end(ap);
+	if (!rel || asprintf(&p, "%s/%s", dir, rel) < 0)
+		p = NULL;
+	free(rel);
+	return p;
+}
+
+const char *tu_burrow(void)
+{
+	const char *b = getenv("BURROW_BIN");
+	return b && *b ? b : "build/burrow";
+}
+
+const char *tu_datasets(void)
+{
+	const char *d = getenv("BURROW_DATASETS");
+	struct stat sb;
+	if (!d || !*d)
+		d = "../shared/datasets";
+	return stat(d, &sb) == 0 && S_ISDIR(sb.st_mode) ? d : NULL;
+}
+
+static char *slurp_fd(int fd)
+{
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap);
+	ssize_t r;
+	while (buf && (r = read(fd, buf + n, cap - n - 1)) > 0) {
+		n += (size_t)r;
+		if (cap - n < 2) {
+			char *nb = realloc(buf, cap *= 2);
+			if (!nb) {
+				free(buf);
+				return NULL;
+			}
+			buf = nb;
+		}
+	}
+	if (buf)
+		buf[n] = '\0';
+	return buf;
+}
+
+int tu_sh(char **out, char **err, const char *fmt, ...)
+{
+	char *cmd;
+	va_list ap;
+	va_start(ap, fmt);
+	int k = vasprintf(&cmd, fmt, ap);
+	va_end(ap);
+	if (k < 0)
+		return -1;
+	char ofile[] = "/tmp/burrow-test-out-XXXXXX", efile[] = "/tmp/burrow-test-err-XXXXXX";
+	int ofd = mkstemp(ofile), efd = mkstemp(efile);
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(ofd, 1);
+		dup2(efd, 2);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	int status = -1;
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	lseek(ofd, 0, SEEK_SET);
+	lseek(efd, 0, SEEK_SET);
+	if (out)
+		*out = slurp_fd(ofd);
+	if (err)
+		*err = slurp_fd(efd);
+	close(ofd);
+	close(efd);
+	unlink(ofile);
+	unlink(efile);
+	free(cmd);
+	return pid > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+void *tu_read(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *buf = malloc((size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	if (buf)
+		buf[n] = '\0';
+	fclose(f);
+	if (len)
+		*len = (size_t)n;
+	return buf;
+}
+
+int tu_exists(const char *path)
+{
+	struct stat sb;
+	return stat(path, &sb) == 0;
+}
+
+long long tu_size(const char *path)
+{
+	struct stat sb;
+	return stat(path, &sb) == 0 ? (long long)sb.st_size : -1;
+}
+
+void tu_truncate(const char *path, long long n)
+{
+	if (truncate(path, n) != 0)
+		fprintf(stderr, "tu_truncate: %s failed\n", path);
+}

@@ -1,0 +1,36 @@
+/* util.h: what the test files share: scratch directories, running the burrow binary,
+ * reading files, the shared real datasets. */
+#ifndef BURROW_TEST_UTIL_H
+#define BURROW_TEST_UTIL_H
+
+#include <burrow.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A fresh scratch directory (removed by tu_rmrf); caller frees the string. */
+char *tu_tmpdir(void);
+/* rm -rf path. */
+void tu_rmrf(const char *path);
+/* path joined with a printf-style suffix; caller frees. */
+char *tu_path(const char *dir, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The burrow binary under test ($BURROW_BIN). */
+const char *tu_burrow(void);
+/* The shared real datasets folder ($BURROW_DATASETS), or NULL when absent. */
+const char *tu_datasets(void);
+
+/* Run a shell command line; returns its exit status (or -1). When err is not NULL, it
+ * receives the command's stderr (caller frees); out likewise for stdout. */
+int tu_sh(char **out, char **err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Whole file into memory (caller frees); *len gets its size. NULL when unreadable. */
+void *tu_read(const char *path, size_t *len);
+/* Does path exist? */
+int tu_exists(const char *path);
+/* Size of a file, -1 when absent. */
+long long tu_size(const char *path);
+/* Truncate a file to n bytes. */
+void tu_truncate(const char *path, long long n);
+
+#endif

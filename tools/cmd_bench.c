@@ -1,0 +1,36 @@
+/* cmd_bench.c: burrow bench <what>: the project's benchmarks, one file each (tools/bench_*.c). */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Each benchmark: argv[0] is its name ("io", "sample", ...). Register new ones below. */
+typedef struct bench_entry {
+	const char *name;
+	const char *summary;
+	int (*run)(int argc, char **argv);
+} bench_entry;
+
+static const bench_entry BENCHES[] = {
+	{NULL, NULL, NULL}, /* keeps the table non-empty; entries go above this line */
+};
+
+static void help(FILE *f)
+{
+	fprintf(f, "usage: burrow bench <what> [options]   (burrow bench <what> --help)\n\n"
+		   "Benchmarks print ratios against an anchor measured in the same run.\n");
+	for (size_t i = 0; BENCHES[i].name; i++)
+		fprintf(f, "  %-8s %s\n", BENCHES[i].name, BENCHES[i].summary);
+}
+
+int cmd_bench(int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		help(argc < 2 ? stderr : stdout);
+		return argc < 2 ? EXIT_USAGE : EXIT_OK;
+	}
+	for (size_t i = 0; BENCHES[i].name; i++)
+		if (!strcmp(argv[1], BENCHES[i].name))
+			return BENCHES[i].run(argc - 1, argv + 1);
+	return cli_usage("bench", "unknown benchmark '%s'", argv[1]);
+}
