@@ -294,6 +294,122 @@ BURROW_API void burrow_gen_defaults(burrow_gen_opts *o, int kind);
 /* Generate a synthetic dataset into `dir` (written atomically). */
 BURROW_API int burrow_gen(const burrow_gen_opts *o, const char *dir);
 
+/* ---------------------------------------------------------------- training */
+
+/* Training and evaluation of a node classifier on a dataset directory. A trainer holds
+ * the model, the optimizer and the epoch count; the caller runs epochs, evaluates when it
+ * likes and saves checkpoints (see docs/train.md for the file format):
+ *
+ *     burrow_train_opts o;
+ *     burrow_train_defaults(&o);
+ *     o.full_graph = true;
+ *     burrow_trainer *t;
+ *     if (burrow_trainer_open(&t, ds, &o) < 0) ...
+ *     for (int e = 0; e < o.epochs; e++) {
+ *         burrow_epoch_stats es; burrow_eval_stats ev;
+ *         if (burrow_trainer_train_epoch(t, &es) < 0 || burrow_trainer_evaluate(t, &ev) < 0) ...
+ *     }
+ *     burrow_trainer_close(t);
+ */
+
+enum burrow_model_kind { BURROW_MODEL_SAGE = 1, BURROW_MODEL_GCN = 2, BURROW_MODEL_MLP = 3 };
+enum burrow_optim_kind { BURROW_OPTIM_ADAM = 1, BURROW_OPTIM_ADAMW = 2, BURROW_OPTIM_SGD = 3 };
+#define BURROW_MAX_LAYERS 8
+
+typedef struct burrow_train_opts {
+	int model;              /* enum burrow_model_kind (default SAGE) */
+	int layers;             /* default 3, at most BURROW_MAX_LAYERS */
+	int64_t hidden;         /* hidden width (default 256) */
+	double dropout;         /* after each hidden layer's ReLU (default 0.5) */
+	int optimizer;          /* enum burrow_optim_kind (default ADAM) */
+	double lr;              /* learning rate (default 0.003) */
+	double weight_decay;    /* default 0 */
+	double momentum;        /* SGD only (default 0) */
+	int epochs;             /* epochs a caller's loop runs (default 20; the trainer only reports it) */
+	uint64_t seed;          /* weights, dropout and batch order derive from it (default 0) */
+	bool full_graph;        /* every epoch one step over all nodes with all neighbors (default false:
+				   mini-batch, which needs the sampler and feature store pipeline) */
+	int64_t batch_size;     /* mini-batch: training nodes per batch (default 1024) */
+	int32_t fanout[BURROW_MAX_LAYERS]; /* mini-batch: neighbors per layer, input layer first; -1 all
+					      (default 15, 10, 5) */
+	int64_t max_batches;    /* end an epoch after this many batches; 0 = all (default 0) */
+	int64_t eval_chunk;     /* destination rows per chunk of layer-wise inference (default 8192) */
+	int64_t mem_bytes;      /* layer-wise inference keeps a layer's embeddings in memory while
+				   they fit in half of this, else spills them to a scratch npy; 0 = no
+				   limit (default 0) */
+	const char *scratch_dir;/* where spills go (borrowed; NULL = $TMPDIR or /tmp) */
+	int threads;            /* OpenMP and OpenBLAS threads; 0 = the runtime default. Positive values
+				   set OpenBLAS's process-wide thread count */
+	burrow_progress_fn progress; /* batches within an epoch, phase "train"; may be NULL */
+	void *progress_user;
+} burrow_train_opts;
+
+/* Fill o with the defaults above. */
+BURROW_API void burrow_train_defaults(burrow_train_opts *o);
+/* Parse "sage", "gcn", "mlp" (0 when unknown) and name a model kind (static string). */
+BURROW_API int burrow_model_parse(const char *name);
+BURROW_API const char *burrow_model_name(int kind);
+
+/* What one training epoch did. Times in seconds. */
+typedef struct burrow_epoch_stats {
+	int epoch;              /* 1-based number of the epoch just trained */
+	int64_t batches;        /* optimizer steps taken */
+	double loss;            /* mean of the batches' losses */
+	double train_acc;       /* correct / total over the batches' training rows, dropout on */
+	double epoch_s;         /* training only (no evaluation) */
+	double sample_s;        /* sampling time not hidden by the pipeline (0 in full-graph mode) */
+	double io_wait_s;       /* time waiting for feature rows (0 in full-graph mode) */
+	double compute_s;       /* forward, backward and optimizer */
+	int64_t rows_read;      /* feature rows read from disk (0 in full-graph mode: features in memory) */
+	double cache_hit_rate;  /* feature-cache hits / lookups (0 in full-graph mode) */
+} burrow_epoch_stats;
+
+/* Accuracy of the current model, OGB's way: correct / total on each split, from layer-wise
+ * full-neighbor inference over all nodes. -1 for an empty split. */
+typedef struct burrow_eval_stats {
+	double train_acc, valid_acc, test_acc;
+	double eval_s;          /* seconds the evaluation took */
+	int64_t spilled_bytes;  /* embeddings written to scratch files (0 when they fit --mem) */
+} burrow_eval_stats;
+
+/* The best evaluation so far (by valid accuracy; the first wins ties). */
+typedef struct burrow_best {
+	int epoch;              /* 0 when nothing was evaluated yet */
+	double valid_acc, test_acc;
+} burrow_best;
+
+typedef struct burrow_trainer burrow_trainer;
+
+/* A trainer for ds (borrowed: it must outlive the trainer) with a fresh model from o->seed.
+ * Until the feature store lands the features are mapped (float32) or loaded and converted
+ * (float16) whole. Mini-batch mode is BURROW_E_UNSUPPORTED until the pipeline is wired. */
+BURROW_API int burrow_trainer_open(burrow_trainer **out,        /* out: caller closes */
+				   burrow_dataset *ds,           /* borrowed */
+				   const burrow_train_opts *o);  /* copied; NULL = defaults */
+BURROW_API void burrow_trainer_close(burrow_trainer *t);
+/* Train one epoch. A loss that is not finite stops it with BURROW_E_RANGE naming the epoch
+ * and batch; the model is then left as it was before that batch's update. */
+BURROW_API int burrow_trainer_train_epoch(burrow_trainer *t, burrow_epoch_stats *st /* out */);
+/* Evaluate the current model and update the best (by valid accuracy) with this epoch. */
+BURROW_API int burrow_trainer_evaluate(burrow_trainer *t, burrow_eval_stats *ev /* out */);
+/* Epochs trained so far (restored by burrow_trainer_load). */
+BURROW_API int burrow_trainer_epoch(const burrow_trainer *t);
+BURROW_API burrow_best burrow_trainer_best(const burrow_trainer *t);
+/* A checksum of the model's weights (FNV-1a over their bytes): equal weights, equal sums. */
+BURROW_API uint64_t burrow_trainer_weights_checksum(const burrow_trainer *t);
+/* Write a checkpoint file atomically: model, optimizer state, epoch, seed, best. */
+BURROW_API int burrow_trainer_save(burrow_trainer *t, const char *path);
+/* Restore a checkpoint written by burrow_trainer_save. The model's shape must match; a
+ * truncated or corrupted file is BURROW_E_FORMAT naming it. The trainer takes the
+ * checkpoint's seed, epoch and best. */
+BURROW_API int burrow_trainer_load(burrow_trainer *t, const char *path);
+/* Read a checkpoint's model options (model, layers, hidden, dropout, optimizer, lr,
+ * weight decay, momentum, seed) into o, leaving the other fields. */
+BURROW_API int burrow_checkpoint_read_opts(const char *path, burrow_train_opts *o /* in/out */);
+/* Write the final layer's output (the logits) for every node, [N, classes] float32, to an
+ * npy file, atomically. */
+BURROW_API int burrow_trainer_embed(burrow_trainer *t, const char *out_npy);
+
 /* ---------------------------------------------------------------- CUDA */
 
 /* Number of CUDA devices usable now; BURROW_E_UNSUPPORTED in a build without CUDA,

@@ -1,0 +1,127 @@
+/* block.c: message-flow-graph blocks: structural checks, the transpose the backward pass
+ * walks, and GCN normalization. */
+#include "train.h"
+
+#include <math.h>
+#include <string.h>
+
+void bw_block_init(bw_block *b, int64_t num_dst, int64_t num_src, const int64_t *indptr, const int32_t *indices)
+{
+	memset(b, 0, sizeof *b);
+	b->num_dst = num_dst;
+	b->num_src = num_src;
+	b->indptr = indptr;
+	b->indices = indices;
+}
+
+int bw_block_check(const bw_block *b)
+{
+	if (b->num_dst < 0 || b->num_src < b->num_dst)
+		return bw_err(BURROW_E_INVAL, "block: %lld destination rows but %lld sources (need 0 <= dst <= src)",
+			      (long long)b->num_dst, (long long)b->num_src);
+	if (b->num_src > INT32_MAX)
+		return bw_err(BURROW_E_UNSUPPORTED, "block: %lld sources do not fit int32 local ids", (long long)b->num_src);
+	if (!b->indptr || (bw_block_edges(b) > 0 && !b->indices))
+		return bw_err(BURROW_E_INVAL, "block: missing indptr or indices");
+	for (int64_t i = 0; i < b->num_dst; i++) {
+		if (b->indptr[i + 1] < b->indptr[i])
+			return bw_err(BURROW_E_FORMAT, "block: indptr decreases at row %lld", (long long)i);
+		for (int64_t e = b->indptr[i]; e < b->indptr[i + 1]; e++)
+			if (b->indices[e] < 0 || b->indices[e] >= b->num_src)
+				return bw_err(BURROW_E_RANGE, "block: row %lld has source %d outside [0, %lld)", (long long)i,
+					      b->indices[e], (long long)b->num_src);
+	}
+	return 0;
+}
+
+/* Counting-sort transpose: sources in id order, each listing its destination rows ascending. */
+static int transpose(bw_block *b)
+{
+	const int64_t ns = b->num_src, nd = b->num_dst, ne = bw_block_edges(b), base = b->indptr[0];
+	int64_t *tp = bw_calloc((size_t)ns + 1, sizeof *tp);
+	int32_t *ti = bw_malloc((size_t)(ne ? ne : 1) * sizeof *ti);
+	int64_t *pos = bw_malloc((size_t)(ns ? ns : 1) * sizeof *pos);
+	if (!tp || !ti || !pos) {
+		bw_free(tp);
+		bw_free(ti);
+		bw_free(pos);
+		return BURROW_E_NOMEM;
+	}
+	for (int64_t e = base; e < base + ne; e++)
+		tp[b->indices[e] + 1]++;
+	for (int64_t j = 0; j < ns; j++)
+		tp[j + 1] += tp[j];
+	memcpy(pos, tp, (size_t)ns * sizeof *pos);
+	for (int64_t i = 0; i < nd; i++)
+		for (int64_t e = b->indptr[i]; e < b->indptr[i + 1]; e++)
+			ti[pos[b->indices[e]]++] = (int32_t)i;
+	bw_free(pos);
+	b->t_indptr = tp;
+	b->t_indices = ti;
+	return 0;
+}
+
+static int block_norms(bw_block *b)
+{
+	const int64_t nd = b->num_dst, ns = b->num_src;
+	float *nb = bw_malloc((size_t)(nd + ns + 1) * sizeof *nb);
+	if (!nb)
+		return BURROW_E_NOMEM;
+	float *dn = nb, *sn = nb + nd;
+	for (int64_t i = 0; i < nd; i++)
+		dn[i] = (float)(1.0 / sqrt((double)(b->indptr[i + 1] - b->indptr[i]) + 1.0));
+	memcpy(sn, dn, (size_t)nd * sizeof *sn);
+	if (ns > nd) {
+		int64_t *cnt = bw_calloc((size_t)(ns - nd), sizeof *cnt);
+		if (!cnt) {
+			bw_free(nb);
+			return BURROW_E_NOMEM;
+		}
+		for (int64_t e = b->indptr[0]; e < b->indptr[nd]; e++)
+			if (b->indices[e] >= nd)
+				cnt[b->indices[e] - nd]++;
+		for (int64_t j = nd; j < ns; j++)
+			sn[j] = (float)(1.0 / sqrt((double)cnt[j - nd] + 1.0));
+		bw_free(cnt);
+	}
+	b->norm_buf = nb;
+	b->dst_norm = dn;
+	b->src_norm = sn;
+	return 0;
+}
+
+int bw_block_prepare(bw_block *b, bool want_transpose, bool gcn)
+{
+	int st;
+	if (want_transpose && !b->t_indptr && (st = transpose(b)))
+		return st;
+	if (gcn && (!b->dst_norm || !b->src_norm)) {
+		if (b->dst_norm || b->src_norm)
+			return bw_err(BURROW_E_INVAL, "block: set both GCN norms or neither");
+		if ((st = block_norms(b)))
+			return st;
+	}
+	return 0;
+}
+
+void bw_block_release(bw_block *b)
+{
+	bw_free(b->t_indptr);
+	bw_free(b->t_indices);
+	if (b->norm_buf) {
+		bw_free(b->norm_buf);
+		b->dst_norm = b->src_norm = NULL;
+	}
+	b->t_indptr = NULL;
+	b->t_indices = NULL;
+	b->norm_buf = NULL;
+}
+
+void bw_gcn_norm_from_csr(const burrow_csr *g, const int64_t *ids, int64_t n, float *out)
+{
+#pragma omp parallel for schedule(static)
+	for (int64_t k = 0; k < n; k++) {
+		int64_t v = ids ? ids[k] : k;
+		out[k] = (float)(1.0 / sqrt((double)(g->indptr[v + 1] - g->indptr[v]) + 1.0));
+	}
+}

@@ -1,0 +1,376 @@
+/* checkpoint.c: checkpoint files: model weights, optimizer state, epoch, seed and best
+ * evaluation in one file written atomically, with its length and a CRC-32 in a trailer so
+ * that a truncated or damaged file is refused (format: docs/train.md). */
+#define _GNU_SOURCE
+#include "train.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define CK_MAGIC "BURROWCK"
+#define CK_END "BWND"
+#define CK_VERSION 1
+#define CK_HEAD 16
+#define CK_TRAILER 16
+#define CK_MAX_HEADER (1 << 20)
+
+static const char *optim_name(int kind)
+{
+	return kind == BURROW_OPTIM_ADAM ? "adam" : kind == BURROW_OPTIM_ADAMW ? "adamw" : "sgd";
+}
+
+static int optim_parse(const char *s)
+{
+	return !strcmp(s, "adam") ? BURROW_OPTIM_ADAM : !strcmp(s, "adamw") ? BURROW_OPTIM_ADAMW
+						: !strcmp(s, "sgd") ? BURROW_OPTIM_SGD : 0;
+}
+
+static uint32_t crc_update(uint32_t crc, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	while (n) {
+		const uInt k = (uInt)BW_MIN(n, (size_t)1 << 30);
+		crc = (uint32_t)crc32(crc, b, k);
+		b += k;
+		n -= k;
+	}
+	return crc;
+}
+
+static int put(bw_atomic_file *f, uint32_t *crc, const void *p, size_t n)
+{
+	*crc = crc_update(*crc, p, n);
+	return bw_write_all(f->fd, p, n, f->tmp);
+}
+
+static char *make_header(const burrow_trainer *t)
+{
+	const bw_model *m = t->model;
+	char seed[24];
+	snprintf(seed, sizeof seed, "%" PRIu64, t->o.seed);
+	cJSON *h = cJSON_CreateObject();
+	if (!h)
+		return NULL;
+	cJSON_AddStringToObject(h, "format", "burrow-checkpoint");
+	cJSON_AddNumberToObject(h, "version", CK_VERSION);
+	cJSON_AddStringToObject(h, "model", burrow_model_name(m->cfg.kind));
+	cJSON_AddNumberToObject(h, "layers", m->cfg.layers);
+	cJSON_AddNumberToObject(h, "hidden", (double)m->cfg.hidden);
+	cJSON_AddNumberToObject(h, "in_dim", (double)m->cfg.in_dim);
+	cJSON_AddNumberToObject(h, "classes", (double)m->cfg.classes);
+	cJSON_AddNumberToObject(h, "dropout", t->o.dropout);
+	cJSON_AddStringToObject(h, "optimizer", optim_name(t->optim->kind));
+	cJSON_AddNumberToObject(h, "lr", t->optim->lr);
+	cJSON_AddNumberToObject(h, "weight_decay", t->optim->weight_decay);
+	cJSON_AddNumberToObject(h, "momentum", t->optim->momentum);
+	cJSON_AddNumberToObject(h, "optimizer_step", (double)t->optim->step);
+	cJSON_AddStringToObject(h, "seed", seed);
+	cJSON_AddNumberToObject(h, "epoch", t->epoch);
+	cJSON_AddNumberToObject(h, "best_epoch", t->best.epoch);
+	cJSON_AddNumberToObject(h, "best_valid_acc", t->best.valid_acc);
+	cJSON_AddNumberToObject(h, "best_test_acc", t->best.test_acc);
+	cJSON_AddNumberToObject(h, "num_params", (double)m->num_params);
+	cJSON_AddNumberToObject(h, "state_per_param", bw_optim_state_per_param(t->optim));
+	cJSON_AddStringToObject(h, "dataset", t->info->name ? t->info->name : "");
+	cJSON_AddNumberToObject(h, "num_nodes", (double)t->info->num_nodes);
+	char *s = cJSON_PrintUnformatted(h);
+	cJSON_Delete(h);
+	return s;
+}
+
+int burrow_trainer_save(burrow_trainer *t, const char *path)
+{
+	char *hdr = make_header(t);
+	if (!hdr)
+		return bw_err(BURROW_E_NOMEM, "%s: out of memory formatting the checkpoint header", path);
+	const size_t hlen = strlen(hdr), hpad = (hlen + 7) & ~(size_t)7;
+	bw_atomic_file f;
+	int st = bw_atomic_open(&f, path);
+	if (st) {
+		free(hdr);
+		return st;
+	}
+	uint32_t crc = (uint32_t)crc32(0L, Z_NULL, 0);
+	unsigned char head[CK_HEAD];
+	const uint32_t ver = CK_VERSION, hl = (uint32_t)hpad;
+	memcpy(head, CK_MAGIC, 8);
+	memcpy(head + 8, &ver, 4);
+	memcpy(head + 12, &hl, 4);
+	const size_t pbytes = (size_t)t->model->num_params * sizeof(float);
+	const int k = bw_optim_state_per_param(t->optim);
+	const char spaces[8] = "       ";
+	if ((st = put(&f, &crc, head, CK_HEAD)) || (st = put(&f, &crc, hdr, hlen)) ||
+	    (st = put(&f, &crc, spaces, hpad - hlen)) || (st = put(&f, &crc, t->model->params, pbytes)) ||
+	    (k >= 1 && (st = put(&f, &crc, t->optim->m, pbytes))) || (k >= 2 && (st = put(&f, &crc, t->optim->v, pbytes))))
+		goto fail;
+	unsigned char tail[CK_TRAILER];
+	const uint64_t total = CK_HEAD + hpad + (uint64_t)(1 + k) * pbytes + CK_TRAILER;
+	memcpy(tail, &total, 8);
+	memcpy(tail + 8, &crc, 4);
+	memcpy(tail + 12, CK_END, 4);
+	if ((st = bw_write_all(f.fd, tail, CK_TRAILER, f.tmp)))
+		goto fail;
+	free(hdr);
+	return bw_atomic_commit(&f);
+fail:
+	free(hdr);
+	bw_atomic_abort(&f);
+	return st;
+}
+
+/* Open and verify a checkpoint: magic, version, length against the trailer, CRC. On success
+ * *hdr is the parsed header (cJSON_Delete it), *fd the open file, *payload the byte offset
+ * of the weights. */
+static int ck_open(const char *path, cJSON **hdr, int *fdp, int64_t *payload)
+{
+	*hdr = NULL;
+	*fdp = -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return bw_err_errno(errno, path, "open checkpoint");
+	struct stat sb;
+	unsigned char head[CK_HEAD], tail[CK_TRAILER];
+	char *text = NULL;
+	void *buf = NULL;
+	int st;
+	if (fstat(fd, &sb) != 0) {
+		st = bw_err_errno(errno, path, "stat");
+		goto fail;
+	}
+	const int64_t size = sb.st_size;
+	if (size < CK_HEAD + CK_TRAILER) {
+		st = bw_err(BURROW_E_FORMAT, "%s: truncated checkpoint (%lld bytes)", path, (long long)size);
+		goto fail;
+	}
+	if ((st = bw_pread_all(fd, head, CK_HEAD, 0, path)) || (st = bw_pread_all(fd, tail, CK_TRAILER, size - CK_TRAILER, path)))
+		goto fail;
+	if (memcmp(head, CK_MAGIC, 8)) {
+		st = bw_err(BURROW_E_FORMAT, "%s: not a burrow checkpoint (bad magic)", path);
+		goto fail;
+	}
+	uint32_t ver, hl, crc_want;
+	uint64_t total;
+	memcpy(&ver, head + 8, 4);
+	memcpy(&hl, head + 12, 4);
+	memcpy(&total, tail, 8);
+	memcpy(&crc_want, tail + 8, 4);
+	if (ver != CK_VERSION) {
+		st = bw_err(BURROW_E_FORMAT, "%s: checkpoint version %u, this burrow reads version %d", path, ver, CK_VERSION);
+		goto fail;
+	}
+	if (memcmp(tail + 12, CK_END, 4) || total != (uint64_t)size) {
+		st = bw_err(BURROW_E_FORMAT, "%s: truncated or incomplete checkpoint (%lld bytes, no valid trailer%s)", path,
+			    (long long)size, memcmp(tail + 12, CK_END, 4) ? "" : ": length differs");
+		goto fail;
+	}
+	if (hl > CK_MAX_HEADER || CK_HEAD + (int64_t)hl + CK_TRAILER > size) {
+		st = bw_err(BURROW_E_FORMAT, "%s: checkpoint header length %u is impossible", path, hl);
+		goto fail;
+	}
+	/* CRC over everything before the trailer */
+	const size_t chunk = (size_t)1 << 22;
+	if (!(buf = bw_malloc(chunk))) {
+		st = BURROW_E_NOMEM;
+		goto fail;
+	}
+	uint32_t crc = (uint32_t)crc32(0L, Z_NULL, 0);
+	for (int64_t off = 0; off < size - CK_TRAILER;) {
+		const size_t n = (size_t)BW_MIN((int64_t)chunk, size - CK_TRAILER - off);
+		if ((st = bw_pread_all(fd, buf, n, off, path)))
+			goto fail;
+		crc = crc_update(crc, buf, n);
+		off += (int64_t)n;
+	}
+	if (crc != crc_want) {
+		st = bw_err(BURROW_E_FORMAT, "%s: checkpoint is corrupted (CRC-32 %08x, trailer says %08x)", path, crc, crc_want);
+		goto fail;
+	}
+	if (!(text = bw_malloc(hl + 1))) {
+		st = BURROW_E_NOMEM;
+		goto fail;
+	}
+	if ((st = bw_pread_all(fd, text, hl, CK_HEAD, path)))
+		goto fail;
+	text[hl] = '\0';
+	*hdr = cJSON_Parse(text);
+	if (!*hdr || !cJSON_IsObject(*hdr)) {
+		cJSON_Delete(*hdr);
+		*hdr = NULL;
+		st = bw_err(BURROW_E_FORMAT, "%s: checkpoint header is not a JSON object", path);
+		goto fail;
+	}
+	bw_free(text);
+	bw_free(buf);
+	*fdp = fd;
+	*payload = CK_HEAD + hl;
+	return 0;
+fail:
+	bw_free(text);
+	bw_free(buf);
+	close(fd);
+	return st;
+}
+
+static int get_num(const cJSON *h, const char *key, double *v, const char *path)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(h, key);
+	if (!cJSON_IsNumber(x))
+		return bw_err(BURROW_E_FORMAT, "%s: checkpoint header lacks number '%s'", path, key);
+	*v = x->valuedouble;
+	return 0;
+}
+
+static int get_str(const cJSON *h, const char *key, const char **v, const char *path)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(h, key);
+	if (!cJSON_IsString(x))
+		return bw_err(BURROW_E_FORMAT, "%s: checkpoint header lacks string '%s'", path, key);
+	*v = x->valuestring;
+	return 0;
+}
+
+/* The fields both readers need. */
+typedef struct ck_info {
+	int model, layers, optimizer, epoch, best_epoch, state;
+	int64_t hidden, in_dim, classes, num_params, step;
+	double dropout, lr, wd, momentum, best_valid, best_test;
+	uint64_t seed;
+} ck_info;
+
+static int parse_info(const cJSON *h, ck_info *ci, const char *path)
+{
+	double v[15];
+	static const char *const keys[15] = {"layers", "hidden", "in_dim", "classes", "dropout", "lr", "weight_decay",
+					     "momentum", "optimizer_step", "epoch", "best_epoch", "best_valid_acc",
+					     "best_test_acc", "num_params", "state_per_param"};
+	const char *model = NULL, *optim = NULL, *seed = NULL, *format = NULL;
+	int st;
+	for (int i = 0; i < 15; i++)
+		if ((st = get_num(h, keys[i], &v[i], path)))
+			return st;
+	if ((st = get_str(h, "format", &format, path)) || (st = get_str(h, "model", &model, path)) ||
+	    (st = get_str(h, "optimizer", &optim, path)) || (st = get_str(h, "seed", &seed, path)))
+		return st;
+	if (strcmp(format, "burrow-checkpoint"))
+		return bw_err(BURROW_E_FORMAT, "%s: header format is '%s', not burrow-checkpoint", path, format);
+	ci->model = burrow_model_parse(model);
+	ci->optimizer = optim_parse(optim);
+	if (!ci->model || !ci->optimizer)
+		return bw_err(BURROW_E_FORMAT, "%s: unknown model '%s' or optimizer '%s'", path, model, optim);
+	ci->layers = (int)v[0];
+	ci->hidden = (int64_t)v[1];
+	ci->in_dim = (int64_t)v[2];
+	ci->classes = (int64_t)v[3];
+	ci->dropout = v[4];
+	ci->lr = v[5];
+	ci->wd = v[6];
+	ci->momentum = v[7];
+	ci->step = (int64_t)v[8];
+	ci->epoch = (int)v[9];
+	ci->best_epoch = (int)v[10];
+	ci->best_valid = v[11];
+	ci->best_test = v[12];
+	ci->num_params = (int64_t)v[13];
+	ci->state = (int)v[14];
+	ci->seed = strtoull(seed, NULL, 10);
+	return 0;
+}
+
+int burrow_checkpoint_read_opts(const char *path, burrow_train_opts *o)
+{
+	cJSON *h;
+	int fd;
+	int64_t payload;
+	ck_info ci;
+	int st = ck_open(path, &h, &fd, &payload);
+	if (st)
+		return st;
+	close(fd);
+	st = parse_info(h, &ci, path);
+	cJSON_Delete(h);
+	if (st)
+		return st;
+	o->model = ci.model;
+	o->layers = ci.layers;
+	o->hidden = ci.hidden;
+	o->dropout = ci.dropout;
+	o->optimizer = ci.optimizer;
+	o->lr = ci.lr;
+	o->weight_decay = ci.wd;
+	o->momentum = ci.momentum;
+	o->seed = ci.seed;
+	return 0;
+}
+
+int burrow_trainer_load(burrow_trainer *t, const char *path)
+{
+	cJSON *h;
+	int fd;
+	int64_t payload;
+	ck_info ci;
+	void *tmp = NULL;
+	int st = ck_open(path, &h, &fd, &payload);
+	if (st)
+		return st;
+	st = parse_info(h, &ci, path);
+	cJSON_Delete(h);
+	if (st)
+		goto out;
+	const bw_model_cfg *c = &t->model->cfg;
+	if (ci.model != c->kind || ci.layers != c->layers || ci.in_dim != c->in_dim || ci.classes != c->classes ||
+	    (c->layers > 1 && ci.hidden != c->hidden) || ci.num_params != t->model->num_params) {
+		st = bw_err(BURROW_E_INVAL,
+			    "%s: checkpoint holds a %s model (%d layers, hidden %lld, %lld -> %lld), the trainer has a %s "
+			    "model (%d layers, hidden %lld, %lld -> %lld)",
+			    path, burrow_model_name(ci.model), ci.layers, (long long)ci.hidden, (long long)ci.in_dim,
+			    (long long)ci.classes, burrow_model_name(c->kind), c->layers, (long long)c->hidden,
+			    (long long)c->in_dim, (long long)c->classes);
+		goto out;
+	}
+	const int k = bw_optim_state_per_param(t->optim);
+	if (ci.optimizer != t->optim->kind || ci.state != k) {
+		st = bw_err(BURROW_E_INVAL, "%s: checkpoint's optimizer is %s with %d state values per weight; this run "
+					    "uses %s with %d",
+			    path, optim_name(ci.optimizer), ci.state, optim_name(t->optim->kind), k);
+		goto out;
+	}
+	const size_t pbytes = (size_t)t->model->num_params * sizeof(float);
+	struct stat sb;
+	if (fstat(fd, &sb) != 0) {
+		st = bw_err_errno(errno, path, "stat");
+		goto out;
+	}
+	if (payload + (int64_t)((size_t)(1 + k) * pbytes) + CK_TRAILER != sb.st_size) {
+		st = bw_err(BURROW_E_FORMAT, "%s: checkpoint payload size differs from its header's %lld weights", path,
+			    (long long)ci.num_params);
+		goto out;
+	}
+	/* read everything before touching the trainer: a failed load leaves it as it was */
+	tmp = bw_aligned_alloc(64, (size_t)(1 + k) * pbytes + 1);
+	if (!tmp) {
+		st = BURROW_E_NOMEM;
+		goto out;
+	}
+	if ((st = bw_pread_all(fd, tmp, (size_t)(1 + k) * pbytes, payload, path)))
+		goto out;
+	memcpy(t->model->params, tmp, pbytes);
+	if (k >= 1)
+		memcpy(t->optim->m, (char *)tmp + pbytes, pbytes);
+	if (k >= 2)
+		memcpy(t->optim->v, (char *)tmp + 2 * pbytes, pbytes);
+	t->optim->step = ci.step;
+	t->o.seed = ci.seed;
+	t->epoch = ci.epoch;
+	t->best = (burrow_best){.epoch = ci.best_epoch, .valid_acc = ci.best_valid, .test_acc = ci.best_test};
+out:
+	bw_aligned_free(tmp);
+	close(fd);
+	return st;
+}

@@ -1,0 +1,238 @@
+/* infer.c: layer-wise full-neighbor inference over all nodes, in chunks of destination rows
+ * (evaluation and embed). Layer l runs over every node before layer l + 1 starts, so each
+ * node's embedding is computed once per layer from all its neighbors; a chunk is a block in
+ * the sampler's convention (its destination rows first, then their other neighbors), so the
+ * same layer forward serves training batches and inference. A hidden layer's embeddings
+ * stay in memory while they fit in half of opts.mem_bytes, else they are streamed to a
+ * scratch npy file and read back with pread. */
+#include "train.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Growable arrays of the chunk being built. */
+typedef struct chunk {
+	int64_t *ids;      /* [ns] global id of each local source */
+	int64_t ids_cap;
+	int64_t *indptr;   /* [nd + 1] */
+	int64_t indptr_cap;
+	int32_t *indices;  /* [edges] local source ids */
+	int64_t indices_cap;
+	float *src_norm;   /* [ns] GCN */
+	int64_t norm_cap;
+} chunk;
+
+static int reserve(void **p, int64_t *cap, int64_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	int64_t n = BW_MAX(need, *cap * 2);
+	void *q = bw_realloc(*p, (size_t)n * elem);
+	if (!q)
+		return BURROW_E_NOMEM;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+static void chunk_free(chunk *c)
+{
+	bw_free(c->ids);
+	bw_free(c->indptr);
+	bw_free(c->indices);
+	bw_free(c->src_norm);
+}
+
+/* Rows [r0, r1) and their neighbors as a block; t->map is left all -1 again by the caller. */
+static int build_chunk(burrow_trainer *t, chunk *c, int64_t r0, int64_t r1, bool graph, bw_block *blk)
+{
+	const burrow_csr *g = t->graph;
+	const int64_t nd = r1 - r0;
+	const int64_t edges = graph ? g->indptr[r1] - g->indptr[r0] : 0;
+	int st;
+	if ((st = reserve((void **)&c->ids, &c->ids_cap, nd + edges, sizeof *c->ids)) ||
+	    (st = reserve((void **)&c->indptr, &c->indptr_cap, nd + 1, sizeof *c->indptr)) ||
+	    (st = reserve((void **)&c->indices, &c->indices_cap, BW_MAX(edges, 1), sizeof *c->indices)))
+		return st;
+	int64_t ns = nd;
+	for (int64_t i = 0; i < nd; i++) {
+		c->ids[i] = r0 + i;
+		if (graph)
+			t->map[r0 + i] = (int32_t)i;
+	}
+	c->indptr[0] = 0;
+	for (int64_t i = 0; i < nd; i++) {
+		int64_t k = c->indptr[i];
+		if (graph) {
+			for (int64_t e = g->indptr[r0 + i]; e < g->indptr[r0 + i + 1]; e++) {
+				const int64_t v = burrow_csr_index(g, e);
+				if (t->map[v] < 0) {
+					t->map[v] = (int32_t)ns;
+					c->ids[ns++] = v;
+				}
+				c->indices[k++] = t->map[v];
+			}
+		}
+		c->indptr[i + 1] = k;
+	}
+	bw_block_init(blk, nd, ns, c->indptr, c->indices);
+	if (t->gcn_norm) {
+		if ((st = reserve((void **)&c->src_norm, &c->norm_cap, ns, sizeof *c->src_norm)))
+			return st;
+		for (int64_t j = 0; j < ns; j++)
+			c->src_norm[j] = t->gcn_norm[c->ids[j]];
+		blk->dst_norm = t->gcn_norm + r0;
+		blk->src_norm = c->src_norm;
+	}
+	return 0;
+}
+
+/* End of the chunk starting at r0: at most eval_chunk rows, and (past the first row) at most
+ * 16 * eval_chunk neighbors, so the gathered sources stay bounded on high-degree graphs. */
+static int64_t chunk_end(const burrow_trainer *t, int64_t r0, bool graph)
+{
+	const int64_t n = t->info->num_nodes, cap = t->o.eval_chunk;
+	int64_t r1 = BW_MIN(n, r0 + cap);
+	if (!graph)
+		return r1;
+	const int64_t *ip = t->graph->indptr;
+	int64_t r = r0 + 1;
+	while (r < r1 && ip[r + 1] - ip[r0] <= 16 * cap)
+		r++;
+	return r;
+}
+
+static char *spill_path(burrow_trainer *t, int layer)
+{
+	const char *dir = t->scratch_dir;
+	if (!dir)
+		dir = getenv("TMPDIR");
+	if (!dir || !*dir)
+		dir = "/tmp";
+	char name[96];
+	snprintf(name, sizeof name, "burrow-spill-%ld-%llu-layer%d.npy", (long)getpid(),
+		 (unsigned long long)t->spill_seq++, layer);
+	return bw_path_join(dir, name);
+}
+
+/* Where a hidden layer's output goes: memory, or a streamed npy file. */
+typedef struct layer_out {
+	float *mem;
+	bw_npy_writer w;
+	bool writing;
+	char *path;      /* the spill file once committed (owned) */
+} layer_out;
+
+static void drop_input(bw_rows *in, float **mem, char **path)
+{
+	if (*path) {
+		bw_rows_close(in);
+		unlink(*path);
+		bw_free(*path);
+		*path = NULL;
+	}
+	bw_aligned_free(*mem);
+	*mem = NULL;
+}
+
+int bw_trainer_infer(burrow_trainer *t, bw_infer_sink sink, void *ctx, int64_t *spilled_bytes)
+{
+	const int64_t n = t->info->num_nodes;
+	const int L = t->o.layers;
+	const bool graph = t->o.model != BURROW_MODEL_MLP;
+	chunk c = {0};
+	bw_tensor x = {0}, z = {0};
+	bw_rows in = t->feat_rows;
+	float *in_mem = NULL;   /* owned input embeddings (layers > 0) */
+	char *in_path = NULL;   /* spilled input embeddings */
+	layer_out lo = {0};
+	int st = 0;
+	*spilled_bytes = 0;
+
+	if (graph && !t->map) {
+		if (!(t->map = bw_malloc((size_t)(n ? n : 1) * sizeof *t->map)))
+			return BURROW_E_NOMEM;
+		memset(t->map, -1, (size_t)n * sizeof *t->map);
+	}
+	for (int l = 0; l < L; l++) {
+		int64_t din, dout;
+		bw_model_layer_dims(&t->model->cfg, l, &din, &dout);
+		const bool last = l == L - 1;
+		memset(&lo, 0, sizeof lo);
+		if (!last) {
+			const double bytes = (double)n * (double)dout * sizeof(float);
+			if (t->o.mem_bytes == 0 || bytes <= (double)t->o.mem_bytes / 2) {
+				if (!(lo.mem = bw_aligned_alloc(64, (size_t)(n * dout) * sizeof(float) + 1))) {
+					st = BURROW_E_NOMEM;
+					goto out;
+				}
+			} else {
+				const int64_t shape[2] = {n, dout};
+				if (!(lo.path = spill_path(t, l))) {
+					st = BURROW_E_NOMEM;
+					goto out;
+				}
+				if ((st = bw_npy_writer_open(&lo.w, lo.path, BURROW_DTYPE_F32, 2, shape, BW_NPY_ALIGN)))
+					goto out;
+				lo.writing = true;
+			}
+		}
+		for (int64_t r0 = 0; r0 < n;) {
+			const int64_t r1 = chunk_end(t, r0, graph);
+			bw_block blk;
+			st = build_chunk(t, &c, r0, r1, graph, &blk);
+			if (!st && !(st = bw_tensor_reshape(&x, blk.num_src, din)))
+				st = in.gather(&in, c.ids, blk.num_src, x.data);
+			if (!st)
+				st = bw_model_infer_layer(&t->be, t->model, l, &blk, &x, &z);
+			if (graph)
+				for (int64_t j = 0; j < blk.num_src; j++)
+					t->map[c.ids[j]] = -1;
+			bw_block_release(&blk);
+			if (st)
+				goto out;
+			if (last)
+				st = sink(ctx, r0, &z);
+			else if (lo.mem)
+				memcpy(lo.mem + r0 * dout, z.data, (size_t)(z.rows * dout) * sizeof(float));
+			else
+				st = bw_npy_writer_append(&lo.w, z.data, (size_t)(z.rows * dout) * sizeof(float));
+			if (st)
+				goto out;
+			r0 = r1;
+		}
+		if (last)
+			break;
+		if (lo.writing) {
+			lo.writing = false;
+			if ((st = bw_npy_writer_commit(&lo.w)))
+				goto out;
+			*spilled_bytes += n * dout * (int64_t)sizeof(float);
+		}
+		/* this layer's output becomes the next layer's input */
+		drop_input(&in, &in_mem, &in_path);
+		if (lo.mem) {
+			in_mem = lo.mem;
+			lo.mem = NULL;
+			bw_rows_from_memory(&in, in_mem, n, dout);
+		} else {
+			in_path = lo.path;
+			lo.path = NULL;
+			if ((st = bw_rows_open_npy(&in, in_path)))
+				goto out;
+		}
+	}
+out:
+	if (lo.writing)
+		bw_npy_writer_abort(&lo.w);
+	if (lo.path)
+		unlink(lo.path);
+	bw_free(lo.path);
+	bw_aligned_free(lo.mem);
+	drop_input(&in, &in_mem, &in_path);
+	bw_tensor_free(&x);
+	bw_tensor_free(&z);
+	chunk_free(&c);
+	return st;
+}

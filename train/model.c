@@ -1,0 +1,190 @@
+/* model.c: sage, gcn and mlp models: a stack of layers with ReLU and dropout between them,
+ * one flat parameter buffer, forward and backward over a batch of blocks. */
+#include "train.h"
+
+#include <string.h>
+
+enum { TAG_INIT = 0x494e4954, TAG_DROPOUT = 0x44524f50 };
+
+void bw_model_layer_dims(const bw_model_cfg *cfg, int l, int64_t *in, int64_t *out)
+{
+	*in = l == 0 ? cfg->in_dim : cfg->hidden;
+	*out = l == cfg->layers - 1 ? cfg->classes : cfg->hidden;
+}
+
+static bw_layer_kind layer_kind(int model)
+{
+	return model == BURROW_MODEL_SAGE ? BW_LAYER_SAGE : model == BURROW_MODEL_GCN ? BW_LAYER_GCN : BW_LAYER_LINEAR;
+}
+
+int bw_model_check_cfg(const bw_model_cfg *c)
+{
+	if (c->kind != BURROW_MODEL_SAGE && c->kind != BURROW_MODEL_GCN && c->kind != BURROW_MODEL_MLP)
+		return bw_err(BURROW_E_INVAL, "model: unknown kind %d", c->kind);
+	if (c->layers < 1 || c->layers > BW_MAX_LAYERS)
+		return bw_err(BURROW_E_INVAL, "model: %d layers outside [1, %d]", c->layers, BW_MAX_LAYERS);
+	if (c->in_dim < 1 || c->classes < 1 || (c->layers > 1 && c->hidden < 1))
+		return bw_err(BURROW_E_INVAL, "model: input dimension %lld, hidden %lld, classes %lld must be positive",
+			      (long long)c->in_dim, (long long)c->hidden, (long long)c->classes);
+	if (c->in_dim > INT32_MAX || c->hidden > INT32_MAX || c->classes > INT32_MAX)
+		return bw_err(BURROW_E_INVAL, "model: a dimension exceeds 2^31 - 1");
+	if (!(c->dropout >= 0.0f && c->dropout < 1.0f))
+		return bw_err(BURROW_E_INVAL, "model: dropout %g outside [0, 1)", (double)c->dropout);
+	return 0;
+}
+
+int bw_model_open(bw_model **out, const bw_model_cfg *cfg, uint64_t seed)
+{
+	*out = NULL;
+	int st = bw_model_check_cfg(cfg);
+	if (st)
+		return st;
+	bw_model *m = bw_calloc(1, sizeof *m);
+	if (!m)
+		return BURROW_E_NOMEM;
+	m->cfg = *cfg;
+	const bw_layer_kind kind = layer_kind(cfg->kind);
+	for (int l = 0; l < cfg->layers; l++) {
+		int64_t in, o;
+		bw_model_layer_dims(cfg, l, &in, &o);
+		m->num_params += bw_layer_num_params(kind, in, o);
+	}
+	const size_t bytes = (size_t)m->num_params * sizeof(float);
+	m->params = bw_aligned_alloc(64, bytes);
+	m->grads = bw_aligned_alloc(64, bytes);
+	if (!m->params || !m->grads) {
+		bw_model_close(m);
+		return BURROW_E_NOMEM;
+	}
+	memset(m->grads, 0, bytes);
+	int64_t off = 0;
+	for (int l = 0; l < cfg->layers; l++) {
+		int64_t in, o;
+		bw_model_layer_dims(cfg, l, &in, &o);
+		bw_layer_bind(&m->layer[l], kind, in, o, m->params + off, m->grads + off);
+		bw_layer_init(&m->layer[l], bw_key(bw_key(seed, TAG_INIT), (uint64_t)l));
+		off += bw_layer_num_params(kind, in, o);
+	}
+	*out = m;
+	return 0;
+}
+
+void bw_model_close(bw_model *m)
+{
+	if (!m)
+		return;
+	for (int l = 0; l < BW_MAX_LAYERS; l++) {
+		bw_layer_release(&m->layer[l]);
+		bw_tensor_free(&m->h[l]);
+		bw_free(m->mask[l]);
+	}
+	bw_tensor_free(&m->g[0]);
+	bw_tensor_free(&m->g[1]);
+	bw_aligned_free(m->params);
+	bw_aligned_free(m->grads);
+	bw_free(m);
+}
+
+uint64_t bw_dropout_key(uint64_t seed, uint64_t epoch, uint64_t batch, int layer)
+{
+	return bw_key(bw_key(bw_key(bw_key(seed, TAG_DROPOUT), epoch), batch), (uint64_t)layer);
+}
+
+static int check_batch(const bw_model *m, const bw_batch *b)
+{
+	const int L = m->cfg.layers;
+	if (b->num_blocks != L)
+		return bw_err(BURROW_E_INVAL, "batch: %d blocks for a %d-layer model", b->num_blocks, L);
+	for (int l = 0; l < L; l++) {
+		if (!b->blocks[l])
+			return bw_err(BURROW_E_INVAL, "batch: block %d is missing", l);
+		if (l + 1 < L && b->blocks[l]->num_dst != b->blocks[l + 1]->num_src)
+			return bw_err(BURROW_E_INVAL, "batch: block %d has %lld destinations but block %d has %lld sources",
+				      l, (long long)b->blocks[l]->num_dst, l + 1, (long long)b->blocks[l + 1]->num_src);
+	}
+	if (b->x.rows != b->blocks[0]->num_src || b->x.cols != m->cfg.in_dim)
+		return bw_err(BURROW_E_INVAL, "batch: input [%lld, %lld] for %lld sources of dimension %lld",
+			      (long long)b->x.rows, (long long)b->x.cols, (long long)b->blocks[0]->num_src,
+			      (long long)m->cfg.in_dim);
+	return 0;
+}
+
+/* Hidden-layer activation: ReLU, then dropout in training. */
+static int activate(const bw_backend *be, bw_model *m, int l, bw_tensor *z, bool drop, uint64_t key)
+{
+	int st = bw_relu(be, z);
+	if (st || !drop)
+		return st;
+	const int64_t n = z->rows * z->cols;
+	if (n > m->mask_cap[l]) {
+		uint8_t *p = bw_malloc((size_t)n);
+		if (!p)
+			return BURROW_E_NOMEM;
+		bw_free(m->mask[l]);
+		m->mask[l] = p;
+		m->mask_cap[l] = n;
+	}
+	return bw_dropout(be, z, m->mask[l], m->cfg.dropout, key);
+}
+
+int bw_model_forward(const bw_backend *be, bw_model *m, const bw_batch *b, bool training, uint64_t seed,
+		     const bw_tensor **logits)
+{
+	int st = check_batch(m, b);
+	if (st)
+		return st;
+	const int L = m->cfg.layers;
+	const bool gcn = m->cfg.kind == BURROW_MODEL_GCN, graph = m->cfg.kind != BURROW_MODEL_MLP;
+	const bw_tensor *x = &b->x;
+	m->dropout_on = training && m->cfg.dropout > 0.0f;
+	for (int l = 0; l < L; l++) {
+		if (graph && (st = bw_block_prepare(b->blocks[l], training, gcn)))
+			return st;
+		if ((st = bw_layer_forward(be, &m->layer[l], b->blocks[l], x, &m->h[l])))
+			return st;
+		if (l + 1 < L && (st = activate(be, m, l, &m->h[l], m->dropout_on,
+						 bw_dropout_key(seed, b->epoch, b->index, l))))
+			return st;
+		x = &m->h[l];
+	}
+	*logits = &m->h[L - 1];
+	return 0;
+}
+
+int bw_model_backward(const bw_backend *be, bw_model *m, const bw_batch *b, const bw_tensor *glogits)
+{
+	int st = check_batch(m, b);
+	if (st)
+		return st;
+	const int L = m->cfg.layers;
+	const bool drop = m->dropout_on;
+	bw_tensor *gz = (bw_tensor *)glogits; /* read only: the last layer never rewrites its gradient */
+	for (int l = L - 1; l >= 0; l--) {
+		if (l + 1 < L) {
+			if (drop && (st = bw_dropout_backward(be, gz, m->mask[l], m->cfg.dropout)))
+				return st;
+			if ((st = bw_relu_backward(be, gz, &m->h[l])))
+				return st;
+		}
+		const bw_tensor *x = l == 0 ? &b->x : &m->h[l - 1];
+		bw_tensor *gx = l > 0 ? &m->g[l % 2] : NULL;
+		if ((st = bw_layer_backward(be, &m->layer[l], b->blocks[l], x, gz, gx)))
+			return st;
+		gz = gx;
+	}
+	return 0;
+}
+
+int bw_model_infer_layer(const bw_backend *be, bw_model *m, int l, bw_block *b, const bw_tensor *x, bw_tensor *z)
+{
+	if (l < 0 || l >= m->cfg.layers)
+		return bw_err(BURROW_E_INVAL, "model: no layer %d", l);
+	int st = 0;
+	if (m->cfg.kind == BURROW_MODEL_GCN)
+		st = bw_block_prepare(b, false, true);
+	if (!st)
+		st = bw_layer_forward(be, &m->layer[l], b, x, z);
+	if (!st && l + 1 < m->cfg.layers)
+		st = bw_relu(be, z);
+	return st;
+}

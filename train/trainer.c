@@ -1,0 +1,375 @@
+/* trainer.c: the public training API: options, a trainer over a dataset, full-graph epochs
+ * (the single-process reference of distributed full-graph training), the step the
+ * mini-batch pipeline drives, evaluation as OGB does it. */
+#include "../core/half.h"
+#include "train.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+void burrow_train_defaults(burrow_train_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->model = BURROW_MODEL_SAGE;
+	o->layers = 3;
+	o->hidden = 256;
+	o->dropout = 0.5;
+	o->optimizer = BURROW_OPTIM_ADAM;
+	o->lr = 0.003;
+	o->epochs = 20;
+	o->batch_size = 1024;
+	o->fanout[0] = 15;
+	o->fanout[1] = 10;
+	o->fanout[2] = 5;
+	o->eval_chunk = 8192;
+}
+
+int burrow_model_parse(const char *name)
+{
+	if (!name)
+		return 0;
+	if (!strcmp(name, "sage") || !strcmp(name, "graphsage"))
+		return BURROW_MODEL_SAGE;
+	if (!strcmp(name, "gcn"))
+		return BURROW_MODEL_GCN;
+	if (!strcmp(name, "mlp"))
+		return BURROW_MODEL_MLP;
+	return 0;
+}
+
+const char *burrow_model_name(int kind)
+{
+	switch (kind) {
+	case BURROW_MODEL_SAGE: return "sage";
+	case BURROW_MODEL_GCN: return "gcn";
+	case BURROW_MODEL_MLP: return "mlp";
+	default: return "unknown";
+	}
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int check_opts(const burrow_train_opts *o)
+{
+	if (!burrow_model_parse(burrow_model_name(o->model)))
+		return bw_err(BURROW_E_INVAL, "train: unknown model kind %d", o->model);
+	if (o->layers < 1 || o->layers > BURROW_MAX_LAYERS)
+		return bw_err(BURROW_E_INVAL, "train: layers must lie in [1, %d], got %d", BURROW_MAX_LAYERS, o->layers);
+	if (o->hidden < 1 || o->hidden > (1 << 20))
+		return bw_err(BURROW_E_INVAL, "train: hidden width must lie in [1, 2^20], got %lld", (long long)o->hidden);
+	if (!(o->dropout >= 0 && o->dropout < 1))
+		return bw_err(BURROW_E_INVAL, "train: dropout must lie in [0, 1), got %g", o->dropout);
+	if (!(o->lr > 0) || !isfinite(o->lr) || !(o->weight_decay >= 0) || !(o->momentum >= 0 && o->momentum < 1))
+		return bw_err(BURROW_E_INVAL, "train: need lr > 0, weight decay >= 0 and momentum in [0, 1)");
+	if (o->eval_chunk < 1 || o->mem_bytes < 0 || o->batch_size < 1 || o->max_batches < 0 || o->epochs < 0)
+		return bw_err(BURROW_E_INVAL, "train: eval chunk and batch size must be positive; memory, batches and "
+					      "epochs non-negative");
+	return 0;
+}
+
+/* Features whole in memory until the feature store lands (issue 4): float32 is mapped,
+ * float16 loaded and converted. */
+static int load_features(burrow_trainer *t)
+{
+	const char *path = burrow_dataset_features_path(t->ds);
+	const int64_t n = t->info->num_nodes, d = t->info->feat_dim;
+	bw_npy h;
+	int st;
+	if (d < 1)
+		return bw_err(BURROW_E_INVAL, "train: dataset '%s' has no features", t->info->name);
+	if (t->info->feat_dtype == BURROW_DTYPE_F32) {
+		if ((st = bw_npy_mmap(path, &h, &t->feat_map)))
+			return st;
+		t->feat = t->feat_map.data;
+	} else {
+		uint16_t *raw;
+		if ((st = bw_npy_load(path, &h, (void **)&raw)))
+			return st;
+		t->feat_buf = bw_aligned_alloc(64, (size_t)(n * d) * sizeof(float));
+		if (!t->feat_buf) {
+			bw_free(raw);
+			return BURROW_E_NOMEM;
+		}
+#pragma omp parallel for schedule(static)
+		for (int64_t i = 0; i < n * d; i++)
+			t->feat_buf[i] = bw_f16_to_f32(raw[i]);
+		bw_free(raw);
+		t->feat = t->feat_buf;
+	}
+	if (h.ndim != 2 || h.shape[0] != n || h.shape[1] != d)
+		return bw_err(BURROW_E_FORMAT, "%s: shape differs from meta.json's [%lld, %lld]", path, (long long)n,
+			      (long long)d);
+	bw_rows_from_memory(&t->feat_rows, t->feat, n, d);
+	return 0;
+}
+
+static int make_split_index(burrow_trainer *t)
+{
+	const int64_t n = t->info->num_nodes;
+	t->split_of = bw_malloc((size_t)(n ? n : 1));
+	if (!t->split_of)
+		return BURROW_E_NOMEM;
+	memset(t->split_of, -1, (size_t)n);
+	for (int s = 0; s < 3; s++) {
+		int64_t k;
+		const int64_t *ids = burrow_dataset_split(t->ds, s, &k);
+		for (int64_t i = 0; i < k; i++)
+			t->split_of[ids[i]] = (int8_t)s;
+	}
+	return 0;
+}
+
+int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_train_opts *o)
+{
+	*out = NULL;
+	burrow_train_opts def;
+	if (!o) {
+		burrow_train_defaults(&def);
+		o = &def;
+	}
+	int st = check_opts(o);
+	if (st)
+		return st;
+	burrow_trainer *t = bw_calloc(1, sizeof *t);
+	if (!t)
+		return BURROW_E_NOMEM;
+	t->o = *o;
+	t->o.scratch_dir = NULL; /* borrowed pointers are not kept past open */
+	t->ds = ds;
+	t->info = burrow_dataset_get_info(ds);
+	t->graph = burrow_dataset_graph(ds);
+	t->labels = burrow_dataset_labels(ds);
+	t->best = (burrow_best){.epoch = -1, .valid_acc = -1, .test_acc = -1};
+	if (o->scratch_dir && !(t->scratch_dir = bw_strdup(o->scratch_dir))) {
+		st = BURROW_E_NOMEM;
+		goto fail;
+	}
+	if (!t->labels || t->info->num_classes < 1) {
+		st = bw_err(BURROW_E_INVAL, "train: dataset '%s' has no labels", t->info->name);
+		goto fail;
+	}
+	if ((st = bw_backend_init(&t->be, BW_BACKEND_CPU, o->threads)))
+		goto fail;
+	if (o->threads > 0)
+		openblas_set_num_threads(o->threads);
+	if ((st = load_features(t)) || (st = make_split_index(t)))
+		goto fail;
+	const bw_model_cfg cfg = {
+		.kind = o->model,
+		.layers = o->layers,
+		.in_dim = t->info->feat_dim,
+		.hidden = o->hidden,
+		.classes = t->info->num_classes,
+		.dropout = (float)o->dropout,
+	};
+	if ((st = bw_model_open(&t->model, &cfg, o->seed)) ||
+	    (st = bw_optim_open(&t->optim, o->optimizer, t->model->num_params, o->lr, o->weight_decay, o->momentum)))
+		goto fail;
+	if (o->model == BURROW_MODEL_GCN) {
+		if (!(t->gcn_norm = bw_malloc((size_t)(t->info->num_nodes + 1) * sizeof *t->gcn_norm))) {
+			st = BURROW_E_NOMEM;
+			goto fail;
+		}
+		bw_gcn_norm_from_csr(t->graph, NULL, t->info->num_nodes, t->gcn_norm);
+	}
+	*out = t;
+	return 0;
+fail:
+	burrow_trainer_close(t);
+	return st;
+}
+
+void burrow_trainer_close(burrow_trainer *t)
+{
+	if (!t)
+		return;
+	bw_model_close(t->model);
+	bw_optim_close(t->optim);
+	bw_npy_unmap(&t->feat_map);
+	bw_aligned_free(t->feat_buf);
+	bw_free(t->split_of);
+	bw_free(t->gcn_norm);
+	bw_free(t->map);
+	bw_free(t->scratch_dir);
+	bw_block_release(&t->full);
+	bw_tensor_free(&t->glogits);
+	bw_free(t);
+}
+
+int burrow_trainer_epoch(const burrow_trainer *t) { return t->epoch; }
+burrow_best burrow_trainer_best(const burrow_trainer *t) { return t->best; }
+
+uint64_t burrow_trainer_weights_checksum(const burrow_trainer *t)
+{
+	const unsigned char *p = (const unsigned char *)t->model->params;
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < (size_t)t->model->num_params * sizeof(float); i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
+}
+
+int bw_trainer_step(burrow_trainer *t, const bw_batch *b, double *loss, int64_t *counted, int64_t *correct)
+{
+	const bw_tensor *logits;
+	int st = bw_model_forward(&t->be, t->model, b, true, t->o.seed, &logits);
+	if (st)
+		return st;
+	if ((st = bw_tensor_reshape(&t->glogits, logits->rows, logits->cols)) ||
+	    (st = bw_nll_loss(&t->be, logits, b->labels, b->loss_rows, b->num_loss_rows, &t->glogits, loss, counted,
+			      correct)))
+		return st;
+	if (!isfinite(*loss))
+		return bw_err(BURROW_E_RANGE, "training loss is %s at epoch %llu, batch %llu; stopped before the update "
+					      "(try a lower --lr, or check the features for NaN or Inf)",
+			      isnan(*loss) ? "NaN" : "infinite", (unsigned long long)b->epoch + 1,
+			      (unsigned long long)b->index + 1);
+	if ((st = bw_model_backward(&t->be, t->model, b, &t->glogits)))
+		return st;
+	return bw_optim_step(&t->be, t->optim, t->model->params, t->model->grads);
+}
+
+/* The whole graph as one block: int32 local ids are the dataset's own. */
+static int full_block(burrow_trainer *t)
+{
+	if (t->full_ready)
+		return 0;
+	const burrow_csr *g = t->graph;
+	if (g->index_width != 4 || g->num_nodes > INT32_MAX)
+		return bw_err(BURROW_E_UNSUPPORTED, "train: full-graph training needs int32 node ids (%lld nodes)",
+			      (long long)g->num_nodes);
+	bw_block_init(&t->full, g->num_nodes, g->num_nodes, g->indptr, g->indices);
+	if (t->gcn_norm)
+		t->full.dst_norm = t->full.src_norm = t->gcn_norm;
+	int st = bw_block_prepare(&t->full, t->o.model != BURROW_MODEL_MLP, t->o.model == BURROW_MODEL_GCN);
+	t->full_ready = st == 0;
+	return st;
+}
+
+static void progress(const burrow_trainer *t, uint64_t done, uint64_t total)
+{
+	if (t->o.progress)
+		t->o.progress(t->o.progress_user, "train", done, total);
+}
+
+int burrow_trainer_train_epoch(burrow_trainer *t, burrow_epoch_stats *es)
+{
+	memset(es, 0, sizeof *es);
+	if (!t->o.full_graph)
+		return bw_err(BURROW_E_UNSUPPORTED, "train: mini-batch training needs the sampler and feature store "
+						    "pipeline, which is not wired in yet; use full-graph mode");
+	const double t0 = now_s();
+	int st = full_block(t);
+	if (st)
+		return st;
+	int64_t ntrain;
+	const int64_t *train = burrow_dataset_split(t->ds, BURROW_SPLIT_TRAIN, &ntrain);
+	if (!train)
+		return bw_err(BURROW_E_INVAL, "train: dataset '%s' has no training nodes", t->info->name);
+	bw_batch b = {
+		.num_blocks = t->o.layers,
+		.x = bw_tensor_view((float *)t->feat, t->info->num_nodes, t->info->feat_dim),
+		.labels = t->labels,
+		.loss_rows = train,
+		.num_loss_rows = ntrain,
+		.epoch = (uint64_t)t->epoch,
+		.index = 0,
+	};
+	for (int l = 0; l < t->o.layers; l++)
+		b.blocks[l] = &t->full;
+	progress(t, 0, 1);
+	double loss;
+	int64_t counted, correct;
+	if ((st = bw_trainer_step(t, &b, &loss, &counted, &correct)))
+		return st;
+	progress(t, 1, 1);
+	t->epoch++;
+	es->epoch = t->epoch;
+	es->batches = 1;
+	es->loss = loss;
+	es->train_acc = counted ? (double)correct / (double)counted : 0.0;
+	es->epoch_s = es->compute_s = now_s() - t0;
+	return 0;
+}
+
+/* Evaluation's sink: count argmax == label per split. */
+typedef struct acc_ctx {
+	burrow_trainer *t;
+	int32_t *pred;
+	int64_t pred_cap;
+	int64_t correct[3], total[3];
+} acc_ctx;
+
+static int acc_sink(void *ctx, int64_t r0, const bw_tensor *z)
+{
+	acc_ctx *a = ctx;
+	if (z->rows > a->pred_cap) {
+		int32_t *p = bw_malloc((size_t)z->rows * sizeof *p);
+		if (!p)
+			return BURROW_E_NOMEM;
+		bw_free(a->pred);
+		a->pred = p;
+		a->pred_cap = z->rows;
+	}
+	int st = bw_argmax(&a->t->be, z, a->pred);
+	if (st)
+		return st;
+	for (int64_t i = 0; i < z->rows; i++) {
+		const int s = a->t->split_of[r0 + i];
+		const int32_t y = a->t->labels[r0 + i];
+		if (s < 0 || y < 0)
+			continue;
+		a->total[s]++;
+		a->correct[s] += a->pred[i] == y;
+	}
+	return 0;
+}
+
+int burrow_trainer_evaluate(burrow_trainer *t, burrow_eval_stats *ev)
+{
+	memset(ev, 0, sizeof *ev);
+	const double t0 = now_s();
+	acc_ctx a = {.t = t};
+	int st = bw_trainer_infer(t, acc_sink, &a, &ev->spilled_bytes);
+	bw_free(a.pred);
+	if (st)
+		return st;
+	double acc[3];
+	for (int s = 0; s < 3; s++)
+		acc[s] = a.total[s] ? (double)a.correct[s] / (double)a.total[s] : -1.0;
+	ev->train_acc = acc[BURROW_SPLIT_TRAIN];
+	ev->valid_acc = acc[BURROW_SPLIT_VALID];
+	ev->test_acc = acc[BURROW_SPLIT_TEST];
+	ev->eval_s = now_s() - t0;
+	if (t->best.epoch < 0 || ev->valid_acc > t->best.valid_acc)
+		t->best = (burrow_best){.epoch = t->epoch, .valid_acc = ev->valid_acc, .test_acc = ev->test_acc};
+	return 0;
+}
+
+/* embed's sink: stream the rows into the npy writer. */
+static int npy_sink(void *ctx, int64_t r0, const bw_tensor *z)
+{
+	(void)r0;
+	return bw_npy_writer_append(ctx, z->data, (size_t)(z->rows * z->cols) * sizeof(float));
+}
+
+int burrow_trainer_embed(burrow_trainer *t, const char *out_npy)
+{
+	bw_npy_writer w;
+	const int64_t shape[2] = {t->info->num_nodes, t->info->num_classes};
+	int st = bw_npy_writer_open(&w, out_npy, BURROW_DTYPE_F32, 2, shape, BW_NPY_ALIGN);
+	if (st)
+		return st;
+	int64_t spilled;
+	if ((st = bw_trainer_infer(t, npy_sink, &w, &spilled))) {
+		bw_npy_writer_abort(&w);
+		return st;
+	}
+	return bw_npy_writer_commit(&w);
+}
