@@ -5,12 +5,18 @@
 #include <string.h>
 
 int cmd_bench(int argc, char **argv);
+int cmd_embed(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_train(int argc, char **argv);
 
 static const cli_cmd COMMANDS[] = {
 	{"gen", "generate a synthetic dataset (csbm, rmat)", cmd_gen},
 	{"info", "describe a dataset directory", cmd_info},
+	{"train", "train a GNN (sage, gcn, mlp) and report OGB accuracy", cmd_train},
+	{"eval", "accuracy of a checkpointed model", cmd_eval},
+	{"embed", "final-layer outputs of a checkpointed model for every node", cmd_embed},
 	{"bench", "benchmarks: ratios against anchors measured in the same run", cmd_bench},
 };
 #define NCOMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])

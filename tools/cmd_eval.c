@@ -1,0 +1,85 @@
+/* cmd_eval.c: burrow eval DIR --checkpoint C: OGB accuracy of a saved model. */
+#include "cli.h"
+#include "train_cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void help(void)
+{
+	printf("usage: burrow eval DIR --checkpoint C [--mem BYTES] [--eval-chunk N] [--scratch DIR] [--threads T]\n"
+	       "                     [--json]\n\n"
+	       "Accuracy (correct / total) of a checkpointed model on the train, valid and test splits of\n"
+	       "DIR, by layer-wise full-neighbor inference over all nodes. C is a checkpoint file or a\n"
+	       "--checkpoint directory of burrow train (its best.ckpt, else last.ckpt).\n\n"
+	       "  --mem BYTES     keep a layer's embeddings in memory up to half of this, else spill (no limit)\n"
+	       "  --eval-chunk N  destination rows per chunk (8192)\n"
+	       "  --scratch DIR   where spills go ($TMPDIR or /tmp)\n"
+	       "  --threads T     OpenMP and OpenBLAS threads (all)\n"
+	       "  --json          one JSON object instead of text\n");
+}
+
+enum { O_CKPT = 256, O_MEM, O_CHUNK, O_SCRATCH, O_THREADS, O_JSON, O_HELP };
+
+int cmd_eval(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{"checkpoint", required_argument, 0, O_CKPT}, {"mem", required_argument, 0, O_MEM},
+		{"eval-chunk", required_argument, 0, O_CHUNK}, {"scratch", required_argument, 0, O_SCRATCH},
+		{"threads", required_argument, 0, O_THREADS}, {"json", no_argument, 0, O_JSON},
+		{"help", no_argument, 0, O_HELP},             {0, 0, 0, 0},
+	};
+	burrow_train_opts o;
+	burrow_train_defaults(&o);
+	const char *ckpt = NULL;
+	bool json = false;
+	int64_t v;
+	int c;
+	while ((c = cli_getopt("eval", argc, argv, "h", lo)) != -1) {
+		switch (c) {
+		case '?': return EXIT_USAGE;
+		case 'h':
+		case O_HELP: help(); return EXIT_OK;
+		case O_CKPT: ckpt = optarg; break;
+		case O_MEM:
+			if (!cli_bytes(optarg, &o.mem_bytes) || o.mem_bytes < 1)
+				return cli_usage("eval", "--mem wants a byte count, got '%s'", optarg);
+			break;
+		case O_CHUNK:
+			if (!cli_i64(optarg, &v) || v < 1)
+				return cli_usage("eval", "--eval-chunk wants a positive integer, got '%s'", optarg);
+			o.eval_chunk = v;
+			break;
+		case O_SCRATCH: o.scratch_dir = optarg; break;
+		case O_THREADS:
+			if (!cli_i64(optarg, &v) || v < 1 || v > 4096)
+				return cli_usage("eval", "--threads wants an integer in [1, 4096], got '%s'", optarg);
+			o.threads = (int)v;
+			break;
+		case O_JSON: json = true; break;
+		default: return EXIT_USAGE;
+		}
+	}
+	if (argc - optind != 1)
+		return cli_usage("eval", "expected one dataset directory");
+	if (!ckpt)
+		return cli_usage("eval", "--checkpoint is required");
+	burrow_dataset *ds;
+	burrow_trainer *t;
+	if (train_cli_restore("eval", argv[optind], ckpt, &o, &ds, &t))
+		return EXIT_FAIL;
+	burrow_eval_stats ev;
+	int st = burrow_trainer_evaluate(t, &ev), rc = EXIT_OK;
+	if (st < 0)
+		rc = cli_lib_fail("eval", st);
+	else if (json)
+		printf("{\"epoch\": %d, \"train_acc\": %.17g, \"valid_acc\": %.17g, \"test_acc\": %.17g, \"eval_s\": %.6f, "
+		       "\"spilled_bytes\": %lld}\n",
+		       burrow_trainer_epoch(t), ev.train_acc, ev.valid_acc, ev.test_acc, ev.eval_s, (long long)ev.spilled_bytes);
+	else
+		printf("model after epoch %d: train %.4f  valid %.4f  test %.4f  (%.2f s)\n", burrow_trainer_epoch(t),
+		       ev.train_acc, ev.valid_acc, ev.test_acc, ev.eval_s);
+	burrow_trainer_close(t);
+	burrow_dataset_close(ds);
+	return rc;
+}

@@ -1,0 +1,349 @@
+/* cmd_train.c: burrow train DIR: train a node classifier, one line per epoch, OGB accuracy,
+ * JSON-lines log, checkpoints and resume. */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void help(void)
+{
+	burrow_train_opts o;
+	burrow_train_defaults(&o);
+	printf("usage: burrow train DIR --full-graph [options]\n\n"
+	       "Train a node classifier on the dataset directory DIR and report OGB's accuracy\n"
+	       "(correct / total on the valid and test splits, from layer-wise full-neighbor inference;\n"
+	       "the test accuracy reported is the one at the epoch with the best valid accuracy).\n\n"
+	       "Mode:\n"
+	       "  --full-graph          every epoch is one step over all nodes with all their neighbors.\n"
+	       "                        Mini-batch mode (the default) needs the sampler and feature store\n"
+	       "                        pipeline, which is not wired in yet.\n"
+	       "Model (defaults):\n"
+	       "  --model M             sage, gcn or mlp (%s)\n"
+	       "  --layers L            %d\n"
+	       "  --hidden H            %lld\n"
+	       "  --dropout p           after each hidden layer's ReLU (%g)\n"
+	       "Optimizer:\n"
+	       "  --optimizer O         adam, adamw or sgd (adam)\n"
+	       "  --lr r                %g\n"
+	       "  --weight-decay w      %g (adam: added to the gradient; adamw: decoupled)\n"
+	       "  --momentum m          sgd only (%g)\n"
+	       "Run:\n"
+	       "  --epochs E            %d\n"
+	       "  --seed S              weights, dropout and batches (%llu)\n"
+	       "  --batch-size B        mini-batch mode (%lld)\n"
+	       "  --fanout a,b,c        mini-batch mode, input layer first (15,10,5)\n"
+	       "  --max-batches N       end an epoch after N batches (all)\n"
+	       "  --eval-every N        evaluate every N epochs and after the last (1)\n"
+	       "  --mem BYTES           inference keeps a layer's embeddings in memory up to half of this,\n"
+	       "                        else spills them to --scratch (no limit); K/M/G suffixes\n"
+	       "  --eval-chunk N        destination rows per inference chunk (%lld)\n"
+	       "  --scratch DIR         where spills go ($TMPDIR or /tmp)\n"
+	       "  --threads T           OpenMP and OpenBLAS threads (all)\n"
+	       "Output:\n"
+	       "  --log FILE            one JSON object per epoch, then one with \"final\": true\n"
+	       "  --checkpoint DIR      save DIR/last.ckpt every epoch and DIR/best.ckpt at each new best\n"
+	       "                        valid accuracy (atomically)\n"
+	       "  --resume              continue from DIR/last.ckpt (its seed, epoch and optimizer state)\n"
+	       "  --quiet               no progress bar\n",
+	       burrow_model_name(o.model), o.layers, (long long)o.hidden, o.dropout, o.lr, o.weight_decay, o.momentum,
+	       o.epochs, (unsigned long long)o.seed, (long long)o.batch_size, (long long)o.eval_chunk);
+}
+
+enum { O_FULL = 256, O_MODEL, O_LAYERS, O_HIDDEN, O_DROPOUT, O_OPTIM, O_LR, O_WD, O_MOM, O_EPOCHS, O_SEED, O_BATCH,
+       O_FANOUT, O_MAXB, O_EVERY, O_MEM, O_CHUNK, O_SCRATCH, O_THREADS, O_LOG, O_CKPT, O_RESUME, O_QUIET, O_HELP };
+
+/* A progress bar within an epoch that erases itself (terminal only). */
+typedef struct bar {
+	bool on;
+	int epoch;
+	double last;
+} bar;
+
+static void bar_cb(void *user, const char *phase, uint64_t done, uint64_t total)
+{
+	bar *b = user;
+	double now = cli_now();
+	if (!b->on || (now - b->last < 0.2 && done && done != total))
+		return;
+	b->last = now;
+	int w = 30, fill = total ? (int)((double)done / (double)total * w) : 0;
+	fprintf(stderr, "\r  epoch %d %s [%.*s%*s] %llu/%llu\033[K", b->epoch, phase, fill,
+		"##############################", w - fill, "", (unsigned long long)done, (unsigned long long)total);
+	if (done == total)
+		fprintf(stderr, "\r\033[K");
+	fflush(stderr);
+}
+
+static bool parse_fanout(const char *s, burrow_train_opts *o, int *n)
+{
+	char *end;
+	*n = 0;
+	while (*s) {
+		errno = 0;
+		long v = strtol(s, &end, 10);
+		if (errno || end == s || (v < 1 && v != -1) || v > INT32_MAX || *n >= BURROW_MAX_LAYERS)
+			return false;
+		o->fanout[(*n)++] = (int32_t)v;
+		if (*end == ',')
+			end++;
+		else if (*end)
+			return false;
+		s = end;
+	}
+	return *n > 0;
+}
+
+static void json_acc(FILE *f, const char *key, double v)
+{
+	if (v < 0)
+		fprintf(f, ", \"%s\": null", key);
+	else
+		fprintf(f, ", \"%s\": %.17g", key, v);
+}
+
+int cmd_train(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{"full-graph", no_argument, 0, O_FULL},       {"model", required_argument, 0, O_MODEL},
+		{"layers", required_argument, 0, O_LAYERS},   {"hidden", required_argument, 0, O_HIDDEN},
+		{"dropout", required_argument, 0, O_DROPOUT}, {"optimizer", required_argument, 0, O_OPTIM},
+		{"lr", required_argument, 0, O_LR},           {"weight-decay", required_argument, 0, O_WD},
+		{"momentum", required_argument, 0, O_MOM},    {"epochs", required_argument, 0, O_EPOCHS},
+		{"seed", required_argument, 0, O_SEED},       {"batch-size", required_argument, 0, O_BATCH},
+		{"fanout", required_argument, 0, O_FANOUT},   {"max-batches", required_argument, 0, O_MAXB},
+		{"eval-every", required_argument, 0, O_EVERY}, {"mem", required_argument, 0, O_MEM},
+		{"eval-chunk", required_argument, 0, O_CHUNK}, {"scratch", required_argument, 0, O_SCRATCH},
+		{"threads", required_argument, 0, O_THREADS}, {"log", required_argument, 0, O_LOG},
+		{"checkpoint", required_argument, 0, O_CKPT}, {"resume", no_argument, 0, O_RESUME},
+		{"quiet", no_argument, 0, O_QUIET},           {"help", no_argument, 0, O_HELP},
+		{0, 0, 0, 0},
+	};
+	burrow_train_opts o;
+	burrow_train_defaults(&o);
+	const char *log_path = NULL, *ckpt_dir = NULL;
+	bool resume = false, quiet = false, fanout_set = false;
+	int64_t every = 1, i64;
+	int nfanout = 3;
+	double f;
+	int c;
+#define INT_OPT(field, lo_, hi_)                                                                              \
+	do {                                                                                                  \
+		if (!cli_i64(optarg, &i64) || i64 < (lo_) || i64 > (hi_))                                     \
+			return cli_usage("train", "%s wants an integer in [%lld, %lld], got '%s'", argv[optind - 1], \
+					 (long long)(lo_), (long long)(hi_), optarg);                           \
+		field = i64;                                                                                  \
+	} while (0)
+#define REAL_OPT(field, lo_, hi_)                                                                          \
+	do {                                                                                               \
+		if (!cli_f64(optarg, &f) || f < (lo_) || f > (hi_))                                         \
+			return cli_usage("train", "%s wants a number in [%g, %g], got '%s'", argv[optind - 1], \
+					 (double)(lo_), (double)(hi_), optarg);                              \
+		field = f;                                                                                 \
+	} while (0)
+	while ((c = cli_getopt("train", argc, argv, "h", lo)) != -1) {
+		switch (c) {
+		case '?': return EXIT_USAGE;
+		case 'h':
+		case O_HELP: help(); return EXIT_OK;
+		case O_FULL: o.full_graph = true; break;
+		case O_MODEL:
+			if (!(o.model = burrow_model_parse(optarg)))
+				return cli_usage("train", "--model wants sage, gcn or mlp, got '%s'", optarg);
+			break;
+		case O_LAYERS: INT_OPT(o.layers, 1, BURROW_MAX_LAYERS); break;
+		case O_HIDDEN: INT_OPT(o.hidden, 1, 1 << 20); break;
+		case O_DROPOUT: REAL_OPT(o.dropout, 0, 0.99); break;
+		case O_OPTIM:
+			if (!strcmp(optarg, "adam"))
+				o.optimizer = BURROW_OPTIM_ADAM;
+			else if (!strcmp(optarg, "adamw"))
+				o.optimizer = BURROW_OPTIM_ADAMW;
+			else if (!strcmp(optarg, "sgd"))
+				o.optimizer = BURROW_OPTIM_SGD;
+			else
+				return cli_usage("train", "--optimizer wants adam, adamw or sgd, got '%s'", optarg);
+			break;
+		case O_LR: REAL_OPT(o.lr, 1e-12, 1e6); break;
+		case O_WD: REAL_OPT(o.weight_decay, 0, 1e6); break;
+		case O_MOM: REAL_OPT(o.momentum, 0, 0.999999); break;
+		case O_EPOCHS: INT_OPT(o.epochs, 0, 1 << 24); break;
+		case O_SEED: INT_OPT(o.seed, 0, INT64_MAX); break;
+		case O_BATCH: INT_OPT(o.batch_size, 1, (int64_t)1 << 40); break;
+		case O_FANOUT:
+			if (!parse_fanout(optarg, &o, &nfanout))
+				return cli_usage("train", "--fanout wants positive integers or -1 separated by commas, got '%s'",
+						 optarg);
+			fanout_set = true;
+			break;
+		case O_MAXB: INT_OPT(o.max_batches, 1, INT64_MAX); break;
+		case O_EVERY: INT_OPT(every, 1, 1 << 24); break;
+		case O_MEM:
+			if (!cli_bytes(optarg, &o.mem_bytes) || o.mem_bytes < 1)
+				return cli_usage("train", "--mem wants a byte count (K/M/G suffixes), got '%s'", optarg);
+			break;
+		case O_CHUNK: INT_OPT(o.eval_chunk, 1, (int64_t)1 << 30); break;
+		case O_SCRATCH: o.scratch_dir = optarg; break;
+		case O_THREADS: INT_OPT(o.threads, 1, 4096); break;
+		case O_LOG: log_path = optarg; break;
+		case O_CKPT: ckpt_dir = optarg; break;
+		case O_RESUME: resume = true; break;
+		case O_QUIET: quiet = true; break;
+		default: return EXIT_USAGE;
+		}
+	}
+#undef INT_OPT
+#undef REAL_OPT
+	if (argc - optind != 1)
+		return cli_usage("train", "expected one dataset directory");
+	if (fanout_set && nfanout != o.layers)
+		return cli_usage("train", "--fanout has %d values for %d layers", nfanout, o.layers);
+	if (resume && !ckpt_dir)
+		return cli_usage("train", "--resume needs --checkpoint DIR");
+	const char *dir = argv[optind];
+
+	char *last_path = NULL, *best_path = NULL;
+	if (ckpt_dir) {
+		if ((asprintf(&last_path, "%s/last.ckpt", ckpt_dir) < 0) || asprintf(&best_path, "%s/best.ckpt", ckpt_dir) < 0)
+			return cli_fail("train", "out of memory");
+		struct stat sb;
+		const bool have = stat(last_path, &sb) == 0;
+		if (resume && !have) {
+			cli_fail("train", "%s: no checkpoint to resume from", last_path);
+			goto fail_paths;
+		}
+		if (!resume && have) {
+			cli_fail("train", "%s already holds a checkpoint; use --resume to continue it or remove it", ckpt_dir);
+			goto fail_paths;
+		}
+		char *cmd;
+		if (asprintf(&cmd, "%s", ckpt_dir) < 0)
+			goto fail_paths;
+		for (char *p = cmd + 1; *p; p++) /* mkdir -p */
+			if (*p == '/') {
+				*p = '\0';
+				mkdir(cmd, 0755);
+				*p = '/';
+			}
+		int mk = mkdir(cmd, 0755);
+		free(cmd);
+		if (mk != 0 && errno != EEXIST) {
+			cli_fail("train", "%s: cannot create the checkpoint directory: %s", ckpt_dir, strerror(errno));
+			goto fail_paths;
+		}
+	}
+
+	burrow_dataset *ds;
+	int st = burrow_dataset_open(&ds, dir);
+	if (st < 0) {
+		cli_lib_fail("train", st);
+		goto fail_paths;
+	}
+	bar pb = {.on = !quiet && isatty(STDERR_FILENO)};
+	o.progress = bar_cb;
+	o.progress_user = &pb;
+	burrow_trainer *t;
+	if ((st = burrow_trainer_open(&t, ds, &o)) < 0) {
+		cli_lib_fail("train", st);
+		goto fail_ds;
+	}
+	if (resume) {
+		if ((st = burrow_trainer_load(t, last_path)) < 0) {
+			cli_lib_fail("train", st);
+			goto fail_trainer;
+		}
+		fprintf(stderr, "burrow: train: resumed %s after epoch %d\n", last_path, burrow_trainer_epoch(t));
+	}
+	FILE *log = NULL;
+	if (log_path && !(log = fopen(log_path, resume ? "a" : "w"))) {
+		cli_fail("train", "%s: cannot open the log: %s", log_path, strerror(errno));
+		goto fail_trainer;
+	}
+
+	const burrow_dataset_info *in = burrow_dataset_get_info(ds);
+	char a[32];
+	printf("burrow train: %s on %s (%s nodes, %d classes), %s, %d layers, hidden %lld, dropout %g, lr %g\n",
+	       burrow_model_name(o.model), in->name, cli_grouped(in->num_nodes, a, sizeof a), in->num_classes,
+	       o.full_graph ? "full graph" : "mini-batch", o.layers, (long long)o.hidden, o.dropout, o.lr);
+	printf("%5s %9s %7s %7s %7s %8s %8s %9s %9s %7s\n", "epoch", "loss", "train", "valid", "test", "epoch_s",
+	       "sample_s", "io_wait_s", "compute_s", "eval_s");
+	fflush(stdout);
+	int rc = EXIT_OK;
+	const double start = cli_now();
+	for (int e = burrow_trainer_epoch(t) + 1; e <= o.epochs; e++) {
+		burrow_epoch_stats es;
+		burrow_eval_stats ev = {.train_acc = -1, .valid_acc = -1, .test_acc = -1};
+		pb.epoch = e;
+		if ((st = burrow_trainer_train_epoch(t, &es)) < 0) {
+			rc = cli_lib_fail("train", st);
+			break;
+		}
+		const bool evaluate = e % every == 0 || e == o.epochs;
+		if (evaluate && (st = burrow_trainer_evaluate(t, &ev)) < 0) {
+			rc = cli_lib_fail("train", st);
+			break;
+		}
+		char vbuf[16] = "      -", tbuf[16] = "      -";
+		if (evaluate) {
+			snprintf(vbuf, sizeof vbuf, "%7.4f", ev.valid_acc);
+			snprintf(tbuf, sizeof tbuf, "%7.4f", ev.test_acc);
+		}
+		printf("%5d %9.4f %7.4f %7s %7s %8.3f %8.3f %9.3f %9.3f %7.3f\n", es.epoch, es.loss, es.train_acc, vbuf, tbuf,
+		       es.epoch_s, es.sample_s, es.io_wait_s, es.compute_s, ev.eval_s);
+		fflush(stdout);
+		if (log) {
+			fprintf(log, "{\"epoch\": %d, \"loss\": %.17g, \"train_acc\": %.17g", es.epoch, es.loss, es.train_acc);
+			json_acc(log, "valid_acc", ev.valid_acc);
+			json_acc(log, "test_acc", ev.test_acc);
+			fprintf(log,
+				", \"batches\": %lld, \"epoch_s\": %.6f, \"sample_s\": %.6f, \"io_wait_s\": %.6f, "
+				"\"compute_s\": %.6f, \"eval_s\": %.6f, \"rows_read\": %lld, \"cache_hit_rate\": %.6f, "
+				"\"spilled_bytes\": %lld}\n",
+				(long long)es.batches, es.epoch_s, es.sample_s, es.io_wait_s, es.compute_s, ev.eval_s,
+				(long long)es.rows_read, es.cache_hit_rate, (long long)ev.spilled_bytes);
+			fflush(log);
+		}
+		if (ckpt_dir) {
+			const burrow_best b = burrow_trainer_best(t);
+			if ((evaluate && b.epoch == e && (st = burrow_trainer_save(t, best_path)) < 0) ||
+			    (st = burrow_trainer_save(t, last_path)) < 0) {
+				rc = cli_lib_fail("train", st);
+				break;
+			}
+		}
+	}
+	if (rc == EXIT_OK) {
+		const burrow_best b = burrow_trainer_best(t);
+		if (b.epoch >= 0)
+			printf("best valid %.4f at epoch %d: test accuracy %.4f\n", b.valid_acc, b.epoch, b.test_acc);
+		if (log) {
+			fprintf(log, "{\"final\": true, \"best_epoch\": %d", b.epoch);
+			json_acc(log, "valid_acc", b.valid_acc);
+			json_acc(log, "test_acc", b.test_acc);
+			fprintf(log, ", \"epochs\": %d, \"total_s\": %.6f, \"weights_checksum\": \"%016llx\"}\n",
+				burrow_trainer_epoch(t), cli_now() - start,
+				(unsigned long long)burrow_trainer_weights_checksum(t));
+		}
+	}
+	if (log && fclose(log) != 0 && rc == EXIT_OK)
+		rc = cli_fail("train", "%s: write failed: %s", log_path, strerror(errno));
+	burrow_trainer_close(t);
+	burrow_dataset_close(ds);
+	free(last_path);
+	free(best_path);
+	return rc;
+
+fail_trainer:
+	burrow_trainer_close(t);
+fail_ds:
+	burrow_dataset_close(ds);
+fail_paths:
+	free(last_path);
+	free(best_path);
+	return EXIT_FAIL;
+}
