@@ -1,0 +1,1024 @@
+/* test_train.c: the training engine: every CPU kernel against a slow obvious ref_ version in
+ * double precision, every layer's backward and a whole 2-layer model's against central
+ * finite differences, the optimizers against their formulas, layer-wise inference against
+ * the full-graph forward, training that needs the graph, bit-for-bit resume, refusals.
+ *
+ * Tolerances (stated once, used below):
+ *   kernels vs ref_ (float32 vs double):          |got - ref| <= 1e-5 * (1 + |ref|)
+ *   backward vs central finite differences of the double-precision reference forward
+ *   (step 1e-6): |analytic - numeric| <= 1e-4 * (1 + |numeric|)  */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+
+#include "../train/train.h"
+#include "util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KTOL 1e-5
+#define GTOL 1e-4
+#define FD_STEP 1e-6
+
+static char *dir;
+static void setup(void) { dir = tu_tmpdir(); }
+static void teardown(void)
+{
+	tu_rmrf(dir);
+	free(dir);
+}
+TestSuite(train_ops, .timeout = 60);
+TestSuite(train_grad, .timeout = 60);
+TestSuite(train_run, .init = setup, .fini = teardown, .timeout = 120);
+
+static bw_backend backend(int threads)
+{
+	bw_backend be;
+	cr_assert_eq(bw_backend_init(&be, BW_BACKEND_CPU, threads), 0, "%s", burrow_last_error());
+	return be;
+}
+
+static bool close_to(double got, double ref, double tol) { return fabs(got - ref) <= tol * (1.0 + fabs(ref)); }
+
+static void fill_uniform(float *x, int64_t n, uint64_t key, double lo, double hi)
+{
+	bw_rng r;
+	bw_rng_seed(&r, key);
+	for (int64_t i = 0; i < n; i++)
+		x[i] = (float)(lo + (hi - lo) * bw_rng_uniform(&r));
+}
+
+static double *to_double(const float *x, int64_t n)
+{
+	double *d = malloc((size_t)(n ? n : 1) * sizeof *d);
+	for (int64_t i = 0; i < n; i++)
+		d[i] = x[i];
+	return d;
+}
+
+/* ------------------------------------------------------------ random blocks */
+
+typedef struct tblock {
+	bw_block b;
+	int64_t *indptr;
+	int32_t *indices;
+} tblock;
+
+/* nd destinations over ns sources: row 0 empty, others 0..max_deg random sources
+ * (duplicates possible), so empty rows, repeated edges and unread sources all occur. */
+static void make_block(tblock *t, int64_t nd, int64_t ns, int max_deg, uint64_t key)
+{
+	bw_rng r;
+	bw_rng_seed(&r, key);
+	t->indptr = malloc((size_t)(nd + 1) * sizeof *t->indptr);
+	t->indices = malloc((size_t)(nd * max_deg + 1) * sizeof *t->indices);
+	t->indptr[0] = 0;
+	for (int64_t i = 0; i < nd; i++) {
+		int64_t deg = i == 0 ? 0 : (int64_t)bw_rng_below(&r, (uint64_t)max_deg + 1), k = t->indptr[i];
+		for (int64_t e = 0; e < deg; e++)
+			t->indices[k++] = (int32_t)bw_rng_below(&r, (uint64_t)ns);
+		t->indptr[i + 1] = k;
+	}
+	bw_block_init(&t->b, nd, ns, t->indptr, t->indices);
+	cr_assert_eq(bw_block_check(&t->b), 0, "%s", burrow_last_error());
+}
+
+static void free_block(tblock *t)
+{
+	bw_block_release(&t->b);
+	free(t->indptr);
+	free(t->indices);
+}
+
+/* The aggregation as a dense [nd, ns] matrix in double: the obvious definition. */
+static double *ref_agg_matrix(const bw_block *b, bw_agg mode)
+{
+	const int64_t nd = b->num_dst, ns = b->num_src;
+	double *w = calloc((size_t)(nd * ns), sizeof *w);
+	for (int64_t i = 0; i < nd; i++) {
+		const int64_t deg = b->indptr[i + 1] - b->indptr[i];
+		for (int64_t e = b->indptr[i]; e < b->indptr[i + 1]; e++) {
+			const int64_t j = b->indices[e];
+			w[i * ns + j] += mode == BW_AGG_SUM ? 1.0 : mode == BW_AGG_MEAN ? 1.0 / (double)deg
+							 : (double)b->dst_norm[i] * b->src_norm[j];
+		}
+		if (mode == BW_AGG_GCN)
+			w[i * ns + i] += (double)b->dst_norm[i] * b->src_norm[i];
+	}
+	return w;
+}
+
+/* c[m, n] = a[m, k] b[k, n] in double, with optional transposes of the stored matrices. */
+static void ref_matmul(const double *a, bool ta, const double *b, bool tb, int64_t m, int64_t n, int64_t k, double *c)
+{
+	for (int64_t i = 0; i < m; i++)
+		for (int64_t j = 0; j < n; j++) {
+			double s = 0;
+			for (int64_t q = 0; q < k; q++)
+				s += (ta ? a[q * m + i] : a[i * k + q]) * (tb ? b[j * k + q] : b[q * n + j]);
+			c[i * n + j] = s;
+		}
+}
+
+/* ------------------------------------------------------------ kernels vs ref_ */
+
+Test(train_ops, gemm_matches_ref_in_all_transposes)
+{
+	bw_backend be = backend(2);
+	const int64_t m = 7, n = 5, k = 9;
+	for (int ta = 0; ta < 2; ta++)
+		for (int tb = 0; tb < 2; tb++) {
+			bw_tensor a, b, c;
+			bw_tensor_alloc(&a, ta ? k : m, ta ? m : k);
+			bw_tensor_alloc(&b, tb ? n : k, tb ? k : n);
+			bw_tensor_alloc(&c, m, n);
+			fill_uniform(a.data, m * k, 1 + ta, -1, 1);
+			fill_uniform(b.data, n * k, 3 + tb, -1, 1);
+			fill_uniform(c.data, m * n, 5, -1, 1);
+			double *ad = to_double(a.data, m * k), *bd = to_double(b.data, n * k), *c0 = to_double(c.data, m * n);
+			double ref[35];
+			ref_matmul(ad, ta, bd, tb, m, n, k, ref);
+			cr_assert_eq(bw_matmul(&be, &a, ta, &b, tb, 0.5f, 2.0f, &c), 0, "%s", burrow_last_error());
+			for (int64_t i = 0; i < m * n; i++)
+				cr_assert(close_to(c.data[i], 0.5 * ref[i] + 2.0 * c0[i], KTOL), "ta %d tb %d [%lld]: %g vs %g", ta,
+					  tb, (long long)i, c.data[i], 0.5 * ref[i] + 2.0 * c0[i]);
+			/* a shape mismatch is refused, not computed */
+			bw_tensor bad;
+			bw_tensor_alloc(&bad, m + 1, n);
+			cr_assert_eq(bw_matmul(&be, &a, ta, &b, tb, 1, 0, &bad), BURROW_E_INVAL);
+			bw_tensor_free(&bad);
+			free(ad);
+			free(bd);
+			free(c0);
+			bw_tensor_free(&a);
+			bw_tensor_free(&b);
+			bw_tensor_free(&c);
+		}
+}
+
+Test(train_ops, block_transpose_and_gcn_norms_follow_their_definitions)
+{
+	tblock t;
+	make_block(&t, 20, 33, 6, 11);
+	cr_assert_eq(bw_block_prepare(&t.b, true, true), 0);
+	const bw_block *b = &t.b;
+	/* every edge (i, j) appears in j's transpose list as often as in row i, lists ascending */
+	for (int64_t j = 0; j < b->num_src; j++) {
+		for (int64_t e = b->t_indptr[j] + 1; e < b->t_indptr[j + 1]; e++)
+			cr_assert_leq(b->t_indices[e - 1], b->t_indices[e]);
+		for (int64_t i = 0; i < b->num_dst; i++) {
+			int64_t fwd = 0, bwd = 0;
+			for (int64_t e = b->indptr[i]; e < b->indptr[i + 1]; e++)
+				fwd += b->indices[e] == j;
+			for (int64_t e = b->t_indptr[j]; e < b->t_indptr[j + 1]; e++)
+				bwd += b->t_indices[e] == i;
+			cr_assert_eq(fwd, bwd, "edge (%lld, %lld)", (long long)i, (long long)j);
+		}
+	}
+	for (int64_t i = 0; i < b->num_dst; i++)
+		cr_assert(close_to(b->dst_norm[i], 1.0 / sqrt((double)(b->indptr[i + 1] - b->indptr[i]) + 1), KTOL));
+	for (int64_t j = 0; j < b->num_src; j++) {
+		double deg;
+		if (j < b->num_dst) {
+			deg = (double)(b->indptr[j + 1] - b->indptr[j]);
+		} else {
+			deg = 0;
+			for (int64_t e = 0; e < b->indptr[b->num_dst]; e++)
+				deg += b->indices[e] == j;
+		}
+		cr_assert(close_to(b->src_norm[j], 1.0 / sqrt(deg + 1), KTOL), "src %lld", (long long)j);
+	}
+	free_block(&t);
+}
+
+Test(train_ops, block_check_refuses_bad_blocks)
+{
+	int64_t ip[3] = {0, 2, 1};
+	int32_t ix[2] = {0, 1};
+	bw_block b;
+	bw_block_init(&b, 2, 3, ip, ix);
+	cr_assert_eq(bw_block_check(&b), BURROW_E_FORMAT);
+	ip[2] = 2;
+	ix[1] = 3;
+	cr_assert_eq(bw_block_check(&b), BURROW_E_RANGE);
+	cr_assert(strstr(burrow_last_error(), "row 0"), "%s", burrow_last_error());
+	bw_block_init(&b, 4, 3, ip, ix);
+	cr_assert_eq(bw_block_check(&b), BURROW_E_INVAL);
+}
+
+Test(train_ops, aggregation_forward_and_backward_match_ref)
+{
+	const int64_t nd = 23, ns = 41, dim = 6;
+	tblock t;
+	make_block(&t, nd, ns, 7, 21);
+	cr_assert_eq(bw_block_prepare(&t.b, true, true), 0);
+	bw_tensor x, out, g, gx;
+	bw_tensor_alloc(&x, ns, dim);
+	bw_tensor_alloc(&out, nd, dim);
+	bw_tensor_alloc(&g, nd, dim);
+	bw_tensor_alloc(&gx, ns, dim);
+	fill_uniform(x.data, ns * dim, 7, -2, 2);
+	fill_uniform(g.data, nd * dim, 8, -2, 2);
+	for (int threads = 1; threads <= 2; threads++) {
+		bw_backend be = backend(threads);
+		for (int mode = BW_AGG_SUM; mode <= BW_AGG_GCN; mode++) {
+			double *w = ref_agg_matrix(&t.b, mode);
+			cr_assert_eq(bw_aggregate(&be, &t.b, mode, &x, NULL, 0, &out), 0, "%s", burrow_last_error());
+			for (int64_t i = 0; i < nd; i++)
+				for (int64_t c = 0; c < dim; c++) {
+					double ref = 0;
+					for (int64_t j = 0; j < ns; j++)
+						ref += w[i * ns + j] * x.data[j * dim + c];
+					cr_assert(close_to(out.data[i * dim + c], ref, KTOL), "mode %d fwd [%lld, %lld]: %g vs %g",
+						  mode, (long long)i, (long long)c, out.data[i * dim + c], ref);
+				}
+			cr_assert_eq(bw_aggregate_backward(&be, &t.b, mode, &g, NULL, 0, &gx), 0, "%s", burrow_last_error());
+			for (int64_t j = 0; j < ns; j++)
+				for (int64_t c = 0; c < dim; c++) {
+					double ref = 0;
+					for (int64_t i = 0; i < nd; i++)
+						ref += w[i * ns + j] * g.data[i * dim + c];
+					cr_assert(close_to(gx.data[j * dim + c], ref, KTOL), "mode %d bwd [%lld, %lld]: %g vs %g",
+						  mode, (long long)j, (long long)c, gx.data[j * dim + c], ref);
+				}
+			/* a row subset writes exactly those rows */
+			const int64_t rows[3] = {3, 0, 17};
+			bw_tensor sub;
+			bw_tensor_alloc(&sub, nd, dim);
+			for (int64_t i = 0; i < nd * dim; i++)
+				sub.data[i] = -99.0f;
+			cr_assert_eq(bw_aggregate(&be, &t.b, mode, &x, rows, 3, &sub), 0);
+			for (int64_t i = 0; i < nd; i++) {
+				const bool listed = i == 3 || i == 0 || i == 17;
+				for (int64_t c = 0; c < dim; c++)
+					cr_assert(listed ? sub.data[i * dim + c] == out.data[i * dim + c] : sub.data[i * dim + c] == -99.0f);
+			}
+			bw_tensor_free(&sub);
+			free(w);
+		}
+	}
+	/* refusals: wrong shapes, a row out of range, a missing transpose */
+	bw_backend be = backend(1);
+	cr_assert_eq(bw_aggregate(&be, &t.b, BW_AGG_MEAN, &g, NULL, 0, &out), BURROW_E_INVAL);
+	const int64_t bad = nd;
+	cr_assert_eq(bw_aggregate(&be, &t.b, BW_AGG_MEAN, &x, &bad, 1, &out), BURROW_E_RANGE);
+	tblock u;
+	make_block(&u, nd, ns, 3, 5);
+	cr_assert_eq(bw_aggregate_backward(&be, &u.b, BW_AGG_SUM, &g, NULL, 0, &gx), BURROW_E_INVAL);
+	free_block(&u);
+	bw_tensor_free(&x);
+	bw_tensor_free(&out);
+	bw_tensor_free(&g);
+	bw_tensor_free(&gx);
+	free_block(&t);
+}
+
+Test(train_ops, elementwise_kernels_match_ref)
+{
+	bw_backend be = backend(2);
+	const int64_t r = 37, c = 19, n = r * c;
+	bw_tensor x, y, g;
+	bw_tensor_alloc(&x, r, c);
+	bw_tensor_alloc(&y, r, c);
+	bw_tensor_alloc(&g, r, c);
+	fill_uniform(x.data, n, 31, -1, 1);
+	fill_uniform(g.data, n, 32, -1, 1);
+	float bias[19], cs[19];
+	fill_uniform(bias, c, 33, -1, 1);
+	memcpy(y.data, x.data, (size_t)n * sizeof(float));
+	cr_assert_eq(bw_bias_add(&be, &y, bias, c), 0);
+	for (int64_t i = 0; i < n; i++)
+		cr_assert_eq(y.data[i], x.data[i] + bias[i % c]);
+	cr_assert_eq(bw_col_sum(&be, &x, cs, c), 0);
+	for (int64_t k = 0; k < c; k++) {
+		double ref = 0;
+		for (int64_t i = 0; i < r; i++)
+			ref += x.data[i * c + k];
+		cr_assert(close_to(cs[k], ref, KTOL));
+	}
+	cr_assert_eq(bw_bias_add(&be, &y, bias, c - 1), BURROW_E_INVAL);
+	memcpy(y.data, x.data, (size_t)n * sizeof(float));
+	cr_assert_eq(bw_relu(&be, &y), 0);
+	for (int64_t i = 0; i < n; i++)
+		cr_assert_eq(y.data[i], x.data[i] > 0 ? x.data[i] : 0.0f);
+	bw_tensor g2;
+	bw_tensor_alloc(&g2, r, c);
+	memcpy(g2.data, g.data, (size_t)n * sizeof(float));
+	cr_assert_eq(bw_relu_backward(&be, &g2, &y), 0);
+	for (int64_t i = 0; i < n; i++)
+		cr_assert_eq(g2.data[i], x.data[i] > 0 ? g.data[i] : 0.0f);
+	memcpy(g2.data, y.data, (size_t)n * sizeof(float));
+	cr_assert_eq(bw_axpy(&be, -0.5f, &g, &g2), 0);
+	for (int64_t i = 0; i < n; i++)
+		cr_assert(close_to(g2.data[i], (double)y.data[i] - 0.5 * g.data[i], KTOL));
+	int32_t am[37];
+	cr_assert_eq(bw_argmax(&be, &x, am), 0);
+	for (int64_t i = 0; i < r; i++)
+		for (int64_t k = 0; k < c; k++)
+			cr_assert(x.data[i * c + k] < x.data[i * c + am[i]] || (x.data[i * c + k] == x.data[i * c + am[i]] && k >= am[i]));
+	bw_tensor_free(&x);
+	bw_tensor_free(&y);
+	bw_tensor_free(&g);
+	bw_tensor_free(&g2);
+}
+
+Test(train_ops, dropout_is_keyed_thread_independent_and_unbiased)
+{
+	const int64_t r = 300, c = 50, n = r * c;
+	const float p = 0.3f;
+	bw_tensor a, b;
+	bw_tensor_alloc(&a, r, c);
+	bw_tensor_alloc(&b, r, c);
+	uint8_t *ma = malloc((size_t)n), *mb = malloc((size_t)n), *mc = malloc((size_t)n);
+	for (int64_t i = 0; i < n; i++)
+		a.data[i] = b.data[i] = 1.0f + (float)(i % 7);
+	bw_backend one = backend(1), two = backend(2);
+	const uint64_t key = bw_dropout_key(5, 2, 3, 1);
+	cr_assert_eq(bw_dropout(&one, &a, ma, p, key), 0);
+	cr_assert_eq(bw_dropout(&two, &b, mb, p, key), 0);
+	cr_assert(memcmp(ma, mb, (size_t)n) == 0, "dropout mask depends on the thread count");
+	cr_assert(memcmp(a.data, b.data, (size_t)n * sizeof(float)) == 0);
+	int64_t kept = 0;
+	for (int64_t i = 0; i < n; i++) {
+		kept += ma[i];
+		const float want = ma[i] ? (1.0f + (float)(i % 7)) * (1.0f / (1.0f - p)) : 0.0f;
+		cr_assert_eq(a.data[i], want);
+	}
+	/* kept ~ Binomial(n, 1 - p): within 5 standard deviations */
+	const double mean = (double)n * (1 - p), sd = sqrt((double)n * p * (1 - p));
+	cr_assert(fabs((double)kept - mean) < 5 * sd, "kept %lld of %lld", (long long)kept, (long long)n);
+	/* another (epoch, batch, layer) gives another mask */
+	bw_tensor_alloc(&b, r, c);
+	cr_assert_eq(bw_dropout(&one, &b, mc, p, bw_dropout_key(5, 2, 4, 1)), 0);
+	cr_assert(memcmp(ma, mc, (size_t)n) != 0);
+	/* backward: the same mask and scale */
+	for (int64_t i = 0; i < n; i++)
+		b.data[i] = 2.0f;
+	cr_assert_eq(bw_dropout_backward(&one, &b, ma, p), 0);
+	for (int64_t i = 0; i < n; i++)
+		cr_assert_eq(b.data[i], ma[i] ? 2.0f / (1.0f - p) : 0.0f);
+	cr_assert_eq(bw_dropout(&one, &a, ma, 1.0f, key), BURROW_E_INVAL);
+	free(ma);
+	free(mb);
+	free(mc);
+	bw_tensor_free(&a);
+	bw_tensor_free(&b);
+}
+
+Test(train_ops, log_softmax_nll_matches_ref)
+{
+	bw_backend be = backend(2);
+	const int64_t r = 29, c = 5;
+	bw_tensor z, g;
+	bw_tensor_alloc(&z, r, c);
+	bw_tensor_alloc(&g, r, c);
+	fill_uniform(z.data, r * c, 41, -4, 4);
+	int32_t y[29];
+	for (int64_t i = 0; i < r; i++)
+		y[i] = i % 6 == 5 ? -1 : (int32_t)(i * 3 % c);
+	const int64_t sel[] = {1, 4, 5, 9, 11, 17, 20, 28};
+	const int64_t ns = 8;
+	double loss;
+	int64_t counted, correct;
+	cr_assert_eq(bw_nll_loss(&be, &z, y, sel, ns, &g, &loss, &counted, &correct), 0, "%s", burrow_last_error());
+	double ref = 0;
+	int64_t rc = 0, rok = 0;
+	for (int64_t k = 0; k < ns; k++)
+		rc += y[sel[k]] >= 0;
+	double *rg = calloc((size_t)(r * c), sizeof *rg);
+	for (int64_t k = 0; k < ns; k++) {
+		const int64_t i = sel[k];
+		if (y[i] < 0)
+			continue;
+		double se = 0, mx = -INFINITY;
+		int am = 0;
+		for (int64_t q = 0; q < c; q++) {
+			se += exp((double)z.data[i * c + q]);
+			if (z.data[i * c + q] > mx) {
+				mx = z.data[i * c + q];
+				am = (int)q;
+			}
+		}
+		ref += -(z.data[i * c + y[i]] - log(se)) / (double)rc;
+		rok += am == y[i];
+		for (int64_t q = 0; q < c; q++)
+			rg[i * c + q] = (exp((double)z.data[i * c + q]) / se - (q == y[i])) / (double)rc;
+	}
+	cr_assert_eq(counted, rc);
+	cr_assert_eq(correct, rok);
+	cr_assert(close_to(loss, ref, KTOL), "%g vs %g", loss, ref);
+	for (int64_t i = 0; i < r * c; i++)
+		cr_assert(close_to(g.data[i], rg[i], KTOL), "grad [%lld]: %g vs %g", (long long)i, g.data[i], rg[i]);
+	y[4] = (int32_t)c;
+	cr_assert_eq(bw_nll_loss(&be, &z, y, sel, ns, &g, &loss, &counted, &correct), BURROW_E_RANGE);
+	free(rg);
+	bw_tensor_free(&z);
+	bw_tensor_free(&g);
+}
+
+Test(train_ops, optimizers_follow_their_formulas)
+{
+	bw_backend be = backend(2);
+	const int64_t n = 50;
+	for (int kind = BURROW_OPTIM_ADAM; kind <= BURROW_OPTIM_SGD; kind++) {
+		bw_optim *o;
+		const double lr = 0.01, wd = 0.1, mom = kind == BURROW_OPTIM_SGD ? 0.9 : 0;
+		cr_assert_eq(bw_optim_open(&o, kind, n, lr, wd, mom), 0);
+		float p[50], g[50];
+		double rp[50], rm[50] = {0}, rv[50] = {0};
+		fill_uniform(p, n, 51, -1, 1);
+		for (int64_t i = 0; i < n; i++)
+			rp[i] = p[i];
+		for (int step = 1; step <= 5; step++) {
+			fill_uniform(g, n, 60 + (uint64_t)step, -1, 1);
+			cr_assert_eq(bw_optim_step(&be, o, p, g), 0);
+			for (int64_t i = 0; i < n; i++) {
+				if (kind == BURROW_OPTIM_SGD) {
+					rm[i] = mom * rm[i] + g[i] + wd * rp[i];
+					rp[i] -= lr * rm[i];
+					continue;
+				}
+				const double gi = kind == BURROW_OPTIM_ADAM ? g[i] + wd * rp[i] : g[i];
+				if (kind == BURROW_OPTIM_ADAMW)
+					rp[i] *= 1 - lr * wd;
+				rm[i] = 0.9 * rm[i] + 0.1 * gi;
+				rv[i] = 0.999 * rv[i] + 0.001 * gi * gi;
+				const double mh = rm[i] / (1 - pow(0.9, step)), vh = rv[i] / (1 - pow(0.999, step));
+				rp[i] -= lr * mh / (sqrt(vh) + 1e-8);
+			}
+		}
+		for (int64_t i = 0; i < n; i++)
+			cr_assert(close_to(p[i], rp[i], KTOL), "optimizer %d [%lld]: %g vs %g", kind, (long long)i, p[i], rp[i]);
+		bw_optim_close(o);
+	}
+}
+
+/* ------------------------------------------------------------ gradient checks */
+
+/* A layer in double: the obvious definition, over the same parameter layout. */
+static void ref_layer(bw_layer_kind kind, const double *p, int64_t in, int64_t out, const bw_block *b, const double *x,
+		      double *z)
+{
+	const int64_t nd = b->num_dst, ns = b->num_src;
+	const double *w = p, *wn = kind == BW_LAYER_SAGE ? p + in * out : NULL;
+	const double *bias = p + (kind == BW_LAYER_SAGE ? 2 : 1) * in * out;
+	double *t = calloc((size_t)(nd * in), sizeof *t), *u = calloc((size_t)(nd * out), sizeof *u);
+	ref_matmul(x, false, w, false, nd, out, in, z); /* x_dst W */
+	if (kind != BW_LAYER_LINEAR) {
+		double *a = ref_agg_matrix(b, kind == BW_LAYER_SAGE ? BW_AGG_MEAN : BW_AGG_GCN);
+		ref_matmul(a, false, x, false, nd, in, ns, t);
+		ref_matmul(t, false, kind == BW_LAYER_SAGE ? wn : w, false, nd, out, in, u);
+		for (int64_t i = 0; i < nd * out; i++)
+			z[i] = kind == BW_LAYER_SAGE ? z[i] + u[i] : u[i];
+		free(a);
+	}
+	for (int64_t i = 0; i < nd; i++)
+		for (int64_t c = 0; c < out; c++)
+			z[i * out + c] += bias[c];
+	free(t);
+	free(u);
+}
+
+/* Check one layer: loss = sum(z * r), so dL/dz = r. */
+static void check_layer(bw_layer_kind kind, int64_t in, int64_t out, uint64_t key)
+{
+	bw_backend be = backend(2);
+	const int64_t nd = 9, ns = 16;
+	tblock t;
+	make_block(&t, nd, ns, 5, key);
+	cr_assert_eq(bw_block_prepare(&t.b, true, true), 0);
+	const int64_t np = bw_layer_num_params(kind, in, out);
+	float *p = malloc((size_t)np * sizeof *p), *gp = calloc((size_t)np, sizeof *gp);
+	bw_layer l;
+	bw_layer_bind(&l, kind, in, out, p, gp);
+	bw_layer_init(&l, key + 1);
+	fill_uniform(l.b, out, key + 2, -0.5, 0.5);
+	bw_tensor x, z = {0}, r, gx = {0};
+	bw_tensor_alloc(&x, ns, in);
+	bw_tensor_alloc(&r, nd, out);
+	fill_uniform(x.data, ns * in, key + 3, -1, 1);
+	fill_uniform(r.data, nd * out, key + 4, -1, 1);
+	cr_assert_eq(bw_layer_forward(&be, &l, &t.b, &x, &z), 0, "%s", burrow_last_error());
+	cr_assert_eq(bw_layer_backward(&be, &l, &t.b, &x, &r, &gx), 0, "%s", burrow_last_error());
+
+	double *pd = to_double(p, np), *xd = to_double(x.data, ns * in), *zd = malloc((size_t)(nd * out) * sizeof *zd);
+	/* the forward itself matches the reference */
+	ref_layer(kind, pd, in, out, &t.b, xd, zd);
+	for (int64_t i = 0; i < nd * out; i++)
+		cr_assert(close_to(z.data[i], zd[i], KTOL), "kind %d forward [%lld]: %g vs %g", kind, (long long)i, z.data[i], zd[i]);
+	double *vars[2] = {pd, xd};
+	const int64_t counts[2] = {np, ns * in};
+	const float *analytic[2] = {gp, gx.data};
+	for (int which = 0; which < 2; which++)
+		for (int64_t k = 0; k < counts[which]; k++) {
+			double *v = vars[which], save = v[k], lp = 0, lm = 0;
+			v[k] = save + FD_STEP;
+			ref_layer(kind, pd, in, out, &t.b, xd, zd);
+			for (int64_t i = 0; i < nd * out; i++)
+				lp += zd[i] * r.data[i];
+			v[k] = save - FD_STEP;
+			ref_layer(kind, pd, in, out, &t.b, xd, zd);
+			for (int64_t i = 0; i < nd * out; i++)
+				lm += zd[i] * r.data[i];
+			v[k] = save;
+			const double num = (lp - lm) / (2 * FD_STEP);
+			cr_assert(close_to(analytic[which][k], num, GTOL), "kind %d in %lld out %lld: d%s[%lld] %g vs numeric %g",
+				  kind, (long long)in, (long long)out, which ? "x" : "param", (long long)k, analytic[which][k], num);
+		}
+	free(pd);
+	free(xd);
+	free(zd);
+	free(p);
+	free(gp);
+	bw_layer_release(&l);
+	bw_tensor_free(&x);
+	bw_tensor_free(&z);
+	bw_tensor_free(&r);
+	bw_tensor_free(&gx);
+	free_block(&t);
+}
+
+Test(train_grad, linear) { check_layer(BW_LAYER_LINEAR, 6, 4, 100); }
+Test(train_grad, sage_aggregate_first) { check_layer(BW_LAYER_SAGE, 4, 6, 200); }
+Test(train_grad, sage_project_first) { check_layer(BW_LAYER_SAGE, 7, 3, 300); }
+Test(train_grad, gcn_aggregate_first) { check_layer(BW_LAYER_GCN, 4, 6, 400); }
+Test(train_grad, gcn_project_first) { check_layer(BW_LAYER_GCN, 7, 3, 500); }
+
+/* A 2-layer model in double: layer, ReLU, the model's own dropout mask, layer, mean NLL. */
+static double ref_model_loss(const bw_model *m, const double *p, const bw_batch *b, const double *x)
+{
+	const bw_model_cfg *cfg = &m->cfg;
+	const bw_layer_kind kind = m->layer[0].kind;
+	const double *in = x;
+	double *h = NULL, loss = 0;
+	int64_t off = 0;
+	for (int l = 0; l < cfg->layers; l++) {
+		int64_t din, dout;
+		bw_model_layer_dims(cfg, l, &din, &dout);
+		const int64_t nd = b->blocks[l]->num_dst;
+		double *z = malloc((size_t)(nd * dout) * sizeof *z);
+		ref_layer(kind, p + off, din, dout, b->blocks[l], in, z);
+		off += bw_layer_num_params(kind, din, dout);
+		if (l + 1 < cfg->layers)
+			for (int64_t i = 0; i < nd * dout; i++) {
+				z[i] = z[i] > 0 ? z[i] : 0;
+				if (m->dropout_on)
+					z[i] = m->mask[l][i] ? z[i] / (1.0 - cfg->dropout) : 0;
+			}
+		free(h);
+		h = z;
+		in = h;
+	}
+	int64_t cnt = 0;
+	for (int64_t k = 0; k < b->num_loss_rows; k++)
+		cnt += b->labels[b->loss_rows[k]] >= 0;
+	for (int64_t k = 0; k < b->num_loss_rows; k++) {
+		const int64_t i = b->loss_rows[k];
+		if (b->labels[i] < 0)
+			continue;
+		double se = 0;
+		for (int64_t c = 0; c < cfg->classes; c++)
+			se += exp(h[i * cfg->classes + c]);
+		loss += (log(se) - h[i * cfg->classes + b->labels[i]]) / (double)cnt;
+	}
+	free(h);
+	return loss;
+}
+
+/* A sampler-shaped batch (2 blocks, 14 -> 8 -> 5 nodes) through a whole 2-layer model with
+ * dropout: the model's gradients against finite differences of the double reference. */
+static void check_model(int kind)
+{
+	bw_backend be = backend(2);
+	const bw_model_cfg cfg = {.kind = kind, .layers = 2, .in_dim = 6, .hidden = 5, .classes = 3, .dropout = 0.3f};
+	bw_model *m;
+	cr_assert_eq(bw_model_open(&m, &cfg, 7), 0, "%s", burrow_last_error());
+	tblock b0, b1;
+	make_block(&b0, 8, 14, 4, 71);
+	make_block(&b1, 5, 8, 4, 72);
+	bw_tensor x;
+	bw_tensor_alloc(&x, 14, 6);
+	fill_uniform(x.data, 14 * 6, 73, -1, 1);
+	const int32_t labels[5] = {0, 2, 1, -1, 2};
+	const int64_t rows[4] = {0, 1, 3, 4};
+	bw_batch b = {.num_blocks = 2, .blocks = {&b0.b, &b1.b}, .x = x, .labels = labels, .loss_rows = rows,
+		      .num_loss_rows = 4, .epoch = 3, .index = 9};
+	const bw_tensor *logits;
+	cr_assert_eq(bw_model_forward(&be, m, &b, true, 11, &logits), 0, "%s", burrow_last_error());
+	cr_assert(m->dropout_on);
+	bw_tensor g = {0};
+	double loss;
+	int64_t counted, correct;
+	cr_assert_eq(bw_tensor_reshape(&g, logits->rows, logits->cols), 0);
+	cr_assert_eq(bw_nll_loss(&be, logits, labels, rows, 4, &g, &loss, &counted, &correct), 0);
+	cr_assert_eq(counted, 3);
+	cr_assert_eq(bw_model_backward(&be, m, &b, &g), 0, "%s", burrow_last_error());
+	double *pd = to_double(m->params, m->num_params), *xd = to_double(x.data, 14 * 6);
+	cr_assert(close_to(loss, ref_model_loss(m, pd, &b, xd), KTOL));
+	for (int64_t k = 0; k < m->num_params; k++) {
+		const double save = pd[k];
+		pd[k] = save + FD_STEP;
+		const double lp = ref_model_loss(m, pd, &b, xd);
+		pd[k] = save - FD_STEP;
+		const double lm = ref_model_loss(m, pd, &b, xd);
+		pd[k] = save;
+		const double num = (lp - lm) / (2 * FD_STEP);
+		cr_assert(close_to(m->grads[k], num, GTOL), "model %d: dparam[%lld] %g vs numeric %g", kind, (long long)k,
+			  m->grads[k], num);
+	}
+	free(pd);
+	free(xd);
+	bw_tensor_free(&g);
+	bw_tensor_free(&x);
+	free_block(&b0);
+	free_block(&b1);
+	bw_model_close(m);
+}
+
+Test(train_grad, whole_sage_model) { check_model(BURROW_MODEL_SAGE); }
+Test(train_grad, whole_gcn_model) { check_model(BURROW_MODEL_GCN); }
+Test(train_grad, whole_mlp_model) { check_model(BURROW_MODEL_MLP); }
+
+/* ------------------------------------------------------------ training runs */
+
+/* A CSBM whose features alone say little (two classes' means about signal * sqrt(2) = 0.85
+ * noise deviations apart) while 90% of edges join nodes of one class. */
+static char *weak_csbm(void)
+{
+	burrow_gen_opts g;
+	burrow_gen_defaults(&g, BURROW_GEN_CSBM);
+	g.num_nodes = 2000;
+	g.num_classes = 4;
+	g.feat_dim = 16;
+	g.signal = 0.6;
+	g.homophily = 0.9;
+	g.avg_degree = 10;
+	char *d = tu_path(dir, "csbm");
+	cr_assert_eq(burrow_gen(&g, d), 0, "%s", burrow_last_error());
+	return d;
+}
+
+static burrow_train_opts small_opts(int model)
+{
+	burrow_train_opts o;
+	burrow_train_defaults(&o);
+	o.full_graph = true;
+	o.model = model;
+	o.layers = 2;
+	o.hidden = 32;
+	o.dropout = 0.2;
+	o.lr = 0.01;
+	o.threads = 1;
+	return o;
+}
+
+static double train_test_acc(burrow_dataset *ds, int model, int epochs)
+{
+	burrow_train_opts o = small_opts(model);
+	burrow_trainer *t;
+	cr_assert_eq(burrow_trainer_open(&t, ds, &o), 0, "%s", burrow_last_error());
+	for (int e = 0; e < epochs; e++) {
+		burrow_epoch_stats es;
+		burrow_eval_stats ev;
+		cr_assert_eq(burrow_trainer_train_epoch(t, &es), 0, "%s", burrow_last_error());
+		cr_assert_eq(burrow_trainer_evaluate(t, &ev), 0, "%s", burrow_last_error());
+		cr_assert(ev.valid_acc >= 0 && ev.valid_acc <= 1);
+	}
+	const burrow_best b = burrow_trainer_best(t);
+	burrow_trainer_close(t);
+	return b.test_acc;
+}
+
+/* Nearest class mean (means from the training rows): what the features alone give. */
+static double centroid_test_acc(burrow_dataset *ds)
+{
+	const burrow_dataset_info *in = burrow_dataset_get_info(ds);
+	const int64_t d = in->feat_dim, C = in->num_classes;
+	size_t len;
+	char *raw = tu_read(burrow_dataset_features_path(ds), &len);
+	const float *x = (const float *)(raw + burrow_dataset_features_offset(ds));
+	const int32_t *y = burrow_dataset_labels(ds);
+	double *mu = calloc((size_t)(C * d), sizeof *mu), *cnt = calloc((size_t)C, sizeof *cnt);
+	int64_t ntr, nte, ok = 0;
+	const int64_t *tr = burrow_dataset_split(ds, BURROW_SPLIT_TRAIN, &ntr), *te = burrow_dataset_split(ds, BURROW_SPLIT_TEST, &nte);
+	for (int64_t k = 0; k < ntr; k++) {
+		cnt[y[tr[k]]]++;
+		for (int64_t j = 0; j < d; j++)
+			mu[y[tr[k]] * d + j] += x[tr[k] * d + j];
+	}
+	for (int64_t c = 0; c < C; c++)
+		for (int64_t j = 0; j < d; j++)
+			mu[c * d + j] /= cnt[c] > 0 ? cnt[c] : 1;
+	for (int64_t k = 0; k < nte; k++) {
+		int64_t best = 0;
+		double bd = INFINITY;
+		for (int64_t c = 0; c < C; c++) {
+			double s = 0;
+			for (int64_t j = 0; j < d; j++)
+				s += (x[te[k] * d + j] - mu[c * d + j]) * (x[te[k] * d + j] - mu[c * d + j]);
+			if (s < bd) {
+				bd = s;
+				best = c;
+			}
+		}
+		ok += best == y[te[k]];
+	}
+	free(mu);
+	free(cnt);
+	free(raw);
+	return (double)ok / (double)nte;
+}
+
+Test(train_run, graph_models_beat_what_features_alone_reach)
+{
+	char *d = weak_csbm();
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, d), 0, "%s", burrow_last_error());
+	const double centroid = centroid_test_acc(ds);
+	const double mlp = train_test_acc(ds, BURROW_MODEL_MLP, 30);
+	const double sage = train_test_acc(ds, BURROW_MODEL_SAGE, 30);
+	const double gcn = train_test_acc(ds, BURROW_MODEL_GCN, 30);
+	const double floor = BW_MAX(centroid, mlp) + 0.2;
+	cr_log_info("nearest-mean %.3f, mlp %.3f, sage %.3f, gcn %.3f (floor %.3f)", centroid, mlp, sage, gcn, floor);
+	cr_assert(mlp < 0.6, "features are meant to be weak: mlp reached %.3f", mlp);
+	cr_assert(sage >= floor, "sage %.3f below the floor %.3f (features alone: mlp %.3f, nearest mean %.3f)", sage,
+		  floor, mlp, centroid);
+	cr_assert(gcn >= floor, "gcn %.3f below the floor %.3f", gcn, floor);
+	burrow_dataset_close(ds);
+	free(d);
+}
+
+typedef struct grab {
+	float *z;
+	int64_t cols;
+} grab;
+
+static int grab_sink(void *ctx, int64_t r0, const bw_tensor *z)
+{
+	grab *g = ctx;
+	memcpy(g->z + r0 * g->cols, z->data, (size_t)(z->rows * z->cols) * sizeof(float));
+	return 0;
+}
+
+/* Layer-wise chunked inference equals one eval-mode forward over the whole graph, and
+ * spilling the hidden layers to scratch files changes no bit. */
+Test(train_run, layerwise_inference_equals_full_forward_and_spill_changes_nothing)
+{
+	char *d = weak_csbm();
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, d), 0, "%s", burrow_last_error());
+	const int64_t n = burrow_dataset_get_info(ds)->num_nodes, C = burrow_dataset_get_info(ds)->num_classes;
+	for (int model = BURROW_MODEL_SAGE; model <= BURROW_MODEL_MLP; model++) {
+		burrow_train_opts o = small_opts(model);
+		o.layers = 3;
+		o.eval_chunk = 300; /* many chunks */
+		burrow_trainer *t;
+		cr_assert_eq(burrow_trainer_open(&t, ds, &o), 0, "%s", burrow_last_error());
+		burrow_epoch_stats es;
+		for (int e = 0; e < 3; e++)
+			cr_assert_eq(burrow_trainer_train_epoch(t, &es), 0, "%s", burrow_last_error());
+		grab a = {.z = malloc((size_t)(n * C) * sizeof(float)), .cols = C};
+		grab b = {.z = malloc((size_t)(n * C) * sizeof(float)), .cols = C};
+		int64_t spilled;
+		cr_assert_eq(bw_trainer_infer(t, grab_sink, &a, &spilled), 0, "%s", burrow_last_error());
+		cr_assert_eq(spilled, 0);
+		t->o.mem_bytes = 1024; /* far below one layer: every hidden layer spills */
+		char *scratch = tu_path(dir, "scratch");
+		tu_sh(NULL, NULL, "mkdir -p '%s'", scratch);
+		t->scratch_dir = bw_strdup(scratch);
+		cr_assert_eq(bw_trainer_infer(t, grab_sink, &b, &spilled), 0, "%s", burrow_last_error());
+		cr_assert_eq(spilled, 2 * n * o.hidden * (int64_t)sizeof(float));
+		cr_assert(memcmp(a.z, b.z, (size_t)(n * C) * sizeof(float)) == 0, "spilling changed the outputs");
+		char *ls = NULL;
+		tu_sh(&ls, NULL, "ls -A '%s'", scratch);
+		cr_assert_str_empty(ls, "scratch files left behind: %s", ls);
+		free(ls);
+		free(scratch);
+		/* the reference: the full graph as one block, eval mode */
+		bw_batch fb = {.num_blocks = 3, .x = bw_tensor_view((float *)t->feat, n, burrow_dataset_get_info(ds)->feat_dim)};
+		for (int l = 0; l < 3; l++)
+			fb.blocks[l] = &t->full;
+		const bw_tensor *logits;
+		cr_assert_eq(bw_model_forward(&t->be, t->model, &fb, false, 0, &logits), 0, "%s", burrow_last_error());
+		for (int64_t i = 0; i < n * C; i++)
+			cr_assert(close_to(a.z[i], logits->data[i], KTOL), "model %d [%lld]: %g vs %g", model, (long long)i,
+				  a.z[i], logits->data[i]);
+		free(a.z);
+		free(b.z);
+		burrow_trainer_close(t);
+	}
+	burrow_dataset_close(ds);
+	free(d);
+}
+
+/* The loss values of a --log file, as printed (17 significant digits). */
+static int log_losses(const char *path, char losses[][40], int max)
+{
+	char *text = tu_read(path, NULL);
+	cr_assert_not_null(text, "no log at %s", path);
+	int n = 0;
+	for (char *p = text; (p = strstr(p, "\"loss\": ")) && n < max; n++) {
+		p += 8;
+		size_t k = strcspn(p, ",}");
+		snprintf(losses[n], 40, "%.*s", (int)k, p);
+	}
+	free(text);
+	return n;
+}
+
+Test(train_run, resume_is_bit_for_bit_and_truncated_checkpoints_are_refused)
+{
+	char *d = weak_csbm();
+	const char *common = "--full-graph --model sage --layers 2 --hidden 16 --dropout 0.5 --lr 0.01 --threads 1 --quiet";
+	char *err = NULL;
+	int rc = tu_sh(NULL, &err, "%s train '%s' %s --epochs 4 --log '%s/a.jsonl'", tu_burrow(), d, common, dir);
+	cr_assert_eq(rc, 0, "straight run failed: %s", err);
+	free(err);
+	rc = tu_sh(NULL, &err, "%s train '%s' %s --epochs 2 --checkpoint '%s/ck' --log '%s/b.jsonl'", tu_burrow(), d, common,
+		   dir, dir);
+	cr_assert_eq(rc, 0, "first half failed: %s", err);
+	free(err);
+	/* a checkpoint directory in use is not silently overwritten */
+	rc = tu_sh(NULL, &err, "%s train '%s' %s --epochs 2 --checkpoint '%s/ck'", tu_burrow(), d, common, dir);
+	cr_assert_eq(rc, 1);
+	cr_assert(strstr(err, "--resume"), "%s", err);
+	free(err);
+	char *ck = tu_path(dir, "ck/last.ckpt"), *saved = tu_path(dir, "saved.ckpt");
+	tu_sh(NULL, NULL, "cp '%s' '%s'", ck, saved);
+	rc = tu_sh(NULL, &err, "%s train '%s' %s --epochs 4 --checkpoint '%s/ck' --resume --log '%s/b.jsonl'", tu_burrow(),
+		   d, common, dir, dir);
+	cr_assert_eq(rc, 0, "resume failed: %s", err);
+	free(err);
+	char la[8][40], lb[8][40];
+	char *pa = tu_path(dir, "a.jsonl"), *pb = tu_path(dir, "b.jsonl");
+	cr_assert_eq(log_losses(pa, la, 8), 4);
+	cr_assert_eq(log_losses(pb, lb, 8), 4);
+	for (int e = 0; e < 4; e++)
+		cr_assert_str_eq(la[e], lb[e], "epoch %d: straight %s, resumed %s", e + 1, la[e], lb[e]);
+	char *ta = tu_read(pa, NULL), *tb = tu_read(pb, NULL);
+	const char *ca = strstr(ta, "weights_checksum"), *cb = strrchr(tb, '{');
+	cr_assert(ca && cb && strstr(cb, "weights_checksum"));
+	cr_assert_eq(strncmp(ca, strstr(cb, "weights_checksum"), 38), 0, "final weights differ");
+	free(ta);
+	free(tb);
+
+	/* truncated: refused by the library and by the command, naming the file */
+	const long long size = tu_size(saved);
+	tu_truncate(ck, size - 100);
+	burrow_dataset *ds;
+	burrow_trainer *t;
+	burrow_train_opts o = small_opts(BURROW_MODEL_SAGE);
+	o.hidden = 16;
+	cr_assert_eq(burrow_dataset_open(&ds, d), 0);
+	cr_assert_eq(burrow_trainer_open(&t, ds, &o), 0, "%s", burrow_last_error());
+	const uint64_t before = burrow_trainer_weights_checksum(t);
+	cr_assert_eq(burrow_trainer_load(t, ck), BURROW_E_FORMAT);
+	cr_assert(strstr(burrow_last_error(), "truncated") && strstr(burrow_last_error(), "last.ckpt"), "%s",
+		  burrow_last_error());
+	cr_assert_eq(burrow_trainer_weights_checksum(t), before, "a refused load changed the model");
+	/* one flipped byte in the weights: the CRC catches it */
+	tu_sh(NULL, NULL, "cp '%s' '%s'", saved, ck);
+	tu_sh(NULL, NULL, "printf '\\377' | dd of='%s' bs=1 seek=%lld conv=notrunc 2>/dev/null", ck, size - 40);
+	cr_assert_eq(burrow_trainer_load(t, ck), BURROW_E_FORMAT);
+	cr_assert(strstr(burrow_last_error(), "corrupted"), "%s", burrow_last_error());
+	/* the intact copy loads, with its epoch */
+	cr_assert_eq(burrow_trainer_load(t, saved), 0, "%s", burrow_last_error());
+	cr_assert_eq(burrow_trainer_epoch(t), 2);
+	/* a checkpoint of another shape is refused */
+	burrow_trainer_close(t);
+	o.hidden = 8;
+	cr_assert_eq(burrow_trainer_open(&t, ds, &o), 0);
+	cr_assert_eq(burrow_trainer_load(t, saved), BURROW_E_INVAL);
+	burrow_trainer_close(t);
+	burrow_dataset_close(ds);
+	tu_truncate(ck, size / 2);
+	rc = tu_sh(NULL, &err, "%s train '%s' %s --epochs 4 --checkpoint '%s/ck' --resume", tu_burrow(), d, common, dir);
+	cr_assert_eq(rc, 1);
+	cr_assert(strstr(err, "truncated"), "%s", err);
+	free(err);
+	free(pa);
+	free(pb);
+	free(ck);
+	free(saved);
+	free(d);
+}
+
+Test(train_run, nan_loss_stops_naming_epoch_and_batch)
+{
+	char *d = weak_csbm();
+	/* a NaN in the first training node's features */
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, d), 0);
+	int64_t ntr;
+	const int64_t node = burrow_dataset_split(ds, BURROW_SPLIT_TRAIN, &ntr)[0];
+	const long long off = burrow_dataset_features_offset(ds) + node * burrow_dataset_get_info(ds)->feat_dim * 4;
+	char *feat = bw_strdup(burrow_dataset_features_path(ds));
+	burrow_dataset_close(ds);
+	tu_sh(NULL, NULL, "printf '\\000\\000\\300\\177' | dd of='%s' bs=1 seek=%lld conv=notrunc 2>/dev/null", feat, off);
+	char *err = NULL;
+	int rc = tu_sh(NULL, &err, "%s train '%s' --full-graph --model mlp --layers 2 --hidden 8 --epochs 3 --quiet",
+		       tu_burrow(), d);
+	cr_assert_eq(rc, 1, "%s", err);
+	cr_assert(strstr(err, "NaN at epoch 1, batch 1"), "%s", err);
+	free(err);
+	bw_free(feat);
+	free(d);
+}
+
+Test(train_run, eval_and_embed_agree_with_training)
+{
+	char *d = weak_csbm();
+	char *out = NULL, *err = NULL;
+	int rc = tu_sh(NULL, &err,
+		       "%s train '%s' --full-graph --model gcn --layers 2 --hidden 16 --epochs 5 --threads 1 --quiet "
+		       "--checkpoint '%s/ck' --log '%s/log.jsonl'",
+		       tu_burrow(), d, dir, dir);
+	cr_assert_eq(rc, 0, "%s", err);
+	free(err);
+	rc = tu_sh(&out, &err, "%s eval '%s' --checkpoint '%s/ck' --json --threads 1", tu_burrow(), d, dir);
+	cr_assert_eq(rc, 0, "%s", err);
+	double tr, va, te;
+	int ep;
+	cr_assert_eq(sscanf(strstr(out, "\"epoch\""), "\"epoch\": %d, \"train_acc\": %lf, \"valid_acc\": %lf, \"test_acc\": %lf",
+			    &ep, &tr, &va, &te), 4, "%s", out);
+	/* best.ckpt holds the best epoch's model: its accuracies are the log's final ones */
+	char *logpath = tu_path(dir, "log.jsonl"), *logtext = tu_read(logpath, NULL);
+	free(logpath);
+	const char *fin = strstr(logtext, "\"final\": true");
+	cr_assert_not_null(fin);
+	int best_epoch;
+	double lva, lte;
+	cr_assert_eq(sscanf(fin, "\"final\": true, \"best_epoch\": %d, \"valid_acc\": %lf, \"test_acc\": %lf", &best_epoch,
+			    &lva, &lte), 3, "%s", fin);
+	cr_assert_eq(ep, best_epoch);
+	cr_assert_eq(va, lva);
+	cr_assert_eq(te, lte);
+	free(logtext);
+	free(out);
+	free(err);
+	/* embed: [N, C] logits whose argmax reproduces the test accuracy */
+	rc = tu_sh(NULL, &err, "%s embed '%s' --checkpoint '%s/ck' --out '%s/x.npy' --mem 1K --scratch '%s'", tu_burrow(),
+		   d, dir, dir, dir);
+	cr_assert_eq(rc, 0, "%s", err);
+	free(err);
+	bw_npy h;
+	float *x;
+	char *xp = tu_path(dir, "x.npy");
+	cr_assert_eq(bw_npy_load(xp, &h, (void **)&x), 0, "%s", burrow_last_error());
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, d), 0);
+	const burrow_dataset_info *in = burrow_dataset_get_info(ds);
+	cr_assert_eq(h.ndim, 2);
+	cr_assert_eq(h.shape[0], in->num_nodes);
+	cr_assert_eq(h.shape[1], in->num_classes);
+	int64_t nte, ok = 0;
+	const int64_t *ids = burrow_dataset_split(ds, BURROW_SPLIT_TEST, &nte);
+	for (int64_t k = 0; k < nte; k++) {
+		const float *row = x + ids[k] * in->num_classes;
+		int best = 0;
+		for (int c = 1; c < in->num_classes; c++)
+			if (row[c] > row[best])
+				best = c;
+		ok += best == burrow_dataset_labels(ds)[ids[k]];
+	}
+	cr_assert_eq((double)ok / (double)nte, te);
+	/* an existing output is not replaced without --force */
+	rc = tu_sh(NULL, &err, "%s embed '%s' --checkpoint '%s/ck' --out '%s'", tu_burrow(), d, dir, xp);
+	cr_assert_eq(rc, 1);
+	free(err);
+	burrow_dataset_close(ds);
+	bw_free(x);
+	free(xp);
+	free(d);
+}
+
+Test(train_run, options_are_checked)
+{
+	char *d = weak_csbm();
+	char *err = NULL;
+	cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' --full-graph --model gat", tu_burrow(), d), 2);
+	cr_assert(strstr(err, "--model"), "%s", err);
+	free(err);
+	cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' --full-graph --layers 2 --fanout 5,5,5", tu_burrow(), d), 2);
+	free(err);
+	cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' --resume", tu_burrow(), d), 2);
+	free(err);
+	cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' --epochs 1 --quiet", tu_burrow(), d), 1);
+	cr_assert(strstr(err, "mini-batch"), "%s", err);
+	free(err);
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, d), 0);
+	burrow_train_opts o = small_opts(BURROW_MODEL_SAGE);
+	burrow_trainer *t = (burrow_trainer *)1;
+	o.dropout = 1.0;
+	cr_assert_eq(burrow_trainer_open(&t, ds, &o), BURROW_E_INVAL);
+	cr_assert_null(t);
+	o = small_opts(BURROW_MODEL_SAGE);
+	o.layers = BURROW_MAX_LAYERS + 1;
+	cr_assert_eq(burrow_trainer_open(&t, ds, &o), BURROW_E_INVAL);
+	burrow_trainer_close(NULL);
+	burrow_dataset_close(ds);
+	free(d);
+}
