@@ -127,27 +127,51 @@ static int activate(const bw_backend *be, bw_model *m, int l, bw_tensor *z, bool
 	return bw_dropout(be, z, m->mask[l], m->cfg.dropout, key);
 }
 
+int bw_model_layer_forward(const bw_backend *be, bw_model *m, int l, bw_block *blk, const bw_tensor *x, bool training,
+			   uint64_t key, const bw_tensor **h)
+{
+	if (l < 0 || l >= m->cfg.layers)
+		return bw_err(BURROW_E_INVAL, "model: no layer %d", l);
+	int st;
+	if (m->cfg.kind != BURROW_MODEL_MLP &&
+	    (st = bw_block_prepare(blk, training, m->cfg.kind == BURROW_MODEL_GCN)))
+		return st;
+	if ((st = bw_layer_forward(be, &m->layer[l], blk, x, &m->h[l])))
+		return st;
+	m->dropout_on = training && m->cfg.dropout > 0.0f;
+	if (l + 1 < m->cfg.layers && (st = activate(be, m, l, &m->h[l], m->dropout_on, key)))
+		return st;
+	*h = &m->h[l];
+	return 0;
+}
+
+int bw_model_layer_backward(const bw_backend *be, bw_model *m, int l, const bw_block *blk, const bw_tensor *x,
+			    bw_tensor *gh, bw_tensor *gx)
+{
+	if (l < 0 || l >= m->cfg.layers)
+		return bw_err(BURROW_E_INVAL, "model: no layer %d", l);
+	int st;
+	if (l + 1 < m->cfg.layers) {
+		if (m->dropout_on && (st = bw_dropout_backward(be, gh, m->mask[l], m->cfg.dropout)))
+			return st;
+		if ((st = bw_relu_backward(be, gh, &m->h[l])))
+			return st;
+	}
+	return bw_layer_backward(be, &m->layer[l], blk, x, gh, gx);
+}
+
 int bw_model_forward(const bw_backend *be, bw_model *m, const bw_batch *b, bool training, uint64_t seed,
 		     const bw_tensor **logits)
 {
 	int st = check_batch(m, b);
 	if (st)
 		return st;
-	const int L = m->cfg.layers;
-	const bool gcn = m->cfg.kind == BURROW_MODEL_GCN, graph = m->cfg.kind != BURROW_MODEL_MLP;
 	const bw_tensor *x = &b->x;
-	m->dropout_on = training && m->cfg.dropout > 0.0f;
-	for (int l = 0; l < L; l++) {
-		if (graph && (st = bw_block_prepare(b->blocks[l], training, gcn)))
+	for (int l = 0; l < m->cfg.layers; l++)
+		if ((st = bw_model_layer_forward(be, m, l, b->blocks[l], x, training,
+						 bw_dropout_key(seed, b->epoch, b->index, l), &x)))
 			return st;
-		if ((st = bw_layer_forward(be, &m->layer[l], b->blocks[l], x, &m->h[l])))
-			return st;
-		if (l + 1 < L && (st = activate(be, m, l, &m->h[l], m->dropout_on,
-						 bw_dropout_key(seed, b->epoch, b->index, l))))
-			return st;
-		x = &m->h[l];
-	}
-	*logits = &m->h[L - 1];
+	*logits = x;
 	return 0;
 }
 
@@ -156,21 +180,12 @@ int bw_model_backward(const bw_backend *be, bw_model *m, const bw_batch *b, cons
 	int st = check_batch(m, b);
 	if (st)
 		return st;
-	const int L = m->cfg.layers;
-	const bool drop = m->dropout_on;
-	bw_tensor *gz = (bw_tensor *)glogits; /* read only: the last layer never rewrites its gradient */
-	for (int l = L - 1; l >= 0; l--) {
-		if (l + 1 < L) {
-			if (drop && (st = bw_dropout_backward(be, gz, m->mask[l], m->cfg.dropout)))
-				return st;
-			if ((st = bw_relu_backward(be, gz, &m->h[l])))
-				return st;
-		}
-		const bw_tensor *x = l == 0 ? &b->x : &m->h[l - 1];
+	bw_tensor *gh = (bw_tensor *)glogits; /* read only: the last layer has no activation to undo */
+	for (int l = m->cfg.layers - 1; l >= 0; l--) {
 		bw_tensor *gx = l > 0 ? &m->g[l % 2] : NULL;
-		if ((st = bw_layer_backward(be, &m->layer[l], b->blocks[l], x, gz, gx)))
+		if ((st = bw_model_layer_backward(be, m, l, b->blocks[l], l == 0 ? &b->x : &m->h[l - 1], gh, gx)))
 			return st;
-		gz = gx;
+		gh = gx;
 	}
 	return 0;
 }

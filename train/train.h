@@ -249,6 +249,17 @@ void bw_model_close(bw_model *m);
  * training the hidden layers use dropout keyed by (seed, epoch, index, layer). */
 int bw_model_forward(const bw_backend *be, bw_model *m, const bw_batch *b, bool training, uint64_t seed,
 		     const bw_tensor **logits);
+/* One layer of the forward pass, for callers that fill its input themselves (distributed
+ * full-graph training appends halo rows between layers): z = layer l of x over blk, then,
+ * for hidden layers, ReLU and (training) dropout keyed by key. *h points at the result,
+ * [blk->num_dst, out], held by the model until its next forward pass of layer l. */
+int bw_model_layer_forward(const bw_backend *be, bw_model *m, int l, bw_block *blk, const bw_tensor *x, bool training,
+			   uint64_t key, const bw_tensor **h);
+/* Its backward: gh = dL/dh for layer l's output (rewritten in place for hidden layers);
+ * fills layer l's parameter gradients and, when gx is not NULL, dL/dx [blk->num_src, in].
+ * x must be the forward's input, unchanged. */
+int bw_model_layer_backward(const bw_backend *be, bw_model *m, int l, const bw_block *blk, const bw_tensor *x,
+			    bw_tensor *gh, bw_tensor *gx);
 /* Backward from dL/dlogits: fills m->grads. Call after bw_model_forward on the same batch. */
 int bw_model_backward(const bw_backend *be, bw_model *m, const bw_batch *b, const bw_tensor *glogits);
 /* Layer l alone in inference (no dropout), with the ReLU of hidden layers: z from x. */
