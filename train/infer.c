@@ -215,7 +215,7 @@ int bw_trainer_infer(burrow_trainer *t, bw_infer_sink sink, void *ctx, int64_t *
 		if (lo.mem) {
 			in_mem = lo.mem;
 			lo.mem = NULL;
-			bw_rows_from_memory(&in, in_mem, n, dout);
+			bw_rows_from_memory(&in, in_mem, n, dout, t->be.threads);
 		} else {
 			in_path = lo.path;
 			lo.path = NULL;

@@ -37,11 +37,13 @@ static void cpu_agg_fwd(const bw_backend *be, const bw_block *b, bw_agg mode, co
 		if (mode == BW_AGG_GCN) {
 			const float di = b->dst_norm[i], self = di * b->src_norm[i];
 			const float *xi = x + i * dim;
+#pragma omp simd
 			for (int64_t c = 0; c < dim; c++)
 				o[c] = self * xi[c];
 			for (int64_t e = ip[i]; e < ip[i + 1]; e++) {
 				const float w = di * b->src_norm[ix[e]];
 				const float *xj = x + (int64_t)ix[e] * dim;
+#pragma omp simd
 				for (int64_t c = 0; c < dim; c++)
 					o[c] += w * xj[c];
 			}
@@ -50,12 +52,14 @@ static void cpu_agg_fwd(const bw_backend *be, const bw_block *b, bw_agg mode, co
 		memset(o, 0, (size_t)dim * sizeof *o);
 		for (int64_t e = ip[i]; e < ip[i + 1]; e++) {
 			const float *xj = x + (int64_t)ix[e] * dim;
+#pragma omp simd
 			for (int64_t c = 0; c < dim; c++)
 				o[c] += xj[c];
 		}
 		const int64_t deg = ip[i + 1] - ip[i];
 		if (mode == BW_AGG_MEAN && deg > 1) {
 			const float s = 1.0f / (float)deg;
+#pragma omp simd
 			for (int64_t c = 0; c < dim; c++)
 				o[c] *= s;
 		}
@@ -77,6 +81,7 @@ static void cpu_agg_bwd(const bw_backend *be, const bw_block *b, bw_agg mode, co
 		if (mode == BW_AGG_GCN && j < b->num_dst) {
 			const float self = b->dst_norm[j] * b->src_norm[j];
 			const float *g = gout + j * dim;
+#pragma omp simd
 			for (int64_t c = 0; c < dim; c++)
 				o[c] = self * g[c];
 		}
@@ -88,6 +93,7 @@ static void cpu_agg_bwd(const bw_backend *be, const bw_block *b, bw_agg mode, co
 			else if (mode == BW_AGG_GCN)
 				w = b->dst_norm[i] * b->src_norm[j];
 			const float *g = gout + i * dim;
+#pragma omp simd
 			for (int64_t c = 0; c < dim; c++)
 				o[c] += w * g[c];
 		}
@@ -98,6 +104,7 @@ static void cpu_bias_add(const bw_backend *be, float *y, int64_t rows, int64_t c
 {
 #pragma omp parallel for schedule(static) num_threads(be->threads)
 	for (int64_t r = 0; r < rows; r++)
+#pragma omp simd
 		for (int64_t c = 0; c < cols; c++)
 			y[r * cols + c] += bias[c];
 }
@@ -120,46 +127,53 @@ static void cpu_col_sum(const bw_backend *be, const float *g, int64_t rows, int6
 
 static void cpu_relu_fwd(const bw_backend *be, float *x, int64_t n)
 {
-#pragma omp parallel for schedule(static) num_threads(be->threads)
+#pragma omp parallel for simd schedule(static) num_threads(be->threads)
 	for (int64_t i = 0; i < n; i++)
 		x[i] = x[i] < 0.0f ? 0.0f : x[i]; /* NaN passes through, as in PyTorch: a NaN must reach the loss */
 }
 
 static void cpu_relu_bwd(const bw_backend *be, float *g, const float *y, int64_t n)
 {
-#pragma omp parallel for schedule(static) num_threads(be->threads)
+#pragma omp parallel for simd schedule(static) num_threads(be->threads)
 	for (int64_t i = 0; i < n; i++)
 		g[i] = y[i] > 0.0f ? g[i] : 0.0f;
 }
 
+/* Each 64-bit draw decides two elements: keep when a 32-bit half is >= p * 2^32. */
 static void cpu_dropout_fwd(const bw_backend *be, float *x, uint8_t *mask, int64_t rows, int64_t cols, float p,
 			    uint64_t key)
 {
 	const float scale = 1.0f / (1.0f - p);
-	const double pd = p;
+	const uint64_t thresh = (uint64_t)llround((double)p * 4294967296.0);
 #pragma omp parallel for schedule(static) num_threads(be->threads)
 	for (int64_t r = 0; r < rows; r++) {
 		bw_rng rng;
 		bw_rng_seed(&rng, bw_key(key, (uint64_t)r));
-		for (int64_t c = 0; c < cols; c++) {
-			const bool keep = bw_rng_uniform(&rng) >= pd;
-			mask[r * cols + c] = keep;
-			x[r * cols + c] = keep ? x[r * cols + c] * scale : 0.0f;
+		uint8_t *m = mask + r * cols;
+		float *xr = x + r * cols;
+		for (int64_t c = 0; c < cols; c += 2) {
+			const uint64_t u = bw_rng_next(&rng);
+			m[c] = (u & 0xffffffffu) >= thresh;
+			if (c + 1 < cols)
+				m[c + 1] = (u >> 32) >= thresh;
 		}
+#pragma omp simd
+		for (int64_t c = 0; c < cols; c++)
+			xr[c] = m[c] ? xr[c] * scale : 0.0f;
 	}
 }
 
 static void cpu_dropout_bwd(const bw_backend *be, float *g, const uint8_t *mask, int64_t n, float p)
 {
 	const float scale = 1.0f / (1.0f - p);
-#pragma omp parallel for schedule(static) num_threads(be->threads)
+#pragma omp parallel for simd schedule(static) num_threads(be->threads)
 	for (int64_t i = 0; i < n; i++)
 		g[i] = mask[i] ? g[i] * scale : 0.0f;
 }
 
 static void cpu_axpy(const bw_backend *be, int64_t n, float alpha, const float *x, float *y)
 {
-#pragma omp parallel for schedule(static) num_threads(be->threads)
+#pragma omp parallel for simd schedule(static) num_threads(be->threads)
 	for (int64_t i = 0; i < n; i++)
 		y[i] += alpha * x[i];
 }
@@ -227,7 +241,7 @@ static void cpu_adam(const bw_backend *be, float *p, const float *g, float *m, f
 	const float step_size = (float)(a->lr / bc1), rbc2 = (float)(1.0 / sqrt(bc2));
 	const float b1 = a->beta1, b2 = a->beta2, wd = a->weight_decay, eps = a->eps;
 	const float decay = a->decoupled ? 1.0f - a->lr * wd : 1.0f;
-#pragma omp parallel for schedule(static) num_threads(be->threads)
+#pragma omp parallel for simd schedule(static) num_threads(be->threads)
 	for (int64_t i = 0; i < n; i++) {
 		const float gi = a->decoupled ? g[i] : g[i] + wd * p[i];
 		m[i] = b1 * m[i] + (1.0f - b1) * gi;
@@ -239,7 +253,7 @@ static void cpu_adam(const bw_backend *be, float *p, const float *g, float *m, f
 static void cpu_sgd(const bw_backend *be, float *p, const float *g, float *mom, int64_t n, float lr, float momentum,
 		    float weight_decay)
 {
-#pragma omp parallel for schedule(static) num_threads(be->threads)
+#pragma omp parallel for simd schedule(static) num_threads(be->threads)
 	for (int64_t i = 0; i < n; i++) {
 		float d = g[i] + weight_decay * p[i];
 		if (mom) {

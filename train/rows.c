@@ -15,15 +15,16 @@ static int mem_gather(bw_rows *r, const int64_t *ids, int64_t n, float *out)
 		if (ids[k] < 0 || ids[k] >= r->num_rows)
 			return bw_err(BURROW_E_RANGE, "rows: id %lld outside [0, %lld)", (long long)ids[k],
 				      (long long)r->num_rows);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(r->threads)
 	for (int64_t k = 0; k < n; k++)
 		memcpy(out + k * d, r->mem + ids[k] * d, (size_t)d * sizeof *out);
 	return 0;
 }
 
-void bw_rows_from_memory(bw_rows *r, const float *data, int64_t num_rows, int64_t dim)
+void bw_rows_from_memory(bw_rows *r, const float *data, int64_t num_rows, int64_t dim, int threads)
 {
 	memset(r, 0, sizeof *r);
+	r->threads = bw_threads(threads);
 	r->num_rows = num_rows;
 	r->dim = dim;
 	r->mem = data;

@@ -72,7 +72,7 @@ int bw_block_prepare(bw_block *b, bool transpose, bool gcn);
 void bw_block_release(bw_block *b);
 /* GCN norms from the whole graph's degrees: out[k] = 1/sqrt(deg(ids[k]) + 1), where deg is
  * g's row length (ids NULL: k itself). */
-void bw_gcn_norm_from_csr(const burrow_csr *g, const int64_t *ids, int64_t n, float *out);
+void bw_gcn_norm_from_csr(const burrow_csr *g, const int64_t *ids, int64_t n, float *out, int threads);
 
 /* ------------------------------------------------------------ backend (core/backend.c, train/ops_cpu.c) */
 
@@ -294,10 +294,11 @@ typedef struct bw_rows {
 	/* out [n, dim] = rows ids[0 .. n); ids need not be sorted or unique */
 	int (*gather)(struct bw_rows *r, const int64_t *ids, int64_t n, float *out);
 	void *ctx;
+	int threads;         /* OpenMP threads of the copy (in-memory rows) */
 } bw_rows;
 
-/* Rows of an in-memory float32 matrix (borrowed). */
-void bw_rows_from_memory(bw_rows *r, const float *data, int64_t num_rows, int64_t dim);
+/* Rows of an in-memory float32 matrix (borrowed), copied out with `threads` threads (0: default). */
+void bw_rows_from_memory(bw_rows *r, const float *data, int64_t num_rows, int64_t dim, int threads);
 /* Rows of a 2-D float32 or float16 npy file, read with pread on demand (f16 converted). */
 int bw_rows_open_npy(bw_rows *r, const char *path);
 void bw_rows_close(bw_rows *r);

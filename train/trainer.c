@@ -97,7 +97,7 @@ static int load_features(burrow_trainer *t)
 			bw_free(raw);
 			return BURROW_E_NOMEM;
 		}
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(t->be.threads)
 		for (int64_t i = 0; i < n * d; i++)
 			t->feat_buf[i] = bw_f16_to_f32(raw[i]);
 		bw_free(raw);
@@ -106,7 +106,7 @@ static int load_features(burrow_trainer *t)
 	if (h.ndim != 2 || h.shape[0] != n || h.shape[1] != d)
 		return bw_err(BURROW_E_FORMAT, "%s: shape differs from meta.json's [%lld, %lld]", path, (long long)n,
 			      (long long)d);
-	bw_rows_from_memory(&t->feat_rows, t->feat, n, d);
+	bw_rows_from_memory(&t->feat_rows, t->feat, n, d, t->be.threads);
 	return 0;
 }
 
@@ -177,7 +177,7 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 			st = BURROW_E_NOMEM;
 			goto fail;
 		}
-		bw_gcn_norm_from_csr(t->graph, NULL, t->info->num_nodes, t->gcn_norm);
+		bw_gcn_norm_from_csr(t->graph, NULL, t->info->num_nodes, t->gcn_norm, t->be.threads);
 	}
 	*out = t;
 	return 0;
