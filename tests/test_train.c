@@ -1022,3 +1022,59 @@ Test(train_run, options_are_checked)
 	burrow_dataset_close(ds);
 	free(d);
 }
+
+/* Every allocation of open, an epoch, an evaluation, a checkpoint and its load is made to
+ * fail in turn: each failure is BURROW_E_NOMEM, nothing crashes or leaks, no temporary file
+ * is left behind. */
+Test(train_run, every_allocation_failure_is_reported)
+{
+	burrow_gen_opts g;
+	burrow_gen_defaults(&g, BURROW_GEN_CSBM);
+	g.num_nodes = 300;
+	g.feat_dim = 8;
+	g.num_classes = 3;
+	char *d = tu_path(dir, "tiny"), *ck = tu_path(dir, "ck"), *ckf = tu_path(dir, "ck/m.ckpt");
+	cr_assert_eq(burrow_gen(&g, d), 0, "%s", burrow_last_error());
+	tu_sh(NULL, NULL, "mkdir -p '%s'", ck);
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, d), 0);
+	for (int model = BURROW_MODEL_SAGE; model <= BURROW_MODEL_MLP; model++) {
+		bool done = false;
+		for (long n = 0; !done; n++) {
+			cr_assert_lt(n, 10000, "never succeeded");
+			burrow_train_opts o = small_opts(model);
+			o.hidden = 8;
+			o.eval_chunk = 64;
+			o.mem_bytes = 1024; /* spill too */
+			o.scratch_dir = ck;
+			burrow_trainer *t = NULL;
+			burrow_epoch_stats es;
+			burrow_eval_stats ev;
+			bw_mem_fail_after(n);
+			int st = burrow_trainer_open(&t, ds, &o);
+			if (!st)
+				st = burrow_trainer_train_epoch(t, &es);
+			if (!st)
+				st = burrow_trainer_evaluate(t, &ev);
+			if (!st)
+				st = burrow_trainer_save(t, ckf);
+			if (!st)
+				st = burrow_trainer_load(t, ckf);
+			bw_mem_fail_after(-1);
+			cr_assert(st == 0 || st == BURROW_E_NOMEM, "model %d, allocation %ld: status %d (%s)", model, n, st,
+				  burrow_last_error());
+			done = st == 0;
+			if (done)
+				cr_log_info("model %d: succeeded once %ld allocations could succeed", model, n);
+			burrow_trainer_close(t);
+			char *ls = NULL;
+			tu_sh(&ls, NULL, "ls -A '%s' | grep -v '^m.ckpt$'", ck);
+			cr_assert_str_empty(ls, "left behind after allocation %ld fails: %s", n, ls);
+			free(ls);
+		}
+	}
+	burrow_dataset_close(ds);
+	free(d);
+	free(ck);
+	free(ckf);
+}

@@ -44,16 +44,19 @@ static void chunk_free(chunk *c)
 	bw_free(c->src_norm);
 }
 
-/* Rows [r0, r1) and their neighbors as a block; t->map is left all -1 again by the caller. */
+/* Rows [r0, r1) and their neighbors as a block. Fails only before touching t->map, which
+ * the caller resets for blk's sources afterwards (blk is empty on failure). */
 static int build_chunk(burrow_trainer *t, chunk *c, int64_t r0, int64_t r1, bool graph, bw_block *blk)
 {
 	const burrow_csr *g = t->graph;
 	const int64_t nd = r1 - r0;
 	const int64_t edges = graph ? g->indptr[r1] - g->indptr[r0] : 0;
 	int st;
+	memset(blk, 0, sizeof *blk);
 	if ((st = reserve((void **)&c->ids, &c->ids_cap, nd + edges, sizeof *c->ids)) ||
 	    (st = reserve((void **)&c->indptr, &c->indptr_cap, nd + 1, sizeof *c->indptr)) ||
-	    (st = reserve((void **)&c->indices, &c->indices_cap, BW_MAX(edges, 1), sizeof *c->indices)))
+	    (st = reserve((void **)&c->indices, &c->indices_cap, BW_MAX(edges, 1), sizeof *c->indices)) ||
+	    (t->gcn_norm && (st = reserve((void **)&c->src_norm, &c->norm_cap, nd + edges, sizeof *c->src_norm))))
 		return st;
 	int64_t ns = nd;
 	for (int64_t i = 0; i < nd; i++) {
@@ -78,8 +81,6 @@ static int build_chunk(burrow_trainer *t, chunk *c, int64_t r0, int64_t r1, bool
 	}
 	bw_block_init(blk, nd, ns, c->indptr, c->indices);
 	if (t->gcn_norm) {
-		if ((st = reserve((void **)&c->src_norm, &c->norm_cap, ns, sizeof *c->src_norm)))
-			return st;
 		for (int64_t j = 0; j < ns; j++)
 			c->src_norm[j] = t->gcn_norm[c->ids[j]];
 		blk->dst_norm = t->gcn_norm + r0;
