@@ -382,7 +382,8 @@ typedef struct burrow_trainer burrow_trainer;
 
 /* A trainer for ds (borrowed: it must outlive the trainer) with a fresh model from o->seed.
  * Until the feature store lands the features are mapped (float32) or loaded and converted
- * (float16) whole. Mini-batch mode is BURROW_E_UNSUPPORTED until the pipeline is wired. */
+ * (float16) whole. Training epochs in mini-batch mode are BURROW_E_UNSUPPORTED until the
+ * sampler + store pipeline is wired; evaluation and embed work in either mode. */
 BURROW_API int burrow_trainer_open(burrow_trainer **out,        /* out: caller closes */
 				   burrow_dataset *ds,           /* borrowed */
 				   const burrow_train_opts *o);  /* copied; NULL = defaults */
