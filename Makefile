@@ -158,7 +158,8 @@ deps:
 test: deps
 	@$(MAKE) --no-print-directory check
 
-SAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:protect_shadow_gap=0 UBSAN_OPTIONS=print_stacktrace=1
+SAN_ENV := ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0:protect_shadow_gap=0 \
+	LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 UBSAN_OPTIONS=print_stacktrace=1
 check: all $(TESTBIN)
 	@echo "burrow: running tests ($(BUILD))"
 	$(Q)BURROW_BIN=$(abspath $(BIN)) BURROW_BUILD=$(abspath $(BUILD)) BURROW_DATASETS=$(abspath ../shared/datasets) \

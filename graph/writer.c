@@ -29,6 +29,10 @@ struct burrow_writer {
 	bool have_split[3];
 };
 
+/* Errors inside the temporary directory are reported under the final directory's name,
+ * the one the user gave. */
+#define REBASE(w, call) bw_err_rebase((call), (w)->tmp, (w)->dir)
+
 void burrow_writer_defaults(burrow_writer_opts *o) { memset(o, 0, sizeof *o); }
 
 static char *tmp_path(const burrow_writer *w, const char *rel) { return bw_path_join(w->tmp, rel); }
@@ -66,6 +70,8 @@ int burrow_writer_open(burrow_writer **out, const char *dir, const char *name, c
 		goto fail;
 	}
 	st = bw_mkdir_p(parent, 0755);
+	if (!st && (stat(parent, &sb) < 0 || !S_ISDIR(sb.st_mode)))
+		st = bw_err(BURROW_E_IO, "%s: not a directory", parent);
 	bw_free(parent);
 	if (st || (st = bw_rm_rf(w->tmp)))
 		goto fail;
@@ -129,7 +135,7 @@ static int save(burrow_writer *w, const char *rel, burrow_dtype t, int64_t n, co
 	return st;
 }
 
-int burrow_writer_put_graph(burrow_writer *w, const burrow_csr *g, bool symmetric)
+static int w_put_graph(burrow_writer *w, const burrow_csr *g, bool symmetric)
 {
 	int st;
 	const int want = g->num_nodes < ((int64_t)1 << 31) ? 4 : 8;
@@ -159,7 +165,7 @@ int burrow_writer_put_builder(burrow_writer *w, burrow_csr_builder *b, bool symm
 	return st ? st : burrow_writer_put_graph(w, &g, symmetric);
 }
 
-int burrow_writer_features_begin(burrow_writer *w, int64_t num_rows, int64_t dim, burrow_dtype dtype)
+static int w_features_begin(burrow_writer *w, int64_t num_rows, int64_t dim, burrow_dtype dtype)
 {
 	int st;
 	if (w->feat_state)
@@ -183,7 +189,7 @@ int burrow_writer_features_begin(burrow_writer *w, int64_t num_rows, int64_t dim
 	return 0;
 }
 
-int burrow_writer_features_append(burrow_writer *w, const void *rows, int64_t n)
+static int w_features_append(burrow_writer *w, const void *rows, int64_t n)
 {
 	if (w->feat_state != 1)
 		return bw_err(BURROW_E_INVAL, "%s: features appended outside begin/end", w->dir);
@@ -194,7 +200,7 @@ int burrow_writer_features_append(burrow_writer *w, const void *rows, int64_t n)
 	return bw_npy_writer_append(&w->feat, rows, (size_t)n * (size_t)w->feat_dim * burrow_dtype_size(w->feat_dtype));
 }
 
-int burrow_writer_features_end(burrow_writer *w)
+static int w_features_end(burrow_writer *w)
 {
 	if (w->feat_state != 1)
 		return bw_err(BURROW_E_INVAL, "%s: features ended without begin", w->dir);
@@ -205,7 +211,7 @@ int burrow_writer_features_end(burrow_writer *w)
 	return bw_npy_writer_commit(&w->feat);
 }
 
-int burrow_writer_put_labels(burrow_writer *w, const int32_t *labels, int64_t n, int32_t num_classes)
+static int w_put_labels(burrow_writer *w, const int32_t *labels, int64_t n, int32_t num_classes)
 {
 	int st;
 	if (num_classes <= 0)
@@ -222,7 +228,7 @@ int burrow_writer_put_labels(burrow_writer *w, const int32_t *labels, int64_t n,
 	return 0;
 }
 
-int burrow_writer_put_split(burrow_writer *w, int split, const int64_t *ids, int64_t n)
+static int w_put_split(burrow_writer *w, int split, const int64_t *ids, int64_t n)
 {
 	char rel[32];
 	if (split < 0 || split > 2)
@@ -315,7 +321,7 @@ int burrow_writer_commit(burrow_writer *w)
 		st = bw_err(BURROW_E_INVAL, "%s: no graph was written", w->dir);
 	else if (w->feat_state == 1)
 		st = bw_err(BURROW_E_INVAL, "%s: features.npy was not ended", w->dir);
-	if (st || (st = write_meta(w)) || (st = bw_fsync_dir(w->tmp)))
+	if (st || (st = REBASE(w, write_meta(w))) || (st = bw_fsync_dir(w->tmp)))
 		goto fail;
 	char *sd = tmp_path(w, "split");
 	st = sd ? bw_fsync_dir(sd) : BURROW_E_NOMEM;
@@ -359,4 +365,32 @@ fail:
 	bw_free(old);
 	burrow_writer_abort(w);
 	return st;
+}
+
+/* The public calls (REBASE is defined at the top). */
+int burrow_writer_put_graph(burrow_writer *w, const burrow_csr *g, bool symmetric)
+{
+	return REBASE(w, w_put_graph(w, g, symmetric));
+}
+
+int burrow_writer_features_begin(burrow_writer *w, int64_t num_rows, int64_t dim, burrow_dtype dtype)
+{
+	return REBASE(w, w_features_begin(w, num_rows, dim, dtype));
+}
+
+int burrow_writer_features_append(burrow_writer *w, const void *rows, int64_t n)
+{
+	return REBASE(w, w_features_append(w, rows, n));
+}
+
+int burrow_writer_features_end(burrow_writer *w) { return REBASE(w, w_features_end(w)); }
+
+int burrow_writer_put_labels(burrow_writer *w, const int32_t *labels, int64_t n, int32_t num_classes)
+{
+	return REBASE(w, w_put_labels(w, labels, n, num_classes));
+}
+
+int burrow_writer_put_split(burrow_writer *w, int split, const int64_t *ids, int64_t n)
+{
+	return REBASE(w, w_put_split(w, split, ids, n));
 }

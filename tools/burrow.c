@@ -1,6 +1,7 @@
 /* burrow.c: the burrow command: dispatch to one subcommand per file (tools/cmd_*.c). */
 #include "cli.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -52,6 +53,9 @@ int main(int argc, char **argv)
 		       n == BURROW_E_UNSUPPORTED ? "CPU build" : "CUDA build");
 		return EXIT_OK;
 	}
+	/* past a file size limit, let write() fail with EFBIG so the error is reported and the
+	 * temporary output removed, instead of the process being killed half-way */
+	signal(SIGXFSZ, SIG_IGN);
 	burrow_log_set(cli_log, NULL, BURROW_LOG_INFO);
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		if (!strcmp(cmd, COMMANDS[i].name))
