@@ -164,6 +164,9 @@ check: all $(TESTBIN)
 	@echo "burrow: running tests ($(BUILD))"
 	$(Q)BURROW_BIN=$(abspath $(BIN)) BURROW_BUILD=$(abspath $(BUILD)) BURROW_DATASETS=$(abspath ../shared/datasets) \
 		$(if $(filter-out 0,$(SAN)),$(SAN_ENV)) $(TESTBIN) --jobs 2 --timeout 300
+ifeq ($(SAN),0)
+	$(Q)tests/install-check.sh CUDA=$(CUDA) DEBUG=$(DEBUG)
+endif
 
 DEMO_DIR := $(BUILD)/demo/csbm
 # make demo: install, build, and run the main job on the embedded default dataset
