@@ -8,14 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *dir;
-static void setup(void) { dir = tu_tmpdir(); }
-static void teardown(void)
-{
-	tu_rmrf(dir);
-	free(dir);
-}
-TestSuite(cli, .init = setup, .fini = teardown, .timeout = 120);
+TU_SCRATCH_SUITE(cli, 120);
 
 static int lines(const char *s)
 {
@@ -53,7 +46,7 @@ Test(cli, usage_errors_exit_2_with_one_line)
 			     "gen csbm OUT --nodes x", "gen rmat OUT --nodes 5", "gen tree OUT", "info", "info a b"};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		char *err;
-		int rc = tu_sh(NULL, &err, "cd '%s' && %s %s", dir, tu_burrow(), bad[i]);
+		int rc = tu_sh(NULL, &err, "cd '%s' && %s %s", tu_dir, tu_burrow(), bad[i]);
 		cr_assert_eq(rc, 2, "'burrow %s' exited %d: %s", bad[i], rc, err);
 		if (*bad[i]) {
 			cr_assert_eq(lines(err), 1, "'burrow %s' printed: %s", bad[i], err);
@@ -62,7 +55,7 @@ Test(cli, usage_errors_exit_2_with_one_line)
 		free(err);
 	}
 	char *err;
-	tu_sh(NULL, &err, "%s gen csbm %s/o --bogus", tu_burrow(), dir);
+	tu_sh(NULL, &err, "%s gen csbm %s/o --bogus", tu_burrow(), tu_dir);
 	cr_assert(strstr(err, "burrow: gen: unknown option '--bogus'"), "%s", err);
 	free(err);
 	cr_assert(!tu_exists("OUT"));
@@ -71,7 +64,7 @@ Test(cli, usage_errors_exit_2_with_one_line)
 Test(cli, gen_then_info)
 {
 	char *out, *err;
-	char *p = tu_path(dir, "csbm");
+	char *p = tu_path(tu_dir, "csbm");
 	cr_assert_eq(tu_sh(&out, &err, "%s gen csbm %s --nodes 5000 --feat-dim 16 --classes 4 --seed 3", tu_burrow(), p),
 		     0, "%s", err);
 	free(out);
@@ -109,7 +102,7 @@ Test(cli, gen_then_info)
 
 Test(cli, info_on_truncated_features_names_file_and_sizes)
 {
-	char *p = tu_path(dir, "d");
+	char *p = tu_path(tu_dir, "d");
 	cr_assert_eq(tu_sh(NULL, NULL, "%s gen csbm %s --nodes 1000 --feat-dim 32", tu_burrow(), p), 0);
 	char *f = tu_path(p, "features.npy");
 	long long full = tu_size(f);
@@ -132,7 +125,7 @@ Test(cli, info_on_truncated_features_names_file_and_sizes)
 /* A file size limit (the disk filling up): a clear error, and nothing left behind. */
 Test(cli, write_failure_leaves_nothing)
 {
-	char *p = tu_path(dir, "full");
+	char *p = tu_path(tu_dir, "full");
 	char *err;
 	int rc = tu_sh(NULL, &err, "ulimit -f 2000 && %s gen csbm %s --nodes 20000 --feat-dim 64", tu_burrow(), p);
 	cr_assert_eq(rc, 1, "exit %d: %s", rc, err);
@@ -140,11 +133,11 @@ Test(cli, write_failure_leaves_nothing)
 	cr_assert(strstr(err, "features.npy") && strstr(err, "File too large"), "%s", err);
 	free(err);
 	char *out;
-	tu_sh(&out, NULL, "ls -A '%s'", dir);
+	tu_sh(&out, NULL, "ls -A '%s'", tu_dir);
 	cr_assert_str_empty(out, "left behind: %s", out);
 	free(out);
 	/* an output under a regular file cannot be created */
-	char *file = tu_path(dir, "plain");
+	char *file = tu_path(tu_dir, "plain");
 	FILE *fp = fopen(file, "w");
 	fclose(fp);
 	rc = tu_sh(NULL, &err, "%s gen csbm %s/sub --nodes 100", tu_burrow(), file);
@@ -158,10 +151,10 @@ Test(cli, write_failure_leaves_nothing)
 Test(cli, info_on_a_non_dataset)
 {
 	char *err;
-	cr_assert_eq(tu_sh(NULL, &err, "%s info %s", tu_burrow(), dir), 1);
+	cr_assert_eq(tu_sh(NULL, &err, "%s info %s", tu_burrow(), tu_dir), 1);
 	cr_assert(strstr(err, "meta.json") && strstr(err, "No such file"), "%s", err);
 	free(err);
-	cr_assert_eq(tu_sh(NULL, &err, "%s info %s/nope", tu_burrow(), dir), 1);
+	cr_assert_eq(tu_sh(NULL, &err, "%s info %s/nope", tu_burrow(), tu_dir), 1);
 	cr_assert(strstr(err, "nope"), "%s", err);
 	free(err);
 }

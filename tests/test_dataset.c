@@ -10,14 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static char *dir;
-static void setup(void) { dir = tu_tmpdir(); }
-static void teardown(void)
-{
-	tu_rmrf(dir);
-	free(dir);
-}
-TestSuite(dataset, .init = setup, .fini = teardown, .timeout = 60);
+TU_SCRATCH_SUITE(dataset, 60);
 
 #define N 50
 #define D 7
@@ -27,7 +20,7 @@ TestSuite(dataset, .init = setup, .fini = teardown, .timeout = 60);
  * (node 0 unlabeled), splits 0..29 / 30..39 / 40..49. */
 static char *write_small(const char *name, bool overwrite)
 {
-	char *out = tu_path(dir, "%s", name);
+	char *out = tu_path(tu_dir, "%s", name);
 	burrow_writer_opts wo;
 	burrow_writer_defaults(&wo);
 	wo.overwrite = overwrite;
@@ -116,7 +109,7 @@ Test(dataset, writer_round_trip)
 	burrow_dataset_close(ds);
 	/* nothing but the dataset is left beside it */
 	char *out;
-	tu_sh(&out, NULL, "ls -A '%s'", dir);
+	tu_sh(&out, NULL, "ls -A '%s'", tu_dir);
 	cr_assert_str_eq(out, "ds\n");
 	free(out);
 	free(p);
@@ -224,7 +217,7 @@ Test(dataset, meta_json_checked)
 		cr_assert(strstr(burrow_last_error(), cases[i].what), "case %zu: %s", i, burrow_last_error());
 		free(p);
 	}
-	expect_refused(dir, BURROW_E_NOTFOUND, "meta.json", "No such file");
+	expect_refused(tu_dir, BURROW_E_NOTFOUND, "meta.json", "No such file");
 }
 
 Test(dataset, verify_finds_content_errors)
@@ -278,7 +271,7 @@ Test(dataset, verify_finds_content_errors)
 
 Test(dataset, writer_refuses_bad_input_and_leaves_nothing)
 {
-	char *p = tu_path(dir, "bad");
+	char *p = tu_path(tu_dir, "bad");
 	burrow_writer *w;
 	cr_assert_eq(burrow_writer_open(&w, p, "bad", NULL), 0);
 	int64_t indptr[3] = {0, 1, 2};
@@ -297,7 +290,7 @@ Test(dataset, writer_refuses_bad_input_and_leaves_nothing)
 	cr_assert_eq(burrow_writer_commit(w), BURROW_E_INVAL, "committed with features unfinished");
 	cr_assert(!tu_exists(p));
 	char *out;
-	tu_sh(&out, NULL, "ls -A '%s'", dir);
+	tu_sh(&out, NULL, "ls -A '%s'", tu_dir);
 	cr_assert_str_empty(out, "left behind: %s", out);
 	free(out);
 	/* 64-bit ids for a small graph are refused */
@@ -325,7 +318,7 @@ Test(dataset, existing_output_needs_overwrite)
 	cr_assert_eq(burrow_dataset_open(&ds, p), 0);
 	burrow_dataset_close(ds);
 	char *out;
-	tu_sh(&out, NULL, "ls -A '%s'", dir);
+	tu_sh(&out, NULL, "ls -A '%s'", tu_dir);
 	cr_assert_str_eq(out, "ds\n", "left behind: %s", out);
 	free(out);
 	free(mark);
@@ -345,7 +338,7 @@ Test(dataset, allocation_failures_leave_nothing_half_written)
 		o.num_nodes = 200;
 		o.feat_dim = 8;
 		o.threads = 1;
-		char *p = tu_path(dir, "g%ld", k);
+		char *p = tu_path(tu_dir, "g%ld", k);
 		bw_mem_fail_after(k);
 		int st = burrow_gen(&o, p);
 		bw_mem_fail_after(-1);
@@ -365,7 +358,7 @@ Test(dataset, allocation_failures_leave_nothing_half_written)
 	}
 	cr_assert(failures > 5, "the injected failures never hit (%d)", failures);
 	char *out;
-	tu_sh(&out, NULL, "ls -A '%s' | grep -c tmp || true", dir);
+	tu_sh(&out, NULL, "ls -A '%s' | grep -c tmp || true", tu_dir);
 	cr_assert_str_eq(out, "0\n", "temporary files left: %s", out);
 	free(out);
 }

@@ -11,14 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *dir;
-static void setup(void) { dir = tu_tmpdir(); }
-static void teardown(void)
-{
-	tu_rmrf(dir);
-	free(dir);
-}
-TestSuite(gen, .init = setup, .fini = teardown, .timeout = 120);
+TU_SCRATCH_SUITE(gen, 120);
 
 static const char *const FILES[] = {"indptr.npy", "indices.npy", "features.npy", "labels.npy",
 				    "split/train.npy", "split/valid.npy", "split/test.npy", "meta.json"};
@@ -35,7 +28,7 @@ static bool same_file(const char *a, const char *b)
 
 static char *gen(const burrow_gen_opts *o, const char *name)
 {
-	char *p = tu_path(dir, "%s", name);
+	char *p = tu_path(tu_dir, "%s", name);
 	cr_assert_eq(burrow_gen(o, p), 0, "%s", burrow_last_error());
 	return p;
 }
@@ -251,7 +244,7 @@ Test(gen, rmat_is_symmetric_skewed_and_sized)
 Test(gen, bad_options_refused)
 {
 	burrow_gen_opts o;
-	char *p = tu_path(dir, "x");
+	char *p = tu_path(tu_dir, "x");
 	burrow_gen_defaults(&o, BURROW_GEN_CSBM);
 	o.homophily = 1.5;
 	cr_assert_eq(burrow_gen(&o, p), BURROW_E_INVAL);
