@@ -756,6 +756,10 @@ Test(store, static_caches_hold_the_top_rows)
 		burrow_store_reset_stats(s);
 		cr_assert_eq(burrow_store_cache_profile(s, prof, N, budget), 0, "%s", burrow_last_error());
 		check_static(s, prof, N, all, rb);
+		/* room for every row: exactly the rows with a non-zero count */
+		burrow_store_reset_stats(s);
+		cr_assert_eq(burrow_store_cache_profile(s, prof, N, (size_t)N * (rb + 64)), 0, "%s", burrow_last_error());
+		check_static(s, prof, N, all, rb);
 		/* a budget under one row caches nothing and everything still works */
 		cr_assert_eq(burrow_store_cache_profile(s, prof, N, 40), 0);
 		burrow_store_stats st;
