@@ -372,6 +372,8 @@ int burrow_store_open(burrow_store **out, const char *path, const burrow_store_o
 			goto out_free;
 		}
 		s->map = m;
+		if (o.mmap_random && madvise(m, s->map_len, MADV_RANDOM) < 0)
+			bw_log(BURROW_LOG_DEBUG, "%s: madvise(MADV_RANDOM): %s", path, strerror(errno));
 		st = start_engine(s, &bw_engine_mmap, default_threads(o.engine, o.threads, o.queue_depth), o.queue_depth);
 	} else if (o.engine == BURROW_STORE_URING) {
 		st = start_engine(s, &bw_engine_uring, default_threads(o.engine, o.threads, o.queue_depth),

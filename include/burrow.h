@@ -336,6 +336,8 @@ typedef struct burrow_store_opts {
 				   convert a float16 file to float32 or a float32 file to float16 */
 	bool direct;            /* O_DIRECT (default true); a file system that refuses it gets
 				   buffered reads and one warning */
+	bool mmap_random;       /* MMAP only: madvise(MADV_RANDOM), one page per fault; default false
+				   keeps the kernel's readahead around each fault, as NumPy memmap has */
 } burrow_store_opts;
 
 /* Fill o with the defaults above. */

@@ -25,7 +25,7 @@ static void help(void)
 	printf("usage: burrow bench io DIR [--rows N] [--batch B] [--qd Q] [--threads T] [--engine E]\n"
 	       "                       [--cache BYTES] [--policy clock|degree] [--trace uniform|degree]\n"
 	       "                       [--max-read BYTES] [--inflight K] [--repeat R] [--seed S]\n"
-	       "                       [--fio-seconds S] [--no-fio] [--json]\n\n"
+	       "                       [--fio-seconds S] [--no-fio] [--mmap-random] [--json]\n\n"
 	       "Gather N random feature rows, B per gather with K gathers in flight, with each engine,\n"
 	       "cold (O_DIRECT bypasses the page cache; for mmap the file's pages are dropped first with\n"
 	       "posix_fadvise(DONTNEED)), and print rows/s, read requests per second (IOPS), MB/s and\n"
@@ -50,12 +50,15 @@ static void help(void)
 	       "  --seed S          ids depend only on the seed and the run (0)\n"
 	       "  --fio-seconds S   fio's run time (5)\n"
 	       "  --no-fio          skip fio\n"
+	       "  --mmap-random     mmap engine with madvise(MADV_RANDOM): one page per fault, no\n"
+	       "                    readahead (default: the kernel's readahead, as NumPy memmap has)\n"
 	       "  --json            one JSON object per line and engine\n");
 }
 
 typedef struct run {
 	double seconds, rows_per_s, iops, mb_per_s, p50, p99, reads_per_row, bytes_per_row;
 	uint64_t rows, reads, bytes_read, hits, misses;
+	uint64_t rounded_bytes; /* the requested rows, each rounded out to whole blocks */
 	int threads, qd;
 	int64_t rss_peak, lib_peak;
 } run;
@@ -155,6 +158,7 @@ static int one_run(bench *b, int engine, int rep, run *out)
 		st = BURROW_E_NOMEM;
 		goto out_free;
 	}
+	uint64_t rounded = 0;
 	double t0 = cli_now();
 	for (int64_t i = 0; i < nb + K; i++) {
 		int64_t slot = i % K;
@@ -167,6 +171,10 @@ static int one_run(bench *b, int engine, int rep, run *out)
 		if (st == 0 && i < nb) {
 			int64_t n = BW_BENCH_MIN(B, b->rows - i * B);
 			make_ids(b, rep, i, ids, n);
+			for (int64_t k = 0; k < n; k++) {
+				int64_t ro = in->data_offset + ids[k] * (int64_t)in->row_bytes, A = (int64_t)in->block_bytes;
+				rounded += (uint64_t)((ro + (int64_t)in->row_bytes + A - 1) / A * A - ro / A * A);
+			}
 			st = burrow_store_submit(s, ids, (size_t)n, buf + (size_t)(slot * B) * in->out_row_bytes, &tk[slot]);
 		}
 	}
@@ -180,6 +188,7 @@ static int one_run(bench *b, int engine, int rep, run *out)
 			     .hits = ss.cache_hits, .misses = ss.cache_misses, .p50 = ss.read_p50_us, .p99 = ss.read_p99_us,
 			     .threads = in->threads, .qd = in->queue_depth, .rss_peak = peak_rss(),
 			     .lib_peak = (int64_t)lib_peak};
+		out->rounded_bytes = rounded;
 		out->rows_per_s = (double)ss.rows / secs;
 		out->iops = (double)ss.reads / secs;
 		out->mb_per_s = (double)ss.bytes_read / secs / 1e6;
@@ -315,11 +324,11 @@ static void print_json(const char *engine, const run *r, int runs, double fio_io
 	printf("{\"engine\":\"%s\",\"rows\":%llu,\"seconds\":%.6f,\"rows_per_s\":%.1f,\"iops\":%.1f,\"mb_per_s\":%.3f,"
 	       "\"bytes_read\":%llu,\"reads\":%llu,\"p50_us\":%.2f,\"p99_us\":%.2f,\"cache_hits\":%llu,"
 	       "\"cache_misses\":%llu,\"threads\":%d,\"queue_depth\":%d,\"peak_rss_bytes\":%lld,"
-	       "\"lib_peak_bytes\":%lld,\"runs\":%d",
+	       "\"lib_peak_bytes\":%lld,\"rounded_bytes\":%llu,\"runs\":%d",
 	       engine, (unsigned long long)r->rows, r->seconds, r->rows_per_s, r->iops, r->mb_per_s,
 	       (unsigned long long)r->bytes_read, (unsigned long long)r->reads, r->p50, r->p99,
 	       (unsigned long long)r->hits, (unsigned long long)r->misses, r->threads, r->qd, (long long)r->rss_peak,
-	       (long long)r->lib_peak, runs);
+	       (long long)r->lib_peak, (unsigned long long)r->rounded_bytes, runs);
 	if (fio_iops > 0)
 		printf(",\"vs_fio\":%.4f", r->rows_per_s / fio_iops);
 	printf("}\n");
@@ -336,7 +345,7 @@ static void print_row(const char *engine, const run *r)
 /* ------------------------------------------------------------ main */
 
 enum { O_ROWS = 256, O_BATCH, O_QD, O_THREADS, O_ENGINE, O_CACHE, O_POLICY, O_TRACE, O_MAXREAD, O_INFLIGHT,
-       O_REPEAT, O_SEED, O_FIOSEC, O_NOFIO, O_JSON, O_HELP };
+       O_REPEAT, O_SEED, O_FIOSEC, O_NOFIO, O_JSON, O_MMAPRANDOM, O_HELP };
 
 /* The features file of DIR (dataset dir, dir with features.npy, or a file); opens the dataset
  * when there is one. */
@@ -377,7 +386,8 @@ int bench_io(int argc, char **argv)
 		{"max-read", required_argument, 0, O_MAXREAD}, {"inflight", required_argument, 0, O_INFLIGHT},
 		{"repeat", required_argument, 0, O_REPEAT},    {"seed", required_argument, 0, O_SEED},
 		{"fio-seconds", required_argument, 0, O_FIOSEC}, {"no-fio", no_argument, 0, O_NOFIO},
-		{"json", no_argument, 0, O_JSON},              {"help", no_argument, 0, O_HELP},
+		{"json", no_argument, 0, O_JSON},              {"mmap-random", no_argument, 0, O_MMAPRANDOM},
+		{"help", no_argument, 0, O_HELP},
 		{0, 0, 0, 0},
 	};
 	bench b = {.rows = 200000, .batch = 4096, .inflight = 2};
@@ -407,6 +417,7 @@ int bench_io(int argc, char **argv)
 		case O_FIOSEC: NUM(fio_seconds, 1, 3600, false); break;
 		case O_NOFIO: no_fio = true; break;
 		case O_JSON: json = true; break;
+		case O_MMAPRANDOM: b.opts.mmap_random = true; break;
 		case O_ENGINE:
 			if (!strcmp(optarg, "all"))
 				break;
@@ -529,6 +540,12 @@ int bench_io(int argc, char **argv)
 		printf("fio: %s\n", fio_why);
 	else if (!fio_tried)
 		printf("fio: %s\n", fio_why);
+	for (int e = 0; e < 2; e++)
+		if (ran[e] && med[e].rows)
+			printf("%s: %.3f reads per row, %.1f bytes read per row; the rows rounded out to whole blocks: "
+			       "%.1f bytes per row\n",
+			       burrow_store_engine_name(e), med[e].reads_per_row, med[e].bytes_per_row,
+			       (double)med[e].rounded_bytes / (double)med[e].rows);
 	if (ran[BURROW_STORE_URING] && ran[BURROW_STORE_MMAP] && med[2].rows_per_s > 0)
 		printf("uring rows/s / mmap rows/s = %.2fx\n", med[0].rows_per_s / med[2].rows_per_s);
 	if (ran[BURROW_STORE_URING] && ran[BURROW_STORE_PREAD] && med[1].rows_per_s > 0)
