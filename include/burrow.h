@@ -351,7 +351,7 @@ BURROW_API int burrow_store_open(burrow_store **out,            /* out: caller c
 /* Wait for every ticket still in flight, release them, stop the threads, free s (NULL is fine). */
 BURROW_API void burrow_store_close(burrow_store *s);
 
-/* What a store reads and how (borrowed from the store). */
+/* What a store reads and how. */
 typedef struct burrow_store_info {
 	const char *path;         /* the file */
 	int64_t num_rows;         /* N */
@@ -369,6 +369,7 @@ typedef struct burrow_store_info {
 	size_t max_read_bytes;    /* largest read, a multiple of block_bytes */
 	size_t staging_bytes;     /* bytes of the aligned staging buffers reads land in */
 } burrow_store_info;
+/* What the store reads and how (borrowed, valid until close). */
 BURROW_API const burrow_store_info *burrow_store_get_info(const burrow_store *s);
 /* Engine name ("uring", "pread", "mmap"); NULL when unknown. */
 BURROW_API const char *burrow_store_engine_name(int engine);
@@ -413,6 +414,7 @@ typedef struct burrow_store_stats {
 	uint64_t cache_capacity;  /* rows it can hold */
 	uint64_t cache_bytes;     /* bytes it takes, counted by the allocator (<= its budget) */
 } burrow_store_stats;
+/* The counters now (a snapshot; safe while gathers run). */
 BURROW_API void burrow_store_get_stats(const burrow_store *s, burrow_store_stats *st /* out */);
 /* Zero the counters (not the cache's contents). */
 BURROW_API void burrow_store_reset_stats(burrow_store *s);
