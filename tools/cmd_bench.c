@@ -11,7 +11,10 @@ typedef struct bench_entry {
 	int (*run)(int argc, char **argv);
 } bench_entry;
 
+int bench_io(int argc, char **argv);
+
 static const bench_entry BENCHES[] = {
+	{"io", "feature gathers per engine (uring, pread, mmap), cold, against fio", bench_io},
 	{NULL, NULL, NULL}, /* keeps the table non-empty; entries go above this line */
 };
 
