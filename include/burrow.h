@@ -149,7 +149,10 @@ typedef struct burrow_csr_opts {
 	bool drop_self_loops;   /* drop (v, v) (default true) */
 	bool drop_duplicates;   /* keep one copy of repeated (u, v) (default true) */
 	int threads;            /* OpenMP threads; 0 = the runtime's default */
-	size_t mem_bytes;       /* memory budget for the build; 0 = no limit */
+	size_t mem_bytes;       /* memory budget for the build; 0 = no limit (edges kept in memory).
+				 * With a budget the edges are sorted in runs of at most this many
+				 * bytes and spilled to disk when they do not fit */
+	const char *spill_dir;  /* folder for spill files (NULL: $TMPDIR, else /tmp); borrowed */
 	burrow_progress_fn progress; /* may be NULL */
 	void *progress_user;
 } burrow_csr_opts;
