@@ -47,13 +47,16 @@ typedef struct prep {
 	char split[256];
 	char release[64];
 	bool binary;
-	int npz_fd;              /* raw/data.npz extracted to an unlinked file, -1 when not */
+	int npz_fd[2];           /* raw/data.npz, raw/node-label.npz extracted to unlinked files, -1 when not */
 	char *out;               /* owned */
 	char *spill;             /* owned */
 	size_t mem;
 	int64_t n;
 	burrow_writer *w;
 } prep;
+
+/* The .npz members of papers100M-bin. */
+static const char *const NPZ[2] = {"raw/data.npz", "raw/node-label.npz"};
 
 /* A file to read: its source and the strings the source points at. */
 typedef struct member {
@@ -116,8 +119,9 @@ static int npz_member_of(const prep *p, const char *npz, const char *arr, member
 	if (!fmt(m->name, sizeof m->name, "%s:%s.npy", base, arr) ||
 	    !fmt(m->nested, sizeof m->nested, "%s", m->member) || !fmt(m->member, sizeof m->member, "%s.npy", arr))
 		return bw_err(BURROW_E_INVAL, "%s: path too long", base);
-	if (p->npz_fd >= 0 && !strcmp(npz, "raw/data.npz"))
-		m->src = (bw_src){.name = m->name, .path = NULL, .fd = p->npz_fd, .member = m->member};
+	int fd = p->npz_fd[strcmp(npz, NPZ[0]) ? 1 : 0];
+	if (fd >= 0)
+		m->src = (bw_src){.name = m->name, .path = NULL, .fd = fd, .member = m->member};
 	else if (p->zip)
 		m->src = (bw_src){.name = m->name, .path = m->path, .fd = -1, .nested = m->nested, .member = m->member};
 	else
@@ -522,19 +526,19 @@ static int splits(prep *p)
 
 /* ---------------------------------------------------------------- npz members (papers100M-bin) */
 
-/* Copy a compressed raw/data.npz out of the zip into an unlinked file, so that its
- * arrays can be opened (a zip needs seeking; a deflated member cannot seek). */
-static int extract_npz(prep *p)
+/* Copy the .npz member k if it is compressed out of the zip into an unlinked file, so
+ * that its arrays can be opened (a zip needs seeking; a deflated member cannot seek). */
+static int extract_npz(prep *p, int k)
 {
 	member m;
 	int st;
 	char npz[600];
-	snprintf(npz, sizeof npz, "%sraw/data.npz", p->prefix);
+	snprintf(npz, sizeof npz, "%s%s", p->prefix, NPZ[k]);
 	zip_stat_t zs;
 	zip_int64_t i = zip_name_locate(p->za, npz, 0);
 	if (i < 0 || zip_stat_index(p->za, (zip_uint64_t)i, 0, &zs) < 0 || zs.comp_method == ZIP_CM_STORE)
 		return 0;
-	if ((st = member_of(p, "raw/data.npz", &m)))
+	if ((st = member_of(p, NPZ[k], &m)))
 		return st;
 	char *path = bw_path_join(p->spill, "burrow-npz-XXXXXX");
 	if (!path)
@@ -565,7 +569,7 @@ static int extract_npz(prep *p)
 		close(fd);
 		return st;
 	}
-	p->npz_fd = fd;
+	p->npz_fd[k] = fd;
 	return 0;
 }
 
@@ -579,7 +583,7 @@ static int count_npz(prep *p)
 {
 	bw_npys s;
 	member m;
-	int st = open_array(p, "raw/data.npz", "num_nodes_list", &s, &m);
+	int st = open_array(p, NPZ[0], "num_nodes_list", &s, &m);
 	if (st)
 		return st;
 	unsigned char buf[8];
@@ -601,14 +605,14 @@ static int count_npz(prep *p)
 static int edges_npz(prep *p, burrow_csr_builder *b, int64_t *count)
 {
 	member m;
-	int st = npz_member_of(p, "raw/data.npz", "edge_index", &m);
+	int st = npz_member_of(p, NPZ[0], "edge_index", &m);
 	return st ? st : bw_edges_npy(b, &m.src, p->n, count, p->o->progress, p->o->progress_user);
 }
 
 static int features_npz(prep *p)
 {
 	member m;
-	int st = npz_member_of(p, "raw/data.npz", "node_feat", &m);
+	int st = npz_member_of(p, NPZ[0], "node_feat", &m);
 	return st ? st : bw_features_npy(p->w, &m.src, p->n, p->o->feat_dtype, p->o->progress, p->o->progress_user);
 }
 
@@ -616,7 +620,7 @@ static int labels_npz(prep *p)
 {
 	member m;
 	int32_t *y = NULL;
-	int st = npz_member_of(p, "raw/node-label.npz", "node_label", &m);
+	int st = npz_member_of(p, NPZ[1], "node_label", &m);
 	if (!st && !(st = bw_labels_npy(&m.src, p->n, &y)))
 		st = put_labels(p, y, m.name);
 	bw_free(y);
@@ -667,7 +671,7 @@ static int run(prep *p)
 	char *src = NULL;
 
 	if (p->binary) {
-		if ((p->zip && (st = extract_npz(p))) || (st = count_npz(p)))
+		if ((p->zip && ((st = extract_npz(p, 0)) || (st = extract_npz(p, 1)))) || (st = count_npz(p)))
 			return st;
 	} else if ((st = read_count(p, "raw/num-node-list.csv.gz", &p->n))) {
 		return st;
@@ -726,7 +730,7 @@ fail:
 int burrow_prep(const char *source, const burrow_prep_opts *opts, char *out_dir, size_t out_cap)
 {
 	burrow_prep_opts o;
-	prep p = {.npz_fd = -1};
+	prep p = {.npz_fd = {-1, -1}};
 	int st;
 
 	if (out_dir && out_cap)
@@ -773,8 +777,9 @@ int burrow_prep(const char *source, const burrow_prep_opts *opts, char *out_dir,
 out:
 	if (p.za)
 		zip_discard(p.za);
-	if (p.npz_fd >= 0)
-		close(p.npz_fd);
+	for (int k = 0; k < 2; k++)
+		if (p.npz_fd[k] >= 0)
+			close(p.npz_fd[k]);
 	bw_free(p.zip);
 	bw_free(p.dir);
 	bw_free(p.out);

@@ -865,3 +865,569 @@ Test(bad_input, disk_full)
 	free(err), free(zip), free(root), free(errf);
 	free_ogb(&g);
 }
+
+/* ---------------------------------------------------------------- npz (papers100M-bin layout) */
+
+TestSuite(npz, .init = setup, .fini = teardown, .timeout = 60);
+
+/* An .npy file in memory: header version 1 or 2, padded to 64 bytes. */
+static buf npy_bytes(const char *descr, int ndim, const int64_t *shape, const void *data, size_t nbytes, int version)
+{
+	char dict[256];
+	int k = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
+	for (int i = 0; i < ndim; i++)
+		k += snprintf(dict + k, sizeof dict - (size_t)k, "%lld,%s", (long long)shape[i], i + 1 < ndim ? " " : "");
+	if (ndim > 1)
+		k--;
+	k += snprintf(dict + k, sizeof dict - (size_t)k, "), }");
+	size_t pre = version == 1 ? 10 : 12, total = (pre + (size_t)k + 1 + 63) / 64 * 64, hl = total - pre;
+	buf b = {0};
+	unsigned char h[12] = {0x93, 'N', 'U', 'M', 'P', 'Y', (unsigned char)version, 0};
+	if (version == 1) {
+		h[8] = (unsigned char)(hl & 0xff), h[9] = (unsigned char)(hl >> 8);
+	} else {
+		for (int i = 0; i < 4; i++)
+			h[8 + i] = (unsigned char)(hl >> (8 * i));
+	}
+	bput(&b, h, pre);
+	bput(&b, dict, (size_t)k);
+	for (size_t i = pre + (size_t)k; i < total - 1; i++)
+		bput(&b, " ", 1);
+	bput(&b, "\n", 1);
+	bput(&b, data, nbytes);
+	return b;
+}
+
+/* v as `bytes` little-endian bytes. */
+static void le(FILE *f, uint64_t *pos, uint64_t v, int bytes)
+{
+	for (int i = 0; i < bytes; i++)
+		fputc((int)((v >> (8 * i)) & 0xff), f);
+	*pos += (uint64_t)bytes;
+}
+
+/* A zip written by hand with ZIP64 records on every entry (stored), as writers do for
+ * members past 4 GiB; here forced on small ones. */
+static void write_zip64(const char *path, int k, const char *const *names, const buf *data)
+{
+	FILE *f = fopen(path, "wb");
+	cr_assert(f);
+	uint64_t *off = calloc((size_t)k, sizeof *off), pos = 0;
+	uint32_t *crc = calloc((size_t)k, sizeof *crc);
+#define U16(v) le(f, &pos, (uint64_t)(v), 2)
+#define U32(v) le(f, &pos, (uint64_t)(v), 4)
+#define U64(v) le(f, &pos, (uint64_t)(v), 8)
+	for (int i = 0; i < k; i++) {
+		off[i] = pos;
+		crc[i] = (uint32_t)crc32(0, (const Bytef *)data[i].p, (uInt)data[i].n);
+		U32(0x04034b50), U16(45), U16(0), U16(0), U16(0), U16(0x21), U32(crc[i]);
+		U32(0xffffffff), U32(0xffffffff), U16(strlen(names[i])), U16(20);
+		fwrite(names[i], 1, strlen(names[i]), f), pos += strlen(names[i]);
+		U16(1), U16(16), U64(data[i].n), U64(data[i].n);
+		fwrite(data[i].p, 1, data[i].n, f), pos += data[i].n;
+	}
+	uint64_t cd = pos;
+	for (int i = 0; i < k; i++) {
+		U32(0x02014b50), U16(45), U16(45), U16(0), U16(0), U16(0), U16(0x21), U32(crc[i]);
+		U32(0xffffffff), U32(0xffffffff), U16(strlen(names[i])), U16(28), U16(0), U16(0), U16(0), U32(0);
+		U32(0xffffffff);
+		fwrite(names[i], 1, strlen(names[i]), f), pos += strlen(names[i]);
+		U16(1), U16(24), U64(data[i].n), U64(data[i].n), U64(off[i]);
+	}
+	uint64_t cdsize = pos - cd, z64 = pos;
+	U32(0x06064b50), U64(44), U16(45), U16(45), U32(0), U32(0), U64(k), U64(k), U64(cdsize), U64(cd);
+	U32(0x07064b50), U32(0), U64(z64), U32(1);
+	U32(0x06054b50), U16(0), U16(0), U16(0xffff), U16(0xffff), U32(0xffffffff), U32(0xffffffff), U16(0);
+#undef U16
+#undef U32
+#undef U64
+	fclose(f);
+	free(off);
+	free(crc);
+}
+
+/* A zip through libzip, each member stored or deflated as asked. */
+static void write_zip(const char *path, int k, const char *const *names, const buf *data, bool deflate)
+{
+	int err;
+	zip_t *za = zip_open(path, ZIP_CREATE | ZIP_TRUNCATE, &err);
+	cr_assert(za);
+	for (int i = 0; i < k; i++) {
+		zip_int64_t idx = zip_file_add(za, names[i], zip_source_buffer(za, data[i].p, data[i].n, 0), 0);
+		cr_assert(idx >= 0);
+		zip_set_file_compression(za, (zip_uint64_t)idx, deflate ? ZIP_CM_DEFLATE : ZIP_CM_STORE, 0);
+	}
+	cr_assert_eq(zip_close(za), 0, "%s", path);
+}
+
+enum npz_kind { NPZ_STORED, NPZ_DEFLATED, NPZ_ZIP64 };
+
+/* The fixture g as papers100M-bin.zip would hold it: raw/data.npz, raw/node-label.npz,
+ * split/time/{train,valid,test}.csv.gz; edge_index (2, E) int64 or (E, 2) int32; npy header v1 or v2. */
+static void write_npz_zip(const char *path, const ogb *g, const expect *x, enum npz_kind kind, bool pairs, int version)
+{
+	/* the edges as listed, and the labels with NaN */
+	int64_t e = strtoll(g->nedges.p, NULL, 10), n = x->n;
+	int64_t *ei64 = malloc((size_t)(2 * e) * sizeof *ei64);
+	int32_t *ei32 = malloc((size_t)(2 * e) * sizeof *ei32);
+	char *p = g->edge.p;
+	for (int64_t i = 0; i < e; i++) {
+		int64_t a = strtoll(p, &p, 10), b = strtoll(p + 1, &p, 10);
+		p++;
+		ei64[i] = a, ei64[e + i] = b;         /* (2, E) */
+		ei32[2 * i] = (int32_t)a, ei32[2 * i + 1] = (int32_t)b; /* (E, 2) */
+	}
+	double *lab = malloc((size_t)n * sizeof *lab);
+	for (int64_t v = 0; v < n; v++)
+		lab[v] = x->label[v] < 0 ? NAN : x->label[v];
+	int64_t nn = n, ne = e, shape_e[2] = {2, e}, shape_p[2] = {e, 2}, shape_f[2] = {n, x->d}, shape_l[2] = {n, 1}, one = 1;
+	int64_t *year = calloc((size_t)n, sizeof *year);
+	buf m[5];
+	m[0] = pairs ? npy_bytes("<i4", 2, shape_p, ei32, (size_t)(2 * e) * 4, version)
+		     : npy_bytes("<i8", 2, shape_e, ei64, (size_t)(2 * e) * 8, version);
+	m[1] = npy_bytes("<f4", 2, shape_f, x->feat, (size_t)(n * x->d) * 4, version);
+	m[2] = npy_bytes("<i8", 1, &one, &nn, 8, version);
+	m[3] = npy_bytes("<i8", 1, &one, &ne, 8, version);
+	m[4] = npy_bytes("<i8", 1, &n, year, (size_t)n * 8, version);
+	buf lm = npy_bytes("<f8", 2, shape_l, lab, (size_t)n * 8, version);
+	const char *inner[] = {"edge_index.npy", "node_feat.npy", "num_nodes_list.npy", "num_edges_list.npy", "node_year.npy"};
+	const char *lname[] = {"node_label.npy"};
+	char *dnpz = tu_path(dir, "data.npz"), *lnpz = tu_path(dir, "node-label.npz");
+	if (kind == NPZ_ZIP64) {
+		write_zip64(dnpz, 5, inner, m);
+		write_zip64(lnpz, 1, lname, &lm);
+	} else {
+		write_zip(dnpz, 5, inner, m, kind == NPZ_DEFLATED);
+		write_zip(lnpz, 1, lname, &lm, kind == NPZ_DEFLATED);
+	}
+	buf outer[6];
+	size_t len;
+	outer[0].p = tu_read(dnpz, &len), outer[0].n = len;
+	outer[1].p = tu_read(lnpz, &len), outer[1].n = len;
+	for (int s = 0; s < 3; s++)
+		outer[2 + s] = gz(g->split[s].p, g->split[s].n);
+	outer[5].p = strdup("papers\n"), outer[5].n = 7;
+	const char *names[] = {"pap/raw/data.npz", "pap/raw/node-label.npz", "pap/split/time/train.csv.gz",
+			       "pap/split/time/valid.csv.gz", "pap/split/time/test.csv.gz", "pap/RELEASE_v1.txt"};
+	if (kind == NPZ_ZIP64)
+		write_zip64(path, 6, names, outer);
+	else
+		write_zip(path, 6, names, outer, kind == NPZ_DEFLATED);
+	for (int i = 0; i < 5; i++)
+		free(m[i].p);
+	for (int i = 0; i < 6; i++)
+		free(outer[i].p);
+	free(lm.p), free(ei64), free(ei32), free(lab), free(year), free(dnpz), free(lnpz);
+}
+
+static void npz_case(enum npz_kind kind, bool pairs, int version)
+{
+	ogb g;
+	make_ogb(&g, 250, 1800, 6, true);
+	expect x;
+	expect_from(&x, &g);
+	char *zip = tu_path(dir, "pap.zip"), *root = tu_path(dir, "root"), *err = NULL;
+	write_npz_zip(zip, &g, &x, kind, pairs, version);
+	int rc = tu_sh(NULL, &err, "%s prep %s --root %s --quiet --mem 8K", tu_burrow(), zip, root);
+	cr_assert_eq(rc, 0, "prep failed: %s", err);
+	char *out = tu_path(root, "pap");
+	check_dataset(out, &x, BURROW_DTYPE_F32);
+	cr_assert(entries(root) == 1, "leftovers beside the dataset (an extracted npz?)");
+	free(out), free(err), free(zip), free(root);
+	free_expect(&x);
+	free_ogb(&g);
+}
+
+Test(npz, stored_members_edge_rows_npy_v1) { npz_case(NPZ_STORED, false, 1); }
+Test(npz, deflated_members_edge_pairs_npy_v2) { npz_case(NPZ_DEFLATED, true, 2); }
+Test(npz, zip64_records_edge_rows_npy_v2) { npz_case(NPZ_ZIP64, false, 2); }
+
+/* ---------------------------------------------------------------- downloads from a local server */
+
+TestSuite(download, .init = setup, .fini = teardown, .timeout = 60);
+
+typedef struct server {
+	pid_t pid;
+	int port;
+	char *log;   /* one line per request: "GET /path range=K" (K = -1 without Range) */
+} server;
+
+static void send_all(int c, const void *d, size_t n)
+{
+	const char *p = d;
+	while (n > 0) {
+		ssize_t w = send(c, p, n, MSG_NOSIGNAL);
+		if (w <= 0)
+			return;
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+/* Serve `file` over HTTP/1.1 on 127.0.0.1: /missing.zip is 404; /cut.zip stops half-way
+ * through the body the first time it is asked for; Range requests get 206 (or 416). */
+static void serve(int ls, const char *file, const char *logpath)
+{
+	size_t size;
+	char *data = tu_read(file, &size);
+	int cuts = 0;
+	for (;;) {
+		int c = accept(ls, NULL, NULL);
+		if (c < 0)
+			continue;
+		char req[8192] = "";
+		size_t n = 0;
+		while (n < sizeof req - 1 && !strstr(req, "\r\n\r\n")) {
+			ssize_t r = recv(c, req + n, sizeof req - 1 - n, 0);
+			if (r <= 0)
+				break;
+			n += (size_t)r;
+			req[n] = '\0';
+		}
+		char method[16] = "", path[256] = "";
+		sscanf(req, "%15s %255s", method, path);
+		long long from = -1;
+		const char *rg = strcasestr(req, "\r\nRange: bytes=");
+		if (rg)
+			from = strtoll(rg + 15, NULL, 10);
+		FILE *lf = fopen(logpath, "a");
+		fprintf(lf, "%s %s range=%lld\n", method, path, from);
+		fclose(lf);
+		bool head = !strcmp(method, "HEAD");
+		char hdr[512];
+		if (!strcmp(path, "/missing.zip")) {
+			const char *r = "HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\nConnection: close\r\n\r\nnot found";
+			send_all(c, r, strlen(r));
+		} else if (from >= (long long)size) {
+			snprintf(hdr, sizeof hdr, "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */%zu\r\n"
+						  "Content-Length: 0\r\nConnection: close\r\n\r\n", size);
+			send_all(c, hdr, strlen(hdr));
+		} else if (from > 0) {
+			snprintf(hdr, sizeof hdr, "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes %lld-%zu/%zu\r\n"
+						  "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+				 from, size - 1, size, size - (size_t)from);
+			send_all(c, hdr, strlen(hdr));
+			if (!head)
+				send_all(c, data + from, size - (size_t)from);
+		} else {
+			snprintf(hdr, sizeof hdr, "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n", size);
+			send_all(c, hdr, strlen(hdr));
+			bool cut = !strcmp(path, "/cut.zip") && !head && cuts++ == 0;
+			if (!head)
+				send_all(c, data, cut ? size / 2 : size);
+		}
+		shutdown(c, SHUT_WR);
+		close(c);
+	}
+}
+
+static void start_server(server *s, const char *file)
+{
+	int ls = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	cr_assert(ls >= 0 && bind(ls, (struct sockaddr *)&a, sizeof a) == 0 && listen(ls, 8) == 0);
+	socklen_t al = sizeof a;
+	getsockname(ls, (struct sockaddr *)&a, &al);
+	s->port = ntohs(a.sin_port);
+	s->log = tu_path(dir, "server.log");
+	s->pid = fork();
+	if (s->pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the test */
+		alarm(60);
+		serve(ls, file, s->log);
+		_exit(0);
+	}
+	close(ls);
+}
+
+static void stop_server(server *s)
+{
+	kill(s->pid, SIGKILL);
+	waitpid(s->pid, NULL, 0);
+	free(s->log);
+}
+
+/* A fixture zip to serve. */
+static char *served_zip(const char *top, const char *split, ogb *g)
+{
+	make_ogb(g, 200, 900, 4, false);
+	char *zip = tu_path(dir, "served.zip");
+	write_ogb_zip(zip, top, split, g, NULL, 0);
+	return zip;
+}
+
+Test(download, not_found_leaves_nothing)
+{
+	ogb g;
+	char *zip = served_zip("toy", "random", &g), *root = tu_path(dir, "root"), *err = NULL;
+	server s;
+	start_server(&s, zip);
+	int rc = tu_sh(NULL, &err, "%s download toy --root %s --url http://127.0.0.1:%d/missing.zip", tu_burrow(), root,
+		       s.port);
+	cr_assert_eq(rc, 1, "%s", err);
+	cr_assert_eq(lines(err), 1, "%s", err);
+	cr_assert(strstr(err, "/missing.zip") && strstr(err, "HTTP 404"), "%s", err);
+	cr_assert(entries(root) <= 0, "files left in %s", root);
+	stop_server(&s);
+	free(err), free(zip), free(root);
+	free_ogb(&g);
+}
+
+Test(download, cut_half_way_then_resumed)
+{
+	ogb g;
+	char *zip = served_zip("toy", "random", &g), *root = tu_path(dir, "root"), *err = NULL;
+	server s;
+	start_server(&s, zip);
+	char *part = tu_path(root, "toy.zip.part"), *final = tu_path(root, "toy.zip");
+	int rc = tu_sh(NULL, &err, "%s download toy --root %s --url http://127.0.0.1:%d/cut.zip --quiet", tu_burrow(), root,
+		       s.port);
+	cr_assert_eq(rc, 1, "%s", err);
+	cr_assert_eq(lines(err), 1, "%s", err);
+	cr_assert(strstr(err, "stopped at") && strstr(err, "toy.zip.part"), "%s", err);
+	long long have = tu_size(part), whole = tu_size(zip);
+	cr_assert(have > 0 && have < whole, "the .part holds %lld of %lld bytes", have, whole);
+	cr_assert(!tu_exists(final));
+	free(err);
+	rc = tu_sh(NULL, &err, "%s download toy --root %s --url http://127.0.0.1:%d/cut.zip --quiet", tu_burrow(), root,
+		   s.port);
+	cr_assert_eq(rc, 0, "%s", err);
+	size_t la, lb;
+	char *a = tu_read(zip, &la), *b = tu_read(final, &lb);
+	cr_assert(la == lb && memcmp(a, b, la) == 0, "the resumed download differs from the served file");
+	cr_assert(!tu_exists(part));
+	/* the second request asked for the rest only */
+	char *log = tu_read(s.log, NULL), want[64];
+	snprintf(want, sizeof want, "GET /cut.zip range=%lld", have);
+	cr_assert(strstr(log, want), "no Range request for byte %lld in:\n%s", have, log);
+	/* a third run keeps the complete zip and asks nothing */
+	free(err);
+	cr_assert_eq(tu_sh(NULL, &err, "%s download toy --root %s --url http://127.0.0.1:%d/cut.zip --quiet", tu_burrow(),
+			   root, s.port), 0);
+	char *log2 = tu_read(s.log, NULL);
+	cr_assert_str_eq(log, log2);
+	stop_server(&s);
+	free(a), free(b), free(log), free(log2), free(err), free(zip), free(root), free(part), free(final);
+	free_ogb(&g);
+}
+
+/* burrow prep NAME fetches the missing zip itself (here from the local server). */
+Test(download, prep_by_name_downloads_the_zip)
+{
+	ogb g;
+	char *zip = served_zip("arxiv", "time", &g), *root = tu_path(dir, "root"), *err = NULL;
+	server s;
+	start_server(&s, zip);
+	int rc = tu_sh(NULL, &err, "%s prep ogbn-arxiv --root %s --url http://127.0.0.1:%d/arxiv.zip --quiet", tu_burrow(),
+		       root, s.port);
+	cr_assert_eq(rc, 0, "%s", err);
+	expect x;
+	expect_from(&x, &g);
+	x.classes = burrow_catalog_find("ogbn-arxiv")->num_classes; /* the catalog's count wins */
+	char *out = tu_path(root, "ogbn-arxiv"), *z = tu_path(root, "ogbn-arxiv.zip");
+	check_dataset(out, &x, BURROW_DTYPE_F32);
+	cr_assert(tu_exists(z));
+	stop_server(&s);
+	free_expect(&x);
+	free(out), free(z), free(err), free(zip), free(root);
+	free_ogb(&g);
+}
+
+/* ---------------------------------------------------------------- catalog */
+
+TestSuite(catalog, .timeout = 30);
+
+Test(catalog, rows_names_and_space)
+{
+	cr_assert_eq(burrow_catalog_count(), 3);
+	const char *names[] = {"ogbn-arxiv", "ogbn-products", "ogbn-papers100M"};
+	for (int i = 0; i < 3; i++) {
+		const burrow_catalog_entry *e = burrow_catalog_find(names[i]);
+		cr_assert(e && e == burrow_catalog_find(e->download_name));
+		cr_assert(strstr(e->url, e->download_name) && strstr(e->url, "http://snap.stanford.edu/ogb/data/nodeproppred/"));
+		burrow_catalog_space s32, s16;
+		burrow_catalog_space_of(e, BURROW_DTYPE_F32, &s32);
+		burrow_catalog_space_of(e, BURROW_DTYPE_F16, &s16);
+		/* the features alone take N * D * 4 bytes; f16 saves exactly half of them */
+		cr_assert_geq(s32.dataset, e->num_nodes * e->feat_dim * 4);
+		cr_assert_eq(s32.dataset - s16.dataset, e->num_nodes * e->feat_dim * 2);
+		cr_assert_geq(s32.scratch, 2 * e->num_edges * 8);
+	}
+	cr_assert(burrow_catalog_find("ogbn-papers100M")->binary);
+	cr_assert(burrow_catalog_find("products")->add_inverse_edge);
+	cr_assert_null(burrow_catalog_find("ogbn-nothing"));
+	cr_assert_null(burrow_catalog_get(3));
+	char *out = NULL;
+	cr_assert_eq(tu_sh(&out, NULL, "%s datasets", tu_burrow()), 0);
+	for (int i = 0; i < 3; i++)
+		cr_assert(strstr(out, names[i]), "%s", out);
+	free(out);
+}
+
+/* ---------------------------------------------------------------- import */
+
+TestSuite(import, .init = setup, .fini = teardown, .timeout = 60);
+
+static char *save_npy(const char *name, const char *descr, int ndim, const int64_t *shape, const void *data, size_t n)
+{
+	char *p = tu_path(dir, "%s", name);
+	buf b = npy_bytes(descr, ndim, shape, data, n, 1);
+	write_file(p, b.p, b.n);
+	free(b.p);
+	return p;
+}
+
+/* The edges of g as listed: a[i] -> b[i]. */
+static int64_t listed_edges(const ogb *g, int64_t **a, int64_t **b)
+{
+	int64_t e = strtoll(g->nedges.p, NULL, 10);
+	*a = malloc((size_t)e * sizeof **a);
+	*b = malloc((size_t)e * sizeof **b);
+	char *p = g->edge.p;
+	for (int64_t i = 0; i < e; i++) {
+		(*a)[i] = strtoll(p, &p, 10);
+		(*b)[i] = strtoll(p + 1, &p, 10);
+		p++;
+	}
+	return e;
+}
+
+Test(import, npy_files_undirected)
+{
+	ogb g;
+	make_ogb(&g, 220, 1200, 5, true);
+	expect x;
+	expect_from(&x, &g);
+	int64_t *a, *b, e = listed_edges(&g, &a, &b), n = x.n;
+	int64_t *rows = malloc((size_t)(2 * e) * sizeof *rows);
+	memcpy(rows, a, (size_t)e * 8);
+	memcpy(rows + e, b, (size_t)e * 8);
+	double *f64 = malloc((size_t)(n * x.d) * sizeof *f64), *lab = malloc((size_t)n * sizeof *lab);
+	for (int64_t i = 0; i < n * x.d; i++)
+		f64[i] = x.feat[i];
+	for (int64_t v = 0; v < n; v++)
+		lab[v] = x.label[v] < 0 ? NAN : x.label[v];
+	int32_t *valid = malloc((size_t)x.nsplit[1] * sizeof *valid);
+	for (int64_t k = 0; k < x.nsplit[1]; k++)
+		valid[k] = (int32_t)x.split[1][k];
+	uint8_t *mask = calloc((size_t)n, 1);
+	for (int64_t k = 0; k < x.nsplit[2]; k++)
+		mask[x.split[2][k]] = 1;
+	int64_t se[2] = {2, e}, sf[2] = {n, x.d}, sl[1] = {n}, st[1] = {x.nsplit[0]}, sv[1] = {x.nsplit[1]};
+	char *pe = save_npy("e.npy", "<i8", 2, se, rows, (size_t)(2 * e) * 8);
+	char *pf = save_npy("f.npy", "<f8", 2, sf, f64, (size_t)(n * x.d) * 8);
+	char *pl = save_npy("l.npy", "<f8", 1, sl, lab, (size_t)n * 8);
+	char *pt = save_npy("t.npy", "<i8", 1, st, x.split[0], (size_t)x.nsplit[0] * 8);
+	char *pv = save_npy("v.npy", "<i4", 1, sv, valid, (size_t)x.nsplit[1] * 4);
+	char *ps = save_npy("s.npy", "|b1", 1, sl, mask, (size_t)n);
+	char *out = tu_path(dir, "out"), *err = NULL;
+	int rc = tu_sh(NULL, &err,
+		       "%s import %s --edges %s --num-nodes %lld --features %s --labels %s --train %s --valid %s --test %s "
+		       "--undirected --mem 2K --quiet",
+		       tu_burrow(), out, pe, (long long)n, pf, pl, pt, pv, ps);
+	cr_assert_eq(rc, 0, "%s", err);
+	/* a mask gives its nodes in ascending order */
+	int64_t k = 0;
+	for (int64_t v = 0; v < n; v++)
+		if (mask[v])
+			x.split[2][k++] = v;
+	check_dataset(out, &x, BURROW_DTYPE_F32);
+	free(err), free(out), free(pe), free(pf), free(pl), free(pt), free(pv), free(ps);
+	free(a), free(b), free(rows), free(f64), free(lab), free(valid), free(mask);
+	free_expect(&x);
+	free_ogb(&g);
+}
+
+/* Directed imports: text in three layouts (one gzip'ed) and (E, 2) int32 npy all give
+ * the sorted, de-duplicated, loop-free CSR of the listed edges. */
+Test(import, text_and_pairs_directed)
+{
+	ogb g;
+	make_ogb(&g, 150, 800, 3, false);
+	int64_t *a, *b, e = listed_edges(&g, &a, &b), n = 150;
+	/* reference */
+	int64_t *pairs = malloc((size_t)(2 * e) * sizeof *pairs), k = 0;
+	for (int64_t i = 0; i < e; i++)
+		if (a[i] != b[i])
+			pairs[2 * k] = a[i], pairs[2 * k + 1] = b[i], k++;
+	qsort(pairs, (size_t)k, 2 * sizeof *pairs, cmp_pair);
+	int64_t u = 0;
+	for (int64_t i = 0; i < k; i++)
+		if (!u || cmp_pair(pairs + 2 * i, pairs + 2 * (u - 1)))
+			pairs[2 * u] = pairs[2 * i], pairs[2 * u + 1] = pairs[2 * i + 1], u++;
+	buf csv = {0}, tsv = {0}, blank = {0};
+	bprintf(&csv, "# src,dst\n");
+	bprintf(&blank, "# a comment\n\n");
+	int32_t *p32 = malloc((size_t)(2 * e) * sizeof *p32);
+	for (int64_t i = 0; i < e; i++) {
+		bprintf(&csv, "%lld,%lld\n", (long long)a[i], (long long)b[i]);
+		bprintf(&tsv, "%lld\t%lld\r\n", (long long)a[i], (long long)b[i]);
+		bprintf(&blank, "  %lld   %lld  \n%s", (long long)a[i], (long long)b[i], i % 100 == 0 ? "# more\n" : "");
+		p32[2 * i] = (int32_t)a[i], p32[2 * i + 1] = (int32_t)b[i];
+	}
+	buf z = gz(tsv.p, tsv.n);
+	char *f1 = tu_path(dir, "e.csv"), *f2 = tu_path(dir, "e.tsv.gz"), *f3 = tu_path(dir, "e.txt");
+	write_file(f1, csv.p, csv.n);
+	write_file(f2, z.p, z.n);
+	write_file(f3, blank.p, blank.n);
+	int64_t sp[2] = {e, 2};
+	char *f4 = save_npy("p.npy", "<i4", 2, sp, p32, (size_t)(2 * e) * 4);
+	const char *files[] = {f1, f2, f3, f4};
+	for (int t = 0; t < 4; t++) {
+		char *out = tu_path(dir, "out%d", t), *err = NULL;
+		int rc = tu_sh(NULL, &err, "%s import %s --edges %s --num-nodes %lld --quiet", tu_burrow(), out, files[t],
+			       (long long)n);
+		cr_assert_eq(rc, 0, "%s: %s", files[t], err);
+		burrow_dataset *ds;
+		cr_assert_eq(burrow_dataset_open(&ds, out), 0, "%s", burrow_last_error());
+		const burrow_csr *gr = burrow_dataset_graph(ds);
+		cr_assert(!burrow_dataset_get_info(ds)->symmetric);
+		cr_assert_eq(gr->num_edges, u, "%s: %lld entries, expected %lld", files[t], (long long)gr->num_edges,
+			     (long long)u);
+		for (int64_t j = 0, v = 0; j < u; j++) {
+			while (gr->indptr[v + 1] <= j)
+				v++;
+			cr_assert(v == pairs[2 * j] && burrow_csr_index(gr, j) == pairs[2 * j + 1], "%s: entry %lld", files[t],
+				  (long long)j);
+		}
+		burrow_dataset_close(ds);
+		free(out), free(err);
+	}
+	free(a), free(b), free(pairs), free(p32), free(csv.p), free(tsv.p), free(blank.p), free(z.p);
+	free(f1), free(f2), free(f3), free(f4);
+	free_ogb(&g);
+}
+
+Test(import, refusals_leave_nothing)
+{
+	char *out = tu_path(dir, "out"), *err = NULL;
+	char *edges = tu_path(dir, "e.txt"), *feat;
+	write_file(edges, "0 1\n1 2\n2 9\n", 12);
+	int64_t sf[2] = {9, 2};
+	float f[18] = {0};
+	feat = save_npy("f.npy", "<f4", 2, sf, f, sizeof f);
+	struct {
+		const char *args, *want1, *want2;
+	} cases[] = {
+		{"--num-nodes 5", "e.txt:3:", "node id 9 out of range [0, 5)"},
+		{"--num-nodes 10 --features FEAT", "f.npy", "(10, D)"},
+		{"--num-nodes 10 --labels /nonexistent/l.npy", "/nonexistent/l.npy", "No such file"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char args[512];
+		const char *at = strstr(cases[i].args, "FEAT");
+		if (at)
+			snprintf(args, sizeof args, "%.*s%s", (int)(at - cases[i].args), cases[i].args, feat);
+		else
+			snprintf(args, sizeof args, "%s", cases[i].args);
+		int rc = tu_sh(NULL, &err, "%s import %s --edges %s %s", tu_burrow(), out, edges, args);
+		cr_assert_eq(rc, 1, "%s: exit %d: %s", args, rc, err);
+		cr_assert_eq(lines(err), 1, "%s", err);
+		cr_assert(strstr(err, cases[i].want1) && strstr(err, cases[i].want2), "'%s' lacks '%s' or '%s'", err,
+			  cases[i].want1, cases[i].want2);
+		cr_assert(!tu_exists(out));
+		cr_assert_eq(entries(dir), 2, "leftovers in %s (only e.txt and f.npy belong)", dir);
+		free(err);
+	}
+	free(out), free(edges), free(feat);
+}
