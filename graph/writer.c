@@ -435,6 +435,11 @@ int burrow_writer_commit(burrow_writer *w)
 	bw_free(sd);
 	if (st)
 		goto fail;
+	/* allocate before the rename: nothing may fail for want of memory after it */
+	if (!(parent = bw_dirname(w->dir))) {
+		st = BURROW_E_NOMEM;
+		goto fail;
+	}
 	struct stat sb;
 	if (stat(w->dir, &sb) == 0) {
 		if (!w->o.overwrite) {
@@ -460,8 +465,7 @@ int burrow_writer_commit(burrow_writer *w)
 	}
 	if (old)
 		bw_rm_rf(old);
-	parent = bw_dirname(w->dir);
-	st = parent ? bw_fsync_dir(parent) : BURROW_E_NOMEM;
+	st = bw_fsync_dir(parent);
 	bw_free(parent);
 	bw_free(old);
 	bw_free(w->tmp);
@@ -470,6 +474,7 @@ int burrow_writer_commit(burrow_writer *w)
 	return st;
 fail:
 	bw_free(old);
+	bw_free(parent);
 	burrow_writer_abort(w);
 	return st;
 }

@@ -1431,3 +1431,92 @@ Test(import, refusals_leave_nothing)
 	}
 	free(out), free(edges), free(feat);
 }
+
+/* ---------------------------------------------------------------- failing allocations */
+
+TestSuite(faults, .init = setup, .fini = teardown, .timeout = 60);
+
+/* Make each allocation of a prep fail in turn: every failure must be an error that
+ * leaves no dataset, no temporary directory and no memory behind; the loop ends when
+ * a prep succeeds with no failure left to inject. */
+static void every_allocation_fails(const char *zip, size_t mem)
+{
+	char *root = tu_path(dir, "root"), *out = tu_path(root, "o");
+	tu_rmrf(root);
+	burrow_prep_opts o;
+	burrow_prep_defaults(&o);
+	o.root = root;
+	o.out = out;
+	o.mem_bytes = mem;
+	o.download = false;
+	int k;
+	for (k = 0; k < 5000; k++) {
+		size_t before, after;
+		burrow_mem_stats(&before, NULL);
+		bw_mem_fail_after(k);
+		int st = burrow_prep(zip, &o, NULL, 0);
+		bw_mem_fail_after(-1);
+		burrow_mem_stats(&after, NULL);
+		cr_assert_eq(after, before, "allocation %d failed: %zu bytes not freed", k, after - before);
+		if (st == 0)
+			break;
+		cr_assert_lt(st, 0);
+		cr_assert(!tu_exists(out), "allocation %d failed (%s) but %s exists", k, burrow_last_error(), out);
+		cr_assert(entries(root) <= 0, "allocation %d failed: leftovers in %s", k, root);
+	}
+	cr_assert_lt(k, 5000);
+	cr_assert_gt(k, 10, "only %d allocations: is the hook working?", k);
+	free(root);
+	free(out);
+}
+
+Test(faults, prep_csv_in_memory_and_spilled)
+{
+	ogb g;
+	make_ogb(&g, 120, 600, 3, false);
+	char *zip = tu_path(dir, "f.zip");
+	write_ogb_zip(zip, "f", "random", &g, NULL, 0);
+	every_allocation_fails(zip, 0);
+	every_allocation_fails(zip, 2048);
+	free(zip);
+	free_ogb(&g);
+}
+
+Test(faults, prep_npz)
+{
+	ogb g;
+	make_ogb(&g, 100, 500, 3, true);
+	expect x;
+	expect_from(&x, &g);
+	char *zip = tu_path(dir, "p.zip");
+	write_npz_zip(zip, &g, &x, NPZ_DEFLATED, false, 1);
+	every_allocation_fails(zip, 2048);
+	free(zip);
+	free_expect(&x);
+	free_ogb(&g);
+}
+
+/* An array whose header promises more rows than the member holds. */
+Test(npz, short_array_is_refused)
+{
+	int64_t shape[2] = {2, 1000}, one = 1, nn = 50, data[200] = {0};
+	buf m[2];
+	m[0] = npy_bytes("<i8", 2, shape, data, sizeof data, 1);
+	m[1] = npy_bytes("<i8", 1, &one, &nn, 8, 1);
+	const char *inner[] = {"edge_index.npy", "num_nodes_list.npy"};
+	char *npz = tu_path(dir, "data.npz"), *zip = tu_path(dir, "short.zip"), *root = tu_path(dir, "root"), *err = NULL;
+	write_zip(npz, 2, inner, m, false);
+	buf outer[2];
+	size_t len;
+	outer[0].p = tu_read(npz, &len), outer[0].n = len;
+	outer[1].p = strdup("x"), outer[1].n = 1;
+	const char *names[] = {"s/raw/data.npz", "s/split/time/train.csv.gz"};
+	write_zip(zip, 2, names, outer, false);
+	int rc = tu_sh(NULL, &err, "%s prep %s --root %s", tu_burrow(), zip, root);
+	cr_assert_eq(rc, 1, "%s", err);
+	cr_assert_eq(lines(err), 1, "%s", err);
+	cr_assert(strstr(err, "short.zip:s/raw/data.npz:edge_index.npy") && strstr(err, "its header's shape needs"), "%s",
+		  err);
+	cr_assert(entries(root) <= 0);
+	free(m[0].p), free(m[1].p), free(outer[0].p), free(outer[1].p), free(npz), free(zip), free(root), free(err);
+}

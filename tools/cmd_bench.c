@@ -11,7 +11,10 @@ typedef struct bench_entry {
 	int (*run)(int argc, char **argv);
 } bench_entry;
 
+int bench_prep(int argc, char **argv);
+
 static const bench_entry BENCHES[] = {
+	{"prep", "burrow prep on a generated OGB-style zip against zcat; bounded memory", bench_prep},
 	{NULL, NULL, NULL}, /* keeps the table non-empty; entries go above this line */
 };
 
