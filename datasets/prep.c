@@ -690,7 +690,6 @@ static int run(prep *p)
 	co.symmetrize = true;
 	co.mem_bytes = p->mem > 2 * OVERHEAD ? p->mem - OVERHEAD : p->mem / 2;
 	co.spill_dir = p->spill;
-	co.threads = p->o->threads;
 	co.progress = p->o->progress;
 	co.progress_user = p->o->progress_user;
 	if ((st = burrow_csr_builder_open(&b, p->n, &co)))

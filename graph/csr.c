@@ -432,7 +432,6 @@ static int spill_run(burrow_csr_builder *b)
 		return st;
 	b->spill_keys += (int64_t)kept;
 	b->nkeys = 0;
-	progress(b, "spill", (uint64_t)b->nruns, 0);
 	return 0;
 }
 

@@ -360,9 +360,8 @@ typedef struct burrow_prep_opts {
 	bool overwrite;            /* replace an existing dataset directory */
 	bool download;             /* download the zip when it is missing (default true) */
 	const char *url;           /* download from here instead of the catalog's URL */
-	int threads;               /* 0 = the OpenMP default */
-	burrow_progress_fn progress; /* phases "download", "edges", "sort", "spill", "merge",
-				      * "features", "labels", "splits"; may be NULL */
+	burrow_progress_fn progress; /* phases "download", "extract" (a compressed .npz), "edges",
+				      * "sort" or "merge", "features", "labels", "splits"; may be NULL */
 	void *progress_user;
 } burrow_prep_opts;
 BURROW_API void burrow_prep_defaults(burrow_prep_opts *o);

@@ -141,7 +141,7 @@ Test(csr_external, spilled_build_equals_reference_and_in_memory_build)
 	cr_assert_eq(mkdir(spill, 0755), 0);
 	for (size_t si = 0; si < 4; si++) {
 		int64_t n = sizes[si];
-		size_t m = n < 100 ? 300 : 40000;
+		size_t m = n < 100 ? 300 : 20000;
 		int64_t *src, *dst;
 		random_edges(n, m, &src, &dst);
 		for (int flags = 0; flags < 8; flags++) {

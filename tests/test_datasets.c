@@ -1065,7 +1065,8 @@ static void send_all(int c, const void *d, size_t n)
 }
 
 /* Serve `file` over HTTP/1.1 on 127.0.0.1: /missing.zip is 404; /cut.zip stops half-way
- * through the body the first time it is asked for; Range requests get 206 (or 416). */
+ * through the body the first time it is asked for; Range requests get 206 (or 416);
+ * /norange.zip is cut the first time too, then ignores Range (200 and the whole file). */
 static void serve(int ls, const char *file, const char *logpath)
 {
 	size_t size;
@@ -1098,6 +1099,12 @@ static void serve(int ls, const char *file, const char *logpath)
 		if (!strcmp(path, "/missing.zip")) {
 			const char *r = "HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\nConnection: close\r\n\r\nnot found";
 			send_all(c, r, strlen(r));
+		} else if (!strcmp(path, "/norange.zip") && cuts > 0) {
+			/* a server that ignores Range after the first, cut, transfer */
+			snprintf(hdr, sizeof hdr, "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n", size);
+			send_all(c, hdr, strlen(hdr));
+			if (!head)
+				send_all(c, data, size);
 		} else if (from >= (long long)size) {
 			snprintf(hdr, sizeof hdr, "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */%zu\r\n"
 						  "Content-Length: 0\r\nConnection: close\r\n\r\n", size);
@@ -1112,7 +1119,7 @@ static void serve(int ls, const char *file, const char *logpath)
 		} else {
 			snprintf(hdr, sizeof hdr, "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n", size);
 			send_all(c, hdr, strlen(hdr));
-			bool cut = !strcmp(path, "/cut.zip") && !head && cuts++ == 0;
+			bool cut = (!strcmp(path, "/cut.zip") || !strcmp(path, "/norange.zip")) && !head && cuts++ == 0;
 			if (!head)
 				send_all(c, data, cut ? size / 2 : size);
 		}
@@ -1208,6 +1215,29 @@ Test(download, cut_half_way_then_resumed)
 	cr_assert_str_eq(log, log2);
 	stop_server(&s);
 	free(a), free(b), free(log), free(log2), free(err), free(zip), free(root), free(part), free(final);
+	free_ogb(&g);
+}
+
+/* A server that cannot resume: the second run starts over and still ends whole. */
+Test(download, server_without_range_restarts)
+{
+	ogb g;
+	char *zip = served_zip("toy", "random", &g), *root = tu_path(dir, "root"), *err = NULL;
+	server s;
+	start_server(&s, zip);
+	char *final = tu_path(root, "toy.zip");
+	const char *cmd = "%s download toy --root %s --url http://127.0.0.1:%d/norange.zip --quiet";
+	cr_assert_eq(tu_sh(NULL, &err, cmd, tu_burrow(), root, s.port), 1, "%s", err);
+	free(err);
+	cr_assert_eq(tu_sh(NULL, &err, cmd, tu_burrow(), root, s.port), 0, "%s", err);
+	size_t la, lb;
+	char *a = tu_read(zip, &la), *b = tu_read(final, &lb);
+	cr_assert(la == lb && memcmp(a, b, la) == 0);
+	char *log = tu_read(s.log, NULL);
+	cr_assert_eq(lines(log), 3, "expected cut, refused resume, whole: %s", log);
+	cr_assert(strstr(log, "range=-1\nGET /norange.zip range=") && strstr(log + strlen(log) - 30, "range=-1"), "%s", log);
+	stop_server(&s);
+	free(a), free(b), free(log), free(err), free(zip), free(root), free(final);
 	free_ogb(&g);
 }
 

@@ -21,12 +21,11 @@ static void help(void)
 	       "  --tmp DIR         folder for spilled runs (beside the output)\n"
 	       "  --url URL         download from URL instead of the catalog's\n"
 	       "  --no-download     fail instead of downloading a missing zip\n"
-	       "  --threads T       OpenMP threads (all)\n"
 	       "  --force           replace the dataset directory if it exists\n"
 	       "  --quiet           no progress and no summary\n");
 }
 
-enum { O_ROOT = 256, O_OUT, O_DTYPE, O_MEM, O_TMP, O_URL, O_NODL, O_THREADS, O_FORCE, O_QUIET, O_HELP };
+enum { O_ROOT = 256, O_OUT, O_DTYPE, O_MEM, O_TMP, O_URL, O_NODL, O_FORCE, O_QUIET, O_HELP };
 
 int cmd_prep(int argc, char **argv)
 {
@@ -34,7 +33,7 @@ int cmd_prep(int argc, char **argv)
 		{"root", required_argument, 0, O_ROOT},   {"out", required_argument, 0, O_OUT},
 		{"feat-dtype", required_argument, 0, O_DTYPE}, {"mem", required_argument, 0, O_MEM},
 		{"tmp", required_argument, 0, O_TMP},     {"url", required_argument, 0, O_URL},
-		{"no-download", no_argument, 0, O_NODL},  {"threads", required_argument, 0, O_THREADS},
+		{"no-download", no_argument, 0, O_NODL},
 		{"force", no_argument, 0, O_FORCE},       {"quiet", no_argument, 0, O_QUIET},
 		{"help", no_argument, 0, O_HELP},         {0, 0, 0, 0},
 	};
@@ -63,11 +62,6 @@ int cmd_prep(int argc, char **argv)
 		case O_TMP: o.tmp_dir = optarg; break;
 		case O_URL: o.url = optarg; break;
 		case O_NODL: o.download = false; break;
-		case O_THREADS:
-			if (!cli_i64(optarg, &v) || v < 1 || v > 4096)
-				return cli_usage("prep", "--threads wants an integer in [1, 4096], got '%s'", optarg);
-			o.threads = (int)v;
-			break;
 		case O_FORCE: o.overwrite = true; break;
 		case O_QUIET: quiet = true; break;
 		}
