@@ -131,26 +131,36 @@ int64_t bw_csv_count_fields(const bw_csv *c) { return fields(c, NULL, NULL, 0); 
  * which field is not a number. */
 static int diagnose(bw_csv *c, int64_t k, bool integer)
 {
-	enum { CAP = 4096 };
-	const char *start[CAP];
-	size_t len[CAP];
-	int64_t n = fields(c, start, len, CAP);
+	int64_t n = fields(c, NULL, NULL, 0);
 	if (n != k)
 		return bw_csv_err(c, BURROW_E_FORMAT, "expected %lld column%s, found %lld", (long long)k, k == 1 ? "" : "s",
 				  (long long)n);
-	for (int64_t j = 0; j < n && j < CAP; j++) {
+	const char **start = bw_malloc((size_t)n * sizeof *start);
+	size_t *len = bw_malloc((size_t)n * sizeof *len);
+	int st = 0;
+	if (!start || !len) {
+		st = BURROW_E_NOMEM;
+		goto out;
+	}
+	fields(c, start, len, n);
+	for (int64_t j = 0; j < n && !st; j++) {
 		const char *e = start[j] + len[j], *next = NULL;
 		int64_t iv;
 		float fv;
 		int r = integer ? bw_parse_i64(start[j], e, &iv, &next) : bw_parse_f32(start[j], e, &fv, &next);
 		if (r == 2)
-			return bw_csv_err(c, BURROW_E_RANGE, "column %lld: %.*s does not fit in 64 bits", (long long)j + 1,
-					  (int)BW_MIN(len[j], 40), start[j]);
-		if (r || next != e || len[j] == 0)
-			return bw_csv_err(c, BURROW_E_FORMAT, "column %lld: '%.*s' is not %s", (long long)j + 1,
-					  (int)BW_MIN(len[j], 40), start[j], integer ? "an integer" : "a number");
+			st = bw_csv_err(c, BURROW_E_RANGE, "column %lld: %.*s does not fit in 64 bits", (long long)j + 1,
+					(int)BW_MIN(len[j], 40), start[j]);
+		else if (r || next != e || len[j] == 0)
+			st = bw_csv_err(c, BURROW_E_FORMAT, "column %lld: '%.*s' is not %s", (long long)j + 1,
+					(int)BW_MIN(len[j], 40), start[j], integer ? "an integer" : "a number");
 	}
-	return bw_csv_err(c, BURROW_E_FORMAT, "malformed line");
+	if (!st)
+		st = bw_csv_err(c, BURROW_E_FORMAT, "malformed line");
+out:
+	bw_free(start);
+	bw_free(len);
+	return st;
 }
 
 /* After a field: step over the separator to the next field (false when there is none). */

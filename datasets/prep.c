@@ -157,6 +157,15 @@ static int zip_layout(prep *p)
 	}
 	if (!found)
 		return bw_err(BURROW_E_FORMAT, "%s: no raw/ folder in the zip: not an OGB dataset", p->zip);
+	/* a renamed zip: the top folder may still be a catalog download name ("arxiv/") */
+	if (!p->cat && p->prefix[0]) {
+		char top[512];
+		snprintf(top, sizeof top, "%.*s", (int)strlen(p->prefix) - 1, p->prefix);
+		if ((p->cat = burrow_catalog_find(top))) {
+			snprintf(p->name, sizeof p->name, "%s", p->cat->name);
+			snprintf(p->split, sizeof p->split, "%s", p->cat->split);
+		}
+	}
 	/* RELEASE_v1.txt names the release */
 	for (zip_int64_t i = 0; i < n; i++) {
 		const char *e = zip_get_name(p->za, (zip_uint64_t)i, 0);
@@ -207,9 +216,15 @@ static int dir_layout(prep *p)
 		return bw_err(BURROW_E_FORMAT, "%s: no raw/ folder: not an OGB dataset folder", p->dir);
 	snprintf(path, sizeof path, "%s/raw/data.npz", p->dir);
 	p->binary = stat(path, &sb) == 0;
-	snprintf(path, sizeof path, "%s/RELEASE_v1.txt", p->dir);
-	if (stat(path, &sb) == 0)
-		snprintf(p->release, sizeof p->release, "v1");
+	DIR *top = opendir(p->dir);
+	struct dirent *te;
+	while (top && (te = readdir(top))) {
+		size_t l = strlen(te->d_name);
+		if (!strncmp(te->d_name, "RELEASE_", 8) && l > 12 && !strcmp(te->d_name + l - 4, ".txt"))
+			snprintf(p->release, sizeof p->release, "%.*s", (int)(l - 12), te->d_name + 8);
+	}
+	if (top)
+		closedir(top);
 	if (!p->split[0]) {
 		snprintf(path, sizeof path, "%s/split", p->dir);
 		DIR *d = opendir(path);
