@@ -388,14 +388,15 @@ typedef struct burrow_import_opts {
 	const char *name;          /* dataset name for meta.json (NULL: the output folder's name) */
 	size_t mem_bytes;          /* as in burrow_prep_opts (0 = half the physical memory) */
 	const char *tmp_dir;       /* spill folder (NULL: beside the output) */
-	bool overwrite;
-	burrow_progress_fn progress; /* may be NULL */
+	bool overwrite;            /* replace an existing output directory */
+	burrow_progress_fn progress; /* phases "edges", "sort" or "merge", "features", "labels"; may be NULL */
 	void *progress_user;
 } burrow_import_opts;
 BURROW_API void burrow_import_defaults(burrow_import_opts *o);
 
-/* Write a dataset directory `out` from a user's own files (see burrow_import_opts). */
-BURROW_API int burrow_import(const char *out, const burrow_import_opts *o);
+/* Write a dataset directory from a user's own files (see burrow_import_opts), atomically. */
+BURROW_API int burrow_import(const char *out,                /* the dataset directory to write */
+			     const burrow_import_opts *o);   /* borrowed; edges and num_nodes required */
 
 /* ---------------------------------------------------------------- CUDA */
 
