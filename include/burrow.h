@@ -149,7 +149,10 @@ typedef struct burrow_csr_opts {
 	bool drop_self_loops;   /* drop (v, v) (default true) */
 	bool drop_duplicates;   /* keep one copy of repeated (u, v) (default true) */
 	int threads;            /* OpenMP threads; 0 = the runtime's default */
-	size_t mem_bytes;       /* memory budget for the build; 0 = no limit */
+	size_t mem_bytes;       /* memory budget for the build; 0 = no limit (edges kept in memory).
+				 * With a budget the edges are sorted in runs of at most this many
+				 * bytes and spilled to disk when they do not fit */
+	const char *spill_dir;  /* folder for spill files (NULL: $TMPDIR, else /tmp); borrowed */
 	burrow_progress_fn progress; /* may be NULL */
 	void *progress_user;
 } burrow_csr_opts;
@@ -439,6 +442,107 @@ BURROW_API int burrow_store_cache_profile(burrow_store *s,
 BURROW_API int burrow_store_cache_clock(burrow_store *s, size_t bytes /* budget */);
 /* Drop the cache and free its memory. */
 BURROW_API int burrow_store_cache_drop(burrow_store *s);
+
+/* ---------------------------------------------------------------- OGB datasets and import */
+
+/* A dataset the catalog knows (OGB's node property prediction sets). Strings are static. */
+typedef struct burrow_catalog_entry {
+	const char *name;          /* "ogbn-arxiv" */
+	const char *url;           /* the official zip */
+	const char *download_name; /* the zip's top folder: "arxiv" */
+	const char *split;         /* the split folder under split/: "time" */
+	int64_t num_nodes;         /* N */
+	int64_t num_edges;         /* edges as stored in the zip (one direction) */
+	int64_t feat_dim;          /* D */
+	int32_t num_classes;
+	bool add_inverse_edge;     /* OGB stores each edge once and adds the reverse */
+	bool binary;               /* raw/data.npz (papers100M-bin) instead of csv.gz files */
+	int64_t zip_bytes;         /* size of the download, approximate */
+} burrow_catalog_entry;
+
+/* Disk space a catalog dataset needs, in bytes (upper bounds). */
+typedef struct burrow_catalog_space {
+	int64_t download;          /* the zip */
+	int64_t dataset;           /* the prepared dataset directory */
+	int64_t scratch;           /* temporary files while preparing, at most (spilled edge runs, a
+				    * compressed .npz member extracted to disk) */
+} burrow_catalog_space;
+
+/* Entries in the catalog. */
+BURROW_API int burrow_catalog_count(void);
+/* Entry i in [0, count); NULL outside (static). */
+BURROW_API const burrow_catalog_entry *burrow_catalog_get(int i);
+/* The entry named `name` ("ogbn-arxiv") or with that download name ("arxiv"); NULL when unknown. */
+BURROW_API const burrow_catalog_entry *burrow_catalog_find(const char *name);
+/* Disk space to download and prepare e with features of type feat_dtype (F32 or F16). */
+BURROW_API void burrow_catalog_space_of(const burrow_catalog_entry *e, burrow_dtype feat_dtype,
+					burrow_catalog_space *out); /* out */
+
+typedef struct burrow_download_opts {
+	const char *url;           /* fetch this instead of the catalog's URL (NULL: the catalog's) */
+	long connect_timeout_s;    /* give up connecting after this long (default 30) */
+	long stall_timeout_s;      /* give up when no byte arrives for this long (default 60) */
+	burrow_progress_fn progress; /* phase "download", bytes; may be NULL */
+	void *progress_user;
+} burrow_download_opts;
+BURROW_API void burrow_download_defaults(burrow_download_opts *o);
+
+/* Download dataset `name`'s zip to <root>/<name>.zip through <root>/<name>.zip.part, which
+ * an interrupted download leaves behind and the next call resumes (HTTP Range). The size
+ * is checked against the server's before the rename. An existing <root>/<name>.zip is
+ * kept (returns 0). `name` must be in the catalog unless o->url is set. */
+BURROW_API int burrow_download(const char *name,                /* "ogbn-arxiv", or any name with o->url */
+			       const char *root,                /* folder for the zip; created if missing */
+			       const burrow_download_opts *o,   /* borrowed; NULL = defaults */
+			       char *path, size_t path_cap);    /* out, may be NULL: the zip's path */
+
+typedef struct burrow_prep_opts {
+	const char *root;          /* where zips are found or downloaded, and datasets written (default "data") */
+	const char *out;           /* the dataset directory (NULL: <root>/<name>) */
+	burrow_dtype feat_dtype;   /* F32 (default) or F16 */
+	size_t mem_bytes;          /* memory for the edge list; more spills sorted runs to disk
+				    * (0 = half the physical memory) */
+	const char *tmp_dir;       /* spill folder (NULL: beside the output) */
+	bool overwrite;            /* replace an existing dataset directory */
+	bool download;             /* download the zip when it is missing (default true) */
+	const char *url;           /* download from here instead of the catalog's URL */
+	burrow_progress_fn progress; /* phases "download", "extract" (a compressed .npz), "edges",
+				      * "sort" or "merge", "features", "labels", "splits"; may be NULL */
+	void *progress_user;
+} burrow_prep_opts;
+BURROW_API void burrow_prep_defaults(burrow_prep_opts *o);
+
+/* Turn an OGB dataset into a dataset directory: `source` is a catalog name (the zip is
+ * looked up in, or downloaded to, o->root), the path of an OGB zip, or an unpacked OGB
+ * folder. Members are read straight from the zip (csv.gz streamed through zlib, .npz
+ * arrays streamed); the graph is written symmetric without self-loops or duplicates,
+ * labels -1 where unlabeled (NaN), splits as int64. Written atomically: on failure
+ * nothing is left but a download's resumable .part. */
+BURROW_API int burrow_prep(const char *source,             /* name, zip or folder */
+			   const burrow_prep_opts *o,      /* borrowed; NULL = defaults */
+			   char *out_dir, size_t out_cap); /* out, may be NULL: the directory written */
+
+typedef struct burrow_import_opts {
+	const char *edges;         /* required: .npy (2, E) or (E, 2) int32/int64, or text (csv, tsv or
+				    * blank-separated; .gz; '#' comments) one edge "src dst" a line */
+	int64_t num_nodes;         /* required: N; every id must lie in [0, N) */
+	const char *features;      /* .npy [N, D] float32/float16/float64, or NULL */
+	const char *labels;        /* .npy [N] or [N, 1] integer, or float with NaN = unlabeled; or NULL */
+	const char *train, *valid, *test; /* .npy int32/int64 node ids, or bool masks [N]; or NULL */
+	bool undirected;           /* store both directions of every edge */
+	burrow_dtype feat_dtype;   /* F32 or F16; INVALID (default) keeps float16 input as is, else F32 */
+	const char *name;          /* dataset name for meta.json (NULL: the output folder's name) */
+	size_t mem_bytes;          /* as in burrow_prep_opts (0 = half the physical memory) */
+	const char *tmp_dir;       /* spill folder (NULL: beside the output) */
+	bool overwrite;            /* replace an existing output directory */
+	burrow_progress_fn progress; /* phases "edges", "sort" or "merge", "features", "labels"; may be NULL */
+	void *progress_user;
+} burrow_import_opts;
+BURROW_API void burrow_import_defaults(burrow_import_opts *o);
+
+/* Write a dataset directory from a user's own files (see burrow_import_opts), atomically. */
+BURROW_API int burrow_import(const char *out,                /* the dataset directory to write */
+			     const burrow_import_opts *o);   /* borrowed; edges and num_nodes required */
 
 /* ---------------------------------------------------------------- CUDA */
 

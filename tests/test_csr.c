@@ -196,20 +196,6 @@ Test(csr, check_finds_each_kind_of_damage)
 	cr_assert_eq(burrow_csr_check(&g, false), BURROW_E_FORMAT);
 }
 
-Test(csr, memory_budget_is_enforced)
-{
-	burrow_csr_opts o;
-	burrow_csr_defaults(&o);
-	o.mem_bytes = 1000 * 16;
-	burrow_csr_builder *b;
-	cr_assert_eq(burrow_csr_builder_open(&b, 100, &o), 0);
-	int64_t s[2000] = {0}, d[2000] = {0};
-	cr_assert_eq(burrow_csr_builder_add(b, s, d, 900), 0);
-	cr_assert_eq(burrow_csr_builder_add(b, s, d, 200), BURROW_E_NOMEM);
-	cr_assert(strstr(burrow_last_error(), "budget"), "%s", burrow_last_error());
-	burrow_csr_builder_close(b);
-}
-
 /* Every allocation the build makes is made to fail in turn: each run either succeeds or
  * returns BURROW_E_NOMEM, and afterwards the library holds no memory. */
 Test(csr, every_allocation_failure_is_clean)

@@ -6,12 +6,20 @@
 #include <string.h>
 
 int cmd_bench(int argc, char **argv);
+int cmd_datasets(int argc, char **argv);
+int cmd_download(int argc, char **argv);
+int cmd_import(int argc, char **argv);
+int cmd_prep(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 
 static const cli_cmd COMMANDS[] = {
 	{"gen", "generate a synthetic dataset (csbm, rmat)", cmd_gen},
 	{"info", "describe a dataset directory", cmd_info},
+	{"datasets", "list the OGB datasets burrow knows, with the disk space they need", cmd_datasets},
+	{"download", "download a dataset's zip (resumable)", cmd_download},
+	{"prep", "turn an OGB dataset (name, zip or folder) into a dataset directory", cmd_prep},
+	{"import", "turn your own edge list, features, labels and splits into a dataset directory", cmd_import},
 	{"bench", "benchmarks: ratios against anchors measured in the same run", cmd_bench},
 };
 #define NCOMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])

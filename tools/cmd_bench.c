@@ -12,9 +12,11 @@ typedef struct bench_entry {
 } bench_entry;
 
 int bench_io(int argc, char **argv);
+int bench_prep(int argc, char **argv);
 
 static const bench_entry BENCHES[] = {
 	{"io", "feature gathers per engine (uring, pread, mmap), cold, against fio", bench_io},
+	{"prep", "burrow prep on a generated OGB-style zip against zcat; bounded memory", bench_prep},
 	{NULL, NULL, NULL}, /* keeps the table non-empty; entries go above this line */
 };
 
