@@ -1,0 +1,526 @@
+/* sample.c: the sampling kernel: one batch, layer by layer, OpenMP over its nodes.
+ *
+ * Each layer step takes the batch's current node set (the destinations), draws every
+ * destination's neighbors into packed items (global id << eb | edge position), sorts
+ * the items by global id (parallel LSD radix sort), and walks the sorted runs beside
+ * the node set sorted by global id: a run whose id is already a node gets that local
+ * id, any other run is a new source node, numbered after the destinations in
+ * increasing global id. Every choice is a function of the data and the keys, and the
+ * sort is stable, so the result does not depend on how the work is split. */
+#include "sampler_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define RADIX_BITS 11
+#define PAR_MIN 32768 /* below this many items a phase runs on one thread */
+#define DRAW_CHUNK 64  /* rows a thread takes at a time */
+#define DRAW_LAG 6     /* rows between drawing a row's picks and reading them */
+
+/* Bits needed to hold every value in [0, x]. */
+static int bits_for(uint64_t x) { return x ? 64 - __builtin_clzll(x) : 0; }
+
+/* Make *p hold at least `need` elements of `elem` bytes; keep the contents when asked. */
+static int grow(void *pp, size_t *cap, size_t need, size_t elem, bool keep)
+{
+	void **p = pp;
+	if (need <= *cap && *p)
+		return 0;
+	size_t ncap = BW_MAX(need, *cap + *cap / 2);
+	ncap = BW_MAX(ncap, (size_t)64);
+	if (ncap > SIZE_MAX / elem)
+		return bw_err(BURROW_E_NOMEM, "sampler: %zu elements of %zu bytes do not fit in memory", need, elem);
+	void *q = keep ? bw_realloc(*p, ncap * elem) : bw_malloc(ncap * elem);
+	if (!q)
+		return BURROW_E_NOMEM;
+	if (!keep)
+		bw_free(*p);
+	*p = q;
+	*cap = ncap;
+	return 0;
+}
+
+void bw_batch_free_arrays(bw_batch *b)
+{
+	bw_free(b->nodes);
+	b->nodes = NULL;
+	b->nodes_cap = 0;
+	for (int l = 0; l < BURROW_SAMPLER_MAX_LAYERS; l++) {
+		bw_free(b->indptr[l]);
+		bw_free(b->indices[l]);
+		b->indptr[l] = NULL;
+		b->indices[l] = NULL;
+		b->indptr_cap[l] = b->indices_cap[l] = 0;
+	}
+}
+
+void bw_sample_ctx_free(bw_sample_ctx *c)
+{
+	if (!c)
+		return;
+	bw_free(c->items);
+	bw_free(c->tmp);
+	bw_free(c->row);
+	bw_free(c->sg);
+	bw_free(c->sg2);
+	bw_free(c->sl);
+	bw_free(c->sl2);
+	bw_free(c->hist);
+	bw_free(c->part);
+	bw_free(c->part_new);
+	if (c->rows)
+		for (int t = 0; t < c->threads; t++) {
+			bw_free(c->rows[t].pos);
+			bw_free(c->rows[t].table);
+		}
+	bw_free(c->rows);
+	memset(c, 0, sizeof *c);
+}
+
+int bw_sample_ctx_init(bw_sample_ctx *c, int threads, int max_fanout)
+{
+	memset(c, 0, sizeof *c);
+	c->threads = threads;
+	c->max_fanout = max_fanout;
+	c->hist = bw_malloc((size_t)threads * ((size_t)1 << RADIX_BITS) * sizeof *c->hist);
+	c->part = bw_malloc(((size_t)threads + 1) * sizeof *c->part);
+	c->part_new = bw_malloc(((size_t)threads + 1) * sizeof *c->part_new);
+	c->rows = bw_calloc((size_t)threads, sizeof *c->rows);
+	if (!c->hist || !c->part || !c->part_new || !c->rows)
+		goto out_nomem;
+	if (max_fanout > BW_SMALL_FANOUT) {
+		size_t cap = 1;
+		while (cap < 2 * (size_t)max_fanout)
+			cap <<= 1;
+		for (int t = 0; t < threads; t++) {
+			c->rows[t].pos = bw_malloc((size_t)max_fanout * sizeof(int64_t));
+			c->rows[t].table = bw_malloc(cap * sizeof(int64_t));
+			c->rows[t].table_cap = cap;
+			if (!c->rows[t].pos || !c->rows[t].table)
+				goto out_nomem;
+		}
+	}
+	return 0;
+out_nomem:
+	bw_sample_ctx_free(c);
+	return BURROW_E_NOMEM;
+}
+
+/* ------------------------------------------------------------ drawing one row */
+
+static inline uint64_t csr_id(const void *ind, bool w4, int64_t j)
+{
+	return w4 ? (uint64_t)(uint32_t)((const int32_t *)ind)[j] : (uint64_t)((const int64_t *)ind)[j];
+}
+
+static void sort_small(int64_t *a, int n)
+{
+	for (int i = 1; i < n; i++) {
+		int64_t x = a[i];
+		int j = i;
+		for (; j > 0 && a[j - 1] > x; j--)
+			a[j] = a[j - 1];
+		a[j] = x;
+	}
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* A uniform k-subset of [0, d), k < d, sorted (Floyd's algorithm: for j = d-k .. d-1 draw
+ * t in [0, j] and take t, or j when t is taken already). Membership by linear scan. */
+static void pick_small(bw_rng *r, int64_t d, int k, int64_t *pos)
+{
+	int m = 0;
+	for (int64_t j = d - k; j < d; j++) {
+		int64_t t = (int64_t)bw_rng_below(r, (uint64_t)j + 1);
+		for (int q = 0; q < m; q++)
+			if (pos[q] == t) {
+				t = j;
+				break;
+			}
+		pos[m++] = t;
+	}
+	sort_small(pos, k);
+}
+
+/* As pick_small for any k < d, with membership in an open-addressing hash set. */
+static void pick_large(bw_rng *r, int64_t d, int k, bw_row_scratch *rs)
+{
+	size_t cap = 1;
+	while (cap < 2 * (size_t)k)
+		cap <<= 1;
+	int sh = 64 - bits_for(cap - 1);
+	memset(rs->table, 0, cap * sizeof *rs->table);
+	int m = 0;
+	for (int64_t j = d - k; j < d; j++) {
+		int64_t t = (int64_t)bw_rng_below(r, (uint64_t)j + 1);
+		for (int pass = 0; pass < 2; pass++) { /* insert t; on a hit insert j instead */
+			size_t h = (size_t)(((uint64_t)t * 0x9E3779B97F4A7C15ull) >> sh) & (cap - 1);
+			while (rs->table[h] && rs->table[h] != t + 1)
+				h = (h + 1) & (cap - 1);
+			if (!rs->table[h]) {
+				rs->table[h] = t + 1;
+				rs->pos[m++] = t;
+				break;
+			}
+			t = j;
+		}
+	}
+	qsort(rs->pos, (size_t)k, sizeof *rs->pos, cmp_i64);
+}
+
+/* Stage one of drawing row (start s, degree d) with k picks into out[0, k): a sampled
+ * row gets the absolute positions of its picks, and everything it will read is
+ * prefetched. A row taken whole (k == d) only gets its start prefetched. */
+static inline void draw_row(const void *gi, bool w4, int64_t s, int64_t d, int64_t k, uint64_t *out, uint64_t nkey,
+			    bw_row_scratch *rs)
+{
+	const int sz = w4 ? 4 : 8;
+	const char *base = (const char *)gi;
+	if (k == d) {
+		if (d)
+			__builtin_prefetch(base + s * sz);
+		return;
+	}
+	bw_rng r;
+	bw_rng_seed(&r, nkey);
+	int64_t small[BW_SMALL_FANOUT];
+	const int64_t *pos = small;
+	if (k <= BW_SMALL_FANOUT) {
+		pick_small(&r, d, (int)k, small);
+	} else {
+		pick_large(&r, d, (int)k, rs);
+		pos = rs->pos;
+	}
+	for (int64_t j = 0; j < k; j++) {
+		out[j] = (uint64_t)(s + pos[j]);
+		__builtin_prefetch(base + (s + pos[j]) * sz);
+	}
+}
+
+/* Stage two: replace row positions by packed items (neighbor id << eb | edge position). */
+static inline void resolve_row(const void *gi, bool w4, int64_t s, int64_t d, int64_t off, int64_t k, uint64_t *out,
+			       int eb)
+{
+	if (k == d) {
+		for (int64_t j = 0; j < d; j++)
+			out[j] = csr_id(gi, w4, s + j) << eb | (uint64_t)(off + j);
+		return;
+	}
+	for (int64_t j = 0; j < k; j++)
+		out[j] = csr_id(gi, w4, (int64_t)out[j]) << eb | (uint64_t)(off + j);
+}
+
+/* ------------------------------------------------------------ sorting */
+
+/* Stable LSD radix sort of a[0, n) by bits [lo, lo + nb); returns a or tmp, whichever
+ * holds the result (the other is scratch). */
+static uint64_t *radix_sort(bw_sample_ctx *c, uint64_t *a, uint64_t *tmp, int64_t n, int lo, int nb)
+{
+	if (nb <= 0 || n < 2)
+		return a;
+	const int passes = (nb + RADIX_BITS - 1) / RADIX_BITS, digit = (nb + passes - 1) / passes;
+	const size_t nbkt = (size_t)1 << digit;
+	const uint64_t mask = nbkt - 1;
+	for (int p = 0; p < passes; p++) {
+		const int shift = lo + p * digit;
+#pragma omp parallel num_threads(c->threads) if (n >= PAR_MIN)
+		{
+			const int nt = omp_get_num_threads(), t = omp_get_thread_num();
+			const int64_t b0 = n * t / nt, b1 = n * (t + 1) / nt;
+			size_t *h = c->hist + (size_t)t * nbkt;
+			memset(h, 0, nbkt * sizeof *h);
+			for (int64_t i = b0; i < b1; i++)
+				h[(a[i] >> shift) & mask]++;
+#pragma omp barrier
+#pragma omp single
+			{
+				size_t run = 0;
+				for (size_t d = 0; d < nbkt; d++)
+					for (int tt = 0; tt < nt; tt++) {
+						size_t x = c->hist[(size_t)tt * nbkt + d];
+						c->hist[(size_t)tt * nbkt + d] = run;
+						run += x;
+					}
+			}
+			for (int64_t i = b0; i < b1; i++) {
+				uint64_t x = a[i];
+				tmp[h[(x >> shift) & mask]++] = x;
+			}
+		}
+		uint64_t *s = a;
+		a = tmp;
+		tmp = s;
+	}
+	return a;
+}
+
+/* First index in sg[0, n) whose value is >= u. */
+static int64_t lower_bound(const int64_t *sg, int64_t n, int64_t u)
+{
+	int64_t lo = 0, hi = n;
+	while (lo < hi) {
+		int64_t mid = lo + (hi - lo) / 2;
+		if (sg[mid] < u)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* ------------------------------------------------------------ one layer */
+
+/* Sample block l of b over the current nodes b->nodes[0, nd), whose sorted view is
+ * c->sg/c->sl[0, nd): append the new source nodes to b->nodes and set *nsrc to the
+ * node count after them. The sorted view is extended unless `last`. A fanout < 0 takes
+ * whole rows. */
+static int layer_step(bw_sample_ctx *c, const burrow_csr *g, bw_batch *b, int l, int fanout, uint64_t lkey,
+		      int64_t nd, bool last, int64_t *nsrc)
+{
+	const int64_t *gp = g->indptr;
+	const void *gi = g->indices;
+	const bool w4 = g->index_width == 4;
+	int st;
+	if ((st = grow(&c->row, &c->row_cap, 2 * (size_t)nd, sizeof(int64_t), false)) ||
+	    (st = grow(&b->indptr[l], &b->indptr_cap[l], (size_t)nd + 1, sizeof(int64_t), false)))
+		return st;
+	const int64_t *nodes = b->nodes;
+	int64_t *row = c->row, *ip = b->indptr[l];
+
+	/* 1. degrees and sample sizes */
+	ip[0] = 0;
+#pragma omp parallel for schedule(static) num_threads(c->threads) if (nd >= PAR_MIN / 8)
+	for (int64_t i = 0; i < nd; i++) {
+		if (i + 16 < nd)
+			__builtin_prefetch(&gp[nodes[i + 16]]);
+		int64_t v = nodes[i], s = gp[v], d = gp[v + 1] - s;
+		row[2 * i] = s;
+		row[2 * i + 1] = d;
+		ip[i + 1] = fanout < 0 || d <= fanout ? d : fanout;
+	}
+	for (int64_t i = 0; i < nd; i++)
+		ip[i + 1] += ip[i];
+	const int64_t E = ip[nd];
+	b->pub.blocks[l] = (burrow_block){.num_dst = nd, .num_src = nd, .num_edges = E, .indptr = ip};
+	if (E == 0) {
+		if ((st = grow(&b->indices[l], &b->indices_cap[l], 1, sizeof(int32_t), false)))
+			return st;
+		b->pub.blocks[l].indices = b->indices[l];
+		*nsrc = nd;
+		return 0;
+	}
+	const int ub = bits_for((uint64_t)g->num_nodes - 1), eb = bits_for((uint64_t)E - 1);
+	if (ub + eb > 64)
+		return bw_err(BURROW_E_UNSUPPORTED, "sampler: block %d has %lld edges: too many for a graph of %lld nodes",
+			      l, (long long)E, (long long)g->num_nodes);
+	if ((st = grow(&c->items, &c->items_cap, (size_t)E, sizeof(uint64_t), false)) ||
+	    (st = grow(&c->tmp, &c->tmp_cap, (size_t)E, sizeof(uint64_t), false)) ||
+	    (st = grow(&b->indices[l], &b->indices_cap[l], (size_t)E, sizeof(int32_t), false)) ||
+	    (st = grow(&b->nodes, &b->nodes_cap, (size_t)(nd + E), sizeof(int64_t), true)))
+		return st;
+	nodes = b->nodes;
+	uint64_t *items = c->items;
+	int32_t *ind = b->indices[l];
+
+	/* 2. draw: row i's picks become items ip[i] .. ip[i+1]. Software pipelined: a row's
+	 * picks are drawn and their neighbor ids prefetched LAG rows before they are read. */
+	int64_t next_chunk = 0;
+#pragma omp parallel num_threads(c->threads) if (E >= PAR_MIN)
+	{
+		bw_row_scratch *rs = &c->rows[omp_get_thread_num()];
+		for (;;) {
+			const int64_t c0 = __atomic_fetch_add(&next_chunk, DRAW_CHUNK, __ATOMIC_RELAXED);
+			if (c0 >= nd)
+				break;
+			const int64_t c1 = BW_MIN(nd, c0 + DRAW_CHUNK);
+			for (int64_t i = c0; i < c1 + DRAW_LAG; i++) {
+				if (i < c1)
+					draw_row(gi, w4, row[2 * i], row[2 * i + 1], ip[i + 1] - ip[i], items + ip[i],
+						 bw_key(lkey, (uint64_t)nodes[i]), rs);
+				const int64_t q = i - DRAW_LAG;
+				if (q >= c0)
+					resolve_row(gi, w4, row[2 * q], row[2 * q + 1], ip[q], ip[q + 1] - ip[q], items + ip[q], eb);
+			}
+		}
+	}
+
+	/* 3. sort by global id (stable: equal ids keep edge order) */
+	uint64_t *x = radix_sort(c, items, c->tmp, E, eb, ub);
+
+	/* 4. number the runs: an existing node keeps its id, a new one gets the next id
+	 * after nd in increasing global id. Split at run boundaries, count, then assign. */
+	const uint64_t emask = eb == 64 ? ~0ull : (1ull << eb) - 1;
+	const int64_t *sg = c->sg;
+	const int32_t *sl = c->sl;
+	int64_t *part = c->part, *pnew = c->part_new;
+	int64_t *newn = b->nodes + nd;
+	int64_t nnew = 0;
+	bool overflow = false;
+#pragma omp parallel num_threads(c->threads) if (E >= PAR_MIN)
+	{
+		const int nt = omp_get_num_threads(), t = omp_get_thread_num();
+		int64_t i = E * t / nt;
+		while (i > 0 && i < E && (x[i] >> eb) == (x[i - 1] >> eb))
+			i++;
+		part[t] = i;
+		if (t == nt - 1)
+			part[nt] = E;
+#pragma omp barrier
+		const int64_t i0 = part[t], i1 = part[t + 1];
+		int64_t p0 = i0 < i1 ? lower_bound(sg, nd, (int64_t)(x[i0] >> eb)) : nd, p = p0, cnt = 0;
+		for (i = i0; i < i1;) {
+			const int64_t u = (int64_t)(x[i] >> eb);
+			while (p < nd && sg[p] < u)
+				p++;
+			cnt += !(p < nd && sg[p] == u);
+			while (i < i1 && (int64_t)(x[i] >> eb) == u)
+				i++;
+		}
+		pnew[t + 1] = cnt;
+#pragma omp barrier
+#pragma omp single
+		{
+			pnew[0] = 0;
+			for (int tt = 0; tt < nt; tt++)
+				pnew[tt + 1] += pnew[tt];
+			nnew = pnew[nt];
+			overflow = nd + nnew > INT32_MAX;
+		}
+		if (!overflow) {
+			int64_t next = pnew[t];
+			p = p0;
+			for (i = i0; i < i1;) {
+				const int64_t u = (int64_t)(x[i] >> eb);
+				while (p < nd && sg[p] < u)
+					p++;
+				int32_t id;
+				if (p < nd && sg[p] == u) {
+					id = sl[p];
+				} else {
+					newn[next] = u;
+					id = (int32_t)(nd + next++);
+				}
+				for (; i < i1 && (int64_t)(x[i] >> eb) == u; i++)
+					ind[x[i] & emask] = id;
+			}
+		}
+	}
+	if (overflow)
+		return bw_err(BURROW_E_UNSUPPORTED, "sampler: block %d has %lld source nodes: local ids are int32",
+			      l, (long long)(nd + nnew));
+	b->pub.blocks[l].num_src = *nsrc = nd + nnew;
+	b->pub.blocks[l].indices = ind;
+	if (last)
+		return 0;
+
+	/* 5. merge the new nodes (sorted, ids nd ..) into the sorted view */
+	const int64_t n2 = nd + nnew;
+	if ((st = grow(&c->sg2, &c->sg2_cap, (size_t)n2, sizeof(int64_t), false)) ||
+	    (st = grow(&c->sl2, &c->sl2_cap, (size_t)n2, sizeof(int32_t), false)))
+		return st;
+	int64_t i = 0, j = 0, k = 0;
+	while (i < nd || j < nnew) {
+		if (j >= nnew || (i < nd && sg[i] < newn[j])) {
+			c->sg2[k] = sg[i];
+			c->sl2[k++] = sl[i++];
+		} else {
+			c->sg2[k] = newn[j];
+			c->sl2[k++] = (int32_t)(nd + j++);
+		}
+	}
+	int64_t *tg = c->sg;
+	int32_t *tl = c->sl;
+	size_t tgc = c->sg_cap, tlc = c->sl_cap;
+	c->sg = c->sg2;
+	c->sl = c->sl2;
+	c->sg_cap = c->sg2_cap;
+	c->sl_cap = c->sl2_cap;
+	c->sg2 = tg;
+	c->sl2 = tl;
+	c->sg2_cap = tgc;
+	c->sl2_cap = tlc;
+	return 0;
+}
+
+/* ------------------------------------------------------------ batches */
+
+/* Set b->nodes to the n seeds and c->sg/sl to their sorted view; refuse ids out of
+ * range and repeated ids. */
+static int seed_set(bw_sample_ctx *c, const burrow_csr *g, const int64_t *seeds, int64_t n, bw_batch *b)
+{
+	int st;
+	if ((st = grow(&b->nodes, &b->nodes_cap, (size_t)n, sizeof(int64_t), false)) ||
+	    (st = grow(&c->items, &c->items_cap, (size_t)n, sizeof(uint64_t), false)) ||
+	    (st = grow(&c->tmp, &c->tmp_cap, (size_t)n, sizeof(uint64_t), false)) ||
+	    (st = grow(&c->sg, &c->sg_cap, (size_t)n, sizeof(int64_t), false)) ||
+	    (st = grow(&c->sl, &c->sl_cap, (size_t)n, sizeof(int32_t), false)))
+		return st;
+	const int ub = bits_for((uint64_t)g->num_nodes - 1), lb = bits_for((uint64_t)n - 1);
+	if (n > INT32_MAX || ub + lb > 64)
+		return bw_err(BURROW_E_UNSUPPORTED, "sampler: %lld seeds are too many for one batch", (long long)n);
+	for (int64_t i = 0; i < n; i++) {
+		if (seeds[i] < 0 || seeds[i] >= g->num_nodes)
+			return bw_err(BURROW_E_RANGE, "sampler: seed %lld is not a node id (the graph has %lld nodes)",
+				      (long long)seeds[i], (long long)g->num_nodes);
+		b->nodes[i] = seeds[i];
+		c->items[i] = (uint64_t)seeds[i] << lb | (uint64_t)i;
+	}
+	const uint64_t *x = radix_sort(c, c->items, c->tmp, n, lb, ub);
+	const uint64_t lmask = lb == 64 ? ~0ull : (1ull << lb) - 1;
+	for (int64_t i = 0; i < n; i++) {
+		c->sg[i] = (int64_t)(x[i] >> lb);
+		c->sl[i] = (int32_t)(x[i] & lmask);
+		if (i && c->sg[i] == c->sg[i - 1])
+			return bw_err(BURROW_E_INVAL, "sampler: seed %lld appears twice in one batch", (long long)c->sg[i]);
+	}
+	return 0;
+}
+
+/* Fill the public view of b once the blocks are in place. */
+static void finish(bw_batch *b, int num_layers, int64_t nseeds, int64_t ninput)
+{
+	b->pub.num_layers = num_layers;
+	for (int l = num_layers; l < BURROW_SAMPLER_MAX_LAYERS; l++)
+		b->pub.blocks[l] = (burrow_block){0};
+	b->pub.num_input = ninput;
+	b->pub.input_ids = b->nodes;
+	b->pub.num_seeds = nseeds;
+	b->pub.seeds = b->nodes;
+}
+
+int bw_sample_batch(bw_sample_ctx *c, const burrow_csr *g, const int64_t *seeds, int64_t n, int num_layers,
+		    const int *fanouts, uint64_t key, bw_batch *b)
+{
+	int st = seed_set(c, g, seeds, n, b);
+	if (st)
+		return st;
+	int64_t nd = n;
+	for (int l = num_layers - 1; l >= 0; l--)
+		if ((st = layer_step(c, g, b, l, fanouts[l], bw_key(key, (uint64_t)l), nd, l == 0, &nd)))
+			return st;
+	finish(b, num_layers, n, nd);
+	return 0;
+}
+
+int bw_sample_full(bw_sample_ctx *c, const burrow_csr *g, int64_t first, int64_t count, bw_batch *b)
+{
+	int st;
+	if ((st = grow(&b->nodes, &b->nodes_cap, (size_t)count, sizeof(int64_t), false)) ||
+	    (st = grow(&c->sg, &c->sg_cap, (size_t)count, sizeof(int64_t), false)) ||
+	    (st = grow(&c->sl, &c->sl_cap, (size_t)count, sizeof(int32_t), false)))
+		return st;
+	for (int64_t i = 0; i < count; i++) {
+		b->nodes[i] = c->sg[i] = first + i;
+		c->sl[i] = (int32_t)i;
+	}
+	int64_t nsrc;
+	if ((st = layer_step(c, g, b, 0, -1, 0, count, true, &nsrc)))
+		return st;
+	finish(b, 1, count, nsrc);
+	return 0;
+}
