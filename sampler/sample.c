@@ -13,7 +13,10 @@
 #include <string.h>
 
 #define RADIX_BITS 11
-#define PAR_MIN 32768 /* below this many items a phase runs on one thread */
+/* Below these sizes a phase runs on one thread (a parallel region costs microseconds). */
+#define PAR_MIN_ROWS 2048   /* destinations, for reading degrees */
+#define PAR_MIN_DRAW 4096   /* edges, for drawing (dynamic chunks) */
+#define PAR_MIN_ITEMS 16384 /* items, for sorting and numbering */
 #define DRAW_CHUNK 64  /* rows a thread takes at a time */
 #define DRAW_LAG 6     /* rows between drawing a row's picks and reading them */
 
@@ -228,7 +231,7 @@ static uint64_t *radix_sort(bw_sample_ctx *c, uint64_t *a, uint64_t *tmp, int64_
 	const uint64_t mask = nbkt - 1;
 	for (int p = 0; p < passes; p++) {
 		const int shift = lo + p * digit;
-#pragma omp parallel num_threads(c->threads) if (n >= PAR_MIN)
+#pragma omp parallel num_threads(c->threads) if (n >= PAR_MIN_ITEMS)
 		{
 			const int nt = omp_get_num_threads(), t = omp_get_thread_num();
 			const int64_t b0 = n * t / nt, b1 = n * (t + 1) / nt;
@@ -294,7 +297,7 @@ static int layer_step(bw_sample_ctx *c, const burrow_csr *g, bw_batch *b, int l,
 
 	/* 1. degrees and sample sizes */
 	ip[0] = 0;
-#pragma omp parallel for schedule(static) num_threads(c->threads) if (nd >= PAR_MIN / 8)
+#pragma omp parallel for schedule(static) num_threads(c->threads) if (nd >= PAR_MIN_ROWS)
 	for (int64_t i = 0; i < nd; i++) {
 		if (i + 16 < nd)
 			__builtin_prefetch(&gp[nodes[i + 16]]);
@@ -330,7 +333,7 @@ static int layer_step(bw_sample_ctx *c, const burrow_csr *g, bw_batch *b, int l,
 	/* 2. draw: row i's picks become items ip[i] .. ip[i+1]. Software pipelined: a row's
 	 * picks are drawn and their neighbor ids prefetched LAG rows before they are read. */
 	int64_t next_chunk = 0;
-#pragma omp parallel num_threads(c->threads) if (E >= PAR_MIN)
+#pragma omp parallel num_threads(c->threads) if (E >= PAR_MIN_DRAW)
 	{
 		bw_row_scratch *rs = &c->rows[omp_get_thread_num()];
 		for (;;) {
@@ -361,7 +364,7 @@ static int layer_step(bw_sample_ctx *c, const burrow_csr *g, bw_batch *b, int l,
 	int64_t *newn = b->nodes + nd;
 	int64_t nnew = 0;
 	bool overflow = false;
-#pragma omp parallel num_threads(c->threads) if (E >= PAR_MIN)
+#pragma omp parallel num_threads(c->threads) if (E >= PAR_MIN_ITEMS)
 	{
 		const int nt = omp_get_num_threads(), t = omp_get_thread_num();
 		int64_t i = E * t / nt;
