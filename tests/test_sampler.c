@@ -11,14 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *dir;
-static void setup(void) { dir = tu_tmpdir(); }
-static void teardown(void)
-{
-	tu_rmrf(dir);
-	free(dir);
-}
-TestSuite(sampler, .init = setup, .fini = teardown, .timeout = 120);
+TU_SCRATCH_SUITE(sampler, 120);
 
 /* ------------------------------------------------------------ graphs */
 
@@ -511,7 +504,7 @@ static burrow_dataset *gen_dataset(int scale, const int64_t **train, int64_t *n)
 	g.feat_dim = 1;
 	g.num_classes = 2;
 	g.threads = 2;
-	char *p = tu_path(dir, "rmat%d", scale);
+	char *p = tu_path(tu_dir, "rmat%d", scale);
 	cr_assert_eq(burrow_gen(&g, p), 0, "%s", burrow_last_error());
 	burrow_dataset *ds;
 	cr_assert_eq(burrow_dataset_open(&ds, p), 0, "%s", burrow_last_error());
