@@ -13,10 +13,7 @@
 #include <string.h>
 
 #define RADIX_BITS 11
-/* Below these sizes a phase runs on one thread (a parallel region costs microseconds). */
-#define PAR_MIN_ROWS 2048   /* destinations, for reading degrees */
-#define PAR_MIN_DRAW 4096   /* edges, for drawing (dynamic chunks) */
-#define PAR_MIN_ITEMS 16384 /* items, for sorting and numbering */
+#define PAR_MIN_EDGES 8192 /* a layer expected to draw fewer edges runs on one thread */
 #define DRAW_CHUNK 64  /* rows a thread takes at a time */
 #define DRAW_LAG 6     /* rows between drawing a row's picks and reading them */
 
@@ -69,8 +66,9 @@ void bw_sample_ctx_free(bw_sample_ctx *c)
 	bw_free(c->sl);
 	bw_free(c->sl2);
 	bw_free(c->hist);
-	bw_free(c->part);
-	bw_free(c->part_new);
+	bw_free(c->off);
+	bw_free(c->bstart);
+	bw_free(c->bnew);
 	if (c->rows)
 		for (int t = 0; t < c->threads; t++) {
 			bw_free(c->rows[t].pos);
@@ -86,10 +84,11 @@ int bw_sample_ctx_init(bw_sample_ctx *c, int threads, int max_fanout)
 	c->threads = threads;
 	c->max_fanout = max_fanout;
 	c->hist = bw_malloc((size_t)threads * ((size_t)1 << RADIX_BITS) * sizeof *c->hist);
-	c->part = bw_malloc(((size_t)threads + 1) * sizeof *c->part);
-	c->part_new = bw_malloc(((size_t)threads + 1) * sizeof *c->part_new);
+	c->off = bw_malloc((size_t)threads * ((size_t)1 << RADIX_BITS) * sizeof *c->off);
+	c->bstart = bw_malloc((((size_t)1 << RADIX_BITS) + 1) * sizeof *c->bstart);
+	c->bnew = bw_malloc((((size_t)1 << RADIX_BITS) + 1) * sizeof *c->bnew);
 	c->rows = bw_calloc((size_t)threads, sizeof *c->rows);
-	if (!c->hist || !c->part || !c->part_new || !c->rows)
+	if (!c->hist || !c->off || !c->bstart || !c->bnew || !c->rows)
 		goto out_nomem;
 	if (max_fanout > BW_SMALL_FANOUT) {
 		size_t cap = 1;
@@ -220,46 +219,58 @@ static inline void resolve_row(const void *gi, bool w4, int64_t s, int64_t d, in
 
 /* ------------------------------------------------------------ sorting */
 
-/* Stable LSD radix sort of a[0, n) by bits [lo, lo + nb); returns a or tmp, whichever
- * holds the result (the other is scratch). */
-static uint64_t *radix_sort(bw_sample_ctx *c, uint64_t *a, uint64_t *tmp, int64_t n, int lo, int nb)
+/* Stable LSD radix sort of a[0, n) by bits [lo, lo + nb), one thread, digits of at most
+ * `maxd` bits counted in h (>= 2^maxd entries); returns a or tmp, whichever holds the
+ * result (the other is scratch). */
+static uint64_t *lsd_sort(uint64_t *a, uint64_t *tmp, int64_t n, int lo, int nb, int maxd, size_t *h)
 {
 	if (nb <= 0 || n < 2)
 		return a;
-	const int passes = (nb + RADIX_BITS - 1) / RADIX_BITS, digit = (nb + passes - 1) / passes;
+	const int passes = (nb + maxd - 1) / maxd, digit = (nb + passes - 1) / passes;
 	const size_t nbkt = (size_t)1 << digit;
 	const uint64_t mask = nbkt - 1;
 	for (int p = 0; p < passes; p++) {
 		const int shift = lo + p * digit;
-#pragma omp parallel num_threads(c->threads) if (n >= PAR_MIN_ITEMS)
-		{
-			const int nt = omp_get_num_threads(), t = omp_get_thread_num();
-			const int64_t b0 = n * t / nt, b1 = n * (t + 1) / nt;
-			size_t *h = c->hist + (size_t)t * nbkt;
-			memset(h, 0, nbkt * sizeof *h);
-			for (int64_t i = b0; i < b1; i++)
-				h[(a[i] >> shift) & mask]++;
-#pragma omp barrier
-#pragma omp single
-			{
-				size_t run = 0;
-				for (size_t d = 0; d < nbkt; d++)
-					for (int tt = 0; tt < nt; tt++) {
-						size_t x = c->hist[(size_t)tt * nbkt + d];
-						c->hist[(size_t)tt * nbkt + d] = run;
-						run += x;
-					}
-			}
-			for (int64_t i = b0; i < b1; i++) {
-				uint64_t x = a[i];
-				tmp[h[(x >> shift) & mask]++] = x;
-			}
+		memset(h, 0, nbkt * sizeof *h);
+		for (int64_t i = 0; i < n; i++)
+			h[(a[i] >> shift) & mask]++;
+		size_t run = 0;
+		for (size_t d = 0; d < nbkt; d++) {
+			size_t x = h[d];
+			h[d] = run;
+			run += x;
 		}
-		uint64_t *s = a;
+		for (int64_t i = 0; i < n; i++)
+			tmp[h[(a[i] >> shift) & mask]++] = a[i];
+		uint64_t *t = a;
 		a = tmp;
-		tmp = s;
+		tmp = t;
 	}
 	return a;
+}
+
+/* Sort one bucket src[0, n) by bits [lo, lo + nb) into dst[0, n) (src is scratch). The
+ * items are distinct, so ordering small buckets by whole value is the stable order. */
+static void bucket_sort(uint64_t *src, uint64_t *dst, int64_t n, int lo, int nb)
+{
+	if (nb <= 0 || n < 2) {
+		memcpy(dst, src, (size_t)n * sizeof *src);
+		return;
+	}
+	if (n <= 32) {
+		for (int64_t i = 0; i < n; i++) {
+			uint64_t x = src[i];
+			int64_t j = i;
+			for (; j > 0 && dst[j - 1] > x; j--)
+				dst[j] = dst[j - 1];
+			dst[j] = x;
+		}
+		return;
+	}
+	size_t h[256];
+	const uint64_t *r = lsd_sort(src, dst, n, lo, nb, 8, h);
+	if (r != dst)
+		memcpy(dst, r, (size_t)n * sizeof *dst);
 }
 
 /* First index in sg[0, n) whose value is >= u. */
@@ -281,7 +292,14 @@ static int64_t lower_bound(const int64_t *sg, int64_t n, int64_t u)
 /* Sample block l of b over the current nodes b->nodes[0, nd), whose sorted view is
  * c->sg/c->sl[0, nd): append the new source nodes to b->nodes and set *nsrc to the
  * node count after them. The sorted view is extended unless `last`. A fanout < 0 takes
- * whole rows. */
+ * whole rows.
+ *
+ * One parallel region per layer (a region start or a barrier costs little on an idle
+ * machine but a scheduler slice on a busy one, so there are few): rows' degrees, the
+ * offsets (one thread), the draws (dynamic chunks), a most-significant-digit scatter
+ * of the items into buckets of global ids, then per bucket (dynamic): sort the rest of
+ * the id bits and count the new nodes; offsets of the buckets' new nodes (one thread);
+ * per bucket: number the nodes and write the local ids. */
 static int layer_step(bw_sample_ctx *c, const burrow_csr *g, bw_batch *b, int l, int fanout, uint64_t lkey,
 		      int64_t nd, bool last, int64_t *nsrc)
 {
@@ -292,137 +310,193 @@ static int layer_step(bw_sample_ctx *c, const burrow_csr *g, bw_batch *b, int l,
 	if ((st = grow(&c->row, &c->row_cap, 2 * (size_t)nd, sizeof(int64_t), false)) ||
 	    (st = grow(&b->indptr[l], &b->indptr_cap[l], (size_t)nd + 1, sizeof(int64_t), false)))
 		return st;
-	const int64_t *nodes = b->nodes;
 	int64_t *row = c->row, *ip = b->indptr[l];
+	const int ub = bits_for((uint64_t)g->num_nodes - 1);
+	const int top = BW_MIN(ub, RADIX_BITS), rest = ub - top; /* bucket digit, bits sorted within */
+	const int64_t nbkt = (int64_t)1 << top;
+	const int64_t est = nd * (fanout < 0 ? 8 : fanout); /* edges, roughly, to decide on threads */
 
-	/* 1. degrees and sample sizes */
-	ip[0] = 0;
-#pragma omp parallel for schedule(static) num_threads(c->threads) if (nd >= PAR_MIN_ROWS)
-	for (int64_t i = 0; i < nd; i++) {
-		if (i + 16 < nd)
-			__builtin_prefetch(&gp[nodes[i + 16]]);
-		int64_t v = nodes[i], s = gp[v], d = gp[v + 1] - s;
-		row[2 * i] = s;
-		row[2 * i + 1] = d;
-		ip[i + 1] = fanout < 0 || d <= fanout ? d : fanout;
-	}
-	for (int64_t i = 0; i < nd; i++)
-		ip[i + 1] += ip[i];
-	const int64_t E = ip[nd];
-	b->pub.blocks[l] = (burrow_block){.num_dst = nd, .num_src = nd, .num_edges = E, .indptr = ip};
-	if (E == 0) {
-		if ((st = grow(&b->indices[l], &b->indices_cap[l], 1, sizeof(int32_t), false)))
-			return st;
-		b->pub.blocks[l].indices = b->indices[l];
-		*nsrc = nd;
-		return 0;
-	}
-	const int ub = bits_for((uint64_t)g->num_nodes - 1), eb = bits_for((uint64_t)E - 1);
-	if (ub + eb > 64)
-		return bw_err(BURROW_E_UNSUPPORTED, "sampler: block %d has %lld edges: too many for a graph of %lld nodes",
-			      l, (long long)E, (long long)g->num_nodes);
-	if ((st = grow(&c->items, &c->items_cap, (size_t)E, sizeof(uint64_t), false)) ||
-	    (st = grow(&c->tmp, &c->tmp_cap, (size_t)E, sizeof(uint64_t), false)) ||
-	    (st = grow(&b->indices[l], &b->indices_cap[l], (size_t)E, sizeof(int32_t), false)) ||
-	    (st = grow(&b->nodes, &b->nodes_cap, (size_t)(nd + E), sizeof(int64_t), true)))
-		return st;
-	nodes = b->nodes;
-	uint64_t *items = c->items;
-	int32_t *ind = b->indices[l];
-
-	/* 2. draw: row i's picks become items ip[i] .. ip[i+1]. Software pipelined: a row's
-	 * picks are drawn and their neighbor ids prefetched LAG rows before they are read. */
-	int64_t next_chunk = 0;
-#pragma omp parallel num_threads(c->threads) if (E >= PAR_MIN_DRAW)
-	{
-		bw_row_scratch *rs = &c->rows[omp_get_thread_num()];
-		for (;;) {
-			const int64_t c0 = __atomic_fetch_add(&next_chunk, DRAW_CHUNK, __ATOMIC_RELAXED);
-			if (c0 >= nd)
-				break;
-			const int64_t c1 = BW_MIN(nd, c0 + DRAW_CHUNK);
-			for (int64_t i = c0; i < c1 + DRAW_LAG; i++) {
-				if (i < c1)
-					draw_row(gi, w4, row[2 * i], row[2 * i + 1], ip[i + 1] - ip[i], items + ip[i],
-						 bw_key(lkey, (uint64_t)nodes[i]), rs);
-				const int64_t q = i - DRAW_LAG;
-				if (q >= c0)
-					resolve_row(gi, w4, row[2 * q], row[2 * q + 1], ip[q], ip[q + 1] - ip[q], items + ip[q], eb);
-			}
-		}
-	}
-
-	/* 3. sort by global id (stable: equal ids keep edge order) */
-	uint64_t *x = radix_sort(c, items, c->tmp, E, eb, ub);
-
-	/* 4. number the runs: an existing node keeps its id, a new one gets the next id
-	 * after nd in increasing global id. Split at run boundaries, count, then assign. */
-	const uint64_t emask = eb == 64 ? ~0ull : (1ull << eb) - 1;
+	/* shared by the region: set by one thread, read by all after a barrier */
+	int64_t E = 0, nnew = 0, next_chunk = 0;
+	int eb = 0;
+	char msg[256] = "";
+	uint64_t *items = NULL, *tmp = NULL;
+	int32_t *ind = NULL;
+	const int64_t *nodes = NULL;
+	int64_t *newn = NULL, *bstart = c->bstart, *bnew = c->bnew;
 	const int64_t *sg = c->sg;
 	const int32_t *sl = c->sl;
-	int64_t *part = c->part, *pnew = c->part_new;
-	int64_t *newn = b->nodes + nd;
-	int64_t nnew = 0;
-	bool overflow = false;
-#pragma omp parallel num_threads(c->threads) if (E >= PAR_MIN_ITEMS)
+
+#pragma omp parallel num_threads(c->threads) if (est >= PAR_MIN_EDGES)
 	{
 		const int nt = omp_get_num_threads(), t = omp_get_thread_num();
-		int64_t i = E * t / nt;
-		while (i > 0 && i < E && (x[i] >> eb) == (x[i - 1] >> eb))
-			i++;
-		part[t] = i;
-		if (t == nt - 1)
-			part[nt] = E;
-#pragma omp barrier
-		const int64_t i0 = part[t], i1 = part[t + 1];
-		int64_t p0 = i0 < i1 ? lower_bound(sg, nd, (int64_t)(x[i0] >> eb)) : nd, p = p0, cnt = 0;
-		for (i = i0; i < i1;) {
-			const int64_t u = (int64_t)(x[i] >> eb);
-			while (p < nd && sg[p] < u)
-				p++;
-			cnt += !(p < nd && sg[p] == u);
-			while (i < i1 && (int64_t)(x[i] >> eb) == u)
-				i++;
+		bw_row_scratch *rs = &c->rows[t];
+
+		/* 1. degrees and sample sizes */
+#pragma omp for schedule(static)
+		for (int64_t i = 0; i < nd; i++) {
+			if (i + 16 < nd)
+				__builtin_prefetch(&gp[b->nodes[i + 16]]);
+			int64_t v = b->nodes[i], s = gp[v], d = gp[v + 1] - s;
+			row[2 * i] = s;
+			row[2 * i + 1] = d;
+			ip[i + 1] = fanout < 0 || d <= fanout ? d : fanout;
 		}
-		pnew[t + 1] = cnt;
-#pragma omp barrier
+
+		/* 2. offsets, and room for the edges */
 #pragma omp single
 		{
-			pnew[0] = 0;
-			for (int tt = 0; tt < nt; tt++)
-				pnew[tt + 1] += pnew[tt];
-			nnew = pnew[nt];
-			overflow = nd + nnew > INT32_MAX;
+			ip[0] = 0;
+			for (int64_t i = 0; i < nd; i++)
+				ip[i + 1] += ip[i];
+			E = ip[nd];
+			eb = bits_for((uint64_t)BW_MAX(E, 1) - 1);
+			const size_t room = (size_t)BW_MAX(E, 1);
+			if (ub + eb > 64)
+				st = bw_err(BURROW_E_UNSUPPORTED,
+					    "sampler: block %d has %lld edges: too many for a graph of %lld nodes", l,
+					    (long long)E, (long long)g->num_nodes);
+			if (!st)
+				st = grow(&c->items, &c->items_cap, room, sizeof(uint64_t), false);
+			if (!st)
+				st = grow(&c->tmp, &c->tmp_cap, room, sizeof(uint64_t), false);
+			if (!st)
+				st = grow(&b->indices[l], &b->indices_cap[l], room, sizeof(int32_t), false);
+			if (!st)
+				st = grow(&b->nodes, &b->nodes_cap, (size_t)(nd + E), sizeof(int64_t), true);
+			if (st)
+				snprintf(msg, sizeof msg, "%s", burrow_last_error());
+			items = c->items;
+			tmp = c->tmp;
+			ind = b->indices[l];
+			nodes = b->nodes;
+			newn = b->nodes + nd;
 		}
-		if (!overflow) {
-			int64_t next = pnew[t];
-			p = p0;
-			for (i = i0; i < i1;) {
-				const int64_t u = (int64_t)(x[i] >> eb);
-				while (p < nd && sg[p] < u)
-					p++;
-				int32_t id;
-				if (p < nd && sg[p] == u) {
-					id = sl[p];
-				} else {
-					newn[next] = u;
-					id = (int32_t)(nd + next++);
+
+		if (!st && E > 0) {
+			/* 3. draw: row i's picks become items ip[i] .. ip[i+1]. Software pipelined: a
+			 * row's picks are drawn and prefetched DRAW_LAG rows before they are read. */
+			for (;;) {
+				const int64_t c0 = __atomic_fetch_add(&next_chunk, DRAW_CHUNK, __ATOMIC_RELAXED);
+				if (c0 >= nd)
+					break;
+				const int64_t c1 = BW_MIN(nd, c0 + DRAW_CHUNK);
+				for (int64_t i = c0; i < c1 + DRAW_LAG; i++) {
+					if (i < c1)
+						draw_row(gi, w4, row[2 * i], row[2 * i + 1], ip[i + 1] - ip[i], items + ip[i],
+							 bw_key(lkey, (uint64_t)nodes[i]), rs);
+					const int64_t q = i - DRAW_LAG;
+					if (q >= c0)
+						resolve_row(gi, w4, row[2 * q], row[2 * q + 1], ip[q], ip[q + 1] - ip[q],
+							    items + ip[q], eb);
 				}
-				for (; i < i1 && (int64_t)(x[i] >> eb) == u; i++)
-					ind[x[i] & emask] = id;
+			}
+			const int shift = eb + rest;
+			const uint64_t mask = (uint64_t)nbkt - 1;
+			const int64_t b0 = E * t / nt, b1 = E * (t + 1) / nt;
+			size_t *h = c->hist + (size_t)t * (size_t)nbkt, *o = c->off + (size_t)t * (size_t)nbkt;
+			memset(h, 0, (size_t)nbkt * sizeof *h);
+#pragma omp barrier
+			/* 4. scatter the items into buckets by the top digit of their id (stable) */
+			for (int64_t i = b0; i < b1; i++)
+				h[(items[i] >> shift) & mask]++;
+#pragma omp barrier
+			size_t base = 0;
+			for (int64_t d = 0; d < nbkt; d++) {
+				size_t tot = 0, mine = 0;
+				for (int tt = 0; tt < nt; tt++) {
+					size_t x = c->hist[(size_t)tt * (size_t)nbkt + (size_t)d];
+					mine += tt < t ? x : 0;
+					tot += x;
+				}
+				o[d] = base + mine;
+				if (t == 0)
+					bstart[d] = (int64_t)base;
+				base += tot;
+			}
+			if (t == 0)
+				bstart[nbkt] = E;
+			for (int64_t i = b0; i < b1; i++) {
+				uint64_t x = items[i];
+				tmp[o[(x >> shift) & mask]++] = x;
+			}
+#pragma omp barrier
+			/* 5. per bucket: sort by the rest of the id bits back into items, and count
+			 * the ids that are not nodes yet */
+#pragma omp for schedule(dynamic, 8)
+			for (int64_t d = 0; d < nbkt; d++) {
+				const int64_t lo = bstart[d], hi = bstart[d + 1];
+				int64_t cnt = 0;
+				bucket_sort(tmp + lo, items + lo, hi - lo, eb, rest);
+				if (hi > lo) {
+					int64_t p = lower_bound(sg, nd, (int64_t)(items[lo] >> eb));
+					for (int64_t i = lo; i < hi;) {
+						const int64_t u = (int64_t)(items[i] >> eb);
+						while (p < nd && sg[p] < u)
+							p++;
+						cnt += !(p < nd && sg[p] == u);
+						while (i < hi && (int64_t)(items[i] >> eb) == u)
+							i++;
+					}
+				}
+				bnew[d] = cnt;
+			}
+			/* 6. where each bucket's new nodes go */
+#pragma omp single
+			{
+				int64_t sum = 0;
+				for (int64_t d = 0; d < nbkt; d++) {
+					int64_t x = bnew[d];
+					bnew[d] = sum;
+					sum += x;
+				}
+				nnew = sum;
+				if (nd + nnew > INT32_MAX) {
+					st = bw_err(BURROW_E_UNSUPPORTED,
+						    "sampler: block %d has %lld source nodes: local ids are int32", l,
+						    (long long)(nd + nnew));
+					snprintf(msg, sizeof msg, "%s", burrow_last_error());
+				}
+			}
+			/* 7. number the nodes: an existing one keeps its local id, a new one gets the
+			 * next id after nd in increasing global id */
+			if (!st) {
+				const uint64_t emask = eb == 64 ? ~0ull : (1ull << eb) - 1;
+#pragma omp for schedule(dynamic, 8) nowait
+				for (int64_t d = 0; d < nbkt; d++) {
+					const int64_t lo = bstart[d], hi = bstart[d + 1];
+					if (hi == lo)
+						continue;
+					int64_t next = bnew[d], p = lower_bound(sg, nd, (int64_t)(items[lo] >> eb));
+					for (int64_t i = lo; i < hi;) {
+						const int64_t u = (int64_t)(items[i] >> eb);
+						while (p < nd && sg[p] < u)
+							p++;
+						int32_t id;
+						if (p < nd && sg[p] == u) {
+							id = sl[p];
+						} else {
+							newn[next] = u;
+							id = (int32_t)(nd + next++);
+						}
+						for (; i < hi && (int64_t)(items[i] >> eb) == u; i++)
+							ind[items[i] & emask] = id;
+					}
+				}
 			}
 		}
 	}
-	if (overflow)
-		return bw_err(BURROW_E_UNSUPPORTED, "sampler: block %d has %lld source nodes: local ids are int32",
-			      l, (long long)(nd + nnew));
-	b->pub.blocks[l].num_src = *nsrc = nd + nnew;
-	b->pub.blocks[l].indices = ind;
-	if (last)
+	if (st)
+		return bw_err(st, "%s", msg);
+	b->pub.blocks[l] = (burrow_block){
+		.num_dst = nd, .num_src = nd + nnew, .num_edges = E, .indptr = ip, .indices = b->indices[l]};
+	*nsrc = nd + nnew;
+	if (last || nnew == 0)
 		return 0;
 
-	/* 5. merge the new nodes (sorted, ids nd ..) into the sorted view */
+	/* 8. merge the new nodes (sorted, ids nd ..) into the sorted view */
 	const int64_t n2 = nd + nnew;
+	newn = b->nodes + nd;
 	if ((st = grow(&c->sg2, &c->sg2_cap, (size_t)n2, sizeof(int64_t), false)) ||
 	    (st = grow(&c->sl2, &c->sl2_cap, (size_t)n2, sizeof(int32_t), false)))
 		return st;
@@ -473,7 +547,7 @@ static int seed_set(bw_sample_ctx *c, const burrow_csr *g, const int64_t *seeds,
 		b->nodes[i] = seeds[i];
 		c->items[i] = (uint64_t)seeds[i] << lb | (uint64_t)i;
 	}
-	const uint64_t *x = radix_sort(c, c->items, c->tmp, n, lb, ub);
+	const uint64_t *x = lsd_sort(c->items, c->tmp, n, lb, ub, RADIX_BITS, c->hist);
 	const uint64_t lmask = lb == 64 ? ~0ull : (1ull << lb) - 1;
 	for (int64_t i = 0; i < n; i++) {
 		c->sg[i] = (int64_t)(x[i] >> lb);

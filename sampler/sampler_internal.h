@@ -44,9 +44,8 @@ typedef struct bw_sample_ctx {
 	int64_t *sg, *sg2;            /* the batch's node set sorted by global id ... */
 	int32_t *sl, *sl2;            /* ... and their local ids (two copies: merge source, target) */
 	size_t sg_cap, sg2_cap, sl_cap, sl2_cap;
-	size_t *hist;                 /* [threads << RADIX_BITS] radix histograms, then offsets */
-	int64_t *part;                /* [threads + 1] run-aligned split of the sorted items */
-	int64_t *part_new;            /* [threads + 1] new nodes per split, then their offsets */
+	size_t *hist, *off;           /* [threads * 2048] per-thread bucket counts, scatter offsets */
+	int64_t *bstart, *bnew;       /* [2048 + 1] bucket starts; new nodes per bucket, then offsets */
 	bw_row_scratch *rows;         /* [threads] */
 } bw_sample_ctx;
 

@@ -628,7 +628,7 @@ Test(sampler, batches_do_not_depend_on_threads)
 		}
 		burrow_sampler_close(s);
 	}
-	cr_assert(big >= 16384, "the input layer (%lld edges) is too small to take the parallel paths", (long long)big);
+	cr_assert(big >= 32768, "the input layer (%lld edges) is too small to give every thread work", (long long)big);
 	free_epoch(ref[0], nref[0]);
 	free_epoch(ref[1], nref[1]);
 	burrow_dataset_close(ds);

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "cli.h"
 
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,8 @@ static void help(void)
 	       "Sample mini-batches from the training split of DIR (every node when it has none) for\n"
 	       "S seconds at each thread count 1 .. T, and print batches/s, sampled edges/s, input\n"
 	       "nodes per batch and the speedup over one thread (the anchor, measured in the same run).\n"
+	       "Beside it, cpu is what a plain compute loop gains from the same threads at that moment\n"
+	       "(1.00 at one thread): on a shared machine the sampler's speedup cannot exceed it.\n"
 	       "Every thread count samples the same batches: epoch 0 from batch 0, after two warm-up\n"
 	       "batches; the graph is read through once first so that it is in the page cache.\n\n"
 	       "  --fanout LIST   neighbors per layer, input layer first; -1 = all (15,10,5)\n"
@@ -57,6 +60,27 @@ static void touch_graph(const burrow_csr *g)
 	p = g->indices;
 	for (size_t i = 0; i < (size_t)g->num_edges * (size_t)g->index_width; i += step)
 		sum += p[i];
+}
+
+/* Units of a dependent floating-point chain per second on t threads for `seconds`: the
+ * speedup the machine offers t threads right now, whatever else it is running. */
+static double cpu_rate(int t, double seconds)
+{
+	int64_t units = 0;
+	const double t0 = cli_now();
+#pragma omp parallel num_threads(t) reduction(+ : units)
+	{
+		volatile double sink;
+		double x = 1;
+		while (cli_now() - t0 < seconds) {
+			for (int i = 0; i < (1 << 18); i++)
+				x = x * 1.0000001 + 1e-9;
+			units++;
+		}
+		sink = x;
+		(void)sink;
+	}
+	return (double)units / (cli_now() - t0);
 }
 
 typedef struct run_result {
@@ -192,9 +216,9 @@ int bench_sample(int argc, char **argv)
 		printf("fanout %s, batch %lld, %s, %.0f s per thread count (graph read through in %.1f s)\n\n", fan,
 		       (long long)o.batch_size, producers ? "producer threads (1 OpenMP thread each)" : "OpenMP threads in one batch",
 		       seconds, touch);
-		printf("threads  batches/s     edges/s  input nodes/batch  edges/batch  speedup\n");
+		printf("threads  batches/s     edges/s  input nodes/batch  edges/batch  speedup    cpu\n");
 	}
-	double anchor = 0;
+	double anchor = 0, cpu_anchor = 0;
 	int rc = EXIT_OK;
 	for (int t = 1; t <= maxt; t++) {
 		burrow_sampler_opts ot = o;
@@ -206,6 +230,9 @@ int bench_sample(int argc, char **argv)
 			ot.threads = t;
 			ot.prefetch = 0;
 		}
+		const double cpu = cpu_rate(t, 0.5);
+		if (t == 1)
+			cpu_anchor = cpu;
 		run_result r;
 		if ((st = measure(g, train, n, &ot, seconds, &r)) < 0) {
 			rc = cli_lib_fail("bench sample", st);
@@ -219,12 +246,12 @@ int bench_sample(int argc, char **argv)
 			printf("{\"bench\": \"sample\", \"dir\": \"%s\", \"mode\": \"%s\", \"threads\": %d, \"fanout\": \"%s\", "
 			       "\"batch\": %lld, \"batches\": %lld, \"seconds\": %.3f, \"batches_per_s\": %.3f, "
 			       "\"edges_per_s\": %.0f, \"input_nodes_per_batch\": %.1f, \"edges_per_batch\": %.1f, "
-			       "\"speedup\": %.3f}\n",
+			       "\"speedup\": %.3f, \"cpu_speedup\": %.3f}\n",
 			       dir, producers ? "producers" : "omp", t, fan, (long long)o.batch_size, (long long)r.batches,
-			       r.seconds, bps, eps, inb, epb, eps / anchor);
+			       r.seconds, bps, eps, inb, epb, eps / anchor, cpu / cpu_anchor);
 		else
-			printf("%7d  %9.2f  %10s  %17.0f  %11.0f  %6.2fx\n", t, bps, cli_grouped((int64_t)eps, a, sizeof a),
-			       inb, epb, eps / anchor);
+			printf("%7d  %9.2f  %10s  %17.0f  %11.0f  %6.2fx  %4.2fx\n", t, bps,
+			       cli_grouped((int64_t)eps, a, sizeof a), inb, epb, eps / anchor, cpu / cpu_anchor);
 		fflush(stdout);
 	}
 	free(all);
