@@ -509,7 +509,8 @@ typedef struct burrow_sampler burrow_sampler;
 
 /* Open a sampler on graph g over the training nodes ids. The graph is read in place
  * (it may be mmap'd and larger than memory); the ids are copied and must be distinct
- * and in [0, N). Memory: O(n + what a few batches hold); nothing of size N. */
+ * and in [0, N). Memory: 16 bytes per training id plus the batches in flight and their
+ * scratch, nothing of size N beyond an N-bit check of the ids during open. */
 BURROW_API int burrow_sampler_open(burrow_sampler **out,            /* out: caller closes */
 				   const burrow_csr *g,             /* borrowed: must outlive the sampler */
 				   const int64_t *ids,              /* [n] training node ids, copied */
