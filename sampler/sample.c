@@ -2,11 +2,12 @@
  *
  * Each layer step takes the batch's current node set (the destinations), draws every
  * destination's neighbors into packed items (global id << eb | edge position), sorts
- * the items by global id (parallel LSD radix sort), and walks the sorted runs beside
- * the node set sorted by global id: a run whose id is already a node gets that local
- * id, any other run is a new source node, numbered after the destinations in
- * increasing global id. Every choice is a function of the data and the keys, and the
- * sort is stable, so the result does not depend on how the work is split. */
+ * the items by global id (a stable scatter into buckets by the top digit, then a sort
+ * within each bucket), and walks the sorted runs beside the node set sorted by global
+ * id: a run whose id is already a node gets that local id, any other run is a new
+ * source node, numbered after the destinations in increasing global id. Every choice is
+ * a function of the data and the keys, and the sort is stable, so the result does not
+ * depend on how the work is split between threads. */
 #include "sampler_internal.h"
 
 #include <stdlib.h>

@@ -89,6 +89,13 @@ static void pool_put(burrow_sampler *s, bw_batch *b)
 	s->free = b;
 }
 
+/* Hand b out as batch `index` of `epoch` (or -1, -1). */
+static void stamp(bw_batch *b, int64_t epoch, int64_t index)
+{
+	b->pub.epoch = epoch;
+	b->pub.index = index;
+}
+
 /* The seeds of batch i of the current epoch: perm[i*B, ...); returns their count. */
 static int64_t batch_seeds(const burrow_sampler *s, int64_t i, const int64_t **seeds)
 {
@@ -140,7 +147,7 @@ static void *produce(void *arg)
 		if (st < 0)
 			snprintf(sl->msg, sizeof sl->msg, "%s", burrow_last_error());
 		else
-			b->pub.epoch = epoch, b->pub.index = i;
+			stamp(b, epoch, i);
 		pthread_cond_broadcast(&s->consume);
 	}
 	pthread_mutex_unlock(&s->mu);
@@ -325,13 +332,6 @@ int burrow_sampler_start(burrow_sampler *s, int64_t epoch)
 	pthread_cond_broadcast(&s->produce);
 	pthread_mutex_unlock(&s->mu);
 	return 0;
-}
-
-/* Hand b out as batch `index` of `epoch` (or -1, -1). */
-static void stamp(bw_batch *b, int64_t epoch, int64_t index)
-{
-	b->pub.epoch = epoch;
-	b->pub.index = index;
 }
 
 /* Sample into a pooled batch in the calling thread with the sync scratch. */
