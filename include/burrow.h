@@ -495,7 +495,9 @@ typedef struct burrow_sampler_opts {
 	int64_t batch_size;      /* seeds per batch (default 1024) */
 	uint64_t seed;           /* shuffles and samples are a function of it (default 0) */
 	bool drop_last;          /* drop the last batch of an epoch when it is short (default false) */
-	int threads;             /* OpenMP threads sampling one batch; 0 = the runtime's default */
+	int threads;             /* OpenMP threads sampling one batch; 0 = the runtime's default
+	                            (default 1: a producer sampling ahead keeps up on one thread
+	                            and leaves the other cores to training; see docs/sampler.md) */
 	int prefetch;            /* batches sampled ahead into a bounded queue; 0 = sample inside
 	                            burrow_sampler_next (default 4) */
 	int producers;           /* threads filling that queue, each sampling whole batches with

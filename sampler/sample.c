@@ -1,20 +1,22 @@
 /* sample.c: the sampling kernel: one batch, layer by layer, OpenMP over its nodes.
  *
  * Each layer step takes the batch's current node set (the destinations), draws every
- * destination's neighbors into packed items (global id << eb | edge position), sorts
- * the items by global id (a stable scatter into buckets by the top digit, then a sort
- * within each bucket), and walks the sorted runs beside the node set sorted by global
- * id: a run whose id is already a node gets that local id, any other run is a new
- * source node, numbered after the destinations in increasing global id. Every choice is
- * a function of the data and the keys, and the sort is stable, so the result does not
- * depend on how the work is split between threads. */
+ * destination's neighbors into packed items (global id << eb | edge position), scatters
+ * the items into buckets by the top digit of the id, and numbers each bucket's distinct
+ * ids in increasing order beside the node set sorted by global id: an id that is already
+ * a node keeps its local id, any other is a new source node, numbered after the
+ * destinations in increasing global id. Every choice is a function of the data and the
+ * keys, so the result does not depend on how the work is split between threads. */
 #include "sampler_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define RADIX_BITS 11
-#define PAR_MIN_EDGES 8192 /* a layer expected to draw fewer edges runs on one thread */
+#define DRAW_PAR_MIN 8192     /* a layer expected to draw fewer edges runs on one thread */
+#define NUMBER_PAR_MIN 16384  /* fewer drawn edges are numbered by one thread */
+#define BITMAP_BITS 16        /* buckets whose ids differ in at most this many low bits are
+                                 numbered with a bitmap, wider ones by sorting */
 #define DRAW_CHUNK 64  /* rows a thread takes at a time */
 #define DRAW_LAG 6     /* rows between drawing a row's picks and reading them */
 
@@ -74,6 +76,8 @@ void bw_sample_ctx_free(bw_sample_ctx *c)
 		for (int t = 0; t < c->threads; t++) {
 			bw_free(c->rows[t].pos);
 			bw_free(c->rows[t].table);
+			bw_free(c->rows[t].bits);
+			bw_free(c->rows[t].lid);
 		}
 	bw_free(c->rows);
 	memset(c, 0, sizeof *c);
@@ -290,17 +294,204 @@ static int64_t lower_bound(const int64_t *sg, int64_t n, int64_t u)
 
 /* ------------------------------------------------------------ one layer */
 
+/* What the threads of one layer step share (set before they read it). */
+typedef struct layer_job {
+	bw_sample_ctx *c;
+	int l;                   /* block index, for messages */
+	int64_t nd;              /* destinations = nodes before the step */
+	int64_t E;               /* drawn edges = items */
+	int eb, rest, top;       /* item bits: edge position; id bits below the bucket digit; bucket digit */
+	uint64_t *items, *tmp;   /* [E] drawn items; scratch (the bucketed items) */
+	int32_t *ind;            /* [E] the block's indices */
+	int64_t *newn;           /* new node ids go here: b->nodes + nd */
+	const int64_t *sg;       /* [nd] the nodes sorted by global id ... */
+	const int32_t *sl;       /* ... and their local ids */
+	int64_t nnew;            /* new source nodes */
+	char msg[256];           /* an error met by whichever thread ran the check */
+} layer_job;
+
+/* Bucketing, part one: thread t of nt counts the top digits of its share of the items. */
+static void scatter_count(layer_job *j, int t, int nt)
+{
+	const int64_t nbkt = (int64_t)1 << j->top, b0 = j->E * t / nt, b1 = j->E * (t + 1) / nt;
+	const int shift = j->eb + j->rest;
+	const uint64_t mask = (uint64_t)nbkt - 1;
+	size_t *h = j->c->hist + (size_t)t * (size_t)nbkt;
+	memset(h, 0, (size_t)nbkt * sizeof *h);
+	for (int64_t i = b0; i < b1; i++)
+		h[(j->items[i] >> shift) & mask]++;
+}
+
+/* Part two, once every count is in: thread t places its share in tmp, after the same
+ * digit's items of threads before it (a stable scatter); thread 0 records where each
+ * bucket starts. */
+static void scatter_place(layer_job *j, int t, int nt)
+{
+	bw_sample_ctx *c = j->c;
+	const int64_t nbkt = (int64_t)1 << j->top, b0 = j->E * t / nt, b1 = j->E * (t + 1) / nt;
+	const int shift = j->eb + j->rest;
+	const uint64_t mask = (uint64_t)nbkt - 1;
+	size_t *o = c->off + (size_t)t * (size_t)nbkt, base = 0;
+	for (int64_t d = 0; d < nbkt; d++) {
+		size_t tot = 0, mine = 0;
+		for (int tt = 0; tt < nt; tt++) {
+			size_t x = c->hist[(size_t)tt * (size_t)nbkt + (size_t)d];
+			mine += tt < t ? x : 0;
+			tot += x;
+		}
+		o[d] = base + mine;
+		if (t == 0)
+			c->bstart[d] = (int64_t)base;
+		base += tot;
+	}
+	if (t == 0)
+		c->bstart[nbkt] = j->E;
+	for (int64_t i = b0; i < b1; i++) {
+		uint64_t x = j->items[i];
+		j->tmp[o[(x >> shift) & mask]++] = x;
+	}
+}
+
+/* Bucket d: sort by the id bits below the digit back into items, and count the ids
+ * that are not nodes yet into bnew[d]. */
+static void bucket_count(layer_job *j, int64_t d)
+{
+	const int64_t lo = j->c->bstart[d], hi = j->c->bstart[d + 1], nd = j->nd;
+	const uint64_t *x = j->items;
+	const int eb = j->eb;
+	int64_t cnt = 0;
+	bucket_sort(j->tmp + lo, j->items + lo, hi - lo, eb, j->rest);
+	if (hi > lo) {
+		int64_t p = lower_bound(j->sg, nd, (int64_t)(x[lo] >> eb));
+		for (int64_t i = lo; i < hi;) {
+			const int64_t u = (int64_t)(x[i] >> eb);
+			while (p < nd && j->sg[p] < u)
+				p++;
+			cnt += !(p < nd && j->sg[p] == u);
+			while (i < hi && (int64_t)(x[i] >> eb) == u)
+				i++;
+		}
+	}
+	j->c->bnew[d] = cnt;
+}
+
+/* Turn the buckets' new-node counts into offsets; refuse local ids past int32. */
+static int bucket_offsets(layer_job *j)
+{
+	const int64_t nbkt = (int64_t)1 << j->top;
+	int64_t sum = 0;
+	for (int64_t d = 0; d < nbkt; d++) {
+		int64_t x = j->c->bnew[d];
+		j->c->bnew[d] = sum;
+		sum += x;
+	}
+	j->nnew = sum;
+	if (j->nd + sum > INT32_MAX) {
+		int st = bw_err(BURROW_E_UNSUPPORTED, "sampler: block %d has %lld source nodes: local ids are int32",
+				j->l, (long long)(j->nd + sum));
+		snprintf(j->msg, sizeof j->msg, "%s", burrow_last_error());
+		return st;
+	}
+	return 0;
+}
+
+/* Bucket d: number its ids (an existing node keeps its local id, a new one gets the
+ * next id after nd in increasing global id) and write every edge's local id. */
+static void bucket_number(layer_job *j, int64_t d)
+{
+	const int64_t lo = j->c->bstart[d], hi = j->c->bstart[d + 1], nd = j->nd;
+	if (hi == lo)
+		return;
+	const uint64_t *x = j->items;
+	const int eb = j->eb;
+	const uint64_t emask = eb == 64 ? ~0ull : (1ull << eb) - 1;
+	int64_t next = j->c->bnew[d], p = lower_bound(j->sg, nd, (int64_t)(x[lo] >> eb));
+	for (int64_t i = lo; i < hi;) {
+		const int64_t u = (int64_t)(x[i] >> eb);
+		while (p < nd && j->sg[p] < u)
+			p++;
+		int32_t id;
+		if (p < nd && j->sg[p] == u) {
+			id = j->sl[p];
+		} else {
+			j->newn[next] = u;
+			id = (int32_t)(nd + next++);
+		}
+		for (; i < hi && (int64_t)(x[i] >> eb) == u; i++)
+			j->ind[x[i] & emask] = id;
+	}
+}
+
+/* Bucket d by bitmap (when its ids differ in at most BITMAP_BITS low bits): mark the
+ * low bits of its ids in `bits`, then visit them in increasing order. Returns the count
+ * of ids that are not nodes yet; with `lid`, also numbers them (see bucket_number) and
+ * writes every edge's local id. */
+static int64_t bucket_bitmap(layer_job *j, int64_t d, uint64_t *bits, int32_t *lid)
+{
+	const int64_t lo = j->c->bstart[d], hi = j->c->bstart[d + 1], nd = j->nd;
+	if (hi == lo)
+		return 0;
+	const uint64_t *x = j->tmp;
+	const int eb = j->eb;
+	const uint64_t rmask = ((uint64_t)1 << j->rest) - 1, emask = eb == 64 ? ~0ull : (1ull << eb) - 1;
+	const int64_t words = BW_MAX((int64_t)1, ((int64_t)1 << j->rest) >> 6), base = d << j->rest;
+	memset(bits, 0, (size_t)words * sizeof *bits);
+	for (int64_t i = lo; i < hi; i++) {
+		uint64_t k = (x[i] >> eb) & rmask;
+		bits[k >> 6] |= 1ull << (k & 63);
+	}
+	int64_t p = lower_bound(j->sg, nd, base), cnt = 0, next = lid ? j->c->bnew[d] : 0;
+	for (int64_t w = 0; w < words; w++)
+		for (uint64_t m = bits[w]; m; m &= m - 1) {
+			const int64_t k = w * 64 + __builtin_ctzll(m), u = base | k;
+			while (p < nd && j->sg[p] < u)
+				p++;
+			const bool known = p < nd && j->sg[p] == u;
+			cnt += !known;
+			if (!lid)
+				continue;
+			if (known) {
+				lid[k] = j->sl[p];
+			} else {
+				j->newn[next] = u;
+				lid[k] = (int32_t)(nd + next++);
+			}
+		}
+	if (lid)
+		for (int64_t i = lo; i < hi; i++)
+			j->ind[x[i] & emask] = lid[(x[i] >> eb) & rmask];
+	return cnt;
+}
+
+/* Count (number == false) or number the new nodes of bucket d: by bitmap when the
+ * bucket is dense enough for the bitmap's words to be worth visiting, else by sorting
+ * it (the same bucket takes the same way in both passes). */
+static void bucket_work(layer_job *j, int64_t d, bool number, bw_row_scratch *rs)
+{
+	const int64_t n = j->c->bstart[d + 1] - j->c->bstart[d];
+	if (j->rest <= BITMAP_BITS && 4 * n >= ((int64_t)1 << j->rest) >> 6) {
+		int64_t cnt = bucket_bitmap(j, d, rs->bits, number ? rs->lid : NULL);
+		if (!number)
+			j->c->bnew[d] = cnt;
+	} else if (number) {
+		bucket_number(j, d);
+	} else {
+		bucket_count(j, d);
+	}
+}
+
 /* Sample block l of b over the current nodes b->nodes[0, nd), whose sorted view is
  * c->sg/c->sl[0, nd): append the new source nodes to b->nodes and set *nsrc to the
  * node count after them. The sorted view is extended unless `last`. A fanout < 0 takes
  * whole rows.
  *
- * One parallel region per layer (a region start or a barrier costs little on an idle
- * machine but a scheduler slice on a busy one, so there are few): rows' degrees, the
- * offsets (one thread), the draws (dynamic chunks), a most-significant-digit scatter
- * of the items into buckets of global ids, then per bucket (dynamic): sort the rest of
- * the id bits and count the new nodes; offsets of the buckets' new nodes (one thread);
- * per bucket: number the nodes and write the local ids. */
+ * One parallel region per layer, with few barriers (each costs little on an idle
+ * machine but can cost a scheduler slice on a busy one): rows' degrees, the offsets
+ * (one thread), the draws (dynamic chunks of rows), then the numbering: a scatter of the
+ * items into buckets by the top digit of their id, a count of each bucket's new nodes,
+ * their offsets (one thread), and per bucket the local ids. The numbering of a small
+ * layer works in cache-sized arrays where a second thread mostly adds traffic between
+ * cores, so it runs on one thread below NUMBER_PAR_MIN items. */
 static int layer_step(bw_sample_ctx *c, const burrow_csr *g, bw_batch *b, int l, int fanout, uint64_t lkey,
 		      int64_t nd, bool last, int64_t *nsrc)
 {
@@ -313,25 +504,15 @@ static int layer_step(bw_sample_ctx *c, const burrow_csr *g, bw_batch *b, int l,
 		return st;
 	int64_t *row = c->row, *ip = b->indptr[l];
 	const int ub = bits_for((uint64_t)g->num_nodes - 1);
-	const int top = BW_MIN(ub, RADIX_BITS), rest = ub - top; /* bucket digit, bits sorted within */
-	const int64_t nbkt = (int64_t)1 << top;
+	layer_job j = {.c = c, .l = l, .nd = nd, .top = BW_MIN(ub, RADIX_BITS), .sg = c->sg, .sl = c->sl};
+	j.rest = ub - j.top;
+	const int64_t nbkt = (int64_t)1 << j.top;
 	const int64_t est = nd * (fanout < 0 ? 8 : fanout); /* edges, roughly, to decide on threads */
+	int64_t next_chunk = 0;
 
-	/* shared by the region: set by one thread, read by all after a barrier */
-	int64_t E = 0, nnew = 0, next_chunk = 0;
-	int eb = 0;
-	char msg[256] = "";
-	uint64_t *items = NULL, *tmp = NULL;
-	int32_t *ind = NULL;
-	const int64_t *nodes = NULL;
-	int64_t *newn = NULL, *bstart = c->bstart, *bnew = c->bnew;
-	const int64_t *sg = c->sg;
-	const int32_t *sl = c->sl;
-
-#pragma omp parallel num_threads(c->threads) if (est >= PAR_MIN_EDGES)
+#pragma omp parallel num_threads(c->threads) if (est >= DRAW_PAR_MIN)
 	{
 		const int nt = omp_get_num_threads(), t = omp_get_thread_num();
-		bw_row_scratch *rs = &c->rows[t];
 
 		/* 1. degrees and sample sizes */
 #pragma omp for schedule(static)
@@ -350,13 +531,13 @@ static int layer_step(bw_sample_ctx *c, const burrow_csr *g, bw_batch *b, int l,
 			ip[0] = 0;
 			for (int64_t i = 0; i < nd; i++)
 				ip[i + 1] += ip[i];
-			E = ip[nd];
-			eb = bits_for((uint64_t)BW_MAX(E, 1) - 1);
-			const size_t room = (size_t)BW_MAX(E, 1);
-			if (ub + eb > 64)
+			j.E = ip[nd];
+			j.eb = bits_for((uint64_t)BW_MAX(j.E, 1) - 1);
+			const size_t room = (size_t)BW_MAX(j.E, 1);
+			if (ub + j.eb > 64)
 				st = bw_err(BURROW_E_UNSUPPORTED,
 					    "sampler: block %d has %lld edges: too many for a graph of %lld nodes", l,
-					    (long long)E, (long long)g->num_nodes);
+					    (long long)j.E, (long long)g->num_nodes);
 			if (!st)
 				st = grow(&c->items, &c->items_cap, room, sizeof(uint64_t), false);
 			if (!st)
@@ -364,19 +545,26 @@ static int layer_step(bw_sample_ctx *c, const burrow_csr *g, bw_batch *b, int l,
 			if (!st)
 				st = grow(&b->indices[l], &b->indices_cap[l], room, sizeof(int32_t), false);
 			if (!st)
-				st = grow(&b->nodes, &b->nodes_cap, (size_t)(nd + E), sizeof(int64_t), true);
+				st = grow(&b->nodes, &b->nodes_cap, (size_t)(nd + j.E), sizeof(int64_t), true);
+			for (int tt = 0; !st && tt < c->threads && j.rest <= BITMAP_BITS; tt++) {
+				bw_row_scratch *r = &c->rows[tt];
+				if (!(st = grow(&r->bits, &r->bits_cap, BW_MAX((size_t)1, ((size_t)1 << j.rest) >> 6),
+						sizeof(uint64_t), false)))
+					st = grow(&r->lid, &r->lid_cap, (size_t)1 << j.rest, sizeof(int32_t), false);
+			}
 			if (st)
-				snprintf(msg, sizeof msg, "%s", burrow_last_error());
-			items = c->items;
-			tmp = c->tmp;
-			ind = b->indices[l];
-			nodes = b->nodes;
-			newn = b->nodes + nd;
+				snprintf(j.msg, sizeof j.msg, "%s", burrow_last_error());
+			j.items = c->items;
+			j.tmp = c->tmp;
+			j.ind = b->indices[l];
+			j.newn = b->nodes + nd;
 		}
 
-		if (!st && E > 0) {
+		if (!st && j.E > 0) {
 			/* 3. draw: row i's picks become items ip[i] .. ip[i+1]. Software pipelined: a
 			 * row's picks are drawn and prefetched DRAW_LAG rows before they are read. */
+			const int64_t *nodes = b->nodes;
+			bw_row_scratch *rs = &c->rows[t];
 			for (;;) {
 				const int64_t c0 = __atomic_fetch_add(&next_chunk, DRAW_CHUNK, __ATOMIC_RELAXED);
 				if (c0 >= nd)
@@ -384,131 +572,68 @@ static int layer_step(bw_sample_ctx *c, const burrow_csr *g, bw_batch *b, int l,
 				const int64_t c1 = BW_MIN(nd, c0 + DRAW_CHUNK);
 				for (int64_t i = c0; i < c1 + DRAW_LAG; i++) {
 					if (i < c1)
-						draw_row(gi, w4, row[2 * i], row[2 * i + 1], ip[i + 1] - ip[i], items + ip[i],
+						draw_row(gi, w4, row[2 * i], row[2 * i + 1], ip[i + 1] - ip[i], j.items + ip[i],
 							 bw_key(lkey, (uint64_t)nodes[i]), rs);
 					const int64_t q = i - DRAW_LAG;
 					if (q >= c0)
 						resolve_row(gi, w4, row[2 * q], row[2 * q + 1], ip[q], ip[q + 1] - ip[q],
-							    items + ip[q], eb);
+							    j.items + ip[q], j.eb);
 				}
 			}
-			const int shift = eb + rest;
-			const uint64_t mask = (uint64_t)nbkt - 1;
-			const int64_t b0 = E * t / nt, b1 = E * (t + 1) / nt;
-			size_t *h = c->hist + (size_t)t * (size_t)nbkt, *o = c->off + (size_t)t * (size_t)nbkt;
-			memset(h, 0, (size_t)nbkt * sizeof *h);
 #pragma omp barrier
-			/* 4. scatter the items into buckets by the top digit of their id (stable) */
-			for (int64_t i = b0; i < b1; i++)
-				h[(items[i] >> shift) & mask]++;
+			/* 4-7. number the drawn ids */
+			if (j.E >= NUMBER_PAR_MIN && nt > 1) {
+				scatter_count(&j, t, nt);
 #pragma omp barrier
-			size_t base = 0;
-			for (int64_t d = 0; d < nbkt; d++) {
-				size_t tot = 0, mine = 0;
-				for (int tt = 0; tt < nt; tt++) {
-					size_t x = c->hist[(size_t)tt * (size_t)nbkt + (size_t)d];
-					mine += tt < t ? x : 0;
-					tot += x;
-				}
-				o[d] = base + mine;
-				if (t == 0)
-					bstart[d] = (int64_t)base;
-				base += tot;
-			}
-			if (t == 0)
-				bstart[nbkt] = E;
-			for (int64_t i = b0; i < b1; i++) {
-				uint64_t x = items[i];
-				tmp[o[(x >> shift) & mask]++] = x;
-			}
+				scatter_place(&j, t, nt);
 #pragma omp barrier
-			/* 5. per bucket: sort by the rest of the id bits back into items, and count
-			 * the ids that are not nodes yet */
 #pragma omp for schedule(dynamic, 8)
-			for (int64_t d = 0; d < nbkt; d++) {
-				const int64_t lo = bstart[d], hi = bstart[d + 1];
-				int64_t cnt = 0;
-				bucket_sort(tmp + lo, items + lo, hi - lo, eb, rest);
-				if (hi > lo) {
-					int64_t p = lower_bound(sg, nd, (int64_t)(items[lo] >> eb));
-					for (int64_t i = lo; i < hi;) {
-						const int64_t u = (int64_t)(items[i] >> eb);
-						while (p < nd && sg[p] < u)
-							p++;
-						cnt += !(p < nd && sg[p] == u);
-						while (i < hi && (int64_t)(items[i] >> eb) == u)
-							i++;
-					}
-				}
-				bnew[d] = cnt;
-			}
-			/* 6. where each bucket's new nodes go */
+				for (int64_t d = 0; d < nbkt; d++)
+					bucket_work(&j, d, false, &c->rows[t]);
 #pragma omp single
-			{
-				int64_t sum = 0;
-				for (int64_t d = 0; d < nbkt; d++) {
-					int64_t x = bnew[d];
-					bnew[d] = sum;
-					sum += x;
-				}
-				nnew = sum;
-				if (nd + nnew > INT32_MAX) {
-					st = bw_err(BURROW_E_UNSUPPORTED,
-						    "sampler: block %d has %lld source nodes: local ids are int32", l,
-						    (long long)(nd + nnew));
-					snprintf(msg, sizeof msg, "%s", burrow_last_error());
-				}
-			}
-			/* 7. number the nodes: an existing one keeps its local id, a new one gets the
-			 * next id after nd in increasing global id */
-			if (!st) {
-				const uint64_t emask = eb == 64 ? ~0ull : (1ull << eb) - 1;
+				st = bucket_offsets(&j);
+				if (!st) {
 #pragma omp for schedule(dynamic, 8) nowait
-				for (int64_t d = 0; d < nbkt; d++) {
-					const int64_t lo = bstart[d], hi = bstart[d + 1];
-					if (hi == lo)
-						continue;
-					int64_t next = bnew[d], p = lower_bound(sg, nd, (int64_t)(items[lo] >> eb));
-					for (int64_t i = lo; i < hi;) {
-						const int64_t u = (int64_t)(items[i] >> eb);
-						while (p < nd && sg[p] < u)
-							p++;
-						int32_t id;
-						if (p < nd && sg[p] == u) {
-							id = sl[p];
-						} else {
-							newn[next] = u;
-							id = (int32_t)(nd + next++);
-						}
-						for (; i < hi && (int64_t)(items[i] >> eb) == u; i++)
-							ind[items[i] & emask] = id;
-					}
+					for (int64_t d = 0; d < nbkt; d++)
+						bucket_work(&j, d, true, &c->rows[t]);
+				}
+			} else {
+#pragma omp single nowait
+				{
+					scatter_count(&j, 0, 1);
+					scatter_place(&j, 0, 1);
+					for (int64_t d = 0; d < nbkt; d++)
+						bucket_work(&j, d, false, &c->rows[t]);
+					st = bucket_offsets(&j);
+					for (int64_t d = 0; !st && d < nbkt; d++)
+						bucket_work(&j, d, true, &c->rows[t]);
 				}
 			}
 		}
 	}
 	if (st)
-		return bw_err(st, "%s", msg);
+		return bw_err(st, "%s", j.msg);
+	const int64_t nnew = j.nnew;
 	b->pub.blocks[l] = (burrow_block){
-		.num_dst = nd, .num_src = nd + nnew, .num_edges = E, .indptr = ip, .indices = b->indices[l]};
+		.num_dst = nd, .num_src = nd + nnew, .num_edges = j.E, .indptr = ip, .indices = b->indices[l]};
 	*nsrc = nd + nnew;
 	if (last || nnew == 0)
 		return 0;
 
 	/* 8. merge the new nodes (sorted, ids nd ..) into the sorted view */
-	const int64_t n2 = nd + nnew;
-	newn = b->nodes + nd;
+	const int64_t n2 = nd + nnew, *sg = c->sg, *newn = b->nodes + nd;
+	const int32_t *sl = c->sl;
 	if ((st = grow(&c->sg2, &c->sg2_cap, (size_t)n2, sizeof(int64_t), false)) ||
 	    (st = grow(&c->sl2, &c->sl2_cap, (size_t)n2, sizeof(int32_t), false)))
 		return st;
-	int64_t i = 0, j = 0, k = 0;
-	while (i < nd || j < nnew) {
-		if (j >= nnew || (i < nd && sg[i] < newn[j])) {
+	int64_t i = 0, k = 0, m = 0;
+	while (i < nd || m < nnew) {
+		if (m >= nnew || (i < nd && sg[i] < newn[m])) {
 			c->sg2[k] = sg[i];
 			c->sl2[k++] = sl[i++];
 		} else {
-			c->sg2[k] = newn[j];
-			c->sl2[k++] = (int32_t)(nd + j++);
+			c->sg2[k] = newn[m];
+			c->sl2[k++] = (int32_t)(nd + m++);
 		}
 	}
 	int64_t *tg = c->sg;

@@ -58,6 +58,7 @@ void burrow_sampler_defaults(burrow_sampler_opts *o)
 	o->fanouts[1] = 10;
 	o->fanouts[2] = 5;
 	o->batch_size = 1024;
+	o->threads = 1;
 	o->prefetch = 4;
 	o->producers = 1;
 }

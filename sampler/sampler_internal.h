@@ -23,11 +23,15 @@ typedef struct bw_batch {
 /* Free a batch's arrays (not the struct). */
 void bw_batch_free_arrays(bw_batch *b);
 
-/* Per-OpenMP-thread scratch for fanouts above BW_SMALL_FANOUT (Floyd with a hash set). */
+/* Per-OpenMP-thread scratch: for fanouts above BW_SMALL_FANOUT (Floyd with a hash set),
+ * and for numbering a bucket of ids (a bitmap and a local id per low id bits). */
 typedef struct bw_row_scratch {
 	int64_t *pos;                 /* [max_fanout] picked positions */
 	int64_t *table;               /* [table_cap] hash set of position + 1 */
 	size_t table_cap;             /* a power of two >= 2 * max_fanout */
+	uint64_t *bits;               /* [bits_cap] which low id bits a bucket holds */
+	int32_t *lid;                 /* [lid_cap] their local ids */
+	size_t bits_cap, lid_cap;
 } bw_row_scratch;
 
 #define BW_SMALL_FANOUT 32

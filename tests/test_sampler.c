@@ -602,13 +602,14 @@ Test(sampler, batches_do_not_depend_on_threads)
 	for (int c = 0; c < ncfg; c++) {
 		burrow_sampler_opts o;
 		burrow_sampler_defaults(&o);
-		o.batch_size = 600;
+		o.batch_size = 1000;
+		o.fanouts[0] = 40; /* above BW_SMALL_FANOUT, and enough edges to number in parallel */
 		o.seed = 99;
 		o.threads = cfg[c][0];
 		o.prefetch = cfg[c][1];
 		o.producers = cfg[c][2];
 		burrow_sampler *s;
-		cr_assert_eq(burrow_sampler_open(&s, g, train, BW_MIN(n, 3000), &o), 0, "%s", burrow_last_error());
+		cr_assert_eq(burrow_sampler_open(&s, g, train, BW_MIN(n, 3500), &o), 0, "%s", burrow_last_error());
 		for (int ep = 0; ep < 2; ep++) {
 			saved *v;
 			int64_t nb = run_epoch(s, ep + 5, &v);
@@ -628,7 +629,8 @@ Test(sampler, batches_do_not_depend_on_threads)
 		}
 		burrow_sampler_close(s);
 	}
-	cr_assert(big >= 32768, "the input layer (%lld edges) is too small to give every thread work", (long long)big);
+	cr_assert(big >= 65536, "the input layer (%lld edges) is too small for the parallel numbering (sample.c "
+				"NUMBER_PAR_MIN)", (long long)big);
 	free_epoch(ref[0], nref[0]);
 	free_epoch(ref[1], nref[1]);
 	burrow_dataset_close(ds);
