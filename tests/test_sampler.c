@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 TU_SCRATCH_SUITE(sampler, 120);
 
@@ -634,6 +635,129 @@ Test(sampler, batches_do_not_depend_on_threads)
 	free_epoch(ref[0], nref[0]);
 	free_epoch(ref[1], nref[1]);
 	burrow_dataset_close(ds);
+}
+
+/* ------------------------------------------------------------ wide id spaces */
+
+/* A graph over a wide id space with edges only out of its last k nodes: indptr is an
+ * anonymous mapping of zero pages with only its tail written, so N can be 2^29. Half
+ * of each row points at other active nodes, half anywhere in [0, N). */
+typedef struct sparse_graph {
+	burrow_csr g;
+	int64_t *indptr;
+	size_t map_bytes;
+	int32_t *indices;
+	int64_t first;     /* active nodes: [first, N) */
+} sparse_graph;
+
+static void sparse_build(sparse_graph *sp, int64_t N, int64_t k, int deg, uint64_t seed)
+{
+	sp->map_bytes = (size_t)(N + 1) * sizeof(int64_t);
+	sp->indptr = mmap(NULL, sp->map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			  -1, 0);
+	cr_assert(sp->indptr != MAP_FAILED);
+	sp->indices = malloc((size_t)(k * deg) * sizeof *sp->indices);
+	sp->first = N - k;
+	bw_rng r;
+	bw_rng_seed(&r, seed);
+	int64_t e = 0, nb[64];
+	cr_assert(deg <= 64);
+	for (int64_t v = sp->first; v < N; v++) {
+		sp->indptr[v] = e;
+		int m = 0;
+		while (m < deg) {
+			int64_t u = bw_rng_below(&r, 2) ? sp->first + (int64_t)bw_rng_below(&r, (uint64_t)k)
+							: (int64_t)bw_rng_below(&r, (uint64_t)N);
+			bool dup = u == v;
+			for (int q = 0; q < m && !dup; q++)
+				dup = nb[q] == u;
+			if (!dup)
+				nb[m++] = u;
+		}
+		qsort(nb, (size_t)m, sizeof *nb, cmp64);
+		for (int q = 0; q < m; q++)
+			sp->indices[e++] = (int32_t)nb[q];
+	}
+	sp->indptr[N] = e;
+	sp->g = (burrow_csr){.num_nodes = N, .num_edges = e, .indptr = sp->indptr, .indices = sp->indices,
+			     .index_width = 4};
+}
+
+static void sparse_free(sparse_graph *sp)
+{
+	munmap(sp->indptr, sp->map_bytes);
+	free(sp->indices);
+}
+
+/* Ids spread over 2^20 (buckets of 512 ids, numbered by bitmap when dense and by sorting
+ * when sparse) and over 2^29 (too wide for the bitmap: always sorted). Full blocks
+ * against the reference, batches against the invariants, each the same on 1 and 4
+ * threads. */
+Test(sampler, wide_id_spaces)
+{
+	const int64_t sizes[] = {((int64_t)1 << 20) + 3, ((int64_t)1 << 29) + 7};
+	for (size_t z = 0; z < 2; z++) {
+		sparse_graph sp;
+		const int64_t k = 3000;
+		sparse_build(&sp, sizes[z], k, 12, 100 + z);
+		const burrow_csr *g = &sp.g;
+		int64_t *act = malloc((size_t)k * sizeof *act);
+		for (int64_t i = 0; i < k; i++)
+			act[i] = sp.first + (k - 1 - i); /* any order */
+		burrow_sampler *s[2];
+		for (int c = 0; c < 2; c++) {
+			burrow_sampler_opts o;
+			burrow_sampler_defaults(&o);
+			o.fanouts[0] = -1;
+			o.batch_size = 700;
+			o.threads = c ? 4 : 1;
+			o.prefetch = c ? 2 : 0;
+			cr_assert_eq(burrow_sampler_open(&s[c], g, act, k, &o), 0, "%s", burrow_last_error());
+		}
+		/* the full block of the active nodes: 36000 edges, numbered in parallel on 4 threads */
+		burrow_batch *f[2];
+		for (int c = 0; c < 2; c++)
+			cr_assert_eq(burrow_sampler_full(s[c], sp.first, k, &f[c]), 0, "%s", burrow_last_error());
+		const int all[] = {-1};
+		int64_t *dst = malloc((size_t)k * sizeof *dst);
+		for (int64_t i = 0; i < k; i++)
+			dst[i] = sp.first + i;
+		check_batch(g, f[0], 1, all, dst, k);
+		free(dst);
+		int64_t *ref = malloc((size_t)g->num_edges * sizeof *ref), m = 0, r = 0;
+		for (int64_t j = 0; j < g->num_edges; j++)
+			if (sp.indices[j] < sp.first)
+				ref[m++] = sp.indices[j];
+		qsort(ref, (size_t)m, sizeof *ref, cmp64);
+		for (int64_t i = 0; i < m; i++)
+			if (i == 0 || ref[i] != ref[i - 1])
+				ref[r++] = ref[i];
+		cr_assert_eq(f[0]->num_input, k + r, "N %lld: %lld sources, want %lld", (long long)g->num_nodes,
+			     (long long)f[0]->num_input, (long long)(k + r));
+		cr_assert(!memcmp(f[0]->input_ids + k, ref, (size_t)r * sizeof *ref));
+		same_batch(f[0], f[1]);
+		for (int c = 0; c < 2; c++)
+			burrow_sampler_release(s[c], f[c]);
+		free(ref);
+
+		/* an epoch of sampled batches */
+		saved *v[2];
+		int64_t nb[2];
+		for (int c = 0; c < 2; c++)
+			nb[c] = run_epoch(s[c], 2, &v[c]);
+		cr_assert_eq(nb[0], nb[1]);
+		const int fan[] = {-1, 10, 5};
+		for (int64_t i = 0; i < nb[0]; i++) {
+			check_batch(g, &v[0][i].b, 3, fan, v[0][i].b.seeds, v[0][i].b.num_seeds);
+			same_batch(&v[0][i].b, &v[1][i].b);
+		}
+		for (int c = 0; c < 2; c++) {
+			free_epoch(v[c], nb[c]);
+			burrow_sampler_close(s[c]);
+		}
+		free(act);
+		sparse_free(&sp);
+	}
 }
 
 /* ------------------------------------------------------------ refusals and failures */
