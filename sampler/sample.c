@@ -89,8 +89,8 @@ int bw_sample_ctx_init(bw_sample_ctx *c, int threads, int max_fanout)
 	c->threads = threads;
 	c->max_fanout = max_fanout;
 	c->hist = bw_malloc((size_t)threads * ((size_t)1 << RADIX_BITS) * sizeof *c->hist);
-	c->off = bw_malloc((size_t)threads * ((size_t)1 << RADIX_BITS) * sizeof *c->off);
-	c->bstart = bw_malloc((((size_t)1 << RADIX_BITS) + 1) * sizeof *c->bstart);
+	c->off = bw_malloc((size_t)threads * (((size_t)1 << RADIX_BITS) + 1) * sizeof *c->off);
+	c->bstart = bw_malloc((size_t)threads * (((size_t)1 << RADIX_BITS) + 1) * sizeof *c->bstart);
 	c->bnew = bw_malloc((((size_t)1 << RADIX_BITS) + 1) * sizeof *c->bnew);
 	c->rows = bw_calloc((size_t)threads, sizeof *c->rows);
 	if (!c->hist || !c->off || !c->bstart || !c->bnew || !c->rows)
@@ -322,41 +322,49 @@ static void scatter_count(layer_job *j, int t, int nt)
 		h[(j->items[i] >> shift) & mask]++;
 }
 
-/* Part two, once every count is in: thread t places its share in tmp, after the same
- * digit's items of threads before it (a stable scatter); thread 0 records where each
- * bucket starts. */
-static void scatter_place(layer_job *j, int t, int nt)
+/* Where each bucket starts, from every thread's counts: bs[d] = items with a smaller
+ * top digit; bs[nbkt] = E. */
+static void bucket_bounds(layer_job *j, int nt, int64_t *bs)
 {
-	bw_sample_ctx *c = j->c;
-	const int64_t nbkt = (int64_t)1 << j->top, b0 = j->E * t / nt, b1 = j->E * (t + 1) / nt;
-	const int shift = j->eb + j->rest;
-	const uint64_t mask = (uint64_t)nbkt - 1;
-	size_t *o = c->off + (size_t)t * (size_t)nbkt, base = 0;
+	const int64_t nbkt = (int64_t)1 << j->top;
+	const size_t *h = j->c->hist;
+	int64_t base = 0;
 	for (int64_t d = 0; d < nbkt; d++) {
-		size_t tot = 0, mine = 0;
-		for (int tt = 0; tt < nt; tt++) {
-			size_t x = c->hist[(size_t)tt * (size_t)nbkt + (size_t)d];
-			mine += tt < t ? x : 0;
-			tot += x;
-		}
-		o[d] = base + mine;
-		if (t == 0)
-			c->bstart[d] = (int64_t)base;
-		base += tot;
+		bs[d] = base;
+		for (int tt = 0; tt < nt; tt++)
+			base += (int64_t)h[(size_t)tt * (size_t)nbkt + (size_t)d];
 	}
-	if (t == 0)
-		c->bstart[nbkt] = j->E;
-	for (int64_t i = b0; i < b1; i++) {
+	bs[nbkt] = j->E;
+}
+
+/* Place the items of buckets [d0, d1) in tmp, reading all the items: a thread writes
+ * only the buckets it numbers afterwards, so they stay in its cache. */
+static void scatter_own(layer_job *j, const int64_t *bs, int64_t d0, int64_t d1, int64_t *cur)
+{
+	const int shift = j->eb + j->rest;
+	const uint64_t mask = ((uint64_t)1 << j->top) - 1;
+	for (int64_t d = d0; d < d1; d++)
+		cur[d] = bs[d];
+	if (d0 == 0 && d1 == (int64_t)mask + 1) { /* every bucket: no test */
+		for (int64_t i = 0; i < j->E; i++) {
+			uint64_t x = j->items[i];
+			j->tmp[cur[(x >> shift) & mask]++] = x;
+		}
+		return;
+	}
+	for (int64_t i = 0; i < j->E; i++) {
 		uint64_t x = j->items[i];
-		j->tmp[o[(x >> shift) & mask]++] = x;
+		int64_t d = (int64_t)((x >> shift) & mask);
+		if (d >= d0 && d < d1)
+			j->tmp[cur[d]++] = x;
 	}
 }
 
 /* Bucket d: sort by the id bits below the digit back into items, and count the ids
  * that are not nodes yet into bnew[d]. */
-static void bucket_count(layer_job *j, int64_t d)
+static void bucket_count(layer_job *j, const int64_t *bs, int64_t d)
 {
-	const int64_t lo = j->c->bstart[d], hi = j->c->bstart[d + 1], nd = j->nd;
+	const int64_t lo = bs[d], hi = bs[d + 1], nd = j->nd;
 	const uint64_t *x = j->items;
 	const int eb = j->eb;
 	int64_t cnt = 0;
@@ -397,9 +405,9 @@ static int bucket_offsets(layer_job *j)
 
 /* Bucket d: number its ids (an existing node keeps its local id, a new one gets the
  * next id after nd in increasing global id) and write every edge's local id. */
-static void bucket_number(layer_job *j, int64_t d)
+static void bucket_number(layer_job *j, const int64_t *bs, int64_t d)
 {
-	const int64_t lo = j->c->bstart[d], hi = j->c->bstart[d + 1], nd = j->nd;
+	const int64_t lo = bs[d], hi = bs[d + 1], nd = j->nd;
 	if (hi == lo)
 		return;
 	const uint64_t *x = j->items;
@@ -426,9 +434,9 @@ static void bucket_number(layer_job *j, int64_t d)
  * low bits of its ids in `bits`, then visit them in increasing order. Returns the count
  * of ids that are not nodes yet; with `lid`, also numbers them (see bucket_number) and
  * writes every edge's local id. */
-static int64_t bucket_bitmap(layer_job *j, int64_t d, uint64_t *bits, int32_t *lid)
+static int64_t bucket_bitmap(layer_job *j, const int64_t *bs, int64_t d, uint64_t *bits, int32_t *lid)
 {
-	const int64_t lo = j->c->bstart[d], hi = j->c->bstart[d + 1], nd = j->nd;
+	const int64_t lo = bs[d], hi = bs[d + 1], nd = j->nd;
 	if (hi == lo)
 		return 0;
 	const uint64_t *x = j->tmp;
@@ -466,17 +474,17 @@ static int64_t bucket_bitmap(layer_job *j, int64_t d, uint64_t *bits, int32_t *l
 /* Count (number == false) or number the new nodes of bucket d: by bitmap when the
  * bucket is dense enough for the bitmap's words to be worth visiting, else by sorting
  * it (the same bucket takes the same way in both passes). */
-static void bucket_work(layer_job *j, int64_t d, bool number, bw_row_scratch *rs)
+static void bucket_work(layer_job *j, const int64_t *bs, int64_t d, bool number, bw_row_scratch *rs)
 {
-	const int64_t n = j->c->bstart[d + 1] - j->c->bstart[d];
+	const int64_t n = bs[d + 1] - bs[d];
 	if (j->rest <= BITMAP_BITS && 4 * n >= ((int64_t)1 << j->rest) >> 6) {
-		int64_t cnt = bucket_bitmap(j, d, rs->bits, number ? rs->lid : NULL);
+		int64_t cnt = bucket_bitmap(j, bs, d, rs->bits, number ? rs->lid : NULL);
 		if (!number)
 			j->c->bnew[d] = cnt;
 	} else if (number) {
-		bucket_number(j, d);
+		bucket_number(j, bs, d);
 	} else {
-		bucket_count(j, d);
+		bucket_count(j, bs, d);
 	}
 }
 
@@ -582,31 +590,35 @@ static int layer_step(bw_sample_ctx *c, const burrow_csr *g, bw_batch *b, int l,
 			}
 #pragma omp barrier
 			/* 4-7. number the drawn ids */
+			const size_t stride = ((size_t)1 << RADIX_BITS) + 1;
+			int64_t *bs = c->bstart + (size_t)t * stride, *cur = c->off + (size_t)t * stride;
 			if (j.E >= NUMBER_PAR_MIN && nt > 1) {
+				/* each thread numbers a range of buckets holding about E/nt items */
 				scatter_count(&j, t, nt);
 #pragma omp barrier
-				scatter_place(&j, t, nt);
+				bucket_bounds(&j, nt, bs);
+				const int64_t d0 = t ? lower_bound(bs, nbkt + 1, j.E * t / nt) : 0;
+				const int64_t d1 = t < nt - 1 ? lower_bound(bs, nbkt + 1, j.E * (t + 1) / nt) : nbkt;
+				scatter_own(&j, bs, d0, d1, cur);
+#pragma omp barrier /* sorted buckets go back into items, which the others may still read */
+				for (int64_t d = d0; d < d1; d++)
+					bucket_work(&j, bs, d, false, &c->rows[t]);
 #pragma omp barrier
-#pragma omp for schedule(dynamic, 8)
-				for (int64_t d = 0; d < nbkt; d++)
-					bucket_work(&j, d, false, &c->rows[t]);
 #pragma omp single
 				st = bucket_offsets(&j);
-				if (!st) {
-#pragma omp for schedule(dynamic, 8) nowait
-					for (int64_t d = 0; d < nbkt; d++)
-						bucket_work(&j, d, true, &c->rows[t]);
-				}
+				for (int64_t d = d0; !st && d < d1; d++)
+					bucket_work(&j, bs, d, true, &c->rows[t]);
 			} else {
 #pragma omp single nowait
 				{
 					scatter_count(&j, 0, 1);
-					scatter_place(&j, 0, 1);
+					bucket_bounds(&j, 1, bs);
+					scatter_own(&j, bs, 0, nbkt, cur);
 					for (int64_t d = 0; d < nbkt; d++)
-						bucket_work(&j, d, false, &c->rows[t]);
+						bucket_work(&j, bs, d, false, &c->rows[t]);
 					st = bucket_offsets(&j);
 					for (int64_t d = 0; !st && d < nbkt; d++)
-						bucket_work(&j, d, true, &c->rows[t]);
+						bucket_work(&j, bs, d, true, &c->rows[t]);
 				}
 			}
 		}

@@ -48,8 +48,9 @@ typedef struct bw_sample_ctx {
 	int64_t *sg, *sg2;            /* the batch's node set sorted by global id ... */
 	int32_t *sl, *sl2;            /* ... and their local ids (two copies: merge source, target) */
 	size_t sg_cap, sg2_cap, sl_cap, sl2_cap;
-	size_t *hist, *off;           /* [threads * 2048] per-thread bucket counts, scatter offsets */
-	int64_t *bstart, *bnew;       /* [2048 + 1] bucket starts; new nodes per bucket, then offsets */
+	size_t *hist;                 /* [threads * 2048] per-thread bucket counts */
+	int64_t *off, *bstart;        /* [threads * 2049] per-thread scatter cursors, bucket starts */
+	int64_t *bnew;                /* [2048 + 1] new nodes per bucket, then their offsets */
 	bw_row_scratch *rows;         /* [threads] */
 } bw_sample_ctx;
 
