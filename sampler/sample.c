@@ -495,11 +495,12 @@ static void bucket_work(layer_job *j, const int64_t *bs, int64_t d, bool number,
  *
  * One parallel region per layer, with few barriers (each costs little on an idle
  * machine but can cost a scheduler slice on a busy one): rows' degrees, the offsets
- * (one thread), the draws (dynamic chunks of rows), then the numbering: a scatter of the
- * items into buckets by the top digit of their id, a count of each bucket's new nodes,
- * their offsets (one thread), and per bucket the local ids. The numbering of a small
- * layer works in cache-sized arrays where a second thread mostly adds traffic between
- * cores, so it runs on one thread below NUMBER_PAR_MIN items. */
+ * (one thread), the draws (dynamic chunks of rows), then the numbering: a count of the
+ * items per bucket (top digit of the id), then each thread takes a range of buckets
+ * holding about E/nt items, places their items (so they stay in its cache), counts
+ * their new nodes, and after the offsets (one thread) numbers them. The numbering of a
+ * small layer works in cache-sized arrays where a second thread mostly adds traffic
+ * between cores, so it runs on one thread below NUMBER_PAR_MIN items. */
 static int layer_step(bw_sample_ctx *c, const burrow_csr *g, bw_batch *b, int l, int fanout, uint64_t lkey,
 		      int64_t nd, bool last, int64_t *nsrc)
 {
