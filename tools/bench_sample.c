@@ -213,7 +213,7 @@ int bench_sample(int argc, char **argv)
 		printf("burrow bench sample: %s: %s nodes, %s edges, %s training nodes\n", dir,
 		       cli_grouped(g->num_nodes, a, sizeof a), cli_grouped(g->num_edges, b2, sizeof b2),
 		       cli_grouped(n, c2, sizeof c2));
-		printf("fanout %s, batch %lld, %s, %.0f s per thread count (graph read through in %.1f s)\n\n", fan,
+		printf("fanout %s, batch %lld, %s, %g s per thread count (graph read through in %.1f s)\n\n", fan,
 		       (long long)o.batch_size, producers ? "producer threads (1 OpenMP thread each)" : "OpenMP threads in one batch",
 		       seconds, touch);
 		printf("threads  batches/s     edges/s  input nodes/batch  edges/batch  speedup    cpu\n");
