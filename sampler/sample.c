@@ -15,6 +15,7 @@
 #define RADIX_BITS 11
 #define DRAW_PAR_MIN 8192     /* a layer expected to draw fewer edges runs on one thread */
 #define NUMBER_PAR_MIN 16384  /* fewer drawn edges are numbered by one thread */
+#define ROWS_PAR_MIN 8192     /* fewer destinations have their degrees read by one thread */
 #define BITMAP_BITS 16        /* buckets whose ids differ in at most this many low bits are
                                  numbered with a bitmap, wider ones by sorting */
 #define DRAW_CHUNK 64  /* rows a thread takes at a time */
@@ -63,6 +64,7 @@ void bw_sample_ctx_free(bw_sample_ctx *c)
 		return;
 	bw_free(c->items);
 	bw_free(c->tmp);
+	bw_free(c->srt);
 	bw_free(c->row);
 	bw_free(c->sg);
 	bw_free(c->sg2);
@@ -209,17 +211,16 @@ static inline void draw_row(const void *gi, bool w4, int64_t s, int64_t d, int64
 	}
 }
 
-/* Stage two: replace row positions by packed items (neighbor id << eb | edge position). */
+/* Stage two: replace row positions by packed items (neighbor id << eb | edge position),
+ * counting the items per bucket (bits [shift, shift + digit) of the item) in h. */
 static inline void resolve_row(const void *gi, bool w4, int64_t s, int64_t d, int64_t off, int64_t k, uint64_t *out,
-			       int eb)
+			       int eb, size_t *h, int shift, uint64_t mask)
 {
-	if (k == d) {
-		for (int64_t j = 0; j < d; j++)
-			out[j] = csr_id(gi, w4, s + j) << eb | (uint64_t)(off + j);
-		return;
+	for (int64_t j = 0; j < k; j++) {
+		const uint64_t x = csr_id(gi, w4, k == d ? s + j : (int64_t)out[j]) << eb | (uint64_t)(off + j);
+		out[j] = x;
+		h[(x >> shift) & mask]++;
 	}
-	for (int64_t j = 0; j < k; j++)
-		out[j] = csr_id(gi, w4, (int64_t)out[j]) << eb | (uint64_t)(off + j);
 }
 
 /* ------------------------------------------------------------ sorting */
@@ -301,7 +302,8 @@ typedef struct layer_job {
 	int64_t nd;              /* destinations = nodes before the step */
 	int64_t E;               /* drawn edges = items */
 	int eb, rest, top;       /* item bits: edge position; id bits below the bucket digit; bucket digit */
-	uint64_t *items, *tmp;   /* [E] drawn items; scratch (the bucketed items) */
+	uint64_t *items, *tmp;   /* [E] drawn items; the items placed by bucket */
+	uint64_t *srt;           /* [E] buckets numbered by sorting, sorted */
 	int32_t *ind;            /* [E] the block's indices */
 	int64_t *newn;           /* new node ids go here: b->nodes + nd */
 	const int64_t *sg;       /* [nd] the nodes sorted by global id ... */
@@ -309,18 +311,6 @@ typedef struct layer_job {
 	int64_t nnew;            /* new source nodes */
 	char msg[256];           /* an error met by whichever thread ran the check */
 } layer_job;
-
-/* Bucketing, part one: thread t of nt counts the top digits of its share of the items. */
-static void scatter_count(layer_job *j, int t, int nt)
-{
-	const int64_t nbkt = (int64_t)1 << j->top, b0 = j->E * t / nt, b1 = j->E * (t + 1) / nt;
-	const int shift = j->eb + j->rest;
-	const uint64_t mask = (uint64_t)nbkt - 1;
-	size_t *h = j->c->hist + (size_t)t * (size_t)nbkt;
-	memset(h, 0, (size_t)nbkt * sizeof *h);
-	for (int64_t i = b0; i < b1; i++)
-		h[(j->items[i] >> shift) & mask]++;
-}
 
 /* Where each bucket starts, from every thread's counts: bs[d] = items with a smaller
  * top digit; bs[nbkt] = E. */
@@ -360,15 +350,15 @@ static void scatter_own(layer_job *j, const int64_t *bs, int64_t d0, int64_t d1,
 	}
 }
 
-/* Bucket d: sort by the id bits below the digit back into items, and count the ids
- * that are not nodes yet into bnew[d]. */
+/* Bucket d: sort by the id bits below the digit into srt, and count the ids that are
+ * not nodes yet into bnew[d]. */
 static void bucket_count(layer_job *j, const int64_t *bs, int64_t d)
 {
 	const int64_t lo = bs[d], hi = bs[d + 1], nd = j->nd;
-	const uint64_t *x = j->items;
+	const uint64_t *x = j->srt;
 	const int eb = j->eb;
 	int64_t cnt = 0;
-	bucket_sort(j->tmp + lo, j->items + lo, hi - lo, eb, j->rest);
+	bucket_sort(j->tmp + lo, j->srt + lo, hi - lo, eb, j->rest);
 	if (hi > lo) {
 		int64_t p = lower_bound(j->sg, nd, (int64_t)(x[lo] >> eb));
 		for (int64_t i = lo; i < hi;) {
@@ -383,37 +373,18 @@ static void bucket_count(layer_job *j, const int64_t *bs, int64_t d)
 	j->c->bnew[d] = cnt;
 }
 
-/* Turn the buckets' new-node counts into offsets; refuse local ids past int32. */
-static int bucket_offsets(layer_job *j)
-{
-	const int64_t nbkt = (int64_t)1 << j->top;
-	int64_t sum = 0;
-	for (int64_t d = 0; d < nbkt; d++) {
-		int64_t x = j->c->bnew[d];
-		j->c->bnew[d] = sum;
-		sum += x;
-	}
-	j->nnew = sum;
-	if (j->nd + sum > INT32_MAX) {
-		int st = bw_err(BURROW_E_UNSUPPORTED, "sampler: block %d has %lld source nodes: local ids are int32",
-				j->l, (long long)(j->nd + sum));
-		snprintf(j->msg, sizeof j->msg, "%s", burrow_last_error());
-		return st;
-	}
-	return 0;
-}
-
-/* Bucket d: number its ids (an existing node keeps its local id, a new one gets the
- * next id after nd in increasing global id) and write every edge's local id. */
-static void bucket_number(layer_job *j, const int64_t *bs, int64_t d)
+/* Bucket d, sorted into srt by bucket_count: number its ids (an existing node keeps
+ * its local id, a new one gets the next id, nd + next, nd + next + 1, ..., in increasing
+ * global id) and write every edge's local id. */
+static void bucket_number(layer_job *j, const int64_t *bs, int64_t d, int64_t next)
 {
 	const int64_t lo = bs[d], hi = bs[d + 1], nd = j->nd;
 	if (hi == lo)
 		return;
-	const uint64_t *x = j->items;
+	const uint64_t *x = j->srt;
 	const int eb = j->eb;
 	const uint64_t emask = eb == 64 ? ~0ull : (1ull << eb) - 1;
-	int64_t next = j->c->bnew[d], p = lower_bound(j->sg, nd, (int64_t)(x[lo] >> eb));
+	int64_t p = lower_bound(j->sg, nd, (int64_t)(x[lo] >> eb));
 	for (int64_t i = lo; i < hi;) {
 		const int64_t u = (int64_t)(x[i] >> eb);
 		while (p < nd && j->sg[p] < u)
@@ -432,9 +403,9 @@ static void bucket_number(layer_job *j, const int64_t *bs, int64_t d)
 
 /* Bucket d by bitmap (when its ids differ in at most BITMAP_BITS low bits): mark the
  * low bits of its ids in `bits`, then visit them in increasing order. Returns the count
- * of ids that are not nodes yet; with `lid`, also numbers them (see bucket_number) and
- * writes every edge's local id. */
-static int64_t bucket_bitmap(layer_job *j, const int64_t *bs, int64_t d, uint64_t *bits, int32_t *lid)
+ * of ids that are not nodes yet; with `lid`, also numbers them from nd + next (see
+ * bucket_number) and writes every edge's local id. */
+static int64_t bucket_bitmap(layer_job *j, const int64_t *bs, int64_t d, int64_t next, uint64_t *bits, int32_t *lid)
 {
 	const int64_t lo = bs[d], hi = bs[d + 1], nd = j->nd;
 	if (hi == lo)
@@ -448,7 +419,7 @@ static int64_t bucket_bitmap(layer_job *j, const int64_t *bs, int64_t d, uint64_
 		uint64_t k = (x[i] >> eb) & rmask;
 		bits[k >> 6] |= 1ull << (k & 63);
 	}
-	int64_t p = lower_bound(j->sg, nd, base), cnt = 0, next = lid ? j->c->bnew[d] : 0;
+	int64_t p = lower_bound(j->sg, nd, base), cnt = 0;
 	for (int64_t w = 0; w < words; w++)
 		for (uint64_t m = bits[w]; m; m &= m - 1) {
 			const int64_t k = w * 64 + __builtin_ctzll(m), u = base | k;
@@ -474,18 +445,57 @@ static int64_t bucket_bitmap(layer_job *j, const int64_t *bs, int64_t d, uint64_
 /* Count (number == false) or number the new nodes of bucket d: by bitmap when the
  * bucket is dense enough for the bitmap's words to be worth visiting, else by sorting
  * it (the same bucket takes the same way in both passes). */
-static void bucket_work(layer_job *j, const int64_t *bs, int64_t d, bool number, bw_row_scratch *rs)
+static void bucket_work(layer_job *j, const int64_t *bs, int64_t d, bool number, int64_t next, bw_row_scratch *rs)
 {
 	const int64_t n = bs[d + 1] - bs[d];
 	if (j->rest <= BITMAP_BITS && 4 * n >= ((int64_t)1 << j->rest) >> 6) {
-		int64_t cnt = bucket_bitmap(j, bs, d, rs->bits, number ? rs->lid : NULL);
+		int64_t cnt = bucket_bitmap(j, bs, d, next, rs->bits, number ? rs->lid : NULL);
 		if (!number)
 			j->c->bnew[d] = cnt;
 	} else if (number) {
-		bucket_number(j, bs, d);
+		bucket_number(j, bs, d, next);
 	} else {
 		bucket_count(j, bs, d);
 	}
+}
+
+/* Count, then number, the buckets [d0, d1) (bnew must hold every bucket's count
+ * between the two: see number_range). */
+static void count_range(layer_job *j, const int64_t *bs, int64_t d0, int64_t d1, bw_row_scratch *rs)
+{
+	for (int64_t d = d0; d < d1; d++)
+		bucket_work(j, bs, d, false, 0, rs);
+}
+
+/* Number the buckets [d0, d1), their new nodes taking the places after those of the
+ * buckets before d0. Returns the new nodes of all the buckets. */
+static int64_t number_range(layer_job *j, const int64_t *bs, int64_t d0, int64_t d1, bw_row_scratch *rs)
+{
+	const int64_t nbkt = (int64_t)1 << j->top;
+	int64_t next = 0, total = 0;
+	for (int64_t d = 0; d < nbkt; d++) {
+		next += d < d0 ? j->c->bnew[d] : 0;
+		total += j->c->bnew[d];
+	}
+	if (j->nd + total > INT32_MAX)
+		return total; /* refused by the caller */
+	for (int64_t d = d0; d < d1; d++) {
+		bucket_work(j, bs, d, true, next, rs);
+		next += j->c->bnew[d];
+	}
+	return total;
+}
+
+/* Row i of the destinations: where its graph row starts, its degree, its sample size. */
+static inline void read_row(const int64_t *gp, const int64_t *nodes, int64_t nd, int64_t i, int fanout, int64_t *row,
+			    int64_t *ip)
+{
+	if (i + 16 < nd)
+		__builtin_prefetch(&gp[nodes[i + 16]]);
+	const int64_t v = nodes[i], s = gp[v], d = gp[v + 1] - s;
+	row[2 * i] = s;
+	row[2 * i + 1] = d;
+	ip[i + 1] = fanout < 0 || d <= fanout ? d : fanout;
 }
 
 /* Sample block l of b over the current nodes b->nodes[0, nd), whose sorted view is
@@ -493,14 +503,14 @@ static void bucket_work(layer_job *j, const int64_t *bs, int64_t d, bool number,
  * node count after them. The sorted view is extended unless `last`. A fanout < 0 takes
  * whole rows.
  *
- * One parallel region per layer, with few barriers (each costs little on an idle
- * machine but can cost a scheduler slice on a busy one): rows' degrees, the offsets
- * (one thread), the draws (dynamic chunks of rows), then the numbering: a count of the
- * items per bucket (top digit of the id), then each thread takes a range of buckets
- * holding about E/nt items, places their items (so they stay in its cache), counts
- * their new nodes, and after the offsets (one thread) numbers them. The numbering of a
- * small layer works in cache-sized arrays where a second thread mostly adds traffic
- * between cores, so it runs on one thread below NUMBER_PAR_MIN items. */
+ * One parallel region per layer with three or four barriers (a barrier costs little on
+ * an idle machine but can cost a scheduler slice on a busy one): the rows' degrees and
+ * offsets; the draws (dynamic chunks of rows), each thread counting its items per bucket
+ * (top digit of the id); then each thread takes a range of buckets holding about E/nt
+ * items, places their items (so they stay in its cache) and counts their new nodes;
+ * once every count is in, it numbers them. The numbering of a small layer works in
+ * cache-sized arrays where a second thread mostly adds traffic between cores, so it
+ * runs on one thread below NUMBER_PAR_MIN items. */
 static int layer_step(bw_sample_ctx *c, const burrow_csr *g, bw_batch *b, int l, int fanout, uint64_t lkey,
 		      int64_t nd, bool last, int64_t *nsrc)
 {
@@ -522,21 +532,20 @@ static int layer_step(bw_sample_ctx *c, const burrow_csr *g, bw_batch *b, int l,
 #pragma omp parallel num_threads(c->threads) if (est >= DRAW_PAR_MIN)
 	{
 		const int nt = omp_get_num_threads(), t = omp_get_thread_num();
+		const bool rows_par = nd >= ROWS_PAR_MIN;
 
 		/* 1. degrees and sample sizes */
+		if (rows_par) {
 #pragma omp for schedule(static)
-		for (int64_t i = 0; i < nd; i++) {
-			if (i + 16 < nd)
-				__builtin_prefetch(&gp[b->nodes[i + 16]]);
-			int64_t v = b->nodes[i], s = gp[v], d = gp[v + 1] - s;
-			row[2 * i] = s;
-			row[2 * i + 1] = d;
-			ip[i + 1] = fanout < 0 || d <= fanout ? d : fanout;
+			for (int64_t i = 0; i < nd; i++)
+				read_row(gp, b->nodes, nd, i, fanout, row, ip);
 		}
 
 		/* 2. offsets, and room for the edges */
 #pragma omp single
 		{
+			for (int64_t i = 0; !rows_par && i < nd; i++)
+				read_row(gp, b->nodes, nd, i, fanout, row, ip);
 			ip[0] = 0;
 			for (int64_t i = 0; i < nd; i++)
 				ip[i + 1] += ip[i];
@@ -552,6 +561,8 @@ static int layer_step(bw_sample_ctx *c, const burrow_csr *g, bw_batch *b, int l,
 			if (!st)
 				st = grow(&c->tmp, &c->tmp_cap, room, sizeof(uint64_t), false);
 			if (!st)
+				st = grow(&c->srt, &c->srt_cap, room, sizeof(uint64_t), false);
+			if (!st)
 				st = grow(&b->indices[l], &b->indices_cap[l], room, sizeof(int32_t), false);
 			if (!st)
 				st = grow(&b->nodes, &b->nodes_cap, (size_t)(nd + j.E), sizeof(int64_t), true);
@@ -565,15 +576,21 @@ static int layer_step(bw_sample_ctx *c, const burrow_csr *g, bw_batch *b, int l,
 				snprintf(j.msg, sizeof j.msg, "%s", burrow_last_error());
 			j.items = c->items;
 			j.tmp = c->tmp;
+			j.srt = c->srt;
 			j.ind = b->indices[l];
 			j.newn = b->nodes + nd;
 		}
 
 		if (!st && j.E > 0) {
-			/* 3. draw: row i's picks become items ip[i] .. ip[i+1]. Software pipelined: a
-			 * row's picks are drawn and prefetched DRAW_LAG rows before they are read. */
+			/* 3. draw: row i's picks become items ip[i] .. ip[i+1], counted per bucket in
+			 * this thread's histogram. Software pipelined: a row's picks are drawn and
+			 * prefetched DRAW_LAG rows before they are read. */
 			const int64_t *nodes = b->nodes;
 			bw_row_scratch *rs = &c->rows[t];
+			const int shift = j.eb + j.rest;
+			const uint64_t mask = (uint64_t)nbkt - 1;
+			size_t *h = c->hist + (size_t)t * (size_t)nbkt;
+			memset(h, 0, (size_t)nbkt * sizeof *h);
 			for (;;) {
 				const int64_t c0 = __atomic_fetch_add(&next_chunk, DRAW_CHUNK, __ATOMIC_RELAXED);
 				if (c0 >= nd)
@@ -586,46 +603,41 @@ static int layer_step(bw_sample_ctx *c, const burrow_csr *g, bw_batch *b, int l,
 					const int64_t q = i - DRAW_LAG;
 					if (q >= c0)
 						resolve_row(gi, w4, row[2 * q], row[2 * q + 1], ip[q], ip[q + 1] - ip[q],
-							    j.items + ip[q], j.eb);
+							    j.items + ip[q], j.eb, h, shift, mask);
 				}
 			}
 #pragma omp barrier
-			/* 4-7. number the drawn ids */
+			/* 4. number the drawn ids: place the items by bucket, count each bucket's new
+			 * nodes, and once every count is in, number them */
 			const size_t stride = ((size_t)1 << RADIX_BITS) + 1;
 			int64_t *bs = c->bstart + (size_t)t * stride, *cur = c->off + (size_t)t * stride;
 			if (j.E >= NUMBER_PAR_MIN && nt > 1) {
-				/* each thread numbers a range of buckets holding about E/nt items */
-				scatter_count(&j, t, nt);
-#pragma omp barrier
+				/* each thread takes a range of buckets holding about E/nt items */
 				bucket_bounds(&j, nt, bs);
 				const int64_t d0 = t ? lower_bound(bs, nbkt + 1, j.E * t / nt) : 0;
 				const int64_t d1 = t < nt - 1 ? lower_bound(bs, nbkt + 1, j.E * (t + 1) / nt) : nbkt;
 				scatter_own(&j, bs, d0, d1, cur);
-#pragma omp barrier /* sorted buckets go back into items, which the others may still read */
-				for (int64_t d = d0; d < d1; d++)
-					bucket_work(&j, bs, d, false, &c->rows[t]);
+				count_range(&j, bs, d0, d1, rs);
 #pragma omp barrier
-#pragma omp single
-				st = bucket_offsets(&j);
-				for (int64_t d = d0; !st && d < d1; d++)
-					bucket_work(&j, bs, d, true, &c->rows[t]);
+				const int64_t total = number_range(&j, bs, d0, d1, rs);
+				if (t == 0)
+					j.nnew = total;
 			} else {
 #pragma omp single nowait
 				{
-					scatter_count(&j, 0, 1);
-					bucket_bounds(&j, 1, bs);
+					bucket_bounds(&j, nt, bs);
 					scatter_own(&j, bs, 0, nbkt, cur);
-					for (int64_t d = 0; d < nbkt; d++)
-						bucket_work(&j, bs, d, false, &c->rows[t]);
-					st = bucket_offsets(&j);
-					for (int64_t d = 0; !st && d < nbkt; d++)
-						bucket_work(&j, bs, d, true, &c->rows[t]);
+					count_range(&j, bs, 0, nbkt, rs);
+					j.nnew = number_range(&j, bs, 0, nbkt, rs);
 				}
 			}
 		}
 	}
 	if (st)
 		return bw_err(st, "%s", j.msg);
+	if (nd + j.nnew > INT32_MAX)
+		return bw_err(BURROW_E_UNSUPPORTED, "sampler: block %d has %lld source nodes: local ids are int32", l,
+			      (long long)(nd + j.nnew));
 	const int64_t nnew = j.nnew;
 	b->pub.blocks[l] = (burrow_block){
 		.num_dst = nd, .num_src = nd + nnew, .num_edges = j.E, .indptr = ip, .indices = b->indices[l]};

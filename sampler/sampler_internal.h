@@ -41,8 +41,8 @@ typedef struct bw_row_scratch {
 typedef struct bw_sample_ctx {
 	int threads;                  /* OpenMP threads for one batch */
 	int max_fanout;               /* largest positive fanout served (row scratch size) */
-	uint64_t *items, *tmp;        /* packed (global id, edge) for the radix sort, and its scratch */
-	size_t items_cap, tmp_cap;
+	uint64_t *items, *tmp, *srt;  /* packed (global id, edge): drawn, placed by bucket, sorted */
+	size_t items_cap, tmp_cap, srt_cap;
 	int64_t *row;                 /* [2 * nd]: per destination, graph row start and degree */
 	size_t row_cap;
 	int64_t *sg, *sg2;            /* the batch's node set sorted by global id ... */
