@@ -491,7 +491,7 @@ typedef struct burrow_batch {
 typedef struct burrow_sampler_opts {
 	int num_layers;          /* blocks per batch, 1 .. BURROW_SAMPLER_MAX_LAYERS (default 3) */
 	int fanouts[BURROW_SAMPLER_MAX_LAYERS]; /* neighbors per node in block l, input layer
-	                            first; -1 = all (default 15, 10, 5: seeds get 5) */
+	                            first; -1 = all, 0 = none (default 15, 10, 5: seeds get 5) */
 	int64_t batch_size;      /* seeds per batch (default 1024) */
 	uint64_t seed;           /* shuffles and samples are a function of it (default 0) */
 	bool drop_last;          /* drop the last batch of an epoch when it is short (default false) */
