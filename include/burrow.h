@@ -439,6 +439,7 @@ BURROW_API int burrow_store_cache_profile(burrow_store *s,
 BURROW_API int burrow_store_cache_clock(burrow_store *s, size_t bytes /* budget */);
 /* Drop the cache and free its memory. */
 BURROW_API int burrow_store_cache_drop(burrow_store *s);
+
 /* ---------------------------------------------------------------- sampler */
 
 /* Uniform neighbor sampling without replacement for mini-batch training, and the
