@@ -54,7 +54,7 @@ endif
 
 # ---------------------------------------------------------------- flags
 CC ?= cc
-PKGS := libcjson liburing libzip libcurl zlib openblas
+PKGS := libcjson liburing libzip libcurl zlib openblas ompi-c
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -87,10 +87,12 @@ LIB_SRCS := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 CU_SRCS := $(if $(filter 1,$(HAS_CUDA)),$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.cu)))
 TOOL_SRCS := $(wildcard tools/*.c)
 TEST_SRCS := $(wildcard tests/*.c)
+MPI_TEST_SRCS := $(wildcard tests/mpi/*.c)
 
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(CU_SRCS:%.cu=$(BUILD)/obj/%.cu.o)
 TOOL_OBJS := $(TOOL_SRCS:%.c=$(BUILD)/obj/%.o)
 TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/obj/%.o)
+MPI_TEST_BINS := $(MPI_TEST_SRCS:tests/mpi/%.c=$(BUILD)/tests/%)
 
 STATIC := $(BUILD)/libburrow.a
 SHARED := $(BUILD)/libburrow.so.$(VERSION)
@@ -150,6 +152,12 @@ $(TESTBIN): $(TEST_OBJS) $(STATIC)
 
 $(BUILD)/obj/tests/%.o: CFLAGS_ALL += -Icore -Igraph -Wno-missing-field-initializers
 
+# MPI test programs: one executable each, started under mpirun by tests/test_mpi.c
+$(BUILD)/tests/%: $(BUILD)/obj/tests/mpi/%.o $(STATIC)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -o $@ $< $(STATIC) $(LDFLAGS_ALL) $(LIBS_ALL)
+
 # ---------------------------------------------------------------- the README's commands
 deps:
 	@tools/install-deps.sh
@@ -158,11 +166,17 @@ deps:
 test: deps
 	@$(MAKE) --no-print-directory check
 
-SAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:protect_shadow_gap=0 UBSAN_OPTIONS=print_stacktrace=1
-check: all $(TESTBIN)
+SAN_ENV := ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0:protect_shadow_gap=0 \
+	LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 UBSAN_OPTIONS=print_stacktrace=1
+.SECONDARY: $(MPI_TEST_SRCS:%.c=$(BUILD)/obj/%.o)
+
+check: all $(TESTBIN) $(MPI_TEST_BINS)
 	@echo "burrow: running tests ($(BUILD))"
 	$(Q)BURROW_BIN=$(abspath $(BIN)) BURROW_BUILD=$(abspath $(BUILD)) BURROW_DATASETS=$(abspath ../shared/datasets) \
 		$(if $(filter-out 0,$(SAN)),$(SAN_ENV)) $(TESTBIN) --jobs 2 --timeout 300
+ifeq ($(SAN),0)
+	$(Q)tests/install-check.sh CUDA=$(CUDA) DEBUG=$(DEBUG)
+endif
 
 DEMO_DIR := $(BUILD)/demo/csbm
 # make demo: install, build, and run the main job on the embedded default dataset
@@ -197,4 +211,4 @@ uninstall:
 clean:
 	rm -rf build
 
--include $(LIB_OBJS:.o=.d) $(TOOL_OBJS:.o=.d) $(TEST_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(TOOL_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(MPI_TEST_SRCS:%.c=$(BUILD)/obj/%.d)

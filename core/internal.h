@@ -32,6 +32,10 @@ int bw_err_errno(int errnum, const char *path, const char *what);
 /* Prefix the current message with "prefix: " (keeps the status); returns status. */
 int bw_err_prefix(int status, const char *prefix);
 
+/* When the current message starts with `from`, replace that prefix with `to` (so errors
+ * inside a temporary output name the final one); returns status. */
+int bw_err_rebase(int status, const char *from, const char *to);
+
 /* Internal invariant: not for input errors. Logs and aborts: a broken invariant is a bug. */
 void bw_assert_fail(const char *expr, const char *file, int line);
 #define BW_ASSERT(e)                                                    \

@@ -79,6 +79,25 @@ int bw_err_prefix(int status, const char *prefix)
 	return status;
 }
 
+int bw_err_rebase(int status, const char *from, const char *to)
+{
+	size_t lf = strlen(from);
+	if (status >= 0 || strncmp(last_error, from, lf))
+		return status;
+	char tmp[sizeof last_error];
+	snprintf(tmp, sizeof tmp, "%s", last_error + lf);
+	size_t lt = strlen(to);
+	if (lt > sizeof last_error - 1)
+		lt = sizeof last_error - 1;
+	memcpy(last_error, to, lt);
+	size_t rest = strlen(tmp);
+	if (rest > sizeof last_error - 1 - lt)
+		rest = sizeof last_error - 1 - lt;
+	memcpy(last_error + lt, tmp, rest);
+	last_error[lt + rest] = '\0';
+	return status;
+}
+
 void bw_assert_fail(const char *expr, const char *file, int line)
 {
 	bw_log(BURROW_LOG_ERROR, "internal error: assertion '%s' failed at %s:%d", expr, file, line);

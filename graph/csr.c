@@ -1,19 +1,47 @@
 /* csr.c: CSR construction from an edge list (symmetrize, drop self-loops and duplicates,
- * sorted rows) and the structural check. The builder takes edges in chunks so that an
- * external-memory build can sit behind the same calls. */
-#include "../core/internal.h"
+ * sorted rows) and the structural check.
+ *
+ * Two builds sit behind the same calls. With no memory budget (opts.mem_bytes == 0) the
+ * edges are kept as two arrays and scattered into rows. With a budget, each edge becomes
+ * a sortable key (src << 32 | dst, or two words past 2^32 nodes) in a buffer sized by the
+ * budget; a full buffer is sorted, de-duplicated and appended to an unlinked spill file
+ * as one run, and finishing merges the runs (k-way, in several passes when there are more
+ * runs than buffers fit the budget). Both give the same bytes: a CSR with sorted rows is
+ * canonical. */
+#define _GNU_SOURCE
+#include "csr_internal.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* A sorted run in the spill file: keys [off, off + n). */
+typedef struct bw_run {
+	int64_t off, n;
+} bw_run;
 
 struct burrow_csr_builder {
 	int64_t n;
 	burrow_csr_opts o;
-	int64_t *src, *dst;     /* edges added so far, owned */
-	size_t count, cap;
+	int64_t *src, *dst;     /* edges added so far (in-memory build), owned */
+	size_t count, cap;      /* count: edges added, either build */
 	bool finished;
 	int64_t *indptr;        /* result, owned */
 	void *indices;          /* result, owned */
+	/* sort-based build (o.mem_bytes > 0) */
+	bool keyed;
+	int kw;                 /* 64-bit words per key: 1 or 2 */
+	uint64_t *keys;         /* [kcap * kw], owned */
+	uint64_t *scratch;      /* radix sort buffer, same size, owned */
+	size_t nkeys, kcap, kmax; /* keys held, allocated, allowed by the budget */
+	int fd;                 /* spill file (already unlinked), -1 when none */
+	char *spill_dir;        /* where spill files go; owned */
+	char *spill_name;       /* the current file's name, for messages; owned */
+	bw_run *runs;           /* owned */
+	size_t nruns, runs_cap;
+	int64_t spill_keys;     /* keys in the spill file */
 };
 
 void burrow_csr_defaults(burrow_csr_opts *o)
@@ -21,6 +49,13 @@ void burrow_csr_defaults(burrow_csr_opts *o)
 	memset(o, 0, sizeof *o);
 	o->drop_self_loops = true;
 	o->drop_duplicates = true;
+}
+
+/* Keys per run allowed by the budget: the key buffer and the radix sort's second buffer. */
+static size_t key_budget(size_t mem_bytes, int kw)
+{
+	size_t k = mem_bytes / (2 * sizeof(uint64_t) * (size_t)kw);
+	return k < 64 ? 64 : k;
 }
 
 int burrow_csr_builder_open(burrow_csr_builder **out, int64_t num_nodes, const burrow_csr_opts *opts)
@@ -36,8 +71,38 @@ int burrow_csr_builder_open(burrow_csr_builder **out, int64_t num_nodes, const b
 		b->o = *opts;
 	else
 		burrow_csr_defaults(&b->o);
+	b->fd = -1;
+	b->o.spill_dir = NULL; /* borrowed by the caller: copied below */
+	if (b->o.mem_bytes > 0) {
+		const char *dir = opts && opts->spill_dir ? opts->spill_dir : getenv("TMPDIR");
+		b->keyed = true;
+		b->kw = num_nodes > ((int64_t)1 << 32) ? 2 : 1;
+		b->kmax = key_budget(b->o.mem_bytes, b->kw);
+		b->spill_dir = bw_strdup(dir && *dir ? dir : "/tmp");
+		if (!b->spill_dir) {
+			bw_free(b);
+			return BURROW_E_NOMEM;
+		}
+	}
 	*out = b;
 	return 0;
+}
+
+void bw_csr_builder_force_wide_keys(burrow_csr_builder *b)
+{
+	if (b->keyed && !b->keys) {
+		b->kw = 2;
+		b->kmax = key_budget(b->o.mem_bytes, 2);
+	}
+}
+
+/* Free what the keyed build holds besides the runs' file. */
+static void free_keys(burrow_csr_builder *b)
+{
+	bw_free(b->keys);
+	bw_free(b->scratch);
+	b->keys = b->scratch = NULL;
+	b->nkeys = b->kcap = 0;
 }
 
 void burrow_csr_builder_close(burrow_csr_builder *b)
@@ -48,10 +113,25 @@ void burrow_csr_builder_close(burrow_csr_builder *b)
 	bw_free(b->dst);
 	bw_free(b->indptr);
 	bw_free(b->indices);
+	free_keys(b);
+	if (b->fd >= 0)
+		close(b->fd);
+	bw_free(b->spill_dir);
+	bw_free(b->spill_name);
+	bw_free(b->runs);
 	bw_free(b);
 }
 
 int64_t burrow_csr_builder_count(const burrow_csr_builder *b) { return (int64_t)b->count; }
+
+int64_t bw_csr_builder_max_entries(const burrow_csr_builder *b)
+{
+	return (int64_t)b->count * (b->o.symmetrize ? 2 : 1);
+}
+
+int bw_csr_builder_runs(const burrow_csr_builder *b) { return (int)b->nruns; }
+
+int64_t bw_csr_builder_nodes(const burrow_csr_builder *b) { return b->n; }
 
 /* Grow the edge arrays to hold `need` edges: exactly, or with room to spare. */
 static int grow(burrow_csr_builder *b, size_t need, bool exact)
@@ -61,13 +141,6 @@ static int grow(burrow_csr_builder *b, size_t need, bool exact)
 		cap += cap / 2;
 	if (exact)
 		cap = need;
-	if (b->o.mem_bytes && cap * 2 * sizeof(int64_t) > b->o.mem_bytes) {
-		cap = need;
-		if (cap * 2 * sizeof(int64_t) > b->o.mem_bytes)
-			return bw_err(BURROW_E_NOMEM,
-				      "csr: %zu edges need %zu bytes, over the memory budget of %zu bytes", need,
-				      need * 2 * sizeof(int64_t), b->o.mem_bytes);
-	}
 	int64_t *s = bw_realloc(b->src, cap * sizeof *s);
 	if (!s)
 		return BURROW_E_NOMEM;
@@ -80,13 +153,55 @@ static int grow(burrow_csr_builder *b, size_t need, bool exact)
 	return 0;
 }
 
+/* Grow the key buffer towards `need` keys, never past the budget's kmax. */
+static int grow_keys(burrow_csr_builder *b, size_t need)
+{
+	size_t cap = b->kcap ? b->kcap : 4096;
+	while (cap < need)
+		cap *= 2;
+	if (cap > b->kmax)
+		cap = b->kmax;
+	if (cap <= b->kcap)
+		return 0;
+	uint64_t *k = bw_realloc(b->keys, cap * (size_t)b->kw * sizeof *k);
+	if (!k)
+		return bw_err(BURROW_E_NOMEM, "csr: out of memory for %zu edge keys", cap);
+	b->keys = k;
+	b->kcap = cap;
+	return 0;
+}
+
 int burrow_csr_builder_reserve(burrow_csr_builder *b, size_t n)
 {
 	if (b->finished)
 		return bw_err(BURROW_E_INVAL, "csr: reserve after finish");
+	if (b->keyed)
+		return grow_keys(b, b->nkeys + n * (b->o.symmetrize ? 2 : 1));
 	if (b->count + n <= b->cap)
 		return 0;
 	return grow(b, b->count + n, true);
+}
+
+static int spill_run(burrow_csr_builder *b);
+static int finish_in_memory(burrow_csr_builder *b, burrow_csr *out);
+static void progress(const burrow_csr_builder *b, const char *phase, uint64_t done, uint64_t total);
+
+/* Append the key of (s, d), spilling a run when the buffer is at the budget. */
+static inline int put_key(burrow_csr_builder *b, uint64_t s, uint64_t d)
+{
+	if (b->nkeys == b->kcap) {
+		int st = b->kcap < b->kmax ? grow_keys(b, b->kcap + 1) : spill_run(b);
+		if (st)
+			return st;
+	}
+	if (b->kw == 1) {
+		b->keys[b->nkeys++] = s << 32 | d;
+	} else {
+		b->keys[2 * b->nkeys] = s;
+		b->keys[2 * b->nkeys + 1] = d;
+		b->nkeys++;
+	}
+	return 0;
 }
 
 int burrow_csr_builder_add(burrow_csr_builder *b, const int64_t *src, const int64_t *dst, size_t n)
@@ -100,6 +215,19 @@ int burrow_csr_builder_add(burrow_csr_builder *b, const int64_t *src, const int6
 		if (dst[i] < 0 || dst[i] >= b->n)
 			return bw_err(BURROW_E_RANGE, "csr: edge %zu: destination id %lld out of range [0, %lld)",
 				      b->count + i, (long long)dst[i], (long long)b->n);
+	}
+	if (b->keyed) {
+		const bool sym = b->o.symmetrize, noloop = b->o.drop_self_loops;
+		for (size_t i = 0; i < n; i++) {
+			uint64_t s = (uint64_t)src[i], d = (uint64_t)dst[i];
+			int st;
+			if (noloop && s == d)
+				continue;
+			if ((st = put_key(b, s, d)) || (sym && (st = put_key(b, d, s))))
+				return st;
+		}
+		b->count += n;
+		return 0;
 	}
 	if (b->count + n > b->cap) {
 		int st = grow(b, b->count + n, false);
@@ -156,7 +284,548 @@ static void progress(const burrow_csr_builder *b, const char *phase, uint64_t do
 		b->o.progress(b->o.progress_user, phase, done, total);
 }
 
+/* ---------------------------------------------------------------- keyed build: runs */
+
+static inline bool key_lt(const uint64_t *a, const uint64_t *c, int kw)
+{
+	return kw == 1 ? a[0] < c[0] : (a[0] < c[0] || (a[0] == c[0] && a[1] < c[1]));
+}
+
+static inline bool key_eq(const uint64_t *a, const uint64_t *c, int kw)
+{
+	return a[0] == c[0] && (kw == 1 || a[1] == c[1]);
+}
+
+static int cmp_key2(const void *x, const void *y)
+{
+	const uint64_t *a = x, *c = y;
+	return a[0] != c[0] ? (a[0] > c[0]) - (a[0] < c[0]) : (a[1] > c[1]) - (a[1] < c[1]);
+}
+
+/* LSD radix sort of packed keys (src << 32 | dst) whose ids have `bits` significant
+ * bits: digits of at most 12 bits over each half, skipping digits that are constant.
+ * Returns whichever of a, tmp holds the result. */
+static uint64_t *radix_sort(uint64_t *a, uint64_t *tmp, size_t n, int bits, int *st)
+{
+	enum { MAXD = 8 };
+	int shift[MAXD], width[MAXD], nd = 0;
+	const int per = (bits + 11) / 12, w = (bits + per - 1) / per;
+	for (int half = 0; half < 2; half++)
+		for (int lo = 0; lo < bits; lo += w) {
+			shift[nd] = 32 * half + lo;
+			width[nd] = BW_MIN(w, bits - lo);
+			nd++;
+		}
+	size_t *hist = bw_calloc((size_t)nd << 12, sizeof *hist);
+	if (!hist) {
+		*st = BURROW_E_NOMEM;
+		return a;
+	}
+	for (size_t i = 0; i < n; i++)
+		for (int d = 0; d < nd; d++)
+			hist[((size_t)d << 12) + ((a[i] >> shift[d]) & ((1u << width[d]) - 1))]++;
+	for (int d = 0; d < nd; d++) {
+		size_t *h = hist + ((size_t)d << 12), sum = 0;
+		const uint64_t mask = (1u << width[d]) - 1;
+		const int sh = shift[d];
+		if (h[a[0] >> sh & mask] == n)
+			continue; /* every key has the same digit */
+		for (size_t k = 0; k <= mask; k++) {
+			size_t c = h[k];
+			h[k] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			tmp[h[a[i] >> sh & mask]++] = a[i];
+		uint64_t *t = a;
+		a = tmp;
+		tmp = t;
+	}
+	bw_free(hist);
+	return a;
+}
+
+/* Sort b's buffered keys (and drop repeats when asked); returns how many remain. */
+static int sort_keys(burrow_csr_builder *b, size_t *kept)
+{
+	const int kw = b->kw;
+	const size_t n = b->nkeys;
+	int st = 0;
+	*kept = n;
+	if (n < 2)
+		return 0;
+	if (kw == 1) {
+		int bits = 1;
+		while (bits < 32 && ((uint64_t)1 << bits) < (uint64_t)b->n)
+			bits++;
+		if (!b->scratch && !(b->scratch = bw_malloc(b->kcap * sizeof *b->scratch)))
+			return bw_err(BURROW_E_NOMEM, "csr: out of memory for the sort buffer (%zu keys)", b->kcap);
+		uint64_t *r = radix_sort(b->keys, b->scratch, n, bits, &st);
+		if (st)
+			return st;
+		if (r != b->keys) { /* the sorted keys are in the other buffer: swap roles */
+			b->scratch = b->keys;
+			b->keys = r;
+		}
+	} else {
+		qsort(b->keys, n, 2 * sizeof(uint64_t), cmp_key2);
+	}
+	if (b->o.drop_duplicates) {
+		size_t k = 1;
+		for (size_t i = 1; i < n; i++)
+			if (!key_eq(b->keys + i * kw, b->keys + (k - 1) * kw, kw)) {
+				if (k != i)
+					memcpy(b->keys + k * kw, b->keys + i * kw, (size_t)kw * sizeof(uint64_t));
+				k++;
+			}
+		*kept = k;
+	}
+	return 0;
+}
+
+/* A new spill file in the spill folder, unlinked at once so nothing outlives the build. */
+static int open_spill(burrow_csr_builder *b, int *fd)
+{
+	const char *dir = b->spill_dir;
+	char *path = bw_path_join(dir, "burrow-spill-XXXXXX");
+	if (!path)
+		return BURROW_E_NOMEM;
+	int f = mkostemp(path, O_CLOEXEC);
+	if (f < 0) {
+		int st = bw_err_errno(errno, dir, "create spill file");
+		bw_free(path);
+		return st;
+	}
+	unlink(path);
+	bw_free(b->spill_name);
+	b->spill_name = path; /* names the file in messages from now on */
+	*fd = f;
+	return 0;
+}
+
+static int add_run(bw_run **runs, size_t *nruns, size_t *cap, int64_t off, int64_t n)
+{
+	if (*nruns == *cap) {
+		size_t c = *cap ? 2 * *cap : 16;
+		bw_run *r = bw_realloc(*runs, c * sizeof *r);
+		if (!r)
+			return BURROW_E_NOMEM;
+		*runs = r;
+		*cap = c;
+	}
+	(*runs)[(*nruns)++] = (bw_run){off, n};
+	return 0;
+}
+
+/* Sort the buffer and append it to the spill file as one run. */
+static int spill_run(burrow_csr_builder *b)
+{
+	size_t kept;
+	int st = sort_keys(b, &kept);
+	if (!st && b->fd < 0)
+		st = open_spill(b, &b->fd);
+	if (!st)
+		st = bw_write_all(b->fd, b->keys, kept * (size_t)b->kw * sizeof(uint64_t), b->spill_name);
+	if (!st)
+		st = add_run(&b->runs, &b->nruns, &b->runs_cap, b->spill_keys, (int64_t)kept);
+	if (st)
+		return st;
+	b->spill_keys += (int64_t)kept;
+	b->nkeys = 0;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- keyed build: merge */
+
+/* Sorted keys go to one of these, in batches. */
+typedef struct key_out {
+	int (*put)(void *ctx, const uint64_t *keys, size_t n);
+	void *ctx;
+} key_out;
+
+typedef struct run_rd {
+	int64_t next, end;      /* keys of the run still in the file: [next, end) */
+	uint64_t *buf;          /* [cap * kw] */
+	size_t pos, fill, cap;  /* in keys */
+} run_rd;
+
+static int rd_fill(const burrow_csr_builder *b, int fd, run_rd *r)
+{
+	const size_t kb = (size_t)b->kw * sizeof(uint64_t);
+	size_t m = (size_t)BW_MIN((int64_t)r->cap, r->end - r->next);
+	int st = bw_pread_all(fd, r->buf, m * kb, r->next * (int64_t)kb, b->spill_name);
+	r->next += (int64_t)m;
+	r->pos = 0;
+	r->fill = m;
+	return st;
+}
+
+/* Merge k runs of file fd into out, dropping repeats across runs when asked; each run
+ * reads through a buffer of buf_keys keys. A binary heap orders the runs' heads. */
+static int merge_runs(burrow_csr_builder *b, int fd, const bw_run *runs, size_t k, size_t buf_keys,
+		      const key_out *out, uint64_t *merged, uint64_t total)
+{
+	const int kw = b->kw;
+	const bool uniq = b->o.drop_duplicates;
+	const size_t OUTN = 1 << 16;
+	run_rd *rd = bw_calloc(k, sizeof *rd);
+	size_t *heap = bw_malloc(k * sizeof *heap);
+	uint64_t *obuf = bw_malloc(OUTN * (size_t)kw * sizeof *obuf);
+	uint64_t last[2] = {0, 0};
+	bool have_last = false;
+	size_t nh = 0, no = 0;
+	int st = 0;
+
+	if (!rd || !heap || !obuf) {
+		st = BURROW_E_NOMEM;
+		goto out_free;
+	}
+	for (size_t i = 0; i < k; i++) {
+		rd[i] = (run_rd){.next = runs[i].off, .end = runs[i].off + runs[i].n, .cap = buf_keys};
+		if (!(rd[i].buf = bw_malloc(buf_keys * (size_t)kw * sizeof(uint64_t)))) {
+			st = BURROW_E_NOMEM;
+			goto out_free;
+		}
+		if ((st = rd_fill(b, fd, &rd[i])))
+			goto out_free;
+		if (rd[i].fill == 0)
+			continue;
+		/* sift up */
+		size_t j = nh++;
+		heap[j] = i;
+		while (j > 0) {
+			size_t p = (j - 1) / 2;
+			if (!key_lt(rd[heap[j]].buf, rd[heap[p]].buf, kw))
+				break;
+			size_t t = heap[p];
+			heap[p] = heap[j];
+			heap[j] = t;
+			j = p;
+		}
+	}
+	while (nh > 0) {
+		run_rd *r = &rd[heap[0]];
+		const uint64_t *key = r->buf + r->pos * kw;
+		if (!uniq || !have_last || !key_eq(key, last, kw)) {
+			memcpy(obuf + no * kw, key, (size_t)kw * sizeof *key);
+			memcpy(last, key, (size_t)kw * sizeof *key);
+			have_last = true;
+			if (++no == OUTN) {
+				if ((st = out->put(out->ctx, obuf, no)))
+					goto out_free;
+				*merged += no;
+				progress(b, "merge", *merged, total);
+				no = 0;
+			}
+		}
+		if (++r->pos == r->fill) {
+			if ((st = rd_fill(b, fd, r)))
+				goto out_free;
+			if (r->fill == 0)
+				heap[0] = heap[--nh];
+		}
+		/* sift down */
+		size_t j = 0;
+		for (;;) {
+			size_t l = 2 * j + 1, m = j;
+			if (l < nh && key_lt(rd[heap[l]].buf + rd[heap[l]].pos * kw, rd[heap[m]].buf + rd[heap[m]].pos * kw, kw))
+				m = l;
+			if (l + 1 < nh &&
+			    key_lt(rd[heap[l + 1]].buf + rd[heap[l + 1]].pos * kw, rd[heap[m]].buf + rd[heap[m]].pos * kw, kw))
+				m = l + 1;
+			if (m == j)
+				break;
+			size_t t = heap[m];
+			heap[m] = heap[j];
+			heap[j] = t;
+			j = m;
+		}
+	}
+	if (no && !(st = out->put(out->ctx, obuf, no)))
+		*merged += no;
+out_free:
+	for (size_t i = 0; rd && i < k; i++)
+		bw_free(rd[i].buf);
+	bw_free(rd);
+	bw_free(heap);
+	bw_free(obuf);
+	return st;
+}
+
+/* Appends merged keys to a new spill file (an intermediate merge pass). */
+typedef struct file_out {
+	burrow_csr_builder *b;
+	int fd;
+	int64_t keys;
+} file_out;
+
+static int file_put(void *ctx, const uint64_t *keys, size_t n)
+{
+	file_out *f = ctx;
+	f->keys += (int64_t)n;
+	return bw_write_all(f->fd, keys, n * (size_t)f->b->kw * sizeof *keys, f->b->spill_name);
+}
+
+#define RUN_BUF_MIN ((size_t)4 << 10)  /* bytes of read buffer per run, at least */
+#define RUN_BUF_MAX ((size_t)1 << 20)  /* and at most */
+#define MAX_FANIN 4096
+
+/* Merge all runs into out: first in passes of at most `fanin` runs while there are
+ * more runs than the budget gives read buffers for, then all at once. */
+static int merge_all(burrow_csr_builder *b, const key_out *out)
+{
+	const size_t kb = (size_t)b->kw * sizeof(uint64_t);
+	size_t fanin = b->o.mem_bytes / RUN_BUF_MIN;
+	fanin = fanin < 2 ? 2 : fanin > MAX_FANIN ? MAX_FANIN : fanin;
+	int st = 0;
+
+	while (b->nruns > fanin) {
+		file_out f = {.b = b, .fd = -1};
+		bw_run *next = NULL;
+		size_t nnext = 0, cap = 0;
+		uint64_t merged = 0;
+		size_t per = BW_MAX(RUN_BUF_MIN, BW_MIN(RUN_BUF_MAX, b->o.mem_bytes / fanin));
+		if ((st = open_spill(b, &f.fd)))
+			return st;
+		for (size_t i = 0; i < b->nruns && !st; i += fanin) {
+			size_t k = BW_MIN(fanin, b->nruns - i);
+			int64_t off = f.keys;
+			key_out fo = {file_put, &f};
+			st = merge_runs(b, b->fd, b->runs + i, k, per / kb, &fo, &merged, (uint64_t)b->spill_keys);
+			if (!st)
+				st = add_run(&next, &nnext, &cap, off, f.keys - off);
+		}
+		if (st) {
+			close(f.fd);
+			bw_free(next);
+			return st;
+		}
+		close(b->fd); /* the old pass's file goes away with its last descriptor */
+		b->fd = f.fd;
+		bw_free(b->runs);
+		b->runs = next;
+		b->nruns = nnext;
+		b->runs_cap = cap;
+		b->spill_keys = f.keys;
+	}
+	size_t per = BW_MAX(RUN_BUF_MIN, BW_MIN(RUN_BUF_MAX, b->o.mem_bytes / BW_MAX(b->nruns, 1)));
+	uint64_t merged = 0;
+	return merge_runs(b, b->fd, b->runs, b->nruns, per / kb, out, &merged, (uint64_t)b->spill_keys);
+}
+
+/* ---------------------------------------------------------------- keyed build: output */
+
+/* Turns sorted keys into indptr and indices slices for a sink. */
+typedef struct emitter {
+	const bw_csr_sink *sink;
+	int64_t n, row, count;  /* rows whose offset is out: [0, row); entries so far */
+	int width, kw;
+	int64_t *ip;            /* [EMIT_N] */
+	void *ix;               /* [EMIT_N] of width */
+	size_t nip, nix;
+} emitter;
+
+#define EMIT_N ((size_t)1 << 16)
+
+static int emit_flush(emitter *e)
+{
+	int st = 0;
+	if (e->nip && !(st = e->sink->indptr(e->sink->user, e->ip, e->nip)))
+		e->nip = 0;
+	if (!st && e->nix && !(st = e->sink->indices(e->sink->user, e->ix, e->nix)))
+		e->nix = 0;
+	return st;
+}
+
+/* Offsets of rows [row, upto): all equal to the entries so far. */
+static int emit_rows(emitter *e, int64_t upto)
+{
+	while (e->row < upto) {
+		if (e->nip == EMIT_N) {
+			int st = e->sink->indptr(e->sink->user, e->ip, e->nip);
+			if (st)
+				return st;
+			e->nip = 0;
+		}
+		e->ip[e->nip++] = e->count;
+		e->row++;
+	}
+	return 0;
+}
+
+static int emit_put(void *ctx, const uint64_t *keys, size_t n)
+{
+	emitter *e = ctx;
+	int st;
+	for (size_t i = 0; i < n; i++) {
+		const uint64_t *k = keys + i * (size_t)e->kw;
+		int64_t s = e->kw == 1 ? (int64_t)(k[0] >> 32) : (int64_t)k[0];
+		int64_t d = e->kw == 1 ? (int64_t)(k[0] & 0xffffffffu) : (int64_t)k[1];
+		if (s >= e->row && (st = emit_rows(e, s + 1)))
+			return st;
+		if (e->nix == EMIT_N) {
+			if ((st = e->sink->indices(e->sink->user, e->ix, e->nix)))
+				return st;
+			e->nix = 0;
+		}
+		if (e->width == 4)
+			((int32_t *)e->ix)[e->nix++] = (int32_t)d;
+		else
+			((int64_t *)e->ix)[e->nix++] = d;
+		e->count++;
+	}
+	return 0;
+}
+
+/* The keyed build's finish: sort what is buffered, then emit it directly when nothing
+ * spilled, else spill it as the last run and merge all runs. */
+static int keyed_stream(burrow_csr_builder *b, const bw_csr_sink *sink, int64_t *num_edges)
+{
+	emitter e = {.sink = sink, .n = b->n, .width = b->n < ((int64_t)1 << 31) ? 4 : 8, .kw = b->kw};
+	key_out out = {emit_put, &e};
+	int st = 0;
+
+	e.ip = bw_malloc(EMIT_N * sizeof *e.ip);
+	e.ix = bw_malloc(EMIT_N * (size_t)e.width);
+	if (!e.ip || !e.ix) {
+		st = BURROW_E_NOMEM;
+		goto out_free;
+	}
+	if (b->nruns == 0) {
+		size_t kept;
+		progress(b, "sort", 0, b->nkeys);
+		if ((st = sort_keys(b, &kept)))
+			goto out_free;
+		progress(b, "sort", b->nkeys, b->nkeys);
+		bw_free(b->scratch);
+		b->scratch = NULL;
+		for (size_t i = 0; i < kept && !st; i += EMIT_N)
+			st = emit_put(&e, b->keys + i * (size_t)b->kw, BW_MIN(EMIT_N, kept - i));
+	} else {
+		if (b->nkeys && (st = spill_run(b)))
+			goto out_free;
+		free_keys(b);
+		st = merge_all(b, &out);
+	}
+	if (!st)
+		st = emit_rows(&e, b->n + 1);
+	if (!st)
+		st = emit_flush(&e);
+	*num_edges = e.count;
+out_free:
+	free_keys(b);
+	if (b->fd >= 0) {
+		close(b->fd);
+		b->fd = -1;
+	}
+	bw_free(e.ip);
+	bw_free(e.ix);
+	return st;
+}
+
+/* A sink into arrays (the keyed build's burrow_csr_builder_finish). */
+typedef struct mem_sink {
+	int64_t *indptr;
+	char *indices;
+	size_t nip, nix, cap;   /* cap: entries the indices array holds */
+	int width;
+} mem_sink;
+
+static int mem_indptr(void *user, const int64_t *offs, size_t n)
+{
+	mem_sink *m = user;
+	memcpy(m->indptr + m->nip, offs, n * sizeof *offs);
+	m->nip += n;
+	return 0;
+}
+
+static int mem_indices(void *user, const void *ids, size_t n)
+{
+	mem_sink *m = user;
+	BW_ASSERT(m->nix + n <= m->cap);
+	memcpy(m->indices + m->nix * (size_t)m->width, ids, n * (size_t)m->width);
+	m->nix += n;
+	return 0;
+}
+
+static int keyed_finish(burrow_csr_builder *b, burrow_csr *out)
+{
+	const int width = b->n < ((int64_t)1 << 31) ? 4 : 8;
+	mem_sink m = {.width = width, .cap = (size_t)b->spill_keys + b->nkeys};
+	bw_csr_sink sink = {mem_indptr, mem_indices, &m};
+	int64_t ne = 0;
+	int st;
+
+	m.indptr = bw_malloc(((size_t)b->n + 1) * sizeof *m.indptr);
+	m.indices = bw_malloc((m.cap ? m.cap : 1) * (size_t)width);
+	if (!m.indptr || !m.indices) {
+		st = BURROW_E_NOMEM;
+		goto fail;
+	}
+	if ((st = keyed_stream(b, &sink, &ne)))
+		goto fail;
+	if ((size_t)ne < m.cap) {
+		void *shrunk = bw_realloc(m.indices, (size_t)(ne ? ne : 1) * (size_t)width);
+		if (shrunk)
+			m.indices = shrunk;
+	}
+	b->indptr = m.indptr;
+	b->indices = m.indices;
+	out->num_nodes = b->n;
+	out->num_edges = ne;
+	out->indptr = b->indptr;
+	out->indices = b->indices;
+	out->index_width = width;
+	return 0;
+fail:
+	bw_free(m.indptr);
+	bw_free(m.indices);
+	return st;
+}
+
+/* ---------------------------------------------------------------- finishing */
+
+int bw_csr_builder_stream(burrow_csr_builder *b, const bw_csr_sink *sink, int64_t *num_edges, int *width)
+{
+	*num_edges = 0;
+	*width = b->n < ((int64_t)1 << 31) ? 4 : 8;
+	if (b->finished)
+		return bw_err(BURROW_E_INVAL, "csr: finish called twice");
+	if (b->keyed) {
+		b->finished = true;
+		return keyed_stream(b, sink, num_edges);
+	}
+	burrow_csr g;
+	int st = burrow_csr_builder_finish(b, &g);
+	const size_t chunk = (size_t)1 << 20;
+	for (int64_t i = 0; !st && i <= g.num_nodes; i += (int64_t)chunk)
+		st = sink->indptr(sink->user, g.indptr + i, (size_t)BW_MIN((int64_t)chunk, g.num_nodes + 1 - i));
+	for (int64_t i = 0; !st && i < g.num_edges; i += (int64_t)chunk)
+		st = sink->indices(sink->user, (const char *)g.indices + i * g.index_width,
+				   (size_t)BW_MIN((int64_t)chunk, g.num_edges - i));
+	if (!st)
+		*num_edges = g.num_edges;
+	bw_free(b->indptr);
+	bw_free(b->indices);
+	b->indptr = NULL;
+	b->indices = NULL;
+	return st;
+}
+
 int burrow_csr_builder_finish(burrow_csr_builder *b, burrow_csr *out)
+{
+	memset(out, 0, sizeof *out);
+	if (b->finished)
+		return bw_err(BURROW_E_INVAL, "csr: finish called twice");
+	if (b->keyed) {
+		b->finished = true;
+		return keyed_finish(b, out);
+	}
+	return finish_in_memory(b, out);
+}
+
+/* The in-memory build: count degrees, scatter into rows, sort each row. */
+static int finish_in_memory(burrow_csr_builder *b, burrow_csr *out)
 {
 	const int64_t n = b->n;
 	const bool sym = b->o.symmetrize, noloop = b->o.drop_self_loops;
@@ -164,9 +833,6 @@ int burrow_csr_builder_finish(burrow_csr_builder *b, burrow_csr *out)
 	int64_t *cursor = NULL;
 	int st = 0;
 
-	memset(out, 0, sizeof *out);
-	if (b->finished)
-		return bw_err(BURROW_E_INVAL, "csr: finish called twice");
 	b->finished = true;
 
 	int64_t *indptr = bw_calloc((size_t)n + 1, sizeof *indptr);

@@ -441,7 +441,7 @@ int bw_npy_writer_open(bw_npy_writer *w, const char *path, burrow_dtype t, int n
 	st = bw_atomic_open(&w->f, path);
 	if (st)
 		goto out_free;
-	st = bw_write_all(w->f.fd, hdr, hl, w->f.tmp);
+	st = bw_write_all(w->f.fd, hdr, hl, w->f.path);
 	if (st)
 		goto out_abort;
 	w->expected = bw_npy_data_bytes(&h);
@@ -456,7 +456,7 @@ out_free:
 
 static int flush(bw_npy_writer *w)
 {
-	int st = bw_write_all(w->f.fd, w->buf, w->fill, w->f.tmp);
+	int st = bw_write_all(w->f.fd, w->buf, w->fill, w->f.path);
 	w->fill = 0;
 	return st;
 }
@@ -476,7 +476,7 @@ int bw_npy_writer_append(bw_npy_writer *w, const void *data, size_t bytes)
 	if (st)
 		return st;
 	if (bytes >= w->cap)
-		return bw_write_all(w->f.fd, data, bytes, w->f.tmp);
+		return bw_write_all(w->f.fd, data, bytes, w->f.path);
 	memcpy(w->buf, data, bytes);
 	w->fill = bytes;
 	return 0;

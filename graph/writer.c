@@ -1,6 +1,7 @@
 /* writer.c: writes a dataset directory atomically: every file goes into a temporary
  * directory beside the target, which is renamed into place when meta.json is complete. */
 #define _GNU_SOURCE
+#include "csr_internal.h"
 #include "dataset_internal.h"
 
 #include <cjson/cJSON.h>
@@ -28,6 +29,10 @@ struct burrow_writer {
 	int64_t split_n[3];
 	bool have_split[3];
 };
+
+/* Errors inside the temporary directory are reported under the final directory's name,
+ * the one the user gave. */
+#define REBASE(w, call) bw_err_rebase((call), (w)->tmp, (w)->dir)
 
 void burrow_writer_defaults(burrow_writer_opts *o) { memset(o, 0, sizeof *o); }
 
@@ -66,6 +71,8 @@ int burrow_writer_open(burrow_writer **out, const char *dir, const char *name, c
 		goto fail;
 	}
 	st = bw_mkdir_p(parent, 0755);
+	if (!st && (stat(parent, &sb) < 0 || !S_ISDIR(sb.st_mode)))
+		st = bw_err(BURROW_E_IO, "%s: not a directory", parent);
 	bw_free(parent);
 	if (st || (st = bw_rm_rf(w->tmp)))
 		goto fail;
@@ -129,7 +136,7 @@ static int save(burrow_writer *w, const char *rel, burrow_dtype t, int64_t n, co
 	return st;
 }
 
-int burrow_writer_put_graph(burrow_writer *w, const burrow_csr *g, bool symmetric)
+static int w_put_graph(burrow_writer *w, const burrow_csr *g, bool symmetric)
 {
 	int st;
 	const int want = g->num_nodes < ((int64_t)1 << 31) ? 4 : 8;
@@ -152,14 +159,126 @@ int burrow_writer_put_graph(burrow_writer *w, const burrow_csr *g, bool symmetri
 	return 0;
 }
 
-int burrow_writer_put_builder(burrow_writer *w, burrow_csr_builder *b, bool symmetric)
+/* The graph streamed out of a builder: indptr.npy through the npy writer (its length is
+ * known), indices.npy by hand, because its length is known only at the end: the data goes
+ * after a header sized for an upper bound, and the header is rewritten when the count is
+ * known (moving the data down in the rare case that the header became shorter). */
+typedef struct graph_sink {
+	bw_npy_writer indptr;
+	bw_atomic_file ix;
+	char *buf;             /* write buffer for indices.npy, [GBUF] */
+	size_t fill;
+	size_t hdr;            /* header bytes reserved at the start of indices.npy */
+	int64_t nix;           /* ids written */
+	int width;
+} graph_sink;
+
+#define GBUF ((size_t)4 << 20)
+
+static int sink_indptr(void *user, const int64_t *offs, size_t n)
 {
-	burrow_csr g;
-	int st = burrow_csr_builder_finish(b, &g);
-	return st ? st : burrow_writer_put_graph(w, &g, symmetric);
+	graph_sink *g = user;
+	return bw_npy_writer_append(&g->indptr, offs, n * sizeof *offs);
 }
 
-int burrow_writer_features_begin(burrow_writer *w, int64_t num_rows, int64_t dim, burrow_dtype dtype)
+static int sink_indices(void *user, const void *ids, size_t n)
+{
+	graph_sink *g = user;
+	size_t bytes = n * (size_t)g->width;
+	g->nix += (int64_t)n;
+	if (g->fill + bytes > GBUF) {
+		int st = bw_write_all(g->ix.fd, g->buf, g->fill, g->ix.tmp);
+		g->fill = 0;
+		if (st)
+			return st;
+		if (bytes > GBUF)
+			return bw_write_all(g->ix.fd, ids, bytes, g->ix.tmp);
+	}
+	memcpy(g->buf + g->fill, ids, bytes);
+	g->fill += bytes;
+	return 0;
+}
+
+/* Write the final header of indices.npy, moving the data when the header shrank. */
+static int finish_indices(graph_sink *g)
+{
+	bw_npy h = {.dtype = g->width == 4 ? BURROW_DTYPE_I32 : BURROW_DTYPE_I64, .ndim = 1, .shape = {g->nix}};
+	char hdr[BW_NPY_FEATURE_ALIGN];
+	size_t hl;
+	int st = bw_write_all(g->ix.fd, g->buf, g->fill, g->ix.tmp);
+	if (st || (st = bw_npy_format(&h, BW_NPY_ALIGN, hdr, sizeof hdr, &hl)))
+		return st;
+	const int64_t data = g->nix * g->width;
+	if (hl != g->hdr) {
+		BW_ASSERT(hl < g->hdr);
+		for (int64_t done = 0; done < data && !st;) {
+			size_t m = (size_t)BW_MIN((int64_t)GBUF, data - done);
+			st = bw_pread_all(g->ix.fd, g->buf, m, (int64_t)g->hdr + done, g->ix.tmp);
+			if (!st && pwrite(g->ix.fd, g->buf, m, (off_t)hl + done) != (ssize_t)m)
+				st = bw_err_errno(errno, g->ix.tmp, "write");
+			done += (int64_t)m;
+		}
+		if (!st && ftruncate(g->ix.fd, (off_t)hl + data) < 0)
+			st = bw_err_errno(errno, g->ix.tmp, "truncate");
+	}
+	if (!st && pwrite(g->ix.fd, hdr, hl, 0) != (ssize_t)hl)
+		st = bw_err_errno(errno, g->ix.tmp, "write");
+	return st;
+}
+
+int burrow_writer_put_builder(burrow_writer *w, burrow_csr_builder *b, bool symmetric)
+{
+	graph_sink g = {.ix = {.fd = -1}};
+	bw_csr_sink sink = {sink_indptr, sink_indices, &g};
+	const int64_t n = bw_csr_builder_nodes(b);
+	char *pp = NULL, *pi = NULL, hdr[BW_NPY_FEATURE_ALIGN];
+	int64_t ne = 0, np1 = n + 1;
+	int st, width;
+
+	if (w->have_graph)
+		return bw_err(BURROW_E_INVAL, "%s: graph written twice", w->dir);
+	if ((st = set_nodes(w, n, "the graph")))
+		return st;
+	g.width = n < ((int64_t)1 << 31) ? 4 : 8;
+	bw_npy h = {.dtype = g.width == 4 ? BURROW_DTYPE_I32 : BURROW_DTYPE_I64, .ndim = 1,
+		    .shape = {bw_csr_builder_max_entries(b)}};
+	pp = tmp_path(w, "indptr.npy");
+	pi = tmp_path(w, "indices.npy");
+	g.buf = bw_malloc(GBUF);
+	if (!pp || !pi || !g.buf) {
+		st = BURROW_E_NOMEM;
+		goto out_free;
+	}
+	if ((st = bw_npy_format(&h, BW_NPY_ALIGN, hdr, sizeof hdr, &g.hdr)))
+		goto out_free;
+	if ((st = bw_npy_writer_open(&g.indptr, pp, BURROW_DTYPE_I64, 1, &np1, BW_NPY_ALIGN)))
+		goto out_free;
+	if ((st = bw_atomic_open(&g.ix, pi))) {
+		bw_npy_writer_abort(&g.indptr);
+		goto out_free;
+	}
+	memset(hdr, 0, g.hdr);
+	if (!(st = bw_write_all(g.ix.fd, hdr, g.hdr, g.ix.tmp)) &&
+	    !(st = bw_csr_builder_stream(b, &sink, &ne, &width)) && !(st = finish_indices(&g)) &&
+	    !(st = bw_npy_writer_commit(&g.indptr)))
+		st = bw_atomic_commit(&g.ix);
+	if (st) {
+		bw_npy_writer_abort(&g.indptr);
+		bw_atomic_abort(&g.ix);
+		goto out_free;
+	}
+	BW_ASSERT(width == g.width && ne == g.nix);
+	w->have_graph = true;
+	w->num_edges = ne;
+	w->symmetric = symmetric;
+out_free:
+	bw_free(pp);
+	bw_free(pi);
+	bw_free(g.buf);
+	return st;
+}
+
+static int w_features_begin(burrow_writer *w, int64_t num_rows, int64_t dim, burrow_dtype dtype)
 {
 	int st;
 	if (w->feat_state)
@@ -183,7 +302,7 @@ int burrow_writer_features_begin(burrow_writer *w, int64_t num_rows, int64_t dim
 	return 0;
 }
 
-int burrow_writer_features_append(burrow_writer *w, const void *rows, int64_t n)
+static int w_features_append(burrow_writer *w, const void *rows, int64_t n)
 {
 	if (w->feat_state != 1)
 		return bw_err(BURROW_E_INVAL, "%s: features appended outside begin/end", w->dir);
@@ -194,7 +313,7 @@ int burrow_writer_features_append(burrow_writer *w, const void *rows, int64_t n)
 	return bw_npy_writer_append(&w->feat, rows, (size_t)n * (size_t)w->feat_dim * burrow_dtype_size(w->feat_dtype));
 }
 
-int burrow_writer_features_end(burrow_writer *w)
+static int w_features_end(burrow_writer *w)
 {
 	if (w->feat_state != 1)
 		return bw_err(BURROW_E_INVAL, "%s: features ended without begin", w->dir);
@@ -205,7 +324,7 @@ int burrow_writer_features_end(burrow_writer *w)
 	return bw_npy_writer_commit(&w->feat);
 }
 
-int burrow_writer_put_labels(burrow_writer *w, const int32_t *labels, int64_t n, int32_t num_classes)
+static int w_put_labels(burrow_writer *w, const int32_t *labels, int64_t n, int32_t num_classes)
 {
 	int st;
 	if (num_classes <= 0)
@@ -222,7 +341,7 @@ int burrow_writer_put_labels(burrow_writer *w, const int32_t *labels, int64_t n,
 	return 0;
 }
 
-int burrow_writer_put_split(burrow_writer *w, int split, const int64_t *ids, int64_t n)
+static int w_put_split(burrow_writer *w, int split, const int64_t *ids, int64_t n)
 {
 	char rel[32];
 	if (split < 0 || split > 2)
@@ -315,13 +434,18 @@ int burrow_writer_commit(burrow_writer *w)
 		st = bw_err(BURROW_E_INVAL, "%s: no graph was written", w->dir);
 	else if (w->feat_state == 1)
 		st = bw_err(BURROW_E_INVAL, "%s: features.npy was not ended", w->dir);
-	if (st || (st = write_meta(w)) || (st = bw_fsync_dir(w->tmp)))
+	if (st || (st = REBASE(w, write_meta(w))) || (st = bw_fsync_dir(w->tmp)))
 		goto fail;
 	char *sd = tmp_path(w, "split");
 	st = sd ? bw_fsync_dir(sd) : BURROW_E_NOMEM;
 	bw_free(sd);
 	if (st)
 		goto fail;
+	/* allocate before the rename: nothing may fail for want of memory after it */
+	if (!(parent = bw_dirname(w->dir))) {
+		st = BURROW_E_NOMEM;
+		goto fail;
+	}
 	struct stat sb;
 	if (stat(w->dir, &sb) == 0) {
 		if (!w->o.overwrite) {
@@ -347,8 +471,7 @@ int burrow_writer_commit(burrow_writer *w)
 	}
 	if (old)
 		bw_rm_rf(old);
-	parent = bw_dirname(w->dir);
-	st = parent ? bw_fsync_dir(parent) : BURROW_E_NOMEM;
+	st = bw_fsync_dir(parent);
 	bw_free(parent);
 	bw_free(old);
 	bw_free(w->tmp);
@@ -357,6 +480,35 @@ int burrow_writer_commit(burrow_writer *w)
 	return st;
 fail:
 	bw_free(old);
+	bw_free(parent);
 	burrow_writer_abort(w);
 	return st;
+}
+
+/* The public calls (REBASE is defined at the top). */
+int burrow_writer_put_graph(burrow_writer *w, const burrow_csr *g, bool symmetric)
+{
+	return REBASE(w, w_put_graph(w, g, symmetric));
+}
+
+int burrow_writer_features_begin(burrow_writer *w, int64_t num_rows, int64_t dim, burrow_dtype dtype)
+{
+	return REBASE(w, w_features_begin(w, num_rows, dim, dtype));
+}
+
+int burrow_writer_features_append(burrow_writer *w, const void *rows, int64_t n)
+{
+	return REBASE(w, w_features_append(w, rows, n));
+}
+
+int burrow_writer_features_end(burrow_writer *w) { return REBASE(w, w_features_end(w)); }
+
+int burrow_writer_put_labels(burrow_writer *w, const int32_t *labels, int64_t n, int32_t num_classes)
+{
+	return REBASE(w, w_put_labels(w, labels, n, num_classes));
+}
+
+int burrow_writer_put_split(burrow_writer *w, int split, const int64_t *ids, int64_t n)
+{
+	return REBASE(w, w_put_split(w, split, ids, n));
 }

@@ -149,7 +149,10 @@ typedef struct burrow_csr_opts {
 	bool drop_self_loops;   /* drop (v, v) (default true) */
 	bool drop_duplicates;   /* keep one copy of repeated (u, v) (default true) */
 	int threads;            /* OpenMP threads; 0 = the runtime's default */
-	size_t mem_bytes;       /* memory budget for the build; 0 = no limit */
+	size_t mem_bytes;       /* memory budget for the build; 0 = no limit (edges kept in memory).
+				 * With a budget the edges are sorted in runs of at most this many
+				 * bytes and spilled to disk when they do not fit */
+	const char *spill_dir;  /* folder for spill files (NULL: $TMPDIR, else /tmp); borrowed */
 	burrow_progress_fn progress; /* may be NULL */
 	void *progress_user;
 } burrow_csr_opts;
@@ -293,6 +296,359 @@ typedef struct burrow_gen_opts {
 BURROW_API void burrow_gen_defaults(burrow_gen_opts *o, int kind);
 /* Generate a synthetic dataset into `dir` (written atomically). */
 BURROW_API int burrow_gen(const burrow_gen_opts *o, const char *dir);
+
+/* ---------------------------------------------------------------- feature store */
+
+/* Gathers rows of a features.npy ([N, D], float32 or float16) into caller memory, in the
+ * caller's order, without going through the page cache: ids are sorted and de-duplicated,
+ * each row is read as the device blocks that cover it (rows need not be aligned), rows
+ * sharing a block are read once, adjacent blocks merge into one read up to a size limit,
+ * and many reads stay in flight (io_uring, O_DIRECT). Hot rows can be served from a cache
+ * with a byte budget. docs/store.md describes the engines, the cache and the memory bound.
+ *
+ * Threads: submit, wait, poll, gather and the stats calls may be made from any thread, also
+ * concurrently; the cache_* calls and close must not overlap any other call on the store.
+ * Each ticket is completed exactly once (by wait, or by poll returning non-zero).
+ *
+ *     burrow_store *s;
+ *     if (burrow_store_open(&s, "data/csbm/features.npy", NULL) < 0) return fail();
+ *     burrow_store_ticket *t;
+ *     burrow_store_submit(s, next_ids, n, next_rows, &t);   // reads run while we compute
+ *     train_on(cur_rows);
+ *     if (burrow_store_wait(s, t) < 0) return fail();      // next_rows now holds the rows
+ *     burrow_store_close(s);
+ */
+typedef struct burrow_store burrow_store;
+typedef struct burrow_store_ticket burrow_store_ticket;
+
+enum burrow_store_engine {
+	BURROW_STORE_URING = 0, /* io_uring, O_DIRECT, registered buffers and file (default) */
+	BURROW_STORE_PREAD = 1, /* a pool of threads doing blocking pread (O_DIRECT too) */
+	BURROW_STORE_MMAP = 2,  /* copies out of a read-only mapping: page faults, the baseline */
+};
+
+typedef struct burrow_store_opts {
+	int engine;             /* enum burrow_store_engine (default URING; when io_uring cannot be
+				   set up the store uses PREAD and logs one warning) */
+	int queue_depth;        /* reads in flight, all threads together (default 128) */
+	int threads;            /* worker threads; 0 = the engine's default: URING and MMAP 2,
+				   PREAD min(queue_depth, 32) (a PREAD thread has one read in flight) */
+	size_t max_read_bytes;  /* largest merged read in bytes (default 64 KiB); a row longer than
+				   this is read in several pieces */
+	burrow_dtype out_dtype; /* dtype of gathered rows: INVALID (default) = the file's; F32 or F16
+				   convert a float16 file to float32 or a float32 file to float16 */
+	bool direct;            /* O_DIRECT (default true); a file system that refuses it gets
+				   buffered reads and one warning */
+	bool mmap_random;       /* MMAP only: madvise(MADV_RANDOM), one page per fault; default false
+				   keeps the kernel's readahead around each fault, as NumPy memmap has */
+} burrow_store_opts;
+
+/* Fill o with the defaults above. */
+BURROW_API void burrow_store_defaults(burrow_store_opts *o);
+
+/* Open a 2-D .npy file (any element type; conversion only between float16 and float32) and
+ * start the engine's threads. */
+BURROW_API int burrow_store_open(burrow_store **out,            /* out: caller closes */
+				 const char *path,              /* the features.npy, borrowed */
+				 const burrow_store_opts *opts); /* borrowed; NULL = defaults */
+/* Wait for every ticket still in flight, release them, stop the threads, free s (NULL is fine). */
+BURROW_API void burrow_store_close(burrow_store *s);
+
+/* What a store reads and how. */
+typedef struct burrow_store_info {
+	const char *path;         /* the file */
+	int64_t num_rows;         /* N */
+	int64_t dim;              /* D, elements per row */
+	burrow_dtype file_dtype;  /* element type in the file */
+	burrow_dtype out_dtype;   /* element type of gathered rows */
+	size_t row_bytes;         /* bytes of one row in the file */
+	size_t out_row_bytes;     /* bytes of one gathered row */
+	int64_t data_offset;      /* byte offset of row 0 in the file */
+	int engine;               /* the engine in use, after any fallback */
+	bool direct;              /* O_DIRECT in use */
+	size_t block_bytes;       /* read alignment: offsets and lengths are multiples of it */
+	int threads;              /* worker threads */
+	int queue_depth;          /* reads in flight at most */
+	size_t max_read_bytes;    /* largest read, a multiple of block_bytes */
+	size_t staging_bytes;     /* bytes of the aligned staging buffers reads land in */
+} burrow_store_info;
+/* What the store reads and how (borrowed, valid until close). */
+BURROW_API const burrow_store_info *burrow_store_get_info(const burrow_store *s);
+/* Engine name ("uring", "pread", "mmap"); NULL when unknown. */
+BURROW_API const char *burrow_store_engine_name(int engine);
+/* Parse an engine name; -1 when unknown. */
+BURROW_API int burrow_store_engine_parse(const char *name);
+
+/* Gather rows: row i of out becomes row ids[i] of the file; blocks until done. An id outside
+ * [0, N) is BURROW_E_INVAL naming it, before anything is read. On any error out's contents
+ * are unspecified and the store stays usable. */
+BURROW_API int burrow_store_gather(burrow_store *s,
+				   const int64_t *ids, /* [n] row ids, any order, repeats allowed; borrowed */
+				   size_t n,           /* rows to gather, < 2^32 */
+				   void *out);         /* [n, D] of out_dtype, caller memory */
+/* Start a gather and return at once; the reads run on the store's threads. ids are copied
+ * before the call returns; out must stay valid, and must not be read or written, until the
+ * ticket completes. Tickets are independent: any number may be in flight. */
+BURROW_API int burrow_store_submit(burrow_store *s,
+				   const int64_t *ids,            /* [n], borrowed for the call */
+				   size_t n,
+				   void *out,                     /* [n, D] of out_dtype, caller memory */
+				   burrow_store_ticket **ticket); /* out: complete with wait or poll */
+/* Block until the ticket's reads are done and release it: 0 when out holds the rows, < 0
+ * (BURROW_E_IO, ...) when it does not. No read touches out after this returns. */
+BURROW_API int burrow_store_wait(burrow_store *s, burrow_store_ticket *ticket /* taken */);
+/* Without blocking: 0 while in flight (the ticket stays valid); otherwise the ticket is
+ * released and the result is BURROW_DONE when out holds the rows, < 0 when it does not. */
+BURROW_API int burrow_store_poll(burrow_store *s, burrow_store_ticket *ticket);
+
+/* Counters since open or the last reset. Ids count once per requested position. */
+typedef struct burrow_store_stats {
+	uint64_t gathers;         /* gathers submitted */
+	uint64_t rows;            /* ids requested */
+	uint64_t cache_hits;      /* ids served from the cache */
+	uint64_t cache_misses;    /* ids that went to the file (cache_hits + cache_misses = rows) */
+	uint64_t rows_read;       /* distinct rows read from the file */
+	uint64_t reads;           /* read requests completed */
+	uint64_t bytes_read;      /* bytes those requests asked for (whole blocks) */
+	uint64_t read_errors;     /* requests that failed or came back short */
+	double read_p50_us;       /* read latency, issue until its rows are in caller memory */
+	double read_p99_us;
+	uint64_t cache_rows;      /* rows the cache holds now */
+	uint64_t cache_capacity;  /* rows it can hold */
+	uint64_t cache_bytes;     /* bytes it takes, counted by the allocator (<= its budget) */
+} burrow_store_stats;
+/* The counters now (a snapshot; safe while gathers run). */
+BURROW_API void burrow_store_get_stats(const burrow_store *s, burrow_store_stats *st /* out */);
+/* Zero the counters (not the cache's contents). */
+BURROW_API void burrow_store_reset_stats(burrow_store *s);
+
+/* The cache: each call replaces the one before; none may be made while tickets are in flight
+ * (BURROW_E_INVAL). The budget covers rows (as gathered, out_dtype) and the index; rows that
+ * do not fit are left out. A static cache is filled now, with the store's own reads. */
+enum burrow_cache_policy { BURROW_CACHE_NONE = 0, BURROW_CACHE_STATIC = 1, BURROW_CACHE_CLOCK = 2 };
+/* Static: the rows of highest degree in g (ties to the lower id; degree 0 never cached). */
+BURROW_API int burrow_store_cache_degree(burrow_store *s,
+					 const burrow_csr *g, /* g->num_nodes == N, borrowed */
+					 size_t bytes);       /* budget */
+/* Static: the rows most often seen in a profile, e.g. counts from a pre-sampling pass
+ * (ties to the lower id; count 0 never cached). */
+BURROW_API int burrow_store_cache_profile(burrow_store *s,
+					  const uint64_t *counts, /* [n] times each row was seen, borrowed */
+					  int64_t n,              /* == N */
+					  size_t bytes);          /* budget */
+/* Dynamic: CLOCK (second chance). Rows read for a gather are inserted, in id order, when it
+ * completes, with their bit clear; a hit sets the bit; the hand clears bits until it finds a
+ * clear one, which it evicts. */
+BURROW_API int burrow_store_cache_clock(burrow_store *s, size_t bytes /* budget */);
+/* Drop the cache and free its memory. */
+BURROW_API int burrow_store_cache_drop(burrow_store *s);
+
+/* ---------------------------------------------------------------- OGB datasets and import */
+
+/* A dataset the catalog knows (OGB's node property prediction sets). Strings are static. */
+typedef struct burrow_catalog_entry {
+	const char *name;          /* "ogbn-arxiv" */
+	const char *url;           /* the official zip */
+	const char *download_name; /* the zip's top folder: "arxiv" */
+	const char *split;         /* the split folder under split/: "time" */
+	int64_t num_nodes;         /* N */
+	int64_t num_edges;         /* edges as stored in the zip (one direction) */
+	int64_t feat_dim;          /* D */
+	int32_t num_classes;
+	bool add_inverse_edge;     /* OGB stores each edge once and adds the reverse */
+	bool binary;               /* raw/data.npz (papers100M-bin) instead of csv.gz files */
+	int64_t zip_bytes;         /* size of the download, approximate */
+} burrow_catalog_entry;
+
+/* Disk space a catalog dataset needs, in bytes (upper bounds). */
+typedef struct burrow_catalog_space {
+	int64_t download;          /* the zip */
+	int64_t dataset;           /* the prepared dataset directory */
+	int64_t scratch;           /* temporary files while preparing, at most (spilled edge runs, a
+				    * compressed .npz member extracted to disk) */
+} burrow_catalog_space;
+
+/* Entries in the catalog. */
+BURROW_API int burrow_catalog_count(void);
+/* Entry i in [0, count); NULL outside (static). */
+BURROW_API const burrow_catalog_entry *burrow_catalog_get(int i);
+/* The entry named `name` ("ogbn-arxiv") or with that download name ("arxiv"); NULL when unknown. */
+BURROW_API const burrow_catalog_entry *burrow_catalog_find(const char *name);
+/* Disk space to download and prepare e with features of type feat_dtype (F32 or F16). */
+BURROW_API void burrow_catalog_space_of(const burrow_catalog_entry *e, burrow_dtype feat_dtype,
+					burrow_catalog_space *out); /* out */
+
+typedef struct burrow_download_opts {
+	const char *url;           /* fetch this instead of the catalog's URL (NULL: the catalog's) */
+	long connect_timeout_s;    /* give up connecting after this long (default 30) */
+	long stall_timeout_s;      /* give up when no byte arrives for this long (default 60) */
+	burrow_progress_fn progress; /* phase "download", bytes; may be NULL */
+	void *progress_user;
+} burrow_download_opts;
+BURROW_API void burrow_download_defaults(burrow_download_opts *o);
+
+/* Download dataset `name`'s zip to <root>/<name>.zip through <root>/<name>.zip.part, which
+ * an interrupted download leaves behind and the next call resumes (HTTP Range). The size
+ * is checked against the server's before the rename. An existing <root>/<name>.zip is
+ * kept (returns 0). `name` must be in the catalog unless o->url is set. */
+BURROW_API int burrow_download(const char *name,                /* "ogbn-arxiv", or any name with o->url */
+			       const char *root,                /* folder for the zip; created if missing */
+			       const burrow_download_opts *o,   /* borrowed; NULL = defaults */
+			       char *path, size_t path_cap);    /* out, may be NULL: the zip's path */
+
+typedef struct burrow_prep_opts {
+	const char *root;          /* where zips are found or downloaded, and datasets written (default "data") */
+	const char *out;           /* the dataset directory (NULL: <root>/<name>) */
+	burrow_dtype feat_dtype;   /* F32 (default) or F16 */
+	size_t mem_bytes;          /* memory for the edge list; more spills sorted runs to disk
+				    * (0 = half the physical memory) */
+	const char *tmp_dir;       /* spill folder (NULL: beside the output) */
+	bool overwrite;            /* replace an existing dataset directory */
+	bool download;             /* download the zip when it is missing (default true) */
+	const char *url;           /* download from here instead of the catalog's URL */
+	burrow_progress_fn progress; /* phases "download", "extract" (a compressed .npz), "edges",
+				      * "sort" or "merge", "features", "labels", "splits"; may be NULL */
+	void *progress_user;
+} burrow_prep_opts;
+BURROW_API void burrow_prep_defaults(burrow_prep_opts *o);
+
+/* Turn an OGB dataset into a dataset directory: `source` is a catalog name (the zip is
+ * looked up in, or downloaded to, o->root), the path of an OGB zip, or an unpacked OGB
+ * folder. Members are read straight from the zip (csv.gz streamed through zlib, .npz
+ * arrays streamed); the graph is written symmetric without self-loops or duplicates,
+ * labels -1 where unlabeled (NaN), splits as int64. Written atomically: on failure
+ * nothing is left but a download's resumable .part. */
+BURROW_API int burrow_prep(const char *source,             /* name, zip or folder */
+			   const burrow_prep_opts *o,      /* borrowed; NULL = defaults */
+			   char *out_dir, size_t out_cap); /* out, may be NULL: the directory written */
+
+typedef struct burrow_import_opts {
+	const char *edges;         /* required: .npy (2, E) or (E, 2) int32/int64, or text (csv, tsv or
+				    * blank-separated; .gz; '#' comments) one edge "src dst" a line */
+	int64_t num_nodes;         /* required: N; every id must lie in [0, N) */
+	const char *features;      /* .npy [N, D] float32/float16/float64, or NULL */
+	const char *labels;        /* .npy [N] or [N, 1] integer, or float with NaN = unlabeled; or NULL */
+	const char *train, *valid, *test; /* .npy int32/int64 node ids, or bool masks [N]; or NULL */
+	bool undirected;           /* store both directions of every edge */
+	burrow_dtype feat_dtype;   /* F32 or F16; INVALID (default) keeps float16 input as is, else F32 */
+	const char *name;          /* dataset name for meta.json (NULL: the output folder's name) */
+	size_t mem_bytes;          /* as in burrow_prep_opts (0 = half the physical memory) */
+	const char *tmp_dir;       /* spill folder (NULL: beside the output) */
+	bool overwrite;            /* replace an existing output directory */
+	burrow_progress_fn progress; /* phases "edges", "sort" or "merge", "features", "labels"; may be NULL */
+	void *progress_user;
+} burrow_import_opts;
+BURROW_API void burrow_import_defaults(burrow_import_opts *o);
+
+/* Write a dataset directory from a user's own files (see burrow_import_opts), atomically. */
+BURROW_API int burrow_import(const char *out,                /* the dataset directory to write */
+			     const burrow_import_opts *o);   /* borrowed; edges and num_nodes required */
+
+/* ---------------------------------------------------------------- sampler */
+
+/* Uniform neighbor sampling without replacement for mini-batch training, and the
+ * epoch iterator that feeds it (docs/sampler.md).
+ *
+ * A mini-batch is a list of blocks, one per GNN layer, ordered from the input layer
+ * (blocks[0]) to the output layer (blocks[num_layers-1]), as DGL orders them. Each
+ * block is a small CSR from destination to source nodes in local ids, and the
+ * destination nodes are the first source nodes (DGL's message-flow graph). The node
+ * sets nest: block l's destinations are block l+1's sources, and every block's source
+ * nodes are a prefix of the batch's input nodes, so one array of global ids,
+ * input_ids, names the nodes of every layer:
+ *
+ *     input_ids: [ seeds | new in block L-1 | ... | new in block 0 ]
+ *     block l:   dst = input_ids[0, num_dst)   src = input_ids[0, num_src)
+ *
+ * Within one block, the source nodes that are not destinations follow in increasing
+ * global id. A batch depends only on (opts.seed, epoch, batch index): never on the
+ * number of threads, producers or timing.
+ *
+ * Threads: the calls on one sampler are made from one thread at a time. Batches are
+ * owned by the sampler: hand each back with burrow_sampler_release (which recycles its
+ * memory); burrow_sampler_close frees any still held. */
+
+#define BURROW_SAMPLER_MAX_LAYERS 8
+
+/* One layer of a mini-batch: destination row i's sampled neighbors are
+ * indices[indptr[i] .. indptr[i+1]), local source ids, increasing global id. */
+typedef struct burrow_block {
+	int64_t num_dst;         /* destination nodes: local ids [0, num_dst), also the first sources */
+	int64_t num_src;         /* source nodes: local ids [0, num_src); global ids input_ids[0, num_src) */
+	int64_t num_edges;       /* indptr[num_dst] */
+	const int64_t *indptr;   /* [num_dst + 1] row offsets; borrowed from the batch */
+	const int32_t *indices;  /* [num_edges] local source ids in [0, num_src); borrowed from the batch */
+} burrow_block;
+
+/* A mini-batch. Every pointer is owned by the sampler and valid until the batch is
+ * released (or the sampler closed); read it, never free it. */
+typedef struct burrow_batch {
+	int64_t epoch;           /* the epoch it belongs to; -1 for burrow_sampler_sample/_full */
+	int64_t index;           /* its index within the epoch; -1 for burrow_sampler_sample/_full */
+	int num_layers;          /* blocks in use */
+	burrow_block blocks[BURROW_SAMPLER_MAX_LAYERS]; /* [num_layers]: input layer first */
+	int64_t num_input;       /* = blocks[0].num_src */
+	const int64_t *input_ids;/* [num_input] global ids of every layer's nodes: the rows to gather */
+	int64_t num_seeds;       /* output nodes = blocks[num_layers-1].num_dst */
+	const int64_t *seeds;    /* [num_seeds] their global ids: the first num_seeds input_ids */
+} burrow_batch;
+
+typedef struct burrow_sampler_opts {
+	int num_layers;          /* blocks per batch, 1 .. BURROW_SAMPLER_MAX_LAYERS (default 3) */
+	int fanouts[BURROW_SAMPLER_MAX_LAYERS]; /* neighbors per node in block l, input layer
+	                            first; -1 = all, 0 = none (default 15, 10, 5: seeds get 5) */
+	int64_t batch_size;      /* seeds per batch (default 1024) */
+	uint64_t seed;           /* shuffles and samples are a function of it (default 0) */
+	bool drop_last;          /* drop the last batch of an epoch when it is short (default false) */
+	int threads;             /* OpenMP threads sampling one batch; 0 = the runtime's default
+	                            (default 1: a producer sampling ahead keeps up on one thread
+	                            and leaves the other cores to training; see docs/sampler.md) */
+	int prefetch;            /* batches sampled ahead into a bounded queue; 0 = sample inside
+	                            burrow_sampler_next (default 4) */
+	int producers;           /* threads filling that queue, each sampling whole batches with
+	                            `threads` OpenMP threads; used when prefetch > 0 (default 1) */
+} burrow_sampler_opts;
+
+/* Fill o with the defaults above. */
+BURROW_API void burrow_sampler_defaults(burrow_sampler_opts *o);
+
+typedef struct burrow_sampler burrow_sampler;
+
+/* Open a sampler on graph g over the training nodes ids. The graph is read in place
+ * (it may be mmap'd and larger than memory); the ids are copied and must be distinct
+ * and in [0, N). Memory: 16 bytes per training id plus the batches in flight and their
+ * scratch, nothing of size N beyond an N-bit check of the ids during open. */
+BURROW_API int burrow_sampler_open(burrow_sampler **out,            /* out: caller closes */
+				   const burrow_csr *g,             /* borrowed: must outlive the sampler */
+				   const int64_t *ids,              /* [n] training node ids, copied */
+				   int64_t n,                       /* may be 0: every epoch is empty */
+				   const burrow_sampler_opts *opts); /* borrowed; NULL = defaults */
+/* Stop the producers and free the sampler and every batch it handed out. NULL is fine. */
+BURROW_API void burrow_sampler_close(burrow_sampler *s);
+/* Batches in one epoch: ceil(n / batch_size), or floor with drop_last. */
+BURROW_API int64_t burrow_sampler_num_batches(const burrow_sampler *s);
+/* Begin epoch `epoch`: the training ids are shuffled as a function of (seed, epoch) and
+ * the producers start sampling ahead. Abandons the rest of a current epoch. */
+BURROW_API int burrow_sampler_start(burrow_sampler *s, int64_t epoch /* >= 0 */);
+/* The next batch of the current epoch into *out (release it when done), or BURROW_DONE
+ * (*out = NULL) when the epoch is over. BURROW_E_INVAL before burrow_sampler_start.
+ * A producer's error is returned here, with its message, for the batch it failed on. */
+BURROW_API int burrow_sampler_next(burrow_sampler *s, burrow_batch **out /* out: release it */);
+/* Hand a batch back to the sampler that made it (its memory is reused). NULL is fine. */
+BURROW_API void burrow_sampler_release(burrow_sampler *s, burrow_batch *b /* taken */);
+/* Sample a batch for explicit seeds in the calling thread, with the sampler's fanouts.
+ * The draws are a function of (opts.seed, key, seeds): e.g. evaluation with sampling. */
+BURROW_API int burrow_sampler_sample(burrow_sampler *s,
+				     const int64_t *seeds,  /* [n] distinct node ids in [0, N), borrowed */
+				     int64_t n,             /* >= 1 */
+				     uint64_t key,          /* any value; same key, same batch */
+				     burrow_batch **out);   /* out: release it */
+/* Full-neighbor block over the nodes [first, first + count) for layer-wise inference:
+ * a batch with one block (num_layers = 1) whose rows are the whole graph rows. */
+BURROW_API int burrow_sampler_full(burrow_sampler *s,
+				   int64_t first,           /* first node id */
+				   int64_t count,           /* nodes, >= 1, first + count <= N */
+				   burrow_batch **out);     /* out: release it */
 
 /* ---------------------------------------------------------------- training */
 

@@ -10,14 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *dir;
-static void setup(void) { dir = tu_tmpdir(); }
-static void teardown(void)
-{
-	tu_rmrf(dir);
-	free(dir);
-}
-TestSuite(npy, .init = setup, .fini = teardown, .timeout = 60);
+TU_SCRATCH_SUITE(npy, 60);
 
 /* Fill n elements of dtype t with a pattern that differs per element and per dtype. */
 static void fill(void *p, burrow_dtype t, int64_t n)
@@ -46,7 +39,7 @@ static void roundtrip(burrow_dtype t, int ndim, const int64_t *shape, size_t ali
 	size_t bytes = (size_t)n * burrow_dtype_size(t);
 	void *data = malloc(bytes ? bytes : 1);
 	fill(data, t, n);
-	char *p = tu_path(dir, "a_%d_%d.npy", (int)t, ndim);
+	char *p = tu_path(tu_dir, "a_%d_%d.npy", (int)t, ndim);
 	cr_assert_eq(bw_npy_save(p, t, ndim, shape, data, align), 0, "%s", burrow_last_error());
 
 	bw_npy r;
@@ -82,7 +75,7 @@ Test(npy, features_header_is_4096_bytes)
 	const int64_t shape[] = {100, 128};
 	roundtrip(BURROW_DTYPE_F32, 2, shape, BW_NPY_FEATURE_ALIGN);
 	roundtrip(BURROW_DTYPE_F16, 2, shape, BW_NPY_FEATURE_ALIGN);
-	char *p = tu_path(dir, "f.npy");
+	char *p = tu_path(tu_dir, "f.npy");
 	float *x = calloc(100 * 128, sizeof *x);
 	cr_assert_eq(bw_npy_save(p, BURROW_DTYPE_F32, 2, shape, x, BW_NPY_FEATURE_ALIGN), 0);
 	bw_npy h;
@@ -126,7 +119,7 @@ Test(npy, reads_version_2_header)
 	memset(buf + 12 + dl, ' ', total - 12 - dl - 1);
 	buf[total - 1] = '\n';
 	int64_t vals[3] = {5, -6, 1LL << 50};
-	char *p = tu_path(dir, "v2.npy");
+	char *p = tu_path(tu_dir, "v2.npy");
 	FILE *f = fopen(p, "wb");
 	fwrite(buf, 1, total, f);
 	fwrite(vals, sizeof vals[0], 3, f);
@@ -152,7 +145,7 @@ static int save_i32(const char *p, int64_t n)
 
 Test(npy, truncated_file_refused_with_sizes)
 {
-	char *p = tu_path(dir, "t.npy");
+	char *p = tu_path(tu_dir, "t.npy");
 	cr_assert_eq(save_i32(p, 1000), 0);
 	long long full = tu_size(p);
 	tu_truncate(p, full - 4);
@@ -174,7 +167,7 @@ Test(npy, truncated_file_refused_with_sizes)
 
 Test(npy, corrupted_headers_refused)
 {
-	char *p = tu_path(dir, "c.npy");
+	char *p = tu_path(tu_dir, "c.npy");
 	struct {
 		size_t off;
 		const char *bytes;
@@ -213,7 +206,7 @@ Test(npy, corrupted_headers_refused)
 
 Test(npy, streaming_writer_commits_only_when_complete)
 {
-	char *p = tu_path(dir, "s.npy");
+	char *p = tu_path(tu_dir, "s.npy");
 	int64_t shape[2] = {10, 3};
 	bw_npy_writer w;
 	cr_assert_eq(bw_npy_writer_open(&w, p, BURROW_DTYPE_F32, 2, shape, BW_NPY_FEATURE_ALIGN), 0);
@@ -224,7 +217,7 @@ Test(npy, streaming_writer_commits_only_when_complete)
 	cr_assert(!tu_exists(p), "a short file was left under the final name");
 	/* no temporary left either */
 	char *out;
-	tu_sh(&out, NULL, "ls -A '%s'", dir);
+	tu_sh(&out, NULL, "ls -A '%s'", tu_dir);
 	cr_assert_str_empty(out, "left behind: %s", out);
 	free(out);
 	/* too much data is refused */

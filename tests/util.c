@@ -23,6 +23,17 @@ char *tu_tmpdir(void)
 	return t;
 }
 
+char *tu_dir;
+
+void tu_scratch_init(void) { tu_dir = tu_tmpdir(); }
+
+void tu_scratch_fini(void)
+{
+	tu_rmrf(tu_dir);
+	free(tu_dir);
+	tu_dir = NULL;
+}
+
 void tu_rmrf(const char *path)
 {
 	char *cmd;

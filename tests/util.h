@@ -8,6 +8,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Suites whose tests each get a fresh scratch directory, tu_dir, removed afterwards. */
+extern char *tu_dir;
+void tu_scratch_init(void);
+void tu_scratch_fini(void);
+#define TU_SCRATCH_SUITE(name, seconds) \
+	TestSuite(name, .init = tu_scratch_init, .fini = tu_scratch_fini, .timeout = (seconds))
+
 /* A fresh scratch directory (removed by tu_rmrf); caller frees the string. */
 char *tu_tmpdir(void);
 /* rm -rf path. */

@@ -1,10 +1,15 @@
 /* burrow.c: the burrow command: dispatch to one subcommand per file (tools/cmd_*.c). */
 #include "cli.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
 int cmd_bench(int argc, char **argv);
+int cmd_datasets(int argc, char **argv);
+int cmd_download(int argc, char **argv);
+int cmd_import(int argc, char **argv);
+int cmd_prep(int argc, char **argv);
 int cmd_embed(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
@@ -14,6 +19,10 @@ int cmd_train(int argc, char **argv);
 static const cli_cmd COMMANDS[] = {
 	{"gen", "generate a synthetic dataset (csbm, rmat)", cmd_gen},
 	{"info", "describe a dataset directory", cmd_info},
+	{"datasets", "list the OGB datasets burrow knows, with the disk space they need", cmd_datasets},
+	{"download", "download a dataset's zip (resumable)", cmd_download},
+	{"prep", "turn an OGB dataset (name, zip or folder) into a dataset directory", cmd_prep},
+	{"import", "turn your own edge list, features, labels and splits into a dataset directory", cmd_import},
 	{"train", "train a GNN (sage, gcn, mlp) and report OGB accuracy", cmd_train},
 	{"eval", "accuracy of a checkpointed model", cmd_eval},
 	{"embed", "final-layer outputs of a checkpointed model for every node", cmd_embed},
@@ -58,6 +67,9 @@ int main(int argc, char **argv)
 		       n == BURROW_E_UNSUPPORTED ? "CPU build" : "CUDA build");
 		return EXIT_OK;
 	}
+	/* past a file size limit, let write() fail with EFBIG so the error is reported and the
+	 * temporary output removed, instead of the process being killed half-way */
+	signal(SIGXFSZ, SIG_IGN);
 	burrow_log_set(cli_log, NULL, BURROW_LOG_INFO);
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		if (!strcmp(cmd, COMMANDS[i].name))

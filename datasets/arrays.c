@@ -1,0 +1,211 @@
+/* arrays.c: .npy arrays streamed into a dataset: edge lists, features, labels (OGB's
+ * papers100M-bin .npz members and users' own files alike). */
+#include "../core/half.h"
+#include "dsio.h"
+
+#define CHUNK ((size_t)1 << 16)
+#define FEAT_CHUNK_BYTES ((size_t)4 << 20)
+
+static void report(burrow_progress_fn fn, void *user, const char *phase, uint64_t done, uint64_t total)
+{
+	if (fn)
+		fn(user, phase, done, total);
+}
+
+/* Integer element i of an array of type t. */
+static int64_t int_at(const void *p, burrow_dtype t, size_t i)
+{
+	switch (t) {
+	case BURROW_DTYPE_I64: return ((const int64_t *)p)[i];
+	case BURROW_DTYPE_I32: return ((const int32_t *)p)[i];
+	case BURROW_DTYPE_I8: return ((const int8_t *)p)[i];
+	default: return ((const uint8_t *)p)[i];
+	}
+}
+
+int bw_edges_npy(burrow_csr_builder *b, const bw_src *src, int64_t n, int64_t *count, burrow_progress_fn fn, void *user)
+{
+	bw_npys a, c = {0};
+	int64_t *s = NULL, *d = NULL;
+	void *raw = NULL, *raw2 = NULL;
+	int st = bw_npys_open(&a, src);
+	if (st)
+		return st;
+	const burrow_dtype t = a.h.dtype;
+	const size_t isz = burrow_dtype_size(t);
+	if (a.h.ndim != 2 || (t != BURROW_DTYPE_I64 && t != BURROW_DTYPE_I32) || (a.h.shape[0] != 2 && a.h.shape[1] != 2)) {
+		st = bw_err(BURROW_E_FORMAT, "%s: expected a (2, E) or (E, 2) array of int32 or int64, found %d dimensions of %s",
+			    a.name, a.h.ndim, burrow_dtype_name(t));
+		goto out;
+	}
+	/* (2, E): all sources, then all destinations (a second reader starts at those); (E, 2): pairs */
+	const bool rows = a.h.shape[0] == 2;
+	const int64_t e = rows ? a.h.shape[1] : a.h.shape[0];
+	if (rows && ((st = bw_npys_open(&c, src)) || (st = bw_npys_read(&c, NULL, (size_t)e * isz))))
+		goto out;
+	s = bw_malloc(CHUNK * sizeof *s);
+	d = bw_malloc(CHUNK * sizeof *d);
+	raw = bw_malloc(2 * CHUNK * isz);
+	raw2 = bw_malloc(CHUNK * isz);
+	if (!s || !d || !raw || !raw2) {
+		st = BURROW_E_NOMEM;
+		goto out;
+	}
+	for (int64_t i = 0; i < e;) {
+		size_t k = (size_t)BW_MIN((int64_t)CHUNK, e - i);
+		if (rows) {
+			if ((st = bw_npys_read(&a, raw, k * isz)) || (st = bw_npys_read(&c, raw2, k * isz)))
+				goto out;
+			for (size_t j = 0; j < k; j++) {
+				s[j] = int_at(raw, t, j);
+				d[j] = int_at(raw2, t, j);
+			}
+		} else {
+			if ((st = bw_npys_read(&a, raw, 2 * k * isz)))
+				goto out;
+			for (size_t j = 0; j < k; j++) {
+				s[j] = int_at(raw, t, 2 * j);
+				d[j] = int_at(raw, t, 2 * j + 1);
+			}
+		}
+		for (size_t j = 0; j < k; j++)
+			if (s[j] < 0 || s[j] >= n || d[j] < 0 || d[j] >= n) {
+				int64_t bad = s[j] < 0 || s[j] >= n ? s[j] : d[j];
+				st = bw_err(BURROW_E_RANGE, "%s: edge %lld: node id %lld out of range [0, %lld)", a.name,
+					    (long long)(i + (int64_t)j), (long long)bad, (long long)n);
+				goto out;
+			}
+		if ((st = burrow_csr_builder_add(b, s, d, k)))
+			goto out;
+		i += (int64_t)k;
+		report(fn, user, "edges", (uint64_t)i, (uint64_t)e);
+	}
+	*count = e;
+out:
+	bw_free(s);
+	bw_free(d);
+	bw_free(raw);
+	bw_free(raw2);
+	bw_npys_close(&a);
+	bw_npys_close(&c);
+	return st;
+}
+
+int bw_put_rows(burrow_writer *w, float *rows, int64_t nrows, int64_t dim, burrow_dtype t)
+{
+	if (t == BURROW_DTYPE_F16) {
+		uint16_t *h = (uint16_t *)rows; /* in place: half i lands behind float i */
+		for (int64_t i = 0; i < nrows * dim; i++)
+			h[i] = bw_f32_to_f16(rows[i]);
+	}
+	return burrow_writer_features_append(w, rows, nrows);
+}
+
+int bw_features_npy(burrow_writer *w, const bw_src *src, int64_t n, burrow_dtype out, burrow_progress_fn fn, void *user)
+{
+	bw_npys a;
+	void *raw = NULL;
+	float *buf = NULL;
+	int st = bw_npys_open(&a, src);
+	if (st)
+		return st;
+	const burrow_dtype t = a.h.dtype;
+	if (a.h.ndim != 2 || a.h.shape[0] != n || a.h.shape[1] < 1 ||
+	    (t != BURROW_DTYPE_F32 && t != BURROW_DTYPE_F16 && t != BURROW_DTYPE_F64)) {
+		st = bw_err(BURROW_E_FORMAT, "%s: expected a float array of shape (%lld, D), found %s with %d dimensions, %lld rows",
+			    a.name, (long long)n, burrow_dtype_name(t), a.h.ndim, (long long)(a.h.ndim ? a.h.shape[0] : 0));
+		goto out;
+	}
+	if (out == BURROW_DTYPE_INVALID)
+		out = t == BURROW_DTYPE_F16 ? BURROW_DTYPE_F16 : BURROW_DTYPE_F32;
+	const int64_t dim = a.h.shape[1];
+	const int64_t per = BW_MAX(1, (int64_t)(FEAT_CHUNK_BYTES / ((size_t)dim * sizeof(float))));
+	const size_t tsz = burrow_dtype_size(t);
+	raw = bw_malloc((size_t)(per * dim) * tsz);
+	buf = bw_malloc((size_t)(per * dim) * sizeof *buf);
+	if (!raw || !buf) {
+		st = BURROW_E_NOMEM;
+		goto out;
+	}
+	if ((st = burrow_writer_features_begin(w, n, dim, out)))
+		goto out;
+	for (int64_t i = 0; i < n;) {
+		int64_t k = BW_MIN(per, n - i);
+		size_t cnt = (size_t)(k * dim);
+		if ((st = bw_npys_read(&a, raw, cnt * tsz)))
+			goto out;
+		if (t == out) { /* f16 -> f16, f32 -> f32: as is */
+			st = burrow_writer_features_append(w, raw, k);
+		} else {
+			for (size_t j = 0; j < cnt; j++)
+				buf[j] = t == BURROW_DTYPE_F32 ? ((const float *)raw)[j]
+					 : t == BURROW_DTYPE_F64 ? (float)((const double *)raw)[j]
+								 : bw_f16_to_f32(((const uint16_t *)raw)[j]);
+			st = bw_put_rows(w, buf, k, dim, out);
+		}
+		if (st)
+			goto out;
+		i += k;
+		report(fn, user, "features", (uint64_t)i, (uint64_t)n);
+	}
+	st = burrow_writer_features_end(w);
+out:
+	bw_free(raw);
+	bw_free(buf);
+	bw_npys_close(&a);
+	return st;
+}
+
+int bw_labels_npy(const bw_src *src, int64_t n, int32_t **y)
+{
+	bw_npys a;
+	void *raw = NULL;
+	int st = bw_npys_open(&a, src);
+	*y = NULL;
+	if (st)
+		return st;
+	const burrow_dtype t = a.h.dtype;
+	const size_t isz = burrow_dtype_size(t);
+	const bool is_float = t == BURROW_DTYPE_F32 || t == BURROW_DTYPE_F64;
+	if (a.h.ndim < 1 || a.h.ndim > 2 || a.h.shape[0] != n || (a.h.ndim == 2 && a.h.shape[1] != 1) ||
+	    !(is_float || t == BURROW_DTYPE_I64 || t == BURROW_DTYPE_I32 || t == BURROW_DTYPE_I8 || t == BURROW_DTYPE_U8)) {
+		st = bw_err(BURROW_E_FORMAT, "%s: expected %lld labels, shape (N,) or (N, 1), integer or float; found %s of %lld rows",
+			    a.name, (long long)n, burrow_dtype_name(t), (long long)(a.h.ndim ? a.h.shape[0] : 0));
+		goto out;
+	}
+	*y = bw_malloc((size_t)(n ? n : 1) * sizeof **y);
+	raw = bw_malloc(CHUNK * isz);
+	if (!*y || !raw) {
+		st = BURROW_E_NOMEM;
+		goto out;
+	}
+	for (int64_t i = 0; i < n;) {
+		size_t k = (size_t)BW_MIN((int64_t)CHUNK, n - i);
+		if ((st = bw_npys_read(&a, raw, k * isz)))
+			goto out;
+		for (size_t j = 0; j < k; j++) {
+			double v = t == BURROW_DTYPE_F32 ? ((const float *)raw)[j]
+				   : t == BURROW_DTYPE_F64 ? ((const double *)raw)[j]
+							   : (double)int_at(raw, t, j);
+			int64_t node = i + (int64_t)j;
+			if (isnan(v) || v == -1) {
+				(*y)[node] = -1;
+			} else if (!(v >= 0 && v < INT32_MAX && v == floor(v))) {
+				st = bw_err(BURROW_E_RANGE, "%s: node %lld has label %g, not a class id (>= 0) or unlabeled (%s)",
+					    a.name, (long long)node, v, is_float ? "NaN" : "-1");
+				goto out;
+			} else {
+				(*y)[node] = (int32_t)v;
+			}
+		}
+		i += (int64_t)k;
+	}
+out:
+	if (st) {
+		bw_free(*y);
+		*y = NULL;
+	}
+	bw_free(raw);
+	bw_npys_close(&a);
+	return st;
+}

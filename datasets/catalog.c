@@ -1,0 +1,78 @@
+/* catalog.c: the OGB datasets Burrow knows by name (rows from OGB's
+ * ogb/nodeproppred/master.csv), and the disk space each needs. */
+#include "../core/internal.h"
+
+#include <string.h>
+#include <strings.h>
+
+#define OGB_NODEPROP "http://snap.stanford.edu/ogb/data/nodeproppred/"
+
+static const burrow_catalog_entry CATALOG[] = {
+	{
+		.name = "ogbn-arxiv",
+		.url = OGB_NODEPROP "arxiv.zip",
+		.download_name = "arxiv",
+		.split = "time",
+		.num_nodes = 169343,
+		.num_edges = 1166243,
+		.feat_dim = 128,
+		.num_classes = 40,
+		.add_inverse_edge = false,
+		.binary = false,
+		.zip_bytes = (int64_t)79 << 20,          /* about 79 MiB */
+	},
+	{
+		.name = "ogbn-products",
+		.url = OGB_NODEPROP "products.zip",
+		.download_name = "products",
+		.split = "sales_ranking",
+		.num_nodes = 2449029,
+		.num_edges = 61859140,
+		.feat_dim = 100,
+		.num_classes = 47,
+		.add_inverse_edge = true,
+		.binary = false,
+		.zip_bytes = (int64_t)1400 * 1000 * 1000, /* about 1.4 GB */
+	},
+	{
+		.name = "ogbn-papers100M",
+		.url = OGB_NODEPROP "papers100M-bin.zip",
+		.download_name = "papers100M-bin",
+		.split = "time",
+		.num_nodes = 111059956,
+		.num_edges = 1615685872,
+		.feat_dim = 128,
+		.num_classes = 172,
+		.add_inverse_edge = false,
+		.binary = true,
+		.zip_bytes = (int64_t)(56.17 * 1073741824.0), /* 56.17 GiB */
+	},
+};
+#define NCATALOG ((int)(sizeof CATALOG / sizeof CATALOG[0]))
+
+int burrow_catalog_count(void) { return NCATALOG; }
+
+const burrow_catalog_entry *burrow_catalog_get(int i) { return i >= 0 && i < NCATALOG ? &CATALOG[i] : NULL; }
+
+const burrow_catalog_entry *burrow_catalog_find(const char *name)
+{
+	for (int i = 0; name && i < NCATALOG; i++)
+		if (!strcasecmp(name, CATALOG[i].name) || !strcasecmp(name, CATALOG[i].download_name))
+			return &CATALOG[i];
+	return NULL;
+}
+
+void burrow_catalog_space_of(const burrow_catalog_entry *e, burrow_dtype feat_dtype, burrow_catalog_space *out)
+{
+	const int64_t n = e->num_nodes, entries = 2 * e->num_edges; /* symmetrized, before de-duplication */
+	const int64_t id = n < ((int64_t)1 << 31) ? 4 : 8, fsz = feat_dtype == BURROW_DTYPE_F16 ? 2 : 4;
+	const int64_t key = n <= ((int64_t)1 << 32) ? 8 : 16;
+	out->download = e->zip_bytes;
+	out->dataset = 8 * (n + 1) + id * entries   /* indptr.npy, indices.npy */
+		       + 4096 + fsz * n * e->feat_dim /* features.npy */
+		       + 4 * n + 8 * n                /* labels.npy, the three splits together */
+		       + 16 * 4096;                   /* headers, meta.json */
+	/* every stored entry as a sort key when the edges spill; a compressed .npz member
+	 * (papers100M-bin) is extracted to disk once */
+	out->scratch = key * entries + (e->binary ? e->zip_bytes : 0);
+}

@@ -1,0 +1,212 @@
+/* dsio.h: what prep and import share: byte streams out of files and zip members (gunzipped
+ * on a helper thread), a line-oriented CSV reader with fast number parsers, streamed .npy
+ * members of .npz archives. */
+#ifndef BURROW_DSIO_H
+#define BURROW_DSIO_H
+
+#include "../core/internal.h"
+#include "../graph/npy.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Half the physical memory: the default memory budget of prep and import. */
+size_t bw_half_memory(void);
+
+/* ---------------------------------------------------------------- sources */
+
+/* Where bytes come from: a plain file, a member of a zip archive, or a member of a zip
+ * archive that is itself a stored member of another zip (an .npz inside an OGB zip). */
+typedef struct bw_src {
+	const char *name;    /* shown in messages: "data/x.zip:arxiv/raw/edge.csv.gz"; borrowed */
+	const char *path;    /* the file or archive; NULL when fd is given */
+	int fd;              /* an open archive (dup'ed by each reader), when path is NULL */
+	const char *nested;  /* NULL, or the member of the archive that holds `member` */
+	const char *member;  /* NULL for a plain file */
+} bw_src;
+
+/* A reader: a helper thread reads (and inflates) the source into blocks. In line mode
+ * each block ends at a line end, and the stream's last line gets a '\n' if it lacks one. */
+typedef struct bw_rd bw_rd;
+
+int bw_rd_open(bw_rd **out, const bw_src *src, bool gunzip, bool lines);
+/* The next block: *n == 0 at the end. The block stays valid until the next call. */
+int bw_rd_next(bw_rd *r, const char **data, size_t *n);
+/* Bytes of the source consumed so far, and its size (compressed, for progress). */
+uint64_t bw_rd_consumed(const bw_rd *r);
+uint64_t bw_rd_size(const bw_rd *r);
+/* The source's size uncompressed by the zip (before any gunzip): the file's or member's. */
+uint64_t bw_rd_usize(const bw_rd *r);
+const char *bw_rd_name(const bw_rd *r);
+void bw_rd_close(bw_rd *r);
+
+/* Open a zip archive read-only; the message names the path ("not a zip archive", ...). */
+struct zip;
+int bw_zip_open(struct zip **za, const char *path, int fd);
+
+/* ---------------------------------------------------------------- numbers */
+
+/* Parse a decimal integer at [p, end): *next is set after it; returns 0, 1 when there
+ * is no integer at p, 2 when it overflows int64. */
+static inline int bw_parse_i64(const char *p, const char *end, int64_t *v, const char **next)
+{
+	bool neg = false;
+	if (p < end && (*p == '-' || *p == '+'))
+		neg = *p++ == '-';
+	const char *s = p;
+	uint64_t x = 0;
+	while (p < end && (unsigned)(*p - '0') < 10) {
+		unsigned d = (unsigned)(*p - '0');
+		if (x > (UINT64_C(9223372036854775808) - d) / 10)
+			return 2;
+		x = x * 10 + d;
+		p++;
+	}
+	if (p == s)
+		return 1;
+	if (!neg && x > (uint64_t)INT64_MAX)
+		return 2;
+	*v = neg ? (int64_t)(0 - x) : (int64_t)x;
+	*next = p;
+	return 0;
+}
+
+/* The slow exact path for bw_parse_f32: strtof on a copy of the token. */
+int bw_parse_f32_slow(const char *s, const char *end, float *v, const char **next);
+
+/* Parse a decimal floating-point number at [p, end), correctly rounded to float32 (the
+ * same value strtof gives): short decimals take exact float or double arithmetic (one
+ * rounding of exact operands), everything else goes to strtof. Returns 0, or 1 when
+ * there is no number at p; *next is set after it. */
+static inline int bw_parse_f32(const char *p, const char *end, float *v, const char **next)
+{
+	static const float P10F[11] = {1e0f, 1e1f, 1e2f, 1e3f, 1e4f, 1e5f, 1e6f, 1e7f, 1e8f, 1e9f, 1e10f};
+	static const double P10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+				       1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+	const char *s = p;
+	bool neg = false, any = false, lost = false;
+	uint64_t m = 0;
+	int e10 = 0;
+	if (p < end && (*p == '-' || *p == '+'))
+		neg = *p++ == '-';
+	for (; p < end && (unsigned)(*p - '0') < 10; p++, any = true) {
+		if (m < UINT64_C(100000000000000000))
+			m = m * 10 + (unsigned)(*p - '0');
+		else {
+			e10++;
+			lost |= *p != '0';
+		}
+	}
+	if (p < end && *p == '.')
+		for (p++; p < end && (unsigned)(*p - '0') < 10; p++, any = true) {
+			if (m < UINT64_C(100000000000000000)) {
+				m = m * 10 + (unsigned)(*p - '0');
+				e10--;
+			} else {
+				lost |= *p != '0';
+			}
+		}
+	if (!any)
+		return bw_parse_f32_slow(s, end, v, next); /* nan, inf, or not a number */
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		const char *q = p + 1;
+		bool eneg = false;
+		int x = 0;
+		if (q < end && (*q == '-' || *q == '+'))
+			eneg = *q++ == '-';
+		if (q == end || (unsigned)(*q - '0') >= 10)
+			return bw_parse_f32_slow(s, end, v, next);
+		for (; q < end && (unsigned)(*q - '0') < 10; q++)
+			if (x < 100000)
+				x = x * 10 + (*q - '0');
+		e10 += eneg ? -x : x;
+		p = q;
+	}
+	if (lost)
+		return bw_parse_f32_slow(s, end, v, next);
+	if (m <= (1u << 24) && e10 >= -10 && e10 <= 10) {
+		float f = (float)m;
+		f = e10 < 0 ? f / P10F[-e10] : f * P10F[e10];
+		*v = neg ? -f : f;
+		*next = p;
+		return 0;
+	}
+	if (m <= (UINT64_C(1) << 53) && e10 >= -22 && e10 <= 22) {
+		double d = (double)m;
+		d = e10 < 0 ? d / P10[-e10] : d * P10[e10];
+		/* d is m * 10^e10 correctly rounded; rounding it again to float is exact unless d
+		 * lies on a midpoint between two floats, or outside the normal float range */
+		uint64_t bits;
+		memcpy(&bits, &d, sizeof bits);
+		if ((d == 0 || (d >= 0x1p-126 && d <= 0x1.fffffep127)) && (bits & 0x1fffffffu) != 0x10000000u) {
+			*v = neg ? -(float)d : (float)d;
+			*next = p;
+			return 0;
+		}
+	}
+	return bw_parse_f32_slow(s, end, v, next);
+}
+
+/* ---------------------------------------------------------------- CSV */
+
+/* Lines of numbers separated by sep (',' or '\t'), or by any run of blanks, tabs and
+ * commas when sep is 0. Blank lines are skipped, and lines starting with '#' too when
+ * `comments`. Messages name the source and the line. */
+typedef struct bw_csv {
+	bw_rd *rd;
+	const char *p, *end;   /* the rest of the current block */
+	const char *line;      /* start of the current line */
+	int64_t lineno;        /* 1-based number of the current line */
+	char sep;
+	bool comments;
+} bw_csv;
+
+int bw_csv_open(bw_csv *c, const bw_src *src, bool gunzip, char sep, bool comments);
+void bw_csv_close(bw_csv *c);
+/* Move to the next line with content; *more = false at the end of the stream. */
+int bw_csv_next_line(bw_csv *c, bool *more);
+/* The number of fields on the current line (does not consume it). */
+int64_t bw_csv_count_fields(const bw_csv *c);
+/* Read exactly k integers / floats from the current line and consume it; a different
+ * number of columns or a token that is not a number is BURROW_E_FORMAT naming the line. */
+int bw_csv_ints(bw_csv *c, int64_t *v, int64_t k);
+int bw_csv_floats(bw_csv *c, float *v, int64_t k);
+/* The rest of the current line as a label: an integer, or "nan"/"NaN"/"" (= -1). */
+int bw_csv_label(bw_csv *c, int64_t *v);
+/* A message about the current line: "NAME:LINE: <what>"; returns status. */
+int bw_csv_err(const bw_csv *c, int status, const char *fmt, ...) BW_PRINTF(3, 4);
+
+/* ---------------------------------------------------------------- npy members */
+
+/* An .npy array streamed from its start: the header is parsed on open. */
+typedef struct bw_npys {
+	bw_rd *rd;
+	bw_npy h;
+	const char *p, *end;   /* unread bytes of the current block */
+	uint64_t left;         /* data bytes not yet read */
+	char name[512];
+} bw_npys;
+
+int bw_npys_open(bw_npys *s, const bw_src *src);
+/* Exactly n bytes of data into dst (NULL: skip them). */
+int bw_npys_read(bw_npys *s, void *dst, size_t n);
+void bw_npys_close(bw_npys *s);
+
+/* ---------------------------------------------------------------- arrays (arrays.c) */
+
+/* Edges from an integer .npy (2, E) or (E, 2) into b; ids outside [0, n) are
+ * BURROW_E_RANGE naming the edge. *count gets E. Progress: phase "edges". */
+int bw_edges_npy(burrow_csr_builder *b, const bw_src *src, int64_t n, int64_t *count, burrow_progress_fn fn,
+		 void *user);
+/* Features from a float .npy [n, D] (f16, f32, f64) into w's features.npy of type out
+ * (INVALID: f16 stays f16, the rest becomes f32). Progress: phase "features". */
+int bw_features_npy(burrow_writer *w, const bw_src *src, int64_t n, burrow_dtype out, burrow_progress_fn fn,
+		    void *user);
+/* Labels from a .npy [n] or [n, 1]: integers (-1 = none) or floats (NaN = none) into
+ * *y ([n], bw_free it). Anything else than a class id >= 0 or "none" is refused. */
+int bw_labels_npy(const bw_src *src, int64_t n, int32_t **y);
+/* Append float32 rows to w's features, converted to t (F16 converts in place). */
+int bw_put_rows(burrow_writer *w, float *rows, int64_t nrows, int64_t dim, burrow_dtype t);
+
+#endif /* BURROW_DSIO_H */

@@ -1,0 +1,802 @@
+/* prep.c: burrow prep: an OGB node property prediction dataset (its official zip, the
+ * unpacked folder, or a catalog name) into a dataset directory, streaming: members are
+ * read straight from the zip, csv.gz through zlib and .npz arrays in blocks, and the edge
+ * list goes through the CSR builder, which sorts runs on disk when it exceeds the memory
+ * budget. Phases: node count, edges -> CSR, features, labels, splits, meta.json. */
+#define _GNU_SOURCE
+#include "../core/half.h"
+#include "../graph/csr_internal.h"
+#include "dsio.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zip.h>
+
+#define EDGE_CHUNK ((size_t)1 << 16)
+#define FEAT_CHUNK_BYTES ((size_t)4 << 20)
+#define OVERHEAD ((size_t)32 << 20) /* readers, writers and merge buffers beside the edge keys */
+
+void burrow_prep_defaults(burrow_prep_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->root = "data";
+	o->feat_dtype = BURROW_DTYPE_F32;
+	o->download = true;
+}
+
+size_t bw_half_memory(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+	return pages > 0 && size > 0 ? (size_t)pages * (size_t)size / 2 : (size_t)1 << 30;
+}
+
+typedef struct prep {
+	const burrow_prep_opts *o;
+	const burrow_catalog_entry *cat; /* NULL when the dataset is not in the catalog */
+	char name[256];
+	char *zip;               /* the zip, or NULL when reading a folder; owned */
+	char *dir;               /* the folder, or NULL; owned */
+	zip_t *za;               /* the zip, open for looking members up */
+	char prefix[512];        /* the zip's top folder with '/', or "" */
+	char split[256];
+	char release[64];
+	bool binary;
+	int npz_fd[2];           /* raw/data.npz, raw/node-label.npz extracted to unlinked files, -1 when not */
+	char *out;               /* owned */
+	char *spill;             /* owned */
+	size_t mem;
+	int64_t n;
+	burrow_writer *w;
+} prep;
+
+/* The .npz members of papers100M-bin. */
+static const char *const NPZ[2] = {"raw/data.npz", "raw/node-label.npz"};
+
+/* A file to read: its source and the strings the source points at. */
+typedef struct member {
+	char name[1280];
+	char path[1024];
+	char nested[512];
+	char member[512];
+	bw_src src;
+} member;
+
+/* snprintf that says whether the text fit. */
+static bool fmt(char *buf, size_t cap, const char *f, ...) BW_PRINTF(3, 4);
+static bool fmt(char *buf, size_t cap, const char *f, ...)
+{
+	va_list ap;
+	va_start(ap, f);
+	int n = vsnprintf(buf, cap, f, ap);
+	va_end(ap);
+	return n >= 0 && (size_t)n < cap;
+}
+
+static void report(const prep *p, const char *phase, uint64_t done, uint64_t total)
+{
+	if (p->o->progress)
+		p->o->progress(p->o->progress_user, phase, done, total);
+}
+
+static bool in_zip(const prep *p, const char *name) { return zip_name_locate(p->za, name, 0) >= 0; }
+
+/* The member rel ("raw/edge.csv.gz") of the dataset; BURROW_E_NOTFOUND naming it when absent. */
+static int member_of(const prep *p, const char *rel, member *m)
+{
+	memset(m, 0, sizeof *m);
+	m->src.fd = -1;
+	if (p->zip) {
+		if (!fmt(m->member, sizeof m->member, "%s%s", p->prefix, rel) ||
+		    !fmt(m->name, sizeof m->name, "%s:%s", p->zip, m->member) || !fmt(m->path, sizeof m->path, "%s", p->zip))
+			return bw_err(BURROW_E_INVAL, "%s: path too long", p->zip);
+		m->src = (bw_src){.name = m->name, .path = m->path, .fd = -1, .member = m->member};
+		if (!in_zip(p, m->member))
+			return bw_err(BURROW_E_NOTFOUND, "%s: member %s is missing", p->zip, m->member);
+		return 0;
+	}
+	if (!fmt(m->path, sizeof m->path, "%s/%s", p->dir, rel) || !fmt(m->name, sizeof m->name, "%s", m->path))
+		return bw_err(BURROW_E_INVAL, "%s: path too long", p->dir);
+	m->src = (bw_src){.name = m->name, .path = m->path, .fd = -1};
+	if (access(m->path, R_OK) < 0)
+		return bw_err(BURROW_E_NOTFOUND, "%s: file is missing", m->path);
+	return 0;
+}
+
+/* The array `arr` ("edge_index") of the .npz member npz ("raw/data.npz"). */
+static int npz_member_of(const prep *p, const char *npz, const char *arr, member *m)
+{
+	int st = member_of(p, npz, m);
+	if (st)
+		return st;
+	char base[1280];
+	memcpy(base, m->name, sizeof base);
+	if (!fmt(m->name, sizeof m->name, "%s:%s.npy", base, arr) ||
+	    !fmt(m->nested, sizeof m->nested, "%s", m->member) || !fmt(m->member, sizeof m->member, "%s.npy", arr))
+		return bw_err(BURROW_E_INVAL, "%s: path too long", base);
+	int fd = p->npz_fd[strcmp(npz, NPZ[0]) ? 1 : 0];
+	if (fd >= 0)
+		m->src = (bw_src){.name = m->name, .path = NULL, .fd = fd, .member = m->member};
+	else if (p->zip)
+		m->src = (bw_src){.name = m->name, .path = m->path, .fd = -1, .nested = m->nested, .member = m->member};
+	else
+		m->src = (bw_src){.name = m->name, .path = m->path, .fd = -1, .member = m->member};
+	return 0;
+}
+
+/* ---------------------------------------------------------------- finding the dataset */
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+/* The zip's top folder: whatever precedes its raw/ folder. */
+static int zip_layout(prep *p)
+{
+	int st;
+	if ((st = bw_zip_open(&p->za, p->zip, -1)))
+		return st;
+	zip_int64_t n = zip_get_num_entries(p->za, 0);
+	bool found = false;
+	for (zip_int64_t i = 0; i < n && !found; i++) {
+		const char *e = zip_get_name(p->za, (zip_uint64_t)i, 0);
+		const char *r = e ? strstr(e, "raw/") : NULL;
+		while (r && r != e && r[-1] != '/')
+			r = strstr(r + 1, "raw/");
+		if (r && (size_t)(r - e) < sizeof p->prefix) {
+			snprintf(p->prefix, sizeof p->prefix, "%.*s", (int)(r - e), e);
+			found = true;
+		}
+	}
+	if (!found)
+		return bw_err(BURROW_E_FORMAT, "%s: no raw/ folder in the zip: not an OGB dataset", p->zip);
+	/* a renamed zip: the top folder may still be a catalog download name ("arxiv/") */
+	if (!p->cat && p->prefix[0]) {
+		char top[512];
+		snprintf(top, sizeof top, "%.*s", (int)strlen(p->prefix) - 1, p->prefix);
+		if ((p->cat = burrow_catalog_find(top))) {
+			snprintf(p->name, sizeof p->name, "%s", p->cat->name);
+			snprintf(p->split, sizeof p->split, "%s", p->cat->split);
+		}
+	}
+	/* RELEASE_v1.txt names the release */
+	for (zip_int64_t i = 0; i < n; i++) {
+		const char *e = zip_get_name(p->za, (zip_uint64_t)i, 0);
+		size_t pl = strlen(p->prefix);
+		if (e && !strncmp(e, p->prefix, pl) && !strncmp(e + pl, "RELEASE_", 8) && strstr(e + pl, ".txt") &&
+		    !strchr(e + pl, '/'))
+			snprintf(p->release, sizeof p->release, "%.*s", (int)(strstr(e + pl, ".txt") - (e + pl) - 8),
+				 e + pl + 8);
+	}
+	/* the split folder: the catalog's, else the only one there is */
+	if (!p->split[0]) {
+		char seen[4][256];
+		int k = 0;
+		char want[600];
+		snprintf(want, sizeof want, "%ssplit/", p->prefix);
+		for (zip_int64_t i = 0; i < n; i++) {
+			const char *e = zip_get_name(p->za, (zip_uint64_t)i, 0);
+			if (!e || strncmp(e, want, strlen(want)))
+				continue;
+			const char *s = e + strlen(want), *slash = strchr(s, '/');
+			if (!slash || slash == s || (size_t)(slash - s) >= 256)
+				continue;
+			bool dup = false;
+			for (int j = 0; j < k; j++)
+				dup |= strlen(seen[j]) == (size_t)(slash - s) && !strncmp(seen[j], s, (size_t)(slash - s));
+			if (!dup && k < 4)
+				snprintf(seen[k++], 256, "%.*s", (int)(slash - s), s);
+		}
+		if (k == 0)
+			return bw_err(BURROW_E_NOTFOUND, "%s: member %ssplit/ is missing (no split folder)", p->zip, p->prefix);
+		if (k > 1)
+			return bw_err(BURROW_E_FORMAT, "%s: several split folders (%s, %s, ...): cannot tell which to use",
+				      p->zip, seen[0], seen[1]);
+		snprintf(p->split, sizeof p->split, "%s", seen[0]);
+	}
+	char npz[600];
+	snprintf(npz, sizeof npz, "%sraw/data.npz", p->prefix);
+	p->binary = in_zip(p, npz);
+	return 0;
+}
+
+static int dir_layout(prep *p)
+{
+	char path[1200];
+	struct stat sb;
+	snprintf(path, sizeof path, "%s/raw", p->dir);
+	if (stat(path, &sb) < 0 || !S_ISDIR(sb.st_mode))
+		return bw_err(BURROW_E_FORMAT, "%s: no raw/ folder: not an OGB dataset folder", p->dir);
+	snprintf(path, sizeof path, "%s/raw/data.npz", p->dir);
+	p->binary = stat(path, &sb) == 0;
+	DIR *top = opendir(p->dir);
+	struct dirent *te;
+	while (top && (te = readdir(top))) {
+		size_t l = strlen(te->d_name);
+		if (!strncmp(te->d_name, "RELEASE_", 8) && l > 12 && !strcmp(te->d_name + l - 4, ".txt"))
+			snprintf(p->release, sizeof p->release, "%.*s", (int)(l - 12), te->d_name + 8);
+	}
+	if (top)
+		closedir(top);
+	if (!p->split[0]) {
+		snprintf(path, sizeof path, "%s/split", p->dir);
+		DIR *d = opendir(path);
+		if (!d)
+			return bw_err(BURROW_E_NOTFOUND, "%s: file is missing (no split folder)", path);
+		struct dirent *e;
+		int k = 0;
+		while ((e = readdir(d)))
+			if (e->d_name[0] != '.') {
+				if (k++ == 0)
+					snprintf(p->split, sizeof p->split, "%s", e->d_name);
+			}
+		closedir(d);
+		if (k != 1)
+			return bw_err(k ? BURROW_E_FORMAT : BURROW_E_NOTFOUND, "%s: %s split folder", path,
+				      k ? "more than one" : "no");
+	}
+	return 0;
+}
+
+/* source -> zip or folder, dataset name, catalog entry; downloads a missing zip. */
+static int locate(prep *p, const char *source)
+{
+	struct stat sb;
+	int st;
+	const char *root = p->o->root ? p->o->root : "data";
+	if (stat(source, &sb) == 0) {
+		char *s = bw_strdup(source);
+		if (!s)
+			return BURROW_E_NOMEM;
+		for (size_t l = strlen(s); l > 1 && s[l - 1] == '/';)
+			s[--l] = '\0';
+		if (S_ISDIR(sb.st_mode))
+			p->dir = s;
+		else
+			p->zip = s;
+		const char *b = base_name(s);
+		snprintf(p->name, sizeof p->name, "%s", b);
+		size_t l = strlen(p->name);
+		if (l > 4 && !strcasecmp(p->name + l - 4, ".zip"))
+			p->name[l - 4] = '\0';
+		p->cat = burrow_catalog_find(p->name);
+	} else {
+		p->cat = burrow_catalog_find(source);
+		if (!p->cat) {
+			if (strchr(source, '/') || strstr(source, ".zip"))
+				return bw_err(BURROW_E_NOTFOUND, "%s: no such file or directory", source);
+			return bw_err(BURROW_E_NOTFOUND,
+				      "'%s' is neither a dataset in the catalog (see 'burrow datasets') nor a zip or folder",
+				      source);
+		}
+		snprintf(p->name, sizeof p->name, "%s", p->cat->name);
+		char alt[1024];
+		snprintf(alt, sizeof alt, "%s/%s.zip", root, p->cat->download_name);
+		if (stat(alt, &sb) == 0) {
+			p->zip = bw_strdup(alt);
+		} else {
+			char path[1024];
+			if (!p->o->download) {
+				snprintf(path, sizeof path, "%s/%s.zip", root, p->cat->name);
+				if (stat(path, &sb) < 0)
+					return bw_err(BURROW_E_NOTFOUND, "%s: no such file (and downloading is off)", path);
+			} else {
+				burrow_download_opts d;
+				burrow_download_defaults(&d);
+				d.url = p->o->url;
+				d.progress = p->o->progress;
+				d.progress_user = p->o->progress_user;
+				if ((st = burrow_download(p->cat->name, root, &d, path, sizeof path)))
+					return st;
+			}
+			p->zip = bw_strdup(path);
+		}
+		if (!p->zip)
+			return BURROW_E_NOMEM;
+	}
+	if (p->cat) {
+		snprintf(p->name, sizeof p->name, "%s", p->cat->name);
+		snprintf(p->split, sizeof p->split, "%s", p->cat->split);
+	}
+	return p->zip ? zip_layout(p) : dir_layout(p);
+}
+
+/* ---------------------------------------------------------------- csv members */
+
+/* The single integer of a one-line file (num-node-list, num-edge-list). */
+static int read_count(const prep *p, const char *rel, int64_t *v)
+{
+	member m;
+	bw_csv c;
+	bool more;
+	int st;
+	if ((st = member_of(p, rel, &m)) || (st = bw_csv_open(&c, &m.src, true, ',', false)))
+		return st;
+	if (!(st = bw_csv_next_line(&c, &more)) && !more)
+		st = bw_err(BURROW_E_FORMAT, "%s: empty, expected one number", m.name);
+	if (!st)
+		st = bw_csv_ints(&c, v, 1);
+	if (!st && !(st = bw_csv_next_line(&c, &more)) && more)
+		st = bw_csv_err(&c, BURROW_E_FORMAT, "expected one line (one graph), found more");
+	if (!st && *v < 0)
+		st = bw_err(BURROW_E_FORMAT, "%s: negative count %lld", m.name, (long long)*v);
+	bw_csv_close(&c);
+	return st;
+}
+
+static int add_edges(burrow_csr_builder *b, const int64_t *s, const int64_t *d, size_t k)
+{
+	return k ? burrow_csr_builder_add(b, s, d, k) : 0;
+}
+
+static int edges_csv(prep *p, burrow_csr_builder *b, int64_t *count)
+{
+	member m;
+	bw_csv c;
+	bool more;
+	int st;
+	int64_t *s = NULL, *d = NULL, v[2], e = 0;
+	size_t k = 0;
+	if ((st = member_of(p, "raw/edge.csv.gz", &m)) || (st = bw_csv_open(&c, &m.src, true, ',', false)))
+		return st;
+	s = bw_malloc(EDGE_CHUNK * sizeof *s);
+	d = bw_malloc(EDGE_CHUNK * sizeof *d);
+	if (!s || !d) {
+		st = BURROW_E_NOMEM;
+		goto out;
+	}
+	while (!(st = bw_csv_next_line(&c, &more)) && more) {
+		if ((st = bw_csv_ints(&c, v, 2)))
+			goto out;
+		for (int j = 0; j < 2; j++)
+			if (v[j] < 0 || v[j] >= p->n) {
+				st = bw_csv_err(&c, BURROW_E_RANGE, "node id %lld out of range [0, %lld)", (long long)v[j],
+						(long long)p->n);
+				goto out;
+			}
+		s[k] = v[0];
+		d[k] = v[1];
+		e++;
+		if (++k == EDGE_CHUNK) {
+			if ((st = add_edges(b, s, d, k)))
+				goto out;
+			k = 0;
+			report(p, "edges", bw_rd_consumed(c.rd), bw_rd_size(c.rd));
+		}
+	}
+	if (!st)
+		st = add_edges(b, s, d, k);
+	report(p, "edges", bw_rd_size(c.rd), bw_rd_size(c.rd));
+	*count = e;
+out:
+	bw_free(s);
+	bw_free(d);
+	bw_csv_close(&c);
+	return st;
+}
+
+static int features_csv(prep *p)
+{
+	member m;
+	bw_csv c;
+	bool more;
+	int st;
+	float *buf = NULL;
+	if ((st = member_of(p, "raw/node-feat.csv.gz", &m)) || (st = bw_csv_open(&c, &m.src, true, ',', false)))
+		return st;
+	if ((st = bw_csv_next_line(&c, &more)))
+		goto out;
+	if (!more) {
+		st = bw_err(BURROW_E_FORMAT, "%s: empty, expected %lld rows of features", m.name, (long long)p->n);
+		goto out;
+	}
+	const int64_t dim = bw_csv_count_fields(&c);
+	const int64_t per = BW_MAX(1, (int64_t)(FEAT_CHUNK_BYTES / ((size_t)dim * sizeof(float))));
+	if (!(buf = bw_malloc((size_t)(per * dim) * sizeof *buf))) {
+		st = BURROW_E_NOMEM;
+		goto out;
+	}
+	if ((st = burrow_writer_features_begin(p->w, p->n, dim, p->o->feat_dtype)))
+		goto out;
+	int64_t rows = 0, k = 0;
+	for (; more; st = bw_csv_next_line(&c, &more)) {
+		if (st)
+			goto out;
+		if (rows == p->n) {
+			st = bw_csv_err(&c, BURROW_E_FORMAT, "more rows than the %lld nodes", (long long)p->n);
+			goto out;
+		}
+		if ((st = bw_csv_floats(&c, buf + k * dim, dim)))
+			goto out;
+		rows++;
+		if (++k == per) {
+			if ((st = bw_put_rows(p->w, buf, k, dim, p->o->feat_dtype)))
+				goto out;
+			k = 0;
+			report(p, "features", bw_rd_consumed(c.rd), bw_rd_size(c.rd));
+		}
+	}
+	if (st)
+		goto out;
+	if (rows != p->n) {
+		st = bw_err(BURROW_E_FORMAT, "%s: %lld rows, but the graph has %lld nodes", m.name, (long long)rows,
+			    (long long)p->n);
+		goto out;
+	}
+	if ((st = bw_put_rows(p->w, buf, k, dim, p->o->feat_dtype)) || (st = burrow_writer_features_end(p->w)))
+		goto out;
+	report(p, "features", bw_rd_size(c.rd), bw_rd_size(c.rd));
+out:
+	bw_free(buf);
+	bw_csv_close(&c);
+	return st;
+}
+
+/* Labels: check the range, pick the class count, write. */
+static int put_labels(prep *p, int32_t *y, const char *name)
+{
+	int64_t top = -1;
+	for (int64_t v = 0; v < p->n; v++)
+		top = BW_MAX(top, (int64_t)y[v]);
+	int32_t classes = p->cat ? p->cat->num_classes : (int32_t)(top + 1);
+	if (top >= classes)
+		return bw_err(BURROW_E_RANGE, "%s: label %lld, but %s has %d classes", name, (long long)top, p->name, classes);
+	if (classes <= 0) {
+		bw_log(BURROW_LOG_WARN, "%s: no node has a label; writing no labels", name);
+		return 0;
+	}
+	report(p, "labels", 1, 1);
+	return burrow_writer_put_labels(p->w, y, p->n, classes);
+}
+
+static int labels_csv(prep *p)
+{
+	member m;
+	bw_csv c;
+	bool more;
+	int st;
+	int32_t *y = NULL;
+	int64_t rows = 0, v;
+	if ((st = member_of(p, "raw/node-label.csv.gz", &m)) || (st = bw_csv_open(&c, &m.src, true, ',', false)))
+		return st;
+	if (!(y = bw_malloc((size_t)(p->n ? p->n : 1) * sizeof *y))) {
+		st = BURROW_E_NOMEM;
+		goto out;
+	}
+	while (!(st = bw_csv_next_line(&c, &more)) && more) {
+		if (rows == p->n) {
+			st = bw_csv_err(&c, BURROW_E_FORMAT, "more rows than the %lld nodes", (long long)p->n);
+			goto out;
+		}
+		if ((st = bw_csv_label(&c, &v)))
+			goto out;
+		if (v < -1 || v >= INT32_MAX) {
+			st = bw_csv_err(&c, BURROW_E_RANGE, "label %lld out of range", (long long)v);
+			goto out;
+		}
+		y[rows++] = (int32_t)v;
+	}
+	if (st)
+		goto out;
+	if (rows != p->n) {
+		st = bw_err(BURROW_E_FORMAT, "%s: %lld rows, but the graph has %lld nodes", m.name, (long long)rows,
+			    (long long)p->n);
+		goto out;
+	}
+	st = put_labels(p, y, m.name);
+out:
+	bw_free(y);
+	bw_csv_close(&c);
+	return st;
+}
+
+static int splits(prep *p)
+{
+	static const char *const names[3] = {"train", "valid", "test"};
+	int st = 0;
+	for (int s = 0; s < 3 && !st; s++) {
+		char rel[512];
+		member m;
+		bw_csv c;
+		bool more;
+		int64_t *ids = NULL, n = 0, cap = 0, v;
+		snprintf(rel, sizeof rel, "split/%s/%s.csv.gz", p->split, names[s]);
+		if ((st = member_of(p, rel, &m)) || (st = bw_csv_open(&c, &m.src, true, ',', false)))
+			break;
+		while (!(st = bw_csv_next_line(&c, &more)) && more) {
+			if ((st = bw_csv_ints(&c, &v, 1)))
+				break;
+			if (v < 0 || v >= p->n) {
+				st = bw_csv_err(&c, BURROW_E_RANGE, "node id %lld out of range [0, %lld)", (long long)v,
+						(long long)p->n);
+				break;
+			}
+			if (n == cap) {
+				cap = cap ? 2 * cap : 4096;
+				int64_t *g = bw_realloc(ids, (size_t)cap * sizeof *g);
+				if (!g) {
+					st = BURROW_E_NOMEM;
+					break;
+				}
+				ids = g;
+			}
+			ids[n++] = v;
+		}
+		if (!st) {
+			st = burrow_writer_put_split(p->w, s, ids, n);
+			report(p, "splits", (uint64_t)s + 1, 3);
+		}
+		bw_free(ids);
+		bw_csv_close(&c);
+	}
+	return st;
+}
+
+/* ---------------------------------------------------------------- npz members (papers100M-bin) */
+
+/* Copy the .npz member k if it is compressed out of the zip into an unlinked file, so
+ * that its arrays can be opened (a zip needs seeking; a deflated member cannot seek). */
+static int extract_npz(prep *p, int k)
+{
+	member m;
+	int st;
+	char npz[600];
+	snprintf(npz, sizeof npz, "%s%s", p->prefix, NPZ[k]);
+	zip_stat_t zs;
+	zip_int64_t i = zip_name_locate(p->za, npz, 0);
+	if (i < 0 || zip_stat_index(p->za, (zip_uint64_t)i, 0, &zs) < 0 || zs.comp_method == ZIP_CM_STORE)
+		return 0;
+	if ((st = member_of(p, NPZ[k], &m)))
+		return st;
+	char *path = bw_path_join(p->spill, "burrow-npz-XXXXXX");
+	if (!path)
+		return BURROW_E_NOMEM;
+	int fd = mkostemp(path, O_CLOEXEC);
+	if (fd < 0) {
+		st = bw_err_errno(errno, p->spill, "create a temporary file");
+		bw_free(path);
+		return st;
+	}
+	unlink(path);
+	bw_rd *r;
+	if ((st = bw_rd_open(&r, &m.src, false, false))) {
+		close(fd);
+		bw_free(path);
+		return st;
+	}
+	const char *data;
+	size_t n;
+	while (!(st = bw_rd_next(r, &data, &n)) && n > 0) {
+		if ((st = bw_write_all(fd, data, n, path)))
+			break;
+		report(p, "extract", bw_rd_consumed(r), bw_rd_size(r));
+	}
+	bw_rd_close(r);
+	bw_free(path);
+	if (st) {
+		close(fd);
+		return st;
+	}
+	p->npz_fd[k] = fd;
+	return 0;
+}
+
+static int open_array(const prep *p, const char *npz, const char *arr, bw_npys *s, member *m)
+{
+	int st = npz_member_of(p, npz, arr, m);
+	return st ? st : bw_npys_open(s, &m->src);
+}
+
+static int count_npz(prep *p)
+{
+	bw_npys s;
+	member m;
+	int st = open_array(p, NPZ[0], "num_nodes_list", &s, &m);
+	if (st)
+		return st;
+	unsigned char buf[8];
+	if (bw_npy_count(&s.h) != 1 || (s.h.dtype != BURROW_DTYPE_I64 && s.h.dtype != BURROW_DTYPE_I32)) {
+		st = bw_err(BURROW_E_FORMAT, "%s: expected one integer (one graph)", s.name);
+	} else if (!(st = bw_npys_read(&s, buf, burrow_dtype_size(s.h.dtype)))) {
+		int64_t v64;
+		int32_t v32;
+		memcpy(&v64, buf, 8);
+		memcpy(&v32, buf, 4);
+		p->n = s.h.dtype == BURROW_DTYPE_I64 ? v64 : v32;
+	}
+	bw_npys_close(&s);
+	if (!st && p->n < 0)
+		st = bw_err(BURROW_E_FORMAT, "%s: negative node count", m.name);
+	return st;
+}
+
+static int edges_npz(prep *p, burrow_csr_builder *b, int64_t *count)
+{
+	member m;
+	int st = npz_member_of(p, NPZ[0], "edge_index", &m);
+	return st ? st : bw_edges_npy(b, &m.src, p->n, count, p->o->progress, p->o->progress_user);
+}
+
+static int features_npz(prep *p)
+{
+	member m;
+	int st = npz_member_of(p, NPZ[0], "node_feat", &m);
+	return st ? st : bw_features_npy(p->w, &m.src, p->n, p->o->feat_dtype, p->o->progress, p->o->progress_user);
+}
+
+static int labels_npz(prep *p)
+{
+	member m;
+	int32_t *y = NULL;
+	int st = npz_member_of(p, NPZ[1], "node_label", &m);
+	if (!st && !(st = bw_labels_npy(&m.src, p->n, &y)))
+		st = put_labels(p, y, m.name);
+	bw_free(y);
+	return st;
+}
+
+/* ---------------------------------------------------------------- the whole */
+
+static int source_json(const prep *p, int64_t edges, char **out)
+{
+	cJSON *j = cJSON_CreateObject();
+	if (!j)
+		return BURROW_E_NOMEM;
+	struct stat sb;
+	cJSON_AddStringToObject(j, "kind", "ogb");
+	cJSON_AddStringToObject(j, "name", p->name);
+	const char *url = p->o->url ? p->o->url : p->cat ? p->cat->url : NULL;
+	if (url)
+		cJSON_AddStringToObject(j, "url", url);
+	else
+		cJSON_AddNullToObject(j, "url");
+	if (p->release[0])
+		cJSON_AddStringToObject(j, "release", p->release);
+	if (p->zip) {
+		cJSON_AddStringToObject(j, "zip", base_name(p->zip));
+		cJSON_AddNumberToObject(j, "zip_bytes", stat(p->zip, &sb) == 0 ? (double)sb.st_size : 0);
+	} else {
+		cJSON_AddStringToObject(j, "folder", base_name(p->dir));
+	}
+	cJSON_AddStringToObject(j, "format", p->binary ? "npz" : "csv");
+	cJSON_AddStringToObject(j, "split", p->split);
+	cJSON_AddNumberToObject(j, "edges_stored", (double)edges);
+	if (p->cat)
+		cJSON_AddBoolToObject(j, "add_inverse_edge", p->cat->add_inverse_edge);
+	char *s = cJSON_PrintUnformatted(j);
+	cJSON_Delete(j);
+	if (!s)
+		return BURROW_E_NOMEM;
+	*out = s;
+	return 0;
+}
+
+static int run(prep *p)
+{
+	int st;
+	int64_t edges = 0, listed = -1;
+	burrow_csr_builder *b = NULL;
+	char *src = NULL;
+
+	if (p->binary) {
+		if ((p->zip && ((st = extract_npz(p, 0)) || (st = extract_npz(p, 1)))) || (st = count_npz(p)))
+			return st;
+	} else if ((st = read_count(p, "raw/num-node-list.csv.gz", &p->n))) {
+		return st;
+	}
+	if (p->cat && p->n != p->cat->num_nodes)
+		bw_log(BURROW_LOG_WARN, "%s: %lld nodes, the catalog says %lld", p->name, (long long)p->n,
+		       (long long)p->cat->num_nodes);
+	burrow_writer_opts wo;
+	burrow_writer_defaults(&wo);
+	wo.overwrite = p->o->overwrite;
+	if ((st = burrow_writer_open(&p->w, p->out, p->name, &wo)))
+		return st;
+
+	burrow_csr_opts co;
+	burrow_csr_defaults(&co);
+	co.symmetrize = true;
+	co.mem_bytes = p->mem > 2 * OVERHEAD ? p->mem - OVERHEAD : p->mem / 2;
+	co.spill_dir = p->spill;
+	co.progress = p->o->progress;
+	co.progress_user = p->o->progress_user;
+	if ((st = burrow_csr_builder_open(&b, p->n, &co)))
+		goto fail;
+	if ((st = p->binary ? edges_npz(p, b, &edges) : edges_csv(p, b, &edges)))
+		goto fail;
+	/* num-edge-list, when present, must agree */
+	member m;
+	if (!p->binary && member_of(p, "raw/num-edge-list.csv.gz", &m) == 0) {
+		if ((st = read_count(p, "raw/num-edge-list.csv.gz", &listed)))
+			goto fail;
+		if (listed != edges) {
+			st = bw_err(BURROW_E_FORMAT, "%s: %lld edges, but num-edge-list.csv.gz says %lld", m.name,
+				    (long long)edges, (long long)listed);
+			goto fail;
+		}
+	}
+	if ((st = burrow_writer_put_builder(p->w, b, true)))
+		goto fail;
+	burrow_csr_builder_close(b);
+	b = NULL;
+	if ((st = p->binary ? features_npz(p) : features_csv(p)) || (st = p->binary ? labels_npz(p) : labels_csv(p)) ||
+	    (st = splits(p)) || (st = source_json(p, edges, &src)) || (st = burrow_writer_set_source(p->w, src)))
+		goto fail;
+	free(src);
+	st = burrow_writer_commit(p->w);
+	p->w = NULL;
+	return st;
+fail:
+	free(src);
+	burrow_csr_builder_close(b);
+	burrow_writer_abort(p->w);
+	p->w = NULL;
+	return st;
+}
+
+int burrow_prep(const char *source, const burrow_prep_opts *opts, char *out_dir, size_t out_cap)
+{
+	burrow_prep_opts o;
+	prep p = {.npz_fd = {-1, -1}};
+	int st;
+
+	if (out_dir && out_cap)
+		out_dir[0] = '\0';
+	if (opts)
+		o = *opts;
+	else
+		burrow_prep_defaults(&o);
+	if (!o.root)
+		o.root = "data";
+	if (o.feat_dtype == BURROW_DTYPE_INVALID)
+		o.feat_dtype = BURROW_DTYPE_F32;
+	if (o.feat_dtype != BURROW_DTYPE_F32 && o.feat_dtype != BURROW_DTYPE_F16)
+		return bw_err(BURROW_E_INVAL, "prep: features must be float32 or float16");
+	if (!source || !*source)
+		return bw_err(BURROW_E_INVAL, "prep: no dataset given");
+	p.o = &o;
+	if ((st = locate(&p, source)))
+		goto out;
+	p.out = o.out ? bw_strdup(o.out) : bw_path_join(o.root, p.name);
+	if (!p.out) {
+		st = BURROW_E_NOMEM;
+		goto out;
+	}
+	if (out_dir && out_cap)
+		snprintf(out_dir, out_cap, "%s", p.out);
+	if (!o.overwrite && access(p.out, F_OK) == 0) {
+		st = bw_err(BURROW_E_EXISTS, "%s: already exists", p.out);
+		goto out;
+	}
+	if (o.tmp_dir) {
+		p.spill = bw_strdup(o.tmp_dir);
+	} else {
+		p.spill = bw_dirname(p.out);
+		if (p.spill && (st = bw_mkdir_p(p.spill, 0755)))
+			goto out;
+	}
+	if (!p.spill) {
+		st = BURROW_E_NOMEM;
+		goto out;
+	}
+	p.mem = o.mem_bytes ? o.mem_bytes : bw_half_memory();
+	st = run(&p);
+out:
+	if (p.za)
+		zip_discard(p.za);
+	for (int k = 0; k < 2; k++)
+		if (p.npz_fd[k] >= 0)
+			close(p.npz_fd[k]);
+	bw_free(p.zip);
+	bw_free(p.dir);
+	bw_free(p.out);
+	bw_free(p.spill);
+	return st;
+}

@@ -1,0 +1,35 @@
+/* csr_internal.h: streaming a finished CSR out of the builder (the writer uses it so that
+ * a build that spilled to disk never holds the whole graph in memory). */
+#ifndef BURROW_CSR_INTERNAL_H
+#define BURROW_CSR_INTERNAL_H
+
+#include "../core/internal.h"
+
+/* Receives a CSR in order: indptr[0 .. N] in slices, and the indices of rows 0, 1, ...
+ * in slices; the two streams interleave. Each callback returns 0 or a status. */
+typedef struct bw_csr_sink {
+	int (*indptr)(void *user, const int64_t *offs, size_t n); /* [n] borrowed for the call */
+	int (*indices)(void *user, const void *ids, size_t n);   /* [n] ids of the CSR's width */
+	void *user;
+} bw_csr_sink;
+
+/* Finish b into sink. When b spilled, this merges the runs from disk in bounded
+ * memory; the bytes are the same as burrow_csr_builder_finish would give. Sets
+ * *num_edges (the CSR's entries) and *width (4 or 8). No arrays stay in b afterwards. */
+int bw_csr_builder_stream(burrow_csr_builder *b, const bw_csr_sink *sink, int64_t *num_edges, int *width);
+
+/* An upper bound on the entries the CSR will have (what was added, doubled when
+ * symmetrizing), for sizing an output before the exact count is known. */
+int64_t bw_csr_builder_max_entries(const burrow_csr_builder *b);
+
+/* The builder's node count N. */
+int64_t bw_csr_builder_nodes(const burrow_csr_builder *b);
+
+/* Sorted runs written to disk so far (0 when everything fit in memory). */
+int bw_csr_builder_runs(const burrow_csr_builder *b);
+
+/* Test hook: use two-word keys (the layout for graphs past 2^32 nodes) on a small graph.
+ * Call right after open. */
+void bw_csr_builder_force_wide_keys(burrow_csr_builder *b);
+
+#endif /* BURROW_CSR_INTERNAL_H */

@@ -1,0 +1,754 @@
+/* sample.c: the sampling kernel: one batch, layer by layer, OpenMP over its nodes.
+ *
+ * Each layer step takes the batch's current node set (the destinations), draws every
+ * destination's neighbors into packed items (global id << eb | edge position), scatters
+ * the items into buckets by the top digit of the id, and numbers each bucket's distinct
+ * ids in increasing order beside the node set sorted by global id: an id that is already
+ * a node keeps its local id, any other is a new source node, numbered after the
+ * destinations in increasing global id. Every choice is a function of the data and the
+ * keys, so the result does not depend on how the work is split between threads. */
+#include "sampler_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define RADIX_BITS 11
+#define DRAW_PAR_MIN 8192     /* a layer expected to draw fewer edges runs on one thread */
+#define NUMBER_PAR_MIN 16384  /* fewer drawn edges are numbered by one thread */
+#define ROWS_PAR_MIN 8192     /* fewer destinations have their degrees read by one thread */
+#define BITMAP_BITS 16        /* buckets whose ids differ in at most this many low bits are
+                                 numbered with a bitmap, wider ones by sorting */
+#define DRAW_CHUNK 64  /* rows a thread takes at a time */
+#define DRAW_LAG 6     /* rows between drawing a row's picks and reading them */
+
+/* Bits needed to hold every value in [0, x]. */
+static int bits_for(uint64_t x) { return x ? 64 - __builtin_clzll(x) : 0; }
+
+/* Make *p hold at least `need` elements of `elem` bytes; keep the contents when asked. */
+static int grow(void *pp, size_t *cap, size_t need, size_t elem, bool keep)
+{
+	void **p = pp;
+	if (need <= *cap && *p)
+		return 0;
+	size_t ncap = BW_MAX(need, *cap + *cap / 2);
+	ncap = BW_MAX(ncap, (size_t)64);
+	if (ncap > SIZE_MAX / elem)
+		return bw_err(BURROW_E_NOMEM, "sampler: %zu elements of %zu bytes do not fit in memory", need, elem);
+	void *q = keep ? bw_realloc(*p, ncap * elem) : bw_malloc(ncap * elem);
+	if (!q)
+		return BURROW_E_NOMEM;
+	if (!keep)
+		bw_free(*p);
+	*p = q;
+	*cap = ncap;
+	return 0;
+}
+
+void bw_batch_free_arrays(bw_batch *b)
+{
+	bw_free(b->nodes);
+	b->nodes = NULL;
+	b->nodes_cap = 0;
+	for (int l = 0; l < BURROW_SAMPLER_MAX_LAYERS; l++) {
+		bw_free(b->indptr[l]);
+		bw_free(b->indices[l]);
+		b->indptr[l] = NULL;
+		b->indices[l] = NULL;
+		b->indptr_cap[l] = b->indices_cap[l] = 0;
+	}
+}
+
+void bw_sample_ctx_free(bw_sample_ctx *c)
+{
+	if (!c)
+		return;
+	bw_free(c->items);
+	bw_free(c->tmp);
+	bw_free(c->srt);
+	bw_free(c->row);
+	bw_free(c->sg);
+	bw_free(c->sg2);
+	bw_free(c->sl);
+	bw_free(c->sl2);
+	bw_free(c->hist);
+	bw_free(c->off);
+	bw_free(c->bstart);
+	bw_free(c->bnew);
+	if (c->rows)
+		for (int t = 0; t < c->threads; t++) {
+			bw_free(c->rows[t].pos);
+			bw_free(c->rows[t].table);
+			bw_free(c->rows[t].bits);
+			bw_free(c->rows[t].lid);
+		}
+	bw_free(c->rows);
+	memset(c, 0, sizeof *c);
+}
+
+int bw_sample_ctx_init(bw_sample_ctx *c, int threads, int max_fanout)
+{
+	memset(c, 0, sizeof *c);
+	c->threads = threads;
+	c->max_fanout = max_fanout;
+	c->hist = bw_malloc((size_t)threads * ((size_t)1 << RADIX_BITS) * sizeof *c->hist);
+	c->off = bw_malloc((size_t)threads * (((size_t)1 << RADIX_BITS) + 1) * sizeof *c->off);
+	c->bstart = bw_malloc((size_t)threads * (((size_t)1 << RADIX_BITS) + 1) * sizeof *c->bstart);
+	c->bnew = bw_malloc((((size_t)1 << RADIX_BITS) + 1) * sizeof *c->bnew);
+	c->rows = bw_calloc((size_t)threads, sizeof *c->rows);
+	if (!c->hist || !c->off || !c->bstart || !c->bnew || !c->rows)
+		goto out_nomem;
+	if (max_fanout > BW_SMALL_FANOUT) {
+		size_t cap = 1;
+		while (cap < 2 * (size_t)max_fanout)
+			cap <<= 1;
+		for (int t = 0; t < threads; t++) {
+			c->rows[t].pos = bw_malloc((size_t)max_fanout * sizeof(int64_t));
+			c->rows[t].table = bw_malloc(cap * sizeof(int64_t));
+			c->rows[t].table_cap = cap;
+			if (!c->rows[t].pos || !c->rows[t].table)
+				goto out_nomem;
+		}
+	}
+	return 0;
+out_nomem:
+	bw_sample_ctx_free(c);
+	return BURROW_E_NOMEM;
+}
+
+/* ------------------------------------------------------------ drawing one row */
+
+static inline uint64_t csr_id(const void *ind, bool w4, int64_t j)
+{
+	return w4 ? (uint64_t)(uint32_t)((const int32_t *)ind)[j] : (uint64_t)((const int64_t *)ind)[j];
+}
+
+static void sort_small(int64_t *a, int n)
+{
+	for (int i = 1; i < n; i++) {
+		int64_t x = a[i];
+		int j = i;
+		for (; j > 0 && a[j - 1] > x; j--)
+			a[j] = a[j - 1];
+		a[j] = x;
+	}
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* A uniform k-subset of [0, d), k < d, sorted (Floyd's algorithm: for j = d-k .. d-1 draw
+ * t in [0, j] and take t, or j when t is taken already). Membership by linear scan. */
+static void pick_small(bw_rng *r, int64_t d, int k, int64_t *pos)
+{
+	int m = 0;
+	for (int64_t j = d - k; j < d; j++) {
+		int64_t t = (int64_t)bw_rng_below(r, (uint64_t)j + 1);
+		for (int q = 0; q < m; q++)
+			if (pos[q] == t) {
+				t = j;
+				break;
+			}
+		pos[m++] = t;
+	}
+	sort_small(pos, k);
+}
+
+/* As pick_small for any k < d, with membership in an open-addressing hash set. */
+static void pick_large(bw_rng *r, int64_t d, int k, bw_row_scratch *rs)
+{
+	size_t cap = 1;
+	while (cap < 2 * (size_t)k)
+		cap <<= 1;
+	int sh = 64 - bits_for(cap - 1);
+	memset(rs->table, 0, cap * sizeof *rs->table);
+	int m = 0;
+	for (int64_t j = d - k; j < d; j++) {
+		int64_t t = (int64_t)bw_rng_below(r, (uint64_t)j + 1);
+		for (int pass = 0; pass < 2; pass++) { /* insert t; on a hit insert j instead */
+			size_t h = (size_t)(((uint64_t)t * 0x9E3779B97F4A7C15ull) >> sh) & (cap - 1);
+			while (rs->table[h] && rs->table[h] != t + 1)
+				h = (h + 1) & (cap - 1);
+			if (!rs->table[h]) {
+				rs->table[h] = t + 1;
+				rs->pos[m++] = t;
+				break;
+			}
+			t = j;
+		}
+	}
+	qsort(rs->pos, (size_t)k, sizeof *rs->pos, cmp_i64);
+}
+
+/* Stage one of drawing row (start s, degree d) with k picks into out[0, k): a sampled
+ * row gets the absolute positions of its picks, and everything it will read is
+ * prefetched. A row taken whole (k == d) only gets its start prefetched. */
+static inline void draw_row(const void *gi, bool w4, int64_t s, int64_t d, int64_t k, uint64_t *out, uint64_t nkey,
+			    bw_row_scratch *rs)
+{
+	const int sz = w4 ? 4 : 8;
+	const char *base = (const char *)gi;
+	if (k == d) {
+		if (d)
+			__builtin_prefetch(base + s * sz);
+		return;
+	}
+	bw_rng r;
+	bw_rng_seed(&r, nkey);
+	int64_t small[BW_SMALL_FANOUT];
+	const int64_t *pos = small;
+	if (k <= BW_SMALL_FANOUT) {
+		pick_small(&r, d, (int)k, small);
+	} else {
+		pick_large(&r, d, (int)k, rs);
+		pos = rs->pos;
+	}
+	for (int64_t j = 0; j < k; j++) {
+		out[j] = (uint64_t)(s + pos[j]);
+		__builtin_prefetch(base + (s + pos[j]) * sz);
+	}
+}
+
+/* Stage two: replace row positions by packed items (neighbor id << eb | edge position),
+ * counting the items per bucket (bits [shift, shift + digit) of the item) in h. */
+static inline void resolve_row(const void *gi, bool w4, int64_t s, int64_t d, int64_t off, int64_t k, uint64_t *out,
+			       int eb, size_t *h, int shift, uint64_t mask)
+{
+	for (int64_t j = 0; j < k; j++) {
+		const uint64_t x = csr_id(gi, w4, k == d ? s + j : (int64_t)out[j]) << eb | (uint64_t)(off + j);
+		out[j] = x;
+		h[(x >> shift) & mask]++;
+	}
+}
+
+/* ------------------------------------------------------------ sorting */
+
+/* Stable LSD radix sort of a[0, n) by bits [lo, lo + nb), one thread, digits of at most
+ * `maxd` bits counted in h (>= 2^maxd entries); returns a or tmp, whichever holds the
+ * result (the other is scratch). */
+static uint64_t *lsd_sort(uint64_t *a, uint64_t *tmp, int64_t n, int lo, int nb, int maxd, size_t *h)
+{
+	if (nb <= 0 || n < 2)
+		return a;
+	const int passes = (nb + maxd - 1) / maxd, digit = (nb + passes - 1) / passes;
+	const size_t nbkt = (size_t)1 << digit;
+	const uint64_t mask = nbkt - 1;
+	for (int p = 0; p < passes; p++) {
+		const int shift = lo + p * digit;
+		memset(h, 0, nbkt * sizeof *h);
+		for (int64_t i = 0; i < n; i++)
+			h[(a[i] >> shift) & mask]++;
+		size_t run = 0;
+		for (size_t d = 0; d < nbkt; d++) {
+			size_t x = h[d];
+			h[d] = run;
+			run += x;
+		}
+		for (int64_t i = 0; i < n; i++)
+			tmp[h[(a[i] >> shift) & mask]++] = a[i];
+		uint64_t *t = a;
+		a = tmp;
+		tmp = t;
+	}
+	return a;
+}
+
+/* Sort one bucket src[0, n) by bits [lo, lo + nb) into dst[0, n) (src is scratch). The
+ * items are distinct, so ordering small buckets by whole value is the stable order. */
+static void bucket_sort(uint64_t *src, uint64_t *dst, int64_t n, int lo, int nb)
+{
+	if (nb <= 0 || n < 2) {
+		memcpy(dst, src, (size_t)n * sizeof *src);
+		return;
+	}
+	if (n <= 32) {
+		for (int64_t i = 0; i < n; i++) {
+			uint64_t x = src[i];
+			int64_t j = i;
+			for (; j > 0 && dst[j - 1] > x; j--)
+				dst[j] = dst[j - 1];
+			dst[j] = x;
+		}
+		return;
+	}
+	size_t h[256];
+	const uint64_t *r = lsd_sort(src, dst, n, lo, nb, 8, h);
+	if (r != dst)
+		memcpy(dst, r, (size_t)n * sizeof *dst);
+}
+
+/* First index in sg[0, n) whose value is >= u. */
+static int64_t lower_bound(const int64_t *sg, int64_t n, int64_t u)
+{
+	int64_t lo = 0, hi = n;
+	while (lo < hi) {
+		int64_t mid = lo + (hi - lo) / 2;
+		if (sg[mid] < u)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* ------------------------------------------------------------ one layer */
+
+/* What the threads of one layer step share (set before they read it). */
+typedef struct layer_job {
+	bw_sample_ctx *c;
+	int l;                   /* block index, for messages */
+	int64_t nd;              /* destinations = nodes before the step */
+	int64_t E;               /* drawn edges = items */
+	int eb, rest, top;       /* item bits: edge position; id bits below the bucket digit; bucket digit */
+	uint64_t *items, *tmp;   /* [E] drawn items; the items placed by bucket */
+	uint64_t *srt;           /* [E] buckets numbered by sorting, sorted */
+	int32_t *ind;            /* [E] the block's indices */
+	int64_t *newn;           /* new node ids go here: b->nodes + nd */
+	const int64_t *sg;       /* [nd] the nodes sorted by global id ... */
+	const int32_t *sl;       /* ... and their local ids */
+	int64_t nnew;            /* new source nodes */
+	char msg[256];           /* an error met by whichever thread ran the check */
+} layer_job;
+
+/* Where each bucket starts, from every thread's counts: bs[d] = items with a smaller
+ * top digit; bs[nbkt] = E. */
+static void bucket_bounds(layer_job *j, int nt, int64_t *bs)
+{
+	const int64_t nbkt = (int64_t)1 << j->top;
+	const size_t *h = j->c->hist;
+	int64_t base = 0;
+	for (int64_t d = 0; d < nbkt; d++) {
+		bs[d] = base;
+		for (int tt = 0; tt < nt; tt++)
+			base += (int64_t)h[(size_t)tt * (size_t)nbkt + (size_t)d];
+	}
+	bs[nbkt] = j->E;
+}
+
+/* Place the items of buckets [d0, d1) in tmp, reading all the items: a thread writes
+ * only the buckets it numbers afterwards, so they stay in its cache. */
+static void scatter_own(layer_job *j, const int64_t *bs, int64_t d0, int64_t d1, int64_t *cur)
+{
+	const int shift = j->eb + j->rest;
+	const uint64_t mask = ((uint64_t)1 << j->top) - 1;
+	for (int64_t d = d0; d < d1; d++)
+		cur[d] = bs[d];
+	if (d0 == 0 && d1 == (int64_t)mask + 1) { /* every bucket: no test */
+		for (int64_t i = 0; i < j->E; i++) {
+			uint64_t x = j->items[i];
+			j->tmp[cur[(x >> shift) & mask]++] = x;
+		}
+		return;
+	}
+	for (int64_t i = 0; i < j->E; i++) {
+		uint64_t x = j->items[i];
+		int64_t d = (int64_t)((x >> shift) & mask);
+		if (d >= d0 && d < d1)
+			j->tmp[cur[d]++] = x;
+	}
+}
+
+/* Bucket d: sort by the id bits below the digit into srt, and count the ids that are
+ * not nodes yet into bnew[d]. */
+static void bucket_count(layer_job *j, const int64_t *bs, int64_t d)
+{
+	const int64_t lo = bs[d], hi = bs[d + 1], nd = j->nd;
+	const uint64_t *x = j->srt;
+	const int eb = j->eb;
+	int64_t cnt = 0;
+	bucket_sort(j->tmp + lo, j->srt + lo, hi - lo, eb, j->rest);
+	if (hi > lo) {
+		int64_t p = lower_bound(j->sg, nd, (int64_t)(x[lo] >> eb));
+		for (int64_t i = lo; i < hi;) {
+			const int64_t u = (int64_t)(x[i] >> eb);
+			while (p < nd && j->sg[p] < u)
+				p++;
+			cnt += !(p < nd && j->sg[p] == u);
+			while (i < hi && (int64_t)(x[i] >> eb) == u)
+				i++;
+		}
+	}
+	j->c->bnew[d] = cnt;
+}
+
+/* Bucket d, sorted into srt by bucket_count: number its ids (an existing node keeps
+ * its local id, a new one gets the next id, nd + next, nd + next + 1, ..., in increasing
+ * global id) and write every edge's local id. */
+static void bucket_number(layer_job *j, const int64_t *bs, int64_t d, int64_t next)
+{
+	const int64_t lo = bs[d], hi = bs[d + 1], nd = j->nd;
+	if (hi == lo)
+		return;
+	const uint64_t *x = j->srt;
+	const int eb = j->eb;
+	const uint64_t emask = eb == 64 ? ~0ull : (1ull << eb) - 1;
+	int64_t p = lower_bound(j->sg, nd, (int64_t)(x[lo] >> eb));
+	for (int64_t i = lo; i < hi;) {
+		const int64_t u = (int64_t)(x[i] >> eb);
+		while (p < nd && j->sg[p] < u)
+			p++;
+		int32_t id;
+		if (p < nd && j->sg[p] == u) {
+			id = j->sl[p];
+		} else {
+			j->newn[next] = u;
+			id = (int32_t)(nd + next++);
+		}
+		for (; i < hi && (int64_t)(x[i] >> eb) == u; i++)
+			j->ind[x[i] & emask] = id;
+	}
+}
+
+/* Bucket d by bitmap (when its ids differ in at most BITMAP_BITS low bits): mark the
+ * low bits of its ids in `bits`, then visit them in increasing order. Returns the count
+ * of ids that are not nodes yet; with `lid`, also numbers them from nd + next (see
+ * bucket_number) and writes every edge's local id. */
+static int64_t bucket_bitmap(layer_job *j, const int64_t *bs, int64_t d, int64_t next, uint64_t *bits, int32_t *lid)
+{
+	const int64_t lo = bs[d], hi = bs[d + 1], nd = j->nd;
+	if (hi == lo)
+		return 0;
+	const uint64_t *x = j->tmp;
+	const int eb = j->eb;
+	const uint64_t rmask = ((uint64_t)1 << j->rest) - 1, emask = eb == 64 ? ~0ull : (1ull << eb) - 1;
+	const int64_t words = BW_MAX((int64_t)1, ((int64_t)1 << j->rest) >> 6), base = d << j->rest;
+	memset(bits, 0, (size_t)words * sizeof *bits);
+	for (int64_t i = lo; i < hi; i++) {
+		uint64_t k = (x[i] >> eb) & rmask;
+		bits[k >> 6] |= 1ull << (k & 63);
+	}
+	int64_t p = lower_bound(j->sg, nd, base), cnt = 0;
+	for (int64_t w = 0; w < words; w++)
+		for (uint64_t m = bits[w]; m; m &= m - 1) {
+			const int64_t k = w * 64 + __builtin_ctzll(m), u = base | k;
+			while (p < nd && j->sg[p] < u)
+				p++;
+			const bool known = p < nd && j->sg[p] == u;
+			cnt += !known;
+			if (!lid)
+				continue;
+			if (known) {
+				lid[k] = j->sl[p];
+			} else {
+				j->newn[next] = u;
+				lid[k] = (int32_t)(nd + next++);
+			}
+		}
+	if (lid)
+		for (int64_t i = lo; i < hi; i++)
+			j->ind[x[i] & emask] = lid[(x[i] >> eb) & rmask];
+	return cnt;
+}
+
+/* Count (number == false) or number the new nodes of bucket d: by bitmap when the
+ * bucket is dense enough for the bitmap's words to be worth visiting, else by sorting
+ * it (the same bucket takes the same way in both passes). */
+static void bucket_work(layer_job *j, const int64_t *bs, int64_t d, bool number, int64_t next, bw_row_scratch *rs)
+{
+	const int64_t n = bs[d + 1] - bs[d];
+	if (j->rest <= BITMAP_BITS && 4 * n >= ((int64_t)1 << j->rest) >> 6) {
+		int64_t cnt = bucket_bitmap(j, bs, d, next, rs->bits, number ? rs->lid : NULL);
+		if (!number)
+			j->c->bnew[d] = cnt;
+	} else if (number) {
+		bucket_number(j, bs, d, next);
+	} else {
+		bucket_count(j, bs, d);
+	}
+}
+
+/* Count, then number, the buckets [d0, d1) (bnew must hold every bucket's count
+ * between the two: see number_range). */
+static void count_range(layer_job *j, const int64_t *bs, int64_t d0, int64_t d1, bw_row_scratch *rs)
+{
+	for (int64_t d = d0; d < d1; d++)
+		bucket_work(j, bs, d, false, 0, rs);
+}
+
+/* Number the buckets [d0, d1), their new nodes taking the places after those of the
+ * buckets before d0. Returns the new nodes of all the buckets. */
+static int64_t number_range(layer_job *j, const int64_t *bs, int64_t d0, int64_t d1, bw_row_scratch *rs)
+{
+	const int64_t nbkt = (int64_t)1 << j->top;
+	int64_t next = 0, total = 0;
+	for (int64_t d = 0; d < nbkt; d++) {
+		next += d < d0 ? j->c->bnew[d] : 0;
+		total += j->c->bnew[d];
+	}
+	if (j->nd + total > INT32_MAX)
+		return total; /* refused by the caller */
+	for (int64_t d = d0; d < d1; d++) {
+		bucket_work(j, bs, d, true, next, rs);
+		next += j->c->bnew[d];
+	}
+	return total;
+}
+
+/* Row i of the destinations: where its graph row starts, its degree, its sample size. */
+static inline void read_row(const int64_t *gp, const int64_t *nodes, int64_t nd, int64_t i, int fanout, int64_t *row,
+			    int64_t *ip)
+{
+	if (i + 16 < nd)
+		__builtin_prefetch(&gp[nodes[i + 16]]);
+	const int64_t v = nodes[i], s = gp[v], d = gp[v + 1] - s;
+	row[2 * i] = s;
+	row[2 * i + 1] = d;
+	ip[i + 1] = fanout < 0 || d <= fanout ? d : fanout;
+}
+
+/* Sample block l of b over the current nodes b->nodes[0, nd), whose sorted view is
+ * c->sg/c->sl[0, nd): append the new source nodes to b->nodes and set *nsrc to the
+ * node count after them. The sorted view is extended unless `last`. A fanout < 0 takes
+ * whole rows.
+ *
+ * One parallel region per layer with three or four barriers (a barrier costs little on
+ * an idle machine but can cost a scheduler slice on a busy one): the rows' degrees and
+ * offsets; the draws (dynamic chunks of rows), each thread counting its items per bucket
+ * (top digit of the id); then each thread takes a range of buckets holding about E/nt
+ * items, places their items (so they stay in its cache) and counts their new nodes;
+ * once every count is in, it numbers them. The numbering of a small layer works in
+ * cache-sized arrays where a second thread mostly adds traffic between cores, so it
+ * runs on one thread below NUMBER_PAR_MIN items. */
+static int layer_step(bw_sample_ctx *c, const burrow_csr *g, bw_batch *b, int l, int fanout, uint64_t lkey,
+		      int64_t nd, bool last, int64_t *nsrc)
+{
+	const int64_t *gp = g->indptr;
+	const void *gi = g->indices;
+	const bool w4 = g->index_width == 4;
+	int st;
+	if ((st = grow(&c->row, &c->row_cap, 2 * (size_t)nd, sizeof(int64_t), false)) ||
+	    (st = grow(&b->indptr[l], &b->indptr_cap[l], (size_t)nd + 1, sizeof(int64_t), false)))
+		return st;
+	int64_t *row = c->row, *ip = b->indptr[l];
+	const int ub = bits_for((uint64_t)g->num_nodes - 1);
+	layer_job j = {.c = c, .l = l, .nd = nd, .top = BW_MIN(ub, RADIX_BITS), .sg = c->sg, .sl = c->sl};
+	j.rest = ub - j.top;
+	const int64_t nbkt = (int64_t)1 << j.top;
+	const int64_t est = nd * (fanout < 0 ? 8 : fanout); /* edges, roughly, to decide on threads */
+	int64_t next_chunk = 0;
+
+#pragma omp parallel num_threads(c->threads) if (est >= DRAW_PAR_MIN)
+	{
+		const int nt = omp_get_num_threads(), t = omp_get_thread_num();
+		const bool rows_par = nd >= ROWS_PAR_MIN;
+
+		/* 1. degrees and sample sizes */
+		if (rows_par) {
+#pragma omp for schedule(static)
+			for (int64_t i = 0; i < nd; i++)
+				read_row(gp, b->nodes, nd, i, fanout, row, ip);
+		}
+
+		/* 2. offsets, and room for the edges */
+#pragma omp single
+		{
+			for (int64_t i = 0; !rows_par && i < nd; i++)
+				read_row(gp, b->nodes, nd, i, fanout, row, ip);
+			ip[0] = 0;
+			for (int64_t i = 0; i < nd; i++)
+				ip[i + 1] += ip[i];
+			j.E = ip[nd];
+			j.eb = bits_for((uint64_t)BW_MAX(j.E, 1) - 1);
+			const size_t room = (size_t)BW_MAX(j.E, 1);
+			if (ub + j.eb > 64)
+				st = bw_err(BURROW_E_UNSUPPORTED,
+					    "sampler: block %d has %lld edges: too many for a graph of %lld nodes", l,
+					    (long long)j.E, (long long)g->num_nodes);
+			if (!st)
+				st = grow(&c->items, &c->items_cap, room, sizeof(uint64_t), false);
+			if (!st)
+				st = grow(&c->tmp, &c->tmp_cap, room, sizeof(uint64_t), false);
+			if (!st)
+				st = grow(&c->srt, &c->srt_cap, room, sizeof(uint64_t), false);
+			if (!st)
+				st = grow(&b->indices[l], &b->indices_cap[l], room, sizeof(int32_t), false);
+			if (!st)
+				st = grow(&b->nodes, &b->nodes_cap, (size_t)(nd + j.E), sizeof(int64_t), true);
+			for (int tt = 0; !st && tt < c->threads && j.rest <= BITMAP_BITS; tt++) {
+				bw_row_scratch *r = &c->rows[tt];
+				if (!(st = grow(&r->bits, &r->bits_cap, BW_MAX((size_t)1, ((size_t)1 << j.rest) >> 6),
+						sizeof(uint64_t), false)))
+					st = grow(&r->lid, &r->lid_cap, (size_t)1 << j.rest, sizeof(int32_t), false);
+			}
+			if (st)
+				snprintf(j.msg, sizeof j.msg, "%s", burrow_last_error());
+			j.items = c->items;
+			j.tmp = c->tmp;
+			j.srt = c->srt;
+			j.ind = b->indices[l];
+			j.newn = b->nodes + nd;
+		}
+
+		if (!st && j.E > 0) {
+			/* 3. draw: row i's picks become items ip[i] .. ip[i+1], counted per bucket in
+			 * this thread's histogram. Software pipelined: a row's picks are drawn and
+			 * prefetched DRAW_LAG rows before they are read. */
+			const int64_t *nodes = b->nodes;
+			bw_row_scratch *rs = &c->rows[t];
+			const int shift = j.eb + j.rest;
+			const uint64_t mask = (uint64_t)nbkt - 1;
+			size_t *h = c->hist + (size_t)t * (size_t)nbkt;
+			memset(h, 0, (size_t)nbkt * sizeof *h);
+			for (;;) {
+				const int64_t c0 = __atomic_fetch_add(&next_chunk, DRAW_CHUNK, __ATOMIC_RELAXED);
+				if (c0 >= nd)
+					break;
+				const int64_t c1 = BW_MIN(nd, c0 + DRAW_CHUNK);
+				for (int64_t i = c0; i < c1 + DRAW_LAG; i++) {
+					if (i < c1)
+						draw_row(gi, w4, row[2 * i], row[2 * i + 1], ip[i + 1] - ip[i], j.items + ip[i],
+							 bw_key(lkey, (uint64_t)nodes[i]), rs);
+					const int64_t q = i - DRAW_LAG;
+					if (q >= c0)
+						resolve_row(gi, w4, row[2 * q], row[2 * q + 1], ip[q], ip[q + 1] - ip[q],
+							    j.items + ip[q], j.eb, h, shift, mask);
+				}
+			}
+#pragma omp barrier
+			/* 4. number the drawn ids: place the items by bucket, count each bucket's new
+			 * nodes, and once every count is in, number them */
+			const size_t stride = ((size_t)1 << RADIX_BITS) + 1;
+			int64_t *bs = c->bstart + (size_t)t * stride, *cur = c->off + (size_t)t * stride;
+			if (j.E >= NUMBER_PAR_MIN && nt > 1) {
+				/* each thread takes a range of buckets holding about E/nt items */
+				bucket_bounds(&j, nt, bs);
+				const int64_t d0 = t ? lower_bound(bs, nbkt + 1, j.E * t / nt) : 0;
+				const int64_t d1 = t < nt - 1 ? lower_bound(bs, nbkt + 1, j.E * (t + 1) / nt) : nbkt;
+				scatter_own(&j, bs, d0, d1, cur);
+				count_range(&j, bs, d0, d1, rs);
+#pragma omp barrier
+				const int64_t total = number_range(&j, bs, d0, d1, rs);
+				if (t == 0)
+					j.nnew = total;
+			} else {
+#pragma omp single nowait
+				{
+					bucket_bounds(&j, nt, bs);
+					scatter_own(&j, bs, 0, nbkt, cur);
+					count_range(&j, bs, 0, nbkt, rs);
+					j.nnew = number_range(&j, bs, 0, nbkt, rs);
+				}
+			}
+		}
+	}
+	if (st)
+		return bw_err(st, "%s", j.msg);
+	if (nd + j.nnew > INT32_MAX)
+		return bw_err(BURROW_E_UNSUPPORTED, "sampler: block %d has %lld source nodes: local ids are int32", l,
+			      (long long)(nd + j.nnew));
+	const int64_t nnew = j.nnew;
+	b->pub.blocks[l] = (burrow_block){
+		.num_dst = nd, .num_src = nd + nnew, .num_edges = j.E, .indptr = ip, .indices = b->indices[l]};
+	*nsrc = nd + nnew;
+	if (last || nnew == 0)
+		return 0;
+
+	/* 8. merge the new nodes (sorted, ids nd ..) into the sorted view */
+	const int64_t n2 = nd + nnew, *sg = c->sg, *newn = b->nodes + nd;
+	const int32_t *sl = c->sl;
+	if ((st = grow(&c->sg2, &c->sg2_cap, (size_t)n2, sizeof(int64_t), false)) ||
+	    (st = grow(&c->sl2, &c->sl2_cap, (size_t)n2, sizeof(int32_t), false)))
+		return st;
+	int64_t i = 0, k = 0, m = 0;
+	while (i < nd || m < nnew) {
+		if (m >= nnew || (i < nd && sg[i] < newn[m])) {
+			c->sg2[k] = sg[i];
+			c->sl2[k++] = sl[i++];
+		} else {
+			c->sg2[k] = newn[m];
+			c->sl2[k++] = (int32_t)(nd + m++);
+		}
+	}
+	int64_t *tg = c->sg;
+	int32_t *tl = c->sl;
+	size_t tgc = c->sg_cap, tlc = c->sl_cap;
+	c->sg = c->sg2;
+	c->sl = c->sl2;
+	c->sg_cap = c->sg2_cap;
+	c->sl_cap = c->sl2_cap;
+	c->sg2 = tg;
+	c->sl2 = tl;
+	c->sg2_cap = tgc;
+	c->sl2_cap = tlc;
+	return 0;
+}
+
+/* ------------------------------------------------------------ batches */
+
+/* Set b->nodes to the n seeds and c->sg/sl to their sorted view; refuse ids out of
+ * range and repeated ids. */
+static int seed_set(bw_sample_ctx *c, const burrow_csr *g, const int64_t *seeds, int64_t n, bw_batch *b)
+{
+	int st;
+	if ((st = grow(&b->nodes, &b->nodes_cap, (size_t)n, sizeof(int64_t), false)) ||
+	    (st = grow(&c->items, &c->items_cap, (size_t)n, sizeof(uint64_t), false)) ||
+	    (st = grow(&c->tmp, &c->tmp_cap, (size_t)n, sizeof(uint64_t), false)) ||
+	    (st = grow(&c->sg, &c->sg_cap, (size_t)n, sizeof(int64_t), false)) ||
+	    (st = grow(&c->sl, &c->sl_cap, (size_t)n, sizeof(int32_t), false)))
+		return st;
+	const int ub = bits_for((uint64_t)g->num_nodes - 1), lb = bits_for((uint64_t)n - 1);
+	if (n > INT32_MAX || ub + lb > 64)
+		return bw_err(BURROW_E_UNSUPPORTED, "sampler: %lld seeds are too many for one batch", (long long)n);
+	for (int64_t i = 0; i < n; i++) {
+		if (seeds[i] < 0 || seeds[i] >= g->num_nodes)
+			return bw_err(BURROW_E_RANGE, "sampler: seed %lld is not a node id (the graph has %lld nodes)",
+				      (long long)seeds[i], (long long)g->num_nodes);
+		b->nodes[i] = seeds[i];
+		c->items[i] = (uint64_t)seeds[i] << lb | (uint64_t)i;
+	}
+	const uint64_t *x = lsd_sort(c->items, c->tmp, n, lb, ub, RADIX_BITS, c->hist);
+	const uint64_t lmask = lb == 64 ? ~0ull : (1ull << lb) - 1;
+	for (int64_t i = 0; i < n; i++) {
+		c->sg[i] = (int64_t)(x[i] >> lb);
+		c->sl[i] = (int32_t)(x[i] & lmask);
+		if (i && c->sg[i] == c->sg[i - 1])
+			return bw_err(BURROW_E_INVAL, "sampler: seed %lld appears twice in one batch", (long long)c->sg[i]);
+	}
+	return 0;
+}
+
+/* Fill the public view of b once the blocks are in place. */
+static void finish(bw_batch *b, int num_layers, int64_t nseeds, int64_t ninput)
+{
+	b->pub.num_layers = num_layers;
+	for (int l = num_layers; l < BURROW_SAMPLER_MAX_LAYERS; l++)
+		b->pub.blocks[l] = (burrow_block){0};
+	b->pub.num_input = ninput;
+	b->pub.input_ids = b->nodes;
+	b->pub.num_seeds = nseeds;
+	b->pub.seeds = b->nodes;
+}
+
+int bw_sample_batch(bw_sample_ctx *c, const burrow_csr *g, const int64_t *seeds, int64_t n, int num_layers,
+		    const int *fanouts, uint64_t key, bw_batch *b)
+{
+	int st = seed_set(c, g, seeds, n, b);
+	if (st)
+		return st;
+	int64_t nd = n;
+	for (int l = num_layers - 1; l >= 0; l--)
+		if ((st = layer_step(c, g, b, l, fanouts[l], bw_key(key, (uint64_t)l), nd, l == 0, &nd)))
+			return st;
+	finish(b, num_layers, n, nd);
+	return 0;
+}
+
+int bw_sample_full(bw_sample_ctx *c, const burrow_csr *g, int64_t first, int64_t count, bw_batch *b)
+{
+	int st;
+	if ((st = grow(&b->nodes, &b->nodes_cap, (size_t)count, sizeof(int64_t), false)) ||
+	    (st = grow(&c->sg, &c->sg_cap, (size_t)count, sizeof(int64_t), false)) ||
+	    (st = grow(&c->sl, &c->sl_cap, (size_t)count, sizeof(int32_t), false)))
+		return st;
+	for (int64_t i = 0; i < count; i++) {
+		b->nodes[i] = c->sg[i] = first + i;
+		c->sl[i] = (int32_t)i;
+	}
+	int64_t nsrc;
+	if ((st = layer_step(c, g, b, 0, -1, 0, count, true, &nsrc)))
+		return st;
+	finish(b, 1, count, nsrc);
+	return 0;
+}

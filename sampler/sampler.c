@@ -1,0 +1,429 @@
+/* sampler.c: the public sampler: options, the epoch iterator, the producer threads and
+ * their bounded queue, the batch pool (docs/sampler.md). The kernel is in sample.c. */
+#include "sampler_internal.h"
+
+#include <pthread.h>
+#include <string.h>
+
+/* Keys: an epoch's batches use bw_key(bw_key(seed, epoch), index); the shuffle and the
+ * explicit-seed batches use coordinates that no epoch or index takes. */
+#define KEY_SHUFFLE UINT64_MAX
+#define KEY_EXPLICIT (UINT64_MAX - 1)
+
+/* One place in the queue: batch `index` of the current epoch, or the error it met. */
+typedef struct slot {
+	bool full;
+	int status;
+	bw_batch *b;
+	char msg[256];
+} slot;
+
+typedef struct producer {
+	struct burrow_sampler *s;
+	pthread_t tid;
+	bool started;
+	bw_sample_ctx ctx;
+	int64_t *seeds; /* [batch_size] copied under the lock when a batch is claimed */
+} producer;
+
+struct burrow_sampler {
+	const burrow_csr *g;     /* borrowed */
+	burrow_sampler_opts o;
+	int threads;             /* resolved o.threads */
+	int64_t n;               /* training ids */
+	int64_t *ids;            /* [n] as given */
+	int64_t *perm;           /* [n] the current epoch's order */
+	int64_t num_batches;
+	bw_sample_ctx sync;      /* scratch for the calling thread */
+
+	pthread_mutex_t mu;      /* guards everything below */
+	pthread_cond_t produce;  /* producers wait for room or a new epoch */
+	pthread_cond_t consume;  /* the consumer waits for its slot */
+	bw_batch *all, *free;    /* every batch made, and the recycled ones */
+	bool started, shutdown;
+	int64_t epoch;
+	uint64_t gen;            /* bumped by every start: batches of an older one are dropped */
+	int64_t next_claim;      /* next batch index a producer takes */
+	int64_t next_deliver;    /* next batch index burrow_sampler_next returns */
+	slot *slots;             /* [prefetch]: batch i lives in slots[i % prefetch] */
+	int nprod;
+	producer *prod;          /* [nprod] */
+};
+
+void burrow_sampler_defaults(burrow_sampler_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->num_layers = 3;
+	o->fanouts[0] = 15;
+	o->fanouts[1] = 10;
+	o->fanouts[2] = 5;
+	o->batch_size = 1024;
+	o->threads = 1;
+	o->prefetch = 4;
+	o->producers = 1;
+}
+
+/* A batch from the free list, or a new one (lock held). NULL when out of memory. */
+static bw_batch *pool_get(burrow_sampler *s)
+{
+	bw_batch *b = s->free;
+	if (b) {
+		s->free = b->next_free;
+	} else {
+		b = bw_calloc(1, sizeof *b);
+		if (!b)
+			return NULL;
+		b->owner = s;
+		b->next_all = s->all;
+		s->all = b;
+	}
+	b->next_free = NULL;
+	b->held = true;
+	return b;
+}
+
+/* Back to the free list (lock held). */
+static void pool_put(burrow_sampler *s, bw_batch *b)
+{
+	b->held = false;
+	b->next_free = s->free;
+	s->free = b;
+}
+
+/* Hand b out as batch `index` of `epoch` (or -1, -1). */
+static void stamp(bw_batch *b, int64_t epoch, int64_t index)
+{
+	b->pub.epoch = epoch;
+	b->pub.index = index;
+}
+
+/* The seeds of batch i of the current epoch: perm[i*B, ...); returns their count. */
+static int64_t batch_seeds(const burrow_sampler *s, int64_t i, const int64_t **seeds)
+{
+	int64_t lo = i * s->o.batch_size, hi = BW_MIN(s->n, lo + s->o.batch_size);
+	*seeds = s->perm + lo;
+	return hi - lo;
+}
+
+static uint64_t batch_key(const burrow_sampler *s, int64_t epoch, int64_t index)
+{
+	return bw_key(bw_key(s->o.seed, (uint64_t)epoch), (uint64_t)index);
+}
+
+/* A producer: claim the next batch index inside the window, sample it, file it. */
+static void *produce(void *arg)
+{
+	producer *p = arg;
+	burrow_sampler *s = p->s;
+	pthread_mutex_lock(&s->mu);
+	for (;;) {
+		while (!s->shutdown && !(s->started && s->next_claim < s->num_batches &&
+					 s->next_claim < s->next_deliver + s->o.prefetch))
+			pthread_cond_wait(&s->produce, &s->mu);
+		if (s->shutdown)
+			break;
+		const int64_t i = s->next_claim++, epoch = s->epoch;
+		const uint64_t gen = s->gen;
+		const int64_t *src;
+		const int64_t m = batch_seeds(s, i, &src);
+		memcpy(p->seeds, src, (size_t)m * sizeof *src);
+		bw_batch *b = pool_get(s);
+		pthread_mutex_unlock(&s->mu);
+
+		int st = b ? bw_sample_batch(&p->ctx, s->g, p->seeds, m, s->o.num_layers, s->o.fanouts,
+					     batch_key(s, epoch, i), b)
+			   : BURROW_E_NOMEM;
+
+		pthread_mutex_lock(&s->mu);
+		if (b && (st < 0 || gen != s->gen)) {
+			pool_put(s, b);
+			b = NULL;
+		}
+		if (gen != s->gen)
+			continue;
+		slot *sl = &s->slots[i % s->o.prefetch];
+		sl->full = true;
+		sl->status = st;
+		sl->b = b;
+		if (st < 0)
+			snprintf(sl->msg, sizeof sl->msg, "%s", burrow_last_error());
+		else
+			stamp(b, epoch, i);
+		pthread_cond_broadcast(&s->consume);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
+
+/* Refuse what the sampler cannot serve, naming the option. */
+static int check_opts(const burrow_sampler_opts *o)
+{
+	if (o->num_layers < 1 || o->num_layers > BURROW_SAMPLER_MAX_LAYERS)
+		return bw_err(BURROW_E_INVAL, "sampler: num_layers %d is not in [1, %d]", o->num_layers,
+			      BURROW_SAMPLER_MAX_LAYERS);
+	for (int l = 0; l < o->num_layers; l++)
+		if (o->fanouts[l] < -1)
+			return bw_err(BURROW_E_INVAL, "sampler: fanout %d of layer %d: want -1 (all) or >= 0",
+				      o->fanouts[l], l);
+	if (o->batch_size < 1 || o->batch_size > INT32_MAX)
+		return bw_err(BURROW_E_INVAL, "sampler: batch_size %lld is not in [1, 2^31)", (long long)o->batch_size);
+	if (o->threads < 0 || o->threads > 4096)
+		return bw_err(BURROW_E_INVAL, "sampler: threads %d is not in [0, 4096]", o->threads);
+	if (o->prefetch < 0 || o->prefetch > 4096)
+		return bw_err(BURROW_E_INVAL, "sampler: prefetch %d is not in [0, 4096]", o->prefetch);
+	if (o->prefetch > 0 && (o->producers < 1 || o->producers > 256))
+		return bw_err(BURROW_E_INVAL, "sampler: producers %d is not in [1, 256]", o->producers);
+	return 0;
+}
+
+/* Training ids must be node ids, each at most once (a bitmap over the nodes, freed after). */
+static int check_ids(const burrow_csr *g, const int64_t *ids, int64_t n)
+{
+	uint64_t *seen = bw_calloc(((size_t)g->num_nodes + 63) / 64, sizeof *seen);
+	if (!seen)
+		return BURROW_E_NOMEM;
+	int st = 0;
+	for (int64_t i = 0; i < n && !st; i++) {
+		int64_t v = ids[i];
+		if (v < 0 || v >= g->num_nodes)
+			st = bw_err(BURROW_E_RANGE, "sampler: training id %lld at position %lld is not a node id "
+						    "(the graph has %lld nodes)",
+				    (long long)v, (long long)i, (long long)g->num_nodes);
+		else if (seen[v >> 6] >> (v & 63) & 1)
+			st = bw_err(BURROW_E_INVAL, "sampler: training id %lld appears twice (again at position %lld)",
+				    (long long)v, (long long)i);
+		else
+			seen[v >> 6] |= 1ull << (v & 63);
+	}
+	bw_free(seen);
+	return st;
+}
+
+int burrow_sampler_open(burrow_sampler **out, const burrow_csr *g, const int64_t *ids, int64_t n,
+			const burrow_sampler_opts *opts)
+{
+	*out = NULL;
+	burrow_sampler_opts o;
+	if (opts)
+		o = *opts;
+	else
+		burrow_sampler_defaults(&o);
+	int st;
+	if (!g || !g->indptr || (g->num_edges && !g->indices) || g->num_nodes < 1 ||
+	    (g->index_width != 4 && g->index_width != 8))
+		return bw_err(BURROW_E_INVAL, "sampler: the graph is empty or malformed");
+	if (n < 0 || (n && !ids))
+		return bw_err(BURROW_E_INVAL, "sampler: %lld training ids", (long long)n);
+	if ((st = check_opts(&o)) || (st = check_ids(g, ids, n)))
+		return st;
+	burrow_sampler *s = bw_calloc(1, sizeof *s);
+	if (!s)
+		return BURROW_E_NOMEM;
+	s->g = g;
+	s->o = o;
+	s->threads = bw_threads(o.threads);
+	s->n = n;
+	s->num_batches = o.drop_last ? n / o.batch_size : (n + o.batch_size - 1) / o.batch_size;
+	int max_fanout = 0;
+	for (int l = 0; l < o.num_layers; l++)
+		max_fanout = BW_MAX(max_fanout, o.fanouts[l]);
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->produce, NULL);
+	pthread_cond_init(&s->consume, NULL);
+	s->ids = bw_malloc((size_t)BW_MAX(n, 1) * sizeof *s->ids);
+	s->perm = bw_malloc((size_t)BW_MAX(n, 1) * sizeof *s->perm);
+	if (!s->ids || !s->perm) {
+		st = BURROW_E_NOMEM;
+		goto out_close;
+	}
+	if (n)
+		memcpy(s->ids, ids, (size_t)n * sizeof *ids);
+	if ((st = bw_sample_ctx_init(&s->sync, s->threads, max_fanout)))
+		goto out_close;
+	if (o.prefetch > 0) {
+		s->slots = bw_calloc((size_t)o.prefetch, sizeof *s->slots);
+		s->prod = bw_calloc((size_t)o.producers, sizeof *s->prod);
+		if (!s->slots || !s->prod) {
+			st = BURROW_E_NOMEM;
+			goto out_close;
+		}
+		for (int i = 0; i < o.producers; i++) {
+			producer *p = &s->prod[i];
+			p->s = s;
+			s->nprod = i + 1;
+			p->seeds = bw_malloc((size_t)o.batch_size * sizeof *p->seeds);
+			if (!p->seeds) {
+				st = BURROW_E_NOMEM;
+				goto out_close;
+			}
+			if ((st = bw_sample_ctx_init(&p->ctx, s->threads, max_fanout)))
+				goto out_close;
+			int e = pthread_create(&p->tid, NULL, produce, p);
+			if (e) {
+				st = bw_err_errno(e, "sampler", "starting a producer thread");
+				goto out_close;
+			}
+			p->started = true;
+		}
+	}
+	*out = s;
+	return 0;
+out_close:
+	burrow_sampler_close(s);
+	return st;
+}
+
+void burrow_sampler_close(burrow_sampler *s)
+{
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->mu);
+	s->shutdown = true;
+	pthread_cond_broadcast(&s->produce);
+	pthread_mutex_unlock(&s->mu);
+	for (int i = 0; i < s->nprod; i++) {
+		producer *p = &s->prod[i];
+		if (p->started)
+			pthread_join(p->tid, NULL);
+		bw_sample_ctx_free(&p->ctx);
+		bw_free(p->seeds);
+	}
+	for (bw_batch *b = s->all, *nx; b; b = nx) {
+		nx = b->next_all;
+		bw_batch_free_arrays(b);
+		bw_free(b);
+	}
+	bw_sample_ctx_free(&s->sync);
+	bw_free(s->prod);
+	bw_free(s->slots);
+	bw_free(s->perm);
+	bw_free(s->ids);
+	pthread_cond_destroy(&s->consume);
+	pthread_cond_destroy(&s->produce);
+	pthread_mutex_destroy(&s->mu);
+	bw_free(s);
+}
+
+int64_t burrow_sampler_num_batches(const burrow_sampler *s) { return s ? s->num_batches : 0; }
+
+int burrow_sampler_start(burrow_sampler *s, int64_t epoch)
+{
+	if (!s || epoch < 0)
+		return bw_err(BURROW_E_INVAL, "burrow_sampler_start: epoch %lld: want >= 0", (long long)epoch);
+	pthread_mutex_lock(&s->mu);
+	s->gen++;
+	for (int i = 0; i < s->o.prefetch; i++) {
+		if (s->slots[i].b)
+			pool_put(s, s->slots[i].b);
+		s->slots[i] = (slot){0};
+	}
+	/* shuffle the ids as given, so that the order is a function of (seed, epoch) only */
+	if (s->n)
+		memcpy(s->perm, s->ids, (size_t)s->n * sizeof *s->ids);
+	bw_rng r;
+	bw_rng_seed(&r, bw_key(bw_key(s->o.seed, (uint64_t)epoch), KEY_SHUFFLE));
+	for (int64_t i = s->n - 1; i > 0; i--) {
+		int64_t j = (int64_t)bw_rng_below(&r, (uint64_t)i + 1), t = s->perm[i];
+		s->perm[i] = s->perm[j];
+		s->perm[j] = t;
+	}
+	s->started = true;
+	s->epoch = epoch;
+	s->next_claim = s->next_deliver = 0;
+	pthread_cond_broadcast(&s->produce);
+	pthread_mutex_unlock(&s->mu);
+	return 0;
+}
+
+/* Sample into a pooled batch in the calling thread with the sync scratch. */
+static int sample_sync(burrow_sampler *s, const int64_t *seeds, int64_t n, uint64_t key, int64_t first,
+		       int64_t count, burrow_batch **out)
+{
+	pthread_mutex_lock(&s->mu);
+	bw_batch *b = pool_get(s);
+	pthread_mutex_unlock(&s->mu);
+	if (!b)
+		return BURROW_E_NOMEM;
+	int st = seeds ? bw_sample_batch(&s->sync, s->g, seeds, n, s->o.num_layers, s->o.fanouts, key, b)
+		       : bw_sample_full(&s->sync, s->g, first, count, b);
+	if (st < 0) {
+		pthread_mutex_lock(&s->mu);
+		pool_put(s, b);
+		pthread_mutex_unlock(&s->mu);
+		return st;
+	}
+	stamp(b, -1, -1);
+	*out = &b->pub;
+	return 0;
+}
+
+int burrow_sampler_next(burrow_sampler *s, burrow_batch **out)
+{
+	*out = NULL;
+	if (!s || !s->started)
+		return bw_err(BURROW_E_INVAL, "burrow_sampler_next: no epoch started (call burrow_sampler_start first)");
+	if (s->o.prefetch == 0) {
+		if (s->next_deliver >= s->num_batches)
+			return BURROW_DONE;
+		const int64_t i = s->next_deliver, *seeds;
+		const int64_t m = batch_seeds(s, i, &seeds);
+		int st = sample_sync(s, seeds, m, batch_key(s, s->epoch, i), 0, 0, out);
+		if (st < 0)
+			return st;
+		stamp((bw_batch *)*out, s->epoch, i);
+		s->next_deliver++;
+		return 0;
+	}
+	int st = 0;
+	pthread_mutex_lock(&s->mu);
+	if (s->next_deliver >= s->num_batches) {
+		st = BURROW_DONE;
+		goto out_unlock;
+	}
+	slot *sl = &s->slots[s->next_deliver % s->o.prefetch];
+	while (!sl->full)
+		pthread_cond_wait(&s->consume, &s->mu);
+	if (sl->status < 0) { /* stays in place: the epoch cannot go past it */
+		st = bw_err(sl->status, "%s", sl->msg);
+		goto out_unlock;
+	}
+	*out = &sl->b->pub;
+	*sl = (slot){0};
+	s->next_deliver++;
+	pthread_cond_broadcast(&s->produce);
+out_unlock:
+	pthread_mutex_unlock(&s->mu);
+	return st;
+}
+
+void burrow_sampler_release(burrow_sampler *s, burrow_batch *pub)
+{
+	if (!s || !pub)
+		return;
+	bw_batch *b = (bw_batch *)pub;
+	pthread_mutex_lock(&s->mu);
+	if (b->owner != s || !b->held)
+		bw_log(BURROW_LOG_ERROR, "burrow_sampler_release: batch %p is not held from this sampler (ignored)",
+		       (void *)pub);
+	else
+		pool_put(s, b);
+	pthread_mutex_unlock(&s->mu);
+}
+
+int burrow_sampler_sample(burrow_sampler *s, const int64_t *seeds, int64_t n, uint64_t key, burrow_batch **out)
+{
+	*out = NULL;
+	if (!s || !seeds || n < 1 || n > INT32_MAX)
+		return bw_err(BURROW_E_INVAL, "burrow_sampler_sample: %lld seeds: want 1 .. 2^31-1", (long long)n);
+	return sample_sync(s, seeds, n, bw_key(bw_key(s->o.seed, KEY_EXPLICIT), key), 0, 0, out);
+}
+
+int burrow_sampler_full(burrow_sampler *s, int64_t first, int64_t count, burrow_batch **out)
+{
+	*out = NULL;
+	if (!s || first < 0 || count < 1 || count > INT32_MAX || first > s->g->num_nodes - count)
+		return bw_err(BURROW_E_INVAL, "burrow_sampler_full: nodes [%lld, %lld + %lld) are not a range of "
+					      "the graph's node ids",
+			      (long long)first, (long long)first, (long long)count);
+	return sample_sync(s, NULL, 0, 0, first, count, out);
+}

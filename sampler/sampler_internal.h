@@ -1,0 +1,69 @@
+/* sampler_internal.h: what the sampler's files share: a batch's storage and the sampling kernel. */
+#ifndef BURROW_SAMPLER_INTERNAL_H
+#define BURROW_SAMPLER_INTERNAL_H
+
+#include "../core/internal.h"
+
+/* A batch as the sampler holds it: the public part first, then the arrays it points
+ * into, which keep their capacity when the batch is recycled. */
+typedef struct bw_batch {
+	burrow_batch pub;             /* first member: a burrow_batch * is a bw_batch * */
+	const void *owner;            /* the sampler that made it (checked on release) */
+	bool held;                    /* handed out or being filled, not on the free list */
+	struct bw_batch *next_all;    /* every batch of the owner, for close */
+	struct bw_batch *next_free;   /* the owner's free list */
+	int64_t *nodes;               /* [nodes_cap] input ids */
+	size_t nodes_cap;
+	int64_t *indptr[BURROW_SAMPLER_MAX_LAYERS];
+	size_t indptr_cap[BURROW_SAMPLER_MAX_LAYERS];
+	int32_t *indices[BURROW_SAMPLER_MAX_LAYERS];
+	size_t indices_cap[BURROW_SAMPLER_MAX_LAYERS];
+} bw_batch;
+
+/* Free a batch's arrays (not the struct). */
+void bw_batch_free_arrays(bw_batch *b);
+
+/* Per-OpenMP-thread scratch: for fanouts above BW_SMALL_FANOUT (Floyd with a hash set),
+ * and for numbering a bucket of ids (a bitmap and a local id per low id bits). */
+typedef struct bw_row_scratch {
+	int64_t *pos;                 /* [max_fanout] picked positions */
+	int64_t *table;               /* [table_cap] hash set of position + 1 */
+	size_t table_cap;             /* a power of two >= 2 * max_fanout */
+	uint64_t *bits;               /* [bits_cap] which low id bits a bucket holds */
+	int32_t *lid;                 /* [lid_cap] their local ids */
+	size_t bits_cap, lid_cap;
+} bw_row_scratch;
+
+#define BW_SMALL_FANOUT 32
+
+/* The scratch of one sampling thread (a producer, or the caller): reused across
+ * batches, so that sampling allocates nothing once it has warmed up. */
+typedef struct bw_sample_ctx {
+	int threads;                  /* OpenMP threads for one batch */
+	int max_fanout;               /* largest positive fanout served (row scratch size) */
+	uint64_t *items, *tmp, *srt;  /* packed (global id, edge): drawn, placed by bucket, sorted */
+	size_t items_cap, tmp_cap, srt_cap;
+	int64_t *row;                 /* [2 * nd]: per destination, graph row start and degree */
+	size_t row_cap;
+	int64_t *sg, *sg2;            /* the batch's node set sorted by global id ... */
+	int32_t *sl, *sl2;            /* ... and their local ids (two copies: merge source, target) */
+	size_t sg_cap, sg2_cap, sl_cap, sl2_cap;
+	size_t *hist;                 /* [threads * 2048] per-thread bucket counts */
+	int64_t *off, *bstart;        /* [threads * 2049] per-thread scatter cursors, bucket starts */
+	int64_t *bnew;                /* [2048 + 1] new nodes per bucket, then their offsets */
+	bw_row_scratch *rows;         /* [threads] */
+} bw_sample_ctx;
+
+int bw_sample_ctx_init(bw_sample_ctx *c, int threads, int max_fanout);
+void bw_sample_ctx_free(bw_sample_ctx *c);
+
+/* Sample a batch into b for `n` distinct seeds with fanouts[0 .. L) (input layer first).
+ * Row v of block l draws from the stream bw_key(bw_key(key, l), v), so the batch is a
+ * function of (g, seeds, fanouts, key) alone. Fills b->pub except epoch and index. */
+int bw_sample_batch(bw_sample_ctx *c, const burrow_csr *g, const int64_t *seeds, int64_t n, int num_layers,
+		    const int *fanouts, uint64_t key, bw_batch *b);
+
+/* The full-neighbor block over nodes [first, first + count) (one layer). */
+int bw_sample_full(bw_sample_ctx *c, const burrow_csr *g, int64_t first, int64_t count, bw_batch *b);
+
+#endif

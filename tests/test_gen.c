@@ -1,0 +1,262 @@
+/* test_gen.c: synthetic generators: deterministic bytes, and the statistics they promise. */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+
+#include "../core/half.h"
+#include "../graph/npy.h"
+#include "util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+TU_SCRATCH_SUITE(gen, 120);
+
+static const char *const FILES[] = {"indptr.npy", "indices.npy", "features.npy", "labels.npy",
+				    "split/train.npy", "split/valid.npy", "split/test.npy", "meta.json"};
+
+static bool same_file(const char *a, const char *b)
+{
+	size_t la, lb;
+	char *x = tu_read(a, &la), *y = tu_read(b, &lb);
+	bool same = x && y && la == lb && memcmp(x, y, la) == 0;
+	free(x);
+	free(y);
+	return same;
+}
+
+static char *gen(const burrow_gen_opts *o, const char *name)
+{
+	char *p = tu_path(tu_dir, "%s", name);
+	cr_assert_eq(burrow_gen(o, p), 0, "%s", burrow_last_error());
+	return p;
+}
+
+Test(gen, same_seed_same_bytes_whatever_the_threads)
+{
+	for (int kind = BURROW_GEN_CSBM; kind <= BURROW_GEN_RMAT; kind++) {
+		burrow_gen_opts o;
+		burrow_gen_defaults(&o, kind);
+		o.num_nodes = 3000;
+		o.scale = 11;
+		o.feat_dim = 5; /* odd: exercises the last unpaired normal */
+		o.threads = 1;
+		char *a = gen(&o, kind == BURROW_GEN_CSBM ? "c1" : "r1");
+		o.threads = 2;
+		char *b = gen(&o, kind == BURROW_GEN_CSBM ? "c2" : "r2");
+		o.seed = 1;
+		char *c = gen(&o, kind == BURROW_GEN_CSBM ? "c3" : "r3");
+		for (size_t i = 0; i < sizeof FILES / sizeof FILES[0]; i++) {
+			char *fa = tu_path(a, "%s", FILES[i]), *fb = tu_path(b, "%s", FILES[i]),
+			     *fc = tu_path(c, "%s", FILES[i]);
+			cr_assert(same_file(fa, fb), "%s differs between 1 and 2 threads", fa);
+			if (strcmp(FILES[i], "meta.json"))
+				cr_assert(!same_file(fa, fc), "%s is the same for seeds 0 and 1", fa);
+			free(fa);
+			free(fb);
+			free(fc);
+		}
+		free(a);
+		free(b);
+		free(c);
+	}
+}
+
+typedef struct stats {
+	int64_t n, e, intra, loops;
+	int64_t class_count[64];
+} stats;
+
+static stats graph_stats(burrow_dataset *ds)
+{
+	stats s = {0};
+	const burrow_dataset_info *in = burrow_dataset_get_info(ds);
+	const burrow_csr *g = burrow_dataset_graph(ds);
+	const int32_t *y = burrow_dataset_labels(ds);
+	s.n = in->num_nodes;
+	s.e = in->num_edges;
+	for (int64_t u = 0; u < s.n; u++) {
+		s.class_count[y[u]]++;
+		for (int64_t j = g->indptr[u]; j < g->indptr[u + 1]; j++) {
+			int64_t v = burrow_csr_index(g, j);
+			s.intra += y[u] == y[v];
+			s.loops += u == v;
+		}
+	}
+	return s;
+}
+
+Test(gen, csbm_has_the_requested_degree_homophily_and_balance)
+{
+	const double hs[] = {0.9, 0.3};
+	for (int t = 0; t < 2; t++) {
+		burrow_gen_opts o;
+		burrow_gen_defaults(&o, BURROW_GEN_CSBM);
+		o.num_nodes = 20000;
+		o.avg_degree = 12;
+		o.homophily = hs[t];
+		o.num_classes = 5;
+		o.feat_dim = 4;
+		char name[8];
+		snprintf(name, sizeof name, "h%d", t);
+		char *p = gen(&o, name);
+		burrow_dataset *ds;
+		cr_assert_eq(burrow_dataset_open(&ds, p), 0);
+		cr_assert_eq(burrow_dataset_verify(ds), 0, "%s", burrow_last_error());
+		stats s = graph_stats(ds);
+		/* mean degree: N*d/2 undirected edges less the rare repeats and loops */
+		double mean = (double)s.e / (double)s.n;
+		cr_assert(mean > 0.98 * o.avg_degree && mean <= o.avg_degree, "mean degree %.3f", mean);
+		cr_assert_eq(s.loops, 0);
+		/* homophily: the binomial standard error here is about 0.002 */
+		double h = (double)s.intra / (double)s.e;
+		cr_assert(fabs(h - o.homophily) < 0.01, "homophily %.4f, wanted %.2f", h, o.homophily);
+		/* class balance: each count within 5 standard deviations of N/C */
+		double p0 = 1.0 / o.num_classes, sd = sqrt(s.n * p0 * (1 - p0));
+		for (int c = 0; c < o.num_classes; c++)
+			cr_assert(fabs((double)s.class_count[c] - s.n * p0) < 5 * sd, "class %d has %lld nodes", c,
+				  (long long)s.class_count[c]);
+		/* split: 60/20/20, disjoint (verify checked), covering every node */
+		const burrow_dataset_info *in = burrow_dataset_get_info(ds);
+		cr_assert_eq(in->num_train, 12000);
+		cr_assert_eq(in->num_valid, 4000);
+		cr_assert_eq(in->num_test, 4000);
+		burrow_dataset_close(ds);
+		free(p);
+	}
+}
+
+/* Features: x = mu[c] + N(0, I) with ||mu[c]|| about `signal`: check the noise variance,
+ * and that class means are `signal` long and far apart (different classes). */
+Test(gen, features_carry_the_class_signal)
+{
+	burrow_gen_opts o;
+	burrow_gen_defaults(&o, BURROW_GEN_CSBM);
+	o.num_nodes = 16000;
+	o.num_classes = 4;
+	o.feat_dim = 64;
+	o.signal = 3.0;
+	char *p = gen(&o, "f");
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, p), 0);
+	bw_npy h;
+	float *x;
+	cr_assert_eq(bw_npy_load(burrow_dataset_features_path(ds), &h, (void **)&x), 0);
+	const int32_t *y = burrow_dataset_labels(ds);
+	const int D = 64, C = 4;
+	double mean[4][64] = {{0}}, cnt[4] = {0}, var = 0;
+	for (int64_t v = 0; v < o.num_nodes; v++) {
+		cnt[y[v]]++;
+		for (int j = 0; j < D; j++)
+			mean[y[v]][j] += x[v * D + j];
+	}
+	for (int c = 0; c < C; c++)
+		for (int j = 0; j < D; j++)
+			mean[c][j] /= cnt[c];
+	for (int64_t v = 0; v < o.num_nodes; v++)
+		for (int j = 0; j < D; j++) {
+			double r = x[v * D + j] - mean[y[v]][j];
+			var += r * r;
+		}
+	var /= (double)o.num_nodes * D;
+	cr_assert(fabs(var - 1.0) < 0.02, "noise variance %.4f", var);
+	for (int c = 0; c < C; c++) {
+		double norm2 = 0;
+		for (int j = 0; j < D; j++)
+			norm2 += mean[c][j] * mean[c][j];
+		/* ||mu||^2 is chi-square with D dof scaled by s^2/D: within 60% of s^2 for D = 64,
+		 * plus D/count from the noise in the estimate */
+		cr_assert(norm2 > 0.4 * 9 && norm2 < 1.6 * 9 + 0.1, "class %d mean norm^2 %.3f", c, norm2);
+	}
+	bw_free(x);
+	burrow_dataset_close(ds);
+	free(p);
+}
+
+Test(gen, float16_features_are_the_float32_ones_rounded)
+{
+	burrow_gen_opts o;
+	burrow_gen_defaults(&o, BURROW_GEN_RMAT);
+	o.scale = 8;
+	o.feat_dim = 9;
+	char *a = gen(&o, "f32");
+	o.feat_dtype = BURROW_DTYPE_F16;
+	char *b = gen(&o, "f16");
+	char *fa = tu_path(a, "features.npy"), *fb = tu_path(b, "features.npy");
+	bw_npy ha, hb;
+	float *x;
+	uint16_t *z;
+	cr_assert_eq(bw_npy_load(fa, &ha, (void **)&x), 0);
+	cr_assert_eq(bw_npy_load(fb, &hb, (void **)&z), 0);
+	cr_assert_eq(hb.dtype, BURROW_DTYPE_F16);
+	cr_assert_eq(hb.data_offset, 4096);
+	for (int64_t i = 0; i < bw_npy_count(&ha); i++)
+		cr_assert_eq(z[i], bw_f32_to_f16(x[i]), "element %lld", (long long)i);
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, b), 0);
+	cr_assert_eq(burrow_dataset_get_info(ds)->feat_dtype, BURROW_DTYPE_F16);
+	burrow_dataset_close(ds);
+	bw_free(x);
+	bw_free(z);
+	free(fa);
+	free(fb);
+	free(a);
+	free(b);
+}
+
+Test(gen, rmat_is_symmetric_skewed_and_sized)
+{
+	burrow_gen_opts o;
+	burrow_gen_defaults(&o, BURROW_GEN_RMAT);
+	o.scale = 14;
+	o.edge_factor = 8;
+	o.feat_dim = 2;
+	char *p = gen(&o, "r");
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, p), 0);
+	cr_assert_eq(burrow_dataset_verify(ds), 0, "%s", burrow_last_error());
+	const burrow_dataset_info *in = burrow_dataset_get_info(ds);
+	const burrow_csr *g = burrow_dataset_graph(ds);
+	const int64_t n = 1 << 14, m = 8 * n;
+	cr_assert_eq(in->num_nodes, n);
+	cr_assert(in->symmetric);
+	/* at most both directions of every generated edge; R-MAT repeats edges, but not most */
+	cr_assert(in->num_edges <= 2 * m && in->num_edges > m, "%lld entries for %lld edges",
+		  (long long)in->num_edges, (long long)m);
+	int64_t dmax = 0, isolated = 0;
+	for (int64_t v = 0; v < n; v++) {
+		int64_t d = g->indptr[v + 1] - g->indptr[v];
+		dmax = d > dmax ? d : dmax;
+		isolated += d == 0;
+		for (int64_t j = g->indptr[v]; j < g->indptr[v + 1]; j++)
+			cr_assert_neq(burrow_csr_index(g, j), v, "self-loop at %lld", (long long)v);
+	}
+	double mean = (double)in->num_edges / n;
+	/* a=0.57 gives a heavy tail: the largest degree is far above the mean (uniform random
+	 * graphs of this size stay under 3x), and many nodes are isolated */
+	cr_assert(dmax > 20 * mean, "max degree %lld, mean %.1f", (long long)dmax, mean);
+	cr_assert(isolated > n / 20, "only %lld isolated nodes", (long long)isolated);
+	burrow_dataset_close(ds);
+	free(p);
+}
+
+Test(gen, bad_options_refused)
+{
+	burrow_gen_opts o;
+	char *p = tu_path(tu_dir, "x");
+	burrow_gen_defaults(&o, BURROW_GEN_CSBM);
+	o.homophily = 1.5;
+	cr_assert_eq(burrow_gen(&o, p), BURROW_E_INVAL);
+	cr_assert(strstr(burrow_last_error(), "homophily"), "%s", burrow_last_error());
+	burrow_gen_defaults(&o, BURROW_GEN_CSBM);
+	o.num_classes = 0;
+	cr_assert_eq(burrow_gen(&o, p), BURROW_E_INVAL);
+	burrow_gen_defaults(&o, BURROW_GEN_RMAT);
+	o.a = 0.9;
+	cr_assert_eq(burrow_gen(&o, p), BURROW_E_INVAL);
+	burrow_gen_defaults(&o, 7);
+	cr_assert_eq(burrow_gen(&o, p), BURROW_E_INVAL);
+	cr_assert(!tu_exists(p));
+	free(p);
+}

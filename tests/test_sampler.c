@@ -1,0 +1,874 @@
+/* test_sampler.c: the neighbor sampler: sampled neighbors are real, distinct and as many
+ * as they should be; uniformity (chi-square); block structure; epochs; determinism over
+ * threads and producers; full-neighbor blocks; refusals and failing allocations. */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+
+#include "../core/internal.h"
+#include "util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+TU_SCRATCH_SUITE(sampler, 120);
+
+/* ------------------------------------------------------------ graphs */
+
+/* A built graph: the builder owns the arrays. */
+typedef struct tgraph {
+	burrow_csr_builder *b;
+	burrow_csr g;
+} tgraph;
+
+static void tgraph_build(tgraph *t, int64_t n, const int64_t *src, const int64_t *dst, size_t m, bool symmetrize)
+{
+	burrow_csr_opts o;
+	burrow_csr_defaults(&o);
+	o.symmetrize = symmetrize;
+	cr_assert_eq(burrow_csr_builder_open(&t->b, n, &o), 0, "%s", burrow_last_error());
+	cr_assert_eq(burrow_csr_builder_add(t->b, src, dst, m), 0, "%s", burrow_last_error());
+	cr_assert_eq(burrow_csr_builder_finish(t->b, &t->g), 0, "%s", burrow_last_error());
+}
+
+static void tgraph_free(tgraph *t) { burrow_csr_builder_close(t->b); }
+
+/* Node 0 joined to leaves 1 .. leaves. */
+static void star(tgraph *t, int64_t leaves)
+{
+	int64_t *s = malloc((size_t)leaves * sizeof *s), *d = malloc((size_t)leaves * sizeof *d);
+	for (int64_t i = 0; i < leaves; i++) {
+		s[i] = 0;
+		d[i] = i + 1;
+	}
+	tgraph_build(t, leaves + 1, s, d, (size_t)leaves, true);
+	free(s);
+	free(d);
+}
+
+/* A skewed random graph: node i links to i+1 (a path, so few nodes are isolated) and
+ * m random pairs with one end drawn from a small set of hubs half of the time. */
+static void skewed(tgraph *t, int64_t n, int64_t m, uint64_t seed)
+{
+	int64_t *s = malloc((size_t)(m + n) * sizeof *s), *d = malloc((size_t)(m + n) * sizeof *d);
+	bw_rng r;
+	bw_rng_seed(&r, seed);
+	size_t k = 0;
+	for (int64_t i = 0; i + 1 < n; i++, k++) {
+		s[k] = i;
+		d[k] = i + 1;
+	}
+	for (int64_t i = 0; i < m; i++, k++) {
+		s[k] = (int64_t)bw_rng_below(&r, (uint64_t)(bw_rng_below(&r, 2) ? 16 : n));
+		d[k] = (int64_t)bw_rng_below(&r, (uint64_t)n);
+	}
+	tgraph_build(t, n, s, d, k, true);
+	free(s);
+	free(d);
+}
+
+static int64_t degree(const burrow_csr *g, int64_t v) { return g->indptr[v + 1] - g->indptr[v]; }
+
+/* Is u in row v? (rows are sorted) */
+static bool has_edge(const burrow_csr *g, int64_t v, int64_t u)
+{
+	int64_t lo = g->indptr[v], hi = g->indptr[v + 1];
+	while (lo < hi) {
+		int64_t mid = lo + (hi - lo) / 2, x = burrow_csr_index(g, mid);
+		if (x == u)
+			return true;
+		if (x < u)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+static int cmp64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* ------------------------------------------------------------ the invariants of a batch */
+
+/* Everything a batch promises, checked against the graph: structure, real and distinct
+ * neighbors, counts min(fanout, degree), whole rows where the fanout covers them. */
+static void check_batch(const burrow_csr *g, const burrow_batch *b, int L, const int *fanouts, const int64_t *seeds,
+			int64_t n)
+{
+	cr_assert_eq(b->num_layers, L);
+	cr_assert_eq(b->num_seeds, n);
+	cr_assert_eq(b->seeds, b->input_ids, "seeds are the first input ids");
+	for (int64_t i = 0; i < n; i++)
+		cr_assert_eq(b->seeds[i], seeds[i], "seed %lld is %lld, want %lld", (long long)i, (long long)b->seeds[i],
+			     (long long)seeds[i]);
+	cr_assert_eq(b->blocks[L - 1].num_dst, n, "the output block's destinations are the seeds");
+	cr_assert_eq(b->blocks[0].num_src, b->num_input, "the input block's sources are the input nodes");
+
+	/* input ids: distinct node ids */
+	int64_t *ids = malloc((size_t)b->num_input * sizeof *ids);
+	memcpy(ids, b->input_ids, (size_t)b->num_input * sizeof *ids);
+	qsort(ids, (size_t)b->num_input, sizeof *ids, cmp64);
+	for (int64_t i = 0; i < b->num_input; i++) {
+		cr_assert(ids[i] >= 0 && ids[i] < g->num_nodes, "input id %lld is not a node", (long long)ids[i]);
+		cr_assert(i == 0 || ids[i] != ids[i - 1], "input id %lld appears twice", (long long)ids[i]);
+	}
+	free(ids);
+
+	char *used = malloc((size_t)BW_MAX(b->num_input, 1) & 0xffffffffu);
+	for (int l = 0; l < L; l++) {
+		const burrow_block *k = &b->blocks[l];
+		if (l < L - 1)
+			cr_assert_eq(b->blocks[l + 1].num_src, k->num_dst,
+				     "block %d's destinations are block %d's sources", l, l + 1);
+		cr_assert(k->num_src >= k->num_dst, "block %d: fewer sources than destinations", l);
+		cr_assert_eq(k->indptr[0], 0);
+		cr_assert_eq(k->indptr[k->num_dst], k->num_edges);
+		memset(used, 0, (size_t)b->num_input);
+		for (int64_t i = 0; i < k->num_dst; i++) {
+			const int64_t v = b->input_ids[i], d = degree(g, v), lo = k->indptr[i], hi = k->indptr[i + 1];
+			const int64_t want = fanouts[l] < 0 || d <= fanouts[l] ? d : fanouts[l];
+			cr_assert(hi >= lo, "block %d row %lld: offsets go down", l, (long long)i);
+			cr_assert_eq(hi - lo, want, "block %d: node %lld of degree %lld got %lld neighbors, want %lld", l,
+				     (long long)v, (long long)d, (long long)(hi - lo), (long long)want);
+			for (int64_t j = lo; j < hi; j++) {
+				const int32_t x = k->indices[j];
+				cr_assert(x >= 0 && x < k->num_src, "block %d: local id %d outside [0, %lld)", l, x,
+					  (long long)k->num_src);
+				const int64_t u = b->input_ids[x];
+				cr_assert(has_edge(g, v, u), "block %d: %lld is not a neighbor of %lld", l, (long long)u,
+					  (long long)v);
+				if (j > lo)
+					cr_assert(b->input_ids[k->indices[j - 1]] < u,
+						  "block %d: row of %lld repeats or is out of order at %lld", l, (long long)v,
+						  (long long)u);
+				used[x] = 1;
+			}
+			if (want == d) /* the whole row */
+				for (int64_t j = 0; j < d; j++)
+					cr_assert_eq(b->input_ids[k->indices[lo + j]], burrow_csr_index(g, g->indptr[v] + j));
+		}
+		/* sources beyond the destinations: each some row's neighbor, in increasing global id */
+		for (int64_t x = k->num_dst; x < k->num_src; x++) {
+			cr_assert(used[x], "block %d: source %lld is nobody's neighbor", l, (long long)x);
+			if (x > k->num_dst)
+				cr_assert(b->input_ids[x - 1] < b->input_ids[x], "block %d: new sources not in id order", l);
+		}
+	}
+	free(used);
+}
+
+/* Two batches are the same, array by array. */
+static void same_batch(const burrow_batch *a, const burrow_batch *b)
+{
+	cr_assert_eq(a->epoch, b->epoch);
+	cr_assert_eq(a->index, b->index);
+	cr_assert_eq(a->num_layers, b->num_layers);
+	cr_assert_eq(a->num_seeds, b->num_seeds);
+	cr_assert_eq(a->num_input, b->num_input, "batch %lld: %lld vs %lld input nodes", (long long)a->index,
+		     (long long)a->num_input, (long long)b->num_input);
+	cr_assert(!memcmp(a->input_ids, b->input_ids, (size_t)a->num_input * sizeof(int64_t)), "batch %lld: input ids differ",
+		  (long long)a->index);
+	for (int l = 0; l < a->num_layers; l++) {
+		const burrow_block *x = &a->blocks[l], *y = &b->blocks[l];
+		cr_assert_eq(x->num_dst, y->num_dst);
+		cr_assert_eq(x->num_src, y->num_src);
+		cr_assert_eq(x->num_edges, y->num_edges);
+		cr_assert(!memcmp(x->indptr, y->indptr, (size_t)(x->num_dst + 1) * sizeof(int64_t)));
+		cr_assert(!memcmp(x->indices, y->indices, (size_t)x->num_edges * sizeof(int32_t)),
+			  "batch %lld block %d: indices differ", (long long)a->index, l);
+	}
+}
+
+/* A batch copied out of the sampler (so that it can be compared after release). */
+typedef struct saved {
+	burrow_batch b;
+	int64_t *ids;
+	int64_t *indptr[BURROW_SAMPLER_MAX_LAYERS];
+	int32_t *indices[BURROW_SAMPLER_MAX_LAYERS];
+} saved;
+
+static void save(saved *s, const burrow_batch *b)
+{
+	s->b = *b;
+	s->ids = malloc((size_t)b->num_input * sizeof *s->ids);
+	memcpy(s->ids, b->input_ids, (size_t)b->num_input * sizeof *s->ids);
+	s->b.input_ids = s->b.seeds = s->ids;
+	for (int l = 0; l < b->num_layers; l++) {
+		const burrow_block *k = &b->blocks[l];
+		s->indptr[l] = malloc((size_t)(k->num_dst + 1) * sizeof(int64_t));
+		s->indices[l] = malloc((size_t)BW_MAX(k->num_edges, 1) * sizeof(int32_t));
+		memcpy(s->indptr[l], k->indptr, (size_t)(k->num_dst + 1) * sizeof(int64_t));
+		memcpy(s->indices[l], k->indices, (size_t)k->num_edges * sizeof(int32_t));
+		s->b.blocks[l].indptr = s->indptr[l];
+		s->b.blocks[l].indices = s->indices[l];
+	}
+}
+
+static void unsave(saved *s)
+{
+	free(s->ids);
+	for (int l = 0; l < s->b.num_layers; l++) {
+		free(s->indptr[l]);
+		free(s->indices[l]);
+	}
+}
+
+/* Every batch of one epoch, saved; returns the count. */
+static int64_t run_epoch(burrow_sampler *s, int64_t epoch, saved **out)
+{
+	cr_assert_eq(burrow_sampler_start(s, epoch), 0, "%s", burrow_last_error());
+	int64_t nb = burrow_sampler_num_batches(s), i = 0;
+	*out = calloc((size_t)BW_MAX(nb, 1), sizeof **out);
+	burrow_batch *b;
+	int st;
+	while ((st = burrow_sampler_next(s, &b)) == 0) {
+		cr_assert(i < nb, "more batches than burrow_sampler_num_batches says");
+		cr_assert_eq(b->epoch, epoch);
+		cr_assert_eq(b->index, i);
+		save(&(*out)[i++], b);
+		burrow_sampler_release(s, b);
+	}
+	cr_assert_eq(st, BURROW_DONE, "%s", burrow_last_error());
+	cr_assert_null(b);
+	cr_assert_eq(i, nb);
+	cr_assert_eq(burrow_sampler_next(s, &b), BURROW_DONE, "an ended epoch stays ended");
+	return i;
+}
+
+static void free_epoch(saved *v, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++)
+		unsave(&v[i]);
+	free(v);
+}
+
+/* ------------------------------------------------------------ chi-square */
+
+/* Regularized upper incomplete gamma Q(a, x) (series below a + 1, continued fraction above). */
+static double gamma_q(double a, double x)
+{
+	if (x <= 0)
+		return 1;
+	const double lead = exp(-x + a * log(x) - lgamma(a));
+	if (x < a + 1) {
+		double ap = a, del = 1 / a, sum = del;
+		for (int n = 0; n < 10000 && fabs(del) > fabs(sum) * 1e-16; n++) {
+			ap += 1;
+			del *= x / ap;
+			sum += del;
+		}
+		return 1 - sum * lead;
+	}
+	double b = x + 1 - a, c = 1e300, d = 1 / b, h = d;
+	for (int i = 1; i < 10000; i++) {
+		double an = -i * (i - a);
+		b += 2;
+		d = an * d + b;
+		d = fabs(d) < 1e-300 ? 1e-300 : d;
+		c = b + an / c;
+		c = fabs(c) < 1e-300 ? 1e-300 : c;
+		d = 1 / d;
+		double del = d * c;
+		h *= del;
+		if (fabs(del - 1) < 1e-16)
+			break;
+	}
+	return lead * h;
+}
+
+/* P(chi-square with df degrees of freedom >= x). */
+static double chi2_sf(double x, double df) { return gamma_q(df / 2, x / 2); }
+
+Test(sampler, chi_square_tail_matches_closed_forms)
+{
+	/* df = 2: exp(-x/2); df = 1: erfc(sqrt(x/2)); df = 4: (1 + x/2) exp(-x/2) */
+	for (double x = 0.5; x < 60; x *= 1.7) {
+		cr_assert_float_eq(chi2_sf(x, 2), exp(-x / 2), 1e-12 * fmax(1, exp(-x / 2)) + 1e-15, "x %g", x);
+		cr_assert(fabs(chi2_sf(x, 1) - erfc(sqrt(x / 2))) <= 1e-10 * erfc(sqrt(x / 2)) + 1e-300, "x %g", x);
+		cr_assert(fabs(chi2_sf(x, 4) - (1 + x / 2) * exp(-x / 2)) <= 1e-10 * (1 + x / 2) * exp(-x / 2), "x %g", x);
+	}
+	/* the test has power: counts 10% off uniform in two of 20 cells are rejected */
+	double e = 5000, stat = 2 * (0.1 * e) * (0.1 * e) / e;
+	cr_assert(chi2_sf(stat, 19) < 0.001);
+}
+
+/* Draw `draws` samples of k of the N = `leaves` leaves of a star through
+ * burrow_sampler_sample (key = draw number) and test the leaves' counts against uniform.
+ * A draw is a k-subset without replacement, so the counts are not multinomial: their
+ * covariance is n p (1-p) N/(N-1) (I - J/N) with p = k/N, which makes Pearson's
+ * statistic (N-k)/(N-1) times a chi-square with N-1 degrees of freedom; it is rescaled
+ * by (N-1)/(N-k) before the test. With check_subsets, each k-subset is also one cell of
+ * an exact multinomial, tested on its own (this catches uniform marginals with
+ * correlated picks). */
+static void star_uniformity(int64_t leaves, int k, int64_t draws, bool check_subsets)
+{
+	tgraph t;
+	star(&t, leaves);
+	burrow_sampler_opts o;
+	burrow_sampler_defaults(&o);
+	o.num_layers = 1;
+	o.fanouts[0] = k;
+	o.prefetch = 0;
+	o.seed = 12345;
+	burrow_sampler *s;
+	cr_assert_eq(burrow_sampler_open(&s, &t.g, NULL, 0, &o), 0, "%s", burrow_last_error());
+	int64_t *count = calloc((size_t)leaves + 1, sizeof *count);
+	int64_t nsub = check_subsets ? 1 << leaves : 1;
+	int64_t *subset = calloc((size_t)nsub, sizeof *subset);
+	const int64_t center = 0;
+	for (int64_t i = 0; i < draws; i++) {
+		burrow_batch *b;
+		cr_assert_eq(burrow_sampler_sample(s, &center, 1, (uint64_t)i, &b), 0, "%s", burrow_last_error());
+		check_batch(&t.g, b, 1, o.fanouts, &center, 1);
+		const burrow_block *k0 = &b->blocks[0];
+		int64_t mask = 0;
+		for (int64_t j = 0; j < k0->num_edges; j++) {
+			int64_t leaf = b->input_ids[k0->indices[j]];
+			count[leaf]++;
+			mask |= check_subsets ? (int64_t)1 << (leaf - 1) : 0;
+		}
+		subset[mask]++;
+		burrow_sampler_release(s, b);
+	}
+	const double e = (double)draws * k / (double)leaves;
+	double stat = 0;
+	for (int64_t v = 1; v <= leaves; v++)
+		stat += (count[v] - e) * (count[v] - e) / e;
+	stat *= (double)(leaves - 1) / (double)(leaves - k);
+	double p = chi2_sf(stat, (double)(leaves - 1));
+	cr_assert(p > 0.001, "leaf counts are not uniform: chi-square %g with %lld df, p = %g", stat,
+		  (long long)(leaves - 1), p);
+	if (check_subsets) { /* each k-subset is one cell of a multinomial */
+		double cells = 0, es, st2 = 0;
+		for (int64_t m = 0; m < nsub; m++)
+			cells += __builtin_popcountll((unsigned long long)m) == k;
+		es = (double)draws / cells;
+		for (int64_t m = 0; m < nsub; m++) {
+			if (__builtin_popcountll((unsigned long long)m) == k)
+				st2 += (subset[m] - es) * (subset[m] - es) / es;
+			else
+				cr_assert_eq(subset[m], 0, "a sample of the wrong size");
+		}
+		p = chi2_sf(st2, cells - 1);
+		cr_assert(p > 0.001, "subsets are not uniform: chi-square %g with %g df, p = %g", st2, cells - 1, p);
+	}
+	free(subset);
+	free(count);
+	burrow_sampler_close(s);
+	tgraph_free(&t);
+}
+
+Test(sampler, uniform_on_a_star_of_20_fanout_5)
+{
+	star_uniformity(20, 5, 20000, false);
+}
+
+Test(sampler, uniform_subsets_on_a_star_of_8_fanout_3)
+{
+	star_uniformity(8, 3, 20000, true);
+}
+
+Test(sampler, uniform_with_a_large_fanout)
+{
+	star_uniformity(150, 60, 3000, false); /* above BW_SMALL_FANOUT: the hash-set path */
+}
+
+/* ------------------------------------------------------------ batches */
+
+Test(sampler, batches_hold_their_invariants)
+{
+	tgraph t;
+	skewed(&t, 3000, 20000, 7);
+	const int fan_sets[][3] = {{15, 10, 5}, {-1, 3, 40}, {0, 2, -1}, {1, 1, 1}};
+	for (size_t f = 0; f < sizeof fan_sets / sizeof fan_sets[0]; f++) {
+		burrow_sampler_opts o;
+		burrow_sampler_defaults(&o);
+		memcpy(o.fanouts, fan_sets[f], sizeof fan_sets[f]);
+		o.batch_size = 100;
+		o.threads = 2;
+		o.seed = f;
+		int64_t ids[1000];
+		for (int64_t i = 0; i < 1000; i++)
+			ids[i] = (i * 7919) % 3000;
+		burrow_sampler *s;
+		cr_assert_eq(burrow_sampler_open(&s, &t.g, ids, 1000, &o), 0, "%s", burrow_last_error());
+		cr_assert_eq(burrow_sampler_start(s, 3), 0);
+		burrow_batch *b;
+		int64_t seen = 0;
+		while (burrow_sampler_next(s, &b) == 0) {
+			check_batch(&t.g, b, 3, o.fanouts, b->seeds, b->num_seeds);
+			seen += b->num_seeds;
+			burrow_sampler_release(s, b);
+		}
+		cr_assert_eq(seen, 1000);
+		burrow_sampler_close(s);
+	}
+	tgraph_free(&t);
+}
+
+Test(sampler, int64_indices_sample_the_same)
+{
+	tgraph t;
+	skewed(&t, 2000, 15000, 3);
+	int64_t *wide = malloc((size_t)t.g.num_edges * sizeof *wide);
+	for (int64_t j = 0; j < t.g.num_edges; j++)
+		wide[j] = burrow_csr_index(&t.g, j);
+	burrow_csr g8 = t.g;
+	g8.indices = wide;
+	g8.index_width = 8;
+	burrow_sampler_opts o;
+	burrow_sampler_defaults(&o);
+	o.prefetch = 0;
+	o.fanouts[0] = 40; /* the hash-set path too */
+	burrow_sampler *s4, *s8;
+	cr_assert_eq(burrow_sampler_open(&s4, &t.g, NULL, 0, &o), 0);
+	cr_assert_eq(burrow_sampler_open(&s8, &g8, NULL, 0, &o), 0);
+	int64_t seeds[64];
+	for (int i = 0; i < 64; i++)
+		seeds[i] = i * 31;
+	for (uint64_t key = 0; key < 5; key++) {
+		burrow_batch *a, *b;
+		cr_assert_eq(burrow_sampler_sample(s4, seeds, 64, key, &a), 0, "%s", burrow_last_error());
+		cr_assert_eq(burrow_sampler_sample(s8, seeds, 64, key, &b), 0, "%s", burrow_last_error());
+		check_batch(&g8, b, 3, o.fanouts, seeds, 64);
+		same_batch(a, b);
+		burrow_sampler_release(s4, a);
+		burrow_sampler_release(s8, b);
+	}
+	burrow_sampler_close(s4);
+	burrow_sampler_close(s8);
+	free(wide);
+	tgraph_free(&t);
+}
+
+Test(sampler, full_blocks_are_whole_rows)
+{
+	tgraph t;
+	skewed(&t, 5000, 40000, 11);
+	burrow_sampler_opts o;
+	burrow_sampler_defaults(&o);
+	o.threads = 3;
+	burrow_sampler *s;
+	cr_assert_eq(burrow_sampler_open(&s, &t.g, NULL, 0, &o), 0);
+	const int64_t chunks[][2] = {{0, 1}, {0, 5000}, {1234, 777}, {4999, 1}, {2500, 2500}};
+	const int all[] = {-1};
+	for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++) {
+		const int64_t first = chunks[c][0], count = chunks[c][1];
+		burrow_batch *b;
+		cr_assert_eq(burrow_sampler_full(s, first, count, &b), 0, "%s", burrow_last_error());
+		int64_t *dst = malloc((size_t)count * sizeof *dst);
+		for (int64_t i = 0; i < count; i++)
+			dst[i] = first + i;
+		check_batch(&t.g, b, 1, all, dst, count);
+		/* reference: the neighbors outside the chunk, sorted and distinct */
+		int64_t *ref = malloc((size_t)t.g.num_edges * sizeof *ref), m = 0;
+		for (int64_t v = first; v < first + count; v++)
+			for (int64_t j = t.g.indptr[v]; j < t.g.indptr[v + 1]; j++) {
+				int64_t u = burrow_csr_index(&t.g, j);
+				if (u < first || u >= first + count)
+					ref[m++] = u;
+			}
+		qsort(ref, (size_t)m, sizeof *ref, cmp64);
+		int64_t r = 0;
+		for (int64_t i = 0; i < m; i++)
+			if (i == 0 || ref[i] != ref[i - 1])
+				ref[r++] = ref[i];
+		cr_assert_eq(b->num_input, count + r);
+		cr_assert(!memcmp(b->input_ids + count, ref, (size_t)r * sizeof *ref), "chunk %zu: sources differ", c);
+		cr_assert_eq(b->blocks[0].num_edges, t.g.indptr[first + count] - t.g.indptr[first]);
+		free(ref);
+		free(dst);
+		burrow_sampler_release(s, b);
+	}
+	burrow_batch *b = (burrow_batch *)1;
+	cr_assert_eq(burrow_sampler_full(s, 4990, 11, &b), BURROW_E_INVAL);
+	cr_assert_null(b);
+	cr_assert_eq(burrow_sampler_full(s, -1, 2, &b), BURROW_E_INVAL);
+	cr_assert_eq(burrow_sampler_full(s, 0, 0, &b), BURROW_E_INVAL);
+	burrow_sampler_close(s);
+	tgraph_free(&t);
+}
+
+/* ------------------------------------------------------------ epochs */
+
+/* The training ids of a generated dataset, and the dataset (mapped: the graph is read in place). */
+static burrow_dataset *gen_dataset(int scale, const int64_t **train, int64_t *n)
+{
+	burrow_gen_opts g;
+	burrow_gen_defaults(&g, BURROW_GEN_RMAT);
+	g.scale = scale;
+	g.edge_factor = 16;
+	g.feat_dim = 1;
+	g.num_classes = 2;
+	g.threads = 2;
+	char *p = tu_path(tu_dir, "rmat%d", scale);
+	cr_assert_eq(burrow_gen(&g, p), 0, "%s", burrow_last_error());
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, p), 0, "%s", burrow_last_error());
+	free(p);
+	*train = burrow_dataset_split(ds, BURROW_SPLIT_TRAIN, n);
+	cr_assert(*n > 0);
+	return ds;
+}
+
+/* Each epoch visits every training node once, in batches of batch_size (the last one
+ * short, or dropped); epochs differ; an epoch started again repeats itself. */
+static void epochs(bool drop_last)
+{
+	int64_t n;
+	const int64_t *train;
+	burrow_dataset *ds = gen_dataset(10, &train, &n);
+	const burrow_csr *g = burrow_dataset_graph(ds);
+	burrow_sampler_opts o;
+	burrow_sampler_defaults(&o);
+	o.batch_size = 64;
+	o.drop_last = drop_last;
+	o.threads = 2;
+	o.prefetch = 3;
+	o.producers = 2;
+	cr_assert(n % o.batch_size, "want a short last batch (n = %lld)", (long long)n);
+	burrow_sampler *s;
+	cr_assert_eq(burrow_sampler_open(&s, g, train, n, &o), 0, "%s", burrow_last_error());
+	const int64_t want_nb = drop_last ? n / o.batch_size : n / o.batch_size + 1;
+	cr_assert_eq(burrow_sampler_num_batches(s), want_nb);
+
+	int64_t *sorted_train = malloc((size_t)n * sizeof *sorted_train);
+	memcpy(sorted_train, train, (size_t)n * sizeof *train);
+	qsort(sorted_train, (size_t)n, sizeof *sorted_train, cmp64);
+	saved *e[3];
+	int64_t nb[3];
+	for (int ep = 0; ep < 2; ep++) {
+		nb[ep] = run_epoch(s, ep, &e[ep]);
+		int64_t *seen = malloc((size_t)n * sizeof *seen), m = 0;
+		for (int64_t i = 0; i < nb[ep]; i++) {
+			const burrow_batch *b = &e[ep][i].b;
+			cr_assert_eq(b->num_seeds, i < n / o.batch_size ? o.batch_size : n % o.batch_size,
+				     "batch %lld of %lld has %lld seeds", (long long)i, (long long)nb[ep],
+				     (long long)b->num_seeds);
+			check_batch(g, b, 3, o.fanouts, b->seeds, b->num_seeds);
+			memcpy(seen + m, b->seeds, (size_t)b->num_seeds * sizeof *seen);
+			m += b->num_seeds;
+		}
+		cr_assert_eq(m, drop_last ? n - n % o.batch_size : n);
+		qsort(seen, (size_t)m, sizeof *seen, cmp64);
+		for (int64_t i = 1; i < m; i++)
+			cr_assert_neq(seen[i], seen[i - 1], "epoch %d visits %lld twice", ep, (long long)seen[i]);
+		if (!drop_last)
+			cr_assert(!memcmp(seen, sorted_train, (size_t)n * sizeof *seen), "epoch %d misses a node", ep);
+		else
+			for (int64_t i = 0; i < m; i++)
+				cr_assert(bsearch(&seen[i], sorted_train, (size_t)n, sizeof *seen, cmp64));
+		free(seen);
+	}
+	cr_assert(memcmp(e[0][0].b.seeds, e[1][0].b.seeds, (size_t)o.batch_size * sizeof(int64_t)),
+		  "epochs 0 and 1 start alike");
+	/* abandon epoch 0 after two batches, then run it again: the same batches */
+	cr_assert_eq(burrow_sampler_start(s, 0), 0);
+	burrow_batch *b;
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(burrow_sampler_next(s, &b), 0);
+		burrow_sampler_release(s, b);
+	}
+	nb[2] = run_epoch(s, 0, &e[2]);
+	cr_assert_eq(nb[2], nb[0]);
+	for (int64_t i = 0; i < nb[0]; i++)
+		same_batch(&e[0][i].b, &e[2][i].b);
+	for (int ep = 0; ep < 3; ep++)
+		free_epoch(e[ep], nb[ep]);
+	free(sorted_train);
+	burrow_sampler_close(s);
+	burrow_dataset_close(ds);
+}
+
+Test(sampler, epoch_visits_every_node_once_last_batch_kept) { epochs(false); }
+Test(sampler, epoch_drop_last) { epochs(true); }
+
+/* The same batches from every mix of OpenMP threads, producers and queue depth. */
+Test(sampler, batches_do_not_depend_on_threads)
+{
+	int64_t n;
+	const int64_t *train;
+	burrow_dataset *ds = gen_dataset(13, &train, &n);
+	const burrow_csr *g = burrow_dataset_graph(ds);
+	const int cfg[][3] = {/* threads, prefetch, producers */ {1, 0, 1}, {2, 0, 1}, {4, 0, 1},
+			      {2, 2, 1}, {4, 3, 2}, {1, 5, 4}};
+	const int ncfg = sizeof cfg / sizeof cfg[0];
+	saved *ref[2] = {NULL, NULL};
+	int64_t nref[2] = {0, 0};
+	int64_t big = 0;
+	for (int c = 0; c < ncfg; c++) {
+		burrow_sampler_opts o;
+		burrow_sampler_defaults(&o);
+		o.batch_size = 1000;
+		o.fanouts[0] = 40; /* above BW_SMALL_FANOUT, and enough edges to number in parallel */
+		o.seed = 99;
+		o.threads = cfg[c][0];
+		o.prefetch = cfg[c][1];
+		o.producers = cfg[c][2];
+		burrow_sampler *s;
+		cr_assert_eq(burrow_sampler_open(&s, g, train, BW_MIN(n, 3500), &o), 0, "%s", burrow_last_error());
+		for (int ep = 0; ep < 2; ep++) {
+			saved *v;
+			int64_t nb = run_epoch(s, ep + 5, &v);
+			if (c == 0) {
+				ref[ep] = v;
+				nref[ep] = nb;
+				for (int64_t i = 0; i < nb; i++) {
+					check_batch(g, &v[i].b, 3, o.fanouts, v[i].b.seeds, v[i].b.num_seeds);
+					big = BW_MAX(big, v[i].b.blocks[0].num_edges);
+				}
+				continue;
+			}
+			cr_assert_eq(nb, nref[ep]);
+			for (int64_t i = 0; i < nb; i++)
+				same_batch(&ref[ep][i].b, &v[i].b);
+			free_epoch(v, nb);
+		}
+		burrow_sampler_close(s);
+	}
+	cr_assert(big >= 65536, "the input layer (%lld edges) is too small for the parallel numbering (sample.c "
+				"NUMBER_PAR_MIN)", (long long)big);
+	free_epoch(ref[0], nref[0]);
+	free_epoch(ref[1], nref[1]);
+	burrow_dataset_close(ds);
+}
+
+/* ------------------------------------------------------------ wide id spaces */
+
+/* A graph over a wide id space with edges only out of its last k nodes: indptr is an
+ * anonymous mapping of zero pages with only its tail written, so N can be 2^29. Half
+ * of each row points at other active nodes, half anywhere in [0, N). */
+typedef struct sparse_graph {
+	burrow_csr g;
+	int64_t *indptr;
+	size_t map_bytes;
+	int32_t *indices;
+	int64_t first;     /* active nodes: [first, N) */
+} sparse_graph;
+
+static void sparse_build(sparse_graph *sp, int64_t N, int64_t k, int deg, uint64_t seed)
+{
+	sp->map_bytes = (size_t)(N + 1) * sizeof(int64_t);
+	sp->indptr = mmap(NULL, sp->map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			  -1, 0);
+	cr_assert(sp->indptr != MAP_FAILED);
+	sp->indices = malloc((size_t)(k * deg) * sizeof *sp->indices);
+	sp->first = N - k;
+	bw_rng r;
+	bw_rng_seed(&r, seed);
+	int64_t e = 0, nb[64];
+	cr_assert(deg <= 64);
+	for (int64_t v = sp->first; v < N; v++) {
+		sp->indptr[v] = e;
+		int m = 0;
+		while (m < deg) {
+			int64_t u = bw_rng_below(&r, 2) ? sp->first + (int64_t)bw_rng_below(&r, (uint64_t)k)
+							: (int64_t)bw_rng_below(&r, (uint64_t)N);
+			bool dup = u == v;
+			for (int q = 0; q < m && !dup; q++)
+				dup = nb[q] == u;
+			if (!dup)
+				nb[m++] = u;
+		}
+		qsort(nb, (size_t)m, sizeof *nb, cmp64);
+		for (int q = 0; q < m; q++)
+			sp->indices[e++] = (int32_t)nb[q];
+	}
+	sp->indptr[N] = e;
+	sp->g = (burrow_csr){.num_nodes = N, .num_edges = e, .indptr = sp->indptr, .indices = sp->indices,
+			     .index_width = 4};
+}
+
+static void sparse_free(sparse_graph *sp)
+{
+	munmap(sp->indptr, sp->map_bytes);
+	free(sp->indices);
+}
+
+/* Ids spread over 2^20 (buckets of 512 ids, numbered by bitmap when dense and by sorting
+ * when sparse) and over 2^29 (too wide for the bitmap: always sorted). Full blocks
+ * against the reference, batches against the invariants, each the same on 1 and 4
+ * threads. */
+Test(sampler, wide_id_spaces)
+{
+	const int64_t sizes[] = {((int64_t)1 << 20) + 3, ((int64_t)1 << 29) + 7};
+	for (size_t z = 0; z < 2; z++) {
+		sparse_graph sp;
+		const int64_t k = 3000;
+		sparse_build(&sp, sizes[z], k, 12, 100 + z);
+		const burrow_csr *g = &sp.g;
+		int64_t *act = malloc((size_t)k * sizeof *act);
+		for (int64_t i = 0; i < k; i++)
+			act[i] = sp.first + (k - 1 - i); /* any order */
+		burrow_sampler *s[2];
+		for (int c = 0; c < 2; c++) {
+			burrow_sampler_opts o;
+			burrow_sampler_defaults(&o);
+			o.fanouts[0] = -1;
+			o.batch_size = 700;
+			o.threads = c ? 4 : 1;
+			o.prefetch = c ? 2 : 0;
+			cr_assert_eq(burrow_sampler_open(&s[c], g, act, k, &o), 0, "%s", burrow_last_error());
+		}
+		/* the full block of the active nodes: 36000 edges, numbered in parallel on 4 threads */
+		burrow_batch *f[2];
+		for (int c = 0; c < 2; c++)
+			cr_assert_eq(burrow_sampler_full(s[c], sp.first, k, &f[c]), 0, "%s", burrow_last_error());
+		const int all[] = {-1};
+		int64_t *dst = malloc((size_t)k * sizeof *dst);
+		for (int64_t i = 0; i < k; i++)
+			dst[i] = sp.first + i;
+		check_batch(g, f[0], 1, all, dst, k);
+		free(dst);
+		int64_t *ref = malloc((size_t)g->num_edges * sizeof *ref), m = 0, r = 0;
+		for (int64_t j = 0; j < g->num_edges; j++)
+			if (sp.indices[j] < sp.first)
+				ref[m++] = sp.indices[j];
+		qsort(ref, (size_t)m, sizeof *ref, cmp64);
+		for (int64_t i = 0; i < m; i++)
+			if (i == 0 || ref[i] != ref[i - 1])
+				ref[r++] = ref[i];
+		cr_assert_eq(f[0]->num_input, k + r, "N %lld: %lld sources, want %lld", (long long)g->num_nodes,
+			     (long long)f[0]->num_input, (long long)(k + r));
+		cr_assert(!memcmp(f[0]->input_ids + k, ref, (size_t)r * sizeof *ref));
+		same_batch(f[0], f[1]);
+		for (int c = 0; c < 2; c++)
+			burrow_sampler_release(s[c], f[c]);
+		free(ref);
+
+		/* an epoch of sampled batches */
+		saved *v[2];
+		int64_t nb[2];
+		for (int c = 0; c < 2; c++)
+			nb[c] = run_epoch(s[c], 2, &v[c]);
+		cr_assert_eq(nb[0], nb[1]);
+		const int fan[] = {-1, 10, 5};
+		for (int64_t i = 0; i < nb[0]; i++) {
+			check_batch(g, &v[0][i].b, 3, fan, v[0][i].b.seeds, v[0][i].b.num_seeds);
+			same_batch(&v[0][i].b, &v[1][i].b);
+		}
+		for (int c = 0; c < 2; c++) {
+			free_epoch(v[c], nb[c]);
+			burrow_sampler_close(s[c]);
+		}
+		free(act);
+		sparse_free(&sp);
+	}
+}
+
+/* ------------------------------------------------------------ refusals and failures */
+
+Test(sampler, refuses_bad_options_and_ids)
+{
+	tgraph t;
+	skewed(&t, 100, 300, 1);
+	burrow_sampler *s = (burrow_sampler *)1;
+	burrow_sampler_opts o;
+	int64_t ids[] = {1, 2, 3, 2};
+	burrow_sampler_defaults(&o);
+	o.num_layers = 0;
+	cr_assert_eq(burrow_sampler_open(&s, &t.g, ids, 3, &o), BURROW_E_INVAL);
+	cr_assert_null(s);
+	burrow_sampler_defaults(&o);
+	o.num_layers = BURROW_SAMPLER_MAX_LAYERS + 1;
+	cr_assert_eq(burrow_sampler_open(&s, &t.g, ids, 3, &o), BURROW_E_INVAL);
+	burrow_sampler_defaults(&o);
+	o.fanouts[1] = -2;
+	cr_assert_eq(burrow_sampler_open(&s, &t.g, ids, 3, &o), BURROW_E_INVAL);
+	cr_assert(strstr(burrow_last_error(), "fanout"), "%s", burrow_last_error());
+	burrow_sampler_defaults(&o);
+	o.batch_size = 0;
+	cr_assert_eq(burrow_sampler_open(&s, &t.g, ids, 3, &o), BURROW_E_INVAL);
+	burrow_sampler_defaults(&o);
+	o.producers = 0;
+	cr_assert_eq(burrow_sampler_open(&s, &t.g, ids, 3, &o), BURROW_E_INVAL);
+	cr_assert_eq(burrow_sampler_open(&s, &t.g, ids, 4, NULL), BURROW_E_INVAL, "a repeated training id");
+	cr_assert(strstr(burrow_last_error(), "2 appears twice"), "%s", burrow_last_error());
+	int64_t bad[] = {5, 100};
+	cr_assert_eq(burrow_sampler_open(&s, &t.g, bad, 2, NULL), BURROW_E_RANGE);
+	cr_assert(strstr(burrow_last_error(), "100"), "%s", burrow_last_error());
+	cr_assert_null(s);
+
+	cr_assert_eq(burrow_sampler_open(&s, &t.g, ids, 3, NULL), 0);
+	burrow_batch *b = (burrow_batch *)1;
+	cr_assert_eq(burrow_sampler_next(s, &b), BURROW_E_INVAL, "next before start");
+	cr_assert_null(b);
+	cr_assert_eq(burrow_sampler_start(s, -1), BURROW_E_INVAL);
+	cr_assert_eq(burrow_sampler_sample(s, ids, 4, 0, &b), BURROW_E_INVAL, "repeated seeds");
+	cr_assert_eq(burrow_sampler_sample(s, bad, 2, 0, &b), BURROW_E_RANGE);
+	cr_assert_eq(burrow_sampler_sample(s, ids, 0, 0, &b), BURROW_E_INVAL);
+	cr_assert_null(b);
+	burrow_sampler_release(s, NULL);
+	burrow_sampler_close(s);
+	burrow_sampler_close(NULL);
+
+	/* no training ids: every epoch is empty */
+	cr_assert_eq(burrow_sampler_open(&s, &t.g, NULL, 0, NULL), 0);
+	cr_assert_eq(burrow_sampler_num_batches(s), 0);
+	cr_assert_eq(burrow_sampler_start(s, 0), 0);
+	cr_assert_eq(burrow_sampler_next(s, &b), BURROW_DONE);
+	burrow_sampler_close(s);
+	tgraph_free(&t);
+}
+
+/* Open, run an epoch, sample and take a full block; the first failure is returned. */
+static int one_run(const burrow_csr *g, const int64_t *ids, int64_t n, int prefetch)
+{
+	burrow_sampler_opts o;
+	burrow_sampler_defaults(&o);
+	o.batch_size = 50;
+	o.threads = 2;
+	o.prefetch = prefetch;
+	o.fanouts[0] = 40;
+	burrow_sampler *s;
+	int st = burrow_sampler_open(&s, g, ids, n, &o);
+	if (st)
+		return st;
+	burrow_batch *b, *held = NULL;
+	if ((st = burrow_sampler_start(s, 1)))
+		goto out_close;
+	while ((st = burrow_sampler_next(s, &b)) == 0) {
+		if (!held)
+			held = b; /* kept to the end: close frees it */
+		else
+			burrow_sampler_release(s, b);
+	}
+	if (st < 0)
+		goto out_close;
+	if ((st = burrow_sampler_sample(s, ids, 10, 3, &b)))
+		goto out_close;
+	burrow_sampler_release(s, b);
+	if ((st = burrow_sampler_full(s, 0, g->num_nodes, &b)))
+		goto out_close;
+	burrow_sampler_release(s, b);
+out_close:
+	burrow_sampler_close(s);
+	return st;
+}
+
+Test(sampler, failing_allocations_return_nomem)
+{
+	tgraph t;
+	skewed(&t, 400, 3000, 5);
+	int64_t ids[300];
+	for (int i = 0; i < 300; i++)
+		ids[i] = i;
+	for (int prefetch = 0; prefetch <= 2; prefetch += 2) {
+		int k;
+		for (k = 0; k < 2000; k++) {
+			bw_mem_fail_after(k);
+			int st = one_run(&t.g, ids, 300, prefetch);
+			bw_mem_fail_after(-1);
+			if (st == 0)
+				break;
+			cr_assert_eq(st, BURROW_E_NOMEM, "prefetch %d, failing allocation %d: %s", prefetch, k,
+				     burrow_last_error());
+		}
+		cr_assert(k > 5 && k < 2000, "prefetch %d: %d allocations", prefetch, k);
+	}
+	tgraph_free(&t);
+}

@@ -1,0 +1,260 @@
+/* bench_sample.c: burrow bench sample DIR: sampling throughput and its scaling from 1 to T threads. */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void help(void)
+{
+	printf("usage: burrow bench sample DIR [--fanout 15,10,5] [--batch 1024] [--threads T] [--producers]\n"
+	       "                              [--seconds S] [--seed S] [--json]\n\n"
+	       "Sample mini-batches from the training split of DIR (every node when it has none) for\n"
+	       "S seconds at each thread count 1 .. T, and print batches/s, sampled edges/s, input\n"
+	       "nodes per batch and the speedup over one thread (the anchor, measured in the same run).\n"
+	       "Beside it, cpu is what a plain compute loop gains from the same threads at that moment\n"
+	       "(1.00 at one thread): on a shared machine the sampler's speedup cannot exceed it.\n"
+	       "Every thread count samples the same batches: epoch 0 from batch 0, after two warm-up\n"
+	       "batches; the graph is read through once first so that it is in the page cache.\n\n"
+	       "  --fanout LIST   neighbors per layer, input layer first; -1 = all (15,10,5)\n"
+	       "  --batch B       seeds per batch (1024)\n"
+	       "  --threads T     largest thread count (the number of CPUs)\n"
+	       "  --producers     scale producer threads (each sampling whole batches on one thread,\n"
+	       "                  prefetch 2 per producer) instead of OpenMP threads inside one batch\n"
+	       "  --seconds S     measuring time per thread count (3)\n"
+	       "  --seed S        sampler seed (0)\n"
+	       "  --json          one JSON object per thread count\n");
+}
+
+/* "15,10,5" into o->fanouts / num_layers. */
+static bool parse_fanouts(const char *s, burrow_sampler_opts *o)
+{
+	int n = 0;
+	char *dup = strdup(s), *save = NULL;
+	if (!dup)
+		return false;
+	for (char *tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int64_t v;
+		if (n == BURROW_SAMPLER_MAX_LAYERS || !cli_i64(tok, &v) || v < -1 || v > INT32_MAX) {
+			free(dup);
+			return false;
+		}
+		o->fanouts[n++] = (int)v;
+	}
+	free(dup);
+	o->num_layers = n;
+	return n > 0;
+}
+
+/* Read every page of the graph once (into a volatile sum, so the reads stay). */
+static void touch_graph(const burrow_csr *g)
+{
+	volatile uint64_t sum = 0;
+	const size_t step = 4096;
+	const unsigned char *p = (const unsigned char *)g->indptr;
+	for (size_t i = 0; i < (size_t)(g->num_nodes + 1) * sizeof(int64_t); i += step)
+		sum += p[i];
+	p = g->indices;
+	for (size_t i = 0; i < (size_t)g->num_edges * (size_t)g->index_width; i += step)
+		sum += p[i];
+}
+
+/* Units of a dependent floating-point chain per second on t threads for `seconds`: the
+ * speedup the machine offers t threads right now, whatever else it is running. */
+static double cpu_rate(int t, double seconds)
+{
+	int64_t units = 0;
+	const double t0 = cli_now();
+#pragma omp parallel num_threads(t) reduction(+ : units)
+	{
+		volatile double sink;
+		double x = 1;
+		while (cli_now() - t0 < seconds) {
+			for (int i = 0; i < (1 << 18); i++)
+				x = x * 1.0000001 + 1e-9;
+			units++;
+		}
+		sink = x;
+		(void)sink;
+	}
+	return (double)units / (cli_now() - t0);
+}
+
+typedef struct run_result {
+	int64_t batches, edges, inputs;
+	double seconds;
+} run_result;
+
+/* Sample for `seconds` with o (after two warm-up batches). */
+static int measure(const burrow_csr *g, const int64_t *ids, int64_t n, const burrow_sampler_opts *o, double seconds,
+		   run_result *r)
+{
+	burrow_sampler *s;
+	int st = burrow_sampler_open(&s, g, ids, n, o);
+	if (st < 0)
+		return st;
+	memset(r, 0, sizeof *r);
+	int64_t epoch = 0;
+	if ((st = burrow_sampler_start(s, epoch)) < 0)
+		goto out_close;
+	burrow_batch *b;
+	for (int w = 0; w < 2; w++) {
+		if ((st = burrow_sampler_next(s, &b)) < 0)
+			goto out_close;
+		burrow_sampler_release(s, b);
+	}
+	if ((st = burrow_sampler_start(s, epoch)) < 0)
+		goto out_close;
+	double t0 = cli_now(), t;
+	do {
+		st = burrow_sampler_next(s, &b);
+		if (st < 0)
+			goto out_close;
+		if (st == BURROW_DONE) {
+			if ((st = burrow_sampler_start(s, ++epoch)) < 0)
+				goto out_close;
+		} else {
+			r->batches++;
+			r->inputs += b->num_input;
+			for (int l = 0; l < b->num_layers; l++)
+				r->edges += b->blocks[l].num_edges;
+			burrow_sampler_release(s, b);
+		}
+		t = cli_now() - t0;
+	} while (t < seconds || r->batches < 3);
+	r->seconds = t;
+	st = 0;
+out_close:
+	burrow_sampler_close(s);
+	return st;
+}
+
+enum { O_FANOUT = 256, O_BATCH, O_THREADS, O_PRODUCERS, O_SECONDS, O_SEED, O_JSON, O_HELP };
+
+int bench_sample(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{"fanout", required_argument, 0, O_FANOUT},   {"batch", required_argument, 0, O_BATCH},
+		{"threads", required_argument, 0, O_THREADS}, {"producers", no_argument, 0, O_PRODUCERS},
+		{"seconds", required_argument, 0, O_SECONDS}, {"seed", required_argument, 0, O_SEED},
+		{"json", no_argument, 0, O_JSON},             {"help", no_argument, 0, O_HELP},
+		{0, 0, 0, 0},
+	};
+	burrow_sampler_opts o;
+	burrow_sampler_defaults(&o);
+	int64_t maxt = sysconf(_SC_NPROCESSORS_ONLN), v;
+	double seconds = 3;
+	bool json = false, producers = false;
+	int c;
+	while ((c = cli_getopt("bench sample", argc, argv, "h", lo)) != -1) {
+		switch (c) {
+		case '?': return EXIT_USAGE;
+		case 'h':
+		case O_HELP: help(); return EXIT_OK;
+		case O_FANOUT:
+			if (!parse_fanouts(optarg, &o))
+				return cli_usage("bench sample", "--fanout wants 1 to %d comma-separated integers >= -1, got '%s'",
+						 BURROW_SAMPLER_MAX_LAYERS, optarg);
+			break;
+		case O_BATCH:
+			if (!cli_i64(optarg, &o.batch_size) || o.batch_size < 1 || o.batch_size > INT32_MAX)
+				return cli_usage("bench sample", "--batch wants an integer >= 1, got '%s'", optarg);
+			break;
+		case O_THREADS:
+			if (!cli_i64(optarg, &maxt) || maxt < 1 || maxt > 256)
+				return cli_usage("bench sample", "--threads wants an integer in [1, 256], got '%s'", optarg);
+			break;
+		case O_PRODUCERS: producers = true; break;
+		case O_SECONDS:
+			if (!cli_f64(optarg, &seconds) || seconds <= 0 || seconds > 3600)
+				return cli_usage("bench sample", "--seconds wants a number in (0, 3600], got '%s'", optarg);
+			break;
+		case O_SEED:
+			if (!cli_i64(optarg, &v) || v < 0)
+				return cli_usage("bench sample", "--seed wants an integer >= 0, got '%s'", optarg);
+			o.seed = (uint64_t)v;
+			break;
+		case O_JSON: json = true; break;
+		}
+	}
+	if (argc - optind != 1)
+		return cli_usage("bench sample", "expected one dataset directory");
+	const char *dir = argv[optind];
+
+	burrow_dataset *ds;
+	int st = burrow_dataset_open(&ds, dir);
+	if (st < 0)
+		return cli_lib_fail("bench sample", st);
+	const burrow_csr *g = burrow_dataset_graph(ds);
+	int64_t n;
+	const int64_t *train = burrow_dataset_split(ds, BURROW_SPLIT_TRAIN, &n);
+	int64_t *all = NULL;
+	if (!train) {
+		n = g->num_nodes;
+		all = malloc((size_t)n * sizeof *all);
+		if (!all) {
+			burrow_dataset_close(ds);
+			return cli_fail("bench sample", "out of memory");
+		}
+		for (int64_t i = 0; i < n; i++)
+			all[i] = i;
+		train = all;
+	}
+	double t0 = cli_now();
+	touch_graph(g);
+	double touch = cli_now() - t0;
+	char fan[96] = "", a[32], b2[32], c2[32];
+	for (int l = 0; l < o.num_layers; l++)
+		snprintf(fan + strlen(fan), sizeof fan - strlen(fan), "%s%d", l ? "," : "", o.fanouts[l]);
+	if (!json) {
+		printf("burrow bench sample: %s: %s nodes, %s edges, %s training nodes\n", dir,
+		       cli_grouped(g->num_nodes, a, sizeof a), cli_grouped(g->num_edges, b2, sizeof b2),
+		       cli_grouped(n, c2, sizeof c2));
+		printf("fanout %s, batch %lld, %s, %g s per thread count (graph read through in %.1f s)\n\n", fan,
+		       (long long)o.batch_size, producers ? "producer threads (1 OpenMP thread each)" : "OpenMP threads in one batch",
+		       seconds, touch);
+		printf("threads  batches/s     edges/s  input nodes/batch  edges/batch  speedup    cpu\n");
+	}
+	double anchor = 0, cpu_anchor = 0;
+	int rc = EXIT_OK;
+	for (int t = 1; t <= maxt; t++) {
+		burrow_sampler_opts ot = o;
+		if (producers) {
+			ot.threads = 1;
+			ot.producers = t;
+			ot.prefetch = 2 * t;
+		} else {
+			ot.threads = t;
+			ot.prefetch = 0;
+		}
+		const double cpu = cpu_rate(t, 0.5);
+		if (t == 1)
+			cpu_anchor = cpu;
+		run_result r;
+		if ((st = measure(g, train, n, &ot, seconds, &r)) < 0) {
+			rc = cli_lib_fail("bench sample", st);
+			break;
+		}
+		double bps = (double)r.batches / r.seconds, eps = (double)r.edges / r.seconds;
+		double inb = (double)r.inputs / (double)r.batches, epb = (double)r.edges / (double)r.batches;
+		if (t == 1)
+			anchor = eps;
+		if (json)
+			printf("{\"bench\": \"sample\", \"dir\": \"%s\", \"mode\": \"%s\", \"threads\": %d, \"fanout\": \"%s\", "
+			       "\"batch\": %lld, \"batches\": %lld, \"seconds\": %.3f, \"batches_per_s\": %.3f, "
+			       "\"edges_per_s\": %.0f, \"input_nodes_per_batch\": %.1f, \"edges_per_batch\": %.1f, "
+			       "\"speedup\": %.3f, \"cpu_speedup\": %.3f}\n",
+			       dir, producers ? "producers" : "omp", t, fan, (long long)o.batch_size, (long long)r.batches,
+			       r.seconds, bps, eps, inb, epb, eps / anchor, cpu / cpu_anchor);
+		else
+			printf("%7d  %9.2f  %10s  %17.0f  %11.0f  %6.2fx  %4.2fx\n", t, bps,
+			       cli_grouped((int64_t)eps, a, sizeof a), inb, epb, eps / anchor, cpu / cpu_anchor);
+		fflush(stdout);
+	}
+	free(all);
+	burrow_dataset_close(ds);
+	return rc;
+}

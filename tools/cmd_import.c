@@ -1,0 +1,116 @@
+/* cmd_import.c: burrow import OUT --edges FILE --num-nodes N ...: users' own graphs. */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void help(void)
+{
+	printf("usage: burrow import OUT --edges FILE --num-nodes N [--features F.npy] [--labels L.npy]\n"
+	       "                    [--train T.npy --valid V.npy --test S.npy] [--undirected]\n"
+	       "                    [--feat-dtype f32|f16] [--name NAME] [--mem BYTES] [--tmp DIR]\n"
+	       "                    [--force] [--quiet]\n\n"
+	       "Write the dataset directory OUT from your own files.\n"
+	       "  --edges FILE       .npy of shape (2, E) or (E, 2), int32 or int64; or text: one edge\n"
+	       "                     'src dst' a line, separated by a comma, tab or blanks, optionally\n"
+	       "                     gzip'ed (.gz), '#' starts a comment line\n"
+	       "  --num-nodes N      ids must lie in [0, N)\n"
+	       "  --features F.npy   [N, D] float32, float16 or float64\n"
+	       "  --labels L.npy     [N] or [N, 1]: integers (-1 = unlabeled), or floats with NaN = unlabeled\n"
+	       "  --train/--valid/--test F.npy   node ids (int32/int64), or bool masks of length N\n"
+	       "  --undirected       store both directions of every edge (the graph is then symmetric)\n"
+	       "  --feat-dtype T     f32 or f16 (float16 input stays f16, anything else becomes f32)\n"
+	       "  --name NAME        the name in meta.json (OUT's folder name)\n"
+	       "  --mem BYTES        memory for the edge list before spilling to disk (half the physical memory)\n"
+	       "  --tmp DIR          folder for spilled runs (beside OUT)\n"
+	       "  --force            replace OUT if it exists\n"
+	       "  --quiet            no progress and no summary\n"
+	       "Self-loops and repeated edges are dropped.\n");
+}
+
+enum { O_EDGES = 256, O_NODES, O_FEAT, O_LABELS, O_TRAIN, O_VALID, O_TEST, O_UNDIR, O_DTYPE, O_NAME, O_MEM, O_TMP,
+       O_FORCE, O_QUIET, O_HELP };
+
+int cmd_import(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{"edges", required_argument, 0, O_EDGES},   {"num-nodes", required_argument, 0, O_NODES},
+		{"features", required_argument, 0, O_FEAT}, {"labels", required_argument, 0, O_LABELS},
+		{"train", required_argument, 0, O_TRAIN},   {"valid", required_argument, 0, O_VALID},
+		{"test", required_argument, 0, O_TEST},     {"undirected", no_argument, 0, O_UNDIR},
+		{"feat-dtype", required_argument, 0, O_DTYPE}, {"name", required_argument, 0, O_NAME},
+		{"mem", required_argument, 0, O_MEM},       {"tmp", required_argument, 0, O_TMP},
+		{"force", no_argument, 0, O_FORCE},         {"quiet", no_argument, 0, O_QUIET},
+		{"help", no_argument, 0, O_HELP},           {0, 0, 0, 0},
+	};
+	burrow_import_opts o;
+	burrow_import_defaults(&o);
+	bool quiet = false, have_n = false;
+	int64_t v;
+	int c;
+	while ((c = cli_getopt("import", argc, argv, "h", lo)) != -1) {
+		switch (c) {
+		case '?': return EXIT_USAGE;
+		case 'h':
+		case O_HELP: help(); return EXIT_OK;
+		case O_EDGES: o.edges = optarg; break;
+		case O_NODES:
+			if (!cli_i64(optarg, &v) || v < 0)
+				return cli_usage("import", "--num-nodes wants a count >= 0, got '%s'", optarg);
+			o.num_nodes = v;
+			have_n = true;
+			break;
+		case O_FEAT: o.features = optarg; break;
+		case O_LABELS: o.labels = optarg; break;
+		case O_TRAIN: o.train = optarg; break;
+		case O_VALID: o.valid = optarg; break;
+		case O_TEST: o.test = optarg; break;
+		case O_UNDIR: o.undirected = true; break;
+		case O_DTYPE:
+			o.feat_dtype = burrow_dtype_parse(optarg);
+			if (o.feat_dtype != BURROW_DTYPE_F32 && o.feat_dtype != BURROW_DTYPE_F16)
+				return cli_usage("import", "--feat-dtype wants f32 or f16, got '%s'", optarg);
+			break;
+		case O_NAME: o.name = optarg; break;
+		case O_MEM:
+			if (!cli_bytes(optarg, &v) || v < 1)
+				return cli_usage("import", "--mem wants a size in bytes (K/M/G suffixes), got '%s'", optarg);
+			o.mem_bytes = (size_t)v;
+			break;
+		case O_TMP: o.tmp_dir = optarg; break;
+		case O_FORCE: o.overwrite = true; break;
+		case O_QUIET: quiet = true; break;
+		}
+	}
+	if (argc - optind != 1)
+		return cli_usage("import", "expected one output directory");
+	if (!o.edges)
+		return cli_usage("import", "--edges is required");
+	if (!have_n)
+		return cli_usage("import", "--num-nodes is required");
+	const char *out = argv[optind];
+	cli_progress prog;
+	cli_progress_init(&prog, quiet);
+	o.progress = cli_progress_cb;
+	o.progress_user = &prog;
+	double t0 = cli_now();
+	int st = burrow_import(out, &o);
+	cli_progress_done(&prog);
+	if (st == BURROW_E_EXISTS)
+		return cli_fail("import", "%s (use --force to replace it)", burrow_last_error());
+	if (st < 0)
+		return cli_lib_fail("import", st);
+	if (!quiet) {
+		burrow_dataset *ds;
+		if (burrow_dataset_open(&ds, out) == 0) {
+			const burrow_dataset_info *in = burrow_dataset_get_info(ds);
+			char a[32], b[32];
+			fprintf(stderr, "burrow: import: wrote %s in %.1f s: %s nodes, %s edges%s, %lld features, %d classes\n",
+				out, cli_now() - t0, cli_grouped(in->num_nodes, a, sizeof a),
+				cli_grouped(in->num_edges, b, sizeof b), in->symmetric ? " (both directions)" : "",
+				(long long)in->feat_dim, in->num_classes);
+			burrow_dataset_close(ds);
+		}
+	}
+	return EXIT_OK;
+}

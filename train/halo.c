@@ -1,0 +1,264 @@
+/* halo.c: halo exchange over MPI with a distributed-graph communicator and non-blocking
+ * neighbor all-to-all, so that aggregation over inner edges overlaps the transfer. */
+#include "halo.h"
+
+#include <string.h>
+
+struct bw_halo {
+	MPI_Comm comm;        /* distributed-graph communicator over the neighbor parts */
+	int nnbr;             /* neighbor parts */
+	int *nbr;             /* [nnbr] their ranks */
+	int64_t n_owned, n_send, n_halo;
+	int64_t *send_local;  /* [n_send], owned */
+	int *send_cnt, *send_dsp, *recv_cnt, *recv_dsp; /* [nnbr], in rows */
+	MPI_Datatype row;     /* dim floats; rebuilt when dim changes */
+	int64_t row_dim;
+	float *buf;           /* [n_send, dim]: packed rows out (forward) or gradients in (backward) */
+	size_t buf_cap;
+	MPI_Request req;
+	bool active, backward;
+	double t_post;
+	int64_t dim;
+	bw_halo_stats st;
+};
+
+int bw_err_mpi(int code, const char *what)
+{
+	char text[MPI_MAX_ERROR_STRING];
+	int len = 0;
+	if (MPI_Error_string(code, text, &len) != MPI_SUCCESS)
+		snprintf(text, sizeof text, "MPI error %d", code);
+	return bw_err(BURROW_E_MPI, "%s: %s", what, text);
+}
+
+#define MPI_TRY(call, what)                                             \
+	do {                                                            \
+		int rc_ = (call);                                       \
+		if (rc_ != MPI_SUCCESS) {                               \
+			st = bw_err_mpi(rc_, what);                     \
+			goto fail;                                      \
+		}                                                       \
+	} while (0)
+
+int bw_halo_open(bw_halo **out, MPI_Comm comm, int64_t n_owned, const int64_t *send_local,
+		 const int64_t *send_offsets, const int64_t *halo_offsets)
+{
+	int K, rank, st = 0;
+	*out = NULL;
+	bw_halo *h = bw_calloc(1, sizeof *h);
+	if (!h)
+		return BURROW_E_NOMEM;
+	h->comm = MPI_COMM_NULL;
+	h->row = MPI_DATATYPE_NULL;
+	MPI_TRY(MPI_Comm_size(comm, &K), "halo: MPI_Comm_size");
+	MPI_TRY(MPI_Comm_rank(comm, &rank), "halo: MPI_Comm_rank");
+	h->n_owned = n_owned;
+	h->n_send = send_offsets[K];
+	h->n_halo = halo_offsets[K];
+	if (send_offsets[rank + 1] != send_offsets[rank] || halo_offsets[rank + 1] != halo_offsets[rank]) {
+		st = bw_err(BURROW_E_FORMAT, "halo: rank %d lists itself as a neighbor", rank);
+		goto fail;
+	}
+	h->send_local = bw_malloc((size_t)(h->n_send ? h->n_send : 1) * sizeof *h->send_local);
+	h->nbr = bw_malloc((size_t)K * sizeof *h->nbr);
+	h->send_cnt = bw_malloc(4 * (size_t)K * sizeof(int));
+	if (!h->send_local || !h->nbr || !h->send_cnt) {
+		st = BURROW_E_NOMEM;
+		goto fail;
+	}
+	h->send_dsp = h->send_cnt + K;
+	h->recv_cnt = h->send_cnt + 2 * K;
+	h->recv_dsp = h->send_cnt + 3 * K;
+	for (int64_t k = 0; k < h->n_send; k++) {
+		if (send_local[k] < 0 || send_local[k] >= n_owned) {
+			st = bw_err(BURROW_E_RANGE, "halo: send entry %lld is local row %lld, not an owned row [0, %lld)",
+				    (long long)k, (long long)send_local[k], (long long)n_owned);
+			goto fail;
+		}
+		h->send_local[k] = send_local[k];
+	}
+	/* neighbors: parts we send to or receive from (the same set on a symmetric graph,
+	 * but the union keeps a one-sided list correct) */
+	for (int j = 0; j < K; j++) {
+		int64_t ns = send_offsets[j + 1] - send_offsets[j], nr = halo_offsets[j + 1] - halo_offsets[j];
+		if (ns > INT32_MAX || nr > INT32_MAX) {
+			st = bw_err(BURROW_E_UNSUPPORTED, "halo: more than 2^31 rows to exchange with part %d", j);
+			goto fail;
+		}
+		if (!ns && !nr)
+			continue;
+		h->nbr[h->nnbr] = j;
+		h->send_cnt[h->nnbr] = (int)ns;
+		h->send_dsp[h->nnbr] = (int)send_offsets[j];
+		h->recv_cnt[h->nnbr] = (int)nr;
+		h->recv_dsp[h->nnbr] = (int)halo_offsets[j];
+		h->nnbr++;
+	}
+	/* unit weights spelled out: gcc misreads MPI_UNWEIGHTED as a zero-length array */
+	int *w = bw_malloc((size_t)(h->nnbr ? h->nnbr : 1) * sizeof *w);
+	if (!w) {
+		st = BURROW_E_NOMEM;
+		goto fail;
+	}
+	for (int k = 0; k < h->nnbr; k++)
+		w[k] = 1;
+	int rc = MPI_Dist_graph_create_adjacent(comm, h->nnbr, h->nbr, w, h->nnbr, h->nbr, w, MPI_INFO_NULL, 0, &h->comm);
+	bw_free(w);
+	if (rc != MPI_SUCCESS) {
+		st = bw_err_mpi(rc, "halo: MPI_Dist_graph_create_adjacent");
+		goto fail;
+	}
+	MPI_Comm_set_errhandler(h->comm, MPI_ERRORS_RETURN);
+	*out = h;
+	return 0;
+fail:
+	bw_halo_close(h);
+	return st;
+}
+
+void bw_halo_close(bw_halo *h)
+{
+	if (!h)
+		return;
+	if (h->active)
+		MPI_Wait(&h->req, MPI_STATUS_IGNORE);
+	if (h->row != MPI_DATATYPE_NULL)
+		MPI_Type_free(&h->row);
+	if (h->comm != MPI_COMM_NULL)
+		MPI_Comm_free(&h->comm);
+	bw_free(h->send_local);
+	bw_free(h->nbr);
+	bw_free(h->send_cnt);
+	bw_free(h->buf);
+	bw_free(h);
+}
+
+int64_t bw_halo_rows(const bw_halo *h) { return h->n_halo; }
+
+/* A row type of `dim` floats and a staging buffer of n_send rows. */
+static int prepare(bw_halo *h, int64_t dim)
+{
+	int st = 0;
+	if (h->active)
+		return bw_err(BURROW_E_INVAL, "halo: an exchange is already in flight");
+	if (dim <= 0 || dim > INT32_MAX)
+		return bw_err(BURROW_E_INVAL, "halo: bad row width %lld", (long long)dim);
+	if (h->row_dim != dim) {
+		if (h->row != MPI_DATATYPE_NULL)
+			MPI_Type_free(&h->row);
+		h->row_dim = 0;
+		MPI_TRY(MPI_Type_contiguous((int)dim, MPI_FLOAT, &h->row), "halo: MPI_Type_contiguous");
+		MPI_TRY(MPI_Type_commit(&h->row), "halo: MPI_Type_commit");
+		h->row_dim = dim;
+	}
+	size_t need = (size_t)(h->n_send ? h->n_send : 1) * (size_t)dim * sizeof(float);
+	if (need > h->buf_cap) {
+		float *b = bw_realloc(h->buf, need);
+		if (!b)
+			return BURROW_E_NOMEM;
+		h->buf = b;
+		h->buf_cap = need;
+	}
+	h->dim = dim;
+	return 0;
+fail:
+	return st;
+}
+
+int bw_halo_forward_start(bw_halo *h, float *emb, int64_t dim)
+{
+	int st = prepare(h, dim);
+	if (st)
+		return st;
+#pragma omp parallel for schedule(static)
+	for (int64_t k = 0; k < h->n_send; k++)
+		memcpy(h->buf + k * dim, emb + h->send_local[k] * dim, (size_t)dim * sizeof(float));
+	h->t_post = MPI_Wtime();
+	MPI_TRY(MPI_Ineighbor_alltoallv(h->buf, h->send_cnt, h->send_dsp, h->row, emb + h->n_owned * dim, h->recv_cnt,
+					h->recv_dsp, h->row, h->comm, &h->req),
+		"halo: MPI_Ineighbor_alltoallv");
+	h->active = true;
+	h->backward = false;
+	h->st.bytes_out += h->n_send * dim * (int64_t)sizeof(float);
+	h->st.exchanges++;
+	return 0;
+fail:
+	return st;
+}
+
+static void completed(bw_halo *h)
+{
+	h->active = false;
+	h->st.comm_s += MPI_Wtime() - h->t_post;
+}
+
+int bw_halo_test(bw_halo *h)
+{
+	int done = 0, st = 0;
+	if (!h->active)
+		return 1;
+	MPI_TRY(MPI_Test(&h->req, &done, MPI_STATUS_IGNORE), "halo: MPI_Test");
+	if (done)
+		completed(h);
+	return done;
+fail:
+	h->active = false;
+	return st;
+}
+
+int bw_halo_wait(bw_halo *h)
+{
+	int st = 0;
+	if (!h->active)
+		return 0;
+	double t = MPI_Wtime();
+	MPI_TRY(MPI_Wait(&h->req, MPI_STATUS_IGNORE), "halo: MPI_Wait");
+	h->st.wait_s += MPI_Wtime() - t;
+	completed(h);
+	return 0;
+fail:
+	h->active = false;
+	return st;
+}
+
+int bw_halo_backward_start(bw_halo *h, const float *grad, int64_t dim)
+{
+	int st = prepare(h, dim);
+	if (st)
+		return st;
+	/* the reverse of forward: halo rows go back to their owners, who receive them in
+	 * their send order */
+	h->t_post = MPI_Wtime();
+	MPI_TRY(MPI_Ineighbor_alltoallv(grad + h->n_owned * dim, h->recv_cnt, h->recv_dsp, h->row, h->buf, h->send_cnt,
+					h->send_dsp, h->row, h->comm, &h->req),
+		"halo: MPI_Ineighbor_alltoallv (backward)");
+	h->active = true;
+	h->backward = true;
+	h->st.bytes_out += h->n_halo * dim * (int64_t)sizeof(float);
+	h->st.exchanges++;
+	return 0;
+fail:
+	return st;
+}
+
+int bw_halo_backward_finish(bw_halo *h, float *grad)
+{
+	if (!h->backward)
+		return bw_err(BURROW_E_INVAL, "halo: no backward exchange was started");
+	int st = bw_halo_wait(h);
+	if (st)
+		return st;
+	h->backward = false;
+	const int64_t dim = h->dim;
+	/* one owned row may be sent to several parts: accumulate serially per row order to
+	 * keep the sum deterministic */
+	for (int64_t k = 0; k < h->n_send; k++) {
+		float *dst = grad + h->send_local[k] * dim;
+		const float *src = h->buf + k * dim;
+		for (int64_t c = 0; c < dim; c++)
+			dst[c] += src[c];
+	}
+	return 0;
+}
+
+void bw_halo_get_stats(const bw_halo *h, bw_halo_stats *s) { *s = h->st; }

@@ -1,0 +1,53 @@
+/* halo.h: the halo exchange between partition-parallel ranks (MPI): boundary rows out to
+ * the parts that need them, halo rows in; in backward, halo gradients back to their owners.
+ *
+ * Layout (docs/partition.md): a rank owns local rows 0 .. n_owned-1 and keeps halo rows
+ * n_owned .. n_owned+H-1 grouped by owner part (halo_offsets, K+1). For each part j its
+ * send segment send_local[send_offsets[j] .. send_offsets[j+1]) lists, as local ids, the
+ * owned rows j needs, in exactly the order of j's halo segment for this rank, so a buffer
+ * goes out and lands without reordering. */
+#ifndef BURROW_HALO_H
+#define BURROW_HALO_H
+
+#include "../core/internal.h"
+
+#include <mpi.h>
+
+typedef struct bw_halo bw_halo;
+
+typedef struct bw_halo_stats {
+	double comm_s;     /* seconds from post to completion, summed over exchanges */
+	double wait_s;     /* seconds spent blocked in wait (exposed communication) */
+	int64_t bytes_out; /* bytes sent */
+	int64_t exchanges;
+} bw_halo_stats;
+
+/* Build the exchange for this rank of comm (size K). Arrays are borrowed for the call. */
+int bw_halo_open(bw_halo **out, MPI_Comm comm,
+		 int64_t n_owned,             /* rows this rank owns */
+		 const int64_t *send_local,   /* [send_offsets[K]] local ids of owned rows, by part */
+		 const int64_t *send_offsets, /* [K+1] */
+		 const int64_t *halo_offsets); /* [K+1]: halo rows by owner part */
+void bw_halo_close(bw_halo *h);
+int64_t bw_halo_rows(const bw_halo *h); /* H, halo rows this rank receives */
+
+/* Forward: pack the owned rows others need from emb ([n_owned + H, dim], row-major) and
+ * post the exchange; halo rows land in emb[n_owned ..] when it completes. emb must stay
+ * valid and its owned send rows unchanged until wait. */
+int bw_halo_forward_start(bw_halo *h, float *emb, int64_t dim);
+/* Drive MPI progress without blocking: 1 when the exchange has completed, 0 if not yet. */
+int bw_halo_test(bw_halo *h);
+/* Block until the posted exchange completes (forward: halo rows are in place). */
+int bw_halo_wait(bw_halo *h);
+
+/* Backward: send the gradients of the halo rows (grad[n_owned ..], [H, dim]) to their
+ * owners; bw_halo_backward_finish waits and adds what arrives into grad's owned rows. */
+int bw_halo_backward_start(bw_halo *h, const float *grad, int64_t dim);
+int bw_halo_backward_finish(bw_halo *h, float *grad);
+
+void bw_halo_get_stats(const bw_halo *h, bw_halo_stats *s);
+
+/* Translate an MPI error code into BURROW_E_MPI with MPI's own text. */
+int bw_err_mpi(int code, const char *what);
+
+#endif
