@@ -105,6 +105,62 @@ int bw_layer_forward(const bw_backend *be, bw_layer *l, const bw_block *b, const
 	return bw_bias_add(be, z, l->b, l->out);
 }
 
+static int ov_poll(const bw_overlap *ov) { return ov->poll ? ov->poll(ov->ctx) : 0; }
+
+/* Rows [r0, r1) of c = a W, where a and c hold (at least) those rows. */
+static int matmul_rows(const bw_backend *be, const bw_tensor *a, const bw_tensor *w, bw_tensor *c, int64_t r0,
+		       int64_t r1)
+{
+	if (r1 <= r0)
+		return 0;
+	bw_tensor ar = bw_tensor_rows(a, r0, r1 - r0), cr = bw_tensor_rows(c, r0, r1 - r0);
+	return bw_matmul(be, &ar, false, w, false, 1.0f, 0.0f, &cr);
+}
+
+int bw_layer_forward_overlap(const bw_backend *be, bw_layer *l, const bw_block *b, const bw_tensor *x, bw_tensor *z,
+			     const bw_overlap *ov)
+{
+	int st;
+	const int64_t nd = b->num_dst, ns = b->num_src;
+	if (l->kind == BW_LAYER_LINEAR || ov->split > ns || ov->split < nd || ov->n_inner + ov->n_outer != nd)
+		return bw_err(BURROW_E_INVAL, "layer: overlap needs a graph layer, split in [%lld, %lld] and every "
+					      "destination row inner or outer",
+			      (long long)nd, (long long)ns);
+	TRY(check_shapes(l, b, x));
+	TRY(bw_tensor_reshape(z, nd, l->out));
+	const bw_tensor xd = bw_tensor_rows(x, 0, nd);
+	const bw_tensor w = bw_tensor_view(l->w, l->in, l->out);
+	const bool sage = l->kind == BW_LAYER_SAGE;
+	const bw_tensor wa = bw_tensor_view(sage ? l->w_neigh : l->w, l->in, l->out);
+	const bw_agg mode = sage ? BW_AGG_MEAN : BW_AGG_GCN;
+	if (l->project_first) {
+		/* project the rows already here, then the late ones, then aggregate */
+		TRY(bw_tensor_reshape(&l->agg, ns, l->out));
+		TRY(matmul_rows(be, x, &wa, &l->agg, 0, ov->split));
+		if ((st = ov_poll(ov)) < 0 || (st = ov->wait(ov->ctx)) < 0)
+			return st;
+		TRY(matmul_rows(be, x, &wa, &l->agg, ov->split, ns));
+		TRY(bw_aggregate(be, b, mode, &l->agg, NULL, 0, z));
+		if (sage)
+			TRY(bw_matmul(be, &xd, false, &w, false, 1.0f, 1.0f, z));
+	} else {
+		/* aggregate the inner rows, then (after the wait) the outer ones, then project */
+		TRY(bw_tensor_reshape(&l->agg, nd, l->in));
+		if (ov->n_inner)
+			TRY(bw_aggregate(be, b, mode, x, ov->inner, ov->n_inner, &l->agg));
+		if ((st = ov_poll(ov)) < 0)
+			return st;
+		if (sage)
+			TRY(bw_matmul(be, &xd, false, &w, false, 1.0f, 0.0f, z));
+		if ((st = ov_poll(ov)) < 0 || (st = ov->wait(ov->ctx)) < 0)
+			return st;
+		if (ov->n_outer)
+			TRY(bw_aggregate(be, b, mode, x, ov->outer, ov->n_outer, &l->agg));
+		TRY(bw_matmul(be, &l->agg, false, &wa, false, 1.0f, sage ? 1.0f : 0.0f, z));
+	}
+	return bw_bias_add(be, z, l->b, l->out);
+}
+
 int bw_layer_backward(const bw_backend *be, bw_layer *l, const bw_block *b, const bw_tensor *x, const bw_tensor *gz,
 		      bw_tensor *gx)
 {

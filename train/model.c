@@ -130,13 +130,20 @@ static int activate(const bw_backend *be, bw_model *m, int l, bw_tensor *z, bool
 int bw_model_layer_forward(const bw_backend *be, bw_model *m, int l, bw_block *blk, const bw_tensor *x, bool training,
 			   uint64_t key, const bw_tensor **h)
 {
+	return bw_model_layer_forward_overlap(be, m, l, blk, x, training, key, NULL, h);
+}
+
+int bw_model_layer_forward_overlap(const bw_backend *be, bw_model *m, int l, bw_block *blk, const bw_tensor *x,
+				   bool training, uint64_t key, const bw_overlap *ov, const bw_tensor **h)
+{
 	if (l < 0 || l >= m->cfg.layers)
 		return bw_err(BURROW_E_INVAL, "model: no layer %d", l);
 	int st;
 	if (m->cfg.kind != BURROW_MODEL_MLP &&
 	    (st = bw_block_prepare(blk, training, m->cfg.kind == BURROW_MODEL_GCN)))
 		return st;
-	if ((st = bw_layer_forward(be, &m->layer[l], blk, x, &m->h[l])))
+	if ((st = ov ? bw_layer_forward_overlap(be, &m->layer[l], blk, x, &m->h[l], ov)
+		     : bw_layer_forward(be, &m->layer[l], blk, x, &m->h[l])))
 		return st;
 	m->dropout_on = training && m->cfg.dropout > 0.0f;
 	if (l + 1 < m->cfg.layers && (st = activate(be, m, l, &m->h[l], m->dropout_on, key)))

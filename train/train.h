@@ -198,6 +198,23 @@ void bw_layer_bind(bw_layer *l, bw_layer_kind kind, int64_t in, int64_t out, flo
 void bw_layer_init(bw_layer *l, uint64_t key);
 /* z [num_dst, out] from x [num_src, in] over block b (Linear reads only x's first num_dst rows). */
 int bw_layer_forward(const bw_backend *be, bw_layer *l, const bw_block *b, const bw_tensor *x, bw_tensor *z);
+/* Overlap with a halo exchange: the input rows [split, num_src) arrive late (over the
+ * network). bw_layer_forward_overlap first does the work that needs only rows below
+ * split (the aggregation of the `inner` destination rows, whose sources all lie below
+ * split; the projection of rows below split), calling poll between steps, then wait,
+ * then the rest. The result and the saved state equal bw_layer_forward's. */
+typedef struct bw_overlap {
+	int64_t split;           /* first late row of x */
+	const int64_t *inner;    /* [n_inner] destination rows with every source below split */
+	int64_t n_inner;
+	const int64_t *outer;    /* [n_outer] the other destination rows */
+	int64_t n_outer;
+	int (*poll)(void *ctx);  /* drive progress; < 0 is an error (may be NULL) */
+	int (*wait)(void *ctx);  /* block until rows [split, num_src) of x are in place */
+	void *ctx;
+} bw_overlap;
+int bw_layer_forward_overlap(const bw_backend *be, bw_layer *l, const bw_block *b, const bw_tensor *x, bw_tensor *z,
+			     const bw_overlap *ov);
 /* From gz = dL/dz: the parameter gradients (overwritten) and, when gx is not NULL, dL/dx
  * [num_src, in]. x must be the forward's input, unchanged. */
 int bw_layer_backward(const bw_backend *be, bw_layer *l, const bw_block *b, const bw_tensor *x, const bw_tensor *gz,
@@ -255,6 +272,9 @@ int bw_model_forward(const bw_backend *be, bw_model *m, const bw_batch *b, bool 
  * [blk->num_dst, out], held by the model until its next forward pass of layer l. */
 int bw_model_layer_forward(const bw_backend *be, bw_model *m, int l, bw_block *blk, const bw_tensor *x, bool training,
 			   uint64_t key, const bw_tensor **h);
+/* The same with a halo exchange in flight (ov may be NULL: plain forward). */
+int bw_model_layer_forward_overlap(const bw_backend *be, bw_model *m, int l, bw_block *blk, const bw_tensor *x,
+				   bool training, uint64_t key, const bw_overlap *ov, const bw_tensor **h);
 /* Its backward: gh = dL/dh for layer l's output (rewritten in place for hidden layers);
  * fills layer l's parameter gradients and, when gx is not NULL, dL/dx [blk->num_src, in].
  * x must be the forward's input, unchanged. */
