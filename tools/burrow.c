@@ -7,10 +7,12 @@
 int cmd_bench(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_partition(int argc, char **argv);
 
 static const cli_cmd COMMANDS[] = {
 	{"gen", "generate a synthetic dataset (csbm, rmat)", cmd_gen},
 	{"info", "describe a dataset directory", cmd_info},
+	{"partition", "split a dataset into K parts with halos (METIS)", cmd_partition},
 	{"bench", "benchmarks: ratios against anchors measured in the same run", cmd_bench},
 };
 #define NCOMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
