@@ -15,7 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_LEVELS 16
+#define MAX_LEVELS 24
+#define MARGIN ((size_t)128 << 20) /* mapped windows, stacks, METIS beyond its estimate */
 #define MAX_PHASES 8
 
 void burrow_partition_defaults(burrow_partition_opts *o)
@@ -158,7 +159,7 @@ static int metis_parts(run *rn, const bw_pgraph *g, const double *maxw, int32_t 
 	res->coarse_m = g->m / 2;
 	if (direct) {
 		phase_begin(rn, "metis");
-		st = bw_metis_kway(g, k, o->ufactor, o->seed, part, &res->metis_cut);
+		st = bw_metis_kway(g, k, o->ufactor, NULL, o->seed, part, &res->metis_cut);
 		phase_end(rn);
 		return st;
 	}
@@ -170,9 +171,11 @@ static int metis_parts(run *rn, const bw_pgraph *g, const double *maxw, int32_t 
 		ratio = BW_MIN(ratio, (double)(INT32_MAX / 2) / (double)BW_MAX(g->m, 1));
 		target = BW_MAX((int64_t)(0.5 * ratio * (double)g->n), (int64_t)64 * k);
 	}
-	/* clusters weigh at most twice the average node of the target graph, and a small
-	 * share of a part, so the coarse graph still balances finely */
-	int64_t maxw_c[BW_MAX_CON];
+	/* cluster weights: a small share of a part at most, so the coarse graph balances finely;
+	 * below that, twice the previous level's bound, starting from two average nodes, so the
+	 * first levels merge only the closest neighbors */
+	int64_t fcap[BW_MAX_CON], wtotal[BW_MAX_CON];
+	double avgw[BW_MAX_CON];
 	for (int c = 0; c < ncon; c++) {
 		int64_t total = 0, maxv = 0;
 		for (int64_t v = 0; v < g->n; v++) {
@@ -180,30 +183,52 @@ static int metis_parts(run *rn, const bw_pgraph *g, const double *maxw, int32_t 
 			total += w;
 			maxv = BW_MAX(maxv, w);
 		}
-		int64_t cap = (int64_t)(2.0 * (double)total / (double)target);
-		cap = BW_MIN(cap, (int64_t)((o->ufactor - 1.0) * (double)total / k / 4));
-		maxw_c[c] = BW_MAX(maxv, BW_MAX(cap, 1));
+		fcap[c] = BW_MAX(maxv, BW_MAX((int64_t)((o->ufactor - 1.0) * (double)total / k / 4), 1));
+		wtotal[c] = total;
+		avgw[c] = (double)total / (double)BW_MAX(g->n, 1);
 	}
 	phase_begin(rn, "coarsen");
 	const bw_pgraph *cur = g;
+	int stalls = 0;
 	while (nl < MAX_LEVELS) {
-		bool small = cur->n <= target && cur->m < INT32_MAX - 1 && bw_metis_bytes(cur->n, cur->m, ncon) <= avail;
-		if (small)
+		const size_t left = mem ? budget_left(mem) : SIZE_MAX;
+		const size_t lp = (size_t)cur->n * (size_t)(20 + 8 * ncon) + MARGIN;
+		if (cur->n <= target && cur->m < INT32_MAX - 1 &&
+		    (!mem || bw_metis_bytes(cur->n, cur->m, ncon) + MARGIN <= left))
 			break;
-		size_t buf = mem ? budget_left(mem) / 3 : BW_MIN((size_t)cur->m * 8 + 1, (size_t)1 << 30);
-		buf = BW_MAX(buf, (size_t)16 << 20);
-		if ((st = bw_coarsen_level(cur, maxw_c, 5, bw_key(o->seed, (uint64_t)nl), o->threads, buf, &lv[nl]))) {
+		bw_coarsen_opts co = {.passes = 5, .seed = bw_key(o->seed, (uint64_t)nl), .threads = o->threads};
+		if (mem) {
+			const size_t room = left > lp ? left - lp : 0;
+			co.buf_bytes = BW_MAX(room / 3, (size_t)16 << 20);
+			co.max_entries = BW_MAX((int64_t)(room / 3 / 8), (int64_t)1 << 20);
+		} else {
+			co.buf_bytes = BW_MIN((size_t)cur->m * 8 + 1, (size_t)1 << 30);
+		}
+		/* Heavy-edge matching, as METIS coarsens, while the coarse graph fits the budget
+		 * whole; a level whose coarse graph may not, and a level after matching stalled,
+		 * uses label propagation instead, which merges as much as the cluster bound allows */
+		const bool tight = co.max_entries && cur->m > co.max_entries;
+		co.match = !tight && !stalls;
+		co.ties = !co.match;
+		for (int c = 0; c < ncon; c++) {
+			const double pair = 1.5 * (double)wtotal[c] / (double)target; /* METIS's own bound */
+			const double grow = avgw[c] * ldexp(1.0, nl + 1 + 2 * stalls);
+			co.maxw[c] = BW_MIN(fcap[c], BW_MAX((int64_t)(co.match ? pair : tight ? (double)fcap[c] : grow), 1));
+		}
+		if ((st = bw_coarsen_level(cur, &co, &lv[nl]))) {
 			phase_end(rn);
 			goto out;
 		}
-		bw_log(BURROW_LOG_DEBUG, "partition: level %d: %lld nodes, %lld entries", nl + 1, (long long)lv[nl].g.n,
-		       (long long)lv[nl].g.m);
+		bw_log(BURROW_LOG_DEBUG, "partition: level %d (%s): %lld nodes, %lld entries", nl + 1,
+		       co.match ? "matching" : "label propagation", (long long)lv[nl].g.n, (long long)lv[nl].g.m);
 		const bool stalled = lv[nl].g.n > cur->n - cur->n / 20;
 		cur = &lv[nl++].g;
 		if (o->progress)
 			o->progress(o->progress_user, "coarsen", (uint64_t)nl, 0);
-		if (stalled)
+		if (stalled && ++stalls > 3)
 			break;
+		if (!stalled)
+			stalls = 0;
 	}
 	phase_end(rn);
 	res->levels = nl;
@@ -221,7 +246,7 @@ static int metis_parts(run *rn, const bw_pgraph *g, const double *maxw, int32_t 
 		phase_end(rn);
 		goto out;
 	}
-	st = bw_metis_kway(cur, k, o->ufactor, o->seed, cpart, &res->metis_cut);
+	st = bw_metis_kway(cur, k, o->ufactor, wtotal, o->seed, cpart, &res->metis_cut);
 	phase_end(rn);
 	if (st) {
 		bw_free(cpart);
@@ -244,7 +269,8 @@ static int metis_parts(run *rn, const bw_pgraph *g, const double *maxw, int32_t 
 			break;
 		}
 		for (int64_t v = 0; v < fine->n; v++)
-			fpart[v] = cpart[lv[l].cmap[v]];
+			fpart[v] = lv[l].cmap[v] >= 0 ? cpart[lv[l].cmap[v]] : -1;
+		bw_place_fillers(fine, k, o->ufactor, wtotal, fpart);
 		bw_free(cpart);
 		cpart = l ? fpart : NULL;
 		bw_level_free(&lv[l]);

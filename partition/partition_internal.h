@@ -89,9 +89,16 @@ void bw_edge_cut(const bw_pgraph *g, const int32_t *part, int threads, int64_t *
 
 /* Map a METIS return code to a status, once, keeping METIS's name for it. */
 int bw_metis_status(int rc, const char *what);
-/* METIS_PartGraphKway on g (held in memory by the caller or converted here): part[v] gets
- * v's part; *objval the cut METIS reports. Weight sums beyond 32 bits are scaled down. */
-int bw_metis_kway(const bw_pgraph *g, int k, double ufactor, uint64_t seed, int32_t *part, int64_t *objval);
+/* METIS_PartGraphKway on g, converted to METIS's arrays: part[v] gets v's part; *objval the
+ * cut METIS reports. Nodes without neighbors are left out of METIS and placed as fillers.
+ * total[c]: the weight of constraint c of the whole graph g stands for (the finest level,
+ * whose isolated nodes coarse levels leave out); NULL = g's own. Weight sums beyond 32 bits
+ * are scaled down. */
+int bw_metis_kway(const bw_pgraph *g, int k, double ufactor, const int64_t *total, uint64_t seed, int32_t *part,
+		  int64_t *objval);
+/* Give every node with part[v] < 0 to the part it fills least, relative to the bound
+ * ufactor * total[c] / k of every constraint (total NULL: g's own weights). */
+void bw_place_fillers(const bw_pgraph *g, int k, double ufactor, const int64_t *total, int32_t *part);
 /* The raw call with METIS's own arrays (exposed for the tests' failure case). */
 int bw_metis_call(int32_t n, int32_t ncon, int32_t *xadj, int32_t *adjncy, int32_t *vwgt, int32_t *adjwgt,
 		  int32_t k, const float *ubvec, uint64_t seed, int32_t *part, int64_t *objval);
@@ -121,11 +128,20 @@ typedef struct bw_level {
 } bw_level;
 void bw_level_free(bw_level *l);
 
+typedef struct bw_coarsen_opts {
+	int64_t maxw[BW_MAX_CON];  /* clusters weigh at most this in each constraint */
+	int passes;                /* label propagation passes at most */
+	bool match;                /* heavy-edge matching instead of label propagation */
+	bool ties;                 /* on a tie, join the heavier cluster (more shrinking) */
+	uint64_t seed;
+	int threads;
+	size_t buf_bytes;          /* bounds the contraction's buffer (more passes when small) */
+	int64_t max_entries;       /* keep only the heaviest coarse edges beyond this; 0 = all */
+} bw_coarsen_opts;
+
 /* Size-constrained label propagation over g (streamed), then contraction into a coarse graph
- * in memory: clusters weigh at most maxw[c] in each constraint. buf_bytes bounds the
- * contraction's buffer (more passes when it is small). */
-int bw_coarsen_level(const bw_pgraph *g, const int64_t *maxw, int passes, uint64_t seed, int threads,
-		     size_t buf_bytes, bw_level *out);
+ * in memory. */
+int bw_coarsen_level(const bw_pgraph *g, const bw_coarsen_opts *o, bw_level *out);
 
 /* ---------------------------------------------------------------- refinement (refine.c) */
 
