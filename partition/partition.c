@@ -532,6 +532,7 @@ int burrow_partition(const char *dataset_dir, const burrow_partition_opts *opts,
 	}
 	for (int64_t q = 0; q < ntrain; q++)
 		bw_bit_set(train_bits, train[q]);
+	bw_release_range(train, (size_t)ntrain * sizeof *train);
 
 	/* the symmetric graph without self-loops: the input itself when meta.json says it is
 	 * symmetric (its readers skip loops and repeats), else a symmetrized copy on disk */
@@ -591,6 +592,8 @@ int burrow_partition(const char *dataset_dir, const burrow_partition_opts *opts,
 	s.imbalance_nodes = imbalance_of(part, n, k, NULL, NULL, 0, scratch);
 	s.imbalance_train = ntrain ? imbalance_of(part, n, k, NULL, train, ntrain, scratch) : 0;
 	s.imbalance_edges = imbalance_of(part, n, k, gin->indptr, NULL, 0, scratch);
+	bw_release_range(train, (size_t)ntrain * sizeof *train);
+	bw_release_range(gin->indptr, (size_t)(n + 1) * sizeof *gin->indptr);
 	s.metis_cut = res.metis_cut;
 	s.coarsened = res.coarsened;
 	s.coarsen_levels = res.levels;

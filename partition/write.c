@@ -262,7 +262,10 @@ static int write_labels_splits(burrow_writer *w, const burrow_dataset *ds, const
 		qsort(loc, (size_t)k, sizeof *loc, cmp_i64);
 		st = burrow_writer_put_split(w, s, loc, k);
 		bw_free(loc);
+		bw_release_range(ids, (size_t)cnt * sizeof *ids); /* mapped: keep the resident set small */
 	}
+	if (lab)
+		bw_release_range(lab, (size_t)in->num_nodes * sizeof *lab);
 	return st;
 }
 
