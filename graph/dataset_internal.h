@@ -7,4 +7,12 @@
 /* "train", "valid", "test", indexed by enum burrow_split. */
 extern const char *const bw_split_names[3];
 
+/* Stream the graph into a dataset writer when it is too large to hold: indptr whole
+ * ([num_nodes + 1], borrowed, written at once), then the ids row by row in any number
+ * of pieces (int32 when num_nodes < 2^31, else int64), then end, which checks that
+ * exactly indptr[num_nodes] ids arrived. Takes the place of burrow_writer_put_graph. */
+int bw_writer_graph_begin(burrow_writer *w, const int64_t *indptr, int64_t num_nodes, bool symmetric);
+int bw_writer_graph_append(burrow_writer *w, const void *ids, int64_t n);
+int bw_writer_graph_end(burrow_writer *w);
+
 #endif

@@ -28,6 +28,9 @@ struct burrow_writer {
 	int32_t num_classes;
 	int64_t split_n[3];
 	bool have_split[3];
+	int graph_state;     /* streamed graph: 0 none, 1 open, 2 done */
+	int64_t graph_ids;   /* ids appended so far */
+	bw_npy_writer graph_idx;
 };
 
 /* Errors inside the temporary directory are reported under the final directory's name,
@@ -104,6 +107,8 @@ void burrow_writer_abort(burrow_writer *w)
 		return;
 	if (w->feat_state == 1)
 		bw_npy_writer_abort(&w->feat);
+	if (w->graph_state == 1)
+		bw_npy_writer_abort(&w->graph_idx);
 	if (w->tmp)
 		bw_rm_rf(w->tmp);
 	bw_free(w->dir);
@@ -140,7 +145,7 @@ static int w_put_graph(burrow_writer *w, const burrow_csr *g, bool symmetric)
 {
 	int st;
 	const int want = g->num_nodes < ((int64_t)1 << 31) ? 4 : 8;
-	if (w->have_graph)
+	if (w->have_graph || w->graph_state)
 		return bw_err(BURROW_E_INVAL, "%s: graph written twice", w->dir);
 	if (g->index_width != want)
 		return bw_err(BURROW_E_INVAL, "%s: %lld nodes need %d-byte ids, the graph has %d-byte ids", w->dir,
@@ -158,6 +163,56 @@ static int w_put_graph(burrow_writer *w, const burrow_csr *g, bool symmetric)
 	w->symmetric = symmetric;
 	return 0;
 }
+
+int bw_writer_graph_begin(burrow_writer *w, const int64_t *indptr, int64_t num_nodes, bool symmetric)
+{
+	int st;
+	const int64_t e = indptr[num_nodes];
+	if (w->have_graph || w->graph_state)
+		return bw_err(BURROW_E_INVAL, "%s: graph written twice", w->dir);
+	if (indptr[0] != 0 || e < 0)
+		return bw_err(BURROW_E_INVAL, "%s: indptr must run from 0 to the edge count", w->dir);
+	if ((st = set_nodes(w, num_nodes, "the graph")) ||
+	    (st = save(w, "indptr.npy", BURROW_DTYPE_I64, num_nodes + 1, indptr)))
+		return st;
+	char *p = tmp_path(w, "indices.npy");
+	if (!p)
+		return BURROW_E_NOMEM;
+	st = bw_npy_writer_open(&w->graph_idx, p, num_nodes < ((int64_t)1 << 31) ? BURROW_DTYPE_I32 : BURROW_DTYPE_I64,
+				1, &e, BW_NPY_ALIGN);
+	bw_free(p);
+	if (st)
+		return st;
+	w->graph_state = 1;
+	w->graph_ids = 0;
+	w->num_edges = e;
+	w->symmetric = symmetric;
+	return 0;
+}
+
+int bw_writer_graph_append(burrow_writer *w, const void *ids, int64_t n)
+{
+	if (w->graph_state != 1)
+		return bw_err(BURROW_E_INVAL, "%s: indices appended outside begin/end", w->dir);
+	const int64_t width = w->num_nodes < ((int64_t)1 << 31) ? 4 : 8;
+	if (n < 0 || w->graph_ids + n > w->num_edges)
+		return bw_err(BURROW_E_INVAL, "%s: indices.npy: %lld ids appended, only %lld declared", w->dir,
+			      (long long)(w->graph_ids + n), (long long)w->num_edges);
+	w->graph_ids += n;
+	return bw_npy_writer_append(&w->graph_idx, ids, (size_t)(n * width));
+}
+
+int bw_writer_graph_end(burrow_writer *w)
+{
+	if (w->graph_state != 1)
+		return bw_err(BURROW_E_INVAL, "%s: indices ended without begin", w->dir);
+	w->graph_state = 2;
+	int st = bw_npy_writer_commit(&w->graph_idx);
+	if (!st)
+		w->have_graph = true;
+	return st;
+}
+
 
 /* The graph streamed out of a builder: indptr.npy through the npy writer (its length is
  * known), indices.npy by hand, because its length is known only at the end: the data goes
@@ -434,6 +489,8 @@ int burrow_writer_commit(burrow_writer *w)
 		st = bw_err(BURROW_E_INVAL, "%s: no graph was written", w->dir);
 	else if (w->feat_state == 1)
 		st = bw_err(BURROW_E_INVAL, "%s: features.npy was not ended", w->dir);
+	else if (w->graph_state == 1)
+		st = bw_err(BURROW_E_INVAL, "%s: indices.npy was not ended", w->dir);
 	if (st || (st = REBASE(w, write_meta(w))) || (st = bw_fsync_dir(w->tmp)))
 		goto fail;
 	char *sd = tmp_path(w, "split");

@@ -14,6 +14,7 @@ int cmd_embed(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_partition(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 
 static const cli_cmd COMMANDS[] = {
@@ -26,6 +27,7 @@ static const cli_cmd COMMANDS[] = {
 	{"train", "train a GNN (sage, gcn, mlp) and report OGB accuracy", cmd_train},
 	{"eval", "accuracy of a checkpointed model", cmd_eval},
 	{"embed", "final-layer outputs of a checkpointed model for every node", cmd_embed},
+	{"partition", "split a dataset into K parts with halos (METIS)", cmd_partition},
 	{"bench", "benchmarks: ratios against anchors measured in the same run", cmd_bench},
 };
 #define NCOMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])

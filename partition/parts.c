@@ -1,0 +1,322 @@
+/* parts.c: reading a parts directory: meta.json (the partition book) and each part's dataset
+ * and exchange arrays, checked against each other when opened. */
+#define _GNU_SOURCE
+#include "partition_internal.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct burrow_parts {
+	char *dir;
+	char *dataset;
+	int64_t *offsets;
+	int64_t *halo_sizes;
+	burrow_parts_info info;
+};
+
+struct burrow_part {
+	burrow_dataset *ds;
+	bw_npy_map orig, halo, halo_off, send, send_off;
+	burrow_part_info info;
+};
+
+static int read_text(const char *path, char **out)
+{
+	struct stat sb;
+	int st, fd = open(path, O_RDONLY | O_CLOEXEC);
+	*out = NULL;
+	if (fd < 0)
+		return bw_err_errno(errno, path, "open");
+	if (fstat(fd, &sb) < 0) {
+		st = bw_err_errno(errno, path, "stat");
+		goto out;
+	}
+	if (sb.st_size > (64 << 20)) {
+		st = bw_err(BURROW_E_FORMAT, "%s: %lld bytes is too large for metadata", path, (long long)sb.st_size);
+		goto out;
+	}
+	char *s = bw_malloc((size_t)sb.st_size + 1);
+	if (!s) {
+		st = BURROW_E_NOMEM;
+		goto out;
+	}
+	if ((st = bw_pread_all(fd, s, (size_t)sb.st_size, 0, path))) {
+		bw_free(s);
+		goto out;
+	}
+	s[sb.st_size] = '\0';
+	*out = s;
+out:
+	close(fd);
+	return st;
+}
+
+static int json_i64(const cJSON *o, const char *key, int64_t *v, const char *path)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+	if (!cJSON_IsNumber(it) || it->valuedouble < 0 || it->valuedouble != (double)(int64_t)it->valuedouble)
+		return bw_err(BURROW_E_FORMAT, "%s: \"%s\" must be a non-negative integer", path, key);
+	*v = (int64_t)it->valuedouble;
+	return 0;
+}
+
+/* An array of n non-negative integers. */
+static int json_i64_array(const cJSON *o, const char *key, int64_t n, int64_t **out, const char *path)
+{
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key);
+	*out = NULL;
+	if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != n)
+		return bw_err(BURROW_E_FORMAT, "%s: \"%s\" must be an array of %lld integers", path, key, (long long)n);
+	int64_t *v = bw_malloc((size_t)(n ? n : 1) * sizeof *v);
+	if (!v)
+		return BURROW_E_NOMEM;
+	int64_t i = 0;
+	const cJSON *it;
+	cJSON_ArrayForEach(it, a)
+	{
+		if (!cJSON_IsNumber(it) || it->valuedouble < 0 || it->valuedouble != (double)(int64_t)it->valuedouble) {
+			bw_free(v);
+			return bw_err(BURROW_E_FORMAT, "%s: \"%s\"[%lld] is not a non-negative integer", path, key,
+				      (long long)i);
+		}
+		v[i++] = (int64_t)it->valuedouble;
+	}
+	*out = v;
+	return 0;
+}
+
+int burrow_parts_open(burrow_parts **out, const char *dir)
+{
+	char *path = NULL, *text = NULL;
+	cJSON *j = NULL;
+	int64_t v;
+	int st;
+
+	*out = NULL;
+	burrow_parts *p = bw_calloc(1, sizeof *p);
+	if (!p)
+		return BURROW_E_NOMEM;
+	p->dir = bw_strdup(dir);
+	path = bw_path_join(dir, "meta.json");
+	if (!p->dir || !path) {
+		st = BURROW_E_NOMEM;
+		goto fail;
+	}
+	if ((st = read_text(path, &text)))
+		goto fail;
+	j = cJSON_Parse(text);
+	const cJSON *fmt = j ? cJSON_GetObjectItemCaseSensitive(j, "format") : NULL;
+	if (!cJSON_IsObject(j) || !cJSON_IsString(fmt) || strcmp(fmt->valuestring, "burrow-parts")) {
+		st = bw_err(BURROW_E_FORMAT, "%s: not a parts directory's meta.json (\"format\" must be \"burrow-parts\")",
+			    path);
+		goto fail;
+	}
+	if ((st = json_i64(j, "version", &v, path)))
+		goto fail;
+	if (v != 1) {
+		st = bw_err(BURROW_E_FORMAT, "%s: parts format version %lld is not one this burrow reads (1)", path,
+			    (long long)v);
+		goto fail;
+	}
+	burrow_parts_info *in = &p->info;
+	if ((st = json_i64(j, "num_parts", &v, path)) || (st = json_i64(j, "num_nodes", &in->num_nodes, path)) ||
+	    (st = json_i64(j, "num_edges", &in->num_edges, path)) || (st = json_i64(j, "edge_cut", &in->edge_cut, path)))
+		goto fail;
+	if (v < 1 || v > INT32_MAX) {
+		st = bw_err(BURROW_E_FORMAT, "%s: \"num_parts\" %lld is out of range", path, (long long)v);
+		goto fail;
+	}
+	in->num_parts = (int)v;
+	if ((st = json_i64_array(j, "node_offsets", v + 1, &p->offsets, path)) ||
+	    (st = json_i64_array(j, "halo_sizes", v, &p->halo_sizes, path)))
+		goto fail;
+	for (int i = 0; i < in->num_parts; i++)
+		if (p->offsets[i + 1] < p->offsets[i]) {
+			st = bw_err(BURROW_E_FORMAT, "%s: node_offsets decrease at part %d", path, i);
+			goto fail;
+		}
+	if (p->offsets[0] != 0 || p->offsets[in->num_parts] != in->num_nodes) {
+		st = bw_err(BURROW_E_FORMAT, "%s: node_offsets run from %lld to %lld, expected 0 to %lld (num_nodes)", path,
+			    (long long)p->offsets[0], (long long)p->offsets[in->num_parts], (long long)in->num_nodes);
+		goto fail;
+	}
+	const cJSON *dsj = cJSON_GetObjectItemCaseSensitive(j, "dataset");
+	p->dataset = bw_strdup(cJSON_IsString(dsj) ? dsj->valuestring : "");
+	if (!p->dataset) {
+		st = BURROW_E_NOMEM;
+		goto fail;
+	}
+	in->node_offsets = p->offsets;
+	in->halo_sizes = p->halo_sizes;
+	in->dataset = p->dataset;
+	cJSON_Delete(j);
+	bw_free(text);
+	bw_free(path);
+	*out = p;
+	return 0;
+fail:
+	cJSON_Delete(j);
+	bw_free(text);
+	bw_free(path);
+	burrow_parts_close(p);
+	return st;
+}
+
+void burrow_parts_close(burrow_parts *p)
+{
+	if (!p)
+		return;
+	bw_free(p->dir);
+	bw_free(p->dataset);
+	bw_free(p->offsets);
+	bw_free(p->halo_sizes);
+	bw_free(p);
+}
+
+const burrow_parts_info *burrow_parts_get_info(const burrow_parts *p) { return &p->info; }
+
+int burrow_parts_owner(const burrow_parts *p, int64_t gid)
+{
+	if (gid < 0 || gid >= p->info.num_nodes)
+		return bw_err(BURROW_E_RANGE, "%s: node %lld is outside [0, %lld)", p->dir, (long long)gid,
+			      (long long)p->info.num_nodes);
+	int lo = 0, hi = p->info.num_parts - 1;
+	while (lo < hi) { /* the last part whose first id is <= gid */
+		int mid = lo + (hi - lo + 1) / 2;
+		if (p->offsets[mid] <= gid)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+/* Map <pdir>/<name> as an int64 vector of n entries (n < 0: any length). */
+static int map_i64(const char *pdir, const char *name, int64_t n, bw_npy_map *m, int64_t *len)
+{
+	bw_npy h;
+	char *path = bw_path_join(pdir, name);
+	if (!path)
+		return BURROW_E_NOMEM;
+	int st = bw_npy_mmap(path, &h, m);
+	if (!st && (h.dtype != BURROW_DTYPE_I64 || h.ndim != 1 || (n >= 0 && h.shape[0] != n)))
+		st = bw_err(BURROW_E_FORMAT, "%s: expected an int64 vector%s of %lld entries, found %s with %d dimensions",
+			    path, n >= 0 ? "" : " of any length", (long long)n, burrow_dtype_name(h.dtype), h.ndim);
+	if (!st && len)
+		*len = h.shape[0];
+	if (st)
+		bw_npy_unmap(m);
+	bw_free(path);
+	return st;
+}
+
+/* Offsets [k+1] from 0 to total, never decreasing. */
+static int check_offsets(const char *what, const int64_t *o, int k, int64_t total)
+{
+	if (o[0] != 0 || o[k] != total)
+		return bw_err(BURROW_E_FORMAT, "%s: runs from %lld to %lld, expected 0 to %lld", what, (long long)o[0],
+			      (long long)o[k], (long long)total);
+	for (int j = 0; j < k; j++)
+		if (o[j + 1] < o[j])
+			return bw_err(BURROW_E_FORMAT, "%s: decreases at part %d", what, j);
+	return 0;
+}
+
+int burrow_part_open(burrow_part **out, const burrow_parts *parts, int i)
+{
+	char name[32], *pdir = NULL;
+	int st;
+	*out = NULL;
+	const int k = parts->info.num_parts;
+	if (i < 0 || i >= k)
+		return bw_err(BURROW_E_RANGE, "%s: part %d is outside [0, %d)", parts->dir, i, k);
+	burrow_part *p = bw_calloc(1, sizeof *p);
+	if (!p)
+		return BURROW_E_NOMEM;
+	snprintf(name, sizeof name, "part-%d", i);
+	pdir = bw_path_join(parts->dir, name);
+	if (!pdir) {
+		st = BURROW_E_NOMEM;
+		goto fail;
+	}
+	burrow_part_info *in = &p->info;
+	in->part = i;
+	in->num_parts = k;
+	in->first_id = parts->offsets[i];
+	in->num_owned = parts->offsets[i + 1] - parts->offsets[i];
+	in->num_halo = parts->halo_sizes[i];
+	if ((st = burrow_dataset_open(&p->ds, pdir)) ||
+	    (st = map_i64(pdir, "orig_ids.npy", in->num_owned, &p->orig, NULL)) ||
+	    (st = map_i64(pdir, "halo_ids.npy", in->num_halo, &p->halo, NULL)) ||
+	    (st = map_i64(pdir, "halo_offsets.npy", k + 1, &p->halo_off, NULL)) ||
+	    (st = map_i64(pdir, "send_offsets.npy", k + 1, &p->send_off, NULL)) ||
+	    (st = map_i64(pdir, "send_ids.npy", -1, &p->send, &in->num_send)))
+		goto fail;
+	in->orig_ids = p->orig.data;
+	in->halo_ids = p->halo.data;
+	in->halo_offsets = p->halo_off.data;
+	in->send_ids = p->send.data;
+	in->send_offsets = p->send_off.data;
+	const int64_t nl = burrow_dataset_get_info(p->ds)->num_nodes;
+	if (nl != in->num_owned + in->num_halo) {
+		st = bw_err(BURROW_E_FORMAT, "%s: the dataset has %lld nodes, expected %lld owned + %lld halo", pdir,
+			    (long long)nl, (long long)in->num_owned, (long long)in->num_halo);
+		goto fail;
+	}
+	if ((st = check_offsets("halo_offsets.npy", in->halo_offsets, k, in->num_halo)) ||
+	    (st = check_offsets("send_offsets.npy", in->send_offsets, k, in->num_send))) {
+		bw_err_prefix(st, pdir);
+		goto fail;
+	}
+	for (int j = 0; j < k; j++) {
+		const int64_t lo = parts->offsets[j], hi = parts->offsets[j + 1];
+		for (int64_t q = in->halo_offsets[j]; q < in->halo_offsets[j + 1]; q++) {
+			const int64_t g = in->halo_ids[q];
+			if (j == i || g < lo || g >= hi || (q > in->halo_offsets[j] && g <= in->halo_ids[q - 1])) {
+				st = bw_err(BURROW_E_FORMAT,
+					    "%s/halo_ids.npy: entry %lld (node %lld) is not an ascending id of part %d", pdir,
+					    (long long)q, (long long)g, j);
+				goto fail;
+			}
+		}
+		if (j == i && in->send_offsets[j + 1] != in->send_offsets[j]) {
+			st = bw_err(BURROW_E_FORMAT, "%s/send_offsets.npy: part %d sends to itself", pdir, i);
+			goto fail;
+		}
+	}
+	for (int64_t q = 0; q < in->num_send; q++)
+		if (in->send_ids[q] < in->first_id || in->send_ids[q] >= in->first_id + in->num_owned) {
+			st = bw_err(BURROW_E_FORMAT, "%s/send_ids.npy: entry %lld (node %lld) is not owned by part %d", pdir,
+				    (long long)q, (long long)in->send_ids[q], i);
+			goto fail;
+		}
+	bw_free(pdir);
+	*out = p;
+	return 0;
+fail:
+	bw_free(pdir);
+	burrow_part_close(p);
+	return st;
+}
+
+void burrow_part_close(burrow_part *p)
+{
+	if (!p)
+		return;
+	burrow_dataset_close(p->ds);
+	bw_npy_unmap(&p->orig);
+	bw_npy_unmap(&p->halo);
+	bw_npy_unmap(&p->halo_off);
+	bw_npy_unmap(&p->send);
+	bw_npy_unmap(&p->send_off);
+	bw_free(p);
+}
+
+const burrow_part_info *burrow_part_get_info(const burrow_part *p) { return &p->info; }
+const burrow_dataset *burrow_part_dataset(const burrow_part *p) { return p->ds; }

@@ -1,0 +1,818 @@
+/* test_partition.c: the partitioner, checked by invariants the test recomputes from the input:
+ * every node in one part, the partition book, id round trips, rows, halos, send lists, the
+ * cut, balance; the coarsening level against a reference contraction; failures and refusals. */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+
+#include "../graph/npy.h"
+#include "../partition/partition_internal.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *dir;
+static void setup(void) { dir = tu_tmpdir(); }
+static void teardown(void)
+{
+	bw_mem_fail_after(-1);
+	tu_rmrf(dir);
+	free(dir);
+}
+TestSuite(partition, .init = setup, .fini = teardown, .timeout = 120);
+
+/* ---------------------------------------------------------------- fixtures */
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* A directed graph with self-loops, repeated edges, isolated nodes (the last tenth), float32
+ * features that encode the node id, labels (some -1) and a random split. */
+static char *make_directed(const char *name, int64_t n, double avg_deg, uint64_t seed, bool with_split)
+{
+	char *out = tu_path(dir, "%s", name);
+	burrow_csr_builder *b;
+	burrow_csr_opts co;
+	burrow_csr_defaults(&co);
+	co.drop_self_loops = false;
+	co.drop_duplicates = false;
+	cr_assert_eq(burrow_csr_builder_open(&b, n, &co), 0);
+	bw_rng r;
+	bw_rng_seed(&r, seed);
+	const int64_t active = n - n / 10, m = (int64_t)(avg_deg * (double)active);
+	for (int64_t e = 0; e < m; e++) {
+		int64_t s = (int64_t)bw_rng_below(&r, (uint64_t)active), d;
+		/* some locality, so that partitions have something to find */
+		if (bw_rng_uniform(&r) < 0.7)
+			d = (s + 1 + (int64_t)bw_rng_below(&r, 20)) % active;
+		else
+			d = (int64_t)bw_rng_below(&r, (uint64_t)active);
+		if (e % 97 == 0)
+			d = s; /* a self-loop */
+		cr_assert_eq(burrow_csr_builder_add(b, &s, &d, 1), 0);
+		if (e % 89 == 0)
+			cr_assert_eq(burrow_csr_builder_add(b, &s, &d, 1), 0); /* a repeat */
+	}
+	burrow_writer *w;
+	cr_assert_eq(burrow_writer_open(&w, out, name, NULL), 0, "%s", burrow_last_error());
+	cr_assert_eq(burrow_writer_put_builder(w, b, false), 0, "%s", burrow_last_error());
+	burrow_csr_builder_close(b);
+	const int64_t dim = 3;
+	float *x = malloc((size_t)(n * dim) * sizeof *x);
+	for (int64_t v = 0; v < n; v++)
+		for (int64_t k = 0; k < dim; k++)
+			x[v * dim + k] = (float)(v * 10 + k);
+	cr_assert_eq(burrow_writer_features_begin(w, n, dim, BURROW_DTYPE_F32), 0);
+	cr_assert_eq(burrow_writer_features_append(w, x, n), 0);
+	cr_assert_eq(burrow_writer_features_end(w), 0);
+	free(x);
+	int32_t *y = malloc((size_t)n * sizeof *y);
+	for (int64_t v = 0; v < n; v++)
+		y[v] = v % 7 == 3 ? -1 : (int32_t)(v % 5);
+	cr_assert_eq(burrow_writer_put_labels(w, y, n, 5), 0);
+	free(y);
+	if (with_split) {
+		int64_t *ids[3];
+		int64_t cnt[3] = {0, 0, 0};
+		for (int s = 0; s < 3; s++)
+			ids[s] = malloc((size_t)n * sizeof(int64_t));
+		for (int64_t v = 0; v < n; v++) {
+			int s = (int)bw_rng_below(&r, 10);
+			s = s < 6 ? 0 : s < 8 ? 1 : 2;
+			ids[s][cnt[s]++] = v;
+		}
+		for (int s = 0; s < 3; s++) {
+			cr_assert_eq(burrow_writer_put_split(w, s, ids[s], cnt[s]), 0);
+			free(ids[s]);
+		}
+	}
+	cr_assert_eq(burrow_writer_commit(w), 0, "%s", burrow_last_error());
+	return out;
+}
+
+static char *make_csbm(const char *name, int64_t n, uint64_t seed)
+{
+	char *out = tu_path(dir, "%s", name);
+	burrow_gen_opts g;
+	burrow_gen_defaults(&g, BURROW_GEN_CSBM);
+	g.num_nodes = n;
+	g.feat_dim = 4;
+	g.seed = seed;
+	cr_assert_eq(burrow_gen(&g, out), 0, "%s", burrow_last_error());
+	return out;
+}
+
+/* ---------------------------------------------------------------- the invariant checker */
+
+typedef struct input {
+	burrow_dataset *ds;
+	const burrow_csr *g;
+	int64_t n;
+	float *feat;          /* [n * dim] or NULL */
+	int64_t dim;
+} input;
+
+static void input_open(input *in, const char *ds_dir)
+{
+	memset(in, 0, sizeof *in);
+	cr_assert_eq(burrow_dataset_open(&in->ds, ds_dir), 0, "%s", burrow_last_error());
+	in->g = burrow_dataset_graph(in->ds);
+	in->n = in->g->num_nodes;
+	const burrow_dataset_info *di = burrow_dataset_get_info(in->ds);
+	if (di->feat_dim) {
+		bw_npy h;
+		void *data;
+		cr_assert_eq(bw_npy_load(burrow_dataset_features_path(in->ds), &h, &data), 0);
+		in->feat = data;
+		in->dim = di->feat_dim;
+	}
+}
+
+static void input_close(input *in)
+{
+	bw_free(in->feat);
+	burrow_dataset_close(in->ds);
+}
+
+/* The cut of the symmetric graph without self-loops, by brute force over canonical pairs. */
+static int64_t ref_cut(const burrow_csr *g, const int32_t *part, int64_t *pairs_out)
+{
+	int64_t cap = g->num_edges + 1, np = 0, cut = 0;
+	int64_t *key = malloc((size_t)cap * sizeof *key);
+	for (int64_t v = 0; v < g->num_nodes; v++)
+		for (int64_t j = g->indptr[v]; j < g->indptr[v + 1]; j++) {
+			int64_t u = burrow_csr_index(g, j);
+			if (u != v)
+				key[np++] = BW_MIN(u, v) * g->num_nodes + BW_MAX(u, v);
+		}
+	qsort(key, (size_t)np, sizeof *key, cmp_i64);
+	int64_t distinct = 0;
+	for (int64_t i = 0; i < np; i++) {
+		if (i && key[i] == key[i - 1])
+			continue;
+		distinct++;
+		cut += part[key[i] / g->num_nodes] != part[key[i] % g->num_nodes];
+	}
+	free(key);
+	if (pairs_out)
+		*pairs_out = distinct;
+	return cut;
+}
+
+typedef struct check {
+	unsigned balance;       /* constraints whose bound is checked; 0 = none */
+	double ufactor;
+	int32_t *part;          /* out: part of each input node (caller frees) */
+} check;
+
+static void check_parts(const char *ds_dir, const char *parts_dir, const burrow_partition_stats *st, check *ck)
+{
+	input in;
+	input_open(&in, ds_dir);
+	const int64_t n = in.n;
+	const burrow_csr *g = in.g;
+	burrow_parts *ps;
+	cr_assert_eq(burrow_parts_open(&ps, parts_dir), 0, "%s", burrow_last_error());
+	const burrow_parts_info *pi = burrow_parts_get_info(ps);
+	const int k = pi->num_parts;
+	cr_assert_eq(pi->num_nodes, n);
+	cr_assert_eq(pi->num_edges, g->num_edges);
+	/* the partition book covers [0, N) in order */
+	cr_assert_eq(pi->node_offsets[0], 0);
+	cr_assert_eq(pi->node_offsets[k], n);
+	for (int i = 0; i < k; i++)
+		cr_assert_leq(pi->node_offsets[i], pi->node_offsets[i + 1]);
+
+	int32_t *part = malloc((size_t)(n ? n : 1) * sizeof *part);
+	int64_t *new_of = malloc((size_t)(n ? n : 1) * sizeof *new_of), *orig_of = malloc((size_t)(n ? n : 1) * sizeof *orig_of);
+	for (int64_t v = 0; v < n; v++)
+		part[v] = -1;
+	burrow_part **pp = calloc((size_t)k, sizeof *pp);
+	for (int i = 0; i < k; i++) {
+		cr_assert_eq(burrow_part_open(&pp[i], ps, i), 0, "%s", burrow_last_error());
+		const burrow_part_info *p = burrow_part_get_info(pp[i]);
+		cr_assert_eq(p->num_owned, pi->node_offsets[i + 1] - pi->node_offsets[i]);
+		cr_assert_eq(p->first_id, pi->node_offsets[i]);
+		cr_assert_eq(burrow_dataset_verify(burrow_part_dataset(pp[i])), 0, "%s", burrow_last_error());
+		for (int64_t l = 0; l < p->num_owned; l++) {
+			int64_t o = p->orig_ids[l];
+			cr_assert(o >= 0 && o < n, "part %d: orig id %lld out of range", i, (long long)o);
+			cr_assert_eq(part[o], -1, "node %lld is in parts %d and %d", (long long)o, part[o], i);
+			part[o] = i;
+			new_of[o] = p->first_id + l;
+			orig_of[p->first_id + l] = o;
+		}
+		/* owned nodes in new-id order are in ascending input order */
+		for (int64_t l = 1; l < p->num_owned; l++)
+			cr_assert_lt(p->orig_ids[l - 1], p->orig_ids[l]);
+	}
+	/* every node in exactly one part, and the ids round-trip */
+	for (int64_t v = 0; v < n; v++) {
+		cr_assert_neq(part[v], -1, "node %lld is in no part", (long long)v);
+		cr_assert_eq(orig_of[new_of[v]], v);
+	}
+	for (int64_t gid = 0; gid < n; gid++) {
+		cr_assert_eq(new_of[orig_of[gid]], gid);
+		cr_assert_eq(burrow_parts_owner(ps, gid), part[orig_of[gid]]);
+	}
+
+	const int32_t *lab = burrow_dataset_labels(in.ds);
+	int64_t halo_total = 0;
+	uint8_t *mark = calloc((size_t)n + 1, 1);
+	for (int i = 0; i < k; i++) {
+		const burrow_part_info *p = burrow_part_get_info(pp[i]);
+		const burrow_dataset *pd = burrow_part_dataset(pp[i]);
+		const burrow_csr *lg = burrow_dataset_graph(pd);
+		const int64_t no = p->num_owned, nh = p->num_halo;
+		cr_assert_eq(lg->num_nodes, no + nh);
+		cr_assert_eq(pi->halo_sizes[i], nh);
+		halo_total += nh;
+		/* the halo is exactly the remote neighbors of the owned rows, ascending (so grouped
+		 * by owner), each owner's segment where halo_offsets says */
+		int64_t *want = malloc((size_t)(g->num_edges + 1) * sizeof *want), nw = 0;
+		for (int64_t l = 0; l < no; l++) {
+			int64_t v = p->orig_ids[l];
+			for (int64_t j = g->indptr[v]; j < g->indptr[v + 1]; j++) {
+				int64_t u = burrow_csr_index(g, j);
+				if (part[u] != i && !mark[u]) {
+					mark[u] = 1;
+					want[nw++] = new_of[u];
+				}
+			}
+		}
+		qsort(want, (size_t)nw, sizeof *want, cmp_i64);
+		cr_assert_eq(nh, nw, "part %d: halo has %lld nodes, its remote neighbors are %lld", i, (long long)nh,
+			     (long long)nw);
+		for (int64_t q = 0; q < nw; q++) {
+			cr_assert_eq(p->halo_ids[q], want[q], "part %d: halo entry %lld", i, (long long)q);
+			mark[orig_of[want[q]]] = 0;
+		}
+		free(want);
+		for (int j = 0; j < k; j++)
+			for (int64_t q = p->halo_offsets[j]; q < p->halo_offsets[j + 1]; q++)
+				cr_assert_eq(part[orig_of[p->halo_ids[q]]], j);
+		cr_assert_eq(p->halo_offsets[i + 1], p->halo_offsets[i]);
+		/* each owned row is the input row, relabelled; halo rows are empty */
+		cr_assert_eq(burrow_csr_check(lg, false), 0, "%s", burrow_last_error());
+		int64_t *a = malloc((size_t)(g->num_edges + 1) * sizeof *a), *b = malloc((size_t)(g->num_edges + 1) * sizeof *b);
+		for (int64_t l = 0; l < no; l++) {
+			int64_t v = p->orig_ids[l], d = g->indptr[v + 1] - g->indptr[v];
+			cr_assert_eq(lg->indptr[l + 1] - lg->indptr[l], d, "part %d row %lld: length", i, (long long)l);
+			for (int64_t q = 0; q < d; q++) {
+				a[q] = burrow_csr_index(g, g->indptr[v] + q);
+				int64_t loc = burrow_csr_index(lg, lg->indptr[l] + q);
+				cr_assert(loc >= 0 && loc < no + nh);
+				b[q] = loc < no ? p->orig_ids[loc] : orig_of[p->halo_ids[loc - no]];
+			}
+			qsort(a, (size_t)d, sizeof *a, cmp_i64);
+			qsort(b, (size_t)d, sizeof *b, cmp_i64);
+			cr_assert(memcmp(a, b, (size_t)d * sizeof *a) == 0, "part %d: row of node %lld differs", i, (long long)v);
+		}
+		for (int64_t l = no; l < no + nh; l++)
+			cr_assert_eq(lg->indptr[l + 1], lg->indptr[l]);
+		free(a);
+		free(b);
+		/* labels, features and splits follow their nodes */
+		const int32_t *pl = burrow_dataset_labels(pd);
+		for (int64_t l = 0; lab && l < no + nh; l++)
+			cr_assert_eq(pl[l], l < no ? lab[p->orig_ids[l]] : -1);
+		if (in.feat) {
+			bw_npy h;
+			void *data;
+			cr_assert_eq(bw_npy_load(burrow_dataset_features_path(pd), &h, &data), 0);
+			const float *pf = data;
+			for (int64_t l = 0; l < no + nh; l++) {
+				int64_t o = l < no ? p->orig_ids[l] : orig_of[p->halo_ids[l - no]];
+				cr_assert(memcmp(pf + l * in.dim, in.feat + o * in.dim, (size_t)in.dim * sizeof(float)) == 0,
+					  "part %d: features of local %lld", i, (long long)l);
+			}
+			bw_free(data);
+		}
+		for (int s = 0; s < 3; s++) {
+			int64_t cnt, pcnt, k2 = 0;
+			const int64_t *ids = burrow_dataset_split(in.ds, s, &cnt), *pids = burrow_dataset_split(pd, s, &pcnt);
+			for (int64_t q = 0; q < cnt; q++)
+				k2 += part[ids[q]] == i;
+			cr_assert_eq(pcnt, k2, "part %d split %d", i, s);
+			for (int64_t q = 0; q < pcnt; q++) {
+				cr_assert(pids[q] >= 0 && pids[q] < no);
+				cr_assert_eq(part[p->orig_ids[pids[q]]], i);
+				if (q)
+					cr_assert_lt(pids[q - 1], pids[q]);
+			}
+		}
+	}
+	free(mark);
+	/* send lists: i's segment for j is j's halo segment for i, element by element */
+	for (int i = 0; i < k; i++) {
+		const burrow_part_info *p = burrow_part_get_info(pp[i]);
+		cr_assert_eq(p->send_offsets[i + 1], p->send_offsets[i]);
+		for (int j = 0; j < k; j++) {
+			if (j == i)
+				continue;
+			const burrow_part_info *q = burrow_part_get_info(pp[j]);
+			int64_t len = p->send_offsets[j + 1] - p->send_offsets[j];
+			cr_assert_eq(len, q->halo_offsets[i + 1] - q->halo_offsets[i], "send %d -> %d: length", i, j);
+			for (int64_t x = 0; x < len; x++)
+				cr_assert_eq(p->send_ids[p->send_offsets[j] + x], q->halo_ids[q->halo_offsets[i] + x],
+					     "send %d -> %d: entry %lld", i, j, (long long)x);
+		}
+	}
+	/* the reported cut is the cut */
+	int64_t pairs, cut = ref_cut(g, part, &pairs);
+	cr_assert_eq(st->edge_cut, cut, "reported cut %lld, recomputed %lld", (long long)st->edge_cut, (long long)cut);
+	cr_assert_eq(pi->edge_cut, cut);
+	cr_assert_eq(st->sym_edges, pairs);
+	cr_assert_eq(st->halo_total, halo_total);
+	cr_assert_eq(st->num_parts, k);
+	/* balance, recomputed, per constraint */
+	int64_t ntrain;
+	const int64_t *train = burrow_dataset_split(in.ds, BURROW_SPLIT_TRAIN, &ntrain);
+	const unsigned kinds[3] = {BURROW_BALANCE_NODES, BURROW_BALANCE_TRAIN, BURROW_BALANCE_EDGES};
+	const double reported[3] = {st->imbalance_nodes, st->imbalance_train, st->imbalance_edges};
+	for (int c = 0; c < 3; c++) {
+		int64_t *w = calloc((size_t)k, sizeof *w), total = 0, mx = 0;
+		if (kinds[c] == BURROW_BALANCE_TRAIN) {
+			for (int64_t q = 0; q < ntrain; q++)
+				w[part[train[q]]]++;
+			total = ntrain;
+		} else {
+			for (int64_t v = 0; v < n; v++) {
+				int64_t x = kinds[c] == BURROW_BALANCE_NODES ? 1 : g->indptr[v + 1] - g->indptr[v];
+				w[part[v]] += x;
+				total += x;
+			}
+		}
+		for (int i = 0; i < k; i++)
+			mx = BW_MAX(mx, w[i]);
+		double imb = total ? (double)mx * k / (double)total : 0;
+		cr_assert_float_eq(reported[c], imb, 1e-9, "constraint %d: reported %g, recomputed %g", c, reported[c], imb);
+		/* the bound checked: max part weight <= ufactor * total / K, exactly as METIS states it */
+		if (ck->balance & kinds[c])
+			cr_assert_leq((double)mx, ck->ufactor * (double)total / k + 1e-9,
+				      "constraint %d: part weight %lld over the bound %.3f * %lld / %d", c, (long long)mx,
+				      ck->ufactor, (long long)total, k);
+		free(w);
+	}
+	for (int i = 0; i < k; i++)
+		burrow_part_close(pp[i]);
+	free(pp);
+	burrow_parts_close(ps);
+	free(new_of);
+	free(orig_of);
+	input_close(&in);
+	ck->part = part;
+}
+
+/* Partition ds_dir with o into <dir>/<name>, check everything, return the parts (caller frees). */
+static int32_t *run_and_check(const char *ds_dir, const char *name, burrow_partition_opts *o, bool check_balance,
+			      burrow_partition_stats *st_out)
+{
+	char *out = tu_path(dir, "%s", name);
+	burrow_partition_stats st;
+	o->out_dir = out;
+	cr_assert_eq(burrow_partition(ds_dir, o, &st), 0, "%s", burrow_last_error());
+	check ck = {.balance = check_balance ? o->balance : 0, .ufactor = o->ufactor};
+	check_parts(ds_dir, out, &st, &ck);
+	if (st_out)
+		*st_out = st;
+	free(out);
+	return ck.part;
+}
+
+/* ---------------------------------------------------------------- METIS, directly */
+
+Test(partition, metis_symmetric_graph_k4)
+{
+	char *ds = make_csbm("csbm", 3000, 1);
+	burrow_partition_opts o;
+	burrow_partition_defaults(&o);
+	o.num_parts = 4;
+	burrow_partition_stats st;
+	int32_t *part = run_and_check(ds, "p4", &o, true, &st);
+	cr_assert(!st.coarsened);
+	cr_assert_eq(st.coarse_nodes, 3000);
+	/* METIS finds structure a random split does not: compare with the random method */
+	burrow_partition_opts r = o;
+	r.method = BURROW_PART_RANDOM;
+	burrow_partition_stats rs;
+	int32_t *rpart = run_and_check(ds, "r4", &r, false, &rs);
+	cr_assert_lt(st.edge_cut * 2, rs.edge_cut, "metis cut %lld, random cut %lld", (long long)st.edge_cut,
+		     (long long)rs.edge_cut);
+	free(part);
+	free(rpart);
+	free(ds);
+}
+
+Test(partition, metis_directed_graph_three_constraints)
+{
+	char *ds = make_directed("dir", 2500, 4, 7, true);
+	burrow_partition_opts o;
+	burrow_partition_defaults(&o);
+	o.num_parts = 3;
+	o.balance = BURROW_BALANCE_NODES | BURROW_BALANCE_TRAIN | BURROW_BALANCE_EDGES;
+	o.ufactor = 1.10;
+	free(run_and_check(ds, "p3", &o, true, NULL));
+	free(ds);
+}
+
+Test(partition, one_part_and_random_method)
+{
+	char *ds = make_directed("dir", 1200, 3, 3, true);
+	burrow_partition_opts o;
+	burrow_partition_defaults(&o);
+	o.num_parts = 1;
+	burrow_partition_stats st;
+	free(run_and_check(ds, "p1", &o, true, &st));
+	cr_assert_eq(st.edge_cut, 0);
+	cr_assert_eq(st.halo_total, 0);
+	o.num_parts = 5;
+	o.method = BURROW_PART_RANDOM;
+	free(run_and_check(ds, "r5", &o, false, &st));
+	/* the random method cuts a permutation into equal ranges: node counts differ by one at most */
+	cr_assert_leq(st.imbalance_nodes * 1200 / 5, 240 + 1e-9);
+	free(ds);
+}
+
+/* ---------------------------------------------------------------- the coarsening path */
+
+Test(partition, coarsened_symmetric_and_directed)
+{
+	char *ds = make_csbm("csbm", 4000, 2);
+	burrow_partition_opts o;
+	burrow_partition_defaults(&o);
+	o.num_parts = 4;
+	o.coarsen_to = 400;
+	burrow_partition_stats st;
+	free(run_and_check(ds, "c4", &o, true, &st));
+	cr_assert(st.coarsened);
+	cr_assert_geq(st.coarsen_levels, 1);
+	cr_assert_leq(st.coarse_nodes, 4000);
+	char *dd = make_directed("dir", 3000, 5, 11, true);
+	o.num_parts = 3;
+	o.balance = BURROW_BALANCE_NODES | BURROW_BALANCE_TRAIN;
+	o.coarsen_to = 300;
+	free(run_and_check(dd, "c3", &o, true, &st));
+	cr_assert(st.coarsened);
+	free(dd);
+	free(ds);
+}
+
+Test(partition, same_parts_whatever_the_threads)
+{
+	char *ds = make_directed("dir", 3000, 5, 5, true);
+	burrow_partition_opts o;
+	burrow_partition_defaults(&o);
+	o.num_parts = 4;
+	o.coarsen_to = 300;
+	o.threads = 1;
+	int32_t *a = run_and_check(ds, "t1", &o, true, NULL);
+	o.threads = 2;
+	int32_t *b = run_and_check(ds, "t2", &o, true, NULL);
+	cr_assert(memcmp(a, b, 3000 * sizeof *a) == 0, "the parts depend on the number of threads");
+	free(a);
+	free(b);
+	free(ds);
+}
+
+/* The coarse graph of one level against a contraction computed here from the cluster map. */
+static void check_level(const burrow_csr *in, const bw_pgraph *g, const bw_coarsen_opts *co, bool matching)
+{
+	bw_level lv;
+	cr_assert_eq(bw_coarsen_level(g, co, &lv), 0, "%s", burrow_last_error());
+	const int64_t n = g->n, nc = lv.g.n;
+	int64_t *members = calloc((size_t)nc + 1, sizeof *members), *cw = calloc((size_t)nc + 1, sizeof *cw);
+	for (int64_t v = 0; v < n; v++) {
+		int64_t d = 0;
+		for (int64_t j = in->indptr[v]; j < in->indptr[v + 1]; j++)
+			d += burrow_csr_index(in, j) != v;
+		int32_t c = lv.cmap[v];
+		if (c < 0) {
+			cr_assert_eq(d, 0, "node %lld has neighbors but was left out", (long long)v);
+			continue;
+		}
+		cr_assert(c < nc);
+		members[c]++;
+		cw[c] += bw_pg_vw(g, v, 0);
+	}
+	for (int64_t c = 0; c < nc; c++) {
+		cr_assert_gt(members[c], 0, "coarse node %lld is empty", (long long)c);
+		cr_assert_eq(lv.g.vwgt[c], cw[c]);
+		if (matching)
+			cr_assert_leq(members[c], 2);
+		if (members[c] > 1)
+			cr_assert_leq(cw[c], co->maxw[0]);
+	}
+	/* reference coarse edges: canonical coarse pairs of every fine entry, with multiplicity */
+	int64_t *key = malloc((size_t)(in->num_edges + 1) * sizeof *key), nk = 0;
+	for (int64_t v = 0; v < n; v++)
+		for (int64_t j = in->indptr[v]; j < in->indptr[v + 1]; j++) {
+			int64_t u = burrow_csr_index(in, j);
+			if (u == v || lv.cmap[u] == lv.cmap[v])
+				continue;
+			key[nk++] = (int64_t)lv.cmap[v] * nc + lv.cmap[u];
+		}
+	qsort(key, (size_t)nk, sizeof *key, cmp_i64);
+	/* every stored coarse edge has the reference weight; the stored ones are exactly those at
+	 * or above the lightest stored weight (the sparsification threshold) */
+	int32_t tmin = INT32_MAX;
+	for (int64_t e = 0; e < lv.g.m; e++)
+		tmin = BW_MIN(tmin, lv.adjwgt[e]);
+	int64_t kept = 0;
+	for (int64_t i = 0; i < nk;) {
+		int64_t x = i;
+		while (x < nk && key[x] == key[i])
+			x++;
+		const int64_t a = key[i] / nc, b = key[i] % nc, w = x - i;
+		int64_t found = -1;
+		for (int64_t e = lv.g.indptr[a]; e < lv.g.indptr[a + 1]; e++)
+			if (lv.indices[e] == b)
+				found = lv.adjwgt[e];
+		if (w >= tmin) {
+			cr_assert_eq(found, w, "coarse edge %lld-%lld: weight %lld, expected %lld", (long long)a, (long long)b,
+				     (long long)found, (long long)w);
+			kept++;
+		} else {
+			cr_assert_eq(found, -1, "coarse edge %lld-%lld of weight %lld kept below the threshold %d",
+				     (long long)a, (long long)b, (long long)w, tmin);
+		}
+		i = x;
+	}
+	cr_assert_eq(kept, lv.g.m);
+	if (co->max_entries)
+		cr_assert_leq(lv.g.m, co->max_entries);
+	free(key);
+	free(members);
+	free(cw);
+	bw_level_free(&lv);
+}
+
+Test(partition, coarsening_level_matches_reference_contraction)
+{
+	char *ds = make_csbm("csbm", 2000, 3);
+	burrow_dataset *d;
+	cr_assert_eq(burrow_dataset_open(&d, ds), 0);
+	const burrow_csr *in = burrow_dataset_graph(d);
+	bw_pgraph g = {.n = in->num_nodes, .m = in->num_edges, .indptr = in->indptr, .indices = in->indices,
+		       .width = in->index_width, .ncon = 1, .con_kind = {BURROW_BALANCE_NODES}, .mapped = true,
+		       .ptr_mapped = true};
+	bw_coarsen_opts co = {.maxw = {8}, .passes = 5, .seed = 1, .buf_bytes = 1 << 12};
+	co.match = true;
+	check_level(in, &g, &co, true); /* matching, many gather passes through a small buffer */
+	co.match = false;
+	co.ties = true;
+	co.maxw[0] = 40;
+	check_level(in, &g, &co, false); /* label propagation */
+	co.max_entries = in->num_edges / 8;
+	check_level(in, &g, &co, false); /* sparsified to fit */
+	burrow_dataset_close(d);
+	free(ds);
+}
+
+/* ---------------------------------------------------------------- failures and refusals */
+
+Test(partition, metis_failure_is_a_clear_error)
+{
+	int32_t xadj[] = {0, 1, 2, 3, 4}, adj[] = {1, 0, 3, 2}, part[4];
+	const float ub = 0.5f; /* METIS refuses a balance bound below 1 */
+	int64_t obj;
+	int st = bw_metis_call(4, 1, xadj, adj, NULL, NULL, 2, &ub, 0, part, &obj);
+	cr_assert_eq(st, BURROW_E_METIS);
+	cr_assert(strstr(burrow_last_error(), "METIS_ERROR_INPUT"), "message: %s", burrow_last_error());
+	cr_assert_eq(bw_metis_status(1, "x"), 0); /* METIS_OK is 1 */
+	cr_assert_eq(bw_metis_status(-3, "x"), BURROW_E_METIS);
+	cr_assert(strstr(burrow_last_error(), "memory"));
+}
+
+Test(partition, refusals)
+{
+	char *ds = make_directed("dir", 500, 3, 1, false);
+	burrow_partition_opts o;
+	burrow_partition_defaults(&o);
+	char *out = tu_path(dir, "out");
+	o.out_dir = out;
+	o.ufactor = 1.0;
+	cr_assert_eq(burrow_partition(ds, &o, NULL), BURROW_E_INVAL);
+	burrow_partition_defaults(&o);
+	o.out_dir = out;
+	o.balance = BURROW_BALANCE_TRAIN;
+	cr_assert_eq(burrow_partition(ds, &o, NULL), BURROW_E_INVAL);
+	cr_assert(strstr(burrow_last_error(), "train split"), "%s", burrow_last_error());
+	burrow_partition_defaults(&o);
+	o.out_dir = out;
+	o.num_parts = 501;
+	cr_assert_eq(burrow_partition(ds, &o, NULL), BURROW_E_INVAL);
+	o.num_parts = 2;
+	o.mem_bytes = 1 << 20;
+	cr_assert_eq(burrow_partition(ds, &o, NULL), BURROW_E_NOMEM);
+	cr_assert(strstr(burrow_last_error(), "at least"), "%s", burrow_last_error());
+	cr_assert(!tu_exists(out));
+	o.mem_bytes = 0;
+	cr_assert_eq(burrow_partition(ds, &o, NULL), 0, "%s", burrow_last_error());
+	cr_assert_eq(burrow_partition(ds, &o, NULL), BURROW_E_EXISTS);
+	o.overwrite = true;
+	o.num_parts = 3;
+	cr_assert_eq(burrow_partition(ds, &o, NULL), 0, "%s", burrow_last_error());
+	burrow_parts *ps;
+	cr_assert_eq(burrow_parts_open(&ps, out), 0);
+	cr_assert_eq(burrow_parts_get_info(ps)->num_parts, 3);
+	cr_assert_eq(burrow_parts_owner(ps, 500), BURROW_E_RANGE);
+	burrow_part *p;
+	cr_assert_eq(burrow_part_open(&p, ps, 3), BURROW_E_RANGE);
+	burrow_parts_close(ps);
+	free(out);
+	free(ds);
+}
+
+Test(partition, reader_refuses_inconsistent_parts)
+{
+	char *ds = make_directed("dir", 800, 4, 2, true);
+	burrow_partition_opts o;
+	burrow_partition_defaults(&o);
+	o.num_parts = 3;
+	char *out = tu_path(dir, "p");
+	o.out_dir = out;
+	cr_assert_eq(burrow_partition(ds, &o, NULL), 0, "%s", burrow_last_error());
+	burrow_parts *ps;
+	burrow_part *p;
+	/* a halo id owned by the part itself */
+	cr_assert_eq(burrow_parts_open(&ps, out), 0);
+	cr_assert_eq(burrow_part_open(&p, ps, 1), 0, "%s", burrow_last_error());
+	const int64_t nh = burrow_part_get_info(p)->num_halo;
+	burrow_part_close(p);
+	cr_assert_gt(nh, 0);
+	char *hp = tu_path(out, "part-1/halo_ids.npy");
+	int64_t *bad = calloc((size_t)nh, sizeof *bad); /* all zeros: not ascending, maybe not remote */
+	cr_assert_eq(bw_npy_save(hp, BURROW_DTYPE_I64, 1, &nh, bad, BW_NPY_ALIGN), 0);
+	cr_assert_eq(burrow_part_open(&p, ps, 1), BURROW_E_FORMAT);
+	cr_assert(strstr(burrow_last_error(), "halo_ids.npy"), "%s", burrow_last_error());
+	burrow_parts_close(ps);
+	/* a partition book that does not cover the nodes */
+	char *mp = tu_path(out, "meta.json");
+	char *cmd;
+	cr_assert(asprintf(&cmd, "sed -i 's/\"num_nodes\":\t800/\"num_nodes\":\t801/' '%s'", mp) > 0);
+	cr_assert_eq(system(cmd), 0);
+	cr_assert_eq(burrow_parts_open(&ps, out), BURROW_E_FORMAT);
+	cr_assert(strstr(burrow_last_error(), "node_offsets"), "%s", burrow_last_error());
+	free(cmd);
+	free(mp);
+	free(bad);
+	free(hp);
+	free(out);
+	free(ds);
+}
+
+/* No file or directory name in d containing ".tmp." (a leftover of a failed write). */
+static void assert_no_leftovers(const char *d)
+{
+	DIR *dd = opendir(d);
+	struct dirent *e;
+	while (dd && (e = readdir(dd)))
+		cr_assert(!strstr(e->d_name, ".tmp."), "leftover %s/%s", d, e->d_name);
+	if (dd)
+		closedir(dd);
+}
+
+Test(partition, failing_allocations_leave_nothing_behind)
+{
+	char *ds = make_directed("dir", 400, 3, 9, true);
+	char *out = tu_path(dir, "p");
+	burrow_partition_opts o;
+	burrow_partition_defaults(&o);
+	o.num_parts = 3;
+	o.coarsen_to = 60;
+	o.out_dir = out;
+	int failures = 0;
+	for (long n = 0;; n++) {
+		bw_mem_fail_after(n);
+		int st = burrow_partition(ds, &o, NULL);
+		bw_mem_fail_after(-1);
+		if (st == 0)
+			break;
+		failures++;
+		cr_assert_lt(st, 0);
+		cr_assert(!tu_exists(out), "allocation %ld failed, yet the output exists", n);
+		assert_no_leftovers(dir);
+		cr_assert_lt(n, 100000);
+	}
+	cr_assert_gt(failures, 10);
+	burrow_partition_stats st;
+	o.overwrite = true;
+	cr_assert_eq(burrow_partition(ds, &o, &st), 0, "%s", burrow_last_error());
+	check ck = {.balance = o.balance, .ufactor = o.ufactor};
+	check_parts(ds, out, &st, &ck);
+	free(ck.part);
+	free(out);
+	free(ds);
+}
+
+/* ---------------------------------------------------------------- the command */
+
+Test(partition, command_line)
+{
+	char *ds = make_csbm("csbm", 1500, 4), *out = NULL, *err = NULL;
+	int rc = tu_sh(&out, &err, "%s partition %s --parts 3 --balance nodes,train --json --quiet", tu_burrow(), ds);
+	cr_assert_eq(rc, 0, "%s", err);
+	cr_assert(strstr(out, "\"edge_cut\""), "%s", out);
+	char *meta = tu_path(ds, "parts-3/meta.json");
+	cr_assert(tu_exists(meta));
+	free(out);
+	free(err);
+	rc = tu_sh(NULL, &err, "%s partition %s", tu_burrow(), ds);
+	cr_assert_eq(rc, 2);
+	cr_assert(strstr(err, "--parts"), "%s", err);
+	free(err);
+	rc = tu_sh(NULL, &err, "%s partition %s --parts 2 --balance nodes,weights", tu_burrow(), ds);
+	cr_assert_eq(rc, 2);
+	free(err);
+	rc = tu_sh(NULL, &err, "%s partition %s --parts 3", tu_burrow(), ds);
+	cr_assert_eq(rc, 1);
+	cr_assert(strstr(err, "burrow: partition: ") && strstr(err, "exists"), "%s", err);
+	free(err);
+	free(meta);
+	free(ds);
+}
+
+/* ---------------------------------------------------------------- real Cora */
+
+/* Cora from cora.cites ("<cited>\t<citing>", LINQS paper ids), as a directed dataset
+ * (citing -> cited) with ids given in ascending paper-id order. NULL when absent. */
+static char *cora_from_cites(void)
+{
+	const char *root = tu_datasets();
+	if (!root)
+		return NULL;
+	char *path = tu_path(root, "cora-npz/cora.cites");
+	FILE *f = fopen(path, "r");
+	free(path);
+	if (!f)
+		return NULL;
+	int64_t cap = 8192, m = 0, a, b;
+	int64_t *src = malloc((size_t)cap * sizeof *src), *dst = malloc((size_t)cap * sizeof *dst);
+	while (fscanf(f, "%lld %lld", (long long *)&a, (long long *)&b) == 2) {
+		if (m == cap) {
+			cap *= 2;
+			src = realloc(src, (size_t)cap * sizeof *src);
+			dst = realloc(dst, (size_t)cap * sizeof *dst);
+		}
+		src[m] = b;
+		dst[m++] = a;
+	}
+	fclose(f);
+	int64_t *ids = malloc((size_t)(2 * m) * sizeof *ids), n = 0;
+	for (int64_t e = 0; e < m; e++) {
+		ids[2 * e] = src[e];
+		ids[2 * e + 1] = dst[e];
+	}
+	qsort(ids, (size_t)(2 * m), sizeof *ids, cmp_i64);
+	for (int64_t i = 0; i < 2 * m; i++)
+		if (!n || ids[n - 1] != ids[i])
+			ids[n++] = ids[i];
+	for (int64_t e = 0; e < m; e++) {
+		src[e] = (int64_t *)bsearch(&src[e], ids, (size_t)n, sizeof *ids, cmp_i64) - ids;
+		dst[e] = (int64_t *)bsearch(&dst[e], ids, (size_t)n, sizeof *ids, cmp_i64) - ids;
+	}
+	char *out = tu_path(dir, "cora");
+	burrow_csr_builder *bld;
+	burrow_writer *w;
+	cr_assert_eq(burrow_csr_builder_open(&bld, n, NULL), 0);
+	cr_assert_eq(burrow_csr_builder_add(bld, src, dst, (size_t)m), 0);
+	cr_assert_eq(burrow_writer_open(&w, out, "cora", NULL), 0);
+	cr_assert_eq(burrow_writer_put_builder(w, bld, false), 0);
+	cr_assert_eq(burrow_writer_commit(w), 0, "%s", burrow_last_error());
+	burrow_csr_builder_close(bld);
+	free(src);
+	free(dst);
+	free(ids);
+	return out;
+}
+
+Test(partition, real_cora)
+{
+	char *ds = cora_from_cites();
+	if (!ds)
+		cr_skip_test("../shared/datasets/cora-npz/cora.cites is absent");
+	burrow_partition_opts o;
+	burrow_partition_defaults(&o);
+	for (int k = 4; k <= 8; k += 4) {
+		char name[16];
+		o.num_parts = k;
+		snprintf(name, sizeof name, "m%d", k);
+		burrow_partition_stats st, rs;
+		free(run_and_check(ds, name, &o, true, &st));
+		cr_assert_eq(st.num_nodes, 2708);
+		burrow_partition_opts r = o;
+		r.method = BURROW_PART_RANDOM;
+		snprintf(name, sizeof name, "r%d", k);
+		free(run_and_check(ds, name, &r, false, &rs));
+		cr_assert_lt(st.edge_cut * 4, rs.edge_cut, "k=%d: metis %lld, random %lld", k, (long long)st.edge_cut,
+			     (long long)rs.edge_cut);
+	}
+	free(ds);
+}
