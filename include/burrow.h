@@ -892,6 +892,54 @@ BURROW_API const burrow_part_info *burrow_part_get_info(const burrow_part *p);
 /* The part's dataset (borrowed, valid until burrow_part_close). */
 BURROW_API const burrow_dataset *burrow_part_dataset(const burrow_part *p);
 
+/* ---------------------------------------------------------------- distributed training */
+
+/* Partition-parallel full-graph training over MPI (docs/distributed.md): one rank per part
+ * of a parts directory written by burrow_partition. Each rank holds its part's rows and
+ * halo, the model is replicated and its gradients are all-reduced after every step, and
+ * each layer's halo rows are exchanged with a non-blocking neighbor all-to-all while the
+ * inner rows aggregate. The caller initializes MPI (MPI_Init) before burrow_dist_open and
+ * finalizes it after burrow_dist_close; every call below is collective over
+ * MPI_COMM_WORLD, whose size must equal the number of parts. */
+
+enum burrow_halo_mode {
+	BURROW_HALO_EXACT = 0,  /* every layer waits for this epoch's halo rows */
+	BURROW_HALO_STALE = 1,  /* layers use the previous epoch's halo rows (PipeGCN-style): the
+				   exchange overlaps the whole layer; the first epoch is exact */
+};
+
+typedef struct burrow_dist_opts {
+	burrow_train_opts train; /* model, optimizer, seed, threads (full_graph is implied) */
+	int halo;                /* enum burrow_halo_mode (default EXACT) */
+	bool overlap;            /* aggregate inner rows while the exchange is in flight (default
+				    true); false posts, waits, then computes: the serialized baseline */
+} burrow_dist_opts;
+
+/* What an epoch communicated (seconds summed over this rank's layers and steps). */
+typedef struct burrow_comm_stats {
+	double comm_s;          /* halo exchanges from post to completion, plus gradient all-reduces */
+	double exposed_comm_s;  /* of that, the time this rank was blocked waiting */
+} burrow_comm_stats;
+
+typedef struct burrow_dist burrow_dist;
+
+BURROW_API void burrow_dist_defaults(burrow_dist_opts *o);
+/* Open part <rank> of parts_dir on every rank. A part count that differs from the number
+ * of ranks, or a missing or inconsistent part, is an error on the rank that finds it. */
+BURROW_API int burrow_dist_open(burrow_dist **out,           /* out: caller closes */
+				const char *parts_dir,        /* a parts-K directory */
+				const burrow_dist_opts *o);   /* copied; NULL = defaults */
+BURROW_API void burrow_dist_close(burrow_dist *d);
+BURROW_API int burrow_dist_rank(const burrow_dist *d);
+BURROW_API int burrow_dist_size(const burrow_dist *d);
+/* One full-graph step over all parts; st (loss, train accuracy: global) and cs may be NULL. */
+BURROW_API int burrow_dist_train_epoch(burrow_dist *d, burrow_epoch_stats *st, burrow_comm_stats *cs);
+/* Accuracy on each split over all parts (correct / total, reduced), updating the best. */
+BURROW_API int burrow_dist_evaluate(burrow_dist *d, burrow_eval_stats *ev);
+BURROW_API burrow_best burrow_dist_best(const burrow_dist *d);
+/* FNV-1a over this rank's weights: equal on every rank when the replicas agree. */
+BURROW_API uint64_t burrow_dist_weights_checksum(const burrow_dist *d);
+
 /* ---------------------------------------------------------------- CUDA */
 
 /* Number of CUDA devices usable now; BURROW_E_UNSUPPORTED in a build without CUDA,

@@ -7,6 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+static double cli_time(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 TestSuite(mpi, .timeout = 120);
 
@@ -39,4 +47,58 @@ Test(mpi, halo_exchange_forward_and_backward)
 		free(out);
 		free(err);
 	}
+}
+
+/* Partition-parallel full-graph training equals the single-process computation, at 2 and
+ * 4 ranks (the program checks itself and exits 0 only when every check holds). */
+Test(mpi, distributed_full_graph_equals_single_process)
+{
+	const int ranks[] = {2, 4};
+	for (int i = 0; i < 2; i++) {
+		char *dir = tu_tmpdir(), *out, *err;
+		int rc = tu_sh(&out, &err, MPIRUN " -np %d %s %s", ranks[i], prog("dist_check"), dir);
+		cr_assert_eq(rc, 0, "-np %d exited %d:\n%s\n%s", ranks[i], rc, out, err);
+		cr_assert(strstr(out, "gcn: logits and gradients match") && strstr(out, "sage: logits and gradients match") &&
+				  strstr(out, "stale halos: replicas identical"),
+			  "%s", out);
+		free(out);
+		free(err);
+		tu_rmrf(dir);
+		free(dir);
+	}
+}
+
+/* burrow train under mpirun: the epoch table and equal replicas; a rank whose part is
+ * missing ends every rank, non-zero, with its message, well within 10 seconds. */
+Test(mpi, train_cli_and_a_failing_rank)
+{
+	char *dir = tu_tmpdir(), *out, *err;
+	cr_assert_eq(tu_sh(NULL, &err, "%s gen csbm %s/g --nodes 800 --feat-dim 8 --classes 3 --quiet && "
+				       "%s partition %s/g --parts 2 --quiet",
+			   tu_burrow(), dir, tu_burrow(), dir),
+		     0, "%s", err);
+	free(err);
+	int rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/g/parts-2 --epochs 3 --hidden 16 --threads 1", tu_burrow(), dir);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	cr_assert(strstr(out, "weights equal on every rank"), "%s", out);
+	free(out);
+	free(err);
+	/* the wrong number of ranks */
+	rc = tu_sh(&out, &err, MPIRUN " -np 3 %s train %s/g/parts-2 --epochs 1 --threads 1", tu_burrow(), dir);
+	cr_assert_neq(rc, 0);
+	cr_assert(strstr(err, "holds 2 parts, but 3 ranks were started"), "%s", err);
+	free(out);
+	free(err);
+	/* part 1 missing: rank 1 fails, every rank ends */
+	tu_sh(NULL, NULL, "rm -rf %s/g/parts-2/part-1", dir);
+	double t0 = cli_time();
+	rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/g/parts-2 --epochs 50 --threads 1", tu_burrow(), dir);
+	double dt = cli_time() - t0;
+	cr_assert_neq(rc, 0);
+	cr_assert(strstr(err, "burrow: train: rank 1:") && strstr(err, "part-1"), "%s", err);
+	cr_assert(dt < 10, "took %.1f s", dt);
+	free(out);
+	free(err);
+	tu_rmrf(dir);
+	free(dir);
 }

@@ -16,6 +16,7 @@ int cmd_gen(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_partition(int argc, char **argv);
 int cmd_train(int argc, char **argv);
+int cmd_train_dist(int argc, char **argv);
 
 static const cli_cmd COMMANDS[] = {
 	{"gen", "generate a synthetic dataset (csbm, rmat)", cmd_gen},
@@ -41,6 +42,26 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
 	fprintf(f, "\nExit status: 0 success, 1 failure, 2 usage error.\n");
+}
+
+/* Is one of the arguments a parts directory (meta.json of format "burrow-parts")? Then
+ * `train` is partition-parallel training under mpirun. */
+static bool names_parts_dir(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		char path[4096], buf[512];
+		if (argv[i][0] == '-' || snprintf(path, sizeof path, "%s/meta.json", argv[i]) >= (int)sizeof path)
+			continue;
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		size_t n = fread(buf, 1, sizeof buf - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+		if (strstr(buf, "\"burrow-parts\""))
+			return true;
+	}
+	return false;
 }
 
 int main(int argc, char **argv)
@@ -73,6 +94,8 @@ int main(int argc, char **argv)
 	 * temporary output removed, instead of the process being killed half-way */
 	signal(SIGXFSZ, SIG_IGN);
 	burrow_log_set(cli_log, NULL, BURROW_LOG_INFO);
+	if (!strcmp(cmd, "train") && names_parts_dir(argc - 1, argv + 1))
+		return cmd_train_dist(argc - 1, argv + 1);
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		if (!strcmp(cmd, COMMANDS[i].name))
 			return COMMANDS[i].run(argc - 1, argv + 1);

@@ -11,11 +11,13 @@ typedef struct bench_entry {
 	int (*run)(int argc, char **argv);
 } bench_entry;
 
+int bench_halo(int argc, char **argv);
 int bench_io(int argc, char **argv);
 int bench_prep(int argc, char **argv);
 int bench_sample(int argc, char **argv);
 
 static const bench_entry BENCHES[] = {
+	{"halo", "distributed full-graph epochs, halo exchange overlapped vs serialized (mpirun)", bench_halo},
 	{"io", "feature gathers per engine (uring, pread, mmap), cold, against fio", bench_io},
 	{"prep", "burrow prep on a generated OGB-style zip against zcat; bounded memory", bench_prep},
 	{"sample", "neighbor sampling: batches/s, sampled edges/s, scaling over threads", bench_sample},

@@ -105,6 +105,8 @@ int bw_layer_forward(const bw_backend *be, bw_layer *l, const bw_block *b, const
 	return bw_bias_add(be, z, l->b, l->out);
 }
 
+#define BW_OVERLAP_CHUNK 2048 /* inner rows aggregated between two progress polls */
+
 static int ov_poll(const bw_overlap *ov) { return ov->poll ? ov->poll(ov->ctx) : 0; }
 
 /* Rows [r0, r1) of c = a W, where a and c hold (at least) those rows. */
@@ -146,10 +148,13 @@ int bw_layer_forward_overlap(const bw_backend *be, bw_layer *l, const bw_block *
 	} else {
 		/* aggregate the inner rows, then (after the wait) the outer ones, then project */
 		TRY(bw_tensor_reshape(&l->agg, nd, l->in));
-		if (ov->n_inner)
-			TRY(bw_aggregate(be, b, mode, x, ov->inner, ov->n_inner, &l->agg));
-		if ((st = ov_poll(ov)) < 0)
-			return st;
+		/* in chunks, driving the exchange's progress between them */
+		for (int64_t c = 0; c < ov->n_inner; c += BW_OVERLAP_CHUNK) {
+			TRY(bw_aggregate(be, b, mode, x, ov->inner + c, BW_MIN(BW_OVERLAP_CHUNK, ov->n_inner - c),
+					 &l->agg));
+			if ((st = ov_poll(ov)) < 0)
+				return st;
+		}
 		if (sage)
 			TRY(bw_matmul(be, &xd, false, &w, false, 1.0f, 0.0f, z));
 		if ((st = ov_poll(ov)) < 0 || (st = ov->wait(ov->ctx)) < 0)

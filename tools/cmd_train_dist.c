@@ -1,0 +1,215 @@
+/* cmd_train_dist.c: mpirun -np K burrow train DIR/parts-K: partition-parallel full-graph
+ * training, one rank per part (burrow.c routes `train` here when DIR is a parts directory). */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void help(void)
+{
+	burrow_dist_opts o;
+	burrow_dist_defaults(&o);
+	printf("usage: mpirun -np K burrow train DIR/parts-K [options]\n\n"
+	       "Partition-parallel full-graph training: rank i trains on part i of a parts directory\n"
+	       "written by `burrow partition`; every layer's halo rows are exchanged with MPI while the\n"
+	       "inner rows aggregate, and gradients are all-reduced so the model replicas stay equal.\n"
+	       "Rank 0 prints the epoch table and writes --log.\n\n"
+	       "  --model M          sage, gcn or mlp (%s)\n"
+	       "  --layers L         %d\n"
+	       "  --hidden H         %lld\n"
+	       "  --dropout p        %g\n"
+	       "  --lr r             %g\n"
+	       "  --weight-decay w   %g\n"
+	       "  --epochs E         %d\n"
+	       "  --seed S           %llu\n"
+	       "  --eval-every N     evaluate every N epochs and after the last (1)\n"
+	       "  --halo exact|stale exact: wait for each layer's halo rows; stale: use last epoch's,\n"
+	       "                     so the exchange overlaps the whole layer (PipeGCN) (exact)\n"
+	       "  --no-overlap       post, wait, then aggregate (the serialized baseline)\n"
+	       "  --threads T        OpenMP and OpenBLAS threads per rank (all)\n"
+	       "  --log FILE         one JSON object per epoch, then one with \"final\": true\n"
+	       "  --full-graph       accepted for symmetry with single-process training (implied)\n"
+	       "Several machines: mpirun --hostfile hosts -np K burrow train DIR/parts-K, with the same\n"
+	       "binary and the parts directory at the same path on every machine.\n",
+	       burrow_model_name(o.train.model), o.train.layers, (long long)o.train.hidden, o.train.dropout, o.train.lr,
+	       o.train.weight_decay, o.train.epochs, (unsigned long long)o.train.seed);
+}
+
+enum { O_MODEL = 256, O_LAYERS, O_HIDDEN, O_DROPOUT, O_LR, O_WD, O_EPOCHS, O_SEED, O_EVERY, O_HALO, O_NOOV, O_THREADS,
+       O_LOG, O_FULL, O_QUIET, O_HELP };
+
+/* Parse the options into o; EXIT_OK to go on, else the exit code. */
+static int parse(int argc, char **argv, burrow_dist_opts *o, int *every, const char **log, const char **dir)
+{
+	static const struct option lo[] = {
+		{"model", required_argument, 0, O_MODEL},	{"layers", required_argument, 0, O_LAYERS},
+		{"hidden", required_argument, 0, O_HIDDEN},	{"dropout", required_argument, 0, O_DROPOUT},
+		{"lr", required_argument, 0, O_LR},		{"weight-decay", required_argument, 0, O_WD},
+		{"epochs", required_argument, 0, O_EPOCHS},	{"seed", required_argument, 0, O_SEED},
+		{"eval-every", required_argument, 0, O_EVERY}, {"halo", required_argument, 0, O_HALO},
+		{"no-overlap", no_argument, 0, O_NOOV},	{"threads", required_argument, 0, O_THREADS},
+		{"log", required_argument, 0, O_LOG},		{"full-graph", no_argument, 0, O_FULL},
+		{"quiet", no_argument, 0, O_QUIET},		{"help", no_argument, 0, O_HELP},
+		{0, 0, 0, 0},
+	};
+	int c;
+	int64_t i;
+	double f;
+	while ((c = cli_getopt("train", argc, argv, "h", lo)) != -1) {
+		switch (c) {
+		case '?': return EXIT_USAGE;
+		case 'h':
+		case O_HELP: help(); return -1;
+		case O_MODEL:
+			if (!(o->train.model = burrow_model_parse(optarg)))
+				return cli_usage("train", "--model wants sage, gcn or mlp, got '%s'", optarg);
+			break;
+		case O_LAYERS:
+			if (!cli_i64(optarg, &i) || i < 1 || i > BURROW_MAX_LAYERS)
+				return cli_usage("train", "--layers wants 1 to %d, got '%s'", BURROW_MAX_LAYERS, optarg);
+			o->train.layers = (int)i;
+			break;
+		case O_HIDDEN:
+			if (!cli_i64(optarg, &i) || i < 1)
+				return cli_usage("train", "--hidden wants a positive integer, got '%s'", optarg);
+			o->train.hidden = i;
+			break;
+		case O_DROPOUT:
+			if (!cli_f64(optarg, &f) || f < 0 || f >= 1)
+				return cli_usage("train", "--dropout wants a number in [0, 1), got '%s'", optarg);
+			o->train.dropout = f;
+			break;
+		case O_LR:
+			if (!cli_f64(optarg, &f) || f <= 0)
+				return cli_usage("train", "--lr wants a positive number, got '%s'", optarg);
+			o->train.lr = f;
+			break;
+		case O_WD:
+			if (!cli_f64(optarg, &f) || f < 0)
+				return cli_usage("train", "--weight-decay wants a number >= 0, got '%s'", optarg);
+			o->train.weight_decay = f;
+			break;
+		case O_EPOCHS:
+			if (!cli_i64(optarg, &i) || i < 1 || i > 1000000)
+				return cli_usage("train", "--epochs wants a positive integer, got '%s'", optarg);
+			o->train.epochs = (int)i;
+			break;
+		case O_SEED:
+			if (!cli_i64(optarg, &i) || i < 0)
+				return cli_usage("train", "--seed wants an integer >= 0, got '%s'", optarg);
+			o->train.seed = (uint64_t)i;
+			break;
+		case O_EVERY:
+			if (!cli_i64(optarg, &i) || i < 1)
+				return cli_usage("train", "--eval-every wants a positive integer, got '%s'", optarg);
+			*every = (int)i;
+			break;
+		case O_HALO:
+			if (!strcmp(optarg, "exact"))
+				o->halo = BURROW_HALO_EXACT;
+			else if (!strcmp(optarg, "stale"))
+				o->halo = BURROW_HALO_STALE;
+			else
+				return cli_usage("train", "--halo wants exact or stale, got '%s'", optarg);
+			break;
+		case O_NOOV: o->overlap = false; break;
+		case O_THREADS:
+			if (!cli_i64(optarg, &i) || i < 1 || i > 4096)
+				return cli_usage("train", "--threads wants a positive integer, got '%s'", optarg);
+			o->train.threads = (int)i;
+			break;
+		case O_LOG: *log = optarg; break;
+		default: break;
+		}
+	}
+	if (argc - optind != 1)
+		return cli_usage("train", "expected one parts directory");
+	*dir = argv[optind];
+	return EXIT_OK;
+}
+
+/* A rank's failure ends the job: its message, then MPI_Abort so no rank waits forever. */
+static int fail_all(int rank, const char *what)
+{
+	fprintf(stderr, "burrow: train: rank %d: %s\n", rank, what);
+	fflush(stderr);
+	MPI_Abort(MPI_COMM_WORLD, 1);
+	return EXIT_FAIL;
+}
+
+int cmd_train_dist(int argc, char **argv)
+{
+	burrow_dist_opts o;
+	burrow_dist_defaults(&o);
+	int every = 1;
+	const char *log = NULL, *dir = NULL;
+	int rc = parse(argc, argv, &o, &every, &log, &dir);
+	if (rc)
+		return rc < 0 ? EXIT_OK : rc;
+	int provided;
+	MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
+	int rank;
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	burrow_dist *d;
+	int st = burrow_dist_open(&d, dir, &o);
+	if (st < 0)
+		return fail_all(rank, burrow_last_error());
+	FILE *lf = NULL;
+	if (rank == 0 && log && !(lf = fopen(log, "w")))
+		return fail_all(rank, "cannot open the --log file");
+	if (rank == 0)
+		printf("%5s %9s %9s %9s %8s %8s %8s %8s\n", "epoch", "loss", "train", "valid", "epoch_s", "comm_s",
+		       "exposed", "eval_s");
+	for (int e = 1; e <= o.train.epochs; e++) {
+		burrow_epoch_stats es;
+		burrow_comm_stats cs;
+		burrow_eval_stats ev = {.valid_acc = -1, .test_acc = -1};
+		if ((st = burrow_dist_train_epoch(d, &es, &cs)) < 0)
+			return fail_all(rank, burrow_last_error());
+		bool eval = e % every == 0 || e == o.train.epochs;
+		if (eval && (st = burrow_dist_evaluate(d, &ev)) < 0)
+			return fail_all(rank, burrow_last_error());
+		/* the slowest rank's times are the epoch's */
+		double t[4] = {es.epoch_s, cs.comm_s, cs.exposed_comm_s, ev.eval_s}, tm[4];
+		MPI_Reduce(t, tm, 4, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+		if (rank == 0) {
+			printf("%5d %9.4f %9.4f %9.4f %8.3f %8.3f %8.3f %8.3f\n", e, es.loss, es.train_acc, ev.valid_acc,
+			       tm[0], tm[1], tm[2], tm[3]);
+			if (lf)
+				fprintf(lf,
+					"{\"epoch\": %d, \"loss\": %.9g, \"train_acc\": %.6f, \"valid_acc\": %.6f, "
+					"\"test_acc\": %.6f, \"epoch_s\": %.6f, \"comm_s\": %.6f, \"exposed_comm_s\": %.6f, "
+					"\"eval_s\": %.6f, \"ranks\": %d}\n",
+					e, es.loss, es.train_acc, ev.valid_acc, ev.test_acc, tm[0], tm[1], tm[2], tm[3],
+					burrow_dist_size(d));
+			fflush(stdout);
+		}
+	}
+	burrow_best b = burrow_dist_best(d);
+	uint64_t sum = burrow_dist_weights_checksum(d), sum0 = sum;
+	MPI_Bcast(&sum0, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+	int same = sum == sum0, all_same;
+	MPI_Allreduce(&same, &all_same, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+	if (rank == 0) {
+		printf("best epoch %d: valid %.4f test %.4f (%d ranks, weights %s on every rank, checksum %016llx)\n", b.epoch,
+		       b.valid_acc, b.test_acc, burrow_dist_size(d), all_same ? "equal" : "DIFFERENT",
+		       (unsigned long long)sum);
+		if (lf) {
+			fprintf(lf, "{\"final\": true, \"best_epoch\": %d, \"valid_acc\": %.6f, \"test_acc\": %.6f, "
+				    "\"weights_equal\": %s, \"ranks\": %d}\n",
+				b.epoch, b.valid_acc, b.test_acc, all_same ? "true" : "false", burrow_dist_size(d));
+			fclose(lf);
+		}
+	}
+	burrow_dist_close(d);
+	MPI_Finalize();
+	if (!all_same) {
+		if (rank == 0)
+			fprintf(stderr, "burrow: train: the model replicas differ across ranks\n");
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}

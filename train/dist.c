@@ -1,0 +1,470 @@
+/* dist.c: partition-parallel full-graph training over MPI: every rank trains on its part
+ * (owned rows plus a 1-hop halo), exchanging each layer's halo rows with its neighbor parts
+ * while the inner rows aggregate, sending halo gradients back to their owners in backward,
+ * and all-reducing the weight gradients so the replicas stay identical. */
+#include "dist.h"
+
+#include "../core/half.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <string.h>
+
+void burrow_dist_defaults(burrow_dist_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	burrow_train_defaults(&o->train);
+	o->train.full_graph = true;
+	o->halo = BURROW_HALO_EXACT;
+	o->overlap = true;
+}
+
+int burrow_dist_rank(const burrow_dist *d) { return d->rank; }
+int burrow_dist_size(const burrow_dist *d) { return d->K; }
+burrow_best burrow_dist_best(const burrow_dist *d) { return d->best; }
+
+uint64_t burrow_dist_weights_checksum(const burrow_dist *d)
+{
+	const unsigned char *p = (const unsigned char *)d->model->params;
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < (size_t)d->model->num_params * sizeof(float); i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
+}
+
+#define MPI_CHECK(call, what)                                   \
+	do {                                                    \
+		int rc_ = (call);                               \
+		if (rc_ != MPI_SUCCESS)                         \
+			return bw_err_mpi(rc_, what);           \
+	} while (0)
+
+/* Layer 0's input: the part's features hold the owned rows and copies of the halo rows. */
+static int load_features(burrow_dist *d, const burrow_dataset *ds)
+{
+	const burrow_dataset_info *in = burrow_dataset_get_info(ds);
+	if (in->feat_dim < 1)
+		return bw_err(BURROW_E_INVAL, "train: part %d has no features", d->rank);
+	bw_npy h;
+	void *raw;
+	int st = bw_npy_load(burrow_dataset_features_path(ds), &h, &raw);
+	if (st)
+		return st;
+	const int64_t n = d->n_loc, dim = in->feat_dim;
+	if ((st = bw_tensor_alloc(&d->x0, n, dim)))
+		goto out;
+	if (h.dtype == BURROW_DTYPE_F32) {
+		memcpy(d->x0.data, raw, (size_t)(n * dim) * sizeof(float));
+	} else {
+		const uint16_t *r = raw;
+		for (int64_t i = 0; i < n * dim; i++)
+			d->x0.data[i] = bw_f16_to_f32(r[i]);
+	}
+out:
+	bw_free(raw);
+	return st;
+}
+
+/* GCN norms 1/sqrt(deg + 1) with every node's degree in the whole graph: owned rows are
+ * full input rows; the halo nodes' degrees come from their owners (an exchange of one
+ * column). */
+static int make_norms(burrow_dist *d)
+{
+	d->norm = bw_malloc((size_t)(d->n_loc ? d->n_loc : 1) * sizeof *d->norm);
+	if (!d->norm)
+		return BURROW_E_NOMEM;
+	for (int64_t v = 0; v < d->n_own; v++)
+		d->norm[v] = (float)(d->blk.indptr[v + 1] - d->blk.indptr[v]);
+	int st = bw_halo_forward_start(d->halo, d->norm, 1);
+	if (!st)
+		st = bw_halo_wait(d->halo);
+	for (int64_t v = 0; !st && v < d->n_loc; v++)
+		d->norm[v] = 1.0f / sqrtf(d->norm[v] + 1.0f);
+	d->blk.dst_norm = d->norm;
+	d->blk.src_norm = d->norm;
+	return st;
+}
+
+/* Owned rows with only owned neighbors aggregate while the exchange is in flight. */
+static int split_rows(burrow_dist *d)
+{
+	d->inner = bw_malloc((size_t)(d->n_own ? d->n_own : 1) * sizeof *d->inner);
+	d->outer = bw_malloc((size_t)(d->n_own ? d->n_own : 1) * sizeof *d->outer);
+	if (!d->inner || !d->outer)
+		return BURROW_E_NOMEM;
+	for (int64_t v = 0; v < d->n_own; v++) {
+		bool remote = false;
+		for (int64_t p = d->blk.indptr[v]; p < d->blk.indptr[v + 1] && !remote; p++)
+			remote = d->blk.indices[p] >= d->n_own;
+		if (remote)
+			d->outer[d->n_outer++] = v;
+		else
+			d->inner[d->n_inner++] = v;
+	}
+	return 0;
+}
+
+int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist_opts *o)
+{
+	int st, init = 0;
+	*out = NULL;
+	MPI_Initialized(&init);
+	if (!init)
+		return bw_err(BURROW_E_INVAL, "train: MPI is not initialized (run under mpirun)");
+	burrow_dist *d = bw_calloc(1, sizeof *d);
+	if (!d)
+		return BURROW_E_NOMEM;
+	if (o)
+		d->o = *o;
+	else
+		burrow_dist_defaults(&d->o);
+	d->o.train.scratch_dir = NULL;
+	d->o.train.full_graph = true;
+	d->comm = MPI_COMM_NULL;
+	d->best = (burrow_best){.epoch = -1, .valid_acc = -1, .test_acc = -1};
+	if ((st = MPI_Comm_dup(MPI_COMM_WORLD, &d->comm)) != MPI_SUCCESS) {
+		st = bw_err_mpi(st, "train: MPI_Comm_dup");
+		goto fail;
+	}
+	MPI_Comm_set_errhandler(d->comm, MPI_ERRORS_RETURN);
+	MPI_Comm_rank(d->comm, &d->rank);
+	MPI_Comm_size(d->comm, &d->K);
+	if ((st = burrow_parts_open(&d->parts, parts_dir)))
+		goto fail;
+	const burrow_parts_info *pinfo = burrow_parts_get_info(d->parts);
+	if (pinfo->num_parts != d->K) {
+		st = bw_err(BURROW_E_INVAL, "%s: holds %d parts, but %d ranks were started (mpirun -np %d)", parts_dir,
+			    pinfo->num_parts, d->K, pinfo->num_parts);
+		goto fail;
+	}
+	if ((st = burrow_part_open(&d->part, d->parts, d->rank)))
+		goto fail;
+	d->pi = burrow_part_get_info(d->part);
+	const burrow_dataset *ds = burrow_part_dataset(d->part);
+	const burrow_dataset_info *in = burrow_dataset_get_info(ds);
+	const burrow_csr *g = burrow_dataset_graph(ds);
+	d->n_own = d->pi->num_owned;
+	d->n_halo = d->pi->num_halo;
+	d->n_loc = d->n_own + d->n_halo;
+	d->classes = in->num_classes;
+	d->labels = burrow_dataset_labels(ds);
+	if (!d->labels || d->classes < 1) {
+		st = bw_err(BURROW_E_INVAL, "train: part %d has no labels", d->rank);
+		goto fail;
+	}
+	if (g->index_width != 4 || g->num_nodes != d->n_loc) {
+		st = bw_err(BURROW_E_FORMAT, "train: part %d: graph of %lld nodes, expected %lld owned + halo", d->rank,
+			    (long long)g->num_nodes, (long long)d->n_loc);
+		goto fail;
+	}
+	bw_block_init(&d->blk, d->n_own, d->n_loc, g->indptr, g->indices);
+	for (int s = 0; s < 3; s++)
+		d->split[s] = burrow_dataset_split(ds, s, &d->split_n[s]);
+	int64_t ntr = d->split_n[BURROW_SPLIT_TRAIN];
+	if ((st = MPI_Allreduce(&ntr, &d->global_train, 1, MPI_INT64_T, MPI_SUM, d->comm)) != MPI_SUCCESS) {
+		st = bw_err_mpi(st, "train: MPI_Allreduce");
+		goto fail;
+	}
+	/* send lists as local ids of owned rows */
+	int64_t *send_local = bw_malloc((size_t)(d->pi->num_send ? d->pi->num_send : 1) * sizeof *send_local);
+	if (!send_local) {
+		st = BURROW_E_NOMEM;
+		goto fail;
+	}
+	for (int64_t k = 0; k < d->pi->num_send; k++)
+		send_local[k] = d->pi->send_ids[k] - d->pi->first_id;
+	st = bw_halo_open(&d->halo, d->comm, d->n_own, send_local, d->pi->send_offsets, d->pi->halo_offsets);
+	bw_free(send_local);
+	if (st)
+		goto fail;
+	if ((st = bw_backend_init(&d->be, BW_BACKEND_CPU, d->o.train.threads)))
+		goto fail;
+	if (d->o.train.threads > 0)
+		openblas_set_num_threads(d->o.train.threads);
+	if ((st = load_features(d, ds)) || (st = split_rows(d)))
+		goto fail;
+	if (d->o.train.model == BURROW_MODEL_GCN && (st = make_norms(d)))
+		goto fail;
+	if (d->o.train.model != BURROW_MODEL_MLP &&
+	    (st = bw_block_prepare(&d->blk, true, d->o.train.model == BURROW_MODEL_GCN)))
+		goto fail;
+	const bw_model_cfg cfg = {
+		.kind = d->o.train.model,
+		.layers = d->o.train.layers,
+		.in_dim = in->feat_dim,
+		.hidden = d->o.train.hidden,
+		.classes = d->classes,
+		.dropout = (float)d->o.train.dropout,
+	};
+	if ((st = bw_model_open(&d->model, &cfg, d->o.train.seed)) ||
+	    (st = bw_optim_open(&d->optim, d->o.train.optimizer, d->model->num_params, d->o.train.lr,
+				d->o.train.weight_decay, d->o.train.momentum)))
+		goto fail;
+	*out = d;
+	return 0;
+fail:
+	burrow_dist_close(d);
+	return st;
+}
+
+void burrow_dist_close(burrow_dist *d)
+{
+	if (!d)
+		return;
+	bw_halo_close(d->halo);
+	bw_model_close(d->model);
+	bw_optim_close(d->optim);
+	bw_block_release(&d->blk);
+	bw_free(d->norm);
+	bw_free(d->inner);
+	bw_free(d->outer);
+	bw_tensor_free(&d->x0);
+	for (int l = 0; l < BW_MAX_LAYERS; l++) {
+		bw_tensor_free(&d->in[l]);
+		bw_tensor_free(&d->stage[l]);
+	}
+	bw_tensor_free(&d->gbuf[0]);
+	bw_tensor_free(&d->gbuf[1]);
+	bw_tensor_free(&d->glogits);
+	burrow_part_close(d->part);
+	burrow_parts_close(d->parts);
+	if (d->comm != MPI_COMM_NULL)
+		MPI_Comm_free(&d->comm);
+	bw_free(d);
+}
+
+/* ------------------------------------------------------------ forward */
+
+static int halo_poll(void *ctx)
+{
+	int r = bw_halo_test(ctx);
+	return r < 0 ? r : 0;
+}
+
+static int halo_wait(void *ctx) { return bw_halo_wait(ctx); }
+static int no_wait(void *ctx)
+{
+	(void)ctx;
+	return 0;
+}
+
+/* Layer l's input: layer l-1's owned output rows, then the halo rows (this epoch's, or in
+ * stale mode last epoch's). Posts the exchange that fills the halo rows. */
+static int layer_input(burrow_dist *d, int l, const bw_tensor *h_prev, bool stale, bool *posted)
+{
+	const int64_t dim = h_prev->cols;
+	int st;
+	*posted = false;
+	if ((st = bw_tensor_reshape(&d->in[l], d->n_loc, dim)))
+		return st;
+	memcpy(d->in[l].data, h_prev->data, (size_t)(d->n_own * dim) * sizeof(float));
+	if (!stale || !d->stale_ready[l]) {
+		if ((st = bw_halo_forward_start(d->halo, d->in[l].data, dim)))
+			return st;
+		*posted = true;
+		return 0;
+	}
+	/* stale: compute with last epoch's halo rows (already in in[l]); this epoch's exchange
+	 * runs into stage[l] meanwhile and is copied over when the epoch ends */
+	if ((st = bw_tensor_reshape(&d->stage[l], d->n_loc, dim)))
+		return st;
+	memcpy(d->stage[l].data, h_prev->data, (size_t)(d->n_own * dim) * sizeof(float));
+	return bw_halo_forward_start(d->halo, d->stage[l].data, dim);
+}
+
+/* Stale mode: once backward no longer needs this epoch's inputs, the halo rows that
+ * arrived during the epoch become the next epoch's. */
+static void apply_stale(burrow_dist *d)
+{
+	for (int l = 0; l < BW_MAX_LAYERS; l++) {
+		if (!d->stale_pending[l])
+			continue;
+		const int64_t dim = d->stage[l].cols;
+		memcpy(d->in[l].data + d->n_own * dim, d->stage[l].data + d->n_own * dim,
+		       (size_t)(d->n_halo * dim) * sizeof(float));
+		d->stale_pending[l] = false;
+	}
+}
+
+static int forward(burrow_dist *d, bool training, const bw_tensor **logits)
+{
+	const bw_tensor *x = &d->x0;
+	const bool stale = training && d->o.halo == BURROW_HALO_STALE;
+	int st = 0;
+	for (int l = 0; l < d->model->cfg.layers && !st; l++) {
+		const bw_tensor *h;
+		const uint64_t key = bw_dropout_key(d->o.train.seed, (uint64_t)d->epoch, 0, l);
+		bool graph = d->model->cfg.kind != BURROW_MODEL_MLP;
+		if (l == 0 || !graph) {
+			/* layer 0's halo rows are in the part's features; an MLP reads owned rows only */
+			st = bw_model_layer_forward(&d->be, d->model, l, &d->blk, x, training, key, &h);
+		} else {
+			bool posted;
+			bool use_stale = stale && d->stale_ready[l];
+			if ((st = layer_input(d, l, x, stale, &posted)))
+				break;
+			bw_overlap ov = {.split = d->n_own, .inner = d->inner, .n_inner = d->n_inner, .outer = d->outer,
+					 .n_outer = d->n_outer, .poll = halo_poll, .wait = halo_wait, .ctx = d->halo};
+			if (use_stale) {
+				ov.poll = halo_poll;
+				ov.wait = no_wait; /* the halo rows in in[l] are last epoch's */
+			} else if (!d->o.overlap) {
+				/* the serialized baseline: wait for the exchange, then compute */
+				if ((st = bw_halo_wait(d->halo)))
+					break;
+				ov.wait = no_wait;
+			}
+			st = bw_model_layer_forward_overlap(&d->be, d->model, l, &d->blk, &d->in[l], training, key, &ov, &h);
+			/* complete the exchange before the next one is posted (in stale mode it has
+			 * had the whole layer to arrive) */
+			if (!st && (posted || use_stale))
+				st = bw_halo_wait(d->halo);
+			if (!st && stale) {
+				d->stale_pending[l] = use_stale;
+				d->stale_ready[l] = true;
+			}
+		}
+		x = h;
+	}
+	*logits = x;
+	return st;
+}
+
+int bw_dist_forward(burrow_dist *d, const bw_tensor **logits) { return forward(d, false, logits); }
+
+/* ------------------------------------------------------------ backward */
+
+int bw_dist_forward_backward(burrow_dist *d, bool training, const bw_tensor **logits_out, double *loss_out,
+			     double *acc_out)
+{
+	const bw_tensor *logits;
+	int st = forward(d, training, &logits);
+	if (st)
+		return st;
+	*logits_out = logits;
+	const int64_t ntr = d->split_n[BURROW_SPLIT_TRAIN];
+	double loss = 0;
+	int64_t counted = 0, correct = 0;
+	if ((st = bw_tensor_reshape(&d->glogits, logits->rows, logits->cols)))
+		return st;
+	if (ntr) {
+		if ((st = bw_nll_loss(&d->be, logits, d->labels, d->split[BURROW_SPLIT_TRAIN], ntr, &d->glogits, &loss,
+				      &counted, &correct)))
+			return st;
+	} else {
+		memset(d->glogits.data, 0, (size_t)(logits->rows * logits->cols) * sizeof(float));
+	}
+	/* the loss is the mean over every rank's training rows: weigh this rank's mean */
+	double part[3] = {loss * (double)counted, (double)counted, (double)correct}, all[3];
+	double t0 = MPI_Wtime();
+	MPI_CHECK(MPI_Allreduce(part, all, 3, MPI_DOUBLE, MPI_SUM, d->comm), "train: MPI_Allreduce (loss)");
+	d->reduce_s += MPI_Wtime() - t0;
+	if (counted && all[1] > 0)
+		cblas_sscal((int)(logits->rows * logits->cols), (float)((double)counted / all[1]), d->glogits.data, 1);
+	*loss_out = all[1] > 0 ? all[0] / all[1] : 0;
+	*acc_out = all[1] > 0 ? all[2] / all[1] : 0;
+	if (!isfinite(*loss_out))
+		return bw_err(BURROW_E_RANGE, "train: loss is NaN at epoch %d, batch 1", d->epoch + 1);
+
+	bw_tensor *gh = &d->glogits;
+	const int L = d->model->cfg.layers;
+	const bool graph = d->model->cfg.kind != BURROW_MODEL_MLP;
+	for (int l = L - 1; l >= 0; l--) {
+		bw_tensor *gx = l > 0 ? &d->gbuf[l % 2] : NULL;
+		const bw_tensor *x = l == 0 ? &d->x0 : (graph ? &d->in[l] : &d->model->h[l - 1]);
+		if ((st = bw_model_layer_backward(&d->be, d->model, l, &d->blk, x, gh, gx)))
+			return st;
+		if (!gx)
+			break;
+		if (graph) {
+			/* the halo rows' gradients go back to their owners and add up there */
+			if ((st = bw_halo_backward_start(d->halo, gx->data, gx->cols)) ||
+			    (st = bw_halo_backward_finish(d->halo, gx->data)))
+				return st;
+		}
+		gx->rows = d->n_own; /* layer l-1's output: the owned rows */
+		gh = gx;
+	}
+	/* replicas stay identical: every rank applies the same summed gradient */
+	t0 = MPI_Wtime();
+	MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, d->model->grads, (int)d->model->num_params, MPI_FLOAT, MPI_SUM, d->comm),
+		  "train: MPI_Allreduce (gradients)");
+	d->reduce_s += MPI_Wtime() - t0;
+	apply_stale(d);
+	return 0;
+}
+
+int burrow_dist_train_epoch(burrow_dist *d, burrow_epoch_stats *st_out, burrow_comm_stats *cs)
+{
+	double t0 = MPI_Wtime(), r0 = d->reduce_s;
+	bw_halo_stats hs0;
+	bw_halo_get_stats(d->halo, &hs0);
+	const bw_tensor *logits;
+	double loss, acc;
+	int st = bw_dist_forward_backward(d, true, &logits, &loss, &acc);
+	if (!st)
+		st = bw_optim_step(&d->be, d->optim, d->model->params, d->model->grads);
+	if (st)
+		return st;
+	bw_halo_stats hs1;
+	bw_halo_get_stats(d->halo, &hs1);
+	d->epoch++;
+	double t1 = MPI_Wtime();
+	if (st_out) {
+		memset(st_out, 0, sizeof *st_out);
+		st_out->epoch = d->epoch;
+		st_out->batches = 1;
+		st_out->loss = loss;
+		st_out->train_acc = acc;
+		st_out->epoch_s = t1 - t0;
+		st_out->compute_s = t1 - t0 - (hs1.wait_s - hs0.wait_s) - (d->reduce_s - r0);
+	}
+	if (cs) {
+		cs->comm_s = hs1.comm_s - hs0.comm_s + (d->reduce_s - r0);
+		cs->exposed_comm_s = hs1.wait_s - hs0.wait_s + (d->reduce_s - r0);
+	}
+	return 0;
+}
+
+int burrow_dist_evaluate(burrow_dist *d, burrow_eval_stats *ev)
+{
+	double t0 = MPI_Wtime();
+	const bw_tensor *logits;
+	int st = bw_dist_forward(d, &logits);
+	if (st)
+		return st;
+	int32_t *pred = bw_malloc((size_t)(d->n_own ? d->n_own : 1) * sizeof *pred);
+	if (!pred)
+		return BURROW_E_NOMEM;
+	if ((st = bw_argmax(&d->be, logits, pred))) {
+		bw_free(pred);
+		return st;
+	}
+	int64_t cnt[6] = {0}, all[6];
+	for (int s = 0; s < 3; s++)
+		for (int64_t k = 0; k < d->split_n[s]; k++) {
+			int64_t v = d->split[s][k];
+			if (d->labels[v] < 0)
+				continue;
+			cnt[2 * s]++;
+			cnt[2 * s + 1] += pred[v] == d->labels[v];
+		}
+	bw_free(pred);
+	MPI_CHECK(MPI_Allreduce(cnt, all, 6, MPI_INT64_T, MPI_SUM, d->comm), "eval: MPI_Allreduce");
+	double acc[3];
+	for (int s = 0; s < 3; s++)
+		acc[s] = all[2 * s] ? (double)all[2 * s + 1] / (double)all[2 * s] : -1;
+	if (ev) {
+		memset(ev, 0, sizeof *ev);
+		ev->train_acc = acc[0];
+		ev->valid_acc = acc[1];
+		ev->test_acc = acc[2];
+		ev->eval_s = MPI_Wtime() - t0;
+	}
+	if (acc[1] > d->best.valid_acc) {
+		d->best.epoch = d->epoch;
+		d->best.valid_acc = acc[1];
+		d->best.test_acc = acc[2];
+	}
+	return 0;
+}

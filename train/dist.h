@@ -1,0 +1,50 @@
+/* dist.h: partition-parallel full-graph training over MPI: one rank per part of a parts
+ * directory (burrow partition), model replicated, gradients all-reduced, halo rows
+ * exchanged every layer (train/halo.c) while inner rows aggregate. */
+#ifndef BURROW_DIST_H
+#define BURROW_DIST_H
+
+#include "halo.h"
+#include "train.h"
+
+struct burrow_dist {
+	burrow_dist_opts o;
+	MPI_Comm comm;                 /* a duplicate of MPI_COMM_WORLD */
+	int rank, K;
+	burrow_parts *parts;
+	burrow_part *part;
+	const burrow_part_info *pi;
+	int64_t n_own, n_halo, n_loc;  /* owned rows, halo rows, their sum */
+	int64_t classes;
+	bw_backend be;
+	bw_model *model;
+	bw_optim *optim;
+	bw_halo *halo;
+	bw_block blk;                  /* owned rows over owned + halo sources */
+	float *norm;                   /* [n_loc] GCN norms from the global degrees */
+	int64_t *inner, n_inner;       /* owned rows whose neighbors are all owned */
+	int64_t *outer, n_outer;       /* the boundary rows */
+	bw_tensor x0;                  /* [n_loc, D] features of owned and halo nodes */
+	bw_tensor in[BW_MAX_LAYERS];   /* layer l > 0 inputs: owned rows, then halo rows */
+	bw_tensor stage[BW_MAX_LAYERS];/* stale mode: the exchange of this epoch lands here */
+	bool stale_ready[BW_MAX_LAYERS];
+	bool stale_pending[BW_MAX_LAYERS]; /* stage[l] holds halo rows for the next epoch */
+	bw_tensor gbuf[2];             /* gradient ping-pong, [n_loc, d] */
+	bw_tensor glogits;
+	const int32_t *labels;         /* [n_loc], -1 on halo rows */
+	const int64_t *split[3];       /* local ids of each split (owned) */
+	int64_t split_n[3];
+	int64_t global_train;          /* training nodes over all ranks */
+	int epoch;
+	burrow_best best;
+	double reduce_s;               /* seconds in gradient and loss all-reduces (summed) */
+};
+
+/* Forward and backward over the whole partitioned graph: logits of the owned rows in
+ * *logits, all-reduced gradients in the model (no optimizer step). training turns dropout
+ * on (keyed by epoch and layer). loss and acc are the global training loss and accuracy. */
+int bw_dist_forward_backward(burrow_dist *d, bool training, const bw_tensor **logits, double *loss, double *acc);
+/* Forward only, no dropout: logits of the owned rows. */
+int bw_dist_forward(burrow_dist *d, const bw_tensor **logits);
+
+#endif
