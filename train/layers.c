@@ -105,7 +105,7 @@ int bw_layer_forward(const bw_backend *be, bw_layer *l, const bw_block *b, const
 	return bw_bias_add(be, z, l->b, l->out);
 }
 
-#define BW_OVERLAP_CHUNK 2048 /* inner rows aggregated between two progress polls */
+#define BW_OVERLAP_CHUNK 256 /* inner rows aggregated between two progress polls */
 
 static int ov_poll(const bw_overlap *ov) { return ov->poll ? ov->poll(ov->ctx) : 0; }
 
