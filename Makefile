@@ -187,8 +187,9 @@ demo-run: all
 	$(BIN) gen csbm $(DEMO_DIR) --force
 	$(BIN) info $(DEMO_DIR)
 
+# make bench: every benchmark in one run (several GB of scratch data in build/bench-data)
 bench: all
-	@echo "burrow: no benchmarks yet (they arrive with the feature store, sampler and trainer)"
+	tools/bench.sh $(BIN)
 
 # ---------------------------------------------------------------- install
 DESTDIR ?=
