@@ -645,6 +645,10 @@ int burrow_partition(const char *dataset_dir, const burrow_partition_opts *opts,
 	s.replication = n ? (double)(n + s.halo_total) / (double)n : 1;
 	s.seconds = now() - t_start;
 	s.peak_rss_bytes = rss_peak();
+	s.num_phases = rn.nph;
+	for (int i = 0; i < rn.nph; i++)
+		s.phases[i] = (struct burrow_partition_phase){rn.ph[i].name, rn.ph[i].seconds,
+							      (int64_t)rn.ph[i].heap_peak, rn.ph[i].rss_peak};
 	if ((st = write_meta(tmp, dataset_dir, ds, &rn, &s, &rl, po)) ||
 	    (st = bw_fsync_dir(tmp)) || (st = rename_into_place(tmp, out, o.overwrite)))
 		goto out;
