@@ -828,6 +828,13 @@ typedef struct burrow_partition_stats {
 	int64_t coarse_edges;         /* undirected edges of the graph METIS saw */
 	double seconds;               /* wall time of the whole run */
 	int64_t peak_rss_bytes;       /* the process's resident high-water mark at the end */
+	int num_phases;               /* entries of phases[] in use */
+	struct burrow_partition_phase {
+		const char *name;     /* "symmetrize", "coarsen", "metis", "refine", ...; static */
+		double seconds;       /* wall time */
+		int64_t heap_peak_bytes; /* the library's own allocations at their peak */
+		int64_t rss_peak_bytes;  /* the process's resident high-water mark by the end */
+	} phases[8];
 } burrow_partition_stats;
 
 /* Fill o with the defaults above. */

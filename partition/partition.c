@@ -171,9 +171,9 @@ static int metis_parts(run *rn, const bw_pgraph *g, const double *maxw, int32_t 
 		ratio = BW_MIN(ratio, (double)(INT32_MAX / 2) / (double)BW_MAX(g->m, 1));
 		target = BW_MAX((int64_t)(0.5 * ratio * (double)g->n), (int64_t)64 * k);
 	}
-	/* cluster weights: a small share of a part at most, so the coarse graph balances finely;
-	 * below that, twice the previous level's bound, starting from two average nodes, so the
-	 * first levels merge only the closest neighbors */
+	/* a coarse node weighs at most a small share of a part, so the coarse graph still
+	 * balances finely (fcap); below that, matching pairs up to METIS's own bound and label
+	 * propagation's clusters grow with the level (see the loop) */
 	int64_t fcap[BW_MAX_CON], wtotal[BW_MAX_CON];
 	double avgw[BW_MAX_CON];
 	for (int c = 0; c < ncon; c++) {
@@ -645,6 +645,10 @@ int burrow_partition(const char *dataset_dir, const burrow_partition_opts *opts,
 	s.replication = n ? (double)(n + s.halo_total) / (double)n : 1;
 	s.seconds = now() - t_start;
 	s.peak_rss_bytes = rss_peak();
+	s.num_phases = rn.nph;
+	for (int i = 0; i < rn.nph; i++)
+		s.phases[i] = (struct burrow_partition_phase){rn.ph[i].name, rn.ph[i].seconds,
+							      (int64_t)rn.ph[i].heap_peak, rn.ph[i].rss_peak};
 	if ((st = write_meta(tmp, dataset_dir, ds, &rn, &s, &rl, po)) ||
 	    (st = bw_fsync_dir(tmp)) || (st = rename_into_place(tmp, out, o.overwrite)))
 		goto out;

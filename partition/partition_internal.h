@@ -75,7 +75,8 @@ typedef struct bw_stream {
 void bw_stream_begin(bw_stream *s, const bw_pgraph *g);
 /* Rows [0, v_end) are done. */
 void bw_stream_release(bw_stream *s, int64_t v_end);
-/* Hand back every page of a mapped array (no-op for memory that is not a file mapping). */
+/* Hand back the whole pages of an array inside a read-only file mapping (never call it on
+ * memory of our own: releasing anonymous pages zeroes them). */
 void bw_release_range(const void *p, size_t bytes);
 
 /* Part weights [k * ncon] of an assignment, and the largest part weight over the average per

@@ -183,7 +183,20 @@ int cmd_partition(int argc, char **argv)
 	       s.imbalance_train, s.imbalance_edges);
 	printf("halo       %s nodes in all, replication factor %.3f\n", cli_grouped(s.halo_total, a, sizeof a),
 	       s.replication);
-	printf("time       %.2f s, peak RSS %s (per phase: %s/meta.json)\n", s.seconds,
-	       cli_human_bytes((double)s.peak_rss_bytes, b, sizeof b), o.out_dir);
+	burrow_parts *ps;
+	if (burrow_parts_open(&ps, o.out_dir) == 0) {
+		const burrow_parts_info *pi = burrow_parts_get_info(ps);
+		printf("parts      owned / halo:");
+		for (int i = 0; i < pi->num_parts; i++)
+			printf("%s %lld/%lld", i ? "," : "", (long long)(pi->node_offsets[i + 1] - pi->node_offsets[i]),
+			       (long long)pi->halo_sizes[i]);
+		printf("\n");
+		burrow_parts_close(ps);
+	}
+	for (int i = 0; i < s.num_phases; i++)
+		printf("%-10s %8.2f s  heap peak %s  RSS peak %s\n", s.phases[i].name, s.phases[i].seconds,
+		       cli_human_bytes((double)s.phases[i].heap_peak_bytes, a, sizeof a),
+		       cli_human_bytes((double)s.phases[i].rss_peak_bytes, b, sizeof b));
+	printf("total      %8.2f s  RSS peak %s\n", s.seconds, cli_human_bytes((double)s.peak_rss_bytes, b, sizeof b));
 	return EXIT_OK;
 }
