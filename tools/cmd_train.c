@@ -2,6 +2,7 @@
  * JSON-lines log, checkpoints and resume. */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "train_cli.h"
 
 #include <errno.h>
 #include <math.h>
@@ -69,30 +70,6 @@ enum { O_FULL = 256, O_MODEL, O_LAYERS, O_HIDDEN, O_DROPOUT, O_OPTIM, O_LR, O_WD
        O_FANOUT, O_MAXB, O_PREFETCH, O_CACHE, O_POLICY, O_ENGINE, O_EVERY, O_MEM, O_CHUNK, O_SCRATCH, O_THREADS, O_LOG,
        O_CKPT, O_RESUME, O_QUIET, O_HELP };
 
-/* --cache: "25%" (of the features), or bytes with K/M/G suffixes. */
-static bool parse_cache(const char *s, burrow_train_opts *o)
-{
-	const size_t n = strlen(s);
-	if (n > 1 && s[n - 1] == '%') {
-		char num[64];
-		double f;
-		if (n - 1 >= sizeof num)
-			return false;
-		memcpy(num, s, n - 1);
-		num[n - 1] = '\0';
-		if (!cli_f64(num, &f) || f < 0 || f > 100)
-			return false;
-		o->cache_fraction = f / 100;
-		return true;
-	}
-	int64_t b;
-	if (!cli_bytes(s, &b))
-		return false;
-	o->cache_bytes = b;
-	o->cache_fraction = -1;
-	return true;
-}
-
 /* A progress bar within an epoch that erases itself (terminal only). */
 typedef struct bar {
 	bool on;
@@ -113,25 +90,6 @@ static void bar_cb(void *user, const char *phase, uint64_t done, uint64_t total)
 	if (done == total)
 		fprintf(stderr, "\r\033[K");
 	fflush(stderr);
-}
-
-static bool parse_fanout(const char *s, burrow_train_opts *o, int *n)
-{
-	char *end;
-	*n = 0;
-	while (*s) {
-		errno = 0;
-		long v = strtol(s, &end, 10);
-		if (errno || end == s || (v < 1 && v != -1) || v > INT32_MAX || *n >= BURROW_MAX_LAYERS)
-			return false;
-		o->fanout[(*n)++] = (int32_t)v;
-		if (*end == ',')
-			end++;
-		else if (*end)
-			return false;
-		s = end;
-	}
-	return *n > 0;
 }
 
 static void json_acc(FILE *f, const char *key, double v)
@@ -243,7 +201,7 @@ int cmd_train(int argc, char **argv)
 		case O_SEED: INT_OPT(o.seed, 0, INT64_MAX); break;
 		case O_BATCH: INT_OPT(o.batch_size, 1, (int64_t)1 << 40); break;
 		case O_FANOUT:
-			if (!parse_fanout(optarg, &o, &nfanout))
+			if (!train_cli_parse_fanout(optarg, &o, &nfanout))
 				return cli_usage("train", "--fanout wants positive integers or -1 separated by commas, got '%s'",
 						 optarg);
 			fanout_set = true;
@@ -251,7 +209,7 @@ int cmd_train(int argc, char **argv)
 		case O_MAXB: INT_OPT(o.max_batches, 1, INT64_MAX); break;
 		case O_PREFETCH: INT_OPT(o.prefetch, 0, 64); break;
 		case O_CACHE:
-			if (!parse_cache(optarg, &o))
+			if (!train_cli_parse_cache(optarg, &o))
 				return cli_usage("train", "--cache wants bytes (K/M/G suffixes) or a percentage up to 100%%, "
 						 "got '%s'", optarg);
 			break;
