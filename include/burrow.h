@@ -712,8 +712,11 @@ typedef struct burrow_train_opts {
 				   they fit in half of this, else spills them to a scratch npy; 0 = no
 				   limit (default 0) */
 	const char *scratch_dir;/* where spills go (borrowed; NULL = $TMPDIR or /tmp) */
-	int threads;            /* OpenMP and OpenBLAS threads of the compute; 0 = the runtime default.
-				   Positive values set OpenBLAS's process-wide thread count */
+	int threads;            /* OpenMP and OpenBLAS threads of the compute; 0 = in mini-batch mode one
+				   fewer than the runtime default (at least 1), leaving a core to the
+				   pipeline's sampling and reads; in full-graph mode the runtime default.
+				   Mini-batch mode, or a positive value, sets OpenBLAS's process-wide
+				   thread count */
 	burrow_progress_fn progress; /* batches within an epoch, phase "train"; may be NULL */
 	void *progress_user;
 } burrow_train_opts;

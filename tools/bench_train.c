@@ -12,19 +12,22 @@
 static void help(void)
 {
 	printf("usage: burrow bench train DIR [--model sage] [--layers 2] [--hidden 256] [--fanout 10,5]\n"
-	       "                          [--batch 1024] [--max-batches 200] [--cache 10%%] [--prefetch 2]\n"
-	       "                          [--threads T] [--seed 0] [--io-rows 200000] [--repeat 1] [--json]\n\n"
+	       "                          [--batch 1024] [--max-batches 200] [--cache 10%%] [--cache-policy degree]\n"
+	       "                          [--prefetch 2]"
+	       " [--threads T] [--seed 0] [--io-rows 200000] [--repeat 1] [--json]\n\n"
 	       "Three measurements on the same features file, in one run:\n"
 	       "  T_io    the rows the partial-cache epoch read from disk, divided by the rows/s of the\n"
 	       "          store gathering uniformly random rows cold (as 'burrow bench io': io_uring,\n"
 	       "          O_DIRECT, 4096 rows per gather, 2 gathers in flight, queue depth 128)\n"
 	       "  T_mem   one training epoch (epoch 1, --max-batches batches) with every row cached\n"
 	       "          (--cache 100%%: the features in memory)\n"
-	       "  epoch   the same epoch, same seed and batches, with --cache (most rows read from disk)\n"
+	       "  epoch   the same epoch, same seed and batches, with --cache (the other rows read from disk)\n"
 	       "and prints epoch / max(T_mem, T_io): 1.0 when the pipeline hides all it can. The graph is\n"
 	       "read through first so that no run waits on its pages; cache fills are not timed. With\n"
-	       "--repeat R the three run R times, interleaved, and the medians are compared.\n\n"
+	       "--repeat R the three run R times, interleaved (the two epochs swap order every run), and\n"
+	       "the medians are compared.\n\n"
 	       "  --cache SIZE     the partial cache: bytes (K/M/G) or a percentage (10%%)\n"
+	       "  --cache-policy P its policy: degree (static, the default) or clock\n"
 	       "  --io-rows N      rows gathered to measure the store's rows/s (200000)\n"
 	       "  other options as in burrow train\n");
 }
@@ -118,7 +121,7 @@ static void touch_graph(const burrow_csr *g)
 }
 
 enum { O_MODEL = 256, O_LAYERS, O_HIDDEN, O_FANOUT, O_BATCH, O_MAXB, O_CACHE, O_PREFETCH, O_THREADS, O_SEED, O_IOROWS,
-       O_REPEAT, O_JSON, O_HELP };
+       O_REPEAT, O_JSON, O_HELP, O_POLICY };
 
 int bench_train(int argc, char **argv)
 {
@@ -130,7 +133,7 @@ int bench_train(int argc, char **argv)
 		{"threads", required_argument, 0, O_THREADS},   {"seed", required_argument, 0, O_SEED},
 		{"io-rows", required_argument, 0, O_IOROWS},    {"repeat", required_argument, 0, O_REPEAT},
 		{"json", no_argument, 0, O_JSON},               {"help", no_argument, 0, O_HELP},
-		{0, 0, 0, 0},
+		{"cache-policy", required_argument, 0, O_POLICY}, {0, 0, 0, 0},
 	};
 	burrow_train_opts o;
 	burrow_train_defaults(&o);
@@ -169,6 +172,11 @@ int bench_train(int argc, char **argv)
 			if (!train_cli_parse_cache(optarg, &o))
 				return cli_usage("bench train", "--cache wants bytes or a percentage, got '%s'", optarg);
 			break;
+		case O_POLICY:
+			if (strcmp(optarg, "degree") && strcmp(optarg, "clock"))
+				return cli_usage("bench train", "--cache-policy wants degree or clock, got '%s'", optarg);
+			o.cache_policy = !strcmp(optarg, "clock") ? BURROW_CACHE_CLOCK : BURROW_CACHE_STATIC;
+			break;
 		case O_PREFETCH: NUM(o.prefetch, 0, 64); break;
 		case O_THREADS: NUM(o.threads, 1, 4096); break;
 		case O_SEED: NUM(o.seed, 0, INT64_MAX); break;
@@ -195,6 +203,7 @@ int bench_train(int argc, char **argv)
 	const burrow_dataset_info *in = burrow_dataset_get_info(ds);
 	burrow_train_opts om = o;
 	om.cache_fraction = 1;
+	om.cache_policy = BURROW_CACHE_STATIC; /* every row, filled before the epoch */
 	char fan[96] = "", a[32], b[32];
 	for (int l = 0; l < o.layers; l++)
 		snprintf(fan + strlen(fan), sizeof fan - strlen(fan), "%s%d", l ? "," : "", o.fanout[l]);
@@ -203,9 +212,9 @@ int bench_train(int argc, char **argv)
 		       (long long)in->feat_dim, burrow_dtype_name(in->feat_dtype),
 		       cli_human_bytes((double)in->num_nodes * (double)in->feat_dim * (double)burrow_dtype_size(in->feat_dtype),
 				       b, sizeof b));
-		printf("%s, %d layers, hidden %lld, fanout %s, batch %lld, %lld batches, prefetch %d\n\n",
+		printf("%s, %d layers, hidden %lld, fanout %s, batch %lld, %lld batches, prefetch %d, cache policy %s\n\n",
 		       burrow_model_name(o.model), o.layers, (long long)o.hidden, fan, (long long)o.batch_size,
-		       (long long)o.max_batches, o.prefetch);
+		       (long long)o.max_batches, o.prefetch, o.cache_policy == BURROW_CACHE_CLOCK ? "clock" : "degree");
 		printf("run  %-12s %8s %8s %9s %9s %10s %6s\n", "", "epoch_s", "sample_s", "io_wait_s", "compute_s",
 		       "rows_read", "hit");
 	}
@@ -217,9 +226,11 @@ int bench_train(int argc, char **argv)
 		goto out;
 	}
 	for (int64_t r = 0; r < repeat; r++) {
+		/* the two epochs swap order every run, so that neither always runs first */
 		burrow_epoch_stats em, ec;
 		if ((st = io_rate(burrow_dataset_features_path(ds), io_rows, (uint64_t)r, &rate[r])) < 0 ||
-		    (st = one_epoch(ds, &om, &em)) < 0 || (st = one_epoch(ds, &o, &ec)) < 0) {
+		    (st = one_epoch(ds, r % 2 ? &o : &om, r % 2 ? &ec : &em)) < 0 ||
+		    (st = one_epoch(ds, r % 2 ? &om : &o, r % 2 ? &em : &ec)) < 0) {
 			rc = cli_lib_fail("bench train", st);
 			goto out;
 		}

@@ -222,10 +222,16 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 		st = bw_err(BURROW_E_INVAL, "train: dataset '%s' has no labels", t->info->name);
 		goto fail;
 	}
-	if ((st = bw_backend_init(&t->be, BW_BACKEND_CPU, o->threads)))
+	/* mini-batch mode leaves a core to the pipeline's threads (sampling, submits, the
+	 * store's reads) unless told otherwise: their work then overlaps the compute instead of
+	 * taking turns with it */
+	int threads = o->threads;
+	if (threads <= 0 && !o->full_graph)
+		threads = BW_MAX(1, omp_get_max_threads() - 1);
+	if ((st = bw_backend_init(&t->be, BW_BACKEND_CPU, threads)))
 		goto fail;
-	if (o->threads > 0)
-		openblas_set_num_threads(o->threads);
+	if (threads > 0)
+		openblas_set_num_threads(threads);
 	if ((st = open_features(t)) || (st = make_split_index(t)))
 		goto fail;
 	const bw_model_cfg cfg = {
