@@ -373,6 +373,8 @@ int cmd_train(int argc, char **argv)
 		const burrow_best b = burrow_trainer_best(t);
 		if (b.epoch >= 0)
 			printf("best valid %.4f at epoch %d: test accuracy %.4f\n", b.valid_acc, b.epoch, b.test_acc);
+		else if (every == 0)
+			printf("no evaluation (--eval-every 0)\n");
 		if (log) {
 			fprintf(log, "{\"final\": true, \"best_epoch\": %d", b.epoch);
 			json_acc(log, "valid_acc", b.valid_acc);
