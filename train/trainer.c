@@ -92,7 +92,8 @@ static int check_opts(const burrow_train_opts *o)
 	return 0;
 }
 
-/* The cache budget the options ask for, given what caching every row takes (full). */
+/* The cache budget the options ask for, given what caching every row takes (full): never
+ * more than that, since a larger budget would only buy empty slots. */
 static size_t cache_budget(const burrow_train_opts *o, size_t full)
 {
 	if (o->full_graph || o->cache_policy == BURROW_CACHE_NONE)
@@ -100,7 +101,7 @@ static size_t cache_budget(const burrow_train_opts *o, size_t full)
 	if (o->cache_fraction >= 0)
 		return (size_t)((double)full * o->cache_fraction);
 	if (o->cache_bytes >= 0)
-		return (size_t)o->cache_bytes;
+		return BW_MIN((size_t)o->cache_bytes, full);
 	/* auto: everything when it takes at most a quarter of the memory, else that quarter */
 	const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
 	double cap = pages > 0 && page > 0 ? (double)pages * (double)page / 4 : (double)full;
