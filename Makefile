@@ -179,13 +179,13 @@ ifeq ($(SAN),0)
 endif
 
 DEMO_DIR := $(BUILD)/demo/csbm
-# make demo: install, build, and run the main job on the embedded default dataset
+# make demo: install, build, generate the embedded default dataset and train on it (mini-batch)
 demo: deps
 	@$(MAKE) --no-print-directory demo-run
 
 demo-run: all
 	$(BIN) gen csbm $(DEMO_DIR) --force
-	$(BIN) info $(DEMO_DIR)
+	$(BIN) train $(DEMO_DIR) --epochs 10
 
 # make bench: every benchmark in one run (several GB of scratch data in build/bench-data)
 bench: all

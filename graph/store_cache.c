@@ -59,6 +59,14 @@ int bw_cache_new(bw_cache **out, int policy, size_t budget, size_t row_bytes)
 	return 0;
 }
 
+size_t bw_cache_bytes_for(size_t rows, size_t row_bytes)
+{
+	/* bw_cache_new takes avail / (per + 2 * 4) slots first: paying for two buckets per row
+	 * makes that at least `rows` */
+	const size_t per = row_bytes + sizeof(int64_t) + sizeof(int32_t) + 1;
+	return sizeof(bw_cache) + rows * (per + 2 * sizeof(int32_t)) + 64;
+}
+
 void bw_cache_free(bw_cache *c)
 {
 	if (!c)

@@ -654,11 +654,11 @@ BURROW_API int burrow_sampler_full(burrow_sampler *s,
 
 /* Training and evaluation of a node classifier on a dataset directory. A trainer holds
  * the model, the optimizer and the epoch count; the caller runs epochs, evaluates when it
- * likes and saves checkpoints (see docs/train.md for the file format):
+ * likes and saves checkpoints (see docs/train.md for the pipeline and the file format):
  *
  *     burrow_train_opts o;
- *     burrow_train_defaults(&o);
- *     o.full_graph = true;
+ *     burrow_train_defaults(&o);            // mini-batch: sampler -> feature store -> compute
+ *     o.cache_fraction = 0.1;               // cache 10% of the feature rows, read the rest
  *     burrow_trainer *t;
  *     if (burrow_trainer_open(&t, ds, &o) < 0) ...
  *     for (int e = 0; e < o.epochs; e++) {
@@ -666,11 +666,17 @@ BURROW_API int burrow_sampler_full(burrow_sampler *s,
  *         if (burrow_trainer_train_epoch(t, &es) < 0 || burrow_trainer_evaluate(t, &ev) < 0) ...
  *     }
  *     burrow_trainer_close(t);
- */
+ *
+ * Features always come through the feature store (burrow_store on the dataset's
+ * features.npy): mini-batch epochs gather each batch's input rows asynchronously, up to
+ * `prefetch` batches ahead, and evaluation gathers its chunks' rows; the cache decides how
+ * many rows live in memory ("in memory" is cache_fraction = 1). Full-graph mode reads the
+ * features whole into memory through the store once, at open. */
 
 enum burrow_model_kind { BURROW_MODEL_SAGE = 1, BURROW_MODEL_GCN = 2, BURROW_MODEL_MLP = 3 };
 enum burrow_optim_kind { BURROW_OPTIM_ADAM = 1, BURROW_OPTIM_ADAMW = 2, BURROW_OPTIM_SGD = 3 };
 #define BURROW_MAX_LAYERS 8
+#define BURROW_CACHE_AUTO (-1) /* burrow_train_opts.cache_bytes: size the feature cache from memory */
 
 typedef struct burrow_train_opts {
 	int model;              /* enum burrow_model_kind (default SAGE) */
@@ -682,20 +688,35 @@ typedef struct burrow_train_opts {
 	double weight_decay;    /* default 0 */
 	double momentum;        /* SGD only (default 0) */
 	int epochs;             /* epochs a caller's loop runs (default 20; the trainer only reports it) */
-	uint64_t seed;          /* weights, dropout and batch order derive from it (default 0) */
-	bool full_graph;        /* every epoch one step over all nodes with all neighbors (default false:
-				   mini-batch, which needs the sampler and feature store pipeline) */
+	uint64_t seed;          /* weights, dropout and batches derive from it (default 0) */
+	bool full_graph;        /* every epoch one step over all nodes with all neighbors, features held
+				   in memory (default false: mini-batch, the sampler + feature store pipeline) */
 	int64_t batch_size;     /* mini-batch: training nodes per batch (default 1024) */
-	int32_t fanout[BURROW_MAX_LAYERS]; /* mini-batch: neighbors per layer, input layer first; -1 all
-					      (default 15, 10, 5) */
+	int32_t fanout[BURROW_MAX_LAYERS]; /* mini-batch: neighbors per layer, input layer first; -1 all;
+					      0 = the default 5 * (layers - l): 15,10,5 for 3 layers
+					      (default all 0). mlp samples no neighbors */
 	int64_t max_batches;    /* end an epoch after this many batches; 0 = all (default 0) */
+	int prefetch;           /* mini-batch: batches sampled, and their feature gathers submitted, ahead
+				   of the one computing; 0 = sample, gather, compute one after another
+				   (default 2) */
+	int64_t cache_bytes;    /* feature-cache budget in bytes, or BURROW_CACHE_AUTO (default): every row
+				   when that takes at most a quarter of physical memory (and of RLIMIT_AS),
+				   else that quarter. Full-graph mode uses no cache */
+	double cache_fraction;  /* when >= 0 (at most 1) it replaces cache_bytes: this share of the budget
+				   that holds every row, so 1 = all the features in memory (default -1) */
+	int cache_policy;       /* enum burrow_cache_policy: STATIC (default: the rows of highest degree,
+				   filled at open), CLOCK (rows read lately), NONE */
+	int store_engine;       /* enum burrow_store_engine of the feature store (default URING) */
 	int64_t eval_chunk;     /* destination rows per chunk of layer-wise inference (default 8192) */
 	int64_t mem_bytes;      /* layer-wise inference keeps a layer's embeddings in memory while
 				   they fit in half of this, else spills them to a scratch npy; 0 = no
 				   limit (default 0) */
 	const char *scratch_dir;/* where spills go (borrowed; NULL = $TMPDIR or /tmp) */
-	int threads;            /* OpenMP and OpenBLAS threads; 0 = the runtime default. Positive values
-				   set OpenBLAS's process-wide thread count */
+	int threads;            /* OpenMP and OpenBLAS threads of the compute; 0 = in mini-batch mode one
+				   fewer than the runtime default (at least 1), leaving a core to the
+				   pipeline's sampling and reads; in full-graph mode the runtime default.
+				   Mini-batch mode, or a positive value, sets OpenBLAS's process-wide
+				   thread count */
 	burrow_progress_fn progress; /* batches within an epoch, phase "train"; may be NULL */
 	void *progress_user;
 } burrow_train_opts;
@@ -713,11 +734,12 @@ typedef struct burrow_epoch_stats {
 	double loss;            /* mean of the batches' losses */
 	double train_acc;       /* correct / total over the batches' training rows, dropout on */
 	double epoch_s;         /* training only (no evaluation) */
-	double sample_s;        /* sampling time not hidden by the pipeline (0 in full-graph mode) */
-	double io_wait_s;       /* time waiting for feature rows (0 in full-graph mode) */
+	double sample_s;        /* time the compute waited for the next batch to be sampled (and its gather
+				   submitted): sampling not hidden by the pipeline (0 in full-graph mode) */
+	double io_wait_s;       /* time the compute waited for a batch's feature rows (0 in full-graph mode) */
 	double compute_s;       /* forward, backward and optimizer */
-	int64_t rows_read;      /* feature rows read from disk (0 in full-graph mode: features in memory) */
-	double cache_hit_rate;  /* feature-cache hits / lookups (0 in full-graph mode) */
+	int64_t rows_read;      /* feature rows read from disk for the epoch's batches (0 in full-graph mode) */
+	double cache_hit_rate;  /* the epoch's feature-cache hits / rows requested (0 in full-graph mode) */
 } burrow_epoch_stats;
 
 /* Accuracy of the current model, OGB's way: correct / total on each split, from layer-wise
@@ -737,9 +759,9 @@ typedef struct burrow_best {
 typedef struct burrow_trainer burrow_trainer;
 
 /* A trainer for ds (borrowed: it must outlive the trainer) with a fresh model from o->seed.
- * Until the feature store lands the features are mapped (float32) or loaded and converted
- * (float16) whole. Training epochs in mini-batch mode are BURROW_E_UNSUPPORTED until the
- * sampler + store pipeline is wired; evaluation and embed work in either mode. */
+ * Opens the feature store on the dataset's features.npy and fills a static cache; in
+ * full-graph mode reads every row into memory through it. Nothing else maps or loads the
+ * features file. The sampler opens at the first mini-batch epoch. */
 BURROW_API int burrow_trainer_open(burrow_trainer **out,        /* out: caller closes */
 				   burrow_dataset *ds,           /* borrowed */
 				   const burrow_train_opts *o);  /* copied; NULL = defaults */
@@ -749,6 +771,8 @@ BURROW_API void burrow_trainer_close(burrow_trainer *t);
 BURROW_API int burrow_trainer_train_epoch(burrow_trainer *t, burrow_epoch_stats *st /* out */);
 /* Evaluate the current model and update the best (by valid accuracy) with this epoch. */
 BURROW_API int burrow_trainer_evaluate(burrow_trainer *t, burrow_eval_stats *ev /* out */);
+/* The trainer's feature store (borrowed, valid until close): its info, cache and counters. */
+BURROW_API burrow_store *burrow_trainer_store(burrow_trainer *t);
 /* Epochs trained so far (restored by burrow_trainer_load). */
 BURROW_API int burrow_trainer_epoch(const burrow_trainer *t);
 BURROW_API burrow_best burrow_trainer_best(const burrow_trainer *t);

@@ -15,12 +15,14 @@ int bench_halo(int argc, char **argv);
 int bench_io(int argc, char **argv);
 int bench_prep(int argc, char **argv);
 int bench_sample(int argc, char **argv);
+int bench_train(int argc, char **argv);
 
 static const bench_entry BENCHES[] = {
 	{"halo", "distributed full-graph epochs, halo exchange overlapped vs serialized (mpirun)", bench_halo},
 	{"io", "feature gathers per engine (uring, pread, mmap), cold, against fio", bench_io},
 	{"prep", "burrow prep on a generated OGB-style zip against zcat; bounded memory", bench_prep},
 	{"sample", "neighbor sampling: batches/s, sampled edges/s, scaling over threads", bench_sample},
+	{"train", "a mini-batch epoch from disk against the same in memory and its I/O alone", bench_train},
 	{NULL, NULL, NULL}, /* keeps the table non-empty; entries go above this line */
 };
 

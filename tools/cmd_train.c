@@ -2,6 +2,7 @@
  * JSON-lines log, checkpoints and resume. */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "train_cli.h"
 
 #include <errno.h>
 #include <math.h>
@@ -15,14 +16,15 @@ static void help(void)
 {
 	burrow_train_opts o;
 	burrow_train_defaults(&o);
-	printf("usage: burrow train DIR --full-graph [options]\n\n"
+	printf("usage: burrow train DIR [options]\n\n"
 	       "Train a node classifier on the dataset directory DIR and report OGB's accuracy\n"
 	       "(correct / total on the valid and test splits, from layer-wise full-neighbor inference;\n"
 	       "the test accuracy reported is the one at the epoch with the best valid accuracy).\n\n"
 	       "Mode:\n"
-	       "  --full-graph          every epoch is one step over all nodes with all their neighbors.\n"
-	       "                        Mini-batch mode (the default) needs the sampler and feature store\n"
-	       "                        pipeline, which is not wired in yet.\n"
+	       "  (default)             mini-batch: sampled neighborhoods, features gathered through the\n"
+	       "                        feature store while the previous batch computes\n"
+	       "  --full-graph          every epoch is one step over all nodes with all their neighbors\n"
+	       "                        (features read into memory)\n"
 	       "Model (defaults):\n"
 	       "  --model M             sage, gcn or mlp (%s)\n"
 	       "  --layers L            %d\n"
@@ -33,18 +35,28 @@ static void help(void)
 	       "  --lr r                %g\n"
 	       "  --weight-decay w      %g (adam: added to the gradient; adamw: decoupled)\n"
 	       "  --momentum m          sgd only (%g)\n"
+	       "Mini-batch pipeline:\n"
+	       "  --batch B             training nodes per batch (%lld); also --batch-size\n"
+	       "  --fanout a,b,c        neighbors per layer, input layer first; -1 = all\n"
+	       "                        (5 x (L - l): 15,10,5 for 3 layers; mlp samples none)\n"
+	       "  --max-batches N       end an epoch after N batches (all)\n"
+	       "  --prefetch P          batches sampled and gathered ahead of the one computing (%d)\n"
+	       "  --cache SIZE          feature cache: bytes (K/M/G suffixes) or a percentage of the\n"
+	       "                        features (100%% = all in memory) (auto: all when they fit in a\n"
+	       "                        quarter of the memory, else that quarter)\n"
+	       "  --cache-policy P      degree: the highest-degree rows, filled at start; clock: rows\n"
+	       "                        read lately, second chance; none (degree)\n"
+	       "  --engine E            feature reads: uring, pread or mmap (uring)\n"
 	       "Run:\n"
 	       "  --epochs E            %d\n"
 	       "  --seed S              weights, dropout and batches (%llu)\n"
-	       "  --batch-size B        mini-batch mode (%lld)\n"
-	       "  --fanout a,b,c        mini-batch mode, input layer first (15,10,5)\n"
-	       "  --max-batches N       end an epoch after N batches (all)\n"
-	       "  --eval-every N        evaluate every N epochs and after the last (1)\n"
+	       "  --eval-every N        evaluate every N epochs and after the last; 0 = never (1)\n"
 	       "  --mem BYTES           inference keeps a layer's embeddings in memory up to half of this,\n"
 	       "                        else spills them to --scratch (no limit); K/M/G suffixes\n"
 	       "  --eval-chunk N        destination rows per inference chunk (%lld)\n"
 	       "  --scratch DIR         where spills go ($TMPDIR or /tmp)\n"
-	       "  --threads T           OpenMP and OpenBLAS threads (all)\n"
+	       "  --threads T           compute's OpenMP and OpenBLAS threads (mini-batch: all cores but\n"
+	       "                        one, left to sampling and reads; full graph: all)\n"
 	       "Output:\n"
 	       "  --log FILE            one JSON object per epoch, then one with \"final\": true\n"
 	       "  --checkpoint DIR      save DIR/last.ckpt every epoch and DIR/best.ckpt at each new best\n"
@@ -52,11 +64,12 @@ static void help(void)
 	       "  --resume              continue from DIR/last.ckpt (its seed, epoch and optimizer state)\n"
 	       "  --quiet               no progress bar\n",
 	       burrow_model_name(o.model), o.layers, (long long)o.hidden, o.dropout, o.lr, o.weight_decay, o.momentum,
-	       o.epochs, (unsigned long long)o.seed, (long long)o.batch_size, (long long)o.eval_chunk);
+	       (long long)o.batch_size, o.prefetch, o.epochs, (unsigned long long)o.seed, (long long)o.eval_chunk);
 }
 
 enum { O_FULL = 256, O_MODEL, O_LAYERS, O_HIDDEN, O_DROPOUT, O_OPTIM, O_LR, O_WD, O_MOM, O_EPOCHS, O_SEED, O_BATCH,
-       O_FANOUT, O_MAXB, O_EVERY, O_MEM, O_CHUNK, O_SCRATCH, O_THREADS, O_LOG, O_CKPT, O_RESUME, O_QUIET, O_HELP };
+       O_FANOUT, O_MAXB, O_PREFETCH, O_CACHE, O_POLICY, O_ENGINE, O_EVERY, O_MEM, O_CHUNK, O_SCRATCH, O_THREADS, O_LOG,
+       O_CKPT, O_RESUME, O_QUIET, O_HELP };
 
 /* A progress bar within an epoch that erases itself (terminal only). */
 typedef struct bar {
@@ -80,31 +93,41 @@ static void bar_cb(void *user, const char *phase, uint64_t done, uint64_t total)
 	fflush(stderr);
 }
 
-static bool parse_fanout(const char *s, burrow_train_opts *o, int *n)
-{
-	char *end;
-	*n = 0;
-	while (*s) {
-		errno = 0;
-		long v = strtol(s, &end, 10);
-		if (errno || end == s || (v < 1 && v != -1) || v > INT32_MAX || *n >= BURROW_MAX_LAYERS)
-			return false;
-		o->fanout[(*n)++] = (int32_t)v;
-		if (*end == ',')
-			end++;
-		else if (*end)
-			return false;
-		s = end;
-	}
-	return *n > 0;
-}
-
 static void json_acc(FILE *f, const char *key, double v)
 {
 	if (v < 0)
 		fprintf(f, ", \"%s\": null", key);
 	else
 		fprintf(f, ", \"%s\": %.17g", key, v);
+}
+
+/* The long name of option c. */
+static const char *opt_name(const struct option *lo, int c)
+{
+	for (; lo->name; lo++)
+		if (lo->val == c)
+			return lo->name;
+	return "?";
+}
+
+/* The pipeline's settings and the feature cache, one line under the header. */
+static void print_pipeline(burrow_trainer *t, const burrow_train_opts *o)
+{
+	char fan[96] = "none (mlp)", a[32], b[32], c[32];
+	if (o->model != BURROW_MODEL_MLP) {
+		fan[0] = '\0';
+		for (int l = 0; l < o->layers; l++)
+			snprintf(fan + strlen(fan), sizeof fan - strlen(fan), "%s%d", l ? "," : "", o->fanout[l]);
+	}
+	burrow_store *s = burrow_trainer_store(t);
+	const burrow_store_info *in = burrow_store_get_info(s);
+	burrow_store_stats st;
+	burrow_store_get_stats(s, &st);
+	printf("  batch %lld, fanout %s, prefetch %d; features: %s%s, cache %s: %s of %s rows (%s)\n",
+	       (long long)o->batch_size, fan, o->prefetch, burrow_store_engine_name(in->engine),
+	       in->direct ? " O_DIRECT" : "", cli_human_bytes((double)st.cache_bytes, a, sizeof a),
+	       cli_grouped((int64_t)st.cache_rows, b, sizeof b), cli_grouped(in->num_rows, c, sizeof c),
+	       st.cache_bytes == 0 ? "none" : o->cache_policy == BURROW_CACHE_CLOCK ? "clock" : "by degree");
 }
 
 int cmd_train(int argc, char **argv)
@@ -116,6 +139,9 @@ int cmd_train(int argc, char **argv)
 		{"lr", required_argument, 0, O_LR},           {"weight-decay", required_argument, 0, O_WD},
 		{"momentum", required_argument, 0, O_MOM},    {"epochs", required_argument, 0, O_EPOCHS},
 		{"seed", required_argument, 0, O_SEED},       {"batch-size", required_argument, 0, O_BATCH},
+		{"batch", required_argument, 0, O_BATCH},     {"prefetch", required_argument, 0, O_PREFETCH},
+		{"cache", required_argument, 0, O_CACHE},     {"cache-policy", required_argument, 0, O_POLICY},
+		{"engine", required_argument, 0, O_ENGINE},
 		{"fanout", required_argument, 0, O_FANOUT},   {"max-batches", required_argument, 0, O_MAXB},
 		{"eval-every", required_argument, 0, O_EVERY}, {"mem", required_argument, 0, O_MEM},
 		{"eval-chunk", required_argument, 0, O_CHUNK}, {"scratch", required_argument, 0, O_SCRATCH},
@@ -135,14 +161,14 @@ int cmd_train(int argc, char **argv)
 #define INT_OPT(field, lo_, hi_)                                                                              \
 	do {                                                                                                  \
 		if (!cli_i64(optarg, &i64) || i64 < (lo_) || i64 > (hi_))                                     \
-			return cli_usage("train", "%s wants an integer in [%lld, %lld], got '%s'", argv[optind - 1], \
+			return cli_usage("train", "--%s wants an integer in [%lld, %lld], got '%s'", opt_name(lo, c), \
 					 (long long)(lo_), (long long)(hi_), optarg);                           \
 		field = i64;                                                                                  \
 	} while (0)
 #define REAL_OPT(field, lo_, hi_)                                                                          \
 	do {                                                                                               \
 		if (!cli_f64(optarg, &f) || f < (lo_) || f > (hi_))                                         \
-			return cli_usage("train", "%s wants a number in [%g, %g], got '%s'", argv[optind - 1], \
+			return cli_usage("train", "--%s wants a number in [%g, %g], got '%s'", opt_name(lo, c), \
 					 (double)(lo_), (double)(hi_), optarg);                              \
 		field = f;                                                                                 \
 	} while (0)
@@ -176,13 +202,33 @@ int cmd_train(int argc, char **argv)
 		case O_SEED: INT_OPT(o.seed, 0, INT64_MAX); break;
 		case O_BATCH: INT_OPT(o.batch_size, 1, (int64_t)1 << 40); break;
 		case O_FANOUT:
-			if (!parse_fanout(optarg, &o, &nfanout))
+			if (!train_cli_parse_fanout(optarg, &o, &nfanout))
 				return cli_usage("train", "--fanout wants positive integers or -1 separated by commas, got '%s'",
 						 optarg);
 			fanout_set = true;
 			break;
 		case O_MAXB: INT_OPT(o.max_batches, 1, INT64_MAX); break;
-		case O_EVERY: INT_OPT(every, 1, 1 << 24); break;
+		case O_PREFETCH: INT_OPT(o.prefetch, 0, 64); break;
+		case O_CACHE:
+			if (!train_cli_parse_cache(optarg, &o))
+				return cli_usage("train", "--cache wants bytes (K/M/G suffixes) or a percentage up to 100%%, "
+						 "got '%s'", optarg);
+			break;
+		case O_POLICY:
+			if (!strcmp(optarg, "degree"))
+				o.cache_policy = BURROW_CACHE_STATIC;
+			else if (!strcmp(optarg, "clock"))
+				o.cache_policy = BURROW_CACHE_CLOCK;
+			else if (!strcmp(optarg, "none"))
+				o.cache_policy = BURROW_CACHE_NONE;
+			else
+				return cli_usage("train", "--cache-policy wants degree, clock or none, got '%s'", optarg);
+			break;
+		case O_ENGINE:
+			if ((o.store_engine = burrow_store_engine_parse(optarg)) < 0)
+				return cli_usage("train", "--engine wants uring, pread or mmap, got '%s'", optarg);
+			break;
+		case O_EVERY: INT_OPT(every, 0, 1 << 24); break;
 		case O_MEM:
 			if (!cli_bytes(optarg, &o.mem_bytes) || o.mem_bytes < 1)
 				return cli_usage("train", "--mem wants a byte count (K/M/G suffixes), got '%s'", optarg);
@@ -203,6 +249,9 @@ int cmd_train(int argc, char **argv)
 		return cli_usage("train", "expected one dataset directory");
 	if (fanout_set && nfanout != o.layers)
 		return cli_usage("train", "--fanout has %d values for %d layers", nfanout, o.layers);
+	if (!fanout_set) /* the library's default, spelled out for the header line */
+		for (int l = 0; l < o.layers; l++)
+			o.fanout[l] = 5 * (o.layers - l);
 	if (resume && !ckpt_dir)
 		return cli_usage("train", "--resume needs --checkpoint DIR");
 	const char *dir = argv[optind];
@@ -270,8 +319,10 @@ int cmd_train(int argc, char **argv)
 	printf("burrow train: %s on %s (%s nodes, %d classes), %s, %d layers, hidden %lld, dropout %g, lr %g\n",
 	       burrow_model_name(o.model), in->name, cli_grouped(in->num_nodes, a, sizeof a), in->num_classes,
 	       o.full_graph ? "full graph" : "mini-batch", o.layers, (long long)o.hidden, o.dropout, o.lr);
-	printf("%5s %9s %7s %7s %7s %8s %8s %9s %9s %7s\n", "epoch", "loss", "train", "valid", "test", "epoch_s",
-	       "sample_s", "io_wait_s", "compute_s", "eval_s");
+	if (!o.full_graph)
+		print_pipeline(t, &o);
+	printf("%5s %9s %7s %7s %7s %8s %8s %9s %9s %7s %10s %6s\n", "epoch", "loss", "train", "valid", "test", "epoch_s",
+	       "sample_s", "io_wait_s", "compute_s", "eval_s", "rows_read", "hit");
 	fflush(stdout);
 	int rc = EXIT_OK;
 	const double start = cli_now();
@@ -283,7 +334,7 @@ int cmd_train(int argc, char **argv)
 			rc = cli_lib_fail("train", st);
 			break;
 		}
-		const bool evaluate = e % every == 0 || e == o.epochs;
+		const bool evaluate = every > 0 && (e % every == 0 || e == o.epochs);
 		if (evaluate && (st = burrow_trainer_evaluate(t, &ev)) < 0) {
 			rc = cli_lib_fail("train", st);
 			break;
@@ -293,8 +344,9 @@ int cmd_train(int argc, char **argv)
 			snprintf(vbuf, sizeof vbuf, "%7.4f", ev.valid_acc);
 			snprintf(tbuf, sizeof tbuf, "%7.4f", ev.test_acc);
 		}
-		printf("%5d %9.4f %7.4f %7s %7s %8.3f %8.3f %9.3f %9.3f %7.3f\n", es.epoch, es.loss, es.train_acc, vbuf, tbuf,
-		       es.epoch_s, es.sample_s, es.io_wait_s, es.compute_s, ev.eval_s);
+		printf("%5d %9.4f %7.4f %7s %7s %8.3f %8.3f %9.3f %9.3f %7.3f %10lld %5.1f%%\n", es.epoch, es.loss,
+		       es.train_acc, vbuf, tbuf, es.epoch_s, es.sample_s, es.io_wait_s, es.compute_s, ev.eval_s,
+		       (long long)es.rows_read, 100 * es.cache_hit_rate);
 		fflush(stdout);
 		if (log) {
 			fprintf(log, "{\"epoch\": %d, \"loss\": %.17g, \"train_acc\": %.17g", es.epoch, es.loss, es.train_acc);
@@ -321,6 +373,8 @@ int cmd_train(int argc, char **argv)
 		const burrow_best b = burrow_trainer_best(t);
 		if (b.epoch >= 0)
 			printf("best valid %.4f at epoch %d: test accuracy %.4f\n", b.valid_acc, b.epoch, b.test_acc);
+		else if (every == 0)
+			printf("no evaluation (--eval-every 0)\n");
 		if (log) {
 			fprintf(log, "{\"final\": true, \"best_epoch\": %d", b.epoch);
 			json_acc(log, "valid_acc", b.valid_acc);

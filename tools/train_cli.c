@@ -1,11 +1,15 @@
-/* train_cli.c: restoring a trainer from a checkpoint for burrow eval and burrow embed. */
+/* train_cli.c: restoring a trainer from a checkpoint for burrow eval and burrow embed; the
+ * pipeline options burrow train and burrow bench train parse alike. */
 #define _GNU_SOURCE
 #include "train_cli.h"
 
 #include "cli.h"
 
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 static char *resolve(const char *ckpt)
@@ -49,4 +53,46 @@ int train_cli_restore(const char *cmd, const char *dir, const char *ckpt, const 
 		return EXIT_FAIL;
 	}
 	return 0;
+}
+
+bool train_cli_parse_cache(const char *s, burrow_train_opts *o)
+{
+	const size_t n = strlen(s);
+	if (n > 1 && s[n - 1] == '%') {
+		char num[64];
+		double f;
+		if (n - 1 >= sizeof num)
+			return false;
+		memcpy(num, s, n - 1);
+		num[n - 1] = '\0';
+		if (!cli_f64(num, &f) || f < 0 || f > 100)
+			return false;
+		o->cache_fraction = f / 100;
+		return true;
+	}
+	int64_t b;
+	if (!cli_bytes(s, &b))
+		return false;
+	o->cache_bytes = b;
+	o->cache_fraction = -1;
+	return true;
+}
+
+bool train_cli_parse_fanout(const char *s, burrow_train_opts *o, int *n)
+{
+	char *end;
+	*n = 0;
+	while (*s) {
+		errno = 0;
+		long v = strtol(s, &end, 10);
+		if (errno || end == s || (v < 1 && v != -1) || v > INT32_MAX || *n >= BURROW_MAX_LAYERS)
+			return false;
+		o->fanout[(*n)++] = (int32_t)v;
+		if (*end == ',')
+			end++;
+		else if (*end)
+			return false;
+		s = end;
+	}
+	return *n > 0;
 }

@@ -1,13 +1,22 @@
-/* train_cli.h: what burrow eval and burrow embed share: a trainer restored from a checkpoint. */
+/* train_cli.h: what burrow train, eval, embed and bench train share: a trainer restored from a
+ * checkpoint, the parsing of the pipeline's options. */
 #ifndef BURROW_TRAIN_CLI_H
 #define BURROW_TRAIN_CLI_H
 
 #include <burrow.h>
+
+#include <stdbool.h>
 
 /* Resolve C (a checkpoint file, or a --checkpoint directory: its best.ckpt, else last.ckpt),
  * open the dataset DIR and a trainer shaped as the checkpoint says, and load it. Prints the
  * error as "burrow: <cmd>: ..." and returns EXIT_FAIL on failure, else 0. */
 int train_cli_restore(const char *cmd, const char *dir, const char *ckpt, const burrow_train_opts *extra,
 		      burrow_dataset **ds, burrow_trainer **t);
+
+/* --cache SIZE: "25%" (of the features: o->cache_fraction) or bytes with K/M/G suffixes
+ * (o->cache_bytes). False when malformed or above 100%. */
+bool train_cli_parse_cache(const char *s, burrow_train_opts *o);
+/* --fanout a,b,c: positive integers or -1, input layer first, into o->fanout; *n gets the count. */
+bool train_cli_parse_fanout(const char *s, burrow_train_opts *o, int *n);
 
 #endif

@@ -1,5 +1,5 @@
-/* rows.c: sources of rows by id: an in-memory matrix, or a 2-D npy file read with pread
- * (spilled embeddings; float16 converted). The feature store will be a third source. */
+/* rows.c: sources of rows by id: an in-memory matrix, a 2-D npy file read with pread
+ * (spilled embeddings; float16 converted), or the feature store (the features). */
 #include "../core/half.h"
 #include "../graph/npy.h"
 #include "train.h"
@@ -96,6 +96,22 @@ static int npy_gather(bw_rows *r, const int64_t *ids, int64_t n, float *out)
 out:
 	bw_free(ord);
 	return st;
+}
+
+static int store_gather(bw_rows *r, const int64_t *ids, int64_t n, float *out)
+{
+	return burrow_store_gather(r->ctx, ids, (size_t)n, out);
+}
+
+void bw_rows_from_store(bw_rows *r, burrow_store *s)
+{
+	const burrow_store_info *in = burrow_store_get_info(s);
+	memset(r, 0, sizeof *r);
+	r->num_rows = in->num_rows;
+	r->dim = in->dim;
+	r->gather = store_gather;
+	r->ctx = s;
+	r->threads = 1;
 }
 
 int bw_rows_open_npy(bw_rows *r, const char *path)

@@ -7,6 +7,7 @@
 
 #include "../core/internal.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -306,7 +307,7 @@ void bw_optim_close(bw_optim *o);
 
 /* ------------------------------------------------------------ rows (train/rows.c) */
 
-/* A source of rows by id: the features (in memory now; the feature store plugs in here)
+/* A source of rows by id: the features (the feature store, or in memory in full-graph mode)
  * or a layer's embeddings (in memory, or spilled to a scratch npy file and read with pread). */
 typedef struct bw_rows {
 	int64_t num_rows, dim;
@@ -321,9 +322,42 @@ typedef struct bw_rows {
 void bw_rows_from_memory(bw_rows *r, const float *data, int64_t num_rows, int64_t dim, int threads);
 /* Rows of a 2-D float32 or float16 npy file, read with pread on demand (f16 converted). */
 int bw_rows_open_npy(bw_rows *r, const char *path);
+/* Rows of a feature store opened with out_dtype float32 (borrowed), gathered synchronously. */
+void bw_rows_from_store(bw_rows *r, burrow_store *s);
 void bw_rows_close(bw_rows *r);
 
-/* ------------------------------------------------------------ trainer (train/trainer.c, infer.c, checkpoint.c) */
+/* ------------------------------------------------------------ pipeline (train/pipeline.c) */
+
+/* One place of the mini-batch pipeline: a sampled batch and the gather of its input rows. */
+typedef struct bw_slot {
+	burrow_batch *batch;          /* held from the sampler; NULL when empty */
+	burrow_store_ticket *ticket;  /* its rows' gather while in flight, else NULL */
+	float *x;                     /* [num_input, D] the gathered rows (owned, grows) */
+	int64_t x_cap;                /* floats allocated */
+	int status;                   /* the loader's error for this batch (0: none) */
+	char msg[512];                /* its message */
+} bw_slot;
+
+/* The pipeline: with depth P > 0 a loader thread takes batches from the sampler (whose
+ * producers sample ahead) and submits their gathers, keeping up to P batches ready ahead
+ * of the one computing; batch k lives in slot k % (P + 1). P = 0 does it all in line. */
+typedef struct bw_pipe {
+	int depth;                    /* P */
+	int nslots;                   /* P + 1 */
+	bw_slot *slots;               /* [nslots] (owned) */
+	pthread_t thread;
+	bool running;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool sync_ready;              /* mu and cv initialized */
+	/* the current epoch, under mu */
+	int64_t num;                  /* batches in it */
+	int64_t loaded;               /* batches [0, loaded) are in their slots (or failed) */
+	int64_t consumed;             /* batches [0, consumed) are done: their slots may be reused */
+	bool stop;                    /* the trainer gave up on the epoch */
+} bw_pipe;
+
+/* ------------------------------------------------------------ trainer (train/trainer.c, pipeline.c, infer.c, checkpoint.c) */
 
 #include "../graph/npy.h"
 
@@ -339,12 +373,11 @@ struct burrow_trainer {
 	bw_optim *optim;
 	int epoch;                        /* epochs trained */
 	burrow_best best;
-	/* features, whole in memory until the feature store lands: mapped when float32,
-	 * loaded and converted when float16 */
-	bw_npy_map feat_map;
-	float *feat_buf;
-	const float *feat;                /* [N, D] */
-	bw_rows feat_rows;
+	burrow_store *store;              /* the features, gathered as float32 (owned) */
+	size_t cache_budget;              /* bytes given to the store's cache */
+	float *feat_buf;                  /* full-graph mode: every row, read through the store (owned) */
+	const float *feat;                /* [N, D] = feat_buf; NULL in mini-batch mode */
+	bw_rows feat_rows;                /* the features by id: the store, or feat_buf */
 	float *gcn_norm;                  /* [N] 1/sqrt(deg + 1) from the whole graph (GCN only) */
 	bw_block full;                    /* the whole graph as one block (full-graph training) */
 	bool full_ready;
@@ -352,12 +385,32 @@ struct burrow_trainer {
 	int32_t *map;                     /* [N] global -> chunk-local ids of layer-wise inference, -1 unset */
 	char *scratch_dir;                /* owned copy of opts.scratch_dir, NULL = $TMPDIR or /tmp */
 	uint64_t spill_seq;               /* numbers scratch files */
+	/* mini-batch mode */
+	burrow_sampler *sampler;          /* opened at the first epoch, for the seed then in force */
+	uint64_t sampler_seed;
+	bw_pipe pipe;
+	int32_t *mb_labels;               /* [seeds] labels of a batch's output rows */
+	float *mb_norm;                   /* [num_input] GCN norms of a batch's nodes */
+	int64_t mb_labels_cap, mb_norm_cap;
 };
 
 /* One optimizer step on a batch: forward (dropout on), loss over the batch's loss rows,
  * backward, update. A non-finite loss is BURROW_E_RANGE naming the batch's epoch and index
  * (1-based), before any update. The sampler + store pipeline calls this per batch. */
 int bw_trainer_step(burrow_trainer *t, const bw_batch *b, double *loss, int64_t *counted, int64_t *correct);
+
+/* The compute's view of a sampled batch whose input rows are x ([num_input, D], borrowed):
+ * blk[0 .. L) over the sampler's blocks, b over them; the seeds' labels, and for GCN the
+ * norms from the whole graph's degrees (one per input node: every block's nodes are a
+ * prefix of the input nodes), live in the trainer until the next call. Dropout is keyed by
+ * (t->epoch, index). Release each blk[l] after use. */
+int bw_batch_from_sample(burrow_trainer *t, const burrow_batch *sb, float *x, int64_t index, bw_batch *b,
+			 bw_block *blk);
+/* One mini-batch epoch through the pipeline (pipeline.c); fills es except epoch. */
+int bw_trainer_minibatch_epoch(burrow_trainer *t, burrow_epoch_stats *es);
+/* Stop the loader, complete every gather in flight, hand every batch back, free the slots
+ * and the sampler. */
+void bw_pipe_close(burrow_trainer *t);
 
 /* Layer-wise full-neighbor inference over all nodes in chunks of destination rows; each
  * chunk of the last layer's output (rows [r0, r0 + z->rows)) goes to sink. Hidden layers'

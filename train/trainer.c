@@ -1,13 +1,15 @@
-/* trainer.c: the public training API: options, a trainer over a dataset, full-graph epochs
- * (the single-process reference of distributed full-graph training), the step the
- * mini-batch pipeline drives, evaluation as OGB does it. */
-#include "../core/half.h"
+/* trainer.c: the public training API: options, a trainer over a dataset and its feature
+ * store, full-graph epochs (the single-process reference of distributed full-graph
+ * training), the step the mini-batch pipeline (pipeline.c) drives, evaluation as OGB does it. */
+#include "../graph/store_internal.h"
 #include "train.h"
 
 #include <cblas.h>
 #include <math.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 void burrow_train_defaults(burrow_train_opts *o)
 {
@@ -20,9 +22,11 @@ void burrow_train_defaults(burrow_train_opts *o)
 	o->lr = 0.003;
 	o->epochs = 20;
 	o->batch_size = 1024;
-	o->fanout[0] = 15;
-	o->fanout[1] = 10;
-	o->fanout[2] = 5;
+	o->prefetch = 2;
+	o->cache_bytes = BURROW_CACHE_AUTO;
+	o->cache_fraction = -1;
+	o->cache_policy = BURROW_CACHE_STATIC;
+	o->store_engine = BURROW_STORE_URING;
 	o->eval_chunk = 8192;
 }
 
@@ -71,42 +75,106 @@ static int check_opts(const burrow_train_opts *o)
 	if (o->eval_chunk < 1 || o->mem_bytes < 0 || o->batch_size < 1 || o->max_batches < 0 || o->epochs < 0)
 		return bw_err(BURROW_E_INVAL, "train: eval chunk and batch size must be positive; memory, batches and "
 					      "epochs non-negative");
+	for (int l = 0; l < o->layers; l++)
+		if (o->fanout[l] < -1)
+			return bw_err(BURROW_E_INVAL, "train: fanout %d of layer %d: want -1 (all), 0 (default) or > 0",
+				      o->fanout[l], l);
+	if (o->prefetch < 0 || o->prefetch > 64)
+		return bw_err(BURROW_E_INVAL, "train: prefetch %d is not in [0, 64]", o->prefetch);
+	if (o->cache_bytes < BURROW_CACHE_AUTO || !(o->cache_fraction <= 1) || isnan(o->cache_fraction))
+		return bw_err(BURROW_E_INVAL, "train: the feature cache wants bytes >= 0 (or BURROW_CACHE_AUTO) and a "
+					      "fraction of at most 1");
+	if (o->cache_policy != BURROW_CACHE_NONE && o->cache_policy != BURROW_CACHE_STATIC &&
+	    o->cache_policy != BURROW_CACHE_CLOCK)
+		return bw_err(BURROW_E_INVAL, "train: unknown cache policy %d", o->cache_policy);
+	if (!burrow_store_engine_name(o->store_engine))
+		return bw_err(BURROW_E_INVAL, "train: unknown store engine %d", o->store_engine);
 	return 0;
 }
 
-/* Features whole in memory until the feature store lands (issue 4): float32 is mapped,
- * float16 loaded and converted. */
-static int load_features(burrow_trainer *t)
+/* The cache budget the options ask for, given what caching every row takes (full): never
+ * more than that, since a larger budget would only buy empty slots. */
+static size_t cache_budget(const burrow_train_opts *o, size_t full)
+{
+	if (o->full_graph || o->cache_policy == BURROW_CACHE_NONE)
+		return 0;
+	if (o->cache_fraction >= 0)
+		return (size_t)((double)full * o->cache_fraction);
+	if (o->cache_bytes >= 0)
+		return BW_MIN((size_t)o->cache_bytes, full);
+	/* auto: everything when it takes at most a quarter of the memory, else that quarter */
+	const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	double cap = pages > 0 && page > 0 ? (double)pages * (double)page / 4 : (double)full;
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		cap = BW_MIN(cap, (double)rl.rlim_cur / 4);
+	return (double)full <= cap ? full : (size_t)cap;
+}
+
+/* Every row into memory through the store (full-graph mode), in runs of consecutive ids. */
+static int read_all_rows(burrow_trainer *t)
+{
+	const int64_t n = t->info->num_nodes, d = t->info->feat_dim, run = 16384;
+	t->feat_buf = bw_aligned_alloc(64, (size_t)(n * d) * sizeof(float) + 1);
+	int64_t *ids = bw_malloc((size_t)BW_MIN(n, run) * sizeof *ids + 1);
+	int st = 0;
+	if (!t->feat_buf || !ids)
+		st = BURROW_E_NOMEM;
+	for (int64_t r0 = 0; !st && r0 < n; r0 += run) {
+		const int64_t k = BW_MIN(run, n - r0);
+		for (int64_t i = 0; i < k; i++)
+			ids[i] = r0 + i;
+		st = burrow_store_gather(t->store, ids, (size_t)k, t->feat_buf + r0 * d);
+	}
+	bw_free(ids);
+	if (st)
+		return st;
+	t->feat = t->feat_buf;
+	bw_rows_from_memory(&t->feat_rows, t->feat, n, d, t->be.threads);
+	return 0;
+}
+
+/* The feature store on features.npy (gathering float32), its cache, and the rows it serves:
+ * in full-graph mode every row is read into memory once. */
+static int open_features(burrow_trainer *t)
 {
 	const char *path = burrow_dataset_features_path(t->ds);
 	const int64_t n = t->info->num_nodes, d = t->info->feat_dim;
-	bw_npy h;
 	int st;
-	if (d < 1)
+	if (d < 1 || !path)
 		return bw_err(BURROW_E_INVAL, "train: dataset '%s' has no features", t->info->name);
-	if (t->info->feat_dtype == BURROW_DTYPE_F32) {
-		if ((st = bw_npy_mmap(path, &h, &t->feat_map)))
-			return st;
-		t->feat = t->feat_map.data;
-	} else {
-		uint16_t *raw;
-		if ((st = bw_npy_load(path, &h, (void **)&raw)))
-			return st;
-		t->feat_buf = bw_aligned_alloc(64, (size_t)(n * d) * sizeof(float));
-		if (!t->feat_buf) {
-			bw_free(raw);
+	burrow_store_opts so;
+	burrow_store_defaults(&so);
+	so.engine = t->o.store_engine;
+	so.out_dtype = BURROW_DTYPE_F32;
+	if ((st = burrow_store_open(&t->store, path, &so)))
+		return st;
+	const burrow_store_info *in = burrow_store_get_info(t->store);
+	if (in->num_rows != n || in->dim != d)
+		return bw_err(BURROW_E_FORMAT, "%s: shape [%lld, %lld] differs from meta.json's [%lld, %lld]", path,
+			      (long long)in->num_rows, (long long)in->dim, (long long)n, (long long)d);
+	if (t->o.full_graph)
+		return read_all_rows(t);
+	t->cache_budget = cache_budget(&t->o, bw_cache_bytes_for((size_t)n, in->out_row_bytes));
+	if (t->cache_budget > 0 && t->o.cache_policy == BURROW_CACHE_CLOCK) {
+		st = burrow_store_cache_clock(t->store, t->cache_budget);
+	} else if (t->cache_budget > 0) {
+		/* static by degree, every row eligible: degree + 1 as the profile, so isolated
+		 * nodes come last rather than never (a full cache then holds every row) */
+		uint64_t *deg = bw_malloc((size_t)n * sizeof *deg + 1);
+		if (!deg)
 			return BURROW_E_NOMEM;
-		}
+		const int64_t *ip = t->graph->indptr;
 #pragma omp parallel for schedule(static) num_threads(t->be.threads)
-		for (int64_t i = 0; i < n * d; i++)
-			t->feat_buf[i] = bw_f16_to_f32(raw[i]);
-		bw_free(raw);
-		t->feat = t->feat_buf;
+		for (int64_t v = 0; v < n; v++)
+			deg[v] = (uint64_t)(ip[v + 1] - ip[v]) + 1;
+		st = burrow_store_cache_profile(t->store, deg, n, t->cache_budget);
+		bw_free(deg);
 	}
-	if (h.ndim != 2 || h.shape[0] != n || h.shape[1] != d)
-		return bw_err(BURROW_E_FORMAT, "%s: shape differs from meta.json's [%lld, %lld]", path, (long long)n,
-			      (long long)d);
-	bw_rows_from_memory(&t->feat_rows, t->feat, n, d, t->be.threads);
+	if (st)
+		return st;
+	burrow_store_reset_stats(t->store);
+	bw_rows_from_store(&t->feat_rows, t->store);
 	return 0;
 }
 
@@ -155,11 +223,17 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 		st = bw_err(BURROW_E_INVAL, "train: dataset '%s' has no labels", t->info->name);
 		goto fail;
 	}
-	if ((st = bw_backend_init(&t->be, BW_BACKEND_CPU, o->threads)))
+	/* mini-batch mode leaves a core to the pipeline's threads (sampling, submits, the
+	 * store's reads) unless told otherwise: their work then overlaps the compute instead of
+	 * taking turns with it */
+	int threads = o->threads;
+	if (threads <= 0 && !o->full_graph)
+		threads = BW_MAX(1, omp_get_max_threads() - 1);
+	if ((st = bw_backend_init(&t->be, BW_BACKEND_CPU, threads)))
 		goto fail;
-	if (o->threads > 0)
-		openblas_set_num_threads(o->threads);
-	if ((st = load_features(t)) || (st = make_split_index(t)))
+	if (threads > 0)
+		openblas_set_num_threads(threads);
+	if ((st = open_features(t)) || (st = make_split_index(t)))
 		goto fail;
 	const bw_model_cfg cfg = {
 		.kind = o->model,
@@ -190,10 +264,13 @@ void burrow_trainer_close(burrow_trainer *t)
 {
 	if (!t)
 		return;
+	bw_pipe_close(t);
+	burrow_store_close(t->store);
 	bw_model_close(t->model);
 	bw_optim_close(t->optim);
-	bw_npy_unmap(&t->feat_map);
 	bw_aligned_free(t->feat_buf);
+	bw_free(t->mb_labels);
+	bw_free(t->mb_norm);
 	bw_free(t->split_of);
 	bw_free(t->gcn_norm);
 	bw_free(t->map);
@@ -204,6 +281,7 @@ void burrow_trainer_close(burrow_trainer *t)
 }
 
 int burrow_trainer_epoch(const burrow_trainer *t) { return t->epoch; }
+burrow_store *burrow_trainer_store(burrow_trainer *t) { return t->store; }
 burrow_best burrow_trainer_best(const burrow_trainer *t) { return t->best; }
 
 uint64_t burrow_trainer_weights_checksum(const burrow_trainer *t)
@@ -261,9 +339,14 @@ static void progress(const burrow_trainer *t, uint64_t done, uint64_t total)
 int burrow_trainer_train_epoch(burrow_trainer *t, burrow_epoch_stats *es)
 {
 	memset(es, 0, sizeof *es);
-	if (!t->o.full_graph)
-		return bw_err(BURROW_E_UNSUPPORTED, "train: mini-batch training needs the sampler and feature store "
-						    "pipeline, which is not wired in yet; use full-graph mode");
+	if (!t->o.full_graph) {
+		int st = bw_trainer_minibatch_epoch(t, es);
+		if (st)
+			return st;
+		t->epoch++;
+		es->epoch = t->epoch;
+		return 0;
+	}
 	const double t0 = now_s();
 	int st = full_block(t);
 	if (st)

@@ -1,0 +1,279 @@
+/* bench_train.c: burrow bench train DIR: does the pipeline hide the feature I/O? One
+ * mini-batch epoch with a partial cache against the same epoch with every row in memory
+ * (T_mem) and against the time its reads take alone at the store's measured rate (T_io),
+ * all measured in one run. */
+#include "cli.h"
+#include "train_cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void help(void)
+{
+	printf("usage: burrow bench train DIR [--model sage] [--layers 2] [--hidden 256] [--fanout 10,5]\n"
+	       "                          [--batch 1024] [--max-batches 200] [--cache 10%%] [--cache-policy degree]\n"
+	       "                          [--prefetch 2]"
+	       " [--threads T] [--seed 0] [--io-rows 200000] [--repeat 1] [--json]\n\n"
+	       "Three measurements on the same features file, in one run:\n"
+	       "  T_io    the rows the partial-cache epoch read from disk, divided by the rows/s of the\n"
+	       "          store gathering uniformly random rows cold (as 'burrow bench io': io_uring,\n"
+	       "          O_DIRECT, 4096 rows per gather, 2 gathers in flight, queue depth 128)\n"
+	       "  T_mem   one training epoch (epoch 1, --max-batches batches) with every row cached\n"
+	       "          (--cache 100%%: the features in memory)\n"
+	       "  epoch   the same epoch, same seed and batches, with --cache (the other rows read from disk)\n"
+	       "and prints epoch / max(T_mem, T_io): 1.0 when the pipeline hides all it can. The graph is\n"
+	       "read through first so that no run waits on its pages; cache fills are not timed. With\n"
+	       "--repeat R the three run R times, interleaved (the two epochs swap order every run), and\n"
+	       "the medians are compared.\n\n"
+	       "  --cache SIZE     the partial cache: bytes (K/M/G) or a percentage (10%%)\n"
+	       "  --cache-policy P its policy: degree (static, the default) or clock\n"
+	       "  --io-rows N      rows gathered to measure the store's rows/s (200000)\n"
+	       "  other options as in burrow train\n");
+}
+
+static uint64_t mix(uint64_t x)
+{
+	x += 0x9E3779B97F4A7C15ull;
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+	return x ^ (x >> 31);
+}
+
+/* Rows per second of cold uniform random gathers, as burrow bench io's uring run. */
+static int io_rate(const char *path, int64_t rows, uint64_t seed, double *rows_per_s)
+{
+	const int64_t B = 4096, K = 2, nb = (rows + B - 1) / B;
+	burrow_store *s;
+	int st = burrow_store_open(&s, path, NULL);
+	if (st < 0)
+		return st;
+	const burrow_store_info *in = burrow_store_get_info(s);
+	int64_t *ids = malloc((size_t)B * sizeof *ids);
+	char *buf = malloc((size_t)(K * B) * in->out_row_bytes);
+	burrow_store_ticket *tk[2] = {NULL, NULL};
+	if (!ids || !buf) {
+		st = BURROW_E_NOMEM;
+		goto out;
+	}
+	const double t0 = cli_now();
+	for (int64_t i = 0; i < nb + K; i++) {
+		const int64_t slot = i % K;
+		if (tk[slot]) {
+			int w = burrow_store_wait(s, tk[slot]);
+			tk[slot] = NULL;
+			if (w < 0 && st == 0)
+				st = w;
+		}
+		if (st == 0 && i < nb) {
+			const int64_t n = rows - i * B < B ? rows - i * B : B;
+			const uint64_t key = mix(mix(seed) ^ (uint64_t)i);
+			for (int64_t k = 0; k < n; k++)
+				ids[k] = (int64_t)(mix(key + (uint64_t)k) % (uint64_t)in->num_rows);
+			st = burrow_store_submit(s, ids, (size_t)n, buf + (size_t)(slot * B) * in->out_row_bytes, &tk[slot]);
+		}
+	}
+	if (st == 0) {
+		burrow_store_stats ss;
+		burrow_store_get_stats(s, &ss);
+		*rows_per_s = (double)ss.rows / (cli_now() - t0);
+	}
+out:
+	free(buf);
+	free(ids);
+	burrow_store_close(s);
+	return st;
+}
+
+/* One training epoch of a fresh trainer (epoch 1: the same batches for the same seed). */
+static int one_epoch(burrow_dataset *ds, const burrow_train_opts *o, burrow_epoch_stats *es)
+{
+	burrow_trainer *t;
+	int st = burrow_trainer_open(&t, ds, o);
+	if (st < 0)
+		return st;
+	st = burrow_trainer_train_epoch(t, es);
+	burrow_trainer_close(t);
+	return st;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	const double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	return v[n / 2];
+}
+
+static void touch_graph(const burrow_csr *g)
+{
+	volatile uint64_t sum = 0;
+	const unsigned char *p = (const unsigned char *)g->indptr;
+	for (size_t i = 0; i < (size_t)(g->num_nodes + 1) * sizeof(int64_t); i += 4096)
+		sum += p[i];
+	p = g->indices;
+	for (size_t i = 0; i < (size_t)g->num_edges * (size_t)g->index_width; i += 4096)
+		sum += p[i];
+}
+
+enum { O_MODEL = 256, O_LAYERS, O_HIDDEN, O_FANOUT, O_BATCH, O_MAXB, O_CACHE, O_PREFETCH, O_THREADS, O_SEED, O_IOROWS,
+       O_REPEAT, O_JSON, O_HELP, O_POLICY };
+
+int bench_train(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{"model", required_argument, 0, O_MODEL},       {"layers", required_argument, 0, O_LAYERS},
+		{"hidden", required_argument, 0, O_HIDDEN},     {"fanout", required_argument, 0, O_FANOUT},
+		{"batch", required_argument, 0, O_BATCH},       {"max-batches", required_argument, 0, O_MAXB},
+		{"cache", required_argument, 0, O_CACHE},       {"prefetch", required_argument, 0, O_PREFETCH},
+		{"threads", required_argument, 0, O_THREADS},   {"seed", required_argument, 0, O_SEED},
+		{"io-rows", required_argument, 0, O_IOROWS},    {"repeat", required_argument, 0, O_REPEAT},
+		{"json", no_argument, 0, O_JSON},               {"help", no_argument, 0, O_HELP},
+		{"cache-policy", required_argument, 0, O_POLICY}, {0, 0, 0, 0},
+	};
+	burrow_train_opts o;
+	burrow_train_defaults(&o);
+	o.layers = 2;
+	o.max_batches = 200;
+	o.cache_fraction = 0.1;
+	bool fanout_set = false, json = false;
+	int nfanout = 0, c;
+	int64_t v, io_rows = 200000, repeat = 1;
+#define NUM(var, lo_, hi_)                                                                                     \
+	do {                                                                                                   \
+		if (!cli_i64(optarg, &v) || v < (lo_) || v > (hi_))                                            \
+			return cli_usage("bench train", "--%s wants an integer in [%lld, %lld], got '%s'",      \
+					 lo[c - O_MODEL].name, (long long)(lo_), (long long)(hi_), optarg);    \
+		var = v;                                                                                       \
+	} while (0)
+	while ((c = cli_getopt("bench train", argc, argv, "h", lo)) != -1) {
+		switch (c) {
+		case '?': return EXIT_USAGE;
+		case 'h':
+		case O_HELP: help(); return EXIT_OK;
+		case O_MODEL:
+			if (!(o.model = burrow_model_parse(optarg)))
+				return cli_usage("bench train", "--model wants sage, gcn or mlp, got '%s'", optarg);
+			break;
+		case O_LAYERS: NUM(o.layers, 1, BURROW_MAX_LAYERS); break;
+		case O_HIDDEN: NUM(o.hidden, 1, 1 << 20); break;
+		case O_FANOUT:
+			if (!train_cli_parse_fanout(optarg, &o, &nfanout))
+				return cli_usage("bench train", "--fanout wants positive integers or -1, got '%s'", optarg);
+			fanout_set = true;
+			break;
+		case O_BATCH: NUM(o.batch_size, 1, (int64_t)1 << 40); break;
+		case O_MAXB: NUM(o.max_batches, 1, INT64_MAX); break;
+		case O_CACHE:
+			if (!train_cli_parse_cache(optarg, &o))
+				return cli_usage("bench train", "--cache wants bytes or a percentage, got '%s'", optarg);
+			break;
+		case O_POLICY:
+			if (strcmp(optarg, "degree") && strcmp(optarg, "clock"))
+				return cli_usage("bench train", "--cache-policy wants degree or clock, got '%s'", optarg);
+			o.cache_policy = !strcmp(optarg, "clock") ? BURROW_CACHE_CLOCK : BURROW_CACHE_STATIC;
+			break;
+		case O_PREFETCH: NUM(o.prefetch, 0, 64); break;
+		case O_THREADS: NUM(o.threads, 1, 4096); break;
+		case O_SEED: NUM(o.seed, 0, INT64_MAX); break;
+		case O_IOROWS: NUM(io_rows, 1, (int64_t)1 << 40); break;
+		case O_REPEAT: NUM(repeat, 1, 100); break;
+		case O_JSON: json = true; break;
+		default: return EXIT_USAGE;
+		}
+	}
+#undef NUM
+	if (argc - optind != 1)
+		return cli_usage("bench train", "expected one dataset directory");
+	if (!fanout_set)
+		for (int l = 0; l < o.layers; l++)
+			o.fanout[l] = 5 * (o.layers - l);
+	else if (nfanout != o.layers)
+		return cli_usage("bench train", "--fanout has %d values for %d layers", nfanout, o.layers);
+	const char *dir = argv[optind];
+	burrow_dataset *ds;
+	int st = burrow_dataset_open(&ds, dir);
+	if (st < 0)
+		return cli_lib_fail("bench train", st);
+	touch_graph(burrow_dataset_graph(ds));
+	const burrow_dataset_info *in = burrow_dataset_get_info(ds);
+	burrow_train_opts om = o;
+	om.cache_fraction = 1;
+	om.cache_policy = BURROW_CACHE_STATIC; /* every row, filled before the epoch */
+	char fan[96] = "", a[32], b[32];
+	for (int l = 0; l < o.layers; l++)
+		snprintf(fan + strlen(fan), sizeof fan - strlen(fan), "%s%d", l ? "," : "", o.fanout[l]);
+	if (!json) {
+		printf("burrow bench train: %s: %s nodes, %lld x %s features (%s)\n", dir, cli_grouped(in->num_nodes, a, sizeof a),
+		       (long long)in->feat_dim, burrow_dtype_name(in->feat_dtype),
+		       cli_human_bytes((double)in->num_nodes * (double)in->feat_dim * (double)burrow_dtype_size(in->feat_dtype),
+				       b, sizeof b));
+		printf("%s, %d layers, hidden %lld, fanout %s, batch %lld, %lld batches, prefetch %d, cache policy %s\n\n",
+		       burrow_model_name(o.model), o.layers, (long long)o.hidden, fan, (long long)o.batch_size,
+		       (long long)o.max_batches, o.prefetch, o.cache_policy == BURROW_CACHE_CLOCK ? "clock" : "degree");
+		printf("run  %-12s %8s %8s %9s %9s %10s %6s\n", "", "epoch_s", "sample_s", "io_wait_s", "compute_s",
+		       "rows_read", "hit");
+	}
+	double *rate = calloc((size_t)repeat, sizeof *rate), *tmem = calloc((size_t)repeat, sizeof *tmem);
+	double *tcache = calloc((size_t)repeat, sizeof *tcache), *tio = calloc((size_t)repeat, sizeof *tio);
+	int rc = EXIT_OK;
+	if (!rate || !tmem || !tcache || !tio) {
+		rc = cli_fail("bench train", "out of memory");
+		goto out;
+	}
+	for (int64_t r = 0; r < repeat; r++) {
+		/* the two epochs swap order every run, so that neither always runs first */
+		burrow_epoch_stats em, ec;
+		if ((st = io_rate(burrow_dataset_features_path(ds), io_rows, (uint64_t)r, &rate[r])) < 0 ||
+		    (st = one_epoch(ds, r % 2 ? &o : &om, r % 2 ? &ec : &em)) < 0 ||
+		    (st = one_epoch(ds, r % 2 ? &om : &o, r % 2 ? &em : &ec)) < 0) {
+			rc = cli_lib_fail("bench train", st);
+			goto out;
+		}
+		tmem[r] = em.epoch_s;
+		tcache[r] = ec.epoch_s;
+		tio[r] = (double)ec.rows_read / rate[r];
+		if (json) {
+			printf("{\"bench\": \"train\", \"run\": %lld, \"io_rows_per_s\": %.0f, \"t_io\": %.3f, \"t_mem\": %.3f, "
+			       "\"epoch_s\": %.3f, \"sample_s\": %.3f, \"io_wait_s\": %.3f, \"compute_s\": %.3f, "
+			       "\"rows_read\": %lld, \"cache_hit_rate\": %.4f, \"mem_sample_s\": %.3f, \"mem_io_wait_s\": %.3f, "
+			       "\"mem_compute_s\": %.3f}\n",
+			       (long long)r, rate[r], tio[r], tmem[r], ec.epoch_s, ec.sample_s, ec.io_wait_s, ec.compute_s,
+			       (long long)ec.rows_read, ec.cache_hit_rate, em.sample_s, em.io_wait_s, em.compute_s);
+		} else {
+			printf("%3lld  %-12s %8.2f %8.2f %9.2f %9.2f %10lld %5.1f%%\n", (long long)r + 1, "cache 100%",
+			       em.epoch_s, em.sample_s, em.io_wait_s, em.compute_s, (long long)em.rows_read,
+			       100 * em.cache_hit_rate);
+			char label[32];
+			if (o.cache_fraction >= 0)
+				snprintf(label, sizeof label, "cache %g%%", 100 * o.cache_fraction);
+			else
+				snprintf(label, sizeof label, "cache %s", cli_human_bytes((double)o.cache_bytes, a, sizeof a));
+			printf("%3lld  %-12s %8.2f %8.2f %9.2f %9.2f %10lld %5.1f%%\n", (long long)r + 1, label, ec.epoch_s,
+			       ec.sample_s, ec.io_wait_s, ec.compute_s, (long long)ec.rows_read, 100 * ec.cache_hit_rate);
+			printf("%3lld  %-12s %8.2f   (%s rows/s cold, uniform)\n", (long long)r + 1, "io alone", tio[r],
+			       cli_grouped((int64_t)rate[r], a, sizeof a));
+		}
+		fflush(stdout);
+	}
+	const double mt_io = median(tio, (int)repeat), mt_mem = median(tmem, (int)repeat);
+	const double mt_c = median(tcache, (int)repeat), bound = mt_io > mt_mem ? mt_io : mt_mem;
+	if (json)
+		printf("{\"bench\": \"train\", \"summary\": true, \"runs\": %lld, \"t_io\": %.3f, \"t_mem\": %.3f, "
+		       "\"epoch_s\": %.3f, \"ratio\": %.3f}\n",
+		       (long long)repeat, mt_io, mt_mem, mt_c, mt_c / bound);
+	else
+		printf("\nT_io %.2f s, T_mem %.2f s, epoch %.2f s: epoch / max(T_mem, T_io) = %.3f (target <= 1.15)%s\n",
+		       mt_io, mt_mem, mt_c, mt_c / bound, repeat > 1 ? " (medians)" : "");
+out:
+	free(rate);
+	free(tmem);
+	free(tcache);
+	free(tio);
+	burrow_dataset_close(ds);
+	return rc;
+}

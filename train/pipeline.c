@@ -1,0 +1,319 @@
+/* pipeline.c: mini-batch training: the sampler's producer samples ahead, a loader thread
+ * submits each batch's feature gather to the store, and the trainer computes batch k while
+ * the next `prefetch` batches are sampled and their rows read (docs/train.md, "Pipeline").
+ * Batches depend only on (seed, epoch, index) and the store returns the file's bytes, so the
+ * depth, the cache and the engine change timings, never results. */
+#include "train.h"
+
+#include <string.h>
+#include <time.h>
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Fanout of block l: the option, or the default 5 * (L - l) (15,10,5 for 3 layers); an mlp
+ * reads no neighbors, so its batches are the seeds alone. */
+static int fanout_of(const burrow_trainer *t, int l)
+{
+	if (t->o.model == BURROW_MODEL_MLP)
+		return 0;
+	return t->o.fanout[l] != 0 ? t->o.fanout[l] : 5 * (t->o.layers - l);
+}
+
+/* The slots, their lock, and a sampler for the seed in force (a loaded checkpoint brings
+ * its own seed, so the sampler opens at the first epoch and reopens when the seed changed). */
+static int pipe_open(burrow_trainer *t)
+{
+	bw_pipe *p = &t->pipe;
+	int st;
+	if (!p->slots) {
+		p->depth = t->o.prefetch;
+		p->nslots = p->depth + 1;
+		if (!(p->slots = bw_calloc((size_t)p->nslots, sizeof *p->slots)))
+			return BURROW_E_NOMEM;
+	}
+	if (!p->sync_ready) {
+		if (pthread_mutex_init(&p->mu, NULL))
+			return bw_err(BURROW_E_NOMEM, "train: cannot create the pipeline's lock");
+		if (pthread_cond_init(&p->cv, NULL)) {
+			pthread_mutex_destroy(&p->mu);
+			return bw_err(BURROW_E_NOMEM, "train: cannot create the pipeline's condition variable");
+		}
+		p->sync_ready = true;
+	}
+	if (t->sampler && t->sampler_seed == t->o.seed)
+		return 0;
+	for (int i = 0; i < p->nslots; i++) /* batches of the old sampler go back to it */
+		if (p->slots[i].batch) {
+			burrow_sampler_release(t->sampler, p->slots[i].batch);
+			p->slots[i].batch = NULL;
+		}
+	burrow_sampler_close(t->sampler);
+	t->sampler = NULL;
+	int64_t n;
+	const int64_t *train = burrow_dataset_split(t->ds, BURROW_SPLIT_TRAIN, &n);
+	if (!train)
+		return bw_err(BURROW_E_INVAL, "train: dataset '%s' has no training nodes", t->info->name);
+	burrow_sampler_opts so;
+	burrow_sampler_defaults(&so);
+	so.num_layers = t->o.layers;
+	for (int l = 0; l < t->o.layers; l++)
+		so.fanouts[l] = fanout_of(t, l);
+	so.batch_size = t->o.batch_size;
+	so.seed = t->o.seed;
+	so.threads = 1;
+	so.prefetch = p->depth;
+	so.producers = 1;
+	if ((st = burrow_sampler_open(&t->sampler, t->graph, train, n, &so)))
+		return st;
+	t->sampler_seed = t->o.seed;
+	return 0;
+}
+
+/* The next batch of the epoch into sl, handing back the one it held (done with). */
+static int take(burrow_trainer *t, bw_slot *sl)
+{
+	if (sl->batch) {
+		burrow_sampler_release(t->sampler, sl->batch);
+		sl->batch = NULL;
+	}
+	int st = burrow_sampler_next(t->sampler, &sl->batch);
+	if (st == BURROW_DONE)
+		return bw_err(BURROW_E_INVAL, "train: the sampler's epoch ended before its %lld batches",
+			      (long long)t->pipe.num);
+	return st;
+}
+
+/* Start the gather of sl's input rows into sl->x (grown as needed). */
+static int submit(burrow_trainer *t, bw_slot *sl)
+{
+	const burrow_batch *b = sl->batch;
+	const int64_t need = b->num_input * t->info->feat_dim;
+	if (need > sl->x_cap) {
+		const int64_t cap = need + need / 4;
+		bw_aligned_free(sl->x);
+		sl->x_cap = 0;
+		if (!(sl->x = bw_aligned_alloc(64, (size_t)cap * sizeof(float))))
+			return BURROW_E_NOMEM;
+		sl->x_cap = cap;
+	}
+	return burrow_store_submit(t->store, b->input_ids, (size_t)b->num_input, sl->x, &sl->ticket);
+}
+
+/* The loader thread: batch k goes into slot k % nslots once batch k - nslots is done. */
+static void *loader(void *arg)
+{
+	burrow_trainer *t = arg;
+	bw_pipe *p = &t->pipe;
+	for (int64_t k = 0;; k++) {
+		pthread_mutex_lock(&p->mu);
+		while (!p->stop && k < p->num && k - p->consumed >= p->nslots)
+			pthread_cond_wait(&p->cv, &p->mu);
+		const bool go = !p->stop && k < p->num;
+		pthread_mutex_unlock(&p->mu);
+		if (!go)
+			break;
+		bw_slot *sl = &p->slots[k % p->nslots];
+		int st = take(t, sl);
+		if (!st)
+			st = submit(t, sl);
+		pthread_mutex_lock(&p->mu);
+		sl->status = st;
+		if (st)
+			snprintf(sl->msg, sizeof sl->msg, "%s", burrow_last_error());
+		p->loaded = k + 1;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+		if (st)
+			break;
+	}
+	return NULL;
+}
+
+/* Stop the loader, complete the gathers in flight and hand every batch back. */
+static void pipe_drain(burrow_trainer *t)
+{
+	bw_pipe *p = &t->pipe;
+	if (p->running) {
+		pthread_mutex_lock(&p->mu);
+		p->stop = true;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+		pthread_join(p->thread, NULL);
+		p->running = false;
+	}
+	for (int i = 0; p->slots && i < p->nslots; i++) {
+		bw_slot *sl = &p->slots[i];
+		if (sl->ticket)
+			burrow_store_wait(t->store, sl->ticket);
+		sl->ticket = NULL;
+		if (sl->batch)
+			burrow_sampler_release(t->sampler, sl->batch);
+		sl->batch = NULL;
+		sl->status = 0;
+	}
+}
+
+void bw_pipe_close(burrow_trainer *t)
+{
+	bw_pipe *p = &t->pipe;
+	pipe_drain(t);
+	for (int i = 0; p->slots && i < p->nslots; i++)
+		bw_aligned_free(p->slots[i].x);
+	bw_free(p->slots);
+	p->slots = NULL;
+	if (p->sync_ready) {
+		pthread_cond_destroy(&p->cv);
+		pthread_mutex_destroy(&p->mu);
+		p->sync_ready = false;
+	}
+	burrow_sampler_close(t->sampler);
+	t->sampler = NULL;
+}
+
+static int grow(void **buf, int64_t *cap, int64_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	const int64_t n = BW_MAX(need, *cap * 2);
+	void *q = bw_realloc(*buf, (size_t)n * elem);
+	if (!q)
+		return BURROW_E_NOMEM;
+	*buf = q;
+	*cap = n;
+	return 0;
+}
+
+int bw_batch_from_sample(burrow_trainer *t, const burrow_batch *sb, float *x, int64_t index, bw_batch *b,
+			 bw_block *blk)
+{
+	const int L = t->o.layers;
+	int st;
+	if (sb->num_layers != L)
+		return bw_err(BURROW_E_INVAL, "train: a batch of %d blocks for a %d-layer model", sb->num_layers, L);
+	if ((st = grow((void **)&t->mb_labels, &t->mb_labels_cap, sb->num_seeds, sizeof *t->mb_labels)))
+		return st;
+	for (int64_t i = 0; i < sb->num_seeds; i++)
+		t->mb_labels[i] = t->labels[sb->seeds[i]];
+	const float *norm = NULL;
+	if (t->gcn_norm) {
+		if ((st = grow((void **)&t->mb_norm, &t->mb_norm_cap, sb->num_input, sizeof *t->mb_norm)))
+			return st;
+		for (int64_t i = 0; i < sb->num_input; i++)
+			t->mb_norm[i] = t->gcn_norm[sb->input_ids[i]];
+		norm = t->mb_norm;
+	}
+	*b = (bw_batch){
+		.num_blocks = L,
+		.x = bw_tensor_view(x, sb->num_input, t->info->feat_dim),
+		.labels = t->mb_labels,
+		.epoch = (uint64_t)t->epoch,
+		.index = (uint64_t)index,
+	};
+	for (int l = 0; l < L; l++) {
+		const burrow_block *sbl = &sb->blocks[l];
+		bw_block_init(&blk[l], sbl->num_dst, sbl->num_src, sbl->indptr, sbl->indices);
+		blk[l].dst_norm = blk[l].src_norm = norm;
+		b->blocks[l] = &blk[l];
+	}
+	return 0;
+}
+
+/* One optimizer step on a sampled batch whose input rows are in x. */
+static int step(burrow_trainer *t, const burrow_batch *sb, float *x, int64_t index, double *loss, int64_t *counted,
+		int64_t *correct)
+{
+	bw_batch b;
+	bw_block blk[BW_MAX_LAYERS];
+	int st = bw_batch_from_sample(t, sb, x, index, &b, blk);
+	if (st)
+		return st;
+	st = bw_trainer_step(t, &b, loss, counted, correct);
+	for (int l = 0; l < b.num_blocks; l++)
+		bw_block_release(&blk[l]);
+	return st;
+}
+
+int bw_trainer_minibatch_epoch(burrow_trainer *t, burrow_epoch_stats *es)
+{
+	const double t0 = now_s();
+	bw_pipe *p = &t->pipe;
+	int st;
+	if ((st = pipe_open(t)) || (st = burrow_sampler_start(t->sampler, t->epoch)))
+		return st;
+	int64_t num = burrow_sampler_num_batches(t->sampler);
+	if (t->o.max_batches > 0 && t->o.max_batches < num)
+		num = t->o.max_batches;
+	burrow_store_stats s0, s1;
+	burrow_store_get_stats(t->store, &s0);
+	p->num = num;
+	p->loaded = p->consumed = 0;
+	p->stop = false;
+	if (p->depth > 0 && num > 0) {
+		if (pthread_create(&p->thread, NULL, loader, t))
+			return bw_err(BURROW_E_NOMEM, "train: cannot start the pipeline's loader thread");
+		p->running = true;
+	}
+	double loss_sum = 0;
+	int64_t counted = 0, correct = 0, k;
+	for (k = 0; k < num; k++) {
+		bw_slot *sl = &p->slots[k % p->nslots];
+		double a = now_s();
+		if (p->depth == 0) { /* in line: sample, then gather while nothing else runs */
+			if ((st = take(t, sl)))
+				break;
+			es->sample_s += now_s() - a;
+			a = now_s();
+			if ((st = submit(t, sl)))
+				break;
+		} else {
+			pthread_mutex_lock(&p->mu);
+			while (p->loaded <= k)
+				pthread_cond_wait(&p->cv, &p->mu);
+			pthread_mutex_unlock(&p->mu);
+			es->sample_s += now_s() - a;
+			if (sl->status) {
+				st = bw_err(sl->status, "%s", sl->msg);
+				break;
+			}
+			a = now_s();
+		}
+		st = burrow_store_wait(t->store, sl->ticket);
+		sl->ticket = NULL;
+		es->io_wait_s += now_s() - a;
+		if (st)
+			break;
+		a = now_s();
+		double loss;
+		int64_t c, r;
+		st = step(t, sl->batch, sl->x, k, &loss, &c, &r);
+		es->compute_s += now_s() - a;
+		if (st)
+			break;
+		loss_sum += loss;
+		counted += c;
+		correct += r;
+		pthread_mutex_lock(&p->mu);
+		p->consumed = k + 1;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+		if (t->o.progress)
+			t->o.progress(t->o.progress_user, "train", (uint64_t)(k + 1), (uint64_t)num);
+	}
+	pipe_drain(t);
+	if (st)
+		return st;
+	burrow_store_get_stats(t->store, &s1);
+	const uint64_t rows = s1.rows - s0.rows, hits = s1.cache_hits - s0.cache_hits;
+	es->batches = num;
+	es->loss = num ? loss_sum / (double)num : 0.0;
+	es->train_acc = counted ? (double)correct / (double)counted : 0.0;
+	es->rows_read = (int64_t)(s1.rows_read - s0.rows_read);
+	es->cache_hit_rate = rows ? (double)hits / (double)rows : 0.0;
+	es->epoch_s = now_s() - t0;
+	return 0;
+}
