@@ -47,6 +47,38 @@ int bw_pread_all(int fd, void *buf, size_t n, int64_t off, const char *path)
 	return 0;
 }
 
+int bw_read_text(const char *path, size_t max_bytes, char **out)
+{
+	struct stat sb;
+	int st, fd = open(path, O_RDONLY | O_CLOEXEC);
+	*out = NULL;
+	if (fd < 0)
+		return bw_err_errno(errno, path, "open");
+	if (fstat(fd, &sb) < 0) {
+		st = bw_err_errno(errno, path, "stat");
+		goto out_close;
+	}
+	if ((size_t)sb.st_size > max_bytes) {
+		st = bw_err(BURROW_E_FORMAT, "%s: %lld bytes is too large for metadata", path, (long long)sb.st_size);
+		goto out_close;
+	}
+	char *s = bw_malloc((size_t)sb.st_size + 1);
+	if (!s) {
+		st = BURROW_E_NOMEM;
+		goto out_close;
+	}
+	st = bw_pread_all(fd, s, (size_t)sb.st_size, 0, path);
+	if (st) {
+		bw_free(s);
+		goto out_close;
+	}
+	s[sb.st_size] = '\0';
+	*out = s;
+out_close:
+	close(fd);
+	return st;
+}
+
 int bw_fsync_dir(const char *dir)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -68,6 +68,9 @@ void bw_mem_fail_after(long n);
 /* write/pread that loop over short transfers; errors name `path`. */
 int bw_write_all(int fd, const void *buf, size_t n, const char *path);
 int bw_pread_all(int fd, void *buf, size_t n, int64_t off, const char *path);
+/* A small text file read whole, NUL-terminated (bw_free it); larger than max_bytes is
+ * BURROW_E_FORMAT naming the file. For metadata such as meta.json. */
+int bw_read_text(const char *path, size_t max_bytes, char **out);
 /* fsync a directory so a rename inside it is durable. */
 int bw_fsync_dir(const char *dir);
 /* mkdir -p. */

@@ -24,39 +24,6 @@ struct burrow_dataset {
 	bw_npy_map indptr_m, indices_m, labels_m, split_m[3];
 };
 
-/* Read a small text file whole (meta.json). */
-static int read_text(const char *path, char **out)
-{
-	struct stat sb;
-	int st, fd = open(path, O_RDONLY | O_CLOEXEC);
-	*out = NULL;
-	if (fd < 0)
-		return bw_err_errno(errno, path, "open");
-	if (fstat(fd, &sb) < 0) {
-		st = bw_err_errno(errno, path, "stat");
-		goto out_close;
-	}
-	if (sb.st_size > (16 << 20)) {
-		st = bw_err(BURROW_E_FORMAT, "%s: %lld bytes is too large for metadata", path, (long long)sb.st_size);
-		goto out_close;
-	}
-	char *s = bw_malloc((size_t)sb.st_size + 1);
-	if (!s) {
-		st = BURROW_E_NOMEM;
-		goto out_close;
-	}
-	st = bw_pread_all(fd, s, (size_t)sb.st_size, 0, path);
-	if (st) {
-		bw_free(s);
-		goto out_close;
-	}
-	s[sb.st_size] = '\0';
-	*out = s;
-out_close:
-	close(fd);
-	return st;
-}
-
 /* A non-negative integer member of a JSON object. */
 static int json_int(const cJSON *obj, const char *key, int64_t *v, const char *path)
 {
@@ -219,7 +186,7 @@ int burrow_dataset_open(burrow_dataset **out, const char *dir)
 		st = bw_err(BURROW_E_FORMAT, "%s: not a dataset directory", dir);
 		goto fail;
 	}
-	if ((st = read_text(meta_path, &text)) || (st = parse_meta(ds, meta_path, text)))
+	if ((st = bw_read_text(meta_path, 16 << 20, &text)) || (st = parse_meta(ds, meta_path, text)))
 		goto fail;
 
 	burrow_dataset_info *in = &ds->info;

@@ -26,37 +26,6 @@ struct burrow_part {
 	burrow_part_info info;
 };
 
-static int read_text(const char *path, char **out)
-{
-	struct stat sb;
-	int st, fd = open(path, O_RDONLY | O_CLOEXEC);
-	*out = NULL;
-	if (fd < 0)
-		return bw_err_errno(errno, path, "open");
-	if (fstat(fd, &sb) < 0) {
-		st = bw_err_errno(errno, path, "stat");
-		goto out;
-	}
-	if (sb.st_size > (64 << 20)) {
-		st = bw_err(BURROW_E_FORMAT, "%s: %lld bytes is too large for metadata", path, (long long)sb.st_size);
-		goto out;
-	}
-	char *s = bw_malloc((size_t)sb.st_size + 1);
-	if (!s) {
-		st = BURROW_E_NOMEM;
-		goto out;
-	}
-	if ((st = bw_pread_all(fd, s, (size_t)sb.st_size, 0, path))) {
-		bw_free(s);
-		goto out;
-	}
-	s[sb.st_size] = '\0';
-	*out = s;
-out:
-	close(fd);
-	return st;
-}
-
 static int json_i64(const cJSON *o, const char *key, int64_t *v, const char *path)
 {
 	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -108,7 +77,7 @@ int burrow_parts_open(burrow_parts **out, const char *dir)
 		st = BURROW_E_NOMEM;
 		goto fail;
 	}
-	if ((st = read_text(path, &text)))
+	if ((st = bw_read_text(path, 64 << 20, &text)))
 		goto fail;
 	j = cJSON_Parse(text);
 	const cJSON *fmt = j ? cJSON_GetObjectItemCaseSensitive(j, "format") : NULL;
