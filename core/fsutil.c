@@ -231,3 +231,16 @@ void bw_atomic_abort(bw_atomic_file *f)
 	bw_free(f->tmp);
 	f->path = f->tmp = NULL;
 }
+
+int bw_write_text_atomic(const char *path, const char *text)
+{
+	bw_atomic_file f;
+	int st = bw_atomic_open(&f, path);
+	if (st)
+		return st;
+	if ((st = bw_write_all(f.fd, text, strlen(text), f.tmp)) || (st = bw_write_all(f.fd, "\n", 1, f.tmp))) {
+		bw_atomic_abort(&f);
+		return st;
+	}
+	return bw_atomic_commit(&f);
+}

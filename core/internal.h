@@ -71,6 +71,8 @@ int bw_pread_all(int fd, void *buf, size_t n, int64_t off, const char *path);
 /* A small text file read whole, NUL-terminated (bw_free it); larger than max_bytes is
  * BURROW_E_FORMAT naming the file. For metadata such as meta.json. */
 int bw_read_text(const char *path, size_t max_bytes, char **out);
+/* Write text and a final newline to path atomically (temporary name, fsync, rename). */
+int bw_write_text_atomic(const char *path, const char *text);
 /* fsync a directory so a rename inside it is durable. */
 int bw_fsync_dir(const char *dir);
 /* mkdir -p. */

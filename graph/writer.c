@@ -463,14 +463,7 @@ static int write_meta(burrow_writer *w)
 	path = tmp_path(w, "meta.json");
 	if (!text || !path || !splits || !src)
 		goto out;
-	bw_atomic_file f;
-	if ((st = bw_atomic_open(&f, path)))
-		goto out;
-	if ((st = bw_write_all(f.fd, text, strlen(text), f.tmp)) || (st = bw_write_all(f.fd, "\n", 1, f.tmp))) {
-		bw_atomic_abort(&f);
-		goto out;
-	}
-	st = bw_atomic_commit(&f);
+	st = bw_write_text_atomic(path, text);
 out:
 	if (st == BURROW_E_NOMEM)
 		bw_err(st, "%s: out of memory writing meta.json", w->dir);

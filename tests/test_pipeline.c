@@ -283,20 +283,6 @@ Test(pipeline, full_fanout_batches_equal_full_neighbor_inference)
 	free(d);
 }
 
-/* The loss values of a --log file, as printed (17 significant digits). */
-static int log_losses(const char *path, char losses[][40], int max)
-{
-	char *text = tu_read(path, NULL);
-	cr_assert_not_null(text, "no log at %s", path);
-	int n = 0;
-	for (char *p = text; (p = strstr(p, "\"loss\": ")) && n < max; n++) {
-		p += 8;
-		size_t k = strcspn(p, ",}");
-		snprintf(losses[n], 40, "%.*s", (int)k, p);
-	}
-	free(text);
-	return n;
-}
 
 /* 4 epochs straight and 2 + resume + 2 give the same losses and weights bit for bit; the
  * resumed half names another --seed on its command line, which the checkpoint's overrides
@@ -321,8 +307,8 @@ Test(pipeline, resume_is_bit_for_bit_in_minibatch_mode)
 	free(err);
 	char la[8][40], lb[8][40];
 	char *pa = tu_path(dir, "a.jsonl"), *pb = tu_path(dir, "b.jsonl");
-	cr_assert_eq(log_losses(pa, la, 8), 4);
-	cr_assert_eq(log_losses(pb, lb, 8), 4);
+	cr_assert_eq(tu_log_losses(pa, la, 8), 4);
+	cr_assert_eq(tu_log_losses(pb, lb, 8), 4);
 	for (int e = 0; e < 4; e++)
 		cr_assert_str_eq(la[e], lb[e], "epoch %d: straight %s, resumed %s", e + 1, la[e], lb[e]);
 	char *ta = tu_read(pa, NULL), *tb = tu_read(pb, NULL);

@@ -813,20 +813,6 @@ Test(train_run, layerwise_inference_equals_full_forward_and_spill_changes_nothin
 	free(d);
 }
 
-/* The loss values of a --log file, as printed (17 significant digits). */
-static int log_losses(const char *path, char losses[][40], int max)
-{
-	char *text = tu_read(path, NULL);
-	cr_assert_not_null(text, "no log at %s", path);
-	int n = 0;
-	for (char *p = text; (p = strstr(p, "\"loss\": ")) && n < max; n++) {
-		p += 8;
-		size_t k = strcspn(p, ",}");
-		snprintf(losses[n], 40, "%.*s", (int)k, p);
-	}
-	free(text);
-	return n;
-}
 
 Test(train_run, resume_is_bit_for_bit_and_truncated_checkpoints_are_refused)
 {
@@ -853,8 +839,8 @@ Test(train_run, resume_is_bit_for_bit_and_truncated_checkpoints_are_refused)
 	free(err);
 	char la[8][40], lb[8][40];
 	char *pa = tu_path(dir, "a.jsonl"), *pb = tu_path(dir, "b.jsonl");
-	cr_assert_eq(log_losses(pa, la, 8), 4);
-	cr_assert_eq(log_losses(pb, lb, 8), 4);
+	cr_assert_eq(tu_log_losses(pa, la, 8), 4);
+	cr_assert_eq(tu_log_losses(pb, lb, 8), 4);
 	for (int e = 0; e < 4; e++)
 		cr_assert_str_eq(la[e], lb[e], "epoch %d: straight %s, resumed %s", e + 1, la[e], lb[e]);
 	char *ta = tu_read(pa, NULL), *tb = tu_read(pb, NULL);

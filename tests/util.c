@@ -167,3 +167,18 @@ void tu_truncate(const char *path, long long n)
 	if (truncate(path, n) != 0)
 		fprintf(stderr, "tu_truncate: %s failed\n", path);
 }
+
+int tu_log_losses(const char *path, char losses[][40], int max)
+{
+	char *text = tu_read(path, NULL);
+	if (!text)
+		return -1;
+	int n = 0;
+	for (char *p = text; (p = strstr(p, "\"loss\": ")) && n < max; n++) {
+		p += 8;
+		size_t k = strcspn(p, ",}");
+		snprintf(losses[n], 40, "%.*s", (int)k, p);
+	}
+	free(text);
+	return n;
+}

@@ -31,6 +31,10 @@ const char *tu_datasets(void);
  * receives the command's stderr (caller frees); out likewise for stdout. */
 int tu_sh(char **out, char **err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* The "loss" values of a JSON-lines --log file, as printed, into losses[0 .. max); returns
+ * how many were found (-1 when the file cannot be read). */
+int tu_log_losses(const char *path, char losses[][40], int max);
+
 /* Whole file into memory (caller frees); *len gets its size. NULL when unreadable. */
 void *tu_read(const char *path, size_t *len);
 /* Does path exist? */
