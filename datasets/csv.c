@@ -331,3 +331,47 @@ void bw_npys_close(bw_npys *s)
 	bw_rd_close(s->rd);
 	s->rd = NULL;
 }
+
+#define CSV_EDGE_CHUNK ((size_t)1 << 16)
+
+int bw_csv_edges(bw_csv *c, int64_t num_nodes, burrow_csr_builder *b, burrow_progress_fn progress, void *user,
+		 int64_t *count)
+{
+	int64_t *s = bw_malloc(CSV_EDGE_CHUNK * sizeof *s), *d = bw_malloc(CSV_EDGE_CHUNK * sizeof *d), v[2], e = 0;
+	size_t k = 0;
+	bool more;
+	int st = 0;
+	if (!s || !d) {
+		st = BURROW_E_NOMEM;
+		goto out;
+	}
+	while (!(st = bw_csv_next_line(c, &more)) && more) {
+		if ((st = bw_csv_ints(c, v, 2)))
+			goto out;
+		for (int j = 0; j < 2; j++)
+			if (v[j] < 0 || v[j] >= num_nodes) {
+				st = bw_csv_err(c, BURROW_E_RANGE, "node id %lld out of range [0, %lld)", (long long)v[j],
+						(long long)num_nodes);
+				goto out;
+			}
+		s[k] = v[0];
+		d[k] = v[1];
+		e++;
+		if (++k == CSV_EDGE_CHUNK) {
+			if ((st = burrow_csr_builder_add(b, s, d, k)))
+				goto out;
+			k = 0;
+			if (progress)
+				progress(user, "edges", bw_rd_consumed(c->rd), bw_rd_size(c->rd));
+		}
+	}
+	if (!st && k)
+		st = burrow_csr_builder_add(b, s, d, k);
+	if (!st && progress)
+		progress(user, "edges", bw_rd_size(c->rd), bw_rd_size(c->rd));
+	*count = e;
+out:
+	bw_free(s);
+	bw_free(d);
+	return st;
+}

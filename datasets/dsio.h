@@ -176,6 +176,10 @@ int bw_csv_floats(bw_csv *c, float *v, int64_t k);
 int bw_csv_label(bw_csv *c, int64_t *v);
 /* A message about the current line: "NAME:LINE: <what>"; returns status. */
 int bw_csv_err(const bw_csv *c, int status, const char *fmt, ...) BW_PRINTF(3, 4);
+/* Every remaining line of c as an edge "src dst" with ids in [0, num_nodes), added to b in
+ * chunks; progress (may be NULL) gets phase "edges" in bytes of the source. *count: edges. */
+int bw_csv_edges(bw_csv *c, int64_t num_nodes, burrow_csr_builder *b, burrow_progress_fn progress, void *user,
+		 int64_t *count);
 
 /* ---------------------------------------------------------------- npy members */
 

@@ -8,7 +8,6 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#define EDGE_CHUNK ((size_t)1 << 16)
 
 void burrow_import_defaults(burrow_import_opts *o) { memset(o, 0, sizeof *o); }
 
@@ -42,43 +41,11 @@ static int edges_text(const burrow_import_opts *o, burrow_csr_builder *b, int64_
 {
 	bw_src src = {.name = o->edges, .path = o->edges, .fd = -1};
 	bw_csv c;
-	bool more, gz = false;
-	int64_t *s = NULL, *d = NULL, v[2], e = 0;
-	size_t k = 0;
+	bool gz = false;
 	int st = is_gzip(o->edges, &gz);
 	if (st || (st = bw_csv_open(&c, &src, gz, 0, true)))
 		return st;
-	s = bw_malloc(EDGE_CHUNK * sizeof *s);
-	d = bw_malloc(EDGE_CHUNK * sizeof *d);
-	if (!s || !d) {
-		st = BURROW_E_NOMEM;
-		goto out;
-	}
-	while (!(st = bw_csv_next_line(&c, &more)) && more) {
-		if ((st = bw_csv_ints(&c, v, 2)))
-			goto out;
-		for (int j = 0; j < 2; j++)
-			if (v[j] < 0 || v[j] >= o->num_nodes) {
-				st = bw_csv_err(&c, BURROW_E_RANGE, "node id %lld out of range [0, %lld)", (long long)v[j],
-						(long long)o->num_nodes);
-				goto out;
-			}
-		s[k] = v[0];
-		d[k] = v[1];
-		e++;
-		if (++k == EDGE_CHUNK) {
-			if ((st = burrow_csr_builder_add(b, s, d, k)))
-				goto out;
-			k = 0;
-			report(o, "edges", bw_rd_consumed(c.rd), bw_rd_size(c.rd));
-		}
-	}
-	if (!st && k)
-		st = burrow_csr_builder_add(b, s, d, k);
-	*count = e;
-out:
-	bw_free(s);
-	bw_free(d);
+	st = bw_csv_edges(&c, o->num_nodes, b, o->progress, o->progress_user, count);
 	bw_csv_close(&c);
 	return st;
 }

@@ -18,7 +18,6 @@
 #include <unistd.h>
 #include <zip.h>
 
-#define EDGE_CHUNK ((size_t)1 << 16)
 #define FEAT_CHUNK_BYTES ((size_t)4 << 20)
 #define OVERHEAD ((size_t)32 << 20) /* readers, writers and merge buffers beside the edge keys */
 
@@ -331,53 +330,14 @@ static int read_count(const prep *p, const char *rel, int64_t *v)
 	return st;
 }
 
-static int add_edges(burrow_csr_builder *b, const int64_t *s, const int64_t *d, size_t k)
-{
-	return k ? burrow_csr_builder_add(b, s, d, k) : 0;
-}
-
 static int edges_csv(prep *p, burrow_csr_builder *b, int64_t *count)
 {
 	member m;
 	bw_csv c;
-	bool more;
 	int st;
-	int64_t *s = NULL, *d = NULL, v[2], e = 0;
-	size_t k = 0;
 	if ((st = member_of(p, "raw/edge.csv.gz", &m)) || (st = bw_csv_open(&c, &m.src, true, ',', false)))
 		return st;
-	s = bw_malloc(EDGE_CHUNK * sizeof *s);
-	d = bw_malloc(EDGE_CHUNK * sizeof *d);
-	if (!s || !d) {
-		st = BURROW_E_NOMEM;
-		goto out;
-	}
-	while (!(st = bw_csv_next_line(&c, &more)) && more) {
-		if ((st = bw_csv_ints(&c, v, 2)))
-			goto out;
-		for (int j = 0; j < 2; j++)
-			if (v[j] < 0 || v[j] >= p->n) {
-				st = bw_csv_err(&c, BURROW_E_RANGE, "node id %lld out of range [0, %lld)", (long long)v[j],
-						(long long)p->n);
-				goto out;
-			}
-		s[k] = v[0];
-		d[k] = v[1];
-		e++;
-		if (++k == EDGE_CHUNK) {
-			if ((st = add_edges(b, s, d, k)))
-				goto out;
-			k = 0;
-			report(p, "edges", bw_rd_consumed(c.rd), bw_rd_size(c.rd));
-		}
-	}
-	if (!st)
-		st = add_edges(b, s, d, k);
-	report(p, "edges", bw_rd_size(c.rd), bw_rd_size(c.rd));
-	*count = e;
-out:
-	bw_free(s);
-	bw_free(d);
+	st = bw_csv_edges(&c, p->n, b, p->o->progress, p->o->progress_user, count);
 	bw_csv_close(&c);
 	return st;
 }
