@@ -306,7 +306,6 @@ static int forward(burrow_dist *d, bool training, const bw_tensor **logits)
 			bw_overlap ov = {.split = d->n_own, .inner = d->inner, .n_inner = d->n_inner, .outer = d->outer,
 					 .n_outer = d->n_outer, .poll = halo_poll, .wait = halo_wait, .ctx = d->halo};
 			if (use_stale) {
-				ov.poll = halo_poll;
 				ov.wait = no_wait; /* the halo rows in in[l] are last epoch's */
 			} else if (!d->o.overlap) {
 				/* the serialized baseline: wait for the exchange, then compute */
