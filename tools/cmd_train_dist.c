@@ -1,7 +1,9 @@
-/* cmd_train_dist.c: mpirun -np K burrow train DIR/parts-K: partition-parallel full-graph
- * training, one rank per part (burrow.c routes `train` here when DIR is a parts directory). */
+/* cmd_train_dist.c: mpirun -np K burrow train DIR/parts-K: partition-parallel training, one
+ * rank per part, mini-batch (default) or full-graph (burrow.c routes `train` here when DIR is
+ * a parts directory). */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "train_cli.h"
 
 #include <mpi.h>
 #include <stdio.h>
@@ -13,10 +15,15 @@ static void help(void)
 	burrow_dist_opts o;
 	burrow_dist_defaults(&o);
 	printf("usage: mpirun -np K burrow train DIR/parts-K [options]\n\n"
-	       "Partition-parallel full-graph training: rank i trains on part i of a parts directory\n"
-	       "written by `burrow partition`; every layer's halo rows are exchanged with MPI while the\n"
-	       "inner rows aggregate, and gradients are all-reduced so the model replicas stay equal.\n"
-	       "Rank 0 prints the epoch table and writes --log.\n\n"
+	       "Partition-parallel training: rank i trains on part i of a parts directory written by\n"
+	       "`burrow partition`, and gradients are all-reduced every step so the model replicas stay\n"
+	       "equal. Rank 0 prints the epoch table and writes --log.\n"
+	       "  (default)          mini-batch: each rank samples batches from its own training nodes\n"
+	       "                     over the whole graph (remote nodes are expanded by their owners) and\n"
+	       "                     fetches the input rows it does not hold from their owners; every\n"
+	       "                     rank takes the same number of steps. Evaluation is full-graph.\n"
+	       "  --full-graph       every epoch one step over all nodes: each layer's halo rows are\n"
+	       "                     exchanged while the inner rows aggregate\n\n"
 	       "  --model M          sage, gcn or mlp (%s)\n"
 	       "  --layers L         %d\n"
 	       "  --hidden H         %lld\n"
@@ -26,20 +33,28 @@ static void help(void)
 	       "  --epochs E         %d\n"
 	       "  --seed S           %llu\n"
 	       "  --eval-every N     evaluate every N epochs and after the last (1)\n"
+	       "  --threads T        OpenMP and OpenBLAS threads per rank (all)\n"
+	       "  --log FILE         one JSON object per epoch, then one with \"final\": true\n"
+	       "Mini-batch mode:\n"
+	       "  --batch B          training nodes per batch on each rank (%lld); a step covers up to\n"
+	       "                     K x B seeds; also --batch-size\n"
+	       "  --fanout a,b,c     neighbors per layer, input layer first; -1 = all (5 x (L - l))\n"
+	       "  --prefetch P       0: sample, fetch, compute one after another; > 0: batch k+1 is\n"
+	       "                     sampled and its remote rows are in flight while batch k computes (%d)\n"
+	       "  --max-batches N    end an epoch after N steps (all)\n"
+	       "Full-graph mode:\n"
 	       "  --halo exact|stale exact: wait for each layer's halo rows; stale: use last epoch's,\n"
 	       "                     so the exchange overlaps the whole layer (PipeGCN) (exact)\n"
 	       "  --no-overlap       post, wait, then aggregate (the serialized baseline)\n"
-	       "  --threads T        OpenMP and OpenBLAS threads per rank (all)\n"
-	       "  --log FILE         one JSON object per epoch, then one with \"final\": true\n"
-	       "  --full-graph       accepted for symmetry with single-process training (implied)\n"
 	       "Several machines: mpirun --hostfile hosts -np K burrow train DIR/parts-K, with the same\n"
 	       "binary and the parts directory at the same path on every machine.\n",
 	       burrow_model_name(o.train.model), o.train.layers, (long long)o.train.hidden, o.train.dropout, o.train.lr,
-	       o.train.weight_decay, o.train.epochs, (unsigned long long)o.train.seed);
+	       o.train.weight_decay, o.train.epochs, (unsigned long long)o.train.seed, (long long)o.train.batch_size,
+	       o.train.prefetch);
 }
 
 enum { O_MODEL = 256, O_LAYERS, O_HIDDEN, O_DROPOUT, O_LR, O_WD, O_EPOCHS, O_SEED, O_EVERY, O_HALO, O_NOOV, O_THREADS,
-       O_LOG, O_FULL, O_QUIET, O_HELP };
+       O_LOG, O_FULL, O_QUIET, O_BATCH, O_FANOUT, O_PREFETCH, O_MAXB, O_HELP };
 
 /* Parse the options into o; EXIT_OK to go on, else the exit code. */
 static int parse(int argc, char **argv, burrow_dist_opts *o, int *every, const char **log, const char **dir)
@@ -53,9 +68,12 @@ static int parse(int argc, char **argv, burrow_dist_opts *o, int *every, const c
 		{"no-overlap", no_argument, 0, O_NOOV},	{"threads", required_argument, 0, O_THREADS},
 		{"log", required_argument, 0, O_LOG},		{"full-graph", no_argument, 0, O_FULL},
 		{"quiet", no_argument, 0, O_QUIET},		{"help", no_argument, 0, O_HELP},
+		{"batch", required_argument, 0, O_BATCH},	{"batch-size", required_argument, 0, O_BATCH},
+		{"fanout", required_argument, 0, O_FANOUT},	{"prefetch", required_argument, 0, O_PREFETCH},
+		{"max-batches", required_argument, 0, O_MAXB},
 		{0, 0, 0, 0},
 	};
-	int c;
+	int c, nfanout = 0;
 	int64_t i;
 	double f;
 	while ((c = cli_getopt("train", argc, argv, "h", lo)) != -1) {
@@ -122,9 +140,32 @@ static int parse(int argc, char **argv, burrow_dist_opts *o, int *every, const c
 			o->train.threads = (int)i;
 			break;
 		case O_LOG: *log = optarg; break;
+		case O_FULL: o->train.full_graph = true; break;
+		case O_BATCH:
+			if (!cli_i64(optarg, &i) || i < 1)
+				return cli_usage("train", "--batch wants a positive integer, got '%s'", optarg);
+			o->train.batch_size = i;
+			break;
+		case O_FANOUT:
+			if (!train_cli_parse_fanout(optarg, &o->train, &nfanout))
+				return cli_usage("train", "--fanout wants positive integers or -1 separated by commas, got '%s'",
+						 optarg);
+			break;
+		case O_PREFETCH:
+			if (!cli_i64(optarg, &i) || i < 0 || i > 64)
+				return cli_usage("train", "--prefetch wants 0 to 64, got '%s'", optarg);
+			o->train.prefetch = (int)i;
+			break;
+		case O_MAXB:
+			if (!cli_i64(optarg, &i) || i < 1)
+				return cli_usage("train", "--max-batches wants a positive integer, got '%s'", optarg);
+			o->train.max_batches = i;
+			break;
 		default: break;
 		}
 	}
+	if (nfanout && nfanout != o->train.layers)
+		return cli_usage("train", "--fanout has %d values for %d layers", nfanout, o->train.layers);
 	if (argc - optind != 1)
 		return cli_usage("train", "expected one parts directory");
 	*dir = argv[optind];
@@ -144,6 +185,7 @@ int cmd_train_dist(int argc, char **argv)
 {
 	burrow_dist_opts o;
 	burrow_dist_defaults(&o);
+	o.train.full_graph = false; /* mini-batch unless --full-graph */
 	int every = 1;
 	const char *log = NULL, *dir = NULL;
 	int rc = parse(argc, argv, &o, &every, &log, &dir);
@@ -160,6 +202,23 @@ int cmd_train_dist(int argc, char **argv)
 	FILE *lf = NULL;
 	if (rank == 0 && log && !(lf = fopen(log, "w")))
 		return fail_all(rank, "cannot open the --log file");
+	if (rank == 0) {
+		if (o.train.full_graph) {
+			printf("burrow train: %s, full graph, %d ranks\n", burrow_model_name(o.train.model),
+			       burrow_dist_size(d));
+		} else {
+			char fan[128] = "";
+			for (int l = 0; l < o.train.layers; l++) {
+				int f = o.train.model == BURROW_MODEL_MLP ? 0
+					: o.train.fanout[l] ? o.train.fanout[l]
+							    : 5 * (o.train.layers - l);
+				snprintf(fan + strlen(fan), sizeof fan - strlen(fan), "%s%d", l ? "," : "", f);
+			}
+			printf("burrow train: %s, mini-batch, %d ranks, batch %lld per rank, fanout %s, prefetch %d\n",
+			       burrow_model_name(o.train.model), burrow_dist_size(d), (long long)o.train.batch_size, fan,
+			       o.train.prefetch);
+		}
+	}
 	if (rank == 0)
 		printf("%5s %9s %9s %9s %8s %8s %8s %8s\n", "epoch", "loss", "train", "valid", "epoch_s", "comm_s",
 		       "exposed", "eval_s");

@@ -2,7 +2,7 @@
  * (owned rows plus a 1-hop halo), exchanging each layer's halo rows with its neighbor parts
  * while the inner rows aggregate, sending halo gradients back to their owners in backward,
  * and all-reducing the weight gradients so the replicas stay identical. */
-#include "dist.h"
+#include "dist_mb.h"
 
 #include "../core/half.h"
 
@@ -119,7 +119,6 @@ int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist
 	else
 		burrow_dist_defaults(&d->o);
 	d->o.train.scratch_dir = NULL;
-	d->o.train.full_graph = true;
 	d->comm = MPI_COMM_NULL;
 	d->best = (burrow_best){.epoch = -1, .valid_acc = -1, .test_acc = -1};
 	if ((st = MPI_Comm_dup(MPI_COMM_WORLD, &d->comm)) != MPI_SUCCESS) {
@@ -200,6 +199,8 @@ int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist
 	    (st = bw_optim_open(&d->optim, d->o.train.optimizer, d->model->num_params, d->o.train.lr,
 				d->o.train.weight_decay, d->o.train.momentum)))
 		goto fail;
+	if (!d->o.train.full_graph && (st = bw_dist_mb_open(d)))
+		goto fail;
 	*out = d;
 	return 0;
 fail:
@@ -211,6 +212,7 @@ void burrow_dist_close(burrow_dist *d)
 {
 	if (!d)
 		return;
+	bw_dist_mb_close(d->mb);
 	bw_halo_close(d->halo);
 	bw_model_close(d->model);
 	bw_optim_close(d->optim);
@@ -395,6 +397,8 @@ int bw_dist_forward_backward(burrow_dist *d, bool training, const bw_tensor **lo
 
 int burrow_dist_train_epoch(burrow_dist *d, burrow_epoch_stats *st_out, burrow_comm_stats *cs)
 {
+	if (d->mb)
+		return bw_dist_mb_epoch(d, st_out, cs);
 	double t0 = MPI_Wtime(), r0 = d->reduce_s;
 	bw_halo_stats hs0;
 	bw_halo_get_stats(d->halo, &hs0);

@@ -38,6 +38,7 @@ struct burrow_dist {
 	int epoch;
 	burrow_best best;
 	double reduce_s;               /* seconds in gradient and loss all-reduces (summed) */
+	struct bw_dist_mb *mb;         /* mini-batch mode's state (dist_mb.c); NULL in full-graph mode */
 };
 
 /* Forward and backward over the whole partitioned graph: logits of the owned rows in

@@ -1,0 +1,957 @@
+/* dist_mb.c: partition-parallel mini-batch training over MPI (docs/distributed.md,
+ * "Mini-batch mode"). Each rank samples batches from its own training nodes, multi-hop over
+ * the whole graph: per hop, frontier nodes this rank owns are expanded from its local CSR,
+ * the others are sent to their owners (partition book), which draw their neighbors and send
+ * them back as new global ids (MPI_Alltoall of counts, MPI_Alltoallv of ids). Draws are keyed
+ * by (seed, epoch, step, layer, node), and only a node's owner ever expands it, so a batch does
+ * not depend on timing. Input rows of owned and halo nodes come from the rank's feature store;
+ * the others are fetched from their owners with MPI_Ialltoallv while the store reads and, one
+ * batch ahead, while the previous batch computes. Gradients are all-reduced every step, each
+ * rank's mean loss weighted by its share of the step's seeds, and every rank takes the same
+ * number of steps (ranks out of batches take empty steps that join every collective). */
+#include "dist_mb.h"
+
+#include "../graph/store_internal.h"
+
+#include <cblas.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Key coordinates that no epoch takes: the neighbor draws and the epoch's shuffle. */
+#define KEY_DRAW (UINT64_MAX - 16)
+#define KEY_SHUFFLE (UINT64_MAX - 17)
+#define SMALL_PICK 32 /* Floyd's draws check membership by a linear scan up to this many picks */
+
+struct bw_dist_mb {
+	MPI_Comm comm;                 /* a duplicate of the dist's communicator */
+	int K, rank;
+	burrow_store *store;           /* the part's features.npy: owned rows, then halo rows */
+	int64_t D;
+	int L;
+	int fanout[BW_MAX_LAYERS];     /* block l's fanout, input layer first; -1 = all */
+	int64_t batch;
+	bool overlap;                  /* sample and post batch k+1 before batch k computes */
+	const int64_t *offsets;        /* [K+1] the partition book (borrowed from the parts) */
+	int64_t first, n_own, n_halo;
+	const int64_t *halo_ids;       /* [n_halo] ascending (borrowed) */
+	const int64_t *ip;             /* the part's CSR over local ids (borrowed) */
+	const int32_t *ind;
+	const float *gnorm;            /* [n_own + n_halo] GCN norms (the dist's), NULL for other models */
+	int64_t *train, ntrain;        /* owned training nodes, new global ids */
+	int64_t *perm;                 /* [ntrain] this epoch's order */
+
+	/* gid -> batch-local id, open addressing; an entry is live when its stamp is gen */
+	int64_t *mkey;
+	int32_t *mval;
+	uint32_t *mstamp;
+	size_t mcap;
+	uint32_t gen;
+
+	/* one hop's scratch */
+	int64_t *lbuf, *rcnt, *roff, *sreq, *spos, *rreq, *rep, *get, *egid, *newn, *ptab, *cur;
+	uint8_t *rfrom;
+	size_t lbuf_cap, rcnt_cap, roff_cap, sreq_cap, spos_cap, rreq_cap, rep_cap, get_cap, egid_cap, newn_cap,
+		ptab_cap, rfrom_cap;
+	int *cnt, *cnt2;               /* [4K] each: counts and displacements of a hop's exchanges */
+
+	bw_mb_batch b[2];
+	bw_tensor glogits;
+
+	/* this epoch's accounting (seconds) */
+	double sample_s, mpi_s, fetch_comm_s, fetch_wait_s, io_wait_s, reduce_s, compute_s;
+};
+
+static int mpi_fail(int rc, const char *what) { return bw_err_mpi(rc, what); }
+
+#define MPI_DO(call, what)                                       \
+	do {                                                     \
+		int rc_ = (call);                                \
+		if (rc_ != MPI_SUCCESS)                          \
+			return mpi_fail(rc_, what);              \
+	} while (0)
+
+/* Make *pp hold at least need elements of elem bytes, keeping the contents. */
+static int grow(void *pp, size_t *cap, size_t need, size_t elem)
+{
+	void **p = pp;
+	if (need <= *cap && *p)
+		return 0;
+	size_t n = BW_MAX(need, *cap + *cap / 2);
+	n = BW_MAX(n, (size_t)16);
+	void *q = bw_realloc(*p, n * elem);
+	if (!q)
+		return BURROW_E_NOMEM;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+static int fits_int(int64_t n, const char *what)
+{
+	if (n > INT_MAX)
+		return bw_err(BURROW_E_UNSUPPORTED, "train: %s: %lld elements exceed one MPI message (int counts)", what,
+			      (long long)n);
+	return 0;
+}
+
+/* ------------------------------------------------------------ ids */
+
+/* New global id of local id lid. */
+static inline int64_t l2g(const struct bw_dist_mb *m, int64_t lid)
+{
+	return lid < m->n_own ? m->first + lid : m->halo_ids[lid - m->n_own];
+}
+
+/* The part that owns gid (the partition book: the last p with offsets[p] <= gid). */
+static int owner_of(const struct bw_dist_mb *m, int64_t gid)
+{
+	if (gid >= m->first && gid < m->first + m->n_own)
+		return m->rank;
+	int lo = 0, hi = m->K;
+	while (hi - lo > 1) {
+		int mid = (lo + hi) / 2;
+		if (m->offsets[mid] <= gid)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Index of gid in the halo, or -1. */
+static int64_t halo_index(const struct bw_dist_mb *m, int64_t gid)
+{
+	int64_t lo = 0, hi = m->n_halo;
+	while (lo < hi) {
+		int64_t mid = lo + (hi - lo) / 2;
+		if (m->halo_ids[mid] < gid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->n_halo && m->halo_ids[lo] == gid ? lo : -1;
+}
+
+/* ------------------------------------------------------------ the batch's id map */
+
+static inline size_t map_slot(const struct bw_dist_mb *m, int64_t gid)
+{
+	return (size_t)(((uint64_t)gid * 0x9E3779B97F4A7C15ull) >> 17) & (m->mcap - 1);
+}
+
+/* Empty the map with room for n entries at most half full. */
+static int map_clear(struct bw_dist_mb *m, size_t n)
+{
+	size_t cap = 1024;
+	while (cap < 2 * n)
+		cap <<= 1;
+	if (cap > m->mcap) {
+		bw_free(m->mkey);
+		bw_free(m->mval);
+		bw_free(m->mstamp);
+		m->mkey = bw_malloc(cap * sizeof *m->mkey);
+		m->mval = bw_malloc(cap * sizeof *m->mval);
+		m->mstamp = bw_calloc(cap, sizeof *m->mstamp);
+		m->mcap = m->mkey && m->mval && m->mstamp ? cap : 0;
+		if (!m->mcap)
+			return BURROW_E_NOMEM;
+		m->gen = 0;
+	}
+	if (++m->gen == 0) { /* the stamps wrapped: clear them once */
+		memset(m->mstamp, 0, m->mcap * sizeof *m->mstamp);
+		m->gen = 1;
+	}
+	return 0;
+}
+
+/* The value of gid, or -1 when absent. */
+static int32_t map_get(const struct bw_dist_mb *m, int64_t gid)
+{
+	for (size_t h = map_slot(m, gid);; h = (h + 1) & (m->mcap - 1)) {
+		if (m->mstamp[h] != m->gen)
+			return -1;
+		if (m->mkey[h] == gid)
+			return m->mval[h];
+	}
+}
+
+static void map_put(struct bw_dist_mb *m, int64_t gid, int32_t v)
+{
+	size_t h = map_slot(m, gid);
+	while (m->mstamp[h] == m->gen && m->mkey[h] != gid)
+		h = (h + 1) & (m->mcap - 1);
+	m->mstamp[h] = m->gen;
+	m->mkey[h] = gid;
+	m->mval[h] = v;
+}
+
+/* ------------------------------------------------------------ sampling */
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static void sort_ids(int64_t *a, int64_t n)
+{
+	if (n > 24) {
+		qsort(a, (size_t)n, sizeof *a, cmp_i64);
+		return;
+	}
+	for (int64_t i = 1; i < n; i++) {
+		int64_t x = a[i], j = i;
+		for (; j > 0 && a[j - 1] > x; j--)
+			a[j] = a[j - 1];
+		a[j] = x;
+	}
+}
+
+/* Room for `k` more picks' membership table (k > SMALL_PICK). */
+static int pick_room(struct bw_dist_mb *m, int64_t k)
+{
+	size_t cap = 64;
+	while (cap < 2 * (size_t)k)
+		cap <<= 1;
+	return grow(&m->ptab, &m->ptab_cap, cap, sizeof *m->ptab);
+}
+
+/* Owned node lid's neighbors for a block with fanout fan, as new global ids into out (room
+ * for min(fan, deg), or deg when fan < 0): all of them when fan < 0 or deg <= fan, else a
+ * uniform fan-subset without replacement (Floyd's algorithm) drawn from the stream
+ * bw_key(lkey, gid). Returns how many. */
+static int64_t sample_row(struct bw_dist_mb *m, int64_t lid, int fan, uint64_t lkey, int64_t *out)
+{
+	const int64_t s = m->ip[lid], deg = m->ip[lid + 1] - s;
+	if (fan < 0 || deg <= fan) {
+		for (int64_t j = 0; j < deg; j++)
+			out[j] = l2g(m, m->ind[s + j]);
+		return deg;
+	}
+	bw_rng r;
+	bw_rng_seed(&r, bw_key(lkey, (uint64_t)(m->first + lid)));
+	const int64_t k = fan;
+	size_t cap = 0;
+	if (k > SMALL_PICK) {
+		cap = 64;
+		while (cap < 2 * (size_t)k)
+			cap <<= 1;
+		memset(m->ptab, 0, cap * sizeof *m->ptab);
+	}
+	int64_t n = 0;
+	for (int64_t j = deg - k; j < deg; j++) {
+		int64_t t = (int64_t)bw_rng_below(&r, (uint64_t)j + 1);
+		if (!cap) {
+			for (int64_t q = 0; q < n; q++)
+				if (out[q] == t) {
+					t = j;
+					break;
+				}
+		} else {
+			for (int pass = 0; pass < 2; pass++) { /* insert t; when taken, j (never taken) */
+				size_t h = (size_t)(((uint64_t)t * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
+				while (m->ptab[h] && m->ptab[h] != t + 1)
+					h = (h + 1) & (cap - 1);
+				if (!m->ptab[h]) {
+					m->ptab[h] = t + 1;
+					break;
+				}
+				t = j;
+			}
+		}
+		out[n++] = t;
+	}
+	for (int64_t q = 0; q < k; q++)
+		out[q] = l2g(m, m->ind[s + out[q]]);
+	return k;
+}
+
+/* Picks a row of this degree yields under fan. */
+static inline int64_t picks(int64_t deg, int fan) { return fan < 0 || deg <= fan ? deg : fan; }
+
+/* Block l of b: expand the current nodes gid[0, nd) (the destinations) and append the new
+ * sources. Collective: every rank runs every hop. */
+static int hop(struct bw_dist_mb *m, bw_mb_batch *b, int l, uint64_t lkey)
+{
+	const int K = m->K, fan = m->fanout[l];
+	const int64_t nd = b->num_input;
+	int *sc = m->cnt, *sd = sc + K, *rc = sd + K, *rd = rc + K;
+	int *qs = m->cnt2, *qd = qs + K, *gs = qd + K, *gd = gs + K;
+	int st;
+	if ((st = grow(&m->rcnt, &m->rcnt_cap, (size_t)nd + 1, sizeof *m->rcnt)) ||
+	    (st = grow(&m->roff, &m->roff_cap, (size_t)nd + 1, sizeof *m->roff)) ||
+	    (st = grow(&m->rfrom, &m->rfrom_cap, (size_t)nd + 1, sizeof *m->rfrom)) ||
+	    (st = grow(&b->indptr[l], &b->indptr_cap[l], (size_t)nd + 1, sizeof **b->indptr)))
+		return st;
+	if (fan > SMALL_PICK && (st = pick_room(m, fan)))
+		return st;
+
+	/* route the frontier nodes owned elsewhere to their owners, in frontier order */
+	memset(sc, 0, (size_t)K * sizeof *sc);
+	int64_t nreq = 0;
+	for (int64_t i = 0; i < nd; i++) {
+		int o = owner_of(m, b->gid[i]);
+		if (o != m->rank) {
+			sc[o]++;
+			nreq++;
+		}
+	}
+	if ((st = fits_int(nreq, "sampling requests")) ||
+	    (st = grow(&m->sreq, &m->sreq_cap, (size_t)nreq + 1, sizeof *m->sreq)) ||
+	    (st = grow(&m->spos, &m->spos_cap, (size_t)nreq + 1, sizeof *m->spos)))
+		return st;
+	sd[0] = 0;
+	for (int p = 1; p < K; p++)
+		sd[p] = sd[p - 1] + sc[p - 1];
+	for (int p = 0; p < K; p++)
+		m->cur[p] = sd[p];
+	for (int64_t i = 0; i < nd; i++) {
+		int o = owner_of(m, b->gid[i]);
+		if (o != m->rank) {
+			int64_t q = m->cur[o]++;
+			m->sreq[q] = b->gid[i];
+			m->spos[q] = i;
+		}
+	}
+
+	/* expand the owned ones here */
+	int64_t lu = 0;
+	for (int64_t i = 0; i < nd; i++) {
+		if (owner_of(m, b->gid[i]) != m->rank)
+			continue;
+		const int64_t lid = b->gid[i] - m->first;
+		if ((st = grow(&m->lbuf, &m->lbuf_cap, (size_t)(lu + picks(m->ip[lid + 1] - m->ip[lid], fan)) + 1,
+			       sizeof *m->lbuf)))
+			return st;
+		m->rcnt[i] = sample_row(m, lid, fan, lkey, m->lbuf + lu);
+		m->roff[i] = lu;
+		m->rfrom[i] = 0;
+		lu += m->rcnt[i];
+	}
+
+	/* the owners expand the rest and send back [k, k neighbor ids] per request */
+	double t0 = MPI_Wtime();
+	MPI_DO(MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, m->comm), "train: sampling: MPI_Alltoall");
+	int64_t nrecv = 0;
+	for (int p = 0; p < K; p++) {
+		rd[p] = (int)nrecv;
+		nrecv += rc[p];
+	}
+	if ((st = fits_int(nrecv, "sampling requests")) ||
+	    (st = grow(&m->rreq, &m->rreq_cap, (size_t)nrecv + 1, sizeof *m->rreq)))
+		return st;
+	MPI_DO(MPI_Alltoallv(m->sreq, sc, sd, MPI_INT64_T, m->rreq, rc, rd, MPI_INT64_T, m->comm),
+	       "train: sampling: MPI_Alltoallv (ids)");
+	m->mpi_s += MPI_Wtime() - t0;
+	int64_t ru = 0;
+	for (int p = 0; p < K; p++) {
+		const int64_t r0 = ru;
+		for (int64_t j = rd[p]; j < rd[p] + rc[p]; j++) {
+			const int64_t lid = m->rreq[j] - m->first;
+			if (lid < 0 || lid >= m->n_own)
+				return bw_err(BURROW_E_RANGE, "train: rank %d asked rank %d to expand node %lld, which it "
+							      "does not own",
+					      p, m->rank, (long long)m->rreq[j]);
+			const int64_t k = picks(m->ip[lid + 1] - m->ip[lid], fan);
+			if ((st = grow(&m->rep, &m->rep_cap, (size_t)(ru + 1 + k), sizeof *m->rep)))
+				return st;
+			m->rep[ru] = sample_row(m, lid, fan, lkey, m->rep + ru + 1);
+			ru += 1 + k;
+		}
+		if ((st = fits_int(ru, "sampled neighbors")))
+			return st;
+		qs[p] = (int)(ru - r0);
+		qd[p] = (int)r0;
+	}
+	t0 = MPI_Wtime();
+	MPI_DO(MPI_Alltoall(qs, 1, MPI_INT, gs, 1, MPI_INT, m->comm), "train: sampling: MPI_Alltoall");
+	int64_t ng = 0;
+	for (int p = 0; p < K; p++) {
+		gd[p] = (int)ng;
+		ng += gs[p];
+	}
+	if ((st = fits_int(ng, "sampled neighbors")) || (st = grow(&m->get, &m->get_cap, (size_t)ng + 1, sizeof *m->get)))
+		return st;
+	MPI_DO(MPI_Alltoallv(m->rep, qs, qd, MPI_INT64_T, m->get, gs, gd, MPI_INT64_T, m->comm),
+	       "train: sampling: MPI_Alltoallv (neighbors)");
+	m->mpi_s += MPI_Wtime() - t0;
+	/* replies come from each owner in the order of the requests sent to it */
+	int64_t g = 0;
+	for (int64_t q = 0; q < nreq; q++) {
+		const int64_t i = m->spos[q], k = m->get[g];
+		if (k < 0 || g + 1 + k > ng)
+			return bw_err(BURROW_E_FORMAT, "train: a sampling reply does not match its requests");
+		m->rcnt[i] = k;
+		m->roff[i] = g + 1;
+		m->rfrom[i] = 1;
+		g += 1 + k;
+	}
+
+	/* the block: rows in increasing global id, then the new sources numbered after the
+	 * destinations in increasing global id */
+	int64_t *ip = b->indptr[l];
+	ip[0] = 0;
+	for (int64_t i = 0; i < nd; i++)
+		ip[i + 1] = ip[i] + m->rcnt[i];
+	const int64_t E = ip[nd];
+	if ((st = grow(&m->egid, &m->egid_cap, (size_t)E + 1, sizeof *m->egid)) ||
+	    (st = grow(&m->newn, &m->newn_cap, (size_t)E + 1, sizeof *m->newn)) ||
+	    (st = grow(&b->indices[l], &b->indices_cap[l], (size_t)E + 1, sizeof **b->indices)))
+		return st;
+	for (int64_t i = 0; i < nd; i++) {
+		const int64_t *src = (m->rfrom[i] ? m->get : m->lbuf) + m->roff[i];
+		memcpy(m->egid + ip[i], src, (size_t)m->rcnt[i] * sizeof *src);
+		sort_ids(m->egid + ip[i], m->rcnt[i]);
+	}
+	if ((size_t)(nd + E) * 2 > m->mcap) { /* more room: rebuild the map from the nodes so far */
+		if ((st = map_clear(m, (size_t)(nd + E))))
+			return st;
+		for (int64_t i = 0; i < nd; i++)
+			map_put(m, b->gid[i], (int32_t)i);
+	}
+	int64_t nnew = 0;
+	for (int64_t e = 0; e < E; e++)
+		if (map_get(m, m->egid[e]) < 0) {
+			map_put(m, m->egid[e], INT32_MAX);
+			m->newn[nnew++] = m->egid[e];
+		}
+	if (nd + nnew > INT32_MAX)
+		return bw_err(BURROW_E_UNSUPPORTED, "train: block %d has %lld source nodes: local ids are int32", l,
+			      (long long)(nd + nnew));
+	sort_ids(m->newn, nnew);
+	if ((st = grow(&b->gid, &b->gid_cap, (size_t)(nd + nnew), sizeof *b->gid)))
+		return st;
+	for (int64_t j = 0; j < nnew; j++) {
+		map_put(m, m->newn[j], (int32_t)(nd + j));
+		b->gid[nd + j] = m->newn[j];
+	}
+	for (int64_t e = 0; e < E; e++)
+		b->indices[l][e] = map_get(m, m->egid[e]);
+	b->num_dst[l] = nd;
+	b->num_src[l] = nd + nnew;
+	b->num_input = nd + nnew;
+	return 0;
+}
+
+/* The draws of (epoch, step, layer): every rank derives the same key. */
+static uint64_t draw_key(uint64_t seed, int64_t epoch, int64_t step, int l)
+{
+	return bw_key(bw_key(bw_key(bw_key(seed, KEY_DRAW), (uint64_t)epoch), (uint64_t)step), (uint64_t)l);
+}
+
+/* Sample b's blocks for these seeds (owned, new global ids). Collective. */
+static int sample(burrow_dist *d, bw_mb_batch *b, const int64_t *seeds, int64_t n, int64_t epoch, int64_t step)
+{
+	struct bw_dist_mb *m = d->mb;
+	int st;
+	if ((st = grow(&b->gid, &b->gid_cap, (size_t)n + 1, sizeof *b->gid)) ||
+	    (st = grow(&b->labels, &b->labels_cap, (size_t)n + 1, sizeof *b->labels)) || (st = map_clear(m, (size_t)n)))
+		return st;
+	for (int64_t i = 0; i < n; i++) {
+		const int64_t lid = seeds[i] - m->first;
+		if (lid < 0 || lid >= m->n_own)
+			return bw_err(BURROW_E_RANGE, "train: seed %lld is not owned by rank %d", (long long)seeds[i], m->rank);
+		if (map_get(m, seeds[i]) >= 0)
+			return bw_err(BURROW_E_INVAL, "train: seed %lld appears twice in one batch", (long long)seeds[i]);
+		map_put(m, seeds[i], (int32_t)i);
+		b->gid[i] = seeds[i];
+		b->labels[i] = d->labels[lid];
+	}
+	b->num_layers = m->L;
+	b->num_seeds = b->num_input = n;
+	for (int l = m->L - 1; l >= 0; l--)
+		if ((st = hop(m, b, l, draw_key(d->o.train.seed, epoch, step, l))))
+			return st;
+	return 0;
+}
+
+/* ------------------------------------------------------------ fetching input rows */
+
+/* Start the fetch of b's input rows: submit the store's read of the rows this rank holds
+ * (owned and halo nodes) into x, send the ids of the others to their owners, read the rows
+ * they ask of this rank and post the exchange of rows (and GCN norms). Collective. */
+static int fetch_post(burrow_dist *d, bw_mb_batch *b)
+{
+	struct bw_dist_mb *m = d->mb;
+	const int K = m->K;
+	const int64_t n = b->num_input, D = m->D;
+	int *sc = m->cnt, *sd = sc + K, *rc = sd + K, *rd = rc + K;
+	int st;
+	if ((st = grow(&b->lids, &b->lids_cap, (size_t)n + 1, sizeof *b->lids)) ||
+	    (st = grow(&b->fetch_pos, &b->fetch_cap, (size_t)n + 1, sizeof *b->fetch_pos)) ||
+	    (st = grow(&b->x, &b->x_cap, (size_t)(n * D) + 1, sizeof *b->x)) ||
+	    (st = grow(&m->sreq, &m->sreq_cap, (size_t)n + 1, sizeof *m->sreq)) ||
+	    (m->gnorm && (st = grow(&b->norm, &b->norm_cap, (size_t)n + 1, sizeof *b->norm))))
+		return st;
+	memset(sc, 0, (size_t)K * sizeof *sc);
+	int64_t nf = 0;
+	for (int64_t i = 0; i < n; i++) {
+		const int64_t g = b->gid[i];
+		int64_t lid = g - m->first, h;
+		if (lid < 0 || lid >= m->n_own)
+			lid = (h = halo_index(m, g)) >= 0 ? m->n_own + h : -1;
+		if (lid < 0) {
+			sc[owner_of(m, g)]++;
+			nf++;
+		} else if (m->gnorm) {
+			b->norm[i] = m->gnorm[lid];
+		}
+		b->lids[i] = lid;
+	}
+	if (n > 0 && m->n_own + m->n_halo == 0)
+		return bw_err(BURROW_E_INVAL, "train: rank %d holds no rows but samples a batch", m->rank);
+	sd[0] = 0;
+	for (int p = 1; p < K; p++)
+		sd[p] = sd[p - 1] + sc[p - 1];
+	for (int p = 0; p < K; p++)
+		m->cur[p] = sd[p];
+	for (int64_t i = 0; i < n; i++)
+		if (b->lids[i] < 0) {
+			int64_t q = m->cur[owner_of(m, b->gid[i])]++;
+			m->sreq[q] = b->gid[i];
+			b->fetch_pos[q] = i;
+			b->lids[i] = 0; /* a row to read in its place: the fetched one overwrites it */
+		}
+	b->n_fetch = nf;
+	b->ticket = NULL;
+	if (n > 0 && (st = burrow_store_submit(m->store, b->lids, (size_t)n, b->x, &b->ticket)))
+		return st;
+
+	/* the ids go out; the rows asked of this rank are read */
+	double t0 = MPI_Wtime();
+	MPI_DO(MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, m->comm), "train: fetch: MPI_Alltoall");
+	int64_t ns = 0;
+	for (int p = 0; p < K; p++) {
+		rd[p] = (int)ns;
+		ns += rc[p];
+	}
+	if ((st = fits_int(ns * D, "feature rows")) || (st = fits_int(nf * D, "feature rows")) ||
+	    (st = grow(&b->sids, &b->sids_cap, (size_t)ns + 1, sizeof *b->sids)))
+		return st;
+	MPI_DO(MPI_Alltoallv(m->sreq, sc, sd, MPI_INT64_T, b->sids, rc, rd, MPI_INT64_T, m->comm),
+	       "train: fetch: MPI_Alltoallv (ids)");
+	m->mpi_s += MPI_Wtime() - t0;
+	b->n_serve = ns;
+	for (int64_t j = 0; j < ns; j++) {
+		const int64_t lid = b->sids[j] - m->first;
+		if (lid < 0 || lid >= m->n_own)
+			return bw_err(BURROW_E_RANGE, "train: rank %d was asked for the row of node %lld, which it does not own",
+				      m->rank, (long long)b->sids[j]);
+		b->sids[j] = lid;
+	}
+	if ((st = grow(&b->srows, &b->srows_cap, (size_t)(ns * D) + 1, sizeof *b->srows)) ||
+	    (st = grow(&b->rrows, &b->rrows_cap, (size_t)(nf * D) + 1, sizeof *b->rrows)) ||
+	    (st = grow(&b->snorm, &b->snorm_cap, (size_t)ns + 1, sizeof *b->snorm)) ||
+	    (st = grow(&b->rnorm, &b->rnorm_cap, (size_t)nf + 1, sizeof *b->rnorm)))
+		return st;
+	if (ns > 0 && (st = burrow_store_gather(m->store, b->sids, (size_t)ns, b->srows)))
+		return st;
+	for (int64_t j = 0; m->gnorm && j < ns; j++)
+		b->snorm[j] = m->gnorm[b->sids[j]];
+
+	/* rows go back: this rank sends rc[p] rows to p and receives sc[p] from it */
+	int *c = b->cnt, *f = b->cnt_f;
+	for (int p = 0; p < K; p++) {
+		c[p] = rc[p];
+		c[K + p] = rd[p];
+		c[2 * K + p] = sc[p];
+		c[3 * K + p] = sd[p];
+		for (int q = 0; q < 4; q++)
+			f[q * K + p] = (int)((int64_t)c[q * K + p] * D);
+	}
+	b->nreq = 0;
+	b->post_t = MPI_Wtime();
+	b->done_t = 0;
+	MPI_DO(MPI_Ialltoallv(b->srows, f, f + K, MPI_FLOAT, b->rrows, f + 2 * K, f + 3 * K, MPI_FLOAT, m->comm,
+			      &b->req[b->nreq++]),
+	       "train: fetch: MPI_Ialltoallv (rows)");
+	if (m->gnorm)
+		MPI_DO(MPI_Ialltoallv(b->snorm, c, c + K, MPI_FLOAT, b->rnorm, c + 2 * K, c + 3 * K, MPI_FLOAT, m->comm,
+				      &b->req[b->nreq++]),
+		       "train: fetch: MPI_Ialltoallv (norms)");
+	b->pending = true;
+	return 0;
+}
+
+/* Drive b's fetch without blocking; note when it completed. */
+static int fetch_poll(bw_mb_batch *b)
+{
+	if (!b->pending || b->done_t > 0)
+		return 0;
+	int flag = 0;
+	MPI_DO(MPI_Testall(b->nreq, b->req, &flag, MPI_STATUSES_IGNORE), "train: fetch: MPI_Testall");
+	if (flag) {
+		b->done_t = MPI_Wtime();
+		b->nreq = 0;
+	}
+	return 0;
+}
+
+/* Complete b's fetch: the store's reads, then the rows from the owners over them. */
+static int fetch_finish(struct bw_dist_mb *m, bw_mb_batch *b)
+{
+	if (!b->pending)
+		return 0;
+	double t0 = MPI_Wtime();
+	int st = 0;
+	if (b->ticket) {
+		st = burrow_store_wait(m->store, b->ticket);
+		b->ticket = NULL;
+	}
+	double t1 = MPI_Wtime();
+	m->io_wait_s += t1 - t0;
+	if (b->nreq > 0) {
+		int rc = MPI_Waitall(b->nreq, b->req, MPI_STATUSES_IGNORE);
+		b->nreq = 0;
+		if (rc != MPI_SUCCESS && !st)
+			st = mpi_fail(rc, "train: fetch: MPI_Waitall");
+		b->done_t = MPI_Wtime();
+	}
+	b->pending = false;
+	m->fetch_wait_s += MPI_Wtime() - t1;
+	m->fetch_comm_s += b->done_t - b->post_t;
+	if (st)
+		return st;
+	for (int64_t k = 0; k < b->n_fetch; k++) {
+		const int64_t i = b->fetch_pos[k];
+		memcpy(b->x + i * m->D, b->rrows + k * m->D, (size_t)m->D * sizeof *b->x);
+		if (m->gnorm)
+			b->norm[i] = b->rnorm[k];
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ steps */
+
+/* One optimizer step on b (step k), joined by every rank; a rank without seeds joins the
+ * all-reduces with zero gradients. other (may be NULL) is the batch whose fetch is in flight:
+ * its exchange is driven between the phases. */
+static int step(burrow_dist *d, bw_mb_batch *b, bw_mb_batch *other, int64_t k, double *loss, double *counted,
+		double *correct)
+{
+	struct bw_dist_mb *m = d->mb;
+	const int L = m->L;
+	bw_block blk[BW_MAX_LAYERS];
+	bw_batch bb = {0};
+	const bw_tensor *logits = NULL;
+	double loc[3] = {0, 0, 0}, all[3];
+	const bool work = b->num_seeds > 0;
+	int st = 0;
+	double a = MPI_Wtime();
+	memset(blk, 0, sizeof blk);
+	if (work) {
+		bb = (bw_batch){
+			.num_blocks = L,
+			.x = bw_tensor_view(b->x, b->num_input, m->D),
+			.labels = b->labels,
+			.epoch = (uint64_t)d->epoch,
+			.index = (uint64_t)(k * m->K + m->rank), /* distinct dropout masks on every rank */
+		};
+		for (int l = 0; l < L; l++) {
+			bw_block_init(&blk[l], b->num_dst[l], b->num_src[l], b->indptr[l], b->indices[l]);
+			blk[l].dst_norm = blk[l].src_norm = m->gnorm ? b->norm : NULL;
+			bb.blocks[l] = &blk[l];
+		}
+		double lo;
+		int64_t cn, co;
+		if ((st = bw_model_forward(&d->be, d->model, &bb, true, d->o.train.seed, &logits)) ||
+		    (st = bw_tensor_reshape(&m->glogits, logits->rows, logits->cols)) ||
+		    (st = bw_nll_loss(&d->be, logits, b->labels, NULL, 0, &m->glogits, &lo, &cn, &co)))
+			goto out;
+		loc[0] = lo * (double)cn;
+		loc[1] = (double)cn;
+		loc[2] = (double)co;
+	}
+	if (other && (st = fetch_poll(other)))
+		goto out;
+	m->compute_s += MPI_Wtime() - a;
+	/* the step's loss is the mean over every rank's seeds: weigh this rank's mean */
+	a = MPI_Wtime();
+	int rc = MPI_Allreduce(loc, all, 3, MPI_DOUBLE, MPI_SUM, m->comm);
+	m->reduce_s += MPI_Wtime() - a;
+	if (rc != MPI_SUCCESS) {
+		st = mpi_fail(rc, "train: MPI_Allreduce (loss)");
+		goto out;
+	}
+	*loss = all[1] > 0 ? all[0] / all[1] : 0;
+	*counted = all[1];
+	*correct = all[2];
+	if (!isfinite(*loss)) {
+		st = bw_err(BURROW_E_RANGE, "train: loss is %s at epoch %d, step %lld; stopped before the update",
+			    isnan(*loss) ? "NaN" : "infinite", d->epoch + 1, (long long)k + 1);
+		goto out;
+	}
+	a = MPI_Wtime();
+	if (work && loc[1] > 0) {
+		cblas_sscal((int)(logits->rows * logits->cols), (float)(loc[1] / all[1]), m->glogits.data, 1);
+		if ((st = bw_model_backward(&d->be, d->model, &bb, &m->glogits)))
+			goto out;
+	} else {
+		memset(d->model->grads, 0, (size_t)d->model->num_params * sizeof *d->model->grads);
+	}
+	if (other && (st = fetch_poll(other)))
+		goto out;
+	m->compute_s += MPI_Wtime() - a;
+	a = MPI_Wtime();
+	rc = MPI_Allreduce(MPI_IN_PLACE, d->model->grads, (int)d->model->num_params, MPI_FLOAT, MPI_SUM, m->comm);
+	m->reduce_s += MPI_Wtime() - a;
+	if (rc != MPI_SUCCESS) {
+		st = mpi_fail(rc, "train: MPI_Allreduce (gradients)");
+		goto out;
+	}
+	a = MPI_Wtime();
+	st = bw_optim_step(&d->be, d->optim, d->model->params, d->model->grads);
+	m->compute_s += MPI_Wtime() - a;
+out:
+	for (int l = 0; l < L; l++)
+		bw_block_release(&blk[l]);
+	return st;
+}
+
+/* Sample step k's batch into b and post its fetch. */
+static int load(burrow_dist *d, bw_mb_batch *b, int64_t epoch, int64_t k)
+{
+	struct bw_dist_mb *m = d->mb;
+	const int64_t s0 = BW_MIN(k * m->batch, m->ntrain), n = BW_MIN(m->batch, m->ntrain - s0);
+	double a = MPI_Wtime();
+	int st = sample(d, b, m->perm + s0, n, epoch, k);
+	if (!st)
+		st = fetch_post(d, b);
+	m->sample_s += MPI_Wtime() - a;
+	return st;
+}
+
+int bw_dist_mb_load(burrow_dist *d, const int64_t *seeds, int64_t n, int64_t epoch, int64_t step_index,
+		    const bw_mb_batch **out)
+{
+	struct bw_dist_mb *m = d->mb;
+	*out = NULL;
+	if (!m)
+		return bw_err(BURROW_E_INVAL, "train: not in mini-batch mode");
+	bw_mb_batch *b = &m->b[0];
+	int st = fetch_finish(m, b);
+	if (!st)
+		st = sample(d, b, seeds, n, epoch, step_index);
+	if (!st)
+		st = fetch_post(d, b);
+	if (!st)
+		st = fetch_finish(m, b);
+	if (!st)
+		*out = b;
+	return st;
+}
+
+int bw_dist_mb_epoch(burrow_dist *d, burrow_epoch_stats *es, burrow_comm_stats *cs)
+{
+	struct bw_dist_mb *m = d->mb;
+	const double t0 = MPI_Wtime();
+	const int64_t epoch = d->epoch;
+	m->sample_s = m->mpi_s = m->fetch_comm_s = m->fetch_wait_s = m->io_wait_s = m->reduce_s = m->compute_s = 0;
+	/* this epoch's order of the rank's training nodes */
+	memcpy(m->perm, m->train, (size_t)m->ntrain * sizeof *m->perm);
+	bw_rng r;
+	bw_rng_seed(&r, bw_key(bw_key(bw_key(d->o.train.seed, KEY_SHUFFLE), (uint64_t)epoch), (uint64_t)m->rank));
+	for (int64_t i = m->ntrain - 1; i > 0; i--) {
+		int64_t j = (int64_t)bw_rng_below(&r, (uint64_t)i + 1), t = m->perm[i];
+		m->perm[i] = m->perm[j];
+		m->perm[j] = t;
+	}
+	/* every rank takes as many steps as the rank with the most batches */
+	int64_t mine = (m->ntrain + m->batch - 1) / m->batch, steps;
+	MPI_DO(MPI_Allreduce(&mine, &steps, 1, MPI_INT64_T, MPI_MAX, m->comm), "train: MPI_Allreduce (steps)");
+	if (d->o.train.max_batches > 0 && d->o.train.max_batches < steps)
+		steps = d->o.train.max_batches;
+	double loss_sum = 0, counted = 0, correct = 0;
+	int64_t lossy = 0;
+	bw_mb_batch *cur = &m->b[0], *nxt = &m->b[1];
+	int st = steps > 0 ? load(d, cur, epoch, 0) : 0;
+	for (int64_t k = 0; !st && k < steps; k++) {
+		if ((st = fetch_finish(m, cur)))
+			break;
+		/* with overlap, batch k+1 is sampled and its rows are in flight while k computes */
+		if (m->overlap && k + 1 < steps && (st = load(d, nxt, epoch, k + 1)))
+			break;
+		double lo, c, r2;
+		if ((st = step(d, cur, m->overlap ? nxt : NULL, k, &lo, &c, &r2)))
+			break;
+		if (c > 0) {
+			loss_sum += lo;
+			lossy++;
+		}
+		counted += c;
+		correct += r2;
+		if (!m->overlap && k + 1 < steps && (st = load(d, nxt, epoch, k + 1)))
+			break;
+		bw_mb_batch *t = cur;
+		cur = nxt;
+		nxt = t;
+	}
+	if (st)
+		return st;
+	d->epoch++;
+	if (es) {
+		memset(es, 0, sizeof *es);
+		es->epoch = d->epoch;
+		es->batches = steps;
+		es->loss = lossy ? loss_sum / (double)lossy : 0;
+		es->train_acc = counted > 0 ? correct / counted : 0;
+		es->epoch_s = MPI_Wtime() - t0;
+		es->sample_s = m->sample_s;
+		es->io_wait_s = m->io_wait_s;
+		es->compute_s = m->compute_s;
+	}
+	if (cs) {
+		cs->comm_s = m->mpi_s + m->fetch_comm_s + m->reduce_s;
+		cs->exposed_comm_s = m->mpi_s + m->fetch_wait_s + m->reduce_s;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ open and close */
+
+/* The store's cache budget: cache_fraction or cache_bytes of the train options; the auto
+ * budget holds every row when that takes at most a quarter of physical memory. */
+static size_t cache_budget(const burrow_train_opts *o, size_t full)
+{
+	if (o->cache_policy == BURROW_CACHE_NONE)
+		return 0;
+	if (o->cache_fraction >= 0)
+		return (size_t)((double)full * BW_MIN(o->cache_fraction, 1.0));
+	if (o->cache_bytes >= 0)
+		return BW_MIN((size_t)o->cache_bytes, full);
+	const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	const double cap = pages > 0 && page > 0 ? (double)pages * (double)page / 4 : (double)full;
+	return (double)full <= cap ? full : (size_t)cap;
+}
+
+static int open_store(burrow_dist *d, struct bw_dist_mb *m)
+{
+	const burrow_dataset *ds = burrow_part_dataset(d->part);
+	const char *path = burrow_dataset_features_path(ds);
+	burrow_store_opts so;
+	burrow_store_defaults(&so);
+	so.engine = d->o.train.store_engine;
+	so.out_dtype = BURROW_DTYPE_F32;
+	int st = burrow_store_open(&m->store, path, &so);
+	if (st)
+		return st;
+	const burrow_store_info *in = burrow_store_get_info(m->store);
+	if (in->num_rows != d->n_loc || in->dim != m->D)
+		return bw_err(BURROW_E_FORMAT, "%s: shape [%lld, %lld], expected [%lld, %lld] (owned + halo rows)", path,
+			      (long long)in->num_rows, (long long)in->dim, (long long)d->n_loc, (long long)m->D);
+	const size_t budget = cache_budget(&d->o.train, bw_cache_bytes_for((size_t)d->n_loc, in->out_row_bytes));
+	return budget > 0 ? burrow_store_cache_clock(m->store, budget) : 0;
+}
+
+int bw_dist_mb_open(burrow_dist *d)
+{
+	const burrow_train_opts *o = &d->o.train;
+	if (o->batch_size < 1 || o->max_batches < 0 || o->prefetch < 0)
+		return bw_err(BURROW_E_INVAL, "train: batch size must be positive, max batches and prefetch >= 0");
+	for (int l = 0; l < o->layers; l++)
+		if (o->fanout[l] < -1)
+			return bw_err(BURROW_E_INVAL, "train: fanout %d of layer %d: want -1 (all), 0 (default) or > 0",
+				      o->fanout[l], l);
+	struct bw_dist_mb *m = bw_calloc(1, sizeof *m);
+	if (!m)
+		return BURROW_E_NOMEM;
+	d->mb = m; /* from here burrow_dist_close frees it */
+	m->comm = MPI_COMM_NULL;
+	int st = MPI_Comm_dup(d->comm, &m->comm);
+	if (st != MPI_SUCCESS) {
+		m->comm = MPI_COMM_NULL;
+		return mpi_fail(st, "train: MPI_Comm_dup");
+	}
+	MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
+	m->K = d->K;
+	m->rank = d->rank;
+	m->D = d->model->cfg.in_dim;
+	m->L = o->layers;
+	m->batch = o->batch_size;
+	m->overlap = o->prefetch > 0;
+	for (int l = 0; l < m->L; l++)
+		m->fanout[l] = o->model == BURROW_MODEL_MLP ? 0 : o->fanout[l] != 0 ? o->fanout[l] : 5 * (m->L - l);
+	m->offsets = burrow_parts_get_info(d->parts)->node_offsets;
+	m->first = d->pi->first_id;
+	m->n_own = d->n_own;
+	m->n_halo = d->n_halo;
+	m->halo_ids = d->pi->halo_ids;
+	const burrow_csr *g = burrow_dataset_graph(burrow_part_dataset(d->part));
+	m->ip = g->indptr;
+	m->ind = g->indices;
+	m->gnorm = o->model == BURROW_MODEL_GCN ? d->norm : NULL;
+	if (o->model == BURROW_MODEL_GCN && !d->norm)
+		return bw_err(BURROW_E_INVAL, "train: GCN norms missing");
+	if ((st = open_store(d, m)))
+		return st;
+	m->ntrain = d->split_n[BURROW_SPLIT_TRAIN];
+	m->train = bw_malloc((size_t)(m->ntrain + 1) * sizeof *m->train);
+	m->perm = bw_malloc((size_t)(m->ntrain + 1) * sizeof *m->perm);
+	m->cnt = bw_calloc(4 * (size_t)m->K, sizeof *m->cnt);
+	m->cnt2 = bw_calloc(4 * (size_t)m->K, sizeof *m->cnt2);
+	m->cur = bw_calloc((size_t)m->K, sizeof *m->cur);
+	if (!m->train || !m->perm || !m->cnt || !m->cnt2 || !m->cur)
+		return BURROW_E_NOMEM;
+	for (int64_t i = 0; i < m->ntrain; i++)
+		m->train[i] = m->first + d->split[BURROW_SPLIT_TRAIN][i];
+	for (int i = 0; i < 2; i++) {
+		m->b[i].cnt = bw_calloc(4 * (size_t)m->K, sizeof *m->b[i].cnt);
+		m->b[i].cnt_f = bw_calloc(4 * (size_t)m->K, sizeof *m->b[i].cnt_f);
+		if (!m->b[i].cnt || !m->b[i].cnt_f)
+			return BURROW_E_NOMEM;
+	}
+	return 0;
+}
+
+static void batch_free(struct bw_dist_mb *m, bw_mb_batch *b)
+{
+	if (b->ticket)
+		burrow_store_wait(m->store, b->ticket);
+	if (b->nreq > 0) /* a fetch every rank posted: it completes */
+		MPI_Waitall(b->nreq, b->req, MPI_STATUSES_IGNORE);
+	bw_free(b->gid);
+	for (int l = 0; l < BW_MAX_LAYERS; l++) {
+		bw_free(b->indptr[l]);
+		bw_free(b->indices[l]);
+	}
+	bw_free(b->labels);
+	bw_free(b->norm);
+	bw_free(b->x);
+	bw_free(b->lids);
+	bw_free(b->fetch_pos);
+	bw_free(b->rrows);
+	bw_free(b->rnorm);
+	bw_free(b->sids);
+	bw_free(b->srows);
+	bw_free(b->snorm);
+	bw_free(b->cnt);
+	bw_free(b->cnt_f);
+}
+
+void bw_dist_mb_close(struct bw_dist_mb *m)
+{
+	if (!m)
+		return;
+	for (int i = 0; i < 2; i++)
+		batch_free(m, &m->b[i]);
+	burrow_store_close(m->store);
+	bw_free(m->train);
+	bw_free(m->perm);
+	bw_free(m->mkey);
+	bw_free(m->mval);
+	bw_free(m->mstamp);
+	int64_t *bufs[] = {m->lbuf, m->rcnt, m->roff, m->sreq, m->spos, m->rreq, m->rep,
+			   m->get,  m->egid, m->newn, m->ptab, m->cur};
+	for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
+		bw_free(bufs[i]);
+	bw_free(m->rfrom);
+	bw_free(m->cnt);
+	bw_free(m->cnt2);
+	bw_tensor_free(&m->glogits);
+	if (m->comm != MPI_COMM_NULL)
+		MPI_Comm_free(&m->comm);
+	bw_free(m);
+}

@@ -1,0 +1,60 @@
+/* dist_mb.h: partition-parallel mini-batch training over MPI (dist_mb.c): each rank samples
+ * batches from its own training nodes over the whole graph (a frontier node owned elsewhere
+ * is expanded by its owner), fetches the input rows it does not hold from their owners, and
+ * steps the replicated model with all-reduced gradients, every rank the same number of steps. */
+#ifndef BURROW_DIST_MB_H
+#define BURROW_DIST_MB_H
+
+#include "dist.h"
+
+/* One sampled batch in new global ids, in burrow_batch's layout (include/burrow.h, above
+ * burrow_block): gid = [ seeds | new in block L-1 | ... | new in block 0 ], block l's
+ * destinations are gid[0, num_dst[l]) and its sources gid[0, num_src[l]); row i's sources
+ * are indices[l][indptr[l][i] .. indptr[l][i+1]), local ids, increasing global id. Every
+ * array is owned by the batch (it grows and is reused). */
+typedef struct bw_mb_batch {
+	int num_layers;
+	int64_t num_seeds, num_input;
+	int64_t *gid;                        /* [num_input] new global ids */
+	int64_t num_dst[BW_MAX_LAYERS], num_src[BW_MAX_LAYERS];
+	int64_t *indptr[BW_MAX_LAYERS];      /* [num_dst[l] + 1] */
+	int32_t *indices[BW_MAX_LAYERS];     /* [indptr[l][num_dst[l]]] */
+	int32_t *labels;                     /* [num_seeds] */
+	float *norm;                         /* [num_input] GCN norms 1/sqrt(deg + 1), whole-graph degrees */
+	float *x;                            /* [num_input, D] input rows, once the fetch completed */
+	size_t gid_cap, indptr_cap[BW_MAX_LAYERS], indices_cap[BW_MAX_LAYERS], labels_cap, norm_cap, x_cap;
+
+	/* the fetch in flight: rows this rank holds come from its store into x; the others
+	 * arrive from their owners into rrows, grouped by owner, for positions fetch_pos */
+	int64_t *lids;                       /* [num_input] store row of each input (0 for a remote one) */
+	int64_t *fetch_pos;                  /* [n_fetch] positions in gid of the rows that arrive */
+	int64_t n_fetch;
+	float *rrows, *rnorm;                /* [n_fetch, D], [n_fetch] received */
+	int64_t *sids;                       /* [n_serve] local ids of the rows this rank sends */
+	int64_t n_serve;
+	float *srows, *snorm;                /* [n_serve, D], [n_serve] sent */
+	size_t lids_cap, fetch_cap, rrows_cap, rnorm_cap, sids_cap, srows_cap, snorm_cap;
+	int *cnt;                            /* [4K]: send counts, send displs, recv counts, recv displs (rows) */
+	int *cnt_f;                          /* [4K]: the same in floats (times D) */
+	MPI_Request req[2];
+	int nreq;
+	burrow_store_ticket *ticket;
+	double post_t, done_t;               /* when the rows were posted, and seen complete (0: not yet) */
+	bool pending;                        /* a fetch is in flight */
+} bw_mb_batch;
+
+/* Set up mini-batch mode on an open burrow_dist (d->o.train.full_graph false): the feature
+ * store on the part's features, the training seeds, the sampler's scratch. Collective. */
+int bw_dist_mb_open(burrow_dist *d);
+void bw_dist_mb_close(struct bw_dist_mb *m);
+/* One mini-batch epoch (burrow_dist_train_epoch dispatches here). Collective. */
+int bw_dist_mb_epoch(burrow_dist *d, burrow_epoch_stats *st, burrow_comm_stats *cs);
+
+/* Sample the batch of these seeds (new global ids this rank owns, distinct; n may be 0) for
+ * step `step` of epoch `epoch`, and fetch its input rows and norms: on return *out holds
+ * everything (valid until the next call). Collective: every rank calls it for the same
+ * (epoch, step). For tests and tools. */
+int bw_dist_mb_load(burrow_dist *d, const int64_t *seeds, int64_t n, int64_t epoch, int64_t step,
+		    const bw_mb_batch **out);
+
+#endif
