@@ -470,6 +470,8 @@ static int sample(burrow_dist *d, bw_mb_batch *b, const int64_t *seeds, int64_t 
 
 /* ------------------------------------------------------------ fetching input rows */
 
+static int fetch_poll(bw_mb_batch *b);
+
 /* Start the fetch of b's input rows: submit the store's read of the rows this rank holds
  * (owned and halo nodes) into x, send the ids of the others to their owners, read the rows
  * they ask of this rank and post the exchange of rows (and GCN norms). Collective. */
@@ -573,7 +575,7 @@ static int fetch_post(burrow_dist *d, bw_mb_batch *b)
 				      &b->req[b->nreq++]),
 		       "train: fetch: MPI_Ialltoallv (norms)");
 	b->pending = true;
-	return 0;
+	return fetch_poll(b);
 }
 
 /* Drive b's fetch without blocking; note when it completed. */

@@ -1,0 +1,356 @@
+/* distmb_check.c: run under mpirun by tests/test_mpi.c with a scratch directory: distributed
+ * mini-batch mode. Sampled blocks hold true neighbors of the unpartitioned graph (mapped back
+ * through orig_ids), no repeats, min(fanout, degree) per row, in burrow_batch's layout; the
+ * input rows (owned, halo and fetched) equal the original features bit for bit, and GCN norms
+ * follow the whole graph's degrees; a step with all neighbors and every seed moves the weights
+ * as the full-graph step does (so the loss weighting is the global mean); after training with
+ * dropout and uneven batch counts the replicas are identical on every rank. */
+#include "../../train/dist_mb.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank, K;
+
+static void die(const char *what, const char *why)
+{
+	fprintf(stderr, "distmb-check: rank %d: %s: %s\n", rank, what, why);
+	MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+static void dief(const char *what, const char *fmt, long long a, long long b)
+{
+	char msg[256];
+	snprintf(msg, sizeof msg, fmt, a, b);
+	die(what, msg);
+}
+
+/* The unpartitioned dataset and new global id -> input id for every node. */
+typedef struct world {
+	burrow_dataset *ds;
+	const burrow_csr *g;
+	float *feat;        /* [N, D] */
+	int64_t N, D;
+	int64_t *orig;      /* [N] */
+} world;
+
+static void world_open(world *w, const char *data, burrow_dist *d)
+{
+	if (burrow_dataset_open(&w->ds, data))
+		die("open", burrow_last_error());
+	const burrow_dataset_info *in = burrow_dataset_get_info(w->ds);
+	w->g = burrow_dataset_graph(w->ds);
+	w->N = in->num_nodes;
+	w->D = in->feat_dim;
+	bw_npy h;
+	void *raw;
+	if (bw_npy_load(burrow_dataset_features_path(w->ds), &h, &raw))
+		die("features", burrow_last_error());
+	w->feat = raw;
+	const burrow_parts_info *pi = burrow_parts_get_info(d->parts);
+	w->orig = malloc((size_t)w->N * sizeof *w->orig);
+	int *cnt = malloc((size_t)K * sizeof *cnt), *dsp = malloc((size_t)K * sizeof *dsp);
+	for (int j = 0; j < K; j++) {
+		cnt[j] = (int)(pi->node_offsets[j + 1] - pi->node_offsets[j]);
+		dsp[j] = (int)pi->node_offsets[j];
+	}
+	MPI_Allgatherv(d->pi->orig_ids, (int)d->n_own, MPI_INT64_T, w->orig, cnt, dsp, MPI_INT64_T, MPI_COMM_WORLD);
+	free(cnt);
+	free(dsp);
+}
+
+static void world_close(world *w)
+{
+	bw_free(w->feat);
+	free(w->orig);
+	burrow_dataset_close(w->ds);
+}
+
+static int64_t deg_of(const world *w, int64_t v) { return w->g->indptr[v + 1] - w->g->indptr[v]; }
+
+/* Is u a neighbor of v in the input graph (rows are sorted)? */
+static int is_neighbor(const world *w, int64_t v, int64_t u)
+{
+	const int32_t *ind = w->g->indices;
+	int64_t lo = w->g->indptr[v], hi = w->g->indptr[v + 1];
+	while (lo < hi) {
+		int64_t mid = lo + (hi - lo) / 2;
+		if (ind[mid] < u)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < w->g->indptr[v + 1] && ind[lo] == u;
+}
+
+/* Every property of one batch (seeds this rank's first training nodes). Returns the rows
+ * this rank fetched from other ranks. */
+static int64_t check_batch(const world *w, burrow_dist *d, const bw_mb_batch *b, const int64_t *seeds, int64_t n,
+			   const int *fanout, int L, bool gcn)
+{
+	if (b->num_layers != L || b->num_seeds != n)
+		die("batch", "wrong number of layers or seeds");
+	for (int64_t i = 0; i < n; i++)
+		if (b->gid[i] != seeds[i])
+			die("batch", "the first input nodes are not the seeds");
+	/* every node once */
+	char *seen = calloc((size_t)w->N, 1);
+	for (int64_t i = 0; i < b->num_input; i++) {
+		if (b->gid[i] < 0 || b->gid[i] >= w->N || seen[b->gid[i]])
+			dief("batch", "input node %lld (position %lld) is out of range or repeated", (long long)b->gid[i], i);
+		seen[b->gid[i]] = 1;
+	}
+	free(seen);
+	for (int l = L - 1; l >= 0; l--) {
+		const int64_t nd = b->num_dst[l], ns = b->num_src[l];
+		if (nd != (l == L - 1 ? n : b->num_src[l + 1]) || ns < nd || (l == 0 && ns != b->num_input))
+			die("batch", "blocks do not nest");
+		const int64_t *ip = b->indptr[l];
+		const int32_t *ix = b->indices[l];
+		char *used = calloc((size_t)(ns - nd + 1), 1);
+		for (int64_t i = 0; i < nd; i++) {
+			const int64_t v = w->orig[b->gid[i]], dg = deg_of(w, v);
+			const int64_t want = fanout[l] < 0 || dg <= fanout[l] ? dg : fanout[l];
+			if (ip[i + 1] - ip[i] != want)
+				dief("sampling", "a row has %lld neighbors, want min(fanout, degree) = %lld",
+				     (long long)(ip[i + 1] - ip[i]), (long long)want);
+			for (int64_t e = ip[i]; e < ip[i + 1]; e++) {
+				if (ix[e] < 0 || ix[e] >= ns)
+					die("sampling", "a local source id is out of range");
+				const int64_t gu = b->gid[ix[e]];
+				if (!is_neighbor(w, v, w->orig[gu]))
+					dief("sampling", "node %lld is not a neighbor of node %lld in the input graph",
+					     (long long)w->orig[gu], (long long)v);
+				if (e > ip[i] && b->gid[ix[e - 1]] >= gu)
+					die("sampling", "a row repeats a neighbor or is not in increasing global id");
+				if (ix[e] >= nd)
+					used[ix[e] - nd] = 1;
+			}
+		}
+		for (int64_t j = nd; j < ns; j++) {
+			if (!used[j - nd])
+				die("sampling", "a new source node is no row's neighbor");
+			if (j > nd && b->gid[j - 1] >= b->gid[j])
+				die("sampling", "new source nodes are not in increasing global id");
+		}
+		free(used);
+	}
+	/* input rows bit for bit, norms from the whole graph's degrees */
+	int64_t fetched = 0;
+	for (int64_t i = 0; i < b->num_input; i++) {
+		const int64_t v = w->orig[b->gid[i]];
+		if (memcmp(b->x + i * w->D, w->feat + v * w->D, (size_t)w->D * sizeof(float)))
+			dief("fetch", "the input row of node %lld (position %lld) differs from its features", (long long)v, i);
+		if (gcn) {
+			double want = 1.0 / sqrt((double)deg_of(w, v) + 1.0);
+			if (fabs(b->norm[i] - want) > 1e-6 * want)
+				dief("fetch", "the GCN norm of node %lld (position %lld) is not 1/sqrt(degree + 1)", (long long)v, i);
+		}
+		const int64_t lid = b->gid[i] - d->pi->first_id;
+		bool held = lid >= 0 && lid < d->n_own;
+		for (int64_t h = 0; !held && h < d->n_halo; h++)
+			held = d->pi->halo_ids[h] == b->gid[i];
+		fetched += !held;
+	}
+	if (fetched != b->n_fetch)
+		dief("fetch", "%lld rows arrived from other ranks, but %lld inputs are neither owned nor halo",
+		     (long long)b->n_fetch, (long long)fetched);
+	return fetched;
+}
+
+static void open_mb(burrow_dist **d, const char *parts, int model, int L, const int *fanout, int64_t batch)
+{
+	burrow_dist_opts o;
+	burrow_dist_defaults(&o);
+	o.train.full_graph = false;
+	o.train.model = model;
+	o.train.layers = L;
+	o.train.hidden = 8;
+	o.train.threads = 1;
+	o.train.seed = 3;
+	o.train.batch_size = batch;
+	for (int l = 0; l < L; l++)
+		o.train.fanout[l] = fanout[l];
+	if (burrow_dist_open(d, parts, &o))
+		die("dist open", burrow_last_error());
+}
+
+/* Batches of this rank's first training nodes, under several fanouts (small picks, large
+ * picks through the hash set, all neighbors). */
+static void check_sampling(const char *data, const char *parts)
+{
+	static const int fan_a[3] = {3, 40, 2}, fan_b[2] = {-1, 5};
+	const struct {
+		int model, L;
+		const int *fan;
+	} cfg[] = {{BURROW_MODEL_GCN, 3, fan_a}, {BURROW_MODEL_SAGE, 2, fan_b}};
+	for (size_t c = 0; c < sizeof cfg / sizeof *cfg; c++) {
+		burrow_dist *d;
+		open_mb(&d, parts, cfg[c].model, cfg[c].L, cfg[c].fan, 1024);
+		world w;
+		world_open(&w, data, d);
+		const int64_t ntr = d->split_n[BURROW_SPLIT_TRAIN], n = ntr < 40 ? ntr : 40;
+		int64_t *seeds = malloc((size_t)(n + 1) * sizeof *seeds), fetched = 0;
+		for (int64_t i = 0; i < n; i++)
+			seeds[i] = d->pi->first_id + d->split[BURROW_SPLIT_TRAIN][i];
+		const bw_mb_batch *b;
+		for (int64_t stepi = 0; stepi < 2; stepi++) {
+			if (bw_dist_mb_load(d, seeds, n, 1, stepi, &b))
+				die("load", burrow_last_error());
+			fetched += check_batch(&w, d, b, seeds, n, cfg[c].fan, cfg[c].L, cfg[c].model == BURROW_MODEL_GCN);
+		}
+		/* the same (epoch, step), the same batch */
+		if (bw_dist_mb_load(d, seeds, n, 1, 1, &b))
+			die("load", burrow_last_error());
+		int64_t *g1 = malloc((size_t)b->num_input * sizeof *g1), n1 = b->num_input;
+		memcpy(g1, b->gid, (size_t)n1 * sizeof *g1);
+		if (bw_dist_mb_load(d, seeds, n, 1, 1, &b))
+			die("load", burrow_last_error());
+		if (b->num_input != n1 || memcmp(g1, b->gid, (size_t)n1 * sizeof *g1))
+			die("sampling", "the same epoch and step gave a different batch");
+		/* a rank without seeds still joins every exchange */
+		if (bw_dist_mb_load(d, seeds, rank == 0 ? 0 : n, 2, 0, &b))
+			die("load", burrow_last_error());
+		if (rank == 0 && b->num_input != 0)
+			die("sampling", "an empty batch has input nodes");
+		if (rank != 0)
+			fetched += check_batch(&w, d, b, seeds, n, cfg[c].fan, cfg[c].L, cfg[c].model == BURROW_MODEL_GCN);
+		int64_t all;
+		MPI_Allreduce(&fetched, &all, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+		if (K > 1 && all == 0)
+			die("fetch", "no rank fetched a row from another: the test does not reach the fetch");
+		if (rank == 0)
+			printf("distmb-check: %s: sampled blocks are true neighbors, inputs equal the features "
+			       "(%lld rows fetched from other ranks)\n",
+			       burrow_model_name(cfg[c].model), (long long)all);
+		free(g1);
+		free(seeds);
+		world_close(&w);
+		burrow_dist_close(d);
+	}
+}
+
+/* With all neighbors, every seed in one batch, no dropout and SGD, one mini-batch epoch moves
+ * the weights as one full-graph epoch does: the same gradient of the global mean loss. */
+static void check_exact_step(const char *parts, int model)
+{
+	float *before = NULL, *delta[2] = {NULL, NULL};
+	int64_t np = 0;
+	for (int mode = 0; mode < 2; mode++) {
+		burrow_dist_opts o;
+		burrow_dist_defaults(&o);
+		o.train.full_graph = mode == 0;
+		o.train.model = model;
+		o.train.layers = 2;
+		o.train.hidden = 8;
+		o.train.dropout = 0;
+		o.train.threads = 1;
+		o.train.seed = 9;
+		o.train.optimizer = BURROW_OPTIM_SGD;
+		o.train.lr = 1.0;
+		o.train.batch_size = 1 << 20;
+		o.train.fanout[0] = o.train.fanout[1] = -1;
+		burrow_dist *d;
+		if (burrow_dist_open(&d, parts, &o))
+			die("dist open", burrow_last_error());
+		np = d->model->num_params;
+		if (!before) {
+			before = malloc((size_t)np * sizeof *before);
+			memcpy(before, d->model->params, (size_t)np * sizeof *before);
+		}
+		burrow_epoch_stats es;
+		if (burrow_dist_train_epoch(d, &es, NULL))
+			die("train", burrow_last_error());
+		if (es.batches != 1)
+			die("train", "one batch per epoch expected");
+		delta[mode] = malloc((size_t)np * sizeof *delta[mode]);
+		for (int64_t i = 0; i < np; i++)
+			delta[mode][i] = d->model->params[i] - before[i];
+		burrow_dist_close(d);
+	}
+	double num = 0, den = 1e-30;
+	for (int64_t i = 0; i < np; i++) {
+		num = fmax(num, fabs((double)delta[1][i] - delta[0][i]));
+		den = fmax(den, fabs((double)delta[0][i]));
+	}
+	if (!(num / den <= 1e-4)) {
+		char msg[160];
+		snprintf(msg, sizeof msg, "a mini-batch step with all neighbors differs from the full-graph step by %.3g",
+			 num / den);
+		die(burrow_model_name(model), msg);
+	}
+	if (rank == 0)
+		printf("distmb-check: %s: an all-neighbor step equals the full-graph step (%.2g relative)\n",
+		       burrow_model_name(model), num / den);
+	free(before);
+	free(delta[0]);
+	free(delta[1]);
+}
+
+/* Training with dropout and uneven batch counts (rank 0's batches are smaller, so the other
+ * ranks take empty steps): replicas identical after every epoch. */
+static void check_replicas(const char *parts)
+{
+	static const int fan[3] = {5, 4, 3};
+	burrow_dist *d;
+	open_mb(&d, parts, BURROW_MODEL_SAGE, 3, fan, rank == 0 ? 16 : 64);
+	for (int e = 0; e < 3; e++) {
+		burrow_epoch_stats es;
+		burrow_comm_stats cs;
+		if (burrow_dist_train_epoch(d, &es, &cs))
+			die("train", burrow_last_error());
+		if (cs.exposed_comm_s > cs.comm_s + 1e-9 || cs.comm_s < 0)
+			die("train", "exposed communication exceeds communication");
+		const int64_t want = (d->split_n[BURROW_SPLIT_TRAIN] + 15) / 16;
+		if (rank == 0 && es.batches != want)
+			dief("train", "%lld steps, want rank 0's %lld batches", (long long)es.batches, (long long)want);
+		uint64_t sum = burrow_dist_weights_checksum(d), s0 = sum;
+		MPI_Bcast(&s0, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+		if (sum != s0)
+			die("replicas", "weights differ from rank 0's after an epoch");
+	}
+	burrow_eval_stats ev;
+	if (burrow_dist_evaluate(d, &ev))
+		die("evaluate", burrow_last_error());
+	if (rank == 0)
+		printf("distmb-check: replicas identical after 3 mini-batch epochs (valid %.3f)\n", ev.valid_acc);
+	burrow_dist_close(d);
+}
+
+int main(int argc, char **argv)
+{
+	int provided;
+	MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &K);
+	if (argc != 2)
+		die("usage", "distmb_check SCRATCH_DIR");
+	char data[4096], parts[4200];
+	snprintf(data, sizeof data, "%s/csbm", argv[1]);
+	snprintf(parts, sizeof parts, "%s/parts", argv[1]);
+	if (rank == 0) {
+		burrow_gen_opts g;
+		burrow_gen_defaults(&g, BURROW_GEN_CSBM);
+		g.num_nodes = 1000;
+		g.avg_degree = 30; /* rows both shorter and longer than the fanouts */
+		g.feat_dim = 6;
+		g.num_classes = 3;
+		g.threads = 1;
+		burrow_partition_opts p;
+		burrow_partition_defaults(&p);
+		p.num_parts = K;
+		p.out_dir = parts;
+		p.threads = 1;
+		if (burrow_gen(&g, data) || burrow_partition(data, &p, NULL))
+			die("setup", burrow_last_error());
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+	check_sampling(data, parts);
+	check_exact_step(parts, BURROW_MODEL_GCN);
+	check_exact_step(parts, BURROW_MODEL_SAGE);
+	check_replicas(parts);
+	MPI_Finalize();
+	return 0;
+}
