@@ -68,6 +68,30 @@ Test(mpi, distributed_full_graph_equals_single_process)
 	}
 }
 
+/* Distributed mini-batch mode at 1, 2 and 4 ranks: sampled blocks are true neighbors of the
+ * unpartitioned graph with min(fanout, degree) per row, the input rows equal the features,
+ * an all-neighbor step equals the full-graph step, replicas stay identical (the program
+ * checks itself and exits 0 only when every check holds). */
+Test(mpi, distributed_minibatch)
+{
+	const int ranks[] = {1, 2, 4};
+	for (int i = 0; i < 3; i++) {
+		char *dir = tu_tmpdir(), *out, *err;
+		int rc = tu_sh(&out, &err, MPIRUN " -np %d %s %s", ranks[i], prog("distmb_check"), dir);
+		cr_assert_eq(rc, 0, "-np %d exited %d:\n%s\n%s", ranks[i], rc, out, err);
+		cr_assert(strstr(out, "gcn: sampled blocks are true neighbors") &&
+				  strstr(out, "sage: sampled blocks are true neighbors") &&
+				  strstr(out, "gcn: an all-neighbor step equals the full-graph step") &&
+				  strstr(out, "sage: an all-neighbor step equals the full-graph step") &&
+				  strstr(out, "replicas identical after 3 mini-batch epochs"),
+			  "%s", out);
+		free(out);
+		free(err);
+		tu_rmrf(dir);
+		free(dir);
+	}
+}
+
 /* burrow train under mpirun: the epoch table and equal replicas; a rank whose part is
  * missing ends every rank, non-zero, with its message, well within 10 seconds. */
 Test(mpi, train_cli_and_a_failing_rank)
@@ -80,7 +104,26 @@ Test(mpi, train_cli_and_a_failing_rank)
 	free(err);
 	int rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/g/parts-2 --epochs 3 --hidden 16 --threads 1", tu_burrow(), dir);
 	cr_assert_eq(rc, 0, "%s\n%s", out, err);
-	cr_assert(strstr(out, "weights equal on every rank"), "%s", out);
+	cr_assert(strstr(out, "mini-batch, 2 ranks") && strstr(out, "weights equal on every rank"), "%s", out);
+	free(out);
+	free(err);
+	rc = tu_sh(&out, &err,
+		   MPIRUN " -np 2 %s train %s/g/parts-2 --epochs 2 --layers 2 --fanout 4,-1 --batch 32 --prefetch 0 "
+			  "--hidden 16 --threads 1",
+		   tu_burrow(), dir);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	cr_assert(strstr(out, "fanout 4,-1, prefetch 0") && strstr(out, "weights equal on every rank"), "%s", out);
+	free(out);
+	free(err);
+	rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/g/parts-2 --full-graph --epochs 2 --hidden 16 --threads 1",
+		   tu_burrow(), dir);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	cr_assert(strstr(out, "full graph, 2 ranks") && strstr(out, "weights equal on every rank"), "%s", out);
+	free(out);
+	free(err);
+	rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/g/parts-2 --fanout 4,4 --threads 1", tu_burrow(), dir);
+	cr_assert_eq(rc, 2, "%s\n%s", out, err);
+	cr_assert(strstr(err, "--fanout has 2 values for 3 layers"), "%s", err);
 	free(out);
 	free(err);
 	/* the wrong number of ranks */
