@@ -925,11 +925,14 @@ BURROW_API const burrow_dataset *burrow_part_dataset(const burrow_part *p);
 
 /* ---------------------------------------------------------------- distributed training */
 
-/* Partition-parallel full-graph training over MPI (docs/distributed.md): one rank per part
- * of a parts directory written by burrow_partition. Each rank holds its part's rows and
- * halo, the model is replicated and its gradients are all-reduced after every step, and
- * each layer's halo rows are exchanged with a non-blocking neighbor all-to-all while the
- * inner rows aggregate. The caller initializes MPI (MPI_Init) before burrow_dist_open and
+/* Partition-parallel training over MPI (docs/distributed.md): one rank per part of a parts
+ * directory written by burrow_partition. Each rank holds its part's rows and halo, and the
+ * model is replicated, its gradients all-reduced after every step. Full-graph mode exchanges
+ * each layer's halo rows with a non-blocking neighbor all-to-all while the inner rows
+ * aggregate. Mini-batch mode (train.full_graph false) samples batches from each rank's own
+ * training nodes over the whole graph (nodes owned elsewhere are expanded by their owners),
+ * fetches the input rows the rank does not hold from their owners, and runs the same number
+ * of steps on every rank. The caller initializes MPI (MPI_Init) before burrow_dist_open and
  * finalizes it after burrow_dist_close; every call below is collective over
  * MPI_COMM_WORLD, whose size must equal the number of parts. */
 
@@ -940,7 +943,10 @@ enum burrow_halo_mode {
 };
 
 typedef struct burrow_dist_opts {
-	burrow_train_opts train; /* model, optimizer, seed, threads (full_graph is implied) */
+	burrow_train_opts train; /* model, optimizer, seed, threads; full_graph true (the default
+				    here) or false: mini-batch, with batch_size (per rank), fanout,
+				    prefetch (0: no overlap with the previous batch's compute),
+				    max_batches and the feature-cache options */
 	int halo;                /* enum burrow_halo_mode (default EXACT) */
 	bool overlap;            /* aggregate inner rows while the exchange is in flight (default
 				    true); false posts, waits, then computes: the serialized baseline */
@@ -948,7 +954,9 @@ typedef struct burrow_dist_opts {
 
 /* What an epoch communicated (seconds summed over this rank's layers and steps). */
 typedef struct burrow_comm_stats {
-	double comm_s;          /* halo exchanges from post to completion, plus gradient all-reduces */
+	double comm_s;          /* halo exchanges from post to completion, plus gradient all-reduces;
+				   mini-batch: the sampling exchanges, the feature fetch from post to
+				   completion seen, and the all-reduces */
 	double exposed_comm_s;  /* of that, the time this rank was blocked waiting */
 } burrow_comm_stats;
 
@@ -963,7 +971,9 @@ BURROW_API int burrow_dist_open(burrow_dist **out,           /* out: caller clos
 BURROW_API void burrow_dist_close(burrow_dist *d);
 BURROW_API int burrow_dist_rank(const burrow_dist *d);
 BURROW_API int burrow_dist_size(const burrow_dist *d);
-/* One full-graph step over all parts; st (loss, train accuracy: global) and cs may be NULL. */
+/* One epoch: full-graph, one step over all parts; mini-batch, max over ranks of
+ * ceil(train nodes / batch_size) steps (st->batches). st (loss, train accuracy: global) and
+ * cs may be NULL. */
 BURROW_API int burrow_dist_train_epoch(burrow_dist *d, burrow_epoch_stats *st, burrow_comm_stats *cs);
 /* Accuracy on each split over all parts (correct / total, reduced), updating the best. */
 BURROW_API int burrow_dist_evaluate(burrow_dist *d, burrow_eval_stats *ev);
