@@ -74,6 +74,7 @@ static int parse(int argc, char **argv, burrow_dist_opts *o, int *every, const c
 		{0, 0, 0, 0},
 	};
 	int c, nfanout = 0;
+	const char *mb_opt = NULL, *fg_opt = NULL; /* an option of the other mode, for the message */
 	int64_t i;
 	double f;
 	while ((c = cli_getopt("train", argc, argv, "h", lo)) != -1) {
@@ -132,8 +133,12 @@ static int parse(int argc, char **argv, burrow_dist_opts *o, int *every, const c
 				o->halo = BURROW_HALO_STALE;
 			else
 				return cli_usage("train", "--halo wants exact or stale, got '%s'", optarg);
+			fg_opt = "--halo";
 			break;
-		case O_NOOV: o->overlap = false; break;
+		case O_NOOV:
+			o->overlap = false;
+			fg_opt = "--no-overlap";
+			break;
 		case O_THREADS:
 			if (!cli_i64(optarg, &i) || i < 1 || i > 4096)
 				return cli_usage("train", "--threads wants a positive integer, got '%s'", optarg);
@@ -145,25 +150,33 @@ static int parse(int argc, char **argv, burrow_dist_opts *o, int *every, const c
 			if (!cli_i64(optarg, &i) || i < 1)
 				return cli_usage("train", "--batch wants a positive integer, got '%s'", optarg);
 			o->train.batch_size = i;
+			mb_opt = "--batch";
 			break;
 		case O_FANOUT:
 			if (!train_cli_parse_fanout(optarg, &o->train, &nfanout))
 				return cli_usage("train", "--fanout wants positive integers or -1 separated by commas, got '%s'",
 						 optarg);
+			mb_opt = "--fanout";
 			break;
 		case O_PREFETCH:
 			if (!cli_i64(optarg, &i) || i < 0 || i > 64)
 				return cli_usage("train", "--prefetch wants 0 to 64, got '%s'", optarg);
 			o->train.prefetch = (int)i;
+			mb_opt = "--prefetch";
 			break;
 		case O_MAXB:
 			if (!cli_i64(optarg, &i) || i < 1)
 				return cli_usage("train", "--max-batches wants a positive integer, got '%s'", optarg);
 			o->train.max_batches = i;
+			mb_opt = "--max-batches";
 			break;
 		default: break;
 		}
 	}
+	if (o->train.full_graph && mb_opt)
+		return cli_usage("train", "%s is a mini-batch option: drop --full-graph or %s", mb_opt, mb_opt);
+	if (!o->train.full_graph && fg_opt)
+		return cli_usage("train", "%s applies to --full-graph training", fg_opt);
 	if (nfanout && nfanout != o->train.layers)
 		return cli_usage("train", "--fanout has %d values for %d layers", nfanout, o->train.layers);
 	if (argc - optind != 1)
