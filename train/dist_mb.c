@@ -605,15 +605,15 @@ static int fetch_finish(struct bw_dist_mb *m, bw_mb_batch *b)
 	}
 	double t1 = MPI_Wtime();
 	m->io_wait_s += t1 - t0;
-	if (b->nreq > 0) {
+	if (b->nreq > 0) { /* not seen complete yet: the wait is exposed */
 		int rc = MPI_Waitall(b->nreq, b->req, MPI_STATUSES_IGNORE);
 		b->nreq = 0;
 		if (rc != MPI_SUCCESS && !st)
 			st = mpi_fail(rc, "train: fetch: MPI_Waitall");
 		b->done_t = MPI_Wtime();
+		m->fetch_wait_s += b->done_t - t1;
 	}
 	b->pending = false;
-	m->fetch_wait_s += MPI_Wtime() - t1;
 	m->fetch_comm_s += b->done_t - b->post_t;
 	if (st)
 		return st;
