@@ -24,13 +24,14 @@ static double median(double *v, int n)
 static void help(void)
 {
 	printf("usage: mpirun -np K burrow bench halo DIR/parts-K [--epochs N] [--model M] [--hidden H]\n"
-	       "                                      [--layers L] [--threads T] [--json]\n\n"
+	       "                                      [--layers L] [--threads T] [--boundary-sample p] [--json]\n\n"
 	       "Runs full-graph training epochs with the halo exchange overlapped with aggregation and\n"
 	       "serialized (post, wait, then aggregate), alternating, after one warm-up epoch of each, and\n"
 	       "prints the median epoch times (the slowest rank's), the communication time of the\n"
 	       "serialized epochs, the exposed communication of the overlapped ones, and the hidden\n"
 	       "fraction (serialized - overlapped) / serialized communication. Defaults: 5 epochs each,\n"
-	       "gcn, hidden 256, 2 layers.\n");
+	       "gcn, hidden 256, 2 layers; --boundary-sample p exchanges a fraction p of the boundary\n"
+	       "(BNS-GCN) in both.\n");
 }
 
 int bench_halo(int argc, char **argv)
@@ -38,7 +39,8 @@ int bench_halo(int argc, char **argv)
 	static const struct option lo[] = {{"epochs", required_argument, 0, 'e'}, {"model", required_argument, 0, 'm'},
 					   {"hidden", required_argument, 0, 'H'}, {"layers", required_argument, 0, 'L'},
 					   {"threads", required_argument, 0, 't'}, {"json", no_argument, 0, 'j'},
-					   {"help", no_argument, 0, 'h'},	     {0, 0, 0, 0}};
+					   {"help", no_argument, 0, 'h'},	     {"boundary-sample", required_argument, 0, 'b'},
+					   {0, 0, 0, 0}};
 	burrow_dist_opts o;
 	burrow_dist_defaults(&o);
 	o.train.model = BURROW_MODEL_GCN;
@@ -77,6 +79,13 @@ int bench_halo(int argc, char **argv)
 			o.train.threads = (int)v;
 			break;
 		case 'j': json = true; break;
+		case 'b': {
+			double f;
+			if (!cli_f64(optarg, &f) || !(f > 0 && f <= 1))
+				return cli_usage("bench halo", "--boundary-sample wants a fraction in (0, 1], got '%s'", optarg);
+			o.boundary_sample = f;
+			break;
+		}
 		default: break;
 		}
 	}

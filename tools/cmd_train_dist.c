@@ -29,6 +29,8 @@ static void help(void)
 	       "  --halo exact|stale exact: wait for each layer's halo rows; stale: use last epoch's,\n"
 	       "                     so the exchange overlaps the whole layer (PipeGCN) (exact)\n"
 	       "  --no-overlap       post, wait, then aggregate (the serialized baseline)\n"
+	       "  --boundary-sample p  exchange a random fraction p of the boundary nodes each epoch,\n"
+	       "                     rescaled by 1/p (BNS-GCN); evaluation uses all of them (1)\n"
 	       "  --threads T        OpenMP and OpenBLAS threads per rank (all)\n"
 	       "  --log FILE         one JSON object per epoch, then one with \"final\": true\n"
 	       "  --full-graph       accepted for symmetry with single-process training (implied)\n"
@@ -39,7 +41,7 @@ static void help(void)
 }
 
 enum { O_MODEL = 256, O_LAYERS, O_HIDDEN, O_DROPOUT, O_LR, O_WD, O_EPOCHS, O_SEED, O_EVERY, O_HALO, O_NOOV, O_THREADS,
-       O_LOG, O_FULL, O_QUIET, O_HELP };
+       O_BNS, O_LOG, O_FULL, O_QUIET, O_HELP };
 
 /* Parse the options into o; EXIT_OK to go on, else the exit code. */
 static int parse(int argc, char **argv, burrow_dist_opts *o, int *every, const char **log, const char **dir)
@@ -53,6 +55,7 @@ static int parse(int argc, char **argv, burrow_dist_opts *o, int *every, const c
 		{"no-overlap", no_argument, 0, O_NOOV},	{"threads", required_argument, 0, O_THREADS},
 		{"log", required_argument, 0, O_LOG},		{"full-graph", no_argument, 0, O_FULL},
 		{"quiet", no_argument, 0, O_QUIET},		{"help", no_argument, 0, O_HELP},
+		{"boundary-sample", required_argument, 0, O_BNS},
 		{0, 0, 0, 0},
 	};
 	int c;
@@ -116,6 +119,11 @@ static int parse(int argc, char **argv, burrow_dist_opts *o, int *every, const c
 				return cli_usage("train", "--halo wants exact or stale, got '%s'", optarg);
 			break;
 		case O_NOOV: o->overlap = false; break;
+		case O_BNS:
+			if (!cli_f64(optarg, &f) || !(f > 0 && f <= 1))
+				return cli_usage("train", "--boundary-sample wants a fraction in (0, 1], got '%s'", optarg);
+			o->boundary_sample = f;
+			break;
 		case O_THREADS:
 			if (!cli_i64(optarg, &i) || i < 1 || i > 4096)
 				return cli_usage("train", "--threads wants a positive integer, got '%s'", optarg);
