@@ -950,6 +950,10 @@ typedef struct burrow_dist_opts {
 	int halo;                /* enum burrow_halo_mode (default EXACT) */
 	bool overlap;            /* aggregate inner rows while the exchange is in flight (default
 				    true); false posts, waits, then computes: the serialized baseline */
+	double boundary_sample;  /* in (0, 1]: each training epoch exchanges a random fraction of
+				    the boundary nodes, rescaled by 1 / fraction (BNS-GCN); layer 0
+				    reads the halo features stored with the part, evaluation uses
+				    every boundary node; not with BURROW_HALO_STALE (default 1: all) */
 } burrow_dist_opts;
 
 /* What an epoch communicated (seconds summed over this rank's layers and steps). */

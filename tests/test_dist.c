@@ -1,6 +1,6 @@
 /* test_dist.c: the pieces of partition-parallel training that run in one process: the
- * overlapped layer forward equals the plain one, and calls wait exactly once, after the
- * work that needs no late rows. */
+ * overlapped layer forward and backward equal the plain ones; forward calls wait exactly
+ * once, backward posts the late rows' gradients exactly once, when they are final. */
 #include <criterion/criterion.h>
 
 #include "../train/train.h"
@@ -13,10 +13,12 @@
 TestSuite(dist, .timeout = 60);
 
 typedef struct probe {
-	int polls, waits;
+	int polls, waits, posts;
 	float *late;       /* the late rows: filled by wait, NaN before */
 	const float *src;
 	size_t bytes;
+	int64_t split;     /* backward: the late gradient rows at post time go to posted */
+	float *posted;
 } probe;
 
 static int probe_poll(void *ctx)
@@ -33,6 +35,21 @@ static int probe_wait(void *ctx)
 	return 0;
 }
 
+static int probe_post(void *ctx, const bw_tensor *gx)
+{
+	probe *p = ctx;
+	p->posts++;
+	memcpy(p->posted, gx->data + p->split * gx->cols, (size_t)((gx->rows - p->split) * gx->cols) * sizeof(float));
+	return 0;
+}
+
+static void assert_close(const float *a, const float *b, int64_t n, const char *what, int kind)
+{
+	for (int64_t k = 0; k < n; k++)
+		cr_assert(fabsf(a[k] - b[k]) <= 1e-5f * (1 + fabsf(a[k])), "kind %d: %s element %lld: %g vs %g", kind,
+			  what, (long long)k, a[k], b[k]);
+}
+
 static void check(bw_layer_kind kind, int64_t in, int64_t out, uint64_t key)
 {
 	const int64_t nd = 40, ns = 70, split = 55;
@@ -41,7 +58,7 @@ static void check(bw_layer_kind kind, int64_t in, int64_t out, uint64_t key)
 	/* a block whose rows below 20 only read sources below split: inner rows */
 	int64_t *indptr = malloc((nd + 1) * sizeof *indptr);
 	int32_t *indices = malloc(nd * 8 * sizeof *indices);
-	int64_t inner[40], outer[40], ni = 0, no = 0;
+	int64_t outer[40], ni = 0, no = 0;
 	indptr[0] = 0;
 	for (int64_t i = 0; i < nd; i++) {
 		int64_t deg = (int64_t)bw_rng_below(&r, 8), k = indptr[i];
@@ -55,59 +72,87 @@ static void check(bw_layer_kind kind, int64_t in, int64_t out, uint64_t key)
 		if (late)
 			outer[no++] = i;
 		else
-			inner[ni++] = i;
+			ni++;
 	}
 	cr_assert(ni > 10 && no > 5, "inner %lld outer %lld", (long long)ni, (long long)no);
-	bw_block blk;
+	bw_overlap_plan plan;
+	cr_assert_eq(bw_overlap_plan_build(&plan, nd, ns, indptr, indices, split), 0);
+	cr_assert_eq(plan.n_outer, no);
+	for (int64_t k = 0; k < no; k++)
+		cr_assert_eq(plan.outer[k], outer[k]);
+	for (int64_t i = 0; i < nd; i++)
+		for (int64_t e = indptr[i]; e < indptr[i + 1]; e++)
+			cr_assert_eq(plan.indices[e] < split, e < plan.mid[i], "row %lld edge %lld", (long long)i,
+				     (long long)e);
+	bw_block blk, blk2;
 	bw_block_init(&blk, nd, ns, indptr, indices);
-	cr_assert_eq(bw_block_prepare(&blk, false, kind == BW_LAYER_GCN), 0);
+	bw_block_init(&blk2, nd, ns, indptr, plan.indices);
+	cr_assert_eq(bw_block_prepare(&blk, true, kind == BW_LAYER_GCN), 0);
+	cr_assert_eq(bw_block_prepare(&blk2, true, kind == BW_LAYER_GCN), 0);
 	int64_t np = bw_layer_num_params(kind, in, out);
-	float *params = malloc(np * sizeof *params), *grads = calloc(np, sizeof *grads);
+	float *params = malloc(np * sizeof *params), *ga = calloc(np, sizeof *ga), *gb = calloc(np, sizeof *gb);
 	bw_layer a, b;
-	bw_layer_bind(&a, kind, in, out, params, grads);
+	bw_layer_bind(&a, kind, in, out, params, ga);
 	bw_layer_init(&a, key);
-	bw_layer_bind(&b, kind, in, out, params, grads);
+	bw_layer_bind(&b, kind, in, out, params, gb);
 	for (int64_t j = 0; j < out; j++)
 		params[np - out + j] = 0.1f * (float)j; /* a bias that shows */
-	bw_tensor x, x2, z1 = {0}, z2 = {0};
+	bw_tensor x, x2, z1 = {0}, z2 = {0}, gz, gx1 = {0}, gx2 = {0};
 	cr_assert_eq(bw_tensor_alloc(&x, ns, in), 0);
 	cr_assert_eq(bw_tensor_alloc(&x2, ns, in), 0);
+	cr_assert_eq(bw_tensor_alloc(&gz, nd, out), 0);
 	for (int64_t k = 0; k < ns * in; k++)
 		x.data[k] = (float)(2 * bw_rng_uniform(&r) - 1);
+	for (int64_t k = 0; k < nd * out; k++)
+		gz.data[k] = (float)(2 * bw_rng_uniform(&r) - 1);
 	/* x2: the late rows are NaN until wait delivers them */
 	memcpy(x2.data, x.data, split * in * sizeof(float));
 	for (int64_t k = split * in; k < ns * in; k++)
 		x2.data[k] = NAN;
-	probe p = {.late = x2.data + split * in, .src = x.data + split * in, .bytes = (ns - split) * in * sizeof(float)};
-	bw_overlap ov = {.split = split, .inner = inner, .n_inner = ni, .outer = outer, .n_outer = no,
-			 .poll = probe_poll, .wait = probe_wait, .ctx = &p};
+	float *posted = malloc((ns - split) * in * sizeof *posted);
+	probe p = {.late = x2.data + split * in, .src = x.data + split * in, .bytes = (ns - split) * in * sizeof(float),
+		   .split = split, .posted = posted};
+	bw_overlap ov = {.plan = &plan, .poll = probe_poll, .wait = probe_wait, .post = probe_post, .ctx = &p};
 	bw_backend be;
 	cr_assert_eq(bw_backend_init(&be, BW_BACKEND_CPU, 1), 0);
 	cr_assert_eq(bw_layer_forward(&be, &a, &blk, &x, &z1), 0, "%s", burrow_last_error());
-	cr_assert_eq(bw_layer_forward_overlap(&be, &b, &blk, &x2, &z2, &ov), 0, "%s", burrow_last_error());
+	cr_assert_eq(bw_layer_forward_overlap(&be, &b, &blk2, &x2, &z2, &ov), 0, "%s", burrow_last_error());
 	cr_assert_eq(p.waits, 1);
 	cr_assert_geq(p.polls, 1);
-	for (int64_t k = 0; k < nd * out; k++)
-		cr_assert(fabsf(z1.data[k] - z2.data[k]) <= 1e-5f * (1 + fabsf(z1.data[k])), "kind %d in %lld out %lld: "
-			  "element %lld: %g vs %g", kind, (long long)in, (long long)out, (long long)k, z1.data[k], z2.data[k]);
+	assert_close(z1.data, z2.data, nd * out, "output", kind);
 	/* the saved state serves the same backward */
 	cr_assert_eq(a.agg.rows, b.agg.rows);
-	for (int64_t k = 0; k < a.agg.rows * a.agg.cols; k++)
-		cr_assert(fabsf(a.agg.data[k] - b.agg.data[k]) <= 1e-5f * (1 + fabsf(a.agg.data[k])));
+	assert_close(a.agg.data, b.agg.data, a.agg.rows * a.agg.cols, "saved state", kind);
+	/* backward: the same gradients; the late rows were final when posted */
+	cr_assert_eq(bw_layer_backward(&be, &a, &blk, &x, &gz, &gx1), 0, "%s", burrow_last_error());
+	p.polls = 0;
+	cr_assert_eq(bw_layer_backward_overlap(&be, &b, &blk2, &x2, &gz, &gx2, &ov), 0, "%s", burrow_last_error());
+	cr_assert_eq(p.posts, 1);
+	cr_assert_geq(p.polls, 1);
+	assert_close(gx1.data, gx2.data, ns * in, "input gradient", kind);
+	assert_close(gx1.data + split * in, posted, (ns - split) * in, "posted gradient", kind);
+	assert_close(ga, gb, np, "parameter gradient", kind);
 	bw_layer_release(&a);
 	bw_layer_release(&b);
 	bw_tensor_free(&x);
 	bw_tensor_free(&x2);
 	bw_tensor_free(&z1);
 	bw_tensor_free(&z2);
+	bw_tensor_free(&gz);
+	bw_tensor_free(&gx1);
+	bw_tensor_free(&gx2);
 	bw_block_release(&blk);
+	bw_block_release(&blk2);
+	bw_overlap_plan_free(&plan);
 	free(params);
-	free(grads);
+	free(ga);
+	free(gb);
+	free(posted);
 	free(indptr);
 	free(indices);
 }
 
-Test(dist, overlapped_forward_equals_plain)
+Test(dist, overlapped_forward_and_backward_equal_plain)
 {
 	check(BW_LAYER_SAGE, 5, 9, 1);  /* aggregate first */
 	check(BW_LAYER_SAGE, 9, 4, 2);  /* project first */
@@ -119,19 +164,23 @@ Test(dist, overlap_refuses_a_linear_layer_and_bad_splits)
 {
 	int64_t indptr[3] = {0, 1, 2};
 	int32_t indices[2] = {0, 2};
+	bw_overlap_plan plan;
+	cr_assert_eq(bw_overlap_plan_build(&plan, 2, 3, indptr, indices, 4), BURROW_E_INVAL); /* beyond the sources */
+	cr_assert_eq(bw_overlap_plan_build(&plan, 2, 3, indptr, indices, 1), BURROW_E_INVAL); /* inside the rows */
+	cr_assert_eq(bw_overlap_plan_build(&plan, 2, 3, indptr, indices, 2), 0);
 	bw_block blk;
 	bw_block_init(&blk, 2, 3, indptr, indices);
 	float params[64] = {0}, grads[64] = {0};
 	bw_layer l;
 	bw_layer_bind(&l, BW_LAYER_LINEAR, 2, 2, params, grads);
 	bw_tensor x = bw_tensor_view(params, 3, 2), z = {0};
-	int64_t rows[2] = {0, 1};
-	bw_overlap ov = {.split = 2, .inner = rows, .n_inner = 2, .wait = probe_wait};
+	bw_overlap ov = {.plan = &plan, .wait = probe_wait};
 	bw_backend be;
 	bw_backend_init(&be, BW_BACKEND_CPU, 1);
 	cr_assert_eq(bw_layer_forward_overlap(&be, &l, &blk, &x, &z, &ov), BURROW_E_INVAL);
 	bw_layer_bind(&l, BW_LAYER_SAGE, 2, 2, params, grads);
-	ov.split = 4; /* beyond the sources */
+	/* a block that does not read the plan's rows */
 	cr_assert_eq(bw_layer_forward_overlap(&be, &l, &blk, &x, &z, &ov), BURROW_E_INVAL);
+	bw_overlap_plan_free(&plan);
 	bw_tensor_free(&z);
 }

@@ -59,7 +59,8 @@ Test(mpi, distributed_full_graph_equals_single_process)
 		int rc = tu_sh(&out, &err, MPIRUN " -np %d %s %s", ranks[i], prog("dist_check"), dir);
 		cr_assert_eq(rc, 0, "-np %d exited %d:\n%s\n%s", ranks[i], rc, out, err);
 		cr_assert(strstr(out, "gcn: logits and gradients match") && strstr(out, "sage: logits and gradients match") &&
-				  strstr(out, "stale halos: replicas identical"),
+				  strstr(out, "stale halos, boundary sample 1: replicas identical") &&
+				  strstr(out, "exact halos, boundary sample 0.5: replicas identical"),
 			  "%s", out);
 		free(out);
 		free(err);

@@ -46,6 +46,8 @@ static void help(void)
 	       "  --halo exact|stale exact: wait for each layer's halo rows; stale: use last epoch's,\n"
 	       "                     so the exchange overlaps the whole layer (PipeGCN) (exact)\n"
 	       "  --no-overlap       post, wait, then aggregate (the serialized baseline)\n"
+	       "  --boundary-sample p  exchange a random fraction p of the boundary nodes each epoch,\n"
+	       "                     rescaled by 1/p (BNS-GCN); evaluation uses all of them (1)\n"
 	       "Several machines: mpirun --hostfile hosts -np K burrow train DIR/parts-K, with the same\n"
 	       "binary and the parts directory at the same path on every machine.\n",
 	       burrow_model_name(o.train.model), o.train.layers, (long long)o.train.hidden, o.train.dropout, o.train.lr,
@@ -54,7 +56,7 @@ static void help(void)
 }
 
 enum { O_MODEL = 256, O_LAYERS, O_HIDDEN, O_DROPOUT, O_LR, O_WD, O_EPOCHS, O_SEED, O_EVERY, O_HALO, O_NOOV, O_THREADS,
-       O_LOG, O_FULL, O_QUIET, O_BATCH, O_FANOUT, O_PREFETCH, O_MAXB, O_HELP };
+       O_BNS, O_LOG, O_FULL, O_QUIET, O_BATCH, O_FANOUT, O_PREFETCH, O_MAXB, O_HELP };
 
 /* Parse the options into o; EXIT_OK to go on, else the exit code. */
 static int parse(int argc, char **argv, burrow_dist_opts *o, int *every, const char **log, const char **dir)
@@ -70,7 +72,7 @@ static int parse(int argc, char **argv, burrow_dist_opts *o, int *every, const c
 		{"quiet", no_argument, 0, O_QUIET},		{"help", no_argument, 0, O_HELP},
 		{"batch", required_argument, 0, O_BATCH},	{"batch-size", required_argument, 0, O_BATCH},
 		{"fanout", required_argument, 0, O_FANOUT},	{"prefetch", required_argument, 0, O_PREFETCH},
-		{"max-batches", required_argument, 0, O_MAXB},
+		{"max-batches", required_argument, 0, O_MAXB},	{"boundary-sample", required_argument, 0, O_BNS},
 		{0, 0, 0, 0},
 	};
 	int c, nfanout = 0;
@@ -138,6 +140,12 @@ static int parse(int argc, char **argv, burrow_dist_opts *o, int *every, const c
 		case O_NOOV:
 			o->overlap = false;
 			fg_opt = "--no-overlap";
+			break;
+		case O_BNS:
+			if (!cli_f64(optarg, &f) || !(f > 0 && f <= 1))
+				return cli_usage("train", "--boundary-sample wants a fraction in (0, 1], got '%s'", optarg);
+			o->boundary_sample = f;
+			fg_opt = "--boundary-sample";
 			break;
 		case O_THREADS:
 			if (!cli_i64(optarg, &i) || i < 1 || i > 4096)

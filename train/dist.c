@@ -17,6 +17,7 @@ void burrow_dist_defaults(burrow_dist_opts *o)
 	o->train.full_graph = true;
 	o->halo = BURROW_HALO_EXACT;
 	o->overlap = true;
+	o->boundary_sample = 1.0;
 }
 
 int burrow_dist_rank(const burrow_dist *d) { return d->rank; }
@@ -85,25 +86,6 @@ static int make_norms(burrow_dist *d)
 	return st;
 }
 
-/* Owned rows with only owned neighbors aggregate while the exchange is in flight. */
-static int split_rows(burrow_dist *d)
-{
-	d->inner = bw_malloc((size_t)(d->n_own ? d->n_own : 1) * sizeof *d->inner);
-	d->outer = bw_malloc((size_t)(d->n_own ? d->n_own : 1) * sizeof *d->outer);
-	if (!d->inner || !d->outer)
-		return BURROW_E_NOMEM;
-	for (int64_t v = 0; v < d->n_own; v++) {
-		bool remote = false;
-		for (int64_t p = d->blk.indptr[v]; p < d->blk.indptr[v + 1] && !remote; p++)
-			remote = d->blk.indices[p] >= d->n_own;
-		if (remote)
-			d->outer[d->n_outer++] = v;
-		else
-			d->inner[d->n_inner++] = v;
-	}
-	return 0;
-}
-
 int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist_opts *o)
 {
 	int st, init = 0;
@@ -119,6 +101,14 @@ int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist
 	else
 		burrow_dist_defaults(&d->o);
 	d->o.train.scratch_dir = NULL;
+	if (!(d->o.boundary_sample > 0.0 && d->o.boundary_sample <= 1.0)) {
+		st = bw_err(BURROW_E_INVAL, "train: boundary sample fraction %g outside (0, 1]", d->o.boundary_sample);
+		goto fail_early;
+	}
+	if (d->o.boundary_sample < 1.0 && d->o.halo == BURROW_HALO_STALE) {
+		st = bw_err(BURROW_E_INVAL, "train: boundary sampling and stale halos do not combine: choose one");
+		goto fail_early;
+	}
 	d->comm = MPI_COMM_NULL;
 	d->best = (burrow_best){.epoch = -1, .valid_acc = -1, .test_acc = -1};
 	if ((st = MPI_Comm_dup(MPI_COMM_WORLD, &d->comm)) != MPI_SUCCESS) {
@@ -156,7 +146,10 @@ int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist
 			    (long long)g->num_nodes, (long long)d->n_loc);
 		goto fail;
 	}
-	bw_block_init(&d->blk, d->n_own, d->n_loc, g->indptr, g->indices);
+	/* the block reads the plan's copy of the rows, owned sources first in each row */
+	if ((st = bw_overlap_plan_build(&d->plan, d->n_own, d->n_loc, g->indptr, g->indices, d->n_own)))
+		goto fail;
+	bw_block_init(&d->blk, d->n_own, d->n_loc, g->indptr, d->plan.indices);
 	for (int s = 0; s < 3; s++)
 		d->split[s] = burrow_dataset_split(ds, s, &d->split_n[s]);
 	int64_t ntr = d->split_n[BURROW_SPLIT_TRAIN];
@@ -180,7 +173,7 @@ int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist
 		goto fail;
 	if (d->o.train.threads > 0)
 		openblas_set_num_threads(d->o.train.threads);
-	if ((st = load_features(d, ds)) || (st = split_rows(d)))
+	if ((st = load_features(d, ds)))
 		goto fail;
 	if (d->o.train.model == BURROW_MODEL_GCN && (st = make_norms(d)))
 		goto fail;
@@ -206,6 +199,9 @@ int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist
 fail:
 	burrow_dist_close(d);
 	return st;
+fail_early:
+	bw_free(d);
+	return st;
 }
 
 void burrow_dist_close(burrow_dist *d)
@@ -218,8 +214,7 @@ void burrow_dist_close(burrow_dist *d)
 	bw_optim_close(d->optim);
 	bw_block_release(&d->blk);
 	bw_free(d->norm);
-	bw_free(d->inner);
-	bw_free(d->outer);
+	bw_overlap_plan_free(&d->plan);
 	bw_tensor_free(&d->x0);
 	for (int l = 0; l < BW_MAX_LAYERS; l++) {
 		bw_tensor_free(&d->in[l]);
@@ -244,6 +239,16 @@ static int halo_poll(void *ctx)
 }
 
 static int halo_wait(void *ctx) { return bw_halo_wait(ctx); }
+
+/* Backward: the halo rows' gradients are final; send them to their owners. */
+static int halo_post(void *ctx, const bw_tensor *gx) { return bw_halo_backward_start(ctx, gx->data, gx->cols); }
+
+/* The serialized baseline's backward: send them and wait for what comes back. */
+static int halo_post_wait(void *ctx, const bw_tensor *gx)
+{
+	int st = bw_halo_backward_start(ctx, gx->data, gx->cols);
+	return st ? st : bw_halo_wait(ctx);
+}
 static int no_wait(void *ctx)
 {
 	(void)ctx;
@@ -305,8 +310,7 @@ static int forward(burrow_dist *d, bool training, const bw_tensor **logits)
 			bool use_stale = stale && d->stale_ready[l];
 			if ((st = layer_input(d, l, x, stale, &posted)))
 				break;
-			bw_overlap ov = {.split = d->n_own, .inner = d->inner, .n_inner = d->n_inner, .outer = d->outer,
-					 .n_outer = d->n_outer, .poll = halo_poll, .wait = halo_wait, .ctx = d->halo};
+			bw_overlap ov = {.plan = &d->plan, .poll = halo_poll, .wait = halo_wait, .ctx = d->halo};
 			if (use_stale) {
 				ov.wait = no_wait; /* the halo rows in in[l] are last epoch's */
 			} else if (!d->o.overlap) {
@@ -373,16 +377,17 @@ int bw_dist_forward_backward(burrow_dist *d, bool training, const bw_tensor **lo
 	for (int l = L - 1; l >= 0; l--) {
 		bw_tensor *gx = l > 0 ? &d->gbuf[l % 2] : NULL;
 		const bw_tensor *x = l == 0 ? &d->x0 : (graph ? &d->in[l] : &d->model->h[l - 1]);
-		if ((st = bw_model_layer_backward(&d->be, d->model, l, &d->blk, x, gh, gx)))
+		/* the halo rows' gradients go back to their owners, posted as soon as they are
+		 * final, and add up there once the layer's other gradients are done */
+		bw_overlap ov = {.plan = &d->plan, .poll = halo_poll, .post = d->o.overlap ? halo_post : halo_post_wait,
+				 .ctx = d->halo};
+		if ((st = bw_model_layer_backward_overlap(&d->be, d->model, l, &d->blk, x, gh, gx,
+							  gx && graph ? &ov : NULL)))
 			return st;
 		if (!gx)
 			break;
-		if (graph) {
-			/* the halo rows' gradients go back to their owners and add up there */
-			if ((st = bw_halo_backward_start(d->halo, gx->data, gx->cols)) ||
-			    (st = bw_halo_backward_finish(d->halo, gx->data)))
-				return st;
-		}
+		if (graph && (st = bw_halo_backward_finish(d->halo, gx->data)))
+			return st;
 		gx->rows = d->n_own; /* layer l-1's output: the owned rows */
 		gh = gx;
 	}
@@ -404,7 +409,17 @@ int burrow_dist_train_epoch(burrow_dist *d, burrow_epoch_stats *st_out, burrow_c
 	bw_halo_get_stats(d->halo, &hs0);
 	const bw_tensor *logits;
 	double loss, acc;
-	int st = bw_dist_forward_backward(d, true, &logits, &loss, &acc);
+	const double p = d->o.boundary_sample;
+	int st = 0;
+	if (p < 1.0) /* this epoch's boundary sample, the same decision on both sides of each edge */
+		st = bw_halo_sample(d->halo, p, bw_key(d->o.train.seed ^ 0xB0B5ull, (uint64_t)d->epoch), d->pi->send_ids,
+				    d->pi->halo_ids);
+	if (!st)
+		st = bw_dist_forward_backward(d, true, &logits, &loss, &acc);
+	if (p < 1.0) { /* evaluation sees every boundary node */
+		int st2 = bw_halo_sample(d->halo, 1.0, 0, NULL, NULL);
+		st = st ? st : st2;
+	}
 	if (!st)
 		st = bw_optim_step(&d->be, d->optim, d->model->params, d->model->grads);
 	if (st)

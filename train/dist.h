@@ -22,8 +22,7 @@ struct burrow_dist {
 	bw_halo *halo;
 	bw_block blk;                  /* owned rows over owned + halo sources */
 	float *norm;                   /* [n_loc] GCN norms from the global degrees */
-	int64_t *inner, n_inner;       /* owned rows whose neighbors are all owned */
-	int64_t *outer, n_outer;       /* the boundary rows */
+	bw_overlap_plan plan;          /* the rows with owned sources first; blk reads plan.indices */
 	bw_tensor x0;                  /* [n_loc, D] features of owned and halo nodes */
 	bw_tensor in[BW_MAX_LAYERS];   /* layer l > 0 inputs: owned rows, then halo rows */
 	bw_tensor stage[BW_MAX_LAYERS];/* stale mode: the exchange of this epoch lands here */

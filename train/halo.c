@@ -2,6 +2,8 @@
  * neighbor all-to-all, so that aggregation over inner edges overlaps the transfer. */
 #include "halo.h"
 
+#include "../core/rng.h"
+
 #include <string.h>
 
 struct bw_halo {
@@ -19,7 +21,15 @@ struct bw_halo {
 	bool active, backward;
 	double t_post;
 	int64_t dim;
+	float *emb;           /* forward: where the halo rows land */
 	bw_halo_stats st;
+	/* boundary sampling (bw_halo_sample): the kept send entries and halo rows, in order */
+	bool sampled;
+	float inv_p;
+	int64_t *sel_send, *sel_recv, n_sel_send, n_sel_recv;
+	int *s_cnt, *s_dsp, *r_cnt, *r_dsp; /* [nnbr] each, in rows, over the kept ones */
+	float *rbuf;          /* [n_sel_recv, dim]: kept halo rows in (forward) or their gradients out */
+	size_t rbuf_cap;
 };
 
 int bw_err_mpi(int code, const char *what)
@@ -130,6 +140,10 @@ void bw_halo_close(bw_halo *h)
 	bw_free(h->nbr);
 	bw_free(h->send_cnt);
 	bw_free(h->buf);
+	bw_free(h->sel_send);
+	bw_free(h->sel_recv);
+	bw_free(h->s_cnt);
+	bw_free(h->rbuf);
 	bw_free(h);
 }
 
@@ -159,10 +173,72 @@ static int prepare(bw_halo *h, int64_t dim)
 		h->buf = b;
 		h->buf_cap = need;
 	}
+	need = (size_t)(h->n_sel_recv ? h->n_sel_recv : 1) * (size_t)dim * sizeof(float);
+	if (h->sampled && need > h->rbuf_cap) {
+		float *b = bw_realloc(h->rbuf, need);
+		if (!b)
+			return BURROW_E_NOMEM;
+		h->rbuf = b;
+		h->rbuf_cap = need;
+	}
 	h->dim = dim;
 	return 0;
 fail:
 	return st;
+}
+
+bool bw_halo_keep(uint64_t key, int64_t gid, double p)
+{
+	if (p >= 1.0)
+		return true;
+	bw_rng r;
+	bw_rng_seed(&r, bw_key(key, (uint64_t)gid));
+	return bw_rng_uniform(&r) < p;
+}
+
+int64_t bw_halo_kept(const bw_halo *h) { return h->sampled ? h->n_sel_recv : h->n_halo; }
+
+/* Kept entries of list [0, n) grouped by the segments cnt/dsp: their indices into sel and
+ * the per-segment counts and offsets of the kept ones. */
+static int64_t select_kept(const bw_halo *h, const int *cnt, const int *dsp, const int64_t *gid, uint64_t key,
+			   double p, int64_t *sel, int *kcnt, int *kdsp)
+{
+	int64_t n = 0;
+	for (int k = 0; k < h->nnbr; k++) {
+		kdsp[k] = (int)n;
+		for (int64_t e = dsp[k]; e < (int64_t)dsp[k] + cnt[k]; e++)
+			if (bw_halo_keep(key, gid[e], p))
+				sel[n++] = e;
+		kcnt[k] = (int)(n - kdsp[k]);
+	}
+	return n;
+}
+
+int bw_halo_sample(bw_halo *h, double p, uint64_t key, const int64_t *send_gid, const int64_t *halo_gid)
+{
+	if (h->active)
+		return bw_err(BURROW_E_INVAL, "halo: cannot change the sample with an exchange in flight");
+	if (!(p > 0.0 && p <= 1.0))
+		return bw_err(BURROW_E_INVAL, "halo: boundary sample fraction %g outside (0, 1]", p);
+	h->sampled = p < 1.0;
+	if (!h->sampled)
+		return 0;
+	if (!h->sel_send) {
+		h->sel_send = bw_malloc((size_t)(h->n_send ? h->n_send : 1) * sizeof *h->sel_send);
+		h->sel_recv = bw_malloc((size_t)(h->n_halo ? h->n_halo : 1) * sizeof *h->sel_recv);
+		h->s_cnt = bw_malloc(4 * (size_t)(h->nnbr ? h->nnbr : 1) * sizeof *h->s_cnt);
+		if (!h->sel_send || !h->sel_recv || !h->s_cnt) {
+			h->sampled = false;
+			return BURROW_E_NOMEM;
+		}
+		h->s_dsp = h->s_cnt + h->nnbr;
+		h->r_cnt = h->s_cnt + 2 * h->nnbr;
+		h->r_dsp = h->s_cnt + 3 * h->nnbr;
+	}
+	h->inv_p = (float)(1.0 / p);
+	h->n_sel_send = select_kept(h, h->send_cnt, h->send_dsp, send_gid, key, p, h->sel_send, h->s_cnt, h->s_dsp);
+	h->n_sel_recv = select_kept(h, h->recv_cnt, h->recv_dsp, halo_gid, key, p, h->sel_recv, h->r_cnt, h->r_dsp);
+	return 0;
 }
 
 int bw_halo_forward_start(bw_halo *h, float *emb, int64_t dim)
@@ -170,16 +246,28 @@ int bw_halo_forward_start(bw_halo *h, float *emb, int64_t dim)
 	int st = prepare(h, dim);
 	if (st)
 		return st;
-#pragma omp parallel for schedule(static)
-	for (int64_t k = 0; k < h->n_send; k++)
-		memcpy(h->buf + k * dim, emb + h->send_local[k] * dim, (size_t)dim * sizeof(float));
+	h->emb = emb;
 	h->t_post = MPI_Wtime();
-	MPI_TRY(MPI_Ineighbor_alltoallv(h->buf, h->send_cnt, h->send_dsp, h->row, emb + h->n_owned * dim, h->recv_cnt,
-					h->recv_dsp, h->row, h->comm, &h->req),
-		"halo: MPI_Ineighbor_alltoallv");
+	if (h->sampled) {
+		/* the kept rows only; they land in rbuf and are scattered when complete */
+#pragma omp parallel for schedule(static)
+		for (int64_t k = 0; k < h->n_sel_send; k++)
+			memcpy(h->buf + k * dim, emb + h->send_local[h->sel_send[k]] * dim, (size_t)dim * sizeof(float));
+		MPI_TRY(MPI_Ineighbor_alltoallv(h->buf, h->s_cnt, h->s_dsp, h->row, h->rbuf, h->r_cnt, h->r_dsp, h->row,
+						h->comm, &h->req),
+			"halo: MPI_Ineighbor_alltoallv");
+		h->st.bytes_out += h->n_sel_send * dim * (int64_t)sizeof(float);
+	} else {
+#pragma omp parallel for schedule(static)
+		for (int64_t k = 0; k < h->n_send; k++)
+			memcpy(h->buf + k * dim, emb + h->send_local[k] * dim, (size_t)dim * sizeof(float));
+		MPI_TRY(MPI_Ineighbor_alltoallv(h->buf, h->send_cnt, h->send_dsp, h->row, emb + h->n_owned * dim,
+						h->recv_cnt, h->recv_dsp, h->row, h->comm, &h->req),
+			"halo: MPI_Ineighbor_alltoallv");
+		h->st.bytes_out += h->n_send * dim * (int64_t)sizeof(float);
+	}
 	h->active = true;
 	h->backward = false;
-	h->st.bytes_out += h->n_send * dim * (int64_t)sizeof(float);
 	h->st.exchanges++;
 	return 0;
 fail:
@@ -190,6 +278,18 @@ static void completed(bw_halo *h)
 {
 	h->active = false;
 	h->st.comm_s += MPI_Wtime() - h->t_post;
+	if (h->sampled && !h->backward) {
+		/* dropped halo rows read as zeros, kept ones scaled by 1/p */
+		const int64_t dim = h->dim;
+		float *halo = h->emb + h->n_owned * dim;
+		memset(halo, 0, (size_t)(h->n_halo * dim) * sizeof(float));
+		for (int64_t k = 0; k < h->n_sel_recv; k++) {
+			float *dst = halo + h->sel_recv[k] * dim;
+			const float *src = h->rbuf + k * dim;
+			for (int64_t c = 0; c < dim; c++)
+				dst[c] = h->inv_p * src[c];
+		}
+	}
 }
 
 int bw_halo_test(bw_halo *h)
@@ -229,12 +329,26 @@ int bw_halo_backward_start(bw_halo *h, const float *grad, int64_t dim)
 	/* the reverse of forward: halo rows go back to their owners, who receive them in
 	 * their send order */
 	h->t_post = MPI_Wtime();
-	MPI_TRY(MPI_Ineighbor_alltoallv(grad + h->n_owned * dim, h->recv_cnt, h->recv_dsp, h->row, h->buf, h->send_cnt,
-					h->send_dsp, h->row, h->comm, &h->req),
-		"halo: MPI_Ineighbor_alltoallv (backward)");
+	if (h->sampled) {
+		/* the kept rows' gradients, scaled as their forward values were */
+		for (int64_t k = 0; k < h->n_sel_recv; k++) {
+			const float *src = grad + (h->n_owned + h->sel_recv[k]) * dim;
+			float *dst = h->rbuf + k * dim;
+			for (int64_t c = 0; c < dim; c++)
+				dst[c] = h->inv_p * src[c];
+		}
+		MPI_TRY(MPI_Ineighbor_alltoallv(h->rbuf, h->r_cnt, h->r_dsp, h->row, h->buf, h->s_cnt, h->s_dsp, h->row,
+						h->comm, &h->req),
+			"halo: MPI_Ineighbor_alltoallv (backward)");
+		h->st.bytes_out += h->n_sel_recv * dim * (int64_t)sizeof(float);
+	} else {
+		MPI_TRY(MPI_Ineighbor_alltoallv(grad + h->n_owned * dim, h->recv_cnt, h->recv_dsp, h->row, h->buf,
+						h->send_cnt, h->send_dsp, h->row, h->comm, &h->req),
+			"halo: MPI_Ineighbor_alltoallv (backward)");
+		h->st.bytes_out += h->n_halo * dim * (int64_t)sizeof(float);
+	}
 	h->active = true;
 	h->backward = true;
-	h->st.bytes_out += h->n_halo * dim * (int64_t)sizeof(float);
 	h->st.exchanges++;
 	return 0;
 fail:
@@ -252,8 +366,9 @@ int bw_halo_backward_finish(bw_halo *h, float *grad)
 	const int64_t dim = h->dim;
 	/* one owned row may be sent to several parts: accumulate serially per row order to
 	 * keep the sum deterministic */
-	for (int64_t k = 0; k < h->n_send; k++) {
-		float *dst = grad + h->send_local[k] * dim;
+	const int64_t n = h->sampled ? h->n_sel_send : h->n_send;
+	for (int64_t k = 0; k < n; k++) {
+		float *dst = grad + h->send_local[h->sampled ? h->sel_send[k] : k] * dim;
 		const float *src = h->buf + k * dim;
 		for (int64_t c = 0; c < dim; c++)
 			dst[c] += src[c];

@@ -47,6 +47,18 @@ int bw_halo_backward_finish(bw_halo *h, float *grad);
 
 void bw_halo_get_stats(const bw_halo *h, bw_halo_stats *s);
 
+/* Boundary sampling (BNS-GCN): until the next call, each exchange moves only the boundary
+ * nodes kept with probability p, decided by bw_halo_keep(key, global id, p) on the sending
+ * and the receiving side alike (no extra message). Kept halo rows land scaled by 1/p and
+ * dropped ones as zeros, so an aggregation over them estimates the full one without bias;
+ * in backward only the kept rows' gradients go back, scaled by 1/p. p = 1 turns sampling
+ * off. send_gid [n_send] and halo_gid [H] are the global ids of the send and halo rows
+ * (borrowed for the call). */
+int bw_halo_sample(bw_halo *h, double p, uint64_t key, const int64_t *send_gid, const int64_t *halo_gid);
+bool bw_halo_keep(uint64_t key, int64_t gid, double p);
+/* Halo rows the current sample keeps (H when sampling is off). */
+int64_t bw_halo_kept(const bw_halo *h);
+
 /* Translate an MPI error code into BURROW_E_MPI with MPI's own text. */
 int bw_err_mpi(int code, const char *what);
 

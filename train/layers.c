@@ -105,29 +105,123 @@ int bw_layer_forward(const bw_backend *be, bw_layer *l, const bw_block *b, const
 	return bw_bias_add(be, z, l->b, l->out);
 }
 
-#define BW_OVERLAP_CHUNK 256 /* inner rows aggregated between two progress polls */
+/* Work between two progress polls: rows aggregated, rows multiplied. Small enough that
+ * the exchange moves every few milliseconds, large enough to keep BLAS efficient. */
+#define BW_OVERLAP_AGG_CHUNK 256
+#define BW_OVERLAP_MM_CHUNK 512
+
+int bw_overlap_plan_build(bw_overlap_plan *p, int64_t num_dst, int64_t num_src, const int64_t *indptr,
+			  const int32_t *indices, int64_t split)
+{
+	memset(p, 0, sizeof *p);
+	if (split < num_dst || split > num_src)
+		return bw_err(BURROW_E_INVAL, "overlap: split %lld outside [%lld, %lld]", (long long)split,
+			      (long long)num_dst, (long long)num_src);
+	const int64_t ne = indptr[num_dst];
+	p->num_dst = num_dst;
+	p->num_src = num_src;
+	p->split = split;
+	p->indices = bw_malloc((size_t)(ne ? ne : 1) * sizeof *p->indices);
+	p->mid = bw_malloc((size_t)(num_dst ? num_dst : 1) * sizeof *p->mid);
+	p->outer = bw_malloc((size_t)(num_dst ? num_dst : 1) * sizeof *p->outer);
+	p->seq = bw_malloc((size_t)(num_src ? num_src : 1) * sizeof *p->seq);
+	if (!p->indices || !p->mid || !p->outer || !p->seq) {
+		bw_overlap_plan_free(p);
+		return BURROW_E_NOMEM;
+	}
+	for (int64_t j = 0; j < num_src; j++)
+		p->seq[j] = j;
+	for (int64_t i = 0; i < num_dst; i++) {
+		/* a stable partition of the row: early sources in their order, then the late ones */
+		int64_t k = indptr[i];
+		for (int64_t e = indptr[i]; e < indptr[i + 1]; e++)
+			if (indices[e] < split)
+				p->indices[k++] = indices[e];
+		p->mid[i] = k;
+		for (int64_t e = indptr[i]; e < indptr[i + 1]; e++)
+			if (indices[e] >= split)
+				p->indices[k++] = indices[e];
+		if (p->mid[i] < indptr[i + 1])
+			p->outer[p->n_outer++] = i;
+	}
+	return 0;
+}
+
+void bw_overlap_plan_free(bw_overlap_plan *p)
+{
+	bw_free(p->indices);
+	bw_free(p->mid);
+	bw_free(p->outer);
+	bw_free(p->seq);
+	memset(p, 0, sizeof *p);
+}
 
 static int ov_poll(const bw_overlap *ov) { return ov->poll ? ov->poll(ov->ctx) : 0; }
 
-/* Rows [r0, r1) of c = a W, where a and c hold (at least) those rows. */
-static int matmul_rows(const bw_backend *be, const bw_tensor *a, const bw_tensor *w, bw_tensor *c, int64_t r0,
-		       int64_t r1)
+/* Rows [r0, r1) of c = alpha op(a) w + beta c (trans_a: a's rows [r0, r1) are the reduced
+ * dimension, c whole). */
+static int matmul_rows(const bw_backend *be, const bw_tensor *a, bool ta, const bw_tensor *w, bool tw, float beta,
+		       bw_tensor *c, int64_t r0, int64_t r1)
 {
 	if (r1 <= r0)
 		return 0;
-	bw_tensor ar = bw_tensor_rows(a, r0, r1 - r0), cr = bw_tensor_rows(c, r0, r1 - r0);
-	return bw_matmul(be, &ar, false, w, false, 1.0f, 0.0f, &cr);
+	bw_tensor ar = bw_tensor_rows(a, r0, r1 - r0);
+	if (ta) {
+		bw_tensor wr = bw_tensor_rows(w, r0, r1 - r0);
+		return bw_matmul(be, &ar, true, &wr, tw, 1.0f, beta, c);
+	}
+	bw_tensor cr = bw_tensor_rows(c, r0, r1 - r0);
+	return bw_matmul(be, &ar, false, w, tw, 1.0f, beta, &cr);
+}
+
+/* matmul_rows over [r0, r1) in chunks, polling after each. For ta (a reduction over the
+ * rows) the first chunk applies beta and the others add. */
+static int matmul_chunks(const bw_backend *be, const bw_tensor *a, bool ta, const bw_tensor *w, bool tw, float beta,
+			 bw_tensor *c, int64_t r0, int64_t r1, const bw_overlap *ov)
+{
+	int st;
+	if (ta && r1 <= r0 && beta == 0.0f) /* an empty reduction still defines c */
+		memset(c->data, 0, (size_t)(c->rows * c->cols) * sizeof(float));
+	for (int64_t q = r0; q < r1; q += BW_OVERLAP_MM_CHUNK) {
+		float bq = ta && q > r0 ? 1.0f : beta;
+		TRY(matmul_rows(be, a, ta, w, tw, bq, c, q, BW_MIN(q + BW_OVERLAP_MM_CHUNK, r1)));
+		if ((st = ov_poll(ov)) < 0)
+			return st;
+	}
+	return 0;
+}
+
+/* The early part of every destination row's aggregation, in chunks, polling after each. */
+static int aggregate_early(const bw_backend *be, const bw_block *b, bw_agg mode, const bw_tensor *x, bw_tensor *out,
+			   const bw_overlap *ov)
+{
+	int st;
+	const bw_overlap_plan *p = ov->plan;
+	for (int64_t c = 0; c < b->num_dst; c += BW_OVERLAP_AGG_CHUNK) {
+		TRY(bw_aggregate_edges(be, b, mode, x, p->seq + c, BW_MIN(BW_OVERLAP_AGG_CHUNK, b->num_dst - c),
+				       b->indptr, p->mid, false, out));
+		if ((st = ov_poll(ov)) < 0)
+			return st;
+	}
+	return 0;
+}
+
+static int check_overlap(const bw_layer *l, const bw_block *b, const bw_overlap *ov)
+{
+	const bw_overlap_plan *p = ov->plan;
+	if (l->kind == BW_LAYER_LINEAR || !p || p->num_dst != b->num_dst || p->num_src != b->num_src ||
+	    b->indices != p->indices)
+		return bw_err(BURROW_E_INVAL, "layer: overlap needs a graph layer and a plan built for its block");
+	return 0;
 }
 
 int bw_layer_forward_overlap(const bw_backend *be, bw_layer *l, const bw_block *b, const bw_tensor *x, bw_tensor *z,
 			     const bw_overlap *ov)
 {
 	int st;
-	const int64_t nd = b->num_dst, ns = b->num_src;
-	if (l->kind == BW_LAYER_LINEAR || ov->split > ns || ov->split < nd || ov->n_inner + ov->n_outer != nd)
-		return bw_err(BURROW_E_INVAL, "layer: overlap needs a graph layer, split in [%lld, %lld] and every "
-					      "destination row inner or outer",
-			      (long long)nd, (long long)ns);
+	TRY(check_overlap(l, b, ov));
+	const bw_overlap_plan *p = ov->plan;
+	const int64_t nd = b->num_dst, ns = b->num_src, split = p->split;
 	TRY(check_shapes(l, b, x));
 	TRY(bw_tensor_reshape(z, nd, l->out));
 	const bw_tensor xd = bw_tensor_rows(x, 0, nd);
@@ -135,35 +229,93 @@ int bw_layer_forward_overlap(const bw_backend *be, bw_layer *l, const bw_block *
 	const bool sage = l->kind == BW_LAYER_SAGE;
 	const bw_tensor wa = bw_tensor_view(sage ? l->w_neigh : l->w, l->in, l->out);
 	const bw_agg mode = sage ? BW_AGG_MEAN : BW_AGG_GCN;
+	const int64_t *after = b->indptr + 1; /* row i's edges end at indptr[i + 1] */
 	if (l->project_first) {
-		/* project the rows already here, then the late ones, then aggregate */
+		/* project the rows already here, aggregate them into every row, then the late ones */
 		TRY(bw_tensor_reshape(&l->agg, ns, l->out));
-		TRY(matmul_rows(be, x, &wa, &l->agg, 0, ov->split));
-		if ((st = ov_poll(ov)) < 0 || (st = ov->wait(ov->ctx)) < 0)
-			return st;
-		TRY(matmul_rows(be, x, &wa, &l->agg, ov->split, ns));
-		TRY(bw_aggregate(be, b, mode, &l->agg, NULL, 0, z));
+		TRY(matmul_chunks(be, x, false, &wa, false, 0.0f, &l->agg, 0, split, ov));
+		TRY(aggregate_early(be, b, mode, &l->agg, z, ov));
 		if (sage)
-			TRY(bw_matmul(be, &xd, false, &w, false, 1.0f, 1.0f, z));
+			TRY(matmul_chunks(be, &xd, false, &w, false, 1.0f, z, 0, nd, ov));
+		if ((st = ov->wait(ov->ctx)) < 0)
+			return st;
+		TRY(matmul_rows(be, x, false, &wa, false, 0.0f, &l->agg, split, ns));
+		TRY(bw_aggregate_edges(be, b, mode, &l->agg, p->outer, p->n_outer, p->mid, after, true, z));
 	} else {
-		/* aggregate the inner rows, then (after the wait) the outer ones, then project */
+		/* aggregate every row over its early sources (and SAGE's self term), wait, add
+		 * the late sources, then project */
 		TRY(bw_tensor_reshape(&l->agg, nd, l->in));
-		/* in chunks, driving the exchange's progress between them */
-		for (int64_t c = 0; c < ov->n_inner; c += BW_OVERLAP_CHUNK) {
-			TRY(bw_aggregate(be, b, mode, x, ov->inner + c, BW_MIN(BW_OVERLAP_CHUNK, ov->n_inner - c),
-					 &l->agg));
-			if ((st = ov_poll(ov)) < 0)
-				return st;
-		}
+		TRY(aggregate_early(be, b, mode, x, &l->agg, ov));
 		if (sage)
-			TRY(bw_matmul(be, &xd, false, &w, false, 1.0f, 0.0f, z));
-		if ((st = ov_poll(ov)) < 0 || (st = ov->wait(ov->ctx)) < 0)
+			TRY(matmul_chunks(be, &xd, false, &w, false, 0.0f, z, 0, nd, ov));
+		if ((st = ov->wait(ov->ctx)) < 0)
 			return st;
-		if (ov->n_outer)
-			TRY(bw_aggregate(be, b, mode, x, ov->outer, ov->n_outer, &l->agg));
+		TRY(bw_aggregate_edges(be, b, mode, x, p->outer, p->n_outer, p->mid, after, true, &l->agg));
 		TRY(bw_matmul(be, &l->agg, false, &wa, false, 1.0f, sage ? 1.0f : 0.0f, z));
 	}
 	return bw_bias_add(be, z, l->b, l->out);
+}
+
+int bw_layer_backward_overlap(const bw_backend *be, bw_layer *l, const bw_block *b, const bw_tensor *x,
+			      const bw_tensor *gz, bw_tensor *gx, const bw_overlap *ov)
+{
+	int st;
+	TRY(check_overlap(l, b, ov));
+	const bw_overlap_plan *p = ov->plan;
+	const int64_t nd = b->num_dst, ns = b->num_src, split = p->split;
+	TRY(check_shapes(l, b, x));
+	if (!gx || gz->rows != nd || gz->cols != l->out)
+		return bw_err(BURROW_E_INVAL, "layer backward: gradient [%lld, %lld] for output [%lld, %lld]%s",
+			      (long long)gz->rows, (long long)gz->cols, (long long)nd, (long long)l->out,
+			      gx ? "" : " without an input gradient");
+	if (!b->t_indptr)
+		return bw_err(BURROW_E_INVAL, "layer backward: the block has no transpose (bw_block_prepare)");
+	const bool sage = l->kind == BW_LAYER_SAGE;
+	const bw_agg mode = sage ? BW_AGG_MEAN : BW_AGG_GCN;
+	const bw_tensor xd = bw_tensor_rows(x, 0, nd);
+	const bw_tensor w = bw_tensor_view(l->w, l->in, l->out), wn = bw_tensor_view(l->w_neigh, l->in, l->out);
+	bw_tensor gw = bw_tensor_view(l->gw, l->in, l->out), gwn = bw_tensor_view(l->gw_neigh, l->in, l->out);
+	bw_tensor *gwa = sage ? &gwn : &gw;
+	const bw_tensor *wa = sage ? &wn : &w;
+	bw_tensor gxd;
+	TRY(bw_tensor_reshape(gx, ns, l->in));
+	gxd = bw_tensor_rows(gx, 0, nd);
+	const int64_t *late = p->seq + split;
+	if (l->project_first) {
+		/* tmp = the aggregation's transpose of gz [ns, out]; gx = tmp wa^T: the late rows first */
+		TRY(bw_tensor_reshape(&l->tmp, ns, l->out));
+		TRY(bw_aggregate_backward(be, b, mode, gz, late, ns - split, &l->tmp));
+		TRY(matmul_rows(be, &l->tmp, false, wa, true, 0.0f, gx, split, ns));
+		if ((st = ov->post(ov->ctx, gx)) < 0)
+			return st;
+		for (int64_t c = 0; c < split; c += BW_OVERLAP_AGG_CHUNK) {
+			TRY(bw_aggregate_backward(be, b, mode, gz, p->seq + c, BW_MIN(BW_OVERLAP_AGG_CHUNK, split - c),
+						  &l->tmp));
+			if ((st = ov_poll(ov)) < 0)
+				return st;
+		}
+		TRY(matmul_chunks(be, &l->tmp, false, wa, true, 0.0f, gx, 0, split, ov));
+		TRY(matmul_chunks(be, x, true, &l->tmp, false, 0.0f, gwa, 0, ns, ov));
+	} else {
+		/* tmp = gz wa^T [nd, in]; gx = the aggregation's transpose of tmp: the late rows first */
+		TRY(bw_tensor_reshape(&l->tmp, nd, l->in));
+		TRY(bw_matmul(be, gz, false, wa, true, 1.0f, 0.0f, &l->tmp));
+		TRY(bw_aggregate_backward(be, b, mode, &l->tmp, late, ns - split, gx));
+		if ((st = ov->post(ov->ctx, gx)) < 0)
+			return st;
+		for (int64_t c = 0; c < split; c += BW_OVERLAP_AGG_CHUNK) {
+			TRY(bw_aggregate_backward(be, b, mode, &l->tmp, p->seq + c, BW_MIN(BW_OVERLAP_AGG_CHUNK, split - c),
+						  gx));
+			if ((st = ov_poll(ov)) < 0)
+				return st;
+		}
+		TRY(matmul_chunks(be, &l->agg, true, gz, false, 0.0f, gwa, 0, nd, ov));
+	}
+	if (sage) {
+		TRY(matmul_chunks(be, gz, false, &w, true, 1.0f, &gxd, 0, nd, ov));
+		TRY(matmul_chunks(be, &xd, true, gz, false, 0.0f, &gw, 0, nd, ov));
+	}
+	return bw_col_sum(be, gz, l->gb, l->out);
 }
 
 int bw_layer_backward(const bw_backend *be, bw_layer *l, const bw_block *b, const bw_tensor *x, const bw_tensor *gz,

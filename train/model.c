@@ -155,6 +155,12 @@ int bw_model_layer_forward_overlap(const bw_backend *be, bw_model *m, int l, bw_
 int bw_model_layer_backward(const bw_backend *be, bw_model *m, int l, const bw_block *blk, const bw_tensor *x,
 			    bw_tensor *gh, bw_tensor *gx)
 {
+	return bw_model_layer_backward_overlap(be, m, l, blk, x, gh, gx, NULL);
+}
+
+int bw_model_layer_backward_overlap(const bw_backend *be, bw_model *m, int l, const bw_block *blk, const bw_tensor *x,
+				    bw_tensor *gh, bw_tensor *gx, const bw_overlap *ov)
+{
 	if (l < 0 || l >= m->cfg.layers)
 		return bw_err(BURROW_E_INVAL, "model: no layer %d", l);
 	int st;
@@ -164,7 +170,8 @@ int bw_model_layer_backward(const bw_backend *be, bw_model *m, int l, const bw_b
 		if ((st = bw_relu_backward(be, gh, &m->h[l])))
 			return st;
 	}
-	return bw_layer_backward(be, &m->layer[l], blk, x, gh, gx);
+	return ov ? bw_layer_backward_overlap(be, &m->layer[l], blk, x, gh, gx, ov)
+		  : bw_layer_backward(be, &m->layer[l], blk, x, gh, gx);
 }
 
 int bw_model_forward(const bw_backend *be, bw_model *m, const bw_batch *b, bool training, uint64_t seed,

@@ -42,7 +42,25 @@ int bw_aggregate(const bw_backend *be, const bw_block *b, bw_agg mode, const bw_
 		return bw_err(BURROW_E_INVAL, "aggregate: unknown mode %d", (int)mode);
 	int st = check_rows("aggregate", rows, nrows, b->num_dst);
 	if (!st)
-		be->ops->agg_fwd(be, b, mode, x->data, x->cols, rows, nrows, out->data);
+		be->ops->agg_fwd(be, b, mode, x->data, x->cols, rows, nrows, NULL, NULL, false, out->data);
+	return st;
+}
+
+int bw_aggregate_edges(const bw_backend *be, const bw_block *b, bw_agg mode, const bw_tensor *x, const int64_t *rows,
+		       int64_t nrows, const int64_t *lo, const int64_t *hi, bool add, bw_tensor *out)
+{
+	if (x->rows != b->num_src || out->rows != b->num_dst || out->cols != x->cols)
+		return bw_err(BURROW_E_INVAL, "aggregate: block %lld -> %lld, input [%lld, %lld], output [%lld, %lld]",
+			      (long long)b->num_src, (long long)b->num_dst, SHAPE(x), SHAPE(out));
+	if (mode == BW_AGG_GCN && (!b->dst_norm || !b->src_norm))
+		return bw_err(BURROW_E_INVAL, "aggregate: GCN needs the block's norms (bw_block_prepare)");
+	if (mode < BW_AGG_SUM || mode > BW_AGG_GCN)
+		return bw_err(BURROW_E_INVAL, "aggregate: unknown mode %d", (int)mode);
+	if (!lo || !hi)
+		return bw_err(BURROW_E_INVAL, "aggregate: edge ranges missing");
+	int st = check_rows("aggregate", rows, nrows, b->num_dst);
+	if (!st)
+		be->ops->agg_fwd(be, b, mode, x->data, x->cols, rows, nrows, lo, hi, add, out->data);
 	return st;
 }
 

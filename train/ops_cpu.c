@@ -25,22 +25,27 @@ static void cpu_gemm(const bw_backend *be, bool ta, bool tb, int64_t m, int64_t 
 }
 
 static void cpu_agg_fwd(const bw_backend *be, const bw_block *b, bw_agg mode, const float *x, int64_t dim,
-			const int64_t *rows, int64_t nrows, float *out)
+			const int64_t *rows, int64_t nrows, const int64_t *lo, const int64_t *hi, bool add, float *out)
 {
 	const int64_t n = rows ? nrows : b->num_dst;
 	const int64_t *ip = b->indptr;
 	const int32_t *ix = b->indices;
+	const bool whole = !lo;
 #pragma omp parallel for schedule(dynamic, 64) num_threads(be->threads)
 	for (int64_t k = 0; k < n; k++) {
 		const int64_t i = rows ? rows[k] : k;
+		const int64_t e0 = whole ? ip[i] : lo[i], e1 = whole ? ip[i + 1] : hi[i];
 		float *o = out + i * dim;
 		if (mode == BW_AGG_GCN) {
-			const float di = b->dst_norm[i], self = di * b->src_norm[i];
-			const float *xi = x + i * dim;
+			const float di = b->dst_norm[i];
+			if (!add) {
+				const float self = di * b->src_norm[i];
+				const float *xi = x + i * dim;
 #pragma omp simd
-			for (int64_t c = 0; c < dim; c++)
-				o[c] = self * xi[c];
-			for (int64_t e = ip[i]; e < ip[i + 1]; e++) {
+				for (int64_t c = 0; c < dim; c++)
+					o[c] = self * xi[c];
+			}
+			for (int64_t e = e0; e < e1; e++) {
 				const float w = di * b->src_norm[ix[e]];
 				const float *xj = x + (int64_t)ix[e] * dim;
 #pragma omp simd
@@ -49,19 +54,32 @@ static void cpu_agg_fwd(const bw_backend *be, const bw_block *b, bw_agg mode, co
 			}
 			continue;
 		}
-		memset(o, 0, (size_t)dim * sizeof *o);
-		for (int64_t e = ip[i]; e < ip[i + 1]; e++) {
+		const int64_t deg = ip[i + 1] - ip[i];
+		if (whole) {
+			memset(o, 0, (size_t)dim * sizeof *o);
+			for (int64_t e = e0; e < e1; e++) {
+				const float *xj = x + (int64_t)ix[e] * dim;
+#pragma omp simd
+				for (int64_t c = 0; c < dim; c++)
+					o[c] += xj[c];
+			}
+			if (mode == BW_AGG_MEAN && deg > 1) {
+				const float s = 1.0f / (float)deg;
+#pragma omp simd
+				for (int64_t c = 0; c < dim; c++)
+					o[c] *= s;
+			}
+			continue;
+		}
+		/* part of the row: each term scaled as the whole row scales it */
+		const float s = mode == BW_AGG_MEAN && deg > 1 ? 1.0f / (float)deg : 1.0f;
+		if (!add)
+			memset(o, 0, (size_t)dim * sizeof *o);
+		for (int64_t e = e0; e < e1; e++) {
 			const float *xj = x + (int64_t)ix[e] * dim;
 #pragma omp simd
 			for (int64_t c = 0; c < dim; c++)
-				o[c] += xj[c];
-		}
-		const int64_t deg = ip[i + 1] - ip[i];
-		if (mode == BW_AGG_MEAN && deg > 1) {
-			const float s = 1.0f / (float)deg;
-#pragma omp simd
-			for (int64_t c = 0; c < dim; c++)
-				o[c] *= s;
+				o[c] += s * xj[c];
 		}
 	}
 }

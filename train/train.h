@@ -99,9 +99,13 @@ typedef struct bw_ops {
 	/* c[m, n] = alpha * op(a) op(b) + beta * c, row-major, as cblas_sgemm */
 	void (*gemm)(const bw_backend *be, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
 		     const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
-	/* out[i] = aggregation of x over row i, for the rows listed (rows NULL: all num_dst) */
+	/* out[i] = aggregation of x over row i, for the rows listed (rows NULL: all num_dst).
+	 * With lo and hi (both [num_dst]), only the edges [lo[i], hi[i]) of row i are summed,
+	 * scaled as for the whole row (its degree, its GCN norms); add then adds them to out[i]
+	 * instead of overwriting it (and GCN's self term is left to the pass that overwrites). */
 	void (*agg_fwd)(const bw_backend *be, const bw_block *b, bw_agg mode, const float *x, int64_t dim,
-			const int64_t *rows, int64_t nrows, float *out);
+			const int64_t *rows, int64_t nrows, const int64_t *lo, const int64_t *hi, bool add,
+			float *out);
 	/* gx[j] = d(sum of gout . out)/d x_j for the sources listed (NULL: all num_src); overwrites */
 	void (*agg_bwd)(const bw_backend *be, const bw_block *b, bw_agg mode, const float *gout, int64_t dim,
 			const int64_t *srcs, int64_t nsrcs, float *gx);
@@ -157,6 +161,10 @@ int bw_matmul(const bw_backend *be, const bw_tensor *a, bool trans_a, const bw_t
 /* out [num_dst, d] = aggregate(x [num_src, d]) over the rows listed (NULL: all) */
 int bw_aggregate(const bw_backend *be, const bw_block *b, bw_agg mode, const bw_tensor *x, const int64_t *rows,
 		 int64_t nrows, bw_tensor *out);
+/* The same over part of each row: edges [lo[i], hi[i]) of the rows listed, added to out
+ * when add (see bw_ops.agg_fwd); the sum over a split of every row equals bw_aggregate. */
+int bw_aggregate_edges(const bw_backend *be, const bw_block *b, bw_agg mode, const bw_tensor *x, const int64_t *rows,
+		       int64_t nrows, const int64_t *lo, const int64_t *hi, bool add, bw_tensor *out);
 /* gx [num_src, d] = the aggregation's transpose applied to gout [num_dst, d] (srcs NULL: all) */
 int bw_aggregate_backward(const bw_backend *be, const bw_block *b, bw_agg mode, const bw_tensor *gout,
 			  const int64_t *srcs, int64_t nsrcs, bw_tensor *gx);
@@ -200,22 +208,42 @@ void bw_layer_init(bw_layer *l, uint64_t key);
 /* z [num_dst, out] from x [num_src, in] over block b (Linear reads only x's first num_dst rows). */
 int bw_layer_forward(const bw_backend *be, bw_layer *l, const bw_block *b, const bw_tensor *x, bw_tensor *z);
 /* Overlap with a halo exchange: the input rows [split, num_src) arrive late (over the
- * network). bw_layer_forward_overlap first does the work that needs only rows below
- * split (the aggregation of the `inner` destination rows, whose sources all lie below
- * split; the projection of rows below split), calling poll between steps, then wait,
- * then the rest. The result and the saved state equal bw_layer_forward's. */
-typedef struct bw_overlap {
-	int64_t split;           /* first late row of x */
-	const int64_t *inner;    /* [n_inner] destination rows with every source below split */
-	int64_t n_inner;
-	const int64_t *outer;    /* [n_outer] the other destination rows */
+ * network), and in backward the gradients of those rows leave early. A plan
+ * (bw_overlap_plan_build) reorders each destination row's sources so that the ones below
+ * split come first (mid[i] is the first late one) and lists the rows that have late
+ * sources. bw_layer_forward_overlap then does everything that needs no late row before
+ * it waits (the projection of the rows below split, the aggregation of every row over its
+ * early sources, SAGE's self term), calling poll between chunks; after the wait it adds
+ * the late sources and finishes. bw_layer_backward_overlap computes the late rows' input
+ * gradients first, hands them to post (which sends them), and does the rest (the early
+ * rows' input gradients, the weight gradients) while they travel. Results equal the
+ * plain passes up to rounding. */
+typedef struct bw_overlap_plan {
+	int64_t num_dst, num_src, split;
+	int32_t *indices;  /* [edges] the block's sources, early ones first in every row */
+	int64_t *mid;      /* [num_dst] first edge of row i whose source is >= split */
+	int64_t *outer;    /* [n_outer] rows with a late source */
 	int64_t n_outer;
-	int (*poll)(void *ctx);  /* drive progress; < 0 is an error (may be NULL) */
-	int (*wait)(void *ctx);  /* block until rows [split, num_src) of x are in place */
+	int64_t *seq;      /* [num_src] 0, 1, 2, ...: row and source lists for chunks */
+} bw_overlap_plan;
+/* Build p for a block's rows (indptr, indices: [num_dst + 1], [edges]); the caller then
+ * runs the block over p->indices. */
+int bw_overlap_plan_build(bw_overlap_plan *p, int64_t num_dst, int64_t num_src, const int64_t *indptr,
+			  const int32_t *indices, int64_t split);
+void bw_overlap_plan_free(bw_overlap_plan *p);
+
+typedef struct bw_overlap {
+	const bw_overlap_plan *plan;  /* the block must use plan->indices */
+	int (*poll)(void *ctx);       /* drive progress; < 0 is an error (may be NULL) */
+	int (*wait)(void *ctx);       /* forward: block until rows [split, num_src) of x are in place */
+	int (*post)(void *ctx, const bw_tensor *gx); /* backward: gx's rows [split, num_src) are final */
 	void *ctx;
 } bw_overlap;
 int bw_layer_forward_overlap(const bw_backend *be, bw_layer *l, const bw_block *b, const bw_tensor *x, bw_tensor *z,
 			     const bw_overlap *ov);
+/* Backward with the late rows' input gradients posted early; gx is required. */
+int bw_layer_backward_overlap(const bw_backend *be, bw_layer *l, const bw_block *b, const bw_tensor *x,
+			      const bw_tensor *gz, bw_tensor *gx, const bw_overlap *ov);
 /* From gz = dL/dz: the parameter gradients (overwritten) and, when gx is not NULL, dL/dx
  * [num_src, in]. x must be the forward's input, unchanged. */
 int bw_layer_backward(const bw_backend *be, bw_layer *l, const bw_block *b, const bw_tensor *x, const bw_tensor *gz,
@@ -281,6 +309,9 @@ int bw_model_layer_forward_overlap(const bw_backend *be, bw_model *m, int l, bw_
  * x must be the forward's input, unchanged. */
 int bw_model_layer_backward(const bw_backend *be, bw_model *m, int l, const bw_block *blk, const bw_tensor *x,
 			    bw_tensor *gh, bw_tensor *gx);
+/* The same with the late rows' input gradients posted early (ov may be NULL: plain). */
+int bw_model_layer_backward_overlap(const bw_backend *be, bw_model *m, int l, const bw_block *blk, const bw_tensor *x,
+				    bw_tensor *gh, bw_tensor *gx, const bw_overlap *ov);
 /* Backward from dL/dlogits: fills m->grads. Call after bw_model_forward on the same batch. */
 int bw_model_backward(const bw_backend *be, bw_model *m, const bw_batch *b, const bw_tensor *glogits);
 /* Layer l alone in inference (no dropout), with the ReLU of hidden layers: z from x. */

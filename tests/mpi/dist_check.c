@@ -150,8 +150,9 @@ static void check_model(const char *data, const char *parts, int model)
 	burrow_dataset_close(ds);
 }
 
-/* Training with dropout, in each halo mode: the replicas end identical on every rank. */
-static void check_replicas(const char *parts, int halo)
+/* Training with dropout, in each halo mode and with boundary sampling: the replicas end
+ * identical on every rank. */
+static void check_replicas(const char *parts, int halo, double boundary_sample)
 {
 	burrow_dist_opts o;
 	burrow_dist_defaults(&o);
@@ -159,6 +160,7 @@ static void check_replicas(const char *parts, int halo)
 	o.train.hidden = 12;
 	o.train.threads = 1;
 	o.halo = halo;
+	o.boundary_sample = boundary_sample;
 	burrow_dist *d;
 	if (burrow_dist_open(&d, parts, &o))
 		die("dist open", burrow_last_error());
@@ -178,8 +180,8 @@ static void check_replicas(const char *parts, int halo)
 	if (sum != s0)
 		die("replicas", "weights differ from rank 0's after training");
 	if (rank == 0)
-		printf("dist-check: %s halos: replicas identical after 3 epochs (valid %.3f)\n",
-		       halo == BURROW_HALO_STALE ? "stale" : "exact", ev.valid_acc);
+		printf("dist-check: %s halos, boundary sample %g: replicas identical after 3 epochs (valid %.3f)\n",
+		       halo == BURROW_HALO_STALE ? "stale" : "exact", boundary_sample, ev.valid_acc);
 	burrow_dist_close(d);
 }
 
@@ -214,8 +216,9 @@ int main(int argc, char **argv)
 	check_model(data, parts, BURROW_MODEL_GCN);
 	check_model(data, parts, BURROW_MODEL_SAGE);
 	check_model(data, parts, BURROW_MODEL_MLP);
-	check_replicas(parts, BURROW_HALO_EXACT);
-	check_replicas(parts, BURROW_HALO_STALE);
+	check_replicas(parts, BURROW_HALO_EXACT, 1.0);
+	check_replicas(parts, BURROW_HALO_STALE, 1.0);
+	check_replicas(parts, BURROW_HALO_EXACT, 0.5);
 	MPI_Finalize();
 	return 0;
 }

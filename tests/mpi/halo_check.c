@@ -116,9 +116,58 @@ int main(int argc, char **argv)
 			if (fabs(grad[i * DIM + c] - want) > 1e-3 * fabs(want) + 1e-6)
 				die("backward: an owned row's gradient is not the sum of its halo copies");
 		}
+	/* boundary sampling: only kept nodes travel, scaled by 1/p; both sides agree on which */
+	const double p = 0.5;
+	const uint64_t key = 99;
+	int64_t *send_gid = malloc((size_t)(ns ? ns : 1) * sizeof *send_gid);
+	for (int64_t k = 0; k < ns; k++)
+		send_gid[k] = lo + send_local[k];
+	if (bw_halo_sample(h, p, key, send_gid, halo_ids))
+		die(burrow_last_error());
+	int64_t kept = 0;
+	for (int64_t i = 0; i < nh; i++)
+		kept += bw_halo_keep(key, halo_ids[i], p);
+	if (bw_halo_kept(h) != kept || kept < nh * 3 / 10 || kept > nh * 7 / 10)
+		die("boundary sampling keeps the wrong number of halo rows");
+	for (int64_t i = 0; i < n_owned + nh; i++)
+		for (int c = 0; c < DIM; c++)
+			emb[i * DIM + c] = i < n_owned ? f(lo + i, c) : NAN;
+	if (bw_halo_forward_start(h, emb, DIM) || bw_halo_wait(h))
+		die(burrow_last_error());
+	for (int64_t i = 0; i < nh; i++)
+		for (int c = 0; c < DIM; c++) {
+			float want = bw_halo_keep(key, halo_ids[i], p) ? (float)(1 / p) * f(halo_ids[i], c) : 0.0f;
+			if (emb[(n_owned + i) * DIM + c] != want)
+				die("sampled forward: a halo row is not its owner's row scaled by 1/p, or not zero");
+		}
+	memset(grad, 0, (size_t)(n_owned + nh) * DIM * sizeof *grad);
+	for (int64_t i = 0; i < nh; i++)
+		for (int c = 0; c < DIM; c++)
+			grad[(n_owned + i) * DIM + c] = g(halo_ids[i], rank, c);
+	if (bw_halo_backward_start(h, grad, DIM) || bw_halo_backward_finish(h, grad))
+		die(burrow_last_error());
+	for (int64_t i = 0; i < n_owned; i++)
+		for (int c = 0; c < DIM; c++) {
+			double want = 0;
+			for (int j = 0; j < K; j++)
+				if (j != rank && touches(&gr, lo + i, j) && bw_halo_keep(key, lo + i, p))
+					want += g(lo + i, j, c) / p;
+			if (fabs(grad[i * DIM + c] - want) > 1e-3 * fabs(want) + 1e-6)
+				die("sampled backward: an owned row's gradient is not the sum of its kept copies / p");
+		}
+	/* sampling off: every row again */
+	if (bw_halo_sample(h, 1.0, 0, NULL, NULL) || bw_halo_kept(h) != nh)
+		die("boundary sampling does not turn off");
+	if (bw_halo_forward_start(h, emb, DIM) || bw_halo_wait(h))
+		die(burrow_last_error());
+	for (int64_t i = 0; i < nh; i++)
+		if (emb[(n_owned + i) * DIM] != f(halo_ids[i], 0))
+			die("forward after sampling: a halo row differs from its owner's row");
+	free(send_gid);
+
 	bw_halo_stats st;
 	bw_halo_get_stats(h, &st);
-	if (st.exchanges != 4)
+	if (st.exchanges != 7)
 		die("stats count the wrong number of exchanges");
 	printf("halo-check: rank %d of %d ok (%lld owned, %lld halo, %lld sent)\n", rank, K, (long long)n_owned,
 	       (long long)nh, (long long)ns);
