@@ -73,6 +73,20 @@ static int mpi_fail(int rc, const char *what) { return bw_err_mpi(rc, what); }
 			return mpi_fail(rc_, what);              \
 	} while (0)
 
+/* Tell every rank how many items this rank sends it (sc[p]), learn how many each sends
+ * here (rc[p]), and lay those out one after another (rd[p], *total). */
+static int exchange_counts(struct bw_dist_mb *m, const int *sc, int *rc, int *rd, int64_t *total, const char *what)
+{
+	MPI_DO(MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, m->comm), what);
+	int64_t n = 0;
+	for (int p = 0; p < m->K; p++) {
+		rd[p] = (int)n;
+		n += rc[p];
+	}
+	*total = n;
+	return 0;
+}
+
 /* Make *pp hold at least need elements of elem bytes, keeping the contents. */
 static int grow(void *pp, size_t *cap, size_t need, size_t elem)
 {
@@ -334,12 +348,9 @@ static int hop(struct bw_dist_mb *m, bw_mb_batch *b, int l, uint64_t lkey)
 
 	/* the owners expand the rest and send back [k, k neighbor ids] per request */
 	double t0 = MPI_Wtime();
-	MPI_DO(MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, m->comm), "train: sampling: MPI_Alltoall");
-	int64_t nrecv = 0;
-	for (int p = 0; p < K; p++) {
-		rd[p] = (int)nrecv;
-		nrecv += rc[p];
-	}
+	int64_t nrecv;
+	if ((st = exchange_counts(m, sc, rc, rd, &nrecv, "train: sampling: MPI_Alltoall")))
+		return st;
 	if ((st = fits_int(nrecv, "sampling requests")) ||
 	    (st = grow(&m->rreq, &m->rreq_cap, (size_t)nrecv + 1, sizeof *m->rreq)))
 		return st;
@@ -524,12 +535,9 @@ static int fetch_post(burrow_dist *d, bw_mb_batch *b)
 
 	/* the ids go out; the rows asked of this rank are read */
 	double t0 = MPI_Wtime();
-	MPI_DO(MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, m->comm), "train: fetch: MPI_Alltoall");
-	int64_t ns = 0;
-	for (int p = 0; p < K; p++) {
-		rd[p] = (int)ns;
-		ns += rc[p];
-	}
+	int64_t ns;
+	if ((st = exchange_counts(m, sc, rc, rd, &ns, "train: fetch: MPI_Alltoall")))
+		return st;
 	if ((st = fits_int(ns * D, "feature rows")) || (st = fits_int(nf * D, "feature rows")) ||
 	    (st = grow(&b->sids, &b->sids_cap, (size_t)ns + 1, sizeof *b->sids)))
 		return st;

@@ -33,17 +33,7 @@ static int check_rows(const char *op, const int64_t *rows, int64_t n, int64_t li
 int bw_aggregate(const bw_backend *be, const bw_block *b, bw_agg mode, const bw_tensor *x, const int64_t *rows,
 		 int64_t nrows, bw_tensor *out)
 {
-	if (x->rows != b->num_src || out->rows != b->num_dst || out->cols != x->cols)
-		return bw_err(BURROW_E_INVAL, "aggregate: block %lld -> %lld, input [%lld, %lld], output [%lld, %lld]",
-			      (long long)b->num_src, (long long)b->num_dst, SHAPE(x), SHAPE(out));
-	if (mode == BW_AGG_GCN && (!b->dst_norm || !b->src_norm))
-		return bw_err(BURROW_E_INVAL, "aggregate: GCN needs the block's norms (bw_block_prepare)");
-	if (mode < BW_AGG_SUM || mode > BW_AGG_GCN)
-		return bw_err(BURROW_E_INVAL, "aggregate: unknown mode %d", (int)mode);
-	int st = check_rows("aggregate", rows, nrows, b->num_dst);
-	if (!st)
-		be->ops->agg_fwd(be, b, mode, x->data, x->cols, rows, nrows, NULL, NULL, false, out->data);
-	return st;
+	return bw_aggregate_edges(be, b, mode, x, rows, nrows, NULL, NULL, false, out);
 }
 
 int bw_aggregate_edges(const bw_backend *be, const bw_block *b, bw_agg mode, const bw_tensor *x, const int64_t *rows,
@@ -56,8 +46,8 @@ int bw_aggregate_edges(const bw_backend *be, const bw_block *b, bw_agg mode, con
 		return bw_err(BURROW_E_INVAL, "aggregate: GCN needs the block's norms (bw_block_prepare)");
 	if (mode < BW_AGG_SUM || mode > BW_AGG_GCN)
 		return bw_err(BURROW_E_INVAL, "aggregate: unknown mode %d", (int)mode);
-	if (!lo || !hi)
-		return bw_err(BURROW_E_INVAL, "aggregate: edge ranges missing");
+	if (!lo != !hi || (add && !lo))
+		return bw_err(BURROW_E_INVAL, "aggregate: edge ranges need both ends, and adding needs them");
 	int st = check_rows("aggregate", rows, nrows, b->num_dst);
 	if (!st)
 		be->ops->agg_fwd(be, b, mode, x->data, x->cols, rows, nrows, lo, hi, add, out->data);

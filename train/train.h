@@ -161,8 +161,9 @@ int bw_matmul(const bw_backend *be, const bw_tensor *a, bool trans_a, const bw_t
 /* out [num_dst, d] = aggregate(x [num_src, d]) over the rows listed (NULL: all) */
 int bw_aggregate(const bw_backend *be, const bw_block *b, bw_agg mode, const bw_tensor *x, const int64_t *rows,
 		 int64_t nrows, bw_tensor *out);
-/* The same over part of each row: edges [lo[i], hi[i]) of the rows listed, added to out
- * when add (see bw_ops.agg_fwd); the sum over a split of every row equals bw_aggregate. */
+/* The same over part of each row: edges [lo[i], hi[i]) of the rows listed (lo, hi NULL:
+ * whole rows), added to out when add (see bw_ops.agg_fwd); the sum over a split of every
+ * row equals bw_aggregate. */
 int bw_aggregate_edges(const bw_backend *be, const bw_block *b, bw_agg mode, const bw_tensor *x, const int64_t *rows,
 		       int64_t nrows, const int64_t *lo, const int64_t *hi, bool add, bw_tensor *out);
 /* gx [num_src, d] = the aggregation's transpose applied to gout [num_dst, d] (srcs NULL: all) */

@@ -33,6 +33,30 @@ static bool touches(const burrow_csr *gr, int64_t v, int j)
 	return false;
 }
 
+/* Backward: every rank sends g(v, rank) for each of its halo nodes v; each owned row must
+ * end up with the sum of its (kept, under boundary sampling p < 1) copies' gradients / p. */
+static void check_backward(bw_halo *h, const burrow_csr *gr, float *grad, int64_t n_owned, int64_t nh,
+			   const int64_t *halo_ids, double p, uint64_t key)
+{
+	const int64_t lo = lo_of(rank);
+	memset(grad, 0, (size_t)(n_owned + nh) * DIM * sizeof *grad);
+	for (int64_t i = 0; i < nh; i++)
+		for (int c = 0; c < DIM; c++)
+			grad[(n_owned + i) * DIM + c] = g(halo_ids[i], rank, c);
+	if (bw_halo_backward_start(h, grad, DIM) || bw_halo_backward_finish(h, grad))
+		die(burrow_last_error());
+	for (int64_t i = 0; i < n_owned; i++)
+		for (int c = 0; c < DIM; c++) {
+			double want = 0;
+			for (int j = 0; j < K; j++)
+				if (j != rank && touches(gr, lo + i, j) && bw_halo_keep(key, lo + i, p))
+					want += g(lo + i, j, c) / p;
+			if (fabs(grad[i * DIM + c] - want) > 1e-3 * fabs(want) + 1e-6)
+				die(p < 1 ? "sampled backward: an owned row's gradient is not the sum of its kept copies / p"
+					  : "backward: an owned row's gradient is not the sum of its halo copies");
+		}
+}
+
 int main(int argc, char **argv)
 {
 	MPI_Init(&argc, &argv);
@@ -100,22 +124,8 @@ int main(int argc, char **argv)
 				if (emb[(n_owned + i) * DIM + c] != f(halo_ids[i], c) + (float)round)
 					die("forward: a halo row differs from its owner's row");
 	}
-	/* backward: every rank sends g(v, rank) for each of its halo nodes v */
 	float *grad = calloc((size_t)(n_owned + nh) * DIM, sizeof *grad);
-	for (int64_t i = 0; i < nh; i++)
-		for (int c = 0; c < DIM; c++)
-			grad[(n_owned + i) * DIM + c] = g(halo_ids[i], rank, c);
-	if (bw_halo_backward_start(h, grad, DIM) || bw_halo_backward_finish(h, grad))
-		die(burrow_last_error());
-	for (int64_t i = 0; i < n_owned; i++)
-		for (int c = 0; c < DIM; c++) {
-			double want = 0;
-			for (int j = 0; j < K; j++)
-				if (j != rank && touches(&gr, lo + i, j))
-					want += g(lo + i, j, c);
-			if (fabs(grad[i * DIM + c] - want) > 1e-3 * fabs(want) + 1e-6)
-				die("backward: an owned row's gradient is not the sum of its halo copies");
-		}
+	check_backward(h, &gr, grad, n_owned, nh, halo_ids, 1.0, 0);
 	/* boundary sampling: only kept nodes travel, scaled by 1/p; both sides agree on which */
 	const double p = 0.5;
 	const uint64_t key = 99;
@@ -140,21 +150,7 @@ int main(int argc, char **argv)
 			if (emb[(n_owned + i) * DIM + c] != want)
 				die("sampled forward: a halo row is not its owner's row scaled by 1/p, or not zero");
 		}
-	memset(grad, 0, (size_t)(n_owned + nh) * DIM * sizeof *grad);
-	for (int64_t i = 0; i < nh; i++)
-		for (int c = 0; c < DIM; c++)
-			grad[(n_owned + i) * DIM + c] = g(halo_ids[i], rank, c);
-	if (bw_halo_backward_start(h, grad, DIM) || bw_halo_backward_finish(h, grad))
-		die(burrow_last_error());
-	for (int64_t i = 0; i < n_owned; i++)
-		for (int c = 0; c < DIM; c++) {
-			double want = 0;
-			for (int j = 0; j < K; j++)
-				if (j != rank && touches(&gr, lo + i, j) && bw_halo_keep(key, lo + i, p))
-					want += g(lo + i, j, c) / p;
-			if (fabs(grad[i * DIM + c] - want) > 1e-3 * fabs(want) + 1e-6)
-				die("sampled backward: an owned row's gradient is not the sum of its kept copies / p");
-		}
+	check_backward(h, &gr, grad, n_owned, nh, halo_ids, p, key);
 	/* sampling off: every row again */
 	if (bw_halo_sample(h, 1.0, 0, NULL, NULL) || bw_halo_kept(h) != nh)
 		die("boundary sampling does not turn off");
