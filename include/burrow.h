@@ -796,7 +796,7 @@ BURROW_API int burrow_trainer_embed(burrow_trainer *t, const char *out_npy);
 /* Split a dataset into K parts for distributed training (docs/partition.md). METIS k-way
  * (edge-cut objective) on the symmetric graph without self-loops, one vertex-weight
  * constraint per balanced quantity; graphs beyond METIS's 32-bit indices or the memory
- * budget are first coarsened by streaming label propagation over the on-disk CSR. Nodes
+ * budget are first coarsened in passes streamed over the on-disk CSR. Nodes
  * are relabelled so part i owns the new ids [node_offsets[i], node_offsets[i+1]); each
  * part is written as a dataset directory holding its owned rows, its 1-hop halo and the
  * send lists of the halo exchange. The input graph must have fewer than 2^31 nodes. */
@@ -822,8 +822,9 @@ typedef struct burrow_partition_opts {
 	size_t mem_bytes;             /* memory budget in bytes; 0 = no limit (default 0) */
 	int64_t coarsen_to;           /* coarsen until about this many nodes remain, even when
 				       * METIS could take the graph; 0 = only when it cannot */
-	int refine_passes;            /* boundary refinement passes after projecting a coarse
-				       * partition back (default 4) */
+	int refine_passes;            /* boundary refinement passes after METIS, and after
+				       * coarsening passes and relaxed rounds on the finest
+				       * level (default 4) */
 	const char *out_dir;          /* borrowed; NULL = <dataset>/parts-K */
 	bool overwrite;               /* replace an existing output directory (default false) */
 	int threads;                  /* OpenMP threads; 0 = the runtime's default */
@@ -847,7 +848,7 @@ typedef struct burrow_partition_stats {
 	int64_t halo_total;           /* sum over parts of the halo sizes */
 	double replication;           /* (N + halo_total) / N: local nodes per input node */
 	bool coarsened;               /* the coarsening path ran */
-	int coarsen_levels;           /* label propagation levels */
+	int coarsen_levels;           /* coarsening levels */
 	int64_t coarse_nodes;         /* nodes of the graph METIS saw (N on the direct path) */
 	int64_t coarse_edges;         /* undirected edges of the graph METIS saw */
 	double seconds;               /* wall time of the whole run */

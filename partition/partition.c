@@ -18,6 +18,7 @@
 #define MAX_LEVELS 24
 #define MARGIN ((size_t)128 << 20) /* mapped windows, stacks, METIS beyond its estimate */
 #define MAX_PHASES 8
+#define COARSE_PASSES 8 /* refinement passes, and relaxed rounds, on each coarse level */
 
 void burrow_partition_defaults(burrow_partition_opts *o)
 {
@@ -276,7 +277,8 @@ static int metis_parts(run *rn, const bw_pgraph *g, const double *maxw, int32_t 
 		bw_level_free(&lv[l]);
 		int64_t moved;
 		bw_part_weights(fine, fpart, k, pw, o->threads);
-		st = bw_refine(fine, fpart, k, pw, maxw, l ? 8 : o->refine_passes, o->seed, o->threads, &moved);
+		const int passes = l ? COARSE_PASSES : o->refine_passes;
+		st = bw_refine(fine, fpart, k, pw, maxw, passes, passes, o->seed, o->threads, &moved);
 		if (o->progress)
 			o->progress(o->progress_user, "refine", (uint64_t)(nl - l), (uint64_t)nl);
 	}
@@ -569,7 +571,7 @@ int burrow_partition(const char *dataset_dir, const burrow_partition_opts *opts,
 			int64_t moved;
 			phase_begin(&rn, "refine");
 			bw_part_weights(&g, part, k, pw, o.threads);
-			st = bw_refine(&g, part, k, pw, maxw, o.refine_passes, o.seed, o.threads, &moved);
+			st = bw_refine(&g, part, k, pw, maxw, o.refine_passes, 0, o.seed, o.threads, &moved);
 			phase_end(&rn);
 		}
 	}

@@ -146,10 +146,14 @@ int bw_coarsen_level(const bw_pgraph *g, const bw_coarsen_opts *o, bw_level *out
 
 /* ---------------------------------------------------------------- refinement (refine.c) */
 
-/* Bounded boundary refinement of part[] over g (streamed): moves that lower the cut and
- * keep every part within maxw, then, while a part is over maxw, moves out of it that cost
- * the least cut. pw [k * ncon] is kept current. Returns the number of moves in *moved. */
-int bw_refine(const bw_pgraph *g, int32_t *part, int k, int64_t *pw, const double *maxw, int passes,
+/* Bounded boundary refinement of part[] over g (streamed): up to `passes` passes of moves
+ * that lower the cut and keep every part within maxw, then, while a part is over maxw, moves
+ * out of it that cost the least cut; then up to `rounds` relaxed rounds (moves that lower
+ * the cut into parts up to 50% over maxw, then back within maxw cheapest first; a round
+ * that does not lower the cut or cannot rebalance is undone), stopping once a round gains
+ * less than 0.1% of the cut. pw [k * ncon] is kept current. Returns the number of moves
+ * in *moved. */
+int bw_refine(const bw_pgraph *g, int32_t *part, int k, int64_t *pw, const double *maxw, int passes, int rounds,
 	      uint64_t seed, int threads, int64_t *moved);
 
 /* ---------------------------------------------------------------- writing (write.c) */

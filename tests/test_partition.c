@@ -575,6 +575,199 @@ Test(partition, coarsening_level_matches_reference_contraction)
 	free(ds);
 }
 
+/* On R-MAT graphs (half the nodes isolated, the rest around hubs) each coarse node mixes
+ * nodes a good partition puts apart, so METIS's partition of the coarse graph is poor; the
+ * refinement on the way back must recover, or the coarsened cut ends far above the direct one. */
+Test(partition, coarsened_cut_close_to_direct_on_rmat)
+{
+	char *ds = tu_path(dir, "rmat");
+	burrow_gen_opts g;
+	burrow_gen_defaults(&g, BURROW_GEN_RMAT);
+	g.scale = 13;
+	g.edge_factor = 8;
+	g.feat_dim = 1;
+	g.num_classes = 2;
+	cr_assert_eq(burrow_gen(&g, ds), 0, "%s", burrow_last_error());
+	for (int k = 4; k <= 8; k += 4) {
+		burrow_partition_opts o;
+		burrow_partition_defaults(&o);
+		o.num_parts = k;
+		burrow_partition_stats direct, coarse;
+		free(run_and_check(ds, k == 4 ? "d4" : "d8", &o, true, &direct));
+		o.coarsen_to = 400;
+		free(run_and_check(ds, k == 4 ? "c4" : "c8", &o, true, &coarse));
+		cr_assert(coarse.coarsened && !direct.coarsened);
+		cr_assert_leq((double)coarse.edge_cut, 1.2 * (double)direct.edge_cut,
+			      "K=%d: coarsened cut %lld, direct %lld", k, (long long)coarse.edge_cut,
+			      (long long)direct.edge_cut);
+	}
+	free(ds);
+}
+
+/* An in-memory weighted graph for bw_refine, as a coarse level looks. */
+typedef struct wgraph {
+	bw_pgraph g;
+	int64_t *indptr;
+	int32_t *indices, *adjwgt;
+	int64_t *vwgt;
+} wgraph;
+
+/* Symmetric, from an edge list (u[i], v[i], w[i]); vertex weights vw [n * ncon], copied. */
+static void wgraph_make(wgraph *wg, int64_t n, int64_t m, const int64_t *u, const int64_t *v, const int32_t *w,
+			int ncon, const int64_t *vw)
+{
+	wg->indptr = calloc((size_t)n + 1, sizeof *wg->indptr);
+	wg->indices = malloc((size_t)(2 * m + 1) * sizeof *wg->indices);
+	wg->adjwgt = malloc((size_t)(2 * m + 1) * sizeof *wg->adjwgt);
+	wg->vwgt = malloc((size_t)(n * ncon) * sizeof *wg->vwgt);
+	memcpy(wg->vwgt, vw, (size_t)(n * ncon) * sizeof *vw);
+	for (int64_t i = 0; i < m; i++) {
+		wg->indptr[u[i] + 1]++;
+		wg->indptr[v[i] + 1]++;
+	}
+	for (int64_t x = 0; x < n; x++)
+		wg->indptr[x + 1] += wg->indptr[x];
+	int64_t *cur = malloc((size_t)n * sizeof *cur);
+	memcpy(cur, wg->indptr, (size_t)n * sizeof *cur);
+	for (int64_t i = 0; i < m; i++) {
+		wg->indices[cur[u[i]]] = (int32_t)v[i];
+		wg->adjwgt[cur[u[i]]++] = w[i];
+		wg->indices[cur[v[i]]] = (int32_t)u[i];
+		wg->adjwgt[cur[v[i]]++] = w[i];
+	}
+	free(cur);
+	wg->g = (bw_pgraph){.n = n, .m = 2 * m, .indptr = wg->indptr, .indices = wg->indices, .width = 4,
+			    .adjwgt = wg->adjwgt, .ncon = ncon, .vwgt = wg->vwgt};
+	for (int c = 0; c < ncon; c++)
+		wg->g.con_kind[c] = BURROW_BALANCE_NODES;
+}
+
+static void wgraph_free(wgraph *wg)
+{
+	free(wg->indptr);
+	free(wg->indices);
+	free(wg->adjwgt);
+	free(wg->vwgt);
+}
+
+/* Weighted cut and part weights by brute force over the edge list. */
+static int64_t wcut(int64_t m, const int64_t *u, const int64_t *v, const int32_t *w, const int32_t *part)
+{
+	int64_t cut = 0;
+	for (int64_t i = 0; i < m; i++)
+		cut += part[u[i]] != part[v[i]] ? w[i] : 0;
+	return cut;
+}
+
+static void check_weights(const wgraph *wg, const int32_t *part, int k, const int64_t *pw, const double *maxw)
+{
+	const int ncon = wg->g.ncon;
+	int64_t *ref = calloc((size_t)(k * ncon), sizeof *ref);
+	for (int64_t x = 0; x < wg->g.n; x++)
+		for (int c = 0; c < ncon; c++)
+			ref[part[x] * ncon + c] += wg->vwgt[x * ncon + c];
+	for (int i = 0; i < k * ncon; i++) {
+		cr_assert_eq(pw[i], ref[i], "part weights kept current");
+		cr_assert_leq((double)ref[i], maxw[i % ncon], "part %d over its bound in constraint %d", i / ncon,
+			      i % ncon);
+	}
+	free(ref);
+}
+
+/* Two cliques of four, each split 3 + 1 across two full parts: no single move fits, so plain
+ * refinement is stuck at a cut of 6; a relaxed round trades the two strays and cuts nothing. */
+Test(partition, relaxed_round_trades_nodes_between_full_parts)
+{
+	int64_t u[12], v[12], vw[8];
+	int32_t w[12];
+	int m = 0;
+	for (int c = 0; c < 2; c++)
+		for (int a = 0; a < 4; a++)
+			for (int b = a + 1; b < 4; b++) {
+				u[m] = 4 * c + a;
+				v[m] = 4 * c + b;
+				w[m++] = 1;
+			}
+	for (int x = 0; x < 8; x++)
+		vw[x] = 1;
+	wgraph wg;
+	wgraph_make(&wg, 8, m, u, v, w, 1, vw);
+	const double maxw[1] = {4.0};
+	for (int rounds = 0; rounds <= 1; rounds++) {
+		int32_t part[8] = {0, 0, 0, 1, 0, 1, 1, 1};
+		int64_t pw[2] = {4, 4}, moved;
+		cr_assert_eq(bw_refine(&wg.g, part, 2, pw, maxw, 4, rounds, 1, 1, &moved), 0);
+		check_weights(&wg, part, 2, pw, maxw);
+		cr_assert_eq(wcut(m, u, v, w, part), rounds ? 0 : 6, "rounds %d: cut %lld", rounds,
+			     (long long)wcut(m, u, v, w, part));
+	}
+	wgraph_free(&wg);
+}
+
+/* On random weighted graphs with one and two constraints: rounds never leave the cut above
+ * what plain refinement reaches, never leave a part over its bound, keep the part weights
+ * current, and do not depend on the number of threads. */
+Test(partition, relaxed_rounds_never_lose)
+{
+	const int64_t n = 3000, m = 12000;
+	int64_t *u = malloc(m * sizeof *u), *v = malloc(m * sizeof *v), *vw = malloc(2 * n * sizeof *vw);
+	int32_t *w = malloc(m * sizeof *w), *p0 = malloc(n * sizeof *p0), *p1 = malloc(n * sizeof *p1),
+		*p2 = malloc(n * sizeof *p2);
+	for (int trial = 0; trial < 4; trial++) {
+		bw_rng r;
+		bw_rng_seed(&r, bw_key(99, (uint64_t)trial));
+		const int ncon = 1 + trial % 2, k = 3 + trial;
+		for (int64_t i = 0; i < m; i++) {
+			u[i] = (int64_t)bw_rng_below(&r, (uint64_t)n);
+			/* mostly near u, so that there is structure to find; hubs among the rest */
+			v[i] = bw_rng_uniform(&r) < 0.6 ? (u[i] + 1 + (int64_t)bw_rng_below(&r, 30)) % n
+							 : (int64_t)bw_rng_below(&r, 1 + (uint64_t)bw_rng_below(&r, (uint64_t)n));
+			if (v[i] == u[i])
+				v[i] = (u[i] + 1) % n;
+			w[i] = 1 + (int32_t)bw_rng_below(&r, 5);
+		}
+		int64_t total[2] = {0, 0};
+		for (int64_t x = 0; x < n * ncon; x++) {
+			vw[x] = 1 + (int64_t)bw_rng_below(&r, x % ncon ? 9 : 3);
+			total[x % ncon] += vw[x];
+		}
+		wgraph wg;
+		wgraph_make(&wg, n, m, u, v, w, ncon, vw);
+		double maxw[2];
+		for (int c = 0; c < ncon; c++)
+			maxw[c] = 1.05 * (double)total[c] / k;
+		/* a balanced start: round robin */
+		int32_t *parts[3] = {p0, p1, p2};
+		int64_t pws[3][16];
+		for (int run = 0; run < 3; run++) {
+			memset(pws[run], 0, sizeof pws[run]);
+			for (int64_t x = 0; x < n; x++) {
+				parts[run][x] = (int32_t)(x % k);
+				for (int c = 0; c < ncon; c++)
+					pws[run][(x % k) * ncon + c] += vw[x * ncon + c];
+			}
+			int64_t moved;
+			cr_assert_eq(bw_refine(&wg.g, parts[run], k, pws[run], maxw, 8, run ? 8 : 0, 5, run == 2 ? 1 : 2,
+					       &moved),
+				     0);
+			check_weights(&wg, parts[run], k, pws[run], maxw);
+		}
+		const int64_t plain = wcut(m, u, v, w, p0), relaxed = wcut(m, u, v, w, p1);
+		cr_assert_leq(relaxed, plain, "trial %d: rounds raised the cut from %lld to %lld", trial,
+			      (long long)plain, (long long)relaxed);
+		cr_assert(memcmp(p1, p2, (size_t)n * sizeof *p1) == 0, "trial %d: the result depends on the threads",
+			  trial);
+		wgraph_free(&wg);
+	}
+	free(u);
+	free(v);
+	free(vw);
+	free(w);
+	free(p0);
+	free(p1);
+	free(p2);
+}
+
 /* ---------------------------------------------------------------- failures and refusals */
 
 Test(partition, metis_failure_is_a_clear_error)
