@@ -963,6 +963,9 @@ typedef struct burrow_comm_stats {
 				   mini-batch: the sampling exchanges, the feature fetch from post to
 				   completion seen, and the all-reduces */
 	double exposed_comm_s;  /* of that, the time this rank was blocked waiting */
+	double progress_s;      /* full-graph: time inside the MPI_Test calls that drive the halo
+				   exchange between chunks of compute (over TCP, mostly the copies
+				   of the exchanged bytes); 0 in mini-batch mode */
 } burrow_comm_stats;
 
 typedef struct burrow_dist burrow_dist;

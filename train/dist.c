@@ -440,6 +440,7 @@ int burrow_dist_train_epoch(burrow_dist *d, burrow_epoch_stats *st_out, burrow_c
 	if (cs) {
 		cs->comm_s = hs1.comm_s - hs0.comm_s + (d->reduce_s - r0);
 		cs->exposed_comm_s = hs1.wait_s - hs0.wait_s + (d->reduce_s - r0);
+		cs->progress_s = hs1.test_s - hs0.test_s;
 	}
 	return 0;
 }

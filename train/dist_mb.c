@@ -816,6 +816,7 @@ int bw_dist_mb_epoch(burrow_dist *d, burrow_epoch_stats *es, burrow_comm_stats *
 	if (cs) {
 		cs->comm_s = m->mpi_s + m->fetch_comm_s + m->reduce_s;
 		cs->exposed_comm_s = m->mpi_s + m->fetch_wait_s + m->reduce_s;
+		cs->progress_s = 0;
 	}
 	return 0;
 }

@@ -297,7 +297,9 @@ int bw_halo_test(bw_halo *h)
 	int done = 0, st = 0;
 	if (!h->active)
 		return 1;
+	double t = MPI_Wtime();
 	MPI_TRY(MPI_Test(&h->req, &done, MPI_STATUS_IGNORE), "halo: MPI_Test");
+	h->st.test_s += MPI_Wtime() - t;
 	if (done)
 		completed(h);
 	return done;

@@ -18,6 +18,7 @@ typedef struct bw_halo bw_halo;
 typedef struct bw_halo_stats {
 	double comm_s;     /* seconds from post to completion, summed over exchanges */
 	double wait_s;     /* seconds spent blocked in wait (exposed communication) */
+	double test_s;     /* seconds inside bw_halo_test (progress driven between compute chunks) */
 	int64_t bytes_out; /* bytes sent */
 	int64_t exchanges;
 } bw_halo_stats;
