@@ -132,6 +132,12 @@ Test(mpi, train_cli_and_a_failing_rank)
 	cr_assert(strstr(err, "--halo applies to --full-graph training"), "%s", err);
 	free(out);
 	free(err);
+	rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/g/parts-2 --full-graph --halo stale --boundary-sample 0.5",
+		   tu_burrow(), dir);
+	cr_assert_eq(rc, 2, "%s\n%s", out, err);
+	cr_assert(strstr(err, "--boundary-sample and --halo stale do not combine"), "%s", err);
+	free(out);
+	free(err);
 	/* the wrong number of ranks */
 	rc = tu_sh(&out, &err, MPIRUN " -np 3 %s train %s/g/parts-2 --epochs 1 --threads 1", tu_burrow(), dir);
 	cr_assert_neq(rc, 0);

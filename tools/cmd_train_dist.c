@@ -185,6 +185,8 @@ static int parse(int argc, char **argv, burrow_dist_opts *o, int *every, const c
 		return cli_usage("train", "%s is a mini-batch option: drop --full-graph or %s", mb_opt, mb_opt);
 	if (!o->train.full_graph && fg_opt)
 		return cli_usage("train", "%s applies to --full-graph training", fg_opt);
+	if (o->boundary_sample < 1.0 && o->halo == BURROW_HALO_STALE)
+		return cli_usage("train", "--boundary-sample and --halo stale do not combine: choose one");
 	if (nfanout && nfanout != o->train.layers)
 		return cli_usage("train", "--fanout has %d values for %d layers", nfanout, o->train.layers);
 	if (argc - optind != 1)
