@@ -986,6 +986,15 @@ BURROW_API int burrow_dist_train_epoch(burrow_dist *d, burrow_epoch_stats *st, b
 /* Accuracy on each split over all parts (correct / total, reduced), updating the best. */
 BURROW_API int burrow_dist_evaluate(burrow_dist *d, burrow_eval_stats *ev);
 BURROW_API burrow_best burrow_dist_best(const burrow_dist *d);
+/* Epochs trained so far (restored by burrow_dist_load). */
+BURROW_API int burrow_dist_epoch(const burrow_dist *d);
+/* Write a checkpoint of the replicated model (the format of burrow_trainer_save): rank 0
+ * writes path atomically; collective, every rank returns rank 0's status. */
+BURROW_API int burrow_dist_save(burrow_dist *d, const char *path);
+/* Restore one: rank 0 reads and verifies path and broadcasts weights, optimizer state,
+ * seed, epoch and best, so only rank 0 needs the file. Collective; on failure nothing
+ * changes on any rank. Stale halos restart exact for one epoch. */
+BURROW_API int burrow_dist_load(burrow_dist *d, const char *path);
 /* FNV-1a over this rank's weights: equal on every rank when the replicas agree. */
 BURROW_API uint64_t burrow_dist_weights_checksum(const burrow_dist *d);
 

@@ -157,3 +157,64 @@ Test(mpi, train_cli_and_a_failing_rank)
 	tu_rmrf(dir);
 	free(dir);
 }
+
+/* The checksum of the weights from the run's last line. */
+static char *checksum_of(const char *out)
+{
+	const char *p = strstr(out, "checksum ");
+	cr_assert(p, "%s", out);
+	return strndup(p + 9, 16);
+}
+
+/* --checkpoint / --resume under mpirun: 2 epochs, then 2 more resumed, end with the very
+ * weights of 4 epochs in one go, in both modes; rank 0 keeps the files; misuse is refused. */
+Test(mpi, checkpoint_and_resume_are_bit_for_bit)
+{
+	char *dir = tu_tmpdir(), *out, *err;
+	cr_assert_eq(tu_sh(NULL, &err, "%s gen csbm %s/g --nodes 600 --feat-dim 8 --classes 3 --quiet && "
+				       "%s partition %s/g --parts 2 --quiet",
+			   tu_burrow(), dir, tu_burrow(), dir),
+		     0, "%s", err);
+	free(err);
+	const char *modes[2] = {"--batch 64", "--full-graph"};
+	for (int m = 0; m < 2; m++) {
+		const char *run = MPIRUN " -np 2 %s train %s/g/parts-2 %s --hidden 16 --threads 1 --checkpoint %s/%s";
+		char *cmd;
+		cr_assert(asprintf(&cmd, run, tu_burrow(), dir, modes[m], dir, m ? "a2" : "a1") > 0);
+		int rc = tu_sh(&out, &err, "%s --epochs 4", cmd);
+		cr_assert_eq(rc, 0, "%s\n%s", out, err);
+		char *whole = checksum_of(out);
+		free(out);
+		free(err);
+		free(cmd);
+		cr_assert(asprintf(&cmd, run, tu_burrow(), dir, modes[m], dir, m ? "b2" : "b1") > 0);
+		rc = tu_sh(&out, &err, "%s --epochs 2", cmd);
+		cr_assert_eq(rc, 0, "%s\n%s", out, err);
+		free(out);
+		free(err);
+		/* starting afresh over a checkpoint is refused */
+		rc = tu_sh(&out, &err, "%s --epochs 4", cmd);
+		cr_assert_eq(rc, 1, "%s\n%s", out, err);
+		cr_assert(strstr(err, "already holds a checkpoint"), "%s", err);
+		free(out);
+		free(err);
+		rc = tu_sh(&out, &err, "%s --epochs 4 --resume", cmd);
+		cr_assert_eq(rc, 0, "%s\n%s", out, err);
+		cr_assert(strstr(err, "resumed") && strstr(err, "after epoch 2"), "%s", err);
+		char *resumed = checksum_of(out);
+		cr_assert_str_eq(resumed, whole, "%s: 2 + 2 epochs end with %s, 4 epochs with %s", modes[m], resumed, whole);
+		free(resumed);
+		free(whole);
+		free(out);
+		free(err);
+		free(cmd);
+	}
+	/* resuming from nothing */
+	int rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/g/parts-2 --checkpoint %s/none --resume", tu_burrow(), dir, dir);
+	cr_assert_eq(rc, 1, "%s\n%s", out, err);
+	cr_assert(strstr(err, "no checkpoint to resume from"), "%s", err);
+	free(out);
+	free(err);
+	tu_rmrf(dir);
+	free(dir);
+}

@@ -257,35 +257,8 @@ int cmd_train(int argc, char **argv)
 	const char *dir = argv[optind];
 
 	char *last_path = NULL, *best_path = NULL;
-	if (ckpt_dir) {
-		if ((asprintf(&last_path, "%s/last.ckpt", ckpt_dir) < 0) || asprintf(&best_path, "%s/best.ckpt", ckpt_dir) < 0)
-			return cli_fail("train", "out of memory");
-		struct stat sb;
-		const bool have = stat(last_path, &sb) == 0;
-		if (resume && !have) {
-			cli_fail("train", "%s: no checkpoint to resume from", last_path);
-			goto fail_paths;
-		}
-		if (!resume && have) {
-			cli_fail("train", "%s already holds a checkpoint; use --resume to continue it or remove it", ckpt_dir);
-			goto fail_paths;
-		}
-		char *cmd;
-		if (asprintf(&cmd, "%s", ckpt_dir) < 0)
-			goto fail_paths;
-		for (char *p = cmd + 1; *p; p++) /* mkdir -p */
-			if (*p == '/') {
-				*p = '\0';
-				mkdir(cmd, 0755);
-				*p = '/';
-			}
-		int mk = mkdir(cmd, 0755);
-		free(cmd);
-		if (mk != 0 && errno != EEXIST) {
-			cli_fail("train", "%s: cannot create the checkpoint directory: %s", ckpt_dir, strerror(errno));
-			goto fail_paths;
-		}
-	}
+	if (ckpt_dir && train_cli_checkpoint_dir("train", ckpt_dir, resume, &last_path, &best_path))
+		return EXIT_FAIL;
 
 	burrow_dataset *ds;
 	int st = burrow_dataset_open(&ds, dir);

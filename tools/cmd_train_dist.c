@@ -35,6 +35,9 @@ static void help(void)
 	       "  --eval-every N     evaluate every N epochs and after the last (1)\n"
 	       "  --threads T        OpenMP and OpenBLAS threads per rank (all)\n"
 	       "  --log FILE         one JSON object per epoch, then one with \"final\": true\n"
+	       "  --checkpoint DIR   rank 0 saves DIR/last.ckpt every epoch and DIR/best.ckpt at each\n"
+	       "                     new best (the format of single-process training)\n"
+	       "  --resume           continue from DIR/last.ckpt: rank 0 reads it and broadcasts it\n"
 	       "Mini-batch mode:\n"
 	       "  --batch B          training nodes per batch on each rank (%lld); a step covers up to\n"
 	       "                     K x B seeds; also --batch-size\n"
@@ -56,10 +59,17 @@ static void help(void)
 }
 
 enum { O_MODEL = 256, O_LAYERS, O_HIDDEN, O_DROPOUT, O_LR, O_WD, O_EPOCHS, O_SEED, O_EVERY, O_HALO, O_NOOV, O_THREADS,
-       O_BNS, O_LOG, O_FULL, O_QUIET, O_BATCH, O_FANOUT, O_PREFETCH, O_MAXB, O_HELP };
+       O_BNS, O_LOG, O_FULL, O_QUIET, O_BATCH, O_FANOUT, O_PREFETCH, O_MAXB, O_CKPT, O_RESUME, O_HELP };
 
-/* Parse the options into o; EXIT_OK to go on, else the exit code. */
-static int parse(int argc, char **argv, burrow_dist_opts *o, int *every, const char **log, const char **dir)
+/* The command line beyond the library's options. */
+typedef struct run_args {
+	int every;
+	const char *log, *dir, *ckpt;
+	bool resume;
+} run_args;
+
+/* Parse the options into o and a; EXIT_OK to go on, else the exit code. */
+static int parse(int argc, char **argv, burrow_dist_opts *o, run_args *a)
 {
 	static const struct option lo[] = {
 		{"model", required_argument, 0, O_MODEL},	{"layers", required_argument, 0, O_LAYERS},
@@ -69,6 +79,7 @@ static int parse(int argc, char **argv, burrow_dist_opts *o, int *every, const c
 		{"eval-every", required_argument, 0, O_EVERY}, {"halo", required_argument, 0, O_HALO},
 		{"no-overlap", no_argument, 0, O_NOOV},	{"threads", required_argument, 0, O_THREADS},
 		{"log", required_argument, 0, O_LOG},		{"full-graph", no_argument, 0, O_FULL},
+		{"checkpoint", required_argument, 0, O_CKPT},	{"resume", no_argument, 0, O_RESUME},
 		{"quiet", no_argument, 0, O_QUIET},		{"help", no_argument, 0, O_HELP},
 		{"batch", required_argument, 0, O_BATCH},	{"batch-size", required_argument, 0, O_BATCH},
 		{"fanout", required_argument, 0, O_FANOUT},	{"prefetch", required_argument, 0, O_PREFETCH},
@@ -126,7 +137,7 @@ static int parse(int argc, char **argv, burrow_dist_opts *o, int *every, const c
 		case O_EVERY:
 			if (!cli_i64(optarg, &i) || i < 1)
 				return cli_usage("train", "--eval-every wants a positive integer, got '%s'", optarg);
-			*every = (int)i;
+			a->every = (int)i;
 			break;
 		case O_HALO:
 			if (!strcmp(optarg, "exact"))
@@ -152,7 +163,9 @@ static int parse(int argc, char **argv, burrow_dist_opts *o, int *every, const c
 				return cli_usage("train", "--threads wants a positive integer, got '%s'", optarg);
 			o->train.threads = (int)i;
 			break;
-		case O_LOG: *log = optarg; break;
+		case O_LOG: a->log = optarg; break;
+		case O_CKPT: a->ckpt = optarg; break;
+		case O_RESUME: a->resume = true; break;
 		case O_FULL: o->train.full_graph = true; break;
 		case O_BATCH:
 			if (!cli_i64(optarg, &i) || i < 1)
@@ -189,9 +202,11 @@ static int parse(int argc, char **argv, burrow_dist_opts *o, int *every, const c
 		return cli_usage("train", "--boundary-sample and --halo stale do not combine: choose one");
 	if (nfanout && nfanout != o->train.layers)
 		return cli_usage("train", "--fanout has %d values for %d layers", nfanout, o->train.layers);
+	if (a->resume && !a->ckpt)
+		return cli_usage("train", "--resume needs --checkpoint DIR");
 	if (argc - optind != 1)
 		return cli_usage("train", "expected one parts directory");
-	*dir = argv[optind];
+	a->dir = argv[optind];
 	return EXIT_OK;
 }
 
@@ -209,11 +224,11 @@ int cmd_train_dist(int argc, char **argv)
 	burrow_dist_opts o;
 	burrow_dist_defaults(&o);
 	o.train.full_graph = false; /* mini-batch unless --full-graph */
-	int every = 1;
-	const char *log = NULL, *dir = NULL;
-	int rc = parse(argc, argv, &o, &every, &log, &dir);
+	run_args a = {.every = 1};
+	int rc = parse(argc, argv, &o, &a);
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
+	const char *log = a.log, *dir = a.dir;
 	int provided;
 	MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
 	int rank;
@@ -222,8 +237,24 @@ int cmd_train_dist(int argc, char **argv)
 	int st = burrow_dist_open(&d, dir, &o);
 	if (st < 0)
 		return fail_all(rank, burrow_last_error());
+	/* checkpoints: rank 0 keeps the directory (the other ranks need not see it) */
+	char *last = NULL, *best = NULL;
+	int ck_ok = 1;
+	if (a.ckpt && rank == 0)
+		ck_ok = train_cli_checkpoint_dir("train", a.ckpt, a.resume, &last, &best) == 0;
+	MPI_Bcast(&ck_ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	if (!ck_ok) {
+		MPI_Finalize();
+		return EXIT_FAIL;
+	}
+	if (a.resume) {
+		if ((st = burrow_dist_load(d, last ? last : a.ckpt)) < 0)
+			return fail_all(rank, burrow_last_error());
+		if (rank == 0)
+			fprintf(stderr, "burrow: train: resumed %s after epoch %d\n", last, burrow_dist_epoch(d));
+	}
 	FILE *lf = NULL;
-	if (rank == 0 && log && !(lf = fopen(log, "w")))
+	if (rank == 0 && log && !(lf = fopen(log, a.resume ? "a" : "w")))
 		return fail_all(rank, "cannot open the --log file");
 	if (rank == 0) {
 		if (o.train.full_graph) {
@@ -245,13 +276,13 @@ int cmd_train_dist(int argc, char **argv)
 	if (rank == 0)
 		printf("%5s %9s %9s %9s %8s %8s %8s %8s\n", "epoch", "loss", "train", "valid", "epoch_s", "comm_s",
 		       "exposed", "eval_s");
-	for (int e = 1; e <= o.train.epochs; e++) {
+	for (int e = burrow_dist_epoch(d) + 1; e <= o.train.epochs; e++) {
 		burrow_epoch_stats es;
 		burrow_comm_stats cs;
 		burrow_eval_stats ev = {.valid_acc = -1, .test_acc = -1};
 		if ((st = burrow_dist_train_epoch(d, &es, &cs)) < 0)
 			return fail_all(rank, burrow_last_error());
-		bool eval = e % every == 0 || e == o.train.epochs;
+		bool eval = e % a.every == 0 || e == o.train.epochs;
 		if (eval && (st = burrow_dist_evaluate(d, &ev)) < 0)
 			return fail_all(rank, burrow_last_error());
 		/* the slowest rank's times are the epoch's */
@@ -269,7 +300,15 @@ int cmd_train_dist(int argc, char **argv)
 					burrow_dist_size(d));
 			fflush(stdout);
 		}
+		if (a.ckpt) { /* collective: rank 0 writes, every rank learns how it went */
+			const char *where = rank == 0 ? last : a.ckpt;
+			if ((eval && burrow_dist_best(d).epoch == e && (st = burrow_dist_save(d, rank == 0 ? best : a.ckpt)) < 0) ||
+			    (st = burrow_dist_save(d, where)) < 0)
+				return fail_all(rank, burrow_last_error());
+		}
 	}
+	free(last);
+	free(best);
 	burrow_best b = burrow_dist_best(d);
 	uint64_t sum = burrow_dist_weights_checksum(d), sum0 = sum;
 	MPI_Bcast(&sum0, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);

@@ -55,6 +55,48 @@ int train_cli_restore(const char *cmd, const char *dir, const char *ckpt, const 
 	return 0;
 }
 
+int train_cli_checkpoint_dir(const char *cmd, const char *dir, bool resume, char **last, char **best)
+{
+	*last = *best = NULL;
+	if (asprintf(last, "%s/last.ckpt", dir) < 0 || asprintf(best, "%s/best.ckpt", dir) < 0) {
+		*best = NULL;
+		goto fail_msg;
+	}
+	struct stat sb;
+	const bool have = stat(*last, &sb) == 0;
+	if (resume && !have) {
+		cli_fail(cmd, "%s: no checkpoint to resume from", *last);
+		goto fail;
+	}
+	if (!resume && have) {
+		cli_fail(cmd, "%s already holds a checkpoint; use --resume to continue it or remove it", dir);
+		goto fail;
+	}
+	char *path = strdup(dir);
+	if (!path)
+		goto fail_msg;
+	for (char *p = path + 1; *p; p++) /* mkdir -p */
+		if (*p == '/') {
+			*p = '\0';
+			mkdir(path, 0755);
+			*p = '/';
+		}
+	int mk = mkdir(path, 0755), err = errno;
+	free(path);
+	if (mk != 0 && err != EEXIST) {
+		cli_fail(cmd, "%s: cannot create the checkpoint directory: %s", dir, strerror(err));
+		goto fail;
+	}
+	return 0;
+fail_msg:
+	cli_fail(cmd, "out of memory");
+fail:
+	free(*last);
+	free(*best);
+	*last = *best = NULL;
+	return EXIT_FAIL;
+}
+
 bool train_cli_parse_cache(const char *s, burrow_train_opts *o)
 {
 	const size_t n = strlen(s);

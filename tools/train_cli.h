@@ -13,6 +13,11 @@
 int train_cli_restore(const char *cmd, const char *dir, const char *ckpt, const burrow_train_opts *extra,
 		      burrow_dataset **ds, burrow_trainer **t);
 
+/* --checkpoint DIR [--resume]: the paths DIR/last.ckpt and DIR/best.ckpt (malloc'd, into
+ * *last and *best), with DIR created (mkdir -p) and checked: resuming needs a last.ckpt,
+ * starting afresh refuses to overwrite one. Prints the error and returns EXIT_FAIL, else 0. */
+int train_cli_checkpoint_dir(const char *cmd, const char *dir, bool resume, char **last, char **best);
+
 /* --cache SIZE: "25%" (of the features: o->cache_fraction) or bytes with K/M/G suffixes
  * (o->cache_bytes). False when malformed or above 100%. */
 bool train_cli_parse_cache(const char *s, burrow_train_opts *o);

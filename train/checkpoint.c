@@ -50,11 +50,11 @@ static int put(bw_atomic_file *f, uint32_t *crc, const void *p, size_t n)
 	return bw_write_all(f->fd, p, n, f->tmp);
 }
 
-static char *make_header(const burrow_trainer *t)
+static char *make_header(const bw_ck_state *t)
 {
 	const bw_model *m = t->model;
 	char seed[24];
-	snprintf(seed, sizeof seed, "%" PRIu64, t->o.seed);
+	snprintf(seed, sizeof seed, "%" PRIu64, *t->seed);
 	cJSON *h = cJSON_CreateObject();
 	if (!h)
 		return NULL;
@@ -65,27 +65,27 @@ static char *make_header(const burrow_trainer *t)
 	cJSON_AddNumberToObject(h, "hidden", (double)m->cfg.hidden);
 	cJSON_AddNumberToObject(h, "in_dim", (double)m->cfg.in_dim);
 	cJSON_AddNumberToObject(h, "classes", (double)m->cfg.classes);
-	cJSON_AddNumberToObject(h, "dropout", t->o.dropout);
+	cJSON_AddNumberToObject(h, "dropout", t->dropout);
 	cJSON_AddStringToObject(h, "optimizer", optim_name(t->optim->kind));
 	cJSON_AddNumberToObject(h, "lr", t->optim->lr);
 	cJSON_AddNumberToObject(h, "weight_decay", t->optim->weight_decay);
 	cJSON_AddNumberToObject(h, "momentum", t->optim->momentum);
 	cJSON_AddNumberToObject(h, "optimizer_step", (double)t->optim->step);
 	cJSON_AddStringToObject(h, "seed", seed);
-	cJSON_AddNumberToObject(h, "epoch", t->epoch);
-	cJSON_AddNumberToObject(h, "best_epoch", t->best.epoch);
-	cJSON_AddNumberToObject(h, "best_valid_acc", t->best.valid_acc);
-	cJSON_AddNumberToObject(h, "best_test_acc", t->best.test_acc);
+	cJSON_AddNumberToObject(h, "epoch", *t->epoch);
+	cJSON_AddNumberToObject(h, "best_epoch", t->best->epoch);
+	cJSON_AddNumberToObject(h, "best_valid_acc", t->best->valid_acc);
+	cJSON_AddNumberToObject(h, "best_test_acc", t->best->test_acc);
 	cJSON_AddNumberToObject(h, "num_params", (double)m->num_params);
 	cJSON_AddNumberToObject(h, "state_per_param", bw_optim_state_per_param(t->optim));
-	cJSON_AddStringToObject(h, "dataset", t->info->name ? t->info->name : "");
-	cJSON_AddNumberToObject(h, "num_nodes", (double)t->info->num_nodes);
+	cJSON_AddStringToObject(h, "dataset", t->dataset ? t->dataset : "");
+	cJSON_AddNumberToObject(h, "num_nodes", (double)t->num_nodes);
 	char *s = cJSON_PrintUnformatted(h);
 	cJSON_Delete(h);
 	return s;
 }
 
-int burrow_trainer_save(burrow_trainer *t, const char *path)
+int bw_checkpoint_save(const bw_ck_state *t, const char *path)
 {
 	char *hdr = make_header(t);
 	if (!hdr)
@@ -309,7 +309,7 @@ int burrow_checkpoint_read_opts(const char *path, burrow_train_opts *o)
 	return 0;
 }
 
-int burrow_trainer_load(burrow_trainer *t, const char *path)
+int bw_checkpoint_load(bw_ck_state *t, const char *path)
 {
 	cJSON *h;
 	int fd;
@@ -366,11 +366,31 @@ int burrow_trainer_load(burrow_trainer *t, const char *path)
 	if (k >= 2)
 		memcpy(t->optim->v, (char *)tmp + 2 * pbytes, pbytes);
 	t->optim->step = ci.step;
-	t->o.seed = ci.seed;
-	t->epoch = ci.epoch;
-	t->best = (burrow_best){.epoch = ci.best_epoch, .valid_acc = ci.best_valid, .test_acc = ci.best_test};
+	*t->seed = ci.seed;
+	*t->epoch = ci.epoch;
+	*t->best = (burrow_best){.epoch = ci.best_epoch, .valid_acc = ci.best_valid, .test_acc = ci.best_test};
 out:
 	bw_aligned_free(tmp);
 	close(fd);
 	return st;
+}
+
+/* The trainer's view of what a checkpoint holds. */
+static bw_ck_state trainer_state(burrow_trainer *t)
+{
+	return (bw_ck_state){.model = t->model, .optim = t->optim, .seed = &t->o.seed, .dropout = t->o.dropout,
+			     .epoch = &t->epoch, .best = &t->best, .dataset = t->info->name,
+			     .num_nodes = t->info->num_nodes};
+}
+
+int burrow_trainer_save(burrow_trainer *t, const char *path)
+{
+	bw_ck_state s = trainer_state(t);
+	return bw_checkpoint_save(&s, path);
+}
+
+int burrow_trainer_load(burrow_trainer *t, const char *path)
+{
+	bw_ck_state s = trainer_state(t);
+	return bw_checkpoint_load(&s, path);
 }

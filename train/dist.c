@@ -21,6 +21,7 @@ void burrow_dist_defaults(burrow_dist_opts *o)
 }
 
 int burrow_dist_rank(const burrow_dist *d) { return d->rank; }
+int burrow_dist_epoch(const burrow_dist *d) { return d->epoch; }
 int burrow_dist_size(const burrow_dist *d) { return d->K; }
 burrow_best burrow_dist_best(const burrow_dist *d) { return d->best; }
 
@@ -485,5 +486,63 @@ int burrow_dist_evaluate(burrow_dist *d, burrow_eval_stats *ev)
 		d->best.valid_acc = acc[1];
 		d->best.test_acc = acc[2];
 	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ checkpoints */
+
+static bw_ck_state ck_state(burrow_dist *d)
+{
+	const burrow_parts_info *pi = burrow_parts_get_info(d->parts);
+	return (bw_ck_state){.model = d->model, .optim = d->optim, .seed = &d->o.train.seed,
+			     .dropout = d->o.train.dropout, .epoch = &d->epoch, .best = &d->best,
+			     .dataset = "parts", .num_nodes = pi->num_nodes};
+}
+
+/* Every rank learns rank 0's status; the others name the file and point at rank 0. */
+static int rank0_status(burrow_dist *d, int st, const char *path, const char *what)
+{
+	MPI_CHECK(MPI_Bcast(&st, 1, MPI_INT, 0, d->comm), "train: MPI_Bcast (checkpoint status)");
+	if (st && d->rank != 0)
+		return bw_err(st, "%s: rank 0 could not %s the checkpoint (its message is on its output)", path, what);
+	return st;
+}
+
+int burrow_dist_save(burrow_dist *d, const char *path)
+{
+	int st = 0;
+	if (d->rank == 0) {
+		bw_ck_state s = ck_state(d);
+		st = bw_checkpoint_save(&s, path);
+	}
+	return rank0_status(d, st, path, "write");
+}
+
+int burrow_dist_load(burrow_dist *d, const char *path)
+{
+	int st = 0;
+	if (d->rank == 0) {
+		bw_ck_state s = ck_state(d);
+		st = bw_checkpoint_load(&s, path);
+	}
+	if ((st = rank0_status(d, st, path, "read")))
+		return st;
+	const int k = bw_optim_state_per_param(d->optim), n = (int)d->model->num_params;
+	double best[2] = {d->best.valid_acc, d->best.test_acc};
+	int64_t ints[3] = {d->epoch, d->best.epoch, d->optim->step};
+	MPI_CHECK(MPI_Bcast(d->model->params, n, MPI_FLOAT, 0, d->comm), "train: MPI_Bcast (weights)");
+	if (k >= 1)
+		MPI_CHECK(MPI_Bcast(d->optim->m, n, MPI_FLOAT, 0, d->comm), "train: MPI_Bcast (optimizer)");
+	if (k >= 2)
+		MPI_CHECK(MPI_Bcast(d->optim->v, n, MPI_FLOAT, 0, d->comm), "train: MPI_Bcast (optimizer)");
+	MPI_CHECK(MPI_Bcast(ints, 3, MPI_INT64_T, 0, d->comm), "train: MPI_Bcast (epoch)");
+	MPI_CHECK(MPI_Bcast(best, 2, MPI_DOUBLE, 0, d->comm), "train: MPI_Bcast (best)");
+	MPI_CHECK(MPI_Bcast(&d->o.train.seed, 1, MPI_UINT64_T, 0, d->comm), "train: MPI_Bcast (seed)");
+	d->epoch = (int)ints[0];
+	d->best = (burrow_best){.epoch = (int)ints[1], .valid_acc = best[0], .test_acc = best[1]};
+	d->optim->step = ints[2];
+	/* stale halos were last epoch's of the old run: the next epoch exchanges exactly */
+	for (int l = 0; l < BW_MAX_LAYERS; l++)
+		d->stale_ready[l] = d->stale_pending[l] = false;
 	return 0;
 }

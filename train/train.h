@@ -431,6 +431,24 @@ struct burrow_trainer {
  * (1-based), before any update. The sampler + store pipeline calls this per batch. */
 int bw_trainer_step(burrow_trainer *t, const bw_batch *b, double *loss, int64_t *counted, int64_t *correct);
 
+/* ------------------------------------------------------------ checkpoints (train/checkpoint.c) */
+
+/* What a checkpoint holds, as pointers into its owner (a trainer, a distributed run). */
+typedef struct bw_ck_state {
+	bw_model *model;
+	bw_optim *optim;
+	uint64_t *seed;
+	double dropout;
+	int *epoch;
+	burrow_best *best;
+	const char *dataset;   /* recorded, not checked */
+	int64_t num_nodes;     /* recorded, not checked */
+} bw_ck_state;
+/* Write s to path atomically; load restores it (the model's shape and the optimizer must
+ * match; nothing changes unless the whole file is read and verified). */
+int bw_checkpoint_save(const bw_ck_state *s, const char *path);
+int bw_checkpoint_load(bw_ck_state *s, const char *path);
+
 /* The compute's view of a sampled batch whose input rows are x ([num_input, D], borrowed):
  * blk[0 .. L) over the sampler's blocks, b over them; the seeds' labels, and for GCN the
  * norms from the whole graph's degrees (one per input node: every block's nodes are a
