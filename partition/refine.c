@@ -75,6 +75,33 @@ static double fill(const ctx *c, int32_t t)
 	return f;
 }
 
+/* With several constraints, the lightest part for v is judged by the constraints v adds
+ * weight to: a node without edges goes to the part with the fewest nodes even when that part
+ * is the fullest in edges, which frees room for the moves that balance the edges. Nodes
+ * that weigh nothing anywhere take the part lightest overall. */
+static int32_t lightest_for(const ctx *c, int64_t v, int32_t lightest)
+{
+	const int ncon = c->g->ncon;
+	bool weighs = false;
+	for (int q = 0; q < ncon && !weighs; q++)
+		weighs = bw_pg_vw(c->g, v, q) != 0;
+	if (ncon == 1 || !weighs)
+		return lightest;
+	int32_t best = 0;
+	double best_f = 0;
+	for (int32_t t = 0; t < c->k; t++) {
+		double f = 0;
+		for (int q = 0; q < ncon; q++)
+			if (bw_pg_vw(c->g, v, q))
+				f = BW_MAX(f, (double)c->pw[(int64_t)t * ncon + q] / c->maxw[q]);
+		if (t == 0 || f < best_f) {
+			best = t;
+			best_f = f;
+		}
+	}
+	return best;
+}
+
 /* The part v should move to, or -1; *gain: the cut the move saves. lossmax: the cut a
  * balancing move may add. */
 static int32_t evaluate(const ctx *c, int64_t v, scratch *s, int64_t lossmax, int32_t lightest, int64_t *gain_out)
@@ -91,6 +118,7 @@ static int32_t evaluate(const ctx *c, int64_t v, scratch *s, int64_t lossmax, in
 	int32_t best = -1;
 	int64_t best_w = -1;
 	double best_f = 0;
+	lightest = lightest_for(c, v, lightest);
 	for (int i = 0; i <= s->nt; i++) {
 		int32_t t = i < s->nt ? s->touched[i] : lightest;
 		if (t < 0 || t == p || !fits(c, t, v))

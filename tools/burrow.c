@@ -3,6 +3,7 @@
 
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int cmd_bench(int argc, char **argv);
@@ -93,7 +94,9 @@ int main(int argc, char **argv)
 	/* past a file size limit, let write() fail with EFBIG so the error is reported and the
 	 * temporary output removed, instead of the process being killed half-way */
 	signal(SIGXFSZ, SIG_IGN);
-	burrow_log_set(cli_log, NULL, BURROW_LOG_INFO);
+	/* BURROW_DEBUG=1 in the environment: the library's debug lines too (per-pass details) */
+	const char *dbg = getenv("BURROW_DEBUG");
+	burrow_log_set(cli_log, NULL, dbg && *dbg && strcmp(dbg, "0") ? BURROW_LOG_DEBUG : BURROW_LOG_INFO);
 	if (!strcmp(cmd, "train") && names_parts_dir(argc - 1, argv + 1))
 		return cmd_train_dist(argc - 1, argv + 1);
 	for (size_t i = 0; i < NCOMMANDS; i++)
