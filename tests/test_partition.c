@@ -578,16 +578,23 @@ Test(partition, coarsening_level_matches_reference_contraction)
 /* On R-MAT graphs (half the nodes isolated, the rest around hubs) each coarse node mixes
  * nodes a good partition puts apart, so METIS's partition of the coarse graph is poor; the
  * refinement on the way back must recover, or the coarsened cut ends far above the direct one. */
-Test(partition, coarsened_cut_close_to_direct_on_rmat)
+/* An R-MAT dataset of 2^scale nodes, edge factor 8, in <dir>/rmat (caller frees the path). */
+static char *make_rmat(int scale)
 {
 	char *ds = tu_path(dir, "rmat");
 	burrow_gen_opts g;
 	burrow_gen_defaults(&g, BURROW_GEN_RMAT);
-	g.scale = 13;
+	g.scale = scale;
 	g.edge_factor = 8;
 	g.feat_dim = 1;
 	g.num_classes = 2;
 	cr_assert_eq(burrow_gen(&g, ds), 0, "%s", burrow_last_error());
+	return ds;
+}
+
+Test(partition, coarsened_cut_close_to_direct_on_rmat)
+{
+	char *ds = make_rmat(13);
 	for (int k = 4; k <= 8; k += 4) {
 		burrow_partition_opts o;
 		burrow_partition_defaults(&o);
@@ -610,14 +617,7 @@ Test(partition, coarsened_cut_close_to_direct_on_rmat)
  * the fewest nodes). check_parts recomputes each constraint's imbalance. */
 Test(partition, several_constraints_end_within_their_bounds_on_rmat)
 {
-	char *ds = tu_path(dir, "rmat");
-	burrow_gen_opts g;
-	burrow_gen_defaults(&g, BURROW_GEN_RMAT);
-	g.scale = 14;
-	g.edge_factor = 8;
-	g.feat_dim = 1;
-	g.num_classes = 2;
-	cr_assert_eq(burrow_gen(&g, ds), 0, "%s", burrow_last_error());
+	char *ds = make_rmat(14);
 	for (int k = 4; k <= 8; k += 4) {
 		burrow_partition_opts o;
 		burrow_partition_defaults(&o);

@@ -3,19 +3,12 @@
  * unpartitioned graph (logits and gradients within 1e-5 relative), the exchanged halo rows
  * equal their owners' rows, and after training with dropout the replicas are identical. */
 #include "../../train/dist.h"
+#include "check.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int rank, K;
-
-static void die(const char *what, const char *why)
-{
-	fprintf(stderr, "dist-check: rank %d: %s: %s\n", rank, what, why);
-	MPI_Abort(MPI_COMM_WORLD, 1);
-}
 
 /* max |a - b| over max |b|: the normwise relative difference */
 static double rel_diff(const float *a, const float *b, int64_t n)
@@ -187,32 +180,14 @@ static void check_replicas(const char *parts, int halo, double boundary_sample)
 
 int main(int argc, char **argv)
 {
-	int provided;
-	MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &K);
-	if (argc != 2)
-		die("usage", "dist_check SCRATCH_DIR");
-	char data[4096], parts[4200];
-	snprintf(data, sizeof data, "%s/csbm", argv[1]);
-	snprintf(parts, sizeof parts, "%s/parts", argv[1]);
-	if (rank == 0) {
-		burrow_gen_opts g;
-		burrow_gen_defaults(&g, BURROW_GEN_CSBM);
-		g.num_nodes = 1200;
-		g.avg_degree = 6;
-		g.feat_dim = 10;
-		g.num_classes = 4;
-		g.threads = 1;
-		burrow_partition_opts p;
-		burrow_partition_defaults(&p);
-		p.num_parts = K;
-		p.out_dir = parts;
-		p.threads = 1;
-		if (burrow_gen(&g, data) || burrow_partition(data, &p, NULL))
-			die("setup", burrow_last_error());
-	}
-	MPI_Barrier(MPI_COMM_WORLD);
+	burrow_gen_opts g;
+	burrow_gen_defaults(&g, BURROW_GEN_CSBM);
+	g.num_nodes = 1200;
+	g.avg_degree = 6;
+	g.feat_dim = 10;
+	g.num_classes = 4;
+	char data[4096], parts[4096];
+	check_setup(&argc, &argv, "dist-check", &g, data, parts);
 	check_model(data, parts, BURROW_MODEL_GCN);
 	check_model(data, parts, BURROW_MODEL_SAGE);
 	check_model(data, parts, BURROW_MODEL_MLP);

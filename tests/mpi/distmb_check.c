@@ -6,19 +6,12 @@
  * as the full-graph step does (so the loss weighting is the global mean); after training with
  * dropout and uneven batch counts the replicas are identical on every rank. */
 #include "../../train/dist_mb.h"
+#include "check.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int rank, K;
-
-static void die(const char *what, const char *why)
-{
-	fprintf(stderr, "distmb-check: rank %d: %s: %s\n", rank, what, why);
-	MPI_Abort(MPI_COMM_WORLD, 1);
-}
 
 static void dief(const char *what, const char *fmt, long long a, long long b)
 {
@@ -321,32 +314,14 @@ static void check_replicas(const char *parts)
 
 int main(int argc, char **argv)
 {
-	int provided;
-	MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &K);
-	if (argc != 2)
-		die("usage", "distmb_check SCRATCH_DIR");
-	char data[4096], parts[4200];
-	snprintf(data, sizeof data, "%s/csbm", argv[1]);
-	snprintf(parts, sizeof parts, "%s/parts", argv[1]);
-	if (rank == 0) {
-		burrow_gen_opts g;
-		burrow_gen_defaults(&g, BURROW_GEN_CSBM);
-		g.num_nodes = 1000;
-		g.avg_degree = 30; /* rows both shorter and longer than the fanouts */
-		g.feat_dim = 6;
-		g.num_classes = 3;
-		g.threads = 1;
-		burrow_partition_opts p;
-		burrow_partition_defaults(&p);
-		p.num_parts = K;
-		p.out_dir = parts;
-		p.threads = 1;
-		if (burrow_gen(&g, data) || burrow_partition(data, &p, NULL))
-			die("setup", burrow_last_error());
-	}
-	MPI_Barrier(MPI_COMM_WORLD);
+	burrow_gen_opts g;
+	burrow_gen_defaults(&g, BURROW_GEN_CSBM);
+	g.num_nodes = 1000;
+	g.avg_degree = 30; /* rows both shorter and longer than the fanouts */
+	g.feat_dim = 6;
+	g.num_classes = 3;
+	char data[4096], parts[4096];
+	check_setup(&argc, &argv, "distmb-check", &g, data, parts);
 	check_sampling(data, parts);
 	check_exact_step(parts, BURROW_MODEL_GCN);
 	check_exact_step(parts, BURROW_MODEL_SAGE);
