@@ -822,9 +822,9 @@ typedef struct burrow_partition_opts {
 	size_t mem_bytes;             /* memory budget in bytes; 0 = no limit (default 0) */
 	int64_t coarsen_to;           /* coarsen until about this many nodes remain, even when
 				       * METIS could take the graph; 0 = only when it cannot */
-	int refine_passes;            /* boundary refinement passes after METIS, and after
-				       * coarsening passes and relaxed rounds on the finest
-				       * level (default 4) */
+	int refine_passes;            /* boundary refinement passes and relaxed rounds after
+				       * METIS, and on the finest level after coarsening
+				       * (default 4) */
 	const char *out_dir;          /* borrowed; NULL = <dataset>/parts-K */
 	bool overwrite;               /* replace an existing output directory (default false) */
 	int threads;                  /* OpenMP threads; 0 = the runtime's default */

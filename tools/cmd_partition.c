@@ -27,7 +27,7 @@ static void help(void)
 	       "  --method M         metis or random (metis)\n"
 	       "  --mem BYTES        memory budget, K/M/G suffixes (no limit)\n"
 	       "  --coarsen-to M     coarsen to about M nodes before METIS, even when it is not needed\n"
-	       "  --refine-passes P  refinement passes (and relaxed rounds after coarsening) (%d)\n"
+	       "  --refine-passes P  refinement passes and relaxed rounds after METIS (%d)\n"
 	       "  --out DIR          output directory (DIR/parts-K)\n"
 	       "  --threads T        OpenMP threads (all)\n"
 	       "  --force            replace the output if it exists\n"
