@@ -213,6 +213,8 @@ static int parse(int argc, char **argv, burrow_dist_opts *o, run_args *a)
 /* A rank's failure ends the job: its message, then MPI_Abort so no rank waits forever. */
 static int fail_all(int rank, const char *what)
 {
+	if (!strncmp(what, "train: ", 7)) /* the library names the command too: once is enough */
+		what += 7;
 	fprintf(stderr, "burrow: train: rank %d: %s\n", rank, what);
 	fflush(stderr);
 	MPI_Abort(MPI_COMM_WORLD, 1);
