@@ -106,6 +106,40 @@ void bw_atomic_abort(bw_atomic_file *f);
 /* OpenMP threads to use: the request when positive, else the runtime's default. */
 static inline int bw_threads(int requested) { return requested > 0 ? requested : omp_get_max_threads(); }
 
+/* ------------------------------------------------------------ sorting and searching */
+/* qsort comparators in ascending order. */
+static inline int bw_cmp_i32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return (x > y) - (x < y);
+}
+
+static inline int bw_cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static inline int bw_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* First index of sorted a[0 .. n) holding a value >= x (n when none). */
+static inline int64_t bw_lower_bound_i64(const int64_t *a, int64_t n, int64_t x)
+{
+	int64_t lo = 0, hi = n;
+	while (lo < hi) {
+		int64_t mid = lo + (hi - lo) / 2;
+		if (a[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* ------------------------------------------------------------ RNG (core/rng.h) */
 #include "rng.h"
 

@@ -99,12 +99,6 @@ static void permutation(uint64_t seed, int tag, int64_t *p, int64_t n)
 	}
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
-
 /* Random train/valid/test split: a permutation cut by the fractions, each part sorted. */
 static int write_split(const burrow_gen_opts *o, burrow_writer *w, int64_t n)
 {
@@ -118,7 +112,7 @@ static int write_split(const burrow_gen_opts *o, burrow_writer *w, int64_t n)
 	int64_t cut[4] = {0, ntr, ntr + nva, n};
 	int st = 0;
 	for (int s = 0; s < 3 && !st; s++) {
-		qsort(p + cut[s], (size_t)(cut[s + 1] - cut[s]), sizeof *p, cmp_i64);
+		qsort(p + cut[s], (size_t)(cut[s + 1] - cut[s]), sizeof *p, bw_cmp_i64);
 		st = burrow_writer_put_split(w, s, p + cut[s], cut[s + 1] - cut[s]);
 	}
 	bw_free(p);

@@ -107,6 +107,13 @@ static int member_of(const prep *p, const char *rel, member *m)
 	return 0;
 }
 
+/* A gzipped CSV member of the dataset, opened as comma-separated text (c reads m->src). */
+static int open_csv(const prep *p, const char *rel, member *m, bw_csv *c)
+{
+	int st = member_of(p, rel, m);
+	return st ? st : bw_csv_open(c, &m->src, true, ',', false);
+}
+
 /* The array `arr` ("edge_index") of the .npz member npz ("raw/data.npz"). */
 static int npz_member_of(const prep *p, const char *npz, const char *arr, member *m)
 {
@@ -335,7 +342,7 @@ static int edges_csv(prep *p, burrow_csr_builder *b, int64_t *count)
 	member m;
 	bw_csv c;
 	int st;
-	if ((st = member_of(p, "raw/edge.csv.gz", &m)) || (st = bw_csv_open(&c, &m.src, true, ',', false)))
+	if ((st = open_csv(p, "raw/edge.csv.gz", &m, &c)))
 		return st;
 	st = bw_csv_edges(&c, p->n, b, p->o->progress, p->o->progress_user, count);
 	bw_csv_close(&c);
@@ -349,7 +356,7 @@ static int features_csv(prep *p)
 	bool more;
 	int st;
 	float *buf = NULL;
-	if ((st = member_of(p, "raw/node-feat.csv.gz", &m)) || (st = bw_csv_open(&c, &m.src, true, ',', false)))
+	if ((st = open_csv(p, "raw/node-feat.csv.gz", &m, &c)))
 		return st;
 	if ((st = bw_csv_next_line(&c, &more)))
 		goto out;
@@ -424,7 +431,7 @@ static int labels_csv(prep *p)
 	int st;
 	int32_t *y = NULL;
 	int64_t rows = 0, v;
-	if ((st = member_of(p, "raw/node-label.csv.gz", &m)) || (st = bw_csv_open(&c, &m.src, true, ',', false)))
+	if ((st = open_csv(p, "raw/node-label.csv.gz", &m, &c)))
 		return st;
 	if (!(y = bw_malloc((size_t)(p->n ? p->n : 1) * sizeof *y))) {
 		st = BURROW_E_NOMEM;

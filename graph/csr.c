@@ -240,18 +240,6 @@ int burrow_csr_builder_add(burrow_csr_builder *b, const int64_t *src, const int6
 	return 0;
 }
 
-static int cmp_i32(const void *a, const void *b)
-{
-	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-	return (x > y) - (x < y);
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
-
 /* Sort one row in place and, when asked, drop repeats; returns the new length. */
 #define DEFINE_SORT_ROW(name, T, cmp)                                           \
 	static int64_t name(T *a, int64_t n, bool unique)                       \
@@ -275,8 +263,8 @@ static int cmp_i64(const void *a, const void *b)
 				a[k++] = a[i];                                  \
 		return k;                                                       \
 	}
-DEFINE_SORT_ROW(sort_row_i32, int32_t, cmp_i32)
-DEFINE_SORT_ROW(sort_row_i64, int64_t, cmp_i64)
+DEFINE_SORT_ROW(sort_row_i32, int32_t, bw_cmp_i32)
+DEFINE_SORT_ROW(sort_row_i64, int64_t, bw_cmp_i64)
 
 static void progress(const burrow_csr_builder *b, const char *phase, uint64_t done, uint64_t total)
 {

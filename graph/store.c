@@ -259,7 +259,7 @@ static int start_engine(burrow_store *s, const bw_engine *e, int threads, int qd
 			}
 			staging += (size_t)w->slots * s->slot_bytes;
 		}
-		if ((st = e->init(w)) < 0)
+		if (e->init && (st = e->init(w)) < 0)
 			break;
 	}
 	for (int i = 0; !st && i < threads; i++) {

@@ -89,7 +89,7 @@ typedef struct bw_worker {
  * loop on its own thread until the store stops, and tear it down. */
 typedef struct bw_engine {
 	const char *name;
-	int (*init)(bw_worker *w);   /* 0, or a status with bw_err set */
+	int (*init)(bw_worker *w);   /* optional: 0, or a status with bw_err set */
 	void *(*run)(void *w);       /* thread body: bw_store_pop until it returns 0 */
 	void (*fini)(bw_worker *w);  /* optional; NULL = nothing to free */
 } bw_engine;

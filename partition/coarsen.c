@@ -214,17 +214,11 @@ out:
 	return st;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return (x > y) - (x < y);
-}
-
 /* Sort a row of (neighbor << 32 | weight) keys: insertion sort when short. */
 static void sort_u64(uint64_t *r, int64_t len)
 {
 	if (len > 16) {
-		qsort(r, (size_t)len, sizeof *r, cmp_u64);
+		qsort(r, (size_t)len, sizeof *r, bw_cmp_u64);
 		return;
 	}
 	for (int64_t i = 1; i < len; i++) {

@@ -11,18 +11,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-static int cmp_i32(const void *a, const void *b)
-{
-	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-	return (x > y) - (x < y);
-}
-
 /* Sort and de-duplicate a[0 .. n); returns the new length. */
 static int64_t sort_unique(int32_t *a, int64_t n)
 {
 	if (n < 2)
 		return n;
-	qsort(a, (size_t)n, sizeof *a, cmp_i32);
+	qsort(a, (size_t)n, sizeof *a, bw_cmp_i32);
 	int64_t k = 1;
 	for (int64_t i = 1; i < n; i++)
 		if (a[i] != a[k - 1])

@@ -16,22 +16,10 @@
 #define FEAT_CHUNK_BYTES ((size_t)4 << 20)
 #define FEAT_GAP_BYTES ((int64_t)64 << 10) /* read across a gap rather than issue another read */
 
-static int cmp_i32(const void *a, const void *b)
-{
-	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-	return (x > y) - (x < y);
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
-
 static void sort_i32(int32_t *a, int64_t n)
 {
 	if (n > 16) {
-		qsort(a, (size_t)n, sizeof *a, cmp_i32);
+		qsort(a, (size_t)n, sizeof *a, bw_cmp_i32);
 		return;
 	}
 	for (int64_t i = 1; i < n; i++) {
@@ -41,20 +29,6 @@ static void sort_i32(int32_t *a, int64_t n)
 			a[q] = a[q - 1];
 		a[q] = x;
 	}
-}
-
-/* First index of sorted a[0 .. n) holding a value >= x. */
-static int64_t lower_bound(const int64_t *a, int64_t n, int64_t x)
-{
-	int64_t lo = 0, hi = n;
-	while (lo < hi) {
-		int64_t mid = lo + (hi - lo) / 2;
-		if (a[mid] < x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
 }
 
 /* One part being written. */
@@ -101,7 +75,7 @@ static int find_halo(const bw_pgraph *g, const bw_relabel *r, pw_part *p, uint64
 		bits[w] = 0;
 	}
 	for (int j = 0; j <= r->k; j++)
-		p->halo_off[j] = lower_bound(p->halo, h, r->offsets[j]);
+		p->halo_off[j] = bw_lower_bound_i64(p->halo, h, r->offsets[j]);
 	return 0;
 }
 
@@ -135,7 +109,7 @@ static int write_rows(burrow_writer *w, const bw_pgraph *g, const bw_relabel *r,
 		for (int64_t q = 0; q < d; q++) {
 			int64_t u = bw_pg_nbr(g, lo + q), gid = r->new_of_orig[u];
 			row[q] = (int32_t)(r->part[u] == p->i ? gid - p->first
-							      : p->n_own + lower_bound(p->halo, p->n_halo, gid));
+							      : p->n_own + bw_lower_bound_i64(p->halo, p->n_halo, gid));
 		}
 		sort_i32(row, d);
 		for (int64_t q = 0; q < d;) {
@@ -259,7 +233,7 @@ static int write_labels_splits(burrow_writer *w, const burrow_dataset *ds, const
 		for (int64_t q = 0; q < cnt; q++)
 			if (r->part[ids[q]] == p->i)
 				loc[k++] = r->new_of_orig[ids[q]] - p->first;
-		qsort(loc, (size_t)k, sizeof *loc, cmp_i64);
+		qsort(loc, (size_t)k, sizeof *loc, bw_cmp_i64);
 		st = burrow_writer_put_split(w, s, loc, k);
 		bw_free(loc);
 		bw_release_range(ids, (size_t)cnt * sizeof *ids); /* mapped: keep the resident set small */

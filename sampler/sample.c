@@ -133,12 +133,6 @@ static void sort_small(int64_t *a, int n)
 	}
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
-
 /* A uniform k-subset of [0, d), k < d, sorted (Floyd's algorithm: for j = d-k .. d-1 draw
  * t in [0, j] and take t, or j when t is taken already). Membership by linear scan. */
 static void pick_small(bw_rng *r, int64_t d, int k, int64_t *pos)
@@ -179,7 +173,7 @@ static void pick_large(bw_rng *r, int64_t d, int k, bw_row_scratch *rs)
 			t = j;
 		}
 	}
-	qsort(rs->pos, (size_t)k, sizeof *rs->pos, cmp_i64);
+	qsort(rs->pos, (size_t)k, sizeof *rs->pos, bw_cmp_i64);
 }
 
 /* Stage one of drawing row (start s, degree d) with k picks into out[0, k): a sampled
@@ -279,20 +273,6 @@ static void bucket_sort(uint64_t *src, uint64_t *dst, int64_t n, int lo, int nb)
 		memcpy(dst, r, (size_t)n * sizeof *dst);
 }
 
-/* First index in sg[0, n) whose value is >= u. */
-static int64_t lower_bound(const int64_t *sg, int64_t n, int64_t u)
-{
-	int64_t lo = 0, hi = n;
-	while (lo < hi) {
-		int64_t mid = lo + (hi - lo) / 2;
-		if (sg[mid] < u)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* ------------------------------------------------------------ one layer */
 
 /* What the threads of one layer step share (set before they read it). */
@@ -360,7 +340,7 @@ static void bucket_count(layer_job *j, const int64_t *bs, int64_t d)
 	int64_t cnt = 0;
 	bucket_sort(j->tmp + lo, j->srt + lo, hi - lo, eb, j->rest);
 	if (hi > lo) {
-		int64_t p = lower_bound(j->sg, nd, (int64_t)(x[lo] >> eb));
+		int64_t p = bw_lower_bound_i64(j->sg, nd, (int64_t)(x[lo] >> eb));
 		for (int64_t i = lo; i < hi;) {
 			const int64_t u = (int64_t)(x[i] >> eb);
 			while (p < nd && j->sg[p] < u)
@@ -384,7 +364,7 @@ static void bucket_number(layer_job *j, const int64_t *bs, int64_t d, int64_t ne
 	const uint64_t *x = j->srt;
 	const int eb = j->eb;
 	const uint64_t emask = eb == 64 ? ~0ull : (1ull << eb) - 1;
-	int64_t p = lower_bound(j->sg, nd, (int64_t)(x[lo] >> eb));
+	int64_t p = bw_lower_bound_i64(j->sg, nd, (int64_t)(x[lo] >> eb));
 	for (int64_t i = lo; i < hi;) {
 		const int64_t u = (int64_t)(x[i] >> eb);
 		while (p < nd && j->sg[p] < u)
@@ -419,7 +399,7 @@ static int64_t bucket_bitmap(layer_job *j, const int64_t *bs, int64_t d, int64_t
 		uint64_t k = (x[i] >> eb) & rmask;
 		bits[k >> 6] |= 1ull << (k & 63);
 	}
-	int64_t p = lower_bound(j->sg, nd, base), cnt = 0;
+	int64_t p = bw_lower_bound_i64(j->sg, nd, base), cnt = 0;
 	for (int64_t w = 0; w < words; w++)
 		for (uint64_t m = bits[w]; m; m &= m - 1) {
 			const int64_t k = w * 64 + __builtin_ctzll(m), u = base | k;
@@ -614,8 +594,8 @@ static int layer_step(bw_sample_ctx *c, const burrow_csr *g, bw_batch *b, int l,
 			if (j.E >= NUMBER_PAR_MIN && nt > 1) {
 				/* each thread takes a range of buckets holding about E/nt items */
 				bucket_bounds(&j, nt, bs);
-				const int64_t d0 = t ? lower_bound(bs, nbkt + 1, j.E * t / nt) : 0;
-				const int64_t d1 = t < nt - 1 ? lower_bound(bs, nbkt + 1, j.E * (t + 1) / nt) : nbkt;
+				const int64_t d0 = t ? bw_lower_bound_i64(bs, nbkt + 1, j.E * t / nt) : 0;
+				const int64_t d1 = t < nt - 1 ? bw_lower_bound_i64(bs, nbkt + 1, j.E * (t + 1) / nt) : nbkt;
 				scatter_own(&j, bs, d0, d1, cur);
 				count_range(&j, bs, d0, d1, rs);
 #pragma omp barrier

@@ -10,18 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, cmp_d);
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* Seconds this process has spent in the kernel (on loopback TCP, mostly copying the
  * exchanged bytes: work the computing cores must do, so overlap cannot hide it). */
 static double sys_seconds(void)
@@ -144,10 +132,10 @@ int bench_halo(int argc, char **argv)
 			}
 		}
 	}
-	double ov = median(ep[0], epochs), se = median(ep[1], epochs), comm_se = median(comm[1], epochs),
-	       exp_ov = median(exp_[0], epochs), exp_se = median(exp_[1], epochs), comm_ov = median(comm[0], epochs);
+	double ov = cli_median(ep[0], epochs), se = cli_median(ep[1], epochs), comm_se = cli_median(comm[1], epochs),
+	       exp_ov = cli_median(exp_[0], epochs), exp_se = cli_median(exp_[1], epochs), comm_ov = cli_median(comm[0], epochs);
 	double hidden = comm_se > 0 ? (se - ov) / comm_se : 0;
-	double sys_ov = median(sys[0], epochs), sys_se = median(sys[1], epochs), prog_ov = median(prog[0], epochs);
+	double sys_ov = cli_median(sys[0], epochs), sys_se = cli_median(sys[1], epochs), prog_ov = cli_median(prog[0], epochs);
 	if (rank == 0) {
 		if (json)
 			printf("{\"ranks\": %d, \"epochs\": %d, \"overlapped_epoch_s\": %.6f, \"serialized_epoch_s\": %.6f, "

@@ -97,18 +97,6 @@ static int one_epoch(burrow_dataset *ds, const burrow_train_opts *o, burrow_epoc
 	return st;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	const double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, cmp_double);
-	return v[n / 2];
-}
-
 static void touch_graph(const burrow_csr *g)
 {
 	volatile uint64_t sum = 0;
@@ -260,8 +248,8 @@ int bench_train(int argc, char **argv)
 		}
 		fflush(stdout);
 	}
-	const double mt_io = median(tio, (int)repeat), mt_mem = median(tmem, (int)repeat);
-	const double mt_c = median(tcache, (int)repeat), bound = mt_io > mt_mem ? mt_io : mt_mem;
+	const double mt_io = cli_median(tio, (int)repeat), mt_mem = cli_median(tmem, (int)repeat);
+	const double mt_c = cli_median(tcache, (int)repeat), bound = mt_io > mt_mem ? mt_io : mt_mem;
 	if (json)
 		printf("{\"bench\": \"train\", \"summary\": true, \"runs\": %lld, \"t_io\": %.3f, \"t_mem\": %.3f, "
 		       "\"epoch_s\": %.3f, \"ratio\": %.3f}\n",

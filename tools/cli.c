@@ -22,11 +22,19 @@ int cli_fail(const char *what, const char *fmt, ...)
 	return EXIT_FAIL;
 }
 
-int cli_lib_fail(const char *what, int status)
+const char *cli_lib_message(const char *what, int status)
 {
 	const char *msg = burrow_last_error();
-	return cli_fail(what, "%s", msg && *msg ? msg : burrow_strerror(status));
+	if (!msg || !*msg)
+		return burrow_strerror(status);
+	/* the library often names the operation too ("train: ..."): once on the line is enough */
+	const size_t n = strlen(what);
+	if (!strncmp(msg, what, n) && msg[n] == ':' && msg[n + 1] == ' ')
+		msg += n + 2;
+	return msg;
 }
+
+int cli_lib_fail(const char *what, int status) { return cli_fail(what, "%s", cli_lib_message(what, status)); }
 
 int cli_usage(const char *cmd, const char *fmt, ...)
 {
@@ -130,6 +138,18 @@ const char *cli_grouped(int64_t v, char *buf, size_t cap)
 	}
 	buf[k] = '\0';
 	return buf;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	const double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+double cli_median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 double cli_now(void)

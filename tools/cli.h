@@ -18,7 +18,10 @@ typedef struct cli_cmd {
 
 /* "burrow: <what>: <why>" on stderr; returns EXIT_FAIL. */
 int cli_fail(const char *what, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* The library's message for a failed call; returns EXIT_FAIL. */
+/* The library's message for a failed call, without a leading "<what>: " that would repeat
+ * the command's name. */
+const char *cli_lib_message(const char *what, int status);
+/* Print it as "burrow: <what>: <message>"; returns EXIT_FAIL. */
 int cli_lib_fail(const char *what, int status);
 /* A usage error: "burrow: <cmd>: <why> (see 'burrow <cmd> --help')"; returns EXIT_USAGE. */
 int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -48,6 +51,9 @@ typedef struct cli_progress {
 void cli_progress_init(cli_progress *p, bool quiet);
 void cli_progress_cb(void *user, const char *phase, uint64_t done, uint64_t total);
 void cli_progress_done(cli_progress *p);
+
+/* The median of v[0 .. n) (n >= 1; the mean of the middle two when n is even); v is sorted. */
+double cli_median(double *v, int n);
 
 /* Monotonic seconds. */
 double cli_now(void);

@@ -213,8 +213,6 @@ static int parse(int argc, char **argv, burrow_dist_opts *o, run_args *a)
 /* A rank's failure ends the job: its message, then MPI_Abort so no rank waits forever. */
 static int fail_all(int rank, const char *what)
 {
-	if (!strncmp(what, "train: ", 7)) /* the library names the command too: once is enough */
-		what += 7;
 	fprintf(stderr, "burrow: train: rank %d: %s\n", rank, what);
 	fflush(stderr);
 	MPI_Abort(MPI_COMM_WORLD, 1);
@@ -238,7 +236,7 @@ int cmd_train_dist(int argc, char **argv)
 	burrow_dist *d;
 	int st = burrow_dist_open(&d, dir, &o);
 	if (st < 0)
-		return fail_all(rank, burrow_last_error());
+		return fail_all(rank, cli_lib_message("train", st));
 	/* checkpoints: rank 0 keeps the directory (the other ranks need not see it) */
 	char *last = NULL, *best = NULL;
 	int ck_ok = 1;
@@ -251,7 +249,7 @@ int cmd_train_dist(int argc, char **argv)
 	}
 	if (a.resume) {
 		if ((st = burrow_dist_load(d, last ? last : a.ckpt)) < 0)
-			return fail_all(rank, burrow_last_error());
+			return fail_all(rank, cli_lib_message("train", st));
 		if (rank == 0)
 			fprintf(stderr, "burrow: train: resumed %s after epoch %d\n", last, burrow_dist_epoch(d));
 	}
@@ -283,10 +281,10 @@ int cmd_train_dist(int argc, char **argv)
 		burrow_comm_stats cs;
 		burrow_eval_stats ev = {.valid_acc = -1, .test_acc = -1};
 		if ((st = burrow_dist_train_epoch(d, &es, &cs)) < 0)
-			return fail_all(rank, burrow_last_error());
+			return fail_all(rank, cli_lib_message("train", st));
 		bool eval = e % a.every == 0 || e == o.train.epochs;
 		if (eval && (st = burrow_dist_evaluate(d, &ev)) < 0)
-			return fail_all(rank, burrow_last_error());
+			return fail_all(rank, cli_lib_message("train", st));
 		/* the slowest rank's times are the epoch's */
 		double t[4] = {es.epoch_s, cs.comm_s, cs.exposed_comm_s, ev.eval_s}, tm[4];
 		MPI_Reduce(t, tm, 4, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
@@ -306,7 +304,7 @@ int cmd_train_dist(int argc, char **argv)
 			const char *where = rank == 0 ? last : a.ckpt;
 			if ((eval && burrow_dist_best(d).epoch == e && (st = burrow_dist_save(d, rank == 0 ? best : a.ckpt)) < 0) ||
 			    (st = burrow_dist_save(d, where)) < 0)
-				return fail_all(rank, burrow_last_error());
+				return fail_all(rank, cli_lib_message("train", st));
 		}
 	}
 	free(last);

@@ -25,14 +25,7 @@ int burrow_dist_epoch(const burrow_dist *d) { return d->epoch; }
 int burrow_dist_size(const burrow_dist *d) { return d->K; }
 burrow_best burrow_dist_best(const burrow_dist *d) { return d->best; }
 
-uint64_t burrow_dist_weights_checksum(const burrow_dist *d)
-{
-	const unsigned char *p = (const unsigned char *)d->model->params;
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < (size_t)d->model->num_params * sizeof(float); i++)
-		h = (h ^ p[i]) * 0x100000001b3ull;
-	return h;
-}
+uint64_t burrow_dist_weights_checksum(const burrow_dist *d) { return bw_model_checksum(d->model); }
 
 #define MPI_CHECK(call, what)                                   \
 	do {                                                    \

@@ -204,16 +204,10 @@ static void map_put(struct bw_dist_mb *m, int64_t gid, int32_t v)
 
 /* ------------------------------------------------------------ sampling */
 
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
-
 static void sort_ids(int64_t *a, int64_t n)
 {
 	if (n > 24) {
-		qsort(a, (size_t)n, sizeof *a, cmp_i64);
+		qsort(a, (size_t)n, sizeof *a, bw_cmp_i64);
 		return;
 	}
 	for (int64_t i = 1; i < n; i++) {
@@ -378,13 +372,9 @@ static int hop(struct bw_dist_mb *m, bw_mb_batch *b, int l, uint64_t lkey)
 		qd[p] = (int)r0;
 	}
 	t0 = MPI_Wtime();
-	MPI_DO(MPI_Alltoall(qs, 1, MPI_INT, gs, 1, MPI_INT, m->comm), "train: sampling: MPI_Alltoall");
-	int64_t ng = 0;
-	for (int p = 0; p < K; p++) {
-		gd[p] = (int)ng;
-		ng += gs[p];
-	}
-	if ((st = fits_int(ng, "sampled neighbors")) || (st = grow(&m->get, &m->get_cap, (size_t)ng + 1, sizeof *m->get)))
+	int64_t ng;
+	if ((st = exchange_counts(m, qs, gs, gd, &ng, "train: sampling: MPI_Alltoall")) ||
+	    (st = fits_int(ng, "sampled neighbors")) || (st = grow(&m->get, &m->get_cap, (size_t)ng + 1, sizeof *m->get)))
 		return st;
 	MPI_DO(MPI_Alltoallv(m->rep, qs, qd, MPI_INT64_T, m->get, gs, gd, MPI_INT64_T, m->comm),
 	       "train: sampling: MPI_Alltoallv (neighbors)");

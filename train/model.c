@@ -217,3 +217,12 @@ int bw_model_infer_layer(const bw_backend *be, bw_model *m, int l, bw_block *b, 
 		st = bw_relu(be, z);
 	return st;
 }
+
+uint64_t bw_model_checksum(const bw_model *m)
+{
+	const unsigned char *p = (const unsigned char *)m->params;
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < (size_t)m->num_params * sizeof(float); i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
+}

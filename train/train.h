@@ -317,6 +317,8 @@ int bw_model_layer_backward_overlap(const bw_backend *be, bw_model *m, int l, co
 int bw_model_backward(const bw_backend *be, bw_model *m, const bw_batch *b, const bw_tensor *glogits);
 /* Layer l alone in inference (no dropout), with the ReLU of hidden layers: z from x. */
 int bw_model_infer_layer(const bw_backend *be, bw_model *m, int l, bw_block *b, const bw_tensor *x, bw_tensor *z);
+/* FNV-1a over the weights' bytes: equal weights, equal sums (replicas are compared by it). */
+uint64_t bw_model_checksum(const bw_model *m);
 /* The dropout key of (seed, epoch, batch, layer). */
 uint64_t bw_dropout_key(uint64_t seed, uint64_t epoch, uint64_t batch, int layer);
 

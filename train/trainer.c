@@ -284,14 +284,7 @@ int burrow_trainer_epoch(const burrow_trainer *t) { return t->epoch; }
 burrow_store *burrow_trainer_store(burrow_trainer *t) { return t->store; }
 burrow_best burrow_trainer_best(const burrow_trainer *t) { return t->best; }
 
-uint64_t burrow_trainer_weights_checksum(const burrow_trainer *t)
-{
-	const unsigned char *p = (const unsigned char *)t->model->params;
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < (size_t)t->model->num_params * sizeof(float); i++)
-		h = (h ^ p[i]) * 0x100000001b3ull;
-	return h;
-}
+uint64_t burrow_trainer_weights_checksum(const burrow_trainer *t) { return bw_model_checksum(t->model); }
 
 int bw_trainer_step(burrow_trainer *t, const bw_batch *b, double *loss, int64_t *counted, int64_t *correct)
 {
