@@ -26,12 +26,6 @@ TestSuite(partition, .init = setup, .fini = teardown, .timeout = 120);
 
 /* ---------------------------------------------------------------- fixtures */
 
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
-
 /* A directed graph with self-loops, repeated edges, isolated nodes (the last tenth), float32
  * features that encode the node id, labels (some -1) and a random split. */
 static char *make_directed(const char *name, int64_t n, double avg_deg, uint64_t seed, bool with_split)
@@ -151,7 +145,7 @@ static int64_t ref_cut(const burrow_csr *g, const int32_t *part, int64_t *pairs_
 			if (u != v)
 				key[np++] = BW_MIN(u, v) * g->num_nodes + BW_MAX(u, v);
 		}
-	qsort(key, (size_t)np, sizeof *key, cmp_i64);
+	qsort(key, (size_t)np, sizeof *key, bw_cmp_i64);
 	int64_t distinct = 0;
 	for (int64_t i = 0; i < np; i++) {
 		if (i && key[i] == key[i - 1])
@@ -246,7 +240,7 @@ static void check_parts(const char *ds_dir, const char *parts_dir, const burrow_
 				}
 			}
 		}
-		qsort(want, (size_t)nw, sizeof *want, cmp_i64);
+		qsort(want, (size_t)nw, sizeof *want, bw_cmp_i64);
 		cr_assert_eq(nh, nw, "part %d: halo has %lld nodes, its remote neighbors are %lld", i, (long long)nh,
 			     (long long)nw);
 		for (int64_t q = 0; q < nw; q++) {
@@ -270,8 +264,8 @@ static void check_parts(const char *ds_dir, const char *parts_dir, const burrow_
 				cr_assert(loc >= 0 && loc < no + nh);
 				b[q] = loc < no ? p->orig_ids[loc] : orig_of[p->halo_ids[loc - no]];
 			}
-			qsort(a, (size_t)d, sizeof *a, cmp_i64);
-			qsort(b, (size_t)d, sizeof *b, cmp_i64);
+			qsort(a, (size_t)d, sizeof *a, bw_cmp_i64);
+			qsort(b, (size_t)d, sizeof *b, bw_cmp_i64);
 			cr_assert(memcmp(a, b, (size_t)d * sizeof *a) == 0, "part %d: row of node %lld differs", i, (long long)v);
 		}
 		for (int64_t l = no; l < no + nh; l++)
@@ -518,7 +512,7 @@ static void check_level(const burrow_csr *in, const bw_pgraph *g, const bw_coars
 				continue;
 			key[nk++] = (int64_t)lv.cmap[v] * nc + lv.cmap[u];
 		}
-	qsort(key, (size_t)nk, sizeof *key, cmp_i64);
+	qsort(key, (size_t)nk, sizeof *key, bw_cmp_i64);
 	/* every stored coarse edge has the reference weight; the stored ones are exactly those at
 	 * or above the lightest stored weight (the sparsification threshold) */
 	int32_t tmin = INT32_MAX;
@@ -987,13 +981,13 @@ static char *cora_from_cites(void)
 		ids[2 * e] = src[e];
 		ids[2 * e + 1] = dst[e];
 	}
-	qsort(ids, (size_t)(2 * m), sizeof *ids, cmp_i64);
+	qsort(ids, (size_t)(2 * m), sizeof *ids, bw_cmp_i64);
 	for (int64_t i = 0; i < 2 * m; i++)
 		if (!n || ids[n - 1] != ids[i])
 			ids[n++] = ids[i];
 	for (int64_t e = 0; e < m; e++) {
-		src[e] = (int64_t *)bsearch(&src[e], ids, (size_t)n, sizeof *ids, cmp_i64) - ids;
-		dst[e] = (int64_t *)bsearch(&dst[e], ids, (size_t)n, sizeof *ids, cmp_i64) - ids;
+		src[e] = (int64_t *)bsearch(&src[e], ids, (size_t)n, sizeof *ids, bw_cmp_i64) - ids;
+		dst[e] = (int64_t *)bsearch(&dst[e], ids, (size_t)n, sizeof *ids, bw_cmp_i64) - ids;
 	}
 	char *out = tu_path(dir, "cora");
 	burrow_csr_builder *bld;

@@ -8,6 +8,7 @@
 
 #include "../train/train.h"
 #include "util.h"
+#include "train_util.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -26,21 +27,6 @@ TestSuite(pipeline, .init = setup, .fini = teardown, .timeout = 120);
 
 /* A CSBM whose features alone say little (two classes' means about 0.85 noise deviations
  * apart) while 90% of edges join nodes of one class. */
-static char *weak_csbm(int64_t nodes, int64_t feat_dim)
-{
-	burrow_gen_opts g;
-	burrow_gen_defaults(&g, BURROW_GEN_CSBM);
-	g.num_nodes = nodes;
-	g.num_classes = 4;
-	g.feat_dim = feat_dim;
-	g.signal = 0.6;
-	g.homophily = 0.9;
-	g.avg_degree = 10;
-	char *d = tu_path(dir, "csbm-%lld-%lld", (long long)nodes, (long long)feat_dim);
-	cr_assert_eq(burrow_gen(&g, d), 0, "%s", burrow_last_error());
-	return d;
-}
-
 static burrow_train_opts mb_opts(int model)
 {
 	burrow_train_opts o;
@@ -102,7 +88,7 @@ static void same_run(const run *a, const run *b, int epochs, const char *what)
 
 Test(pipeline, minibatch_models_learn_what_the_graph_says)
 {
-	char *d = weak_csbm(2000, 16);
+	char *d = tu_weak_csbm(dir, 2000, 16);
 	burrow_dataset *ds;
 	cr_assert_eq(burrow_dataset_open(&ds, d), 0, "%s", burrow_last_error());
 	double acc[4];
@@ -123,7 +109,7 @@ Test(pipeline, minibatch_models_learn_what_the_graph_says)
  * thread every loss and weight is the same bit for bit. */
 Test(pipeline, depth_cache_and_engine_change_no_bit)
 {
-	char *d = weak_csbm(1500, 24);
+	char *d = tu_weak_csbm(dir, 1500, 24);
 	burrow_dataset *ds;
 	cr_assert_eq(burrow_dataset_open(&ds, d), 0, "%s", burrow_last_error());
 	for (int model = BURROW_MODEL_SAGE; model <= BURROW_MODEL_MLP; model++) {
@@ -163,7 +149,7 @@ Test(pipeline, depth_cache_and_engine_change_no_bit)
  * none is, and --max-batches cuts the epoch. */
 Test(pipeline, store_counters_follow_from_the_batches)
 {
-	char *d = weak_csbm(1500, 8);
+	char *d = tu_weak_csbm(dir, 1500, 8);
 	burrow_dataset *ds;
 	cr_assert_eq(burrow_dataset_open(&ds, d), 0, "%s", burrow_last_error());
 	burrow_train_opts o = mb_opts(BURROW_MODEL_SAGE);
@@ -221,24 +207,12 @@ Test(pipeline, store_counters_follow_from_the_batches)
 	free(d);
 }
 
-typedef struct grab {
-	float *z;
-	int64_t cols;
-} grab;
-
-static int grab_sink(void *ctx, int64_t r0, const bw_tensor *z)
-{
-	grab *g = ctx;
-	memcpy(g->z + r0 * g->cols, z->data, (size_t)(z->rows * z->cols) * sizeof(float));
-	return 0;
-}
-
 /* With every neighbor sampled (fanout -1), a batch's output rows are what full-neighbor
  * inference computes for its seeds: so the blocks, the gathered rows and GCN's norms (from
  * the whole graph's degrees, not the block's) are wired right. */
 Test(pipeline, full_fanout_batches_equal_full_neighbor_inference)
 {
-	char *d = weak_csbm(600, 12);
+	char *d = tu_weak_csbm(dir, 600, 12);
 	burrow_dataset *ds;
 	cr_assert_eq(burrow_dataset_open(&ds, d), 0, "%s", burrow_last_error());
 	const int64_t n = burrow_dataset_get_info(ds)->num_nodes, C = burrow_dataset_get_info(ds)->num_classes;
@@ -251,9 +225,9 @@ Test(pipeline, full_fanout_batches_equal_full_neighbor_inference)
 		cr_assert_eq(burrow_trainer_open(&t, ds, &o), 0, "%s", burrow_last_error());
 		burrow_epoch_stats es;
 		cr_assert_eq(burrow_trainer_train_epoch(t, &es), 0, "%s", burrow_last_error());
-		grab g = {.z = malloc((size_t)(n * C) * sizeof(float)), .cols = C};
+		tu_grab g = {.z = malloc((size_t)(n * C) * sizeof(float)), .cols = C};
 		int64_t spilled;
-		cr_assert_eq(bw_trainer_infer(t, grab_sink, &g, &spilled), 0, "%s", burrow_last_error());
+		cr_assert_eq(bw_trainer_infer(t, tu_grab_sink, &g, &spilled), 0, "%s", burrow_last_error());
 		/* one batch of the trainer's own sampler, its rows through the trainer's store */
 		cr_assert_eq(burrow_sampler_start(t->sampler, 7), 0);
 		burrow_batch *sb;
@@ -289,7 +263,7 @@ Test(pipeline, full_fanout_batches_equal_full_neighbor_inference)
  * (the sampler follows the checkpoint's seed too). */
 Test(pipeline, resume_is_bit_for_bit_in_minibatch_mode)
 {
-	char *d = weak_csbm(1200, 8);
+	char *d = tu_weak_csbm(dir, 1200, 8);
 	const char *common = "--model sage --layers 2 --hidden 16 --fanout 5,5 --batch 100 --max-batches 5 --lr 0.01 "
 			     "--threads 1 --quiet --cache 30%";
 	char *err = NULL;
@@ -330,7 +304,7 @@ Test(pipeline, resume_is_bit_for_bit_in_minibatch_mode)
  * with the store's message. */
 Test(pipeline, errors_of_every_stage_surface)
 {
-	char *d = weak_csbm(800, 8);
+	char *d = tu_weak_csbm(dir, 800, 8);
 	burrow_dataset *ds;
 	cr_assert_eq(burrow_dataset_open(&ds, d), 0);
 	int64_t ntr;
@@ -351,7 +325,7 @@ Test(pipeline, errors_of_every_stage_surface)
 	bw_free(feat);
 	free(d);
 	/* the features file cut short after open: reads past its end fail */
-	d = weak_csbm(801, 8);
+	d = tu_weak_csbm(dir, 801, 8);
 	cr_assert_eq(burrow_dataset_open(&ds, d), 0);
 	feat = bw_strdup(burrow_dataset_features_path(ds));
 	burrow_train_opts o = mb_opts(BURROW_MODEL_SAGE);
@@ -376,7 +350,7 @@ Test(pipeline, errors_of_every_stage_surface)
  * store's fixed staging buffers plus a third of the file (small batches, small chunks). */
 Test(pipeline, features_are_never_mapped_or_loaded_whole)
 {
-	char *d = weak_csbm(12000, 1024); /* 47 MiB of features */
+	char *d = tu_weak_csbm(dir, 12000, 1024); /* 47 MiB of features */
 	burrow_dataset *ds;
 	cr_assert_eq(burrow_dataset_open(&ds, d), 0);
 	const double fbytes = (double)tu_size(burrow_dataset_features_path(ds));
@@ -428,7 +402,7 @@ static void prog_cb(void *user, const char *phase, uint64_t done, uint64_t total
 
 Test(pipeline, progress_and_options)
 {
-	char *d = weak_csbm(800, 8);
+	char *d = tu_weak_csbm(dir, 800, 8);
 	burrow_dataset *ds;
 	cr_assert_eq(burrow_dataset_open(&ds, d), 0);
 	burrow_train_opts o = mb_opts(BURROW_MODEL_GCN);

@@ -599,12 +599,6 @@ static void ref_put(ref_clock *c, int64_t id)
 	c->bit[slot] = 0;
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
-
 Test(store, clock_cache_counts_match_a_reference)
 {
 	const int64_t N = 3000;
@@ -648,7 +642,7 @@ Test(store, clock_cache_counts_match_a_reference)
 			}
 			cr_assert_eq(burrow_store_gather(s, ids, n, out), 0, "%s", burrow_last_error());
 			check_rows("clock cache", out, all, rb, ids, n);
-			qsort(miss, nm, sizeof *miss, cmp_i64);
+			qsort(miss, nm, sizeof *miss, bw_cmp_i64);
 			for (size_t i = 0; i < nm; i++)
 				ref_put(&rc, miss[i]);
 			burrow_store_get_stats(s, &st);

@@ -12,6 +12,7 @@
 
 #include "../train/train.h"
 #include "util.h"
+#include "train_util.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -645,21 +646,6 @@ Test(train_grad, whole_mlp_model) { check_model(BURROW_MODEL_MLP); }
 
 /* A CSBM whose features alone say little (two classes' means about signal * sqrt(2) = 0.85
  * noise deviations apart) while 90% of edges join nodes of one class. */
-static char *weak_csbm(void)
-{
-	burrow_gen_opts g;
-	burrow_gen_defaults(&g, BURROW_GEN_CSBM);
-	g.num_nodes = 2000;
-	g.num_classes = 4;
-	g.feat_dim = 16;
-	g.signal = 0.6;
-	g.homophily = 0.9;
-	g.avg_degree = 10;
-	char *d = tu_path(dir, "csbm");
-	cr_assert_eq(burrow_gen(&g, d), 0, "%s", burrow_last_error());
-	return d;
-}
-
 static burrow_train_opts small_opts(int model)
 {
 	burrow_train_opts o;
@@ -733,7 +719,7 @@ static double centroid_test_acc(burrow_dataset *ds)
 
 Test(train_run, graph_models_beat_what_features_alone_reach)
 {
-	char *d = weak_csbm();
+	char *d = tu_weak_csbm(dir, 2000, 16);
 	burrow_dataset *ds;
 	cr_assert_eq(burrow_dataset_open(&ds, d), 0, "%s", burrow_last_error());
 	const double centroid = centroid_test_acc(ds);
@@ -750,23 +736,11 @@ Test(train_run, graph_models_beat_what_features_alone_reach)
 	free(d);
 }
 
-typedef struct grab {
-	float *z;
-	int64_t cols;
-} grab;
-
-static int grab_sink(void *ctx, int64_t r0, const bw_tensor *z)
-{
-	grab *g = ctx;
-	memcpy(g->z + r0 * g->cols, z->data, (size_t)(z->rows * z->cols) * sizeof(float));
-	return 0;
-}
-
 /* Layer-wise chunked inference equals one eval-mode forward over the whole graph, and
  * spilling the hidden layers to scratch files changes no bit. */
 Test(train_run, layerwise_inference_equals_full_forward_and_spill_changes_nothing)
 {
-	char *d = weak_csbm();
+	char *d = tu_weak_csbm(dir, 2000, 16);
 	burrow_dataset *ds;
 	cr_assert_eq(burrow_dataset_open(&ds, d), 0, "%s", burrow_last_error());
 	const int64_t n = burrow_dataset_get_info(ds)->num_nodes, C = burrow_dataset_get_info(ds)->num_classes;
@@ -779,16 +753,16 @@ Test(train_run, layerwise_inference_equals_full_forward_and_spill_changes_nothin
 		burrow_epoch_stats es;
 		for (int e = 0; e < 3; e++)
 			cr_assert_eq(burrow_trainer_train_epoch(t, &es), 0, "%s", burrow_last_error());
-		grab a = {.z = malloc((size_t)(n * C) * sizeof(float)), .cols = C};
-		grab b = {.z = malloc((size_t)(n * C) * sizeof(float)), .cols = C};
+		tu_grab a = {.z = malloc((size_t)(n * C) * sizeof(float)), .cols = C};
+		tu_grab b = {.z = malloc((size_t)(n * C) * sizeof(float)), .cols = C};
 		int64_t spilled;
-		cr_assert_eq(bw_trainer_infer(t, grab_sink, &a, &spilled), 0, "%s", burrow_last_error());
+		cr_assert_eq(bw_trainer_infer(t, tu_grab_sink, &a, &spilled), 0, "%s", burrow_last_error());
 		cr_assert_eq(spilled, 0);
 		t->o.mem_bytes = 1024; /* far below one layer: every hidden layer spills */
 		char *scratch = tu_path(dir, "scratch");
 		tu_sh(NULL, NULL, "mkdir -p '%s'", scratch);
 		t->scratch_dir = bw_strdup(scratch);
-		cr_assert_eq(bw_trainer_infer(t, grab_sink, &b, &spilled), 0, "%s", burrow_last_error());
+		cr_assert_eq(bw_trainer_infer(t, tu_grab_sink, &b, &spilled), 0, "%s", burrow_last_error());
 		cr_assert_eq(spilled, 2 * n * o.hidden * (int64_t)sizeof(float));
 		cr_assert(memcmp(a.z, b.z, (size_t)(n * C) * sizeof(float)) == 0, "spilling changed the outputs");
 		char *ls = NULL;
@@ -816,7 +790,7 @@ Test(train_run, layerwise_inference_equals_full_forward_and_spill_changes_nothin
 
 Test(train_run, resume_is_bit_for_bit_and_truncated_checkpoints_are_refused)
 {
-	char *d = weak_csbm();
+	char *d = tu_weak_csbm(dir, 2000, 16);
 	const char *common = "--full-graph --model sage --layers 2 --hidden 16 --dropout 0.5 --lr 0.01 --threads 1 --quiet";
 	char *err = NULL;
 	int rc = tu_sh(NULL, &err, "%s train '%s' %s --epochs 4 --log '%s/a.jsonl'", tu_burrow(), d, common, dir);
@@ -893,7 +867,7 @@ Test(train_run, resume_is_bit_for_bit_and_truncated_checkpoints_are_refused)
 
 Test(train_run, nan_loss_stops_naming_epoch_and_batch)
 {
-	char *d = weak_csbm();
+	char *d = tu_weak_csbm(dir, 2000, 16);
 	/* a NaN in the first training node's features */
 	burrow_dataset *ds;
 	cr_assert_eq(burrow_dataset_open(&ds, d), 0);
@@ -915,7 +889,7 @@ Test(train_run, nan_loss_stops_naming_epoch_and_batch)
 
 Test(train_run, eval_and_embed_agree_with_training)
 {
-	char *d = weak_csbm();
+	char *d = tu_weak_csbm(dir, 2000, 16);
 	char *out = NULL, *err = NULL;
 	int rc = tu_sh(NULL, &err,
 		       "%s train '%s' --full-graph --model gcn --layers 2 --hidden 16 --epochs 5 --threads 1 --quiet "
@@ -982,7 +956,7 @@ Test(train_run, eval_and_embed_agree_with_training)
 
 Test(train_run, options_are_checked)
 {
-	char *d = weak_csbm();
+	char *d = tu_weak_csbm(dir, 2000, 16);
 	char *err = NULL;
 	cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' --full-graph --model gat", tu_burrow(), d), 2);
 	cr_assert(strstr(err, "--model"), "%s", err);

@@ -44,4 +44,23 @@ static void check_setup(int *argc, char ***argv, const char *name, burrow_gen_op
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* One training epoch of d that must succeed with sane communication times. */
+static void train_epoch_checked(burrow_dist *d, burrow_epoch_stats *es)
+{
+	burrow_comm_stats cs;
+	if (burrow_dist_train_epoch(d, es, &cs))
+		die("train", burrow_last_error());
+	if (cs.exposed_comm_s > cs.comm_s + 1e-9 || cs.comm_s < 0)
+		die("train", "exposed communication exceeds communication");
+}
+
+/* The replicas agree: every rank's weights have rank 0's checksum. */
+static void check_replicas_equal(const burrow_dist *d, const char *when)
+{
+	uint64_t sum = burrow_dist_weights_checksum(d), s0 = sum;
+	MPI_Bcast(&s0, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+	if (sum != s0)
+		die("replicas", when);
+}
+
 #endif

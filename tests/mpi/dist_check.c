@@ -159,19 +159,12 @@ static void check_replicas(const char *parts, int halo, double boundary_sample)
 		die("dist open", burrow_last_error());
 	for (int e = 0; e < 3; e++) {
 		burrow_epoch_stats es;
-		burrow_comm_stats cs;
-		if (burrow_dist_train_epoch(d, &es, &cs))
-			die("train", burrow_last_error());
-		if (cs.exposed_comm_s > cs.comm_s + 1e-9 || cs.comm_s < 0)
-			die("train", "exposed communication exceeds communication");
+		train_epoch_checked(d, &es);
 	}
 	burrow_eval_stats ev;
 	if (burrow_dist_evaluate(d, &ev))
 		die("evaluate", burrow_last_error());
-	uint64_t sum = burrow_dist_weights_checksum(d), s0 = sum;
-	MPI_Bcast(&s0, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-	if (sum != s0)
-		die("replicas", "weights differ from rank 0's after training");
+	check_replicas_equal(d, "weights differ from rank 0's after training");
 	if (rank == 0)
 		printf("dist-check: %s halos, boundary sample %g: replicas identical after 3 epochs (valid %.3f)\n",
 		       halo == BURROW_HALO_STALE ? "stale" : "exact", boundary_sample, ev.valid_acc);

@@ -291,18 +291,11 @@ static void check_replicas(const char *parts)
 	open_mb(&d, parts, BURROW_MODEL_SAGE, 3, fan, rank == 0 ? 16 : 64);
 	for (int e = 0; e < 3; e++) {
 		burrow_epoch_stats es;
-		burrow_comm_stats cs;
-		if (burrow_dist_train_epoch(d, &es, &cs))
-			die("train", burrow_last_error());
-		if (cs.exposed_comm_s > cs.comm_s + 1e-9 || cs.comm_s < 0)
-			die("train", "exposed communication exceeds communication");
+		train_epoch_checked(d, &es);
 		const int64_t want = (d->split_n[BURROW_SPLIT_TRAIN] + 15) / 16;
 		if (rank == 0 && es.batches != want)
 			dief("train", "%lld steps, want rank 0's %lld batches", (long long)es.batches, (long long)want);
-		uint64_t sum = burrow_dist_weights_checksum(d), s0 = sum;
-		MPI_Bcast(&s0, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-		if (sum != s0)
-			die("replicas", "weights differ from rank 0's after an epoch");
+		check_replicas_equal(d, "weights differ from rank 0's after an epoch");
 	}
 	burrow_eval_stats ev;
 	if (burrow_dist_evaluate(d, &ev))
