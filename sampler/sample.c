@@ -44,7 +44,7 @@ static int grow(void *pp, size_t *cap, size_t need, size_t elem, bool keep)
 	return 0;
 }
 
-void bw_batch_free_arrays(bw_batch *b)
+void bw_sampled_free_arrays(bw_sampled *b)
 {
 	bw_free(b->nodes);
 	b->nodes = NULL;
@@ -491,7 +491,7 @@ static inline void read_row(const int64_t *gp, const int64_t *nodes, int64_t nd,
  * once every count is in, it numbers them. The numbering of a small layer works in
  * cache-sized arrays where a second thread mostly adds traffic between cores, so it
  * runs on one thread below NUMBER_PAR_MIN items. */
-static int layer_step(bw_sample_ctx *c, const burrow_csr *g, bw_batch *b, int l, int fanout, uint64_t lkey,
+static int layer_step(bw_sample_ctx *c, const burrow_csr *g, bw_sampled *b, int l, int fanout, uint64_t lkey,
 		      int64_t nd, bool last, int64_t *nsrc)
 {
 	const int64_t *gp = g->indptr;
@@ -659,7 +659,7 @@ static int layer_step(bw_sample_ctx *c, const burrow_csr *g, bw_batch *b, int l,
 
 /* Set b->nodes to the n seeds and c->sg/sl to their sorted view; refuse ids out of
  * range and repeated ids. */
-static int seed_set(bw_sample_ctx *c, const burrow_csr *g, const int64_t *seeds, int64_t n, bw_batch *b)
+static int seed_set(bw_sample_ctx *c, const burrow_csr *g, const int64_t *seeds, int64_t n, bw_sampled *b)
 {
 	int st;
 	if ((st = grow(&b->nodes, &b->nodes_cap, (size_t)n, sizeof(int64_t), false)) ||
@@ -690,7 +690,7 @@ static int seed_set(bw_sample_ctx *c, const burrow_csr *g, const int64_t *seeds,
 }
 
 /* Fill the public view of b once the blocks are in place. */
-static void finish(bw_batch *b, int num_layers, int64_t nseeds, int64_t ninput)
+static void finish(bw_sampled *b, int num_layers, int64_t nseeds, int64_t ninput)
 {
 	b->pub.num_layers = num_layers;
 	for (int l = num_layers; l < BURROW_SAMPLER_MAX_LAYERS; l++)
@@ -702,7 +702,7 @@ static void finish(bw_batch *b, int num_layers, int64_t nseeds, int64_t ninput)
 }
 
 int bw_sample_batch(bw_sample_ctx *c, const burrow_csr *g, const int64_t *seeds, int64_t n, int num_layers,
-		    const int *fanouts, uint64_t key, bw_batch *b)
+		    const int *fanouts, uint64_t key, bw_sampled *b)
 {
 	int st = seed_set(c, g, seeds, n, b);
 	if (st)
@@ -715,7 +715,7 @@ int bw_sample_batch(bw_sample_ctx *c, const burrow_csr *g, const int64_t *seeds,
 	return 0;
 }
 
-int bw_sample_full(bw_sample_ctx *c, const burrow_csr *g, int64_t first, int64_t count, bw_batch *b)
+int bw_sample_full(bw_sample_ctx *c, const burrow_csr *g, int64_t first, int64_t count, bw_sampled *b)
 {
 	int st;
 	if ((st = grow(&b->nodes, &b->nodes_cap, (size_t)count, sizeof(int64_t), false)) ||

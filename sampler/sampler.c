@@ -14,7 +14,7 @@
 typedef struct slot {
 	bool full;
 	int status;
-	bw_batch *b;
+	bw_sampled *b;
 	char msg[256];
 } slot;
 
@@ -39,7 +39,7 @@ struct burrow_sampler {
 	pthread_mutex_t mu;      /* guards everything below */
 	pthread_cond_t produce;  /* producers wait for room or a new epoch */
 	pthread_cond_t consume;  /* the consumer waits for its slot */
-	bw_batch *all, *free;    /* every batch made, and the recycled ones */
+	bw_sampled *all, *free;    /* every batch made, and the recycled ones */
 	bool started, shutdown;
 	int64_t epoch;
 	uint64_t gen;            /* bumped by every start: batches of an older one are dropped */
@@ -64,9 +64,9 @@ void burrow_sampler_defaults(burrow_sampler_opts *o)
 }
 
 /* A batch from the free list, or a new one (lock held). NULL when out of memory. */
-static bw_batch *pool_get(burrow_sampler *s)
+static bw_sampled *pool_get(burrow_sampler *s)
 {
-	bw_batch *b = s->free;
+	bw_sampled *b = s->free;
 	if (b) {
 		s->free = b->next_free;
 	} else {
@@ -83,7 +83,7 @@ static bw_batch *pool_get(burrow_sampler *s)
 }
 
 /* Back to the free list (lock held). */
-static void pool_put(burrow_sampler *s, bw_batch *b)
+static void pool_put(burrow_sampler *s, bw_sampled *b)
 {
 	b->held = false;
 	b->next_free = s->free;
@@ -91,7 +91,7 @@ static void pool_put(burrow_sampler *s, bw_batch *b)
 }
 
 /* Hand b out as batch `index` of `epoch` (or -1, -1). */
-static void stamp(bw_batch *b, int64_t epoch, int64_t index)
+static void stamp(bw_sampled *b, int64_t epoch, int64_t index)
 {
 	b->pub.epoch = epoch;
 	b->pub.index = index;
@@ -127,7 +127,7 @@ static void *produce(void *arg)
 		const int64_t *src;
 		const int64_t m = batch_seeds(s, i, &src);
 		memcpy(p->seeds, src, (size_t)m * sizeof *src);
-		bw_batch *b = pool_get(s);
+		bw_sampled *b = pool_get(s);
 		pthread_mutex_unlock(&s->mu);
 
 		int st = b ? bw_sample_batch(&p->ctx, s->g, p->seeds, m, s->o.num_layers, s->o.fanouts,
@@ -288,9 +288,9 @@ void burrow_sampler_close(burrow_sampler *s)
 		bw_sample_ctx_free(&p->ctx);
 		bw_free(p->seeds);
 	}
-	for (bw_batch *b = s->all, *nx; b; b = nx) {
+	for (bw_sampled *b = s->all, *nx; b; b = nx) {
 		nx = b->next_all;
-		bw_batch_free_arrays(b);
+		bw_sampled_free_arrays(b);
 		bw_free(b);
 	}
 	bw_sample_ctx_free(&s->sync);
@@ -340,7 +340,7 @@ static int sample_sync(burrow_sampler *s, const int64_t *seeds, int64_t n, uint6
 		       int64_t count, burrow_batch **out)
 {
 	pthread_mutex_lock(&s->mu);
-	bw_batch *b = pool_get(s);
+	bw_sampled *b = pool_get(s);
 	pthread_mutex_unlock(&s->mu);
 	if (!b)
 		return BURROW_E_NOMEM;
@@ -370,7 +370,7 @@ int burrow_sampler_next(burrow_sampler *s, burrow_batch **out)
 		int st = sample_sync(s, seeds, m, batch_key(s, s->epoch, i), 0, 0, out);
 		if (st < 0)
 			return st;
-		stamp((bw_batch *)*out, s->epoch, i);
+		stamp((bw_sampled *)*out, s->epoch, i);
 		s->next_deliver++;
 		return 0;
 	}
@@ -400,7 +400,7 @@ void burrow_sampler_release(burrow_sampler *s, burrow_batch *pub)
 {
 	if (!s || !pub)
 		return;
-	bw_batch *b = (bw_batch *)pub;
+	bw_sampled *b = (bw_sampled *)pub;
 	pthread_mutex_lock(&s->mu);
 	if (b->owner != s || !b->held)
 		bw_log(BURROW_LOG_ERROR, "burrow_sampler_release: batch %p is not held from this sampler (ignored)",

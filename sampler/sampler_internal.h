@@ -6,22 +6,22 @@
 
 /* A batch as the sampler holds it: the public part first, then the arrays it points
  * into, which keep their capacity when the batch is recycled. */
-typedef struct bw_batch {
-	burrow_batch pub;             /* first member: a burrow_batch * is a bw_batch * */
+typedef struct bw_sampled {
+	burrow_batch pub;             /* first member: a burrow_batch * is a bw_sampled * */
 	const void *owner;            /* the sampler that made it (checked on release) */
 	bool held;                    /* handed out or being filled, not on the free list */
-	struct bw_batch *next_all;    /* every batch of the owner, for close */
-	struct bw_batch *next_free;   /* the owner's free list */
+	struct bw_sampled *next_all;    /* every batch of the owner, for close */
+	struct bw_sampled *next_free;   /* the owner's free list */
 	int64_t *nodes;               /* [nodes_cap] input ids */
 	size_t nodes_cap;
 	int64_t *indptr[BURROW_SAMPLER_MAX_LAYERS];
 	size_t indptr_cap[BURROW_SAMPLER_MAX_LAYERS];
 	int32_t *indices[BURROW_SAMPLER_MAX_LAYERS];
 	size_t indices_cap[BURROW_SAMPLER_MAX_LAYERS];
-} bw_batch;
+} bw_sampled;
 
 /* Free a batch's arrays (not the struct). */
-void bw_batch_free_arrays(bw_batch *b);
+void bw_sampled_free_arrays(bw_sampled *b);
 
 /* Per-OpenMP-thread scratch: for fanouts above BW_SMALL_FANOUT (Floyd with a hash set),
  * and for numbering a bucket of ids (a bitmap and a local id per low id bits). */
@@ -61,9 +61,9 @@ void bw_sample_ctx_free(bw_sample_ctx *c);
  * Row v of block l draws from the stream bw_key(bw_key(key, l), v), so the batch is a
  * function of (g, seeds, fanouts, key) alone. Fills b->pub except epoch and index. */
 int bw_sample_batch(bw_sample_ctx *c, const burrow_csr *g, const int64_t *seeds, int64_t n, int num_layers,
-		    const int *fanouts, uint64_t key, bw_batch *b);
+		    const int *fanouts, uint64_t key, bw_sampled *b);
 
 /* The full-neighbor block over nodes [first, first + count) (one layer). */
-int bw_sample_full(bw_sample_ctx *c, const burrow_csr *g, int64_t first, int64_t count, bw_batch *b);
+int bw_sample_full(bw_sample_ctx *c, const burrow_csr *g, int64_t first, int64_t count, bw_sampled *b);
 
 #endif
