@@ -4,6 +4,7 @@
 #define BURROW_STORE_INTERNAL_H
 
 #include "../core/internal.h"
+#include "store_sizing.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -159,9 +160,6 @@ struct bw_cache {
 /* A cache of at most `budget` bytes, all counted; *out = NULL (and 0) when not one row fits. */
 int bw_cache_new(bw_cache **out, int policy, size_t budget, size_t row_bytes);
 void bw_cache_free(bw_cache *c);
-/* A budget with which bw_cache_new holds `rows` rows of row_bytes (the training pipeline
- * sizes "cache X% of the features" with it). */
-size_t bw_cache_bytes_for(size_t rows, size_t row_bytes);
 /* The cached row of id (setting its CLOCK bit), or NULL. */
 const char *bw_cache_get(bw_cache *c, int64_t id);
 /* Insert id's row (copied) if absent, evicting by CLOCK when full. */
