@@ -1,5 +1,5 @@
 /* cuda_gateway.h: the one header through which C code reaches the CUDA backend
- * (compiled only when the build has CUDA; see core/backend.c). */
+ * (compiled only when the build has CUDA; see train/compute/backend.c). */
 #ifndef BURROW_CUDA_GATEWAY_H
 #define BURROW_CUDA_GATEWAY_H
 

@@ -3,7 +3,7 @@
  * once, backward posts the late rows' gradients exactly once, when they are final. */
 #include <criterion/criterion.h>
 
-#include "../train/train.h"
+#include "../train/dist/dist.h"
 #include "util.h"
 
 #include <math.h>
@@ -75,32 +75,35 @@ static void check(bw_layer_kind kind, int64_t in, int64_t out, uint64_t key)
 			ni++;
 	}
 	cr_assert(ni > 10 && no > 5, "inner %lld outer %lld", (long long)ni, (long long)no);
-	bw_overlap_plan plan;
-	cr_assert_eq(bw_overlap_plan_build(&plan, nd, ns, indptr, indices, split), 0);
-	cr_assert_eq(plan.n_outer, no);
-	for (int64_t k = 0; k < no; k++)
-		cr_assert_eq(plan.outer[k], outer[k]);
-	for (int64_t i = 0; i < nd; i++)
-		for (int64_t e = indptr[i]; e < indptr[i + 1]; e++)
-			cr_assert_eq(plan.indices[e] < split, e < plan.mid[i], "row %lld edge %lld", (long long)i,
-				     (long long)e);
 	bw_block blk, blk2;
 	bw_block_init(&blk, nd, ns, indptr, indices);
-	bw_block_init(&blk2, nd, ns, indptr, plan.indices);
+	bw_block_init(&blk2, nd, ns, indptr, indices);
+	cr_assert_eq(bw_block_split(&blk2, split), 0);
+	/* the rows with a late part are the rows with a halo source; early edges are the owned ones */
+	int64_t n_late = 0;
+	for (int64_t i = 0; i < nd; i++) {
+		if (blk2.part_indptr[1][i + 1] > blk2.part_indptr[1][i])
+			cr_assert_eq(outer[n_late++], i);
+		for (int64_t e = blk2.part_indptr[0][i]; e < blk2.part_indptr[0][i + 1]; e++)
+			cr_assert_lt(blk2.part_indices[0][e], split);
+		for (int64_t e = blk2.part_indptr[1][i]; e < blk2.part_indptr[1][i + 1]; e++)
+			cr_assert_geq(blk2.part_indices[1][e], split);
+	}
+	cr_assert_eq(n_late, no);
 	cr_assert_eq(bw_block_prepare(&blk, true, kind == BW_LAYER_GCN), 0);
 	cr_assert_eq(bw_block_prepare(&blk2, true, kind == BW_LAYER_GCN), 0);
 	int64_t np = bw_layer_num_params(kind, in, out);
 	float *params = malloc(np * sizeof *params), *ga = calloc(np, sizeof *ga), *gb = calloc(np, sizeof *gb);
 	bw_layer a, b;
 	bw_layer_bind(&a, kind, in, out, params, ga);
-	bw_layer_init(&a, key);
+	bw_layer_init(&a, NULL, key);
 	bw_layer_bind(&b, kind, in, out, params, gb);
 	for (int64_t j = 0; j < out; j++)
 		params[np - out + j] = 0.1f * (float)j; /* a bias that shows */
 	bw_tensor x, x2, z1 = {0}, z2 = {0}, gz, gx1 = {0}, gx2 = {0};
-	cr_assert_eq(bw_tensor_alloc(&x, ns, in), 0);
-	cr_assert_eq(bw_tensor_alloc(&x2, ns, in), 0);
-	cr_assert_eq(bw_tensor_alloc(&gz, nd, out), 0);
+	cr_assert_eq(bw_tensor_alloc(&x, NULL, ns, in), 0);
+	cr_assert_eq(bw_tensor_alloc(&x2, NULL, ns, in), 0);
+	cr_assert_eq(bw_tensor_alloc(&gz, NULL, nd, out), 0);
 	for (int64_t k = 0; k < ns * in; k++)
 		x.data[k] = (float)(2 * bw_rng_uniform(&r) - 1);
 	for (int64_t k = 0; k < nd * out; k++)
@@ -112,9 +115,11 @@ static void check(bw_layer_kind kind, int64_t in, int64_t out, uint64_t key)
 	float *posted = malloc((ns - split) * in * sizeof *posted);
 	probe p = {.late = x2.data + split * in, .src = x.data + split * in, .bytes = (ns - split) * in * sizeof(float),
 		   .split = split, .posted = posted};
-	bw_overlap ov = {.plan = &plan, .poll = probe_poll, .wait = probe_wait, .post = probe_post, .ctx = &p};
+	bw_overlap ov = {.poll = probe_poll, .wait = probe_wait, .post = probe_post, .ctx = &p};
 	bw_backend be;
 	cr_assert_eq(bw_backend_init(&be, BW_BACKEND_CPU, 1), 0);
+	cr_assert_eq(bw_block_upload(&blk, be.dev), 0);
+	cr_assert_eq(bw_block_upload(&blk2, be.dev), 0);
 	cr_assert_eq(bw_layer_forward(&be, &a, &blk, &x, &z1), 0, "%s", burrow_last_error());
 	cr_assert_eq(bw_layer_forward_overlap(&be, &b, &blk2, &x2, &z2, &ov), 0, "%s", burrow_last_error());
 	cr_assert_eq(p.waits, 1);
@@ -143,7 +148,6 @@ static void check(bw_layer_kind kind, int64_t in, int64_t out, uint64_t key)
 	bw_tensor_free(&gx2);
 	bw_block_release(&blk);
 	bw_block_release(&blk2);
-	bw_overlap_plan_free(&plan);
 	free(params);
 	free(ga);
 	free(gb);
@@ -164,23 +168,23 @@ Test(dist, overlap_refuses_a_linear_layer_and_bad_splits)
 {
 	int64_t indptr[3] = {0, 1, 2};
 	int32_t indices[2] = {0, 2};
-	bw_overlap_plan plan;
-	cr_assert_eq(bw_overlap_plan_build(&plan, 2, 3, indptr, indices, 4), BURROW_E_INVAL); /* beyond the sources */
-	cr_assert_eq(bw_overlap_plan_build(&plan, 2, 3, indptr, indices, 1), BURROW_E_INVAL); /* inside the rows */
-	cr_assert_eq(bw_overlap_plan_build(&plan, 2, 3, indptr, indices, 2), 0);
-	bw_block blk;
+	bw_block blk, split;
 	bw_block_init(&blk, 2, 3, indptr, indices);
+	bw_block_init(&split, 2, 3, indptr, indices);
+	cr_assert_eq(bw_block_split(&split, 4), BURROW_E_INVAL); /* beyond the sources */
+	cr_assert_eq(bw_block_split(&split, 1), BURROW_E_INVAL); /* inside the rows */
+	cr_assert_eq(bw_block_split(&split, 2), 0);
 	float params[64] = {0}, grads[64] = {0};
 	bw_layer l;
 	bw_layer_bind(&l, BW_LAYER_LINEAR, 2, 2, params, grads);
-	bw_tensor x = bw_tensor_view(params, 3, 2), z = {0};
-	bw_overlap ov = {.plan = &plan, .wait = probe_wait};
+	bw_tensor x = bw_tensor_view(NULL, params, 3, 2), z = {0};
+	bw_overlap ov = {.wait = probe_wait};
 	bw_backend be;
 	bw_backend_init(&be, BW_BACKEND_CPU, 1);
-	cr_assert_eq(bw_layer_forward_overlap(&be, &l, &blk, &x, &z, &ov), BURROW_E_INVAL);
+	cr_assert_eq(bw_layer_forward_overlap(&be, &l, &split, &x, &z, &ov), BURROW_E_INVAL);
 	bw_layer_bind(&l, BW_LAYER_SAGE, 2, 2, params, grads);
-	/* a block that does not read the plan's rows */
+	/* a block that was not split */
 	cr_assert_eq(bw_layer_forward_overlap(&be, &l, &blk, &x, &z, &ov), BURROW_E_INVAL);
-	bw_overlap_plan_free(&plan);
+	bw_block_release(&split);
 	bw_tensor_free(&z);
 }

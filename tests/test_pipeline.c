@@ -6,7 +6,7 @@
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 
-#include "../train/train.h"
+#include "../train/driver/driver.h"
 #include "util.h"
 #include "train_util.h"
 

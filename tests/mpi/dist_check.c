@@ -2,7 +2,7 @@
  * parallel full-graph forward and backward equal the single-process computation on the
  * unpartitioned graph (logits and gradients within 1e-5 relative), the exchanged halo rows
  * equal their owners' rows, and after training with dropout the replicas are identical. */
-#include "../../train/dist.h"
+#include "../../train/dist/dist.h"
 #include "check.h"
 
 #include <math.h>
@@ -41,7 +41,7 @@ static void reference(ref *r, const char *dir, const burrow_train_opts *o, burro
 	void *feat;
 	if (bw_npy_load(burrow_dataset_features_path(ds), &h, &feat))
 		die("features", burrow_last_error());
-	r->x = bw_tensor_view(feat, in->num_nodes, in->feat_dim);
+	r->x = bw_tensor_view(NULL, feat, in->num_nodes, in->feat_dim);
 	bw_block_init(&r->blk, in->num_nodes, in->num_nodes, g->indptr, g->indices);
 	if (o->model == BURROW_MODEL_GCN) {
 		r->norm = malloc((size_t)in->num_nodes * sizeof *r->norm);
@@ -52,7 +52,7 @@ static void reference(ref *r, const char *dir, const burrow_train_opts *o, burro
 		die("prepare", burrow_last_error());
 	bw_model_cfg cfg = {.kind = o->model, .layers = o->layers, .in_dim = in->feat_dim, .hidden = o->hidden,
 			    .classes = in->num_classes, .dropout = 0};
-	if (bw_model_open(&r->m, &cfg, o->seed))
+	if (bw_model_open(&r->m, NULL, &cfg, o->seed))
 		die("model", burrow_last_error());
 	bw_backend be;
 	bw_backend_init(&be, BW_BACKEND_CPU, 1);
@@ -62,11 +62,11 @@ static void reference(ref *r, const char *dir, const burrow_train_opts *o, burro
 	b.loss_rows = burrow_dataset_split(ds, BURROW_SPLIT_TRAIN, &b.num_loss_rows);
 	if (bw_model_forward(&be, r->m, &b, false, o->seed, &r->logits))
 		die("reference forward", burrow_last_error());
-	double loss;
-	int64_t counted, correct;
+	bw_loss ld, ls;
 	memset(&r->glogits, 0, sizeof r->glogits);
-	bw_tensor_reshape(&r->glogits, r->logits->rows, r->logits->cols);
-	if (bw_nll_loss(&be, r->logits, b.labels, b.loss_rows, b.num_loss_rows, &r->glogits, &loss, &counted, &correct) ||
+	bw_tensor_reshape(&r->glogits, NULL, r->logits->rows, r->logits->cols);
+	if (bw_nll_loss(&be, r->logits, b.labels, b.loss_rows, b.num_loss_rows, &r->glogits, &ld) ||
+	    bw_loss_read(&be, &ld, &ls) ||
 	    bw_model_backward(&be, r->m, &b, &r->glogits))
 		die("reference backward", burrow_last_error());
 	*dsp = ds;

@@ -5,7 +5,7 @@
  * follow the whole graph's degrees; a step with all neighbors and every seed moves the weights
  * as the full-graph step does (so the loss weighting is the global mean); after training with
  * dropout and uneven batch counts the replicas are identical on every rank. */
-#include "../../train/dist_mb.h"
+#include "../../train/dist/dist_mb.h"
 #include "check.h"
 
 #include <math.h>

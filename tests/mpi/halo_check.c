@@ -2,7 +2,7 @@
  * owners' rows in forward and sums halo gradients into their owners in backward, checked
  * against values recomputed from global ids. Exit 0 on every rank when right. */
 #include "../../core/internal.h"
-#include "../../train/halo.h"
+#include "../../train/dist/halo.h"
 
 #include <math.h>
 #include <stdio.h>

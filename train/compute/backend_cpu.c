@@ -1,52 +1,174 @@
-/* ops_cpu.c: the CPU backend: GEMM through OpenBLAS, CSR aggregation and elementwise
- * kernels with OpenMP. Every kernel's result is independent of the thread count except the
- * loss's floating-point sum (an OpenMP reduction). It is the reference the CUDA backend
- * must match. */
-#include "train.h"
+/* backend_cpu.c: the CPU backend: its device (host memory; copies are memcpy, streams and
+ * events complete at once), its kernels (GEMM through OpenBLAS, CSR aggregation and
+ * elementwise kernels with OpenMP) and its registry entry, which sets the OpenMP and BLAS
+ * threads. The only file that calls the BLAS. Every kernel's result is independent of the
+ * thread count except the loss's floating-point sum (an OpenMP reduction). It is the
+ * reference the CUDA backend must match. */
+#include "compute.h"
 
 #include <cblas.h>
 #include <math.h>
 #include <string.h>
 
-static void cpu_gemm(const bw_backend *be, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
-		     const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
+/* ------------------------------------------------------------ the device */
+
+#define CPU_ALIGN 64
+
+static int cpu_alloc(const bw_device *d, size_t bytes, void **out)
+{
+	(void)d;
+	if (!(*out = bw_aligned_alloc(CPU_ALIGN, bytes)))
+		return bw_err(BURROW_E_NOMEM, "cpu: out of memory for %zu bytes", bytes);
+	return 0;
+}
+
+static void cpu_free(const bw_device *d, void *p)
+{
+	(void)d;
+	bw_aligned_free(p);
+}
+
+static int cpu_memset(const bw_device *d, void *p, int byte, size_t n, bw_stream *s)
+{
+	(void)d, (void)s;
+	memset(p, byte, n);
+	return 0;
+}
+
+/* upload, download and device-to-device copies are all host copies */
+static int cpu_copy(const bw_device *d, void *dst, const void *src, size_t n, bw_stream *s)
+{
+	(void)d, (void)s;
+	if (dst != src)
+		memmove(dst, src, n);
+	return 0;
+}
+
+/* The CPU runs everything in call order: a stream is a token, an event is complete when
+ * recorded. Both are real allocations so that open / close pair up as on a GPU. */
+struct bw_stream { int unused; };
+struct bw_event { int unused; };
+
+static int cpu_stream_open(const bw_device *d, bw_stream **out)
+{
+	(void)d;
+	return (*out = bw_calloc(1, sizeof **out)) ? 0 : BURROW_E_NOMEM;
+}
+
+static void cpu_stream_close(const bw_device *d, bw_stream *s)
+{
+	(void)d;
+	bw_free(s);
+}
+
+static int cpu_stream_sync(const bw_device *d, bw_stream *s)
+{
+	(void)d, (void)s;
+	return 0;
+}
+
+static int cpu_event_open(const bw_device *d, bw_event **out)
+{
+	(void)d;
+	return (*out = bw_calloc(1, sizeof **out)) ? 0 : BURROW_E_NOMEM;
+}
+
+static void cpu_event_close(const bw_device *d, bw_event *e)
+{
+	(void)d;
+	bw_free(e);
+}
+
+static int cpu_event_record(const bw_device *d, bw_event *e, bw_stream *s)
+{
+	(void)d, (void)e, (void)s;
+	return 0;
+}
+
+static int cpu_event_wait(const bw_device *d, bw_stream *s, bw_event *e)
+{
+	(void)d, (void)e, (void)s;
+	return 0;
+}
+
+static int cpu_event_sync(const bw_device *d, bw_event *e)
+{
+	(void)d, (void)e;
+	return 0;
+}
+
+static const bw_device_i cpu_device_i = {
+	.alloc = cpu_alloc,
+	.free = cpu_free,
+	.memset = cpu_memset,
+	.upload = cpu_copy,
+	.download = cpu_copy,
+	.copy = cpu_copy,
+	.host_alloc = cpu_alloc,
+	.host_free = cpu_free,
+	.stream_open = cpu_stream_open,
+	.stream_close = cpu_stream_close,
+	.stream_sync = cpu_stream_sync,
+	.event_open = cpu_event_open,
+	.event_close = cpu_event_close,
+	.event_record = cpu_event_record,
+	.event_wait = cpu_event_wait,
+	.event_sync = cpu_event_sync,
+};
+
+static const bw_device cpu_device = {
+	.iface = &cpu_device_i,
+	.kind = BW_DEVICE_CPU,
+	.index = 0,
+	.host_memory = true,
+	.name = "cpu",
+};
+
+const bw_device *bw_device_cpu(void) { return &cpu_device; }
+
+/* ------------------------------------------------------------ kernels */
+
+static int cpu_gemm(const bw_backend *be, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+		    const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
 {
 	(void)be;
 	if (m == 0 || n == 0)
-		return;
+		return 0;
 	if (k == 0) {
 		for (int64_t i = 0; i < m; i++)
 			for (int64_t j = 0; j < n; j++)
 				c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
-		return;
+		return 0;
 	}
 	cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (blasint)m,
 		    (blasint)n, (blasint)k, alpha, a, (blasint)lda, b, (blasint)ldb, beta, c, (blasint)ldc);
+	return 0;
 }
 
-static void cpu_agg_fwd(const bw_backend *be, const bw_block *b, bw_agg mode, const float *x, int64_t dim,
-			const int64_t *rows, int64_t nrows, const int64_t *lo, const int64_t *hi, bool add, float *out)
+/* Rows [r0, r1) over the part's edges; whole rows that overwrite sum first and scale once
+ * (MEAN), a part or an addition scales each term as the whole row would. */
+static int cpu_agg_fwd(const bw_backend *be, const bw_block *b, bw_block_part part, bw_agg mode, const float *x,
+		       int64_t dim, int64_t r0, int64_t r1, bool add, float *out)
 {
-	const int64_t n = rows ? nrows : b->num_dst;
-	const int64_t *ip = b->indptr;
-	const int32_t *ix = b->indices;
-	const bool whole = !lo;
+	const bw_block_dev *d = &b->d;
+	const int64_t *ip = d->indptr, *pp = d->part_indptr[part];
+	const int32_t *ix = d->part_indices[part];
+	const bool whole = part == BW_PART_ALL && !add;
 #pragma omp parallel for schedule(dynamic, 64) num_threads(be->threads)
-	for (int64_t k = 0; k < n; k++) {
-		const int64_t i = rows ? rows[k] : k;
-		const int64_t e0 = whole ? ip[i] : lo[i], e1 = whole ? ip[i + 1] : hi[i];
+	for (int64_t i = r0; i < r1; i++) {
+		const int64_t e0 = pp[i], e1 = pp[i + 1];
 		float *o = out + i * dim;
 		if (mode == BW_AGG_GCN) {
-			const float di = b->dst_norm[i];
+			const float di = d->dst_norm[i];
 			if (!add) {
-				const float self = di * b->src_norm[i];
+				const float self = di * d->src_norm[i];
 				const float *xi = x + i * dim;
 #pragma omp simd
 				for (int64_t c = 0; c < dim; c++)
 					o[c] = self * xi[c];
 			}
 			for (int64_t e = e0; e < e1; e++) {
-				const float w = di * b->src_norm[ix[e]];
+				const float w = di * d->src_norm[ix[e]];
 				const float *xj = x + (int64_t)ix[e] * dim;
 #pragma omp simd
 				for (int64_t c = 0; c < dim; c++)
@@ -82,22 +204,23 @@ static void cpu_agg_fwd(const bw_backend *be, const bw_block *b, bw_agg mode, co
 				o[c] += s * xj[c];
 		}
 	}
+	return 0;
 }
 
 /* The transpose walk: source j gathers from the destination rows that read it. */
-static void cpu_agg_bwd(const bw_backend *be, const bw_block *b, bw_agg mode, const float *gout, int64_t dim,
-			const int64_t *srcs, int64_t nsrcs, float *gx)
+static int cpu_agg_bwd(const bw_backend *be, const bw_block *b, bw_agg mode, const float *gout, int64_t dim,
+		       int64_t j0, int64_t j1, float *gx)
 {
-	const int64_t n = srcs ? nsrcs : b->num_src;
-	const int64_t *ip = b->indptr, *tp = b->t_indptr;
-	const int32_t *ti = b->t_indices;
+	const bw_block_dev *d = &b->d;
+	const int64_t *ip = d->indptr, *tp = d->t_indptr;
+	const int32_t *ti = d->t_indices;
+	const int64_t nd = b->num_dst;
 #pragma omp parallel for schedule(dynamic, 64) num_threads(be->threads)
-	for (int64_t k = 0; k < n; k++) {
-		const int64_t j = srcs ? srcs[k] : k;
+	for (int64_t j = j0; j < j1; j++) {
 		float *o = gx + j * dim;
 		memset(o, 0, (size_t)dim * sizeof *o);
-		if (mode == BW_AGG_GCN && j < b->num_dst) {
-			const float self = b->dst_norm[j] * b->src_norm[j];
+		if (mode == BW_AGG_GCN && j < nd) {
+			const float self = d->dst_norm[j] * d->src_norm[j];
 			const float *g = gout + j * dim;
 #pragma omp simd
 			for (int64_t c = 0; c < dim; c++)
@@ -109,26 +232,28 @@ static void cpu_agg_bwd(const bw_backend *be, const bw_block *b, bw_agg mode, co
 			if (mode == BW_AGG_MEAN)
 				w = 1.0f / (float)(ip[i + 1] - ip[i]);
 			else if (mode == BW_AGG_GCN)
-				w = b->dst_norm[i] * b->src_norm[j];
+				w = d->dst_norm[i] * d->src_norm[j];
 			const float *g = gout + i * dim;
 #pragma omp simd
 			for (int64_t c = 0; c < dim; c++)
 				o[c] += w * g[c];
 		}
 	}
+	return 0;
 }
 
-static void cpu_bias_add(const bw_backend *be, float *y, int64_t rows, int64_t cols, const float *bias)
+static int cpu_bias_add(const bw_backend *be, float *y, int64_t rows, int64_t cols, const float *bias)
 {
 #pragma omp parallel for schedule(static) num_threads(be->threads)
 	for (int64_t r = 0; r < rows; r++)
 #pragma omp simd
 		for (int64_t c = 0; c < cols; c++)
 			y[r * cols + c] += bias[c];
+	return 0;
 }
 
 /* Column sums in double over groups of 16 columns: the order of additions is fixed. */
-static void cpu_col_sum(const bw_backend *be, const float *g, int64_t rows, int64_t cols, float *out)
+static int cpu_col_sum(const bw_backend *be, const float *g, int64_t rows, int64_t cols, float *out)
 {
 	const int64_t groups = (cols + 15) / 16;
 #pragma omp parallel for schedule(static) num_threads(be->threads)
@@ -141,24 +266,27 @@ static void cpu_col_sum(const bw_backend *be, const float *g, int64_t rows, int6
 		for (int64_t c = c0; c < c1; c++)
 			out[c] = (float)acc[c - c0];
 	}
+	return 0;
 }
 
-static void cpu_relu_fwd(const bw_backend *be, float *x, int64_t n)
+static int cpu_relu_fwd(const bw_backend *be, float *x, int64_t n)
 {
 #pragma omp parallel for simd schedule(static) num_threads(be->threads)
 	for (int64_t i = 0; i < n; i++)
 		x[i] = x[i] < 0.0f ? 0.0f : x[i]; /* NaN passes through, as in PyTorch: a NaN must reach the loss */
+	return 0;
 }
 
-static void cpu_relu_bwd(const bw_backend *be, float *g, const float *y, int64_t n)
+static int cpu_relu_bwd(const bw_backend *be, float *g, const float *y, int64_t n)
 {
 #pragma omp parallel for simd schedule(static) num_threads(be->threads)
 	for (int64_t i = 0; i < n; i++)
 		g[i] = y[i] > 0.0f ? g[i] : 0.0f;
+	return 0;
 }
 
 /* Each 64-bit draw decides two elements: keep when a 32-bit half is >= p * 2^32. */
-static void cpu_dropout_fwd(const bw_backend *be, float *x, uint8_t *mask, int64_t rows, int64_t cols, float p,
+static int cpu_dropout_fwd(const bw_backend *be, float *x, uint8_t *mask, int64_t rows, int64_t cols, float p,
 			    uint64_t key)
 {
 	const float scale = 1.0f / (1.0f - p);
@@ -179,21 +307,24 @@ static void cpu_dropout_fwd(const bw_backend *be, float *x, uint8_t *mask, int64
 		for (int64_t c = 0; c < cols; c++)
 			xr[c] = m[c] ? xr[c] * scale : 0.0f;
 	}
+	return 0;
 }
 
-static void cpu_dropout_bwd(const bw_backend *be, float *g, const uint8_t *mask, int64_t n, float p)
+static int cpu_dropout_bwd(const bw_backend *be, float *g, const uint8_t *mask, int64_t n, float p)
 {
 	const float scale = 1.0f / (1.0f - p);
 #pragma omp parallel for simd schedule(static) num_threads(be->threads)
 	for (int64_t i = 0; i < n; i++)
 		g[i] = mask[i] ? g[i] * scale : 0.0f;
+	return 0;
 }
 
-static void cpu_axpy(const bw_backend *be, int64_t n, float alpha, const float *x, float *y)
+static int cpu_axpy(const bw_backend *be, int64_t n, float alpha, const float *x, float *y)
 {
 #pragma omp parallel for simd schedule(static) num_threads(be->threads)
 	for (int64_t i = 0; i < n; i++)
 		y[i] += alpha * x[i];
+	return 0;
 }
 
 static int32_t row_argmax(const float *z, int64_t cols)
@@ -205,16 +336,39 @@ static int32_t row_argmax(const float *z, int64_t cols)
 	return best;
 }
 
-static double cpu_nll_loss(const bw_backend *be, const float *logits, int64_t rows, int64_t classes,
-			   const int32_t *labels, const int64_t *sel, int64_t nsel, float *grad, int64_t *counted,
-			   int64_t *correct)
+static int cpu_scale(const bw_backend *be, int64_t n, float alpha, float *x)
+{
+	(void)be;
+	cblas_sscal((blasint)n, alpha, x, 1);
+	return 0;
+}
+
+/* A serial pass validates the selection and counts the labelled rows (the mean's
+ * denominator); then the rows' terms and gradients in parallel. */
+static int cpu_nll_loss(const bw_backend *be, const float *logits, int64_t rows, int64_t classes,
+			const int32_t *labels, const int64_t *sel, int64_t nsel, float *grad, bw_loss *out)
 {
 	const int64_t n = sel ? nsel : rows;
 	int64_t cnt = 0, ok = 0;
-	for (int64_t k = 0; k < n; k++)
-		cnt += labels[sel ? sel[k] : k] >= 0;
+	memset(out, 0, sizeof *out);
+	out->rows = rows;
+	out->classes = classes;
 	if (grad)
 		memset(grad, 0, (size_t)(rows * classes) * sizeof *grad);
+	for (int64_t k = 0; k < n; k++) {
+		const int64_t r = sel ? sel[k] : k;
+		if (r < 0 || r >= rows || labels[r] >= classes) {
+			if (!out->bad++) {
+				out->bad_is_row = r < 0 || r >= rows;
+				out->bad_row = out->bad_is_row ? k : r;
+				out->bad_value = out->bad_is_row ? r : labels[r];
+			}
+			continue;
+		}
+		cnt += labels[r] >= 0;
+	}
+	if (out->bad)
+		return 0;
 	const double inv = cnt ? 1.0 / (double)cnt : 0.0;
 	double sum = 0.0;
 #pragma omp parallel for schedule(static) reduction(+ : sum, ok) num_threads(be->threads)
@@ -239,20 +393,22 @@ static double cpu_nll_loss(const bw_backend *be, const float *logits, int64_t ro
 			g[y] -= (float)inv;
 		}
 	}
-	*counted = cnt;
-	*correct = ok;
-	return sum * inv;
+	out->counted = cnt;
+	out->correct = ok;
+	out->loss = sum * inv;
+	return 0;
 }
 
-static void cpu_argmax(const bw_backend *be, const float *x, int64_t rows, int64_t cols, int32_t *out)
+static int cpu_argmax(const bw_backend *be, const float *x, int64_t rows, int64_t cols, int32_t *out)
 {
 #pragma omp parallel for schedule(static) num_threads(be->threads)
 	for (int64_t r = 0; r < rows; r++)
 		out[r] = row_argmax(x + r * cols, cols);
+	return 0;
 }
 
 /* PyTorch's Adam (weight decay added to the gradient) or AdamW (decoupled). */
-static void cpu_adam(const bw_backend *be, float *p, const float *g, float *m, float *v, int64_t n,
+static int cpu_adam(const bw_backend *be, float *p, const float *g, float *m, float *v, int64_t n,
 		     const bw_adam_args *a)
 {
 	const double bc1 = 1.0 - pow(a->beta1, (double)a->step), bc2 = 1.0 - pow(a->beta2, (double)a->step);
@@ -266,9 +422,10 @@ static void cpu_adam(const bw_backend *be, float *p, const float *g, float *m, f
 		v[i] = b2 * v[i] + (1.0f - b2) * gi * gi;
 		p[i] = p[i] * decay - step_size * m[i] / (sqrtf(v[i]) * rbc2 + eps);
 	}
+	return 0;
 }
 
-static void cpu_sgd(const bw_backend *be, float *p, const float *g, float *mom, int64_t n, float lr, float momentum,
+static int cpu_sgd(const bw_backend *be, float *p, const float *g, float *mom, int64_t n, float lr, float momentum,
 		    float weight_decay)
 {
 #pragma omp parallel for simd schedule(static) num_threads(be->threads)
@@ -280,6 +437,7 @@ static void cpu_sgd(const bw_backend *be, float *p, const float *g, float *mom, 
 		}
 		p[i] -= lr * d;
 	}
+	return 0;
 }
 
 static const bw_ops cpu_ops = {
@@ -294,10 +452,41 @@ static const bw_ops cpu_ops = {
 	.dropout_fwd = cpu_dropout_fwd,
 	.dropout_bwd = cpu_dropout_bwd,
 	.axpy = cpu_axpy,
+	.scale = cpu_scale,
 	.nll_loss = cpu_nll_loss,
 	.argmax = cpu_argmax,
 	.adam = cpu_adam,
 	.sgd = cpu_sgd,
 };
 
-const bw_ops *bw_cpu_ops(void) { return &cpu_ops; }
+/* ------------------------------------------------------------ registry entry */
+
+static int cpu_devices(void) { return 1; }
+
+/* The OpenMP threads of the kernels, and OpenBLAS's when asked for a number (0 leaves
+ * OpenBLAS at its own default). */
+static int cpu_init(bw_backend *be, int index, int threads)
+{
+	memset(be, 0, sizeof *be);
+	if (index != 0)
+		return bw_err(BURROW_E_INVAL, "backend: the CPU has no device %d", index);
+	be->ops = &cpu_ops;
+	be->dev = &cpu_device;
+	be->kind = BW_BACKEND_CPU;
+	be->threads = bw_threads(threads);
+	if (threads > 0)
+		openblas_set_num_threads(threads);
+	return 0;
+}
+
+static void cpu_release(bw_backend *be) { memset(be, 0, sizeof *be); }
+
+static const bw_backend_reg cpu_reg = {
+	.kind = BW_BACKEND_CPU,
+	.name = "cpu",
+	.devices = cpu_devices,
+	.init = cpu_init,
+	.release = cpu_release,
+};
+
+const bw_backend_reg *bw_cpu_backend(void) { return &cpu_reg; }

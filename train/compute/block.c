@@ -1,6 +1,7 @@
 /* block.c: message-flow-graph blocks: structural checks, the transpose the backward pass
- * walks, and GCN normalization. */
-#include "train.h"
+ * walks, GCN normalization, the early / late split of the overlap plan, and the copies of
+ * all of it on a device. */
+#include "compute.h"
 
 #include <math.h>
 #include <string.h>
@@ -104,14 +105,116 @@ int bw_block_prepare(bw_block *b, bool want_transpose, bool gcn)
 	return 0;
 }
 
+int bw_block_split(bw_block *b, int64_t split)
+{
+	const int64_t nd = b->num_dst, ns = b->num_src;
+	if (split < nd || split > ns)
+		return bw_err(BURROW_E_INVAL, "block: split %lld outside [%lld, %lld]", (long long)split, (long long)nd,
+			      (long long)ns);
+	if (b->split == split && b->part_indptr[0])
+		return 0;
+	const int64_t ne = b->indptr[nd];
+	int64_t *ip[2];
+	int32_t *ix[2];
+	for (int p = 0; p < 2; p++) {
+		ip[p] = bw_malloc((size_t)(nd + 1) * sizeof *ip[p]);
+		ix[p] = bw_malloc((size_t)(ne ? ne : 1) * sizeof *ix[p]);
+	}
+	if (!ip[0] || !ip[1] || !ix[0] || !ix[1]) {
+		for (int p = 0; p < 2; p++) {
+			bw_free(ip[p]);
+			bw_free(ix[p]);
+		}
+		return BURROW_E_NOMEM;
+	}
+	/* both keep the block's edge numbering base, so offsets index like the block's own */
+	int64_t k[2] = {b->indptr[0], b->indptr[0]};
+	ip[0][0] = ip[1][0] = b->indptr[0];
+	for (int64_t i = 0; i < nd; i++) {
+		for (int64_t e = b->indptr[i]; e < b->indptr[i + 1]; e++) {
+			const int p = b->indices[e] >= split;
+			ix[p][k[p]++] = b->indices[e];
+		}
+		ip[0][i + 1] = k[0];
+		ip[1][i + 1] = k[1];
+	}
+	for (int p = 0; p < 2; p++) {
+		bw_free(b->part_indptr[p]);
+		bw_free(b->part_indices[p]);
+		b->part_indptr[p] = ip[p];
+		b->part_indices[p] = ix[p];
+	}
+	b->split = split;
+	return 0;
+}
+
+/* One array on the device: the host array itself on a host-memory device. */
+static int put(bw_block *b, int slot, const bw_device *dev, const void *src, size_t bytes, const void **dst)
+{
+	int st = bw_dbuf_from_host(&b->d.buf[slot], dev, src, bytes);
+	*dst = st ? NULL : b->d.buf[slot].ptr;
+	return st;
+}
+
+int bw_block_upload(bw_block *b, const bw_device *dev)
+{
+	bw_block_dev *d = &b->d;
+	const int64_t nd = b->num_dst, ns = b->num_src, ne = b->indptr[nd];
+	const size_t ip_bytes = (size_t)(nd + 1) * sizeof(int64_t), ix_bytes = (size_t)ne * sizeof(int32_t);
+	int st;
+	if (d->dev != dev) {
+		for (int i = 0; i < (int)(sizeof d->buf / sizeof *d->buf); i++)
+			bw_dbuf_free(&d->buf[i]);
+		memset(d, 0, sizeof *d);
+	}
+	if (!d->dev) {
+		if ((st = put(b, 0, dev, b->indptr, ip_bytes, (const void **)&d->indptr)) ||
+		    (st = put(b, 1, dev, b->indices, ix_bytes, (const void **)&d->indices)))
+			return st;
+		d->part_indptr[BW_PART_ALL] = d->indptr;
+		d->part_indices[BW_PART_ALL] = d->indices;
+		d->dev = dev;
+	}
+	if (b->t_indptr && !d->has_transpose) {
+		if ((st = put(b, 2, dev, b->t_indptr, (size_t)(ns + 1) * sizeof(int64_t), (const void **)&d->t_indptr)) ||
+		    (st = put(b, 3, dev, b->t_indices, ix_bytes, (const void **)&d->t_indices)))
+			return st;
+		d->has_transpose = true;
+	}
+	if (b->dst_norm && b->src_norm && !d->has_norms) {
+		if ((st = put(b, 4, dev, b->dst_norm, (size_t)nd * sizeof(float), (const void **)&d->dst_norm)) ||
+		    (st = put(b, 5, dev, b->src_norm, (size_t)ns * sizeof(float), (const void **)&d->src_norm)))
+			return st;
+		d->has_norms = true;
+	}
+	if (b->part_indptr[0] && !d->has_split) {
+		for (int p = 0; p < 2; p++)
+			if ((st = put(b, 6 + 2 * p, dev, b->part_indptr[p], ip_bytes, (const void **)&d->part_indptr[1 + p])) ||
+			    (st = put(b, 7 + 2 * p, dev, b->part_indices[p], ix_bytes, (const void **)&d->part_indices[1 + p])))
+				return st;
+		d->has_split = true;
+	}
+	return 0;
+}
+
 void bw_block_release(bw_block *b)
 {
+	for (int i = 0; i < (int)(sizeof b->d.buf / sizeof *b->d.buf); i++)
+		bw_dbuf_free(&b->d.buf[i]);
+	memset(&b->d, 0, sizeof b->d);
 	bw_free(b->t_indptr);
 	bw_free(b->t_indices);
 	if (b->norm_buf) {
 		bw_free(b->norm_buf);
 		b->dst_norm = b->src_norm = NULL;
 	}
+	for (int p = 0; p < 2; p++) {
+		bw_free(b->part_indptr[p]);
+		bw_free(b->part_indices[p]);
+		b->part_indptr[p] = NULL;
+		b->part_indices[p] = NULL;
+	}
+	b->split = 0;
 	b->t_indptr = NULL;
 	b->t_indices = NULL;
 	b->norm_buf = NULL;

@@ -1,5 +1,5 @@
 /* layers.c: Linear, SAGEConv (mean) and GCNConv with hand-written backward passes. */
-#include "train.h"
+#include "compute.h"
 
 #include <math.h>
 #include <string.h>
@@ -37,12 +37,21 @@ static void glorot(float *w, int64_t in, int64_t out, uint64_t key)
 		w[i] = (float)((2.0 * bw_rng_uniform(&r) - 1.0) * a);
 }
 
-void bw_layer_init(bw_layer *l, uint64_t key)
+int bw_layer_init(bw_layer *l, const bw_device *dev, uint64_t key)
 {
-	glorot(l->w, l->in, l->out, bw_key(key, 0));
-	if (l->w_neigh)
-		glorot(l->w_neigh, l->in, l->out, bw_key(key, 1));
-	memset(l->b, 0, (size_t)l->out * sizeof *l->b);
+	dev = bw_device_or_cpu(dev);
+	const int64_t n = l->in * l->out;
+	float *w = bw_malloc((size_t)(n ? n : 1) * sizeof *w);
+	if (!w)
+		return BURROW_E_NOMEM;
+	glorot(w, l->in, l->out, bw_key(key, 0));
+	int st = bw_device_upload(dev, l->w, w, (size_t)n * sizeof *w);
+	if (!st && l->w_neigh) {
+		glorot(w, l->in, l->out, bw_key(key, 1));
+		st = bw_device_upload(dev, l->w_neigh, w, (size_t)n * sizeof *w);
+	}
+	bw_free(w);
+	return st ? st : bw_device_memset(dev, l->b, 0, (size_t)l->out * sizeof *l->b);
 }
 
 #define TRY(x)                      \
@@ -67,22 +76,22 @@ int bw_layer_forward(const bw_backend *be, bw_layer *l, const bw_block *b, const
 	int st;
 	const int64_t nd = b->num_dst, ns = b->num_src;
 	TRY(check_shapes(l, b, x));
-	TRY(bw_tensor_reshape(z, nd, l->out));
+	TRY(bw_tensor_reshape(z, be->dev, nd, l->out));
 	const bw_tensor xd = bw_tensor_rows(x, 0, nd);
-	const bw_tensor w = bw_tensor_view(l->w, l->in, l->out);
+	const bw_tensor w = bw_tensor_view(be->dev, l->w, l->in, l->out);
 	switch (l->kind) {
 	case BW_LAYER_LINEAR:
 		TRY(bw_matmul(be, &xd, false, &w, false, 1.0f, 0.0f, z));
 		break;
 	case BW_LAYER_SAGE: {
-		const bw_tensor wn = bw_tensor_view(l->w_neigh, l->in, l->out);
+		const bw_tensor wn = bw_tensor_view(be->dev, l->w_neigh, l->in, l->out);
 		if (l->project_first) {
-			TRY(bw_tensor_reshape(&l->agg, ns, l->out));
+			TRY(bw_tensor_reshape(&l->agg, be->dev, ns, l->out));
 			TRY(bw_matmul(be, x, false, &wn, false, 1.0f, 0.0f, &l->agg));
-			TRY(bw_aggregate(be, b, BW_AGG_MEAN, &l->agg, NULL, 0, z));
+			TRY(bw_aggregate(be, b, BW_AGG_MEAN, &l->agg, 0, -1, z));
 		} else {
-			TRY(bw_tensor_reshape(&l->agg, nd, l->in));
-			TRY(bw_aggregate(be, b, BW_AGG_MEAN, x, NULL, 0, &l->agg));
+			TRY(bw_tensor_reshape(&l->agg, be->dev, nd, l->in));
+			TRY(bw_aggregate(be, b, BW_AGG_MEAN, x, 0, -1, &l->agg));
 			TRY(bw_matmul(be, &l->agg, false, &wn, false, 1.0f, 0.0f, z));
 		}
 		TRY(bw_matmul(be, &xd, false, &w, false, 1.0f, 1.0f, z));
@@ -90,12 +99,12 @@ int bw_layer_forward(const bw_backend *be, bw_layer *l, const bw_block *b, const
 	}
 	case BW_LAYER_GCN:
 		if (l->project_first) {
-			TRY(bw_tensor_reshape(&l->agg, ns, l->out));
+			TRY(bw_tensor_reshape(&l->agg, be->dev, ns, l->out));
 			TRY(bw_matmul(be, x, false, &w, false, 1.0f, 0.0f, &l->agg));
-			TRY(bw_aggregate(be, b, BW_AGG_GCN, &l->agg, NULL, 0, z));
+			TRY(bw_aggregate(be, b, BW_AGG_GCN, &l->agg, 0, -1, z));
 		} else {
-			TRY(bw_tensor_reshape(&l->agg, nd, l->in));
-			TRY(bw_aggregate(be, b, BW_AGG_GCN, x, NULL, 0, &l->agg));
+			TRY(bw_tensor_reshape(&l->agg, be->dev, nd, l->in));
+			TRY(bw_aggregate(be, b, BW_AGG_GCN, x, 0, -1, &l->agg));
 			TRY(bw_matmul(be, &l->agg, false, &w, false, 1.0f, 0.0f, z));
 		}
 		break;
@@ -109,52 +118,6 @@ int bw_layer_forward(const bw_backend *be, bw_layer *l, const bw_block *b, const
  * the exchange moves every few milliseconds, large enough to keep BLAS efficient. */
 #define BW_OVERLAP_AGG_CHUNK 256
 #define BW_OVERLAP_MM_CHUNK 512
-
-int bw_overlap_plan_build(bw_overlap_plan *p, int64_t num_dst, int64_t num_src, const int64_t *indptr,
-			  const int32_t *indices, int64_t split)
-{
-	memset(p, 0, sizeof *p);
-	if (split < num_dst || split > num_src)
-		return bw_err(BURROW_E_INVAL, "overlap: split %lld outside [%lld, %lld]", (long long)split,
-			      (long long)num_dst, (long long)num_src);
-	const int64_t ne = indptr[num_dst];
-	p->num_dst = num_dst;
-	p->num_src = num_src;
-	p->split = split;
-	p->indices = bw_malloc((size_t)(ne ? ne : 1) * sizeof *p->indices);
-	p->mid = bw_malloc((size_t)(num_dst ? num_dst : 1) * sizeof *p->mid);
-	p->outer = bw_malloc((size_t)(num_dst ? num_dst : 1) * sizeof *p->outer);
-	p->seq = bw_malloc((size_t)(num_src ? num_src : 1) * sizeof *p->seq);
-	if (!p->indices || !p->mid || !p->outer || !p->seq) {
-		bw_overlap_plan_free(p);
-		return BURROW_E_NOMEM;
-	}
-	for (int64_t j = 0; j < num_src; j++)
-		p->seq[j] = j;
-	for (int64_t i = 0; i < num_dst; i++) {
-		/* a stable partition of the row: early sources in their order, then the late ones */
-		int64_t k = indptr[i];
-		for (int64_t e = indptr[i]; e < indptr[i + 1]; e++)
-			if (indices[e] < split)
-				p->indices[k++] = indices[e];
-		p->mid[i] = k;
-		for (int64_t e = indptr[i]; e < indptr[i + 1]; e++)
-			if (indices[e] >= split)
-				p->indices[k++] = indices[e];
-		if (p->mid[i] < indptr[i + 1])
-			p->outer[p->n_outer++] = i;
-	}
-	return 0;
-}
-
-void bw_overlap_plan_free(bw_overlap_plan *p)
-{
-	bw_free(p->indices);
-	bw_free(p->mid);
-	bw_free(p->outer);
-	bw_free(p->seq);
-	memset(p, 0, sizeof *p);
-}
 
 static int ov_poll(const bw_overlap *ov) { return ov->poll ? ov->poll(ov->ctx) : 0; }
 
@@ -181,7 +144,7 @@ static int matmul_chunks(const bw_backend *be, const bw_tensor *a, bool ta, cons
 {
 	int st;
 	if (ta && r1 <= r0 && beta == 0.0f) /* an empty reduction still defines c */
-		memset(c->data, 0, (size_t)(c->rows * c->cols) * sizeof(float));
+		TRY(bw_tensor_zero_rows(c, 0, c->rows));
 	for (int64_t q = r0; q < r1; q += BW_OVERLAP_MM_CHUNK) {
 		float bq = ta && q > r0 ? 1.0f : beta;
 		TRY(matmul_rows(be, a, ta, w, tw, bq, c, q, BW_MIN(q + BW_OVERLAP_MM_CHUNK, r1)));
@@ -196,22 +159,19 @@ static int aggregate_early(const bw_backend *be, const bw_block *b, bw_agg mode,
 			   const bw_overlap *ov)
 {
 	int st;
-	const bw_overlap_plan *p = ov->plan;
 	for (int64_t c = 0; c < b->num_dst; c += BW_OVERLAP_AGG_CHUNK) {
-		TRY(bw_aggregate_edges(be, b, mode, x, p->seq + c, BW_MIN(BW_OVERLAP_AGG_CHUNK, b->num_dst - c),
-				       b->indptr, p->mid, false, out));
+		TRY(bw_aggregate_part(be, b, BW_PART_EARLY, mode, x, c, BW_MIN(c + BW_OVERLAP_AGG_CHUNK, b->num_dst), false,
+				      out));
 		if ((st = ov_poll(ov)) < 0)
 			return st;
 	}
 	return 0;
 }
 
-static int check_overlap(const bw_layer *l, const bw_block *b, const bw_overlap *ov)
+static int check_overlap(const bw_layer *l, const bw_block *b)
 {
-	const bw_overlap_plan *p = ov->plan;
-	if (l->kind == BW_LAYER_LINEAR || !p || p->num_dst != b->num_dst || p->num_src != b->num_src ||
-	    b->indices != p->indices)
-		return bw_err(BURROW_E_INVAL, "layer: overlap needs a graph layer and a plan built for its block");
+	if (l->kind == BW_LAYER_LINEAR || !b->part_indptr[0])
+		return bw_err(BURROW_E_INVAL, "layer: overlap needs a graph layer over a split block (bw_block_split)");
 	return 0;
 }
 
@@ -219,20 +179,18 @@ int bw_layer_forward_overlap(const bw_backend *be, bw_layer *l, const bw_block *
 			     const bw_overlap *ov)
 {
 	int st;
-	TRY(check_overlap(l, b, ov));
-	const bw_overlap_plan *p = ov->plan;
-	const int64_t nd = b->num_dst, ns = b->num_src, split = p->split;
+	TRY(check_overlap(l, b));
+	const int64_t nd = b->num_dst, ns = b->num_src, split = b->split;
 	TRY(check_shapes(l, b, x));
-	TRY(bw_tensor_reshape(z, nd, l->out));
+	TRY(bw_tensor_reshape(z, be->dev, nd, l->out));
 	const bw_tensor xd = bw_tensor_rows(x, 0, nd);
-	const bw_tensor w = bw_tensor_view(l->w, l->in, l->out);
+	const bw_tensor w = bw_tensor_view(be->dev, l->w, l->in, l->out);
 	const bool sage = l->kind == BW_LAYER_SAGE;
-	const bw_tensor wa = bw_tensor_view(sage ? l->w_neigh : l->w, l->in, l->out);
+	const bw_tensor wa = bw_tensor_view(be->dev, sage ? l->w_neigh : l->w, l->in, l->out);
 	const bw_agg mode = sage ? BW_AGG_MEAN : BW_AGG_GCN;
-	const int64_t *after = b->indptr + 1; /* row i's edges end at indptr[i + 1] */
 	if (l->project_first) {
 		/* project the rows already here, aggregate them into every row, then the late ones */
-		TRY(bw_tensor_reshape(&l->agg, ns, l->out));
+		TRY(bw_tensor_reshape(&l->agg, be->dev, ns, l->out));
 		TRY(matmul_chunks(be, x, false, &wa, false, 0.0f, &l->agg, 0, split, ov));
 		TRY(aggregate_early(be, b, mode, &l->agg, z, ov));
 		if (sage)
@@ -240,17 +198,17 @@ int bw_layer_forward_overlap(const bw_backend *be, bw_layer *l, const bw_block *
 		if ((st = ov->wait(ov->ctx)) < 0)
 			return st;
 		TRY(matmul_rows(be, x, false, &wa, false, 0.0f, &l->agg, split, ns));
-		TRY(bw_aggregate_edges(be, b, mode, &l->agg, p->outer, p->n_outer, p->mid, after, true, z));
+		TRY(bw_aggregate_part(be, b, BW_PART_LATE, mode, &l->agg, 0, nd, true, z));
 	} else {
 		/* aggregate every row over its early sources (and SAGE's self term), wait, add
 		 * the late sources, then project */
-		TRY(bw_tensor_reshape(&l->agg, nd, l->in));
+		TRY(bw_tensor_reshape(&l->agg, be->dev, nd, l->in));
 		TRY(aggregate_early(be, b, mode, x, &l->agg, ov));
 		if (sage)
 			TRY(matmul_chunks(be, &xd, false, &w, false, 0.0f, z, 0, nd, ov));
 		if ((st = ov->wait(ov->ctx)) < 0)
 			return st;
-		TRY(bw_aggregate_edges(be, b, mode, x, p->outer, p->n_outer, p->mid, after, true, &l->agg));
+		TRY(bw_aggregate_part(be, b, BW_PART_LATE, mode, x, 0, nd, true, &l->agg));
 		TRY(bw_matmul(be, &l->agg, false, &wa, false, 1.0f, sage ? 1.0f : 0.0f, z));
 	}
 	return bw_bias_add(be, z, l->b, l->out);
@@ -260,9 +218,8 @@ int bw_layer_backward_overlap(const bw_backend *be, bw_layer *l, const bw_block 
 			      const bw_tensor *gz, bw_tensor *gx, const bw_overlap *ov)
 {
 	int st;
-	TRY(check_overlap(l, b, ov));
-	const bw_overlap_plan *p = ov->plan;
-	const int64_t nd = b->num_dst, ns = b->num_src, split = p->split;
+	TRY(check_overlap(l, b));
+	const int64_t nd = b->num_dst, ns = b->num_src, split = b->split;
 	TRY(check_shapes(l, b, x));
 	if (!gx || gz->rows != nd || gz->cols != l->out)
 		return bw_err(BURROW_E_INVAL, "layer backward: gradient [%lld, %lld] for output [%lld, %lld]%s",
@@ -273,24 +230,22 @@ int bw_layer_backward_overlap(const bw_backend *be, bw_layer *l, const bw_block 
 	const bool sage = l->kind == BW_LAYER_SAGE;
 	const bw_agg mode = sage ? BW_AGG_MEAN : BW_AGG_GCN;
 	const bw_tensor xd = bw_tensor_rows(x, 0, nd);
-	const bw_tensor w = bw_tensor_view(l->w, l->in, l->out), wn = bw_tensor_view(l->w_neigh, l->in, l->out);
-	bw_tensor gw = bw_tensor_view(l->gw, l->in, l->out), gwn = bw_tensor_view(l->gw_neigh, l->in, l->out);
+	const bw_tensor w = bw_tensor_view(be->dev, l->w, l->in, l->out), wn = bw_tensor_view(be->dev, l->w_neigh, l->in, l->out);
+	bw_tensor gw = bw_tensor_view(be->dev, l->gw, l->in, l->out), gwn = bw_tensor_view(be->dev, l->gw_neigh, l->in, l->out);
 	bw_tensor *gwa = sage ? &gwn : &gw;
 	const bw_tensor *wa = sage ? &wn : &w;
 	bw_tensor gxd;
-	TRY(bw_tensor_reshape(gx, ns, l->in));
+	TRY(bw_tensor_reshape(gx, be->dev, ns, l->in));
 	gxd = bw_tensor_rows(gx, 0, nd);
-	const int64_t *late = p->seq + split;
 	if (l->project_first) {
 		/* tmp = the aggregation's transpose of gz [ns, out]; gx = tmp wa^T: the late rows first */
-		TRY(bw_tensor_reshape(&l->tmp, ns, l->out));
-		TRY(bw_aggregate_backward(be, b, mode, gz, late, ns - split, &l->tmp));
+		TRY(bw_tensor_reshape(&l->tmp, be->dev, ns, l->out));
+		TRY(bw_aggregate_backward(be, b, mode, gz, split, ns, &l->tmp));
 		TRY(matmul_rows(be, &l->tmp, false, wa, true, 0.0f, gx, split, ns));
 		if ((st = ov->post(ov->ctx, gx)) < 0)
 			return st;
 		for (int64_t c = 0; c < split; c += BW_OVERLAP_AGG_CHUNK) {
-			TRY(bw_aggregate_backward(be, b, mode, gz, p->seq + c, BW_MIN(BW_OVERLAP_AGG_CHUNK, split - c),
-						  &l->tmp));
+			TRY(bw_aggregate_backward(be, b, mode, gz, c, BW_MIN(c + BW_OVERLAP_AGG_CHUNK, split), &l->tmp));
 			if ((st = ov_poll(ov)) < 0)
 				return st;
 		}
@@ -298,14 +253,13 @@ int bw_layer_backward_overlap(const bw_backend *be, bw_layer *l, const bw_block 
 		TRY(matmul_chunks(be, x, true, &l->tmp, false, 0.0f, gwa, 0, ns, ov));
 	} else {
 		/* tmp = gz wa^T [nd, in]; gx = the aggregation's transpose of tmp: the late rows first */
-		TRY(bw_tensor_reshape(&l->tmp, nd, l->in));
+		TRY(bw_tensor_reshape(&l->tmp, be->dev, nd, l->in));
 		TRY(bw_matmul(be, gz, false, wa, true, 1.0f, 0.0f, &l->tmp));
-		TRY(bw_aggregate_backward(be, b, mode, &l->tmp, late, ns - split, gx));
+		TRY(bw_aggregate_backward(be, b, mode, &l->tmp, split, ns, gx));
 		if ((st = ov->post(ov->ctx, gx)) < 0)
 			return st;
 		for (int64_t c = 0; c < split; c += BW_OVERLAP_AGG_CHUNK) {
-			TRY(bw_aggregate_backward(be, b, mode, &l->tmp, p->seq + c, BW_MIN(BW_OVERLAP_AGG_CHUNK, split - c),
-						  gx));
+			TRY(bw_aggregate_backward(be, b, mode, &l->tmp, c, BW_MIN(c + BW_OVERLAP_AGG_CHUNK, split), gx));
 			if ((st = ov_poll(ov)) < 0)
 				return st;
 		}
@@ -328,11 +282,11 @@ int bw_layer_backward(const bw_backend *be, bw_layer *l, const bw_block *b, cons
 		return bw_err(BURROW_E_INVAL, "layer backward: gradient [%lld, %lld] for output [%lld, %lld]",
 			      (long long)gz->rows, (long long)gz->cols, (long long)nd, (long long)l->out);
 	const bw_tensor xd = bw_tensor_rows(x, 0, nd);
-	const bw_tensor w = bw_tensor_view(l->w, l->in, l->out);
-	bw_tensor gw = bw_tensor_view(l->gw, l->in, l->out);
+	const bw_tensor w = bw_tensor_view(be->dev, l->w, l->in, l->out);
+	bw_tensor gw = bw_tensor_view(be->dev, l->gw, l->in, l->out);
 	TRY(bw_col_sum(be, gz, l->gb, l->out));
 	if (gx)
-		TRY(bw_tensor_reshape(gx, x->rows, l->in));
+		TRY(bw_tensor_reshape(gx, be->dev, x->rows, l->in));
 	bw_agg mode = l->kind == BW_LAYER_SAGE ? BW_AGG_MEAN : BW_AGG_GCN;
 	switch (l->kind) {
 	case BW_LAYER_LINEAR:
@@ -340,13 +294,13 @@ int bw_layer_backward(const bw_backend *be, bw_layer *l, const bw_block *b, cons
 		if (gx) {
 			bw_tensor gxd = bw_tensor_rows(gx, 0, nd);
 			TRY(bw_matmul(be, gz, false, &w, true, 1.0f, 0.0f, &gxd));
-			memset(gx->data + nd * l->in, 0, (size_t)((x->rows - nd) * l->in) * sizeof(float));
+			TRY(bw_tensor_zero_rows(gx, nd, x->rows - nd));
 		}
 		return 0;
 	case BW_LAYER_SAGE:
 	case BW_LAYER_GCN: {
-		bw_tensor gwn = bw_tensor_view(l->gw_neigh, l->in, l->out);
-		const bw_tensor wn = bw_tensor_view(l->w_neigh, l->in, l->out);
+		bw_tensor gwn = bw_tensor_view(be->dev, l->gw_neigh, l->in, l->out);
+		const bw_tensor wn = bw_tensor_view(be->dev, l->w_neigh, l->in, l->out);
 		const bool sage = l->kind == BW_LAYER_SAGE;
 		/* the aggregated path's weight and gradient: W_neigh for SAGE, W for GCN */
 		bw_tensor *gwa = sage ? &gwn : &gw;
@@ -354,17 +308,17 @@ int bw_layer_backward(const bw_backend *be, bw_layer *l, const bw_block *b, cons
 		if (sage)
 			TRY(bw_matmul(be, &xd, true, gz, false, 1.0f, 0.0f, &gw));
 		if (l->project_first) {
-			TRY(bw_tensor_reshape(&l->tmp, ns, l->out));
-			TRY(bw_aggregate_backward(be, b, mode, gz, NULL, 0, &l->tmp));
+			TRY(bw_tensor_reshape(&l->tmp, be->dev, ns, l->out));
+			TRY(bw_aggregate_backward(be, b, mode, gz, 0, -1, &l->tmp));
 			TRY(bw_matmul(be, x, true, &l->tmp, false, 1.0f, 0.0f, gwa));
 			if (gx)
 				TRY(bw_matmul(be, &l->tmp, false, wa, true, 1.0f, 0.0f, gx));
 		} else {
 			TRY(bw_matmul(be, &l->agg, true, gz, false, 1.0f, 0.0f, gwa));
 			if (gx) {
-				TRY(bw_tensor_reshape(&l->tmp, nd, l->in));
+				TRY(bw_tensor_reshape(&l->tmp, be->dev, nd, l->in));
 				TRY(bw_matmul(be, gz, false, wa, true, 1.0f, 0.0f, &l->tmp));
-				TRY(bw_aggregate_backward(be, b, mode, &l->tmp, NULL, 0, gx));
+				TRY(bw_aggregate_backward(be, b, mode, &l->tmp, 0, -1, gx));
 			}
 		}
 		if (gx && sage) {

@@ -1,6 +1,6 @@
 /* model.c: sage, gcn and mlp models: a stack of layers with ReLU and dropout between them,
  * one flat parameter buffer, forward and backward over a batch of blocks. */
-#include "train.h"
+#include "compute.h"
 
 #include <string.h>
 
@@ -33,7 +33,7 @@ int bw_model_check_cfg(const bw_model_cfg *c)
 	return 0;
 }
 
-int bw_model_open(bw_model **out, const bw_model_cfg *cfg, uint64_t seed)
+int bw_model_open(bw_model **out, const bw_device *dev, const bw_model_cfg *cfg, uint64_t seed)
 {
 	*out = NULL;
 	int st = bw_model_check_cfg(cfg);
@@ -43,6 +43,12 @@ int bw_model_open(bw_model **out, const bw_model_cfg *cfg, uint64_t seed)
 	if (!m)
 		return BURROW_E_NOMEM;
 	m->cfg = *cfg;
+	m->dev = dev = bw_device_or_cpu(dev);
+	for (int l = 0; l < BW_MAX_LAYERS; l++) {
+		m->h[l] = bw_tensor_empty(dev);
+		m->mask[l].dev = dev;
+	}
+	m->g[0] = m->g[1] = bw_tensor_empty(dev);
 	const bw_layer_kind kind = layer_kind(cfg->kind);
 	for (int l = 0; l < cfg->layers; l++) {
 		int64_t in, o;
@@ -50,23 +56,23 @@ int bw_model_open(bw_model **out, const bw_model_cfg *cfg, uint64_t seed)
 		m->num_params += bw_layer_num_params(kind, in, o);
 	}
 	const size_t bytes = (size_t)m->num_params * sizeof(float);
-	m->params = bw_aligned_alloc(64, bytes);
-	m->grads = bw_aligned_alloc(64, bytes);
-	if (!m->params || !m->grads) {
-		bw_model_close(m);
-		return BURROW_E_NOMEM;
-	}
-	memset(m->grads, 0, bytes);
+	if ((st = bw_device_alloc(dev, bytes, (void **)&m->params)) || (st = bw_device_alloc(dev, bytes, (void **)&m->grads)) ||
+	    (st = bw_device_memset(dev, m->grads, 0, bytes)))
+		goto fail;
 	int64_t off = 0;
 	for (int l = 0; l < cfg->layers; l++) {
 		int64_t in, o;
 		bw_model_layer_dims(cfg, l, &in, &o);
 		bw_layer_bind(&m->layer[l], kind, in, o, m->params + off, m->grads + off);
-		bw_layer_init(&m->layer[l], bw_key(bw_key(seed, TAG_INIT), (uint64_t)l));
+		if ((st = bw_layer_init(&m->layer[l], dev, bw_key(bw_key(seed, TAG_INIT), (uint64_t)l))))
+			goto fail;
 		off += bw_layer_num_params(kind, in, o);
 	}
 	*out = m;
 	return 0;
+fail:
+	bw_model_close(m);
+	return st;
 }
 
 void bw_model_close(bw_model *m)
@@ -76,12 +82,12 @@ void bw_model_close(bw_model *m)
 	for (int l = 0; l < BW_MAX_LAYERS; l++) {
 		bw_layer_release(&m->layer[l]);
 		bw_tensor_free(&m->h[l]);
-		bw_free(m->mask[l]);
+		bw_dbuf_free(&m->mask[l]);
 	}
 	bw_tensor_free(&m->g[0]);
 	bw_tensor_free(&m->g[1]);
-	bw_aligned_free(m->params);
-	bw_aligned_free(m->grads);
+	bw_device_free(m->dev, m->params);
+	bw_device_free(m->dev, m->grads);
 	bw_free(m);
 }
 
@@ -116,15 +122,9 @@ static int activate(const bw_backend *be, bw_model *m, int l, bw_tensor *z, bool
 	if (st || !drop)
 		return st;
 	const int64_t n = z->rows * z->cols;
-	if (n > m->mask_cap[l]) {
-		uint8_t *p = bw_malloc((size_t)n);
-		if (!p)
-			return BURROW_E_NOMEM;
-		bw_free(m->mask[l]);
-		m->mask[l] = p;
-		m->mask_cap[l] = n;
-	}
-	return bw_dropout(be, z, m->mask[l], m->cfg.dropout, key);
+	if ((st = bw_dbuf_reserve(&m->mask[l], m->dev, (size_t)n)))
+		return st;
+	return bw_dropout(be, z, m->mask[l].ptr, m->cfg.dropout, key);
 }
 
 int bw_model_layer_forward(const bw_backend *be, bw_model *m, int l, bw_block *blk, const bw_tensor *x, bool training,
@@ -140,7 +140,8 @@ int bw_model_layer_forward_overlap(const bw_backend *be, bw_model *m, int l, bw_
 		return bw_err(BURROW_E_INVAL, "model: no layer %d", l);
 	int st;
 	if (m->cfg.kind != BURROW_MODEL_MLP &&
-	    (st = bw_block_prepare(blk, training, m->cfg.kind == BURROW_MODEL_GCN)))
+	    ((st = bw_block_prepare(blk, training, m->cfg.kind == BURROW_MODEL_GCN)) ||
+	     (st = bw_block_upload(blk, be->dev))))
 		return st;
 	if ((st = ov ? bw_layer_forward_overlap(be, &m->layer[l], blk, x, &m->h[l], ov)
 		     : bw_layer_forward(be, &m->layer[l], blk, x, &m->h[l])))
@@ -165,7 +166,7 @@ int bw_model_layer_backward_overlap(const bw_backend *be, bw_model *m, int l, co
 		return bw_err(BURROW_E_INVAL, "model: no layer %d", l);
 	int st;
 	if (l + 1 < m->cfg.layers) {
-		if (m->dropout_on && (st = bw_dropout_backward(be, gh, m->mask[l], m->cfg.dropout)))
+		if (m->dropout_on && (st = bw_dropout_backward(be, gh, m->mask[l].ptr, m->cfg.dropout)))
 			return st;
 		if ((st = bw_relu_backward(be, gh, &m->h[l])))
 			return st;
@@ -211,6 +212,8 @@ int bw_model_infer_layer(const bw_backend *be, bw_model *m, int l, bw_block *b, 
 	int st = 0;
 	if (m->cfg.kind == BURROW_MODEL_GCN)
 		st = bw_block_prepare(b, false, true);
+	if (!st && m->cfg.kind != BURROW_MODEL_MLP)
+		st = bw_block_upload(b, be->dev);
 	if (!st)
 		st = bw_layer_forward(be, &m->layer[l], b, x, z);
 	if (!st && l + 1 < m->cfg.layers)
@@ -218,11 +221,24 @@ int bw_model_infer_layer(const bw_backend *be, bw_model *m, int l, bw_block *b, 
 	return st;
 }
 
-uint64_t bw_model_checksum(const bw_model *m)
+int bw_model_zero_grads(bw_model *m)
 {
-	const unsigned char *p = (const unsigned char *)m->params;
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < (size_t)m->num_params * sizeof(float); i++)
-		h = (h ^ p[i]) * 0x100000001b3ull;
-	return h;
+	return bw_device_memset(m->dev, m->grads, 0, (size_t)m->num_params * sizeof *m->grads);
+}
+
+int bw_model_checksum(const bw_model *m, uint64_t *out)
+{
+	const size_t n = (size_t)m->num_params * sizeof(float);
+	bw_stage stage = {0};
+	const void *host;
+	int st = bw_stage_read(&stage, m->dev, m->params, n, &host);
+	if (!st) {
+		const unsigned char *p = host;
+		uint64_t h = 0xcbf29ce484222325ull;
+		for (size_t i = 0; i < n; i++)
+			h = (h ^ p[i]) * 0x100000001b3ull;
+		*out = h;
+	}
+	bw_stage_free(&stage);
+	return st;
 }

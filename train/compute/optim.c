@@ -1,9 +1,10 @@
 /* optim.c: Adam (PyTorch's, weight decay added to the gradient), AdamW and SGD with momentum. */
-#include "train.h"
+#include "compute.h"
 
 #include <string.h>
 
-int bw_optim_open(bw_optim **out, int kind, int64_t n, double lr, double weight_decay, double momentum)
+int bw_optim_open(bw_optim **out, const bw_device *dev, int kind, int64_t n, double lr, double weight_decay,
+		  double momentum)
 {
 	*out = NULL;
 	if (kind != BURROW_OPTIM_ADAM && kind != BURROW_OPTIM_ADAMW && kind != BURROW_OPTIM_SGD)
@@ -14,6 +15,7 @@ int bw_optim_open(bw_optim **out, int kind, int64_t n, double lr, double weight_
 	if (!o)
 		return BURROW_E_NOMEM;
 	o->kind = kind;
+	o->dev = dev = bw_device_or_cpu(dev);
 	o->lr = lr;
 	o->weight_decay = weight_decay;
 	o->momentum = momentum;
@@ -23,19 +25,16 @@ int bw_optim_open(bw_optim **out, int kind, int64_t n, double lr, double weight_
 	o->n = n;
 	const int k = bw_optim_state_per_param(o);
 	const size_t bytes = (size_t)(n ? n : 1) * sizeof(float);
-	if (k >= 1 && !(o->m = bw_aligned_alloc(64, bytes)))
-		goto nomem;
-	if (k >= 2 && !(o->v = bw_aligned_alloc(64, bytes)))
-		goto nomem;
-	if (o->m)
-		memset(o->m, 0, bytes);
-	if (o->v)
-		memset(o->v, 0, bytes);
+	int st = 0;
+	if (k >= 1 && ((st = bw_device_alloc(dev, bytes, (void **)&o->m)) || (st = bw_device_memset(dev, o->m, 0, bytes))))
+		goto fail;
+	if (k >= 2 && ((st = bw_device_alloc(dev, bytes, (void **)&o->v)) || (st = bw_device_memset(dev, o->v, 0, bytes))))
+		goto fail;
 	*out = o;
 	return 0;
-nomem:
+fail:
 	bw_optim_close(o);
-	return BURROW_E_NOMEM;
+	return st;
 }
 
 int bw_optim_state_per_param(const bw_optim *o)
@@ -47,10 +46,11 @@ int bw_optim_state_per_param(const bw_optim *o)
 
 int bw_optim_step(const bw_backend *be, bw_optim *o, float *params, const float *grads)
 {
+	if (be->dev != o->dev)
+		return bw_err(BURROW_E_INVAL, "optimizer: state on %s stepped by the %s backend", o->dev->name, be->ops->name);
 	o->step++;
 	if (o->kind == BURROW_OPTIM_SGD) {
-		be->ops->sgd(be, params, grads, o->m, o->n, (float)o->lr, (float)o->momentum, (float)o->weight_decay);
-		return 0;
+		return be->ops->sgd(be, params, grads, o->m, o->n, (float)o->lr, (float)o->momentum, (float)o->weight_decay);
 	}
 	const bw_adam_args a = {
 		.lr = (float)o->lr,
@@ -61,15 +61,14 @@ int bw_optim_step(const bw_backend *be, bw_optim *o, float *params, const float 
 		.decoupled = o->kind == BURROW_OPTIM_ADAMW,
 		.step = o->step,
 	};
-	be->ops->adam(be, params, grads, o->m, o->v, o->n, &a);
-	return 0;
+	return be->ops->adam(be, params, grads, o->m, o->v, o->n, &a);
 }
 
 void bw_optim_close(bw_optim *o)
 {
 	if (!o)
 		return;
-	bw_aligned_free(o->m);
-	bw_aligned_free(o->v);
+	bw_device_free(o->dev, o->m);
+	bw_device_free(o->dev, o->v);
 	bw_free(o);
 }

@@ -4,9 +4,8 @@
  * and all-reducing the weight gradients so the replicas stay identical. */
 #include "dist_mb.h"
 
-#include "../core/half.h"
+#include "../../core/half.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <string.h>
 
@@ -25,14 +24,12 @@ int burrow_dist_epoch(const burrow_dist *d) { return d->epoch; }
 int burrow_dist_size(const burrow_dist *d) { return d->K; }
 burrow_best burrow_dist_best(const burrow_dist *d) { return d->best; }
 
-uint64_t burrow_dist_weights_checksum(const burrow_dist *d) { return bw_model_checksum(d->model); }
-
-#define MPI_CHECK(call, what)                                   \
-	do {                                                    \
-		int rc_ = (call);                               \
-		if (rc_ != MPI_SUCCESS)                         \
-			return bw_err_mpi(rc_, what);           \
-	} while (0)
+/* 0 when the weights cannot be read back from the device (not on the CPU) */
+uint64_t burrow_dist_weights_checksum(const burrow_dist *d)
+{
+	uint64_t h = 0;
+	return bw_model_checksum(d->model, &h) ? 0 : h;
+}
 
 /* Layer 0's input: the part's features hold the owned rows and copies of the halo rows. */
 static int load_features(burrow_dist *d, const burrow_dataset *ds)
@@ -46,16 +43,23 @@ static int load_features(burrow_dist *d, const burrow_dataset *ds)
 	if (st)
 		return st;
 	const int64_t n = d->n_loc, dim = in->feat_dim;
-	if ((st = bw_tensor_alloc(&d->x0, n, dim)))
+	const size_t bytes = (size_t)(n * dim) * sizeof(float);
+	bw_stage stage = {0};
+	void *host;
+	if ((st = bw_tensor_alloc(&d->x0, d->be.dev, n, dim)) ||
+	    (st = bw_stage_write(&stage, d->be.dev, d->x0.data, bytes, &host)))
 		goto out;
 	if (h.dtype == BURROW_DTYPE_F32) {
-		memcpy(d->x0.data, raw, (size_t)(n * dim) * sizeof(float));
+		memcpy(host, raw, bytes);
 	} else {
 		const uint16_t *r = raw;
+		float *x = host;
 		for (int64_t i = 0; i < n * dim; i++)
-			d->x0.data[i] = bw_f16_to_f32(r[i]);
+			x[i] = bw_f16_to_f32(r[i]);
 	}
+	st = bw_stage_write_commit(&stage, d->be.dev, d->x0.data, host, bytes);
 out:
+	bw_stage_free(&stage);
 	bw_free(raw);
 	return st;
 }
@@ -105,10 +109,8 @@ int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist
 	}
 	d->comm = MPI_COMM_NULL;
 	d->best = (burrow_best){.epoch = -1, .valid_acc = -1, .test_acc = -1};
-	if ((st = MPI_Comm_dup(MPI_COMM_WORLD, &d->comm)) != MPI_SUCCESS) {
-		st = bw_err_mpi(st, "train: MPI_Comm_dup");
+	if ((st = BW_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &d->comm), "train: MPI_Comm_dup")))
 		goto fail;
-	}
 	MPI_Comm_set_errhandler(d->comm, MPI_ERRORS_RETURN);
 	MPI_Comm_rank(d->comm, &d->rank);
 	MPI_Comm_size(d->comm, &d->K);
@@ -140,17 +142,15 @@ int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist
 			    (long long)g->num_nodes, (long long)d->n_loc);
 		goto fail;
 	}
-	/* the block reads the plan's copy of the rows, owned sources first in each row */
-	if ((st = bw_overlap_plan_build(&d->plan, d->n_own, d->n_loc, g->indptr, g->indices, d->n_own)))
+	/* the block's rows split at the halo: owned sources early, halo sources late */
+	bw_block_init(&d->blk, d->n_own, d->n_loc, g->indptr, g->indices);
+	if ((st = bw_block_split(&d->blk, d->n_own)))
 		goto fail;
-	bw_block_init(&d->blk, d->n_own, d->n_loc, g->indptr, d->plan.indices);
 	for (int s = 0; s < 3; s++)
 		d->split[s] = burrow_dataset_split(ds, s, &d->split_n[s]);
 	int64_t ntr = d->split_n[BURROW_SPLIT_TRAIN];
-	if ((st = MPI_Allreduce(&ntr, &d->global_train, 1, MPI_INT64_T, MPI_SUM, d->comm)) != MPI_SUCCESS) {
-		st = bw_err_mpi(st, "train: MPI_Allreduce");
+	if ((st = BW_MPI(MPI_Allreduce(&ntr, &d->global_train, 1, MPI_INT64_T, MPI_SUM, d->comm), "train: MPI_Allreduce")))
 		goto fail;
-	}
 	/* send lists as local ids of owned rows */
 	int64_t *send_local = bw_malloc((size_t)(d->pi->num_send ? d->pi->num_send : 1) * sizeof *send_local);
 	if (!send_local) {
@@ -165,14 +165,20 @@ int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist
 		goto fail;
 	if ((st = bw_backend_init(&d->be, BW_BACKEND_CPU, d->o.train.threads)))
 		goto fail;
-	if (d->o.train.threads > 0)
-		openblas_set_num_threads(d->o.train.threads);
+	/* the halo exchange reads and writes the layers' tensors in place: host memory only,
+	 * until the communication layer stages device buffers */
+	if (!d->be.dev->host_memory) {
+		st = bw_err(BURROW_E_UNSUPPORTED, "train: distributed training on %s needs a staged halo exchange",
+			    d->be.dev->name);
+		goto fail;
+	}
 	if ((st = load_features(d, ds)))
 		goto fail;
 	if (d->o.train.model == BURROW_MODEL_GCN && (st = make_norms(d)))
 		goto fail;
 	if (d->o.train.model != BURROW_MODEL_MLP &&
-	    (st = bw_block_prepare(&d->blk, true, d->o.train.model == BURROW_MODEL_GCN)))
+	    ((st = bw_block_prepare(&d->blk, true, d->o.train.model == BURROW_MODEL_GCN)) ||
+	     (st = bw_block_upload(&d->blk, d->be.dev))))
 		goto fail;
 	const bw_model_cfg cfg = {
 		.kind = d->o.train.model,
@@ -182,8 +188,12 @@ int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist
 		.classes = d->classes,
 		.dropout = (float)d->o.train.dropout,
 	};
-	if ((st = bw_model_open(&d->model, &cfg, d->o.train.seed)) ||
-	    (st = bw_optim_open(&d->optim, d->o.train.optimizer, d->model->num_params, d->o.train.lr,
+	if ((st = bw_dbuf_reserve(&d->loss_dev, d->be.dev, sizeof(bw_loss))) ||
+	    (st = bw_dbuf_from_host(&d->labels_dev, d->be.dev, d->labels, (size_t)d->n_loc * sizeof *d->labels)) ||
+	    (st = bw_dbuf_from_host(&d->train_dev, d->be.dev, d->split[BURROW_SPLIT_TRAIN],
+				    (size_t)d->split_n[BURROW_SPLIT_TRAIN] * sizeof(int64_t))) ||
+	    (st = bw_model_open(&d->model, d->be.dev, &cfg, d->o.train.seed)) ||
+	    (st = bw_optim_open(&d->optim, d->be.dev, d->o.train.optimizer, d->model->num_params, d->o.train.lr,
 				d->o.train.weight_decay, d->o.train.momentum)))
 		goto fail;
 	if (!d->o.train.full_graph && (st = bw_dist_mb_open(d)))
@@ -208,8 +218,12 @@ void burrow_dist_close(burrow_dist *d)
 	bw_optim_close(d->optim);
 	bw_block_release(&d->blk);
 	bw_free(d->norm);
-	bw_overlap_plan_free(&d->plan);
 	bw_tensor_free(&d->x0);
+	bw_dbuf_free(&d->loss_dev);
+	bw_dbuf_free(&d->labels_dev);
+	bw_dbuf_free(&d->train_dev);
+	bw_dbuf_free(&d->pred);
+	bw_stage_free(&d->host_view);
 	for (int l = 0; l < BW_MAX_LAYERS; l++) {
 		bw_tensor_free(&d->in[l]);
 		bw_tensor_free(&d->stage[l]);
@@ -219,6 +233,7 @@ void burrow_dist_close(burrow_dist *d)
 	bw_tensor_free(&d->glogits);
 	burrow_part_close(d->part);
 	burrow_parts_close(d->parts);
+	bw_backend_release(&d->be);
 	if (d->comm != MPI_COMM_NULL)
 		MPI_Comm_free(&d->comm);
 	bw_free(d);
@@ -256,9 +271,11 @@ static int layer_input(burrow_dist *d, int l, const bw_tensor *h_prev, bool stal
 	const int64_t dim = h_prev->cols;
 	int st;
 	*posted = false;
-	if ((st = bw_tensor_reshape(&d->in[l], d->n_loc, dim)))
+	const bw_device *dev = d->be.dev;
+	const size_t own_bytes = (size_t)(d->n_own * dim) * sizeof(float);
+	if ((st = bw_tensor_reshape(&d->in[l], dev, d->n_loc, dim)) ||
+	    (st = bw_device_copy(dev, d->in[l].data, h_prev->data, own_bytes)))
 		return st;
-	memcpy(d->in[l].data, h_prev->data, (size_t)(d->n_own * dim) * sizeof(float));
 	if (!stale || !d->stale_ready[l]) {
 		if ((st = bw_halo_forward_start(d->halo, d->in[l].data, dim)))
 			return st;
@@ -267,24 +284,27 @@ static int layer_input(burrow_dist *d, int l, const bw_tensor *h_prev, bool stal
 	}
 	/* stale: compute with last epoch's halo rows (already in in[l]); this epoch's exchange
 	 * runs into stage[l] meanwhile and is copied over when the epoch ends */
-	if ((st = bw_tensor_reshape(&d->stage[l], d->n_loc, dim)))
+	if ((st = bw_tensor_reshape(&d->stage[l], dev, d->n_loc, dim)) ||
+	    (st = bw_device_copy(dev, d->stage[l].data, h_prev->data, own_bytes)))
 		return st;
-	memcpy(d->stage[l].data, h_prev->data, (size_t)(d->n_own * dim) * sizeof(float));
 	return bw_halo_forward_start(d->halo, d->stage[l].data, dim);
 }
 
 /* Stale mode: once backward no longer needs this epoch's inputs, the halo rows that
  * arrived during the epoch become the next epoch's. */
-static void apply_stale(burrow_dist *d)
+static int apply_stale(burrow_dist *d)
 {
 	for (int l = 0; l < BW_MAX_LAYERS; l++) {
 		if (!d->stale_pending[l])
 			continue;
 		const int64_t dim = d->stage[l].cols;
-		memcpy(d->in[l].data + d->n_own * dim, d->stage[l].data + d->n_own * dim,
-		       (size_t)(d->n_halo * dim) * sizeof(float));
+		int st = bw_device_copy(d->be.dev, d->in[l].data + d->n_own * dim, d->stage[l].data + d->n_own * dim,
+					(size_t)(d->n_halo * dim) * sizeof(float));
+		if (st)
+			return st;
 		d->stale_pending[l] = false;
 	}
+	return 0;
 }
 
 static int forward(burrow_dist *d, bool training, const bw_tensor **logits)
@@ -304,7 +324,7 @@ static int forward(burrow_dist *d, bool training, const bw_tensor **logits)
 			bool use_stale = stale && d->stale_ready[l];
 			if ((st = layer_input(d, l, x, stale, &posted)))
 				break;
-			bw_overlap ov = {.plan = &d->plan, .poll = halo_poll, .wait = halo_wait, .ctx = d->halo};
+			bw_overlap ov = {.poll = halo_poll, .wait = halo_wait, .ctx = d->halo};
 			if (use_stale) {
 				ov.wait = no_wait; /* the halo rows in in[l] are last epoch's */
 			} else if (!d->o.overlap) {
@@ -344,22 +364,28 @@ int bw_dist_forward_backward(burrow_dist *d, bool training, const bw_tensor **lo
 	const int64_t ntr = d->split_n[BURROW_SPLIT_TRAIN];
 	double loss = 0;
 	int64_t counted = 0, correct = 0;
-	if ((st = bw_tensor_reshape(&d->glogits, logits->rows, logits->cols)))
+	if ((st = bw_tensor_reshape(&d->glogits, d->be.dev, logits->rows, logits->cols)))
 		return st;
 	if (ntr) {
-		if ((st = bw_nll_loss(&d->be, logits, d->labels, d->split[BURROW_SPLIT_TRAIN], ntr, &d->glogits, &loss,
-				      &counted, &correct)))
+		bw_loss ls;
+		if ((st = bw_nll_loss(&d->be, logits, d->labels_dev.ptr, d->train_dev.ptr, ntr, &d->glogits,
+				      d->loss_dev.ptr)) ||
+		    (st = bw_loss_read(&d->be, d->loss_dev.ptr, &ls)))
 			return st;
-	} else {
-		memset(d->glogits.data, 0, (size_t)(logits->rows * logits->cols) * sizeof(float));
+		loss = ls.loss;
+		counted = ls.counted;
+		correct = ls.correct;
+	} else if ((st = bw_tensor_zero_rows(&d->glogits, 0, logits->rows))) {
+		return st;
 	}
 	/* the loss is the mean over every rank's training rows: weigh this rank's mean */
 	double part[3] = {loss * (double)counted, (double)counted, (double)correct}, all[3];
 	double t0 = MPI_Wtime();
-	MPI_CHECK(MPI_Allreduce(part, all, 3, MPI_DOUBLE, MPI_SUM, d->comm), "train: MPI_Allreduce (loss)");
+	if ((st = BW_MPI(MPI_Allreduce(part, all, 3, MPI_DOUBLE, MPI_SUM, d->comm), "train: MPI_Allreduce (loss)")))
+		return st;
 	d->reduce_s += MPI_Wtime() - t0;
-	if (counted && all[1] > 0)
-		cblas_sscal((int)(logits->rows * logits->cols), (float)((double)counted / all[1]), d->glogits.data, 1);
+	if (counted && all[1] > 0 && (st = bw_scale(&d->be, (float)((double)counted / all[1]), &d->glogits)))
+		return st;
 	*loss_out = all[1] > 0 ? all[0] / all[1] : 0;
 	*acc_out = all[1] > 0 ? all[2] / all[1] : 0;
 	if (!isfinite(*loss_out))
@@ -373,8 +399,7 @@ int bw_dist_forward_backward(burrow_dist *d, bool training, const bw_tensor **lo
 		const bw_tensor *x = l == 0 ? &d->x0 : (graph ? &d->in[l] : &d->model->h[l - 1]);
 		/* the halo rows' gradients go back to their owners, posted as soon as they are
 		 * final, and add up there once the layer's other gradients are done */
-		bw_overlap ov = {.plan = &d->plan, .poll = halo_poll, .post = d->o.overlap ? halo_post : halo_post_wait,
-				 .ctx = d->halo};
+		bw_overlap ov = {.poll = halo_poll, .post = d->o.overlap ? halo_post : halo_post_wait, .ctx = d->halo};
 		if ((st = bw_model_layer_backward_overlap(&d->be, d->model, l, &d->blk, x, gh, gx,
 							  gx && graph ? &ov : NULL)))
 			return st;
@@ -387,11 +412,10 @@ int bw_dist_forward_backward(burrow_dist *d, bool training, const bw_tensor **lo
 	}
 	/* replicas stay identical: every rank applies the same summed gradient */
 	t0 = MPI_Wtime();
-	MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, d->model->grads, (int)d->model->num_params, MPI_FLOAT, MPI_SUM, d->comm),
-		  "train: MPI_Allreduce (gradients)");
+	if ((st = bw_dist_allreduce_grads(d->model, d->comm, &d->host_view)))
+		return st;
 	d->reduce_s += MPI_Wtime() - t0;
-	apply_stale(d);
-	return 0;
+	return apply_stale(d);
 }
 
 int burrow_dist_train_epoch(burrow_dist *d, burrow_epoch_stats *st_out, burrow_comm_stats *cs)
@@ -446,13 +470,11 @@ int burrow_dist_evaluate(burrow_dist *d, burrow_eval_stats *ev)
 	int st = bw_dist_forward(d, &logits);
 	if (st)
 		return st;
-	int32_t *pred = bw_malloc((size_t)(d->n_own ? d->n_own : 1) * sizeof *pred);
-	if (!pred)
-		return BURROW_E_NOMEM;
-	if ((st = bw_argmax(&d->be, logits, pred))) {
-		bw_free(pred);
+	const size_t pbytes = (size_t)(d->n_own ? d->n_own : 1) * sizeof(int32_t);
+	const int32_t *pred;
+	if ((st = bw_dbuf_reserve(&d->pred, d->be.dev, pbytes)) || (st = bw_argmax(&d->be, logits, d->pred.ptr)) ||
+	    (st = bw_stage_read(&d->host_view, d->be.dev, d->pred.ptr, pbytes, (const void **)&pred)))
 		return st;
-	}
 	int64_t cnt[6] = {0}, all[6];
 	for (int s = 0; s < 3; s++)
 		for (int64_t k = 0; k < d->split_n[s]; k++) {
@@ -462,8 +484,8 @@ int burrow_dist_evaluate(burrow_dist *d, burrow_eval_stats *ev)
 			cnt[2 * s]++;
 			cnt[2 * s + 1] += pred[v] == d->labels[v];
 		}
-	bw_free(pred);
-	MPI_CHECK(MPI_Allreduce(cnt, all, 6, MPI_INT64_T, MPI_SUM, d->comm), "eval: MPI_Allreduce");
+	if ((st = BW_MPI(MPI_Allreduce(cnt, all, 6, MPI_INT64_T, MPI_SUM, d->comm), "eval: MPI_Allreduce")))
+		return st;
 	double acc[3];
 	for (int s = 0; s < 3; s++)
 		acc[s] = all[2 * s] ? (double)all[2 * s + 1] / (double)all[2 * s] : -1;
@@ -495,7 +517,9 @@ static bw_ck_state ck_state(burrow_dist *d)
 /* Every rank learns rank 0's status; the others name the file and point at rank 0. */
 static int rank0_status(burrow_dist *d, int st, const char *path, const char *what)
 {
-	MPI_CHECK(MPI_Bcast(&st, 1, MPI_INT, 0, d->comm), "train: MPI_Bcast (checkpoint status)");
+	int rc = BW_MPI(MPI_Bcast(&st, 1, MPI_INT, 0, d->comm), "train: MPI_Bcast (checkpoint status)");
+	if (rc)
+		return rc;
 	if (st && d->rank != 0)
 		return bw_err(st, "%s: rank 0 could not %s the checkpoint (its message is on its output)", path, what);
 	return st;
@@ -511,6 +535,38 @@ int burrow_dist_save(burrow_dist *d, const char *path)
 	return rank0_status(d, st, path, "write");
 }
 
+/* Rank 0's n floats of device memory p to every rank, through host views. */
+static int bcast_device(burrow_dist *d, float *p, int n)
+{
+	void *host;
+	const size_t bytes = (size_t)n * sizeof(float);
+	int st;
+	if (d->rank == 0) {
+		if ((st = bw_stage_read(&d->host_view, d->be.dev, p, bytes, (const void **)&host)))
+			return st;
+	} else if ((st = bw_stage_write(&d->host_view, d->be.dev, p, bytes, &host))) {
+		return st;
+	}
+	if ((st = BW_MPI(MPI_Bcast(host, n, MPI_FLOAT, 0, d->comm), "train: MPI_Bcast (weights, optimizer)")))
+		return st;
+	return d->rank == 0 ? 0 : bw_stage_write_commit(&d->host_view, d->be.dev, p, host, bytes);
+}
+
+int bw_dist_allreduce_grads(bw_model *m, MPI_Comm comm, bw_stage *stage)
+{
+	const size_t bytes = (size_t)m->num_params * sizeof(float);
+	const void *rd;
+	int st;
+	/* a host view of the gradients (the gradients themselves on the CPU), summed in place */
+	if ((st = bw_stage_read(stage, m->dev, m->grads, bytes, &rd)))
+		return st;
+	void *host = (void *)rd;
+	if ((st = BW_MPI(MPI_Allreduce(MPI_IN_PLACE, host, (int)m->num_params, MPI_FLOAT, MPI_SUM, comm),
+			 "train: MPI_Allreduce (gradients)")))
+		return st;
+	return bw_stage_write_commit(stage, m->dev, m->grads, host, bytes);
+}
+
 int burrow_dist_load(burrow_dist *d, const char *path)
 {
 	int st = 0;
@@ -523,14 +579,16 @@ int burrow_dist_load(burrow_dist *d, const char *path)
 	const int k = bw_optim_state_per_param(d->optim), n = (int)d->model->num_params;
 	double best[2] = {d->best.valid_acc, d->best.test_acc};
 	int64_t ints[3] = {d->epoch, d->best.epoch, d->optim->step};
-	MPI_CHECK(MPI_Bcast(d->model->params, n, MPI_FLOAT, 0, d->comm), "train: MPI_Bcast (weights)");
-	if (k >= 1)
-		MPI_CHECK(MPI_Bcast(d->optim->m, n, MPI_FLOAT, 0, d->comm), "train: MPI_Bcast (optimizer)");
-	if (k >= 2)
-		MPI_CHECK(MPI_Bcast(d->optim->v, n, MPI_FLOAT, 0, d->comm), "train: MPI_Bcast (optimizer)");
-	MPI_CHECK(MPI_Bcast(ints, 3, MPI_INT64_T, 0, d->comm), "train: MPI_Bcast (epoch)");
-	MPI_CHECK(MPI_Bcast(best, 2, MPI_DOUBLE, 0, d->comm), "train: MPI_Bcast (best)");
-	MPI_CHECK(MPI_Bcast(&d->o.train.seed, 1, MPI_UINT64_T, 0, d->comm), "train: MPI_Bcast (seed)");
+	float *state[3] = {d->model->params, d->optim->m, d->optim->v};
+	for (int i = 0; i <= k; i++)
+		if ((st = bcast_device(d, state[i], n)))
+			return st;
+	if ((st = BW_MPI(MPI_Bcast(ints, 3, MPI_INT64_T, 0, d->comm), "train: MPI_Bcast (epoch)")))
+		return st;
+	if ((st = BW_MPI(MPI_Bcast(best, 2, MPI_DOUBLE, 0, d->comm), "train: MPI_Bcast (best)")))
+		return st;
+	if ((st = BW_MPI(MPI_Bcast(&d->o.train.seed, 1, MPI_UINT64_T, 0, d->comm), "train: MPI_Bcast (seed)")))
+		return st;
 	d->epoch = (int)ints[0];
 	d->best = (burrow_best){.epoch = (int)ints[1], .valid_acc = best[0], .test_acc = best[1]};
 	d->optim->step = ints[2];

@@ -1,11 +1,11 @@
 /* dist.h: partition-parallel full-graph training over MPI: one rank per part of a parts
  * directory (burrow partition), model replicated, gradients all-reduced, halo rows
- * exchanged every layer (train/halo.c) while inner rows aggregate. */
+ * exchanged every layer (halo.c) while inner rows aggregate. */
 #ifndef BURROW_DIST_H
 #define BURROW_DIST_H
 
+#include "../driver/driver.h"
 #include "halo.h"
-#include "train.h"
 
 struct burrow_dist {
 	burrow_dist_opts o;
@@ -20,9 +20,8 @@ struct burrow_dist {
 	bw_model *model;
 	bw_optim *optim;
 	bw_halo *halo;
-	bw_block blk;                  /* owned rows over owned + halo sources */
+	bw_block blk;                  /* owned rows over owned + halo sources, split at the halo */
 	float *norm;                   /* [n_loc] GCN norms from the global degrees */
-	bw_overlap_plan plan;          /* the rows with owned sources first; blk reads plan.indices */
 	bw_tensor x0;                  /* [n_loc, D] features of owned and halo nodes */
 	bw_tensor in[BW_MAX_LAYERS];   /* layer l > 0 inputs: owned rows, then halo rows */
 	bw_tensor stage[BW_MAX_LAYERS];/* stale mode: the exchange of this epoch lands here */
@@ -30,7 +29,12 @@ struct burrow_dist {
 	bool stale_pending[BW_MAX_LAYERS]; /* stage[l] holds halo rows for the next epoch */
 	bw_tensor gbuf[2];             /* gradient ping-pong, [n_loc, d] */
 	bw_tensor glogits;
-	const int32_t *labels;         /* [n_loc], -1 on halo rows */
+	const int32_t *labels;         /* [n_loc], -1 on halo rows (host) */
+	bw_dbuf labels_dev;            /* the same on the device */
+	bw_dbuf train_dev;             /* the training split's local ids on the device */
+	bw_dbuf loss_dev;              /* one bw_loss on the device */
+	bw_dbuf pred;                  /* [n_own] argmax of evaluation on the device */
+	bw_stage host_view;            /* host views of device memory (all-reduce, broadcast, evaluation) */
 	const int64_t *split[3];       /* local ids of each split (owned) */
 	int64_t split_n[3];
 	int64_t global_train;          /* training nodes over all ranks */
@@ -44,6 +48,9 @@ struct burrow_dist {
  * *logits, all-reduced gradients in the model (no optimizer step). training turns dropout
  * on (keyed by epoch and layer). loss and acc are the global training loss and accuracy. */
 int bw_dist_forward_backward(burrow_dist *d, bool training, const bw_tensor **logits, double *loss, double *acc);
+/* Sum the model's gradients over comm in place, through a host view of them (the
+ * gradients themselves on a host-memory device). Collective. */
+int bw_dist_allreduce_grads(bw_model *m, MPI_Comm comm, bw_stage *stage);
 /* Forward only, no dropout: logits of the owned rows. */
 int bw_dist_forward(burrow_dist *d, const bw_tensor **logits);
 

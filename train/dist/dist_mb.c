@@ -11,9 +11,8 @@
  * number of steps (ranks out of batches take empty steps that join every collective). */
 #include "dist_mb.h"
 
-#include "../graph/store_internal.h"
+#include "../../graph/store_sizing.h"
 
-#include <cblas.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -59,25 +58,21 @@ struct bw_dist_mb {
 
 	bw_mb_batch b[2];
 	bw_tensor glogits;
+	bw_tensor x;                   /* a batch's input rows on the device (a view of them on the CPU) */
+	bw_dbuf labels, loss;          /* a batch's labels, and one bw_loss, on the device */
+	bw_stage stage;                /* host view of the gradients for the all-reduce */
 
 	/* this epoch's accounting (seconds) */
 	double sample_s, mpi_s, fetch_comm_s, fetch_wait_s, io_wait_s, reduce_s, compute_s;
 };
 
-static int mpi_fail(int rc, const char *what) { return bw_err_mpi(rc, what); }
-
-#define MPI_DO(call, what)                                       \
-	do {                                                     \
-		int rc_ = (call);                                \
-		if (rc_ != MPI_SUCCESS)                          \
-			return mpi_fail(rc_, what);              \
-	} while (0)
-
 /* Tell every rank how many items this rank sends it (sc[p]), learn how many each sends
  * here (rc[p]), and lay those out one after another (rd[p], *total). */
 static int exchange_counts(struct bw_dist_mb *m, const int *sc, int *rc, int *rd, int64_t *total, const char *what)
 {
-	MPI_DO(MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, m->comm), what);
+	int st = BW_MPI(MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, m->comm), what);
+	if (st)
+		return st;
 	int64_t n = 0;
 	for (int p = 0; p < m->K; p++) {
 		rd[p] = (int)n;
@@ -348,8 +343,8 @@ static int hop(struct bw_dist_mb *m, bw_mb_batch *b, int l, uint64_t lkey)
 	if ((st = fits_int(nrecv, "sampling requests")) ||
 	    (st = grow(&m->rreq, &m->rreq_cap, (size_t)nrecv + 1, sizeof *m->rreq)))
 		return st;
-	MPI_DO(MPI_Alltoallv(m->sreq, sc, sd, MPI_INT64_T, m->rreq, rc, rd, MPI_INT64_T, m->comm),
-	       "train: sampling: MPI_Alltoallv (ids)");
+	if ((st = BW_MPI(MPI_Alltoallv(m->sreq, sc, sd, MPI_INT64_T, m->rreq, rc, rd, MPI_INT64_T, m->comm), "train: sampling: MPI_Alltoallv (ids)")))
+		return st;
 	m->mpi_s += MPI_Wtime() - t0;
 	int64_t ru = 0;
 	for (int p = 0; p < K; p++) {
@@ -376,8 +371,8 @@ static int hop(struct bw_dist_mb *m, bw_mb_batch *b, int l, uint64_t lkey)
 	if ((st = exchange_counts(m, qs, gs, gd, &ng, "train: sampling: MPI_Alltoall")) ||
 	    (st = fits_int(ng, "sampled neighbors")) || (st = grow(&m->get, &m->get_cap, (size_t)ng + 1, sizeof *m->get)))
 		return st;
-	MPI_DO(MPI_Alltoallv(m->rep, qs, qd, MPI_INT64_T, m->get, gs, gd, MPI_INT64_T, m->comm),
-	       "train: sampling: MPI_Alltoallv (neighbors)");
+	if ((st = BW_MPI(MPI_Alltoallv(m->rep, qs, qd, MPI_INT64_T, m->get, gs, gd, MPI_INT64_T, m->comm), "train: sampling: MPI_Alltoallv (neighbors)")))
+		return st;
 	m->mpi_s += MPI_Wtime() - t0;
 	/* replies come from each owner in the order of the requests sent to it */
 	int64_t g = 0;
@@ -531,8 +526,8 @@ static int fetch_post(burrow_dist *d, bw_mb_batch *b)
 	if ((st = fits_int(ns * D, "feature rows")) || (st = fits_int(nf * D, "feature rows")) ||
 	    (st = grow(&b->sids, &b->sids_cap, (size_t)ns + 1, sizeof *b->sids)))
 		return st;
-	MPI_DO(MPI_Alltoallv(m->sreq, sc, sd, MPI_INT64_T, b->sids, rc, rd, MPI_INT64_T, m->comm),
-	       "train: fetch: MPI_Alltoallv (ids)");
+	if ((st = BW_MPI(MPI_Alltoallv(m->sreq, sc, sd, MPI_INT64_T, b->sids, rc, rd, MPI_INT64_T, m->comm), "train: fetch: MPI_Alltoallv (ids)")))
+		return st;
 	m->mpi_s += MPI_Wtime() - t0;
 	b->n_serve = ns;
 	for (int64_t j = 0; j < ns; j++) {
@@ -565,13 +560,13 @@ static int fetch_post(burrow_dist *d, bw_mb_batch *b)
 	b->nreq = 0;
 	b->post_t = MPI_Wtime();
 	b->done_t = 0;
-	MPI_DO(MPI_Ialltoallv(b->srows, f, f + K, MPI_FLOAT, b->rrows, f + 2 * K, f + 3 * K, MPI_FLOAT, m->comm,
-			      &b->req[b->nreq++]),
-	       "train: fetch: MPI_Ialltoallv (rows)");
+	if ((st = BW_MPI(MPI_Ialltoallv(b->srows, f, f + K, MPI_FLOAT, b->rrows, f + 2 * K, f + 3 * K, MPI_FLOAT, m->comm,
+			      &b->req[b->nreq++]), "train: fetch: MPI_Ialltoallv (rows)")))
+		return st;
 	if (m->gnorm)
-		MPI_DO(MPI_Ialltoallv(b->snorm, c, c + K, MPI_FLOAT, b->rnorm, c + 2 * K, c + 3 * K, MPI_FLOAT, m->comm,
-				      &b->req[b->nreq++]),
-		       "train: fetch: MPI_Ialltoallv (norms)");
+		if ((st = BW_MPI(MPI_Ialltoallv(b->snorm, c, c + K, MPI_FLOAT, b->rnorm, c + 2 * K, c + 3 * K, MPI_FLOAT, m->comm,
+				      &b->req[b->nreq++]), "train: fetch: MPI_Ialltoallv (norms)")))
+			return st;
 	b->pending = true;
 	return fetch_poll(b);
 }
@@ -582,7 +577,9 @@ static int fetch_poll(bw_mb_batch *b)
 	if (!b->pending || b->done_t > 0)
 		return 0;
 	int flag = 0;
-	MPI_DO(MPI_Testall(b->nreq, b->req, &flag, MPI_STATUSES_IGNORE), "train: fetch: MPI_Testall");
+	int st = BW_MPI(MPI_Testall(b->nreq, b->req, &flag, MPI_STATUSES_IGNORE), "train: fetch: MPI_Testall");
+	if (st)
+		return st;
 	if (flag) {
 		b->done_t = MPI_Wtime();
 		b->nreq = 0;
@@ -604,10 +601,10 @@ static int fetch_finish(struct bw_dist_mb *m, bw_mb_batch *b)
 	double t1 = MPI_Wtime();
 	m->io_wait_s += t1 - t0;
 	if (b->nreq > 0) { /* not seen complete yet: the wait is exposed */
-		int rc = MPI_Waitall(b->nreq, b->req, MPI_STATUSES_IGNORE);
+		int rc = BW_MPI(MPI_Waitall(b->nreq, b->req, MPI_STATUSES_IGNORE), "train: fetch: MPI_Waitall");
 		b->nreq = 0;
-		if (rc != MPI_SUCCESS && !st)
-			st = mpi_fail(rc, "train: fetch: MPI_Waitall");
+		if (rc && !st)
+			st = rc;
 		b->done_t = MPI_Wtime();
 		m->fetch_wait_s += b->done_t - t1;
 	}
@@ -643,10 +640,14 @@ static int step(burrow_dist *d, bw_mb_batch *b, bw_mb_batch *other, int64_t k, d
 	double a = MPI_Wtime();
 	memset(blk, 0, sizeof blk);
 	if (work) {
+		const bw_device *dev = d->be.dev;
+		if ((st = bw_tensor_from_host(&m->x, dev, b->x, b->num_input, m->D)) ||
+		    (st = bw_dbuf_from_host(&m->labels, dev, b->labels, (size_t)b->num_seeds * sizeof *b->labels)))
+			goto out;
 		bb = (bw_batch){
 			.num_blocks = L,
-			.x = bw_tensor_view(b->x, b->num_input, m->D),
-			.labels = b->labels,
+			.x = m->x,
+			.labels = m->labels.ptr,
 			.epoch = (uint64_t)d->epoch,
 			.index = (uint64_t)(k * m->K + m->rank), /* distinct dropout masks on every rank */
 		};
@@ -655,27 +656,25 @@ static int step(burrow_dist *d, bw_mb_batch *b, bw_mb_batch *other, int64_t k, d
 			blk[l].dst_norm = blk[l].src_norm = m->gnorm ? b->norm : NULL;
 			bb.blocks[l] = &blk[l];
 		}
-		double lo;
-		int64_t cn, co;
+		bw_loss ls;
 		if ((st = bw_model_forward(&d->be, d->model, &bb, true, d->o.train.seed, &logits)) ||
-		    (st = bw_tensor_reshape(&m->glogits, logits->rows, logits->cols)) ||
-		    (st = bw_nll_loss(&d->be, logits, b->labels, NULL, 0, &m->glogits, &lo, &cn, &co)))
+		    (st = bw_tensor_reshape(&m->glogits, dev, logits->rows, logits->cols)) ||
+		    (st = bw_nll_loss(&d->be, logits, m->labels.ptr, NULL, 0, &m->glogits, m->loss.ptr)) ||
+		    (st = bw_loss_read(&d->be, m->loss.ptr, &ls)))
 			goto out;
-		loc[0] = lo * (double)cn;
-		loc[1] = (double)cn;
-		loc[2] = (double)co;
+		loc[0] = ls.loss * (double)ls.counted;
+		loc[1] = (double)ls.counted;
+		loc[2] = (double)ls.correct;
 	}
 	if (other && (st = fetch_poll(other)))
 		goto out;
 	m->compute_s += MPI_Wtime() - a;
 	/* the step's loss is the mean over every rank's seeds: weigh this rank's mean */
 	a = MPI_Wtime();
-	int rc = MPI_Allreduce(loc, all, 3, MPI_DOUBLE, MPI_SUM, m->comm);
+	st = BW_MPI(MPI_Allreduce(loc, all, 3, MPI_DOUBLE, MPI_SUM, m->comm), "train: MPI_Allreduce (loss)");
 	m->reduce_s += MPI_Wtime() - a;
-	if (rc != MPI_SUCCESS) {
-		st = mpi_fail(rc, "train: MPI_Allreduce (loss)");
+	if (st)
 		goto out;
-	}
 	*loss = all[1] > 0 ? all[0] / all[1] : 0;
 	*counted = all[1];
 	*correct = all[2];
@@ -686,22 +685,20 @@ static int step(burrow_dist *d, bw_mb_batch *b, bw_mb_batch *other, int64_t k, d
 	}
 	a = MPI_Wtime();
 	if (work && loc[1] > 0) {
-		cblas_sscal((int)(logits->rows * logits->cols), (float)(loc[1] / all[1]), m->glogits.data, 1);
-		if ((st = bw_model_backward(&d->be, d->model, &bb, &m->glogits)))
+		if ((st = bw_scale(&d->be, (float)(loc[1] / all[1]), &m->glogits)) ||
+		    (st = bw_model_backward(&d->be, d->model, &bb, &m->glogits)))
 			goto out;
-	} else {
-		memset(d->model->grads, 0, (size_t)d->model->num_params * sizeof *d->model->grads);
+	} else if ((st = bw_model_zero_grads(d->model))) {
+		goto out;
 	}
 	if (other && (st = fetch_poll(other)))
 		goto out;
 	m->compute_s += MPI_Wtime() - a;
 	a = MPI_Wtime();
-	rc = MPI_Allreduce(MPI_IN_PLACE, d->model->grads, (int)d->model->num_params, MPI_FLOAT, MPI_SUM, m->comm);
+	st = bw_dist_allreduce_grads(d->model, m->comm, &m->stage);
 	m->reduce_s += MPI_Wtime() - a;
-	if (rc != MPI_SUCCESS) {
-		st = mpi_fail(rc, "train: MPI_Allreduce (gradients)");
+	if (st)
 		goto out;
-	}
 	a = MPI_Wtime();
 	st = bw_optim_step(&d->be, d->optim, d->model->params, d->model->grads);
 	m->compute_s += MPI_Wtime() - a;
@@ -761,13 +758,15 @@ int bw_dist_mb_epoch(burrow_dist *d, burrow_epoch_stats *es, burrow_comm_stats *
 	}
 	/* every rank takes as many steps as the rank with the most batches */
 	int64_t mine = (m->ntrain + m->batch - 1) / m->batch, steps;
-	MPI_DO(MPI_Allreduce(&mine, &steps, 1, MPI_INT64_T, MPI_MAX, m->comm), "train: MPI_Allreduce (steps)");
+	int st;
+	if ((st = BW_MPI(MPI_Allreduce(&mine, &steps, 1, MPI_INT64_T, MPI_MAX, m->comm), "train: MPI_Allreduce (steps)")))
+		return st;
 	if (d->o.train.max_batches > 0 && d->o.train.max_batches < steps)
 		steps = d->o.train.max_batches;
 	double loss_sum = 0, counted = 0, correct = 0;
 	int64_t lossy = 0;
 	bw_mb_batch *cur = &m->b[0], *nxt = &m->b[1];
-	int st = steps > 0 ? load(d, cur, epoch, 0) : 0;
+	st = steps > 0 ? load(d, cur, epoch, 0) : 0;
 	for (int64_t k = 0; !st && k < steps; k++) {
 		if ((st = fetch_finish(m, cur)))
 			break;
@@ -861,10 +860,10 @@ int bw_dist_mb_open(burrow_dist *d)
 		return BURROW_E_NOMEM;
 	d->mb = m; /* from here burrow_dist_close frees it */
 	m->comm = MPI_COMM_NULL;
-	int st = MPI_Comm_dup(d->comm, &m->comm);
-	if (st != MPI_SUCCESS) {
+	int st = BW_MPI(MPI_Comm_dup(d->comm, &m->comm), "train: MPI_Comm_dup");
+	if (st) {
 		m->comm = MPI_COMM_NULL;
-		return mpi_fail(st, "train: MPI_Comm_dup");
+		return st;
 	}
 	MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
 	m->K = d->K;
@@ -886,7 +885,8 @@ int bw_dist_mb_open(burrow_dist *d)
 	m->gnorm = o->model == BURROW_MODEL_GCN ? d->norm : NULL;
 	if (o->model == BURROW_MODEL_GCN && !d->norm)
 		return bw_err(BURROW_E_INVAL, "train: GCN norms missing");
-	if ((st = open_store(d, m)))
+	m->glogits = m->x = bw_tensor_empty(d->be.dev);
+	if ((st = open_store(d, m)) || (st = bw_dbuf_reserve(&m->loss, d->be.dev, sizeof(bw_loss))))
 		return st;
 	m->ntrain = d->split_n[BURROW_SPLIT_TRAIN];
 	m->train = bw_malloc((size_t)(m->ntrain + 1) * sizeof *m->train);
@@ -952,6 +952,10 @@ void bw_dist_mb_close(struct bw_dist_mb *m)
 	bw_free(m->cnt);
 	bw_free(m->cnt2);
 	bw_tensor_free(&m->glogits);
+	bw_tensor_free(&m->x);
+	bw_dbuf_free(&m->labels);
+	bw_dbuf_free(&m->loss);
+	bw_stage_free(&m->stage);
 	if (m->comm != MPI_COMM_NULL)
 		MPI_Comm_free(&m->comm);
 	bw_free(m);

@@ -2,7 +2,7 @@
  * neighbor all-to-all, so that aggregation over inner edges overlaps the transfer. */
 #include "halo.h"
 
-#include "../core/rng.h"
+#include "../../core/rng.h"
 
 #include <string.h>
 
@@ -32,24 +32,6 @@ struct bw_halo {
 	size_t rbuf_cap;
 };
 
-int bw_err_mpi(int code, const char *what)
-{
-	char text[MPI_MAX_ERROR_STRING];
-	int len = 0;
-	if (MPI_Error_string(code, text, &len) != MPI_SUCCESS)
-		snprintf(text, sizeof text, "MPI error %d", code);
-	return bw_err(BURROW_E_MPI, "%s: %s", what, text);
-}
-
-#define MPI_TRY(call, what)                                             \
-	do {                                                            \
-		int rc_ = (call);                                       \
-		if (rc_ != MPI_SUCCESS) {                               \
-			st = bw_err_mpi(rc_, what);                     \
-			goto fail;                                      \
-		}                                                       \
-	} while (0)
-
 int bw_halo_open(bw_halo **out, MPI_Comm comm, int64_t n_owned, const int64_t *send_local,
 		 const int64_t *send_offsets, const int64_t *halo_offsets)
 {
@@ -60,8 +42,10 @@ int bw_halo_open(bw_halo **out, MPI_Comm comm, int64_t n_owned, const int64_t *s
 		return BURROW_E_NOMEM;
 	h->comm = MPI_COMM_NULL;
 	h->row = MPI_DATATYPE_NULL;
-	MPI_TRY(MPI_Comm_size(comm, &K), "halo: MPI_Comm_size");
-	MPI_TRY(MPI_Comm_rank(comm, &rank), "halo: MPI_Comm_rank");
+	if ((st = BW_MPI(MPI_Comm_size(comm, &K), "halo: MPI_Comm_size")))
+		goto fail;
+	if ((st = BW_MPI(MPI_Comm_rank(comm, &rank), "halo: MPI_Comm_rank")))
+		goto fail;
 	h->n_owned = n_owned;
 	h->n_send = send_offsets[K];
 	h->n_halo = halo_offsets[K];
@@ -161,8 +145,10 @@ static int prepare(bw_halo *h, int64_t dim)
 		if (h->row != MPI_DATATYPE_NULL)
 			MPI_Type_free(&h->row);
 		h->row_dim = 0;
-		MPI_TRY(MPI_Type_contiguous((int)dim, MPI_FLOAT, &h->row), "halo: MPI_Type_contiguous");
-		MPI_TRY(MPI_Type_commit(&h->row), "halo: MPI_Type_commit");
+		if ((st = BW_MPI(MPI_Type_contiguous((int)dim, MPI_FLOAT, &h->row), "halo: MPI_Type_contiguous")))
+			goto fail;
+		if ((st = BW_MPI(MPI_Type_commit(&h->row), "halo: MPI_Type_commit")))
+			goto fail;
 		h->row_dim = dim;
 	}
 	size_t need = (size_t)(h->n_send ? h->n_send : 1) * (size_t)dim * sizeof(float);
@@ -253,17 +239,17 @@ int bw_halo_forward_start(bw_halo *h, float *emb, int64_t dim)
 #pragma omp parallel for schedule(static)
 		for (int64_t k = 0; k < h->n_sel_send; k++)
 			memcpy(h->buf + k * dim, emb + h->send_local[h->sel_send[k]] * dim, (size_t)dim * sizeof(float));
-		MPI_TRY(MPI_Ineighbor_alltoallv(h->buf, h->s_cnt, h->s_dsp, h->row, h->rbuf, h->r_cnt, h->r_dsp, h->row,
-						h->comm, &h->req),
-			"halo: MPI_Ineighbor_alltoallv");
+		if ((st = BW_MPI(MPI_Ineighbor_alltoallv(h->buf, h->s_cnt, h->s_dsp, h->row, h->rbuf, h->r_cnt, h->r_dsp, h->row,
+						h->comm, &h->req), "halo: MPI_Ineighbor_alltoallv")))
+			goto fail;
 		h->st.bytes_out += h->n_sel_send * dim * (int64_t)sizeof(float);
 	} else {
 #pragma omp parallel for schedule(static)
 		for (int64_t k = 0; k < h->n_send; k++)
 			memcpy(h->buf + k * dim, emb + h->send_local[k] * dim, (size_t)dim * sizeof(float));
-		MPI_TRY(MPI_Ineighbor_alltoallv(h->buf, h->send_cnt, h->send_dsp, h->row, emb + h->n_owned * dim,
-						h->recv_cnt, h->recv_dsp, h->row, h->comm, &h->req),
-			"halo: MPI_Ineighbor_alltoallv");
+		if ((st = BW_MPI(MPI_Ineighbor_alltoallv(h->buf, h->send_cnt, h->send_dsp, h->row, emb + h->n_owned * dim,
+						h->recv_cnt, h->recv_dsp, h->row, h->comm, &h->req), "halo: MPI_Ineighbor_alltoallv")))
+			goto fail;
 		h->st.bytes_out += h->n_send * dim * (int64_t)sizeof(float);
 	}
 	h->active = true;
@@ -298,7 +284,8 @@ int bw_halo_test(bw_halo *h)
 	if (!h->active)
 		return 1;
 	double t = MPI_Wtime();
-	MPI_TRY(MPI_Test(&h->req, &done, MPI_STATUS_IGNORE), "halo: MPI_Test");
+	if ((st = BW_MPI(MPI_Test(&h->req, &done, MPI_STATUS_IGNORE), "halo: MPI_Test")))
+		goto fail;
 	h->st.test_s += MPI_Wtime() - t;
 	if (done)
 		completed(h);
@@ -314,7 +301,8 @@ int bw_halo_wait(bw_halo *h)
 	if (!h->active)
 		return 0;
 	double t = MPI_Wtime();
-	MPI_TRY(MPI_Wait(&h->req, MPI_STATUS_IGNORE), "halo: MPI_Wait");
+	if ((st = BW_MPI(MPI_Wait(&h->req, MPI_STATUS_IGNORE), "halo: MPI_Wait")))
+		goto fail;
 	h->st.wait_s += MPI_Wtime() - t;
 	completed(h);
 	return 0;
@@ -339,14 +327,14 @@ int bw_halo_backward_start(bw_halo *h, const float *grad, int64_t dim)
 			for (int64_t c = 0; c < dim; c++)
 				dst[c] = h->inv_p * src[c];
 		}
-		MPI_TRY(MPI_Ineighbor_alltoallv(h->rbuf, h->r_cnt, h->r_dsp, h->row, h->buf, h->s_cnt, h->s_dsp, h->row,
-						h->comm, &h->req),
-			"halo: MPI_Ineighbor_alltoallv (backward)");
+		if ((st = BW_MPI(MPI_Ineighbor_alltoallv(h->rbuf, h->r_cnt, h->r_dsp, h->row, h->buf, h->s_cnt, h->s_dsp, h->row,
+						h->comm, &h->req), "halo: MPI_Ineighbor_alltoallv (backward)")))
+			goto fail;
 		h->st.bytes_out += h->n_sel_recv * dim * (int64_t)sizeof(float);
 	} else {
-		MPI_TRY(MPI_Ineighbor_alltoallv(grad + h->n_owned * dim, h->recv_cnt, h->recv_dsp, h->row, h->buf,
-						h->send_cnt, h->send_dsp, h->row, h->comm, &h->req),
-			"halo: MPI_Ineighbor_alltoallv (backward)");
+		if ((st = BW_MPI(MPI_Ineighbor_alltoallv(grad + h->n_owned * dim, h->recv_cnt, h->recv_dsp, h->row, h->buf,
+						h->send_cnt, h->send_dsp, h->row, h->comm, &h->req), "halo: MPI_Ineighbor_alltoallv (backward)")))
+			goto fail;
 		h->st.bytes_out += h->n_halo * dim * (int64_t)sizeof(float);
 	}
 	h->active = true;

@@ -9,9 +9,7 @@
 #ifndef BURROW_HALO_H
 #define BURROW_HALO_H
 
-#include "../core/internal.h"
-
-#include <mpi.h>
+#include "mpi_gw.h"
 
 typedef struct bw_halo bw_halo;
 
@@ -59,8 +57,5 @@ int bw_halo_sample(bw_halo *h, double p, uint64_t key, const int64_t *send_gid, 
 bool bw_halo_keep(uint64_t key, int64_t gid, double p);
 /* Halo rows the current sample keeps (H when sampling is off). */
 int64_t bw_halo_kept(const bw_halo *h);
-
-/* Translate an MPI error code into BURROW_E_MPI with MPI's own text. */
-int bw_err_mpi(int code, const char *what);
 
 #endif

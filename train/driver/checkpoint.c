@@ -2,7 +2,7 @@
  * evaluation in one file written atomically, with its length and a CRC-32 in a trailer so
  * that a truncated or damaged file is refused (format: docs/train.md). */
 #define _GNU_SOURCE
-#include "train.h"
+#include "driver.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -48,6 +48,14 @@ static int put(bw_atomic_file *f, uint32_t *crc, const void *p, size_t n)
 {
 	*crc = crc_update(*crc, p, n);
 	return bw_write_all(f->fd, p, n, f->tmp);
+}
+
+/* Device memory into the file, read back through a host view (the memory itself on the CPU). */
+static int put_dev(bw_atomic_file *f, uint32_t *crc, bw_stage *stage, const bw_device *dev, const void *p, size_t n)
+{
+	const void *host;
+	int st = bw_stage_read(stage, dev, p, n, &host);
+	return st ? st : put(f, crc, host, n);
 }
 
 static char *make_header(const bw_ck_state *t)
@@ -106,10 +114,16 @@ int bw_checkpoint_save(const bw_ck_state *t, const char *path)
 	const size_t pbytes = (size_t)t->model->num_params * sizeof(float);
 	const int k = bw_optim_state_per_param(t->optim);
 	const char spaces[8] = "       ";
+	const bw_device *md = t->model->dev, *od = t->optim->dev;
+	bw_stage stage = {0};
 	if ((st = put(&f, &crc, head, CK_HEAD)) || (st = put(&f, &crc, hdr, hlen)) ||
-	    (st = put(&f, &crc, spaces, hpad - hlen)) || (st = put(&f, &crc, t->model->params, pbytes)) ||
-	    (k >= 1 && (st = put(&f, &crc, t->optim->m, pbytes))) || (k >= 2 && (st = put(&f, &crc, t->optim->v, pbytes))))
+	    (st = put(&f, &crc, spaces, hpad - hlen)) || (st = put_dev(&f, &crc, &stage, md, t->model->params, pbytes)) ||
+	    (k >= 1 && (st = put_dev(&f, &crc, &stage, od, t->optim->m, pbytes))) ||
+	    (k >= 2 && (st = put_dev(&f, &crc, &stage, od, t->optim->v, pbytes)))) {
+		bw_stage_free(&stage);
 		goto fail;
+	}
+	bw_stage_free(&stage);
 	unsigned char tail[CK_TRAILER];
 	const uint64_t total = CK_HEAD + hpad + (uint64_t)(1 + k) * pbytes + CK_TRAILER;
 	memcpy(tail, &total, 8);
@@ -360,11 +374,10 @@ int bw_checkpoint_load(bw_ck_state *t, const char *path)
 	}
 	if ((st = bw_pread_all(fd, tmp, (size_t)(1 + k) * pbytes, payload, path)))
 		goto out;
-	memcpy(t->model->params, tmp, pbytes);
-	if (k >= 1)
-		memcpy(t->optim->m, (char *)tmp + pbytes, pbytes);
-	if (k >= 2)
-		memcpy(t->optim->v, (char *)tmp + 2 * pbytes, pbytes);
+	if ((st = bw_device_upload(t->model->dev, t->model->params, tmp, pbytes)) ||
+	    (k >= 1 && (st = bw_device_upload(t->optim->dev, t->optim->m, (char *)tmp + pbytes, pbytes))) ||
+	    (k >= 2 && (st = bw_device_upload(t->optim->dev, t->optim->v, (char *)tmp + 2 * pbytes, pbytes))))
+		goto out;
 	t->optim->step = ci.step;
 	*t->seed = ci.seed;
 	*t->epoch = ci.epoch;

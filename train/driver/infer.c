@@ -5,7 +5,7 @@
  * same layer forward serves training batches and inference. A hidden layer's embeddings
  * stay in memory while they fit in half of opts.mem_bytes, else they are streamed to a
  * scratch npy file and read back with pread. */
-#include "train.h"
+#include "driver.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -143,7 +143,9 @@ int bw_trainer_infer(burrow_trainer *t, bw_infer_sink sink, void *ctx, int64_t *
 	const int L = t->o.layers;
 	const bool graph = t->o.model != BURROW_MODEL_MLP;
 	chunk c = {0};
-	bw_tensor x = {0}, z = {0};
+	const bw_device *dev = t->be.dev;
+	bw_tensor x = bw_tensor_empty(dev), z = bw_tensor_empty(dev);
+	bw_stage in_stage = {0};
 	bw_rows in = t->feat_rows;
 	float *in_mem = NULL;   /* owned input embeddings (layers > 0) */
 	char *in_path = NULL;   /* spilled input embeddings */
@@ -182,9 +184,15 @@ int bw_trainer_infer(burrow_trainer *t, bw_infer_sink sink, void *ctx, int64_t *
 		for (int64_t r0 = 0; r0 < n;) {
 			const int64_t r1 = chunk_end(t, r0, graph);
 			bw_block blk;
+			const void *zh;
 			st = build_chunk(t, &c, r0, r1, graph, &blk);
-			if (!st && !(st = bw_tensor_reshape(&x, blk.num_src, din)))
-				st = in.gather(&in, c.ids, blk.num_src, x.data);
+			/* the chunk's input rows, gathered on the host and put on the device */
+			const size_t xbytes = (size_t)(blk.num_src * din) * sizeof(float);
+			void *xh;
+			if (!st && !(st = bw_tensor_reshape(&x, dev, blk.num_src, din)) &&
+			    !(st = bw_stage_write(&in_stage, dev, x.data, xbytes, &xh)) &&
+			    !(st = in.gather(&in, c.ids, blk.num_src, xh)))
+				st = bw_stage_write_commit(&in_stage, dev, x.data, xh, xbytes);
 			if (!st)
 				st = bw_model_infer_layer(&t->be, t->model, l, &blk, &x, &z);
 			if (graph)
@@ -196,9 +204,9 @@ int bw_trainer_infer(burrow_trainer *t, bw_infer_sink sink, void *ctx, int64_t *
 			if (last)
 				st = sink(ctx, r0, &z);
 			else if (lo.mem)
-				memcpy(lo.mem + r0 * dout, z.data, (size_t)(z.rows * dout) * sizeof(float));
-			else
-				st = bw_npy_writer_append(&lo.w, z.data, (size_t)(z.rows * dout) * sizeof(float));
+				st = bw_device_download(dev, lo.mem + r0 * dout, z.data, (size_t)(z.rows * dout) * sizeof(float));
+			else if (!(st = bw_stage_read(&t->stage, dev, z.data, (size_t)(z.rows * dout) * sizeof(float), &zh)))
+				st = bw_npy_writer_append(&lo.w, zh, (size_t)(z.rows * dout) * sizeof(float));
 			if (st)
 				goto out;
 			r0 = r1;
@@ -234,6 +242,7 @@ out:
 	drop_input(&in, &in_mem, &in_path);
 	bw_tensor_free(&x);
 	bw_tensor_free(&z);
+	bw_stage_free(&in_stage);
 	chunk_free(&c);
 	return st;
 }

@@ -3,7 +3,7 @@
  * the next `prefetch` batches are sampled and their rows read (docs/train.md, "Pipeline").
  * Batches depend only on (seed, epoch, index) and the store returns the file's bytes, so the
  * depth, the cache and the engine change timings, never results. */
-#include "train.h"
+#include "driver.h"
 
 #include <string.h>
 #include <time.h>
@@ -95,10 +95,12 @@ static int submit(burrow_trainer *t, bw_slot *sl)
 	const int64_t need = b->num_input * t->info->feat_dim;
 	if (need > sl->x_cap) {
 		const int64_t cap = need + need / 4;
-		bw_aligned_free(sl->x);
+		bw_device_host_free(t->be.dev, sl->x);
+		sl->x = NULL;
 		sl->x_cap = 0;
-		if (!(sl->x = bw_aligned_alloc(64, (size_t)cap * sizeof(float))))
-			return BURROW_E_NOMEM;
+		int st = bw_device_host_alloc(t->be.dev, (size_t)cap * sizeof(float), (void **)&sl->x);
+		if (st)
+			return st;
 		sl->x_cap = cap;
 	}
 	return burrow_store_submit(t->store, b->input_ids, (size_t)b->num_input, sl->x, &sl->ticket);
@@ -163,7 +165,7 @@ void bw_pipe_close(burrow_trainer *t)
 	bw_pipe *p = &t->pipe;
 	pipe_drain(t);
 	for (int i = 0; p->slots && i < p->nslots; i++)
-		bw_aligned_free(p->slots[i].x);
+		bw_device_host_free(t->be.dev, p->slots[i].x);
 	bw_free(p->slots);
 	p->slots = NULL;
 	if (p->sync_ready) {
@@ -199,6 +201,10 @@ int bw_batch_from_sample(burrow_trainer *t, const burrow_batch *sb, float *x, in
 		return st;
 	for (int64_t i = 0; i < sb->num_seeds; i++)
 		t->mb_labels[i] = t->labels[sb->seeds[i]];
+	const bw_device *dev = t->be.dev;
+	if ((st = bw_dbuf_from_host(&t->mb_labels_dev, dev, t->mb_labels, (size_t)sb->num_seeds * sizeof *t->mb_labels)) ||
+	    (st = bw_tensor_from_host(&t->mb_x, dev, x, sb->num_input, t->info->feat_dim)))
+		return st;
 	const float *norm = NULL;
 	if (t->gcn_norm) {
 		if ((st = grow((void **)&t->mb_norm, &t->mb_norm_cap, sb->num_input, sizeof *t->mb_norm)))
@@ -209,8 +215,8 @@ int bw_batch_from_sample(burrow_trainer *t, const burrow_batch *sb, float *x, in
 	}
 	*b = (bw_batch){
 		.num_blocks = L,
-		.x = bw_tensor_view(x, sb->num_input, t->info->feat_dim),
-		.labels = t->mb_labels,
+		.x = t->mb_x,
+		.labels = t->mb_labels_dev.ptr,
 		.epoch = (uint64_t)t->epoch,
 		.index = (uint64_t)index,
 	};

@@ -1,8 +1,7 @@
 /* rows.c: sources of rows by id: an in-memory matrix, a 2-D npy file read with pread
  * (spilled embeddings; float16 converted), or the feature store (the features). */
-#include "../core/half.h"
-#include "../graph/npy.h"
-#include "train.h"
+#include "../../core/half.h"
+#include "driver.h"
 
 #include <stdlib.h>
 #include <string.h>

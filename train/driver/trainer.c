@@ -1,10 +1,9 @@
 /* trainer.c: the public training API: options, a trainer over a dataset and its feature
  * store, full-graph epochs (the single-process reference of distributed full-graph
  * training), the step the mini-batch pipeline (pipeline.c) drives, evaluation as OGB does it. */
-#include "../graph/store_internal.h"
-#include "train.h"
+#include "../../graph/store_sizing.h"
+#include "driver.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -127,10 +126,9 @@ static int read_all_rows(burrow_trainer *t)
 		st = burrow_store_gather(t->store, ids, (size_t)k, t->feat_buf + r0 * d);
 	}
 	bw_free(ids);
-	if (st)
+	if (st || (st = bw_tensor_from_host(&t->feat, t->be.dev, t->feat_buf, n, d)))
 		return st;
-	t->feat = t->feat_buf;
-	bw_rows_from_memory(&t->feat_rows, t->feat, n, d, t->be.threads);
+	bw_rows_from_memory(&t->feat_rows, t->feat_buf, n, d, t->be.threads);
 	return 0;
 }
 
@@ -208,6 +206,7 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 	burrow_trainer *t = bw_calloc(1, sizeof *t);
 	if (!t)
 		return BURROW_E_NOMEM;
+	t->be.dev = bw_device_cpu(); /* until the backend opens: what close frees through */
 	t->o = *o;
 	t->o.scratch_dir = NULL; /* borrowed pointers are not kept past open */
 	t->ds = ds;
@@ -231,9 +230,10 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 		threads = BW_MAX(1, omp_get_max_threads() - 1);
 	if ((st = bw_backend_init(&t->be, BW_BACKEND_CPU, threads)))
 		goto fail;
-	if (threads > 0)
-		openblas_set_num_threads(threads);
-	if ((st = open_features(t)) || (st = make_split_index(t)))
+	const bw_device *dev = t->be.dev;
+	if ((st = open_features(t)) || (st = make_split_index(t)) ||
+	    (st = bw_dbuf_from_host(&t->labels_dev, dev, t->labels, (size_t)t->info->num_nodes * sizeof *t->labels)) ||
+	    (st = bw_dbuf_reserve(&t->loss_dev, dev, sizeof(bw_loss))))
 		goto fail;
 	const bw_model_cfg cfg = {
 		.kind = o->model,
@@ -243,8 +243,8 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 		.classes = t->info->num_classes,
 		.dropout = (float)o->dropout,
 	};
-	if ((st = bw_model_open(&t->model, &cfg, o->seed)) ||
-	    (st = bw_optim_open(&t->optim, o->optimizer, t->model->num_params, o->lr, o->weight_decay, o->momentum)))
+	if ((st = bw_model_open(&t->model, dev, &cfg, o->seed)) ||
+	    (st = bw_optim_open(&t->optim, dev, o->optimizer, t->model->num_params, o->lr, o->weight_decay, o->momentum)))
 		goto fail;
 	if (o->model == BURROW_MODEL_GCN) {
 		if (!(t->gcn_norm = bw_malloc((size_t)(t->info->num_nodes + 1) * sizeof *t->gcn_norm))) {
@@ -277,6 +277,14 @@ void burrow_trainer_close(burrow_trainer *t)
 	bw_free(t->scratch_dir);
 	bw_block_release(&t->full);
 	bw_tensor_free(&t->glogits);
+	bw_tensor_free(&t->feat);
+	bw_tensor_free(&t->mb_x);
+	bw_dbuf_free(&t->labels_dev);
+	bw_dbuf_free(&t->train_dev);
+	bw_dbuf_free(&t->loss_dev);
+	bw_dbuf_free(&t->mb_labels_dev);
+	bw_stage_free(&t->stage);
+	bw_backend_release(&t->be);
 	bw_free(t);
 }
 
@@ -284,7 +292,12 @@ int burrow_trainer_epoch(const burrow_trainer *t) { return t->epoch; }
 burrow_store *burrow_trainer_store(burrow_trainer *t) { return t->store; }
 burrow_best burrow_trainer_best(const burrow_trainer *t) { return t->best; }
 
-uint64_t burrow_trainer_weights_checksum(const burrow_trainer *t) { return bw_model_checksum(t->model); }
+/* 0 when the weights cannot be read back from the device (not on the CPU) */
+uint64_t burrow_trainer_weights_checksum(const burrow_trainer *t)
+{
+	uint64_t h = 0;
+	return bw_model_checksum(t->model, &h) ? 0 : h;
+}
 
 int bw_trainer_step(burrow_trainer *t, const bw_batch *b, double *loss, int64_t *counted, int64_t *correct)
 {
@@ -292,10 +305,14 @@ int bw_trainer_step(burrow_trainer *t, const bw_batch *b, double *loss, int64_t 
 	int st = bw_model_forward(&t->be, t->model, b, true, t->o.seed, &logits);
 	if (st)
 		return st;
-	if ((st = bw_tensor_reshape(&t->glogits, logits->rows, logits->cols)) ||
-	    (st = bw_nll_loss(&t->be, logits, b->labels, b->loss_rows, b->num_loss_rows, &t->glogits, loss, counted,
-			      correct)))
+	bw_loss ls;
+	if ((st = bw_tensor_reshape(&t->glogits, t->be.dev, logits->rows, logits->cols)) ||
+	    (st = bw_nll_loss(&t->be, logits, b->labels, b->loss_rows, b->num_loss_rows, &t->glogits, t->loss_dev.ptr)) ||
+	    (st = bw_loss_read(&t->be, t->loss_dev.ptr, &ls)))
 		return st;
+	*loss = ls.loss;
+	*counted = ls.counted;
+	*correct = ls.correct;
 	if (!isfinite(*loss))
 		return bw_err(BURROW_E_RANGE, "training loss is %s at epoch %llu, batch %llu; stopped before the update "
 					      "(try a lower --lr, or check the features for NaN or Inf)",
@@ -348,11 +365,14 @@ int burrow_trainer_train_epoch(burrow_trainer *t, burrow_epoch_stats *es)
 	const int64_t *train = burrow_dataset_split(t->ds, BURROW_SPLIT_TRAIN, &ntrain);
 	if (!train)
 		return bw_err(BURROW_E_INVAL, "train: dataset '%s' has no training nodes", t->info->name);
+	if (!t->train_dev.ptr &&
+	    (st = bw_dbuf_from_host(&t->train_dev, t->be.dev, train, (size_t)ntrain * sizeof *train)))
+		return st;
 	bw_batch b = {
 		.num_blocks = t->o.layers,
-		.x = bw_tensor_view((float *)t->feat, t->info->num_nodes, t->info->feat_dim),
-		.labels = t->labels,
-		.loss_rows = train,
+		.x = t->feat,
+		.labels = t->labels_dev.ptr,
+		.loss_rows = t->train_dev.ptr,
 		.num_loss_rows = ntrain,
 		.epoch = (uint64_t)t->epoch,
 		.index = 0,
@@ -377,24 +397,19 @@ int burrow_trainer_train_epoch(burrow_trainer *t, burrow_epoch_stats *es)
 /* Evaluation's sink: count argmax == label per split. */
 typedef struct acc_ctx {
 	burrow_trainer *t;
-	int32_t *pred;
-	int64_t pred_cap;
+	bw_dbuf pred;           /* [chunk rows] argmax on the device */
 	int64_t correct[3], total[3];
 } acc_ctx;
 
 static int acc_sink(void *ctx, int64_t r0, const bw_tensor *z)
 {
 	acc_ctx *a = ctx;
-	if (z->rows > a->pred_cap) {
-		int32_t *p = bw_malloc((size_t)z->rows * sizeof *p);
-		if (!p)
-			return BURROW_E_NOMEM;
-		bw_free(a->pred);
-		a->pred = p;
-		a->pred_cap = z->rows;
-	}
-	int st = bw_argmax(&a->t->be, z, a->pred);
-	if (st)
+	const bw_device *dev = a->t->be.dev;
+	const size_t bytes = (size_t)z->rows * sizeof(int32_t);
+	const int32_t *pred;
+	int st;
+	if ((st = bw_dbuf_reserve(&a->pred, dev, bytes)) || (st = bw_argmax(&a->t->be, z, a->pred.ptr)) ||
+	    (st = bw_stage_read(&a->t->stage, dev, a->pred.ptr, bytes, (const void **)&pred)))
 		return st;
 	for (int64_t i = 0; i < z->rows; i++) {
 		const int s = a->t->split_of[r0 + i];
@@ -402,7 +417,7 @@ static int acc_sink(void *ctx, int64_t r0, const bw_tensor *z)
 		if (s < 0 || y < 0)
 			continue;
 		a->total[s]++;
-		a->correct[s] += a->pred[i] == y;
+		a->correct[s] += pred[i] == y;
 	}
 	return 0;
 }
@@ -413,7 +428,7 @@ int burrow_trainer_evaluate(burrow_trainer *t, burrow_eval_stats *ev)
 	const double t0 = now_s();
 	acc_ctx a = {.t = t};
 	int st = bw_trainer_infer(t, acc_sink, &a, &ev->spilled_bytes);
-	bw_free(a.pred);
+	bw_dbuf_free(&a.pred);
 	if (st)
 		return st;
 	double acc[3];
@@ -428,24 +443,33 @@ int burrow_trainer_evaluate(burrow_trainer *t, burrow_eval_stats *ev)
 	return 0;
 }
 
-/* embed's sink: stream the rows into the npy writer. */
+/* embed's sink: stream the rows (read back from the device) into the npy writer. */
+typedef struct npy_ctx {
+	burrow_trainer *t;
+	bw_npy_writer w;
+} npy_ctx;
+
 static int npy_sink(void *ctx, int64_t r0, const bw_tensor *z)
 {
 	(void)r0;
-	return bw_npy_writer_append(ctx, z->data, (size_t)(z->rows * z->cols) * sizeof(float));
+	npy_ctx *c = ctx;
+	const size_t bytes = (size_t)(z->rows * z->cols) * sizeof(float);
+	const void *host;
+	int st = bw_stage_read(&c->t->stage, c->t->be.dev, z->data, bytes, &host);
+	return st ? st : bw_npy_writer_append(&c->w, host, bytes);
 }
 
 int burrow_trainer_embed(burrow_trainer *t, const char *out_npy)
 {
-	bw_npy_writer w;
+	npy_ctx c = {.t = t};
 	const int64_t shape[2] = {t->info->num_nodes, t->info->num_classes};
-	int st = bw_npy_writer_open(&w, out_npy, BURROW_DTYPE_F32, 2, shape, BW_NPY_ALIGN);
+	int st = bw_npy_writer_open(&c.w, out_npy, BURROW_DTYPE_F32, 2, shape, BW_NPY_ALIGN);
 	if (st)
 		return st;
 	int64_t spilled;
-	if ((st = bw_trainer_infer(t, npy_sink, &w, &spilled))) {
-		bw_npy_writer_abort(&w);
+	if ((st = bw_trainer_infer(t, npy_sink, &c, &spilled))) {
+		bw_npy_writer_abort(&c.w);
 		return st;
 	}
-	return bw_npy_writer_commit(&w);
+	return bw_npy_writer_commit(&c.w);
 }

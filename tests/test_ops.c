@@ -1,0 +1,602 @@
+/* test_ops.c: every op of every registered compute backend against slow obvious ref_ code
+ * in double precision, in one loop over the backends (as ggml's test-backend-ops): each
+ * test is a Criterion parameterized test over the backend kinds, inputs are uploaded to the
+ * backend's device and results downloaded through the device layer. A kind this build
+ * lacks, or a registered backend without its device (CUDA without a GPU), is a skipped
+ * test, counted as such in Criterion's summary, never a pass.
+ *
+ * Tolerances, |got - ref| <= tol * (1 + |ref|):
+ *   single-rounding elementwise ops (bias add, ReLU, dropout, argmax): exact
+ *   axpy, scale, five Adam / SGD steps:        1e-5 (float32 arithmetic against double)
+ *   GEMM, aggregation (SpMM), column sums, the loss and its gradient (reductions):
+ *                                              1e-5 on the CPU, 1e-4 elsewhere (TF32 off) */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <criterion/hooks.h>
+#include <criterion/parameterized.h>
+
+#include "../train/compute/compute.h"
+#include "util.h"
+#include "compute_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ the backend loop */
+
+static int kinds[BW_BACKEND_KINDS] = {BW_BACKEND_CPU, BW_BACKEND_CUDA};
+
+#define BACKENDS(name)                                                                  \
+	ParameterizedTestParameters(ops, name)                                          \
+	{                                                                               \
+		return cr_make_param_array(int, kinds, sizeof kinds / sizeof *kinds);   \
+	}                                                                               \
+	ParameterizedTest(int *kind, ops, name, .timeout = 60)
+
+/* The backend of this kind on its device 0, or a skipped test saying why there is none. */
+static bw_backend open_backend(int kind, int threads)
+{
+	const bw_backend_reg *r = bw_backend_find(kind);
+	if (!r)
+		cr_skip_test("backend kind %d is not in this build", kind);
+	if (r->devices() < 1)
+		cr_skip_test("backend %s is registered but has no device here", r->name);
+	bw_backend be;
+	int st = bw_backend_init(&be, kind, threads);
+	if (st == BURROW_E_UNSUPPORTED)
+		cr_skip_test("backend %s: %s", r->name, burrow_last_error());
+	cr_assert_eq(st, 0, "%s: %s", r->name, burrow_last_error());
+	return be;
+}
+
+/* Criterion's synthesis line leaves skips out: say how many, after it, so a backend that
+ * ran nothing is never mistaken for one that passed. */
+ReportHook(POST_ALL)(struct criterion_global_stats *stats)
+{
+	fprintf(stderr, "[====] Skipped: %zu (each [SKIP] line says why: a backend without its device, a dataset absent)\n",
+		stats->tests_skipped);
+}
+
+static double red_tol(const bw_backend *be) { return be->kind == BW_BACKEND_CPU ? 1e-5 : 1e-4; }
+static double elem_tol(const bw_backend *be)
+{
+	(void)be;
+	return 1e-5;
+}
+
+/* n bytes of host memory into new device memory of be (free with bw_device_free). */
+static void *dev_put(const bw_backend *be, const void *host, size_t n)
+{
+	void *p;
+	cr_assert_eq(bw_device_alloc(be->dev, n, &p), 0, "%s", burrow_last_error());
+	if (host)
+		cr_assert_eq(bw_device_upload(be->dev, p, host, n), 0, "%s", burrow_last_error());
+	return p;
+}
+
+/* n bytes of device memory back into new host memory (free with free). */
+static void *dev_get(const bw_backend *be, const void *p, size_t n)
+{
+	void *h = malloc(n ? n : 1);
+	cr_assert_eq(bw_device_download(be->dev, h, p, n), 0, "%s", burrow_last_error());
+	return h;
+}
+
+/* A tensor on be's device holding the host rows src. */
+static bw_tensor dev_tensor(const bw_backend *be, const float *src, int64_t rows, int64_t cols)
+{
+	bw_tensor t;
+	cr_assert_eq(bw_tensor_alloc(&t, be->dev, rows, cols), 0, "%s", burrow_last_error());
+	if (src)
+		cr_assert_eq(bw_device_upload(be->dev, t.data, src, (size_t)(rows * cols) * sizeof(float)), 0);
+	return t;
+}
+
+static float *tensor_get(const bw_backend *be, const bw_tensor *t)
+{
+	return dev_get(be, t->data, (size_t)(t->rows * t->cols) * sizeof(float));
+}
+
+static float *uniform(int64_t n, uint64_t key, double lo, double hi)
+{
+	float *x = malloc((size_t)(n ? n : 1) * sizeof *x);
+	fill_uniform(x, n, key, lo, hi);
+	return x;
+}
+
+/* ------------------------------------------------------------ the device layer */
+
+BACKENDS(device_copies_streams_and_views_keep_every_byte)
+{
+	bw_backend be = open_backend(*kind, 1);
+	const bw_device *d = be.dev;
+	const size_t n = 1000;
+	unsigned char *h = malloc(n), *back = malloc(n);
+	for (size_t i = 0; i < n; i++)
+		h[i] = (unsigned char)(i * 7 + 3);
+	void *a, *b, *pin;
+	cr_assert_eq(bw_device_alloc(d, n, &a), 0);
+	cr_assert_eq(bw_device_alloc(d, n, &b), 0);
+	cr_assert_eq(bw_device_host_alloc(d, n, &pin), 0);
+	/* synchronous: upload, device copy, download; memset */
+	cr_assert_eq(bw_device_upload(d, a, h, n), 0);
+	cr_assert_eq(bw_device_copy(d, b, a, n), 0);
+	cr_assert_eq(bw_device_download(d, back, b, n), 0);
+	cr_assert(memcmp(h, back, n) == 0);
+	cr_assert_eq(bw_device_memset(d, b, 0xab, n / 2), 0);
+	cr_assert_eq(bw_device_download(d, back, b, n), 0);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(back[i], i < n / 2 ? 0xab : h[i], "byte %zu", i);
+	/* asynchronous on a stream, from and to pinned memory, ordered by an event */
+	bw_stream *s, *s2;
+	bw_event *e;
+	cr_assert_eq(bw_stream_open(d, &s), 0);
+	cr_assert_eq(bw_stream_open(d, &s2), 0);
+	cr_assert_eq(bw_event_open(d, &e), 0);
+	memcpy(pin, h, n);
+	cr_assert_eq(bw_device_memset_async(d, a, 0, n, s), 0);
+	cr_assert_eq(bw_device_upload_async(d, a, pin, n, s), 0);
+	cr_assert_eq(bw_event_record(d, e, s), 0);
+	cr_assert_eq(bw_event_wait(d, s2, e), 0);
+	cr_assert_eq(bw_device_copy_async(d, b, a, n, s2), 0);
+	memset(back, 0, n);
+	cr_assert_eq(bw_device_download_async(d, back, b, n, s2), 0);
+	cr_assert_eq(bw_stream_sync(d, s2), 0);
+	cr_assert_eq(bw_event_sync(d, e), 0);
+	cr_assert(memcmp(h, back, n) == 0);
+	bw_event_close(d, e);
+	bw_stream_close(d, s);
+	bw_stream_close(d, s2);
+	/* a dbuf from host memory holds its bytes; on a host-memory device it borrows them */
+	bw_dbuf db = {0};
+	cr_assert_eq(bw_dbuf_from_host(&db, d, h, n), 0);
+	cr_assert_eq(db.owned, !d->host_memory);
+	cr_assert_eq(bw_device_download(d, back, db.ptr, n), 0);
+	cr_assert(memcmp(h, back, n) == 0);
+	bw_dbuf_free(&db);
+	/* host views: read what is there, write what commit puts there */
+	bw_stage st = {0};
+	const void *rv;
+	void *wv;
+	cr_assert_eq(bw_stage_read(&st, d, a, n, &rv), 0);
+	cr_assert(memcmp(rv, h, n) == 0);
+	cr_assert_eq(d->host_memory, rv == a);
+	cr_assert_eq(bw_stage_write(&st, d, b, n, &wv), 0);
+	memset(wv, 0x5c, n);
+	cr_assert_eq(bw_stage_write_commit(&st, d, b, wv, n), 0);
+	cr_assert_eq(bw_device_download(d, back, b, n), 0);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(back[i], 0x5c);
+	bw_stage_free(&st);
+	/* tensors: growth on their device, zero rows, a tensor of another device refused */
+	bw_tensor t = bw_tensor_empty(d);
+	cr_assert_eq(bw_tensor_reshape(&t, NULL, 3, 4), 0);
+	cr_assert_eq(t.dev, d);
+	if (d != bw_device_cpu())
+		cr_assert_eq(bw_tensor_reshape(&t, bw_device_cpu(), 3, 4), BURROW_E_INVAL);
+	bw_tensor_free(&t);
+	bw_device_host_free(d, pin);
+	bw_device_free(d, a);
+	bw_device_free(d, b);
+	free(h);
+	free(back);
+	bw_backend_release(&be);
+}
+
+/* ------------------------------------------------------------ kernels vs ref_ */
+
+BACKENDS(gemm_matches_ref_in_all_transposes)
+{
+	bw_backend be = open_backend(*kind, 2);
+	const int64_t m = 13, n = 9, k = 17;
+	for (int ta = 0; ta < 2; ta++)
+		for (int tb = 0; tb < 2; tb++) {
+			float *ah = uniform(m * k, 1 + ta, -1, 1), *bh = uniform(n * k, 3 + tb, -1, 1);
+			float *ch = uniform(m * n, 5, -1, 1);
+			bw_tensor a = dev_tensor(&be, ah, ta ? k : m, ta ? m : k), b = dev_tensor(&be, bh, tb ? n : k, tb ? k : n);
+			bw_tensor c = dev_tensor(&be, ch, m, n);
+			double *ad = to_double(ah, m * k), *bd = to_double(bh, n * k);
+			double *ref = malloc((size_t)(m * n) * sizeof *ref);
+			ref_matmul(ad, ta, bd, tb, m, n, k, ref);
+			cr_assert_eq(bw_matmul(&be, &a, ta, &b, tb, 0.5f, 2.0f, &c), 0, "%s", burrow_last_error());
+			float *got = tensor_get(&be, &c);
+			for (int64_t i = 0; i < m * n; i++)
+				cr_assert(close_to(got[i], 0.5 * ref[i] + 2.0 * ch[i], red_tol(&be)), "ta %d tb %d [%lld]: %g vs %g",
+					  ta, tb, (long long)i, got[i], 0.5 * ref[i] + 2.0 * ch[i]);
+			bw_tensor bad = dev_tensor(&be, NULL, m + 1, n);
+			cr_assert_eq(bw_matmul(&be, &a, ta, &b, tb, 1, 0, &bad), BURROW_E_INVAL);
+			bw_tensor_free(&bad);
+			free(got);
+			free(ad);
+			free(bd);
+			free(ref);
+			free(ah);
+			free(bh);
+			free(ch);
+			bw_tensor_free(&a);
+			bw_tensor_free(&b);
+			bw_tensor_free(&c);
+		}
+	bw_backend_release(&be);
+}
+
+BACKENDS(aggregation_forward_and_backward_match_ref)
+{
+	const int64_t nd = 23, ns = 41, dim = 6;
+	tblock t;
+	make_block(&t, nd, ns, 7, 21);
+	cr_assert_eq(bw_block_prepare(&t.b, true, true), 0);
+	float *xh = uniform(ns * dim, 7, -2, 2), *gh = uniform(nd * dim, 8, -2, 2);
+	for (int threads = 1; threads <= 2; threads++) {
+		bw_backend be = open_backend(*kind, threads);
+		const double tol = red_tol(&be);
+		cr_assert_eq(bw_block_upload(&t.b, be.dev), 0, "%s", burrow_last_error());
+		bw_tensor x = dev_tensor(&be, xh, ns, dim), g = dev_tensor(&be, gh, nd, dim);
+		bw_tensor out = dev_tensor(&be, NULL, nd, dim), gx = dev_tensor(&be, NULL, ns, dim);
+		for (int mode = BW_AGG_SUM; mode <= BW_AGG_GCN; mode++) {
+			double *w = ref_agg_matrix(&t.b, mode);
+			cr_assert_eq(bw_aggregate(&be, &t.b, mode, &x, 0, -1, &out), 0, "%s", burrow_last_error());
+			float *o = tensor_get(&be, &out);
+			for (int64_t i = 0; i < nd; i++)
+				for (int64_t c = 0; c < dim; c++) {
+					double ref = 0;
+					for (int64_t j = 0; j < ns; j++)
+						ref += w[i * ns + j] * xh[j * dim + c];
+					cr_assert(close_to(o[i * dim + c], ref, tol), "mode %d fwd [%lld, %lld]: %g vs %g", mode,
+						  (long long)i, (long long)c, o[i * dim + c], ref);
+				}
+			cr_assert_eq(bw_aggregate_backward(&be, &t.b, mode, &g, 0, -1, &gx), 0, "%s", burrow_last_error());
+			float *b = tensor_get(&be, &gx);
+			for (int64_t j = 0; j < ns; j++)
+				for (int64_t c = 0; c < dim; c++) {
+					double ref = 0;
+					for (int64_t i = 0; i < nd; i++)
+						ref += w[i * ns + j] * gh[i * dim + c];
+					cr_assert(close_to(b[j * dim + c], ref, tol), "mode %d bwd [%lld, %lld]: %g vs %g", mode,
+						  (long long)j, (long long)c, b[j * dim + c], ref);
+				}
+			/* a row range writes exactly those rows, a source range exactly those sources */
+			float *fill = malloc((size_t)(ns * dim) * sizeof *fill);
+			for (int64_t i = 0; i < ns * dim; i++)
+				fill[i] = -99.0f;
+			bw_tensor sub = dev_tensor(&be, fill, nd, dim), gsub = dev_tensor(&be, fill, ns, dim);
+			cr_assert_eq(bw_aggregate(&be, &t.b, mode, &x, 3, 17, &sub), 0);
+			cr_assert_eq(bw_aggregate_backward(&be, &t.b, mode, &g, 5, 30, &gsub), 0);
+			float *s = tensor_get(&be, &sub), *gs = tensor_get(&be, &gsub);
+			for (int64_t i = 0; i < nd * dim; i++)
+				cr_assert(i / dim >= 3 && i / dim < 17 ? s[i] == o[i] : s[i] == -99.0f, "row %lld", (long long)(i / dim));
+			for (int64_t i = 0; i < ns * dim; i++)
+				cr_assert(i / dim >= 5 && i / dim < 30 ? gs[i] == b[i] : gs[i] == -99.0f, "source %lld",
+					  (long long)(i / dim));
+			bw_tensor_free(&sub);
+			bw_tensor_free(&gsub);
+			free(fill);
+			free(s);
+			free(gs);
+			free(o);
+			free(b);
+			free(w);
+		}
+		/* refusals: wrong shapes, a range out of bounds, a block not uploaded, no transpose */
+		cr_assert_eq(bw_aggregate(&be, &t.b, BW_AGG_MEAN, &g, 0, -1, &out), BURROW_E_INVAL);
+		cr_assert_eq(bw_aggregate(&be, &t.b, BW_AGG_MEAN, &x, 0, nd + 1, &out), BURROW_E_RANGE);
+		cr_assert_eq(bw_aggregate_part(&be, &t.b, BW_PART_LATE, BW_AGG_SUM, &x, 0, -1, true, &out), BURROW_E_INVAL);
+		tblock u;
+		make_block(&u, nd, ns, 3, 5);
+		cr_assert_eq(bw_aggregate(&be, &u.b, BW_AGG_SUM, &x, 0, -1, &out), BURROW_E_INVAL);
+		cr_assert_eq(bw_block_upload(&u.b, be.dev), 0);
+		cr_assert_eq(bw_aggregate_backward(&be, &u.b, BW_AGG_SUM, &g, 0, -1, &gx), BURROW_E_INVAL);
+		free_block(&u);
+		bw_tensor_free(&x);
+		bw_tensor_free(&out);
+		bw_tensor_free(&g);
+		bw_tensor_free(&gx);
+		bw_block_release(&t.b);
+		cr_assert_eq(bw_block_prepare(&t.b, true, true), 0);
+		bw_backend_release(&be);
+	}
+	free(xh);
+	free(gh);
+	free_block(&t);
+}
+
+/* The early / late split: two CSR matrices whose edges partition every row's by source,
+ * in the row's order; early (overwriting) then late (adding) equals the whole row. */
+BACKENDS(split_aggregation_adds_up_to_the_whole_rows)
+{
+	bw_backend be = open_backend(*kind, 2);
+	const int64_t nd = 30, ns = 52, dim = 5, split = 37;
+	tblock t;
+	make_block(&t, nd, ns, 9, 77);
+	cr_assert_eq(bw_block_split(&t.b, nd - 1), BURROW_E_INVAL);
+	cr_assert_eq(bw_block_split(&t.b, split), 0, "%s", burrow_last_error());
+	const bw_block *b = &t.b;
+	for (int64_t i = 0; i < nd; i++) {
+		int64_t e0 = b->part_indptr[0][i], l0 = b->part_indptr[1][i];
+		cr_assert_eq((b->part_indptr[0][i + 1] - e0) + (b->part_indptr[1][i + 1] - l0), b->indptr[i + 1] - b->indptr[i]);
+		for (int64_t e = b->indptr[i]; e < b->indptr[i + 1]; e++) {
+			const int late = b->indices[e] >= split;
+			const int64_t at = late ? l0++ : e0++;
+			cr_assert_eq(b->part_indices[late][at], b->indices[e], "row %lld edge %lld", (long long)i, (long long)e);
+		}
+	}
+	cr_assert_eq(bw_block_prepare(&t.b, true, true), 0);
+	cr_assert_eq(bw_block_upload(&t.b, be.dev), 0);
+	float *xh = uniform(ns * dim, 9, -1, 1);
+	bw_tensor x = dev_tensor(&be, xh, ns, dim), whole = dev_tensor(&be, NULL, nd, dim);
+	bw_tensor parts = dev_tensor(&be, NULL, nd, dim);
+	for (int mode = BW_AGG_SUM; mode <= BW_AGG_GCN; mode++) {
+		cr_assert_eq(bw_aggregate(&be, &t.b, mode, &x, 0, -1, &whole), 0);
+		cr_assert_eq(bw_aggregate_part(&be, &t.b, BW_PART_EARLY, mode, &x, 0, 10, false, &parts), 0);
+		cr_assert_eq(bw_aggregate_part(&be, &t.b, BW_PART_EARLY, mode, &x, 10, -1, false, &parts), 0);
+		cr_assert_eq(bw_aggregate_part(&be, &t.b, BW_PART_LATE, mode, &x, 0, -1, true, &parts), 0);
+		float *w = tensor_get(&be, &whole), *p = tensor_get(&be, &parts);
+		for (int64_t i = 0; i < nd * dim; i++)
+			cr_assert(close_to(p[i], w[i], red_tol(&be)), "mode %d [%lld]: %g vs %g", mode, (long long)i, p[i], w[i]);
+		free(w);
+		free(p);
+	}
+	free(xh);
+	bw_tensor_free(&x);
+	bw_tensor_free(&whole);
+	bw_tensor_free(&parts);
+	free_block(&t);
+	bw_backend_release(&be);
+}
+
+BACKENDS(elementwise_kernels_match_ref)
+{
+	bw_backend be = open_backend(*kind, 2);
+	const int64_t r = 37, c = 19, n = r * c;
+	float *xh = uniform(n, 31, -1, 1), *gh = uniform(n, 32, -1, 1), *biash = uniform(c, 33, -1, 1);
+	bw_tensor x = dev_tensor(&be, xh, r, c), y = dev_tensor(&be, xh, r, c), g = dev_tensor(&be, gh, r, c);
+	float *bias = dev_put(&be, biash, (size_t)c * sizeof(float)), *cs = dev_put(&be, NULL, (size_t)c * sizeof(float));
+	cr_assert_eq(bw_bias_add(&be, &y, bias, c), 0);
+	float *yh = tensor_get(&be, &y);
+	for (int64_t i = 0; i < n; i++)
+		cr_assert_eq(yh[i], xh[i] + biash[i % c]);
+	free(yh);
+	cr_assert_eq(bw_col_sum(&be, &x, cs, c), 0);
+	float *csh = dev_get(&be, cs, (size_t)c * sizeof(float));
+	for (int64_t k = 0; k < c; k++) {
+		double ref = 0;
+		for (int64_t i = 0; i < r; i++)
+			ref += xh[i * c + k];
+		cr_assert(close_to(csh[k], ref, red_tol(&be)));
+	}
+	free(csh);
+	cr_assert_eq(bw_bias_add(&be, &y, bias, c - 1), BURROW_E_INVAL);
+	bw_tensor_free(&y);
+	y = dev_tensor(&be, xh, r, c);
+	cr_assert_eq(bw_relu(&be, &y), 0);
+	yh = tensor_get(&be, &y);
+	for (int64_t i = 0; i < n; i++)
+		cr_assert_eq(yh[i], xh[i] > 0 ? xh[i] : 0.0f);
+	bw_tensor g2 = dev_tensor(&be, gh, r, c);
+	cr_assert_eq(bw_relu_backward(&be, &g2, &y), 0);
+	float *g2h = tensor_get(&be, &g2);
+	for (int64_t i = 0; i < n; i++)
+		cr_assert_eq(g2h[i], xh[i] > 0 ? gh[i] : 0.0f);
+	free(g2h);
+	bw_tensor_free(&g2);
+	g2 = dev_tensor(&be, yh, r, c);
+	cr_assert_eq(bw_axpy(&be, -0.5f, &g, &g2), 0);
+	g2h = tensor_get(&be, &g2);
+	for (int64_t i = 0; i < n; i++)
+		cr_assert(close_to(g2h[i], (double)yh[i] - 0.5 * gh[i], elem_tol(&be)));
+	free(g2h);
+	cr_assert_eq(bw_scale(&be, 0.25f, &g2), 0);
+	g2h = tensor_get(&be, &g2);
+	for (int64_t i = 0; i < n; i++)
+		cr_assert(close_to(g2h[i], 0.25 * ((double)yh[i] - 0.5 * gh[i]), elem_tol(&be)));
+	free(g2h);
+	int32_t *am = dev_put(&be, NULL, (size_t)r * sizeof(int32_t));
+	cr_assert_eq(bw_argmax(&be, &x, am), 0);
+	int32_t *amh = dev_get(&be, am, (size_t)r * sizeof(int32_t));
+	for (int64_t i = 0; i < r; i++)
+		for (int64_t k = 0; k < c; k++)
+			cr_assert(xh[i * c + k] < xh[i * c + amh[i]] || (xh[i * c + k] == xh[i * c + amh[i]] && k >= amh[i]));
+	free(amh);
+	bw_device_free(be.dev, am);
+	bw_device_free(be.dev, bias);
+	bw_device_free(be.dev, cs);
+	free(xh);
+	free(gh);
+	free(biash);
+	free(yh);
+	bw_tensor_free(&x);
+	bw_tensor_free(&y);
+	bw_tensor_free(&g);
+	bw_tensor_free(&g2);
+	bw_backend_release(&be);
+}
+
+/* The mask of element (r, c): the 64-bit draw c / 2 of the stream bw_key(key, r), its low
+ * half for even c and its high half for odd c, kept when >= p * 2^32. */
+static uint8_t ref_keep(uint64_t key, int64_t r, int64_t c, float p)
+{
+	bw_rng rng;
+	bw_rng_seed(&rng, bw_key(key, (uint64_t)r));
+	uint64_t u = 0;
+	for (int64_t k = 0; k <= c / 2; k++)
+		u = bw_rng_next(&rng);
+	const uint64_t half = c % 2 ? u >> 32 : u & 0xffffffffu;
+	return half >= (uint64_t)llround((double)p * 4294967296.0);
+}
+
+BACKENDS(dropout_is_keyed_thread_independent_and_unbiased)
+{
+	const int64_t r = 300, c = 51, n = r * c;
+	const float p = 0.3f;
+	float *xh = malloc((size_t)n * sizeof *xh);
+	for (int64_t i = 0; i < n; i++)
+		xh[i] = 1.0f + (float)(i % 7);
+	bw_backend one = open_backend(*kind, 1), two = open_backend(*kind, 2);
+	bw_tensor a = dev_tensor(&one, xh, r, c), b = dev_tensor(&two, xh, r, c);
+	uint8_t *ma = dev_put(&one, NULL, (size_t)n), *mb = dev_put(&two, NULL, (size_t)n), *mc = dev_put(&one, NULL, (size_t)n);
+	const uint64_t key = bw_dropout_key(5, 2, 3, 1);
+	cr_assert_eq(bw_dropout(&one, &a, ma, p, key), 0);
+	cr_assert_eq(bw_dropout(&two, &b, mb, p, key), 0);
+	uint8_t *mah = dev_get(&one, ma, (size_t)n), *mbh = dev_get(&two, mb, (size_t)n);
+	float *ah = tensor_get(&one, &a), *bh = tensor_get(&two, &b);
+	cr_assert(memcmp(mah, mbh, (size_t)n) == 0, "dropout mask depends on the thread count");
+	cr_assert(memcmp(ah, bh, (size_t)n * sizeof(float)) == 0);
+	int64_t kept = 0;
+	for (int64_t i = 0; i < n; i++) {
+		/* the same bits as the keyed reference, on every backend */
+		cr_assert_eq(mah[i], ref_keep(key, i / c, i % c, p), "mask (%lld, %lld)", (long long)(i / c), (long long)(i % c));
+		kept += mah[i];
+		const float want = mah[i] ? (1.0f + (float)(i % 7)) * (1.0f / (1.0f - p)) : 0.0f;
+		cr_assert_eq(ah[i], want);
+	}
+	/* kept ~ Binomial(n, 1 - p): within 5 standard deviations */
+	const double mean = (double)n * (1 - p), sd = sqrt((double)n * p * (1 - p));
+	cr_assert(fabs((double)kept - mean) < 5 * sd, "kept %lld of %lld", (long long)kept, (long long)n);
+	/* another (epoch, batch, layer) gives another mask */
+	bw_tensor_free(&b);
+	b = dev_tensor(&one, xh, r, c);
+	cr_assert_eq(bw_dropout(&one, &b, mc, p, bw_dropout_key(5, 2, 4, 1)), 0);
+	uint8_t *mch = dev_get(&one, mc, (size_t)n);
+	cr_assert(memcmp(mah, mch, (size_t)n) != 0);
+	/* backward: the same mask and scale */
+	for (int64_t i = 0; i < n; i++)
+		xh[i] = 2.0f;
+	bw_tensor_free(&b);
+	b = dev_tensor(&one, xh, r, c);
+	cr_assert_eq(bw_dropout_backward(&one, &b, ma, p), 0);
+	free(bh);
+	bh = tensor_get(&one, &b);
+	for (int64_t i = 0; i < n; i++)
+		cr_assert_eq(bh[i], mah[i] ? 2.0f / (1.0f - p) : 0.0f);
+	cr_assert_eq(bw_dropout(&one, &a, ma, 1.0f, key), BURROW_E_INVAL);
+	free(mah);
+	free(mbh);
+	free(mch);
+	free(ah);
+	free(bh);
+	free(xh);
+	bw_device_free(one.dev, ma);
+	bw_device_free(two.dev, mb);
+	bw_device_free(one.dev, mc);
+	bw_tensor_free(&a);
+	bw_tensor_free(&b);
+	bw_backend_release(&one);
+	bw_backend_release(&two);
+}
+
+BACKENDS(log_softmax_nll_matches_ref)
+{
+	bw_backend be = open_backend(*kind, 2);
+	const int64_t r = 29, c = 5;
+	float *zh = uniform(r * c, 41, -4, 4);
+	bw_tensor z = dev_tensor(&be, zh, r, c), g = dev_tensor(&be, NULL, r, c);
+	int32_t y[29];
+	for (int64_t i = 0; i < r; i++)
+		y[i] = i % 6 == 5 ? -1 : (int32_t)(i * 3 % c);
+	int64_t sel[] = {1, 4, 5, 9, 11, 17, 20, 28};
+	const int64_t ns = 8;
+	int32_t *yd = dev_put(&be, y, sizeof y);
+	int64_t *seld = dev_put(&be, sel, sizeof sel);
+	bw_loss *ld = dev_put(&be, NULL, sizeof(bw_loss)), ls;
+	cr_assert_eq(bw_nll_loss(&be, &z, yd, seld, ns, &g, ld), 0, "%s", burrow_last_error());
+	cr_assert_eq(bw_loss_read(&be, ld, &ls), 0, "%s", burrow_last_error());
+	double ref = 0;
+	int64_t rc = 0, rok = 0;
+	for (int64_t k = 0; k < ns; k++)
+		rc += y[sel[k]] >= 0;
+	double *rg = calloc((size_t)(r * c), sizeof *rg);
+	for (int64_t k = 0; k < ns; k++) {
+		const int64_t i = sel[k];
+		if (y[i] < 0)
+			continue;
+		double se = 0, mx = -INFINITY;
+		int am = 0;
+		for (int64_t q = 0; q < c; q++) {
+			se += exp((double)zh[i * c + q]);
+			if (zh[i * c + q] > mx) {
+				mx = zh[i * c + q];
+				am = (int)q;
+			}
+		}
+		ref += -(zh[i * c + y[i]] - log(se)) / (double)rc;
+		rok += am == y[i];
+		for (int64_t q = 0; q < c; q++)
+			rg[i * c + q] = (exp((double)zh[i * c + q]) / se - (q == y[i])) / (double)rc;
+	}
+	cr_assert_eq(ls.counted, rc);
+	cr_assert_eq(ls.correct, rok);
+	cr_assert_eq(ls.bad, 0);
+	cr_assert(close_to(ls.loss, ref, red_tol(&be)), "%g vs %g", ls.loss, ref);
+	float *gg = tensor_get(&be, &g);
+	for (int64_t i = 0; i < r * c; i++)
+		cr_assert(close_to(gg[i], rg[i], red_tol(&be)), "grad [%lld]: %g vs %g", (long long)i, gg[i], rg[i]);
+	/* a label >= classes, or a selected row out of range, is reported when read */
+	y[4] = (int32_t)c;
+	cr_assert_eq(bw_device_upload(be.dev, yd, y, sizeof y), 0);
+	cr_assert_eq(bw_nll_loss(&be, &z, yd, seld, ns, &g, ld), 0);
+	cr_assert_eq(bw_loss_read(&be, ld, &ls), BURROW_E_RANGE);
+	cr_assert(strstr(burrow_last_error(), "label 5 of output row 4"), "%s", burrow_last_error());
+	y[4] = 0;
+	sel[3] = r;
+	cr_assert_eq(bw_device_upload(be.dev, yd, y, sizeof y), 0);
+	cr_assert_eq(bw_device_upload(be.dev, seld, sel, sizeof sel), 0);
+	cr_assert_eq(bw_nll_loss(&be, &z, yd, seld, ns, &g, ld), 0);
+	cr_assert_eq(bw_loss_read(&be, ld, &ls), BURROW_E_RANGE);
+	cr_assert(strstr(burrow_last_error(), "selected row 29"), "%s", burrow_last_error());
+	free(gg);
+	free(rg);
+	free(zh);
+	bw_device_free(be.dev, yd);
+	bw_device_free(be.dev, seld);
+	bw_device_free(be.dev, ld);
+	bw_tensor_free(&z);
+	bw_tensor_free(&g);
+	bw_backend_release(&be);
+}
+
+BACKENDS(optimizers_follow_their_formulas)
+{
+	bw_backend be = open_backend(*kind, 2);
+	const int64_t n = 50;
+	for (int okind = BURROW_OPTIM_ADAM; okind <= BURROW_OPTIM_SGD; okind++) {
+		bw_optim *o;
+		const double lr = 0.01, wd = 0.1, mom = okind == BURROW_OPTIM_SGD ? 0.9 : 0;
+		cr_assert_eq(bw_optim_open(&o, be.dev, okind, n, lr, wd, mom), 0);
+		float ph[50], gh[50];
+		double rp[50], rm[50] = {0}, rv[50] = {0};
+		fill_uniform(ph, n, 51, -1, 1);
+		for (int64_t i = 0; i < n; i++)
+			rp[i] = ph[i];
+		float *p = dev_put(&be, ph, sizeof ph), *g = dev_put(&be, NULL, sizeof gh);
+		for (int step = 1; step <= 5; step++) {
+			fill_uniform(gh, n, 60 + (uint64_t)step, -1, 1);
+			cr_assert_eq(bw_device_upload(be.dev, g, gh, sizeof gh), 0);
+			cr_assert_eq(bw_optim_step(&be, o, p, g), 0);
+			for (int64_t i = 0; i < n; i++) {
+				if (okind == BURROW_OPTIM_SGD) {
+					rm[i] = mom * rm[i] + gh[i] + wd * rp[i];
+					rp[i] -= lr * rm[i];
+					continue;
+				}
+				const double gi = okind == BURROW_OPTIM_ADAM ? gh[i] + wd * rp[i] : gh[i];
+				if (okind == BURROW_OPTIM_ADAMW)
+					rp[i] *= 1 - lr * wd;
+				rm[i] = 0.9 * rm[i] + 0.1 * gi;
+				rv[i] = 0.999 * rv[i] + 0.001 * gi * gi;
+				const double mh = rm[i] / (1 - pow(0.9, step)), vh = rv[i] / (1 - pow(0.999, step));
+				rp[i] -= lr * mh / (sqrt(vh) + 1e-8);
+			}
+		}
+		float *got = dev_get(&be, p, sizeof ph);
+		for (int64_t i = 0; i < n; i++)
+			cr_assert(close_to(got[i], rp[i], elem_tol(&be)), "optimizer %d [%lld]: %g vs %g", okind, (long long)i,
+				  got[i], rp[i]);
+		free(got);
+		bw_device_free(be.dev, p);
+		bw_device_free(be.dev, g);
+		bw_optim_close(o);
+	}
+	bw_backend_release(&be);
+}
