@@ -230,8 +230,10 @@ int bw_layer_backward_overlap(const bw_backend *be, bw_layer *l, const bw_block 
 	const bool sage = l->kind == BW_LAYER_SAGE;
 	const bw_agg mode = sage ? BW_AGG_MEAN : BW_AGG_GCN;
 	const bw_tensor xd = bw_tensor_rows(x, 0, nd);
-	const bw_tensor w = bw_tensor_view(be->dev, l->w, l->in, l->out), wn = bw_tensor_view(be->dev, l->w_neigh, l->in, l->out);
-	bw_tensor gw = bw_tensor_view(be->dev, l->gw, l->in, l->out), gwn = bw_tensor_view(be->dev, l->gw_neigh, l->in, l->out);
+	const bw_tensor w = bw_tensor_view(be->dev, l->w, l->in, l->out);
+	const bw_tensor wn = bw_tensor_view(be->dev, l->w_neigh, l->in, l->out);
+	bw_tensor gw = bw_tensor_view(be->dev, l->gw, l->in, l->out);
+	bw_tensor gwn = bw_tensor_view(be->dev, l->gw_neigh, l->in, l->out);
 	bw_tensor *gwa = sage ? &gwn : &gw;
 	const bw_tensor *wa = sage ? &wn : &w;
 	bw_tensor gxd;

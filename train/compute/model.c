@@ -56,8 +56,8 @@ int bw_model_open(bw_model **out, const bw_device *dev, const bw_model_cfg *cfg,
 		m->num_params += bw_layer_num_params(kind, in, o);
 	}
 	const size_t bytes = (size_t)m->num_params * sizeof(float);
-	if ((st = bw_device_alloc(dev, bytes, (void **)&m->params)) || (st = bw_device_alloc(dev, bytes, (void **)&m->grads)) ||
-	    (st = bw_device_memset(dev, m->grads, 0, bytes)))
+	if ((st = bw_device_alloc(dev, bytes, (void **)&m->params)) ||
+	    (st = bw_device_alloc(dev, bytes, (void **)&m->grads)) || (st = bw_device_memset(dev, m->grads, 0, bytes)))
 		goto fail;
 	int64_t off = 0;
 	for (int l = 0; l < cfg->layers; l++) {

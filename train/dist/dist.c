@@ -149,7 +149,8 @@ int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist
 	for (int s = 0; s < 3; s++)
 		d->split[s] = burrow_dataset_split(ds, s, &d->split_n[s]);
 	int64_t ntr = d->split_n[BURROW_SPLIT_TRAIN];
-	if ((st = BW_MPI(MPI_Allreduce(&ntr, &d->global_train, 1, MPI_INT64_T, MPI_SUM, d->comm), "train: MPI_Allreduce")))
+	if ((st = BW_MPI(MPI_Allreduce(&ntr, &d->global_train, 1, MPI_INT64_T, MPI_SUM, d->comm),
+				 "train: MPI_Allreduce")))
 		goto fail;
 	/* send lists as local ids of owned rows */
 	int64_t *send_local = bw_malloc((size_t)(d->pi->num_send ? d->pi->num_send : 1) * sizeof *send_local);

@@ -343,7 +343,8 @@ static int hop(struct bw_dist_mb *m, bw_mb_batch *b, int l, uint64_t lkey)
 	if ((st = fits_int(nrecv, "sampling requests")) ||
 	    (st = grow(&m->rreq, &m->rreq_cap, (size_t)nrecv + 1, sizeof *m->rreq)))
 		return st;
-	if ((st = BW_MPI(MPI_Alltoallv(m->sreq, sc, sd, MPI_INT64_T, m->rreq, rc, rd, MPI_INT64_T, m->comm), "train: sampling: MPI_Alltoallv (ids)")))
+	if ((st = BW_MPI(MPI_Alltoallv(m->sreq, sc, sd, MPI_INT64_T, m->rreq, rc, rd, MPI_INT64_T, m->comm),
+				 "train: sampling: MPI_Alltoallv (ids)")))
 		return st;
 	m->mpi_s += MPI_Wtime() - t0;
 	int64_t ru = 0;
@@ -371,7 +372,8 @@ static int hop(struct bw_dist_mb *m, bw_mb_batch *b, int l, uint64_t lkey)
 	if ((st = exchange_counts(m, qs, gs, gd, &ng, "train: sampling: MPI_Alltoall")) ||
 	    (st = fits_int(ng, "sampled neighbors")) || (st = grow(&m->get, &m->get_cap, (size_t)ng + 1, sizeof *m->get)))
 		return st;
-	if ((st = BW_MPI(MPI_Alltoallv(m->rep, qs, qd, MPI_INT64_T, m->get, gs, gd, MPI_INT64_T, m->comm), "train: sampling: MPI_Alltoallv (neighbors)")))
+	if ((st = BW_MPI(MPI_Alltoallv(m->rep, qs, qd, MPI_INT64_T, m->get, gs, gd, MPI_INT64_T, m->comm),
+				 "train: sampling: MPI_Alltoallv (neighbors)")))
 		return st;
 	m->mpi_s += MPI_Wtime() - t0;
 	/* replies come from each owner in the order of the requests sent to it */
@@ -526,7 +528,8 @@ static int fetch_post(burrow_dist *d, bw_mb_batch *b)
 	if ((st = fits_int(ns * D, "feature rows")) || (st = fits_int(nf * D, "feature rows")) ||
 	    (st = grow(&b->sids, &b->sids_cap, (size_t)ns + 1, sizeof *b->sids)))
 		return st;
-	if ((st = BW_MPI(MPI_Alltoallv(m->sreq, sc, sd, MPI_INT64_T, b->sids, rc, rd, MPI_INT64_T, m->comm), "train: fetch: MPI_Alltoallv (ids)")))
+	if ((st = BW_MPI(MPI_Alltoallv(m->sreq, sc, sd, MPI_INT64_T, b->sids, rc, rd, MPI_INT64_T, m->comm),
+				 "train: fetch: MPI_Alltoallv (ids)")))
 		return st;
 	m->mpi_s += MPI_Wtime() - t0;
 	b->n_serve = ns;
@@ -759,7 +762,8 @@ int bw_dist_mb_epoch(burrow_dist *d, burrow_epoch_stats *es, burrow_comm_stats *
 	/* every rank takes as many steps as the rank with the most batches */
 	int64_t mine = (m->ntrain + m->batch - 1) / m->batch, steps;
 	int st;
-	if ((st = BW_MPI(MPI_Allreduce(&mine, &steps, 1, MPI_INT64_T, MPI_MAX, m->comm), "train: MPI_Allreduce (steps)")))
+	if ((st = BW_MPI(MPI_Allreduce(&mine, &steps, 1, MPI_INT64_T, MPI_MAX, m->comm),
+				 "train: MPI_Allreduce (steps)")))
 		return st;
 	if (d->o.train.max_batches > 0 && d->o.train.max_batches < steps)
 		steps = d->o.train.max_batches;

@@ -96,12 +96,11 @@ int bw_halo_open(bw_halo **out, MPI_Comm comm, int64_t n_owned, const int64_t *s
 	}
 	for (int k = 0; k < h->nnbr; k++)
 		w[k] = 1;
-	int rc = MPI_Dist_graph_create_adjacent(comm, h->nnbr, h->nbr, w, h->nnbr, h->nbr, w, MPI_INFO_NULL, 0, &h->comm);
+	st = BW_MPI(MPI_Dist_graph_create_adjacent(comm, h->nnbr, h->nbr, w, h->nnbr, h->nbr, w, MPI_INFO_NULL, 0, &h->comm),
+		    "halo: MPI_Dist_graph_create_adjacent");
 	bw_free(w);
-	if (rc != MPI_SUCCESS) {
-		st = bw_err_mpi(rc, "halo: MPI_Dist_graph_create_adjacent");
+	if (st)
 		goto fail;
-	}
 	MPI_Comm_set_errhandler(h->comm, MPI_ERRORS_RETURN);
 	*out = h;
 	return 0;
