@@ -6,6 +6,8 @@
 #   V=1                print full commands
 # Each configuration builds in its own folder (build/, build/san/, build/debug/, ...),
 # and every object depends on a stamp of the flags that built it.
+# Outputs: libburrow (no MPI) and libburrow_mpi (libburrow plus distributed training, linking
+# MPI), each shared and static; the burrow command and the tests link every object directly.
 
 MAJOR := 0
 MINOR := 1
@@ -54,9 +56,12 @@ endif
 
 # ---------------------------------------------------------------- flags
 CC ?= cc
-PKGS := libcjson liburing libzip libcurl zlib openblas ompi-c
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+# libburrow's own dependencies; MPI only for libburrow_mpi (distributed training), the CLI and tests
+PKGS := libcjson liburing libzip libcurl zlib openblas
+MPI_PKGS := ompi-c
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) $(MPI_PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+MPI_LIBS := $(shell pkg-config --libs $(MPI_PKGS) 2>/dev/null)
 
 OPT := -O2
 ifneq ($(DEBUG),0)
@@ -89,13 +94,21 @@ TOOL_SRCS := $(wildcard tools/*.c)
 TEST_SRCS := $(wildcard tests/*.c)
 MPI_TEST_SRCS := $(wildcard tests/mpi/*.c)
 
-LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(CU_SRCS:%.cu=$(BUILD)/obj/%.cu.o)
+# distributed training (MPI) is its own library: libburrow_mpi = libburrow + train/dist
+MPI_LIB_SRCS := $(wildcard train/dist/*.c)
+CORE_SRCS := $(filter-out $(MPI_LIB_SRCS),$(LIB_SRCS))
+CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o) $(CU_SRCS:%.cu=$(BUILD)/obj/%.cu.o)
+MPI_LIB_OBJS := $(MPI_LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+LIB_OBJS := $(CORE_OBJS) $(MPI_LIB_OBJS)
 TOOL_OBJS := $(TOOL_SRCS:%.c=$(BUILD)/obj/%.o)
 TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/obj/%.o)
 MPI_TEST_BINS := $(MPI_TEST_SRCS:tests/mpi/%.c=$(BUILD)/tests/%)
 
 STATIC := $(BUILD)/libburrow.a
+STATIC_MPI := $(BUILD)/libburrow_mpi.a
+INTERNAL := $(BUILD)/libburrow-internal.a
 SHARED := $(BUILD)/libburrow.so.$(VERSION)
+SHARED_MPI := $(BUILD)/libburrow_mpi.so.$(VERSION)
 BIN := $(BUILD)/burrow
 TESTBIN := $(BUILD)/tests/burrow-tests
 
@@ -110,14 +123,14 @@ endif
 .PHONY: all lib test check demo demo-run deps install uninstall clean bench cuda-info
 .DEFAULT_GOAL := all
 
-all: cuda-info $(STATIC) $(BUILD)/libburrow.so $(BIN)
+all: cuda-info lib $(BIN)
 
 cuda-info:
 ifeq ($(CUDA),auto)
 	@echo "burrow: CUDA=auto: $(if $(filter 1,$(HAS_CUDA)),building the CUDA backend with $(NVCC),nvcc not on PATH; CPU only)"
 endif
 
-lib: $(STATIC) $(BUILD)/libburrow.so
+lib: $(STATIC) $(STATIC_MPI) $(BUILD)/libburrow.so $(BUILD)/libburrow_mpi.so
 
 $(BUILD)/obj/%.o: %.c $(STAMP)
 	@mkdir -p $(dir $@)
@@ -129,34 +142,57 @@ $(BUILD)/obj/%.cu.o: %.cu $(STAMP)
 	@$(if $(Q),echo "  NVCC    $<")
 	$(Q)$(NVCC) $(NVCCFLAGS_ALL) -MMD -MP -c $< -o $@
 
-$(STATIC): $(LIB_OBJS)
+# The installed archives hold one relocatable object each whose internal (hidden) symbols
+# are made local, so a static link sees only burrow_*; the CLI and the tests link the plain
+# archive of every object, internals included.
+$(INTERNAL): $(LIB_OBJS)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(SHARED): $(LIB_OBJS) libburrow.map
+$(BUILD)/libburrow.o: $(CORE_OBJS)
+	@$(if $(Q),echo "  LD -r   $@")
+	$(Q)$(LD) -r -o $@ $^ && objcopy --localize-hidden $@
+
+$(BUILD)/libburrow_mpi.o: $(LIB_OBJS)
+	@$(if $(Q),echo "  LD -r   $@")
+	$(Q)$(LD) -r -o $@ $^ && objcopy --localize-hidden $@
+
+$(STATIC) $(STATIC_MPI): $(BUILD)/%.a: $(BUILD)/%.o
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $<
+
+$(SHARED): $(CORE_OBJS) libburrow.map
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -shared -o $@ $(LIB_OBJS) -Wl,-soname=libburrow.so.$(MAJOR) -Wl,--version-script=libburrow.map \
+	$(Q)$(CC) -shared -o $@ $(CORE_OBJS) -Wl,-soname=libburrow.so.$(MAJOR) -Wl,--version-script=libburrow.map \
 		-Wl,-z,defs -Wl,--as-needed $(LDFLAGS_ALL) $(LIBS_ALL)
+
+$(SHARED_MPI): $(LIB_OBJS) libburrow.map
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared -o $@ $(LIB_OBJS) -Wl,-soname=libburrow_mpi.so.$(MAJOR) -Wl,--version-script=libburrow.map \
+		-Wl,-z,defs -Wl,--as-needed $(LDFLAGS_ALL) $(LIBS_ALL) $(MPI_LIBS)
 
 $(BUILD)/libburrow.so: $(SHARED)
 	$(Q)ln -sf libburrow.so.$(VERSION) $(BUILD)/libburrow.so.$(MAJOR) && ln -sf libburrow.so.$(VERSION) $@
 
-$(BIN): $(TOOL_OBJS) $(STATIC)
-	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -o $@ $(TOOL_OBJS) $(STATIC) $(LDFLAGS_ALL) $(LIBS_ALL)
+$(BUILD)/libburrow_mpi.so: $(SHARED_MPI)
+	$(Q)ln -sf libburrow_mpi.so.$(VERSION) $(BUILD)/libburrow_mpi.so.$(MAJOR) && ln -sf libburrow_mpi.so.$(VERSION) $@
 
-$(TESTBIN): $(TEST_OBJS) $(STATIC)
+$(BIN): $(TOOL_OBJS) $(INTERNAL)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -o $@ $(TOOL_OBJS) $(INTERNAL) $(LDFLAGS_ALL) $(LIBS_ALL) $(MPI_LIBS)
+
+$(TESTBIN): $(TEST_OBJS) $(INTERNAL)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -o $@ $(TEST_OBJS) $(STATIC) $(LDFLAGS_ALL) $(LIBS_ALL) $(shell pkg-config --libs criterion 2>/dev/null)
+	$(Q)$(CC) -o $@ $(TEST_OBJS) $(INTERNAL) $(LDFLAGS_ALL) $(LIBS_ALL) $(MPI_LIBS) $(shell pkg-config --libs criterion 2>/dev/null)
 
 $(BUILD)/obj/tests/%.o: CFLAGS_ALL += -Icore -Igraph -Wno-missing-field-initializers
 
 # MPI test programs: one executable each, started under mpirun by tests/test_mpi.c
-$(BUILD)/tests/%: $(BUILD)/obj/tests/mpi/%.o $(STATIC)
+$(BUILD)/tests/%: $(BUILD)/obj/tests/mpi/%.o $(INTERNAL)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -o $@ $< $(STATIC) $(LDFLAGS_ALL) $(LIBS_ALL)
+	$(Q)$(CC) -o $@ $< $(INTERNAL) $(LDFLAGS_ALL) $(LIBS_ALL) $(MPI_LIBS)
 
 # ---------------------------------------------------------------- the README's commands
 deps:
@@ -193,21 +229,30 @@ bench: all
 
 # ---------------------------------------------------------------- install
 DESTDIR ?=
+# one .pc per library; Libs.private names the direct dependencies only, so that
+# `pkg-config --static` does not pull in what those libraries link privately
+PC_PRIVATE := $(PKG_LIBS) -lmetis -lm -fopenmp -lpthread$(if $(filter 1,$(HAS_CUDA)), -L$(CUDA_HOME)/lib64 -lcudart)
+define pc_file
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' -e 's|@NAME@|$(1)|g' -e 's|@LIB@|$(2)|g' \
+		-e 's|@DESCRIPTION@|$(3)|g' -e 's|@LIBS_PRIVATE@|$(strip $(4))|g' burrow.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$(1).pc
+endef
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	install -m 0644 include/burrow.h $(DESTDIR)$(PREFIX)/include/burrow.h
-	install -m 0644 $(STATIC) $(DESTDIR)$(PREFIX)/lib/libburrow.a
-	install -m 0755 $(SHARED) $(DESTDIR)$(PREFIX)/lib/libburrow.so.$(VERSION)
-	ln -sf libburrow.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libburrow.so.$(MAJOR)
-	ln -sf libburrow.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libburrow.so
+	install -m 0644 $(STATIC) $(STATIC_MPI) $(DESTDIR)$(PREFIX)/lib/
+	install -m 0755 $(SHARED) $(SHARED_MPI) $(DESTDIR)$(PREFIX)/lib/
+	for l in libburrow libburrow_mpi; do \
+		ln -sf $$l.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/$$l.so.$(MAJOR) && \
+		ln -sf $$l.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/$$l.so || exit 1; done
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/burrow
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' -e 's|@PKGS@|$(PKGS)|g' \
-		-e 's|@LIBS_PRIVATE@|-lmetis -lm -fopenmp -lpthread$(if $(filter 1,$(HAS_CUDA)), -L$(CUDA_HOME)/lib64 -lcudart)|g' \
-		burrow.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/burrow.pc
+	$(call pc_file,burrow,burrow,Out-of-core graph neural network training (libburrow),$(PC_PRIVATE))
+	$(call pc_file,burrow-mpi,burrow_mpi,libburrow with partition-parallel training over MPI (libburrow_mpi),$(PC_PRIVATE) $(MPI_LIBS))
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/include/burrow.h $(DESTDIR)$(PREFIX)/lib/libburrow.* \
-		$(DESTDIR)$(PREFIX)/lib/pkgconfig/burrow.pc $(DESTDIR)$(PREFIX)/bin/burrow
+	rm -f $(DESTDIR)$(PREFIX)/include/burrow.h $(DESTDIR)$(PREFIX)/lib/libburrow.* $(DESTDIR)$(PREFIX)/lib/libburrow_mpi.* \
+		$(DESTDIR)$(PREFIX)/lib/pkgconfig/burrow.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/burrow-mpi.pc \
+		$(DESTDIR)$(PREFIX)/bin/burrow
 
 clean:
 	rm -rf build

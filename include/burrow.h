@@ -935,7 +935,9 @@ BURROW_API const burrow_dataset *burrow_part_dataset(const burrow_part *p);
  * fetches the input rows the rank does not hold from their owners, and runs the same number
  * of steps on every rank. The caller initializes MPI (MPI_Init) before burrow_dist_open and
  * finalizes it after burrow_dist_close; every call below is collective over
- * MPI_COMM_WORLD, whose size must equal the number of parts. */
+ * MPI_COMM_WORLD, whose size must equal the number of parts. The burrow_dist_* calls are in
+ * libburrow_mpi (pkg-config burrow-mpi), which holds all of libburrow too and links MPI;
+ * libburrow itself links no MPI. */
 
 enum burrow_halo_mode {
 	BURROW_HALO_EXACT = 0,  /* every layer waits for this epoch's halo rows */

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # install-check.sh: install into a scratch prefix, then build a program that includes only
 # <burrow.h> with pkg-config (as C11 and as C++), run it against the installed shared library,
-# and check that the library exports only burrow_* symbols. Usage: install-check.sh MAKE-ARGS...
+# and check that the library exports only burrow_* symbols, that libburrow links no MPI (the
+# distributed calls are in libburrow_mpi), that the static archives expose only burrow_*, and
+# that README's library block runs as written. Usage: install-check.sh MAKE-ARGS...
 set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d /tmp/burrow-install-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 make --no-print-directory install PREFIX="$tmp" "$@" >/dev/null
@@ -43,4 +46,34 @@ LD_LIBRARY_PATH="$tmp/lib" "$tmp/usecpp"
 bad=$(nm -D --defined-only "$tmp/lib/libburrow.so" | awk '$2 ~ /[TDBRW]/ {print $3}' | grep -v '^burrow_' || true)
 [[ -z "$bad" ]] || { echo "install-check: exported non-API symbols: $bad" >&2; exit 1; }
 readelf -d "$tmp/lib/libburrow.so" | grep -q 'SONAME.*libburrow.so.0' || { echo "install-check: SONAME is not libburrow.so.0" >&2; exit 1; }
-echo "install-check: ok (C11 and C++ against <burrow.h>, pkg-config, only burrow_* exported, SONAME libburrow.so.0)"
+# libburrow needs no MPI; libburrow_mpi serves the distributed calls, under its own SONAME
+if readelf -d "$tmp/lib/libburrow.so" | grep NEEDED | grep -qi mpi; then
+	echo "install-check: libburrow.so links MPI" >&2; exit 1
+fi
+readelf -d "$tmp/lib/libburrow_mpi.so" | grep -q 'SONAME.*libburrow_mpi.so.0' || { echo "install-check: SONAME of libburrow_mpi" >&2; exit 1; }
+bad=$(nm -D --defined-only "$tmp/lib/libburrow_mpi.so" | awk '$2 ~ /[TDBRW]/ {print $3}' | grep -v '^burrow_' || true)
+[[ -z "$bad" ]] || { echo "install-check: libburrow_mpi exports non-API symbols: $bad" >&2; exit 1; }
+printf '#include <burrow.h>\n#include <stdio.h>\nint main(void) { burrow_dist_opts o; burrow_dist_defaults(&o); printf("%%d\\n", o.train.full_graph); return 0; }\n' > "$tmp/usempi.c"
+cc -std=c11 -Wall -Werror "$tmp/usempi.c" -o "$tmp/usempi" $(pkg-config --cflags --libs burrow-mpi)
+[[ "$(LD_LIBRARY_PATH="$tmp/lib" "$tmp/usempi")" == 1 ]] || { echo "install-check: burrow-mpi program failed" >&2; exit 1; }
+if cc -std=c11 "$tmp/usempi.c" -o "$tmp/usempi2" $(pkg-config --cflags --libs burrow) 2>/dev/null; then
+	echo "install-check: burrow_dist_* resolved from libburrow, which should not hold them" >&2; exit 1
+fi
+# the static archives: one object each, only burrow_* global
+for a in libburrow.a libburrow_mpi.a; do
+	bad=$(nm -g --defined-only "$tmp/lib/$a" | awk 'NF == 3 {print $3}' | grep -v '^burrow_' || true)
+	[[ -z "$bad" ]] || { echo "install-check: $a has global non-API symbols: $(echo $bad | head -c 300)" >&2; exit 1; }
+done
+# README's library block, verbatim, with HOME in the scratch folder and make run in the clone
+mkdir -p "$tmp/home" "$tmp/readme"
+block=$(awk '/<!-- readme-check: library -->/ {on = 1; next} on && /^```sh/ {inb = 1; next} inb && /^```/ {exit} inb' "$repo/README.md")
+[[ -n "$block" ]] || { echo "install-check: README has no library block" >&2; exit 1; }
+makeargs=("$@")
+out=$(cd "$tmp/readme" && HOME="$tmp/home" PKG_CONFIG_PATH= LD_LIBRARY_PATH= bash -euo pipefail -c \
+	"make() { command make -C '$repo' --no-print-directory ${makeargs[*]:-} \"\$@\" >/dev/null; }; $block" 2>&1) || {
+	echo "install-check: README's library block failed:" >&2; echo "$out" >&2; exit 1; }
+[[ "$(grep -c '^10000 nodes$' <<<"$out")" == 2 ]] || { echo "install-check: README block printed: $out" >&2; exit 1; }
+if ldd "$tmp/readme/app-static" | grep -q libburrow; then
+	echo "install-check: app-static is linked to a shared libburrow" >&2; exit 1
+fi
+echo "install-check: ok (C11 and C++ against <burrow.h>, pkg-config and --static, only burrow_* exported and global in the archives, SONAME libburrow.so.0, no MPI in libburrow, burrow-mpi, README's library block)"
