@@ -3,7 +3,8 @@
 # <burrow.h> with pkg-config (as C11 and as C++), run it against the installed shared library,
 # and check that the library exports only burrow_* symbols, that libburrow links no MPI (the
 # distributed calls are in libburrow_mpi), that the static archives expose only burrow_*, and
-# that README's library block runs as written. Usage: install-check.sh MAKE-ARGS...
+# that README's library block runs as written. (No `grep -q` after a pipe: with pipefail its early
+# exit can fail the writer with SIGPIPE.) Usage: install-check.sh MAKE-ARGS...
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d /tmp/burrow-install-XXXXXX)
@@ -37,7 +38,7 @@ cc -std=c11 -Wall -Wextra -Werror "$tmp/use.c" -o "$tmp/use" $(pkg-config --cfla
 out=$(LD_LIBRARY_PATH="$tmp/lib" "$tmp/use" "$tmp/ds")
 [[ "$out" == "$(LD_LIBRARY_PATH="$tmp/lib" "$tmp/bin/burrow" --version | cut -d' ' -f2) 500" ]] || {
 	echo "install-check: program printed '$out'" >&2; exit 1; }
-LD_LIBRARY_PATH="$tmp/lib" ldd "$tmp/use" | grep -q "$tmp/lib/libburrow.so.0" || { echo "install-check: not linked to the installed libburrow.so.0" >&2; exit 1; }
+LD_LIBRARY_PATH="$tmp/lib" ldd "$tmp/use" | grep "$tmp/lib/libburrow.so.0" >/dev/null || { echo "install-check: not linked to the installed libburrow.so.0" >&2; exit 1; }
 # the header as C++
 printf '#include <burrow.h>\nint main() { return burrow_strerror(BURROW_OK)[0] == 0; }\n' > "$tmp/use.cpp"
 c++ -std=c++11 -Wall -Wextra -Werror "$tmp/use.cpp" -o "$tmp/usecpp" $(pkg-config --cflags --libs burrow)
@@ -45,12 +46,12 @@ LD_LIBRARY_PATH="$tmp/lib" "$tmp/usecpp"
 # only the API is exported, under the right SONAME
 bad=$(nm -D --defined-only "$tmp/lib/libburrow.so" | awk '$2 ~ /[TDBRW]/ {print $3}' | grep -v '^burrow_' || true)
 [[ -z "$bad" ]] || { echo "install-check: exported non-API symbols: $bad" >&2; exit 1; }
-readelf -d "$tmp/lib/libburrow.so" | grep -q 'SONAME.*libburrow.so.0' || { echo "install-check: SONAME is not libburrow.so.0" >&2; exit 1; }
+readelf -d "$tmp/lib/libburrow.so" | grep "SONAME.*libburrow.so.0" >/dev/null || { echo "install-check: SONAME is not libburrow.so.0" >&2; exit 1; }
 # libburrow needs no MPI; libburrow_mpi serves the distributed calls, under its own SONAME
-if readelf -d "$tmp/lib/libburrow.so" | grep NEEDED | grep -qi mpi; then
+if readelf -d "$tmp/lib/libburrow.so" | grep NEEDED | grep -i mpi >/dev/null; then
 	echo "install-check: libburrow.so links MPI" >&2; exit 1
 fi
-readelf -d "$tmp/lib/libburrow_mpi.so" | grep -q 'SONAME.*libburrow_mpi.so.0' || { echo "install-check: SONAME of libburrow_mpi" >&2; exit 1; }
+readelf -d "$tmp/lib/libburrow_mpi.so" | grep "SONAME.*libburrow_mpi.so.0" >/dev/null || { echo "install-check: SONAME of libburrow_mpi" >&2; exit 1; }
 bad=$(nm -D --defined-only "$tmp/lib/libburrow_mpi.so" | awk '$2 ~ /[TDBRW]/ {print $3}' | grep -v '^burrow_' || true)
 [[ -z "$bad" ]] || { echo "install-check: libburrow_mpi exports non-API symbols: $bad" >&2; exit 1; }
 printf '#include <burrow.h>\n#include <stdio.h>\nint main(void) { burrow_dist_opts o; burrow_dist_defaults(&o); printf("%%d\\n", o.train.full_graph); return 0; }\n' > "$tmp/usempi.c"
@@ -73,7 +74,7 @@ out=$(cd "$tmp/readme" && HOME="$tmp/home" PKG_CONFIG_PATH= LD_LIBRARY_PATH= bas
 	"make() { command make -C '$repo' --no-print-directory ${makeargs[*]:-} \"\$@\" >/dev/null; }; $block" 2>&1) || {
 	echo "install-check: README's library block failed:" >&2; echo "$out" >&2; exit 1; }
 [[ "$(grep -c '^10000 nodes$' <<<"$out")" == 2 ]] || { echo "install-check: README block printed: $out" >&2; exit 1; }
-if ldd "$tmp/readme/app-static" | grep -q libburrow; then
+if ldd "$tmp/readme/app-static" | grep libburrow >/dev/null; then
 	echo "install-check: app-static is linked to a shared libburrow" >&2; exit 1
 fi
 echo "install-check: ok (C11 and C++ against <burrow.h>, pkg-config and --static, only burrow_* exported and global in the archives, SONAME libburrow.so.0, no MPI in libburrow, burrow-mpi, README's library block)"
