@@ -732,14 +732,16 @@ typedef struct burrow_epoch_stats {
 	int epoch;              /* 1-based number of the epoch just trained */
 	int64_t batches;        /* optimizer steps taken */
 	double loss;            /* mean of the batches' losses */
-	double train_acc;       /* correct / total over the batches' training rows, dropout on */
+	double train_acc;       /* correct / total over the batches' training rows, dropout on; -1 when
+				   no row had a label */
 	double epoch_s;         /* training only (no evaluation) */
 	double sample_s;        /* time the compute waited for the next batch to be sampled (and its gather
 				   submitted): sampling not hidden by the pipeline (0 in full-graph mode) */
 	double io_wait_s;       /* time the compute waited for a batch's feature rows (0 in full-graph mode) */
 	double compute_s;       /* forward, backward and optimizer */
 	int64_t rows_read;      /* feature rows read from disk for the epoch's batches (0 in full-graph mode) */
-	double cache_hit_rate;  /* the epoch's feature-cache hits / rows requested (0 in full-graph mode) */
+	double cache_hit_rate;  /* the epoch's feature-cache hits / rows requested; -1 when nothing was
+				   requested (full-graph mode) or counted (distributed training) */
 } burrow_epoch_stats;
 
 /* Accuracy of the current model, OGB's way: correct / total on each split, from layer-wise
@@ -750,9 +752,10 @@ typedef struct burrow_eval_stats {
 	int64_t spilled_bytes;  /* embeddings written to scratch files (0 when they fit --mem) */
 } burrow_eval_stats;
 
-/* The best evaluation so far (by valid accuracy; the first wins ties). */
+/* The best evaluation so far: by valid accuracy, the first wins ties; without a valid
+ * split (valid_acc -1), the latest evaluation. */
 typedef struct burrow_best {
-	int epoch;              /* 0 when nothing was evaluated yet */
+	int epoch;              /* -1 when nothing was evaluated yet */
 	double valid_acc, test_acc;
 } burrow_best;
 

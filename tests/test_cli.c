@@ -158,3 +158,101 @@ Test(cli, info_on_a_non_dataset)
 	cr_assert(strstr(err, "nope"), "%s", err);
 	free(err);
 }
+
+/* ---------------------------------------------------------------- burrow train's output */
+
+/* A small CSBM at dir/name; caller frees the path. */
+static char *small_csbm(const char *name, int nodes)
+{
+	char *p = tu_path(tu_dir, "%s", name), *err;
+	cr_assert_eq(tu_sh(NULL, &err, "%s gen csbm %s --nodes %d --feat-dim 8 --classes 3 --quiet", tu_burrow(), p, nodes),
+		     0, "%s", err);
+	free(err);
+	return p;
+}
+
+/* Empty the split `which` of the dataset at dir: its file goes, meta.json says 0. */
+static void empty_split(const char *dir, const char *which)
+{
+	char *f = tu_path(dir, "split/%s.npy", which), *meta = tu_path(dir, "meta.json");
+	cr_assert_eq(remove(f), 0, "%s", f);
+	char *text = tu_read(meta, NULL), key[32];
+	cr_assert(text);
+	snprintf(key, sizeof key, "\"%s\":\t", which);
+	char *at = strstr(text, key);
+	cr_assert(at, "%s lacks %s", meta, key);
+	at += strlen(key);
+	FILE *fp = fopen(meta, "w");
+	cr_assert(fp);
+	fprintf(fp, "%.*s0%s", (int)(at - text), text, at + strspn(at, "0123456789"));
+	fclose(fp);
+	free(text);
+	free(meta);
+	free(f);
+}
+
+/* Field `col` (0-based, blank-separated) of the epoch table's line for `epoch`, into buf. */
+static const char *table_field(const char *out, int epoch, int col, char *buf, size_t cap)
+{
+	char head[16];
+	snprintf(head, sizeof head, "\n%5d ", epoch);
+	const char *line = strstr(out, head);
+	cr_assert(line, "no line for epoch %d in:\n%s", epoch, out);
+	line++;
+	for (int c = 0; c <= col; c++) {
+		line += strspn(line, " ");
+		size_t n = strcspn(line, " \n");
+		cr_assert(n > 0, "epoch %d's line has no field %d:\n%s", epoch, col, out);
+		if (c == col)
+			snprintf(buf, cap, "%.*s", (int)n, line);
+		line += n;
+	}
+	return buf;
+}
+
+/* An absent measurement prints "-" (and null in the log), never a number: an empty valid
+ * split, an epoch not evaluated, a hit rate where nothing was asked of the cache. */
+Test(cli, train_prints_absent_measurements_as_dashes)
+{
+	char *d = small_csbm("g", 400), *out, *err, f[32];
+	empty_split(d, "valid");
+	const char *modes[2] = {"", "--full-graph"};
+	for (int m = 0; m < 2; m++) {
+		char *log = tu_path(tu_dir, "log%d.jsonl", m);
+		int rc = tu_sh(&out, &err,
+			       "%s train %s %s --epochs 2 --eval-every 2 --hidden 8 --threads 1 --quiet --log %s --checkpoint %s/ck%d",
+			       tu_burrow(), d, modes[m], log, tu_dir, m);
+		cr_assert_eq(rc, 0, "%s\n%s", out, err);
+		cr_assert(!strstr(out, "-1.0"), "a number for an absent value:\n%s", out);
+		cr_assert_str_eq(table_field(out, 1, 3, f, sizeof f), "-", "valid, epoch 1:\n%s", out);
+		cr_assert_str_eq(table_field(out, 1, 4, f, sizeof f), "-", "test, not evaluated at epoch 1:\n%s", out);
+		cr_assert_str_eq(table_field(out, 2, 3, f, sizeof f), "-", "valid, epoch 2:\n%s", out);
+		cr_assert_neq(table_field(out, 2, 4, f, sizeof f)[0], '-', "test, evaluated at epoch 2:\n%s", out);
+		cr_assert_str_eq(table_field(out, 2, 11, f, sizeof f), m ? "-" : "100.0%", "hit:\n%s", out);
+		cr_assert(strstr(out, "\nno valid split: test accuracy 0.") && strstr(out, "at epoch 2, the last evaluation\n"),
+			  "%s", out);
+		cr_assert(!strstr(out, "best valid"), "%s", out);
+		char *text = tu_read(log, NULL);
+		cr_assert(text);
+		cr_assert(!strstr(text, "-1"), "a number for an absent value in the log:\n%s", text);
+		cr_assert(strstr(text, "{\"epoch\": 1,") && strstr(text, "\"valid_acc\": null, \"test_acc\": null"), "%s", text);
+		cr_assert(strstr(text, "{\"final\": true, \"best_epoch\": 2, \"valid_acc\": null, \"test_acc\": 0."), "%s", text);
+		cr_assert_eq(!!strstr(text, "\"cache_hit_rate\": null"), m, "%s", text);
+		free(text);
+		free(out);
+		free(err);
+		free(log);
+		/* burrow eval of the checkpoint: the same */
+		rc = tu_sh(&out, &err, "%s eval %s --checkpoint %s/ck%d --threads 1", tu_burrow(), d, tu_dir, m);
+		cr_assert_eq(rc, 0, "%s\n%s", out, err);
+		cr_assert(strstr(out, "model after epoch 2: train 0.") && strstr(out, "  valid -  test 0."), "%s", out);
+		free(out);
+		free(err);
+		rc = tu_sh(&out, &err, "%s eval %s --checkpoint %s/ck%d --threads 1 --json", tu_burrow(), d, tu_dir, m);
+		cr_assert_eq(rc, 0, "%s\n%s", out, err);
+		cr_assert(strstr(out, "\"valid_acc\": null, \"test_acc\": 0.") && !strstr(out, "-1"), "%s", out);
+		free(out);
+		free(err);
+	}
+	free(d);
+}

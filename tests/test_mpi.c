@@ -218,3 +218,49 @@ Test(mpi, checkpoint_and_resume_are_bit_for_bit)
 	tu_rmrf(dir);
 	free(dir);
 }
+
+/* The distributed table and log print an absent measurement as "-" and null: epochs not
+ * evaluated, and an empty valid split (whose best is the last evaluation). */
+Test(mpi, train_cli_absent_measurements)
+{
+	char *dir = tu_tmpdir(), *out, *err;
+	cr_assert_eq(tu_sh(NULL, &err,
+			   "%s gen csbm %s/g --nodes 600 --feat-dim 8 --classes 3 --quiet && rm %s/g/split/valid.npy && "
+			   "sed -i 's/\"valid\":\t[0-9]*/\"valid\":\t0/' %s/g/meta.json && %s partition %s/g --parts 2 --quiet",
+			   tu_burrow(), dir, dir, dir, tu_burrow(), dir),
+		     0, "%s", err);
+	free(err);
+	const char *modes[2] = {"--batch 64", "--full-graph"};
+	for (int m = 0; m < 2; m++) {
+		int rc = tu_sh(&out, &err,
+			       MPIRUN " -np 2 %s train %s/g/parts-2 %s --epochs 3 --eval-every 2 --hidden 16 --threads 1 "
+				      "--log %s/l%d.jsonl",
+			       tu_burrow(), dir, modes[m], dir, m);
+		cr_assert_eq(rc, 0, "%s\n%s", out, err);
+		cr_assert(!strstr(out, "-1.0"), "a number for an absent value:\n%s", out);
+		for (int e = 1; e <= 3; e++) {
+			char head[16];
+			snprintf(head, sizeof head, "\n%5d ", e);
+			const char *line = strstr(out, head);
+			cr_assert(line, "%s", out);
+			char valid[16];
+			cr_assert_eq(sscanf(line, "%*d %*f %*s %15s", valid), 1, "%s", out);
+			cr_assert_str_eq(valid, "-", "epoch %d:\n%s", e, out);
+		}
+		cr_assert(strstr(out, "no valid split: test accuracy 0.") && strstr(out, "at epoch 3, the last evaluation (2 ranks"),
+			  "%s", out);
+		char *log;
+		cr_assert(asprintf(&log, "%s/l%d.jsonl", dir, m) > 0);
+		char *text = tu_read(log, NULL);
+		cr_assert(text, "%s", log);
+		cr_assert(!strstr(text, "-1"), "a number for an absent value in the log:\n%s", text);
+		cr_assert(strstr(text, "\"valid_acc\": null, \"test_acc\": null"), "%s", text);
+		cr_assert(strstr(text, "{\"final\": true, \"best_epoch\": 3, \"valid_acc\": null, \"test_acc\": 0."), "%s", text);
+		free(text);
+		free(log);
+		free(out);
+		free(err);
+	}
+	tu_rmrf(dir);
+	free(dir);
+}

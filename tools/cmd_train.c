@@ -19,7 +19,8 @@ static void help(void)
 	printf("usage: burrow train DIR [options]\n\n"
 	       "Train a node classifier on the dataset directory DIR and report OGB's accuracy\n"
 	       "(correct / total on the valid and test splits, from layer-wise full-neighbor inference;\n"
-	       "the test accuracy reported is the one at the epoch with the best valid accuracy).\n\n"
+	       "the test accuracy reported is the one at the epoch with the best valid accuracy, or at\n"
+	       "the last evaluation without a valid split). An absent value prints '-' (null in --log).\n\n"
 	       "Mode:\n"
 	       "  (default)             mini-batch: sampled neighborhoods, features gathered through the\n"
 	       "                        feature store while the previous batch computes\n"
@@ -91,14 +92,6 @@ static void bar_cb(void *user, const char *phase, uint64_t done, uint64_t total)
 	if (done == total)
 		fprintf(stderr, "\r\033[K");
 	fflush(stderr);
-}
-
-static void json_acc(FILE *f, const char *key, double v)
-{
-	if (v < 0)
-		fprintf(f, ", \"%s\": null", key);
-	else
-		fprintf(f, ", \"%s\": %.17g", key, v);
 }
 
 /* The long name of option c. */
@@ -312,25 +305,26 @@ int cmd_train(int argc, char **argv)
 			rc = cli_lib_fail("train", st);
 			break;
 		}
-		char vbuf[16] = "      -", tbuf[16] = "      -";
-		if (evaluate) {
-			snprintf(vbuf, sizeof vbuf, "%7.4f", ev.valid_acc);
-			snprintf(tbuf, sizeof tbuf, "%7.4f", ev.test_acc);
-		}
-		printf("%5d %9.4f %7.4f %7s %7s %8.3f %8.3f %9.3f %9.3f %7.3f %10lld %5.1f%%\n", es.epoch, es.loss,
-		       es.train_acc, vbuf, tbuf, es.epoch_s, es.sample_s, es.io_wait_s, es.compute_s, ev.eval_s,
-		       (long long)es.rows_read, 100 * es.cache_hit_rate);
+		char tr[16], va[16], te[16], hit[16];
+		printf("%5d %9.4f %s %s %s %8.3f %8.3f %9.3f %9.3f %7.3f %10lld %s\n", es.epoch, es.loss,
+		       train_cli_num(tr, sizeof tr, 7, 4, 1, "", es.train_acc),
+		       train_cli_num(va, sizeof va, 7, 4, 1, "", ev.valid_acc),
+		       train_cli_num(te, sizeof te, 7, 4, 1, "", ev.test_acc), es.epoch_s, es.sample_s, es.io_wait_s,
+		       es.compute_s, ev.eval_s, (long long)es.rows_read,
+		       train_cli_num(hit, sizeof hit, 6, 1, 100, "%", es.cache_hit_rate));
 		fflush(stdout);
 		if (log) {
-			fprintf(log, "{\"epoch\": %d, \"loss\": %.17g, \"train_acc\": %.17g", es.epoch, es.loss, es.train_acc);
-			json_acc(log, "valid_acc", ev.valid_acc);
-			json_acc(log, "test_acc", ev.test_acc);
+			fprintf(log, "{\"epoch\": %d, \"loss\": %.17g", es.epoch, es.loss);
+			train_cli_json_num(log, "train_acc", 'g', 17, es.train_acc);
+			train_cli_json_num(log, "valid_acc", 'g', 17, ev.valid_acc);
+			train_cli_json_num(log, "test_acc", 'g', 17, ev.test_acc);
 			fprintf(log,
 				", \"batches\": %lld, \"epoch_s\": %.6f, \"sample_s\": %.6f, \"io_wait_s\": %.6f, "
-				"\"compute_s\": %.6f, \"eval_s\": %.6f, \"rows_read\": %lld, \"cache_hit_rate\": %.6f, "
-				"\"spilled_bytes\": %lld}\n",
+				"\"compute_s\": %.6f, \"eval_s\": %.6f, \"rows_read\": %lld",
 				(long long)es.batches, es.epoch_s, es.sample_s, es.io_wait_s, es.compute_s, ev.eval_s,
-				(long long)es.rows_read, es.cache_hit_rate, (long long)ev.spilled_bytes);
+				(long long)es.rows_read);
+			train_cli_json_num(log, "cache_hit_rate", 'f', 6, es.cache_hit_rate);
+			fprintf(log, ", \"spilled_bytes\": %lld}\n", (long long)ev.spilled_bytes);
 			fflush(log);
 		}
 		if (ckpt_dir) {
@@ -344,14 +338,16 @@ int cmd_train(int argc, char **argv)
 	}
 	if (rc == EXIT_OK) {
 		const burrow_best b = burrow_trainer_best(t);
+		char line[160];
 		if (b.epoch >= 0)
-			printf("best valid %.4f at epoch %d: test accuracy %.4f\n", b.valid_acc, b.epoch, b.test_acc);
+			printf("%s\n", train_cli_best(line, sizeof line, &b));
 		else if (every == 0)
 			printf("no evaluation (--eval-every 0)\n");
 		if (log) {
-			fprintf(log, "{\"final\": true, \"best_epoch\": %d", b.epoch);
-			json_acc(log, "valid_acc", b.valid_acc);
-			json_acc(log, "test_acc", b.test_acc);
+			fprintf(log, "{\"final\": true");
+			train_cli_json_num(log, "best_epoch", 'g', 10, b.epoch);
+			train_cli_json_num(log, "valid_acc", 'g', 17, b.valid_acc);
+			train_cli_json_num(log, "test_acc", 'g', 17, b.test_acc);
 			fprintf(log, ", \"epochs\": %d, \"total_s\": %.6f, \"weights_checksum\": \"%016llx\"}\n",
 				burrow_trainer_epoch(t), cli_now() - start,
 				(unsigned long long)burrow_trainer_weights_checksum(t));

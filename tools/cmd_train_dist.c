@@ -289,15 +289,20 @@ int cmd_train_dist(int argc, char **argv)
 		double t[4] = {es.epoch_s, cs.comm_s, cs.exposed_comm_s, ev.eval_s}, tm[4];
 		MPI_Reduce(t, tm, 4, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
 		if (rank == 0) {
-			printf("%5d %9.4f %9.4f %9.4f %8.3f %8.3f %8.3f %8.3f\n", e, es.loss, es.train_acc, ev.valid_acc,
-			       tm[0], tm[1], tm[2], tm[3]);
-			if (lf)
+			char tr[16], va[16];
+			printf("%5d %9.4f %s %s %8.3f %8.3f %8.3f %8.3f\n", e, es.loss,
+			       train_cli_num(tr, sizeof tr, 9, 4, 1, "", es.train_acc),
+			       train_cli_num(va, sizeof va, 9, 4, 1, "", ev.valid_acc), tm[0], tm[1], tm[2], tm[3]);
+			if (lf) {
+				fprintf(lf, "{\"epoch\": %d, \"loss\": %.9g", e, es.loss);
+				train_cli_json_num(lf, "train_acc", 'f', 6, es.train_acc);
+				train_cli_json_num(lf, "valid_acc", 'f', 6, ev.valid_acc);
+				train_cli_json_num(lf, "test_acc", 'f', 6, ev.test_acc);
 				fprintf(lf,
-					"{\"epoch\": %d, \"loss\": %.9g, \"train_acc\": %.6f, \"valid_acc\": %.6f, "
-					"\"test_acc\": %.6f, \"epoch_s\": %.6f, \"comm_s\": %.6f, \"exposed_comm_s\": %.6f, "
-					"\"eval_s\": %.6f, \"ranks\": %d}\n",
-					e, es.loss, es.train_acc, ev.valid_acc, ev.test_acc, tm[0], tm[1], tm[2], tm[3],
-					burrow_dist_size(d));
+					", \"epoch_s\": %.6f, \"comm_s\": %.6f, \"exposed_comm_s\": %.6f, \"eval_s\": %.6f, "
+					"\"ranks\": %d}\n",
+					tm[0], tm[1], tm[2], tm[3], burrow_dist_size(d));
+			}
 			fflush(stdout);
 		}
 		if (a.ckpt) { /* collective: rank 0 writes, every rank learns how it went */
@@ -315,13 +320,17 @@ int cmd_train_dist(int argc, char **argv)
 	int same = sum == sum0, all_same;
 	MPI_Allreduce(&same, &all_same, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
 	if (rank == 0) {
-		printf("best epoch %d: valid %.4f test %.4f (%d ranks, weights %s on every rank, checksum %016llx)\n", b.epoch,
-		       b.valid_acc, b.test_acc, burrow_dist_size(d), all_same ? "equal" : "DIFFERENT",
-		       (unsigned long long)sum);
+		char line[160];
+		printf("%s (%d ranks, weights %s on every rank, checksum %016llx)\n",
+		       b.epoch >= 0 ? train_cli_best(line, sizeof line, &b) : "no evaluation", burrow_dist_size(d),
+		       all_same ? "equal" : "DIFFERENT", (unsigned long long)sum);
 		if (lf) {
-			fprintf(lf, "{\"final\": true, \"best_epoch\": %d, \"valid_acc\": %.6f, \"test_acc\": %.6f, "
-				    "\"weights_equal\": %s, \"ranks\": %d}\n",
-				b.epoch, b.valid_acc, b.test_acc, all_same ? "true" : "false", burrow_dist_size(d));
+			fprintf(lf, "{\"final\": true");
+			train_cli_json_num(lf, "best_epoch", 'g', 10, b.epoch);
+			train_cli_json_num(lf, "valid_acc", 'f', 6, b.valid_acc);
+			train_cli_json_num(lf, "test_acc", 'f', 6, b.test_acc);
+			fprintf(lf, ", \"weights_equal\": %s, \"ranks\": %d}\n", all_same ? "true" : "false",
+				burrow_dist_size(d));
 			fclose(lf);
 		}
 	}

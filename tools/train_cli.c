@@ -138,3 +138,34 @@ bool train_cli_parse_fanout(const char *s, burrow_train_opts *o, int *n)
 	}
 	return *n > 0;
 }
+
+const char *train_cli_num(char *buf, size_t cap, int width, int prec, double scale, const char *unit, double v)
+{
+	if (v < 0)
+		snprintf(buf, cap, "%*s", width, "-");
+	else
+		snprintf(buf, cap, "%*.*f%s", width - (int)strlen(unit), prec, v * scale, unit);
+	return buf;
+}
+
+void train_cli_json_num(FILE *f, const char *key, char conv, int prec, double v)
+{
+	if (v < 0)
+		fprintf(f, ", \"%s\": null", key);
+	else if (conv == 'f')
+		fprintf(f, ", \"%s\": %.*f", key, prec, v);
+	else
+		fprintf(f, ", \"%s\": %.*g", key, prec, v);
+}
+
+const char *train_cli_best(char *buf, size_t cap, const burrow_best *b)
+{
+	char v[16], t[16];
+	train_cli_num(t, sizeof t, 0, 4, 1, "", b->test_acc);
+	if (b->valid_acc < 0)
+		snprintf(buf, cap, "no valid split: test accuracy %s at epoch %d, the last evaluation", t, b->epoch);
+	else
+		snprintf(buf, cap, "best valid %s at epoch %d: test accuracy %s",
+			 train_cli_num(v, sizeof v, 0, 4, 1, "", b->valid_acc), b->epoch, t);
+	return buf;
+}
