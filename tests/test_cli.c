@@ -256,3 +256,63 @@ Test(cli, train_prints_absent_measurements_as_dashes)
 	}
 	free(d);
 }
+
+/* The last line of the log at path (caller frees). */
+static char *last_log_line(const char *path)
+{
+	char *text = tu_read(path, NULL);
+	cr_assert(text, "%s", path);
+	size_t n = strlen(text);
+	while (n && text[n - 1] == '\n')
+		text[--n] = '\0';
+	char *nl = strrchr(text, '\n'), *line = strdup(nl ? nl + 1 : text);
+	free(text);
+	return line;
+}
+
+/* Every run ends with a line that says what came of it, and --log with its final object:
+ * --epochs 0 and a resume with no epoch left say that nothing was trained. */
+Test(cli, train_ends_every_run_with_a_final_line)
+{
+	char *d = small_csbm("g", 300), *out, *err;
+	char *log = tu_path(tu_dir, "l.jsonl"), *ck = tu_path(tu_dir, "ck");
+	int rc = tu_sh(&out, &err, "%s train %s --epochs 0 --hidden 8 --quiet --log %s", tu_burrow(), d, log);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	cr_assert(strstr(out, "\nnothing trained: --epochs 0\n"), "%s", out);
+	cr_assert(!strstr(out, "epoch_s"), "an empty table:\n%s", out);
+	char *last = last_log_line(log);
+	cr_assert(strstr(last, "{\"final\": true, \"best_epoch\": null,") && strstr(last, "\"epochs\": 0, \"trained\": 0,"),
+		  "%s", last);
+	free(last);
+	free(out);
+	free(err);
+	/* two epochs, then a resume that asks for no more */
+	rc = tu_sh(&out, &err, "%s train %s --epochs 2 --hidden 8 --quiet --checkpoint %s --log %s", tu_burrow(), d, ck, log);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	cr_assert(strstr(out, "\nbest valid 0.") && !strstr(out, "nothing trained"), "%s", out);
+	last = last_log_line(log);
+	cr_assert(strstr(last, "\"epochs\": 2, \"trained\": 2,"), "%s", last);
+	free(last);
+	free(out);
+	free(err);
+	const char *asks[2] = {"2", "1"};
+	for (int i = 0; i < 2; i++) {
+		rc = tu_sh(&out, &err, "%s train %s --epochs %s --hidden 8 --quiet --checkpoint %s --resume --log %s",
+			   tu_burrow(), d, asks[i], ck, log);
+		cr_assert_eq(rc, 0, "%s\n%s", out, err);
+		char want[256];
+		snprintf(want, sizeof want, "\nnothing trained: %s/last.ckpt already holds 2 epochs (--epochs %s); best valid 0.",
+			 ck, asks[i]);
+		cr_assert(strstr(out, want), "%s\nlacks: %s", out, want);
+		cr_assert(!strstr(out, "epoch_s"), "an empty table:\n%s", out);
+		last = last_log_line(log);
+		cr_assert(strstr(last, "{\"final\": true, \"best_epoch\": ") && strstr(last, "\"epochs\": 2, \"trained\": 0,"),
+			  "%s", last);
+		free(last);
+		free(out);
+		free(err);
+	}
+	free(ck);
+	free(log);
+	free(d);
+}

@@ -264,3 +264,49 @@ Test(mpi, train_cli_absent_measurements)
 	tu_rmrf(dir);
 	free(dir);
 }
+
+/* Every distributed run ends with a final line and the log's final object: --epochs 0 and a
+ * resume with no epoch left say that nothing was trained. */
+Test(mpi, train_cli_final_line_when_nothing_is_trained)
+{
+	char *dir = tu_tmpdir(), *out, *err;
+	cr_assert_eq(tu_sh(NULL, &err, "%s gen csbm %s/g --nodes 400 --feat-dim 8 --classes 3 --quiet && "
+				       "%s partition %s/g --parts 2 --quiet",
+			   tu_burrow(), dir, tu_burrow(), dir),
+		     0, "%s", err);
+	free(err);
+	const char *run = MPIRUN " -np 2 %s train %s/g/parts-2 --hidden 8 --threads 1 --log %s/l.jsonl %s";
+	int rc = tu_sh(&out, &err, run, tu_burrow(), dir, dir, "--epochs 0");
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	cr_assert(strstr(out, "\nnothing trained: --epochs 0 (2 ranks, weights equal on every rank"), "%s", out);
+	char *path, *text;
+	cr_assert(asprintf(&path, "%s/l.jsonl", dir) > 0);
+	cr_assert((text = tu_read(path, NULL)));
+	cr_assert(strstr(text, "{\"final\": true, \"best_epoch\": null,") && strstr(text, "\"epochs\": 0, \"trained\": 0,"),
+		  "%s", text);
+	free(text);
+	free(out);
+	free(err);
+	char *ck;
+	cr_assert(asprintf(&ck, "--checkpoint %s/ck --epochs 2", dir) > 0);
+	rc = tu_sh(&out, &err, run, tu_burrow(), dir, dir, ck);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	free(out);
+	free(err);
+	free(ck);
+	cr_assert(asprintf(&ck, "--checkpoint %s/ck --epochs 2 --resume", dir) > 0);
+	rc = tu_sh(&out, &err, run, tu_burrow(), dir, dir, ck);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	char want[256];
+	snprintf(want, sizeof want, "\nnothing trained: %s/ck/last.ckpt already holds 2 epochs (--epochs 2); best valid 0.", dir);
+	cr_assert(strstr(out, want), "%s\nlacks: %s", out, want);
+	cr_assert((text = tu_read(path, NULL)));
+	cr_assert(strstr(strrchr(text, '{'), "\"epochs\": 2, \"trained\": 0,"), "%s", text);
+	free(text);
+	free(out);
+	free(err);
+	free(ck);
+	free(path);
+	tu_rmrf(dir);
+	free(dir);
+}

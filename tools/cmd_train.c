@@ -287,12 +287,15 @@ int cmd_train(int argc, char **argv)
 	       o.full_graph ? "full graph" : "mini-batch", o.layers, (long long)o.hidden, o.dropout, o.lr);
 	if (!o.full_graph)
 		print_pipeline(t, &o);
-	printf("%5s %9s %7s %7s %7s %8s %8s %9s %9s %7s %10s %6s\n", "epoch", "loss", "train", "valid", "test", "epoch_s",
-	       "sample_s", "io_wait_s", "compute_s", "eval_s", "rows_read", "hit");
+	const int done = burrow_trainer_epoch(t); /* epochs trained before this run */
+	int trained = 0;
+	if (done < o.epochs) /* a table only when there will be rows */
+		printf("%5s %9s %7s %7s %7s %8s %8s %9s %9s %7s %10s %6s\n", "epoch", "loss", "train", "valid", "test",
+		       "epoch_s", "sample_s", "io_wait_s", "compute_s", "eval_s", "rows_read", "hit");
 	fflush(stdout);
 	int rc = EXIT_OK;
 	const double start = cli_now();
-	for (int e = burrow_trainer_epoch(t) + 1; e <= o.epochs; e++) {
+	for (int e = done + 1; e <= o.epochs; e++, trained++) {
 		burrow_epoch_stats es;
 		burrow_eval_stats ev = {.train_acc = -1, .valid_acc = -1, .test_acc = -1};
 		pb.epoch = e;
@@ -338,18 +341,15 @@ int cmd_train(int argc, char **argv)
 	}
 	if (rc == EXIT_OK) {
 		const burrow_best b = burrow_trainer_best(t);
-		char line[160];
-		if (b.epoch >= 0)
-			printf("%s\n", train_cli_best(line, sizeof line, &b));
-		else if (every == 0)
-			printf("no evaluation (--eval-every 0)\n");
+		char line[320];
+		printf("%s\n", train_cli_result(line, sizeof line, &b, trained, done, o.epochs, resume ? last_path : NULL));
 		if (log) {
 			fprintf(log, "{\"final\": true");
 			train_cli_json_num(log, "best_epoch", 'g', 10, b.epoch);
 			train_cli_json_num(log, "valid_acc", 'g', 17, b.valid_acc);
 			train_cli_json_num(log, "test_acc", 'g', 17, b.test_acc);
-			fprintf(log, ", \"epochs\": %d, \"total_s\": %.6f, \"weights_checksum\": \"%016llx\"}\n",
-				burrow_trainer_epoch(t), cli_now() - start,
+			fprintf(log, ", \"epochs\": %d, \"trained\": %d, \"total_s\": %.6f, \"weights_checksum\": \"%016llx\"}\n",
+				burrow_trainer_epoch(t), trained, cli_now() - start,
 				(unsigned long long)burrow_trainer_weights_checksum(t));
 		}
 	}

@@ -125,8 +125,8 @@ static int parse(int argc, char **argv, burrow_dist_opts *o, run_args *a)
 			o->train.weight_decay = f;
 			break;
 		case O_EPOCHS:
-			if (!cli_i64(optarg, &i) || i < 1 || i > 1000000)
-				return cli_usage("train", "--epochs wants a positive integer, got '%s'", optarg);
+			if (!cli_i64(optarg, &i) || i < 0 || i > 1000000)
+				return cli_usage("train", "--epochs wants an integer in [0, 1000000], got '%s'", optarg);
 			o->train.epochs = (int)i;
 			break;
 		case O_SEED:
@@ -273,10 +273,12 @@ int cmd_train_dist(int argc, char **argv)
 			       o.train.prefetch);
 		}
 	}
-	if (rank == 0)
+	const int done = burrow_dist_epoch(d); /* epochs trained before this run */
+	int trained = 0;
+	if (rank == 0 && done < o.train.epochs) /* a table only when there will be rows */
 		printf("%5s %9s %9s %9s %8s %8s %8s %8s\n", "epoch", "loss", "train", "valid", "epoch_s", "comm_s",
 		       "exposed", "eval_s");
-	for (int e = burrow_dist_epoch(d) + 1; e <= o.train.epochs; e++) {
+	for (int e = done + 1; e <= o.train.epochs; e++, trained++) {
 		burrow_epoch_stats es;
 		burrow_comm_stats cs;
 		burrow_eval_stats ev = {.valid_acc = -1, .test_acc = -1};
@@ -312,28 +314,28 @@ int cmd_train_dist(int argc, char **argv)
 				return fail_all(rank, cli_lib_message("train", st));
 		}
 	}
-	free(last);
-	free(best);
 	burrow_best b = burrow_dist_best(d);
 	uint64_t sum = burrow_dist_weights_checksum(d), sum0 = sum;
 	MPI_Bcast(&sum0, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
 	int same = sum == sum0, all_same;
 	MPI_Allreduce(&same, &all_same, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
 	if (rank == 0) {
-		char line[160];
+		char line[320];
 		printf("%s (%d ranks, weights %s on every rank, checksum %016llx)\n",
-		       b.epoch >= 0 ? train_cli_best(line, sizeof line, &b) : "no evaluation", burrow_dist_size(d),
-		       all_same ? "equal" : "DIFFERENT", (unsigned long long)sum);
+		       train_cli_result(line, sizeof line, &b, trained, done, o.train.epochs, a.resume ? last : NULL),
+		       burrow_dist_size(d), all_same ? "equal" : "DIFFERENT", (unsigned long long)sum);
 		if (lf) {
 			fprintf(lf, "{\"final\": true");
 			train_cli_json_num(lf, "best_epoch", 'g', 10, b.epoch);
 			train_cli_json_num(lf, "valid_acc", 'f', 6, b.valid_acc);
 			train_cli_json_num(lf, "test_acc", 'f', 6, b.test_acc);
-			fprintf(lf, ", \"weights_equal\": %s, \"ranks\": %d}\n", all_same ? "true" : "false",
-				burrow_dist_size(d));
+			fprintf(lf, ", \"epochs\": %d, \"trained\": %d, \"weights_equal\": %s, \"ranks\": %d}\n",
+				burrow_dist_epoch(d), trained, all_same ? "true" : "false", burrow_dist_size(d));
 			fclose(lf);
 		}
 	}
+	free(last);
+	free(best);
 	burrow_dist_close(d);
 	MPI_Finalize();
 	if (!all_same) {

@@ -169,3 +169,19 @@ const char *train_cli_best(char *buf, size_t cap, const burrow_best *b)
 			 train_cli_num(v, sizeof v, 0, 4, 1, "", b->valid_acc), b->epoch, t);
 	return buf;
 }
+
+const char *train_cli_result(char *buf, size_t cap, const burrow_best *b, int trained, int done, int epochs,
+			     const char *resumed_from)
+{
+	char best[160];
+	if (b->epoch >= 0)
+		train_cli_best(best, sizeof best, b);
+	if (trained > 0)
+		snprintf(buf, cap, "%s", b->epoch >= 0 ? best : "no evaluation (--eval-every 0)");
+	else if (resumed_from)
+		snprintf(buf, cap, "nothing trained: %s already holds %d epoch%s (--epochs %d)%s%s", resumed_from, done,
+			 done == 1 ? "" : "s", epochs, b->epoch >= 0 ? "; " : "", b->epoch >= 0 ? best : "");
+	else
+		snprintf(buf, cap, "nothing trained: --epochs %d", epochs);
+	return buf;
+}
