@@ -316,3 +316,38 @@ Test(cli, train_ends_every_run_with_a_final_line)
 	free(log);
 	free(d);
 }
+
+/* A --fanout list without --layers sets the number of layers; with a --layers that
+ * disagrees it is refused, naming both (burrow train and burrow bench train alike). */
+Test(cli, fanout_sets_the_number_of_layers)
+{
+	char *d = small_csbm("g", 300), *out, *err;
+	int rc = tu_sh(&out, &err, "%s train %s --fanout 4,3 --epochs 1 --hidden 8 --quiet", tu_burrow(), d);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	cr_assert(strstr(out, "mini-batch, 2 layers,") && strstr(out, "fanout 4,3, prefetch"), "%s", out);
+	free(out);
+	free(err);
+	rc = tu_sh(&out, &err, "%s bench train %s --fanout 3,2,2 --max-batches 1 --io-rows 500 --hidden 8", tu_burrow(), d);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	cr_assert(strstr(out, "sage, 3 layers, hidden 8, fanout 3,2,2,"), "%s", out);
+	free(out);
+	free(err);
+	const char *bad[] = {"train %s --layers 3 --fanout 4,3 --epochs 1", "train %s --fanout 4,3 --layers 3",
+			     "bench train %s --layers 3 --fanout 4,3"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char args[256];
+		snprintf(args, sizeof args, bad[i], d);
+		rc = tu_sh(&out, &err, "%s %s", tu_burrow(), args);
+		cr_assert_eq(rc, 2, "'burrow %s' exited %d: %s", args, rc, err);
+		cr_assert_eq(lines(err), 1, "%s", err);
+		cr_assert(strstr(err, "--fanout 4,3 has 2 values but --layers is 3"), "%s", err);
+		cr_assert_str_empty(out);
+		free(out);
+		free(err);
+	}
+	/* --help says so */
+	cr_assert_eq(tu_sh(&out, NULL, "%s train --help", tu_burrow()), 0);
+	cr_assert(strstr(out, "without --layers") && strstr(out, "sets the number of layers"), "%s", out);
+	free(out);
+	free(d);
+}

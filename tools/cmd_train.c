@@ -28,7 +28,7 @@ static void help(void)
 	       "                        (features read into memory)\n"
 	       "Model (defaults):\n"
 	       "  --model M             sage, gcn or mlp (%s)\n"
-	       "  --layers L            %d\n"
+	       "  --layers L            %d; or as many as --fanout has values\n"
 	       "  --hidden H            %lld\n"
 	       "  --dropout p           after each hidden layer's ReLU (%g)\n"
 	       "Optimizer:\n"
@@ -38,8 +38,9 @@ static void help(void)
 	       "  --momentum m          sgd only (%g)\n"
 	       "Mini-batch pipeline:\n"
 	       "  --batch B             training nodes per batch (%lld); also --batch-size\n"
-	       "  --fanout a,b,c        neighbors per layer, input layer first; -1 = all\n"
-	       "                        (5 x (L - l): 15,10,5 for 3 layers; mlp samples none)\n"
+	       "  --fanout a,b,c        neighbors per layer, input layer first; -1 = all; without --layers\n"
+	       "                        it sets the number of layers (5 x (L - l): 15,10,5 for 3 layers;\n"
+	       "                        mlp samples none)\n"
 	       "  --max-batches N       end an epoch after N batches (all)\n"
 	       "  --prefetch P          batches sampled and gathered ahead of the one computing (%d)\n"
 	       "  --cache SIZE          feature cache: bytes (K/M/G suffixes) or a percentage of the\n"
@@ -146,7 +147,8 @@ int cmd_train(int argc, char **argv)
 	burrow_train_opts o;
 	burrow_train_defaults(&o);
 	const char *log_path = NULL, *ckpt_dir = NULL;
-	bool resume = false, quiet = false, fanout_set = false;
+	bool resume = false, quiet = false, layers_set = false;
+	const char *fanout = NULL;
 	int64_t every = 1, i64;
 	int nfanout = 3;
 	double f;
@@ -175,7 +177,10 @@ int cmd_train(int argc, char **argv)
 			if (!(o.model = burrow_model_parse(optarg)))
 				return cli_usage("train", "--model wants sage, gcn or mlp, got '%s'", optarg);
 			break;
-		case O_LAYERS: INT_OPT(o.layers, 1, BURROW_MAX_LAYERS); break;
+		case O_LAYERS:
+			INT_OPT(o.layers, 1, BURROW_MAX_LAYERS);
+			layers_set = true;
+			break;
 		case O_HIDDEN: INT_OPT(o.hidden, 1, 1 << 20); break;
 		case O_DROPOUT: REAL_OPT(o.dropout, 0, 0.99); break;
 		case O_OPTIM:
@@ -198,7 +203,7 @@ int cmd_train(int argc, char **argv)
 			if (!train_cli_parse_fanout(optarg, &o, &nfanout))
 				return cli_usage("train", "--fanout wants positive integers or -1 separated by commas, got '%s'",
 						 optarg);
-			fanout_set = true;
+			fanout = optarg;
 			break;
 		case O_MAXB: INT_OPT(o.max_batches, 1, INT64_MAX); break;
 		case O_PREFETCH: INT_OPT(o.prefetch, 0, 64); break;
@@ -240,11 +245,8 @@ int cmd_train(int argc, char **argv)
 #undef REAL_OPT
 	if (argc - optind != 1)
 		return cli_usage("train", "expected one dataset directory");
-	if (fanout_set && nfanout != o.layers)
-		return cli_usage("train", "--fanout has %d values for %d layers", nfanout, o.layers);
-	if (!fanout_set) /* the library's default, spelled out for the header line */
-		for (int l = 0; l < o.layers; l++)
-			o.fanout[l] = 5 * (o.layers - l);
+	if (train_cli_layers_fanout("train", &o, layers_set, fanout, nfanout))
+		return EXIT_USAGE;
 	if (resume && !ckpt_dir)
 		return cli_usage("train", "--resume needs --checkpoint DIR");
 	const char *dir = argv[optind];

@@ -25,7 +25,7 @@ static void help(void)
 	       "  --full-graph       every epoch one step over all nodes: each layer's halo rows are\n"
 	       "                     exchanged while the inner rows aggregate\n\n"
 	       "  --model M          sage, gcn or mlp (%s)\n"
-	       "  --layers L         %d\n"
+	       "  --layers L         %d; or as many as --fanout has values\n"
 	       "  --hidden H         %lld\n"
 	       "  --dropout p        %g\n"
 	       "  --lr r             %g\n"
@@ -41,7 +41,8 @@ static void help(void)
 	       "Mini-batch mode:\n"
 	       "  --batch B          training nodes per batch on each rank (%lld); a step covers up to\n"
 	       "                     K x B seeds; also --batch-size\n"
-	       "  --fanout a,b,c     neighbors per layer, input layer first; -1 = all (5 x (L - l))\n"
+	       "  --fanout a,b,c     neighbors per layer, input layer first; -1 = all (5 x (L - l));\n"
+	       "                     without --layers it sets the number of layers\n"
 	       "  --prefetch P       0: sample, fetch, compute one after another; > 0: batch k+1 is\n"
 	       "                     sampled and its remote rows are in flight while batch k computes (%d)\n"
 	       "  --max-batches N    end an epoch after N steps (all)\n"
@@ -87,6 +88,8 @@ static int parse(int argc, char **argv, burrow_dist_opts *o, run_args *a)
 		{0, 0, 0, 0},
 	};
 	int c, nfanout = 0;
+	bool layers_set = false;
+	const char *fanout = NULL;
 	const char *mb_opt = NULL, *fg_opt = NULL; /* an option of the other mode, for the message */
 	int64_t i;
 	double f;
@@ -103,6 +106,7 @@ static int parse(int argc, char **argv, burrow_dist_opts *o, run_args *a)
 			if (!cli_i64(optarg, &i) || i < 1 || i > BURROW_MAX_LAYERS)
 				return cli_usage("train", "--layers wants 1 to %d, got '%s'", BURROW_MAX_LAYERS, optarg);
 			o->train.layers = (int)i;
+			layers_set = true;
 			break;
 		case O_HIDDEN:
 			if (!cli_i64(optarg, &i) || i < 1)
@@ -177,6 +181,7 @@ static int parse(int argc, char **argv, burrow_dist_opts *o, run_args *a)
 			if (!train_cli_parse_fanout(optarg, &o->train, &nfanout))
 				return cli_usage("train", "--fanout wants positive integers or -1 separated by commas, got '%s'",
 						 optarg);
+			fanout = optarg;
 			mb_opt = "--fanout";
 			break;
 		case O_PREFETCH:
@@ -200,8 +205,8 @@ static int parse(int argc, char **argv, burrow_dist_opts *o, run_args *a)
 		return cli_usage("train", "%s applies to --full-graph training", fg_opt);
 	if (o->boundary_sample < 1.0 && o->halo == BURROW_HALO_STALE)
 		return cli_usage("train", "--boundary-sample and --halo stale do not combine: choose one");
-	if (nfanout && nfanout != o->train.layers)
-		return cli_usage("train", "--fanout has %d values for %d layers", nfanout, o->train.layers);
+	if (train_cli_layers_fanout("train", &o->train, layers_set, fanout, nfanout))
+		return EXIT_USAGE;
 	if (a->resume && !a->ckpt)
 		return cli_usage("train", "--resume needs --checkpoint DIR");
 	if (argc - optind != 1)

@@ -139,6 +139,21 @@ bool train_cli_parse_fanout(const char *s, burrow_train_opts *o, int *n)
 	return *n > 0;
 }
 
+int train_cli_layers_fanout(const char *cmd, burrow_train_opts *o, bool layers_set, const char *fanout, int nfanout)
+{
+	if (!fanout) {
+		for (int l = 0; l < o->layers; l++) /* the library's default, spelled out for the header line */
+			o->fanout[l] = 5 * (o->layers - l);
+		return 0;
+	}
+	if (!layers_set)
+		o->layers = nfanout;
+	else if (nfanout != o->layers)
+		return cli_usage(cmd, "--fanout %s has %d value%s but --layers is %d: give one per layer, or drop --layers",
+				 fanout, nfanout, nfanout == 1 ? "" : "s", o->layers);
+	return 0;
+}
+
 const char *train_cli_num(char *buf, size_t cap, int width, int prec, double scale, const char *unit, double v)
 {
 	if (v < 0)
