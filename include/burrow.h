@@ -513,8 +513,9 @@ typedef struct burrow_prep_opts {
 BURROW_API void burrow_prep_defaults(burrow_prep_opts *o);
 
 /* Turn an OGB dataset into a dataset directory: `source` is a catalog name (the zip is
- * looked up in, or downloaded to, o->root), the path of an OGB zip, or an unpacked OGB
- * folder. Members are read straight from the zip (csv.gz streamed through zlib, .npz
+ * looked up in, or downloaded to, o->root), another name whose zip is <root>/<name>.zip
+ * (where burrow_download puts it; downloaded there from o->url when set), the path of an
+ * OGB zip, or an unpacked OGB folder. Members are read straight from the zip (csv.gz streamed through zlib, .npz
  * arrays streamed); the graph is written symmetric without self-loops or duplicates,
  * labels -1 where unlabeled (NaN), splits as int64. Written atomically: on failure
  * nothing is left but a download's resumable .part. */

@@ -351,3 +351,58 @@ Test(cli, fanout_sets_the_number_of_layers)
 	free(out);
 	free(d);
 }
+
+/* ---------------------------------------------------------------- burrow download, prep */
+
+/* What the README shows works as written: `burrow download NAME --url URL --root R` then
+ * `burrow prep NAME --root R` prepares R/NAME.zip, for a name outside the catalog too; prep
+ * with --url downloads it itself; without the zip or a URL, one line names the file. */
+Test(cli, prep_finds_the_zip_download_wrote)
+{
+	const char *shared = tu_datasets();
+	char *zip = shared ? tu_path(shared, "ogbn-cora.zip") : NULL;
+	if (!zip || !tu_exists(zip)) {
+		free(zip);
+		cr_skip_test("../shared/datasets/ogbn-cora.zip is absent (BURROW_DATASETS)");
+	}
+	char *root = tu_path(tu_dir, "R"), *out, *err;
+	int rc = tu_sh(&out, &err, "%s download ogbn-cora --url 'file://%s' --root %s --quiet", tu_burrow(), zip, root);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	free(out);
+	free(err);
+	char *got = tu_path(root, "ogbn-cora.zip");
+	cr_assert_eq(tu_size(got), tu_size(zip), "%s", got);
+	free(got);
+	rc = tu_sh(&out, &err, "%s prep ogbn-cora --root %s", tu_burrow(), root);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	char want[4200];
+	snprintf(want, sizeof want, "burrow: prep: wrote %s/ogbn-cora in ", root);
+	cr_assert(strstr(err, want) && strstr(err, "2,708 nodes"), "%s", err);
+	free(out);
+	free(err);
+	rc = tu_sh(&out, &err, "%s info %s/ogbn-cora --verify", tu_burrow(), root);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	cr_assert(strstr(out, "splits     train 1624  valid 541  test 543"), "%s", out);
+	free(out);
+	free(err);
+	/* prep downloads it itself from --url */
+	char *root2 = tu_path(tu_dir, "R2");
+	rc = tu_sh(&out, &err, "%s prep ogbn-cora --root %s --url 'file://%s' --quiet", tu_burrow(), root2, zip);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	char *ds2 = tu_path(root2, "ogbn-cora/meta.json");
+	cr_assert(tu_exists(ds2), "%s", ds2);
+	free(ds2);
+	free(out);
+	free(err);
+	/* neither in the catalog nor in the root */
+	rc = tu_sh(&out, &err, "%s prep ogbn-elsewhere --root %s", tu_burrow(), root);
+	cr_assert_eq(rc, 1, "%s\n%s", out, err);
+	cr_assert_eq(lines(err), 1, "%s", err);
+	snprintf(want, sizeof want, "%s/ogbn-elsewhere.zip does not exist", root);
+	cr_assert(strstr(err, "'ogbn-elsewhere' is neither a dataset in the catalog") && strstr(err, want), "%s", err);
+	free(out);
+	free(err);
+	free(root2);
+	free(root);
+	free(zip);
+}
