@@ -888,6 +888,19 @@ typedef struct burrow_parts_info {
 	const int64_t *halo_sizes;    /* [K] halo nodes per part (borrowed) */
 	int64_t edge_cut;             /* as in burrow_partition_stats */
 	const char *dataset;          /* the input dataset directory as given (borrowed) */
+	/* What burrow_partition measured, as in burrow_partition_stats; -1 (NULL, "") where
+	 * meta.json does not record it. */
+	const char *dataset_name;     /* the input dataset's name (borrowed) */
+	const char *method;           /* "metis" or "random" (borrowed) */
+	int64_t sym_edges;            /* undirected edges of the symmetric graph without self-loops */
+	double cut_fraction;          /* edge_cut / sym_edges */
+	double imbalance_nodes;       /* max part / average, for owned nodes, */
+	double imbalance_train;       /*   training nodes (-1 also without a train split) */
+	double imbalance_edges;       /*   and stored CSR entries */
+	int64_t halo_total;           /* sum of halo_sizes */
+	double replication;           /* (N + halo_total) / N */
+	const int64_t *send_sizes;    /* [K] entries of each part's send_ids.npy (borrowed) */
+	const int64_t *part_edges;    /* [K] CSR entries each part stores (borrowed) */
 } burrow_parts_info;
 
 /* Open <dir>/meta.json (format "burrow-parts", version 1) and check it. */

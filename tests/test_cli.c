@@ -406,3 +406,89 @@ Test(cli, prep_finds_the_zip_download_wrote)
 	free(root);
 	free(zip);
 }
+
+/* ---------------------------------------------------------------- burrow info on parts */
+
+/* 1234567 as "1,234,567" (v >= 0), as the CLI prints counts. */
+static const char *grouped(long long v, char *buf, size_t cap)
+{
+	char digits[32];
+	int n = snprintf(digits, sizeof digits, "%lld", v), o = 0;
+	for (int i = 0; i < n && o + 2 < (int)cap; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = digits[i];
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/* burrow info DIR/parts-K prints the partition's summary, the numbers the library reads
+ * back from it: parts, edge cut, imbalance, per part owned / halo / send / CSR entries;
+ * --json one object; --verify opens every part; what meta.json lacks prints "-". */
+Test(cli, info_describes_a_parts_directory)
+{
+	char *d = small_csbm("g", 600), *out, *err;
+	int rc = tu_sh(&out, &err, "%s partition %s --parts 2 --quiet", tu_burrow(), d);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	free(out);
+	free(err);
+	char *parts = tu_path(d, "parts-2");
+	burrow_parts *ps;
+	cr_assert_eq(burrow_parts_open(&ps, parts), 0, "%s", burrow_last_error());
+	const burrow_parts_info *pi = burrow_parts_get_info(ps);
+	rc = tu_sh(&out, &err, "%s info %s", tu_burrow(), parts);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	char want[512], a[32], b[32], c[32], e[32];
+	snprintf(want, sizeof want, "parts      %s (2 parts, metis)\n", parts);
+	cr_assert(strstr(out, want), "%s\nlacks: %s", out, want);
+	snprintf(want, sizeof want, "edge cut   %s of %s undirected edges (%.2f%%)\n", grouped(pi->edge_cut, a, sizeof a),
+		 grouped(pi->sym_edges, b, sizeof b), 100 * pi->cut_fraction);
+	cr_assert(pi->edge_cut > 0 && strstr(out, want), "%s\nlacks: %s", out, want);
+	snprintf(want, sizeof want, "imbalance  nodes %.4f  train %.4f  edges %.4f", pi->imbalance_nodes, pi->imbalance_train,
+		 pi->imbalance_edges);
+	cr_assert(strstr(out, want), "%s\nlacks: %s", out, want);
+	for (int i = 0; i < 2; i++) {
+		burrow_part *p;
+		cr_assert_eq(burrow_part_open(&p, ps, i), 0, "%s", burrow_last_error());
+		const burrow_part_info *in = burrow_part_get_info(p);
+		snprintf(want, sizeof want, "\n%-6d %14s %14s %14s %14s\n", i, grouped(in->num_owned, a, sizeof a),
+			 grouped(in->num_halo, b, sizeof b), grouped(in->num_send, c, sizeof c),
+			 grouped(burrow_dataset_graph(burrow_part_dataset(p))->num_edges, e, sizeof e));
+		cr_assert(strstr(out, want), "%s\nlacks: %s", out, want);
+		burrow_part_close(p);
+	}
+	free(out);
+	free(err);
+	/* JSON: one object */
+	rc = tu_sh(&out, &err, "%s info %s --json --verify", tu_burrow(), parts);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	cr_assert_eq(lines(out), 1, "%s", out);
+	snprintf(want, sizeof want, "\"num_parts\": 2, \"dataset\": \"%s\", \"dataset_name\": \"csbm\", \"method\": \"metis\"", d);
+	cr_assert(strstr(out, want), "%s\nlacks: %s", out, want);
+	snprintf(want, sizeof want, "\"edge_cut\": %lld, \"sym_edges\": %lld,", (long long)pi->edge_cut, (long long)pi->sym_edges);
+	cr_assert(strstr(out, want) && strstr(out, "\"verified\": true}"), "%s\nlacks: %s", out, want);
+	free(out);
+	free(err);
+	burrow_parts_close(ps);
+	/* what meta.json does not record prints "-" */
+	rc = tu_sh(NULL, &err, "sed -i '/\"sym_edges\"/d; /\"cut_fraction\"/d' %s/meta.json", parts);
+	cr_assert_eq(rc, 0, "%s", err);
+	free(err);
+	rc = tu_sh(&out, &err, "%s info %s", tu_burrow(), parts);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	cr_assert(strstr(out, " of - undirected edges (-)\n"), "%s", out);
+	free(out);
+	free(err);
+	/* --verify opens every part: a missing one is named in one line */
+	tu_sh(NULL, NULL, "rm -rf %s/part-1", parts);
+	rc = tu_sh(&out, &err, "%s info %s --verify", tu_burrow(), parts);
+	cr_assert_eq(rc, 1, "%s\n%s", out, err);
+	cr_assert_eq(lines(err), 1, "%s", err);
+	cr_assert(strstr(err, "burrow: info: ") && strstr(err, "part-1"), "%s", err);
+	cr_assert_str_empty(out);
+	free(out);
+	free(err);
+	free(parts);
+	free(d);
+}
