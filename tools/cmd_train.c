@@ -343,7 +343,7 @@ int cmd_train(int argc, char **argv)
 	}
 	if (rc == EXIT_OK) {
 		const burrow_best b = burrow_trainer_best(t);
-		char line[320];
+		char line[4400]; /* holds a checkpoint path */
 		printf("%s\n", train_cli_result(line, sizeof line, &b, trained, done, o.epochs, resume ? last_path : NULL));
 		if (log) {
 			fprintf(log, "{\"final\": true");

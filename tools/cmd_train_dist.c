@@ -325,7 +325,7 @@ int cmd_train_dist(int argc, char **argv)
 	int same = sum == sum0, all_same;
 	MPI_Allreduce(&same, &all_same, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
 	if (rank == 0) {
-		char line[320];
+		char line[4400]; /* holds a checkpoint path */
 		printf("%s (%d ranks, weights %s on every rank, checksum %016llx)\n",
 		       train_cli_result(line, sizeof line, &b, trained, done, o.train.epochs, a.resume ? last : NULL),
 		       burrow_dist_size(d), all_same ? "equal" : "DIFFERENT", (unsigned long long)sum);
