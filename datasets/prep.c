@@ -251,6 +251,37 @@ static int dir_layout(prep *p)
 	return 0;
 }
 
+/* A name that is not in the catalog: its zip where `burrow download NAME --url URL` puts it,
+ * <root>/<name>.zip, or downloaded there from o->url. */
+static int locate_named(prep *p, const char *name, const char *root)
+{
+	struct stat sb;
+	char path[1024];
+	int st;
+	if (!fmt(path, sizeof path, "%s/%s.zip", root, name))
+		return bw_err(BURROW_E_INVAL, "%s: path too long", root);
+	if (stat(path, &sb) < 0) {
+		if (!p->o->url)
+			return bw_err(BURROW_E_NOTFOUND,
+				      "'%s' is neither a dataset in the catalog (see 'burrow datasets') nor a zip or folder, "
+				      "and %s does not exist (give a URL to download it)",
+				      name, path);
+		if (!p->o->download)
+			return bw_err(BURROW_E_NOTFOUND, "%s: no such file (and downloading is off)", path);
+		burrow_download_opts d;
+		burrow_download_defaults(&d);
+		d.url = p->o->url;
+		d.progress = p->o->progress;
+		d.progress_user = p->o->progress_user;
+		if ((st = burrow_download(name, root, &d, path, sizeof path)))
+			return st;
+	}
+	snprintf(p->name, sizeof p->name, "%s", name);
+	if (!(p->zip = bw_strdup(path)))
+		return BURROW_E_NOMEM;
+	return zip_layout(p);
+}
+
 /* source -> zip or folder, dataset name, catalog entry; downloads a missing zip. */
 static int locate(prep *p, const char *source)
 {
@@ -278,9 +309,7 @@ static int locate(prep *p, const char *source)
 		if (!p->cat) {
 			if (strchr(source, '/') || strstr(source, ".zip"))
 				return bw_err(BURROW_E_NOTFOUND, "%s: no such file or directory", source);
-			return bw_err(BURROW_E_NOTFOUND,
-				      "'%s' is neither a dataset in the catalog (see 'burrow datasets') nor a zip or folder",
-				      source);
+			return locate_named(p, source, root);
 		}
 		snprintf(p->name, sizeof p->name, "%s", p->cat->name);
 		char alt[1024];

@@ -513,8 +513,9 @@ typedef struct burrow_prep_opts {
 BURROW_API void burrow_prep_defaults(burrow_prep_opts *o);
 
 /* Turn an OGB dataset into a dataset directory: `source` is a catalog name (the zip is
- * looked up in, or downloaded to, o->root), the path of an OGB zip, or an unpacked OGB
- * folder. Members are read straight from the zip (csv.gz streamed through zlib, .npz
+ * looked up in, or downloaded to, o->root), another name whose zip is <root>/<name>.zip
+ * (where burrow_download puts it; downloaded there from o->url when set), the path of an
+ * OGB zip, or an unpacked OGB folder. Members are read straight from the zip (csv.gz streamed through zlib, .npz
  * arrays streamed); the graph is written symmetric without self-loops or duplicates,
  * labels -1 where unlabeled (NaN), splits as int64. Written atomically: on failure
  * nothing is left but a download's resumable .part. */
@@ -732,14 +733,16 @@ typedef struct burrow_epoch_stats {
 	int epoch;              /* 1-based number of the epoch just trained */
 	int64_t batches;        /* optimizer steps taken */
 	double loss;            /* mean of the batches' losses */
-	double train_acc;       /* correct / total over the batches' training rows, dropout on */
+	double train_acc;       /* correct / total over the batches' training rows, dropout on; -1 when
+				   no row had a label */
 	double epoch_s;         /* training only (no evaluation) */
 	double sample_s;        /* time the compute waited for the next batch to be sampled (and its gather
 				   submitted): sampling not hidden by the pipeline (0 in full-graph mode) */
 	double io_wait_s;       /* time the compute waited for a batch's feature rows (0 in full-graph mode) */
 	double compute_s;       /* forward, backward and optimizer */
 	int64_t rows_read;      /* feature rows read from disk for the epoch's batches (0 in full-graph mode) */
-	double cache_hit_rate;  /* the epoch's feature-cache hits / rows requested (0 in full-graph mode) */
+	double cache_hit_rate;  /* the epoch's feature-cache hits / rows requested; -1 when nothing was
+				   requested (full-graph mode) or counted (distributed training) */
 } burrow_epoch_stats;
 
 /* Accuracy of the current model, OGB's way: correct / total on each split, from layer-wise
@@ -750,9 +753,10 @@ typedef struct burrow_eval_stats {
 	int64_t spilled_bytes;  /* embeddings written to scratch files (0 when they fit --mem) */
 } burrow_eval_stats;
 
-/* The best evaluation so far (by valid accuracy; the first wins ties). */
+/* The best evaluation so far: by valid accuracy, the first wins ties; without a valid
+ * split (valid_acc -1), the latest evaluation. */
 typedef struct burrow_best {
-	int epoch;              /* 0 when nothing was evaluated yet */
+	int epoch;              /* -1 when nothing was evaluated yet */
 	double valid_acc, test_acc;
 } burrow_best;
 
@@ -884,6 +888,19 @@ typedef struct burrow_parts_info {
 	const int64_t *halo_sizes;    /* [K] halo nodes per part (borrowed) */
 	int64_t edge_cut;             /* as in burrow_partition_stats */
 	const char *dataset;          /* the input dataset directory as given (borrowed) */
+	/* What burrow_partition measured, as in burrow_partition_stats; -1 (NULL, "") where
+	 * meta.json does not record it. */
+	const char *dataset_name;     /* the input dataset's name (borrowed) */
+	const char *method;           /* "metis" or "random" (borrowed) */
+	int64_t sym_edges;            /* undirected edges of the symmetric graph without self-loops */
+	double cut_fraction;          /* edge_cut / sym_edges */
+	double imbalance_nodes;       /* max part / average, for owned nodes, */
+	double imbalance_train;       /*   training nodes (-1 also without a train split) */
+	double imbalance_edges;       /*   and stored CSR entries */
+	int64_t halo_total;           /* sum of halo_sizes */
+	double replication;           /* (N + halo_total) / N */
+	const int64_t *send_sizes;    /* [K] entries of each part's send_ids.npy (borrowed) */
+	const int64_t *part_edges;    /* [K] CSR entries each part stores (borrowed) */
 } burrow_parts_info;
 
 /* Open <dir>/meta.json (format "burrow-parts", version 1) and check it. */

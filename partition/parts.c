@@ -14,9 +14,9 @@
 
 struct burrow_parts {
 	char *dir;
-	char *dataset;
+	char *dataset, *dataset_name, *method;
 	int64_t *offsets;
-	int64_t *halo_sizes;
+	int64_t *halo_sizes, *send_sizes, *part_edges;
 	burrow_parts_info info;
 };
 
@@ -57,6 +57,52 @@ static int json_i64_array(const cJSON *o, const char *key, int64_t n, int64_t **
 		v[i++] = (int64_t)it->valuedouble;
 	}
 	*out = v;
+	return 0;
+}
+
+/* A statistic meta.json may lack: its value, or -1 when absent or not a number >= 0. */
+static double json_stat(const cJSON *o, const char *key)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+	return cJSON_IsNumber(it) && it->valuedouble >= 0 ? it->valuedouble : -1;
+}
+
+/* A string meta.json may lack, copied ("" when absent); NULL when out of memory. */
+static char *json_str_copy(const cJSON *o, const char *key)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+	return bw_strdup(cJSON_IsString(it) ? it->valuestring : "");
+}
+
+/* The statistics burrow_partition records beside the partition book; absent ones are -1. */
+static int read_stats(burrow_parts *p, const cJSON *j, const char *path)
+{
+	burrow_parts_info *in = &p->info;
+	int st;
+	if (!(p->dataset = json_str_copy(j, "dataset")) || !(p->dataset_name = json_str_copy(j, "dataset_name")) ||
+	    !(p->method = json_str_copy(j, "method")))
+		return BURROW_E_NOMEM;
+	in->sym_edges = (int64_t)json_stat(j, "sym_edges");
+	in->cut_fraction = json_stat(j, "cut_fraction");
+	in->halo_total = (int64_t)json_stat(j, "halo_total");
+	in->replication = json_stat(j, "replication_factor");
+	const cJSON *imb = cJSON_GetObjectItemCaseSensitive(j, "imbalance");
+	in->imbalance_nodes = json_stat(imb, "nodes");
+	in->imbalance_train = json_stat(imb, "train");
+	in->imbalance_edges = json_stat(imb, "edges");
+	if (in->imbalance_train == 0) /* burrow_partition's 0: there is no train split */
+		in->imbalance_train = -1;
+	const char *arrays[2] = {"send_sizes", "part_edges"};
+	int64_t **dst[2] = {&p->send_sizes, &p->part_edges};
+	for (int a = 0; a < 2; a++)
+		if (cJSON_GetObjectItemCaseSensitive(j, arrays[a]) &&
+		    (st = json_i64_array(j, arrays[a], in->num_parts, dst[a], path)))
+			return st;
+	in->send_sizes = p->send_sizes;
+	in->part_edges = p->part_edges;
+	in->dataset = p->dataset;
+	in->dataset_name = p->dataset_name;
+	in->method = p->method;
 	return 0;
 }
 
@@ -115,15 +161,10 @@ int burrow_parts_open(burrow_parts **out, const char *dir)
 			    (long long)p->offsets[0], (long long)p->offsets[in->num_parts], (long long)in->num_nodes);
 		goto fail;
 	}
-	const cJSON *dsj = cJSON_GetObjectItemCaseSensitive(j, "dataset");
-	p->dataset = bw_strdup(cJSON_IsString(dsj) ? dsj->valuestring : "");
-	if (!p->dataset) {
-		st = BURROW_E_NOMEM;
+	if ((st = read_stats(p, j, path)))
 		goto fail;
-	}
 	in->node_offsets = p->offsets;
 	in->halo_sizes = p->halo_sizes;
-	in->dataset = p->dataset;
 	cJSON_Delete(j);
 	bw_free(text);
 	bw_free(path);
@@ -143,8 +184,12 @@ void burrow_parts_close(burrow_parts *p)
 		return;
 	bw_free(p->dir);
 	bw_free(p->dataset);
+	bw_free(p->dataset_name);
+	bw_free(p->method);
 	bw_free(p->offsets);
 	bw_free(p->halo_sizes);
+	bw_free(p->send_sizes);
+	bw_free(p->part_edges);
 	bw_free(p);
 }
 

@@ -158,3 +158,337 @@ Test(cli, info_on_a_non_dataset)
 	cr_assert(strstr(err, "nope"), "%s", err);
 	free(err);
 }
+
+/* ---------------------------------------------------------------- burrow train's output */
+
+/* A small CSBM at dir/name; caller frees the path. */
+static char *small_csbm(const char *name, int nodes)
+{
+	char *p = tu_path(tu_dir, "%s", name), *err;
+	cr_assert_eq(tu_sh(NULL, &err, "%s gen csbm %s --nodes %d --feat-dim 8 --classes 3 --quiet", tu_burrow(), p, nodes),
+		     0, "%s", err);
+	free(err);
+	return p;
+}
+
+/* Empty the split `which` of the dataset at dir: its file goes, meta.json says 0. */
+static void empty_split(const char *dir, const char *which)
+{
+	char *f = tu_path(dir, "split/%s.npy", which), *meta = tu_path(dir, "meta.json");
+	cr_assert_eq(remove(f), 0, "%s", f);
+	char *text = tu_read(meta, NULL), key[32];
+	cr_assert(text);
+	snprintf(key, sizeof key, "\"%s\":\t", which);
+	char *at = strstr(text, key);
+	cr_assert(at, "%s lacks %s", meta, key);
+	at += strlen(key);
+	FILE *fp = fopen(meta, "w");
+	cr_assert(fp);
+	fprintf(fp, "%.*s0%s", (int)(at - text), text, at + strspn(at, "0123456789"));
+	fclose(fp);
+	free(text);
+	free(meta);
+	free(f);
+}
+
+/* Field `col` (0-based, blank-separated) of the epoch table's line for `epoch`, into buf. */
+static const char *table_field(const char *out, int epoch, int col, char *buf, size_t cap)
+{
+	char head[16];
+	snprintf(head, sizeof head, "\n%5d ", epoch);
+	const char *line = strstr(out, head);
+	cr_assert(line, "no line for epoch %d in:\n%s", epoch, out);
+	line++;
+	for (int c = 0; c <= col; c++) {
+		line += strspn(line, " ");
+		size_t n = strcspn(line, " \n");
+		cr_assert(n > 0, "epoch %d's line has no field %d:\n%s", epoch, col, out);
+		if (c == col)
+			snprintf(buf, cap, "%.*s", (int)n, line);
+		line += n;
+	}
+	return buf;
+}
+
+/* An absent measurement prints "-" (and null in the log), never a number: an empty valid
+ * split, an epoch not evaluated, a hit rate where nothing was asked of the cache. */
+Test(cli, train_prints_absent_measurements_as_dashes)
+{
+	char *d = small_csbm("g", 400), *out, *err, f[32];
+	empty_split(d, "valid");
+	const char *modes[2] = {"", "--full-graph"};
+	for (int m = 0; m < 2; m++) {
+		char *log = tu_path(tu_dir, "log%d.jsonl", m);
+		int rc = tu_sh(&out, &err,
+			       "%s train %s %s --epochs 2 --eval-every 2 --hidden 8 --threads 1 --quiet --log %s --checkpoint %s/ck%d",
+			       tu_burrow(), d, modes[m], log, tu_dir, m);
+		cr_assert_eq(rc, 0, "%s\n%s", out, err);
+		cr_assert(!strstr(out, "-1.0"), "a number for an absent value:\n%s", out);
+		cr_assert_str_eq(table_field(out, 1, 3, f, sizeof f), "-", "valid, epoch 1:\n%s", out);
+		cr_assert_str_eq(table_field(out, 1, 4, f, sizeof f), "-", "test, not evaluated at epoch 1:\n%s", out);
+		cr_assert_str_eq(table_field(out, 2, 3, f, sizeof f), "-", "valid, epoch 2:\n%s", out);
+		cr_assert_neq(table_field(out, 2, 4, f, sizeof f)[0], '-', "test, evaluated at epoch 2:\n%s", out);
+		cr_assert_str_eq(table_field(out, 2, 11, f, sizeof f), m ? "-" : "100.0%", "hit:\n%s", out);
+		cr_assert(strstr(out, "\nno valid split: test accuracy 0.") && strstr(out, "at epoch 2, the last evaluation\n"),
+			  "%s", out);
+		cr_assert(!strstr(out, "best valid"), "%s", out);
+		char *text = tu_read(log, NULL);
+		cr_assert(text);
+		cr_assert(!strstr(text, "-1"), "a number for an absent value in the log:\n%s", text);
+		cr_assert(strstr(text, "{\"epoch\": 1,") && strstr(text, "\"valid_acc\": null, \"test_acc\": null"), "%s", text);
+		cr_assert(strstr(text, "{\"final\": true, \"best_epoch\": 2, \"valid_acc\": null, \"test_acc\": 0."), "%s", text);
+		cr_assert_eq(!!strstr(text, "\"cache_hit_rate\": null"), m, "%s", text);
+		free(text);
+		free(out);
+		free(err);
+		free(log);
+		/* burrow eval of the checkpoint: the same */
+		rc = tu_sh(&out, &err, "%s eval %s --checkpoint %s/ck%d --threads 1", tu_burrow(), d, tu_dir, m);
+		cr_assert_eq(rc, 0, "%s\n%s", out, err);
+		cr_assert(strstr(out, "model after epoch 2: train 0.") && strstr(out, "  valid -  test 0."), "%s", out);
+		free(out);
+		free(err);
+		rc = tu_sh(&out, &err, "%s eval %s --checkpoint %s/ck%d --threads 1 --json", tu_burrow(), d, tu_dir, m);
+		cr_assert_eq(rc, 0, "%s\n%s", out, err);
+		cr_assert(strstr(out, "\"valid_acc\": null, \"test_acc\": 0.") && !strstr(out, "-1"), "%s", out);
+		free(out);
+		free(err);
+	}
+	free(d);
+}
+
+/* The last line of the log at path (caller frees). */
+static char *last_log_line(const char *path)
+{
+	char *text = tu_read(path, NULL);
+	cr_assert(text, "%s", path);
+	size_t n = strlen(text);
+	while (n && text[n - 1] == '\n')
+		text[--n] = '\0';
+	char *nl = strrchr(text, '\n'), *line = strdup(nl ? nl + 1 : text);
+	free(text);
+	return line;
+}
+
+/* Every run ends with a line that says what came of it, and --log with its final object:
+ * --epochs 0 and a resume with no epoch left say that nothing was trained. */
+Test(cli, train_ends_every_run_with_a_final_line)
+{
+	char *d = small_csbm("g", 300), *out, *err;
+	char *log = tu_path(tu_dir, "l.jsonl"), *ck = tu_path(tu_dir, "ck");
+	int rc = tu_sh(&out, &err, "%s train %s --epochs 0 --hidden 8 --quiet --log %s", tu_burrow(), d, log);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	cr_assert(strstr(out, "\nnothing trained: --epochs 0\n"), "%s", out);
+	cr_assert(!strstr(out, "epoch_s"), "an empty table:\n%s", out);
+	char *last = last_log_line(log);
+	cr_assert(strstr(last, "{\"final\": true, \"best_epoch\": null,") && strstr(last, "\"epochs\": 0, \"trained\": 0,"),
+		  "%s", last);
+	free(last);
+	free(out);
+	free(err);
+	/* two epochs, then a resume that asks for no more */
+	rc = tu_sh(&out, &err, "%s train %s --epochs 2 --hidden 8 --quiet --checkpoint %s --log %s", tu_burrow(), d, ck, log);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	cr_assert(strstr(out, "\nbest valid 0.") && !strstr(out, "nothing trained"), "%s", out);
+	last = last_log_line(log);
+	cr_assert(strstr(last, "\"epochs\": 2, \"trained\": 2,"), "%s", last);
+	free(last);
+	free(out);
+	free(err);
+	const char *asks[2] = {"2", "1"};
+	for (int i = 0; i < 2; i++) {
+		rc = tu_sh(&out, &err, "%s train %s --epochs %s --hidden 8 --quiet --checkpoint %s --resume --log %s",
+			   tu_burrow(), d, asks[i], ck, log);
+		cr_assert_eq(rc, 0, "%s\n%s", out, err);
+		char want[256];
+		snprintf(want, sizeof want, "\nnothing trained: %s/last.ckpt already holds 2 epochs (--epochs %s); best valid 0.",
+			 ck, asks[i]);
+		cr_assert(strstr(out, want), "%s\nlacks: %s", out, want);
+		cr_assert(!strstr(out, "epoch_s"), "an empty table:\n%s", out);
+		last = last_log_line(log);
+		cr_assert(strstr(last, "{\"final\": true, \"best_epoch\": ") && strstr(last, "\"epochs\": 2, \"trained\": 0,"),
+			  "%s", last);
+		free(last);
+		free(out);
+		free(err);
+	}
+	free(ck);
+	free(log);
+	free(d);
+}
+
+/* A --fanout list without --layers sets the number of layers; with a --layers that
+ * disagrees it is refused, naming both (burrow train and burrow bench train alike). */
+Test(cli, fanout_sets_the_number_of_layers)
+{
+	char *d = small_csbm("g", 300), *out, *err;
+	int rc = tu_sh(&out, &err, "%s train %s --fanout 4,3 --epochs 1 --hidden 8 --quiet", tu_burrow(), d);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	cr_assert(strstr(out, "mini-batch, 2 layers,") && strstr(out, "fanout 4,3, prefetch"), "%s", out);
+	free(out);
+	free(err);
+	rc = tu_sh(&out, &err, "%s bench train %s --fanout 3,2,2 --max-batches 1 --io-rows 500 --hidden 8", tu_burrow(), d);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	cr_assert(strstr(out, "sage, 3 layers, hidden 8, fanout 3,2,2,"), "%s", out);
+	free(out);
+	free(err);
+	const char *bad[] = {"train %s --layers 3 --fanout 4,3 --epochs 1", "train %s --fanout 4,3 --layers 3",
+			     "bench train %s --layers 3 --fanout 4,3"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char args[256];
+		snprintf(args, sizeof args, bad[i], d);
+		rc = tu_sh(&out, &err, "%s %s", tu_burrow(), args);
+		cr_assert_eq(rc, 2, "'burrow %s' exited %d: %s", args, rc, err);
+		cr_assert_eq(lines(err), 1, "%s", err);
+		cr_assert(strstr(err, "--fanout 4,3 has 2 values but --layers is 3"), "%s", err);
+		cr_assert_str_empty(out);
+		free(out);
+		free(err);
+	}
+	/* --help says so */
+	cr_assert_eq(tu_sh(&out, NULL, "%s train --help", tu_burrow()), 0);
+	cr_assert(strstr(out, "without --layers") && strstr(out, "sets the number of layers"), "%s", out);
+	free(out);
+	free(d);
+}
+
+/* ---------------------------------------------------------------- burrow download, prep */
+
+/* What the README shows works as written: `burrow download NAME --url URL --root R` then
+ * `burrow prep NAME --root R` prepares R/NAME.zip, for a name outside the catalog too; prep
+ * with --url downloads it itself; without the zip or a URL, one line names the file. */
+Test(cli, prep_finds_the_zip_download_wrote)
+{
+	const char *shared = tu_datasets();
+	char *zip = shared ? tu_path(shared, "ogbn-cora.zip") : NULL;
+	if (!zip || !tu_exists(zip)) {
+		free(zip);
+		cr_skip_test("../shared/datasets/ogbn-cora.zip is absent (BURROW_DATASETS)");
+	}
+	char *root = tu_path(tu_dir, "R"), *out, *err;
+	int rc = tu_sh(&out, &err, "%s download ogbn-cora --url 'file://%s' --root %s --quiet", tu_burrow(), zip, root);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	free(out);
+	free(err);
+	char *got = tu_path(root, "ogbn-cora.zip");
+	cr_assert_eq(tu_size(got), tu_size(zip), "%s", got);
+	free(got);
+	rc = tu_sh(&out, &err, "%s prep ogbn-cora --root %s", tu_burrow(), root);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	char want[4200];
+	snprintf(want, sizeof want, "burrow: prep: wrote %s/ogbn-cora in ", root);
+	cr_assert(strstr(err, want) && strstr(err, "2,708 nodes"), "%s", err);
+	free(out);
+	free(err);
+	rc = tu_sh(&out, &err, "%s info %s/ogbn-cora --verify", tu_burrow(), root);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	cr_assert(strstr(out, "splits     train 1624  valid 541  test 543"), "%s", out);
+	free(out);
+	free(err);
+	/* prep downloads it itself from --url */
+	char *root2 = tu_path(tu_dir, "R2");
+	rc = tu_sh(&out, &err, "%s prep ogbn-cora --root %s --url 'file://%s' --quiet", tu_burrow(), root2, zip);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	char *ds2 = tu_path(root2, "ogbn-cora/meta.json");
+	cr_assert(tu_exists(ds2), "%s", ds2);
+	free(ds2);
+	free(out);
+	free(err);
+	/* neither in the catalog nor in the root */
+	rc = tu_sh(&out, &err, "%s prep ogbn-elsewhere --root %s", tu_burrow(), root);
+	cr_assert_eq(rc, 1, "%s\n%s", out, err);
+	cr_assert_eq(lines(err), 1, "%s", err);
+	snprintf(want, sizeof want, "%s/ogbn-elsewhere.zip does not exist", root);
+	cr_assert(strstr(err, "'ogbn-elsewhere' is neither a dataset in the catalog") && strstr(err, want), "%s", err);
+	free(out);
+	free(err);
+	free(root2);
+	free(root);
+	free(zip);
+}
+
+/* ---------------------------------------------------------------- burrow info on parts */
+
+/* 1234567 as "1,234,567" (v >= 0), as the CLI prints counts. */
+static const char *grouped(long long v, char *buf, size_t cap)
+{
+	char digits[32];
+	int n = snprintf(digits, sizeof digits, "%lld", v), o = 0;
+	for (int i = 0; i < n && o + 2 < (int)cap; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = digits[i];
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/* burrow info DIR/parts-K prints the partition's summary, the numbers the library reads
+ * back from it: parts, edge cut, imbalance, per part owned / halo / send / CSR entries;
+ * --json one object; --verify opens every part; what meta.json lacks prints "-". */
+Test(cli, info_describes_a_parts_directory)
+{
+	char *d = small_csbm("g", 600), *out, *err;
+	int rc = tu_sh(&out, &err, "%s partition %s --parts 2 --quiet", tu_burrow(), d);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	free(out);
+	free(err);
+	char *parts = tu_path(d, "parts-2");
+	burrow_parts *ps;
+	cr_assert_eq(burrow_parts_open(&ps, parts), 0, "%s", burrow_last_error());
+	const burrow_parts_info *pi = burrow_parts_get_info(ps);
+	rc = tu_sh(&out, &err, "%s info %s", tu_burrow(), parts);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	char want[512], a[32], b[32], c[32], e[32];
+	snprintf(want, sizeof want, "parts      %s (2 parts, metis)\n", parts);
+	cr_assert(strstr(out, want), "%s\nlacks: %s", out, want);
+	snprintf(want, sizeof want, "edge cut   %s of %s undirected edges (%.2f%%)\n", grouped(pi->edge_cut, a, sizeof a),
+		 grouped(pi->sym_edges, b, sizeof b), 100 * pi->cut_fraction);
+	cr_assert(pi->edge_cut > 0 && strstr(out, want), "%s\nlacks: %s", out, want);
+	snprintf(want, sizeof want, "imbalance  nodes %.4f  train %.4f  edges %.4f", pi->imbalance_nodes, pi->imbalance_train,
+		 pi->imbalance_edges);
+	cr_assert(strstr(out, want), "%s\nlacks: %s", out, want);
+	for (int i = 0; i < 2; i++) {
+		burrow_part *p;
+		cr_assert_eq(burrow_part_open(&p, ps, i), 0, "%s", burrow_last_error());
+		const burrow_part_info *in = burrow_part_get_info(p);
+		snprintf(want, sizeof want, "\n%-6d %14s %14s %14s %14s\n", i, grouped(in->num_owned, a, sizeof a),
+			 grouped(in->num_halo, b, sizeof b), grouped(in->num_send, c, sizeof c),
+			 grouped(burrow_dataset_graph(burrow_part_dataset(p))->num_edges, e, sizeof e));
+		cr_assert(strstr(out, want), "%s\nlacks: %s", out, want);
+		burrow_part_close(p);
+	}
+	free(out);
+	free(err);
+	/* JSON: one object */
+	rc = tu_sh(&out, &err, "%s info %s --json --verify", tu_burrow(), parts);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	cr_assert_eq(lines(out), 1, "%s", out);
+	snprintf(want, sizeof want, "\"num_parts\": 2, \"dataset\": \"%s\", \"dataset_name\": \"csbm\", \"method\": \"metis\"", d);
+	cr_assert(strstr(out, want), "%s\nlacks: %s", out, want);
+	snprintf(want, sizeof want, "\"edge_cut\": %lld, \"sym_edges\": %lld,", (long long)pi->edge_cut, (long long)pi->sym_edges);
+	cr_assert(strstr(out, want) && strstr(out, "\"verified\": true}"), "%s\nlacks: %s", out, want);
+	free(out);
+	free(err);
+	burrow_parts_close(ps);
+	/* what meta.json does not record prints "-" */
+	rc = tu_sh(NULL, &err, "sed -i '/\"sym_edges\"/d; /\"cut_fraction\"/d' %s/meta.json", parts);
+	cr_assert_eq(rc, 0, "%s", err);
+	free(err);
+	rc = tu_sh(&out, &err, "%s info %s", tu_burrow(), parts);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	cr_assert(strstr(out, " of - undirected edges (-)\n"), "%s", out);
+	free(out);
+	free(err);
+	/* --verify opens every part: a missing one is named in one line */
+	tu_sh(NULL, NULL, "rm -rf %s/part-1", parts);
+	rc = tu_sh(&out, &err, "%s info %s --verify", tu_burrow(), parts);
+	cr_assert_eq(rc, 1, "%s\n%s", out, err);
+	cr_assert_eq(lines(err), 1, "%s", err);
+	cr_assert(strstr(err, "burrow: info: ") && strstr(err, "part-1"), "%s", err);
+	cr_assert_str_empty(out);
+	free(out);
+	free(err);
+	free(parts);
+	free(d);
+}

@@ -109,10 +109,11 @@ Test(mpi, train_cli_and_a_failing_rank)
 	free(out);
 	free(err);
 	rc = tu_sh(&out, &err,
-		   MPIRUN " -np 2 %s train %s/g/parts-2 --epochs 2 --layers 2 --fanout 4,-1 --batch 32 --prefetch 0 "
+		   MPIRUN " -np 2 %s train %s/g/parts-2 --epochs 2 --fanout 4,-1 --batch 32 --prefetch 0 "
 			  "--hidden 16 --threads 1",
 		   tu_burrow(), dir);
 	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	/* the fanout list alone sets the number of layers (2) */
 	cr_assert(strstr(out, "fanout 4,-1, prefetch 0") && strstr(out, "weights equal on every rank"), "%s", out);
 	free(out);
 	free(err);
@@ -122,9 +123,9 @@ Test(mpi, train_cli_and_a_failing_rank)
 	cr_assert(strstr(out, "full graph, 2 ranks") && strstr(out, "weights equal on every rank"), "%s", out);
 	free(out);
 	free(err);
-	rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/g/parts-2 --fanout 4,4 --threads 1", tu_burrow(), dir);
+	rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/g/parts-2 --layers 3 --fanout 4,4 --threads 1", tu_burrow(), dir);
 	cr_assert_eq(rc, 2, "%s\n%s", out, err);
-	cr_assert(strstr(err, "--fanout has 2 values for 3 layers"), "%s", err);
+	cr_assert(strstr(err, "--fanout 4,4 has 2 values but --layers is 3"), "%s", err);
 	free(out);
 	free(err);
 	rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/g/parts-2 --halo stale --threads 1", tu_burrow(), dir);
@@ -215,6 +216,98 @@ Test(mpi, checkpoint_and_resume_are_bit_for_bit)
 	cr_assert(strstr(err, "no checkpoint to resume from"), "%s", err);
 	free(out);
 	free(err);
+	tu_rmrf(dir);
+	free(dir);
+}
+
+/* The distributed table and log print an absent measurement as "-" and null: epochs not
+ * evaluated, and an empty valid split (whose best is the last evaluation). */
+Test(mpi, train_cli_absent_measurements)
+{
+	char *dir = tu_tmpdir(), *out, *err;
+	cr_assert_eq(tu_sh(NULL, &err,
+			   "%s gen csbm %s/g --nodes 600 --feat-dim 8 --classes 3 --quiet && rm %s/g/split/valid.npy && "
+			   "sed -i 's/\"valid\":\t[0-9]*/\"valid\":\t0/' %s/g/meta.json && %s partition %s/g --parts 2 --quiet",
+			   tu_burrow(), dir, dir, dir, tu_burrow(), dir),
+		     0, "%s", err);
+	free(err);
+	const char *modes[2] = {"--batch 64", "--full-graph"};
+	for (int m = 0; m < 2; m++) {
+		int rc = tu_sh(&out, &err,
+			       MPIRUN " -np 2 %s train %s/g/parts-2 %s --epochs 3 --eval-every 2 --hidden 16 --threads 1 "
+				      "--log %s/l%d.jsonl",
+			       tu_burrow(), dir, modes[m], dir, m);
+		cr_assert_eq(rc, 0, "%s\n%s", out, err);
+		cr_assert(!strstr(out, "-1.0"), "a number for an absent value:\n%s", out);
+		for (int e = 1; e <= 3; e++) {
+			char head[16];
+			snprintf(head, sizeof head, "\n%5d ", e);
+			const char *line = strstr(out, head);
+			cr_assert(line, "%s", out);
+			char valid[16];
+			cr_assert_eq(sscanf(line, "%*d %*f %*s %15s", valid), 1, "%s", out);
+			cr_assert_str_eq(valid, "-", "epoch %d:\n%s", e, out);
+		}
+		cr_assert(strstr(out, "no valid split: test accuracy 0.") && strstr(out, "at epoch 3, the last evaluation (2 ranks"),
+			  "%s", out);
+		char *log;
+		cr_assert(asprintf(&log, "%s/l%d.jsonl", dir, m) > 0);
+		char *text = tu_read(log, NULL);
+		cr_assert(text, "%s", log);
+		cr_assert(!strstr(text, "-1"), "a number for an absent value in the log:\n%s", text);
+		cr_assert(strstr(text, "\"valid_acc\": null, \"test_acc\": null"), "%s", text);
+		cr_assert(strstr(text, "{\"final\": true, \"best_epoch\": 3, \"valid_acc\": null, \"test_acc\": 0."), "%s", text);
+		free(text);
+		free(log);
+		free(out);
+		free(err);
+	}
+	tu_rmrf(dir);
+	free(dir);
+}
+
+/* Every distributed run ends with a final line and the log's final object: --epochs 0 and a
+ * resume with no epoch left say that nothing was trained. */
+Test(mpi, train_cli_final_line_when_nothing_is_trained)
+{
+	char *dir = tu_tmpdir(), *out, *err;
+	cr_assert_eq(tu_sh(NULL, &err, "%s gen csbm %s/g --nodes 400 --feat-dim 8 --classes 3 --quiet && "
+				       "%s partition %s/g --parts 2 --quiet",
+			   tu_burrow(), dir, tu_burrow(), dir),
+		     0, "%s", err);
+	free(err);
+	const char *run = MPIRUN " -np 2 %s train %s/g/parts-2 --hidden 8 --threads 1 --log %s/l.jsonl %s";
+	int rc = tu_sh(&out, &err, run, tu_burrow(), dir, dir, "--epochs 0");
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	cr_assert(strstr(out, "\nnothing trained: --epochs 0 (2 ranks, weights equal on every rank"), "%s", out);
+	char *path, *text;
+	cr_assert(asprintf(&path, "%s/l.jsonl", dir) > 0);
+	cr_assert((text = tu_read(path, NULL)));
+	cr_assert(strstr(text, "{\"final\": true, \"best_epoch\": null,") && strstr(text, "\"epochs\": 0, \"trained\": 0,"),
+		  "%s", text);
+	free(text);
+	free(out);
+	free(err);
+	char *ck;
+	cr_assert(asprintf(&ck, "--checkpoint %s/ck --epochs 2", dir) > 0);
+	rc = tu_sh(&out, &err, run, tu_burrow(), dir, dir, ck);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	free(out);
+	free(err);
+	free(ck);
+	cr_assert(asprintf(&ck, "--checkpoint %s/ck --epochs 2 --resume", dir) > 0);
+	rc = tu_sh(&out, &err, run, tu_burrow(), dir, dir, ck);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	char want[256];
+	snprintf(want, sizeof want, "\nnothing trained: %s/ck/last.ckpt already holds 2 epochs (--epochs 2); best valid 0.", dir);
+	cr_assert(strstr(out, want), "%s\nlacks: %s", out, want);
+	cr_assert((text = tu_read(path, NULL)));
+	cr_assert(strstr(strrchr(text, '{'), "\"epochs\": 2, \"trained\": 0,"), "%s", text);
+	free(text);
+	free(out);
+	free(err);
+	free(ck);
+	free(path);
 	tu_rmrf(dir);
 	free(dir);
 }

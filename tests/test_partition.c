@@ -325,6 +325,22 @@ static void check_parts(const char *ds_dir, const char *parts_dir, const burrow_
 	cr_assert_eq(st->sym_edges, pairs);
 	cr_assert_eq(st->halo_total, halo_total);
 	cr_assert_eq(st->num_parts, k);
+	/* meta.json records the statistics: burrow_parts_get_info reads back what was measured */
+	cr_assert_eq(pi->sym_edges, pairs);
+	cr_assert_eq(pi->halo_total, halo_total);
+	cr_assert_float_eq(pi->cut_fraction, st->cut_fraction, 1e-9);
+	cr_assert_float_eq(pi->imbalance_nodes, st->imbalance_nodes, 1e-9);
+	cr_assert_float_eq(pi->imbalance_edges, st->imbalance_edges, 1e-9);
+	cr_assert_float_eq(pi->imbalance_train, st->imbalance_train > 0 ? st->imbalance_train : -1, 1e-9);
+	cr_assert_float_eq(pi->replication, st->replication, 1e-9);
+	cr_assert(!strcmp(pi->method, "metis") || !strcmp(pi->method, "random"), "%s", pi->method);
+	cr_assert_str_eq(pi->dataset_name, burrow_dataset_get_info(in.ds)->name);
+	cr_assert(pi->send_sizes && pi->part_edges);
+	for (int i = 0; i < k; i++) {
+		const burrow_part_info *p = burrow_part_get_info(pp[i]);
+		cr_assert_eq(pi->send_sizes[i], p->num_send, "part %d", i);
+		cr_assert_eq(pi->part_edges[i], burrow_dataset_graph(burrow_part_dataset(pp[i]))->num_edges, "part %d", i);
+	}
 	/* balance, recomputed, per constraint */
 	int64_t ntrain;
 	const int64_t *train = burrow_dataset_split(in.ds, BURROW_SPLIT_TRAIN, &ntrain);

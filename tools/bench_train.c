@@ -29,6 +29,7 @@ static void help(void)
 	       "  --cache SIZE     the partial cache: bytes (K/M/G) or a percentage (10%%)\n"
 	       "  --cache-policy P its policy: degree (static, the default) or clock\n"
 	       "  --io-rows N      rows gathered to measure the store's rows/s (200000)\n"
+	       "  --fanout a,b     without --layers, sets the number of layers (as in burrow train)\n"
 	       "  other options as in burrow train\n");
 }
 
@@ -128,7 +129,8 @@ int bench_train(int argc, char **argv)
 	o.layers = 2;
 	o.max_batches = 200;
 	o.cache_fraction = 0.1;
-	bool fanout_set = false, json = false;
+	bool layers_set = false, json = false;
+	const char *fanout = NULL;
 	int nfanout = 0, c;
 	int64_t v, io_rows = 200000, repeat = 1;
 #define NUM(var, lo_, hi_)                                                                                     \
@@ -147,12 +149,15 @@ int bench_train(int argc, char **argv)
 			if (!(o.model = burrow_model_parse(optarg)))
 				return cli_usage("bench train", "--model wants sage, gcn or mlp, got '%s'", optarg);
 			break;
-		case O_LAYERS: NUM(o.layers, 1, BURROW_MAX_LAYERS); break;
+		case O_LAYERS:
+			NUM(o.layers, 1, BURROW_MAX_LAYERS);
+			layers_set = true;
+			break;
 		case O_HIDDEN: NUM(o.hidden, 1, 1 << 20); break;
 		case O_FANOUT:
 			if (!train_cli_parse_fanout(optarg, &o, &nfanout))
 				return cli_usage("bench train", "--fanout wants positive integers or -1, got '%s'", optarg);
-			fanout_set = true;
+			fanout = optarg;
 			break;
 		case O_BATCH: NUM(o.batch_size, 1, (int64_t)1 << 40); break;
 		case O_MAXB: NUM(o.max_batches, 1, INT64_MAX); break;
@@ -177,11 +182,8 @@ int bench_train(int argc, char **argv)
 #undef NUM
 	if (argc - optind != 1)
 		return cli_usage("bench train", "expected one dataset directory");
-	if (!fanout_set)
-		for (int l = 0; l < o.layers; l++)
-			o.fanout[l] = 5 * (o.layers - l);
-	else if (nfanout != o.layers)
-		return cli_usage("bench train", "--fanout has %d values for %d layers", nfanout, o.layers);
+	if (train_cli_layers_fanout("bench train", &o, layers_set, fanout, nfanout))
+		return EXIT_USAGE;
 	const char *dir = argv[optind];
 	burrow_dataset *ds;
 	int st = burrow_dataset_open(&ds, dir);

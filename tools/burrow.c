@@ -49,19 +49,9 @@ static void usage(FILE *f)
  * `train` is partition-parallel training under mpirun. */
 static bool names_parts_dir(int argc, char **argv)
 {
-	for (int i = 1; i < argc; i++) {
-		char path[4096], buf[512];
-		if (argv[i][0] == '-' || snprintf(path, sizeof path, "%s/meta.json", argv[i]) >= (int)sizeof path)
-			continue;
-		FILE *f = fopen(path, "r");
-		if (!f)
-			continue;
-		size_t n = fread(buf, 1, sizeof buf - 1, f);
-		fclose(f);
-		buf[n] = '\0';
-		if (strstr(buf, "\"burrow-parts\""))
+	for (int i = 1; i < argc; i++)
+		if (argv[i][0] != '-' && cli_is_parts_dir(argv[i]))
 			return true;
-	}
 	return false;
 }
 

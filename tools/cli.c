@@ -206,3 +206,17 @@ void cli_log(int level, const char *msg, void *user)
 	static const char *const names[] = {"error", "warning", "note", "debug"};
 	fprintf(stderr, "burrow: %s: %s\n", names[level < 0 ? 0 : level > 3 ? 3 : level], msg);
 }
+
+bool cli_is_parts_dir(const char *dir)
+{
+	char path[4096], buf[512];
+	if (snprintf(path, sizeof path, "%s/meta.json", dir) >= (int)sizeof path)
+		return false;
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return strstr(buf, "\"burrow-parts\"") != NULL;
+}

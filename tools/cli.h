@@ -55,6 +55,10 @@ void cli_progress_done(cli_progress *p);
 /* The median of v[0 .. n) (n >= 1; the mean of the middle two when n is even); v is sorted. */
 double cli_median(double *v, int n);
 
+/* Is dir a parts directory written by burrow partition (its meta.json of format
+ * "burrow-parts")? Reads only the head of the file. */
+bool cli_is_parts_dir(const char *dir);
+
 /* Monotonic seconds. */
 double cli_now(void);
 

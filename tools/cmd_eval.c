@@ -72,13 +72,18 @@ int cmd_eval(int argc, char **argv)
 	int st = burrow_trainer_evaluate(t, &ev), rc = EXIT_OK;
 	if (st < 0)
 		rc = cli_lib_fail("eval", st);
-	else if (json)
-		printf("{\"epoch\": %d, \"train_acc\": %.17g, \"valid_acc\": %.17g, \"test_acc\": %.17g, \"eval_s\": %.6f, "
-		       "\"spilled_bytes\": %lld}\n",
-		       burrow_trainer_epoch(t), ev.train_acc, ev.valid_acc, ev.test_acc, ev.eval_s, (long long)ev.spilled_bytes);
-	else
-		printf("model after epoch %d: train %.4f  valid %.4f  test %.4f  (%.2f s)\n", burrow_trainer_epoch(t),
-		       ev.train_acc, ev.valid_acc, ev.test_acc, ev.eval_s);
+	else if (json) { /* an empty split's accuracy is absent: null */
+		printf("{\"epoch\": %d", burrow_trainer_epoch(t));
+		train_cli_json_num(stdout, "train_acc", 'g', 17, ev.train_acc);
+		train_cli_json_num(stdout, "valid_acc", 'g', 17, ev.valid_acc);
+		train_cli_json_num(stdout, "test_acc", 'g', 17, ev.test_acc);
+		printf(", \"eval_s\": %.6f, \"spilled_bytes\": %lld}\n", ev.eval_s, (long long)ev.spilled_bytes);
+	} else {
+		char a[16], b[16], c[16];
+		printf("model after epoch %d: train %s  valid %s  test %s  (%.2f s)\n", burrow_trainer_epoch(t),
+		       train_cli_num(a, sizeof a, 0, 4, 1, "", ev.train_acc), train_cli_num(b, sizeof b, 0, 4, 1, "", ev.valid_acc),
+		       train_cli_num(c, sizeof c, 0, 4, 1, "", ev.test_acc), ev.eval_s);
+	}
 	burrow_trainer_close(t);
 	burrow_dataset_close(ds);
 	return rc;

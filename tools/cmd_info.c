@@ -1,4 +1,5 @@
-/* cmd_info.c: burrow info DIR: what a dataset holds, after checking it against meta.json. */
+/* cmd_info.c: burrow info DIR: what a dataset holds, after checking it against meta.json; or
+ * for a parts directory, the partition's summary. */
 #include "cli.h"
 
 #include <stdio.h>
@@ -10,9 +11,114 @@ static void help(void)
 	printf("usage: burrow info DIR [--verify] [--json]\n\n"
 	       "Check a dataset directory against its meta.json (every file's dtype, shape and size)\n"
 	       "and describe it: nodes, edges, degrees, isolated nodes, features, classes and their\n"
-	       "histogram, split sizes, bytes on disk.\n\n"
-	       "  --verify   also check the contents: CSR structure, symmetry, label range, split ids\n"
+	       "histogram, split sizes, bytes on disk.\n"
+	       "For a parts directory (burrow partition's DIR/parts-K): the number of parts, the edge\n"
+	       "cut, the imbalance, and per part its owned and halo nodes, send list and CSR entries.\n\n"
+	       "  --verify   also check the contents: CSR structure, symmetry, label range, split ids;\n"
+	       "             for parts, open every part and check its exchange lists and dataset\n"
 	       "  --json     print one JSON object instead of the table\n");
+}
+
+/* A count, or "-" when meta.json does not record it (< 0). */
+static const char *count_or_dash(int64_t v, char *buf, size_t cap)
+{
+	return v < 0 ? "-" : cli_grouped(v, buf, cap);
+}
+
+/* v * scale with prec decimals (then "%" when scale is 100), or "-" when absent (< 0). */
+static const char *real_or_dash(double v, double scale, int prec, char *buf, size_t cap)
+{
+	if (v < 0)
+		return "-";
+	snprintf(buf, cap, "%.*f%s", prec, v * scale, scale == 100 ? "%" : "");
+	return buf;
+}
+
+/* JSON: the number, or null when absent (< 0). */
+static void json_num(const char *key, double v, const char *sep)
+{
+	if (v < 0)
+		printf("\"%s\": null%s", key, sep);
+	else
+		printf("\"%s\": %.17g%s", key, v, sep);
+}
+
+/* --verify on a parts directory: open every part (its exchange arrays checked against each
+ * other and the partition book) and check its dataset's contents. */
+static int verify_parts(const burrow_parts *ps)
+{
+	const int k = burrow_parts_get_info(ps)->num_parts;
+	for (int i = 0; i < k; i++) {
+		burrow_part *p;
+		int st = burrow_part_open(&p, ps, i);
+		if (st >= 0)
+			st = burrow_dataset_verify(burrow_part_dataset(p));
+		burrow_part_close(p);
+		if (st < 0)
+			return cli_lib_fail("info", st);
+	}
+	return EXIT_OK;
+}
+
+/* burrow info DIR/parts-K: what burrow_partition recorded, "-" where it is absent. */
+static int info_parts(const char *dir, bool verify, bool json)
+{
+	burrow_parts *ps;
+	int st = burrow_parts_open(&ps, dir);
+	if (st < 0)
+		return cli_lib_fail("info", st);
+	if (verify && (st = verify_parts(ps)) != EXIT_OK) {
+		burrow_parts_close(ps);
+		return st;
+	}
+	const burrow_parts_info *pi = burrow_parts_get_info(ps);
+	const int k = pi->num_parts;
+	char a[64], b[64], c[64], d[64];
+	if (json) {
+		printf("{\"dir\": \"%s\", \"format\": \"burrow-parts\", \"num_parts\": %d, \"dataset\": \"%s\", "
+		       "\"dataset_name\": \"%s\", \"method\": \"%s\", \"num_nodes\": %lld, \"num_edges\": %lld, "
+		       "\"edge_cut\": %lld, ",
+		       dir, k, pi->dataset, pi->dataset_name, pi->method, (long long)pi->num_nodes, (long long)pi->num_edges,
+		       (long long)pi->edge_cut);
+		json_num("sym_edges", (double)pi->sym_edges, ", ");
+		json_num("cut_fraction", pi->cut_fraction, ", \"imbalance\": {");
+		json_num("nodes", pi->imbalance_nodes, ", ");
+		json_num("train", pi->imbalance_train, ", ");
+		json_num("edges", pi->imbalance_edges, "}, ");
+		json_num("halo_total", (double)pi->halo_total, ", ");
+		json_num("replication_factor", pi->replication, ", \"parts\": [");
+		for (int i = 0; i < k; i++) {
+			printf("%s{\"part\": %d, \"owned\": %lld, \"halo\": %lld, ", i ? ", " : "", i,
+			       (long long)(pi->node_offsets[i + 1] - pi->node_offsets[i]), (long long)pi->halo_sizes[i]);
+			json_num("send", pi->send_sizes ? (double)pi->send_sizes[i] : -1, ", ");
+			json_num("edges", pi->part_edges ? (double)pi->part_edges[i] : -1, "}");
+		}
+		printf("]%s}\n", verify ? ", \"verified\": true" : "");
+		burrow_parts_close(ps);
+		return EXIT_OK;
+	}
+	printf("parts      %s (%d parts%s%s)\n", dir, k, pi->method[0] ? ", " : "", pi->method);
+	printf("dataset    %s%s%s%s\n", pi->dataset[0] ? pi->dataset : "-", pi->dataset_name[0] ? " (" : "",
+	       pi->dataset_name, pi->dataset_name[0] ? ")" : "");
+	printf("nodes      %s (%s CSR entries)\n", cli_grouped(pi->num_nodes, a, sizeof a),
+	       cli_grouped(pi->num_edges, b, sizeof b));
+	printf("edge cut   %s of %s undirected edges (%s)\n", cli_grouped(pi->edge_cut, a, sizeof a),
+	       count_or_dash(pi->sym_edges, b, sizeof b), real_or_dash(pi->cut_fraction, 100, 2, c, sizeof c));
+	printf("imbalance  nodes %s  train %s  edges %s  (max part / average)\n",
+	       real_or_dash(pi->imbalance_nodes, 1, 4, a, sizeof a), real_or_dash(pi->imbalance_train, 1, 4, b, sizeof b),
+	       real_or_dash(pi->imbalance_edges, 1, 4, c, sizeof c));
+	printf("halo       %s nodes in all, replication factor %s\n", count_or_dash(pi->halo_total, a, sizeof a),
+	       real_or_dash(pi->replication, 1, 3, b, sizeof b));
+	printf("%-6s %14s %14s %14s %14s\n", "part", "owned", "halo", "send", "CSR entries");
+	for (int i = 0; i < k; i++)
+		printf("%-6d %14s %14s %14s %14s\n", i, cli_grouped(pi->node_offsets[i + 1] - pi->node_offsets[i], a, sizeof a),
+		       cli_grouped(pi->halo_sizes[i], b, sizeof b),
+		       count_or_dash(pi->send_sizes ? pi->send_sizes[i] : -1, c, sizeof c),
+		       count_or_dash(pi->part_edges ? pi->part_edges[i] : -1, d, sizeof d));
+	if (verify)
+		printf("verify     ok (every part: exchange lists, CSR structure, labels, splits)\n");
+	burrow_parts_close(ps);
+	return EXIT_OK;
 }
 
 int cmd_info(int argc, char **argv)
@@ -34,8 +140,10 @@ int cmd_info(int argc, char **argv)
 			json = true;
 	}
 	if (argc - optind != 1)
-		return cli_usage("info", "expected one dataset directory");
+		return cli_usage("info", "expected one dataset or parts directory");
 	const char *dir = argv[optind];
+	if (cli_is_parts_dir(dir))
+		return info_parts(dir, verify, json);
 
 	burrow_dataset *ds;
 	int st = burrow_dataset_open(&ds, dir);

@@ -19,7 +19,8 @@ static void help(void)
 	printf("usage: burrow train DIR [options]\n\n"
 	       "Train a node classifier on the dataset directory DIR and report OGB's accuracy\n"
 	       "(correct / total on the valid and test splits, from layer-wise full-neighbor inference;\n"
-	       "the test accuracy reported is the one at the epoch with the best valid accuracy).\n\n"
+	       "the test accuracy reported is the one at the epoch with the best valid accuracy, or at\n"
+	       "the last evaluation without a valid split). An absent value prints '-' (null in --log).\n\n"
 	       "Mode:\n"
 	       "  (default)             mini-batch: sampled neighborhoods, features gathered through the\n"
 	       "                        feature store while the previous batch computes\n"
@@ -27,7 +28,7 @@ static void help(void)
 	       "                        (features read into memory)\n"
 	       "Model (defaults):\n"
 	       "  --model M             sage, gcn or mlp (%s)\n"
-	       "  --layers L            %d\n"
+	       "  --layers L            %d; or as many as --fanout has values\n"
 	       "  --hidden H            %lld\n"
 	       "  --dropout p           after each hidden layer's ReLU (%g)\n"
 	       "Optimizer:\n"
@@ -37,8 +38,9 @@ static void help(void)
 	       "  --momentum m          sgd only (%g)\n"
 	       "Mini-batch pipeline:\n"
 	       "  --batch B             training nodes per batch (%lld); also --batch-size\n"
-	       "  --fanout a,b,c        neighbors per layer, input layer first; -1 = all\n"
-	       "                        (5 x (L - l): 15,10,5 for 3 layers; mlp samples none)\n"
+	       "  --fanout a,b,c        neighbors per layer, input layer first; -1 = all; without --layers\n"
+	       "                        it sets the number of layers (5 x (L - l): 15,10,5 for 3 layers;\n"
+	       "                        mlp samples none)\n"
 	       "  --max-batches N       end an epoch after N batches (all)\n"
 	       "  --prefetch P          batches sampled and gathered ahead of the one computing (%d)\n"
 	       "  --cache SIZE          feature cache: bytes (K/M/G suffixes) or a percentage of the\n"
@@ -93,14 +95,6 @@ static void bar_cb(void *user, const char *phase, uint64_t done, uint64_t total)
 	fflush(stderr);
 }
 
-static void json_acc(FILE *f, const char *key, double v)
-{
-	if (v < 0)
-		fprintf(f, ", \"%s\": null", key);
-	else
-		fprintf(f, ", \"%s\": %.17g", key, v);
-}
-
 /* The long name of option c. */
 static const char *opt_name(const struct option *lo, int c)
 {
@@ -153,7 +147,8 @@ int cmd_train(int argc, char **argv)
 	burrow_train_opts o;
 	burrow_train_defaults(&o);
 	const char *log_path = NULL, *ckpt_dir = NULL;
-	bool resume = false, quiet = false, fanout_set = false;
+	bool resume = false, quiet = false, layers_set = false;
+	const char *fanout = NULL;
 	int64_t every = 1, i64;
 	int nfanout = 3;
 	double f;
@@ -182,7 +177,10 @@ int cmd_train(int argc, char **argv)
 			if (!(o.model = burrow_model_parse(optarg)))
 				return cli_usage("train", "--model wants sage, gcn or mlp, got '%s'", optarg);
 			break;
-		case O_LAYERS: INT_OPT(o.layers, 1, BURROW_MAX_LAYERS); break;
+		case O_LAYERS:
+			INT_OPT(o.layers, 1, BURROW_MAX_LAYERS);
+			layers_set = true;
+			break;
 		case O_HIDDEN: INT_OPT(o.hidden, 1, 1 << 20); break;
 		case O_DROPOUT: REAL_OPT(o.dropout, 0, 0.99); break;
 		case O_OPTIM:
@@ -205,7 +203,7 @@ int cmd_train(int argc, char **argv)
 			if (!train_cli_parse_fanout(optarg, &o, &nfanout))
 				return cli_usage("train", "--fanout wants positive integers or -1 separated by commas, got '%s'",
 						 optarg);
-			fanout_set = true;
+			fanout = optarg;
 			break;
 		case O_MAXB: INT_OPT(o.max_batches, 1, INT64_MAX); break;
 		case O_PREFETCH: INT_OPT(o.prefetch, 0, 64); break;
@@ -247,11 +245,8 @@ int cmd_train(int argc, char **argv)
 #undef REAL_OPT
 	if (argc - optind != 1)
 		return cli_usage("train", "expected one dataset directory");
-	if (fanout_set && nfanout != o.layers)
-		return cli_usage("train", "--fanout has %d values for %d layers", nfanout, o.layers);
-	if (!fanout_set) /* the library's default, spelled out for the header line */
-		for (int l = 0; l < o.layers; l++)
-			o.fanout[l] = 5 * (o.layers - l);
+	if (train_cli_layers_fanout("train", &o, layers_set, fanout, nfanout))
+		return EXIT_USAGE;
 	if (resume && !ckpt_dir)
 		return cli_usage("train", "--resume needs --checkpoint DIR");
 	const char *dir = argv[optind];
@@ -294,12 +289,15 @@ int cmd_train(int argc, char **argv)
 	       o.full_graph ? "full graph" : "mini-batch", o.layers, (long long)o.hidden, o.dropout, o.lr);
 	if (!o.full_graph)
 		print_pipeline(t, &o);
-	printf("%5s %9s %7s %7s %7s %8s %8s %9s %9s %7s %10s %6s\n", "epoch", "loss", "train", "valid", "test", "epoch_s",
-	       "sample_s", "io_wait_s", "compute_s", "eval_s", "rows_read", "hit");
+	const int done = burrow_trainer_epoch(t); /* epochs trained before this run */
+	int trained = 0;
+	if (done < o.epochs) /* a table only when there will be rows */
+		printf("%5s %9s %7s %7s %7s %8s %8s %9s %9s %7s %10s %6s\n", "epoch", "loss", "train", "valid", "test",
+		       "epoch_s", "sample_s", "io_wait_s", "compute_s", "eval_s", "rows_read", "hit");
 	fflush(stdout);
 	int rc = EXIT_OK;
 	const double start = cli_now();
-	for (int e = burrow_trainer_epoch(t) + 1; e <= o.epochs; e++) {
+	for (int e = done + 1; e <= o.epochs; e++, trained++) {
 		burrow_epoch_stats es;
 		burrow_eval_stats ev = {.train_acc = -1, .valid_acc = -1, .test_acc = -1};
 		pb.epoch = e;
@@ -312,25 +310,26 @@ int cmd_train(int argc, char **argv)
 			rc = cli_lib_fail("train", st);
 			break;
 		}
-		char vbuf[16] = "      -", tbuf[16] = "      -";
-		if (evaluate) {
-			snprintf(vbuf, sizeof vbuf, "%7.4f", ev.valid_acc);
-			snprintf(tbuf, sizeof tbuf, "%7.4f", ev.test_acc);
-		}
-		printf("%5d %9.4f %7.4f %7s %7s %8.3f %8.3f %9.3f %9.3f %7.3f %10lld %5.1f%%\n", es.epoch, es.loss,
-		       es.train_acc, vbuf, tbuf, es.epoch_s, es.sample_s, es.io_wait_s, es.compute_s, ev.eval_s,
-		       (long long)es.rows_read, 100 * es.cache_hit_rate);
+		char tr[16], va[16], te[16], hit[16];
+		printf("%5d %9.4f %s %s %s %8.3f %8.3f %9.3f %9.3f %7.3f %10lld %s\n", es.epoch, es.loss,
+		       train_cli_num(tr, sizeof tr, 7, 4, 1, "", es.train_acc),
+		       train_cli_num(va, sizeof va, 7, 4, 1, "", ev.valid_acc),
+		       train_cli_num(te, sizeof te, 7, 4, 1, "", ev.test_acc), es.epoch_s, es.sample_s, es.io_wait_s,
+		       es.compute_s, ev.eval_s, (long long)es.rows_read,
+		       train_cli_num(hit, sizeof hit, 6, 1, 100, "%", es.cache_hit_rate));
 		fflush(stdout);
 		if (log) {
-			fprintf(log, "{\"epoch\": %d, \"loss\": %.17g, \"train_acc\": %.17g", es.epoch, es.loss, es.train_acc);
-			json_acc(log, "valid_acc", ev.valid_acc);
-			json_acc(log, "test_acc", ev.test_acc);
+			fprintf(log, "{\"epoch\": %d, \"loss\": %.17g", es.epoch, es.loss);
+			train_cli_json_num(log, "train_acc", 'g', 17, es.train_acc);
+			train_cli_json_num(log, "valid_acc", 'g', 17, ev.valid_acc);
+			train_cli_json_num(log, "test_acc", 'g', 17, ev.test_acc);
 			fprintf(log,
 				", \"batches\": %lld, \"epoch_s\": %.6f, \"sample_s\": %.6f, \"io_wait_s\": %.6f, "
-				"\"compute_s\": %.6f, \"eval_s\": %.6f, \"rows_read\": %lld, \"cache_hit_rate\": %.6f, "
-				"\"spilled_bytes\": %lld}\n",
+				"\"compute_s\": %.6f, \"eval_s\": %.6f, \"rows_read\": %lld",
 				(long long)es.batches, es.epoch_s, es.sample_s, es.io_wait_s, es.compute_s, ev.eval_s,
-				(long long)es.rows_read, es.cache_hit_rate, (long long)ev.spilled_bytes);
+				(long long)es.rows_read);
+			train_cli_json_num(log, "cache_hit_rate", 'f', 6, es.cache_hit_rate);
+			fprintf(log, ", \"spilled_bytes\": %lld}\n", (long long)ev.spilled_bytes);
 			fflush(log);
 		}
 		if (ckpt_dir) {
@@ -344,16 +343,15 @@ int cmd_train(int argc, char **argv)
 	}
 	if (rc == EXIT_OK) {
 		const burrow_best b = burrow_trainer_best(t);
-		if (b.epoch >= 0)
-			printf("best valid %.4f at epoch %d: test accuracy %.4f\n", b.valid_acc, b.epoch, b.test_acc);
-		else if (every == 0)
-			printf("no evaluation (--eval-every 0)\n");
+		char line[4400]; /* holds a checkpoint path */
+		printf("%s\n", train_cli_result(line, sizeof line, &b, trained, done, o.epochs, resume ? last_path : NULL));
 		if (log) {
-			fprintf(log, "{\"final\": true, \"best_epoch\": %d", b.epoch);
-			json_acc(log, "valid_acc", b.valid_acc);
-			json_acc(log, "test_acc", b.test_acc);
-			fprintf(log, ", \"epochs\": %d, \"total_s\": %.6f, \"weights_checksum\": \"%016llx\"}\n",
-				burrow_trainer_epoch(t), cli_now() - start,
+			fprintf(log, "{\"final\": true");
+			train_cli_json_num(log, "best_epoch", 'g', 10, b.epoch);
+			train_cli_json_num(log, "valid_acc", 'g', 17, b.valid_acc);
+			train_cli_json_num(log, "test_acc", 'g', 17, b.test_acc);
+			fprintf(log, ", \"epochs\": %d, \"trained\": %d, \"total_s\": %.6f, \"weights_checksum\": \"%016llx\"}\n",
+				burrow_trainer_epoch(t), trained, cli_now() - start,
 				(unsigned long long)burrow_trainer_weights_checksum(t));
 		}
 	}

@@ -25,7 +25,7 @@ static void help(void)
 	       "  --full-graph       every epoch one step over all nodes: each layer's halo rows are\n"
 	       "                     exchanged while the inner rows aggregate\n\n"
 	       "  --model M          sage, gcn or mlp (%s)\n"
-	       "  --layers L         %d\n"
+	       "  --layers L         %d; or as many as --fanout has values\n"
 	       "  --hidden H         %lld\n"
 	       "  --dropout p        %g\n"
 	       "  --lr r             %g\n"
@@ -41,7 +41,8 @@ static void help(void)
 	       "Mini-batch mode:\n"
 	       "  --batch B          training nodes per batch on each rank (%lld); a step covers up to\n"
 	       "                     K x B seeds; also --batch-size\n"
-	       "  --fanout a,b,c     neighbors per layer, input layer first; -1 = all (5 x (L - l))\n"
+	       "  --fanout a,b,c     neighbors per layer, input layer first; -1 = all (5 x (L - l));\n"
+	       "                     without --layers it sets the number of layers\n"
 	       "  --prefetch P       0: sample, fetch, compute one after another; > 0: batch k+1 is\n"
 	       "                     sampled and its remote rows are in flight while batch k computes (%d)\n"
 	       "  --max-batches N    end an epoch after N steps (all)\n"
@@ -87,6 +88,8 @@ static int parse(int argc, char **argv, burrow_dist_opts *o, run_args *a)
 		{0, 0, 0, 0},
 	};
 	int c, nfanout = 0;
+	bool layers_set = false;
+	const char *fanout = NULL;
 	const char *mb_opt = NULL, *fg_opt = NULL; /* an option of the other mode, for the message */
 	int64_t i;
 	double f;
@@ -103,6 +106,7 @@ static int parse(int argc, char **argv, burrow_dist_opts *o, run_args *a)
 			if (!cli_i64(optarg, &i) || i < 1 || i > BURROW_MAX_LAYERS)
 				return cli_usage("train", "--layers wants 1 to %d, got '%s'", BURROW_MAX_LAYERS, optarg);
 			o->train.layers = (int)i;
+			layers_set = true;
 			break;
 		case O_HIDDEN:
 			if (!cli_i64(optarg, &i) || i < 1)
@@ -125,8 +129,8 @@ static int parse(int argc, char **argv, burrow_dist_opts *o, run_args *a)
 			o->train.weight_decay = f;
 			break;
 		case O_EPOCHS:
-			if (!cli_i64(optarg, &i) || i < 1 || i > 1000000)
-				return cli_usage("train", "--epochs wants a positive integer, got '%s'", optarg);
+			if (!cli_i64(optarg, &i) || i < 0 || i > 1000000)
+				return cli_usage("train", "--epochs wants an integer in [0, 1000000], got '%s'", optarg);
 			o->train.epochs = (int)i;
 			break;
 		case O_SEED:
@@ -177,6 +181,7 @@ static int parse(int argc, char **argv, burrow_dist_opts *o, run_args *a)
 			if (!train_cli_parse_fanout(optarg, &o->train, &nfanout))
 				return cli_usage("train", "--fanout wants positive integers or -1 separated by commas, got '%s'",
 						 optarg);
+			fanout = optarg;
 			mb_opt = "--fanout";
 			break;
 		case O_PREFETCH:
@@ -200,8 +205,8 @@ static int parse(int argc, char **argv, burrow_dist_opts *o, run_args *a)
 		return cli_usage("train", "%s applies to --full-graph training", fg_opt);
 	if (o->boundary_sample < 1.0 && o->halo == BURROW_HALO_STALE)
 		return cli_usage("train", "--boundary-sample and --halo stale do not combine: choose one");
-	if (nfanout && nfanout != o->train.layers)
-		return cli_usage("train", "--fanout has %d values for %d layers", nfanout, o->train.layers);
+	if (train_cli_layers_fanout("train", &o->train, layers_set, fanout, nfanout))
+		return EXIT_USAGE;
 	if (a->resume && !a->ckpt)
 		return cli_usage("train", "--resume needs --checkpoint DIR");
 	if (argc - optind != 1)
@@ -273,10 +278,12 @@ int cmd_train_dist(int argc, char **argv)
 			       o.train.prefetch);
 		}
 	}
-	if (rank == 0)
+	const int done = burrow_dist_epoch(d); /* epochs trained before this run */
+	int trained = 0;
+	if (rank == 0 && done < o.train.epochs) /* a table only when there will be rows */
 		printf("%5s %9s %9s %9s %8s %8s %8s %8s\n", "epoch", "loss", "train", "valid", "epoch_s", "comm_s",
 		       "exposed", "eval_s");
-	for (int e = burrow_dist_epoch(d) + 1; e <= o.train.epochs; e++) {
+	for (int e = done + 1; e <= o.train.epochs; e++, trained++) {
 		burrow_epoch_stats es;
 		burrow_comm_stats cs;
 		burrow_eval_stats ev = {.valid_acc = -1, .test_acc = -1};
@@ -289,15 +296,20 @@ int cmd_train_dist(int argc, char **argv)
 		double t[4] = {es.epoch_s, cs.comm_s, cs.exposed_comm_s, ev.eval_s}, tm[4];
 		MPI_Reduce(t, tm, 4, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
 		if (rank == 0) {
-			printf("%5d %9.4f %9.4f %9.4f %8.3f %8.3f %8.3f %8.3f\n", e, es.loss, es.train_acc, ev.valid_acc,
-			       tm[0], tm[1], tm[2], tm[3]);
-			if (lf)
+			char tr[16], va[16];
+			printf("%5d %9.4f %s %s %8.3f %8.3f %8.3f %8.3f\n", e, es.loss,
+			       train_cli_num(tr, sizeof tr, 9, 4, 1, "", es.train_acc),
+			       train_cli_num(va, sizeof va, 9, 4, 1, "", ev.valid_acc), tm[0], tm[1], tm[2], tm[3]);
+			if (lf) {
+				fprintf(lf, "{\"epoch\": %d, \"loss\": %.9g", e, es.loss);
+				train_cli_json_num(lf, "train_acc", 'f', 6, es.train_acc);
+				train_cli_json_num(lf, "valid_acc", 'f', 6, ev.valid_acc);
+				train_cli_json_num(lf, "test_acc", 'f', 6, ev.test_acc);
 				fprintf(lf,
-					"{\"epoch\": %d, \"loss\": %.9g, \"train_acc\": %.6f, \"valid_acc\": %.6f, "
-					"\"test_acc\": %.6f, \"epoch_s\": %.6f, \"comm_s\": %.6f, \"exposed_comm_s\": %.6f, "
-					"\"eval_s\": %.6f, \"ranks\": %d}\n",
-					e, es.loss, es.train_acc, ev.valid_acc, ev.test_acc, tm[0], tm[1], tm[2], tm[3],
-					burrow_dist_size(d));
+					", \"epoch_s\": %.6f, \"comm_s\": %.6f, \"exposed_comm_s\": %.6f, \"eval_s\": %.6f, "
+					"\"ranks\": %d}\n",
+					tm[0], tm[1], tm[2], tm[3], burrow_dist_size(d));
+			}
 			fflush(stdout);
 		}
 		if (a.ckpt) { /* collective: rank 0 writes, every rank learns how it went */
@@ -307,24 +319,28 @@ int cmd_train_dist(int argc, char **argv)
 				return fail_all(rank, cli_lib_message("train", st));
 		}
 	}
-	free(last);
-	free(best);
 	burrow_best b = burrow_dist_best(d);
 	uint64_t sum = burrow_dist_weights_checksum(d), sum0 = sum;
 	MPI_Bcast(&sum0, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
 	int same = sum == sum0, all_same;
 	MPI_Allreduce(&same, &all_same, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
 	if (rank == 0) {
-		printf("best epoch %d: valid %.4f test %.4f (%d ranks, weights %s on every rank, checksum %016llx)\n", b.epoch,
-		       b.valid_acc, b.test_acc, burrow_dist_size(d), all_same ? "equal" : "DIFFERENT",
-		       (unsigned long long)sum);
+		char line[4400]; /* holds a checkpoint path */
+		printf("%s (%d ranks, weights %s on every rank, checksum %016llx)\n",
+		       train_cli_result(line, sizeof line, &b, trained, done, o.train.epochs, a.resume ? last : NULL),
+		       burrow_dist_size(d), all_same ? "equal" : "DIFFERENT", (unsigned long long)sum);
 		if (lf) {
-			fprintf(lf, "{\"final\": true, \"best_epoch\": %d, \"valid_acc\": %.6f, \"test_acc\": %.6f, "
-				    "\"weights_equal\": %s, \"ranks\": %d}\n",
-				b.epoch, b.valid_acc, b.test_acc, all_same ? "true" : "false", burrow_dist_size(d));
+			fprintf(lf, "{\"final\": true");
+			train_cli_json_num(lf, "best_epoch", 'g', 10, b.epoch);
+			train_cli_json_num(lf, "valid_acc", 'f', 6, b.valid_acc);
+			train_cli_json_num(lf, "test_acc", 'f', 6, b.test_acc);
+			fprintf(lf, ", \"epochs\": %d, \"trained\": %d, \"weights_equal\": %s, \"ranks\": %d}\n",
+				burrow_dist_epoch(d), trained, all_same ? "true" : "false", burrow_dist_size(d));
 			fclose(lf);
 		}
 	}
+	free(last);
+	free(best);
 	burrow_dist_close(d);
 	MPI_Finalize();
 	if (!all_same) {

@@ -138,3 +138,65 @@ bool train_cli_parse_fanout(const char *s, burrow_train_opts *o, int *n)
 	}
 	return *n > 0;
 }
+
+int train_cli_layers_fanout(const char *cmd, burrow_train_opts *o, bool layers_set, const char *fanout, int nfanout)
+{
+	if (!fanout) {
+		for (int l = 0; l < o->layers; l++) /* the library's default, spelled out for the header line */
+			o->fanout[l] = 5 * (o->layers - l);
+		return 0;
+	}
+	if (!layers_set)
+		o->layers = nfanout;
+	else if (nfanout != o->layers)
+		return cli_usage(cmd, "--fanout %s has %d value%s but --layers is %d: give one per layer, or drop --layers",
+				 fanout, nfanout, nfanout == 1 ? "" : "s", o->layers);
+	return 0;
+}
+
+const char *train_cli_num(char *buf, size_t cap, int width, int prec, double scale, const char *unit, double v)
+{
+	if (v < 0)
+		snprintf(buf, cap, "%*s", width, "-");
+	else
+		snprintf(buf, cap, "%*.*f%s", width - (int)strlen(unit), prec, v * scale, unit);
+	return buf;
+}
+
+void train_cli_json_num(FILE *f, const char *key, char conv, int prec, double v)
+{
+	if (v < 0)
+		fprintf(f, ", \"%s\": null", key);
+	else if (conv == 'f')
+		fprintf(f, ", \"%s\": %.*f", key, prec, v);
+	else
+		fprintf(f, ", \"%s\": %.*g", key, prec, v);
+}
+
+const char *train_cli_best(char *buf, size_t cap, const burrow_best *b)
+{
+	char v[16], t[16];
+	train_cli_num(t, sizeof t, 0, 4, 1, "", b->test_acc);
+	if (b->valid_acc < 0)
+		snprintf(buf, cap, "no valid split: test accuracy %s at epoch %d, the last evaluation", t, b->epoch);
+	else
+		snprintf(buf, cap, "best valid %s at epoch %d: test accuracy %s",
+			 train_cli_num(v, sizeof v, 0, 4, 1, "", b->valid_acc), b->epoch, t);
+	return buf;
+}
+
+const char *train_cli_result(char *buf, size_t cap, const burrow_best *b, int trained, int done, int epochs,
+			     const char *resumed_from)
+{
+	char best[160];
+	if (b->epoch >= 0)
+		train_cli_best(best, sizeof best, b);
+	if (trained > 0)
+		snprintf(buf, cap, "%s", b->epoch >= 0 ? best : "no evaluation (--eval-every 0)");
+	else if (resumed_from)
+		snprintf(buf, cap, "nothing trained: %s already holds %d epoch%s (--epochs %d)%s%s", resumed_from, done,
+			 done == 1 ? "" : "s", epochs, b->epoch >= 0 ? "; " : "", b->epoch >= 0 ? best : "");
+	else
+		snprintf(buf, cap, "nothing trained: --epochs %d", epochs);
+	return buf;
+}

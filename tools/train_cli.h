@@ -6,6 +6,8 @@
 #include <burrow.h>
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
 
 /* Resolve C (a checkpoint file, or a --checkpoint directory: its best.ckpt, else last.ckpt),
  * open the dataset DIR and a trainer shaped as the checkpoint says, and load it. Prints the
@@ -23,5 +25,28 @@ int train_cli_checkpoint_dir(const char *cmd, const char *dir, bool resume, char
 bool train_cli_parse_cache(const char *s, burrow_train_opts *o);
 /* --fanout a,b,c: positive integers or -1, input layer first, into o->fanout; *n gets the count. */
 bool train_cli_parse_fanout(const char *s, burrow_train_opts *o, int *n);
+/* --layers and --fanout together, after parsing: a fanout list (fanout, NULL when not given,
+ * of nfanout values) sets o->layers to its length unless --layers was given (layers_set),
+ * which it must then match; without one, o->fanout gets the default 5 x (L - l). Returns 0,
+ * or prints the usage error naming both and returns EXIT_USAGE. */
+int train_cli_layers_fanout(const char *cmd, burrow_train_opts *o, bool layers_set, const char *fanout, int nfanout);
+
+/* An absent measurement (the library's -1: an empty split, an epoch not evaluated, a hit rate
+ * of no requests) prints "-", never a number. v with `prec` decimals (times `scale`, then
+ * `unit`, for percentages), right-aligned in `width` columns, or "-" there; returns buf. */
+const char *train_cli_num(char *buf, size_t cap, int width, int prec, double scale, const char *unit, double v);
+/* ", \"key\": v" as printf's %.<prec><conv> (conv 'g' or 'f'), or ", \"key\": null" when v < 0. */
+void train_cli_json_num(FILE *f, const char *key, char conv, int prec, double v);
+/* What the best evaluation found, for the run's last line: "best valid V at epoch E: test
+ * accuracy T", or without a valid split "no valid split: test accuracy T at epoch E, the last
+ * evaluation"; b->epoch must be >= 0. Returns buf. */
+const char *train_cli_best(char *buf, size_t cap, const burrow_best *b);
+/* The run's last line, for every run: the best (train_cli_best), "no evaluation (--eval-every
+ * 0)", or when it trained no epoch "nothing trained: --epochs 0", "nothing trained: <ckpt>
+ * already holds D epochs (--epochs E)" followed by the checkpoint's best. trained: epochs this
+ * run trained; done: epochs the model had before it; resumed_from: the checkpoint resumed,
+ * or NULL. Returns buf. */
+const char *train_cli_result(char *buf, size_t cap, const burrow_best *b, int trained, int done, int epochs,
+			     const char *resumed_from);
 
 #endif

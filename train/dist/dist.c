@@ -453,6 +453,7 @@ int burrow_dist_train_epoch(burrow_dist *d, burrow_epoch_stats *st_out, burrow_c
 		st_out->batches = 1;
 		st_out->loss = loss;
 		st_out->train_acc = acc;
+		st_out->cache_hit_rate = -1; /* every row is in memory */
 		st_out->epoch_s = t1 - t0;
 		st_out->compute_s = t1 - t0 - (hs1.wait_s - hs0.wait_s) - (d->reduce_s - r0);
 	}
@@ -497,7 +498,8 @@ int burrow_dist_evaluate(burrow_dist *d, burrow_eval_stats *ev)
 		ev->test_acc = acc[2];
 		ev->eval_s = MPI_Wtime() - t0;
 	}
-	if (acc[1] > d->best.valid_acc) {
+	/* as single-process training: without a valid split the latest evaluation is the best */
+	if (d->best.epoch < 0 || acc[1] < 0 || acc[1] > d->best.valid_acc) {
 		d->best.epoch = d->epoch;
 		d->best.valid_acc = acc[1];
 		d->best.test_acc = acc[2];

@@ -800,7 +800,8 @@ int bw_dist_mb_epoch(burrow_dist *d, burrow_epoch_stats *es, burrow_comm_stats *
 		es->epoch = d->epoch;
 		es->batches = steps;
 		es->loss = lossy ? loss_sum / (double)lossy : 0;
-		es->train_acc = counted > 0 ? correct / counted : 0;
+		es->train_acc = counted > 0 ? correct / counted : -1;
+		es->cache_hit_rate = -1; /* not counted across ranks */
 		es->epoch_s = MPI_Wtime() - t0;
 		es->sample_s = m->sample_s;
 		es->io_wait_s = m->io_wait_s;

@@ -317,9 +317,9 @@ int bw_trainer_minibatch_epoch(burrow_trainer *t, burrow_epoch_stats *es)
 	const uint64_t rows = s1.rows - s0.rows, hits = s1.cache_hits - s0.cache_hits;
 	es->batches = num;
 	es->loss = num ? loss_sum / (double)num : 0.0;
-	es->train_acc = counted ? (double)correct / (double)counted : 0.0;
+	es->train_acc = counted ? (double)correct / (double)counted : -1.0;
 	es->rows_read = (int64_t)(s1.rows_read - s0.rows_read);
-	es->cache_hit_rate = rows ? (double)hits / (double)rows : 0.0;
+	es->cache_hit_rate = rows ? (double)hits / (double)rows : -1.0;
 	es->epoch_s = now_s() - t0;
 	return 0;
 }

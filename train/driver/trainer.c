@@ -389,7 +389,8 @@ int burrow_trainer_train_epoch(burrow_trainer *t, burrow_epoch_stats *es)
 	es->epoch = t->epoch;
 	es->batches = 1;
 	es->loss = loss;
-	es->train_acc = counted ? (double)correct / (double)counted : 0.0;
+	es->train_acc = counted ? (double)correct / (double)counted : -1.0;
+	es->cache_hit_rate = -1.0; /* every row is in memory: nothing is asked of the cache */
 	es->epoch_s = es->compute_s = now_s() - t0;
 	return 0;
 }
@@ -438,7 +439,8 @@ int burrow_trainer_evaluate(burrow_trainer *t, burrow_eval_stats *ev)
 	ev->valid_acc = acc[BURROW_SPLIT_VALID];
 	ev->test_acc = acc[BURROW_SPLIT_TEST];
 	ev->eval_s = now_s() - t0;
-	if (t->best.epoch < 0 || ev->valid_acc > t->best.valid_acc)
+	/* without a valid split there is nothing to choose by: the latest evaluation is the best */
+	if (t->best.epoch < 0 || ev->valid_acc < 0 || ev->valid_acc > t->best.valid_acc)
 		t->best = (burrow_best){.epoch = t->epoch, .valid_acc = ev->valid_acc, .test_acc = ev->test_acc};
 	return 0;
 }
