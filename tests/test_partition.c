@@ -1035,7 +1035,8 @@ Test(partition, real_cora)
 {
 	char *ds = cora_from_cites();
 	if (!ds)
-		cr_skip_test("../shared/datasets/cora-npz/cora.cites is absent");
+		cr_skip_test("cora-npz/cora.cites is absent from the real datasets folder "
+			     "(BURROW_DATASETS, default ../shared/datasets)");
 	burrow_partition_opts o;
 	burrow_partition_defaults(&o);
 	for (int k = 4; k <= 8; k += 4) {
