@@ -94,7 +94,8 @@ static int compute_threads(const burrow_dist *d, int *threads)
 	bw_node_share ns;
 	*threads = d->o.train.threads;
 	if (*threads > 0) {
-		bw_log(BURROW_LOG_DEBUG, "train: rank %d: %d compute threads (--threads)", d->rank, *threads);
+		bw_log(BURROW_LOG_DEBUG, "train: rank %d: %d compute threads (as asked: train.threads, --threads)", d->rank,
+		       *threads);
 		return 0;
 	}
 	int st = bw_node_share_get(d->comm, &ns);
