@@ -206,9 +206,12 @@ SAN_ENV := ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0:protect_shadow_ga
 	LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 UBSAN_OPTIONS=print_stacktrace=1
 .SECONDARY: $(MPI_TEST_SRCS:%.c=$(BUILD)/obj/%.o)
 
+# the small real datasets (Cora) a few tests read; where the folder is absent they skip
+BURROW_DATASETS ?= ../shared/datasets
+
 check: all $(TESTBIN) $(MPI_TEST_BINS)
 	@echo "burrow: running tests ($(BUILD))"
-	$(Q)BURROW_BIN=$(abspath $(BIN)) BURROW_BUILD=$(abspath $(BUILD)) BURROW_DATASETS=$(abspath ../shared/datasets) \
+	$(Q)BURROW_BIN=$(abspath $(BIN)) BURROW_BUILD=$(abspath $(BUILD)) BURROW_DATASETS=$(abspath $(BURROW_DATASETS)) \
 		$(if $(filter-out 0,$(SAN)),$(SAN_ENV)) $(TESTBIN) --jobs 2 --timeout 300
 ifeq ($(SAN),0)
 	$(Q)tests/install-check.sh CUDA=$(CUDA) DEBUG=$(DEBUG)

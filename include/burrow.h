@@ -963,7 +963,8 @@ enum burrow_halo_mode {
 };
 
 typedef struct burrow_dist_opts {
-	burrow_train_opts train; /* model, optimizer, seed, threads; full_graph true (the default
+	burrow_train_opts train; /* model, optimizer, seed, threads (0: the node's CPUs divided by
+				    its ranks, see burrow_dist_threads); full_graph true (the default
 				    here) or false: mini-batch, with batch_size (per rank), fanout,
 				    prefetch (0: no overlap with the previous batch's compute),
 				    max_batches and the feature-cache options */
@@ -998,6 +999,10 @@ BURROW_API int burrow_dist_open(burrow_dist **out,           /* out: caller clos
 BURROW_API void burrow_dist_close(burrow_dist *d);
 BURROW_API int burrow_dist_rank(const burrow_dist *d);
 BURROW_API int burrow_dist_size(const burrow_dist *d);
+/* This rank's OpenMP and OpenBLAS threads: train.threads when positive, else the CPUs of
+ * its node (the union of the affinity masks of the node's ranks) divided by the ranks on
+ * that node, at most the CPUs this rank may run on, at least 1. */
+BURROW_API int burrow_dist_threads(const burrow_dist *d);
 /* One epoch: full-graph, one step over all parts; mini-batch, max over ranks of
  * ceil(train nodes / batch_size) steps (st->batches). st (loss, train accuracy: global) and
  * cs may be NULL. */

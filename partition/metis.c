@@ -28,8 +28,17 @@ int bw_metis_call(int32_t n, int32_t ncon, int32_t *xadj, int32_t *adjncy, int32
 	idx_t options[METIS_NOPTIONS];
 	idx_t nv = n, nc = ncon, np = k, obj = 0;
 	real_t ub[BW_MAX_CON];
-	for (int c = 0; c < ncon && c < BW_MAX_CON; c++)
+	/* what METIS would refuse is refused here: METIS prints its reason to stdout, and the
+	 * library never prints */
+	if (ncon < 1 || ncon > BW_MAX_CON || k < 1)
+		return bw_err(BURROW_E_INVAL, "partition: %d constraints and %d parts for METIS (want 1 to %d, >= 1)",
+			      (int)ncon, (int)k, BW_MAX_CON);
+	for (int c = 0; c < ncon; c++) {
+		if (!(ubvec[c] > 1.0f))
+			return bw_err(BURROW_E_INVAL, "partition: balance bound %g of constraint %d: ufactor must exceed 1",
+				      (double)ubvec[c], c);
 		ub[c] = ubvec[c];
+	}
 	METIS_SetDefaultOptions(options);
 	options[METIS_OPTION_OBJTYPE] = METIS_OBJTYPE_CUT;
 	options[METIS_OPTION_NUMBERING] = 0;

@@ -100,7 +100,8 @@ int bw_metis_kway(const bw_pgraph *g, int k, double ufactor, const int64_t *tota
 /* Give every node with part[v] < 0 to the part it fills least, relative to the bound
  * ufactor * total[c] / k of every constraint (total NULL: g's own weights). */
 void bw_place_fillers(const bw_pgraph *g, int k, double ufactor, const int64_t *total, int32_t *part);
-/* The raw call with METIS's own arrays (exposed for the tests' failure case). */
+/* The raw call with METIS's own arrays (exposed for the tests' failure case). A bound of
+ * ubvec at or below 1, which METIS would refuse with a line on stdout, is BURROW_E_INVAL. */
 int bw_metis_call(int32_t n, int32_t ncon, int32_t *xadj, int32_t *adjncy, int32_t *vwgt, int32_t *adjwgt,
 		  int32_t k, const float *ubvec, uint64_t seed, int32_t *part, int64_t *objval);
 /* Bytes METIS is expected to need for a graph of n nodes and m stored entries (measured:

@@ -616,7 +616,7 @@ static bool cora_text(ogb *g, char **zip, char **folder)
 {
 	const char *ds = tu_datasets();
 	if (!ds) {
-		cr_log_info("skipped: ../shared/datasets is absent (BURROW_DATASETS)");
+		cr_log_info("skipped: the real datasets folder is absent (BURROW_DATASETS, default ../shared/datasets)");
 		return false;
 	}
 	*zip = tu_path(ds, "ogbn-cora.zip");
@@ -639,7 +639,7 @@ Test(prep, cora_zip_matches_the_csv_files)
 	ogb g;
 	char *zip, *folder;
 	if (!cora_text(&g, &zip, &folder)) {
-		cr_skip_test("../shared/datasets is absent");
+		cr_skip_test("the real datasets folder is absent (BURROW_DATASETS, default ../shared/datasets)");
 		return;
 	}
 	expect x;
@@ -667,7 +667,7 @@ Test(prep, cora_folder_tiny_memory_and_f16_agree)
 	ogb g;
 	char *zip, *folder;
 	if (!cora_text(&g, &zip, &folder)) {
-		cr_skip_test("../shared/datasets is absent");
+		cr_skip_test("the real datasets folder is absent (BURROW_DATASETS, default ../shared/datasets)");
 		return;
 	}
 	char *a = tu_path(dir, "a"), *b = tu_path(dir, "b"), *c = tu_path(dir, "c"), *h = tu_path(dir, "h");

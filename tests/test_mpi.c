@@ -4,6 +4,7 @@
 
 #include "util.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,6 +154,51 @@ Test(mpi, train_cli_and_a_failing_rank)
 	cr_assert_neq(rc, 0);
 	cr_assert(strstr(err, "burrow: train: rank 1:") && strstr(err, "part-1"), "%s", err);
 	cr_assert(dt < 10, "took %.1f s", dt);
+	free(out);
+	free(err);
+	tu_rmrf(dir);
+	free(dir);
+}
+
+/* The default compute threads per rank are the node's CPUs divided by its ranks (at least
+ * 1): at 1, 2 and 4 ranks on this machine (not bound by mpirun, so every rank may run on
+ * every CPU the test may), each rank reports the ranks on its node and the CPUs they share
+ * (BURROW_DEBUG), and rank 0's banner the threads; --threads wins. */
+Test(mpi, default_threads_share_the_node)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	cr_assert_eq(sched_getaffinity(0, sizeof set, &set), 0);
+	const int cpus = CPU_COUNT(&set);
+	char *dir = tu_tmpdir(), *out, *err;
+	cr_assert_eq(tu_sh(NULL, &err, "%s gen csbm %s/g --nodes 400 --feat-dim 8 --classes 3 --quiet && "
+				       "for k in 1 2 4; do %s partition %s/g --parts $k --quiet || exit 1; done",
+			   tu_burrow(), dir, tu_burrow(), dir),
+		     0, "%s", err);
+	free(err);
+	const int ranks[] = {1, 2, 4};
+	for (int i = 0; i < 3; i++) {
+		const int k = ranks[i], want = cpus / k > 1 ? cpus / k : 1;
+		int rc = tu_sh(&out, &err,
+			       "BURROW_DEBUG=1 " MPIRUN " --bind-to none -np %d %s train %s/g/parts-%d --epochs 1 --hidden 8",
+			       k, tu_burrow(), dir, k);
+		cr_assert_eq(rc, 0, "-np %d: %s\n%s", k, out, err);
+		char line[160];
+		snprintf(line, sizeof line, "%d ranks, batch 1024 per rank, fanout 15,10,5, prefetch 2, %d thread%s per rank\n",
+			 k, want, want == 1 ? "" : "s");
+		cr_assert(strstr(out, line), "-np %d on %d CPUs: want '%s' in\n%s", k, cpus, line, out);
+		for (int r = 0; r < k; r++) {
+			snprintf(line, sizeof line, "train: rank %d: %d compute threads (%d CPUs for %d ranks on this node", r,
+				 want, cpus, k);
+			cr_assert(strstr(err, line), "-np %d: want '%s' in\n%s", k, line, err);
+		}
+		free(out);
+		free(err);
+	}
+	int rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/g/parts-2 --full-graph --epochs 1 --hidden 8 --threads 3",
+		       tu_burrow(), dir);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	cr_assert(strstr(out, "full graph, 2 ranks, 3 threads per rank\n"), "%s", out);
 	free(out);
 	free(err);
 	tu_rmrf(dir);

@@ -51,12 +51,44 @@ static bw_backend open_backend(int kind, int threads)
 	return be;
 }
 
-/* Criterion's synthesis line leaves skips out: say how many, after it, so a backend that
- * ran nothing is never mistaken for one that passed. */
+/* A skipped test's reason, NULL when it was not skipped. */
+static const char *skip_reason(const struct criterion_test_stats *t)
+{
+	if (t->test_status != CR_STATUS_SKIPPED)
+		return NULL;
+	return t->message && *t->message ? t->message : "no reason given";
+}
+
+#define FOR_EACH_TEST(g, s, t)                                                  \
+	for (struct criterion_suite_stats *s = (g)->suites; s; s = s->next) \
+		for (struct criterion_test_stats *t = s->tests; t; t = t->next)
+
+/* Criterion's synthesis line leaves skips out: say how many, beside it, and why (each
+ * distinct reason once, at its first test, with how many gave it: Criterion prints its
+ * [SKIP] lines only with --verbose), so a backend that ran nothing or an absent dataset is
+ * never mistaken for a pass. */
 ReportHook(POST_ALL)(struct criterion_global_stats *stats)
 {
-	fprintf(stderr, "[====] Skipped: %zu (each [SKIP] line says why: a backend without its device, a dataset absent)\n",
-		stats->tests_skipped);
+	fprintf(stderr, "[====] Skipped: %zu\n", stats->tests_skipped);
+	FOR_EACH_TEST(stats, ss, ts) {
+		const char *why = skip_reason(ts);
+		if (!why)
+			continue;
+		size_t before = 0, same = 0;
+		bool past = false;
+		FOR_EACH_TEST(stats, s2, t2) {
+			const char *w2 = skip_reason(t2);
+			past = past || t2 == ts;
+			if (w2 && !strcmp(w2, why))
+				*(past ? &same : &before) += 1;
+		}
+		if (!before) {
+			if (same > 1)
+				fprintf(stderr, "[SKIP] %s::%s and %zu more: %s\n", ss->suite->name, ts->test->name, same - 1, why);
+			else
+				fprintf(stderr, "[SKIP] %s::%s: %s\n", ss->suite->name, ts->test->name, why);
+		}
+	}
 }
 
 static double red_tol(const bw_backend *be) { return be->kind == BW_BACKEND_CPU ? 1e-5 : 1e-4; }

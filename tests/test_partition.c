@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static char *dir;
 static void setup(void) { dir = tu_tmpdir(); }
@@ -804,13 +806,38 @@ Test(partition, relaxed_rounds_never_lose)
 
 /* ---------------------------------------------------------------- failures and refusals */
 
+/* A balance bound METIS would refuse (at or below 1) is an error naming the option, and
+ * nothing is printed (METIS prints its reason to stdout: the call must not reach it);
+ * METIS's own codes map to BURROW_E_METIS with their names. */
 Test(partition, metis_failure_is_a_clear_error)
 {
 	int32_t xadj[] = {0, 1, 2, 3, 4}, adj[] = {1, 0, 3, 2}, part[4];
-	const float ub = 0.5f; /* METIS refuses a balance bound below 1 */
+	const float ubs[] = {0.5f, 1.0f};
 	int64_t obj;
-	int st = bw_metis_call(4, 1, xadj, adj, NULL, NULL, 2, &ub, 0, part, &obj);
-	cr_assert_eq(st, BURROW_E_METIS);
+	FILE *cap = tmpfile();
+	cr_assert(cap);
+	fflush(stdout);
+	const int saved = dup(STDOUT_FILENO);
+	cr_assert(saved >= 0 && dup2(fileno(cap), STDOUT_FILENO) >= 0);
+	int st[2];
+	char msg[2][256];
+	for (int i = 0; i < 2; i++) {
+		st[i] = bw_metis_call(4, 1, xadj, adj, NULL, NULL, 2, &ubs[i], 0, part, &obj);
+		snprintf(msg[i], sizeof msg[i], "%s", burrow_last_error());
+	}
+	fflush(stdout);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	struct stat sb;
+	cr_assert_eq(fstat(fileno(cap), &sb), 0);
+	const long printed = (long)sb.st_size;
+	fclose(cap);
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(st[i], BURROW_E_INVAL, "bound %g: status %d", (double)ubs[i], st[i]);
+		cr_assert(strstr(msg[i], "ufactor must exceed 1"), "message: %s", msg[i]);
+	}
+	cr_assert_eq(printed, 0, "the refused call printed %ld bytes to stdout", printed);
+	cr_assert_eq(bw_metis_status(-2, "x"), BURROW_E_METIS); /* METIS_ERROR_INPUT */
 	cr_assert(strstr(burrow_last_error(), "METIS_ERROR_INPUT"), "message: %s", burrow_last_error());
 	cr_assert_eq(bw_metis_status(1, "x"), 0); /* METIS_OK is 1 */
 	cr_assert_eq(bw_metis_status(-3, "x"), BURROW_E_METIS);
@@ -1024,7 +1051,8 @@ Test(partition, real_cora)
 {
 	char *ds = cora_from_cites();
 	if (!ds)
-		cr_skip_test("../shared/datasets/cora-npz/cora.cites is absent");
+		cr_skip_test("cora-npz/cora.cites is absent from the real datasets folder "
+			     "(BURROW_DATASETS, default ../shared/datasets)");
 	burrow_partition_opts o;
 	burrow_partition_defaults(&o);
 	for (int k = 4; k <= 8; k += 4) {

@@ -33,7 +33,8 @@ static void help(void)
 	       "  --epochs E         %d\n"
 	       "  --seed S           %llu\n"
 	       "  --eval-every N     evaluate every N epochs and after the last (1)\n"
-	       "  --threads T        OpenMP and OpenBLAS threads per rank (all)\n"
+	       "  --threads T        OpenMP and OpenBLAS threads per rank (the node's cores divided by\n"
+	       "                     the ranks on that node, at least 1)\n"
 	       "  --log FILE         one JSON object per epoch, then one with \"final\": true\n"
 	       "  --checkpoint DIR   rank 0 saves DIR/last.ckpt every epoch and DIR/best.ckpt at each\n"
 	       "                     new best (the format of single-process training)\n"
@@ -261,10 +262,18 @@ int cmd_train_dist(int argc, char **argv)
 	FILE *lf = NULL;
 	if (rank == 0 && log && !(lf = fopen(log, a.resume ? "a" : "w")))
 		return fail_all(rank, "cannot open the --log file");
+	/* the compute threads per rank: the same on every rank unless the nodes differ */
+	int thr[2] = {burrow_dist_threads(d), -burrow_dist_threads(d)}, thr_min[2];
+	MPI_Allreduce(thr, thr_min, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+	char threads[48];
+	if (thr_min[0] == -thr_min[1])
+		snprintf(threads, sizeof threads, "%d thread%s per rank", thr_min[0], thr_min[0] == 1 ? "" : "s");
+	else
+		snprintf(threads, sizeof threads, "%d to %d threads per rank", thr_min[0], -thr_min[1]);
 	if (rank == 0) {
 		if (o.train.full_graph) {
-			printf("burrow train: %s, full graph, %d ranks\n", burrow_model_name(o.train.model),
-			       burrow_dist_size(d));
+			printf("burrow train: %s, full graph, %d ranks, %s\n", burrow_model_name(o.train.model),
+			       burrow_dist_size(d), threads);
 		} else {
 			char fan[128] = "";
 			for (int l = 0; l < o.train.layers; l++) {
@@ -273,9 +282,9 @@ int cmd_train_dist(int argc, char **argv)
 							    : 5 * (o.train.layers - l);
 				snprintf(fan + strlen(fan), sizeof fan - strlen(fan), "%s%d", l ? "," : "", f);
 			}
-			printf("burrow train: %s, mini-batch, %d ranks, batch %lld per rank, fanout %s, prefetch %d\n",
+			printf("burrow train: %s, mini-batch, %d ranks, batch %lld per rank, fanout %s, prefetch %d, %s\n",
 			       burrow_model_name(o.train.model), burrow_dist_size(d), (long long)o.train.batch_size, fan,
-			       o.train.prefetch);
+			       o.train.prefetch, threads);
 		}
 	}
 	const int done = burrow_dist_epoch(d); /* epochs trained before this run */

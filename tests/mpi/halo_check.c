@@ -104,7 +104,7 @@ int main(int argc, char **argv)
 	send_off[K] = ns;
 
 	bw_halo *h;
-	if (bw_halo_open(&h, MPI_COMM_WORLD, n_owned, send_local, send_off, halo_off))
+	if (bw_halo_open(&h, MPI_COMM_WORLD, n_owned, send_local, send_off, halo_off, 0))
 		die(burrow_last_error());
 	float *emb = malloc((size_t)(n_owned + nh) * DIM * sizeof *emb);
 	for (int round = 0; round < 3; round++) {

@@ -3,6 +3,7 @@
  * while the inner rows aggregate, sending halo gradients back to their owners in backward,
  * and all-reducing the weight gradients so the replicas stay identical. */
 #include "dist_mb.h"
+#include "node.h"
 
 #include "../../core/half.h"
 
@@ -22,6 +23,7 @@ void burrow_dist_defaults(burrow_dist_opts *o)
 int burrow_dist_rank(const burrow_dist *d) { return d->rank; }
 int burrow_dist_epoch(const burrow_dist *d) { return d->epoch; }
 int burrow_dist_size(const burrow_dist *d) { return d->K; }
+int burrow_dist_threads(const burrow_dist *d) { return d->threads; }
 burrow_best burrow_dist_best(const burrow_dist *d) { return d->best; }
 
 /* 0 when the weights cannot be read back from the device (not on the CPU) */
@@ -82,6 +84,27 @@ static int make_norms(burrow_dist *d)
 	d->blk.dst_norm = d->norm;
 	d->blk.src_norm = d->norm;
 	return st;
+}
+
+/* This rank's compute threads: the option when set, else the node's CPUs divided by the
+ * ranks on the node (at least 1), so the ranks of one machine share its cores instead of
+ * each taking all of them. Collective. */
+static int compute_threads(const burrow_dist *d, int *threads)
+{
+	bw_node_share ns;
+	*threads = d->o.train.threads;
+	if (*threads > 0) {
+		bw_log(BURROW_LOG_DEBUG, "train: rank %d: %d compute threads (as asked: train.threads, --threads)", d->rank,
+		       *threads);
+		return 0;
+	}
+	int st = bw_node_share_get(d->comm, &ns);
+	if (st)
+		return st;
+	*threads = ns.threads;
+	bw_log(BURROW_LOG_DEBUG, "train: rank %d: %d compute threads (%d CPUs for %d ranks on this node, %d for this rank)",
+	       d->rank, ns.threads, ns.cores, ns.ranks, ns.own);
+	return 0;
 }
 
 int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist_opts *o)
@@ -160,11 +183,14 @@ int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist
 	}
 	for (int64_t k = 0; k < d->pi->num_send; k++)
 		send_local[k] = d->pi->send_ids[k] - d->pi->first_id;
-	st = bw_halo_open(&d->halo, d->comm, d->n_own, send_local, d->pi->send_offsets, d->pi->halo_offsets);
+	st = compute_threads(d, &d->threads);
+	if (!st)
+		st = bw_halo_open(&d->halo, d->comm, d->n_own, send_local, d->pi->send_offsets, d->pi->halo_offsets,
+				  d->threads);
 	bw_free(send_local);
 	if (st)
 		goto fail;
-	if ((st = bw_backend_init(&d->be, BW_BACKEND_CPU, d->o.train.threads)))
+	if ((st = bw_backend_init(&d->be, BW_BACKEND_CPU, d->threads)))
 		goto fail;
 	/* the halo exchange reads and writes the layers' tensors in place: host memory only,
 	 * until the communication layer stages device buffers */

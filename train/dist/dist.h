@@ -11,6 +11,7 @@ struct burrow_dist {
 	burrow_dist_opts o;
 	MPI_Comm comm;                 /* a duplicate of MPI_COMM_WORLD */
 	int rank, K;
+	int threads;                   /* compute threads of this rank (burrow_dist_threads) */
 	burrow_parts *parts;
 	burrow_part *part;
 	const burrow_part_info *pi;

@@ -21,6 +21,7 @@ struct bw_halo {
 	bool active, backward;
 	double t_post;
 	int64_t dim;
+	int threads;          /* OpenMP threads of the packing loops */
 	float *emb;           /* forward: where the halo rows land */
 	bw_halo_stats st;
 	/* boundary sampling (bw_halo_sample): the kept send entries and halo rows, in order */
@@ -33,7 +34,7 @@ struct bw_halo {
 };
 
 int bw_halo_open(bw_halo **out, MPI_Comm comm, int64_t n_owned, const int64_t *send_local,
-		 const int64_t *send_offsets, const int64_t *halo_offsets)
+		 const int64_t *send_offsets, const int64_t *halo_offsets, int threads)
 {
 	int K, rank, st = 0;
 	*out = NULL;
@@ -47,6 +48,7 @@ int bw_halo_open(bw_halo **out, MPI_Comm comm, int64_t n_owned, const int64_t *s
 	if ((st = BW_MPI(MPI_Comm_rank(comm, &rank), "halo: MPI_Comm_rank")))
 		goto fail;
 	h->n_owned = n_owned;
+	h->threads = bw_threads(threads);
 	h->n_send = send_offsets[K];
 	h->n_halo = halo_offsets[K];
 	if (send_offsets[rank + 1] != send_offsets[rank] || halo_offsets[rank + 1] != halo_offsets[rank]) {
@@ -235,7 +237,7 @@ int bw_halo_forward_start(bw_halo *h, float *emb, int64_t dim)
 	h->t_post = MPI_Wtime();
 	if (h->sampled) {
 		/* the kept rows only; they land in rbuf and are scattered when complete */
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(h->threads)
 		for (int64_t k = 0; k < h->n_sel_send; k++)
 			memcpy(h->buf + k * dim, emb + h->send_local[h->sel_send[k]] * dim, (size_t)dim * sizeof(float));
 		if ((st = BW_MPI(MPI_Ineighbor_alltoallv(h->buf, h->s_cnt, h->s_dsp, h->row, h->rbuf, h->r_cnt, h->r_dsp, h->row,
@@ -243,7 +245,7 @@ int bw_halo_forward_start(bw_halo *h, float *emb, int64_t dim)
 			goto fail;
 		h->st.bytes_out += h->n_sel_send * dim * (int64_t)sizeof(float);
 	} else {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(h->threads)
 		for (int64_t k = 0; k < h->n_send; k++)
 			memcpy(h->buf + k * dim, emb + h->send_local[k] * dim, (size_t)dim * sizeof(float));
 		if ((st = BW_MPI(MPI_Ineighbor_alltoallv(h->buf, h->send_cnt, h->send_dsp, h->row, emb + h->n_owned * dim,

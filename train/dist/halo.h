@@ -26,7 +26,8 @@ int bw_halo_open(bw_halo **out, MPI_Comm comm,
 		 int64_t n_owned,             /* rows this rank owns */
 		 const int64_t *send_local,   /* [send_offsets[K]] local ids of owned rows, by part */
 		 const int64_t *send_offsets, /* [K+1] */
-		 const int64_t *halo_offsets); /* [K+1]: halo rows by owner part */
+		 const int64_t *halo_offsets, /* [K+1]: halo rows by owner part */
+		 int threads);                /* OpenMP threads packing rows; 0 = the runtime's default */
 void bw_halo_close(bw_halo *h);
 int64_t bw_halo_rows(const bw_halo *h); /* H, halo rows this rank receives */
 
