@@ -724,6 +724,10 @@ typedef struct burrow_train_opts {
 
 /* Fill o with the defaults above. */
 BURROW_API void burrow_train_defaults(burrow_train_opts *o);
+/* The neighbors block `layer` (0 = the input layer) samples under o: o->fanout[layer], or when
+ * it is 0 the default 5 * (layers - layer) (15,10,5 for 3 layers); 0 for an mlp, whose
+ * batches are their seeds alone; -1 = all. The one place that default lives. */
+BURROW_API int burrow_train_fanout(const burrow_train_opts *o, int layer);
 /* Parse "sage", "gcn", "mlp" (0 when unknown) and name a model kind (static string). */
 BURROW_API int burrow_model_parse(const char *name);
 BURROW_API const char *burrow_model_name(int kind);

@@ -878,7 +878,7 @@ int bw_dist_mb_open(burrow_dist *d)
 	m->batch = o->batch_size;
 	m->overlap = o->prefetch > 0;
 	for (int l = 0; l < m->L; l++)
-		m->fanout[l] = o->model == BURROW_MODEL_MLP ? 0 : o->fanout[l] != 0 ? o->fanout[l] : 5 * (m->L - l);
+		m->fanout[l] = burrow_train_fanout(o, l);
 	m->offsets = burrow_parts_get_info(d->parts)->node_offsets;
 	m->first = d->pi->first_id;
 	m->n_own = d->n_own;

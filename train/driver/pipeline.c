@@ -15,14 +15,6 @@ static double now_s(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Fanout of block l: the option, or the default 5 * (L - l) (15,10,5 for 3 layers); an mlp
- * reads no neighbors, so its batches are the seeds alone. */
-static int fanout_of(const burrow_trainer *t, int l)
-{
-	if (t->o.model == BURROW_MODEL_MLP)
-		return 0;
-	return t->o.fanout[l] != 0 ? t->o.fanout[l] : 5 * (t->o.layers - l);
-}
 
 /* The slots, their lock, and a sampler for the seed in force (a loaded checkpoint brings
  * its own seed, so the sampler opens at the first epoch and reopens when the seed changed). */
@@ -62,7 +54,7 @@ static int pipe_open(burrow_trainer *t)
 	burrow_sampler_defaults(&so);
 	so.num_layers = t->o.layers;
 	for (int l = 0; l < t->o.layers; l++)
-		so.fanouts[l] = fanout_of(t, l);
+		so.fanouts[l] = burrow_train_fanout(&t->o, l);
 	so.batch_size = t->o.batch_size;
 	so.seed = t->o.seed;
 	so.threads = 1;

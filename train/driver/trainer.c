@@ -29,6 +29,13 @@ void burrow_train_defaults(burrow_train_opts *o)
 	o->eval_chunk = 8192;
 }
 
+int burrow_train_fanout(const burrow_train_opts *o, int layer)
+{
+	if (o->model == BURROW_MODEL_MLP || layer < 0 || layer >= o->layers)
+		return 0;
+	return o->fanout[layer] != 0 ? o->fanout[layer] : 5 * (o->layers - layer);
+}
+
 int burrow_model_parse(const char *name)
 {
 	if (!name)
