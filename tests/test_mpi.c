@@ -357,3 +357,162 @@ Test(mpi, train_cli_final_line_when_nothing_is_trained)
 	tu_rmrf(dir);
 	free(dir);
 }
+
+/* A value for each option of burrow train, by name (NULL: a flag), and the training mode it
+ * belongs to. An option --help lists that this table lacks fails the test below, so every new
+ * option is tried in both modes. */
+enum { T_ANY, T_MB, T_FG };
+static const struct {
+	const char *name, *value;
+	int tm;
+} sample_opts[] = {
+	{"model", "gcn", T_ANY},	    {"layers", "2", T_ANY},	    {"hidden", "8", T_ANY},
+	{"dropout", "0.1", T_ANY},	    {"optimizer", "sgd", T_ANY},    {"lr", "0.01", T_ANY},
+	{"weight-decay", "0.0001", T_ANY}, {"momentum", "0.5", T_ANY},     {"batch", "64", T_MB},
+	{"batch-size", "64", T_MB},	    {"fanout", "3,2", T_MB},	    {"max-batches", "2", T_MB},
+	{"prefetch", "1", T_MB},	    {"cache", "50%", T_MB},	    {"cache-policy", "clock", T_MB},
+	{"engine", "pread", T_MB},	    {"epochs", "1", T_ANY},	    {"seed", "3", T_ANY},
+	{"eval-every", "0", T_ANY},	    {"threads", "1", T_ANY},	    {"quiet", NULL, T_ANY},
+	{"mem", "64M", T_ANY},		    {"eval-chunk", "100", T_ANY},   {"scratch", "/tmp", T_ANY},
+	{"log", NULL, T_ANY},		    {"checkpoint", NULL, T_ANY},    {"resume", NULL, T_ANY},
+	{"full-graph", NULL, T_FG},	    {"halo", "exact", T_FG},	    {"no-overlap", NULL, T_FG},
+	{"boundary-sample", "0.5", T_FG},
+};
+
+static int sample_index(const char *name)
+{
+	for (int i = 0; i < (int)(sizeof sample_opts / sizeof *sample_opts); i++)
+		if (!strcmp(sample_opts[i].name, name))
+			return i;
+	return -1;
+}
+
+/* Run one burrow train, one process or mpirun -np 2, with --log and --checkpoint of its own
+ * (tag), then once more resumed for a second epoch; both must succeed. */
+static void run_twice(const char *dir, bool dist, const char *args, const char *tag)
+{
+	char *out, *err;
+	const char *target = dist ? "/g/parts-2" : "/g";
+	for (int resumed = 0; resumed < 2; resumed++) {
+		int rc = tu_sh(&out, &err, "%s%s train %s%s%s --log %s/%s.jsonl --checkpoint %s/ck-%s%s",
+			       dist ? MPIRUN " -np 2 " : "", tu_burrow(), dir, target, args, dir, tag, dir, tag,
+			       resumed ? " --resume --epochs 2" : "");
+		cr_assert_eq(rc, 0, "%s%s%s\n%s\n%s", dist ? "mpirun:" : "one process:", args, resumed ? " (resumed)" : "",
+			     out, err);
+		free(out);
+		free(err);
+	}
+}
+
+/* One option set for both modes: every option --help lists is accepted by burrow train on a
+ * dataset and under mpirun on its parts, or refused in the mode it does not apply to, in one
+ * line naming the mode (and --help marks it). The two logs have one schema (mpirun adds
+ * "ranks" and its communication times). A usage error under mpirun -np 4 prints one line. */
+Test(mpi, train_options_are_one_set_for_both_modes, .timeout = 240)
+{
+	char *dir = tu_tmpdir(), *out, *err, *help;
+	cr_assert_eq(tu_sh(NULL, &err, "%s gen csbm %s/g --nodes 400 --feat-dim 8 --classes 3 --quiet && "
+				       "%s partition %s/g --parts 2 --quiet",
+			   tu_burrow(), dir, tu_burrow(), dir),
+		     0, "%s", err);
+	free(err);
+	cr_assert_eq(tu_sh(&help, NULL, "%s train --help", tu_burrow()), 0);
+	/* shared[m]: the options of both modes for training mode m; one_only, dist_only: the rest */
+	char shared[3][2048] = {"", "", ""}, one_only[512] = "", dist_only[512] = "";
+	char *refuse_dist[8], *refuse_one[8];
+	int n_rd = 0, n_ro = 0, listed = 0;
+	for (const char *p = help; (p = strstr(p, "\n  --")); p += 3) {
+		char name[48];
+		cr_assert_eq(sscanf(p + 5, "%47[a-z-]", name), 1);
+		const char *end = strchr(p + 1, '\n');
+		while (end && !strncmp(end, "\n                        ", 25)) /* the option's continuation lines */
+			end = strchr(end + 1, '\n');
+		const size_t len = (size_t)((end ? end : p + strlen(p)) - p);
+		const bool one = memmem(p, len, "[one process only]", 18), dist = memmem(p, len, "[mpirun only]", 13);
+		const int k = sample_index(name);
+		cr_assert_geq(k, 0, "--%s is in --help but not in this test's table: add a value for it", name);
+		listed++;
+		if (!strcmp(name, "log") || !strcmp(name, "checkpoint") || !strcmp(name, "resume") ||
+		    !strcmp(name, "full-graph"))
+			continue; /* run_twice gives them, and the mode */
+		char opt[96];
+		snprintf(opt, sizeof opt, " --%s%s%s", name, sample_opts[k].value ? " " : "",
+			 sample_opts[k].value ? sample_opts[k].value : "");
+		cr_assert(!(one && dist));
+		if (one) {
+			strcat(one_only, opt);
+			refuse_dist[n_rd++] = strdup(opt);
+		} else if (dist) {
+			strcat(dist_only, opt);
+			refuse_one[n_ro++] = strdup(opt);
+		} else {
+			strcat(shared[sample_opts[k].tm], opt);
+		}
+	}
+	cr_assert_eq(listed, (int)(sizeof sample_opts / sizeof *sample_opts), "--help lists %d options", listed);
+	cr_assert(n_rd >= 1 && n_ro >= 3, "one process only: %s; mpirun only: %s", one_only, dist_only);
+	/* mini-batch: the shared options are accepted in both modes */
+	char mb[8192];
+	snprintf(mb, sizeof mb, "%s%s", shared[T_ANY], shared[T_MB]);
+	char one_mb[8192];
+	snprintf(one_mb, sizeof one_mb, "%s%s", mb, one_only);
+	run_twice(dir, false, one_mb, "one");
+	run_twice(dir, true, mb, "dist");
+	/* full graph: the shared options, with mpirun's own full-graph options */
+	char fg[8192];
+	snprintf(fg, sizeof fg, " --full-graph%s%s", shared[T_ANY], shared[T_FG]);
+	run_twice(dir, false, fg, "one-fg");
+	char dist_fg[8192];
+	snprintf(dist_fg, sizeof dist_fg, "%s%s", fg, dist_only);
+	run_twice(dir, true, dist_fg, "dist-fg");
+	/* one log schema: every key of the one-process epoch object is in mpirun's */
+	char *p1, *p2, *t1, *t2;
+	cr_assert(asprintf(&p1, "%s/one.jsonl", dir) > 0 && asprintf(&p2, "%s/dist.jsonl", dir) > 0);
+	cr_assert((t1 = tu_read(p1, NULL)) && (t2 = tu_read(p2, NULL)));
+	int keys = 0;
+	for (const char *k = strchr(t1, '"'); k && k < strchr(t1, '\n'); k = strchr(k, '"')) {
+		char key[64], q[80];
+		if (sscanf(k, "\"%63[a-z_]\":", key) == 1) {
+			snprintf(q, sizeof q, "\"%s\":", key);
+			cr_assert(strstr(t2, q), "mpirun's log lacks %s:\n%s", q, t2);
+			keys++;
+		}
+		k = strchr(k + 1, '"') + 1;
+	}
+	cr_assert_geq(keys, 12, "%s", t1);
+	cr_assert(strstr(t2, "\"ranks\": 2") && strstr(t2, "\"weights_checksum\"") && strstr(t2, "\"total_s\""), "%s", t2);
+	free(t1);
+	free(t2);
+	free(p1);
+	free(p2);
+	/* refused, in one line naming the mode, where they do not apply */
+	for (int i = 0; i < n_rd; i++) {
+		int rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/g/parts-2%s", tu_burrow(), dir, refuse_dist[i]);
+		cr_assert_eq(rc, 2, "mpirun%s\n%s", refuse_dist[i], err);
+		cr_assert(strstr(err, "does not apply under mpirun"), "%s", err);
+		free(out);
+		free(err);
+		free(refuse_dist[i]);
+	}
+	for (int i = 0; i < n_ro; i++) {
+		int rc = tu_sh(&out, &err, "%s train %s/g --full-graph%s", tu_burrow(), dir, refuse_one[i]);
+		cr_assert_eq(rc, 2, "one process%s\n%s", refuse_one[i], err);
+		cr_assert(strstr(err, "does not apply in one process"), "%s", err);
+		free(out);
+		free(err);
+		free(refuse_one[i]);
+	}
+	/* a usage error under mpirun -np 4: one line, exit 2, no abort */
+	int rc = tu_sh(&out, &err, MPIRUN " -np 4 %s train %s/g/parts-2 --epochs many", tu_burrow(), dir);
+	cr_assert_eq(rc, 2, "%s", err);
+	int lines = 0;
+	for (const char *p = err; (p = strstr(p, "burrow:")); p++)
+		lines++;
+	cr_assert_eq(lines, 1, "%s", err);
+	cr_assert(strstr(err, "--epochs wants an integer") && !strstr(err, "MPI_ABORT"), "%s", err);
+	free(out);
+	free(err);
+	free(help);
+	tu_rmrf(dir);
+	free(dir);
+}

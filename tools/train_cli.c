@@ -143,7 +143,7 @@ int train_cli_layers_fanout(const char *cmd, burrow_train_opts *o, bool layers_s
 {
 	if (!fanout) {
 		for (int l = 0; l < o->layers; l++) /* the library's default, spelled out for the header line */
-			o->fanout[l] = 5 * (o->layers - l);
+			o->fanout[l] = burrow_train_fanout(o, l);
 		return 0;
 	}
 	if (!layers_set)
@@ -199,4 +199,40 @@ const char *train_cli_result(char *buf, size_t cap, const burrow_best *b, int tr
 	else
 		snprintf(buf, cap, "nothing trained: --epochs %d", epochs);
 	return buf;
+}
+
+void train_cli_log_epoch(FILE *f, const burrow_epoch_stats *es, const burrow_eval_stats *ev, int ranks,
+			 const burrow_comm_stats *cs)
+{
+	fprintf(f, "{\"epoch\": %d, \"loss\": %.17g", es->epoch, es->loss);
+	train_cli_json_num(f, "train_acc", 'g', 17, es->train_acc);
+	train_cli_json_num(f, "valid_acc", 'g', 17, ev->valid_acc);
+	train_cli_json_num(f, "test_acc", 'g', 17, ev->test_acc);
+	fprintf(f,
+		", \"batches\": %lld, \"epoch_s\": %.6f, \"sample_s\": %.6f, \"io_wait_s\": %.6f, \"compute_s\": %.6f, "
+		"\"eval_s\": %.6f, \"rows_read\": %lld",
+		(long long)es->batches, es->epoch_s, es->sample_s, es->io_wait_s, es->compute_s, ev->eval_s,
+		(long long)es->rows_read);
+	train_cli_json_num(f, "cache_hit_rate", 'f', 6, es->cache_hit_rate);
+	fprintf(f, ", \"spilled_bytes\": %lld", (long long)ev->spilled_bytes);
+	if (ranks > 0)
+		fprintf(f, ", \"ranks\": %d, \"comm_s\": %.6f, \"exposed_comm_s\": %.6f", ranks, cs->comm_s,
+			cs->exposed_comm_s);
+	fprintf(f, "}\n");
+	fflush(f);
+}
+
+void train_cli_log_final(FILE *f, const burrow_best *b, int epochs, int trained, double total_s, uint64_t checksum,
+			 int ranks, bool weights_equal)
+{
+	fprintf(f, "{\"final\": true");
+	train_cli_json_num(f, "best_epoch", 'g', 10, b->epoch);
+	train_cli_json_num(f, "valid_acc", 'g', 17, b->valid_acc);
+	train_cli_json_num(f, "test_acc", 'g', 17, b->test_acc);
+	fprintf(f, ", \"epochs\": %d, \"trained\": %d, \"total_s\": %.6f, \"weights_checksum\": \"%016llx\"", epochs,
+		trained, total_s, (unsigned long long)checksum);
+	if (ranks > 0)
+		fprintf(f, ", \"ranks\": %d, \"weights_equal\": %s", ranks, weights_equal ? "true" : "false");
+	fprintf(f, "}\n");
+	fflush(f);
 }

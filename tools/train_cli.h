@@ -49,4 +49,12 @@ const char *train_cli_best(char *buf, size_t cap, const burrow_best *b);
 const char *train_cli_result(char *buf, size_t cap, const burrow_best *b, int trained, int done, int epochs,
 			     const char *resumed_from);
 
+/* --log's objects, one schema for one process and for mpirun: an epoch's (ranks > 0 adds
+ * "ranks" and the communication times of cs), and the final one (ranks > 0 adds "ranks" and
+ * whether the replicas' weights are equal). Absent values are null. */
+void train_cli_log_epoch(FILE *f, const burrow_epoch_stats *es, const burrow_eval_stats *ev, int ranks,
+			 const burrow_comm_stats *cs);
+void train_cli_log_final(FILE *f, const burrow_best *b, int epochs, int trained, double total_s, uint64_t checksum,
+			 int ranks, bool weights_equal);
+
 #endif

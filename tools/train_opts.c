@@ -1,0 +1,384 @@
+/* train_opts.c: burrow train's option table and its parser, shared by one-process training
+ * (cmd_train.c) and mpirun on a parts directory (cmd_train_dist.c), and --help from it. */
+#define _GNU_SOURCE
+#include "train_opts.h"
+
+#include "cli.h"
+#include "train_cli.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Where an option applies, beyond TRAIN_ONE / TRAIN_DIST. */
+enum { W_MB = 4, W_FG = 8, W_NODEF = 16, W_BOTH = TRAIN_ONE | TRAIN_DIST };
+
+enum kind { K_FLAG, K_INT, K_I64, K_U64, K_REAL, K_STR, K_CUSTOM };
+
+typedef struct topt topt;
+struct topt {
+	const char *name;     /* --name */
+	const char *arg;      /* its argument's name in --help; NULL: a flag */
+	unsigned where;       /* TRAIN_ONE, TRAIN_DIST; W_MB or W_FG when one training mode only;
+			       * W_NODEF: its help says the default (0 means "automatic") */
+	const char *group;    /* --help section, printed when it changes */
+	enum kind kind;
+	size_t off;           /* the field in train_args (K_INT .. K_STR, K_FLAG: a bool) */
+	double lo, hi;        /* numeric range, inclusive */
+	/* K_CUSTOM: parse v into a; false when malformed (the message is then `want`) */
+	bool (*set)(train_args *a, const char *v);
+	const char *want;     /* what a value must be, for the usage line */
+	const char *help;     /* one or more lines; the default is appended from a defaults-filled train_args */
+	/* K_CUSTOM: the default as text, NULL for none shown */
+	const char *(*show)(const train_args *a, char *buf, size_t cap);
+};
+
+#define OFF(f) offsetof(train_args, f)
+
+static bool set_model(train_args *a, const char *v) { return (a->d.train.model = burrow_model_parse(v)) != 0; }
+
+static const char *show_model(const train_args *a, char *b, size_t n)
+{
+	snprintf(b, n, "%s", burrow_model_name(a->d.train.model));
+	return b;
+}
+
+static bool set_optim(train_args *a, const char *v)
+{
+	int k = !strcmp(v, "adam") ? BURROW_OPTIM_ADAM : !strcmp(v, "adamw") ? BURROW_OPTIM_ADAMW
+						    : !strcmp(v, "sgd") ? BURROW_OPTIM_SGD : 0;
+	a->d.train.optimizer = k ? k : a->d.train.optimizer;
+	return k != 0;
+}
+
+static const char *show_optim(const train_args *a, char *b, size_t n)
+{
+	const int k = a->d.train.optimizer;
+	snprintf(b, n, "%s", k == BURROW_OPTIM_ADAM ? "adam" : k == BURROW_OPTIM_ADAMW ? "adamw" : "sgd");
+	return b;
+}
+
+static bool set_policy(train_args *a, const char *v)
+{
+	int *p = &a->d.train.cache_policy;
+	if (!strcmp(v, "degree"))
+		*p = BURROW_CACHE_STATIC;
+	else if (!strcmp(v, "clock"))
+		*p = BURROW_CACHE_CLOCK;
+	else if (!strcmp(v, "none"))
+		*p = BURROW_CACHE_NONE;
+	else
+		return false;
+	return true;
+}
+
+static bool set_engine(train_args *a, const char *v) { return (a->d.train.store_engine = burrow_store_engine_parse(v)) >= 0; }
+static bool set_cache(train_args *a, const char *v) { return train_cli_parse_cache(v, &a->d.train); }
+static bool set_mem(train_args *a, const char *v) { return cli_bytes(v, &a->d.train.mem_bytes) && a->d.train.mem_bytes > 0; }
+
+static bool set_fanout(train_args *a, const char *v)
+{
+	a->fanout = v;
+	return train_cli_parse_fanout(v, &a->d.train, &a->nfanout);
+}
+
+static bool set_halo(train_args *a, const char *v)
+{
+	if (!strcmp(v, "exact"))
+		a->d.halo = BURROW_HALO_EXACT;
+	else if (!strcmp(v, "stale"))
+		a->d.halo = BURROW_HALO_STALE;
+	else
+		return false;
+	return true;
+}
+
+static bool set_no_overlap(train_args *a, const char *v)
+{
+	(void)v;
+	a->d.overlap = false;
+	return true;
+}
+
+static const char SECTION_MODE[] = "Mode", SECTION_MODEL[] = "Model", SECTION_OPT[] = "Optimizer",
+		  SECTION_MB[] = "Mini-batch pipeline", SECTION_RUN[] = "Run", SECTION_OUT[] = "Output",
+		  SECTION_DIST[] = "Under mpirun, on a parts directory (one rank per part)";
+
+/* The table: every option of burrow train, in --help order. */
+static const topt opts[] = {
+	{"full-graph", NULL, W_BOTH, SECTION_MODE, K_FLAG, OFF(d.train.full_graph), 0, 0, NULL, NULL,
+	 "every epoch is one step over all nodes with all their neighbors (features in memory;\n"
+	 "under mpirun each layer's halo rows are exchanged while the inner rows aggregate);\n"
+	 "without it: mini-batch, sampled neighborhoods, features gathered through the feature\n"
+	 "store while the previous batch computes",
+	 NULL},
+	{"model", "M", W_BOTH, SECTION_MODEL, K_CUSTOM, 0, 0, 0, set_model, "sage, gcn or mlp", "sage, gcn or mlp",
+	 show_model},
+	{"layers", "L", W_BOTH, SECTION_MODEL, K_INT, OFF(d.train.layers), 1, BURROW_MAX_LAYERS, NULL, NULL, "layers",
+	 NULL},
+	{"hidden", "H", W_BOTH, SECTION_MODEL, K_I64, OFF(d.train.hidden), 1, 1 << 20, NULL, NULL, "hidden width",
+	 NULL},
+	{"dropout", "p", W_BOTH, SECTION_MODEL, K_REAL, OFF(d.train.dropout), 0, 0.99, NULL, NULL,
+	 "after each hidden layer's ReLU", NULL},
+	{"optimizer", "O", W_BOTH, SECTION_OPT, K_CUSTOM, 0, 0, 0, set_optim, "adam, adamw or sgd", "adam, adamw or sgd",
+	 show_optim},
+	{"lr", "r", W_BOTH, SECTION_OPT, K_REAL, OFF(d.train.lr), 1e-12, 1e6, NULL, NULL, "learning rate", NULL},
+	{"weight-decay", "w", W_BOTH, SECTION_OPT, K_REAL, OFF(d.train.weight_decay), 0, 1e6, NULL, NULL,
+	 "adam: added to the gradient; adamw: decoupled", NULL},
+	{"momentum", "m", W_BOTH, SECTION_OPT, K_REAL, OFF(d.train.momentum), 0, 0.999999, NULL, NULL, "sgd only", NULL},
+	{"batch", "B", W_BOTH | W_MB, SECTION_MB, K_I64, OFF(d.train.batch_size), 1, (double)((int64_t)1 << 40), NULL,
+	 NULL, "training nodes per batch (under mpirun: per rank, a step covers up to K x B)", NULL},
+	{"batch-size", "B", W_BOTH | W_MB, SECTION_MB, K_I64, OFF(d.train.batch_size), 1, (double)((int64_t)1 << 40),
+	 NULL, NULL, "the same as --batch", NULL},
+	{"fanout", "a,b,c", W_BOTH | W_MB, SECTION_MB, K_CUSTOM, 0, 0, 0, set_fanout,
+	 "positive integers or -1 separated by commas",
+	 "neighbors per layer, input layer first; -1 = all; without --layers\n"
+	 "it sets the number of layers (default 5 x (L - l): 15,10,5 for 3 layers; mlp\n"
+	 "samples none)",
+	 NULL},
+	{"max-batches", "N", W_BOTH | W_MB | W_NODEF, SECTION_MB, K_I64, OFF(d.train.max_batches), 0,
+	 (double)INT64_MAX, NULL, NULL, "end an epoch after N batches (0, the default: all)", NULL},
+	{"prefetch", "P", W_BOTH | W_MB, SECTION_MB, K_INT, OFF(d.train.prefetch), 0, 64, NULL, NULL,
+	 "batches sampled and gathered ahead of the one computing (under mpirun: > 0 keeps one\n"
+	 "batch's remote rows in flight while the previous one computes)",
+	 NULL},
+	{"cache", "SIZE", W_BOTH | W_MB, SECTION_MB, K_CUSTOM, 0, 0, 0, set_cache,
+	 "bytes (K/M/G suffixes) or a percentage up to 100%",
+	 "feature cache: bytes (K/M/G suffixes) or a percentage of the features (100% = all in\n"
+	 "memory) (auto: all when they fit in a quarter of the memory, else that quarter)",
+	 NULL},
+	{"cache-policy", "P", W_BOTH | W_MB, SECTION_MB, K_CUSTOM, 0, 0, 0, set_policy, "degree, clock or none",
+	 "degree: the highest-degree rows, filled at start; clock: rows read lately, second\n"
+	 "chance; none (degree)",
+	 NULL},
+	{"engine", "E", W_BOTH | W_MB, SECTION_MB, K_CUSTOM, 0, 0, 0, set_engine, "uring, pread or mmap",
+	 "feature reads: uring, pread or mmap (uring)", NULL},
+	{"epochs", "E", W_BOTH, SECTION_RUN, K_INT, OFF(d.train.epochs), 0, 1 << 24, NULL, NULL, "epochs", NULL},
+	{"seed", "S", W_BOTH, SECTION_RUN, K_U64, OFF(d.train.seed), 0, (double)INT64_MAX, NULL, NULL,
+	 "weights, dropout and batches", NULL},
+	{"eval-every", "N", W_BOTH, SECTION_RUN, K_INT, OFF(every), 0, 1 << 24, NULL, NULL,
+	 "evaluate every N epochs and after the last; 0 = never", NULL},
+	{"mem", "BYTES", TRAIN_ONE, SECTION_RUN, K_CUSTOM, 0, 0, 0, set_mem, "a byte count (K/M/G suffixes)",
+	 "inference keeps a layer's embeddings in memory up to half of this, else spills them\n"
+	 "to --scratch (no limit); under mpirun each rank holds its part's embeddings in memory",
+	 NULL},
+	{"eval-chunk", "N", TRAIN_ONE, SECTION_RUN, K_I64, OFF(d.train.eval_chunk), 1, 1 << 30, NULL, NULL,
+	 "destination rows per inference chunk (under mpirun evaluation is one full-graph pass)", NULL},
+	{"scratch", "DIR", TRAIN_ONE, SECTION_RUN, K_STR, OFF(d.train.scratch_dir), 0, 0, NULL, NULL,
+	 "where spills go ($TMPDIR or /tmp)", NULL},
+	{"threads", "T", W_BOTH | W_NODEF, SECTION_RUN, K_INT, OFF(d.train.threads), 1, 4096, NULL, NULL,
+	 "compute's OpenMP and OpenBLAS threads (one process, mini-batch: all cores but one,\n"
+	 "left to sampling and reads; full graph: all; under mpirun: the node's cores over the\n"
+	 "ranks on it)",
+	 NULL},
+	{"log", "FILE", W_BOTH, SECTION_OUT, K_STR, OFF(log), 0, 0, NULL, NULL,
+	 "one JSON object per epoch, then one with \"final\": true (under mpirun: rank 0)", NULL},
+	{"checkpoint", "DIR", W_BOTH, SECTION_OUT, K_STR, OFF(ckpt), 0, 0, NULL, NULL,
+	 "save DIR/last.ckpt every epoch and DIR/best.ckpt at each new best valid accuracy\n"
+	 "(atomically; under mpirun rank 0 writes them)",
+	 NULL},
+	{"resume", NULL, W_BOTH, SECTION_OUT, K_FLAG, OFF(resume), 0, 0, NULL, NULL,
+	 "continue from DIR/last.ckpt (its seed, epoch and optimizer state)", NULL},
+	{"quiet", NULL, W_BOTH, SECTION_OUT, K_FLAG, OFF(quiet), 0, 0, NULL, NULL, "no progress bar", NULL},
+	{"halo", "exact|stale", TRAIN_DIST | W_FG, SECTION_DIST, K_CUSTOM, 0, 0, 0, set_halo, "exact or stale",
+	 "--full-graph: exact waits for each layer's halo rows; stale uses last epoch's, so the\n"
+	 "exchange overlaps the whole layer (PipeGCN) (exact)",
+	 NULL},
+	{"no-overlap", NULL, TRAIN_DIST | W_FG, SECTION_DIST, K_CUSTOM, 0, 0, 0, set_no_overlap, "",
+	 "--full-graph: post, wait, then aggregate (the serialized baseline)", NULL},
+	{"boundary-sample", "p", TRAIN_DIST | W_FG, SECTION_DIST, K_REAL, OFF(d.boundary_sample), 1e-9, 1, NULL, NULL,
+	 "--full-graph: exchange a random fraction p of the boundary nodes each epoch, rescaled\n"
+	 "by 1/p (BNS-GCN); evaluation uses all of them",
+	 NULL},
+};
+#define NOPTS ((int)(sizeof opts / sizeof *opts))
+
+const char *const *train_opt_names(void)
+{
+	static const char *names[sizeof opts / sizeof *opts + 1];
+	for (int i = 0; i < NOPTS; i++)
+		names[i] = opts[i].name;
+	return names;
+}
+
+/* The defaults: the library's, then the command line's own. */
+static void defaults(train_args *a)
+{
+	memset(a, 0, sizeof *a);
+	burrow_dist_defaults(&a->d);
+	a->d.train.full_graph = false; /* mini-batch unless --full-graph, in both modes */
+	a->every = 1;
+}
+
+static const char *mode_name(int mode) { return mode == TRAIN_DIST ? "under mpirun" : "in one process"; }
+
+/* A usage line when speaking; always the usage exit code. */
+static int usage(bool speak, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int usage(bool speak, const char *fmt, ...)
+{
+	if (!speak)
+		return EXIT_USAGE;
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	return cli_usage("train", "%s", msg);
+}
+
+static int set_value(const topt *t, train_args *a, const char *v, bool speak)
+{
+	char *p = (char *)a + t->off;
+	int64_t i;
+	double f;
+	switch (t->kind) {
+	case K_FLAG: *(bool *)p = true; return 0;
+	case K_STR: *(const char **)p = v; return 0;
+	case K_CUSTOM:
+		if (!t->set(a, v))
+			return usage(speak, "--%s wants %s, got '%s'", t->name, t->want, v);
+		return 0;
+	case K_REAL:
+		if (!cli_f64(v, &f) || !(f >= t->lo && f <= t->hi))
+			return usage(speak, "--%s wants a number in [%g, %g], got '%s'", t->name, t->lo, t->hi, v);
+		*(double *)p = f;
+		return 0;
+	default:
+		if (!cli_i64(v, &i) || (double)i < t->lo || (double)i > t->hi)
+			return usage(speak, "--%s wants an integer in [%.0f, %.0f], got '%s'", t->name, t->lo, t->hi, v);
+		if (t->kind == K_INT)
+			*(int *)p = (int)i;
+		else if (t->kind == K_I64)
+			*(int64_t *)p = i;
+		else
+			*(uint64_t *)p = (uint64_t)i;
+		return 0;
+	}
+}
+
+/* The default of t as text, or NULL for none shown. */
+static const char *show_default(const topt *t, const train_args *a, char *b, size_t n)
+{
+	const char *p = (const char *)a + t->off;
+	if (t->where & W_NODEF)
+		return NULL;
+	switch (t->kind) {
+	case K_CUSTOM: return t->show ? t->show(a, b, n) : NULL;
+	case K_INT: snprintf(b, n, "%d", *(const int *)p); return b;
+	case K_I64: snprintf(b, n, "%lld", (long long)*(const int64_t *)p); return b;
+	case K_U64: snprintf(b, n, "%llu", (unsigned long long)*(const uint64_t *)p); return b;
+	case K_REAL: snprintf(b, n, "%g", *(const double *)p); return b;
+	default: return NULL;
+	}
+}
+
+#define HELP_WIDTH 70 /* columns of help text beside the 24 of the names */
+
+static void help(void)
+{
+	train_args def;
+	defaults(&def);
+	printf("usage: burrow train DIR [options]\n"
+	       "       mpirun [--allow-run-as-root] [--oversubscribe] -np K burrow train DIR/parts-K [options]\n\n"
+	       "Train a node classifier on the dataset directory DIR and report OGB's accuracy\n"
+	       "(correct / total on the valid and test splits; the test accuracy reported is the one at\n"
+	       "the epoch with the best valid accuracy). On a parts directory written by `burrow\n"
+	       "partition`, under mpirun, rank i trains on part i and the gradients are all-reduced\n"
+	       "every step so the model replicas stay equal; rank 0 prints the table and writes --log.\n"
+	       "Every option applies to both unless it says otherwise; the others are refused naming\n"
+	       "the mode.\n");
+	const char *group = NULL;
+	for (int i = 0; i < NOPTS; i++) {
+		const topt *t = &opts[i];
+		if (t->group != group) {
+			group = t->group;
+			printf("%s:\n", group);
+		}
+		char name[48], dflt[64];
+		snprintf(name, sizeof name, "--%s%s%s", t->name, t->arg ? " " : "", t->arg ? t->arg : "");
+		const char *d = show_default(t, &def, dflt, sizeof dflt);
+		const char *only = (t->where & W_BOTH) == TRAIN_ONE ? " [one process only]"
+				   : (t->where & W_BOTH) == TRAIN_DIST ? " [mpirun only]" : "";
+		/* the help, its default and mode appended, wrapped at HELP_WIDTH under the name */
+		char text[1024];
+		snprintf(text, sizeof text, "%s%s%s%s%s", t->help, d ? " (" : "", d ? d : "", d ? ")" : "", only);
+		for (char *q = text; *q; q++)
+			if (*q == '\n')
+				*q = ' ';
+		const char *h = text;
+		bool first = true;
+		while (*h) {
+			int len = (int)strlen(h);
+			if (len > HELP_WIDTH) { /* break at the last space that fits */
+				len = HELP_WIDTH;
+				while (len > 0 && h[len] != ' ')
+					len--;
+				if (len == 0)
+					len = HELP_WIDTH;
+			}
+			printf("  %-22s%.*s\n", first ? name : "", len, h);
+			first = false;
+			h += len;
+			while (*h == ' ')
+				h++;
+		}
+	}
+	printf("Several machines: mpirun --hostfile hosts -np K burrow train DIR/parts-K, with the same\n"
+	       "binary and the parts directory at the same path on every machine.\n");
+}
+
+int train_args_parse(int argc, char **argv, int mode, bool speak, train_args *a)
+{
+	struct option lo[sizeof opts / sizeof *opts + 2];
+	for (int i = 0; i < NOPTS; i++)
+		lo[i] = (struct option){opts[i].name, opts[i].arg ? required_argument : no_argument, 0, i};
+	lo[NOPTS] = (struct option){"help", no_argument, 0, 'h'};
+	lo[NOPTS + 1] = (struct option){0, 0, 0, 0};
+	defaults(a);
+	optind = 1;
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+		if (c == 'h') {
+			if (speak)
+				help();
+			return -1;
+		}
+		if (c == '?')
+			return optopt ? usage(speak, "unknown option '-%c'", optopt)
+				      : usage(speak, "unknown option '%s'", argv[optind - 1]);
+		if (c == ':')
+			return usage(speak, "option '%s' needs a value", argv[optind - 1]);
+		const topt *t = &opts[c];
+		if (!(t->where & mode))
+			return usage(speak, "--%s does not apply %s%s", t->name, mode_name(mode),
+				     mode == TRAIN_ONE ? " (it is an option of mpirun on a parts directory)"
+						       : " (each rank evaluates its part in memory)");
+		int st = set_value(t, a, t->arg ? optarg : NULL, speak);
+		if (st)
+			return st;
+		if (!strcmp(t->name, "layers"))
+			a->layers_set = true;
+		if (t->where & W_MB)
+			a->mb_only = t->name;
+		if (t->where & W_FG)
+			a->fg_only = t->name;
+	}
+	burrow_train_opts *o = &a->d.train;
+	if (o->full_graph && a->mb_only)
+		return usage(speak, "--%s is a mini-batch option: drop --full-graph or --%s", a->mb_only, a->mb_only);
+	if (!o->full_graph && a->fg_only)
+		return usage(speak, "--%s applies to --full-graph training", a->fg_only);
+	if (a->d.boundary_sample < 1.0 && a->d.halo == BURROW_HALO_STALE)
+		return usage(speak, "--boundary-sample and --halo stale do not combine: choose one");
+	if (a->resume && !a->ckpt)
+		return usage(speak, "--resume needs --checkpoint DIR");
+	if (argc - optind != 1)
+		return usage(speak, "expected one %s directory", mode == TRAIN_DIST ? "parts" : "dataset");
+	a->dir = argv[optind];
+	if (!speak && a->fanout && a->layers_set && a->nfanout != o->layers)
+		return EXIT_USAGE;
+	return train_cli_layers_fanout("train", o, a->layers_set, a->fanout, a->nfanout) ? EXIT_USAGE : 0;
+}

@@ -1,0 +1,37 @@
+/* train_opts.h: burrow train's options in one table, for one process on a dataset
+ * directory and for mpirun on a parts directory: each option's name, argument, range,
+ * default, help and the modes it applies to. Both paths parse with it and --help prints it. */
+#ifndef BURROW_TRAIN_OPTS_H
+#define BURROW_TRAIN_OPTS_H
+
+#include <burrow.h>
+
+#include <stdbool.h>
+
+/* Where burrow train runs: one process on a dataset, or one rank per part under mpirun. */
+enum train_mode { TRAIN_ONE = 1, TRAIN_DIST = 2 };
+
+/* Everything burrow train's command line sets. */
+typedef struct train_args {
+	burrow_dist_opts d;       /* d.train: the library's training options; the rest: mpirun only */
+	int every;                /* --eval-every: evaluate every N epochs and after the last; 0 = never */
+	const char *log, *ckpt;   /* --log FILE, --checkpoint DIR (borrowed from argv) */
+	const char *dir;          /* the dataset or parts directory */
+	bool resume, quiet;
+	/* what the parse saw, for the checks that span options */
+	bool layers_set;
+	const char *fanout;       /* the --fanout text, NULL when absent */
+	int nfanout;
+	const char *mb_only;      /* the last option given that applies to mini-batch training only */
+	const char *fg_only;      /* ... to --full-graph training only */
+} train_args;
+
+/* Parse argv (argv[0] is "train") for mode into a. Returns 0 to go on, -1 after printing
+ * --help, else the exit code after printing one usage line (only when `speak`: under mpirun
+ * only rank 0 speaks, every rank returns the code). */
+int train_args_parse(int argc, char **argv, int mode, bool speak, train_args *a);
+
+/* The options' names, one per entry of the table (for tests and --help); NULL-terminated. */
+const char *const *train_opt_names(void);
+
+#endif
