@@ -215,6 +215,7 @@ check: all $(TESTBIN) $(MPI_TEST_BINS)
 		$(if $(filter-out 0,$(SAN)),$(SAN_ENV)) $(TESTBIN) --jobs 2 --timeout 300
 ifeq ($(SAN),0)
 	$(Q)tests/install-check.sh CUDA=$(CUDA) DEBUG=$(DEBUG)
+	$(Q)tests/readme-check.sh $(BIN)
 endif
 
 DEMO_DIR := $(BUILD)/demo/csbm
