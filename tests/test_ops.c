@@ -67,6 +67,16 @@ static const char *skip_reason(const struct criterion_test_stats *t)
  * distinct reason once, at its first test, with how many gave it: Criterion prints its
  * [SKIP] lines only with --verbose), so a backend that ran nothing or an absent dataset is
  * never mistaken for a pass. */
+/* Progress while make test runs: a line as each suite ends (suites that ran something). */
+ReportHook(POST_SUITE)(struct criterion_suite_stats *ss)
+{
+	const size_t ran = ss->tests_passed + ss->tests_failed + ss->tests_crashed;
+	if (ran)
+		fprintf(stderr, "[====] %s: %zu passed%s%.0zu%s%.0zu%s\n", ss->suite->name, ss->tests_passed,
+			ss->tests_failed ? ", failed " : "", ss->tests_failed, ss->tests_crashed ? ", crashed " : "",
+			ss->tests_crashed, ss->tests_skipped ? ", some skipped" : "");
+}
+
 ReportHook(POST_ALL)(struct criterion_global_stats *stats)
 {
 	fprintf(stderr, "[====] Skipped: %zu\n", stats->tests_skipped);
