@@ -51,10 +51,11 @@ static bw_backend open_backend(int kind, int threads)
 	return be;
 }
 
-/* A skipped test's reason, NULL when it was not skipped. */
+/* A skipped test's reason, NULL when it was not skipped, or not run at all (disabled, or
+ * left out by --filter: those are no skip of ours). */
 static const char *skip_reason(const struct criterion_test_stats *t)
 {
-	if (t->test_status != CR_STATUS_SKIPPED)
+	if (t->test_status != CR_STATUS_SKIPPED || (t->test->data && t->test->data->disabled))
 		return NULL;
 	return t->message && *t->message ? t->message : "no reason given";
 }
@@ -79,7 +80,10 @@ ReportHook(POST_SUITE)(struct criterion_suite_stats *ss)
 
 ReportHook(POST_ALL)(struct criterion_global_stats *stats)
 {
-	fprintf(stderr, "[====] Skipped: %zu\n", stats->tests_skipped);
+	size_t skipped = 0;
+	FOR_EACH_TEST(stats, ss, ts)
+		skipped += skip_reason(ts) != NULL;
+	fprintf(stderr, "[====] Skipped: %zu\n", skipped);
 	FOR_EACH_TEST(stats, ss, ts) {
 		const char *why = skip_reason(ts);
 		if (!why)
