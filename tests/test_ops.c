@@ -152,6 +152,24 @@ static float *uniform(int64_t n, uint64_t key, double lo, double hi)
 	return x;
 }
 
+/* The loop covers the registry: the CPU first, every registered kind among the parameters
+ * above, and a kind found by its entry. */
+Test(ops, every_registered_backend_is_in_the_loop)
+{
+	const int n = bw_backend_count();
+	cr_assert_geq(n, 1);
+	cr_assert_eq(bw_backend_at(0)->kind, BW_BACKEND_CPU);
+	cr_assert_null(bw_backend_at(n));
+	for (int i = 0; i < n; i++) {
+		const bw_backend_reg *r = bw_backend_at(i);
+		bool listed = false;
+		for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
+			listed = listed || kinds[k] == r->kind;
+		cr_assert(listed, "backend %s (kind %d) is registered but not in the test loop", r->name, r->kind);
+		cr_assert_eq(bw_backend_find(r->kind), r);
+	}
+}
+
 /* ------------------------------------------------------------ the device layer */
 
 BACKENDS(device_copies_streams_and_views_keep_every_byte)
@@ -481,7 +499,8 @@ BACKENDS(dropout_is_keyed_thread_independent_and_unbiased)
 		xh[i] = 1.0f + (float)(i % 7);
 	bw_backend one = open_backend(*kind, 1), two = open_backend(*kind, 2);
 	bw_tensor a = dev_tensor(&one, xh, r, c), b = dev_tensor(&two, xh, r, c);
-	uint8_t *ma = dev_put(&one, NULL, (size_t)n), *mb = dev_put(&two, NULL, (size_t)n), *mc = dev_put(&one, NULL, (size_t)n);
+	uint8_t *ma = dev_put(&one, NULL, (size_t)n), *mb = dev_put(&two, NULL, (size_t)n);
+	uint8_t *mc = dev_put(&one, NULL, (size_t)n);
 	const uint64_t key = bw_dropout_key(5, 2, 3, 1);
 	cr_assert_eq(bw_dropout(&one, &a, ma, p, key), 0);
 	cr_assert_eq(bw_dropout(&two, &b, mb, p, key), 0);

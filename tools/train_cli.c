@@ -149,8 +149,9 @@ int train_cli_layers_fanout(const char *cmd, burrow_train_opts *o, bool layers_s
 	if (!layers_set)
 		o->layers = nfanout;
 	else if (nfanout != o->layers)
-		return cli_usage(cmd, "--fanout %s has %d value%s but --layers is %d: give one per layer, or drop --layers",
-				 fanout, nfanout, nfanout == 1 ? "" : "s", o->layers);
+		return !cmd ? EXIT_USAGE
+			    : cli_usage(cmd, "--fanout %s has %d value%s but --layers is %d: give one per layer, or drop --layers",
+					fanout, nfanout, nfanout == 1 ? "" : "s", o->layers);
 	return 0;
 }
 

@@ -28,7 +28,8 @@ bool train_cli_parse_fanout(const char *s, burrow_train_opts *o, int *n);
 /* --layers and --fanout together, after parsing: a fanout list (fanout, NULL when not given,
  * of nfanout values) sets o->layers to its length unless --layers was given (layers_set),
  * which it must then match; without one, o->fanout gets the default 5 x (L - l). Returns 0,
- * or prints the usage error naming both and returns EXIT_USAGE. */
+ * or prints the usage error naming both (unless cmd is NULL: a rank that keeps quiet) and
+ * returns EXIT_USAGE. */
 int train_cli_layers_fanout(const char *cmd, burrow_train_opts *o, bool layers_set, const char *fanout, int nfanout);
 
 /* An absent measurement (the library's -1: an empty split, an epoch not evaluated, a hit rate

@@ -74,9 +74,15 @@ static bool set_policy(train_args *a, const char *v)
 	return true;
 }
 
-static bool set_engine(train_args *a, const char *v) { return (a->d.train.store_engine = burrow_store_engine_parse(v)) >= 0; }
+static bool set_engine(train_args *a, const char *v)
+{
+	return (a->d.train.store_engine = burrow_store_engine_parse(v)) >= 0;
+}
 static bool set_cache(train_args *a, const char *v) { return train_cli_parse_cache(v, &a->d.train); }
-static bool set_mem(train_args *a, const char *v) { return cli_bytes(v, &a->d.train.mem_bytes) && a->d.train.mem_bytes > 0; }
+static bool set_mem(train_args *a, const char *v)
+{
+	return cli_bytes(v, &a->d.train.mem_bytes) && a->d.train.mem_bytes > 0;
+}
 
 static bool set_fanout(train_args *a, const char *v)
 {
@@ -194,14 +200,6 @@ static const topt opts[] = {
 	 NULL},
 };
 #define NOPTS ((int)(sizeof opts / sizeof *opts))
-
-const char *const *train_opt_names(void)
-{
-	static const char *names[sizeof opts / sizeof *opts + 1];
-	for (int i = 0; i < NOPTS; i++)
-		names[i] = opts[i].name;
-	return names;
-}
 
 /* The defaults: the library's, then the command line's own. */
 static void defaults(train_args *a)
@@ -378,7 +376,5 @@ int train_args_parse(int argc, char **argv, int mode, bool speak, train_args *a)
 	if (argc - optind != 1)
 		return usage(speak, "expected one %s directory", mode == TRAIN_DIST ? "parts" : "dataset");
 	a->dir = argv[optind];
-	if (!speak && a->fanout && a->layers_set && a->nfanout != o->layers)
-		return EXIT_USAGE;
-	return train_cli_layers_fanout("train", o, a->layers_set, a->fanout, a->nfanout) ? EXIT_USAGE : 0;
+	return train_cli_layers_fanout(speak ? "train" : NULL, o, a->layers_set, a->fanout, a->nfanout) ? EXIT_USAGE : 0;
 }

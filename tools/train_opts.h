@@ -31,7 +31,4 @@ typedef struct train_args {
  * only rank 0 speaks, every rank returns the code). */
 int train_args_parse(int argc, char **argv, int mode, bool speak, train_args *a);
 
-/* The options' names, one per entry of the table (for tests and --help); NULL-terminated. */
-const char *const *train_opt_names(void);
-
 #endif

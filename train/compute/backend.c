@@ -86,5 +86,3 @@ void bw_backend_release(bw_backend *be)
 	if (r)
 		r->release(be);
 }
-
-int bw_backend_sync(const bw_backend *be) { return bw_stream_sync(be->dev, be->stream); }

@@ -228,8 +228,6 @@ const bw_backend_reg *bw_backend_find(int kind);
 /* Fill be for a kind's device 0; a kind this build lacks is BURROW_E_UNSUPPORTED. */
 int bw_backend_init(bw_backend *be, int kind, int threads);
 void bw_backend_release(bw_backend *be);
-/* Wait for every kernel queued on be's stream. */
-int bw_backend_sync(const bw_backend *be);
 /* The CPU backend's registry entry (backend_cpu.c). */
 const bw_backend_reg *bw_cpu_backend(void);
 
