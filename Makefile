@@ -1,7 +1,9 @@
 # Burrow's build. Knobs:
 #   CUDA=auto|0|1      auto: use nvcc when it is on PATH (and say so); 1: require it
 #   SAN=1              AddressSanitizer + UndefinedBehaviorSanitizer (or SAN=address,undefined,...)
-#   DEBUG=1            -O0 -g
+#   CUDA_ARCH="80;90"  GPU architectures: machine code for each (sm_80, sm_90) plus PTX of
+#                      the last, which later GPUs compile at load
+#   DEBUG=1            -O0 -g (nvcc: -O0 -G, device code with debug information)
 #   PREFIX=/usr/local  for make install
 #   V=1                print full commands
 # Each configuration builds in its own folder (build/, build/san/, build/debug/, ...),
@@ -78,11 +80,21 @@ CFLAGS_ALL := -std=c11 -Wall -Wextra -Werror -Wno-unknown-pragmas -g $(OPT) -fPI
 	-fvisibility=hidden -D_FILE_OFFSET_BITS=64 -DBURROW_BUILDING -Iinclude $(PKG_CFLAGS) \
 	$(SANFLAGS) $(CFLAGS)
 LIBS_ALL := $(PKG_LIBS) -lmetis -lm -fopenmp -lpthread
+CUDA_ARCH ?= 80;90
+CUDA_ARCH_LIST := $(subst ;, ,$(CUDA_ARCH))
+CUDA_GENCODE := $(foreach a,$(CUDA_ARCH_LIST),-gencode arch=compute_$(a)$(comma)code=sm_$(a)) \
+	-gencode arch=compute_$(lastword $(CUDA_ARCH_LIST)),code=compute_$(lastword $(CUDA_ARCH_LIST))
+NVCC_OPT := -O2 -lineinfo
+ifneq ($(DEBUG),0)
+NVCC_OPT := -O0 -G
+endif
+CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcusparse -lcudart -lstdc++
 ifeq ($(HAS_CUDA),1)
 CFLAGS_ALL += -DBURROW_CUDA
-LIBS_ALL += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart
-NVCCFLAGS_ALL := -O2 -g -std=c++17 -DBURROW_BUILDING -DBURROW_CUDA -Iinclude \
-	-Xcompiler -fPIC,-fvisibility=hidden,-Wall,-Werror $(NVCCFLAGS)
+LIBS_ALL += $(CUDA_LIBS)
+# --fmad=false: the kernels round as the CPU backend does (no contraction into FMA)
+NVCCFLAGS_ALL := $(NVCC_OPT) -g -std=c++17 --fmad=false $(CUDA_GENCODE) -DBURROW_BUILDING -DBURROW_CUDA -Iinclude \
+	-Xcompiler -fPIC,-fvisibility=hidden,-fopenmp,-Wall,-Werror $(PKG_CFLAGS) $(NVCCFLAGS)
 endif
 LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
 
@@ -235,7 +247,7 @@ bench: all
 DESTDIR ?=
 # one .pc per library; Libs.private names the direct dependencies only, so that
 # `pkg-config --static` does not pull in what those libraries link privately
-PC_PRIVATE := $(PKG_LIBS) -lmetis -lm -fopenmp -lpthread$(if $(filter 1,$(HAS_CUDA)), -L$(CUDA_HOME)/lib64 -lcudart)
+PC_PRIVATE := $(PKG_LIBS) -lmetis -lm -fopenmp -lpthread$(if $(filter 1,$(HAS_CUDA)), -L$(CUDA_HOME)/lib64 -lcublas -lcusparse -lcudart -lstdc++)
 define pc_file
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' -e 's|@NAME@|$(1)|g' -e 's|@LIB@|$(2)|g' \
 		-e 's|@DESCRIPTION@|$(3)|g' -e 's|@LIBS_PRIVATE@|$(strip $(4))|g' burrow.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$(1).pc

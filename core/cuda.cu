@@ -3,6 +3,7 @@
 #include "internal.h"
 
 #include <cuda_runtime.h>
+#include <stdio.h>
 
 /* Record a CUDA error with the expression, function, file and line; return BURROW_E_CUDA. */
 #define CUDA_TRY(expr)                                                                              \
@@ -23,4 +24,13 @@ extern "C" int bw_cuda_device_count(void)
 	}
 	CUDA_TRY(e);
 	return n;
+}
+
+extern "C" int bw_cuda_device_describe(int index, char *buf, size_t cap)
+{
+	cudaDeviceProp p;
+	CUDA_TRY(cudaGetDeviceProperties(&p, index));
+	snprintf(buf, cap, "cuda:%d %s, sm_%d%d, %.1f GiB", index, p.name, p.major, p.minor,
+		 (double)p.totalGlobalMem / (1024.0 * 1024.0 * 1024.0));
+	return 0;
 }

@@ -9,6 +9,8 @@ extern "C" {
 
 /* Devices the CUDA runtime sees; 0 when none or no driver; BURROW_E_CUDA on other errors. */
 int bw_cuda_device_count(void);
+/* "cuda:N <name>, sm_XY, <memory> GiB" of device `index` into buf. */
+int bw_cuda_device_describe(int index, char *buf, size_t cap);
 
 #ifdef __cplusplus
 }

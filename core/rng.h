@@ -5,8 +5,15 @@
 #include <math.h>
 #include <stdint.h>
 
+/* The CUDA backend draws the same streams in its kernels (dropout masks equal bit for bit). */
+#ifdef __CUDACC__
+#define BW_HD __host__ __device__
+#else
+#define BW_HD
+#endif
+
 /* splitmix64's finalizer: a bijective 64-bit mix. */
-static inline uint64_t bw_mix64(uint64_t x)
+static inline BW_HD uint64_t bw_mix64(uint64_t x)
 {
 	x += 0x9E3779B97F4A7C15ull;
 	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -15,7 +22,7 @@ static inline uint64_t bw_mix64(uint64_t x)
 }
 
 /* Combine a key with one more coordinate (seed, tag, epoch, node, ...). */
-static inline uint64_t bw_key(uint64_t key, uint64_t v)
+static inline BW_HD uint64_t bw_key(uint64_t key, uint64_t v)
 {
 	return bw_mix64(key ^ bw_mix64(v + 0x632BE59BD9B4E019ull));
 }
@@ -25,7 +32,7 @@ typedef struct bw_rng {
 	uint64_t s[4];
 } bw_rng;
 
-static inline void bw_rng_seed(bw_rng *r, uint64_t key)
+static inline BW_HD void bw_rng_seed(bw_rng *r, uint64_t key)
 {
 	for (int i = 0; i < 4; i++) {
 		key += 0x9E3779B97F4A7C15ull;
@@ -33,9 +40,9 @@ static inline void bw_rng_seed(bw_rng *r, uint64_t key)
 	}
 }
 
-static inline uint64_t bw_rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+static inline BW_HD uint64_t bw_rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
-static inline uint64_t bw_rng_next(bw_rng *r)
+static inline BW_HD uint64_t bw_rng_next(bw_rng *r)
 {
 	uint64_t *s = r->s;
 	uint64_t out = bw_rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
@@ -49,7 +56,7 @@ static inline uint64_t bw_rng_next(bw_rng *r)
 }
 
 /* Uniform in [0, 1) with 53 bits. */
-static inline double bw_rng_uniform(bw_rng *r) { return (double)(bw_rng_next(r) >> 11) * 0x1.0p-53; }
+static inline BW_HD double bw_rng_uniform(bw_rng *r) { return (double)(bw_rng_next(r) >> 11) * 0x1.0p-53; }
 
 /* Uniform integer in [0, n), unbiased (Lemire's method); n > 0. */
 static inline uint64_t bw_rng_below(bw_rng *r, uint64_t n)

@@ -720,6 +720,11 @@ typedef struct burrow_train_opts {
 				   thread count */
 	burrow_progress_fn progress; /* batches within an epoch, phase "train"; may be NULL */
 	void *progress_user;
+	const char *device;     /* where the model computes: "cpu" (default; NULL too), "cuda" (= cuda:0)
+				   or "cuda:N" (borrowed). A device this build or machine lacks is
+				   BURROW_E_UNSUPPORTED at open, before any work */
+	bool tf32;              /* CUDA: GEMMs may round their inputs to TF32 on tensor cores (default false:
+				   float32 throughout, as the CPU) */
 } burrow_train_opts;
 
 /* Fill o with the defaults above. */
@@ -1031,6 +1036,14 @@ BURROW_API uint64_t burrow_dist_weights_checksum(const burrow_dist *d);
 /* Number of CUDA devices usable now; BURROW_E_UNSUPPORTED in a build without CUDA,
  * 0 when the build has CUDA but the machine has no device. */
 BURROW_API int burrow_cuda_device_count(void);
+/* Whether `device` ("cpu", "cuda", "cuda:N"; NULL: the CPU) can compute here: 0, or
+ * BURROW_E_INVAL for a name that is none of those and BURROW_E_UNSUPPORTED naming what is
+ * missing (a build without CUDA, no GPU, no such index). Cheap: what a CLI calls before any
+ * work. */
+BURROW_API int burrow_device_check(const char *device);
+/* One line about CUDA device `index` ("cuda:0 NVIDIA H200, sm_90, 139.8 GiB") into buf;
+ * BURROW_E_UNSUPPORTED without CUDA or that device. */
+BURROW_API int burrow_cuda_device_describe(int index, char *buf, size_t cap);
 
 #ifdef __cplusplus
 }

@@ -14,7 +14,8 @@ static void help(void)
 	printf("usage: burrow bench train DIR [--model sage] [--layers 2] [--hidden 256] [--fanout 10,5]\n"
 	       "                          [--batch 1024] [--max-batches 200] [--cache 10%%] [--cache-policy degree]\n"
 	       "                          [--prefetch 2]"
-	       " [--threads T] [--seed 0] [--io-rows 200000] [--repeat 1] [--json]\n\n"
+	       " [--threads T] [--seed 0] [--io-rows 200000] [--repeat 1] [--json]\n"
+	       "                          [--device cpu] [--tf32]\n\n"
 	       "Three measurements on the same features file, in one run:\n"
 	       "  T_io    the rows the partial-cache epoch read from disk, divided by the rows/s of the\n"
 	       "          store gathering uniformly random rows cold (as 'burrow bench io': io_uring,\n"
@@ -110,7 +111,7 @@ static void touch_graph(const burrow_csr *g)
 }
 
 enum { O_MODEL = 256, O_LAYERS, O_HIDDEN, O_FANOUT, O_BATCH, O_MAXB, O_CACHE, O_PREFETCH, O_THREADS, O_SEED, O_IOROWS,
-       O_REPEAT, O_JSON, O_HELP, O_POLICY };
+       O_REPEAT, O_JSON, O_HELP, O_POLICY, O_DEVICE, O_TF32 };
 
 int bench_train(int argc, char **argv)
 {
@@ -122,7 +123,8 @@ int bench_train(int argc, char **argv)
 		{"threads", required_argument, 0, O_THREADS},   {"seed", required_argument, 0, O_SEED},
 		{"io-rows", required_argument, 0, O_IOROWS},    {"repeat", required_argument, 0, O_REPEAT},
 		{"json", no_argument, 0, O_JSON},               {"help", no_argument, 0, O_HELP},
-		{"cache-policy", required_argument, 0, O_POLICY}, {0, 0, 0, 0},
+		{"cache-policy", required_argument, 0, O_POLICY}, {"device", required_argument, 0, O_DEVICE},
+		{"tf32", no_argument, 0, O_TF32},               {0, 0, 0, 0},
 	};
 	burrow_train_opts o;
 	burrow_train_defaults(&o);
@@ -176,6 +178,12 @@ int bench_train(int argc, char **argv)
 		case O_IOROWS: NUM(io_rows, 1, (int64_t)1 << 40); break;
 		case O_REPEAT: NUM(repeat, 1, 100); break;
 		case O_JSON: json = true; break;
+		case O_DEVICE:
+			if (burrow_device_check(optarg) == BURROW_E_INVAL)
+				return cli_usage("bench train", "--device wants cpu, cuda or cuda:N, got '%s'", optarg);
+			o.device = optarg;
+			break;
+		case O_TF32: o.tf32 = true; break;
 		default: return EXIT_USAGE;
 		}
 	}
@@ -185,8 +193,11 @@ int bench_train(int argc, char **argv)
 	if (train_cli_layers_fanout("bench train", &o, layers_set, fanout, nfanout))
 		return EXIT_USAGE;
 	const char *dir = argv[optind];
+	int st = burrow_device_check(o.device); /* before any work */
+	if (st < 0)
+		return cli_lib_fail("bench train", st);
 	burrow_dataset *ds;
-	int st = burrow_dataset_open(&ds, dir);
+	st = burrow_dataset_open(&ds, dir);
 	if (st < 0)
 		return cli_lib_fail("bench train", st);
 	touch_graph(burrow_dataset_graph(ds));

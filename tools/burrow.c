@@ -79,6 +79,13 @@ int main(int argc, char **argv)
 		int n = burrow_cuda_device_count();
 		printf("burrow %s (dataset format %d, %s)\n", burrow_version(), BURROW_DATASET_FORMAT_VERSION,
 		       n == BURROW_E_UNSUPPORTED ? "CPU build" : "CUDA build");
+		printf("devices: cpu");
+		for (int i = 0; i < n; i++) {
+			char d[160];
+			if (burrow_cuda_device_describe(i, d, sizeof d) == 0)
+				printf(", %s", d);
+		}
+		printf(n == BURROW_E_UNSUPPORTED ? "\n" : n > 0 ? "\n" : " (no CUDA GPU seen)\n");
 		return EXIT_OK;
 	}
 	/* past a file size limit, let write() fail with EFBIG so the error is reported and the

@@ -9,15 +9,15 @@
 static void help(void)
 {
 	printf("usage: burrow embed DIR --checkpoint C --out X.npy [--force] [--mem BYTES] [--eval-chunk N]\n"
-	       "                      [--scratch DIR] [--threads T]\n\n"
+	       "                      [--scratch DIR] [--threads T] [--device D] [--tf32]\n\n"
 	       "Write the final layer's output (the class logits) of a checkpointed model for every node of\n"
 	       "DIR, [N, classes] float32, by layer-wise full-neighbor inference. C is a checkpoint file or a\n"
 	       "--checkpoint directory (its best.ckpt, else last.ckpt). The file is written atomically.\n\n"
 	       "  --force         replace X.npy if it exists\n"
-	       "  --mem, --eval-chunk, --scratch, --threads   as for burrow eval\n");
+	       "  --mem, --eval-chunk, --scratch, --threads, --device, --tf32   as for burrow eval\n");
 }
 
-enum { O_CKPT = 256, O_OUT, O_FORCE, O_MEM, O_CHUNK, O_SCRATCH, O_THREADS, O_HELP };
+enum { O_CKPT = 256, O_OUT, O_FORCE, O_MEM, O_CHUNK, O_SCRATCH, O_THREADS, O_DEVICE, O_TF32, O_HELP };
 
 int cmd_embed(int argc, char **argv)
 {
@@ -25,7 +25,8 @@ int cmd_embed(int argc, char **argv)
 		{"checkpoint", required_argument, 0, O_CKPT}, {"out", required_argument, 0, O_OUT},
 		{"force", no_argument, 0, O_FORCE},           {"mem", required_argument, 0, O_MEM},
 		{"eval-chunk", required_argument, 0, O_CHUNK}, {"scratch", required_argument, 0, O_SCRATCH},
-		{"threads", required_argument, 0, O_THREADS}, {"help", no_argument, 0, O_HELP},
+		{"threads", required_argument, 0, O_THREADS},
+		{"device", required_argument, 0, O_DEVICE},   {"tf32", no_argument, 0, O_TF32}, {"help", no_argument, 0, O_HELP},
 		{0, 0, 0, 0},
 	};
 	burrow_train_opts o;
@@ -52,6 +53,12 @@ int cmd_embed(int argc, char **argv)
 			o.eval_chunk = v;
 			break;
 		case O_SCRATCH: o.scratch_dir = optarg; break;
+		case O_DEVICE:
+			if (burrow_device_check(optarg) == BURROW_E_INVAL)
+				return cli_usage("embed", "--device wants cpu, cuda or cuda:N, got '%s'", optarg);
+			o.device = optarg;
+			break;
+		case O_TF32: o.tf32 = true; break;
 		case O_THREADS:
 			if (!cli_i64(optarg, &v) || v < 1 || v > 4096)
 				return cli_usage("embed", "--threads wants an integer in [1, 4096], got '%s'", optarg);

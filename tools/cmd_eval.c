@@ -8,6 +8,7 @@
 static void help(void)
 {
 	printf("usage: burrow eval DIR --checkpoint C [--mem BYTES] [--eval-chunk N] [--scratch DIR] [--threads T]\n"
+	       "                    [--device D] [--tf32]\n"
 	       "                     [--json]\n\n"
 	       "Accuracy (correct / total) of a checkpointed model on the train, valid and test splits of\n"
 	       "DIR, by layer-wise full-neighbor inference over all nodes. C is a checkpoint file or a\n"
@@ -16,17 +17,20 @@ static void help(void)
 	       "  --eval-chunk N  destination rows per chunk (8192)\n"
 	       "  --scratch DIR   where spills go ($TMPDIR or /tmp)\n"
 	       "  --threads T     OpenMP and OpenBLAS threads (all)\n"
+	       "  --device D      cpu, cuda or cuda:N: where inference computes (cpu)\n"
+	       "  --tf32          cuda: GEMMs may round their inputs to TF32\n"
 	       "  --json          one JSON object instead of text\n");
 }
 
-enum { O_CKPT = 256, O_MEM, O_CHUNK, O_SCRATCH, O_THREADS, O_JSON, O_HELP };
+enum { O_CKPT = 256, O_MEM, O_CHUNK, O_SCRATCH, O_THREADS, O_DEVICE, O_TF32, O_JSON, O_HELP };
 
 int cmd_eval(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{"checkpoint", required_argument, 0, O_CKPT}, {"mem", required_argument, 0, O_MEM},
 		{"eval-chunk", required_argument, 0, O_CHUNK}, {"scratch", required_argument, 0, O_SCRATCH},
-		{"threads", required_argument, 0, O_THREADS}, {"json", no_argument, 0, O_JSON},
+		{"threads", required_argument, 0, O_THREADS},
+		{"device", required_argument, 0, O_DEVICE},   {"tf32", no_argument, 0, O_TF32}, {"json", no_argument, 0, O_JSON},
 		{"help", no_argument, 0, O_HELP},             {0, 0, 0, 0},
 	};
 	burrow_train_opts o;
@@ -51,6 +55,12 @@ int cmd_eval(int argc, char **argv)
 			o.eval_chunk = v;
 			break;
 		case O_SCRATCH: o.scratch_dir = optarg; break;
+		case O_DEVICE:
+			if (burrow_device_check(optarg) == BURROW_E_INVAL)
+				return cli_usage("eval", "--device wants cpu, cuda or cuda:N, got '%s'", optarg);
+			o.device = optarg;
+			break;
+		case O_TF32: o.tf32 = true; break;
 		case O_THREADS:
 			if (!cli_i64(optarg, &v) || v < 1 || v > 4096)
 				return cli_usage("eval", "--threads wants an integer in [1, 4096], got '%s'", optarg);

@@ -66,6 +66,8 @@ int cmd_train(int argc, char **argv)
 	const bool resume = ta.resume, quiet = ta.quiet;
 	const int every = ta.every;
 
+	if ((rc = burrow_device_check(o.device)) < 0) /* before any work: a missing GPU is known at once */
+		return cli_lib_fail("train", rc);
 	char *last_path = NULL, *best_path = NULL;
 	if (ckpt_dir && train_cli_checkpoint_dir("train", ckpt_dir, resume, &last_path, &best_path))
 		return EXIT_FAIL;

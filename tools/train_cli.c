@@ -36,11 +36,14 @@ int train_cli_restore(const char *cmd, const char *dir, const char *ckpt, const 
 {
 	*ds = NULL;
 	*t = NULL;
+	int st = burrow_device_check(extra->device); /* before any work */
+	if (st < 0)
+		return cli_lib_fail(cmd, st);
 	char *path = resolve(ckpt);
 	if (!path)
 		return cli_fail(cmd, "out of memory");
 	burrow_train_opts o = *extra;
-	int st = burrow_checkpoint_read_opts(path, &o);
+	st = burrow_checkpoint_read_opts(path, &o);
 	if (st >= 0 && (st = burrow_dataset_open(ds, dir)) >= 0 && (st = burrow_trainer_open(t, *ds, &o)) >= 0)
 		st = burrow_trainer_load(*t, path);
 	free(path);

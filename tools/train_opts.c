@@ -101,6 +101,14 @@ static bool set_halo(train_args *a, const char *v)
 	return true;
 }
 
+static bool set_device(train_args *a, const char *v)
+{
+	if (burrow_device_check(v) == BURROW_E_INVAL)
+		return false;
+	a->d.train.device = v; /* its availability is checked by the command, before any work */
+	return true;
+}
+
 static bool set_no_overlap(train_args *a, const char *v)
 {
 	(void)v;
@@ -174,6 +182,12 @@ static const topt opts[] = {
 	 "destination rows per inference chunk (under mpirun evaluation is one full-graph pass)", NULL},
 	{"scratch", "DIR", TRAIN_ONE, SECTION_RUN, K_STR, OFF(d.train.scratch_dir), 0, 0, NULL, NULL,
 	 "where spills go ($TMPDIR or /tmp)", NULL},
+	{"device", "D", W_BOTH, SECTION_RUN, K_CUSTOM, 0, 0, 0, set_device, "cpu, cuda or cuda:N",
+	 "where the model computes: cpu, cuda (= cuda:0) or cuda:N (cpu; under mpirun: cpu only\n"
+	 "in this version)",
+	 NULL},
+	{"tf32", NULL, W_BOTH, SECTION_RUN, K_FLAG, OFF(d.train.tf32), 0, 0, NULL, NULL,
+	 "cuda: let GEMMs round their inputs to TF32 (faster, ~1e-3 relative; off: float32)", NULL},
 	{"threads", "T", W_BOTH | W_NODEF, SECTION_RUN, K_INT, OFF(d.train.threads), 1, 4096, NULL, NULL,
 	 "compute's OpenMP and OpenBLAS threads (one process, mini-batch: all cores but one,\n"
 	 "left to sampling and reads; full graph: all; under mpirun: the node's cores over the\n"

@@ -1,8 +1,9 @@
 /* backend.c: the registry of compute backends: the only C file that asks whether the
- * build has CUDA. The CPU registers always; CUDA registers in CUDA builds, where it
- * reports its devices (its ops table lands with the CUDA backend). */
+ * build has CUDA. The CPU registers always; CUDA registers in CUDA builds (its table and
+ * device are in backend_cuda.cu), where it reports the devices the runtime sees. */
 #include "compute.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #ifdef BURROW_CUDA
@@ -10,32 +11,25 @@
 
 int burrow_cuda_device_count(void) { return bw_cuda_device_count(); }
 
-static int cuda_devices(void)
+int burrow_cuda_device_describe(int index, char *buf, size_t cap)
 {
 	const int n = bw_cuda_device_count();
-	return n > 0 ? n : 0;
+	if (index < 0 || index >= n)
+		return bw_err(BURROW_E_UNSUPPORTED, "device cuda:%d: not present (%d CUDA devices)", index, n < 0 ? 0 : n);
+	return bw_cuda_device_describe(index, buf, cap);
 }
-
-static int cuda_init(bw_backend *be, int index, int threads)
-{
-	(void)threads;
-	memset(be, 0, sizeof *be);
-	return bw_err(BURROW_E_UNSUPPORTED, "backend: CUDA:%d: the CUDA training backend has no kernels yet", index);
-}
-
-static void cuda_release(bw_backend *be) { memset(be, 0, sizeof *be); }
-
-static const bw_backend_reg cuda_reg = {
-	.kind = BW_BACKEND_CUDA,
-	.name = "cuda",
-	.devices = cuda_devices,
-	.init = cuda_init,
-	.release = cuda_release,
-};
-#define CUDA_REG (&cuda_reg)
+#define CUDA_REG bw_cuda_backend()
 #else
 int burrow_cuda_device_count(void)
 {
+	return bw_err(BURROW_E_UNSUPPORTED, "this libburrow was built without CUDA");
+}
+
+int burrow_cuda_device_describe(int index, char *buf, size_t cap)
+{
+	(void)index;
+	if (cap)
+		*buf = 0;
 	return bw_err(BURROW_E_UNSUPPORTED, "this libburrow was built without CUDA");
 }
 #define CUDA_REG NULL
@@ -69,15 +63,22 @@ const bw_backend_reg *bw_backend_find(int kind)
 	return NULL;
 }
 
-int bw_backend_init(bw_backend *be, int kind, int threads)
+int bw_backend_open(bw_backend *be, int kind, const bw_backend_cfg *cfg)
 {
 	memset(be, 0, sizeof *be);
 	const bw_backend_reg *r = bw_backend_find(kind);
 	if (!r)
 		return kind == BW_BACKEND_CUDA
-			       ? bw_err(BURROW_E_UNSUPPORTED, "the CUDA training backend is not available in this build")
+			       ? bw_err(BURROW_E_UNSUPPORTED, "device cuda: this burrow was built without CUDA "
+							      "(rebuild with nvcc on PATH, or CUDA=1)")
 			       : bw_err(BURROW_E_INVAL, "backend: unknown kind %d", kind);
-	return r->init(be, 0, threads);
+	return r->init(be, cfg);
+}
+
+int bw_backend_init(bw_backend *be, int kind, int threads)
+{
+	const bw_backend_cfg cfg = {.index = 0, .threads = threads};
+	return bw_backend_open(be, kind, &cfg);
 }
 
 void bw_backend_release(bw_backend *be)
@@ -85,4 +86,46 @@ void bw_backend_release(bw_backend *be)
 	const bw_backend_reg *r = be->ops ? bw_backend_find(be->kind) : NULL;
 	if (r)
 		r->release(be);
+}
+
+int bw_device_parse(const char *name, int *kind, int *index)
+{
+	*kind = BW_BACKEND_CPU;
+	*index = 0;
+	if (!name || !*name || !strcmp(name, "cpu"))
+		return 0;
+	if (!strcmp(name, "cuda")) {
+		*kind = BW_BACKEND_CUDA;
+		return 0;
+	}
+	if (!strncmp(name, "cuda:", 5) && name[5] >= '0' && name[5] <= '9') {
+		char *end;
+		const long v = strtol(name + 5, &end, 10);
+		if (!*end && v >= 0 && v < 1024) {
+			*kind = BW_BACKEND_CUDA;
+			*index = (int)v;
+			return 0;
+		}
+	}
+	return bw_err(BURROW_E_INVAL, "device '%s': expected cpu, cuda or cuda:N", name);
+}
+
+int burrow_device_check(const char *device)
+{
+	int kind, index;
+	int st = bw_device_parse(device, &kind, &index);
+	if (st || kind == BW_BACKEND_CPU)
+		return st;
+	const bw_backend_reg *r = bw_backend_find(kind);
+	if (!r)
+		return bw_err(BURROW_E_UNSUPPORTED, "device %s: this burrow was built without CUDA "
+						    "(rebuild with nvcc on PATH, or CUDA=1)", device);
+	const int n = r->devices();
+	if (n <= 0)
+		return bw_err(BURROW_E_UNSUPPORTED, "device %s: no CUDA GPU on this machine (the CUDA runtime sees none)",
+			      device);
+	if (index >= n)
+		return bw_err(BURROW_E_UNSUPPORTED, "device %s: this machine has %d CUDA device%s (cuda:0 .. cuda:%d)",
+			      device, n, n == 1 ? "" : "s", n - 1);
+	return 0;
 }

@@ -465,11 +465,12 @@ static int cpu_devices(void) { return 1; }
 
 /* The OpenMP threads of the kernels, and OpenBLAS's when asked for a number (0 leaves
  * OpenBLAS at its own default). */
-static int cpu_init(bw_backend *be, int index, int threads)
+static int cpu_init(bw_backend *be, const bw_backend_cfg *cfg)
 {
+	const int threads = cfg->threads;
 	memset(be, 0, sizeof *be);
-	if (index != 0)
-		return bw_err(BURROW_E_INVAL, "backend: the CPU has no device %d", index);
+	if (cfg->index != 0)
+		return bw_err(BURROW_E_INVAL, "backend: the CPU has no device %d", cfg->index);
 	be->ops = &cpu_ops;
 	be->dev = &cpu_device;
 	be->kind = BW_BACKEND_CPU;

@@ -207,6 +207,13 @@ struct bw_backend {
 	int threads;           /* OpenMP threads for CPU kernels, >= 1 */
 };
 
+/* What a backend is opened with. */
+typedef struct bw_backend_cfg {
+	int index;    /* device index of the kind (CUDA:N); 0 for the CPU */
+	int threads;  /* host threads of its kernels; 0 = the OpenMP default */
+	bool tf32;    /* the GPU's GEMMs may round their inputs to TF32 (default off: float32 throughout) */
+} bw_backend_cfg;
+
 /* One entry of the registry: a kind this build knows. */
 typedef struct bw_backend_reg {
 	int kind;
@@ -214,11 +221,11 @@ typedef struct bw_backend_reg {
 	/* devices of this kind present now: > 0, 0 for none (a registered backend without its
 	 * device: tests count it as skipped) */
 	int (*devices)(void);
-	/* fill be for device `index`; threads 0 = the OpenMP default (the CPU backend sets its
-	 * OpenMP and BLAS threads here) */
-	int (*init)(bw_backend *be, int index, int threads);
+	/* fill be for cfg's device (the CPU backend sets its OpenMP and BLAS threads here) */
+	int (*init)(bw_backend *be, const bw_backend_cfg *cfg);
 	void (*release)(bw_backend *be);
 } bw_backend_reg;
+
 
 /* The registered backends (the CPU first; CUDA only in CUDA builds). */
 int bw_backend_count(void);
@@ -227,9 +234,20 @@ const bw_backend_reg *bw_backend_at(int i);
 const bw_backend_reg *bw_backend_find(int kind);
 /* Fill be for a kind's device 0; a kind this build lacks is BURROW_E_UNSUPPORTED. */
 int bw_backend_init(bw_backend *be, int kind, int threads);
+/* The same for any device of the kind, with cfg's settings; a kind without the device, or
+ * a build without the kind, is BURROW_E_UNSUPPORTED naming what is missing. */
+int bw_backend_open(bw_backend *be, int kind, const bw_backend_cfg *cfg);
 void bw_backend_release(bw_backend *be);
 /* The CPU backend's registry entry (backend_cpu.c). */
 const bw_backend_reg *bw_cpu_backend(void);
+#ifdef BURROW_CUDA
+/* The CUDA backend's registry entry (backend_cuda.cu). */
+const bw_backend_reg *bw_cuda_backend(void);
+#endif
+
+/* A device name as the CLI takes it, "cpu", "cuda" (= cuda:0) or "cuda:N" (NULL or "":
+ * the CPU), into a kind and an index; BURROW_E_INVAL naming it when it is neither. */
+int bw_device_parse(const char *name, int *kind, int *index);
 
 /* ------------------------------------------------------------ dispatchers (ops.c) */
 /* Each checks its arguments (BURROW_E_INVAL naming the op and the shapes) and calls through

@@ -190,6 +190,15 @@ int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist
 	bw_free(send_local);
 	if (st)
 		goto fail;
+	int kind, index;
+	if ((st = bw_device_parse(d->o.train.device, &kind, &index)))
+		goto fail;
+	if (kind != BW_BACKEND_CPU) {
+		st = bw_err(BURROW_E_UNSUPPORTED, "train: distributed training runs on the CPU only in this version "
+						  "(--device %s under mpirun needs the GPU communication layer)",
+			    d->o.train.device);
+		goto fail;
+	}
 	if ((st = bw_backend_init(&d->be, BW_BACKEND_CPU, d->threads)))
 		goto fail;
 	/* the halo exchange reads and writes the layers' tensors in place: host memory only,

@@ -95,7 +95,7 @@ static int check_opts(const burrow_train_opts *o)
 		return bw_err(BURROW_E_INVAL, "train: unknown cache policy %d", o->cache_policy);
 	if (!burrow_store_engine_name(o->store_engine))
 		return bw_err(BURROW_E_INVAL, "train: unknown store engine %d", o->store_engine);
-	return 0;
+	return burrow_device_check(o->device);
 }
 
 /* The cache budget the options ask for, given what caching every row takes (full): never
@@ -216,6 +216,7 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 	t->be.dev = bw_device_cpu(); /* until the backend opens: what close frees through */
 	t->o = *o;
 	t->o.scratch_dir = NULL; /* borrowed pointers are not kept past open */
+	t->o.device = NULL;
 	t->ds = ds;
 	t->info = burrow_dataset_get_info(ds);
 	t->graph = burrow_dataset_graph(ds);
@@ -235,7 +236,11 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 	int threads = o->threads;
 	if (threads <= 0 && !o->full_graph)
 		threads = BW_MAX(1, omp_get_max_threads() - 1);
-	if ((st = bw_backend_init(&t->be, BW_BACKEND_CPU, threads)))
+	int kind, index;
+	if ((st = bw_device_parse(o->device, &kind, &index)))
+		goto fail;
+	const bw_backend_cfg bcfg = {.index = index, .threads = threads, .tf32 = o->tf32};
+	if ((st = bw_backend_open(&t->be, kind, &bcfg)))
 		goto fail;
 	const bw_device *dev = t->be.dev;
 	if ((st = open_features(t)) || (st = make_split_index(t)) ||

@@ -1,0 +1,906 @@
+/* backend_cuda.cu: the CUDA backend, the GPU twin of backend_cpu.c: its device (cudaMalloc,
+ * cudaMemcpyAsync on streams, events, pinned host memory), its kernels (GEMM through cuBLAS,
+ * aggregation through cuSPARSE's generic SpMM, elementwise kernels, the loss with its
+ * reductions on the device) and its registry entry. Every slot computes what the CPU's does
+ * (the contract is in compute.h); tests/test_ops.c checks each against the same slow
+ * references. Elementwise kernels are built without FMA contraction (--fmad=false, see the
+ * Makefile) so that they round as the CPU's do; dropout draws the CPU's keyed streams
+ * (core/rng.h), so its masks are equal bit for bit.
+ *
+ * Streams: each device has a main stream (non-blocking) that the backend's kernels run on.
+ * A device call with a NULL stream ("synchronous") is queued on the main stream and waited
+ * for, so it is ordered after every kernel queued before it; the pipeline's copies run on
+ * streams of their own, ordered to the kernels by events. */
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusparse.h>
+
+#include <math.h>
+#include <omp.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern "C" {
+#include "compute.h"
+}
+
+/* ------------------------------------------------------------ errors */
+
+static int cuda_fail(const char *who, const char *expr, cudaError_t e)
+{
+	return bw_err(BURROW_E_CUDA, "%s: %s: %s", who, expr, cudaGetErrorString(e));
+}
+
+#define CU(who, expr)                                                     \
+	do {                                                              \
+		cudaError_t e_ = (expr);                                  \
+		if (e_ != cudaSuccess)                                    \
+			return cuda_fail(who, #expr, e_);                 \
+	} while (0)
+
+#define BLAS(expr)                                                                                           \
+	do {                                                                                                 \
+		cublasStatus_t s_ = (expr);                                                                  \
+		if (s_ != CUBLAS_STATUS_SUCCESS)                                                             \
+			return bw_err(BURROW_E_CUDA, "cuda: %s: cuBLAS status %d", #expr, (int)s_);          \
+	} while (0)
+
+#define SPARSE(expr)                                                                                         \
+	do {                                                                                                 \
+		cusparseStatus_t s_ = (expr);                                                                \
+		if (s_ != CUSPARSE_STATUS_SUCCESS)                                                           \
+			return bw_err(BURROW_E_CUDA, "cuda: %s: %s", #expr, cusparseGetErrorString(s_));     \
+	} while (0)
+
+/* A kernel launch's configuration error, or an earlier asynchronous one. */
+#define LAUNCHED(who) CU(who, cudaGetLastError())
+
+/* ------------------------------------------------------------ the device */
+
+#define MAX_DEVICES 64
+
+typedef struct cuda_dev {
+	bw_device dev;
+	cudaStream_t main; /* the stream of the backend's kernels and of synchronous calls */
+	bool ready;
+} cuda_dev;
+
+static cuda_dev g_devs[MAX_DEVICES];
+static pthread_mutex_t g_devs_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static cudaStream_t main_of(const bw_device *d) { return ((const cuda_dev *)d->ctx)->main; }
+static cudaStream_t stream_of(const bw_device *d, bw_stream *s) { return s ? (cudaStream_t)s : main_of(d); }
+
+/* Every call first makes the device current on the calling thread (the loader thread too). */
+#define ON_DEVICE(d) CU((d)->name, cudaSetDevice((d)->index))
+
+static int cu_alloc(const bw_device *d, size_t bytes, void **out)
+{
+	ON_DEVICE(d);
+	cudaError_t e = cudaMalloc(out, bytes);
+	if (e == cudaErrorMemoryAllocation) {
+		(void)cudaGetLastError();
+		size_t free_b = 0, total_b = 0;
+		(void)cudaMemGetInfo(&free_b, &total_b);
+		return bw_err(BURROW_E_NOMEM, "%s: out of device memory for %zu bytes (%zu of %zu free)", d->name,
+			      bytes, free_b, total_b);
+	}
+	CU(d->name, e);
+	return 0;
+}
+
+static void cu_free(const bw_device *d, void *p)
+{
+	if (cudaSetDevice(d->index) == cudaSuccess)
+		(void)cudaFree(p); /* cudaFree waits for the device's work: no kernel still reads p */
+}
+
+/* Queue on s, or on the main stream and wait (s NULL). */
+static int finish(const bw_device *d, bw_stream *s)
+{
+	if (!s)
+		CU(d->name, cudaStreamSynchronize(main_of(d)));
+	return 0;
+}
+
+static int cu_memset(const bw_device *d, void *p, int byte, size_t n, bw_stream *s)
+{
+	ON_DEVICE(d);
+	CU(d->name, cudaMemsetAsync(p, byte, n, stream_of(d, s)));
+	return finish(d, s);
+}
+
+static int cu_upload(const bw_device *d, void *dst, const void *src, size_t n, bw_stream *s)
+{
+	ON_DEVICE(d);
+	CU(d->name, cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, stream_of(d, s)));
+	return finish(d, s);
+}
+
+static int cu_download(const bw_device *d, void *dst, const void *src, size_t n, bw_stream *s)
+{
+	ON_DEVICE(d);
+	CU(d->name, cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, stream_of(d, s)));
+	return finish(d, s);
+}
+
+static int cu_copy(const bw_device *d, void *dst, const void *src, size_t n, bw_stream *s)
+{
+	ON_DEVICE(d);
+	CU(d->name, cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, stream_of(d, s)));
+	return finish(d, s);
+}
+
+static int cu_host_alloc(const bw_device *d, size_t bytes, void **out)
+{
+	ON_DEVICE(d);
+	cudaError_t e = cudaHostAlloc(out, bytes, cudaHostAllocPortable);
+	if (e == cudaErrorMemoryAllocation) {
+		(void)cudaGetLastError();
+		return bw_err(BURROW_E_NOMEM, "%s: cannot pin %zu bytes of host memory", d->name, bytes);
+	}
+	CU(d->name, e);
+	return 0;
+}
+
+static void cu_host_free(const bw_device *d, void *p)
+{
+	(void)d;
+	(void)cudaFreeHost(p);
+}
+
+static int cu_stream_open(const bw_device *d, bw_stream **out)
+{
+	ON_DEVICE(d);
+	cudaStream_t s;
+	CU(d->name, cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	*out = (bw_stream *)s;
+	return 0;
+}
+
+static void cu_stream_close(const bw_device *d, bw_stream *s)
+{
+	(void)d;
+	(void)cudaStreamDestroy((cudaStream_t)s);
+}
+
+static int cu_stream_sync(const bw_device *d, bw_stream *s)
+{
+	ON_DEVICE(d);
+	CU(d->name, cudaStreamSynchronize(stream_of(d, s)));
+	return 0;
+}
+
+static int cu_event_open(const bw_device *d, bw_event **out)
+{
+	ON_DEVICE(d);
+	cudaEvent_t e;
+	CU(d->name, cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+	*out = (bw_event *)e;
+	return 0;
+}
+
+static void cu_event_close(const bw_device *d, bw_event *e)
+{
+	(void)d;
+	(void)cudaEventDestroy((cudaEvent_t)e);
+}
+
+static int cu_event_record(const bw_device *d, bw_event *e, bw_stream *s)
+{
+	ON_DEVICE(d);
+	CU(d->name, cudaEventRecord((cudaEvent_t)e, stream_of(d, s)));
+	return 0;
+}
+
+static int cu_event_wait(const bw_device *d, bw_stream *s, bw_event *e)
+{
+	ON_DEVICE(d);
+	CU(d->name, cudaStreamWaitEvent(stream_of(d, s), (cudaEvent_t)e, 0));
+	return 0;
+}
+
+static int cu_event_sync(const bw_device *d, bw_event *e)
+{
+	(void)d;
+	CU(d->name, cudaEventSynchronize((cudaEvent_t)e));
+	return 0;
+}
+
+static const bw_device_i cuda_device_i = {
+	cu_alloc,      cu_free,        cu_memset,      cu_upload,      cu_download,    cu_copy,
+	cu_host_alloc, cu_host_free,   cu_stream_open, cu_stream_close, cu_stream_sync, cu_event_open,
+	cu_event_close, cu_event_record, cu_event_wait, cu_event_sync,
+};
+
+/* Device `index`, set up at its first use (never freed, as the CPU's static device). */
+static int device_get(int index, const bw_device **out)
+{
+	*out = NULL;
+	if (index < 0 || index >= MAX_DEVICES)
+		return bw_err(BURROW_E_UNSUPPORTED, "device cuda:%d: this build handles cuda:0 to cuda:%d", index,
+			      MAX_DEVICES - 1);
+	pthread_mutex_lock(&g_devs_mu);
+	cuda_dev *cd = &g_devs[index];
+	int st = 0;
+	if (!cd->ready) {
+		cudaError_t e = cudaSetDevice(index);
+		if (e == cudaSuccess)
+			e = cudaStreamCreateWithFlags(&cd->main, cudaStreamNonBlocking);
+		if (e != cudaSuccess) {
+			st = bw_err(BURROW_E_CUDA, "device cuda:%d: %s", index, cudaGetErrorString(e));
+		} else {
+			cd->dev.iface = &cuda_device_i;
+			cd->dev.kind = BW_DEVICE_CUDA;
+			cd->dev.index = index;
+			cd->dev.host_memory = false;
+			snprintf(cd->dev.name, sizeof cd->dev.name, "cuda:%d", index);
+			cd->dev.ctx = cd;
+			cd->ready = true;
+		}
+	}
+	pthread_mutex_unlock(&g_devs_mu);
+	if (!st)
+		*out = &cd->dev;
+	return st;
+}
+
+/* ------------------------------------------------------------ the backend's context */
+
+typedef struct cuda_ctx {
+	cublasHandle_t blas;
+	cusparseHandle_t sparse;
+	cudaStream_t s;
+	bool use_sparse;        /* aggregation through cuSPARSE (else the plain CSR kernel) */
+	void *work;             /* cuSPARSE's workspace */
+	size_t work_cap;
+	int32_t *off;           /* a row range's offsets, rebased to 0 */
+	size_t off_cap;
+	float *val;             /* a row range's edge values */
+	size_t val_cap;
+	void *acc;              /* reductions' accumulators */
+	size_t acc_cap;
+} cuda_ctx;
+
+static cuda_ctx *ctx_of(const bw_backend *be) { return (cuda_ctx *)be->ctx; }
+
+/* Scratch of at least `bytes` (contents undefined after growth). */
+static int scratch(const bw_backend *be, void **p, size_t *cap, size_t bytes)
+{
+	if (bytes <= *cap)
+		return 0;
+	const size_t n = bytes + bytes / 2;
+	if (*p)
+		cu_free(be->dev, *p); /* waits for the kernels that used it */
+	*p = NULL;
+	*cap = 0;
+	int st = cu_alloc(be->dev, n, p);
+	if (!st)
+		*cap = n;
+	return st;
+}
+
+/* Threads and blocks for n independent items (a grid-stride loop covers any n). */
+#define THREADS 256
+static unsigned grid_for(int64_t n)
+{
+	const int64_t b = (n + THREADS - 1) / THREADS;
+	return (unsigned)(b < 1 ? 1 : b > 65535 * 8 ? 65535 * 8 : b);
+}
+
+#define FOR_EACH(i, n) for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (n); i += (int64_t)blockDim.x * gridDim.x)
+
+/* ------------------------------------------------------------ GEMM */
+
+__global__ void k_scale_matrix(float *c, int64_t m, int64_t n, int64_t ldc, float beta)
+{
+	FOR_EACH(i, m * n)
+	{
+		float *p = c + (i / n) * ldc + i % n;
+		*p = beta == 0.0f ? 0.0f : beta * *p;
+	}
+}
+
+/* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap the operands. */
+static int cuda_gemm(const bw_backend *be, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+		     const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
+{
+	cuda_ctx *cx = ctx_of(be);
+	if (m == 0 || n == 0)
+		return 0;
+	if (k == 0) {
+		k_scale_matrix<<<grid_for(m * n), THREADS, 0, cx->s>>>(c, m, n, ldc, beta);
+		LAUNCHED("cuda: gemm");
+		return 0;
+	}
+	BLAS(cublasSgemm(cx->blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, (int)n, (int)m,
+			 (int)k, &alpha, b, (int)ldb, a, (int)lda, &beta, c, (int)ldc));
+	return 0;
+}
+
+/* ------------------------------------------------------------ aggregation */
+
+/* The weight of edge e of row i in a walk over rows (forward: i a destination, col[e] a
+ * source; transposed: i a source, col[e] a destination), as the CPU weighs it. */
+__device__ __forceinline__ float edge_weight(bw_agg mode, bool transposed, const int64_t *ip, const float *dn,
+					     const float *sn, int64_t i, int64_t j)
+{
+	const int64_t dst = transposed ? j : i, src = transposed ? i : j;
+	if (mode == BW_AGG_MEAN) {
+		const int64_t deg = ip[dst + 1] - ip[dst];
+		return deg > 1 ? 1.0f / (float)deg : 1.0f;
+	}
+	if (mode == BW_AGG_GCN)
+		return dn[dst] * sn[src];
+	return 1.0f;
+}
+
+/* off[t] = rp[r0 + t] - e0 for t in [0, n], and each edge's weight. */
+__global__ void k_csr_values(bw_agg mode, bool transposed, const int64_t *rp, const int32_t *col, int64_t r0,
+			     int64_t n, int64_t e0, const int64_t *ip, const float *dn, const float *sn, int32_t *off,
+			     float *val)
+{
+	FOR_EACH(t, n + 1)
+	{
+		const int64_t i = r0 + t;
+		off[t] = (int32_t)(rp[i] - e0);
+		if (t == n)
+			continue;
+		for (int64_t e = rp[i]; e < rp[i + 1]; e++)
+			val[e - e0] = edge_weight(mode, transposed, ip, dn, sn, i, col[e]);
+	}
+}
+
+/* GCN's self term, written (the aggregation then adds): out[i] = dn[i] sn[i] x[i] for the
+ * rows below `self_rows`, 0 for the others. Rows [r0, r0 + n). */
+__global__ void k_self_term(const float *x, int64_t dim, int64_t r0, int64_t n, int64_t self_rows, const float *dn,
+			    const float *sn, float *out)
+{
+	FOR_EACH(t, n * dim)
+	{
+		const int64_t i = r0 + t / dim, c = t % dim;
+		out[i * dim + c] = i < self_rows ? (dn[i] * sn[i]) * x[i * dim + c] : 0.0f;
+	}
+}
+
+/* The plain CSR kernel: a warp per row, lanes over columns, edges in order (the CPU's
+ * order of additions). mode_whole: sum, then scale once (the CPU's whole-row MEAN). */
+__global__ void k_csr_rows(bw_agg mode, bool transposed, bool whole, const int64_t *rp, const int32_t *col,
+			   int64_t r0, int64_t n, const int64_t *ip, const float *dn, const float *sn, const float *x,
+			   int64_t dim, bool add, float *out)
+{
+	const int lane = threadIdx.x % 32;
+	const int64_t warps = (int64_t)gridDim.x * (blockDim.x / 32);
+	for (int64_t t = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) / 32; t < n; t += warps) {
+		const int64_t i = r0 + t;
+		const int64_t e0 = rp[i], e1 = rp[i + 1];
+		float scale = 1.0f;
+		if (whole && mode == BW_AGG_MEAN) {
+			const int64_t deg = ip[i + 1] - ip[i];
+			scale = deg > 1 ? 1.0f / (float)deg : 1.0f;
+		}
+		for (int64_t c = lane; c < dim; c += 32) {
+			float acc = add ? out[i * dim + c] : 0.0f;
+			for (int64_t e = e0; e < e1; e++) {
+				const int64_t j = col[e];
+				const float v = x[j * dim + c];
+				if (whole && mode != BW_AGG_GCN)
+					acc += v;
+				else
+					acc += edge_weight(mode, transposed, ip, dn, sn, i, j) * v;
+			}
+			out[i * dim + c] = whole && mode == BW_AGG_MEAN && scale != 1.0f ? acc * scale : acc;
+		}
+	}
+}
+
+/* out rows [r0, r1) (+)= the weighted CSR rp / col (rows of the walk; hp its host copy) times
+ * x [nx, dim]. beta 1 adds to out, 0 overwrites. */
+static int spmm_rows(const bw_backend *be, bw_agg mode, bool transposed, bool whole, const int64_t *rp,
+		     const int64_t *hp, const int32_t *col, int64_t r0, int64_t r1, int64_t nx, const float *x,
+		     int64_t dim, const bw_block_dev *d, float beta, float *out)
+{
+	cuda_ctx *cx = ctx_of(be);
+	const int64_t n = r1 - r0, e0 = hp[r0], nnz = hp[r1] - e0;
+	if (n == 0 || dim == 0)
+		return 0;
+	if (nnz == 0) {
+		if (beta == 0.0f)
+			CU("cuda: aggregate", cudaMemsetAsync(out + r0 * dim, 0, (size_t)(n * dim) * sizeof(float), cx->s));
+		return 0;
+	}
+	if (!cx->use_sparse || nnz > INT32_MAX || nx > INT32_MAX || n > INT32_MAX) {
+		k_csr_rows<<<grid_for(n * 32), THREADS, 0, cx->s>>>(mode, transposed, whole && beta == 0.0f, rp, col,
+								     r0, n, d->indptr, d->dst_norm, d->src_norm, x,
+								     dim, beta != 0.0f, out);
+		LAUNCHED("cuda: aggregate");
+		return 0;
+	}
+	int st;
+	if ((st = scratch(be, (void **)&cx->off, &cx->off_cap, (size_t)(n + 1) * sizeof(int32_t))) ||
+	    (st = scratch(be, (void **)&cx->val, &cx->val_cap, (size_t)nnz * sizeof(float))))
+		return st;
+	k_csr_values<<<grid_for(n + 1), THREADS, 0, cx->s>>>(mode, transposed, rp, col, r0, n, e0, d->indptr,
+							      d->dst_norm, d->src_norm, cx->off, cx->val);
+	LAUNCHED("cuda: aggregate");
+	cusparseSpMatDescr_t A = NULL;
+	cusparseDnMatDescr_t X = NULL, Y = NULL;
+	const float alpha = 1.0f;
+	size_t need = 0;
+	cusparseStatus_t s = cusparseCreateCsr(&A, n, nx, nnz, cx->off, (void *)(col + e0), cx->val, CUSPARSE_INDEX_32I,
+					       CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F);
+	if (s == CUSPARSE_STATUS_SUCCESS)
+		s = cusparseCreateDnMat(&X, nx, dim, dim, (void *)x, CUDA_R_32F, CUSPARSE_ORDER_ROW);
+	if (s == CUSPARSE_STATUS_SUCCESS)
+		s = cusparseCreateDnMat(&Y, n, dim, dim, out + r0 * dim, CUDA_R_32F, CUSPARSE_ORDER_ROW);
+	if (s == CUSPARSE_STATUS_SUCCESS)
+		s = cusparseSpMM_bufferSize(cx->sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
+					    &alpha, A, X, &beta, Y, CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT, &need);
+	if (s == CUSPARSE_STATUS_SUCCESS && (st = scratch(be, &cx->work, &cx->work_cap, need ? need : 1)))
+		s = CUSPARSE_STATUS_ALLOC_FAILED;
+	if (s == CUSPARSE_STATUS_SUCCESS)
+		s = cusparseSpMM(cx->sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, A,
+				 X, &beta, Y, CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT, cx->work);
+	if (Y)
+		cusparseDestroyDnMat(Y);
+	if (X)
+		cusparseDestroyDnMat(X);
+	if (A)
+		cusparseDestroySpMat(A);
+	if (st)
+		return st;
+	if (s != CUSPARSE_STATUS_SUCCESS)
+		return bw_err(BURROW_E_CUDA, "cuda: aggregate: cuSPARSE SpMM of %lld rows, %lld edges: %s", (long long)n,
+			      (long long)nnz, cusparseGetErrorString(s));
+	return 0;
+}
+
+static int cuda_agg_fwd(const bw_backend *be, const bw_block *b, bw_block_part part, bw_agg mode, const float *x,
+			int64_t dim, int64_t r0, int64_t r1, bool add, float *out)
+{
+	const bw_block_dev *d = &b->d;
+	const int64_t *hp = part == BW_PART_ALL ? b->indptr : b->part_indptr[part - 1];
+	float beta = add ? 1.0f : 0.0f;
+	if (mode == BW_AGG_GCN && !add) {
+		k_self_term<<<grid_for((r1 - r0) * dim), THREADS, 0, ctx_of(be)->s>>>(x, dim, r0, r1 - r0, b->num_dst,
+										d->dst_norm, d->src_norm, out);
+		LAUNCHED("cuda: aggregate");
+		beta = 1.0f;
+	}
+	return spmm_rows(be, mode, false, part == BW_PART_ALL && !add, d->part_indptr[part], hp, d->part_indices[part],
+			 r0, r1, b->num_src, x, dim, d, beta, out);
+}
+
+static int cuda_agg_bwd(const bw_backend *be, const bw_block *b, bw_agg mode, const float *gout, int64_t dim,
+			int64_t j0, int64_t j1, float *gx)
+{
+	const bw_block_dev *d = &b->d;
+	float beta = 0.0f;
+	if (mode == BW_AGG_GCN) {
+		k_self_term<<<grid_for((j1 - j0) * dim), THREADS, 0, ctx_of(be)->s>>>(gout, dim, j0, j1 - j0, b->num_dst,
+										d->dst_norm, d->src_norm, gx);
+		LAUNCHED("cuda: aggregate backward");
+		beta = 1.0f;
+	}
+	return spmm_rows(be, mode, true, false, d->t_indptr, b->t_indptr, d->t_indices, j0, j1, b->num_dst, gout, dim,
+			 d, beta, gx);
+}
+
+/* ------------------------------------------------------------ elementwise */
+
+__global__ void k_bias_add(float *y, int64_t rows, int64_t cols, const float *bias)
+{
+	FOR_EACH(i, rows * cols) y[i] += bias[i % cols];
+}
+
+static int cuda_bias_add(const bw_backend *be, float *y, int64_t rows, int64_t cols, const float *bias)
+{
+	k_bias_add<<<grid_for(rows * cols), THREADS, 0, ctx_of(be)->s>>>(y, rows, cols, bias);
+	LAUNCHED("cuda: bias add");
+	return 0;
+}
+
+/* Column sums in double: 32 columns by 8 row lanes per block, partial sums added into acc. */
+__global__ void k_col_sum(const float *g, int64_t rows, int64_t cols, double *acc)
+{
+	__shared__ double part[8][33];
+	const int64_t c = blockIdx.x * 32 + threadIdx.x;
+	double s = 0.0;
+	if (c < cols)
+		for (int64_t r = blockIdx.y * 8 + threadIdx.y; r < rows; r += (int64_t)gridDim.y * 8)
+			s += g[r * cols + c];
+	part[threadIdx.y][threadIdx.x] = s;
+	__syncthreads();
+	if (threadIdx.y == 0 && c < cols) {
+		for (int k = 1; k < 8; k++)
+			s += part[k][threadIdx.x];
+		atomicAdd(acc + c, s);
+	}
+}
+
+__global__ void k_to_float(const double *acc, int64_t n, float *out)
+{
+	FOR_EACH(i, n) out[i] = (float)acc[i];
+}
+
+static int cuda_col_sum(const bw_backend *be, const float *g, int64_t rows, int64_t cols, float *out)
+{
+	cuda_ctx *cx = ctx_of(be);
+	if (cols == 0)
+		return 0;
+	int st = scratch(be, &cx->acc, &cx->acc_cap, (size_t)cols * sizeof(double));
+	if (st)
+		return st;
+	CU("cuda: column sum", cudaMemsetAsync(cx->acc, 0, (size_t)cols * sizeof(double), cx->s));
+	const int64_t ry = (rows + 8 * 64 - 1) / (8 * 64);
+	const dim3 grid((unsigned)((cols + 31) / 32), (unsigned)(ry < 1 ? 1 : ry > 1024 ? 1024 : ry));
+	k_col_sum<<<grid, dim3(32, 8), 0, cx->s>>>(g, rows, cols, (double *)cx->acc);
+	k_to_float<<<grid_for(cols), THREADS, 0, cx->s>>>((const double *)cx->acc, cols, out);
+	LAUNCHED("cuda: column sum");
+	return 0;
+}
+
+__global__ void k_relu(float *x, int64_t n)
+{
+	FOR_EACH(i, n) x[i] = x[i] < 0.0f ? 0.0f : x[i]; /* NaN passes through, as on the CPU */
+}
+
+__global__ void k_relu_bwd(float *g, const float *y, int64_t n)
+{
+	FOR_EACH(i, n) g[i] = y[i] > 0.0f ? g[i] : 0.0f;
+}
+
+static int cuda_relu_fwd(const bw_backend *be, float *x, int64_t n)
+{
+	k_relu<<<grid_for(n), THREADS, 0, ctx_of(be)->s>>>(x, n);
+	LAUNCHED("cuda: relu");
+	return 0;
+}
+
+static int cuda_relu_bwd(const bw_backend *be, float *g, const float *y, int64_t n)
+{
+	k_relu_bwd<<<grid_for(n), THREADS, 0, ctx_of(be)->s>>>(g, y, n);
+	LAUNCHED("cuda: relu backward");
+	return 0;
+}
+
+/* A thread per row draws the row's stream bw_key(key, r), as the CPU does. */
+__global__ void k_dropout(float *x, uint8_t *mask, int64_t rows, int64_t cols, uint64_t thresh, float scale,
+			  uint64_t key)
+{
+	FOR_EACH(r, rows)
+	{
+		bw_rng rng;
+		bw_rng_seed(&rng, bw_key(key, (uint64_t)r));
+		uint8_t *m = mask + r * cols;
+		float *xr = x + r * cols;
+		for (int64_t c = 0; c < cols; c += 2) {
+			const uint64_t u = bw_rng_next(&rng);
+			m[c] = (u & 0xffffffffu) >= thresh;
+			xr[c] = m[c] ? xr[c] * scale : 0.0f;
+			if (c + 1 < cols) {
+				m[c + 1] = (u >> 32) >= thresh;
+				xr[c + 1] = m[c + 1] ? xr[c + 1] * scale : 0.0f;
+			}
+		}
+	}
+}
+
+static int cuda_dropout_fwd(const bw_backend *be, float *x, uint8_t *mask, int64_t rows, int64_t cols, float p,
+			    uint64_t key)
+{
+	const float scale = 1.0f / (1.0f - p);
+	const uint64_t thresh = (uint64_t)llround((double)p * 4294967296.0);
+	k_dropout<<<grid_for(rows), THREADS, 0, ctx_of(be)->s>>>(x, mask, rows, cols, thresh, scale, key);
+	LAUNCHED("cuda: dropout");
+	return 0;
+}
+
+__global__ void k_dropout_bwd(float *g, const uint8_t *mask, int64_t n, float scale)
+{
+	FOR_EACH(i, n) g[i] = mask[i] ? g[i] * scale : 0.0f;
+}
+
+static int cuda_dropout_bwd(const bw_backend *be, float *g, const uint8_t *mask, int64_t n, float p)
+{
+	k_dropout_bwd<<<grid_for(n), THREADS, 0, ctx_of(be)->s>>>(g, mask, n, 1.0f / (1.0f - p));
+	LAUNCHED("cuda: dropout backward");
+	return 0;
+}
+
+__global__ void k_axpy(int64_t n, float alpha, const float *x, float *y)
+{
+	FOR_EACH(i, n) y[i] += alpha * x[i];
+}
+
+__global__ void k_scale(int64_t n, float alpha, float *x)
+{
+	FOR_EACH(i, n) x[i] *= alpha;
+}
+
+static int cuda_axpy(const bw_backend *be, int64_t n, float alpha, const float *x, float *y)
+{
+	k_axpy<<<grid_for(n), THREADS, 0, ctx_of(be)->s>>>(n, alpha, x, y);
+	LAUNCHED("cuda: axpy");
+	return 0;
+}
+
+static int cuda_scale(const bw_backend *be, int64_t n, float alpha, float *x)
+{
+	k_scale<<<grid_for(n), THREADS, 0, ctx_of(be)->s>>>(n, alpha, x);
+	LAUNCHED("cuda: scale");
+	return 0;
+}
+
+/* ------------------------------------------------------------ loss and argmax */
+
+__device__ __forceinline__ int32_t row_argmax(const float *z, int64_t cols)
+{
+	int32_t best = 0;
+	for (int64_t c = 1; c < cols; c++)
+		if (z[c] > z[best])
+			best = (int32_t)c;
+	return best;
+}
+
+/* The loss's accumulators on the device, beside the result. */
+typedef struct loss_acc {
+	unsigned long long first_bad; /* the first bad entry of the selection (ULLONG_MAX: none) */
+	unsigned long long bad, counted, correct;
+	double sum;
+} loss_acc;
+
+__global__ void k_loss_init(loss_acc *a)
+{
+	a->first_bad = ~0ull;
+	a->bad = a->counted = a->correct = 0;
+	a->sum = 0.0;
+}
+
+__global__ void k_loss_check(const int32_t *labels, const int64_t *sel, int64_t n, int64_t rows, int64_t classes,
+			     loss_acc *a)
+{
+	FOR_EACH(k, n)
+	{
+		const int64_t r = sel ? sel[k] : k;
+		if (r < 0 || r >= rows || labels[r] >= classes) {
+			atomicAdd(&a->bad, 1ull);
+			atomicMin(&a->first_bad, (unsigned long long)k);
+		} else if (labels[r] >= 0) {
+			atomicAdd(&a->counted, 1ull);
+		}
+	}
+}
+
+/* A thread per selected row, in double as on the CPU. */
+__global__ void k_loss_rows(const float *logits, int64_t classes, const int32_t *labels, const int64_t *sel,
+			    int64_t n, float *grad, loss_acc *a)
+{
+	if (a->bad)
+		return;
+	const double inv = a->counted ? 1.0 / (double)a->counted : 0.0;
+	FOR_EACH(k, n)
+	{
+		const int64_t r = sel ? sel[k] : k;
+		const int32_t y = labels[r];
+		if (y < 0)
+			continue;
+		const float *z = logits + r * classes;
+		const int32_t am = row_argmax(z, classes);
+		const double mx = z[am];
+		double se = 0.0;
+		for (int64_t c = 0; c < classes; c++)
+			se += exp((double)z[c] - mx);
+		const double lse = mx + log(se);
+		atomicAdd(&a->sum, lse - (double)z[y]);
+		if (am == y)
+			atomicAdd(&a->correct, 1ull);
+		if (grad) {
+			float *g = grad + r * classes;
+			for (int64_t c = 0; c < classes; c++)
+				g[c] = (float)(exp((double)z[c] - lse) * inv);
+			g[y] -= (float)inv;
+		}
+	}
+}
+
+__global__ void k_loss_final(const loss_acc *a, const int32_t *labels, const int64_t *sel, int64_t rows,
+			     int64_t classes, bw_loss *out)
+{
+	bw_loss o = {};
+	o.rows = rows;
+	o.classes = classes;
+	o.bad = (int64_t)a->bad;
+	if (a->bad) {
+		const int64_t k = (int64_t)a->first_bad, r = sel ? sel[k] : k;
+		o.bad_is_row = r < 0 || r >= rows;
+		o.bad_row = o.bad_is_row ? k : r;
+		o.bad_value = o.bad_is_row ? r : labels[r];
+	} else {
+		o.counted = (int64_t)a->counted;
+		o.correct = (int64_t)a->correct;
+		o.loss = a->counted ? a->sum * (1.0 / (double)a->counted) : 0.0;
+	}
+	*out = o;
+}
+
+static int cuda_nll_loss(const bw_backend *be, const float *logits, int64_t rows, int64_t classes,
+			 const int32_t *labels, const int64_t *sel, int64_t nsel, float *grad, bw_loss *out)
+{
+	cuda_ctx *cx = ctx_of(be);
+	const int64_t n = sel ? nsel : rows;
+	int st = scratch(be, &cx->acc, &cx->acc_cap, sizeof(loss_acc));
+	if (st)
+		return st;
+	loss_acc *a = (loss_acc *)cx->acc;
+	if (grad)
+		CU("cuda: loss", cudaMemsetAsync(grad, 0, (size_t)(rows * classes) * sizeof(float), cx->s));
+	k_loss_init<<<1, 1, 0, cx->s>>>(a);
+	k_loss_check<<<grid_for(n), THREADS, 0, cx->s>>>(labels, sel, n, rows, classes, a);
+	k_loss_rows<<<grid_for(n), THREADS, 0, cx->s>>>(logits, classes, labels, sel, n, grad, a);
+	k_loss_final<<<1, 1, 0, cx->s>>>(a, labels, sel, rows, classes, out);
+	LAUNCHED("cuda: loss");
+	return 0;
+}
+
+__global__ void k_argmax(const float *x, int64_t rows, int64_t cols, int32_t *out)
+{
+	FOR_EACH(r, rows) out[r] = row_argmax(x + r * cols, cols);
+}
+
+static int cuda_argmax(const bw_backend *be, const float *x, int64_t rows, int64_t cols, int32_t *out)
+{
+	k_argmax<<<grid_for(rows), THREADS, 0, ctx_of(be)->s>>>(x, rows, cols, out);
+	LAUNCHED("cuda: argmax");
+	return 0;
+}
+
+/* ------------------------------------------------------------ optimizers */
+
+__global__ void k_adam(float *p, const float *g, float *m, float *v, int64_t n, float b1, float b2, float wd,
+		       float eps, float step_size, float rbc2, float decay, bool decoupled)
+{
+	FOR_EACH(i, n)
+	{
+		const float gi = decoupled ? g[i] : g[i] + wd * p[i];
+		m[i] = b1 * m[i] + (1.0f - b1) * gi;
+		v[i] = b2 * v[i] + (1.0f - b2) * gi * gi;
+		p[i] = p[i] * decay - step_size * m[i] / (sqrtf(v[i]) * rbc2 + eps);
+	}
+}
+
+/* The scalars as the CPU computes them (in double, then rounded), the update per element. */
+static int cuda_adam(const bw_backend *be, float *p, const float *g, float *m, float *v, int64_t n,
+		     const bw_adam_args *a)
+{
+	const double bc1 = 1.0 - pow(a->beta1, (double)a->step), bc2 = 1.0 - pow(a->beta2, (double)a->step);
+	const float step_size = (float)(a->lr / bc1), rbc2 = (float)(1.0 / sqrt(bc2));
+	const float decay = a->decoupled ? 1.0f - a->lr * a->weight_decay : 1.0f;
+	k_adam<<<grid_for(n), THREADS, 0, ctx_of(be)->s>>>(p, g, m, v, n, a->beta1, a->beta2, a->weight_decay, a->eps,
+							   step_size, rbc2, decay, a->decoupled);
+	LAUNCHED("cuda: adam");
+	return 0;
+}
+
+__global__ void k_sgd(float *p, const float *g, float *mom, int64_t n, float lr, float momentum, float wd)
+{
+	FOR_EACH(i, n)
+	{
+		float d = g[i] + wd * p[i];
+		if (mom) {
+			mom[i] = momentum * mom[i] + d;
+			d = mom[i];
+		}
+		p[i] -= lr * d;
+	}
+}
+
+static int cuda_sgd(const bw_backend *be, float *p, const float *g, float *mom, int64_t n, float lr, float momentum,
+		    float weight_decay)
+{
+	k_sgd<<<grid_for(n), THREADS, 0, ctx_of(be)->s>>>(p, g, mom, n, lr, momentum, weight_decay);
+	LAUNCHED("cuda: sgd");
+	return 0;
+}
+
+static const bw_ops cuda_ops = {
+	"cuda",           cuda_gemm,      cuda_agg_fwd,     cuda_agg_bwd,     cuda_bias_add, cuda_col_sum,
+	cuda_relu_fwd,    cuda_relu_bwd,  cuda_dropout_fwd, cuda_dropout_bwd, cuda_axpy,     cuda_scale,
+	cuda_nll_loss,    cuda_argmax,    cuda_adam,        cuda_sgd,
+};
+
+/* ------------------------------------------------------------ registry entry */
+
+static int cuda_devices(void)
+{
+	int n = 0;
+	cudaError_t e = cudaGetDeviceCount(&n);
+	if (e != cudaSuccess) {
+		(void)cudaGetLastError();
+		return 0;
+	}
+	return n;
+}
+
+static void cuda_release(bw_backend *be)
+{
+	cuda_ctx *cx = ctx_of(be);
+	if (cx) {
+		(void)cudaSetDevice(be->dev->index);
+		(void)cudaStreamSynchronize(cx->s);
+		if (cx->blas)
+			cublasDestroy(cx->blas);
+		if (cx->sparse)
+			cusparseDestroy(cx->sparse);
+		(void)cudaFree(cx->work);
+		(void)cudaFree(cx->off);
+		(void)cudaFree(cx->val);
+		(void)cudaFree(cx->acc);
+		bw_free(cx);
+	}
+	memset(be, 0, sizeof *be);
+}
+
+/* The runtime's answer when there is no device: what is missing, in one line. */
+static int no_device(int index)
+{
+	int n = 0;
+	cudaError_t e = cudaGetDeviceCount(&n);
+	(void)cudaGetLastError();
+	if (e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice || n == 0)
+		return bw_err(BURROW_E_UNSUPPORTED, "device cuda:%d: no CUDA GPU on this machine (%s)", index,
+			      e == cudaSuccess ? "the runtime sees none" : cudaGetErrorString(e));
+	if (e != cudaSuccess)
+		return bw_err(BURROW_E_UNSUPPORTED, "device cuda:%d: the CUDA runtime cannot start: %s", index,
+			      cudaGetErrorString(e));
+	return bw_err(BURROW_E_UNSUPPORTED, "device cuda:%d: this machine has %d CUDA device%s (cuda:0 .. cuda:%d)",
+		      index, n, n == 1 ? "" : "s", n - 1);
+}
+
+static int cuda_init(bw_backend *be, const bw_backend_cfg *cfg)
+{
+	memset(be, 0, sizeof *be);
+	if (cfg->index < 0 || cfg->index >= cuda_devices())
+		return no_device(cfg->index);
+	const bw_device *dev;
+	int st = device_get(cfg->index, &dev);
+	if (st)
+		return st;
+	cuda_ctx *cx = (cuda_ctx *)bw_calloc(1, sizeof *cx);
+	if (!cx)
+		return BURROW_E_NOMEM;
+	be->ops = &cuda_ops;
+	be->dev = dev;
+	be->ctx = cx;
+	be->kind = BW_BACKEND_CUDA;
+	be->threads = bw_threads(cfg->threads);
+	cx->s = main_of(dev);
+	be->stream = (bw_stream *)cx->s;
+	const char *agg = getenv("BURROW_CUDA_AGG"); /* "kernel": the plain CSR kernel instead of cuSPARSE */
+	cx->use_sparse = !(agg && !strcmp(agg, "kernel"));
+	cublasStatus_t bs = cublasCreate(&cx->blas);
+	if (bs == CUBLAS_STATUS_SUCCESS)
+		bs = cublasSetStream(cx->blas, cx->s);
+	if (bs == CUBLAS_STATUS_SUCCESS)
+		bs = cublasSetMathMode(cx->blas, cfg->tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH);
+	if (bs != CUBLAS_STATUS_SUCCESS)
+		st = bw_err(BURROW_E_CUDA, "%s: cannot start cuBLAS (status %d)", dev->name, (int)bs);
+	cusparseStatus_t ss = st ? CUSPARSE_STATUS_SUCCESS : cusparseCreate(&cx->sparse);
+	if (ss == CUSPARSE_STATUS_SUCCESS && !st)
+		ss = cusparseSetStream(cx->sparse, cx->s);
+	if (ss != CUSPARSE_STATUS_SUCCESS)
+		st = bw_err(BURROW_E_CUDA, "%s: cannot start cuSPARSE: %s", dev->name, cusparseGetErrorString(ss));
+	if (st)
+		cuda_release(be);
+	return st;
+}
+
+static const bw_backend_reg cuda_reg = {BW_BACKEND_CUDA, "cuda", cuda_devices, cuda_init, cuda_release};
+
+extern "C" const bw_backend_reg *bw_cuda_backend(void) { return &cuda_reg; }
