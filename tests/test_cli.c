@@ -492,3 +492,46 @@ Test(cli, info_describes_a_parts_directory)
 	free(parts);
 	free(d);
 }
+
+/* A device this build or machine lacks: one line naming what is missing, exit 1, and no
+ * work done (no log, no checkpoint folder), for every command that takes --device; a name
+ * that is no device at all is a usage error. Where a GPU is present the first half is moot. */
+Test(cli, missing_device_fails_before_any_work)
+{
+	char *out, *err;
+	char *p = tu_path(tu_dir, "g");
+	cr_assert_eq(tu_sh(&out, &err, "%s gen csbm %s --nodes 300 --feat-dim 8 --classes 3 --seed 1", tu_burrow(), p), 0,
+		     "%s", err);
+	free(out);
+	free(err);
+	const int gpus = burrow_cuda_device_count();
+	const char *cmds[] = {"train %s --device cuda --log %s/log.jsonl --checkpoint %s/ck --epochs 1",
+			      "train %s --device cuda:7 --log %s/log.jsonl --checkpoint %s/ck --full-graph",
+			      "eval %s --device cuda --checkpoint %s/none%.0s", "embed %s --device cuda --checkpoint %s/none --out %s/x.npy",
+			      "bench train %s --device cuda --max-batches 1%.0s%.0s"};
+	for (size_t i = 0; gpus <= 0 && i < sizeof cmds / sizeof *cmds; i++) {
+		char cmd[512];
+		snprintf(cmd, sizeof cmd, cmds[i], p, tu_dir, tu_dir);
+		int rc = tu_sh(&out, &err, "%s %s", tu_burrow(), cmd);
+		cr_assert_eq(rc, 1, "'burrow %s' exited %d: %s", cmd, rc, err);
+		cr_assert_eq(lines(err), 1, "'burrow %s' printed: %s", cmd, err);
+		cr_assert(strstr(err, "device cuda") && (strstr(err, "no CUDA GPU") || strstr(err, "built without CUDA")),
+			  "'burrow %s': %s", cmd, err);
+		cr_assert(!tu_exists(tu_path(tu_dir, "log.jsonl")) && !tu_exists(tu_path(tu_dir, "ck")) &&
+				  !tu_exists(tu_path(tu_dir, "x.npy")),
+			  "'burrow %s' wrote something", cmd);
+		free(out);
+		free(err);
+	}
+	const char *bad[] = {"train %s --device gpu", "train %s --device cuda:x", "eval %s --device cuda:-1 --checkpoint c",
+			     "bench train %s --device tpu"};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		char cmd[512];
+		snprintf(cmd, sizeof cmd, bad[i], p);
+		int rc = tu_sh(&out, &err, "%s %s", tu_burrow(), cmd);
+		cr_assert_eq(rc, 2, "'burrow %s' exited %d: %s", cmd, rc, err);
+		cr_assert(strstr(err, "--device wants cpu, cuda or cuda:N"), "'burrow %s': %s", cmd, err);
+		free(out);
+		free(err);
+	}
+}

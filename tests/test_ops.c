@@ -665,3 +665,29 @@ BACKENDS(optimizers_follow_their_formulas)
 	}
 	bw_backend_release(&be);
 }
+
+/* Device names: the three forms, and what a build or machine without the device says. */
+Test(ops, device_names)
+{
+	cr_assert_eq(burrow_device_check(NULL), 0);
+	cr_assert_eq(burrow_device_check("cpu"), 0);
+	const char *bad[] = {"gpu", "cuda:", "cuda:x", "cuda:1x", "cuda:-1", "CPU", "cuda0"};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+		cr_assert_eq(burrow_device_check(bad[i]), BURROW_E_INVAL, "%s", bad[i]);
+	const int n = burrow_cuda_device_count();
+	if (n == BURROW_E_UNSUPPORTED) {
+		cr_assert_eq(burrow_device_check("cuda"), BURROW_E_UNSUPPORTED);
+		cr_assert(strstr(burrow_last_error(), "built without CUDA"), "%s", burrow_last_error());
+	} else if (n == 0) {
+		cr_assert_eq(burrow_device_check("cuda:0"), BURROW_E_UNSUPPORTED);
+		cr_assert(strstr(burrow_last_error(), "no CUDA GPU"), "%s", burrow_last_error());
+	} else {
+		cr_assert_eq(burrow_device_check("cuda"), 0, "%s", burrow_last_error());
+		cr_assert_eq(burrow_device_check("cuda:1000"), BURROW_E_UNSUPPORTED);
+	}
+	int kind, index;
+	cr_assert_eq(bw_device_parse("cuda:3", &kind, &index), 0);
+	cr_assert(kind == BW_BACKEND_CUDA && index == 3);
+	cr_assert_eq(bw_device_parse("cuda", &kind, &index), 0);
+	cr_assert(kind == BW_BACKEND_CUDA && index == 0);
+}
