@@ -149,14 +149,17 @@ int bw_block_split(bw_block *b, int64_t split)
 }
 
 /* One array on the device: the host array itself on a host-memory device. */
-static int put(bw_block *b, int slot, const bw_device *dev, const void *src, size_t bytes, const void **dst)
+static int put(bw_block *b, int slot, const bw_device *dev, bw_stream *s, const void *src, size_t bytes,
+	       const void **dst)
 {
-	int st = bw_dbuf_from_host(&b->d.buf[slot], dev, src, bytes);
+	int st = bw_dbuf_from_host_async(&b->d.buf[slot], dev, src, bytes, s);
 	*dst = st ? NULL : b->d.buf[slot].ptr;
 	return st;
 }
 
-int bw_block_upload(bw_block *b, const bw_device *dev)
+int bw_block_upload(bw_block *b, const bw_device *dev) { return bw_block_upload_async(b, dev, NULL); }
+
+int bw_block_upload_async(bw_block *b, const bw_device *dev, bw_stream *s)
 {
 	bw_block_dev *d = &b->d;
 	const int64_t nd = b->num_dst, ns = b->num_src, ne = b->indptr[nd];
@@ -168,29 +171,29 @@ int bw_block_upload(bw_block *b, const bw_device *dev)
 		memset(d, 0, sizeof *d);
 	}
 	if (!d->dev) {
-		if ((st = put(b, 0, dev, b->indptr, ip_bytes, (const void **)&d->indptr)) ||
-		    (st = put(b, 1, dev, b->indices, ix_bytes, (const void **)&d->indices)))
+		if ((st = put(b, 0, dev, s, b->indptr, ip_bytes, (const void **)&d->indptr)) ||
+		    (st = put(b, 1, dev, s, b->indices, ix_bytes, (const void **)&d->indices)))
 			return st;
 		d->part_indptr[BW_PART_ALL] = d->indptr;
 		d->part_indices[BW_PART_ALL] = d->indices;
 		d->dev = dev;
 	}
 	if (b->t_indptr && !d->has_transpose) {
-		if ((st = put(b, 2, dev, b->t_indptr, (size_t)(ns + 1) * sizeof(int64_t), (const void **)&d->t_indptr)) ||
-		    (st = put(b, 3, dev, b->t_indices, ix_bytes, (const void **)&d->t_indices)))
+		if ((st = put(b, 2, dev, s, b->t_indptr, (size_t)(ns + 1) * sizeof(int64_t), (const void **)&d->t_indptr)) ||
+		    (st = put(b, 3, dev, s, b->t_indices, ix_bytes, (const void **)&d->t_indices)))
 			return st;
 		d->has_transpose = true;
 	}
 	if (b->dst_norm && b->src_norm && !d->has_norms) {
-		if ((st = put(b, 4, dev, b->dst_norm, (size_t)nd * sizeof(float), (const void **)&d->dst_norm)) ||
-		    (st = put(b, 5, dev, b->src_norm, (size_t)ns * sizeof(float), (const void **)&d->src_norm)))
+		if ((st = put(b, 4, dev, s, b->dst_norm, (size_t)nd * sizeof(float), (const void **)&d->dst_norm)) ||
+		    (st = put(b, 5, dev, s, b->src_norm, (size_t)ns * sizeof(float), (const void **)&d->src_norm)))
 			return st;
 		d->has_norms = true;
 	}
 	if (b->part_indptr[0] && !d->has_split) {
 		for (int p = 0; p < 2; p++)
-			if ((st = put(b, 6 + 2 * p, dev, b->part_indptr[p], ip_bytes, (const void **)&d->part_indptr[1 + p])) ||
-			    (st = put(b, 7 + 2 * p, dev, b->part_indices[p], ix_bytes, (const void **)&d->part_indices[1 + p])))
+			if ((st = put(b, 6 + 2 * p, dev, s, b->part_indptr[p], ip_bytes, (const void **)&d->part_indptr[1 + p])) ||
+			    (st = put(b, 7 + 2 * p, dev, s, b->part_indices[p], ix_bytes, (const void **)&d->part_indices[1 + p])))
 				return st;
 		d->has_split = true;
 	}

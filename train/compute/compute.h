@@ -112,6 +112,9 @@ int bw_block_split(bw_block *b, int64_t split);
  * nothing is copied on a host-memory device. Call after the last prepare / split; again
  * after new derivations. */
 int bw_block_upload(bw_block *b, const bw_device *dev);
+/* The same with the copies queued on stream s: the host arrays must stay unchanged until s
+ * has done them (an event recorded after this call marks that). */
+int bw_block_upload_async(bw_block *b, const bw_device *dev, bw_stream *s);
 /* Free what prepare, split and upload made; the borrowed arrays are left alone. */
 void bw_block_release(bw_block *b);
 /* GCN norms from the whole graph's degrees: out[k] = 1/sqrt(deg(ids[k]) + 1), where deg is

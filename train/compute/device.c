@@ -116,6 +116,11 @@ int bw_dbuf_reserve(bw_dbuf *b, const bw_device *d, size_t bytes)
 
 int bw_dbuf_from_host(bw_dbuf *b, const bw_device *d, const void *src, size_t bytes)
 {
+	return bw_dbuf_from_host_async(b, d, src, bytes, NULL);
+}
+
+int bw_dbuf_from_host_async(bw_dbuf *b, const bw_device *d, const void *src, size_t bytes, bw_stream *s)
+{
 	if (d->host_memory) {
 		if (b->owned)
 			bw_dbuf_free(b);
@@ -123,7 +128,7 @@ int bw_dbuf_from_host(bw_dbuf *b, const bw_device *d, const void *src, size_t by
 		return 0;
 	}
 	int st = bw_dbuf_reserve(b, d, bytes);
-	return st ? st : bw_device_upload(d, b->ptr, src, bytes);
+	return st ? st : s ? bw_device_upload_async(d, b->ptr, src, bytes, s) : bw_device_upload(d, b->ptr, src, bytes);
 }
 
 void bw_dbuf_free(bw_dbuf *b)

@@ -100,6 +100,8 @@ int bw_dbuf_reserve(bw_dbuf *b, const bw_device *d, size_t bytes);
 /* The bytes of host src on d: borrowed where d's memory is host memory, else uploaded into
  * owned memory (synchronously). src must outlive a borrowing b. */
 int bw_dbuf_from_host(bw_dbuf *b, const bw_device *d, const void *src, size_t bytes);
+/* The same with the upload queued on stream s (src must stay valid until s has done it). */
+int bw_dbuf_from_host_async(bw_dbuf *b, const bw_device *d, const void *src, size_t bytes, bw_stream *s);
 void bw_dbuf_free(bw_dbuf *b);
 
 /* ------------------------------------------------------------ host views */

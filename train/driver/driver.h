@@ -40,6 +40,17 @@ typedef struct bw_slot {
 	int64_t x_cap;                /* floats allocated */
 	int status;                   /* the loader's error for this batch (0: none) */
 	char msg[512];                /* its message */
+	/* on a device whose memory is not host memory, the loader also puts the batch there,
+	 * on the pipeline's copy stream: its rows, its labels and its blocks (prepared), and
+	 * records `ready` after them; the compute stream waits for it */
+	bw_dbuf x_dev;                /* [num_input, D] */
+	int32_t *labels;              /* [seeds] host, then labels_dev */
+	bw_dbuf labels_dev;
+	float *norm;                  /* [num_input] GCN norms (host), read by the blocks */
+	int64_t labels_cap, norm_cap;
+	bw_block blk[BW_MAX_LAYERS];  /* over the batch's arrays; released when the slot is reused */
+	int nblk;
+	bw_event *ready;
 } bw_slot;
 
 /* The pipeline: with depth P > 0 a loader thread takes batches from the sampler (whose
@@ -59,6 +70,7 @@ typedef struct bw_pipe {
 	int64_t loaded;               /* batches [0, loaded) are in their slots (or failed) */
 	int64_t consumed;             /* batches [0, consumed) are done: their slots may be reused */
 	bool stop;                    /* the trainer gave up on the epoch */
+	bw_stream *copy;              /* host -> device copies (a device whose memory is not host memory) */
 } bw_pipe;
 
 /* ------------------------------------------------------------ trainer (trainer.c, pipeline.c, infer.c, checkpoint.c) */

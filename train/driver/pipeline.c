@@ -28,6 +28,14 @@ static int pipe_open(burrow_trainer *t)
 		if (!(p->slots = bw_calloc((size_t)p->nslots, sizeof *p->slots)))
 			return BURROW_E_NOMEM;
 	}
+	const bw_device *dev = t->be.dev;
+	if (!dev->host_memory && !p->copy) {
+		if ((st = bw_stream_open(dev, &p->copy)))
+			return st;
+		for (int i = 0; i < p->nslots; i++)
+			if ((st = bw_event_open(dev, &p->slots[i].ready)))
+				return st;
+	}
 	if (!p->sync_ready) {
 		if (pthread_mutex_init(&p->mu, NULL))
 			return bw_err(BURROW_E_NOMEM, "train: cannot create the pipeline's lock");
@@ -98,6 +106,85 @@ static int submit(burrow_trainer *t, bw_slot *sl)
 	return burrow_store_submit(t->store, b->input_ids, (size_t)b->num_input, sl->x, &sl->ticket);
 }
 
+static int grow(void **buf, int64_t *cap, int64_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	const int64_t n = BW_MAX(need, *cap * 2);
+	void *q = bw_realloc(*buf, (size_t)n * elem);
+	if (!q)
+		return BURROW_E_NOMEM;
+	*buf = q;
+	*cap = n;
+	return 0;
+}
+
+static void release_blocks(bw_slot *sl)
+{
+	for (int l = 0; l < sl->nblk; l++)
+		bw_block_release(&sl->blk[l]);
+	sl->nblk = 0;
+}
+
+/* On a device whose memory is not host memory: once sl's rows are gathered, queue the
+ * batch's rows, labels and blocks (prepared here, off the compute's thread) on the copy
+ * stream, and record sl->ready after them. The slot's host arrays stay untouched until the
+ * batch is consumed, which is after the compute stream waited for ready. */
+static int stage(burrow_trainer *t, bw_slot *sl)
+{
+	const burrow_batch *sb = sl->batch;
+	const bw_device *dev = t->be.dev;
+	bw_stream *cs = t->pipe.copy;
+	int st = burrow_store_wait(t->store, sl->ticket);
+	sl->ticket = NULL;
+	if (st)
+		return st;
+	release_blocks(sl);
+	if (sb->num_layers != t->o.layers)
+		return bw_err(BURROW_E_INVAL, "train: a batch of %d blocks for a %d-layer model", sb->num_layers,
+			      t->o.layers);
+	if ((st = grow((void **)&sl->labels, &sl->labels_cap, sb->num_seeds, sizeof *sl->labels)))
+		return st;
+	for (int64_t i = 0; i < sb->num_seeds; i++)
+		sl->labels[i] = t->labels[sb->seeds[i]];
+	const float *norm = NULL;
+	if (t->gcn_norm) {
+		if ((st = grow((void **)&sl->norm, &sl->norm_cap, sb->num_input, sizeof *sl->norm)))
+			return st;
+		for (int64_t i = 0; i < sb->num_input; i++)
+			sl->norm[i] = t->gcn_norm[sb->input_ids[i]];
+		norm = sl->norm;
+	}
+	const size_t xbytes = (size_t)sb->num_input * (size_t)t->info->feat_dim * sizeof(float);
+	if ((st = bw_dbuf_from_host_async(&sl->x_dev, dev, sl->x, xbytes, cs)) ||
+	    (st = bw_dbuf_from_host_async(&sl->labels_dev, dev, sl->labels, (size_t)sb->num_seeds * sizeof *sl->labels,
+					  cs)))
+		return st;
+	for (int l = 0; l < sb->num_layers; l++) {
+		const burrow_block *sbl = &sb->blocks[l];
+		bw_block *b = &sl->blk[l];
+		bw_block_init(b, sbl->num_dst, sbl->num_src, sbl->indptr, sbl->indices);
+		b->dst_norm = b->src_norm = norm;
+		sl->nblk = l + 1;
+		if (t->o.model != BURROW_MODEL_MLP &&
+		    ((st = bw_block_prepare(b, true, t->o.model == BURROW_MODEL_GCN)) ||
+		     (st = bw_block_upload_async(b, dev, cs))))
+			return st;
+	}
+	return bw_event_record(dev, sl->ready, cs);
+}
+
+/* Take the next batch into sl and start its gather; on a device, stage it there too. */
+static int load(burrow_trainer *t, bw_slot *sl)
+{
+	int st = take(t, sl);
+	if (!st)
+		st = submit(t, sl);
+	if (!st && t->pipe.copy)
+		st = stage(t, sl);
+	return st;
+}
+
 /* The loader thread: batch k goes into slot k % nslots once batch k - nslots is done. */
 static void *loader(void *arg)
 {
@@ -112,9 +199,7 @@ static void *loader(void *arg)
 		if (!go)
 			break;
 		bw_slot *sl = &p->slots[k % p->nslots];
-		int st = take(t, sl);
-		if (!st)
-			st = submit(t, sl);
+		int st = load(t, sl);
 		pthread_mutex_lock(&p->mu);
 		sl->status = st;
 		if (st)
@@ -145,6 +230,9 @@ static void pipe_drain(burrow_trainer *t)
 		if (sl->ticket)
 			burrow_store_wait(t->store, sl->ticket);
 		sl->ticket = NULL;
+		if (p->copy) /* nothing still copies from the slot's host memory */
+			bw_stream_sync(t->be.dev, p->copy);
+		release_blocks(sl);
 		if (sl->batch)
 			burrow_sampler_release(t->sampler, sl->batch);
 		sl->batch = NULL;
@@ -156,8 +244,17 @@ void bw_pipe_close(burrow_trainer *t)
 {
 	bw_pipe *p = &t->pipe;
 	pipe_drain(t);
-	for (int i = 0; p->slots && i < p->nslots; i++)
-		bw_device_host_free(t->be.dev, p->slots[i].x);
+	for (int i = 0; p->slots && i < p->nslots; i++) {
+		bw_slot *sl = &p->slots[i];
+		bw_device_host_free(t->be.dev, sl->x);
+		bw_dbuf_free(&sl->x_dev);
+		bw_dbuf_free(&sl->labels_dev);
+		bw_free(sl->labels);
+		bw_free(sl->norm);
+		bw_event_close(t->be.dev, sl->ready);
+	}
+	bw_stream_close(t->be.dev, p->copy);
+	p->copy = NULL;
 	bw_free(p->slots);
 	p->slots = NULL;
 	if (p->sync_ready) {
@@ -169,18 +266,6 @@ void bw_pipe_close(burrow_trainer *t)
 	t->sampler = NULL;
 }
 
-static int grow(void **buf, int64_t *cap, int64_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	const int64_t n = BW_MAX(need, *cap * 2);
-	void *q = bw_realloc(*buf, (size_t)n * elem);
-	if (!q)
-		return BURROW_E_NOMEM;
-	*buf = q;
-	*cap = n;
-	return 0;
-}
 
 int bw_batch_from_sample(burrow_trainer *t, const burrow_batch *sb, float *x, int64_t index, bw_batch *b,
 			 bw_block *blk)
@@ -219,6 +304,26 @@ int bw_batch_from_sample(burrow_trainer *t, const burrow_batch *sb, float *x, in
 		b->blocks[l] = &blk[l];
 	}
 	return 0;
+}
+
+/* One optimizer step on a batch staged on the device (stage): the compute stream first
+ * waits for its copies. */
+static int step_staged(burrow_trainer *t, bw_slot *sl, int64_t index, double *loss, int64_t *counted,
+		       int64_t *correct)
+{
+	const burrow_batch *sb = sl->batch;
+	const bw_device *dev = t->be.dev;
+	bw_batch b = {
+		.num_blocks = sl->nblk,
+		.x = bw_tensor_view(dev, sl->x_dev.ptr, sb->num_input, t->info->feat_dim),
+		.labels = sl->labels_dev.ptr,
+		.epoch = (uint64_t)t->epoch,
+		.index = (uint64_t)index,
+	};
+	for (int l = 0; l < sl->nblk; l++)
+		b.blocks[l] = &sl->blk[l];
+	int st = bw_event_wait(dev, t->be.stream, sl->ready);
+	return st ? st : bw_trainer_step(t, &b, loss, counted, correct);
 }
 
 /* One optimizer step on a sampled batch whose input rows are in x. */
@@ -266,7 +371,7 @@ int bw_trainer_minibatch_epoch(burrow_trainer *t, burrow_epoch_stats *es)
 				break;
 			es->sample_s += now_s() - a;
 			a = now_s();
-			if ((st = submit(t, sl)))
+			if ((st = submit(t, sl)) || (p->copy && (st = stage(t, sl))))
 				break;
 		} else {
 			pthread_mutex_lock(&p->mu);
@@ -280,15 +385,17 @@ int bw_trainer_minibatch_epoch(burrow_trainer *t, burrow_epoch_stats *es)
 			}
 			a = now_s();
 		}
-		st = burrow_store_wait(t->store, sl->ticket);
-		sl->ticket = NULL;
+		if (!p->copy) { /* on a device the loader waited for the rows (the wait above) */
+			st = burrow_store_wait(t->store, sl->ticket);
+			sl->ticket = NULL;
+		}
 		es->io_wait_s += now_s() - a;
 		if (st)
 			break;
 		a = now_s();
 		double loss;
 		int64_t c, r;
-		st = step(t, sl->batch, sl->x, k, &loss, &c, &r);
+		st = p->copy ? step_staged(t, sl, k, &loss, &c, &r) : step(t, sl->batch, sl->x, k, &loss, &c, &r);
 		es->compute_s += now_s() - a;
 		if (st)
 			break;
