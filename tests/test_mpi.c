@@ -376,7 +376,7 @@ static const struct {
 	{"mem", "64M", T_ANY},		    {"eval-chunk", "100", T_ANY},   {"scratch", "/tmp", T_ANY},
 	{"log", NULL, T_ANY},		    {"checkpoint", NULL, T_ANY},    {"resume", NULL, T_ANY},
 	{"full-graph", NULL, T_FG},	    {"halo", "exact", T_FG},	    {"no-overlap", NULL, T_FG},
-	{"boundary-sample", "0.5", T_FG},
+	{"boundary-sample", "0.5", T_FG},  {"device", "cpu", T_ANY},	    {"tf32", NULL, T_ANY},
 };
 
 static int sample_index(const char *name)
@@ -423,7 +423,7 @@ Test(mpi, train_options_are_one_set_for_both_modes, .timeout = 240)
 	int n_rd = 0, n_ro = 0, listed = 0;
 	for (const char *p = help; (p = strstr(p, "\n  --")); p += 3) {
 		char name[48];
-		cr_assert_eq(sscanf(p + 5, "%47[a-z-]", name), 1);
+		cr_assert_eq(sscanf(p + 5, "%47[a-z0-9-]", name), 1);
 		const char *end = strchr(p + 1, '\n');
 		while (end && !strncmp(end, "\n                        ", 25)) /* the option's continuation lines */
 			end = strchr(end + 1, '\n');

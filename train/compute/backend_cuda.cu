@@ -872,6 +872,7 @@ static int cuda_init(bw_backend *be, const bw_backend_cfg *cfg)
 	int st = device_get(cfg->index, &dev);
 	if (st)
 		return st;
+	CU(dev->name, cudaSetDevice(dev->index)); /* the handles belong to the current device */
 	cuda_ctx *cx = (cuda_ctx *)bw_calloc(1, sizeof *cx);
 	if (!cx)
 		return BURROW_E_NOMEM;

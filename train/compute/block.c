@@ -165,10 +165,15 @@ int bw_block_upload_async(bw_block *b, const bw_device *dev, bw_stream *s)
 	const int64_t nd = b->num_dst, ns = b->num_src, ne = b->indptr[nd];
 	const size_t ip_bytes = (size_t)(nd + 1) * sizeof(int64_t), ix_bytes = (size_t)ne * sizeof(int32_t);
 	int st;
-	if (d->dev != dev) {
-		for (int i = 0; i < (int)(sizeof d->buf / sizeof *d->buf); i++)
-			bw_dbuf_free(&d->buf[i]);
+	if (d->dev != dev) { /* buffers of another device go; those of dev (bw_block_reset) are reused */
+		bw_dbuf keep[sizeof d->buf / sizeof *d->buf];
+		for (int i = 0; i < (int)(sizeof d->buf / sizeof *d->buf); i++) {
+			if (d->buf[i].dev != dev)
+				bw_dbuf_free(&d->buf[i]);
+			keep[i] = d->buf[i];
+		}
 		memset(d, 0, sizeof *d);
+		memcpy(d->buf, keep, sizeof keep);
 	}
 	if (!d->dev) {
 		if ((st = put(b, 0, dev, s, b->indptr, ip_bytes, (const void **)&d->indptr)) ||
@@ -200,11 +205,9 @@ int bw_block_upload_async(bw_block *b, const bw_device *dev, bw_stream *s)
 	return 0;
 }
 
-void bw_block_release(bw_block *b)
+/* What prepare and split made on the host, freed; the device copies forgotten. */
+static void release_host(bw_block *b)
 {
-	for (int i = 0; i < (int)(sizeof b->d.buf / sizeof *b->d.buf); i++)
-		bw_dbuf_free(&b->d.buf[i]);
-	memset(&b->d, 0, sizeof b->d);
 	bw_free(b->t_indptr);
 	bw_free(b->t_indices);
 	if (b->norm_buf) {
@@ -221,6 +224,23 @@ void bw_block_release(bw_block *b)
 	b->t_indptr = NULL;
 	b->t_indices = NULL;
 	b->norm_buf = NULL;
+}
+
+void bw_block_release(bw_block *b)
+{
+	for (int i = 0; i < (int)(sizeof b->d.buf / sizeof *b->d.buf); i++)
+		bw_dbuf_free(&b->d.buf[i]);
+	memset(&b->d, 0, sizeof b->d);
+	release_host(b);
+}
+
+void bw_block_reuse(bw_block *b, int64_t num_dst, int64_t num_src, const int64_t *indptr, const int32_t *indices)
+{
+	bw_dbuf keep[sizeof b->d.buf / sizeof *b->d.buf];
+	release_host(b);
+	memcpy(keep, b->d.buf, sizeof keep);
+	bw_block_init(b, num_dst, num_src, indptr, indices);
+	memcpy(b->d.buf, keep, sizeof keep);
 }
 
 void bw_gcn_norm_from_csr(const burrow_csr *g, const int64_t *ids, int64_t n, float *out, int threads)

@@ -117,6 +117,10 @@ int bw_block_upload(bw_block *b, const bw_device *dev);
 int bw_block_upload_async(bw_block *b, const bw_device *dev, bw_stream *s);
 /* Free what prepare, split and upload made; the borrowed arrays are left alone. */
 void bw_block_release(bw_block *b);
+/* b (zeroed, or a block used before) over new arrays, as bw_block_init, keeping the device
+ * buffers of its last upload for the next one to the same device: reusing a block then
+ * costs no cudaFree, which would wait for the whole device. bw_block_release frees them. */
+void bw_block_reuse(bw_block *b, int64_t num_dst, int64_t num_src, const int64_t *indptr, const int32_t *indices);
 /* GCN norms from the whole graph's degrees: out[k] = 1/sqrt(deg(ids[k]) + 1), where deg is
  * g's row length (ids NULL: k itself); host memory. */
 void bw_gcn_norm_from_csr(const burrow_csr *g, const int64_t *ids, int64_t n, float *out, int threads);

@@ -139,7 +139,6 @@ static int stage(burrow_trainer *t, bw_slot *sl)
 	sl->ticket = NULL;
 	if (st)
 		return st;
-	release_blocks(sl);
 	if (sb->num_layers != t->o.layers)
 		return bw_err(BURROW_E_INVAL, "train: a batch of %d blocks for a %d-layer model", sb->num_layers,
 			      t->o.layers);
@@ -163,9 +162,9 @@ static int stage(burrow_trainer *t, bw_slot *sl)
 	for (int l = 0; l < sb->num_layers; l++) {
 		const burrow_block *sbl = &sb->blocks[l];
 		bw_block *b = &sl->blk[l];
-		bw_block_init(b, sbl->num_dst, sbl->num_src, sbl->indptr, sbl->indices);
+		bw_block_reuse(b, sbl->num_dst, sbl->num_src, sbl->indptr, sbl->indices); /* no cudaFree */
 		b->dst_norm = b->src_norm = norm;
-		sl->nblk = l + 1;
+		sl->nblk = BW_MAX(sl->nblk, l + 1);
 		if (t->o.model != BURROW_MODEL_MLP &&
 		    ((st = bw_block_prepare(b, true, t->o.model == BURROW_MODEL_GCN)) ||
 		     (st = bw_block_upload_async(b, dev, cs))))
