@@ -799,6 +799,62 @@ BURROW_API int burrow_checkpoint_read_opts(const char *path, burrow_train_opts *
  * npy file, atomically. */
 BURROW_API int burrow_trainer_embed(burrow_trainer *t, const char *out_npy);
 
+/* ---------------------------------------------------------------- model outputs */
+
+/* What a trained model gives back, for every node or for a list of nodes, from layer-wise
+ * full-neighbor inference (the same as evaluation); every file is written atomically. The
+ * trainer keeps the best epoch's weights in memory (a copy taken at each new best of
+ * burrow_trainer_evaluate, or loaded from a checkpoint of its best epoch); call
+ * burrow_trainer_use_best first to get the outputs of the best model rather than the last.
+ *
+ *     burrow_trainer_use_best(t);                         // the weights of the best valid epoch
+ *     burrow_trainer_embed_layer(t, 1, "h1.npy");         // [N, hidden] after layer 1
+ *     burrow_trainer_predict(t, NULL, 0, true, "p.npy");  // [N, classes] probabilities
+ *     burrow_npy_array a;
+ *     burrow_npy_read("p.npy", &a);                       // back in C: a.shape, a.data
+ *     burrow_npy_free(&a);
+ */
+
+/* Put the best epoch's weights (burrow_trainer_best) into the model. The optimizer state is
+ * left as it is. BURROW_E_NOTFOUND when nothing was evaluated, or when the best epoch came
+ * from a loaded checkpoint of a later epoch (its best.ckpt holds those weights). */
+BURROW_API int burrow_trainer_use_best(burrow_trainer *t);
+/* Write layer `layer`'s output for every node, [N, width] float32, to an npy file: 1 .. the
+ * number of layers, 1-based (0 = the last, the logits, as burrow_trainer_embed). A hidden
+ * layer's output is taken after its activation, as the next layer reads it. */
+BURROW_API int burrow_trainer_embed_layer(burrow_trainer *t, int layer, const char *out_npy);
+/* Write predictions to an npy file: the class of each node (argmax of the logits, the one
+ * evaluation scores), [n] int32; or with proba the softmax of the logits, [n, classes]
+ * float32, each row summing to 1 (within float32 rounding). nodes NULL: every node in id
+ * order (n is ignored); else the nodes listed, in that order, repeats allowed; an id outside
+ * [0, N) is BURROW_E_RANGE naming it. */
+BURROW_API int burrow_trainer_predict(burrow_trainer *t,
+				      const int64_t *nodes, /* [n] node ids, borrowed; NULL = all */
+				      int64_t n,
+				      bool proba,           /* probabilities instead of classes */
+				      const char *out_npy); /* written atomically */
+
+/* ---------------------------------------------------------------- reading .npy files */
+
+/* A NumPy array read whole into memory: what Burrow writes (embeddings, predictions, the
+ * dataset's arrays) read back from C. Versions 1.0, 2.0 and 3.0 of the format, little-endian,
+ * C order; the dtypes of burrow_dtype. */
+#define BURROW_NPY_MAX_DIMS 4
+typedef struct burrow_npy_array {
+	burrow_dtype dtype;
+	int ndim;                          /* 0 .. BURROW_NPY_MAX_DIMS */
+	int64_t shape[BURROW_NPY_MAX_DIMS];/* [ndim] */
+	int64_t count;                     /* elements: the product of the shape */
+	void *data;                        /* [count] of dtype, row-major; owned: burrow_npy_free */
+} burrow_npy_array;
+
+/* Read path into *a (zeroed first). A file that is not an .npy, a big-endian or Fortran-order
+ * array, a dtype Burrow does not know, or a size that does not match the header is
+ * BURROW_E_FORMAT naming the file. */
+BURROW_API int burrow_npy_read(const char *path, burrow_npy_array *a /* out: burrow_npy_free */);
+/* Free a's data and zero it (a zeroed or freed array is fine). */
+BURROW_API void burrow_npy_free(burrow_npy_array *a);
+
 /* ---------------------------------------------------------------- partitioning */
 
 /* Split a dataset into K parts for distributed training (docs/partition.md). METIS k-way

@@ -66,7 +66,7 @@ int cmd_eval(int argc, char **argv)
 		return cli_usage("eval", "--checkpoint is required");
 	burrow_dataset *ds;
 	burrow_trainer *t;
-	if (train_cli_restore("eval", argv[optind], ckpt, &o, &ds, &t))
+	if (train_cli_restore("eval", argv[optind], ckpt, &o, &ds, &t, NULL))
 		return EXIT_FAIL;
 	burrow_eval_stats ev;
 	int st = burrow_trainer_evaluate(t, &ev), rc = EXIT_OK;

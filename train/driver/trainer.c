@@ -221,6 +221,7 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 	t->graph = burrow_dataset_graph(ds);
 	t->labels = burrow_dataset_labels(ds);
 	t->best = (burrow_best){.epoch = -1, .valid_acc = -1, .test_acc = -1};
+	t->best_params_epoch = -1;
 	if (o->scratch_dir && !(t->scratch_dir = bw_strdup(o->scratch_dir))) {
 		st = BURROW_E_NOMEM;
 		goto fail;
@@ -279,6 +280,7 @@ void burrow_trainer_close(burrow_trainer *t)
 	bw_free(t->mb_labels);
 	bw_free(t->mb_norm);
 	bw_free(t->split_of);
+	bw_free(t->best_params);
 	bw_free(t->gcn_norm);
 	bw_free(t->map);
 	bw_free(t->scratch_dir);
@@ -447,8 +449,10 @@ int burrow_trainer_evaluate(burrow_trainer *t, burrow_eval_stats *ev)
 	ev->test_acc = acc[BURROW_SPLIT_TEST];
 	ev->eval_s = now_s() - t0;
 	/* without a valid split there is nothing to choose by: the latest evaluation is the best */
-	if (t->best.epoch < 0 || ev->valid_acc < 0 || ev->valid_acc > t->best.valid_acc)
+	if (t->best.epoch < 0 || ev->valid_acc < 0 || ev->valid_acc > t->best.valid_acc) {
 		t->best = (burrow_best){.epoch = t->epoch, .valid_acc = ev->valid_acc, .test_acc = ev->test_acc};
+		return bw_trainer_keep_best(t);
+	}
 	return 0;
 }
 
