@@ -523,13 +523,36 @@ BURROW_API int burrow_prep(const char *source,             /* name, zip or folde
 			   const burrow_prep_opts *o,      /* borrowed; NULL = defaults */
 			   char *out_dir, size_t out_cap); /* out, may be NULL: the directory written */
 
+/* What burrow_import read, dropped and wrote. */
+typedef struct burrow_import_stats {
+	int64_t num_nodes;         /* N written */
+	bool num_nodes_inferred;   /* N came from the data (largest id + 1, or the features' or labels'
+				    * rows when more), not from burrow_import_opts.num_nodes */
+	bool header_skipped;       /* a text edge list's first line was a header (detected or forced) */
+	int64_t edges_read;        /* edges in the input */
+	int64_t self_loops;        /* of those, (u, u): dropped */
+	int64_t duplicates;        /* of the rest, repeats of an edge already read, dropped (with
+				    * undirected, (v, u) after (u, v) is a repeat too) */
+	int64_t entries;           /* CSR entries stored: edges_read - self_loops - duplicates, twice
+				    * that with undirected */
+	int64_t split_sizes[3];    /* nodes in train, valid, test (0 without splits) */
+	bool split_random;         /* the splits were drawn (burrow_import_opts.split) */
+} burrow_import_stats;
+
 typedef struct burrow_import_opts {
 	const char *edges;         /* required: .npy (2, E) or (E, 2) int32/int64, or text (csv, tsv or
-				    * blank-separated; .gz; '#' comments) one edge "src dst" a line */
-	int64_t num_nodes;         /* required: N; every id must lie in [0, N) */
+				    * blank-separated; .gz; '#' comments) one edge "src dst" a line; a
+				    * first line holding a letter ("src,dst") is a header and skipped */
+	bool header;               /* text: skip the first line whatever it holds (default false) */
+	int64_t num_nodes;         /* N, every id must lie in [0, N); 0 (default): the largest id + 1,
+				    * or the rows of features or labels when they have more (a first
+				    * pass over the edges finds the largest id) */
 	const char *features;      /* .npy [N, D] float32/float16/float64, or NULL */
 	const char *labels;        /* .npy [N] or [N, 1] integer, or float with NaN = unlabeled; or NULL */
 	const char *train, *valid, *test; /* .npy int32/int64 node ids, or bool masks [N]; or NULL */
+	double split[3];           /* train, valid, test fractions of a random split (burrow_split_random)
+				    * instead of split files; all 0 (default): none */
+	uint64_t split_seed;       /* its seed (default 0) */
 	bool undirected;           /* store both directions of every edge */
 	burrow_dtype feat_dtype;   /* F32 or F16; INVALID (default) keeps float16 input as is, else F32 */
 	const char *name;          /* dataset name for meta.json (NULL: the output folder's name) */
@@ -538,12 +561,28 @@ typedef struct burrow_import_opts {
 	bool overwrite;            /* replace an existing output directory */
 	burrow_progress_fn progress; /* phases "edges", "sort" or "merge", "features", "labels"; may be NULL */
 	void *progress_user;
+	burrow_import_stats *stats; /* out, may be NULL: filled on success */
 } burrow_import_opts;
 BURROW_API void burrow_import_defaults(burrow_import_opts *o);
 
 /* Write a dataset directory from a user's own files (see burrow_import_opts), atomically. */
 BURROW_API int burrow_import(const char *out,                /* the dataset directory to write */
-			     const burrow_import_opts *o);   /* borrowed; edges and num_nodes required */
+			     const burrow_import_opts *o);   /* borrowed; edges required */
+
+/* A random split for a graph that has none: the candidates (the labeled nodes, labels[v] >= 0;
+ * every node when labels is NULL) in an order drawn from seed, cut into train, valid and test
+ * of sizes round(frac[0] M), round(frac[1] M) and, when the fractions sum to 1, the rest
+ * (M - train - valid), else round(frac[2] M), M being the candidates' count (each size capped
+ * by what is left). ids gets train | valid | test, each part ascending; sizes their counts.
+ * The same seed, candidates and fractions give the same split. Fractions must be >= 0 with a
+ * sum in (0, 1 + 1e-9]. */
+BURROW_API int burrow_split_random(const int32_t *labels, /* [n] or NULL, borrowed */
+				   int64_t n,             /* nodes */
+				   const double frac[3],  /* train, valid, test */
+				   uint64_t seed,
+				   int64_t *ids,          /* out: [n] caller memory, the first
+							     sizes[0] + sizes[1] + sizes[2] used */
+				   int64_t sizes[3]);     /* out */
 
 /* ---------------------------------------------------------------- sampler */
 
