@@ -17,6 +17,7 @@ int cmd_gen(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_partition(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_train_dist(int argc, char **argv);
 
@@ -31,6 +32,7 @@ static const cli_cmd COMMANDS[] = {
 	{"eval", "accuracy of a checkpointed model", cmd_eval},
 	{"embed", "a layer's outputs (the logits by default) of a checkpointed model for every node", cmd_embed},
 	{"predict", "classes or class probabilities of a checkpointed model, per node", cmd_predict},
+	{"report", "an HTML report (inline SVG charts) of burrow train --log files", cmd_report},
 	{"partition", "split a dataset into K parts with halos (METIS)", cmd_partition},
 	{"bench", "benchmarks: ratios against anchors measured in the same run", cmd_bench},
 };
