@@ -729,6 +729,9 @@ typedef struct burrow_train_opts {
 	double momentum;        /* SGD only (default 0) */
 	int epochs;             /* epochs a caller's loop runs (default 20; the trainer only reports it) */
 	uint64_t seed;          /* weights, dropout and batches derive from it (default 0) */
+	double split[3];        /* train, valid, test fractions: a random split of the labeled nodes drawn
+				   from seed (burrow_split_random) replaces the dataset's, for graphs that
+				   have none; all 0 (default): the dataset's splits */
 	bool full_graph;        /* every epoch one step over all nodes with all neighbors, features held
 				   in memory (default false: mini-batch, the sampler + feature store pipeline) */
 	int64_t batch_size;     /* mini-batch: training nodes per batch (default 1024) */

@@ -277,3 +277,49 @@ Test(outputs, embed_and_predict_from_the_command_line)
 	free(err);
 	free(d), free(ck), free(h), free(p), free(ids);
 }
+
+/* train --split draws a split from --seed (the sizes burrow_split_random gives), and eval
+ * --split scores on the same one: its accuracies are the run's best epoch's. */
+Test(outputs, train_and_eval_on_a_drawn_split)
+{
+	char *d = tu_weak_csbm(tu_dir, 500, 8), *ck = tu_path(tu_dir, "ck"), *log = tu_path(tu_dir, "l.jsonl"), *out, *err;
+	cr_assert_eq(tu_sh(&out, &err, "%s train %s --split 0.5,0.25,0.25 --seed 2 --layers 2 --hidden 8 --epochs 3 "
+				       "--full-graph --checkpoint %s --log %s --quiet",
+			   tu_burrow(), d, ck, log),
+		     0, "%s", err);
+	const char *best = strstr(out, "best valid ");
+	cr_assert(best, "%s", out);
+	double bv, bt;
+	int be;
+	cr_assert_eq(sscanf(best, "best valid %lf at epoch %d: test accuracy %lf", &bv, &be, &bt), 3, "%s", best);
+	free(out), free(err);
+	cr_assert_eq(tu_sh(&out, &err, "%s eval %s --checkpoint %s --split 0.5,0.25,0.25", tu_burrow(), d, ck), 0, "%s", err);
+	char want[96];
+	snprintf(want, sizeof want, "model after epoch %d:", be);
+	cr_assert(strstr(out, want), "%s", out);
+	double tr, va, te;
+	cr_assert_eq(sscanf(strstr(out, "train "), "train %lf  valid %lf  test %lf", &tr, &va, &te), 3, "%s", out);
+	cr_assert(va == bv && te == bt, "eval %s vs train's best valid %.4f test %.4f", out, bv, bt);
+	free(out), free(err);
+	/* the split the trainer drew is the library's, and differs from the dataset's */
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, d), 0);
+	burrow_train_opts o;
+	burrow_train_defaults(&o);
+	o.split[0] = 0.5, o.split[1] = 0.25, o.split[2] = 0.25;
+	o.seed = 2;
+	o.full_graph = true;
+	o.layers = 1;
+	burrow_trainer *t;
+	cr_assert_eq(burrow_trainer_open(&t, ds, &o), 0, "%s", burrow_last_error());
+	int64_t *ids = malloc(500 * sizeof *ids), sz[3], k;
+	cr_assert_eq(burrow_split_random(burrow_dataset_labels(ds), 500, o.split, 2, ids, sz), 0);
+	const int64_t *tr_ids = bw_trainer_split(t, BURROW_SPLIT_TRAIN, &k);
+	cr_assert(k == sz[0] && k == 250 && !memcmp(tr_ids, ids, (size_t)k * sizeof *ids));
+	const int64_t *ds_ids = burrow_dataset_split(ds, BURROW_SPLIT_TRAIN, &k);
+	cr_assert(k != sz[0] || memcmp(ds_ids, ids, (size_t)k * sizeof *ids));
+	free(ids);
+	burrow_trainer_close(t);
+	burrow_dataset_close(ds);
+	free(d), free(ck), free(log);
+}

@@ -71,6 +71,8 @@ struct burrow_trainer {
 	const burrow_csr *graph;          /* the dataset's, borrowed */
 	const int32_t *labels;            /* [N], borrowed */
 	int8_t *split_of;                 /* [N]: enum burrow_split of each node, -1 none (owned) */
+	int64_t *drawn;                   /* opts.split: the drawn split, train | valid | test (owned), or NULL */
+	int64_t drawn_n[3];
 	bw_backend be;
 	bw_model *model;
 	bw_optim *optim;
@@ -110,6 +112,9 @@ struct burrow_trainer {
  * (1-based), before any update. The sampler + store pipeline calls this per batch. */
 int bw_trainer_step(burrow_trainer *t, const bw_batch *b, double *loss, int64_t *counted, int64_t *correct);
 
+/* The nodes of split s (enum burrow_split): the drawn split under opts.split, else the
+ * dataset's; NULL when empty. */
+const int64_t *bw_trainer_split(const burrow_trainer *t, int s, int64_t *n);
 /* Copy the model's weights into t->best_params, as the best epoch's (outputs.c). */
 int bw_trainer_keep_best(burrow_trainer *t);
 
