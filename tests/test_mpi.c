@@ -376,7 +376,7 @@ static const struct {
 	{"mem", "64M", T_ANY},		    {"eval-chunk", "100", T_ANY},   {"scratch", "/tmp", T_ANY},
 	{"log", NULL, T_ANY},		    {"checkpoint", NULL, T_ANY},    {"resume", NULL, T_ANY},
 	{"full-graph", NULL, T_FG},	    {"halo", "exact", T_FG},	    {"no-overlap", NULL, T_FG},
-	{"boundary-sample", "0.5", T_FG},
+	{"boundary-sample", "0.5", T_FG},  {"split", "0.6,0.2,0.2", T_ANY},
 };
 
 static int sample_index(const char *name)

@@ -240,8 +240,10 @@ static double py(const axes *a, double y) { return H - MB - (y - a->y0) / (a->y1
 
 static void tick_label(char *buf, size_t cap, double v, double step)
 {
-	if (fabs(v) >= 1e6)
-		snprintf(buf, cap, "%.3g", v);
+	if (fabs(v) >= 1e6) /* compact, so the labels stay clear of the axis title */
+		snprintf(buf, cap, "%gM", v / 1e6);
+	else if (fabs(v) >= 1e4)
+		snprintf(buf, cap, "%gk", v / 1e3);
 	else
 		snprintf(buf, cap, "%.*f", step >= 1 ? 0 : (int)ceil(-log10(step)), v);
 }
