@@ -23,7 +23,8 @@ static int64_t int_at(const void *p, burrow_dtype t, size_t i)
 	}
 }
 
-int bw_edges_npy(burrow_csr_builder *b, const bw_src *src, int64_t n, int64_t *count, burrow_progress_fn fn, void *user)
+int bw_edges_npy(burrow_csr_builder *b, const bw_src *src, int64_t n, int64_t *count, burrow_progress_fn fn, void *user,
+		 bw_edge_tally *tally)
 {
 	bw_npys a, c = {0};
 	int64_t *s = NULL, *d = NULL;
@@ -68,14 +69,23 @@ int bw_edges_npy(burrow_csr_builder *b, const bw_src *src, int64_t n, int64_t *c
 				d[j] = int_at(raw, t, 2 * j + 1);
 			}
 		}
+		if (!b) /* only tallied: ids need be >= 0 */
+			n = INT64_MAX;
 		for (size_t j = 0; j < k; j++)
 			if (s[j] < 0 || s[j] >= n || d[j] < 0 || d[j] >= n) {
 				int64_t bad = s[j] < 0 || s[j] >= n ? s[j] : d[j];
-				st = bw_err(BURROW_E_RANGE, "%s: edge %lld: node id %lld out of range [0, %lld)", a.name,
-					    (long long)(i + (int64_t)j), (long long)bad, (long long)n);
+				st = b ? bw_err(BURROW_E_RANGE, "%s: edge %lld: node id %lld out of range [0, %lld)", a.name,
+						(long long)(i + (int64_t)j), (long long)bad, (long long)n)
+				       : bw_err(BURROW_E_RANGE, "%s: edge %lld: node id %lld is negative", a.name,
+						(long long)(i + (int64_t)j), (long long)bad);
 				goto out;
 			}
-		if ((st = burrow_csr_builder_add(b, s, d, k)))
+		if (tally)
+			for (size_t j = 0; j < k; j++) {
+				tally->max_id = BW_MAX(tally->max_id, BW_MAX(s[j], d[j]));
+				tally->self_loops += s[j] == d[j];
+			}
+		if (b && (st = burrow_csr_builder_add(b, s, d, k)))
 			goto out;
 		i += (int64_t)k;
 		report(fn, user, "edges", (uint64_t)i, (uint64_t)e);

@@ -334,8 +334,29 @@ void bw_npys_close(bw_npys *s)
 
 #define CSV_EDGE_CHUNK ((size_t)1 << 16)
 
+int bw_csv_header(bw_csv *c, bool force, bool *skipped)
+{
+	bool more;
+	*skipped = false;
+	int st = bw_csv_next_line(c, &more);
+	if (st || !more)
+		return st;
+	const char *nl = memchr(c->line, '\n', (size_t)(c->end - c->line));
+	bool letter = false;
+	for (const char *q = c->line; q < nl && !letter; q++)
+		letter = (*q >= 'A' && *q <= 'Z') || (*q >= 'a' && *q <= 'z') || *q == '_';
+	if (force || letter) {
+		c->p = nl + 1;
+		*skipped = true;
+	} else { /* not a header: the next bw_csv_next_line finds this line again */
+		c->p = c->line;
+		c->lineno--;
+	}
+	return 0;
+}
+
 int bw_csv_edges(bw_csv *c, int64_t num_nodes, burrow_csr_builder *b, burrow_progress_fn progress, void *user,
-		 int64_t *count)
+		 int64_t *count, bw_edge_tally *tally)
 {
 	int64_t *s = bw_malloc(CSV_EDGE_CHUNK * sizeof *s), *d = bw_malloc(CSV_EDGE_CHUNK * sizeof *d), v[2], e = 0;
 	size_t k = 0;
@@ -349,23 +370,28 @@ int bw_csv_edges(bw_csv *c, int64_t num_nodes, burrow_csr_builder *b, burrow_pro
 		if ((st = bw_csv_ints(c, v, 2)))
 			goto out;
 		for (int j = 0; j < 2; j++)
-			if (v[j] < 0 || v[j] >= num_nodes) {
-				st = bw_csv_err(c, BURROW_E_RANGE, "node id %lld out of range [0, %lld)", (long long)v[j],
-						(long long)num_nodes);
+			if (v[j] < 0 || (b && v[j] >= num_nodes)) {
+				st = b ? bw_csv_err(c, BURROW_E_RANGE, "node id %lld out of range [0, %lld)", (long long)v[j],
+						    (long long)num_nodes)
+				       : bw_csv_err(c, BURROW_E_RANGE, "node id %lld is negative", (long long)v[j]);
 				goto out;
 			}
+		if (tally) {
+			tally->max_id = BW_MAX(tally->max_id, BW_MAX(v[0], v[1]));
+			tally->self_loops += v[0] == v[1];
+		}
 		s[k] = v[0];
 		d[k] = v[1];
 		e++;
 		if (++k == CSV_EDGE_CHUNK) {
-			if ((st = burrow_csr_builder_add(b, s, d, k)))
+			if (b && (st = burrow_csr_builder_add(b, s, d, k)))
 				goto out;
 			k = 0;
 			if (progress)
 				progress(user, "edges", bw_rd_consumed(c->rd), bw_rd_size(c->rd));
 		}
 	}
-	if (!st && k)
+	if (!st && k && b)
 		st = burrow_csr_builder_add(b, s, d, k);
 	if (!st && progress)
 		progress(user, "edges", bw_rd_size(c->rd), bw_rd_size(c->rd));

@@ -176,10 +176,20 @@ int bw_csv_floats(bw_csv *c, float *v, int64_t k);
 int bw_csv_label(bw_csv *c, int64_t *v);
 /* A message about the current line: "NAME:LINE: <what>"; returns status. */
 int bw_csv_err(const bw_csv *c, int status, const char *fmt, ...) BW_PRINTF(3, 4);
+/* What a pass over an edge list saw: the largest id and the self-loops (u, u). */
+typedef struct bw_edge_tally {
+	int64_t max_id;        /* -1 when there is no edge */
+	int64_t self_loops;
+} bw_edge_tally;
+
+/* A header line: with `force` the first line with content is skipped, else it is when it
+ * holds a letter (ids never do: "src,dst", "from to"). *skipped tells. */
+int bw_csv_header(bw_csv *c, bool force, bool *skipped);
 /* Every remaining line of c as an edge "src dst" with ids in [0, num_nodes), added to b in
- * chunks; progress (may be NULL) gets phase "edges" in bytes of the source. *count: edges. */
+ * chunks; progress (may be NULL) gets phase "edges" in bytes of the source. *count: edges.
+ * b NULL: only read and tally them (ids >= 0, num_nodes ignored). tally may be NULL. */
 int bw_csv_edges(bw_csv *c, int64_t num_nodes, burrow_csr_builder *b, burrow_progress_fn progress, void *user,
-		 int64_t *count);
+		 int64_t *count, bw_edge_tally *tally);
 
 /* ---------------------------------------------------------------- npy members */
 
@@ -200,9 +210,10 @@ void bw_npys_close(bw_npys *s);
 /* ---------------------------------------------------------------- arrays (arrays.c) */
 
 /* Edges from an integer .npy (2, E) or (E, 2) into b; ids outside [0, n) are
- * BURROW_E_RANGE naming the edge. *count gets E. Progress: phase "edges". */
+ * BURROW_E_RANGE naming the edge. *count gets E. Progress: phase "edges". b NULL: only
+ * read and tally them (as bw_csv_edges). */
 int bw_edges_npy(burrow_csr_builder *b, const bw_src *src, int64_t n, int64_t *count, burrow_progress_fn fn,
-		 void *user);
+		 void *user, bw_edge_tally *tally);
 /* Features from a float .npy [n, D] (f16, f32, f64) into w's features.npy of type out
  * (INVALID: f16 stays f16, the rest becomes f32). Progress: phase "features". */
 int bw_features_npy(burrow_writer *w, const bw_src *src, int64_t n, burrow_dtype out, burrow_progress_fn fn,

@@ -1,6 +1,8 @@
 /* import.c: burrow import: a dataset directory from a user's own files: an edge list
  * (.npy, or text with optional gzip), and .npy features, labels and splits. */
 #define _GNU_SOURCE
+#include "../core/rng.h"
+#include "../graph/dataset_internal.h"
 #include "dsio.h"
 
 #include <cjson/cJSON.h>
@@ -36,8 +38,10 @@ static int is_gzip(const char *path, bool *gz)
 	return 0;
 }
 
-/* Text edges: "src dst" a line, separated by a comma, tab or blanks; '#' comments. */
-static int edges_text(const burrow_import_opts *o, burrow_csr_builder *b, int64_t *count)
+/* Text edges: "src dst" a line, separated by a comma, tab or blanks; '#' comments; a header
+ * line detected (or forced). b NULL: a first pass that only tallies. */
+static int edges_text(const burrow_import_opts *o, burrow_csr_builder *b, int64_t n, int64_t *count,
+		      bw_edge_tally *tally, bool *header)
 {
 	bw_src src = {.name = o->edges, .path = o->edges, .fd = -1};
 	bw_csv c;
@@ -45,13 +49,87 @@ static int edges_text(const burrow_import_opts *o, burrow_csr_builder *b, int64_
 	int st = is_gzip(o->edges, &gz);
 	if (st || (st = bw_csv_open(&c, &src, gz, 0, true)))
 		return st;
-	st = bw_csv_edges(&c, o->num_nodes, b, o->progress, o->progress_user, count);
+	if (!(st = bw_csv_header(&c, o->header, header)))
+		st = bw_csv_edges(&c, n, b, b ? o->progress : NULL, o->progress_user, count, tally);
 	bw_csv_close(&c);
 	return st;
 }
 
+/* One pass over the edges into b (NULL: tally only). */
+static int read_edges(const burrow_import_opts *o, burrow_csr_builder *b, int64_t n, int64_t *count,
+		      bw_edge_tally *tally, bool *header)
+{
+	*header = false;
+	*tally = (bw_edge_tally){.max_id = -1};
+	if (ends_with(o->edges, ".npy")) {
+		bw_src es = {.name = o->edges, .path = o->edges, .fd = -1};
+		return bw_edges_npy(b, &es, n, count, b ? o->progress : NULL, o->progress_user, tally);
+	}
+	return edges_text(o, b, n, count, tally, header);
+}
+
+/* The rows of an .npy (its first dimension), for N when it is not given. */
+static int npy_rows(const char *path, int64_t *rows)
+{
+	bw_npy h;
+	int st = bw_npy_open(path, &h, NULL);
+	if (!st)
+		*rows = h.ndim >= 1 ? h.shape[0] : 1;
+	return st;
+}
+
+static int check_fracs(const double f[3])
+{
+	const double sum = f[0] + f[1] + f[2];
+	if (!(f[0] >= 0 && f[1] >= 0 && f[2] >= 0 && sum > 0 && sum <= 1 + 1e-9))
+		return bw_err(BURROW_E_INVAL, "split: fractions %g, %g, %g must be >= 0 with a sum in (0, 1]", f[0], f[1],
+			      f[2]);
+	return 0;
+}
+
+int burrow_split_random(const int32_t *labels, int64_t n, const double frac[3], uint64_t seed, int64_t *ids,
+			int64_t sizes[3])
+{
+	int st = check_fracs(frac);
+	if (st)
+		return st;
+	int64_t m = 0;
+	for (int64_t v = 0; v < n; v++)
+		if (!labels || labels[v] >= 0)
+			ids[m++] = v;
+	bw_rng r; /* Fisher-Yates over the candidates */
+	bw_rng_seed(&r, bw_key(seed, 0x53504c4954ull /* "SPLIT" */));
+	for (int64_t i = m - 1; i > 0; i--) {
+		int64_t j = (int64_t)bw_rng_below(&r, (uint64_t)i + 1), t = ids[i];
+		ids[i] = ids[j];
+		ids[j] = t;
+	}
+	const bool whole = fabs(frac[0] + frac[1] + frac[2] - 1) <= 1e-9;
+	sizes[0] = BW_MIN(m, (int64_t)llround(frac[0] * (double)m));
+	sizes[1] = BW_MIN(m - sizes[0], (int64_t)llround(frac[1] * (double)m));
+	sizes[2] = whole ? m - sizes[0] - sizes[1] : BW_MIN(m - sizes[0] - sizes[1], (int64_t)llround(frac[2] * (double)m));
+	for (int64_t s = 0, at = 0; s < 3; at += sizes[s++])
+		qsort(ids + at, (size_t)sizes[s], sizeof *ids, bw_cmp_i64);
+	return 0;
+}
+
+/* --split: a random split of the labeled nodes (every node without labels) into w. */
+static int put_random_split(const burrow_import_opts *o, burrow_writer *w, const int32_t *y, int64_t n,
+			    int64_t sizes[3])
+{
+	int64_t *ids = bw_malloc((size_t)(n ? n : 1) * sizeof *ids);
+	if (!ids)
+		return BURROW_E_NOMEM;
+	int st = burrow_split_random(y, n, o->split, o->split_seed, ids, sizes);
+	for (int s = 0, at = 0; s < 3 && !st; at += (int)sizes[s], s++)
+		st = burrow_writer_put_split(w, s, ids + at, sizes[s]);
+	bw_free(ids);
+	return st;
+}
+
 /* A split: node ids (int32/int64) or a bool mask of length N. */
-static int put_split(const burrow_import_opts *o, burrow_writer *w, int split, const char *path)
+static int put_split(int64_t num_nodes, burrow_writer *w, int split, const char *path,
+		     int64_t *size)
 {
 	bw_src src = {.name = path, .path = path, .fd = -1};
 	bw_npys a;
@@ -63,9 +141,9 @@ static int put_split(const burrow_import_opts *o, burrow_writer *w, int split, c
 	const burrow_dtype t = a.h.dtype;
 	const int64_t n = bw_npy_count(&a.h);
 	const bool mask = t == BURROW_DTYPE_BOOL;
-	if (a.h.ndim != 1 || !(mask || t == BURROW_DTYPE_I32 || t == BURROW_DTYPE_I64) || (mask && n != o->num_nodes)) {
+	if (a.h.ndim != 1 || !(mask || t == BURROW_DTYPE_I32 || t == BURROW_DTYPE_I64) || (mask && n != num_nodes)) {
 		st = bw_err(BURROW_E_FORMAT, "%s: expected node ids (1-D int32 or int64) or a bool mask of %lld entries",
-			    path, (long long)o->num_nodes);
+			    path, (long long)num_nodes);
 		goto out;
 	}
 	ids = bw_malloc((size_t)(n ? n : 1) * sizeof *ids);
@@ -83,14 +161,15 @@ static int put_split(const burrow_import_opts *o, burrow_writer *w, int split, c
 			continue;
 		}
 		int64_t v = t == BURROW_DTYPE_I64 ? ((const int64_t *)raw)[i] : ((const int32_t *)raw)[i];
-		if (v < 0 || v >= o->num_nodes) {
+		if (v < 0 || v >= num_nodes) {
 			st = bw_err(BURROW_E_RANGE, "%s: entry %lld is node %lld, outside [0, %lld)", path, (long long)i,
-				    (long long)v, (long long)o->num_nodes);
+				    (long long)v, (long long)num_nodes);
 			goto out;
 		}
 		ids[k++] = v;
 	}
 	st = burrow_writer_put_split(w, split, ids, k);
+	*size = k;
 out:
 	bw_free(ids);
 	bw_free(raw);
@@ -106,20 +185,30 @@ static void add_file(cJSON *j, const char *key, const char *path)
 	}
 }
 
-static int source_json(const burrow_import_opts *o, int64_t edges, char **out)
+static int source_json(const burrow_import_opts *o, const burrow_import_stats *is, char **out)
 {
 	cJSON *j = cJSON_CreateObject();
 	if (!j)
 		return BURROW_E_NOMEM;
 	cJSON_AddStringToObject(j, "kind", "import");
 	add_file(j, "edges", o->edges);
-	cJSON_AddNumberToObject(j, "edges_stored", (double)edges);
+	cJSON_AddNumberToObject(j, "edges_stored", (double)is->edges_read);
+	cJSON_AddNumberToObject(j, "self_loops_dropped", (double)is->self_loops);
+	cJSON_AddNumberToObject(j, "duplicates_dropped", (double)is->duplicates);
+	cJSON_AddBoolToObject(j, "header_skipped", is->header_skipped);
+	cJSON_AddBoolToObject(j, "num_nodes_inferred", is->num_nodes_inferred);
 	cJSON_AddBoolToObject(j, "undirected", o->undirected);
 	add_file(j, "features", o->features);
 	add_file(j, "labels", o->labels);
 	add_file(j, "train", o->train);
 	add_file(j, "valid", o->valid);
 	add_file(j, "test", o->test);
+	if (is->split_random) {
+		cJSON *f = cJSON_CreateDoubleArray(o->split, 3);
+		if (f)
+			cJSON_AddItemToObject(j, "random_split", f);
+		cJSON_AddNumberToObject(j, "split_seed", (double)o->split_seed);
+	}
 	*out = cJSON_PrintUnformatted(j);
 	cJSON_Delete(j);
 	return *out ? 0 : BURROW_E_NOMEM;
@@ -131,7 +220,8 @@ int burrow_import(const char *out, const burrow_import_opts *o)
 	burrow_csr_builder *b = NULL;
 	char *spill = NULL, *src = NULL;
 	int32_t *y = NULL;
-	int64_t edges = 0;
+	burrow_import_stats is = {0};
+	bw_edge_tally tally;
 	int st;
 
 	if (!o || !o->edges)
@@ -142,6 +232,27 @@ int burrow_import(const char *out, const burrow_import_opts *o)
 		return bw_err(BURROW_E_INVAL, "import: features must be float32 or float16");
 	if ((o->train || o->valid || o->test) && !(o->train && o->valid && o->test))
 		return bw_err(BURROW_E_INVAL, "import: give all three splits (train, valid, test) or none");
+	is.split_random = o->split[0] != 0 || o->split[1] != 0 || o->split[2] != 0;
+	if (is.split_random && o->train)
+		return bw_err(BURROW_E_INVAL, "import: a random split and split files exclude each other");
+	if (is.split_random && (st = check_fracs(o->split)))
+		return st;
+	/* N: given, or the largest id + 1 (a first pass over the edges), or the rows of the
+	 * features or labels when they have more (isolated nodes at the end) */
+	int64_t n = o->num_nodes, rows;
+	if (n == 0) {
+		int64_t e;
+		if ((st = read_edges(o, NULL, 0, &e, &tally, &is.header_skipped)))
+			return st;
+		n = tally.max_id + 1;
+		if (o->features && (st = npy_rows(o->features, &rows)) == 0)
+			n = BW_MAX(n, rows);
+		if (!st && o->labels && (st = npy_rows(o->labels, &rows)) == 0)
+			n = BW_MAX(n, rows);
+		if (st)
+			return st;
+		is.num_nodes_inferred = true;
+	}
 	const char *name = o->name;
 	if (!name) {
 		name = strrchr(out, '/');
@@ -163,43 +274,46 @@ int burrow_import(const char *out, const burrow_import_opts *o)
 	co.spill_dir = spill;
 	co.progress = o->progress;
 	co.progress_user = o->progress_user;
-	if ((st = burrow_csr_builder_open(&b, o->num_nodes, &co)))
-		goto fail;
-	if (ends_with(o->edges, ".npy")) {
-		bw_src es = {.name = o->edges, .path = o->edges, .fd = -1};
-		st = bw_edges_npy(b, &es, o->num_nodes, &edges, o->progress, o->progress_user);
-	} else {
-		st = edges_text(o, b, &edges);
-	}
-	if (st || (st = burrow_writer_put_builder(w, b, o->undirected)))
+	if ((st = burrow_csr_builder_open(&b, n, &co)) ||
+	    (st = read_edges(o, b, n, &is.edges_read, &tally, &is.header_skipped)) ||
+	    (st = burrow_writer_put_builder(w, b, o->undirected)))
 		goto fail;
 	burrow_csr_builder_close(b);
 	b = NULL;
+	is.num_nodes = n;
+	is.self_loops = tally.self_loops;
+	is.entries = bw_writer_num_edges(w);
+	is.duplicates = is.edges_read - is.self_loops - (o->undirected ? is.entries / 2 : is.entries);
 	if (o->features) {
 		bw_src fs = {.name = o->features, .path = o->features, .fd = -1};
-		if ((st = bw_features_npy(w, &fs, o->num_nodes, o->feat_dtype, o->progress, o->progress_user)))
+		if ((st = bw_features_npy(w, &fs, n, o->feat_dtype, o->progress, o->progress_user)))
 			goto fail;
 	}
 	if (o->labels) {
 		bw_src ls = {.name = o->labels, .path = o->labels, .fd = -1};
-		if ((st = bw_labels_npy(&ls, o->num_nodes, &y)))
+		if ((st = bw_labels_npy(&ls, n, &y)))
 			goto fail;
 		int32_t top = -1;
-		for (int64_t v = 0; v < o->num_nodes; v++)
+		for (int64_t v = 0; v < n; v++)
 			top = BW_MAX(top, y[v]);
 		if (top < 0)
 			bw_log(BURROW_LOG_WARN, "%s: no node has a label; writing no labels", o->labels);
-		else if ((st = burrow_writer_put_labels(w, y, o->num_nodes, top + 1)))
+		else if ((st = burrow_writer_put_labels(w, y, n, top + 1)))
 			goto fail;
 		report(o, "labels", 1, 1);
 	}
-	if (o->train && ((st = put_split(o, w, BURROW_SPLIT_TRAIN, o->train)) ||
-			 (st = put_split(o, w, BURROW_SPLIT_VALID, o->valid)) ||
-			 (st = put_split(o, w, BURROW_SPLIT_TEST, o->test))))
+	if (o->train && ((st = put_split(n, w, BURROW_SPLIT_TRAIN, o->train, &is.split_sizes[0])) ||
+			 (st = put_split(n, w, BURROW_SPLIT_VALID, o->valid, &is.split_sizes[1])) ||
+			 (st = put_split(n, w, BURROW_SPLIT_TEST, o->test, &is.split_sizes[2]))))
 		goto fail;
-	if ((st = source_json(o, edges, &src)) || (st = burrow_writer_set_source(w, src)))
+	if (is.split_random && (st = put_random_split(o, w, y, n, is.split_sizes)))
 		goto fail;
-	st = burrow_writer_commit(w);
+	if ((st = source_json(o, &is, &src)) || (st = burrow_writer_set_source(w, src)))
+		goto fail;
+	if ((st = burrow_writer_commit(w)))
+		goto out;
+	if (o->stats)
+		*o->stats = is;
 	goto out;
 fail:
 	burrow_writer_abort(w);

@@ -373,7 +373,7 @@ static int edges_csv(prep *p, burrow_csr_builder *b, int64_t *count)
 	int st;
 	if ((st = open_csv(p, "raw/edge.csv.gz", &m, &c)))
 		return st;
-	st = bw_csv_edges(&c, p->n, b, p->o->progress, p->o->progress_user, count);
+	st = bw_csv_edges(&c, p->n, b, p->o->progress, p->o->progress_user, count, NULL);
 	bw_csv_close(&c);
 	return st;
 }
@@ -617,7 +617,7 @@ static int edges_npz(prep *p, burrow_csr_builder *b, int64_t *count)
 {
 	member m;
 	int st = npz_member_of(p, NPZ[0], "edge_index", &m);
-	return st ? st : bw_edges_npy(b, &m.src, p->n, count, p->o->progress, p->o->progress_user);
+	return st ? st : bw_edges_npy(b, &m.src, p->n, count, p->o->progress, p->o->progress_user, NULL);
 }
 
 static int features_npz(prep *p)

@@ -14,5 +14,7 @@ extern const char *const bw_split_names[3];
 int bw_writer_graph_begin(burrow_writer *w, const int64_t *indptr, int64_t num_nodes, bool symmetric);
 int bw_writer_graph_append(burrow_writer *w, const void *ids, int64_t n);
 int bw_writer_graph_end(burrow_writer *w);
+/* CSR entries written so far (after put_graph or put_builder). */
+int64_t bw_writer_num_edges(const burrow_writer *w);
 
 #endif

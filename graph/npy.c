@@ -519,3 +519,32 @@ int bw_npy_save(const char *path, burrow_dtype t, int ndim, const int64_t *shape
 	}
 	return bw_npy_writer_commit(&w);
 }
+
+/* ---------------------------------------------------------------- the public reader */
+
+_Static_assert(BW_NPY_MAX_DIMS == BURROW_NPY_MAX_DIMS, "the public reader holds every shape the parser reads");
+
+int burrow_npy_read(const char *path, burrow_npy_array *a)
+{
+	memset(a, 0, sizeof *a);
+	bw_npy h;
+	void *data;
+	int st = bw_npy_load(path, &h, &data);
+	if (st)
+		return st;
+	a->dtype = h.dtype;
+	a->ndim = h.ndim;
+	for (int i = 0; i < h.ndim; i++)
+		a->shape[i] = h.shape[i];
+	a->count = bw_npy_count(&h);
+	a->data = data;
+	return 0;
+}
+
+void burrow_npy_free(burrow_npy_array *a)
+{
+	if (!a)
+		return;
+	bw_free(a->data);
+	memset(a, 0, sizeof *a);
+}

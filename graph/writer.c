@@ -562,3 +562,5 @@ int burrow_writer_put_split(burrow_writer *w, int split, const int64_t *ids, int
 {
 	return REBASE(w, w_put_split(w, split, ids, n));
 }
+
+int64_t bw_writer_num_edges(const burrow_writer *w) { return w->num_edges; }

@@ -523,13 +523,36 @@ BURROW_API int burrow_prep(const char *source,             /* name, zip or folde
 			   const burrow_prep_opts *o,      /* borrowed; NULL = defaults */
 			   char *out_dir, size_t out_cap); /* out, may be NULL: the directory written */
 
+/* What burrow_import read, dropped and wrote. */
+typedef struct burrow_import_stats {
+	int64_t num_nodes;         /* N written */
+	bool num_nodes_inferred;   /* N came from the data (largest id + 1, or the features' or labels'
+				    * rows when more), not from burrow_import_opts.num_nodes */
+	bool header_skipped;       /* a text edge list's first line was a header (detected or forced) */
+	int64_t edges_read;        /* edges in the input */
+	int64_t self_loops;        /* of those, (u, u): dropped */
+	int64_t duplicates;        /* of the rest, repeats of an edge already read, dropped (with
+				    * undirected, (v, u) after (u, v) is a repeat too) */
+	int64_t entries;           /* CSR entries stored: edges_read - self_loops - duplicates, twice
+				    * that with undirected */
+	int64_t split_sizes[3];    /* nodes in train, valid, test (0 without splits) */
+	bool split_random;         /* the splits were drawn (burrow_import_opts.split) */
+} burrow_import_stats;
+
 typedef struct burrow_import_opts {
 	const char *edges;         /* required: .npy (2, E) or (E, 2) int32/int64, or text (csv, tsv or
-				    * blank-separated; .gz; '#' comments) one edge "src dst" a line */
-	int64_t num_nodes;         /* required: N; every id must lie in [0, N) */
+				    * blank-separated; .gz; '#' comments) one edge "src dst" a line; a
+				    * first line holding a letter ("src,dst") is a header and skipped */
+	bool header;               /* text: skip the first line whatever it holds (default false) */
+	int64_t num_nodes;         /* N, every id must lie in [0, N); 0 (default): the largest id + 1,
+				    * or the rows of features or labels when they have more (a first
+				    * pass over the edges finds the largest id) */
 	const char *features;      /* .npy [N, D] float32/float16/float64, or NULL */
 	const char *labels;        /* .npy [N] or [N, 1] integer, or float with NaN = unlabeled; or NULL */
 	const char *train, *valid, *test; /* .npy int32/int64 node ids, or bool masks [N]; or NULL */
+	double split[3];           /* train, valid, test fractions of a random split (burrow_split_random)
+				    * instead of split files; all 0 (default): none */
+	uint64_t split_seed;       /* its seed (default 0) */
 	bool undirected;           /* store both directions of every edge */
 	burrow_dtype feat_dtype;   /* F32 or F16; INVALID (default) keeps float16 input as is, else F32 */
 	const char *name;          /* dataset name for meta.json (NULL: the output folder's name) */
@@ -538,12 +561,28 @@ typedef struct burrow_import_opts {
 	bool overwrite;            /* replace an existing output directory */
 	burrow_progress_fn progress; /* phases "edges", "sort" or "merge", "features", "labels"; may be NULL */
 	void *progress_user;
+	burrow_import_stats *stats; /* out, may be NULL: filled on success */
 } burrow_import_opts;
 BURROW_API void burrow_import_defaults(burrow_import_opts *o);
 
 /* Write a dataset directory from a user's own files (see burrow_import_opts), atomically. */
 BURROW_API int burrow_import(const char *out,                /* the dataset directory to write */
-			     const burrow_import_opts *o);   /* borrowed; edges and num_nodes required */
+			     const burrow_import_opts *o);   /* borrowed; edges required */
+
+/* A random split for a graph that has none: the candidates (the labeled nodes, labels[v] >= 0;
+ * every node when labels is NULL) in an order drawn from seed, cut into train, valid and test
+ * of sizes round(frac[0] M), round(frac[1] M) and, when the fractions sum to 1, the rest
+ * (M - train - valid), else round(frac[2] M), M being the candidates' count (each size capped
+ * by what is left). ids gets train | valid | test, each part ascending; sizes their counts.
+ * The same seed, candidates and fractions give the same split. Fractions must be >= 0 with a
+ * sum in (0, 1 + 1e-9]. */
+BURROW_API int burrow_split_random(const int32_t *labels, /* [n] or NULL, borrowed */
+				   int64_t n,             /* nodes */
+				   const double frac[3],  /* train, valid, test */
+				   uint64_t seed,
+				   int64_t *ids,          /* out: [n] caller memory, the first
+							     sizes[0] + sizes[1] + sizes[2] used */
+				   int64_t sizes[3]);     /* out */
 
 /* ---------------------------------------------------------------- sampler */
 
@@ -690,6 +729,9 @@ typedef struct burrow_train_opts {
 	double momentum;        /* SGD only (default 0) */
 	int epochs;             /* epochs a caller's loop runs (default 20; the trainer only reports it) */
 	uint64_t seed;          /* weights, dropout and batches derive from it (default 0) */
+	double split[3];        /* train, valid, test fractions: a random split of the labeled nodes drawn
+				   from seed (burrow_split_random) replaces the dataset's, for graphs that
+				   have none; all 0 (default): the dataset's splits */
 	bool full_graph;        /* every epoch one step over all nodes with all neighbors, features held
 				   in memory (default false: mini-batch, the sampler + feature store pipeline) */
 	int64_t batch_size;     /* mini-batch: training nodes per batch (default 1024) */
@@ -803,6 +845,62 @@ BURROW_API int burrow_checkpoint_read_opts(const char *path, burrow_train_opts *
 /* Write the final layer's output (the logits) for every node, [N, classes] float32, to an
  * npy file, atomically. */
 BURROW_API int burrow_trainer_embed(burrow_trainer *t, const char *out_npy);
+
+/* ---------------------------------------------------------------- model outputs */
+
+/* What a trained model gives back, for every node or for a list of nodes, from layer-wise
+ * full-neighbor inference (the same as evaluation); every file is written atomically. The
+ * trainer keeps the best epoch's weights in memory (a copy taken at each new best of
+ * burrow_trainer_evaluate, or loaded from a checkpoint of its best epoch); call
+ * burrow_trainer_use_best first to get the outputs of the best model rather than the last.
+ *
+ *     burrow_trainer_use_best(t);                         // the weights of the best valid epoch
+ *     burrow_trainer_embed_layer(t, 1, "h1.npy");         // [N, hidden] after layer 1
+ *     burrow_trainer_predict(t, NULL, 0, true, "p.npy");  // [N, classes] probabilities
+ *     burrow_npy_array a;
+ *     burrow_npy_read("p.npy", &a);                       // back in C: a.shape, a.data
+ *     burrow_npy_free(&a);
+ */
+
+/* Put the best epoch's weights (burrow_trainer_best) into the model. The optimizer state is
+ * left as it is. BURROW_E_NOTFOUND when nothing was evaluated, or when the best epoch came
+ * from a loaded checkpoint of a later epoch (its best.ckpt holds those weights). */
+BURROW_API int burrow_trainer_use_best(burrow_trainer *t);
+/* Write layer `layer`'s output for every node, [N, width] float32, to an npy file: 1 .. the
+ * number of layers, 1-based (0 = the last, the logits, as burrow_trainer_embed). A hidden
+ * layer's output is taken after its activation, as the next layer reads it. */
+BURROW_API int burrow_trainer_embed_layer(burrow_trainer *t, int layer, const char *out_npy);
+/* Write predictions to an npy file: the class of each node (argmax of the logits, the one
+ * evaluation scores), [n] int32; or with proba the softmax of the logits, [n, classes]
+ * float32, each row summing to 1 (within float32 rounding). nodes NULL: every node in id
+ * order (n is ignored); else the nodes listed, in that order, repeats allowed; an id outside
+ * [0, N) is BURROW_E_RANGE naming it. */
+BURROW_API int burrow_trainer_predict(burrow_trainer *t,
+				      const int64_t *nodes, /* [n] node ids, borrowed; NULL = all */
+				      int64_t n,
+				      bool proba,           /* probabilities instead of classes */
+				      const char *out_npy); /* written atomically */
+
+/* ---------------------------------------------------------------- reading .npy files */
+
+/* A NumPy array read whole into memory: what Burrow writes (embeddings, predictions, the
+ * dataset's arrays) read back from C. Versions 1.0, 2.0 and 3.0 of the format, little-endian,
+ * C order; the dtypes of burrow_dtype. */
+#define BURROW_NPY_MAX_DIMS 4
+typedef struct burrow_npy_array {
+	burrow_dtype dtype;
+	int ndim;                          /* 0 .. BURROW_NPY_MAX_DIMS */
+	int64_t shape[BURROW_NPY_MAX_DIMS];/* [ndim] */
+	int64_t count;                     /* elements: the product of the shape */
+	void *data;                        /* [count] of dtype, row-major; owned: burrow_npy_free */
+} burrow_npy_array;
+
+/* Read path into *a (zeroed first). A file that is not an .npy, a big-endian or Fortran-order
+ * array, a dtype Burrow does not know, or a size that does not match the header is
+ * BURROW_E_FORMAT naming the file. */
+BURROW_API int burrow_npy_read(const char *path, burrow_npy_array *a /* out: burrow_npy_free */);
+/* Free a's data and zero it (a zeroed or freed array is fine). */
+BURROW_API void burrow_npy_free(burrow_npy_array *a);
 
 /* ---------------------------------------------------------------- partitioning */
 

@@ -1462,6 +1462,184 @@ Test(import, refusals_leave_nothing)
 	free(out), free(edges), free(feat);
 }
 
+/* A random edge list with self-loops, repeats and reverse pairs, written as "src,dst" text
+ * with a header: without --num-nodes N is the largest id + 1, and the summary's counts are
+ * those of a slow reference, directed and undirected. */
+static int cmp_i64_pair(const void *x, const void *y)
+{
+	const int64_t *a = x, *b = y;
+	return a[0] != b[0] ? (a[0] < b[0] ? -1 : 1) : a[1] != b[1] ? (a[1] < b[1] ? -1 : 1) : 0;
+}
+
+/* distinct pairs among the non-loops of a[i] -> b[i] (unordered when undirected) */
+static int64_t ref_distinct(const int64_t *a, const int64_t *b, int64_t e, bool undirected, int64_t *loops)
+{
+	int64_t *p = malloc((size_t)(2 * e + 2) * sizeof *p), k = 0, u = 0;
+	*loops = 0;
+	for (int64_t i = 0; i < e; i++) {
+		if (a[i] == b[i]) {
+			++*loops;
+			continue;
+		}
+		const bool swap = undirected && a[i] > b[i];
+		p[2 * k] = swap ? b[i] : a[i], p[2 * k + 1] = swap ? a[i] : b[i], k++;
+	}
+	qsort(p, (size_t)k, 2 * sizeof *p, cmp_i64_pair);
+	for (int64_t i = 0; i < k; i++)
+		u += i == 0 || cmp_i64_pair(p + 2 * i, p + 2 * (i - 1)) != 0;
+	free(p);
+	return u;
+}
+
+Test(import, a_header_no_node_count_and_what_was_dropped)
+{
+	const int64_t e = 3000;
+	int64_t *a = malloc(e * sizeof *a), *b = malloc(e * sizeof *b), top = -1;
+	uint64_t x = 12345;
+	buf csv = {0};
+	bprintf(&csv, "src,dst\n");
+	for (int64_t i = 0; i < e; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		a[i] = (int64_t)((x >> 33) % 400);
+		b[i] = i % 17 == 0 ? a[i] : (int64_t)((x >> 13) % 400); /* some loops; repeats by chance */
+		if (i % 23 == 0 && i)
+			a[i] = b[i - 1], b[i] = a[i - 1]; /* reverse pairs */
+		top = a[i] > top ? a[i] : top;
+		top = b[i] > top ? b[i] : top;
+		bprintf(&csv, "%lld,%lld\n", (long long)a[i], (long long)b[i]);
+	}
+	char *f = tu_path(dir, "e.csv");
+	write_file(f, csv.p, csv.n);
+	for (int undirected = 0; undirected < 2; undirected++) {
+		int64_t loops, u = ref_distinct(a, b, e, undirected, &loops);
+		char *out = tu_path(dir, "out%d", undirected), *err = NULL;
+		int rc = tu_sh(NULL, &err, "%s import %s --edges %s%s", tu_burrow(), out, f, undirected ? " --undirected" : "");
+		cr_assert_eq(rc, 0, "%s", err);
+		char want[200];
+		snprintf(want, sizeof want, "read 3,000 edges (after a header line); dropped %lld self-loops and %lld repeated edges",
+			 (long long)loops, (long long)(e - loops - u));
+		cr_assert(strstr(err, want), "want '%s' in: %s", want, err);
+		cr_assert(strstr(err, "(largest id + 1)"), "%s", err);
+		burrow_dataset *ds;
+		cr_assert_eq(burrow_dataset_open(&ds, out), 0, "%s", burrow_last_error());
+		cr_assert_eq(burrow_dataset_get_info(ds)->num_nodes, top + 1);
+		cr_assert_eq(burrow_dataset_get_info(ds)->num_edges, undirected ? 2 * u : u);
+		burrow_dataset_close(ds);
+		/* the library says the same in its stats */
+		burrow_import_stats st;
+		burrow_import_opts o;
+		burrow_import_defaults(&o);
+		o.edges = f;
+		o.undirected = undirected;
+		o.overwrite = true;
+		o.stats = &st;
+		cr_assert_eq(burrow_import(out, &o), 0, "%s", burrow_last_error());
+		cr_assert(st.header_skipped && st.num_nodes_inferred && st.num_nodes == top + 1);
+		cr_assert(st.edges_read == e && st.self_loops == loops && st.duplicates == e - loops - u);
+		cr_assert_eq(st.entries, undirected ? 2 * u : u);
+		free(out), free(err);
+	}
+	/* features with more rows than the largest id + 1: N is theirs (isolated nodes at the end) */
+	int64_t sf[2] = {450, 1};
+	float *feat = calloc(450, sizeof *feat);
+	char *pf = save_npy("f.npy", "<f4", 2, sf, feat, 450 * sizeof *feat), *out = tu_path(dir, "outf"), *err = NULL;
+	cr_assert_eq(tu_sh(NULL, &err, "%s import %s --edges %s --features %s --quiet", tu_burrow(), out, f, pf), 0, "%s", err);
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, out), 0, "%s", burrow_last_error());
+	cr_assert_eq(burrow_dataset_get_info(ds)->num_nodes, 450);
+	burrow_dataset_close(ds);
+	free(err);
+	/* --header skips a first line of numbers too: the edge on it is gone */
+	char *g = tu_path(dir, "g.txt"), *og = tu_path(dir, "outg");
+	write_file(g, "0 5\n1 2\n", 8);
+	cr_assert_eq(tu_sh(NULL, &err, "%s import %s --edges %s --header", tu_burrow(), og, g), 0, "%s", err);
+	cr_assert(strstr(err, "read 1 edges (after a header line)"), "%s", err);
+	cr_assert_eq(burrow_dataset_open(&ds, og), 0, "%s", burrow_last_error());
+	cr_assert_eq(burrow_dataset_get_info(ds)->num_nodes, 3);
+	burrow_dataset_close(ds);
+	free(err);
+	/* a header line anywhere else is still a bad line, named */
+	char *h = tu_path(dir, "h.txt"), *oh = tu_path(dir, "outh");
+	write_file(h, "0 1\nsrc dst\n", 12);
+	cr_assert_eq(tu_sh(NULL, &err, "%s import %s --edges %s", tu_burrow(), oh, h), 1);
+	cr_assert(strstr(err, "h.txt:2:"), "%s", err);
+	cr_assert(!tu_exists(oh));
+	free(err);
+	free(a), free(b), free(csv.p), free(f), free(feat), free(pf), free(out), free(g), free(og), free(h), free(oh);
+}
+
+/* --split: sizes round(a M), round(b M), the rest (or round(c M)); the labeled nodes only,
+ * disjoint, sorted; the same seed, the same split. */
+Test(import, random_split_sizes_and_seed)
+{
+	const int64_t n = 1001;
+	int32_t *y = malloc(n * sizeof *y);
+	int64_t m = 0;
+	for (int64_t v = 0; v < n; v++) {
+		y[v] = v % 7 == 3 ? -1 : (int32_t)(v % 5);
+		m += y[v] >= 0;
+	}
+	const double fr[2][3] = {{0.6, 0.2, 0.2}, {0.5, 0.1, 0.1}};
+	for (int c = 0; c < 2; c++) {
+		int64_t *ids = malloc(n * sizeof *ids), *again = malloc(n * sizeof *again), *other = malloc(n * sizeof *other);
+		int64_t sz[3], sz2[3], sz3[3];
+		cr_assert_eq(burrow_split_random(y, n, fr[c], 9, ids, sz), 0, "%s", burrow_last_error());
+		const int64_t want0 = llround(fr[c][0] * m), want1 = llround(fr[c][1] * m);
+		const int64_t want2 = c == 0 ? m - want0 - want1 : llround(fr[c][2] * m);
+		cr_assert(sz[0] == want0 && sz[1] == want1 && sz[2] == want2, "%lld %lld %lld of %lld", (long long)sz[0],
+			  (long long)sz[1], (long long)sz[2], (long long)m);
+		uint8_t *seen = calloc(n, 1);
+		for (int64_t s = 0, at = 0; s < 3; at += sz[s++])
+			for (int64_t i = 0; i < sz[s]; i++) {
+				const int64_t v = ids[at + i];
+				cr_assert(v >= 0 && v < n && y[v] >= 0 && !seen[v], "node %lld", (long long)v);
+				seen[v] = 1;
+				cr_assert(i == 0 || ids[at + i - 1] < v, "split %lld not sorted", (long long)s);
+			}
+		cr_assert_eq(burrow_split_random(y, n, fr[c], 9, again, sz2), 0);
+		cr_assert(!memcmp(ids, again, (size_t)(sz[0] + sz[1] + sz[2]) * sizeof *ids));
+		cr_assert_eq(burrow_split_random(y, n, fr[c], 10, other, sz3), 0);
+		cr_assert(memcmp(ids, other, (size_t)sz[0] * sizeof *ids), "another seed, another split");
+		free(ids), free(again), free(other), free(seen);
+	}
+	const double bad[3] = {0.7, 0.5, 0.1};
+	int64_t ids[1], sz[3];
+	cr_assert_eq(burrow_split_random(NULL, 1, bad, 0, ids, sz), BURROW_E_INVAL);
+	/* from the command line: the sizes said and written, equal for one seed */
+	int64_t sl[1] = {n};
+	char *pl = save_npy("l.npy", "<i4", 1, sl, y, n * sizeof *y), *f = tu_path(dir, "e.txt");
+	write_file(f, "0 1000\n", 7);
+	char *o1 = tu_path(dir, "o1"), *o2 = tu_path(dir, "o2"), *err;
+	for (int k = 0; k < 2; k++) {
+		cr_assert_eq(tu_sh(NULL, &err, "%s import %s --edges %s --labels %s --split 0.6,0.2,0.2 --seed 4", tu_burrow(),
+				   k ? o2 : o1, f, pl),
+			     0, "%s", err);
+		char want[128];
+		const int64_t t = llround(0.6 * m), v = llround(0.2 * m);
+		snprintf(want, sizeof want, "split (random): train %lld, valid %lld, test %lld nodes", (long long)t, (long long)v,
+			 (long long)(m - t - v));
+		cr_assert(strstr(err, want), "want '%s' in: %s", want, err);
+		free(err);
+	}
+	const char *names[3] = {"train", "valid", "test"};
+	for (int s = 0; s < 3; s++) {
+		char *a = tu_path(o1, "split/%s.npy", names[s]), *b = tu_path(o2, "split/%s.npy", names[s]);
+		size_t la, lb;
+		char *da = tu_read(a, &la), *db = tu_read(b, &lb);
+		cr_assert(da && db && la == lb && !memcmp(da, db, la), "%s differs", names[s]);
+		free(a), free(b), free(da), free(db);
+	}
+	cr_assert_eq(tu_sh(NULL, &err, "%s import %s/o3 --edges %s --split 0.6,0.2 --quiet", tu_burrow(), dir, f), 2);
+	cr_assert(strstr(err, "--split wants three fractions"), "%s", err);
+	free(err);
+	cr_assert_eq(tu_sh(NULL, &err, "%s import %s/o3 --edges %s --split 0.6,0.2,0.2 --train %s --valid %s --test %s",
+			   tu_burrow(), dir, f, pl, pl, pl),
+		     2);
+	cr_assert(strstr(err, "not both"), "%s", err);
+	free(err);
+	free(y), free(pl), free(f), free(o1), free(o2);
+}
+
 /* ---------------------------------------------------------------- failing allocations */
 
 TestSuite(faults, .init = setup, .fini = teardown, .timeout = 60);

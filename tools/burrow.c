@@ -16,6 +16,8 @@ int cmd_eval(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_partition(int argc, char **argv);
+int cmd_predict(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_train_dist(int argc, char **argv);
 
@@ -28,7 +30,9 @@ static const cli_cmd COMMANDS[] = {
 	{"import", "turn your own edge list, features, labels and splits into a dataset directory", cmd_import},
 	{"train", "train a GNN (sage, gcn, mlp) and report OGB accuracy", cmd_train},
 	{"eval", "accuracy of a checkpointed model", cmd_eval},
-	{"embed", "final-layer outputs of a checkpointed model for every node", cmd_embed},
+	{"embed", "a layer's outputs (the logits by default) of a checkpointed model for every node", cmd_embed},
+	{"predict", "classes or class probabilities of a checkpointed model, per node", cmd_predict},
+	{"report", "an HTML report (inline SVG charts) of burrow train --log files", cmd_report},
 	{"partition", "split a dataset into K parts with halos (METIS)", cmd_partition},
 	{"bench", "benchmarks: ratios against anchors measured in the same run", cmd_bench},
 };

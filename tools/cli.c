@@ -220,3 +220,18 @@ bool cli_is_parts_dir(const char *dir)
 	buf[n] = '\0';
 	return strstr(buf, "\"burrow-parts\"") != NULL;
 }
+
+bool cli_split(const char *s, double f[3])
+{
+	char buf[128];
+	if (strlen(s) >= sizeof buf)
+		return false;
+	strcpy(buf, s);
+	char *save = NULL, *tok = strtok_r(buf, ",", &save);
+	int k = 0;
+	for (; tok && k < 3; tok = strtok_r(NULL, ",", &save))
+		if (!cli_f64(tok, &f[k++]) || !(f[k - 1] >= 0))
+			return false;
+	const double sum = f[0] + f[1] + f[2];
+	return k == 3 && !tok && sum > 0 && sum <= 1 + 1e-9;
+}

@@ -36,6 +36,10 @@ bool cli_f64(const char *s, double *v);
 /* Bytes with an optional K/M/G/T suffix (powers of 1024). */
 bool cli_bytes(const char *s, int64_t *v);
 
+/* A split's fractions "a,b,c" (train, valid, test), each >= 0, summing to at most 1 (and more
+ * than 0). */
+bool cli_split(const char *s, double f[3]);
+
 /* Human-readable byte count into buf ("1.5 GiB"). */
 const char *cli_human_bytes(double bytes, char *buf, size_t cap);
 /* 1234567 -> "1,234,567". */

@@ -7,12 +7,13 @@
 
 static void help(void)
 {
-	printf("usage: burrow eval DIR --checkpoint C [--mem BYTES] [--eval-chunk N] [--scratch DIR] [--threads T]\n"
-	       "                    [--device D] [--tf32]\n"
-	       "                     [--json]\n\n"
+	printf("usage: burrow eval DIR --checkpoint C [--split a,b,c] [--mem BYTES] [--eval-chunk N] [--scratch DIR]\n"
+	       "                     [--threads T] [--device D] [--tf32] [--json]\n\n"
 	       "Accuracy (correct / total) of a checkpointed model on the train, valid and test splits of\n"
 	       "DIR, by layer-wise full-neighbor inference over all nodes. C is a checkpoint file or a\n"
-	       "--checkpoint directory of burrow train (its best.ckpt, else last.ckpt).\n\n"
+	       "--checkpoint directory of burrow train: its best.ckpt (the weights of the epoch with the best\n"
+	       "valid accuracy), else last.ckpt; give C/last.ckpt for the last epoch's weights.\n\n"
+	       "  --split a,b,c   the random split burrow train --split drew (from the checkpoint's seed)\n"
 	       "  --mem BYTES     keep a layer's embeddings in memory up to half of this, else spill (no limit)\n"
 	       "  --eval-chunk N  destination rows per chunk (8192)\n"
 	       "  --scratch DIR   where spills go ($TMPDIR or /tmp)\n"
@@ -22,16 +23,17 @@ static void help(void)
 	       "  --json          one JSON object instead of text\n");
 }
 
-enum { O_CKPT = 256, O_MEM, O_CHUNK, O_SCRATCH, O_THREADS, O_DEVICE, O_TF32, O_JSON, O_HELP };
+enum { O_CKPT = 256, O_SPLIT, O_MEM, O_CHUNK, O_SCRATCH, O_THREADS, O_DEVICE, O_TF32, O_JSON, O_HELP };
 
 int cmd_eval(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{"checkpoint", required_argument, 0, O_CKPT}, {"mem", required_argument, 0, O_MEM},
 		{"eval-chunk", required_argument, 0, O_CHUNK}, {"scratch", required_argument, 0, O_SCRATCH},
-		{"threads", required_argument, 0, O_THREADS},
-		{"device", required_argument, 0, O_DEVICE},   {"tf32", no_argument, 0, O_TF32}, {"json", no_argument, 0, O_JSON},
-		{"help", no_argument, 0, O_HELP},             {0, 0, 0, 0},
+		{"threads", required_argument, 0, O_THREADS}, {"json", no_argument, 0, O_JSON},
+		{"device", required_argument, 0, O_DEVICE},   {"tf32", no_argument, 0, O_TF32},
+		{"split", required_argument, 0, O_SPLIT},     {"help", no_argument, 0, O_HELP},
+		{0, 0, 0, 0},
 	};
 	burrow_train_opts o;
 	burrow_train_defaults(&o);
@@ -45,6 +47,11 @@ int cmd_eval(int argc, char **argv)
 		case 'h':
 		case O_HELP: help(); return EXIT_OK;
 		case O_CKPT: ckpt = optarg; break;
+		case O_SPLIT:
+			if (!cli_split(optarg, o.split))
+				return cli_usage("eval", "--split wants three fractions a,b,c >= 0 summing to at most 1, got '%s'",
+						 optarg);
+			break;
 		case O_MEM:
 			if (!cli_bytes(optarg, &o.mem_bytes) || o.mem_bytes < 1)
 				return cli_usage("eval", "--mem wants a byte count, got '%s'", optarg);
@@ -76,7 +83,7 @@ int cmd_eval(int argc, char **argv)
 		return cli_usage("eval", "--checkpoint is required");
 	burrow_dataset *ds;
 	burrow_trainer *t;
-	if (train_cli_restore("eval", argv[optind], ckpt, &o, &ds, &t))
+	if (train_cli_restore("eval", argv[optind], ckpt, &o, &ds, &t, NULL))
 		return EXIT_FAIL;
 	burrow_eval_stats ev;
 	int st = burrow_trainer_evaluate(t, &ev), rc = EXIT_OK;

@@ -1,4 +1,5 @@
-/* cmd_import.c: burrow import OUT --edges FILE --num-nodes N ...: users' own graphs. */
+/* cmd_import.c: burrow import OUT --edges FILE [--num-nodes N] ...: users' own graphs, with a
+ * summary of what was dropped and the split sizes. */
 #include "cli.h"
 
 #include <stdio.h>
@@ -6,18 +7,26 @@
 
 static void help(void)
 {
-	printf("usage: burrow import OUT --edges FILE --num-nodes N [--features F.npy] [--labels L.npy]\n"
-	       "                    [--train T.npy --valid V.npy --test S.npy] [--undirected]\n"
-	       "                    [--feat-dtype f32|f16] [--name NAME] [--mem BYTES] [--tmp DIR]\n"
-	       "                    [--force] [--quiet]\n\n"
-	       "Write the dataset directory OUT from your own files.\n"
+	printf("usage: burrow import OUT --edges FILE [--num-nodes N] [--header] [--features F.npy]\n"
+	       "                    [--labels L.npy] [--train T.npy --valid V.npy --test S.npy | --split a,b,c]\n"
+	       "                    [--seed S] [--undirected] [--feat-dtype f32|f16] [--name NAME] [--mem BYTES]\n"
+	       "                    [--tmp DIR] [--force] [--quiet]\n\n"
+	       "Write the dataset directory OUT from your own files, then say what was dropped and the\n"
+	       "split sizes.\n"
 	       "  --edges FILE       .npy of shape (2, E) or (E, 2), int32 or int64; or text: one edge\n"
 	       "                     'src dst' a line, separated by a comma, tab or blanks, optionally\n"
-	       "                     gzip'ed (.gz), '#' starts a comment line\n"
-	       "  --num-nodes N      ids must lie in [0, N)\n"
+	       "                     gzip'ed (.gz), '#' starts a comment line; a first line holding a\n"
+	       "                     letter (such as 'src,dst') is a header and skipped\n"
+	       "  --header           skip the text's first line whatever it holds\n"
+	       "  --num-nodes N      ids must lie in [0, N) (default: the largest id + 1, or the rows of\n"
+	       "                     --features or --labels when they have more)\n"
 	       "  --features F.npy   [N, D] float32, float16 or float64\n"
 	       "  --labels L.npy     [N] or [N, 1]: integers (-1 = unlabeled), or floats with NaN = unlabeled\n"
 	       "  --train/--valid/--test F.npy   node ids (int32/int64), or bool masks of length N\n"
+	       "  --split a,b,c      instead: a random split of the labeled nodes (all nodes without labels),\n"
+	       "                     M of them: round(a M) train, round(b M) valid, and the rest test when\n"
+	       "                     a + b + c = 1 (else round(c M)); each file sorted (e.g. 0.6,0.2,0.2)\n"
+	       "  --seed S           the random split's seed (0); the same seed gives the same split\n"
 	       "  --undirected       store both directions of every edge (the graph is then symmetric)\n"
 	       "  --feat-dtype T     f32 or f16 (float16 input stays f16, anything else becomes f32)\n"
 	       "  --name NAME        the name in meta.json (OUT's folder name)\n"
@@ -25,11 +34,11 @@ static void help(void)
 	       "  --tmp DIR          folder for spilled runs (beside OUT)\n"
 	       "  --force            replace OUT if it exists\n"
 	       "  --quiet            no progress and no summary\n"
-	       "Self-loops and repeated edges are dropped.\n");
+	       "Self-loops and repeated edges are dropped (with --undirected, (v, u) after (u, v) repeats it).\n");
 }
 
 enum { O_EDGES = 256, O_NODES, O_FEAT, O_LABELS, O_TRAIN, O_VALID, O_TEST, O_UNDIR, O_DTYPE, O_NAME, O_MEM, O_TMP,
-       O_FORCE, O_QUIET, O_HELP };
+       O_FORCE, O_QUIET, O_HEADER, O_SPLIT, O_SEED, O_HELP };
 
 int cmd_import(int argc, char **argv)
 {
@@ -41,11 +50,15 @@ int cmd_import(int argc, char **argv)
 		{"feat-dtype", required_argument, 0, O_DTYPE}, {"name", required_argument, 0, O_NAME},
 		{"mem", required_argument, 0, O_MEM},       {"tmp", required_argument, 0, O_TMP},
 		{"force", no_argument, 0, O_FORCE},         {"quiet", no_argument, 0, O_QUIET},
-		{"help", no_argument, 0, O_HELP},           {0, 0, 0, 0},
+		{"header", no_argument, 0, O_HEADER},       {"split", required_argument, 0, O_SPLIT},
+		{"seed", required_argument, 0, O_SEED},     {"help", no_argument, 0, O_HELP},
+		{0, 0, 0, 0},
 	};
 	burrow_import_opts o;
 	burrow_import_defaults(&o);
-	bool quiet = false, have_n = false;
+	burrow_import_stats is;
+	o.stats = &is;
+	bool quiet = false;
 	int64_t v;
 	int c;
 	while ((c = cli_getopt("import", argc, argv, "h", lo)) != -1) {
@@ -55,10 +68,21 @@ int cmd_import(int argc, char **argv)
 		case O_HELP: help(); return EXIT_OK;
 		case O_EDGES: o.edges = optarg; break;
 		case O_NODES:
-			if (!cli_i64(optarg, &v) || v < 0)
-				return cli_usage("import", "--num-nodes wants a count >= 0, got '%s'", optarg);
+			if (!cli_i64(optarg, &v) || v < 1)
+				return cli_usage("import", "--num-nodes wants a count >= 1, got '%s' (leave it out to take the "
+						 "largest id + 1)", optarg);
 			o.num_nodes = v;
-			have_n = true;
+			break;
+		case O_HEADER: o.header = true; break;
+		case O_SPLIT:
+			if (!cli_split(optarg, o.split))
+				return cli_usage("import", "--split wants three fractions a,b,c >= 0 summing to at most 1 "
+						 "(such as 0.6,0.2,0.2), got '%s'", optarg);
+			break;
+		case O_SEED:
+			if (!cli_i64(optarg, &v) || v < 0)
+				return cli_usage("import", "--seed wants an integer >= 0, got '%s'", optarg);
+			o.split_seed = (uint64_t)v;
 			break;
 		case O_FEAT: o.features = optarg; break;
 		case O_LABELS: o.labels = optarg; break;
@@ -86,8 +110,8 @@ int cmd_import(int argc, char **argv)
 		return cli_usage("import", "expected one output directory");
 	if (!o.edges)
 		return cli_usage("import", "--edges is required");
-	if (!have_n)
-		return cli_usage("import", "--num-nodes is required");
+	if (o.train && o.split[0] + o.split[1] + o.split[2] > 0)
+		return cli_usage("import", "--split draws a split: give it or --train/--valid/--test, not both");
 	const char *out = argv[optind];
 	cli_progress prog;
 	cli_progress_init(&prog, quiet);
@@ -105,11 +129,23 @@ int cmd_import(int argc, char **argv)
 		if (burrow_dataset_open(&ds, out) == 0) {
 			const burrow_dataset_info *in = burrow_dataset_get_info(ds);
 			char a[32], b[32];
-			fprintf(stderr, "burrow: import: wrote %s in %.1f s: %s nodes, %s edges%s, %lld features, %d classes\n",
+			fprintf(stderr, "burrow: import: wrote %s in %.1f s: %s nodes%s, %s edges%s, %lld features, %d classes\n",
 				out, cli_now() - t0, cli_grouped(in->num_nodes, a, sizeof a),
-				cli_grouped(in->num_edges, b, sizeof b), in->symmetric ? " (both directions)" : "",
-				(long long)in->feat_dim, in->num_classes);
+				is.num_nodes_inferred ? " (largest id + 1)" : "", cli_grouped(in->num_edges, b, sizeof b),
+				in->symmetric ? " (both directions)" : "", (long long)in->feat_dim, in->num_classes);
 			burrow_dataset_close(ds);
+		}
+		char r[32], l[32], d[32];
+		fprintf(stderr, "burrow: import: read %s edges%s; dropped %s self-loops and %s repeated edges\n",
+			cli_grouped(is.edges_read, r, sizeof r), is.header_skipped ? " (after a header line)" : "",
+			cli_grouped(is.self_loops, l, sizeof l), cli_grouped(is.duplicates, d, sizeof d));
+		if (is.split_sizes[0] + is.split_sizes[1] + is.split_sizes[2] > 0 || is.split_random) {
+			char x[32], y[32], z[32];
+			fprintf(stderr, "burrow: import: split%s: train %s, valid %s, test %s nodes\n",
+				is.split_random ? " (random)" : "", cli_grouped(is.split_sizes[0], x, sizeof x),
+				cli_grouped(is.split_sizes[1], y, sizeof y), cli_grouped(is.split_sizes[2], z, sizeof z));
+		} else {
+			fprintf(stderr, "burrow: import: no split (give --split 0.6,0.2,0.2 or split files to train on it)\n");
 		}
 	}
 	return EXIT_OK;

@@ -17,6 +17,7 @@ pkgs=(
   libcjson-dev
   libopenmpi-dev openmpi-bin
   libcriterion-dev
+  chromium           # tests only: renders burrow report's HTML headless (tests/test_report.c)
 )
 
 missing=()

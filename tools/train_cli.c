@@ -32,7 +32,7 @@ static char *resolve(const char *ckpt)
 }
 
 int train_cli_restore(const char *cmd, const char *dir, const char *ckpt, const burrow_train_opts *extra,
-		      burrow_dataset **ds, burrow_trainer **t)
+		      burrow_dataset **ds, burrow_trainer **t, burrow_train_opts *model)
 {
 	*ds = NULL;
 	*t = NULL;
@@ -47,6 +47,8 @@ int train_cli_restore(const char *cmd, const char *dir, const char *ckpt, const 
 	if (st >= 0 && (st = burrow_dataset_open(ds, dir)) >= 0 && (st = burrow_trainer_open(t, *ds, &o)) >= 0)
 		st = burrow_trainer_load(*t, path);
 	free(path);
+	if (model)
+		*model = o;
 	if (st < 0) {
 		cli_lib_fail(cmd, st);
 		burrow_trainer_close(*t);

@@ -9,11 +9,12 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* Resolve C (a checkpoint file, or a --checkpoint directory: its best.ckpt, else last.ckpt),
- * open the dataset DIR and a trainer shaped as the checkpoint says, and load it. Prints the
- * error as "burrow: <cmd>: ..." and returns EXIT_FAIL on failure, else 0. */
+/* Resolve C (a checkpoint file, or a --checkpoint directory: its best.ckpt, the best valid
+ * epoch's weights, else last.ckpt), open the dataset DIR and a trainer shaped as the
+ * checkpoint says, and load it; *model (when not NULL) gets the options it was opened with.
+ * Prints the error as "burrow: <cmd>: ..." and returns EXIT_FAIL on failure, else 0. */
 int train_cli_restore(const char *cmd, const char *dir, const char *ckpt, const burrow_train_opts *extra,
-		      burrow_dataset **ds, burrow_trainer **t);
+		      burrow_dataset **ds, burrow_trainer **t, burrow_train_opts *model);
 
 /* --checkpoint DIR [--resume]: the paths DIR/last.ckpt and DIR/best.ckpt (malloc'd, into
  * *last and *best), with DIR created (mkdir -p) and checked: resuming needs a last.ckpt,

@@ -84,6 +84,8 @@ static bool set_mem(train_args *a, const char *v)
 	return cli_bytes(v, &a->d.train.mem_bytes) && a->d.train.mem_bytes > 0;
 }
 
+static bool set_split(train_args *a, const char *v) { return cli_split(v, a->d.train.split); }
+
 static bool set_fanout(train_args *a, const char *v)
 {
 	a->fanout = v;
@@ -172,6 +174,12 @@ static const topt opts[] = {
 	{"epochs", "E", W_BOTH, SECTION_RUN, K_INT, OFF(d.train.epochs), 0, 1 << 24, NULL, NULL, "epochs", NULL},
 	{"seed", "S", W_BOTH, SECTION_RUN, K_U64, OFF(d.train.seed), 0, (double)INT64_MAX, NULL, NULL,
 	 "weights, dropout and batches", NULL},
+	{"split", "a,b,c", TRAIN_ONE, SECTION_RUN, K_CUSTOM, 0, 0, 0, set_split,
+	 "three fractions >= 0 summing to at most 1 (such as 0.6,0.2,0.2)",
+	 "for a graph without splits: a random split of the labeled nodes from --seed, M of them:\n"
+	 "round(a M) train, round(b M) valid, the rest test when a + b + c = 1 (else round(c M));\n"
+	 "burrow eval takes the same --split to score on it",
+	 NULL},
 	{"eval-every", "N", W_BOTH, SECTION_RUN, K_INT, OFF(every), 0, 1 << 24, NULL, NULL,
 	 "evaluate every N epochs and after the last; 0 = never", NULL},
 	{"mem", "BYTES", TRAIN_ONE, SECTION_RUN, K_CUSTOM, 0, 0, 0, set_mem, "a byte count (K/M/G suffixes)",

@@ -405,5 +405,9 @@ int burrow_trainer_save(burrow_trainer *t, const char *path)
 int burrow_trainer_load(burrow_trainer *t, const char *path)
 {
 	bw_ck_state s = trainer_state(t);
-	return bw_checkpoint_load(&s, path);
+	int st = bw_checkpoint_load(&s, path);
+	/* a checkpoint of the best epoch (best.ckpt) holds the best weights */
+	if (!st && t->best.epoch >= 0 && t->best.epoch == t->epoch)
+		st = bw_trainer_keep_best(t);
+	return st;
 }

@@ -83,11 +83,15 @@ struct burrow_trainer {
 	const burrow_csr *graph;          /* the dataset's, borrowed */
 	const int32_t *labels;            /* [N], borrowed */
 	int8_t *split_of;                 /* [N]: enum burrow_split of each node, -1 none (owned) */
+	int64_t *drawn;                   /* opts.split: the drawn split, train | valid | test (owned), or NULL */
+	int64_t drawn_n[3];
 	bw_backend be;
 	bw_model *model;
 	bw_optim *optim;
 	int epoch;                        /* epochs trained */
 	burrow_best best;
+	float *best_params;               /* [num_params] host copy of the best epoch's weights (owned), or NULL */
+	int best_params_epoch;            /* the epoch they are from; -1 none */
 	burrow_store *store;              /* the features, gathered as float32 (owned) */
 	size_t cache_budget;              /* bytes given to the store's cache */
 	float *feat_buf;                  /* full-graph mode: every row, read through the store (owned host memory) */
@@ -119,6 +123,12 @@ struct burrow_trainer {
  * backward, update. A non-finite loss is BURROW_E_RANGE naming the batch's epoch and index
  * (1-based), before any update. The sampler + store pipeline calls this per batch. */
 int bw_trainer_step(burrow_trainer *t, const bw_batch *b, double *loss, int64_t *counted, int64_t *correct);
+
+/* The nodes of split s (enum burrow_split): the drawn split under opts.split, else the
+ * dataset's; NULL when empty. */
+const int64_t *bw_trainer_split(const burrow_trainer *t, int s, int64_t *n);
+/* Copy the model's weights into t->best_params, as the best epoch's (outputs.c). */
+int bw_trainer_keep_best(burrow_trainer *t);
 
 /* ------------------------------------------------------------ checkpoints (checkpoint.c) */
 
@@ -157,5 +167,8 @@ void bw_pipe_close(burrow_trainer *t);
  * embeddings stay in memory or spill to scratch npy files under opts.mem_bytes. */
 typedef int (*bw_infer_sink)(void *ctx, int64_t r0, const bw_tensor *z);
 int bw_trainer_infer(burrow_trainer *t, bw_infer_sink sink, void *ctx, int64_t *spilled_bytes);
+/* The same, stopping after layer `layers` (1-based, <= the model's): its output (a hidden
+ * layer's after its activation, as the next layer reads it) goes to sink. */
+int bw_trainer_infer_upto(burrow_trainer *t, int layers, bw_infer_sink sink, void *ctx, int64_t *spilled_bytes);
 
 #endif /* BURROW_DRIVER_H */

@@ -139,8 +139,13 @@ static void drop_input(bw_rows *in, float **mem, char **path)
 
 int bw_trainer_infer(burrow_trainer *t, bw_infer_sink sink, void *ctx, int64_t *spilled_bytes)
 {
+	return bw_trainer_infer_upto(t, t->o.layers, sink, ctx, spilled_bytes);
+}
+
+int bw_trainer_infer_upto(burrow_trainer *t, int layers, bw_infer_sink sink, void *ctx, int64_t *spilled_bytes)
+{
 	const int64_t n = t->info->num_nodes;
-	const int L = t->o.layers;
+	const int L = layers;
 	const bool graph = t->o.model != BURROW_MODEL_MLP;
 	chunk c = {0};
 	const bw_device *dev = t->be.dev;
@@ -152,6 +157,8 @@ int bw_trainer_infer(burrow_trainer *t, bw_infer_sink sink, void *ctx, int64_t *
 	layer_out lo = {0};
 	int st = 0;
 	*spilled_bytes = 0;
+	if (L < 1 || L > t->o.layers)
+		return bw_err(BURROW_E_INVAL, "inference: layer %d is not in [1, %d]", L, t->o.layers);
 
 	if (graph && !t->map) {
 		if (!(t->map = bw_malloc((size_t)(n ? n : 1) * sizeof *t->map)))

@@ -55,7 +55,7 @@ static int pipe_open(burrow_trainer *t)
 	burrow_sampler_close(t->sampler);
 	t->sampler = NULL;
 	int64_t n;
-	const int64_t *train = burrow_dataset_split(t->ds, BURROW_SPLIT_TRAIN, &n);
+	const int64_t *train = bw_trainer_split(t, BURROW_SPLIT_TRAIN, &n);
 	if (!train)
 		return bw_err(BURROW_E_INVAL, "train: dataset '%s' has no training nodes", t->info->name);
 	burrow_sampler_opts so;

@@ -183,16 +183,34 @@ static int open_features(burrow_trainer *t)
 	return 0;
 }
 
+const int64_t *bw_trainer_split(const burrow_trainer *t, int s, int64_t *n)
+{
+	if (!t->drawn)
+		return burrow_dataset_split(t->ds, s, n);
+	int64_t at = 0;
+	for (int k = 0; k < s; k++)
+		at += t->drawn_n[k];
+	*n = t->drawn_n[s];
+	return *n ? t->drawn + at : NULL;
+}
+
 static int make_split_index(burrow_trainer *t)
 {
 	const int64_t n = t->info->num_nodes;
+	int st;
 	t->split_of = bw_malloc((size_t)(n ? n : 1));
 	if (!t->split_of)
 		return BURROW_E_NOMEM;
 	memset(t->split_of, -1, (size_t)n);
+	if (t->o.split[0] + t->o.split[1] + t->o.split[2] > 0) { /* a drawn split instead of the dataset's */
+		if (!(t->drawn = bw_malloc((size_t)(n ? n : 1) * sizeof *t->drawn)))
+			return BURROW_E_NOMEM;
+		if ((st = burrow_split_random(t->labels, n, t->o.split, t->o.seed, t->drawn, t->drawn_n)))
+			return st;
+	}
 	for (int s = 0; s < 3; s++) {
 		int64_t k;
-		const int64_t *ids = burrow_dataset_split(t->ds, s, &k);
+		const int64_t *ids = bw_trainer_split(t, s, &k);
 		for (int64_t i = 0; i < k; i++)
 			t->split_of[ids[i]] = (int8_t)s;
 	}
@@ -222,6 +240,7 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 	t->graph = burrow_dataset_graph(ds);
 	t->labels = burrow_dataset_labels(ds);
 	t->best = (burrow_best){.epoch = -1, .valid_acc = -1, .test_acc = -1};
+	t->best_params_epoch = -1;
 	if (o->scratch_dir && !(t->scratch_dir = bw_strdup(o->scratch_dir))) {
 		st = BURROW_E_NOMEM;
 		goto fail;
@@ -284,6 +303,8 @@ void burrow_trainer_close(burrow_trainer *t)
 	bw_free(t->mb_labels);
 	bw_free(t->mb_norm);
 	bw_free(t->split_of);
+	bw_free(t->drawn);
+	bw_free(t->best_params);
 	bw_free(t->gcn_norm);
 	bw_free(t->map);
 	bw_free(t->scratch_dir);
@@ -374,7 +395,7 @@ int burrow_trainer_train_epoch(burrow_trainer *t, burrow_epoch_stats *es)
 	if (st)
 		return st;
 	int64_t ntrain;
-	const int64_t *train = burrow_dataset_split(t->ds, BURROW_SPLIT_TRAIN, &ntrain);
+	const int64_t *train = bw_trainer_split(t, BURROW_SPLIT_TRAIN, &ntrain);
 	if (!train)
 		return bw_err(BURROW_E_INVAL, "train: dataset '%s' has no training nodes", t->info->name);
 	if (!t->train_dev.ptr &&
@@ -452,8 +473,10 @@ int burrow_trainer_evaluate(burrow_trainer *t, burrow_eval_stats *ev)
 	ev->test_acc = acc[BURROW_SPLIT_TEST];
 	ev->eval_s = now_s() - t0;
 	/* without a valid split there is nothing to choose by: the latest evaluation is the best */
-	if (t->best.epoch < 0 || ev->valid_acc < 0 || ev->valid_acc > t->best.valid_acc)
+	if (t->best.epoch < 0 || ev->valid_acc < 0 || ev->valid_acc > t->best.valid_acc) {
 		t->best = (burrow_best){.epoch = t->epoch, .valid_acc = ev->valid_acc, .test_acc = ev->test_acc};
+		return bw_trainer_keep_best(t);
+	}
 	return 0;
 }
 

@@ -1,0 +1,129 @@
+/* cmd_predict.c: burrow predict DIR --checkpoint C --out P.npy [--nodes ids.npy] [--proba]:
+ * the class (or the class probabilities) a checkpointed model gives each node. */
+#include "cli.h"
+#include "train_cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static void help(void)
+{
+	printf("usage: burrow predict DIR --checkpoint C --out P.npy [--nodes IDS.npy] [--proba] [--force]\n"
+	       "                        [--mem BYTES] [--eval-chunk N] [--scratch DIR] [--threads T]\n\n"
+	       "Predict with a checkpointed model, by layer-wise full-neighbor inference over DIR (the\n"
+	       "predictions burrow eval scores): P.npy gets each node's class, [n] int32 (the argmax of the\n"
+	       "logits), or with --proba its class probabilities, [n, classes] float32 (the softmax of the\n"
+	       "logits; each row sums to 1). n is every node of DIR in id order, or the nodes of --nodes in\n"
+	       "its order. C is a checkpoint file or a --checkpoint directory of burrow train: its best.ckpt\n"
+	       "(the weights of the epoch with the best valid accuracy), else last.ckpt; give C/last.ckpt\n"
+	       "for the last epoch's weights. The file is written atomically.\n\n"
+	       "  --nodes IDS.npy  node ids, int32 or int64, 1-D (or [n, 1]); repeats allowed (all nodes)\n"
+	       "  --proba          class probabilities instead of classes\n"
+	       "  --force          replace P.npy if it exists\n"
+	       "  --mem, --eval-chunk, --scratch, --threads   as for burrow eval\n");
+}
+
+enum { O_CKPT = 256, O_OUT, O_NODES, O_PROBA, O_FORCE, O_MEM, O_CHUNK, O_SCRATCH, O_THREADS, O_HELP };
+
+/* --nodes: an int32 or int64 vector (or column) of ids as int64 (malloc'd into *ids). */
+static int read_nodes(const char *path, int64_t **ids, int64_t *n)
+{
+	burrow_npy_array a;
+	int st = burrow_npy_read(path, &a);
+	if (st < 0)
+		return cli_lib_fail("predict", st);
+	int rc = EXIT_OK;
+	if (a.dtype != BURROW_DTYPE_I32 && a.dtype != BURROW_DTYPE_I64)
+		rc = cli_fail("predict", "%s: node ids must be int32 or int64, got %s", path, burrow_dtype_name(a.dtype));
+	else if (!(a.ndim == 1 || (a.ndim == 2 && a.shape[1] == 1)))
+		rc = cli_fail("predict", "%s: node ids must be a vector [n] (or [n, 1]), got %d dimensions", path, a.ndim);
+	else if (!(*ids = malloc((size_t)(a.count ? a.count : 1) * sizeof **ids)))
+		rc = cli_fail("predict", "out of memory");
+	else {
+		for (int64_t i = 0; i < a.count; i++)
+			(*ids)[i] = a.dtype == BURROW_DTYPE_I32 ? ((const int32_t *)a.data)[i] : ((const int64_t *)a.data)[i];
+		*n = a.count;
+	}
+	burrow_npy_free(&a);
+	return rc;
+}
+
+int cmd_predict(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{"checkpoint", required_argument, 0, O_CKPT}, {"out", required_argument, 0, O_OUT},
+		{"nodes", required_argument, 0, O_NODES},     {"proba", no_argument, 0, O_PROBA},
+		{"force", no_argument, 0, O_FORCE},           {"mem", required_argument, 0, O_MEM},
+		{"eval-chunk", required_argument, 0, O_CHUNK}, {"scratch", required_argument, 0, O_SCRATCH},
+		{"threads", required_argument, 0, O_THREADS}, {"help", no_argument, 0, O_HELP},
+		{0, 0, 0, 0},
+	};
+	burrow_train_opts o;
+	burrow_train_defaults(&o);
+	const char *ckpt = NULL, *out = NULL, *nodes_path = NULL;
+	bool force = false, proba = false;
+	int64_t v;
+	int c;
+	while ((c = cli_getopt("predict", argc, argv, "h", lo)) != -1) {
+		switch (c) {
+		case '?': return EXIT_USAGE;
+		case 'h':
+		case O_HELP: help(); return EXIT_OK;
+		case O_CKPT: ckpt = optarg; break;
+		case O_OUT: out = optarg; break;
+		case O_NODES: nodes_path = optarg; break;
+		case O_PROBA: proba = true; break;
+		case O_FORCE: force = true; break;
+		case O_MEM:
+			if (!cli_bytes(optarg, &o.mem_bytes) || o.mem_bytes < 1)
+				return cli_usage("predict", "--mem wants a byte count, got '%s'", optarg);
+			break;
+		case O_CHUNK:
+			if (!cli_i64(optarg, &v) || v < 1)
+				return cli_usage("predict", "--eval-chunk wants a positive integer, got '%s'", optarg);
+			o.eval_chunk = v;
+			break;
+		case O_SCRATCH: o.scratch_dir = optarg; break;
+		case O_THREADS:
+			if (!cli_i64(optarg, &v) || v < 1 || v > 4096)
+				return cli_usage("predict", "--threads wants an integer in [1, 4096], got '%s'", optarg);
+			o.threads = (int)v;
+			break;
+		default: return EXIT_USAGE;
+		}
+	}
+	if (argc - optind != 1)
+		return cli_usage("predict", "expected one dataset directory");
+	if (!ckpt || !out)
+		return cli_usage("predict", "--checkpoint and --out are required");
+	struct stat sb;
+	if (!force && stat(out, &sb) == 0)
+		return cli_fail("predict", "%s exists (use --force to replace it)", out);
+	int64_t *ids = NULL, n = 0;
+	if (nodes_path && read_nodes(nodes_path, &ids, &n))
+		return EXIT_FAIL;
+	burrow_dataset *ds;
+	burrow_trainer *t;
+	if (train_cli_restore("predict", argv[optind], ckpt, &o, &ds, &t, NULL)) {
+		free(ids);
+		return EXIT_FAIL;
+	}
+	const double t0 = cli_now();
+	const int64_t rows = ids ? n : burrow_dataset_get_info(ds)->num_nodes;
+	int st = burrow_trainer_predict(t, ids, n, proba, out), rc = EXIT_OK;
+	if (st < 0) {
+		rc = cli_lib_fail("predict", st);
+	} else if (proba) {
+		fprintf(stderr, "burrow: predict: wrote %s (%lld x %d float32 class probabilities) in %.2f s\n", out,
+			(long long)rows, burrow_dataset_get_info(ds)->num_classes, cli_now() - t0);
+	} else {
+		fprintf(stderr, "burrow: predict: wrote %s (%lld int32 classes) in %.2f s\n", out, (long long)rows,
+			cli_now() - t0);
+	}
+	burrow_trainer_close(t);
+	burrow_dataset_close(ds);
+	free(ids);
+	return rc;
+}
