@@ -1,4 +1,4 @@
-/* dist.h: partition-parallel full-graph training over MPI: one rank per part of a parts
+/* dist.h: partition-parallel full-graph training over bw_comm (comm.h): one rank per part of a parts
  * directory (burrow partition), model replicated, gradients all-reduced, halo rows
  * exchanged every layer (halo.c) while inner rows aggregate. */
 #ifndef BURROW_DIST_H
@@ -9,7 +9,7 @@
 
 struct burrow_dist {
 	burrow_dist_opts o;
-	MPI_Comm comm;                 /* a duplicate of MPI_COMM_WORLD */
+	bw_comm *comm;                 /* a duplicate of the world communicator */
 	int rank, K;
 	int threads;                   /* compute threads of this rank (burrow_dist_threads) */
 	burrow_parts *parts;
@@ -51,7 +51,7 @@ struct burrow_dist {
 int bw_dist_forward_backward(burrow_dist *d, bool training, const bw_tensor **logits, double *loss, double *acc);
 /* Sum the model's gradients over comm in place, through a host view of them (the
  * gradients themselves on a host-memory device). Collective. */
-int bw_dist_allreduce_grads(bw_model *m, MPI_Comm comm, bw_stage *stage);
+int bw_dist_allreduce_grads(bw_model *m, bw_comm *comm, bw_stage *stage);
 /* Forward only, no dropout: logits of the owned rows. */
 int bw_dist_forward(burrow_dist *d, const bw_tensor **logits);
 

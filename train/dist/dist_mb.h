@@ -1,4 +1,4 @@
-/* dist_mb.h: partition-parallel mini-batch training over MPI (dist_mb.c): each rank samples
+/* dist_mb.h: partition-parallel mini-batch training over bw_comm (dist_mb.c): each rank samples
  * batches from its own training nodes over the whole graph (a frontier node owned elsewhere
  * is expanded by its owner), fetches the input rows it does not hold from their owners, and
  * steps the replicated model with all-reduced gradients, every rank the same number of steps. */
@@ -36,7 +36,7 @@ typedef struct bw_mb_batch {
 	size_t lids_cap, fetch_cap, rrows_cap, rnorm_cap, sids_cap, srows_cap, snorm_cap;
 	int *cnt;                            /* [4K]: send counts, send displs, recv counts, recv displs (rows) */
 	int *cnt_f;                          /* [4K]: the same in floats (times D) */
-	MPI_Request req[2];
+	bw_comm_req req[2];
 	int nreq;
 	burrow_store_ticket *ticket;
 	double post_t, done_t;               /* when the rows were posted, and seen complete (0: not yet) */
