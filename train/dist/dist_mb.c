@@ -12,6 +12,8 @@
 #include "dist_mb.h"
 
 #include "../../graph/store_sizing.h"
+#include "../../partition/book.h"
+#include "../../sampler/draw.h"
 
 #include <limits.h>
 #include <math.h>
@@ -22,7 +24,6 @@
 /* Key coordinates that no epoch takes: the neighbor draws and the epoch's shuffle. */
 #define KEY_DRAW (UINT64_MAX - 16)
 #define KEY_SHUFFLE (UINT64_MAX - 17)
-#define SMALL_PICK 32 /* Floyd's draws check membership by a linear scan up to this many picks */
 
 struct bw_dist_mb {
 	bw_comm *comm;                 /* a duplicate of the dist's communicator */
@@ -119,15 +120,7 @@ static int owner_of(const struct bw_dist_mb *m, int64_t gid)
 {
 	if (gid >= m->first && gid < m->first + m->n_own)
 		return m->rank;
-	int lo = 0, hi = m->K;
-	while (hi - lo > 1) {
-		int mid = (lo + hi) / 2;
-		if (m->offsets[mid] <= gid)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
+	return bw_book_owner(m->offsets, m->K, gid);
 }
 
 /* Index of gid in the halo, or -1. */
@@ -213,13 +206,10 @@ static void sort_ids(int64_t *a, int64_t n)
 	}
 }
 
-/* Room for `k` more picks' membership table (k > SMALL_PICK). */
+/* Room for the draw's membership table of k picks (k > BW_SMALL_FANOUT). */
 static int pick_room(struct bw_dist_mb *m, int64_t k)
 {
-	size_t cap = 64;
-	while (cap < 2 * (size_t)k)
-		cap <<= 1;
-	return grow(&m->ptab, &m->ptab_cap, cap, sizeof *m->ptab);
+	return grow(&m->ptab, &m->ptab_cap, bw_draw_table_cap(k), sizeof *m->ptab);
 }
 
 /* Owned node lid's neighbors for a block with fanout fan, as new global ids into out (room
@@ -237,36 +227,7 @@ static int64_t sample_row(struct bw_dist_mb *m, int64_t lid, int fan, uint64_t l
 	bw_rng r;
 	bw_rng_seed(&r, bw_key(lkey, (uint64_t)(m->first + lid)));
 	const int64_t k = fan;
-	size_t cap = 0;
-	if (k > SMALL_PICK) {
-		cap = 64;
-		while (cap < 2 * (size_t)k)
-			cap <<= 1;
-		memset(m->ptab, 0, cap * sizeof *m->ptab);
-	}
-	int64_t n = 0;
-	for (int64_t j = deg - k; j < deg; j++) {
-		int64_t t = (int64_t)bw_rng_below(&r, (uint64_t)j + 1);
-		if (!cap) {
-			for (int64_t q = 0; q < n; q++)
-				if (out[q] == t) {
-					t = j;
-					break;
-				}
-		} else {
-			for (int pass = 0; pass < 2; pass++) { /* insert t; when taken, j (never taken) */
-				size_t h = (size_t)(((uint64_t)t * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
-				while (m->ptab[h] && m->ptab[h] != t + 1)
-					h = (h + 1) & (cap - 1);
-				if (!m->ptab[h]) {
-					m->ptab[h] = t + 1;
-					break;
-				}
-				t = j;
-			}
-		}
-		out[n++] = t;
-	}
+	bw_draw(&r, deg, k, out, m->ptab); /* the sampler's draw: positions in the row */
 	for (int64_t q = 0; q < k; q++)
 		out[q] = l2g(m, m->ind[s + out[q]]);
 	return k;
@@ -289,7 +250,7 @@ static int hop(struct bw_dist_mb *m, bw_mb_batch *b, int l, uint64_t lkey)
 	    (st = grow(&m->rfrom, &m->rfrom_cap, (size_t)nd + 1, sizeof *m->rfrom)) ||
 	    (st = grow(&b->indptr[l], &b->indptr_cap[l], (size_t)nd + 1, sizeof **b->indptr)))
 		return st;
-	if (fan > SMALL_PICK && (st = pick_room(m, fan)))
+	if (fan > BW_SMALL_FANOUT && (st = pick_room(m, fan)))
 		return st;
 
 	/* route the frontier nodes owned elsewhere to their owners, in frontier order */
