@@ -71,7 +71,8 @@ Test(mpi, distributed_full_graph_equals_single_process)
 }
 
 /* Distributed mini-batch mode at 1, 2 and 4 ranks: sampled blocks are true neighbors of the
- * unpartitioned graph with min(fanout, degree) per row, the input rows equal the features,
+ * unpartitioned graph with min(fanout, degree) per row, owned rows are the sampler's draw
+ * (sampler/draw.h) of their documented key, checked against a slow Floyd's draw, the input rows equal the features,
  * an all-neighbor step equals the full-graph step, replicas stay identical (the program
  * checks itself and exits 0 only when every check holds). */
 Test(mpi, distributed_minibatch)
@@ -83,6 +84,7 @@ Test(mpi, distributed_minibatch)
 		cr_assert_eq(rc, 0, "-np %d exited %d:\n%s\n%s", ranks[i], rc, out, err);
 		cr_assert(strstr(out, "gcn: sampled blocks are true neighbors") &&
 				  strstr(out, "sage: sampled blocks are true neighbors") &&
+				  strstr(out, "owned rows are Floyd's draw of their key") &&
 				  strstr(out, "gcn: an all-neighbor step equals the full-graph step") &&
 				  strstr(out, "sage: an all-neighbor step equals the full-graph step") &&
 				  strstr(out, "replicas identical after 3 mini-batch epochs"),

@@ -395,8 +395,7 @@ static int hop(struct bw_dist_mb *m, bw_mb_batch *b, int l, uint64_t lkey)
 	return 0;
 }
 
-/* The draws of (epoch, step, layer): every rank derives the same key. */
-static uint64_t draw_key(uint64_t seed, int64_t epoch, int64_t step, int l)
+uint64_t bw_dist_mb_draw_key(uint64_t seed, int64_t epoch, int64_t step, int l)
 {
 	return bw_key(bw_key(bw_key(bw_key(seed, KEY_DRAW), (uint64_t)epoch), (uint64_t)step), (uint64_t)l);
 }
@@ -422,7 +421,7 @@ static int sample(burrow_dist *d, bw_mb_batch *b, const int64_t *seeds, int64_t 
 	b->num_layers = m->L;
 	b->num_seeds = b->num_input = n;
 	for (int l = m->L - 1; l >= 0; l--)
-		if ((st = hop(m, b, l, draw_key(d->o.train.seed, epoch, step, l))))
+		if ((st = hop(m, b, l, bw_dist_mb_draw_key(d->o.train.seed, epoch, step, l))))
 			return st;
 	return 0;
 }

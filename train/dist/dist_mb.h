@@ -54,6 +54,11 @@ int bw_dist_mb_epoch(burrow_dist *d, burrow_epoch_stats *st, burrow_comm_stats *
  * step `step` of epoch `epoch`, and fetch its input rows and norms: on return *out holds
  * everything (valid until the next call). Collective: every rank calls it for the same
  * (epoch, step). For tests and tools. */
+/* The key of the draws of (epoch, step, layer), the same on every rank: an owned node gid
+ * with more neighbors than the fanout gets the sampler's draw (sampler/draw.h) over its row
+ * of the part's CSR from the stream bw_key(key, gid). */
+uint64_t bw_dist_mb_draw_key(uint64_t seed, int64_t epoch, int64_t step, int l);
+
 int bw_dist_mb_load(burrow_dist *d, const int64_t *seeds, int64_t n, int64_t epoch, int64_t step,
 		    const bw_mb_batch **out);
 
