@@ -378,7 +378,7 @@ static const struct {
 	{"mem", "64M", T_ANY},		    {"eval-chunk", "100", T_ANY},   {"scratch", "/tmp", T_ANY},
 	{"log", NULL, T_ANY},		    {"checkpoint", NULL, T_ANY},    {"resume", NULL, T_ANY},
 	{"full-graph", NULL, T_FG},	    {"halo", "exact", T_FG},	    {"no-overlap", NULL, T_FG},
-	{"boundary-sample", "0.5", T_FG},
+	{"boundary-sample", "0.5", T_FG},   {"comm", "mpi", T_ANY},
 };
 
 static int sample_index(const char *name)
@@ -515,6 +515,46 @@ Test(mpi, train_options_are_one_set_for_both_modes, .timeout = 240)
 	free(out);
 	free(err);
 	free(help);
+	tu_rmrf(dir);
+	free(dir);
+}
+
+/* --comm: auto resolves to mpi on the CPU (rank 0's header says so); nccl and staged, which
+ * move GPU buffers, are refused under mpirun -np 4 in one line, exit 1, before MPI starts
+ * (no abort); an unknown kind is a usage error. */
+Test(mpi, comm_option)
+{
+	char *dir = tu_tmpdir(), *out, *err;
+	cr_assert_eq(tu_sh(NULL, &err, "%s gen csbm %s/g --nodes 300 --feat-dim 8 --classes 3 --quiet && "
+				       "%s partition %s/g --parts 2 --quiet",
+			   tu_burrow(), dir, tu_burrow(), dir),
+		     0, "%s", err);
+	free(err);
+	int rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/g/parts-2 --full-graph --epochs 1 --comm auto --quiet",
+		       tu_burrow(), dir);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	cr_assert(strstr(out, ", comm mpi\n"), "%s", out);
+	free(out);
+	free(err);
+	static const char *const gpu[] = {"nccl", "staged"};
+	for (int i = 0; i < 2; i++) {
+		rc = tu_sh(&out, &err, MPIRUN " -np 4 %s train %s/g/parts-2 --comm %s", tu_burrow(), dir, gpu[i]);
+		cr_assert_eq(rc, 1, "%s", err);
+		int lines = 0;
+		for (const char *p = err; (p = strstr(p, "burrow:")); p++)
+			lines++;
+		char want[64];
+		snprintf(want, sizeof want, "--comm %s moves GPU buffers", gpu[i]);
+		cr_assert_eq(lines, 1, "%s", err);
+		cr_assert(strstr(err, want) && !strstr(err, "MPI_ABORT"), "%s", err);
+		free(out);
+		free(err);
+	}
+	rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/g/parts-2 --comm tcp", tu_burrow(), dir);
+	cr_assert_eq(rc, 2, "%s", err);
+	cr_assert(strstr(err, "--comm wants auto, mpi, nccl or staged, got 'tcp'"), "%s", err);
+	free(out);
+	free(err);
 	tu_rmrf(dir);
 	free(dir);
 }

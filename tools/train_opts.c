@@ -108,6 +108,14 @@ static bool set_no_overlap(train_args *a, const char *v)
 	return true;
 }
 
+static bool set_comm(train_args *a, const char *v) { return (a->d.comm = burrow_comm_parse(v)) >= 0; }
+
+static const char *show_comm(const train_args *a, char *b, size_t n)
+{
+	snprintf(b, n, "%s", burrow_comm_name(a->d.comm));
+	return b;
+}
+
 static const char SECTION_MODE[] = "Mode", SECTION_MODEL[] = "Model", SECTION_OPT[] = "Optimizer",
 		  SECTION_MB[] = "Mini-batch pipeline", SECTION_RUN[] = "Run", SECTION_OUT[] = "Output",
 		  SECTION_DIST[] = "Under mpirun, on a parts directory (one rank per part)";
@@ -198,6 +206,12 @@ static const topt opts[] = {
 	 "--full-graph: exchange a random fraction p of the boundary nodes each epoch, rescaled\n"
 	 "by 1/p (BNS-GCN); evaluation uses all of them",
 	 NULL},
+	{"comm", "C", TRAIN_DIST, SECTION_DIST, K_CUSTOM, 0, 0, 0, set_comm,
+	 "auto, mpi, nccl or staged",
+	 "how ranks communicate: auto, mpi (host buffers), nccl (GPU buffers, one GPU per rank)\n"
+	 "or staged (GPU -> pinned host -> MPI, ranks sharing a GPU); nccl and staged are\n"
+	 "refused while distributed training runs on the CPU; auto: mpi",
+	 show_comm},
 };
 #define NOPTS ((int)(sizeof opts / sizeof *opts))
 

@@ -20,7 +20,41 @@ void burrow_dist_defaults(burrow_dist_opts *o)
 	o->boundary_sample = 1.0;
 }
 
+static const char *const comm_names[] = {"auto", "mpi", "nccl", "staged"};
+
+int burrow_comm_parse(const char *name)
+{
+	for (int k = 0; k < (int)(sizeof comm_names / sizeof *comm_names); k++)
+		if (!strcmp(name, comm_names[k]))
+			return k;
+	return -1;
+}
+
+const char *burrow_comm_name(int kind)
+{
+	return kind >= 0 && kind < (int)(sizeof comm_names / sizeof *comm_names) ? comm_names[kind] : "?";
+}
+
+/* The communication of this run: auto is MPI on host-memory devices. Distributed training
+ * computes on the CPU backend (bw_backend_init in burrow_dist_open), so NCCL and the staged
+ * path, which move device buffers, have nothing to move and are refused before any work. */
+static int resolve_comm(int asked, int *kind)
+{
+	switch (asked) {
+	case BURROW_COMM_AUTO:
+	case BURROW_COMM_MPI: *kind = BURROW_COMM_MPI; return 0;
+	case BURROW_COMM_NCCL:
+	case BURROW_COMM_STAGED:
+		return bw_err(BURROW_E_UNSUPPORTED,
+			      "train: --comm %s moves GPU buffers, but distributed training runs on the CPU here "
+			      "(use --comm mpi or auto)",
+			      burrow_comm_name(asked));
+	default: return bw_err(BURROW_E_INVAL, "train: unknown communication kind %d", asked);
+	}
+}
+
 int burrow_dist_rank(const burrow_dist *d) { return d->rank; }
+int burrow_dist_comm(const burrow_dist *d) { return d->comm_kind; }
 int burrow_dist_epoch(const burrow_dist *d) { return d->epoch; }
 int burrow_dist_size(const burrow_dist *d) { return d->K; }
 int burrow_dist_threads(const burrow_dist *d) { return d->threads; }
@@ -107,6 +141,16 @@ static int compute_threads(const burrow_dist *d, int *threads)
 	return 0;
 }
 
+int burrow_dist_check(const burrow_dist_opts *o)
+{
+	int kind;
+	if (!(o->boundary_sample > 0.0 && o->boundary_sample <= 1.0))
+		return bw_err(BURROW_E_INVAL, "train: boundary sample fraction %g outside (0, 1]", o->boundary_sample);
+	if (o->boundary_sample < 1.0 && o->halo == BURROW_HALO_STALE)
+		return bw_err(BURROW_E_INVAL, "train: boundary sampling and stale halos do not combine: choose one");
+	return resolve_comm(o->comm, &kind);
+}
+
 int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist_opts *o)
 {
 	int st;
@@ -121,14 +165,9 @@ int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist
 	else
 		burrow_dist_defaults(&d->o);
 	d->o.train.scratch_dir = NULL;
-	if (!(d->o.boundary_sample > 0.0 && d->o.boundary_sample <= 1.0)) {
-		st = bw_err(BURROW_E_INVAL, "train: boundary sample fraction %g outside (0, 1]", d->o.boundary_sample);
+	if ((st = burrow_dist_check(&d->o)))
 		goto fail_early;
-	}
-	if (d->o.boundary_sample < 1.0 && d->o.halo == BURROW_HALO_STALE) {
-		st = bw_err(BURROW_E_INVAL, "train: boundary sampling and stale halos do not combine: choose one");
-		goto fail_early;
-	}
+	resolve_comm(d->o.comm, &d->comm_kind);
 	d->best = (burrow_best){.epoch = -1, .valid_acc = -1, .test_acc = -1};
 	if ((st = bw_comm_world(&d->comm)))
 		goto fail;

@@ -12,6 +12,7 @@ struct burrow_dist {
 	bw_comm *comm;                 /* a duplicate of the world communicator */
 	int rank, K;
 	int threads;                   /* compute threads of this rank (burrow_dist_threads) */
+	int comm_kind;                 /* enum burrow_comm_kind this run uses (auto resolved) */
 	burrow_parts *parts;
 	burrow_part *part;
 	const burrow_part_info *pi;
