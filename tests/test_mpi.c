@@ -61,7 +61,10 @@ Test(mpi, distributed_full_graph_equals_single_process)
 		cr_assert_eq(rc, 0, "-np %d exited %d:\n%s\n%s", ranks[i], rc, out, err);
 		cr_assert(strstr(out, "gcn: logits and gradients match") && strstr(out, "sage: logits and gradients match") &&
 				  strstr(out, "stale halos, boundary sample 1: replicas identical") &&
-				  strstr(out, "exact halos, boundary sample 0.5: replicas identical"),
+				  strstr(out, "exact halos, boundary sample 0.5: replicas identical") &&
+				  strstr(out, "gcn: logits and gradients match the single-process run (gradients all-reduced per layer") &&
+				  strstr(out, "sage: logits and gradients match the single-process run (gradients all-reduced per layer") &&
+				  strstr(out, "boundary sample 1, gradients per layer: replicas identical"),
 			  "%s", out);
 		free(out);
 		free(err);
@@ -378,7 +381,7 @@ static const struct {
 	{"mem", "64M", T_ANY},		    {"eval-chunk", "100", T_ANY},   {"scratch", "/tmp", T_ANY},
 	{"log", NULL, T_ANY},		    {"checkpoint", NULL, T_ANY},    {"resume", NULL, T_ANY},
 	{"full-graph", NULL, T_FG},	    {"halo", "exact", T_FG},	    {"no-overlap", NULL, T_FG},
-	{"boundary-sample", "0.5", T_FG},   {"comm", "mpi", T_ANY},
+	{"boundary-sample", "0.5", T_FG},   {"comm", "mpi", T_ANY},	    {"grad-overlap", NULL, T_FG},
 };
 
 static int sample_index(const char *name)

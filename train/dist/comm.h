@@ -56,6 +56,10 @@ double bw_comm_now(void);
 /* Reduce count elements over every rank, result on every rank; send NULL: in place in recv. */
 int bw_comm_allreduce(bw_comm *c, const void *send, void *recv, int64_t count, bw_comm_type t, bw_comm_op op,
 		      const char *what);
+/* The same, non-blocking and in place in buf: complete it with bw_comm_test / bw_comm_wait;
+ * buf must stay untouched until then. */
+int bw_comm_iallreduce(bw_comm *c, void *buf, int64_t count, bw_comm_type t, bw_comm_op op, bw_comm_req *req,
+		       const char *what);
 /* Root's count elements of buf to every rank. */
 int bw_comm_bcast(bw_comm *c, void *buf, int64_t count, bw_comm_type t, int root, const char *what);
 /* count elements to each rank and from each rank (send and recv: [size * count]). */

@@ -15,6 +15,8 @@ _Static_assert(sizeof(MPI_Request) <= sizeof(((bw_comm_req *)0)->impl), "bw_comm
 
 #define BW_COMM_MAX_REQ 8
 
+static MPI_Request *req_of(bw_comm_req *r) { return (MPI_Request *)(void *)r->impl; }
+
 /* MPI's error code as BURROW_E_MPI, naming what the caller did, the MPI call (its name:
  * the expression up to its parenthesis) and MPI's own text. */
 static int err_mpi(int code, const char *what, const char *call)
@@ -171,6 +173,19 @@ int bw_comm_allreduce(bw_comm *c, const void *send, void *recv, int64_t count, b
 			  what);
 }
 
+int bw_comm_iallreduce(bw_comm *c, void *buf, int64_t count, bw_comm_type t, bw_comm_op op, bw_comm_req *req,
+		       const char *what)
+{
+	int st;
+	if ((st = count_int(count, what)))
+		return st;
+	if ((st = BW_MPI(MPI_Iallreduce(MPI_IN_PLACE, buf, (int)count, mpi_type(t), mpi_op(op), c->comm, req_of(req)),
+			 what)))
+		return st;
+	req->active = true;
+	return 0;
+}
+
 int bw_comm_bcast(bw_comm *c, void *buf, int64_t count, bw_comm_type t, int root, const char *what)
 {
 	int st;
@@ -189,8 +204,6 @@ int bw_comm_alltoallv(bw_comm *c, const void *send, const int *scnt, const int *
 {
 	return BW_MPI(MPI_Alltoallv(send, scnt, sdsp, mpi_type(t), recv, rcnt, rdsp, mpi_type(t), c->comm), what);
 }
-
-static MPI_Request *req_of(bw_comm_req *r) { return (MPI_Request *)(void *)r->impl; }
 
 int bw_comm_ialltoallv(bw_comm *c, const void *send, const int *scnt, const int *sdsp, void *recv, const int *rcnt,
 		       const int *rdsp, bw_comm_type t, bw_comm_req *req, const char *what)

@@ -456,6 +456,11 @@ int bw_dist_forward_backward(burrow_dist *d, bool training, const bw_tensor **lo
 	bw_tensor *gh = &d->glogits;
 	const int L = d->model->cfg.layers;
 	const bool graph = d->model->cfg.kind != BURROW_MODEL_MLP;
+	/* replicas stay identical: every rank applies the same summed gradient; with
+	 * grad_overlap each layer's gradients are summed while the layers below run backward */
+	const bool bucketed = d->o.grad_overlap && d->be.dev->host_memory;
+	bw_grad_buckets gb;
+	bw_grad_buckets_init(&gb);
 	for (int l = L - 1; l >= 0; l--) {
 		bw_tensor *gx = l > 0 ? &d->gbuf[l % 2] : NULL;
 		const bw_tensor *x = l == 0 ? &d->x0 : (graph ? &d->in[l] : &d->model->h[l - 1]);
@@ -464,20 +469,23 @@ int bw_dist_forward_backward(burrow_dist *d, bool training, const bw_tensor **lo
 		bw_overlap ov = {.poll = halo_poll, .post = d->o.overlap ? halo_post : halo_post_wait, .ctx = d->halo};
 		if ((st = bw_model_layer_backward_overlap(&d->be, d->model, l, &d->blk, x, gh, gx,
 							  gx && graph ? &ov : NULL)))
-			return st;
+			goto out_wait;
+		if (bucketed && (st = bw_grad_buckets_post(&gb, d->model, l, d->comm)))
+			goto out_wait;
 		if (!gx)
 			break;
 		if (graph && (st = bw_halo_backward_finish(d->halo, gx->data)))
-			return st;
+			goto out_wait;
 		gx->rows = d->n_own; /* layer l-1's output: the owned rows */
 		gh = gx;
 	}
-	/* replicas stay identical: every rank applies the same summed gradient */
 	t0 = bw_comm_now();
-	if ((st = bw_dist_allreduce_grads(d->model, d->comm, &d->host_view)))
-		return st;
+	st = bucketed ? bw_grad_buckets_wait(&gb) : bw_dist_allreduce_grads(d->model, d->comm, &d->host_view);
 	d->reduce_s += bw_comm_now() - t0;
-	return apply_stale(d);
+	return st ? st : apply_stale(d);
+out_wait:
+	bw_grad_buckets_wait(&gb); /* what was posted completes on every rank */
+	return st;
 }
 
 int burrow_dist_train_epoch(burrow_dist *d, burrow_epoch_stats *st_out, burrow_comm_stats *cs)
@@ -614,6 +622,24 @@ static int bcast_device(burrow_dist *d, float *p, int n)
 	if ((st = bw_comm_bcast(d->comm, host, n, BW_COMM_F32, 0, "train: broadcast (weights, optimizer)")))
 		return st;
 	return d->rank == 0 ? 0 : bw_stage_write_commit(&d->host_view, d->be.dev, p, host, bytes);
+}
+
+void bw_grad_buckets_init(bw_grad_buckets *g) { memset(g, 0, sizeof *g); }
+
+int bw_grad_buckets_post(bw_grad_buckets *g, bw_model *m, int l, bw_comm *comm)
+{
+	const bw_layer *ly = &m->layer[l];
+	if (g->n >= BW_MAX_LAYERS)
+		return bw_err(BURROW_E_INVAL, "train: more gradient buckets than layers");
+	return bw_comm_iallreduce(comm, ly->gw, bw_layer_num_params(ly->kind, ly->in, ly->out), BW_COMM_F32, BW_COMM_SUM,
+				  &g->req[g->n++], "train: all-reduce (a layer's gradients)");
+}
+
+int bw_grad_buckets_wait(bw_grad_buckets *g)
+{
+	int st = g->n ? bw_comm_wait(g->req, g->n, "train: all-reduce (waiting for the gradients)") : 0;
+	g->n = 0;
+	return st;
 }
 
 int bw_dist_allreduce_grads(bw_model *m, bw_comm *comm, bw_stage *stage)
