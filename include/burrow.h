@@ -1018,7 +1018,7 @@ typedef struct burrow_dist burrow_dist;
 BURROW_API void burrow_dist_defaults(burrow_dist_opts *o);
 /* Check o the way burrow_dist_open does before it opens anything (ranges, combinations, a
  * --comm this run cannot serve): 0, or the status and message it would fail with. Needs no
- * MPI, so a launcher can refuse once, before MPI_Init. */
+ * MPI, so a launcher can refuse once, before it starts MPI. */
 BURROW_API int burrow_dist_check(const burrow_dist_opts *o);
 /* Open part <rank> of parts_dir on every rank. A part count that differs from the number
  * of ranks, or a missing or inconsistent part, is an error on the rank that finds it. */

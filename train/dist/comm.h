@@ -34,7 +34,7 @@ typedef struct bw_comm_req {
 
 static inline void bw_comm_req_null(bw_comm_req *r) { memset(r, 0, sizeof *r); }
 
-/* Whether the MPI library is initialized (burrow_dist_open needs mpirun and MPI_Init). */
+/* Whether the MPI library is initialized (burrow_dist_open needs mpirun and an initialized MPI). */
 bool bw_comm_initialized(void);
 /* A duplicate of the job's world communicator (its own message space), errors returned.
  * Needs an initialized MPI; out is NULL on failure. */
@@ -50,7 +50,7 @@ void bw_comm_close(bw_comm *c); /* NULL is fine */
 
 int bw_comm_rank(const bw_comm *c);
 int bw_comm_size(const bw_comm *c);
-/* Seconds on the communication library's clock (MPI_Wtime). */
+/* Seconds on the communication library's wall clock. */
 double bw_comm_now(void);
 
 /* Reduce count elements over every rank, result on every rank; send NULL: in place in recv. */
