@@ -189,7 +189,7 @@ Test(mpi, default_threads_share_the_node)
 			       k, tu_burrow(), dir, k);
 		cr_assert_eq(rc, 0, "-np %d: %s\n%s", k, out, err);
 		char line[160];
-		snprintf(line, sizeof line, "%d ranks, batch 1024 per rank, fanout 15,10,5, prefetch 2, %d thread%s per rank\n",
+		snprintf(line, sizeof line, "%d ranks, batch 1024 per rank, fanout 15,10,5, prefetch 2, %d thread%s per rank, comm mpi\n",
 			 k, want, want == 1 ? "" : "s");
 		cr_assert(strstr(out, line), "-np %d on %d CPUs: want '%s' in\n%s", k, cpus, line, out);
 		for (int r = 0; r < k; r++) {
@@ -203,7 +203,7 @@ Test(mpi, default_threads_share_the_node)
 	int rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/g/parts-2 --full-graph --epochs 1 --hidden 8 --threads 3",
 		       tu_burrow(), dir);
 	cr_assert_eq(rc, 0, "%s\n%s", out, err);
-	cr_assert(strstr(out, "full graph, 2 ranks, 3 threads per rank\n"), "%s", out);
+	cr_assert(strstr(out, "full graph, 2 ranks, 3 threads per rank, comm mpi\n"), "%s", out);
 	free(out);
 	free(err);
 	tu_rmrf(dir);
