@@ -1069,6 +1069,20 @@ enum burrow_halo_mode {
 				   exchange overlaps the whole layer; the first epoch is exact */
 };
 
+/* How ranks communicate (--comm). */
+enum burrow_comm_kind {
+	BURROW_COMM_AUTO = 0,   /* MPI on host-memory devices (the CPU); the choice for GPUs comes
+				   with the NCCL implementation */
+	BURROW_COMM_MPI = 1,    /* MPI on host buffers */
+	BURROW_COMM_NCCL = 2,   /* NCCL on device buffers, one GPU per rank: not built yet, refused */
+	BURROW_COMM_STAGED = 3, /* device -> pinned host -> MPI -> device, for ranks that share a GPU:
+				   not built yet, refused */
+};
+/* "auto", "mpi", "nccl" or "staged" as enum burrow_comm_kind; -1 when unknown. */
+BURROW_API int burrow_comm_parse(const char *name);
+/* The name of an enum burrow_comm_kind ("?" when unknown). */
+BURROW_API const char *burrow_comm_name(int kind);
+
 typedef struct burrow_dist_opts {
 	burrow_train_opts train; /* model, optimizer, seed, threads (0: the node's CPUs divided by
 				    its ranks, see burrow_dist_threads); full_graph true (the default
@@ -1082,6 +1096,13 @@ typedef struct burrow_dist_opts {
 				    the boundary nodes, rescaled by 1 / fraction (BNS-GCN); layer 0
 				    reads the halo features stored with the part, evaluation uses
 				    every boundary node; not with BURROW_HALO_STALE (default 1: all) */
+	bool grad_overlap;       /* full-graph: all-reduce each layer's gradients as soon as its
+				    backward is done, overlapped with the layers below (default
+				    false: one all-reduce after the whole backward; see
+				    docs/distributed.md for the measurement) */
+	int comm;                /* enum burrow_comm_kind (default AUTO); NCCL and STAGED need GPU
+				    buffers: burrow_dist_open refuses them on the CPU with
+				    BURROW_E_UNSUPPORTED before it opens anything */
 } burrow_dist_opts;
 
 /* What an epoch communicated (seconds summed over this rank's layers and steps). */
@@ -1098,6 +1119,10 @@ typedef struct burrow_comm_stats {
 typedef struct burrow_dist burrow_dist;
 
 BURROW_API void burrow_dist_defaults(burrow_dist_opts *o);
+/* Check o the way burrow_dist_open does before it opens anything (ranges, combinations, a
+ * --comm this run cannot serve): 0, or the status and message it would fail with. Needs no
+ * MPI, so a launcher can refuse once, before it starts MPI. */
+BURROW_API int burrow_dist_check(const burrow_dist_opts *o);
 /* Open part <rank> of parts_dir on every rank. A part count that differs from the number
  * of ranks, or a missing or inconsistent part, is an error on the rank that finds it. */
 BURROW_API int burrow_dist_open(burrow_dist **out,           /* out: caller closes */
@@ -1110,6 +1135,8 @@ BURROW_API int burrow_dist_size(const burrow_dist *d);
  * its node (the union of the affinity masks of the node's ranks) divided by the ranks on
  * that node, at most the CPUs this rank may run on, at least 1. */
 BURROW_API int burrow_dist_threads(const burrow_dist *d);
+/* The communication this run uses (enum burrow_comm_kind, never AUTO: what auto chose). */
+BURROW_API int burrow_dist_comm(const burrow_dist *d);
 /* One epoch: full-graph, one step over all parts; mini-batch, max over ranks of
  * ceil(train nodes / batch_size) steps (st->batches). st (loss, train accuracy: global) and
  * cs may be NULL. */

@@ -2,6 +2,7 @@
  * and exchange arrays, checked against each other when opened. */
 #define _GNU_SOURCE
 #include "partition_internal.h"
+#include "book.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -200,15 +201,7 @@ int burrow_parts_owner(const burrow_parts *p, int64_t gid)
 	if (gid < 0 || gid >= p->info.num_nodes)
 		return bw_err(BURROW_E_RANGE, "%s: node %lld is outside [0, %lld)", p->dir, (long long)gid,
 			      (long long)p->info.num_nodes);
-	int lo = 0, hi = p->info.num_parts - 1;
-	while (lo < hi) { /* the last part whose first id is <= gid */
-		int mid = lo + (hi - lo + 1) / 2;
-		if (p->offsets[mid] <= gid)
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
-	return lo;
+	return bw_book_owner(p->offsets, p->info.num_parts, gid);
 }
 
 /* Map <pdir>/<name> as an int64 vector of n entries (n < 0: any length). */

@@ -98,9 +98,7 @@ int bw_sample_ctx_init(bw_sample_ctx *c, int threads, int max_fanout)
 	if (!c->hist || !c->off || !c->bstart || !c->bnew || !c->rows)
 		goto out_nomem;
 	if (max_fanout > BW_SMALL_FANOUT) {
-		size_t cap = 1;
-		while (cap < 2 * (size_t)max_fanout)
-			cap <<= 1;
+		const size_t cap = bw_draw_table_cap(max_fanout);
 		for (int t = 0; t < threads; t++) {
 			c->rows[t].pos = bw_malloc((size_t)max_fanout * sizeof(int64_t));
 			c->rows[t].table = bw_malloc(cap * sizeof(int64_t));
@@ -122,60 +120,6 @@ static inline uint64_t csr_id(const void *ind, bool w4, int64_t j)
 	return w4 ? (uint64_t)(uint32_t)((const int32_t *)ind)[j] : (uint64_t)((const int64_t *)ind)[j];
 }
 
-static void sort_small(int64_t *a, int n)
-{
-	for (int i = 1; i < n; i++) {
-		int64_t x = a[i];
-		int j = i;
-		for (; j > 0 && a[j - 1] > x; j--)
-			a[j] = a[j - 1];
-		a[j] = x;
-	}
-}
-
-/* A uniform k-subset of [0, d), k < d, sorted (Floyd's algorithm: for j = d-k .. d-1 draw
- * t in [0, j] and take t, or j when t is taken already). Membership by linear scan. */
-static void pick_small(bw_rng *r, int64_t d, int k, int64_t *pos)
-{
-	int m = 0;
-	for (int64_t j = d - k; j < d; j++) {
-		int64_t t = (int64_t)bw_rng_below(r, (uint64_t)j + 1);
-		for (int q = 0; q < m; q++)
-			if (pos[q] == t) {
-				t = j;
-				break;
-			}
-		pos[m++] = t;
-	}
-	sort_small(pos, k);
-}
-
-/* As pick_small for any k < d, with membership in an open-addressing hash set. */
-static void pick_large(bw_rng *r, int64_t d, int k, bw_row_scratch *rs)
-{
-	size_t cap = 1;
-	while (cap < 2 * (size_t)k)
-		cap <<= 1;
-	int sh = 64 - bits_for(cap - 1);
-	memset(rs->table, 0, cap * sizeof *rs->table);
-	int m = 0;
-	for (int64_t j = d - k; j < d; j++) {
-		int64_t t = (int64_t)bw_rng_below(r, (uint64_t)j + 1);
-		for (int pass = 0; pass < 2; pass++) { /* insert t; on a hit insert j instead */
-			size_t h = (size_t)(((uint64_t)t * 0x9E3779B97F4A7C15ull) >> sh) & (cap - 1);
-			while (rs->table[h] && rs->table[h] != t + 1)
-				h = (h + 1) & (cap - 1);
-			if (!rs->table[h]) {
-				rs->table[h] = t + 1;
-				rs->pos[m++] = t;
-				break;
-			}
-			t = j;
-		}
-	}
-	qsort(rs->pos, (size_t)k, sizeof *rs->pos, bw_cmp_i64);
-}
-
 /* Stage one of drawing row (start s, degree d) with k picks into out[0, k): a sampled
  * row gets the absolute positions of its picks, and everything it will read is
  * prefetched. A row taken whole (k == d) only gets its start prefetched. */
@@ -192,13 +136,8 @@ static inline void draw_row(const void *gi, bool w4, int64_t s, int64_t d, int64
 	bw_rng r;
 	bw_rng_seed(&r, nkey);
 	int64_t small[BW_SMALL_FANOUT];
-	const int64_t *pos = small;
-	if (k <= BW_SMALL_FANOUT) {
-		pick_small(&r, d, (int)k, small);
-	} else {
-		pick_large(&r, d, (int)k, rs);
-		pos = rs->pos;
-	}
+	int64_t *pos = k <= BW_SMALL_FANOUT ? small : rs->pos;
+	bw_draw(&r, d, k, pos, rs->table);
 	for (int64_t j = 0; j < k; j++) {
 		out[j] = (uint64_t)(s + pos[j]);
 		__builtin_prefetch(base + (s + pos[j]) * sz);

@@ -3,6 +3,7 @@
 #define BURROW_SAMPLER_INTERNAL_H
 
 #include "../core/internal.h"
+#include "draw.h"
 
 /* A batch as the sampler holds it: the public part first, then the arrays it points
  * into, which keep their capacity when the batch is recycled. */
@@ -34,7 +35,6 @@ typedef struct bw_row_scratch {
 	size_t bits_cap, lid_cap;
 } bw_row_scratch;
 
-#define BW_SMALL_FANOUT 32
 
 /* The scratch of one sampling thread (a producer, or the caller): reused across
  * batches, so that sampling allocates nothing once it has warmed up. */

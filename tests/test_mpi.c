@@ -61,7 +61,10 @@ Test(mpi, distributed_full_graph_equals_single_process)
 		cr_assert_eq(rc, 0, "-np %d exited %d:\n%s\n%s", ranks[i], rc, out, err);
 		cr_assert(strstr(out, "gcn: logits and gradients match") && strstr(out, "sage: logits and gradients match") &&
 				  strstr(out, "stale halos, boundary sample 1: replicas identical") &&
-				  strstr(out, "exact halos, boundary sample 0.5: replicas identical"),
+				  strstr(out, "exact halos, boundary sample 0.5: replicas identical") &&
+				  strstr(out, "gcn: logits and gradients match the single-process run (gradients all-reduced per layer") &&
+				  strstr(out, "sage: logits and gradients match the single-process run (gradients all-reduced per layer") &&
+				  strstr(out, "boundary sample 1, gradients per layer: replicas identical"),
 			  "%s", out);
 		free(out);
 		free(err);
@@ -71,7 +74,8 @@ Test(mpi, distributed_full_graph_equals_single_process)
 }
 
 /* Distributed mini-batch mode at 1, 2 and 4 ranks: sampled blocks are true neighbors of the
- * unpartitioned graph with min(fanout, degree) per row, the input rows equal the features,
+ * unpartitioned graph with min(fanout, degree) per row, owned rows are the sampler's draw
+ * (sampler/draw.h) of their documented key, checked against a slow Floyd's draw, the input rows equal the features,
  * an all-neighbor step equals the full-graph step, replicas stay identical (the program
  * checks itself and exits 0 only when every check holds). */
 Test(mpi, distributed_minibatch)
@@ -83,6 +87,7 @@ Test(mpi, distributed_minibatch)
 		cr_assert_eq(rc, 0, "-np %d exited %d:\n%s\n%s", ranks[i], rc, out, err);
 		cr_assert(strstr(out, "gcn: sampled blocks are true neighbors") &&
 				  strstr(out, "sage: sampled blocks are true neighbors") &&
+				  strstr(out, "owned rows are Floyd's draw of their key") &&
 				  strstr(out, "gcn: an all-neighbor step equals the full-graph step") &&
 				  strstr(out, "sage: an all-neighbor step equals the full-graph step") &&
 				  strstr(out, "replicas identical after 3 mini-batch epochs"),
@@ -184,7 +189,7 @@ Test(mpi, default_threads_share_the_node)
 			       k, tu_burrow(), dir, k);
 		cr_assert_eq(rc, 0, "-np %d: %s\n%s", k, out, err);
 		char line[160];
-		snprintf(line, sizeof line, "%d ranks, batch 1024 per rank, fanout 15,10,5, prefetch 2, %d thread%s per rank\n",
+		snprintf(line, sizeof line, "%d ranks, batch 1024 per rank, fanout 15,10,5, prefetch 2, %d thread%s per rank, comm mpi\n",
 			 k, want, want == 1 ? "" : "s");
 		cr_assert(strstr(out, line), "-np %d on %d CPUs: want '%s' in\n%s", k, cpus, line, out);
 		for (int r = 0; r < k; r++) {
@@ -198,7 +203,7 @@ Test(mpi, default_threads_share_the_node)
 	int rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/g/parts-2 --full-graph --epochs 1 --hidden 8 --threads 3",
 		       tu_burrow(), dir);
 	cr_assert_eq(rc, 0, "%s\n%s", out, err);
-	cr_assert(strstr(out, "full graph, 2 ranks, 3 threads per rank\n"), "%s", out);
+	cr_assert(strstr(out, "full graph, 2 ranks, 3 threads per rank, comm mpi\n"), "%s", out);
 	free(out);
 	free(err);
 	tu_rmrf(dir);
@@ -378,6 +383,7 @@ static const struct {
 	{"full-graph", NULL, T_FG},	    {"halo", "exact", T_FG},	    {"no-overlap", NULL, T_FG},
 	{"boundary-sample", "0.5", T_FG},  {"device", "cpu", T_ANY},	    {"tf32", NULL, T_ANY},
 	{"split", "0.6,0.2,0.2", T_ANY},
+	{"comm", "mpi", T_ANY},	    {"grad-overlap", NULL, T_FG},
 };
 
 static int sample_index(const char *name)
@@ -514,6 +520,46 @@ Test(mpi, train_options_are_one_set_for_both_modes, .timeout = 240)
 	free(out);
 	free(err);
 	free(help);
+	tu_rmrf(dir);
+	free(dir);
+}
+
+/* --comm: auto resolves to mpi on the CPU (rank 0's header says so); nccl and staged, which
+ * move GPU buffers, are refused under mpirun -np 4 in one line, exit 1, before MPI starts
+ * (no abort); an unknown kind is a usage error. */
+Test(mpi, comm_option)
+{
+	char *dir = tu_tmpdir(), *out, *err;
+	cr_assert_eq(tu_sh(NULL, &err, "%s gen csbm %s/g --nodes 300 --feat-dim 8 --classes 3 --quiet && "
+				       "%s partition %s/g --parts 2 --quiet",
+			   tu_burrow(), dir, tu_burrow(), dir),
+		     0, "%s", err);
+	free(err);
+	int rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/g/parts-2 --full-graph --epochs 1 --comm auto --quiet",
+		       tu_burrow(), dir);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	cr_assert(strstr(out, ", comm mpi\n"), "%s", out);
+	free(out);
+	free(err);
+	static const char *const gpu[] = {"nccl", "staged"};
+	for (int i = 0; i < 2; i++) {
+		rc = tu_sh(&out, &err, MPIRUN " -np 4 %s train %s/g/parts-2 --comm %s", tu_burrow(), dir, gpu[i]);
+		cr_assert_eq(rc, 1, "%s", err);
+		int lines = 0;
+		for (const char *p = err; (p = strstr(p, "burrow:")); p++)
+			lines++;
+		char want[64];
+		snprintf(want, sizeof want, "--comm %s moves GPU buffers", gpu[i]);
+		cr_assert_eq(lines, 1, "%s", err);
+		cr_assert(strstr(err, want) && !strstr(err, "MPI_ABORT"), "%s", err);
+		free(out);
+		free(err);
+	}
+	rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/g/parts-2 --comm tcp", tu_burrow(), dir);
+	cr_assert_eq(rc, 2, "%s", err);
+	cr_assert(strstr(err, "--comm wants auto, mpi, nccl or staged, got 'tcp'"), "%s", err);
+	free(out);
+	free(err);
 	tu_rmrf(dir);
 	free(dir);
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Is this process rank 0 of its job, or not started by mpirun? Read before MPI_Init from the
  * launchers' environment (Open MPI, PMIx, MPICH's PMI), so that a usage error prints once. */
@@ -40,6 +41,13 @@ int cmd_train_dist(int argc, char **argv)
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
 	burrow_dist_opts o = a.d;
+	int st = burrow_dist_check(&o); /* what no rank can serve: said once, before MPI starts */
+	if (st < 0) {
+		if (first_rank())
+			return cli_lib_fail("train", st);
+		sleep(2); /* mpirun ends the job at the first non-zero exit: let rank 0 say why first */
+		return EXIT_FAIL;
+	}
 	const char *log = a.log, *dir = a.dir;
 	const double start = cli_now();
 	int provided;
@@ -47,7 +55,7 @@ int cmd_train_dist(int argc, char **argv)
 	int rank;
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	burrow_dist *d;
-	int st = burrow_dist_open(&d, dir, &o);
+	st = burrow_dist_open(&d, dir, &o);
 	if (st < 0)
 		return fail_all(rank, cli_lib_message("train", st));
 	/* checkpoints: rank 0 keeps the directory (the other ranks need not see it) */
@@ -72,11 +80,13 @@ int cmd_train_dist(int argc, char **argv)
 	/* the compute threads per rank: the same on every rank unless the nodes differ */
 	int thr[2] = {burrow_dist_threads(d), -burrow_dist_threads(d)}, thr_min[2];
 	MPI_Allreduce(thr, thr_min, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-	char threads[48];
+	char threads[64];
 	if (thr_min[0] == -thr_min[1])
 		snprintf(threads, sizeof threads, "%d thread%s per rank", thr_min[0], thr_min[0] == 1 ? "" : "s");
 	else
 		snprintf(threads, sizeof threads, "%d to %d threads per rank", thr_min[0], -thr_min[1]);
+	snprintf(threads + strlen(threads), sizeof threads - strlen(threads), ", comm %s",
+		 burrow_comm_name(burrow_dist_comm(d)));
 	if (rank == 0) {
 		if (o.train.full_graph) {
 			printf("burrow train: %s, full graph, %d ranks, %s\n", burrow_model_name(o.train.model),

@@ -118,6 +118,14 @@ static bool set_no_overlap(train_args *a, const char *v)
 	return true;
 }
 
+static bool set_comm(train_args *a, const char *v) { return (a->d.comm = burrow_comm_parse(v)) >= 0; }
+
+static const char *show_comm(const train_args *a, char *b, size_t n)
+{
+	snprintf(b, n, "%s", burrow_comm_name(a->d.comm));
+	return b;
+}
+
 static const char SECTION_MODE[] = "Mode", SECTION_MODEL[] = "Model", SECTION_OPT[] = "Optimizer",
 		  SECTION_MB[] = "Mini-batch pipeline", SECTION_RUN[] = "Run", SECTION_OUT[] = "Output",
 		  SECTION_DIST[] = "Under mpirun, on a parts directory (one rank per part)";
@@ -220,6 +228,16 @@ static const topt opts[] = {
 	 "--full-graph: exchange a random fraction p of the boundary nodes each epoch, rescaled\n"
 	 "by 1/p (BNS-GCN); evaluation uses all of them",
 	 NULL},
+	{"grad-overlap", NULL, TRAIN_DIST | W_FG, SECTION_DIST, K_FLAG, OFF(d.grad_overlap), 0, 0, NULL, NULL,
+	 "--full-graph: all-reduce each layer's gradients as soon as its backward is done, while\n"
+	 "the layers below run backward (default: one all-reduce after the backward)",
+	 NULL},
+	{"comm", "C", TRAIN_DIST, SECTION_DIST, K_CUSTOM, 0, 0, 0, set_comm,
+	 "auto, mpi, nccl or staged",
+	 "how ranks communicate: auto, mpi (host buffers), nccl (GPU buffers, one GPU per rank)\n"
+	 "or staged (GPU -> pinned host -> MPI, ranks sharing a GPU); nccl and staged are\n"
+	 "refused while distributed training runs on the CPU; auto: mpi",
+	 show_comm},
 };
 #define NOPTS ((int)(sizeof opts / sizeof *opts))
 

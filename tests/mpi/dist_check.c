@@ -72,7 +72,8 @@ static void reference(ref *r, const char *dir, const burrow_train_opts *o, burro
 	*dsp = ds;
 }
 
-static void check_model(const char *data, const char *parts, int model)
+/* grad_overlap: the all-reduce per layer, overlapped with the backward of the layers below. */
+static void check_model(const char *data, const char *parts, int model, bool grad_overlap)
 {
 	burrow_dist_opts o;
 	burrow_dist_defaults(&o);
@@ -82,6 +83,7 @@ static void check_model(const char *data, const char *parts, int model)
 	o.train.dropout = 0;
 	o.train.threads = 1;
 	o.train.seed = 5;
+	o.grad_overlap = grad_overlap;
 	ref r = {0};
 	burrow_dataset *ds;
 	reference(&r, data, &o.train, &ds);
@@ -129,7 +131,8 @@ static void check_model(const char *data, const char *parts, int model)
 		die(burrow_model_name(model), msg);
 	}
 	if (rank == 0)
-		printf("dist-check: %s: logits and gradients match the single-process run\n", burrow_model_name(model));
+		printf("dist-check: %s: logits and gradients match the single-process run%s\n", burrow_model_name(model),
+		       grad_overlap ? " (gradients all-reduced per layer, overlapped)" : "");
 	burrow_dist_close(d);
 	bw_model_close(r.m);
 	bw_block_release(&r.blk);
@@ -145,7 +148,7 @@ static void check_model(const char *data, const char *parts, int model)
 
 /* Training with dropout, in each halo mode and with boundary sampling: the replicas end
  * identical on every rank. */
-static void check_replicas(const char *parts, int halo, double boundary_sample)
+static void check_replicas(const char *parts, int halo, double boundary_sample, bool grad_overlap)
 {
 	burrow_dist_opts o;
 	burrow_dist_defaults(&o);
@@ -154,6 +157,7 @@ static void check_replicas(const char *parts, int halo, double boundary_sample)
 	o.train.threads = 1;
 	o.halo = halo;
 	o.boundary_sample = boundary_sample;
+	o.grad_overlap = grad_overlap;
 	burrow_dist *d;
 	if (burrow_dist_open(&d, parts, &o))
 		die("dist open", burrow_last_error());
@@ -166,8 +170,9 @@ static void check_replicas(const char *parts, int halo, double boundary_sample)
 		die("evaluate", burrow_last_error());
 	check_replicas_equal(d, "weights differ from rank 0's after training");
 	if (rank == 0)
-		printf("dist-check: %s halos, boundary sample %g: replicas identical after 3 epochs (valid %.3f)\n",
-		       halo == BURROW_HALO_STALE ? "stale" : "exact", boundary_sample, ev.valid_acc);
+		printf("dist-check: %s halos, boundary sample %g%s: replicas identical after 3 epochs (valid %.3f)\n",
+		       halo == BURROW_HALO_STALE ? "stale" : "exact", boundary_sample,
+		       grad_overlap ? ", gradients per layer" : "", ev.valid_acc);
 	burrow_dist_close(d);
 }
 
@@ -181,12 +186,15 @@ int main(int argc, char **argv)
 	g.num_classes = 4;
 	char data[4096], parts[4096];
 	check_setup(&argc, &argv, "dist-check", &g, data, parts);
-	check_model(data, parts, BURROW_MODEL_GCN);
-	check_model(data, parts, BURROW_MODEL_SAGE);
-	check_model(data, parts, BURROW_MODEL_MLP);
-	check_replicas(parts, BURROW_HALO_EXACT, 1.0);
-	check_replicas(parts, BURROW_HALO_STALE, 1.0);
-	check_replicas(parts, BURROW_HALO_EXACT, 0.5);
+	check_model(data, parts, BURROW_MODEL_GCN, false);
+	check_model(data, parts, BURROW_MODEL_SAGE, false);
+	check_model(data, parts, BURROW_MODEL_MLP, false);
+	check_model(data, parts, BURROW_MODEL_GCN, true);
+	check_model(data, parts, BURROW_MODEL_SAGE, true);
+	check_replicas(parts, BURROW_HALO_EXACT, 1.0, false);
+	check_replicas(parts, BURROW_HALO_STALE, 1.0, false);
+	check_replicas(parts, BURROW_HALO_EXACT, 0.5, false);
+	check_replicas(parts, BURROW_HALO_EXACT, 1.0, true);
 	MPI_Finalize();
 	return 0;
 }

@@ -153,6 +153,59 @@ static int64_t check_batch(const world *w, burrow_dist *d, const bw_mb_batch *b,
 	return fetched;
 }
 
+/* New global id of local id lid of this rank's part. */
+static int64_t local_gid(const burrow_dist *d, int64_t lid)
+{
+	return lid < d->n_own ? d->pi->first_id + lid : d->pi->halo_ids[lid - d->n_own];
+}
+
+/* Each row of b whose destination this rank owns and which has more neighbors than the
+ * fanout holds exactly the picks of a slow Floyd's draw (membership in a flag array) from
+ * the stream bw_key(bw_dist_mb_draw_key(seed, epoch, step, l), gid) over the node's row of
+ * the part's CSR: the draw is the sampler's, keyed as documented. Returns the rows checked. */
+static int64_t check_draws(const burrow_dist *d, const bw_mb_batch *b, const int *fanout, int L, int64_t epoch,
+			   int64_t step)
+{
+	const burrow_csr *g = burrow_dataset_graph(burrow_part_dataset(d->part));
+	const int32_t *ind = g->indices;
+	int64_t checked = 0;
+	for (int l = 0; l < L; l++) {
+		const int64_t fan = fanout[l];
+		const uint64_t key = bw_dist_mb_draw_key(d->o.train.seed, epoch, step, l);
+		for (int64_t i = 0; i < b->num_dst[l]; i++) {
+			const int64_t gid = b->gid[i], lid = gid - d->pi->first_id;
+			if (lid < 0 || lid >= d->n_own)
+				continue;
+			const int64_t s = g->indptr[lid], deg = g->indptr[lid + 1] - s;
+			if (fan < 0 || deg <= fan)
+				continue;
+			bw_rng r;
+			bw_rng_seed(&r, bw_key(key, (uint64_t)gid));
+			char *taken = calloc((size_t)deg, 1);
+			int64_t *want = malloc((size_t)fan * sizeof *want), n = 0;
+			for (int64_t j = deg - fan; j < deg; j++) {
+				int64_t t = (int64_t)bw_rng_below(&r, (uint64_t)j + 1);
+				if (taken[t])
+					t = j;
+				taken[t] = 1;
+				want[n++] = local_gid(d, ind[s + t]);
+			}
+			qsort(want, (size_t)n, sizeof *want, bw_cmp_i64);
+			const int64_t *ip = b->indptr[l];
+			if (ip[i + 1] - ip[i] != fan)
+				die("draw", "a sampled row has the wrong number of picks");
+			for (int64_t e = 0; e < fan; e++)
+				if (b->gid[b->indices[l][ip[i] + e]] != want[e])
+					dief("draw", "node %lld's picks in layer %lld differ from Floyd's draw of its key",
+					     (long long)gid, (long long)l);
+			free(want);
+			free(taken);
+			checked++;
+		}
+	}
+	return checked;
+}
+
 static void open_mb(burrow_dist **d, const char *parts, int model, int L, const int *fanout, int64_t batch)
 {
 	burrow_dist_opts o;
@@ -185,7 +238,7 @@ static void check_sampling(const char *data, const char *parts)
 		world w;
 		world_open(&w, data, d);
 		const int64_t ntr = d->split_n[BURROW_SPLIT_TRAIN], n = ntr < 40 ? ntr : 40;
-		int64_t *seeds = malloc((size_t)(n + 1) * sizeof *seeds), fetched = 0;
+		int64_t *seeds = malloc((size_t)(n + 1) * sizeof *seeds), fetched = 0, drawn = 0;
 		for (int64_t i = 0; i < n; i++)
 			seeds[i] = d->pi->first_id + d->split[BURROW_SPLIT_TRAIN][i];
 		const bw_mb_batch *b;
@@ -193,6 +246,7 @@ static void check_sampling(const char *data, const char *parts)
 			if (bw_dist_mb_load(d, seeds, n, 1, stepi, &b))
 				die("load", burrow_last_error());
 			fetched += check_batch(&w, d, b, seeds, n, cfg[c].fan, cfg[c].L, cfg[c].model == BURROW_MODEL_GCN);
+			drawn += check_draws(d, b, cfg[c].fan, cfg[c].L, 1, stepi);
 		}
 		/* the same (epoch, step), the same batch */
 		if (bw_dist_mb_load(d, seeds, n, 1, 1, &b))
@@ -210,14 +264,17 @@ static void check_sampling(const char *data, const char *parts)
 			die("sampling", "an empty batch has input nodes");
 		if (rank != 0)
 			fetched += check_batch(&w, d, b, seeds, n, cfg[c].fan, cfg[c].L, cfg[c].model == BURROW_MODEL_GCN);
-		int64_t all;
+		int64_t all, all_drawn;
 		MPI_Allreduce(&fetched, &all, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+		MPI_Allreduce(&drawn, &all_drawn, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
 		if (K > 1 && all == 0)
 			die("fetch", "no rank fetched a row from another: the test does not reach the fetch");
+		if (all_drawn == 0)
+			die("draw", "no row was sampled: the test does not reach the draw");
 		if (rank == 0)
-			printf("distmb-check: %s: sampled blocks are true neighbors, inputs equal the features "
-			       "(%lld rows fetched from other ranks)\n",
-			       burrow_model_name(cfg[c].model), (long long)all);
+			printf("distmb-check: %s: sampled blocks are true neighbors, %lld owned rows are Floyd's draw "
+			       "of their key, inputs equal the features (%lld rows fetched from other ranks)\n",
+			       burrow_model_name(cfg[c].model), (long long)all_drawn, (long long)all);
 		free(g1);
 		free(seeds);
 		world_close(&w);

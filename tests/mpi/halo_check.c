@@ -4,6 +4,8 @@
 #include "../../core/internal.h"
 #include "../../train/dist/halo.h"
 
+#include <mpi.h>
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,7 +106,8 @@ int main(int argc, char **argv)
 	send_off[K] = ns;
 
 	bw_halo *h;
-	if (bw_halo_open(&h, MPI_COMM_WORLD, n_owned, send_local, send_off, halo_off, 0))
+	bw_comm *world;
+	if (bw_comm_world(&world) || bw_halo_open(&h, world, n_owned, send_local, send_off, halo_off, 0))
 		die(burrow_last_error());
 	float *emb = malloc((size_t)(n_owned + nh) * DIM * sizeof *emb);
 	for (int round = 0; round < 3; round++) {
@@ -168,6 +171,7 @@ int main(int argc, char **argv)
 	printf("halo-check: rank %d of %d ok (%lld owned, %lld halo, %lld sent)\n", rank, K, (long long)n_owned,
 	       (long long)nh, (long long)ns);
 	bw_halo_close(h);
+	bw_comm_close(world);
 	burrow_csr_builder_close(b);
 	free(emb);
 	free(grad);

@@ -1,4 +1,4 @@
-/* dist.c: partition-parallel full-graph training over MPI: every rank trains on its part
+/* dist.c: partition-parallel full-graph training over bw_comm: every rank trains on its part
  * (owned rows plus a 1-hop halo), exchanging each layer's halo rows with its neighbor parts
  * while the inner rows aggregate, sending halo gradients back to their owners in backward,
  * and all-reducing the weight gradients so the replicas stay identical. */
@@ -20,7 +20,41 @@ void burrow_dist_defaults(burrow_dist_opts *o)
 	o->boundary_sample = 1.0;
 }
 
+static const char *const comm_names[] = {"auto", "mpi", "nccl", "staged"};
+
+int burrow_comm_parse(const char *name)
+{
+	for (int k = 0; k < (int)(sizeof comm_names / sizeof *comm_names); k++)
+		if (!strcmp(name, comm_names[k]))
+			return k;
+	return -1;
+}
+
+const char *burrow_comm_name(int kind)
+{
+	return kind >= 0 && kind < (int)(sizeof comm_names / sizeof *comm_names) ? comm_names[kind] : "?";
+}
+
+/* The communication of this run: auto is MPI on host-memory devices. Distributed training
+ * computes on the CPU backend (bw_backend_init in burrow_dist_open), so NCCL and the staged
+ * path, which move device buffers, have nothing to move and are refused before any work. */
+static int resolve_comm(int asked, int *kind)
+{
+	switch (asked) {
+	case BURROW_COMM_AUTO:
+	case BURROW_COMM_MPI: *kind = BURROW_COMM_MPI; return 0;
+	case BURROW_COMM_NCCL:
+	case BURROW_COMM_STAGED:
+		return bw_err(BURROW_E_UNSUPPORTED,
+			      "train: --comm %s moves GPU buffers, but distributed training runs on the CPU here "
+			      "(use --comm mpi or auto)",
+			      burrow_comm_name(asked));
+	default: return bw_err(BURROW_E_INVAL, "train: unknown communication kind %d", asked);
+	}
+}
+
 int burrow_dist_rank(const burrow_dist *d) { return d->rank; }
+int burrow_dist_comm(const burrow_dist *d) { return d->comm_kind; }
 int burrow_dist_epoch(const burrow_dist *d) { return d->epoch; }
 int burrow_dist_size(const burrow_dist *d) { return d->K; }
 int burrow_dist_threads(const burrow_dist *d) { return d->threads; }
@@ -107,12 +141,21 @@ static int compute_threads(const burrow_dist *d, int *threads)
 	return 0;
 }
 
+int burrow_dist_check(const burrow_dist_opts *o)
+{
+	int kind;
+	if (!(o->boundary_sample > 0.0 && o->boundary_sample <= 1.0))
+		return bw_err(BURROW_E_INVAL, "train: boundary sample fraction %g outside (0, 1]", o->boundary_sample);
+	if (o->boundary_sample < 1.0 && o->halo == BURROW_HALO_STALE)
+		return bw_err(BURROW_E_INVAL, "train: boundary sampling and stale halos do not combine: choose one");
+	return resolve_comm(o->comm, &kind);
+}
+
 int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist_opts *o)
 {
-	int st, init = 0;
+	int st;
 	*out = NULL;
-	MPI_Initialized(&init);
-	if (!init)
+	if (!bw_comm_initialized())
 		return bw_err(BURROW_E_INVAL, "train: MPI is not initialized (run under mpirun)");
 	burrow_dist *d = bw_calloc(1, sizeof *d);
 	if (!d)
@@ -122,21 +165,14 @@ int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist
 	else
 		burrow_dist_defaults(&d->o);
 	d->o.train.scratch_dir = NULL;
-	if (!(d->o.boundary_sample > 0.0 && d->o.boundary_sample <= 1.0)) {
-		st = bw_err(BURROW_E_INVAL, "train: boundary sample fraction %g outside (0, 1]", d->o.boundary_sample);
+	if ((st = burrow_dist_check(&d->o)))
 		goto fail_early;
-	}
-	if (d->o.boundary_sample < 1.0 && d->o.halo == BURROW_HALO_STALE) {
-		st = bw_err(BURROW_E_INVAL, "train: boundary sampling and stale halos do not combine: choose one");
-		goto fail_early;
-	}
-	d->comm = MPI_COMM_NULL;
+	resolve_comm(d->o.comm, &d->comm_kind);
 	d->best = (burrow_best){.epoch = -1, .valid_acc = -1, .test_acc = -1};
-	if ((st = BW_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &d->comm), "train: MPI_Comm_dup")))
+	if ((st = bw_comm_world(&d->comm)))
 		goto fail;
-	MPI_Comm_set_errhandler(d->comm, MPI_ERRORS_RETURN);
-	MPI_Comm_rank(d->comm, &d->rank);
-	MPI_Comm_size(d->comm, &d->K);
+	d->rank = bw_comm_rank(d->comm);
+	d->K = bw_comm_size(d->comm);
 	if ((st = burrow_parts_open(&d->parts, parts_dir)))
 		goto fail;
 	const burrow_parts_info *pinfo = burrow_parts_get_info(d->parts);
@@ -172,8 +208,8 @@ int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist
 	for (int s = 0; s < 3; s++)
 		d->split[s] = burrow_dataset_split(ds, s, &d->split_n[s]);
 	int64_t ntr = d->split_n[BURROW_SPLIT_TRAIN];
-	if ((st = BW_MPI(MPI_Allreduce(&ntr, &d->global_train, 1, MPI_INT64_T, MPI_SUM, d->comm),
-				 "train: MPI_Allreduce")))
+	if ((st = bw_comm_allreduce(d->comm, &ntr, &d->global_train, 1, BW_COMM_I64, BW_COMM_SUM,
+				      "train: all-reduce (training nodes)")))
 		goto fail;
 	/* send lists as local ids of owned rows */
 	int64_t *send_local = bw_malloc((size_t)(d->pi->num_send ? d->pi->num_send : 1) * sizeof *send_local);
@@ -270,8 +306,7 @@ void burrow_dist_close(burrow_dist *d)
 	burrow_part_close(d->part);
 	burrow_parts_close(d->parts);
 	bw_backend_release(&d->be);
-	if (d->comm != MPI_COMM_NULL)
-		MPI_Comm_free(&d->comm);
+	bw_comm_close(d->comm);
 	bw_free(d);
 }
 
@@ -416,10 +451,10 @@ int bw_dist_forward_backward(burrow_dist *d, bool training, const bw_tensor **lo
 	}
 	/* the loss is the mean over every rank's training rows: weigh this rank's mean */
 	double part[3] = {loss * (double)counted, (double)counted, (double)correct}, all[3];
-	double t0 = MPI_Wtime();
-	if ((st = BW_MPI(MPI_Allreduce(part, all, 3, MPI_DOUBLE, MPI_SUM, d->comm), "train: MPI_Allreduce (loss)")))
+	double t0 = bw_comm_now();
+	if ((st = bw_comm_allreduce(d->comm, part, all, 3, BW_COMM_F64, BW_COMM_SUM, "train: all-reduce (loss)")))
 		return st;
-	d->reduce_s += MPI_Wtime() - t0;
+	d->reduce_s += bw_comm_now() - t0;
 	if (counted && all[1] > 0 && (st = bw_scale(&d->be, (float)((double)counted / all[1]), &d->glogits)))
 		return st;
 	*loss_out = all[1] > 0 ? all[0] / all[1] : 0;
@@ -430,6 +465,11 @@ int bw_dist_forward_backward(burrow_dist *d, bool training, const bw_tensor **lo
 	bw_tensor *gh = &d->glogits;
 	const int L = d->model->cfg.layers;
 	const bool graph = d->model->cfg.kind != BURROW_MODEL_MLP;
+	/* replicas stay identical: every rank applies the same summed gradient; with
+	 * grad_overlap each layer's gradients are summed while the layers below run backward */
+	const bool bucketed = d->o.grad_overlap && d->be.dev->host_memory;
+	bw_grad_buckets gb;
+	bw_grad_buckets_init(&gb);
 	for (int l = L - 1; l >= 0; l--) {
 		bw_tensor *gx = l > 0 ? &d->gbuf[l % 2] : NULL;
 		const bw_tensor *x = l == 0 ? &d->x0 : (graph ? &d->in[l] : &d->model->h[l - 1]);
@@ -438,27 +478,30 @@ int bw_dist_forward_backward(burrow_dist *d, bool training, const bw_tensor **lo
 		bw_overlap ov = {.poll = halo_poll, .post = d->o.overlap ? halo_post : halo_post_wait, .ctx = d->halo};
 		if ((st = bw_model_layer_backward_overlap(&d->be, d->model, l, &d->blk, x, gh, gx,
 							  gx && graph ? &ov : NULL)))
-			return st;
+			goto out_wait;
+		if (bucketed && (st = bw_grad_buckets_post(&gb, d->model, l, d->comm)))
+			goto out_wait;
 		if (!gx)
 			break;
 		if (graph && (st = bw_halo_backward_finish(d->halo, gx->data)))
-			return st;
+			goto out_wait;
 		gx->rows = d->n_own; /* layer l-1's output: the owned rows */
 		gh = gx;
 	}
-	/* replicas stay identical: every rank applies the same summed gradient */
-	t0 = MPI_Wtime();
-	if ((st = bw_dist_allreduce_grads(d->model, d->comm, &d->host_view)))
-		return st;
-	d->reduce_s += MPI_Wtime() - t0;
-	return apply_stale(d);
+	t0 = bw_comm_now();
+	st = bucketed ? bw_grad_buckets_wait(&gb) : bw_dist_allreduce_grads(d->model, d->comm, &d->host_view);
+	d->reduce_s += bw_comm_now() - t0;
+	return st ? st : apply_stale(d);
+out_wait:
+	bw_grad_buckets_wait(&gb); /* what was posted completes on every rank */
+	return st;
 }
 
 int burrow_dist_train_epoch(burrow_dist *d, burrow_epoch_stats *st_out, burrow_comm_stats *cs)
 {
 	if (d->mb)
 		return bw_dist_mb_epoch(d, st_out, cs);
-	double t0 = MPI_Wtime(), r0 = d->reduce_s;
+	double t0 = bw_comm_now(), r0 = d->reduce_s;
 	bw_halo_stats hs0;
 	bw_halo_get_stats(d->halo, &hs0);
 	const bw_tensor *logits;
@@ -481,7 +524,7 @@ int burrow_dist_train_epoch(burrow_dist *d, burrow_epoch_stats *st_out, burrow_c
 	bw_halo_stats hs1;
 	bw_halo_get_stats(d->halo, &hs1);
 	d->epoch++;
-	double t1 = MPI_Wtime();
+	double t1 = bw_comm_now();
 	if (st_out) {
 		memset(st_out, 0, sizeof *st_out);
 		st_out->epoch = d->epoch;
@@ -502,7 +545,7 @@ int burrow_dist_train_epoch(burrow_dist *d, burrow_epoch_stats *st_out, burrow_c
 
 int burrow_dist_evaluate(burrow_dist *d, burrow_eval_stats *ev)
 {
-	double t0 = MPI_Wtime();
+	double t0 = bw_comm_now();
 	const bw_tensor *logits;
 	int st = bw_dist_forward(d, &logits);
 	if (st)
@@ -521,7 +564,7 @@ int burrow_dist_evaluate(burrow_dist *d, burrow_eval_stats *ev)
 			cnt[2 * s]++;
 			cnt[2 * s + 1] += pred[v] == d->labels[v];
 		}
-	if ((st = BW_MPI(MPI_Allreduce(cnt, all, 6, MPI_INT64_T, MPI_SUM, d->comm), "eval: MPI_Allreduce")))
+	if ((st = bw_comm_allreduce(d->comm, cnt, all, 6, BW_COMM_I64, BW_COMM_SUM, "eval: all-reduce (counts)")))
 		return st;
 	double acc[3];
 	for (int s = 0; s < 3; s++)
@@ -531,7 +574,7 @@ int burrow_dist_evaluate(burrow_dist *d, burrow_eval_stats *ev)
 		ev->train_acc = acc[0];
 		ev->valid_acc = acc[1];
 		ev->test_acc = acc[2];
-		ev->eval_s = MPI_Wtime() - t0;
+		ev->eval_s = bw_comm_now() - t0;
 	}
 	/* as single-process training: without a valid split the latest evaluation is the best */
 	if (d->best.epoch < 0 || acc[1] < 0 || acc[1] > d->best.valid_acc) {
@@ -555,7 +598,7 @@ static bw_ck_state ck_state(burrow_dist *d)
 /* Every rank learns rank 0's status; the others name the file and point at rank 0. */
 static int rank0_status(burrow_dist *d, int st, const char *path, const char *what)
 {
-	int rc = BW_MPI(MPI_Bcast(&st, 1, MPI_INT, 0, d->comm), "train: MPI_Bcast (checkpoint status)");
+	int rc = bw_comm_bcast(d->comm, &st, 1, BW_COMM_INT, 0, "train: broadcast (checkpoint status)");
 	if (rc)
 		return rc;
 	if (st && d->rank != 0)
@@ -585,12 +628,30 @@ static int bcast_device(burrow_dist *d, float *p, int n)
 	} else if ((st = bw_stage_write(&d->host_view, d->be.dev, p, bytes, &host))) {
 		return st;
 	}
-	if ((st = BW_MPI(MPI_Bcast(host, n, MPI_FLOAT, 0, d->comm), "train: MPI_Bcast (weights, optimizer)")))
+	if ((st = bw_comm_bcast(d->comm, host, n, BW_COMM_F32, 0, "train: broadcast (weights, optimizer)")))
 		return st;
 	return d->rank == 0 ? 0 : bw_stage_write_commit(&d->host_view, d->be.dev, p, host, bytes);
 }
 
-int bw_dist_allreduce_grads(bw_model *m, MPI_Comm comm, bw_stage *stage)
+void bw_grad_buckets_init(bw_grad_buckets *g) { memset(g, 0, sizeof *g); }
+
+int bw_grad_buckets_post(bw_grad_buckets *g, bw_model *m, int l, bw_comm *comm)
+{
+	const bw_layer *ly = &m->layer[l];
+	if (g->n >= BW_MAX_LAYERS)
+		return bw_err(BURROW_E_INVAL, "train: more gradient buckets than layers");
+	return bw_comm_iallreduce(comm, ly->gw, bw_layer_num_params(ly->kind, ly->in, ly->out), BW_COMM_F32, BW_COMM_SUM,
+				  &g->req[g->n++], "train: all-reduce (a layer's gradients)");
+}
+
+int bw_grad_buckets_wait(bw_grad_buckets *g)
+{
+	int st = g->n ? bw_comm_wait(g->req, g->n, "train: all-reduce (waiting for the gradients)") : 0;
+	g->n = 0;
+	return st;
+}
+
+int bw_dist_allreduce_grads(bw_model *m, bw_comm *comm, bw_stage *stage)
 {
 	const size_t bytes = (size_t)m->num_params * sizeof(float);
 	const void *rd;
@@ -599,8 +660,8 @@ int bw_dist_allreduce_grads(bw_model *m, MPI_Comm comm, bw_stage *stage)
 	if ((st = bw_stage_read(stage, m->dev, m->grads, bytes, &rd)))
 		return st;
 	void *host = (void *)rd;
-	if ((st = BW_MPI(MPI_Allreduce(MPI_IN_PLACE, host, (int)m->num_params, MPI_FLOAT, MPI_SUM, comm),
-			 "train: MPI_Allreduce (gradients)")))
+	if ((st = bw_comm_allreduce(comm, NULL, host, m->num_params, BW_COMM_F32, BW_COMM_SUM,
+				      "train: all-reduce (gradients)")))
 		return st;
 	return bw_stage_write_commit(stage, m->dev, m->grads, host, bytes);
 }
@@ -621,11 +682,11 @@ int burrow_dist_load(burrow_dist *d, const char *path)
 	for (int i = 0; i <= k; i++)
 		if ((st = bcast_device(d, state[i], n)))
 			return st;
-	if ((st = BW_MPI(MPI_Bcast(ints, 3, MPI_INT64_T, 0, d->comm), "train: MPI_Bcast (epoch)")))
+	if ((st = bw_comm_bcast(d->comm, ints, 3, BW_COMM_I64, 0, "train: broadcast (epoch)")))
 		return st;
-	if ((st = BW_MPI(MPI_Bcast(best, 2, MPI_DOUBLE, 0, d->comm), "train: MPI_Bcast (best)")))
+	if ((st = bw_comm_bcast(d->comm, best, 2, BW_COMM_F64, 0, "train: broadcast (best)")))
 		return st;
-	if ((st = BW_MPI(MPI_Bcast(&d->o.train.seed, 1, MPI_UINT64_T, 0, d->comm), "train: MPI_Bcast (seed)")))
+	if ((st = bw_comm_bcast(d->comm, &d->o.train.seed, 1, BW_COMM_U64, 0, "train: broadcast (seed)")))
 		return st;
 	d->epoch = (int)ints[0];
 	d->best = (burrow_best){.epoch = (int)ints[1], .valid_acc = best[0], .test_acc = best[1]};

@@ -1,4 +1,4 @@
-/* dist.h: partition-parallel full-graph training over MPI: one rank per part of a parts
+/* dist.h: partition-parallel full-graph training over bw_comm (comm.h): one rank per part of a parts
  * directory (burrow partition), model replicated, gradients all-reduced, halo rows
  * exchanged every layer (halo.c) while inner rows aggregate. */
 #ifndef BURROW_DIST_H
@@ -9,9 +9,10 @@
 
 struct burrow_dist {
 	burrow_dist_opts o;
-	MPI_Comm comm;                 /* a duplicate of MPI_COMM_WORLD */
+	bw_comm *comm;                 /* a duplicate of the world communicator */
 	int rank, K;
 	int threads;                   /* compute threads of this rank (burrow_dist_threads) */
+	int comm_kind;                 /* enum burrow_comm_kind this run uses (auto resolved) */
 	burrow_parts *parts;
 	burrow_part *part;
 	const burrow_part_info *pi;
@@ -51,7 +52,19 @@ struct burrow_dist {
 int bw_dist_forward_backward(burrow_dist *d, bool training, const bw_tensor **logits, double *loss, double *acc);
 /* Sum the model's gradients over comm in place, through a host view of them (the
  * gradients themselves on a host-memory device). Collective. */
-int bw_dist_allreduce_grads(bw_model *m, MPI_Comm comm, bw_stage *stage);
+int bw_dist_allreduce_grads(bw_model *m, bw_comm *comm, bw_stage *stage);
+/* The gradient all-reduce in buckets, one per layer, posted as each layer's backward
+ * finishes (the last layer first) so that it travels while the layers below run backward;
+ * host-memory devices only (the gradients themselves are summed in place). Post layer l
+ * once its parameter gradients are final; wait before the optimizer step (and on an error
+ * path, so that what every rank posted completes). */
+typedef struct bw_grad_buckets {
+	bw_comm_req req[BW_MAX_LAYERS];
+	int n;
+} bw_grad_buckets;
+void bw_grad_buckets_init(bw_grad_buckets *g);
+int bw_grad_buckets_post(bw_grad_buckets *g, bw_model *m, int l, bw_comm *comm);
+int bw_grad_buckets_wait(bw_grad_buckets *g);
 /* Forward only, no dropout: logits of the owned rows. */
 int bw_dist_forward(burrow_dist *d, const bw_tensor **logits);
 

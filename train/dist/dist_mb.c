@@ -1,17 +1,19 @@
-/* dist_mb.c: partition-parallel mini-batch training over MPI (docs/distributed.md,
+/* dist_mb.c: partition-parallel mini-batch training over bw_comm (docs/distributed.md,
  * "Mini-batch mode"). Each rank samples batches from its own training nodes, multi-hop over
  * the whole graph: per hop, frontier nodes this rank owns are expanded from its local CSR,
  * the others are sent to their owners (partition book), which draw their neighbors and send
- * them back as new global ids (MPI_Alltoall of counts, MPI_Alltoallv of ids). Draws are keyed
+ * them back as new global ids (an all-to-all of counts, an all-to-all-v of ids). Draws are keyed
  * by (seed, epoch, step, layer, node), and only a node's owner ever expands it, so a batch does
  * not depend on timing. Input rows of owned and halo nodes come from the rank's feature store;
- * the others are fetched from their owners with MPI_Ialltoallv while the store reads and, one
+ * the others are fetched from their owners with a non-blocking all-to-all-v while the store reads and, one
  * batch ahead, while the previous batch computes. Gradients are all-reduced every step, each
  * rank's mean loss weighted by its share of the step's seeds, and every rank takes the same
  * number of steps (ranks out of batches take empty steps that join every collective). */
 #include "dist_mb.h"
 
 #include "../../graph/store_sizing.h"
+#include "../../partition/book.h"
+#include "../../sampler/draw.h"
 
 #include <limits.h>
 #include <math.h>
@@ -22,10 +24,9 @@
 /* Key coordinates that no epoch takes: the neighbor draws and the epoch's shuffle. */
 #define KEY_DRAW (UINT64_MAX - 16)
 #define KEY_SHUFFLE (UINT64_MAX - 17)
-#define SMALL_PICK 32 /* Floyd's draws check membership by a linear scan up to this many picks */
 
 struct bw_dist_mb {
-	MPI_Comm comm;                 /* a duplicate of the dist's communicator */
+	bw_comm *comm;                 /* a duplicate of the dist's communicator */
 	int K, rank;
 	burrow_store *store;           /* the part's features.npy: owned rows, then halo rows */
 	int64_t D;
@@ -70,7 +71,7 @@ struct bw_dist_mb {
  * here (rc[p]), and lay those out one after another (rd[p], *total). */
 static int exchange_counts(struct bw_dist_mb *m, const int *sc, int *rc, int *rd, int64_t *total, const char *what)
 {
-	int st = BW_MPI(MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, m->comm), what);
+	int st = bw_comm_alltoall(m->comm, sc, rc, 1, BW_COMM_INT, what);
 	if (st)
 		return st;
 	int64_t n = 0;
@@ -119,15 +120,7 @@ static int owner_of(const struct bw_dist_mb *m, int64_t gid)
 {
 	if (gid >= m->first && gid < m->first + m->n_own)
 		return m->rank;
-	int lo = 0, hi = m->K;
-	while (hi - lo > 1) {
-		int mid = (lo + hi) / 2;
-		if (m->offsets[mid] <= gid)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
+	return bw_book_owner(m->offsets, m->K, gid);
 }
 
 /* Index of gid in the halo, or -1. */
@@ -213,13 +206,10 @@ static void sort_ids(int64_t *a, int64_t n)
 	}
 }
 
-/* Room for `k` more picks' membership table (k > SMALL_PICK). */
+/* Room for the draw's membership table of k picks (k > BW_SMALL_FANOUT). */
 static int pick_room(struct bw_dist_mb *m, int64_t k)
 {
-	size_t cap = 64;
-	while (cap < 2 * (size_t)k)
-		cap <<= 1;
-	return grow(&m->ptab, &m->ptab_cap, cap, sizeof *m->ptab);
+	return grow(&m->ptab, &m->ptab_cap, bw_draw_table_cap(k), sizeof *m->ptab);
 }
 
 /* Owned node lid's neighbors for a block with fanout fan, as new global ids into out (room
@@ -237,36 +227,7 @@ static int64_t sample_row(struct bw_dist_mb *m, int64_t lid, int fan, uint64_t l
 	bw_rng r;
 	bw_rng_seed(&r, bw_key(lkey, (uint64_t)(m->first + lid)));
 	const int64_t k = fan;
-	size_t cap = 0;
-	if (k > SMALL_PICK) {
-		cap = 64;
-		while (cap < 2 * (size_t)k)
-			cap <<= 1;
-		memset(m->ptab, 0, cap * sizeof *m->ptab);
-	}
-	int64_t n = 0;
-	for (int64_t j = deg - k; j < deg; j++) {
-		int64_t t = (int64_t)bw_rng_below(&r, (uint64_t)j + 1);
-		if (!cap) {
-			for (int64_t q = 0; q < n; q++)
-				if (out[q] == t) {
-					t = j;
-					break;
-				}
-		} else {
-			for (int pass = 0; pass < 2; pass++) { /* insert t; when taken, j (never taken) */
-				size_t h = (size_t)(((uint64_t)t * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
-				while (m->ptab[h] && m->ptab[h] != t + 1)
-					h = (h + 1) & (cap - 1);
-				if (!m->ptab[h]) {
-					m->ptab[h] = t + 1;
-					break;
-				}
-				t = j;
-			}
-		}
-		out[n++] = t;
-	}
+	bw_draw(&r, deg, k, out, m->ptab); /* the sampler's draw: positions in the row */
 	for (int64_t q = 0; q < k; q++)
 		out[q] = l2g(m, m->ind[s + out[q]]);
 	return k;
@@ -289,7 +250,7 @@ static int hop(struct bw_dist_mb *m, bw_mb_batch *b, int l, uint64_t lkey)
 	    (st = grow(&m->rfrom, &m->rfrom_cap, (size_t)nd + 1, sizeof *m->rfrom)) ||
 	    (st = grow(&b->indptr[l], &b->indptr_cap[l], (size_t)nd + 1, sizeof **b->indptr)))
 		return st;
-	if (fan > SMALL_PICK && (st = pick_room(m, fan)))
+	if (fan > BW_SMALL_FANOUT && (st = pick_room(m, fan)))
 		return st;
 
 	/* route the frontier nodes owned elsewhere to their owners, in frontier order */
@@ -336,17 +297,17 @@ static int hop(struct bw_dist_mb *m, bw_mb_batch *b, int l, uint64_t lkey)
 	}
 
 	/* the owners expand the rest and send back [k, k neighbor ids] per request */
-	double t0 = MPI_Wtime();
+	double t0 = bw_comm_now();
 	int64_t nrecv;
-	if ((st = exchange_counts(m, sc, rc, rd, &nrecv, "train: sampling: MPI_Alltoall")))
+	if ((st = exchange_counts(m, sc, rc, rd, &nrecv, "train: sampling: counts")))
 		return st;
 	if ((st = fits_int(nrecv, "sampling requests")) ||
 	    (st = grow(&m->rreq, &m->rreq_cap, (size_t)nrecv + 1, sizeof *m->rreq)))
 		return st;
-	if ((st = BW_MPI(MPI_Alltoallv(m->sreq, sc, sd, MPI_INT64_T, m->rreq, rc, rd, MPI_INT64_T, m->comm),
-				 "train: sampling: MPI_Alltoallv (ids)")))
+	if ((st = bw_comm_alltoallv(m->comm, m->sreq, sc, sd, m->rreq, rc, rd, BW_COMM_I64,
+				      "train: sampling: ids")))
 		return st;
-	m->mpi_s += MPI_Wtime() - t0;
+	m->mpi_s += bw_comm_now() - t0;
 	int64_t ru = 0;
 	for (int p = 0; p < K; p++) {
 		const int64_t r0 = ru;
@@ -367,15 +328,15 @@ static int hop(struct bw_dist_mb *m, bw_mb_batch *b, int l, uint64_t lkey)
 		qs[p] = (int)(ru - r0);
 		qd[p] = (int)r0;
 	}
-	t0 = MPI_Wtime();
+	t0 = bw_comm_now();
 	int64_t ng;
-	if ((st = exchange_counts(m, qs, gs, gd, &ng, "train: sampling: MPI_Alltoall")) ||
+	if ((st = exchange_counts(m, qs, gs, gd, &ng, "train: sampling: counts")) ||
 	    (st = fits_int(ng, "sampled neighbors")) || (st = grow(&m->get, &m->get_cap, (size_t)ng + 1, sizeof *m->get)))
 		return st;
-	if ((st = BW_MPI(MPI_Alltoallv(m->rep, qs, qd, MPI_INT64_T, m->get, gs, gd, MPI_INT64_T, m->comm),
-				 "train: sampling: MPI_Alltoallv (neighbors)")))
+	if ((st = bw_comm_alltoallv(m->comm, m->rep, qs, qd, m->get, gs, gd, BW_COMM_I64,
+				      "train: sampling: neighbors")))
 		return st;
-	m->mpi_s += MPI_Wtime() - t0;
+	m->mpi_s += bw_comm_now() - t0;
 	/* replies come from each owner in the order of the requests sent to it */
 	int64_t g = 0;
 	for (int64_t q = 0; q < nreq; q++) {
@@ -434,8 +395,7 @@ static int hop(struct bw_dist_mb *m, bw_mb_batch *b, int l, uint64_t lkey)
 	return 0;
 }
 
-/* The draws of (epoch, step, layer): every rank derives the same key. */
-static uint64_t draw_key(uint64_t seed, int64_t epoch, int64_t step, int l)
+uint64_t bw_dist_mb_draw_key(uint64_t seed, int64_t epoch, int64_t step, int l)
 {
 	return bw_key(bw_key(bw_key(bw_key(seed, KEY_DRAW), (uint64_t)epoch), (uint64_t)step), (uint64_t)l);
 }
@@ -461,7 +421,7 @@ static int sample(burrow_dist *d, bw_mb_batch *b, const int64_t *seeds, int64_t 
 	b->num_layers = m->L;
 	b->num_seeds = b->num_input = n;
 	for (int l = m->L - 1; l >= 0; l--)
-		if ((st = hop(m, b, l, draw_key(d->o.train.seed, epoch, step, l))))
+		if ((st = hop(m, b, l, bw_dist_mb_draw_key(d->o.train.seed, epoch, step, l))))
 			return st;
 	return 0;
 }
@@ -521,17 +481,17 @@ static int fetch_post(burrow_dist *d, bw_mb_batch *b)
 		return st;
 
 	/* the ids go out; the rows asked of this rank are read */
-	double t0 = MPI_Wtime();
+	double t0 = bw_comm_now();
 	int64_t ns;
-	if ((st = exchange_counts(m, sc, rc, rd, &ns, "train: fetch: MPI_Alltoall")))
+	if ((st = exchange_counts(m, sc, rc, rd, &ns, "train: fetch: counts")))
 		return st;
 	if ((st = fits_int(ns * D, "feature rows")) || (st = fits_int(nf * D, "feature rows")) ||
 	    (st = grow(&b->sids, &b->sids_cap, (size_t)ns + 1, sizeof *b->sids)))
 		return st;
-	if ((st = BW_MPI(MPI_Alltoallv(m->sreq, sc, sd, MPI_INT64_T, b->sids, rc, rd, MPI_INT64_T, m->comm),
-				 "train: fetch: MPI_Alltoallv (ids)")))
+	if ((st = bw_comm_alltoallv(m->comm, m->sreq, sc, sd, b->sids, rc, rd, BW_COMM_I64,
+				      "train: fetch: ids")))
 		return st;
-	m->mpi_s += MPI_Wtime() - t0;
+	m->mpi_s += bw_comm_now() - t0;
 	b->n_serve = ns;
 	for (int64_t j = 0; j < ns; j++) {
 		const int64_t lid = b->sids[j] - m->first;
@@ -561,14 +521,14 @@ static int fetch_post(burrow_dist *d, bw_mb_batch *b)
 			f[q * K + p] = (int)((int64_t)c[q * K + p] * D);
 	}
 	b->nreq = 0;
-	b->post_t = MPI_Wtime();
+	b->post_t = bw_comm_now();
 	b->done_t = 0;
-	if ((st = BW_MPI(MPI_Ialltoallv(b->srows, f, f + K, MPI_FLOAT, b->rrows, f + 2 * K, f + 3 * K, MPI_FLOAT, m->comm,
-			      &b->req[b->nreq++]), "train: fetch: MPI_Ialltoallv (rows)")))
+	if ((st = bw_comm_ialltoallv(m->comm, b->srows, f, f + K, b->rrows, f + 2 * K, f + 3 * K, BW_COMM_F32,
+				  &b->req[b->nreq++], "train: fetch: rows")))
 		return st;
 	if (m->gnorm)
-		if ((st = BW_MPI(MPI_Ialltoallv(b->snorm, c, c + K, MPI_FLOAT, b->rnorm, c + 2 * K, c + 3 * K, MPI_FLOAT, m->comm,
-				      &b->req[b->nreq++]), "train: fetch: MPI_Ialltoallv (norms)")))
+		if ((st = bw_comm_ialltoallv(m->comm, b->snorm, c, c + K, b->rnorm, c + 2 * K, c + 3 * K, BW_COMM_F32,
+					  &b->req[b->nreq++], "train: fetch: norms")))
 			return st;
 	b->pending = true;
 	return fetch_poll(b);
@@ -580,11 +540,11 @@ static int fetch_poll(bw_mb_batch *b)
 	if (!b->pending || b->done_t > 0)
 		return 0;
 	int flag = 0;
-	int st = BW_MPI(MPI_Testall(b->nreq, b->req, &flag, MPI_STATUSES_IGNORE), "train: fetch: MPI_Testall");
+	int st = bw_comm_test(b->req, b->nreq, &flag, "train: fetch: testing");
 	if (st)
 		return st;
 	if (flag) {
-		b->done_t = MPI_Wtime();
+		b->done_t = bw_comm_now();
 		b->nreq = 0;
 	}
 	return 0;
@@ -595,20 +555,20 @@ static int fetch_finish(struct bw_dist_mb *m, bw_mb_batch *b)
 {
 	if (!b->pending)
 		return 0;
-	double t0 = MPI_Wtime();
+	double t0 = bw_comm_now();
 	int st = 0;
 	if (b->ticket) {
 		st = burrow_store_wait(m->store, b->ticket);
 		b->ticket = NULL;
 	}
-	double t1 = MPI_Wtime();
+	double t1 = bw_comm_now();
 	m->io_wait_s += t1 - t0;
 	if (b->nreq > 0) { /* not seen complete yet: the wait is exposed */
-		int rc = BW_MPI(MPI_Waitall(b->nreq, b->req, MPI_STATUSES_IGNORE), "train: fetch: MPI_Waitall");
+		int rc = bw_comm_wait(b->req, b->nreq, "train: fetch: waiting");
 		b->nreq = 0;
 		if (rc && !st)
 			st = rc;
-		b->done_t = MPI_Wtime();
+		b->done_t = bw_comm_now();
 		m->fetch_wait_s += b->done_t - t1;
 	}
 	b->pending = false;
@@ -640,7 +600,7 @@ static int step(burrow_dist *d, bw_mb_batch *b, bw_mb_batch *other, int64_t k, d
 	double loc[3] = {0, 0, 0}, all[3];
 	const bool work = b->num_seeds > 0;
 	int st = 0;
-	double a = MPI_Wtime();
+	double a = bw_comm_now();
 	memset(blk, 0, sizeof blk);
 	if (work) {
 		const bw_device *dev = d->be.dev;
@@ -671,11 +631,11 @@ static int step(burrow_dist *d, bw_mb_batch *b, bw_mb_batch *other, int64_t k, d
 	}
 	if (other && (st = fetch_poll(other)))
 		goto out;
-	m->compute_s += MPI_Wtime() - a;
+	m->compute_s += bw_comm_now() - a;
 	/* the step's loss is the mean over every rank's seeds: weigh this rank's mean */
-	a = MPI_Wtime();
-	st = BW_MPI(MPI_Allreduce(loc, all, 3, MPI_DOUBLE, MPI_SUM, m->comm), "train: MPI_Allreduce (loss)");
-	m->reduce_s += MPI_Wtime() - a;
+	a = bw_comm_now();
+	st = bw_comm_allreduce(m->comm, loc, all, 3, BW_COMM_F64, BW_COMM_SUM, "train: all-reduce (loss)");
+	m->reduce_s += bw_comm_now() - a;
 	if (st)
 		goto out;
 	*loss = all[1] > 0 ? all[0] / all[1] : 0;
@@ -686,7 +646,7 @@ static int step(burrow_dist *d, bw_mb_batch *b, bw_mb_batch *other, int64_t k, d
 			    isnan(*loss) ? "NaN" : "infinite", d->epoch + 1, (long long)k + 1);
 		goto out;
 	}
-	a = MPI_Wtime();
+	a = bw_comm_now();
 	if (work && loc[1] > 0) {
 		if ((st = bw_scale(&d->be, (float)(loc[1] / all[1]), &m->glogits)) ||
 		    (st = bw_model_backward(&d->be, d->model, &bb, &m->glogits)))
@@ -696,15 +656,15 @@ static int step(burrow_dist *d, bw_mb_batch *b, bw_mb_batch *other, int64_t k, d
 	}
 	if (other && (st = fetch_poll(other)))
 		goto out;
-	m->compute_s += MPI_Wtime() - a;
-	a = MPI_Wtime();
+	m->compute_s += bw_comm_now() - a;
+	a = bw_comm_now();
 	st = bw_dist_allreduce_grads(d->model, m->comm, &m->stage);
-	m->reduce_s += MPI_Wtime() - a;
+	m->reduce_s += bw_comm_now() - a;
 	if (st)
 		goto out;
-	a = MPI_Wtime();
+	a = bw_comm_now();
 	st = bw_optim_step(&d->be, d->optim, d->model->params, d->model->grads);
-	m->compute_s += MPI_Wtime() - a;
+	m->compute_s += bw_comm_now() - a;
 out:
 	for (int l = 0; l < L; l++)
 		bw_block_release(&blk[l]);
@@ -716,11 +676,11 @@ static int load(burrow_dist *d, bw_mb_batch *b, int64_t epoch, int64_t k)
 {
 	struct bw_dist_mb *m = d->mb;
 	const int64_t s0 = BW_MIN(k * m->batch, m->ntrain), n = BW_MIN(m->batch, m->ntrain - s0);
-	double a = MPI_Wtime();
+	double a = bw_comm_now();
 	int st = sample(d, b, m->perm + s0, n, epoch, k);
 	if (!st)
 		st = fetch_post(d, b);
-	m->sample_s += MPI_Wtime() - a;
+	m->sample_s += bw_comm_now() - a;
 	return st;
 }
 
@@ -747,7 +707,7 @@ int bw_dist_mb_load(burrow_dist *d, const int64_t *seeds, int64_t n, int64_t epo
 int bw_dist_mb_epoch(burrow_dist *d, burrow_epoch_stats *es, burrow_comm_stats *cs)
 {
 	struct bw_dist_mb *m = d->mb;
-	const double t0 = MPI_Wtime();
+	const double t0 = bw_comm_now();
 	const int64_t epoch = d->epoch;
 	m->sample_s = m->mpi_s = m->fetch_comm_s = m->fetch_wait_s = m->io_wait_s = m->reduce_s = m->compute_s = 0;
 	/* this epoch's order of the rank's training nodes */
@@ -762,8 +722,8 @@ int bw_dist_mb_epoch(burrow_dist *d, burrow_epoch_stats *es, burrow_comm_stats *
 	/* every rank takes as many steps as the rank with the most batches */
 	int64_t mine = (m->ntrain + m->batch - 1) / m->batch, steps;
 	int st;
-	if ((st = BW_MPI(MPI_Allreduce(&mine, &steps, 1, MPI_INT64_T, MPI_MAX, m->comm),
-				 "train: MPI_Allreduce (steps)")))
+	if ((st = bw_comm_allreduce(m->comm, &mine, &steps, 1, BW_COMM_I64, BW_COMM_MAX,
+				      "train: all-reduce (steps)")))
 		return st;
 	if (d->o.train.max_batches > 0 && d->o.train.max_batches < steps)
 		steps = d->o.train.max_batches;
@@ -802,7 +762,7 @@ int bw_dist_mb_epoch(burrow_dist *d, burrow_epoch_stats *es, burrow_comm_stats *
 		es->loss = lossy ? loss_sum / (double)lossy : 0;
 		es->train_acc = counted > 0 ? correct / counted : -1;
 		es->cache_hit_rate = -1; /* not counted across ranks */
-		es->epoch_s = MPI_Wtime() - t0;
+		es->epoch_s = bw_comm_now() - t0;
 		es->sample_s = m->sample_s;
 		es->io_wait_s = m->io_wait_s;
 		es->compute_s = m->compute_s;
@@ -864,13 +824,9 @@ int bw_dist_mb_open(burrow_dist *d)
 	if (!m)
 		return BURROW_E_NOMEM;
 	d->mb = m; /* from here burrow_dist_close frees it */
-	m->comm = MPI_COMM_NULL;
-	int st = BW_MPI(MPI_Comm_dup(d->comm, &m->comm), "train: MPI_Comm_dup");
-	if (st) {
-		m->comm = MPI_COMM_NULL;
+	int st = bw_comm_dup(&m->comm, d->comm);
+	if (st)
 		return st;
-	}
-	MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
 	m->K = d->K;
 	m->rank = d->rank;
 	m->D = d->model->cfg.in_dim;
@@ -917,7 +873,7 @@ static void batch_free(struct bw_dist_mb *m, bw_mb_batch *b)
 	if (b->ticket)
 		burrow_store_wait(m->store, b->ticket);
 	if (b->nreq > 0) /* a fetch every rank posted: it completes */
-		MPI_Waitall(b->nreq, b->req, MPI_STATUSES_IGNORE);
+		bw_comm_wait(b->req, b->nreq, "train: fetch: closing");
 	bw_free(b->gid);
 	for (int l = 0; l < BW_MAX_LAYERS; l++) {
 		bw_free(b->indptr[l]);
@@ -961,7 +917,6 @@ void bw_dist_mb_close(struct bw_dist_mb *m)
 	bw_dbuf_free(&m->labels);
 	bw_dbuf_free(&m->loss);
 	bw_stage_free(&m->stage);
-	if (m->comm != MPI_COMM_NULL)
-		MPI_Comm_free(&m->comm);
+	bw_comm_close(m->comm);
 	bw_free(m);
 }

@@ -1,4 +1,4 @@
-/* dist_mb.h: partition-parallel mini-batch training over MPI (dist_mb.c): each rank samples
+/* dist_mb.h: partition-parallel mini-batch training over bw_comm (dist_mb.c): each rank samples
  * batches from its own training nodes over the whole graph (a frontier node owned elsewhere
  * is expanded by its owner), fetches the input rows it does not hold from their owners, and
  * steps the replicated model with all-reduced gradients, every rank the same number of steps. */
@@ -36,7 +36,7 @@ typedef struct bw_mb_batch {
 	size_t lids_cap, fetch_cap, rrows_cap, rnorm_cap, sids_cap, srows_cap, snorm_cap;
 	int *cnt;                            /* [4K]: send counts, send displs, recv counts, recv displs (rows) */
 	int *cnt_f;                          /* [4K]: the same in floats (times D) */
-	MPI_Request req[2];
+	bw_comm_req req[2];
 	int nreq;
 	burrow_store_ticket *ticket;
 	double post_t, done_t;               /* when the rows were posted, and seen complete (0: not yet) */
@@ -54,6 +54,11 @@ int bw_dist_mb_epoch(burrow_dist *d, burrow_epoch_stats *st, burrow_comm_stats *
  * step `step` of epoch `epoch`, and fetch its input rows and norms: on return *out holds
  * everything (valid until the next call). Collective: every rank calls it for the same
  * (epoch, step). For tests and tools. */
+/* The key of the draws of (epoch, step, layer), the same on every rank: an owned node gid
+ * with more neighbors than the fanout gets the sampler's draw (sampler/draw.h) over its row
+ * of the part's CSR from the stream bw_key(key, gid). */
+uint64_t bw_dist_mb_draw_key(uint64_t seed, int64_t epoch, int64_t step, int l);
+
 int bw_dist_mb_load(burrow_dist *d, const int64_t *seeds, int64_t n, int64_t epoch, int64_t step,
 		    const bw_mb_batch **out);
 

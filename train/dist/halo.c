@@ -1,5 +1,5 @@
-/* halo.c: halo exchange over MPI with a distributed-graph communicator and non-blocking
- * neighbor all-to-all, so that aggregation over inner edges overlaps the transfer. */
+/* halo.c: halo exchange over the communication layer's neighbor communicator and its
+ * non-blocking neighbor all-to-all, so that aggregation over inner edges overlaps the transfer. */
 #include "halo.h"
 
 #include "../../core/rng.h"
@@ -7,17 +7,15 @@
 #include <string.h>
 
 struct bw_halo {
-	MPI_Comm comm;        /* distributed-graph communicator over the neighbor parts */
+	bw_comm *comm;        /* neighbor communicator over the neighbor parts */
 	int nnbr;             /* neighbor parts */
 	int *nbr;             /* [nnbr] their ranks */
 	int64_t n_owned, n_send, n_halo;
 	int64_t *send_local;  /* [n_send], owned */
 	int *send_cnt, *send_dsp, *recv_cnt, *recv_dsp; /* [nnbr], in rows */
-	MPI_Datatype row;     /* dim floats; rebuilt when dim changes */
-	int64_t row_dim;
 	float *buf;           /* [n_send, dim]: packed rows out (forward) or gradients in (backward) */
 	size_t buf_cap;
-	MPI_Request req;
+	bw_comm_req req;
 	bool active, backward;
 	double t_post;
 	int64_t dim;
@@ -33,7 +31,7 @@ struct bw_halo {
 	size_t rbuf_cap;
 };
 
-int bw_halo_open(bw_halo **out, MPI_Comm comm, int64_t n_owned, const int64_t *send_local,
+int bw_halo_open(bw_halo **out, bw_comm *comm, int64_t n_owned, const int64_t *send_local,
 		 const int64_t *send_offsets, const int64_t *halo_offsets, int threads)
 {
 	int K, rank, st = 0;
@@ -41,12 +39,8 @@ int bw_halo_open(bw_halo **out, MPI_Comm comm, int64_t n_owned, const int64_t *s
 	bw_halo *h = bw_calloc(1, sizeof *h);
 	if (!h)
 		return BURROW_E_NOMEM;
-	h->comm = MPI_COMM_NULL;
-	h->row = MPI_DATATYPE_NULL;
-	if ((st = BW_MPI(MPI_Comm_size(comm, &K), "halo: MPI_Comm_size")))
-		goto fail;
-	if ((st = BW_MPI(MPI_Comm_rank(comm, &rank), "halo: MPI_Comm_rank")))
-		goto fail;
+	K = bw_comm_size(comm);
+	rank = bw_comm_rank(comm);
 	h->n_owned = n_owned;
 	h->threads = bw_threads(threads);
 	h->n_send = send_offsets[K];
@@ -90,20 +84,8 @@ int bw_halo_open(bw_halo **out, MPI_Comm comm, int64_t n_owned, const int64_t *s
 		h->recv_dsp[h->nnbr] = (int)halo_offsets[j];
 		h->nnbr++;
 	}
-	/* unit weights spelled out: gcc misreads MPI_UNWEIGHTED as a zero-length array */
-	int *w = bw_malloc((size_t)(h->nnbr ? h->nnbr : 1) * sizeof *w);
-	if (!w) {
-		st = BURROW_E_NOMEM;
+	if ((st = bw_comm_neighbors(&h->comm, comm, h->nnbr, h->nbr)))
 		goto fail;
-	}
-	for (int k = 0; k < h->nnbr; k++)
-		w[k] = 1;
-	st = BW_MPI(MPI_Dist_graph_create_adjacent(comm, h->nnbr, h->nbr, w, h->nnbr, h->nbr, w, MPI_INFO_NULL, 0, &h->comm),
-		    "halo: MPI_Dist_graph_create_adjacent");
-	bw_free(w);
-	if (st)
-		goto fail;
-	MPI_Comm_set_errhandler(h->comm, MPI_ERRORS_RETURN);
 	*out = h;
 	return 0;
 fail:
@@ -116,11 +98,8 @@ void bw_halo_close(bw_halo *h)
 	if (!h)
 		return;
 	if (h->active)
-		MPI_Wait(&h->req, MPI_STATUS_IGNORE);
-	if (h->row != MPI_DATATYPE_NULL)
-		MPI_Type_free(&h->row);
-	if (h->comm != MPI_COMM_NULL)
-		MPI_Comm_free(&h->comm);
+		bw_comm_wait(&h->req, 1, "halo: closing");
+	bw_comm_close(h->comm);
 	bw_free(h->send_local);
 	bw_free(h->nbr);
 	bw_free(h->send_cnt);
@@ -134,24 +113,13 @@ void bw_halo_close(bw_halo *h)
 
 int64_t bw_halo_rows(const bw_halo *h) { return h->n_halo; }
 
-/* A row type of `dim` floats and a staging buffer of n_send rows. */
+/* Staging buffers for rows of `dim` floats. */
 static int prepare(bw_halo *h, int64_t dim)
 {
-	int st = 0;
 	if (h->active)
 		return bw_err(BURROW_E_INVAL, "halo: an exchange is already in flight");
 	if (dim <= 0 || dim > INT32_MAX)
 		return bw_err(BURROW_E_INVAL, "halo: bad row width %lld", (long long)dim);
-	if (h->row_dim != dim) {
-		if (h->row != MPI_DATATYPE_NULL)
-			MPI_Type_free(&h->row);
-		h->row_dim = 0;
-		if ((st = BW_MPI(MPI_Type_contiguous((int)dim, MPI_FLOAT, &h->row), "halo: MPI_Type_contiguous")))
-			goto fail;
-		if ((st = BW_MPI(MPI_Type_commit(&h->row), "halo: MPI_Type_commit")))
-			goto fail;
-		h->row_dim = dim;
-	}
 	size_t need = (size_t)(h->n_send ? h->n_send : 1) * (size_t)dim * sizeof(float);
 	if (need > h->buf_cap) {
 		float *b = bw_realloc(h->buf, need);
@@ -170,8 +138,6 @@ static int prepare(bw_halo *h, int64_t dim)
 	}
 	h->dim = dim;
 	return 0;
-fail:
-	return st;
 }
 
 bool bw_halo_keep(uint64_t key, int64_t gid, double p)
@@ -234,22 +200,22 @@ int bw_halo_forward_start(bw_halo *h, float *emb, int64_t dim)
 	if (st)
 		return st;
 	h->emb = emb;
-	h->t_post = MPI_Wtime();
+	h->t_post = bw_comm_now();
 	if (h->sampled) {
 		/* the kept rows only; they land in rbuf and are scattered when complete */
 #pragma omp parallel for schedule(static) num_threads(h->threads)
 		for (int64_t k = 0; k < h->n_sel_send; k++)
 			memcpy(h->buf + k * dim, emb + h->send_local[h->sel_send[k]] * dim, (size_t)dim * sizeof(float));
-		if ((st = BW_MPI(MPI_Ineighbor_alltoallv(h->buf, h->s_cnt, h->s_dsp, h->row, h->rbuf, h->r_cnt, h->r_dsp, h->row,
-						h->comm, &h->req), "halo: MPI_Ineighbor_alltoallv")))
+		if ((st = bw_comm_ineighbor_alltoallv(h->comm, h->buf, h->s_cnt, h->s_dsp, h->rbuf, h->r_cnt, h->r_dsp, dim, &h->req,
+						   "halo: posting the exchange")))
 			goto fail;
 		h->st.bytes_out += h->n_sel_send * dim * (int64_t)sizeof(float);
 	} else {
 #pragma omp parallel for schedule(static) num_threads(h->threads)
 		for (int64_t k = 0; k < h->n_send; k++)
 			memcpy(h->buf + k * dim, emb + h->send_local[k] * dim, (size_t)dim * sizeof(float));
-		if ((st = BW_MPI(MPI_Ineighbor_alltoallv(h->buf, h->send_cnt, h->send_dsp, h->row, emb + h->n_owned * dim,
-						h->recv_cnt, h->recv_dsp, h->row, h->comm, &h->req), "halo: MPI_Ineighbor_alltoallv")))
+		if ((st = bw_comm_ineighbor_alltoallv(h->comm, h->buf, h->send_cnt, h->send_dsp, emb + h->n_owned * dim,
+						   h->recv_cnt, h->recv_dsp, dim, &h->req, "halo: posting the exchange")))
 			goto fail;
 		h->st.bytes_out += h->n_send * dim * (int64_t)sizeof(float);
 	}
@@ -264,7 +230,7 @@ fail:
 static void completed(bw_halo *h)
 {
 	h->active = false;
-	h->st.comm_s += MPI_Wtime() - h->t_post;
+	h->st.comm_s += bw_comm_now() - h->t_post;
 	if (h->sampled && !h->backward) {
 		/* dropped halo rows read as zeros, kept ones scaled by 1/p */
 		const int64_t dim = h->dim;
@@ -284,10 +250,10 @@ int bw_halo_test(bw_halo *h)
 	int done = 0, st = 0;
 	if (!h->active)
 		return 1;
-	double t = MPI_Wtime();
-	if ((st = BW_MPI(MPI_Test(&h->req, &done, MPI_STATUS_IGNORE), "halo: MPI_Test")))
+	double t = bw_comm_now();
+	if ((st = bw_comm_test(&h->req, 1, &done, "halo: testing the exchange")))
 		goto fail;
-	h->st.test_s += MPI_Wtime() - t;
+	h->st.test_s += bw_comm_now() - t;
 	if (done)
 		completed(h);
 	return done;
@@ -301,10 +267,10 @@ int bw_halo_wait(bw_halo *h)
 	int st = 0;
 	if (!h->active)
 		return 0;
-	double t = MPI_Wtime();
-	if ((st = BW_MPI(MPI_Wait(&h->req, MPI_STATUS_IGNORE), "halo: MPI_Wait")))
+	double t = bw_comm_now();
+	if ((st = bw_comm_wait(&h->req, 1, "halo: waiting for the exchange")))
 		goto fail;
-	h->st.wait_s += MPI_Wtime() - t;
+	h->st.wait_s += bw_comm_now() - t;
 	completed(h);
 	return 0;
 fail:
@@ -319,7 +285,7 @@ int bw_halo_backward_start(bw_halo *h, const float *grad, int64_t dim)
 		return st;
 	/* the reverse of forward: halo rows go back to their owners, who receive them in
 	 * their send order */
-	h->t_post = MPI_Wtime();
+	h->t_post = bw_comm_now();
 	if (h->sampled) {
 		/* the kept rows' gradients, scaled as their forward values were */
 		for (int64_t k = 0; k < h->n_sel_recv; k++) {
@@ -328,13 +294,13 @@ int bw_halo_backward_start(bw_halo *h, const float *grad, int64_t dim)
 			for (int64_t c = 0; c < dim; c++)
 				dst[c] = h->inv_p * src[c];
 		}
-		if ((st = BW_MPI(MPI_Ineighbor_alltoallv(h->rbuf, h->r_cnt, h->r_dsp, h->row, h->buf, h->s_cnt, h->s_dsp, h->row,
-						h->comm, &h->req), "halo: MPI_Ineighbor_alltoallv (backward)")))
+		if ((st = bw_comm_ineighbor_alltoallv(h->comm, h->rbuf, h->r_cnt, h->r_dsp, h->buf, h->s_cnt, h->s_dsp, dim, &h->req,
+						   "halo: posting the exchange (backward)")))
 			goto fail;
 		h->st.bytes_out += h->n_sel_recv * dim * (int64_t)sizeof(float);
 	} else {
-		if ((st = BW_MPI(MPI_Ineighbor_alltoallv(grad + h->n_owned * dim, h->recv_cnt, h->recv_dsp, h->row, h->buf,
-						h->send_cnt, h->send_dsp, h->row, h->comm, &h->req), "halo: MPI_Ineighbor_alltoallv (backward)")))
+		if ((st = bw_comm_ineighbor_alltoallv(h->comm, grad + h->n_owned * dim, h->recv_cnt, h->recv_dsp, h->buf,
+						   h->send_cnt, h->send_dsp, dim, &h->req, "halo: posting the exchange (backward)")))
 			goto fail;
 		h->st.bytes_out += h->n_halo * dim * (int64_t)sizeof(float);
 	}

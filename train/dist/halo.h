@@ -1,4 +1,4 @@
-/* halo.h: the halo exchange between partition-parallel ranks (MPI): boundary rows out to
+/* halo.h: the halo exchange between partition-parallel ranks (bw_comm): boundary rows out to
  * the parts that need them, halo rows in; in backward, halo gradients back to their owners.
  *
  * Layout (docs/partition.md): a rank owns local rows 0 .. n_owned-1 and keeps halo rows
@@ -9,7 +9,7 @@
 #ifndef BURROW_HALO_H
 #define BURROW_HALO_H
 
-#include "mpi_gw.h"
+#include "comm.h"
 
 typedef struct bw_halo bw_halo;
 
@@ -22,7 +22,7 @@ typedef struct bw_halo_stats {
 } bw_halo_stats;
 
 /* Build the exchange for this rank of comm (size K). Arrays are borrowed for the call. */
-int bw_halo_open(bw_halo **out, MPI_Comm comm,
+int bw_halo_open(bw_halo **out, bw_comm *comm,
 		 int64_t n_owned,             /* rows this rank owns */
 		 const int64_t *send_local,   /* [send_offsets[K]] local ids of owned rows, by part */
 		 const int64_t *send_offsets, /* [K+1] */
@@ -35,7 +35,7 @@ int64_t bw_halo_rows(const bw_halo *h); /* H, halo rows this rank receives */
  * post the exchange; halo rows land in emb[n_owned ..] when it completes. emb must stay
  * valid and its owned send rows unchanged until wait. */
 int bw_halo_forward_start(bw_halo *h, float *emb, int64_t dim);
-/* Drive MPI progress without blocking: 1 when the exchange has completed, 0 if not yet. */
+/* Drive the exchange's progress without blocking: 1 when the exchange has completed, 0 if not yet. */
 int bw_halo_test(bw_halo *h);
 /* Block until the posted exchange completes (forward: halo rows are in place). */
 int bw_halo_wait(bw_halo *h);

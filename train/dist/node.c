@@ -1,4 +1,4 @@
-/* node.c: the ranks that share a node (MPI_COMM_TYPE_SHARED) and the compute threads each
+/* node.c: the ranks that share a node (bw_comm_node) and the compute threads each
  * takes by default: the node's CPUs divided by its ranks, so that K ranks on one machine do
  * not each start a thread per core (oversubscribed OpenMP and OpenBLAS threads spin
  * against each other: 4 ranks on 2 cores ran 6x slower than with one thread each). */
@@ -21,27 +21,25 @@ static void own_cpus(cpu_set_t *set)
 		CPU_SET((int)c, set);
 }
 
-int bw_node_share_get(MPI_Comm comm, bw_node_share *out)
+int bw_node_share_get(bw_comm *comm, bw_node_share *out)
 {
-	MPI_Comm node = MPI_COMM_NULL;
+	bw_comm *node = NULL;
 	cpu_set_t own, all;
-	int rank = 0, st;
+	int st;
 	memset(out, 0, sizeof *out);
 	own_cpus(&own);
-	if ((st = BW_MPI(MPI_Comm_rank(comm, &rank), "train: MPI_Comm_rank")) ||
-	    (st = BW_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node),
-			 "train: MPI_Comm_split_type (the ranks of this node)")))
+	if ((st = bw_comm_node(&node, comm)))
 		return st;
 	/* the node's CPUs: the union of its ranks' masks (a container's cpuset, or a binding of
 	 * each rank to its own cores, still adds up to what the node gives the job) */
-	if ((st = BW_MPI(MPI_Comm_size(node, &out->ranks), "train: MPI_Comm_size (node)")) ||
-	    (st = BW_MPI(MPI_Allreduce(&own, &all, (int)sizeof own, MPI_BYTE, MPI_BOR, node),
-			 "train: MPI_Allreduce (the node's CPUs)")))
+	out->ranks = bw_comm_size(node);
+	if ((st = bw_comm_allreduce(node, &own, &all, (int64_t)sizeof own, BW_COMM_BYTE, BW_COMM_BOR,
+				    "train: the node's CPUs")))
 		goto out_free_node;
 	out->cores = CPU_COUNT(&all);
 	out->own = CPU_COUNT(&own);
 	out->threads = BW_MAX(1, BW_MIN(out->cores / BW_MAX(out->ranks, 1), out->own));
 out_free_node:
-	MPI_Comm_free(&node);
+	bw_comm_close(node);
 	return st;
 }

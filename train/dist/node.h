@@ -3,17 +3,17 @@
 #ifndef BURROW_DIST_NODE_H
 #define BURROW_DIST_NODE_H
 
-#include "mpi_gw.h"
+#include "comm.h"
 
 typedef struct bw_node_share {
 	int cores;   /* CPUs the node's ranks may run on (the union of their affinity masks) */
-	int ranks;   /* ranks of comm on this node (MPI_COMM_TYPE_SHARED) */
+	int ranks;   /* ranks of comm on this node (shared memory) */
 	int own;     /* CPUs this rank may run on (its affinity mask: narrower when mpirun binds) */
 	int threads; /* max(1, min(cores / ranks, own)) */
 } bw_node_share;
 
 /* Count the ranks of comm on this node and their CPUs, and derive the default compute
  * threads of this rank. Collective over comm. */
-int bw_node_share_get(MPI_Comm comm, bw_node_share *out); /* out */
+int bw_node_share_get(bw_comm *comm, bw_node_share *out); /* out */
 
 #endif

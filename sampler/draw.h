@@ -1,0 +1,75 @@
+/* draw.h: the one row draw of neighbor sampling, shared by the sampler (sample.c) and
+ * distributed mini-batch training (train/dist/dist_mb.c): a uniform k-subset of a row's
+ * positions [0, d), without replacement, by Floyd's algorithm, from a keyed stream. */
+#ifndef BURROW_SAMPLER_DRAW_H
+#define BURROW_SAMPLER_DRAW_H
+
+#include "../core/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Up to this many picks, membership is a linear scan; above, an open-addressing hash set. */
+#define BW_SMALL_FANOUT 32
+
+/* Entries of the hash set that k picks need: the smallest power of two >= 2k. */
+static inline size_t bw_draw_table_cap(int64_t k)
+{
+	size_t cap = 1;
+	while (cap < 2 * (size_t)k)
+		cap <<= 1;
+	return cap;
+}
+
+static inline void bw_draw_sort_small(int64_t *a, int n)
+{
+	for (int i = 1; i < n; i++) {
+		int64_t x = a[i];
+		int j = i;
+		for (; j > 0 && a[j - 1] > x; j--)
+			a[j] = a[j - 1];
+		a[j] = x;
+	}
+}
+
+/* pos[0, k) = a uniform k-subset of [0, d), 0 < k < d, in increasing order (Floyd: for
+ * j = d-k .. d-1 draw t in [0, j] and take t, or j when t is taken already). table:
+ * bw_draw_table_cap(k) entries of scratch when k > BW_SMALL_FANOUT (else unused, may be
+ * NULL). The picks are a function of r's stream alone. */
+static inline void bw_draw(bw_rng *r, int64_t d, int64_t k, int64_t *pos, int64_t *table)
+{
+	int64_t m = 0;
+	if (k <= BW_SMALL_FANOUT) {
+		for (int64_t j = d - k; j < d; j++) {
+			int64_t t = (int64_t)bw_rng_below(r, (uint64_t)j + 1);
+			for (int64_t q = 0; q < m; q++)
+				if (pos[q] == t) {
+					t = j;
+					break;
+				}
+			pos[m++] = t;
+		}
+		bw_draw_sort_small(pos, (int)k);
+		return;
+	}
+	const size_t cap = bw_draw_table_cap(k);
+	const int sh = __builtin_clzll((unsigned long long)(cap - 1)); /* cap >= 128: the hash's top bits */
+	memset(table, 0, cap * sizeof *table);
+	for (int64_t j = d - k; j < d; j++) {
+		int64_t t = (int64_t)bw_rng_below(r, (uint64_t)j + 1);
+		for (int pass = 0; pass < 2; pass++) { /* insert t; on a hit insert j instead */
+			size_t h = (size_t)(((uint64_t)t * 0x9E3779B97F4A7C15ull) >> sh) & (cap - 1);
+			while (table[h] && table[h] != t + 1)
+				h = (h + 1) & (cap - 1);
+			if (!table[h]) {
+				table[h] = t + 1;
+				pos[m++] = t;
+				break;
+			}
+			t = j;
+		}
+	}
+	qsort(pos, (size_t)k, sizeof *pos, bw_cmp_i64);
+}
+
+#endif
