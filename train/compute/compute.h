@@ -100,6 +100,8 @@ void bw_block_init(bw_block *b, int64_t num_dst, int64_t num_src, const int64_t 
 int bw_block_check(const bw_block *b);
 /* Edges of the block. */
 static inline int64_t bw_block_edges(const bw_block *b) { return b->indptr[b->num_dst] - b->indptr[0]; }
+/* Attention slots of the block: its edges plus one self loop per destination row (bw_ops). */
+static inline int64_t bw_block_slots(const bw_block *b) { return bw_block_edges(b) + b->num_dst; }
 /* Build the transpose (for backward passes) and, when `gcn` and no norms were set, the GCN
  * norms from the block: dst i and src j < num_dst use row i's length + 1; a source that is
  * not a destination uses the number of rows it appears in + 1. Idempotent. */
@@ -193,6 +195,54 @@ typedef struct bw_ops {
 	/* mom (may be NULL when momentum is 0) = momentum * mom + g + wd * p; p -= lr * mom */
 	int (*sgd)(const bw_backend *be, float *p, const float *g, float *mom, int64_t n, float lr, float momentum,
 		   float weight_decay);
+
+	/* ---- the max aggregator and GAT (issue 17). These slots may be NULL: the dispatcher
+	 * then returns BURROW_E_UNSUPPORTED naming the op, and tests/test_ops.c counts a skip.
+	 * Attention works on a block with a self loop added to every destination row (as
+	 * PyG's GATConv does): row i's "slots" are first i itself, then its CSR edges in
+	 * order; slot (i, 0) is number (indptr[i] - indptr[0]) + i, slot (i, k >= 1) the
+	 * edge indptr[i] + k - 1 at number (indptr[i] + k - 1 - indptr[0]) + i + 1. A block
+	 * has bw_block_slots(b) = edges + num_dst slots; per-slot arrays are [slots, heads]. */
+
+	/* out[i, c] = max over row i's sources j of x[j, c], arg[i, c] = that j (the first in
+	 * row order on ties), for every destination row; a row without sources gets out 0 and
+	 * arg -1. x [num_src, dim], out and arg [num_dst, dim]. */
+	int (*seg_max_fwd)(const bw_backend *be, const bw_block *b, const float *x, int64_t dim, float *out,
+			   int32_t *arg);
+	/* gx [num_src, dim] = 0, then gx[arg[i, c], c] += gout[i, c] wherever arg >= 0
+	 * (overwrites gx whole); the order of additions is fixed (rows ascending). */
+	int (*seg_max_bwd)(const bw_backend *be, int64_t num_dst, int64_t num_src, const float *gout, const int32_t *arg,
+			   int64_t dim, float *gx);
+	/* out[r, k] = sum_f x[r, k f_dim + f] a[k f_dim + f] for rows r, heads k: x [rows, heads
+	 * f_dim], a [heads f_dim], out [rows, heads] (overwrites). */
+	int (*head_dot)(const bw_backend *be, const float *x, int64_t rows, int64_t heads, int64_t f_dim, const float *a,
+			float *out);
+	/* Its backward from g [rows, heads]: gx[r, k f_dim + f] += g[r, k] a[k f_dim + f] (adds
+	 * to gx); ga[k f_dim + f] = sum_r g[r, k] x[r, k f_dim + f] (overwrites). */
+	int (*head_dot_bwd)(const bw_backend *be, const float *x, int64_t rows, int64_t heads, int64_t f_dim,
+			    const float *a, const float *g, float *gx, float *ga);
+	/* Edge softmax per destination row and head: for slot s = (i, j) of row i,
+	 * e_s = leaky_relu(s_dst[i, k] + s_src[j, k], slope) and alpha[s, k] = exp(e_s) / the
+	 * sum of exp(e_t) over row i's slots t. s_src [num_src, heads], s_dst [num_dst, heads],
+	 * alpha [slots, heads] (overwrites). */
+	int (*edge_softmax_fwd)(const bw_backend *be, const bw_block *b, const float *s_src, const float *s_dst,
+				int64_t heads, float slope, float *alpha);
+	/* Its backward from galpha = dL/dalpha [slots, heads], alpha the forward's output:
+	 * with d_s = alpha_s (galpha_s - sum_t alpha_t galpha_t) times the leaky ReLU's slope at
+	 * e_s (1 above 0, else slope), gs_dst[i, k] = sum of d over row i's slots and gs_src[j,
+	 * k] = sum of d over the slots whose source is j (both overwrite, whole). */
+	int (*edge_softmax_bwd)(const bw_backend *be, const bw_block *b, const float *s_src, const float *s_dst,
+				const float *alpha, const float *galpha, int64_t heads, float slope, float *gs_src,
+				float *gs_dst);
+	/* out[i, k f_dim + f] = sum over row i's slots s = (i, j) of alpha[s, k] h[j, k f_dim + f]:
+	 * h [num_src, heads f_dim], out [num_dst, heads f_dim] (overwrites). */
+	int (*att_agg_fwd)(const bw_backend *be, const bw_block *b, const float *alpha, const float *h, int64_t heads,
+			   int64_t f_dim, float *out);
+	/* Its backward from gout [num_dst, heads f_dim]: galpha[s, k] = sum_f gout[i, k f_dim + f]
+	 * h[j, k f_dim + f] [slots, heads] and gh[j] = sum over the slots (i, j) of alpha[s, k]
+	 * gout[i] per head [num_src, heads f_dim]; both overwrite, whole. */
+	int (*att_agg_bwd)(const bw_backend *be, const bw_block *b, const float *alpha, const float *h, const float *gout,
+			   int64_t heads, int64_t f_dim, float *galpha, float *gh);
 } bw_ops;
 
 enum bw_backend_kind { BW_BACKEND_CPU = 0, BW_BACKEND_CUDA = 1, BW_BACKEND_KINDS = 2 };
@@ -266,6 +316,30 @@ int bw_nll_loss(const bw_backend *be, const bw_tensor *logits, const int32_t *la
 int bw_loss_read(const bw_backend *be, const bw_loss *dev_loss, bw_loss *host);
 /* out [x rows] (device memory) = each row's argmax */
 int bw_argmax(const bw_backend *be, const bw_tensor *x, int32_t *out);
+/* The max aggregator and GAT's kernels (bw_ops, from seg_max_fwd on); a backend without
+ * the kernel is BURROW_E_UNSUPPORTED. */
+/* out [num_dst, d] = elementwise max of x [num_src, d] over each row's sources; arg
+ * [num_dst * d] int32 device memory gets the winning source (-1: no source). */
+int bw_seg_max(const bw_backend *be, const bw_block *b, const bw_tensor *x, bw_tensor *out, int32_t *arg);
+/* gx [num_src, d] = gout [num_dst, d] routed to the winning sources of arg (overwrites). */
+int bw_seg_max_backward(const bw_backend *be, const bw_block *b, const bw_tensor *gout, const int32_t *arg,
+			bw_tensor *gx);
+/* out [rows, heads] = per-head dot products of x [rows, heads * F] with a [heads * F]. */
+int bw_head_dot(const bw_backend *be, const bw_tensor *x, int64_t heads, const float *a, bw_tensor *out);
+/* gx += g (x) a per head (gx may be NULL: skipped); ga [heads * F] = sum_r g[r, k] x[r, k F + f]. */
+int bw_head_dot_backward(const bw_backend *be, const bw_tensor *x, int64_t heads, const float *a, const bw_tensor *g,
+			 bw_tensor *gx, float *ga);
+/* alpha [slots, heads] = the edge softmax of leaky_relu(s_dst[i] + s_src[j], slope) per row. */
+int bw_edge_softmax(const bw_backend *be, const bw_block *b, const bw_tensor *s_src, const bw_tensor *s_dst,
+		    float slope, bw_tensor *alpha);
+int bw_edge_softmax_backward(const bw_backend *be, const bw_block *b, const bw_tensor *s_src, const bw_tensor *s_dst,
+			     const bw_tensor *alpha, const bw_tensor *galpha, float slope, bw_tensor *gs_src,
+			     bw_tensor *gs_dst);
+/* out [num_dst, heads * F] = per head, the alpha-weighted sum of h [num_src, heads * F] over each row's slots. */
+int bw_att_aggregate(const bw_backend *be, const bw_block *b, const bw_tensor *alpha, const bw_tensor *h,
+		     bw_tensor *out);
+int bw_att_aggregate_backward(const bw_backend *be, const bw_block *b, const bw_tensor *alpha, const bw_tensor *h,
+			      const bw_tensor *gout, bw_tensor *galpha, bw_tensor *gh);
 
 /* ------------------------------------------------------------ layers (layers.c) */
 
