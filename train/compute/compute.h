@@ -343,28 +343,61 @@ int bw_att_aggregate_backward(const bw_backend *be, const bw_block *b, const bw_
 
 /* ------------------------------------------------------------ layers (layers.c) */
 
-typedef enum bw_layer_kind { BW_LAYER_LINEAR = 0, BW_LAYER_SAGE = 1, BW_LAYER_GCN = 2 } bw_layer_kind;
+typedef enum bw_layer_kind { BW_LAYER_LINEAR = 0, BW_LAYER_SAGE = 1, BW_LAYER_GCN = 2, BW_LAYER_GAT = 3 } bw_layer_kind;
+
+/* GAT's LeakyReLU slope on the attention logits (PyG's GATConv default). */
+#define BW_GAT_SLOPE 0.2f
 
 /* One layer: parameters and their gradients are views into the model's flat buffers (in
  * the model's device memory).
  *   Linear:  z = x_dst W + b
- *   SAGE:    z = x_dst W_self + mean_{N(i)}(x) W_neigh + b
+ *   SAGE:    z = x_dst W_self + aggr_{N(i)}(x) W_neigh + b, aggr mean, sum or max
+ *            (elementwise max over the neighbors, PyG's SAGEConv(aggr="max"); 0 without any)
  *   GCN:     z = (norm-aggregate with self loops of x) W + b
- * When in > out the graph layers project first and aggregate the narrower result (exact:
- * aggregation and projection commute), as DGL does. */
+ *   GAT:     h = x W [num_src, heads F]; per head k, alpha = the edge softmax over N(i) + {i}
+ *            of leaky_relu(<h_i^k, a_dst^k> + <h_j^k, a_src^k>, 0.2), dropped out with
+ *            attn_p in training; z_i^k = sum_j alpha_ij^k h_j^k, the heads concatenated
+ *            (out = heads F) or averaged (out = F), + b (PyG's GATConv)
+ * When in > out, SAGE (mean, sum) and GCN project first and aggregate the narrower result
+ * (exact: aggregation and projection commute), as DGL does; max cannot. */
+typedef struct bw_layer_shape {
+	bw_layer_kind kind;
+	int64_t in, out;
+	int aggr;          /* SAGE: enum burrow_aggr */
+	int64_t heads;     /* GAT: attention heads, >= 1 (concat: they divide out) */
+	bool concat;       /* GAT: concatenate the heads (hidden layers) or average them (the output) */
+} bw_layer_shape;
+
 typedef struct bw_layer {
 	bw_layer_kind kind;
 	int64_t in, out;
+	int aggr;                  /* SAGE: enum burrow_aggr */
+	int64_t heads, f_dim;      /* GAT: heads, and each head's width F */
+	bool concat;               /* GAT */
 	bool project_first;
-	float *w, *w_neigh, *b;    /* [in, out], [in, out] (SAGE only), [out] */
+	float *w, *w_neigh, *b;    /* [in, out] ([in, heads F] for GAT), [in, out] (SAGE only), [out] */
+	float *a_src, *a_dst;      /* GAT: [heads F] each */
 	float *gw, *gw_neigh, *gb; /* their gradients */
-	bw_tensor agg;             /* saved: aggregated input [num_dst, in], or projection [num_src, out] */
+	float *ga_src, *ga_dst;
+	/* set by the model before each forward: GAT's attention dropout (0: none) and its key */
+	float attn_p;
+	uint64_t attn_key;
+	bw_tensor agg;             /* saved: aggregated input [num_dst, in], or projection [num_src, out] (GAT: h) */
 	bw_tensor tmp;             /* scratch of the backward pass */
+	bw_dbuf arg;               /* SAGE max: the winning source per [num_dst, in] element */
+	/* GAT: saved by the forward, scratch of the backward */
+	bw_tensor s_src, s_dst, alpha, alpha_drop, cat, gcat, galpha, gs_src, gs_dst;
+	bw_tensor mean;            /* [heads F, F]: averages the heads (1/heads where f matches) */
+	bw_dbuf attn_mask;         /* [slots, heads] attention dropout mask */
+	bool attn_dropped;         /* the last forward dropped attention out */
 } bw_layer;
 
-/* Parameters a layer of this kind and shape holds. */
+/* Parameters a layer of this shape holds. */
+int64_t bw_layer_shape_params(const bw_layer_shape *s);
+/* Set up l over params/grads (each bw_layer_shape_params long, borrowed device memory). */
+void bw_layer_bind_shape(bw_layer *l, const bw_layer_shape *s, float *params, float *grads);
+/* The same for a Linear, mean-SAGE or GCN layer. */
 int64_t bw_layer_num_params(bw_layer_kind kind, int64_t in, int64_t out);
-/* Set up l over params/grads (each bw_layer_num_params long, borrowed device memory). */
 void bw_layer_bind(bw_layer *l, bw_layer_kind kind, int64_t in, int64_t out, float *params, float *grads);
 /* Glorot-uniform weights drawn from the stream `key`, zero bias, uploaded to dev. */
 int bw_layer_init(bw_layer *l, const bw_device *dev, uint64_t key);
@@ -404,6 +437,9 @@ typedef struct bw_model_cfg {
 	int layers;        /* 1 .. BW_MAX_LAYERS */
 	int64_t in_dim, hidden, classes;
 	float dropout;     /* applied after each hidden layer's ReLU, in training */
+	int aggr;          /* sage: enum burrow_aggr */
+	int heads;         /* gat: heads (>= 1, dividing hidden), concatenated in hidden layers, averaged in the last */
+	float attn_dropout;/* gat: on the attention coefficients, in training */
 } bw_model_cfg;
 
 /* What one forward/backward step consumes: one block per layer (blocks[0] is the input
@@ -435,6 +471,8 @@ typedef struct bw_model {
 
 /* Layer l's shape under cfg. */
 void bw_model_layer_dims(const bw_model_cfg *cfg, int l, int64_t *in, int64_t *out);
+/* Layer l's whole shape (kind, aggregator, heads) under cfg. */
+bw_layer_shape bw_model_layer_shape(const bw_model_cfg *cfg, int l);
 int bw_model_check_cfg(const bw_model_cfg *cfg);
 /* A model on dev (NULL: the CPU) with Glorot weights drawn from seed. */
 int bw_model_open(bw_model **out, const bw_device *dev, const bw_model_cfg *cfg, uint64_t seed);

@@ -1,10 +1,10 @@
-/* model.c: sage, gcn and mlp models: a stack of layers with ReLU and dropout between them,
+/* model.c: sage, gcn, gat and mlp models: a stack of layers with ReLU and dropout between them,
  * one flat parameter buffer, forward and backward over a batch of blocks. */
 #include "compute.h"
 
 #include <string.h>
 
-enum { TAG_INIT = 0x494e4954, TAG_DROPOUT = 0x44524f50 };
+enum { TAG_INIT = 0x494e4954, TAG_DROPOUT = 0x44524f50, TAG_ATTN = 0x4154544e };
 
 void bw_model_layer_dims(const bw_model_cfg *cfg, int l, int64_t *in, int64_t *out)
 {
@@ -14,13 +14,32 @@ void bw_model_layer_dims(const bw_model_cfg *cfg, int l, int64_t *in, int64_t *o
 
 static bw_layer_kind layer_kind(int model)
 {
-	return model == BURROW_MODEL_SAGE ? BW_LAYER_SAGE : model == BURROW_MODEL_GCN ? BW_LAYER_GCN : BW_LAYER_LINEAR;
+	return model == BURROW_MODEL_SAGE  ? BW_LAYER_SAGE
+	       : model == BURROW_MODEL_GCN ? BW_LAYER_GCN
+	       : model == BURROW_MODEL_GAT ? BW_LAYER_GAT
+					   : BW_LAYER_LINEAR;
+}
+
+bw_layer_shape bw_model_layer_shape(const bw_model_cfg *cfg, int l)
+{
+	bw_layer_shape s = {.kind = layer_kind(cfg->kind), .aggr = cfg->aggr, .heads = cfg->heads > 0 ? cfg->heads : 1};
+	bw_model_layer_dims(cfg, l, &s.in, &s.out);
+	s.concat = l + 1 < cfg->layers; /* hidden layers concatenate their heads, the output averages them */
+	return s;
 }
 
 int bw_model_check_cfg(const bw_model_cfg *c)
 {
-	if (c->kind != BURROW_MODEL_SAGE && c->kind != BURROW_MODEL_GCN && c->kind != BURROW_MODEL_MLP)
+	if (c->kind != BURROW_MODEL_SAGE && c->kind != BURROW_MODEL_GCN && c->kind != BURROW_MODEL_MLP &&
+	    c->kind != BURROW_MODEL_GAT)
 		return bw_err(BURROW_E_INVAL, "model: unknown kind %d", c->kind);
+	if (c->aggr != BURROW_AGGR_MEAN && c->aggr != BURROW_AGGR_MAX && c->aggr != BURROW_AGGR_SUM)
+		return bw_err(BURROW_E_INVAL, "model: unknown aggregator %d", c->aggr);
+	if (c->kind == BURROW_MODEL_GAT && (c->heads < 1 || (c->layers > 1 && c->hidden % c->heads)))
+		return bw_err(BURROW_E_INVAL, "model: gat with %d heads and hidden %lld: the heads must divide the hidden "
+					      "width (they are concatenated)", c->heads, (long long)c->hidden);
+	if (!(c->attn_dropout >= 0.0f && c->attn_dropout < 1.0f))
+		return bw_err(BURROW_E_INVAL, "model: attention dropout %g outside [0, 1)", (double)c->attn_dropout);
 	if (c->layers < 1 || c->layers > BW_MAX_LAYERS)
 		return bw_err(BURROW_E_INVAL, "model: %d layers outside [1, %d]", c->layers, BW_MAX_LAYERS);
 	if (c->in_dim < 1 || c->classes < 1 || (c->layers > 1 && c->hidden < 1))
@@ -49,11 +68,9 @@ int bw_model_open(bw_model **out, const bw_device *dev, const bw_model_cfg *cfg,
 		m->mask[l].dev = dev;
 	}
 	m->g[0] = m->g[1] = bw_tensor_empty(dev);
-	const bw_layer_kind kind = layer_kind(cfg->kind);
 	for (int l = 0; l < cfg->layers; l++) {
-		int64_t in, o;
-		bw_model_layer_dims(cfg, l, &in, &o);
-		m->num_params += bw_layer_num_params(kind, in, o);
+		const bw_layer_shape ls = bw_model_layer_shape(cfg, l);
+		m->num_params += bw_layer_shape_params(&ls);
 	}
 	const size_t bytes = (size_t)m->num_params * sizeof(float);
 	if ((st = bw_device_alloc(dev, bytes, (void **)&m->params)) ||
@@ -61,12 +78,11 @@ int bw_model_open(bw_model **out, const bw_device *dev, const bw_model_cfg *cfg,
 		goto fail;
 	int64_t off = 0;
 	for (int l = 0; l < cfg->layers; l++) {
-		int64_t in, o;
-		bw_model_layer_dims(cfg, l, &in, &o);
-		bw_layer_bind(&m->layer[l], kind, in, o, m->params + off, m->grads + off);
+		const bw_layer_shape ls = bw_model_layer_shape(cfg, l);
+		bw_layer_bind_shape(&m->layer[l], &ls, m->params + off, m->grads + off);
 		if ((st = bw_layer_init(&m->layer[l], dev, bw_key(bw_key(seed, TAG_INIT), (uint64_t)l))))
 			goto fail;
-		off += bw_layer_num_params(kind, in, o);
+		off += bw_layer_shape_params(&ls);
 	}
 	*out = m;
 	return 0;
@@ -143,6 +159,8 @@ int bw_model_layer_forward_overlap(const bw_backend *be, bw_model *m, int l, bw_
 	    ((st = bw_block_prepare(blk, training, m->cfg.kind == BURROW_MODEL_GCN)) ||
 	     (st = bw_block_upload(blk, be->dev))))
 		return st;
+	m->layer[l].attn_p = training ? m->cfg.attn_dropout : 0.0f;
+	m->layer[l].attn_key = bw_key(key, TAG_ATTN);
 	if ((st = ov ? bw_layer_forward_overlap(be, &m->layer[l], blk, x, &m->h[l], ov)
 		     : bw_layer_forward(be, &m->layer[l], blk, x, &m->h[l])))
 		return st;
@@ -214,6 +232,7 @@ int bw_model_infer_layer(const bw_backend *be, bw_model *m, int l, bw_block *b, 
 		st = bw_block_prepare(b, false, true);
 	if (!st && m->cfg.kind != BURROW_MODEL_MLP)
 		st = bw_block_upload(b, be->dev);
+	m->layer[l].attn_p = 0.0f;
 	if (!st)
 		st = bw_layer_forward(be, &m->layer[l], b, x, z);
 	if (!st && l + 1 < m->cfg.layers)

@@ -199,6 +199,15 @@ int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist
 			    d->be.dev->name);
 		goto fail;
 	}
+	/* the halo exchange overlaps each row's early and late sources: gat's edge softmax and
+	 * the max aggregator need every source of a row at once */
+	if (d->o.train.model == BURROW_MODEL_GAT || (d->o.train.model == BURROW_MODEL_SAGE &&
+						     d->o.train.aggr == BURROW_AGGR_MAX)) {
+		st = bw_err(BURROW_E_UNSUPPORTED, "train: distributed training supports sage with --aggr mean or sum, gcn "
+						  "and mlp, not %s",
+			    d->o.train.model == BURROW_MODEL_GAT ? "gat" : "--aggr max");
+		goto fail;
+	}
 	if ((st = load_features(d, ds)))
 		goto fail;
 	if (d->o.train.model == BURROW_MODEL_GCN && (st = make_norms(d)))
@@ -214,6 +223,9 @@ int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist
 		.hidden = d->o.train.hidden,
 		.classes = d->classes,
 		.dropout = (float)d->o.train.dropout,
+		.aggr = d->o.train.aggr,
+		.heads = d->o.train.heads,
+		.attn_dropout = (float)d->o.train.attn_dropout,
 	};
 	if ((st = bw_dbuf_reserve(&d->loss_dev, d->be.dev, sizeof(bw_loss))) ||
 	    (st = bw_dbuf_from_host(&d->labels_dev, d->be.dev, d->labels, (size_t)d->n_loc * sizeof *d->labels)) ||

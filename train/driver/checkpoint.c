@@ -74,6 +74,9 @@ static char *make_header(const bw_ck_state *t)
 	cJSON_AddNumberToObject(h, "in_dim", (double)m->cfg.in_dim);
 	cJSON_AddNumberToObject(h, "classes", (double)m->cfg.classes);
 	cJSON_AddNumberToObject(h, "dropout", t->dropout);
+	cJSON_AddStringToObject(h, "aggr", burrow_aggr_name(m->cfg.aggr));
+	cJSON_AddNumberToObject(h, "heads", m->cfg.heads);
+	cJSON_AddNumberToObject(h, "attn_dropout", m->cfg.attn_dropout);
 	cJSON_AddStringToObject(h, "optimizer", optim_name(t->optim->kind));
 	cJSON_AddNumberToObject(h, "lr", t->optim->lr);
 	cJSON_AddNumberToObject(h, "weight_decay", t->optim->weight_decay);
@@ -253,6 +256,8 @@ static int get_str(const cJSON *h, const char *key, const char **v, const char *
 /* The fields both readers need. */
 typedef struct ck_info {
 	int model, layers, optimizer, epoch, best_epoch, state;
+	int aggr, heads;       /* absent from checkpoints before issue 17: mean, 1 head */
+	double attn_dropout;
 	int64_t hidden, in_dim, classes, num_params, step;
 	double dropout, lr, wd, momentum, best_valid, best_test;
 	uint64_t seed;
@@ -294,6 +299,17 @@ static int parse_info(const cJSON *h, ck_info *ci, const char *path)
 	ci->num_params = (int64_t)v[13];
 	ci->state = (int)v[14];
 	ci->seed = strtoull(seed, NULL, 10);
+	/* keys added later are optional: an older checkpoint holds a mean-aggregating model */
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(h, "aggr");
+	ci->aggr = BURROW_AGGR_MEAN;
+	if (x && (!cJSON_IsString(x) || (ci->aggr = burrow_aggr_parse(x->valuestring)) < 0))
+		return bw_err(BURROW_E_FORMAT, "%s: unknown aggregator in the checkpoint header", path);
+	ci->heads = 1;
+	ci->attn_dropout = 0;
+	if ((x = cJSON_GetObjectItemCaseSensitive(h, "heads")) && (!cJSON_IsNumber(x) || (ci->heads = (int)x->valuedouble) < 1))
+		return bw_err(BURROW_E_FORMAT, "%s: checkpoint header's 'heads' is not a positive number", path);
+	if ((x = cJSON_GetObjectItemCaseSensitive(h, "attn_dropout")) && cJSON_IsNumber(x))
+		ci->attn_dropout = x->valuedouble;
 	return 0;
 }
 
@@ -315,6 +331,9 @@ int burrow_checkpoint_read_opts(const char *path, burrow_train_opts *o)
 	o->layers = ci.layers;
 	o->hidden = ci.hidden;
 	o->dropout = ci.dropout;
+	o->aggr = ci.aggr;
+	o->heads = ci.heads;
+	o->attn_dropout = ci.attn_dropout;
 	o->optimizer = ci.optimizer;
 	o->lr = ci.lr;
 	o->weight_decay = ci.wd;
@@ -339,13 +358,15 @@ int bw_checkpoint_load(bw_ck_state *t, const char *path)
 		goto out;
 	const bw_model_cfg *c = &t->model->cfg;
 	if (ci.model != c->kind || ci.layers != c->layers || ci.in_dim != c->in_dim || ci.classes != c->classes ||
-	    (c->layers > 1 && ci.hidden != c->hidden) || ci.num_params != t->model->num_params) {
+	    (c->layers > 1 && ci.hidden != c->hidden) || ci.num_params != t->model->num_params ||
+	    (c->kind == BURROW_MODEL_SAGE && ci.aggr != c->aggr) || (c->kind == BURROW_MODEL_GAT && ci.heads != c->heads)) {
 		st = bw_err(BURROW_E_INVAL,
-			    "%s: checkpoint holds a %s model (%d layers, hidden %lld, %lld -> %lld), the trainer has a %s "
-			    "model (%d layers, hidden %lld, %lld -> %lld)",
+			    "%s: checkpoint holds a %s model (%d layers, hidden %lld, %lld -> %lld, aggr %s, %d heads), the "
+			    "trainer has a %s model (%d layers, hidden %lld, %lld -> %lld, aggr %s, %d heads)",
 			    path, burrow_model_name(ci.model), ci.layers, (long long)ci.hidden, (long long)ci.in_dim,
-			    (long long)ci.classes, burrow_model_name(c->kind), c->layers, (long long)c->hidden,
-			    (long long)c->in_dim, (long long)c->classes);
+			    (long long)ci.classes, burrow_aggr_name(ci.aggr), ci.heads, burrow_model_name(c->kind), c->layers,
+			    (long long)c->hidden, (long long)c->in_dim, (long long)c->classes, burrow_aggr_name(c->aggr),
+			    c->heads);
 		goto out;
 	}
 	const int k = bw_optim_state_per_param(t->optim);
