@@ -96,22 +96,92 @@ Test(train_ops, block_check_refuses_bad_blocks)
 
 /* ------------------------------------------------------------ gradient checks */
 
-/* A layer in double: the obvious definition, over the same parameter layout. */
-static void ref_layer(bw_layer_kind kind, const double *p, int64_t in, int64_t out, const bw_block *b, const double *x,
-		      double *z)
+/* GAT in double: h = x W, per head the softmax over N(i) + {i} of
+ * leaky_relu(<h_i, a_dst> + <h_j, a_src>), times the dropout mask / (1 - p) when amask is
+ * given ([slots, heads] in the slot order of bw_ops), the weighted sum of h_j, heads
+ * concatenated or averaged, + b. */
+static void ref_gat(const bw_layer_shape *s, const double *p, const bw_block *b, const double *x, double *z,
+		    const uint8_t *amask, double ap)
 {
+	const int64_t nd = b->num_dst, ns = b->num_src, in = s->in, H = s->heads;
+	const int64_t F = s->concat ? s->out / H : s->out, hf = H * F;
+	const double *w = p, *as = p + in * hf, *ad = as + hf, *bias = ad + hf;
+	double *h = malloc((size_t)(ns * hf) * sizeof *h);
+	ref_matmul(x, false, w, false, ns, hf, in, h);
+	for (int64_t i = 0; i < nd * s->out; i++)
+		z[i] = 0;
+	for (int64_t i = 0; i < nd; i++) {
+		const int64_t n = b->indptr[i + 1] - b->indptr[i] + 1, base = b->indptr[i] - b->indptr[0] + i;
+		for (int64_t k = 0; k < H; k++) {
+			double *e = malloc((size_t)n * sizeof *e), mx = -INFINITY, sum = 0, sd = 0;
+			for (int64_t f = 0; f < F; f++)
+				sd += h[i * hf + k * F + f] * ad[k * F + f];
+			for (int64_t q = 0; q < n; q++) {
+				const int64_t j = q ? b->indices[b->indptr[i] + q - 1] : i;
+				double u = sd;
+				for (int64_t f = 0; f < F; f++)
+					u += h[j * hf + k * F + f] * as[k * F + f];
+				e[q] = u > 0 ? u : BW_GAT_SLOPE * u;
+				mx = e[q] > mx ? e[q] : mx;
+			}
+			for (int64_t q = 0; q < n; q++)
+				sum += exp(e[q] - mx);
+			for (int64_t q = 0; q < n; q++) {
+				const int64_t j = q ? b->indices[b->indptr[i] + q - 1] : i;
+				double a = exp(e[q] - mx) / sum;
+				if (amask)
+					a = amask[(base + q) * H + k] ? a / (1 - ap) : 0;
+				for (int64_t f = 0; f < F; f++) {
+					const double v = a * h[j * hf + k * F + f];
+					if (s->concat)
+						z[i * s->out + k * F + f] += v;
+					else
+						z[i * s->out + f] += v / (double)H;
+				}
+			}
+			free(e);
+		}
+		for (int64_t c = 0; c < s->out; c++)
+			z[i * s->out + c] += bias[c];
+	}
+	free(h);
+}
+
+/* A layer in double: the obvious definition, over the same parameter layout. */
+static void ref_layer_shape(const bw_layer_shape *s, const double *p, const bw_block *b, const double *x, double *z,
+			    const uint8_t *amask, double ap)
+{
+	if (s->kind == BW_LAYER_GAT) {
+		ref_gat(s, p, b, x, z, amask, ap);
+		return;
+	}
+	const bw_layer_kind kind = s->kind;
+	const int64_t in = s->in, out = s->out;
 	const int64_t nd = b->num_dst, ns = b->num_src;
 	const double *w = p, *wn = kind == BW_LAYER_SAGE ? p + in * out : NULL;
 	const double *bias = p + (kind == BW_LAYER_SAGE ? 2 : 1) * in * out;
 	double *t = calloc((size_t)(nd * in), sizeof *t), *u = calloc((size_t)(nd * out), sizeof *u);
 	ref_matmul(x, false, w, false, nd, out, in, z); /* x_dst W */
-	if (kind != BW_LAYER_LINEAR) {
-		double *a = ref_agg_matrix(b, kind == BW_LAYER_SAGE ? BW_AGG_MEAN : BW_AGG_GCN);
+	if (kind == BW_LAYER_SAGE && s->aggr == BURROW_AGGR_MAX) {
+		for (int64_t i = 0; i < nd; i++)
+			for (int64_t c = 0; c < in; c++) {
+				double m = 0;
+				for (int64_t e = b->indptr[i]; e < b->indptr[i + 1]; e++) {
+					const double v = x[b->indices[e] * in + c];
+					m = e == b->indptr[i] || v > m ? v : m;
+				}
+				t[i * in + c] = m;
+			}
+	} else if (kind != BW_LAYER_LINEAR) {
+		const bw_agg mode = kind == BW_LAYER_GCN ? BW_AGG_GCN : s->aggr == BURROW_AGGR_SUM ? BW_AGG_SUM : BW_AGG_MEAN;
+		double *a = ref_agg_matrix(b, mode);
 		ref_matmul(a, false, x, false, nd, in, ns, t);
+		free(a);
+	}
+	if (kind != BW_LAYER_LINEAR) {
 		ref_matmul(t, false, kind == BW_LAYER_SAGE ? wn : w, false, nd, out, in, u);
 		for (int64_t i = 0; i < nd * out; i++)
 			z[i] = kind == BW_LAYER_SAGE ? z[i] + u[i] : u[i];
-		free(a);
 	}
 	for (int64_t i = 0; i < nd; i++)
 		for (int64_t c = 0; c < out; c++)
@@ -120,21 +190,25 @@ static void ref_layer(bw_layer_kind kind, const double *p, int64_t in, int64_t o
 	free(u);
 }
 
-/* Check one layer: loss = sum(z * r), so dL/dz = r. */
-static void check_layer(bw_layer_kind kind, int64_t in, int64_t out, uint64_t key)
+/* Check one layer: loss = sum(z * r), so dL/dz = r. GAT runs with attention dropout p
+ * (the reference reads the layer's own mask). */
+static void check_shape(const bw_layer_shape *s, uint64_t key, float attn_p)
 {
 	bw_backend be = backend(2);
-	const int64_t nd = 9, ns = 16;
+	const int64_t nd = 9, ns = 16, in = s->in, out = s->out;
+	const bw_layer_kind kind = s->kind;
 	tblock t;
 	make_block(&t, nd, ns, 5, key);
 	cr_assert_eq(bw_block_prepare(&t.b, true, true), 0);
 	cr_assert_eq(bw_block_upload(&t.b, be.dev), 0);
-	const int64_t np = bw_layer_num_params(kind, in, out);
+	const int64_t np = bw_layer_shape_params(s);
 	float *p = malloc((size_t)np * sizeof *p), *gp = calloc((size_t)np, sizeof *gp);
 	bw_layer l;
-	bw_layer_bind(&l, kind, in, out, p, gp);
+	bw_layer_bind_shape(&l, s, p, gp);
 	bw_layer_init(&l, NULL, key + 1);
 	fill_uniform(l.b, out, key + 2, -0.5, 0.5);
+	l.attn_p = attn_p;
+	l.attn_key = key + 5;
 	bw_tensor x, z = {0}, r, gx = {0};
 	bw_tensor_alloc(&x, NULL, ns, in);
 	bw_tensor_alloc(&r, NULL, nd, out);
@@ -142,10 +216,12 @@ static void check_layer(bw_layer_kind kind, int64_t in, int64_t out, uint64_t ke
 	fill_uniform(r.data, nd * out, key + 4, -1, 1);
 	cr_assert_eq(bw_layer_forward(&be, &l, &t.b, &x, &z), 0, "%s", burrow_last_error());
 	cr_assert_eq(bw_layer_backward(&be, &l, &t.b, &x, &r, &gx), 0, "%s", burrow_last_error());
+	const uint8_t *amask = l.attn_dropped ? l.attn_mask.ptr : NULL;
+	cr_assert_eq(l.attn_dropped, attn_p > 0);
 
 	double *pd = to_double(p, np), *xd = to_double(x.data, ns * in), *zd = malloc((size_t)(nd * out) * sizeof *zd);
 	/* the forward itself matches the reference */
-	ref_layer(kind, pd, in, out, &t.b, xd, zd);
+	ref_layer_shape(s, pd, &t.b, xd, zd, amask, attn_p);
 	for (int64_t i = 0; i < nd * out; i++)
 		cr_assert(close_to(z.data[i], zd[i], KTOL), "kind %d forward [%lld]: %g vs %g", kind, (long long)i, z.data[i], zd[i]);
 	double *vars[2] = {pd, xd};
@@ -155,11 +231,11 @@ static void check_layer(bw_layer_kind kind, int64_t in, int64_t out, uint64_t ke
 		for (int64_t k = 0; k < counts[which]; k++) {
 			double *v = vars[which], save = v[k], lp = 0, lm = 0;
 			v[k] = save + FD_STEP;
-			ref_layer(kind, pd, in, out, &t.b, xd, zd);
+			ref_layer_shape(s, pd, &t.b, xd, zd, amask, attn_p);
 			for (int64_t i = 0; i < nd * out; i++)
 				lp += zd[i] * r.data[i];
 			v[k] = save - FD_STEP;
-			ref_layer(kind, pd, in, out, &t.b, xd, zd);
+			ref_layer_shape(s, pd, &t.b, xd, zd, amask, attn_p);
 			for (int64_t i = 0; i < nd * out; i++)
 				lm += zd[i] * r.data[i];
 			v[k] = save;
@@ -180,17 +256,41 @@ static void check_layer(bw_layer_kind kind, int64_t in, int64_t out, uint64_t ke
 	free_block(&t);
 }
 
+static void check_layer(bw_layer_kind kind, int64_t in, int64_t out, uint64_t key)
+{
+	const bw_layer_shape s = {.kind = kind, .in = in, .out = out, .heads = 1, .concat = true};
+	check_shape(&s, key, 0);
+}
+
 Test(train_grad, linear) { check_layer(BW_LAYER_LINEAR, 6, 4, 100); }
 Test(train_grad, sage_aggregate_first) { check_layer(BW_LAYER_SAGE, 4, 6, 200); }
 Test(train_grad, sage_project_first) { check_layer(BW_LAYER_SAGE, 7, 3, 300); }
 Test(train_grad, gcn_aggregate_first) { check_layer(BW_LAYER_GCN, 4, 6, 400); }
 Test(train_grad, gcn_project_first) { check_layer(BW_LAYER_GCN, 7, 3, 500); }
+Test(train_grad, sage_sum_both_orders)
+{
+	bw_layer_shape s = {.kind = BW_LAYER_SAGE, .in = 4, .out = 6, .aggr = BURROW_AGGR_SUM};
+	check_shape(&s, 600, 0);
+	s.in = 7;
+	s.out = 3;
+	check_shape(&s, 610, 0);
+}
+Test(train_grad, sage_max_both_shapes)
+{
+	bw_layer_shape s = {.kind = BW_LAYER_SAGE, .in = 4, .out = 6, .aggr = BURROW_AGGR_MAX};
+	check_shape(&s, 700, 0);
+	s.in = 7;
+	s.out = 3; /* wider input: max cannot project first */
+	check_shape(&s, 710, 0);
+}
+Test(train_grad, gat_concat_heads) { check_shape(&(bw_layer_shape){.kind = BW_LAYER_GAT, .in = 5, .out = 6, .heads = 3, .concat = true}, 800, 0); }
+Test(train_grad, gat_mean_heads) { check_shape(&(bw_layer_shape){.kind = BW_LAYER_GAT, .in = 6, .out = 4, .heads = 2, .concat = false}, 900, 0); }
+Test(train_grad, gat_attention_dropout) { check_shape(&(bw_layer_shape){.kind = BW_LAYER_GAT, .in = 5, .out = 4, .heads = 2, .concat = true}, 1000, 0.4f); }
 
 /* A 2-layer model in double: layer, ReLU, the model's own dropout mask, layer, mean NLL. */
 static double ref_model_loss(const bw_model *m, const double *p, const bw_batch *b, const double *x)
 {
 	const bw_model_cfg *cfg = &m->cfg;
-	const bw_layer_kind kind = m->layer[0].kind;
 	const double *in = x;
 	double *h = NULL, loss = 0;
 	int64_t off = 0;
@@ -199,8 +299,10 @@ static double ref_model_loss(const bw_model *m, const double *p, const bw_batch 
 		bw_model_layer_dims(cfg, l, &din, &dout);
 		const int64_t nd = b->blocks[l]->num_dst;
 		double *z = malloc((size_t)(nd * dout) * sizeof *z);
-		ref_layer(kind, p + off, din, dout, b->blocks[l], in, z);
-		off += bw_layer_num_params(kind, din, dout);
+		const bw_layer_shape ls = bw_model_layer_shape(cfg, l);
+		const bw_layer *ly = &m->layer[l];
+		ref_layer_shape(&ls, p + off, b->blocks[l], in, z, ly->attn_dropped ? ly->attn_mask.ptr : NULL, ly->attn_p);
+		off += bw_layer_shape_params(&ls);
 		if (l + 1 < cfg->layers)
 			for (int64_t i = 0; i < nd * dout; i++) {
 				z[i] = z[i] > 0 ? z[i] : 0;
@@ -229,12 +331,17 @@ static double ref_model_loss(const bw_model *m, const double *p, const bw_batch 
 
 /* A sampler-shaped batch (2 blocks, 14 -> 8 -> 5 nodes) through a whole 2-layer model with
  * dropout: the model's gradients against finite differences of the double reference. */
-static void check_model(int kind)
+static void check_model_cfg(const bw_model_cfg *cfgp)
 {
 	bw_backend be = backend(2);
-	const bw_model_cfg cfg = {.kind = kind, .layers = 2, .in_dim = 6, .hidden = 5, .classes = 3, .dropout = 0.3f};
+	const bw_model_cfg cfg = *cfgp;
+	const int kind = cfg.kind;
 	bw_model *m;
 	cr_assert_eq(bw_model_open(&m, NULL, &cfg, 7), 0, "%s", burrow_last_error());
+	/* attention dropout can drop every slot of a head: with a zero bias the output is then
+	 * exactly 0, ReLU's kink, where finite differences and the analytic gradient part */
+	for (int l = 0; kind == BURROW_MODEL_GAT && l < cfg.layers; l++)
+		fill_uniform(m->layer[l].b, m->layer[l].out, 80 + (uint64_t)l, -0.5, 0.5);
 	tblock b0, b1;
 	make_block(&b0, 8, 14, 4, 71);
 	make_block(&b1, 5, 8, 4, 72);
@@ -278,6 +385,27 @@ static void check_model(int kind)
 	bw_model_close(m);
 }
 
+static void check_model(int kind)
+{
+	const bw_model_cfg cfg = {.kind = kind, .layers = 2, .in_dim = 6, .hidden = 5, .classes = 3, .dropout = 0.3f};
+	check_model_cfg(&cfg);
+}
+
+Test(train_grad, whole_sage_max_and_sum_models)
+{
+	bw_model_cfg cfg = {.kind = BURROW_MODEL_SAGE, .layers = 2, .in_dim = 6, .hidden = 5, .classes = 3, .dropout = 0.3f,
+			    .aggr = BURROW_AGGR_MAX};
+	check_model_cfg(&cfg);
+	cfg.aggr = BURROW_AGGR_SUM;
+	check_model_cfg(&cfg);
+}
+/* two heads concatenated, then two averaged; feature and attention dropout on */
+Test(train_grad, whole_gat_model)
+{
+	const bw_model_cfg cfg = {.kind = BURROW_MODEL_GAT, .layers = 2, .in_dim = 6, .hidden = 4, .classes = 3,
+				  .dropout = 0.3f, .heads = 2, .attn_dropout = 0.3f};
+	check_model_cfg(&cfg);
+}
 Test(train_grad, whole_sage_model) { check_model(BURROW_MODEL_SAGE); }
 Test(train_grad, whole_gcn_model) { check_model(BURROW_MODEL_GCN); }
 Test(train_grad, whole_mlp_model) { check_model(BURROW_MODEL_MLP); }
