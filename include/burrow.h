@@ -725,7 +725,8 @@ typedef struct burrow_train_opts {
 				   pipeline's sampling and reads; in full-graph mode the runtime default.
 				   Mini-batch mode, or a positive value, sets OpenBLAS's process-wide
 				   thread count */
-	burrow_progress_fn progress; /* batches within an epoch, phase "train"; may be NULL */
+	burrow_progress_fn progress; /* batches within an epoch, phase "train"; evaluation's rows
+					(layers x nodes), phase "eval"; may be NULL */
 	void *progress_user;
 } burrow_train_opts;
 

@@ -210,6 +210,8 @@ int bw_trainer_infer(burrow_trainer *t, bw_infer_sink sink, void *ctx, int64_t *
 			if (st)
 				goto out;
 			r0 = r1;
+			if (t->o.progress) /* every layer's rows, phase "eval" */
+				t->o.progress(t->o.progress_user, "eval", (uint64_t)(l * n + r1), (uint64_t)(L * n));
 		}
 		if (last)
 			break;
