@@ -678,6 +678,10 @@ enum burrow_model_kind { BURROW_MODEL_SAGE = 1, BURROW_MODEL_GCN = 2, BURROW_MOD
 /* GraphSAGE's neighbor aggregator: mean, elementwise max over the neighbors (PyG's
  * SAGEConv(aggr="max"), no pooling MLP), or sum. */
 enum burrow_aggr { BURROW_AGGR_MEAN = 0, BURROW_AGGR_MAX = 1, BURROW_AGGR_SUM = 2 };
+/* Normalization of each hidden layer's output, before its ReLU (with a learned scale and
+ * shift): none, batch norm (statistics of the batch's rows in training, running averages,
+ * momentum 0.1, in inference) or layer norm (each row's own). */
+enum burrow_norm { BURROW_NORM_NONE = 0, BURROW_NORM_BATCH = 1, BURROW_NORM_LAYER = 2 };
 enum burrow_optim_kind { BURROW_OPTIM_ADAM = 1, BURROW_OPTIM_ADAMW = 2, BURROW_OPTIM_SGD = 3 };
 #define BURROW_MAX_LAYERS 8
 #define BURROW_CACHE_AUTO (-1) /* burrow_train_opts.cache_bytes: size the feature cache from memory */
@@ -691,6 +695,10 @@ typedef struct burrow_train_opts {
 	int heads;              /* gat: attention heads, concatenated in hidden layers (they must divide
 				   hidden) and averaged in the output layer (default 4) */
 	double attn_dropout;    /* gat: dropout on the attention coefficients in training (default 0) */
+	int norm;               /* enum burrow_norm after each hidden layer (default NONE) */
+	bool residual;          /* add a hidden layer's input to its output where their widths match
+				   (every hidden layer but the first, unless the features are as wide
+				   as the hidden layers) (default false) */
 	int optimizer;          /* enum burrow_optim_kind (default ADAM) */
 	double lr;              /* learning rate (default 0.003) */
 	double weight_decay;    /* default 0 */
@@ -742,6 +750,9 @@ BURROW_API const char *burrow_model_name(int kind);
 /* Parse "mean", "max", "sum" (-1 when unknown) and name an aggregator (static string). */
 BURROW_API int burrow_aggr_parse(const char *name);
 BURROW_API const char *burrow_aggr_name(int aggr);
+/* Parse "none", "batch", "layer" (-1 when unknown) and name a normalization (static string). */
+BURROW_API int burrow_norm_parse(const char *name);
+BURROW_API const char *burrow_norm_name(int norm);
 
 /* What one training epoch did. Times in seconds. */
 typedef struct burrow_epoch_stats {

@@ -58,6 +58,19 @@ static const char *show_aggr(const train_args *a, char *b, size_t n)
 	return b;
 }
 
+static bool set_norm(train_args *a, const char *v)
+{
+	const int k = burrow_norm_parse(v);
+	a->d.train.norm = k >= 0 ? k : a->d.train.norm;
+	return k >= 0;
+}
+
+static const char *show_norm(const train_args *a, char *b, size_t n)
+{
+	snprintf(b, n, "%s", burrow_norm_name(a->d.train.norm));
+	return b;
+}
+
 static bool set_optim(train_args *a, const char *v)
 {
 	int k = !strcmp(v, "adam") ? BURROW_OPTIM_ADAM : !strcmp(v, "adamw") ? BURROW_OPTIM_ADAMW
@@ -145,6 +158,12 @@ static const topt opts[] = {
 	 NULL},
 	{"attn-dropout", "p", W_BOTH, SECTION_MODEL, K_REAL, OFF(d.train.attn_dropout), 0, 0.99, NULL, NULL,
 	 "gat: dropout on the attention coefficients", NULL},
+	{"norm", "N", W_BOTH, SECTION_MODEL, K_CUSTOM, 0, 0, 0, set_norm, "batch, layer or none",
+	 "after each hidden layer, before its ReLU: batch (the batch's statistics in training,\n"
+	 "running averages in inference), layer (each row's own) or none",
+	 show_norm},
+	{"residual", NULL, W_BOTH, SECTION_MODEL, K_FLAG, OFF(d.train.residual), 0, 0, NULL, NULL,
+	 "add each hidden layer's input to its output where their widths match", NULL},
 	{"layers", "L", W_BOTH, SECTION_MODEL, K_INT, OFF(d.train.layers), 1, BURROW_MAX_LAYERS, NULL, NULL, "layers",
 	 NULL},
 	{"hidden", "H", W_BOTH, SECTION_MODEL, K_I64, OFF(d.train.hidden), 1, 1 << 20, NULL, NULL, "hidden width",

@@ -674,6 +674,139 @@ static int cpu_att_agg_bwd(const bw_backend *be, const bw_block *b, const float 
 	return 0;
 }
 
+/* ------------------------------------------------------------ normalization */
+
+static int cpu_row_norm_fwd(const bw_backend *be, const float *x, int64_t rows, int64_t cols, float eps, float *y,
+			    float *rstd)
+{
+#pragma omp parallel for schedule(static) num_threads(be->threads)
+	for (int64_t r = 0; r < rows; r++) {
+		const float *xr = x + r * cols;
+		double s = 0, ss = 0;
+		for (int64_t c = 0; c < cols; c++)
+			s += xr[c];
+		const double mu = cols ? s / (double)cols : 0;
+		for (int64_t c = 0; c < cols; c++)
+			ss += ((double)xr[c] - mu) * ((double)xr[c] - mu);
+		const double rs = 1.0 / sqrt((cols ? ss / (double)cols : 0) + eps);
+		float *yr = y + r * cols;
+		for (int64_t c = 0; c < cols; c++)
+			yr[c] = (float)(((double)xr[c] - mu) * rs);
+		rstd[r] = (float)rs;
+	}
+	return 0;
+}
+
+static int cpu_row_norm_bwd(const bw_backend *be, const float *y, const float *rstd, const float *gy, int64_t rows,
+			    int64_t cols, float *gx)
+{
+#pragma omp parallel for schedule(static) num_threads(be->threads)
+	for (int64_t r = 0; r < rows; r++) {
+		const float *yr = y + r * cols, *g = gy + r * cols;
+		double sg = 0, sgy = 0;
+		for (int64_t c = 0; c < cols; c++) {
+			sg += g[c];
+			sgy += (double)g[c] * yr[c];
+		}
+		const double mg = sg / (double)cols, mgy = sgy / (double)cols;
+		float *o = gx + r * cols;
+		for (int64_t c = 0; c < cols; c++)
+			o[c] = (float)(rstd[r] * ((double)g[c] - mg - yr[c] * mgy));
+	}
+	return 0;
+}
+
+/* Column statistics in double over groups of 16 columns, rows in order. */
+static int cpu_col_norm_fwd(const bw_backend *be, const float *x, int64_t rows, int64_t cols, float eps, float *y,
+			    float *mean, float *var, float *rstd)
+{
+	const int64_t groups = (cols + 15) / 16;
+#pragma omp parallel for schedule(static) num_threads(be->threads)
+	for (int64_t q = 0; q < groups; q++) {
+		const int64_t c0 = q * 16, c1 = BW_MIN(cols, c0 + 16);
+		double s[16] = {0}, ss[16] = {0};
+		for (int64_t r = 0; r < rows; r++)
+			for (int64_t c = c0; c < c1; c++)
+				s[c - c0] += x[r * cols + c];
+		for (int64_t c = c0; c < c1; c++)
+			s[c - c0] = rows ? s[c - c0] / (double)rows : 0;
+		for (int64_t r = 0; r < rows; r++)
+			for (int64_t c = c0; c < c1; c++) {
+				const double d = x[r * cols + c] - s[c - c0];
+				ss[c - c0] += d * d;
+			}
+		double rs[16];
+		for (int64_t c = c0; c < c1; c++) {
+			const double v = rows ? ss[c - c0] / (double)rows : 0;
+			rs[c - c0] = 1.0 / sqrt(v + eps);
+			mean[c] = (float)s[c - c0];
+			var[c] = (float)v;
+			rstd[c] = (float)rs[c - c0];
+		}
+		for (int64_t r = 0; r < rows; r++)
+			for (int64_t c = c0; c < c1; c++)
+				y[r * cols + c] = (float)((x[r * cols + c] - s[c - c0]) * rs[c - c0]);
+	}
+	return 0;
+}
+
+static int cpu_col_norm_bwd(const bw_backend *be, const float *y, const float *rstd, const float *gy, int64_t rows,
+			    int64_t cols, float *gx)
+{
+	const int64_t groups = (cols + 15) / 16;
+#pragma omp parallel for schedule(static) num_threads(be->threads)
+	for (int64_t q = 0; q < groups; q++) {
+		const int64_t c0 = q * 16, c1 = BW_MIN(cols, c0 + 16);
+		double sg[16] = {0}, sgy[16] = {0};
+		for (int64_t r = 0; r < rows; r++)
+			for (int64_t c = c0; c < c1; c++) {
+				sg[c - c0] += gy[r * cols + c];
+				sgy[c - c0] += (double)gy[r * cols + c] * y[r * cols + c];
+			}
+		for (int64_t r = 0; r < rows; r++)
+			for (int64_t c = c0; c < c1; c++)
+				gx[r * cols + c] = (float)(rstd[c] * ((double)gy[r * cols + c] - sg[c - c0] / (double)rows -
+								    y[r * cols + c] * sgy[c - c0] / (double)rows));
+	}
+	return 0;
+}
+
+static int cpu_col_norm_apply(const bw_backend *be, const float *x, int64_t rows, int64_t cols, const float *mean,
+			      const float *var, float eps, float *y)
+{
+#pragma omp parallel for schedule(static) num_threads(be->threads)
+	for (int64_t r = 0; r < rows; r++)
+		for (int64_t c = 0; c < cols; c++)
+			y[r * cols + c] = (float)((x[r * cols + c] - (double)mean[c]) / sqrt((double)var[c] + eps));
+	return 0;
+}
+
+static int cpu_col_scale(const bw_backend *be, float *y, int64_t rows, int64_t cols, const float *s)
+{
+#pragma omp parallel for schedule(static) num_threads(be->threads)
+	for (int64_t r = 0; r < rows; r++)
+#pragma omp simd
+		for (int64_t c = 0; c < cols; c++)
+			y[r * cols + c] *= s[c];
+	return 0;
+}
+
+static int cpu_col_dot(const bw_backend *be, const float *a, const float *b, int64_t rows, int64_t cols, float *out)
+{
+	const int64_t groups = (cols + 15) / 16;
+#pragma omp parallel for schedule(static) num_threads(be->threads)
+	for (int64_t q = 0; q < groups; q++) {
+		const int64_t c0 = q * 16, c1 = BW_MIN(cols, c0 + 16);
+		double acc[16] = {0};
+		for (int64_t r = 0; r < rows; r++)
+			for (int64_t c = c0; c < c1; c++)
+				acc[c - c0] += (double)a[r * cols + c] * b[r * cols + c];
+		for (int64_t c = c0; c < c1; c++)
+			out[c] = (float)acc[c - c0];
+	}
+	return 0;
+}
+
 static const bw_ops cpu_ops = {
 	.name = "cpu",
 	.gemm = cpu_gemm,
@@ -699,6 +832,13 @@ static const bw_ops cpu_ops = {
 	.edge_softmax_bwd = cpu_edge_softmax_bwd,
 	.att_agg_fwd = cpu_att_agg_fwd,
 	.att_agg_bwd = cpu_att_agg_bwd,
+	.row_norm_fwd = cpu_row_norm_fwd,
+	.row_norm_bwd = cpu_row_norm_bwd,
+	.col_norm_fwd = cpu_col_norm_fwd,
+	.col_norm_bwd = cpu_col_norm_bwd,
+	.col_norm_apply = cpu_col_norm_apply,
+	.col_scale = cpu_col_scale,
+	.col_dot = cpu_col_dot,
 };
 
 /* ------------------------------------------------------------ registry entry */

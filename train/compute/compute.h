@@ -243,6 +243,32 @@ typedef struct bw_ops {
 	 * gout[i] per head [num_src, heads f_dim]; both overwrite, whole. */
 	int (*att_agg_bwd)(const bw_backend *be, const bw_block *b, const float *alpha, const float *h, const float *gout,
 			   int64_t heads, int64_t f_dim, float *galpha, float *gh);
+
+	/* ---- normalization between layers (issue 17), optional like the slots above ---- */
+	/* Layer norm without its affine part: y[r] = (x[r] - mean_r) rstd_r with rstd_r =
+	 * 1 / sqrt(var_r + eps), var the biased variance over the row's cols; rstd [rows] is
+	 * kept for the backward. y may be x. */
+	int (*row_norm_fwd)(const bw_backend *be, const float *x, int64_t rows, int64_t cols, float eps, float *y,
+			    float *rstd);
+	/* Its backward: gx[r] = rstd_r (gy[r] - mean(gy[r]) - y[r] mean(gy[r] y[r])), y the
+	 * forward's output; gx may be gy. */
+	int (*row_norm_bwd)(const bw_backend *be, const float *y, const float *rstd, const float *gy, int64_t rows,
+			    int64_t cols, float *gx);
+	/* Batch norm's statistics and normalization over the rows: mean[c], var[c] (biased) of
+	 * each column, y = (x - mean[c]) rstd[c] with rstd = 1 / sqrt(var + eps); y may be x. */
+	int (*col_norm_fwd)(const bw_backend *be, const float *x, int64_t rows, int64_t cols, float eps, float *y,
+			    float *mean, float *var, float *rstd);
+	/* Its backward: gx[r, c] = rstd[c] (gy[r, c] - mean_r(gy[., c]) - y[r, c] mean_r(gy[., c] y[., c]));
+	 * gx may be gy. */
+	int (*col_norm_bwd)(const bw_backend *be, const float *y, const float *rstd, const float *gy, int64_t rows,
+			    int64_t cols, float *gx);
+	/* Inference with fixed statistics: y[r, c] = (x[r, c] - mean[c]) / sqrt(var[c] + eps); y may be x. */
+	int (*col_norm_apply)(const bw_backend *be, const float *x, int64_t rows, int64_t cols, const float *mean,
+			      const float *var, float eps, float *y);
+	/* y[r, c] *= s[c] */
+	int (*col_scale)(const bw_backend *be, float *y, int64_t rows, int64_t cols, const float *s);
+	/* out[c] = sum_r a[r, c] b[r, c] (overwrites) */
+	int (*col_dot)(const bw_backend *be, const float *a, const float *b, int64_t rows, int64_t cols, float *out);
 } bw_ops;
 
 enum bw_backend_kind { BW_BACKEND_CPU = 0, BW_BACKEND_CUDA = 1, BW_BACKEND_KINDS = 2 };
@@ -340,6 +366,20 @@ int bw_att_aggregate(const bw_backend *be, const bw_block *b, const bw_tensor *a
 		     bw_tensor *out);
 int bw_att_aggregate_backward(const bw_backend *be, const bw_block *b, const bw_tensor *alpha, const bw_tensor *h,
 			      const bw_tensor *gout, bw_tensor *galpha, bw_tensor *gh);
+/* Normalization (bw_ops, from row_norm_fwd on): y = layer norm of x's rows (y may be x),
+ * rstd [rows] device memory. */
+int bw_row_norm(const bw_backend *be, const bw_tensor *x, float eps, bw_tensor *y, float *rstd);
+int bw_row_norm_backward(const bw_backend *be, const bw_tensor *y, const float *rstd, const bw_tensor *gy, bw_tensor *gx);
+/* y = batch norm of x's columns with the batch's statistics (mean, var, rstd: [cols] device memory). */
+int bw_col_norm(const bw_backend *be, const bw_tensor *x, float eps, bw_tensor *y, float *mean, float *var, float *rstd);
+int bw_col_norm_backward(const bw_backend *be, const bw_tensor *y, const float *rstd, const bw_tensor *gy, bw_tensor *gx);
+/* y = (x - mean) / sqrt(var + eps) per column, with given statistics. */
+int bw_col_norm_apply(const bw_backend *be, const bw_tensor *x, const float *mean, const float *var, float eps,
+		      bw_tensor *y);
+/* y[r, c] *= s[c] */
+int bw_col_scale(const bw_backend *be, bw_tensor *y, const float *s, int64_t n);
+/* out[c] = sum_r a[r, c] b[r, c] */
+int bw_col_dot(const bw_backend *be, const bw_tensor *a, const bw_tensor *b, float *out);
 
 /* ------------------------------------------------------------ layers (layers.c) */
 
@@ -440,7 +480,12 @@ typedef struct bw_model_cfg {
 	int aggr;          /* sage: enum burrow_aggr */
 	int heads;         /* gat: heads (>= 1, dividing hidden), concatenated in hidden layers, averaged in the last */
 	float attn_dropout;/* gat: on the attention coefficients, in training */
+	int norm;          /* enum burrow_norm after each hidden layer, before its ReLU */
+	bool residual;     /* add a hidden layer's input to its output where the widths match */
 } bw_model_cfg;
+
+#define BW_NORM_EPS 1e-5f
+#define BW_NORM_MOMENTUM 0.1
 
 /* What one forward/backward step consumes: one block per layer (blocks[0] is the input
  * layer, blocks[l]->num_dst == blocks[l+1]->num_src) and the input feature rows of
@@ -467,7 +512,21 @@ typedef struct bw_model {
 	bw_dbuf mask[BW_MAX_LAYERS]; /* dropout masks, one byte per element */
 	bw_tensor g[2];              /* gradient ping-pong */
 	bool dropout_on;             /* the last forward pass used dropout */
+	/* normalization of hidden layer l (cfg.norm): gamma, beta in params (their gradients in
+	 * grads), the normalized output and its statistics saved for the backward */
+	float *ngamma[BW_MAX_LAYERS], *nbeta[BW_MAX_LAYERS], *gngamma[BW_MAX_LAYERS], *gnbeta[BW_MAX_LAYERS];
+	bw_tensor nx[BW_MAX_LAYERS];
+	bw_dbuf nstat[BW_MAX_LAYERS];    /* rstd (layer: [rows]; batch: mean, var, rstd [cols] each) */
+	/* batch norm's running mean and variance, not trained: one flat buffer (checkpoints) */
+	int64_t num_state;
+	float *state;                    /* [num_state] owned device memory, NULL when none */
+	float *rmean[BW_MAX_LAYERS], *rvar[BW_MAX_LAYERS];
+	bw_tensor res[BW_MAX_LAYERS];    /* residual: layer l's output plus its input */
+	bw_tensor gres;                  /* the output gradient kept for the residual's path */
 } bw_model;
+
+/* What layer l handed to the next: its activation, plus its input with cfg.residual. */
+const bw_tensor *bw_model_output(const bw_model *m, int l);
 
 /* Layer l's shape under cfg. */
 void bw_model_layer_dims(const bw_model_cfg *cfg, int l, int64_t *in, int64_t *out);

@@ -393,3 +393,90 @@ int bw_att_aggregate_backward(const bw_backend *be, const bw_block *b, const bw_
 	return be->ops->att_agg_bwd(be, b, alpha->data, h->data, gout->data, alpha->cols, h->cols / alpha->cols,
 				    galpha->data, gh->data);
 }
+
+/* ------------------------------------------------------------ normalization */
+
+static int same_shape(const char *op, const bw_tensor *a, const bw_tensor *b)
+{
+	if (a->rows != b->rows || a->cols != b->cols)
+		return bw_err(BURROW_E_INVAL, "%s: [%lld, %lld] and [%lld, %lld] differ", op, SHAPE(a), SHAPE(b));
+	return 0;
+}
+
+int bw_row_norm(const bw_backend *be, const bw_tensor *x, float eps, bw_tensor *y, float *rstd)
+{
+	int st;
+	if ((st = same_shape("layer norm", x, y)))
+		return st;
+	SLOT(row_norm_fwd, "layer norm");
+	ON(x, "layer norm");
+	ON(y, "layer norm");
+	return be->ops->row_norm_fwd(be, x->data, x->rows, x->cols, eps, y->data, rstd);
+}
+
+int bw_row_norm_backward(const bw_backend *be, const bw_tensor *y, const float *rstd, const bw_tensor *gy, bw_tensor *gx)
+{
+	int st;
+	if ((st = same_shape("layer norm backward", y, gy)) || (st = same_shape("layer norm backward", y, gx)))
+		return st;
+	SLOT(row_norm_bwd, "layer norm backward");
+	ON(y, "layer norm backward");
+	ON(gy, "layer norm backward");
+	ON(gx, "layer norm backward");
+	return be->ops->row_norm_bwd(be, y->data, rstd, gy->data, y->rows, y->cols, gx->data);
+}
+
+int bw_col_norm(const bw_backend *be, const bw_tensor *x, float eps, bw_tensor *y, float *mean, float *var, float *rstd)
+{
+	int st;
+	if ((st = same_shape("batch norm", x, y)))
+		return st;
+	SLOT(col_norm_fwd, "batch norm");
+	ON(x, "batch norm");
+	ON(y, "batch norm");
+	return be->ops->col_norm_fwd(be, x->data, x->rows, x->cols, eps, y->data, mean, var, rstd);
+}
+
+int bw_col_norm_backward(const bw_backend *be, const bw_tensor *y, const float *rstd, const bw_tensor *gy, bw_tensor *gx)
+{
+	int st;
+	if ((st = same_shape("batch norm backward", y, gy)) || (st = same_shape("batch norm backward", y, gx)))
+		return st;
+	SLOT(col_norm_bwd, "batch norm backward");
+	ON(y, "batch norm backward");
+	ON(gy, "batch norm backward");
+	ON(gx, "batch norm backward");
+	return be->ops->col_norm_bwd(be, y->data, rstd, gy->data, y->rows, y->cols, gx->data);
+}
+
+int bw_col_norm_apply(const bw_backend *be, const bw_tensor *x, const float *mean, const float *var, float eps,
+		      bw_tensor *y)
+{
+	int st;
+	if ((st = same_shape("batch norm (inference)", x, y)))
+		return st;
+	SLOT(col_norm_apply, "batch norm (inference)");
+	ON(x, "batch norm (inference)");
+	ON(y, "batch norm (inference)");
+	return be->ops->col_norm_apply(be, x->data, x->rows, x->cols, mean, var, eps, y->data);
+}
+
+int bw_col_scale(const bw_backend *be, bw_tensor *y, const float *s, int64_t n)
+{
+	if (n != y->cols)
+		return bw_err(BURROW_E_INVAL, "column scale: %lld factors for [%lld, %lld]", (long long)n, SHAPE(y));
+	SLOT(col_scale, "column scale");
+	ON(y, "column scale");
+	return be->ops->col_scale(be, y->data, y->rows, y->cols, s);
+}
+
+int bw_col_dot(const bw_backend *be, const bw_tensor *a, const bw_tensor *b, float *out)
+{
+	int st;
+	if ((st = same_shape("column dot", a, b)))
+		return st;
+	SLOT(col_dot, "column dot");
+	ON(a, "column dot");
+	ON(b, "column dot");
+	return be->ops->col_dot(be, a->data, b->data, a->rows, a->cols, out);
+}

@@ -65,6 +65,29 @@ int burrow_aggr_parse(const char *name)
 	return -1;
 }
 
+int burrow_norm_parse(const char *name)
+{
+	if (!name)
+		return -1;
+	if (!strcmp(name, "none"))
+		return BURROW_NORM_NONE;
+	if (!strcmp(name, "batch"))
+		return BURROW_NORM_BATCH;
+	if (!strcmp(name, "layer"))
+		return BURROW_NORM_LAYER;
+	return -1;
+}
+
+const char *burrow_norm_name(int norm)
+{
+	switch (norm) {
+	case BURROW_NORM_NONE: return "none";
+	case BURROW_NORM_BATCH: return "batch";
+	case BURROW_NORM_LAYER: return "layer";
+	default: return "unknown";
+	}
+}
+
 const char *burrow_aggr_name(int aggr)
 {
 	switch (aggr) {
@@ -108,6 +131,8 @@ static int check_opts(const burrow_train_opts *o)
 	if (o->model == BURROW_MODEL_GAT && (o->heads < 1 || o->heads > 64 || (o->layers > 1 && o->hidden % o->heads)))
 		return bw_err(BURROW_E_INVAL, "train: gat wants 1 to 64 heads that divide the hidden width, got %d heads "
 					      "for hidden %lld", o->heads, (long long)o->hidden);
+	if (burrow_norm_parse(burrow_norm_name(o->norm)) < 0)
+		return bw_err(BURROW_E_INVAL, "train: unknown normalization %d", o->norm);
 	if (!(o->attn_dropout >= 0 && o->attn_dropout < 1))
 		return bw_err(BURROW_E_INVAL, "train: attention dropout must lie in [0, 1), got %g", o->attn_dropout);
 	if (!(o->lr > 0) || !isfinite(o->lr) || !(o->weight_decay >= 0) || !(o->momentum >= 0 && o->momentum < 1))
@@ -286,6 +311,8 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 		.aggr = o->aggr,
 		.heads = o->heads,
 		.attn_dropout = (float)o->attn_dropout,
+		.norm = o->norm,
+		.residual = o->residual,
 	};
 	if ((st = bw_model_open(&t->model, dev, &cfg, o->seed)) ||
 	    (st = bw_optim_open(&t->optim, dev, o->optimizer, t->model->num_params, o->lr, o->weight_decay, o->momentum)))
