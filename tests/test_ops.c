@@ -898,3 +898,112 @@ BACKENDS(attention_kernels_match_ref)
 	free(goh);
 	free_block(&t);
 }
+
+/* Layer norm and batch norm (forward, backward, fixed statistics), column scale and dot,
+ * against their definitions in double. */
+BACKENDS(normalization_kernels_match_ref)
+{
+	const int64_t r = 37, c = 21;
+	const float eps = 1e-5f;
+	float *xh = uniform(r * c, 61, -2, 3), *gh = uniform(r * c, 62, -1, 1), *sh = uniform(c, 63, 0.5, 2);
+	float *mh = uniform(c, 64, -1, 1), *vh = uniform(c, 65, 0.5, 2);
+	bw_backend be = open_backend(*kind, 2);
+	NEED_SLOT(&be, row_norm_fwd);
+	NEED_SLOT(&be, row_norm_bwd);
+	NEED_SLOT(&be, col_norm_fwd);
+	NEED_SLOT(&be, col_norm_bwd);
+	NEED_SLOT(&be, col_norm_apply);
+	NEED_SLOT(&be, col_scale);
+	NEED_SLOT(&be, col_dot);
+	const double tol = red_tol(&be);
+	for (int batch = 0; batch < 2; batch++) {
+		/* groups: rows (layer norm) or columns (batch norm), each of len elements */
+		const int64_t groups = batch ? c : r, len = batch ? r : c;
+#define AT(q, t) (batch ? (t) * c + (q) : (q) * c + (t))
+		bw_tensor x = dev_tensor(&be, xh, r, c), y = dev_tensor(&be, NULL, r, c), g = dev_tensor(&be, gh, r, c);
+		bw_tensor gx = dev_tensor(&be, NULL, r, c);
+		float *stat = dev_put(&be, NULL, (size_t)(3 * (r + c)) * sizeof(float));
+		float *rstd = batch ? stat + 2 * c : stat;
+		if (batch)
+			cr_assert_eq(bw_col_norm(&be, &x, eps, &y, stat, stat + c, rstd), 0, "%s", burrow_last_error());
+		else
+			cr_assert_eq(bw_row_norm(&be, &x, eps, &y, rstd), 0, "%s", burrow_last_error());
+		cr_assert_eq((batch ? bw_col_norm_backward : bw_row_norm_backward)(&be, &y, rstd, &g, &gx), 0, "%s",
+			     burrow_last_error());
+		float *yh = tensor_get(&be, &y), *gxh = tensor_get(&be, &gx);
+		float *sth = dev_get(&be, stat, (size_t)(3 * (r + c)) * sizeof(float));
+		for (int64_t q = 0; q < groups; q++) {
+			double mu = 0, var = 0, sg = 0, sgy = 0;
+			for (int64_t t = 0; t < len; t++)
+				mu += xh[AT(q, t)] / (double)len;
+			for (int64_t t = 0; t < len; t++)
+				var += (xh[AT(q, t)] - mu) * (xh[AT(q, t)] - mu) / (double)len;
+			const double rs = 1 / sqrt(var + eps);
+			if (batch) {
+				cr_assert(close_to(sth[q], mu, tol) && close_to(sth[c + q], var, tol), "column %lld statistics",
+					  (long long)q);
+			}
+			for (int64_t t = 0; t < len; t++) {
+				const double yr = (xh[AT(q, t)] - mu) * rs;
+				cr_assert(close_to(yh[AT(q, t)], yr, tol), "%s fwd (%lld, %lld): %g vs %g", batch ? "batch" : "layer",
+					  (long long)q, (long long)t, yh[AT(q, t)], yr);
+				sg += gh[AT(q, t)];
+				sgy += gh[AT(q, t)] * yr;
+			}
+			/* the backward is the transpose of the forward's Jacobian, written out */
+			for (int64_t t = 0; t < len; t++) {
+				const double yr = (xh[AT(q, t)] - mu) * rs;
+				const double ref = rs * (gh[AT(q, t)] - sg / (double)len - yr * sgy / (double)len);
+				cr_assert(close_to(gxh[AT(q, t)], ref, tol), "%s bwd (%lld, %lld): %g vs %g", batch ? "batch" : "layer",
+					  (long long)q, (long long)t, gxh[AT(q, t)], ref);
+			}
+		}
+#undef AT
+		free(yh);
+		free(gxh);
+		free(sth);
+		bw_device_free(be.dev, stat);
+		bw_tensor_free(&x);
+		bw_tensor_free(&y);
+		bw_tensor_free(&g);
+		bw_tensor_free(&gx);
+	}
+	/* fixed statistics, column scale, column dot */
+	bw_tensor x = dev_tensor(&be, xh, r, c), y = dev_tensor(&be, NULL, r, c), g = dev_tensor(&be, gh, r, c);
+	float *m = dev_put(&be, mh, (size_t)c * sizeof(float)), *v = dev_put(&be, vh, (size_t)c * sizeof(float));
+	float *s = dev_put(&be, sh, (size_t)c * sizeof(float)), *dot = dev_put(&be, NULL, (size_t)c * sizeof(float));
+	cr_assert_eq(bw_col_norm_apply(&be, &x, m, v, eps, &y), 0, "%s", burrow_last_error());
+	cr_assert_eq(bw_col_dot(&be, &x, &g, dot), 0, "%s", burrow_last_error());
+	cr_assert_eq(bw_col_scale(&be, &x, s, c), 0, "%s", burrow_last_error());
+	float *yh = tensor_get(&be, &y), *xs = tensor_get(&be, &x), *dh = dev_get(&be, dot, (size_t)c * sizeof(float));
+	for (int64_t q = 0; q < c; q++) {
+		double ref = 0;
+		for (int64_t t = 0; t < r; t++) {
+			const int64_t i = t * c + q;
+			ref += (double)xh[i] * gh[i];
+			cr_assert(close_to(yh[i], (xh[i] - (double)mh[q]) / sqrt((double)vh[q] + eps), tol), "apply [%lld]", (long long)i);
+			cr_assert(close_to(xs[i], (double)xh[i] * sh[q], elem_tol(&be)), "scale [%lld]", (long long)i);
+		}
+		cr_assert(close_to(dh[q], ref, tol), "dot [%lld]: %g vs %g", (long long)q, dh[q], ref);
+	}
+	cr_assert_eq(bw_col_scale(&be, &x, s, c + 1), BURROW_E_INVAL);
+	bw_tensor bad = dev_tensor(&be, NULL, r + 1, c);
+	cr_assert_eq(bw_row_norm(&be, &x, eps, &bad, m), BURROW_E_INVAL);
+	bw_tensor_free(&bad);
+	free(yh);
+	free(xs);
+	free(dh);
+	bw_device_free(be.dev, m);
+	bw_device_free(be.dev, v);
+	bw_device_free(be.dev, s);
+	bw_device_free(be.dev, dot);
+	bw_tensor_free(&x);
+	bw_tensor_free(&y);
+	bw_tensor_free(&g);
+	free(xh);
+	free(gh);
+	free(sh);
+	free(mh);
+	free(vh);
+	bw_backend_release(&be);
+}

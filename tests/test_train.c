@@ -303,11 +303,33 @@ static double ref_model_loss(const bw_model *m, const double *p, const bw_batch 
 		const bw_layer *ly = &m->layer[l];
 		ref_layer_shape(&ls, p + off, b->blocks[l], in, z, ly->attn_dropped ? ly->attn_mask.ptr : NULL, ly->attn_p);
 		off += bw_layer_shape_params(&ls);
+		if (l + 1 < cfg->layers && cfg->norm != BURROW_NORM_NONE) {
+			/* normalize (batch: each column over the rows, in training; layer: each row), scale, shift */
+			const double *gamma = p + off, *beta = p + off + dout;
+			off += 2 * dout;
+			const bool batch = cfg->norm == BURROW_NORM_BATCH;
+			const int64_t groups = batch ? dout : nd, len = batch ? nd : dout;
+			for (int64_t q = 0; q < groups; q++) {
+				double mu = 0, var = 0;
+				for (int64_t t = 0; t < len; t++)
+					mu += z[batch ? t * dout + q : q * dout + t] / (double)len;
+				for (int64_t t = 0; t < len; t++) {
+					const double d = z[batch ? t * dout + q : q * dout + t] - mu;
+					var += d * d / (double)len;
+				}
+				for (int64_t t = 0; t < len; t++) {
+					const int64_t i = batch ? t * dout + q : q * dout + t;
+					z[i] = (z[i] - mu) / sqrt(var + BW_NORM_EPS) * gamma[i % dout] + beta[i % dout];
+				}
+			}
+		}
 		if (l + 1 < cfg->layers)
 			for (int64_t i = 0; i < nd * dout; i++) {
 				z[i] = z[i] > 0 ? z[i] : 0;
 				if (m->dropout_on)
 					z[i] = ((const uint8_t *)m->mask[l].ptr)[i] ? z[i] / (1.0 - cfg->dropout) : 0;
+				if (cfg->residual && din == dout) /* the destinations' own input rows */
+					z[i] += in[i];
 			}
 		free(h);
 		h = z;
@@ -346,8 +368,8 @@ static void check_model_cfg(const bw_model_cfg *cfgp)
 	make_block(&b0, 8, 14, 4, 71);
 	make_block(&b1, 5, 8, 4, 72);
 	bw_tensor x;
-	bw_tensor_alloc(&x, NULL, 14, 6);
-	fill_uniform(x.data, 14 * 6, 73, -1, 1);
+	bw_tensor_alloc(&x, NULL, 14, cfg.in_dim);
+	fill_uniform(x.data, 14 * cfg.in_dim, 73, -1, 1);
 	const int32_t labels[5] = {0, 2, 1, -1, 2};
 	const int64_t rows[4] = {0, 1, 3, 4};
 	bw_batch b = {.num_blocks = 2, .blocks = {&b0.b, &b1.b}, .x = x, .labels = labels, .loss_rows = rows,
@@ -363,7 +385,7 @@ static void check_model_cfg(const bw_model_cfg *cfgp)
 	const double loss = ls.loss;
 	cr_assert_eq(ls.counted, 3);
 	cr_assert_eq(bw_model_backward(&be, m, &b, &g), 0, "%s", burrow_last_error());
-	double *pd = to_double(m->params, m->num_params), *xd = to_double(x.data, 14 * 6);
+	double *pd = to_double(m->params, m->num_params), *xd = to_double(x.data, 14 * cfg.in_dim);
 	cr_assert(close_to(loss, ref_model_loss(m, pd, &b, xd), KTOL));
 	for (int64_t k = 0; k < m->num_params; k++) {
 		const double save = pd[k];
@@ -405,6 +427,17 @@ Test(train_grad, whole_gat_model)
 	const bw_model_cfg cfg = {.kind = BURROW_MODEL_GAT, .layers = 2, .in_dim = 6, .hidden = 4, .classes = 3,
 				  .dropout = 0.3f, .heads = 2, .attn_dropout = 0.3f};
 	check_model_cfg(&cfg);
+}
+/* layer norm, batch norm (the batch's statistics in training) and residuals: the features as
+ * wide as the hidden layer, so the first layer adds its input */
+Test(train_grad, whole_models_with_norms_and_residuals)
+{
+	for (int norm = BURROW_NORM_NONE; norm <= BURROW_NORM_LAYER; norm++)
+		for (int kind = BURROW_MODEL_SAGE; kind <= BURROW_MODEL_GAT; kind++) {
+			const bw_model_cfg cfg = {.kind = kind, .layers = 2, .in_dim = 4, .hidden = 4, .classes = 3,
+						  .dropout = 0.3f, .heads = 2, .norm = norm, .residual = true};
+			check_model_cfg(&cfg);
+		}
 }
 Test(train_grad, whole_sage_model) { check_model(BURROW_MODEL_SAGE); }
 Test(train_grad, whole_gcn_model) { check_model(BURROW_MODEL_GCN); }
@@ -512,10 +545,16 @@ Test(train_run, layerwise_inference_equals_full_forward_and_spill_changes_nothin
 	burrow_dataset *ds;
 	cr_assert_eq(burrow_dataset_open(&ds, d), 0, "%s", burrow_last_error());
 	const int64_t n = burrow_dataset_get_info(ds)->num_nodes, C = burrow_dataset_get_info(ds)->num_classes;
-	for (int model = BURROW_MODEL_SAGE; model <= BURROW_MODEL_MLP; model++) {
-		burrow_train_opts o = small_opts(model);
+	for (int model = BURROW_MODEL_SAGE; model <= BURROW_MODEL_GAT + 3; model++) {
+		/* then sage-max with batch norm and residuals, sage-sum with layer norm */
+		burrow_train_opts o = small_opts(model <= BURROW_MODEL_GAT ? model : BURROW_MODEL_SAGE);
 		o.layers = 3;
 		o.eval_chunk = 300; /* many chunks */
+		o.aggr = model == BURROW_MODEL_GAT + 1 ? BURROW_AGGR_MAX : model == BURROW_MODEL_GAT + 2 ? BURROW_AGGR_SUM
+														  : BURROW_AGGR_MEAN;
+		o.norm = model == BURROW_MODEL_GAT + 1 ? BURROW_NORM_BATCH : model == BURROW_MODEL_GAT + 2 ? BURROW_NORM_LAYER
+														   : BURROW_NORM_NONE;
+		o.residual = model > BURROW_MODEL_GAT;
 		burrow_trainer *t;
 		cr_assert_eq(burrow_trainer_open(&t, ds, &o), 0, "%s", burrow_last_error());
 		burrow_epoch_stats es;
