@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #define KTOL 1e-5
 #define GTOL 1e-4
@@ -765,8 +766,18 @@ Test(train_run, options_are_checked)
 {
 	char *d = tu_weak_csbm(dir, 2000, 16);
 	char *err = NULL;
-	cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' --full-graph --model gat", tu_burrow(), d), 2);
+	cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' --full-graph --model transformer", tu_burrow(), d), 2);
 	cr_assert(strstr(err, "--model"), "%s", err);
+	free(err);
+	cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' --full-graph --norm group", tu_burrow(), d), 2);
+	cr_assert(strstr(err, "--norm wants batch, layer or none"), "%s", err);
+	free(err);
+	cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' --full-graph --aggr lstm", tu_burrow(), d), 2);
+	cr_assert(strstr(err, "--aggr"), "%s", err);
+	free(err);
+	/* gat's heads are concatenated: they must divide the hidden width (one line, exit 1) */
+	cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' --full-graph --model gat --heads 3 --hidden 16 --quiet", tu_burrow(), d), 1);
+	cr_assert(strstr(err, "heads") && strstr(err, "hidden 16") && !strchr(strchr(err, '\n') + 1, '\n'), "%s", err);
 	free(err);
 	cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' --full-graph --layers 2 --fanout 5,5,5", tu_burrow(), d), 2);
 	free(err);
@@ -844,4 +855,62 @@ Test(train_run, every_allocation_failure_is_reported)
 	free(d);
 	free(ck);
 	free(ckf);
+}
+
+/* A checkpoint carries the model's options: eval rebuilds a gat, and a sage with max,
+ * batch norm (its running statistics) and residuals, and gives the log's accuracies; a
+ * checkpoint written before those options existed (their header keys removed) still loads. */
+Test(train_run, checkpoints_rebuild_the_model_they_hold_and_old_ones_load)
+{
+	char *d = tu_weak_csbm(dir, 2000, 16);
+	const char *models[] = {"--model gat --heads 2 --attn-dropout 0.2",
+				"--model sage --aggr max --norm batch --residual", "--model sage"};
+	for (int k = 0; k < 3; k++) {
+		char *out = NULL, *err = NULL;
+		int rc = tu_sh(NULL, &err,
+			       "%s train '%s' --full-graph %s --layers 2 --hidden 16 --epochs 3 --threads 1 --quiet "
+			       "--checkpoint '%s/ck%d' --log '%s/log%d.jsonl'",
+			       tu_burrow(), d, models[k], dir, k, dir, k);
+		cr_assert_eq(rc, 0, "%s: %s", models[k], err);
+		free(err);
+		char *ckp = tu_path(dir, "ck%d/best.ckpt", k);
+		if (k == 2) {
+			/* as an older burrow wrote it: no aggr, heads, attn_dropout, norm, residual, num_state */
+			size_t len;
+			unsigned char *raw = tu_read(ckp, &len);
+			uint32_t hl;
+			memcpy(&hl, raw + 12, 4);
+			char *h = (char *)raw + 16, *end = h + hl;
+			char *a = memmem(h, hl, ",\"aggr\"", 7), *e = memmem(h, hl, ",\"optimizer\"", 12);
+			cr_assert(a && e && a < e, "header: %.300s", h);
+			/* keep the JSON valid: shift the rest of the header left, pad it, its length unchanged */
+			memmove(a, e, (size_t)(end - e));
+			memset(end - (e - a), ' ', (size_t)(e - a));
+			uint32_t crc = (uint32_t)crc32(0L, raw, (uInt)(len - 16));
+			memcpy(raw + len - 8, &crc, 4);
+			FILE *f = fopen(ckp, "wb");
+			cr_assert_eq(fwrite(raw, 1, len, f), len);
+			fclose(f);
+			free(raw);
+		}
+		rc = tu_sh(&out, &err, "%s eval '%s' --checkpoint '%s' --json --threads 1", tu_burrow(), d, ckp);
+		cr_assert_eq(rc, 0, "%s: %s", models[k], err);
+		double va, te, lva, lte;
+		int ep, best;
+		cr_assert_eq(sscanf(strstr(out, "\"epoch\""), "\"epoch\": %d, \"train_acc\": %*f, \"valid_acc\": %lf, \"test_acc\": %lf",
+				    &ep, &va, &te), 3, "%s", out);
+		char *lp = tu_path(dir, "log%d.jsonl", k), *lt = tu_read(lp, NULL);
+		const char *fin = strstr(lt, "\"final\": true");
+		cr_assert_eq(sscanf(fin, "\"final\": true, \"best_epoch\": %d, \"valid_acc\": %lf, \"test_acc\": %lf", &best, &lva,
+				    &lte), 3, "%s", fin);
+		cr_assert_eq(ep, best, "%s", models[k]);
+		cr_assert_eq(va, lva, "%s: eval's valid %g, training's %g", models[k], va, lva);
+		cr_assert_eq(te, lte, "%s", models[k]);
+		free(lp);
+		free(lt);
+		free(out);
+		free(err);
+		free(ckp);
+	}
+	free(d);
 }
