@@ -713,7 +713,14 @@ BURROW_API int burrow_sampler_full(burrow_sampler *s,
  * many rows live in memory ("in memory" is cache_fraction = 1). Full-graph mode reads the
  * features whole into memory through the store once, at open. */
 
-enum burrow_model_kind { BURROW_MODEL_SAGE = 1, BURROW_MODEL_GCN = 2, BURROW_MODEL_MLP = 3 };
+enum burrow_model_kind { BURROW_MODEL_SAGE = 1, BURROW_MODEL_GCN = 2, BURROW_MODEL_MLP = 3, BURROW_MODEL_GAT = 4 };
+/* GraphSAGE's neighbor aggregator: mean, elementwise max over the neighbors (PyG's
+ * SAGEConv(aggr="max"), no pooling MLP), or sum. */
+enum burrow_aggr { BURROW_AGGR_MEAN = 0, BURROW_AGGR_MAX = 1, BURROW_AGGR_SUM = 2 };
+/* Normalization of each hidden layer's output, before its ReLU (with a learned scale and
+ * shift): none, batch norm (statistics of the batch's rows in training, running averages,
+ * momentum 0.1, in inference) or layer norm (each row's own). */
+enum burrow_norm { BURROW_NORM_NONE = 0, BURROW_NORM_BATCH = 1, BURROW_NORM_LAYER = 2 };
 enum burrow_optim_kind { BURROW_OPTIM_ADAM = 1, BURROW_OPTIM_ADAMW = 2, BURROW_OPTIM_SGD = 3 };
 #define BURROW_MAX_LAYERS 8
 #define BURROW_CACHE_AUTO (-1) /* burrow_train_opts.cache_bytes: size the feature cache from memory */
@@ -723,6 +730,14 @@ typedef struct burrow_train_opts {
 	int layers;             /* default 3, at most BURROW_MAX_LAYERS */
 	int64_t hidden;         /* hidden width (default 256) */
 	double dropout;         /* after each hidden layer's ReLU (default 0.5) */
+	int aggr;               /* sage: enum burrow_aggr (default MEAN) */
+	int heads;              /* gat: attention heads, concatenated in hidden layers (they must divide
+				   hidden) and averaged in the output layer (default 4) */
+	double attn_dropout;    /* gat: dropout on the attention coefficients in training (default 0) */
+	int norm;               /* enum burrow_norm after each hidden layer (default NONE) */
+	bool residual;          /* add a hidden layer's input to its output where their widths match
+				   (every hidden layer but the first, unless the features are as wide
+				   as the hidden layers) (default false) */
 	int optimizer;          /* enum burrow_optim_kind (default ADAM) */
 	double lr;              /* learning rate (default 0.003) */
 	double weight_decay;    /* default 0 */
@@ -760,7 +775,8 @@ typedef struct burrow_train_opts {
 				   pipeline's sampling and reads; in full-graph mode the runtime default.
 				   Mini-batch mode, or a positive value, sets OpenBLAS's process-wide
 				   thread count */
-	burrow_progress_fn progress; /* batches within an epoch, phase "train"; may be NULL */
+	burrow_progress_fn progress; /* batches within an epoch, phase "train"; evaluation's rows
+					(layers x nodes), phase "eval"; may be NULL */
 	void *progress_user;
 	const char *device;     /* where the model computes: "cpu" (default; NULL too), "cuda" (= cuda:0)
 				   or "cuda:N" (borrowed). A device this build or machine lacks is
@@ -775,9 +791,15 @@ BURROW_API void burrow_train_defaults(burrow_train_opts *o);
  * it is 0 the default 5 * (layers - layer) (15,10,5 for 3 layers); 0 for an mlp, whose
  * batches are their seeds alone; -1 = all. The one place that default lives. */
 BURROW_API int burrow_train_fanout(const burrow_train_opts *o, int layer);
-/* Parse "sage", "gcn", "mlp" (0 when unknown) and name a model kind (static string). */
+/* Parse "sage", "gcn", "mlp", "gat" (0 when unknown) and name a model kind (static string). */
 BURROW_API int burrow_model_parse(const char *name);
 BURROW_API const char *burrow_model_name(int kind);
+/* Parse "mean", "max", "sum" (-1 when unknown) and name an aggregator (static string). */
+BURROW_API int burrow_aggr_parse(const char *name);
+BURROW_API const char *burrow_aggr_name(int aggr);
+/* Parse "none", "batch", "layer" (-1 when unknown) and name a normalization (static string). */
+BURROW_API int burrow_norm_parse(const char *name);
+BURROW_API const char *burrow_norm_name(int norm);
 
 /* What one training epoch did. Times in seconds. */
 typedef struct burrow_epoch_stats {

@@ -384,6 +384,8 @@ static const struct {
 	{"boundary-sample", "0.5", T_FG},  {"device", "cpu", T_ANY},	    {"tf32", NULL, T_ANY},
 	{"split", "0.6,0.2,0.2", T_ANY},
 	{"comm", "mpi", T_ANY},	    {"grad-overlap", NULL, T_FG},
+	{"aggr", "sum", T_ANY},	    {"heads", "2", T_ANY},
+	{"attn-dropout", "0.1", T_ANY},    {"norm", "layer", T_ANY},	    {"residual", NULL, T_ANY},
 };
 
 static int sample_index(const char *name)
@@ -508,6 +510,15 @@ Test(mpi, train_options_are_one_set_for_both_modes, .timeout = 240)
 		free(out);
 		free(err);
 		free(refuse_one[i]);
+	}
+	/* gat and the max aggregator need every neighbor of a row at once: refused under mpirun */
+	const char *whole_rows[] = {" --model gat", " --model sage --aggr max"};
+	for (int i = 0; i < 2; i++) {
+		int rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/g/parts-2%s", tu_burrow(), dir, whole_rows[i]);
+		cr_assert_eq(rc, 2, "mpirun%s\n%s", whole_rows[i], err);
+		cr_assert(strstr(err, "does not apply under mpirun"), "%s", err);
+		free(out);
+		free(err);
 	}
 	/* a usage error under mpirun -np 4: one line, exit 2, no abort */
 	int rc = tu_sh(&out, &err, MPIRUN " -np 4 %s train %s/g/parts-2 --epochs many", tu_burrow(), dir);

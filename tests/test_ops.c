@@ -691,3 +691,345 @@ Test(ops, device_names)
 	cr_assert_eq(bw_device_parse("cuda", &kind, &index), 0);
 	cr_assert(kind == BW_BACKEND_CUDA && index == 0);
 }
+
+/* ------------------------------------------------------------ the max aggregator and GAT's kernels */
+
+/* A slot the backend leaves NULL is a counted skip (the CUDA backend fills them later). */
+#define NEED_SLOT(be, slot)                                                                           \
+	do {                                                                                          \
+		if (!(be)->ops->slot)                                                                 \
+			cr_skip_test("backend %s has no %s kernel yet", (be)->ops->name, #slot);      \
+	} while (0)
+
+/* The dispatcher of a NULL slot answers BURROW_E_UNSUPPORTED naming the op. */
+Test(ops, a_null_slot_is_unsupported)
+{
+	bw_backend be = open_backend(BW_BACKEND_CPU, 1);
+	bw_ops ops = *be.ops;
+	ops.seg_max_fwd = NULL;
+	be.ops = &ops;
+	tblock t;
+	make_block(&t, 3, 5, 2, 1);
+	cr_assert_eq(bw_block_upload(&t.b, be.dev), 0);
+	bw_tensor x = dev_tensor(&be, NULL, 5, 2), out = dev_tensor(&be, NULL, 3, 2);
+	int32_t arg[6];
+	cr_assert_eq(bw_seg_max(&be, &t.b, &x, &out, arg), BURROW_E_UNSUPPORTED);
+	cr_assert(strstr(burrow_last_error(), "seg_max_fwd"), "%s", burrow_last_error());
+	bw_tensor_free(&x);
+	bw_tensor_free(&out);
+	free_block(&t);
+}
+
+BACKENDS(segment_max_and_its_backward_match_ref)
+{
+	const int64_t nd = 23, ns = 41, dim = 6;
+	tblock t;
+	make_block(&t, nd, ns, 7, 31);
+	float *xh = uniform(ns * dim, 17, -2, 2), *gh = uniform(nd * dim, 18, -2, 2);
+	for (int threads = 1; threads <= 2; threads++) {
+		bw_backend be = open_backend(*kind, threads);
+		NEED_SLOT(&be, seg_max_fwd);
+		NEED_SLOT(&be, seg_max_bwd);
+		cr_assert_eq(bw_block_upload(&t.b, be.dev), 0);
+		bw_tensor x = dev_tensor(&be, xh, ns, dim), g = dev_tensor(&be, gh, nd, dim);
+		bw_tensor out = dev_tensor(&be, NULL, nd, dim), gx = dev_tensor(&be, NULL, ns, dim);
+		int32_t *arg = dev_put(&be, NULL, (size_t)(nd * dim) * sizeof(int32_t));
+		cr_assert_eq(bw_seg_max(&be, &t.b, &x, &out, arg), 0, "%s", burrow_last_error());
+		cr_assert_eq(bw_seg_max_backward(&be, &t.b, &g, arg, &gx), 0, "%s", burrow_last_error());
+		float *o = tensor_get(&be, &out), *b = tensor_get(&be, &gx);
+		int32_t *ah = dev_get(&be, arg, (size_t)(nd * dim) * sizeof(int32_t));
+		double *ref_gx = calloc((size_t)(ns * dim), sizeof *ref_gx);
+		for (int64_t i = 0; i < nd; i++)
+			for (int64_t c = 0; c < dim; c++) {
+				/* the obvious loop: the largest value, the first source holding it */
+				double best = 0;
+				int64_t who = -1;
+				for (int64_t e = t.b.indptr[i]; e < t.b.indptr[i + 1]; e++) {
+					const int64_t j = t.b.indices[e];
+					if (who < 0 || xh[j * dim + c] > best) {
+						best = xh[j * dim + c];
+						who = j;
+					}
+				}
+				cr_assert_eq(o[i * dim + c], (float)best, "fwd [%lld, %lld]", (long long)i, (long long)c);
+				cr_assert_eq(ah[i * dim + c], who, "arg [%lld, %lld]", (long long)i, (long long)c);
+				if (who >= 0)
+					ref_gx[who * dim + c] += gh[i * dim + c];
+			}
+		for (int64_t k = 0; k < ns * dim; k++)
+			cr_assert(close_to(b[k], ref_gx[k], red_tol(&be)), "bwd [%lld]: %g vs %g", (long long)k, b[k], ref_gx[k]);
+		bw_tensor bad = dev_tensor(&be, NULL, nd + 1, dim);
+		cr_assert_eq(bw_seg_max(&be, &t.b, &x, &bad, arg), BURROW_E_INVAL);
+		bw_tensor_free(&bad);
+		free(o);
+		free(b);
+		free(ah);
+		free(ref_gx);
+		bw_device_free(be.dev, arg);
+		bw_tensor_free(&x);
+		bw_tensor_free(&g);
+		bw_tensor_free(&out);
+		bw_tensor_free(&gx);
+		bw_backend_release(&be);
+	}
+	free(xh);
+	free(gh);
+	free_block(&t);
+}
+
+/* Source of slot q of row i (0: the self loop), as bw_ops numbers them. */
+static int64_t ref_slot_src(const bw_block *b, int64_t i, int64_t q) { return q ? b->indices[b->indptr[i] + q - 1] : i; }
+
+/* The attention kernels one by one against their definitions in double: per-head dot and
+ * its backward, the edge softmax and its backward, the attention aggregation and its
+ * backward. */
+BACKENDS(attention_kernels_match_ref)
+{
+	const int64_t nd = 19, ns = 33, H = 3, F = 4, hf = H * F;
+	tblock t;
+	make_block(&t, nd, ns, 6, 41);
+	const int64_t S = bw_block_slots(&t.b);
+	const float slope = 0.2f;
+	float *hh = uniform(ns * hf, 51, -1, 1), *ah = uniform(hf, 52, -1, 1), *gdot = uniform(ns * H, 53, -1, 1);
+	float *ssh = uniform(ns * H, 54, -2, 2), *sdh = uniform(nd * H, 55, -2, 2), *gah = uniform(S * H, 56, -1, 1);
+	float *alh = uniform(S * H, 57, 0, 1), *goh = uniform(nd * hf, 58, -1, 1);
+	for (int threads = 1; threads <= 2; threads++) {
+		bw_backend be = open_backend(*kind, threads);
+		NEED_SLOT(&be, head_dot);
+		NEED_SLOT(&be, head_dot_bwd);
+		NEED_SLOT(&be, edge_softmax_fwd);
+		NEED_SLOT(&be, edge_softmax_bwd);
+		NEED_SLOT(&be, att_agg_fwd);
+		NEED_SLOT(&be, att_agg_bwd);
+		const double tol = red_tol(&be);
+		cr_assert_eq(bw_block_upload(&t.b, be.dev), 0);
+		/* head dot */
+		bw_tensor h = dev_tensor(&be, hh, ns, hf), dot = dev_tensor(&be, NULL, ns, H);
+		float *a = dev_put(&be, ah, (size_t)hf * sizeof(float)), *ga = dev_put(&be, NULL, (size_t)hf * sizeof(float));
+		cr_assert_eq(bw_head_dot(&be, &h, H, a, &dot), 0, "%s", burrow_last_error());
+		float *d = tensor_get(&be, &dot);
+		for (int64_t r = 0; r < ns; r++)
+			for (int64_t k = 0; k < H; k++) {
+				double ref = 0;
+				for (int64_t f = 0; f < F; f++)
+					ref += (double)hh[r * hf + k * F + f] * ah[k * F + f];
+				cr_assert(close_to(d[r * H + k], ref, tol), "head dot [%lld, %lld]", (long long)r, (long long)k);
+			}
+		bw_tensor g = dev_tensor(&be, gdot, ns, H), gx = dev_tensor(&be, hh, ns, hf); /* gx starts as h: it adds */
+		cr_assert_eq(bw_head_dot_backward(&be, &h, H, a, &g, &gx, ga), 0, "%s", burrow_last_error());
+		float *gxh = tensor_get(&be, &gx), *gag = dev_get(&be, ga, (size_t)hf * sizeof(float));
+		for (int64_t c = 0; c < hf; c++) {
+			double ref = 0;
+			for (int64_t r = 0; r < ns; r++) {
+				ref += (double)gdot[r * H + c / F] * hh[r * hf + c];
+				cr_assert(close_to(gxh[r * hf + c], hh[r * hf + c] + (double)gdot[r * H + c / F] * ah[c], tol));
+			}
+			cr_assert(close_to(gag[c], ref, tol), "ga [%lld]: %g vs %g", (long long)c, gag[c], ref);
+		}
+		/* edge softmax */
+		bw_tensor ss = dev_tensor(&be, ssh, ns, H), sd = dev_tensor(&be, sdh, nd, H);
+		bw_tensor al = dev_tensor(&be, NULL, S, H), gal = dev_tensor(&be, gah, S, H);
+		bw_tensor gss = dev_tensor(&be, NULL, ns, H), gsd = dev_tensor(&be, NULL, nd, H);
+		cr_assert_eq(bw_edge_softmax(&be, &t.b, &ss, &sd, slope, &al), 0, "%s", burrow_last_error());
+		cr_assert_eq(bw_edge_softmax_backward(&be, &t.b, &ss, &sd, &al, &gal, slope, &gss, &gsd), 0, "%s",
+			     burrow_last_error());
+		float *alg = tensor_get(&be, &al), *gssh = tensor_get(&be, &gss), *gsdh = tensor_get(&be, &gsd);
+		double *rgs = calloc((size_t)(ns * H), sizeof *rgs), *ral = calloc((size_t)(S * H), sizeof *ral);
+		for (int64_t i = 0; i < nd; i++) {
+			const int64_t n = t.b.indptr[i + 1] - t.b.indptr[i] + 1, base = t.b.indptr[i] + i;
+			for (int64_t k = 0; k < H; k++) {
+				double sum = 0, dotg = 0, gd = 0;
+				for (int64_t q = 0; q < n; q++) {
+					const double u = (double)sdh[i * H + k] + ssh[ref_slot_src(&t.b, i, q) * H + k];
+					sum += exp(u > 0 ? u : slope * u);
+				}
+				for (int64_t q = 0; q < n; q++) {
+					const double u = (double)sdh[i * H + k] + ssh[ref_slot_src(&t.b, i, q) * H + k];
+					ral[(base + q) * H + k] = exp(u > 0 ? u : slope * u) / sum;
+					dotg += ral[(base + q) * H + k] * gah[(base + q) * H + k];
+				}
+				for (int64_t q = 0; q < n; q++) {
+					const double u = (double)sdh[i * H + k] + ssh[ref_slot_src(&t.b, i, q) * H + k];
+					const double dq = ral[(base + q) * H + k] * (gah[(base + q) * H + k] - dotg) * (u > 0 ? 1 : slope);
+					gd += dq;
+					rgs[ref_slot_src(&t.b, i, q) * H + k] += dq;
+					cr_assert(close_to(alg[(base + q) * H + k], ral[(base + q) * H + k], tol), "alpha row %lld slot %lld",
+						  (long long)i, (long long)q);
+				}
+				cr_assert(close_to(gsdh[i * H + k], gd, tol), "gs_dst [%lld, %lld]: %g vs %g", (long long)i,
+					  (long long)k, gsdh[i * H + k], gd);
+			}
+		}
+		for (int64_t k = 0; k < ns * H; k++)
+			cr_assert(close_to(gssh[k], rgs[k], tol), "gs_src [%lld]: %g vs %g", (long long)k, gssh[k], rgs[k]);
+		/* attention aggregation with arbitrary coefficients */
+		bw_tensor alpha = dev_tensor(&be, alh, S, H), out = dev_tensor(&be, NULL, nd, hf);
+		bw_tensor go = dev_tensor(&be, goh, nd, hf), galpha = dev_tensor(&be, NULL, S, H), gh = dev_tensor(&be, NULL, ns, hf);
+		cr_assert_eq(bw_att_aggregate(&be, &t.b, &alpha, &h, &out), 0, "%s", burrow_last_error());
+		cr_assert_eq(bw_att_aggregate_backward(&be, &t.b, &alpha, &h, &go, &galpha, &gh), 0, "%s", burrow_last_error());
+		float *oh = tensor_get(&be, &out), *galh = tensor_get(&be, &galpha), *ghh = tensor_get(&be, &gh);
+		double *rgh = calloc((size_t)(ns * hf), sizeof *rgh);
+		for (int64_t i = 0; i < nd; i++) {
+			const int64_t n = t.b.indptr[i + 1] - t.b.indptr[i] + 1, base = t.b.indptr[i] + i;
+			for (int64_t c = 0; c < hf; c++) {
+				double ref = 0;
+				for (int64_t q = 0; q < n; q++)
+					ref += (double)alh[(base + q) * H + c / F] * hh[ref_slot_src(&t.b, i, q) * hf + c];
+				cr_assert(close_to(oh[i * hf + c], ref, tol), "att agg [%lld, %lld]", (long long)i, (long long)c);
+			}
+			for (int64_t q = 0; q < n; q++) {
+				const int64_t j = ref_slot_src(&t.b, i, q);
+				for (int64_t k = 0; k < H; k++) {
+					double ref = 0;
+					for (int64_t f = 0; f < F; f++) {
+						ref += (double)goh[i * hf + k * F + f] * hh[j * hf + k * F + f];
+						rgh[j * hf + k * F + f] += (double)alh[(base + q) * H + k] * goh[i * hf + k * F + f];
+					}
+					cr_assert(close_to(galh[(base + q) * H + k], ref, tol), "galpha row %lld slot %lld", (long long)i,
+						  (long long)q);
+				}
+			}
+		}
+		for (int64_t k = 0; k < ns * hf; k++)
+			cr_assert(close_to(ghh[k], rgh[k], tol), "gh [%lld]: %g vs %g", (long long)k, ghh[k], rgh[k]);
+		/* shapes are checked */
+		cr_assert_eq(bw_att_aggregate(&be, &t.b, &gss, &h, &out), BURROW_E_INVAL);
+		cr_assert_eq(bw_head_dot(&be, &h, 5, a, &dot), BURROW_E_INVAL);
+		free(d);
+		free(gxh);
+		free(gag);
+		free(alg);
+		free(gssh);
+		free(gsdh);
+		free(rgs);
+		free(ral);
+		free(oh);
+		free(galh);
+		free(ghh);
+		free(rgh);
+		bw_tensor *ts[] = {&h, &dot, &g, &gx, &ss, &sd, &al, &gal, &gss, &gsd, &alpha, &out, &go, &galpha, &gh};
+		for (size_t i = 0; i < sizeof ts / sizeof *ts; i++)
+			bw_tensor_free(ts[i]);
+		bw_device_free(be.dev, a);
+		bw_device_free(be.dev, ga);
+		bw_backend_release(&be);
+	}
+	free(hh);
+	free(ah);
+	free(gdot);
+	free(ssh);
+	free(sdh);
+	free(gah);
+	free(alh);
+	free(goh);
+	free_block(&t);
+}
+
+/* Layer norm and batch norm (forward, backward, fixed statistics), column scale and dot,
+ * against their definitions in double. */
+BACKENDS(normalization_kernels_match_ref)
+{
+	const int64_t r = 37, c = 21;
+	const float eps = 1e-5f;
+	float *xh = uniform(r * c, 61, -2, 3), *gh = uniform(r * c, 62, -1, 1), *sh = uniform(c, 63, 0.5, 2);
+	float *mh = uniform(c, 64, -1, 1), *vh = uniform(c, 65, 0.5, 2);
+	bw_backend be = open_backend(*kind, 2);
+	NEED_SLOT(&be, row_norm_fwd);
+	NEED_SLOT(&be, row_norm_bwd);
+	NEED_SLOT(&be, col_norm_fwd);
+	NEED_SLOT(&be, col_norm_bwd);
+	NEED_SLOT(&be, col_norm_apply);
+	NEED_SLOT(&be, col_scale);
+	NEED_SLOT(&be, col_dot);
+	const double tol = red_tol(&be);
+	for (int batch = 0; batch < 2; batch++) {
+		/* groups: rows (layer norm) or columns (batch norm), each of len elements */
+		const int64_t groups = batch ? c : r, len = batch ? r : c;
+#define AT(q, t) (batch ? (t) * c + (q) : (q) * c + (t))
+		bw_tensor x = dev_tensor(&be, xh, r, c), y = dev_tensor(&be, NULL, r, c), g = dev_tensor(&be, gh, r, c);
+		bw_tensor gx = dev_tensor(&be, NULL, r, c);
+		float *stat = dev_put(&be, NULL, (size_t)(3 * (r + c)) * sizeof(float));
+		float *rstd = batch ? stat + 2 * c : stat;
+		if (batch)
+			cr_assert_eq(bw_col_norm(&be, &x, eps, &y, stat, stat + c, rstd), 0, "%s", burrow_last_error());
+		else
+			cr_assert_eq(bw_row_norm(&be, &x, eps, &y, rstd), 0, "%s", burrow_last_error());
+		cr_assert_eq((batch ? bw_col_norm_backward : bw_row_norm_backward)(&be, &y, rstd, &g, &gx), 0, "%s",
+			     burrow_last_error());
+		float *yh = tensor_get(&be, &y), *gxh = tensor_get(&be, &gx);
+		float *sth = dev_get(&be, stat, (size_t)(3 * (r + c)) * sizeof(float));
+		for (int64_t q = 0; q < groups; q++) {
+			double mu = 0, var = 0, sg = 0, sgy = 0;
+			for (int64_t t = 0; t < len; t++)
+				mu += xh[AT(q, t)] / (double)len;
+			for (int64_t t = 0; t < len; t++)
+				var += (xh[AT(q, t)] - mu) * (xh[AT(q, t)] - mu) / (double)len;
+			const double rs = 1 / sqrt(var + eps);
+			if (batch) {
+				cr_assert(close_to(sth[q], mu, tol) && close_to(sth[c + q], var, tol), "column %lld statistics",
+					  (long long)q);
+			}
+			for (int64_t t = 0; t < len; t++) {
+				const double yr = (xh[AT(q, t)] - mu) * rs;
+				cr_assert(close_to(yh[AT(q, t)], yr, tol), "%s fwd (%lld, %lld): %g vs %g", batch ? "batch" : "layer",
+					  (long long)q, (long long)t, yh[AT(q, t)], yr);
+				sg += gh[AT(q, t)];
+				sgy += gh[AT(q, t)] * yr;
+			}
+			/* the backward is the transpose of the forward's Jacobian, written out */
+			for (int64_t t = 0; t < len; t++) {
+				const double yr = (xh[AT(q, t)] - mu) * rs;
+				const double ref = rs * (gh[AT(q, t)] - sg / (double)len - yr * sgy / (double)len);
+				cr_assert(close_to(gxh[AT(q, t)], ref, tol), "%s bwd (%lld, %lld): %g vs %g", batch ? "batch" : "layer",
+					  (long long)q, (long long)t, gxh[AT(q, t)], ref);
+			}
+		}
+#undef AT
+		free(yh);
+		free(gxh);
+		free(sth);
+		bw_device_free(be.dev, stat);
+		bw_tensor_free(&x);
+		bw_tensor_free(&y);
+		bw_tensor_free(&g);
+		bw_tensor_free(&gx);
+	}
+	/* fixed statistics, column scale, column dot */
+	bw_tensor x = dev_tensor(&be, xh, r, c), y = dev_tensor(&be, NULL, r, c), g = dev_tensor(&be, gh, r, c);
+	float *m = dev_put(&be, mh, (size_t)c * sizeof(float)), *v = dev_put(&be, vh, (size_t)c * sizeof(float));
+	float *s = dev_put(&be, sh, (size_t)c * sizeof(float)), *dot = dev_put(&be, NULL, (size_t)c * sizeof(float));
+	cr_assert_eq(bw_col_norm_apply(&be, &x, m, v, eps, &y), 0, "%s", burrow_last_error());
+	cr_assert_eq(bw_col_dot(&be, &x, &g, dot), 0, "%s", burrow_last_error());
+	cr_assert_eq(bw_col_scale(&be, &x, s, c), 0, "%s", burrow_last_error());
+	float *yh = tensor_get(&be, &y), *xs = tensor_get(&be, &x), *dh = dev_get(&be, dot, (size_t)c * sizeof(float));
+	for (int64_t q = 0; q < c; q++) {
+		double ref = 0;
+		for (int64_t t = 0; t < r; t++) {
+			const int64_t i = t * c + q;
+			ref += (double)xh[i] * gh[i];
+			cr_assert(close_to(yh[i], (xh[i] - (double)mh[q]) / sqrt((double)vh[q] + eps), tol), "apply [%lld]", (long long)i);
+			cr_assert(close_to(xs[i], (double)xh[i] * sh[q], elem_tol(&be)), "scale [%lld]", (long long)i);
+		}
+		cr_assert(close_to(dh[q], ref, tol), "dot [%lld]: %g vs %g", (long long)q, dh[q], ref);
+	}
+	cr_assert_eq(bw_col_scale(&be, &x, s, c + 1), BURROW_E_INVAL);
+	bw_tensor bad = dev_tensor(&be, NULL, r + 1, c);
+	cr_assert_eq(bw_row_norm(&be, &x, eps, &bad, m), BURROW_E_INVAL);
+	bw_tensor_free(&bad);
+	free(yh);
+	free(xs);
+	free(dh);
+	bw_device_free(be.dev, m);
+	bw_device_free(be.dev, v);
+	bw_device_free(be.dev, s);
+	bw_device_free(be.dev, dot);
+	bw_tensor_free(&x);
+	bw_tensor_free(&y);
+	bw_tensor_free(&g);
+	free(xh);
+	free(gh);
+	free(sh);
+	free(mh);
+	free(vh);
+	bw_backend_release(&be);
+}

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #define KTOL 1e-5
 #define GTOL 1e-4
@@ -96,22 +97,92 @@ Test(train_ops, block_check_refuses_bad_blocks)
 
 /* ------------------------------------------------------------ gradient checks */
 
-/* A layer in double: the obvious definition, over the same parameter layout. */
-static void ref_layer(bw_layer_kind kind, const double *p, int64_t in, int64_t out, const bw_block *b, const double *x,
-		      double *z)
+/* GAT in double: h = x W, per head the softmax over N(i) + {i} of
+ * leaky_relu(<h_i, a_dst> + <h_j, a_src>), times the dropout mask / (1 - p) when amask is
+ * given ([slots, heads] in the slot order of bw_ops), the weighted sum of h_j, heads
+ * concatenated or averaged, + b. */
+static void ref_gat(const bw_layer_shape *s, const double *p, const bw_block *b, const double *x, double *z,
+		    const uint8_t *amask, double ap)
 {
+	const int64_t nd = b->num_dst, ns = b->num_src, in = s->in, H = s->heads;
+	const int64_t F = s->concat ? s->out / H : s->out, hf = H * F;
+	const double *w = p, *as = p + in * hf, *ad = as + hf, *bias = ad + hf;
+	double *h = malloc((size_t)(ns * hf) * sizeof *h);
+	ref_matmul(x, false, w, false, ns, hf, in, h);
+	for (int64_t i = 0; i < nd * s->out; i++)
+		z[i] = 0;
+	for (int64_t i = 0; i < nd; i++) {
+		const int64_t n = b->indptr[i + 1] - b->indptr[i] + 1, base = b->indptr[i] - b->indptr[0] + i;
+		for (int64_t k = 0; k < H; k++) {
+			double *e = malloc((size_t)n * sizeof *e), mx = -INFINITY, sum = 0, sd = 0;
+			for (int64_t f = 0; f < F; f++)
+				sd += h[i * hf + k * F + f] * ad[k * F + f];
+			for (int64_t q = 0; q < n; q++) {
+				const int64_t j = q ? b->indices[b->indptr[i] + q - 1] : i;
+				double u = sd;
+				for (int64_t f = 0; f < F; f++)
+					u += h[j * hf + k * F + f] * as[k * F + f];
+				e[q] = u > 0 ? u : BW_GAT_SLOPE * u;
+				mx = e[q] > mx ? e[q] : mx;
+			}
+			for (int64_t q = 0; q < n; q++)
+				sum += exp(e[q] - mx);
+			for (int64_t q = 0; q < n; q++) {
+				const int64_t j = q ? b->indices[b->indptr[i] + q - 1] : i;
+				double a = exp(e[q] - mx) / sum;
+				if (amask)
+					a = amask[(base + q) * H + k] ? a / (1 - ap) : 0;
+				for (int64_t f = 0; f < F; f++) {
+					const double v = a * h[j * hf + k * F + f];
+					if (s->concat)
+						z[i * s->out + k * F + f] += v;
+					else
+						z[i * s->out + f] += v / (double)H;
+				}
+			}
+			free(e);
+		}
+		for (int64_t c = 0; c < s->out; c++)
+			z[i * s->out + c] += bias[c];
+	}
+	free(h);
+}
+
+/* A layer in double: the obvious definition, over the same parameter layout. */
+static void ref_layer_shape(const bw_layer_shape *s, const double *p, const bw_block *b, const double *x, double *z,
+			    const uint8_t *amask, double ap)
+{
+	if (s->kind == BW_LAYER_GAT) {
+		ref_gat(s, p, b, x, z, amask, ap);
+		return;
+	}
+	const bw_layer_kind kind = s->kind;
+	const int64_t in = s->in, out = s->out;
 	const int64_t nd = b->num_dst, ns = b->num_src;
 	const double *w = p, *wn = kind == BW_LAYER_SAGE ? p + in * out : NULL;
 	const double *bias = p + (kind == BW_LAYER_SAGE ? 2 : 1) * in * out;
 	double *t = calloc((size_t)(nd * in), sizeof *t), *u = calloc((size_t)(nd * out), sizeof *u);
 	ref_matmul(x, false, w, false, nd, out, in, z); /* x_dst W */
-	if (kind != BW_LAYER_LINEAR) {
-		double *a = ref_agg_matrix(b, kind == BW_LAYER_SAGE ? BW_AGG_MEAN : BW_AGG_GCN);
+	if (kind == BW_LAYER_SAGE && s->aggr == BURROW_AGGR_MAX) {
+		for (int64_t i = 0; i < nd; i++)
+			for (int64_t c = 0; c < in; c++) {
+				double m = 0;
+				for (int64_t e = b->indptr[i]; e < b->indptr[i + 1]; e++) {
+					const double v = x[b->indices[e] * in + c];
+					m = e == b->indptr[i] || v > m ? v : m;
+				}
+				t[i * in + c] = m;
+			}
+	} else if (kind != BW_LAYER_LINEAR) {
+		const bw_agg mode = kind == BW_LAYER_GCN ? BW_AGG_GCN : s->aggr == BURROW_AGGR_SUM ? BW_AGG_SUM : BW_AGG_MEAN;
+		double *a = ref_agg_matrix(b, mode);
 		ref_matmul(a, false, x, false, nd, in, ns, t);
+		free(a);
+	}
+	if (kind != BW_LAYER_LINEAR) {
 		ref_matmul(t, false, kind == BW_LAYER_SAGE ? wn : w, false, nd, out, in, u);
 		for (int64_t i = 0; i < nd * out; i++)
 			z[i] = kind == BW_LAYER_SAGE ? z[i] + u[i] : u[i];
-		free(a);
 	}
 	for (int64_t i = 0; i < nd; i++)
 		for (int64_t c = 0; c < out; c++)
@@ -120,21 +191,25 @@ static void ref_layer(bw_layer_kind kind, const double *p, int64_t in, int64_t o
 	free(u);
 }
 
-/* Check one layer: loss = sum(z * r), so dL/dz = r. */
-static void check_layer(bw_layer_kind kind, int64_t in, int64_t out, uint64_t key)
+/* Check one layer: loss = sum(z * r), so dL/dz = r. GAT runs with attention dropout p
+ * (the reference reads the layer's own mask). */
+static void check_shape(const bw_layer_shape *s, uint64_t key, float attn_p)
 {
 	bw_backend be = backend(2);
-	const int64_t nd = 9, ns = 16;
+	const int64_t nd = 9, ns = 16, in = s->in, out = s->out;
+	const bw_layer_kind kind = s->kind;
 	tblock t;
 	make_block(&t, nd, ns, 5, key);
 	cr_assert_eq(bw_block_prepare(&t.b, true, true), 0);
 	cr_assert_eq(bw_block_upload(&t.b, be.dev), 0);
-	const int64_t np = bw_layer_num_params(kind, in, out);
+	const int64_t np = bw_layer_shape_params(s);
 	float *p = malloc((size_t)np * sizeof *p), *gp = calloc((size_t)np, sizeof *gp);
 	bw_layer l;
-	bw_layer_bind(&l, kind, in, out, p, gp);
+	bw_layer_bind_shape(&l, s, p, gp);
 	bw_layer_init(&l, NULL, key + 1);
 	fill_uniform(l.b, out, key + 2, -0.5, 0.5);
+	l.attn_p = attn_p;
+	l.attn_key = key + 5;
 	bw_tensor x, z = {0}, r, gx = {0};
 	bw_tensor_alloc(&x, NULL, ns, in);
 	bw_tensor_alloc(&r, NULL, nd, out);
@@ -142,10 +217,12 @@ static void check_layer(bw_layer_kind kind, int64_t in, int64_t out, uint64_t ke
 	fill_uniform(r.data, nd * out, key + 4, -1, 1);
 	cr_assert_eq(bw_layer_forward(&be, &l, &t.b, &x, &z), 0, "%s", burrow_last_error());
 	cr_assert_eq(bw_layer_backward(&be, &l, &t.b, &x, &r, &gx), 0, "%s", burrow_last_error());
+	const uint8_t *amask = l.attn_dropped ? l.attn_mask.ptr : NULL;
+	cr_assert_eq(l.attn_dropped, attn_p > 0);
 
 	double *pd = to_double(p, np), *xd = to_double(x.data, ns * in), *zd = malloc((size_t)(nd * out) * sizeof *zd);
 	/* the forward itself matches the reference */
-	ref_layer(kind, pd, in, out, &t.b, xd, zd);
+	ref_layer_shape(s, pd, &t.b, xd, zd, amask, attn_p);
 	for (int64_t i = 0; i < nd * out; i++)
 		cr_assert(close_to(z.data[i], zd[i], KTOL), "kind %d forward [%lld]: %g vs %g", kind, (long long)i, z.data[i], zd[i]);
 	double *vars[2] = {pd, xd};
@@ -155,11 +232,11 @@ static void check_layer(bw_layer_kind kind, int64_t in, int64_t out, uint64_t ke
 		for (int64_t k = 0; k < counts[which]; k++) {
 			double *v = vars[which], save = v[k], lp = 0, lm = 0;
 			v[k] = save + FD_STEP;
-			ref_layer(kind, pd, in, out, &t.b, xd, zd);
+			ref_layer_shape(s, pd, &t.b, xd, zd, amask, attn_p);
 			for (int64_t i = 0; i < nd * out; i++)
 				lp += zd[i] * r.data[i];
 			v[k] = save - FD_STEP;
-			ref_layer(kind, pd, in, out, &t.b, xd, zd);
+			ref_layer_shape(s, pd, &t.b, xd, zd, amask, attn_p);
 			for (int64_t i = 0; i < nd * out; i++)
 				lm += zd[i] * r.data[i];
 			v[k] = save;
@@ -180,17 +257,41 @@ static void check_layer(bw_layer_kind kind, int64_t in, int64_t out, uint64_t ke
 	free_block(&t);
 }
 
+static void check_layer(bw_layer_kind kind, int64_t in, int64_t out, uint64_t key)
+{
+	const bw_layer_shape s = {.kind = kind, .in = in, .out = out, .heads = 1, .concat = true};
+	check_shape(&s, key, 0);
+}
+
 Test(train_grad, linear) { check_layer(BW_LAYER_LINEAR, 6, 4, 100); }
 Test(train_grad, sage_aggregate_first) { check_layer(BW_LAYER_SAGE, 4, 6, 200); }
 Test(train_grad, sage_project_first) { check_layer(BW_LAYER_SAGE, 7, 3, 300); }
 Test(train_grad, gcn_aggregate_first) { check_layer(BW_LAYER_GCN, 4, 6, 400); }
 Test(train_grad, gcn_project_first) { check_layer(BW_LAYER_GCN, 7, 3, 500); }
+Test(train_grad, sage_sum_both_orders)
+{
+	bw_layer_shape s = {.kind = BW_LAYER_SAGE, .in = 4, .out = 6, .aggr = BURROW_AGGR_SUM};
+	check_shape(&s, 600, 0);
+	s.in = 7;
+	s.out = 3;
+	check_shape(&s, 610, 0);
+}
+Test(train_grad, sage_max_both_shapes)
+{
+	bw_layer_shape s = {.kind = BW_LAYER_SAGE, .in = 4, .out = 6, .aggr = BURROW_AGGR_MAX};
+	check_shape(&s, 700, 0);
+	s.in = 7;
+	s.out = 3; /* wider input: max cannot project first */
+	check_shape(&s, 710, 0);
+}
+Test(train_grad, gat_concat_heads) { check_shape(&(bw_layer_shape){.kind = BW_LAYER_GAT, .in = 5, .out = 6, .heads = 3, .concat = true}, 800, 0); }
+Test(train_grad, gat_mean_heads) { check_shape(&(bw_layer_shape){.kind = BW_LAYER_GAT, .in = 6, .out = 4, .heads = 2, .concat = false}, 900, 0); }
+Test(train_grad, gat_attention_dropout) { check_shape(&(bw_layer_shape){.kind = BW_LAYER_GAT, .in = 5, .out = 4, .heads = 2, .concat = true}, 1000, 0.4f); }
 
 /* A 2-layer model in double: layer, ReLU, the model's own dropout mask, layer, mean NLL. */
 static double ref_model_loss(const bw_model *m, const double *p, const bw_batch *b, const double *x)
 {
 	const bw_model_cfg *cfg = &m->cfg;
-	const bw_layer_kind kind = m->layer[0].kind;
 	const double *in = x;
 	double *h = NULL, loss = 0;
 	int64_t off = 0;
@@ -199,13 +300,37 @@ static double ref_model_loss(const bw_model *m, const double *p, const bw_batch 
 		bw_model_layer_dims(cfg, l, &din, &dout);
 		const int64_t nd = b->blocks[l]->num_dst;
 		double *z = malloc((size_t)(nd * dout) * sizeof *z);
-		ref_layer(kind, p + off, din, dout, b->blocks[l], in, z);
-		off += bw_layer_num_params(kind, din, dout);
+		const bw_layer_shape ls = bw_model_layer_shape(cfg, l);
+		const bw_layer *ly = &m->layer[l];
+		ref_layer_shape(&ls, p + off, b->blocks[l], in, z, ly->attn_dropped ? ly->attn_mask.ptr : NULL, ly->attn_p);
+		off += bw_layer_shape_params(&ls);
+		if (l + 1 < cfg->layers && cfg->norm != BURROW_NORM_NONE) {
+			/* normalize (batch: each column over the rows, in training; layer: each row), scale, shift */
+			const double *gamma = p + off, *beta = p + off + dout;
+			off += 2 * dout;
+			const bool batch = cfg->norm == BURROW_NORM_BATCH;
+			const int64_t groups = batch ? dout : nd, len = batch ? nd : dout;
+			for (int64_t q = 0; q < groups; q++) {
+				double mu = 0, var = 0;
+				for (int64_t t = 0; t < len; t++)
+					mu += z[batch ? t * dout + q : q * dout + t] / (double)len;
+				for (int64_t t = 0; t < len; t++) {
+					const double d = z[batch ? t * dout + q : q * dout + t] - mu;
+					var += d * d / (double)len;
+				}
+				for (int64_t t = 0; t < len; t++) {
+					const int64_t i = batch ? t * dout + q : q * dout + t;
+					z[i] = (z[i] - mu) / sqrt(var + BW_NORM_EPS) * gamma[i % dout] + beta[i % dout];
+				}
+			}
+		}
 		if (l + 1 < cfg->layers)
 			for (int64_t i = 0; i < nd * dout; i++) {
 				z[i] = z[i] > 0 ? z[i] : 0;
 				if (m->dropout_on)
 					z[i] = ((const uint8_t *)m->mask[l].ptr)[i] ? z[i] / (1.0 - cfg->dropout) : 0;
+				if (cfg->residual && din == dout) /* the destinations' own input rows */
+					z[i] += in[i];
 			}
 		free(h);
 		h = z;
@@ -229,18 +354,23 @@ static double ref_model_loss(const bw_model *m, const double *p, const bw_batch 
 
 /* A sampler-shaped batch (2 blocks, 14 -> 8 -> 5 nodes) through a whole 2-layer model with
  * dropout: the model's gradients against finite differences of the double reference. */
-static void check_model(int kind)
+static void check_model_cfg(const bw_model_cfg *cfgp)
 {
 	bw_backend be = backend(2);
-	const bw_model_cfg cfg = {.kind = kind, .layers = 2, .in_dim = 6, .hidden = 5, .classes = 3, .dropout = 0.3f};
+	const bw_model_cfg cfg = *cfgp;
+	const int kind = cfg.kind;
 	bw_model *m;
 	cr_assert_eq(bw_model_open(&m, NULL, &cfg, 7), 0, "%s", burrow_last_error());
+	/* attention dropout can drop every slot of a head: with a zero bias the output is then
+	 * exactly 0, ReLU's kink, where finite differences and the analytic gradient part */
+	for (int l = 0; kind == BURROW_MODEL_GAT && l < cfg.layers; l++)
+		fill_uniform(m->layer[l].b, m->layer[l].out, 80 + (uint64_t)l, -0.5, 0.5);
 	tblock b0, b1;
 	make_block(&b0, 8, 14, 4, 71);
 	make_block(&b1, 5, 8, 4, 72);
 	bw_tensor x;
-	bw_tensor_alloc(&x, NULL, 14, 6);
-	fill_uniform(x.data, 14 * 6, 73, -1, 1);
+	bw_tensor_alloc(&x, NULL, 14, cfg.in_dim);
+	fill_uniform(x.data, 14 * cfg.in_dim, 73, -1, 1);
 	const int32_t labels[5] = {0, 2, 1, -1, 2};
 	const int64_t rows[4] = {0, 1, 3, 4};
 	bw_batch b = {.num_blocks = 2, .blocks = {&b0.b, &b1.b}, .x = x, .labels = labels, .loss_rows = rows,
@@ -256,7 +386,7 @@ static void check_model(int kind)
 	const double loss = ls.loss;
 	cr_assert_eq(ls.counted, 3);
 	cr_assert_eq(bw_model_backward(&be, m, &b, &g), 0, "%s", burrow_last_error());
-	double *pd = to_double(m->params, m->num_params), *xd = to_double(x.data, 14 * 6);
+	double *pd = to_double(m->params, m->num_params), *xd = to_double(x.data, 14 * cfg.in_dim);
 	cr_assert(close_to(loss, ref_model_loss(m, pd, &b, xd), KTOL));
 	for (int64_t k = 0; k < m->num_params; k++) {
 		const double save = pd[k];
@@ -278,6 +408,38 @@ static void check_model(int kind)
 	bw_model_close(m);
 }
 
+static void check_model(int kind)
+{
+	const bw_model_cfg cfg = {.kind = kind, .layers = 2, .in_dim = 6, .hidden = 5, .classes = 3, .dropout = 0.3f};
+	check_model_cfg(&cfg);
+}
+
+Test(train_grad, whole_sage_max_and_sum_models)
+{
+	bw_model_cfg cfg = {.kind = BURROW_MODEL_SAGE, .layers = 2, .in_dim = 6, .hidden = 5, .classes = 3, .dropout = 0.3f,
+			    .aggr = BURROW_AGGR_MAX};
+	check_model_cfg(&cfg);
+	cfg.aggr = BURROW_AGGR_SUM;
+	check_model_cfg(&cfg);
+}
+/* two heads concatenated, then two averaged; feature and attention dropout on */
+Test(train_grad, whole_gat_model)
+{
+	const bw_model_cfg cfg = {.kind = BURROW_MODEL_GAT, .layers = 2, .in_dim = 6, .hidden = 4, .classes = 3,
+				  .dropout = 0.3f, .heads = 2, .attn_dropout = 0.3f};
+	check_model_cfg(&cfg);
+}
+/* layer norm, batch norm (the batch's statistics in training) and residuals: the features as
+ * wide as the hidden layer, so the first layer adds its input */
+Test(train_grad, whole_models_with_norms_and_residuals)
+{
+	for (int norm = BURROW_NORM_NONE; norm <= BURROW_NORM_LAYER; norm++)
+		for (int kind = BURROW_MODEL_SAGE; kind <= BURROW_MODEL_GAT; kind++) {
+			const bw_model_cfg cfg = {.kind = kind, .layers = 2, .in_dim = 4, .hidden = 4, .classes = 3,
+						  .dropout = 0.3f, .heads = 2, .norm = norm, .residual = true};
+			check_model_cfg(&cfg);
+		}
+}
 Test(train_grad, whole_sage_model) { check_model(BURROW_MODEL_SAGE); }
 Test(train_grad, whole_gcn_model) { check_model(BURROW_MODEL_GCN); }
 Test(train_grad, whole_mlp_model) { check_model(BURROW_MODEL_MLP); }
@@ -384,10 +546,16 @@ Test(train_run, layerwise_inference_equals_full_forward_and_spill_changes_nothin
 	burrow_dataset *ds;
 	cr_assert_eq(burrow_dataset_open(&ds, d), 0, "%s", burrow_last_error());
 	const int64_t n = burrow_dataset_get_info(ds)->num_nodes, C = burrow_dataset_get_info(ds)->num_classes;
-	for (int model = BURROW_MODEL_SAGE; model <= BURROW_MODEL_MLP; model++) {
-		burrow_train_opts o = small_opts(model);
+	for (int model = BURROW_MODEL_SAGE; model <= BURROW_MODEL_GAT + 3; model++) {
+		/* then sage-max with batch norm and residuals, sage-sum with layer norm */
+		burrow_train_opts o = small_opts(model <= BURROW_MODEL_GAT ? model : BURROW_MODEL_SAGE);
 		o.layers = 3;
 		o.eval_chunk = 300; /* many chunks */
+		o.aggr = model == BURROW_MODEL_GAT + 1 ? BURROW_AGGR_MAX : model == BURROW_MODEL_GAT + 2 ? BURROW_AGGR_SUM
+														  : BURROW_AGGR_MEAN;
+		o.norm = model == BURROW_MODEL_GAT + 1 ? BURROW_NORM_BATCH : model == BURROW_MODEL_GAT + 2 ? BURROW_NORM_LAYER
+														   : BURROW_NORM_NONE;
+		o.residual = model > BURROW_MODEL_GAT;
 		burrow_trainer *t;
 		cr_assert_eq(burrow_trainer_open(&t, ds, &o), 0, "%s", burrow_last_error());
 		burrow_epoch_stats es;
@@ -598,8 +766,18 @@ Test(train_run, options_are_checked)
 {
 	char *d = tu_weak_csbm(dir, 2000, 16);
 	char *err = NULL;
-	cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' --full-graph --model gat", tu_burrow(), d), 2);
+	cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' --full-graph --model transformer", tu_burrow(), d), 2);
 	cr_assert(strstr(err, "--model"), "%s", err);
+	free(err);
+	cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' --full-graph --norm group", tu_burrow(), d), 2);
+	cr_assert(strstr(err, "--norm wants batch, layer or none"), "%s", err);
+	free(err);
+	cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' --full-graph --aggr lstm", tu_burrow(), d), 2);
+	cr_assert(strstr(err, "--aggr"), "%s", err);
+	free(err);
+	/* gat's heads are concatenated: they must divide the hidden width (one line, exit 1) */
+	cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' --full-graph --model gat --heads 3 --hidden 16 --quiet", tu_burrow(), d), 1);
+	cr_assert(strstr(err, "heads") && strstr(err, "hidden 16") && !strchr(strchr(err, '\n') + 1, '\n'), "%s", err);
 	free(err);
 	cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' --full-graph --layers 2 --fanout 5,5,5", tu_burrow(), d), 2);
 	free(err);
@@ -677,4 +855,62 @@ Test(train_run, every_allocation_failure_is_reported)
 	free(d);
 	free(ck);
 	free(ckf);
+}
+
+/* A checkpoint carries the model's options: eval rebuilds a gat, and a sage with max,
+ * batch norm (its running statistics) and residuals, and gives the log's accuracies; a
+ * checkpoint written before those options existed (their header keys removed) still loads. */
+Test(train_run, checkpoints_rebuild_the_model_they_hold_and_old_ones_load)
+{
+	char *d = tu_weak_csbm(dir, 2000, 16);
+	const char *models[] = {"--model gat --heads 2 --attn-dropout 0.2",
+				"--model sage --aggr max --norm batch --residual", "--model sage"};
+	for (int k = 0; k < 3; k++) {
+		char *out = NULL, *err = NULL;
+		int rc = tu_sh(NULL, &err,
+			       "%s train '%s' --full-graph %s --layers 2 --hidden 16 --epochs 3 --threads 1 --quiet "
+			       "--checkpoint '%s/ck%d' --log '%s/log%d.jsonl'",
+			       tu_burrow(), d, models[k], dir, k, dir, k);
+		cr_assert_eq(rc, 0, "%s: %s", models[k], err);
+		free(err);
+		char *ckp = tu_path(dir, "ck%d/best.ckpt", k);
+		if (k == 2) {
+			/* as an older burrow wrote it: no aggr, heads, attn_dropout, norm, residual, num_state */
+			size_t len;
+			unsigned char *raw = tu_read(ckp, &len);
+			uint32_t hl;
+			memcpy(&hl, raw + 12, 4);
+			char *h = (char *)raw + 16, *end = h + hl;
+			char *a = memmem(h, hl, ",\"aggr\"", 7), *e = memmem(h, hl, ",\"optimizer\"", 12);
+			cr_assert(a && e && a < e, "header: %.300s", h);
+			/* keep the JSON valid: shift the rest of the header left, pad it, its length unchanged */
+			memmove(a, e, (size_t)(end - e));
+			memset(end - (e - a), ' ', (size_t)(e - a));
+			uint32_t crc = (uint32_t)crc32(0L, raw, (uInt)(len - 16));
+			memcpy(raw + len - 8, &crc, 4);
+			FILE *f = fopen(ckp, "wb");
+			cr_assert_eq(fwrite(raw, 1, len, f), len);
+			fclose(f);
+			free(raw);
+		}
+		rc = tu_sh(&out, &err, "%s eval '%s' --checkpoint '%s' --json --threads 1", tu_burrow(), d, ckp);
+		cr_assert_eq(rc, 0, "%s: %s", models[k], err);
+		double va, te, lva, lte;
+		int ep, best;
+		cr_assert_eq(sscanf(strstr(out, "\"epoch\""), "\"epoch\": %d, \"train_acc\": %*f, \"valid_acc\": %lf, \"test_acc\": %lf",
+				    &ep, &va, &te), 3, "%s", out);
+		char *lp = tu_path(dir, "log%d.jsonl", k), *lt = tu_read(lp, NULL);
+		const char *fin = strstr(lt, "\"final\": true");
+		cr_assert_eq(sscanf(fin, "\"final\": true, \"best_epoch\": %d, \"valid_acc\": %lf, \"test_acc\": %lf", &best, &lva,
+				    &lte), 3, "%s", fin);
+		cr_assert_eq(ep, best, "%s", models[k]);
+		cr_assert_eq(va, lva, "%s: eval's valid %g, training's %g", models[k], va, lva);
+		cr_assert_eq(te, lte, "%s", models[k]);
+		free(lp);
+		free(lt);
+		free(out);
+		free(err);
+		free(ckp);
+	}
+	free(d);
 }

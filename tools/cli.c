@@ -172,25 +172,28 @@ void cli_progress_cb(void *user, const char *phase, uint64_t done, uint64_t tota
 	if (!p->enabled)
 		return;
 	double now = cli_now();
-	if (strncmp(p->phase, phase, sizeof p->phase)) {
+	if (strncmp(p->phase, phase, sizeof p->phase) || done < p->last_done) {
 		snprintf(p->phase, sizeof p->phase, "%s", phase);
 		p->phase_start = now;
 	} else if (now - p->last < 0.2 && done != total) {
+		p->last_done = done;
 		return;
 	}
+	p->last_done = done;
 	p->last = now;
-	double el = now - p->phase_start;
+	double el = now - p->phase_start, rate = el > 0 ? (double)done / el : 0;
 	if (total) {
 		double f = (double)done / (double)total;
 		int w = 30, fill = (int)(f * w);
 		double eta = f > 0 ? el * (1 - f) / f : 0;
-		fprintf(stderr, "\r  %-10s [%.*s%*s] %5.1f%%  %6.1fs  ETA %5.0fs ", phase, fill,
-			"##############################", w - fill, "", 100 * f, el, eta);
+		fprintf(stderr, "\r  %s%-10s [%.*s%*s] %5.1f%%  %6.1fs  ETA %5.0fs  %8.1f/s \033[K", p->label, phase, fill,
+			"##############################", w - fill, "", 100 * f, el, eta, rate);
 	} else {
-		fprintf(stderr, "\r  %-10s %llu  %6.1fs ", phase, (unsigned long long)done, el);
+		fprintf(stderr, "\r  %s%-10s %llu  %6.1fs  %8.1f/s \033[K", p->label, phase, (unsigned long long)done, el,
+			rate);
 	}
 	if (done == total)
-		fputc('\n', stderr);
+		fputs(p->erase ? "\r\033[K" : "\n", stderr);
 	fflush(stderr);
 }
 

@@ -45,12 +45,18 @@ const char *cli_human_bytes(double bytes, char *buf, size_t cap);
 /* 1234567 -> "1,234,567". */
 const char *cli_grouped(int64_t v, char *buf, size_t cap);
 
-/* Progress reporter for burrow_progress_fn: a bar on a terminal, nothing otherwise or when quiet. */
+/* Progress reporter for burrow_progress_fn: a bar on a terminal, nothing otherwise or when quiet.
+ * Each line shows the phase, the bar, the share done, the seconds elapsed, the ETA and the
+ * rate (units per second). A phase restarts its clock when its name changes or its count
+ * starts again (the next epoch's batches). */
 typedef struct cli_progress {
 	bool enabled;
 	double start, last;
 	char phase[32];
 	double phase_start;
+	uint64_t last_done;
+	char label[32];   /* printed before the phase ("epoch 3 "), may be empty */
+	bool erase;       /* a finished phase erases its line instead of ending it */
 } cli_progress;
 void cli_progress_init(cli_progress *p, bool quiet);
 void cli_progress_cb(void *user, const char *phase, uint64_t done, uint64_t total);

@@ -85,6 +85,11 @@ int cmd_embed(int argc, char **argv)
 	struct stat sb;
 	if (!force && stat(out, &sb) == 0)
 		return cli_fail("embed", "%s exists (use --force to replace it)", out);
+	cli_progress pb; /* evaluation's layers over all nodes, on a terminal */
+	cli_progress_init(&pb, false);
+	pb.erase = true;
+	o.progress = cli_progress_cb;
+	o.progress_user = &pb;
 	burrow_dataset *ds;
 	burrow_trainer *t;
 	burrow_train_opts mo; /* the model's shape, as the checkpoint has it */

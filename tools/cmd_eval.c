@@ -81,6 +81,11 @@ int cmd_eval(int argc, char **argv)
 		return cli_usage("eval", "expected one dataset directory");
 	if (!ckpt)
 		return cli_usage("eval", "--checkpoint is required");
+	cli_progress pb; /* evaluation's layers over all nodes, on a terminal */
+	cli_progress_init(&pb, false);
+	pb.erase = true;
+	o.progress = cli_progress_cb;
+	o.progress_user = &pb;
 	burrow_dataset *ds;
 	burrow_trainer *t;
 	if (train_cli_restore("eval", argv[optind], ckpt, &o, &ds, &t, NULL))

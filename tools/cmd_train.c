@@ -13,28 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* A progress bar within an epoch that erases itself (terminal only). */
-typedef struct bar {
-	bool on;
-	int epoch;
-	double last;
-} bar;
-
-static void bar_cb(void *user, const char *phase, uint64_t done, uint64_t total)
-{
-	bar *b = user;
-	double now = cli_now();
-	if (!b->on || (now - b->last < 0.2 && done && done != total))
-		return;
-	b->last = now;
-	int w = 30, fill = total ? (int)((double)done / (double)total * w) : 0;
-	fprintf(stderr, "\r  epoch %d %s [%.*s%*s] %llu/%llu\033[K", b->epoch, phase, fill,
-		"##############################", w - fill, "", (unsigned long long)done, (unsigned long long)total);
-	if (done == total)
-		fprintf(stderr, "\r\033[K");
-	fflush(stderr);
-}
-
 /* The pipeline's settings and the feature cache, one line under the header. */
 static void print_pipeline(burrow_trainer *t, const burrow_train_opts *o)
 {
@@ -78,8 +56,10 @@ int cmd_train(int argc, char **argv)
 		cli_lib_fail("train", st);
 		goto fail_paths;
 	}
-	bar pb = {.on = !quiet && isatty(STDERR_FILENO)};
-	o.progress = bar_cb;
+	cli_progress pb; /* gen's bar, with the epoch before the phase, erased when a phase ends */
+	cli_progress_init(&pb, quiet);
+	pb.erase = true;
+	o.progress = cli_progress_cb;
 	o.progress_user = &pb;
 	burrow_trainer *t;
 	if ((st = burrow_trainer_open(&t, ds, &o)) < 0) {
@@ -117,7 +97,7 @@ int cmd_train(int argc, char **argv)
 	for (int e = done + 1; e <= o.epochs; e++, trained++) {
 		burrow_epoch_stats es;
 		burrow_eval_stats ev = {.train_acc = -1, .valid_acc = -1, .test_acc = -1};
-		pb.epoch = e;
+		snprintf(pb.label, sizeof pb.label, "epoch %d ", e);
 		if ((st = burrow_trainer_train_epoch(t, &es)) < 0) {
 			rc = cli_lib_fail("train", st);
 			break;

@@ -45,6 +45,32 @@ static const char *show_model(const train_args *a, char *b, size_t n)
 	return b;
 }
 
+static bool set_aggr(train_args *a, const char *v)
+{
+	const int k = burrow_aggr_parse(v);
+	a->d.train.aggr = k >= 0 ? k : a->d.train.aggr;
+	return k >= 0;
+}
+
+static const char *show_aggr(const train_args *a, char *b, size_t n)
+{
+	snprintf(b, n, "%s", burrow_aggr_name(a->d.train.aggr));
+	return b;
+}
+
+static bool set_norm(train_args *a, const char *v)
+{
+	const int k = burrow_norm_parse(v);
+	a->d.train.norm = k >= 0 ? k : a->d.train.norm;
+	return k >= 0;
+}
+
+static const char *show_norm(const train_args *a, char *b, size_t n)
+{
+	snprintf(b, n, "%s", burrow_norm_name(a->d.train.norm));
+	return b;
+}
+
 static bool set_optim(train_args *a, const char *v)
 {
 	int k = !strcmp(v, "adam") ? BURROW_OPTIM_ADAM : !strcmp(v, "adamw") ? BURROW_OPTIM_ADAMW
@@ -138,8 +164,24 @@ static const topt opts[] = {
 	 "without it: mini-batch, sampled neighborhoods, features gathered through the feature\n"
 	 "store while the previous batch computes",
 	 NULL},
-	{"model", "M", W_BOTH, SECTION_MODEL, K_CUSTOM, 0, 0, 0, set_model, "sage, gcn or mlp", "sage, gcn or mlp",
-	 show_model},
+	{"model", "M", W_BOTH, SECTION_MODEL, K_CUSTOM, 0, 0, 0, set_model, "sage, gcn, gat or mlp",
+	 "sage, gcn, gat or mlp (under mpirun: not gat)", show_model},
+	{"aggr", "A", W_BOTH, SECTION_MODEL, K_CUSTOM, 0, 0, 0, set_aggr, "mean, max or sum",
+	 "sage's neighbor aggregator: mean, max (elementwise over the neighbors) or sum (under\n"
+	 "mpirun: not max)",
+	 show_aggr},
+	{"heads", "K", W_BOTH, SECTION_MODEL, K_INT, OFF(d.train.heads), 1, 64, NULL, NULL,
+	 "gat: attention heads, concatenated in hidden layers (they must divide --hidden),\n"
+	 "averaged in the output layer",
+	 NULL},
+	{"attn-dropout", "p", W_BOTH, SECTION_MODEL, K_REAL, OFF(d.train.attn_dropout), 0, 0.99, NULL, NULL,
+	 "gat: dropout on the attention coefficients", NULL},
+	{"norm", "N", W_BOTH, SECTION_MODEL, K_CUSTOM, 0, 0, 0, set_norm, "batch, layer or none",
+	 "after each hidden layer, before its ReLU: batch (the batch's statistics in training,\n"
+	 "running averages in inference), layer (each row's own) or none",
+	 show_norm},
+	{"residual", NULL, W_BOTH, SECTION_MODEL, K_FLAG, OFF(d.train.residual), 0, 0, NULL, NULL,
+	 "add each hidden layer's input to its output where their widths match", NULL},
 	{"layers", "L", W_BOTH, SECTION_MODEL, K_INT, OFF(d.train.layers), 1, BURROW_MAX_LAYERS, NULL, NULL, "layers",
 	 NULL},
 	{"hidden", "H", W_BOTH, SECTION_MODEL, K_I64, OFF(d.train.hidden), 1, 1 << 20, NULL, NULL, "hidden width",
@@ -411,6 +453,9 @@ int train_args_parse(int argc, char **argv, int mode, bool speak, train_args *a)
 		return usage(speak, "--%s applies to --full-graph training", a->fg_only);
 	if (a->d.boundary_sample < 1.0 && a->d.halo == BURROW_HALO_STALE)
 		return usage(speak, "--boundary-sample and --halo stale do not combine: choose one");
+	if (mode == TRAIN_DIST && (o->model == BURROW_MODEL_GAT || (o->model == BURROW_MODEL_SAGE && o->aggr == BURROW_AGGR_MAX)))
+		return usage(speak, "%s does not apply under mpirun (the halo exchange splits each row's neighbors; "
+				    "gat and max need them all at once)", o->model == BURROW_MODEL_GAT ? "--model gat" : "--aggr max");
 	if (a->resume && !a->ckpt)
 		return usage(speak, "--resume needs --checkpoint DIR");
 	if (argc - optind != 1)

@@ -8,6 +8,7 @@
 
 #include <cblas.h>
 #include <math.h>
+#include <omp.h>
 #include <string.h>
 
 /* ------------------------------------------------------------ the device */
@@ -440,6 +441,372 @@ static int cpu_sgd(const bw_backend *be, float *p, const float *g, float *mom, i
 	return 0;
 }
 
+/* ------------------------------------------------------------ the max aggregator and GAT */
+
+/* Scatters (gx[j] += ... over a row's sources) run with each thread owning a range of
+ * columns and walking the rows in order: no two threads write one element, and every
+ * element's additions come in the same order whatever the thread count. */
+#define COLUMN_RANGE(cols, c0, c1)                                              \
+	const int nth_ = omp_get_num_threads(), th_ = omp_get_thread_num();    \
+	const int64_t c0 = (cols) * th_ / nth_, c1 = (cols) * (th_ + 1) / nth_
+
+static int cpu_seg_max_fwd(const bw_backend *be, const bw_block *b, const float *x, int64_t dim, float *out,
+			   int32_t *arg)
+{
+	const int64_t *ip = b->d.indptr;
+	const int32_t *ix = b->d.indices;
+#pragma omp parallel for schedule(dynamic, 64) num_threads(be->threads)
+	for (int64_t i = 0; i < b->num_dst; i++) {
+		float *o = out + i * dim;
+		int32_t *a = arg + i * dim;
+		if (ip[i] == ip[i + 1]) {
+			for (int64_t c = 0; c < dim; c++) {
+				o[c] = 0.0f;
+				a[c] = -1;
+			}
+			continue;
+		}
+		const int32_t j0 = ix[ip[i]];
+		for (int64_t c = 0; c < dim; c++) {
+			o[c] = x[(int64_t)j0 * dim + c];
+			a[c] = j0;
+		}
+		for (int64_t e = ip[i] + 1; e < ip[i + 1]; e++) {
+			const int32_t j = ix[e];
+			const float *xj = x + (int64_t)j * dim;
+			for (int64_t c = 0; c < dim; c++)
+				if (xj[c] > o[c]) {
+					o[c] = xj[c];
+					a[c] = j;
+				}
+		}
+	}
+	return 0;
+}
+
+static int cpu_seg_max_bwd(const bw_backend *be, int64_t num_dst, int64_t num_src, const float *gout,
+			   const int32_t *arg, int64_t dim, float *gx)
+{
+	memset(gx, 0, (size_t)(num_src * dim) * sizeof *gx);
+#pragma omp parallel num_threads(be->threads)
+	{
+		COLUMN_RANGE(dim, c0, c1);
+		for (int64_t i = 0; i < num_dst; i++)
+			for (int64_t c = c0; c < c1; c++) {
+				const int32_t j = arg[i * dim + c];
+				if (j >= 0)
+					gx[(int64_t)j * dim + c] += gout[i * dim + c];
+			}
+	}
+	return 0;
+}
+
+static int cpu_head_dot(const bw_backend *be, const float *x, int64_t rows, int64_t heads, int64_t f_dim,
+			const float *a, float *out)
+{
+#pragma omp parallel for schedule(static) num_threads(be->threads)
+	for (int64_t r = 0; r < rows; r++)
+		for (int64_t k = 0; k < heads; k++) {
+			const float *xr = x + (r * heads + k) * f_dim, *ak = a + k * f_dim;
+			float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+			for (int64_t f = 0; f < f_dim; f++)
+				s += xr[f] * ak[f];
+			out[r * heads + k] = s;
+		}
+	return 0;
+}
+
+/* gx by rows; ga by groups of 16 columns summed in double over the rows in order */
+static int cpu_head_dot_bwd(const bw_backend *be, const float *x, int64_t rows, int64_t heads, int64_t f_dim,
+			    const float *a, const float *g, float *gx, float *ga)
+{
+	const int64_t cols = heads * f_dim, groups = (cols + 15) / 16;
+	if (gx) {
+#pragma omp parallel for schedule(static) num_threads(be->threads)
+		for (int64_t r = 0; r < rows; r++)
+			for (int64_t c = 0; c < cols; c++)
+				gx[r * cols + c] += g[r * heads + c / f_dim] * a[c];
+	}
+#pragma omp parallel for schedule(static) num_threads(be->threads)
+	for (int64_t q = 0; q < groups; q++) {
+		const int64_t c0 = q * 16, c1 = BW_MIN(cols, c0 + 16);
+		double acc[16] = {0};
+		for (int64_t r = 0; r < rows; r++)
+			for (int64_t c = c0; c < c1; c++)
+				acc[c - c0] += (double)g[r * heads + c / f_dim] * x[r * cols + c];
+		for (int64_t c = c0; c < c1; c++)
+			ga[c] = (float)acc[c - c0];
+	}
+	return 0;
+}
+
+/* Row i's slot k (0: the self loop) reads source slot_src(...); slots of row i start at base. */
+static inline int64_t slot_base(const int64_t *ip, int64_t i) { return ip[i] - ip[0] + i; }
+static inline int64_t slot_src(const int64_t *ip, const int32_t *ix, int64_t i, int64_t k)
+{
+	return k == 0 ? i : ix[ip[i] + k - 1];
+}
+
+static inline float leaky(float u, float slope) { return u > 0.0f ? u : slope * u; }
+
+static int cpu_edge_softmax_fwd(const bw_backend *be, const bw_block *b, const float *s_src, const float *s_dst,
+				int64_t heads, float slope, float *alpha)
+{
+	const int64_t *ip = b->d.indptr;
+	const int32_t *ix = b->d.indices;
+#pragma omp parallel for schedule(dynamic, 64) num_threads(be->threads)
+	for (int64_t i = 0; i < b->num_dst; i++) {
+		const int64_t n = ip[i + 1] - ip[i] + 1, base = slot_base(ip, i);
+		for (int64_t k = 0; k < heads; k++) {
+			const float sd = s_dst[i * heads + k];
+			float mx = -INFINITY;
+			for (int64_t q = 0; q < n; q++) {
+				const float e = leaky(sd + s_src[slot_src(ip, ix, i, q) * heads + k], slope);
+				alpha[(base + q) * heads + k] = e;
+				mx = e > mx ? e : mx;
+			}
+			double sum = 0.0;
+			for (int64_t q = 0; q < n; q++) {
+				const float w = expf(alpha[(base + q) * heads + k] - mx);
+				alpha[(base + q) * heads + k] = w;
+				sum += w;
+			}
+			const float inv = (float)(1.0 / sum);
+			for (int64_t q = 0; q < n; q++)
+				alpha[(base + q) * heads + k] *= inv;
+		}
+	}
+	return 0;
+}
+
+/* One pass per head (threads split the heads): gs_dst by rows, gs_src scattered in row order. */
+static int cpu_edge_softmax_bwd(const bw_backend *be, const bw_block *b, const float *s_src, const float *s_dst,
+				const float *alpha, const float *galpha, int64_t heads, float slope, float *gs_src,
+				float *gs_dst)
+{
+	const int64_t *ip = b->d.indptr;
+	const int32_t *ix = b->d.indices;
+	memset(gs_src, 0, (size_t)(b->num_src * heads) * sizeof *gs_src);
+#pragma omp parallel num_threads(be->threads)
+	{
+		COLUMN_RANGE(heads, k0, k1);
+		for (int64_t k = k0; k < k1; k++)
+			for (int64_t i = 0; i < b->num_dst; i++) {
+				const int64_t n = ip[i + 1] - ip[i] + 1, base = slot_base(ip, i);
+				double dot = 0.0, gd = 0.0;
+				for (int64_t q = 0; q < n; q++)
+					dot += (double)alpha[(base + q) * heads + k] * galpha[(base + q) * heads + k];
+				const float sd = s_dst[i * heads + k];
+				for (int64_t q = 0; q < n; q++) {
+					const int64_t s = (base + q) * heads + k, j = slot_src(ip, ix, i, q);
+					const float u = sd + s_src[j * heads + k];
+					const float d = (float)((double)alpha[s] * ((double)galpha[s] - dot)) * (u > 0.0f ? 1.0f : slope);
+					gd += d;
+					gs_src[j * heads + k] += d;
+				}
+				gs_dst[i * heads + k] = (float)gd;
+			}
+	}
+	return 0;
+}
+
+static int cpu_att_agg_fwd(const bw_backend *be, const bw_block *b, const float *alpha, const float *h,
+			   int64_t heads, int64_t f_dim, float *out)
+{
+	const int64_t *ip = b->d.indptr;
+	const int32_t *ix = b->d.indices;
+	const int64_t cols = heads * f_dim;
+#pragma omp parallel for schedule(dynamic, 64) num_threads(be->threads)
+	for (int64_t i = 0; i < b->num_dst; i++) {
+		const int64_t n = ip[i + 1] - ip[i] + 1, base = slot_base(ip, i);
+		float *o = out + i * cols;
+		memset(o, 0, (size_t)cols * sizeof *o);
+		for (int64_t q = 0; q < n; q++) {
+			const float *hj = h + slot_src(ip, ix, i, q) * cols, *al = alpha + (base + q) * heads;
+			for (int64_t k = 0; k < heads; k++) {
+				const float w = al[k];
+#pragma omp simd
+				for (int64_t f = 0; f < f_dim; f++)
+					o[k * f_dim + f] += w * hj[k * f_dim + f];
+			}
+		}
+	}
+	return 0;
+}
+
+static int cpu_att_agg_bwd(const bw_backend *be, const bw_block *b, const float *alpha, const float *h,
+			   const float *gout, int64_t heads, int64_t f_dim, float *galpha, float *gh)
+{
+	const int64_t *ip = b->d.indptr;
+	const int32_t *ix = b->d.indices;
+	const int64_t cols = heads * f_dim;
+#pragma omp parallel for schedule(dynamic, 64) num_threads(be->threads)
+	for (int64_t i = 0; i < b->num_dst; i++) {
+		const int64_t n = ip[i + 1] - ip[i] + 1, base = slot_base(ip, i);
+		const float *g = gout + i * cols;
+		for (int64_t q = 0; q < n; q++) {
+			const float *hj = h + slot_src(ip, ix, i, q) * cols;
+			for (int64_t k = 0; k < heads; k++) {
+				float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+				for (int64_t f = 0; f < f_dim; f++)
+					s += g[k * f_dim + f] * hj[k * f_dim + f];
+				galpha[(base + q) * heads + k] = s;
+			}
+		}
+	}
+	memset(gh, 0, (size_t)(b->num_src * cols) * sizeof *gh);
+#pragma omp parallel num_threads(be->threads)
+	{
+		COLUMN_RANGE(cols, c0, c1);
+		for (int64_t i = 0; i < b->num_dst; i++) {
+			const int64_t n = ip[i + 1] - ip[i] + 1, base = slot_base(ip, i);
+			const float *g = gout + i * cols;
+			for (int64_t q = 0; q < n; q++) {
+				float *o = gh + slot_src(ip, ix, i, q) * cols;
+				const float *al = alpha + (base + q) * heads;
+				for (int64_t c = c0; c < c1; c++)
+					o[c] += al[c / f_dim] * g[c];
+			}
+		}
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ normalization */
+
+static int cpu_row_norm_fwd(const bw_backend *be, const float *x, int64_t rows, int64_t cols, float eps, float *y,
+			    float *rstd)
+{
+#pragma omp parallel for schedule(static) num_threads(be->threads)
+	for (int64_t r = 0; r < rows; r++) {
+		const float *xr = x + r * cols;
+		double s = 0, ss = 0;
+		for (int64_t c = 0; c < cols; c++)
+			s += xr[c];
+		const double mu = cols ? s / (double)cols : 0;
+		for (int64_t c = 0; c < cols; c++)
+			ss += ((double)xr[c] - mu) * ((double)xr[c] - mu);
+		const double rs = 1.0 / sqrt((cols ? ss / (double)cols : 0) + eps);
+		float *yr = y + r * cols;
+		for (int64_t c = 0; c < cols; c++)
+			yr[c] = (float)(((double)xr[c] - mu) * rs);
+		rstd[r] = (float)rs;
+	}
+	return 0;
+}
+
+static int cpu_row_norm_bwd(const bw_backend *be, const float *y, const float *rstd, const float *gy, int64_t rows,
+			    int64_t cols, float *gx)
+{
+#pragma omp parallel for schedule(static) num_threads(be->threads)
+	for (int64_t r = 0; r < rows; r++) {
+		const float *yr = y + r * cols, *g = gy + r * cols;
+		double sg = 0, sgy = 0;
+		for (int64_t c = 0; c < cols; c++) {
+			sg += g[c];
+			sgy += (double)g[c] * yr[c];
+		}
+		const double mg = sg / (double)cols, mgy = sgy / (double)cols;
+		float *o = gx + r * cols;
+		for (int64_t c = 0; c < cols; c++)
+			o[c] = (float)(rstd[r] * ((double)g[c] - mg - yr[c] * mgy));
+	}
+	return 0;
+}
+
+/* Column statistics in double over groups of 16 columns, rows in order. */
+static int cpu_col_norm_fwd(const bw_backend *be, const float *x, int64_t rows, int64_t cols, float eps, float *y,
+			    float *mean, float *var, float *rstd)
+{
+	const int64_t groups = (cols + 15) / 16;
+#pragma omp parallel for schedule(static) num_threads(be->threads)
+	for (int64_t q = 0; q < groups; q++) {
+		const int64_t c0 = q * 16, c1 = BW_MIN(cols, c0 + 16);
+		double s[16] = {0}, ss[16] = {0};
+		for (int64_t r = 0; r < rows; r++)
+			for (int64_t c = c0; c < c1; c++)
+				s[c - c0] += x[r * cols + c];
+		for (int64_t c = c0; c < c1; c++)
+			s[c - c0] = rows ? s[c - c0] / (double)rows : 0;
+		for (int64_t r = 0; r < rows; r++)
+			for (int64_t c = c0; c < c1; c++) {
+				const double d = x[r * cols + c] - s[c - c0];
+				ss[c - c0] += d * d;
+			}
+		double rs[16];
+		for (int64_t c = c0; c < c1; c++) {
+			const double v = rows ? ss[c - c0] / (double)rows : 0;
+			rs[c - c0] = 1.0 / sqrt(v + eps);
+			mean[c] = (float)s[c - c0];
+			var[c] = (float)v;
+			rstd[c] = (float)rs[c - c0];
+		}
+		for (int64_t r = 0; r < rows; r++)
+			for (int64_t c = c0; c < c1; c++)
+				y[r * cols + c] = (float)((x[r * cols + c] - s[c - c0]) * rs[c - c0]);
+	}
+	return 0;
+}
+
+static int cpu_col_norm_bwd(const bw_backend *be, const float *y, const float *rstd, const float *gy, int64_t rows,
+			    int64_t cols, float *gx)
+{
+	const int64_t groups = (cols + 15) / 16;
+#pragma omp parallel for schedule(static) num_threads(be->threads)
+	for (int64_t q = 0; q < groups; q++) {
+		const int64_t c0 = q * 16, c1 = BW_MIN(cols, c0 + 16);
+		double sg[16] = {0}, sgy[16] = {0};
+		for (int64_t r = 0; r < rows; r++)
+			for (int64_t c = c0; c < c1; c++) {
+				sg[c - c0] += gy[r * cols + c];
+				sgy[c - c0] += (double)gy[r * cols + c] * y[r * cols + c];
+			}
+		for (int64_t r = 0; r < rows; r++)
+			for (int64_t c = c0; c < c1; c++)
+				gx[r * cols + c] = (float)(rstd[c] * ((double)gy[r * cols + c] - sg[c - c0] / (double)rows -
+								    y[r * cols + c] * sgy[c - c0] / (double)rows));
+	}
+	return 0;
+}
+
+static int cpu_col_norm_apply(const bw_backend *be, const float *x, int64_t rows, int64_t cols, const float *mean,
+			      const float *var, float eps, float *y)
+{
+#pragma omp parallel for schedule(static) num_threads(be->threads)
+	for (int64_t r = 0; r < rows; r++)
+		for (int64_t c = 0; c < cols; c++)
+			y[r * cols + c] = (float)((x[r * cols + c] - (double)mean[c]) / sqrt((double)var[c] + eps));
+	return 0;
+}
+
+static int cpu_col_scale(const bw_backend *be, float *y, int64_t rows, int64_t cols, const float *s)
+{
+#pragma omp parallel for schedule(static) num_threads(be->threads)
+	for (int64_t r = 0; r < rows; r++)
+#pragma omp simd
+		for (int64_t c = 0; c < cols; c++)
+			y[r * cols + c] *= s[c];
+	return 0;
+}
+
+static int cpu_col_dot(const bw_backend *be, const float *a, const float *b, int64_t rows, int64_t cols, float *out)
+{
+	const int64_t groups = (cols + 15) / 16;
+#pragma omp parallel for schedule(static) num_threads(be->threads)
+	for (int64_t q = 0; q < groups; q++) {
+		const int64_t c0 = q * 16, c1 = BW_MIN(cols, c0 + 16);
+		double acc[16] = {0};
+		for (int64_t r = 0; r < rows; r++)
+			for (int64_t c = c0; c < c1; c++)
+				acc[c - c0] += (double)a[r * cols + c] * b[r * cols + c];
+		for (int64_t c = c0; c < c1; c++)
+			out[c] = (float)acc[c - c0];
+	}
+	return 0;
+}
+
 static const bw_ops cpu_ops = {
 	.name = "cpu",
 	.gemm = cpu_gemm,
@@ -457,6 +824,21 @@ static const bw_ops cpu_ops = {
 	.argmax = cpu_argmax,
 	.adam = cpu_adam,
 	.sgd = cpu_sgd,
+	.seg_max_fwd = cpu_seg_max_fwd,
+	.seg_max_bwd = cpu_seg_max_bwd,
+	.head_dot = cpu_head_dot,
+	.head_dot_bwd = cpu_head_dot_bwd,
+	.edge_softmax_fwd = cpu_edge_softmax_fwd,
+	.edge_softmax_bwd = cpu_edge_softmax_bwd,
+	.att_agg_fwd = cpu_att_agg_fwd,
+	.att_agg_bwd = cpu_att_agg_bwd,
+	.row_norm_fwd = cpu_row_norm_fwd,
+	.row_norm_bwd = cpu_row_norm_bwd,
+	.col_norm_fwd = cpu_col_norm_fwd,
+	.col_norm_bwd = cpu_col_norm_bwd,
+	.col_norm_apply = cpu_col_norm_apply,
+	.col_scale = cpu_col_scale,
+	.col_dot = cpu_col_dot,
 };
 
 /* ------------------------------------------------------------ registry entry */

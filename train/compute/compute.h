@@ -100,6 +100,8 @@ void bw_block_init(bw_block *b, int64_t num_dst, int64_t num_src, const int64_t 
 int bw_block_check(const bw_block *b);
 /* Edges of the block. */
 static inline int64_t bw_block_edges(const bw_block *b) { return b->indptr[b->num_dst] - b->indptr[0]; }
+/* Attention slots of the block: its edges plus one self loop per destination row (bw_ops). */
+static inline int64_t bw_block_slots(const bw_block *b) { return bw_block_edges(b) + b->num_dst; }
 /* Build the transpose (for backward passes) and, when `gcn` and no norms were set, the GCN
  * norms from the block: dst i and src j < num_dst use row i's length + 1; a source that is
  * not a destination uses the number of rows it appears in + 1. Idempotent. */
@@ -200,6 +202,80 @@ typedef struct bw_ops {
 	/* mom (may be NULL when momentum is 0) = momentum * mom + g + wd * p; p -= lr * mom */
 	int (*sgd)(const bw_backend *be, float *p, const float *g, float *mom, int64_t n, float lr, float momentum,
 		   float weight_decay);
+
+	/* ---- the max aggregator and GAT (issue 17). These slots may be NULL: the dispatcher
+	 * then returns BURROW_E_UNSUPPORTED naming the op, and tests/test_ops.c counts a skip.
+	 * Attention works on a block with a self loop added to every destination row (as
+	 * PyG's GATConv does): row i's "slots" are first i itself, then its CSR edges in
+	 * order; slot (i, 0) is number (indptr[i] - indptr[0]) + i, slot (i, k >= 1) the
+	 * edge indptr[i] + k - 1 at number (indptr[i] + k - 1 - indptr[0]) + i + 1. A block
+	 * has bw_block_slots(b) = edges + num_dst slots; per-slot arrays are [slots, heads]. */
+
+	/* out[i, c] = max over row i's sources j of x[j, c], arg[i, c] = that j (the first in
+	 * row order on ties), for every destination row; a row without sources gets out 0 and
+	 * arg -1. x [num_src, dim], out and arg [num_dst, dim]. */
+	int (*seg_max_fwd)(const bw_backend *be, const bw_block *b, const float *x, int64_t dim, float *out,
+			   int32_t *arg);
+	/* gx [num_src, dim] = 0, then gx[arg[i, c], c] += gout[i, c] wherever arg >= 0
+	 * (overwrites gx whole); the order of additions is fixed (rows ascending). */
+	int (*seg_max_bwd)(const bw_backend *be, int64_t num_dst, int64_t num_src, const float *gout, const int32_t *arg,
+			   int64_t dim, float *gx);
+	/* out[r, k] = sum_f x[r, k f_dim + f] a[k f_dim + f] for rows r, heads k: x [rows, heads
+	 * f_dim], a [heads f_dim], out [rows, heads] (overwrites). */
+	int (*head_dot)(const bw_backend *be, const float *x, int64_t rows, int64_t heads, int64_t f_dim, const float *a,
+			float *out);
+	/* Its backward from g [rows, heads]: gx[r, k f_dim + f] += g[r, k] a[k f_dim + f] (adds
+	 * to gx); ga[k f_dim + f] = sum_r g[r, k] x[r, k f_dim + f] (overwrites). */
+	int (*head_dot_bwd)(const bw_backend *be, const float *x, int64_t rows, int64_t heads, int64_t f_dim,
+			    const float *a, const float *g, float *gx, float *ga);
+	/* Edge softmax per destination row and head: for slot s = (i, j) of row i,
+	 * e_s = leaky_relu(s_dst[i, k] + s_src[j, k], slope) and alpha[s, k] = exp(e_s) / the
+	 * sum of exp(e_t) over row i's slots t. s_src [num_src, heads], s_dst [num_dst, heads],
+	 * alpha [slots, heads] (overwrites). */
+	int (*edge_softmax_fwd)(const bw_backend *be, const bw_block *b, const float *s_src, const float *s_dst,
+				int64_t heads, float slope, float *alpha);
+	/* Its backward from galpha = dL/dalpha [slots, heads], alpha the forward's output:
+	 * with d_s = alpha_s (galpha_s - sum_t alpha_t galpha_t) times the leaky ReLU's slope at
+	 * e_s (1 above 0, else slope), gs_dst[i, k] = sum of d over row i's slots and gs_src[j,
+	 * k] = sum of d over the slots whose source is j (both overwrite, whole). */
+	int (*edge_softmax_bwd)(const bw_backend *be, const bw_block *b, const float *s_src, const float *s_dst,
+				const float *alpha, const float *galpha, int64_t heads, float slope, float *gs_src,
+				float *gs_dst);
+	/* out[i, k f_dim + f] = sum over row i's slots s = (i, j) of alpha[s, k] h[j, k f_dim + f]:
+	 * h [num_src, heads f_dim], out [num_dst, heads f_dim] (overwrites). */
+	int (*att_agg_fwd)(const bw_backend *be, const bw_block *b, const float *alpha, const float *h, int64_t heads,
+			   int64_t f_dim, float *out);
+	/* Its backward from gout [num_dst, heads f_dim]: galpha[s, k] = sum_f gout[i, k f_dim + f]
+	 * h[j, k f_dim + f] [slots, heads] and gh[j] = sum over the slots (i, j) of alpha[s, k]
+	 * gout[i] per head [num_src, heads f_dim]; both overwrite, whole. */
+	int (*att_agg_bwd)(const bw_backend *be, const bw_block *b, const float *alpha, const float *h, const float *gout,
+			   int64_t heads, int64_t f_dim, float *galpha, float *gh);
+
+	/* ---- normalization between layers (issue 17), optional like the slots above ---- */
+	/* Layer norm without its affine part: y[r] = (x[r] - mean_r) rstd_r with rstd_r =
+	 * 1 / sqrt(var_r + eps), var the biased variance over the row's cols; rstd [rows] is
+	 * kept for the backward. y may be x. */
+	int (*row_norm_fwd)(const bw_backend *be, const float *x, int64_t rows, int64_t cols, float eps, float *y,
+			    float *rstd);
+	/* Its backward: gx[r] = rstd_r (gy[r] - mean(gy[r]) - y[r] mean(gy[r] y[r])), y the
+	 * forward's output; gx may be gy. */
+	int (*row_norm_bwd)(const bw_backend *be, const float *y, const float *rstd, const float *gy, int64_t rows,
+			    int64_t cols, float *gx);
+	/* Batch norm's statistics and normalization over the rows: mean[c], var[c] (biased) of
+	 * each column, y = (x - mean[c]) rstd[c] with rstd = 1 / sqrt(var + eps); y may be x. */
+	int (*col_norm_fwd)(const bw_backend *be, const float *x, int64_t rows, int64_t cols, float eps, float *y,
+			    float *mean, float *var, float *rstd);
+	/* Its backward: gx[r, c] = rstd[c] (gy[r, c] - mean_r(gy[., c]) - y[r, c] mean_r(gy[., c] y[., c]));
+	 * gx may be gy. */
+	int (*col_norm_bwd)(const bw_backend *be, const float *y, const float *rstd, const float *gy, int64_t rows,
+			    int64_t cols, float *gx);
+	/* Inference with fixed statistics: y[r, c] = (x[r, c] - mean[c]) / sqrt(var[c] + eps); y may be x. */
+	int (*col_norm_apply)(const bw_backend *be, const float *x, int64_t rows, int64_t cols, const float *mean,
+			      const float *var, float eps, float *y);
+	/* y[r, c] *= s[c] */
+	int (*col_scale)(const bw_backend *be, float *y, int64_t rows, int64_t cols, const float *s);
+	/* out[c] = sum_r a[r, c] b[r, c] (overwrites) */
+	int (*col_dot)(const bw_backend *be, const float *a, const float *b, int64_t rows, int64_t cols, float *out);
 } bw_ops;
 
 enum bw_backend_kind { BW_BACKEND_CPU = 0, BW_BACKEND_CUDA = 1, BW_BACKEND_KINDS = 2 };
@@ -291,31 +367,102 @@ int bw_nll_loss(const bw_backend *be, const bw_tensor *logits, const int32_t *la
 int bw_loss_read(const bw_backend *be, const bw_loss *dev_loss, bw_loss *host);
 /* out [x rows] (device memory) = each row's argmax */
 int bw_argmax(const bw_backend *be, const bw_tensor *x, int32_t *out);
+/* The max aggregator and GAT's kernels (bw_ops, from seg_max_fwd on); a backend without
+ * the kernel is BURROW_E_UNSUPPORTED. */
+/* out [num_dst, d] = elementwise max of x [num_src, d] over each row's sources; arg
+ * [num_dst * d] int32 device memory gets the winning source (-1: no source). */
+int bw_seg_max(const bw_backend *be, const bw_block *b, const bw_tensor *x, bw_tensor *out, int32_t *arg);
+/* gx [num_src, d] = gout [num_dst, d] routed to the winning sources of arg (overwrites). */
+int bw_seg_max_backward(const bw_backend *be, const bw_block *b, const bw_tensor *gout, const int32_t *arg,
+			bw_tensor *gx);
+/* out [rows, heads] = per-head dot products of x [rows, heads * F] with a [heads * F]. */
+int bw_head_dot(const bw_backend *be, const bw_tensor *x, int64_t heads, const float *a, bw_tensor *out);
+/* gx += g (x) a per head (gx may be NULL: skipped); ga [heads * F] = sum_r g[r, k] x[r, k F + f]. */
+int bw_head_dot_backward(const bw_backend *be, const bw_tensor *x, int64_t heads, const float *a, const bw_tensor *g,
+			 bw_tensor *gx, float *ga);
+/* alpha [slots, heads] = the edge softmax of leaky_relu(s_dst[i] + s_src[j], slope) per row. */
+int bw_edge_softmax(const bw_backend *be, const bw_block *b, const bw_tensor *s_src, const bw_tensor *s_dst,
+		    float slope, bw_tensor *alpha);
+int bw_edge_softmax_backward(const bw_backend *be, const bw_block *b, const bw_tensor *s_src, const bw_tensor *s_dst,
+			     const bw_tensor *alpha, const bw_tensor *galpha, float slope, bw_tensor *gs_src,
+			     bw_tensor *gs_dst);
+/* out [num_dst, heads * F] = per head, the alpha-weighted sum of h [num_src, heads * F] over each row's slots. */
+int bw_att_aggregate(const bw_backend *be, const bw_block *b, const bw_tensor *alpha, const bw_tensor *h,
+		     bw_tensor *out);
+int bw_att_aggregate_backward(const bw_backend *be, const bw_block *b, const bw_tensor *alpha, const bw_tensor *h,
+			      const bw_tensor *gout, bw_tensor *galpha, bw_tensor *gh);
+/* Normalization (bw_ops, from row_norm_fwd on): y = layer norm of x's rows (y may be x),
+ * rstd [rows] device memory. */
+int bw_row_norm(const bw_backend *be, const bw_tensor *x, float eps, bw_tensor *y, float *rstd);
+int bw_row_norm_backward(const bw_backend *be, const bw_tensor *y, const float *rstd, const bw_tensor *gy, bw_tensor *gx);
+/* y = batch norm of x's columns with the batch's statistics (mean, var, rstd: [cols] device memory). */
+int bw_col_norm(const bw_backend *be, const bw_tensor *x, float eps, bw_tensor *y, float *mean, float *var, float *rstd);
+int bw_col_norm_backward(const bw_backend *be, const bw_tensor *y, const float *rstd, const bw_tensor *gy, bw_tensor *gx);
+/* y = (x - mean) / sqrt(var + eps) per column, with given statistics. */
+int bw_col_norm_apply(const bw_backend *be, const bw_tensor *x, const float *mean, const float *var, float eps,
+		      bw_tensor *y);
+/* y[r, c] *= s[c] */
+int bw_col_scale(const bw_backend *be, bw_tensor *y, const float *s, int64_t n);
+/* out[c] = sum_r a[r, c] b[r, c] */
+int bw_col_dot(const bw_backend *be, const bw_tensor *a, const bw_tensor *b, float *out);
 
 /* ------------------------------------------------------------ layers (layers.c) */
 
-typedef enum bw_layer_kind { BW_LAYER_LINEAR = 0, BW_LAYER_SAGE = 1, BW_LAYER_GCN = 2 } bw_layer_kind;
+typedef enum bw_layer_kind { BW_LAYER_LINEAR = 0, BW_LAYER_SAGE = 1, BW_LAYER_GCN = 2, BW_LAYER_GAT = 3 } bw_layer_kind;
+
+/* GAT's LeakyReLU slope on the attention logits (PyG's GATConv default). */
+#define BW_GAT_SLOPE 0.2f
 
 /* One layer: parameters and their gradients are views into the model's flat buffers (in
  * the model's device memory).
  *   Linear:  z = x_dst W + b
- *   SAGE:    z = x_dst W_self + mean_{N(i)}(x) W_neigh + b
+ *   SAGE:    z = x_dst W_self + aggr_{N(i)}(x) W_neigh + b, aggr mean, sum or max
+ *            (elementwise max over the neighbors, PyG's SAGEConv(aggr="max"); 0 without any)
  *   GCN:     z = (norm-aggregate with self loops of x) W + b
- * When in > out the graph layers project first and aggregate the narrower result (exact:
- * aggregation and projection commute), as DGL does. */
+ *   GAT:     h = x W [num_src, heads F]; per head k, alpha = the edge softmax over N(i) + {i}
+ *            of leaky_relu(<h_i^k, a_dst^k> + <h_j^k, a_src^k>, 0.2), dropped out with
+ *            attn_p in training; z_i^k = sum_j alpha_ij^k h_j^k, the heads concatenated
+ *            (out = heads F) or averaged (out = F), + b (PyG's GATConv)
+ * When in > out, SAGE (mean, sum) and GCN project first and aggregate the narrower result
+ * (exact: aggregation and projection commute), as DGL does; max cannot. */
+typedef struct bw_layer_shape {
+	bw_layer_kind kind;
+	int64_t in, out;
+	int aggr;          /* SAGE: enum burrow_aggr */
+	int64_t heads;     /* GAT: attention heads, >= 1 (concat: they divide out) */
+	bool concat;       /* GAT: concatenate the heads (hidden layers) or average them (the output) */
+} bw_layer_shape;
+
 typedef struct bw_layer {
 	bw_layer_kind kind;
 	int64_t in, out;
+	int aggr;                  /* SAGE: enum burrow_aggr */
+	int64_t heads, f_dim;      /* GAT: heads, and each head's width F */
+	bool concat;               /* GAT */
 	bool project_first;
-	float *w, *w_neigh, *b;    /* [in, out], [in, out] (SAGE only), [out] */
+	float *w, *w_neigh, *b;    /* [in, out] ([in, heads F] for GAT), [in, out] (SAGE only), [out] */
+	float *a_src, *a_dst;      /* GAT: [heads F] each */
 	float *gw, *gw_neigh, *gb; /* their gradients */
-	bw_tensor agg;             /* saved: aggregated input [num_dst, in], or projection [num_src, out] */
+	float *ga_src, *ga_dst;
+	/* set by the model before each forward: GAT's attention dropout (0: none) and its key */
+	float attn_p;
+	uint64_t attn_key;
+	bw_tensor agg;             /* saved: aggregated input [num_dst, in], or projection [num_src, out] (GAT: h) */
 	bw_tensor tmp;             /* scratch of the backward pass */
+	bw_dbuf arg;               /* SAGE max: the winning source per [num_dst, in] element */
+	/* GAT: saved by the forward, scratch of the backward */
+	bw_tensor s_src, s_dst, alpha, alpha_drop, cat, gcat, galpha, gs_src, gs_dst;
+	bw_tensor mean;            /* [heads F, F]: averages the heads (1/heads where f matches) */
+	bw_dbuf attn_mask;         /* [slots, heads] attention dropout mask */
+	bool attn_dropped;         /* the last forward dropped attention out */
 } bw_layer;
 
-/* Parameters a layer of this kind and shape holds. */
+/* Parameters a layer of this shape holds. */
+int64_t bw_layer_shape_params(const bw_layer_shape *s);
+/* Set up l over params/grads (each bw_layer_shape_params long, borrowed device memory). */
+void bw_layer_bind_shape(bw_layer *l, const bw_layer_shape *s, float *params, float *grads);
+/* The same for a Linear, mean-SAGE or GCN layer. */
 int64_t bw_layer_num_params(bw_layer_kind kind, int64_t in, int64_t out);
-/* Set up l over params/grads (each bw_layer_num_params long, borrowed device memory). */
 void bw_layer_bind(bw_layer *l, bw_layer_kind kind, int64_t in, int64_t out, float *params, float *grads);
 /* Glorot-uniform weights drawn from the stream `key`, zero bias, uploaded to dev. */
 int bw_layer_init(bw_layer *l, const bw_device *dev, uint64_t key);
@@ -355,7 +502,15 @@ typedef struct bw_model_cfg {
 	int layers;        /* 1 .. BW_MAX_LAYERS */
 	int64_t in_dim, hidden, classes;
 	float dropout;     /* applied after each hidden layer's ReLU, in training */
+	int aggr;          /* sage: enum burrow_aggr */
+	int heads;         /* gat: heads (>= 1, dividing hidden), concatenated in hidden layers, averaged in the last */
+	float attn_dropout;/* gat: on the attention coefficients, in training */
+	int norm;          /* enum burrow_norm after each hidden layer, before its ReLU */
+	bool residual;     /* add a hidden layer's input to its output where the widths match */
 } bw_model_cfg;
+
+#define BW_NORM_EPS 1e-5f
+#define BW_NORM_MOMENTUM 0.1
 
 /* What one forward/backward step consumes: one block per layer (blocks[0] is the input
  * layer, blocks[l]->num_dst == blocks[l+1]->num_src) and the input feature rows of
@@ -382,10 +537,26 @@ typedef struct bw_model {
 	bw_dbuf mask[BW_MAX_LAYERS]; /* dropout masks, one byte per element */
 	bw_tensor g[2];              /* gradient ping-pong */
 	bool dropout_on;             /* the last forward pass used dropout */
+	/* normalization of hidden layer l (cfg.norm): gamma, beta in params (their gradients in
+	 * grads), the normalized output and its statistics saved for the backward */
+	float *ngamma[BW_MAX_LAYERS], *nbeta[BW_MAX_LAYERS], *gngamma[BW_MAX_LAYERS], *gnbeta[BW_MAX_LAYERS];
+	bw_tensor nx[BW_MAX_LAYERS];
+	bw_dbuf nstat[BW_MAX_LAYERS];    /* rstd (layer: [rows]; batch: mean, var, rstd [cols] each) */
+	/* batch norm's running mean and variance, not trained: one flat buffer (checkpoints) */
+	int64_t num_state;
+	float *state;                    /* [num_state] owned device memory, NULL when none */
+	float *rmean[BW_MAX_LAYERS], *rvar[BW_MAX_LAYERS];
+	bw_tensor res[BW_MAX_LAYERS];    /* residual: layer l's output plus its input */
+	bw_tensor gres;                  /* the output gradient kept for the residual's path */
 } bw_model;
+
+/* What layer l handed to the next: its activation, plus its input with cfg.residual. */
+const bw_tensor *bw_model_output(const bw_model *m, int l);
 
 /* Layer l's shape under cfg. */
 void bw_model_layer_dims(const bw_model_cfg *cfg, int l, int64_t *in, int64_t *out);
+/* Layer l's whole shape (kind, aggregator, heads) under cfg. */
+bw_layer_shape bw_model_layer_shape(const bw_model_cfg *cfg, int l);
 int bw_model_check_cfg(const bw_model_cfg *cfg);
 /* A model on dev (NULL: the CPU) with Glorot weights drawn from seed. */
 int bw_model_open(bw_model **out, const bw_device *dev, const bw_model_cfg *cfg, uint64_t seed);

@@ -1,24 +1,51 @@
-/* layers.c: Linear, SAGEConv (mean) and GCNConv with hand-written backward passes. */
+/* layers.c: Linear, SAGEConv (mean, sum, max), GCNConv and GATConv with hand-written
+ * backward passes, built on the ops (nothing here reads tensor memory on the host). */
 #include "compute.h"
 
 #include <math.h>
 #include <string.h>
 
-int64_t bw_layer_num_params(bw_layer_kind kind, int64_t in, int64_t out)
+int64_t bw_layer_shape_params(const bw_layer_shape *s)
 {
-	return (kind == BW_LAYER_SAGE ? 2 : 1) * in * out + out;
+	if (s->kind == BW_LAYER_GAT) {
+		const int64_t hf = s->concat ? s->out : s->heads * s->out;
+		return s->in * hf + 2 * hf + s->out;
+	}
+	return (s->kind == BW_LAYER_SAGE ? 2 : 1) * s->in * s->out + s->out;
 }
 
-void bw_layer_bind(bw_layer *l, bw_layer_kind kind, int64_t in, int64_t out, float *params, float *grads)
+int64_t bw_layer_num_params(bw_layer_kind kind, int64_t in, int64_t out)
 {
+	const bw_layer_shape s = {.kind = kind, .in = in, .out = out, .heads = 1, .concat = true};
+	return bw_layer_shape_params(&s);
+}
+
+void bw_layer_bind_shape(bw_layer *l, const bw_layer_shape *s, float *params, float *grads)
+{
+	const int64_t in = s->in, out = s->out;
 	memset(l, 0, sizeof *l);
-	l->kind = kind;
+	l->kind = s->kind;
 	l->in = in;
 	l->out = out;
-	l->project_first = kind != BW_LAYER_LINEAR && in > out;
+	l->aggr = s->kind == BW_LAYER_SAGE ? s->aggr : BURROW_AGGR_MEAN;
+	l->project_first = s->kind != BW_LAYER_LINEAR && s->kind != BW_LAYER_GAT && in > out &&
+			   l->aggr != BURROW_AGGR_MAX;
 	l->w = params;
 	l->gw = grads;
-	if (kind == BW_LAYER_SAGE) {
+	if (s->kind == BW_LAYER_GAT) {
+		l->heads = s->heads;
+		l->concat = s->concat;
+		l->f_dim = s->concat ? out / s->heads : out;
+		const int64_t hf = l->heads * l->f_dim;
+		l->a_src = params + in * hf;
+		l->a_dst = l->a_src + hf;
+		l->b = l->a_dst + hf;
+		l->ga_src = grads + in * hf;
+		l->ga_dst = l->ga_src + hf;
+		l->gb = l->ga_dst + hf;
+		return;
+	}
+	if (s->kind == BW_LAYER_SAGE) {
 		l->w_neigh = params + in * out;
 		l->gw_neigh = grads + in * out;
 		params += in * out;
@@ -27,6 +54,15 @@ void bw_layer_bind(bw_layer *l, bw_layer_kind kind, int64_t in, int64_t out, flo
 	l->b = params + in * out;
 	l->gb = grads + in * out;
 }
+
+void bw_layer_bind(bw_layer *l, bw_layer_kind kind, int64_t in, int64_t out, float *params, float *grads)
+{
+	const bw_layer_shape s = {.kind = kind, .in = in, .out = out, .heads = 1, .concat = true};
+	bw_layer_bind_shape(l, &s, params, grads);
+}
+
+/* The projection's width: out, or heads F for GAT. */
+static int64_t proj_cols(const bw_layer *l) { return l->kind == BW_LAYER_GAT ? l->heads * l->f_dim : l->out; }
 
 static void glorot(float *w, int64_t in, int64_t out, uint64_t key)
 {
@@ -37,18 +73,24 @@ static void glorot(float *w, int64_t in, int64_t out, uint64_t key)
 		w[i] = (float)((2.0 * bw_rng_uniform(&r) - 1.0) * a);
 }
 
+/* Glorot-uniform weights (W, W_neigh, and GAT's attention vectors as [heads, F] matrices,
+ * as PyG initializes them), zero bias. */
 int bw_layer_init(bw_layer *l, const bw_device *dev, uint64_t key)
 {
 	dev = bw_device_or_cpu(dev);
-	const int64_t n = l->in * l->out;
-	float *w = bw_malloc((size_t)(n ? n : 1) * sizeof *w);
+	const int64_t pc = proj_cols(l), n = l->in * pc;
+	float *w = bw_malloc((size_t)(n > pc ? n : pc) * sizeof *w + 1);
 	if (!w)
 		return BURROW_E_NOMEM;
-	glorot(w, l->in, l->out, bw_key(key, 0));
+	glorot(w, l->in, pc, bw_key(key, 0));
 	int st = bw_device_upload(dev, l->w, w, (size_t)n * sizeof *w);
 	if (!st && l->w_neigh) {
 		glorot(w, l->in, l->out, bw_key(key, 1));
 		st = bw_device_upload(dev, l->w_neigh, w, (size_t)n * sizeof *w);
+	}
+	for (int k = 0; !st && l->kind == BW_LAYER_GAT && k < 2; k++) {
+		glorot(w, l->heads, l->f_dim, bw_key(key, 2 + (uint64_t)k));
+		st = bw_device_upload(dev, k ? l->a_dst : l->a_src, w, (size_t)pc * sizeof *w);
 	}
 	bw_free(w);
 	return st ? st : bw_device_memset(dev, l->b, 0, (size_t)l->out * sizeof *l->b);
@@ -71,6 +113,137 @@ static int check_shapes(const bw_layer *l, const bw_block *b, const bw_tensor *x
 	return 0;
 }
 
+/* SAGE's aggregation mode for the commuting aggregators (mean, sum). */
+static bw_agg sage_mode(const bw_layer *l) { return l->aggr == BURROW_AGGR_SUM ? BW_AGG_SUM : BW_AGG_MEAN; }
+
+/* The [heads F, F] matrix that averages the heads, built once on the host and uploaded. */
+static int head_mean_matrix(bw_layer *l, const bw_device *dev)
+{
+	const int64_t f = l->f_dim, hf = l->heads * f;
+	if (l->mean.rows == hf && l->mean.cols == f)
+		return 0;
+	float *m = bw_calloc((size_t)(hf * f) + 1, sizeof *m);
+	if (!m)
+		return BURROW_E_NOMEM;
+	for (int64_t k = 0; k < l->heads; k++)
+		for (int64_t c = 0; c < f; c++)
+			m[(k * f + c) * f + c] = 1.0f / (float)l->heads;
+	int st = bw_tensor_reshape(&l->mean, dev, hf, f);
+	if (!st)
+		st = bw_device_upload(dev, l->mean.data, m, (size_t)(hf * f) * sizeof *m);
+	bw_free(m);
+	if (st)
+		l->mean.rows = 0; /* rebuilt next time */
+	return st;
+}
+
+/* GAT forward: h = x W, the heads' scores, the edge softmax (dropped out in training),
+ * the attention-weighted aggregation, heads concatenated or averaged, + b. */
+static int gat_forward(const bw_backend *be, bw_layer *l, const bw_block *b, const bw_tensor *x, bw_tensor *z)
+{
+	int st;
+	const int64_t nd = b->num_dst, ns = b->num_src, hf = l->heads * l->f_dim, slots = bw_block_slots(b);
+	const bw_tensor w = bw_tensor_view(be->dev, l->w, l->in, hf);
+	TRY(bw_tensor_reshape(&l->agg, be->dev, ns, hf));
+	TRY(bw_matmul(be, x, false, &w, false, 1.0f, 0.0f, &l->agg));
+	const bw_tensor hd = bw_tensor_rows(&l->agg, 0, nd);
+	TRY(bw_tensor_reshape(&l->s_src, be->dev, ns, l->heads));
+	TRY(bw_tensor_reshape(&l->s_dst, be->dev, nd, l->heads));
+	TRY(bw_head_dot(be, &l->agg, l->heads, l->a_src, &l->s_src));
+	TRY(bw_head_dot(be, &hd, l->heads, l->a_dst, &l->s_dst));
+	TRY(bw_tensor_reshape(&l->alpha, be->dev, slots, l->heads));
+	TRY(bw_edge_softmax(be, b, &l->s_src, &l->s_dst, BW_GAT_SLOPE, &l->alpha));
+	const bw_tensor *a = &l->alpha;
+	l->attn_dropped = l->attn_p > 0.0f;
+	if (l->attn_dropped) {
+		const size_t n = (size_t)(slots * l->heads);
+		TRY(bw_tensor_reshape(&l->alpha_drop, be->dev, slots, l->heads));
+		TRY(bw_device_copy(be->dev, l->alpha_drop.data, l->alpha.data, n * sizeof(float)));
+		TRY(bw_dbuf_reserve(&l->attn_mask, be->dev, n));
+		TRY(bw_dropout(be, &l->alpha_drop, l->attn_mask.ptr, l->attn_p, l->attn_key));
+		a = &l->alpha_drop;
+	}
+	if (l->concat) {
+		TRY(bw_att_aggregate(be, b, a, &l->agg, z));
+	} else {
+		TRY(head_mean_matrix(l, be->dev));
+		TRY(bw_tensor_reshape(&l->cat, be->dev, nd, hf));
+		TRY(bw_att_aggregate(be, b, a, &l->agg, &l->cat));
+		TRY(bw_matmul(be, &l->cat, false, &l->mean, false, 1.0f, 0.0f, z));
+	}
+	return bw_bias_add(be, z, l->b, l->out);
+}
+
+/* GAT backward, the forward's steps in reverse; tmp holds dL/dh. */
+static int gat_backward(const bw_backend *be, bw_layer *l, const bw_block *b, const bw_tensor *x, const bw_tensor *gz,
+			bw_tensor *gx)
+{
+	int st;
+	const int64_t nd = b->num_dst, ns = b->num_src, hf = l->heads * l->f_dim;
+	const bw_tensor *gcat = gz;
+	if (!l->concat) {
+		TRY(bw_tensor_reshape(&l->gcat, be->dev, nd, hf));
+		TRY(bw_matmul(be, gz, false, &l->mean, true, 1.0f, 0.0f, &l->gcat));
+		gcat = &l->gcat;
+	}
+	const bw_tensor *a = l->attn_dropped ? &l->alpha_drop : &l->alpha;
+	TRY(bw_tensor_reshape(&l->galpha, be->dev, l->alpha.rows, l->heads));
+	TRY(bw_tensor_reshape(&l->tmp, be->dev, ns, hf));
+	TRY(bw_att_aggregate_backward(be, b, a, &l->agg, gcat, &l->galpha, &l->tmp));
+	if (l->attn_dropped)
+		TRY(bw_dropout_backward(be, &l->galpha, l->attn_mask.ptr, l->attn_p));
+	TRY(bw_tensor_reshape(&l->gs_src, be->dev, ns, l->heads));
+	TRY(bw_tensor_reshape(&l->gs_dst, be->dev, nd, l->heads));
+	TRY(bw_edge_softmax_backward(be, b, &l->s_src, &l->s_dst, &l->alpha, &l->galpha, BW_GAT_SLOPE, &l->gs_src,
+				     &l->gs_dst));
+	const bw_tensor hd = bw_tensor_rows(&l->agg, 0, nd);
+	bw_tensor ghd = bw_tensor_rows(&l->tmp, 0, nd);
+	TRY(bw_head_dot_backward(be, &l->agg, l->heads, l->a_src, &l->gs_src, &l->tmp, l->ga_src));
+	TRY(bw_head_dot_backward(be, &hd, l->heads, l->a_dst, &l->gs_dst, &ghd, l->ga_dst));
+	const bw_tensor w = bw_tensor_view(be->dev, l->w, l->in, hf);
+	bw_tensor gw = bw_tensor_view(be->dev, l->gw, l->in, hf);
+	TRY(bw_matmul(be, x, true, &l->tmp, false, 1.0f, 0.0f, &gw));
+	if (gx)
+		TRY(bw_matmul(be, &l->tmp, false, &w, true, 1.0f, 0.0f, gx));
+	return 0;
+}
+
+/* SAGE max forward: z = x_dst W_self + max_{N(i)}(x) W_neigh (+ b by the caller). */
+static int sage_max_forward(const bw_backend *be, bw_layer *l, const bw_block *b, const bw_tensor *x, bw_tensor *z)
+{
+	int st;
+	const int64_t nd = b->num_dst;
+	const bw_tensor xd = bw_tensor_rows(x, 0, nd);
+	const bw_tensor w = bw_tensor_view(be->dev, l->w, l->in, l->out);
+	const bw_tensor wn = bw_tensor_view(be->dev, l->w_neigh, l->in, l->out);
+	TRY(bw_tensor_reshape(&l->agg, be->dev, nd, l->in));
+	TRY(bw_dbuf_reserve(&l->arg, be->dev, (size_t)(nd * l->in) * sizeof(int32_t)));
+	TRY(bw_seg_max(be, b, x, &l->agg, l->arg.ptr));
+	TRY(bw_matmul(be, &l->agg, false, &wn, false, 1.0f, 0.0f, z));
+	return bw_matmul(be, &xd, false, &w, false, 1.0f, 1.0f, z);
+}
+
+static int sage_max_backward(const bw_backend *be, bw_layer *l, const bw_block *b, const bw_tensor *x,
+			     const bw_tensor *gz, bw_tensor *gx)
+{
+	int st;
+	const int64_t nd = b->num_dst;
+	const bw_tensor xd = bw_tensor_rows(x, 0, nd);
+	const bw_tensor w = bw_tensor_view(be->dev, l->w, l->in, l->out);
+	const bw_tensor wn = bw_tensor_view(be->dev, l->w_neigh, l->in, l->out);
+	bw_tensor gw = bw_tensor_view(be->dev, l->gw, l->in, l->out);
+	bw_tensor gwn = bw_tensor_view(be->dev, l->gw_neigh, l->in, l->out);
+	TRY(bw_matmul(be, &xd, true, gz, false, 1.0f, 0.0f, &gw));
+	TRY(bw_matmul(be, &l->agg, true, gz, false, 1.0f, 0.0f, &gwn));
+	if (!gx)
+		return 0;
+	TRY(bw_tensor_reshape(&l->tmp, be->dev, nd, l->in));
+	TRY(bw_matmul(be, gz, false, &wn, true, 1.0f, 0.0f, &l->tmp));
+	TRY(bw_seg_max_backward(be, b, &l->tmp, l->arg.ptr, gx));
+	bw_tensor gxd = bw_tensor_rows(gx, 0, nd);
+	return bw_matmul(be, gz, false, &w, true, 1.0f, 1.0f, &gxd);
+}
+
 int bw_layer_forward(const bw_backend *be, bw_layer *l, const bw_block *b, const bw_tensor *x, bw_tensor *z)
 {
 	int st;
@@ -83,18 +256,23 @@ int bw_layer_forward(const bw_backend *be, bw_layer *l, const bw_block *b, const
 	case BW_LAYER_LINEAR:
 		TRY(bw_matmul(be, &xd, false, &w, false, 1.0f, 0.0f, z));
 		break;
+	case BW_LAYER_GAT:
+		return gat_forward(be, l, b, x, z);
 	case BW_LAYER_SAGE: {
 		const bw_tensor wn = bw_tensor_view(be->dev, l->w_neigh, l->in, l->out);
-		if (l->project_first) {
+		if (l->aggr == BURROW_AGGR_MAX) {
+			TRY(sage_max_forward(be, l, b, x, z));
+		} else if (l->project_first) {
 			TRY(bw_tensor_reshape(&l->agg, be->dev, ns, l->out));
 			TRY(bw_matmul(be, x, false, &wn, false, 1.0f, 0.0f, &l->agg));
-			TRY(bw_aggregate(be, b, BW_AGG_MEAN, &l->agg, 0, -1, z));
+			TRY(bw_aggregate(be, b, sage_mode(l), &l->agg, 0, -1, z));
 		} else {
 			TRY(bw_tensor_reshape(&l->agg, be->dev, nd, l->in));
-			TRY(bw_aggregate(be, b, BW_AGG_MEAN, x, 0, -1, &l->agg));
+			TRY(bw_aggregate(be, b, sage_mode(l), x, 0, -1, &l->agg));
 			TRY(bw_matmul(be, &l->agg, false, &wn, false, 1.0f, 0.0f, z));
 		}
-		TRY(bw_matmul(be, &xd, false, &w, false, 1.0f, 1.0f, z));
+		if (l->aggr != BURROW_AGGR_MAX)
+			TRY(bw_matmul(be, &xd, false, &w, false, 1.0f, 1.0f, z));
 		break;
 	}
 	case BW_LAYER_GCN:
@@ -172,6 +350,9 @@ static int check_overlap(const bw_layer *l, const bw_block *b)
 {
 	if (l->kind == BW_LAYER_LINEAR || !b->part_indptr[0])
 		return bw_err(BURROW_E_INVAL, "layer: overlap needs a graph layer over a split block (bw_block_split)");
+	if (l->kind == BW_LAYER_GAT || l->aggr == BURROW_AGGR_MAX)
+		return bw_err(BURROW_E_UNSUPPORTED, "layer: %s does not split into early and late parts of a row "
+						    "(the halo exchange's overlap)", l->kind == BW_LAYER_GAT ? "gat" : "the max aggregator");
 	return 0;
 }
 
@@ -187,7 +368,7 @@ int bw_layer_forward_overlap(const bw_backend *be, bw_layer *l, const bw_block *
 	const bw_tensor w = bw_tensor_view(be->dev, l->w, l->in, l->out);
 	const bool sage = l->kind == BW_LAYER_SAGE;
 	const bw_tensor wa = bw_tensor_view(be->dev, sage ? l->w_neigh : l->w, l->in, l->out);
-	const bw_agg mode = sage ? BW_AGG_MEAN : BW_AGG_GCN;
+	const bw_agg mode = sage ? sage_mode(l) : BW_AGG_GCN;
 	if (l->project_first) {
 		/* project the rows already here, aggregate them into every row, then the late ones */
 		TRY(bw_tensor_reshape(&l->agg, be->dev, ns, l->out));
@@ -228,7 +409,7 @@ int bw_layer_backward_overlap(const bw_backend *be, bw_layer *l, const bw_block 
 	if (!b->t_indptr)
 		return bw_err(BURROW_E_INVAL, "layer backward: the block has no transpose (bw_block_prepare)");
 	const bool sage = l->kind == BW_LAYER_SAGE;
-	const bw_agg mode = sage ? BW_AGG_MEAN : BW_AGG_GCN;
+	const bw_agg mode = sage ? sage_mode(l) : BW_AGG_GCN;
 	const bw_tensor xd = bw_tensor_rows(x, 0, nd);
 	const bw_tensor w = bw_tensor_view(be->dev, l->w, l->in, l->out);
 	const bw_tensor wn = bw_tensor_view(be->dev, l->w_neigh, l->in, l->out);
@@ -289,8 +470,10 @@ int bw_layer_backward(const bw_backend *be, bw_layer *l, const bw_block *b, cons
 	TRY(bw_col_sum(be, gz, l->gb, l->out));
 	if (gx)
 		TRY(bw_tensor_reshape(gx, be->dev, x->rows, l->in));
-	bw_agg mode = l->kind == BW_LAYER_SAGE ? BW_AGG_MEAN : BW_AGG_GCN;
+	bw_agg mode = l->kind == BW_LAYER_SAGE ? sage_mode(l) : BW_AGG_GCN;
 	switch (l->kind) {
+	case BW_LAYER_GAT:
+		return gat_backward(be, l, b, x, gz, gx);
 	case BW_LAYER_LINEAR:
 		TRY(bw_matmul(be, &xd, true, gz, false, 1.0f, 0.0f, &gw));
 		if (gx) {
@@ -307,6 +490,8 @@ int bw_layer_backward(const bw_backend *be, bw_layer *l, const bw_block *b, cons
 		/* the aggregated path's weight and gradient: W_neigh for SAGE, W for GCN */
 		bw_tensor *gwa = sage ? &gwn : &gw;
 		const bw_tensor *wa = sage ? &wn : &w;
+		if (sage && l->aggr == BURROW_AGGR_MAX)
+			return sage_max_backward(be, l, b, x, gz, gx);
 		if (sage)
 			TRY(bw_matmul(be, &xd, true, gz, false, 1.0f, 0.0f, &gw));
 		if (l->project_first) {
@@ -336,6 +521,10 @@ int bw_layer_backward(const bw_backend *be, bw_layer *l, const bw_block *b, cons
 
 void bw_layer_release(bw_layer *l)
 {
-	bw_tensor_free(&l->agg);
-	bw_tensor_free(&l->tmp);
+	bw_tensor *t[] = {&l->agg, &l->tmp, &l->s_src, &l->s_dst, &l->alpha, &l->alpha_drop, &l->cat,
+			  &l->gcat, &l->galpha, &l->gs_src, &l->gs_dst, &l->mean};
+	for (size_t i = 0; i < sizeof t / sizeof *t; i++)
+		bw_tensor_free(t[i]);
+	bw_dbuf_free(&l->arg);
+	bw_dbuf_free(&l->attn_mask);
 }

@@ -1,10 +1,10 @@
-/* model.c: sage, gcn and mlp models: a stack of layers with ReLU and dropout between them,
+/* model.c: sage, gcn, gat and mlp models: a stack of layers with ReLU and dropout between them,
  * one flat parameter buffer, forward and backward over a batch of blocks. */
 #include "compute.h"
 
 #include <string.h>
 
-enum { TAG_INIT = 0x494e4954, TAG_DROPOUT = 0x44524f50 };
+enum { TAG_INIT = 0x494e4954, TAG_DROPOUT = 0x44524f50, TAG_ATTN = 0x4154544e };
 
 void bw_model_layer_dims(const bw_model_cfg *cfg, int l, int64_t *in, int64_t *out)
 {
@@ -14,13 +14,58 @@ void bw_model_layer_dims(const bw_model_cfg *cfg, int l, int64_t *in, int64_t *o
 
 static bw_layer_kind layer_kind(int model)
 {
-	return model == BURROW_MODEL_SAGE ? BW_LAYER_SAGE : model == BURROW_MODEL_GCN ? BW_LAYER_GCN : BW_LAYER_LINEAR;
+	return model == BURROW_MODEL_SAGE  ? BW_LAYER_SAGE
+	       : model == BURROW_MODEL_GCN ? BW_LAYER_GCN
+	       : model == BURROW_MODEL_GAT ? BW_LAYER_GAT
+					   : BW_LAYER_LINEAR;
 }
+
+bw_layer_shape bw_model_layer_shape(const bw_model_cfg *cfg, int l)
+{
+	bw_layer_shape s = {.kind = layer_kind(cfg->kind), .aggr = cfg->aggr, .heads = cfg->heads > 0 ? cfg->heads : 1};
+	bw_model_layer_dims(cfg, l, &s.in, &s.out);
+	s.concat = l + 1 < cfg->layers; /* hidden layers concatenate their heads, the output averages them */
+	return s;
+}
+
+/* Hidden layers are normalized when cfg->norm asks. */
+static bool has_norm(const bw_model_cfg *cfg, int l) { return cfg->norm != BURROW_NORM_NONE && l + 1 < cfg->layers; }
+
+/* A hidden layer whose input is as wide as its output adds it (cfg->residual). */
+static bool has_res(const bw_model *m, int l)
+{
+	return m->cfg.residual && l + 1 < m->cfg.layers && m->layer[l].in == m->layer[l].out;
+}
+
+/* n floats of value v into device memory, through the device layer. */
+static int fill(const bw_device *dev, float *p, int64_t n, float v)
+{
+	float *h = bw_malloc((size_t)n * sizeof *h + 1);
+	if (!h)
+		return BURROW_E_NOMEM;
+	for (int64_t i = 0; i < n; i++)
+		h[i] = v;
+	int st = bw_device_upload(dev, p, h, (size_t)n * sizeof *h);
+	bw_free(h);
+	return st;
+}
+
+const bw_tensor *bw_model_output(const bw_model *m, int l) { return has_res(m, l) ? &m->res[l] : &m->h[l]; }
 
 int bw_model_check_cfg(const bw_model_cfg *c)
 {
-	if (c->kind != BURROW_MODEL_SAGE && c->kind != BURROW_MODEL_GCN && c->kind != BURROW_MODEL_MLP)
+	if (c->kind != BURROW_MODEL_SAGE && c->kind != BURROW_MODEL_GCN && c->kind != BURROW_MODEL_MLP &&
+	    c->kind != BURROW_MODEL_GAT)
 		return bw_err(BURROW_E_INVAL, "model: unknown kind %d", c->kind);
+	if (c->aggr != BURROW_AGGR_MEAN && c->aggr != BURROW_AGGR_MAX && c->aggr != BURROW_AGGR_SUM)
+		return bw_err(BURROW_E_INVAL, "model: unknown aggregator %d", c->aggr);
+	if (c->kind == BURROW_MODEL_GAT && (c->heads < 1 || (c->layers > 1 && c->hidden % c->heads)))
+		return bw_err(BURROW_E_INVAL, "model: gat with %d heads and hidden %lld: the heads must divide the hidden "
+					      "width (they are concatenated)", c->heads, (long long)c->hidden);
+	if (c->norm != BURROW_NORM_NONE && c->norm != BURROW_NORM_BATCH && c->norm != BURROW_NORM_LAYER)
+		return bw_err(BURROW_E_INVAL, "model: unknown normalization %d", c->norm);
+	if (!(c->attn_dropout >= 0.0f && c->attn_dropout < 1.0f))
+		return bw_err(BURROW_E_INVAL, "model: attention dropout %g outside [0, 1)", (double)c->attn_dropout);
 	if (c->layers < 1 || c->layers > BW_MAX_LAYERS)
 		return bw_err(BURROW_E_INVAL, "model: %d layers outside [1, %d]", c->layers, BW_MAX_LAYERS);
 	if (c->in_dim < 1 || c->classes < 1 || (c->layers > 1 && c->hidden < 1))
@@ -49,24 +94,50 @@ int bw_model_open(bw_model **out, const bw_device *dev, const bw_model_cfg *cfg,
 		m->mask[l].dev = dev;
 	}
 	m->g[0] = m->g[1] = bw_tensor_empty(dev);
-	const bw_layer_kind kind = layer_kind(cfg->kind);
 	for (int l = 0; l < cfg->layers; l++) {
-		int64_t in, o;
-		bw_model_layer_dims(cfg, l, &in, &o);
-		m->num_params += bw_layer_num_params(kind, in, o);
+		const bw_layer_shape ls = bw_model_layer_shape(cfg, l);
+		m->num_params += bw_layer_shape_params(&ls) + (has_norm(cfg, l) ? 2 * ls.out : 0);
+		m->num_state += cfg->norm == BURROW_NORM_BATCH && has_norm(cfg, l) ? 2 * ls.out : 0;
+		m->nx[l] = m->res[l] = bw_tensor_empty(dev);
+		m->nstat[l].dev = dev;
 	}
+	m->gres = bw_tensor_empty(dev);
 	const size_t bytes = (size_t)m->num_params * sizeof(float);
 	if ((st = bw_device_alloc(dev, bytes, (void **)&m->params)) ||
 	    (st = bw_device_alloc(dev, bytes, (void **)&m->grads)) || (st = bw_device_memset(dev, m->grads, 0, bytes)))
 		goto fail;
 	int64_t off = 0;
 	for (int l = 0; l < cfg->layers; l++) {
-		int64_t in, o;
-		bw_model_layer_dims(cfg, l, &in, &o);
-		bw_layer_bind(&m->layer[l], kind, in, o, m->params + off, m->grads + off);
+		const bw_layer_shape ls = bw_model_layer_shape(cfg, l);
+		bw_layer_bind_shape(&m->layer[l], &ls, m->params + off, m->grads + off);
 		if ((st = bw_layer_init(&m->layer[l], dev, bw_key(bw_key(seed, TAG_INIT), (uint64_t)l))))
 			goto fail;
-		off += bw_layer_num_params(kind, in, o);
+		off += bw_layer_shape_params(&ls);
+		if (has_norm(cfg, l)) {
+			m->ngamma[l] = m->params + off;
+			m->nbeta[l] = m->ngamma[l] + ls.out;
+			m->gngamma[l] = m->grads + off;
+			m->gnbeta[l] = m->gngamma[l] + ls.out;
+			off += 2 * ls.out;
+			if ((st = fill(dev, m->ngamma[l], ls.out, 1.0f)) || (st = fill(dev, m->nbeta[l], ls.out, 0.0f)))
+				goto fail;
+		}
+	}
+	if (m->num_state) {
+		/* running mean 0, variance 1 per normalized layer */
+		if ((st = bw_device_alloc(dev, (size_t)m->num_state * sizeof(float), (void **)&m->state)))
+			goto fail;
+		int64_t so = 0;
+		for (int l = 0; l < cfg->layers; l++) {
+			if (!has_norm(cfg, l))
+				continue;
+			const int64_t w = m->layer[l].out;
+			m->rmean[l] = m->state + so;
+			m->rvar[l] = m->state + so + w;
+			so += 2 * w;
+			if ((st = fill(dev, m->rmean[l], w, 0.0f)) || (st = fill(dev, m->rvar[l], w, 1.0f)))
+				goto fail;
+		}
 	}
 	*out = m;
 	return 0;
@@ -84,6 +155,13 @@ void bw_model_close(bw_model *m)
 		bw_tensor_free(&m->h[l]);
 		bw_dbuf_free(&m->mask[l]);
 	}
+	for (int l = 0; l < BW_MAX_LAYERS; l++) {
+		bw_tensor_free(&m->nx[l]);
+		bw_tensor_free(&m->res[l]);
+		bw_dbuf_free(&m->nstat[l]);
+	}
+	bw_tensor_free(&m->gres);
+	bw_device_free(m->dev, m->state);
 	bw_tensor_free(&m->g[0]);
 	bw_tensor_free(&m->g[1]);
 	bw_device_free(m->dev, m->params);
@@ -127,6 +205,69 @@ static int activate(const bw_backend *be, bw_model *m, int l, bw_tensor *z, bool
 	return bw_dropout(be, z, m->mask[l].ptr, m->cfg.dropout, key);
 }
 
+/* Normalize hidden layer l's output z in place, then scale and shift it. Layer norm and
+ * batch norm in training keep the normalized rows and their statistics for the backward;
+ * batch norm in training also moves its running averages, in inference it uses them. */
+static int normalize(const bw_backend *be, bw_model *m, int l, bw_tensor *z, bool training)
+{
+	int st;
+	const int64_t rows = z->rows, cols = z->cols;
+	const bool batch = m->cfg.norm == BURROW_NORM_BATCH;
+	if (batch && !training) {
+		if ((st = bw_col_norm_apply(be, z, m->rmean[l], m->rvar[l], BW_NORM_EPS, z)))
+			return st;
+	} else {
+		const size_t nstat = (size_t)(batch ? 3 * cols : rows) * sizeof(float);
+		if ((st = bw_tensor_reshape(&m->nx[l], m->dev, rows, cols)) || (st = bw_dbuf_reserve(&m->nstat[l], m->dev, nstat)))
+			return st;
+		float *stat = m->nstat[l].ptr;
+		if (batch) {
+			if ((st = bw_col_norm(be, z, BW_NORM_EPS, &m->nx[l], stat, stat + cols, stat + 2 * cols)))
+				return st;
+			/* running = (1 - momentum) running + momentum batch (the variance unbiased, as PyTorch) */
+			const double mo = BW_NORM_MOMENTUM, unb = rows > 1 ? (double)rows / (double)(rows - 1) : 1.0;
+			bw_tensor rm = bw_tensor_view(m->dev, m->rmean[l], 1, cols), rv = bw_tensor_view(m->dev, m->rvar[l], 1, cols);
+			const bw_tensor bm = bw_tensor_view(m->dev, stat, 1, cols), bv = bw_tensor_view(m->dev, stat + cols, 1, cols);
+			if ((st = bw_scale(be, (float)(1 - mo), &rm)) || (st = bw_axpy(be, (float)mo, &bm, &rm)) ||
+			    (st = bw_scale(be, (float)(1 - mo), &rv)) || (st = bw_axpy(be, (float)(mo * unb), &bv, &rv)))
+				return st;
+		} else if ((st = bw_row_norm(be, z, BW_NORM_EPS, &m->nx[l], stat))) {
+			return st;
+		}
+		if ((st = bw_device_copy(m->dev, z->data, m->nx[l].data, (size_t)(rows * cols) * sizeof(float))))
+			return st;
+	}
+	if ((st = bw_col_scale(be, z, m->ngamma[l], cols)))
+		return st;
+	return bw_bias_add(be, z, m->nbeta[l], cols);
+}
+
+/* Its backward in place on g: the scale's and shift's gradients, then the normalization's. */
+static int normalize_backward(const bw_backend *be, bw_model *m, int l, bw_tensor *g)
+{
+	int st;
+	const int64_t cols = g->cols;
+	const float *stat = m->nstat[l].ptr;
+	if ((st = bw_col_dot(be, g, &m->nx[l], m->gngamma[l])) || (st = bw_col_sum(be, g, m->gnbeta[l], cols)) ||
+	    (st = bw_col_scale(be, g, m->ngamma[l], cols)))
+		return st;
+	if (m->cfg.norm == BURROW_NORM_BATCH)
+		return bw_col_norm_backward(be, &m->nx[l], stat + 2 * cols, g, g);
+	return bw_row_norm_backward(be, &m->nx[l], stat, g, g);
+}
+
+/* out = z plus the layer's input rows of its destinations (the first rows of x). */
+static int add_residual(const bw_backend *be, const bw_tensor *z, const bw_tensor *x, bw_tensor *out)
+{
+	int st;
+	const bw_tensor xd = bw_tensor_rows(x, 0, z->rows);
+	if (out != z && ((st = bw_tensor_reshape(out, z->dev, z->rows, z->cols)) ||
+			 (st = bw_device_copy(bw_device_or_cpu(z->dev), out->data, z->data,
+					      (size_t)(z->rows * z->cols) * sizeof(float)))))
+		return st;
+	return bw_axpy(be, 1.0f, &xd, out);
+}
+
 int bw_model_layer_forward(const bw_backend *be, bw_model *m, int l, bw_block *blk, const bw_tensor *x, bool training,
 			   uint64_t key, const bw_tensor **h)
 {
@@ -143,13 +284,19 @@ int bw_model_layer_forward_overlap(const bw_backend *be, bw_model *m, int l, bw_
 	    ((st = bw_block_prepare(blk, training, m->cfg.kind == BURROW_MODEL_GCN)) ||
 	     (st = bw_block_upload(blk, be->dev))))
 		return st;
+	m->layer[l].attn_p = training ? m->cfg.attn_dropout : 0.0f;
+	m->layer[l].attn_key = bw_key(key, TAG_ATTN);
 	if ((st = ov ? bw_layer_forward_overlap(be, &m->layer[l], blk, x, &m->h[l], ov)
 		     : bw_layer_forward(be, &m->layer[l], blk, x, &m->h[l])))
 		return st;
 	m->dropout_on = training && m->cfg.dropout > 0.0f;
+	if (has_norm(&m->cfg, l) && (st = normalize(be, m, l, &m->h[l], training)))
+		return st;
 	if (l + 1 < m->cfg.layers && (st = activate(be, m, l, &m->h[l], m->dropout_on, key)))
 		return st;
-	*h = &m->h[l];
+	if (has_res(m, l) && (st = add_residual(be, &m->h[l], x, &m->res[l])))
+		return st;
+	*h = bw_model_output(m, l);
 	return 0;
 }
 
@@ -165,14 +312,26 @@ int bw_model_layer_backward_overlap(const bw_backend *be, bw_model *m, int l, co
 	if (l < 0 || l >= m->cfg.layers)
 		return bw_err(BURROW_E_INVAL, "model: no layer %d", l);
 	int st;
+	const bool res = has_res(m, l) && gx;
+	if (res && ((st = bw_tensor_reshape(&m->gres, m->dev, gh->rows, gh->cols)) ||
+		    (st = bw_device_copy(m->dev, m->gres.data, gh->data, (size_t)(gh->rows * gh->cols) * sizeof(float)))))
+		return st;
 	if (l + 1 < m->cfg.layers) {
 		if (m->dropout_on && (st = bw_dropout_backward(be, gh, m->mask[l].ptr, m->cfg.dropout)))
 			return st;
 		if ((st = bw_relu_backward(be, gh, &m->h[l])))
 			return st;
 	}
-	return ov ? bw_layer_backward_overlap(be, &m->layer[l], blk, x, gh, gx, ov)
-		  : bw_layer_backward(be, &m->layer[l], blk, x, gh, gx);
+	if (has_norm(&m->cfg, l) && (st = normalize_backward(be, m, l, gh)))
+		return st;
+	if ((st = ov ? bw_layer_backward_overlap(be, &m->layer[l], blk, x, gh, gx, ov)
+		     : bw_layer_backward(be, &m->layer[l], blk, x, gh, gx)))
+		return st;
+	if (res) { /* the input's own path: its destination rows get the output's gradient */
+		bw_tensor gxd = bw_tensor_rows(gx, 0, m->gres.rows);
+		return bw_axpy(be, 1.0f, &m->gres, &gxd);
+	}
+	return 0;
 }
 
 int bw_model_forward(const bw_backend *be, bw_model *m, const bw_batch *b, bool training, uint64_t seed,
@@ -198,7 +357,7 @@ int bw_model_backward(const bw_backend *be, bw_model *m, const bw_batch *b, cons
 	bw_tensor *gh = (bw_tensor *)glogits; /* read only: the last layer has no activation to undo */
 	for (int l = m->cfg.layers - 1; l >= 0; l--) {
 		bw_tensor *gx = l > 0 ? &m->g[l % 2] : NULL;
-		if ((st = bw_model_layer_backward(be, m, l, b->blocks[l], l == 0 ? &b->x : &m->h[l - 1], gh, gx)))
+		if ((st = bw_model_layer_backward(be, m, l, b->blocks[l], l == 0 ? &b->x : bw_model_output(m, l - 1), gh, gx)))
 			return st;
 		gh = gx;
 	}
@@ -214,10 +373,15 @@ int bw_model_infer_layer(const bw_backend *be, bw_model *m, int l, bw_block *b, 
 		st = bw_block_prepare(b, false, true);
 	if (!st && m->cfg.kind != BURROW_MODEL_MLP)
 		st = bw_block_upload(b, be->dev);
+	m->layer[l].attn_p = 0.0f;
 	if (!st)
 		st = bw_layer_forward(be, &m->layer[l], b, x, z);
+	if (!st && has_norm(&m->cfg, l))
+		st = normalize(be, m, l, z, false);
 	if (!st && l + 1 < m->cfg.layers)
 		st = bw_relu(be, z);
+	if (!st && has_res(m, l))
+		st = add_residual(be, z, x, z);
 	return st;
 }
 

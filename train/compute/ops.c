@@ -204,3 +204,279 @@ int bw_argmax(const bw_backend *be, const bw_tensor *x, int32_t *out)
 	ON(x, "argmax");
 	return be->ops->argmax(be, x->data, x->rows, x->cols, out);
 }
+
+/* ------------------------------------------------------------ the max aggregator and GAT */
+
+/* A slot a backend may leave NULL: BURROW_E_UNSUPPORTED naming the op and the backend. */
+#define SLOT(slot, op)                                                                                    \
+	do {                                                                                              \
+		if (!be->ops->slot)                                                                       \
+			return bw_err(BURROW_E_UNSUPPORTED, "%s: the %s backend has no %s kernel", op,    \
+				      be->ops->name, #slot);                                              \
+	} while (0)
+
+static int block_on(const bw_backend *be, const char *op, const bw_block *b)
+{
+	if (b->d.dev != be->dev)
+		return bw_err(BURROW_E_INVAL, "%s: the block is not on %s (bw_block_upload)", op, be->dev->name);
+	return 0;
+}
+
+#define BLOCK_ON(b, op)                                 \
+	do {                                            \
+		int st_ = block_on(be, op, b);          \
+		if (st_)                                \
+			return st_;                     \
+	} while (0)
+
+int bw_seg_max(const bw_backend *be, const bw_block *b, const bw_tensor *x, bw_tensor *out, int32_t *arg)
+{
+	if (x->rows != b->num_src || out->rows != b->num_dst || out->cols != x->cols || !arg)
+		return bw_err(BURROW_E_INVAL, "max aggregate: block %lld -> %lld, input [%lld, %lld], output [%lld, %lld]%s",
+			      (long long)b->num_src, (long long)b->num_dst, SHAPE(x), SHAPE(out), arg ? "" : ", no argmax");
+	SLOT(seg_max_fwd, "max aggregate");
+	BLOCK_ON(b, "max aggregate");
+	ON(x, "max aggregate");
+	ON(out, "max aggregate");
+	return be->ops->seg_max_fwd(be, b, x->data, x->cols, out->data, arg);
+}
+
+int bw_seg_max_backward(const bw_backend *be, const bw_block *b, const bw_tensor *gout, const int32_t *arg,
+			bw_tensor *gx)
+{
+	if (gout->rows != b->num_dst || gx->rows != b->num_src || gx->cols != gout->cols || !arg)
+		return bw_err(BURROW_E_INVAL,
+			      "max aggregate backward: block %lld -> %lld, gradient [%lld, %lld], input gradient [%lld, %lld]",
+			      (long long)b->num_src, (long long)b->num_dst, SHAPE(gout), SHAPE(gx));
+	SLOT(seg_max_bwd, "max aggregate backward");
+	ON(gout, "max aggregate backward");
+	ON(gx, "max aggregate backward");
+	return be->ops->seg_max_bwd(be, b->num_dst, b->num_src, gout->data, arg, gout->cols, gx->data);
+}
+
+static int check_heads(const char *op, const bw_tensor *x, int64_t heads)
+{
+	if (heads < 1 || x->cols % heads)
+		return bw_err(BURROW_E_INVAL, "%s: %lld columns do not split into %lld heads", op, (long long)x->cols,
+			      (long long)heads);
+	return 0;
+}
+
+int bw_head_dot(const bw_backend *be, const bw_tensor *x, int64_t heads, const float *a, bw_tensor *out)
+{
+	int st;
+	if ((st = check_heads("head dot", x, heads)))
+		return st;
+	if (out->rows != x->rows || out->cols != heads)
+		return bw_err(BURROW_E_INVAL, "head dot: input [%lld, %lld] with %lld heads into [%lld, %lld]", SHAPE(x),
+			      (long long)heads, SHAPE(out));
+	SLOT(head_dot, "head dot");
+	ON(x, "head dot");
+	ON(out, "head dot");
+	return be->ops->head_dot(be, x->data, x->rows, heads, x->cols / heads, a, out->data);
+}
+
+int bw_head_dot_backward(const bw_backend *be, const bw_tensor *x, int64_t heads, const float *a, const bw_tensor *g,
+			 bw_tensor *gx, float *ga)
+{
+	int st;
+	if ((st = check_heads("head dot backward", x, heads)))
+		return st;
+	if (g->rows != x->rows || g->cols != heads || (gx && (gx->rows != x->rows || gx->cols != x->cols)))
+		return bw_err(BURROW_E_INVAL, "head dot backward: input [%lld, %lld], %lld heads, gradient [%lld, %lld]",
+			      SHAPE(x), (long long)heads, SHAPE(g));
+	SLOT(head_dot_bwd, "head dot backward");
+	ON(x, "head dot backward");
+	ON(g, "head dot backward");
+	if (gx)
+		ON(gx, "head dot backward");
+	return be->ops->head_dot_bwd(be, x->data, x->rows, heads, x->cols / heads, a, g->data, gx ? gx->data : NULL, ga);
+}
+
+/* s_src [num_src, H], s_dst [num_dst, H], alpha-shaped [slots, H] tensors agree with the block. */
+static int check_attention(const char *op, const bw_block *b, const bw_tensor *s_src, const bw_tensor *s_dst,
+			   const bw_tensor *alpha)
+{
+	const int64_t h = s_src->cols;
+	if (h < 1 || s_src->rows != b->num_src || s_dst->rows != b->num_dst || s_dst->cols != h ||
+	    alpha->rows != bw_block_slots(b) || alpha->cols != h)
+		return bw_err(BURROW_E_INVAL,
+			      "%s: block %lld -> %lld with %lld slots, scores [%lld, %lld] and [%lld, %lld], "
+			      "attention [%lld, %lld]",
+			      op, (long long)b->num_src, (long long)b->num_dst, (long long)bw_block_slots(b), SHAPE(s_src),
+			      SHAPE(s_dst), SHAPE(alpha));
+	return 0;
+}
+
+int bw_edge_softmax(const bw_backend *be, const bw_block *b, const bw_tensor *s_src, const bw_tensor *s_dst,
+		    float slope, bw_tensor *alpha)
+{
+	int st;
+	if ((st = check_attention("edge softmax", b, s_src, s_dst, alpha)))
+		return st;
+	SLOT(edge_softmax_fwd, "edge softmax");
+	BLOCK_ON(b, "edge softmax");
+	ON(s_src, "edge softmax");
+	ON(s_dst, "edge softmax");
+	ON(alpha, "edge softmax");
+	return be->ops->edge_softmax_fwd(be, b, s_src->data, s_dst->data, s_src->cols, slope, alpha->data);
+}
+
+int bw_edge_softmax_backward(const bw_backend *be, const bw_block *b, const bw_tensor *s_src, const bw_tensor *s_dst,
+			     const bw_tensor *alpha, const bw_tensor *galpha, float slope, bw_tensor *gs_src,
+			     bw_tensor *gs_dst)
+{
+	int st;
+	if ((st = check_attention("edge softmax backward", b, s_src, s_dst, alpha)) ||
+	    (st = check_attention("edge softmax backward", b, gs_src, gs_dst, galpha)))
+		return st;
+	if (gs_src->cols != s_src->cols)
+		return bw_err(BURROW_E_INVAL, "edge softmax backward: %lld heads for scores of %lld", (long long)gs_src->cols,
+			      (long long)s_src->cols);
+	SLOT(edge_softmax_bwd, "edge softmax backward");
+	BLOCK_ON(b, "edge softmax backward");
+	ON(s_src, "edge softmax backward");
+	ON(s_dst, "edge softmax backward");
+	ON(alpha, "edge softmax backward");
+	ON(galpha, "edge softmax backward");
+	ON(gs_src, "edge softmax backward");
+	ON(gs_dst, "edge softmax backward");
+	return be->ops->edge_softmax_bwd(be, b, s_src->data, s_dst->data, alpha->data, galpha->data, s_src->cols, slope,
+					 gs_src->data, gs_dst->data);
+}
+
+static int check_att_agg(const char *op, const bw_block *b, const bw_tensor *alpha, const bw_tensor *h,
+			 const bw_tensor *out)
+{
+	const int64_t heads = alpha->cols;
+	if (heads < 1 || alpha->rows != bw_block_slots(b) || h->rows != b->num_src || h->cols % heads ||
+	    out->rows != b->num_dst || out->cols != h->cols)
+		return bw_err(BURROW_E_INVAL,
+			      "%s: block %lld -> %lld with %lld slots, attention [%lld, %lld], input [%lld, %lld], "
+			      "output [%lld, %lld]",
+			      op, (long long)b->num_src, (long long)b->num_dst, (long long)bw_block_slots(b), SHAPE(alpha),
+			      SHAPE(h), SHAPE(out));
+	return 0;
+}
+
+int bw_att_aggregate(const bw_backend *be, const bw_block *b, const bw_tensor *alpha, const bw_tensor *h,
+		     bw_tensor *out)
+{
+	int st;
+	if ((st = check_att_agg("attention aggregate", b, alpha, h, out)))
+		return st;
+	SLOT(att_agg_fwd, "attention aggregate");
+	BLOCK_ON(b, "attention aggregate");
+	ON(alpha, "attention aggregate");
+	ON(h, "attention aggregate");
+	ON(out, "attention aggregate");
+	return be->ops->att_agg_fwd(be, b, alpha->data, h->data, alpha->cols, h->cols / alpha->cols, out->data);
+}
+
+int bw_att_aggregate_backward(const bw_backend *be, const bw_block *b, const bw_tensor *alpha, const bw_tensor *h,
+			      const bw_tensor *gout, bw_tensor *galpha, bw_tensor *gh)
+{
+	int st;
+	if ((st = check_att_agg("attention aggregate backward", b, alpha, h, gout)))
+		return st;
+	if (galpha->rows != alpha->rows || galpha->cols != alpha->cols || gh->rows != h->rows || gh->cols != h->cols)
+		return bw_err(BURROW_E_INVAL, "attention aggregate backward: gradients [%lld, %lld] and [%lld, %lld] for "
+					      "[%lld, %lld] and [%lld, %lld]",
+			      SHAPE(galpha), SHAPE(gh), SHAPE(alpha), SHAPE(h));
+	SLOT(att_agg_bwd, "attention aggregate backward");
+	BLOCK_ON(b, "attention aggregate backward");
+	ON(alpha, "attention aggregate backward");
+	ON(h, "attention aggregate backward");
+	ON(gout, "attention aggregate backward");
+	ON(galpha, "attention aggregate backward");
+	ON(gh, "attention aggregate backward");
+	return be->ops->att_agg_bwd(be, b, alpha->data, h->data, gout->data, alpha->cols, h->cols / alpha->cols,
+				    galpha->data, gh->data);
+}
+
+/* ------------------------------------------------------------ normalization */
+
+static int same_shape(const char *op, const bw_tensor *a, const bw_tensor *b)
+{
+	if (a->rows != b->rows || a->cols != b->cols)
+		return bw_err(BURROW_E_INVAL, "%s: [%lld, %lld] and [%lld, %lld] differ", op, SHAPE(a), SHAPE(b));
+	return 0;
+}
+
+int bw_row_norm(const bw_backend *be, const bw_tensor *x, float eps, bw_tensor *y, float *rstd)
+{
+	int st;
+	if ((st = same_shape("layer norm", x, y)))
+		return st;
+	SLOT(row_norm_fwd, "layer norm");
+	ON(x, "layer norm");
+	ON(y, "layer norm");
+	return be->ops->row_norm_fwd(be, x->data, x->rows, x->cols, eps, y->data, rstd);
+}
+
+int bw_row_norm_backward(const bw_backend *be, const bw_tensor *y, const float *rstd, const bw_tensor *gy, bw_tensor *gx)
+{
+	int st;
+	if ((st = same_shape("layer norm backward", y, gy)) || (st = same_shape("layer norm backward", y, gx)))
+		return st;
+	SLOT(row_norm_bwd, "layer norm backward");
+	ON(y, "layer norm backward");
+	ON(gy, "layer norm backward");
+	ON(gx, "layer norm backward");
+	return be->ops->row_norm_bwd(be, y->data, rstd, gy->data, y->rows, y->cols, gx->data);
+}
+
+int bw_col_norm(const bw_backend *be, const bw_tensor *x, float eps, bw_tensor *y, float *mean, float *var, float *rstd)
+{
+	int st;
+	if ((st = same_shape("batch norm", x, y)))
+		return st;
+	SLOT(col_norm_fwd, "batch norm");
+	ON(x, "batch norm");
+	ON(y, "batch norm");
+	return be->ops->col_norm_fwd(be, x->data, x->rows, x->cols, eps, y->data, mean, var, rstd);
+}
+
+int bw_col_norm_backward(const bw_backend *be, const bw_tensor *y, const float *rstd, const bw_tensor *gy, bw_tensor *gx)
+{
+	int st;
+	if ((st = same_shape("batch norm backward", y, gy)) || (st = same_shape("batch norm backward", y, gx)))
+		return st;
+	SLOT(col_norm_bwd, "batch norm backward");
+	ON(y, "batch norm backward");
+	ON(gy, "batch norm backward");
+	ON(gx, "batch norm backward");
+	return be->ops->col_norm_bwd(be, y->data, rstd, gy->data, y->rows, y->cols, gx->data);
+}
+
+int bw_col_norm_apply(const bw_backend *be, const bw_tensor *x, const float *mean, const float *var, float eps,
+		      bw_tensor *y)
+{
+	int st;
+	if ((st = same_shape("batch norm (inference)", x, y)))
+		return st;
+	SLOT(col_norm_apply, "batch norm (inference)");
+	ON(x, "batch norm (inference)");
+	ON(y, "batch norm (inference)");
+	return be->ops->col_norm_apply(be, x->data, x->rows, x->cols, mean, var, eps, y->data);
+}
+
+int bw_col_scale(const bw_backend *be, bw_tensor *y, const float *s, int64_t n)
+{
+	if (n != y->cols)
+		return bw_err(BURROW_E_INVAL, "column scale: %lld factors for [%lld, %lld]", (long long)n, SHAPE(y));
+	SLOT(col_scale, "column scale");
+	ON(y, "column scale");
+	return be->ops->col_scale(be, y->data, y->rows, y->cols, s);
+}
+
+int bw_col_dot(const bw_backend *be, const bw_tensor *a, const bw_tensor *b, float *out)
+{
+	int st;
+	if ((st = same_shape("column dot", a, b)))
+		return st;
+	SLOT(col_dot, "column dot");
+	ON(a, "column dot");
+	ON(b, "column dot");
+	return be->ops->col_dot(be, a->data, b->data, a->rows, a->cols, out);
+}

@@ -244,6 +244,15 @@ int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist
 			    d->be.dev->name);
 		goto fail;
 	}
+	/* the halo exchange overlaps each row's early and late sources: gat's edge softmax and
+	 * the max aggregator need every source of a row at once */
+	if (d->o.train.model == BURROW_MODEL_GAT || (d->o.train.model == BURROW_MODEL_SAGE &&
+						     d->o.train.aggr == BURROW_AGGR_MAX)) {
+		st = bw_err(BURROW_E_UNSUPPORTED, "train: distributed training supports sage with --aggr mean or sum, gcn "
+						  "and mlp, not %s",
+			    d->o.train.model == BURROW_MODEL_GAT ? "gat" : "--aggr max");
+		goto fail;
+	}
 	if ((st = load_features(d, ds)))
 		goto fail;
 	if (d->o.train.model == BURROW_MODEL_GCN && (st = make_norms(d)))
@@ -259,6 +268,11 @@ int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist
 		.hidden = d->o.train.hidden,
 		.classes = d->classes,
 		.dropout = (float)d->o.train.dropout,
+		.aggr = d->o.train.aggr,
+		.heads = d->o.train.heads,
+		.attn_dropout = (float)d->o.train.attn_dropout,
+		.norm = d->o.train.norm,
+		.residual = d->o.train.residual,
 	};
 	if ((st = bw_dbuf_reserve(&d->loss_dev, d->be.dev, sizeof(bw_loss))) ||
 	    (st = bw_dbuf_from_host(&d->labels_dev, d->be.dev, d->labels, (size_t)d->n_loc * sizeof *d->labels)) ||
@@ -472,7 +486,7 @@ int bw_dist_forward_backward(burrow_dist *d, bool training, const bw_tensor **lo
 	bw_grad_buckets_init(&gb);
 	for (int l = L - 1; l >= 0; l--) {
 		bw_tensor *gx = l > 0 ? &d->gbuf[l % 2] : NULL;
-		const bw_tensor *x = l == 0 ? &d->x0 : (graph ? &d->in[l] : &d->model->h[l - 1]);
+		const bw_tensor *x = l == 0 ? &d->x0 : (graph ? &d->in[l] : bw_model_output(d->model, l - 1));
 		/* the halo rows' gradients go back to their owners, posted as soon as they are
 		 * final, and add up there once the layer's other gradients are done */
 		bw_overlap ov = {.poll = halo_poll, .post = d->o.overlap ? halo_post : halo_post_wait, .ctx = d->halo};

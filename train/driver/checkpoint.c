@@ -74,6 +74,12 @@ static char *make_header(const bw_ck_state *t)
 	cJSON_AddNumberToObject(h, "in_dim", (double)m->cfg.in_dim);
 	cJSON_AddNumberToObject(h, "classes", (double)m->cfg.classes);
 	cJSON_AddNumberToObject(h, "dropout", t->dropout);
+	cJSON_AddStringToObject(h, "aggr", burrow_aggr_name(m->cfg.aggr));
+	cJSON_AddNumberToObject(h, "heads", m->cfg.heads);
+	cJSON_AddNumberToObject(h, "attn_dropout", m->cfg.attn_dropout);
+	cJSON_AddStringToObject(h, "norm", burrow_norm_name(m->cfg.norm));
+	cJSON_AddBoolToObject(h, "residual", m->cfg.residual);
+	cJSON_AddNumberToObject(h, "num_state", (double)m->num_state);
 	cJSON_AddStringToObject(h, "optimizer", optim_name(t->optim->kind));
 	cJSON_AddNumberToObject(h, "lr", t->optim->lr);
 	cJSON_AddNumberToObject(h, "weight_decay", t->optim->weight_decay);
@@ -112,6 +118,7 @@ int bw_checkpoint_save(const bw_ck_state *t, const char *path)
 	memcpy(head + 8, &ver, 4);
 	memcpy(head + 12, &hl, 4);
 	const size_t pbytes = (size_t)t->model->num_params * sizeof(float);
+	const size_t sbytes = (size_t)t->model->num_state * sizeof(float); /* batch norm's running statistics */
 	const int k = bw_optim_state_per_param(t->optim);
 	const char spaces[8] = "       ";
 	const bw_device *md = t->model->dev, *od = t->optim->dev;
@@ -119,13 +126,14 @@ int bw_checkpoint_save(const bw_ck_state *t, const char *path)
 	if ((st = put(&f, &crc, head, CK_HEAD)) || (st = put(&f, &crc, hdr, hlen)) ||
 	    (st = put(&f, &crc, spaces, hpad - hlen)) || (st = put_dev(&f, &crc, &stage, md, t->model->params, pbytes)) ||
 	    (k >= 1 && (st = put_dev(&f, &crc, &stage, od, t->optim->m, pbytes))) ||
-	    (k >= 2 && (st = put_dev(&f, &crc, &stage, od, t->optim->v, pbytes)))) {
+	    (k >= 2 && (st = put_dev(&f, &crc, &stage, od, t->optim->v, pbytes))) ||
+	    (sbytes && (st = put_dev(&f, &crc, &stage, md, t->model->state, sbytes)))) {
 		bw_stage_free(&stage);
 		goto fail;
 	}
 	bw_stage_free(&stage);
 	unsigned char tail[CK_TRAILER];
-	const uint64_t total = CK_HEAD + hpad + (uint64_t)(1 + k) * pbytes + CK_TRAILER;
+	const uint64_t total = CK_HEAD + hpad + (uint64_t)(1 + k) * pbytes + sbytes + CK_TRAILER;
 	memcpy(tail, &total, 8);
 	memcpy(tail + 8, &crc, 4);
 	memcpy(tail + 12, CK_END, 4);
@@ -253,6 +261,11 @@ static int get_str(const cJSON *h, const char *key, const char **v, const char *
 /* The fields both readers need. */
 typedef struct ck_info {
 	int model, layers, optimizer, epoch, best_epoch, state;
+	int aggr, heads;       /* absent from checkpoints before issue 17: mean, 1 head, no norm, no state */
+	int norm;
+	bool residual;
+	int64_t num_state;
+	double attn_dropout;
 	int64_t hidden, in_dim, classes, num_params, step;
 	double dropout, lr, wd, momentum, best_valid, best_test;
 	uint64_t seed;
@@ -294,6 +307,25 @@ static int parse_info(const cJSON *h, ck_info *ci, const char *path)
 	ci->num_params = (int64_t)v[13];
 	ci->state = (int)v[14];
 	ci->seed = strtoull(seed, NULL, 10);
+	/* keys added later are optional: an older checkpoint holds a mean-aggregating model */
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(h, "aggr");
+	ci->aggr = BURROW_AGGR_MEAN;
+	if (x && (!cJSON_IsString(x) || (ci->aggr = burrow_aggr_parse(x->valuestring)) < 0))
+		return bw_err(BURROW_E_FORMAT, "%s: unknown aggregator in the checkpoint header", path);
+	ci->heads = 1;
+	ci->attn_dropout = 0;
+	if ((x = cJSON_GetObjectItemCaseSensitive(h, "heads")) && (!cJSON_IsNumber(x) || (ci->heads = (int)x->valuedouble) < 1))
+		return bw_err(BURROW_E_FORMAT, "%s: checkpoint header's 'heads' is not a positive number", path);
+	if ((x = cJSON_GetObjectItemCaseSensitive(h, "attn_dropout")) && cJSON_IsNumber(x))
+		ci->attn_dropout = x->valuedouble;
+	ci->norm = BURROW_NORM_NONE;
+	if ((x = cJSON_GetObjectItemCaseSensitive(h, "norm")) &&
+	    (!cJSON_IsString(x) || (ci->norm = burrow_norm_parse(x->valuestring)) < 0))
+		return bw_err(BURROW_E_FORMAT, "%s: unknown normalization in the checkpoint header", path);
+	ci->residual = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(h, "residual"));
+	ci->num_state = 0;
+	if ((x = cJSON_GetObjectItemCaseSensitive(h, "num_state")) && (!cJSON_IsNumber(x) || (ci->num_state = (int64_t)x->valuedouble) < 0))
+		return bw_err(BURROW_E_FORMAT, "%s: checkpoint header's 'num_state' is not a count", path);
 	return 0;
 }
 
@@ -315,6 +347,11 @@ int burrow_checkpoint_read_opts(const char *path, burrow_train_opts *o)
 	o->layers = ci.layers;
 	o->hidden = ci.hidden;
 	o->dropout = ci.dropout;
+	o->aggr = ci.aggr;
+	o->heads = ci.heads;
+	o->attn_dropout = ci.attn_dropout;
+	o->norm = ci.norm;
+	o->residual = ci.residual;
 	o->optimizer = ci.optimizer;
 	o->lr = ci.lr;
 	o->weight_decay = ci.wd;
@@ -339,13 +376,17 @@ int bw_checkpoint_load(bw_ck_state *t, const char *path)
 		goto out;
 	const bw_model_cfg *c = &t->model->cfg;
 	if (ci.model != c->kind || ci.layers != c->layers || ci.in_dim != c->in_dim || ci.classes != c->classes ||
-	    (c->layers > 1 && ci.hidden != c->hidden) || ci.num_params != t->model->num_params) {
+	    (c->layers > 1 && ci.hidden != c->hidden) || ci.num_params != t->model->num_params ||
+	    (c->kind == BURROW_MODEL_SAGE && ci.aggr != c->aggr) || (c->kind == BURROW_MODEL_GAT && ci.heads != c->heads) ||
+	    ci.norm != c->norm || ci.residual != c->residual || ci.num_state != t->model->num_state) {
 		st = bw_err(BURROW_E_INVAL,
-			    "%s: checkpoint holds a %s model (%d layers, hidden %lld, %lld -> %lld), the trainer has a %s "
-			    "model (%d layers, hidden %lld, %lld -> %lld)",
+			    "%s: checkpoint holds a %s model (%d layers, hidden %lld, %lld -> %lld, aggr %s, %d heads, norm %s%s), "
+			    "the trainer has a %s model (%d layers, hidden %lld, %lld -> %lld, aggr %s, %d heads, norm %s%s)",
 			    path, burrow_model_name(ci.model), ci.layers, (long long)ci.hidden, (long long)ci.in_dim,
-			    (long long)ci.classes, burrow_model_name(c->kind), c->layers, (long long)c->hidden,
-			    (long long)c->in_dim, (long long)c->classes);
+			    (long long)ci.classes, burrow_aggr_name(ci.aggr), ci.heads, burrow_norm_name(ci.norm),
+			    ci.residual ? ", residual" : "", burrow_model_name(c->kind), c->layers, (long long)c->hidden,
+			    (long long)c->in_dim, (long long)c->classes, burrow_aggr_name(c->aggr), c->heads,
+			    burrow_norm_name(c->norm), c->residual ? ", residual" : "");
 		goto out;
 	}
 	const int k = bw_optim_state_per_param(t->optim);
@@ -361,18 +402,21 @@ int bw_checkpoint_load(bw_ck_state *t, const char *path)
 		st = bw_err_errno(errno, path, "stat");
 		goto out;
 	}
-	if (payload + (int64_t)((size_t)(1 + k) * pbytes) + CK_TRAILER != sb.st_size) {
+	const size_t sbytes = (size_t)t->model->num_state * sizeof(float);
+	if (payload + (int64_t)((size_t)(1 + k) * pbytes + sbytes) + CK_TRAILER != sb.st_size) {
 		st = bw_err(BURROW_E_FORMAT, "%s: checkpoint payload size differs from its header's %lld weights", path,
 			    (long long)ci.num_params);
 		goto out;
 	}
 	/* read everything before touching the trainer: a failed load leaves it as it was */
-	tmp = bw_aligned_alloc(64, (size_t)(1 + k) * pbytes + 1);
+	tmp = bw_aligned_alloc(64, (size_t)(1 + k) * pbytes + sbytes + 1);
 	if (!tmp) {
 		st = BURROW_E_NOMEM;
 		goto out;
 	}
-	if ((st = bw_pread_all(fd, tmp, (size_t)(1 + k) * pbytes, payload, path)))
+	if ((st = bw_pread_all(fd, tmp, (size_t)(1 + k) * pbytes + sbytes, payload, path)))
+		goto out;
+	if (sbytes && (st = bw_device_upload(t->model->dev, t->model->state, (char *)tmp + (size_t)(1 + k) * pbytes, sbytes)))
 		goto out;
 	if ((st = bw_device_upload(t->model->dev, t->model->params, tmp, pbytes)) ||
 	    (k >= 1 && (st = bw_device_upload(t->optim->dev, t->optim->m, (char *)tmp + pbytes, pbytes))) ||

@@ -217,6 +217,8 @@ int bw_trainer_infer_upto(burrow_trainer *t, int layers, bw_infer_sink sink, voi
 			if (st)
 				goto out;
 			r0 = r1;
+			if (t->o.progress) /* every layer's rows, phase "eval" */
+				t->o.progress(t->o.progress_user, "eval", (uint64_t)(l * n + r1), (uint64_t)(L * n));
 		}
 		if (last)
 			break;

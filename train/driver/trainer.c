@@ -17,6 +17,7 @@ void burrow_train_defaults(burrow_train_opts *o)
 	o->layers = 3;
 	o->hidden = 256;
 	o->dropout = 0.5;
+	o->heads = 4;
 	o->optimizer = BURROW_OPTIM_ADAM;
 	o->lr = 0.003;
 	o->epochs = 20;
@@ -46,7 +47,55 @@ int burrow_model_parse(const char *name)
 		return BURROW_MODEL_GCN;
 	if (!strcmp(name, "mlp"))
 		return BURROW_MODEL_MLP;
+	if (!strcmp(name, "gat"))
+		return BURROW_MODEL_GAT;
 	return 0;
+}
+
+int burrow_aggr_parse(const char *name)
+{
+	if (!name)
+		return -1;
+	if (!strcmp(name, "mean"))
+		return BURROW_AGGR_MEAN;
+	if (!strcmp(name, "max"))
+		return BURROW_AGGR_MAX;
+	if (!strcmp(name, "sum"))
+		return BURROW_AGGR_SUM;
+	return -1;
+}
+
+int burrow_norm_parse(const char *name)
+{
+	if (!name)
+		return -1;
+	if (!strcmp(name, "none"))
+		return BURROW_NORM_NONE;
+	if (!strcmp(name, "batch"))
+		return BURROW_NORM_BATCH;
+	if (!strcmp(name, "layer"))
+		return BURROW_NORM_LAYER;
+	return -1;
+}
+
+const char *burrow_norm_name(int norm)
+{
+	switch (norm) {
+	case BURROW_NORM_NONE: return "none";
+	case BURROW_NORM_BATCH: return "batch";
+	case BURROW_NORM_LAYER: return "layer";
+	default: return "unknown";
+	}
+}
+
+const char *burrow_aggr_name(int aggr)
+{
+	switch (aggr) {
+	case BURROW_AGGR_MEAN: return "mean";
+	case BURROW_AGGR_MAX: return "max";
+	case BURROW_AGGR_SUM: return "sum";
+	default: return "unknown";
+	}
 }
 
 const char *burrow_model_name(int kind)
@@ -55,6 +104,7 @@ const char *burrow_model_name(int kind)
 	case BURROW_MODEL_SAGE: return "sage";
 	case BURROW_MODEL_GCN: return "gcn";
 	case BURROW_MODEL_MLP: return "mlp";
+	case BURROW_MODEL_GAT: return "gat";
 	default: return "unknown";
 	}
 }
@@ -76,6 +126,15 @@ static int check_opts(const burrow_train_opts *o)
 		return bw_err(BURROW_E_INVAL, "train: hidden width must lie in [1, 2^20], got %lld", (long long)o->hidden);
 	if (!(o->dropout >= 0 && o->dropout < 1))
 		return bw_err(BURROW_E_INVAL, "train: dropout must lie in [0, 1), got %g", o->dropout);
+	if (burrow_aggr_parse(burrow_aggr_name(o->aggr)) < 0)
+		return bw_err(BURROW_E_INVAL, "train: unknown aggregator %d", o->aggr);
+	if (o->model == BURROW_MODEL_GAT && (o->heads < 1 || o->heads > 64 || (o->layers > 1 && o->hidden % o->heads)))
+		return bw_err(BURROW_E_INVAL, "train: gat wants 1 to 64 heads that divide the hidden width, got %d heads "
+					      "for hidden %lld", o->heads, (long long)o->hidden);
+	if (burrow_norm_parse(burrow_norm_name(o->norm)) < 0)
+		return bw_err(BURROW_E_INVAL, "train: unknown normalization %d", o->norm);
+	if (!(o->attn_dropout >= 0 && o->attn_dropout < 1))
+		return bw_err(BURROW_E_INVAL, "train: attention dropout must lie in [0, 1), got %g", o->attn_dropout);
 	if (!(o->lr > 0) || !isfinite(o->lr) || !(o->weight_decay >= 0) || !(o->momentum >= 0 && o->momentum < 1))
 		return bw_err(BURROW_E_INVAL, "train: need lr > 0, weight decay >= 0 and momentum in [0, 1)");
 	if (o->eval_chunk < 1 || o->mem_bytes < 0 || o->batch_size < 1 || o->max_batches < 0 || o->epochs < 0)
@@ -273,6 +332,11 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 		.hidden = o->hidden,
 		.classes = t->info->num_classes,
 		.dropout = (float)o->dropout,
+		.aggr = o->aggr,
+		.heads = o->heads,
+		.attn_dropout = (float)o->attn_dropout,
+		.norm = o->norm,
+		.residual = o->residual,
 	};
 	if ((st = bw_model_open(&t->model, dev, &cfg, o->seed)) ||
 	    (st = bw_optim_open(&t->optim, dev, o->optimizer, t->model->num_params, o->lr, o->weight_decay, o->momentum)))
