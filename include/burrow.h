@@ -799,6 +799,16 @@ BURROW_API int burrow_checkpoint_read_opts(const char *path, burrow_train_opts *
  * npy file, atomically. */
 BURROW_API int burrow_trainer_embed(burrow_trainer *t, const char *out_npy);
 
+/* ---------------------------------------------------------------- embeddings of a layer */
+
+/* Write layer `layer`'s output for every node to an npy file, atomically: [N, width of that
+ * layer] float32 from layer-wise full-neighbor inference (dropout off), layers 0 .. layer
+ * run; a hidden layer's rows are after its activation, the last layer's are the logits
+ * (what burrow_trainer_embed writes). An out-of-range layer is BURROW_E_INVAL. */
+BURROW_API int burrow_trainer_embed_layer(burrow_trainer *t,
+					  int layer,            /* 0 = the input layer .. layers - 1; -1 = the last */
+					  const char *out_npy); /* the file to write */
+
 /* ---------------------------------------------------------------- partitioning */
 
 /* Split a dataset into K parts for distributed training (docs/partition.md). METIS k-way

@@ -227,7 +227,7 @@ Test(pipeline, full_fanout_batches_equal_full_neighbor_inference)
 		cr_assert_eq(burrow_trainer_train_epoch(t, &es), 0, "%s", burrow_last_error());
 		tu_grab g = {.z = malloc((size_t)(n * C) * sizeof(float)), .cols = C};
 		int64_t spilled;
-		cr_assert_eq(bw_trainer_infer(t, tu_grab_sink, &g, &spilled), 0, "%s", burrow_last_error());
+		cr_assert_eq(bw_trainer_infer(t, t->o.layers - 1, tu_grab_sink, &g, &spilled), 0, "%s", burrow_last_error());
 		/* one batch of the trainer's own sampler, its rows through the trainer's store */
 		cr_assert_eq(burrow_sampler_start(t->sampler, 7), 0);
 		burrow_batch *sb;

@@ -137,10 +137,10 @@ static void drop_input(bw_rows *in, float **mem, char **path)
 	*mem = NULL;
 }
 
-int bw_trainer_infer(burrow_trainer *t, bw_infer_sink sink, void *ctx, int64_t *spilled_bytes)
+int bw_trainer_infer(burrow_trainer *t, int last_layer, bw_infer_sink sink, void *ctx, int64_t *spilled_bytes)
 {
 	const int64_t n = t->info->num_nodes;
-	const int L = t->o.layers;
+	const int L = last_layer + 1;
 	const bool graph = t->o.model != BURROW_MODEL_MLP;
 	chunk c = {0};
 	const bw_device *dev = t->be.dev;

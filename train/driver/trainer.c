@@ -435,7 +435,7 @@ int burrow_trainer_evaluate(burrow_trainer *t, burrow_eval_stats *ev)
 	memset(ev, 0, sizeof *ev);
 	const double t0 = now_s();
 	acc_ctx a = {.t = t};
-	int st = bw_trainer_infer(t, acc_sink, &a, &ev->spilled_bytes);
+	int st = bw_trainer_infer(t, t->o.layers - 1, acc_sink, &a, &ev->spilled_bytes);
 	bw_dbuf_free(&a.pred);
 	if (st)
 		return st;
@@ -470,13 +470,25 @@ static int npy_sink(void *ctx, int64_t r0, const bw_tensor *z)
 
 int burrow_trainer_embed(burrow_trainer *t, const char *out_npy)
 {
+	return burrow_trainer_embed_layer(t, -1, out_npy);
+}
+
+int burrow_trainer_embed_layer(burrow_trainer *t, int layer, const char *out_npy)
+{
+	const int L = t->o.layers;
+	if (layer < -1 || layer >= L)
+		return bw_err(BURROW_E_INVAL, "embed: layer %d is outside [0, %d) (-1 = the last)", layer, L);
+	if (layer < 0)
+		layer = L - 1;
+	int64_t din, dout;
+	bw_model_layer_dims(&t->model->cfg, layer, &din, &dout);
 	npy_ctx c = {.t = t};
-	const int64_t shape[2] = {t->info->num_nodes, t->info->num_classes};
+	const int64_t shape[2] = {t->info->num_nodes, dout};
 	int st = bw_npy_writer_open(&c.w, out_npy, BURROW_DTYPE_F32, 2, shape, BW_NPY_ALIGN);
 	if (st)
 		return st;
 	int64_t spilled;
-	if ((st = bw_trainer_infer(t, npy_sink, &c, &spilled))) {
+	if ((st = bw_trainer_infer(t, layer, npy_sink, &c, &spilled))) {
 		bw_npy_writer_abort(&c.w);
 		return st;
 	}
