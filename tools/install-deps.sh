@@ -17,6 +17,7 @@ pkgs=(
   libcjson-dev
   libopenmpi-dev openmpi-bin
   libcriterion-dev
+  python3 python3-venv
 )
 
 missing=()

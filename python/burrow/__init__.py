@@ -106,7 +106,8 @@ class Dataset:
         self.feat_dim = info.feat_dim
         self.num_classes = info.num_classes
         self.symmetric = bool(info.symmetric)
-        self.features_path = lib.burrow_dataset_features_path(h).decode()
+        fp = lib.burrow_dataset_features_path(h)
+        self.features_path = fp.decode() if fp else None  # None: the dataset has no features
         self._maps = {}
 
     def _npy(self, rel):
