@@ -77,13 +77,13 @@ def test_pyg_loader_batches_carry_the_store_s_rows(csbm):
 
 def test_pyg_example_matches_pyg_full_neighbor_training(cora):
     pytest.importorskip("torch_geometric")
-    out = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "pyg_sage.py"), cora.path, "--seeds", "0-1",
-                          "--epochs", "15"], capture_output=True, text=True, check=True,
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "pyg_sage.py"), cora.path, "--seeds", "0-0",
+                          "--epochs", "6"], capture_output=True, text=True, check=True,
                          env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))).stdout
     m = re.search(r"burrow.pyg ([0-9.]+)\s+pyg full-neighbor ([0-9.]+)", out.splitlines()[-1])
     assert m, out
     b, f = float(m.group(1)), float(m.group(2))
-    assert b >= 0.80 and abs(b - f) <= 0.02, out  # two seeds here; five in the acceptance run (README)
+    assert b >= 0.80 and abs(b - f) <= 0.02, out  # one seed, 6 epochs here (time); five seeds in the acceptance run
 
 
 def readme_python_block():
