@@ -132,7 +132,7 @@ ifneq ($(strip $(FLAGS_NOW)),$(strip $(FLAGS_OLD)))
 $(shell mkdir -p $(BUILD) && printf '%s\n' '$(strip $(FLAGS_NOW))' > $(STAMP))
 endif
 
-.PHONY: all lib test check demo demo-run deps install uninstall clean bench cuda-info
+.PHONY: all lib test check python-check demo demo-run deps install uninstall clean bench cuda-info
 .DEFAULT_GOAL := all
 
 all: cuda-info lib $(BIN)
@@ -228,7 +228,16 @@ check: all $(TESTBIN) $(MPI_TEST_BINS)
 ifeq ($(SAN),0)
 	$(Q)tests/install-check.sh CUDA=$(CUDA) DEBUG=$(DEBUG)
 	$(Q)tests/readme-check.sh $(BIN)
+	$(Q)$(MAKE) --no-print-directory python-check
 endif
+
+# the Python package's tests (python/tests) in build/venv, made by tools/python-venv.sh when missing;
+# not under SAN=1: a sanitized libburrow.so cannot be loaded into an unsanitized python
+VENV := build/venv
+python-check: all
+	$(Q)tools/python-venv.sh $(VENV)
+	$(Q)BURROW_LIB=$(abspath $(BUILD))/libburrow.so BURROW_BIN=$(abspath $(BIN)) \
+		BURROW_DATASETS=$(abspath $(BURROW_DATASETS)) $(VENV)/bin/python -m pytest -q -p no:cacheprovider python/tests
 
 DEMO_DIR := $(BUILD)/demo/csbm
 # make demo: install, build, generate the embedded default dataset and train on it (mini-batch)
@@ -242,6 +251,10 @@ demo-run: all
 # make bench: every benchmark in one run (several GB of scratch data in build/bench-data)
 bench: all
 	tools/bench.sh $(BIN)
+	tools/python-venv.sh $(VENV)
+	[ -d $(BUILD)/bench-data/rmat20 ] || $(BIN) gen rmat $(BUILD)/bench-data/rmat20 --scale 20 --quiet
+	BURROW_LIB=$(abspath $(BUILD))/libburrow.so BURROW_BIN=$(abspath $(BIN)) PYTHONPATH=python \
+		$(VENV)/bin/python -m burrow.bench $(BUILD)/bench-data/rmat20
 
 # ---------------------------------------------------------------- install
 DESTDIR ?=

@@ -11,6 +11,7 @@
 #include <criterion/criterion.h>
 
 #include "../train/driver/driver.h"
+#include "../graph/npy.h"
 #include "util.h"
 #include "compute_util.h"
 #include "train_util.h"
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include <unistd.h>
 
 #define KTOL 1e-5
 #define GTOL 1e-4
@@ -591,6 +593,68 @@ Test(train_run, layerwise_inference_equals_full_forward_and_spill_changes_nothin
 		free(b.z);
 		burrow_trainer_close(t);
 	}
+	burrow_dataset_close(ds);
+	free(d);
+}
+
+
+/* burrow_trainer_embed_layer: each layer's rows equal that layer's output of the full forward
+ * (the whole graph as one block, eval mode), the last layer's file is embed's byte for byte,
+ * and a layer outside [0, L] (1-based; 0 = the last) is refused. */
+Test(train_run, embed_layer_writes_each_layers_output)
+{
+	char *d = tu_weak_csbm(dir, 1500, 16);
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, d), 0, "%s", burrow_last_error());
+	const int64_t n = burrow_dataset_get_info(ds)->num_nodes;
+	burrow_train_opts o = small_opts(BURROW_MODEL_SAGE);
+	o.layers = 3;
+	o.eval_chunk = 250;
+	burrow_trainer *t;
+	cr_assert_eq(burrow_trainer_open(&t, ds, &o), 0, "%s", burrow_last_error());
+	burrow_epoch_stats es;
+	cr_assert_eq(burrow_trainer_train_epoch(t, &es), 0, "%s", burrow_last_error());
+	bw_batch fb = {.num_blocks = 3, .x = t->feat};
+	for (int l = 0; l < 3; l++)
+		fb.blocks[l] = &t->full;
+	const bw_tensor *logits;
+	cr_assert_eq(bw_model_forward(&t->be, t->model, &fb, false, 0, &logits), 0, "%s", burrow_last_error());
+	char *last = tu_path(dir, "embed-last.npy"), *plain = tu_path(dir, "embed-plain.npy");
+	cr_assert_eq(burrow_trainer_embed(t, plain), 0, "%s", burrow_last_error());
+	for (int l = -1; l < 3; l++) {
+		char *p = l < 0 ? tu_path(dir, "embed-last.npy") : tu_path(dir, "embed-%d.npy", l);
+		cr_assert_eq(burrow_trainer_embed_layer(t, l < 0 ? 0 : l + 1, p), 0, "%s", burrow_last_error());
+		bw_npy h;
+		void *data;
+		cr_assert_eq(bw_npy_load(p, &h, &data), 0, "%s", burrow_last_error());
+		/* m->h[l] holds hidden layer l's output (the backward reads it as layer l + 1's input) */
+		const bw_tensor *ref = l < 0 || l == 2 ? logits : &t->model->h[l];
+		cr_assert_eq(h.ndim, 2);
+		cr_assert_eq(h.shape[0], n);
+		cr_assert_eq(h.shape[1], ref->cols, "layer %d: %lld columns, want %lld", l, (long long)h.shape[1],
+			     (long long)ref->cols);
+		const float *z = data;
+		for (int64_t i = 0; i < n * ref->cols; i++)
+			cr_assert(close_to(z[i], ref->data[i], KTOL), "layer %d [%lld]: %g vs %g", l, (long long)i, z[i],
+				  ref->data[i]);
+		if (l == 0 || l == 1)
+			for (int64_t i = 0; i < n * ref->cols; i++)
+				cr_assert(z[i] >= 0, "hidden layer %d row values are after ReLU", l);
+		bw_free(data);
+		free(p);
+	}
+	char *cmp = NULL;
+	cr_assert_eq(tu_sh(&cmp, NULL, "cmp '%s' '%s' && echo same", last, plain), 0, "%s", cmp);
+	free(cmp);
+	char *bad = tu_path(dir, "embed-bad.npy");
+	cr_assert_eq(burrow_trainer_embed_layer(t, 4, bad), BURROW_E_INVAL);
+	cr_assert(strstr(burrow_last_error(), "4"), "%s", burrow_last_error());
+	cr_assert_eq(burrow_trainer_embed_layer(t, -1, bad), BURROW_E_INVAL);
+	cr_assert_eq(access(bad, F_OK), -1, "nothing written for a bad layer");
+	free(bad);
+	free(last);
+	free(plain);
+	burrow_trainer_close(t);
 	burrow_dataset_close(ds);
 	free(d);
 }

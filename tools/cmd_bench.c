@@ -13,6 +13,7 @@ typedef struct bench_entry {
 
 int bench_halo(int argc, char **argv);
 int bench_io(int argc, char **argv);
+int bench_loader(int argc, char **argv);
 int bench_prep(int argc, char **argv);
 int bench_sample(int argc, char **argv);
 int bench_train(int argc, char **argv);
@@ -20,6 +21,8 @@ int bench_train(int argc, char **argv);
 static const bench_entry BENCHES[] = {
 	{"halo", "distributed full-graph epochs, halo exchange overlapped vs serialized (mpirun)", bench_halo},
 	{"io", "feature gathers per engine (uring, pread, mmap), cold, against fio", bench_io},
+	{"loader", "the data loader loop driven from C: sample, gather, release (anchor of python -m burrow.bench)",
+	 bench_loader},
 	{"prep", "burrow prep on a generated OGB-style zip against zcat; bounded memory", bench_prep},
 	{"sample", "neighbor sampling: batches/s, sampled edges/s, scaling over threads", bench_sample},
 	{"train", "a mini-batch epoch from disk against the same in memory and its I/O alone", bench_train},

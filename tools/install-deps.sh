@@ -18,6 +18,7 @@ pkgs=(
   libopenmpi-dev openmpi-bin
   libcriterion-dev
   chromium           # tests only: renders burrow report's HTML headless (tests/test_report.c)
+  python3 python3-venv
 )
 
 missing=()

@@ -532,6 +532,8 @@ typedef struct bw_model {
 	const bw_device *dev;        /* where everything below lives (borrowed) */
 	bw_layer layer[BW_MAX_LAYERS];
 	int64_t num_params;
+	int64_t param_off[BURROW_MAX_LAYERS + 1]; /* layer l's parameters (its norm's included) are
+						     params[param_off[l] .. param_off[l + 1]) */
 	float *params, *grads;       /* [num_params] each, owned device memory: one flat buffer (optimizer, allreduce, checkpoint) */
 	bw_tensor h[BW_MAX_LAYERS];  /* h[l + 1]: layer l's output after ReLU and dropout; h[L] the logits */
 	bw_dbuf mask[BW_MAX_LAYERS]; /* dropout masks, one byte per element */

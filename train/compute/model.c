@@ -109,6 +109,7 @@ int bw_model_open(bw_model **out, const bw_device *dev, const bw_model_cfg *cfg,
 	int64_t off = 0;
 	for (int l = 0; l < cfg->layers; l++) {
 		const bw_layer_shape ls = bw_model_layer_shape(cfg, l);
+		m->param_off[l] = off;
 		bw_layer_bind_shape(&m->layer[l], &ls, m->params + off, m->grads + off);
 		if ((st = bw_layer_init(&m->layer[l], dev, bw_key(bw_key(seed, TAG_INIT), (uint64_t)l))))
 			goto fail;
@@ -123,6 +124,7 @@ int bw_model_open(bw_model **out, const bw_device *dev, const bw_model_cfg *cfg,
 				goto fail;
 		}
 	}
+	m->param_off[cfg->layers] = off;
 	if (m->num_state) {
 		/* running mean 0, variance 1 per normalized layer */
 		if ((st = bw_device_alloc(dev, (size_t)m->num_state * sizeof(float), (void **)&m->state)))

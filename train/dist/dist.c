@@ -651,11 +651,11 @@ void bw_grad_buckets_init(bw_grad_buckets *g) { memset(g, 0, sizeof *g); }
 
 int bw_grad_buckets_post(bw_grad_buckets *g, bw_model *m, int l, bw_comm *comm)
 {
-	const bw_layer *ly = &m->layer[l];
-	if (g->n >= BW_MAX_LAYERS)
+	if (g->n >= BURROW_MAX_LAYERS)
 		return bw_err(BURROW_E_INVAL, "train: more gradient buckets than layers");
-	return bw_comm_iallreduce(comm, ly->gw, bw_layer_num_params(ly->kind, ly->in, ly->out), BW_COMM_F32, BW_COMM_SUM,
-				  &g->req[g->n++], "train: all-reduce (a layer's gradients)");
+	/* the layer's whole slice of the flat gradients: its weights, and its norm's scale and shift */
+	return bw_comm_iallreduce(comm, m->grads + m->param_off[l], m->param_off[l + 1] - m->param_off[l], BW_COMM_F32,
+				  BW_COMM_SUM, &g->req[g->n++], "train: all-reduce (a layer's gradients)");
 }
 
 int bw_grad_buckets_wait(bw_grad_buckets *g)

@@ -162,8 +162,8 @@ int bw_trainer_minibatch_epoch(burrow_trainer *t, burrow_epoch_stats *es);
  * and the sampler. */
 void bw_pipe_close(burrow_trainer *t);
 
-/* Layer-wise full-neighbor inference over all nodes in chunks of destination rows; each
- * chunk of the last layer's output (rows [r0, r0 + z->rows)) goes to sink. Hidden layers'
+/* Layer-wise full-neighbor inference over all nodes in chunks of destination rows, layers
+ * 0 .. last_layer (t->o.layers - 1 for the logits); each chunk of last_layer's output (rows [r0, r0 + z->rows)) goes to sink. Hidden layers'
  * embeddings stay in memory or spill to scratch npy files under opts.mem_bytes. */
 typedef int (*bw_infer_sink)(void *ctx, int64_t r0, const bw_tensor *z);
 int bw_trainer_infer(burrow_trainer *t, bw_infer_sink sink, void *ctx, int64_t *spilled_bytes);

@@ -1,0 +1,227 @@
+"""_lib.py: ctypes declarations of include/burrow.h (the structs and calls the package uses).
+
+The structs mirror the header field for field; python/tests/test_abi.py checks each one's
+defaults as the library fills them, which catches a field out of place."""
+import ctypes
+import ctypes.util
+import os
+from ctypes import (POINTER, Structure, c_bool, c_char_p, c_double, c_int, c_int32, c_int64,
+                    c_size_t, c_uint, c_uint64, c_void_p)
+
+MAX_LAYERS = 8
+
+LOG_FN = ctypes.CFUNCTYPE(None, c_int, c_char_p, c_void_p)
+
+
+def _candidates():
+    env = os.environ.get("BURROW_LIB")
+    if env:
+        yield env
+        return
+    here = os.path.dirname(os.path.abspath(__file__))
+    yield os.path.join(here, "libburrow.so.0")  # copied in by pip install ./python
+    yield os.path.join(here, "..", "..", "build", "libburrow.so")  # the source tree, after make
+    found = ctypes.util.find_library("burrow")
+    if found:
+        yield found
+
+
+def _load():
+    tried = []
+    for path in _candidates():
+        if not os.path.exists(path) and os.sep in path:
+            tried.append(path + " (missing)")
+            continue
+        try:
+            return ctypes.CDLL(path), path
+        except OSError as e:
+            tried.append("%s (%s)" % (path, e))
+    raise ImportError("burrow: cannot load libburrow.so; build it with make, or set BURROW_LIB. Tried: "
+                      + "; ".join(tried))
+
+
+lib, lib_path = _load()
+
+
+class DatasetInfo(Structure):
+    _fields_ = [("name", c_char_p), ("num_nodes", c_int64), ("num_edges", c_int64), ("feat_dim", c_int64),
+                ("feat_dtype", c_int), ("num_classes", c_int32), ("symmetric", c_bool), ("index_width", c_int),
+                ("num_train", c_int64), ("num_valid", c_int64), ("num_test", c_int64), ("source_json", c_char_p)]
+
+
+class Csr(Structure):
+    _fields_ = [("num_nodes", c_int64), ("num_edges", c_int64), ("indptr", POINTER(c_int64)),
+                ("indices", c_void_p), ("index_width", c_int)]
+
+
+class Block(Structure):
+    _fields_ = [("num_dst", c_int64), ("num_src", c_int64), ("num_edges", c_int64),
+                ("indptr", POINTER(c_int64)), ("indices", POINTER(c_int32))]
+
+
+class Batch(Structure):
+    _fields_ = [("epoch", c_int64), ("index", c_int64), ("num_layers", c_int), ("blocks", Block * MAX_LAYERS),
+                ("num_input", c_int64), ("input_ids", POINTER(c_int64)), ("num_seeds", c_int64),
+                ("seeds", POINTER(c_int64))]
+
+
+class SamplerOpts(Structure):
+    _fields_ = [("num_layers", c_int), ("fanouts", c_int * MAX_LAYERS), ("batch_size", c_int64),
+                ("seed", c_uint64), ("drop_last", c_bool), ("threads", c_int), ("prefetch", c_int),
+                ("producers", c_int)]
+
+
+class StoreOpts(Structure):
+    _fields_ = [("engine", c_int), ("queue_depth", c_int), ("threads", c_int), ("max_read_bytes", c_size_t),
+                ("out_dtype", c_int), ("direct", c_bool), ("mmap_random", c_bool)]
+
+
+class StoreInfo(Structure):
+    _fields_ = [("path", c_char_p), ("num_rows", c_int64), ("dim", c_int64), ("file_dtype", c_int),
+                ("out_dtype", c_int), ("row_bytes", c_size_t), ("out_row_bytes", c_size_t),
+                ("data_offset", c_int64), ("engine", c_int), ("direct", c_bool), ("block_bytes", c_size_t),
+                ("threads", c_int), ("queue_depth", c_int), ("max_read_bytes", c_size_t),
+                ("staging_bytes", c_size_t)]
+
+
+class StoreStats(Structure):
+    _fields_ = [(n, c_uint64) for n in ("gathers", "rows", "cache_hits", "cache_misses", "rows_read", "reads",
+                                        "bytes_read", "read_errors")] + \
+               [("read_p50_us", c_double), ("read_p99_us", c_double)] + \
+               [(n, c_uint64) for n in ("cache_rows", "cache_capacity", "cache_bytes")]
+
+
+class TrainOpts(Structure):
+    _fields_ = [("model", c_int), ("layers", c_int), ("hidden", c_int64), ("dropout", c_double),
+                ("optimizer", c_int), ("lr", c_double), ("weight_decay", c_double), ("momentum", c_double),
+                ("epochs", c_int), ("seed", c_uint64), ("full_graph", c_bool), ("batch_size", c_int64),
+                ("fanout", c_int32 * MAX_LAYERS), ("max_batches", c_int64), ("prefetch", c_int),
+                ("cache_bytes", c_int64), ("cache_fraction", c_double), ("cache_policy", c_int),
+                ("store_engine", c_int), ("eval_chunk", c_int64), ("mem_bytes", c_int64),
+                ("scratch_dir", c_char_p), ("threads", c_int), ("progress", c_void_p), ("progress_user", c_void_p)]
+
+
+class EpochStats(Structure):
+    _fields_ = [("epoch", c_int), ("batches", c_int64), ("loss", c_double), ("train_acc", c_double),
+                ("epoch_s", c_double), ("sample_s", c_double), ("io_wait_s", c_double), ("compute_s", c_double),
+                ("rows_read", c_int64), ("cache_hit_rate", c_double)]
+
+
+class EvalStats(Structure):
+    _fields_ = [("train_acc", c_double), ("valid_acc", c_double), ("test_acc", c_double), ("eval_s", c_double),
+                ("spilled_bytes", c_int64)]
+
+
+class Best(Structure):
+    _fields_ = [("epoch", c_int), ("valid_acc", c_double), ("test_acc", c_double)]
+
+
+class GenOpts(Structure):
+    _fields_ = [("kind", c_int), ("seed", c_uint64), ("num_nodes", c_int64), ("avg_degree", c_double),
+                ("homophily", c_double), ("scale", c_int), ("edge_factor", c_double), ("a", c_double),
+                ("b", c_double), ("c", c_double), ("num_classes", c_int32), ("feat_dim", c_int64),
+                ("feat_dtype", c_int), ("signal", c_double), ("train_frac", c_double), ("valid_frac", c_double),
+                ("overwrite", c_bool), ("threads", c_int), ("progress", c_void_p), ("progress_user", c_void_p)]
+
+
+class PrepOpts(Structure):
+    _fields_ = [("root", c_char_p), ("out", c_char_p), ("feat_dtype", c_int), ("mem_bytes", c_size_t),
+                ("tmp_dir", c_char_p), ("overwrite", c_bool), ("download", c_bool), ("url", c_char_p),
+                ("progress", c_void_p), ("progress_user", c_void_p)]
+
+
+class ImportOpts(Structure):
+    _fields_ = [("edges", c_char_p), ("num_nodes", c_int64), ("features", c_char_p), ("labels", c_char_p),
+                ("train", c_char_p), ("valid", c_char_p), ("test", c_char_p), ("undirected", c_bool),
+                ("feat_dtype", c_int), ("name", c_char_p), ("mem_bytes", c_size_t), ("tmp_dir", c_char_p),
+                ("overwrite", c_bool), ("progress", c_void_p), ("progress_user", c_void_p)]
+
+
+class PartitionOpts(Structure):
+    _fields_ = [("num_parts", c_int), ("balance", c_uint), ("ufactor", c_double), ("seed", c_uint64),
+                ("method", c_int), ("mem_bytes", c_size_t), ("coarsen_to", c_int64), ("refine_passes", c_int),
+                ("out_dir", c_char_p), ("overwrite", c_bool), ("threads", c_int), ("progress", c_void_p),
+                ("progress_user", c_void_p)]
+
+
+class PartitionPhase(Structure):
+    _fields_ = [("name", c_char_p), ("seconds", c_double), ("heap_peak_bytes", c_int64),
+                ("rss_peak_bytes", c_int64)]
+
+
+class PartitionStats(Structure):
+    _fields_ = [("num_parts", c_int), ("num_nodes", c_int64), ("num_edges", c_int64), ("sym_edges", c_int64),
+                ("edge_cut", c_int64), ("metis_cut", c_int64), ("cut_fraction", c_double),
+                ("imbalance_nodes", c_double), ("imbalance_train", c_double), ("imbalance_edges", c_double),
+                ("halo_total", c_int64), ("replication", c_double), ("coarsened", c_bool),
+                ("coarsen_levels", c_int), ("coarse_nodes", c_int64), ("coarse_edges", c_int64),
+                ("seconds", c_double), ("peak_rss_bytes", c_int64), ("num_phases", c_int),
+                ("phases", PartitionPhase * 8)]
+
+
+P = c_void_p
+PP = POINTER(c_void_p)
+I64P = POINTER(c_int64)
+
+
+def _decl(name, res, *args):
+    f = getattr(lib, name)
+    f.restype = res
+    f.argtypes = list(args)
+
+
+for _name, _res, _args in [
+    ("burrow_version", c_char_p, ()),
+    ("burrow_strerror", c_char_p, (c_int,)),
+    ("burrow_last_error", c_char_p, ()),
+    ("burrow_log_set", None, (LOG_FN, c_void_p, c_int)),
+    ("burrow_dataset_open", c_int, (PP, c_char_p)),
+    ("burrow_dataset_close", None, (P,)),
+    ("burrow_dataset_get_info", POINTER(DatasetInfo), (P,)),
+    ("burrow_dataset_graph", POINTER(Csr), (P,)),
+    ("burrow_dataset_split", I64P, (P, c_int, I64P)),
+    ("burrow_dataset_features_path", c_char_p, (P,)),
+    ("burrow_store_defaults", None, (POINTER(StoreOpts),)),
+    ("burrow_store_open", c_int, (PP, c_char_p, POINTER(StoreOpts))),
+    ("burrow_store_close", None, (P,)),
+    ("burrow_store_get_info", POINTER(StoreInfo), (P,)),
+    ("burrow_store_engine_parse", c_int, (c_char_p,)),
+    ("burrow_store_engine_name", c_char_p, (c_int,)),
+    ("burrow_store_gather", c_int, (P, P, c_size_t, P)),
+    ("burrow_store_submit", c_int, (P, P, c_size_t, P, PP)),
+    ("burrow_store_wait", c_int, (P, P)),
+    ("burrow_store_poll", c_int, (P, P)),
+    ("burrow_store_get_stats", None, (P, POINTER(StoreStats))),
+    ("burrow_store_reset_stats", None, (P,)),
+    ("burrow_store_cache_degree", c_int, (P, POINTER(Csr), c_size_t)),
+    ("burrow_store_cache_clock", c_int, (P, c_size_t)),
+    ("burrow_sampler_defaults", None, (POINTER(SamplerOpts),)),
+    ("burrow_sampler_open", c_int, (PP, POINTER(Csr), P, c_int64, POINTER(SamplerOpts))),
+    ("burrow_sampler_close", None, (P,)),
+    ("burrow_sampler_num_batches", c_int64, (P,)),
+    ("burrow_sampler_start", c_int, (P, c_int64)),
+    ("burrow_sampler_next", c_int, (P, POINTER(POINTER(Batch)))),
+    ("burrow_sampler_release", None, (P, POINTER(Batch))),
+    ("burrow_sampler_sample", c_int, (P, P, c_int64, c_uint64, POINTER(POINTER(Batch)))),
+    ("burrow_train_defaults", None, (POINTER(TrainOpts),)),
+    ("burrow_model_parse", c_int, (c_char_p,)),
+    ("burrow_trainer_open", c_int, (PP, P, POINTER(TrainOpts))),
+    ("burrow_trainer_close", None, (P,)),
+    ("burrow_trainer_train_epoch", c_int, (P, POINTER(EpochStats))),
+    ("burrow_trainer_evaluate", c_int, (P, POINTER(EvalStats))),
+    ("burrow_trainer_epoch", c_int, (P,)),
+    ("burrow_trainer_best", Best, (P,)),
+    ("burrow_trainer_save", c_int, (P, c_char_p)),
+    ("burrow_trainer_load", c_int, (P, c_char_p)),
+    ("burrow_trainer_embed_layer", c_int, (P, c_int, c_char_p)),
+    ("burrow_trainer_weights_checksum", c_uint64, (P,)),
+    ("burrow_gen_defaults", None, (POINTER(GenOpts), c_int)),
+    ("burrow_gen", c_int, (POINTER(GenOpts), c_char_p)),
+    ("burrow_prep_defaults", None, (POINTER(PrepOpts),)),
+    ("burrow_prep", c_int, (c_char_p, POINTER(PrepOpts), c_char_p, c_size_t)),
+    ("burrow_import_defaults", None, (POINTER(ImportOpts),)),
+    ("burrow_import", c_int, (c_char_p, POINTER(ImportOpts))),
+    ("burrow_partition_defaults", None, (POINTER(PartitionOpts),)),
+    ("burrow_partition", c_int, (c_char_p, POINTER(PartitionOpts), POINTER(PartitionStats))),
+]:
+    _decl(_name, _res, *_args)
