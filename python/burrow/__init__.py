@@ -492,8 +492,30 @@ def _train_opts(options):
         elif key == "scratch":
             keep.append(_b(v))
             o.scratch_dir = keep[-1]
+        elif key == "device":
+            keep.append(_b(v))
+            if lib.burrow_device_check(keep[-1]) < 0:
+                raise Error("Trainer: " + lib.burrow_last_error().decode(), -5)
+            o.device = keep[-1]
+        elif key == "aggr":
+            a = lib.burrow_aggr_parse(str(v).encode())
+            if a < 0:
+                raise Error("Trainer: aggr must be mean, max or sum, not %r" % (v,), -1)
+            o.aggr = a
+        elif key == "norm":
+            nk = lib.burrow_norm_parse(str(v).encode())
+            if nk < 0:
+                raise Error("Trainer: norm must be batch, layer or none, not %r" % (v,), -1)
+            o.norm = nk
+        elif key == "split":
+            fs = [float(x) for x in (v.split(",") if isinstance(v, str) else v)]
+            if len(fs) != 3:
+                raise Error("Trainer: split wants three fractions", -1)
+            for i, f in enumerate(fs):
+                o.split[i] = f
         elif key in ("layers", "hidden", "dropout", "lr", "weight_decay", "momentum", "epochs", "seed",
-                     "full_graph", "max_batches", "prefetch", "eval_chunk", "threads"):
+                     "full_graph", "max_batches", "prefetch", "eval_chunk", "threads", "tf32", "heads",
+                     "attn_dropout", "residual"):
             setattr(o, key, v)
         else:
             raise Error("Trainer: unknown option %r" % (k,), -1)

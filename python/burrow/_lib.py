@@ -93,12 +93,15 @@ class StoreStats(Structure):
 
 class TrainOpts(Structure):
     _fields_ = [("model", c_int), ("layers", c_int), ("hidden", c_int64), ("dropout", c_double),
+                ("aggr", c_int), ("heads", c_int), ("attn_dropout", c_double), ("norm", c_int), ("residual", c_bool),
                 ("optimizer", c_int), ("lr", c_double), ("weight_decay", c_double), ("momentum", c_double),
-                ("epochs", c_int), ("seed", c_uint64), ("full_graph", c_bool), ("batch_size", c_int64),
+                ("epochs", c_int), ("seed", c_uint64), ("split", c_double * 3), ("full_graph", c_bool),
+                ("batch_size", c_int64),
                 ("fanout", c_int32 * MAX_LAYERS), ("max_batches", c_int64), ("prefetch", c_int),
                 ("cache_bytes", c_int64), ("cache_fraction", c_double), ("cache_policy", c_int),
                 ("store_engine", c_int), ("eval_chunk", c_int64), ("mem_bytes", c_int64),
-                ("scratch_dir", c_char_p), ("threads", c_int), ("progress", c_void_p), ("progress_user", c_void_p)]
+                ("scratch_dir", c_char_p), ("threads", c_int), ("progress", c_void_p), ("progress_user", c_void_p),
+                ("device", c_char_p), ("tf32", c_bool)]
 
 
 class EpochStats(Structure):
@@ -131,10 +134,11 @@ class PrepOpts(Structure):
 
 
 class ImportOpts(Structure):
-    _fields_ = [("edges", c_char_p), ("num_nodes", c_int64), ("features", c_char_p), ("labels", c_char_p),
-                ("train", c_char_p), ("valid", c_char_p), ("test", c_char_p), ("undirected", c_bool),
+    _fields_ = [("edges", c_char_p), ("header", c_bool), ("num_nodes", c_int64), ("features", c_char_p),
+                ("labels", c_char_p), ("train", c_char_p), ("valid", c_char_p), ("test", c_char_p),
+                ("split", c_double * 3), ("split_seed", c_uint64), ("undirected", c_bool),
                 ("feat_dtype", c_int), ("name", c_char_p), ("mem_bytes", c_size_t), ("tmp_dir", c_char_p),
-                ("overwrite", c_bool), ("progress", c_void_p), ("progress_user", c_void_p)]
+                ("overwrite", c_bool), ("progress", c_void_p), ("progress_user", c_void_p), ("stats", c_void_p)]
 
 
 class PartitionOpts(Structure):
@@ -186,6 +190,9 @@ for _name, _res, _args in [
     ("burrow_store_close", None, (P,)),
     ("burrow_store_get_info", POINTER(StoreInfo), (P,)),
     ("burrow_store_engine_parse", c_int, (c_char_p,)),
+    ("burrow_device_check", c_int, (c_char_p,)),
+    ("burrow_aggr_parse", c_int, (c_char_p,)),
+    ("burrow_norm_parse", c_int, (c_char_p,)),
     ("burrow_store_engine_name", c_char_p, (c_int,)),
     ("burrow_store_gather", c_int, (P, P, c_size_t, P)),
     ("burrow_store_submit", c_int, (P, P, c_size_t, P, PP)),
