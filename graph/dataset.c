@@ -31,8 +31,7 @@ static int json_int(const cJSON *obj, const char *key, int64_t *v, const char *p
 	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
 	if (!it)
 		return bw_err(BURROW_E_FORMAT, "%s: missing \"%s\"", path, key);
-	if (!cJSON_IsNumber(it) || it->valuedouble < 0 || it->valuedouble != (double)(int64_t)it->valuedouble ||
-	    it->valuedouble > 9007199254740992.0)
+	if (!cJSON_IsNumber(it) || !bw_is_int_in(it->valuedouble, 0, 9007199254740992.0))
 		return bw_err(BURROW_E_FORMAT, "%s: \"%s\" must be a non-negative integer", path, key);
 	*v = (int64_t)it->valuedouble;
 	return 0;
