@@ -973,24 +973,24 @@ static int64_t scan_rows(const burrow_csr *g, int64_t r0, int64_t r1, bool uniqu
 }
 
 /* The message for bad row v (found by scan_rows). */
-static int row_error(const burrow_csr *g, int64_t v, bool unique)
+static int row_error(const burrow_csr *g, int64_t v, bool unique, const char *ids)
 {
 	const int64_t n = g->num_nodes;
 	int64_t prev = -1;
 	for (int64_t j = g->indptr[v]; j < g->indptr[v + 1]; j++) {
 		int64_t u = burrow_csr_index(g, j);
 		if (u < 0 || u >= n)
-			return bw_err(BURROW_E_FORMAT, "csr: row %lld: neighbor %lld (entry %lld) out of range [0, %lld)",
-				      (long long)v, (long long)u, (long long)j, (long long)n);
+			return bw_err(BURROW_E_FORMAT, "%s: row %lld: neighbor %lld (entry %lld) out of range [0, %lld)",
+				      ids, (long long)v, (long long)u, (long long)j, (long long)n);
 		if (u < prev || (unique && u == prev))
-			return bw_err(BURROW_E_FORMAT, "csr: row %lld: neighbors not %s at entry %lld", (long long)v,
+			return bw_err(BURROW_E_FORMAT, "%s: row %lld: neighbors not %s at entry %lld", ids, (long long)v,
 				      unique ? "strictly increasing" : "sorted", (long long)j);
 		prev = u;
 	}
-	return bw_err(BURROW_E_FORMAT, "csr: row %lld is malformed", (long long)v);
+	return bw_err(BURROW_E_FORMAT, "%s: row %lld is malformed", ids, (long long)v);
 }
 
-int bw_csr_scan(const burrow_csr *g, bool unique, bool *symmetric)
+int bw_csr_scan(const burrow_csr *g, bool unique, bool *symmetric, const char *offs, const char *ids)
 {
 	const int64_t n = g->num_nodes, e = g->num_edges;
 	if (n < 0 || e < 0 || (g->index_width != 4 && g->index_width != 8) || !g->indptr || (e && !g->indices))
@@ -998,9 +998,9 @@ int bw_csr_scan(const burrow_csr *g, bool unique, bool *symmetric)
 	if (g->index_width == 4 && n > INT32_MAX)
 		return bw_err(BURROW_E_FORMAT, "csr: %lld nodes need 64-bit ids", (long long)n);
 	if (g->indptr[0] != 0)
-		return bw_err(BURROW_E_FORMAT, "csr: indptr[0] is %lld, expected 0", (long long)g->indptr[0]);
+		return bw_err(BURROW_E_FORMAT, "%s: indptr[0] is %lld, expected 0", offs, (long long)g->indptr[0]);
 	if (g->indptr[n] != e)
-		return bw_err(BURROW_E_FORMAT, "csr: indptr[%lld] is %lld, expected the edge count %lld",
+		return bw_err(BURROW_E_FORMAT, "%s: indptr[%lld] is %lld, expected the edge count %lld", offs,
 			      (long long)n, (long long)g->indptr[n], (long long)e);
 	/* offsets first (N reads), so that rows can be cut into pieces of equal entries */
 	int64_t bad = n;
@@ -1009,7 +1009,7 @@ int bw_csr_scan(const burrow_csr *g, bool unique, bool *symmetric)
 		if (g->indptr[v + 1] < g->indptr[v] && v < bad)
 			bad = v;
 	if (bad < n)
-		return bw_err(BURROW_E_FORMAT, "csr: row %lld: indptr decreases (%lld > %lld)", (long long)bad,
+		return bw_err(BURROW_E_FORMAT, "%s: row %lld: indptr decreases (%lld > %lld)", offs, (long long)bad,
 			      (long long)g->indptr[bad], (long long)g->indptr[bad + 1]);
 	const bool sym = symmetric != NULL;
 	const int64_t pieces = 64;
@@ -1037,10 +1037,10 @@ int bw_csr_scan(const burrow_csr *g, bool unique, bool *symmetric)
 			bad = b;
 	}
 	if (bad < n)
-		return row_error(g, bad, unique);
+		return row_error(g, bad, unique, ids);
 	if (sym)
 		*symmetric = fwd == rev;
 	return 0;
 }
 
-int burrow_csr_check(const burrow_csr *g, bool unique) { return bw_csr_scan(g, unique, NULL); }
+int burrow_csr_check(const burrow_csr *g, bool unique) { return bw_csr_scan(g, unique, NULL, "csr", "csr"); }

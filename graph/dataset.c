@@ -215,9 +215,13 @@ static int validate(const burrow_dataset *ds)
 	const burrow_dataset_info *in = &ds->info;
 	const char *dir = ds->dir;
 	bool sym = false;
-	int st = bw_csr_scan(&ds->graph, false, in->symmetric ? &sym : NULL);
+	char *offs = bw_path_join(dir, "indptr.npy"), *ids = bw_path_join(dir, "indices.npy");
+	int st = offs && ids ? bw_csr_scan(&ds->graph, false, in->symmetric ? &sym : NULL, offs, ids)
+			     : bw_err(BURROW_E_NOMEM, "%s: out of memory", dir);
+	bw_free(offs);
+	bw_free(ids);
 	if (st)
-		return bw_err_prefix(st, dir);
+		return st;
 	if (in->symmetric && !sym)
 		return asymmetric_edge(ds);
 	const int32_t *lab = ds->labels_m.data;

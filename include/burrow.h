@@ -620,8 +620,8 @@ BURROW_API void burrow_sampler_defaults(burrow_sampler_opts *o);
 typedef struct burrow_sampler burrow_sampler;
 
 /* Open a sampler on graph g over the training nodes ids. The graph is read in place
- * (it may be mmap'd and larger than memory); the ids are copied and must be distinct
- * and in [0, N). Memory: 16 bytes per training id plus the batches in flight and their
+ * (it may be mmap'd and larger than memory) and checked once (burrow_csr_check: one
+ * pass over its ids); the ids are copied and must be distinct and in [0, N). Memory: 16 bytes per training id plus the batches in flight and their
  * scratch, nothing of size N beyond an N-bit check of the ids during open. */
 BURROW_API int burrow_sampler_open(burrow_sampler **out,            /* out: caller closes */
 				   const burrow_csr *g,             /* borrowed: must outlive the sampler */

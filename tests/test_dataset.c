@@ -266,7 +266,7 @@ Test(dataset, open_refuses_content_errors)
 		int32_t *idx = load_copy(p, "indices.npy", &n, 4);
 		idx[bad_ids[c].entry] = (int32_t)bad_ids[c].value;
 		save(p, "indices.npy", BURROW_DTYPE_I32, n, idx);
-		expect_refused(p, BURROW_E_FORMAT, p, bad_ids[c].what);
+		expect_refused(p, BURROW_E_FORMAT, "indices.npy", bad_ids[c].what);
 		free(idx);
 		free(p);
 	}
@@ -275,7 +275,7 @@ Test(dataset, open_refuses_content_errors)
 	int64_t *off = load_copy(p, "indptr.npy", &n, 8);
 	off[10] = off[12] + 1;
 	save(p, "indptr.npy", BURROW_DTYPE_I64, n, off);
-	expect_refused(p, BURROW_E_FORMAT, p, "row 10: indptr decreases");
+	expect_refused(p, BURROW_E_FORMAT, "indptr.npy", "row 10: indptr decreases");
 	free(off);
 	free(p);
 	/* an edge without its reverse while meta.json claims symmetry: 5 has no edge to 1 */
@@ -363,7 +363,7 @@ Test(dataset, symmetry_hash_matches_reference)
 				ref &= fw == bw;
 			}
 		bool sym = !ref;
-		int st = bw_csr_scan(&g, false, &sym);
+		int st = bw_csr_scan(&g, false, &sym, "csr", "csr");
 		if (st == 0)
 			cr_assert_eq(sym, ref, "trial %d", trial);
 		else /* the change broke a row's order: refused as unsorted, never as symmetric */
