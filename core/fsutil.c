@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 int bw_write_all(int fd, const void *buf, size_t n, const char *path)
@@ -309,4 +310,24 @@ void bw_rm_stale_tmp(const char *path)
 	if (d)
 		closedir(d);
 	bw_free(parent);
+}
+
+int bw_check_space(const char *path, double bytes, const char *what)
+{
+	char *p = bw_strdup(path);
+	struct statvfs vs;
+	int rc = -1;
+	while (p && (rc = statvfs(p, &vs)) < 0 && strcmp(p, "/") && strcmp(p, ".")) {
+		char *up = bw_dirname(p);
+		bw_free(p);
+		p = up;
+	}
+	bw_free(p);
+	if (rc < 0)
+		return 0; /* cannot tell: the writes will say */
+	double avail = (double)vs.f_bavail * (double)vs.f_frsize;
+	if (bytes > avail)
+		return bw_err(BURROW_E_IO, "%s: %s needs at least %.0f bytes, but only %.0f are free there", path, what,
+			      bytes, avail);
+	return 0;
 }

@@ -84,6 +84,11 @@ int bw_rm_rf(const char *path);
  * refusal naming it. Also BURROW_E_INVAL when it is, or holds, `input` (NULL: none): an
  * output never replaces an input of the same command. */
 int bw_check_replaceable(const char *path, const char *input);
+/* Will an output of at least `bytes` fit on the filesystem that holds `path` (or its
+ * nearest existing ancestor)? 0, or BURROW_E_IO naming path, `what` and both sizes.
+ * Checked before writing sizes taken from input (a node count), so that an absurd count
+ * is refused at once instead of filling the disk. */
+int bw_check_space(const char *path, double bytes, const char *what);
 /* Remove the leftovers of interrupted writers of `path` ("path.tmp.PID", "path.old.PID")
  * whose process PID is gone. Best effort: errors are ignored. */
 void bw_rm_stale_tmp(const char *path);

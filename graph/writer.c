@@ -489,6 +489,12 @@ int burrow_writer_commit(burrow_writer *w)
 		st = bw_err(BURROW_E_INVAL, "%s: indices.npy was not ended", w->dir);
 	if (st || (st = REBASE(w, write_meta(w))) || (st = bw_fsync_dir(w->tmp)))
 		goto fail;
+	/* what a reader will check, checked before the output takes its name (overlapping
+	 * splits, labels past C, a graph called symmetric that is not) */
+	burrow_dataset *check;
+	if ((st = REBASE(w, burrow_dataset_open(&check, w->tmp))))
+		goto fail;
+	burrow_dataset_close(check);
 	char *sd = tmp_path(w, "split");
 	st = sd ? bw_fsync_dir(sd) : BURROW_E_NOMEM;
 	bw_free(sd);

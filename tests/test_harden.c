@@ -53,7 +53,10 @@ static void refused(const char *dir, const char *what, const char *cmd)
 	cr_assert(strchr(err, '\n') == err + strlen(err) - 1, "%s: not one line: %s", cmd, err);
 	free(err);
 	char *out;
-	cr_assert_eq(tu_sh(&out, NULL, "find '%s' '%s'/.. -maxdepth 2 -name '*.tmp.*'", dir, dir), 0);
+	char *parent = strdup(dir);
+	*strrchr(parent, '/') = '\0';
+	cr_assert_eq(tu_sh(&out, NULL, "find '%s' -maxdepth 3 -name '*.tmp.*'", parent), 0);
+	free(parent);
 	cr_assert_str_empty(out, "%s left %s", cmd, out);
 	free(out);
 }
@@ -226,4 +229,39 @@ Test(harden, mpirun_train_on_a_plain_dataset_refused)
 	cr_assert(!tu_exists(log));
 	free(log);
 	free(d);
+}
+
+/* import with overlapping splits wrote a dataset that failed info --verify; --num-nodes
+ * 1e18 wrote until the disk was full: both refused, nothing left. */
+Test(harden, import_refuses_overlaps_and_absurd_counts)
+{
+	char *edges = tu_path(tu_dir, "e.txt"), *out = tu_path(tu_dir, "imp"), *err;
+	FILE *f = fopen(edges, "w");
+	for (int v = 0; v < 10; v++)
+		fprintf(f, "%d %d\n", v, (v + 1) % 10);
+	fclose(f);
+	int64_t tr[4] = {0, 1, 2, 3}, va[3] = {3, 4, 5}, te[2] = {8, 9}, n;
+	const struct {
+		const char *name;
+		int64_t *ids, n;
+	} splits[] = {{"tr.npy", tr, 4}, {"va.npy", va, 3}, {"te.npy", te, 2}};
+	for (int i = 0; i < 3; i++) {
+		char *p = tu_path(tu_dir, "%s", splits[i].name);
+		n = splits[i].n;
+		cr_assert_eq(bw_npy_save(p, BURROW_DTYPE_I64, 1, &n, splits[i].ids, 64), 0);
+		free(p);
+	}
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd, "import '%s' --edges '%s' --num-nodes 10 --train '%s/tr.npy' --valid '%s/va.npy' "
+		 "--test '%s/te.npy' --quiet", out, edges, tu_dir, tu_dir, tu_dir);
+	refused(out, "node 3 appears twice or in two splits", cmd);
+	cr_assert(!tu_exists(out));
+	snprintf(cmd, sizeof cmd, "import '%s' --edges '%s' --num-nodes 1000000000000000000 --quiet", out, edges);
+	refused(out, "needs at least", cmd);
+	cr_assert(!tu_exists(out));
+	cr_assert_eq(tu_sh(NULL, &err, "%s import '%s' --edges '%s' --num-nodes 10 --quiet", tu_burrow(), out, edges), 0,
+		     "%s", err);
+	free(err);
+	free(edges);
+	free(out);
 }
