@@ -51,6 +51,7 @@ static void refused(const char *dir, const char *what, const char *cmd)
 	cr_assert_eq(rc, 1, "exit %d for %s: %s", rc, cmd, err);
 	cr_assert(strstr(err, what), "%s: message lacks '%s': %s", cmd, what, err);
 	cr_assert(strchr(err, '\n') == err + strlen(err) - 1, "%s: not one line: %s", cmd, err);
+	cr_assert(!strstr(err, ".tmp."), "%s: names a temporary: %s", cmd, err);
 	free(err);
 	char *out;
 	char *parent = strdup(dir);
