@@ -286,9 +286,11 @@ int bw_check_replaceable(const char *path, const char *input)
 	return 0;
 }
 
-void bw_rm_stale_tmp(const char *path)
+int bw_rm_stale_tmp(const char *path)
 {
 	char *parent = bw_dirname(path);
+	if (!parent)
+		return BURROW_E_NOMEM;
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
 	size_t bl = strlen(base);
@@ -303,13 +305,18 @@ void bw_rm_stale_tmp(const char *path)
 		if (*end || pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
 			continue;
 		char *p = bw_path_join(parent, e->d_name);
-		if (p)
-			bw_rm_rf(p);
+		if (!p) {
+			closedir(d);
+			bw_free(parent);
+			return BURROW_E_NOMEM;
+		}
+		bw_rm_rf(p);
 		bw_free(p);
 	}
 	if (d)
 		closedir(d);
 	bw_free(parent);
+	return 0;
 }
 
 int bw_check_space(const char *path, double bytes, const char *what)
@@ -322,6 +329,8 @@ int bw_check_space(const char *path, double bytes, const char *what)
 		bw_free(p);
 		p = up;
 	}
+	if (!p)
+		return BURROW_E_NOMEM;
 	bw_free(p);
 	if (rc < 0)
 		return 0; /* cannot tell: the writes will say */

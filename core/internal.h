@@ -90,8 +90,9 @@ int bw_check_replaceable(const char *path, const char *input);
  * is refused at once instead of filling the disk. */
 int bw_check_space(const char *path, double bytes, const char *what);
 /* Remove the leftovers of interrupted writers of `path` ("path.tmp.PID", "path.old.PID")
- * whose process PID is gone. Best effort: errors are ignored. */
-void bw_rm_stale_tmp(const char *path);
+ * whose process PID is gone. Best effort (what cannot be removed stays), but
+ * BURROW_E_NOMEM when memory runs out. */
+int bw_rm_stale_tmp(const char *path);
 /* Join a and b with '/' into a new string (bw_free it). NULL on no memory. */
 char *bw_path_join(const char *a, const char *b);
 /* The directory part of path, new string. */

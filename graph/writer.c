@@ -79,9 +79,9 @@ int burrow_writer_open(burrow_writer **out, const char *dir, const char *name, c
 	if (!st && (stat(parent, &sb) < 0 || !S_ISDIR(sb.st_mode)))
 		st = bw_err(BURROW_E_IO, "%s: not a directory", parent);
 	bw_free(parent);
-	if (st || (st = bw_rm_rf(w->tmp)))
+	/* and what interrupted writers of this output left */
+	if (st || (st = bw_rm_rf(w->tmp)) || (st = bw_rm_stale_tmp(w->dir)))
 		goto fail;
-	bw_rm_stale_tmp(w->dir); /* what interrupted writers of this output left */
 	if (mkdir(w->tmp, 0755) < 0) {
 		st = bw_err_errno(errno, w->tmp, "mkdir");
 		goto fail;

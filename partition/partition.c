@@ -514,7 +514,8 @@ int burrow_partition(const char *dataset_dir, const burrow_partition_opts *opts,
 	}
 	if (o.overwrite && (st = bw_check_replaceable(out, dataset_dir)))
 		goto out;
-	bw_rm_stale_tmp(out);
+	if ((st = bw_rm_stale_tmp(out)))
+		goto out;
 	sprintf(tmp, "%s.tmp.%ld", out, (long)getpid());
 	if ((st = bw_rm_rf(tmp)) || (st = bw_mkdir_p(tmp, 0755)))
 		goto out;
