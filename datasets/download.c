@@ -198,6 +198,23 @@ static int transfer(const char *url, const char *part, const burrow_download_opt
 	return st;
 }
 
+/* Is the answer a zip (a local file header, or an empty archive's end record)? Else it is
+ * removed and refused: an error page must not sit under the zip's name. */
+static int check_zip(const char *part, const char *url)
+{
+	unsigned char magic[4] = {0};
+	int fd = open(part, O_RDONLY | O_CLOEXEC);
+	ssize_t got = fd >= 0 ? read(fd, magic, sizeof magic) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (got == 4 && magic[0] == 'P' && magic[1] == 'K' &&
+	    ((magic[2] == 3 && magic[3] == 4) || (magic[2] == 5 && magic[3] == 6)))
+		return 0;
+	long long size = file_size(part);
+	unlink(part);
+	return bw_err(BURROW_E_FORMAT, "%s: the answer (%lld bytes) is not a zip file; nothing was kept", url, size);
+}
+
 int burrow_download(const char *name, const char *root, const burrow_download_opts *opts, char *path, size_t path_cap)
 {
 	burrow_download_opts o;
@@ -256,6 +273,8 @@ int burrow_download(const char *name, const char *root, const burrow_download_op
 			st = bw_err(BURROW_E_IO, "%s: the server refuses the download", url);
 	}
 	if (st)
+		goto out;
+	if ((st = check_zip(part, url)))
 		goto out;
 	if (rename(part, final) < 0) {
 		st = bw_err_errno(errno, final, "rename");

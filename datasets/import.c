@@ -264,7 +264,8 @@ int burrow_import(const char *out, const burrow_import_opts *o)
 	burrow_writer_opts wo;
 	burrow_writer_defaults(&wo);
 	wo.overwrite = o->overwrite;
-	if ((st = burrow_writer_open(&w, out, name, &wo)))
+	if ((st = bw_check_space(out, ((double)o->num_nodes + 1) * 8, "an indptr.npy for --num-nodes")) ||
+	    (st = burrow_writer_open(&w, out, name, &wo)))
 		goto out;
 
 	burrow_csr_opts co;

@@ -693,7 +693,8 @@ static int run(prep *p)
 	burrow_writer_opts wo;
 	burrow_writer_defaults(&wo);
 	wo.overwrite = p->o->overwrite;
-	if ((st = burrow_writer_open(&p->w, p->out, p->name, &wo)))
+	if ((st = bw_check_space(p->out, ((double)p->n + 1) * 8, "an indptr.npy for the node count of num-node-list")) ||
+	    (st = burrow_writer_open(&p->w, p->out, p->name, &wo)))
 		return st;
 
 	burrow_csr_opts co;

@@ -50,6 +50,8 @@ int burrow_writer_open(burrow_writer **out, const char *dir, const char *name, c
 	if (!opts || !opts->overwrite) {
 		if (stat(dir, &sb) == 0)
 			return bw_err(BURROW_E_EXISTS, "%s: already exists", dir);
+	} else if ((st = bw_check_replaceable(dir, NULL))) {
+		return st;
 	}
 	burrow_writer *w = bw_calloc(1, sizeof *w);
 	if (!w)
@@ -77,7 +79,8 @@ int burrow_writer_open(burrow_writer **out, const char *dir, const char *name, c
 	if (!st && (stat(parent, &sb) < 0 || !S_ISDIR(sb.st_mode)))
 		st = bw_err(BURROW_E_IO, "%s: not a directory", parent);
 	bw_free(parent);
-	if (st || (st = bw_rm_rf(w->tmp)))
+	/* and what interrupted writers of this output left */
+	if (st || (st = bw_rm_rf(w->tmp)) || (st = bw_rm_stale_tmp(w->dir)))
 		goto fail;
 	if (mkdir(w->tmp, 0755) < 0) {
 		st = bw_err_errno(errno, w->tmp, "mkdir");
@@ -486,6 +489,12 @@ int burrow_writer_commit(burrow_writer *w)
 		st = bw_err(BURROW_E_INVAL, "%s: indices.npy was not ended", w->dir);
 	if (st || (st = REBASE(w, write_meta(w))) || (st = bw_fsync_dir(w->tmp)))
 		goto fail;
+	/* what a reader will check, checked before the output takes its name (overlapping
+	 * splits, labels past C, a graph called symmetric that is not) */
+	burrow_dataset *check;
+	if ((st = REBASE(w, burrow_dataset_open(&check, w->tmp))))
+		goto fail;
+	burrow_dataset_close(check);
 	char *sd = tmp_path(w, "split");
 	st = sd ? bw_fsync_dir(sd) : BURROW_E_NOMEM;
 	bw_free(sd);
@@ -502,6 +511,8 @@ int burrow_writer_commit(burrow_writer *w)
 			st = bw_err(BURROW_E_EXISTS, "%s: already exists", w->dir);
 			goto fail;
 		}
+		if ((st = bw_check_replaceable(w->dir, NULL)))
+			goto fail;
 		old = bw_malloc(strlen(w->dir) + 32);
 		if (!old) {
 			st = BURROW_E_NOMEM;

@@ -503,6 +503,7 @@ int burrow_partition(const char *dataset_dir, const burrow_partition_opts *opts,
 		st = BURROW_E_NOMEM;
 		goto out;
 	}
+	tmp[0] = '\0'; /* nothing to remove on the way out until it is named */
 	size_t ol = strlen(out);
 	while (ol > 1 && out[ol - 1] == '/')
 		out[--ol] = '\0';
@@ -511,6 +512,10 @@ int burrow_partition(const char *dataset_dir, const burrow_partition_opts *opts,
 		st = bw_err(BURROW_E_EXISTS, "%s: already exists", out);
 		goto out;
 	}
+	if (o.overwrite && (st = bw_check_replaceable(out, dataset_dir)))
+		goto out;
+	if ((st = bw_rm_stale_tmp(out)))
+		goto out;
 	sprintf(tmp, "%s.tmp.%ld", out, (long)getpid());
 	if ((st = bw_rm_rf(tmp)) || (st = bw_mkdir_p(tmp, 0755)))
 		goto out;
@@ -655,7 +660,7 @@ out:
 	if (sym_map)
 		munmap(sym_map, sym_len);
 	bw_free(sym_ptr);
-	if (st && tmp)
+	if (st && tmp && tmp[0])
 		bw_rm_rf(tmp);
 	bw_free(rl.offsets);
 	bw_free(rl.new_of_orig);

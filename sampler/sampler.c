@@ -214,7 +214,9 @@ int burrow_sampler_open(burrow_sampler **out, const burrow_csr *g, const int64_t
 		return bw_err(BURROW_E_INVAL, "sampler: the graph is empty or malformed");
 	if (n < 0 || (n && !ids))
 		return bw_err(BURROW_E_INVAL, "sampler: %lld training ids", (long long)n);
-	if ((st = check_opts(&o)) || (st = check_ids(g, ids, n)))
+	/* the graph may come from the caller, not a dataset (whose open checked it): every
+	 * offset and id is checked once here, so that sampling trusts them */
+	if ((st = check_opts(&o)) || (st = burrow_csr_check(g, false)) || (st = check_ids(g, ids, n)))
 		return st;
 	burrow_sampler *s = bw_calloc(1, sizeof *s);
 	if (!s)

@@ -1180,6 +1180,26 @@ Test(download, not_found_leaves_nothing)
 	free_ogb(&g);
 }
 
+/* A server answering 200 with something that is not a zip (a 6-byte error text): refused,
+ * nothing kept under the zip's name (issue 19). */
+Test(download, non_zip_answer_not_kept)
+{
+	char *page = tu_path(dir, "page.txt"), *root = tu_path(dir, "root"), *err = NULL;
+	FILE *f = fopen(page, "w");
+	fputs("error\n", f);
+	fclose(f);
+	server s;
+	start_server(&s, page);
+	int rc = tu_sh(NULL, &err, "%s download toy --root %s --url http://127.0.0.1:%d/toy.zip --quiet", tu_burrow(), root,
+		       s.port);
+	cr_assert_eq(rc, 1, "%s", err);
+	cr_assert_eq(lines(err), 1, "%s", err);
+	cr_assert(strstr(err, "not a zip file") && strstr(err, "6 bytes"), "%s", err);
+	cr_assert(entries(root) <= 0, "files left in %s", root);
+	stop_server(&s);
+	free(err), free(page), free(root);
+}
+
 Test(download, cut_half_way_then_resumed)
 {
 	ogb g;

@@ -139,7 +139,7 @@ int cmd_gen(int argc, char **argv)
 	double t0 = cli_now();
 	int st = burrow_gen(&o, out);
 	cli_progress_done(&prog);
-	if (st == BURROW_E_EXISTS)
+	if (st == BURROW_E_EXISTS && !force)
 		return cli_fail("gen", "%s (use --force to replace it)", burrow_last_error());
 	if (st < 0)
 		return cli_lib_fail("gen", st);

@@ -120,7 +120,7 @@ int cmd_import(int argc, char **argv)
 	double t0 = cli_now();
 	int st = burrow_import(out, &o);
 	cli_progress_done(&prog);
-	if (st == BURROW_E_EXISTS)
+	if (st == BURROW_E_EXISTS && !o.overwrite)
 		return cli_fail("import", "%s (use --force to replace it)", burrow_last_error());
 	if (st < 0)
 		return cli_lib_fail("import", st);

@@ -155,7 +155,7 @@ int cmd_partition(int argc, char **argv)
 	burrow_partition_stats s;
 	int st = burrow_partition(dir, &o, &s);
 	cli_progress_done(&prog);
-	if (st == BURROW_E_EXISTS)
+	if (st == BURROW_E_EXISTS && !o.overwrite)
 		return cli_fail("partition", "%s (use --force to replace it)", burrow_last_error());
 	if (st < 0)
 		return cli_lib_fail("partition", st);

@@ -80,7 +80,7 @@ int cmd_prep(int argc, char **argv)
 	int st = burrow_prep(argv[optind], &o, out, sizeof out);
 	dl_progress_done(&prog);
 	cli_progress_done(&bar);
-	if (st == BURROW_E_EXISTS)
+	if (st == BURROW_E_EXISTS && !o.overwrite)
 		return cli_fail("prep", "%s (use --force to replace it)", burrow_last_error());
 	if (st < 0)
 		return cli_lib_fail("prep", st);
