@@ -3,6 +3,7 @@
  * the next `prefetch` batches are sampled and their rows read (docs/train.md, "Pipeline").
  * Batches depend only on (seed, epoch, index) and the store returns the file's bytes, so the
  * depth, the cache and the engine change timings, never results. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, CLOCK_MONOTONIC under -std=c11 */
 #include "driver.h"
 
 #include <string.h>
