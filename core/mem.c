@@ -1,6 +1,7 @@
 /* mem.c: the one allocation wrapper: counts current and peak bytes, fails on request in tests. */
 #include "internal.h"
 
+#include <cjson/cJSON.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +104,17 @@ void bw_free(void *q)
 	memcpy(&n, base, sizeof n);
 	atomic_fetch_sub(&mem_current, n);
 	free(base);
+}
+
+/* cJSON's allocations go through the counter too (so its memory is counted and fails on
+ * request in the tests). Its hooks are process-wide: they are set when libburrow is loaded,
+ * before a program linking it can hold a cJSON object (include/burrow.h says so). */
+static void *json_malloc(size_t n) { return bw_malloc(n); }
+
+__attribute__((constructor)) static void json_hooks(void)
+{
+	cJSON_Hooks h = {.malloc_fn = json_malloc, .free_fn = bw_free};
+	cJSON_InitHooks(&h);
 }
 
 char *bw_strdup(const char *s)

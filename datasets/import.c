@@ -205,7 +205,7 @@ fail:
 	burrow_writer_abort(w);
 out:
 	burrow_csr_builder_close(b);
-	free(src);
+	cJSON_free(src);
 	bw_free(y);
 	bw_free(spill);
 	return st;

@@ -725,12 +725,12 @@ static int run(prep *p)
 	if ((st = p->binary ? features_npz(p) : features_csv(p)) || (st = p->binary ? labels_npz(p) : labels_csv(p)) ||
 	    (st = splits(p)) || (st = source_json(p, edges, &src)) || (st = burrow_writer_set_source(p->w, src)))
 		goto fail;
-	free(src);
+	cJSON_free(src);
 	st = burrow_writer_commit(p->w);
 	p->w = NULL;
 	return st;
 fail:
-	free(src);
+	cJSON_free(src);
 	burrow_csr_builder_close(b);
 	burrow_writer_abort(p->w);
 	p->w = NULL;

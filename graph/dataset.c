@@ -153,7 +153,7 @@ static int parse_meta(burrow_dataset *ds, const char *path, const char *text)
 	const cJSON *src = cJSON_GetObjectItemCaseSensitive(j, "source");
 	ds->source_json = src ? cJSON_PrintUnformatted(src) : NULL;
 	if (!ds->source_json)
-		ds->source_json = strdup("{}");
+		ds->source_json = bw_strdup("{}");
 	if (!ds->source_json)
 		st = bw_err(BURROW_E_NOMEM, "out of memory");
 	in->source_json = ds->source_json;
@@ -259,7 +259,7 @@ void burrow_dataset_close(burrow_dataset *ds)
 		bw_npy_unmap(&ds->split_m[i]);
 	bw_free(ds->dir);
 	bw_free(ds->name);
-	free(ds->source_json); /* from cJSON / strdup */
+	bw_free(ds->source_json); /* from cJSON (hooked to bw_malloc) or bw_strdup */
 	bw_free(ds->features_path);
 	bw_free(ds);
 }

@@ -467,7 +467,7 @@ static int write_meta(burrow_writer *w)
 out:
 	if (st == BURROW_E_NOMEM)
 		bw_err(st, "%s: out of memory writing meta.json", w->dir);
-	free(text);
+	cJSON_free(text);
 	bw_free(path);
 	cJSON_Delete(j);
 	return st;

@@ -369,7 +369,7 @@ static int write_meta(const char *dir, const char *dataset_dir, const burrow_dat
 out:
 	if (st == BURROW_E_NOMEM)
 		bw_err(st, "%s: out of memory writing meta.json", dir);
-	free(text);
+	cJSON_free(text);
 	bw_free(path);
 	cJSON_Delete(j);
 	return st;

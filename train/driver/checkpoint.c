@@ -102,7 +102,7 @@ int bw_checkpoint_save(const bw_ck_state *t, const char *path)
 	bw_atomic_file f;
 	int st = bw_atomic_open(&f, path);
 	if (st) {
-		free(hdr);
+		cJSON_free(hdr);
 		return st;
 	}
 	uint32_t crc = (uint32_t)crc32(0L, Z_NULL, 0);
@@ -131,10 +131,10 @@ int bw_checkpoint_save(const bw_ck_state *t, const char *path)
 	memcpy(tail + 12, CK_END, 4);
 	if ((st = bw_write_all(f.fd, tail, CK_TRAILER, f.tmp)))
 		goto fail;
-	free(hdr);
+	cJSON_free(hdr);
 	return bw_atomic_commit(&f);
 fail:
-	free(hdr);
+	cJSON_free(hdr);
 	bw_atomic_abort(&f);
 	return st;
 }
