@@ -53,6 +53,8 @@ extern "C" {
 #define BURROW_VERSION_MINOR 1
 #define BURROW_VERSION_PATCH 0
 #define BURROW_DATASET_FORMAT_VERSION 1 /* meta.json "version" this library reads and writes */
+/* Most layers of a model, and most blocks of a sampled batch (one limit for both). */
+#define BURROW_MAX_LAYERS 8
 
 /* The library's version as "MAJOR.MINOR.PATCH" (static string). */
 BURROW_API const char *burrow_version(void);
@@ -88,7 +90,11 @@ enum burrow_log_level { BURROW_LOG_ERROR = 0, BURROW_LOG_WARN = 1, BURROW_LOG_IN
 typedef void (*burrow_log_fn)(int level,      /* enum burrow_log_level */
 			      const char *msg, /* borrowed for the call */
 			      void *user);     /* the pointer given to burrow_log_set */
-/* Route library messages to fn (NULL: drop them, the default) at levels <= max_level. */
+/* Route library messages to fn (NULL: drop them, the default) at levels <= max_level.
+ * Safe to call while library threads log: messages are delivered under a read lock and this
+ * call takes the write lock, so when it returns no thread is in, or will call, the previous
+ * callback. fn may be called from any library thread, concurrently; it must not call
+ * burrow_log_set itself (that would deadlock). */
 BURROW_API void burrow_log_set(burrow_log_fn fn, void *user, int max_level);
 
 /* Progress of a long operation: `done` of `total` units in the named phase. */
@@ -99,6 +105,10 @@ typedef void (*burrow_progress_fn)(void *user,        /* the pointer given with 
 
 /* ---------------------------------------------------------------- memory */
 
+/* Every allocation of the library is counted, cJSON's included: libburrow sets cJSON's
+ * process-wide allocation hooks (cJSON_InitHooks) when it is loaded, so a program that uses
+ * cJSON itself must not set other hooks, nor hold cJSON objects made before libburrow was
+ * loaded (dlopen) and free them after. */
 /* Bytes the library holds now, and the most it has held (process-wide). */
 BURROW_API void burrow_mem_stats(size_t *current, /* out, may be NULL */
 				 size_t *peak);    /* out, may be NULL */
@@ -569,7 +579,6 @@ BURROW_API int burrow_import(const char *out,                /* the dataset dire
  * owned by the sampler: hand each back with burrow_sampler_release (which recycles its
  * memory); burrow_sampler_close frees any still held. */
 
-#define BURROW_SAMPLER_MAX_LAYERS 8
 
 /* One layer of a mini-batch: destination row i's sampled neighbors are
  * indices[indptr[i] .. indptr[i+1]), local source ids, increasing global id. */
@@ -587,7 +596,7 @@ typedef struct burrow_batch {
 	int64_t epoch;           /* the epoch it belongs to; -1 for burrow_sampler_sample/_full */
 	int64_t index;           /* its index within the epoch; -1 for burrow_sampler_sample/_full */
 	int num_layers;          /* blocks in use */
-	burrow_block blocks[BURROW_SAMPLER_MAX_LAYERS]; /* [num_layers]: input layer first */
+	burrow_block blocks[BURROW_MAX_LAYERS]; /* [num_layers]: input layer first */
 	int64_t num_input;       /* = blocks[0].num_src */
 	const int64_t *input_ids;/* [num_input] global ids of every layer's nodes: the rows to gather */
 	int64_t num_seeds;       /* output nodes = blocks[num_layers-1].num_dst */
@@ -595,8 +604,8 @@ typedef struct burrow_batch {
 } burrow_batch;
 
 typedef struct burrow_sampler_opts {
-	int num_layers;          /* blocks per batch, 1 .. BURROW_SAMPLER_MAX_LAYERS (default 3) */
-	int fanouts[BURROW_SAMPLER_MAX_LAYERS]; /* neighbors per node in block l, input layer
+	int num_layers;          /* blocks per batch, 1 .. BURROW_MAX_LAYERS (default 3) */
+	int fanouts[BURROW_MAX_LAYERS]; /* neighbors per node in block l, input layer
 	                            first; -1 = all, 0 = none (default 15, 10, 5: seeds get 5) */
 	int64_t batch_size;      /* seeds per batch (default 1024) */
 	uint64_t seed;           /* shuffles and samples are a function of it (default 0) */
@@ -676,7 +685,6 @@ BURROW_API int burrow_sampler_full(burrow_sampler *s,
 
 enum burrow_model_kind { BURROW_MODEL_SAGE = 1, BURROW_MODEL_GCN = 2, BURROW_MODEL_MLP = 3 };
 enum burrow_optim_kind { BURROW_OPTIM_ADAM = 1, BURROW_OPTIM_ADAMW = 2, BURROW_OPTIM_SGD = 3 };
-#define BURROW_MAX_LAYERS 8
 #define BURROW_CACHE_AUTO (-1) /* burrow_train_opts.cache_bytes: size the feature cache from memory */
 
 typedef struct burrow_train_opts {

@@ -158,9 +158,9 @@ static void *produce(void *arg)
 /* Refuse what the sampler cannot serve, naming the option. */
 static int check_opts(const burrow_sampler_opts *o)
 {
-	if (o->num_layers < 1 || o->num_layers > BURROW_SAMPLER_MAX_LAYERS)
+	if (o->num_layers < 1 || o->num_layers > BURROW_MAX_LAYERS)
 		return bw_err(BURROW_E_INVAL, "sampler: num_layers %d is not in [1, %d]", o->num_layers,
-			      BURROW_SAMPLER_MAX_LAYERS);
+			      BURROW_MAX_LAYERS);
 	for (int l = 0; l < o->num_layers; l++)
 		if (o->fanouts[l] < -1)
 			return bw_err(BURROW_E_INVAL, "sampler: fanout %d of layer %d: want -1 (all) or >= 0",

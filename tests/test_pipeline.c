@@ -235,7 +235,7 @@ Test(pipeline, full_fanout_batches_equal_full_neighbor_inference)
 		float *x = malloc((size_t)(sb->num_input * D) * sizeof *x);
 		cr_assert_eq(burrow_store_gather(t->store, sb->input_ids, (size_t)sb->num_input, x), 0);
 		bw_batch b;
-		bw_block blk[BW_MAX_LAYERS];
+		bw_block blk[BURROW_MAX_LAYERS];
 		cr_assert_eq(bw_batch_from_sample(t, sb, x, 0, &b, blk), 0, "%s", burrow_last_error());
 		const bw_tensor *logits;
 		cr_assert_eq(bw_model_forward(&t->be, t->model, &b, false, 0, &logits), 0, "%s", burrow_last_error());

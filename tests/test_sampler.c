@@ -187,8 +187,8 @@ static void same_batch(const burrow_batch *a, const burrow_batch *b)
 typedef struct saved {
 	burrow_batch b;
 	int64_t *ids;
-	int64_t *indptr[BURROW_SAMPLER_MAX_LAYERS];
-	int32_t *indices[BURROW_SAMPLER_MAX_LAYERS];
+	int64_t *indptr[BURROW_MAX_LAYERS];
+	int32_t *indices[BURROW_MAX_LAYERS];
 } saved;
 
 static void save(saved *s, const burrow_batch *b)
@@ -774,7 +774,7 @@ Test(sampler, refuses_bad_options_and_ids)
 	cr_assert_eq(burrow_sampler_open(&s, &t.g, ids, 3, &o), BURROW_E_INVAL);
 	cr_assert_null(s);
 	burrow_sampler_defaults(&o);
-	o.num_layers = BURROW_SAMPLER_MAX_LAYERS + 1;
+	o.num_layers = BURROW_MAX_LAYERS + 1;
 	cr_assert_eq(burrow_sampler_open(&s, &t.g, ids, 3, &o), BURROW_E_INVAL);
 	burrow_sampler_defaults(&o);
 	o.fanouts[1] = -2;

@@ -227,7 +227,7 @@ static int step(burrow_trainer *t, const burrow_batch *sb, float *x, int64_t ind
 		int64_t *correct)
 {
 	bw_batch b;
-	bw_block blk[BW_MAX_LAYERS];
+	bw_block blk[BURROW_MAX_LAYERS];
 	int st = bw_batch_from_sample(t, sb, x, index, &b, blk);
 	if (st)
 		return st;
