@@ -859,10 +859,13 @@ Test(sampler, failing_allocations_return_nomem)
 		ids[i] = i;
 	for (int prefetch = 0; prefetch <= 2; prefetch += 2) {
 		int k;
+		const size_t base = tu_mem_now();
 		for (k = 0; k < 2000; k++) {
 			bw_mem_fail_after(k);
 			int st = one_run(&t.g, ids, 300, prefetch);
 			bw_mem_fail_after(-1);
+			cr_assert_eq(tu_mem_now(), base, "prefetch %d, failing allocation %d: %zu bytes not freed", prefetch,
+				     k, tu_mem_now() - base);
 			if (st == 0)
 				break;
 			cr_assert_eq(st, BURROW_E_NOMEM, "prefetch %d, failing allocation %d: %s", prefetch, k,
