@@ -11,9 +11,15 @@
 # Outputs: libburrow (no MPI) and libburrow_mpi (libburrow plus distributed training, linking
 # MPI), each shared and static; the burrow command and the tests link every object directly.
 
-MAJOR := 0
-MINOR := 1
-PATCH := 0
+# The version has one source: include/burrow.h's BURROW_VERSION_* macros (burrow_version()
+# prints them); the library's file names, SONAME and pkg-config files take it from there.
+version_of = $(shell sed -n 's/^\#define BURROW_VERSION_$(1) \([0-9][0-9]*\).*/\1/p' include/burrow.h)
+MAJOR := $(call version_of,MAJOR)
+MINOR := $(call version_of,MINOR)
+PATCH := $(call version_of,PATCH)
+ifeq ($(MAJOR)$(MINOR)$(PATCH),)
+$(error cannot read BURROW_VERSION_MAJOR, _MINOR, _PATCH from include/burrow.h)
+endif
 VERSION := $(MAJOR).$(MINOR).$(PATCH)
 
 CUDA ?= auto

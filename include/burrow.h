@@ -49,6 +49,9 @@ extern "C" {
 
 /* ---------------------------------------------------------------- version */
 
+/* The one version source: the Makefile reads these three for the library's file names,
+ * SONAME and pkg-config files; every exported symbol is versioned LIBBURROW_MAJOR.MINOR
+ * (libburrow.map). */
 #define BURROW_VERSION_MAJOR 0
 #define BURROW_VERSION_MINOR 1
 #define BURROW_VERSION_PATCH 0
