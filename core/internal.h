@@ -62,6 +62,10 @@ void *bw_aligned_alloc(size_t align, size_t n);
 void bw_aligned_free(void *p);
 /* Test hook: make the (n+1)-th allocation from now on fail; n < 0 turns it off. */
 void bw_mem_fail_after(long n);
+/* Whether a cJSON allocation failed on this thread since the last call (and clear it): cJSON's
+ * adders fail silently, so a builder clears this first and checks it before using its text;
+ * a parse that returns NULL with this set ran out of memory, it did not meet bad JSON. */
+bool bw_json_nomem(void);
 
 /* ------------------------------------------------------------ files (core/fsutil.c) */
 

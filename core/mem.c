@@ -109,7 +109,22 @@ void bw_free(void *q)
 /* cJSON's allocations go through the counter too (so its memory is counted and fails on
  * request in the tests). Its hooks are process-wide: they are set when libburrow is loaded,
  * before a program linking it can hold a cJSON object (include/burrow.h says so). */
-static void *json_malloc(size_t n) { return bw_malloc(n); }
+static _Thread_local bool json_failed;
+
+static void *json_malloc(size_t n)
+{
+	void *p = bw_malloc(n);
+	if (!p)
+		json_failed = true;
+	return p;
+}
+
+bool bw_json_nomem(void)
+{
+	bool f = json_failed;
+	json_failed = false;
+	return f;
+}
 
 __attribute__((constructor)) static void json_hooks(void)
 {

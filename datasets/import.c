@@ -108,6 +108,7 @@ static void add_file(cJSON *j, const char *key, const char *path)
 
 static int source_json(const burrow_import_opts *o, int64_t edges, char **out)
 {
+	(void)bw_json_nomem();
 	cJSON *j = cJSON_CreateObject();
 	if (!j)
 		return BURROW_E_NOMEM;
@@ -122,7 +123,12 @@ static int source_json(const burrow_import_opts *o, int64_t edges, char **out)
 	add_file(j, "test", o->test);
 	*out = cJSON_PrintUnformatted(j);
 	cJSON_Delete(j);
-	return *out ? 0 : BURROW_E_NOMEM;
+	if (bw_json_nomem() || !*out) { /* an adder failed: the source would lack a field */
+		cJSON_free(*out);
+		*out = NULL;
+		return bw_err(BURROW_E_NOMEM, "out of memory formatting meta.json's source");
+	}
+	return 0;
 }
 
 int burrow_import(const char *out, const burrow_import_opts *o)

@@ -642,6 +642,7 @@ static int labels_npz(prep *p)
 
 static int source_json(const prep *p, int64_t edges, char **out)
 {
+	(void)bw_json_nomem();
 	cJSON *j = cJSON_CreateObject();
 	if (!j)
 		return BURROW_E_NOMEM;
@@ -668,8 +669,10 @@ static int source_json(const prep *p, int64_t edges, char **out)
 		cJSON_AddBoolToObject(j, "add_inverse_edge", p->cat->add_inverse_edge);
 	char *s = cJSON_PrintUnformatted(j);
 	cJSON_Delete(j);
-	if (!s)
-		return BURROW_E_NOMEM;
+	if (bw_json_nomem() || !s) { /* an adder failed: the source would lack a field */
+		cJSON_free(s);
+		return bw_err(BURROW_E_NOMEM, "out of memory formatting meta.json's source");
+	}
 	*out = s;
 	return 0;
 }

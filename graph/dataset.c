@@ -86,7 +86,12 @@ static int parse_meta(burrow_dataset *ds, const char *path, const char *text)
 	burrow_dataset_info *in = &ds->info;
 	int64_t v;
 	int st = 0;
+	(void)bw_json_nomem();
 	cJSON *j = cJSON_Parse(text);
+	if (!j && bw_json_nomem()) {
+		st = bw_err(BURROW_E_NOMEM, "%s: out of memory reading it", path);
+		goto out;
+	}
 	if (!j || !cJSON_IsObject(j)) {
 		st = bw_err(BURROW_E_FORMAT, "%s: not a JSON object", path);
 		goto out;
@@ -151,9 +156,7 @@ static int parse_meta(burrow_dataset *ds, const char *path, const char *text)
 			goto out;
 	}
 	const cJSON *src = cJSON_GetObjectItemCaseSensitive(j, "source");
-	ds->source_json = src ? cJSON_PrintUnformatted(src) : NULL;
-	if (!ds->source_json)
-		ds->source_json = bw_strdup("{}");
+	ds->source_json = src ? cJSON_PrintUnformatted(src) : bw_strdup("{}");
 	if (!ds->source_json)
 		st = bw_err(BURROW_E_NOMEM, "out of memory");
 	in->source_json = ds->source_json;

@@ -63,6 +63,7 @@ static char *make_header(const bw_ck_state *t)
 	const bw_model *m = t->model;
 	char seed[24];
 	snprintf(seed, sizeof seed, "%" PRIu64, *t->seed);
+	(void)bw_json_nomem();
 	cJSON *h = cJSON_CreateObject();
 	if (!h)
 		return NULL;
@@ -90,6 +91,10 @@ static char *make_header(const bw_ck_state *t)
 	cJSON_AddNumberToObject(h, "num_nodes", (double)t->num_nodes);
 	char *s = cJSON_PrintUnformatted(h);
 	cJSON_Delete(h);
+	if (bw_json_nomem()) { /* an adder failed: the header would lack a field */
+		cJSON_free(s);
+		s = NULL;
+	}
 	return s;
 }
 
@@ -213,7 +218,12 @@ static int ck_open(const char *path, cJSON **hdr, int *fdp, int64_t *payload)
 	if ((st = bw_pread_all(fd, text, hl, CK_HEAD, path)))
 		goto fail;
 	text[hl] = '\0';
+	(void)bw_json_nomem();
 	*hdr = cJSON_Parse(text);
+	if (!*hdr && bw_json_nomem()) {
+		st = bw_err(BURROW_E_NOMEM, "%s: out of memory reading the checkpoint header", path);
+		goto fail;
+	}
 	if (!*hdr || !cJSON_IsObject(*hdr)) {
 		cJSON_Delete(*hdr);
 		*hdr = NULL;
