@@ -29,6 +29,9 @@ extern "C" {
 int bw_err(int status, const char *fmt, ...) BW_PRINTF(2, 3);
 /* Map errno (as set by a failed call on `path`) to a status, with "path: what: strerror". */
 int bw_err_errno(int errnum, const char *path, const char *what);
+/* A thread that cannot start (pthread_create's rc): one status everywhere, BURROW_E_NOMEM (the
+ * system lacks the resources), "WHO: cannot start WHAT: <strerror>". */
+int bw_err_thread(int rc, const char *who, const char *what);
 /* Prefix the current message with "prefix: " (keeps the status); returns status. */
 int bw_err_prefix(int status, const char *prefix);
 

@@ -79,6 +79,8 @@ enum burrow_status {
 	BURROW_E_EXISTS = -10,         /* the output already exists */
 	BURROW_E_RANGE = -11,          /* an id or value is out of range */
 };
+/* One status for one condition: an id a caller passes outside [0, N) is BURROW_E_RANGE,
+ * a thread the library cannot start is BURROW_E_NOMEM. */
 
 /* A short fixed description of a status code (static string). */
 BURROW_API const char *burrow_strerror(int status);
@@ -393,7 +395,7 @@ BURROW_API const char *burrow_store_engine_name(int engine);
 BURROW_API int burrow_store_engine_parse(const char *name);
 
 /* Gather rows: row i of out becomes row ids[i] of the file; blocks until done. An id outside
- * [0, N) is BURROW_E_INVAL naming it, before anything is read. On any error out's contents
+ * [0, N) is BURROW_E_RANGE naming it, before anything is read. On any error out's contents
  * are unspecified and the store stays usable. */
 BURROW_API int burrow_store_gather(burrow_store *s,
 				   const int64_t *ids, /* [n] row ids, any order, repeats allowed; borrowed */
@@ -657,7 +659,8 @@ BURROW_API int burrow_sampler_sample(burrow_sampler *s,
 				     uint64_t key,          /* any value; same key, same batch */
 				     burrow_batch **out);   /* out: release it */
 /* Full-neighbor block over the nodes [first, first + count) for layer-wise inference:
- * a batch with one block (num_layers = 1) whose rows are the whole graph rows. */
+ * a batch with one block (num_layers = 1) whose rows are the whole graph rows. A range that
+ * leaves [0, N) is BURROW_E_RANGE. */
 BURROW_API int burrow_sampler_full(burrow_sampler *s,
 				   int64_t first,           /* first node id */
 				   int64_t count,           /* nodes, >= 1, first + count <= N */

@@ -485,9 +485,9 @@ Test(sampler, full_blocks_are_whole_rows)
 		burrow_sampler_release(s, b);
 	}
 	burrow_batch *b = (burrow_batch *)1;
-	cr_assert_eq(burrow_sampler_full(s, 4990, 11, &b), BURROW_E_INVAL);
+	cr_assert_eq(burrow_sampler_full(s, 4990, 11, &b), BURROW_E_RANGE);
 	cr_assert_null(b);
-	cr_assert_eq(burrow_sampler_full(s, -1, 2, &b), BURROW_E_INVAL);
+	cr_assert_eq(burrow_sampler_full(s, -1, 2, &b), BURROW_E_RANGE);
 	cr_assert_eq(burrow_sampler_full(s, 0, 0, &b), BURROW_E_INVAL);
 	burrow_sampler_close(s);
 	tgraph_free(&t);

@@ -253,8 +253,9 @@ int bw_trainer_minibatch_epoch(burrow_trainer *t, burrow_epoch_stats *es)
 	p->loaded = p->consumed = 0;
 	p->stop = false;
 	if (p->depth > 0 && num > 0) {
-		if (pthread_create(&p->thread, NULL, loader, t))
-			return bw_err(BURROW_E_NOMEM, "train: cannot start the pipeline's loader thread");
+		int rc = pthread_create(&p->thread, NULL, loader, t);
+		if (rc)
+			return bw_err_thread(rc, "train", "the pipeline's loader thread");
 		p->running = true;
 	}
 	double loss_sum = 0;
