@@ -86,6 +86,14 @@ int bw_fsync_dir(const char *dir);
 int bw_mkdir_p(const char *path, int mode);
 /* rm -rf (no error when absent). */
 int bw_rm_rf(const char *path);
+/* May `path` be replaced by an output (--force)? 0 when it is absent or a directory
+ * holding a Burrow dataset's or parts directory's meta.json, else BURROW_E_EXISTS with a
+ * refusal naming it. Also BURROW_E_INVAL when it is, or holds, `input` (NULL: none): an
+ * output never replaces an input of the same command. */
+int bw_check_replaceable(const char *path, const char *input);
+/* Remove the leftovers of interrupted writers of `path` ("path.tmp.PID", "path.old.PID")
+ * whose process PID is gone. Best effort: errors are ignored. */
+void bw_rm_stale_tmp(const char *path);
 /* Join a and b with '/' into a new string (bw_free it). NULL on no memory. */
 char *bw_path_join(const char *a, const char *b);
 /* The directory part of path, new string. */
@@ -111,6 +119,13 @@ void bw_atomic_abort(bw_atomic_file *f);
 /* ------------------------------------------------------------ threads */
 #include <omp.h>
 /* OpenMP threads to use: the request when positive, else the runtime's default. */
+/* Is d an integer in [lo, hi] (hi at most 2^53)? Compared as doubles before any cast, so
+ * that a huge JSON number is refused, not converted out of range. */
+static inline bool bw_is_int_in(double d, double lo, double hi)
+{
+	return d >= lo && d <= hi && d == (double)(int64_t)d;
+}
+
 static inline int bw_threads(int requested) { return requested > 0 ? requested : omp_get_max_threads(); }
 
 /* ------------------------------------------------------------ sorting and searching */

@@ -907,34 +907,140 @@ out_free:
 	return st;
 }
 
-int burrow_csr_check(const burrow_csr *g, bool unique)
+/* Two unrelated mixes of a node id (splitmix64 finalizers with different constants): the
+ * symmetry test sums a(u) * b(v) over every entry (u, v) and compares it with the sum of
+ * b(u) * a(v); a symmetric multiset of entries gives equal sums, any other gives equal
+ * sums with probability about 2^-64 (a test for corruption, not against an adversary). */
+static inline uint64_t sym_a(uint64_t x)
+{
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static inline uint64_t sym_b(uint64_t x)
+{
+	x = (x + 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
+	x = (x ^ (x >> 33)) * 0xc4ceb9fe1a85ec53ull;
+	return x ^ (x >> 33);
+}
+
+/* Rows [r0, r1) of a CSR whose offsets are known monotone: the first bad row (or r1) and
+ * the row's two symmetry sums added to *fwd / *rev. */
+static int64_t scan_rows(const burrow_csr *g, int64_t r0, int64_t r1, bool unique, bool sym, uint64_t *fwd,
+			 uint64_t *rev)
 {
 	const int64_t n = g->num_nodes;
-	if (n < 0 || (g->index_width != 4 && g->index_width != 8))
-		return bw_err(BURROW_E_FORMAT, "csr: bad node count or index width");
+	uint64_t f = 0, r = 0;
+	for (int64_t v = r0; v < r1; v++) {
+		const int64_t lo = g->indptr[v], hi = g->indptr[v + 1];
+		int64_t prev = -1;
+		uint64_t sa = 0, sb = 0;
+		bool bad = false;
+		if (g->index_width == 4) {
+			const int32_t *ix = (const int32_t *)g->indices;
+			for (int64_t j = lo; j < hi; j++) {
+				int64_t u = ix[j];
+				bad |= u < prev || (unique && u == prev) || u >= n;
+				prev = u;
+				if (sym) {
+					sa += sym_a((uint64_t)u);
+					sb += sym_b((uint64_t)u);
+				}
+			}
+			bad |= lo < hi && ix[lo] < 0;
+		} else {
+			const int64_t *ix = (const int64_t *)g->indices;
+			for (int64_t j = lo; j < hi; j++) {
+				int64_t u = ix[j];
+				bad |= u < prev || (unique && u == prev) || u >= n;
+				prev = u;
+				if (sym) {
+					sa += sym_a((uint64_t)u);
+					sb += sym_b((uint64_t)u);
+				}
+			}
+			bad |= lo < hi && ix[lo] < 0;
+		}
+		if (bad)
+			return v;
+		f += sym_a((uint64_t)v) * sb;
+		r += sym_b((uint64_t)v) * sa;
+	}
+	*fwd += f;
+	*rev += r;
+	return r1;
+}
+
+/* The message for bad row v (found by scan_rows). */
+static int row_error(const burrow_csr *g, int64_t v, bool unique)
+{
+	const int64_t n = g->num_nodes;
+	int64_t prev = -1;
+	for (int64_t j = g->indptr[v]; j < g->indptr[v + 1]; j++) {
+		int64_t u = burrow_csr_index(g, j);
+		if (u < 0 || u >= n)
+			return bw_err(BURROW_E_FORMAT, "csr: row %lld: neighbor %lld (entry %lld) out of range [0, %lld)",
+				      (long long)v, (long long)u, (long long)j, (long long)n);
+		if (u < prev || (unique && u == prev))
+			return bw_err(BURROW_E_FORMAT, "csr: row %lld: neighbors not %s at entry %lld", (long long)v,
+				      unique ? "strictly increasing" : "sorted", (long long)j);
+		prev = u;
+	}
+	return bw_err(BURROW_E_FORMAT, "csr: row %lld is malformed", (long long)v);
+}
+
+int bw_csr_scan(const burrow_csr *g, bool unique, bool *symmetric)
+{
+	const int64_t n = g->num_nodes, e = g->num_edges;
+	if (n < 0 || e < 0 || (g->index_width != 4 && g->index_width != 8) || !g->indptr || (e && !g->indices))
+		return bw_err(BURROW_E_FORMAT, "csr: bad node count, edge count or index width");
 	if (g->index_width == 4 && n > INT32_MAX)
 		return bw_err(BURROW_E_FORMAT, "csr: %lld nodes need 64-bit ids", (long long)n);
 	if (g->indptr[0] != 0)
 		return bw_err(BURROW_E_FORMAT, "csr: indptr[0] is %lld, expected 0", (long long)g->indptr[0]);
-	if (g->indptr[n] != g->num_edges)
+	if (g->indptr[n] != e)
 		return bw_err(BURROW_E_FORMAT, "csr: indptr[%lld] is %lld, expected the edge count %lld",
-			      (long long)n, (long long)g->indptr[n], (long long)g->num_edges);
-	for (int64_t v = 0; v < n; v++) {
-		int64_t lo = g->indptr[v], hi = g->indptr[v + 1];
-		if (hi < lo)
-			return bw_err(BURROW_E_FORMAT, "csr: row %lld: indptr decreases (%lld > %lld)", (long long)v,
-				      (long long)lo, (long long)hi);
-		int64_t prev = -1;
-		for (int64_t j = lo; j < hi; j++) {
-			int64_t u = burrow_csr_index(g, j);
-			if (u < 0 || u >= n)
-				return bw_err(BURROW_E_FORMAT, "csr: row %lld: neighbor %lld out of range [0, %lld)",
-					      (long long)v, (long long)u, (long long)n);
-			if (u < prev || (unique && u == prev))
-				return bw_err(BURROW_E_FORMAT, "csr: row %lld: neighbors not %s at entry %lld",
-					      (long long)v, unique ? "strictly increasing" : "sorted", (long long)j);
-			prev = u;
+			      (long long)n, (long long)g->indptr[n], (long long)e);
+	/* offsets first (N reads), so that rows can be cut into pieces of equal entries */
+	int64_t bad = n;
+#pragma omp parallel for schedule(static) reduction(min : bad)
+	for (int64_t v = 0; v < n; v++)
+		if (g->indptr[v + 1] < g->indptr[v] && v < bad)
+			bad = v;
+	if (bad < n)
+		return bw_err(BURROW_E_FORMAT, "csr: row %lld: indptr decreases (%lld > %lld)", (long long)bad,
+			      (long long)g->indptr[bad], (long long)g->indptr[bad + 1]);
+	const bool sym = symmetric != NULL;
+	const int64_t pieces = 64;
+	uint64_t fwd = 0, rev = 0;
+	bad = n;
+#pragma omp parallel for schedule(dynamic, 1) reduction(+ : fwd, rev) reduction(min : bad)
+	for (int64_t p = 0; p < pieces; p++) {
+		/* rows whose first entry lies in [e * p / pieces, e * (p + 1) / pieces) */
+		int64_t r[2];
+		for (int k = 0; k < 2; k++) {
+			int64_t target = (int64_t)((__int128)e * (p + k) / pieces), lo = 0, hi = n;
+			while (lo < hi) { /* the first row starting at or after target */
+				int64_t mid = lo + (hi - lo) / 2;
+				if (g->indptr[mid] < target)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			r[k] = p + k == pieces ? n : lo;
 		}
+		if (p == 0)
+			r[0] = 0;
+		int64_t b = scan_rows(g, r[0], r[1], unique, sym, &fwd, &rev);
+		if (b < r[1] && b < bad)
+			bad = b;
 	}
+	if (bad < n)
+		return row_error(g, bad, unique);
+	if (sym)
+		*symmetric = fwd == rev;
 	return 0;
 }
+
+int burrow_csr_check(const burrow_csr *g, bool unique) { return bw_csr_scan(g, unique, NULL); }

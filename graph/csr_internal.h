@@ -32,4 +32,9 @@ int bw_csr_builder_runs(const burrow_csr_builder *b);
  * Call right after open. */
 void bw_csr_builder_force_wide_keys(burrow_csr_builder *b);
 
+/* burrow_csr_check in one parallel pass over the ids; with `symmetric` non-NULL it also
+ * sets *symmetric to whether the entries equal their reverses as a multiset (hashed: a
+ * false "true" has probability about 2^-64). */
+int bw_csr_scan(const burrow_csr *g, bool unique, bool *symmetric);
+
 #endif /* BURROW_CSR_INTERNAL_H */

@@ -2,6 +2,7 @@
  * validation of every file against meta.json, accessors, full verification. */
 #define _GNU_SOURCE
 #include "dataset_internal.h"
+#include "csr_internal.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -30,8 +31,7 @@ static int json_int(const cJSON *obj, const char *key, int64_t *v, const char *p
 	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
 	if (!it)
 		return bw_err(BURROW_E_FORMAT, "%s: missing \"%s\"", path, key);
-	if (!cJSON_IsNumber(it) || it->valuedouble < 0 || it->valuedouble != (double)(int64_t)it->valuedouble ||
-	    it->valuedouble > 9007199254740992.0)
+	if (!cJSON_IsNumber(it) || !bw_is_int_in(it->valuedouble, 0, 9007199254740992.0))
 		return bw_err(BURROW_E_FORMAT, "%s: \"%s\" must be a non-negative integer", path, key);
 	*v = (int64_t)it->valuedouble;
 	return 0;
@@ -122,8 +122,14 @@ static int parse_meta(burrow_dataset *ds, const char *path, const char *text)
 		goto out;
 	if ((st = json_int(j, "num_classes", &v, path)))
 		goto out;
-	if (v > INT32_MAX) {
-		st = bw_err(BURROW_E_FORMAT, "%s: \"num_classes\" %lld is too large", path, (long long)v);
+	if (v > BW_MAX_CLASSES) {
+		st = bw_err(BURROW_E_FORMAT, "%s: \"num_classes\" %lld is more than the %d classes Burrow accepts", path,
+			    (long long)v, BW_MAX_CLASSES);
+		goto out;
+	}
+	if (in->feat_dim > BW_MAX_FEAT_DIM) {
+		st = bw_err(BURROW_E_FORMAT, "%s: \"feat_dim\" %lld is more than the %d Burrow accepts", path,
+			    (long long)in->feat_dim, BW_MAX_FEAT_DIM);
 		goto out;
 	}
 	in->num_classes = (int32_t)v;
@@ -162,6 +168,94 @@ static int parse_meta(burrow_dataset *ds, const char *path, const char *text)
 	in->source_json = ds->source_json;
 out:
 	cJSON_Delete(j);
+	return st;
+}
+
+/* Is v in the sorted row u? */
+static bool has_edge(const burrow_csr *g, int64_t u, int64_t v)
+{
+	int64_t lo = g->indptr[u], hi = g->indptr[u + 1];
+	while (lo < hi) {
+		int64_t mid = lo + (hi - lo) / 2, x = burrow_csr_index(g, mid);
+		if (x == v)
+			return true;
+		if (x < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/* The error for a graph that meta.json calls symmetric and is not, naming an edge
+ * without its reverse (O(E log degree): only on the way out, or from verify). */
+static int asymmetric_edge(const burrow_dataset *ds)
+{
+	const burrow_csr *g = &ds->graph;
+	for (int64_t u = 0; u < g->num_nodes; u++)
+		for (int64_t j = g->indptr[u]; j < g->indptr[u + 1]; j++) {
+			int64_t v = burrow_csr_index(g, j);
+			if (!has_edge(g, v, u))
+				return bw_err(BURROW_E_FORMAT,
+					      "%s/meta.json: says \"symmetric\": true, but edge %lld -> %lld of indices.npy has "
+					      "no reverse",
+					      ds->dir, (long long)u, (long long)v);
+		}
+	/* the multisets differ only in how often an edge repeats */
+	return bw_err(BURROW_E_FORMAT,
+		      "%s/meta.json: says \"symmetric\": true, but an edge of indices.npy repeats more often than its "
+		      "reverse",
+		      ds->dir);
+}
+
+/* What every consumer relies on, checked at open in one streamed pass over each array
+ * (the ids once, in parallel; an N-bit map for the splits): the CSR's offsets monotone
+ * from 0 to E, every id in [0, N) and rows sorted, the symmetric flag true when claimed
+ * (hashed, see bw_csr_scan), labels in [-1, C), split ids in [0, N) and in at most one
+ * split. The message names the file and the first bad entry. */
+static int validate(const burrow_dataset *ds)
+{
+	const burrow_dataset_info *in = &ds->info;
+	const char *dir = ds->dir;
+	bool sym = false;
+	int st = bw_csr_scan(&ds->graph, false, in->symmetric ? &sym : NULL);
+	if (st)
+		return bw_err_prefix(st, dir);
+	if (in->symmetric && !sym)
+		return asymmetric_edge(ds);
+	const int32_t *lab = ds->labels_m.data;
+	const int32_t c = in->num_classes;
+	int64_t bad = in->num_nodes;
+#pragma omp parallel for schedule(static) reduction(min : bad)
+	for (int64_t v = 0; v < (lab ? in->num_nodes : 0); v++)
+		if ((lab[v] < -1 || lab[v] >= c) && v < bad)
+			bad = v;
+	if (bad < in->num_nodes)
+		return bw_err(BURROW_E_FORMAT, "%s/labels.npy: node %lld has label %d, outside [-1, %d)", dir,
+			      (long long)bad, lab[bad], c);
+	uint64_t *seen = bw_calloc((size_t)(in->num_nodes + 63) / 64 + 1, sizeof *seen);
+	if (!seen)
+		return bw_err(BURROW_E_NOMEM, "%s: out of memory checking the splits", dir);
+	for (int i = 0; i < 3 && !st; i++) {
+		int64_t n;
+		const int64_t *ids = burrow_dataset_split(ds, i, &n);
+		for (int64_t k = 0; k < n; k++) {
+			const int64_t v = ids[k];
+			if (v < 0 || v >= in->num_nodes) {
+				st = bw_err(BURROW_E_FORMAT, "%s/split/%s.npy: entry %lld is node %lld, outside [0, %lld)", dir,
+					    bw_split_names[i], (long long)k, (long long)v, (long long)in->num_nodes);
+				break;
+			}
+			const uint64_t bit = 1ull << (v & 63);
+			if (seen[v >> 6] & bit) {
+				st = bw_err(BURROW_E_FORMAT, "%s/split/%s.npy: node %lld appears twice or in two splits", dir,
+					    bw_split_names[i], (long long)v);
+				break;
+			}
+			seen[v >> 6] |= bit;
+		}
+	}
+	bw_free(seen);
 	return st;
 }
 
@@ -240,6 +334,8 @@ int burrow_dataset_open(burrow_dataset **out, const char *dir)
 		if ((st = map_array(ds, rel, &ds->split_m[i], BURROW_DTYPE_I64, 1, shape)))
 			goto fail;
 	}
+	if ((st = validate(ds)))
+		goto fail;
 	bw_free(meta_path);
 	bw_free(text);
 	*out = ds;
@@ -286,67 +382,9 @@ const int64_t *burrow_dataset_split(const burrow_dataset *ds, int split, int64_t
 	return ds->split_m[split].data;
 }
 
-/* Is v in the sorted row u? */
-static bool has_edge(const burrow_csr *g, int64_t u, int64_t v)
-{
-	int64_t lo = g->indptr[u], hi = g->indptr[u + 1];
-	while (lo < hi) {
-		int64_t mid = lo + (hi - lo) / 2, x = burrow_csr_index(g, mid);
-		if (x == v)
-			return true;
-		if (x < v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return false;
-}
-
 int burrow_dataset_verify(const burrow_dataset *ds)
 {
-	const burrow_dataset_info *in = &ds->info;
-	const burrow_csr *g = &ds->graph;
-	int st = burrow_csr_check(g, false);
-	if (st)
-		return bw_err_prefix(st, ds->dir);
-	if (in->symmetric) {
-		for (int64_t u = 0; u < g->num_nodes; u++)
-			for (int64_t j = g->indptr[u]; j < g->indptr[u + 1]; j++) {
-				int64_t v = burrow_csr_index(g, j);
-				if (!has_edge(g, v, u))
-					return bw_err(BURROW_E_FORMAT,
-						      "%s: meta.json says symmetric, but edge %lld -> %lld has no reverse",
-						      ds->dir, (long long)u, (long long)v);
-			}
-	}
-	const int32_t *lab = ds->labels_m.data;
-	for (int64_t v = 0; lab && v < in->num_nodes; v++)
-		if (lab[v] < -1 || lab[v] >= in->num_classes)
-			return bw_err(BURROW_E_FORMAT, "%s/labels.npy: node %lld has label %d, outside [-1, %d)", ds->dir,
-				      (long long)v, lab[v], in->num_classes);
-	uint8_t *seen = bw_calloc((size_t)in->num_nodes + 1, 1);
-	if (!seen)
-		return BURROW_E_NOMEM;
-	for (int i = 0; i < 3 && !st; i++) {
-		int64_t n;
-		const int64_t *ids = burrow_dataset_split(ds, i, &n);
-		for (int64_t k = 0; k < n; k++) {
-			if (ids[k] < 0 || ids[k] >= in->num_nodes) {
-				st = bw_err(BURROW_E_FORMAT, "%s/split/%s.npy: entry %lld is node %lld, outside [0, %lld)",
-					    ds->dir, bw_split_names[i], (long long)k, (long long)ids[k],
-					    (long long)in->num_nodes);
-				break;
-			}
-			if (seen[ids[k]]) {
-				st = bw_err(BURROW_E_FORMAT, "%s/split/%s.npy: node %lld appears twice or in two splits",
-					    ds->dir, bw_split_names[i], (long long)ids[k]);
-				break;
-			}
-			seen[ids[k]] = 1;
-		}
-	}
-	bw_free(seen);
-	return st;
+	return validate(ds); /* again: the files may have changed since open */
 }
 
 int64_t burrow_dataset_disk_bytes(const burrow_dataset *ds)

@@ -50,6 +50,8 @@ int burrow_writer_open(burrow_writer **out, const char *dir, const char *name, c
 	if (!opts || !opts->overwrite) {
 		if (stat(dir, &sb) == 0)
 			return bw_err(BURROW_E_EXISTS, "%s: already exists", dir);
+	} else if ((st = bw_check_replaceable(dir, NULL))) {
+		return st;
 	}
 	burrow_writer *w = bw_calloc(1, sizeof *w);
 	if (!w)
@@ -79,6 +81,7 @@ int burrow_writer_open(burrow_writer **out, const char *dir, const char *name, c
 	bw_free(parent);
 	if (st || (st = bw_rm_rf(w->tmp)))
 		goto fail;
+	bw_rm_stale_tmp(w->dir); /* what interrupted writers of this output left */
 	if (mkdir(w->tmp, 0755) < 0) {
 		st = bw_err_errno(errno, w->tmp, "mkdir");
 		goto fail;
@@ -506,6 +509,8 @@ int burrow_writer_commit(burrow_writer *w)
 			st = bw_err(BURROW_E_EXISTS, "%s: already exists", w->dir);
 			goto fail;
 		}
+		if ((st = bw_check_replaceable(w->dir, NULL)))
+			goto fail;
 		old = bw_malloc(strlen(w->dir) + 32);
 		if (!old) {
 			st = BURROW_E_NOMEM;

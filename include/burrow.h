@@ -219,8 +219,11 @@ typedef struct burrow_dataset_info {
 typedef struct burrow_dataset burrow_dataset;
 
 /* Open a dataset directory: reads meta.json and checks every file's magic, dtype, shape
- * and size against it, then maps the graph, labels and splits read-only. A mismatch is
- * BURROW_E_FORMAT with a message naming the file, what was expected and what was found. */
+ * and size against it, maps the graph, labels and splits read-only and validates their
+ * contents in one streamed pass (offsets monotone, ids in range, rows sorted, symmetry
+ * when claimed, labels in [-1, C), split ids in range and disjoint; C and D at most
+ * 2^20), so that every consumer may trust them. A mismatch is BURROW_E_FORMAT with a
+ * message naming the file, what was expected and what was found. */
 BURROW_API int burrow_dataset_open(burrow_dataset **out, /* out: caller closes */
 				   const char *dir);      /* the dataset directory */
 BURROW_API void burrow_dataset_close(burrow_dataset *ds);
@@ -236,7 +239,8 @@ BURROW_API const int64_t *burrow_dataset_split(const burrow_dataset *ds, int spl
 /* Path of the dataset's features.npy (borrowed), and the byte offset of its first row. */
 BURROW_API const char *burrow_dataset_features_path(const burrow_dataset *ds);
 BURROW_API int64_t burrow_dataset_features_offset(const burrow_dataset *ds);
-/* Check the contents too (O(N + E) reads): CSR structure, label range, split ids. */
+/* Check the contents again (burrow_dataset_open already did, O(N + E) reads: CSR
+ * structure, symmetry when claimed, label range, split ids), for files changed since. */
 BURROW_API int burrow_dataset_verify(const burrow_dataset *ds);
 /* Bytes the directory's files take on disk (allocated blocks). */
 BURROW_API int64_t burrow_dataset_disk_bytes(const burrow_dataset *ds);

@@ -512,6 +512,9 @@ int burrow_partition(const char *dataset_dir, const burrow_partition_opts *opts,
 		st = bw_err(BURROW_E_EXISTS, "%s: already exists", out);
 		goto out;
 	}
+	if (o.overwrite && (st = bw_check_replaceable(out, dataset_dir)))
+		goto out;
+	bw_rm_stale_tmp(out);
 	sprintf(tmp, "%s.tmp.%ld", out, (long)getpid());
 	if ((st = bw_rm_rf(tmp)) || (st = bw_mkdir_p(tmp, 0755)))
 		goto out;

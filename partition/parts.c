@@ -29,7 +29,7 @@ struct burrow_part {
 static int json_i64(const cJSON *o, const char *key, int64_t *v, const char *path)
 {
 	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
-	if (!cJSON_IsNumber(it) || it->valuedouble < 0 || it->valuedouble != (double)(int64_t)it->valuedouble)
+	if (!cJSON_IsNumber(it) || !bw_is_int_in(it->valuedouble, 0, 9007199254740992.0))
 		return bw_err(BURROW_E_FORMAT, "%s: \"%s\" must be a non-negative integer", path, key);
 	*v = (int64_t)it->valuedouble;
 	return 0;
@@ -49,7 +49,7 @@ static int json_i64_array(const cJSON *o, const char *key, int64_t n, int64_t **
 	const cJSON *it;
 	cJSON_ArrayForEach(it, a)
 	{
-		if (!cJSON_IsNumber(it) || it->valuedouble < 0 || it->valuedouble != (double)(int64_t)it->valuedouble) {
+		if (!cJSON_IsNumber(it) || !bw_is_int_in(it->valuedouble, 0, 9007199254740992.0)) {
 			bw_free(v);
 			return bw_err(BURROW_E_FORMAT, "%s: \"%s\"[%lld] is not a non-negative integer", path, key,
 				      (long long)i);

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 
+#include "../graph/csr_internal.h"
 #include "../graph/npy.h"
 #include "util.h"
 
@@ -220,53 +221,155 @@ Test(dataset, meta_json_checked)
 	expect_refused(tu_dir, BURROW_E_NOTFOUND, "meta.json", "No such file");
 }
 
-Test(dataset, verify_finds_content_errors)
+/* Load dir/rel (any dtype) into a malloc'd copy; *n its element count. */
+static void *load_copy(const char *p, const char *rel, int64_t *n, size_t item)
 {
-	char *p = write_small("ds", false);
-	burrow_dataset *ds;
-	/* an edge without its reverse while meta.json claims symmetry */
-	char *f = tu_path(p, "indices.npy");
-	int64_t n = 2 * N;
-	int32_t *idx = calloc(2 * N, 4);
+	char *f = tu_path(p, "%s", rel);
 	bw_npy h;
 	void *data;
-	cr_assert_eq(bw_npy_load(f, &h, &data), 0);
-	memcpy(idx, data, 2 * N * 4);
+	cr_assert_eq(bw_npy_load(f, &h, &data), 0, "%s", burrow_last_error());
+	*n = h.shape[0];
+	void *copy = malloc((size_t)*n * item + 1);
+	memcpy(copy, data, (size_t)*n * item);
 	bw_free(data);
-	idx[3] = 5; /* row 1: {0, 2} -> {0, 5}; 5 has no edge to 1 */
-	cr_assert_eq(bw_npy_save(f, BURROW_DTYPE_I32, 1, &n, idx, 64), 0);
-	cr_assert_eq(burrow_dataset_open(&ds, p), 0);
-	cr_assert_eq(burrow_dataset_verify(ds), BURROW_E_FORMAT);
-	cr_assert(strstr(burrow_last_error(), "edge 1 -> 5 has no reverse"), "%s", burrow_last_error());
-	burrow_dataset_close(ds);
 	free(f);
+	return copy;
+}
+
+static void save(const char *p, const char *rel, burrow_dtype t, int64_t n, const void *data)
+{
+	char *f = tu_path(p, "%s", rel);
+	cr_assert_eq(bw_npy_save(f, t, 1, &n, data, 64), 0, "%s", burrow_last_error());
+	free(f);
+}
+
+/* Every value a consumer trusts is checked by open, each refusal naming the file and
+ * the entry: what used to crash training, partitioning or the sampler (issue 19). */
+Test(dataset, open_refuses_content_errors)
+{
+	burrow_dataset *ds;
+	int64_t n;
+	/* the ring's rows are {v-1, v+1} sorted: entry 2 is row 1's first neighbor, 0 */
+	static const struct {
+		int64_t entry, value;
+		const char *what;
+	} bad_ids[] = {
+		{3, N, "row 1: neighbor 50 (entry 3) out of range [0, 50)"},
+		{2, -1, "row 1: neighbor -1 (entry 2) out of range [0, 50)"},
+		{2, -7, "row 1: neighbor -7 (entry 2) out of range [0, 50)"},
+		{2, 3, "row 1: neighbors not sorted at entry 3"},
+	};
+	for (size_t c = 0; c < sizeof bad_ids / sizeof bad_ids[0]; c++) {
+		char name[16];
+		snprintf(name, sizeof name, "ids%zu", c);
+		char *p = write_small(name, false);
+		int32_t *idx = load_copy(p, "indices.npy", &n, 4);
+		idx[bad_ids[c].entry] = (int32_t)bad_ids[c].value;
+		save(p, "indices.npy", BURROW_DTYPE_I32, n, idx);
+		expect_refused(p, BURROW_E_FORMAT, p, bad_ids[c].what);
+		free(idx);
+		free(p);
+	}
+	/* indptr that decreases but starts at 0 and ends at E */
+	char *p = write_small("indptr", false);
+	int64_t *off = load_copy(p, "indptr.npy", &n, 8);
+	off[10] = off[12] + 1;
+	save(p, "indptr.npy", BURROW_DTYPE_I64, n, off);
+	expect_refused(p, BURROW_E_FORMAT, p, "row 10: indptr decreases");
+	free(off);
+	free(p);
+	/* an edge without its reverse while meta.json claims symmetry: 5 has no edge to 1 */
+	p = write_small("sym", false);
+	int32_t *idx = load_copy(p, "indices.npy", &n, 4);
+	idx[3] = 5; /* row 1: {0, 2} -> {0, 5} */
+	save(p, "indices.npy", BURROW_DTYPE_I32, n, idx);
+	expect_refused(p, BURROW_E_FORMAT, "meta.json", "edge 1 -> 5 of indices.npy has no reverse");
 	free(idx);
 	free(p);
-	/* a label out of range */
-	p = write_small("ds2", false);
-	f = tu_path(p, "labels.npy");
-	n = N;
-	int32_t lab[N] = {0};
-	lab[17] = C;
-	cr_assert_eq(bw_npy_save(f, BURROW_DTYPE_I32, 1, &n, lab, 64), 0);
-	cr_assert_eq(burrow_dataset_open(&ds, p), 0);
-	cr_assert_eq(burrow_dataset_verify(ds), BURROW_E_FORMAT);
-	cr_assert(strstr(burrow_last_error(), "node 17 has label 3"), "%s", burrow_last_error());
-	burrow_dataset_close(ds);
-	free(f);
+	/* a label out of range on a node outside the training split (node 45 is in test) */
+	p = write_small("lab", false);
+	int32_t *lab = load_copy(p, "labels.npy", &n, 4);
+	lab[45] = C;
+	save(p, "labels.npy", BURROW_DTYPE_I32, n, lab);
+	expect_refused(p, BURROW_E_FORMAT, "labels.npy", "node 45 has label 3, outside [-1, 3)");
+	lab[45] = -2;
+	save(p, "labels.npy", BURROW_DTYPE_I32, n, lab);
+	expect_refused(p, BURROW_E_FORMAT, "labels.npy", "node 45 has label -2");
+	free(lab);
 	free(p);
-	/* a node in two splits */
-	p = write_small("ds3", false);
-	f = tu_path(p, "split/test.npy");
-	n = 10;
-	int64_t ids[10] = {40, 41, 42, 43, 44, 45, 46, 47, 48, 3};
-	cr_assert_eq(bw_npy_save(f, BURROW_DTYPE_I64, 1, &n, ids, 64), 0);
-	cr_assert_eq(burrow_dataset_open(&ds, p), 0);
-	cr_assert_eq(burrow_dataset_verify(ds), BURROW_E_FORMAT);
-	cr_assert(strstr(burrow_last_error(), "node 3 appears twice"), "%s", burrow_last_error());
-	burrow_dataset_close(ds);
-	free(f);
+	/* split ids out of range, and a node in two splits */
+	static const struct {
+		int64_t value;
+		const char *what;
+	} bad_split[] = {
+		{N, "split/test.npy: entry 9 is node 50, outside [0, 50)"},
+		{-3, "split/test.npy: entry 9 is node -3, outside [0, 50)"},
+		{3, "split/test.npy: node 3 appears twice or in two splits"},
+	};
+	for (size_t c = 0; c < sizeof bad_split / sizeof bad_split[0]; c++) {
+		char name[16];
+		snprintf(name, sizeof name, "split%zu", c);
+		p = write_small(name, false);
+		int64_t ids[10] = {40, 41, 42, 43, 44, 45, 46, 47, 48, bad_split[c].value};
+		save(p, "split/test.npy", BURROW_DTYPE_I64, 10, ids);
+		expect_refused(p, BURROW_E_FORMAT, "split/test.npy", bad_split[c].what);
+		free(p);
+	}
+	/* counts past the caps, refused before anything of their size is allocated */
+	p = write_small("classes", false);
+	rewrite_meta(p, "\"num_classes\":\t3", "\"num_classes\":\t2000000000");
+	expect_refused(p, BURROW_E_FORMAT, "meta.json", "\"num_classes\" 2000000000 is more than");
 	free(p);
+	/* and a sound one opens, and verifies */
+	p = write_small("good", false);
+	cr_assert_eq(burrow_dataset_open(&ds, p), 0, "%s", burrow_last_error());
+	cr_assert_eq(burrow_dataset_verify(ds), 0, "%s", burrow_last_error());
+	burrow_dataset_close(ds);
+	free(p);
+}
+
+/* The hashed symmetry test against the obvious one (every entry's reverse looked up), on
+ * random graphs made symmetric, then broken by one changed entry. */
+Test(dataset, symmetry_hash_matches_reference)
+{
+	uint64_t x = 12345;
+	for (int trial = 0; trial < 40; trial++) {
+		const int64_t nn = 30;
+		burrow_csr_opts co;
+		burrow_csr_defaults(&co);
+		co.symmetrize = true;
+		burrow_csr_builder *b;
+		cr_assert_eq(burrow_csr_builder_open(&b, nn, &co), 0);
+		for (int k = 0; k < 60; k++) {
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			int64_t u = (int64_t)((x >> 33) % nn), v = (int64_t)((x >> 13) % nn);
+			cr_assert_eq(burrow_csr_builder_add(b, &u, &v, 1), 0);
+		}
+		burrow_csr g;
+		cr_assert_eq(burrow_csr_builder_finish(b, &g), 0);
+		if (trial % 2 && g.num_edges) { /* move one entry to another row-sorted value */
+			int32_t *ix = (int32_t *)g.indices;
+			int64_t j = (int64_t)(x % (uint64_t)g.num_edges);
+			ix[j] = (ix[j] + 1) % (int32_t)nn;
+		}
+		bool ref = true;
+		for (int64_t u = 0; u < nn; u++)
+			for (int64_t j = g.indptr[u]; j < g.indptr[u + 1]; j++) {
+				int64_t v = burrow_csr_index(&g, j), fw = 0, bw = 0;
+				for (int64_t k = g.indptr[u]; k < g.indptr[u + 1]; k++)
+					fw += burrow_csr_index(&g, k) == v;
+				for (int64_t k = g.indptr[v]; k < g.indptr[v + 1]; k++)
+					bw += burrow_csr_index(&g, k) == u;
+				ref &= fw == bw;
+			}
+		bool sym = !ref;
+		int st = bw_csr_scan(&g, false, &sym);
+		if (st == 0)
+			cr_assert_eq(sym, ref, "trial %d", trial);
+		else /* the change broke a row's order: refused as unsorted, never as symmetric */
+			cr_assert(strstr(burrow_last_error(), "not sorted"), "%s", burrow_last_error());
+		burrow_csr_builder_close(b);
+	}
 }
 
 Test(dataset, writer_refuses_bad_input_and_leaves_nothing)

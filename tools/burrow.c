@@ -55,6 +55,23 @@ static bool names_parts_dir(int argc, char **argv)
 	return false;
 }
 
+/* The size of the MPI job that started this process (from the launchers' environment:
+ * Open MPI, MPICH's PMI), 1 when not under mpirun; *rank gets this process's rank. */
+static int launcher_size(int *rank)
+{
+	static const char *const sizes[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"};
+	static const char *const ranks[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK"};
+	for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+		const char *v = getenv(sizes[i]), *r = getenv(ranks[i]);
+		if (v) {
+			*rank = r ? atoi(r) : 0;
+			return atoi(v);
+		}
+	}
+	*rank = 0;
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -89,6 +106,17 @@ int main(int argc, char **argv)
 	burrow_log_set(cli_log, NULL, dbg && *dbg && strcmp(dbg, "0") ? BURROW_LOG_DEBUG : BURROW_LOG_INFO);
 	if (!strcmp(cmd, "train") && names_parts_dir(argc - 1, argv + 1))
 		return cmd_train_dist(argc - 1, argv + 1);
+	int rank, size = launcher_size(&rank);
+	if (size > 1 && !strcmp(cmd, "train")) {
+		/* every rank would do all of the work and write the same files */
+		if (rank == 0)
+			fprintf(stderr,
+				"burrow: train: started as one of %d MPI ranks on a plain dataset; under mpirun train "
+				"takes a parts directory (burrow partition DIR --parts %d, then mpirun -np %d burrow "
+				"train DIR/parts-%d)\n",
+				size, size, size, size);
+		return EXIT_FAIL;
+	}
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		if (!strcmp(cmd, COMMANDS[i].name))
 			return COMMANDS[i].run(argc - 1, argv + 1);

@@ -35,6 +35,30 @@ static const char *real_or_dash(double v, double scale, int prec, char *buf, siz
 }
 
 /* JSON: the number, or null when absent (< 0). */
+/* s as a JSON string literal, quotes included, into one of four rotating buffers (enough
+ * for one printf); a string longer than a buffer holds is cut, never left unterminated. */
+static const char *jq(const char *s)
+{
+	static char bufs[4][4096];
+	static int next;
+	char *b = bufs[next++ & 3];
+	size_t k = 0, cap = sizeof bufs[0] - 8;
+	b[k++] = '"';
+	for (const unsigned char *c = (const unsigned char *)s; *c && k < cap; c++) {
+		if (*c == '"' || *c == '\\') {
+			b[k++] = '\\';
+			b[k++] = (char)*c;
+		} else if (*c < 0x20) {
+			k += (size_t)snprintf(b + k, 8, "\\u%04x", *c);
+		} else {
+			b[k++] = (char)*c;
+		}
+	}
+	b[k++] = '"';
+	b[k] = '\0';
+	return b;
+}
+
 static void json_num(const char *key, double v, const char *sep)
 {
 	if (v < 0)
@@ -75,10 +99,10 @@ static int info_parts(const char *dir, bool verify, bool json)
 	const int k = pi->num_parts;
 	char a[64], b[64], c[64], d[64];
 	if (json) {
-		printf("{\"dir\": \"%s\", \"format\": \"burrow-parts\", \"num_parts\": %d, \"dataset\": \"%s\", "
-		       "\"dataset_name\": \"%s\", \"method\": \"%s\", \"num_nodes\": %lld, \"num_edges\": %lld, "
+		printf("{\"dir\": %s, \"format\": \"burrow-parts\", \"num_parts\": %d, \"dataset\": %s, "
+		       "\"dataset_name\": %s, \"method\": %s, \"num_nodes\": %lld, \"num_edges\": %lld, "
 		       "\"edge_cut\": %lld, ",
-		       dir, k, pi->dataset, pi->dataset_name, pi->method, (long long)pi->num_nodes, (long long)pi->num_edges,
+		       jq(dir), k, jq(pi->dataset), jq(pi->dataset_name), jq(pi->method), (long long)pi->num_nodes, (long long)pi->num_edges,
 		       (long long)pi->edge_cut);
 		json_num("sym_edges", (double)pi->sym_edges, ", ");
 		json_num("cut_fraction", pi->cut_fraction, ", \"imbalance\": {");
@@ -177,11 +201,11 @@ int cmd_info(int argc, char **argv)
 
 	char a[64], b[64];
 	if (json) {
-		printf("{\"dir\": \"%s\", \"name\": \"%s\", \"num_nodes\": %lld, \"num_edges\": %lld, "
+		printf("{\"dir\": %s, \"name\": %s, \"num_nodes\": %lld, \"num_edges\": %lld, "
 		       "\"symmetric\": %s, \"degree_min\": %lld, \"degree_mean\": %.6g, \"degree_max\": %lld, "
 		       "\"isolated\": %lld, \"feat_dim\": %lld, \"feat_dtype\": \"%s\", \"num_classes\": %d, "
 		       "\"class_counts\": [",
-		       dir, in->name, (long long)in->num_nodes, (long long)in->num_edges,
+		       jq(dir), jq(in->name), (long long)in->num_nodes, (long long)in->num_edges,
 		       in->symmetric ? "true" : "false", (long long)dmin, dmean, (long long)dmax, (long long)isolated,
 		       (long long)in->feat_dim, in->feat_dim ? burrow_dtype_name(in->feat_dtype) : "", in->num_classes);
 		for (int32_t k = 0; k < in->num_classes; k++)

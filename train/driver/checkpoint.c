@@ -276,9 +276,16 @@ static int parse_info(const cJSON *h, ck_info *ci, const char *path)
 					     "best_test_acc", "num_params", "state_per_param"};
 	const char *model = NULL, *optim = NULL, *seed = NULL, *format = NULL;
 	int st;
-	for (int i = 0; i < 15; i++)
+	/* the integers' ranges (0: a real number), checked before any cast */
+	static const double hi[15] = {INT32_MAX, 9007199254740992.0, 9007199254740992.0, INT32_MAX, 0, 0, 0,
+				      0, 9007199254740992.0, INT32_MAX, INT32_MAX, 0, 0, 9007199254740992.0, INT32_MAX};
+	for (int i = 0; i < 15; i++) {
 		if ((st = get_num(h, keys[i], &v[i], path)))
 			return st;
+		if (hi[i] > 0 && !bw_is_int_in(v[i], -1, hi[i]))
+			return bw_err(BURROW_E_FORMAT, "%s: checkpoint header's '%s' is %g, not an integer in [-1, %.0f]",
+				      path, keys[i], v[i], hi[i]);
+	}
 	if ((st = get_str(h, "format", &format, path)) || (st = get_str(h, "model", &model, path)) ||
 	    (st = get_str(h, "optimizer", &optim, path)) || (st = get_str(h, "seed", &seed, path)))
 		return st;
