@@ -6,14 +6,22 @@
 #   DEBUG=1            -O0 -g (nvcc: -O0 -G, device code with debug information)
 #   PREFIX=/usr/local  for make install
 #   V=1                print full commands
+#   FUZZ_SECONDS=1800  make fuzz: seconds each libFuzzer harness runs (tests/fuzz/, clang)
+#   CC=clang           build with clang (in build/clang/); .ci/run keeps it building
 # Each configuration builds in its own folder (build/, build/san/, build/debug/, ...),
 # and every object depends on a stamp of the flags that built it.
 # Outputs: libburrow (no MPI) and libburrow_mpi (libburrow plus distributed training, linking
 # MPI), each shared and static; the burrow command and the tests link every object directly.
 
-MAJOR := 0
-MINOR := 1
-PATCH := 0
+# The version has one source: include/burrow.h's BURROW_VERSION_* macros (burrow_version()
+# prints them); the library's file names, SONAME and pkg-config files take it from there.
+version_of = $(shell sed -n 's/^\#define BURROW_VERSION_$(1) \([0-9][0-9]*\).*/\1/p' include/burrow.h)
+MAJOR := $(call version_of,MAJOR)
+MINOR := $(call version_of,MINOR)
+PATCH := $(call version_of,PATCH)
+ifeq ($(MAJOR)$(MINOR)$(PATCH),)
+$(error cannot read BURROW_VERSION_MAJOR, _MINOR, _PATCH from include/burrow.h)
+endif
 VERSION := $(MAJOR).$(MINOR).$(PATCH)
 
 CUDA ?= auto
@@ -30,11 +38,19 @@ endif
 
 # ---------------------------------------------------------------- configuration folder
 BUILD := build
+ifneq ($(findstring clang,$(notdir $(CC))),)
+BUILD := $(BUILD)/clang
+endif
 ifneq ($(SAN),0)
 BUILD := $(BUILD)/san
 endif
 ifneq ($(DEBUG),0)
 BUILD := $(BUILD)/debug
+endif
+# the libFuzzer build (make fuzz sets FUZZ=1, CC=clang, SAN=fuzzer-no-link,address,undefined)
+FUZZ ?= 0
+ifeq ($(FUZZ),1)
+BUILD := build/fuzz
 endif
 
 # ---------------------------------------------------------------- CUDA: requested vs detected
@@ -76,9 +92,17 @@ ifneq ($(SAN),0)
 SANFLAGS := -fsanitize=$(SAN_LIST) -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 endif
 
-CFLAGS_ALL := -std=c11 -Wall -Wextra -Werror -Wno-unknown-pragmas -g $(OPT) -fPIC -fopenmp \
+# -fno-math-errno: no math call's errno is read, and without it clang cannot vectorize an
+# `omp simd` loop that calls sqrtf (Adam's), which -Werror turns into a failed build
+CFLAGS_ALL := -std=c11 -Wall -Wextra -Werror -Wno-unknown-pragmas -g $(OPT) -fPIC -fopenmp -fno-math-errno \
 	-fvisibility=hidden -D_FILE_OFFSET_BITS=64 -DBURROW_BUILDING -Iinclude $(PKG_CFLAGS) \
 	$(SANFLAGS) $(CFLAGS)
+# clang cannot vectorize sanitizer-instrumented `omp simd` loops and says so as a warning
+ifneq ($(findstring clang,$(notdir $(CC))),)
+ifneq ($(SAN),0)
+CFLAGS_ALL += -Wno-pass-failed
+endif
+endif
 LIBS_ALL := $(PKG_LIBS) -lmetis -lm -fopenmp -lpthread
 CUDA_ARCH ?= 80;90
 CUDA_ARCH_LIST := $(subst ;, ,$(CUDA_ARCH))
@@ -132,7 +156,7 @@ ifneq ($(strip $(FLAGS_NOW)),$(strip $(FLAGS_OLD)))
 $(shell mkdir -p $(BUILD) && printf '%s\n' '$(strip $(FLAGS_NOW))' > $(STAMP))
 endif
 
-.PHONY: all lib test check python-check demo demo-run deps install uninstall clean bench cuda-info
+.PHONY: all lib test check python-check demo demo-run deps install uninstall clean bench cuda-info fuzz fuzz-build fuzz-bins
 .DEFAULT_GOAL := all
 
 all: cuda-info lib $(BIN)
@@ -256,6 +280,43 @@ bench: all
 	BURROW_LIB=$(abspath $(BUILD))/libburrow.so BURROW_BIN=$(abspath $(BIN)) PYTHONPATH=python \
 		$(VENV)/bin/python -m burrow.bench $(BUILD)/bench-data/rmat20
 
+# ---------------------------------------------------------------- fuzzing
+# make fuzz: every libFuzzer harness of tests/fuzz/ (clang, ASan + UBSan) for FUZZ_SECONDS
+# each, niced, from its committed seeds (tests/fuzz/corpus/NAME for fuzz_NAME, read only) and the corpus it
+# grows in build/fuzz/corpus/NAME; a crash leaves build/fuzz/crash-NAME-* and fails the target
+# after every harness ran. Reproduce one: build/fuzz/NAME build/fuzz/crash-NAME-<hash>.
+FUZZ_SECONDS ?= 1800
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_NAMES := $(FUZZ_SRCS:tests/fuzz/%.c=%)
+FUZZ_BINS := $(FUZZ_NAMES:%=$(BUILD)/%)
+FUZZ_ENV := ASAN_OPTIONS=detect_leaks=1:protect_shadow_gap=0:allocator_may_return_null=1 \
+	LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+fuzz-build:
+	@$(MAKE) --no-print-directory FUZZ=1 CC=clang CUDA=0 SAN=fuzzer-no-link,address,undefined fuzz-bins
+
+fuzz-bins: $(FUZZ_BINS)
+.SECONDARY: $(FUZZ_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/tests/fuzz/fuzz.o
+
+$(BUILD)/fuzz_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(BUILD)/obj/tests/fuzz/fuzz.o $(INTERNAL)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -fsanitize=fuzzer -o $@ $^ $(LDFLAGS_ALL) $(LIBS_ALL) $(MPI_LIBS)
+
+fuzz: fuzz-build
+	@fail=0; for h in $(FUZZ_NAMES); do \
+		mkdir -p build/fuzz/corpus/$$h; \
+		echo "burrow: fuzzing $$h for $(FUZZ_SECONDS) s (log: build/fuzz/$$h.log)"; \
+		if $(FUZZ_ENV) nice -n 10 build/fuzz/$$h -max_total_time=$(FUZZ_SECONDS) -timeout=60 \
+			-rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix=build/fuzz/crash-$$h- \
+			build/fuzz/corpus/$$h tests/fuzz/corpus/$${h#fuzz_} > build/fuzz/$$h.log 2>&1; then \
+			echo "burrow: $$h: $$(sed -n 's/^stat::number_of_executed_units: *//p' build/fuzz/$$h.log) execs, no crash"; \
+		else \
+			fail=1; echo "burrow: $$h: FAILED:"; grep -m3 -E 'ERROR|SUMMARY|runtime error|fuzz:' build/fuzz/$$h.log; \
+			ls build/fuzz/crash-$$h-* 2>/dev/null; \
+		fi; \
+	done; exit $$fail
+
 # ---------------------------------------------------------------- install
 DESTDIR ?=
 # one .pc per library; Libs.private names the direct dependencies only, so that
@@ -286,4 +347,4 @@ uninstall:
 clean:
 	rm -rf build
 
--include $(LIB_OBJS:.o=.d) $(TOOL_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(MPI_TEST_SRCS:%.c=$(BUILD)/obj/%.d)
+-include $(LIB_OBJS:.o=.d) $(TOOL_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(FUZZ_SRCS:%.c=$(BUILD)/obj/%.d) $(MPI_TEST_SRCS:%.c=$(BUILD)/obj/%.d)

@@ -29,6 +29,9 @@ extern "C" {
 int bw_err(int status, const char *fmt, ...) BW_PRINTF(2, 3);
 /* Map errno (as set by a failed call on `path`) to a status, with "path: what: strerror". */
 int bw_err_errno(int errnum, const char *path, const char *what);
+/* A thread that cannot start (pthread_create's rc): one status everywhere, BURROW_E_NOMEM (the
+ * system lacks the resources), "WHO: cannot start WHAT: <strerror>". */
+int bw_err_thread(int rc, const char *who, const char *what);
 /* Prefix the current message with "prefix: " (keeps the status); returns status. */
 int bw_err_prefix(int status, const char *prefix);
 
@@ -62,6 +65,10 @@ void *bw_aligned_alloc(size_t align, size_t n);
 void bw_aligned_free(void *p);
 /* Test hook: make the (n+1)-th allocation from now on fail; n < 0 turns it off. */
 void bw_mem_fail_after(long n);
+/* Whether a cJSON allocation failed on this thread since the last call (and clear it): cJSON's
+ * adders fail silently, so a builder clears this first and checks it before using its text;
+ * a parse that returns NULL with this set ran out of memory, it did not meet bad JSON. */
+bool bw_json_nomem(void);
 
 /* ------------------------------------------------------------ files (core/fsutil.c) */
 

@@ -1,6 +1,7 @@
 /* mem.c: the one allocation wrapper: counts current and peak bytes, fails on request in tests. */
 #include "internal.h"
 
+#include <cjson/cJSON.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +104,32 @@ void bw_free(void *q)
 	memcpy(&n, base, sizeof n);
 	atomic_fetch_sub(&mem_current, n);
 	free(base);
+}
+
+/* cJSON's allocations go through the counter too (so its memory is counted and fails on
+ * request in the tests). Its hooks are process-wide: they are set when libburrow is loaded,
+ * before a program linking it can hold a cJSON object (include/burrow.h says so). */
+static _Thread_local bool json_failed;
+
+static void *json_malloc(size_t n)
+{
+	void *p = bw_malloc(n);
+	if (!p)
+		json_failed = true;
+	return p;
+}
+
+bool bw_json_nomem(void)
+{
+	bool f = json_failed;
+	json_failed = false;
+	return f;
+}
+
+__attribute__((constructor)) static void json_hooks(void)
+{
+	cJSON_Hooks h = {.malloc_fn = json_malloc, .free_fn = bw_free};
+	cJSON_InitHooks(&h);
 }
 
 char *bw_strdup(const char *s)

@@ -61,6 +61,11 @@ int bw_err_errno(int errnum, const char *path, const char *what)
 	return bw_err(st, "%s: %s: %s", path, what, strerror(errnum));
 }
 
+int bw_err_thread(int rc, const char *who, const char *what)
+{
+	return bw_err(BURROW_E_NOMEM, "%s: cannot start %s: %s", who, what, strerror(rc));
+}
+
 int bw_err_prefix(int status, const char *prefix)
 {
 	char tmp[sizeof last_error];

@@ -187,6 +187,7 @@ static void add_file(cJSON *j, const char *key, const char *path)
 
 static int source_json(const burrow_import_opts *o, const burrow_import_stats *is, char **out)
 {
+	(void)bw_json_nomem();
 	cJSON *j = cJSON_CreateObject();
 	if (!j)
 		return BURROW_E_NOMEM;
@@ -211,7 +212,12 @@ static int source_json(const burrow_import_opts *o, const burrow_import_stats *i
 	}
 	*out = cJSON_PrintUnformatted(j);
 	cJSON_Delete(j);
-	return *out ? 0 : BURROW_E_NOMEM;
+	if (bw_json_nomem() || !*out) { /* an adder failed: the source would lack a field */
+		cJSON_free(*out);
+		*out = NULL;
+		return bw_err(BURROW_E_NOMEM, "out of memory formatting meta.json's source");
+	}
+	return 0;
 }
 
 int burrow_import(const char *out, const burrow_import_opts *o)
@@ -320,7 +326,7 @@ fail:
 	burrow_writer_abort(w);
 out:
 	burrow_csr_builder_close(b);
-	free(src);
+	cJSON_free(src);
 	bw_free(y);
 	bw_free(spill);
 	return st;

@@ -642,6 +642,7 @@ static int labels_npz(prep *p)
 
 static int source_json(const prep *p, int64_t edges, char **out)
 {
+	(void)bw_json_nomem();
 	cJSON *j = cJSON_CreateObject();
 	if (!j)
 		return BURROW_E_NOMEM;
@@ -668,8 +669,10 @@ static int source_json(const prep *p, int64_t edges, char **out)
 		cJSON_AddBoolToObject(j, "add_inverse_edge", p->cat->add_inverse_edge);
 	char *s = cJSON_PrintUnformatted(j);
 	cJSON_Delete(j);
-	if (!s)
-		return BURROW_E_NOMEM;
+	if (bw_json_nomem() || !s) { /* an adder failed: the source would lack a field */
+		cJSON_free(s);
+		return bw_err(BURROW_E_NOMEM, "out of memory formatting meta.json's source");
+	}
 	*out = s;
 	return 0;
 }
@@ -726,12 +729,12 @@ static int run(prep *p)
 	if ((st = p->binary ? features_npz(p) : features_csv(p)) || (st = p->binary ? labels_npz(p) : labels_csv(p)) ||
 	    (st = splits(p)) || (st = source_json(p, edges, &src)) || (st = burrow_writer_set_source(p->w, src)))
 		goto fail;
-	free(src);
+	cJSON_free(src);
 	st = burrow_writer_commit(p->w);
 	p->w = NULL;
 	return st;
 fail:
-	free(src);
+	cJSON_free(src);
 	burrow_csr_builder_close(b);
 	burrow_writer_abort(p->w);
 	p->w = NULL;

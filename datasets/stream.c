@@ -374,8 +374,9 @@ int bw_rd_open(bw_rd **out, const bw_src *src, bool gunzip, bool lines)
 		}
 		r->z_live = true;
 	}
-	if (pthread_create(&r->thread, NULL, reader_main, r) != 0) {
-		st = bw_err(BURROW_E_NOMEM, "%s: cannot start the reader thread", r->name);
+	int rc = pthread_create(&r->thread, NULL, reader_main, r);
+	if (rc != 0) {
+		st = bw_err_thread(rc, r->name, "the reader thread");
 		goto fail;
 	}
 	r->started = true;

@@ -86,7 +86,12 @@ static int parse_meta(burrow_dataset *ds, const char *path, const char *text)
 	burrow_dataset_info *in = &ds->info;
 	int64_t v;
 	int st = 0;
+	(void)bw_json_nomem();
 	cJSON *j = cJSON_Parse(text);
+	if (!j && bw_json_nomem()) {
+		st = bw_err(BURROW_E_NOMEM, "%s: out of memory reading it", path);
+		goto out;
+	}
 	if (!j || !cJSON_IsObject(j)) {
 		st = bw_err(BURROW_E_FORMAT, "%s: not a JSON object", path);
 		goto out;
@@ -157,9 +162,7 @@ static int parse_meta(burrow_dataset *ds, const char *path, const char *text)
 			goto out;
 	}
 	const cJSON *src = cJSON_GetObjectItemCaseSensitive(j, "source");
-	ds->source_json = src ? cJSON_PrintUnformatted(src) : NULL;
-	if (!ds->source_json)
-		ds->source_json = strdup("{}");
+	ds->source_json = src ? cJSON_PrintUnformatted(src) : bw_strdup("{}");
 	if (!ds->source_json)
 		st = bw_err(BURROW_E_NOMEM, "out of memory");
 	in->source_json = ds->source_json;
@@ -359,7 +362,7 @@ void burrow_dataset_close(burrow_dataset *ds)
 		bw_npy_unmap(&ds->split_m[i]);
 	bw_free(ds->dir);
 	bw_free(ds->name);
-	free(ds->source_json); /* from cJSON / strdup */
+	bw_free(ds->source_json); /* from cJSON (hooked to bw_malloc) or bw_strdup */
 	bw_free(ds->features_path);
 	bw_free(ds);
 }

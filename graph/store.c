@@ -265,7 +265,7 @@ static int start_engine(burrow_store *s, const bw_engine *e, int threads, int qd
 	for (int i = 0; !st && i < threads; i++) {
 		int rc = pthread_create(&s->workers[i].thread, NULL, e->run, &s->workers[i]);
 		if (rc) {
-			st = bw_err_errno(rc, s->path, "start a store thread");
+			st = bw_err_thread(rc, s->path, "a store thread");
 			break;
 		}
 		s->workers[i].running = true;
@@ -514,7 +514,7 @@ int bw_store_submit(burrow_store *s, const int64_t *ids, size_t n, void *out, bo
 	const int64_t N = s->info.num_rows;
 	for (size_t i = 0; i < n; i++)
 		if (ids[i] < 0 || ids[i] >= N)
-			return bw_err(BURROW_E_INVAL, "%s: row id %lld (at position %zu) is outside [0, %lld)", s->path,
+			return bw_err(BURROW_E_RANGE, "%s: row id %lld (at position %zu) is outside [0, %lld)", s->path,
 				      (long long)ids[i], i, (long long)N);
 
 	int st = BURROW_E_NOMEM;

@@ -423,9 +423,12 @@ static int w_put_split(burrow_writer *w, int split, const int64_t *ids, int64_t 
 
 int burrow_writer_set_source(burrow_writer *w, const char *json_object)
 {
+	(void)bw_json_nomem();
 	cJSON *j = cJSON_Parse(json_object);
 	bool ok = j && cJSON_IsObject(j);
 	cJSON_Delete(j);
+	if (!j && bw_json_nomem())
+		return bw_err(BURROW_E_NOMEM, "%s: out of memory reading the source JSON", w->dir);
 	if (!ok)
 		return bw_err(BURROW_E_INVAL, "%s: source must be a JSON object", w->dir);
 	char *s = bw_strdup(json_object);
@@ -440,6 +443,7 @@ static int write_meta(burrow_writer *w)
 {
 	int st = BURROW_E_NOMEM;
 	char *text = NULL, *path = NULL;
+	(void)bw_json_nomem();
 	cJSON *j = cJSON_CreateObject();
 	if (!j)
 		goto out;
@@ -464,13 +468,13 @@ static int write_meta(burrow_writer *w)
 	cJSON_AddStringToObject(j, "burrow_version", burrow_version());
 	text = cJSON_Print(j);
 	path = tmp_path(w, "meta.json");
-	if (!text || !path || !splits || !src)
+	if (bw_json_nomem() || !text || !path || !splits || !src)
 		goto out;
 	st = bw_write_text_atomic(path, text);
 out:
 	if (st == BURROW_E_NOMEM)
 		bw_err(st, "%s: out of memory writing meta.json", w->dir);
-	free(text);
+	cJSON_free(text);
 	bw_free(path);
 	cJSON_Delete(j);
 	return st;

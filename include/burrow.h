@@ -49,10 +49,15 @@ extern "C" {
 
 /* ---------------------------------------------------------------- version */
 
+/* The one version source: the Makefile reads these three for the library's file names,
+ * SONAME and pkg-config files; every exported symbol is versioned LIBBURROW_MAJOR.MINOR
+ * (libburrow.map). */
 #define BURROW_VERSION_MAJOR 0
 #define BURROW_VERSION_MINOR 1
 #define BURROW_VERSION_PATCH 0
 #define BURROW_DATASET_FORMAT_VERSION 1 /* meta.json "version" this library reads and writes */
+/* Most layers of a model, and most blocks of a sampled batch (one limit for both). */
+#define BURROW_MAX_LAYERS 8
 
 /* The library's version as "MAJOR.MINOR.PATCH" (static string). */
 BURROW_API const char *burrow_version(void);
@@ -74,6 +79,8 @@ enum burrow_status {
 	BURROW_E_EXISTS = -10,         /* the output already exists */
 	BURROW_E_RANGE = -11,          /* an id or value is out of range */
 };
+/* One status for one condition: an id a caller passes outside [0, N) is BURROW_E_RANGE,
+ * a thread the library cannot start is BURROW_E_NOMEM. */
 
 /* A short fixed description of a status code (static string). */
 BURROW_API const char *burrow_strerror(int status);
@@ -88,7 +95,11 @@ enum burrow_log_level { BURROW_LOG_ERROR = 0, BURROW_LOG_WARN = 1, BURROW_LOG_IN
 typedef void (*burrow_log_fn)(int level,      /* enum burrow_log_level */
 			      const char *msg, /* borrowed for the call */
 			      void *user);     /* the pointer given to burrow_log_set */
-/* Route library messages to fn (NULL: drop them, the default) at levels <= max_level. */
+/* Route library messages to fn (NULL: drop them, the default) at levels <= max_level.
+ * Safe to call while library threads log: messages are delivered under a read lock and this
+ * call takes the write lock, so when it returns no thread is in, or will call, the previous
+ * callback. fn may be called from any library thread, concurrently; it must not call
+ * burrow_log_set itself (that would deadlock). */
 BURROW_API void burrow_log_set(burrow_log_fn fn, void *user, int max_level);
 
 /* Progress of a long operation: `done` of `total` units in the named phase. */
@@ -99,6 +110,10 @@ typedef void (*burrow_progress_fn)(void *user,        /* the pointer given with 
 
 /* ---------------------------------------------------------------- memory */
 
+/* Every allocation of the library is counted, cJSON's included: libburrow sets cJSON's
+ * process-wide allocation hooks (cJSON_InitHooks) when it is loaded, so a program that uses
+ * cJSON itself must not set other hooks, nor hold cJSON objects made before libburrow was
+ * loaded (dlopen) and free them after. */
 /* Bytes the library holds now, and the most it has held (process-wide). */
 BURROW_API void burrow_mem_stats(size_t *current, /* out, may be NULL */
 				 size_t *peak);    /* out, may be NULL */
@@ -384,7 +399,7 @@ BURROW_API const char *burrow_store_engine_name(int engine);
 BURROW_API int burrow_store_engine_parse(const char *name);
 
 /* Gather rows: row i of out becomes row ids[i] of the file; blocks until done. An id outside
- * [0, N) is BURROW_E_INVAL naming it, before anything is read. On any error out's contents
+ * [0, N) is BURROW_E_RANGE naming it, before anything is read. On any error out's contents
  * are unspecified and the store stays usable. */
 BURROW_API int burrow_store_gather(burrow_store *s,
 				   const int64_t *ids, /* [n] row ids, any order, repeats allowed; borrowed */
@@ -612,7 +627,6 @@ BURROW_API int burrow_split_random(const int32_t *labels, /* [n] or NULL, borrow
  * owned by the sampler: hand each back with burrow_sampler_release (which recycles its
  * memory); burrow_sampler_close frees any still held. */
 
-#define BURROW_SAMPLER_MAX_LAYERS 8
 
 /* One layer of a mini-batch: destination row i's sampled neighbors are
  * indices[indptr[i] .. indptr[i+1]), local source ids, increasing global id. */
@@ -630,7 +644,7 @@ typedef struct burrow_batch {
 	int64_t epoch;           /* the epoch it belongs to; -1 for burrow_sampler_sample/_full */
 	int64_t index;           /* its index within the epoch; -1 for burrow_sampler_sample/_full */
 	int num_layers;          /* blocks in use */
-	burrow_block blocks[BURROW_SAMPLER_MAX_LAYERS]; /* [num_layers]: input layer first */
+	burrow_block blocks[BURROW_MAX_LAYERS]; /* [num_layers]: input layer first */
 	int64_t num_input;       /* = blocks[0].num_src */
 	const int64_t *input_ids;/* [num_input] global ids of every layer's nodes: the rows to gather */
 	int64_t num_seeds;       /* output nodes = blocks[num_layers-1].num_dst */
@@ -638,8 +652,8 @@ typedef struct burrow_batch {
 } burrow_batch;
 
 typedef struct burrow_sampler_opts {
-	int num_layers;          /* blocks per batch, 1 .. BURROW_SAMPLER_MAX_LAYERS (default 3) */
-	int fanouts[BURROW_SAMPLER_MAX_LAYERS]; /* neighbors per node in block l, input layer
+	int num_layers;          /* blocks per batch, 1 .. BURROW_MAX_LAYERS (default 3) */
+	int fanouts[BURROW_MAX_LAYERS]; /* neighbors per node in block l, input layer
 	                            first; -1 = all, 0 = none (default 15, 10, 5: seeds get 5) */
 	int64_t batch_size;      /* seeds per batch (default 1024) */
 	uint64_t seed;           /* shuffles and samples are a function of it (default 0) */
@@ -688,7 +702,8 @@ BURROW_API int burrow_sampler_sample(burrow_sampler *s,
 				     uint64_t key,          /* any value; same key, same batch */
 				     burrow_batch **out);   /* out: release it */
 /* Full-neighbor block over the nodes [first, first + count) for layer-wise inference:
- * a batch with one block (num_layers = 1) whose rows are the whole graph rows. */
+ * a batch with one block (num_layers = 1) whose rows are the whole graph rows. A range that
+ * leaves [0, N) is BURROW_E_RANGE. */
 BURROW_API int burrow_sampler_full(burrow_sampler *s,
 				   int64_t first,           /* first node id */
 				   int64_t count,           /* nodes, >= 1, first + count <= N */
@@ -726,7 +741,6 @@ enum burrow_aggr { BURROW_AGGR_MEAN = 0, BURROW_AGGR_MAX = 1, BURROW_AGGR_SUM = 
  * momentum 0.1, in inference) or layer norm (each row's own). */
 enum burrow_norm { BURROW_NORM_NONE = 0, BURROW_NORM_BATCH = 1, BURROW_NORM_LAYER = 2 };
 enum burrow_optim_kind { BURROW_OPTIM_ADAM = 1, BURROW_OPTIM_ADAMW = 2, BURROW_OPTIM_SGD = 3 };
-#define BURROW_MAX_LAYERS 8
 #define BURROW_CACHE_AUTO (-1) /* burrow_train_opts.cache_bytes: size the feature cache from memory */
 
 typedef struct burrow_train_opts {

@@ -299,6 +299,7 @@ static int write_meta(const char *dir, const char *dataset_dir, const burrow_dat
 	const int k = r->k;
 	int st = BURROW_E_NOMEM;
 	char *text = NULL, *path = NULL;
+	(void)bw_json_nomem();
 	cJSON *j = cJSON_CreateObject();
 	if (!j)
 		goto out;
@@ -363,13 +364,13 @@ static int write_meta(const char *dir, const char *dataset_dir, const burrow_dat
 	cJSON_AddStringToObject(j, "burrow_version", burrow_version());
 	text = cJSON_Print(j);
 	path = bw_path_join(dir, "meta.json");
-	if (!text || !path || !bal || !offs || !imb || !hs || !ss || !pe || !co || !phs)
+	if (bw_json_nomem() || !text || !path || !bal || !offs || !imb || !hs || !ss || !pe || !co || !phs)
 		goto out;
 	st = bw_write_text_atomic(path, text);
 out:
 	if (st == BURROW_E_NOMEM)
 		bw_err(st, "%s: out of memory writing meta.json", dir);
-	free(text);
+	cJSON_free(text);
 	bw_free(path);
 	cJSON_Delete(j);
 	return st;

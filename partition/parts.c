@@ -126,7 +126,12 @@ int burrow_parts_open(burrow_parts **out, const char *dir)
 	}
 	if ((st = bw_read_text(path, 64 << 20, &text)))
 		goto fail;
+	(void)bw_json_nomem();
 	j = cJSON_Parse(text);
+	if (!j && bw_json_nomem()) {
+		st = bw_err(BURROW_E_NOMEM, "%s: out of memory reading it", path);
+		goto fail;
+	}
 	const cJSON *fmt = j ? cJSON_GetObjectItemCaseSensitive(j, "format") : NULL;
 	if (!cJSON_IsObject(j) || !cJSON_IsString(fmt) || strcmp(fmt->valuestring, "burrow-parts")) {
 		st = bw_err(BURROW_E_FORMAT, "%s: not a parts directory's meta.json (\"format\" must be \"burrow-parts\")",

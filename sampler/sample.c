@@ -49,7 +49,7 @@ void bw_sampled_free_arrays(bw_sampled *b)
 	bw_free(b->nodes);
 	b->nodes = NULL;
 	b->nodes_cap = 0;
-	for (int l = 0; l < BURROW_SAMPLER_MAX_LAYERS; l++) {
+	for (int l = 0; l < BURROW_MAX_LAYERS; l++) {
 		bw_free(b->indptr[l]);
 		bw_free(b->indices[l]);
 		b->indptr[l] = NULL;
@@ -632,7 +632,7 @@ static int seed_set(bw_sample_ctx *c, const burrow_csr *g, const int64_t *seeds,
 static void finish(bw_sampled *b, int num_layers, int64_t nseeds, int64_t ninput)
 {
 	b->pub.num_layers = num_layers;
-	for (int l = num_layers; l < BURROW_SAMPLER_MAX_LAYERS; l++)
+	for (int l = num_layers; l < BURROW_MAX_LAYERS; l++)
 		b->pub.blocks[l] = (burrow_block){0};
 	b->pub.num_input = ninput;
 	b->pub.input_ids = b->nodes;

@@ -158,9 +158,9 @@ static void *produce(void *arg)
 /* Refuse what the sampler cannot serve, naming the option. */
 static int check_opts(const burrow_sampler_opts *o)
 {
-	if (o->num_layers < 1 || o->num_layers > BURROW_SAMPLER_MAX_LAYERS)
+	if (o->num_layers < 1 || o->num_layers > BURROW_MAX_LAYERS)
 		return bw_err(BURROW_E_INVAL, "sampler: num_layers %d is not in [1, %d]", o->num_layers,
-			      BURROW_SAMPLER_MAX_LAYERS);
+			      BURROW_MAX_LAYERS);
 	for (int l = 0; l < o->num_layers; l++)
 		if (o->fanouts[l] < -1)
 			return bw_err(BURROW_E_INVAL, "sampler: fanout %d of layer %d: want -1 (all) or >= 0",
@@ -262,7 +262,7 @@ int burrow_sampler_open(burrow_sampler **out, const burrow_csr *g, const int64_t
 				goto out_close;
 			int e = pthread_create(&p->tid, NULL, produce, p);
 			if (e) {
-				st = bw_err_errno(e, "sampler", "starting a producer thread");
+				st = bw_err_thread(e, "sampler", "a producer thread");
 				goto out_close;
 			}
 			p->started = true;
@@ -423,8 +423,10 @@ int burrow_sampler_sample(burrow_sampler *s, const int64_t *seeds, int64_t n, ui
 int burrow_sampler_full(burrow_sampler *s, int64_t first, int64_t count, burrow_batch **out)
 {
 	*out = NULL;
-	if (!s || first < 0 || count < 1 || count > INT32_MAX || first > s->g->num_nodes - count)
-		return bw_err(BURROW_E_INVAL, "burrow_sampler_full: nodes [%lld, %lld + %lld) are not a range of "
+	if (!s || count < 1 || count > INT32_MAX)
+		return bw_err(BURROW_E_INVAL, "burrow_sampler_full: %lld nodes: want 1 .. 2^31-1", (long long)count);
+	if (first < 0 || first > s->g->num_nodes - count)
+		return bw_err(BURROW_E_RANGE, "burrow_sampler_full: nodes [%lld, %lld + %lld) are not a range of "
 					      "the graph's node ids",
 			      (long long)first, (long long)first, (long long)count);
 	return sample_sync(s, NULL, 0, 0, first, count, out);

@@ -15,10 +15,10 @@ typedef struct bw_sampled {
 	struct bw_sampled *next_free;   /* the owner's free list */
 	int64_t *nodes;               /* [nodes_cap] input ids */
 	size_t nodes_cap;
-	int64_t *indptr[BURROW_SAMPLER_MAX_LAYERS];
-	size_t indptr_cap[BURROW_SAMPLER_MAX_LAYERS];
-	int32_t *indices[BURROW_SAMPLER_MAX_LAYERS];
-	size_t indices_cap[BURROW_SAMPLER_MAX_LAYERS];
+	int64_t *indptr[BURROW_MAX_LAYERS];
+	size_t indptr_cap[BURROW_MAX_LAYERS];
+	int32_t *indices[BURROW_MAX_LAYERS];
+	size_t indices_cap[BURROW_MAX_LAYERS];
 } bw_sampled;
 
 /* Free a batch's arrays (not the struct). */

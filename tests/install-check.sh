@@ -47,6 +47,15 @@ LD_LIBRARY_PATH="$tmp/lib" "$tmp/usecpp"
 bad=$(nm -D --defined-only "$tmp/lib/libburrow.so" | awk '$2 ~ /[TDBRW]/ {print $3}' | grep -v '^burrow_' || true)
 [[ -z "$bad" ]] || { echo "install-check: exported non-API symbols: $bad" >&2; exit 1; }
 readelf -d "$tmp/lib/libburrow.so" | grep "SONAME.*libburrow.so.0" >/dev/null || { echo "install-check: SONAME is not libburrow.so.0" >&2; exit 1; }
+# one version: the installed header's macros are burrow_version(), the library's file name,
+# and the symbol-version node every exported symbol carries (LIBBURROW_MAJOR.MINOR)
+hv=$(sed -n 's/^#define BURROW_VERSION_[A-Z]* \([0-9][0-9]*\).*/\1/p' "$tmp/include/burrow.h" | paste -sd.)
+[[ "$hv" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ && "${out%% *}" == "$hv" && -f "$tmp/lib/libburrow.so.$hv" ]] || {
+	echo "install-check: header version '$hv', burrow_version() '${out%% *}', libraries: $(ls "$tmp/lib")" >&2; exit 1; }
+for l in libburrow.so libburrow_mpi.so; do
+	bad=$(objdump -T "$tmp/lib/$l" | awk -v node="LIBBURROW_${hv%.*}" '$NF ~ /^burrow_/ && !/\*UND\*/ && $(NF-1) != node {print $(NF-1), $NF}')
+	[[ -z "$bad" ]] || { echo "install-check: $l: symbols outside LIBBURROW_${hv%.*}: $(echo $bad | head -c 300)" >&2; exit 1; }
+done
 # libburrow needs no MPI; libburrow_mpi serves the distributed calls, under its own SONAME
 if readelf -d "$tmp/lib/libburrow.so" | grep NEEDED | grep -i mpi >/dev/null; then
 	echo "install-check: libburrow.so links MPI" >&2; exit 1
@@ -77,4 +86,4 @@ out=$(cd "$tmp/readme" && HOME="$tmp/home" PKG_CONFIG_PATH= LD_LIBRARY_PATH= bas
 if ldd "$tmp/readme/app-static" | grep libburrow >/dev/null; then
 	echo "install-check: app-static is linked to a shared libburrow" >&2; exit 1
 fi
-echo "install-check: ok (C11 and C++ against <burrow.h>, pkg-config and --static, only burrow_* exported and global in the archives, SONAME libburrow.so.0, no MPI in libburrow, burrow-mpi, README's library block)"
+echo "install-check: ok (C11 and C++ against <burrow.h>, pkg-config and --static, only burrow_* exported and global in the archives, SONAME libburrow.so.0, one version in header, library and symbol node, no MPI in libburrow, burrow-mpi, README's library block)"

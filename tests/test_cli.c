@@ -58,7 +58,12 @@ Test(cli, usage_errors_exit_2_with_one_line)
 	tu_sh(NULL, &err, "%s gen csbm %s/o --bogus", tu_burrow(), tu_dir);
 	cr_assert(strstr(err, "burrow: gen: unknown option '--bogus'"), "%s", err);
 	free(err);
-	cr_assert(!tu_exists("OUT"));
+	/* nothing written where the commands ran (tu_dir, not the runner's directory) */
+	char *out_dir = tu_path(tu_dir, "OUT"), *o = tu_path(tu_dir, "o");
+	cr_assert(!tu_exists(out_dir), "%s", out_dir);
+	cr_assert(!tu_exists(o), "%s", o);
+	free(out_dir);
+	free(o);
 }
 
 Test(cli, gen_then_info)

@@ -943,10 +943,12 @@ Test(partition, failing_allocations_leave_nothing_behind)
 	o.coarsen_to = 60;
 	o.out_dir = out;
 	int failures = 0;
+	const size_t base = tu_mem_now();
 	for (long n = 0;; n++) {
 		bw_mem_fail_after(n);
 		int st = burrow_partition(ds, &o, NULL);
 		bw_mem_fail_after(-1);
+		cr_assert_eq(tu_mem_now(), base, "allocation %ld failed: %zu bytes not freed", n, tu_mem_now() - base);
 		if (st == 0)
 			break;
 		failures++;

@@ -235,7 +235,7 @@ Test(pipeline, full_fanout_batches_equal_full_neighbor_inference)
 		float *x = malloc((size_t)(sb->num_input * D) * sizeof *x);
 		cr_assert_eq(burrow_store_gather(t->store, sb->input_ids, (size_t)sb->num_input, x), 0);
 		bw_batch b;
-		bw_block blk[BW_MAX_LAYERS];
+		bw_block blk[BURROW_MAX_LAYERS];
 		cr_assert_eq(bw_batch_from_sample(t, sb, x, 0, &b, blk), 0, "%s", burrow_last_error());
 		const bw_tensor *logits;
 		cr_assert_eq(bw_model_forward(&t->be, t->model, &b, false, 0, &logits), 0, "%s", burrow_last_error());
@@ -468,6 +468,7 @@ Test(pipeline, every_allocation_failure_is_reported)
 		int model, prefetch;
 		double cache;
 	} v[] = {{BURROW_MODEL_SAGE, 2, 0.5}, {BURROW_MODEL_GCN, 0, 1}, {BURROW_MODEL_MLP, 1, 0}};
+	const size_t base = tu_mem_now();
 	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
 		bool done = false;
 		for (long n = 0; !done; n++) {
@@ -500,6 +501,8 @@ Test(pipeline, every_allocation_failure_is_reported)
 			if (done)
 				cr_log_info("case %zu: succeeded once %ld allocations could succeed", i, n);
 			burrow_trainer_close(t);
+			cr_assert_eq(tu_mem_now(), base, "case %zu, allocation %ld: %zu bytes not freed", i, n,
+				     tu_mem_now() - base);
 		}
 	}
 	burrow_dataset_close(ds);

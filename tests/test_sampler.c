@@ -187,8 +187,8 @@ static void same_batch(const burrow_batch *a, const burrow_batch *b)
 typedef struct saved {
 	burrow_batch b;
 	int64_t *ids;
-	int64_t *indptr[BURROW_SAMPLER_MAX_LAYERS];
-	int32_t *indices[BURROW_SAMPLER_MAX_LAYERS];
+	int64_t *indptr[BURROW_MAX_LAYERS];
+	int32_t *indices[BURROW_MAX_LAYERS];
 } saved;
 
 static void save(saved *s, const burrow_batch *b)
@@ -485,9 +485,9 @@ Test(sampler, full_blocks_are_whole_rows)
 		burrow_sampler_release(s, b);
 	}
 	burrow_batch *b = (burrow_batch *)1;
-	cr_assert_eq(burrow_sampler_full(s, 4990, 11, &b), BURROW_E_INVAL);
+	cr_assert_eq(burrow_sampler_full(s, 4990, 11, &b), BURROW_E_RANGE);
 	cr_assert_null(b);
-	cr_assert_eq(burrow_sampler_full(s, -1, 2, &b), BURROW_E_INVAL);
+	cr_assert_eq(burrow_sampler_full(s, -1, 2, &b), BURROW_E_RANGE);
 	cr_assert_eq(burrow_sampler_full(s, 0, 0, &b), BURROW_E_INVAL);
 	burrow_sampler_close(s);
 	tgraph_free(&t);
@@ -774,7 +774,7 @@ Test(sampler, refuses_bad_options_and_ids)
 	cr_assert_eq(burrow_sampler_open(&s, &t.g, ids, 3, &o), BURROW_E_INVAL);
 	cr_assert_null(s);
 	burrow_sampler_defaults(&o);
-	o.num_layers = BURROW_SAMPLER_MAX_LAYERS + 1;
+	o.num_layers = BURROW_MAX_LAYERS + 1;
 	cr_assert_eq(burrow_sampler_open(&s, &t.g, ids, 3, &o), BURROW_E_INVAL);
 	burrow_sampler_defaults(&o);
 	o.fanouts[1] = -2;
@@ -859,10 +859,13 @@ Test(sampler, failing_allocations_return_nomem)
 		ids[i] = i;
 	for (int prefetch = 0; prefetch <= 2; prefetch += 2) {
 		int k;
+		const size_t base = tu_mem_now();
 		for (k = 0; k < 2000; k++) {
 			bw_mem_fail_after(k);
 			int st = one_run(&t.g, ids, 300, prefetch);
 			bw_mem_fail_after(-1);
+			cr_assert_eq(tu_mem_now(), base, "prefetch %d, failing allocation %d: %zu bytes not freed", prefetch,
+				     k, tu_mem_now() - base);
 			if (st == 0)
 				break;
 			cr_assert_eq(st, BURROW_E_NOMEM, "prefetch %d, failing allocation %d: %s", prefetch, k,

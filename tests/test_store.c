@@ -250,12 +250,12 @@ Test(store, out_of_range_id_names_it)
 		burrow_store *s = open_store(path, ENGINES[e], 0, 0, 0);
 		float out[4 * 8];
 		int64_t bad[4] = {5, 999, 1000, 2};
-		cr_assert_eq(burrow_store_gather(s, bad, 4, out), BURROW_E_INVAL);
+		cr_assert_eq(burrow_store_gather(s, bad, 4, out), BURROW_E_RANGE);
 		cr_assert(strstr(burrow_last_error(), "1000") && strstr(burrow_last_error(), "position 2"), "message: %s",
 			  burrow_last_error());
 		int64_t neg[2] = {1, -7};
 		burrow_store_ticket *t = (burrow_store_ticket *)1;
-		cr_assert_eq(burrow_store_submit(s, neg, 2, out, &t), BURROW_E_INVAL);
+		cr_assert_eq(burrow_store_submit(s, neg, 2, out, &t), BURROW_E_RANGE);
 		cr_assert_null(t);
 		cr_assert(strstr(burrow_last_error(), "-7"), "message: %s", burrow_last_error());
 		/* still usable */

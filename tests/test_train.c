@@ -880,6 +880,7 @@ Test(train_run, every_allocation_failure_is_reported)
 	tu_sh(NULL, NULL, "mkdir -p '%s'", ck);
 	burrow_dataset *ds;
 	cr_assert_eq(burrow_dataset_open(&ds, d), 0);
+	const size_t base = tu_mem_now();
 	for (int model = BURROW_MODEL_SAGE; model <= BURROW_MODEL_MLP; model++) {
 		bool done = false;
 		for (long n = 0; !done; n++) {
@@ -909,6 +910,8 @@ Test(train_run, every_allocation_failure_is_reported)
 			if (done)
 				cr_log_info("model %d: succeeded once %ld allocations could succeed", model, n);
 			burrow_trainer_close(t);
+			cr_assert_eq(tu_mem_now(), base, "model %d, allocation %ld: %zu bytes not freed", model, n,
+				     tu_mem_now() - base);
 			char *ls = NULL;
 			tu_sh(&ls, NULL, "ls -A '%s' | grep -v '^m.ckpt$'", ck);
 			cr_assert_str_empty(ls, "left behind after allocation %ld fails: %s", n, ls);

@@ -182,3 +182,10 @@ int tu_log_losses(const char *path, char losses[][40], int max)
 	free(text);
 	return n;
 }
+
+size_t tu_mem_now(void)
+{
+	size_t now;
+	burrow_mem_stats(&now, NULL);
+	return now;
+}

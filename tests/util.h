@@ -22,6 +22,10 @@ void tu_rmrf(const char *path);
 /* path joined with a printf-style suffix; caller frees. */
 char *tu_path(const char *dir, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The library's counted bytes now (burrow_mem_stats): fail-after-N loops check that every
+ * failed attempt returns them to where they started. */
+size_t tu_mem_now(void);
+
 /* The burrow binary under test ($BURROW_BIN). */
 const char *tu_burrow(void);
 /* The shared real datasets folder ($BURROW_DATASETS), or NULL when absent. */

@@ -26,7 +26,7 @@ static bool parse_fanouts(const char *s, burrow_sampler_opts *o)
 		return false;
 	for (char *tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		int64_t v;
-		if (n == BURROW_SAMPLER_MAX_LAYERS || !cli_i64(tok, &v) || v < -1 || v > INT32_MAX) {
+		if (n == BURROW_MAX_LAYERS || !cli_i64(tok, &v) || v < -1 || v > INT32_MAX) {
 			free(dup);
 			return false;
 		}
@@ -111,7 +111,7 @@ int bench_loader(int argc, char **argv)
 		case O_FANOUT:
 			if (!parse_fanouts(optarg, &so))
 				return cli_usage("bench loader", "--fanout wants 1 to %d comma-separated integers >= -1, got '%s'",
-						 BURROW_SAMPLER_MAX_LAYERS, optarg);
+						 BURROW_MAX_LAYERS, optarg);
 			break;
 		case O_BATCH:
 			if (!cli_i64(optarg, &so.batch_size) || so.batch_size < 1 || so.batch_size > INT32_MAX)

@@ -11,8 +11,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define BW_MAX_LAYERS 8
-
 /* ------------------------------------------------------------ tensors (tensor.c) */
 
 /* A dense float32 matrix, row-major, in the memory of `dev` (NULL: the CPU). Owned tensors
@@ -499,7 +497,7 @@ void bw_layer_release(bw_layer *l);
 
 typedef struct bw_model_cfg {
 	int kind;          /* enum burrow_model_kind */
-	int layers;        /* 1 .. BW_MAX_LAYERS */
+	int layers;        /* 1 .. BURROW_MAX_LAYERS */
 	int64_t in_dim, hidden, classes;
 	float dropout;     /* applied after each hidden layer's ReLU, in training */
 	int aggr;          /* sage: enum burrow_aggr */
@@ -519,7 +517,7 @@ typedef struct bw_model_cfg {
  * borrowed; the forward pass prepares and uploads the blocks. */
 typedef struct bw_batch {
 	int num_blocks;
-	bw_block *blocks[BW_MAX_LAYERS];
+	bw_block *blocks[BURROW_MAX_LAYERS];
 	bw_tensor x;              /* [blocks[0]->num_src, in_dim] input rows (device) */
 	const int32_t *labels;    /* [blocks[L-1]->num_dst] labels of the output rows, -1 = none (device) */
 	const int64_t *loss_rows; /* output rows the loss covers (device); NULL: all */
@@ -530,25 +528,25 @@ typedef struct bw_batch {
 typedef struct bw_model {
 	bw_model_cfg cfg;
 	const bw_device *dev;        /* where everything below lives (borrowed) */
-	bw_layer layer[BW_MAX_LAYERS];
+	bw_layer layer[BURROW_MAX_LAYERS];
 	int64_t num_params;
 	int64_t param_off[BURROW_MAX_LAYERS + 1]; /* layer l's parameters (its norm's included) are
 						     params[param_off[l] .. param_off[l + 1]) */
 	float *params, *grads;       /* [num_params] each, owned device memory: one flat buffer (optimizer, allreduce, checkpoint) */
-	bw_tensor h[BW_MAX_LAYERS];  /* h[l + 1]: layer l's output after ReLU and dropout; h[L] the logits */
-	bw_dbuf mask[BW_MAX_LAYERS]; /* dropout masks, one byte per element */
+	bw_tensor h[BURROW_MAX_LAYERS];  /* h[l + 1]: layer l's output after ReLU and dropout; h[L] the logits */
+	bw_dbuf mask[BURROW_MAX_LAYERS]; /* dropout masks, one byte per element */
 	bw_tensor g[2];              /* gradient ping-pong */
 	bool dropout_on;             /* the last forward pass used dropout */
 	/* normalization of hidden layer l (cfg.norm): gamma, beta in params (their gradients in
 	 * grads), the normalized output and its statistics saved for the backward */
-	float *ngamma[BW_MAX_LAYERS], *nbeta[BW_MAX_LAYERS], *gngamma[BW_MAX_LAYERS], *gnbeta[BW_MAX_LAYERS];
-	bw_tensor nx[BW_MAX_LAYERS];
-	bw_dbuf nstat[BW_MAX_LAYERS];    /* rstd (layer: [rows]; batch: mean, var, rstd [cols] each) */
+	float *ngamma[BURROW_MAX_LAYERS], *nbeta[BURROW_MAX_LAYERS], *gngamma[BURROW_MAX_LAYERS], *gnbeta[BURROW_MAX_LAYERS];
+	bw_tensor nx[BURROW_MAX_LAYERS];
+	bw_dbuf nstat[BURROW_MAX_LAYERS];    /* rstd (layer: [rows]; batch: mean, var, rstd [cols] each) */
 	/* batch norm's running mean and variance, not trained: one flat buffer (checkpoints) */
 	int64_t num_state;
 	float *state;                    /* [num_state] owned device memory, NULL when none */
-	float *rmean[BW_MAX_LAYERS], *rvar[BW_MAX_LAYERS];
-	bw_tensor res[BW_MAX_LAYERS];    /* residual: layer l's output plus its input */
+	float *rmean[BURROW_MAX_LAYERS], *rvar[BURROW_MAX_LAYERS];
+	bw_tensor res[BURROW_MAX_LAYERS];    /* residual: layer l's output plus its input */
 	bw_tensor gres;                  /* the output gradient kept for the residual's path */
 } bw_model;
 

@@ -66,8 +66,8 @@ int bw_model_check_cfg(const bw_model_cfg *c)
 		return bw_err(BURROW_E_INVAL, "model: unknown normalization %d", c->norm);
 	if (!(c->attn_dropout >= 0.0f && c->attn_dropout < 1.0f))
 		return bw_err(BURROW_E_INVAL, "model: attention dropout %g outside [0, 1)", (double)c->attn_dropout);
-	if (c->layers < 1 || c->layers > BW_MAX_LAYERS)
-		return bw_err(BURROW_E_INVAL, "model: %d layers outside [1, %d]", c->layers, BW_MAX_LAYERS);
+	if (c->layers < 1 || c->layers > BURROW_MAX_LAYERS)
+		return bw_err(BURROW_E_INVAL, "model: %d layers outside [1, %d]", c->layers, BURROW_MAX_LAYERS);
 	if (c->in_dim < 1 || c->classes < 1 || (c->layers > 1 && c->hidden < 1))
 		return bw_err(BURROW_E_INVAL, "model: input dimension %lld, hidden %lld, classes %lld must be positive",
 			      (long long)c->in_dim, (long long)c->hidden, (long long)c->classes);
@@ -89,7 +89,7 @@ int bw_model_open(bw_model **out, const bw_device *dev, const bw_model_cfg *cfg,
 		return BURROW_E_NOMEM;
 	m->cfg = *cfg;
 	m->dev = dev = bw_device_or_cpu(dev);
-	for (int l = 0; l < BW_MAX_LAYERS; l++) {
+	for (int l = 0; l < BURROW_MAX_LAYERS; l++) {
 		m->h[l] = bw_tensor_empty(dev);
 		m->mask[l].dev = dev;
 	}
@@ -152,12 +152,12 @@ void bw_model_close(bw_model *m)
 {
 	if (!m)
 		return;
-	for (int l = 0; l < BW_MAX_LAYERS; l++) {
+	for (int l = 0; l < BURROW_MAX_LAYERS; l++) {
 		bw_layer_release(&m->layer[l]);
 		bw_tensor_free(&m->h[l]);
 		bw_dbuf_free(&m->mask[l]);
 	}
-	for (int l = 0; l < BW_MAX_LAYERS; l++) {
+	for (int l = 0; l < BURROW_MAX_LAYERS; l++) {
 		bw_tensor_free(&m->nx[l]);
 		bw_tensor_free(&m->res[l]);
 		bw_dbuf_free(&m->nstat[l]);

@@ -310,7 +310,7 @@ void burrow_dist_close(burrow_dist *d)
 	bw_dbuf_free(&d->train_dev);
 	bw_dbuf_free(&d->pred);
 	bw_stage_free(&d->host_view);
-	for (int l = 0; l < BW_MAX_LAYERS; l++) {
+	for (int l = 0; l < BURROW_MAX_LAYERS; l++) {
 		bw_tensor_free(&d->in[l]);
 		bw_tensor_free(&d->stage[l]);
 	}
@@ -379,7 +379,7 @@ static int layer_input(burrow_dist *d, int l, const bw_tensor *h_prev, bool stal
  * arrived during the epoch become the next epoch's. */
 static int apply_stale(burrow_dist *d)
 {
-	for (int l = 0; l < BW_MAX_LAYERS; l++) {
+	for (int l = 0; l < BURROW_MAX_LAYERS; l++) {
 		if (!d->stale_pending[l])
 			continue;
 		const int64_t dim = d->stage[l].cols;
@@ -706,7 +706,7 @@ int burrow_dist_load(burrow_dist *d, const char *path)
 	d->best = (burrow_best){.epoch = (int)ints[1], .valid_acc = best[0], .test_acc = best[1]};
 	d->optim->step = ints[2];
 	/* stale halos were last epoch's of the old run: the next epoch exchanges exactly */
-	for (int l = 0; l < BW_MAX_LAYERS; l++)
+	for (int l = 0; l < BURROW_MAX_LAYERS; l++)
 		d->stale_ready[l] = d->stale_pending[l] = false;
 	return 0;
 }

@@ -25,10 +25,10 @@ struct burrow_dist {
 	bw_block blk;                  /* owned rows over owned + halo sources, split at the halo */
 	float *norm;                   /* [n_loc] GCN norms from the global degrees */
 	bw_tensor x0;                  /* [n_loc, D] features of owned and halo nodes */
-	bw_tensor in[BW_MAX_LAYERS];   /* layer l > 0 inputs: owned rows, then halo rows */
-	bw_tensor stage[BW_MAX_LAYERS];/* stale mode: the exchange of this epoch lands here */
-	bool stale_ready[BW_MAX_LAYERS];
-	bool stale_pending[BW_MAX_LAYERS]; /* stage[l] holds halo rows for the next epoch */
+	bw_tensor in[BURROW_MAX_LAYERS];   /* layer l > 0 inputs: owned rows, then halo rows */
+	bw_tensor stage[BURROW_MAX_LAYERS];/* stale mode: the exchange of this epoch lands here */
+	bool stale_ready[BURROW_MAX_LAYERS];
+	bool stale_pending[BURROW_MAX_LAYERS]; /* stage[l] holds halo rows for the next epoch */
 	bw_tensor gbuf[2];             /* gradient ping-pong, [n_loc, d] */
 	bw_tensor glogits;
 	const int32_t *labels;         /* [n_loc], -1 on halo rows (host) */
@@ -59,7 +59,7 @@ int bw_dist_allreduce_grads(bw_model *m, bw_comm *comm, bw_stage *stage);
  * once its parameter gradients are final; wait before the optimizer step (and on an error
  * path, so that what every rank posted completes). */
 typedef struct bw_grad_buckets {
-	bw_comm_req req[BW_MAX_LAYERS];
+	bw_comm_req req[BURROW_MAX_LAYERS];
 	int n;
 } bw_grad_buckets;
 void bw_grad_buckets_init(bw_grad_buckets *g);

@@ -31,7 +31,7 @@ struct bw_dist_mb {
 	burrow_store *store;           /* the part's features.npy: owned rows, then halo rows */
 	int64_t D;
 	int L;
-	int fanout[BW_MAX_LAYERS];     /* block l's fanout, input layer first; -1 = all */
+	int fanout[BURROW_MAX_LAYERS];     /* block l's fanout, input layer first; -1 = all */
 	int64_t batch;
 	bool overlap;                  /* sample and post batch k+1 before batch k computes */
 	const int64_t *offsets;        /* [K+1] the partition book (borrowed from the parts) */
@@ -594,7 +594,7 @@ static int step(burrow_dist *d, bw_mb_batch *b, bw_mb_batch *other, int64_t k, d
 {
 	struct bw_dist_mb *m = d->mb;
 	const int L = m->L;
-	bw_block blk[BW_MAX_LAYERS];
+	bw_block blk[BURROW_MAX_LAYERS];
 	bw_batch bb = {0};
 	const bw_tensor *logits = NULL;
 	double loc[3] = {0, 0, 0}, all[3];
@@ -875,7 +875,7 @@ static void batch_free(struct bw_dist_mb *m, bw_mb_batch *b)
 	if (b->nreq > 0) /* a fetch every rank posted: it completes */
 		bw_comm_wait(b->req, b->nreq, "train: fetch: closing");
 	bw_free(b->gid);
-	for (int l = 0; l < BW_MAX_LAYERS; l++) {
+	for (int l = 0; l < BURROW_MAX_LAYERS; l++) {
 		bw_free(b->indptr[l]);
 		bw_free(b->indices[l]);
 	}

@@ -16,13 +16,13 @@ typedef struct bw_mb_batch {
 	int num_layers;
 	int64_t num_seeds, num_input;
 	int64_t *gid;                        /* [num_input] new global ids */
-	int64_t num_dst[BW_MAX_LAYERS], num_src[BW_MAX_LAYERS];
-	int64_t *indptr[BW_MAX_LAYERS];      /* [num_dst[l] + 1] */
-	int32_t *indices[BW_MAX_LAYERS];     /* [indptr[l][num_dst[l]]] */
+	int64_t num_dst[BURROW_MAX_LAYERS], num_src[BURROW_MAX_LAYERS];
+	int64_t *indptr[BURROW_MAX_LAYERS];      /* [num_dst[l] + 1] */
+	int32_t *indices[BURROW_MAX_LAYERS];     /* [indptr[l][num_dst[l]]] */
 	int32_t *labels;                     /* [num_seeds] */
 	float *norm;                         /* [num_input] GCN norms 1/sqrt(deg + 1), whole-graph degrees */
 	float *x;                            /* [num_input, D] input rows, once the fetch completed */
-	size_t gid_cap, indptr_cap[BW_MAX_LAYERS], indices_cap[BW_MAX_LAYERS], labels_cap, norm_cap, x_cap;
+	size_t gid_cap, indptr_cap[BURROW_MAX_LAYERS], indices_cap[BURROW_MAX_LAYERS], labels_cap, norm_cap, x_cap;
 
 	/* the fetch in flight: rows this rank holds come from its store into x; the others
 	 * arrive from their owners into rrows, grouped by owner, for positions fetch_pos */

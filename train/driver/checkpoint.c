@@ -63,6 +63,7 @@ static char *make_header(const bw_ck_state *t)
 	const bw_model *m = t->model;
 	char seed[24];
 	snprintf(seed, sizeof seed, "%" PRIu64, *t->seed);
+	(void)bw_json_nomem();
 	cJSON *h = cJSON_CreateObject();
 	if (!h)
 		return NULL;
@@ -96,6 +97,10 @@ static char *make_header(const bw_ck_state *t)
 	cJSON_AddNumberToObject(h, "num_nodes", (double)t->num_nodes);
 	char *s = cJSON_PrintUnformatted(h);
 	cJSON_Delete(h);
+	if (bw_json_nomem()) { /* an adder failed: the header would lack a field */
+		cJSON_free(s);
+		s = NULL;
+	}
 	return s;
 }
 
@@ -108,7 +113,7 @@ int bw_checkpoint_save(const bw_ck_state *t, const char *path)
 	bw_atomic_file f;
 	int st = bw_atomic_open(&f, path);
 	if (st) {
-		free(hdr);
+		cJSON_free(hdr);
 		return st;
 	}
 	uint32_t crc = (uint32_t)crc32(0L, Z_NULL, 0);
@@ -139,10 +144,10 @@ int bw_checkpoint_save(const bw_ck_state *t, const char *path)
 	memcpy(tail + 12, CK_END, 4);
 	if ((st = bw_write_all(f.fd, tail, CK_TRAILER, f.tmp)))
 		goto fail;
-	free(hdr);
+	cJSON_free(hdr);
 	return bw_atomic_commit(&f);
 fail:
-	free(hdr);
+	cJSON_free(hdr);
 	bw_atomic_abort(&f);
 	return st;
 }
@@ -221,7 +226,12 @@ static int ck_open(const char *path, cJSON **hdr, int *fdp, int64_t *payload)
 	if ((st = bw_pread_all(fd, text, hl, CK_HEAD, path)))
 		goto fail;
 	text[hl] = '\0';
+	(void)bw_json_nomem();
 	*hdr = cJSON_Parse(text);
+	if (!*hdr && bw_json_nomem()) {
+		st = bw_err(BURROW_E_NOMEM, "%s: out of memory reading the checkpoint header", path);
+		goto fail;
+	}
 	if (!*hdr || !cJSON_IsObject(*hdr)) {
 		cJSON_Delete(*hdr);
 		*hdr = NULL;

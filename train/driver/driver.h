@@ -48,7 +48,7 @@ typedef struct bw_slot {
 	bw_dbuf labels_dev;
 	float *norm;                  /* [num_input] GCN norms (host), read by the blocks */
 	int64_t labels_cap, norm_cap;
-	bw_block blk[BW_MAX_LAYERS];  /* over the batch's arrays; released when the slot is reused */
+	bw_block blk[BURROW_MAX_LAYERS];  /* over the batch's arrays; released when the slot is reused */
 	int nblk;
 	bw_event *ready;
 } bw_slot;

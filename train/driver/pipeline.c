@@ -3,6 +3,7 @@
  * the next `prefetch` batches are sampled and their rows read (docs/train.md, "Pipeline").
  * Batches depend only on (seed, epoch, index) and the store returns the file's bytes, so the
  * depth, the cache and the engine change timings, never results. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, CLOCK_MONOTONIC under -std=c11 */
 #include "driver.h"
 
 #include <string.h>
@@ -330,7 +331,7 @@ static int step(burrow_trainer *t, const burrow_batch *sb, float *x, int64_t ind
 		int64_t *correct)
 {
 	bw_batch b;
-	bw_block blk[BW_MAX_LAYERS];
+	bw_block blk[BURROW_MAX_LAYERS];
 	int st = bw_batch_from_sample(t, sb, x, index, &b, blk);
 	if (st)
 		return st;
@@ -356,8 +357,9 @@ int bw_trainer_minibatch_epoch(burrow_trainer *t, burrow_epoch_stats *es)
 	p->loaded = p->consumed = 0;
 	p->stop = false;
 	if (p->depth > 0 && num > 0) {
-		if (pthread_create(&p->thread, NULL, loader, t))
-			return bw_err(BURROW_E_NOMEM, "train: cannot start the pipeline's loader thread");
+		int rc = pthread_create(&p->thread, NULL, loader, t);
+		if (rc)
+			return bw_err_thread(rc, "train", "the pipeline's loader thread");
 		p->running = true;
 	}
 	double loss_sum = 0;

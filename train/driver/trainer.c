@@ -1,6 +1,7 @@
 /* trainer.c: the public training API: options, a trainer over a dataset and its feature
  * store, full-graph epochs (the single-process reference of distributed full-graph
  * training), the step the mini-batch pipeline (pipeline.c) drives, evaluation as OGB does it. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, CLOCK_MONOTONIC under -std=c11 */
 #include "../../graph/store_sizing.h"
 #include "driver.h"
 
