@@ -206,8 +206,8 @@ static int source_json(const burrow_import_opts *o, const burrow_import_stats *i
 	add_file(j, "test", o->test);
 	if (is->split_random) {
 		cJSON *f = cJSON_CreateDoubleArray(o->split, 3);
-		if (f)
-			cJSON_AddItemToObject(j, "random_split", f);
+		if (f && !cJSON_AddItemToObject(j, "random_split", f))
+			cJSON_Delete(f); /* its key's copy failed: f is still ours (the printed source then lacks it) */
 		cJSON_AddNumberToObject(j, "split_seed", (double)o->split_seed);
 	}
 	*out = cJSON_PrintUnformatted(j);

@@ -462,8 +462,10 @@ static int write_meta(burrow_writer *w)
 	for (int i = 0; splits && i < 3; i++)
 		cJSON_AddNumberToObject(splits, bw_split_names[i], (double)w->split_n[i]);
 	cJSON *src = cJSON_Parse(w->source_json ? w->source_json : "{}");
-	if (src)
-		cJSON_AddItemToObject(j, "source", src);
+	if (src && !cJSON_AddItemToObject(j, "source", src)) { /* its key's copy failed: src is still ours */
+		cJSON_Delete(src);
+		src = NULL;
+	}
 	cJSON_AddStringToObject(j, "created_by", "burrow");
 	cJSON_AddStringToObject(j, "burrow_version", burrow_version());
 	text = cJSON_Print(j);
