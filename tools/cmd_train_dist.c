@@ -38,6 +38,8 @@ int cmd_train_dist(int argc, char **argv)
 {
 	train_args a;
 	int rc = train_args_parse(argc, argv, TRAIN_DIST, first_rank(), &a);
+	if (rc > 0 && !first_rank())
+		sleep(2); /* mpirun ends the job at the first non-zero exit: let rank 0 print the usage line first */
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
 	burrow_dist_opts o = a.d;
