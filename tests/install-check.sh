@@ -36,7 +36,7 @@ int main(int argc, char **argv)
 C
 cc -std=c11 -Wall -Wextra -Werror "$tmp/use.c" -o "$tmp/use" $(pkg-config --cflags --libs burrow)
 out=$(LD_LIBRARY_PATH="$tmp/lib" "$tmp/use" "$tmp/ds")
-[[ "$out" == "$(LD_LIBRARY_PATH="$tmp/lib" "$tmp/bin/burrow" --version | cut -d' ' -f2) 500" ]] || {
+[[ "$out" == "$(LD_LIBRARY_PATH="$tmp/lib" "$tmp/bin/burrow" --version | awk 'NR == 1 { print $2 }') 500" ]] || {
 	echo "install-check: program printed '$out'" >&2; exit 1; }
 LD_LIBRARY_PATH="$tmp/lib" ldd "$tmp/use" | grep "$tmp/lib/libburrow.so.0" >/dev/null || { echo "install-check: not linked to the installed libburrow.so.0" >&2; exit 1; }
 # the header as C++
