@@ -573,6 +573,9 @@ class Trainer:
 
     def embed(self, layer=None):
         """Layer `layer`'s output for every node (default the last: the logits), [N, width] float32."""
+        L = self._opts.layers
+        if layer is not None and not 0 <= int(layer) < L:
+            raise Error("Trainer.embed: layer %d is outside [0, %d) (None: the last)" % (int(layer), L), -1)
         fd, path = tempfile.mkstemp(suffix=".npy", dir=self._opts.scratch_dir and self._opts.scratch_dir.decode())
         os.close(fd)
         os.unlink(path)
