@@ -41,7 +41,7 @@ static void read_edges(const bw_src *src, bool gz, char sep, bool comments)
 	if (burrow_csr_builder_open(&b, 1000, NULL) == 0) {
 		int64_t count;
 		burrow_csr g;
-		if (bw_csv_edges(&c, 1000, b, NULL, NULL, &count) == 0 && burrow_csr_builder_finish(b, &g) == 0 &&
+		if (bw_csv_edges(&c, 1000, b, NULL, NULL, &count, NULL) == 0 && burrow_csr_builder_finish(b, &g) == 0 &&
 		    burrow_csr_check(&g, true) != 0)
 			abort(); /* the builder's CSR must be well formed */
 		burrow_csr_builder_close(b);
