@@ -546,32 +546,5 @@ int burrow_trainer_evaluate(burrow_trainer *t, burrow_eval_stats *ev)
 }
 
 /* embed's sink: stream the rows (read back from the device) into the npy writer. */
-typedef struct npy_ctx {
-	burrow_trainer *t;
-	bw_npy_writer w;
-} npy_ctx;
-
-static int npy_sink(void *ctx, int64_t r0, const bw_tensor *z)
-{
-	(void)r0;
-	npy_ctx *c = ctx;
-	const size_t bytes = (size_t)(z->rows * z->cols) * sizeof(float);
-	const void *host;
-	int st = bw_stage_read(&c->t->stage, c->t->be.dev, z->data, bytes, &host);
-	return st ? st : bw_npy_writer_append(&c->w, host, bytes);
-}
-
-int burrow_trainer_embed(burrow_trainer *t, const char *out_npy)
-{
-	npy_ctx c = {.t = t};
-	const int64_t shape[2] = {t->info->num_nodes, t->info->num_classes};
-	int st = bw_npy_writer_open(&c.w, out_npy, BURROW_DTYPE_F32, 2, shape, BW_NPY_ALIGN);
-	if (st)
-		return st;
-	int64_t spilled;
-	if ((st = bw_trainer_infer(t, npy_sink, &c, &spilled))) {
-		bw_npy_writer_abort(&c.w);
-		return st;
-	}
-	return bw_npy_writer_commit(&c.w);
-}
+/* The logits: the last layer's output (outputs.c). */
+int burrow_trainer_embed(burrow_trainer *t, const char *out_npy) { return burrow_trainer_embed_layer(t, 0, out_npy); }
