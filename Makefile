@@ -116,6 +116,8 @@ CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcuspa
 ifeq ($(HAS_CUDA),1)
 CFLAGS_ALL += -DBURROW_CUDA
 LIBS_ALL += $(CUDA_LIBS)
+# NCCL (the toolkit's) for the communication layer: libburrow_mpi, the CLI and the tests
+MPI_LIBS += -lnccl
 # --fmad=false: the kernels round as the CPU backend does (no contraction into FMA)
 NVCCFLAGS_ALL := $(NVCC_OPT) -g -std=c++17 --fmad=false $(CUDA_GENCODE) -DBURROW_BUILDING -DBURROW_CUDA -Iinclude \
 	-Xcompiler -fPIC,-fvisibility=hidden,-fopenmp,-Wall,-Werror $(PKG_CFLAGS) $(NVCCFLAGS)
@@ -131,10 +133,12 @@ TEST_SRCS := $(wildcard tests/*.c)
 MPI_TEST_SRCS := $(wildcard tests/mpi/*.c)
 
 # distributed training (MPI) is its own library: libburrow_mpi = libburrow + train/dist
+# (with CUDA, its NCCL implementation of the communication layer, train/dist/*.cu, too)
 MPI_LIB_SRCS := $(wildcard train/dist/*.c)
+MPI_CU_SRCS := $(filter train/dist/%,$(CU_SRCS))
 CORE_SRCS := $(filter-out $(MPI_LIB_SRCS),$(LIB_SRCS))
-CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o) $(CU_SRCS:%.cu=$(BUILD)/obj/%.cu.o)
-MPI_LIB_OBJS := $(MPI_LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o) $(patsubst %.cu,$(BUILD)/obj/%.cu.o,$(filter-out $(MPI_CU_SRCS),$(CU_SRCS)))
+MPI_LIB_OBJS := $(MPI_LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(MPI_CU_SRCS:%.cu=$(BUILD)/obj/%.cu.o)
 LIB_OBJS := $(CORE_OBJS) $(MPI_LIB_OBJS)
 TOOL_OBJS := $(TOOL_SRCS:%.c=$(BUILD)/obj/%.o)
 TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/obj/%.o)

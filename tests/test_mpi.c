@@ -535,10 +535,11 @@ Test(mpi, train_options_are_one_set_for_both_modes, .timeout = 240)
 	free(dir);
 }
 
-/* --comm: auto resolves to mpi on the CPU (rank 0's header says so); nccl and staged, which
- * move GPU buffers, are refused under mpirun -np 4 in one line, exit 1, before MPI starts
- * (no abort); an unknown kind is a usage error. */
-Test(mpi, comm_option)
+/* --comm: auto resolves to mpi on the CPU (rank 0's header says so); staged, whose copies
+ * run through the CPU device here, trains to the same weights bit for bit as mpi, full-graph
+ * and mini-batch; nccl, which moves GPU buffers, is refused under mpirun -np 4 in one line,
+ * exit 1, before MPI starts (no abort); an unknown kind is a usage error. */
+Test(mpi, comm_option, .timeout = 240)
 {
 	char *dir = tu_tmpdir(), *out, *err;
 	cr_assert_eq(tu_sh(NULL, &err, "%s gen csbm %s/g --nodes 300 --feat-dim 8 --classes 3 --quiet && "
@@ -546,26 +547,34 @@ Test(mpi, comm_option)
 			   tu_burrow(), dir, tu_burrow(), dir),
 		     0, "%s", err);
 	free(err);
-	int rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/g/parts-2 --full-graph --epochs 1 --comm auto --quiet",
-		       tu_burrow(), dir);
-	cr_assert_eq(rc, 0, "%s\n%s", out, err);
-	cr_assert(strstr(out, ", comm mpi\n"), "%s", out);
+	static const char *const mode[] = {"--full-graph", "--batch-size 32"};
+	for (int m = 0; m < 2; m++) {
+		char *sum[2];
+		static const char *const kind[] = {"auto", "staged"};
+		for (int k = 0; k < 2; k++) {
+			int rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/g/parts-2 %s --epochs 2 --comm %s --quiet",
+				       tu_burrow(), dir, mode[m], kind[k]);
+			cr_assert_eq(rc, 0, "%s\n%s", out, err);
+			char want[32];
+			snprintf(want, sizeof want, ", comm %s\n", k ? "staged" : "mpi");
+			cr_assert(strstr(out, want), "%s", out);
+			sum[k] = checksum_of(out);
+			free(out);
+			free(err);
+		}
+		cr_assert_str_eq(sum[0], sum[1], "%s: --comm staged trained other weights than mpi", mode[m]);
+		free(sum[0]);
+		free(sum[1]);
+	}
+	int rc = tu_sh(&out, &err, MPIRUN " -np 4 %s train %s/g/parts-2 --comm nccl", tu_burrow(), dir);
+	cr_assert_eq(rc, 1, "%s", err);
+	int lines = 0;
+	for (const char *p = err; (p = strstr(p, "burrow:")); p++)
+		lines++;
+	cr_assert_eq(lines, 1, "%s", err);
+	cr_assert(strstr(err, "--comm nccl moves GPU buffers") && !strstr(err, "MPI_ABORT"), "%s", err);
 	free(out);
 	free(err);
-	static const char *const gpu[] = {"nccl", "staged"};
-	for (int i = 0; i < 2; i++) {
-		rc = tu_sh(&out, &err, MPIRUN " -np 4 %s train %s/g/parts-2 --comm %s", tu_burrow(), dir, gpu[i]);
-		cr_assert_eq(rc, 1, "%s", err);
-		int lines = 0;
-		for (const char *p = err; (p = strstr(p, "burrow:")); p++)
-			lines++;
-		char want[64];
-		snprintf(want, sizeof want, "--comm %s moves GPU buffers", gpu[i]);
-		cr_assert_eq(lines, 1, "%s", err);
-		cr_assert(strstr(err, want) && !strstr(err, "MPI_ABORT"), "%s", err);
-		free(out);
-		free(err);
-	}
 	rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/g/parts-2 --comm tcp", tu_burrow(), dir);
 	cr_assert_eq(rc, 2, "%s", err);
 	cr_assert(strstr(err, "--comm wants auto, mpi, nccl or staged, got 'tcp'"), "%s", err);
@@ -573,4 +582,41 @@ Test(mpi, comm_option)
 	free(err);
 	tu_rmrf(dir);
 	free(dir);
+}
+
+/* The communication layer's staged implementation (device -> pinned -> MPI -> pinned ->
+ * device, here through the CPU device) equals its MPI implementation for every operation,
+ * bit for bit, at 1, 2 and 3 ranks (tests/mpi/comm_check.c checks itself). */
+Test(mpi, comm_staged_equals_mpi)
+{
+	for (int np = 1; np <= 3; np++) {
+		char *out, *err;
+		int rc = tu_sh(&out, &err, MPIRUN " -np %d %s staged", np, prog("comm_check"));
+		cr_assert_eq(rc, 0, "-np %d exited %d:\n%s\n%s", np, rc, out, err);
+		int ok = 0;
+		for (char *p = out; (p = strstr(p, ": ok (staged equals mpi)")); p++)
+			ok++;
+		cr_assert_eq(ok, np, "-np %d: %d ranks reported ok:\n%s", np, ok, out);
+		free(out);
+		free(err);
+	}
+}
+
+/* The same for NCCL on device buffers, one GPU per rank (two ranks, so two GPUs), and for
+ * the staged path with two ranks sharing one GPU; skipped without a device. */
+Test(mpi, comm_gpu_equals_mpi)
+{
+	const int gpus = burrow_cuda_device_count();
+	if (gpus <= 0)
+		cr_skip_test("no device (the NCCL and GPU-staged communication need a GPU)");
+	static const char *const mode[] = {"staged-gpu", "nccl"};
+	for (int m = 0; m < 2; m++) {
+		if (m == 1 && gpus < 2)
+			cr_skip_test("one device: NCCL needs a GPU per rank (staged-gpu passed)");
+		char *out, *err;
+		int rc = tu_sh(&out, &err, MPIRUN " -np 2 %s %s", prog("comm_check"), mode[m]);
+		cr_assert_eq(rc, 0, "%s exited %d:\n%s\n%s", mode[m], rc, out, err);
+		free(out);
+		free(err);
+	}
 }

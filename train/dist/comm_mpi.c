@@ -1,21 +1,21 @@
-/* comm_mpi.c: the communication layer over MPI on host buffers, the one file of Burrow that
- * calls MPI; BW_MPI turns MPI's error code into BURROW_E_MPI with MPI's own text. */
+/* comm_mpi.c: the communication layer's MPI implementation on host buffers, and the one file
+ * of Burrow that calls MPI (the staged and NCCL implementations reach MPI through it); BW_MPI
+ * turns MPI's error code into BURROW_E_MPI with MPI's own text. */
 #include "comm.h"
 
 #include <mpi.h>
 
-struct bw_comm {
+typedef struct mpi_ctx {
 	MPI_Comm comm;
-	int rank, size;
 	MPI_Datatype row; /* neighbor all-to-all: row_dim floats; rebuilt when the width changes */
 	int64_t row_dim;
-};
+} mpi_ctx;
 
 _Static_assert(sizeof(MPI_Request) <= sizeof(((bw_comm_req *)0)->impl), "bw_comm_req holds an MPI_Request");
 
-#define BW_COMM_MAX_REQ 8
-
 static MPI_Request *req_of(bw_comm_req *r) { return (MPI_Request *)(void *)r->impl; }
+static mpi_ctx *ctx_of(const bw_comm *c) { return (mpi_ctx *)c->ctx; }
+static MPI_Comm comm_of(const bw_comm *c) { return ctx_of(c)->comm; }
 
 /* MPI's error code as BURROW_E_MPI, naming what the caller did, the MPI call (its name:
  * the expression up to its parenthesis) and MPI's own text. */
@@ -60,32 +60,32 @@ static MPI_Op mpi_op(bw_comm_op op)
 	return MPI_OP_NULL;
 }
 
-static int count_int(int64_t count, const char *what)
-{
-	if (count < 0 || count > INT32_MAX)
-		return bw_err(BURROW_E_UNSUPPORTED, "%s: %lld elements in one message (at most 2^31 - 1)", what,
-			      (long long)count);
-	return 0;
-}
-
 bool bw_comm_initialized(void)
 {
-	int init = 0;
+	int init = 0, fin = 0;
 	MPI_Initialized(&init);
-	return init != 0;
+	MPI_Finalized(&fin);
+	return init != 0 && fin == 0;
 }
+
+double bw_comm_now(void) { return MPI_Wtime(); }
+
+static const bw_comm_i mpi_iface;
 
 /* Wrap an MPI communicator this module created (taken: freed on failure). */
 static int wrap(bw_comm **out, MPI_Comm mc)
 {
 	int st;
-	bw_comm *c = bw_calloc(1, sizeof *c);
-	if (!c) {
+	bw_comm *c = NULL;
+	mpi_ctx *x = bw_calloc(1, sizeof *x);
+	if (!x || (st = bw_comm_alloc(&c, &mpi_iface, BURROW_COMM_MPI, NULL))) {
+		bw_free(x);
 		MPI_Comm_free(&mc);
 		return BURROW_E_NOMEM;
 	}
-	c->comm = mc;
-	c->row = MPI_DATATYPE_NULL;
+	x->comm = mc;
+	x->row = MPI_DATATYPE_NULL;
+	c->ctx = x;
 	MPI_Comm_set_errhandler(mc, MPI_ERRORS_RETURN);
 	if ((st = BW_MPI(MPI_Comm_rank(mc, &c->rank), "comm: rank")) ||
 	    (st = BW_MPI(MPI_Comm_size(mc, &c->size), "comm: size"))) {
@@ -96,7 +96,7 @@ static int wrap(bw_comm **out, MPI_Comm mc)
 	return 0;
 }
 
-int bw_comm_world(bw_comm **out)
+int bw_comm_mpi_world(bw_comm **out)
 {
 	int st;
 	MPI_Comm mc = MPI_COMM_NULL;
@@ -108,147 +108,121 @@ int bw_comm_world(bw_comm **out)
 	return wrap(out, mc);
 }
 
-int bw_comm_dup(bw_comm **out, const bw_comm *c)
+int bw_comm_mpi_node(bw_comm **out, bw_comm *c)
 {
 	int st;
 	MPI_Comm mc = MPI_COMM_NULL;
 	*out = NULL;
-	if ((st = BW_MPI(MPI_Comm_dup(c->comm, &mc), "train: duplicating a communicator")))
-		return st;
-	return wrap(out, mc);
-}
-
-int bw_comm_node(bw_comm **out, const bw_comm *c)
-{
-	int st;
-	MPI_Comm mc = MPI_COMM_NULL;
-	*out = NULL;
-	if ((st = BW_MPI(MPI_Comm_split_type(c->comm, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &mc),
+	if (c->iface != &mpi_iface)
+		return bw_err(BURROW_E_INVAL, "comm: the node split needs an MPI communicator (got %s)", c->iface->name);
+	if ((st = BW_MPI(MPI_Comm_split_type(comm_of(c), MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &mc),
 			     "train: the ranks of this node")))
 		return st;
 	return wrap(out, mc);
 }
 
-int bw_comm_neighbors(bw_comm **out, const bw_comm *c, int n, const int *nbr)
+/* A duplicate or the neighbor communicator over nbr[0 .. n). */
+static int mpi_derive(bw_comm *c, bool neighbors, int n, const int *nbr, bw_comm **out)
 {
 	int st;
 	MPI_Comm mc = MPI_COMM_NULL;
-	*out = NULL;
+	if (!neighbors) {
+		if ((st = BW_MPI(MPI_Comm_dup(comm_of(c), &mc), "train: duplicating a communicator")))
+			return st;
+		return wrap(out, mc);
+	}
 	/* unit weights spelled out: gcc misreads MPI_UNWEIGHTED as a zero-length array */
 	int *w = bw_malloc((size_t)(n ? n : 1) * sizeof *w);
 	if (!w)
 		return BURROW_E_NOMEM;
 	for (int k = 0; k < n; k++)
 		w[k] = 1;
-	st = BW_MPI(MPI_Dist_graph_create_adjacent(c->comm, n, nbr, w, n, nbr, w, MPI_INFO_NULL, 0, &mc),
-			"halo: the neighbor communicator");
+	st = BW_MPI(MPI_Dist_graph_create_adjacent(comm_of(c), n, nbr, w, n, nbr, w, MPI_INFO_NULL, 0, &mc),
+		    "halo: the neighbor communicator");
 	bw_free(w);
 	if (st)
 		return st;
 	return wrap(out, mc);
 }
 
-void bw_comm_close(bw_comm *c)
+static int mpi_close(bw_comm *c)
 {
-	if (!c)
-		return;
-	if (c->row != MPI_DATATYPE_NULL)
-		MPI_Type_free(&c->row);
-	if (c->comm != MPI_COMM_NULL)
-		MPI_Comm_free(&c->comm);
-	bw_free(c);
-}
-
-int bw_comm_rank(const bw_comm *c) { return c->rank; }
-int bw_comm_size(const bw_comm *c) { return c->size; }
-double bw_comm_now(void) { return MPI_Wtime(); }
-
-int bw_comm_allreduce(bw_comm *c, const void *send, void *recv, int64_t count, bw_comm_type t, bw_comm_op op,
-		      const char *what)
-{
-	int st;
-	if ((st = count_int(count, what)))
-		return st;
-	return BW_MPI(MPI_Allreduce(send ? send : MPI_IN_PLACE, recv, (int)count, mpi_type(t), mpi_op(op), c->comm),
-			  what);
-}
-
-int bw_comm_iallreduce(bw_comm *c, void *buf, int64_t count, bw_comm_type t, bw_comm_op op, bw_comm_req *req,
-		       const char *what)
-{
-	int st;
-	if ((st = count_int(count, what)))
-		return st;
-	if ((st = BW_MPI(MPI_Iallreduce(MPI_IN_PLACE, buf, (int)count, mpi_type(t), mpi_op(op), c->comm, req_of(req)),
-			 what)))
-		return st;
-	req->active = true;
+	mpi_ctx *x = ctx_of(c);
+	if (!x)
+		return 0;
+	if (x->row != MPI_DATATYPE_NULL)
+		MPI_Type_free(&x->row);
+	if (x->comm != MPI_COMM_NULL && bw_comm_initialized())
+		MPI_Comm_free(&x->comm);
+	bw_free(x);
+	c->ctx = NULL;
 	return 0;
 }
 
-int bw_comm_bcast(bw_comm *c, void *buf, int64_t count, bw_comm_type t, int root, const char *what)
+static int mpi_allreduce(bw_comm *c, const void *send, void *recv, int64_t count, bw_comm_type t, bw_comm_op op,
+			 const char *what)
+{
+	return BW_MPI(MPI_Allreduce(send ? send : MPI_IN_PLACE, recv, (int)count, mpi_type(t), mpi_op(op), comm_of(c)),
+		      what);
+}
+
+static int mpi_iallreduce(bw_comm *c, void *buf, int64_t count, bw_comm_type t, bw_comm_op op, bw_comm_req *req,
+			  const char *what)
+{
+	return BW_MPI(MPI_Iallreduce(MPI_IN_PLACE, buf, (int)count, mpi_type(t), mpi_op(op), comm_of(c), req_of(req)),
+		      what);
+}
+
+static int mpi_bcast(bw_comm *c, void *buf, int64_t count, bw_comm_type t, int root, const char *what)
+{
+	return BW_MPI(MPI_Bcast(buf, (int)count, mpi_type(t), root, comm_of(c)), what);
+}
+
+static int mpi_alltoall(bw_comm *c, const void *send, void *recv, int count, bw_comm_type t, const char *what)
+{
+	return BW_MPI(MPI_Alltoall(send, count, mpi_type(t), recv, count, mpi_type(t), comm_of(c)), what);
+}
+
+static int mpi_alltoallv(bw_comm *c, const void *send, const int *scnt, const int *sdsp, void *recv, const int *rcnt,
+			 const int *rdsp, bw_comm_type t, const char *what)
+{
+	return BW_MPI(MPI_Alltoallv(send, scnt, sdsp, mpi_type(t), recv, rcnt, rdsp, mpi_type(t), comm_of(c)), what);
+}
+
+static int mpi_ialltoallv(bw_comm *c, const void *send, const int *scnt, const int *sdsp, void *recv, const int *rcnt,
+			  const int *rdsp, bw_comm_type t, bw_comm_req *req, const char *what)
+{
+	return BW_MPI(MPI_Ialltoallv(send, scnt, sdsp, mpi_type(t), recv, rcnt, rdsp, mpi_type(t), comm_of(c),
+				     req_of(req)),
+		      what);
+}
+
+static int mpi_ineighbor_alltoallv(bw_comm *c, const float *send, const int *scnt, const int *sdsp, float *recv,
+				   const int *rcnt, const int *rdsp, int64_t row_floats, bw_comm_req *req,
+				   const char *what)
 {
 	int st;
-	if ((st = count_int(count, what)))
-		return st;
-	return BW_MPI(MPI_Bcast(buf, (int)count, mpi_type(t), root, c->comm), what);
-}
-
-int bw_comm_alltoall(bw_comm *c, const void *send, void *recv, int count, bw_comm_type t, const char *what)
-{
-	return BW_MPI(MPI_Alltoall(send, count, mpi_type(t), recv, count, mpi_type(t), c->comm), what);
-}
-
-int bw_comm_alltoallv(bw_comm *c, const void *send, const int *scnt, const int *sdsp, void *recv, const int *rcnt,
-		      const int *rdsp, bw_comm_type t, const char *what)
-{
-	return BW_MPI(MPI_Alltoallv(send, scnt, sdsp, mpi_type(t), recv, rcnt, rdsp, mpi_type(t), c->comm), what);
-}
-
-int bw_comm_ialltoallv(bw_comm *c, const void *send, const int *scnt, const int *sdsp, void *recv, const int *rcnt,
-		       const int *rdsp, bw_comm_type t, bw_comm_req *req, const char *what)
-{
-	int st;
-	MPI_Request *r = req_of(req);
-	if ((st = BW_MPI(MPI_Ialltoallv(send, scnt, sdsp, mpi_type(t), recv, rcnt, rdsp, mpi_type(t), c->comm, r),
-			     what)))
-		return st;
-	req->active = true;
-	return 0;
-}
-
-int bw_comm_ineighbor_alltoallv(bw_comm *c, const float *send, const int *scnt, const int *sdsp, float *recv,
-				const int *rcnt, const int *rdsp, int64_t row_floats, bw_comm_req *req, const char *what)
-{
-	int st;
-	if (row_floats <= 0 || row_floats > INT32_MAX)
-		return bw_err(BURROW_E_INVAL, "%s: bad row width %lld", what, (long long)row_floats);
-	if (c->row_dim != row_floats) {
-		if (c->row != MPI_DATATYPE_NULL)
-			MPI_Type_free(&c->row);
-		c->row_dim = 0;
-		if ((st = BW_MPI(MPI_Type_contiguous((int)row_floats, MPI_FLOAT, &c->row), what)))
+	mpi_ctx *x = ctx_of(c);
+	if (x->row_dim != row_floats) {
+		if (x->row != MPI_DATATYPE_NULL)
+			MPI_Type_free(&x->row);
+		x->row_dim = 0;
+		if ((st = BW_MPI(MPI_Type_contiguous((int)row_floats, MPI_FLOAT, &x->row), what)))
 			return st;
-		if ((st = BW_MPI(MPI_Type_commit(&c->row), what)))
+		if ((st = BW_MPI(MPI_Type_commit(&x->row), what)))
 			return st;
-		c->row_dim = row_floats;
+		x->row_dim = row_floats;
 	}
-	MPI_Request *r = req_of(req);
-	if ((st = BW_MPI(MPI_Ineighbor_alltoallv(send, scnt, sdsp, c->row, recv, rcnt, rdsp, c->row, c->comm, r),
-			     what)))
-		return st;
-	req->active = true;
-	return 0;
+	return BW_MPI(MPI_Ineighbor_alltoallv(send, scnt, sdsp, x->row, recv, rcnt, rdsp, x->row, comm_of(c),
+					      req_of(req)),
+		      what);
 }
 
 /* The n requests as MPI's array (inactive ones as MPI_REQUEST_NULL), and back. */
-static int gather_reqs(bw_comm_req *req, int n, MPI_Request *r, const char *what)
+static void gather_reqs(bw_comm_req *req, int n, MPI_Request *r)
 {
-	if (n < 0 || n > BW_COMM_MAX_REQ)
-		return bw_err(BURROW_E_INVAL, "%s: %d requests at once (at most %d)", what, n, BW_COMM_MAX_REQ);
 	for (int i = 0; i < n; i++)
 		r[i] = req[i].active ? *req_of(&req[i]) : MPI_REQUEST_NULL;
-	return 0;
 }
 
 static void scatter_reqs(bw_comm_req *req, int n, const MPI_Request *r)
@@ -259,13 +233,12 @@ static void scatter_reqs(bw_comm_req *req, int n, const MPI_Request *r)
 	}
 }
 
-int bw_comm_test(bw_comm_req *req, int n, int *done, const char *what)
+static int mpi_test(bw_comm *c, bw_comm_req *req, int n, int *done, const char *what)
 {
 	MPI_Request r[BW_COMM_MAX_REQ];
 	int st, flag = 0;
-	*done = 0;
-	if ((st = gather_reqs(req, n, r, what)))
-		return st;
+	(void)c;
+	gather_reqs(req, n, r);
 	if (n == 1)
 		st = BW_MPI(MPI_Test(r, &flag, MPI_STATUS_IGNORE), what);
 	else
@@ -280,12 +253,12 @@ int bw_comm_test(bw_comm_req *req, int n, int *done, const char *what)
 	return 0;
 }
 
-int bw_comm_wait(bw_comm_req *req, int n, const char *what)
+static int mpi_wait(bw_comm *c, bw_comm_req *req, int n, const char *what)
 {
 	MPI_Request r[BW_COMM_MAX_REQ];
 	int st;
-	if ((st = gather_reqs(req, n, r, what)))
-		return st;
+	(void)c;
+	gather_reqs(req, n, r);
 	if (n == 1)
 		st = BW_MPI(MPI_Wait(r, MPI_STATUS_IGNORE), what);
 	else
@@ -293,4 +266,44 @@ int bw_comm_wait(bw_comm_req *req, int n, const char *what)
 	for (int i = 0; i < n; i++)
 		req[i].active = false;
 	return st;
+}
+
+static const bw_comm_i mpi_iface = {
+	.name = "mpi",
+	.derive = mpi_derive,
+	.close = mpi_close,
+	.allreduce = mpi_allreduce,
+	.iallreduce = mpi_iallreduce,
+	.bcast = mpi_bcast,
+	.alltoall = mpi_alltoall,
+	.alltoallv = mpi_alltoallv,
+	.ialltoallv = mpi_ialltoallv,
+	.ineighbor_alltoallv = mpi_ineighbor_alltoallv,
+	.test = mpi_test,
+	.wait = mpi_wait,
+};
+
+/* ------------------------------------------------------------ the process's MPI (the launcher's) */
+
+int bw_comm_mpi_start(int *rank, int *size)
+{
+	int st, init = 0, provided = 0;
+	MPI_Initialized(&init);
+	if (!init && (st = BW_MPI(MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided), "mpi: starting")))
+		return st;
+	if ((st = BW_MPI(MPI_Comm_rank(MPI_COMM_WORLD, rank), "mpi: rank")))
+		return st;
+	return BW_MPI(MPI_Comm_size(MPI_COMM_WORLD, size), "mpi: size");
+}
+
+int bw_comm_mpi_stop(void)
+{
+	if (!bw_comm_initialized())
+		return 0;
+	return BW_MPI(MPI_Finalize(), "mpi: finalizing");
+}
+
+void bw_comm_mpi_abort(int code)
+{
+	MPI_Abort(MPI_COMM_WORLD, code);
 }

@@ -35,20 +35,20 @@ const char *burrow_comm_name(int kind)
 	return kind >= 0 && kind < (int)(sizeof comm_names / sizeof *comm_names) ? comm_names[kind] : "?";
 }
 
-/* The communication of this run: auto is MPI on host-memory devices. Distributed training
- * computes on the CPU backend (bw_backend_init in burrow_dist_open), so NCCL and the staged
- * path, which move device buffers, have nothing to move and are refused before any work. */
-static int resolve_comm(int asked, int *kind)
+/* Whether this run can serve the --comm asked for. Distributed training computes on the CPU
+ * backend (bw_backend_init in burrow_dist_open), so its buffers are host memory: auto is MPI,
+ * staged runs its copies through the CPU device (memcpy to pinned host memory and back: a
+ * check of that path), and NCCL, which moves GPU buffers only, is refused before any work. */
+static int check_comm(int asked)
 {
 	switch (asked) {
 	case BURROW_COMM_AUTO:
-	case BURROW_COMM_MPI: *kind = BURROW_COMM_MPI; return 0;
+	case BURROW_COMM_MPI:
+	case BURROW_COMM_STAGED: return 0;
 	case BURROW_COMM_NCCL:
-	case BURROW_COMM_STAGED:
 		return bw_err(BURROW_E_UNSUPPORTED,
-			      "train: --comm %s moves GPU buffers, but distributed training runs on the CPU here "
-			      "(use --comm mpi or auto)",
-			      burrow_comm_name(asked));
+			      "train: --comm nccl moves GPU buffers, but distributed training runs on the CPU here "
+			      "(use --comm mpi, staged or auto)");
 	default: return bw_err(BURROW_E_INVAL, "train: unknown communication kind %d", asked);
 	}
 }
@@ -143,12 +143,11 @@ static int compute_threads(const burrow_dist *d, int *threads)
 
 int burrow_dist_check(const burrow_dist_opts *o)
 {
-	int kind;
 	if (!(o->boundary_sample > 0.0 && o->boundary_sample <= 1.0))
 		return bw_err(BURROW_E_INVAL, "train: boundary sample fraction %g outside (0, 1]", o->boundary_sample);
 	if (o->boundary_sample < 1.0 && o->halo == BURROW_HALO_STALE)
 		return bw_err(BURROW_E_INVAL, "train: boundary sampling and stale halos do not combine: choose one");
-	return resolve_comm(o->comm, &kind);
+	return check_comm(o->comm);
 }
 
 int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist_opts *o)
@@ -167,10 +166,10 @@ int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist
 	d->o.train.scratch_dir = NULL;
 	if ((st = burrow_dist_check(&d->o)))
 		goto fail_early;
-	resolve_comm(d->o.comm, &d->comm_kind);
 	d->best = (burrow_best){.epoch = -1, .valid_acc = -1, .test_acc = -1};
-	if ((st = bw_comm_world(&d->comm)))
+	if ((st = bw_comm_open(&d->comm, d->o.comm, bw_device_cpu())))
 		goto fail;
+	d->comm_kind = bw_comm_kind(d->comm);
 	d->rank = bw_comm_rank(d->comm);
 	d->K = bw_comm_size(d->comm);
 	if ((st = burrow_parts_open(&d->parts, parts_dir)))
