@@ -1097,9 +1097,9 @@ BURROW_API const burrow_dataset *burrow_part_dataset(const burrow_part *p);
  * aggregate. Mini-batch mode (train.full_graph false) samples batches from each rank's own
  * training nodes over the whole graph (nodes owned elsewhere are expanded by their owners),
  * fetches the input rows the rank does not hold from their owners, and runs the same number
- * of steps on every rank. The caller initializes MPI (MPI_Init) before burrow_dist_open and
- * finalizes it after burrow_dist_close; every call below is collective over
- * MPI_COMM_WORLD, whose size must equal the number of parts. The burrow_dist_* calls are in
+ * of steps on every rank. The caller starts MPI (burrow_mpi_start, or MPI_Init itself) before
+ * burrow_dist_open and stops it after burrow_dist_close; every call below is collective over
+ * every rank of the job, whose number must equal the number of parts. The burrow_dist_* calls are in
  * libburrow_mpi (pkg-config burrow-mpi), which holds all of libburrow too and links MPI;
  * libburrow itself links no MPI. */
 
@@ -1151,7 +1151,7 @@ typedef struct burrow_comm_stats {
 				   mini-batch: the sampling exchanges, the feature fetch from post to
 				   completion seen, and the all-reduces */
 	double exposed_comm_s;  /* of that, the time this rank was blocked waiting */
-	double progress_s;      /* full-graph: time inside the MPI_Test calls that drive the halo
+	double progress_s;      /* full-graph: time inside the test calls that drive the halo
 				   exchange between chunks of compute (over TCP, mostly the copies
 				   of the exchanged bytes); 0 in mini-batch mode */
 } burrow_comm_stats;
@@ -1186,6 +1186,27 @@ BURROW_API int burrow_dist_evaluate(burrow_dist *d, burrow_eval_stats *ev);
 BURROW_API burrow_best burrow_dist_best(const burrow_dist *d);
 /* Epochs trained so far (restored by burrow_dist_load). */
 BURROW_API int burrow_dist_epoch(const burrow_dist *d);
+/* The launcher's MPI (libburrow_mpi): what a program that calls no MPI itself, like the burrow
+ * command, needs around burrow_dist_*. Each is over every rank of the job; a failure is
+ * BURROW_E_MPI with MPI's message. Start MPI (threads funneled) unless it is started, and
+ * this process's rank and the job's size. */
+BURROW_API int burrow_mpi_start(int *rank,                    /* out */
+				int *size);                   /* out: ranks of the job */
+/* Stop MPI (after every burrow_dist_close); nothing when it is not started. */
+BURROW_API int burrow_mpi_stop(void);
+/* End the whole job with exit code `code` (a rank's fatal failure, so that no rank waits). */
+BURROW_API void burrow_mpi_abort(int code);
+enum burrow_reduce { BURROW_REDUCE_SUM = 0, BURROW_REDUCE_MAX = 1, BURROW_REDUCE_MIN = 2 };
+/* Reduce n values in place over every rank (enum burrow_reduce), the result on every rank. */
+BURROW_API int burrow_mpi_allreduce_f64(double *v,            /* [n], in and out */
+					int n, int op);
+BURROW_API int burrow_mpi_allreduce_i64(int64_t *v,           /* [n], in and out */
+					int n, int op);
+/* Rank root's `bytes` bytes at buf to every rank's buf. */
+BURROW_API int burrow_mpi_bcast(void *buf, size_t bytes, int root);
+/* Every rank has reached this call. */
+BURROW_API int burrow_mpi_barrier(void);
+
 /* Write a checkpoint of the replicated model (the format of burrow_trainer_save): rank 0
  * writes path atomically; collective, every rank returns rank 0's status. */
 BURROW_API int burrow_dist_save(burrow_dist *d, const char *path);

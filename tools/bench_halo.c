@@ -4,7 +4,6 @@
 #define _GNU_SOURCE
 #include "cli.h"
 
-#include <mpi.h>
 #include <stdio.h>
 #include <sys/resource.h>
 #include <stdlib.h>
@@ -91,16 +90,17 @@ int bench_halo(int argc, char **argv)
 	}
 	if (argc - optind != 1)
 		return cli_usage("bench halo", "expected one parts directory");
-	int provided, rank, size;
-	MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	int rank = 0, size = 1;
+	if (burrow_mpi_start(&rank, &size) < 0) {
+		fprintf(stderr, "burrow: bench halo: %s\n", burrow_last_error());
+		return EXIT_FAIL;
+	}
 	burrow_dist *d[2] = {NULL, NULL}; /* [0] overlapped, [1] serialized: same seed, same model */
 	for (int k = 0; k < 2; k++) {
 		o.overlap = k == 0;
 		if (burrow_dist_open(&d[k], argv[optind], &o) < 0) {
 			fprintf(stderr, "burrow: bench halo: rank %d: %s\n", rank, burrow_last_error());
-			MPI_Abort(MPI_COMM_WORLD, 1);
+			burrow_mpi_abort(1);
 		}
 	}
 	double *ep[2], *comm[2], *exp_[2], *sys[2], *prog[2];
@@ -115,14 +115,16 @@ int bench_halo(int argc, char **argv)
 		for (int k = 0; k < 2; k++) {
 			burrow_epoch_stats es;
 			burrow_comm_stats cs;
-			MPI_Barrier(MPI_COMM_WORLD);
-			double s0 = sys_seconds();
-			if (burrow_dist_train_epoch(d[k], &es, &cs) < 0) {
+			double s0 = 0;
+			if (burrow_mpi_barrier() < 0 || ((s0 = sys_seconds()), burrow_dist_train_epoch(d[k], &es, &cs) < 0)) {
 				fprintf(stderr, "burrow: bench halo: rank %d: %s\n", rank, burrow_last_error());
-				MPI_Abort(MPI_COMM_WORLD, 1);
+				burrow_mpi_abort(1);
 			}
-			double t[5] = {es.epoch_s, cs.comm_s, cs.exposed_comm_s, sys_seconds() - s0, cs.progress_s}, tm[5];
-			MPI_Allreduce(t, tm, 5, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+			double tm[5] = {es.epoch_s, cs.comm_s, cs.exposed_comm_s, sys_seconds() - s0, cs.progress_s};
+			if (burrow_mpi_allreduce_f64(tm, 5, BURROW_REDUCE_MAX) < 0) {
+				fprintf(stderr, "burrow: bench halo: rank %d: %s\n", rank, burrow_last_error());
+				burrow_mpi_abort(1);
+			}
 			if (e >= 0) {
 				ep[k][e] = tm[0];
 				comm[k][e] = tm[1];
@@ -149,7 +151,7 @@ int bench_halo(int argc, char **argv)
 			       "  serialized  epoch %.4f s  communication %.4f s (exposed %.4f s)\n"
 			       "  overlapped  epoch %.4f s  communication %.4f s (exposed %.4f s)\n"
 			       "  overlapped / serialized epoch: %.3f; hidden fraction of communication: %.3f\n"
-			       "  overlapped: %.4f s inside the MPI_Test calls that drive the exchange during compute\n"
+			       "  overlapped: %.4f s inside the test calls that drive the exchange during compute\n"
 			       "  kernel CPU per epoch (slowest rank): serialized %.4f s, overlapped %.4f s\n",
 			       size, epochs, se, comm_se, exp_se, ov, comm_ov, exp_ov, se > 0 ? ov / se : 0, hidden, prog_ov,
 			       sys_se, sys_ov);
@@ -162,6 +164,6 @@ int bench_halo(int argc, char **argv)
 		free(sys[k]);
 		free(prog[k]);
 	}
-	MPI_Finalize();
+	burrow_mpi_stop();
 	return EXIT_OK;
 }

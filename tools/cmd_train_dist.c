@@ -6,13 +6,12 @@
 #include "train_cli.h"
 #include "train_opts.h"
 
-#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-/* Is this process rank 0 of its job, or not started by mpirun? Read before MPI_Init from the
+/* Is this process rank 0 of its job, or not started by mpirun? Read before MPI starts from the
  * launchers' environment (Open MPI, PMIx, MPICH's PMI), so that a usage error prints once. */
 static bool first_rank(void)
 {
@@ -25,12 +24,12 @@ static bool first_rank(void)
 	return true;
 }
 
-/* A rank's failure ends the job: its message, then MPI_Abort so no rank waits forever. */
+/* A rank's failure ends the job: its message, then an abort of the job so no rank waits forever. */
 static int fail_all(int rank, const char *what)
 {
 	fprintf(stderr, "burrow: train: rank %d: %s\n", rank, what);
 	fflush(stderr);
-	MPI_Abort(MPI_COMM_WORLD, 1);
+	burrow_mpi_abort(1);
 	return EXIT_FAIL;
 }
 
@@ -52,10 +51,9 @@ int cmd_train_dist(int argc, char **argv)
 	}
 	const char *log = a.log, *dir = a.dir;
 	const double start = cli_now();
-	int provided;
-	MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
-	int rank;
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	int rank = 0, size = 1;
+	if ((st = burrow_mpi_start(&rank, &size)) < 0)
+		return cli_lib_fail("train", st);
 	burrow_dist *d;
 	st = burrow_dist_open(&d, dir, &o);
 	if (st < 0)
@@ -65,9 +63,11 @@ int cmd_train_dist(int argc, char **argv)
 	int ck_ok = 1;
 	if (a.ckpt && rank == 0)
 		ck_ok = train_cli_checkpoint_dir("train", a.ckpt, a.resume, &last, &best) == 0;
-	MPI_Bcast(&ck_ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	if ((st = burrow_mpi_bcast(&ck_ok, sizeof ck_ok, 0)) < 0)
+		return fail_all(rank, cli_lib_message("train", st));
 	if (!ck_ok) {
-		MPI_Finalize();
+		burrow_dist_close(d);
+		burrow_mpi_stop();
 		return EXIT_FAIL;
 	}
 	if (a.resume) {
@@ -80,13 +80,14 @@ int cmd_train_dist(int argc, char **argv)
 	if (rank == 0 && log && !(lf = fopen(log, a.resume ? "a" : "w")))
 		return fail_all(rank, "cannot open the --log file");
 	/* the compute threads per rank: the same on every rank unless the nodes differ */
-	int thr[2] = {burrow_dist_threads(d), -burrow_dist_threads(d)}, thr_min[2];
-	MPI_Allreduce(thr, thr_min, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+	int64_t thr_min[2] = {burrow_dist_threads(d), -burrow_dist_threads(d)};
+	if ((st = burrow_mpi_allreduce_i64(thr_min, 2, BURROW_REDUCE_MIN)) < 0)
+		return fail_all(rank, cli_lib_message("train", st));
 	char threads[64];
 	if (thr_min[0] == -thr_min[1])
-		snprintf(threads, sizeof threads, "%d thread%s per rank", thr_min[0], thr_min[0] == 1 ? "" : "s");
+		snprintf(threads, sizeof threads, "%d thread%s per rank", (int)thr_min[0], thr_min[0] == 1 ? "" : "s");
 	else
-		snprintf(threads, sizeof threads, "%d to %d threads per rank", thr_min[0], -thr_min[1]);
+		snprintf(threads, sizeof threads, "%d to %d threads per rank", (int)thr_min[0], (int)-thr_min[1]);
 	snprintf(threads + strlen(threads), sizeof threads - strlen(threads), ", comm %s",
 		 burrow_comm_name(burrow_dist_comm(d)));
 	if (rank == 0) {
@@ -120,13 +121,13 @@ int cmd_train_dist(int argc, char **argv)
 			return fail_all(rank, cli_lib_message("train", st));
 		/* the slowest rank's times are the epoch's; rows read add up; the hit rate is the
 		 * ranks' mean (-1 where a rank counted none) */
-		double t[8] = {es.epoch_s, cs.comm_s, cs.exposed_comm_s, ev.eval_s, es.sample_s, es.io_wait_s, es.compute_s},
-		       tm[8];
-		double hit[2] = {es.cache_hit_rate >= 0 ? es.cache_hit_rate : 0, es.cache_hit_rate >= 0}, hs[2];
-		int64_t rows = es.rows_read, rows_all = 0;
-		MPI_Reduce(t, tm, 7, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-		MPI_Reduce(hit, hs, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-		MPI_Reduce(&rows, &rows_all, 1, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+		double tm[8] = {es.epoch_s, cs.comm_s, cs.exposed_comm_s, ev.eval_s, es.sample_s, es.io_wait_s, es.compute_s};
+		double hs[2] = {es.cache_hit_rate >= 0 ? es.cache_hit_rate : 0, es.cache_hit_rate >= 0};
+		int64_t rows_all = es.rows_read;
+		if ((st = burrow_mpi_allreduce_f64(tm, 7, BURROW_REDUCE_MAX)) < 0 ||
+		    (st = burrow_mpi_allreduce_f64(hs, 2, BURROW_REDUCE_SUM)) < 0 ||
+		    (st = burrow_mpi_allreduce_i64(&rows_all, 1, BURROW_REDUCE_SUM)) < 0)
+			return fail_all(rank, cli_lib_message("train", st));
 		if (rank == 0) {
 			char tr[16], va[16];
 			printf("%5d %9.4f %s %s %8.3f %8.3f %8.3f %8.3f\n", e, es.loss,
@@ -157,9 +158,11 @@ int cmd_train_dist(int argc, char **argv)
 	}
 	burrow_best b = burrow_dist_best(d);
 	uint64_t sum = burrow_dist_weights_checksum(d), sum0 = sum;
-	MPI_Bcast(&sum0, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-	int same = sum == sum0, all_same;
-	MPI_Allreduce(&same, &all_same, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+	if ((st = burrow_mpi_bcast(&sum0, sizeof sum0, 0)) < 0)
+		return fail_all(rank, cli_lib_message("train", st));
+	int64_t all_same = sum == sum0;
+	if ((st = burrow_mpi_allreduce_i64(&all_same, 1, BURROW_REDUCE_MIN)) < 0)
+		return fail_all(rank, cli_lib_message("train", st));
 	if (rank == 0) {
 		char line[4400]; /* holds a checkpoint path */
 		printf("%s (%d ranks, weights %s on every rank, checksum %016llx)\n",
@@ -174,7 +177,7 @@ int cmd_train_dist(int argc, char **argv)
 	free(last);
 	free(best);
 	burrow_dist_close(d);
-	MPI_Finalize();
+	burrow_mpi_stop();
 	if (!all_same) {
 		if (rank == 0)
 			fprintf(stderr, "burrow: train: the model replicas differ across ranks\n");
