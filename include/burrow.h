@@ -1111,12 +1111,14 @@ enum burrow_halo_mode {
 
 /* How ranks communicate (--comm). */
 enum burrow_comm_kind {
-	BURROW_COMM_AUTO = 0,   /* MPI on host-memory devices (the CPU); the choice for GPUs comes
-				   with the NCCL implementation */
+	BURROW_COMM_AUTO = 0,   /* MPI for host-memory buffers (the CPU); for GPU buffers NCCL where
+				   the build has it, each rank of a node has its own GPU and NCCL
+				   starts, else STAGED */
 	BURROW_COMM_MPI = 1,    /* MPI on host buffers */
-	BURROW_COMM_NCCL = 2,   /* NCCL on device buffers, one GPU per rank: not built yet, refused */
-	BURROW_COMM_STAGED = 3, /* device -> pinned host -> MPI -> device, for ranks that share a GPU:
-				   not built yet, refused */
+	BURROW_COMM_NCCL = 2,   /* NCCL on device buffers, one GPU per rank (CUDA builds) */
+	BURROW_COMM_STAGED = 3, /* device -> pinned host -> MPI -> device on a copy stream, for ranks
+				   that share a GPU; on the CPU its copies are memcpy (a check of
+				   the path: it trains the same weights as MPI) */
 };
 /* "auto", "mpi", "nccl" or "staged" as enum burrow_comm_kind; -1 when unknown. */
 BURROW_API int burrow_comm_parse(const char *name);
@@ -1140,9 +1142,10 @@ typedef struct burrow_dist_opts {
 				    backward is done, overlapped with the layers below (default
 				    false: one all-reduce after the whole backward; see
 				    docs/distributed.md for the measurement) */
-	int comm;                /* enum burrow_comm_kind (default AUTO); NCCL and STAGED need GPU
-				    buffers: burrow_dist_open refuses them on the CPU with
-				    BURROW_E_UNSUPPORTED before it opens anything */
+	int comm;                /* enum burrow_comm_kind (default AUTO: MPI, as distributed training
+				    computes on the CPU); NCCL needs GPU buffers: burrow_dist_check
+				    and burrow_dist_open refuse it with BURROW_E_UNSUPPORTED before
+				    anything is opened */
 } burrow_dist_opts;
 
 /* What an epoch communicated (seconds summed over this rank's layers and steps). */

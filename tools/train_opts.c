@@ -277,8 +277,8 @@ static const topt opts[] = {
 	{"comm", "C", TRAIN_DIST, SECTION_DIST, K_CUSTOM, 0, 0, 0, set_comm,
 	 "auto, mpi, nccl or staged",
 	 "how ranks communicate: auto, mpi (host buffers), nccl (GPU buffers, one GPU per rank)\n"
-	 "or staged (GPU -> pinned host -> MPI, ranks sharing a GPU); nccl and staged are\n"
-	 "refused while distributed training runs on the CPU; auto: mpi",
+	 "or staged (device -> pinned host -> MPI, ranks sharing a GPU; on the CPU, copies);\n"
+	 "nccl is refused while distributed training runs on the CPU; auto: mpi",
 	 show_comm},
 };
 #define NOPTS ((int)(sizeof opts / sizeof *opts))
