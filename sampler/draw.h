@@ -1,6 +1,7 @@
 /* draw.h: the one row draw of neighbor sampling, shared by the sampler (sample.c) and
  * distributed mini-batch training (train/dist/dist_mb.c): a uniform k-subset of a row's
- * positions [0, d), without replacement, by Floyd's algorithm, from a keyed stream. */
+ * positions [0, d), without replacement, by Floyd's algorithm, from a keyed stream; and
+ * the one keyed shuffle of an epoch's seeds. */
 #ifndef BURROW_SAMPLER_DRAW_H
 #define BURROW_SAMPLER_DRAW_H
 
@@ -70,6 +71,20 @@ static inline void bw_draw(bw_rng *r, int64_t d, int64_t k, int64_t *pos, int64_
 		}
 	}
 	qsort(pos, (size_t)k, sizeof *pos, bw_cmp_i64);
+}
+
+/* Shuffle a[0, n) in place (Fisher-Yates from the end) with the stream seeded by key: the
+ * order is a function of (a, key) alone. The epoch's seed order of the sampler and of each
+ * rank of distributed mini-batch training. */
+static inline void bw_shuffle(int64_t *a, int64_t n, uint64_t key)
+{
+	bw_rng r;
+	bw_rng_seed(&r, key);
+	for (int64_t i = n - 1; i > 0; i--) {
+		int64_t j = (int64_t)bw_rng_below(&r, (uint64_t)i + 1), t = a[i];
+		a[i] = a[j];
+		a[j] = t;
+	}
 }
 
 #endif

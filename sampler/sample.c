@@ -430,28 +430,33 @@ static inline void read_row(const int64_t *gp, const int64_t *nodes, int64_t nd,
  * once every count is in, it numbers them. The numbering of a small layer works in
  * cache-sized arrays where a second thread mostly adds traffic between cores, so it
  * runs on one thread below NUMBER_PAR_MIN items. */
-static int layer_step(bw_sample_ctx *c, const burrow_csr *g, bw_sampled *b, int l, int fanout, uint64_t lkey,
-		      int64_t nd, bool last, int64_t *nsrc)
+static int layer_step(bw_sample_ctx *c, const burrow_csr *g, const bw_expander *ex, bw_sampled *b, int l,
+		      int fanout, uint64_t lkey, int64_t nd, bool last, int64_t *nsrc)
 {
-	const int64_t *gp = g->indptr;
-	const void *gi = g->indices;
-	const bool w4 = g->index_width == 4;
+	const int64_t *gp = ex ? NULL : g->indptr;
+	const void *gi = ex ? NULL : g->indices;
+	const bool w4 = !ex && g->index_width == 4;
+	const int64_t num_nodes = ex ? ex->num_nodes : g->num_nodes;
+	const int64_t *xip = NULL, *xids = NULL; /* the expander's rows */
 	int st;
 	if ((st = grow(&c->row, &c->row_cap, 2 * (size_t)nd, sizeof(int64_t), false)) ||
 	    (st = grow(&b->indptr[l], &b->indptr_cap[l], (size_t)nd + 1, sizeof(int64_t), false)))
 		return st;
+	if (ex && (st = ex->expand(ex->ctx, l, fanout, lkey, b->nodes, nd, &xip, &xids)))
+		return st;
 	int64_t *row = c->row, *ip = b->indptr[l];
-	const int ub = bits_for((uint64_t)g->num_nodes - 1);
+	const int ub = bits_for((uint64_t)num_nodes - 1);
 	layer_job j = {.c = c, .l = l, .nd = nd, .top = BW_MIN(ub, RADIX_BITS), .sg = c->sg, .sl = c->sl};
 	j.rest = ub - j.top;
 	const int64_t nbkt = (int64_t)1 << j.top;
-	const int64_t est = nd * (fanout < 0 ? 8 : fanout); /* edges, roughly, to decide on threads */
-	int64_t next_chunk = 0;
+	/* edges, roughly, to decide on threads */
+	const int64_t est = ex ? xip[nd] : nd * (fanout < 0 ? 8 : fanout);
+	int64_t next_chunk = 0, bad = -1;
 
 #pragma omp parallel num_threads(c->threads) if (est >= DRAW_PAR_MIN)
 	{
 		const int nt = omp_get_num_threads(), t = omp_get_thread_num();
-		const bool rows_par = nd >= ROWS_PAR_MIN;
+		const bool rows_par = !ex && nd >= ROWS_PAR_MIN;
 
 		/* 1. degrees and sample sizes */
 		if (rows_par) {
@@ -463,18 +468,22 @@ static int layer_step(bw_sample_ctx *c, const burrow_csr *g, bw_sampled *b, int 
 		/* 2. offsets, and room for the edges */
 #pragma omp single
 		{
-			for (int64_t i = 0; !rows_par && i < nd; i++)
-				read_row(gp, b->nodes, nd, i, fanout, row, ip);
-			ip[0] = 0;
-			for (int64_t i = 0; i < nd; i++)
-				ip[i + 1] += ip[i];
+			if (ex) {
+				memcpy(ip, xip, ((size_t)nd + 1) * sizeof *ip);
+			} else {
+				for (int64_t i = 0; !rows_par && i < nd; i++)
+					read_row(gp, b->nodes, nd, i, fanout, row, ip);
+				ip[0] = 0;
+				for (int64_t i = 0; i < nd; i++)
+					ip[i + 1] += ip[i];
+			}
 			j.E = ip[nd];
 			j.eb = bits_for((uint64_t)BW_MAX(j.E, 1) - 1);
 			const size_t room = (size_t)BW_MAX(j.E, 1);
 			if (ub + j.eb > 64)
 				st = bw_err(BURROW_E_UNSUPPORTED,
 					    "sampler: block %d has %lld edges: too many for a graph of %lld nodes", l,
-					    (long long)j.E, (long long)g->num_nodes);
+					    (long long)j.E, (long long)num_nodes);
 			if (!st)
 				st = grow(&c->items, &c->items_cap, room, sizeof(uint64_t), false);
 			if (!st)
@@ -503,14 +512,30 @@ static int layer_step(bw_sample_ctx *c, const burrow_csr *g, bw_sampled *b, int 
 		if (!st && j.E > 0) {
 			/* 3. draw: row i's picks become items ip[i] .. ip[i+1], counted per bucket in
 			 * this thread's histogram. Software pipelined: a row's picks are drawn and
-			 * prefetched DRAW_LAG rows before they are read. */
+			 * prefetched DRAW_LAG rows before they are read. With an expander, its ids
+			 * become the items, in its order. */
 			const int64_t *nodes = b->nodes;
 			bw_row_scratch *rs = &c->rows[t];
 			const int shift = j.eb + j.rest;
 			const uint64_t mask = (uint64_t)nbkt - 1;
 			size_t *h = c->hist + (size_t)t * (size_t)nbkt;
 			memset(h, 0, (size_t)nbkt * sizeof *h);
-			for (;;) {
+			if (ex) {
+#pragma omp for schedule(static)
+				for (int64_t e = 0; e < j.E; e++) {
+					const int64_t u = xids[e];
+					if (u < 0 || u >= num_nodes) {
+						__atomic_store_n(&bad, e, __ATOMIC_RELAXED);
+						continue;
+					}
+					const uint64_t x = (uint64_t)u << j.eb | (uint64_t)e;
+					j.items[e] = x;
+					h[(x >> shift) & mask]++;
+				}
+				if (__atomic_load_n(&bad, __ATOMIC_RELAXED) >= 0)
+					goto out_region; /* every thread has seen it after the loop's barrier */
+			}
+			for (; !ex;) {
 				const int64_t c0 = __atomic_fetch_add(&next_chunk, DRAW_CHUNK, __ATOMIC_RELAXED);
 				if (c0 >= nd)
 					break;
@@ -551,9 +576,13 @@ static int layer_step(bw_sample_ctx *c, const burrow_csr *g, bw_sampled *b, int 
 				}
 			}
 		}
+out_region:;
 	}
 	if (st)
 		return bw_err(st, "%s", j.msg);
+	if (bad >= 0)
+		return bw_err(BURROW_E_RANGE, "sampler: block %d: edge %lld's source %lld is not a node id (%lld nodes)", l,
+			      (long long)bad, (long long)xids[bad], (long long)num_nodes);
 	if (nd + j.nnew > INT32_MAX)
 		return bw_err(BURROW_E_UNSUPPORTED, "sampler: block %d has %lld source nodes: local ids are int32", l,
 			      (long long)(nd + j.nnew));
@@ -598,7 +627,7 @@ static int layer_step(bw_sample_ctx *c, const burrow_csr *g, bw_sampled *b, int 
 
 /* Set b->nodes to the n seeds and c->sg/sl to their sorted view; refuse ids out of
  * range and repeated ids. */
-static int seed_set(bw_sample_ctx *c, const burrow_csr *g, const int64_t *seeds, int64_t n, bw_sampled *b)
+static int seed_set(bw_sample_ctx *c, int64_t num_nodes, const int64_t *seeds, int64_t n, bw_sampled *b)
 {
 	int st;
 	if ((st = grow(&b->nodes, &b->nodes_cap, (size_t)n, sizeof(int64_t), false)) ||
@@ -607,13 +636,13 @@ static int seed_set(bw_sample_ctx *c, const burrow_csr *g, const int64_t *seeds,
 	    (st = grow(&c->sg, &c->sg_cap, (size_t)n, sizeof(int64_t), false)) ||
 	    (st = grow(&c->sl, &c->sl_cap, (size_t)n, sizeof(int32_t), false)))
 		return st;
-	const int ub = bits_for((uint64_t)g->num_nodes - 1), lb = bits_for((uint64_t)n - 1);
+	const int ub = bits_for((uint64_t)num_nodes - 1), lb = bits_for((uint64_t)BW_MAX(n, 1) - 1);
 	if (n > INT32_MAX || ub + lb > 64)
 		return bw_err(BURROW_E_UNSUPPORTED, "sampler: %lld seeds are too many for one batch", (long long)n);
 	for (int64_t i = 0; i < n; i++) {
-		if (seeds[i] < 0 || seeds[i] >= g->num_nodes)
+		if (seeds[i] < 0 || seeds[i] >= num_nodes)
 			return bw_err(BURROW_E_RANGE, "sampler: seed %lld is not a node id (the graph has %lld nodes)",
-				      (long long)seeds[i], (long long)g->num_nodes);
+				      (long long)seeds[i], (long long)num_nodes);
 		b->nodes[i] = seeds[i];
 		c->items[i] = (uint64_t)seeds[i] << lb | (uint64_t)i;
 	}
@@ -640,18 +669,31 @@ static void finish(bw_sampled *b, int num_layers, int64_t nseeds, int64_t ninput
 	b->pub.seeds = b->nodes;
 }
 
-int bw_sample_batch(bw_sample_ctx *c, const burrow_csr *g, const int64_t *seeds, int64_t n, int num_layers,
-		    const int *fanouts, uint64_t key, bw_sampled *b)
+/* The batch's blocks, from g's rows or ex's. */
+static int sample_layers(bw_sample_ctx *c, const burrow_csr *g, const bw_expander *ex, const int64_t *seeds,
+			 int64_t n, int num_layers, const int *fanouts, uint64_t key, bw_sampled *b)
 {
-	int st = seed_set(c, g, seeds, n, b);
+	int st = seed_set(c, ex ? ex->num_nodes : g->num_nodes, seeds, n, b);
 	if (st)
 		return st;
 	int64_t nd = n;
 	for (int l = num_layers - 1; l >= 0; l--)
-		if ((st = layer_step(c, g, b, l, fanouts[l], bw_key(key, (uint64_t)l), nd, l == 0, &nd)))
+		if ((st = layer_step(c, g, ex, b, l, fanouts[l], bw_key(key, (uint64_t)l), nd, l == 0, &nd)))
 			return st;
 	finish(b, num_layers, n, nd);
 	return 0;
+}
+
+int bw_sample_batch(bw_sample_ctx *c, const burrow_csr *g, const int64_t *seeds, int64_t n, int num_layers,
+		    const int *fanouts, uint64_t key, bw_sampled *b)
+{
+	return sample_layers(c, g, NULL, seeds, n, num_layers, fanouts, key, b);
+}
+
+int bw_sample_batch_ex(bw_sample_ctx *c, const bw_expander *ex, const int64_t *seeds, int64_t n, int num_layers,
+		       const int *fanouts, uint64_t key, bw_sampled *b)
+{
+	return sample_layers(c, NULL, ex, seeds, n, num_layers, fanouts, key, b);
 }
 
 int bw_sample_full(bw_sample_ctx *c, const burrow_csr *g, int64_t first, int64_t count, bw_sampled *b)
@@ -666,7 +708,7 @@ int bw_sample_full(bw_sample_ctx *c, const burrow_csr *g, int64_t first, int64_t
 		c->sl[i] = (int32_t)i;
 	}
 	int64_t nsrc;
-	if ((st = layer_step(c, g, b, 0, -1, 0, count, true, &nsrc)))
+	if ((st = layer_step(c, g, NULL, b, 0, -1, 0, count, true, &nsrc)))
 		return st;
 	finish(b, 1, count, nsrc);
 	return 0;

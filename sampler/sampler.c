@@ -322,13 +322,7 @@ int burrow_sampler_start(burrow_sampler *s, int64_t epoch)
 	/* shuffle the ids as given, so that the order is a function of (seed, epoch) only */
 	if (s->n)
 		memcpy(s->perm, s->ids, (size_t)s->n * sizeof *s->ids);
-	bw_rng r;
-	bw_rng_seed(&r, bw_key(bw_key(s->o.seed, (uint64_t)epoch), KEY_SHUFFLE));
-	for (int64_t i = s->n - 1; i > 0; i--) {
-		int64_t j = (int64_t)bw_rng_below(&r, (uint64_t)i + 1), t = s->perm[i];
-		s->perm[i] = s->perm[j];
-		s->perm[j] = t;
-	}
+	bw_shuffle(s->perm, s->n, bw_key(bw_key(s->o.seed, (uint64_t)epoch), KEY_SHUFFLE));
 	s->started = true;
 	s->epoch = epoch;
 	s->next_claim = s->next_deliver = 0;

@@ -63,6 +63,26 @@ void bw_sample_ctx_free(bw_sample_ctx *c);
 int bw_sample_batch(bw_sample_ctx *c, const burrow_csr *g, const int64_t *seeds, int64_t n, int num_layers,
 		    const int *fanouts, uint64_t key, bw_sampled *b);
 
+/* Where a layer's edges come from when they are not drawn from one CSR in memory
+ * (distributed mini-batch training, whose remote nodes are expanded by their owners): the
+ * sampler's layer step calls `expand` once per block, from the calling thread (collective
+ * communication inside is fine), for block l's destinations nodes[0, nd) (global ids),
+ * with its fanout (< 0: whole rows) and key bw_key(key, l); it returns *ip [nd + 1]
+ * offsets from 0 and *ids [ip[nd]] each row's neighbor ids, distinct within a row, in the
+ * block's edge order (both borrowed until its next call). The sampler then numbers the
+ * sources exactly as for its own draws. */
+typedef struct bw_expander {
+	int (*expand)(void *ctx, int l, int fanout, uint64_t lkey, const int64_t *nodes, int64_t nd,
+		      const int64_t **ip, const int64_t **ids);
+	void *ctx;            /* the expander's own (borrowed) */
+	int64_t num_nodes;    /* every id is in [0, num_nodes) */
+} bw_expander;
+
+/* bw_sample_batch with the edges of every block from ex (g unused: ids are checked against
+ * ex->num_nodes). */
+int bw_sample_batch_ex(bw_sample_ctx *c, const bw_expander *ex, const int64_t *seeds, int64_t n, int num_layers,
+		       const int *fanouts, uint64_t key, bw_sampled *b);
+
 /* The full-neighbor block over nodes [first, first + count) (one layer). */
 int bw_sample_full(bw_sample_ctx *c, const burrow_csr *g, int64_t first, int64_t count, bw_sampled *b);
 

@@ -875,3 +875,93 @@ Test(sampler, failing_allocations_return_nomem)
 	}
 	tgraph_free(&t);
 }
+
+/* ------------------------------------------------------------ expanders */
+
+#include "../sampler/sampler_internal.h"
+
+/* An expander that draws as the sampler does (sampler/draw.h, keyed by (layer key, node)),
+ * from a CSR in memory: the batch it yields must equal the sampler's own element for element,
+ * since the numbering is the same code. bad >= 0: hand back node bad as a source of edge 0. */
+typedef struct csr_expander {
+	const burrow_csr *g;
+	int64_t *ip, *ids, *pos, *table;
+	int64_t bad;
+	int calls;
+} csr_expander;
+
+static int csr_expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes, int64_t nd, const int64_t **ip,
+		      const int64_t **ids)
+{
+	csr_expander *x = ctx;
+	(void)l;
+	x->calls++;
+	free(x->ip);
+	x->ip = malloc(((size_t)nd + 1) * sizeof *x->ip);
+	x->ip[0] = 0;
+	for (int64_t i = 0; i < nd; i++) {
+		const int64_t d = x->g->indptr[nodes[i] + 1] - x->g->indptr[nodes[i]];
+		x->ip[i + 1] = x->ip[i] + (fan < 0 || d <= fan ? d : fan);
+	}
+	free(x->ids);
+	x->ids = malloc(((size_t)x->ip[nd] + 1) * sizeof *x->ids);
+	for (int64_t i = 0; i < nd; i++) {
+		const int64_t s = x->g->indptr[nodes[i]], d = x->g->indptr[nodes[i] + 1] - s, k = x->ip[i + 1] - x->ip[i];
+		if (k == d) {
+			for (int64_t j = 0; j < d; j++)
+				x->ids[x->ip[i] + j] = burrow_csr_index(x->g, s + j);
+			continue;
+		}
+		bw_rng r;
+		bw_rng_seed(&r, bw_key(lkey, (uint64_t)nodes[i]));
+		bw_draw(&r, d, k, x->pos, x->table);
+		for (int64_t j = 0; j < k; j++)
+			x->ids[x->ip[i] + j] = burrow_csr_index(x->g, s + x->pos[j]);
+	}
+	if (x->bad >= 0 && x->ip[nd] > 0)
+		x->ids[0] = x->bad;
+	*ip = x->ip;
+	*ids = x->ids;
+	return 0;
+}
+
+Test(sampler, an_expander_numbers_as_the_sampler_does)
+{
+	int64_t n;
+	const int64_t *train;
+	burrow_dataset *ds = gen_dataset(13, &train, &n);
+	const burrow_csr *g = burrow_dataset_graph(ds);
+	const int fan[3] = {40, 10, 5}; /* the hash-set draw too */
+	csr_expander x = {.g = g, .bad = -1};
+	x.pos = malloc(64 * sizeof *x.pos);
+	x.table = malloc(bw_draw_table_cap(40) * sizeof *x.table);
+	const bw_expander ex = {.expand = csr_expand, .ctx = &x, .num_nodes = g->num_nodes};
+	for (int threads = 1; threads <= 2; threads++) {
+		bw_sample_ctx c1, c2;
+		bw_sampled a = {0}, b = {0};
+		cr_assert_eq(bw_sample_ctx_init(&c1, threads, 40), 0);
+		cr_assert_eq(bw_sample_ctx_init(&c2, threads, 0), 0);
+		for (uint64_t key = 0; key < 3; key++) {
+			const int64_t m = BW_MIN(n, key == 2 ? 0 : 1000); /* an empty batch too */
+			cr_assert_eq(bw_sample_batch(&c1, g, train, m, 3, fan, key, &a), 0, "%s", burrow_last_error());
+			x.calls = 0;
+			cr_assert_eq(bw_sample_batch_ex(&c2, &ex, train, m, 3, fan, key, &b), 0, "%s", burrow_last_error());
+			cr_assert_eq(x.calls, 3, "the expander runs once per layer (an empty batch too)");
+			check_batch(g, &b.pub, 3, fan, train, m);
+			same_batch(&a.pub, &b.pub);
+		}
+		x.bad = g->num_nodes;
+		cr_assert_eq(bw_sample_batch_ex(&c2, &ex, train, 100, 3, fan, 7, &b), BURROW_E_RANGE);
+		cr_assert(strstr(burrow_last_error(), "is not a node id"), "%s", burrow_last_error());
+		x.bad = -1;
+		bw_sampled_free_arrays(&a);
+		bw_sampled_free_arrays(&b);
+		bw_sample_ctx_free(&c1);
+		bw_sample_ctx_free(&c2);
+	}
+	free(x.ip);
+	free(x.ids);
+	free(x.pos);
+	free(x.table);
+	burrow_dataset_close(ds);
+}

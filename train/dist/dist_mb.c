@@ -43,17 +43,12 @@ struct bw_dist_mb {
 	int64_t *train, ntrain;        /* owned training nodes, new global ids */
 	int64_t *perm;                 /* [ntrain] this epoch's order */
 
-	/* gid -> batch-local id, open addressing; an entry is live when its stamp is gen */
-	int64_t *mkey;
-	int32_t *mval;
-	uint32_t *mstamp;
-	size_t mcap;
-	uint32_t gen;
+	bw_sample_ctx sctx;            /* the sampler's numbering scratch (its layer step calls expand) */
 
-	/* one hop's scratch */
-	int64_t *lbuf, *rcnt, *roff, *sreq, *spos, *rreq, *rep, *get, *egid, *newn, *ptab, *cur;
+	/* one hop's scratch: the expansion (eip, egid) handed to the sampler */
+	int64_t *lbuf, *rcnt, *roff, *sreq, *spos, *rreq, *rep, *get, *egid, *eip, *ptab, *cur;
 	uint8_t *rfrom;
-	size_t lbuf_cap, rcnt_cap, roff_cap, sreq_cap, spos_cap, rreq_cap, rep_cap, get_cap, egid_cap, newn_cap,
+	size_t lbuf_cap, rcnt_cap, roff_cap, sreq_cap, spos_cap, rreq_cap, rep_cap, get_cap, egid_cap, eip_cap,
 		ptab_cap, rfrom_cap;
 	int *cnt, *cnt2;               /* [4K] each: counts and displacements of a hop's exchanges */
 
@@ -137,59 +132,6 @@ static int64_t halo_index(const struct bw_dist_mb *m, int64_t gid)
 	return lo < m->n_halo && m->halo_ids[lo] == gid ? lo : -1;
 }
 
-/* ------------------------------------------------------------ the batch's id map */
-
-static inline size_t map_slot(const struct bw_dist_mb *m, int64_t gid)
-{
-	return (size_t)(((uint64_t)gid * 0x9E3779B97F4A7C15ull) >> 17) & (m->mcap - 1);
-}
-
-/* Empty the map with room for n entries at most half full. */
-static int map_clear(struct bw_dist_mb *m, size_t n)
-{
-	size_t cap = 1024;
-	while (cap < 2 * n)
-		cap <<= 1;
-	if (cap > m->mcap) {
-		bw_free(m->mkey);
-		bw_free(m->mval);
-		bw_free(m->mstamp);
-		m->mkey = bw_malloc(cap * sizeof *m->mkey);
-		m->mval = bw_malloc(cap * sizeof *m->mval);
-		m->mstamp = bw_calloc(cap, sizeof *m->mstamp);
-		m->mcap = m->mkey && m->mval && m->mstamp ? cap : 0;
-		if (!m->mcap)
-			return BURROW_E_NOMEM;
-		m->gen = 0;
-	}
-	if (++m->gen == 0) { /* the stamps wrapped: clear them once */
-		memset(m->mstamp, 0, m->mcap * sizeof *m->mstamp);
-		m->gen = 1;
-	}
-	return 0;
-}
-
-/* The value of gid, or -1 when absent. */
-static int32_t map_get(const struct bw_dist_mb *m, int64_t gid)
-{
-	for (size_t h = map_slot(m, gid);; h = (h + 1) & (m->mcap - 1)) {
-		if (m->mstamp[h] != m->gen)
-			return -1;
-		if (m->mkey[h] == gid)
-			return m->mval[h];
-	}
-}
-
-static void map_put(struct bw_dist_mb *m, int64_t gid, int32_t v)
-{
-	size_t h = map_slot(m, gid);
-	while (m->mstamp[h] == m->gen && m->mkey[h] != gid)
-		h = (h + 1) & (m->mcap - 1);
-	m->mstamp[h] = m->gen;
-	m->mkey[h] = gid;
-	m->mval[h] = v;
-}
-
 /* ------------------------------------------------------------ sampling */
 
 static void sort_ids(int64_t *a, int64_t n)
@@ -236,19 +178,23 @@ static int64_t sample_row(struct bw_dist_mb *m, int64_t lid, int fan, uint64_t l
 /* Picks a row of this degree yields under fan. */
 static inline int64_t picks(int64_t deg, int fan) { return fan < 0 || deg <= fan ? deg : fan; }
 
-/* Block l of b: expand the current nodes gid[0, nd) (the destinations) and append the new
- * sources. Collective: every rank runs every hop. */
-static int hop(struct bw_dist_mb *m, bw_mb_batch *b, int l, uint64_t lkey)
+/* The sampler's expander (sampler_internal.h): block l's rows for the destinations
+ * nodes[0, nd), each row's neighbors in increasing global id. Frontier nodes this rank owns
+ * are drawn here; the others are sent to their owners, which draw them and send them back.
+ * The sampler numbers the sources. Collective: every rank runs every hop. */
+static int expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes, int64_t nd, const int64_t **eip,
+		  const int64_t **eids)
 {
-	const int K = m->K, fan = m->fanout[l];
-	const int64_t nd = b->num_input;
+	struct bw_dist_mb *m = ctx;
+	const int K = m->K;
 	int *sc = m->cnt, *sd = sc + K, *rc = sd + K, *rd = rc + K;
 	int *qs = m->cnt2, *qd = qs + K, *gs = qd + K, *gd = gs + K;
 	int st;
+	(void)l;
 	if ((st = grow(&m->rcnt, &m->rcnt_cap, (size_t)nd + 1, sizeof *m->rcnt)) ||
 	    (st = grow(&m->roff, &m->roff_cap, (size_t)nd + 1, sizeof *m->roff)) ||
 	    (st = grow(&m->rfrom, &m->rfrom_cap, (size_t)nd + 1, sizeof *m->rfrom)) ||
-	    (st = grow(&b->indptr[l], &b->indptr_cap[l], (size_t)nd + 1, sizeof **b->indptr)))
+	    (st = grow(&m->eip, &m->eip_cap, (size_t)nd + 1, sizeof *m->eip)))
 		return st;
 	if (fan > BW_SMALL_FANOUT && (st = pick_room(m, fan)))
 		return st;
@@ -257,7 +203,7 @@ static int hop(struct bw_dist_mb *m, bw_mb_batch *b, int l, uint64_t lkey)
 	memset(sc, 0, (size_t)K * sizeof *sc);
 	int64_t nreq = 0;
 	for (int64_t i = 0; i < nd; i++) {
-		int o = owner_of(m, b->gid[i]);
+		int o = owner_of(m, nodes[i]);
 		if (o != m->rank) {
 			sc[o]++;
 			nreq++;
@@ -273,10 +219,10 @@ static int hop(struct bw_dist_mb *m, bw_mb_batch *b, int l, uint64_t lkey)
 	for (int p = 0; p < K; p++)
 		m->cur[p] = sd[p];
 	for (int64_t i = 0; i < nd; i++) {
-		int o = owner_of(m, b->gid[i]);
+		int o = owner_of(m, nodes[i]);
 		if (o != m->rank) {
 			int64_t q = m->cur[o]++;
-			m->sreq[q] = b->gid[i];
+			m->sreq[q] = nodes[i];
 			m->spos[q] = i;
 		}
 	}
@@ -284,9 +230,9 @@ static int hop(struct bw_dist_mb *m, bw_mb_batch *b, int l, uint64_t lkey)
 	/* expand the owned ones here */
 	int64_t lu = 0;
 	for (int64_t i = 0; i < nd; i++) {
-		if (owner_of(m, b->gid[i]) != m->rank)
+		if (owner_of(m, nodes[i]) != m->rank)
 			continue;
-		const int64_t lid = b->gid[i] - m->first;
+		const int64_t lid = nodes[i] - m->first;
 		if ((st = grow(&m->lbuf, &m->lbuf_cap, (size_t)(lu + picks(m->ip[lid + 1] - m->ip[lid], fan)) + 1,
 			       sizeof *m->lbuf)))
 			return st;
@@ -349,55 +295,33 @@ static int hop(struct bw_dist_mb *m, bw_mb_batch *b, int l, uint64_t lkey)
 		g += 1 + k;
 	}
 
-	/* the block: rows in increasing global id, then the new sources numbered after the
-	 * destinations in increasing global id */
-	int64_t *ip = b->indptr[l];
+	/* the rows, each in increasing global id */
+	int64_t *ip = m->eip;
 	ip[0] = 0;
 	for (int64_t i = 0; i < nd; i++)
 		ip[i + 1] = ip[i] + m->rcnt[i];
 	const int64_t E = ip[nd];
-	if ((st = grow(&m->egid, &m->egid_cap, (size_t)E + 1, sizeof *m->egid)) ||
-	    (st = grow(&m->newn, &m->newn_cap, (size_t)E + 1, sizeof *m->newn)) ||
-	    (st = grow(&b->indices[l], &b->indices_cap[l], (size_t)E + 1, sizeof **b->indices)))
+	if ((st = grow(&m->egid, &m->egid_cap, (size_t)E + 1, sizeof *m->egid)))
 		return st;
 	for (int64_t i = 0; i < nd; i++) {
 		const int64_t *src = (m->rfrom[i] ? m->get : m->lbuf) + m->roff[i];
 		memcpy(m->egid + ip[i], src, (size_t)m->rcnt[i] * sizeof *src);
 		sort_ids(m->egid + ip[i], m->rcnt[i]);
 	}
-	if ((size_t)(nd + E) * 2 > m->mcap) { /* more room: rebuild the map from the nodes so far */
-		if ((st = map_clear(m, (size_t)(nd + E))))
-			return st;
-		for (int64_t i = 0; i < nd; i++)
-			map_put(m, b->gid[i], (int32_t)i);
-	}
-	int64_t nnew = 0;
-	for (int64_t e = 0; e < E; e++)
-		if (map_get(m, m->egid[e]) < 0) {
-			map_put(m, m->egid[e], INT32_MAX);
-			m->newn[nnew++] = m->egid[e];
-		}
-	if (nd + nnew > INT32_MAX)
-		return bw_err(BURROW_E_UNSUPPORTED, "train: block %d has %lld source nodes: local ids are int32", l,
-			      (long long)(nd + nnew));
-	sort_ids(m->newn, nnew);
-	if ((st = grow(&b->gid, &b->gid_cap, (size_t)(nd + nnew), sizeof *b->gid)))
-		return st;
-	for (int64_t j = 0; j < nnew; j++) {
-		map_put(m, m->newn[j], (int32_t)(nd + j));
-		b->gid[nd + j] = m->newn[j];
-	}
-	for (int64_t e = 0; e < E; e++)
-		b->indices[l][e] = map_get(m, m->egid[e]);
-	b->num_dst[l] = nd;
-	b->num_src[l] = nd + nnew;
-	b->num_input = nd + nnew;
+	*eip = ip;
+	*eids = m->egid;
 	return 0;
+}
+
+/* The key of a batch's draws (the sampler keys layer l with bw_key(key, l)). */
+static uint64_t batch_key(uint64_t seed, int64_t epoch, int64_t step)
+{
+	return bw_key(bw_key(bw_key(seed, KEY_DRAW), (uint64_t)epoch), (uint64_t)step);
 }
 
 uint64_t bw_dist_mb_draw_key(uint64_t seed, int64_t epoch, int64_t step, int l)
 {
-	return bw_key(bw_key(bw_key(bw_key(seed, KEY_DRAW), (uint64_t)epoch), (uint64_t)step), (uint64_t)l);
+	return bw_key(batch_key(seed, epoch, step), (uint64_t)l);
 }
 
 /* Sample b's blocks for these seeds (owned, new global ids). Collective. */
@@ -405,24 +329,30 @@ static int sample(burrow_dist *d, bw_mb_batch *b, const int64_t *seeds, int64_t 
 {
 	struct bw_dist_mb *m = d->mb;
 	int st;
-	if ((st = grow(&b->gid, &b->gid_cap, (size_t)n + 1, sizeof *b->gid)) ||
-	    (st = grow(&b->labels, &b->labels_cap, (size_t)n + 1, sizeof *b->labels)) || (st = map_clear(m, (size_t)n)))
+	if ((st = grow(&b->labels, &b->labels_cap, (size_t)n + 1, sizeof *b->labels)))
 		return st;
 	for (int64_t i = 0; i < n; i++) {
 		const int64_t lid = seeds[i] - m->first;
 		if (lid < 0 || lid >= m->n_own)
 			return bw_err(BURROW_E_RANGE, "train: seed %lld is not owned by rank %d", (long long)seeds[i], m->rank);
-		if (map_get(m, seeds[i]) >= 0)
-			return bw_err(BURROW_E_INVAL, "train: seed %lld appears twice in one batch", (long long)seeds[i]);
-		map_put(m, seeds[i], (int32_t)i);
-		b->gid[i] = seeds[i];
 		b->labels[i] = d->labels[lid];
 	}
+	/* the sampler's layer steps with this rank's expander: the numbering is the sampler's */
+	const bw_expander ex = {.expand = expand, .ctx = m, .num_nodes = m->offsets[m->K]};
+	if ((st = bw_sample_batch_ex(&m->sctx, &ex, seeds, n, m->L, m->fanout, batch_key(d->o.train.seed, epoch, step),
+				     &b->s)))
+		return st;
+	const burrow_batch *pb = &b->s.pub;
 	b->num_layers = m->L;
-	b->num_seeds = b->num_input = n;
-	for (int l = m->L - 1; l >= 0; l--)
-		if ((st = hop(m, b, l, bw_dist_mb_draw_key(d->o.train.seed, epoch, step, l))))
-			return st;
+	b->num_seeds = n;
+	b->num_input = pb->num_input;
+	b->gid = b->s.nodes;
+	for (int l = 0; l < m->L; l++) {
+		b->num_dst[l] = pb->blocks[l].num_dst;
+		b->num_src[l] = pb->blocks[l].num_src;
+		b->indptr[l] = b->s.indptr[l];
+		b->indices[l] = b->s.indices[l];
+	}
 	return 0;
 }
 
@@ -712,13 +642,7 @@ int bw_dist_mb_epoch(burrow_dist *d, burrow_epoch_stats *es, burrow_comm_stats *
 	m->sample_s = m->mpi_s = m->fetch_comm_s = m->fetch_wait_s = m->io_wait_s = m->reduce_s = m->compute_s = 0;
 	/* this epoch's order of the rank's training nodes */
 	memcpy(m->perm, m->train, (size_t)m->ntrain * sizeof *m->perm);
-	bw_rng r;
-	bw_rng_seed(&r, bw_key(bw_key(bw_key(d->o.train.seed, KEY_SHUFFLE), (uint64_t)epoch), (uint64_t)m->rank));
-	for (int64_t i = m->ntrain - 1; i > 0; i--) {
-		int64_t j = (int64_t)bw_rng_below(&r, (uint64_t)i + 1), t = m->perm[i];
-		m->perm[i] = m->perm[j];
-		m->perm[j] = t;
-	}
+	bw_shuffle(m->perm, m->ntrain, bw_key(bw_key(bw_key(d->o.train.seed, KEY_SHUFFLE), (uint64_t)epoch), (uint64_t)m->rank));
 	/* every rank takes as many steps as the rank with the most batches */
 	int64_t mine = (m->ntrain + m->batch - 1) / m->batch, steps;
 	int st;
@@ -857,6 +781,8 @@ int bw_dist_mb_open(burrow_dist *d)
 	m->cur = bw_calloc((size_t)m->K, sizeof *m->cur);
 	if (!m->train || !m->perm || !m->cnt || !m->cnt2 || !m->cur)
 		return BURROW_E_NOMEM;
+	if ((st = bw_sample_ctx_init(&m->sctx, d->threads, 0))) /* it numbers; the expander draws */
+		return st;
 	for (int64_t i = 0; i < m->ntrain; i++)
 		m->train[i] = m->first + d->split[BURROW_SPLIT_TRAIN][i];
 	for (int i = 0; i < 2; i++) {
@@ -874,11 +800,7 @@ static void batch_free(struct bw_dist_mb *m, bw_mb_batch *b)
 		burrow_store_wait(m->store, b->ticket);
 	if (b->nreq > 0) /* a fetch every rank posted: it completes */
 		bw_comm_wait(b->req, b->nreq, "train: fetch: closing");
-	bw_free(b->gid);
-	for (int l = 0; l < BURROW_MAX_LAYERS; l++) {
-		bw_free(b->indptr[l]);
-		bw_free(b->indices[l]);
-	}
+	bw_sampled_free_arrays(&b->s);
 	bw_free(b->labels);
 	bw_free(b->norm);
 	bw_free(b->x);
@@ -902,11 +824,9 @@ void bw_dist_mb_close(struct bw_dist_mb *m)
 	burrow_store_close(m->store);
 	bw_free(m->train);
 	bw_free(m->perm);
-	bw_free(m->mkey);
-	bw_free(m->mval);
-	bw_free(m->mstamp);
+	bw_sample_ctx_free(&m->sctx);
 	int64_t *bufs[] = {m->lbuf, m->rcnt, m->roff, m->sreq, m->spos, m->rreq, m->rep,
-			   m->get,  m->egid, m->newn, m->ptab, m->cur};
+			   m->get,  m->egid, m->eip,  m->ptab, m->cur};
 	for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
 		bw_free(bufs[i]);
 	bw_free(m->rfrom);

@@ -7,22 +7,26 @@
 
 #include "dist.h"
 
+#include "../../sampler/sampler_internal.h"
+
 /* One sampled batch in new global ids, in burrow_batch's layout (include/burrow.h, above
  * burrow_block): gid = [ seeds | new in block L-1 | ... | new in block 0 ], block l's
  * destinations are gid[0, num_dst[l]) and its sources gid[0, num_src[l]); row i's sources
- * are indices[l][indptr[l][i] .. indptr[l][i+1]), local ids, increasing global id. Every
- * array is owned by the batch (it grows and is reused). */
+ * are indices[l][indptr[l][i] .. indptr[l][i+1]), local ids, increasing global id. The
+ * sampler fills s (its numbering, sampler/sample.c); gid, indptr and indices point into it.
+ * Every array is owned by the batch (it grows and is reused). */
 typedef struct bw_mb_batch {
+	bw_sampled s;                        /* the sampler's batch: nodes, indptr, indices */
 	int num_layers;
 	int64_t num_seeds, num_input;
-	int64_t *gid;                        /* [num_input] new global ids */
+	int64_t *gid;                        /* [num_input] new global ids (s.nodes) */
 	int64_t num_dst[BURROW_MAX_LAYERS], num_src[BURROW_MAX_LAYERS];
-	int64_t *indptr[BURROW_MAX_LAYERS];      /* [num_dst[l] + 1] */
-	int32_t *indices[BURROW_MAX_LAYERS];     /* [indptr[l][num_dst[l]]] */
+	int64_t *indptr[BURROW_MAX_LAYERS];      /* [num_dst[l] + 1] (s.indptr[l]) */
+	int32_t *indices[BURROW_MAX_LAYERS];     /* [indptr[l][num_dst[l]]] (s.indices[l]) */
 	int32_t *labels;                     /* [num_seeds] */
 	float *norm;                         /* [num_input] GCN norms 1/sqrt(deg + 1), whole-graph degrees */
 	float *x;                            /* [num_input, D] input rows, once the fetch completed */
-	size_t gid_cap, indptr_cap[BURROW_MAX_LAYERS], indices_cap[BURROW_MAX_LAYERS], labels_cap, norm_cap, x_cap;
+	size_t labels_cap, norm_cap, x_cap;
 
 	/* the fetch in flight: rows this rank holds come from its store into x; the others
 	 * arrive from their owners into rrows, grouped by owner, for positions fetch_pos */
