@@ -1138,7 +1138,7 @@ typedef struct burrow_dist_opts {
 				    the boundary nodes, rescaled by 1 / fraction (BNS-GCN); layer 0
 				    reads the halo features stored with the part, evaluation uses
 				    every boundary node; not with BURROW_HALO_STALE (default 1: all) */
-	bool grad_overlap;       /* full-graph: all-reduce each layer's gradients as soon as its
+	bool grad_overlap;       /* both modes: all-reduce each layer's gradients as soon as its
 				    backward is done, overlapped with the layers below (default
 				    false: one all-reduce after the whole backward; see
 				    docs/distributed.md for the measurement) */

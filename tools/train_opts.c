@@ -270,9 +270,9 @@ static const topt opts[] = {
 	 "--full-graph: exchange a random fraction p of the boundary nodes each epoch, rescaled\n"
 	 "by 1/p (BNS-GCN); evaluation uses all of them",
 	 NULL},
-	{"grad-overlap", NULL, TRAIN_DIST | W_FG, SECTION_DIST, K_FLAG, OFF(d.grad_overlap), 0, 0, NULL, NULL,
-	 "--full-graph: all-reduce each layer's gradients as soon as its backward is done, while\n"
-	 "the layers below run backward (default: one all-reduce after the backward)",
+	{"grad-overlap", NULL, TRAIN_DIST, SECTION_DIST, K_FLAG, OFF(d.grad_overlap), 0, 0, NULL, NULL,
+	 "all-reduce each layer's gradients as soon as its backward is done, while the layers\n"
+	 "below run backward (default: one all-reduce after the backward)",
 	 NULL},
 	{"comm", "C", TRAIN_DIST, SECTION_DIST, K_CUSTOM, 0, 0, 0, set_comm,
 	 "auto, mpi, nccl or staged",

@@ -519,6 +519,34 @@ static int fetch_finish(struct bw_dist_mb *m, bw_mb_batch *b)
 /* One optimizer step on b (step k), joined by every rank; a rank without seeds joins the
  * all-reduces with zero gradients. other (may be NULL) is the batch whose fetch is in flight:
  * its exchange is driven between the phases. */
+/* bw_model_backward's loop with each layer's gradients all-reduced (posted into gb) as soon as
+ * its backward is done, travelling while the layers below run backward. */
+static int backward_bucketed(burrow_dist *d, const bw_batch *bb, bw_tensor *glogits, bw_grad_buckets *gb)
+{
+	bw_model *md = d->model;
+	bw_tensor *gh = glogits;
+	for (int l = md->cfg.layers - 1; l >= 0; l--) {
+		bw_tensor *gx = l > 0 ? &md->g[l % 2] : NULL;
+		int st = bw_model_layer_backward(&d->be, md, l, bb->blocks[l], l == 0 ? &bb->x : bw_model_output(md, l - 1),
+						 gh, gx);
+		if (!st)
+			st = bw_grad_buckets_post(gb, md, l, d->mb->comm);
+		if (st)
+			return st;
+		gh = gx;
+	}
+	return 0;
+}
+
+/* A rank without work posts zero gradients in the same buckets, in the same order. */
+static int zero_bucketed(burrow_dist *d, bw_grad_buckets *gb)
+{
+	int st = bw_model_zero_grads(d->model);
+	for (int l = d->model->cfg.layers - 1; !st && l >= 0; l--)
+		st = bw_grad_buckets_post(gb, d->model, l, d->mb->comm);
+	return st;
+}
+
 static int step(burrow_dist *d, bw_mb_batch *b, bw_mb_batch *other, int64_t k, double *loss, double *counted,
 		double *correct)
 {
@@ -529,8 +557,12 @@ static int step(burrow_dist *d, bw_mb_batch *b, bw_mb_batch *other, int64_t k, d
 	const bw_tensor *logits = NULL;
 	double loc[3] = {0, 0, 0}, all[3];
 	const bool work = b->num_seeds > 0;
+	/* --grad-overlap: a non-blocking all-reduce per layer (host-memory gradients) */
+	const bool bucketed = d->o.grad_overlap && d->be.dev->host_memory;
+	bw_grad_buckets gb;
 	int st = 0;
 	double a = bw_comm_now();
+	bw_grad_buckets_init(&gb);
 	memset(blk, 0, sizeof blk);
 	if (work) {
 		const bw_device *dev = d->be.dev;
@@ -579,16 +611,17 @@ static int step(burrow_dist *d, bw_mb_batch *b, bw_mb_batch *other, int64_t k, d
 	a = bw_comm_now();
 	if (work && loc[1] > 0) {
 		if ((st = bw_scale(&d->be, (float)(loc[1] / all[1]), &m->glogits)) ||
-		    (st = bw_model_backward(&d->be, d->model, &bb, &m->glogits)))
+		    (st = bucketed ? backward_bucketed(d, &bb, &m->glogits, &gb)
+				   : bw_model_backward(&d->be, d->model, &bb, &m->glogits)))
 			goto out;
-	} else if ((st = bw_model_zero_grads(d->model))) {
+	} else if ((st = bucketed ? zero_bucketed(d, &gb) : bw_model_zero_grads(d->model))) {
 		goto out;
 	}
 	if (other && (st = fetch_poll(other)))
 		goto out;
 	m->compute_s += bw_comm_now() - a;
 	a = bw_comm_now();
-	st = bw_dist_allreduce_grads(d->model, m->comm, &m->stage);
+	st = bucketed ? bw_grad_buckets_wait(&gb) : bw_dist_allreduce_grads(d->model, m->comm, &m->stage);
 	m->reduce_s += bw_comm_now() - a;
 	if (st)
 		goto out;
@@ -596,6 +629,7 @@ static int step(burrow_dist *d, bw_mb_batch *b, bw_mb_batch *other, int64_t k, d
 	st = bw_optim_step(&d->be, d->optim, d->model->params, d->model->grads);
 	m->compute_s += bw_comm_now() - a;
 out:
+	bw_grad_buckets_wait(&gb); /* what was posted completes on every rank (none left on success) */
 	for (int l = 0; l < L; l++)
 		bw_block_release(&blk[l]);
 	return st;
