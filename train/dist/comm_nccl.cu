@@ -96,19 +96,22 @@ static int agree(bw_comm *host, int st)
 	return st;
 }
 
-/* The ranks of this node hold distinct GPUs (NCCL's requirement): a collective check. */
+/* The ranks of this node hold distinct GPUs (NCCL's requirement): collective over the node,
+ * every rank of it takes part whatever its own outcome. */
 static int distinct_gpus(bw_comm *host, const bw_device *dev)
 {
 	enum { MAXDEV = 64 };
 	int used[MAXDEV] = {0}, st;
+	const bool known = dev->index >= 0 && dev->index < MAXDEV;
 	bw_comm *node = NULL;
-	if (dev->index < 0 || dev->index >= MAXDEV)
-		return bw_err(BURROW_E_UNSUPPORTED, "comm: nccl: device %s beyond cuda:%d", dev->name, MAXDEV - 1);
-	used[dev->index] = 1;
+	if (known)
+		used[dev->index] = 1;
 	if ((st = bw_comm_node(&node, host)))
 		return st;
 	st = bw_comm_allreduce(node, NULL, used, MAXDEV, BW_COMM_INT, BW_COMM_SUM, "comm: nccl: GPUs of this node");
 	bw_comm_close(node);
+	if (!st && !known)
+		st = bw_err(BURROW_E_UNSUPPORTED, "comm: nccl: device %s beyond cuda:%d", dev->name, MAXDEV - 1);
 	if (!st && used[dev->index] > 1)
 		st = bw_err(BURROW_E_UNSUPPORTED, "comm: nccl: %d ranks of this node share %s (use --comm staged)",
 			    used[dev->index], dev->name);
@@ -133,7 +136,8 @@ int bw_comm_nccl_open(bw_comm **out, bw_comm *host, const bw_device *dev)
 		st = bw_err(BURROW_E_UNSUPPORTED, "comm: nccl moves GPU buffers, not %s's", c->dev->name);
 		goto out_close;
 	}
-	if ((st = distinct_gpus(host, c->dev)))
+	/* every rank learns whether any node has ranks sharing a GPU (each node checks its own) */
+	if ((st = agree(host, distinct_gpus(host, c->dev))))
 		goto out_close;
 	memset(&id, 0, sizeof id);
 	st = c->rank == 0 ? BW_NCCL(ncclGetUniqueId(&id), "comm: nccl: the unique id") : 0;
