@@ -115,6 +115,23 @@ static uint64_t batch_key(const burrow_sampler *s, int64_t epoch, int64_t index)
 	return bw_key(bw_key(s->o.seed, (uint64_t)epoch), (uint64_t)index);
 }
 
+static int cpu_devices(void) { return 1; }
+
+static int cuda_devices(void)
+{
+	const int n = burrow_cuda_device_count();
+	return n > 0 ? n : 0;
+}
+
+static const bw_sampler_backend backends[] = {{"cpu", cpu_devices}, {"cuda", cuda_devices}};
+
+int bw_sampler_backend_count(void) { return BW_CUDA_BUILT ? 2 : 1; }
+
+const bw_sampler_backend *bw_sampler_backend_at(int i)
+{
+	return i >= 0 && i < bw_sampler_backend_count() ? &backends[i] : NULL;
+}
+
 /* One batch of explicit seeds, on the GPU when the sampler has one (gc), else on the CPU. */
 static int sample_on(const burrow_sampler *s, bw_sample_ctx *c, bw_cuda_sample_ctx *gc, const int64_t *seeds,
 		     int64_t n, uint64_t key, bw_sampled *b)
@@ -234,8 +251,11 @@ int burrow_sampler_open(burrow_sampler **out, const burrow_csr *g, const int64_t
 	int kind = BW_BACKEND_CPU, index = 0;
 	if ((st = check_opts(&o)) || (st = bw_device_parse(o.device, &kind, &index)))
 		return st;
-	if (kind == BW_BACKEND_CUDA && (st = burrow_device_check(o.device)) < 0)
-		return bw_err(st, "sampler: %s", burrow_last_error());
+	if (kind == BW_BACKEND_CUDA && (st = burrow_device_check(o.device)) < 0) {
+		char why[256];
+		snprintf(why, sizeof why, "%s", burrow_last_error());
+		return bw_err(st, "sampler: %s", why);
+	}
 	if ((st = burrow_csr_check(g, false)) || (st = check_ids(g, ids, n)))
 		return st;
 	o.device = NULL; /* borrowed: the kind and index are what is kept */

@@ -75,6 +75,15 @@ int bw_sample_batch(bw_sample_ctx *c, const burrow_csr *g, const int64_t *seeds,
 /* The full-neighbor block over nodes [first, first + count) (one layer). */
 int bw_sample_full(bw_sample_ctx *c, const burrow_csr *g, int64_t first, int64_t count, bw_sampled *b);
 
+/* Where batches can be sampled: the CPU always, CUDA in a build with it. A registered
+ * backend may have no device on this machine (devices() == 0): the tests skip it, counted. */
+typedef struct bw_sampler_backend {
+	const char *name;             /* what burrow_sampler_opts.device takes */
+	int (*devices)(void);         /* devices it sees now */
+} bw_sampler_backend;
+int bw_sampler_backend_count(void);
+const bw_sampler_backend *bw_sampler_backend_at(int i);
+
 #ifdef __cplusplus
 }
 #endif
