@@ -103,6 +103,7 @@ mpirun_carried() {
 		OPAL_PREFIX="$m" OPAL_EXEC_PREFIX="$m" OPAL_BINDIR="$m/bin" OPAL_LIBDIR="$m/lib" \
 			OPAL_PKGLIBDIR="$m/lib/openmpi" OPAL_DATAROOTDIR="$m/share" OPAL_DATADIR="$m/share" \
 			OPAL_PKGDATADIR="$m/share/openmpi" OPAL_SYSCONFDIR="$m/etc" PATH="$m/bin:$PATH" \
+			PMIX_PREFIX="$m" PMIX_LIBDIR="$m/lib" PMIX_PKGLIBDIR="$m/lib/pmix" \
 			PMIX_MCA_mca_base_component_path="$m/lib/pmix" OMPI_MCA_mca_base_component_show_load_errors=0 \
 			OMPI_MCA_btl=self,vader,tcp OMPI_MCA_pml=ob1 OMPI_MCA_rmaps_base_oversubscribe=1 \
 			timeout "$limit" "$m/bin/mpirun" --allow-run-as-root --bind-to none "$@"
