@@ -16,14 +16,23 @@
  *   4. the new nodes merged into the sorted view for the next layer.
  * The block's offsets and indices are copied into the batch's host arrays as each layer
  * ends, the input ids once the last one has. */
-#include <cub/cub.cuh>
-
 #include "../core/cuda_gateway.h"
 #include "../core/cuda_try.h"
 #include "sampler_internal.h"
 
+#include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* CUB's templates would be instantiated here with default visibility (and NVTX ranges),
+ * leaving non-API global symbols in libburrow: hidden, and no NVTX. The C headers come
+ * first, so that what they declare keeps its visibility. */
+#define CCCL_DISABLE_NVTX
+#define NVTX_DISABLE
+#pragma GCC visibility push(hidden)
+#include <cub/cub.cuh>
+#pragma GCC visibility pop
 
 #define THREADS 256
 
