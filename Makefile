@@ -118,9 +118,11 @@ CFLAGS_ALL += -DBURROW_CUDA
 LIBS_ALL += $(CUDA_LIBS)
 # NCCL (the toolkit's) for the communication layer: libburrow_mpi, the CLI and the tests
 MPI_LIBS += -lnccl
-# --fmad=false: the kernels round as the CPU backend does (no contraction into FMA)
+# --fmad=false: the kernels round as the CPU backend does (no contraction into FMA);
+# -fno-gnu-unique: inline variables of CUB (sampler/sample_cuda.cu) become weak, not unique
+# globals, so that, hidden, they are localized in libburrow.a like every non-API symbol
 NVCCFLAGS_ALL := $(NVCC_OPT) -g -std=c++17 --fmad=false $(CUDA_GENCODE) -DBURROW_BUILDING -DBURROW_CUDA -Iinclude \
-	-Xcompiler -fPIC,-fvisibility=hidden,-fopenmp,-Wall,-Werror $(PKG_CFLAGS) $(NVCCFLAGS)
+	-Xcompiler -fPIC,-fvisibility=hidden,-fno-gnu-unique,-fopenmp,-Wall,-Werror $(PKG_CFLAGS) $(NVCCFLAGS)
 endif
 LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
 

@@ -1,18 +1,9 @@
 /* cuda.cu: CUDA runtime queries; the translation of CUDA errors into Burrow statuses. */
 #include "cuda_gateway.h"
-#include "internal.h"
 
-#include <cuda_runtime.h>
+#include "cuda_try.h"
+
 #include <stdio.h>
-
-/* Record a CUDA error with the expression, function, file and line; return BURROW_E_CUDA. */
-#define CUDA_TRY(expr)                                                                              \
-	do {                                                                                        \
-		cudaError_t e_ = (expr);                                                            \
-		if (e_ != cudaSuccess)                                                              \
-			return bw_err(BURROW_E_CUDA, "%s: %s failed at %s:%d: %s", __func__, #expr,      \
-				      __FILE__, __LINE__, cudaGetErrorString(e_));                  \
-	} while (0)
 
 extern "C" int bw_cuda_device_count(void)
 {

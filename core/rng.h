@@ -5,7 +5,8 @@
 #include <math.h>
 #include <stdint.h>
 
-/* The CUDA backend draws the same streams in its kernels (dropout masks equal bit for bit). */
+/* The CUDA backend draws the same streams in its kernels (dropout masks equal bit for bit,
+ * the GPU sampler's neighbors equal the CPU's). */
 #ifdef __CUDACC__
 #define BW_HD __host__ __device__
 #else
@@ -58,19 +59,30 @@ static inline BW_HD uint64_t bw_rng_next(bw_rng *r)
 /* Uniform in [0, 1) with 53 bits. */
 static inline BW_HD double bw_rng_uniform(bw_rng *r) { return (double)(bw_rng_next(r) >> 11) * 0x1.0p-53; }
 
-/* Uniform integer in [0, n), unbiased (Lemire's method); n > 0. */
-static inline uint64_t bw_rng_below(bw_rng *r, uint64_t n)
+/* The 128-bit product a * b: its high 64 bits returned, its low 64 bits in *lo. */
+static inline BW_HD uint64_t bw_mul128(uint64_t a, uint64_t b, uint64_t *lo)
 {
-	unsigned __int128 m = (unsigned __int128)bw_rng_next(r) * n;
-	uint64_t lo = (uint64_t)m;
+#ifdef __CUDA_ARCH__
+	*lo = a * b;
+	return __umul64hi(a, b);
+#else
+	unsigned __int128 m = (unsigned __int128)a * b;
+	*lo = (uint64_t)m;
+	return (uint64_t)(m >> 64);
+#endif
+}
+
+/* Uniform integer in [0, n), unbiased (Lemire's method); n > 0. The same draws on the
+ * host and the device (the GPU sampler's neighbors equal the CPU's). */
+static inline BW_HD uint64_t bw_rng_below(bw_rng *r, uint64_t n)
+{
+	uint64_t lo, hi = bw_mul128(bw_rng_next(r), n, &lo);
 	if (lo < n) {
 		uint64_t thresh = -n % n;
-		while (lo < thresh) {
-			m = (unsigned __int128)bw_rng_next(r) * n;
-			lo = (uint64_t)m;
-		}
+		while (lo < thresh)
+			hi = bw_mul128(bw_rng_next(r), n, &lo);
 	}
-	return (uint64_t)(m >> 64);
+	return hi;
 }
 
 /* Two independent standard normals (Box-Muller). */

@@ -665,6 +665,13 @@ typedef struct burrow_sampler_opts {
 	                            burrow_sampler_next (default 4) */
 	int producers;           /* threads filling that queue, each sampling whole batches with
 	                            `threads` OpenMP threads; used when prefetch > 0 (default 1) */
+	const char *device;      /* where batches are sampled: "cpu" (default; NULL too), "cuda"
+	                            (= cuda:0) or "cuda:N" (borrowed, read by open). The batches are
+	                            the CPU's element for element; burrow_sampler_full stays on the
+	                            CPU. A device this build or machine lacks fails open */
+	int64_t device_csr_budget; /* bytes of GPU memory the graph may take there; a larger graph
+	                            stays in pinned host memory, read through unified addressing
+	                            (default 0: half the device's free memory) */
 } burrow_sampler_opts;
 
 /* Fill o with the defaults above. */
@@ -685,6 +692,9 @@ BURROW_API int burrow_sampler_open(burrow_sampler **out,            /* out: call
 BURROW_API void burrow_sampler_close(burrow_sampler *s);
 /* Batches in one epoch: ceil(n / batch_size), or floor with drop_last. */
 BURROW_API int64_t burrow_sampler_num_batches(const burrow_sampler *s);
+/* Where s samples, in words: "cpu", "cuda, graph in device memory" or "cuda, graph in
+ * pinned host memory". Static storage. */
+BURROW_API const char *burrow_sampler_where(const burrow_sampler *s);
 /* Begin epoch `epoch`: the training ids are shuffled as a function of (seed, epoch) and
  * the producers start sampling ahead. Abandons the rest of a current epoch. */
 BURROW_API int burrow_sampler_start(burrow_sampler *s, int64_t epoch /* >= 0 */);

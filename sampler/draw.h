@@ -1,7 +1,8 @@
-/* draw.h: the one row draw of neighbor sampling, shared by the sampler (sample.c) and
- * distributed mini-batch training (train/dist/dist_mb.c): a uniform k-subset of a row's
- * positions [0, d), without replacement, by Floyd's algorithm, from a keyed stream; and
- * the one keyed shuffle of an epoch's seeds. */
+/* draw.h: the one row draw of neighbor sampling, shared by the sampler (sample.c), its GPU
+ * twin (sample_cuda.cu, the same function compiled for the device) and distributed
+ * mini-batch training (train/dist/dist_mb.c): a uniform k-subset of a row's positions
+ * [0, d), without replacement, by Floyd's algorithm, from a keyed stream; and the one keyed
+ * shuffle of an epoch's seeds (host only). */
 #ifndef BURROW_SAMPLER_DRAW_H
 #define BURROW_SAMPLER_DRAW_H
 
@@ -14,7 +15,7 @@
 #define BW_SMALL_FANOUT 32
 
 /* Entries of the hash set that k picks need: the smallest power of two >= 2k. */
-static inline size_t bw_draw_table_cap(int64_t k)
+static inline BW_HD size_t bw_draw_table_cap(int64_t k)
 {
 	size_t cap = 1;
 	while (cap < 2 * (size_t)k)
@@ -22,11 +23,11 @@ static inline size_t bw_draw_table_cap(int64_t k)
 	return cap;
 }
 
-static inline void bw_draw_sort_small(int64_t *a, int n)
+static inline BW_HD void bw_draw_sort_small(int64_t *a, int64_t n)
 {
-	for (int i = 1; i < n; i++) {
+	for (int64_t i = 1; i < n; i++) {
 		int64_t x = a[i];
-		int j = i;
+		int64_t j = i;
 		for (; j > 0 && a[j - 1] > x; j--)
 			a[j] = a[j - 1];
 		a[j] = x;
@@ -35,12 +36,14 @@ static inline void bw_draw_sort_small(int64_t *a, int n)
 
 /* pos[0, k) = a uniform k-subset of [0, d), 0 < k < d, in increasing order (Floyd: for
  * j = d-k .. d-1 draw t in [0, j] and take t, or j when t is taken already). table:
- * bw_draw_table_cap(k) entries of scratch when k > BW_SMALL_FANOUT (else unused, may be
- * NULL). The picks are a function of r's stream alone. */
-static inline void bw_draw(bw_rng *r, int64_t d, int64_t k, int64_t *pos, int64_t *table)
+ * bw_draw_table_cap(k) entries of scratch when k > BW_SMALL_FANOUT; NULL there makes the
+ * membership test a linear scan, as below that size (the device does so: one thread per
+ * row has no room for a table). How membership is tested changes no pick: the picks are
+ * a function of r's stream alone, on the host and on the device. */
+static inline BW_HD void bw_draw(bw_rng *r, int64_t d, int64_t k, int64_t *pos, int64_t *table)
 {
 	int64_t m = 0;
-	if (k <= BW_SMALL_FANOUT) {
+	if (k <= BW_SMALL_FANOUT || !table) {
 		for (int64_t j = d - k; j < d; j++) {
 			int64_t t = (int64_t)bw_rng_below(r, (uint64_t)j + 1);
 			for (int64_t q = 0; q < m; q++)
@@ -50,12 +53,25 @@ static inline void bw_draw(bw_rng *r, int64_t d, int64_t k, int64_t *pos, int64_
 				}
 			pos[m++] = t;
 		}
-		bw_draw_sort_small(pos, (int)k);
+#ifdef __CUDA_ARCH__
+		bw_draw_sort_small(pos, k);
+#else
+		if (k <= BW_SMALL_FANOUT)
+			bw_draw_sort_small(pos, k);
+		else
+			qsort(pos, (size_t)k, sizeof *pos, bw_cmp_i64);
+#endif
 		return;
 	}
 	const size_t cap = bw_draw_table_cap(k);
+#ifdef __CUDA_ARCH__
+	const int sh = __clzll((long long)(cap - 1));
+	for (size_t i = 0; i < cap; i++)
+		table[i] = 0;
+#else
 	const int sh = __builtin_clzll((unsigned long long)(cap - 1)); /* cap >= 128: the hash's top bits */
 	memset(table, 0, cap * sizeof *table);
+#endif
 	for (int64_t j = d - k; j < d; j++) {
 		int64_t t = (int64_t)bw_rng_below(r, (uint64_t)j + 1);
 		for (int pass = 0; pass < 2; pass++) { /* insert t; on a hit insert j instead */
@@ -70,7 +86,11 @@ static inline void bw_draw(bw_rng *r, int64_t d, int64_t k, int64_t *pos, int64_
 			t = j;
 		}
 	}
+#ifdef __CUDA_ARCH__
+	bw_draw_sort_small(pos, k);
+#else
 	qsort(pos, (size_t)k, sizeof *pos, bw_cmp_i64);
+#endif
 }
 
 /* Shuffle a[0, n) in place (Fisher-Yates from the end) with the stream seeded by key: the

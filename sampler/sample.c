@@ -58,6 +58,15 @@ void bw_sampled_free_arrays(bw_sampled *b)
 	}
 }
 
+int bw_sampled_reserve(bw_sampled *b, int l, int64_t nd, int64_t E, int64_t nodes)
+{
+	int st;
+	if ((st = grow(&b->indptr[l], &b->indptr_cap[l], (size_t)nd + 1, sizeof(int64_t), false)) ||
+	    (st = grow(&b->indices[l], &b->indices_cap[l], (size_t)BW_MAX(E, 1), sizeof(int32_t), false)))
+		return st;
+	return grow(&b->nodes, &b->nodes_cap, (size_t)BW_MAX(nodes, 1), sizeof(int64_t), true);
+}
+
 void bw_sample_ctx_free(bw_sample_ctx *c)
 {
 	if (!c)
@@ -657,8 +666,7 @@ static int seed_set(bw_sample_ctx *c, int64_t num_nodes, const int64_t *seeds, i
 	return 0;
 }
 
-/* Fill the public view of b once the blocks are in place. */
-static void finish(bw_sampled *b, int num_layers, int64_t nseeds, int64_t ninput)
+void bw_sampled_finish(bw_sampled *b, int num_layers, int64_t nseeds, int64_t ninput)
 {
 	b->pub.num_layers = num_layers;
 	for (int l = num_layers; l < BURROW_MAX_LAYERS; l++)
@@ -680,7 +688,7 @@ static int sample_layers(bw_sample_ctx *c, const burrow_csr *g, const bw_expande
 	for (int l = num_layers - 1; l >= 0; l--)
 		if ((st = layer_step(c, g, ex, b, l, fanouts[l], bw_key(key, (uint64_t)l), nd, l == 0, &nd)))
 			return st;
-	finish(b, num_layers, n, nd);
+	bw_sampled_finish(b, num_layers, n, nd);
 	return 0;
 }
 
@@ -710,6 +718,6 @@ int bw_sample_full(bw_sample_ctx *c, const burrow_csr *g, int64_t first, int64_t
 	int64_t nsrc;
 	if ((st = layer_step(c, g, NULL, b, 0, -1, 0, count, true, &nsrc)))
 		return st;
-	finish(b, 1, count, nsrc);
+	bw_sampled_finish(b, 1, count, nsrc);
 	return 0;
 }

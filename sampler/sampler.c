@@ -1,5 +1,7 @@
 /* sampler.c: the public sampler: options, the epoch iterator, the producer threads and
  * their bounded queue, the batch pool (docs/sampler.md). The kernel is in sample.c. */
+#include "../core/cuda_gateway.h"
+#include "../train/compute/compute.h"
 #include "sampler_internal.h"
 
 #include <pthread.h>
@@ -23,6 +25,7 @@ typedef struct producer {
 	pthread_t tid;
 	bool started;
 	bw_sample_ctx ctx;
+	bw_cuda_sample_ctx *gpu; /* its GPU stream and scratch when the sampler samples on a GPU */
 	int64_t *seeds; /* [batch_size] copied under the lock when a batch is claimed */
 } producer;
 
@@ -35,6 +38,8 @@ struct burrow_sampler {
 	int64_t *perm;           /* [n] the current epoch's order */
 	int64_t num_batches;
 	bw_sample_ctx sync;      /* scratch for the calling thread */
+	bw_cuda_csr *gcsr;       /* the graph on the GPU when opts.device names one, else NULL */
+	bw_cuda_sample_ctx *gsync; /* the calling thread's GPU scratch */
 
 	pthread_mutex_t mu;      /* guards everything below */
 	pthread_cond_t produce;  /* producers wait for room or a new epoch */
@@ -110,6 +115,32 @@ static uint64_t batch_key(const burrow_sampler *s, int64_t epoch, int64_t index)
 	return bw_key(bw_key(s->o.seed, (uint64_t)epoch), (uint64_t)index);
 }
 
+static int cpu_devices(void) { return 1; }
+
+static int cuda_devices(void)
+{
+	const int n = burrow_cuda_device_count();
+	return n > 0 ? n : 0;
+}
+
+static const bw_sampler_backend backends[] = {{"cpu", cpu_devices}, {"cuda", cuda_devices}};
+
+int bw_sampler_backend_count(void) { return BW_CUDA_BUILT ? 2 : 1; }
+
+const bw_sampler_backend *bw_sampler_backend_at(int i)
+{
+	return i >= 0 && i < bw_sampler_backend_count() ? &backends[i] : NULL;
+}
+
+/* One batch of explicit seeds, on the GPU when the sampler has one (gc), else on the CPU. */
+static int sample_on(const burrow_sampler *s, bw_sample_ctx *c, bw_cuda_sample_ctx *gc, const int64_t *seeds,
+		     int64_t n, uint64_t key, bw_sampled *b)
+{
+	if (gc)
+		return bw_cuda_sample_batch(gc, seeds, n, s->o.num_layers, s->o.fanouts, key, b);
+	return bw_sample_batch(c, s->g, seeds, n, s->o.num_layers, s->o.fanouts, key, b);
+}
+
 /* A producer: claim the next batch index inside the window, sample it, file it. */
 static void *produce(void *arg)
 {
@@ -130,9 +161,7 @@ static void *produce(void *arg)
 		bw_sampled *b = pool_get(s);
 		pthread_mutex_unlock(&s->mu);
 
-		int st = b ? bw_sample_batch(&p->ctx, s->g, p->seeds, m, s->o.num_layers, s->o.fanouts,
-					     batch_key(s, epoch, i), b)
-			   : BURROW_E_NOMEM;
+		int st = b ? sample_on(s, &p->ctx, p->gpu, p->seeds, m, batch_key(s, epoch, i), b) : BURROW_E_NOMEM;
 
 		pthread_mutex_lock(&s->mu);
 		if (b && (st < 0 || gen != s->gen)) {
@@ -173,6 +202,9 @@ static int check_opts(const burrow_sampler_opts *o)
 		return bw_err(BURROW_E_INVAL, "sampler: prefetch %d is not in [0, 4096]", o->prefetch);
 	if (o->prefetch > 0 && (o->producers < 1 || o->producers > 256))
 		return bw_err(BURROW_E_INVAL, "sampler: producers %d is not in [1, 256]", o->producers);
+	if (o->device_csr_budget < 0)
+		return bw_err(BURROW_E_INVAL, "sampler: device_csr_budget %lld: want >= 0 bytes (0: half the free memory)",
+			      (long long)o->device_csr_budget);
 	return 0;
 }
 
@@ -216,8 +248,17 @@ int burrow_sampler_open(burrow_sampler **out, const burrow_csr *g, const int64_t
 		return bw_err(BURROW_E_INVAL, "sampler: %lld training ids", (long long)n);
 	/* the graph may come from the caller, not a dataset (whose open checked it): every
 	 * offset and id is checked once here, so that sampling trusts them */
-	if ((st = check_opts(&o)) || (st = burrow_csr_check(g, false)) || (st = check_ids(g, ids, n)))
+	int kind = BW_BACKEND_CPU, index = 0;
+	if ((st = check_opts(&o)) || (st = bw_device_parse(o.device, &kind, &index)))
 		return st;
+	if (kind == BW_BACKEND_CUDA && (st = burrow_device_check(o.device)) < 0) {
+		char why[256];
+		snprintf(why, sizeof why, "%s", burrow_last_error());
+		return bw_err(st, "sampler: %s", why);
+	}
+	if ((st = burrow_csr_check(g, false)) || (st = check_ids(g, ids, n)))
+		return st;
+	o.device = NULL; /* borrowed: the kind and index are what is kept */
 	burrow_sampler *s = bw_calloc(1, sizeof *s);
 	if (!s)
 		return BURROW_E_NOMEM;
@@ -242,6 +283,10 @@ int burrow_sampler_open(burrow_sampler **out, const burrow_csr *g, const int64_t
 		memcpy(s->ids, ids, (size_t)n * sizeof *ids);
 	if ((st = bw_sample_ctx_init(&s->sync, s->threads, max_fanout)))
 		goto out_close;
+	if (kind == BW_BACKEND_CUDA &&
+	    ((st = bw_cuda_csr_open(&s->gcsr, g, index, o.device_csr_budget)) ||
+	     (st = bw_cuda_sample_ctx_open(&s->gsync, s->gcsr))))
+		goto out_close;
 	if (o.prefetch > 0) {
 		s->slots = bw_calloc((size_t)o.prefetch, sizeof *s->slots);
 		s->prod = bw_calloc((size_t)o.producers, sizeof *s->prod);
@@ -259,6 +304,8 @@ int burrow_sampler_open(burrow_sampler **out, const burrow_csr *g, const int64_t
 				goto out_close;
 			}
 			if ((st = bw_sample_ctx_init(&p->ctx, s->threads, max_fanout)))
+				goto out_close;
+			if (s->gcsr && (st = bw_cuda_sample_ctx_open(&p->gpu, s->gcsr)))
 				goto out_close;
 			int e = pthread_create(&p->tid, NULL, produce, p);
 			if (e) {
@@ -288,6 +335,7 @@ void burrow_sampler_close(burrow_sampler *s)
 		if (p->started)
 			pthread_join(p->tid, NULL);
 		bw_sample_ctx_free(&p->ctx);
+		bw_cuda_sample_ctx_close(p->gpu);
 		bw_free(p->seeds);
 	}
 	for (bw_sampled *b = s->all, *nx; b; b = nx) {
@@ -296,6 +344,8 @@ void burrow_sampler_close(burrow_sampler *s)
 		bw_free(b);
 	}
 	bw_sample_ctx_free(&s->sync);
+	bw_cuda_sample_ctx_close(s->gsync);
+	bw_cuda_csr_close(s->gcsr);
 	bw_free(s->prod);
 	bw_free(s->slots);
 	bw_free(s->perm);
@@ -307,6 +357,13 @@ void burrow_sampler_close(burrow_sampler *s)
 }
 
 int64_t burrow_sampler_num_batches(const burrow_sampler *s) { return s ? s->num_batches : 0; }
+
+const char *burrow_sampler_where(const burrow_sampler *s)
+{
+	if (!s || !s->gcsr)
+		return "cpu";
+	return bw_cuda_csr_pinned(s->gcsr) ? "cuda, graph in pinned host memory" : "cuda, graph in device memory";
+}
 
 int burrow_sampler_start(burrow_sampler *s, int64_t epoch)
 {
@@ -340,8 +397,7 @@ static int sample_sync(burrow_sampler *s, const int64_t *seeds, int64_t n, uint6
 	pthread_mutex_unlock(&s->mu);
 	if (!b)
 		return BURROW_E_NOMEM;
-	int st = seeds ? bw_sample_batch(&s->sync, s->g, seeds, n, s->o.num_layers, s->o.fanouts, key, b)
-		       : bw_sample_full(&s->sync, s->g, first, count, b);
+	int st = seeds ? sample_on(s, &s->sync, s->gsync, seeds, n, key, b) : bw_sample_full(&s->sync, s->g, first, count, b);
 	if (st < 0) {
 		pthread_mutex_lock(&s->mu);
 		pool_put(s, b);

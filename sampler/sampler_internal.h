@@ -5,6 +5,10 @@
 #include "../core/internal.h"
 #include "draw.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* A batch as the sampler holds it: the public part first, then the arrays it points
  * into, which keep their capacity when the batch is recycled. */
 typedef struct bw_sampled {
@@ -23,6 +27,11 @@ typedef struct bw_sampled {
 
 /* Free a batch's arrays (not the struct). */
 void bw_sampled_free_arrays(bw_sampled *b);
+/* Make b hold block l's arrays (nd + 1 offsets, E indices) and `nodes` input ids, keeping
+ * the input ids already there (the GPU sampler downloads into them). */
+int bw_sampled_reserve(bw_sampled *b, int l, int64_t nd, int64_t E, int64_t nodes);
+/* Fill the public view of b once the blocks and input ids are in place. */
+void bw_sampled_finish(bw_sampled *b, int num_layers, int64_t nseeds, int64_t ninput);
 
 /* Per-OpenMP-thread scratch: for fanouts above BW_SMALL_FANOUT (Floyd with a hash set),
  * and for numbering a bucket of ids (a bitmap and a local id per low id bits). */
@@ -85,5 +94,18 @@ int bw_sample_batch_ex(bw_sample_ctx *c, const bw_expander *ex, const int64_t *s
 
 /* The full-neighbor block over nodes [first, first + count) (one layer). */
 int bw_sample_full(bw_sample_ctx *c, const burrow_csr *g, int64_t first, int64_t count, bw_sampled *b);
+
+/* Where batches can be sampled: the CPU always, CUDA in a build with it. A registered
+ * backend may have no device on this machine (devices() == 0): the tests skip it, counted. */
+typedef struct bw_sampler_backend {
+	const char *name;             /* what burrow_sampler_opts.device takes */
+	int (*devices)(void);         /* devices it sees now */
+} bw_sampler_backend;
+int bw_sampler_backend_count(void);
+const bw_sampler_backend *bw_sampler_backend_at(int i);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

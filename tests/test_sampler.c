@@ -1,10 +1,13 @@
 /* test_sampler.c: the neighbor sampler: sampled neighbors are real, distinct and as many
  * as they should be; uniformity (chi-square); block structure; epochs; determinism over
- * threads and producers; full-neighbor blocks; refusals and failing allocations. */
+ * threads and producers; full-neighbor blocks; refusals and failing allocations; every
+ * registered sampler backend (the GPU's) equal to the CPU's batch by batch. */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <criterion/parameterized.h>
 
 #include "../core/internal.h"
+#include "../sampler/sampler_internal.h"
 #include "util.h"
 
 #include <math.h>
@@ -878,7 +881,6 @@ Test(sampler, failing_allocations_return_nomem)
 
 /* ------------------------------------------------------------ expanders */
 
-#include "../sampler/sampler_internal.h"
 
 /* An expander that draws as the sampler does (sampler/draw.h, keyed by (layer key, node)),
  * from a CSR in memory: the batch it yields must equal the sampler's own element for element,
@@ -964,4 +966,173 @@ Test(sampler, an_expander_numbers_as_the_sampler_does)
 	free(x.pos);
 	free(x.table);
 	burrow_dataset_close(ds);
+
+/* ------------------------------------------------------------ sampler backends */
+
+/* bw_rng_below as written before it compiled for the device: the 128-bit product. */
+static uint64_t ref_below(bw_rng *r, uint64_t n)
+{
+	unsigned __int128 m = (unsigned __int128)bw_rng_next(r) * n;
+	if ((uint64_t)m < n) {
+		const uint64_t thresh = -n % n;
+		while ((uint64_t)m < thresh)
+			m = (unsigned __int128)bw_rng_next(r) * n;
+	}
+	return (uint64_t)(m >> 64);
+}
+
+/* The host side of what the GPU sampler shares: bw_rng_below's split product, and
+ * bw_draw without its table (the device's linear scan) picking as with it. */
+Test(sampler, device_shared_draw_matches_on_the_host)
+{
+	const uint64_t ns[] = {1, 2, 3, 7, 1000, (1ull << 32) + 5, (1ull << 63) + 12345, UINT64_MAX};
+	for (uint64_t key = 0; key < 200; key++)
+		for (size_t i = 0; i < sizeof ns / sizeof *ns; i++) {
+			bw_rng a, b;
+			bw_rng_seed(&a, key);
+			bw_rng_seed(&b, key);
+			for (int j = 0; j < 4; j++)
+				cr_assert_eq(bw_rng_below(&a, ns[i]), ref_below(&b, ns[i]), "key %llu n %llu",
+					     (unsigned long long)key, (unsigned long long)ns[i]);
+		}
+	int64_t pa[300], pb[300], table[1024];
+	const int64_t ks[] = {5, 33, 100, 299};
+	for (uint64_t key = 0; key < 100; key++)
+		for (size_t i = 0; i < sizeof ks / sizeof *ks; i++) {
+			const int64_t k = ks[i], d = k + 1 + (int64_t)(key * 37 % 500);
+			bw_rng a, b;
+			bw_rng_seed(&a, key);
+			bw_rng_seed(&b, key);
+			bw_draw(&a, d, k, pa, table);
+			bw_draw(&b, d, k, pb, NULL);
+			cr_assert(!memcmp(pa, pb, (size_t)k * sizeof *pa), "key %llu k %lld d %lld: picks differ",
+				  (unsigned long long)key, (long long)k, (long long)d);
+			for (int64_t j = 1; j < k; j++)
+				cr_assert_lt(pb[j - 1], pb[j]);
+		}
+}
+
+/* The sampler backends the loop below covers (every registered one must be here). */
+static const char *backend_names[] = {"cpu", "cuda"};
+
+Test(sampler, every_registered_backend_is_in_the_loop)
+{
+	cr_assert_geq(bw_sampler_backend_count(), 1);
+	cr_assert_str_eq(bw_sampler_backend_at(0)->name, "cpu", "the CPU is the first, the reference");
+	for (int i = 0; i < bw_sampler_backend_count(); i++) {
+		bool listed = false;
+		for (size_t k = 0; k < sizeof backend_names / sizeof *backend_names; k++)
+			listed = listed || !strcmp(backend_names[k], bw_sampler_backend_at(i)->name);
+		cr_assert(listed, "sampler backend %s is registered but not in the test loop", bw_sampler_backend_at(i)->name);
+	}
+}
+
+/* The registered backend named `name` with a device here, or a skipped test saying why
+ * not (after checking that the sampler refuses that device, naming it). */
+static void need_backend(const char *name, const burrow_csr *g)
+{
+	const bw_sampler_backend *r = NULL;
+	for (int i = 0; i < bw_sampler_backend_count(); i++)
+		if (!strcmp(bw_sampler_backend_at(i)->name, name))
+			r = bw_sampler_backend_at(i);
+	burrow_sampler_opts o;
+	burrow_sampler_defaults(&o);
+	o.device = name;
+	burrow_sampler *s;
+	if (!r || r->devices() < 1) {
+		cr_assert_neq(burrow_sampler_open(&s, g, NULL, 0, &o), 0, "device %s opened without a device", name);
+		cr_assert_null(s);
+		cr_assert(strstr(burrow_last_error(), "cuda"), "the refusal names the device: %s", burrow_last_error());
+		if (!r)
+			cr_skip_test("sampler backend %s is not in this build", name);
+		cr_skip_test("backend %s is registered but has no device here", name);
+	}
+}
+
+/* Every batch of two epochs and explicit-seed batches of backend `name` equal the CPU
+ * sampler's, element for element, over several fanouts (whole rows, none, above the draw's
+ * small-set size), with its producers on and off. */
+static void backend_equals_cpu(const char *name, bool int64_ids)
+{
+	tgraph t;
+	skewed(&t, 3000, 24000, 11);
+	int64_t *wide = NULL;
+	burrow_csr g = t.g;
+	if (int64_ids) {
+		wide = malloc((size_t)t.g.num_edges * sizeof *wide);
+		for (int64_t j = 0; j < t.g.num_edges; j++)
+			wide[j] = burrow_csr_index(&t.g, j);
+		g.indices = wide;
+		g.index_width = 8;
+	}
+	need_backend(name, &g);
+	int64_t ids[1500];
+	for (int i = 0; i < 1500; i++)
+		ids[i] = (i * 7919) % 3000;
+	const int fanouts[][3] = {{15, 10, 5}, {-1, 4, 2}, {40, 0, -1}, {3, -1, 33}};
+	for (size_t f = 0; f < sizeof fanouts / sizeof *fanouts; f++)
+		for (int prefetch = 0; prefetch <= 3; prefetch += 3) {
+			burrow_sampler_opts o;
+			burrow_sampler_defaults(&o);
+			memcpy(o.fanouts, fanouts[f], sizeof fanouts[f]);
+			o.batch_size = 256;
+			o.seed = 5 + f;
+			o.prefetch = 0;
+			burrow_sampler *cpu, *dev;
+			cr_assert_eq(burrow_sampler_open(&cpu, &g, ids, 1500, &o), 0, "%s", burrow_last_error());
+			o.device = name;
+			o.prefetch = prefetch;
+			o.producers = 2;
+			cr_assert_eq(burrow_sampler_open(&dev, &g, ids, 1500, &o), 0, "%s", burrow_last_error());
+			for (int64_t epoch = 0; epoch < 2; epoch++) {
+				saved *a, *b;
+				const int64_t na = run_epoch(cpu, epoch, &a), nb = run_epoch(dev, epoch, &b);
+				cr_assert_eq(na, nb);
+				for (int64_t i = 0; i < na; i++) {
+					check_batch(&g, &b[i].b, 3, o.fanouts, b[i].b.seeds, b[i].b.num_seeds);
+					same_batch(&a[i].b, &b[i].b);
+				}
+				free_epoch(a, na);
+				free_epoch(b, nb);
+			}
+			int64_t seeds[3] = {17, 2999, 0};
+			burrow_batch *x, *y;
+			cr_assert_eq(burrow_sampler_sample(cpu, seeds, 3, 9, &x), 0, "%s", burrow_last_error());
+			cr_assert_eq(burrow_sampler_sample(dev, seeds, 3, 9, &y), 0, "%s", burrow_last_error());
+			same_batch(x, y);
+			burrow_sampler_release(cpu, x);
+			burrow_sampler_release(dev, y);
+			seeds[1] = 17; /* a repeated seed: refused the same way */
+			const int sa = burrow_sampler_sample(cpu, seeds, 3, 9, &x), sb = burrow_sampler_sample(dev, seeds, 3, 9, &y);
+			cr_assert_eq(sa, BURROW_E_INVAL);
+			cr_assert_eq(sb, sa, "%s", burrow_last_error());
+			burrow_sampler_close(cpu);
+			burrow_sampler_close(dev);
+		}
+	free(wide);
+	tgraph_free(&t);
+}
+
+/* Parameters are indices into backend_names (Criterion copies them into each test's
+ * process, where a pointer into ours would not hold). */
+ParameterizedTestParameters(sampler, backend_batches_equal_the_cpu)
+{
+	static int which[] = {0, 1};
+	return cr_make_param_array(int, which, sizeof which / sizeof *which);
+}
+
+ParameterizedTest(int *which, sampler, backend_batches_equal_the_cpu, .timeout = 120)
+{
+	backend_equals_cpu(backend_names[*which], false);
+}
+
+ParameterizedTestParameters(sampler, backend_batches_equal_the_cpu_int64_ids)
+{
+	static int which[] = {0, 1};
+	return cr_make_param_array(int, which, sizeof which / sizeof *which);
+}
+
+ParameterizedTest(int *which, sampler, backend_batches_equal_the_cpu_int64_ids, .timeout = 120)
+{
+	backend_equals_cpu(backend_names[*which], true);
 }

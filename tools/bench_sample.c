@@ -1,4 +1,5 @@
-/* bench_sample.c: burrow bench sample DIR: sampling throughput and its scaling from 1 to T threads. */
+/* bench_sample.c: burrow bench sample DIR: sampling throughput and its scaling from 1 to T
+ * threads, on the CPU or a GPU (whose batches it can first check against the CPU's). */
 #define _GNU_SOURCE
 #include "cli.h"
 
@@ -11,7 +12,8 @@
 static void help(void)
 {
 	printf("usage: burrow bench sample DIR [--fanout 15,10,5] [--batch 1024] [--threads T] [--producers]\n"
-	       "                              [--seconds S] [--seed S] [--json]\n\n"
+	       "                              [--single] [--device D] [--verify N] [--seconds S] [--seed S]\n"
+	       "                              [--json]\n\n"
 	       "Sample mini-batches from the training split of DIR (every node when it has none) for\n"
 	       "S seconds at each thread count 1 .. T, and print batches/s, sampled edges/s, input\n"
 	       "nodes per batch and the speedup over one thread (the anchor, measured in the same run).\n"
@@ -24,6 +26,11 @@ static void help(void)
 	       "  --threads T     largest thread count (the number of CPUs)\n"
 	       "  --producers     scale producer threads (each sampling whole batches on one thread,\n"
 	       "                  prefetch 2 per producer) instead of OpenMP threads inside one batch\n"
+	       "  --single        measure at T threads only, not at 1 .. T\n"
+	       "  --device D      sample on cpu (the default), cuda (= cuda:0) or cuda:N; on a GPU the\n"
+	       "                  thread counts are producer threads, each with its own stream (T: 4)\n"
+	       "  --verify N      first compare the first N batches of epoch 0 on D with the CPU\n"
+	       "                  sampler's, element for element (exit 1 when they differ)\n"
 	       "  --seconds S     measuring time per thread count (3)\n"
 	       "  --seed S        sampler seed (0)\n"
 	       "  --json          one JSON object per thread count\n");
@@ -133,22 +140,84 @@ out_close:
 	return st;
 }
 
-enum { O_FANOUT = 256, O_BATCH, O_THREADS, O_PRODUCERS, O_SECONDS, O_SEED, O_JSON, O_HELP };
+/* The first difference between batches a and b into why (empty when they are equal). */
+static void batch_diff(const burrow_batch *a, const burrow_batch *b, char *why, size_t cap)
+{
+	*why = 0;
+	if (a->num_layers != b->num_layers || a->num_seeds != b->num_seeds || a->num_input != b->num_input ||
+	    memcmp(a->input_ids, b->input_ids, (size_t)a->num_input * sizeof *a->input_ids)) {
+		snprintf(why, cap, "input nodes differ (%lld vs %lld)", (long long)a->num_input, (long long)b->num_input);
+		return;
+	}
+	for (int l = 0; l < a->num_layers; l++) {
+		const burrow_block *x = &a->blocks[l], *y = &b->blocks[l];
+		if (x->num_dst != y->num_dst || x->num_src != y->num_src || x->num_edges != y->num_edges ||
+		    memcmp(x->indptr, y->indptr, (size_t)(x->num_dst + 1) * sizeof *x->indptr) ||
+		    memcmp(x->indices, y->indices, (size_t)x->num_edges * sizeof *x->indices)) {
+			snprintf(why, cap, "block %d differs (%lld vs %lld edges)", l, (long long)x->num_edges,
+				 (long long)y->num_edges);
+			return;
+		}
+	}
+}
+
+/* Compare the first `count` batches of epoch 0 on o's device with the CPU sampler's (on
+ * `threads` OpenMP threads; fewer when the epoch is shorter): *compared = how many were
+ * compared, why = the first difference (empty when every one is equal). */
+static int verify(const burrow_csr *g, const int64_t *ids, int64_t n, const burrow_sampler_opts *o, int threads,
+		  int64_t count, int64_t *compared, char *why, size_t cap)
+{
+	burrow_sampler_opts oc = *o, od = *o;
+	oc.device = NULL;
+	oc.threads = threads;
+	oc.prefetch = od.prefetch = 0;
+	burrow_sampler *sc = NULL, *sd = NULL;
+	int st;
+	*compared = 0;
+	*why = 0;
+	if ((st = burrow_sampler_open(&sc, g, ids, n, &oc)) < 0 || (st = burrow_sampler_open(&sd, g, ids, n, &od)) < 0 ||
+	    (st = burrow_sampler_start(sc, 0)) < 0 || (st = burrow_sampler_start(sd, 0)) < 0)
+		goto out_close;
+	for (int64_t i = 0; i < count && !*why; i++) {
+		burrow_batch *a, *b;
+		if ((st = burrow_sampler_next(sc, &a)) != 0)
+			break;
+		if ((st = burrow_sampler_next(sd, &b)) != 0) {
+			burrow_sampler_release(sc, a);
+			break;
+		}
+		batch_diff(a, b, why, cap);
+		++*compared;
+		if (*why)
+			snprintf(why + strlen(why), cap - strlen(why), " in batch %lld", (long long)i);
+		burrow_sampler_release(sc, a);
+		burrow_sampler_release(sd, b);
+	}
+	st = st == BURROW_DONE ? 0 : st;
+out_close:
+	burrow_sampler_close(sd);
+	burrow_sampler_close(sc);
+	return st;
+}
+
+enum { O_FANOUT = 256, O_BATCH, O_THREADS, O_PRODUCERS, O_SINGLE, O_DEVICE, O_VERIFY, O_SECONDS, O_SEED, O_JSON, O_HELP };
 
 int bench_sample(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{"fanout", required_argument, 0, O_FANOUT},   {"batch", required_argument, 0, O_BATCH},
 		{"threads", required_argument, 0, O_THREADS}, {"producers", no_argument, 0, O_PRODUCERS},
-		{"seconds", required_argument, 0, O_SECONDS}, {"seed", required_argument, 0, O_SEED},
+		{"single", no_argument, 0, O_SINGLE},         {"device", required_argument, 0, O_DEVICE},
+		{"verify", required_argument, 0, O_VERIFY},   {"seconds", required_argument, 0, O_SECONDS},
+		{"seed", required_argument, 0, O_SEED},
 		{"json", no_argument, 0, O_JSON},             {"help", no_argument, 0, O_HELP},
 		{0, 0, 0, 0},
 	};
 	burrow_sampler_opts o;
 	burrow_sampler_defaults(&o);
-	int64_t maxt = sysconf(_SC_NPROCESSORS_ONLN), v;
+	int64_t maxt = 0, v, nverify = 0;
 	double seconds = 3;
-	bool json = false, producers = false;
+	bool json = false, producers = false, single = false;
 	int c;
 	while ((c = cli_getopt("bench sample", argc, argv, "h", lo)) != -1) {
 		switch (c) {
@@ -169,6 +238,16 @@ int bench_sample(int argc, char **argv)
 				return cli_usage("bench sample", "--threads wants an integer in [1, 256], got '%s'", optarg);
 			break;
 		case O_PRODUCERS: producers = true; break;
+		case O_SINGLE: single = true; break;
+		case O_DEVICE:
+			o.device = optarg; /* its availability is checked before any work */
+			if (burrow_device_check(optarg) == BURROW_E_INVAL)
+				return cli_usage("bench sample", "--device wants cpu, cuda or cuda:N, got '%s'", optarg);
+			break;
+		case O_VERIFY:
+			if (!cli_i64(optarg, &nverify) || nverify < 0)
+				return cli_usage("bench sample", "--verify wants an integer >= 0, got '%s'", optarg);
+			break;
 		case O_SECONDS:
 			if (!cli_f64(optarg, &seconds) || seconds <= 0 || seconds > 3600)
 				return cli_usage("bench sample", "--seconds wants a number in (0, 3600], got '%s'", optarg);
@@ -184,9 +263,17 @@ int bench_sample(int argc, char **argv)
 	if (argc - optind != 1)
 		return cli_usage("bench sample", "expected one dataset directory");
 	const char *dir = argv[optind];
+	int st;
+	const bool gpu = o.device && strcmp(o.device, "cpu");
+	if (gpu && (st = burrow_device_check(o.device)) < 0)
+		return cli_lib_fail("bench sample", st);
+	if (!maxt)
+		maxt = gpu ? 4 : sysconf(_SC_NPROCESSORS_ONLN);
+	if (gpu)
+		producers = true; /* a GPU's "threads" are producers, each with its stream */
 
 	burrow_dataset *ds;
-	int st = burrow_dataset_open(&ds, dir);
+	st = burrow_dataset_open(&ds, dir);
 	if (st < 0)
 		return cli_lib_fail("bench sample", st);
 	const burrow_csr *g = burrow_dataset_graph(ds);
@@ -215,13 +302,37 @@ int bench_sample(int argc, char **argv)
 		       cli_grouped(g->num_nodes, a, sizeof a), cli_grouped(g->num_edges, b2, sizeof b2),
 		       cli_grouped(n, c2, sizeof c2));
 		printf("fanout %s, batch %lld, %s, %g s per thread count (graph read through in %.1f s)\n\n", fan,
-		       (long long)o.batch_size, producers ? "producer threads (1 OpenMP thread each)" : "OpenMP threads in one batch",
+		       (long long)o.batch_size,
+		       gpu ? "GPU producer threads (a stream each)"
+			   : producers ? "producer threads (1 OpenMP thread each)" : "OpenMP threads in one batch",
 		       seconds, touch);
-		printf("threads  batches/s     edges/s  input nodes/batch  edges/batch  speedup    cpu\n");
 	}
 	double anchor = 0, cpu_anchor = 0;
 	int rc = EXIT_OK;
-	for (int t = 1; t <= maxt; t++) {
+	if (nverify > 0) {
+		int64_t compared;
+		char why[160];
+		if ((st = verify(g, train, n, &o, (int)(gpu ? sysconf(_SC_NPROCESSORS_ONLN) : maxt), nverify, &compared, why,
+				 sizeof why)) < 0) {
+			rc = cli_lib_fail("bench sample", st);
+			goto out;
+		}
+		if (json)
+			printf("{\"bench\": \"sample\", \"verify\": %lld, \"device\": \"%s\", \"compared\": %lld, "
+			       "\"equal\": %s, \"difference\": \"%s\"}\n",
+			       (long long)nverify, o.device ? o.device : "cpu", (long long)compared, *why ? "false" : "true", why);
+		else if (*why)
+			printf("verify: on %s, %s (the CPU's first)\n\n", o.device ? o.device : "cpu", why);
+		else
+			printf("verify: the first %lld batches of epoch 0 on %s equal the CPU's, element for element\n\n",
+			       (long long)compared, o.device ? o.device : "cpu");
+		fflush(stdout);
+		if (*why)
+			rc = EXIT_FAIL;
+	}
+	if (!json)
+		printf("threads  batches/s     edges/s  input nodes/batch  edges/batch  speedup    cpu\n");
+	for (int t = single ? (int)maxt : 1; t <= maxt; t++) {
 		burrow_sampler_opts ot = o;
 		if (producers) {
 			ot.threads = 1;
@@ -232,8 +343,8 @@ int bench_sample(int argc, char **argv)
 			ot.prefetch = 0;
 		}
 		const double cpu = cpu_rate(t, 0.5);
-		if (t == 1)
-			cpu_anchor = cpu;
+		if (!cpu_anchor)
+			cpu_anchor = cpu_rate(1, 0.5);
 		run_result r;
 		if ((st = measure(g, train, n, &ot, seconds, &r)) < 0) {
 			rc = cli_lib_fail("bench sample", st);
@@ -241,20 +352,22 @@ int bench_sample(int argc, char **argv)
 		}
 		double bps = (double)r.batches / r.seconds, eps = (double)r.edges / r.seconds;
 		double inb = (double)r.inputs / (double)r.batches, epb = (double)r.edges / (double)r.batches;
-		if (t == 1)
-			anchor = eps;
+		if (!anchor)
+			anchor = eps; /* --single: its own anchor */
 		if (json)
-			printf("{\"bench\": \"sample\", \"dir\": \"%s\", \"mode\": \"%s\", \"threads\": %d, \"fanout\": \"%s\", "
+			printf("{\"bench\": \"sample\", \"dir\": \"%s\", \"device\": \"%s\", \"mode\": \"%s\", \"threads\": %d, "
+			       "\"fanout\": \"%s\", "
 			       "\"batch\": %lld, \"batches\": %lld, \"seconds\": %.3f, \"batches_per_s\": %.3f, "
 			       "\"edges_per_s\": %.0f, \"input_nodes_per_batch\": %.1f, \"edges_per_batch\": %.1f, "
 			       "\"speedup\": %.3f, \"cpu_speedup\": %.3f}\n",
-			       dir, producers ? "producers" : "omp", t, fan, (long long)o.batch_size, (long long)r.batches,
+			       dir, o.device ? o.device : "cpu", producers ? "producers" : "omp", t, fan, (long long)o.batch_size, (long long)r.batches,
 			       r.seconds, bps, eps, inb, epb, eps / anchor, cpu / cpu_anchor);
 		else
 			printf("%7d  %9.2f  %10s  %17.0f  %11.0f  %6.2fx  %4.2fx\n", t, bps,
 			       cli_grouped((int64_t)eps, a, sizeof a), inb, epb, eps / anchor, cpu / cpu_anchor);
 		fflush(stdout);
 	}
+out:
 	free(all);
 	burrow_dataset_close(ds);
 	return rc;

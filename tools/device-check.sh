@@ -19,8 +19,24 @@
 #   3. an R-MAT scale 22 graph with 128 float32 features on local disk: `bench train` on
 #      cuda (the epoch with a 10% cache, T_mem with every row in host memory, T_io its reads
 #      alone) and the same on the cpu backend;
-#   4. the plain pinned host-to-device copy rate (torch, if present) beside the pipeline's.
-# DEVICE_CHECK_SCALE=S replaces the R-MAT scale (a dry run of the script on a CPU machine).
+#   4. the plain pinned host-to-device copy rate (torch, if present) beside the pipeline's;
+#   5. the GPU sampler: the sampler tests on the cuda backend (every batch equal to the CPU's
+#      on small graphs), then on the same R-MAT graph with fanout 15,10,5: its first 20
+#      batches against the CPU sampler's, element for element, and edges/s of the GPU (8
+#      producer threads, a stream each) and of the CPU on all the machine's cores (producer
+#      threads and OpenMP threads in one batch: the better), and their ratio (target >= 3);
+#   6. two ranks sharing the one GPU through the staged path (--comm staged), only when this
+#      burrow trains on GPUs under mpirun (a 2-rank probe; otherwise "not available in this
+#      build"): full-graph 3-layer sage on a 200k-node CSBM in 2 parts against the single
+#      process: the first epoch's loss (the distributed forward's logits) and the gradients
+#      (one SGD step with lr 1000, from the checkpoints) as normwise relative errors (target
+#      1e-5), and the epochs with the halo exchange overlapped vs --no-overlap: the fraction
+#      of the communication hidden (target >= 60%).
+# Sections 5 and 6 are skipped, saying so, when less time is left than they need (the whole
+# check stays under 5 minutes). mpirun there is this machine's Open MPI, carried by prepare.
+# DEVICE_CHECK_SCALE=S replaces the R-MAT scale (a dry run of the script on a CPU machine);
+# DEVICE_CHECK_STAGED_DEVICE=cpu DEVICE_CHECK_STAGED_COMM=mpi DEVICE_CHECK_STAGED_NODES=N
+# run section 6's comparisons on the CPU path instead (a dry run of that section).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 D=build/device
@@ -38,12 +54,142 @@ prepare() {
 		case "$l" in /usr/local/cuda*) continue ;; esac
 		cp -L "$l" "$D/lib/"
 	done
+	carry_mpi
 	local ds=${BURROW_DATASETS:-../shared/datasets}
 	cp "$ds/ogbn-cora.zip" "$D/data/"
 	mkdir -p build/device-pack
 	tar -C build -cf - device | xz -T0 -6 >build/device-pack/device.tar.xz
 	echo "device-check: prepared $D ($(du -sh "$D" | cut -f1), packed in build/device-pack:" \
 		"$(du -sh build/device-pack | cut -f1)); carry build/device-pack and run: tools/device-check.sh run"
+}
+
+# Open MPI's launcher (orterun, orted), its components, help files and every library they
+# load into $D/mpi and $D/lib, so that section 6 can start ranks on a machine without it;
+# run() points Open MPI and PMIx at them (OPAL_* and PMIX_* variables).
+carry_mpi() {
+	local orterun ompi pmix
+	orterun=$(readlink -f "$(command -v mpirun 2>/dev/null)" 2>/dev/null || true)
+	ompi=$(dirname "$(find /usr/lib /usr/local/lib /usr/lib64 -path '*openmpi*' -name 'mca_btl_tcp.so' 2>/dev/null | head -1)" 2>/dev/null || true)
+	pmix=$(dirname "$(find /usr/lib /usr/local/lib -path '*pmix*' -name 'pmix_mca_*.so' 2>/dev/null | head -1)" 2>/dev/null || true)
+	if [ -z "$orterun" ] || [ ! -x "$orterun" ] || [ -z "$ompi" ] || [ "$ompi" = . ]; then
+		echo "device-check: no Open MPI launcher here: section 6 will say mpirun is missing" >&2
+		return 0
+	fi
+	mkdir -p "$D/mpi/bin" "$D/mpi/lib/openmpi" "$D/mpi/lib/pmix" "$D/mpi/share" "$D/mpi/etc"
+	cp -L "$orterun" "$D/mpi/bin/mpirun"
+	cp -L "$(dirname "$orterun")/orted" "$D/mpi/bin/" 2>/dev/null || true
+	cp -L "$ompi"/*.so "$D/mpi/lib/openmpi/"
+	[ -n "$pmix" ] && [ "$pmix" != . ] && cp -L "$pmix"/*.so "$D/mpi/lib/pmix/"
+	cp -rL /usr/share/openmpi "$D/mpi/share/" 2>/dev/null || true
+	cp -L /etc/openmpi/*.conf "$D/mpi/etc/" 2>/dev/null || true
+	local l
+	for b in "$D"/mpi/bin/* "$D"/mpi/lib/openmpi/*.so "$D"/mpi/lib/pmix/*.so; do ldd "$b" 2>/dev/null; done |
+		awk '$3 ~ /^\// { print $3 }' | sort -u | while read -r l; do
+		case "$(basename "$l")" in
+		libc.so* | libm.so* | libpthread.so* | libdl.so* | librt.so* | libresolv.so* | ld-linux* | libstdc++.so* | libgcc_s.so*) continue ;;
+		esac
+		case "$l" in /usr/local/cuda*) continue ;; esac
+		[ -f "$D/lib/$(basename "$l")" ] || cp -L "$l" "$D/lib/"
+	done
+}
+
+# mpirun from prepare's copy (else the machine's), as root, several ranks per core allowed,
+# under `timeout $1`.
+mpirun_carried() {
+	local limit=$1
+	shift
+	local m="$PWD/$D/mpi"
+	if [ -x "$m/bin/mpirun" ]; then
+		OPAL_PREFIX="$m" OPAL_EXEC_PREFIX="$m" OPAL_BINDIR="$m/bin" OPAL_LIBDIR="$m/lib" \
+			OPAL_PKGLIBDIR="$m/lib/openmpi" OPAL_DATAROOTDIR="$m/share" OPAL_DATADIR="$m/share" \
+			OPAL_PKGDATADIR="$m/share/openmpi" OPAL_SYSCONFDIR="$m/etc" PATH="$m/bin:$PATH" \
+			PMIX_PREFIX="$m" PMIX_LIBDIR="$m/lib" PMIX_PKGLIBDIR="$m/lib/pmix" \
+			PMIX_MCA_mca_base_component_path="$m/lib/pmix" OMPI_MCA_mca_base_component_show_load_errors=0 \
+			OMPI_MCA_btl=self,vader,tcp OMPI_MCA_pml=ob1 OMPI_MCA_rmaps_base_oversubscribe=1 \
+			timeout "$limit" "$m/bin/mpirun" --allow-run-as-root --bind-to none "$@"
+	elif command -v mpirun >/dev/null; then
+		OMPI_MCA_rmaps_base_oversubscribe=1 timeout "$limit" mpirun --allow-run-as-root --bind-to none "$@"
+	else
+		echo "mpirun: not on this machine and not carried" >&2
+		return 127
+	fi
+}
+
+# Section 6: two ranks sharing the GPU through --comm staged against one process. Args:
+# burrow, scratch, out, start, budget. Writes out/staged.json when it ran, else one line in
+# out/staged-why.txt saying why not.
+staged() {
+	local B=$1 w=$2 out=$3 t0=$4 budget=$5 why="$3/staged-why.txt" log="$3/staged-probe.txt"
+	local dev=${DEVICE_CHECK_STAGED_DEVICE:-cuda} comm=${DEVICE_CHECK_STAGED_COMM:-staged}
+	if [ $((SECONDS - t0)) -gt $((budget - 100)) ]; then
+		echo "skipped: $((SECONDS - t0)) s spent of the $budget s budget" >"$why"
+		return 0
+	fi
+	# the probe: one epoch of 2 ranks on cuda, staged, on a small CSBM
+	if ! { "$B" gen csbm "$w/probe" --nodes 2000 --seed 1 && "$B" partition "$w/probe" --parts 2; } >"$log" 2>&1; then
+		echo "the probe's dataset: $(tail -1 "$log")" >"$why"
+		return 0
+	fi
+	if ! mpirun_carried 60 -np 2 "$B" train "$w/probe/parts-2" --full-graph --device "$dev" --comm "$comm" --epochs 1 \
+		--eval-every 0 --quiet >>"$log" 2>&1; then
+		{ grep -E '^burrow: train' "$log" || grep -E '^mpirun' "$log" || tail -1 "$log"; } | tail -1 >"$why"
+		return 0
+	fi
+	local common=(--full-graph --model sage --layers 3 --dropout 0 --seed 3 --eval-every 0 --quiet --device "$dev")
+	local sgd=(--epochs 1 --optimizer sgd)
+	{ "$B" gen csbm "$w/csbm" --nodes "${DEVICE_CHECK_STAGED_NODES:-200000}" --seed 1 && "$B" partition "$w/csbm" --parts 2; } >"$out/staged-data.txt" 2>&1 || true
+	# the weights before the step (a step of lr 1e-12 leaves them: W0), and one SGD step of
+	# lr 1000 (W1 = W0 - 1000 g) in one process and in two ranks: g = (W0 - W1) / 1000 on each side
+	timeout 60 "$B" train "$w/csbm" "${common[@]}" "${sgd[@]}" --lr 1e-12 --checkpoint "$w/ck0" \
+		>"$out/staged-single-w0.txt" 2>&1 || true
+	timeout 60 "$B" train "$w/csbm" "${common[@]}" "${sgd[@]}" --lr 1000 --checkpoint "$w/ck1" \
+		--log "$out/staged-single.jsonl" >"$out/staged-single.txt" 2>&1 || true
+	mpirun_carried 60 -np 2 "$B" train "$w/csbm/parts-2" "${common[@]}" "${sgd[@]}" --lr 1000 --comm "$comm" \
+		--checkpoint "$w/ckd" --log "$out/staged-dist.jsonl" >"$out/staged-dist.txt" 2>&1 || true
+	# the epoch with the halo exchange overlapped, and serialized
+	mpirun_carried 60 -np 2 "$B" train "$w/csbm/parts-2" "${common[@]}" --epochs 5 --comm "$comm" \
+		--log "$out/staged-overlap.jsonl" >"$out/staged-overlap.txt" 2>&1 || true
+	mpirun_carried 60 -np 2 "$B" train "$w/csbm/parts-2" "${common[@]}" --epochs 5 --comm "$comm" --no-overlap \
+		--log "$out/staged-serial.jsonl" >"$out/staged-serial.txt" 2>&1 || true
+	python3 - "$w" "$out" "$dev" "$comm" >"$out/staged.json" 2>"$out/staged-py.err" <<'PYEOF' || true
+import json, struct, sys
+w, out = sys.argv[1], sys.argv[2]
+def weights(path):  # a checkpoint's float32 weights (docs/train.md, "Checkpoints")
+    b = open(path, "rb").read()
+    if b[:8] != b"BURROWCK":
+        raise ValueError(path + ": not a checkpoint")
+    H = struct.unpack("<I", b[12:16])[0]
+    P = json.loads(b[16:16 + H])["num_params"]
+    return struct.unpack("<%df" % P, b[16 + H:16 + H + 4 * P])
+def rows(p):
+    try:
+        return [json.loads(l) for l in open(p) if l.strip() and not json.loads(l).get("final")]
+    except (OSError, ValueError):
+        return []
+def med(x):
+    x = sorted(x)
+    return x[len(x) // 2] if x else None
+r = {"available": True, "device": sys.argv[3], "comm": sys.argv[4]}
+try:
+    w0, w1s, w1d = (weights("%s/%s/last.ckpt" % (w, c)) for c in ("ck0", "ck1", "ckd"))
+    gs = [(a - b) / 1000 for a, b in zip(w0, w1s)]
+    gd = [(a - b) / 1000 for a, b in zip(w0, w1d)]
+    r["grad_rel"] = max(abs(a - b) for a, b in zip(gd, gs)) / max(max(abs(a) for a in gs), 1e-30)
+except (OSError, ValueError, KeyError, struct.error) as e:
+    r["grad_error"] = str(e)
+ls, ld = rows(out + "/staged-single.jsonl"), rows(out + "/staged-dist.jsonl")
+if ls and ld:
+    r["loss_rel"] = abs(ld[0]["loss"] - ls[0]["loss"]) / max(abs(ls[0]["loss"]), 1e-30)
+ov, se = rows(out + "/staged-overlap.jsonl")[1:], rows(out + "/staged-serial.jsonl")[1:]
+if ov and se:
+    r["epoch_overlap"] = med([x["epoch_s"] for x in ov])
+    r["epoch_serial"] = med([x["epoch_s"] for x in se])
+    r["comm_serial"] = med([x["comm_s"] for x in se])
+    r["exposed_overlap"] = med([x["exposed_comm_s"] for x in ov])
+    if r["comm_serial"] > 0:
+        r["hidden_fraction"] = (r["epoch_serial"] - r["epoch_overlap"]) / r["comm_serial"]
+print(json.dumps(r))
+PYEOF
 }
 
 run() {
@@ -59,7 +205,7 @@ run() {
 	export LD_LIBRARY_PATH="$PWD/$D/lib${cuda_lib:+:$(dirname "$cuda_lib")}:$(find /usr/local /opt /usr/lib \
 		-name 'libcublas.so.13' -printf '%h:' 2>/dev/null || true)${LD_LIBRARY_PATH:-}"
 	local B="$PWD/$D/bin/burrow" T="$PWD/$D/bin/burrow-tests"
-	local j="$out/device-check.json"
+	local j="$out/device-check.json" t_start=$SECONDS budget=${DEVICE_CHECK_BUDGET:-290}
 	{
 		echo "{"
 		echo "\"gpu\": \"$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 | head -1)\","
@@ -118,6 +264,25 @@ ts.sort()
 print(json.dumps({"bytes": n, "median_s": ts[5], "gb_per_s": n / ts[5] / 1e9}))
 PYEOF
 
+	# 5. the GPU sampler against the CPU sampler
+	local ncpu
+	ncpu=$(nproc)
+	if [ $((SECONDS - t_start)) -gt $((budget - 45)) ]; then
+		echo "skipped: $((SECONDS - t_start)) s spent of the $budget s budget" >"$out/sample-skipped.txt"
+	else
+		BURROW_BIN="$B" BURROW_BUILD="$PWD/$D" timeout 60 "$T" --filter 'sampler/backend_*' --jobs 4 \
+			>"$out/sampler-tests.txt" 2>&1 || true
+		timeout 60 "$B" bench sample "$w/r22" --fanout 15,10,5 --device cuda --threads 8 --single --verify 20 \
+			--seconds 3 --json >"$out/sample-cuda.jsonl" 2>"$out/sample-cuda.err" || true
+		timeout 30 "$B" bench sample "$w/r22" --fanout 15,10,5 --threads "$ncpu" --single --producers \
+			--seconds 3 --json >"$out/sample-cpu-producers.jsonl" 2>"$out/sample-cpu-producers.err" || true
+		timeout 30 "$B" bench sample "$w/r22" --fanout 15,10,5 --threads "$ncpu" --single \
+			--seconds 3 --json >"$out/sample-cpu-omp.jsonl" 2>"$out/sample-cpu-omp.err" || true
+	fi
+
+	# 6. two ranks on the one GPU through the staged path, when this build has it
+	staged "$B" "$w" "$out" "$t_start" "$budget" || true
+
 	python3 - "$out" >>"$j" <<'PYEOF'
 import json, os, re, sys
 out = sys.argv[1]
@@ -162,6 +327,38 @@ try:
     res["h2d_plain"] = json.load(open(os.path.join(out, "h2d.json")))
 except (OSError, ValueError):
     res["h2d_plain"] = None
+def jsonl(p):
+    try:
+        return [json.loads(l) for l in open(p) if l.strip()]
+    except (OSError, ValueError):
+        return None
+def why_not(p):
+    try:
+        t = [l for l in open(p).read().strip().splitlines() if l.strip()]
+        return t[-1] if t else "no output"
+    except OSError:
+        return "not run"
+smp = {"tests": synth(os.path.join(out, "sampler-tests.txt"))}
+if os.path.exists(os.path.join(out, "sample-skipped.txt")):
+    smp["skipped"] = open(os.path.join(out, "sample-skipped.txt")).read().strip()
+rows = jsonl(os.path.join(out, "sample-cuda.jsonl")) or []
+smp["verify"] = next((r for r in rows if "verify" in r), None)
+smp["cuda"] = next((r for r in rows if "edges_per_s" in r), None)
+if not smp["cuda"]:
+    smp["cuda_error"] = why_not(os.path.join(out, "sample-cuda.err"))
+for mode in ("producers", "omp"):
+    rows = jsonl(os.path.join(out, "sample-cpu-%s.jsonl" % mode)) or []
+    smp["cpu_" + mode] = next((r for r in rows if "edges_per_s" in r), None)
+cpus = [smp[k] for k in ("cpu_producers", "cpu_omp") if smp[k]]
+smp["cpu_best"] = max(cpus, key=lambda r: r["edges_per_s"]) if cpus else None
+if smp["cuda"] and smp["cpu_best"]:
+    smp["ratio"] = smp["cuda"]["edges_per_s"] / smp["cpu_best"]["edges_per_s"]
+    smp["ok"] = smp["ratio"] >= 3 and bool(smp["verify"] and smp["verify"]["equal"])
+res["sampler"] = smp
+try:
+    res["staged"] = json.load(open(os.path.join(out, "staged.json")))
+except (OSError, ValueError):
+    res["staged"] = {"available": False, "why": why_not(os.path.join(out, "staged-why.txt"))}
 print('"results": ' + json.dumps(res, indent=1) + "}")
 
 # the table, last
@@ -188,6 +385,37 @@ if bench.get("cuda") and bench.get("cpu"):
     print("r22 cpu epoch / cuda epoch  %.1fx" % (bench["cpu"]["epoch_s"] / bench["cuda"]["epoch_s"]), file=sys.stderr)
 h = res["h2d_plain"]
 print("h2d plain pinned copy %s (the pipeline's own rate is not instrumented yet)" % ("%.1f GB/s" % h["gb_per_s"] if h else "no result"), file=sys.stderr)
+t = smp["tests"]
+if "skipped" in smp:
+    print("sampler: %s" % smp["skipped"], file=sys.stderr)
+print("sampler tests (cuda vs cpu) %s" % (t if t is None or "error" in t else "%d/%d passing, %d failing, %d crashing, %s skipped"
+      % (t["passing"], t["tested"], t["failing"], t["crashing"], t["skipped"])), file=sys.stderr)
+v = smp["verify"]
+print("r22 sampler batches cuda = cpu  %s" % (("%s (%d batches compared%s)" % ("equal" if v["equal"] else "DIFFER", v["compared"],
+      "" if v["equal"] else ": " + v["difference"])) if v else "no device (" + smp.get("cuda_error", "not run") + ")"), file=sys.stderr)
+def eps(r):
+    return "%.1f M edges/s (%.1f batches/s, %d %s)" % (r["edges_per_s"] / 1e6, r["batches_per_s"], r["threads"],
+           "producers" if r["mode"] == "producers" else "OpenMP threads")
+print("r22 sampler cuda  %s" % (eps(smp["cuda"]) if smp["cuda"] else "no device (" + smp.get("cuda_error", "not run") + ")"), file=sys.stderr)
+for mode in ("producers", "omp"):
+    r = smp["cpu_" + mode]
+    print("r22 sampler cpu   %s" % (eps(r) if r else "no result"), file=sys.stderr)
+if "ratio" in smp:
+    print("r22 sampler cuda / best cpu  %.2fx (target >= 3)  %s" % (smp["ratio"], "ok" if smp["ok"] else "FAIL"), file=sys.stderr)
+else:
+    print("r22 sampler cuda / best cpu  no device", file=sys.stderr)
+st = res["staged"]
+if not st.get("available"):
+    print("staged 2 ranks, 1 GPU: not available in this build (%s)" % st.get("why", ""), file=sys.stderr)
+else:
+    for k, label in (("loss_rel", "first-epoch loss (logits)"), ("grad_rel", "gradients")):
+        x = st.get(k)
+        print("%s 2 ranks (%s) vs 1 process: %s normwise rel %s  %s" % (st["comm"], st["device"], label, "%.2e" % x if x is not None else "no result",
+              "ok" if x is not None and x <= 1e-5 else "FAIL"), file=sys.stderr)
+    hf = st.get("hidden_fraction")
+    print("%s overlap: epoch %s s vs --no-overlap %s s, communication %s s: hidden %s (target >= 60%%)" % (
+          st["comm"], st.get("epoch_overlap"), st.get("epoch_serial"), st.get("comm_serial"),
+          "%.0f%%" % (100 * hf) if hf is not None else "no result"), file=sys.stderr)
 PYEOF
 	python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$j" && echo "device-check: wrote $j" >&2
 }

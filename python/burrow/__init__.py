@@ -362,10 +362,11 @@ class Sampler:
     """Uniform neighbor sampling over `ids` (default: the train split), fanouts input layer
     first (-1 = all). Iterating yields one epoch's Batches (epoch 0, then 1, ...); epoch(e)
     iterates epoch e. Batches are a function of (seed, epoch, index). shuffle=False takes the
-    ids in order, batch i sampled with key (epoch, i)."""
+    ids in order, batch i sampled with key (epoch, i). device="cuda" (or "cuda:N") samples on
+    a GPU: the same batches, element for element."""
 
     def __init__(self, dataset, fanouts=(15, 10, 5), batch_size=1024, seed=0, shuffle=True, ids=None,
-                 split="train", drop_last=False, prefetch=4, threads=1):
+                 split="train", drop_last=False, prefetch=4, threads=1, device=None):
         self.dataset = _dataset(dataset)
         fanouts = list(fanouts)
         if not 1 <= len(fanouts) <= _lib.MAX_LAYERS:
@@ -377,6 +378,8 @@ class Sampler:
             o.fanouts[i] = int(f)
         o.batch_size, o.seed, o.drop_last = int(batch_size), int(seed), bool(drop_last)
         o.prefetch, o.threads = int(prefetch) if shuffle else 0, int(threads)
+        self._device = None if device is None else str(device).encode()  # kept alive while open reads it
+        o.device = self._device
         self.ids = _ids(self.dataset.split(split) if ids is None else ids)
         self.shuffle, self.batch_size, self.drop_last = shuffle, int(batch_size), drop_last
         h = ctypes.c_void_p()

@@ -68,7 +68,7 @@ class Batch(Structure):
 class SamplerOpts(Structure):
     _fields_ = [("num_layers", c_int), ("fanouts", c_int * MAX_LAYERS), ("batch_size", c_int64),
                 ("seed", c_uint64), ("drop_last", c_bool), ("threads", c_int), ("prefetch", c_int),
-                ("producers", c_int)]
+                ("producers", c_int), ("device", c_char_p), ("device_csr_budget", c_int64)]
 
 
 class StoreOpts(Structure):

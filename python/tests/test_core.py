@@ -20,7 +20,8 @@ def test_version_is_the_library_s():
     (_lib.StoreOpts, lambda o: lib.burrow_store_defaults(ctypes.byref(o)),
      {"engine": 0, "queue_depth": 128, "max_read_bytes": 65536, "direct": True, "mmap_random": False}),
     (_lib.SamplerOpts, lambda o: lib.burrow_sampler_defaults(ctypes.byref(o)),
-     {"num_layers": 3, "batch_size": 1024, "seed": 0, "threads": 1, "prefetch": 4, "producers": 1}),
+     {"num_layers": 3, "batch_size": 1024, "seed": 0, "threads": 1, "prefetch": 4, "producers": 1, "device": None,
+      "device_csr_budget": 0}),
     (_lib.TrainOpts, lambda o: lib.burrow_train_defaults(ctypes.byref(o)),
      {"model": 1, "layers": 3, "hidden": 256, "dropout": 0.5, "optimizer": 1, "lr": 0.003, "epochs": 20,
       "batch_size": 1024, "prefetch": 2, "cache_bytes": -1, "cache_fraction": -1.0, "cache_policy": 1,
@@ -196,6 +197,20 @@ def test_to_dgl_blocks(csbm):
     for blk, k in zip(b.to_dgl(), b.blocks):
         assert (blk.num_src_nodes(), blk.num_dst_nodes(), blk.num_edges()) == (k.num_src, k.num_dst, len(k.indices))
         assert blk.srcdata[dgl.NID].tolist() == b.input_ids[:k.num_src].tolist()
+
+
+def test_sampler_device_cuda_equals_cpu_or_is_refused_naming_it(csbm):
+    def epoch(**kw):
+        return [(b.input_ids.tolist(), [(k.indptr.tolist(), k.indices.tolist()) for k in b.blocks])
+                for b in burrow.Sampler(csbm, fanouts=[4, 3], batch_size=200, seed=2, **kw)]
+    want = epoch()
+    assert epoch(device="cpu") == want
+    try:
+        got = epoch(device="cuda")
+    except burrow.Error as e:  # no GPU here (or no CUDA in this build): refused, naming the device
+        assert "cuda" in str(e).lower()
+        pytest.skip("no CUDA device here: %s" % e)
+    assert got == want
 
 
 def test_batches_outlive_the_sampler_s_close(csbm):

@@ -1,0 +1,508 @@
+/* sample_cuda.cu: the GPU twin of sample.c: one batch sampled on a CUDA device, equal to
+ * the CPU's element for element.
+ *
+ * The graph lives in device memory, or in pinned host memory read through unified
+ * addressing when it is larger than the budget (bw_cuda_csr). A batch is sampled layer by
+ * layer, output layer first, as on the CPU:
+ *   1. each destination's sample size (its degree, or the fanout when smaller), prefix-summed
+ *      into the block's row offsets;
+ *   2. a thread per destination draws its row with draw.h's bw_draw, the CPU's function
+ *      compiled for the device, from the CPU's key bw_key(bw_key(key, l), v), and writes the
+ *      neighbors' global ids in increasing order (the row's order);
+ *   3. the numbering: the drawn ids sorted and made unique (CUB), those that are not nodes
+ *      yet (a binary search in the nodes sorted by global id) are the new source nodes,
+ *      numbered nd, nd + 1, ... in increasing global id, which is the CPU's numbering; each
+ *      edge then takes its node's local id;
+ *   4. the new nodes merged into the sorted view for the next layer.
+ * The block's offsets and indices are copied into the batch's host arrays as each layer
+ * ends, the input ids once the last one has. */
+#include "../core/cuda_gateway.h"
+#include "../core/cuda_try.h"
+#include "sampler_internal.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* CUB's templates would be instantiated here with default visibility (and NVTX ranges),
+ * leaving non-API global symbols in libburrow: hidden, and no NVTX. The C headers come
+ * first, so that what they declare keeps its visibility. */
+#define CCCL_DISABLE_NVTX
+#define NVTX_DISABLE
+#pragma GCC visibility push(hidden)
+#include <cub/cub.cuh>
+#pragma GCC visibility pop
+
+#define THREADS 256
+
+struct bw_cuda_csr {
+	int device;
+	int64_t num_nodes;
+	int index_width;          /* 4 or 8 bytes per neighbor id */
+	const int64_t *indptr;    /* [N + 1] device-readable: device memory or mapped pinned memory */
+	const void *indices;      /* [E] */
+	void *mem;                /* the one allocation holding both (indptr first) */
+	bool pinned;              /* mem is cudaHostAlloc'd, else cudaMalloc'd */
+};
+
+/* A device array that grows (its contents are not kept unless said). */
+typedef struct dbuf {
+	void *p;
+	size_t cap; /* bytes */
+} dbuf;
+
+struct bw_cuda_sample_ctx {
+	const bw_cuda_csr *g;     /* borrowed */
+	cudaStream_t stream;
+	dbuf nodes;               /* int64 [nodes]: the batch's global ids, seeds first */
+	dbuf sg, sl, sg2, sl2;    /* the nodes sorted by global id (int64) and their local ids (int32) */
+	dbuf cnt, ip;             /* int64 [nd + 1]: sample sizes, row offsets */
+	dbuf eid, skey, uniq;     /* int64 [E]: drawn global ids, sorted, unique */
+	dbuf flag, rank;          /* int64 [E + 1]: not a node yet, and its new-node rank */
+	dbuf ind;                 /* int32 [E]: the block's local source ids */
+	dbuf iota;                /* int32 [n]: 0 .. n-1, the seeds' local ids */
+	dbuf small;               /* int64 [4]: counts read back (E, unique ids, new nodes, a repeated seed) */
+	dbuf temp;                /* CUB's scratch */
+	int64_t *host;            /* [4] pinned: where `small` is read back */
+};
+
+/* Make b hold at least `bytes`, dropping its contents (keep: copying them, on stream s). */
+static int dgrow(dbuf *b, size_t bytes, bool keep, cudaStream_t s)
+{
+	if (bytes <= b->cap && b->p)
+		return 0;
+	size_t cap = bytes > b->cap + b->cap / 2 ? bytes : b->cap + b->cap / 2;
+	if (cap < 256)
+		cap = 256;
+	void *p;
+	CUDA_TRY(cudaMalloc(&p, cap));
+	if (keep && b->p && b->cap) {
+		CUDA_TRY(cudaMemcpyAsync(p, b->p, b->cap, cudaMemcpyDeviceToDevice, s));
+		CUDA_TRY(cudaStreamSynchronize(s));
+	}
+	if (b->p)
+		CUDA_TRY(cudaFree(b->p));
+	b->p = p;
+	b->cap = cap;
+	return 0;
+}
+
+static void dfree(dbuf *b)
+{
+	if (b->p)
+		(void)cudaFree(b->p);
+	b->p = NULL;
+	b->cap = 0;
+}
+
+/* ------------------------------------------------------------ the graph */
+
+extern "C" int bw_cuda_csr_open(bw_cuda_csr **out, const burrow_csr *g, int device, int64_t budget)
+{
+	*out = NULL;
+	const size_t ipb = ((size_t)g->num_nodes + 1) * sizeof(int64_t);
+	const size_t inb = (size_t)g->num_edges * (size_t)g->index_width;
+	const size_t ipb_pad = (ipb + 255) & ~(size_t)255;
+	CUDA_TRY(cudaSetDevice(device));
+	if (budget <= 0) {
+		size_t free_b = 0, total_b = 0;
+		CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
+		budget = (int64_t)(free_b / 2);
+	}
+	bw_cuda_csr *c = (bw_cuda_csr *)bw_calloc(1, sizeof *c);
+	if (!c)
+		return BURROW_E_NOMEM;
+	c->device = device;
+	c->num_nodes = g->num_nodes;
+	c->index_width = g->index_width;
+	c->pinned = ipb_pad + inb > (size_t)budget;
+	int st = 0;
+	if (c->pinned) {
+		cudaError_t e = cudaHostAlloc(&c->mem, ipb_pad + inb, cudaHostAllocMapped | cudaHostAllocPortable);
+		if (e != cudaSuccess) {
+			c->mem = NULL;
+			st = bw_err(BURROW_E_CUDA, "GPU sampler: %zu bytes of pinned host memory for the graph: %s",
+				    ipb_pad + inb, cudaGetErrorString(e));
+			goto out_free;
+		}
+		memcpy(c->mem, g->indptr, ipb);
+		if (inb)
+			memcpy((char *)c->mem + ipb_pad, g->indices, inb);
+		void *dp;
+		if (cudaHostGetDevicePointer(&dp, c->mem, 0) != cudaSuccess) {
+			st = bw_err(BURROW_E_CUDA, "GPU sampler: the device cannot address pinned host memory");
+			goto out_free;
+		}
+		c->indptr = (const int64_t *)dp;
+		c->indices = (const char *)dp + ipb_pad;
+	} else {
+		cudaError_t e = cudaMalloc(&c->mem, ipb_pad + inb);
+		if (e != cudaSuccess) {
+			c->mem = NULL;
+			st = bw_err(BURROW_E_CUDA, "GPU sampler: %zu bytes of device memory for the graph: %s",
+				    ipb_pad + inb, cudaGetErrorString(e));
+			goto out_free;
+		}
+		if (cudaMemcpy(c->mem, g->indptr, ipb, cudaMemcpyHostToDevice) != cudaSuccess ||
+		    (inb && cudaMemcpy((char *)c->mem + ipb_pad, g->indices, inb, cudaMemcpyHostToDevice) != cudaSuccess)) {
+			st = bw_err(BURROW_E_CUDA, "GPU sampler: uploading the graph: %s",
+				    cudaGetErrorString(cudaGetLastError()));
+			goto out_free;
+		}
+		c->indptr = (const int64_t *)c->mem;
+		c->indices = (const char *)c->mem + ipb_pad;
+	}
+	*out = c;
+	return 0;
+out_free:
+	bw_cuda_csr_close(c);
+	return st;
+}
+
+extern "C" void bw_cuda_csr_close(bw_cuda_csr *c)
+{
+	if (!c)
+		return;
+	if (c->mem) {
+		(void)cudaSetDevice(c->device);
+		if (c->pinned)
+			(void)cudaFreeHost(c->mem);
+		else
+			(void)cudaFree(c->mem);
+	}
+	bw_free(c);
+}
+
+extern "C" bool bw_cuda_csr_pinned(const bw_cuda_csr *c) { return c && c->pinned; }
+
+extern "C" int bw_cuda_sample_ctx_open(bw_cuda_sample_ctx **out, const bw_cuda_csr *g)
+{
+	*out = NULL;
+	CUDA_TRY(cudaSetDevice(g->device));
+	bw_cuda_sample_ctx *x = (bw_cuda_sample_ctx *)bw_calloc(1, sizeof *x);
+	if (!x)
+		return BURROW_E_NOMEM;
+	x->g = g;
+	int st = 0;
+	if (cudaStreamCreateWithFlags(&x->stream, cudaStreamNonBlocking) != cudaSuccess ||
+	    cudaHostAlloc((void **)&x->host, 4 * sizeof(int64_t), cudaHostAllocDefault) != cudaSuccess) {
+		st = bw_err(BURROW_E_CUDA, "GPU sampler: a stream and pinned memory: %s",
+			    cudaGetErrorString(cudaGetLastError()));
+		bw_cuda_sample_ctx_close(x);
+		return st;
+	}
+	*out = x;
+	return 0;
+}
+
+extern "C" void bw_cuda_sample_ctx_close(bw_cuda_sample_ctx *x)
+{
+	if (!x)
+		return;
+	(void)cudaSetDevice(x->g->device);
+	if (x->stream)
+		(void)cudaStreamSynchronize(x->stream);
+	dbuf *all[] = {&x->nodes, &x->sg, &x->sl, &x->sg2, &x->sl2, &x->cnt, &x->ip,    &x->eid,
+		       &x->skey,  &x->uniq, &x->flag, &x->rank, &x->ind, &x->iota, &x->small, &x->temp};
+	for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+		dfree(all[i]);
+	if (x->host)
+		(void)cudaFreeHost(x->host);
+	if (x->stream)
+		(void)cudaStreamDestroy(x->stream);
+	bw_free(x);
+}
+
+/* ------------------------------------------------------------ kernels */
+
+static __device__ int64_t lower_bound(const int64_t *a, int64_t n, int64_t v)
+{
+	int64_t lo = 0, hi = n;
+	while (lo < hi) {
+		const int64_t m = lo + (hi - lo) / 2;
+		if (a[m] < v)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo;
+}
+
+static __device__ __forceinline__ int64_t nbr(const void *gi, int width, int64_t j)
+{
+	return width == 4 ? (int64_t)(uint32_t)((const int32_t *)gi)[j] : ((const int64_t *)gi)[j];
+}
+
+/* cnt[i] = the sample size of destination i (cnt[nd] = 0, for the offsets' last entry). */
+static __global__ void k_sizes(const int64_t *gp, const int64_t *nodes, int64_t nd, int fanout, int64_t *cnt)
+{
+	const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i > nd)
+		return;
+	if (i == nd) {
+		cnt[i] = 0;
+		return;
+	}
+	const int64_t v = nodes[i], d = gp[v + 1] - gp[v];
+	cnt[i] = fanout < 0 || d <= fanout ? d : fanout;
+}
+
+/* Row i's neighbors, global ids in increasing row position, into eid[ip[i], ip[i+1]): the
+ * whole row when it is taken whole, else bw_draw's positions from the CPU's stream. */
+static __global__ void k_draw(const int64_t *gp, const void *gi, int width, const int64_t *nodes, int64_t nd,
+			      const int64_t *ip, uint64_t lkey, int64_t *eid)
+{
+	const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i >= nd)
+		return;
+	const int64_t v = nodes[i], s = gp[v], d = gp[v + 1] - s, k = ip[i + 1] - ip[i];
+	int64_t *out = eid + ip[i];
+	if (k == d) {
+		for (int64_t j = 0; j < d; j++)
+			out[j] = nbr(gi, width, s + j);
+		return;
+	}
+	if (k == 0)
+		return;
+	bw_rng r;
+	bw_rng_seed(&r, bw_key(lkey, (uint64_t)v));
+	int64_t small[BW_SMALL_FANOUT];
+	int64_t *pos = k <= BW_SMALL_FANOUT ? small : out; /* in place: out[j] is written after pos[j] is read */
+	bw_draw(&r, d, k, pos, NULL);
+	for (int64_t j = 0; j < k; j++)
+		out[j] = nbr(gi, width, s + pos[j]);
+}
+
+/* flag[i] = 1 when uniq[i] is not one of the nd nodes yet. */
+static __global__ void k_flag(const int64_t *uniq, int64_t nu, const int64_t *sg, int64_t nd, int64_t *flag)
+{
+	const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i > nu)
+		return;
+	if (i == nu) {
+		flag[i] = 0;
+		return;
+	}
+	const int64_t u = uniq[i], p = lower_bound(sg, nd, u);
+	flag[i] = !(p < nd && sg[p] == u);
+}
+
+/* The new nodes, in increasing global id, after the nd nodes. */
+static __global__ void k_new(const int64_t *uniq, int64_t nu, const int64_t *rank, int64_t *newn)
+{
+	const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < nu && rank[i + 1] != rank[i])
+		newn[rank[i]] = uniq[i];
+}
+
+/* Each edge's local source id: its node's, or nd + its rank among the new nodes. */
+static __global__ void k_edges(const int64_t *eid, int64_t E, const int64_t *sg, const int32_t *sl, int64_t nd,
+			       const int64_t *uniq, int64_t nu, const int64_t *rank, int32_t *ind)
+{
+	const int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+	if (e >= E)
+		return;
+	const int64_t u = eid[e], p = lower_bound(sg, nd, u);
+	ind[e] = p < nd && sg[p] == u ? sl[p] : (int32_t)(nd + rank[lower_bound(uniq, nu, u)]);
+}
+
+/* The sorted view of nodes and new nodes (two disjoint sorted sets): each element's place is
+ * its index plus the count of the other set's smaller elements. */
+static __global__ void k_merge(const int64_t *sg, const int32_t *sl, int64_t nd, const int64_t *newn, int64_t nnew,
+			       int64_t *sg2, int32_t *sl2)
+{
+	const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < nd) {
+		const int64_t at = i + lower_bound(newn, nnew, sg[i]);
+		sg2[at] = sg[i];
+		sl2[at] = sl[i];
+	} else if (i < nd + nnew) {
+		const int64_t m = i - nd, at = m + lower_bound(sg, nd, newn[m]);
+		sg2[at] = newn[m];
+		sl2[at] = (int32_t)(nd + m);
+	}
+}
+
+/* out[3] = the smallest seed that appears twice (sorted in sg), or -1. */
+static __global__ void k_repeat(const int64_t *sg, int64_t n, unsigned long long *out)
+{
+	const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i > 0 && i < n && sg[i] == sg[i - 1])
+		atomicMin(out, (unsigned long long)sg[i]);
+}
+
+static __global__ void k_iota(int32_t *a, int64_t n)
+{
+	const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n)
+		a[i] = (int32_t)i;
+}
+
+static unsigned grid(int64_t n) { return (unsigned)((n + THREADS - 1) / THREADS); }
+
+/* ------------------------------------------------------------ one batch */
+
+#define I64(b) ((int64_t *)(b).p)
+#define I32(b) ((int32_t *)(b).p)
+#define U64(b) ((unsigned long long *)(b).p)
+
+/* Run a CUB call twice: for the scratch it needs, then for the work. */
+#define CUB_RUN(call)                                                                                \
+	do {                                                                                         \
+		size_t need_ = 0;                                                                    \
+		void *temp_ = NULL;                                                                  \
+		{                                                                                    \
+			void *d_temp_storage = temp_;                                                \
+			size_t &bytes_ = need_;                                                      \
+			CUDA_TRY(call);                                                              \
+		}                                                                                    \
+		if ((st = dgrow(&x->temp, need_, false, x->stream)))                                 \
+			return st;                                                                   \
+		temp_ = x->temp.p;                                                                   \
+		need_ = x->temp.cap;                                                                 \
+		{                                                                                    \
+			void *d_temp_storage = temp_;                                                \
+			size_t &bytes_ = need_;                                                      \
+			CUDA_TRY(call);                                                              \
+		}                                                                                    \
+	} while (0)
+
+/* Read n counts back from small into x->host (waits for the stream). */
+static int read_small(bw_cuda_sample_ctx *x, int n)
+{
+	CUDA_TRY(cudaMemcpyAsync(x->host, x->small.p, (size_t)n * sizeof(int64_t), cudaMemcpyDeviceToHost, x->stream));
+	CUDA_TRY(cudaStreamSynchronize(x->stream));
+	return 0;
+}
+
+/* The seeds' sorted view (sg, sl); refuses a repeated seed as the CPU does. */
+static int seed_view(bw_cuda_sample_ctx *x, const int64_t *seeds, int64_t n, int ub)
+{
+	int st;
+	const size_t b8 = (size_t)n * 8, b4 = (size_t)n * 4;
+	if ((st = dgrow(&x->nodes, b8, false, x->stream)) || (st = dgrow(&x->sg, b8, false, x->stream)) ||
+	    (st = dgrow(&x->sl, b4, false, x->stream)) || (st = dgrow(&x->iota, b4, false, x->stream)) ||
+	    (st = dgrow(&x->small, 4 * sizeof(int64_t), false, x->stream)))
+		return st;
+	CUDA_TRY(cudaMemcpyAsync(x->nodes.p, seeds, b8, cudaMemcpyHostToDevice, x->stream));
+	k_iota<<<grid(n), THREADS, 0, x->stream>>>(I32(x->iota), n);
+	CUDA_LAUNCHED();
+	const unsigned long long none = ~0ull;
+	CUDA_TRY(cudaMemcpyAsync(U64(x->small) + 3, &none, sizeof none, cudaMemcpyHostToDevice, x->stream));
+	CUB_RUN(cub::DeviceRadixSort::SortPairs(d_temp_storage, bytes_, U64(x->nodes), U64(x->sg), I32(x->iota),
+						 I32(x->sl), (int)n, 0, ub, x->stream));
+	k_repeat<<<grid(n), THREADS, 0, x->stream>>>(I64(x->sg), n, U64(x->small) + 3);
+	CUDA_LAUNCHED();
+	if ((st = read_small(x, 4)))
+		return st;
+	if (x->host[3] != -1)
+		return bw_err(BURROW_E_INVAL, "sampler: seed %lld appears twice in one batch", (long long)x->host[3]);
+	return 0;
+}
+
+/* Block l over the nd nodes (sorted view in sg/sl): its offsets and indices into b, its new
+ * source nodes after the nodes; *nsrc = the node count after them. The sorted view is
+ * extended unless `last`. */
+static int layer(bw_cuda_sample_ctx *x, bw_sampled *b, int l, int fanout, uint64_t lkey, int64_t nd, bool last,
+		 int ub, int64_t *nsrc)
+{
+	const bw_cuda_csr *g = x->g;
+	int st;
+	if ((st = dgrow(&x->cnt, (size_t)(nd + 1) * 8, false, x->stream)) ||
+	    (st = dgrow(&x->ip, (size_t)(nd + 1) * 8, false, x->stream)))
+		return st;
+	k_sizes<<<grid(nd + 1), THREADS, 0, x->stream>>>(g->indptr, I64(x->nodes), nd, fanout, I64(x->cnt));
+	CUDA_LAUNCHED();
+	CUB_RUN(cub::DeviceScan::ExclusiveSum(d_temp_storage, bytes_, I64(x->cnt), I64(x->ip), nd + 1, x->stream));
+	CUDA_TRY(cudaMemcpyAsync(x->small.p, I64(x->ip) + nd, 8, cudaMemcpyDeviceToDevice, x->stream));
+	if ((st = read_small(x, 1)))
+		return st;
+	const int64_t E = x->host[0];
+	const size_t e8 = (size_t)(E > 0 ? E : 1) * 8;
+	if ((st = dgrow(&x->eid, e8, false, x->stream)) || (st = dgrow(&x->skey, e8, false, x->stream)) ||
+	    (st = dgrow(&x->uniq, e8, false, x->stream)) || (st = dgrow(&x->flag, e8 + 8, false, x->stream)) ||
+	    (st = dgrow(&x->rank, e8 + 8, false, x->stream)) || (st = dgrow(&x->ind, e8 / 2, false, x->stream)) ||
+	    (st = dgrow(&x->nodes, (size_t)(nd + E) * 8, true, x->stream)))
+		return st;
+	int64_t nu = 0, nnew = 0;
+	if (E > 0) {
+		k_draw<<<grid(nd), THREADS, 0, x->stream>>>(g->indptr, g->indices, g->index_width, I64(x->nodes), nd,
+							   I64(x->ip), lkey, I64(x->eid));
+		CUDA_LAUNCHED();
+		CUB_RUN(cub::DeviceRadixSort::SortKeys(d_temp_storage, bytes_, U64(x->eid), U64(x->skey), E, 0, ub,
+							x->stream));
+		CUB_RUN(cub::DeviceSelect::Unique(d_temp_storage, bytes_, I64(x->skey), I64(x->uniq), I64(x->small), E,
+						  x->stream));
+		if ((st = read_small(x, 1)))
+			return st;
+		nu = x->host[0];
+		k_flag<<<grid(nu + 1), THREADS, 0, x->stream>>>(I64(x->uniq), nu, I64(x->sg), nd, I64(x->flag));
+		CUDA_LAUNCHED();
+		CUB_RUN(cub::DeviceScan::ExclusiveSum(d_temp_storage, bytes_, I64(x->flag), I64(x->rank), nu + 1,
+						      x->stream));
+		CUDA_TRY(cudaMemcpyAsync(x->small.p, I64(x->rank) + nu, 8, cudaMemcpyDeviceToDevice, x->stream));
+		if ((st = read_small(x, 1)))
+			return st;
+		nnew = x->host[0];
+		if (nd + nnew > INT32_MAX)
+			return bw_err(BURROW_E_UNSUPPORTED, "sampler: block %d has %lld source nodes: local ids are int32", l,
+				      (long long)(nd + nnew));
+		k_new<<<grid(nu), THREADS, 0, x->stream>>>(I64(x->uniq), nu, I64(x->rank), I64(x->nodes) + nd);
+		CUDA_LAUNCHED();
+		k_edges<<<grid(E), THREADS, 0, x->stream>>>(I64(x->eid), E, I64(x->sg), I32(x->sl), nd, I64(x->uniq), nu,
+							   I64(x->rank), I32(x->ind));
+		CUDA_LAUNCHED();
+	}
+	if ((st = bw_sampled_reserve(b, l, nd, E, nd + nnew)))
+		return st;
+	CUDA_TRY(cudaMemcpyAsync(b->indptr[l], x->ip.p, (size_t)(nd + 1) * 8, cudaMemcpyDeviceToHost, x->stream));
+	if (E > 0)
+		CUDA_TRY(cudaMemcpyAsync(b->indices[l], x->ind.p, (size_t)E * 4, cudaMemcpyDeviceToHost, x->stream));
+	b->pub.blocks[l] = (burrow_block){nd, nd + nnew, E, b->indptr[l], b->indices[l]};
+	*nsrc = nd + nnew;
+	if (last || nnew == 0)
+		return 0;
+	const size_t n2 = (size_t)(nd + nnew);
+	if ((st = dgrow(&x->sg2, n2 * 8, false, x->stream)) || (st = dgrow(&x->sl2, n2 * 4, false, x->stream)))
+		return st;
+	k_merge<<<grid((int64_t)n2), THREADS, 0, x->stream>>>(I64(x->sg), I32(x->sl), nd, I64(x->nodes) + nd, nnew,
+							     I64(x->sg2), I32(x->sl2));
+	CUDA_LAUNCHED();
+	dbuf t = x->sg;
+	x->sg = x->sg2;
+	x->sg2 = t;
+	t = x->sl;
+	x->sl = x->sl2;
+	x->sl2 = t;
+	return 0;
+}
+
+static int bits_for(uint64_t v) { return v ? 64 - __builtin_clzll(v) : 0; }
+
+extern "C" int bw_cuda_sample_batch(bw_cuda_sample_ctx *x, const int64_t *seeds, int64_t n, int num_layers,
+				    const int *fanouts, uint64_t key, bw_sampled *b)
+{
+	const bw_cuda_csr *g = x->g;
+	if (n < 1 || n > INT32_MAX)
+		return bw_err(BURROW_E_UNSUPPORTED, "sampler: %lld seeds are too many for one batch", (long long)n);
+	for (int64_t i = 0; i < n; i++)
+		if (seeds[i] < 0 || seeds[i] >= g->num_nodes)
+			return bw_err(BURROW_E_RANGE, "sampler: seed %lld is not a node id (the graph has %lld nodes)",
+				      (long long)seeds[i], (long long)g->num_nodes);
+	CUDA_TRY(cudaSetDevice(g->device));
+	const int ub = bits_for((uint64_t)g->num_nodes - 1) > 0 ? bits_for((uint64_t)g->num_nodes - 1) : 1;
+	int st;
+	if ((st = seed_view(x, seeds, n, ub)))
+		return st;
+	int64_t nd = n;
+	for (int l = num_layers - 1; l >= 0; l--)
+		if ((st = layer(x, b, l, fanouts[l], bw_key(key, (uint64_t)l), nd, l == 0, ub, &nd)))
+			return st;
+	if ((st = bw_sampled_reserve(b, 0, b->pub.blocks[0].num_dst, b->pub.blocks[0].num_edges, nd)))
+		return st;
+	CUDA_TRY(cudaMemcpyAsync(b->nodes, x->nodes.p, (size_t)nd * 8, cudaMemcpyDeviceToHost, x->stream));
+	CUDA_TRY(cudaStreamSynchronize(x->stream));
+	bw_sampled_finish(b, num_layers, n, nd);
+	return 0;
+}
