@@ -966,6 +966,7 @@ Test(sampler, an_expander_numbers_as_the_sampler_does)
 	free(x.pos);
 	free(x.table);
 	burrow_dataset_close(ds);
+}
 
 /* ------------------------------------------------------------ sampler backends */
 
