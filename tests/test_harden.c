@@ -1,5 +1,6 @@
 /* test_harden.c: corrupted datasets refused by every command that reads one, --force that
- * replaces only Burrow outputs, leftovers of dead processes removed, escaped JSON (issue 19). */
+ * replaces only Burrow outputs, leftovers of dead processes removed, escaped JSON, Ctrl-C and
+ * SIGTERM removing temporaries, resume logging each epoch once (issue 19). */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 
@@ -7,9 +8,13 @@
 #include "util.h"
 
 #include <cjson/cJSON.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -265,4 +270,223 @@ Test(harden, import_refuses_overlaps_and_absurd_counts)
 	free(err);
 	free(edges);
 	free(out);
+}
+
+/* ------------------------------------------------------------ interrupts (issue 19, deliver 2) */
+
+/* Start the burrow binary with argv (argv[0] is "burrow"), its stderr into errpath, stdout to
+ * /dev/null, with SIGINT and SIGTERM as by default whatever the runner does with them. */
+static pid_t start(const char *errpath, char *const argv[])
+{
+	pid_t p = fork();
+	if (p == 0) {
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		int e = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644), o = open("/dev/null", O_WRONLY);
+		if (e < 0 || o < 0 || dup2(e, 2) < 0 || dup2(o, 1) < 0)
+			_exit(126);
+		execv(tu_burrow(), argv);
+		_exit(127);
+	}
+	cr_assert(p > 0);
+	return p;
+}
+
+/* Wait until something matches the glob `pattern` (the command is writing it): polled, the
+ * suite's timeout bounds it. Fails the test when the command ends first. */
+static void wait_for(pid_t p, const char *pattern, const char *errpath)
+{
+	for (;;) {
+		glob_t g;
+		int r = glob(pattern, 0, NULL, &g);
+		globfree(&g);
+		if (r == 0)
+			return;
+		int status;
+		if (waitpid(p, &status, WNOHANG) == p) {
+			char *err = tu_read(errpath, NULL);
+			cr_assert_fail("ended (status %d) before %s appeared: %s", status, pattern, err ? err : "");
+		}
+		usleep(2000);
+	}
+}
+
+/* What matches `pattern` (find's -name) under dir: "" when nothing; caller frees. */
+static char *found(const char *dir, const char *pattern)
+{
+	char *out;
+	cr_assert_eq(tu_sh(&out, NULL, "find '%s' -name '%s'", dir, pattern), 0);
+	return out;
+}
+
+/* Send sig to p: it must exit 128 + sig with exactly "burrow: CMD: interrupted (SIGNAME)" on
+ * stderr. */
+static void interrupt(pid_t p, int sig, const char *errpath, const char *cmd)
+{
+	cr_assert_eq(kill(p, sig), 0);
+	int status;
+	cr_assert_eq(waitpid(p, &status, 0), p);
+	char *err = tu_read(errpath, NULL), want[128];
+	cr_assert(WIFEXITED(status), "%s: killed by signal %d instead of exiting: %s", cmd,
+		  WIFSIGNALED(status) ? WTERMSIG(status) : -1, err);
+	cr_assert_eq(WEXITSTATUS(status), 128 + sig, "%s: exit %d: %s", cmd, WEXITSTATUS(status), err);
+	snprintf(want, sizeof want, "burrow: %s: interrupted (%s)\n", cmd, sig == SIGINT ? "SIGINT" : "SIGTERM");
+	cr_assert_str_eq(err, want);
+	free(err);
+}
+
+/* SIGINT and SIGTERM while gen, partition, train and eval write: exit 130 / 143 with one
+ * line, and none of their temporaries (OUT.tmp.PID, *.ckpt.tmp.PID, spill files) is left. */
+Test(harden, interrupts_remove_temporaries_and_exit_130_or_143, .timeout = 300)
+{
+	char *errp = tu_path(tu_dir, "err"), *g = tu_path(tu_dir, "g"), *pat = tu_path(tu_dir, "g.tmp.*"), *left;
+	/* gen rmat writes a 2M-node dataset into g.tmp.PID (hundreds of MB when complete) */
+	const int sigs[] = {SIGINT, SIGTERM};
+	for (int i = 0; i < 2; i++) {
+		char *argv[] = {"burrow", "gen", "rmat", g, "--scale", "21", "--feat-dim", "128", "--threads", "1", "--quiet",
+				NULL};
+		pid_t p = start(errp, argv);
+		wait_for(p, pat, errp);
+		interrupt(p, sigs[i], errp, "gen");
+		cr_assert_str_empty(left = found(tu_dir, "*.tmp.*"), "left: %s", left);
+		free(left);
+		cr_assert(!tu_exists(g));
+	}
+	/* a dataset big enough to take seconds to partition, train and evaluate */
+	char *d = tu_path(tu_dir, "c"), *err;
+	cr_assert_eq(tu_sh(NULL, &err, "%s gen csbm '%s' --nodes 100000 --feat-dim 16 --quiet", tu_burrow(), d), 0, "%s", err);
+	free(err);
+	char *ptmp = tu_path(d, "parts-4.tmp.*");
+	char *pargv[] = {"burrow", "partition", d, "--parts", "4", "--threads", "1", "--quiet", NULL};
+	pid_t p = start(errp, pargv);
+	wait_for(p, ptmp, errp);
+	interrupt(p, SIGTERM, errp, "partition");
+	cr_assert_str_empty(left = found(d, "*.tmp.*"), "left: %s", left);
+	free(left);
+	/* train: interrupted after its first checkpoint; the checkpoint folder keeps last.ckpt only */
+	char *ck = tu_path(tu_dir, "ck"), *last = tu_path(tu_dir, "ck/last.ckpt"), *log = tu_path(tu_dir, "log");
+	char *targv[] = {"burrow", "train", d, "--epochs", "1000", "--hidden", "16", "--threads", "1", "--quiet",
+			 "--checkpoint", ck, "--log", log, NULL};
+	p = start(errp, targv);
+	wait_for(p, last, errp);
+	interrupt(p, SIGINT, errp, "train");
+	cr_assert_str_empty(left = found(ck, "*.tmp.*"), "left: %s", left);
+	free(left);
+	/* eval spills each hidden layer (--mem 1K) into --scratch: interrupted while a spill exists */
+	char *scr = tu_path(tu_dir, "scratch"), *spat = tu_path(tu_dir, "scratch/burrow-spill-*");
+	cr_assert_eq(mkdir(scr, 0755), 0);
+	char *eargv[] = {"burrow", "eval", d, "--checkpoint", last, "--mem", "1K", "--scratch", scr, "--threads", "1", NULL};
+	p = start(errp, eargv);
+	wait_for(p, spat, errp);
+	interrupt(p, SIGTERM, errp, "eval");
+	cr_assert_str_empty(left = found(scr, "burrow-spill-*"), "left: %s", left);
+	free(left);
+	free(scr);
+	free(spat);
+	free(ck);
+	free(last);
+	free(log);
+	free(ptmp);
+	free(d);
+	free(errp);
+	free(g);
+	free(pat);
+}
+
+/* kill -9 leaves OUT.tmp.PID, *.ckpt.tmp.PID and spill files; the next run of the same kind
+ * removes those of dead processes of this user, never a live process's or another user's. */
+Test(harden, rerun_sweeps_what_kill_9_left, .timeout = 200)
+{
+	char *errp = tu_path(tu_dir, "err"), *g = tu_path(tu_dir, "g"), *pat = tu_path(tu_dir, "g.tmp.*"), *left, *err;
+	char *argv[] = {"burrow", "gen", "rmat", g, "--scale", "21", "--feat-dim", "128", "--threads", "1", "--quiet",
+			NULL};
+	pid_t p = start(errp, argv);
+	wait_for(p, pat, errp);
+	cr_assert_eq(kill(p, SIGKILL), 0);
+	cr_assert_eq(waitpid(p, NULL, 0), p);
+	cr_assert_str_not_empty(left = found(tu_dir, "g.tmp.*"), "kill -9 left nothing to sweep");
+	free(left);
+	cr_assert_eq(tu_sh(NULL, &err, "%s gen csbm '%s' --nodes 300 --feat-dim 8 --quiet", tu_burrow(), g), 0, "%s", err);
+	free(err);
+	cr_assert_str_empty(left = found(tu_dir, "g.tmp.*"), "left: %s", left);
+	free(left);
+
+	/* checkpoint and spill temporaries: of a dead pid (swept), of this live test (kept), and a
+	 * dead pid's file that belongs to another user (kept; only when the test runs as root) */
+	pid_t dead = fork();
+	if (dead == 0)
+		_exit(0);
+	cr_assert(dead > 0);
+	waitpid(dead, NULL, 0);
+	const long me = (long)getpid();
+	char *ck = tu_path(tu_dir, "ck"), *scr = tu_path(tu_dir, "scratch");
+	cr_assert_eq(tu_sh(NULL, NULL, "mkdir -p '%s' '%s'", ck, scr), 0);
+	char *swept[] = {tu_path(ck, "last.ckpt.tmp.%ld", (long)dead), tu_path(ck, "best.ckpt.tmp.%ld", (long)dead),
+			 tu_path(scr, "burrow-spill-%ld-0-layer0.npy", (long)dead),
+			 tu_path(scr, "burrow-spill-%ld-1-layer0.npy.tmp.%ld", (long)dead, (long)dead)};
+	char *kept[] = {tu_path(ck, "last.ckpt.tmp.%ld", me), tu_path(scr, "burrow-spill-%ld-0-layer0.npy", me),
+			tu_path(scr, "burrow-spill-%ld-7-layer0.npy", (long)dead), tu_path(scr, "notes.txt")};
+	for (size_t i = 0; i < 4; i++)
+		cr_assert_eq(tu_sh(NULL, NULL, "echo x > '%s' && echo x > '%s'", swept[i], kept[i]), 0);
+	const bool root = geteuid() == 0;
+	if (root) /* another user's, though its pid is dead */
+		cr_assert_eq(chown(kept[2], 65534, 65534), 0);
+	cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' --epochs 1 --hidden 8 --threads 1 --quiet --checkpoint '%s'",
+			   tu_burrow(), g, ck), 0, "%s", err);
+	free(err);
+	char *best = tu_path(ck, "best.ckpt");
+	cr_assert_eq(tu_sh(NULL, &err, "%s eval '%s' --checkpoint '%s' --mem 1K --scratch '%s' --threads 1", tu_burrow(),
+			   g, best, scr), 0, "%s", err);
+	free(err);
+	for (size_t i = 0; i < 4; i++) {
+		cr_assert(!tu_exists(swept[i]), "%s of a dead process is left", swept[i]);
+		cr_assert(i == 2 && !root ? true : tu_exists(kept[i]), "%s was removed", kept[i]);
+		free(swept[i]);
+		free(kept[i]);
+	}
+	free(best);
+	free(ck);
+	free(scr);
+	free(errp);
+	free(g);
+	free(pat);
+}
+
+/* A kill between an epoch's log line and its checkpoint's rename leaves the log one epoch
+ * ahead of last.ckpt (made here exactly: the log line of epoch 3 appended to a 2-epoch run,
+ * and half a line after it); --resume must log each epoch once. */
+Test(harden, resume_logs_each_epoch_once)
+{
+	char *d = small("r"), *ck = tu_path(tu_dir, "ck"), *log = tu_path(tu_dir, "log.jsonl"), *err;
+	const char *common = "--epochs %d --hidden 8 --threads 1 --quiet --checkpoint '%s' --log '%s'";
+	char fmt[512];
+	snprintf(fmt, sizeof fmt, "%%s train '%%s' %s", common);
+	cr_assert_eq(tu_sh(NULL, &err, fmt, tu_burrow(), d, 2, ck, log), 0, "%s", err);
+	free(err);
+	cr_assert_eq(tu_sh(NULL, NULL, "grep '\"epoch\": 2,' '%s' | sed 's/\"epoch\": 2,/\"epoch\": 3,/' >> '%s' && "
+				       "printf '{\"epoch\": 4, \"lo' >> '%s'", log, log, log), 0);
+	snprintf(fmt, sizeof fmt, "%%s train '%%s' %s --resume", common);
+	cr_assert_eq(tu_sh(NULL, &err, fmt, tu_burrow(), d, 5, ck, log), 0, "%s", err);
+	free(err);
+	size_t len;
+	char *text = tu_read(log, &len);
+	int seen[8] = {0}, e;
+	for (char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		cr_assert(strchr(line, '\n'), "an incomplete line is left: %s", line);
+		if (sscanf(line, "{\"epoch\": %d", &e) == 1) {
+			cr_assert(e >= 1 && e <= 5, "%s", line);
+			seen[e]++;
+		} else {
+			cr_assert(!strncmp(line, "{\"final\": true", 14), "not a log line: %.80s", line);
+		}
+	}
+	for (e = 1; e <= 5; e++)
+		cr_assert_eq(seen[e], 1, "epoch %d is in the log %d times:\n%s", e, seen[e], text);
+	free(text);
+	free(log);
+	free(ck);
+	free(d);
 }
