@@ -8,6 +8,7 @@
 #include "util.h"
 
 #include <cjson/cJSON.h>
+#include <zlib.h>
 #include <fcntl.h>
 #include <glob.h>
 #include <signal.h>
@@ -134,8 +135,8 @@ Test(harden, corrupt_datasets_refused_by_every_command)
 	free(d);
 }
 
-/* num_classes 2e9 made info allocate 16 GB; an epoch of 1e10 in a checkpoint loaded as
- * a negative int: both refused at the parse. */
+/* num_classes 2e9 made info allocate 16 GB: refused at the parse (a checkpoint's epoch of
+ * 1e10: bad_checkpoint_headers_refused_naming_the_file). */
 Test(harden, huge_counts_refused)
 {
 	char *d = small("classes"), *m = tu_path(d, "meta.json");
@@ -487,6 +488,92 @@ Test(harden, resume_logs_each_epoch_once)
 		cr_assert_eq(seen[e], 1, "epoch %d is in the log %d times:\n%s", e, seen[e], text);
 	free(text);
 	free(log);
+	free(ck);
+	free(d);
+}
+
+/* ------------------------------------------------------------ checkpoint headers */
+
+/* Replace `from` by `to` in the JSON header of the checkpoint at path: the header re-padded
+ * to 8 bytes, the trailer's total length and CRC-32 rewritten (format: docs/train.md), so
+ * that only the edited value can make the file refused. */
+static void ck_edit(const char *path, const char *from, const char *to)
+{
+	size_t len;
+	unsigned char *raw = tu_read(path, &len);
+	cr_assert(raw && len > 32);
+	uint32_t hl;
+	memcpy(&hl, raw + 12, 4);
+	const char *h = (const char *)raw + 16;
+	const char *at = memmem(h, hl, from, strlen(from));
+	cr_assert(at, "%s is not in the header: %.400s", from, h);
+	size_t jl = hl; /* the JSON without its padding */
+	while (jl && h[jl - 1] == ' ')
+		jl--;
+	const size_t pre = (size_t)(at - h), fl = strlen(from), tl = strlen(to), njl = jl - fl + tl,
+		     nhl = (njl + 7) & ~(size_t)7, body = len - 16 - hl - 16, nlen = 16 + nhl + body + 16;
+	unsigned char *o = malloc(nlen);
+	memcpy(o, raw, 12);
+	const uint32_t h32 = (uint32_t)nhl;
+	memcpy(o + 12, &h32, 4);
+	memcpy(o + 16, h, pre);
+	memcpy(o + 16 + pre, to, tl);
+	memcpy(o + 16 + pre + tl, at + fl, jl - pre - fl);
+	memset(o + 16 + njl, ' ', nhl - njl);
+	memcpy(o + 16 + nhl, raw + 16 + hl, body);
+	const uint64_t total = nlen;
+	memcpy(o + nlen - 16, &total, 8);
+	const uint32_t crc = (uint32_t)crc32(0L, o, (uInt)(nlen - 16));
+	memcpy(o + nlen - 8, &crc, 4);
+	memcpy(o + nlen - 4, "BWND", 4);
+	FILE *f = fopen(path, "wb");
+	cr_assert(f && fwrite(o, 1, nlen, f) == nlen);
+	fclose(f);
+	free(o);
+	free(raw);
+}
+
+/* A checkpoint's epoch of 1e10 loaded as epoch -2147483648 (a cast before the range check);
+ * a header the trainer refuses (hidden 0) was reported as "eval: train: hidden width ..."
+ * without naming the file. Both are refused with one line naming the checkpoint. */
+Test(harden, bad_checkpoint_headers_refused_naming_the_file)
+{
+	char *d = small("k"), *ck = tu_path(tu_dir, "ck"), *last = tu_path(ck, "last.ckpt"), *err;
+	cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' --epochs 2 --hidden 8 --threads 1 --quiet --checkpoint '%s'",
+			   tu_burrow(), d, ck), 0, "%s", err);
+	free(err);
+	char *keep = tu_path(tu_dir, "keep.ckpt");
+	cr_assert_eq(tu_sh(NULL, NULL, "cp '%s' '%s'", last, keep), 0);
+	/* the editor itself keeps a checkpoint valid: 2.0 is the integer 2 (the header grows by 2) */
+	ck_edit(last, "\"epoch\":2,", "\"epoch\":2.0,");
+	char cmd[1024];
+	cr_assert_eq(tu_sh(NULL, &err, "%s eval '%s' --checkpoint '%s' --threads 1", tu_burrow(), d, last), 0,
+		     "edited but valid checkpoint refused: %s", err);
+	free(err);
+	static const struct {
+		const char *from, *to, *what;
+	} cases[] = {
+		{"\"epoch\":2.0,", "\"epoch\":1e10,", "'epoch' is 1e+10, not an integer"},
+		{"\"epoch\":2.0,", "\"epoch\":-1e300,", "'epoch' is -1e+300, not an integer"},
+		{"\"hidden\":8,", "\"hidden\":0,", "hidden"}, /* eval: "hidden width"; train: "hidden 0" */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		cr_assert_eq(tu_sh(NULL, NULL, "cp '%s' '%s'", keep, last), 0);
+		ck_edit(last, "\"epoch\":2,", "\"epoch\":2.0,");
+		ck_edit(last, cases[i].from, cases[i].to);
+		const char *cmds[] = {"eval '%s' --checkpoint '%s' --threads 1",
+				      "train '%s' --epochs 3 --hidden 8 --threads 1 --quiet --resume --checkpoint '%s'"};
+		for (int k = 0; k < 2; k++) {
+			snprintf(cmd, sizeof cmd, cmds[k], d, k ? ck : last);
+			int rc = tu_sh(NULL, &err, "%s %s", tu_burrow(), cmd);
+			cr_assert_eq(rc, 1, "%s: exit %d: %s", cmd, rc, err);
+			cr_assert(strstr(err, cases[i].what) && strstr(err, "last.ckpt"), "%s: %s", cmd, err);
+			cr_assert(strchr(err, '\n') == err + strlen(err) - 1, "%s: not one line: %s", cmd, err);
+			free(err);
+		}
+	}
+	free(keep);
+	free(last);
 	free(ck);
 	free(d);
 }
