@@ -80,7 +80,7 @@ Test(harden, corrupt_datasets_refused_by_every_command)
 		{"indices.npy", 5, 300, "indices.npy: row"},   /* an id past N */
 		{"indices.npy", 0, -1, "neighbor -1"},         /* -1 (ran on garbage with --full-graph) */
 		{"indptr.npy", 7, 1000000, "indptr decreases"}, /* non-monotone offsets */
-		{"labels.npy", 299, 7, "node 299 has label 7"}, /* a label past C */
+		{"labels.npy", -1, 7, "has label 7"},          /* a label past C, on a test node (not train) */
 		{"split/test.npy", 0, 300, "outside [0, 300)"}, /* a split id past N */
 		{"split/test.npy", 0, 0, "in two splits"},      /* overlapping splits (0 is in train or valid) */
 	};
@@ -95,6 +95,14 @@ Test(harden, corrupt_datasets_refused_by_every_command)
 			cr_assert_eq(bw_npy_load(tr, &h, &ids), 0);
 			poke(d, "split/test.npy", 0, ((int64_t *)ids)[0]);
 			bw_free(ids);
+		} else if (cases[c].at < 0) { /* a node of the test split: accepted once, not being trained on */
+			char *te = tu_path(d, "split/test.npy");
+			bw_npy h;
+			void *ids;
+			cr_assert_eq(bw_npy_load(te, &h, &ids), 0);
+			poke(d, cases[c].file, ((int64_t *)ids)[0], cases[c].value);
+			bw_free(ids);
+			free(te);
 		} else {
 			poke(d, cases[c].file, cases[c].at, cases[c].value);
 		}
