@@ -46,7 +46,8 @@ static void usage(FILE *f)
 		   "Out-of-core graph neural network training. Commands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
-	fprintf(f, "\nExit status: 0 success, 1 failure, 2 usage error.\n");
+	fprintf(f, "\nExit status: 0 success, 1 failure, 2 usage error, 130 / 143 interrupted (SIGINT /\n"
+		   "SIGTERM: the command's temporary outputs are removed).\n");
 }
 
 /* Is one of the arguments a parts directory (meta.json of format "burrow-parts")? Then
