@@ -283,46 +283,6 @@ Test(harden, import_refuses_overlaps_and_absurd_counts)
 
 /* ------------------------------------------------------------ interrupts (issue 19, deliver 2) */
 
-/* Start the burrow binary with argv (argv[0] is "burrow"), its stderr into errpath, stdout to
- * /dev/null, with SIGINT and SIGTERM as by default whatever the runner does with them. */
-static pid_t start(const char *errpath, char *const argv[])
-{
-	pid_t p = fork();
-	if (p == 0) {
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		int e = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644), o = open("/dev/null", O_WRONLY);
-		if (e < 0 || o < 0 || dup2(e, 2) < 0 || dup2(o, 1) < 0)
-			_exit(126);
-		execv(tu_burrow(), argv);
-		_exit(127);
-	}
-	cr_assert(p > 0);
-	return p;
-}
-
-/* Wait until something matches the glob `pattern` (the command is writing it): polled, the
- * suite's timeout bounds it. Fails the test when the command ends first. */
-static void wait_for(pid_t p, const char *pattern, const char *errpath)
-{
-	for (;;) {
-		glob_t g;
-		int r = glob(pattern, 0, NULL, &g);
-		globfree(&g);
-		if (r == 0)
-			return;
-		int status;
-		if (waitpid(p, &status, WNOHANG) == p) {
-			char *err = tu_read(errpath, NULL);
-			cr_assert_fail("ended (status %d) before %s appeared: %s", status, pattern, err ? err : "");
-		}
-		usleep(2000);
-	}
-}
-
 /* What matches `pattern` (find's -name) under dir: "" when nothing; caller frees. */
 static char *found(const char *dir, const char *pattern)
 {
@@ -355,10 +315,10 @@ Test(harden, interrupts_remove_temporaries_and_exit_130_or_143, .timeout = 300)
 	/* gen rmat writes a 2M-node dataset into g.tmp.PID (hundreds of MB when complete) */
 	const int sigs[] = {SIGINT, SIGTERM};
 	for (int i = 0; i < 2; i++) {
-		char *argv[] = {"burrow", "gen", "rmat", g, "--scale", "21", "--feat-dim", "128", "--threads", "1", "--quiet",
+		char *argv[] = {(char *)tu_burrow(), "gen", "rmat", g, "--scale", "21", "--feat-dim", "128", "--threads", "1", "--quiet",
 				NULL};
-		pid_t p = start(errp, argv);
-		wait_for(p, pat, errp);
+		pid_t p = tu_start(errp, argv);
+		tu_wait_for(p, pat, errp);
 		interrupt(p, sigs[i], errp, "gen");
 		cr_assert_str_empty(left = found(tu_dir, "*.tmp.*"), "left: %s", left);
 		free(left);
@@ -369,27 +329,27 @@ Test(harden, interrupts_remove_temporaries_and_exit_130_or_143, .timeout = 300)
 	cr_assert_eq(tu_sh(NULL, &err, "%s gen csbm '%s' --nodes 100000 --feat-dim 16 --quiet", tu_burrow(), d), 0, "%s", err);
 	free(err);
 	char *ptmp = tu_path(d, "parts-4.tmp.*");
-	char *pargv[] = {"burrow", "partition", d, "--parts", "4", "--threads", "1", "--quiet", NULL};
-	pid_t p = start(errp, pargv);
-	wait_for(p, ptmp, errp);
+	char *pargv[] = {(char *)tu_burrow(), "partition", d, "--parts", "4", "--threads", "1", "--quiet", NULL};
+	pid_t p = tu_start(errp, pargv);
+	tu_wait_for(p, ptmp, errp);
 	interrupt(p, SIGTERM, errp, "partition");
 	cr_assert_str_empty(left = found(d, "*.tmp.*"), "left: %s", left);
 	free(left);
 	/* train: interrupted after its first checkpoint; the checkpoint folder keeps last.ckpt only */
 	char *ck = tu_path(tu_dir, "ck"), *last = tu_path(tu_dir, "ck/last.ckpt"), *log = tu_path(tu_dir, "log");
-	char *targv[] = {"burrow", "train", d, "--epochs", "1000", "--hidden", "16", "--threads", "1", "--quiet",
+	char *targv[] = {(char *)tu_burrow(), "train", d, "--epochs", "1000", "--hidden", "16", "--threads", "1", "--quiet",
 			 "--checkpoint", ck, "--log", log, NULL};
-	p = start(errp, targv);
-	wait_for(p, last, errp);
+	p = tu_start(errp, targv);
+	tu_wait_for(p, last, errp);
 	interrupt(p, SIGINT, errp, "train");
 	cr_assert_str_empty(left = found(ck, "*.tmp.*"), "left: %s", left);
 	free(left);
 	/* eval spills each hidden layer (--mem 1K) into --scratch: interrupted while a spill exists */
 	char *scr = tu_path(tu_dir, "scratch"), *spat = tu_path(tu_dir, "scratch/burrow-spill-*");
 	cr_assert_eq(mkdir(scr, 0755), 0);
-	char *eargv[] = {"burrow", "eval", d, "--checkpoint", last, "--mem", "1K", "--scratch", scr, "--threads", "1", NULL};
-	p = start(errp, eargv);
-	wait_for(p, spat, errp);
+	char *eargv[] = {(char *)tu_burrow(), "eval", d, "--checkpoint", last, "--mem", "1K", "--scratch", scr, "--threads", "1", NULL};
+	p = tu_start(errp, eargv);
+	tu_wait_for(p, spat, errp);
 	interrupt(p, SIGTERM, errp, "eval");
 	cr_assert_str_empty(left = found(scr, "burrow-spill-*"), "left: %s", left);
 	free(left);
@@ -410,10 +370,10 @@ Test(harden, interrupts_remove_temporaries_and_exit_130_or_143, .timeout = 300)
 Test(harden, rerun_sweeps_what_kill_9_left, .timeout = 200)
 {
 	char *errp = tu_path(tu_dir, "err"), *g = tu_path(tu_dir, "g"), *pat = tu_path(tu_dir, "g.tmp.*"), *left, *err;
-	char *argv[] = {"burrow", "gen", "rmat", g, "--scale", "21", "--feat-dim", "128", "--threads", "1", "--quiet",
+	char *argv[] = {(char *)tu_burrow(), "gen", "rmat", g, "--scale", "21", "--feat-dim", "128", "--threads", "1", "--quiet",
 			NULL};
-	pid_t p = start(errp, argv);
-	wait_for(p, pat, errp);
+	pid_t p = tu_start(errp, argv);
+	tu_wait_for(p, pat, errp);
 	cr_assert_eq(kill(p, SIGKILL), 0);
 	cr_assert_eq(waitpid(p, NULL, 0), p);
 	cr_assert_str_not_empty(left = found(tu_dir, "g.tmp.*"), "kill -9 left nothing to sweep");
