@@ -126,8 +126,9 @@ BURROW_API void burrow_mem_reset_peak(void);
  * OUT.tmp.<pid> folder, a file's .tmp.<pid>, an evaluation's spill files), and make any
  * library call that would start a new one wait for good: for a program about to exit on
  * SIGINT or SIGTERM. Not async-signal-safe: call it from an ordinary thread that the
- * signal handler wakes (sem_post), not from the handler. Outputs already renamed into place stay. A
- * later run also removes what a killed process (kill -9) left, by its dead PID. */
+ * signal handler wakes (sem_post), not from the handler. Outputs already renamed into
+ * place stay. A later run also removes what a killed process (kill -9) left, by its dead
+ * PID. */
 BURROW_API void burrow_remove_temporaries(void);
 
 /* ---------------------------------------------------------------- dtypes */

@@ -315,8 +315,8 @@ Test(harden, interrupts_remove_temporaries_and_exit_130_or_143, .timeout = 300)
 	/* gen rmat writes a 2M-node dataset into g.tmp.PID (hundreds of MB when complete) */
 	const int sigs[] = {SIGINT, SIGTERM};
 	for (int i = 0; i < 2; i++) {
-		char *argv[] = {(char *)tu_burrow(), "gen", "rmat", g, "--scale", "21", "--feat-dim", "128", "--threads", "1", "--quiet",
-				NULL};
+		char *argv[] = {(char *)tu_burrow(), "gen", "rmat", g, "--scale", "21", "--feat-dim", "128",
+				"--threads", "1", "--quiet", NULL};
 		pid_t p = tu_start(errp, argv);
 		tu_wait_for(p, pat, errp);
 		interrupt(p, sigs[i], errp, "gen");
@@ -347,7 +347,8 @@ Test(harden, interrupts_remove_temporaries_and_exit_130_or_143, .timeout = 300)
 	/* eval spills each hidden layer (--mem 1K) into --scratch: interrupted while a spill exists */
 	char *scr = tu_path(tu_dir, "scratch"), *spat = tu_path(tu_dir, "scratch/burrow-spill-*");
 	cr_assert_eq(mkdir(scr, 0755), 0);
-	char *eargv[] = {(char *)tu_burrow(), "eval", d, "--checkpoint", last, "--mem", "1K", "--scratch", scr, "--threads", "1", NULL};
+	char *eargv[] = {(char *)tu_burrow(), "eval", d, "--checkpoint", last, "--mem", "1K", "--scratch", scr,
+			 "--threads", "1", NULL};
 	p = tu_start(errp, eargv);
 	tu_wait_for(p, spat, errp);
 	interrupt(p, SIGTERM, errp, "eval");
@@ -370,8 +371,8 @@ Test(harden, interrupts_remove_temporaries_and_exit_130_or_143, .timeout = 300)
 Test(harden, rerun_sweeps_what_kill_9_left, .timeout = 200)
 {
 	char *errp = tu_path(tu_dir, "err"), *g = tu_path(tu_dir, "g"), *pat = tu_path(tu_dir, "g.tmp.*"), *left, *err;
-	char *argv[] = {(char *)tu_burrow(), "gen", "rmat", g, "--scale", "21", "--feat-dim", "128", "--threads", "1", "--quiet",
-			NULL};
+	char *argv[] = {(char *)tu_burrow(), "gen", "rmat", g, "--scale", "21", "--feat-dim", "128",
+			"--threads", "1", "--quiet", NULL};
 	pid_t p = tu_start(errp, argv);
 	tu_wait_for(p, pat, errp);
 	cr_assert_eq(kill(p, SIGKILL), 0);
