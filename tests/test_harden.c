@@ -69,7 +69,7 @@ static void refused(const char *dir, const char *what, const char *cmd)
 }
 
 /* What crashed training, partitioning or ran on garbage is refused by each of them. */
-Test(harden, corrupt_datasets_refused_by_every_command)
+Test(harden, corrupt_datasets_refused_by_every_command, .timeout = 300)
 {
 	char cmd[1024];
 	static const struct {
