@@ -181,6 +181,11 @@ char *bw_dirname(const char *path)
 int bw_atomic_open(bw_atomic_file *f, const char *path)
 {
 	f->fd = -1;
+	f->reg = -1;
+	f->path = f->tmp = NULL;
+	int st = bw_rm_stale_tmp(path);
+	if (st)
+		return st;
 	f->path = bw_strdup(path);
 	f->tmp = bw_malloc(strlen(path) + 32);
 	if (!f->path || !f->tmp) {
@@ -190,9 +195,12 @@ int bw_atomic_open(bw_atomic_file *f, const char *path)
 		return BURROW_E_NOMEM;
 	}
 	sprintf(f->tmp, "%s.tmp.%ld", path, (long)getpid());
+	f->reg = bw_tmp_add(f->tmp);
 	f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (f->fd < 0) {
-		int st = bw_err_errno(errno, f->tmp, "create");
+		st = bw_err_errno(errno, f->tmp, "create");
+		bw_tmp_drop(f->reg);
+		f->reg = -1;
 		bw_free(f->path);
 		bw_free(f->tmp);
 		f->path = f->tmp = NULL;
@@ -211,9 +219,11 @@ int bw_atomic_commit(bw_atomic_file *f)
 	f->fd = -1;
 	if (!st && rename(f->tmp, f->path) < 0)
 		st = bw_err_errno(errno, f->path, "rename");
-	if (st) {
+	if (st)
 		unlink(f->tmp);
-	} else {
+	bw_tmp_drop(f->reg);
+	f->reg = -1;
+	if (!st) {
 		char *dir = bw_dirname(f->path);
 		st = dir ? bw_fsync_dir(dir) : BURROW_E_NOMEM;
 		bw_free(dir);
@@ -231,6 +241,9 @@ void bw_atomic_abort(bw_atomic_file *f)
 	f->fd = -1;
 	if (f->tmp)
 		unlink(f->tmp);
+	if (f->tmp)
+		bw_tmp_drop(f->reg);
+	f->reg = -1;
 	bw_free(f->path);
 	bw_free(f->tmp);
 	f->path = f->tmp = NULL;
@@ -286,6 +299,29 @@ int bw_check_replaceable(const char *path, const char *input)
 	return 0;
 }
 
+/* Does the name hold, at `digits`, a PID of no live process followed by `stop` (a
+ * character, or '\0' for the end), and is parent/name this user's? Then its full path
+ * (bw_free it) in *full; *full stays NULL otherwise. BURROW_E_NOMEM when memory runs out. */
+static int stale_path(const char *parent, const char *name, const char *digits, char stop, char **full)
+{
+	char *end;
+	*full = NULL;
+	long pid = strtol(digits, &end, 10);
+	if (end == digits || *end != stop || pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 ||
+	    errno != ESRCH)
+		return 0;
+	char *p = bw_path_join(parent, name);
+	if (!p)
+		return BURROW_E_NOMEM;
+	struct stat sb;
+	if (lstat(p, &sb) < 0 || sb.st_uid != geteuid()) {
+		bw_free(p);
+		return 0;
+	}
+	*full = p;
+	return 0;
+}
+
 int bw_rm_stale_tmp(const char *path)
 {
 	char *parent = bw_dirname(path);
@@ -294,29 +330,41 @@ int bw_rm_stale_tmp(const char *path)
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
 	size_t bl = strlen(base);
-	DIR *d = parent ? opendir(parent) : NULL;
+	DIR *d = opendir(parent);
 	struct dirent *e;
-	while (d && bl && (e = readdir(d))) {
+	int st = 0;
+	while (!st && d && bl && (e = readdir(d))) {
 		const char *rest = e->d_name + bl;
 		if (strncmp(e->d_name, base, bl) || (strncmp(rest, ".tmp.", 5) && strncmp(rest, ".old.", 5)))
 			continue;
-		char *end;
-		long pid = strtol(rest + 5, &end, 10);
-		if (*end || pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-			continue;
-		char *p = bw_path_join(parent, e->d_name);
-		if (!p) {
-			closedir(d);
-			bw_free(parent);
-			return BURROW_E_NOMEM;
-		}
-		bw_rm_rf(p);
+		char *p;
+		if (!(st = stale_path(parent, e->d_name, rest + 5, '\0', &p)) && p)
+			bw_rm_rf(p);
 		bw_free(p);
 	}
 	if (d)
 		closedir(d);
 	bw_free(parent);
-	return 0;
+	return st;
+}
+
+int bw_rm_stale_prefixed(const char *dir, const char *prefix)
+{
+	const size_t pl = strlen(prefix);
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int st = 0;
+	while (!st && d && (e = readdir(d))) {
+		if (strncmp(e->d_name, prefix, pl))
+			continue;
+		char *p;
+		if (!(st = stale_path(dir, e->d_name, e->d_name + pl, '-', &p)) && p)
+			unlink(p);
+		bw_free(p);
+	}
+	if (d)
+		closedir(d);
+	return st;
 }
 
 int bw_check_space(const char *path, double bytes, const char *what)

@@ -97,9 +97,21 @@ int bw_check_replaceable(const char *path, const char *input);
  * is refused at once instead of filling the disk. */
 int bw_check_space(const char *path, double bytes, const char *what);
 /* Remove the leftovers of interrupted writers of `path` ("path.tmp.PID", "path.old.PID")
- * whose process PID is gone. Best effort (what cannot be removed stays), but
- * BURROW_E_NOMEM when memory runs out. */
+ * whose process PID is gone and that belong to this user. Best effort (what cannot be
+ * removed stays), but BURROW_E_NOMEM when memory runs out. */
 int bw_rm_stale_tmp(const char *path);
+/* Remove the files in `dir` named "<prefix><PID>-..." whose process PID is gone and that
+ * belong to this user (an evaluation's spill files). Best effort, BURROW_E_NOMEM likewise. */
+int bw_rm_stale_prefixed(const char *dir, const char *prefix);
+
+/* The registry of temporaries (core/tmpreg.c): a path this process is writing and would
+ * leave behind if killed (an OUT.tmp.PID folder, a file's .tmp.PID, a spill file) is
+ * registered BEFORE it is created and dropped once renamed into place or removed, so that
+ * burrow_remove_temporaries() can remove it when the command is interrupted. bw_tmp_add
+ * returns the slot, or -1 when the registry is full (not an error: the rerun's sweep of
+ * dead processes' leftovers remains). bw_tmp_drop accepts -1. */
+int bw_tmp_add(const char *path);
+void bw_tmp_drop(int id);
 /* Join a and b with '/' into a new string (bw_free it). NULL on no memory. */
 char *bw_path_join(const char *a, const char *b);
 /* The directory part of path, new string. */
@@ -111,7 +123,9 @@ typedef struct bw_atomic_file {
 	int fd;
 	char *path;   /* final name, owned */
 	char *tmp;    /* temporary name, owned */
+	int reg;      /* its slot in the registry of temporaries (bw_tmp_add), -1 when none */
 } bw_atomic_file;
+/* Also removes "path.tmp.PID" left by dead processes of this user (bw_rm_stale_tmp). */
 int bw_atomic_open(bw_atomic_file *f, const char *path);
 /* fsync, close, rename to the final name, fsync the directory. Frees names. */
 int bw_atomic_commit(bw_atomic_file *f);

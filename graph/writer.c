@@ -14,6 +14,7 @@
 struct burrow_writer {
 	char *dir;           /* final path, owned */
 	char *tmp;           /* temporary directory, owned */
+	int tmp_reg;         /* its slot in the registry of temporaries, -1 when none */
 	char *name;          /* owned */
 	char *source_json;   /* owned, may be NULL */
 	burrow_writer_opts o;
@@ -59,6 +60,7 @@ int burrow_writer_open(burrow_writer **out, const char *dir, const char *name, c
 	if (opts)
 		w->o = *opts;
 	w->num_nodes = -1;
+	w->tmp_reg = -1;
 	w->dir = bw_strdup(dir);
 	w->name = bw_strdup(name ? name : "");
 	w->tmp = bw_malloc(strlen(dir) + 32);
@@ -82,6 +84,7 @@ int burrow_writer_open(burrow_writer **out, const char *dir, const char *name, c
 	/* and what interrupted writers of this output left */
 	if (st || (st = bw_rm_rf(w->tmp)) || (st = bw_rm_stale_tmp(w->dir)))
 		goto fail;
+	w->tmp_reg = bw_tmp_add(w->tmp);
 	if (mkdir(w->tmp, 0755) < 0) {
 		st = bw_err_errno(errno, w->tmp, "mkdir");
 		goto fail;
@@ -97,6 +100,7 @@ int burrow_writer_open(burrow_writer **out, const char *dir, const char *name, c
 	*out = w;
 	return 0;
 fail:
+	bw_tmp_drop(w->tmp_reg);
 	bw_free(w->dir);
 	bw_free(w->name);
 	bw_free(w->tmp);
@@ -114,6 +118,7 @@ void burrow_writer_abort(burrow_writer *w)
 		bw_npy_writer_abort(&w->graph_idx);
 	if (w->tmp)
 		bw_rm_rf(w->tmp);
+	bw_tmp_drop(w->tmp_reg);
 	bw_free(w->dir);
 	bw_free(w->tmp);
 	bw_free(w->name);
@@ -536,6 +541,8 @@ int burrow_writer_commit(burrow_writer *w)
 			rename(old, w->dir);
 		goto fail;
 	}
+	bw_tmp_drop(w->tmp_reg);
+	w->tmp_reg = -1;
 	if (old)
 		bw_rm_rf(old);
 	st = bw_fsync_dir(parent);

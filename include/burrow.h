@@ -120,6 +120,17 @@ BURROW_API void burrow_mem_stats(size_t *current, /* out, may be NULL */
 /* Reset the peak to the current value. */
 BURROW_API void burrow_mem_reset_peak(void);
 
+/* ---------------------------------------------------------------- interrupts */
+
+/* Remove every temporary output this process's library calls are writing now (an
+ * OUT.tmp.<pid> folder, a file's .tmp.<pid>, an evaluation's spill files), and make any
+ * library call that would start a new one wait for good: for a program about to exit on
+ * SIGINT or SIGTERM. Not async-signal-safe: call it from an ordinary thread that the
+ * signal handler wakes (sem_post), not from the handler. Outputs already renamed into
+ * place stay. A later run also removes what a killed process (kill -9) left, by its dead
+ * PID. */
+BURROW_API void burrow_remove_temporaries(void);
+
 /* ---------------------------------------------------------------- dtypes */
 
 typedef enum burrow_dtype {

@@ -450,7 +450,7 @@ int burrow_partition(const char *dataset_dir, const burrow_partition_opts *opts,
 	bw_part_out *po = NULL;
 	burrow_partition_stats s = {0};
 	run rn = {0};
-	int st;
+	int st, tmp_reg = -1;
 	const double t_start = now();
 
 	if (opts)
@@ -518,6 +518,7 @@ int burrow_partition(const char *dataset_dir, const burrow_partition_opts *opts,
 	if ((st = bw_rm_stale_tmp(out)))
 		goto out;
 	sprintf(tmp, "%s.tmp.%ld", out, (long)getpid());
+	tmp_reg = bw_tmp_add(tmp); /* removed if the command is interrupted */
 	if ((st = bw_rm_rf(tmp)) || (st = bw_mkdir_p(tmp, 0755)))
 		goto out;
 
@@ -663,6 +664,7 @@ out:
 	bw_free(sym_ptr);
 	if (st && tmp && tmp[0])
 		bw_rm_rf(tmp);
+	bw_tmp_drop(tmp_reg);
 	bw_free(rl.offsets);
 	bw_free(rl.new_of_orig);
 	bw_free(rl.orig_of_new);

@@ -204,6 +204,8 @@ Test(dataset, meta_json_checked)
 		{"\"version\":\t1", "\"version\":\t2", "format version 2"},
 		{"\"num_nodes\":\t50", "\"num_nodes\":\t51", "indptr.npy: shape is [51], expected [52]"},
 		{"\"num_nodes\":\t50", "\"num_nodes\":\t-5", "must be a non-negative integer"},
+		/* cast to an integer before the range check once (UB, caught by clang's UBSan) */
+		{"\"num_nodes\":\t50", "\"num_nodes\":\t1e30", "must be a non-negative integer"},
 		{"\"symmetric\":\ttrue", "\"symmetric\":\t3", "\"symmetric\" must be true or false"},
 		{"\"feat_dtype\":\t\"float32\"", "\"feat_dtype\":\t\"int8\"", "\"feat_dtype\" must be"},
 		{"{", "[", "not a JSON object"},

@@ -804,6 +804,18 @@ Test(bad_input, node_id_out_of_range)
 	free(a.p), free(b.p), free(c.p);
 }
 
+/* A 1 KB zip whose num-node-list says 1e15 wrote until the disk was full (issue 19): the
+ * count is refused before anything is written. */
+Test(bad_input, absurd_node_count)
+{
+	const char *n = "1000000000000000\n";
+	buf z = gz(n, strlen(n));
+	override ov = {"raw/num-node-list.csv.gz", z.p, z.n};
+	const char *want[] = {"needs at least", "bytes"};
+	prep_fails(&ov, 1, want, 2);
+	free(z.p);
+}
+
 Test(bad_input, feature_rows_not_n)
 {
 	ogb g;

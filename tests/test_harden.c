@@ -1,5 +1,6 @@
 /* test_harden.c: corrupted datasets refused by every command that reads one, --force that
- * replaces only Burrow outputs, leftovers of dead processes removed, escaped JSON (issue 19). */
+ * replaces only Burrow outputs, leftovers of dead processes removed, escaped JSON, Ctrl-C and
+ * SIGTERM removing temporaries, resume logging each epoch once (issue 19). */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 
@@ -7,9 +8,14 @@
 #include "util.h"
 
 #include <cjson/cJSON.h>
+#include <zlib.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -63,7 +69,7 @@ static void refused(const char *dir, const char *what, const char *cmd)
 }
 
 /* What crashed training, partitioning or ran on garbage is refused by each of them. */
-Test(harden, corrupt_datasets_refused_by_every_command)
+Test(harden, corrupt_datasets_refused_by_every_command, .timeout = 300)
 {
 	char cmd[1024];
 	static const struct {
@@ -74,7 +80,7 @@ Test(harden, corrupt_datasets_refused_by_every_command)
 		{"indices.npy", 5, 300, "indices.npy: row"},   /* an id past N */
 		{"indices.npy", 0, -1, "neighbor -1"},         /* -1 (ran on garbage with --full-graph) */
 		{"indptr.npy", 7, 1000000, "indptr decreases"}, /* non-monotone offsets */
-		{"labels.npy", 299, 7, "node 299 has label 7"}, /* a label past C */
+		{"labels.npy", -1, 7, "has label 7"},          /* a label past C, on a test node (not train) */
 		{"split/test.npy", 0, 300, "outside [0, 300)"}, /* a split id past N */
 		{"split/test.npy", 0, 0, "in two splits"},      /* overlapping splits (0 is in train or valid) */
 	};
@@ -89,6 +95,14 @@ Test(harden, corrupt_datasets_refused_by_every_command)
 			cr_assert_eq(bw_npy_load(tr, &h, &ids), 0);
 			poke(d, "split/test.npy", 0, ((int64_t *)ids)[0]);
 			bw_free(ids);
+		} else if (cases[c].at < 0) { /* a node of the test split: accepted once, not being trained on */
+			char *te = tu_path(d, "split/test.npy");
+			bw_npy h;
+			void *ids;
+			cr_assert_eq(bw_npy_load(te, &h, &ids), 0);
+			poke(d, cases[c].file, ((int64_t *)ids)[0], cases[c].value);
+			bw_free(ids);
+			free(te);
 		} else {
 			poke(d, cases[c].file, cases[c].at, cases[c].value);
 		}
@@ -129,8 +143,8 @@ Test(harden, corrupt_datasets_refused_by_every_command)
 	free(d);
 }
 
-/* num_classes 2e9 made info allocate 16 GB; an epoch of 1e10 in a checkpoint loaded as
- * a negative int: both refused at the parse. */
+/* num_classes 2e9 made info allocate 16 GB: refused at the parse (a checkpoint's epoch of
+ * 1e10: bad_checkpoint_headers_refused_naming_the_file). */
 Test(harden, huge_counts_refused)
 {
 	char *d = small("classes"), *m = tu_path(d, "meta.json");
@@ -265,4 +279,270 @@ Test(harden, import_refuses_overlaps_and_absurd_counts)
 	free(err);
 	free(edges);
 	free(out);
+}
+
+/* ------------------------------------------------------------ interrupts (issue 19, deliver 2) */
+
+/* What matches `pattern` (find's -name) under dir: "" when nothing; caller frees. */
+static char *found(const char *dir, const char *pattern)
+{
+	char *out;
+	cr_assert_eq(tu_sh(&out, NULL, "find '%s' -name '%s'", dir, pattern), 0);
+	return out;
+}
+
+/* Send sig to p: it must exit 128 + sig with exactly "burrow: CMD: interrupted (SIGNAME)" on
+ * stderr. */
+static void interrupt(pid_t p, int sig, const char *errpath, const char *cmd)
+{
+	cr_assert_eq(kill(p, sig), 0);
+	int status;
+	cr_assert_eq(waitpid(p, &status, 0), p);
+	char *err = tu_read(errpath, NULL), want[128];
+	cr_assert(WIFEXITED(status), "%s: killed by signal %d instead of exiting: %s", cmd,
+		  WIFSIGNALED(status) ? WTERMSIG(status) : -1, err);
+	cr_assert_eq(WEXITSTATUS(status), 128 + sig, "%s: exit %d: %s", cmd, WEXITSTATUS(status), err);
+	snprintf(want, sizeof want, "burrow: %s: interrupted (%s)\n", cmd, sig == SIGINT ? "SIGINT" : "SIGTERM");
+	cr_assert_str_eq(err, want);
+	free(err);
+}
+
+/* SIGINT and SIGTERM while gen, partition, train and eval write: exit 130 / 143 with one
+ * line, and none of their temporaries (OUT.tmp.PID, *.ckpt.tmp.PID, spill files) is left. */
+Test(harden, interrupts_remove_temporaries_and_exit_130_or_143, .timeout = 300)
+{
+	char *errp = tu_path(tu_dir, "err"), *g = tu_path(tu_dir, "g"), *pat = tu_path(tu_dir, "g.tmp.*"), *left;
+	/* gen rmat writes a 2M-node dataset into g.tmp.PID (hundreds of MB when complete) */
+	const int sigs[] = {SIGINT, SIGTERM};
+	for (int i = 0; i < 2; i++) {
+		char *argv[] = {(char *)tu_burrow(), "gen", "rmat", g, "--scale", "21", "--feat-dim", "128",
+				"--threads", "1", "--quiet", NULL};
+		pid_t p = tu_start(errp, argv);
+		tu_wait_for(p, pat, errp);
+		interrupt(p, sigs[i], errp, "gen");
+		cr_assert_str_empty(left = found(tu_dir, "*.tmp.*"), "left: %s", left);
+		free(left);
+		cr_assert(!tu_exists(g));
+	}
+	/* a dataset big enough to take seconds to partition, train and evaluate */
+	char *d = tu_path(tu_dir, "c"), *err;
+	cr_assert_eq(tu_sh(NULL, &err, "%s gen csbm '%s' --nodes 100000 --feat-dim 16 --quiet", tu_burrow(), d), 0, "%s", err);
+	free(err);
+	char *ptmp = tu_path(d, "parts-4.tmp.*");
+	char *pargv[] = {(char *)tu_burrow(), "partition", d, "--parts", "4", "--threads", "1", "--quiet", NULL};
+	pid_t p = tu_start(errp, pargv);
+	tu_wait_for(p, ptmp, errp);
+	interrupt(p, SIGTERM, errp, "partition");
+	cr_assert_str_empty(left = found(d, "*.tmp.*"), "left: %s", left);
+	free(left);
+	/* train: interrupted after its first checkpoint; the checkpoint folder keeps last.ckpt only */
+	char *ck = tu_path(tu_dir, "ck"), *last = tu_path(tu_dir, "ck/last.ckpt"), *log = tu_path(tu_dir, "log");
+	char *targv[] = {(char *)tu_burrow(), "train", d, "--epochs", "1000", "--hidden", "16", "--threads", "1", "--quiet",
+			 "--checkpoint", ck, "--log", log, NULL};
+	p = tu_start(errp, targv);
+	tu_wait_for(p, last, errp);
+	interrupt(p, SIGINT, errp, "train");
+	cr_assert_str_empty(left = found(ck, "*.tmp.*"), "left: %s", left);
+	free(left);
+	/* eval spills each hidden layer (--mem 1K) into --scratch: interrupted while a spill exists */
+	char *scr = tu_path(tu_dir, "scratch"), *spat = tu_path(tu_dir, "scratch/burrow-spill-*");
+	cr_assert_eq(mkdir(scr, 0755), 0);
+	char *eargv[] = {(char *)tu_burrow(), "eval", d, "--checkpoint", last, "--mem", "1K", "--scratch", scr,
+			 "--threads", "1", NULL};
+	p = tu_start(errp, eargv);
+	tu_wait_for(p, spat, errp);
+	interrupt(p, SIGTERM, errp, "eval");
+	cr_assert_str_empty(left = found(scr, "burrow-spill-*"), "left: %s", left);
+	free(left);
+	free(scr);
+	free(spat);
+	free(ck);
+	free(last);
+	free(log);
+	free(ptmp);
+	free(d);
+	free(errp);
+	free(g);
+	free(pat);
+}
+
+/* kill -9 leaves OUT.tmp.PID, *.ckpt.tmp.PID and spill files; the next run of the same kind
+ * removes those of dead processes of this user, never a live process's or another user's. */
+Test(harden, rerun_sweeps_what_kill_9_left, .timeout = 200)
+{
+	char *errp = tu_path(tu_dir, "err"), *g = tu_path(tu_dir, "g"), *pat = tu_path(tu_dir, "g.tmp.*"), *left, *err;
+	char *argv[] = {(char *)tu_burrow(), "gen", "rmat", g, "--scale", "21", "--feat-dim", "128",
+			"--threads", "1", "--quiet", NULL};
+	pid_t p = tu_start(errp, argv);
+	tu_wait_for(p, pat, errp);
+	cr_assert_eq(kill(p, SIGKILL), 0);
+	cr_assert_eq(waitpid(p, NULL, 0), p);
+	cr_assert_str_not_empty(left = found(tu_dir, "g.tmp.*"), "kill -9 left nothing to sweep");
+	free(left);
+	cr_assert_eq(tu_sh(NULL, &err, "%s gen csbm '%s' --nodes 300 --feat-dim 8 --quiet", tu_burrow(), g), 0, "%s", err);
+	free(err);
+	cr_assert_str_empty(left = found(tu_dir, "g.tmp.*"), "left: %s", left);
+	free(left);
+
+	/* checkpoint and spill temporaries: of a dead pid (swept), of this live test (kept), and a
+	 * dead pid's file that belongs to another user (kept; only when the test runs as root) */
+	pid_t dead = fork();
+	if (dead == 0)
+		_exit(0);
+	cr_assert(dead > 0);
+	waitpid(dead, NULL, 0);
+	const long me = (long)getpid();
+	char *ck = tu_path(tu_dir, "ck"), *scr = tu_path(tu_dir, "scratch");
+	cr_assert_eq(tu_sh(NULL, NULL, "mkdir -p '%s' '%s'", ck, scr), 0);
+	char *swept[] = {tu_path(ck, "last.ckpt.tmp.%ld", (long)dead), tu_path(ck, "best.ckpt.tmp.%ld", (long)dead),
+			 tu_path(scr, "burrow-spill-%ld-0-layer0.npy", (long)dead),
+			 tu_path(scr, "burrow-spill-%ld-1-layer0.npy.tmp.%ld", (long)dead, (long)dead)};
+	char *kept[] = {tu_path(ck, "last.ckpt.tmp.%ld", me), tu_path(scr, "burrow-spill-%ld-0-layer0.npy", me),
+			tu_path(scr, "burrow-spill-%ld-7-layer0.npy", (long)dead), tu_path(scr, "notes.txt")};
+	for (size_t i = 0; i < 4; i++)
+		cr_assert_eq(tu_sh(NULL, NULL, "echo x > '%s' && echo x > '%s'", swept[i], kept[i]), 0);
+	const bool root = geteuid() == 0;
+	if (root) /* another user's, though its pid is dead */
+		cr_assert_eq(chown(kept[2], 65534, 65534), 0);
+	cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' --epochs 1 --hidden 8 --threads 1 --quiet --checkpoint '%s'",
+			   tu_burrow(), g, ck), 0, "%s", err);
+	free(err);
+	char *best = tu_path(ck, "best.ckpt");
+	cr_assert_eq(tu_sh(NULL, &err, "%s eval '%s' --checkpoint '%s' --mem 1K --scratch '%s' --threads 1", tu_burrow(),
+			   g, best, scr), 0, "%s", err);
+	free(err);
+	for (size_t i = 0; i < 4; i++) {
+		cr_assert(!tu_exists(swept[i]), "%s of a dead process is left", swept[i]);
+		cr_assert(i == 2 && !root ? true : tu_exists(kept[i]), "%s was removed", kept[i]);
+		free(swept[i]);
+		free(kept[i]);
+	}
+	free(best);
+	free(ck);
+	free(scr);
+	free(errp);
+	free(g);
+	free(pat);
+}
+
+/* A kill between an epoch's log line and its checkpoint's rename leaves the log one epoch
+ * ahead of last.ckpt (made here exactly: the log line of epoch 3 appended to a 2-epoch run,
+ * and half a line after it); --resume must log each epoch once. */
+Test(harden, resume_logs_each_epoch_once)
+{
+	char *d = small("r"), *ck = tu_path(tu_dir, "ck"), *log = tu_path(tu_dir, "log.jsonl"), *err;
+	const char *common = "--epochs %d --hidden 8 --threads 1 --quiet --checkpoint '%s' --log '%s'";
+	char fmt[512];
+	snprintf(fmt, sizeof fmt, "%%s train '%%s' %s", common);
+	cr_assert_eq(tu_sh(NULL, &err, fmt, tu_burrow(), d, 2, ck, log), 0, "%s", err);
+	free(err);
+	cr_assert_eq(tu_sh(NULL, NULL, "grep '\"epoch\": 2,' '%s' | sed 's/\"epoch\": 2,/\"epoch\": 3,/' >> '%s' && "
+				       "printf '{\"epoch\": 4, \"lo' >> '%s'", log, log, log), 0);
+	snprintf(fmt, sizeof fmt, "%%s train '%%s' %s --resume", common);
+	cr_assert_eq(tu_sh(NULL, &err, fmt, tu_burrow(), d, 5, ck, log), 0, "%s", err);
+	free(err);
+	size_t len;
+	char *text = tu_read(log, &len);
+	int seen[8] = {0}, e;
+	for (char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		cr_assert(strchr(line, '\n'), "an incomplete line is left: %s", line);
+		if (sscanf(line, "{\"epoch\": %d", &e) == 1) {
+			cr_assert(e >= 1 && e <= 5, "%s", line);
+			seen[e]++;
+		} else {
+			cr_assert(!strncmp(line, "{\"final\": true", 14), "not a log line: %.80s", line);
+		}
+	}
+	for (e = 1; e <= 5; e++)
+		cr_assert_eq(seen[e], 1, "epoch %d is in the log %d times:\n%s", e, seen[e], text);
+	free(text);
+	free(log);
+	free(ck);
+	free(d);
+}
+
+/* ------------------------------------------------------------ checkpoint headers */
+
+/* Replace `from` by `to` in the JSON header of the checkpoint at path: the header re-padded
+ * to 8 bytes, the trailer's total length and CRC-32 rewritten (format: docs/train.md), so
+ * that only the edited value can make the file refused. */
+static void ck_edit(const char *path, const char *from, const char *to)
+{
+	size_t len;
+	unsigned char *raw = tu_read(path, &len);
+	cr_assert(raw && len > 32);
+	uint32_t hl;
+	memcpy(&hl, raw + 12, 4);
+	const char *h = (const char *)raw + 16;
+	const char *at = memmem(h, hl, from, strlen(from));
+	cr_assert(at, "%s is not in the header: %.400s", from, h);
+	size_t jl = hl; /* the JSON without its padding */
+	while (jl && h[jl - 1] == ' ')
+		jl--;
+	const size_t pre = (size_t)(at - h), fl = strlen(from), tl = strlen(to), njl = jl - fl + tl,
+		     nhl = (njl + 7) & ~(size_t)7, body = len - 16 - hl - 16, nlen = 16 + nhl + body + 16;
+	unsigned char *o = malloc(nlen);
+	memcpy(o, raw, 12);
+	const uint32_t h32 = (uint32_t)nhl;
+	memcpy(o + 12, &h32, 4);
+	memcpy(o + 16, h, pre);
+	memcpy(o + 16 + pre, to, tl);
+	memcpy(o + 16 + pre + tl, at + fl, jl - pre - fl);
+	memset(o + 16 + njl, ' ', nhl - njl);
+	memcpy(o + 16 + nhl, raw + 16 + hl, body);
+	const uint64_t total = nlen;
+	memcpy(o + nlen - 16, &total, 8);
+	const uint32_t crc = (uint32_t)crc32(0L, o, (uInt)(nlen - 16));
+	memcpy(o + nlen - 8, &crc, 4);
+	memcpy(o + nlen - 4, "BWND", 4);
+	FILE *f = fopen(path, "wb");
+	cr_assert(f && fwrite(o, 1, nlen, f) == nlen);
+	fclose(f);
+	free(o);
+	free(raw);
+}
+
+/* A checkpoint's epoch of 1e10 loaded as epoch -2147483648 (a cast before the range check);
+ * a header the trainer refuses (hidden 0) was reported as "eval: train: hidden width ..."
+ * without naming the file. Both are refused with one line naming the checkpoint. */
+Test(harden, bad_checkpoint_headers_refused_naming_the_file)
+{
+	char *d = small("k"), *ck = tu_path(tu_dir, "ck"), *last = tu_path(ck, "last.ckpt"), *err;
+	cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' --epochs 2 --hidden 8 --threads 1 --quiet --checkpoint '%s'",
+			   tu_burrow(), d, ck), 0, "%s", err);
+	free(err);
+	char *keep = tu_path(tu_dir, "keep.ckpt");
+	cr_assert_eq(tu_sh(NULL, NULL, "cp '%s' '%s'", last, keep), 0);
+	/* the editor itself keeps a checkpoint valid: 2.0 is the integer 2 (the header grows by 2) */
+	ck_edit(last, "\"epoch\":2,", "\"epoch\":2.0,");
+	char cmd[1024];
+	cr_assert_eq(tu_sh(NULL, &err, "%s eval '%s' --checkpoint '%s' --threads 1", tu_burrow(), d, last), 0,
+		     "edited but valid checkpoint refused: %s", err);
+	free(err);
+	static const struct {
+		const char *from, *to, *what;
+	} cases[] = {
+		{"\"epoch\":2.0,", "\"epoch\":1e10,", "'epoch' is 1e+10, not an integer"},
+		{"\"epoch\":2.0,", "\"epoch\":-1e300,", "'epoch' is -1e+300, not an integer"},
+		{"\"hidden\":8,", "\"hidden\":0,", "hidden"}, /* eval: "hidden width"; train: "hidden 0" */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		cr_assert_eq(tu_sh(NULL, NULL, "cp '%s' '%s'", keep, last), 0);
+		ck_edit(last, "\"epoch\":2,", "\"epoch\":2.0,");
+		ck_edit(last, cases[i].from, cases[i].to);
+		const char *cmds[] = {"eval '%s' --checkpoint '%s' --threads 1",
+				      "train '%s' --epochs 3 --hidden 8 --threads 1 --quiet --resume --checkpoint '%s'"};
+		for (int k = 0; k < 2; k++) {
+			snprintf(cmd, sizeof cmd, cmds[k], d, k ? ck : last);
+			int rc = tu_sh(NULL, &err, "%s %s", tu_burrow(), cmd);
+			cr_assert_eq(rc, 1, "%s: exit %d: %s", cmd, rc, err);
+			cr_assert(strstr(err, cases[i].what) && strstr(err, "last.ckpt"), "%s: %s", cmd, err);
+			cr_assert(strchr(err, '\n') == err + strlen(err) - 1, "%s: not one line: %s", cmd, err);
+			free(err);
+		}
+	}
+	free(keep);
+	free(last);
+	free(ck);
+	free(d);
 }

@@ -5,9 +5,11 @@
 #include "util.h"
 
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 
 static double cli_time(void)
@@ -161,6 +163,45 @@ Test(mpi, train_cli_and_a_failing_rank)
 	cr_assert(dt < 10, "took %.1f s", dt);
 	free(out);
 	free(err);
+	tu_rmrf(dir);
+	free(dir);
+}
+
+/* SIGINT to mpirun during burrow train: mpirun passes it on to the ranks (as SIGTERM), they
+ * remove their temporaries and end, one "interrupted" line (rank 0's), no rank left running
+ * (waitpid returns within the suite's timeout), no *.tmp.* in the checkpoint folder. */
+Test(mpi, interrupted_train_ends_every_rank)
+{
+	char *dir = tu_tmpdir(), *err;
+	cr_assert_eq(tu_sh(NULL, &err, "%s gen csbm %s/g --nodes 50000 --feat-dim 16 --quiet && "
+				       "%s partition %s/g --parts 2 --quiet",
+			   tu_burrow(), dir, tu_burrow(), dir),
+		     0, "%s", err);
+	free(err);
+	char *parts = tu_path(dir, "g/parts-2"), *ck = tu_path(dir, "ck"), *last = tu_path(dir, "ck/last.ckpt"),
+	     *errp = tu_path(dir, "err");
+	setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+	setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+	setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
+	char *argv[] = {"mpirun", "-np", "2", (char *)tu_burrow(), "train", parts, "--epochs", "100000", "--hidden", "16",
+			"--threads", "1", "--quiet", "--checkpoint", ck, NULL};
+	pid_t p = tu_start(errp, argv);
+	tu_wait_for(p, last, errp); /* an epoch is done: both ranks are in the loop */
+	cr_assert_eq(kill(p, SIGINT), 0);
+	int status;
+	cr_assert_eq(waitpid(p, &status, 0), p);
+	char *text = tu_read(errp, NULL), *left;
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) != 0, "status %d: %s", status, text);
+	cr_assert(strstr(text, "burrow: train: interrupted (SIG"), "%s", text);
+	cr_assert_eq(tu_sh(&left, NULL, "find '%s' -name '*.tmp.*'", ck), 0);
+	cr_assert_str_empty(left, "left: %s", left);
+	cr_assert(tu_exists(last));
+	free(left);
+	free(text);
+	free(errp);
+	free(last);
+	free(ck);
+	free(parts);
 	tu_rmrf(dir);
 	free(dir);
 }

@@ -915,6 +915,12 @@ Test(partition, reader_refuses_inconsistent_parts)
 	cr_assert_eq(burrow_parts_open(&ps, out), BURROW_E_FORMAT);
 	cr_assert(strstr(burrow_last_error(), "node_offsets"), "%s", burrow_last_error());
 	free(cmd);
+	/* a number too large for any integer (cast before the range check once: UB) */
+	cr_assert(asprintf(&cmd, "sed -i 's/\"num_nodes\":\t801/\"num_nodes\":\t1e30/' '%s'", mp) > 0);
+	cr_assert_eq(system(cmd), 0);
+	cr_assert_eq(burrow_parts_open(&ps, out), BURROW_E_FORMAT);
+	cr_assert(strstr(burrow_last_error(), "\"num_nodes\" must be a non-negative integer"), "%s", burrow_last_error());
+	free(cmd);
 	free(mp);
 	free(bad);
 	free(hp);

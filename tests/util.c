@@ -2,6 +2,11 @@
 #define _GNU_SOURCE
 #include "util.h"
 
+#include <criterion/criterion.h>
+
+#include <fcntl.h>
+#include <glob.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,4 +193,40 @@ size_t tu_mem_now(void)
 	size_t now;
 	burrow_mem_stats(&now, NULL);
 	return now;
+}
+
+pid_t tu_start(const char *errpath, char *const argv[])
+{
+	pid_t p = fork();
+	if (p == 0) {
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		int e = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644), o = open("/dev/null", O_WRONLY);
+		if (e < 0 || o < 0 || dup2(e, 2) < 0 || dup2(o, 1) < 0)
+			_exit(126);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	cr_assert(p > 0);
+	return p;
+}
+
+void tu_wait_for(pid_t p, const char *pattern, const char *errpath)
+{
+	for (;;) {
+		glob_t g;
+		int r = glob(pattern, 0, NULL, &g);
+		globfree(&g);
+		if (r == 0)
+			return;
+		int status;
+		if (waitpid(p, &status, WNOHANG) == p) {
+			char *err = tu_read(errpath, NULL);
+			cr_assert_fail("ended (status %d) before %s appeared: %s", status, pattern, err ? err : "");
+		}
+		usleep(2000);
+	}
 }

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Suites whose tests each get a fresh scratch directory, tu_dir, removed afterwards. */
 extern char *tu_dir;
@@ -34,6 +35,15 @@ const char *tu_datasets(void);
 /* Run a shell command line; returns its exit status (or -1). When err is not NULL, it
  * receives the command's stderr (caller frees); out likewise for stdout. */
 int tu_sh(char **out, char **err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Start a program (argv[0] its path, argv NULL-terminated) in the background, its stderr
+ * into errpath, stdout to /dev/null, SIGINT and SIGTERM as by default whatever the runner
+ * does with them. */
+pid_t tu_start(const char *errpath, char *const argv[]);
+/* Wait until something matches the glob `pattern` (what the program started by tu_start is
+ * writing): polled, the suite's timeout bounds it. Fails the test when the program ends
+ * first, with its stderr. */
+void tu_wait_for(pid_t p, const char *pattern, const char *errpath);
 
 /* The "loss" values of a JSON-lines --log file, as printed, into losses[0 .. max); returns
  * how many were found (-1 when the file cannot be read). */

@@ -46,7 +46,8 @@ static void usage(FILE *f)
 		   "Out-of-core graph neural network training. Commands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
-	fprintf(f, "\nExit status: 0 success, 1 failure, 2 usage error.\n");
+	fprintf(f, "\nExit status: 0 success, 1 failure, 2 usage error, 130 / 143 interrupted (SIGINT /\n"
+		   "SIGTERM: the command's temporary outputs are removed).\n");
 }
 
 /* Is one of the arguments a parts directory (meta.json of format "burrow-parts")? Then
@@ -115,9 +116,11 @@ int main(int argc, char **argv)
 	/* BURROW_DEBUG=1 in the environment: the library's debug lines too (per-pass details) */
 	const char *dbg = getenv("BURROW_DEBUG");
 	burrow_log_set(cli_log, NULL, dbg && *dbg && strcmp(dbg, "0") ? BURROW_LOG_DEBUG : BURROW_LOG_INFO);
+	int rank, size = launcher_size(&rank);
+	/* Ctrl-C, SIGTERM: remove the temporary outputs, one line (from rank 0), exit 130 / 143 */
+	cli_interrupts_init(cmd, rank != 0);
 	if (!strcmp(cmd, "train") && names_parts_dir(argc - 1, argv + 1))
 		return cmd_train_dist(argc - 1, argv + 1);
-	int rank, size = launcher_size(&rank);
 	if (size > 1 && !strcmp(cmd, "train")) {
 		/* every rank would do all of the work and write the same files */
 		if (rank == 0)

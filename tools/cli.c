@@ -4,12 +4,74 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+static const char *interrupted_cmd;
+static bool interrupted_quiet;
+static volatile sig_atomic_t interrupted_sig;
+static sem_t interrupted_sem;
+
+/* The handler runs in whichever thread the signal lands on (libraries such as OpenBLAS start
+ * threads before main, so the signals cannot be blocked everywhere): it only wakes the
+ * thread below. */
+static void on_interrupt(int sig)
+{
+	if (!interrupted_sig) {
+		interrupted_sig = sig;
+		sem_post(&interrupted_sem); /* async-signal-safe */
+	}
+}
+
+/* The thread that acts on a signal: it is an ordinary thread, so it may walk and remove
+ * folders (nothing here need be async-signal-safe); it ends the process. */
+static void *interrupt_thread(void *arg)
+{
+	(void)arg;
+	while (sem_wait(&interrupted_sem) != 0)
+		;
+	const int sig = interrupted_sig;
+	burrow_remove_temporaries();
+	if (!interrupted_quiet) {
+		char line[256];
+		int n = snprintf(line, sizeof line, "%sburrow: %s: interrupted (%s)\n",
+				 isatty(STDERR_FILENO) ? "\r\033[K" : "", interrupted_cmd,
+				 sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP");
+		if (n > 0 && write(STDERR_FILENO, line, (size_t)n) < 0)
+			n = 0; /* nothing more to do: the process is ending */
+	}
+	_exit(128 + sig);
+}
+
+int cli_interrupts_init(const char *cmd, bool quiet)
+{
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+	interrupted_cmd = cmd;
+	interrupted_quiet = quiet;
+	pthread_t th;
+	if (sem_init(&interrupted_sem, 0, 0) != 0 || pthread_create(&th, NULL, interrupt_thread, NULL) != 0)
+		return -1;
+	pthread_detach(th);
+	for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+		struct sigaction sa;
+		/* a signal the parent ignores (nohup, a background job of a script) stays ignored */
+		if (sigaction(sigs[i], NULL, &sa) != 0 || sa.sa_handler == SIG_IGN)
+			continue;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_interrupt;
+		sa.sa_flags = SA_RESTART;
+		sigfillset(&sa.sa_mask);
+		sigaction(sigs[i], &sa, NULL);
+	}
+	return 0;
+}
 
 int cli_fail(const char *what, const char *fmt, ...)
 {

@@ -16,6 +16,14 @@ typedef struct cli_cmd {
 	int (*run)(int argc, char **argv); /* argv[0] is the command name */
 } cli_cmd;
 
+/* Ctrl-C and friends: SIGINT, SIGTERM and SIGHUP (each unless the parent made the process
+ * ignore it) wake one thread, which removes the library's temporary outputs
+ * (burrow_remove_temporaries), prints
+ * "burrow: <cmd>: interrupted (SIGINT)" unless `quiet` (the MPI ranks but 0), and exits
+ * 128 + the signal's number (130 for SIGINT, 143 for SIGTERM). Call once. 0, or -1 when the
+ * thread cannot start (the signals then act as by default). */
+int cli_interrupts_init(const char *cmd, bool quiet);
+
 /* "burrow: <what>: <why>" on stderr; returns EXIT_FAIL. */
 int cli_fail(const char *what, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The library's message for a failed call, without a leading "<what>: " that would repeat

@@ -74,7 +74,7 @@ int cmd_train(int argc, char **argv)
 		fprintf(stderr, "burrow: train: resumed %s after epoch %d\n", last_path, burrow_trainer_epoch(t));
 	}
 	FILE *log = NULL;
-	if (log_path && !(log = fopen(log_path, resume ? "a" : "w"))) {
+	if (log_path && !(log = train_cli_log_open(log_path, resume, burrow_trainer_epoch(t)))) {
 		cli_fail("train", "%s: cannot open the log: %s", log_path, strerror(errno));
 		goto fail_trainer;
 	}

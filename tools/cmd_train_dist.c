@@ -77,7 +77,7 @@ int cmd_train_dist(int argc, char **argv)
 			fprintf(stderr, "burrow: train: resumed %s after epoch %d\n", last, burrow_dist_epoch(d));
 	}
 	FILE *lf = NULL;
-	if (rank == 0 && log && !(lf = fopen(log, a.resume ? "a" : "w")))
+	if (rank == 0 && log && !(lf = train_cli_log_open(log, a.resume, burrow_dist_epoch(d))))
 		return fail_all(rank, "cannot open the --log file");
 	/* the compute threads per rank: the same on every rank unless the nodes differ */
 	int64_t thr_min[2] = {burrow_dist_threads(d), -burrow_dist_threads(d)};

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static char *resolve(const char *ckpt)
 {
@@ -217,6 +218,34 @@ const char *train_cli_result(char *buf, size_t cap, const burrow_best *b, int tr
 	else
 		snprintf(buf, cap, "nothing trained: --epochs %d", epochs);
 	return buf;
+}
+
+FILE *train_cli_log_open(const char *path, bool resume, int done)
+{
+	if (!resume)
+		return fopen(path, "w");
+	FILE *f = fopen(path, "r+");
+	if (!f)
+		return errno == ENOENT ? fopen(path, "a") : NULL;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	long keep = 0; /* bytes to keep: the lines before the first one to drop */
+	int epoch;
+	while ((n = getline(&line, &cap, f)) > 0) {
+		if (line[n - 1] != '\n' || (sscanf(line, "{\"epoch\": %d", &epoch) == 1 && epoch > done))
+			break;
+		keep += (long)n;
+	}
+	free(line);
+	const bool cut = n > 0;
+	if (ferror(f) || (cut && (fflush(f) != 0 || ftruncate(fileno(f), keep) != 0)) || fseek(f, 0, SEEK_END) != 0) {
+		const int e = errno;
+		fclose(f);
+		errno = e;
+		return NULL;
+	}
+	return f;
 }
 
 void train_cli_log_epoch(FILE *f, const burrow_epoch_stats *es, const burrow_eval_stats *ev, int ranks,

@@ -54,6 +54,11 @@ const char *train_cli_result(char *buf, size_t cap, const burrow_best *b, int tr
 /* --log's objects, one schema for one process and for mpirun: an epoch's (ranks > 0 adds
  * "ranks" and the communication times of cs), and the final one (ranks > 0 adds "ranks" and
  * whether the replicas' weights are equal). Absent values are null. */
+/* Open the --log file for an epoch loop that starts after epoch `done`: "w" for a fresh
+ * run; on --resume, "a" after cutting the file at its first line of an epoch later than
+ * `done` (written before a kill that came ahead of that epoch's checkpoint) or its last
+ * line when incomplete, so that each epoch is in the log once. NULL with errno on failure. */
+FILE *train_cli_log_open(const char *path, bool resume, int done);
 void train_cli_log_epoch(FILE *f, const burrow_epoch_stats *es, const burrow_eval_stats *ev, int ranks,
 			 const burrow_comm_stats *cs);
 void train_cli_log_final(FILE *f, const burrow_best *b, int epochs, int trained, double total_s, uint64_t checksum,

@@ -111,6 +111,9 @@ static char *spill_path(burrow_trainer *t, int layer)
 		dir = getenv("TMPDIR");
 	if (!dir || !*dir)
 		dir = "/tmp";
+	/* what evaluations killed before they could remove their spills left */
+	if (bw_rm_stale_prefixed(dir, "burrow-spill-"))
+		return NULL;
 	char name[96];
 	snprintf(name, sizeof name, "burrow-spill-%ld-%llu-layer%d.npy", (long)getpid(),
 		 (unsigned long long)t->spill_seq++, layer);
@@ -123,13 +126,15 @@ typedef struct layer_out {
 	bw_npy_writer w;
 	bool writing;
 	char *path;      /* the spill file once committed (owned) */
+	int reg;         /* path's slot in the registry of temporaries (when path is set) */
 } layer_out;
 
-static void drop_input(bw_rows *in, float **mem, char **path)
+static void drop_input(bw_rows *in, float **mem, char **path, int reg)
 {
 	if (*path) {
 		bw_rows_close(in);
 		unlink(*path);
+		bw_tmp_drop(reg);
 		bw_free(*path);
 		*path = NULL;
 	}
@@ -154,6 +159,7 @@ int bw_trainer_infer_upto(burrow_trainer *t, int layers, bw_infer_sink sink, voi
 	bw_rows in = t->feat_rows;
 	float *in_mem = NULL;   /* owned input embeddings (layers > 0) */
 	char *in_path = NULL;   /* spilled input embeddings */
+	int in_reg = -1;        /* in_path's slot in the registry of temporaries */
 	layer_out lo = {0};
 	int st = 0;
 	*spilled_bytes = 0;
@@ -183,6 +189,7 @@ int bw_trainer_infer_upto(burrow_trainer *t, int layers, bw_infer_sink sink, voi
 					st = BURROW_E_NOMEM;
 					goto out;
 				}
+				lo.reg = bw_tmp_add(lo.path); /* removed if the command is interrupted */
 				if ((st = bw_npy_writer_open(&lo.w, lo.path, BURROW_DTYPE_F32, 2, shape, BW_NPY_ALIGN)))
 					goto out;
 				lo.writing = true;
@@ -229,13 +236,14 @@ int bw_trainer_infer_upto(burrow_trainer *t, int layers, bw_infer_sink sink, voi
 			*spilled_bytes += n * dout * (int64_t)sizeof(float);
 		}
 		/* this layer's output becomes the next layer's input */
-		drop_input(&in, &in_mem, &in_path);
+		drop_input(&in, &in_mem, &in_path, in_reg);
 		if (lo.mem) {
 			in_mem = lo.mem;
 			lo.mem = NULL;
 			bw_rows_from_memory(&in, in_mem, n, dout, t->be.threads);
 		} else {
 			in_path = lo.path;
+			in_reg = lo.reg;
 			lo.path = NULL;
 			if ((st = bw_rows_open_npy(&in, in_path)))
 				goto out;
@@ -244,11 +252,13 @@ int bw_trainer_infer_upto(burrow_trainer *t, int layers, bw_infer_sink sink, voi
 out:
 	if (lo.writing)
 		bw_npy_writer_abort(&lo.w);
-	if (lo.path)
+	if (lo.path) {
 		unlink(lo.path);
+		bw_tmp_drop(lo.reg);
+	}
 	bw_free(lo.path);
 	bw_aligned_free(lo.mem);
-	drop_input(&in, &in_mem, &in_path);
+	drop_input(&in, &in_mem, &in_path, in_reg);
 	bw_tensor_free(&x);
 	bw_tensor_free(&z);
 	bw_stage_free(&in_stage);
