@@ -43,7 +43,9 @@ Test(cli, version_and_help)
 Test(cli, usage_errors_exit_2_with_one_line)
 {
 	const char *bad[] = {"", "frobnicate", "gen", "gen csbm", "gen csbm OUT --bogus", "gen csbm OUT --nodes",
-			     "gen csbm OUT --nodes x", "gen rmat OUT --nodes 5", "gen tree OUT", "info", "info a b"};
+			     "gen csbm OUT --nodes x", "gen rmat OUT --nodes 5", "gen papers OUT --scale 3",
+			     "gen rmat OUT --fraction 0.5", "gen papers OUT --fraction 5", "gen papers OUT --mem x",
+			     "gen tree OUT", "info", "info a b"};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		char *err;
 		int rc = tu_sh(NULL, &err, "cd '%s' && %s %s", tu_dir, tu_burrow(), bad[i]);

@@ -124,7 +124,8 @@ class GenOpts(Structure):
                 ("homophily", c_double), ("scale", c_int), ("edge_factor", c_double), ("a", c_double),
                 ("b", c_double), ("c", c_double), ("num_classes", c_int32), ("feat_dim", c_int64),
                 ("feat_dtype", c_int), ("signal", c_double), ("train_frac", c_double), ("valid_frac", c_double),
-                ("overwrite", c_bool), ("threads", c_int), ("progress", c_void_p), ("progress_user", c_void_p)]
+                ("overwrite", c_bool), ("threads", c_int), ("progress", c_void_p), ("progress_user", c_void_p),
+                ("fraction", c_double), ("mem_bytes", c_size_t), ("spill_dir", c_char_p)]
 
 
 class PrepOpts(Structure):
