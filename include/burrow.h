@@ -811,6 +811,12 @@ typedef struct burrow_train_opts {
 				   BURROW_E_UNSUPPORTED at open, before any work */
 	bool tf32;              /* CUDA: GEMMs may round their inputs to TF32 on tensor cores (default false:
 				   float32 throughout, as the CPU) */
+	int32_t eval_fanout[BURROW_MAX_LAYERS]; /* evaluation samples each split node's neighbors with
+				   these fanouts (input layer first; -1 all), batch_size nodes at a time,
+				   instead of layer-wise full-neighbor inference over all nodes. It holds
+				   one batch, never N x hidden embeddings: the way to evaluate a graph whose
+				   embeddings fit neither memory nor scratch disk (ogbn-papers100M: 114 GB
+				   per hidden layer of 256). All 0 (default): layer-wise inference */
 } burrow_train_opts;
 
 /* Fill o with the defaults above. */

@@ -101,7 +101,7 @@ class TrainOpts(Structure):
                 ("cache_bytes", c_int64), ("cache_fraction", c_double), ("cache_policy", c_int),
                 ("store_engine", c_int), ("eval_chunk", c_int64), ("mem_bytes", c_int64),
                 ("scratch_dir", c_char_p), ("threads", c_int), ("progress", c_void_p), ("progress_user", c_void_p),
-                ("device", c_char_p), ("tf32", c_bool)]
+                ("device", c_char_p), ("tf32", c_bool), ("eval_fanout", c_int32 * MAX_LAYERS)]
 
 
 class EpochStats(Structure):
