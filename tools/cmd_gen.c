@@ -36,7 +36,7 @@ static void help(void)
 	       "  --scale S          %d\n"
 	       "  --edge-factor F    %g\n"
 	       "papers options:\n"
-	       "  --fraction F       %g (of the full size; in (0, 4])\n"
+	       "  --fraction F       %g (of the full size, in (0, 4]; a ratio such as 1/64 too)\n"
 	       "  --homophily h      %g\n"
 	       "  (classes %d, feat-dim %lld, feat-dtype f16, signal %g unless given)\n"
 	       "common options:\n"
@@ -146,7 +146,20 @@ int cmd_gen(int argc, char **argv)
 	REAL_OPT(O_EF, edge_factor, 1e-6, 1e6)
 	INT_OPT(O_SEED, seed, 0, INT64_MAX)
 	INT_OPT(O_THREADS, threads, 1, 4096)
-	REAL_OPT(O_FRACTION, fraction, 1e-9, 4)
+	if (v[O_FRACTION].set) { /* a number, or a ratio such as 1/64 */
+		const char *s = v[O_FRACTION].val, *slash = strchr(s, '/');
+		double num, den = 1;
+		char head[64];
+		bool ok = slash ? (size_t)(slash - s) < sizeof head && cli_f64(slash + 1, &den) : cli_f64(s, &num);
+		if (ok && slash) {
+			memcpy(head, s, (size_t)(slash - s));
+			head[slash - s] = 0;
+			ok = cli_f64(head, &num) && den > 0;
+		}
+		if (!ok || !(num / den > 0 && num / den <= 4))
+			return cli_usage("gen", "--fraction wants a number or ratio (1/64) in (0, 4], got '%s'", s);
+		o.fraction = num / den;
+	}
 #undef INT_OPT
 #undef REAL_OPT
 	if (v[O_DTYPE].set) {

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # scale-run.sh: the papers100M-shaped pipeline at a fraction of its size, one phase per
 # process so each phase's peak RSS and I/O are its own: gen -> info --verify -> train one
-# epoch -> eval -> partition --parts 4, then DIR/scale.json. See docs/scale.md.
+# epoch -> eval (sampled neighborhoods of the split nodes, fanouts 15,10,5) -> partition
+# --parts 4, then DIR/scale.json. See docs/scale.md.
 # Usage: tools/scale-run.sh FRACTION DIR   (FRACTION: 0.015625, 1/64, ...; DIR: scratch)
 # Environment: BURROW (binary, default build/burrow), SCALE_MEM (the --mem of gen, eval and
 # partition, default 12G), SCALE_PARTITION=0 (skip the partition), SCALE_KEEP=1 (keep the
 # dataset), SCALE_THREADS (--threads of every phase, default: all), SCALE_BENCH=1 (also run
-# burrow bench train on the epoch: its split epoch / max(T_mem, T_io)).
+# burrow bench train on the epoch: its split epoch / max(T_mem, T_io)), SCALE_LAYERWISE=1
+# (also evaluate by layer-wise inference over all nodes: 2 x N x 1 KiB of memory or scratch,
+# 228 GB at full size; default on up to 1/16).
 set -euo pipefail
 if [ $# -ne 2 ]; then
 	echo "usage: tools/scale-run.sh FRACTION DIR" >&2
@@ -44,7 +47,13 @@ run verify "$burrow" info "$data" --verify
 rm -rf "$dir/ckpt"
 run train "$burrow" train "$data" --model sage --layers 3 --fanout 15,10,5 --batch 1024 --epochs 1 --eval-every 0 \
 	--checkpoint "$dir/ckpt" --log "$dir/logs/train.jsonl" --quiet "${threads[@]}"
-run eval "$burrow" eval "$data" --checkpoint "$dir/ckpt/last.ckpt" --mem "$mem" --scratch "$dir" --json "${threads[@]}"
+run eval "$burrow" eval "$data" --checkpoint "$dir/ckpt/last.ckpt" --eval-fanout 15,10,5 --batch 1024 --json \
+	"${threads[@]}"
+layerwise=${SCALE_LAYERWISE:-$(python3 -c "print(1 if $frac <= 1 / 16 else 0)")}
+if [ "$layerwise" = 1 ]; then
+	run eval_layerwise "$burrow" eval "$data" --checkpoint "$dir/ckpt/last.ckpt" --mem "$mem" --scratch "$dir" --json \
+		"${threads[@]}"
+fi
 data_bytes=$(du -sb "$data" | cut -f1)
 if [ "${SCALE_BENCH:-0}" = 1 ]; then
 	# the full-size default cache is a quarter of 24 GB over 28.4 GB of features: about 21%
@@ -93,18 +102,15 @@ out = {"fraction": frac, "phases": {}, "disk_bytes": disk_bytes, "dataset_bytes"
        "mem_bytes": os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")},
        "load_before": open(os.path.join(d, "logs", "uptime.before")).read().strip(),
        "load_after": open(os.path.join(d, "logs", "uptime.after")).read().strip()}
-for name in ("gen", "verify", "train", "eval", "bench", "partition"):
+for name in ("gen", "verify", "train", "eval", "eval_layerwise", "bench", "partition"):
     p = phase(name)
     if p is not None:
         out["phases"][name] = p
 log = jsonl_last("train.jsonl")
 if log:
     out["train_log"] = log[0]
-try:
-    out["eval_result"] = json.loads(open(os.path.join(d, "logs", "eval.out")).read())
-except (OSError, ValueError):
-    pass
-for name, key in (("bench", "bench_train"), ("partition", "partition_result")):
+for name, key in (("eval", "eval_result"), ("eval_layerwise", "eval_layerwise_result"), ("bench", "bench_train"),
+                  ("partition", "partition_result")):
     try:
         out[key] = json.loads(open(os.path.join(d, "logs", name + ".out")).read())
     except (OSError, ValueError):
