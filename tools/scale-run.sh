@@ -28,12 +28,28 @@ threads=()
 [ -n "${SCALE_THREADS:-}" ] && threads=(--threads "$SCALE_THREADS")
 [ -x /usr/bin/time ] || { echo "scale-run.sh: needs /usr/bin/time (GNU time) for peak RSS" >&2; exit 1; }
 
-# run NAME CMD...: the command under GNU time -v; its output in logs/NAME.out, time's in logs/NAME.time
+# run NAME CMD...: the command under GNU time -v; its output in logs/NAME.out, time's in
+# logs/NAME.time. Peak RSS counts the pages of mapped files too (the graph is mapped): a
+# poll of /proc/PID/status every second keeps the largest RssAnon (memory only this process
+# holds) and RssFile (page cache, reclaimable) seen, in logs/NAME.rss
 run() {
 	local name=$1
 	shift
 	echo "== $name: $*" >&2
-	/usr/bin/time -v -o "$dir/logs/$name.time" "$@" >"$dir/logs/$name.out" 2>"$dir/logs/$name.err" || {
+	/usr/bin/time -v -o "$dir/logs/$name.time" "$@" >"$dir/logs/$name.out" 2>"$dir/logs/$name.err" &
+	local tpid=$! pid="" anon=0 file=0 a f
+	while kill -0 "$tpid" 2>/dev/null; do
+		[ -n "$pid" ] || pid=$(pgrep -P "$tpid" | head -1 || true)
+		if [ -n "$pid" ] && [ -r "/proc/$pid/status" ]; then
+			a=$(awk '/^RssAnon:/ {print $2}' "/proc/$pid/status" 2>/dev/null || true)
+			f=$(awk '/^RssFile:/ {print $2}' "/proc/$pid/status" 2>/dev/null || true)
+			[ -n "$a" ] && [ "$a" -gt "$anon" ] && anon=$a
+			[ -n "$f" ] && [ "$f" -gt "$file" ] && file=$f
+		fi
+		sleep 1
+	done
+	echo "$anon $file" >"$dir/logs/$name.rss"
+	wait "$tpid" || {
 		echo "scale-run.sh: phase $name failed; see $dir/logs/$name.err" >&2
 		tail -5 "$dir/logs/$name.err" >&2
 		exit 1
@@ -82,7 +98,12 @@ def phase(name):
     secs = sum(float(x) * 60 ** i for i, x in enumerate(reversed(wall)))
     # GNU time's file system inputs/outputs are the kernel's block I/O counts (512-byte units):
     # what reached the disk, not what the page cache served
+    anon = fil = None
+    rp = os.path.join(d, "logs", name + ".rss")
+    if os.path.exists(rp):
+        anon, fil = (int(x) * 1024 for x in open(rp).read().split())
     return {"seconds": round(secs, 2), "peak_rss_bytes": num("Maximum resident set size (kbytes)") * 1024,
+            "polled_peak_rss_anon_bytes": anon, "polled_peak_rss_file_bytes": fil,
             "bytes_read": num("File system inputs") * 512, "bytes_written": num("File system outputs") * 512,
             "user_seconds": float(re.search(r"User time \(seconds\): ([\d.]+)", t).group(1)),
             "system_seconds": float(re.search(r"System time \(seconds\): ([\d.]+)", t).group(1))}
