@@ -132,9 +132,9 @@ if log:
     out["train_log"] = log[0]
 for name, key in (("eval", "eval_result"), ("eval_layerwise", "eval_layerwise_result"), ("bench", "bench_train"),
                   ("partition", "partition_result")):
-    try:
-        out[key] = json.loads(open(os.path.join(d, "logs", name + ".out")).read())
-    except (OSError, ValueError):
+    try:  # bench train prints one line per run, then its summary: keep the last
+        out[key] = json.loads(open(os.path.join(d, "logs", name + ".out")).read().strip().splitlines()[-1])
+    except (OSError, ValueError, IndexError):
         pass
 out["chance_accuracy"] = 1.0 / meta["num_classes"]
 json.dump(out, open(os.path.join(d, "scale.json"), "w"), indent=1)
