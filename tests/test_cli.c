@@ -107,6 +107,27 @@ Test(cli, gen_then_info)
 	free(p);
 }
 
+/* Off a terminal no bar is drawn; BURROW_PROGRESS=SECONDS asks for plain lines instead (each
+ * phase's start and end at least), unless --quiet. */
+Test(cli, progress_lines_off_a_terminal_when_asked)
+{
+	char *err;
+	cr_assert_eq(tu_sh(NULL, &err, "%s gen papers %s/a --fraction 1/16384", tu_burrow(), tu_dir), 0, "%s", err);
+	cr_assert(!strstr(err, "progress"), "%s", err);
+	free(err);
+	cr_assert_eq(tu_sh(NULL, &err, "BURROW_PROGRESS=3600 %s gen papers %s/b --fraction 1/16384", tu_burrow(), tu_dir),
+		     0, "%s", err);
+	const char *want[] = {"burrow: progress: edges ", "burrow: progress: features 100.0% (6779 of 6779) at "};
+	for (int i = 0; i < 2; i++)
+		cr_assert(strstr(err, want[i]), "no '%s' in:\n%s", want[i], err);
+	cr_assert(!strchr(err, '\r'), "%s", err);
+	free(err);
+	cr_assert_eq(tu_sh(NULL, &err, "BURROW_PROGRESS=1 %s gen papers %s/c --fraction 1/16384 --quiet", tu_burrow(),
+			   tu_dir), 0, "%s", err);
+	cr_assert_eq(err[0], 0, "%s", err);
+	free(err);
+}
+
 Test(cli, info_on_truncated_features_names_file_and_sizes)
 {
 	char *p = tu_path(tu_dir, "d");

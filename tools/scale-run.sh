@@ -9,7 +9,8 @@
 # dataset), SCALE_THREADS (--threads of every phase, default: all), SCALE_BENCH=1 (also run
 # burrow bench train on the epoch: its split epoch / max(T_mem, T_io)), SCALE_LAYERWISE=1
 # (also evaluate by layer-wise inference over all nodes: 2 x N x 1 KiB of memory or scratch,
-# 228 GB at full size; default on up to 1/16).
+# 228 GB at full size; default on up to 1/16), SCALE_PROGRESS (seconds between the progress
+# lines each phase writes to logs/NAME.err, default 60).
 set -euo pipefail
 if [ $# -ne 2 ]; then
 	echo "usage: tools/scale-run.sh FRACTION DIR" >&2
@@ -24,6 +25,8 @@ frac=$(python3 -c "from fractions import Fraction as F; import sys; print(float(
 dir=$2
 data=$dir/data
 mkdir -p "$dir/logs"
+# progress lines in logs/NAME.err (no terminal there): every SCALE_PROGRESS seconds
+export BURROW_PROGRESS=${SCALE_PROGRESS:-60}
 threads=()
 [ -n "${SCALE_THREADS:-}" ] && threads=(--threads "$SCALE_THREADS")
 [ -x /usr/bin/time ] || { echo "scale-run.sh: needs /usr/bin/time (GNU time) for peak RSS" >&2; exit 1; }
@@ -58,11 +61,11 @@ run() {
 }
 
 uptime >"$dir/logs/uptime.before"
-run gen "$burrow" gen papers "$data" --fraction "$frac" --mem "$mem" --tmp-dir "$dir" --force --quiet "${threads[@]}"
+run gen "$burrow" gen papers "$data" --fraction "$frac" --mem "$mem" --tmp-dir "$dir" --force "${threads[@]}"
 run verify "$burrow" info "$data" --verify
 rm -rf "$dir/ckpt"
 run train "$burrow" train "$data" --model sage --layers 3 --fanout 15,10,5 --batch 1024 --epochs 1 --eval-every 0 \
-	--checkpoint "$dir/ckpt" --log "$dir/logs/train.jsonl" --quiet "${threads[@]}"
+	--checkpoint "$dir/ckpt" --log "$dir/logs/train.jsonl" "${threads[@]}"
 run eval "$burrow" eval "$data" --checkpoint "$dir/ckpt/last.ckpt" --eval-fanout 15,10,5 --batch 1024 --json \
 	"${threads[@]}"
 layerwise=${SCALE_LAYERWISE:-$(python3 -c "print(1 if $frac <= 1 / 16 else 0)")}
@@ -77,7 +80,7 @@ if [ "${SCALE_BENCH:-0}" = 1 ]; then
 		--cache 21% --json "${threads[@]}"
 fi
 if [ "${SCALE_PARTITION:-1}" = 1 ]; then
-	run partition "$burrow" partition "$data" --parts 4 --mem "$mem" --out "$dir/parts-4" --force --json --quiet \
+	run partition "$burrow" partition "$data" --parts 4 --mem "$mem" --out "$dir/parts-4" --force --json \
 		"${threads[@]}"
 fi
 uptime >"$dir/logs/uptime.after"
