@@ -162,7 +162,7 @@ ifneq ($(strip $(FLAGS_NOW)),$(strip $(FLAGS_OLD)))
 $(shell mkdir -p $(BUILD) && printf '%s\n' '$(strip $(FLAGS_NOW))' > $(STAMP))
 endif
 
-.PHONY: all lib test check python-check demo demo-run deps install uninstall clean bench cuda-info fuzz fuzz-build fuzz-bins
+.PHONY: all lib test check python-check demo demo-run deps install uninstall clean bench bench-scale cuda-info fuzz fuzz-build fuzz-bins
 .DEFAULT_GOAL := all
 
 all: cuda-info lib $(BIN)
@@ -285,6 +285,15 @@ bench: all
 	[ -d $(BUILD)/bench-data/rmat20 ] || $(BIN) gen rmat $(BUILD)/bench-data/rmat20 --scale 20 --quiet
 	BURROW_LIB=$(abspath $(BUILD))/libburrow.so BURROW_BIN=$(abspath $(BIN)) PYTHONPATH=python \
 		$(VENV)/bin/python -m burrow.bench $(BUILD)/bench-data/rmat20
+
+# make bench-scale: the papers100M-shaped pipeline (gen, verify, one epoch, eval, bench train,
+# partition) at 1/64 and 1/16 of its size, each phase's time, peak RSS and I/O into
+# $(SCALE_DIR)/<fraction>/scale.json (docs/scale.md); 1/16 takes about 6 GB of disk and, on
+# 2 cores, most of an hour. The full size is run by hand: tools/scale-run.sh 1 DIR.
+SCALE_DIR ?= $(BUILD)/scale
+bench-scale: all
+	SCALE_BENCH=1 BURROW=$(BIN) nice -n 10 tools/scale-run.sh 1/64 $(SCALE_DIR)/64
+	SCALE_BENCH=1 BURROW=$(BIN) nice -n 10 tools/scale-run.sh 1/16 $(SCALE_DIR)/16
 
 # ---------------------------------------------------------------- fuzzing
 # make fuzz: every libFuzzer harness of tests/fuzz/ (clang, ASan + UBSan) for FUZZ_SECONDS

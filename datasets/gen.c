@@ -1,10 +1,12 @@
 /* gen.c: synthetic datasets, deterministic by seed: a contextual stochastic block model
- * (CSBM) and Graph500 R-MAT, both with Gaussian class-signal features streamed to disk.
+ * (CSBM), Graph500 R-MAT and a graph of ogbn-papers100M's shape, all with Gaussian
+ * class-signal features streamed to disk.
  *
  * Every random draw comes from a stream keyed by (seed, purpose, index), so the output
  * depends only on the options, never on the number of threads. */
 #include "../core/half.h"
 #include "../core/internal.h"
+#include "dsio.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -14,6 +16,14 @@
 enum { TAG_LABEL = 1, TAG_EDGE, TAG_MEAN, TAG_FEAT, TAG_PERM, TAG_SPLIT };
 
 #define EDGE_CHUNK ((int64_t)1 << 16)
+
+/* ogbn-papers100M's sizes (OGB's own numbers): nodes, directed edges before symmetrizing,
+ * features, classes, and the train / valid / test splits. */
+#define PAPERS_NODES 111059956.0
+#define PAPERS_EDGES 1615685872.0
+#define PAPERS_DIM 128
+#define PAPERS_CLASSES 172
+static const double PAPERS_SPLIT[3] = {1207179, 125265, 214338};
 
 void burrow_gen_defaults(burrow_gen_opts *o, int kind)
 {
@@ -33,6 +43,14 @@ void burrow_gen_defaults(burrow_gen_opts *o, int kind)
 	o->signal = 1.0;
 	o->train_frac = 0.6;
 	o->valid_frac = 0.2;
+	o->fraction = 1.0;
+	if (kind == BURROW_GEN_PAPERS) {
+		o->num_classes = PAPERS_CLASSES;
+		o->feat_dim = PAPERS_DIM;
+		o->feat_dtype = BURROW_DTYPE_F16;
+		o->homophily = 0.6;
+		o->signal = 3.0; /* 172 classes: weaker signals need far more steps than a 1/64 epoch has */
+	}
 }
 
 static void report(const burrow_gen_opts *o, const char *phase, uint64_t done, uint64_t total)
@@ -43,7 +61,7 @@ static void report(const burrow_gen_opts *o, const char *phase, uint64_t done, u
 
 static int check_opts(const burrow_gen_opts *o)
 {
-	if (o->kind != BURROW_GEN_CSBM && o->kind != BURROW_GEN_RMAT)
+	if (o->kind != BURROW_GEN_CSBM && o->kind != BURROW_GEN_RMAT && o->kind != BURROW_GEN_PAPERS)
 		return bw_err(BURROW_E_INVAL, "gen: unknown generator kind %d", o->kind);
 	if (o->num_classes < 1 || o->feat_dim < 1)
 		return bw_err(BURROW_E_INVAL, "gen: need at least 1 class and feature dimension 1");
@@ -62,6 +80,16 @@ static int check_opts(const burrow_gen_opts *o)
 			return bw_err(BURROW_E_INVAL, "gen csbm: homophily must lie in [0, 1]");
 		if (o->num_classes > o->num_nodes)
 			return bw_err(BURROW_E_INVAL, "gen csbm: more classes than nodes");
+	} else if (o->kind == BURROW_GEN_PAPERS) {
+		if (!(o->fraction > 0 && o->fraction <= 4))
+			return bw_err(BURROW_E_INVAL, "gen papers: fraction must lie in (0, 4]");
+		if (llround(PAPERS_SPLIT[1] * o->fraction) < 1)
+			return bw_err(BURROW_E_INVAL, "gen papers: fraction %g leaves the valid split empty (at least %g)",
+				      o->fraction, 0.5 / PAPERS_SPLIT[1]);
+		if (!(o->homophily >= 0 && o->homophily <= 1))
+			return bw_err(BURROW_E_INVAL, "gen papers: homophily must lie in [0, 1]");
+		if ((double)o->num_classes > PAPERS_NODES * o->fraction / 2)
+			return bw_err(BURROW_E_INVAL, "gen papers: more classes than half the nodes");
 	} else {
 		if (o->scale < 1 || o->scale > 40)
 			return bw_err(BURROW_E_INVAL, "gen rmat: scale must lie in [1, 40]");
@@ -274,36 +302,247 @@ out:
 	return st;
 }
 
+
+/* ---------------------------------------------------------------- papers100M-shaped */
+
+/* A keyed bijection of [0, n): a 4-round Feistel network on the smallest even number of
+ * bits that covers n, walking the cycle until the value falls inside [0, n). O(1) memory,
+ * so ids can be scrambled at any size. */
+typedef struct feistel {
+	uint64_t key, n, mask;
+	int half;
+} feistel;
+
+static void feistel_init(feistel *f, uint64_t key, uint64_t n)
+{
+	int bits = 2;
+	while (bits < 64 && ((uint64_t)1 << bits) < n)
+		bits += 2;
+	f->key = key;
+	f->n = n;
+	f->half = bits / 2;
+	f->mask = ((uint64_t)1 << f->half) - 1;
+}
+
+static uint64_t feistel_round(const feistel *f, int r, uint64_t x)
+{
+	return bw_key(bw_key(f->key, (uint64_t)r), x) & f->mask;
+}
+
+static uint64_t feistel_fwd(const feistel *f, uint64_t x)
+{
+	do {
+		uint64_t l = x >> f->half, r = x & f->mask;
+		for (int k = 0; k < 4; k++) {
+			uint64_t t = r;
+			r = l ^ feistel_round(f, k, r);
+			l = t;
+		}
+		x = (l << f->half) | r;
+	} while (x >= f->n);
+	return x;
+}
+
+static uint64_t feistel_inv(const feistel *f, uint64_t x)
+{
+	do {
+		uint64_t l = x >> f->half, r = x & f->mask;
+		for (int k = 3; k >= 0; k--) {
+			uint64_t t = l;
+			l = r ^ feistel_round(f, k, l);
+			r = t;
+		}
+		x = (l << f->half) | r;
+	} while (x >= f->n);
+	return x;
+}
+
+/* The sizes of a papers-shaped graph at o->fraction. */
+static void papers_sizes(const burrow_gen_opts *o, int64_t *n, int64_t *m, int64_t split[3])
+{
+	*n = (int64_t)llround(PAPERS_NODES * o->fraction);
+	*m = (int64_t)llround(PAPERS_EDGES * o->fraction);
+	for (int s = 0; s < 3; s++)
+		split[s] = (int64_t)llround(PAPERS_SPLIT[s] * o->fraction);
+}
+
+/* A rank in [0, n) drawn with density proportional to rank^(-1/2) (Chung-Lu weights):
+ * expected degrees fall as rank^(-1/2), so the degree distribution has a power-law tail
+ * P(deg > d) ~ d^-2 (exponent 3), with the largest degree about sqrt(N) times the mean. */
+static inline int64_t plaw_rank(bw_rng *r, int64_t n)
+{
+	double u = bw_rng_uniform(r);
+	int64_t x = (int64_t)((double)n * u * u);
+	return x < n ? x : n - 1;
+}
+
+/* Node ids are ranks scrambled by a Feistel bijection; the class of rank k is k mod C, so
+ * each class owns hubs and tail alike. Edge i draws its source rank from the power law;
+ * with probability h its destination is a power-law rank of the same class, else a
+ * power-law rank of any class. The builder symmetrizes and drops loops and repeats. */
+static int papers_edges(const burrow_gen_opts *o, burrow_csr_builder *b, const feistel *ids, int64_t n, int64_t m)
+{
+	const int64_t C = o->num_classes;
+	int64_t *src = bw_malloc((size_t)EDGE_CHUNK * sizeof *src), *dst = bw_malloc((size_t)EDGE_CHUNK * sizeof *dst);
+	int st = BURROW_E_NOMEM;
+	if (!src || !dst)
+		goto out;
+	const uint64_t key = bw_key(o->seed, TAG_EDGE);
+	for (int64_t lo = 0; lo < m; lo += EDGE_CHUNK) {
+		const int64_t cnt = BW_MIN(EDGE_CHUNK, m - lo);
+#pragma omp parallel for schedule(static) num_threads(bw_threads(o->threads))
+		for (int64_t i = 0; i < cnt; i++) {
+			bw_rng r;
+			bw_rng_seed(&r, bw_key(key, (uint64_t)(lo + i)));
+			int64_t u = plaw_rank(&r, n), v;
+			if (bw_rng_uniform(&r) < o->homophily) {
+				const int64_t c = u % C, nc = (n - c + C - 1) / C; /* ranks c, c + C, ... below n */
+				v = plaw_rank(&r, nc) * C + c;
+			} else {
+				v = plaw_rank(&r, n);
+			}
+			src[i] = (int64_t)feistel_fwd(ids, (uint64_t)u);
+			dst[i] = (int64_t)feistel_fwd(ids, (uint64_t)v);
+		}
+		if ((st = burrow_csr_builder_add(b, src, dst, (size_t)cnt)))
+			goto out;
+		report(o, "edges", (uint64_t)(lo + cnt), (uint64_t)m);
+	}
+	st = 0;
+out:
+	bw_free(src);
+	bw_free(dst);
+	return st;
+}
+
+/* The splits: the first train + valid + test ids of a second keyed bijection, cut in that
+ * order and sorted; memory grows with the splits, not with N. */
+static int papers_splits(const burrow_gen_opts *o, burrow_writer *w, int64_t n, const int64_t cnt[3],
+			 int64_t **ids, int64_t *total)
+{
+	feistel f;
+	feistel_init(&f, bw_key(o->seed, TAG_SPLIT), (uint64_t)n);
+	*total = cnt[0] + cnt[1] + cnt[2];
+	int64_t *p = *ids = bw_malloc((size_t)BW_MAX(*total, 1) * sizeof *p);
+	if (!p)
+		return BURROW_E_NOMEM;
+#pragma omp parallel for schedule(static) num_threads(bw_threads(o->threads))
+	for (int64_t i = 0; i < *total; i++)
+		p[i] = (int64_t)feistel_fwd(&f, (uint64_t)i);
+	int st = 0;
+	for (int64_t s = 0, lo = 0; s < 3 && !st; lo += cnt[s++]) {
+		qsort(p + lo, (size_t)cnt[s], sizeof *p, bw_cmp_i64);
+		st = burrow_writer_put_split(w, (int)s, p + lo, cnt[s]);
+	}
+	return st;
+}
+
+/* Classes of every node (rank mod C, through the inverse bijection): the features carry
+ * them for all nodes; labels.npy keeps them for the split nodes only, -1 elsewhere, as
+ * ogbn-papers100M labels only its 1.5M arXiv papers. */
+static int papers_nodes(const burrow_gen_opts *o, burrow_writer *w, const feistel *ids, int64_t n,
+			const int64_t cnt[3])
+{
+	int64_t total, *split = NULL;
+	int32_t *y = bw_malloc((size_t)n * sizeof *y);
+	int st = BURROW_E_NOMEM;
+	if (!y)
+		goto out;
+#pragma omp parallel for schedule(static) num_threads(bw_threads(o->threads))
+	for (int64_t v = 0; v < n; v++)
+		y[v] = (int32_t)(feistel_inv(ids, (uint64_t)v) % (uint64_t)o->num_classes);
+	if ((st = write_features(o, w, y, n)) || (st = papers_splits(o, w, n, cnt, &split, &total)))
+		goto out;
+	/* keep the split nodes' classes aside, blank everything, put them back */
+	int32_t *keep = bw_malloc((size_t)BW_MAX(total, 1) * sizeof *keep);
+	if (!keep) {
+		st = BURROW_E_NOMEM;
+		goto out;
+	}
+	for (int64_t i = 0; i < total; i++)
+		keep[i] = y[split[i]];
+#pragma omp parallel for schedule(static) num_threads(bw_threads(o->threads))
+	for (int64_t v = 0; v < n; v++)
+		y[v] = -1;
+	for (int64_t i = 0; i < total; i++)
+		y[split[i]] = keep[i];
+	bw_free(keep);
+	st = burrow_writer_put_labels(w, y, n, o->num_classes);
+out:
+	bw_free(split);
+	bw_free(y);
+	return st;
+}
+
+/* The "source" object of meta.json: the generator and its options. */
+static void source_json(const burrow_gen_opts *o, char *source, size_t cap)
+{
+	if (o->kind == BURROW_GEN_CSBM)
+		snprintf(source, cap,
+			 "{\"generator\": \"csbm\", \"seed\": %llu, \"num_nodes\": %lld, \"avg_degree\": %.17g, "
+			 "\"homophily\": %.17g, \"num_classes\": %d, \"feat_dim\": %lld, \"signal\": %.17g}",
+			 (unsigned long long)o->seed, (long long)o->num_nodes, o->avg_degree, o->homophily,
+			 o->num_classes, (long long)o->feat_dim, o->signal);
+	else if (o->kind == BURROW_GEN_RMAT)
+		snprintf(source, cap,
+			 "{\"generator\": \"rmat\", \"seed\": %llu, \"scale\": %d, \"edge_factor\": %.17g, "
+			 "\"a\": %.17g, \"b\": %.17g, \"c\": %.17g, \"num_classes\": %d, \"feat_dim\": %lld, "
+			 "\"signal\": %.17g}",
+			 (unsigned long long)o->seed, o->scale, o->edge_factor, o->a, o->b, o->c, o->num_classes,
+			 (long long)o->feat_dim, o->signal);
+	else
+		snprintf(source, cap,
+			 "{\"generator\": \"papers\", \"seed\": %llu, \"fraction\": %.17g, \"homophily\": %.17g, "
+			 "\"num_classes\": %d, \"feat_dim\": %lld, \"signal\": %.17g}",
+			 (unsigned long long)o->seed, o->fraction, o->homophily, o->num_classes,
+			 (long long)o->feat_dim, o->signal);
+}
+
 int burrow_gen(const burrow_gen_opts *o, const char *dir)
 {
+	static const char *const NAMES[] = {"", "csbm", "rmat", "papers"};
 	burrow_writer *w = NULL;
 	burrow_csr_builder *b = NULL;
 	int32_t *y = NULL;
 	char source[512];
+	int64_t n, m = 0, split[3];
+	feistel ids;
 	int st;
 
 	if ((st = check_opts(o)))
 		return st;
-	const bool csbm = o->kind == BURROW_GEN_CSBM;
-	const int64_t n = csbm ? o->num_nodes : (int64_t)1 << o->scale;
+	const bool papers = o->kind == BURROW_GEN_PAPERS;
+	if (papers) {
+		papers_sizes(o, &n, &m, split);
+		feistel_init(&ids, bw_key(o->seed, TAG_PERM), (uint64_t)n);
+	} else {
+		n = o->kind == BURROW_GEN_CSBM ? o->num_nodes : (int64_t)1 << o->scale;
+	}
 	burrow_writer_opts wo;
 	burrow_writer_defaults(&wo);
 	wo.overwrite = o->overwrite;
-	if ((st = burrow_writer_open(&w, dir, csbm ? "csbm" : "rmat", &wo)))
+	if ((st = burrow_writer_open(&w, dir, NAMES[o->kind], &wo)))
 		return st;
 	burrow_csr_opts co;
 	burrow_csr_defaults(&co);
 	co.symmetrize = true;
 	co.threads = o->threads;
+	/* papers-sized edges do not fit in memory: sort them in bounded runs by default */
+	co.mem_bytes = o->mem_bytes ? o->mem_bytes : papers ? bw_half_memory() : 0;
+	co.spill_dir = o->spill_dir;
+	co.progress = o->progress;
+	co.progress_user = o->progress_user;
 	if ((st = burrow_csr_builder_open(&b, n, &co)))
 		goto fail;
-	y = bw_malloc((size_t)n * sizeof *y);
-	if (!y) {
-		st = BURROW_E_NOMEM;
-		goto fail;
+	if (!papers) {
+		if (!(y = bw_malloc((size_t)n * sizeof *y))) {
+			st = BURROW_E_NOMEM;
+			goto fail;
+		}
+		draw_labels(o, y, n);
 	}
-	draw_labels(o, y, n);
-	if ((st = csbm ? csbm_edges(o, b, y) : rmat_edges(o, b)))
+	if ((st = papers ? papers_edges(o, b, &ids, n, m) : o->kind == BURROW_GEN_CSBM ? csbm_edges(o, b, y)
+										      : rmat_edges(o, b)))
 		goto fail;
 	report(o, "csr", 0, 1);
 	if ((st = burrow_writer_put_builder(w, b, true)))
@@ -311,22 +550,13 @@ int burrow_gen(const burrow_gen_opts *o, const char *dir)
 	burrow_csr_builder_close(b);
 	b = NULL;
 	report(o, "csr", 1, 1);
-	if ((st = burrow_writer_put_labels(w, y, n, o->num_classes)) || (st = write_split(o, w, n)) ||
-	    (st = write_features(o, w, y, n)))
+	if (papers)
+		st = papers_nodes(o, w, &ids, n, split);
+	else if (!(st = burrow_writer_put_labels(w, y, n, o->num_classes)) && !(st = write_split(o, w, n)))
+		st = write_features(o, w, y, n);
+	if (st)
 		goto fail;
-	if (csbm)
-		snprintf(source, sizeof source,
-			 "{\"generator\": \"csbm\", \"seed\": %llu, \"num_nodes\": %lld, \"avg_degree\": %.17g, "
-			 "\"homophily\": %.17g, \"num_classes\": %d, \"feat_dim\": %lld, \"signal\": %.17g}",
-			 (unsigned long long)o->seed, (long long)o->num_nodes, o->avg_degree, o->homophily,
-			 o->num_classes, (long long)o->feat_dim, o->signal);
-	else
-		snprintf(source, sizeof source,
-			 "{\"generator\": \"rmat\", \"seed\": %llu, \"scale\": %d, \"edge_factor\": %.17g, "
-			 "\"a\": %.17g, \"b\": %.17g, \"c\": %.17g, \"num_classes\": %d, \"feat_dim\": %lld, "
-			 "\"signal\": %.17g}",
-			 (unsigned long long)o->seed, o->scale, o->edge_factor, o->a, o->b, o->c, o->num_classes,
-			 (long long)o->feat_dim, o->signal);
+	source_json(o, source, sizeof source);
 	if ((st = burrow_writer_set_source(w, source)))
 		goto fail;
 	bw_free(y);

@@ -297,7 +297,11 @@ BURROW_API void burrow_writer_abort(burrow_writer *w);
 
 /* ---------------------------------------------------------------- synthetic graphs */
 
-enum burrow_gen_kind { BURROW_GEN_CSBM = 1, BURROW_GEN_RMAT = 2 };
+/* CSBM: classes carried by edges and features; RMAT: Graph500 Kronecker edges; PAPERS: a
+ * graph of ogbn-papers100M's shape (111,059,956 nodes, 1,615,685,872 directed edges before
+ * symmetrizing, 128 float16 features, 172 classes, its split sizes, the rest unlabelled)
+ * scaled by `fraction`, with power-law degrees and homophilous edges. */
+enum burrow_gen_kind { BURROW_GEN_CSBM = 1, BURROW_GEN_RMAT = 2, BURROW_GEN_PAPERS = 3 };
 
 typedef struct burrow_gen_opts {
 	int kind;               /* enum burrow_gen_kind */
@@ -310,16 +314,22 @@ typedef struct burrow_gen_opts {
 	int scale;              /* 2^scale nodes (default 16) */
 	double edge_factor;     /* edges generated = edge_factor * 2^scale (default 16) */
 	double a, b, c;         /* Kronecker quadrant probabilities (default 0.57, 0.19, 0.19) */
-	/* both */
-	int32_t num_classes;    /* default 8 */
-	int64_t feat_dim;       /* default 64 */
-	burrow_dtype feat_dtype;/* F32 (default) or F16 */
+	/* all kinds */
+	int32_t num_classes;    /* default 8 (papers: 172) */
+	int64_t feat_dim;       /* default 64 (papers: 128) */
+	burrow_dtype feat_dtype;/* F32 (default) or F16 (papers' default) */
 	double signal;          /* class signal to noise ratio of the features (default 1.0) */
-	double train_frac, valid_frac; /* random split (default 0.6, 0.2; test gets the rest) */
+	double train_frac, valid_frac; /* random split (default 0.6, 0.2; test gets the rest; not papers) */
 	bool overwrite;         /* replace an existing output directory */
 	int threads;            /* 0 = the OpenMP default */
 	burrow_progress_fn progress; /* may be NULL */
 	void *progress_user;
+	/* papers */
+	double fraction;        /* of ogbn-papers100M's nodes, edges and splits (default 1, in (0, 4]) */
+	/* all kinds */
+	size_t mem_bytes;       /* memory budget of the CSR build, spilled beyond it (0: csbm and rmat
+				 * build in memory; papers takes half the physical memory) */
+	const char *spill_dir;  /* folder for the build's spill files (NULL: $TMPDIR, else /tmp); borrowed */
 } burrow_gen_opts;
 
 /* Defaults for a kind (enum burrow_gen_kind). */
@@ -822,6 +832,12 @@ typedef struct burrow_train_opts {
 				   BURROW_E_UNSUPPORTED at open, before any work */
 	bool tf32;              /* CUDA: GEMMs may round their inputs to TF32 on tensor cores (default false:
 				   float32 throughout, as the CPU) */
+	int32_t eval_fanout[BURROW_MAX_LAYERS]; /* evaluation samples each split node's neighbors with
+				   these fanouts (input layer first; -1 all), batch_size nodes at a time,
+				   instead of layer-wise full-neighbor inference over all nodes. It holds
+				   one batch, never N x hidden embeddings: the way to evaluate a graph whose
+				   embeddings fit neither memory nor scratch disk (ogbn-papers100M: 114 GB
+				   per hidden layer of 256). All 0 (default): layer-wise inference */
 } burrow_train_opts;
 
 /* Fill o with the defaults above. */

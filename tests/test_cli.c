@@ -43,7 +43,9 @@ Test(cli, version_and_help)
 Test(cli, usage_errors_exit_2_with_one_line)
 {
 	const char *bad[] = {"", "frobnicate", "gen", "gen csbm", "gen csbm OUT --bogus", "gen csbm OUT --nodes",
-			     "gen csbm OUT --nodes x", "gen rmat OUT --nodes 5", "gen tree OUT", "info", "info a b"};
+			     "gen csbm OUT --nodes x", "gen rmat OUT --nodes 5", "gen papers OUT --scale 3",
+			     "gen rmat OUT --fraction 0.5", "gen papers OUT --fraction 5", "gen papers OUT --mem x",
+			     "gen tree OUT", "info", "info a b"};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		char *err;
 		int rc = tu_sh(NULL, &err, "cd '%s' && %s %s", tu_dir, tu_burrow(), bad[i]);
@@ -103,6 +105,27 @@ Test(cli, gen_then_info)
 	cr_assert(strstr(out, "nodes      100\n"), "%s", out);
 	free(out);
 	free(p);
+}
+
+/* Off a terminal no bar is drawn; BURROW_PROGRESS=SECONDS asks for plain lines instead (each
+ * phase's start and end at least), unless --quiet. */
+Test(cli, progress_lines_off_a_terminal_when_asked)
+{
+	char *err;
+	cr_assert_eq(tu_sh(NULL, &err, "%s gen papers %s/a --fraction 1/16384", tu_burrow(), tu_dir), 0, "%s", err);
+	cr_assert(!strstr(err, "progress"), "%s", err);
+	free(err);
+	cr_assert_eq(tu_sh(NULL, &err, "BURROW_PROGRESS=3600 %s gen papers %s/b --fraction 1/16384", tu_burrow(), tu_dir),
+		     0, "%s", err);
+	const char *want[] = {"burrow: progress: edges ", "burrow: progress: features 100.0% (6779 of 6779) at "};
+	for (int i = 0; i < 2; i++)
+		cr_assert(strstr(err, want[i]), "no '%s' in:\n%s", want[i], err);
+	cr_assert(!strchr(err, '\r'), "%s", err);
+	free(err);
+	cr_assert_eq(tu_sh(NULL, &err, "BURROW_PROGRESS=1 %s gen papers %s/c --fraction 1/16384 --quiet", tu_burrow(),
+			   tu_dir), 0, "%s", err);
+	cr_assert_eq(err[0], 0, "%s", err);
+	free(err);
 }
 
 Test(cli, info_on_truncated_features_names_file_and_sizes)

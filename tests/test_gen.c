@@ -260,3 +260,144 @@ Test(gen, bad_options_refused)
 	cr_assert(!tu_exists(p));
 	free(p);
 }
+
+/* ---------------------------------------------------------------- papers100M-shaped */
+
+/* ogbn-papers100M's sizes as OGB publishes them; the generator scales each by the fraction. */
+static const double REF_PAPERS_NODES = 111059956, REF_PAPERS_EDGES = 1615685872;
+static const double REF_PAPERS_SPLIT[3] = {1207179, 125265, 214338};
+
+static char *gen_papers(double fraction, double homophily, int threads, size_t mem, uint64_t seed, const char *name)
+{
+	burrow_gen_opts o;
+	burrow_gen_defaults(&o, BURROW_GEN_PAPERS);
+	o.fraction = fraction;
+	o.homophily = homophily;
+	o.threads = threads;
+	o.mem_bytes = mem;
+	o.seed = seed;
+	o.spill_dir = tu_dir;
+	return gen(&o, name);
+}
+
+Test(gen, papers_same_seed_same_bytes_whatever_the_threads_and_the_budget)
+{
+	const double f = 1.0 / 16384;
+	char *a = gen_papers(f, 0.6, 1, 0, 0, "p1");
+	char *b = gen_papers(f, 0.6, 2, (size_t)256 << 10, 0, "p2"); /* a budget small enough to spill runs */
+	char *c = gen_papers(f, 0.6, 2, 0, 1, "p3");
+	for (size_t i = 0; i < sizeof FILES / sizeof FILES[0]; i++) {
+		char *fa = tu_path(a, "%s", FILES[i]), *fb = tu_path(b, "%s", FILES[i]), *fc = tu_path(c, "%s", FILES[i]);
+		cr_assert(same_file(fa, fb), "%s differs between 1 thread in memory and 2 threads spilling", fa);
+		if (strcmp(FILES[i], "meta.json"))
+			cr_assert(!same_file(fa, fc), "%s is the same for seeds 0 and 1", fa);
+		free(fa);
+		free(fb);
+		free(fc);
+	}
+	free(a);
+	free(b);
+	free(c);
+}
+
+Test(gen, papers_has_the_sizes_splits_labels_and_a_power_law)
+{
+	const double f = 1.0 / 2048;
+	char *p = gen_papers(f, 0.6, 0, (size_t)1 << 20, 0, "p");
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, p), 0, "%s", burrow_last_error());
+	cr_assert_eq(burrow_dataset_verify(ds), 0, "%s", burrow_last_error());
+	const burrow_dataset_info *in = burrow_dataset_get_info(ds);
+	const int64_t n = llround(REF_PAPERS_NODES * f), m = llround(REF_PAPERS_EDGES * f);
+	cr_assert_eq(in->num_nodes, n);
+	cr_assert_eq(in->feat_dim, 128);
+	cr_assert_eq(in->feat_dtype, BURROW_DTYPE_F16);
+	cr_assert_eq(in->num_classes, 172);
+	cr_assert(in->symmetric);
+	/* both directions of each drawn edge, less loops and repeats (hubs repeat some) */
+	cr_assert(in->num_edges <= 2 * m && in->num_edges > 2 * m * 9 / 10, "%lld entries for %lld edges",
+		  (long long)in->num_edges, (long long)m);
+	/* splits: exactly the scaled sizes; labels: a class on split nodes, -1 everywhere else */
+	const int32_t *y = burrow_dataset_labels(ds);
+	char *in_split = calloc((size_t)n, 1);
+	int64_t got[3];
+	for (int s = 0; s < 3; s++) {
+		const int64_t *ids = burrow_dataset_split(ds, s, &got[s]);
+		cr_assert_eq(got[s], llround(REF_PAPERS_SPLIT[s] * f), "split %d has %lld nodes", s, (long long)got[s]);
+		for (int64_t i = 0; i < got[s]; i++) {
+			cr_assert_eq(in_split[ids[i]], 0, "node %lld in two splits", (long long)ids[i]);
+			in_split[ids[i]] = 1;
+		}
+	}
+	for (int64_t v = 0; v < n; v++)
+		if (in_split[v])
+			cr_assert(y[v] >= 0 && y[v] < 172, "split node %lld has label %d", (long long)v, y[v]);
+		else
+			cr_assert_eq(y[v], -1, "unlabelled node %lld has label %d", (long long)v, y[v]);
+	/* power law: with expected degrees falling as rank^(-1/2), about 1/64 of the nodes have
+	 * more than 4x the mean degree and the largest is near sqrt(N)/2 x the mean; a uniform
+	 * random graph of this mean (29) has none above 4x */
+	const burrow_csr *g = burrow_dataset_graph(ds);
+	const double mean = (double)in->num_edges / (double)n;
+	int64_t dmax = 0, heavy = 0;
+	for (int64_t v = 0; v < n; v++) {
+		int64_t d = g->indptr[v + 1] - g->indptr[v];
+		dmax = d > dmax ? d : dmax;
+		heavy += (double)d > 4 * mean;
+	}
+	cr_assert(dmax > 20 * mean, "max degree %lld, mean %.1f", (long long)dmax, mean);
+	cr_assert(heavy > n / 200 && heavy < n / 30, "%lld of %lld nodes above 4x the mean", (long long)heavy,
+		  (long long)n);
+	free(in_split);
+	burrow_dataset_close(ds);
+	free(p);
+}
+
+/* Homophily, seen on edges between labelled nodes: near h + (1 - h) / C with h = 0.6, near
+ * 1/C with h = 0. */
+Test(gen, papers_edges_follow_the_planted_classes)
+{
+	const double hs[] = {0.6, 0.0};
+	double seen[2];
+	for (int t = 0; t < 2; t++) {
+		char name[8];
+		snprintf(name, sizeof name, "h%d", t);
+		char *p = gen_papers(1.0 / 1024, hs[t], 0, 0, 0, name);
+		burrow_dataset *ds;
+		cr_assert_eq(burrow_dataset_open(&ds, p), 0, "%s", burrow_last_error());
+		const burrow_csr *g = burrow_dataset_graph(ds);
+		const int32_t *y = burrow_dataset_labels(ds);
+		int64_t both = 0, same = 0;
+		for (int64_t u = 0; u < g->num_nodes; u++)
+			for (int64_t j = g->indptr[u]; y[u] >= 0 && j < g->indptr[u + 1]; j++) {
+				int64_t v = burrow_csr_index(g, j);
+				both += y[v] >= 0;
+				same += y[v] == y[u];
+			}
+		cr_assert(both > 200, "only %lld edges between labelled nodes", (long long)both);
+		seen[t] = (double)same / (double)both;
+		burrow_dataset_close(ds);
+		free(p);
+	}
+	cr_assert(seen[0] > 0.4 && seen[0] < 0.8, "homophily %.3f with h = 0.6", seen[0]);
+	cr_assert(seen[1] < 0.05, "homophily %.3f with h = 0", seen[1]);
+}
+
+Test(gen, papers_bad_options_refused)
+{
+	burrow_gen_opts o;
+	char *p = tu_path(tu_dir, "x");
+	burrow_gen_defaults(&o, BURROW_GEN_PAPERS);
+	o.fraction = 0;
+	cr_assert_eq(burrow_gen(&o, p), BURROW_E_INVAL);
+	cr_assert(strstr(burrow_last_error(), "fraction"), "%s", burrow_last_error());
+	o.fraction = 1e-7; /* the valid split would be empty */
+	cr_assert_eq(burrow_gen(&o, p), BURROW_E_INVAL);
+	cr_assert(strstr(burrow_last_error(), "valid split"), "%s", burrow_last_error());
+	burrow_gen_defaults(&o, BURROW_GEN_PAPERS);
+	o.fraction = 1.0 / 16384;
+	o.homophily = -0.1;
+	cr_assert_eq(burrow_gen(&o, p), BURROW_E_INVAL);
+	cr_assert(!tu_exists(p));
+	free(p);
+}

@@ -423,7 +423,7 @@ static const struct {
 	{"log", NULL, T_ANY},		    {"checkpoint", NULL, T_ANY},    {"resume", NULL, T_ANY},
 	{"full-graph", NULL, T_FG},	    {"halo", "exact", T_FG},	    {"no-overlap", NULL, T_FG},
 	{"boundary-sample", "0.5", T_FG},  {"device", "cpu", T_ANY},	    {"tf32", NULL, T_ANY},
-	{"split", "0.6,0.2,0.2", T_ANY},
+	{"split", "0.6,0.2,0.2", T_ANY},     {"eval-fanout", "3,2", T_ANY},
 	{"comm", "mpi", T_ANY},	    {"grad-overlap", NULL, T_ANY},
 	{"aggr", "sum", T_ANY},	    {"heads", "2", T_ANY},
 	{"attn-dropout", "0.1", T_ANY},    {"norm", "layer", T_ANY},	    {"residual", NULL, T_ANY},

@@ -826,6 +826,50 @@ Test(train_run, eval_and_embed_agree_with_training)
 	free(d);
 }
 
+/* Evaluation on sampled neighborhoods: with every neighbor (-1) it computes what layer-wise
+ * inference computes for the split nodes, so the accuracies agree (up to a float-order tie
+ * in an argmax); with small fanouts it does not depend on the threads and still sees the
+ * graph (well above chance). */
+Test(train_run, sampled_evaluation_agrees_with_layerwise_inference)
+{
+	char *d = tu_weak_csbm(dir, 2000, 16);
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, d), 0, "%s", burrow_last_error());
+	const int32_t fans[3][2] = {{0, 0}, {-1, -1}, {3, 3}};
+	burrow_eval_stats ev[4];
+	uint64_t sum[4];
+	for (int k = 0; k < 4; k++) {
+		burrow_train_opts o = small_opts(BURROW_MODEL_SAGE);
+		memcpy(o.eval_fanout, fans[k < 3 ? k : 2], sizeof fans[0]);
+		o.batch_size = 300; /* several batches per split, the last one short */
+		o.threads = k == 3 ? 2 : 1;
+		burrow_trainer *t;
+		cr_assert_eq(burrow_trainer_open(&t, ds, &o), 0, "%s", burrow_last_error());
+		for (int e = 0; e < 20; e++) {
+			burrow_epoch_stats es;
+			cr_assert_eq(burrow_trainer_train_epoch(t, &es), 0, "%s", burrow_last_error());
+		}
+		sum[k] = burrow_trainer_weights_checksum(t);
+		cr_assert_eq(burrow_trainer_evaluate(t, &ev[k]), 0, "%s", burrow_last_error());
+		burrow_trainer_close(t);
+	}
+	cr_assert_eq(sum[0], sum[1], "the evaluation mode changed the training");
+	int64_t n[3];
+	for (int s = 0; s < 3; s++)
+		burrow_dataset_split(ds, s, &n[s]);
+	const double acc[2][3] = {{ev[0].train_acc, ev[0].valid_acc, ev[0].test_acc},
+				  {ev[1].train_acc, ev[1].valid_acc, ev[1].test_acc}};
+	for (int s = 0; s < 3; s++)
+		cr_assert(fabs(acc[0][s] - acc[1][s]) <= 1.0 / (double)n[s] + 1e-12,
+			  "split %d: layer-wise %.4f, sampled with every neighbor %.4f", s, acc[0][s], acc[1][s]);
+	cr_assert_eq(ev[2].test_acc, ev[3].test_acc, "1 and 2 threads: %.4f, %.4f", ev[2].test_acc, ev[3].test_acc);
+	cr_assert_eq(ev[2].valid_acc, ev[3].valid_acc);
+	cr_assert(ev[2].test_acc > 0.5, "sampled test accuracy %.3f (4 classes)", ev[2].test_acc);
+	cr_assert_eq(ev[2].spilled_bytes, 0);
+	burrow_dataset_close(ds);
+	free(d);
+}
+
 Test(train_run, options_are_checked)
 {
 	char *d = tu_weak_csbm(dir, 2000, 16);
@@ -845,6 +889,9 @@ Test(train_run, options_are_checked)
 	free(err);
 	cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' --full-graph --layers 2 --fanout 5,5,5", tu_burrow(), d), 2);
 	free(err);
+	cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' --eval-fanout 5,5 --quiet", tu_burrow(), d), 2);
+	cr_assert(strstr(err, "--eval-fanout 5,5 has 2 values but the model has 3 layers"), "%s", err);
+	free(err);
 	cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' --resume", tu_burrow(), d), 2);
 	free(err);
 	cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' --prefetch 65 --quiet", tu_burrow(), d), 2);
@@ -860,6 +907,10 @@ Test(train_run, options_are_checked)
 	o = small_opts(BURROW_MODEL_SAGE);
 	o.layers = BURROW_MAX_LAYERS + 1;
 	cr_assert_eq(burrow_trainer_open(&t, ds, &o), BURROW_E_INVAL);
+	o = small_opts(BURROW_MODEL_SAGE); /* an evaluation fanout for every layer, or none */
+	o.eval_fanout[0] = 5;
+	cr_assert_eq(burrow_trainer_open(&t, ds, &o), BURROW_E_INVAL);
+	cr_assert(strstr(burrow_last_error(), "evaluation fanout 0 of layer 1"), "%s", burrow_last_error());
 	burrow_trainer_close(NULL);
 	burrow_dataset_close(ds);
 	free(d);

@@ -158,7 +158,7 @@ int bench_train(int argc, char **argv)
 			break;
 		case O_HIDDEN: NUM(o.hidden, 1, 1 << 20); break;
 		case O_FANOUT:
-			if (!train_cli_parse_fanout(optarg, &o, &nfanout))
+			if (!train_cli_parse_fanout(optarg, o.fanout, &nfanout))
 				return cli_usage("bench train", "--fanout wants positive integers or -1, got '%s'", optarg);
 			fanout = optarg;
 			break;

@@ -225,7 +225,36 @@ void cli_progress_init(cli_progress *p, bool quiet)
 {
 	memset(p, 0, sizeof *p);
 	p->enabled = !quiet && isatty(STDERR_FILENO);
+	/* hours-long runs in the background: BURROW_PROGRESS=SECONDS logs plain lines instead */
+	const char *every = getenv("BURROW_PROGRESS");
+	double s;
+	if (!quiet && !p->enabled && every && cli_f64(every, &s) && s > 0) {
+		p->enabled = true;
+		p->log_every = s;
+	}
 	p->start = p->last = cli_now();
+}
+
+/* One plain progress line (BURROW_PROGRESS): at a phase's start and end and every log_every s. */
+static void progress_line(cli_progress *p, const char *phase, uint64_t done, uint64_t total, double now)
+{
+	const bool fresh = strncmp(p->phase, phase, sizeof p->phase) || done < p->last_done;
+	if (fresh) {
+		snprintf(p->phase, sizeof p->phase, "%s", phase);
+		p->phase_start = now;
+	}
+	p->last_done = done;
+	if (!fresh && done != total && now - p->last < p->log_every)
+		return;
+	p->last = now;
+	if (total)
+		fprintf(stderr, "burrow: progress: %s%s %.1f%% (%llu of %llu) at %.1f s\n", p->label, phase,
+			100.0 * (double)done / (double)total, (unsigned long long)done, (unsigned long long)total,
+			now - p->start);
+	else
+		fprintf(stderr, "burrow: progress: %s%s %llu at %.1f s\n", p->label, phase, (unsigned long long)done,
+			now - p->start);
+	fflush(stderr);
 }
 
 void cli_progress_cb(void *user, const char *phase, uint64_t done, uint64_t total)
@@ -234,6 +263,10 @@ void cli_progress_cb(void *user, const char *phase, uint64_t done, uint64_t tota
 	if (!p->enabled)
 		return;
 	double now = cli_now();
+	if (p->log_every > 0) {
+		progress_line(p, phase, done, total, now);
+		return;
+	}
 	if (strncmp(p->phase, phase, sizeof p->phase) || done < p->last_done) {
 		snprintf(p->phase, sizeof p->phase, "%s", phase);
 		p->phase_start = now;

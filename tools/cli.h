@@ -65,6 +65,8 @@ typedef struct cli_progress {
 	uint64_t last_done;
 	char label[32];   /* printed before the phase ("epoch 3 "), may be empty */
 	bool erase;       /* a finished phase erases its line instead of ending it */
+	double log_every; /* > 0: stderr is no terminal and BURROW_PROGRESS asked for a line every
+			     this many seconds (and at each phase's start and end) instead of a bar */
 } cli_progress;
 void cli_progress_init(cli_progress *p, bool quiet);
 void cli_progress_cb(void *user, const char *phase, uint64_t done, uint64_t total);

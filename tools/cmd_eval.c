@@ -7,13 +7,19 @@
 
 static void help(void)
 {
-	printf("usage: burrow eval DIR --checkpoint C [--split a,b,c] [--mem BYTES] [--eval-chunk N] [--scratch DIR]\n"
+	printf("usage: burrow eval DIR --checkpoint C [--split a,b,c] [--eval-fanout a,b,c] [--batch B] [--mem BYTES]\n"
+	       "                     [--eval-chunk N] [--scratch DIR]\n"
 	       "                     [--threads T] [--device D] [--tf32] [--json]\n\n"
 	       "Accuracy (correct / total) of a checkpointed model on the train, valid and test splits of\n"
-	       "DIR, by layer-wise full-neighbor inference over all nodes. C is a checkpoint file or a\n"
+	       "DIR, by layer-wise full-neighbor inference over all nodes (or, with --eval-fanout, on\n"
+	       "sampled neighborhoods of the split nodes only). C is a checkpoint file or a\n"
 	       "--checkpoint directory of burrow train: its best.ckpt (the weights of the epoch with the best\n"
 	       "valid accuracy), else last.ckpt; give C/last.ckpt for the last epoch's weights.\n\n"
 	       "  --split a,b,c   the random split burrow train --split drew (from the checkpoint's seed)\n"
+	       "  --eval-fanout a,b,c  sample each split node's neighbors with these fanouts (one per layer,\n"
+	       "                  input layer first, -1 = all), --batch nodes at a time: memory of one batch,\n"
+	       "                  no N x hidden embeddings (off: layer-wise inference over all nodes)\n"
+	       "  --batch B       split nodes per batch with --eval-fanout (1024)\n"
 	       "  --mem BYTES     keep a layer's embeddings in memory up to half of this, else spill (no limit)\n"
 	       "  --eval-chunk N  destination rows per chunk (8192)\n"
 	       "  --scratch DIR   where spills go ($TMPDIR or /tmp)\n"
@@ -23,7 +29,8 @@ static void help(void)
 	       "  --json          one JSON object instead of text\n");
 }
 
-enum { O_CKPT = 256, O_SPLIT, O_MEM, O_CHUNK, O_SCRATCH, O_THREADS, O_DEVICE, O_TF32, O_JSON, O_HELP };
+enum { O_CKPT = 256, O_SPLIT, O_MEM, O_CHUNK, O_SCRATCH, O_THREADS, O_DEVICE, O_TF32, O_JSON, O_EFAN, O_BATCH,
+       O_HELP };
 
 int cmd_eval(int argc, char **argv)
 {
@@ -32,7 +39,8 @@ int cmd_eval(int argc, char **argv)
 		{"eval-chunk", required_argument, 0, O_CHUNK}, {"scratch", required_argument, 0, O_SCRATCH},
 		{"threads", required_argument, 0, O_THREADS}, {"json", no_argument, 0, O_JSON},
 		{"device", required_argument, 0, O_DEVICE},   {"tf32", no_argument, 0, O_TF32},
-		{"split", required_argument, 0, O_SPLIT},     {"help", no_argument, 0, O_HELP},
+		{"split", required_argument, 0, O_SPLIT},     {"eval-fanout", required_argument, 0, O_EFAN},
+		{"batch", required_argument, 0, O_BATCH},     {"help", no_argument, 0, O_HELP},
 		{0, 0, 0, 0},
 	};
 	burrow_train_opts o;
@@ -40,6 +48,7 @@ int cmd_eval(int argc, char **argv)
 	const char *ckpt = NULL;
 	bool json = false;
 	int64_t v;
+	int nfan = 0;
 	int c;
 	while ((c = cli_getopt("eval", argc, argv, "h", lo)) != -1) {
 		switch (c) {
@@ -74,6 +83,16 @@ int cmd_eval(int argc, char **argv)
 			o.threads = (int)v;
 			break;
 		case O_JSON: json = true; break;
+		case O_EFAN:
+			if (!train_cli_parse_fanout(optarg, o.eval_fanout, &nfan))
+				return cli_usage("eval", "--eval-fanout wants positive integers or -1 separated by commas, got '%s'",
+						 optarg);
+			break;
+		case O_BATCH:
+			if (!cli_i64(optarg, &v) || v < 1)
+				return cli_usage("eval", "--batch wants a positive integer, got '%s'", optarg);
+			o.batch_size = v;
+			break;
 		default: return EXIT_USAGE;
 		}
 	}

@@ -1,4 +1,4 @@
-/* cmd_gen.c: burrow gen csbm|rmat OUT: synthetic datasets. */
+/* cmd_gen.c: burrow gen csbm|rmat|papers OUT: synthetic datasets. */
 #include "cli.h"
 
 #include <stdio.h>
@@ -6,21 +6,28 @@
 
 static void help(void)
 {
-	burrow_gen_opts c, r;
+	burrow_gen_opts c, r, p;
 	burrow_gen_defaults(&c, BURROW_GEN_CSBM);
 	burrow_gen_defaults(&r, BURROW_GEN_RMAT);
+	burrow_gen_defaults(&p, BURROW_GEN_PAPERS);
 	printf("usage: burrow gen csbm OUT [--nodes N] [--classes C] [--avg-degree d] [--homophily h]\n"
 	       "                          [--feat-dim D] [--signal s] [common options]\n"
 	       "       burrow gen rmat OUT [--scale S] [--edge-factor F] [--feat-dim D] [--classes C]\n"
-	       "                          [--signal s] [common options]\n\n"
+	       "                          [--signal s] [common options]\n"
+	       "       burrow gen papers OUT [--fraction F] [--homophily h] [--signal s] [common options]\n\n"
 	       "Generate a synthetic dataset directory OUT, deterministic by --seed.\n\n"
 	       "csbm: contextual stochastic block model. Nodes get uniform random classes; N*d/2 edges\n"
 	       "  each join a random node to one of its own class with probability h, else to one of\n"
 	       "  another class; the graph is symmetrized (mean degree about d).\n"
 	       "rmat: Graph500 Kronecker edges (a, b, c = 0.57, 0.19, 0.19), F * 2^S of them, vertex ids\n"
 	       "  scrambled, symmetrized; classes uniform at random, carried by the features only.\n"
-	       "Features (both): x = mu[class] + N(0, I), ||mu[class]|| about s, so two classes lie about\n"
-	       "  s*sqrt(2) noise standard deviations apart. Split: random 60/20/20.\n\n"
+	       "Features (all): x = mu[class] + N(0, I), ||mu[class]|| about s, so two classes lie about\n"
+	       "  s*sqrt(2) noise standard deviations apart. Split (csbm, rmat): random 60/20/20.\n"
+	       "papers: ogbn-papers100M's shape times F: 111,059,956 nodes, 1,615,685,872 edges drawn\n"
+	       "  (then symmetrized), 128 float16 features, 172 classes, splits of 1,207,179 / 125,265 /\n"
+	       "  214,338 nodes (the only labelled ones; the rest -1). Degrees follow a power law (tail\n"
+	       "  exponent 3); an edge stays in its source's class with probability h. Float16 because\n"
+	       "  float32 features take 57 GB at F = 1. Edges sort in runs of --mem bytes, spilled to disk.\n\n"
 	       "csbm options (defaults):\n"
 	       "  --nodes N          %lld\n"
 	       "  --avg-degree d     %g\n"
@@ -28,6 +35,10 @@ static void help(void)
 	       "rmat options:\n"
 	       "  --scale S          %d\n"
 	       "  --edge-factor F    %g\n"
+	       "papers options:\n"
+	       "  --fraction F       %g (of the full size, in (0, 4]; a ratio such as 1/64 too)\n"
+	       "  --homophily h      %g\n"
+	       "  (classes %d, feat-dim %lld, feat-dtype f16, signal %g unless given)\n"
 	       "common options:\n"
 	       "  --classes C        %d\n"
 	       "  --feat-dim D       %lld\n"
@@ -35,14 +46,18 @@ static void help(void)
 	       "  --signal s         %g\n"
 	       "  --seed S           0\n"
 	       "  --threads T        OpenMP threads (all)\n"
+	       "  --mem BYTES        memory budget of the edge sort, K/M/G suffixes (csbm, rmat: none,\n"
+	       "                     in memory; papers: half the physical memory)\n"
+	       "  --tmp-dir DIR      folder for the sort's spill files ($TMPDIR, else /tmp)\n"
 	       "  --force            replace OUT if it exists\n"
 	       "  --quiet            no progress bar\n",
-	       (long long)c.num_nodes, c.avg_degree, c.homophily, r.scale, r.edge_factor, c.num_classes,
+	       (long long)c.num_nodes, c.avg_degree, c.homophily, r.scale, r.edge_factor, p.fraction, p.homophily,
+	       p.num_classes, (long long)p.feat_dim, p.signal, c.num_classes,
 	       (long long)c.feat_dim, c.signal);
 }
 
 enum { O_NODES = 256, O_CLASSES, O_DEG, O_HOMO, O_DIM, O_DTYPE, O_SIGNAL, O_SCALE, O_EF, O_SEED, O_THREADS,
-       O_FORCE, O_QUIET, O_HELP };
+       O_FRACTION, O_MEM, O_TMP, O_FORCE, O_QUIET, O_HELP };
 
 int cmd_gen(int argc, char **argv)
 {
@@ -52,7 +67,9 @@ int cmd_gen(int argc, char **argv)
 		{"feat-dim", required_argument, 0, O_DIM},    {"feat-dtype", required_argument, 0, O_DTYPE},
 		{"signal", required_argument, 0, O_SIGNAL},   {"scale", required_argument, 0, O_SCALE},
 		{"edge-factor", required_argument, 0, O_EF},  {"seed", required_argument, 0, O_SEED},
-		{"threads", required_argument, 0, O_THREADS}, {"force", no_argument, 0, O_FORCE},
+		{"threads", required_argument, 0, O_THREADS}, {"fraction", required_argument, 0, O_FRACTION},
+		{"mem", required_argument, 0, O_MEM},         {"tmp-dir", required_argument, 0, O_TMP},
+		{"force", no_argument, 0, O_FORCE},
 		{"quiet", no_argument, 0, O_QUIET},           {"help", no_argument, 0, O_HELP},
 		{0, 0, 0, 0},
 	};
@@ -80,23 +97,28 @@ int cmd_gen(int argc, char **argv)
 		}
 	}
 	if (argc - optind != 2)
-		return cli_usage("gen", "expected a generator (csbm or rmat) and an output directory");
+		return cli_usage("gen", "expected a generator (csbm, rmat or papers) and an output directory");
 	const char *kind = argv[optind], *out = argv[optind + 1];
 	burrow_gen_opts o;
 	if (!strcmp(kind, "csbm"))
 		burrow_gen_defaults(&o, BURROW_GEN_CSBM);
 	else if (!strcmp(kind, "rmat"))
 		burrow_gen_defaults(&o, BURROW_GEN_RMAT);
+	else if (!strcmp(kind, "papers"))
+		burrow_gen_defaults(&o, BURROW_GEN_PAPERS);
 	else
-		return cli_usage("gen", "unknown generator '%s' (csbm or rmat)", kind);
-	const bool csbm = o.kind == BURROW_GEN_CSBM;
-	static const int csbm_only[] = {O_NODES, O_DEG, O_HOMO}, rmat_only[] = {O_SCALE, O_EF};
-	for (size_t i = 0; i < 3; i++)
-		if (!csbm && v[csbm_only[i]].set)
-			return cli_usage("gen", "option '--%s' is for csbm, not rmat", lo[csbm_only[i] - O_NODES].name);
-	for (size_t i = 0; i < 2; i++)
-		if (csbm && v[rmat_only[i]].set)
-			return cli_usage("gen", "option '--%s' is for rmat, not csbm", lo[rmat_only[i] - O_NODES].name);
+		return cli_usage("gen", "unknown generator '%s' (csbm, rmat or papers)", kind);
+	/* which kinds take each kind-specific option */
+	static const struct {
+		int id;
+		bool csbm, rmat, papers;
+	} only[] = {{O_NODES, 1, 0, 0}, {O_DEG, 1, 0, 0},   {O_HOMO, 1, 0, 1},
+		    {O_SCALE, 0, 1, 0}, {O_EF, 0, 1, 0},    {O_FRACTION, 0, 0, 1}};
+	for (size_t i = 0; i < sizeof only / sizeof only[0]; i++) {
+		bool ok = o.kind == BURROW_GEN_CSBM ? only[i].csbm : o.kind == BURROW_GEN_RMAT ? only[i].rmat : only[i].papers;
+		if (v[only[i].id].set && !ok)
+			return cli_usage("gen", "option '--%s' is not for %s", lo[only[i].id - O_NODES].name, kind);
+	}
 
 	int64_t i64;
 	double f;
@@ -124,6 +146,20 @@ int cmd_gen(int argc, char **argv)
 	REAL_OPT(O_EF, edge_factor, 1e-6, 1e6)
 	INT_OPT(O_SEED, seed, 0, INT64_MAX)
 	INT_OPT(O_THREADS, threads, 1, 4096)
+	if (v[O_FRACTION].set) { /* a number, or a ratio such as 1/64 */
+		const char *s = v[O_FRACTION].val, *slash = strchr(s, '/');
+		double num, den = 1;
+		char head[64];
+		bool ok = slash ? (size_t)(slash - s) < sizeof head && cli_f64(slash + 1, &den) : cli_f64(s, &num);
+		if (ok && slash) {
+			memcpy(head, s, (size_t)(slash - s));
+			head[slash - s] = 0;
+			ok = cli_f64(head, &num) && den > 0;
+		}
+		if (!ok || !(num / den > 0 && num / den <= 4))
+			return cli_usage("gen", "--fraction wants a number or ratio (1/64) in (0, 4], got '%s'", s);
+		o.fraction = num / den;
+	}
 #undef INT_OPT
 #undef REAL_OPT
 	if (v[O_DTYPE].set) {
@@ -131,6 +167,13 @@ int cmd_gen(int argc, char **argv)
 		if (o.feat_dtype != BURROW_DTYPE_F32 && o.feat_dtype != BURROW_DTYPE_F16)
 			return cli_usage("gen", "--feat-dtype wants f32 or f16, got '%s'", v[O_DTYPE].val);
 	}
+	if (v[O_MEM].set) {
+		if (!cli_bytes(v[O_MEM].val, &i64) || i64 < 1)
+			return cli_usage("gen", "--mem wants a size in bytes (K/M/G suffixes), got '%s'", v[O_MEM].val);
+		o.mem_bytes = (size_t)i64;
+	}
+	if (v[O_TMP].set)
+		o.spill_dir = v[O_TMP].val;
 	o.overwrite = force;
 	cli_progress prog;
 	cli_progress_init(&prog, quiet);

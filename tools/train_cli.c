@@ -138,7 +138,7 @@ bool train_cli_parse_cache(const char *s, burrow_train_opts *o)
 	return true;
 }
 
-bool train_cli_parse_fanout(const char *s, burrow_train_opts *o, int *n)
+bool train_cli_parse_fanout(const char *s, int32_t *out, int *n)
 {
 	char *end;
 	*n = 0;
@@ -147,7 +147,7 @@ bool train_cli_parse_fanout(const char *s, burrow_train_opts *o, int *n)
 		long v = strtol(s, &end, 10);
 		if (errno || end == s || (v < 1 && v != -1) || v > INT32_MAX || *n >= BURROW_MAX_LAYERS)
 			return false;
-		o->fanout[(*n)++] = (int32_t)v;
+		out[(*n)++] = (int32_t)v;
 		if (*end == ',')
 			end++;
 		else if (*end)

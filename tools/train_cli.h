@@ -24,8 +24,9 @@ int train_cli_checkpoint_dir(const char *cmd, const char *dir, bool resume, char
 /* --cache SIZE: "25%" (of the features: o->cache_fraction) or bytes with K/M/G suffixes
  * (o->cache_bytes). False when malformed or above 100%. */
 bool train_cli_parse_cache(const char *s, burrow_train_opts *o);
-/* --fanout a,b,c: positive integers or -1, input layer first, into o->fanout; *n gets the count. */
-bool train_cli_parse_fanout(const char *s, burrow_train_opts *o, int *n);
+/* --fanout a,b,c (and --eval-fanout): positive integers or -1, input layer first, into
+ * out[BURROW_MAX_LAYERS]; *n gets the count. */
+bool train_cli_parse_fanout(const char *s, int32_t *out, int *n);
 /* --layers and --fanout together, after parsing: a fanout list (fanout, NULL when not given,
  * of nfanout values) sets o->layers to its length unless --layers was given (layers_set),
  * which it must then match; without one, o->fanout gets the default 5 x (L - l). Returns 0,

@@ -115,7 +115,13 @@ static bool set_split(train_args *a, const char *v) { return cli_split(v, a->d.t
 static bool set_fanout(train_args *a, const char *v)
 {
 	a->fanout = v;
-	return train_cli_parse_fanout(v, &a->d.train, &a->nfanout);
+	return train_cli_parse_fanout(v, a->d.train.fanout, &a->nfanout);
+}
+
+static bool set_eval_fanout(train_args *a, const char *v)
+{
+	a->eval_fanout = v;
+	return train_cli_parse_fanout(v, a->d.train.eval_fanout, &a->neval_fanout);
 }
 
 static bool set_halo(train_args *a, const char *v)
@@ -238,6 +244,12 @@ static const topt opts[] = {
 	 NULL},
 	{"eval-chunk", "N", TRAIN_ONE, SECTION_RUN, K_I64, OFF(d.train.eval_chunk), 1, 1 << 30, NULL, NULL,
 	 "destination rows per inference chunk (under mpirun evaluation is one full-graph pass)", NULL},
+	{"eval-fanout", "a,b,c", TRAIN_ONE, SECTION_RUN, K_CUSTOM, 0, 0, 0, set_eval_fanout,
+	 "positive integers or -1 separated by commas, one per layer",
+	 "evaluate on sampled neighborhoods of the split nodes, --batch at a time, instead of\n"
+	 "layer-wise inference over all nodes: memory of one batch, no N x hidden embeddings\n"
+	 "(for graphs whose embeddings fit neither memory nor --scratch) (off)",
+	 NULL},
 	{"scratch", "DIR", TRAIN_ONE, SECTION_RUN, K_STR, OFF(d.train.scratch_dir), 0, 0, NULL, NULL,
 	 "where spills go ($TMPDIR or /tmp)", NULL},
 	{"device", "D", W_BOTH, SECTION_RUN, K_CUSTOM, 0, 0, 0, set_device, "cpu, cuda or cuda:N",
@@ -461,5 +473,10 @@ int train_args_parse(int argc, char **argv, int mode, bool speak, train_args *a)
 	if (argc - optind != 1)
 		return usage(speak, "expected one %s directory", mode == TRAIN_DIST ? "parts" : "dataset");
 	a->dir = argv[optind];
-	return train_cli_layers_fanout(speak ? "train" : NULL, o, a->layers_set, a->fanout, a->nfanout) ? EXIT_USAGE : 0;
+	if (train_cli_layers_fanout(speak ? "train" : NULL, o, a->layers_set, a->fanout, a->nfanout))
+		return EXIT_USAGE;
+	if (a->eval_fanout && a->neval_fanout != o->layers)
+		return usage(speak, "--eval-fanout %s has %d value%s but the model has %d layers", a->eval_fanout,
+			     a->neval_fanout, a->neval_fanout == 1 ? "" : "s", o->layers);
+	return 0;
 }

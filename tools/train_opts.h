@@ -22,6 +22,8 @@ typedef struct train_args {
 	bool layers_set;
 	const char *fanout;       /* the --fanout text, NULL when absent */
 	int nfanout;
+	const char *eval_fanout;  /* the --eval-fanout text, NULL when absent */
+	int neval_fanout;
 	const char *mb_only;      /* the last option given that applies to mini-batch training only */
 	const char *fg_only;      /* ... to --full-graph training only */
 } train_args;

@@ -21,7 +21,7 @@ from . import _lib
 from ._lib import lib
 
 __all__ = ["Error", "version", "Dataset", "FeatureStore", "Ticket", "Sampler", "Batch", "Block", "Trainer",
-           "gen_csbm", "gen_rmat", "prep", "import_graph", "partition"]
+           "gen_csbm", "gen_rmat", "gen_papers", "prep", "import_graph", "partition"]
 
 log = logging.getLogger("burrow")
 _LEVELS = {0: logging.ERROR, 1: logging.WARNING, 2: logging.INFO, 3: logging.DEBUG}
@@ -636,6 +636,12 @@ def gen_csbm(out, **kw):
 def gen_rmat(out, **kw):
     """An R-MAT dataset in out (scale, edge_factor, a, b, c, num_classes, feat_dim, seed, ...)."""
     return _gen(2, out, kw)
+
+
+def gen_papers(out, **kw):
+    """A dataset of ogbn-papers100M's shape scaled by fraction (fraction, homophily, num_classes,
+    feat_dim, feat_dtype, signal, seed, mem_bytes, spill_dir, ...)."""
+    return _gen(3, out, kw)
 
 
 def prep(source, **kw):

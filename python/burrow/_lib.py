@@ -101,7 +101,7 @@ class TrainOpts(Structure):
                 ("cache_bytes", c_int64), ("cache_fraction", c_double), ("cache_policy", c_int),
                 ("store_engine", c_int), ("eval_chunk", c_int64), ("mem_bytes", c_int64),
                 ("scratch_dir", c_char_p), ("threads", c_int), ("progress", c_void_p), ("progress_user", c_void_p),
-                ("device", c_char_p), ("tf32", c_bool)]
+                ("device", c_char_p), ("tf32", c_bool), ("eval_fanout", c_int32 * MAX_LAYERS)]
 
 
 class EpochStats(Structure):
@@ -124,7 +124,8 @@ class GenOpts(Structure):
                 ("homophily", c_double), ("scale", c_int), ("edge_factor", c_double), ("a", c_double),
                 ("b", c_double), ("c", c_double), ("num_classes", c_int32), ("feat_dim", c_int64),
                 ("feat_dtype", c_int), ("signal", c_double), ("train_frac", c_double), ("valid_frac", c_double),
-                ("overwrite", c_bool), ("threads", c_int), ("progress", c_void_p), ("progress_user", c_void_p)]
+                ("overwrite", c_bool), ("threads", c_int), ("progress", c_void_p), ("progress_user", c_void_p),
+                ("fraction", c_double), ("mem_bytes", c_size_t), ("spill_dir", c_char_p)]
 
 
 class PrepOpts(Structure):

@@ -29,7 +29,8 @@ def test_version_is_the_library_s():
     (_lib.GenOpts, lambda o: lib.burrow_gen_defaults(ctypes.byref(o), 1),
      {"kind": 1, "num_nodes": 10000, "avg_degree": 10.0, "homophily": 0.8, "scale": 16, "edge_factor": 16.0,
       "a": 0.57, "b": 0.19, "c": 0.19, "num_classes": 8, "feat_dim": 64, "feat_dtype": 2, "signal": 1.0,
-      "train_frac": 0.6, "valid_frac": 0.2, "overwrite": False, "progress": None}),
+      "train_frac": 0.6, "valid_frac": 0.2, "overwrite": False, "progress": None, "fraction": 1.0,
+      "mem_bytes": 0, "spill_dir": None}),
     (_lib.PartitionOpts, lambda o: lib.burrow_partition_defaults(ctypes.byref(o)),
      {"num_parts": 2, "balance": 1, "ufactor": 1.05, "refine_passes": 4, "out_dir": None, "overwrite": False}),
 ])

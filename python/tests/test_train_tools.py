@@ -59,6 +59,18 @@ def test_tools_write_datasets(tmp_path):
     assert not os.path.exists(tmp_path / "bad")
 
 
+def test_gen_papers_labels_only_its_splits(tmp_path):
+    d = burrow.Dataset(burrow.gen_papers(tmp_path / "p", fraction=1 / 16384, mem_bytes=1 << 20,
+                                         spill_dir=str(tmp_path)))
+    assert d.num_nodes == round(111059956 / 16384) and d.feat_dim == 128 and d.num_classes == 172
+    split = np.concatenate([d.split(s) for s in ("train", "valid", "test")])
+    assert [len(d.split(s)) for s in ("train", "valid", "test")] == [round(n / 16384) for n in (1207179, 125265, 214338)]
+    labels = np.asarray(d.labels)
+    outside = np.ones(d.num_nodes, bool)
+    outside[split] = False
+    assert (labels[outside] == -1).all() and (labels[split] >= 0).all()
+
+
 def test_pyg_loader_batches_carry_the_store_s_rows(csbm):
     pytest.importorskip("torch_geometric")
     from burrow.pyg import loader

@@ -170,5 +170,8 @@ int bw_trainer_infer(burrow_trainer *t, bw_infer_sink sink, void *ctx, int64_t *
 /* The same, stopping after layer `layers` (1-based, <= the model's): its output (a hidden
  * layer's after its activation, as the next layer reads it) goes to sink. */
 int bw_trainer_infer_upto(burrow_trainer *t, int layers, bw_infer_sink sink, void *ctx, int64_t *spilled_bytes);
+/* Evaluation with sampled neighborhoods (opts.eval_fanout): correct and labelled counts of
+ * the train, valid and test splits' nodes, one batch in memory at a time. */
+int bw_trainer_eval_sampled(burrow_trainer *t, int64_t correct[3], int64_t total[3]);
 
 #endif /* BURROW_DRIVER_H */

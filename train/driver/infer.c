@@ -265,3 +265,79 @@ out:
 	chunk_free(&c);
 	return st;
 }
+
+/* Evaluation by sampling: the nodes of each split, batch_size at a time, with their
+ * neighbors sampled by opts.eval_fanout (keyed by split and batch, so the result does not
+ * depend on threads), their input rows gathered from the features, the model run in
+ * inference mode on the batch, the argmax compared with the labels. It holds one batch:
+ * nothing of size N x hidden, whatever the graph. */
+int bw_trainer_eval_sampled(burrow_trainer *t, int64_t correct[3], int64_t total[3])
+{
+	const bw_device *dev = t->be.dev;
+	const int64_t D = t->info->feat_dim;
+	burrow_sampler *s = NULL;
+	burrow_batch *sb = NULL;
+	bw_dbuf pred = {0};
+	float *x = NULL;
+	int64_t x_cap = 0;
+	int st;
+
+	burrow_sampler_opts so;
+	burrow_sampler_defaults(&so);
+	so.num_layers = t->o.layers;
+	for (int l = 0; l < t->o.layers; l++)
+		so.fanouts[l] = t->o.model == BURROW_MODEL_MLP ? 0 : t->o.eval_fanout[l];
+	so.batch_size = t->o.batch_size;
+	so.seed = t->o.seed;
+	so.threads = t->be.threads;
+	so.prefetch = 0;
+	if ((st = burrow_sampler_open(&s, t->graph, NULL, 0, &so)))
+		return st;
+	for (int sp = 0; sp < 3; sp++) {
+		int64_t n;
+		const int64_t *ids = bw_trainer_split(t, sp, &n);
+		correct[sp] = total[sp] = 0;
+		for (int64_t lo = 0; ids && lo < n; lo += t->o.batch_size) {
+			const int64_t cnt = BW_MIN(t->o.batch_size, n - lo);
+			bw_batch b;
+			bw_block blk[BURROW_MAX_LAYERS];
+			const bw_tensor *logits;
+			const int32_t *p;
+			if ((st = burrow_sampler_sample(s, ids + lo, cnt, ((uint64_t)sp << 48) ^ (uint64_t)lo, &sb)))
+				goto out;
+			if (sb->num_input > x_cap) {
+				bw_device_host_free(dev, x);
+				x = NULL;
+				x_cap = 0;
+				if ((st = bw_device_host_alloc(dev, (size_t)(sb->num_input * D) * sizeof(float) + 1, (void **)&x)))
+					goto out;
+				x_cap = sb->num_input;
+			}
+			if ((st = t->feat_rows.gather(&t->feat_rows, sb->input_ids, sb->num_input, x)) ||
+			    (st = bw_batch_from_sample(t, sb, x, lo, &b, blk)))
+				goto out;
+			st = bw_model_forward(&t->be, t->model, &b, false, t->o.seed, &logits);
+			for (int l = 0; l < b.num_blocks; l++)
+				bw_block_release(&blk[l]);
+			const size_t bytes = (size_t)cnt * sizeof(int32_t);
+			if (st || (st = bw_dbuf_reserve(&pred, dev, bytes)) || (st = bw_argmax(&t->be, logits, pred.ptr)) ||
+			    (st = bw_stage_read(&t->stage, dev, pred.ptr, bytes, (const void **)&p)))
+				goto out;
+			for (int64_t i = 0; i < cnt; i++) {
+				const int32_t y = t->labels[sb->seeds[i]];
+				total[sp] += y >= 0;
+				correct[sp] += y >= 0 && p[i] == y;
+			}
+			burrow_sampler_release(s, sb);
+			sb = NULL;
+			if (t->o.progress)
+				t->o.progress(t->o.progress_user, "eval", (uint64_t)(lo + cnt), (uint64_t)n);
+		}
+	}
+out:
+	burrow_sampler_release(s, sb);
+	burrow_sampler_close(s);
+	bw_device_host_free(dev, x);
+	bw_dbuf_free(&pred);
+	return st;
+}

@@ -145,6 +145,10 @@ static int check_opts(const burrow_train_opts *o)
 		if (o->fanout[l] < -1)
 			return bw_err(BURROW_E_INVAL, "train: fanout %d of layer %d: want -1 (all), 0 (default) or > 0",
 				      o->fanout[l], l);
+	for (int l = 0; o->eval_fanout[0] && l < o->layers; l++)
+		if (o->eval_fanout[l] < -1 || o->eval_fanout[l] == 0)
+			return bw_err(BURROW_E_INVAL, "train: evaluation fanout %d of layer %d: want -1 (all) or > 0, one per "
+						      "layer, or all 0 (layer-wise inference)", o->eval_fanout[l], l);
 	if (o->prefetch < 0 || o->prefetch > 64)
 		return bw_err(BURROW_E_INVAL, "train: prefetch %d is not in [0, 64]", o->prefetch);
 	if (o->cache_bytes < BURROW_CACHE_AUTO || !(o->cache_fraction <= 1) || isnan(o->cache_fraction))
@@ -526,7 +530,8 @@ int burrow_trainer_evaluate(burrow_trainer *t, burrow_eval_stats *ev)
 	memset(ev, 0, sizeof *ev);
 	const double t0 = now_s();
 	acc_ctx a = {.t = t};
-	int st = bw_trainer_infer(t, acc_sink, &a, &ev->spilled_bytes);
+	int st = t->o.eval_fanout[0] ? bw_trainer_eval_sampled(t, a.correct, a.total)
+				     : bw_trainer_infer(t, acc_sink, &a, &ev->spilled_bytes);
 	bw_dbuf_free(&a.pred);
 	if (st)
 		return st;
