@@ -451,8 +451,9 @@ Test(pipeline, progress_and_options)
 }
 
 /* Every allocation of open, a mini-batch epoch (the loader's and the sampler's threads
- * included), an evaluation and a checkpoint round trip is made to fail in turn: each
- * failure is BURROW_E_NOMEM, whichever thread met it, and nothing crashes or leaks. */
+ * included), an evaluation and a checkpoint round trip is made to fail in turn, for every
+ * model, aggregator and normalization: each failure is BURROW_E_NOMEM, whichever thread met
+ * it, and nothing crashes or leaks. */
 Test(pipeline, every_allocation_failure_is_reported)
 {
 	burrow_gen_opts g;
@@ -467,7 +468,14 @@ Test(pipeline, every_allocation_failure_is_reported)
 	const struct {
 		int model, prefetch;
 		double cache;
-	} v[] = {{BURROW_MODEL_SAGE, 2, 0.5}, {BURROW_MODEL_GCN, 0, 1}, {BURROW_MODEL_MLP, 1, 0}};
+		int aggr, norm;
+		bool residual;
+	} v[] = {{BURROW_MODEL_SAGE, 2, 0.5, BURROW_AGGR_MEAN, BURROW_NORM_NONE, false},
+		 {BURROW_MODEL_GCN, 0, 1, BURROW_AGGR_MEAN, BURROW_NORM_NONE, false},
+		 {BURROW_MODEL_MLP, 1, 0, BURROW_AGGR_MEAN, BURROW_NORM_NONE, false},
+		 {BURROW_MODEL_GAT, 1, 0.5, BURROW_AGGR_MEAN, BURROW_NORM_LAYER, true},
+		 {BURROW_MODEL_SAGE, 0, 1, BURROW_AGGR_MAX, BURROW_NORM_BATCH, true},
+		 {BURROW_MODEL_SAGE, 2, 0.5, BURROW_AGGR_SUM, BURROW_NORM_LAYER, false}};
 	const size_t base = tu_mem_now();
 	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
 		bool done = false;
@@ -477,6 +485,11 @@ Test(pipeline, every_allocation_failure_is_reported)
 			o.hidden = 8;
 			o.batch_size = 64; /* whole epochs: every batch sampled ahead is consumed */
 			o.prefetch = v[i].prefetch;
+			o.aggr = v[i].aggr;
+			o.norm = v[i].norm;
+			o.residual = v[i].residual;
+			o.heads = 2;
+			o.attn_dropout = v[i].model == BURROW_MODEL_GAT ? 0.2 : 0;
 			o.cache_fraction = v[i].cache;
 			o.eval_chunk = 64;
 			burrow_trainer *t = NULL;

@@ -96,7 +96,9 @@ static char *make_header(const bw_ck_state *t)
 	cJSON_AddStringToObject(h, "dataset", t->dataset ? t->dataset : "");
 	cJSON_AddNumberToObject(h, "num_nodes", (double)t->num_nodes);
 	if (t->split) { /* [0, 0, 0]: the dataset's splits; else the drawn one's fractions and seed */
-		cJSON_AddItemToObject(h, "split", cJSON_CreateDoubleArray(t->split, 3));
+		cJSON *a = cJSON_CreateDoubleArray(t->split, 3);
+		if (a && !cJSON_AddItemToObject(h, "split", a)) /* its key's copy failed: the array is still ours */
+			cJSON_Delete(a);
 		if (t->split[0] + t->split[1] + t->split[2] > 0) {
 			snprintf(seed, sizeof seed, "%" PRIu64, t->split_seed);
 			cJSON_AddStringToObject(h, "split_seed", seed);
