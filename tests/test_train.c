@@ -1001,3 +1001,29 @@ Test(train_run, checkpoints_rebuild_the_model_they_hold_and_old_ones_load)
 	}
 	free(d);
 }
+
+/* The command's default --norm is layer for sage's max and sum, none for mean and the other
+ * models; a --norm given wins. The checkpoint says what the model was built with. */
+Test(train_run, max_and_sum_default_to_layer_norm)
+{
+	char *d = tu_weak_csbm(dir, 300, 8);
+	const struct {
+		const char *args;
+		int norm;
+	} v[] = {{"--aggr sum", BURROW_NORM_LAYER}, {"--aggr max", BURROW_NORM_LAYER}, {"--aggr mean", BURROW_NORM_NONE},
+		 {"--aggr sum --norm none", BURROW_NORM_NONE}, {"--aggr max --norm batch", BURROW_NORM_BATCH},
+		 {"--model gcn", BURROW_NORM_NONE}};
+	for (int k = 0; k < (int)(sizeof v / sizeof v[0]); k++) {
+		char *err = NULL, *ck = tu_path(dir, "dn%d", k), *f = tu_path(dir, "dn%d/last.ckpt", k);
+		cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' --full-graph %s --layers 2 --hidden 8 --epochs 1 --threads 1 "
+					       "--quiet --checkpoint '%s'",
+				   tu_burrow(), d, v[k].args, ck),
+			     0, "%s", err);
+		burrow_train_opts o;
+		burrow_train_defaults(&o);
+		cr_assert_eq(burrow_checkpoint_read_opts(f, &o), 0, "%s", burrow_last_error());
+		cr_assert_eq(o.norm, v[k].norm, "%s: norm %s", v[k].args, burrow_norm_name(o.norm));
+		free(err), free(ck), free(f);
+	}
+	free(d);
+}
