@@ -69,8 +69,7 @@ static inline double *ref_agg_matrix(const bw_block *b, bw_agg mode)
 		const int64_t deg = b->indptr[i + 1] - b->indptr[i];
 		for (int64_t e = b->indptr[i]; e < b->indptr[i + 1]; e++) {
 			const int64_t j = b->indices[e];
-			w[i * ns + j] += mode == BW_AGG_SUM    ? (b->dst_deg ? (double)b->dst_deg[i] / (double)deg : 1.0)
-					 : mode == BW_AGG_MEAN ? 1.0 / (double)deg
+			w[i * ns + j] += mode == BW_AGG_SUM ? 1.0 : mode == BW_AGG_MEAN ? 1.0 / (double)deg
 							 : (double)b->dst_norm[i] * b->src_norm[j];
 		}
 		if (mode == BW_AGG_GCN)

@@ -368,66 +368,6 @@ BACKENDS(aggregation_forward_and_backward_match_ref)
 
 /* The early / late split: two CSR matrices whose edges partition every row's by source,
  * in the row's order; early (overwriting) then late (adding) equals the whole row. */
-/* SUM over a sampled block with the whole graph's degrees (dst_deg): row i's sum scaled by
- * dst_deg[i] / its sampled degree, forward and backward, whole rows and row ranges. */
-BACKENDS(scaled_sum_matches_ref)
-{
-	const int64_t nd = 19, ns = 37, dim = 5;
-	tblock t;
-	make_block(&t, nd, ns, 6, 77);
-	float *deg = malloc((size_t)nd * sizeof *deg);
-	for (int64_t i = 0; i < nd; i++) /* at least the sampled degree, as in a graph */
-		deg[i] = (float)(t.b.indptr[i + 1] - t.b.indptr[i] + (i % 4) * 3);
-	t.b.dst_deg = deg;
-	cr_assert_eq(bw_block_prepare(&t.b, true, false), 0);
-	bw_backend be = open_backend(*kind, 2);
-	cr_assert_eq(bw_block_upload(&t.b, be.dev), 0, "%s", burrow_last_error());
-	float *xh = uniform(ns * dim, 71, -2, 2), *gh = uniform(nd * dim, 72, -2, 2);
-	bw_tensor x = dev_tensor(&be, xh, ns, dim), g = dev_tensor(&be, gh, nd, dim);
-	bw_tensor out = dev_tensor(&be, NULL, nd, dim), gx = dev_tensor(&be, NULL, ns, dim);
-	double *w = ref_agg_matrix(&t.b, BW_AGG_SUM);
-	const double tol = red_tol(&be);
-	for (int whole = 0; whole < 2; whole++) {
-		if (whole) {
-			cr_assert_eq(bw_aggregate(&be, &t.b, BW_AGG_SUM, &x, 0, -1, &out), 0, "%s", burrow_last_error());
-		} else { /* in two ranges of rows */
-			cr_assert_eq(bw_aggregate(&be, &t.b, BW_AGG_SUM, &x, 0, 7, &out), 0, "%s", burrow_last_error());
-			cr_assert_eq(bw_aggregate(&be, &t.b, BW_AGG_SUM, &x, 7, -1, &out), 0, "%s", burrow_last_error());
-		}
-		float *o = tensor_get(&be, &out);
-		for (int64_t i = 0; i < nd; i++)
-			for (int64_t c = 0; c < dim; c++) {
-				double ref = 0;
-				for (int64_t j = 0; j < ns; j++)
-					ref += w[i * ns + j] * xh[j * dim + c];
-				cr_assert(close_to(o[i * dim + c], ref, tol), "fwd [%lld, %lld]: %g vs %g", (long long)i,
-					  (long long)c, o[i * dim + c], ref);
-			}
-		free(o);
-	}
-	cr_assert_eq(bw_aggregate_backward(&be, &t.b, BW_AGG_SUM, &g, 0, -1, &gx), 0, "%s", burrow_last_error());
-	float *b = tensor_get(&be, &gx);
-	for (int64_t j = 0; j < ns; j++)
-		for (int64_t c = 0; c < dim; c++) {
-			double ref = 0;
-			for (int64_t i = 0; i < nd; i++)
-				ref += w[i * ns + j] * gh[i * dim + c];
-			cr_assert(close_to(b[j * dim + c], ref, tol), "bwd [%lld, %lld]: %g vs %g", (long long)j, (long long)c,
-				  b[j * dim + c], ref);
-		}
-	free(b);
-	free(w);
-	free(xh);
-	free(gh);
-	bw_tensor_free(&x);
-	bw_tensor_free(&g);
-	bw_tensor_free(&out);
-	bw_tensor_free(&gx);
-	free_block(&t);
-	free(deg);
-	bw_backend_release(&be);
-}
-
 BACKENDS(split_aggregation_adds_up_to_the_whole_rows)
 {
 	bw_backend be = open_backend(*kind, 2);

@@ -178,9 +178,6 @@ static int cpu_agg_fwd(const bw_backend *be, const bw_block *b, bw_block_part pa
 			continue;
 		}
 		const int64_t deg = ip[i + 1] - ip[i];
-		/* MEAN: 1 / degree; SUM: 1, or the whole graph's degree over the sampled one */
-		const float s = mode == BW_AGG_MEAN ? (deg > 1 ? 1.0f / (float)deg : 1.0f)
-			      : d->dst_deg && deg > 0 ? d->dst_deg[i] / (float)deg : 1.0f;
 		if (whole) {
 			memset(o, 0, (size_t)dim * sizeof *o);
 			for (int64_t e = e0; e < e1; e++) {
@@ -189,7 +186,8 @@ static int cpu_agg_fwd(const bw_backend *be, const bw_block *b, bw_block_part pa
 				for (int64_t c = 0; c < dim; c++)
 					o[c] += xj[c];
 			}
-			if (s != 1.0f) {
+			if (mode == BW_AGG_MEAN && deg > 1) {
+				const float s = 1.0f / (float)deg;
 #pragma omp simd
 				for (int64_t c = 0; c < dim; c++)
 					o[c] *= s;
@@ -197,6 +195,7 @@ static int cpu_agg_fwd(const bw_backend *be, const bw_block *b, bw_block_part pa
 			continue;
 		}
 		/* part of the row: each term scaled as the whole row scales it */
+		const float s = mode == BW_AGG_MEAN && deg > 1 ? 1.0f / (float)deg : 1.0f;
 		if (!add)
 			memset(o, 0, (size_t)dim * sizeof *o);
 		for (int64_t e = e0; e < e1; e++) {
@@ -233,8 +232,6 @@ static int cpu_agg_bwd(const bw_backend *be, const bw_block *b, bw_agg mode, con
 			float w = 1.0f;
 			if (mode == BW_AGG_MEAN)
 				w = 1.0f / (float)(ip[i + 1] - ip[i]);
-			else if (mode == BW_AGG_SUM && d->dst_deg)
-				w = d->dst_deg[i] / (float)(ip[i + 1] - ip[i]);
 			else if (mode == BW_AGG_GCN)
 				w = d->dst_norm[i] * d->src_norm[j];
 			const float *g = gout + i * dim;

@@ -329,15 +329,13 @@ static int cuda_gemm(const bw_backend *be, bool ta, bool tb, int64_t m, int64_t 
 /* The weight of edge e of row i in a walk over rows (forward: i a destination, col[e] a
  * source; transposed: i a source, col[e] a destination), as the CPU weighs it. */
 __device__ __forceinline__ float edge_weight(bw_agg mode, bool transposed, const int64_t *ip, const float *dn,
-					     const float *sn, const float *dg, int64_t i, int64_t j)
+					     const float *sn, int64_t i, int64_t j)
 {
 	const int64_t dst = transposed ? j : i, src = transposed ? i : j;
 	if (mode == BW_AGG_MEAN) {
 		const int64_t deg = ip[dst + 1] - ip[dst];
 		return deg > 1 ? 1.0f / (float)deg : 1.0f;
 	}
-	if (mode == BW_AGG_SUM && dg) /* the whole graph's degree over the sampled one */
-		return dg[dst] / (float)(ip[dst + 1] - ip[dst]);
 	if (mode == BW_AGG_GCN)
 		return dn[dst] * sn[src];
 	return 1.0f;
@@ -345,8 +343,8 @@ __device__ __forceinline__ float edge_weight(bw_agg mode, bool transposed, const
 
 /* off[t] = rp[r0 + t] - e0 for t in [0, n], and each edge's weight. */
 __global__ void k_csr_values(bw_agg mode, bool transposed, const int64_t *rp, const int32_t *col, int64_t r0,
-			     int64_t n, int64_t e0, const int64_t *ip, const float *dn, const float *sn, const float *dg,
-			     int32_t *off, float *val)
+			     int64_t n, int64_t e0, const int64_t *ip, const float *dn, const float *sn, int32_t *off,
+			     float *val)
 {
 	FOR_EACH(t, n + 1)
 	{
@@ -355,7 +353,7 @@ __global__ void k_csr_values(bw_agg mode, bool transposed, const int64_t *rp, co
 		if (t == n)
 			continue;
 		for (int64_t e = rp[i]; e < rp[i + 1]; e++)
-			val[e - e0] = edge_weight(mode, transposed, ip, dn, sn, dg, i, col[e]);
+			val[e - e0] = edge_weight(mode, transposed, ip, dn, sn, i, col[e]);
 	}
 }
 
@@ -374,8 +372,8 @@ __global__ void k_self_term(const float *x, int64_t dim, int64_t r0, int64_t n, 
 /* The plain CSR kernel: a warp per row, lanes over columns, edges in order (the CPU's
  * order of additions). mode_whole: sum, then scale once (the CPU's whole-row MEAN). */
 __global__ void k_csr_rows(bw_agg mode, bool transposed, bool whole, const int64_t *rp, const int32_t *col,
-			   int64_t r0, int64_t n, const int64_t *ip, const float *dn, const float *sn, const float *dg,
-			   const float *x, int64_t dim, bool add, float *out)
+			   int64_t r0, int64_t n, const int64_t *ip, const float *dn, const float *sn, const float *x,
+			   int64_t dim, bool add, float *out)
 {
 	const int lane = threadIdx.x % 32;
 	const int64_t warps = (int64_t)gridDim.x * (blockDim.x / 32);
@@ -386,8 +384,6 @@ __global__ void k_csr_rows(bw_agg mode, bool transposed, bool whole, const int64
 		if (whole && mode == BW_AGG_MEAN) {
 			const int64_t deg = ip[i + 1] - ip[i];
 			scale = deg > 1 ? 1.0f / (float)deg : 1.0f;
-		} else if (whole && mode == BW_AGG_SUM && dg && ip[i + 1] > ip[i]) {
-			scale = dg[i] / (float)(ip[i + 1] - ip[i]);
 		}
 		for (int64_t c = lane; c < dim; c += 32) {
 			float acc = add ? out[i * dim + c] : 0.0f;
@@ -397,9 +393,9 @@ __global__ void k_csr_rows(bw_agg mode, bool transposed, bool whole, const int64
 				if (whole && mode != BW_AGG_GCN)
 					acc += v;
 				else
-					acc += edge_weight(mode, transposed, ip, dn, sn, dg, i, j) * v;
+					acc += edge_weight(mode, transposed, ip, dn, sn, i, j) * v;
 			}
-			out[i * dim + c] = whole && mode != BW_AGG_GCN && scale != 1.0f ? acc * scale : acc;
+			out[i * dim + c] = whole && mode == BW_AGG_MEAN && scale != 1.0f ? acc * scale : acc;
 		}
 	}
 }
@@ -421,8 +417,8 @@ static int spmm_rows(const bw_backend *be, bw_agg mode, bool transposed, bool wh
 	}
 	if (!cx->use_sparse || nnz > INT32_MAX || nx > INT32_MAX || n > INT32_MAX) {
 		k_csr_rows<<<grid_for(n * 32), THREADS, 0, cx->s>>>(mode, transposed, whole && beta == 0.0f, rp, col,
-								     r0, n, d->indptr, d->dst_norm, d->src_norm,
-								     d->dst_deg, x, dim, beta != 0.0f, out);
+								     r0, n, d->indptr, d->dst_norm, d->src_norm, x,
+								     dim, beta != 0.0f, out);
 		LAUNCHED("cuda: aggregate");
 		return 0;
 	}
@@ -431,7 +427,7 @@ static int spmm_rows(const bw_backend *be, bw_agg mode, bool transposed, bool wh
 	    (st = scratch(be, (void **)&cx->val, &cx->val_cap, (size_t)nnz * sizeof(float))))
 		return st;
 	k_csr_values<<<grid_for(n + 1), THREADS, 0, cx->s>>>(mode, transposed, rp, col, r0, n, e0, d->indptr,
-							      d->dst_norm, d->src_norm, d->dst_deg, cx->off, cx->val);
+							      d->dst_norm, d->src_norm, cx->off, cx->val);
 	LAUNCHED("cuda: aggregate");
 	cusparseSpMatDescr_t A = NULL;
 	cusparseDnMatDescr_t X = NULL, Y = NULL;

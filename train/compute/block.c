@@ -195,11 +195,6 @@ int bw_block_upload_async(bw_block *b, const bw_device *dev, bw_stream *s)
 			return st;
 		d->has_norms = true;
 	}
-	if (b->dst_deg && !d->has_deg) {
-		if ((st = put(b, 10, dev, s, b->dst_deg, (size_t)nd * sizeof(float), (const void **)&d->dst_deg)))
-			return st;
-		d->has_deg = true;
-	}
 	if (b->part_indptr[0] && !d->has_split) {
 		for (int p = 0; p < 2; p++)
 			if ((st = put(b, 6 + 2 * p, dev, s, b->part_indptr[p], ip_bytes, (const void **)&d->part_indptr[1 + p])) ||

@@ -61,11 +61,10 @@ typedef struct bw_block_dev {
 	const int32_t *t_indices;
 	const float *dst_norm;       /* [num_dst] (GCN) */
 	const float *src_norm;       /* [num_src] */
-	const float *dst_deg;        /* [num_dst] SUM's degrees (when set), or NULL */
 	const int64_t *part_indptr[3];   /* [num_dst + 1] per part; [BW_PART_ALL] = indptr */
 	const int32_t *part_indices[3];
-	bw_dbuf buf[11];             /* owned copies on a non-host device */
-	bool has_transpose, has_norms, has_split, has_deg;
+	bw_dbuf buf[10];             /* owned copies on a non-host device */
+	bool has_transpose, has_norms, has_split;
 } bw_block_dev;
 
 /* One layer's message-flow graph, a CSR from destination rows to source columns in local
@@ -82,10 +81,6 @@ typedef struct bw_block {
 	 * whole graph's), else prepare computes them from the block. */
 	const float *dst_norm;  /* [num_dst] */
 	const float *src_norm;  /* [num_src] */
-	/* Mini-batch SUM: each destination's degree in the whole graph (borrowed host memory, or
-	 * NULL): row i's sum over its sampled sources is scaled by dst_deg[i] / (their number),
-	 * so that its expectation is the sum over all neighbors that inference computes. */
-	const float *dst_deg;   /* [num_dst] */
 	/* derived by bw_block_prepare and bw_block_split (owned host memory) */
 	int64_t *t_indptr;      /* [num_src + 1]: the transpose, source -> destination rows */
 	int32_t *t_indices;     /* [num_edges] destination rows, ascending within each source */
@@ -168,8 +163,7 @@ typedef struct bw_ops {
 	int (*gemm)(const bw_backend *be, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
 		    const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
 	/* out[i] for rows [r0, r1) = the aggregation of x over the part's edges of row i, each
-	 * term scaled as for the whole row (its degree, its GCN norms, SUM's dst_deg / degree
-	 * when the block has dst_deg); add adds to out[i]
+	 * term scaled as for the whole row (its degree, its GCN norms); add adds to out[i]
 	 * instead of overwriting it (GCN's self term belongs to the pass that overwrites) */
 	int (*agg_fwd)(const bw_backend *be, const bw_block *b, bw_block_part part, bw_agg mode, const float *x,
 		       int64_t dim, int64_t r0, int64_t r1, bool add, float *out);

@@ -46,8 +46,6 @@ static int check_block(const bw_backend *be, const char *op, const bw_block *b, 
 		return bw_err(BURROW_E_INVAL, "%s: unknown mode %d", op, (int)mode);
 	if (mode == BW_AGG_GCN && !b->d.has_norms)
 		return bw_err(BURROW_E_INVAL, "%s: GCN needs the block's norms (bw_block_prepare)", op);
-	if (mode == BW_AGG_SUM && b->dst_deg && !b->d.has_deg)
-		return bw_err(BURROW_E_INVAL, "%s: the block's degrees are not on the device (bw_block_upload)", op);
 	if (backward && !b->d.has_transpose)
 		return bw_err(BURROW_E_INVAL, "%s: the block has no transpose (bw_block_prepare)", op);
 	if (part < BW_PART_ALL || part > BW_PART_LATE)

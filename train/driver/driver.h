@@ -103,8 +103,6 @@ struct burrow_trainer {
 	bw_dbuf loss_dev;                 /* one bw_loss on the model's device */
 	bw_stage stage;                   /* host views of device memory (evaluation, embed) */
 	float *gcn_norm;                  /* [N] 1/sqrt(deg + 1) from the whole graph (GCN only) */
-	float *sum_deg;                   /* [N] degrees in the whole graph (mini-batch SAGE sum only:
-					   * bw_block.dst_deg) */
 	bw_block full;                    /* the whole graph as one block (full-graph training) */
 	bool full_ready;
 	bw_tensor glogits;                /* dL/dlogits of a step */

@@ -147,12 +147,12 @@ static int stage(burrow_trainer *t, bw_slot *sl)
 		return st;
 	for (int64_t i = 0; i < sb->num_seeds; i++)
 		sl->labels[i] = t->labels[sb->seeds[i]];
-	const float *norm = NULL, *per_node = t->gcn_norm ? t->gcn_norm : t->sum_deg; /* GCN's norms or SUM's degrees */
-	if (per_node) {
+	const float *norm = NULL;
+	if (t->gcn_norm) {
 		if ((st = grow((void **)&sl->norm, &sl->norm_cap, sb->num_input, sizeof *sl->norm)))
 			return st;
 		for (int64_t i = 0; i < sb->num_input; i++)
-			sl->norm[i] = per_node[sb->input_ids[i]];
+			sl->norm[i] = t->gcn_norm[sb->input_ids[i]];
 		norm = sl->norm;
 	}
 	const size_t xbytes = (size_t)sb->num_input * (size_t)t->info->feat_dim * sizeof(float);
@@ -164,8 +164,7 @@ static int stage(burrow_trainer *t, bw_slot *sl)
 		const burrow_block *sbl = &sb->blocks[l];
 		bw_block *b = &sl->blk[l];
 		bw_block_reuse(b, sbl->num_dst, sbl->num_src, sbl->indptr, sbl->indices); /* no cudaFree */
-		b->dst_norm = b->src_norm = t->gcn_norm ? norm : NULL;
-		b->dst_deg = t->sum_deg ? norm : NULL;
+		b->dst_norm = b->src_norm = norm;
 		sl->nblk = BW_MAX(sl->nblk, l + 1);
 		if (t->o.model != BURROW_MODEL_MLP &&
 		    ((st = bw_block_prepare(b, true, t->o.model == BURROW_MODEL_GCN)) ||
@@ -283,12 +282,12 @@ int bw_batch_from_sample(burrow_trainer *t, const burrow_batch *sb, float *x, in
 	if ((st = bw_dbuf_from_host(&t->mb_labels_dev, dev, t->mb_labels, (size_t)sb->num_seeds * sizeof *t->mb_labels)) ||
 	    (st = bw_tensor_from_host(&t->mb_x, dev, x, sb->num_input, t->info->feat_dim)))
 		return st;
-	const float *norm = NULL, *per_node = t->gcn_norm ? t->gcn_norm : t->sum_deg; /* GCN's norms or SUM's degrees */
-	if (per_node) {
+	const float *norm = NULL;
+	if (t->gcn_norm) {
 		if ((st = grow((void **)&t->mb_norm, &t->mb_norm_cap, sb->num_input, sizeof *t->mb_norm)))
 			return st;
 		for (int64_t i = 0; i < sb->num_input; i++)
-			t->mb_norm[i] = per_node[sb->input_ids[i]];
+			t->mb_norm[i] = t->gcn_norm[sb->input_ids[i]];
 		norm = t->mb_norm;
 	}
 	*b = (bw_batch){
@@ -301,8 +300,7 @@ int bw_batch_from_sample(burrow_trainer *t, const burrow_batch *sb, float *x, in
 	for (int l = 0; l < L; l++) {
 		const burrow_block *sbl = &sb->blocks[l];
 		bw_block_init(&blk[l], sbl->num_dst, sbl->num_src, sbl->indptr, sbl->indices);
-		blk[l].dst_norm = blk[l].src_norm = t->gcn_norm ? norm : NULL;
-		blk[l].dst_deg = t->sum_deg ? norm : NULL;
+		blk[l].dst_norm = blk[l].src_norm = norm;
 		b->blocks[l] = &blk[l];
 	}
 	return 0;

@@ -350,15 +350,6 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 		}
 		bw_gcn_norm_from_csr(t->graph, NULL, t->info->num_nodes, t->gcn_norm, t->be.threads);
 	}
-	if (o->model == BURROW_MODEL_SAGE && o->aggr == BURROW_AGGR_SUM && !o->full_graph) {
-		/* a sampled row's sum is scaled to the expectation of the whole row's */
-		if (!(t->sum_deg = bw_malloc((size_t)(t->info->num_nodes + 1) * sizeof *t->sum_deg))) {
-			st = BURROW_E_NOMEM;
-			goto fail;
-		}
-		for (int64_t v = 0; v < t->info->num_nodes; v++)
-			t->sum_deg[v] = (float)(t->graph->indptr[v + 1] - t->graph->indptr[v]);
-	}
 	*out = t;
 	return 0;
 fail:
@@ -381,7 +372,6 @@ void burrow_trainer_close(burrow_trainer *t)
 	bw_free(t->drawn);
 	bw_free(t->best_params);
 	bw_free(t->gcn_norm);
-	bw_free(t->sum_deg);
 	bw_free(t->map);
 	bw_free(t->scratch_dir);
 	bw_block_release(&t->full);
