@@ -209,7 +209,7 @@ Test(pipeline, store_counters_follow_from_the_batches)
 
 /* With every neighbor sampled (fanout -1), a batch's output rows are what full-neighbor
  * inference computes for its seeds: so the blocks, the gathered rows and GCN's norms (from
- * the whole graph's degrees, not the block's) are wired right. */
+ * the whole graph's degrees, not the block's) are wired right; for SAGE's sum too. */
 Test(pipeline, full_fanout_batches_equal_full_neighbor_inference)
 {
 	char *d = tu_weak_csbm(dir, 600, 12);
@@ -217,8 +217,10 @@ Test(pipeline, full_fanout_batches_equal_full_neighbor_inference)
 	cr_assert_eq(burrow_dataset_open(&ds, d), 0, "%s", burrow_last_error());
 	const int64_t n = burrow_dataset_get_info(ds)->num_nodes, C = burrow_dataset_get_info(ds)->num_classes;
 	const int64_t D = burrow_dataset_get_info(ds)->feat_dim;
-	for (int model = BURROW_MODEL_SAGE; model <= BURROW_MODEL_GCN; model++) {
+	for (int k = 0; k < 3; k++) {
+		const int model = k == 1 ? BURROW_MODEL_GCN : BURROW_MODEL_SAGE;
 		burrow_train_opts o = mb_opts(model);
+		o.aggr = k == 2 ? BURROW_AGGR_SUM : BURROW_AGGR_MEAN;
 		o.fanout[0] = o.fanout[1] = -1;
 		o.cache_fraction = 0.5;
 		burrow_trainer *t;
