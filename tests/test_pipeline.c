@@ -456,7 +456,7 @@ Test(pipeline, progress_and_options)
  * included), an evaluation and a checkpoint round trip is made to fail in turn, for every
  * model, aggregator and normalization: each failure is BURROW_E_NOMEM, whichever thread met
  * it, and nothing crashes or leaks. */
-Test(pipeline, every_allocation_failure_is_reported)
+Test(pipeline, every_allocation_failure_is_reported, .timeout = 300) /* ~2000 runs */
 {
 	burrow_gen_opts g;
 	burrow_gen_defaults(&g, BURROW_GEN_CSBM);
