@@ -912,12 +912,14 @@ BURROW_API burrow_best burrow_trainer_best(const burrow_trainer *t);
 BURROW_API uint64_t burrow_trainer_weights_checksum(const burrow_trainer *t);
 /* Write a checkpoint file atomically: model, optimizer state, epoch, seed, best. */
 BURROW_API int burrow_trainer_save(burrow_trainer *t, const char *path);
-/* Restore a checkpoint written by burrow_trainer_save. The model's shape must match; a
- * truncated or corrupted file is BURROW_E_FORMAT naming it. The trainer takes the
- * checkpoint's seed, epoch and best. */
+/* Restore a checkpoint written by burrow_trainer_save. The model's shape must match, and
+ * the split it trained on (opts.split and the seed it was drawn from) the trainer's
+ * (BURROW_E_INVAL naming both otherwise); a truncated or corrupted file is BURROW_E_FORMAT
+ * naming it. The trainer takes the checkpoint's seed, epoch and best. */
 BURROW_API int burrow_trainer_load(burrow_trainer *t, const char *path);
-/* Read a checkpoint's model options (model, layers, hidden, dropout, optimizer, lr,
- * weight decay, momentum, seed) into o, leaving the other fields. */
+/* Read a checkpoint's model options (model, layers, hidden, dropout, aggr, heads,
+ * attn_dropout, norm, residual, optimizer, lr, weight decay, momentum, seed, and split when
+ * it records one) into o, leaving the other fields. */
 BURROW_API int burrow_checkpoint_read_opts(const char *path, burrow_train_opts *o /* in/out */);
 /* Write the final layer's output (the logits) for every node, [N, classes] float32, to an
  * npy file, atomically. */

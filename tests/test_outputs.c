@@ -323,3 +323,80 @@ Test(outputs, train_and_eval_on_a_drawn_split)
 	burrow_dataset_close(ds);
 	free(d), free(ck), free(log);
 }
+
+/* A checkpoint records the split it trained on (fractions and seed): eval and a resumed run
+ * use it, whatever --seed says; a different --split is refused, and so is loading it into a
+ * trainer whose split was drawn from another seed. */
+Test(outputs, a_checkpoint_keeps_its_drawn_split)
+{
+	char *d = tu_weak_csbm(tu_dir, 500, 8), *ck = tu_path(tu_dir, "ck"), *last = tu_path(tu_dir, "ck/last.ckpt"),
+	     *out, *err;
+	cr_assert_eq(tu_sh(&out, &err, "%s train %s --split 0.5,0.25,0.25 --seed 2 --layers 2 --hidden 8 --epochs 2 "
+				       "--full-graph --checkpoint %s --quiet",
+			   tu_burrow(), d, ck),
+		     0, "%s", err);
+	double bv, bt;
+	int be;
+	cr_assert_eq(sscanf(strstr(out, "best valid "), "best valid %lf at epoch %d: test accuracy %lf", &bv, &be, &bt), 3,
+		     "%s", out);
+	free(out), free(err);
+	/* eval without --split scores on the recorded one */
+	cr_assert_eq(tu_sh(&out, &err, "%s eval %s --checkpoint %s", tu_burrow(), d, ck), 0, "%s", err);
+	double tr, va, te;
+	cr_assert_eq(sscanf(strstr(out, "train "), "train %lf  valid %lf  test %lf", &tr, &va, &te), 3, "%s", out);
+	cr_assert(va == bv && te == bt, "eval %s vs train's best valid %.4f test %.4f", out, bv, bt);
+	free(out), free(err);
+	/* another --split: refused by eval and by a resumed train, naming the recorded one */
+	cr_assert_eq(tu_sh(NULL, &err, "%s eval %s --checkpoint %s --split 0.6,0.2,0.2", tu_burrow(), d, ck), 1);
+	cr_assert(strstr(err, "random split 0.5,0.25,0.25 drawn from seed 2; --split 0.6,0.2,0.2 differs"), "%s", err);
+	free(err);
+	cr_assert_eq(tu_sh(NULL, &err, "%s train %s --split 0.6,0.2,0.2 --layers 2 --hidden 8 --epochs 3 --full-graph "
+				       "--checkpoint %s --resume --quiet",
+			   tu_burrow(), d, ck),
+		     1);
+	cr_assert(strstr(err, "--split 0.6,0.2,0.2 differs"), "%s", err);
+	free(err);
+	/* resumed with another --seed and no --split: the checkpoint's seed and split go on */
+	cr_assert_eq(tu_sh(NULL, &err, "%s train %s --seed 7 --layers 2 --hidden 8 --epochs 3 --full-graph "
+				       "--checkpoint %s --resume --quiet",
+			   tu_burrow(), d, ck),
+		     0, "%s", err);
+	free(err);
+	burrow_train_opts o;
+	burrow_train_defaults(&o);
+	cr_assert_eq(burrow_checkpoint_read_opts(last, &o), 0, "%s", burrow_last_error());
+	cr_assert(o.seed == 2 && o.split[0] == 0.5 && o.split[1] == 0.25 && o.split[2] == 0.25, "seed %llu split %g,%g,%g",
+		  (unsigned long long)o.seed, o.split[0], o.split[1], o.split[2]);
+	/* the library: a trainer whose split came from another seed, or the dataset's, refuses it */
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, d), 0);
+	burrow_trainer *t;
+	for (int k = 0; k < 3; k++) {
+		burrow_train_opts p = o;
+		if (k == 1)
+			p.seed = 7;
+		if (k == 2)
+			p.split[0] = p.split[1] = p.split[2] = 0;
+		cr_assert_eq(burrow_trainer_open(&t, ds, &p), 0, "%s", burrow_last_error());
+		const int st = burrow_trainer_load(t, last);
+		if (k == 0) {
+			cr_assert_eq(st, 0, "%s", burrow_last_error());
+		} else {
+			cr_assert_eq(st, BURROW_E_INVAL);
+			cr_assert(strstr(burrow_last_error(), "trained on a random split 0.5,0.25,0.25 drawn from seed 2, this "
+							      "run's split is "),
+				  "%s", burrow_last_error());
+		}
+		burrow_trainer_close(t);
+	}
+	burrow_dataset_close(ds);
+	/* a model of the dataset's splits: eval --split is refused */
+	cr_assert_eq(tu_sh(NULL, &err, "%s train %s --layers 2 --hidden 8 --epochs 1 --full-graph --checkpoint %s/ds --quiet",
+			   tu_burrow(), d, ck),
+		     0, "%s", err);
+	free(err);
+	cr_assert_eq(tu_sh(NULL, &err, "%s eval %s --checkpoint %s/ds --split 0.5,0.25,0.25", tu_burrow(), d, ck), 1);
+	cr_assert(strstr(err, "the model trained on the dataset's splits; --split 0.5,0.25,0.25 differs"), "%s", err);
+	free(err);
+	free(d), free(ck), free(last);
+}

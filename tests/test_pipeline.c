@@ -209,7 +209,7 @@ Test(pipeline, store_counters_follow_from_the_batches)
 
 /* With every neighbor sampled (fanout -1), a batch's output rows are what full-neighbor
  * inference computes for its seeds: so the blocks, the gathered rows and GCN's norms (from
- * the whole graph's degrees, not the block's) are wired right. */
+ * the whole graph's degrees, not the block's) are wired right; for SAGE's sum too. */
 Test(pipeline, full_fanout_batches_equal_full_neighbor_inference)
 {
 	char *d = tu_weak_csbm(dir, 600, 12);
@@ -217,8 +217,10 @@ Test(pipeline, full_fanout_batches_equal_full_neighbor_inference)
 	cr_assert_eq(burrow_dataset_open(&ds, d), 0, "%s", burrow_last_error());
 	const int64_t n = burrow_dataset_get_info(ds)->num_nodes, C = burrow_dataset_get_info(ds)->num_classes;
 	const int64_t D = burrow_dataset_get_info(ds)->feat_dim;
-	for (int model = BURROW_MODEL_SAGE; model <= BURROW_MODEL_GCN; model++) {
+	for (int k = 0; k < 3; k++) {
+		const int model = k == 1 ? BURROW_MODEL_GCN : BURROW_MODEL_SAGE;
 		burrow_train_opts o = mb_opts(model);
+		o.aggr = k == 2 ? BURROW_AGGR_SUM : BURROW_AGGR_MEAN;
 		o.fanout[0] = o.fanout[1] = -1;
 		o.cache_fraction = 0.5;
 		burrow_trainer *t;
@@ -451,9 +453,10 @@ Test(pipeline, progress_and_options)
 }
 
 /* Every allocation of open, a mini-batch epoch (the loader's and the sampler's threads
- * included), an evaluation and a checkpoint round trip is made to fail in turn: each
- * failure is BURROW_E_NOMEM, whichever thread met it, and nothing crashes or leaks. */
-Test(pipeline, every_allocation_failure_is_reported)
+ * included), an evaluation and a checkpoint round trip is made to fail in turn, for every
+ * model, aggregator and normalization: each failure is BURROW_E_NOMEM, whichever thread met
+ * it, and nothing crashes or leaks. */
+Test(pipeline, every_allocation_failure_is_reported, .timeout = 300) /* ~2000 runs */
 {
 	burrow_gen_opts g;
 	burrow_gen_defaults(&g, BURROW_GEN_CSBM);
@@ -467,7 +470,14 @@ Test(pipeline, every_allocation_failure_is_reported)
 	const struct {
 		int model, prefetch;
 		double cache;
-	} v[] = {{BURROW_MODEL_SAGE, 2, 0.5}, {BURROW_MODEL_GCN, 0, 1}, {BURROW_MODEL_MLP, 1, 0}};
+		int aggr, norm;
+		bool residual;
+	} v[] = {{BURROW_MODEL_SAGE, 2, 0.5, BURROW_AGGR_MEAN, BURROW_NORM_NONE, false},
+		 {BURROW_MODEL_GCN, 0, 1, BURROW_AGGR_MEAN, BURROW_NORM_NONE, false},
+		 {BURROW_MODEL_MLP, 1, 0, BURROW_AGGR_MEAN, BURROW_NORM_NONE, false},
+		 {BURROW_MODEL_GAT, 1, 0.5, BURROW_AGGR_MEAN, BURROW_NORM_LAYER, true},
+		 {BURROW_MODEL_SAGE, 0, 1, BURROW_AGGR_MAX, BURROW_NORM_BATCH, true},
+		 {BURROW_MODEL_SAGE, 2, 0.5, BURROW_AGGR_SUM, BURROW_NORM_LAYER, false}};
 	const size_t base = tu_mem_now();
 	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
 		bool done = false;
@@ -477,6 +487,11 @@ Test(pipeline, every_allocation_failure_is_reported)
 			o.hidden = 8;
 			o.batch_size = 64; /* whole epochs: every batch sampled ahead is consumed */
 			o.prefetch = v[i].prefetch;
+			o.aggr = v[i].aggr;
+			o.norm = v[i].norm;
+			o.residual = v[i].residual;
+			o.heads = 2;
+			o.attn_dropout = v[i].model == BURROW_MODEL_GAT ? 0.2 : 0;
 			o.cache_fraction = v[i].cache;
 			o.eval_chunk = 64;
 			burrow_trainer *t = NULL;

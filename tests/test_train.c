@@ -917,9 +917,9 @@ Test(train_run, options_are_checked)
 }
 
 /* Every allocation of open, an epoch, an evaluation, a checkpoint and its load is made to
- * fail in turn: each failure is BURROW_E_NOMEM, nothing crashes or leaks, no temporary file
- * is left behind. */
-Test(train_run, every_allocation_failure_is_reported)
+ * fail in turn, for every model, aggregator and normalization (and a drawn split): each
+ * failure is BURROW_E_NOMEM, nothing crashes or leaks, no temporary file is left behind. */
+Test(train_run, every_allocation_failure_is_reported, .timeout = 300) /* ~2500 runs */
 {
 	burrow_gen_opts g;
 	burrow_gen_defaults(&g, BURROW_GEN_CSBM);
@@ -931,12 +931,31 @@ Test(train_run, every_allocation_failure_is_reported)
 	tu_sh(NULL, NULL, "mkdir -p '%s'", ck);
 	burrow_dataset *ds;
 	cr_assert_eq(burrow_dataset_open(&ds, d), 0);
+	const struct {
+		int model, aggr, norm;
+		bool residual, split;
+	} v[] = {
+		{BURROW_MODEL_SAGE, BURROW_AGGR_MEAN, BURROW_NORM_NONE, false, false},
+		{BURROW_MODEL_GCN, BURROW_AGGR_MEAN, BURROW_NORM_NONE, false, false},
+		{BURROW_MODEL_MLP, BURROW_AGGR_MEAN, BURROW_NORM_NONE, false, false},
+		{BURROW_MODEL_GAT, BURROW_AGGR_MEAN, BURROW_NORM_BATCH, true, false},
+		{BURROW_MODEL_SAGE, BURROW_AGGR_MAX, BURROW_NORM_LAYER, false, false},
+		{BURROW_MODEL_SAGE, BURROW_AGGR_SUM, BURROW_NORM_BATCH, true, true},
+	};
 	const size_t base = tu_mem_now();
-	for (int model = BURROW_MODEL_SAGE; model <= BURROW_MODEL_MLP; model++) {
+	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+		const int model = (int)i; /* the case, in the messages */
 		bool done = false;
 		for (long n = 0; !done; n++) {
 			cr_assert_lt(n, 10000, "never succeeded");
-			burrow_train_opts o = small_opts(model);
+			burrow_train_opts o = small_opts(v[i].model);
+			o.aggr = v[i].aggr;
+			o.norm = v[i].norm;
+			o.residual = v[i].residual;
+			o.heads = 2;
+			o.attn_dropout = v[i].model == BURROW_MODEL_GAT ? 0.2 : 0;
+			if (v[i].split)
+				o.split[0] = 0.5, o.split[1] = 0.25, o.split[2] = 0.25;
 			o.hidden = 8;
 			o.eval_chunk = 64;
 			o.mem_bytes = 1024; /* spill too */
@@ -955,13 +974,13 @@ Test(train_run, every_allocation_failure_is_reported)
 			if (!st)
 				st = burrow_trainer_load(t, ckf);
 			bw_mem_fail_after(-1);
-			cr_assert(st == 0 || st == BURROW_E_NOMEM, "model %d, allocation %ld: status %d (%s)", model, n, st,
+			cr_assert(st == 0 || st == BURROW_E_NOMEM, "case %d, allocation %ld: status %d (%s)", model, n, st,
 				  burrow_last_error());
 			done = st == 0;
 			if (done)
-				cr_log_info("model %d: succeeded once %ld allocations could succeed", model, n);
+				cr_log_info("case %d: succeeded once %ld allocations could succeed", model, n);
 			burrow_trainer_close(t);
-			cr_assert_eq(tu_mem_now(), base, "model %d, allocation %ld: %zu bytes not freed", model, n,
+			cr_assert_eq(tu_mem_now(), base, "case %d, allocation %ld: %zu bytes not freed", model, n,
 				     tu_mem_now() - base);
 			char *ls = NULL;
 			tu_sh(&ls, NULL, "ls -A '%s' | grep -v '^m.ckpt$'", ck);
@@ -1029,6 +1048,32 @@ Test(train_run, checkpoints_rebuild_the_model_they_hold_and_old_ones_load)
 		free(out);
 		free(err);
 		free(ckp);
+	}
+	free(d);
+}
+
+/* The command's default --norm is layer for sage's max and sum, none for mean and the other
+ * models; a --norm given wins. The checkpoint says what the model was built with. */
+Test(train_run, max_and_sum_default_to_layer_norm)
+{
+	char *d = tu_weak_csbm(dir, 300, 8);
+	const struct {
+		const char *args;
+		int norm;
+	} v[] = {{"--aggr sum", BURROW_NORM_LAYER}, {"--aggr max", BURROW_NORM_LAYER}, {"--aggr mean", BURROW_NORM_NONE},
+		 {"--aggr sum --norm none", BURROW_NORM_NONE}, {"--aggr max --norm batch", BURROW_NORM_BATCH},
+		 {"--model gcn", BURROW_NORM_NONE}};
+	for (int k = 0; k < (int)(sizeof v / sizeof v[0]); k++) {
+		char *err = NULL, *ck = tu_path(dir, "dn%d", k), *f = tu_path(dir, "dn%d/last.ckpt", k);
+		cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' --full-graph %s --layers 2 --hidden 8 --epochs 1 --threads 1 "
+					       "--quiet --checkpoint '%s'",
+				   tu_burrow(), d, v[k].args, ck),
+			     0, "%s", err);
+		burrow_train_opts o;
+		burrow_train_defaults(&o);
+		cr_assert_eq(burrow_checkpoint_read_opts(f, &o), 0, "%s", burrow_last_error());
+		cr_assert_eq(o.norm, v[k].norm, "%s: norm %s", v[k].args, burrow_norm_name(o.norm));
+		free(err), free(ck), free(f);
 	}
 	free(d);
 }

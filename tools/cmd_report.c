@@ -355,11 +355,12 @@ static void line_chart(FILE *f, const char *title, const char *ylabel, const run
 	fprintf(f, "</svg></figure>\n");
 }
 
-/* One run's epoch time as stacked bars: sample wait, I/O wait, compute, the rest. */
+/* One run's epoch time as stacked bars: sample wait, I/O wait, compute, the rest. Their
+ * colours are none of the runs' (COLORS), so a phase is not read as a run. */
 static void time_chart(FILE *f, const run_log *r)
 {
 	static const int parts[3] = {K_SAMPLE, K_IOWAIT, K_COMPUTE};
-	static const char *const pc[4] = {"#ff7f0e", "#d62728", "#1f77b4", "#bbbbbb"};
+	static const char *const pc[4] = {"#e6ab02", "#7a0177", "#525252", "#cccccc"};
 	axes a = x_range(r, 1);
 	a.x0 -= 0.5;
 	a.x1 += 0.5;

@@ -50,6 +50,9 @@ int cmd_train(int argc, char **argv)
 	if (ckpt_dir && train_cli_checkpoint_dir("train", ckpt_dir, resume, &last_path, &best_path))
 		return EXIT_FAIL;
 
+	/* a resumed run continues on the checkpoint's split, drawn from its seed */
+	if (resume && train_cli_checkpoint_split("train", last_path, &o))
+		goto fail_paths;
 	burrow_dataset *ds;
 	int st = burrow_dataset_open(&ds, dir);
 	if (st < 0) {

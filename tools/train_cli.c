@@ -6,6 +6,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,26 @@ static char *resolve(const char *ckpt)
 	return p;
 }
 
+int train_cli_checkpoint_split(const char *cmd, const char *path, burrow_train_opts *o)
+{
+	burrow_train_opts ck = *o;
+	int st = burrow_checkpoint_read_opts(path, &ck);
+	if (st < 0)
+		return cli_lib_fail(cmd, st);
+	const double *a = o->split, *b = ck.split;
+	if (a[0] + a[1] + a[2] > 0 && (a[0] != b[0] || a[1] != b[1] || a[2] != b[2])) {
+		if (b[0] + b[1] + b[2] > 0)
+			return cli_fail(cmd, "%s: the model trained on a random split %g,%g,%g drawn from seed %" PRIu64
+					     "; --split %g,%g,%g differs (leave it out: the checkpoint's is used)",
+					path, b[0], b[1], b[2], ck.seed, a[0], a[1], a[2]);
+		return cli_fail(cmd, "%s: the model trained on the dataset's splits; --split %g,%g,%g differs (leave it out)",
+				path, a[0], a[1], a[2]);
+	}
+	memcpy(o->split, b, sizeof o->split);
+	o->seed = ck.seed;
+	return 0;
+}
+
 int train_cli_restore(const char *cmd, const char *dir, const char *ckpt, const burrow_train_opts *extra,
 		      burrow_dataset **ds, burrow_trainer **t, burrow_train_opts *model)
 {
@@ -44,6 +65,10 @@ int train_cli_restore(const char *cmd, const char *dir, const char *ckpt, const 
 	if (!path)
 		return cli_fail(cmd, "out of memory");
 	burrow_train_opts o = *extra;
+	if (train_cli_checkpoint_split(cmd, path, &o)) {
+		free(path);
+		return EXIT_FAIL;
+	}
 	st = burrow_checkpoint_read_opts(path, &o);
 	if (st >= 0)
 		st = burrow_dataset_open(ds, dir);

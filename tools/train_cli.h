@@ -16,6 +16,12 @@
 int train_cli_restore(const char *cmd, const char *dir, const char *ckpt, const burrow_train_opts *extra,
 		      burrow_dataset **ds, burrow_trainer **t, burrow_train_opts *model);
 
+/* The split the checkpoint at path trained on, into o (with its seed, which draws it): a
+ * checkpoint records its --split (or the dataset's splits); one written before that keeps
+ * o's. A --split in o that differs from the recorded one is refused. Prints the error as
+ * "burrow: <cmd>: ..." and returns EXIT_FAIL, else 0. */
+int train_cli_checkpoint_split(const char *cmd, const char *path, burrow_train_opts *o);
+
 /* --checkpoint DIR [--resume]: the paths DIR/last.ckpt and DIR/best.ckpt (malloc'd, into
  * *last and *best), with DIR created (mkdir -p) and checked: resuming needs a last.ckpt,
  * starting afresh refuses to overwrite one. Prints the error and returns EXIT_FAIL, else 0. */

@@ -62,12 +62,13 @@ static bool set_norm(train_args *a, const char *v)
 {
 	const int k = burrow_norm_parse(v);
 	a->d.train.norm = k >= 0 ? k : a->d.train.norm;
+	a->norm_set = k >= 0;
 	return k >= 0;
 }
 
 static const char *show_norm(const train_args *a, char *b, size_t n)
 {
-	snprintf(b, n, "%s", burrow_norm_name(a->d.train.norm));
+	snprintf(b, n, "%s; layer for --aggr max and sum", burrow_norm_name(a->d.train.norm));
 	return b;
 }
 
@@ -184,7 +185,8 @@ static const topt opts[] = {
 	 "gat: dropout on the attention coefficients", NULL},
 	{"norm", "N", W_BOTH, SECTION_MODEL, K_CUSTOM, 0, 0, 0, set_norm, "batch, layer or none",
 	 "after each hidden layer, before its ReLU: batch (the batch's statistics in training,\n"
-	 "running averages in inference), layer (each row's own) or none",
+	 "running averages in inference), layer (each row's own) or none (sage's max and\n"
+	 "sum grow with a node's degree, mean does not: layer norm rescales each row)",
 	 show_norm},
 	{"residual", NULL, W_BOTH, SECTION_MODEL, K_FLAG, OFF(d.train.residual), 0, 0, NULL, NULL,
 	 "add each hidden layer's input to its output where their widths match", NULL},
@@ -459,6 +461,8 @@ int train_args_parse(int argc, char **argv, int mode, bool speak, train_args *a)
 			a->fg_only = t->name;
 	}
 	burrow_train_opts *o = &a->d.train;
+	if (!a->norm_set && o->model == BURROW_MODEL_SAGE && o->aggr != BURROW_AGGR_MEAN)
+		o->norm = BURROW_NORM_LAYER; /* chosen on Cora's valid split (docs/train.md) */
 	if (o->full_graph && a->mb_only)
 		return usage(speak, "--%s is a mini-batch option: drop --full-graph or --%s", a->mb_only, a->mb_only);
 	if (!o->full_graph && a->fg_only)

@@ -20,6 +20,7 @@ typedef struct train_args {
 	bool resume, quiet;
 	/* what the parse saw, for the checks that span options */
 	bool layers_set;
+	bool norm_set;            /* --norm given: else sage's max and sum get layer norm */
 	const char *fanout;       /* the --fanout text, NULL when absent */
 	int nfanout;
 	const char *eval_fanout;  /* the --eval-fanout text, NULL when absent */

@@ -95,6 +95,15 @@ static char *make_header(const bw_ck_state *t)
 	cJSON_AddNumberToObject(h, "state_per_param", bw_optim_state_per_param(t->optim));
 	cJSON_AddStringToObject(h, "dataset", t->dataset ? t->dataset : "");
 	cJSON_AddNumberToObject(h, "num_nodes", (double)t->num_nodes);
+	if (t->split) { /* [0, 0, 0]: the dataset's splits; else the drawn one's fractions and seed */
+		cJSON *a = cJSON_CreateDoubleArray(t->split, 3);
+		if (a && !cJSON_AddItemToObject(h, "split", a)) /* its key's copy failed: the array is still ours */
+			cJSON_Delete(a);
+		if (t->split[0] + t->split[1] + t->split[2] > 0) {
+			snprintf(seed, sizeof seed, "%" PRIu64, t->split_seed);
+			cJSON_AddStringToObject(h, "split_seed", seed);
+		}
+	}
 	char *s = cJSON_PrintUnformatted(h);
 	cJSON_Delete(h);
 	if (bw_json_nomem()) { /* an adder failed: the header would lack a field */
@@ -279,7 +288,51 @@ typedef struct ck_info {
 	int64_t hidden, in_dim, classes, num_params, step;
 	double dropout, lr, wd, momentum, best_valid, best_test;
 	uint64_t seed;
+	bool has_split;        /* absent before: trained on whatever split the run had */
+	double split[3];       /* all 0: the dataset's splits */
+	uint64_t split_seed;
 } ck_info;
+
+/* "split": three fractions (all 0: the dataset's splits), and "split_seed" when drawn. */
+static int parse_split(const cJSON *h, ck_info *ci, const char *path)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(h, "split");
+	ci->has_split = x != NULL;
+	memset(ci->split, 0, sizeof ci->split);
+	ci->split_seed = 0;
+	if (!x)
+		return 0;
+	if (!cJSON_IsArray(x) || cJSON_GetArraySize(x) != 3)
+		return bw_err(BURROW_E_FORMAT, "%s: checkpoint header's 'split' is not three fractions", path);
+	double sum = 0;
+	for (int i = 0; i < 3; i++) {
+		const cJSON *f = cJSON_GetArrayItem(x, i);
+		if (!cJSON_IsNumber(f) || !(f->valuedouble >= 0 && f->valuedouble <= 1))
+			return bw_err(BURROW_E_FORMAT, "%s: checkpoint header's 'split' is not three fractions", path);
+		sum += ci->split[i] = f->valuedouble;
+	}
+	if (sum == 0)
+		return 0;
+	const char *seed = NULL;
+	int st = get_str(h, "split_seed", &seed, path);
+	if (st)
+		return st;
+	ci->split_seed = strtoull(seed, NULL, 10);
+	if (ci->split_seed != ci->seed) /* the trainer draws its split from its seed */
+		return bw_err(BURROW_E_FORMAT, "%s: checkpoint's split was drawn from seed %s, its model's seed is %" PRIu64,
+			      path, seed, ci->seed);
+	return 0;
+}
+
+/* "a random split a,b,c drawn from seed S" or "the dataset's splits". */
+static const char *split_words(char *buf, size_t cap, const double *f, uint64_t seed)
+{
+	if (f[0] + f[1] + f[2] > 0)
+		snprintf(buf, cap, "a random split %g,%g,%g drawn from seed %" PRIu64, f[0], f[1], f[2], seed);
+	else
+		snprintf(buf, cap, "the dataset's splits");
+	return buf;
+}
 
 static int parse_info(const cJSON *h, ck_info *ci, const char *path)
 {
@@ -343,7 +396,7 @@ static int parse_info(const cJSON *h, ck_info *ci, const char *path)
 	ci->num_state = 0;
 	if ((x = cJSON_GetObjectItemCaseSensitive(h, "num_state")) && (!cJSON_IsNumber(x) || (ci->num_state = (int64_t)x->valuedouble) < 0))
 		return bw_err(BURROW_E_FORMAT, "%s: checkpoint header's 'num_state' is not a count", path);
-	return 0;
+	return parse_split(h, ci, path);
 }
 
 int burrow_checkpoint_read_opts(const char *path, burrow_train_opts *o)
@@ -374,6 +427,8 @@ int burrow_checkpoint_read_opts(const char *path, burrow_train_opts *o)
 	o->weight_decay = ci.wd;
 	o->momentum = ci.momentum;
 	o->seed = ci.seed;
+	if (ci.has_split) /* an older checkpoint leaves the caller's */
+		memcpy(o->split, ci.split, sizeof o->split);
 	return 0;
 }
 
@@ -404,6 +459,14 @@ int bw_checkpoint_load(bw_ck_state *t, const char *path)
 			    ci.residual ? ", residual" : "", burrow_model_name(c->kind), c->layers, (long long)c->hidden,
 			    (long long)c->in_dim, (long long)c->classes, burrow_aggr_name(c->aggr), c->heads,
 			    burrow_norm_name(c->norm), c->residual ? ", residual" : "");
+		goto out;
+	}
+	if (ci.has_split && t->split &&
+	    (ci.split[0] != t->split[0] || ci.split[1] != t->split[1] || ci.split[2] != t->split[2] ||
+	     (ci.split[0] + ci.split[1] + ci.split[2] > 0 && ci.split_seed != t->split_seed))) {
+		char a[96], b[96];
+		st = bw_err(BURROW_E_INVAL, "%s: checkpoint's model trained on %s, this run's split is %s", path,
+			    split_words(a, sizeof a, ci.split, ci.split_seed), split_words(b, sizeof b, t->split, t->split_seed));
 		goto out;
 	}
 	const int k = bw_optim_state_per_param(t->optim);
@@ -454,7 +517,7 @@ static bw_ck_state trainer_state(burrow_trainer *t)
 {
 	return (bw_ck_state){.model = t->model, .optim = t->optim, .seed = &t->o.seed, .dropout = t->o.dropout,
 			     .epoch = &t->epoch, .best = &t->best, .dataset = t->info->name,
-			     .num_nodes = t->info->num_nodes};
+			     .num_nodes = t->info->num_nodes, .split = t->o.split, .split_seed = t->split_seed};
 }
 
 int burrow_trainer_save(burrow_trainer *t, const char *path)

@@ -85,6 +85,7 @@ struct burrow_trainer {
 	int8_t *split_of;                 /* [N]: enum burrow_split of each node, -1 none (owned) */
 	int64_t *drawn;                   /* opts.split: the drawn split, train | valid | test (owned), or NULL */
 	int64_t drawn_n[3];
+	uint64_t split_seed;              /* the seed drawn was drawn from (opts.seed at open) */
 	bw_backend be;
 	bw_model *model;
 	bw_optim *optim;
@@ -142,6 +143,11 @@ typedef struct bw_ck_state {
 	burrow_best *best;
 	const char *dataset;   /* recorded, not checked */
 	int64_t num_nodes;     /* recorded, not checked */
+	/* the random split the model trains on (opts.split, drawn from split_seed): saved, and
+	 * load refuses a checkpoint whose split differs; NULL (distributed: parts carry their
+	 * splits) writes and checks none */
+	const double *split;   /* [3] fractions, all 0: the dataset's splits */
+	uint64_t split_seed;
 } bw_ck_state;
 /* Write s to path atomically; load restores it (the model's shape and the optimizer must
  * match; nothing changes unless the whole file is read and verified). */

@@ -269,6 +269,7 @@ static int make_split_index(burrow_trainer *t)
 	if (t->o.split[0] + t->o.split[1] + t->o.split[2] > 0) { /* a drawn split instead of the dataset's */
 		if (!(t->drawn = bw_malloc((size_t)(n ? n : 1) * sizeof *t->drawn)))
 			return BURROW_E_NOMEM;
+		t->split_seed = t->o.seed;
 		if ((st = burrow_split_random(t->labels, n, t->o.split, t->o.seed, t->drawn, t->drawn_n)))
 			return st;
 	}
