@@ -287,8 +287,9 @@ BACKENDS(gemm_matches_ref_in_all_transposes)
 }
 
 /* Large enough that the CPU backend splits the GEMM over its threads (by rows when C is tall,
- * by columns when wide, with a remainder slice): the same as one thread, bit for bit (every
- * element is one sequential dot product either way), and as ref_matmul. */
+ * by columns when wide, with a remainder slice): every slice lands where it belongs, as
+ * ref_matmul and one thread say (within rounding: a slice's shape may pick another OpenBLAS
+ * kernel, so the two agree to float tolerance, not bit for bit). */
 BACKENDS(gemm_split_over_threads_matches_one_thread)
 {
 	static const int64_t shapes[][3] = {{203, 37, 150}, {29, 261, 140}};
@@ -317,8 +318,9 @@ BACKENDS(gemm_split_over_threads_matches_one_thread)
 					cr_assert(close_to(got[1][i], 0.5 * ref[i] + 2.0 * ch[i], red_tol(&two)),
 						  "%lldx%lldx%lld ta %d tb %d [%lld]: %g vs %g", (long long)m, (long long)n,
 						  (long long)k, ta, tb, (long long)i, got[1][i], 0.5 * ref[i] + 2.0 * ch[i]);
-					cr_assert(got[0][i] == got[1][i], "ta %d tb %d [%lld]: 1 thread %a, 2 threads %a", ta, tb,
-						  (long long)i, got[0][i], got[1][i]);
+					cr_assert(close_to(got[0][i], got[1][i], red_tol(&two)),
+						  "ta %d tb %d [%lld]: 1 thread %g, 2 threads %g", ta, tb, (long long)i, got[0][i],
+						  got[1][i]);
 				}
 				free(got[0]);
 				free(got[1]);

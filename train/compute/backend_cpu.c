@@ -2,8 +2,9 @@
  * events complete at once), its kernels (GEMM through single-threaded OpenBLAS calls split
  * over the OpenMP threads, CSR aggregation and elementwise kernels with OpenMP) and its
  * registry entry, which sets the OpenMP threads and holds OpenBLAS at one. The only file
- * that calls the BLAS. Every kernel's result is independent of the
- * thread count except the loss's floating-point sum (an OpenMP reduction). It is the
+ * that calls the BLAS. Every kernel's result is independent of the thread count except the
+ * loss's floating-point sum (an OpenMP reduction) and the GEMM's rounding (a slice's shape
+ * may pick another OpenBLAS kernel). It is the
  * reference the CUDA backend must match. */
 #include "compute.h"
 
@@ -133,8 +134,9 @@ const bw_device *bw_device_cpu(void) { return &cpu_device; }
 /* One thread pool: OpenBLAS runs single-threaded (cpu_init) and the GEMM is split here over
  * the backend's OpenMP threads, each slice one sequential cblas_sgemm on a block of C's rows
  * (or of its columns when C is wide), so BLAS never brings its own pthreads to compete
- * with the OpenMP team and the pipeline's threads. Each element of C is still one
- * sequential dot product over all of k, as unsplit. Below GEMM_SPLIT_FLOPS one thread does
+ * with the OpenMP team and the pipeline's threads. No slice splits k, so no partial sums
+ * are added across threads; a slice's shape may still pick another OpenBLAS kernel, so the
+ * rounding can differ from one thread's. Below GEMM_SPLIT_FLOPS one thread does
  * it all: the fork costs more than it saves. */
 #define GEMM_SPLIT_FLOPS (1 << 20)
 #define GEMM_SPLIT_ALIGN 16
