@@ -677,6 +677,69 @@ static void copy_rows(const burrow_store *s, const bw_ticket *t, const bw_read *
 	}
 }
 
+/* Read [off, off + len) of the file into buf, retrying short reads until the end of the
+ * file; the bytes read, or -errno. */
+static int64_t pread_full(int fd, char *buf, size_t len, int64_t off)
+{
+	size_t got = 0;
+	while (got < len) {
+		ssize_t rc = pread(fd, buf + got, len - got, off + (int64_t)got);
+		if (rc < 0 && errno == EINTR)
+			continue;
+		if (rc < 0)
+			return got ? (int64_t)got : -(int64_t)errno;
+		if (rc == 0)
+			break;
+		got += (size_t)rc;
+	}
+	return (int64_t)got;
+}
+
+int bw_store_read_seq(burrow_store *s, const int64_t *ids, size_t m, char *out)
+{
+	const int64_t A = (int64_t)s->info.block_bytes, rb = (int64_t)s->info.row_bytes, base = s->info.data_offset;
+	const size_t orb = s->info.out_row_bytes;
+	/* a chunk always holds the next row whole, wherever in its first block it starts */
+	const int64_t chunk = BW_MAX((int64_t)BW_SEQ_CHUNK, (rb + 2 * A + A - 1) / A * A);
+	char eb[128];
+	int st = 0;
+	if (m == 0)
+		return 0;
+	char *buf = bw_aligned_alloc(s->mem_align, (size_t)chunk);
+	if (!buf)
+		return BURROW_E_NOMEM;
+	size_t j = 0;
+	while (j < m) {
+		const int64_t off = (base + ids[j] * rb) / A * A;
+		const int64_t last = base + (ids[m - 1] + 1) * rb, len = BW_MIN(chunk, (last - off + A - 1) / A * A);
+		const int64_t need = BW_MIN(len, s->file_size - off);
+		int64_t res = pread_full(s->fd, buf, (size_t)len, off);
+		if (bw_store_fault_hook)
+			res = bw_store_fault_hook(off, (size_t)len, (size_t)need, res);
+		atomic_fetch_add_explicit(&s->reads, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&s->bytes_read, (uint64_t)len, memory_order_relaxed);
+		if (res < 0 || res < need) {
+			atomic_fetch_add_explicit(&s->read_errors, 1, memory_order_relaxed);
+			st = res < 0 ? bw_err(BURROW_E_IO, "%s: read of %lld bytes at offset %lld failed: %s", s->path,
+					      (long long)len, (long long)off, strerror_r((int)-res, eb, sizeof eb))
+				     : bw_err(BURROW_E_IO,
+					      "%s: short read at offset %lld: %lld of the %lld bytes needed (file truncated?)",
+					      s->path, (long long)off, (long long)res, (long long)need);
+			break;
+		}
+		/* every row that lies whole in this chunk */
+		for (; j < m; j++) {
+			const int64_t ro = base + ids[j] * rb;
+			if (ro + rb > off + len)
+				break;
+			put_row_bytes(s->conv, out + j * orb, 0, buf + (ro - off), (size_t)rb);
+			atomic_fetch_add_explicit(&s->rows_read, 1, memory_order_relaxed);
+		}
+	}
+	bw_aligned_free(buf);
+	return st;
+}
+
 static void ticket_fail(bw_ticket *t, const char *fmt, ...) BW_PRINTF(2, 3);
 static void ticket_fail(bw_ticket *t, const char *fmt, ...)
 {
