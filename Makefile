@@ -279,6 +279,8 @@ bench: all
 	[ -d $(BUILD)/bench-data/rmat20 ] || $(BIN) gen rmat $(BUILD)/bench-data/rmat20 --scale 20 --quiet
 	BURROW_LIB=$(abspath $(BUILD))/libburrow.so BURROW_BIN=$(abspath $(BIN)) PYTHONPATH=python \
 		$(VENV)/bin/python -m burrow.bench $(BUILD)/bench-data/rmat20
+	BENCH_DIR=$(BUILD)/bench-data tools/bench-scaling.sh $(BIN)
+	BENCH_DIR=$(BUILD)/bench-data PEERS_VENV=$(BUILD)/venv-peers tools/bench-peers.sh $(BIN)
 
 # ---------------------------------------------------------------- fuzzing
 # make fuzz: every libFuzzer harness of tests/fuzz/ (clang, ASan + UBSan) for FUZZ_SECONDS
