@@ -879,7 +879,7 @@ static void seq_fault_case(int kind)
 	atomic_store(&fault_kind, kind);
 	for (size_t e = 0; e < 3; e++) {
 		burrow_store *s = open_store(path, ENGINES[e], 0, 0, 0), *plain = open_store(path, ENGINES[e], 0, 0, 0);
-		atomic_store(&fault_off, h.data_offset + 15000 * (int64_t)rb + 5); /* in the second chunk */
+		atomic_store(&fault_off, h.data_offset + 15000 * (int64_t)rb + 5); /* past the first chunk */
 		atomic_store(&fault_hits, 0);
 		cr_assert_eq(burrow_store_cache_profile(s, prof, N, (size_t)N * (rb + 64)), BURROW_E_IO);
 		cr_assert_eq(atomic_load(&fault_hits), 1);
