@@ -27,10 +27,10 @@ def _candidates():
 
 
 def _load():
-    # libgomp reads its wait policy once, when it loads: a bounded spin (as the burrow command
-    # sets) unless the user chose one; no effect when libgomp is already loaded
+    # libgomp reads its wait policy once, when it loads: passive (as the burrow command sets)
+    # unless the user chose one; no effect when libgomp is already loaded
     if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
-        os.environ["GOMP_SPINCOUNT"] = "10000"
+        os.environ["OMP_WAIT_POLICY"] = "passive"
     tried = []
     for path in _candidates():
         if not os.path.exists(path) and os.sep in path:
