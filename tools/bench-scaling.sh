@@ -6,7 +6,9 @@
 # runs interleaved (A B B A ...), R times, and prints the median and the ratio, with the load
 # average beside each run: on a shared machine the numbers say little, rerun on a quiet one.
 # Scratch data goes to $BENCH_DIR (default build/bench-data).
-# Usage: tools/bench-scaling.sh [BURROW_BINARY] [REPEATS]   (env: EPOCHS=200, SECTIONS="full sample mini cold")
+# Usage: tools/bench-scaling.sh [BURROW_BINARY] [REPEATS]   (env: EPOCHS=200, SECTIONS="full sample mini cold",
+# or SECTIONS=wait: Cora gcn at 2 threads with the default passive waits against a bounded and
+# libgomp's own spin, to check that choice)
 set -euo pipefail
 burrow=$(readlink -f "${1:-build/burrow}")
 R=${2:-3}
@@ -69,6 +71,13 @@ if [[ " $SECTIONS " == *" full "* ]]; then
 		args="train $d --full-graph --model $m --layers 2 --hidden 256 --epochs $EPOCHS --lr 0.01 --weight-decay 5e-4 --quiet"
 		compare t2 wall "$burrow" $args --threads 2 -- t1 wall "$burrow" $args --threads 1
 	done
+fi
+
+if [[ " $SECTIONS " == *" wait "* ]]; then
+	echo "== OpenMP waits: Cora gcn full-batch, --threads 2, $EPOCHS epochs: passive (default) vs spins"
+	args="train $dir/cora --full-graph --model gcn --layers 2 --hidden 256 --epochs $EPOCHS --lr 0.01 --weight-decay 5e-4 --quiet --threads 2"
+	compare passive wall "$burrow" $args -- spin10k wall env GOMP_SPINCOUNT=10000 "$burrow" $args
+	compare passive wall "$burrow" $args -- active wall env OMP_WAIT_POLICY=active "$burrow" $args
 fi
 
 if [[ " $SECTIONS " == *" sample "* ]]; then
