@@ -285,6 +285,8 @@ bench: all
 	[ -d $(BUILD)/bench-data/rmat20 ] || $(BIN) gen rmat $(BUILD)/bench-data/rmat20 --scale 20 --quiet
 	BURROW_LIB=$(abspath $(BUILD))/libburrow.so BURROW_BIN=$(abspath $(BIN)) PYTHONPATH=python \
 		$(VENV)/bin/python -m burrow.bench $(BUILD)/bench-data/rmat20
+	BENCH_DIR=$(BUILD)/bench-data tools/bench-scaling.sh $(BIN)
+	BENCH_DIR=$(BUILD)/bench-data PEERS_VENV=$(BUILD)/venv-peers tools/bench-peers.sh $(BIN)
 
 # make bench-scale: the papers100M-shaped pipeline (gen, verify, one epoch, eval, bench train,
 # partition) at 1/64 and 1/16 of its size, each phase's time, peak RSS and I/O into

@@ -8,6 +8,7 @@
 #include "npy.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <stdlib.h>
@@ -675,6 +676,140 @@ static void copy_rows(const burrow_store *s, const bw_ticket *t, const bw_read *
 			put_row_bytes(s->conv, t->out + (size_t)t->pairs[k].pos * orb, (size_t)(a - ro), buf + (a - r->off),
 				      (size_t)(b - a));
 	}
+}
+
+/* Read [off, off + len) of the file into buf, retrying short reads until the end of the
+ * file; the bytes read, or -errno. */
+static int64_t pread_full(int fd, char *buf, size_t len, int64_t off)
+{
+	size_t got = 0;
+	while (got < len) {
+		ssize_t rc = pread(fd, buf + got, len - got, off + (int64_t)got);
+		if (rc < 0 && errno == EINTR)
+			continue;
+		if (rc < 0)
+			return got ? (int64_t)got : -(int64_t)errno;
+		if (rc == 0)
+			break;
+		got += (size_t)rc;
+	}
+	return (int64_t)got;
+}
+
+/* The sequential pass: the span from the first row's offset is cut into chunks of
+ * BW_SEQ_CHUNK bytes; a row belongs to the chunk its first byte lies in, and a chunk's read
+ * runs from the block holding its first row to the block ending its last, so every row is
+ * read whole by exactly one read. BW_SEQ_THREADS threads take chunks in order from a counter
+ * (a disk streams faster with a few large reads in flight than with one). */
+typedef struct seq_pass {
+	burrow_store *s;
+	const int64_t *ids;
+	size_t m;
+	char *out;
+	int64_t start;          /* file offset of the first row */
+	int64_t nchunks;
+	atomic_llong next;      /* next chunk to take */
+	atomic_int status;      /* 0, or the first error */
+	char msg[512];          /* its message (written by whoever set status) */
+} seq_pass;
+
+/* The first j in [lo, m) whose row starts at or after file offset off. */
+static size_t first_row_at(const seq_pass *p, size_t lo, int64_t off)
+{
+	const int64_t rb = (int64_t)p->s->info.row_bytes, base = p->s->info.data_offset;
+	size_t hi = p->m;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (base + p->ids[mid] * rb < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void seq_fail(seq_pass *p, int st, const char *fmt, ...) BW_PRINTF(3, 4);
+static void seq_fail(seq_pass *p, int st, const char *fmt, ...)
+{
+	int expected = 0;
+	atomic_fetch_add_explicit(&p->s->read_errors, 1, memory_order_relaxed);
+	if (!atomic_compare_exchange_strong(&p->status, &expected, st))
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(p->msg, sizeof p->msg, fmt, ap);
+	va_end(ap);
+}
+
+static void *seq_worker(void *arg)
+{
+	seq_pass *p = arg;
+	burrow_store *s = p->s;
+	const int64_t A = (int64_t)s->info.block_bytes, rb = (int64_t)s->info.row_bytes, base = s->info.data_offset;
+	const int64_t C = (int64_t)BW_SEQ_CHUNK;
+	const size_t orb = s->info.out_row_bytes, cap = (size_t)((C + rb + 2 * A + A - 1) / A * A);
+	char eb[128];
+	char *buf = bw_aligned_alloc(s->mem_align, cap);
+	if (!buf) {
+		int expected = 0;
+		if (atomic_compare_exchange_strong(&p->status, &expected, BURROW_E_NOMEM))
+			snprintf(p->msg, sizeof p->msg, "%s: out of memory for a %zu-byte read buffer", s->path, cap);
+		return NULL;
+	}
+	for (;;) {
+		const int64_t c = atomic_fetch_add(&p->next, 1);
+		if (c >= p->nchunks || atomic_load_explicit(&p->status, memory_order_relaxed) < 0)
+			break;
+		const size_t j0 = first_row_at(p, 0, p->start + c * C), j1 = first_row_at(p, j0, p->start + (c + 1) * C);
+		if (j0 == j1)
+			continue; /* a gap of rows the cache does not hold */
+		const int64_t off = (base + p->ids[j0] * rb) / A * A;
+		const int64_t len = (base + (p->ids[j1 - 1] + 1) * rb - off + A - 1) / A * A;
+		const int64_t need = BW_MIN(len, s->file_size - off);
+		int64_t res = pread_full(s->fd, buf, (size_t)len, off);
+		if (bw_store_fault_hook)
+			res = bw_store_fault_hook(off, (size_t)len, (size_t)need, res);
+		atomic_fetch_add_explicit(&s->reads, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&s->bytes_read, (uint64_t)len, memory_order_relaxed);
+		if (res < 0) {
+			seq_fail(p, BURROW_E_IO, "%s: read of %lld bytes at offset %lld failed: %s", s->path, (long long)len,
+				 (long long)off, strerror_r((int)-res, eb, sizeof eb));
+			break;
+		}
+		if (res < need) {
+			seq_fail(p, BURROW_E_IO, "%s: short read at offset %lld: %lld of the %lld bytes needed (file truncated?)",
+				 s->path, (long long)off, (long long)res, (long long)need);
+			break;
+		}
+		for (size_t j = j0; j < j1; j++)
+			put_row_bytes(s->conv, p->out + j * orb, 0, buf + (base + p->ids[j] * rb - off), (size_t)rb);
+		atomic_fetch_add_explicit(&s->rows_read, j1 - j0, memory_order_relaxed);
+	}
+	bw_aligned_free(buf);
+	return NULL;
+}
+
+int bw_store_read_seq(burrow_store *s, const int64_t *ids, size_t m, char *out)
+{
+	if (m == 0)
+		return 0;
+	const int64_t rb = (int64_t)s->info.row_bytes, base = s->info.data_offset;
+	seq_pass p = {.s = s, .ids = ids, .m = m, .out = out, .start = base + ids[0] * rb};
+	const int64_t span = base + ids[m - 1] * rb + 1 - p.start;
+	p.nchunks = (span + (int64_t)BW_SEQ_CHUNK - 1) / (int64_t)BW_SEQ_CHUNK;
+	atomic_init(&p.next, 0);
+	atomic_init(&p.status, 0);
+	pthread_t th[BW_SEQ_THREADS];
+	int started = 0;
+	for (int i = 0; i < BW_SEQ_THREADS && i < p.nchunks; i++, started++)
+		if (pthread_create(&th[i], NULL, seq_worker, &p) != 0)
+			break;
+	if (started == 0) /* no thread to be had: read on this one */
+		seq_worker(&p);
+	for (int i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	const int st = atomic_load(&p.status);
+	return st < 0 ? bw_err(st, "%s", p.msg) : 0;
 }
 
 static void ticket_fail(bw_ticket *t, const char *fmt, ...) BW_PRINTF(2, 3);

@@ -169,6 +169,14 @@ void bw_cache_put(bw_cache *c, int64_t id, const void *row);
 int bw_store_submit(burrow_store *s, const int64_t *ids, size_t n, void *out, bool internal,
 		    bw_ticket **ticket);
 
+/* Rows ids[0 .. m) (ascending, distinct, in [0, N)) into out ([m, out_row_bytes]) by one
+ * sequential pass over the file from the first row's block to the last row's, in reads of
+ * about BW_SEQ_CHUNK bytes, BW_SEQ_THREADS of them in flight (the fault hook sees each);
+ * what the static cache fill uses when it holds most rows. */
+#define BW_SEQ_CHUNK ((size_t)4 << 20)
+#define BW_SEQ_THREADS 4
+int bw_store_read_seq(burrow_store *s, const int64_t *ids, size_t m, char *out);
+
 /* Sort pairs by id (stable: positions stay in order), ids in [0, 2^bits). tmp: [n] scratch. */
 void bw_pairs_sort(bw_pair *p, bw_pair *tmp, size_t n, int bits);
 

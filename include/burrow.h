@@ -411,7 +411,16 @@ typedef struct burrow_store_info {
 	int queue_depth;          /* reads in flight at most */
 	size_t max_read_bytes;    /* largest read, a multiple of block_bytes */
 	size_t staging_bytes;     /* bytes of the aligned staging buffers reads land in */
+	int cache_fill;           /* how the last static cache fill read the file: enum
+				     burrow_cache_fill (NONE before any) */
+	uint64_t cache_fill_bytes; /* bytes that fill asked of the file */
+	double cache_fill_seconds; /* its wall time */
 } burrow_store_info;
+/* How a static cache is filled: RANDOM = the engine's row reads (merged where rows share
+ * blocks); SEQUENTIAL = one pass over the file's span in large reads, chosen when the cache
+ * holds at least half the rows (the disk streams faster than it seeks, and readahead would
+ * read those blocks anyway). The rows are the same bytes either way. */
+enum burrow_cache_fill { BURROW_FILL_NONE = 0, BURROW_FILL_RANDOM = 1, BURROW_FILL_SEQUENTIAL = 2 };
 /* What the store reads and how (borrowed, valid until close). */
 BURROW_API const burrow_store_info *burrow_store_get_info(const burrow_store *s);
 /* Engine name ("uring", "pread", "mmap"); NULL when unknown. */

@@ -286,6 +286,56 @@ BACKENDS(gemm_matches_ref_in_all_transposes)
 	bw_backend_release(&be);
 }
 
+/* Large enough that the CPU backend splits the GEMM over its threads (by rows when C is tall,
+ * by columns when wide, with a remainder slice): every slice lands where it belongs, as
+ * ref_matmul and one thread say (within rounding: a slice's shape may pick another OpenBLAS
+ * kernel, so the two agree to float tolerance, not bit for bit). */
+BACKENDS(gemm_split_over_threads_matches_one_thread)
+{
+	static const int64_t shapes[][3] = {{203, 37, 150}, {29, 261, 140}};
+	bw_backend one = open_backend(*kind, 1), two = open_backend(*kind, 2);
+	for (size_t sh = 0; sh < 2; sh++) {
+		const int64_t m = shapes[sh][0], n = shapes[sh][1], k = shapes[sh][2];
+		for (int ta = 0; ta < 2; ta++)
+			for (int tb = 0; tb < 2; tb++) {
+				float *ah = uniform(m * k, 11 + ta, -1, 1), *bh = uniform(n * k, 13 + tb, -1, 1);
+				float *ch = uniform(m * n, 15, -1, 1);
+				double *ad = to_double(ah, m * k), *bd = to_double(bh, n * k);
+				double *ref = malloc((size_t)(m * n) * sizeof *ref);
+				ref_matmul(ad, ta, bd, tb, m, n, k, ref);
+				float *got[2];
+				for (int t = 0; t < 2; t++) {
+					bw_backend *be = t ? &two : &one;
+					bw_tensor a = dev_tensor(be, ah, ta ? k : m, ta ? m : k);
+					bw_tensor b = dev_tensor(be, bh, tb ? n : k, tb ? k : n), c = dev_tensor(be, ch, m, n);
+					cr_assert_eq(bw_matmul(be, &a, ta, &b, tb, 0.5f, 2.0f, &c), 0, "%s", burrow_last_error());
+					got[t] = tensor_get(be, &c);
+					bw_tensor_free(&a);
+					bw_tensor_free(&b);
+					bw_tensor_free(&c);
+				}
+				for (int64_t i = 0; i < m * n; i++) {
+					cr_assert(close_to(got[1][i], 0.5 * ref[i] + 2.0 * ch[i], red_tol(&two)),
+						  "%lldx%lldx%lld ta %d tb %d [%lld]: %g vs %g", (long long)m, (long long)n,
+						  (long long)k, ta, tb, (long long)i, got[1][i], 0.5 * ref[i] + 2.0 * ch[i]);
+					cr_assert(close_to(got[0][i], got[1][i], red_tol(&two)),
+						  "ta %d tb %d [%lld]: 1 thread %g, 2 threads %g", ta, tb, (long long)i, got[0][i],
+						  got[1][i]);
+				}
+				free(got[0]);
+				free(got[1]);
+				free(ad);
+				free(bd);
+				free(ref);
+				free(ah);
+				free(bh);
+				free(ch);
+			}
+	}
+	bw_backend_release(&one);
+	bw_backend_release(&two);
+}
+
 BACKENDS(aggregation_forward_and_backward_match_ref)
 {
 	const int64_t nd = 23, ns = 41, dim = 6;

@@ -777,3 +777,129 @@ Test(store, static_caches_hold_the_top_rows)
 	free(all);
 	free(path);
 }
+
+/* ------------------------------------------------------------ sequential cache fill */
+
+/* Gather every row (shuffled) through s and through a store without a cache (the engine's
+ * own reads); both must equal the file, byte for byte, as the slow per-row pread says when
+ * the rows are not converted (all != NULL). */
+static void check_all_rows(burrow_store *s, burrow_store *plain, int64_t N, const char *all, size_t rb)
+{
+	int64_t *ids = malloc((size_t)N * sizeof *ids);
+	uint64_t x = 9;
+	for (int64_t v = 0; v < N; v++)
+		ids[v] = v;
+	for (int64_t v = N - 1; v > 0; v--) {
+		int64_t j = (int64_t)(rnd(&x) % (uint64_t)(v + 1)), t = ids[v];
+		ids[v] = ids[j];
+		ids[j] = t;
+	}
+	const size_t orb = burrow_store_get_info(s)->out_row_bytes;
+	char *a = malloc((size_t)N * orb), *b = malloc((size_t)N * orb);
+	cr_assert_eq(burrow_store_gather(s, ids, (size_t)N, a), 0, "%s", burrow_last_error());
+	cr_assert_eq(burrow_store_gather(plain, ids, (size_t)N, b), 0, "%s", burrow_last_error());
+	cr_assert(memcmp(a, b, (size_t)N * orb) == 0, "the cached store's rows differ from the engine's");
+	if (all)
+		check_rows("sequentially filled cache", a, all, rb, ids, (size_t)N);
+	free(a);
+	free(b);
+	free(ids);
+}
+
+/* A cache holding most rows is filled by one pass over the file (several chunks, rows that
+ * straddle blocks and chunks, gaps of uncached rows, float16 converted on the way), a cache of
+ * a few rows by the engine's reads; both give the file's bytes, and the store says which. */
+static void seq_fill_case(burrow_dtype t, burrow_dtype out, int64_t N, int64_t dim)
+{
+	char *path = make_file("seq", t, N, dim, 21);
+	size_t rb;
+	char *all = t == out ? ref_all(path, &rb) : NULL;
+	uint64_t *prof = malloc((size_t)N * sizeof *prof), x = 8;
+	int64_t nz = 0;
+	for (int64_t v = 0; v < N; v++) {
+		prof[v] = rnd(&x) % 5 == 0 ? 0 : 1 + rnd(&x) % 100; /* about 80% cached, in runs and gaps */
+		nz += prof[v] != 0;
+	}
+	for (size_t e = 0; e < 3; e++) {
+		burrow_store_opts o;
+		burrow_store_defaults(&o);
+		o.engine = ENGINES[e];
+		o.out_dtype = out;
+		burrow_store *s, *plain;
+		cr_assert_eq(burrow_store_open(&s, path, &o), 0, "%s", burrow_last_error());
+		cr_assert_eq(burrow_store_open(&plain, path, &o), 0, "%s", burrow_last_error());
+		const burrow_store_info *in = burrow_store_get_info(s);
+		cr_assert_eq(in->cache_fill, BURROW_FILL_NONE);
+		const size_t orb = in->out_row_bytes;
+		/* every row with a count: most of the file, one pass */
+		cr_assert_eq(burrow_store_cache_profile(s, prof, N, (size_t)N * (orb + 64)), 0, "%s", burrow_last_error());
+		cr_assert_eq(in->cache_fill, BURROW_FILL_SEQUENTIAL, "%s", burrow_store_engine_name(ENGINES[e]));
+		const uint64_t span = (uint64_t)(in->data_offset + N * (int64_t)in->row_bytes) / 2;
+		cr_assert(in->cache_fill_bytes >= span, "a pass over the file read %llu bytes",
+			  (unsigned long long)in->cache_fill_bytes);
+		burrow_store_stats st;
+		burrow_store_get_stats(s, &st);
+		cr_assert_eq(st.cache_rows, (uint64_t)nz);
+		check_all_rows(s, plain, N, all, rb);
+		/* a tenth of the rows: the engine's reads */
+		cr_assert_eq(burrow_store_cache_profile(s, prof, N, (size_t)(N / 10) * (orb + 64)), 0, "%s",
+			     burrow_last_error());
+		cr_assert_eq(in->cache_fill, BURROW_FILL_RANDOM);
+		burrow_store_get_stats(s, &st);
+		cr_assert(st.cache_rows > 0 && st.cache_rows < (uint64_t)N / 2);
+		check_all_rows(s, plain, N, all, rb);
+		burrow_store_close(plain);
+		burrow_store_close(s);
+	}
+	free(prof);
+	free(all);
+	free(path);
+}
+
+/* 9.6 MB: more than one BW_SEQ_CHUNK; 148-byte rows straddle blocks and chunk ends */
+Test(store, sequential_fill_f32_many_chunks) { seq_fill_case(BURROW_DTYPE_F32, BURROW_DTYPE_F32, 16000, 150); }
+Test(store, sequential_fill_rows_straddle_blocks) { seq_fill_case(BURROW_DTYPE_F32, BURROW_DTYPE_F32, 30000, 37); }
+Test(store, sequential_fill_rows_longer_than_a_block) { seq_fill_case(BURROW_DTYPE_F32, BURROW_DTYPE_F32, 3000, 1100); }
+Test(store, sequential_fill_f16_as_f32) { seq_fill_case(BURROW_DTYPE_F16, BURROW_DTYPE_F32, 20000, 99); }
+
+/* A failing or short read during the pass fails the fill with the file's name and offset,
+ * leaves no cache, and the store goes on serving rows from the file. */
+static void seq_fault_case(int kind)
+{
+	const int64_t N = 16000, dim = 150;
+	char *path = make_file("seqf", BURROW_DTYPE_F32, N, dim, 22);
+	size_t rb;
+	char *all = ref_all(path, &rb);
+	bw_npy h;
+	cr_assert_eq(bw_npy_open(path, &h, NULL), 0);
+	uint64_t *prof = malloc((size_t)N * sizeof *prof);
+	for (int64_t v = 0; v < N; v++)
+		prof[v] = 1;
+	bw_store_fault_hook = fault;
+	atomic_store(&fault_kind, kind);
+	for (size_t e = 0; e < 3; e++) {
+		burrow_store *s = open_store(path, ENGINES[e], 0, 0, 0), *plain = open_store(path, ENGINES[e], 0, 0, 0);
+		atomic_store(&fault_off, h.data_offset + 15000 * (int64_t)rb + 5); /* past the first chunk */
+		atomic_store(&fault_hits, 0);
+		cr_assert_eq(burrow_store_cache_profile(s, prof, N, (size_t)N * (rb + 64)), BURROW_E_IO);
+		cr_assert_eq(atomic_load(&fault_hits), 1);
+		cr_assert(strstr(burrow_last_error(), kind == 1 ? "Input/output error" : "short read"), "message: %s",
+			  burrow_last_error());
+		cr_assert(strstr(burrow_last_error(), path), "message: %s", burrow_last_error());
+		burrow_store_stats st;
+		burrow_store_get_stats(s, &st);
+		cr_assert_eq(st.cache_rows, 0);
+		cr_assert(st.read_errors >= 1);
+		atomic_store(&fault_off, -1);
+		check_all_rows(s, plain, N, all, rb);
+		burrow_store_close(plain);
+		burrow_store_close(s);
+	}
+	bw_store_fault_hook = NULL;
+	free(prof);
+	free(all);
+	free(path);
+}
+
+Test(store, sequential_fill_read_error) { seq_fault_case(1); }
+Test(store, sequential_fill_short_read) { seq_fault_case(2); }

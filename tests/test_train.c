@@ -1077,3 +1077,32 @@ Test(train_run, max_and_sum_default_to_layer_norm)
 	}
 	free(d);
 }
+
+/* Mini-batch without a feature cache, on features that fit in the page cache: the run says
+ * once that it reads through the page cache; with the default cache (every row, filled by one
+ * pass) it says nothing of it; both train to the same losses (the same bytes either way). */
+Test(train_run, no_cache_budget_reads_buffered_and_says_so)
+{
+	char *d = tu_weak_csbm(dir, 2000, 16);
+	const char *common = "--model sage --layers 2 --hidden 16 --fanout 5,5 --epochs 2 --threads 1 --quiet";
+	char *err = NULL;
+	int rc = tu_sh(NULL, &err, "%s train '%s' %s --cache 0 --log '%s/n.jsonl'", tu_burrow(), d, common, dir);
+	cr_assert_eq(rc, 0, "%s", err);
+	const char *at = strstr(err, "fits in the page cache");
+	cr_assert(at, "no word of buffered reads: %s", err);
+	cr_assert(!strstr(at + 1, "fits in the page cache"), "said more than once: %s", err);
+	free(err);
+	rc = tu_sh(NULL, &err, "%s train '%s' %s --log '%s/c.jsonl'", tu_burrow(), d, common, dir);
+	cr_assert_eq(rc, 0, "%s", err);
+	cr_assert(!strstr(err, "page cache"), "%s", err);
+	free(err);
+	char ln[8][40], lc[8][40];
+	char *pn = tu_path(dir, "n.jsonl"), *pc = tu_path(dir, "c.jsonl");
+	cr_assert_eq(tu_log_losses(pn, ln, 8), 2);
+	cr_assert_eq(tu_log_losses(pc, lc, 8), 2);
+	for (int e = 0; e < 2; e++)
+		cr_assert_str_eq(ln[e], lc[e], "epoch %d: no cache %s, full cache %s", e + 1, ln[e], lc[e]);
+	free(pn);
+	free(pc);
+	free(d);
+}

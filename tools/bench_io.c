@@ -59,8 +59,13 @@ typedef struct run {
 	double seconds, rows_per_s, iops, mb_per_s, p50, p99, reads_per_row, bytes_per_row;
 	uint64_t rows, reads, bytes_read, hits, misses;
 	uint64_t rounded_bytes; /* the requested rows, each rounded out to whole blocks */
+	int64_t kernel_bytes;   /* what the kernel read from the disk for the run (/proc/self/io
+				   read_bytes: O_DIRECT reads, page faults and their readahead); -1 unknown */
 	int threads, qd;
 	int64_t rss_peak, lib_peak;
+	int fill;             /* how a static cache was filled (enum burrow_cache_fill) */
+	double fill_seconds;  /* and how long it took */
+	uint64_t fill_bytes;  /* bytes it asked of the file */
 } run;
 
 typedef struct bench {
@@ -105,6 +110,22 @@ static int64_t peak_rss(void)
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	return (int64_t)ru.ru_maxrss * 1024;
+}
+
+/* Bytes this process has caused the kernel to read from storage (all threads, including
+ * io_uring's workers and readahead for page faults), or -1 when /proc/self/io is missing. */
+static int64_t kernel_read_bytes(void)
+{
+	FILE *f = fopen("/proc/self/io", "r");
+	if (!f)
+		return -1;
+	char line[128];
+	long long v = -1;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "read_bytes: %lld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
 }
 
 /* Drop the file's cached pages (what an mmap run would otherwise find warm). */
@@ -166,6 +187,7 @@ static int one_run(bench *b, int engine, int rep, run *out)
 		goto out_free;
 	}
 	uint64_t rounded = 0;
+	const int64_t k0 = kernel_read_bytes();
 	double t0 = cli_now();
 	for (int64_t i = 0; i < nb + K; i++) {
 		int64_t slot = i % K;
@@ -186,6 +208,7 @@ static int one_run(bench *b, int engine, int rep, run *out)
 		}
 	}
 	double secs = cli_now() - t0;
+	const int64_t k1 = kernel_read_bytes();
 	if (st == 0) {
 		burrow_store_stats ss;
 		burrow_store_get_stats(s, &ss);
@@ -196,6 +219,10 @@ static int one_run(bench *b, int engine, int rep, run *out)
 			     .threads = in->threads, .qd = in->queue_depth, .rss_peak = peak_rss(),
 			     .lib_peak = (int64_t)lib_peak};
 		out->rounded_bytes = rounded;
+		out->kernel_bytes = k0 >= 0 && k1 >= k0 ? k1 - k0 : -1;
+		out->fill = in->cache_fill;
+		out->fill_seconds = in->cache_fill_seconds;
+		out->fill_bytes = in->cache_fill_bytes;
 		out->rows_per_s = (double)ss.rows / secs;
 		out->iops = (double)ss.reads / secs;
 		out->mb_per_s = (double)ss.bytes_read / secs / 1e6;
@@ -326,16 +353,23 @@ static run median(run *r, int n)
 	return r[(n - 1) / 2];
 }
 
+static const char *fill_name(int fill)
+{
+	return fill == BURROW_FILL_SEQUENTIAL ? "sequential" : fill == BURROW_FILL_RANDOM ? "random" : "none";
+}
+
 static void print_json(const char *engine, const run *r, int runs, double fio_iops)
 {
 	printf("{\"engine\":\"%s\",\"rows\":%llu,\"seconds\":%.6f,\"rows_per_s\":%.1f,\"iops\":%.1f,\"mb_per_s\":%.3f,"
 	       "\"bytes_read\":%llu,\"reads\":%llu,\"p50_us\":%.2f,\"p99_us\":%.2f,\"cache_hits\":%llu,"
 	       "\"cache_misses\":%llu,\"threads\":%d,\"queue_depth\":%d,\"peak_rss_bytes\":%lld,"
-	       "\"lib_peak_bytes\":%lld,\"rounded_bytes\":%llu,\"runs\":%d",
+	       "\"lib_peak_bytes\":%lld,\"rounded_bytes\":%llu,\"kernel_read_bytes\":%lld,\"cache_fill\":\"%s\","
+	       "\"cache_fill_seconds\":%.6f,\"cache_fill_bytes\":%llu,\"runs\":%d",
 	       engine, (unsigned long long)r->rows, r->seconds, r->rows_per_s, r->iops, r->mb_per_s,
 	       (unsigned long long)r->bytes_read, (unsigned long long)r->reads, r->p50, r->p99,
 	       (unsigned long long)r->hits, (unsigned long long)r->misses, r->threads, r->qd, (long long)r->rss_peak,
-	       (long long)r->lib_peak, (unsigned long long)r->rounded_bytes, runs);
+	       (long long)r->lib_peak, (unsigned long long)r->rounded_bytes, (long long)r->kernel_bytes,
+	       fill_name(r->fill), r->fill_seconds, (unsigned long long)r->fill_bytes, runs);
 	if (fio_iops > 0)
 		printf(",\"vs_fio\":%.4f", r->rows_per_s / fio_iops);
 	printf("}\n");
@@ -343,10 +377,15 @@ static void print_json(const char *engine, const run *r, int runs, double fio_io
 
 static void print_row(const char *engine, const run *r)
 {
-	char a[32], b[32];
-	printf("%-6s %12s %10s %9.1f %8.1f %8.1f %9.2f %9.0f %8.2f %4d %5d\n", engine,
+	char a[32], b[32], k[32];
+	if (r->kernel_bytes >= 0)
+		snprintf(k, sizeof k, "%.1f", (double)r->kernel_bytes / 1e6);
+	else
+		snprintf(k, sizeof k, "-");
+	printf("%-6s %12s %10s %9.1f %8.1f %8.1f %9.2f %9.0f %8.2f %4d %5d %10.1f %10s\n", engine,
 	       cli_grouped((int64_t)(r->rows_per_s + 0.5), a, sizeof a), cli_grouped((int64_t)(r->iops + 0.5), b, sizeof b),
-	       r->mb_per_s, r->p50, r->p99, r->reads_per_row, r->bytes_per_row, r->seconds, r->threads, r->qd);
+	       r->mb_per_s, r->p50, r->p99, r->reads_per_row, r->bytes_per_row, r->seconds, r->threads, r->qd,
+	       (double)r->bytes_read / 1e6, k);
 }
 
 /* ------------------------------------------------------------ main */
@@ -529,7 +568,7 @@ int bench_io(int argc, char **argv)
 	       (long long)b.inflight, b.cache ? cli_human_bytes((double)b.cache, h1, sizeof h1) : "none",
 	       b.cache ? (b.degree_cache ? " (static, by degree)" : " (CLOCK)") : "", (long long)repeat,
 	       repeat > 1 ? "s" : "", repeat > 1 ? " (medians by rows/s)" : "");
-	printf("\nengine       rows/s       IOPS      MB/s   p50 us   p99 us reads/row bytes/row  seconds  thr    qd\n");
+	printf("\nengine       rows/s       IOPS      MB/s   p50 us   p99 us reads/row bytes/row  seconds  thr    qd  asked MB  kernel MB\n");
 	for (int e = 0; e < 3; e++)
 		if (ran[e])
 			print_row(burrow_store_engine_name(e), &med[e]);
@@ -558,10 +597,17 @@ int bench_io(int argc, char **argv)
 	if (ran[BURROW_STORE_URING] && ran[BURROW_STORE_PREAD] && med[1].rows_per_s > 0)
 		printf("uring rows/s / pread rows/s = %.2fx\n", med[0].rows_per_s / med[1].rows_per_s);
 	for (int e = 0; e < 3; e++)
+		if (ran[e] && med[e].fill != BURROW_FILL_NONE)
+			printf("%s cache fill: %s, %.1f MB in %.2f s (%.0f MB/s; not in the times above)\n",
+			       burrow_store_engine_name(e), fill_name(med[e].fill), (double)med[e].fill_bytes / 1e6,
+			       med[e].fill_seconds, med[e].fill_seconds > 0 ? (double)med[e].fill_bytes / 1e6 / med[e].fill_seconds : 0);
+	for (int e = 0; e < 3; e++)
 		if (ran[e] && b.cache > 0 && med[e].hits + med[e].misses)
 			printf("%s cache hits: %.1f%%\n", burrow_store_engine_name(e),
 			       100.0 * (double)med[e].hits / (double)(med[e].hits + med[e].misses));
 	char r1[32];
+	printf("asked MB: what the engine's reads requested (mmap: the rows' blocks it touched); kernel MB: what\n"
+	       "the kernel read from the disk meanwhile (/proc/self/io read_bytes: readahead included)\n");
 	printf("memory: peak RSS %s (process, all runs); library peak per run:",
 	       cli_human_bytes((double)peak_rss(), r1, sizeof r1));
 	for (int e = 0; e < 3; e++)

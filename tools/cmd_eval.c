@@ -24,7 +24,7 @@ static void help(void)
 	       "  --mem BYTES     keep a layer's embeddings in memory up to half of this, else spill (no limit)\n"
 	       "  --eval-chunk N  destination rows per chunk (8192)\n"
 	       "  --scratch DIR   where spills go ($TMPDIR or /tmp)\n"
-	       "  --threads T     OpenMP and OpenBLAS threads (all)\n"
+	       "  --threads T     OpenMP threads, GEMMs split over them (all)\n"
 	       "  --device D      cpu, cuda or cuda:N: where inference computes (cpu)\n"
 	       "  --tf32          cuda: GEMMs may round their inputs to TF32\n"
 	       "  --json          one JSON object instead of text\n");

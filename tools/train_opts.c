@@ -261,7 +261,7 @@ static const topt opts[] = {
 	{"tf32", NULL, W_BOTH, SECTION_RUN, K_FLAG, OFF(d.train.tf32), 0, 0, NULL, NULL,
 	 "cuda: let GEMMs round their inputs to TF32 (faster, ~1e-3 relative; off: float32)", NULL},
 	{"threads", "T", W_BOTH | W_NODEF, SECTION_RUN, K_INT, OFF(d.train.threads), 1, 4096, NULL, NULL,
-	 "compute's OpenMP and OpenBLAS threads (one process, mini-batch: all cores but one,\n"
+	 "compute's OpenMP threads, GEMMs split over them (one process, mini-batch: all cores but one,\n"
 	 "left to sampling and reads; full graph: all; under mpirun: the node's cores over the\n"
 	 "ranks on it)",
 	 NULL},

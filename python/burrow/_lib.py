@@ -27,6 +27,10 @@ def _candidates():
 
 
 def _load():
+    # libgomp reads its wait policy once, when it loads: passive (as the burrow command sets)
+    # unless the user chose one; no effect when libgomp is already loaded
+    if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+        os.environ["OMP_WAIT_POLICY"] = "passive"
     tried = []
     for path in _candidates():
         if not os.path.exists(path) and os.sep in path:
@@ -81,7 +85,8 @@ class StoreInfo(Structure):
                 ("out_dtype", c_int), ("row_bytes", c_size_t), ("out_row_bytes", c_size_t),
                 ("data_offset", c_int64), ("engine", c_int), ("direct", c_bool), ("block_bytes", c_size_t),
                 ("threads", c_int), ("queue_depth", c_int), ("max_read_bytes", c_size_t),
-                ("staging_bytes", c_size_t)]
+                ("staging_bytes", c_size_t), ("cache_fill", c_int), ("cache_fill_bytes", c_uint64),
+                ("cache_fill_seconds", c_double)]
 
 
 class StoreStats(Structure):

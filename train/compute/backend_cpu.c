@@ -1,8 +1,10 @@
 /* backend_cpu.c: the CPU backend: its device (host memory; copies are memcpy, streams and
- * events complete at once), its kernels (GEMM through OpenBLAS, CSR aggregation and
- * elementwise kernels with OpenMP) and its registry entry, which sets the OpenMP and BLAS
- * threads. The only file that calls the BLAS. Every kernel's result is independent of the
- * thread count except the loss's floating-point sum (an OpenMP reduction). It is the
+ * events complete at once), its kernels (GEMM through single-threaded OpenBLAS calls split
+ * over the OpenMP threads, CSR aggregation and elementwise kernels with OpenMP) and its
+ * registry entry, which sets the OpenMP threads and holds OpenBLAS at one. The only file
+ * that calls the BLAS. Every kernel's result is independent of the thread count except the
+ * loss's floating-point sum (an OpenMP reduction) and the GEMM's rounding (a slice's shape
+ * may pick another OpenBLAS kernel). It is the
  * reference the CUDA backend must match. */
 #include "compute.h"
 
@@ -129,10 +131,26 @@ const bw_device *bw_device_cpu(void) { return &cpu_device; }
 
 /* ------------------------------------------------------------ kernels */
 
+/* One thread pool: OpenBLAS runs single-threaded (cpu_init) and the GEMM is split here over
+ * the backend's OpenMP threads, each slice one sequential cblas_sgemm on a block of C's rows
+ * (or of its columns when C is wide), so BLAS never brings its own pthreads to compete
+ * with the OpenMP team and the pipeline's threads. No slice splits k, so no partial sums
+ * are added across threads; a slice's shape may still pick another OpenBLAS kernel, so the
+ * rounding can differ from one thread's. Below GEMM_SPLIT_FLOPS one thread does
+ * it all: the fork costs more than it saves. */
+#define GEMM_SPLIT_FLOPS (1 << 20)
+#define GEMM_SPLIT_ALIGN 16
+
+static void gemm_slice(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+		       const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
+{
+	cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (blasint)m,
+		    (blasint)n, (blasint)k, alpha, a, (blasint)lda, b, (blasint)ldb, beta, c, (blasint)ldc);
+}
+
 static int cpu_gemm(const bw_backend *be, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
 		    const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
 {
-	(void)be;
 	if (m == 0 || n == 0)
 		return 0;
 	if (k == 0) {
@@ -141,8 +159,24 @@ static int cpu_gemm(const bw_backend *be, bool ta, bool tb, int64_t m, int64_t n
 				c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
 		return 0;
 	}
-	cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (blasint)m,
-		    (blasint)n, (blasint)k, alpha, a, (blasint)lda, b, (blasint)ldb, beta, c, (blasint)ldc);
+	const bool by_rows = m >= n;
+	const int64_t len = by_rows ? m : n;
+	int nt = (int)BW_MIN((int64_t)be->threads, len / GEMM_SPLIT_ALIGN);
+	if (nt <= 1 || (double)m * (double)n * (double)k < GEMM_SPLIT_FLOPS) {
+		gemm_slice(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+		return 0;
+	}
+	/* slices of whole GEMM_SPLIT_ALIGN blocks, the remainder in the last */
+	const int64_t per = (len / nt) / GEMM_SPLIT_ALIGN * GEMM_SPLIT_ALIGN;
+#pragma omp parallel for schedule(static, 1) num_threads(nt)
+	for (int i = 0; i < nt; i++) {
+		const int64_t lo = i * per, cnt = i == nt - 1 ? len - lo : per;
+		if (by_rows) /* rows lo.. of op(A) and C */
+			gemm_slice(ta, tb, cnt, n, k, alpha, ta ? a + lo : a + lo * lda, lda, b, ldb, beta, c + lo * ldc,
+				   ldc);
+		else /* columns lo.. of op(B) and C */
+			gemm_slice(ta, tb, m, cnt, k, alpha, a, lda, tb ? b + lo * ldb : b + lo, ldb, beta, c + lo, ldc);
+	}
 	return 0;
 }
 
@@ -845,8 +879,8 @@ static const bw_ops cpu_ops = {
 
 static int cpu_devices(void) { return 1; }
 
-/* The OpenMP threads of the kernels, and OpenBLAS's when asked for a number (0 leaves
- * OpenBLAS at its own default). */
+/* The OpenMP threads of the kernels; OpenBLAS is held at one thread, since cpu_gemm splits
+ * its work over those same OpenMP threads (one pool: see cpu_gemm). */
 static int cpu_init(bw_backend *be, const bw_backend_cfg *cfg)
 {
 	const int threads = cfg->threads;
@@ -857,8 +891,7 @@ static int cpu_init(bw_backend *be, const bw_backend_cfg *cfg)
 	be->dev = &cpu_device;
 	be->kind = BW_BACKEND_CPU;
 	be->threads = bw_threads(threads);
-	if (threads > 0)
-		openblas_set_num_threads(threads);
+	openblas_set_num_threads(1);
 	return 0;
 }
 

@@ -7,7 +7,9 @@
 
 #include <math.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -203,6 +205,32 @@ static int read_all_rows(burrow_trainer *t)
 	return 0;
 }
 
+/* Does the file at path take at most half the memory available now (MemAvailable: free plus
+ * reclaimable page cache)? Then the page cache holds it and buffered reads beat direct ones
+ * from the second touch of a block on. */
+static bool fits_page_cache(const char *path)
+{
+	struct stat sb;
+	if (stat(path, &sb) < 0)
+		return false;
+	long long avail_kb = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+	if (f) {
+		char line[128];
+		while (fgets(line, sizeof line, f))
+			if (sscanf(line, "MemAvailable: %lld kB", &avail_kb) == 1)
+				break;
+		fclose(f);
+	}
+	if (avail_kb < 0) {
+		const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+		if (pages <= 0 || page <= 0)
+			return false;
+		avail_kb = (long long)pages * page / 1024;
+	}
+	return (double)sb.st_size <= (double)avail_kb * 1024.0 / 2;
+}
+
 /* The feature store on features.npy (gathering float32), its cache, and the rows it serves:
  * in full-graph mode every row is read into memory once. */
 static int open_features(burrow_trainer *t)
@@ -216,6 +244,12 @@ static int open_features(burrow_trainer *t)
 	burrow_store_defaults(&so);
 	so.engine = t->o.store_engine;
 	so.out_dtype = BURROW_DTYPE_F32;
+	if (!t->o.full_graph)
+		t->cache_budget = cache_budget(&t->o, bw_cache_bytes_for((size_t)n, (size_t)d * sizeof(float)));
+	if (!t->o.full_graph && t->cache_budget == 0 && so.engine != BURROW_STORE_MMAP && fits_page_cache(path)) {
+		so.direct = false;
+		bw_log(BURROW_LOG_INFO, "%s fits in the page cache and no feature cache is set: buffered reads", path);
+	}
 	if ((st = burrow_store_open(&t->store, path, &so)))
 		return st;
 	const burrow_store_info *in = burrow_store_get_info(t->store);
@@ -224,7 +258,6 @@ static int open_features(burrow_trainer *t)
 			      (long long)in->num_rows, (long long)in->dim, (long long)n, (long long)d);
 	if (t->o.full_graph)
 		return read_all_rows(t);
-	t->cache_budget = cache_budget(&t->o, bw_cache_bytes_for((size_t)n, in->out_row_bytes));
 	if (t->cache_budget > 0 && t->o.cache_policy == BURROW_CACHE_CLOCK) {
 		st = burrow_store_cache_clock(t->store, t->cache_budget);
 	} else if (t->cache_budget > 0) {

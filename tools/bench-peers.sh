@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# bench-peers.sh: Burrow against PyG and DGL on the same files, in one run (part of `make bench`,
+# not of CI): full-batch training (Cora gcn and sage, a CiteSeer-sized CSBM gcn; 2 layers,
+# hidden 256) and neighbor sampling (fanout 15,10,5, batch 1024), at 1 and 2 threads, the
+# libraries interleaved round by round (A B C, then C B A, ...), medians of R rounds and the
+# ratios Burrow / peer (time: below 1 is Burrow faster; sampling rate: above 1 is).
+# Peers run tools/peers.py in a virtual environment, $PEERS_VENV (default build/venv-peers):
+# made when missing, with torch, torch_geometric and dgl from PyPI; a library that cannot
+# be installed or loaded (DGL has no wheel for every Python) is skipped, saying why. An
+# environment this script did not make is used as it is, never installed into.
+# Usage: tools/bench-peers.sh [BURROW_BINARY] [REPEATS]   (env: EPOCHS=200, BENCH_DIR, PEERS_VENV)
+set -uo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+burrow=$(readlink -f "${1:-$repo/build/burrow}")
+R=${2:-3}
+EPOCHS=${EPOCHS:-200}
+dir=${BENCH_DIR:-$repo/build/bench-data}
+venv=${PEERS_VENV:-$repo/build/venv-peers}
+datasets=${BURROW_DATASETS:-$repo/../shared/datasets}
+mkdir -p "$dir"
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+ratio() { echo "scale=3; $1 / $2" | bc; }
+
+# ---------------------------------------------------------------- the peers' environment
+if [[ ! -x "$venv/bin/python" ]]; then
+	echo "bench-peers: making $venv (torch, torch_geometric, dgl from PyPI; once, torch is large)"
+	python3 -m venv "$venv" && touch "$venv/.bench-peers" || { echo "bench-peers: cannot make $venv" >&2; exit 1; }
+fi
+py=$venv/bin/python
+if [[ -f "$venv/.bench-peers" ]]; then
+	for pkg in numpy torch torch_geometric dgl; do
+		"$py" -c "import $pkg" 2>/dev/null && continue
+		echo "bench-peers: pip install $pkg"
+		"$venv/bin/pip" install --disable-pip-version-check -q --retries 5 --timeout 60 "$pkg" ||
+			echo "bench-peers: $pkg could not be installed for $("$py" -V 2>&1) (no wheel?): its runs are skipped"
+	done
+fi
+libs=()
+for lib in pyg dgl; do
+	mod=$([[ $lib == pyg ]] && echo torch_geometric || echo dgl)
+	if why=$("$py" -c "import torch, $mod" 2>&1); then
+		libs+=("$lib")
+	else
+		echo "bench-peers: $lib skipped: $(echo "$why" | tail -1)"
+	fi
+done
+echo "bench-peers: $burrow against ${libs[*]:-no peer} ($("$py" -V 2>&1), $venv), $R rounds, $(nproc) CPUs, load $(load)"
+
+# ---------------------------------------------------------------- data
+[ -d "$dir/cora" ] || "$burrow" prep "$datasets/ogbn-cora" --out "$dir/cora" --quiet || exit 1
+[ -d "$dir/citeseer-csbm" ] || "$burrow" gen csbm "$dir/citeseer-csbm" --nodes 3327 --classes 6 --avg-degree 2.7 \
+	--feat-dim 3703 --quiet || exit 1
+[ -d "$dir/csbm-100k" ] || "$burrow" gen csbm "$dir/csbm-100k" --nodes 100000 --avg-degree 20 --feat-dim 64 \
+	--quiet || exit 1
+
+# one timed job: prints its seconds (full) or sampled edges per second (sample), or "-"
+burrow_full() { # DIR MODEL THREADS
+	local log=$dir/.peers-log.json
+	"$burrow" train "$1" --full-graph --model "$2" --layers 2 --hidden 256 --epochs "$EPOCHS" --lr 0.01 \
+		--weight-decay 5e-4 --threads "$3" --quiet --log "$log" >/dev/null 2>&1 || { echo -; return; }
+	grep -o '"total_s": [0-9.e+-]*' "$log" | cut -d' ' -f2
+}
+burrow_sample() { # DIR THREADS
+	"$burrow" bench sample "$1" --threads "$2" --seconds 3 --json 2>/dev/null |
+		grep "\"threads\": *$2[,}]" | grep -o '"edges_per_s": *[0-9.e+-]*' | grep -o '[0-9.e+-]*$' || echo -
+}
+peer() { # LIB JOB DIR ARGS...
+	local lib=$1 job=$2 d=$3 out
+	shift 3
+	out=$("$py" "$repo/tools/peers.py" "$job" "$d" --lib "$lib" "$@" 2>/dev/null) || { echo -; return; }
+	echo "$out" | grep -o "\"$([[ $job == full ]] && echo seconds || echo edges_per_s)\": [0-9.e+-]*" | cut -d' ' -f2
+}
+
+# run LABEL: R rounds of burrow and each peer, alternating the order; medians and ratios
+report() { # LABEL UNIT(s|edges/s) name=median...
+	local label=$1 unit=$2 b=$3
+	shift 3
+	local line="  $label: burrow $b $unit"
+	for kv in "$@"; do
+		local n=${kv%%=*} v=${kv#*=}
+		if [[ $v == - || $b == - ]]; then
+			line+=", $n -"
+		elif [[ $unit == s ]]; then
+			line+=", $n $v s (burrow / $n time $(ratio "$b" "$v"))"
+		else
+			line+=", $n $v (burrow / $n rate $(ratio "$b" "$v"))"
+		fi
+	done
+	echo "$line"
+}
+
+for job in "cora gcn" "cora sage" "citeseer-csbm gcn"; do
+	set -- $job
+	d=$dir/$1 m=$2
+	for t in 1 2; do
+		echo "== full-batch $1 $m, $EPOCHS epochs, $t thread(s)"
+		declare -A vals=()
+		for ((r = 0; r < R; r++)); do
+			order=(burrow "${libs[@]}")
+			((r % 2)) && order=($(printf '%s\n' "${order[@]}" | tac))
+			for who in "${order[@]}"; do
+				if [[ $who == burrow ]]; then v=$(burrow_full "$d" "$m" "$t"); else v=$(peer "$who" full "$d" --model "$m" --epochs "$EPOCHS" --threads "$t"); fi
+				vals[$who]+="$v "
+				echo "    $who $v s (load $(load))"
+			done
+		done
+		args=()
+		for l in "${libs[@]}"; do args+=("$l=$(median ${vals[$l]})"); done
+		report "median" s "$(median ${vals[burrow]})" "${args[@]}"
+		unset vals
+	done
+done
+
+for t in 1 2; do
+	echo "== sampling csbm-100k (degree 20), fanout 15,10,5, batch 1024, $t thread(s): sampled edges/s"
+	declare -A vals=()
+	for ((r = 0; r < R; r++)); do
+		order=(burrow "${libs[@]}")
+		((r % 2)) && order=($(printf '%s\n' "${order[@]}" | tac))
+		for who in "${order[@]}"; do
+			if [[ $who == burrow ]]; then v=$(burrow_sample "$dir/csbm-100k" "$t"); else v=$(peer "$who" sample "$dir/csbm-100k" --threads "$t" --seconds 3); fi
+			vals[$who]+="$v "
+			echo "    $who $v edges/s (load $(load))"
+		done
+	done
+	args=()
+	for l in "${libs[@]}"; do args+=("$l=$(median ${vals[$l]})"); done
+	report "median" edges/s "$(median ${vals[burrow]})" "${args[@]}"
+	unset vals
+done

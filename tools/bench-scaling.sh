@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# bench-scaling.sh: issue 20's acceptance runs: full-batch training at 1 and 2 threads (Cora gcn
+# and sage, a CiteSeer-sized CSBM), bench sample at 1 and 2 threads idle and beside a busy
+# core, a mini-batch epoch at 1 and 2 threads and at the default, and a cold mini-batch epoch
+# on a 256 MiB features file with the default cache against --engine mmap. Every comparison
+# runs interleaved (A B B A ...), R times, and prints the median and the ratio, with the load
+# average beside each run: on a shared machine the numbers say little, rerun on a quiet one.
+# Scratch data goes to $BENCH_DIR (default build/bench-data).
+# Usage: tools/bench-scaling.sh [BURROW_BINARY] [REPEATS]   (env: EPOCHS=200, SECTIONS="full sample mini cold",
+# or SECTIONS=wait: Cora gcn at 2 threads with the default passive waits against a bounded and
+# libgomp's own spin, to check that choice)
+set -euo pipefail
+burrow=$(readlink -f "${1:-build/burrow}")
+R=${2:-3}
+EPOCHS=${EPOCHS:-200}
+SECTIONS=${SECTIONS:-"full sample mini cold"}
+dir=${BENCH_DIR:-build/bench-data}
+datasets=${BURROW_DATASETS:-../shared/datasets}
+mkdir -p "$dir"
+
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+now() { date +%s.%N; }
+# wall seconds of one command (its output to /dev/null; a failure stops the script)
+wall() {
+	local s e
+	s=$(now)
+	"$@" >/dev/null 2>"$dir/.err" || { echo "failed: $*" >&2; cat "$dir/.err" >&2; exit 1; }
+	e=$(now)
+	echo "$e - $s" | bc
+}
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+ratio() { echo "scale=3; $1 / $2" | bc; }
+# drop the file's pages from the page cache (GNU dd: nocache with count=0 covers the file)
+drop() { dd if="$1" iflag=nocache count=0 status=none 2>/dev/null || true; }
+
+# compare NAME_A CMD_A -- NAME_B CMD_B: R rounds of A B then B A, medians and A/B
+compare() {
+	local na=$1 nb ca=() cb=() ta=() tb=() t
+	shift
+	while [ "$1" != "--" ]; do ca+=("$1"); shift; done
+	shift
+	nb=$1
+	shift
+	cb=("$@")
+	for ((r = 0; r < R; r++)); do
+		if ((r % 2 == 0)); then
+			t=$(eval "${ca[@]}"); ta+=("$t"); echo "  $na $t s (load $(load))"
+			t=$(eval "${cb[@]}"); tb+=("$t"); echo "  $nb $t s (load $(load))"
+		else
+			t=$(eval "${cb[@]}"); tb+=("$t"); echo "  $nb $t s (load $(load))"
+			t=$(eval "${ca[@]}"); ta+=("$t"); echo "  $na $t s (load $(load))"
+		fi
+	done
+	local ma mb
+	ma=$(median "${ta[@]}")
+	mb=$(median "${tb[@]}")
+	echo "  median: $na $ma s, $nb $mb s; speedup of $na over $nb $(ratio "$mb" "$ma")x (time $na / $nb $(ratio "$ma" "$mb"))"
+}
+
+echo "bench-scaling: $burrow, $R rounds, $(nproc) CPUs, load $(load)"
+[ -d "$dir/cora" ] || "$burrow" prep "$datasets/ogbn-cora" --out "$dir/cora" --quiet
+[ -d "$dir/citeseer-csbm" ] || "$burrow" gen csbm "$dir/citeseer-csbm" --nodes 3327 --classes 6 --avg-degree 2.7 \
+	--feat-dim 3703 --quiet
+[ -d "$dir/f256" ] || "$burrow" gen csbm "$dir/f256" --nodes 262144 --feat-dim 256 --avg-degree 10 --quiet
+
+if [[ " $SECTIONS " == *" full "* ]]; then
+	for job in "cora gcn" "cora sage" "citeseer-csbm gcn"; do
+		set -- $job
+		d=$dir/$1 m=$2
+		echo "== full-batch: $1 $m, 2 layers, hidden 256, $EPOCHS epochs, --threads 2 vs 1"
+		args="train $d --full-graph --model $m --layers 2 --hidden 256 --epochs $EPOCHS --lr 0.01 --weight-decay 5e-4 --quiet"
+		compare t2 wall "$burrow" $args --threads 2 -- t1 wall "$burrow" $args --threads 1
+	done
+fi
+
+if [[ " $SECTIONS " == *" wait "* ]]; then
+	echo "== OpenMP waits: Cora gcn full-batch, --threads 2, $EPOCHS epochs: passive (default) vs spins"
+	args="train $dir/cora --full-graph --model gcn --layers 2 --hidden 256 --epochs $EPOCHS --lr 0.01 --weight-decay 5e-4 --quiet --threads 2"
+	compare passive wall "$burrow" $args -- spin10k wall env GOMP_SPINCOUNT=10000 "$burrow" $args
+	compare passive wall "$burrow" $args -- active wall env OMP_WAIT_POLICY=active "$burrow" $args
+fi
+
+if [[ " $SECTIONS " == *" sample "* ]]; then
+	echo "== bench sample: f256 (262k nodes, degree 10), fanout 15,10,5, batch 1024, 1 and 2 threads"
+	for ((r = 0; r < R; r++)); do
+		echo "  idle (load $(load)):"
+		"$burrow" bench sample "$dir/f256" --threads 2 --seconds 3 | grep -E '^ +[12] ' || true
+		echo "  one core kept busy by another process (load $(load)):"
+		(while :; do :; done) &
+		busy=$!
+		"$burrow" bench sample "$dir/f256" --threads 2 --seconds 3 | grep -E '^ +[12] ' || true
+		kill "$busy"
+		wait "$busy" 2>/dev/null || true
+	done
+fi
+
+if [[ " $SECTIONS " == *" mini "* ]]; then
+	echo "== mini-batch: f256, sage 3 layers (defaults), one epoch, --threads 2 vs 1 (page cache warm, features cached)"
+	args="train $dir/f256 --epochs 1 --eval-every 0 --quiet"
+	compare t2 wall "$burrow" $args --threads 2 -- t1 wall "$burrow" $args --threads 1
+	echo "== mini-batch: the default thread count vs --threads 1"
+	compare default wall "$burrow" $args -- t1 wall "$burrow" $args --threads 1
+fi
+
+if [[ " $SECTIONS " == *" cold "* ]]; then
+	f=$dir/f256/features.npy
+	echo "== cold mini-batch epoch on $f ($(du -h "$f" | cut -f1)): default cache (uring) vs --engine mmap"
+	args="train $dir/f256 --epochs 1 --eval-every 0 --quiet"
+	compare store "drop $f;" wall "$burrow" $args -- mmap "drop $f;" wall "$burrow" $args --engine mmap --cache 0
+fi

@@ -1,0 +1,185 @@
+"""peers.py: the peers' side of tools/bench-peers.sh: the same jobs as Burrow's on the same
+dataset directory, in PyG or DGL, printing one JSON line with the job's seconds.
+
+  python tools/peers.py full DIR --lib pyg|dgl --model gcn|sage --epochs E --threads T
+  python tools/peers.py sample DIR --lib dgl|pyg --fanout 15,10,5 --batch 1024 --seconds S --threads T
+
+full: 2-layer GCN or GraphSAGE (mean), hidden 256, dropout 0.5, Adam lr 0.01 and weight decay
+5e-4 on the whole graph, evaluating valid and test accuracy after every epoch (as burrow train
+--full-graph does by default); seconds = the training loop, after imports and data loading.
+sample: neighbor sampling of the training split in batches, input layer first fanouts (as
+burrow bench sample takes them), for S seconds after two warm-up batches; edges_per_s =
+sampled edges per second. Exit status 3 when the library (or the sampler it needs) is not
+installed, with the reason on stderr.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+
+def load(d):
+    meta = json.load(open(os.path.join(d, "meta.json")))
+    ip = np.load(os.path.join(d, "indptr.npy"))
+    ix = np.load(os.path.join(d, "indices.npy")).astype(np.int64)
+    x = np.load(os.path.join(d, "features.npy"), mmap_mode="r")
+    y = np.load(os.path.join(d, "labels.npy")).astype(np.int64)
+    split = {s: np.load(os.path.join(d, "split", s + ".npy")) for s in ("train", "valid", "test")}
+    return meta, ip, ix, x, y, split
+
+
+def missing(what):
+    print("peers: %s" % what, file=sys.stderr)
+    sys.exit(3)
+
+
+def full_pyg(a, ip, ix, x, y, split, torch):
+    try:
+        from torch_geometric.nn import GCNConv, SAGEConv
+    except ImportError as e:
+        missing("torch_geometric is not installed (%s)" % e)
+    n = len(ip) - 1
+    src = torch.from_numpy(np.repeat(np.arange(n), np.diff(ip)))
+    dst = torch.from_numpy(ix)
+    edge_index = torch.stack([dst, src])  # messages from neighbor to node
+    conv = (lambda i, o: GCNConv(i, o, cached=True)) if a.model == "gcn" else (lambda i, o: SAGEConv(i, o, aggr="mean"))
+
+    class Net(torch.nn.Module):
+        def __init__(self, i, h, o):
+            super().__init__()
+            self.c1, self.c2 = conv(i, h), conv(h, o)
+
+        def forward(self, xx, ei):
+            h = torch.relu(self.c1(xx, ei))
+            h = torch.nn.functional.dropout(h, 0.5, self.training)
+            return self.c2(h, ei)
+
+    return Net, edge_index
+
+
+def full(a):
+    import torch
+    torch.set_num_threads(a.threads)
+    meta, ip, ix, x, y, split = load(a.dir)
+    xt = torch.from_numpy(np.array(x, dtype=np.float32))
+    yt = torch.from_numpy(y)
+    tr, va, te = (torch.from_numpy(split[s]) for s in ("train", "valid", "test"))
+    if a.lib == "pyg":
+        Net, graph = full_pyg(a, ip, ix, x, y, split, torch)
+        model = Net(xt.shape[1], 256, meta["num_classes"])
+        fwd = lambda: model(xt, graph)  # noqa: E731
+    else:
+        try:
+            import dgl
+            from dgl.nn import GraphConv, SAGEConv
+        except Exception as e:  # ImportError, or a DGL whose binary does not match this torch
+            missing("dgl is not usable (%s)" % e)
+        n = len(ip) - 1
+        g = dgl.graph((torch.from_numpy(ix), torch.from_numpy(np.repeat(np.arange(n), np.diff(ip)))), num_nodes=n)
+        conv = (lambda i, o: GraphConv(i, o, allow_zero_in_degree=True)) if a.model == "gcn" else \
+            (lambda i, o: SAGEConv(i, o, "mean"))
+
+        class Net(torch.nn.Module):
+            def __init__(self, i, h, o):
+                super().__init__()
+                self.c1, self.c2 = conv(i, h), conv(h, o)
+
+            def forward(self):
+                h = torch.relu(self.c1(g, xt))
+                h = torch.nn.functional.dropout(h, 0.5, self.training)
+                return self.c2(g, h)
+
+        model = Net(xt.shape[1], 256, meta["num_classes"])
+        fwd = model
+    opt = torch.optim.Adam(model.parameters(), lr=0.01, weight_decay=5e-4)
+    t0 = time.perf_counter()
+    best = (-1.0, 0.0)
+    for _ in range(a.epochs):
+        model.train()
+        opt.zero_grad()
+        out = fwd()
+        loss = torch.nn.functional.cross_entropy(out[tr], yt[tr])
+        loss.backward()
+        opt.step()
+        model.eval()
+        with torch.no_grad():
+            pred = fwd().argmax(1)
+            v = (pred[va] == yt[va]).float().mean().item()
+            t = (pred[te] == yt[te]).float().mean().item()
+            best = max(best, (v, t))
+    secs = time.perf_counter() - t0
+    print(json.dumps({"job": "full", "lib": a.lib, "model": a.model, "threads": a.threads, "epochs": a.epochs,
+                      "seconds": secs, "valid_acc": best[0], "test_acc": best[1]}))
+
+
+def sample(a):
+    import torch
+    torch.set_num_threads(a.threads)
+    meta, ip, ix, x, y, split = load(a.dir)
+    fan = [int(f) for f in a.fanout.split(",")]
+    seeds = torch.from_numpy(split["train"])
+    n = len(ip) - 1
+    if a.lib == "dgl":
+        try:
+            import dgl
+        except Exception as e:
+            missing("dgl is not usable (%s)" % e)
+        # CSC of the symmetric graph: in-edges of v are its neighbors
+        g = dgl.graph(("csc", (torch.from_numpy(ip), torch.from_numpy(ix), torch.tensor([], dtype=torch.int64))),
+                      num_nodes=n)
+        sampler = dgl.dataloading.NeighborSampler(fan)  # DGL lists fanouts input layer first
+        def one(b):  # noqa: E306
+            _, _, blocks = sampler.sample_blocks(g, b)
+            return sum(blk.num_edges() for blk in blocks)
+    else:
+        try:
+            from torch_geometric.sampler import NeighborSampler as _ns  # noqa: F401
+            from torch_geometric.loader import NeighborLoader
+            from torch_geometric.data import Data
+        except ImportError as e:
+            missing("torch_geometric is not installed (%s)" % e)
+        src = torch.from_numpy(np.repeat(np.arange(n), np.diff(ip)))
+        data = Data(edge_index=torch.stack([torch.from_numpy(ix), src]), num_nodes=n)
+        try:
+            loader = NeighborLoader(data, num_neighbors=fan[::-1], batch_size=a.batch, input_nodes=seeds,
+                                    shuffle=True)
+            it = iter(loader)
+            next(it)
+        except Exception as e:  # PyG samples through pyg-lib or torch-sparse
+            missing("PyG's NeighborLoader cannot sample here (%s)" % e)
+        def one(b):  # noqa: E306, F811
+            return next(it).edge_index.shape[1]
+    perm = seeds[torch.randperm(len(seeds), generator=torch.Generator().manual_seed(0))]
+    nb = max(1, len(perm) // a.batch)
+    batch = lambda i: perm[(i % nb) * a.batch:(i % nb + 1) * a.batch]  # noqa: E731
+    one(batch(0))
+    one(batch(1))
+    edges, k, t0 = 0, 2, time.perf_counter()
+    while time.perf_counter() - t0 < a.seconds:
+        edges += one(batch(k))
+        k += 1
+    secs = time.perf_counter() - t0
+    print(json.dumps({"job": "sample", "lib": a.lib, "threads": a.threads, "batches": k - 2, "seconds": secs,
+                      "edges_per_s": edges / secs}))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("job", choices=["full", "sample"])
+    p.add_argument("dir")
+    p.add_argument("--lib", choices=["pyg", "dgl"], default="pyg")
+    p.add_argument("--model", choices=["gcn", "sage"], default="gcn")
+    p.add_argument("--epochs", type=int, default=200)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--fanout", default="15,10,5")
+    p.add_argument("--batch", type=int, default=1024)
+    p.add_argument("--seconds", type=float, default=3)
+    a = p.parse_args()
+    full(a) if a.job == "full" else sample(a)
+
+
+if __name__ == "__main__":
+    main()
