@@ -122,6 +122,25 @@ void bw_atomic_abort(bw_atomic_file *f);
 }
 #endif
 
+/* ------------------------------------------------------------ address-space limits (core/limits.c) */
+
+/* OpenBLAS's per-thread work buffer (BUFFER_SIZE: 32 << 22 in common_x86_64.h and
+ * common_arm64.h, plus a page). Each OpenBLAS thread maps one when it starts, and each
+ * thread that calls BLAS maps one on its first call; a failed mapping is retried forever
+ * (0.3.x driver/others/memory.c), so it must be known to fit before it is asked for. */
+#define BW_BLAS_BUFFER ((size_t)(32u << 22) + 4096)
+/* What the io_uring rings, the store's queues and the allocator's own slack may map
+ * beside the counted buffers: kept free when sizing from what is left. */
+#define BW_AS_SLACK ((size_t)32 << 20)
+
+/* Bytes mapped by the process now (VmSize), 0 when /proc is not there. */
+size_t bw_as_used(void);
+/* Is the address space limited (RLIMIT_AS)? Then *left = limit - mapped now (0 when
+ * over) and *limit = the limit; else false with both SIZE_MAX. */
+bool bw_as_left(size_t *left, size_t *limit);
+/* The stack a new thread maps (the default pthread attribute: RLIMIT_STACK or glibc's). */
+size_t bw_stack_bytes(void);
+
 /* ------------------------------------------------------------ threads */
 #include <omp.h>
 /* OpenMP threads to use: the request when positive, else the runtime's default. */

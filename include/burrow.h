@@ -776,8 +776,9 @@ typedef struct burrow_train_opts {
 				   of the one computing; 0 = sample, gather, compute one after another
 				   (default 2) */
 	int64_t cache_bytes;    /* feature-cache budget in bytes, or BURROW_CACHE_AUTO (default): every row
-				   when that takes at most a quarter of physical memory (and of RLIMIT_AS),
-				   else that quarter. Full-graph mode uses no cache */
+				   when that takes at most a quarter of physical memory (and, under
+				   RLIMIT_AS, of what is left of it at open once threads' stacks are
+				   counted), else that quarter. Full-graph mode uses no cache */
 	double cache_fraction;  /* when >= 0 (at most 1) it replaces cache_bytes: this share of the budget
 				   that holds every row, so 1 = all the features in memory (default -1) */
 	int cache_policy;       /* enum burrow_cache_policy: STATIC (default: the rows of highest degree,
@@ -786,7 +787,7 @@ typedef struct burrow_train_opts {
 	int64_t eval_chunk;     /* destination rows per chunk of layer-wise inference (default 8192) */
 	int64_t mem_bytes;      /* layer-wise inference keeps a layer's embeddings in memory while
 				   they fit in half of this, else spills them to a scratch npy; 0 = no
-				   limit (default 0) */
+				   limit, or under RLIMIT_AS half of what is left of it (default 0) */
 	const char *scratch_dir;/* where spills go (borrowed; NULL = $TMPDIR or /tmp) */
 	int threads;            /* OpenMP and OpenBLAS threads of the compute; 0 = in mini-batch mode one
 				   fewer than the runtime default (at least 1), leaving a core to the

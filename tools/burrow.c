@@ -78,6 +78,7 @@ static int launcher_size(int *rank)
 
 int main(int argc, char **argv)
 {
+	cli_blas_env(argv);
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;

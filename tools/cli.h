@@ -16,6 +16,9 @@ typedef struct cli_cmd {
 	int (*run)(int argc, char **argv); /* argv[0] is the command name */
 } cli_cmd;
 
+/* Under RLIMIT_AS with no OpenBLAS thread count set: exec argv again with one OpenBLAS
+ * thread (tools/blas_env.c). Called first thing in main; returns when nothing is to do. */
+void cli_blas_env(char **argv);
 /* "burrow: <what>: <why>" on stderr; returns EXIT_FAIL. */
 int cli_fail(const char *what, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The library's message for a failed call, without a leading "<what>: " that would repeat

@@ -7,7 +7,6 @@
 
 #include <math.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -159,8 +158,11 @@ static int check_opts(const burrow_train_opts *o)
 }
 
 /* The cache budget the options ask for, given what caching every row takes (full): never
- * more than that, since a larger budget would only buy empty slots. */
-static size_t cache_budget(const burrow_train_opts *o, size_t full)
+ * more than that, since a larger budget would only buy empty slots. Automatic: under
+ * RLIMIT_AS, a quarter of what is left once the stacks of the threads still to start
+ * (kernels, prefetch, store) and the rings are counted, so that batches, model and
+ * evaluation keep the rest. */
+static size_t cache_budget(const burrow_train_opts *o, int threads, size_t full)
 {
 	if (o->full_graph || o->cache_policy == BURROW_CACHE_NONE)
 		return 0;
@@ -171,9 +173,11 @@ static size_t cache_budget(const burrow_train_opts *o, size_t full)
 	/* auto: everything when it takes at most a quarter of the memory, else that quarter */
 	const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
 	double cap = pages > 0 && page > 0 ? (double)pages * (double)page / 4 : (double)full;
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-		cap = BW_MIN(cap, (double)rl.rlim_cur / 4);
+	size_t left, limit;
+	if (bw_as_left(&left, &limit)) {
+		const size_t later = (size_t)(threads + o->prefetch + 4) * bw_stack_bytes() + BW_AS_SLACK;
+		cap = BW_MIN(cap, left > later ? (double)(left - later) / 4 : 0);
+	}
 	return (double)full <= cap ? full : (size_t)cap;
 }
 
@@ -220,7 +224,7 @@ static int open_features(burrow_trainer *t)
 			      (long long)in->num_rows, (long long)in->dim, (long long)n, (long long)d);
 	if (t->o.full_graph)
 		return read_all_rows(t);
-	t->cache_budget = cache_budget(&t->o, bw_cache_bytes_for((size_t)n, in->out_row_bytes));
+	t->cache_budget = cache_budget(&t->o, t->be.threads, bw_cache_bytes_for((size_t)n, in->out_row_bytes));
 	if (t->cache_budget > 0 && t->o.cache_policy == BURROW_CACHE_CLOCK) {
 		st = burrow_store_cache_clock(t->store, t->cache_budget);
 	} else if (t->cache_budget > 0) {
