@@ -122,6 +122,23 @@ void bw_atomic_abort(bw_atomic_file *f);
 }
 #endif
 
+/* ------------------------------------------------------------ struct sizes (core/abi.c) */
+
+/* Every public options and stats struct opens with `size_t size`. An older caller passes a
+ * smaller size (the fields it does not know keep their defaults), a newer one a larger
+ * size (accepted when the fields this library does not know are all zero). */
+
+/* The caller's options `given` (a struct named `name`) over `local`, which holds this
+ * library's defaults (known = sizeof): min(given size, known) bytes are copied, the size
+ * field excepted. BURROW_E_INVAL for a size smaller than the size field (0: not filled by
+ * _defaults()), BURROW_E_UNSUPPORTED for a set field past `known`. */
+int bw_opts_in(void *local, size_t known, const void *given, const char *name);
+/* A stats struct the caller passes (NULL is fine): BURROW_E_INVAL unless its size is set. */
+int bw_stats_check(const void *out, const char *name);
+/* Copy `full` (known bytes, this library's struct) into the caller's `out` (NULL: nothing),
+ * at most out's size bytes; out's size field is kept. */
+void bw_stats_out(void *out, const void *full, size_t known);
+
 /* ------------------------------------------------------------ address-space limits (core/limits.c) */
 
 /* OpenBLAS's per-thread work buffer (BUFFER_SIZE: 32 << 22 in common_x86_64.h and

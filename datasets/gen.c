@@ -18,6 +18,7 @@ enum { TAG_LABEL = 1, TAG_EDGE, TAG_MEAN, TAG_FEAT, TAG_PERM, TAG_SPLIT };
 void burrow_gen_defaults(burrow_gen_opts *o, int kind)
 {
 	memset(o, 0, sizeof *o);
+	o->size = sizeof *o;
 	o->kind = kind;
 	o->num_nodes = 10000;
 	o->avg_degree = 10;
@@ -274,15 +275,22 @@ out:
 	return st;
 }
 
-int burrow_gen(const burrow_gen_opts *o, const char *dir)
+int burrow_gen(const burrow_gen_opts *opts, const char *dir)
 {
 	burrow_writer *w = NULL;
 	burrow_csr_builder *b = NULL;
 	int32_t *y = NULL;
 	char source[512];
+	burrow_gen_opts oo;
+	const burrow_gen_opts *o = &oo;
 	int st;
 
-	if ((st = check_opts(o)))
+	/* the defaults of the caller's kind under the fields the caller knows */
+	burrow_gen_defaults(&oo, BURROW_GEN_CSBM);
+	if ((st = bw_opts_in(&oo, sizeof oo, opts, "burrow_gen_opts")))
+		return st;
+	burrow_gen_defaults(&oo, oo.kind);
+	if ((st = bw_opts_in(&oo, sizeof oo, opts, "burrow_gen_opts")) || (st = check_opts(o)))
 		return st;
 	const bool csbm = o->kind == BURROW_GEN_CSBM;
 	const int64_t n = csbm ? o->num_nodes : (int64_t)1 << o->scale;

@@ -47,6 +47,7 @@ struct burrow_csr_builder {
 void burrow_csr_defaults(burrow_csr_opts *o)
 {
 	memset(o, 0, sizeof *o);
+	o->size = sizeof *o;
 	o->drop_self_loops = true;
 	o->drop_duplicates = true;
 }
@@ -67,14 +68,17 @@ int burrow_csr_builder_open(burrow_csr_builder **out, int64_t num_nodes, const b
 	if (!b)
 		return BURROW_E_NOMEM;
 	b->n = num_nodes;
-	if (opts)
-		b->o = *opts;
-	else
-		burrow_csr_defaults(&b->o);
 	b->fd = -1;
+	burrow_csr_defaults(&b->o);
+	int st = opts ? bw_opts_in(&b->o, sizeof b->o, opts, "burrow_csr_opts") : 0;
+	if (st) {
+		bw_free(b);
+		return st;
+	}
+	const char *spill_dir = b->o.spill_dir;
 	b->o.spill_dir = NULL; /* borrowed by the caller: copied below */
 	if (b->o.mem_bytes > 0) {
-		const char *dir = opts && opts->spill_dir ? opts->spill_dir : getenv("TMPDIR");
+		const char *dir = spill_dir ? spill_dir : getenv("TMPDIR");
 		b->keyed = true;
 		b->kw = num_nodes > ((int64_t)1 << 32) ? 2 : 1;
 		b->kmax = key_budget(b->o.mem_bytes, b->kw);

@@ -113,8 +113,8 @@ int bench_halo(int argc, char **argv)
 	}
 	for (int e = -1; e < epochs; e++) {
 		for (int k = 0; k < 2; k++) {
-			burrow_epoch_stats es;
-			burrow_comm_stats cs;
+			burrow_epoch_stats es = {.size = sizeof es};
+			burrow_comm_stats cs = {.size = sizeof cs};
 			MPI_Barrier(MPI_COMM_WORLD);
 			double s0 = sys_seconds();
 			if (burrow_dist_train_epoch(d[k], &es, &cs) < 0) {

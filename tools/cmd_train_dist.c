@@ -110,8 +110,8 @@ int cmd_train_dist(int argc, char **argv)
 		printf("%5s %9s %9s %9s %8s %8s %8s %8s\n", "epoch", "loss", "train", "valid", "epoch_s", "comm_s",
 		       "exposed", "eval_s");
 	for (int e = done + 1; e <= o.train.epochs; e++, trained++) {
-		burrow_epoch_stats es;
-		burrow_comm_stats cs;
+		burrow_epoch_stats es = {.size = sizeof es};
+		burrow_comm_stats cs = {.size = sizeof cs};
 		burrow_eval_stats ev = {.valid_acc = -1, .test_acc = -1};
 		if ((st = burrow_dist_train_epoch(d, &es, &cs)) < 0)
 			return fail_all(rank, cli_lib_message("train", st));

@@ -346,14 +346,16 @@ static int parse_info(const cJSON *h, ck_info *ci, const char *path)
 	return 0;
 }
 
-int burrow_checkpoint_read_opts(const char *path, burrow_train_opts *o)
+int burrow_checkpoint_read_opts(const char *path, burrow_train_opts *opts)
 {
 	cJSON *h;
 	int fd;
 	int64_t payload;
 	ck_info ci;
-	int st = ck_open(path, &h, &fd, &payload);
-	if (st)
+	burrow_train_opts oo, *o = &oo;
+	burrow_train_defaults(&oo);
+	int st = bw_opts_in(&oo, sizeof oo, opts, "burrow_train_opts");
+	if (st || (st = ck_open(path, &h, &fd, &payload)))
 		return st;
 	close(fd);
 	st = parse_info(h, &ci, path);
@@ -374,6 +376,7 @@ int burrow_checkpoint_read_opts(const char *path, burrow_train_opts *o)
 	o->weight_decay = ci.wd;
 	o->momentum = ci.momentum;
 	o->seed = ci.seed;
+	bw_stats_out(opts, o, sizeof *o); /* at most the caller's size */
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 void burrow_train_defaults(burrow_train_opts *o)
 {
 	memset(o, 0, sizeof *o);
+	o->size = sizeof *o;
 	o->model = BURROW_MODEL_SAGE;
 	o->layers = 3;
 	o->hidden = 256;
@@ -30,8 +31,13 @@ void burrow_train_defaults(burrow_train_opts *o)
 	o->eval_chunk = 8192;
 }
 
-int burrow_train_fanout(const burrow_train_opts *o, int layer)
+int burrow_train_fanout(const burrow_train_opts *opts, int layer)
 {
+	burrow_train_opts oo;
+	const burrow_train_opts *o = &oo;
+	burrow_train_defaults(&oo);
+	if (bw_opts_in(&oo, sizeof oo, opts, "burrow_train_opts"))
+		return 0;
 	if (o->model == BURROW_MODEL_MLP || layer < 0 || layer >= o->layers)
 		return 0;
 	return o->fanout[layer] != 0 ? o->fanout[layer] : 5 * (o->layers - layer);
@@ -281,16 +287,14 @@ static int make_split_index(burrow_trainer *t)
 	return 0;
 }
 
-int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_train_opts *o)
+int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_train_opts *opts)
 {
 	*out = NULL;
 	burrow_train_opts def;
-	if (!o) {
-		burrow_train_defaults(&def);
-		o = &def;
-	}
-	int st = check_opts(o);
-	if (st)
+	const burrow_train_opts *o = &def;
+	burrow_train_defaults(&def);
+	int st = opts ? bw_opts_in(&def, sizeof def, opts, "burrow_train_opts") : 0;
+	if (st || (st = check_opts(o)))
 		return st;
 	burrow_trainer *t = bw_calloc(1, sizeof *t);
 	if (!t)
@@ -448,7 +452,7 @@ static void progress(const burrow_trainer *t, uint64_t done, uint64_t total)
 		t->o.progress(t->o.progress_user, "train", done, total);
 }
 
-int burrow_trainer_train_epoch(burrow_trainer *t, burrow_epoch_stats *es)
+static int train_epoch(burrow_trainer *t, burrow_epoch_stats *es)
 {
 	memset(es, 0, sizeof *es);
 	if (!t->o.full_graph) {
@@ -497,6 +501,17 @@ int burrow_trainer_train_epoch(burrow_trainer *t, burrow_epoch_stats *es)
 	return 0;
 }
 
+int burrow_trainer_train_epoch(burrow_trainer *t, burrow_epoch_stats *out)
+{
+	burrow_epoch_stats es = {.size = sizeof es};
+	int st = bw_stats_check(out, "burrow_epoch_stats");
+	if (st)
+		return st;
+	st = train_epoch(t, &es);
+	bw_stats_out(out, &es, sizeof es);
+	return st;
+}
+
 /* Evaluation's sink: count argmax == label per split. */
 typedef struct acc_ctx {
 	burrow_trainer *t;
@@ -525,7 +540,7 @@ static int acc_sink(void *ctx, int64_t r0, const bw_tensor *z)
 	return 0;
 }
 
-int burrow_trainer_evaluate(burrow_trainer *t, burrow_eval_stats *ev)
+static int evaluate(burrow_trainer *t, burrow_eval_stats *ev)
 {
 	memset(ev, 0, sizeof *ev);
 	const double t0 = now_s();
@@ -547,6 +562,17 @@ int burrow_trainer_evaluate(burrow_trainer *t, burrow_eval_stats *ev)
 		return bw_trainer_keep_best(t);
 	}
 	return 0;
+}
+
+int burrow_trainer_evaluate(burrow_trainer *t, burrow_eval_stats *out)
+{
+	burrow_eval_stats ev = {.size = sizeof ev};
+	int st = bw_stats_check(out, "burrow_eval_stats");
+	if (st)
+		return st;
+	st = evaluate(t, &ev);
+	bw_stats_out(out, &ev, sizeof ev);
+	return st;
 }
 
 /* embed's sink: stream the rows (read back from the device) into the npy writer. */
