@@ -96,7 +96,7 @@ int cmd_train(int argc, char **argv)
 	const double start = cli_now();
 	for (int e = done + 1; e <= o.epochs; e++, trained++) {
 		burrow_epoch_stats es = {.size = sizeof es};
-		burrow_eval_stats ev = {.train_acc = -1, .valid_acc = -1, .test_acc = -1};
+		burrow_eval_stats ev = {.size = sizeof ev, .train_acc = -1, .valid_acc = -1, .test_acc = -1};
 		snprintf(pb.label, sizeof pb.label, "epoch %d ", e);
 		if ((st = burrow_trainer_train_epoch(t, &es)) < 0) {
 			rc = cli_lib_fail("train", st);
