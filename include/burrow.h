@@ -811,7 +811,7 @@ typedef struct burrow_train_opts {
 				   fewer than the runtime default (at least 1), leaving a core to the
 				   pipeline's sampling and reads; in full-graph mode the runtime default.
 				   Mini-batch mode, or a positive value, sets OpenBLAS's process-wide
-				   thread count */
+				   thread count; under RLIMIT_AS only as many as fit (docs/train.md) */
 	burrow_progress_fn progress; /* batches within an epoch, phase "train"; evaluation's rows
 					(layers x nodes), phase "eval"; may be NULL */
 	void *progress_user;
