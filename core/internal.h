@@ -136,6 +136,42 @@ void bw_atomic_abort(bw_atomic_file *f);
 }
 #endif
 
+/* ------------------------------------------------------------ struct sizes (core/abi.c) */
+
+/* Every public options and stats struct opens with `size_t size`. An older caller passes a
+ * smaller size (the fields it does not know keep their defaults), a newer one a larger
+ * size (accepted when the fields this library does not know are all zero). */
+
+/* The caller's options `given` (a struct named `name`) over `local`, which holds this
+ * library's defaults (known = sizeof): min(given size, known) bytes are copied, the size
+ * field excepted. BURROW_E_INVAL for a size smaller than the size field (0: not filled by
+ * _defaults()), BURROW_E_UNSUPPORTED for a set field past `known`. */
+int bw_opts_in(void *local, size_t known, const void *given, const char *name);
+/* A stats struct the caller passes (NULL is fine): BURROW_E_INVAL unless its size is set. */
+int bw_stats_check(const void *out, const char *name);
+/* Copy `full` (known bytes, this library's struct) into the caller's `out` (NULL: nothing),
+ * at most out's size bytes; out's size field is kept. */
+void bw_stats_out(void *out, const void *full, size_t known);
+
+/* ------------------------------------------------------------ address-space limits (core/limits.c) */
+
+/* OpenBLAS's per-thread work buffer (BUFFER_SIZE: 32 << 22 in common_x86_64.h and
+ * common_arm64.h, plus a page). Each OpenBLAS thread maps one when it starts, and each
+ * thread that calls BLAS maps one on its first call; a failed mapping is retried forever
+ * (0.3.x driver/others/memory.c), so it must be known to fit before it is asked for. */
+#define BW_BLAS_BUFFER ((size_t)(32u << 22) + 4096)
+/* What the io_uring rings, the store's queues and the allocator's own slack may map
+ * beside the counted buffers: kept free when sizing from what is left. */
+#define BW_AS_SLACK ((size_t)32 << 20)
+
+/* Bytes mapped by the process now (VmSize), 0 when /proc is not there. */
+size_t bw_as_used(void);
+/* Is the address space limited (RLIMIT_AS)? Then *left = limit - mapped now (0 when
+ * over) and *limit = the limit; else false with both SIZE_MAX. */
+bool bw_as_left(size_t *left, size_t *limit);
+/* The stack a new thread maps (the default pthread attribute: RLIMIT_STACK or glibc's). */
+size_t bw_stack_bytes(void);
+
 /* ------------------------------------------------------------ threads */
 #include <omp.h>
 /* OpenMP threads to use: the request when positive, else the runtime's default. */

@@ -15,6 +15,7 @@
 void burrow_download_defaults(burrow_download_opts *o)
 {
 	memset(o, 0, sizeof *o);
+	o->size = sizeof *o;
 	o->connect_timeout_s = 30;
 	o->stall_timeout_s = 60;
 }
@@ -223,10 +224,9 @@ int burrow_download(const char *name, const char *root, const burrow_download_op
 
 	if (path && path_cap)
 		path[0] = '\0';
-	if (opts)
-		o = *opts;
-	else
-		burrow_download_defaults(&o);
+	burrow_download_defaults(&o);
+	if (opts && (st = bw_opts_in(&o, sizeof o, opts, "burrow_download_opts")))
+		return st;
 	if (!name || !*name || strchr(name, '/'))
 		return bw_err(BURROW_E_INVAL, "download: '%s' is not a dataset name", name ? name : "");
 	const burrow_catalog_entry *e = burrow_catalog_find(name);

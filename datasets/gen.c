@@ -28,6 +28,7 @@ static const double PAPERS_SPLIT[3] = {1207179, 125265, 214338};
 void burrow_gen_defaults(burrow_gen_opts *o, int kind)
 {
 	memset(o, 0, sizeof *o);
+	o->size = sizeof *o;
 	o->kind = kind;
 	o->num_nodes = 10000;
 	o->avg_degree = 10;
@@ -498,7 +499,7 @@ static void source_json(const burrow_gen_opts *o, char *source, size_t cap)
 			 (long long)o->feat_dim, o->signal);
 }
 
-int burrow_gen(const burrow_gen_opts *o, const char *dir)
+int burrow_gen(const burrow_gen_opts *opts, const char *dir)
 {
 	static const char *const NAMES[] = {"", "csbm", "rmat", "papers"};
 	burrow_writer *w = NULL;
@@ -507,9 +508,16 @@ int burrow_gen(const burrow_gen_opts *o, const char *dir)
 	char source[512];
 	int64_t n, m = 0, split[3];
 	feistel ids;
+	burrow_gen_opts oo;
+	const burrow_gen_opts *o = &oo;
 	int st;
 
-	if ((st = check_opts(o)))
+	/* the defaults of the caller's kind under the fields the caller knows */
+	burrow_gen_defaults(&oo, BURROW_GEN_CSBM);
+	if ((st = bw_opts_in(&oo, sizeof oo, opts, "burrow_gen_opts")))
+		return st;
+	burrow_gen_defaults(&oo, oo.kind);
+	if ((st = bw_opts_in(&oo, sizeof oo, opts, "burrow_gen_opts")) || (st = check_opts(o)))
 		return st;
 	const bool papers = o->kind == BURROW_GEN_PAPERS;
 	if (papers) {

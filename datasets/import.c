@@ -11,7 +11,11 @@
 #include <unistd.h>
 
 
-void burrow_import_defaults(burrow_import_opts *o) { memset(o, 0, sizeof *o); }
+void burrow_import_defaults(burrow_import_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->size = sizeof *o;
+}
 
 static void report(const burrow_import_opts *o, const char *phase, uint64_t done, uint64_t total)
 {
@@ -220,17 +224,24 @@ static int source_json(const burrow_import_opts *o, const burrow_import_stats *i
 	return 0;
 }
 
-int burrow_import(const char *out, const burrow_import_opts *o)
+int burrow_import(const char *out, const burrow_import_opts *opts)
 {
 	burrow_writer *w = NULL;
 	burrow_csr_builder *b = NULL;
 	char *spill = NULL, *src = NULL;
 	int32_t *y = NULL;
-	burrow_import_stats is = {0};
+	burrow_import_stats is = {.size = sizeof is};
+	burrow_import_opts oo;
+	const burrow_import_opts *o = &oo;
 	bw_edge_tally tally;
 	int st;
 
-	if (!o || !o->edges)
+	burrow_import_defaults(&oo);
+	if (opts && (st = bw_opts_in(&oo, sizeof oo, opts, "burrow_import_opts")))
+		return st;
+	if ((st = bw_stats_check(o->stats, "burrow_import_stats")))
+		return st;
+	if (!opts || !o->edges)
 		return bw_err(BURROW_E_INVAL, "import: no edge file given");
 	if (o->num_nodes < 0)
 		return bw_err(BURROW_E_INVAL, "import: negative node count %lld", (long long)o->num_nodes);
@@ -319,8 +330,7 @@ int burrow_import(const char *out, const burrow_import_opts *o)
 		goto fail;
 	if ((st = burrow_writer_commit(w)))
 		goto out;
-	if (o->stats)
-		*o->stats = is;
+	bw_stats_out(o->stats, &is, sizeof is);
 	goto out;
 fail:
 	burrow_writer_abort(w);

@@ -24,6 +24,7 @@
 void burrow_prep_defaults(burrow_prep_opts *o)
 {
 	memset(o, 0, sizeof *o);
+	o->size = sizeof *o;
 	o->root = "data";
 	o->feat_dtype = BURROW_DTYPE_F32;
 	o->download = true;
@@ -749,10 +750,9 @@ int burrow_prep(const char *source, const burrow_prep_opts *opts, char *out_dir,
 
 	if (out_dir && out_cap)
 		out_dir[0] = '\0';
-	if (opts)
-		o = *opts;
-	else
-		burrow_prep_defaults(&o);
+	burrow_prep_defaults(&o);
+	if (opts && (st = bw_opts_in(&o, sizeof o, opts, "burrow_prep_opts")))
+		return st;
 	if (!o.root)
 		o.root = "data";
 	if (o.feat_dtype == BURROW_DTYPE_INVALID)

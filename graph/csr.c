@@ -47,6 +47,7 @@ struct burrow_csr_builder {
 void burrow_csr_defaults(burrow_csr_opts *o)
 {
 	memset(o, 0, sizeof *o);
+	o->size = sizeof *o;
 	o->drop_self_loops = true;
 	o->drop_duplicates = true;
 }
@@ -67,14 +68,17 @@ int burrow_csr_builder_open(burrow_csr_builder **out, int64_t num_nodes, const b
 	if (!b)
 		return BURROW_E_NOMEM;
 	b->n = num_nodes;
-	if (opts)
-		b->o = *opts;
-	else
-		burrow_csr_defaults(&b->o);
 	b->fd = -1;
+	burrow_csr_defaults(&b->o);
+	int st = opts ? bw_opts_in(&b->o, sizeof b->o, opts, "burrow_csr_opts") : 0;
+	if (st) {
+		bw_free(b);
+		return st;
+	}
+	const char *spill_dir = b->o.spill_dir;
 	b->o.spill_dir = NULL; /* borrowed by the caller: copied below */
 	if (b->o.mem_bytes > 0) {
-		const char *dir = opts && opts->spill_dir ? opts->spill_dir : getenv("TMPDIR");
+		const char *dir = spill_dir ? spill_dir : getenv("TMPDIR");
 		b->keyed = true;
 		b->kw = num_nodes > ((int64_t)1 << 32) ? 2 : 1;
 		b->kmax = key_budget(b->o.mem_bytes, b->kw);
@@ -911,11 +915,44 @@ out_free:
  * symmetry test sums a(u) * a(v)^2 over every entry (u, v) and compares it with the sum of
  * a(u)^2 * a(v); a symmetric multiset of entries gives equal sums, any other gives equal
  * sums only by a coincidence of 64-bit products (a test for corruption, not against an
- * adversary; burrow_dataset_verify's exact search names the edge). */
+ * adversary; burrow_dataset_verify's exact search names the edge). a(x) is odd, so one
+ * entry without its reverse always shows: a(u) a(v) (a(v) - a(u)) is not 0 mod 2^64 unless
+ * a(u) = a(v). Graphs with 32-bit ids use a 32-bit a (the sums stay 64-bit), which the
+ * compiler vectorizes; a graph uses one a for both ends of every entry. */
 static inline uint64_t sym_a(uint64_t x)
 {
 	x = (x + 1) * 0x9e3779b97f4a7c15ull;
-	return x ^ (x >> 29);
+	return (x ^ (x >> 29)) | 1;
+}
+
+static inline uint32_t sym_a32(uint32_t x)
+{
+	x = (x + 1u) * 0x9e3779b1u;
+	return (x ^ (x >> 15)) | 1u;
+}
+
+/* Row [lo, hi) of 32-bit ids: nonzero when an id is outside [0, n) or the row is not
+ * sorted (strictly when unique); its symmetry sums into *sa, *sb. One pass, vectorized. */
+static inline unsigned row32(const int32_t *ix, int64_t lo, int64_t hi, uint32_t n, uint32_t d, bool sym,
+			     uint64_t *sa, uint64_t *sb)
+{
+	unsigned bad = lo < hi && (uint32_t)ix[lo] >= n;
+	uint64_t a = 0, b = 0;
+	/* unsigned: a negative id is >= n, and ix[j - 1] + d wraps only where ix[j - 1] is bad */
+#pragma omp simd reduction(| : bad)
+	for (int64_t j = lo + 1; j < hi; j++)
+		bad |= ((uint32_t)ix[j] >= n) | ((uint32_t)ix[j] < (uint32_t)ix[j - 1] + d);
+	if (sym) {
+#pragma omp simd reduction(+ : a, b)
+		for (int64_t j = lo; j < hi; j++) {
+			const uint64_t h = sym_a32((uint32_t)ix[j]);
+			a += h;
+			b += h * h;
+		}
+	}
+	*sa = a;
+	*sb = b;
+	return bad;
 }
 
 /* Rows [r0, r1) of a CSR whose offsets are known monotone: the first bad row (or r1) and
@@ -925,37 +962,35 @@ static int64_t scan_rows(const burrow_csr *g, int64_t r0, int64_t r1, bool uniqu
 {
 	const int64_t n = g->num_nodes;
 	uint64_t f = 0, r = 0;
+	if (g->index_width == 4) {
+		const int32_t *ix = (const int32_t *)g->indices;
+		for (int64_t v = r0; v < r1; v++) {
+			uint64_t sa, sb;
+			if (row32(ix, g->indptr[v], g->indptr[v + 1], (uint32_t)n, unique, sym, &sa, &sb))
+				return v;
+			const uint64_t h = sym_a32((uint32_t)v);
+			f += h * sb;
+			r += h * h * sa;
+		}
+		*fwd += f;
+		*rev += r;
+		return r1;
+	}
+	const int64_t *ix = (const int64_t *)g->indices;
 	for (int64_t v = r0; v < r1; v++) {
 		const int64_t lo = g->indptr[v], hi = g->indptr[v + 1];
 		int64_t prev = -1;
 		uint64_t sa = 0, sb = 0;
-		bool bad = false;
-		if (g->index_width == 4) {
-			const int32_t *ix = (const int32_t *)g->indices;
-			for (int64_t j = lo; j < hi; j++) {
-				int64_t u = ix[j];
-				bad |= u < prev || (unique && u == prev) || u >= n;
-				prev = u;
-				if (sym) {
-					const uint64_t h = sym_a((uint64_t)u);
-					sa += h;
-					sb += h * h;
-				}
+		bool bad = lo < hi && ix[lo] < 0;
+		for (int64_t j = lo; j < hi; j++) {
+			int64_t u = ix[j];
+			bad |= u < prev || (unique && u == prev) || u >= n;
+			prev = u;
+			if (sym) {
+				const uint64_t h = sym_a((uint64_t)u);
+				sa += h;
+				sb += h * h;
 			}
-			bad |= lo < hi && ix[lo] < 0;
-		} else {
-			const int64_t *ix = (const int64_t *)g->indices;
-			for (int64_t j = lo; j < hi; j++) {
-				int64_t u = ix[j];
-				bad |= u < prev || (unique && u == prev) || u >= n;
-				prev = u;
-				if (sym) {
-					const uint64_t h = sym_a((uint64_t)u);
-					sa += h;
-					sb += h * h;
-				}
-			}
-			bad |= lo < hi && ix[lo] < 0;
 		}
 		if (bad)
 			return v;

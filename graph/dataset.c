@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 const char *const bw_split_names[3] = {"train", "valid", "test"};
@@ -263,6 +264,145 @@ static int validate(const burrow_dataset *ds)
 	return st;
 }
 
+/* ------------------------------------------------------------ the validation cache
+ *
+ * Validation reads every index once; reopening a large dataset whose files have not
+ * changed skips it. What was validated is remembered outside the dataset (which may be
+ * read-only, and is the user's input): one small file per dataset directory in
+ * $XDG_CACHE_HOME/burrow/validated/ (else ~/.cache/...), named by a hash of the
+ * directory's real path and holding, per file read, its device, inode, size, mtime and
+ * ctime (ctime cannot be set back, so a file rewritten in place and given its old mtime
+ * still differs). A record is written only when every file's ctime is at least
+ * VCACHE_RACY seconds before the scan began (git's "racily clean" rule: a file changed
+ * within one tick of the record would otherwise look unchanged), and only for datasets of
+ * at least VCACHE_MIN_EDGES entries, where the scan costs more than the lookup. A cache that
+ * cannot be read or written is a miss, never an error. BURROW_VALIDATION_CACHE=0 turns it
+ * off, =all caches every dataset (the tests). burrow_dataset_verify always scans. */
+#define VCACHE_MIN_EDGES ((int64_t)1 << 24)
+#define VCACHE_RACY 2
+
+static const char *const vcache_files[] = {"meta.json",	    "indptr.npy",      "indices.npy",
+					   "labels.npy",    "split/train.npy", "split/valid.npy",
+					   "split/test.npy"};
+
+/* The cache's file for ds (caller frees), or NULL when off, too small or unplaced. */
+static char *vcache_path(const burrow_dataset *ds)
+{
+	const char *mode = getenv("BURROW_VALIDATION_CACHE");
+	if (mode && !strcmp(mode, "0"))
+		return NULL;
+	if (ds->info.num_edges < VCACHE_MIN_EDGES && !(mode && !strcmp(mode, "all")))
+		return NULL;
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	char root[4096], *real = realpath(ds->dir, NULL);
+	if (!real)
+		return NULL;
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a of the real path */
+	for (const char *p = real; *p; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+	free(real);
+	int k = xdg && *xdg == '/' ? snprintf(root, sizeof root, "%s/burrow/validated", xdg)
+	      : home && *home	    ? snprintf(root, sizeof root, "%s/.cache/burrow/validated", home)
+				    : -1;
+	if (k < 0 || (size_t)k + 32 > sizeof root)
+		return NULL;
+	char *path = malloc(strlen(root) + 32);
+	if (path)
+		sprintf(path, "%s/%016llx", root, (unsigned long long)h);
+	return path;
+}
+
+/* The key of ds's files now: one line per file that exists. *racy: a file changed less
+ * than VCACHE_RACY seconds ago. NULL when a file cannot be looked at. */
+static char *vcache_key(const burrow_dataset *ds, bool *racy)
+{
+	size_t cap = 256 * (sizeof vcache_files / sizeof vcache_files[0]) + 64, n = 0;
+	char *key = malloc(cap);
+	struct timespec now;
+	if (!key)
+		return NULL;
+	clock_gettime(CLOCK_REALTIME, &now);
+	*racy = false;
+	n += (size_t)snprintf(key, cap, "burrow-validated 1 %s\n", burrow_version());
+	for (size_t i = 0; i < sizeof vcache_files / sizeof vcache_files[0]; i++) {
+		char p[4096];
+		struct stat sb;
+		snprintf(p, sizeof p, "%s/%s", ds->dir, vcache_files[i]);
+		if (stat(p, &sb) != 0) {
+			if (errno == ENOENT)
+				continue;
+			free(key);
+			return NULL;
+		}
+		*racy |= sb.st_ctim.tv_sec + VCACHE_RACY > now.tv_sec || sb.st_mtim.tv_sec + VCACHE_RACY > now.tv_sec;
+		n += (size_t)snprintf(key + n, cap - n, "%s %llu %llu %lld %lld.%09ld %lld.%09ld\n", vcache_files[i],
+				      (unsigned long long)sb.st_dev, (unsigned long long)sb.st_ino, (long long)sb.st_size,
+				      (long long)sb.st_mtim.tv_sec, sb.st_mtim.tv_nsec, (long long)sb.st_ctim.tv_sec,
+				      sb.st_ctim.tv_nsec);
+	}
+	return key;
+}
+
+/* Was ds, as its files are now, validated before? Plain libc reads: a miss costs nothing
+ * of the library's (no allocation through the counting allocator, no message). */
+static bool vcache_hit(const char *path, const char *key)
+{
+	char buf[4096];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return !strcmp(buf, key);
+}
+
+/* Remember that ds, keyed as `key`, passed: written beside, renamed into place. */
+static void vcache_store(const char *dsdir, const char *path, const char *key)
+{
+	char dir[4096], tmp[4200];
+	snprintf(dir, sizeof dir, "%s", path);
+	*strrchr(dir, '/') = '\0';
+	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+	for (char *s = dir + 1; *s; s++) /* mkdir -p, quietly */
+		if (*s == '/') {
+			*s = '\0';
+			mkdir(dir, 0755);
+			*s = '/';
+		}
+	mkdir(dir, 0755);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	const size_t len = strlen(key);
+	const bool ok = write(fd, key, len) == (ssize_t)len;
+	if (close(fd) != 0 || !ok || rename(tmp, path) != 0)
+		unlink(tmp);
+	else
+		bw_log(BURROW_LOG_DEBUG, "%s: validated; remembered in %s", dsdir, path);
+}
+
+/* Validation on open: skipped when the cache says these very files passed before. */
+static int validate_cached(const burrow_dataset *ds)
+{
+	char *path = vcache_path(ds), *key = NULL;
+	bool racy = true;
+	if (path && (key = vcache_key(ds, &racy)) && vcache_hit(path, key)) {
+		bw_log(BURROW_LOG_DEBUG, "%s: validated before (%s)", ds->dir, path);
+		free(path);
+		free(key);
+		return 0;
+	}
+	int st = validate(ds);
+	if (!st && key && !racy)
+		vcache_store(ds->dir, path, key);
+	free(path);
+	free(key);
+	return st;
+}
+
 int burrow_dataset_open(burrow_dataset **out, const char *dir)
 {
 	char *meta_path = NULL, *text = NULL;
@@ -338,7 +478,7 @@ int burrow_dataset_open(burrow_dataset **out, const char *dir)
 		if ((st = map_array(ds, rel, &ds->split_m[i], BURROW_DTYPE_I64, 1, shape)))
 			goto fail;
 	}
-	if ((st = validate(ds)))
+	if ((st = validate_cached(ds)))
 		goto fail;
 	bw_free(meta_path);
 	bw_free(text);

@@ -32,6 +32,7 @@ static const char *const ENGINE_NAMES[] = {"uring", "pread", "mmap"};
 void burrow_store_defaults(burrow_store_opts *o)
 {
 	memset(o, 0, sizeof *o);
+	o->size = sizeof *o;
 	o->engine = BURROW_STORE_URING;
 	o->queue_depth = DEFAULT_QD;
 	o->threads = 0;
@@ -294,10 +295,10 @@ int burrow_store_open(burrow_store **out, const char *path, const burrow_store_o
 {
 	*out = NULL;
 	burrow_store_opts o;
-	if (opts)
-		o = *opts;
-	else
-		burrow_store_defaults(&o);
+	burrow_store_defaults(&o);
+	int st0 = opts ? bw_opts_in(&o, sizeof o, opts, "burrow_store_opts") : 0;
+	if (st0)
+		return st0;
 	if (!path)
 		return bw_err(BURROW_E_INVAL, "store: no path");
 	if (o.engine < 0 || o.engine > 2)
@@ -918,7 +919,7 @@ int burrow_store_gather(burrow_store *s, const int64_t *ids, size_t n, void *out
 
 /* ------------------------------------------------------------ stats */
 
-void burrow_store_get_stats(const burrow_store *cs, burrow_store_stats *st)
+static void get_stats(const burrow_store *cs, burrow_store_stats *st)
 {
 	burrow_store *s = (burrow_store *)cs; /* locks and relaxed loads only */
 	memset(st, 0, sizeof *st);
@@ -956,6 +957,15 @@ void burrow_store_get_stats(const burrow_store *cs, burrow_store_stats *st)
 		st->cache_bytes = s->cache->bytes;
 	}
 	pthread_mutex_unlock(&s->clock);
+}
+
+void burrow_store_get_stats(const burrow_store *s, burrow_store_stats *out)
+{
+	burrow_store_stats st = {.size = sizeof st};
+	if (bw_stats_check(out, "burrow_store_stats"))
+		return;
+	get_stats(s, &st);
+	bw_stats_out(out, &st, sizeof st);
 }
 
 void burrow_store_reset_stats(burrow_store *s)

@@ -38,7 +38,11 @@ struct burrow_writer {
  * the one the user gave. */
 #define REBASE(w, call) bw_err_rebase((call), (w)->tmp, (w)->dir)
 
-void burrow_writer_defaults(burrow_writer_opts *o) { memset(o, 0, sizeof *o); }
+void burrow_writer_defaults(burrow_writer_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->size = sizeof *o;
+}
 
 static char *tmp_path(const burrow_writer *w, const char *rel) { return bw_path_join(w->tmp, rel); }
 
@@ -48,7 +52,11 @@ int burrow_writer_open(burrow_writer **out, const char *dir, const char *name, c
 	int st;
 
 	*out = NULL;
-	if (!opts || !opts->overwrite) {
+	burrow_writer_opts o;
+	burrow_writer_defaults(&o);
+	if (opts && (st = bw_opts_in(&o, sizeof o, opts, "burrow_writer_opts")))
+		return st;
+	if (!o.overwrite) {
 		if (stat(dir, &sb) == 0)
 			return bw_err(BURROW_E_EXISTS, "%s: already exists", dir);
 	} else if ((st = bw_check_replaceable(dir, NULL))) {
@@ -57,8 +65,7 @@ int burrow_writer_open(burrow_writer **out, const char *dir, const char *name, c
 	burrow_writer *w = bw_calloc(1, sizeof *w);
 	if (!w)
 		return BURROW_E_NOMEM;
-	if (opts)
-		w->o = *opts;
+	w->o = o;
 	w->num_nodes = -1;
 	w->tmp_reg = -1;
 	w->dir = bw_strdup(dir);

@@ -13,6 +13,13 @@
  *     Destructors accept NULL.
  *   - Options are plain structs filled by burrow_x_defaults(); set the fields you
  *     care about, so new fields never break callers.
+ *   - Every options and stats struct opens with `size_t size`: _defaults() sets it
+ *     for options; for stats the caller does (burrow_epoch_stats es = {.size =
+ *     sizeof es}). A library newer than its caller reads only `size` bytes of the
+ *     options (the rest keep their defaults) and writes only `size` bytes of the
+ *     stats; a size smaller than the size field itself (0: not filled) is
+ *     BURROW_E_INVAL naming the struct, and options from a newer caller with a field
+ *     set past what this library knows are BURROW_E_UNSUPPORTED.
  *   - The library never prints or exits; messages go to the callback set with
  *     burrow_log_set().
  *   - CSR widths are fixed: 64-bit row offsets; vertex ids are int32 when the graph
@@ -171,6 +178,7 @@ static inline int64_t burrow_csr_index(const burrow_csr *g, int64_t j)
 }
 
 typedef struct burrow_csr_opts {
+	size_t size;            /* sizeof(burrow_csr_opts), set by burrow_csr_defaults(); first */
 	bool symmetrize;        /* add the reverse of every edge (default false) */
 	bool drop_self_loops;   /* drop (v, v) (default true) */
 	bool drop_duplicates;   /* keep one copy of repeated (u, v) (default true) */
@@ -264,6 +272,7 @@ BURROW_API int64_t burrow_dataset_disk_bytes(const burrow_dataset *ds);
 typedef struct burrow_writer burrow_writer;
 
 typedef struct burrow_writer_opts {
+	size_t size;            /* sizeof(burrow_writer_opts), set by burrow_writer_defaults(); first */
 	bool overwrite;          /* replace an existing `dir` (default false: BURROW_E_EXISTS) */
 } burrow_writer_opts;
 BURROW_API void burrow_writer_defaults(burrow_writer_opts *o);
@@ -304,6 +313,7 @@ BURROW_API void burrow_writer_abort(burrow_writer *w);
 enum burrow_gen_kind { BURROW_GEN_CSBM = 1, BURROW_GEN_RMAT = 2, BURROW_GEN_PAPERS = 3 };
 
 typedef struct burrow_gen_opts {
+	size_t size;            /* sizeof(burrow_gen_opts), set by burrow_gen_defaults(); first */
 	int kind;               /* enum burrow_gen_kind */
 	uint64_t seed;          /* same seed, same bytes (default 0) */
 	/* csbm */
@@ -368,6 +378,7 @@ enum burrow_store_engine {
 };
 
 typedef struct burrow_store_opts {
+	size_t size;            /* sizeof(burrow_store_opts), set by burrow_store_defaults(); first */
 	int engine;             /* enum burrow_store_engine (default URING; when io_uring cannot be
 				   set up the store uses PREAD and logs one warning) */
 	int queue_depth;        /* reads in flight, all threads together (default 128) */
@@ -452,6 +463,7 @@ BURROW_API int burrow_store_poll(burrow_store *s, burrow_store_ticket *ticket);
 
 /* Counters since open or the last reset. Ids count once per requested position. */
 typedef struct burrow_store_stats {
+	size_t size;            /* set by the caller: sizeof(burrow_store_stats); the library writes at most this */
 	uint64_t gathers;         /* gathers submitted */
 	uint64_t rows;            /* ids requested */
 	uint64_t cache_hits;      /* ids served from the cache */
@@ -528,6 +540,7 @@ BURROW_API void burrow_catalog_space_of(const burrow_catalog_entry *e, burrow_dt
 					burrow_catalog_space *out); /* out */
 
 typedef struct burrow_download_opts {
+	size_t size;            /* sizeof(burrow_download_opts), set by burrow_download_defaults(); first */
 	const char *url;           /* fetch this instead of the catalog's URL (NULL: the catalog's) */
 	long connect_timeout_s;    /* give up connecting after this long (default 30) */
 	long stall_timeout_s;      /* give up when no byte arrives for this long (default 60) */
@@ -546,6 +559,7 @@ BURROW_API int burrow_download(const char *name,                /* "ogbn-arxiv",
 			       char *path, size_t path_cap);    /* out, may be NULL: the zip's path */
 
 typedef struct burrow_prep_opts {
+	size_t size;            /* sizeof(burrow_prep_opts), set by burrow_prep_defaults(); first */
 	const char *root;          /* where zips are found or downloaded, and datasets written (default "data") */
 	const char *out;           /* the dataset directory (NULL: <root>/<name>) */
 	burrow_dtype feat_dtype;   /* F32 (default) or F16 */
@@ -574,6 +588,7 @@ BURROW_API int burrow_prep(const char *source,             /* name, zip or folde
 
 /* What burrow_import read, dropped and wrote. */
 typedef struct burrow_import_stats {
+	size_t size;            /* set by the caller: sizeof(burrow_import_stats); the library writes at most this */
 	int64_t num_nodes;         /* N written */
 	bool num_nodes_inferred;   /* N came from the data (largest id + 1, or the features' or labels'
 				    * rows when more), not from burrow_import_opts.num_nodes */
@@ -589,6 +604,7 @@ typedef struct burrow_import_stats {
 } burrow_import_stats;
 
 typedef struct burrow_import_opts {
+	size_t size;            /* sizeof(burrow_import_opts), set by burrow_import_defaults(); first */
 	const char *edges;         /* required: .npy (2, E) or (E, 2) int32/int64, or text (csv, tsv or
 				    * blank-separated; .gz; '#' comments) one edge "src dst" a line; a
 				    * first line holding a letter ("src,dst") is a header and skipped */
@@ -682,6 +698,7 @@ typedef struct burrow_batch {
 } burrow_batch;
 
 typedef struct burrow_sampler_opts {
+	size_t size;            /* sizeof(burrow_sampler_opts), set by burrow_sampler_defaults(); first */
 	int num_layers;          /* blocks per batch, 1 .. BURROW_MAX_LAYERS (default 3) */
 	int fanouts[BURROW_MAX_LAYERS]; /* neighbors per node in block l, input layer
 	                            first; -1 = all, 0 = none (default 15, 10, 5: seeds get 5) */
@@ -761,7 +778,7 @@ BURROW_API int burrow_sampler_full(burrow_sampler *s,
  *     burrow_trainer *t;
  *     if (burrow_trainer_open(&t, ds, &o) < 0) ...
  *     for (int e = 0; e < o.epochs; e++) {
- *         burrow_epoch_stats es; burrow_eval_stats ev;
+ *         burrow_epoch_stats es = {.size = sizeof es}; burrow_eval_stats ev = {.size = sizeof ev};
  *         if (burrow_trainer_train_epoch(t, &es) < 0 || burrow_trainer_evaluate(t, &ev) < 0) ...
  *     }
  *     burrow_trainer_close(t);
@@ -784,6 +801,7 @@ enum burrow_optim_kind { BURROW_OPTIM_ADAM = 1, BURROW_OPTIM_ADAMW = 2, BURROW_O
 #define BURROW_CACHE_AUTO (-1) /* burrow_train_opts.cache_bytes: size the feature cache from memory */
 
 typedef struct burrow_train_opts {
+	size_t size;            /* sizeof(burrow_train_opts), set by burrow_train_defaults(); first */
 	int model;              /* enum burrow_model_kind (default SAGE) */
 	int layers;             /* default 3, at most BURROW_MAX_LAYERS */
 	int64_t hidden;         /* hidden width (default 256) */
@@ -816,8 +834,9 @@ typedef struct burrow_train_opts {
 				   of the one computing; 0 = sample, gather, compute one after another
 				   (default 2) */
 	int64_t cache_bytes;    /* feature-cache budget in bytes, or BURROW_CACHE_AUTO (default): every row
-				   when that takes at most a quarter of physical memory (and of RLIMIT_AS),
-				   else that quarter. Full-graph mode uses no cache */
+				   when that takes at most a quarter of physical memory (and, under
+				   RLIMIT_AS, of what is left of it at open once threads' stacks are
+				   counted), else that quarter. Full-graph mode uses no cache */
 	double cache_fraction;  /* when >= 0 (at most 1) it replaces cache_bytes: this share of the budget
 				   that holds every row, so 1 = all the features in memory (default -1) */
 	int cache_policy;       /* enum burrow_cache_policy: STATIC (default: the rows of highest degree,
@@ -826,13 +845,13 @@ typedef struct burrow_train_opts {
 	int64_t eval_chunk;     /* destination rows per chunk of layer-wise inference (default 8192) */
 	int64_t mem_bytes;      /* layer-wise inference keeps a layer's embeddings in memory while
 				   they fit in half of this, else spills them to a scratch npy; 0 = no
-				   limit (default 0) */
+				   limit, or under RLIMIT_AS half of what is left of it (default 0) */
 	const char *scratch_dir;/* where spills go (borrowed; NULL = $TMPDIR or /tmp) */
 	int threads;            /* OpenMP and OpenBLAS threads of the compute; 0 = in mini-batch mode one
 				   fewer than the runtime default (at least 1), leaving a core to the
 				   pipeline's sampling and reads; in full-graph mode the runtime default.
 				   Mini-batch mode, or a positive value, sets OpenBLAS's process-wide
-				   thread count */
+				   thread count; under RLIMIT_AS only as many as fit (docs/train.md) */
 	burrow_progress_fn progress; /* batches within an epoch, phase "train"; evaluation's rows
 					(layers x nodes), phase "eval"; may be NULL */
 	void *progress_user;
@@ -867,6 +886,7 @@ BURROW_API const char *burrow_norm_name(int norm);
 
 /* What one training epoch did. Times in seconds. */
 typedef struct burrow_epoch_stats {
+	size_t size;            /* set by the caller: sizeof(burrow_epoch_stats); the library writes at most this */
 	int epoch;              /* 1-based number of the epoch just trained */
 	int64_t batches;        /* optimizer steps taken */
 	double loss;            /* mean of the batches' losses */
@@ -885,6 +905,7 @@ typedef struct burrow_epoch_stats {
 /* Accuracy of the current model, OGB's way: correct / total on each split, from layer-wise
  * full-neighbor inference over all nodes. -1 for an empty split. */
 typedef struct burrow_eval_stats {
+	size_t size;            /* set by the caller: sizeof(burrow_eval_stats); the library writes at most this */
 	double train_acc, valid_acc, test_acc;
 	double eval_s;          /* seconds the evaluation took */
 	int64_t spilled_bytes;  /* embeddings written to scratch files (0 when they fit --mem) */
@@ -1012,6 +1033,7 @@ enum burrow_part_method {
 };
 
 typedef struct burrow_partition_opts {
+	size_t size;            /* sizeof(burrow_partition_opts), set by burrow_partition_defaults(); first */
 	int num_parts;                /* K >= 1 (default 2) */
 	unsigned balance;             /* enum burrow_balance bits (default NODES) */
 	double ufactor;               /* allowed max part weight / average part weight, per
@@ -1033,6 +1055,7 @@ typedef struct burrow_partition_opts {
 
 /* What a partition run measured (also stored in <out>/meta.json). */
 typedef struct burrow_partition_stats {
+	size_t size;            /* set by the caller: sizeof(burrow_partition_stats); the library writes at most this */
 	int num_parts;                /* K */
 	int64_t num_nodes;            /* N of the input */
 	int64_t num_edges;            /* CSR entries of the input */
@@ -1174,6 +1197,7 @@ BURROW_API int burrow_comm_parse(const char *name);
 BURROW_API const char *burrow_comm_name(int kind);
 
 typedef struct burrow_dist_opts {
+	size_t size;            /* sizeof(burrow_dist_opts), set by burrow_dist_defaults(); first */
 	burrow_train_opts train; /* model, optimizer, seed, threads (0: the node's CPUs divided by
 				    its ranks, see burrow_dist_threads); full_graph true (the default
 				    here) or false: mini-batch, with batch_size (per rank), fanout,
@@ -1198,6 +1222,7 @@ typedef struct burrow_dist_opts {
 
 /* What an epoch communicated (seconds summed over this rank's layers and steps). */
 typedef struct burrow_comm_stats {
+	size_t size;            /* set by the caller: sizeof(burrow_comm_stats); the library writes at most this */
 	double comm_s;          /* halo exchanges from post to completion, plus gradient all-reduces;
 				   mini-batch: the sampling exchanges, the feature fetch from post to
 				   completion seen, and the all-reduces */

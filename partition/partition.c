@@ -23,6 +23,7 @@
 void burrow_partition_defaults(burrow_partition_opts *o)
 {
 	memset(o, 0, sizeof *o);
+	o->size = sizeof *o;
 	o->num_parts = 2;
 	o->balance = BURROW_BALANCE_NODES;
 	o->ufactor = 1.05;
@@ -448,18 +449,18 @@ int burrow_partition(const char *dataset_dir, const burrow_partition_opts *opts,
 	size_t sym_len = 0;
 	bw_relabel rl = {0};
 	bw_part_out *po = NULL;
-	burrow_partition_stats s = {0};
+	burrow_partition_stats s = {.size = sizeof s};
 	run rn = {0};
 	int st, tmp_reg = -1;
 	const double t_start = now();
 
-	if (opts)
-		o = *opts;
-	else
-		burrow_partition_defaults(&o);
+	burrow_partition_defaults(&o);
+	if ((opts && (st = bw_opts_in(&o, sizeof o, opts, "burrow_partition_opts"))) ||
+	    (st = bw_stats_check(stats, "burrow_partition_stats")))
+		return st;
 	rn.o = &o;
-	if (stats)
-		memset(stats, 0, sizeof *stats);
+	burrow_partition_stats zero = {.size = sizeof zero};
+	bw_stats_out(stats, &zero, sizeof zero);
 	if ((st = check_opts(&o)) || (st = burrow_dataset_open(&ds, dataset_dir)))
 		return st;
 	const burrow_dataset_info *in = burrow_dataset_get_info(ds);
@@ -656,8 +657,7 @@ int burrow_partition(const char *dataset_dir, const burrow_partition_opts *opts,
 	if ((st = write_meta(tmp, dataset_dir, ds, &rn, &s, &rl, po)) ||
 	    (st = bw_fsync_dir(tmp)) || (st = rename_into_place(tmp, out, o.overwrite)))
 		goto out;
-	if (stats)
-		*stats = s;
+	bw_stats_out(stats, &s, sizeof s);
 out:
 	if (sym_map)
 		munmap(sym_map, sym_len);

@@ -58,6 +58,7 @@ struct burrow_sampler {
 void burrow_sampler_defaults(burrow_sampler_opts *o)
 {
 	memset(o, 0, sizeof *o);
+	o->size = sizeof *o;
 	o->num_layers = 3;
 	o->fanouts[0] = 15;
 	o->fanouts[1] = 10;
@@ -236,10 +237,10 @@ int burrow_sampler_open(burrow_sampler **out, const burrow_csr *g, const int64_t
 {
 	*out = NULL;
 	burrow_sampler_opts o;
-	if (opts)
-		o = *opts;
-	else
-		burrow_sampler_defaults(&o);
+	burrow_sampler_defaults(&o);
+	int st0 = opts ? bw_opts_in(&o, sizeof o, opts, "burrow_sampler_opts") : 0;
+	if (st0)
+		return st0;
 	int st;
 	if (!g || !g->indptr || (g->num_edges && !g->indices) || g->num_nodes < 1 ||
 	    (g->index_width != 4 && g->index_width != 8))

@@ -1558,7 +1558,7 @@ Test(import, a_header_no_node_count_and_what_was_dropped)
 		cr_assert_eq(burrow_dataset_get_info(ds)->num_edges, undirected ? 2 * u : u);
 		burrow_dataset_close(ds);
 		/* the library says the same in its stats */
-		burrow_import_stats st;
+		burrow_import_stats st = {.size = sizeof st};
 		burrow_import_opts o;
 		burrow_import_defaults(&o);
 		o.edges = f;

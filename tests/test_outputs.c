@@ -34,8 +34,8 @@ static burrow_trainer *trained(burrow_dataset **ds, int model, int epochs)
 	burrow_trainer *t;
 	cr_assert_eq(burrow_trainer_open(&t, *ds, &o), 0, "%s", burrow_last_error());
 	for (int e = 0; e < epochs; e++) {
-		burrow_epoch_stats es;
-		burrow_eval_stats ev;
+		burrow_epoch_stats es = {.size = sizeof es};
+		burrow_eval_stats ev = {.size = sizeof ev};
 		cr_assert_eq(burrow_trainer_train_epoch(t, &es), 0, "%s", burrow_last_error());
 		cr_assert_eq(burrow_trainer_evaluate(t, &ev), 0, "%s", burrow_last_error());
 	}
@@ -95,7 +95,7 @@ Test(outputs, predictions_agree_with_evaluation_and_the_softmax)
 {
 	burrow_dataset *ds;
 	burrow_trainer *t = trained(&ds, BURROW_MODEL_SAGE, 3);
-	burrow_eval_stats ev;
+	burrow_eval_stats ev = {.size = sizeof ev};
 	cr_assert_eq(burrow_trainer_evaluate(t, &ev), 0, "%s", burrow_last_error());
 	char *pc = tu_path(tu_dir, "c.npy"), *pp = tu_path(tu_dir, "p.npy"), *pl = tu_path(tu_dir, "logits.npy");
 	cr_assert_eq(burrow_trainer_predict(t, NULL, 0, false, pc), 0, "%s", burrow_last_error());
@@ -167,8 +167,8 @@ Test(outputs, the_best_epochs_weights_come_back)
 	uint64_t sums[12];
 	double valid[12];
 	for (int e = 0; e < 12; e++) {
-		burrow_epoch_stats es;
-		burrow_eval_stats ev;
+		burrow_epoch_stats es = {.size = sizeof es};
+		burrow_eval_stats ev = {.size = sizeof ev};
 		cr_assert_eq(burrow_trainer_train_epoch(t, &es), 0, "%s", burrow_last_error());
 		cr_assert_eq(burrow_trainer_evaluate(t, &ev), 0, "%s", burrow_last_error());
 		sums[e] = burrow_trainer_weights_checksum(t);
@@ -182,7 +182,7 @@ Test(outputs, the_best_epochs_weights_come_back)
 	cr_assert_eq(b.epoch, want + 1);
 	cr_assert_eq(burrow_trainer_use_best(t), 0, "%s", burrow_last_error());
 	cr_assert_eq(burrow_trainer_weights_checksum(t), sums[want]);
-	burrow_eval_stats ev;
+	burrow_eval_stats ev = {.size = sizeof ev};
 	cr_assert_eq(burrow_trainer_evaluate(t, &ev), 0, "%s", burrow_last_error());
 	cr_assert_eq(ev.valid_acc, b.valid_acc);
 	/* a checkpoint of the best epoch brings its weights; one of a later epoch does not */

@@ -387,7 +387,7 @@ static int32_t *run_and_check(const char *ds_dir, const char *name, burrow_parti
 			      burrow_partition_stats *st_out)
 {
 	char *out = tu_path(dir, "%s", name);
-	burrow_partition_stats st;
+	burrow_partition_stats st = {.size = sizeof st};
 	o->out_dir = out;
 	cr_assert_eq(burrow_partition(ds_dir, o, &st), 0, "%s", burrow_last_error());
 	check ck = {.balance = check_balance ? o->balance : 0, .ufactor = o->ufactor};
@@ -406,14 +406,14 @@ Test(partition, metis_symmetric_graph_k4)
 	burrow_partition_opts o;
 	burrow_partition_defaults(&o);
 	o.num_parts = 4;
-	burrow_partition_stats st;
+	burrow_partition_stats st = {.size = sizeof st};
 	int32_t *part = run_and_check(ds, "p4", &o, true, &st);
 	cr_assert(!st.coarsened);
 	cr_assert_eq(st.coarse_nodes, 3000);
 	/* METIS finds structure a random split does not: compare with the random method */
 	burrow_partition_opts r = o;
 	r.method = BURROW_PART_RANDOM;
-	burrow_partition_stats rs;
+	burrow_partition_stats rs = {.size = sizeof rs};
 	int32_t *rpart = run_and_check(ds, "r4", &r, false, &rs);
 	cr_assert_lt(st.edge_cut * 2, rs.edge_cut, "metis cut %lld, random cut %lld", (long long)st.edge_cut,
 		     (long long)rs.edge_cut);
@@ -440,7 +440,7 @@ Test(partition, one_part_and_random_method)
 	burrow_partition_opts o;
 	burrow_partition_defaults(&o);
 	o.num_parts = 1;
-	burrow_partition_stats st;
+	burrow_partition_stats st = {.size = sizeof st};
 	free(run_and_check(ds, "p1", &o, true, &st));
 	cr_assert_eq(st.edge_cut, 0);
 	cr_assert_eq(st.halo_total, 0);
@@ -461,7 +461,7 @@ Test(partition, coarsened_symmetric_and_directed)
 	burrow_partition_defaults(&o);
 	o.num_parts = 4;
 	o.coarsen_to = 400;
-	burrow_partition_stats st;
+	burrow_partition_stats st = {.size = sizeof st};
 	free(run_and_check(ds, "c4", &o, true, &st));
 	cr_assert(st.coarsened);
 	cr_assert_geq(st.coarsen_levels, 1);
@@ -611,7 +611,7 @@ Test(partition, coarsened_cut_close_to_direct_on_rmat)
 		burrow_partition_opts o;
 		burrow_partition_defaults(&o);
 		o.num_parts = k;
-		burrow_partition_stats direct, coarse;
+		burrow_partition_stats direct = {.size = sizeof direct}, coarse = {.size = sizeof coarse};
 		free(run_and_check(ds, k == 4 ? "d4" : "d8", &o, true, &direct));
 		o.coarsen_to = 400;
 		free(run_and_check(ds, k == 4 ? "c4" : "c8", &o, true, &coarse));
@@ -964,7 +964,7 @@ Test(partition, failing_allocations_leave_nothing_behind)
 		cr_assert_lt(n, 100000);
 	}
 	cr_assert_gt(failures, 10);
-	burrow_partition_stats st;
+	burrow_partition_stats st = {.size = sizeof st};
 	o.overwrite = true;
 	cr_assert_eq(burrow_partition(ds, &o, &st), 0, "%s", burrow_last_error());
 	check ck = {.balance = o.balance, .ufactor = o.ufactor};
@@ -1067,7 +1067,7 @@ Test(partition, real_cora)
 		char name[16];
 		o.num_parts = k;
 		snprintf(name, sizeof name, "m%d", k);
-		burrow_partition_stats st, rs;
+		burrow_partition_stats st = {.size = sizeof st}, rs = {.size = sizeof rs};
 		free(run_and_check(ds, name, &o, true, &st));
 		cr_assert_eq(st.num_nodes, 2708);
 		burrow_partition_opts r = o;

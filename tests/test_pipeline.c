@@ -58,7 +58,7 @@ static run train(burrow_dataset *ds, const burrow_train_opts *o, int epochs, boo
 	burrow_trainer *t;
 	cr_assert_eq(burrow_trainer_open(&t, ds, o), 0, "%s", burrow_last_error());
 	for (int e = 0; e < epochs; e++) {
-		burrow_epoch_stats es;
+		burrow_epoch_stats es = {.size = sizeof es};
 		cr_assert_eq(burrow_trainer_train_epoch(t, &es), 0, "%s", burrow_last_error());
 		cr_assert_eq(es.epoch, e + 1);
 		r.loss[e] = es.loss;
@@ -69,7 +69,7 @@ static run train(burrow_dataset *ds, const burrow_train_opts *o, int epochs, boo
 		cr_assert(es.sample_s >= 0 && es.io_wait_s >= 0 && es.compute_s > 0);
 		cr_assert(es.sample_s + es.io_wait_s + es.compute_s <= es.epoch_s + 1e-6, "the parts exceed the epoch");
 		if (evaluate) {
-			burrow_eval_stats ev;
+			burrow_eval_stats ev = {.size = sizeof ev};
 			cr_assert_eq(burrow_trainer_evaluate(t, &ev), 0, "%s", burrow_last_error());
 		}
 	}
@@ -225,7 +225,7 @@ Test(pipeline, full_fanout_batches_equal_full_neighbor_inference)
 		o.cache_fraction = 0.5;
 		burrow_trainer *t;
 		cr_assert_eq(burrow_trainer_open(&t, ds, &o), 0, "%s", burrow_last_error());
-		burrow_epoch_stats es;
+		burrow_epoch_stats es = {.size = sizeof es};
 		cr_assert_eq(burrow_trainer_train_epoch(t, &es), 0, "%s", burrow_last_error());
 		tu_grab g = {.z = malloc((size_t)(n * C) * sizeof(float)), .cols = C};
 		int64_t spilled;
@@ -336,7 +336,7 @@ Test(pipeline, errors_of_every_stage_surface)
 	burrow_trainer *t;
 	cr_assert_eq(burrow_trainer_open(&t, ds, &o), 0, "%s", burrow_last_error());
 	tu_truncate(feat, burrow_dataset_features_offset(ds) + 100 * 8 * 4);
-	burrow_epoch_stats es;
+	burrow_epoch_stats es = {.size = sizeof es};
 	const int st = burrow_trainer_train_epoch(t, &es);
 	cr_assert_eq(st, BURROW_E_IO, "status %d: %s", st, burrow_last_error());
 	cr_assert(strstr(burrow_last_error(), "features.npy"), "%s", burrow_last_error());
@@ -365,8 +365,8 @@ Test(pipeline, features_are_never_mapped_or_loaded_whole)
 	burrow_mem_reset_peak();
 	burrow_trainer *t;
 	cr_assert_eq(burrow_trainer_open(&t, ds, &o), 0, "%s", burrow_last_error());
-	burrow_epoch_stats es;
-	burrow_eval_stats ev;
+	burrow_epoch_stats es = {.size = sizeof es};
+	burrow_eval_stats ev = {.size = sizeof ev};
 	for (int e = 0; e < 2; e++)
 		cr_assert_eq(burrow_trainer_train_epoch(t, &es), 0, "%s", burrow_last_error());
 	cr_assert_eq(burrow_trainer_evaluate(t, &ev), 0, "%s", burrow_last_error());
@@ -413,7 +413,7 @@ Test(pipeline, progress_and_options)
 	o.progress_user = &p;
 	burrow_trainer *t;
 	cr_assert_eq(burrow_trainer_open(&t, ds, &o), 0, "%s", burrow_last_error());
-	burrow_epoch_stats es;
+	burrow_epoch_stats es = {.size = sizeof es};
 	cr_assert_eq(burrow_trainer_train_epoch(t, &es), 0, "%s", burrow_last_error());
 	cr_assert(p.ordered && p.calls == (uint64_t)es.batches && p.last == p.total && p.total == (uint64_t)es.batches);
 	burrow_trainer_close(t);
@@ -495,8 +495,8 @@ Test(pipeline, every_allocation_failure_is_reported, .timeout = 300) /* ~2000 ru
 			o.cache_fraction = v[i].cache;
 			o.eval_chunk = 64;
 			burrow_trainer *t = NULL;
-			burrow_epoch_stats es;
-			burrow_eval_stats ev;
+			burrow_epoch_stats es = {.size = sizeof es};
+			burrow_eval_stats ev = {.size = sizeof ev};
 			bw_mem_fail_after(n);
 			int st = burrow_trainer_open(&t, ds, &o);
 			if (!st)

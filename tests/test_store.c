@@ -152,7 +152,7 @@ static void rows_case(burrow_dtype t, int64_t dim)
 			snprintf(what, sizeof what, "%zu-byte rows, %s, max read %zu", rb, burrow_store_engine_name(ENGINES[e]),
 				 burrow_store_get_info(s)->max_read_bytes);
 			check_rows(what, got, all, rb, ids, n);
-			burrow_store_stats st;
+			burrow_store_stats st = {.size = sizeof st};
 			burrow_store_get_stats(s, &st);
 			cr_assert_eq(st.rows, n);
 			cr_assert_eq(st.cache_misses, n);
@@ -347,7 +347,7 @@ static void fault_case(int kind)
 		cr_assert(atomic_load(&fault_hits) >= 1);
 		cr_assert(strstr(burrow_last_error(), kind == 1 ? "Input/output error" : "short read"), "message: %s",
 			  burrow_last_error());
-		burrow_store_stats st;
+		burrow_store_stats st = {.size = sizeof st};
 		burrow_store_get_stats(s, &st);
 		cr_assert(st.read_errors >= 1);
 
@@ -438,7 +438,7 @@ Test(store, rows_of_400_bytes_take_one_read_each_at_most)
 	}
 	char *out = malloc(n * 400);
 	cr_assert_eq(burrow_store_gather(s, ids, n, out), 0, "%s", burrow_last_error());
-	burrow_store_stats st;
+	burrow_store_stats st = {.size = sizeof st};
 	burrow_store_get_stats(s, &st);
 	uint64_t bound = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -612,7 +612,7 @@ Test(store, clock_cache_counts_match_a_reference)
 		burrow_mem_stats(&m0, NULL);
 		cr_assert_eq(burrow_store_cache_clock(s, budget), 0, "%s", burrow_last_error());
 		burrow_mem_stats(&m1, NULL);
-		burrow_store_stats st;
+		burrow_store_stats st = {.size = sizeof st};
 		burrow_store_get_stats(s, &st);
 		cr_assert(m1 - m0 <= budget, "the cache took %zu bytes of a %zu budget", m1 - m0, budget);
 		cr_assert_eq(st.cache_bytes, m1 - m0, "the cache's own count disagrees with the allocator");
@@ -677,7 +677,7 @@ static int cmp_kv(const void *a, const void *b)
 /* Gather every row once and check the hits are exactly the expected set. */
 static void check_static(burrow_store *s, const uint64_t *key, int64_t N, const char *all, size_t rb)
 {
-	burrow_store_stats st;
+	burrow_store_stats st = {.size = sizeof st};
 	burrow_store_get_stats(s, &st);
 	cr_assert_eq(st.rows, 0, "filling a static cache is not a gather");
 	/* reference: sort by key desc, id asc; take the capacity's worth of non-zero keys */
@@ -756,7 +756,7 @@ Test(store, static_caches_hold_the_top_rows)
 		check_static(s, prof, N, all, rb);
 		/* a budget under one row caches nothing and everything still works */
 		cr_assert_eq(burrow_store_cache_profile(s, prof, N, 40), 0);
-		burrow_store_stats st;
+		burrow_store_stats st = {.size = sizeof st};
 		burrow_store_get_stats(s, &st);
 		cr_assert_eq(st.cache_capacity, 0);
 		cr_assert_eq(burrow_store_cache_profile(s, prof, N - 1, budget), BURROW_E_INVAL);

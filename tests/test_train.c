@@ -470,8 +470,8 @@ static double train_test_acc(burrow_dataset *ds, int model, int epochs)
 	burrow_trainer *t;
 	cr_assert_eq(burrow_trainer_open(&t, ds, &o), 0, "%s", burrow_last_error());
 	for (int e = 0; e < epochs; e++) {
-		burrow_epoch_stats es;
-		burrow_eval_stats ev;
+		burrow_epoch_stats es = {.size = sizeof es};
+		burrow_eval_stats ev = {.size = sizeof ev};
 		cr_assert_eq(burrow_trainer_train_epoch(t, &es), 0, "%s", burrow_last_error());
 		cr_assert_eq(burrow_trainer_evaluate(t, &ev), 0, "%s", burrow_last_error());
 		cr_assert(ev.valid_acc >= 0 && ev.valid_acc <= 1);
@@ -560,7 +560,7 @@ Test(train_run, layerwise_inference_equals_full_forward_and_spill_changes_nothin
 		o.residual = model > BURROW_MODEL_GAT;
 		burrow_trainer *t;
 		cr_assert_eq(burrow_trainer_open(&t, ds, &o), 0, "%s", burrow_last_error());
-		burrow_epoch_stats es;
+		burrow_epoch_stats es = {.size = sizeof es};
 		for (int e = 0; e < 3; e++)
 			cr_assert_eq(burrow_trainer_train_epoch(t, &es), 0, "%s", burrow_last_error());
 		tu_grab a = {.z = malloc((size_t)(n * C) * sizeof(float)), .cols = C};
@@ -612,7 +612,7 @@ Test(train_run, embed_layer_writes_each_layers_output)
 	o.eval_chunk = 250;
 	burrow_trainer *t;
 	cr_assert_eq(burrow_trainer_open(&t, ds, &o), 0, "%s", burrow_last_error());
-	burrow_epoch_stats es;
+	burrow_epoch_stats es = {.size = sizeof es};
 	cr_assert_eq(burrow_trainer_train_epoch(t, &es), 0, "%s", burrow_last_error());
 	bw_batch fb = {.num_blocks = 3, .x = t->feat};
 	for (int l = 0; l < 3; l++)
@@ -961,8 +961,8 @@ Test(train_run, every_allocation_failure_is_reported, .timeout = 300) /* ~2500 r
 			o.mem_bytes = 1024; /* spill too */
 			o.scratch_dir = ck;
 			burrow_trainer *t = NULL;
-			burrow_epoch_stats es;
-			burrow_eval_stats ev;
+			burrow_epoch_stats es = {.size = sizeof es};
+			burrow_eval_stats ev = {.size = sizeof ev};
 			bw_mem_fail_after(n);
 			int st = burrow_trainer_open(&t, ds, &o);
 			if (!st)

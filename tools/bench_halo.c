@@ -113,8 +113,8 @@ int bench_halo(int argc, char **argv)
 	}
 	for (int e = -1; e < epochs; e++) {
 		for (int k = 0; k < 2; k++) {
-			burrow_epoch_stats es;
-			burrow_comm_stats cs;
+			burrow_epoch_stats es = {.size = sizeof es};
+			burrow_comm_stats cs = {.size = sizeof cs};
 			double s0 = 0;
 			if (burrow_mpi_barrier() < 0 || ((s0 = sys_seconds()), burrow_dist_train_epoch(d[k], &es, &cs) < 0)) {
 				fprintf(stderr, "burrow: bench halo: rank %d: %s\n", rank, burrow_last_error());

@@ -210,7 +210,7 @@ static int one_run(bench *b, int engine, int rep, run *out)
 	double secs = cli_now() - t0;
 	const int64_t k1 = kernel_read_bytes();
 	if (st == 0) {
-		burrow_store_stats ss;
+		burrow_store_stats ss = {.size = sizeof ss};
 		burrow_store_get_stats(s, &ss);
 		size_t lib_peak;
 		burrow_mem_stats(NULL, &lib_peak);

@@ -76,7 +76,7 @@ static int io_rate(const char *path, int64_t rows, uint64_t seed, double *rows_p
 		}
 	}
 	if (st == 0) {
-		burrow_store_stats ss;
+		burrow_store_stats ss = {.size = sizeof ss};
 		burrow_store_get_stats(s, &ss);
 		*rows_per_s = (double)ss.rows / (cli_now() - t0);
 	}
@@ -229,7 +229,7 @@ int bench_train(int argc, char **argv)
 	}
 	for (int64_t r = 0; r < repeat; r++) {
 		/* the two epochs swap order every run, so that neither always runs first */
-		burrow_epoch_stats em, ec;
+		burrow_epoch_stats em = {.size = sizeof em}, ec = {.size = sizeof ec};
 		if ((st = io_rate(burrow_dataset_features_path(ds), io_rows, (uint64_t)r, &rate[r])) < 0 ||
 		    (st = one_epoch(ds, r % 2 ? &o : &om, r % 2 ? &ec : &em)) < 0 ||
 		    (st = one_epoch(ds, r % 2 ? &om : &o, r % 2 ? &em : &ec)) < 0) {

@@ -1,33 +1,10 @@
 /* burrow.c: the burrow command: dispatch to one subcommand per file (tools/cmd_*.c). */
-#define _GNU_SOURCE /* setenv */
-#include <unistd.h>
 #include "cli.h"
 
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* OpenMP's waits: libgomp reads OMP_WAIT_POLICY and GOMP_SPINCOUNT once, when it loads, and
- * by default a thread that finishes its share spins some 300,000 rounds before sleeping; on
- * a machine whose cores are all taken (the pipeline's sampler and reads, another process)
- * that spinning takes the core from the very thread it waits for, and two threads ran
- * 1.5-3x slower than one. Passive waits (sleep at once) measured best under load (bench
- * sample at 2 threads, load 25 on 2 cores: 1.00x one thread passive, 0.64-0.83x with a
- * 10,000-round spin, 0.41-0.44x with the default spin). libgomp has read its environment
- * before main runs (and libc's start-up resets the environment a preinit function could
- * change), so when the user set neither variable the command sets OMP_WAIT_POLICY and
- * executes itself again, once. */
-#define BURROW_WAIT_POLICY "passive"
-
-static void omp_wait_policy(char **argv)
-{
-	if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT"))
-		return;
-	if (setenv("OMP_WAIT_POLICY", BURROW_WAIT_POLICY, 0) == 0)
-		execv("/proc/self/exe", argv);
-	/* no /proc, or exec refused: run on with libgomp's own default */
-}
 
 int cmd_bench(int argc, char **argv);
 int cmd_datasets(int argc, char **argv);
@@ -102,12 +79,12 @@ static int launcher_size(int *rank)
 
 int main(int argc, char **argv)
 {
+	cli_env(argv);
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}
 	const char *cmd = argv[1];
-	omp_wait_policy(argv);
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
 		if (argc > 2 && strcmp(cmd, "help") == 0) {
 			for (size_t i = 0; i < NCOMMANDS; i++)

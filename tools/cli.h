@@ -24,6 +24,9 @@ typedef struct cli_cmd {
  * thread cannot start (the signals then act as by default). */
 int cli_interrupts_init(const char *cmd, bool quiet);
 
+/* OMP_WAIT_POLICY=passive and OPENBLAS_NUM_THREADS=1 unless the user set them: exec argv
+ * again with them (tools/env.c). Called first thing in main; returns when nothing is to do. */
+void cli_env(char **argv);
 /* "burrow: <what>: <why>" on stderr; returns EXIT_FAIL. */
 int cli_fail(const char *what, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The library's message for a failed call, without a leading "<what>: " that would repeat

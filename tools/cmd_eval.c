@@ -110,7 +110,7 @@ int cmd_eval(int argc, char **argv)
 	burrow_trainer *t;
 	if (train_cli_restore("eval", argv[optind], ckpt, &o, &ds, &t, NULL))
 		return EXIT_FAIL;
-	burrow_eval_stats ev;
+	burrow_eval_stats ev = {.size = sizeof ev};
 	int st = burrow_trainer_evaluate(t, &ev), rc = EXIT_OK;
 	if (st < 0)
 		rc = cli_lib_fail("eval", st);

@@ -56,7 +56,7 @@ int cmd_import(int argc, char **argv)
 	};
 	burrow_import_opts o;
 	burrow_import_defaults(&o);
-	burrow_import_stats is;
+	burrow_import_stats is = {.size = sizeof is};
 	o.stats = &is;
 	bool quiet = false;
 	int64_t v;

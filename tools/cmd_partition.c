@@ -152,7 +152,7 @@ int cmd_partition(int argc, char **argv)
 	cli_progress_init(&prog, quiet);
 	o.progress = cli_progress_cb;
 	o.progress_user = &prog;
-	burrow_partition_stats s;
+	burrow_partition_stats s = {.size = sizeof s};
 	int st = burrow_partition(dir, &o, &s);
 	cli_progress_done(&prog);
 	if (st == BURROW_E_EXISTS && !o.overwrite)

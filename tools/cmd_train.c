@@ -24,7 +24,7 @@ static void print_pipeline(burrow_trainer *t, const burrow_train_opts *o)
 	}
 	burrow_store *s = burrow_trainer_store(t);
 	const burrow_store_info *in = burrow_store_get_info(s);
-	burrow_store_stats st;
+	burrow_store_stats st = {.size = sizeof st};
 	burrow_store_get_stats(s, &st);
 	printf("  batch %lld, fanout %s, prefetch %d; features: %s%s, cache %s: %s of %s rows (%s)\n",
 	       (long long)o->batch_size, fan, o->prefetch, burrow_store_engine_name(in->engine),
@@ -98,8 +98,8 @@ int cmd_train(int argc, char **argv)
 	rc = EXIT_OK;
 	const double start = cli_now();
 	for (int e = done + 1; e <= o.epochs; e++, trained++) {
-		burrow_epoch_stats es;
-		burrow_eval_stats ev = {.train_acc = -1, .valid_acc = -1, .test_acc = -1};
+		burrow_epoch_stats es = {.size = sizeof es};
+		burrow_eval_stats ev = {.size = sizeof ev, .train_acc = -1, .valid_acc = -1, .test_acc = -1};
 		snprintf(pb.label, sizeof pb.label, "epoch %d ", e);
 		if ((st = burrow_trainer_train_epoch(t, &es)) < 0) {
 			rc = cli_lib_fail("train", st);

@@ -111,9 +111,9 @@ int cmd_train_dist(int argc, char **argv)
 		printf("%5s %9s %9s %9s %8s %8s %8s %8s\n", "epoch", "loss", "train", "valid", "epoch_s", "comm_s",
 		       "exposed", "eval_s");
 	for (int e = done + 1; e <= o.train.epochs; e++, trained++) {
-		burrow_epoch_stats es;
-		burrow_comm_stats cs;
-		burrow_eval_stats ev = {.valid_acc = -1, .test_acc = -1};
+		burrow_epoch_stats es = {.size = sizeof es};
+		burrow_comm_stats cs = {.size = sizeof cs};
+		burrow_eval_stats ev = {.size = sizeof ev, .valid_acc = -1, .test_acc = -1};
 		if ((st = burrow_dist_train_epoch(d, &es, &cs)) < 0)
 			return fail_all(rank, cli_lib_message("train", st));
 		const bool eval = a.every > 0 && (e % a.every == 0 || e == o.train.epochs);
@@ -144,7 +144,7 @@ int cmd_train_dist(int argc, char **argv)
 				all.cache_hit_rate = hs[1] > 0 ? hs[0] / hs[1] : -1;
 				burrow_eval_stats eall = ev;
 				eall.eval_s = tm[3];
-				burrow_comm_stats call = {.comm_s = tm[1], .exposed_comm_s = tm[2]};
+				burrow_comm_stats call = {.size = sizeof call, .comm_s = tm[1], .exposed_comm_s = tm[2]};
 				train_cli_log_epoch(lf, &all, &eall, burrow_dist_size(d), &call);
 			}
 			fflush(stdout);

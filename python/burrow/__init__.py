@@ -249,7 +249,7 @@ class FeatureStore:
         return tk
 
     def stats(self):
-        s = _lib.StoreStats()
+        s = _lib.stats(_lib.StoreStats)
         lib.burrow_store_get_stats(self._h, ctypes.byref(s))
         return {f: getattr(s, f) for f, _ in _lib.StoreStats._fields_}
 
@@ -548,7 +548,7 @@ class Trainer:
         return lib.burrow_trainer_epoch(self._h)
 
     def train_epoch(self):
-        s = _lib.EpochStats()
+        s = _lib.stats(_lib.EpochStats)
         _check(lib.burrow_trainer_train_epoch(self._h, ctypes.byref(s)))
         return _sdict(s)
 
@@ -567,7 +567,7 @@ class Trainer:
 
     def evaluate(self):
         """Accuracy on each split from full-neighbor inference: train_acc, valid_acc, test_acc."""
-        s = _lib.EvalStats()
+        s = _lib.stats(_lib.EvalStats)
         _check(lib.burrow_trainer_evaluate(self._h, ctypes.byref(s)))
         return _sdict(s)
 
@@ -673,7 +673,7 @@ def partition(dataset, parts=2, **kw):
     if "method" in kw:
         kw = dict(kw, method={"metis": 0, "random": 1}[kw["method"]])
     keep = _set(o, dict(kw, num_parts=int(parts)), "partition")  # noqa: F841
-    s = _lib.PartitionStats()
+    s = _lib.stats(_lib.PartitionStats)
     path = dataset.path if isinstance(dataset, Dataset) else dataset
     _check(lib.burrow_partition(_b(path), ctypes.byref(o), ctypes.byref(s)))
     d = _sdict(s)

@@ -70,13 +70,13 @@ class Batch(Structure):
 
 
 class SamplerOpts(Structure):
-    _fields_ = [("num_layers", c_int), ("fanouts", c_int * MAX_LAYERS), ("batch_size", c_int64),
+    _fields_ = [("size", c_size_t)] + [("num_layers", c_int), ("fanouts", c_int * MAX_LAYERS), ("batch_size", c_int64),
                 ("seed", c_uint64), ("drop_last", c_bool), ("threads", c_int), ("prefetch", c_int),
                 ("producers", c_int), ("device", c_char_p), ("device_csr_budget", c_int64)]
 
 
 class StoreOpts(Structure):
-    _fields_ = [("engine", c_int), ("queue_depth", c_int), ("threads", c_int), ("max_read_bytes", c_size_t),
+    _fields_ = [("size", c_size_t)] + [("engine", c_int), ("queue_depth", c_int), ("threads", c_int), ("max_read_bytes", c_size_t),
                 ("out_dtype", c_int), ("direct", c_bool), ("mmap_random", c_bool)]
 
 
@@ -89,15 +89,22 @@ class StoreInfo(Structure):
                 ("cache_fill_seconds", c_double)]
 
 
+def stats(cls):
+    """A stats struct with its size set, as the library requires of the caller."""
+    s = cls()
+    s.size = ctypes.sizeof(cls)
+    return s
+
+
 class StoreStats(Structure):
-    _fields_ = [(n, c_uint64) for n in ("gathers", "rows", "cache_hits", "cache_misses", "rows_read", "reads",
+    _fields_ = [("size", c_size_t)] + [(n, c_uint64) for n in ("gathers", "rows", "cache_hits", "cache_misses", "rows_read", "reads",
                                         "bytes_read", "read_errors")] + \
                [("read_p50_us", c_double), ("read_p99_us", c_double)] + \
                [(n, c_uint64) for n in ("cache_rows", "cache_capacity", "cache_bytes")]
 
 
 class TrainOpts(Structure):
-    _fields_ = [("model", c_int), ("layers", c_int), ("hidden", c_int64), ("dropout", c_double),
+    _fields_ = [("size", c_size_t)] + [("model", c_int), ("layers", c_int), ("hidden", c_int64), ("dropout", c_double),
                 ("aggr", c_int), ("heads", c_int), ("attn_dropout", c_double), ("norm", c_int), ("residual", c_bool),
                 ("optimizer", c_int), ("lr", c_double), ("weight_decay", c_double), ("momentum", c_double),
                 ("epochs", c_int), ("seed", c_uint64), ("split", c_double * 3), ("full_graph", c_bool),
@@ -110,13 +117,13 @@ class TrainOpts(Structure):
 
 
 class EpochStats(Structure):
-    _fields_ = [("epoch", c_int), ("batches", c_int64), ("loss", c_double), ("train_acc", c_double),
+    _fields_ = [("size", c_size_t)] + [("epoch", c_int), ("batches", c_int64), ("loss", c_double), ("train_acc", c_double),
                 ("epoch_s", c_double), ("sample_s", c_double), ("io_wait_s", c_double), ("compute_s", c_double),
                 ("rows_read", c_int64), ("cache_hit_rate", c_double)]
 
 
 class EvalStats(Structure):
-    _fields_ = [("train_acc", c_double), ("valid_acc", c_double), ("test_acc", c_double), ("eval_s", c_double),
+    _fields_ = [("size", c_size_t)] + [("train_acc", c_double), ("valid_acc", c_double), ("test_acc", c_double), ("eval_s", c_double),
                 ("spilled_bytes", c_int64)]
 
 
@@ -125,7 +132,7 @@ class Best(Structure):
 
 
 class GenOpts(Structure):
-    _fields_ = [("kind", c_int), ("seed", c_uint64), ("num_nodes", c_int64), ("avg_degree", c_double),
+    _fields_ = [("size", c_size_t)] + [("kind", c_int), ("seed", c_uint64), ("num_nodes", c_int64), ("avg_degree", c_double),
                 ("homophily", c_double), ("scale", c_int), ("edge_factor", c_double), ("a", c_double),
                 ("b", c_double), ("c", c_double), ("num_classes", c_int32), ("feat_dim", c_int64),
                 ("feat_dtype", c_int), ("signal", c_double), ("train_frac", c_double), ("valid_frac", c_double),
@@ -134,13 +141,13 @@ class GenOpts(Structure):
 
 
 class PrepOpts(Structure):
-    _fields_ = [("root", c_char_p), ("out", c_char_p), ("feat_dtype", c_int), ("mem_bytes", c_size_t),
+    _fields_ = [("size", c_size_t)] + [("root", c_char_p), ("out", c_char_p), ("feat_dtype", c_int), ("mem_bytes", c_size_t),
                 ("tmp_dir", c_char_p), ("overwrite", c_bool), ("download", c_bool), ("url", c_char_p),
                 ("progress", c_void_p), ("progress_user", c_void_p)]
 
 
 class ImportOpts(Structure):
-    _fields_ = [("edges", c_char_p), ("header", c_bool), ("num_nodes", c_int64), ("features", c_char_p),
+    _fields_ = [("size", c_size_t)] + [("edges", c_char_p), ("header", c_bool), ("num_nodes", c_int64), ("features", c_char_p),
                 ("labels", c_char_p), ("train", c_char_p), ("valid", c_char_p), ("test", c_char_p),
                 ("split", c_double * 3), ("split_seed", c_uint64), ("undirected", c_bool),
                 ("feat_dtype", c_int), ("name", c_char_p), ("mem_bytes", c_size_t), ("tmp_dir", c_char_p),
@@ -148,7 +155,7 @@ class ImportOpts(Structure):
 
 
 class PartitionOpts(Structure):
-    _fields_ = [("num_parts", c_int), ("balance", c_uint), ("ufactor", c_double), ("seed", c_uint64),
+    _fields_ = [("size", c_size_t)] + [("num_parts", c_int), ("balance", c_uint), ("ufactor", c_double), ("seed", c_uint64),
                 ("method", c_int), ("mem_bytes", c_size_t), ("coarsen_to", c_int64), ("refine_passes", c_int),
                 ("out_dir", c_char_p), ("overwrite", c_bool), ("threads", c_int), ("progress", c_void_p),
                 ("progress_user", c_void_p)]
@@ -160,7 +167,7 @@ class PartitionPhase(Structure):
 
 
 class PartitionStats(Structure):
-    _fields_ = [("num_parts", c_int), ("num_nodes", c_int64), ("num_edges", c_int64), ("sym_edges", c_int64),
+    _fields_ = [("size", c_size_t)] + [("num_parts", c_int), ("num_nodes", c_int64), ("num_edges", c_int64), ("sym_edges", c_int64),
                 ("edge_cut", c_int64), ("metis_cut", c_int64), ("cut_fraction", c_double),
                 ("imbalance_nodes", c_double), ("imbalance_train", c_double), ("imbalance_edges", c_double),
                 ("halo_total", c_int64), ("replication", c_double), ("coarsened", c_bool),

@@ -41,7 +41,7 @@ static void setup(void)
 		die("trainer");
 	/* the trainer keeps a host copy of its best weights, made at its first best and reused after:
 	 * make it now, so that the per-input memory check sees only what an input leaks */
-	burrow_eval_stats ev;
+	burrow_eval_stats ev = {.size = sizeof ev};
 	if (burrow_trainer_evaluate(tr, &ev) < 0)
 		die("evaluate");
 }

@@ -26,8 +26,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			o.eval_chunk = 64;
 			burrow_trainer *t;
 			if (burrow_trainer_open(&t, ds, &o) == 0) {
-				burrow_epoch_stats es;
-				burrow_eval_stats ev;
+				burrow_epoch_stats es = {.size = sizeof es};
+				burrow_eval_stats ev = {.size = sizeof ev};
 				if (burrow_trainer_train_epoch(t, &es) == 0)
 					(void)burrow_trainer_evaluate(t, &ev);
 				burrow_trainer_close(t);

@@ -47,7 +47,7 @@ static void check_setup(int *argc, char ***argv, const char *name, burrow_gen_op
 /* One training epoch of d that must succeed with sane communication times. */
 static void train_epoch_checked(burrow_dist *d, burrow_epoch_stats *es)
 {
-	burrow_comm_stats cs;
+	burrow_comm_stats cs = {.size = sizeof cs};
 	if (burrow_dist_train_epoch(d, es, &cs))
 		die("train", burrow_last_error());
 	if (cs.exposed_comm_s > cs.comm_s + 1e-9 || cs.comm_s < 0)

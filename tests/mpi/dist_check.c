@@ -162,10 +162,10 @@ static void check_replicas(const char *parts, int halo, double boundary_sample, 
 	if (burrow_dist_open(&d, parts, &o))
 		die("dist open", burrow_last_error());
 	for (int e = 0; e < 3; e++) {
-		burrow_epoch_stats es;
+		burrow_epoch_stats es = {.size = sizeof es};
 		train_epoch_checked(d, &es);
 	}
-	burrow_eval_stats ev;
+	burrow_eval_stats ev = {.size = sizeof ev};
 	if (burrow_dist_evaluate(d, &ev))
 		die("evaluate", burrow_last_error());
 	check_replicas_equal(d, "weights differ from rank 0's after training");

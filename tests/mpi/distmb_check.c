@@ -310,7 +310,7 @@ static void check_exact_step(const char *parts, int model)
 			before = malloc((size_t)np * sizeof *before);
 			memcpy(before, d->model->params, (size_t)np * sizeof *before);
 		}
-		burrow_epoch_stats es;
+		burrow_epoch_stats es = {.size = sizeof es};
 		if (burrow_dist_train_epoch(d, &es, NULL))
 			die("train", burrow_last_error());
 		if (es.batches != 1)
@@ -347,14 +347,14 @@ static void check_replicas(const char *parts)
 	burrow_dist *d;
 	open_mb(&d, parts, BURROW_MODEL_SAGE, 3, fan, rank == 0 ? 16 : 64);
 	for (int e = 0; e < 3; e++) {
-		burrow_epoch_stats es;
+		burrow_epoch_stats es = {.size = sizeof es};
 		train_epoch_checked(d, &es);
 		const int64_t want = (d->split_n[BURROW_SPLIT_TRAIN] + 15) / 16;
 		if (rank == 0 && es.batches != want)
 			dief("train", "%lld steps, want rank 0's %lld batches", (long long)es.batches, (long long)want);
 		check_replicas_equal(d, "weights differ from rank 0's after an epoch");
 	}
-	burrow_eval_stats ev;
+	burrow_eval_stats ev = {.size = sizeof ev};
 	if (burrow_dist_evaluate(d, &ev))
 		die("evaluate", burrow_last_error());
 	if (rank == 0)

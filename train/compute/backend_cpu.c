@@ -11,6 +11,7 @@
 #include <cblas.h>
 #include <math.h>
 #include <omp.h>
+#include <stdatomic.h>
 #include <string.h>
 
 /* ------------------------------------------------------------ the device */
@@ -879,19 +880,68 @@ static const bw_ops cpu_ops = {
 
 static int cpu_devices(void) { return 1; }
 
+static atomic_bool blas_warm; /* this process's calling thread holds its OpenBLAS buffer */
+
+/* OpenBLAS under RLIMIT_AS. Each of its threads maps a BW_BLAS_BUFFER work buffer when it
+ * starts, the calling thread maps one on its first level-3 call, and a mapping that fails
+ * is retried forever: a hang, not an error. So, with a limit: refuse at once when the
+ * caller's buffer does not fit in what is left; start no more OpenBLAS threads than half
+ * of what is left then holds (buffer and stack each); and map the caller's buffer now
+ * with one small product, before the model and the cache take the rest. The burrow
+ * command starts OpenBLAS with one thread (tools/env.c), since the
+ * threads it starts by itself, at load, cannot be sized here. */
+static int blas_fit(int threads)
+{
+	size_t left, limit;
+	if (!bw_as_left(&left, &limit)) {
+		if (threads > 0)
+			openblas_set_num_threads(threads);
+		return 0;
+	}
+	const size_t need = atomic_load(&blas_warm) ? 0 : BW_BLAS_BUFFER + BW_AS_SLACK;
+	if (left < need)
+		return bw_err(BURROW_E_NOMEM, "backend: OpenBLAS's %zu MiB work buffer does not fit in the %zu MiB left "
+					      "of RLIMIT_AS (%zu MiB)",
+			      BW_BLAS_BUFFER >> 20, left >> 20, limit >> 20);
+	const int have = openblas_get_num_threads(), want = bw_threads(threads);
+	int k = want;
+	if (want > have) {
+		const size_t more = (left - need) / 2 / (BW_BLAS_BUFFER + bw_stack_bytes());
+		k = have + (int)BW_MIN((size_t)(want - have), more);
+	}
+	if (k != have)
+		openblas_set_num_threads(k);
+	if (atomic_load(&blas_warm))
+		return 0;
+	/* above OpenBLAS's small-matrix path (M*N*K <= 100^3), so that the buffer is mapped */
+	enum { W = 128 };
+	float *a = bw_malloc(3 * W * W * sizeof *a);
+	if (!a)
+		return BURROW_E_NOMEM;
+	memset(a, 0, 3 * W * W * sizeof *a);
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, W, W, W, 1.0f, a, W, a + W * W, W, 0.0f,
+		    a + 2 * W * W, W);
+	bw_free(a);
+	atomic_store(&blas_warm, true);
+	return 0;
+}
+
 /* The OpenMP threads of the kernels; OpenBLAS is held at one thread, since cpu_gemm splits
- * its work over those same OpenMP threads (one pool: see cpu_gemm). */
+ * its work over those same OpenMP threads (one pool: see cpu_gemm), and under RLIMIT_AS its
+ * caller's buffer is mapped now or refused (blas_fit). */
 static int cpu_init(bw_backend *be, const bw_backend_cfg *cfg)
 {
 	const int threads = cfg->threads;
 	memset(be, 0, sizeof *be);
 	if (cfg->index != 0)
 		return bw_err(BURROW_E_INVAL, "backend: the CPU has no device %d", cfg->index);
+	int st = blas_fit(1);
+	if (st)
+		return st;
 	be->ops = &cpu_ops;
 	be->dev = &cpu_device;
 	be->kind = BW_BACKEND_CPU;
 	be->threads = bw_threads(threads);
-	openblas_set_num_threads(1);
 	return 0;
 }
 

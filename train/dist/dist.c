@@ -13,6 +13,7 @@
 void burrow_dist_defaults(burrow_dist_opts *o)
 {
 	memset(o, 0, sizeof *o);
+	o->size = sizeof *o;
 	burrow_train_defaults(&o->train);
 	o->train.full_graph = true;
 	o->halo = BURROW_HALO_EXACT;
@@ -141,8 +142,14 @@ static int compute_threads(const burrow_dist *d, int *threads)
 	return 0;
 }
 
-int burrow_dist_check(const burrow_dist_opts *o)
+int burrow_dist_check(const burrow_dist_opts *opts)
 {
+	burrow_dist_opts oo;
+	const burrow_dist_opts *o = &oo;
+	burrow_dist_defaults(&oo);
+	int st = bw_opts_in(&oo, sizeof oo, opts, "burrow_dist_opts");
+	if (st || (st = bw_opts_in(&oo.train, sizeof oo.train, &opts->train, "burrow_dist_opts.train")))
+		return st;
 	if (!(o->boundary_sample > 0.0 && o->boundary_sample <= 1.0))
 		return bw_err(BURROW_E_INVAL, "train: boundary sample fraction %g outside (0, 1]", o->boundary_sample);
 	if (o->boundary_sample < 1.0 && o->halo == BURROW_HALO_STALE)
@@ -159,13 +166,11 @@ int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist
 	burrow_dist *d = bw_calloc(1, sizeof *d);
 	if (!d)
 		return BURROW_E_NOMEM;
-	if (o)
-		d->o = *o;
-	else
-		burrow_dist_defaults(&d->o);
-	d->o.train.scratch_dir = NULL;
-	if ((st = burrow_dist_check(&d->o)))
+	burrow_dist_defaults(&d->o);
+	if ((o && (st = bw_opts_in(&d->o, sizeof d->o, o, "burrow_dist_opts"))) ||
+	    (st = burrow_dist_check(&d->o)))
 		goto fail_early;
+	d->o.train.scratch_dir = NULL;
 	d->best = (burrow_best){.epoch = -1, .valid_acc = -1, .test_acc = -1};
 	if ((st = bw_comm_open(&d->comm, d->o.comm, bw_device_cpu())))
 		goto fail;
@@ -510,7 +515,7 @@ out_wait:
 	return st;
 }
 
-int burrow_dist_train_epoch(burrow_dist *d, burrow_epoch_stats *st_out, burrow_comm_stats *cs)
+static int train_epoch(burrow_dist *d, burrow_epoch_stats *st_out, burrow_comm_stats *cs)
 {
 	if (d->mb)
 		return bw_dist_mb_epoch(d, st_out, cs);
@@ -556,7 +561,20 @@ int burrow_dist_train_epoch(burrow_dist *d, burrow_epoch_stats *st_out, burrow_c
 	return 0;
 }
 
-int burrow_dist_evaluate(burrow_dist *d, burrow_eval_stats *ev)
+int burrow_dist_train_epoch(burrow_dist *d, burrow_epoch_stats *es_out, burrow_comm_stats *cs_out)
+{
+	burrow_epoch_stats es = {.size = sizeof es};
+	burrow_comm_stats cs = {.size = sizeof cs};
+	int st = bw_stats_check(es_out, "burrow_epoch_stats");
+	if (st || (st = bw_stats_check(cs_out, "burrow_comm_stats")))
+		return st;
+	st = train_epoch(d, &es, &cs);
+	bw_stats_out(es_out, &es, sizeof es);
+	bw_stats_out(cs_out, &cs, sizeof cs);
+	return st;
+}
+
+static int evaluate(burrow_dist *d, burrow_eval_stats *ev)
 {
 	double t0 = bw_comm_now();
 	const bw_tensor *logits;
@@ -596,6 +614,17 @@ int burrow_dist_evaluate(burrow_dist *d, burrow_eval_stats *ev)
 		d->best.test_acc = acc[2];
 	}
 	return 0;
+}
+
+int burrow_dist_evaluate(burrow_dist *d, burrow_eval_stats *out)
+{
+	burrow_eval_stats ev = {.size = sizeof ev};
+	int st = bw_stats_check(out, "burrow_eval_stats");
+	if (st)
+		return st;
+	st = evaluate(d, &ev);
+	bw_stats_out(out, &ev, sizeof ev);
+	return st;
 }
 
 /* ------------------------------------------------------------ checkpoints */

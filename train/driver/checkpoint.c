@@ -399,14 +399,16 @@ static int parse_info(const cJSON *h, ck_info *ci, const char *path)
 	return parse_split(h, ci, path);
 }
 
-int burrow_checkpoint_read_opts(const char *path, burrow_train_opts *o)
+int burrow_checkpoint_read_opts(const char *path, burrow_train_opts *opts)
 {
 	cJSON *h;
 	int fd;
 	int64_t payload;
 	ck_info ci;
-	int st = ck_open(path, &h, &fd, &payload);
-	if (st)
+	burrow_train_opts oo, *o = &oo;
+	burrow_train_defaults(&oo);
+	int st = bw_opts_in(&oo, sizeof oo, opts, "burrow_train_opts");
+	if (st || (st = ck_open(path, &h, &fd, &payload)))
 		return st;
 	close(fd);
 	st = parse_info(h, &ci, path);
@@ -429,6 +431,7 @@ int burrow_checkpoint_read_opts(const char *path, burrow_train_opts *o)
 	o->seed = ci.seed;
 	if (ci.has_split) /* an older checkpoint leaves the caller's */
 		memcpy(o->split, ci.split, sizeof o->split);
+	bw_stats_out(opts, o, sizeof *o); /* at most the caller's size */
 	return 0;
 }
 

@@ -3,10 +3,11 @@
  * node's embedding is computed once per layer from all its neighbors; a chunk is a block in
  * the sampler's convention (its destination rows first, then their other neighbors), so the
  * same layer forward serves training batches and inference. A hidden layer's embeddings
- * stay in memory while they fit in half of opts.mem_bytes, else they are streamed to a
- * scratch npy file and read back with pread. */
+ * stay in memory while they fit in half of opts.mem_bytes (when 0 under RLIMIT_AS: of what
+ * is left of it), else they are streamed to a scratch npy file and read back with pread. */
 #include "driver.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -178,7 +179,11 @@ int bw_trainer_infer_upto(burrow_trainer *t, int layers, bw_infer_sink sink, voi
 		memset(&lo, 0, sizeof lo);
 		if (!last) {
 			const double bytes = (double)n * (double)dout * sizeof(float);
-			if (t->o.mem_bytes == 0 || bytes <= (double)t->o.mem_bytes / 2) {
+			size_t left, limit;
+			const double budget = t->o.mem_bytes > 0	     ? (double)t->o.mem_bytes
+					      : bw_as_left(&left, &limit) ? (double)left
+									  : INFINITY;
+			if (bytes <= budget / 2) {
 				if (!(lo.mem = bw_aligned_alloc(64, (size_t)(n * dout) * sizeof(float) + 1))) {
 					st = BURROW_E_NOMEM;
 					goto out;

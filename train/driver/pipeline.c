@@ -351,7 +351,7 @@ int bw_trainer_minibatch_epoch(burrow_trainer *t, burrow_epoch_stats *es)
 	int64_t num = burrow_sampler_num_batches(t->sampler);
 	if (t->o.max_batches > 0 && t->o.max_batches < num)
 		num = t->o.max_batches;
-	burrow_store_stats s0, s1;
+	burrow_store_stats s0 = {.size = sizeof s0}, s1 = {.size = sizeof s1};
 	burrow_store_get_stats(t->store, &s0);
 	p->num = num;
 	p->loaded = p->consumed = 0;

@@ -16,6 +16,7 @@
 void burrow_train_defaults(burrow_train_opts *o)
 {
 	memset(o, 0, sizeof *o);
+	o->size = sizeof *o;
 	o->model = BURROW_MODEL_SAGE;
 	o->layers = 3;
 	o->hidden = 256;
@@ -33,8 +34,13 @@ void burrow_train_defaults(burrow_train_opts *o)
 	o->eval_chunk = 8192;
 }
 
-int burrow_train_fanout(const burrow_train_opts *o, int layer)
+int burrow_train_fanout(const burrow_train_opts *opts, int layer)
 {
+	burrow_train_opts oo;
+	const burrow_train_opts *o = &oo;
+	burrow_train_defaults(&oo);
+	if (bw_opts_in(&oo, sizeof oo, opts, "burrow_train_opts"))
+		return 0;
 	if (o->model == BURROW_MODEL_MLP || layer < 0 || layer >= o->layers)
 		return 0;
 	return o->fanout[layer] != 0 ? o->fanout[layer] : 5 * (o->layers - layer);
@@ -165,8 +171,11 @@ static int check_opts(const burrow_train_opts *o)
 }
 
 /* The cache budget the options ask for, given what caching every row takes (full): never
- * more than that, since a larger budget would only buy empty slots. */
-static size_t cache_budget(const burrow_train_opts *o, size_t full)
+ * more than that, since a larger budget would only buy empty slots. Automatic: under
+ * RLIMIT_AS, a quarter of what is left once the stacks of the threads still to start
+ * (kernels, prefetch, store) and the rings are counted, so that batches, model and
+ * evaluation keep the rest. */
+static size_t cache_budget(const burrow_train_opts *o, int threads, size_t full)
 {
 	if (o->full_graph || o->cache_policy == BURROW_CACHE_NONE)
 		return 0;
@@ -177,9 +186,11 @@ static size_t cache_budget(const burrow_train_opts *o, size_t full)
 	/* auto: everything when it takes at most a quarter of the memory, else that quarter */
 	const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
 	double cap = pages > 0 && page > 0 ? (double)pages * (double)page / 4 : (double)full;
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-		cap = BW_MIN(cap, (double)rl.rlim_cur / 4);
+	size_t left, limit;
+	if (bw_as_left(&left, &limit)) {
+		const size_t later = (size_t)(threads + o->prefetch + 4) * bw_stack_bytes() + BW_AS_SLACK;
+		cap = BW_MIN(cap, left > later ? (double)(left - later) / 4 : 0);
+	}
 	return (double)full <= cap ? full : (size_t)cap;
 }
 
@@ -245,7 +256,7 @@ static int open_features(burrow_trainer *t)
 	so.engine = t->o.store_engine;
 	so.out_dtype = BURROW_DTYPE_F32;
 	if (!t->o.full_graph)
-		t->cache_budget = cache_budget(&t->o, bw_cache_bytes_for((size_t)n, (size_t)d * sizeof(float)));
+		t->cache_budget = cache_budget(&t->o, t->be.threads, bw_cache_bytes_for((size_t)n, (size_t)d * sizeof(float)));
 	if (!t->o.full_graph && t->cache_budget == 0 && so.engine != BURROW_STORE_MMAP && fits_page_cache(path)) {
 		so.direct = false;
 		bw_log(BURROW_LOG_INFO, "%s fits in the page cache and no feature cache is set: buffered reads", path);
@@ -315,16 +326,14 @@ static int make_split_index(burrow_trainer *t)
 	return 0;
 }
 
-int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_train_opts *o)
+int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_train_opts *opts)
 {
 	*out = NULL;
 	burrow_train_opts def;
-	if (!o) {
-		burrow_train_defaults(&def);
-		o = &def;
-	}
-	int st = check_opts(o);
-	if (st)
+	const burrow_train_opts *o = &def;
+	burrow_train_defaults(&def);
+	int st = opts ? bw_opts_in(&def, sizeof def, opts, "burrow_train_opts") : 0;
+	if (st || (st = check_opts(o)))
 		return st;
 	burrow_trainer *t = bw_calloc(1, sizeof *t);
 	if (!t)
@@ -482,7 +491,7 @@ static void progress(const burrow_trainer *t, uint64_t done, uint64_t total)
 		t->o.progress(t->o.progress_user, "train", done, total);
 }
 
-int burrow_trainer_train_epoch(burrow_trainer *t, burrow_epoch_stats *es)
+static int train_epoch(burrow_trainer *t, burrow_epoch_stats *es)
 {
 	memset(es, 0, sizeof *es);
 	if (!t->o.full_graph) {
@@ -531,6 +540,17 @@ int burrow_trainer_train_epoch(burrow_trainer *t, burrow_epoch_stats *es)
 	return 0;
 }
 
+int burrow_trainer_train_epoch(burrow_trainer *t, burrow_epoch_stats *out)
+{
+	burrow_epoch_stats es = {.size = sizeof es};
+	int st = bw_stats_check(out, "burrow_epoch_stats");
+	if (st)
+		return st;
+	st = train_epoch(t, &es);
+	bw_stats_out(out, &es, sizeof es);
+	return st;
+}
+
 /* Evaluation's sink: count argmax == label per split. */
 typedef struct acc_ctx {
 	burrow_trainer *t;
@@ -559,7 +579,7 @@ static int acc_sink(void *ctx, int64_t r0, const bw_tensor *z)
 	return 0;
 }
 
-int burrow_trainer_evaluate(burrow_trainer *t, burrow_eval_stats *ev)
+static int evaluate(burrow_trainer *t, burrow_eval_stats *ev)
 {
 	memset(ev, 0, sizeof *ev);
 	const double t0 = now_s();
@@ -582,6 +602,17 @@ int burrow_trainer_evaluate(burrow_trainer *t, burrow_eval_stats *ev)
 		return bw_trainer_keep_best(t);
 	}
 	return 0;
+}
+
+int burrow_trainer_evaluate(burrow_trainer *t, burrow_eval_stats *out)
+{
+	burrow_eval_stats ev = {.size = sizeof ev};
+	int st = bw_stats_check(out, "burrow_eval_stats");
+	if (st)
+		return st;
+	st = evaluate(t, &ev);
+	bw_stats_out(out, &ev, sizeof ev);
+	return st;
 }
 
 /* embed's sink: stream the rows (read back from the device) into the npy writer. */

@@ -1,0 +1,34 @@
+/* env.c: the environment OpenMP and OpenBLAS read when they load, set before anything runs
+ * (one exec of the command itself, at most). */
+#define _POSIX_C_SOURCE 200809L
+#include "cli.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+/* libgomp and OpenBLAS read their environment once, when they load, before main (and libc's
+ * start-up resets the environment a preinit function could change), so the command sets
+ * what it needs and executes itself again, once, when the user set none of it:
+ * - OMP_WAIT_POLICY=passive (unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set): by default a
+ *   thread that finishes its share spins some 300,000 rounds before sleeping, and on a
+ *   machine whose cores are all taken (the pipeline's sampler and reads, another process)
+ *   that spinning takes the core from the very thread it waits for: two threads ran 1.5-3x
+ *   slower than one. Passive waits measured best under load (bench sample at 2 threads,
+ *   load 25 on 2 cores: 1.00x one thread passive, 0.64-0.83x with a 10,000-round spin,
+ *   0.41-0.44x with the default spin; docs/train.md).
+ * - OPENBLAS_NUM_THREADS=1 (unless it or GOTO_NUM_THREADS is set): the CPU backend runs
+ *   OpenBLAS at one thread and splits GEMMs over its own OpenMP threads (one pool), so the
+ *   threads OpenBLAS starts from its constructor would only idle; and under RLIMIT_AS each
+ *   of them maps a 128 MiB buffer, retrying forever when the mapping fails (a hang at 100%
+ *   CPU, not an error: train/compute/backend_cpu.c, blas_fit).
+ * If the exec fails, the command carries on as it is. */
+void cli_env(char **argv)
+{
+	bool changed = false;
+	if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT"))
+		changed |= setenv("OMP_WAIT_POLICY", "passive", 0) == 0;
+	if (!getenv("OPENBLAS_NUM_THREADS") && !getenv("GOTO_NUM_THREADS"))
+		changed |= setenv("OPENBLAS_NUM_THREADS", "1", 0) == 0;
+	if (changed)
+		execv("/proc/self/exe", argv);
+}
