@@ -837,7 +837,7 @@ static void seq_fill_case(burrow_dtype t, burrow_dtype out, int64_t N, int64_t d
 		const uint64_t span = (uint64_t)(in->data_offset + N * (int64_t)in->row_bytes) / 2;
 		cr_assert(in->cache_fill_bytes >= span, "a pass over the file read %llu bytes",
 			  (unsigned long long)in->cache_fill_bytes);
-		burrow_store_stats st;
+		burrow_store_stats st = {.size = sizeof st};
 		burrow_store_get_stats(s, &st);
 		cr_assert_eq(st.cache_rows, (uint64_t)nz);
 		check_all_rows(s, plain, N, all, rb);
@@ -886,7 +886,7 @@ static void seq_fault_case(int kind)
 		cr_assert(strstr(burrow_last_error(), kind == 1 ? "Input/output error" : "short read"), "message: %s",
 			  burrow_last_error());
 		cr_assert(strstr(burrow_last_error(), path), "message: %s", burrow_last_error());
-		burrow_store_stats st;
+		burrow_store_stats st = {.size = sizeof st};
 		burrow_store_get_stats(s, &st);
 		cr_assert_eq(st.cache_rows, 0);
 		cr_assert(st.read_errors >= 1);

@@ -836,7 +836,7 @@ Test(train_run, sampled_evaluation_agrees_with_layerwise_inference)
 	burrow_dataset *ds;
 	cr_assert_eq(burrow_dataset_open(&ds, d), 0, "%s", burrow_last_error());
 	const int32_t fans[3][2] = {{0, 0}, {-1, -1}, {3, 3}};
-	burrow_eval_stats ev[4];
+	burrow_eval_stats ev[4] = {{.size = sizeof ev[0]}, {.size = sizeof ev[0]}, {.size = sizeof ev[0]}, {.size = sizeof ev[0]}};
 	uint64_t sum[4];
 	for (int k = 0; k < 4; k++) {
 		burrow_train_opts o = small_opts(BURROW_MODEL_SAGE);
@@ -846,7 +846,7 @@ Test(train_run, sampled_evaluation_agrees_with_layerwise_inference)
 		burrow_trainer *t;
 		cr_assert_eq(burrow_trainer_open(&t, ds, &o), 0, "%s", burrow_last_error());
 		for (int e = 0; e < 20; e++) {
-			burrow_epoch_stats es;
+			burrow_epoch_stats es = {.size = sizeof es};
 			cr_assert_eq(burrow_trainer_train_epoch(t, &es), 0, "%s", burrow_last_error());
 		}
 		sum[k] = burrow_trainer_weights_checksum(t);
