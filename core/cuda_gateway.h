@@ -1,6 +1,7 @@
 /* cuda_gateway.h: the one header through which C code reaches CUDA code (the compute
  * backend's registry is train/compute/backend.c; the GPU sampler is sampler/sample_cuda.cu).
- * In a build without CUDA the sampler's entry points are stubs that refuse. */
+ * In a build without CUDA the sampler's entry points return BURROW_E_UNSUPPORTED, naming
+ * the build. */
 #ifndef BURROW_CUDA_GATEWAY_H
 #define BURROW_CUDA_GATEWAY_H
 

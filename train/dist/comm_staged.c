@@ -83,6 +83,21 @@ static int staged_close(bw_comm *c)
 }
 
 /* A free operation slot, its buffers grown to send_bytes and recv_bytes. */
+/* Grow the pinned buffer *pin (capacity *cap bytes) to at least bytes; on failure it is
+ * empty (NULL, 0), never half-sized. */
+static int pinned_reserve(bw_comm *c, void **pin, size_t *cap, size_t bytes)
+{
+	if (bytes <= *cap)
+		return 0;
+	bw_device_host_free(c->dev, *pin);
+	*pin = NULL;
+	*cap = 0;
+	int st = bw_device_host_alloc(c->dev, bytes, pin);
+	if (!st)
+		*cap = bytes;
+	return st;
+}
+
 static int op_take(bw_comm *c, size_t send_bytes, size_t recv_bytes, staged_op **out, const char *what)
 {
 	staged_ctx *x = ctx_of(c);
@@ -93,22 +108,9 @@ static int op_take(bw_comm *c, size_t send_bytes, size_t recv_bytes, staged_op *
 			o = &x->op[i];
 	if (!o)
 		return bw_err(BURROW_E_UNSUPPORTED, "%s: more than %d staged operations in flight", what, STAGED_OPS);
-	if (send_bytes > o->cap_s) {
-		bw_device_host_free(c->dev, o->pin_s);
-		o->pin_s = NULL;
-		o->cap_s = 0;
-		if ((st = bw_device_host_alloc(c->dev, send_bytes, &o->pin_s)))
-			return st;
-		o->cap_s = send_bytes;
-	}
-	if (recv_bytes > o->cap_r) {
-		bw_device_host_free(c->dev, o->pin_r);
-		o->pin_r = NULL;
-		o->cap_r = 0;
-		if ((st = bw_device_host_alloc(c->dev, recv_bytes, &o->pin_r)))
-			return st;
-		o->cap_r = recv_bytes;
-	}
+	if ((st = pinned_reserve(c, &o->pin_s, &o->cap_s, send_bytes)) ||
+	    (st = pinned_reserve(c, &o->pin_r, &o->cap_r, recv_bytes)))
+		return st;
 	bw_comm_req_null(&o->inner);
 	o->busy = true;
 	o->n = 0;
