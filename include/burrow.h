@@ -847,11 +847,10 @@ typedef struct burrow_train_opts {
 				   they fit in half of this, else spills them to a scratch npy; 0 = no
 				   limit, or under RLIMIT_AS half of what is left of it (default 0) */
 	const char *scratch_dir;/* where spills go (borrowed; NULL = $TMPDIR or /tmp) */
-	int threads;            /* OpenMP and OpenBLAS threads of the compute; 0 = in mini-batch mode one
-				   fewer than the runtime default (at least 1), leaving a core to the
-				   pipeline's sampling and reads; in full-graph mode the runtime default.
-				   Mini-batch mode, or a positive value, sets OpenBLAS's process-wide
-				   thread count; under RLIMIT_AS only as many as fit (docs/train.md) */
+	int threads;            /* OpenMP threads of the compute (GEMMs are split over them; OpenBLAS
+				   runs single-threaded inside them); 0 = the runtime default, in both
+				   modes: the pipeline's sampling and read threads share the cores
+				   (docs/train.md, "One thread pool") */
 	burrow_progress_fn progress; /* batches within an epoch, phase "train"; evaluation's rows
 					(layers x nodes), phase "eval"; may be NULL */
 	void *progress_user;

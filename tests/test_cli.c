@@ -345,6 +345,30 @@ Test(cli, train_ends_every_run_with_a_final_line)
 	free(d);
 }
 
+/* bench sample scales producer threads by default (training's mode) and OpenMP threads in
+ * one batch with --omp, one JSON object per thread count. */
+Test(cli, bench_sample_measures_producers_by_default_and_omp_on_request)
+{
+	char *d = small_csbm("bs", 2000), *out, *err;
+	const char *mode[] = {"", "--omp"}, *want[] = {"\"mode\": \"producers\"", "\"mode\": \"omp\""};
+	for (int m = 0; m < 2; m++) {
+		int rc = tu_sh(&out, &err, "%s bench sample %s --fanout 4,3 --batch 64 --threads 2 --seconds 0.1 --json %s",
+			       tu_burrow(), d, mode[m]);
+		cr_assert_eq(rc, 0, "%s\n%s", out, err);
+		cr_assert_eq(lines(out), 2, "one object per thread count: %s", out);
+		const char *t1 = strstr(out, "\"threads\": 1,"), *t2 = strstr(out, "\"threads\": 2,");
+		cr_assert(t1 && t2 && t1 < t2, "%s", out);
+		const char *p1 = strstr(out, want[m]), *p2 = p1 ? strstr(p1 + 1, want[m]) : NULL;
+		cr_assert(p1 && p2, "both lines are %s: %s", want[m], out);
+		/* each thread count sampled batches with edges in them */
+		for (const char *a = strstr(out, "\"edges_per_batch\""); a; a = strstr(a + 1, "\"edges_per_batch\""))
+			cr_assert_gt(strtod(strchr(a, ':') + 1, NULL), 0, "%s", out);
+		free(out);
+		free(err);
+	}
+	free(d);
+}
+
 /* A --fanout list without --layers sets the number of layers; with a --layers that
  * disagrees it is refused, naming both (burrow train and burrow bench train alike). */
 Test(cli, fanout_sets_the_number_of_layers)

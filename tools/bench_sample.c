@@ -11,7 +11,7 @@
 
 static void help(void)
 {
-	printf("usage: burrow bench sample DIR [--fanout 15,10,5] [--batch 1024] [--threads T] [--producers]\n"
+	printf("usage: burrow bench sample DIR [--fanout 15,10,5] [--batch 1024] [--threads T] [--omp]\n"
 	       "                              [--single] [--device D] [--verify N] [--seconds S] [--seed S]\n"
 	       "                              [--json]\n\n"
 	       "Sample mini-batches from the training split of DIR (every node when it has none) for\n"
@@ -24,8 +24,10 @@ static void help(void)
 	       "  --fanout LIST   neighbors per layer, input layer first; -1 = all (15,10,5)\n"
 	       "  --batch B       seeds per batch (1024)\n"
 	       "  --threads T     largest thread count (the number of CPUs)\n"
-	       "  --producers     scale producer threads (each sampling whole batches on one thread,\n"
-	       "                  prefetch 2 per producer) instead of OpenMP threads inside one batch\n"
+	       "  --omp           scale OpenMP threads inside one batch (no prefetch) instead of the\n"
+	       "                  default: producer threads, each sampling whole batches on one thread\n"
+	       "                  with 2 batches of prefetch per producer, as training samples\n"
+	       "                  (--producers: the default, kept for scripts)\n"
 	       "  --single        measure at T threads only, not at 1 .. T\n"
 	       "  --device D      sample on cpu (the default), cuda (= cuda:0) or cuda:N; on a GPU the\n"
 	       "                  thread counts are producer threads, each with its own stream (T: 4)\n"
@@ -200,13 +202,14 @@ out_close:
 	return st;
 }
 
-enum { O_FANOUT = 256, O_BATCH, O_THREADS, O_PRODUCERS, O_SINGLE, O_DEVICE, O_VERIFY, O_SECONDS, O_SEED, O_JSON, O_HELP };
+enum { O_FANOUT = 256, O_BATCH, O_THREADS, O_PRODUCERS, O_OMP, O_SINGLE, O_DEVICE, O_VERIFY, O_SECONDS, O_SEED, O_JSON, O_HELP };
 
 int bench_sample(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{"fanout", required_argument, 0, O_FANOUT},   {"batch", required_argument, 0, O_BATCH},
 		{"threads", required_argument, 0, O_THREADS}, {"producers", no_argument, 0, O_PRODUCERS},
+		{"omp", no_argument, 0, O_OMP},
 		{"single", no_argument, 0, O_SINGLE},         {"device", required_argument, 0, O_DEVICE},
 		{"verify", required_argument, 0, O_VERIFY},   {"seconds", required_argument, 0, O_SECONDS},
 		{"seed", required_argument, 0, O_SEED},
@@ -217,7 +220,7 @@ int bench_sample(int argc, char **argv)
 	burrow_sampler_defaults(&o);
 	int64_t maxt = 0, v, nverify = 0;
 	double seconds = 3;
-	bool json = false, producers = false, single = false;
+	bool json = false, producers = true, single = false;
 	int c;
 	while ((c = cli_getopt("bench sample", argc, argv, "h", lo)) != -1) {
 		switch (c) {
@@ -238,6 +241,7 @@ int bench_sample(int argc, char **argv)
 				return cli_usage("bench sample", "--threads wants an integer in [1, 256], got '%s'", optarg);
 			break;
 		case O_PRODUCERS: producers = true; break;
+		case O_OMP: producers = false; break;
 		case O_SINGLE: single = true; break;
 		case O_DEVICE:
 			o.device = optarg; /* its availability is checked before any work */

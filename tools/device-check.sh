@@ -276,7 +276,7 @@ PYEOF
 			--seconds 3 --json >"$out/sample-cuda.jsonl" 2>"$out/sample-cuda.err" || true
 		timeout 30 "$B" bench sample "$w/r22" --fanout 15,10,5 --threads "$ncpu" --single --producers \
 			--seconds 3 --json >"$out/sample-cpu-producers.jsonl" 2>"$out/sample-cpu-producers.err" || true
-		timeout 30 "$B" bench sample "$w/r22" --fanout 15,10,5 --threads "$ncpu" --single \
+		timeout 30 "$B" bench sample "$w/r22" --fanout 15,10,5 --threads "$ncpu" --single --omp \
 			--seconds 3 --json >"$out/sample-cpu-omp.jsonl" 2>"$out/sample-cpu-omp.err" || true
 	fi
 

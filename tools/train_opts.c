@@ -261,9 +261,9 @@ static const topt opts[] = {
 	{"tf32", NULL, W_BOTH, SECTION_RUN, K_FLAG, OFF(d.train.tf32), 0, 0, NULL, NULL,
 	 "cuda: let GEMMs round their inputs to TF32 (faster, ~1e-3 relative; off: float32)", NULL},
 	{"threads", "T", W_BOTH | W_NODEF, SECTION_RUN, K_INT, OFF(d.train.threads), 1, 4096, NULL, NULL,
-	 "compute's OpenMP threads, GEMMs split over them (one process, mini-batch: all cores but one,\n"
-	 "left to sampling and reads; full graph: all; under mpirun: the node's cores over the\n"
-	 "ranks on it)",
+	 "compute's OpenMP threads, GEMMs split over them (one process: all cores, shared with\n"
+	 "the pipeline's light sampling and read threads; under mpirun: the node's cores over\n"
+	 "the ranks on it)",
 	 NULL},
 	{"log", "FILE", W_BOTH, SECTION_OUT, K_STR, OFF(log), 0, 0, NULL, NULL,
 	 "one JSON object per epoch, then one with \"final\": true (under mpirun: rank 0)", NULL},

@@ -356,12 +356,10 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 		st = bw_err(BURROW_E_INVAL, "train: dataset '%s' has no labels", t->info->name);
 		goto fail;
 	}
-	/* mini-batch mode leaves a core to the pipeline's threads (sampling, submits, the
-	 * store's reads) unless told otherwise: their work then overlaps the compute instead of
-	 * taking turns with it */
-	int threads = o->threads;
-	if (threads <= 0 && !o->full_graph)
-		threads = BW_MAX(1, omp_get_max_threads() - 1);
+	/* every core, in both modes: the pipeline's threads (sampling, submits, the store's
+	 * reads) are light beside the compute, and the compute's waits are passive, so they
+	 * interleave instead of spinning against each other (docs/train.md, "One thread pool") */
+	const int threads = o->threads;
 	int kind, index;
 	if ((st = bw_device_parse(o->device, &kind, &index)))
 		goto fail;
