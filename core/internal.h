@@ -171,6 +171,16 @@ size_t bw_as_used(void);
 bool bw_as_left(size_t *left, size_t *limit);
 /* The stack a new thread maps (the default pthread attribute: RLIMIT_STACK or glibc's). */
 size_t bw_stack_bytes(void);
+/* Is the process's memory limited by its cgroup (v2 memory.max, or v1's memory controller's
+ * memory.limit_in_bytes; the smallest limit from its cgroup up to the root)? Then *limit =
+ * that limit, else false with SIZE_MAX. A container's or a systemd-run -p MemoryMax=
+ * "RAM given to the run" is this limit, not the machine's memory. */
+bool bw_cgroup_mem_limit(size_t *limit);
+/* The same, reading proc_cgroup (a /proc/PID/cgroup) and the hierarchies under sysfs (a
+ * /sys/fs/cgroup): for tests, which build such trees in a directory. */
+bool bw_cgroup_mem_limit_at(const char *proc_cgroup, const char *sysfs, size_t *limit);
+/* The machine's memory, min'ed with the cgroup limit: what "memory" means for a default. */
+size_t bw_mem_total(void);
 
 /* ------------------------------------------------------------ threads */
 #include <omp.h>

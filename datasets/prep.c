@@ -32,8 +32,8 @@ void burrow_prep_defaults(burrow_prep_opts *o)
 
 size_t bw_half_memory(void)
 {
-	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
-	return pages > 0 && size > 0 ? (size_t)pages * (size_t)size / 2 : (size_t)1 << 30;
+	const size_t mem = bw_mem_total(); /* the machine's, or the cgroup's when smaller */
+	return mem != SIZE_MAX ? mem / 2 : (size_t)1 << 30;
 }
 
 typedef struct prep {

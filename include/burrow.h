@@ -338,7 +338,7 @@ typedef struct burrow_gen_opts {
 	double fraction;        /* of ogbn-papers100M's nodes, edges and splits (default 1, in (0, 4]) */
 	/* all kinds */
 	size_t mem_bytes;       /* memory budget of the CSR build, spilled beyond it (0: csbm and rmat
-				 * build in memory; papers takes half the physical memory) */
+				 * build in memory; papers takes half the physical memory or of the cgroup's limit) */
 	const char *spill_dir;  /* folder for the build's spill files (NULL: $TMPDIR, else /tmp); borrowed */
 } burrow_gen_opts;
 
@@ -564,7 +564,7 @@ typedef struct burrow_prep_opts {
 	const char *out;           /* the dataset directory (NULL: <root>/<name>) */
 	burrow_dtype feat_dtype;   /* F32 (default) or F16 */
 	size_t mem_bytes;          /* memory for the edge list; more spills sorted runs to disk
-				    * (0 = half the physical memory) */
+				    * (0 = half the physical memory or of the cgroup's limit) */
 	const char *tmp_dir;       /* spill folder (NULL: beside the output) */
 	bool overwrite;            /* replace an existing dataset directory */
 	bool download;             /* download the zip when it is missing (default true) */
@@ -621,7 +621,7 @@ typedef struct burrow_import_opts {
 	bool undirected;           /* store both directions of every edge */
 	burrow_dtype feat_dtype;   /* F32 or F16; INVALID (default) keeps float16 input as is, else F32 */
 	const char *name;          /* dataset name for meta.json (NULL: the output folder's name) */
-	size_t mem_bytes;          /* as in burrow_prep_opts (0 = half the physical memory) */
+	size_t mem_bytes;          /* as in burrow_prep_opts (0 = half the physical memory or of the cgroup's limit) */
 	const char *tmp_dir;       /* spill folder (NULL: beside the output) */
 	bool overwrite;            /* replace an existing output directory */
 	burrow_progress_fn progress; /* phases "edges", "sort" or "merge", "features", "labels"; may be NULL */
@@ -834,7 +834,8 @@ typedef struct burrow_train_opts {
 				   of the one computing; 0 = sample, gather, compute one after another
 				   (default 2) */
 	int64_t cache_bytes;    /* feature-cache budget in bytes, or BURROW_CACHE_AUTO (default): every row
-				   when that takes at most a quarter of physical memory (and, under
+				   when that takes at most a quarter of physical memory (or of the
+				   cgroup's memory limit when smaller; and, under
 				   RLIMIT_AS, of what is left of it at open once threads' stacks are
 				   counted), else that quarter. Full-graph mode uses no cache */
 	double cache_fraction;  /* when >= 0 (at most 1) it replaces cache_bytes: this share of the budget

@@ -1,14 +1,17 @@
-/* test_limits.c: burrow train under a small RLIMIT_AS fails at once with one line, or fits its cache under it (issue 19). */
+/* test_limits.c: burrow train under a small RLIMIT_AS fails at once with one line, or fits its cache
+ * under it (issue 19); the cgroup memory limit that sizes the defaults. */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 
 #include "util.h"
+#include "../core/internal.h"
 
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -175,4 +178,68 @@ Test(limits, enough_limit_trains_with_cache_under_it)
 	free(out);
 	free(err);
 	free(d);
+}
+
+/* dir/rel's parent folders made, then text written to it. */
+static void put(const char *dir, const char *rel, const char *text)
+{
+	char *p = tu_path(dir, "%s", rel);
+	for (char *s = strchr(p + strlen(dir) + 1, '/'); s; s = strchr(s + 1, '/')) {
+		*s = '\0';
+		mkdir(p, 0755);
+		*s = '/';
+	}
+	FILE *f = fopen(p, "w");
+	cr_assert(f, "%s", p);
+	fputs(text, f);
+	fclose(f);
+	free(p);
+}
+
+/* The cgroup memory limit, read from trees laid out as the kernel lays out /proc/self/cgroup
+ * and /sys/fs/cgroup: v1's memory controller, pure v2, v2 beside v1 (sysfs/unified); the
+ * smallest limit on the way up wins; "max" and v1's unlimited page count are no limit. */
+Test(limits, cgroup_memory_limit_is_the_smallest_on_the_way_up)
+{
+	const char *unlimited = "9223372036854771712\n";
+	struct {
+		const char *proc, *files[4][2];
+		bool limited;
+		size_t want;
+	} cases[] = {
+		/* v1: the cgroup itself is unlimited, its parent gives 1 GiB, the root nothing */
+		{"9:pids:/\n4:memory:/a/b\n0::/\n",
+		 {{"memory/a/b/memory.limit_in_bytes", unlimited},
+		  {"memory/a/memory.limit_in_bytes", "1073741824\n"},
+		  {"memory/memory.limit_in_bytes", unlimited}},
+		 true, (size_t)1 << 30},
+		/* v1, a comma-joined controller list, the leaf smaller than its parent */
+		{"4:memory,hugetlb:/a/b\n",
+		 {{"memory/a/b/memory.limit_in_bytes", "300000000\n"}, {"memory/a/memory.limit_in_bytes", "900000000\n"}},
+		 true, 300000000},
+		/* pure v2: cgroup.controllers at the top, memory.max in the leaf */
+		{"0::/x/y\n",
+		 {{"cgroup.controllers", "cpu memory\n"}, {"x/y/memory.max", "536870912\n"}, {"x/memory.max", "max\n"}},
+		 true, (size_t)512 << 20},
+		/* v2 beside v1: the unified tree under sysfs/unified; "max" all the way up */
+		{"4:memory:/\n0::/x\n", {{"unified/x/memory.max", "max\n"}, {"memory/memory.limit_in_bytes", unlimited}}, false, 0},
+		/* a memory controller named only in a longer name is not the memory controller */
+		{"4:memory_x:/a\n", {{"memory/a/memory.limit_in_bytes", "1000\n"}}, false, 0},
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		char *root = tu_path(tu_dir, "cg%zu", c), *proc = tu_path(tu_dir, "cg%zu.proc", c);
+		cr_assert_eq(mkdir(root, 0755), 0);
+		put(tu_dir, strrchr(proc, '/') + 1, cases[c].proc);
+		for (int i = 0; i < 4 && cases[c].files[i][0]; i++)
+			put(root, cases[c].files[i][0], cases[c].files[i][1]);
+		size_t got;
+		const bool limited = bw_cgroup_mem_limit_at(proc, root, &got);
+		cr_assert_eq(limited, cases[c].limited, "case %zu", c);
+		cr_assert_eq(got, cases[c].limited ? cases[c].want : SIZE_MAX, "case %zu: %zu", c, got);
+		free(root);
+		free(proc);
+	}
+	size_t got;
+	cr_assert_not(bw_cgroup_mem_limit_at("/nonexistent/cgroup", "/nonexistent", &got));
+	cr_assert_eq(got, SIZE_MAX);
 }

@@ -47,7 +47,7 @@ static void help(void)
 	       "  --seed S           0\n"
 	       "  --threads T        OpenMP threads (all)\n"
 	       "  --mem BYTES        memory budget of the edge sort, K/M/G suffixes (csbm, rmat: none,\n"
-	       "                     in memory; papers: half the physical memory)\n"
+	       "                     in memory; papers: half the physical memory or of the cgroup's limit)\n"
 	       "  --tmp-dir DIR      folder for the sort's spill files ($TMPDIR, else /tmp)\n"
 	       "  --force            replace OUT if it exists\n"
 	       "  --quiet            no progress bar\n",

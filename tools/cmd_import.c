@@ -30,7 +30,7 @@ static void help(void)
 	       "  --undirected       store both directions of every edge (the graph is then symmetric)\n"
 	       "  --feat-dtype T     f32 or f16 (float16 input stays f16, anything else becomes f32)\n"
 	       "  --name NAME        the name in meta.json (OUT's folder name)\n"
-	       "  --mem BYTES        memory for the edge list before spilling to disk (half the physical memory)\n"
+	       "  --mem BYTES        memory for the edge list before spilling to disk (half the physical memory or of the cgroup's limit)\n"
 	       "  --tmp DIR          folder for spilled runs (beside OUT)\n"
 	       "  --force            replace OUT if it exists\n"
 	       "  --quiet            no progress and no summary\n"

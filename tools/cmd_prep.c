@@ -18,7 +18,7 @@ static void help(void)
 	       "  --root DIR        where zips are found or downloaded, and datasets written (data)\n"
 	       "  --out DIR         the dataset directory (ROOT/NAME)\n"
 	       "  --feat-dtype T    f32 or f16 (f32)\n"
-	       "  --mem BYTES       memory for the edge list, K/M/G suffixes (half the physical memory)\n"
+	       "  --mem BYTES       memory for the edge list, K/M/G suffixes (half the physical memory or of the cgroup's limit)\n"
 	       "  --tmp DIR         folder for spilled runs (beside the output)\n"
 	       "  --url URL         download from URL instead of the catalog's (any NAME then)\n"
 	       "  --no-download     fail instead of downloading a missing zip\n"

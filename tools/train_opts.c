@@ -221,7 +221,8 @@ static const topt opts[] = {
 	{"cache", "SIZE", W_BOTH | W_MB, SECTION_MB, K_CUSTOM, 0, 0, 0, set_cache,
 	 "bytes (K/M/G suffixes) or a percentage up to 100%",
 	 "feature cache: bytes (K/M/G suffixes) or a percentage of the features (100% = all in\n"
-	 "memory) (auto: all when they fit in a quarter of the memory, else that quarter)",
+	 "memory) (auto: all when they fit in a quarter of the memory, or of a cgroup's limit, else\n"
+	 "that quarter)",
 	 NULL},
 	{"cache-policy", "P", W_BOTH | W_MB, SECTION_MB, K_CUSTOM, 0, 0, 0, set_policy, "degree, clock or none",
 	 "degree: the highest-degree rows, filled at start; clock: rows read lately, second\n"

@@ -745,8 +745,8 @@ static size_t cache_budget(const burrow_train_opts *o, size_t full)
 		return (size_t)((double)full * BW_MIN(o->cache_fraction, 1.0));
 	if (o->cache_bytes >= 0)
 		return BW_MIN((size_t)o->cache_bytes, full);
-	const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-	const double cap = pages > 0 && page > 0 ? (double)pages * (double)page / 4 : (double)full;
+	const size_t mem = bw_mem_total(); /* the machine's, or the cgroup's when smaller */
+	const double cap = mem != SIZE_MAX ? (double)mem / 4 : (double)full;
 	return (double)full <= cap ? full : (size_t)cap;
 }
 

@@ -183,9 +183,10 @@ static size_t cache_budget(const burrow_train_opts *o, int threads, size_t full)
 		return (size_t)((double)full * o->cache_fraction);
 	if (o->cache_bytes >= 0)
 		return BW_MIN((size_t)o->cache_bytes, full);
-	/* auto: everything when it takes at most a quarter of the memory, else that quarter */
-	const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-	double cap = pages > 0 && page > 0 ? (double)pages * (double)page / 4 : (double)full;
+	/* auto: everything when it takes at most a quarter of the memory (the machine's, or
+	 * the cgroup's when it gives the run less), else that quarter */
+	const size_t mem = bw_mem_total();
+	double cap = mem != SIZE_MAX ? (double)mem / 4 : (double)full;
 	size_t left, limit;
 	if (bw_as_left(&left, &limit)) {
 		const size_t later = (size_t)(threads + o->prefetch + 4) * bw_stack_bytes() + BW_AS_SLACK;
@@ -217,7 +218,7 @@ static int read_all_rows(burrow_trainer *t)
 }
 
 /* Does the file at path take at most half the memory available now (MemAvailable: free plus
- * reclaimable page cache)? Then the page cache holds it and buffered reads beat direct ones
+ * reclaimable page cache, and no more than the cgroup's limit)? Then the page cache holds it and buffered reads beat direct ones
  * from the second touch of a block on. */
 static bool fits_page_cache(const char *path)
 {
@@ -239,7 +240,12 @@ static bool fits_page_cache(const char *path)
 			return false;
 		avail_kb = (long long)pages * page / 1024;
 	}
-	return (double)sb.st_size <= (double)avail_kb * 1024.0 / 2;
+	/* a cgroup's limit bounds its page cache too */
+	size_t cg;
+	double avail = (double)avail_kb * 1024.0;
+	if (bw_cgroup_mem_limit(&cg))
+		avail = BW_MIN(avail, (double)cg);
+	return (double)sb.st_size <= avail / 2;
 }
 
 /* The feature store on features.npy (gathering float32), its cache, and the rows it serves:
