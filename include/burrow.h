@@ -719,6 +719,9 @@ typedef struct burrow_sampler_opts {
 	int64_t device_csr_budget; /* bytes of GPU memory the graph may take there; a larger graph
 	                            stays in pinned host memory, read through unified addressing
 	                            (default 0: half the device's free memory) */
+	int pin;                 /* producers on CPUs of their own: 0 = when 2 <= producers <= the
+	                            CPUs the process may use (a busy core then slows one producer,
+	                            not two), -1 = never, leaving placement to the kernel (default 0) */
 } burrow_sampler_opts;
 
 /* Fill o with the defaults above. */

@@ -1,11 +1,14 @@
 /* sampler.c: the public sampler: options, the epoch iterator, the producer threads and
  * their bounded queue, the batch pool (docs/sampler.md). The kernel is in sample.c. */
+#define _GNU_SOURCE
 #include "../core/cuda_gateway.h"
 #include "../train/compute/compute.h"
 #include "sampler_internal.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Keys: an epoch's batches use bw_key(bw_key(seed, epoch), index); the shuffle and the
  * explicit-seed batches use coordinates that no epoch or index takes. */
@@ -142,6 +145,30 @@ static int sample_on(const burrow_sampler *s, bw_sample_ctx *c, bw_cuda_sample_c
 	return bw_sample_batch(c, s->g, seeds, n, s->o.num_layers, s->o.fanouts, key, b);
 }
 
+/* Producers on CPUs of their own, when there are 2 or more and no more than the CPUs the
+ * process may run on: producer i on the (i + pid)-th of them (the offset spreads the
+ * producers of several processes). The kernel balances 3 busy threads on 2 CPUs by leaving
+ * one alone on its CPU: unpinned, the other process's thread is often the one alone and
+ * both producers share one CPU; pinned, a busy core slows one producer, not both
+ * (docs/sampler.md, "Producers"). Best effort: a refused affinity leaves the thread free. */
+static void pin_producers(burrow_sampler *s)
+{
+	cpu_set_t allowed;
+	if (s->nprod < 2 || sched_getaffinity(0, sizeof allowed, &allowed) != 0 || CPU_COUNT(&allowed) < s->nprod)
+		return;
+	int cpus[CPU_SETSIZE], n = 0;
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &allowed))
+			cpus[n++] = c;
+	const int at = (int)(getpid() % n);
+	for (int i = 0; i < s->nprod; i++) {
+		cpu_set_t one;
+		CPU_ZERO(&one);
+		CPU_SET(cpus[(i + at) % n], &one);
+		(void)pthread_setaffinity_np(s->prod[i].tid, sizeof one, &one);
+	}
+}
+
 /* A producer: claim the next batch index inside the window, sample it, file it. */
 static void *produce(void *arg)
 {
@@ -201,6 +228,8 @@ static int check_opts(const burrow_sampler_opts *o)
 		return bw_err(BURROW_E_INVAL, "sampler: threads %d is not in [0, 4096]", o->threads);
 	if (o->prefetch < 0 || o->prefetch > 4096)
 		return bw_err(BURROW_E_INVAL, "sampler: prefetch %d is not in [0, 4096]", o->prefetch);
+	if (o->pin < -1 || o->pin > 0)
+		return bw_err(BURROW_E_INVAL, "sampler: pin %d is not 0 (auto) or -1 (never)", o->pin);
 	if (o->prefetch > 0 && (o->producers < 1 || o->producers > 256))
 		return bw_err(BURROW_E_INVAL, "sampler: producers %d is not in [1, 256]", o->producers);
 	if (o->device_csr_budget < 0)
@@ -314,7 +343,10 @@ int burrow_sampler_open(burrow_sampler **out, const burrow_csr *g, const int64_t
 				goto out_close;
 			}
 			p->started = true;
+			(void)pthread_setname_np(p->tid, "burrow-sample"); /* for top -H and the tests */
 		}
+		if (o.pin >= 0)
+			pin_producers(s);
 	}
 	*out = s;
 	return 0;

@@ -10,7 +10,10 @@
 #include "../sampler/sampler_internal.h"
 #include "util.h"
 
+#include <dirent.h>
 #include <math.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -765,6 +768,94 @@ Test(sampler, wide_id_spaces)
 
 /* ------------------------------------------------------------ refusals and failures */
 
+/* The CPUs each producer thread ("burrow-sample") may run on, as /proc lists them, into
+ * lists[k] (up to max threads); returns how many such threads there are. */
+static int producer_cpus(char lists[][256], int max)
+{
+	DIR *d = opendir("/proc/self/task");
+	cr_assert(d);
+	int k = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		if (e->d_name[0] == '.')
+			continue;
+		char path[300], line[300], comm[64] = "";
+		snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (!fgets(comm, sizeof comm, f))
+			comm[0] = '\0';
+		fclose(f);
+		if (strncmp(comm, "burrow-sample", 13))
+			continue;
+		snprintf(path, sizeof path, "/proc/self/task/%s/status", e->d_name);
+		f = fopen(path, "r");
+		cr_assert(f);
+		while (fgets(line, sizeof line, f))
+			if (!strncmp(line, "Cpus_allowed_list:", 18) && k < max)
+				sscanf(line + 18, " %255s", lists[k++]);
+		fclose(f);
+	}
+	closedir(d);
+	return k;
+}
+
+/* Two or more producers sit on CPUs of their own (one each, all different) unless pin is
+ * -1, and a single producer is left to the kernel; the batches are the same either way
+ * (batches_do_not_depend_on_threads runs pinned producers too). */
+Test(sampler, producers_get_cpus_of_their_own)
+{
+	cpu_set_t allowed;
+	cr_assert_eq(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+	if (CPU_COUNT(&allowed) < 2)
+		cr_skip_test("one CPU: nothing to spread producers over");
+	tgraph t;
+	skewed(&t, 200, 600, 1);
+	int64_t ids[64];
+	for (int i = 0; i < 64; i++)
+		ids[i] = i;
+	char whole[256] = "";
+	for (int pin = 0; pin >= -1; pin--) {
+		for (int np = 1; np <= 2; np++) {
+			burrow_sampler_opts o;
+			burrow_sampler_defaults(&o);
+			o.batch_size = 8;
+			o.producers = np;
+			o.pin = pin;
+			burrow_sampler *s;
+			cr_assert_eq(burrow_sampler_open(&s, &t.g, ids, 64, &o), 0, "%s", burrow_last_error());
+			char lists[8][256];
+			cr_assert_eq(producer_cpus(lists, 8), np);
+			/* the process's own list, as the kernel writes it, for comparison */
+			FILE *f = fopen("/proc/self/status", "r");
+			char line[300];
+			while (fgets(line, sizeof line, f))
+				if (!strncmp(line, "Cpus_allowed_list:", 18))
+					sscanf(line + 18, " %255s", whole);
+			fclose(f);
+			for (int i = 0; i < np; i++) {
+				const bool pinned = pin == 0 && np >= 2;
+				if (pinned) {
+					char *end;
+					long c = strtol(lists[i], &end, 10);
+					cr_assert(*end == '\0' && c >= 0 && CPU_ISSET(c, &allowed),
+						  "producer %d of %d: '%s' is not one allowed CPU", i, np, lists[i]);
+					for (int j = 0; j < i; j++)
+						cr_assert_str_neq(lists[i], lists[j], "two producers share CPU %s", lists[i]);
+				} else {
+					cr_assert_str_eq(lists[i], whole, "pin %d, %d producer(s): left to the kernel", pin, np);
+				}
+			}
+			burrow_batch *b;
+			cr_assert_eq(burrow_sampler_start(s, 0), 0);
+			cr_assert_eq(burrow_sampler_next(s, &b), 0, "%s", burrow_last_error());
+			burrow_sampler_release(s, b);
+			burrow_sampler_close(s);
+		}
+	}
+	tgraph_free(&t);
+}
+
 Test(sampler, refuses_bad_options_and_ids)
 {
 	tgraph t;
@@ -789,6 +880,10 @@ Test(sampler, refuses_bad_options_and_ids)
 	burrow_sampler_defaults(&o);
 	o.producers = 0;
 	cr_assert_eq(burrow_sampler_open(&s, &t.g, ids, 3, &o), BURROW_E_INVAL);
+	burrow_sampler_defaults(&o);
+	o.pin = 1;
+	cr_assert_eq(burrow_sampler_open(&s, &t.g, ids, 3, &o), BURROW_E_INVAL);
+	cr_assert(strstr(burrow_last_error(), "pin 1"), "%s", burrow_last_error());
 	cr_assert_eq(burrow_sampler_open(&s, &t.g, ids, 4, NULL), BURROW_E_INVAL, "a repeated training id");
 	cr_assert(strstr(burrow_last_error(), "2 appears twice"), "%s", burrow_last_error());
 	int64_t bad[] = {5, 100};

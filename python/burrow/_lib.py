@@ -72,7 +72,8 @@ class Batch(Structure):
 class SamplerOpts(Structure):
     _fields_ = [("size", c_size_t)] + [("num_layers", c_int), ("fanouts", c_int * MAX_LAYERS), ("batch_size", c_int64),
                 ("seed", c_uint64), ("drop_last", c_bool), ("threads", c_int), ("prefetch", c_int),
-                ("producers", c_int), ("device", c_char_p), ("device_csr_budget", c_int64)]
+                ("producers", c_int), ("device", c_char_p), ("device_csr_budget", c_int64),
+                ("pin", c_int)]
 
 
 class StoreOpts(Structure):

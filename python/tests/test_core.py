@@ -21,7 +21,7 @@ def test_version_is_the_library_s():
      {"engine": 0, "queue_depth": 128, "max_read_bytes": 65536, "direct": True, "mmap_random": False}),
     (_lib.SamplerOpts, lambda o: lib.burrow_sampler_defaults(ctypes.byref(o)),
      {"num_layers": 3, "batch_size": 1024, "seed": 0, "threads": 1, "prefetch": 4, "producers": 1, "device": None,
-      "device_csr_budget": 0}),
+      "device_csr_budget": 0, "pin": 0}),
     (_lib.TrainOpts, lambda o: lib.burrow_train_defaults(ctypes.byref(o)),
      {"model": 1, "layers": 3, "hidden": 256, "dropout": 0.5, "optimizer": 1, "lr": 0.003, "epochs": 20,
       "batch_size": 1024, "prefetch": 2, "cache_bytes": -1, "cache_fraction": -1.0, "cache_policy": 1,
