@@ -95,10 +95,8 @@ if [[ " $SECTIONS " == *" sample "* ]]; then
 fi
 
 if [[ " $SECTIONS " == *" mini "* ]]; then
-	echo "== mini-batch: f256, sage 3 layers (defaults), one epoch, --threads 2 vs 1 (page cache warm, features cached)"
+	echo "== mini-batch: f256, sage 3 layers, one epoch, the defaults (every core: $(nproc) threads) vs --threads 1 (page cache warm, features cached)"
 	args="train $dir/f256 --epochs 1 --eval-every 0 --quiet"
-	compare t2 wall "$burrow" $args --threads 2 -- t1 wall "$burrow" $args --threads 1
-	echo "== mini-batch: the default thread count vs --threads 1"
 	compare default wall "$burrow" $args -- t1 wall "$burrow" $args --threads 1
 fi
 
