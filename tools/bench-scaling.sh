@@ -6,7 +6,8 @@
 # runs interleaved (A B B A ...), R times, and prints the median and the ratio, with the load
 # average beside each run: on a shared machine the numbers say little, rerun on a quiet one.
 # Scratch data goes to $BENCH_DIR (default build/bench-data).
-# Usage: tools/bench-scaling.sh [BURROW_BINARY] [REPEATS]   (env: EPOCHS=200, SECTIONS="full sample mini cold",
+# Usage: tools/bench-scaling.sh [BURROW_BINARY] [REPEATS]   (env: EPOCHS=200, SECTIONS="full sample mini cold"
+# (add ram2x: a 2 GiB features file in a memory cgroup of 1 GiB, as root),
 # or SECTIONS=wait: Cora gcn at 2 threads with the default passive waits against a bounded and
 # libgomp's own spin, to check that choice)
 set -euo pipefail
@@ -100,9 +101,54 @@ if [[ " $SECTIONS " == *" mini "* ]]; then
 	compare default wall "$burrow" $args -- t1 wall "$burrow" $args --threads 1
 fi
 
+if [[ " $SECTIONS " == *" ram2x "* ]]; then
+	# a features file twice the memory the run is given: a memory cgroup (RAM and page cache
+	# together; needs root and the v1 memory controller or cgroup v2) of half the file
+	[ -d "$dir/f2g" ] || "$burrow" gen csbm "$dir/f2g" --nodes 2097152 --feat-dim 256 --avg-degree 10 --quiet
+	f=$dir/f2g/features.npy
+	lim=$(($(stat -c %s "$f") / 2))
+	if [ -d /sys/fs/cgroup/memory ] && mkdir "/sys/fs/cgroup/memory/bench-scaling-$$" 2>/dev/null; then
+		cg=/sys/fs/cgroup/memory/bench-scaling-$$
+		echo "$lim" >"$cg/memory.limit_in_bytes"
+	elif [ -f /sys/fs/cgroup/cgroup.controllers ] && mkdir "/sys/fs/cgroup/bench-scaling-$$" 2>/dev/null; then
+		cg=/sys/fs/cgroup/bench-scaling-$$
+		echo "$lim" >"$cg/memory.max"
+	else
+		cg=
+		echo "== ram2x: skipped (no memory cgroup can be made here: needs root)"
+	fi
+	if [ -n "$cg" ]; then
+		in_cg() { (echo $BASHPID >"$cg/cgroup.procs" && exec "$@"); }
+		echo "== ram2x: $f ($(du -h "$f" | cut -f1)) in a memory cgroup of $((lim >> 20)) MiB"
+		echo "  the disk's random-read limit, bench io uring in the cgroup (cold, O_DIRECT, 3 runs, median):"
+		in_cg "$burrow" bench io "$f" --engine uring --repeat 3 --no-fio | grep -E '^ *(engine|uring)' || true
+		echo "  a mini-batch epoch of 200 batches (sage, 2 layers, fanout 10,5, hidden 64), cold, in the cgroup:"
+		args="train $dir/f2g --epochs 1 --max-batches 200 --layers 2 --fanout 10,5 --hidden 64 --eval-every 0 --quiet"
+		for ((r = 0; r < R; r++)); do
+			for mode in store mmap; do
+				extra=
+				[ $mode = mmap ] && extra="--engine mmap --cache 0"
+				drop "$f"
+				in_cg "$burrow" $args $extra --log "$dir/.ram2x.jsonl" >/dev/null 2>"$dir/.err" ||
+					{ echo "  $mode failed: $(tail -1 "$dir/.err")"; continue; }
+				head -1 "$dir/.ram2x.jsonl" | awk -v m=$mode -v l="$(load)" '{
+					match($0, /"epoch_s": [0-9.]+/); e = substr($0, RSTART + 11, RLENGTH - 11);
+					match($0, /"io_wait_s": [0-9.]+/); w = substr($0, RSTART + 13, RLENGTH - 13);
+					match($0, /"rows_read": [0-9]+/); n = substr($0, RSTART + 13, RLENGTH - 13);
+					printf "    %-5s epoch %.2f s, io_wait %.2f s, rows read %d: %.0f rows/s over the epoch (load %s)\n", m, e, w, n, n / e, l }'
+			done
+		done
+		echo "  peak memory of the cgroup: $(($(cat "$cg/memory.max_usage_in_bytes" 2>/dev/null || cat "$cg/memory.peak" 2>/dev/null || echo 0) >> 20)) MiB"
+		rmdir "$cg" 2>/dev/null || true
+	fi
+fi
+
 if [[ " $SECTIONS " == *" cold "* ]]; then
 	f=$dir/f256/features.npy
 	echo "== cold mini-batch epoch on $f ($(du -h "$f" | cut -f1)): default cache (uring) vs --engine mmap"
 	args="train $dir/f256 --epochs 1 --eval-every 0 --quiet"
+	compare store "drop $f;" wall "$burrow" $args -- mmap "drop $f;" wall "$burrow" $args --engine mmap --cache 0
+	echo "== the same, with a light model (sage, 2 layers, fanout 10,5, hidden 64), so that the reads are a larger share"
+	args="$args --layers 2 --fanout 10,5 --hidden 64"
 	compare store "drop $f;" wall "$burrow" $args -- mmap "drop $f;" wall "$burrow" $args --engine mmap --cache 0
 fi
