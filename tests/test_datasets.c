@@ -1674,7 +1674,10 @@ Test(import, random_split_sizes_and_seed)
 
 /* ---------------------------------------------------------------- failing allocations */
 
-TestSuite(faults, .init = setup, .fini = teardown, .timeout = 60);
+/* The timeout only catches a hang: a loop that fails each of thousands of allocations in
+ * turn runs prep once per allocation, which took 60 s on two cores shared with other
+ * builds (and several times that under the sanitizers). */
+TestSuite(faults, .init = setup, .fini = teardown, .timeout = 240);
 
 /* Make each allocation of a prep fail in turn: every failure must be an error that
  * leaves no dataset, no temporary directory and no memory behind; the loop ends when
