@@ -66,13 +66,39 @@ Test(mpi, distributed_full_graph_equals_single_process)
 				  strstr(out, "exact halos, boundary sample 0.5: replicas identical") &&
 				  strstr(out, "gcn: logits and gradients match the single-process run (gradients all-reduced per layer") &&
 				  strstr(out, "sage: logits and gradients match the single-process run (gradients all-reduced per layer") &&
-				  strstr(out, "boundary sample 1, gradients per layer: replicas identical"),
+				  strstr(out, "boundary sample 1, gradients per layer: replicas identical") &&
+				  strstr(out, "sage: logits and gradients match the single-process run, 3 layers (comm mpi)") &&
+				  strstr(out, "sage: logits and gradients match the single-process run (no overlap), 3 layers (comm mpi)") &&
+				  strstr(out, "(gradients all-reduced per layer, overlapped) (no overlap), 3 layers (comm mpi)") &&
+				  strstr(out, "(gradients all-reduced per layer, overlapped), 3 layers (comm staged)") &&
+				  strstr(out, "gcn: logits and gradients match the single-process run (comm staged)") &&
+				  strstr(out, "bucketed all-reduce (mpi,") && strstr(out, "bucketed all-reduce (staged,"),
 			  "%s", out);
 		free(out);
 		free(err);
 		tu_rmrf(dir);
 		free(dir);
 	}
+}
+
+/* Full-graph training with the model on a GPU (--device cuda), two ranks on the node's GPUs
+ * (sharing one where it has one): over the staged and the auto communicator, overlapped or
+ * not, bucketed or not, the loss, logits and gradients equal the single-process CPU run
+ * (tests/mpi/dist_check.c, "gpu"); skipped without a device. */
+Test(mpi, distributed_full_graph_gpu, .timeout = 300)
+{
+	if (burrow_cuda_device_count() <= 0)
+		cr_skip_test("no device (full-graph training on a GPU needs one)");
+	char *dir = tu_tmpdir(), *out, *err;
+	int rc = tu_sh(&out, &err, MPIRUN " -np 2 %s %s gpu", prog("dist_check"), dir);
+	cr_assert_eq(rc, 0, "exited %d:\n%s\n%s", rc, out, err);
+	cr_assert(strstr(out, "dist-check: gpu: every variant matches the single-process run") &&
+			  strstr(out, "on cuda:") && strstr(out, "(comm staged)"),
+		  "%s", out);
+	free(out);
+	free(err);
+	tu_rmrf(dir);
+	free(dir);
 }
 
 /* Distributed mini-batch mode at 1, 2 and 4 ranks: sampled blocks are true neighbors of the
