@@ -642,6 +642,29 @@ Test(mpi, comm_option, .timeout = 240)
 	cr_assert(strstr(err, "--comm nccl moves GPU buffers") && !strstr(err, "MPI_ABORT"), "%s", err);
 	free(out);
 	free(err);
+	/* what no rank can serve on a GPU: one line each, before MPI starts (the GPU's absence
+	 * too, where there is none) */
+	static const struct {
+		const char *args, *says;
+	} gpu_refusals[] = {
+		{"--full-graph --device cuda --comm mpi", "--comm mpi moves host buffers, but --device cuda keeps"},
+		{"--device cuda", "distributed mini-batch training runs on the CPU in this version"},
+		{"--full-graph --device cuda --boundary-sample 0.5", "--boundary-sample runs on the CPU in this version"},
+	};
+	for (size_t i = 0; i < sizeof gpu_refusals / sizeof *gpu_refusals; i++) {
+		rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/g/parts-2 %s", tu_burrow(), dir, gpu_refusals[i].args);
+		cr_assert_eq(rc, 1, "%s: %s", gpu_refusals[i].args, err);
+		cr_assert(strstr(err, gpu_refusals[i].says) && !strstr(err, "MPI_ABORT"), "%s: %s", gpu_refusals[i].args, err);
+		free(out);
+		free(err);
+	}
+	if (burrow_cuda_device_count() <= 0) {
+		rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/g/parts-2 --full-graph --device cuda", tu_burrow(), dir);
+		cr_assert_eq(rc, 1, "%s", err);
+		cr_assert(strstr(err, "device cuda: ") && !strstr(err, "MPI_ABORT"), "%s", err);
+		free(out);
+		free(err);
+	}
 	rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/g/parts-2 --comm tcp", tu_burrow(), dir);
 	cr_assert_eq(rc, 2, "%s", err);
 	cr_assert(strstr(err, "--comm wants auto, mpi, nccl or staged, got 'tcp'"), "%s", err);

@@ -185,7 +185,10 @@ int burrow_dist_check(const burrow_dist_opts *opts)
 		return bw_err(BURROW_E_UNSUPPORTED, "train: --boundary-sample runs on the CPU in this version, not with "
 						    "--device %s",
 			      o->train.device);
-	return check_comm(o->comm, o->train.device);
+	if ((st = check_comm(o->comm, o->train.device)))
+		return st;
+	/* a missing GPU is known before MPI starts */
+	return kind == BW_BACKEND_CPU ? 0 : burrow_device_check(o->train.device);
 }
 
 /* The compute backend of --device: the CPU, or a GPU: cuda:N as named, and plain `cuda` the
