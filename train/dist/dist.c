@@ -191,6 +191,20 @@ int burrow_dist_check(const burrow_dist_opts *opts)
 	return kind == BW_BACKEND_CPU ? 0 : burrow_device_check(o->train.device);
 }
 
+/* Every rank learns whether every rank succeeded before the next collective (a rank that
+ * failed alone would leave the others waiting in it): the lowest status wins; a rank that
+ * succeeded reports the failure of another. Collective over the host world. */
+static int agree(burrow_dist *d, int st, const char *what)
+{
+	int all = st;
+	int rc = bw_comm_allreduce(d->world, NULL, &all, 1, BW_COMM_INT, BW_COMM_MIN, "train: all-reduce (status)");
+	if (rc)
+		return rc;
+	if (all && !st)
+		return bw_err(all, "train: another rank could not %s (its message is on its output)", what);
+	return st;
+}
+
 /* The compute backend of --device: the CPU, or a GPU: cuda:N as named, and plain `cuda` the
  * node's GPU number (local rank mod the GPUs it has), so the ranks of a node spread over its
  * GPUs and share them when there are more ranks than GPUs. */
@@ -281,7 +295,7 @@ int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist
 	 * rows and the gradients move where the layers compute them */
 	st = compute_threads(d, &d->threads);
 	if (!st)
-		st = open_backend(d);
+		st = agree(d, open_backend(d), "open its device");
 	if (!st && !(st = bw_comm_open(&d->comm, d->o.comm, d->be.dev)))
 		d->comm_kind = bw_comm_kind(d->comm);
 	if (!st)
