@@ -1215,12 +1215,15 @@ typedef struct burrow_dist_opts {
 				    every boundary node; not with BURROW_HALO_STALE (default 1: all) */
 	bool grad_overlap;       /* both modes: all-reduce each layer's gradients as soon as its
 				    backward is done, overlapped with the layers below (default
-				    false: one all-reduce after the whole backward; see
-				    docs/distributed.md for the measurement) */
-	int comm;                /* enum burrow_comm_kind (default AUTO: MPI, as distributed training
-				    computes on the CPU); NCCL needs GPU buffers: burrow_dist_check
-				    and burrow_dist_open refuse it with BURROW_E_UNSUPPORTED before
-				    anything is opened */
+				    false: one all-reduce after the whole backward, as with overlap
+				    false in full-graph mode; see docs/distributed.md) */
+	int comm;                /* enum burrow_comm_kind (default AUTO: MPI on the CPU; with
+				    train.device a GPU, NCCL where it starts, else STAGED). MPI
+				    needs host buffers, NCCL GPU buffers: burrow_dist_check and
+				    burrow_dist_open refuse a mismatch with BURROW_E_UNSUPPORTED
+				    before anything is opened. train.device "cuda" puts each rank
+				    on cuda:<local rank mod the node's GPUs>, "cuda:N" every rank
+				    on cuda:N; GPUs need full_graph and boundary_sample 1 */
 } burrow_dist_opts;
 
 /* What an epoch communicated (seconds summed over this rank's layers and steps). */

@@ -66,13 +66,39 @@ Test(mpi, distributed_full_graph_equals_single_process)
 				  strstr(out, "exact halos, boundary sample 0.5: replicas identical") &&
 				  strstr(out, "gcn: logits and gradients match the single-process run (gradients all-reduced per layer") &&
 				  strstr(out, "sage: logits and gradients match the single-process run (gradients all-reduced per layer") &&
-				  strstr(out, "boundary sample 1, gradients per layer: replicas identical"),
+				  strstr(out, "boundary sample 1, gradients per layer: replicas identical") &&
+				  strstr(out, "sage: logits and gradients match the single-process run, 3 layers (comm mpi)") &&
+				  strstr(out, "sage: logits and gradients match the single-process run (no overlap), 3 layers (comm mpi)") &&
+				  strstr(out, "(gradients all-reduced per layer, overlapped) (no overlap), 3 layers (comm mpi)") &&
+				  strstr(out, "(gradients all-reduced per layer, overlapped), 3 layers (comm staged)") &&
+				  strstr(out, "gcn: logits and gradients match the single-process run (comm staged)") &&
+				  strstr(out, "bucketed all-reduce (mpi,") && strstr(out, "bucketed all-reduce (staged,"),
 			  "%s", out);
 		free(out);
 		free(err);
 		tu_rmrf(dir);
 		free(dir);
 	}
+}
+
+/* Full-graph training with the model on a GPU (--device cuda), two ranks on the node's GPUs
+ * (sharing one where it has one): over the staged and the auto communicator, overlapped or
+ * not, bucketed or not, the loss, logits and gradients equal the single-process CPU run
+ * (tests/mpi/dist_check.c, "gpu"); skipped without a device. */
+Test(mpi, distributed_full_graph_gpu, .timeout = 300)
+{
+	if (burrow_cuda_device_count() <= 0)
+		cr_skip_test("no device (full-graph training on a GPU needs one)");
+	char *dir = tu_tmpdir(), *out, *err;
+	int rc = tu_sh(&out, &err, MPIRUN " -np 2 %s %s gpu", prog("dist_check"), dir);
+	cr_assert_eq(rc, 0, "exited %d:\n%s\n%s", rc, out, err);
+	cr_assert(strstr(out, "dist-check: gpu: every variant matches the single-process run") &&
+			  strstr(out, "on cuda:") && strstr(out, "(comm staged)"),
+		  "%s", out);
+	free(out);
+	free(err);
+	tu_rmrf(dir);
+	free(dir);
 }
 
 /* Distributed mini-batch mode at 1, 2 and 4 ranks: sampled blocks are true neighbors of the
@@ -616,6 +642,29 @@ Test(mpi, comm_option, .timeout = 240)
 	cr_assert(strstr(err, "--comm nccl moves GPU buffers") && !strstr(err, "MPI_ABORT"), "%s", err);
 	free(out);
 	free(err);
+	/* what no rank can serve on a GPU: one line each, before MPI starts (the GPU's absence
+	 * too, where there is none) */
+	static const struct {
+		const char *args, *says;
+	} gpu_refusals[] = {
+		{"--full-graph --device cuda --comm mpi", "--comm mpi moves host buffers, but --device cuda keeps"},
+		{"--device cuda", "distributed mini-batch training runs on the CPU in this version"},
+		{"--full-graph --device cuda --boundary-sample 0.5", "--boundary-sample runs on the CPU in this version"},
+	};
+	for (size_t i = 0; i < sizeof gpu_refusals / sizeof *gpu_refusals; i++) {
+		rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/g/parts-2 %s", tu_burrow(), dir, gpu_refusals[i].args);
+		cr_assert_eq(rc, 1, "%s: %s", gpu_refusals[i].args, err);
+		cr_assert(strstr(err, gpu_refusals[i].says) && !strstr(err, "MPI_ABORT"), "%s: %s", gpu_refusals[i].args, err);
+		free(out);
+		free(err);
+	}
+	if (burrow_cuda_device_count() <= 0) {
+		rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/g/parts-2 --full-graph --device cuda", tu_burrow(), dir);
+		cr_assert_eq(rc, 1, "%s", err);
+		cr_assert(strstr(err, "device cuda: ") && !strstr(err, "MPI_ABORT"), "%s", err);
+		free(out);
+		free(err);
+	}
 	rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/g/parts-2 --comm tcp", tu_burrow(), dir);
 	cr_assert_eq(rc, 2, "%s", err);
 	cr_assert(strstr(err, "--comm wants auto, mpi, nccl or staged, got 'tcp'"), "%s", err);

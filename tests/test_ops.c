@@ -540,6 +540,48 @@ static uint8_t ref_keep(uint64_t key, int64_t r, int64_t c, float p)
 	return half >= (uint64_t)llround((double)p * 4294967296.0);
 }
 
+/* The halo exchange's packing and unpacking: gather rows by index, and add rows into
+ * distinct indexed rows, against the obvious loops; exact (copies and one add each). */
+BACKENDS(gather_and_scatter_add_rows_match_ref)
+{
+	bw_backend be = open_backend(*kind, 3);
+	const int64_t rows = 97, dim = 13, n = 41;
+	float *xh = uniform(rows * dim, 71, -1, 1), *inh = uniform(n * dim, 72, -1, 1);
+	int64_t idx[41];
+	for (int64_t k = 0; k < n; k++) /* distinct, out of order, some rows skipped */
+		idx[k] = (k * 37 + 5) % rows;
+	float *x = dev_put(&be, xh, (size_t)(rows * dim) * sizeof(float));
+	float *in = dev_put(&be, inh, (size_t)(n * dim) * sizeof(float));
+	float *out = dev_put(&be, NULL, (size_t)(n * dim) * sizeof(float));
+	int64_t *id = dev_put(&be, idx, sizeof idx);
+	cr_assert_eq(bw_gather_rows(&be, x, dim, id, n, out), 0, "%s", burrow_last_error());
+	float *got = dev_get(&be, out, (size_t)(n * dim) * sizeof(float));
+	for (int64_t k = 0; k < n; k++)
+		for (int64_t c = 0; c < dim; c++)
+			cr_assert_eq(got[k * dim + c], xh[idx[k] * dim + c], "row %lld col %lld", (long long)k, (long long)c);
+	free(got);
+	cr_assert_eq(bw_scatter_add_rows(&be, in, dim, id, n, x), 0, "%s", burrow_last_error());
+	got = dev_get(&be, x, (size_t)(rows * dim) * sizeof(float));
+	float *ref = malloc((size_t)(rows * dim) * sizeof *ref);
+	memcpy(ref, xh, (size_t)(rows * dim) * sizeof *ref);
+	for (int64_t k = 0; k < n; k++)
+		for (int64_t c = 0; c < dim; c++)
+			ref[idx[k] * dim + c] += inh[k * dim + c];
+	for (int64_t i = 0; i < rows * dim; i++)
+		cr_assert_eq(got[i], ref[i], "element %lld", (long long)i);
+	cr_assert_eq(bw_gather_rows(&be, x, 0, id, n, out), BURROW_E_INVAL);
+	cr_assert_eq(bw_scatter_add_rows(&be, in, dim, id, 0, x), 0); /* nothing to do */
+	free(got);
+	free(ref);
+	free(xh);
+	free(inh);
+	bw_device_free(be.dev, x);
+	bw_device_free(be.dev, in);
+	bw_device_free(be.dev, out);
+	bw_device_free(be.dev, id);
+	bw_backend_release(&be);
+}
+
 BACKENDS(dropout_is_keyed_thread_independent_and_unbiased)
 {
 	const int64_t r = 300, c = 51, n = r * c;

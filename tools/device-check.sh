@@ -25,13 +25,16 @@
 #      batches against the CPU sampler's, element for element, and edges/s of the GPU (8
 #      producer threads, a stream each) and of the CPU on all the machine's cores (producer
 #      threads and OpenMP threads in one batch: the better), and their ratio (target >= 3);
-#   6. two ranks sharing the one GPU through the staged path (--comm staged), only when this
-#      burrow trains on GPUs under mpirun (a 2-rank probe; otherwise "not available in this
-#      build"): full-graph 3-layer sage on a 200k-node CSBM in 2 parts against the single
-#      process: the first epoch's loss (the distributed forward's logits) and the gradients
-#      (one SGD step with lr 1000, from the checkpoints) as normwise relative errors (target
-#      1e-5), and the epochs with the halo exchange overlapped vs --no-overlap: the fraction
-#      of the communication hidden (target >= 60%).
+#   6. two ranks sharing the one GPU through the staged path (--comm staged, --device cuda:
+#      both ranks on cuda:0), after a 2-rank probe (when it fails, "not available" and its
+#      one-line reason): full-graph 3-layer sage on a 200k-node CSBM in 2 parts against the
+#      single process: the first epoch's loss (the distributed forward's logits) and the
+#      gradients (one SGD step with lr 1000, from the checkpoints) as normwise relative errors
+#      (target 1e-5), and the epochs with the halo exchange and the bucketed gradient
+#      all-reduce overlapped (--grad-overlap) vs --no-overlap: the fraction of the
+#      communication hidden (target >= 60%); then, when time is left, the test program
+#      tests/mpi/dist_check.c in its "gpu" mode (staged and auto, overlapped or not, bucketed
+#      or not, against the single-process CPU run: mpi::distributed_full_graph_gpu).
 # Sections 5 and 6 are skipped, saying so, when less time is left than they need (the whole
 # check stays under 5 minutes). mpirun there is this machine's Open MPI, carried by prepare.
 # DEVICE_CHECK_SCALE=S replaces the R-MAT scale (a dry run of the script on a CPU machine);
@@ -42,10 +45,10 @@ cd "$(dirname "$0")/.."
 D=build/device
 
 prepare() {
-	make -j2 CUDA=1 all build/tests/burrow-tests
+	make -j2 CUDA=1 all build/tests/burrow-tests build/tests/dist_check
 	rm -rf "$D"
 	mkdir -p "$D/bin" "$D/lib" "$D/data"
-	cp build/burrow build/tests/burrow-tests "$D/bin/"
+	cp build/burrow build/tests/burrow-tests build/tests/dist_check "$D/bin/"
 	local l
 	for b in "$D"/bin/*; do ldd "$b"; done | awk '$3 ~ /^\// { print $3 }' | sort -u | while read -r l; do
 		case "$(basename "$l")" in
@@ -147,10 +150,20 @@ staged() {
 	mpirun_carried 60 -np 2 "$B" train "$w/csbm/parts-2" "${common[@]}" "${sgd[@]}" --lr 1000 --comm "$comm" \
 		--checkpoint "$w/ckd" --log "$out/staged-dist.jsonl" >"$out/staged-dist.txt" 2>&1 || true
 	# the epoch with the halo exchange overlapped, and serialized
-	mpirun_carried 60 -np 2 "$B" train "$w/csbm/parts-2" "${common[@]}" --epochs 5 --comm "$comm" \
+	mpirun_carried 60 -np 2 "$B" train "$w/csbm/parts-2" "${common[@]}" --epochs 5 --comm "$comm" --grad-overlap \
 		--log "$out/staged-overlap.jsonl" >"$out/staged-overlap.txt" 2>&1 || true
 	mpirun_carried 60 -np 2 "$B" train "$w/csbm/parts-2" "${common[@]}" --epochs 5 --comm "$comm" --no-overlap \
 		--log "$out/staged-serial.jsonl" >"$out/staged-serial.txt" 2>&1 || true
+	# the test program's GPU variants (it prints [SKIP] without a device), when time is left
+	local dc="$(dirname "$B")/dist_check"
+	if [ -x "$dc" ] && [ $((SECONDS - t0)) -lt $((budget - 45)) ]; then
+		mkdir -p "$w/dc"
+		if mpirun_carried 40 -np 2 "$dc" "$w/dc" gpu >"$out/staged-dist-check.txt" 2>&1; then
+			echo "exit 0" >>"$out/staged-dist-check.txt"
+		else
+			echo "exit $?" >>"$out/staged-dist-check.txt"
+		fi
+	fi
 	python3 - "$w" "$out" "$dev" "$comm" >"$out/staged.json" 2>"$out/staged-py.err" <<'PYEOF' || true
 import json, struct, sys
 w, out = sys.argv[1], sys.argv[2]
@@ -188,6 +201,14 @@ if ov and se:
     r["exposed_overlap"] = med([x["exposed_comm_s"] for x in ov])
     if r["comm_serial"] > 0:
         r["hidden_fraction"] = (r["epoch_serial"] - r["epoch_overlap"]) / r["comm_serial"]
+try:
+    t = open(out + "/staged-dist-check.txt").read().splitlines()
+    r["dist_check"] = {"exit": t[-1] if t else "no output",
+                       "skip": next((l for l in t if l.startswith("[SKIP]")), None),
+                       "passed": [l for l in t if "match the single-process" in l],
+                       "last": next((l for l in reversed(t) if not l.startswith("exit")), "")}
+except OSError:
+    r["dist_check"] = None
 print(json.dumps(r))
 PYEOF
 }
@@ -406,7 +427,7 @@ else:
     print("r22 sampler cuda / best cpu  no device", file=sys.stderr)
 st = res["staged"]
 if not st.get("available"):
-    print("staged 2 ranks, 1 GPU: not available in this build (%s)" % st.get("why", ""), file=sys.stderr)
+    print("staged 2 ranks, 1 GPU: not available (%s)" % st.get("why", ""), file=sys.stderr)
 else:
     for k, label in (("loss_rel", "first-epoch loss (logits)"), ("grad_rel", "gradients")):
         x = st.get(k)
@@ -416,6 +437,12 @@ else:
     print("%s overlap: epoch %s s vs --no-overlap %s s, communication %s s: hidden %s (target >= 60%%)" % (
           st["comm"], st.get("epoch_overlap"), st.get("epoch_serial"), st.get("comm_serial"),
           "%.0f%%" % (100 * hf) if hf is not None else "no result"), file=sys.stderr)
+    dc = st.get("dist_check")
+    if not dc:
+        print("dist_check gpu (2 ranks): not run (no time left, or not carried)", file=sys.stderr)
+    else:
+        print("dist_check gpu (2 ranks): %s, %d variants match the single process%s%s" % (dc["exit"], len(dc["passed"]),
+              ", " + dc["skip"] if dc["skip"] else "", "" if dc["exit"] == "exit 0" else ": " + dc["last"]), file=sys.stderr)
 PYEOF
 	python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$j" && echo "device-check: wrote $j" >&2
 }

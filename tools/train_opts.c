@@ -256,8 +256,8 @@ static const topt opts[] = {
 	{"scratch", "DIR", TRAIN_ONE, SECTION_RUN, K_STR, OFF(d.train.scratch_dir), 0, 0, NULL, NULL,
 	 "where spills go ($TMPDIR or /tmp)", NULL},
 	{"device", "D", W_BOTH, SECTION_RUN, K_CUSTOM, 0, 0, 0, set_device, "cpu, cuda or cuda:N",
-	 "where the model computes: cpu, cuda (= cuda:0) or cuda:N (cpu; under mpirun: cpu only\n"
-	 "in this version)",
+	 "where the model computes: cpu, cuda (= cuda:0) or cuda:N (cpu; under mpirun with\n"
+	 "--full-graph, cuda is cuda:<local rank mod GPUs>; mini-batch under mpirun: cpu only)",
 	 NULL},
 	{"tf32", NULL, W_BOTH, SECTION_RUN, K_FLAG, OFF(d.train.tf32), 0, 0, NULL, NULL,
 	 "cuda: let GEMMs round their inputs to TF32 (faster, ~1e-3 relative; off: float32)", NULL},
@@ -287,13 +287,14 @@ static const topt opts[] = {
 	 NULL},
 	{"grad-overlap", NULL, TRAIN_DIST, SECTION_DIST, K_FLAG, OFF(d.grad_overlap), 0, 0, NULL, NULL,
 	 "all-reduce each layer's gradients as soon as its backward is done, while the layers\n"
-	 "below run backward (default: one all-reduce after the backward)",
+	 "below run backward (default, and with --no-overlap: one all-reduce after the backward)",
 	 NULL},
 	{"comm", "C", TRAIN_DIST, SECTION_DIST, K_CUSTOM, 0, 0, 0, set_comm,
 	 "auto, mpi, nccl or staged",
 	 "how ranks communicate: auto, mpi (host buffers), nccl (GPU buffers, one GPU per rank)\n"
 	 "or staged (device -> pinned host -> MPI, ranks sharing a GPU; on the CPU, copies);\n"
-	 "nccl is refused while distributed training runs on the CPU; auto: mpi",
+	 "auto: mpi with --device cpu, with --device cuda (--full-graph; each rank on\n"
+	 "cuda:<local rank mod GPUs>) nccl where it starts, else staged",
 	 show_comm},
 };
 #define NOPTS ((int)(sizeof opts / sizeof *opts))

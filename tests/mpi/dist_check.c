@@ -1,7 +1,12 @@
 /* dist_check.c: run under mpirun by tests/test_mpi.c with a scratch directory: partition-
  * parallel full-graph forward and backward equal the single-process computation on the
- * unpartitioned graph (logits and gradients within 1e-5 relative), the exchanged halo rows
- * equal their owners' rows, and after training with dropout the replicas are identical. */
+ * unpartitioned graph (loss, logits and gradients within 1e-5 normwise relative) with the
+ * halo exchange overlapped or not (--no-overlap), the gradient all-reduce bucketed or not,
+ * over the MPI or the staged communicator; the exchanged halo rows equal their owners' rows;
+ * the bucketed all-reduce equals one all-reduce and a slow sum of every rank's gradients;
+ * after training with dropout the replicas are identical. With a second argument "gpu" it
+ * runs the same comparison with the model on a GPU (--device cuda: staged, and auto), and
+ * says [SKIP] when this machine has none. */
 #include "../../train/dist/dist.h"
 #include "check.h"
 
@@ -28,6 +33,7 @@ typedef struct ref {
 	float *norm;
 	bw_tensor x, glogits;
 	const bw_tensor *logits;
+	double loss;
 } ref;
 
 static void reference(ref *r, const char *dir, const burrow_train_opts *o, burrow_dataset **dsp)
@@ -69,21 +75,44 @@ static void reference(ref *r, const char *dir, const burrow_train_opts *o, burro
 	    bw_loss_read(&be, &ld, &ls) ||
 	    bw_model_backward(&be, r->m, &b, &r->glogits))
 		die("reference backward", burrow_last_error());
+	r->loss = ls.loss;
 	*dsp = ds;
 }
 
-/* grad_overlap: the all-reduce per layer, overlapped with the backward of the layers below. */
-static void check_model(const char *data, const char *parts, int model, bool grad_overlap)
+/* n floats of device memory of d's backend in new host memory (free with free). */
+static float *host_copy(const burrow_dist *d, const float *p, int64_t n)
 {
+	float *h = malloc((size_t)(n ? n : 1) * sizeof *h);
+	if (n && bw_device_download(d->be.dev, h, p, (size_t)n * sizeof *h))
+		die("download", burrow_last_error());
+	return h;
+}
+
+/* How one run is set up beside the single-process reference. */
+typedef struct variant {
+	int model, layers;
+	bool grad_overlap;    /* the all-reduce per layer, overlapped with the backward of the layers below */
+	bool no_overlap;      /* the serialized baseline: post, wait, then aggregate */
+	int comm;             /* enum burrow_comm_kind */
+	const char *device;   /* NULL: the CPU */
+} variant;
+
+static void check_model_v(const char *data, const char *parts, variant v)
+{
+	const int model = v.model;
 	burrow_dist_opts o;
 	burrow_dist_defaults(&o);
 	o.train.model = model;
-	o.train.layers = 2;
+	o.train.layers = v.layers;
 	o.train.hidden = 16;
 	o.train.dropout = 0;
 	o.train.threads = 1;
 	o.train.seed = 5;
-	o.grad_overlap = grad_overlap;
+	o.grad_overlap = v.grad_overlap;
+	o.overlap = !v.no_overlap;
+	o.comm = v.comm;
+	if (v.device)
+		o.train.device = v.device;
 	ref r = {0};
 	burrow_dataset *ds;
 	reference(&r, data, &o.train, &ds);
@@ -108,31 +137,42 @@ static void check_model(const char *data, const char *parts, int model, bool gra
 	float *want = malloc((size_t)(d->n_own * C) * sizeof *want);
 	for (int64_t v = 0; v < d->n_own; v++)
 		memcpy(want + v * C, r.logits->data + d->pi->orig_ids[v] * C, (size_t)C * sizeof(float));
-	double e = rel_diff(logits->data, want, d->n_own * C);
+	float *got = host_copy(d, logits->data, d->n_own * C);
+	double e = rel_diff(got, want, d->n_own * C);
+	free(got);
+	char msg[160];
 	if (!(e <= 1e-5)) {
-		char msg[128];
 		snprintf(msg, sizeof msg, "logits differ from the single-process ones by %.3g (relative)", e);
+		die(burrow_model_name(model), msg);
+	}
+	if (!(fabs(loss - r.loss) <= 1e-5 * fabs(r.loss))) {
+		snprintf(msg, sizeof msg, "loss %.9g, single process %.9g", loss, r.loss);
 		die(burrow_model_name(model), msg);
 	}
 	/* the halo rows of layer 1's input are their owners' layer-0 outputs */
 	if (model != BURROW_MODEL_MLP) {
 		const int64_t H = d->in[1].cols;
+		float *in1 = host_copy(d, d->in[1].data, d->n_loc * H);
 		for (int64_t k = 0; k < d->n_halo; k++) {
 			int64_t o_id = orig[d->pi->halo_ids[k]];
-			if (rel_diff(d->in[1].data + (d->n_own + k) * H, r.m->h[0].data + o_id * H, H) > 1e-5)
+			if (rel_diff(in1 + (d->n_own + k) * H, r.m->h[0].data + o_id * H, H) > 1e-5)
 				die(burrow_model_name(model), "a halo row differs from its owner's row");
 		}
+		free(in1);
 	}
 	/* the all-reduced gradients are the single-process gradients */
-	e = rel_diff(d->model->grads, r.m->grads, d->model->num_params);
+	float *grads = host_copy(d, d->model->grads, d->model->num_params);
+	e = rel_diff(grads, r.m->grads, d->model->num_params);
+	free(grads);
 	if (!(e <= 1e-5)) {
-		char msg[128];
 		snprintf(msg, sizeof msg, "gradients differ from the single-process ones by %.3g (relative)", e);
 		die(burrow_model_name(model), msg);
 	}
 	if (rank == 0)
-		printf("dist-check: %s: logits and gradients match the single-process run%s\n", burrow_model_name(model),
-		       grad_overlap ? " (gradients all-reduced per layer, overlapped)" : "");
+		printf("dist-check: %s: logits and gradients match the single-process run%s%s%s%s%s (comm %s)\n",
+		       burrow_model_name(model), v.grad_overlap ? " (gradients all-reduced per layer, overlapped)" : "",
+		       v.no_overlap ? " (no overlap)" : "", v.device ? " on " : "", v.device ? d->be.dev->name : "",
+		       v.layers != 2 ? ", 3 layers" : "", burrow_comm_name(burrow_dist_comm(d)));
 	burrow_dist_close(d);
 	bw_model_close(r.m);
 	bw_block_release(&r.blk);
@@ -144,6 +184,53 @@ static void check_model(const char *data, const char *parts, int model, bool gra
 	free(dsp);
 	free(want);
 	burrow_dataset_close(ds);
+}
+
+static void check_model(const char *data, const char *parts, int model, bool grad_overlap)
+{
+	check_model_v(data, parts, (variant){.model = model, .layers = 2, .grad_overlap = grad_overlap});
+}
+
+/* Rank r's gradient element i: distinct per rank and element, exact in float. */
+static float grad_of(int r, int64_t i) { return (float)((i * 7 + r * 13) % 101 - 50) / 64.0f; }
+
+/* The bucketed all-reduce (one bucket per layer, posted last layer first) equals one
+ * all-reduce of the whole flat buffer and the slow sum of every rank's values, over the
+ * communicator of kind `comm` on the CPU device. */
+static void check_buckets(int comm)
+{
+	bw_model_cfg cfg = {.kind = BURROW_MODEL_SAGE, .layers = 3, .in_dim = 7, .hidden = 9, .classes = 4,
+			    .norm = BURROW_NORM_BATCH};
+	bw_model *m[2];
+	bw_comm *c;
+	bw_stage stage = {0};
+	if (bw_comm_open(&c, comm, NULL) || bw_model_open(&m[0], NULL, &cfg, 1) || bw_model_open(&m[1], NULL, &cfg, 1))
+		die("buckets", burrow_last_error());
+	const int64_t n = m[0]->num_params;
+	for (int k = 0; k < 2; k++)
+		for (int64_t i = 0; i < n; i++)
+			m[k]->grads[i] = grad_of(rank, i);
+	bw_grad_buckets gb;
+	bw_grad_buckets_init(&gb);
+	for (int l = cfg.layers - 1; l >= 0; l--)
+		if (bw_grad_buckets_post(&gb, m[0], l, c))
+			die("buckets: post", burrow_last_error());
+	if (bw_grad_buckets_wait(&gb) || bw_dist_allreduce_grads(m[1], c, &stage))
+		die("buckets: wait", burrow_last_error());
+	for (int64_t i = 0; i < n; i++) {
+		double ref_sum = 0;
+		for (int r = 0; r < K; r++)
+			ref_sum += grad_of(r, i);
+		if (m[0]->grads[i] != m[1]->grads[i] || fabs(m[0]->grads[i] - ref_sum) > 1e-6 * (1 + fabs(ref_sum)))
+			die("buckets", "the bucketed all-reduce differs from one all-reduce or from the sum of the ranks");
+	}
+	if (rank == 0)
+		printf("dist-check: bucketed all-reduce (%s, %lld parameters in %d buckets) equals one all-reduce\n",
+		       burrow_comm_name(comm), (long long)n, cfg.layers);
+	bw_stage_free(&stage);
+	bw_model_close(m[0]);
+	bw_model_close(m[1]);
+	bw_comm_close(c);
 }
 
 /* Training with dropout, in each halo mode and with boundary sampling: the replicas end
@@ -176,8 +263,35 @@ static void check_replicas(const char *parts, int halo, double boundary_sample, 
 	burrow_dist_close(d);
 }
 
+/* The model on a GPU (--device cuda: every rank on its node's GPU, shared when the node has
+ * fewer GPUs than ranks): staged and auto, overlapped or not, bucketed or not, equal the
+ * single-process CPU run; a [SKIP] line without a device. */
+static void check_gpu(const char *data, const char *parts)
+{
+	const bw_backend_reg *cu = bw_backend_find(BW_BACKEND_CUDA);
+	if (!cu || cu->devices() < 1) {
+		if (rank == 0)
+			printf("[SKIP] dist-check: full-graph training on a GPU: no device (%s)\n",
+			       cu ? "the CUDA runtime sees no GPU" : "this build has no CUDA");
+		return;
+	}
+	static const int comms[] = {BURROW_COMM_STAGED, BURROW_COMM_AUTO};
+	for (int c = 0; c < 2; c++) {
+		check_model_v(data, parts, (variant){.model = BURROW_MODEL_SAGE, .layers = 3, .comm = comms[c], .device = "cuda"});
+		check_model_v(data, parts, (variant){.model = BURROW_MODEL_SAGE, .layers = 3, .comm = comms[c], .device = "cuda",
+						     .no_overlap = true});
+		check_model_v(data, parts, (variant){.model = BURROW_MODEL_GCN, .layers = 2, .comm = comms[c], .device = "cuda",
+						     .grad_overlap = true});
+	}
+	if (rank == 0)
+		printf("dist-check: gpu: every variant matches the single-process run\n");
+}
+
 int main(int argc, char **argv)
 {
+	bool gpu = argc == 3 && !strcmp(argv[2], "gpu");
+	if (gpu)
+		argc--;
 	burrow_gen_opts g;
 	burrow_gen_defaults(&g, BURROW_GEN_CSBM);
 	g.num_nodes = 1200;
@@ -191,6 +305,21 @@ int main(int argc, char **argv)
 	check_model(data, parts, BURROW_MODEL_MLP, false);
 	check_model(data, parts, BURROW_MODEL_GCN, true);
 	check_model(data, parts, BURROW_MODEL_SAGE, true);
+	if (gpu) {
+		check_gpu(data, parts);
+		MPI_Finalize();
+		return 0;
+	}
+	/* 3 layers: overlapped (default), serialized, bucketed, and over the staged communicator */
+	check_model_v(data, parts, (variant){.model = BURROW_MODEL_SAGE, .layers = 3});
+	check_model_v(data, parts, (variant){.model = BURROW_MODEL_SAGE, .layers = 3, .no_overlap = true});
+	check_model_v(data, parts, (variant){.model = BURROW_MODEL_SAGE, .layers = 3, .no_overlap = true,
+					     .grad_overlap = true});
+	check_model_v(data, parts, (variant){.model = BURROW_MODEL_SAGE, .layers = 3, .grad_overlap = true,
+					     .comm = BURROW_COMM_STAGED});
+	check_model_v(data, parts, (variant){.model = BURROW_MODEL_GCN, .layers = 2, .comm = BURROW_COMM_STAGED});
+	check_buckets(BURROW_COMM_MPI);
+	check_buckets(BURROW_COMM_STAGED);
 	check_replicas(parts, BURROW_HALO_EXACT, 1.0, false);
 	check_replicas(parts, BURROW_HALO_STALE, 1.0, false);
 	check_replicas(parts, BURROW_HALO_EXACT, 0.5, false);

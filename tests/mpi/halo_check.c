@@ -107,7 +107,9 @@ int main(int argc, char **argv)
 
 	bw_halo *h;
 	bw_comm *world;
-	if (bw_comm_world(&world) || bw_halo_open(&h, world, n_owned, send_local, send_off, halo_off, 0))
+	bw_backend be;
+	if (bw_backend_init(&be, BW_BACKEND_CPU, 0) || bw_comm_world(&world) ||
+	    bw_halo_open(&h, world, &be, n_owned, send_local, send_off, halo_off))
 		die(burrow_last_error());
 	float *emb = malloc((size_t)(n_owned + nh) * DIM * sizeof *emb);
 	for (int round = 0; round < 3; round++) {
@@ -172,6 +174,7 @@ int main(int argc, char **argv)
 	       (long long)nh, (long long)ns);
 	bw_halo_close(h);
 	bw_comm_close(world);
+	bw_backend_release(&be);
 	burrow_csr_builder_close(b);
 	free(emb);
 	free(grad);

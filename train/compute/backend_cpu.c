@@ -363,6 +363,28 @@ static int cpu_axpy(const bw_backend *be, int64_t n, float alpha, const float *x
 	return 0;
 }
 
+static int cpu_gather_rows(const bw_backend *be, const float *x, int64_t dim, const int64_t *idx, int64_t n,
+			   float *out)
+{
+#pragma omp parallel for schedule(static) num_threads(be->threads)
+	for (int64_t k = 0; k < n; k++)
+		memcpy(out + k * dim, x + idx[k] * dim, (size_t)dim * sizeof(float));
+	return 0;
+}
+
+static int cpu_scatter_add_rows(const bw_backend *be, const float *in, int64_t dim, const int64_t *idx, int64_t n,
+				float *x)
+{
+#pragma omp parallel for schedule(static) num_threads(be->threads)
+	for (int64_t k = 0; k < n; k++) {
+		float *dst = x + idx[k] * dim;
+		const float *src = in + k * dim;
+		for (int64_t c = 0; c < dim; c++)
+			dst[c] += src[c];
+	}
+	return 0;
+}
+
 static int32_t row_argmax(const float *z, int64_t cols)
 {
 	int32_t best = 0;
@@ -859,6 +881,8 @@ static const bw_ops cpu_ops = {
 	.argmax = cpu_argmax,
 	.adam = cpu_adam,
 	.sgd = cpu_sgd,
+	.gather_rows = cpu_gather_rows,
+	.scatter_add_rows = cpu_scatter_add_rows,
 	.seg_max_fwd = cpu_seg_max_fwd,
 	.seg_max_bwd = cpu_seg_max_bwd,
 	.head_dot = cpu_head_dot,

@@ -809,10 +809,41 @@ static int cuda_sgd(const bw_backend *be, float *p, const float *g, float *mom, 
 	return 0;
 }
 
+/* One thread per element of the n rows of dim floats. */
+__global__ void k_gather_rows(const float *x, int64_t dim, const int64_t *idx, int64_t n, float *out)
+{
+	FOR_EACH(i, n * dim) out[i] = x[idx[i / dim] * dim + i % dim];
+}
+
+__global__ void k_scatter_add_rows(const float *in, int64_t dim, const int64_t *idx, int64_t n, float *x)
+{
+	FOR_EACH(i, n * dim) x[idx[i / dim] * dim + i % dim] += in[i]; /* idx distinct: no two threads meet */
+}
+
+static int cuda_gather_rows(const bw_backend *be, const float *x, int64_t dim, const int64_t *idx, int64_t n,
+			    float *out)
+{
+	if (n < 1)
+		return 0;
+	k_gather_rows<<<grid_for(n * dim), THREADS, 0, ctx_of(be)->s>>>(x, dim, idx, n, out);
+	LAUNCHED("cuda: gather rows");
+	return 0;
+}
+
+static int cuda_scatter_add_rows(const bw_backend *be, const float *in, int64_t dim, const int64_t *idx, int64_t n,
+				 float *x)
+{
+	if (n < 1)
+		return 0;
+	k_scatter_add_rows<<<grid_for(n * dim), THREADS, 0, ctx_of(be)->s>>>(in, dim, idx, n, x);
+	LAUNCHED("cuda: scatter-add rows");
+	return 0;
+}
+
 static const bw_ops cuda_ops = {
 	"cuda",           cuda_gemm,      cuda_agg_fwd,     cuda_agg_bwd,     cuda_bias_add, cuda_col_sum,
 	cuda_relu_fwd,    cuda_relu_bwd,  cuda_dropout_fwd, cuda_dropout_bwd, cuda_axpy,     cuda_scale,
-	cuda_nll_loss,    cuda_argmax,    cuda_adam,        cuda_sgd,
+	cuda_nll_loss,    cuda_argmax,    cuda_adam,        cuda_sgd,         cuda_gather_rows, cuda_scatter_add_rows,
 };
 
 /* ------------------------------------------------------------ registry entry */

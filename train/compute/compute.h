@@ -200,6 +200,12 @@ typedef struct bw_ops {
 	/* mom (may be NULL when momentum is 0) = momentum * mom + g + wd * p; p -= lr * mom */
 	int (*sgd)(const bw_backend *be, float *p, const float *g, float *mom, int64_t n, float lr, float momentum,
 		   float weight_decay);
+	/* out[k] = x[idx[k]] for k in [0, n): rows of dim floats (the halo exchange's packing) */
+	int (*gather_rows)(const bw_backend *be, const float *x, int64_t dim, const int64_t *idx, int64_t n, float *out);
+	/* x[idx[k]] += in[k] for k in [0, n), the idx distinct (so no two adds meet: the result
+	 * is the serial loop's whatever the order of the rows) */
+	int (*scatter_add_rows)(const bw_backend *be, const float *in, int64_t dim, const int64_t *idx, int64_t n,
+				float *x);
 
 	/* ---- the max aggregator and GAT (issue 17). These slots may be NULL: the dispatcher
 	 * then returns BURROW_E_UNSUPPORTED naming the op, and tests/test_ops.c counts a skip.
@@ -363,6 +369,10 @@ int bw_nll_loss(const bw_backend *be, const bw_tensor *logits, const int32_t *la
 		int64_t nsel, bw_tensor *grad, bw_loss *out);
 /* Download a loss result; a bad row or label is BURROW_E_RANGE naming it. */
 int bw_loss_read(const bw_backend *be, const bw_loss *dev_loss, bw_loss *host);
+/* out [n, dim] = rows idx[0 .. n) of x [*, dim] (x, idx and out device memory of be). */
+int bw_gather_rows(const bw_backend *be, const float *x, int64_t dim, const int64_t *idx, int64_t n, float *out);
+/* x[idx[k]] += in[k] for the n rows of in [n, dim]; the idx must be distinct (device memory). */
+int bw_scatter_add_rows(const bw_backend *be, const float *in, int64_t dim, const int64_t *idx, int64_t n, float *x);
 /* out [x rows] (device memory) = each row's argmax */
 int bw_argmax(const bw_backend *be, const bw_tensor *x, int32_t *out);
 /* The max aggregator and GAT's kernels (bw_ops, from seg_max_fwd on); a backend without

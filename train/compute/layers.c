@@ -299,6 +299,13 @@ int bw_layer_forward(const bw_backend *be, bw_layer *l, const bw_block *b, const
 
 static int ov_poll(const bw_overlap *ov) { return ov->poll ? ov->poll(ov->ctx) : 0; }
 
+/* The chunk sizes on be: on the CPU the host computes, so it polls between chunks; a GPU
+ * queues its kernels on the compute stream while the host drives the exchange, so each
+ * phase is one kernel (the early half of the aggregation is one SpMM) and the host polls
+ * once between phases. */
+static int64_t agg_chunk(const bw_backend *be) { return be->dev->host_memory ? BW_OVERLAP_AGG_CHUNK : INT64_MAX / 2; }
+static int64_t mm_chunk(const bw_backend *be) { return be->dev->host_memory ? BW_OVERLAP_MM_CHUNK : INT64_MAX / 2; }
+
 /* Rows [r0, r1) of c = alpha op(a) w + beta c (trans_a: a's rows [r0, r1) are the reduced
  * dimension, c whole). */
 static int matmul_rows(const bw_backend *be, const bw_tensor *a, bool ta, const bw_tensor *w, bool tw, float beta,
@@ -323,9 +330,10 @@ static int matmul_chunks(const bw_backend *be, const bw_tensor *a, bool ta, cons
 	int st;
 	if (ta && r1 <= r0 && beta == 0.0f) /* an empty reduction still defines c */
 		TRY(bw_tensor_zero_rows(c, 0, c->rows));
-	for (int64_t q = r0; q < r1; q += BW_OVERLAP_MM_CHUNK) {
+	const int64_t step = mm_chunk(be);
+	for (int64_t q = r0; q < r1; q += step) {
 		float bq = ta && q > r0 ? 1.0f : beta;
-		TRY(matmul_rows(be, a, ta, w, tw, bq, c, q, BW_MIN(q + BW_OVERLAP_MM_CHUNK, r1)));
+		TRY(matmul_rows(be, a, ta, w, tw, bq, c, q, BW_MIN(q + step, r1)));
 		if ((st = ov_poll(ov)) < 0)
 			return st;
 	}
@@ -337,8 +345,9 @@ static int aggregate_early(const bw_backend *be, const bw_block *b, bw_agg mode,
 			   const bw_overlap *ov)
 {
 	int st;
-	for (int64_t c = 0; c < b->num_dst; c += BW_OVERLAP_AGG_CHUNK) {
-		TRY(bw_aggregate_part(be, b, BW_PART_EARLY, mode, x, c, BW_MIN(c + BW_OVERLAP_AGG_CHUNK, b->num_dst), false,
+	const int64_t step = agg_chunk(be);
+	for (int64_t c = 0; c < b->num_dst; c += step) {
+		TRY(bw_aggregate_part(be, b, BW_PART_EARLY, mode, x, c, BW_MIN(c + step, b->num_dst), false,
 				      out));
 		if ((st = ov_poll(ov)) < 0)
 			return st;
@@ -427,8 +436,8 @@ int bw_layer_backward_overlap(const bw_backend *be, bw_layer *l, const bw_block 
 		TRY(matmul_rows(be, &l->tmp, false, wa, true, 0.0f, gx, split, ns));
 		if ((st = ov->post(ov->ctx, gx)) < 0)
 			return st;
-		for (int64_t c = 0; c < split; c += BW_OVERLAP_AGG_CHUNK) {
-			TRY(bw_aggregate_backward(be, b, mode, gz, c, BW_MIN(c + BW_OVERLAP_AGG_CHUNK, split), &l->tmp));
+		for (int64_t c = 0; c < split; c += agg_chunk(be)) {
+			TRY(bw_aggregate_backward(be, b, mode, gz, c, BW_MIN(c + agg_chunk(be), split), &l->tmp));
 			if ((st = ov_poll(ov)) < 0)
 				return st;
 		}
@@ -441,8 +450,8 @@ int bw_layer_backward_overlap(const bw_backend *be, bw_layer *l, const bw_block 
 		TRY(bw_aggregate_backward(be, b, mode, &l->tmp, split, ns, gx));
 		if ((st = ov->post(ov->ctx, gx)) < 0)
 			return st;
-		for (int64_t c = 0; c < split; c += BW_OVERLAP_AGG_CHUNK) {
-			TRY(bw_aggregate_backward(be, b, mode, &l->tmp, c, BW_MIN(c + BW_OVERLAP_AGG_CHUNK, split), gx));
+		for (int64_t c = 0; c < split; c += agg_chunk(be)) {
+			TRY(bw_aggregate_backward(be, b, mode, &l->tmp, c, BW_MIN(c + agg_chunk(be), split), gx));
 			if ((st = ov_poll(ov)) < 0)
 				return st;
 		}

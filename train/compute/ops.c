@@ -158,6 +158,20 @@ int bw_axpy(const bw_backend *be, float alpha, const bw_tensor *x, bw_tensor *y)
 	return be->ops->axpy(be, x->rows * x->cols, alpha, x->data, y->data);
 }
 
+int bw_gather_rows(const bw_backend *be, const float *x, int64_t dim, const int64_t *idx, int64_t n, float *out)
+{
+	if (dim < 1 || n < 0 || (n && (!x || !idx || !out)))
+		return bw_err(BURROW_E_INVAL, "gather rows: %lld rows of %lld floats", (long long)n, (long long)dim);
+	return n ? be->ops->gather_rows(be, x, dim, idx, n, out) : 0;
+}
+
+int bw_scatter_add_rows(const bw_backend *be, const float *in, int64_t dim, const int64_t *idx, int64_t n, float *x)
+{
+	if (dim < 1 || n < 0 || (n && (!x || !idx || !in)))
+		return bw_err(BURROW_E_INVAL, "scatter-add rows: %lld rows of %lld floats", (long long)n, (long long)dim);
+	return n ? be->ops->scatter_add_rows(be, in, dim, idx, n, x) : 0;
+}
+
 int bw_scale(const bw_backend *be, float alpha, bw_tensor *x)
 {
 	ON(x, "scale");

@@ -36,20 +36,31 @@ const char *burrow_comm_name(int kind)
 	return kind >= 0 && kind < (int)(sizeof comm_names / sizeof *comm_names) ? comm_names[kind] : "?";
 }
 
-/* Whether this run can serve the --comm asked for. Distributed training computes on the CPU
- * backend (bw_backend_init in burrow_dist_open), so its buffers are host memory: auto is MPI,
- * staged runs its copies through the CPU device (memcpy to pinned host memory and back: a
- * check of that path), and NCCL, which moves GPU buffers only, is refused before any work. */
-static int check_comm(int asked)
+/* Whether this run can serve the --comm asked for on its --device, before any work. On the
+ * CPU the buffers are host memory: auto is MPI, staged runs its copies through the CPU device
+ * (memcpy to pinned host memory and back: a check of that path), and NCCL, which moves GPU
+ * buffers only, is refused. On a GPU, MPI (host buffers) is refused; auto, staged and NCCL
+ * are resolved by bw_comm_open once the device is open. */
+static int check_comm(int asked, const char *device)
 {
+	int kind, index, st;
+	if ((st = bw_device_parse(device, &kind, &index)))
+		return st;
 	switch (asked) {
 	case BURROW_COMM_AUTO:
-	case BURROW_COMM_MPI:
 	case BURROW_COMM_STAGED: return 0;
+	case BURROW_COMM_MPI:
+		if (kind != BW_BACKEND_CPU)
+			return bw_err(BURROW_E_UNSUPPORTED, "train: --comm mpi moves host buffers, but --device %s keeps "
+							    "the model on a GPU (use --comm staged, nccl or auto)",
+				      device);
+		return 0;
 	case BURROW_COMM_NCCL:
-		return bw_err(BURROW_E_UNSUPPORTED,
-			      "train: --comm nccl moves GPU buffers, but distributed training runs on the CPU here "
-			      "(use --comm mpi, staged or auto)");
+		if (kind == BW_BACKEND_CPU)
+			return bw_err(BURROW_E_UNSUPPORTED,
+				      "train: --comm nccl moves GPU buffers, but this run computes on the CPU "
+				      "(use --device cuda, or --comm mpi, staged or auto)");
+		return 0;
 	default: return bw_err(BURROW_E_INVAL, "train: unknown communication kind %d", asked);
 	}
 }
@@ -111,9 +122,17 @@ static int make_norms(burrow_dist *d)
 		return BURROW_E_NOMEM;
 	for (int64_t v = 0; v < d->n_own; v++)
 		d->norm[v] = (float)(d->blk.indptr[v + 1] - d->blk.indptr[v]);
-	int st = bw_halo_forward_start(d->halo, d->norm, 1);
+	/* the exchange moves device memory: the degrees go there and back (on the CPU, in place) */
+	const size_t bytes = (size_t)(d->n_loc ? d->n_loc : 1) * sizeof *d->norm;
+	bw_dbuf deg = {0};
+	int st = bw_dbuf_from_host(&deg, d->be.dev, d->norm, bytes);
+	if (!st)
+		st = bw_halo_forward_start(d->halo, deg.ptr, 1);
 	if (!st)
 		st = bw_halo_wait(d->halo);
+	if (!st && deg.ptr != (void *)d->norm)
+		st = bw_device_download(d->be.dev, d->norm, deg.ptr, bytes);
+	bw_dbuf_free(&deg);
 	for (int64_t v = 0; !st && v < d->n_loc; v++)
 		d->norm[v] = 1.0f / sqrtf(d->norm[v] + 1.0f);
 	d->blk.dst_norm = d->norm;
@@ -123,19 +142,20 @@ static int make_norms(burrow_dist *d)
 
 /* This rank's compute threads: the option when set, else the node's CPUs divided by the
  * ranks on the node (at least 1), so the ranks of one machine share its cores instead of
- * each taking all of them. Collective. */
-static int compute_threads(const burrow_dist *d, int *threads)
+ * each taking all of them; and its place among the node's ranks. Collective. */
+static int compute_threads(burrow_dist *d, int *threads)
 {
 	bw_node_share ns;
+	int st = bw_node_share_get(d->world, &ns);
+	if (st)
+		return st;
+	d->local_rank = ns.local;
 	*threads = d->o.train.threads;
 	if (*threads > 0) {
 		bw_log(BURROW_LOG_DEBUG, "train: rank %d: %d compute threads (as asked: train.threads, --threads)", d->rank,
 		       *threads);
 		return 0;
 	}
-	int st = bw_node_share_get(d->comm, &ns);
-	if (st)
-		return st;
 	*threads = ns.threads;
 	bw_log(BURROW_LOG_DEBUG, "train: rank %d: %d compute threads (%d CPUs for %d ranks on this node, %d for this rank)",
 	       d->rank, ns.threads, ns.cores, ns.ranks, ns.own);
@@ -154,7 +174,56 @@ int burrow_dist_check(const burrow_dist_opts *opts)
 		return bw_err(BURROW_E_INVAL, "train: boundary sample fraction %g outside (0, 1]", o->boundary_sample);
 	if (o->boundary_sample < 1.0 && o->halo == BURROW_HALO_STALE)
 		return bw_err(BURROW_E_INVAL, "train: boundary sampling and stale halos do not combine: choose one");
-	return check_comm(o->comm);
+	int kind, index;
+	if ((st = bw_device_parse(o->train.device, &kind, &index)))
+		return st;
+	if (kind != BW_BACKEND_CPU && !o->train.full_graph)
+		return bw_err(BURROW_E_UNSUPPORTED, "train: distributed mini-batch training runs on the CPU in this version "
+						    "(--device %s under mpirun needs --full-graph)",
+			      o->train.device);
+	if (kind != BW_BACKEND_CPU && o->boundary_sample < 1.0)
+		return bw_err(BURROW_E_UNSUPPORTED, "train: --boundary-sample runs on the CPU in this version, not with "
+						    "--device %s",
+			      o->train.device);
+	if ((st = check_comm(o->comm, o->train.device)))
+		return st;
+	/* a missing GPU is known before MPI starts */
+	return kind == BW_BACKEND_CPU ? 0 : burrow_device_check(o->train.device);
+}
+
+/* Every rank learns whether every rank succeeded before the next collective (a rank that
+ * failed alone would leave the others waiting in it): the lowest status wins; a rank that
+ * succeeded reports the failure of another. Collective over the host world. */
+static int agree(burrow_dist *d, int st, const char *what)
+{
+	int all = st;
+	int rc = bw_comm_allreduce(d->world, NULL, &all, 1, BW_COMM_INT, BW_COMM_MIN, "train: all-reduce (status)");
+	if (rc)
+		return rc;
+	if (all && !st)
+		return bw_err(all, "train: another rank could not %s (its message is on its output)", what);
+	return st;
+}
+
+/* The compute backend of --device: the CPU, or a GPU: cuda:N as named, and plain `cuda` the
+ * node's GPU number (local rank mod the GPUs it has), so the ranks of a node spread over its
+ * GPUs and share them when there are more ranks than GPUs. */
+static int open_backend(burrow_dist *d)
+{
+	int kind, index, st;
+	if ((st = bw_device_parse(d->o.train.device, &kind, &index)))
+		return st;
+	if (kind == BW_BACKEND_CPU)
+		return bw_backend_init(&d->be, BW_BACKEND_CPU, d->threads);
+	if ((st = burrow_device_check(d->o.train.device)))
+		return st;
+	if (!strchr(d->o.train.device, ':'))
+		index = d->local_rank % bw_backend_find(kind)->devices();
+	const bw_backend_cfg cfg = {.index = index, .threads = d->threads};
+	if ((st = bw_backend_open(&d->be, kind, &cfg)))
+		return st;
+	bw_log(BURROW_LOG_DEBUG, "train: rank %d (local %d) computes on %s", d->rank, d->local_rank, d->be.dev->name);
+	return 0;
 }
 
 int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist_opts *o)
@@ -172,11 +241,10 @@ int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist
 		goto fail_early;
 	d->o.train.scratch_dir = NULL;
 	d->best = (burrow_best){.epoch = -1, .valid_acc = -1, .test_acc = -1};
-	if ((st = bw_comm_open(&d->comm, d->o.comm, bw_device_cpu())))
+	if ((st = bw_comm_world(&d->world)))
 		goto fail;
-	d->comm_kind = bw_comm_kind(d->comm);
-	d->rank = bw_comm_rank(d->comm);
-	d->K = bw_comm_size(d->comm);
+	d->rank = bw_comm_rank(d->world);
+	d->K = bw_comm_size(d->world);
 	if ((st = burrow_parts_open(&d->parts, parts_dir)))
 		goto fail;
 	const burrow_parts_info *pinfo = burrow_parts_get_info(d->parts);
@@ -212,7 +280,7 @@ int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist
 	for (int s = 0; s < 3; s++)
 		d->split[s] = burrow_dataset_split(ds, s, &d->split_n[s]);
 	int64_t ntr = d->split_n[BURROW_SPLIT_TRAIN];
-	if ((st = bw_comm_allreduce(d->comm, &ntr, &d->global_train, 1, BW_COMM_I64, BW_COMM_SUM,
+	if ((st = bw_comm_allreduce(d->world, &ntr, &d->global_train, 1, BW_COMM_I64, BW_COMM_SUM,
 				      "train: all-reduce (training nodes)")))
 		goto fail;
 	/* send lists as local ids of owned rows */
@@ -223,31 +291,19 @@ int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist
 	}
 	for (int64_t k = 0; k < d->pi->num_send; k++)
 		send_local[k] = d->pi->send_ids[k] - d->pi->first_id;
+	/* the device (one per local rank), then the communicator over its buffers: the halo
+	 * rows and the gradients move where the layers compute them */
 	st = compute_threads(d, &d->threads);
 	if (!st)
-		st = bw_halo_open(&d->halo, d->comm, d->n_own, send_local, d->pi->send_offsets, d->pi->halo_offsets,
-				  d->threads);
+		st = agree(d, open_backend(d), "open its device");
+	if (!st && !(st = bw_comm_open(&d->comm, d->o.comm, d->be.dev)))
+		d->comm_kind = bw_comm_kind(d->comm);
+	if (!st)
+		st = bw_halo_open(&d->halo, d->comm, &d->be, d->n_own, send_local, d->pi->send_offsets,
+				  d->pi->halo_offsets);
 	bw_free(send_local);
 	if (st)
 		goto fail;
-	int kind, index;
-	if ((st = bw_device_parse(d->o.train.device, &kind, &index)))
-		goto fail;
-	if (kind != BW_BACKEND_CPU) {
-		st = bw_err(BURROW_E_UNSUPPORTED, "train: distributed training runs on the CPU only in this version "
-						  "(--device %s under mpirun needs the GPU communication layer)",
-			    d->o.train.device);
-		goto fail;
-	}
-	if ((st = bw_backend_init(&d->be, BW_BACKEND_CPU, d->threads)))
-		goto fail;
-	/* the halo exchange reads and writes the layers' tensors in place: host memory only,
-	 * until the communication layer stages device buffers */
-	if (!d->be.dev->host_memory) {
-		st = bw_err(BURROW_E_UNSUPPORTED, "train: distributed training on %s needs a staged halo exchange",
-			    d->be.dev->name);
-		goto fail;
-	}
 	/* the halo exchange overlaps each row's early and late sources: gat's edge softmax and
 	 * the max aggregator need every source of a row at once */
 	if (d->o.train.model == BURROW_MODEL_GAT || (d->o.train.model == BURROW_MODEL_SAGE &&
@@ -323,8 +379,9 @@ void burrow_dist_close(burrow_dist *d)
 	bw_tensor_free(&d->glogits);
 	burrow_part_close(d->part);
 	burrow_parts_close(d->parts);
-	bw_backend_release(&d->be);
 	bw_comm_close(d->comm);
+	bw_backend_release(&d->be);
+	bw_comm_close(d->world);
 	bw_free(d);
 }
 
@@ -470,7 +527,7 @@ int bw_dist_forward_backward(burrow_dist *d, bool training, const bw_tensor **lo
 	/* the loss is the mean over every rank's training rows: weigh this rank's mean */
 	double part[3] = {loss * (double)counted, (double)counted, (double)correct}, all[3];
 	double t0 = bw_comm_now();
-	if ((st = bw_comm_allreduce(d->comm, part, all, 3, BW_COMM_F64, BW_COMM_SUM, "train: all-reduce (loss)")))
+	if ((st = bw_comm_allreduce(d->world, part, all, 3, BW_COMM_F64, BW_COMM_SUM, "train: all-reduce (loss)")))
 		return st;
 	d->reduce_s += bw_comm_now() - t0;
 	if (counted && all[1] > 0 && (st = bw_scale(&d->be, (float)((double)counted / all[1]), &d->glogits)))
@@ -484,8 +541,9 @@ int bw_dist_forward_backward(burrow_dist *d, bool training, const bw_tensor **lo
 	const int L = d->model->cfg.layers;
 	const bool graph = d->model->cfg.kind != BURROW_MODEL_MLP;
 	/* replicas stay identical: every rank applies the same summed gradient; with
-	 * grad_overlap each layer's gradients are summed while the layers below run backward */
-	const bool bucketed = d->o.grad_overlap && d->be.dev->host_memory;
+	 * grad_overlap each layer's gradients are summed while the layers below run backward
+	 * (--no-overlap: the serialized baseline, one all-reduce after the whole backward) */
+	const bool bucketed = d->o.grad_overlap && d->o.overlap;
 	bw_grad_buckets gb;
 	bw_grad_buckets_init(&gb);
 	for (int l = L - 1; l >= 0; l--) {
@@ -595,7 +653,7 @@ static int evaluate(burrow_dist *d, burrow_eval_stats *ev)
 			cnt[2 * s]++;
 			cnt[2 * s + 1] += pred[v] == d->labels[v];
 		}
-	if ((st = bw_comm_allreduce(d->comm, cnt, all, 6, BW_COMM_I64, BW_COMM_SUM, "eval: all-reduce (counts)")))
+	if ((st = bw_comm_allreduce(d->world, cnt, all, 6, BW_COMM_I64, BW_COMM_SUM, "eval: all-reduce (counts)")))
 		return st;
 	double acc[3];
 	for (int s = 0; s < 3; s++)
@@ -640,7 +698,7 @@ static bw_ck_state ck_state(burrow_dist *d)
 /* Every rank learns rank 0's status; the others name the file and point at rank 0. */
 static int rank0_status(burrow_dist *d, int st, const char *path, const char *what)
 {
-	int rc = bw_comm_bcast(d->comm, &st, 1, BW_COMM_INT, 0, "train: broadcast (checkpoint status)");
+	int rc = bw_comm_bcast(d->world, &st, 1, BW_COMM_INT, 0, "train: broadcast (checkpoint status)");
 	if (rc)
 		return rc;
 	if (st && d->rank != 0)
@@ -670,7 +728,7 @@ static int bcast_device(burrow_dist *d, float *p, int n)
 	} else if ((st = bw_stage_write(&d->host_view, d->be.dev, p, bytes, &host))) {
 		return st;
 	}
-	if ((st = bw_comm_bcast(d->comm, host, n, BW_COMM_F32, 0, "train: broadcast (weights, optimizer)")))
+	if ((st = bw_comm_bcast(d->world, host, n, BW_COMM_F32, 0, "train: broadcast (weights, optimizer)")))
 		return st;
 	return d->rank == 0 ? 0 : bw_stage_write_commit(&d->host_view, d->be.dev, p, host, bytes);
 }
@@ -681,6 +739,14 @@ int bw_grad_buckets_post(bw_grad_buckets *g, bw_model *m, int l, bw_comm *comm)
 {
 	if (g->n >= BURROW_MAX_LAYERS)
 		return bw_err(BURROW_E_INVAL, "train: more gradient buckets than layers");
+	if (comm->dev != m->dev)
+		return bw_err(BURROW_E_INVAL, "train: gradient buckets: the communicator moves %s buffers, the model is on %s",
+			      comm->dev->name, m->dev->name);
+	/* the backward's kernels (the device's default order) have written the slice before the
+	 * communicator, on its own stream or the host, reads it */
+	int st = bw_stream_sync(m->dev, NULL);
+	if (st)
+		return st;
 	/* the layer's whole slice of the flat gradients: its weights, and its norm's scale and shift */
 	return bw_comm_iallreduce(comm, m->grads + m->param_off[l], m->param_off[l + 1] - m->param_off[l], BW_COMM_F32,
 				  BW_COMM_SUM, &g->req[g->n++], "train: all-reduce (a layer's gradients)");
@@ -698,11 +764,18 @@ int bw_dist_allreduce_grads(bw_model *m, bw_comm *comm, bw_stage *stage)
 	const size_t bytes = (size_t)m->num_params * sizeof(float);
 	const void *rd;
 	int st;
-	/* a host view of the gradients (the gradients themselves on the CPU), summed in place */
+	if (comm->dev == m->dev) {
+		/* in place on the device, after the kernels that wrote them (the default order) */
+		if ((st = bw_stream_sync(m->dev, NULL)))
+			return st;
+		return bw_comm_allreduce(comm, NULL, m->grads, m->num_params, BW_COMM_F32, BW_COMM_SUM,
+					 "train: all-reduce (gradients)");
+	}
+	/* a host view of the gradients, summed in place over the host communicator */
 	if ((st = bw_stage_read(stage, m->dev, m->grads, bytes, &rd)))
 		return st;
 	void *host = (void *)rd;
-	if ((st = bw_comm_allreduce(comm, NULL, host, m->num_params, BW_COMM_F32, BW_COMM_SUM,
+	if ((st = bw_comm_allreduce(comm->host, NULL, host, m->num_params, BW_COMM_F32, BW_COMM_SUM,
 				      "train: all-reduce (gradients)")))
 		return st;
 	return bw_stage_write_commit(stage, m->dev, m->grads, host, bytes);
@@ -724,11 +797,11 @@ int burrow_dist_load(burrow_dist *d, const char *path)
 	for (int i = 0; i <= k; i++)
 		if ((st = bcast_device(d, state[i], n)))
 			return st;
-	if ((st = bw_comm_bcast(d->comm, ints, 3, BW_COMM_I64, 0, "train: broadcast (epoch)")))
+	if ((st = bw_comm_bcast(d->world, ints, 3, BW_COMM_I64, 0, "train: broadcast (epoch)")))
 		return st;
-	if ((st = bw_comm_bcast(d->comm, best, 2, BW_COMM_F64, 0, "train: broadcast (best)")))
+	if ((st = bw_comm_bcast(d->world, best, 2, BW_COMM_F64, 0, "train: broadcast (best)")))
 		return st;
-	if ((st = bw_comm_bcast(d->comm, &d->o.train.seed, 1, BW_COMM_U64, 0, "train: broadcast (seed)")))
+	if ((st = bw_comm_bcast(d->world, &d->o.train.seed, 1, BW_COMM_U64, 0, "train: broadcast (seed)")))
 		return st;
 	d->epoch = (int)ints[0];
 	d->best = (burrow_best){.epoch = (int)ints[1], .valid_acc = best[0], .test_acc = best[1]};

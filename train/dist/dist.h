@@ -9,9 +9,11 @@
 
 struct burrow_dist {
 	burrow_dist_opts o;
-	bw_comm *comm;                 /* a duplicate of the world communicator */
+	bw_comm *comm;                 /* the world over buffers of be.dev (--comm): halo rows, gradients */
+	bw_comm *world;                /* the world over host buffers (MPI): losses, counts, checkpoints */
 	int rank, K;
 	int threads;                   /* compute threads of this rank (burrow_dist_threads) */
+	int local_rank;                /* this rank's place among its node's ranks (picks its GPU) */
 	int comm_kind;                 /* enum burrow_comm_kind this run uses (auto resolved) */
 	burrow_parts *parts;
 	burrow_part *part;
@@ -50,12 +52,14 @@ struct burrow_dist {
  * *logits, all-reduced gradients in the model (no optimizer step). training turns dropout
  * on (keyed by epoch and layer). loss and acc are the global training loss and accuracy. */
 int bw_dist_forward_backward(burrow_dist *d, bool training, const bw_tensor **logits, double *loss, double *acc);
-/* Sum the model's gradients over comm in place, through a host view of them (the
- * gradients themselves on a host-memory device). Collective. */
+/* Sum the model's gradients over comm in place: on the device when comm moves the model's
+ * device buffers (after the device's compute work so far), else through a host view of them
+ * (stage) over comm's host communicator. Collective. */
 int bw_dist_allreduce_grads(bw_model *m, bw_comm *comm, bw_stage *stage);
 /* The gradient all-reduce in buckets, one per layer, posted as each layer's backward
  * finishes (the last layer first) so that it travels while the layers below run backward;
- * host-memory devices only (the gradients themselves are summed in place). Post layer l
+ * the gradients themselves are summed in place, so comm must move the model's device
+ * buffers (MPI on the CPU, staged or NCCL on a GPU). Post layer l
  * once its parameter gradients are final; wait before the optimizer step (and on an error
  * path, so that what every rank posted completes). */
 typedef struct bw_grad_buckets {

@@ -1,5 +1,7 @@
 /* halo.c: halo exchange over the communication layer's neighbor communicator and its
- * non-blocking neighbor all-to-all, so that aggregation over inner edges overlaps the transfer. */
+ * non-blocking neighbor all-to-all, so that aggregation over inner edges overlaps the transfer.
+ * Rows are packed and unpacked by the compute backend (bw_gather_rows, bw_scatter_add_rows)
+ * in the memory of its device, the buffers the communicator moves. */
 #include "halo.h"
 
 #include "../../core/rng.h"
@@ -12,14 +14,15 @@ struct bw_halo {
 	int *nbr;             /* [nnbr] their ranks */
 	int64_t n_owned, n_send, n_halo;
 	int64_t *send_local;  /* [n_send], owned */
+	const bw_backend *be; /* packs and unpacks rows on its device (borrowed) */
+	bw_dbuf idx;          /* send_local on be->dev */
+	bw_dbuf dbuf;         /* the packed rows in be->dev's memory ([n_send, dim]) */
 	int *send_cnt, *send_dsp, *recv_cnt, *recv_dsp; /* [nnbr], in rows */
-	float *buf;           /* [n_send, dim]: packed rows out (forward) or gradients in (backward) */
-	size_t buf_cap;
+	float *buf;           /* dbuf.ptr: packed rows out (forward) or gradients in (backward) */
 	bw_comm_req req;
 	bool active, backward;
 	double t_post;
 	int64_t dim;
-	int threads;          /* OpenMP threads of the packing loops */
 	float *emb;           /* forward: where the halo rows land */
 	bw_halo_stats st;
 	/* boundary sampling (bw_halo_sample): the kept send entries and halo rows, in order */
@@ -31,8 +34,8 @@ struct bw_halo {
 	size_t rbuf_cap;
 };
 
-int bw_halo_open(bw_halo **out, bw_comm *comm, int64_t n_owned, const int64_t *send_local,
-		 const int64_t *send_offsets, const int64_t *halo_offsets, int threads)
+int bw_halo_open(bw_halo **out, bw_comm *comm, const bw_backend *be, int64_t n_owned, const int64_t *send_local,
+		 const int64_t *send_offsets, const int64_t *halo_offsets)
 {
 	int K, rank, st = 0;
 	*out = NULL;
@@ -42,7 +45,12 @@ int bw_halo_open(bw_halo **out, bw_comm *comm, int64_t n_owned, const int64_t *s
 	K = bw_comm_size(comm);
 	rank = bw_comm_rank(comm);
 	h->n_owned = n_owned;
-	h->threads = bw_threads(threads);
+	h->be = be;
+	if (comm->dev != be->dev) {
+		st = bw_err(BURROW_E_INVAL, "halo: the communicator moves %s buffers, the rows are on %s", comm->dev->name,
+			    be->dev->name);
+		goto fail;
+	}
 	h->n_send = send_offsets[K];
 	h->n_halo = halo_offsets[K];
 	if (send_offsets[rank + 1] != send_offsets[rank] || halo_offsets[rank + 1] != halo_offsets[rank]) {
@@ -84,7 +92,8 @@ int bw_halo_open(bw_halo **out, bw_comm *comm, int64_t n_owned, const int64_t *s
 		h->recv_dsp[h->nnbr] = (int)halo_offsets[j];
 		h->nnbr++;
 	}
-	if ((st = bw_comm_neighbors(&h->comm, comm, h->nnbr, h->nbr)))
+	if ((st = bw_dbuf_from_host(&h->idx, be->dev, h->send_local, (size_t)(h->n_send ? h->n_send : 1) * sizeof(int64_t))) ||
+	    (st = bw_comm_neighbors(&h->comm, comm, h->nnbr, h->nbr)))
 		goto fail;
 	*out = h;
 	return 0;
@@ -103,7 +112,8 @@ void bw_halo_close(bw_halo *h)
 	bw_free(h->send_local);
 	bw_free(h->nbr);
 	bw_free(h->send_cnt);
-	bw_free(h->buf);
+	bw_dbuf_free(&h->dbuf);
+	bw_dbuf_free(&h->idx);
 	bw_free(h->sel_send);
 	bw_free(h->sel_recv);
 	bw_free(h->s_cnt);
@@ -121,13 +131,10 @@ static int prepare(bw_halo *h, int64_t dim)
 	if (dim <= 0 || dim > INT32_MAX)
 		return bw_err(BURROW_E_INVAL, "halo: bad row width %lld", (long long)dim);
 	size_t need = (size_t)(h->n_send ? h->n_send : 1) * (size_t)dim * sizeof(float);
-	if (need > h->buf_cap) {
-		float *b = bw_realloc(h->buf, need);
-		if (!b)
-			return BURROW_E_NOMEM;
-		h->buf = b;
-		h->buf_cap = need;
-	}
+	int st = bw_dbuf_reserve(&h->dbuf, h->be->dev, need);
+	if (st)
+		return st;
+	h->buf = h->dbuf.ptr;
 	need = (size_t)(h->n_sel_recv ? h->n_sel_recv : 1) * (size_t)dim * sizeof(float);
 	if (h->sampled && need > h->rbuf_cap) {
 		float *b = bw_realloc(h->rbuf, need);
@@ -173,6 +180,9 @@ int bw_halo_sample(bw_halo *h, double p, uint64_t key, const int64_t *send_gid, 
 		return bw_err(BURROW_E_INVAL, "halo: cannot change the sample with an exchange in flight");
 	if (!(p > 0.0 && p <= 1.0))
 		return bw_err(BURROW_E_INVAL, "halo: boundary sample fraction %g outside (0, 1]", p);
+	if (p < 1.0 && !h->be->dev->host_memory)
+		return bw_err(BURROW_E_UNSUPPORTED, "halo: boundary sampling runs on host memory, not %s's",
+			      h->be->dev->name);
 	h->sampled = p < 1.0;
 	if (!h->sampled)
 		return 0;
@@ -194,6 +204,10 @@ int bw_halo_sample(bw_halo *h, double p, uint64_t key, const int64_t *send_gid, 
 	return 0;
 }
 
+/* The compute stream's work so far (rows packed or gradients written there) is done before
+ * the communicator, on its own stream or on the host, reads it. */
+static int fence(const bw_halo *h) { return bw_stream_sync(h->be->dev, h->be->stream); }
+
 int bw_halo_forward_start(bw_halo *h, float *emb, int64_t dim)
 {
 	int st = prepare(h, dim);
@@ -203,7 +217,7 @@ int bw_halo_forward_start(bw_halo *h, float *emb, int64_t dim)
 	h->t_post = bw_comm_now();
 	if (h->sampled) {
 		/* the kept rows only; they land in rbuf and are scattered when complete */
-#pragma omp parallel for schedule(static) num_threads(h->threads)
+#pragma omp parallel for schedule(static) num_threads(h->be->threads)
 		for (int64_t k = 0; k < h->n_sel_send; k++)
 			memcpy(h->buf + k * dim, emb + h->send_local[h->sel_send[k]] * dim, (size_t)dim * sizeof(float));
 		if ((st = bw_comm_ineighbor_alltoallv(h->comm, h->buf, h->s_cnt, h->s_dsp, h->rbuf, h->r_cnt, h->r_dsp, dim, &h->req,
@@ -211,9 +225,8 @@ int bw_halo_forward_start(bw_halo *h, float *emb, int64_t dim)
 			goto fail;
 		h->st.bytes_out += h->n_sel_send * dim * (int64_t)sizeof(float);
 	} else {
-#pragma omp parallel for schedule(static) num_threads(h->threads)
-		for (int64_t k = 0; k < h->n_send; k++)
-			memcpy(h->buf + k * dim, emb + h->send_local[k] * dim, (size_t)dim * sizeof(float));
+		if ((st = bw_gather_rows(h->be, emb, dim, h->idx.ptr, h->n_send, h->buf)) || (st = fence(h)))
+			goto fail;
 		if ((st = bw_comm_ineighbor_alltoallv(h->comm, h->buf, h->send_cnt, h->send_dsp, emb + h->n_owned * dim,
 						   h->recv_cnt, h->recv_dsp, dim, &h->req, "halo: posting the exchange")))
 			goto fail;
@@ -299,6 +312,8 @@ int bw_halo_backward_start(bw_halo *h, const float *grad, int64_t dim)
 			goto fail;
 		h->st.bytes_out += h->n_sel_recv * dim * (int64_t)sizeof(float);
 	} else {
+		if ((st = fence(h)))
+			goto fail;
 		if ((st = bw_comm_ineighbor_alltoallv(h->comm, grad + h->n_owned * dim, h->recv_cnt, h->recv_dsp, h->buf,
 						   h->send_cnt, h->send_dsp, dim, &h->req, "halo: posting the exchange (backward)")))
 			goto fail;
@@ -321,11 +336,20 @@ int bw_halo_backward_finish(bw_halo *h, float *grad)
 		return st;
 	h->backward = false;
 	const int64_t dim = h->dim;
-	/* one owned row may be sent to several parts: accumulate serially per row order to
-	 * keep the sum deterministic */
-	const int64_t n = h->sampled ? h->n_sel_send : h->n_send;
+	if (!h->sampled) {
+		/* one owned row may be sent to several parts, but only once to each: a neighbor's
+		 * segment at a time adds into distinct rows, in the neighbors' order on every
+		 * device (the serial loop's sums) */
+		for (int k = 0; k < h->nnbr; k++)
+			if ((st = bw_scatter_add_rows(h->be, h->buf + (int64_t)h->send_dsp[k] * dim, dim,
+						      (const int64_t *)h->idx.ptr + h->send_dsp[k], h->send_cnt[k], grad)))
+				return st;
+		return 0;
+	}
+	/* sampled (host memory): accumulate serially in row order to keep the sum deterministic */
+	const int64_t n = h->n_sel_send;
 	for (int64_t k = 0; k < n; k++) {
-		float *dst = grad + h->send_local[h->sampled ? h->sel_send[k] : k] * dim;
+		float *dst = grad + h->send_local[h->sel_send[k]] * dim;
 		const float *src = h->buf + k * dim;
 		for (int64_t c = 0; c < dim; c++)
 			dst[c] += src[c];

@@ -10,6 +10,7 @@
 #define BURROW_HALO_H
 
 #include "comm.h"
+#include "../compute/compute.h"
 
 typedef struct bw_halo bw_halo;
 
@@ -21,16 +22,20 @@ typedef struct bw_halo_stats {
 	int64_t exchanges;
 } bw_halo_stats;
 
-/* Build the exchange for this rank of comm (size K). Arrays are borrowed for the call. */
+/* Build the exchange for this rank of comm (size K), whose buffers are memory of be's device:
+ * be packs the rows out and adds the gradients in on its compute stream, and each post first
+ * waits for that stream (so the communicator, on its own stream or the host, reads finished
+ * rows). Arrays are borrowed for the call; be must outlive the exchange. */
 int bw_halo_open(bw_halo **out, bw_comm *comm,
+		 const bw_backend *be,        /* the compute backend on comm's device (borrowed) */
 		 int64_t n_owned,             /* rows this rank owns */
 		 const int64_t *send_local,   /* [send_offsets[K]] local ids of owned rows, by part */
 		 const int64_t *send_offsets, /* [K+1] */
-		 const int64_t *halo_offsets, /* [K+1]: halo rows by owner part */
-		 int threads);                /* OpenMP threads packing rows; 0 = the runtime's default */
+		 const int64_t *halo_offsets);/* [K+1]: halo rows by owner part */
 void bw_halo_close(bw_halo *h);
 int64_t bw_halo_rows(const bw_halo *h); /* H, halo rows this rank receives */
 
+/* emb and grad below are memory of the backend's device. */
 /* Forward: pack the owned rows others need from emb ([n_owned + H, dim], row-major) and
  * post the exchange; halo rows land in emb[n_owned ..] when it completes. emb must stay
  * valid and its owned send rows unchanged until wait. */
@@ -53,7 +58,7 @@ void bw_halo_get_stats(const bw_halo *h, bw_halo_stats *s);
  * dropped ones as zeros, so an aggregation over them estimates the full one without bias;
  * in backward only the kept rows' gradients go back, scaled by 1/p. p = 1 turns sampling
  * off. send_gid [n_send] and halo_gid [H] are the global ids of the send and halo rows
- * (borrowed for the call). */
+ * (borrowed for the call). Host-memory devices only (else BURROW_E_UNSUPPORTED). */
 int bw_halo_sample(bw_halo *h, double p, uint64_t key, const int64_t *send_gid, const int64_t *halo_gid);
 bool bw_halo_keep(uint64_t key, int64_t gid, double p);
 /* Halo rows the current sample keeps (H when sampling is off). */

@@ -33,6 +33,7 @@ int bw_node_share_get(bw_comm *comm, bw_node_share *out)
 	/* the node's CPUs: the union of its ranks' masks (a container's cpuset, or a binding of
 	 * each rank to its own cores, still adds up to what the node gives the job) */
 	out->ranks = bw_comm_size(node);
+	out->local = bw_comm_rank(node);
 	if ((st = bw_comm_allreduce(node, &own, &all, (int64_t)sizeof own, BW_COMM_BYTE, BW_COMM_BOR,
 				    "train: the node's CPUs")))
 		goto out_free_node;

@@ -10,6 +10,7 @@ typedef struct bw_node_share {
 	int ranks;   /* ranks of comm on this node (shared memory) */
 	int own;     /* CPUs this rank may run on (its affinity mask: narrower when mpirun binds) */
 	int threads; /* max(1, min(cores / ranks, own)) */
+	int local;   /* this rank's place among the node's ranks, 0 .. ranks-1 (picks its GPU) */
 } bw_node_share;
 
 /* Count the ranks of comm on this node and their CPUs, and derive the default compute
