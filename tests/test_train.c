@@ -1094,9 +1094,7 @@ Test(train_run, sum_defaults_to_hidden_128_lr_0_005)
 		 {"--aggr sum --hidden 24", 24, 0.005},
 		 {"--aggr sum --lr 0.02", 128, 0.02},
 		 {"--aggr mean", ref_o.hidden, ref_o.lr},
-		 {"--aggr max", ref_o.hidden, ref_o.lr},
-		 {"--model gcn", ref_o.hidden, ref_o.lr},
-		 {"--aggr sum --full-graph", 128, 0.005}};
+		 {"--aggr max --full-graph", ref_o.hidden, ref_o.lr}};
 	for (int k = 0; k < (int)(sizeof v / sizeof v[0]); k++) {
 		char *err = NULL, *ck = tu_path(dir, "dh%d", k), *f = tu_path(dir, "dh%d/last.ckpt", k);
 		cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' %s --layers 2 --epochs 1 --eval-every 0 "
