@@ -1078,6 +1078,39 @@ Test(train_run, max_and_sum_default_to_layer_norm)
 	free(d);
 }
 
+/* Likewise sage --aggr sum's hidden width and learning rate: 128 and 0.005 unless --hidden or
+ * --lr is given (chosen on Cora's valid split, docs/train.md); every other model and
+ * aggregator keeps the library's defaults. */
+Test(train_run, sum_defaults_to_hidden_128_lr_0_005)
+{
+	char *d = tu_weak_csbm(dir, 300, 8);
+	burrow_train_opts ref_o;
+	burrow_train_defaults(&ref_o);
+	const struct {
+		const char *args;
+		int64_t hidden;
+		double lr;
+	} v[] = {{"--aggr sum", 128, 0.005},
+		 {"--aggr sum --hidden 24", 24, 0.005},
+		 {"--aggr sum --lr 0.02", 128, 0.02},
+		 {"--aggr mean", ref_o.hidden, ref_o.lr},
+		 {"--aggr max --full-graph", ref_o.hidden, ref_o.lr}};
+	for (int k = 0; k < (int)(sizeof v / sizeof v[0]); k++) {
+		char *err = NULL, *ck = tu_path(dir, "dh%d", k), *f = tu_path(dir, "dh%d/last.ckpt", k);
+		cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' %s --layers 2 --epochs 1 --eval-every 0 "
+					       "--threads 1 --quiet --checkpoint '%s'",
+				   tu_burrow(), d, v[k].args, ck),
+			     0, "%s: %s", v[k].args, err);
+		burrow_train_opts o;
+		burrow_train_defaults(&o);
+		cr_assert_eq(burrow_checkpoint_read_opts(f, &o), 0, "%s", burrow_last_error());
+		cr_assert_eq(o.hidden, v[k].hidden, "%s: hidden %lld", v[k].args, (long long)o.hidden);
+		cr_assert_float_eq(o.lr, v[k].lr, 1e-12, "%s: lr %g", v[k].args, o.lr);
+		free(err), free(ck), free(f);
+	}
+	free(d);
+}
+
 /* Mini-batch without a feature cache, on features that fit in the page cache: the run says
  * once that it reads through the page cache; with the default cache (every row, filled by one
  * pass) it says nothing of it; both train to the same losses (the same bytes either way). */

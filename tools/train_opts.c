@@ -17,6 +17,12 @@ enum { W_MB = 4, W_FG = 8, W_NODEF = 16, W_BOTH = TRAIN_ONE | TRAIN_DIST };
 
 enum kind { K_FLAG, K_INT, K_I64, K_U64, K_REAL, K_STR, K_CUSTOM };
 
+/* sage --aggr sum's hidden width and learning rate unless --hidden and --lr are given
+ * (docs/train.md: chosen on Cora's valid split, like the layer norm that max and sum get
+ * unless --norm is given) */
+#define SUM_HIDDEN 128
+#define SUM_LR 0.005
+
 typedef struct topt topt;
 struct topt {
 	const char *name;     /* --name */
@@ -31,7 +37,7 @@ struct topt {
 	bool (*set)(train_args *a, const char *v);
 	const char *want;     /* what a value must be, for the usage line */
 	const char *help;     /* one or more lines; the default is appended from a defaults-filled train_args */
-	/* K_CUSTOM: the default as text, NULL for none shown */
+	/* the default as text, NULL for none shown (K_CUSTOM); others: NULL prints the field */
 	const char *(*show)(const train_args *a, char *buf, size_t cap);
 };
 
@@ -69,6 +75,18 @@ static bool set_norm(train_args *a, const char *v)
 static const char *show_norm(const train_args *a, char *b, size_t n)
 {
 	snprintf(b, n, "%s; layer for --aggr max and sum", burrow_norm_name(a->d.train.norm));
+	return b;
+}
+
+static const char *show_hidden(const train_args *a, char *b, size_t n)
+{
+	snprintf(b, n, "%lld; %d for sage --aggr sum", (long long)a->d.train.hidden, SUM_HIDDEN);
+	return b;
+}
+
+static const char *show_lr(const train_args *a, char *b, size_t n)
+{
+	snprintf(b, n, "%g; %g for sage --aggr sum", a->d.train.lr, SUM_LR);
 	return b;
 }
 
@@ -193,12 +211,13 @@ static const topt opts[] = {
 	{"layers", "L", W_BOTH, SECTION_MODEL, K_INT, OFF(d.train.layers), 1, BURROW_MAX_LAYERS, NULL, NULL, "layers",
 	 NULL},
 	{"hidden", "H", W_BOTH, SECTION_MODEL, K_I64, OFF(d.train.hidden), 1, 1 << 20, NULL, NULL, "hidden width",
-	 NULL},
+	 show_hidden},
 	{"dropout", "p", W_BOTH, SECTION_MODEL, K_REAL, OFF(d.train.dropout), 0, 0.99, NULL, NULL,
 	 "after each hidden layer's ReLU", NULL},
 	{"optimizer", "O", W_BOTH, SECTION_OPT, K_CUSTOM, 0, 0, 0, set_optim, "adam, adamw or sgd", "adam, adamw or sgd",
 	 show_optim},
-	{"lr", "r", W_BOTH, SECTION_OPT, K_REAL, OFF(d.train.lr), 1e-12, 1e6, NULL, NULL, "learning rate", NULL},
+	{"lr", "r", W_BOTH, SECTION_OPT, K_REAL, OFF(d.train.lr), 1e-12, 1e6, NULL, NULL, "learning rate",
+	 show_lr},
 	{"weight-decay", "w", W_BOTH, SECTION_OPT, K_REAL, OFF(d.train.weight_decay), 0, 1e6, NULL, NULL,
 	 "adam: added to the gradient; adamw: decoupled", NULL},
 	{"momentum", "m", W_BOTH, SECTION_OPT, K_REAL, OFF(d.train.momentum), 0, 0.999999, NULL, NULL, "sgd only", NULL},
@@ -360,8 +379,10 @@ static const char *show_default(const topt *t, const train_args *a, char *b, siz
 	const char *p = (const char *)a + t->off;
 	if (t->where & W_NODEF)
 		return NULL;
+	if (t->show)
+		return t->show(a, b, n);
 	switch (t->kind) {
-	case K_CUSTOM: return t->show ? t->show(a, b, n) : NULL;
+	case K_CUSTOM: return NULL;
 	case K_INT: snprintf(b, n, "%d", *(const int *)p); return b;
 	case K_I64: snprintf(b, n, "%lld", (long long)*(const int64_t *)p); return b;
 	case K_U64: snprintf(b, n, "%llu", (unsigned long long)*(const uint64_t *)p); return b;
@@ -457,6 +478,10 @@ int train_args_parse(int argc, char **argv, int mode, bool speak, train_args *a)
 			return st;
 		if (!strcmp(t->name, "layers"))
 			a->layers_set = true;
+		if (!strcmp(t->name, "hidden"))
+			a->hidden_set = true;
+		if (!strcmp(t->name, "lr"))
+			a->lr_set = true;
 		if (t->where & W_MB)
 			a->mb_only = t->name;
 		if (t->where & W_FG)
@@ -465,6 +490,10 @@ int train_args_parse(int argc, char **argv, int mode, bool speak, train_args *a)
 	burrow_train_opts *o = &a->d.train;
 	if (!a->norm_set && o->model == BURROW_MODEL_SAGE && o->aggr != BURROW_AGGR_MEAN)
 		o->norm = BURROW_NORM_LAYER; /* chosen on Cora's valid split (docs/train.md) */
+	if (!a->hidden_set && o->model == BURROW_MODEL_SAGE && o->aggr == BURROW_AGGR_SUM)
+		o->hidden = SUM_HIDDEN; /* likewise */
+	if (!a->lr_set && o->model == BURROW_MODEL_SAGE && o->aggr == BURROW_AGGR_SUM)
+		o->lr = SUM_LR;
 	if (o->full_graph && a->mb_only)
 		return usage(speak, "--%s is a mini-batch option: drop --full-graph or --%s", a->mb_only, a->mb_only);
 	if (!o->full_graph && a->fg_only)

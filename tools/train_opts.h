@@ -21,6 +21,7 @@ typedef struct train_args {
 	/* what the parse saw, for the checks that span options */
 	bool layers_set;
 	bool norm_set;            /* --norm given: else sage's max and sum get layer norm */
+	bool hidden_set, lr_set;  /* --hidden, --lr given: else sage's sum gets SUM_HIDDEN, SUM_LR */
 	const char *fanout;       /* the --fanout text, NULL when absent */
 	int nfanout;
 	const char *eval_fanout;  /* the --eval-fanout text, NULL when absent */
