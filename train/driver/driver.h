@@ -5,7 +5,7 @@
 #define BURROW_DRIVER_H
 
 #include "../compute/compute.h"
-#include "../../graph/npy.h"
+#include "../../graph/dataset_internal.h"
 
 #include <pthread.h>
 
@@ -81,6 +81,9 @@ struct burrow_trainer {
 	burrow_dataset *ds;               /* borrowed */
 	const burrow_dataset_info *info;
 	const burrow_csr *graph;          /* the dataset's, borrowed */
+	int64_t graph_keep;               /* resident file bytes past which the graph's mapped pages
+					   * are dropped after a batch (bw_dataset_trim_graph) */
+	int64_t graph_trims;              /* how many times they were */
 	const int32_t *labels;            /* [N], borrowed */
 	int8_t *split_of;                 /* [N]: enum burrow_split of each node, -1 none (owned) */
 	int64_t *drawn;                   /* opts.split: the drawn split, train | valid | test (owned), or NULL */

@@ -335,6 +335,7 @@ int bw_trainer_eval_sampled(burrow_trainer *t, int64_t correct[3], int64_t total
 			}
 			burrow_sampler_release(s, sb);
 			sb = NULL;
+			t->graph_trims += bw_dataset_trim_graph(t->ds, t->graph_keep);
 			if (t->o.progress)
 				t->o.progress(t->o.progress_user, "eval", (uint64_t)(lo + cnt), (uint64_t)n);
 		}
