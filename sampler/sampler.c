@@ -232,8 +232,9 @@ static int check_ids(const burrow_csr *g, const int64_t *ids, int64_t n)
 	return st;
 }
 
-int burrow_sampler_open(burrow_sampler **out, const burrow_csr *g, const int64_t *ids, int64_t n,
-			const burrow_sampler_opts *opts)
+/* burrow_sampler_open, and bw_sampler_open_checked when check_graph is false. */
+static int sampler_open(burrow_sampler **out, const burrow_csr *g, const int64_t *ids, int64_t n,
+			const burrow_sampler_opts *opts, bool check_graph)
 {
 	*out = NULL;
 	burrow_sampler_opts o;
@@ -257,7 +258,7 @@ int burrow_sampler_open(burrow_sampler **out, const burrow_csr *g, const int64_t
 		snprintf(why, sizeof why, "%s", burrow_last_error());
 		return bw_err(st, "sampler: %s", why);
 	}
-	if ((st = burrow_csr_check(g, false)) || (st = check_ids(g, ids, n)))
+	if ((check_graph && (st = burrow_csr_check(g, false))) || (st = check_ids(g, ids, n)))
 		return st;
 	o.device = NULL; /* borrowed: the kind and index are what is kept */
 	burrow_sampler *s = bw_calloc(1, sizeof *s);
@@ -321,6 +322,18 @@ int burrow_sampler_open(burrow_sampler **out, const burrow_csr *g, const int64_t
 out_close:
 	burrow_sampler_close(s);
 	return st;
+}
+
+int burrow_sampler_open(burrow_sampler **out, const burrow_csr *g, const int64_t *ids, int64_t n,
+			const burrow_sampler_opts *opts)
+{
+	return sampler_open(out, g, ids, n, opts, true);
+}
+
+int bw_sampler_open_checked(burrow_sampler **out, const burrow_csr *g, const int64_t *ids, int64_t n,
+			    const burrow_sampler_opts *opts)
+{
+	return sampler_open(out, g, ids, n, opts, false);
 }
 
 void burrow_sampler_close(burrow_sampler *s)

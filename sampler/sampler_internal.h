@@ -25,6 +25,13 @@ typedef struct bw_sampled {
 	size_t indices_cap[BURROW_MAX_LAYERS];
 } bw_sampled;
 
+/* burrow_sampler_open on a graph already checked, a dataset's (burrow_dataset_open scanned
+ * it, or its validation record says its files have not changed since): it skips the scan of
+ * every id, which on a mapped graph costs a pass over the file and leaves all its pages
+ * resident (at full papers100M size 13 GB, at every evaluation). */
+int bw_sampler_open_checked(burrow_sampler **out, const burrow_csr *g, const int64_t *ids, int64_t n,
+			    const burrow_sampler_opts *opts);
+
 /* Free a batch's arrays (not the struct). */
 void bw_sampled_free_arrays(bw_sampled *b);
 /* Make b hold block l's arrays (nd + 1 offsets, E indices) and `nodes` input ids, keeping

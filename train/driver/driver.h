@@ -6,6 +6,7 @@
 
 #include "../compute/compute.h"
 #include "../../graph/dataset_internal.h"
+#include "../../sampler/sampler_internal.h"
 
 #include <pthread.h>
 

@@ -69,7 +69,7 @@ static int pipe_open(burrow_trainer *t)
 	so.threads = 1;
 	so.prefetch = p->depth;
 	so.producers = 1;
-	if ((st = burrow_sampler_open(&t->sampler, t->graph, train, n, &so)))
+	if ((st = bw_sampler_open_checked(&t->sampler, t->graph, train, n, &so)))
 		return st;
 	t->sampler_seed = t->o.seed;
 	return 0;
