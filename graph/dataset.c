@@ -563,7 +563,15 @@ int64_t bw_dataset_graph_keep_bytes(void)
 		bw_log(BURROW_LOG_WARN, "BURROW_GRAPH_RESIDENT='%s' is not bytes (K/M/G suffixes) or \"off\"; ignored", e);
 	}
 	const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-	return pages > 0 && page > 0 ? (int64_t)pages * page / 8 : INT64_MAX;
+	return pages > 0 && page > 0 ? (int64_t)pages * page / 16 : INT64_MAX;
+}
+
+void bw_dataset_graph_random(const burrow_dataset *ds)
+{
+	if (ds->indptr_m.base)
+		(void)madvise(ds->indptr_m.base, ds->indptr_m.len, MADV_RANDOM);
+	if (ds->indices_m.base)
+		(void)madvise(ds->indices_m.base, ds->indices_m.len, MADV_RANDOM);
 }
 
 int bw_dataset_trim_graph(const burrow_dataset *ds, int64_t keep_bytes)
@@ -573,6 +581,7 @@ int bw_dataset_trim_graph(const burrow_dataset *ds, int64_t keep_bytes)
 	const int64_t r = bw_resident_file_bytes();
 	if (r < 0 || r <= keep_bytes)
 		return 0;
+	bw_log(BURROW_LOG_DEBUG, "%s: %lld resident file bytes: dropping the graph's mapped pages", ds->dir, (long long)r);
 	/* read-only shared file mappings: dropped pages read back from the file (page cache) */
 	if (ds->indptr_m.base)
 		(void)madvise(ds->indptr_m.base, ds->indptr_m.len, MADV_DONTNEED);

@@ -122,7 +122,7 @@ Test(offsets, open_verify_and_sample_past_2_31_entries)
 	burrow_batch *b;
 	int64_t got[5];
 	const int64_t last = R + 1, first = R;
-	cr_assert_eq(bw_sampler_open_checked(&s, g, NULL, 0, &so), 0, "%s", burrow_last_error());
+	cr_assert_eq(bw_sampler_open_checked(&s, g, NULL, 0, &so, NULL, NULL), 0, "%s", burrow_last_error());
 	cr_assert_eq(burrow_sampler_sample(s, &last, 1, 7, &b), 0, "%s", burrow_last_error());
 	cr_assert_eq(sources(b, got, 5), 3);
 	for (int j = 0; j < 3; j++)
@@ -130,7 +130,7 @@ Test(offsets, open_verify_and_sample_past_2_31_entries)
 	burrow_sampler_release(s, b);
 	burrow_sampler_close(s);
 	so.fanouts[0] = 3; /* three distinct of row R's five */
-	cr_assert_eq(bw_sampler_open_checked(&s, g, NULL, 0, &so), 0, "%s", burrow_last_error());
+	cr_assert_eq(bw_sampler_open_checked(&s, g, NULL, 0, &so, NULL, NULL), 0, "%s", burrow_last_error());
 	for (uint64_t key = 0; key < 8; key++) {
 		cr_assert_eq(burrow_sampler_sample(s, &first, 1, key, &b), 0, "%s", burrow_last_error());
 		cr_assert_eq(sources(b, got, 5), 3, "key %llu", (unsigned long long)key);

@@ -17,6 +17,12 @@ static double now_s(void)
 }
 
 
+void bw_trainer_trim_graph(void *arg)
+{
+	const burrow_trainer *t = arg;
+	(void)bw_dataset_trim_graph(t->ds, t->graph_keep); /* logs at debug level when it drops */
+}
+
 /* The slots, their lock, and a sampler for the seed in force (a loaded checkpoint brings
  * its own seed, so the sampler opens at the first epoch and reopens when the seed changed). */
 static int pipe_open(burrow_trainer *t)
@@ -69,7 +75,7 @@ static int pipe_open(burrow_trainer *t)
 	so.threads = 1;
 	so.prefetch = p->depth;
 	so.producers = 1;
-	if ((st = bw_sampler_open_checked(&t->sampler, t->graph, train, n, &so)))
+	if ((st = bw_sampler_open_checked(&t->sampler, t->graph, train, n, &so, bw_trainer_trim_graph, t)))
 		return st;
 	t->sampler_seed = t->o.seed;
 	return 0;
@@ -403,7 +409,6 @@ int bw_trainer_minibatch_epoch(burrow_trainer *t, burrow_epoch_stats *es)
 		loss_sum += loss;
 		counted += c;
 		correct += r;
-		t->graph_trims += bw_dataset_trim_graph(t->ds, t->graph_keep);
 		pthread_mutex_lock(&p->mu);
 		p->consumed = k + 1;
 		pthread_cond_broadcast(&p->cv);
@@ -417,8 +422,6 @@ int bw_trainer_minibatch_epoch(burrow_trainer *t, burrow_epoch_stats *es)
 	burrow_store_get_stats(t->store, &s1);
 	const uint64_t rows = s1.rows - s0.rows, hits = s1.cache_hits - s0.cache_hits;
 	es->batches = num;
-	bw_log(BURROW_LOG_DEBUG, "train: the graph's mapped pages dropped %lld times so far (past %lld resident file bytes)",
-	       (long long)t->graph_trims, (long long)t->graph_keep);
 	es->loss = num ? loss_sum / (double)num : 0.0;
 	es->train_acc = counted ? (double)correct / (double)counted : -1.0;
 	es->rows_read = (int64_t)(s1.rows_read - s0.rows_read);
