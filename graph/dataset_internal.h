@@ -30,10 +30,11 @@ int64_t bw_writer_num_edges(const burrow_writer *w);
  * of /proc/self/statm) pass keep_bytes; 1 when it trimmed, 0 when not (also where statm
  * cannot be read). bw_dataset_graph_keep_bytes is the bound to use: BURROW_GRAPH_RESIDENT
  * (bytes, K/M/G suffixes, "off" for no bound) if set, else a sixteenth of physical memory.
- * Between two trims the pages grow by what the batches sampled in between touch: with
- * bw_dataset_graph_random (MADV_RANDOM: no fault-around, which would map 16 pages per fault
- * from the page cache, and no readahead, which would read 128 KiB per 4 KiB row) that is
- * at most an indptr page and a few ids pages per row expanded. */
+ * Between two trims the pages grow by what the batch sampled in between touches, times the
+ * kernel's fault-around (each fault also maps up to 16 neighboring pages that are in the
+ * page cache; MADV_RANDOM does not stop that on 6.18, measured): bounded by the graph's
+ * cached pages, not by the batch. bw_dataset_graph_random advises MADV_RANDOM, so that a
+ * miss reads the page, not 128 KiB of readahead, for rows read at random. */
 int bw_dataset_trim_graph(const burrow_dataset *ds, int64_t keep_bytes);
 void bw_dataset_graph_random(const burrow_dataset *ds);
 int64_t bw_dataset_graph_keep_bytes(void);

@@ -30,8 +30,8 @@ typedef struct bw_sampled {
  * every id, which on a mapped graph costs a pass over the file and leaves all its pages
  * resident (at full papers100M size 13 GB, at every evaluation). after (may be NULL) is
  * called with after_user in the sampling thread once each CPU batch is sampled: the
- * trainer drops the graph's mapped pages there (bw_dataset_trim_graph), so that what stays
- * resident is its bound plus one batch's pages. */
+ * trainer drops the graph's mapped pages there (bw_dataset_trim_graph), so that they do not
+ * pile up over an epoch. */
 int bw_sampler_open_checked(burrow_sampler **out, const burrow_csr *g, const int64_t *ids, int64_t n,
 			    const burrow_sampler_opts *opts, void (*after)(void *), void *after_user);
 
