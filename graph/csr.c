@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 /* A sorted run in the spill file: keys [off, off + n). */
@@ -1021,7 +1022,20 @@ static int row_error(const burrow_csr *g, int64_t v, bool unique, const char *id
 	return bw_err(BURROW_E_FORMAT, "%s: row %lld is malformed", ids, (long long)v);
 }
 
-int bw_csr_scan(const burrow_csr *g, bool unique, bool *symmetric, const char *offs, const char *ids)
+/* Unmap the whole pages inside ids [j0, j1) of a read-only file mapping: they stay in the
+ * page cache, out of the process's RSS. */
+static void drop_entries(const burrow_csr *g, int64_t j0, int64_t j1)
+{
+	const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	const uintptr_t a = (uintptr_t)g->indices + (uintptr_t)j0 * (uintptr_t)g->index_width;
+	const uintptr_t b = (uintptr_t)g->indices + (uintptr_t)j1 * (uintptr_t)g->index_width;
+	const uintptr_t lo = (a + page - 1) & ~(page - 1), hi = b & ~(page - 1);
+	if (hi > lo)
+		(void)madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
+int bw_csr_scan(const burrow_csr *g, bool unique, bool *symmetric, const char *offs, const char *ids,
+		bool drop_pages)
 {
 	const int64_t n = g->num_nodes, e = g->num_edges;
 	if (n < 0 || e < 0 || (g->index_width != 4 && g->index_width != 8) || !g->indptr || (e && !g->indices))
@@ -1064,6 +1078,8 @@ int bw_csr_scan(const burrow_csr *g, bool unique, bool *symmetric, const char *o
 		if (p == 0)
 			r[0] = 0;
 		int64_t b = scan_rows(g, r[0], r[1], unique, sym, &fwd, &rev);
+		if (drop_pages)
+			drop_entries(g, g->indptr[r[0]], g->indptr[r[1]]);
 		if (b < r[1] && b < bad)
 			bad = b;
 	}
@@ -1074,4 +1090,4 @@ int bw_csr_scan(const burrow_csr *g, bool unique, bool *symmetric, const char *o
 	return 0;
 }
 
-int burrow_csr_check(const burrow_csr *g, bool unique) { return bw_csr_scan(g, unique, NULL, "csr", "csr"); }
+int burrow_csr_check(const burrow_csr *g, bool unique) { return bw_csr_scan(g, unique, NULL, "csr", "csr", false); }

@@ -35,7 +35,11 @@ void bw_csr_builder_force_wide_keys(burrow_csr_builder *b);
 /* burrow_csr_check in one parallel pass over the ids; with `symmetric` non-NULL it also
  * sets *symmetric to whether the entries equal their reverses as a multiset (hashed: a
  * false "true" has probability about 2^-64). Messages begin with `offs` for a fault of the
- * offsets, `ids` for one of the ids (the files' names, or "csr"). */
-int bw_csr_scan(const burrow_csr *g, bool unique, bool *symmetric, const char *offs, const char *ids);
+ * offsets, `ids` for one of the ids (the files' names, or "csr"). drop_pages: g's ids
+ * are a read-only file mapping whose pages each piece unmaps once scanned
+ * (madvise(MADV_DONTNEED)), so the scan's resident set stays a few pieces, not the file;
+ * never on memory of the caller's own (it would zero it). */
+int bw_csr_scan(const burrow_csr *g, bool unique, bool *symmetric, const char *offs, const char *ids,
+		bool drop_pages);
 
 #endif /* BURROW_CSR_INTERNAL_H */

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -220,7 +221,7 @@ static int validate(const burrow_dataset *ds)
 	const char *dir = ds->dir;
 	bool sym = false;
 	char *offs = bw_path_join(dir, "indptr.npy"), *ids = bw_path_join(dir, "indices.npy");
-	int st = offs && ids ? bw_csr_scan(&ds->graph, false, in->symmetric ? &sym : NULL, offs, ids)
+	int st = offs && ids ? bw_csr_scan(&ds->graph, false, in->symmetric ? &sym : NULL, offs, ids, true)
 			     : bw_err(BURROW_E_NOMEM, "%s: out of memory", dir);
 	bw_free(offs);
 	bw_free(ids);
@@ -529,6 +530,64 @@ const int64_t *burrow_dataset_split(const burrow_dataset *ds, int split, int64_t
 int burrow_dataset_verify(const burrow_dataset *ds)
 {
 	return validate(ds); /* again: the files may have changed since open */
+}
+
+int64_t bw_resident_file_bytes(void)
+{
+	char buf[256];
+	long long f[3];
+	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t k = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (k <= 0)
+		return -1;
+	buf[k] = 0;
+	if (sscanf(buf, "%lld %lld %lld", &f[0], &f[1], &f[2]) != 3)
+		return -1;
+	return (int64_t)f[2] * sysconf(_SC_PAGESIZE);
+}
+
+int64_t bw_dataset_graph_keep_bytes(void)
+{
+	const char *e = getenv("BURROW_GRAPH_RESIDENT");
+	if (e && !strcmp(e, "off"))
+		return INT64_MAX;
+	if (e && *e) {
+		char *end;
+		long long v = strtoll(e, &end, 10);
+		int shift = *end == 'K' || *end == 'k' ? 10 : *end == 'M' || *end == 'm' ? 20 : *end == 'G' || *end == 'g' ? 30 : 0;
+		if (v >= 0 && end != e && (shift ? end[1] == 0 : *end == 0) && v <= INT64_MAX >> shift)
+			return (int64_t)v << shift;
+		bw_log(BURROW_LOG_WARN, "BURROW_GRAPH_RESIDENT='%s' is not bytes (K/M/G suffixes) or \"off\"; ignored", e);
+	}
+	const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	return pages > 0 && page > 0 ? (int64_t)pages * page / 16 : INT64_MAX;
+}
+
+void bw_dataset_graph_random(const burrow_dataset *ds)
+{
+	if (ds->indptr_m.base)
+		(void)madvise(ds->indptr_m.base, ds->indptr_m.len, MADV_RANDOM);
+	if (ds->indices_m.base)
+		(void)madvise(ds->indices_m.base, ds->indices_m.len, MADV_RANDOM);
+}
+
+int bw_dataset_trim_graph(const burrow_dataset *ds, int64_t keep_bytes)
+{
+	if (keep_bytes == INT64_MAX)
+		return 0;
+	const int64_t r = bw_resident_file_bytes();
+	if (r < 0 || r <= keep_bytes)
+		return 0;
+	bw_log(BURROW_LOG_DEBUG, "%s: %lld resident file bytes: dropping the graph's mapped pages", ds->dir, (long long)r);
+	/* read-only shared file mappings: dropped pages read back from the file (page cache) */
+	if (ds->indptr_m.base)
+		(void)madvise(ds->indptr_m.base, ds->indptr_m.len, MADV_DONTNEED);
+	if (ds->indices_m.base)
+		(void)madvise(ds->indices_m.base, ds->indices_m.len, MADV_DONTNEED);
+	return 1;
 }
 
 int64_t burrow_dataset_disk_bytes(const burrow_dataset *ds)

@@ -22,4 +22,23 @@ int bw_writer_graph_end(burrow_writer *w);
 /* CSR entries written so far (after put_graph or put_builder). */
 int64_t bw_writer_num_edges(const burrow_writer *w);
 
+/* The graph's mapped pages (indptr.npy, indices.npy) resident in this process: training
+ * and sampled evaluation touch every page of them over an epoch, and each page touched
+ * stays counted in the process's RSS until unmapped. bw_dataset_trim_graph unmaps them
+ * all (madvise(MADV_DONTNEED): the pages stay in the page cache, so the next touch is a
+ * minor fault, not a read) once the process's resident file-backed bytes (the third field
+ * of /proc/self/statm) pass keep_bytes; 1 when it trimmed, 0 when not (also where statm
+ * cannot be read). bw_dataset_graph_keep_bytes is the bound to use: BURROW_GRAPH_RESIDENT
+ * (bytes, K/M/G suffixes, "off" for no bound) if set, else a sixteenth of physical memory.
+ * Between two trims the pages grow by what the batch sampled in between touches, times the
+ * kernel's fault-around (each fault also maps up to 16 neighboring pages that are in the
+ * page cache; MADV_RANDOM does not stop that on 6.18, measured): bounded by the graph's
+ * cached pages, not by the batch. bw_dataset_graph_random advises MADV_RANDOM, so that a
+ * miss reads the page, not 128 KiB of readahead, for rows read at random. */
+int bw_dataset_trim_graph(const burrow_dataset *ds, int64_t keep_bytes);
+void bw_dataset_graph_random(const burrow_dataset *ds);
+int64_t bw_dataset_graph_keep_bytes(void);
+/* Resident file-backed bytes of this process (statm), or -1. */
+int64_t bw_resident_file_bytes(void);
+
 #endif

@@ -56,6 +56,8 @@ struct burrow_sampler {
 	slot *slots;             /* [prefetch]: batch i lives in slots[i % prefetch] */
 	int nprod;
 	producer *prod;          /* [nprod] */
+	void (*after)(void *);   /* bw_sampler_open_checked: called after each batch sampled, or NULL */
+	void *after_user;
 };
 
 void burrow_sampler_defaults(burrow_sampler_opts *o)
@@ -142,7 +144,10 @@ static int sample_on(const burrow_sampler *s, bw_sample_ctx *c, bw_cuda_sample_c
 {
 	if (gc)
 		return bw_cuda_sample_batch(gc, seeds, n, s->o.num_layers, s->o.fanouts, key, b);
-	return bw_sample_batch(c, s->g, seeds, n, s->o.num_layers, s->o.fanouts, key, b);
+	int st = bw_sample_batch(c, s->g, seeds, n, s->o.num_layers, s->o.fanouts, key, b);
+	if (s->after)
+		s->after(s->after_user);
+	return st;
 }
 
 /* Producers on CPUs of their own, when there are 2 or more and no more than the CPUs the
@@ -261,8 +266,9 @@ static int check_ids(const burrow_csr *g, const int64_t *ids, int64_t n)
 	return st;
 }
 
-int burrow_sampler_open(burrow_sampler **out, const burrow_csr *g, const int64_t *ids, int64_t n,
-			const burrow_sampler_opts *opts)
+/* burrow_sampler_open, and bw_sampler_open_checked when check_graph is false. */
+static int sampler_open(burrow_sampler **out, const burrow_csr *g, const int64_t *ids, int64_t n,
+			const burrow_sampler_opts *opts, bool check_graph, void (*after)(void *), void *after_user)
 {
 	*out = NULL;
 	burrow_sampler_opts o;
@@ -286,7 +292,7 @@ int burrow_sampler_open(burrow_sampler **out, const burrow_csr *g, const int64_t
 		snprintf(why, sizeof why, "%s", burrow_last_error());
 		return bw_err(st, "sampler: %s", why);
 	}
-	if ((st = burrow_csr_check(g, false)) || (st = check_ids(g, ids, n)))
+	if ((check_graph && (st = burrow_csr_check(g, false))) || (st = check_ids(g, ids, n)))
 		return st;
 	o.device = NULL; /* borrowed: the kind and index are what is kept */
 	burrow_sampler *s = bw_calloc(1, sizeof *s);
@@ -294,6 +300,8 @@ int burrow_sampler_open(burrow_sampler **out, const burrow_csr *g, const int64_t
 		return BURROW_E_NOMEM;
 	s->g = g;
 	s->o = o;
+	s->after = after;
+	s->after_user = after_user;
 	s->threads = bw_threads(o.threads);
 	s->n = n;
 	s->num_batches = o.drop_last ? n / o.batch_size : (n + o.batch_size - 1) / o.batch_size;
@@ -353,6 +361,18 @@ int burrow_sampler_open(burrow_sampler **out, const burrow_csr *g, const int64_t
 out_close:
 	burrow_sampler_close(s);
 	return st;
+}
+
+int burrow_sampler_open(burrow_sampler **out, const burrow_csr *g, const int64_t *ids, int64_t n,
+			const burrow_sampler_opts *opts)
+{
+	return sampler_open(out, g, ids, n, opts, true, NULL, NULL);
+}
+
+int bw_sampler_open_checked(burrow_sampler **out, const burrow_csr *g, const int64_t *ids, int64_t n,
+			    const burrow_sampler_opts *opts, void (*after)(void *), void *after_user)
+{
+	return sampler_open(out, g, ids, n, opts, false, after, after_user);
 }
 
 void burrow_sampler_close(burrow_sampler *s)

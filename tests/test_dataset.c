@@ -365,7 +365,7 @@ Test(dataset, symmetry_hash_matches_reference)
 				ref &= fw == bw;
 			}
 		bool sym = !ref;
-		int st = bw_csr_scan(&g, false, &sym, "csr", "csr");
+		int st = bw_csr_scan(&g, false, &sym, "csr", "csr", false);
 		if (st == 0)
 			cr_assert_eq(sym, ref, "trial %d", trial);
 		else /* the change broke a row's order: refused as unsorted, never as symmetric */

@@ -10,7 +10,9 @@
 # burrow bench train on the epoch: its split epoch / max(T_mem, T_io)), SCALE_LAYERWISE=1
 # (also evaluate by layer-wise inference over all nodes: 2 x N x 1 KiB of memory or scratch,
 # 228 GB at full size; default on up to 1/16), SCALE_PROGRESS (seconds between the progress
-# lines each phase writes to logs/NAME.err, default 60).
+# lines each phase writes to logs/NAME.err, default 60), SCALE_PHASES (the phases to run, default
+# "gen verify train eval partition"; eval_layerwise and bench follow SCALE_LAYERWISE and
+# SCALE_BENCH, and need train).
 set -euo pipefail
 if [ $# -ne 2 ]; then
 	echo "usage: tools/scale-run.sh FRACTION DIR" >&2
@@ -60,15 +62,21 @@ run() {
 	grep -E "Elapsed|Maximum resident" "$dir/logs/$name.time" | sed 's/^\t*/   /' >&2
 }
 
+phases=" ${SCALE_PHASES:-gen verify train eval partition} "
+want() { [[ "$phases" == *" $1 "* ]]; }
+
 uptime >"$dir/logs/uptime.before"
-run gen "$burrow" gen papers "$data" --fraction "$frac" --mem "$mem" --tmp-dir "$dir" --force "${threads[@]}"
-run verify "$burrow" info "$data" --verify
+want gen && run gen "$burrow" gen papers "$data" --fraction "$frac" --mem "$mem" --tmp-dir "$dir" --force "${threads[@]}"
+want verify && run verify "$burrow" info "$data" --verify
+if want train; then
 rm -rf "$dir/ckpt"
 run train "$burrow" train "$data" --model sage --layers 3 --fanout 15,10,5 --batch 1024 --epochs 1 --eval-every 0 \
 	--checkpoint "$dir/ckpt" --log "$dir/logs/train.jsonl" "${threads[@]}"
-run eval "$burrow" eval "$data" --checkpoint "$dir/ckpt/last.ckpt" --eval-fanout 15,10,5 --batch 1024 --json \
+fi
+want eval && run eval "$burrow" eval "$data" --checkpoint "$dir/ckpt/last.ckpt" --eval-fanout 15,10,5 --batch 1024 --json \
 	"${threads[@]}"
-layerwise=${SCALE_LAYERWISE:-$(python3 -c "print(1 if $frac <= 1 / 16 else 0)")}
+want train || layerwise=0
+layerwise=${layerwise:-${SCALE_LAYERWISE:-$(python3 -c "print(1 if $frac <= 1 / 16 else 0)")}}
 if [ "$layerwise" = 1 ]; then
 	run eval_layerwise "$burrow" eval "$data" --checkpoint "$dir/ckpt/last.ckpt" --mem "$mem" --scratch "$dir" --json \
 		"${threads[@]}"
@@ -79,7 +87,7 @@ if [ "${SCALE_BENCH:-0}" = 1 ]; then
 	run bench "$burrow" bench train "$data" --model sage --layers 3 --fanout 15,10,5 --batch 1024 --max-batches 1000000 \
 		--cache 21% --json "${threads[@]}"
 fi
-if [ "${SCALE_PARTITION:-1}" = 1 ]; then
+if [ "${SCALE_PARTITION:-1}" = 1 ] && want partition; then
 	run partition "$burrow" partition "$data" --parts 4 --mem "$mem" --out "$dir/parts-4" --force --json \
 		"${threads[@]}"
 fi

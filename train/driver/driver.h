@@ -5,7 +5,8 @@
 #define BURROW_DRIVER_H
 
 #include "../compute/compute.h"
-#include "../../graph/npy.h"
+#include "../../graph/dataset_internal.h"
+#include "../../sampler/sampler_internal.h"
 
 #include <pthread.h>
 
@@ -81,6 +82,8 @@ struct burrow_trainer {
 	burrow_dataset *ds;               /* borrowed */
 	const burrow_dataset_info *info;
 	const burrow_csr *graph;          /* the dataset's, borrowed */
+	int64_t graph_keep;               /* resident file bytes past which the graph's mapped pages
+					   * are dropped after a batch (bw_trainer_trim_graph) */
 	const int32_t *labels;            /* [N], borrowed */
 	int8_t *split_of;                 /* [N]: enum burrow_split of each node, -1 none (owned) */
 	int64_t *drawn;                   /* opts.split: the drawn split, train | valid | test (owned), or NULL */
@@ -164,6 +167,9 @@ int bw_batch_from_sample(burrow_trainer *t, const burrow_batch *sb, float *x, in
 			 bw_block *blk);
 /* One mini-batch epoch through the pipeline (pipeline.c); fills es except epoch. */
 int bw_trainer_minibatch_epoch(burrow_trainer *t, burrow_epoch_stats *es);
+/* The sampler's after-batch hook (t a burrow_trainer *): drop the graph's mapped pages once
+ * the process's resident file bytes pass t->graph_keep. */
+void bw_trainer_trim_graph(void *t);
 /* Stop the loader, complete every gather in flight, hand every batch back, free the slots
  * and the sampler. */
 void bw_pipe_close(burrow_trainer *t);

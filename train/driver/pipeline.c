@@ -17,6 +17,12 @@ static double now_s(void)
 }
 
 
+void bw_trainer_trim_graph(void *arg)
+{
+	const burrow_trainer *t = arg;
+	(void)bw_dataset_trim_graph(t->ds, t->graph_keep); /* logs at debug level when it drops */
+}
+
 /* The slots, their lock, and a sampler for the seed in force (a loaded checkpoint brings
  * its own seed, so the sampler opens at the first epoch and reopens when the seed changed). */
 static int pipe_open(burrow_trainer *t)
@@ -69,7 +75,7 @@ static int pipe_open(burrow_trainer *t)
 	so.threads = 1;
 	so.prefetch = p->depth;
 	so.producers = 1;
-	if ((st = burrow_sampler_open(&t->sampler, t->graph, train, n, &so)))
+	if ((st = bw_sampler_open_checked(&t->sampler, t->graph, train, n, &so, bw_trainer_trim_graph, t)))
 		return st;
 	t->sampler_seed = t->o.seed;
 	return 0;

@@ -351,6 +351,8 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 	t->ds = ds;
 	t->info = burrow_dataset_get_info(ds);
 	t->graph = burrow_dataset_graph(ds);
+	t->graph_keep = bw_dataset_graph_keep_bytes();
+	bw_dataset_graph_random(ds); /* the sampler reads rows at random: no readahead (the open's scan is done) */
 	t->labels = burrow_dataset_labels(ds);
 	t->best = (burrow_best){.epoch = -1, .valid_acc = -1, .test_acc = -1};
 	t->best_params_epoch = -1;
