@@ -866,6 +866,12 @@ typedef struct burrow_train_opts {
 				   one batch, never N x hidden embeddings: the way to evaluate a graph whose
 				   embeddings fit neither memory nor scratch disk (ogbn-papers100M: 114 GB
 				   per hidden layer of 256). All 0 (default): layer-wise inference */
+	const char *sampler_device; /* mini-batch: where batches are sampled: "cpu", "cuda" (= cuda:0),
+				   "cuda:N", or "auto" (NULL too, the default): the model's device when
+				   its backend registered a sampler (burrow_sampler_opts.device), else the
+				   CPU. The batches are the same on every device, element for element, so
+				   the choice changes timings, never results (borrowed; a device this
+				   build or machine lacks is BURROW_E_UNSUPPORTED at open) */
 } burrow_train_opts;
 
 /* Fill o with the defaults above. */
@@ -938,6 +944,9 @@ BURROW_API burrow_store *burrow_trainer_store(burrow_trainer *t);
 /* Epochs trained so far (restored by burrow_trainer_load). */
 BURROW_API int burrow_trainer_epoch(const burrow_trainer *t);
 BURROW_API burrow_best burrow_trainer_best(const burrow_trainer *t);
+/* Where the trainer samples its mini-batches (opts.sampler_device resolved): "cpu" or
+ * "cuda:N" (static storage in the trainer, valid until close). */
+BURROW_API const char *burrow_trainer_sampler_device(const burrow_trainer *t);
 /* A checksum of the model's weights (FNV-1a over their bytes): equal weights, equal sums. */
 BURROW_API uint64_t burrow_trainer_weights_checksum(const burrow_trainer *t);
 /* Write a checkpoint file atomically: model, optimizer state, epoch, seed, best. */

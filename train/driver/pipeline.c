@@ -69,6 +69,7 @@ static int pipe_open(burrow_trainer *t)
 	so.threads = 1;
 	so.prefetch = p->depth;
 	so.producers = 1;
+	so.device = t->sampler_dev;
 	if ((st = burrow_sampler_open(&t->sampler, t->graph, train, n, &so)))
 		return st;
 	t->sampler_seed = t->o.seed;
