@@ -463,7 +463,9 @@ int train_args_parse(int argc, char **argv, int mode, bool speak, train_args *a)
 		if (!(t->where & mode))
 			return usage(speak, "--%s does not apply %s%s", t->name, mode_name(mode),
 				     mode == TRAIN_ONE ? " (it is an option of mpirun on a parts directory)"
-						       : " (each rank evaluates its part in memory)");
+				     : !strcmp(t->name, "sampler-device")
+					     ? " (each rank samples on the CPU, its remote nodes expanded by their owners)"
+					     : " (each rank evaluates its part in memory)");
 		int st = set_value(t, a, t->arg ? optarg : NULL, speak);
 		if (st)
 			return st;

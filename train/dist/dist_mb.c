@@ -27,6 +27,10 @@
 
 struct bw_dist_mb {
 	bw_comm *comm;                 /* a duplicate of the dist's communicator */
+	bw_comm *hc;                   /* its host side (comm->host, borrowed): ids, counts, the loss */
+	bool on_dev;                   /* comm moves buffers of the model's device (staged, NCCL): the
+					  fetched rows and the gradients travel there, not through host
+					  copies (with the CPU device the same code runs on host memory) */
 	int K, rank;
 	burrow_store *store;           /* the part's features.npy: owned rows, then halo rows */
 	int64_t D;
@@ -66,7 +70,7 @@ struct bw_dist_mb {
  * here (rc[p]), and lay those out one after another (rd[p], *total). */
 static int exchange_counts(struct bw_dist_mb *m, const int *sc, int *rc, int *rd, int64_t *total, const char *what)
 {
-	int st = bw_comm_alltoall(m->comm, sc, rc, 1, BW_COMM_INT, what);
+	int st = bw_comm_alltoall(m->hc, sc, rc, 1, BW_COMM_INT, what);
 	if (st)
 		return st;
 	int64_t n = 0;
@@ -250,7 +254,7 @@ static int expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes
 	if ((st = fits_int(nrecv, "sampling requests")) ||
 	    (st = grow(&m->rreq, &m->rreq_cap, (size_t)nrecv + 1, sizeof *m->rreq)))
 		return st;
-	if ((st = bw_comm_alltoallv(m->comm, m->sreq, sc, sd, m->rreq, rc, rd, BW_COMM_I64,
+	if ((st = bw_comm_alltoallv(m->hc, m->sreq, sc, sd, m->rreq, rc, rd, BW_COMM_I64,
 				      "train: sampling: ids")))
 		return st;
 	m->mpi_s += bw_comm_now() - t0;
@@ -279,7 +283,7 @@ static int expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes
 	if ((st = exchange_counts(m, qs, gs, gd, &ng, "train: sampling: counts")) ||
 	    (st = fits_int(ng, "sampled neighbors")) || (st = grow(&m->get, &m->get_cap, (size_t)ng + 1, sizeof *m->get)))
 		return st;
-	if ((st = bw_comm_alltoallv(m->comm, m->rep, qs, qd, m->get, gs, gd, BW_COMM_I64,
+	if ((st = bw_comm_alltoallv(m->hc, m->rep, qs, qd, m->get, gs, gd, BW_COMM_I64,
 				      "train: sampling: neighbors")))
 		return st;
 	m->mpi_s += bw_comm_now() - t0;
@@ -418,7 +422,7 @@ static int fetch_post(burrow_dist *d, bw_mb_batch *b)
 	if ((st = fits_int(ns * D, "feature rows")) || (st = fits_int(nf * D, "feature rows")) ||
 	    (st = grow(&b->sids, &b->sids_cap, (size_t)ns + 1, sizeof *b->sids)))
 		return st;
-	if ((st = bw_comm_alltoallv(m->comm, m->sreq, sc, sd, b->sids, rc, rd, BW_COMM_I64,
+	if ((st = bw_comm_alltoallv(m->hc, m->sreq, sc, sd, b->sids, rc, rd, BW_COMM_I64,
 				      "train: fetch: ids")))
 		return st;
 	m->mpi_s += bw_comm_now() - t0;
@@ -451,17 +455,53 @@ static int fetch_post(burrow_dist *d, bw_mb_batch *b)
 			f[q * K + p] = (int)((int64_t)c[q * K + p] * D);
 	}
 	b->nreq = 0;
+	const float *send = b->srows;
+	float *recv = b->rrows;
+	if (m->on_dev) { /* the served rows go up; the fetched ones land after this rank's own */
+		const bw_device *dev = m->comm->dev;
+		const size_t row = (size_t)D * sizeof(float);
+		if ((st = bw_dbuf_reserve(&b->xs_dev, dev, (size_t)(n + nf) * row + 1)) ||
+		    (st = bw_dbuf_reserve(&b->srows_dev, dev, (size_t)ns * row + 1)) ||
+		    (ns > 0 && (st = bw_device_upload(dev, b->srows_dev.ptr, b->srows, (size_t)ns * row))))
+			return st;
+		send = b->srows_dev.ptr;
+		recv = (float *)b->xs_dev.ptr + n * D;
+	}
 	b->post_t = bw_comm_now();
 	b->done_t = 0;
-	if ((st = bw_comm_ialltoallv(m->comm, b->srows, f, f + K, b->rrows, f + 2 * K, f + 3 * K, BW_COMM_F32,
+	if ((st = bw_comm_ialltoallv(m->comm, send, f, f + K, recv, f + 2 * K, f + 3 * K, BW_COMM_F32,
 				  &b->req[b->nreq++], "train: fetch: rows")))
 		return st;
 	if (m->gnorm)
-		if ((st = bw_comm_ialltoallv(m->comm, b->snorm, c, c + K, b->rnorm, c + 2 * K, c + 3 * K, BW_COMM_F32,
+		if ((st = bw_comm_ialltoallv(m->hc, b->snorm, c, c + K, b->rnorm, c + 2 * K, c + 3 * K, BW_COMM_F32,
 					  &b->req[b->nreq++], "train: fetch: norms")))
 			return st;
 	b->pending = true;
 	return fetch_poll(b);
+}
+
+/* Test, or wait for, each of b's requests on its own (the rows and the norms may travel on
+ * two communicators: the device's and its host side). */
+static int reqs_test(bw_mb_batch *b, int *done)
+{
+	*done = 1;
+	for (int i = 0; i < b->nreq; i++) {
+		int f = 1, st = bw_comm_test(&b->req[i], 1, &f, "train: fetch: testing");
+		if (st)
+			return st;
+		*done &= f;
+	}
+	return 0;
+}
+
+static int reqs_wait(bw_mb_batch *b, const char *what)
+{
+	int st = 0;
+	for (int i = 0; i < b->nreq; i++) {
+		int rc = bw_comm_wait(&b->req[i], 1, what);
+		st = st ? st : rc;
+	}
+	return st;
 }
 
 /* Drive b's fetch without blocking; note when it completed. */
@@ -470,7 +510,7 @@ static int fetch_poll(bw_mb_batch *b)
 	if (!b->pending || b->done_t > 0)
 		return 0;
 	int flag = 0;
-	int st = bw_comm_test(b->req, b->nreq, &flag, "train: fetch: testing");
+	int st = reqs_test(b, &flag);
 	if (st)
 		return st;
 	if (flag) {
@@ -494,7 +534,7 @@ static int fetch_finish(struct bw_dist_mb *m, bw_mb_batch *b)
 	double t1 = bw_comm_now();
 	m->io_wait_s += t1 - t0;
 	if (b->nreq > 0) { /* not seen complete yet: the wait is exposed */
-		int rc = bw_comm_wait(b->req, b->nreq, "train: fetch: waiting");
+		int rc = reqs_wait(b, "train: fetch: waiting");
 		b->nreq = 0;
 		if (rc && !st)
 			st = rc;
@@ -507,11 +547,49 @@ static int fetch_finish(struct bw_dist_mb *m, bw_mb_batch *b)
 		return st;
 	for (int64_t k = 0; k < b->n_fetch; k++) {
 		const int64_t i = b->fetch_pos[k];
-		memcpy(b->x + i * m->D, b->rrows + k * m->D, (size_t)m->D * sizeof *b->x);
+		if (!m->on_dev) /* on a device the rows are put in place by assemble() */
+			memcpy(b->x + i * m->D, b->rrows + k * m->D, (size_t)m->D * sizeof *b->x);
 		if (m->gnorm)
 			b->norm[i] = b->rnorm[k];
 	}
 	return 0;
+}
+
+/* On a device (on_dev): b's input rows into m->x there: this rank's own rows (read by the
+ * store into b->x, their fetched places holding stand-ins) go up in front of the fetched
+ * rows in xs_dev, and a sum over one edge per row, i <- i or i <- n + k for the k-th fetched
+ * row, gathers them in batch order on the compute stream (a copy: one term per row). */
+static int assemble(burrow_dist *d, bw_mb_batch *b)
+{
+	struct bw_dist_mb *m = d->mb;
+	const bw_device *dev = d->be.dev;
+	const int64_t n = b->num_input, nf = b->n_fetch, D = m->D;
+	int st;
+	if ((st = grow(&b->scat_ip, &b->scat_ip_cap, (size_t)n + 1, sizeof *b->scat_ip)) ||
+	    (st = grow(&b->scat_ind, &b->scat_ind_cap, (size_t)n + 1, sizeof *b->scat_ind)) ||
+	    (st = fits_int(n + nf, "input rows")))
+		return st;
+	for (int64_t i = 0; i <= n; i++)
+		b->scat_ip[i] = i;
+	for (int64_t i = 0; i < n; i++)
+		b->scat_ind[i] = (int32_t)i;
+	for (int64_t k = 0; k < nf; k++)
+		b->scat_ind[b->fetch_pos[k]] = (int32_t)(n + k);
+	bw_block_reuse(&b->scat, n, n + nf, b->scat_ip, b->scat_ind);
+	const bw_tensor src = bw_tensor_view(dev, b->xs_dev.ptr, n + nf, D);
+	if ((n > 0 && (st = bw_device_upload(dev, b->xs_dev.ptr, b->x, (size_t)(n * D) * sizeof(float)))) ||
+	    (st = bw_block_prepare(&b->scat, false, false)) || (st = bw_block_upload(&b->scat, dev)) ||
+	    (st = bw_tensor_reshape(&m->x, dev, n, D)))
+		return st;
+	return bw_aggregate(&d->be, &b->scat, BW_AGG_SUM, &src, 0, -1, &m->x);
+}
+
+bool bw_dist_mb_on_device(const burrow_dist *d) { return d->mb && d->mb->on_dev; }
+
+/* The compute stream's work is done (the communicator's own stream reads what it wrote). */
+static int compute_done(burrow_dist *d)
+{
+	return d->mb->on_dev ? bw_stream_sync(d->be.dev, d->be.stream) : 0;
 }
 
 /* ------------------------------------------------------------ steps */
@@ -530,6 +608,8 @@ static int backward_bucketed(burrow_dist *d, const bw_batch *bb, bw_tensor *glog
 		int st = bw_model_layer_backward(&d->be, md, l, bb->blocks[l], l == 0 ? &bb->x : bw_model_output(md, l - 1),
 						 gh, gx);
 		if (!st)
+			st = compute_done(d);
+		if (!st)
 			st = bw_grad_buckets_post(gb, md, l, d->mb->comm);
 		if (st)
 			return st;
@@ -542,6 +622,8 @@ static int backward_bucketed(burrow_dist *d, const bw_batch *bb, bw_tensor *glog
 static int zero_bucketed(burrow_dist *d, bw_grad_buckets *gb)
 {
 	int st = bw_model_zero_grads(d->model);
+	if (!st)
+		st = compute_done(d);
 	for (int l = d->model->cfg.layers - 1; !st && l >= 0; l--)
 		st = bw_grad_buckets_post(gb, d->model, l, d->mb->comm);
 	return st;
@@ -557,8 +639,9 @@ static int step(burrow_dist *d, bw_mb_batch *b, bw_mb_batch *other, int64_t k, d
 	const bw_tensor *logits = NULL;
 	double loc[3] = {0, 0, 0}, all[3];
 	const bool work = b->num_seeds > 0;
-	/* --grad-overlap: a non-blocking all-reduce per layer (host-memory gradients) */
-	const bool bucketed = d->o.grad_overlap && d->be.dev->host_memory;
+	/* --grad-overlap: a non-blocking all-reduce per layer, in place (host-memory gradients,
+	 * or a communicator on the model's device) */
+	const bool bucketed = d->o.grad_overlap && (d->be.dev->host_memory || m->on_dev);
 	bw_grad_buckets gb;
 	int st = 0;
 	double a = bw_comm_now();
@@ -566,7 +649,7 @@ static int step(burrow_dist *d, bw_mb_batch *b, bw_mb_batch *other, int64_t k, d
 	memset(blk, 0, sizeof blk);
 	if (work) {
 		const bw_device *dev = d->be.dev;
-		if ((st = bw_tensor_from_host(&m->x, dev, b->x, b->num_input, m->D)) ||
+		if ((st = m->on_dev ? assemble(d, b) : bw_tensor_from_host(&m->x, dev, b->x, b->num_input, m->D)) ||
 		    (st = bw_dbuf_from_host(&m->labels, dev, b->labels, (size_t)b->num_seeds * sizeof *b->labels)))
 			goto out;
 		bb = (bw_batch){
@@ -596,7 +679,7 @@ static int step(burrow_dist *d, bw_mb_batch *b, bw_mb_batch *other, int64_t k, d
 	m->compute_s += bw_comm_now() - a;
 	/* the step's loss is the mean over every rank's seeds: weigh this rank's mean */
 	a = bw_comm_now();
-	st = bw_comm_allreduce(m->comm, loc, all, 3, BW_COMM_F64, BW_COMM_SUM, "train: all-reduce (loss)");
+	st = bw_comm_allreduce(m->hc, loc, all, 3, BW_COMM_F64, BW_COMM_SUM, "train: all-reduce (loss)");
 	m->reduce_s += bw_comm_now() - a;
 	if (st)
 		goto out;
@@ -621,7 +704,13 @@ static int step(burrow_dist *d, bw_mb_batch *b, bw_mb_batch *other, int64_t k, d
 		goto out;
 	m->compute_s += bw_comm_now() - a;
 	a = bw_comm_now();
-	st = bucketed ? bw_grad_buckets_wait(&gb) : bw_dist_allreduce_grads(d->model, m->comm, &m->stage);
+	if (bucketed)
+		st = bw_grad_buckets_wait(&gb);
+	else if (m->on_dev && !(st = compute_done(d))) /* in place on the device */
+		st = bw_comm_allreduce(m->comm, NULL, d->model->grads, d->model->num_params, BW_COMM_F32, BW_COMM_SUM,
+				       "train: all-reduce (gradients)");
+	else if (!m->on_dev)
+		st = bw_dist_allreduce_grads(d->model, m->comm, &m->stage);
 	m->reduce_s += bw_comm_now() - a;
 	if (st)
 		goto out;
@@ -663,6 +752,8 @@ int bw_dist_mb_load(burrow_dist *d, const int64_t *seeds, int64_t n, int64_t epo
 		st = fetch_post(d, b);
 	if (!st)
 		st = fetch_finish(m, b);
+	if (!st && m->on_dev && b->num_input > 0 && !(st = assemble(d, b))) /* what the model reads, for the caller */
+		st = bw_device_download(d->be.dev, b->x, m->x.data, (size_t)(b->num_input * m->D) * sizeof(float));
 	if (!st)
 		*out = b;
 	return st;
@@ -680,7 +771,7 @@ int bw_dist_mb_epoch(burrow_dist *d, burrow_epoch_stats *es, burrow_comm_stats *
 	/* every rank takes as many steps as the rank with the most batches */
 	int64_t mine = (m->ntrain + m->batch - 1) / m->batch, steps;
 	int st;
-	if ((st = bw_comm_allreduce(m->comm, &mine, &steps, 1, BW_COMM_I64, BW_COMM_MAX,
+	if ((st = bw_comm_allreduce(m->hc, &mine, &steps, 1, BW_COMM_I64, BW_COMM_MAX,
 				      "train: all-reduce (steps)")))
 		return st;
 	if (d->o.train.max_batches > 0 && d->o.train.max_batches < steps)
@@ -785,6 +876,14 @@ int bw_dist_mb_open(burrow_dist *d)
 	int st = bw_comm_dup(&m->comm, d->comm);
 	if (st)
 		return st;
+	m->hc = m->comm->host;
+	/* an MPI communicator moves host buffers: the rows go up with the batch (on a GPU, from
+	 * host memory); staged and NCCL move buffers of their device, which must be the model's */
+	m->on_dev = bw_comm_kind(m->comm) != BURROW_COMM_MPI;
+	if (m->on_dev && m->comm->dev != d->be.dev)
+		return bw_err(BURROW_E_UNSUPPORTED, "train: mini-batch: the communicator moves buffers of %s, but the "
+						    "model computes on %s",
+			      m->comm->dev->name, d->be.dev->name);
 	m->K = d->K;
 	m->rank = d->rank;
 	m->D = d->model->cfg.in_dim;
@@ -833,7 +932,12 @@ static void batch_free(struct bw_dist_mb *m, bw_mb_batch *b)
 	if (b->ticket)
 		burrow_store_wait(m->store, b->ticket);
 	if (b->nreq > 0) /* a fetch every rank posted: it completes */
-		bw_comm_wait(b->req, b->nreq, "train: fetch: closing");
+		reqs_wait(b, "train: fetch: closing");
+	bw_block_release(&b->scat);
+	bw_dbuf_free(&b->xs_dev);
+	bw_dbuf_free(&b->srows_dev);
+	bw_free(b->scat_ip);
+	bw_free(b->scat_ind);
 	bw_sampled_free_arrays(&b->s);
 	bw_free(b->labels);
 	bw_free(b->norm);
