@@ -1262,6 +1262,10 @@ BURROW_API int burrow_dist_size(const burrow_dist *d);
 BURROW_API int burrow_dist_threads(const burrow_dist *d);
 /* The communication this run uses (enum burrow_comm_kind, never AUTO: what auto chose). */
 BURROW_API int burrow_dist_comm(const burrow_dist *d);
+/* Where a mini-batch run draws the rows this rank expands (train.sampler_device resolved,
+ * auto: the model's device when it is a GPU): "cpu" or "cuda:N"; "cpu" in full-graph mode.
+ * Static storage in d. */
+BURROW_API const char *burrow_dist_sampler_device(const burrow_dist *d);
 /* One epoch: full-graph, one step over all parts; mini-batch, max over ranks of
  * ceil(train nodes / batch_size) steps (st->batches). st (loss, train accuracy: global) and
  * cs may be NULL. */

@@ -38,7 +38,9 @@
 #      distributed mini-batch on the one shared GPU (2 ranks, --comm staged, a 20k-node CSBM
 #      in 2 parts) against the same 2 ranks on the CPU with MPI: each epoch's loss within
 #      1e-4 relative (the sampling is the same), and each epoch's time; only when this burrow
-#      trains on GPUs under mpirun (a 2-rank probe, as in 6).
+#      trains on GPUs under mpirun (a 2-rank probe, as in 6); before that, 2 CPU ranks on the
+#      same parts with --sampler-device cuda (each rank's draws on the GPU) against cpu: the
+#      same weights (checksum) and each epoch's time.
 # Sections 5, 6 and 7 are skipped, saying so, when less time is left than they need (the whole
 # check stays under 5 minutes). mpirun there is this machine's Open MPI, carried by prepare.
 # DEVICE_CHECK_SCALE=S replaces the R-MAT scale (a dry run of the script on a CPU machine);
@@ -231,6 +233,14 @@ minibatch() {
 		return 0
 	fi
 	local common=(--batch-size 512 --epochs 3 --eval-every 0 --seed 5 --quiet --max-batches 10)
+	# the rows each rank expands drawn on the GPU (the model on the CPU), against the CPU's draws
+	for s in cuda cpu; do
+		sd=$s
+		[ "$dev" = cpu ] && sd=cpu
+		mpirun_carried 60 -np 2 "$B" train "$w/mb/parts-2" "${common[@]}" --device cpu --sampler-device "$sd" \
+			--log "$out/mb-draws-$s.jsonl" >"$out/mb-draws-$s.txt" 2>&1 ||
+			echo "draws $s: $(grep -E '^burrow: train' "$out/mb-draws-$s.txt" | tail -1)" >>"$why"
+	done
 	if ! mpirun_carried 60 -np 2 "$B" train "$w/mb/parts-2" "${common[@]}" --device "$dev" --comm "$comm" \
 		--log "$out/mb-dist-$dev.jsonl" >"$out/mb-dist-$dev.txt" 2>&1; then
 		{ grep -E '^burrow: train' "$out/mb-dist-$dev.txt" || grep -E '^mpirun' "$out/mb-dist-$dev.txt" ||
@@ -414,7 +424,7 @@ except (OSError, ValueError):
     res["staged"] = {"available": False, "why": why_not(os.path.join(out, "staged-why.txt"))}
 def why_lines(p, key):
     try:
-        return [l.split(": ", 1)[1] for l in open(p).read().splitlines() if l.startswith(key + " ")]
+        return [l.split(": ", 1)[1] for l in open(p).read().splitlines() if l.split(":")[0].split(" ")[0] == key]
     except OSError:
         return []
 mb = {}
@@ -438,6 +448,19 @@ if dg and dc and len(dg) == len(dc):
                   "comm_s": [r.get("comm_s") for r in dg], "exposed_comm_s": [r.get("exposed_comm_s") for r in dg]}
 else:
     mb["dist"] = {"available": False, "why": (why_lines(os.path.join(out, "mb-why.txt"), "dist") or ["not run"])[-1]}
+def checksum(p):
+    try:
+        m = re.search(r"checksum ([0-9a-f]{16})", open(p).read())
+        return m[1] if m else None
+    except OSError:
+        return None
+dr = {s: [r for r in (jsonl(os.path.join(out, "mb-draws-%s.jsonl" % s)) or []) if not r.get("final")] for s in ("cuda", "cpu")}
+ck = {s: checksum(os.path.join(out, "mb-draws-%s.txt" % s)) for s in ("cuda", "cpu")}
+if dr["cuda"] and dr["cpu"] and ck["cuda"] and ck["cpu"]:
+    mb["draws"] = {"ok": ck["cuda"] == ck["cpu"], "checksum": ck, "epoch_s": {s: [r["epoch_s"] for r in dr[s]] for s in dr}}
+else:
+    mb["draws"] = {"ok": False, "why": "; ".join(why_lines(os.path.join(out, "mb-why.txt"), "draws")
+                                                 + why_lines(os.path.join(out, "mb-why.txt"), "dist")) or "not run"}
 res["minibatch"] = mb
 print('"results": ' + json.dumps(res, indent=1) + "}")
 
@@ -503,6 +526,14 @@ if "loss_rel" in m1:
           m1["sample_s"]["cpu"], m1["batches"]), file=sys.stderr)
 else:
     print("r22 mini-batch --sampler-device cuda vs cpu: no result (%s)" % "; ".join(m1["why"]), file=sys.stderr)
+m3 = mb["draws"]
+if "checksum" in m3:
+    print("mini-batch 2 cpu ranks, draws --sampler-device cuda vs cpu: weights %s; epochs %s s vs %s s" % (
+          "equal" if m3["ok"] else "DIFFER (%s vs %s)" % (m3["checksum"]["cuda"], m3["checksum"]["cpu"]),
+          ", ".join("%.3f" % x for x in m3["epoch_s"]["cuda"]), ", ".join("%.3f" % x for x in m3["epoch_s"]["cpu"])),
+          file=sys.stderr)
+else:
+    print("mini-batch 2 cpu ranks, draws on the GPU: no result (%s)" % m3["why"], file=sys.stderr)
 m2 = mb["dist"]
 if m2.get("available"):
     print("mini-batch 2 ranks staged (%s) vs 2 cpu ranks (mpi): loss max rel %.2e  %s; epochs %s s vs %s s" % (

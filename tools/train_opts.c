@@ -266,11 +266,11 @@ static const topt opts[] = {
 	 "where the model computes: cpu, cuda (= cuda:0) or cuda:N (cpu; under mpirun: cpu only\n"
 	 "in this version)",
 	 NULL},
-	{"sampler-device", "D", TRAIN_ONE | W_MB, SECTION_RUN, K_CUSTOM, 0, 0, 0, set_sampler_device,
+	{"sampler-device", "D", W_BOTH | W_MB, SECTION_RUN, K_CUSTOM, 0, 0, 0, set_sampler_device,
 	 "auto, cpu, cuda or cuda:N",
 	 "where mini-batches are sampled: cpu, cuda (= cuda:0), cuda:N, or auto: the --device\n"
 	 "when its backend has a sampler (cuda does), else cpu; the batches are the same on\n"
-	 "every device (auto)",
+	 "every device (under mpirun: where each rank draws the rows it expands) (auto)",
 	 NULL},
 	{"tf32", NULL, W_BOTH, SECTION_RUN, K_FLAG, OFF(d.train.tf32), 0, 0, NULL, NULL,
 	 "cuda: let GEMMs round their inputs to TF32 (faster, ~1e-3 relative; off: float32)", NULL},
@@ -463,9 +463,7 @@ int train_args_parse(int argc, char **argv, int mode, bool speak, train_args *a)
 		if (!(t->where & mode))
 			return usage(speak, "--%s does not apply %s%s", t->name, mode_name(mode),
 				     mode == TRAIN_ONE ? " (it is an option of mpirun on a parts directory)"
-				     : !strcmp(t->name, "sampler-device")
-					     ? " (each rank samples on the CPU, its remote nodes expanded by their owners)"
-					     : " (each rank evaluates its part in memory)");
+						       : " (each rank evaluates its part in memory)");
 		int st = set_value(t, a, t->arg ? optarg : NULL, speak);
 		if (st)
 			return st;

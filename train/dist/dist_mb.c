@@ -11,6 +11,7 @@
  * number of steps (ranks out of batches take empty steps that join every collective). */
 #include "dist_mb.h"
 
+#include "../../core/cuda_gateway.h"
 #include "../../graph/store_sizing.h"
 #include "../../partition/book.h"
 #include "../../sampler/draw.h"
@@ -48,6 +49,13 @@ struct bw_dist_mb {
 	int64_t *perm;                 /* [ntrain] this epoch's order */
 
 	bw_sample_ctx sctx;            /* the sampler's numbering scratch (its layer step calls expand) */
+	/* --sampler-device cuda: the part's CSR on that GPU, whose draws of the rows this rank
+	 * expands are the CPU's (bw_cuda_draw_rows); NULL: drawn here by sample_row */
+	bw_cuda_csr *gcsr;
+	bw_cuda_sample_ctx *gctx;
+	int64_t *glid, *gkey, *gip, *gout; /* one GPU draw's rows, keys, offsets and picks */
+	size_t glid_cap, gkey_cap, gip_cap, gout_cap;
+	char sampler_dev[24];          /* where the draws are: "cpu" or "cuda:N" */
 
 	/* one hop's scratch: the expansion (eip, egid) handed to the sampler */
 	int64_t *lbuf, *rcnt, *roff, *sreq, *spos, *rreq, *rep, *get, *egid, *eip, *ptab, *cur;
@@ -182,6 +190,29 @@ static int64_t sample_row(struct bw_dist_mb *m, int64_t lid, int fan, uint64_t l
 /* Picks a row of this degree yields under fan. */
 static inline int64_t picks(int64_t deg, int fan) { return fan < 0 || deg <= fan ? deg : fan; }
 
+/* sample_row for the n owned rows lids[0, n) at once on the GPU: row i's picks, as new
+ * global ids, into m->gout[m->gip[i] .. m->gip[i+1]), the very ids sample_row draws (the
+ * same draw.h, keyed by the node's global id). */
+static int draw_rows_gpu(struct bw_dist_mb *m, const int64_t *lids, int64_t n, int fan, uint64_t lkey)
+{
+	int st;
+	if ((st = grow(&m->gip, &m->gip_cap, (size_t)n + 1, sizeof *m->gip)) ||
+	    (st = grow(&m->gkey, &m->gkey_cap, (size_t)n + 1, sizeof *m->gkey)))
+		return st;
+	m->gip[0] = 0;
+	for (int64_t i = 0; i < n; i++) {
+		m->gip[i + 1] = m->gip[i] + picks(m->ip[lids[i] + 1] - m->ip[lids[i]], fan);
+		m->gkey[i] = m->first + lids[i];
+	}
+	const int64_t E = m->gip[n];
+	if ((st = grow(&m->gout, &m->gout_cap, (size_t)E + 1, sizeof *m->gout)) ||
+	    (st = bw_cuda_draw_rows(m->gctx, lids, m->gkey, n, m->gip, lkey, m->gout)))
+		return st;
+	for (int64_t q = 0; q < E; q++)
+		m->gout[q] = l2g(m, m->gout[q]);
+	return 0;
+}
+
 /* The sampler's expander (sampler_internal.h): block l's rows for the destinations
  * nodes[0, nd), each row's neighbors in increasing global id. Frontier nodes this rank owns
  * are drawn here; the others are sent to their owners, which draw them and send them back.
@@ -231,9 +262,27 @@ static int expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes
 		}
 	}
 
-	/* expand the owned ones here */
+	/* expand the owned ones here (on the GPU: all at once, then laid out as below) */
 	int64_t lu = 0;
-	for (int64_t i = 0; i < nd; i++) {
+	if (m->gctx) {
+		int64_t no = 0;
+		if ((st = grow(&m->glid, &m->glid_cap, (size_t)nd + 1, sizeof *m->glid)))
+			return st;
+		for (int64_t i = 0; i < nd; i++)
+			if (owner_of(m, nodes[i]) == m->rank)
+				m->glid[no++] = nodes[i] - m->first;
+		if ((st = draw_rows_gpu(m, m->glid, no, fan, lkey)) ||
+		    (st = grow(&m->lbuf, &m->lbuf_cap, (size_t)m->gip[no] + 1, sizeof *m->lbuf)))
+			return st;
+		memcpy(m->lbuf, m->gout, (size_t)m->gip[no] * sizeof *m->lbuf);
+		for (int64_t i = 0, j = 0; i < nd; i++)
+			if (owner_of(m, nodes[i]) == m->rank) {
+				m->rcnt[i] = m->gip[j + 1] - m->gip[j];
+				m->roff[i] = m->gip[j++];
+				m->rfrom[i] = 0;
+			}
+	}
+	for (int64_t i = 0; !m->gctx && i < nd; i++) {
 		if (owner_of(m, nodes[i]) != m->rank)
 			continue;
 		const int64_t lid = nodes[i] - m->first;
@@ -259,18 +308,35 @@ static int expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes
 		return st;
 	m->mpi_s += bw_comm_now() - t0;
 	int64_t ru = 0;
-	for (int p = 0; p < K; p++) {
-		const int64_t r0 = ru;
+	for (int p = 0; p < K; p++)
 		for (int64_t j = rd[p]; j < rd[p] + rc[p]; j++) {
 			const int64_t lid = m->rreq[j] - m->first;
 			if (lid < 0 || lid >= m->n_own)
 				return bw_err(BURROW_E_RANGE, "train: rank %d asked rank %d to expand node %lld, which it "
 							      "does not own",
 					      p, m->rank, (long long)m->rreq[j]);
+		}
+	if (m->gctx) { /* the GPU draws every asked row at once */
+		if ((st = grow(&m->glid, &m->glid_cap, (size_t)nrecv + 1, sizeof *m->glid)))
+			return st;
+		for (int64_t j = 0; j < nrecv; j++)
+			m->glid[j] = m->rreq[j] - m->first;
+		if ((st = draw_rows_gpu(m, m->glid, nrecv, fan, lkey)))
+			return st;
+	}
+	for (int p = 0; p < K; p++) {
+		const int64_t r0 = ru;
+		for (int64_t j = rd[p]; j < rd[p] + rc[p]; j++) {
+			const int64_t lid = m->rreq[j] - m->first;
 			const int64_t k = picks(m->ip[lid + 1] - m->ip[lid], fan);
 			if ((st = grow(&m->rep, &m->rep_cap, (size_t)(ru + 1 + k), sizeof *m->rep)))
 				return st;
-			m->rep[ru] = sample_row(m, lid, fan, lkey, m->rep + ru + 1);
+			if (m->gctx) {
+				m->rep[ru] = k;
+				memcpy(m->rep + ru + 1, m->gout + m->gip[j], (size_t)k * sizeof *m->rep);
+			} else {
+				m->rep[ru] = sample_row(m, lid, fan, lkey, m->rep + ru + 1);
+			}
 			ru += 1 + k;
 		}
 		if ((st = fits_int(ru, "sampled neighbors")))
@@ -860,6 +926,37 @@ static int open_store(burrow_dist *d, struct bw_dist_mb *m)
 	return budget > 0 ? burrow_store_cache_clock(m->store, budget) : 0;
 }
 
+/* --sampler-device: the draws on a GPU (cuda, cuda:N; auto: the model's device when it is
+ * one) with the part's CSR there, else here. Collective only in that every rank resolves
+ * the same option (a rank whose GPU cannot take it fails its open). */
+static int open_gpu_draws(burrow_dist *d, struct bw_dist_mb *m, const burrow_csr *g)
+{
+	const char *asked = d->o.train.sampler_device;
+	int kind = BW_BACKEND_CPU, index = 0, st;
+	if (asked && strcmp(asked, "auto")) {
+		if ((st = bw_device_parse(asked, &kind, &index)))
+			return st;
+		if (kind != BW_BACKEND_CPU && (st = burrow_device_check(asked)) < 0) {
+			char why[256];
+			snprintf(why, sizeof why, "%s", burrow_last_error());
+			return bw_err(st, "train: sampler device: %s", why);
+		}
+	} else if (d->be.kind != BW_BACKEND_CPU) {
+		kind = d->be.kind;
+		index = d->be.dev->index;
+	}
+	if (kind == BW_BACKEND_CPU) {
+		snprintf(m->sampler_dev, sizeof m->sampler_dev, "cpu");
+		return 0;
+	}
+	snprintf(m->sampler_dev, sizeof m->sampler_dev, "cuda:%d", index);
+	if ((st = bw_cuda_csr_open(&m->gcsr, g, index, 0)) || (st = bw_cuda_sample_ctx_open(&m->gctx, m->gcsr)))
+		return st;
+	return 0;
+}
+
+const char *burrow_dist_sampler_device(const burrow_dist *d) { return d->mb ? d->mb->sampler_dev : "cpu"; }
+
 int bw_dist_mb_open(burrow_dist *d)
 {
 	const burrow_train_opts *o = &d->o.train;
@@ -914,7 +1011,8 @@ int bw_dist_mb_open(burrow_dist *d)
 	m->cur = bw_calloc((size_t)m->K, sizeof *m->cur);
 	if (!m->train || !m->perm || !m->cnt || !m->cnt2 || !m->cur)
 		return BURROW_E_NOMEM;
-	if ((st = bw_sample_ctx_init(&m->sctx, d->threads, 0))) /* it numbers; the expander draws */
+	if ((st = bw_sample_ctx_init(&m->sctx, d->threads, 0)) || /* it numbers; the expander draws */
+	    (st = open_gpu_draws(d, m, g)))
 		return st;
 	for (int64_t i = 0; i < m->ntrain; i++)
 		m->train[i] = m->first + d->split[BURROW_SPLIT_TRAIN][i];
@@ -963,8 +1061,10 @@ void bw_dist_mb_close(struct bw_dist_mb *m)
 	bw_free(m->train);
 	bw_free(m->perm);
 	bw_sample_ctx_free(&m->sctx);
-	int64_t *bufs[] = {m->lbuf, m->rcnt, m->roff, m->sreq, m->spos, m->rreq, m->rep,
-			   m->get,  m->egid, m->eip,  m->ptab, m->cur};
+	bw_cuda_sample_ctx_close(m->gctx);
+	bw_cuda_csr_close(m->gcsr);
+	int64_t *bufs[] = {m->lbuf, m->rcnt, m->roff, m->sreq, m->spos, m->rreq, m->rep,  m->get,  m->egid,
+			   m->eip,  m->ptab, m->cur,  m->glid, m->gkey, m->gip,  m->gout};
 	for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
 		bw_free(bufs[i]);
 	bw_free(m->rfrom);

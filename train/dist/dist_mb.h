@@ -79,4 +79,5 @@ int bw_dist_mb_load(burrow_dist *d, const int64_t *seeds, int64_t n, int64_t epo
  * (a staged or NCCL communicator), not host buffers through MPI. */
 bool bw_dist_mb_on_device(const burrow_dist *d);
 
+
 #endif
