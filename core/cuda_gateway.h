@@ -41,6 +41,15 @@ void bw_cuda_sample_ctx_close(bw_cuda_sample_ctx *x);
  * for element, downloaded into b's host arrays. */
 int bw_cuda_sample_batch(bw_cuda_sample_ctx *x, const int64_t *seeds, int64_t n, int num_layers, const int *fanouts,
 			 uint64_t key, struct bw_sampled *b);
+/* The draws of n rows of the graph on the GPU, as the CPU's sampler draws them: row
+ * rows[i] takes ip[i+1] - ip[i] neighbors (its whole row when that is its degree, else
+ * draw.h's bw_draw from the stream bw_key(lkey, keys[i])), written in increasing row
+ * position to out[ip[i] .. ip[i+1]) as the graph's neighbor ids. ip [n + 1] from 0 (the
+ * caller sizes the rows: min(fanout, degree), or the degree), rows, keys [n] and out
+ * [ip[n]] host memory. Distributed mini-batch training draws its part's rows with it,
+ * keyed by their global ids. */
+int bw_cuda_draw_rows(bw_cuda_sample_ctx *x, const int64_t *rows, const int64_t *keys, int64_t n, const int64_t *ip,
+		      uint64_t lkey, int64_t *out);
 
 #else /* a build without CUDA: the sampler's entry points refuse (compute has backend.c) */
 #define BW_CUDA_BUILT false
@@ -64,6 +73,12 @@ static inline int bw_cuda_sample_batch(bw_cuda_sample_ctx *x, const int64_t *see
 				       const int *fanouts, uint64_t key, struct bw_sampled *b)
 {
 	(void)x, (void)seeds, (void)n, (void)num_layers, (void)fanouts, (void)key, (void)b;
+	return bw_err(BURROW_E_UNSUPPORTED, "this libburrow was built without CUDA");
+}
+static inline int bw_cuda_draw_rows(bw_cuda_sample_ctx *x, const int64_t *rows, const int64_t *keys, int64_t n,
+				    const int64_t *ip, uint64_t lkey, int64_t *out)
+{
+	(void)x, (void)rows, (void)keys, (void)n, (void)ip, (void)lkey, (void)out;
 	return bw_err(BURROW_E_UNSUPPORTED, "this libburrow was built without CUDA");
 }
 #endif

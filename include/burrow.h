@@ -869,6 +869,12 @@ typedef struct burrow_train_opts {
 				   one batch, never N x hidden embeddings: the way to evaluate a graph whose
 				   embeddings fit neither memory nor scratch disk (ogbn-papers100M: 114 GB
 				   per hidden layer of 256). All 0 (default): layer-wise inference */
+	const char *sampler_device; /* mini-batch: where batches are sampled: "cpu", "cuda" (= cuda:0),
+				   "cuda:N", or "auto" (NULL too, the default): the model's device when
+				   its backend registered a sampler (burrow_sampler_opts.device), else the
+				   CPU. The batches are the same on every device, element for element, so
+				   the choice changes timings, never results (borrowed; a device this
+				   build or machine lacks is BURROW_E_UNSUPPORTED at open) */
 } burrow_train_opts;
 
 /* Fill o with the defaults above. */
@@ -941,6 +947,9 @@ BURROW_API burrow_store *burrow_trainer_store(burrow_trainer *t);
 /* Epochs trained so far (restored by burrow_trainer_load). */
 BURROW_API int burrow_trainer_epoch(const burrow_trainer *t);
 BURROW_API burrow_best burrow_trainer_best(const burrow_trainer *t);
+/* Where the trainer samples its mini-batches (opts.sampler_device resolved): "cpu" or
+ * "cuda:N" (static storage in the trainer, valid until close). */
+BURROW_API const char *burrow_trainer_sampler_device(const burrow_trainer *t);
 /* A checksum of the model's weights (FNV-1a over their bytes): equal weights, equal sums. */
 BURROW_API uint64_t burrow_trainer_weights_checksum(const burrow_trainer *t);
 /* Write a checkpoint file atomically: model, optimizer state, epoch, seed, best. */
@@ -1259,6 +1268,10 @@ BURROW_API int burrow_dist_size(const burrow_dist *d);
 BURROW_API int burrow_dist_threads(const burrow_dist *d);
 /* The communication this run uses (enum burrow_comm_kind, never AUTO: what auto chose). */
 BURROW_API int burrow_dist_comm(const burrow_dist *d);
+/* Where a mini-batch run draws the rows this rank expands (train.sampler_device resolved,
+ * auto: the model's device when it is a GPU): "cpu" or "cuda:N"; "cpu" in full-graph mode.
+ * Static storage in d. */
+BURROW_API const char *burrow_dist_sampler_device(const burrow_dist *d);
 /* One epoch: full-graph, one step over all parts; mini-batch, max over ranks of
  * ceil(train nodes / batch_size) steps (st->batches). st (loss, train accuracy: global) and
  * cs may be NULL. */

@@ -249,9 +249,11 @@ static __global__ void k_sizes(const int64_t *gp, const int64_t *nodes, int64_t 
 }
 
 /* Row i's neighbors, global ids in increasing row position, into eid[ip[i], ip[i+1]): the
- * whole row when it is taken whole, else bw_draw's positions from the CPU's stream. */
+ * whole row when it is taken whole, else bw_draw's positions from the CPU's stream
+ * bw_key(lkey, v), or bw_key(lkey, keys[i]) when keys is given (a part's rows keyed by
+ * their nodes' global ids: bw_cuda_draw_rows). */
 static __global__ void k_draw(const int64_t *gp, const void *gi, int width, const int64_t *nodes, int64_t nd,
-			      const int64_t *ip, uint64_t lkey, int64_t *eid)
+			      const int64_t *ip, uint64_t lkey, const int64_t *keys, int64_t *eid)
 {
 	const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
 	if (i >= nd)
@@ -266,7 +268,7 @@ static __global__ void k_draw(const int64_t *gp, const void *gi, int width, cons
 	if (k == 0)
 		return;
 	bw_rng r;
-	bw_rng_seed(&r, bw_key(lkey, (uint64_t)v));
+	bw_rng_seed(&r, bw_key(lkey, (uint64_t)(keys ? keys[i] : v)));
 	int64_t small[BW_SMALL_FANOUT];
 	int64_t *pos = k <= BW_SMALL_FANOUT ? small : out; /* in place: out[j] is written after pos[j] is read */
 	bw_draw(&r, d, k, pos, NULL);
@@ -428,7 +430,7 @@ static int layer(bw_cuda_sample_ctx *x, bw_sampled *b, int l, int fanout, uint64
 	int64_t nu = 0, nnew = 0;
 	if (E > 0) {
 		k_draw<<<grid(nd), THREADS, 0, x->stream>>>(g->indptr, g->indices, g->index_width, I64(x->nodes), nd,
-							   I64(x->ip), lkey, I64(x->eid));
+							   I64(x->ip), lkey, NULL, I64(x->eid));
 		CUDA_LAUNCHED();
 		CUB_RUN(cub::DeviceRadixSort::SortKeys(d_temp_storage, bytes_, U64(x->eid), U64(x->skey), E, 0, ub,
 							x->stream));
@@ -504,5 +506,35 @@ extern "C" int bw_cuda_sample_batch(bw_cuda_sample_ctx *x, const int64_t *seeds,
 	CUDA_TRY(cudaMemcpyAsync(b->nodes, x->nodes.p, (size_t)nd * 8, cudaMemcpyDeviceToHost, x->stream));
 	CUDA_TRY(cudaStreamSynchronize(x->stream));
 	bw_sampled_finish(b, num_layers, n, nd);
+	return 0;
+}
+
+extern "C" int bw_cuda_draw_rows(bw_cuda_sample_ctx *x, const int64_t *rows, const int64_t *keys, int64_t n,
+				 const int64_t *ip, uint64_t lkey, int64_t *out)
+{
+	const bw_cuda_csr *g = x->g;
+	if (n < 1)
+		return 0;
+	for (int64_t i = 0; i < n; i++)
+		if (rows[i] < 0 || rows[i] >= g->num_nodes)
+			return bw_err(BURROW_E_RANGE, "sampler: row %lld is not a node id (the graph has %lld nodes)",
+				      (long long)rows[i], (long long)g->num_nodes);
+	const int64_t E = ip[n];
+	if (E < 1)
+		return 0;
+	CUDA_TRY(cudaSetDevice(g->device));
+	int st;
+	const size_t b8 = (size_t)n * 8;
+	if ((st = dgrow(&x->nodes, b8, false, x->stream)) || (st = dgrow(&x->flag, b8, false, x->stream)) ||
+	    (st = dgrow(&x->ip, b8 + 8, false, x->stream)) || (st = dgrow(&x->eid, (size_t)E * 8, false, x->stream)))
+		return st;
+	CUDA_TRY(cudaMemcpyAsync(x->nodes.p, rows, b8, cudaMemcpyHostToDevice, x->stream));
+	CUDA_TRY(cudaMemcpyAsync(x->flag.p, keys, b8, cudaMemcpyHostToDevice, x->stream));
+	CUDA_TRY(cudaMemcpyAsync(x->ip.p, ip, b8 + 8, cudaMemcpyHostToDevice, x->stream));
+	k_draw<<<grid(n), THREADS, 0, x->stream>>>(g->indptr, g->indices, g->index_width, I64(x->nodes), n, I64(x->ip),
+						   lkey, I64(x->flag), I64(x->eid));
+	CUDA_LAUNCHED();
+	CUDA_TRY(cudaMemcpyAsync(out, x->eid.p, (size_t)E * 8, cudaMemcpyDeviceToHost, x->stream));
+	CUDA_TRY(cudaStreamSynchronize(x->stream));
 	return 0;
 }

@@ -545,6 +545,56 @@ Test(cli, info_describes_a_parts_directory)
 	free(d);
 }
 
+/* --sampler-device: a malformed name is a usage error naming the option, so is it with
+ * --full-graph (mini-batch only); a device the machine lacks is one line, exit 1, before any
+ * work (moot with a GPU); the header says where batches are sampled, auto on the CPU too. */
+Test(cli, sampler_device_option)
+{
+	char *out, *err;
+	char *p = tu_path(tu_dir, "g");
+	cr_assert_eq(tu_sh(&out, &err, "%s gen csbm %s --nodes 300 --feat-dim 8 --classes 3 --seed 1", tu_burrow(), p), 0,
+		     "%s", err);
+	free(out);
+	free(err);
+	const struct {
+		const char *args, *says;
+	} bad[] = {{"--sampler-device gpu", "--sampler-device wants auto, cpu, cuda or cuda:N, got 'gpu'"},
+		   {"--sampler-device cuda:x", "--sampler-device wants auto, cpu, cuda or cuda:N"},
+		   {"--sampler-device cpu --full-graph", "--sampler-device is a mini-batch option"}};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		int rc = tu_sh(&out, &err, "%s train %s %s --epochs 1", tu_burrow(), p, bad[i].args);
+		cr_assert_eq(rc, 2, "'%s' exited %d: %s", bad[i].args, rc, err);
+		cr_assert(strstr(err, bad[i].says), "'%s': %s", bad[i].args, err);
+		free(out);
+		free(err);
+	}
+	if (burrow_cuda_device_count() <= 0) {
+		int rc = tu_sh(&out, &err, "%s train %s --sampler-device cuda --log %s/slog.jsonl --epochs 1", tu_burrow(), p,
+			       tu_dir);
+		cr_assert_eq(rc, 1, "exited %d: %s", rc, err);
+		cr_assert_eq(lines(err), 1, "%s", err);
+		cr_assert(strstr(err, "--sampler-device: device cuda") &&
+				  (strstr(err, "no CUDA GPU") || strstr(err, "built without CUDA")),
+			  "%s", err);
+		cr_assert(!tu_exists(tu_path(tu_dir, "slog.jsonl")), "a log was written");
+		free(out);
+		free(err);
+	}
+	const char *cpu[] = {"", "--sampler-device auto", "--sampler-device cpu"};
+	for (size_t i = 0; i < 3; i++) {
+		int rc = tu_sh(&out, &err, "%s train %s %s --epochs 1 --quiet", tu_burrow(), p, cpu[i]);
+		cr_assert_eq(rc, 0, "'%s' exited %d: %s", cpu[i], rc, err);
+		cr_assert(strstr(out, "(by degree); sampler cpu\n"), "'%s': %s", cpu[i], out);
+		free(out);
+		free(err);
+	}
+	cr_assert_eq(tu_sh(&out, &err, "%s train --help", tu_burrow()), 0);
+	cr_assert(strstr(out, "--sampler-device D"), "%s", out);
+	free(out);
+	free(err);
+	free(p);
+}
+
 /* A device this build or machine lacks: one line naming what is missing, exit 1, and no
  * work done (no log, no checkpoint folder), for every command that takes --device; a name
  * that is no device at all is a usage error. Where a GPU is present the first half is moot. */

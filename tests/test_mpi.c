@@ -449,7 +449,7 @@ static const struct {
 	{"log", NULL, T_ANY},		    {"checkpoint", NULL, T_ANY},    {"resume", NULL, T_ANY},
 	{"full-graph", NULL, T_FG},	    {"halo", "exact", T_FG},	    {"no-overlap", NULL, T_FG},
 	{"boundary-sample", "0.5", T_FG},  {"device", "cpu", T_ANY},	    {"tf32", NULL, T_ANY},
-	{"split", "0.6,0.2,0.2", T_ANY},     {"eval-fanout", "3,2", T_ANY},
+	{"split", "0.6,0.2,0.2", T_ANY},     {"eval-fanout", "3,2", T_ANY},    {"sampler-device", "cpu", T_MB},
 	{"comm", "mpi", T_ANY},	    {"grad-overlap", NULL, T_ANY},
 	{"aggr", "sum", T_ANY},	    {"heads", "2", T_ANY},
 	{"attn-dropout", "0.1", T_ANY},    {"norm", "layer", T_ANY},	    {"residual", NULL, T_ANY},
@@ -744,6 +744,84 @@ Test(mpi, minibatch_grad_overlap, .timeout = 240)
 	cr_assert(strstr(out, "weights equal on every rank"), "%s", out);
 	free(out);
 	free(err);
+	tu_rmrf(dir);
+	free(dir);
+}
+
+/* Mini-batch mode on a staged communicator, which moves buffers of the model's device (here
+ * the CPU's: the same code as on a GPU): the sampled batches, the fetched rows (assembled on
+ * the device) and the replicas pass distmb_check as on MPI, and burrow train ends with the
+ * very weights of --comm mpi (a sum of two values is the same in any order). */
+Test(mpi, minibatch_staged_equals_mpi, .timeout = 240)
+{
+	char *dir = tu_tmpdir(), *out, *err;
+	int rc = tu_sh(&out, &err, "DISTMB_COMM=staged " MPIRUN " -np 2 %s %s", prog("distmb_check"), dir);
+	cr_assert_eq(rc, 0, "exited %d:\n%s\n%s", rc, out, err);
+	cr_assert(strstr(out, "--comm staged: rows and gradients in device buffers") &&
+			  strstr(out, "gcn: sampled blocks are true neighbors") &&
+			  strstr(out, "gcn: an all-neighbor step equals the full-graph step") &&
+			  strstr(out, "replicas identical after 3 mini-batch epochs"),
+		  "%s", out);
+	free(out);
+	free(err);
+	cr_assert_eq(tu_sh(NULL, &err, "%s gen csbm %s/g --nodes 600 --feat-dim 8 --classes 3 --quiet && "
+				       "%s partition %s/g --parts 2 --quiet",
+			   tu_burrow(), dir, tu_burrow(), dir),
+		     0, "%s", err);
+	free(err);
+	static const char *const model[] = {"--model gcn", "--model sage --norm batch --grad-overlap"};
+	for (int m = 0; m < 2; m++) {
+		char *sum[2];
+		for (int k = 0; k < 2; k++) {
+			rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/g/parts-2 %s --batch-size 16 --epochs 2 --comm %s --quiet",
+				   tu_burrow(), dir, model[m], k ? "staged" : "mpi");
+			cr_assert_eq(rc, 0, "%s\n%s", out, err);
+			sum[k] = checksum_of(out);
+			free(out);
+			free(err);
+		}
+		cr_assert_str_eq(sum[0], sum[1], "%s: --comm staged trained other weights than mpi", model[m]);
+		free(sum[0]);
+		free(sum[1]);
+	}
+	tu_rmrf(dir);
+	free(dir);
+}
+
+/* --sampler-device cuda under mpirun: each rank draws the rows it expands on the GPU (the
+ * part's CSR there), the CPU's draws: distmb_check's checks pass (every owned row is Floyd's
+ * draw of its key), and training ends with the weights of the CPU draws. */
+Test(mpi, minibatch_gpu_draws_equal_the_cpu, .timeout = 240)
+{
+	if (burrow_cuda_device_count() <= 0)
+		cr_skip_test("no device (the GPU draws of mini-batch sampling need a GPU)");
+	char *dir = tu_tmpdir(), *out, *err;
+	int rc = tu_sh(&out, &err, "DISTMB_SAMPLER=cuda " MPIRUN " -np 2 %s %s", prog("distmb_check"), dir);
+	cr_assert_eq(rc, 0, "exited %d:\n%s\n%s", rc, out, err);
+	cr_assert(strstr(out, "draws on cuda:0") && strstr(out, "owned rows are Floyd's draw of their key") &&
+			  strstr(out, "replicas identical after 3 mini-batch epochs"),
+		  "%s", out);
+	free(out);
+	free(err);
+	cr_assert_eq(tu_sh(NULL, &err, "%s gen csbm %s/g --nodes 600 --feat-dim 8 --classes 3 --quiet && "
+				       "%s partition %s/g --parts 2 --quiet",
+			   tu_burrow(), dir, tu_burrow(), dir),
+		     0, "%s", err);
+	free(err);
+	char *sum[2];
+	for (int k = 0; k < 2; k++) {
+		rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/g/parts-2 --fanout 40,3 --batch-size 16 --epochs 2 "
+					      "--sampler-device %s",
+			   tu_burrow(), dir, k ? "cuda" : "cpu");
+		cr_assert_eq(rc, 0, "%s\n%s", out, err);
+		cr_assert(k ? strstr(out, ", sampler cuda:0\n") != NULL : strstr(out, "sampler") == NULL, "%s", out);
+		sum[k] = checksum_of(out);
+		free(out);
+		free(err);
+	}
+	cr_assert_str_eq(sum[0], sum[1], "the GPU draws trained other weights than the CPU's");
+	free(sum[0]);
+	free(sum[1]);
 	tu_rmrf(dir);
 	free(dir);
 }

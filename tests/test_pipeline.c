@@ -1,11 +1,13 @@
 /* test_pipeline.c: mini-batch training through the sampler + feature store pipeline: it
  * learns what the graph says, its results do not depend on the prefetch depth, the cache or
  * the engine (only its timings do), the store's counters follow from the batches, GCN uses
- * the whole graph's degrees, resume is bit for bit, errors from every stage surface, and
- * nothing maps or loads the whole features file. */
+ * the whole graph's degrees, resume is bit for bit, errors from every stage surface,
+ * nothing maps or loads the whole features file, and the sampler's device (the GPU
+ * sampler) changes no batch. */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 
+#include "../sampler/sampler_internal.h"
 #include "../train/driver/driver.h"
 #include "util.h"
 #include "train_util.h"
@@ -523,4 +525,113 @@ Test(pipeline, every_allocation_failure_is_reported, .timeout = 300) /* ~2000 ru
 	burrow_dataset_close(ds);
 	free(d);
 	free(ckf);
+}
+
+/* --sampler-device on the CPU: unset, "auto" and "cpu" all sample on the CPU and train the
+ * same weights bit for bit; a malformed name is refused at open naming the option, and a
+ * device this build or machine lacks too (where there is none: a GPU makes it moot). */
+Test(pipeline, sampler_device_option)
+{
+	char *d = tu_weak_csbm(dir, 800, 8);
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, d), 0, "%s", burrow_last_error());
+	burrow_train_opts o = mb_opts(BURROW_MODEL_SAGE);
+	const run ref = train(ds, &o, 2, false);
+	const char *same[] = {"auto", "cpu"};
+	for (size_t i = 0; i < 2; i++) {
+		o.sampler_device = same[i];
+		burrow_trainer *t;
+		cr_assert_eq(burrow_trainer_open(&t, ds, &o), 0, "%s", burrow_last_error());
+		cr_assert_str_eq(burrow_trainer_sampler_device(t), "cpu", "--sampler-device %s", same[i]);
+		burrow_trainer_close(t);
+		const run r = train(ds, &o, 2, false);
+		same_run(&ref, &r, 2, same[i]);
+	}
+	burrow_trainer *t = NULL;
+	o.sampler_device = "gpu";
+	cr_assert_eq(burrow_trainer_open(&t, ds, &o), BURROW_E_INVAL);
+	cr_assert_null(t);
+	cr_assert(strstr(burrow_last_error(), "sampler device") && strstr(burrow_last_error(), "'gpu'"), "%s",
+		  burrow_last_error());
+	if (burrow_cuda_device_count() <= 0) {
+		o.sampler_device = "cuda";
+		cr_assert_eq(burrow_trainer_open(&t, ds, &o), BURROW_E_UNSUPPORTED);
+		cr_assert_null(t);
+		cr_assert(strstr(burrow_last_error(), "sampler device") && strstr(burrow_last_error(), "cuda"), "%s",
+			  burrow_last_error());
+	}
+	burrow_dataset_close(ds);
+	free(d);
+}
+
+/* A GPU sampler backend (every registered one past the CPU) with a device here, or a
+ * skipped test saying why not. */
+static const char *gpu_sampler(void)
+{
+	for (int i = 1; i < bw_sampler_backend_count(); i++)
+		if (bw_sampler_backend_at(i)->devices() > 0)
+			return bw_sampler_backend_at(i)->name;
+	if (bw_sampler_backend_count() < 2)
+		cr_skip_test("no device: this build has no GPU sampler");
+	cr_skip_test("no device: the GPU sampler is registered but this machine has no GPU");
+	return NULL;
+}
+
+/* Training batches from the GPU sampler are the CPU sampler's: with the model on the CPU,
+ * every loss and weight is the same bit for bit, for every model, prefetching or not. */
+Test(pipeline, gpu_sampled_batches_train_as_cpu_sampled, .timeout = 240)
+{
+	const char *gpu = gpu_sampler();
+	char *d = tu_weak_csbm(dir, 1500, 16);
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, d), 0, "%s", burrow_last_error());
+	for (int model = BURROW_MODEL_SAGE; model <= BURROW_MODEL_GAT; model++)
+		for (int prefetch = 0; prefetch <= 2; prefetch += 2) {
+			burrow_train_opts o = mb_opts(model);
+			o.prefetch = prefetch;
+			o.sampler_device = "cpu";
+			const run ref = train(ds, &o, 2, true);
+			o.sampler_device = gpu;
+			const run r = train(ds, &o, 2, true);
+			char what[96];
+			snprintf(what, sizeof what, "model %s, prefetch %d, sampler %s", burrow_model_name(model), prefetch, gpu);
+			same_run(&ref, &r, 2, what);
+			cr_assert(ref.test_acc == r.test_acc, "%s: test accuracy %g vs %g", what, ref.test_acc, r.test_acc);
+		}
+	burrow_dataset_close(ds);
+	free(d);
+}
+
+/* A mini-batch epoch on the GPU (its sampler by default, and the CPU's) has the CPU run's
+ * loss within 1e-3 relative per epoch (float32 GEMMs and SpMMs in another order, TF32 off,
+ * through two epochs of Adam). */
+Test(pipeline, gpu_minibatch_loss_equals_the_cpu, .timeout = 240)
+{
+	const char *gpu = gpu_sampler();
+	if (burrow_device_check("cuda") < 0)
+		cr_skip_test("no device: %s", burrow_last_error());
+	char *d = tu_weak_csbm(dir, 1500, 16);
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, d), 0, "%s", burrow_last_error());
+	for (int model = BURROW_MODEL_SAGE; model <= BURROW_MODEL_MLP; model++) {
+		burrow_train_opts o = mb_opts(model);
+		const run ref = train(ds, &o, 2, false);
+		o.device = "cuda";
+		burrow_trainer *t;
+		cr_assert_eq(burrow_trainer_open(&t, ds, &o), 0, "%s", burrow_last_error());
+		cr_assert_str_eq(burrow_trainer_sampler_device(t), "cuda:0", "auto on cuda samples there (%s)", gpu);
+		burrow_trainer_close(t);
+		const char *samplers[] = {NULL, "cpu"};
+		for (int k = 0; k < 2; k++) {
+			o.sampler_device = samplers[k];
+			const run r = train(ds, &o, 2, false);
+			for (int e = 0; e < 2; e++)
+				cr_assert(fabs(r.loss[e] - ref.loss[e]) <= 1e-3 * fabs(ref.loss[e]),
+					  "model %s, sampler %s, epoch %d: loss %.9g on cuda vs %.9g on the cpu",
+					  burrow_model_name(model), samplers[k] ? samplers[k] : "auto", e + 1, r.loss[e],
+					  ref.loss[e]);
+		}
+	}
+	burrow_dataset_close(ds);
+	free(d);
 }

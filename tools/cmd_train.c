@@ -26,11 +26,12 @@ static void print_pipeline(burrow_trainer *t, const burrow_train_opts *o)
 	const burrow_store_info *in = burrow_store_get_info(s);
 	burrow_store_stats st = {.size = sizeof st};
 	burrow_store_get_stats(s, &st);
-	printf("  batch %lld, fanout %s, prefetch %d; features: %s%s, cache %s: %s of %s rows (%s)\n",
+	printf("  batch %lld, fanout %s, prefetch %d; features: %s%s, cache %s: %s of %s rows (%s); sampler %s\n",
 	       (long long)o->batch_size, fan, o->prefetch, burrow_store_engine_name(in->engine),
 	       in->direct ? " O_DIRECT" : "", cli_human_bytes((double)st.cache_bytes, a, sizeof a),
 	       cli_grouped((int64_t)st.cache_rows, b, sizeof b), cli_grouped(in->num_rows, c, sizeof c),
-	       st.cache_bytes == 0 ? "none" : o->cache_policy == BURROW_CACHE_CLOCK ? "clock" : "by degree");
+	       st.cache_bytes == 0 ? "none" : o->cache_policy == BURROW_CACHE_CLOCK ? "clock" : "by degree",
+	       burrow_trainer_sampler_device(t));
 }
 
 int cmd_train(int argc, char **argv)
@@ -46,6 +47,11 @@ int cmd_train(int argc, char **argv)
 
 	if ((rc = burrow_device_check(o.device)) < 0) /* before any work: a missing GPU is known at once */
 		return cli_lib_fail("train", rc);
+	if (o.sampler_device && strcmp(o.sampler_device, "auto") && (rc = burrow_device_check(o.sampler_device)) < 0) {
+		char why[256];
+		snprintf(why, sizeof why, "%s", burrow_last_error());
+		return cli_fail("train", "--sampler-device: %s", why);
+	}
 	char *last_path = NULL, *best_path = NULL;
 	if (ckpt_dir && train_cli_checkpoint_dir("train", ckpt_dir, resume, &last_path, &best_path))
 		return EXIT_FAIL;

@@ -90,6 +90,9 @@ int cmd_train_dist(int argc, char **argv)
 		snprintf(threads, sizeof threads, "%d to %d threads per rank", (int)thr_min[0], (int)-thr_min[1]);
 	snprintf(threads + strlen(threads), sizeof threads - strlen(threads), ", comm %s",
 		 burrow_comm_name(burrow_dist_comm(d)));
+	if (strcmp(burrow_dist_sampler_device(d), "cpu")) /* draws on a GPU: say where */
+		snprintf(threads + strlen(threads), sizeof threads - strlen(threads), ", sampler %s",
+			 burrow_dist_sampler_device(d));
 	if (rank == 0) {
 		if (o.train.full_graph) {
 			printf("burrow train: %s, full graph, %d ranks, %s\n", burrow_model_name(o.train.model),

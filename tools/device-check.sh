@@ -35,11 +35,22 @@
 #      communication hidden (target >= 60%); then, when time is left, the test program
 #      tests/mpi/dist_check.c in its "gpu" mode (staged and auto, overlapped or not, bucketed
 #      or not, against the single-process CPU run: mpi::distributed_full_graph_gpu).
-# Sections 5 and 6 are skipped, saying so, when less time is left than they need (the whole
+#   7. mini-batch training with the GPU sampler against the CPU sampler on the R-MAT graph
+#      (--device cuda, 10% cache, 40 batches, fanout 15,10,5, --sampler-device cuda then cpu):
+#      the same batches, so the epoch's loss within 1e-4 relative, and each epoch's time; then
+#      distributed mini-batch on the one shared GPU (2 ranks, --comm staged, a 20k-node CSBM
+#      in 2 parts) against the same 2 ranks on the CPU with MPI: each epoch's loss within
+#      1e-4 relative (the sampling is the same), and each epoch's time; only when this burrow
+#      trains on GPUs under mpirun (a 2-rank probe, as in 6); before that, 2 CPU ranks on the
+#      same parts with --sampler-device cuda (each rank's draws on the GPU) against cpu: the
+#      same weights (checksum) and each epoch's time.
+# Sections 5, 6 and 7 are skipped, saying so, when less time is left than they need (the whole
 # check stays under 5 minutes). mpirun there is this machine's Open MPI, carried by prepare.
 # DEVICE_CHECK_SCALE=S replaces the R-MAT scale (a dry run of the script on a CPU machine);
 # DEVICE_CHECK_STAGED_DEVICE=cpu DEVICE_CHECK_STAGED_COMM=mpi DEVICE_CHECK_STAGED_NODES=N
-# run section 6's comparisons on the CPU path instead (a dry run of that section).
+# run section 6's comparisons on the CPU path instead (a dry run of that section), and
+# DEVICE_CHECK_MB_DEVICE=cpu section 7's (the cpu backend and sampler both times; under
+# mpirun --comm staged on the CPU device).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 D=build/device
@@ -213,6 +224,55 @@ print(json.dumps(r))
 PYEOF
 }
 
+# Section 7: mini-batch training with the GPU sampler against the CPU sampler, then 2 ranks
+# of distributed mini-batch on the shared GPU (staged) against 2 CPU ranks (MPI). Args:
+# burrow, scratch, out, start, budget. Writes out/mb-*.jsonl logs and out/mb-why.txt lines.
+minibatch() {
+	local B=$1 w=$2 out=$3 t0=$4 budget=$5 why="$3/mb-why.txt"
+	local dev=${DEVICE_CHECK_MB_DEVICE:-cuda} s
+	: >"$why"
+	if [ $((SECONDS - t0)) -gt $((budget - 50)) ]; then
+		echo "single: skipped: $((SECONDS - t0)) s spent of the $budget s budget" >>"$why"
+		echo "dist: skipped: $((SECONDS - t0)) s spent of the $budget s budget" >>"$why"
+		return 0
+	fi
+	local sd
+	for s in cuda cpu; do
+		sd=$s
+		[ "$dev" = cpu ] && sd=cpu
+		timeout 60 "$B" train "$w/r22" --device "$dev" --sampler-device "$sd" --cache 10% --max-batches 40 \
+			--fanout 15,10,5 --epochs 1 --eval-every 0 --seed 5 --quiet --log "$out/mb-sampler-$s.jsonl" \
+			>"$out/mb-sampler-$s.txt" 2>&1 || echo "single $s: $(tail -1 "$out/mb-sampler-$s.txt")" >>"$why"
+	done
+	if [ $((SECONDS - t0)) -gt $((budget - 25)) ]; then
+		echo "dist: skipped: $((SECONDS - t0)) s spent of the $budget s budget" >>"$why"
+		return 0
+	fi
+	local comm=staged
+	if ! { "$B" gen csbm "$w/mb" --nodes 20000 --seed 1 && "$B" partition "$w/mb" --parts 2; } >"$out/mb-data.txt" 2>&1; then
+		echo "dist: the dataset: $(tail -1 "$out/mb-data.txt")" >>"$why"
+		return 0
+	fi
+	local common=(--batch-size 512 --epochs 3 --eval-every 0 --seed 5 --quiet --max-batches 10)
+	# the rows each rank expands drawn on the GPU (the model on the CPU), against the CPU's draws
+	for s in cuda cpu; do
+		sd=$s
+		[ "$dev" = cpu ] && sd=cpu
+		mpirun_carried 60 -np 2 "$B" train "$w/mb/parts-2" "${common[@]}" --device cpu --sampler-device "$sd" \
+			--log "$out/mb-draws-$s.jsonl" >"$out/mb-draws-$s.txt" 2>&1 ||
+			echo "draws $s: $(grep -E '^burrow: train' "$out/mb-draws-$s.txt" | tail -1)" >>"$why"
+	done
+	if ! mpirun_carried 60 -np 2 "$B" train "$w/mb/parts-2" "${common[@]}" --device "$dev" --comm "$comm" \
+		--log "$out/mb-dist-$dev.jsonl" >"$out/mb-dist-$dev.txt" 2>&1; then
+		{ grep -E '^burrow: train' "$out/mb-dist-$dev.txt" || grep -E '^mpirun' "$out/mb-dist-$dev.txt" ||
+			tail -1 "$out/mb-dist-$dev.txt"; } | tail -1 | sed 's/^/dist: /' >>"$why"
+		return 0
+	fi
+	mpirun_carried 60 -np 2 "$B" train "$w/mb/parts-2" "${common[@]}" --device cpu --comm mpi \
+		--log "$out/mb-dist-cpu-mpi.jsonl" >"$out/mb-dist-cpu-mpi.txt" 2>&1 ||
+		echo "dist cpu: $(tail -1 "$out/mb-dist-cpu-mpi.txt")" >>"$why"
+}
+
 run() {
 	local out=${OUT:-$PWD/build/device-out} w=${TMPDIR:-/tmp}/burrow-device-check
 	if [ ! -x "$D/bin/burrow" ] && [ -f build/device-pack/device.tar.xz ]; then
@@ -304,6 +364,9 @@ PYEOF
 	# 6. two ranks on the one GPU through the staged path, when this build has it
 	staged "$B" "$w" "$out" "$t_start" "$budget" || true
 
+	# 7. mini-batch training: the GPU sampler against the CPU's; 2 ranks on the shared GPU
+	minibatch "$B" "$w" "$out" "$t_start" "$budget" || true
+
 	python3 - "$out" >>"$j" <<'PYEOF'
 import json, os, re, sys
 out = sys.argv[1]
@@ -380,6 +443,46 @@ try:
     res["staged"] = json.load(open(os.path.join(out, "staged.json")))
 except (OSError, ValueError):
     res["staged"] = {"available": False, "why": why_not(os.path.join(out, "staged-why.txt"))}
+def why_lines(p, key):
+    try:
+        return [l.split(": ", 1)[1] for l in open(p).read().splitlines() if l.split(":")[0].split(" ")[0] == key]
+    except OSError:
+        return []
+mb = {}
+ep = {}
+for s in ("cuda", "cpu"):
+    rows = [r for r in (jsonl(os.path.join(out, "mb-sampler-%s.jsonl" % s)) or []) if not r.get("final")]
+    ep[s] = rows[0] if rows else None
+if ep["cuda"] and ep["cpu"]:
+    rel = abs(ep["cuda"]["loss"] - ep["cpu"]["loss"]) / max(abs(ep["cpu"]["loss"]), 1e-30)
+    mb["single"] = {"loss_rel": rel, "ok": rel <= 1e-4, "batches": ep["cuda"]["batches"],
+                    "epoch_s": {s: ep[s]["epoch_s"] for s in ep}, "sample_s": {s: ep[s]["sample_s"] for s in ep}}
+else:
+    mb["single"] = {"ok": False, "why": why_lines(os.path.join(out, "mb-why.txt"), "single") or ["not run"]}
+dev = os.environ.get("DEVICE_CHECK_MB_DEVICE", "cuda")
+dg = [r for r in (jsonl(os.path.join(out, "mb-dist-%s.jsonl" % dev)) or []) if not r.get("final")]
+dc = [r for r in (jsonl(os.path.join(out, "mb-dist-cpu-mpi.jsonl")) or []) if not r.get("final")]
+if dg and dc and len(dg) == len(dc):
+    rel = max(abs(a["loss"] - b["loss"]) / max(abs(b["loss"]), 1e-30) for a, b in zip(dg, dc))
+    mb["dist"] = {"available": True, "device": dev, "loss_rel": rel, "ok": rel <= 1e-4,
+                  "epoch_s": {"staged": [r["epoch_s"] for r in dg], "cpu_mpi": [r["epoch_s"] for r in dc]},
+                  "comm_s": [r.get("comm_s") for r in dg], "exposed_comm_s": [r.get("exposed_comm_s") for r in dg]}
+else:
+    mb["dist"] = {"available": False, "why": (why_lines(os.path.join(out, "mb-why.txt"), "dist") or ["not run"])[-1]}
+def checksum(p):
+    try:
+        m = re.search(r"checksum ([0-9a-f]{16})", open(p).read())
+        return m[1] if m else None
+    except OSError:
+        return None
+dr = {s: [r for r in (jsonl(os.path.join(out, "mb-draws-%s.jsonl" % s)) or []) if not r.get("final")] for s in ("cuda", "cpu")}
+ck = {s: checksum(os.path.join(out, "mb-draws-%s.txt" % s)) for s in ("cuda", "cpu")}
+if dr["cuda"] and dr["cpu"] and ck["cuda"] and ck["cpu"]:
+    mb["draws"] = {"ok": ck["cuda"] == ck["cpu"], "checksum": ck, "epoch_s": {s: [r["epoch_s"] for r in dr[s]] for s in dr}}
+else:
+    mb["draws"] = {"ok": False, "why": "; ".join(why_lines(os.path.join(out, "mb-why.txt"), "draws")
+                                                 + why_lines(os.path.join(out, "mb-why.txt"), "dist")) or "not run"}
+res["minibatch"] = mb
 print('"results": ' + json.dumps(res, indent=1) + "}")
 
 # the table, last
@@ -443,6 +546,28 @@ else:
     else:
         print("dist_check gpu (2 ranks): %s, %d variants match the single process%s%s" % (dc["exit"], len(dc["passed"]),
               ", " + dc["skip"] if dc["skip"] else "", "" if dc["exit"] == "exit 0" else ": " + dc["last"]), file=sys.stderr)
+m1 = mb["single"]
+if "loss_rel" in m1:
+    print("r22 mini-batch --sampler-device cuda vs cpu: loss rel %.2e  %s; epoch %.3f s vs %.3f s (sample_s %.3f vs %.3f, %d batches)" % (
+          m1["loss_rel"], "ok" if m1["ok"] else "FAIL", m1["epoch_s"]["cuda"], m1["epoch_s"]["cpu"], m1["sample_s"]["cuda"],
+          m1["sample_s"]["cpu"], m1["batches"]), file=sys.stderr)
+else:
+    print("r22 mini-batch --sampler-device cuda vs cpu: no result (%s)" % "; ".join(m1["why"]), file=sys.stderr)
+m3 = mb["draws"]
+if "checksum" in m3:
+    print("mini-batch 2 cpu ranks, draws --sampler-device cuda vs cpu: weights %s; epochs %s s vs %s s" % (
+          "equal" if m3["ok"] else "DIFFER (%s vs %s)" % (m3["checksum"]["cuda"], m3["checksum"]["cpu"]),
+          ", ".join("%.3f" % x for x in m3["epoch_s"]["cuda"]), ", ".join("%.3f" % x for x in m3["epoch_s"]["cpu"])),
+          file=sys.stderr)
+else:
+    print("mini-batch 2 cpu ranks, draws on the GPU: no result (%s)" % m3["why"], file=sys.stderr)
+m2 = mb["dist"]
+if m2.get("available"):
+    print("mini-batch 2 ranks staged (%s) vs 2 cpu ranks (mpi): loss max rel %.2e  %s; epochs %s s vs %s s" % (
+          m2["device"], m2["loss_rel"], "ok" if m2["ok"] else "FAIL", ", ".join("%.3f" % x for x in m2["epoch_s"]["staged"]),
+          ", ".join("%.3f" % x for x in m2["epoch_s"]["cpu_mpi"])), file=sys.stderr)
+else:
+    print("mini-batch 2 ranks staged on the GPU: not available (%s)" % m2["why"], file=sys.stderr)
 PYEOF
 	python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$j" && echo "device-check: wrote $j" >&2
 }

@@ -162,6 +162,14 @@ static bool set_device(train_args *a, const char *v)
 	return true;
 }
 
+static bool set_sampler_device(train_args *a, const char *v)
+{
+	if (strcmp(v, "auto") && burrow_device_check(v) == BURROW_E_INVAL)
+		return false;
+	a->d.train.sampler_device = v; /* its availability is checked at the trainer's open */
+	return true;
+}
+
 static bool set_no_overlap(train_args *a, const char *v)
 {
 	(void)v;
@@ -277,6 +285,12 @@ static const topt opts[] = {
 	{"device", "D", W_BOTH, SECTION_RUN, K_CUSTOM, 0, 0, 0, set_device, "cpu, cuda or cuda:N",
 	 "where the model computes: cpu, cuda (= cuda:0) or cuda:N (cpu; under mpirun with\n"
 	 "--full-graph, cuda is cuda:<local rank mod GPUs>; mini-batch under mpirun: cpu only)",
+	 NULL},
+	{"sampler-device", "D", W_BOTH | W_MB, SECTION_RUN, K_CUSTOM, 0, 0, 0, set_sampler_device,
+	 "auto, cpu, cuda or cuda:N",
+	 "where mini-batches are sampled: cpu, cuda (= cuda:0), cuda:N, or auto: the --device\n"
+	 "when its backend has a sampler (cuda does), else cpu; the batches are the same on\n"
+	 "every device (under mpirun: where each rank draws the rows it expands) (auto)",
 	 NULL},
 	{"tf32", NULL, W_BOTH, SECTION_RUN, K_FLAG, OFF(d.train.tf32), 0, 0, NULL, NULL,
 	 "cuda: let GEMMs round their inputs to TF32 (faster, ~1e-3 relative; off: float32)", NULL},

@@ -500,6 +500,9 @@ def _train_opts(options):
             if lib.burrow_device_check(keep[-1]) < 0:
                 raise Error("Trainer: " + lib.burrow_last_error().decode(), -5)
             o.device = keep[-1]
+        elif key == "sampler_device":  # "auto" (default), "cpu", "cuda", "cuda:N"; checked at open
+            keep.append(_b(v))
+            o.sampler_device = keep[-1]
         elif key == "aggr":
             a = lib.burrow_aggr_parse(str(v).encode())
             if a < 0:
@@ -532,7 +535,8 @@ def _sdict(s):
 class Trainer:
     """burrow's trainer on a dataset: options named as burrow train's (model, layers, hidden,
     dropout, optimizer, lr, weight_decay, momentum, epochs, seed, full_graph, batch, fanout,
-    max_batches, prefetch, cache, cache_policy, engine, eval_chunk, mem, scratch, threads)."""
+    max_batches, prefetch, cache, cache_policy, engine, eval_chunk, mem, scratch, threads, device,
+    sampler_device)."""
 
     def __init__(self, dataset, **options):
         self.dataset = _dataset(dataset)

@@ -114,7 +114,8 @@ class TrainOpts(Structure):
                 ("cache_bytes", c_int64), ("cache_fraction", c_double), ("cache_policy", c_int),
                 ("store_engine", c_int), ("eval_chunk", c_int64), ("mem_bytes", c_int64),
                 ("scratch_dir", c_char_p), ("threads", c_int), ("progress", c_void_p), ("progress_user", c_void_p),
-                ("device", c_char_p), ("tf32", c_bool), ("eval_fanout", c_int32 * MAX_LAYERS)]
+                ("device", c_char_p), ("tf32", c_bool), ("eval_fanout", c_int32 * MAX_LAYERS),
+                ("sampler_device", c_char_p)]
 
 
 class EpochStats(Structure):
@@ -236,6 +237,7 @@ for _name, _res, _args in [
     ("burrow_trainer_load", c_int, (P, c_char_p)),
     ("burrow_trainer_embed_layer", c_int, (P, c_int, c_char_p)),
     ("burrow_trainer_weights_checksum", c_uint64, (P,)),
+    ("burrow_trainer_sampler_device", c_char_p, (P,)),
     ("burrow_gen_defaults", None, (POINTER(GenOpts), c_int)),
     ("burrow_gen", c_int, (POINTER(GenOpts), c_char_p)),
     ("burrow_prep_defaults", None, (POINTER(PrepOpts),)),

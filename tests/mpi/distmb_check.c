@@ -219,8 +219,17 @@ static void open_mb(burrow_dist **d, const char *parts, int model, int L, const 
 	o.train.batch_size = batch;
 	for (int l = 0; l < L; l++)
 		o.train.fanout[l] = fanout[l];
+	o.train.sampler_device = getenv("DISTMB_SAMPLER"); /* cuda: the owned rows drawn on the GPU */
+	const char *comm = getenv("DISTMB_COMM"); /* staged: rows and gradients in device buffers */
+	if (comm && (o.comm = burrow_comm_parse(comm)) < 0)
+		die("usage", "DISTMB_COMM: want auto, mpi, nccl or staged");
 	if (burrow_dist_open(d, parts, &o))
 		die("dist open", burrow_last_error());
+	if (rank == 0 && comm)
+		printf("distmb-check: --comm %s: rows and gradients in %s buffers\n", comm,
+		       bw_dist_mb_on_device(*d) ? "device" : "host");
+	if (rank == 0 && o.train.sampler_device)
+		printf("distmb-check: draws on %s\n", burrow_dist_sampler_device(*d));
 }
 
 /* Batches of this rank's first training nodes, under several fanouts (small picks, large

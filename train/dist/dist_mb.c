@@ -11,6 +11,7 @@
  * number of steps (ranks out of batches take empty steps that join every collective). */
 #include "dist_mb.h"
 
+#include "../../core/cuda_gateway.h"
 #include "../../graph/store_sizing.h"
 #include "../../partition/book.h"
 #include "../../sampler/draw.h"
@@ -27,6 +28,10 @@
 
 struct bw_dist_mb {
 	bw_comm *comm;                 /* a duplicate of the dist's communicator */
+	bw_comm *hc;                   /* its host side (comm->host, borrowed): ids, counts, the loss */
+	bool on_dev;                   /* comm moves buffers of the model's device (staged, NCCL): the
+					  fetched rows and the gradients travel there, not through host
+					  copies (with the CPU device the same code runs on host memory) */
 	int K, rank;
 	burrow_store *store;           /* the part's features.npy: owned rows, then halo rows */
 	int64_t D;
@@ -44,6 +49,13 @@ struct bw_dist_mb {
 	int64_t *perm;                 /* [ntrain] this epoch's order */
 
 	bw_sample_ctx sctx;            /* the sampler's numbering scratch (its layer step calls expand) */
+	/* --sampler-device cuda: the part's CSR on that GPU, whose draws of the rows this rank
+	 * expands are the CPU's (bw_cuda_draw_rows); NULL: drawn here by sample_row */
+	bw_cuda_csr *gcsr;
+	bw_cuda_sample_ctx *gctx;
+	int64_t *glid, *gkey, *gip, *gout; /* one GPU draw's rows, keys, offsets and picks */
+	size_t glid_cap, gkey_cap, gip_cap, gout_cap;
+	char sampler_dev[24];          /* where the draws are: "cpu" or "cuda:N" */
 
 	/* one hop's scratch: the expansion (eip, egid) handed to the sampler */
 	int64_t *lbuf, *rcnt, *roff, *sreq, *spos, *rreq, *rep, *get, *egid, *eip, *ptab, *cur;
@@ -66,7 +78,7 @@ struct bw_dist_mb {
  * here (rc[p]), and lay those out one after another (rd[p], *total). */
 static int exchange_counts(struct bw_dist_mb *m, const int *sc, int *rc, int *rd, int64_t *total, const char *what)
 {
-	int st = bw_comm_alltoall(m->comm, sc, rc, 1, BW_COMM_INT, what);
+	int st = bw_comm_alltoall(m->hc, sc, rc, 1, BW_COMM_INT, what);
 	if (st)
 		return st;
 	int64_t n = 0;
@@ -178,6 +190,29 @@ static int64_t sample_row(struct bw_dist_mb *m, int64_t lid, int fan, uint64_t l
 /* Picks a row of this degree yields under fan. */
 static inline int64_t picks(int64_t deg, int fan) { return fan < 0 || deg <= fan ? deg : fan; }
 
+/* sample_row for the n owned rows lids[0, n) at once on the GPU: row i's picks, as new
+ * global ids, into m->gout[m->gip[i] .. m->gip[i+1]), the very ids sample_row draws (the
+ * same draw.h, keyed by the node's global id). */
+static int draw_rows_gpu(struct bw_dist_mb *m, const int64_t *lids, int64_t n, int fan, uint64_t lkey)
+{
+	int st;
+	if ((st = grow(&m->gip, &m->gip_cap, (size_t)n + 1, sizeof *m->gip)) ||
+	    (st = grow(&m->gkey, &m->gkey_cap, (size_t)n + 1, sizeof *m->gkey)))
+		return st;
+	m->gip[0] = 0;
+	for (int64_t i = 0; i < n; i++) {
+		m->gip[i + 1] = m->gip[i] + picks(m->ip[lids[i] + 1] - m->ip[lids[i]], fan);
+		m->gkey[i] = m->first + lids[i];
+	}
+	const int64_t E = m->gip[n];
+	if ((st = grow(&m->gout, &m->gout_cap, (size_t)E + 1, sizeof *m->gout)) ||
+	    (st = bw_cuda_draw_rows(m->gctx, lids, m->gkey, n, m->gip, lkey, m->gout)))
+		return st;
+	for (int64_t q = 0; q < E; q++)
+		m->gout[q] = l2g(m, m->gout[q]);
+	return 0;
+}
+
 /* The sampler's expander (sampler_internal.h): block l's rows for the destinations
  * nodes[0, nd), each row's neighbors in increasing global id. Frontier nodes this rank owns
  * are drawn here; the others are sent to their owners, which draw them and send them back.
@@ -227,9 +262,27 @@ static int expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes
 		}
 	}
 
-	/* expand the owned ones here */
+	/* expand the owned ones here (on the GPU: all at once, then laid out as below) */
 	int64_t lu = 0;
-	for (int64_t i = 0; i < nd; i++) {
+	if (m->gctx) {
+		int64_t no = 0;
+		if ((st = grow(&m->glid, &m->glid_cap, (size_t)nd + 1, sizeof *m->glid)))
+			return st;
+		for (int64_t i = 0; i < nd; i++)
+			if (owner_of(m, nodes[i]) == m->rank)
+				m->glid[no++] = nodes[i] - m->first;
+		if ((st = draw_rows_gpu(m, m->glid, no, fan, lkey)) ||
+		    (st = grow(&m->lbuf, &m->lbuf_cap, (size_t)m->gip[no] + 1, sizeof *m->lbuf)))
+			return st;
+		memcpy(m->lbuf, m->gout, (size_t)m->gip[no] * sizeof *m->lbuf);
+		for (int64_t i = 0, j = 0; i < nd; i++)
+			if (owner_of(m, nodes[i]) == m->rank) {
+				m->rcnt[i] = m->gip[j + 1] - m->gip[j];
+				m->roff[i] = m->gip[j++];
+				m->rfrom[i] = 0;
+			}
+	}
+	for (int64_t i = 0; !m->gctx && i < nd; i++) {
 		if (owner_of(m, nodes[i]) != m->rank)
 			continue;
 		const int64_t lid = nodes[i] - m->first;
@@ -250,23 +303,40 @@ static int expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes
 	if ((st = fits_int(nrecv, "sampling requests")) ||
 	    (st = grow(&m->rreq, &m->rreq_cap, (size_t)nrecv + 1, sizeof *m->rreq)))
 		return st;
-	if ((st = bw_comm_alltoallv(m->comm, m->sreq, sc, sd, m->rreq, rc, rd, BW_COMM_I64,
+	if ((st = bw_comm_alltoallv(m->hc, m->sreq, sc, sd, m->rreq, rc, rd, BW_COMM_I64,
 				      "train: sampling: ids")))
 		return st;
 	m->mpi_s += bw_comm_now() - t0;
 	int64_t ru = 0;
-	for (int p = 0; p < K; p++) {
-		const int64_t r0 = ru;
+	for (int p = 0; p < K; p++)
 		for (int64_t j = rd[p]; j < rd[p] + rc[p]; j++) {
 			const int64_t lid = m->rreq[j] - m->first;
 			if (lid < 0 || lid >= m->n_own)
 				return bw_err(BURROW_E_RANGE, "train: rank %d asked rank %d to expand node %lld, which it "
 							      "does not own",
 					      p, m->rank, (long long)m->rreq[j]);
+		}
+	if (m->gctx) { /* the GPU draws every asked row at once */
+		if ((st = grow(&m->glid, &m->glid_cap, (size_t)nrecv + 1, sizeof *m->glid)))
+			return st;
+		for (int64_t j = 0; j < nrecv; j++)
+			m->glid[j] = m->rreq[j] - m->first;
+		if ((st = draw_rows_gpu(m, m->glid, nrecv, fan, lkey)))
+			return st;
+	}
+	for (int p = 0; p < K; p++) {
+		const int64_t r0 = ru;
+		for (int64_t j = rd[p]; j < rd[p] + rc[p]; j++) {
+			const int64_t lid = m->rreq[j] - m->first;
 			const int64_t k = picks(m->ip[lid + 1] - m->ip[lid], fan);
 			if ((st = grow(&m->rep, &m->rep_cap, (size_t)(ru + 1 + k), sizeof *m->rep)))
 				return st;
-			m->rep[ru] = sample_row(m, lid, fan, lkey, m->rep + ru + 1);
+			if (m->gctx) {
+				m->rep[ru] = k;
+				memcpy(m->rep + ru + 1, m->gout + m->gip[j], (size_t)k * sizeof *m->rep);
+			} else {
+				m->rep[ru] = sample_row(m, lid, fan, lkey, m->rep + ru + 1);
+			}
 			ru += 1 + k;
 		}
 		if ((st = fits_int(ru, "sampled neighbors")))
@@ -279,7 +349,7 @@ static int expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes
 	if ((st = exchange_counts(m, qs, gs, gd, &ng, "train: sampling: counts")) ||
 	    (st = fits_int(ng, "sampled neighbors")) || (st = grow(&m->get, &m->get_cap, (size_t)ng + 1, sizeof *m->get)))
 		return st;
-	if ((st = bw_comm_alltoallv(m->comm, m->rep, qs, qd, m->get, gs, gd, BW_COMM_I64,
+	if ((st = bw_comm_alltoallv(m->hc, m->rep, qs, qd, m->get, gs, gd, BW_COMM_I64,
 				      "train: sampling: neighbors")))
 		return st;
 	m->mpi_s += bw_comm_now() - t0;
@@ -418,7 +488,7 @@ static int fetch_post(burrow_dist *d, bw_mb_batch *b)
 	if ((st = fits_int(ns * D, "feature rows")) || (st = fits_int(nf * D, "feature rows")) ||
 	    (st = grow(&b->sids, &b->sids_cap, (size_t)ns + 1, sizeof *b->sids)))
 		return st;
-	if ((st = bw_comm_alltoallv(m->comm, m->sreq, sc, sd, b->sids, rc, rd, BW_COMM_I64,
+	if ((st = bw_comm_alltoallv(m->hc, m->sreq, sc, sd, b->sids, rc, rd, BW_COMM_I64,
 				      "train: fetch: ids")))
 		return st;
 	m->mpi_s += bw_comm_now() - t0;
@@ -451,17 +521,53 @@ static int fetch_post(burrow_dist *d, bw_mb_batch *b)
 			f[q * K + p] = (int)((int64_t)c[q * K + p] * D);
 	}
 	b->nreq = 0;
+	const float *send = b->srows;
+	float *recv = b->rrows;
+	if (m->on_dev) { /* the served rows go up; the fetched ones land after this rank's own */
+		const bw_device *dev = m->comm->dev;
+		const size_t row = (size_t)D * sizeof(float);
+		if ((st = bw_dbuf_reserve(&b->xs_dev, dev, (size_t)(n + nf) * row + 1)) ||
+		    (st = bw_dbuf_reserve(&b->srows_dev, dev, (size_t)ns * row + 1)) ||
+		    (ns > 0 && (st = bw_device_upload(dev, b->srows_dev.ptr, b->srows, (size_t)ns * row))))
+			return st;
+		send = b->srows_dev.ptr;
+		recv = (float *)b->xs_dev.ptr + n * D;
+	}
 	b->post_t = bw_comm_now();
 	b->done_t = 0;
-	if ((st = bw_comm_ialltoallv(m->comm, b->srows, f, f + K, b->rrows, f + 2 * K, f + 3 * K, BW_COMM_F32,
+	if ((st = bw_comm_ialltoallv(m->comm, send, f, f + K, recv, f + 2 * K, f + 3 * K, BW_COMM_F32,
 				  &b->req[b->nreq++], "train: fetch: rows")))
 		return st;
 	if (m->gnorm)
-		if ((st = bw_comm_ialltoallv(m->comm, b->snorm, c, c + K, b->rnorm, c + 2 * K, c + 3 * K, BW_COMM_F32,
+		if ((st = bw_comm_ialltoallv(m->hc, b->snorm, c, c + K, b->rnorm, c + 2 * K, c + 3 * K, BW_COMM_F32,
 					  &b->req[b->nreq++], "train: fetch: norms")))
 			return st;
 	b->pending = true;
 	return fetch_poll(b);
+}
+
+/* Test, or wait for, each of b's requests on its own (the rows and the norms may travel on
+ * two communicators: the device's and its host side). */
+static int reqs_test(bw_mb_batch *b, int *done)
+{
+	*done = 1;
+	for (int i = 0; i < b->nreq; i++) {
+		int f = 1, st = bw_comm_test(&b->req[i], 1, &f, "train: fetch: testing");
+		if (st)
+			return st;
+		*done &= f;
+	}
+	return 0;
+}
+
+static int reqs_wait(bw_mb_batch *b, const char *what)
+{
+	int st = 0;
+	for (int i = 0; i < b->nreq; i++) {
+		int rc = bw_comm_wait(&b->req[i], 1, what);
+		st = st ? st : rc;
+	}
+	return st;
 }
 
 /* Drive b's fetch without blocking; note when it completed. */
@@ -470,7 +576,7 @@ static int fetch_poll(bw_mb_batch *b)
 	if (!b->pending || b->done_t > 0)
 		return 0;
 	int flag = 0;
-	int st = bw_comm_test(b->req, b->nreq, &flag, "train: fetch: testing");
+	int st = reqs_test(b, &flag);
 	if (st)
 		return st;
 	if (flag) {
@@ -494,7 +600,7 @@ static int fetch_finish(struct bw_dist_mb *m, bw_mb_batch *b)
 	double t1 = bw_comm_now();
 	m->io_wait_s += t1 - t0;
 	if (b->nreq > 0) { /* not seen complete yet: the wait is exposed */
-		int rc = bw_comm_wait(b->req, b->nreq, "train: fetch: waiting");
+		int rc = reqs_wait(b, "train: fetch: waiting");
 		b->nreq = 0;
 		if (rc && !st)
 			st = rc;
@@ -507,11 +613,49 @@ static int fetch_finish(struct bw_dist_mb *m, bw_mb_batch *b)
 		return st;
 	for (int64_t k = 0; k < b->n_fetch; k++) {
 		const int64_t i = b->fetch_pos[k];
-		memcpy(b->x + i * m->D, b->rrows + k * m->D, (size_t)m->D * sizeof *b->x);
+		if (!m->on_dev) /* on a device the rows are put in place by assemble() */
+			memcpy(b->x + i * m->D, b->rrows + k * m->D, (size_t)m->D * sizeof *b->x);
 		if (m->gnorm)
 			b->norm[i] = b->rnorm[k];
 	}
 	return 0;
+}
+
+/* On a device (on_dev): b's input rows into m->x there: this rank's own rows (read by the
+ * store into b->x, their fetched places holding stand-ins) go up in front of the fetched
+ * rows in xs_dev, and a sum over one edge per row, i <- i or i <- n + k for the k-th fetched
+ * row, gathers them in batch order on the compute stream (a copy: one term per row). */
+static int assemble(burrow_dist *d, bw_mb_batch *b)
+{
+	struct bw_dist_mb *m = d->mb;
+	const bw_device *dev = d->be.dev;
+	const int64_t n = b->num_input, nf = b->n_fetch, D = m->D;
+	int st;
+	if ((st = grow(&b->scat_ip, &b->scat_ip_cap, (size_t)n + 1, sizeof *b->scat_ip)) ||
+	    (st = grow(&b->scat_ind, &b->scat_ind_cap, (size_t)n + 1, sizeof *b->scat_ind)) ||
+	    (st = fits_int(n + nf, "input rows")))
+		return st;
+	for (int64_t i = 0; i <= n; i++)
+		b->scat_ip[i] = i;
+	for (int64_t i = 0; i < n; i++)
+		b->scat_ind[i] = (int32_t)i;
+	for (int64_t k = 0; k < nf; k++)
+		b->scat_ind[b->fetch_pos[k]] = (int32_t)(n + k);
+	bw_block_reuse(&b->scat, n, n + nf, b->scat_ip, b->scat_ind);
+	const bw_tensor src = bw_tensor_view(dev, b->xs_dev.ptr, n + nf, D);
+	if ((n > 0 && (st = bw_device_upload(dev, b->xs_dev.ptr, b->x, (size_t)(n * D) * sizeof(float)))) ||
+	    (st = bw_block_prepare(&b->scat, false, false)) || (st = bw_block_upload(&b->scat, dev)) ||
+	    (st = bw_tensor_reshape(&m->x, dev, n, D)))
+		return st;
+	return bw_aggregate(&d->be, &b->scat, BW_AGG_SUM, &src, 0, -1, &m->x);
+}
+
+bool bw_dist_mb_on_device(const burrow_dist *d) { return d->mb && d->mb->on_dev; }
+
+/* The compute stream's work is done (the communicator's own stream reads what it wrote). */
+static int compute_done(burrow_dist *d)
+{
+	return d->mb->on_dev ? bw_stream_sync(d->be.dev, d->be.stream) : 0;
 }
 
 /* ------------------------------------------------------------ steps */
@@ -530,6 +674,8 @@ static int backward_bucketed(burrow_dist *d, const bw_batch *bb, bw_tensor *glog
 		int st = bw_model_layer_backward(&d->be, md, l, bb->blocks[l], l == 0 ? &bb->x : bw_model_output(md, l - 1),
 						 gh, gx);
 		if (!st)
+			st = compute_done(d);
+		if (!st)
 			st = bw_grad_buckets_post(gb, md, l, d->mb->comm);
 		if (st)
 			return st;
@@ -542,6 +688,8 @@ static int backward_bucketed(burrow_dist *d, const bw_batch *bb, bw_tensor *glog
 static int zero_bucketed(burrow_dist *d, bw_grad_buckets *gb)
 {
 	int st = bw_model_zero_grads(d->model);
+	if (!st)
+		st = compute_done(d);
 	for (int l = d->model->cfg.layers - 1; !st && l >= 0; l--)
 		st = bw_grad_buckets_post(gb, d->model, l, d->mb->comm);
 	return st;
@@ -557,8 +705,9 @@ static int step(burrow_dist *d, bw_mb_batch *b, bw_mb_batch *other, int64_t k, d
 	const bw_tensor *logits = NULL;
 	double loc[3] = {0, 0, 0}, all[3];
 	const bool work = b->num_seeds > 0;
-	/* --grad-overlap: a non-blocking all-reduce per layer (host-memory gradients) */
-	const bool bucketed = d->o.grad_overlap && d->be.dev->host_memory;
+	/* --grad-overlap: a non-blocking all-reduce per layer, in place (host-memory gradients,
+	 * or a communicator on the model's device) */
+	const bool bucketed = d->o.grad_overlap && (d->be.dev->host_memory || m->on_dev);
 	bw_grad_buckets gb;
 	int st = 0;
 	double a = bw_comm_now();
@@ -566,7 +715,7 @@ static int step(burrow_dist *d, bw_mb_batch *b, bw_mb_batch *other, int64_t k, d
 	memset(blk, 0, sizeof blk);
 	if (work) {
 		const bw_device *dev = d->be.dev;
-		if ((st = bw_tensor_from_host(&m->x, dev, b->x, b->num_input, m->D)) ||
+		if ((st = m->on_dev ? assemble(d, b) : bw_tensor_from_host(&m->x, dev, b->x, b->num_input, m->D)) ||
 		    (st = bw_dbuf_from_host(&m->labels, dev, b->labels, (size_t)b->num_seeds * sizeof *b->labels)))
 			goto out;
 		bb = (bw_batch){
@@ -596,7 +745,7 @@ static int step(burrow_dist *d, bw_mb_batch *b, bw_mb_batch *other, int64_t k, d
 	m->compute_s += bw_comm_now() - a;
 	/* the step's loss is the mean over every rank's seeds: weigh this rank's mean */
 	a = bw_comm_now();
-	st = bw_comm_allreduce(m->comm, loc, all, 3, BW_COMM_F64, BW_COMM_SUM, "train: all-reduce (loss)");
+	st = bw_comm_allreduce(m->hc, loc, all, 3, BW_COMM_F64, BW_COMM_SUM, "train: all-reduce (loss)");
 	m->reduce_s += bw_comm_now() - a;
 	if (st)
 		goto out;
@@ -621,7 +770,13 @@ static int step(burrow_dist *d, bw_mb_batch *b, bw_mb_batch *other, int64_t k, d
 		goto out;
 	m->compute_s += bw_comm_now() - a;
 	a = bw_comm_now();
-	st = bucketed ? bw_grad_buckets_wait(&gb) : bw_dist_allreduce_grads(d->model, m->comm, &m->stage);
+	if (bucketed)
+		st = bw_grad_buckets_wait(&gb);
+	else if (m->on_dev && !(st = compute_done(d))) /* in place on the device */
+		st = bw_comm_allreduce(m->comm, NULL, d->model->grads, d->model->num_params, BW_COMM_F32, BW_COMM_SUM,
+				       "train: all-reduce (gradients)");
+	else if (!m->on_dev)
+		st = bw_dist_allreduce_grads(d->model, m->comm, &m->stage);
 	m->reduce_s += bw_comm_now() - a;
 	if (st)
 		goto out;
@@ -663,6 +818,8 @@ int bw_dist_mb_load(burrow_dist *d, const int64_t *seeds, int64_t n, int64_t epo
 		st = fetch_post(d, b);
 	if (!st)
 		st = fetch_finish(m, b);
+	if (!st && m->on_dev && b->num_input > 0 && !(st = assemble(d, b))) /* what the model reads, for the caller */
+		st = bw_device_download(d->be.dev, b->x, m->x.data, (size_t)(b->num_input * m->D) * sizeof(float));
 	if (!st)
 		*out = b;
 	return st;
@@ -680,7 +837,7 @@ int bw_dist_mb_epoch(burrow_dist *d, burrow_epoch_stats *es, burrow_comm_stats *
 	/* every rank takes as many steps as the rank with the most batches */
 	int64_t mine = (m->ntrain + m->batch - 1) / m->batch, steps;
 	int st;
-	if ((st = bw_comm_allreduce(m->comm, &mine, &steps, 1, BW_COMM_I64, BW_COMM_MAX,
+	if ((st = bw_comm_allreduce(m->hc, &mine, &steps, 1, BW_COMM_I64, BW_COMM_MAX,
 				      "train: all-reduce (steps)")))
 		return st;
 	if (d->o.train.max_batches > 0 && d->o.train.max_batches < steps)
@@ -769,6 +926,37 @@ static int open_store(burrow_dist *d, struct bw_dist_mb *m)
 	return budget > 0 ? burrow_store_cache_clock(m->store, budget) : 0;
 }
 
+/* --sampler-device: the draws on a GPU (cuda, cuda:N; auto: the model's device when it is
+ * one) with the part's CSR there, else here. Collective only in that every rank resolves
+ * the same option (a rank whose GPU cannot take it fails its open). */
+static int open_gpu_draws(burrow_dist *d, struct bw_dist_mb *m, const burrow_csr *g)
+{
+	const char *asked = d->o.train.sampler_device;
+	int kind = BW_BACKEND_CPU, index = 0, st;
+	if (asked && strcmp(asked, "auto")) {
+		if ((st = bw_device_parse(asked, &kind, &index)))
+			return st;
+		if (kind != BW_BACKEND_CPU && (st = burrow_device_check(asked)) < 0) {
+			char why[256];
+			snprintf(why, sizeof why, "%s", burrow_last_error());
+			return bw_err(st, "train: sampler device: %s", why);
+		}
+	} else if (d->be.kind != BW_BACKEND_CPU) {
+		kind = d->be.kind;
+		index = d->be.dev->index;
+	}
+	if (kind == BW_BACKEND_CPU) {
+		snprintf(m->sampler_dev, sizeof m->sampler_dev, "cpu");
+		return 0;
+	}
+	snprintf(m->sampler_dev, sizeof m->sampler_dev, "cuda:%d", index);
+	if ((st = bw_cuda_csr_open(&m->gcsr, g, index, 0)) || (st = bw_cuda_sample_ctx_open(&m->gctx, m->gcsr)))
+		return st;
+	return 0;
+}
+
+const char *burrow_dist_sampler_device(const burrow_dist *d) { return d->mb ? d->mb->sampler_dev : "cpu"; }
+
 int bw_dist_mb_open(burrow_dist *d)
 {
 	const burrow_train_opts *o = &d->o.train;
@@ -785,6 +973,14 @@ int bw_dist_mb_open(burrow_dist *d)
 	int st = bw_comm_dup(&m->comm, d->comm);
 	if (st)
 		return st;
+	m->hc = m->comm->host;
+	/* an MPI communicator moves host buffers: the rows go up with the batch (on a GPU, from
+	 * host memory); staged and NCCL move buffers of their device, which must be the model's */
+	m->on_dev = bw_comm_kind(m->comm) != BURROW_COMM_MPI;
+	if (m->on_dev && m->comm->dev != d->be.dev)
+		return bw_err(BURROW_E_UNSUPPORTED, "train: mini-batch: the communicator moves buffers of %s, but the "
+						    "model computes on %s",
+			      m->comm->dev->name, d->be.dev->name);
 	m->K = d->K;
 	m->rank = d->rank;
 	m->D = d->model->cfg.in_dim;
@@ -815,7 +1011,8 @@ int bw_dist_mb_open(burrow_dist *d)
 	m->cur = bw_calloc((size_t)m->K, sizeof *m->cur);
 	if (!m->train || !m->perm || !m->cnt || !m->cnt2 || !m->cur)
 		return BURROW_E_NOMEM;
-	if ((st = bw_sample_ctx_init(&m->sctx, d->threads, 0))) /* it numbers; the expander draws */
+	if ((st = bw_sample_ctx_init(&m->sctx, d->threads, 0)) || /* it numbers; the expander draws */
+	    (st = open_gpu_draws(d, m, g)))
 		return st;
 	for (int64_t i = 0; i < m->ntrain; i++)
 		m->train[i] = m->first + d->split[BURROW_SPLIT_TRAIN][i];
@@ -833,7 +1030,12 @@ static void batch_free(struct bw_dist_mb *m, bw_mb_batch *b)
 	if (b->ticket)
 		burrow_store_wait(m->store, b->ticket);
 	if (b->nreq > 0) /* a fetch every rank posted: it completes */
-		bw_comm_wait(b->req, b->nreq, "train: fetch: closing");
+		reqs_wait(b, "train: fetch: closing");
+	bw_block_release(&b->scat);
+	bw_dbuf_free(&b->xs_dev);
+	bw_dbuf_free(&b->srows_dev);
+	bw_free(b->scat_ip);
+	bw_free(b->scat_ind);
 	bw_sampled_free_arrays(&b->s);
 	bw_free(b->labels);
 	bw_free(b->norm);
@@ -859,8 +1061,10 @@ void bw_dist_mb_close(struct bw_dist_mb *m)
 	bw_free(m->train);
 	bw_free(m->perm);
 	bw_sample_ctx_free(&m->sctx);
-	int64_t *bufs[] = {m->lbuf, m->rcnt, m->roff, m->sreq, m->spos, m->rreq, m->rep,
-			   m->get,  m->egid, m->eip,  m->ptab, m->cur};
+	bw_cuda_sample_ctx_close(m->gctx);
+	bw_cuda_csr_close(m->gcsr);
+	int64_t *bufs[] = {m->lbuf, m->rcnt, m->roff, m->sreq, m->spos, m->rreq, m->rep,  m->get,  m->egid,
+			   m->eip,  m->ptab, m->cur,  m->glid, m->gkey, m->gip,  m->gout};
 	for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
 		bw_free(bufs[i]);
 	bw_free(m->rfrom);

@@ -40,7 +40,17 @@ typedef struct bw_mb_batch {
 	size_t lids_cap, fetch_cap, rrows_cap, rnorm_cap, sids_cap, srows_cap, snorm_cap;
 	int *cnt;                            /* [4K]: send counts, send displs, recv counts, recv displs (rows) */
 	int *cnt_f;                          /* [4K]: the same in floats (times D) */
-	bw_comm_req req[2];
+	/* where the communicator moves buffers of a device (dist_mb.c, "on_dev"): the rows
+	 * arrive in xs_dev after this rank's own rows, and one sum over a block of one edge
+	 * per row (scat: row i's source is i, or n + k for the k-th fetched row) puts every
+	 * input row in its place on the model's device */
+	bw_dbuf xs_dev;                      /* [num_input + n_fetch, D] own rows, then the fetched ones */
+	bw_dbuf srows_dev;                   /* [n_serve, D] srows on the device */
+	bw_block scat;
+	int64_t *scat_ip;                    /* [num_input + 1] */
+	int32_t *scat_ind;                   /* [num_input] */
+	size_t scat_ip_cap, scat_ind_cap;
+	bw_comm_req req[2];                  /* rows (on the communicator), norms (on its host side) */
 	int nreq;
 	burrow_store_ticket *ticket;
 	double post_t, done_t;               /* when the rows were posted, and seen complete (0: not yet) */
@@ -65,5 +75,9 @@ uint64_t bw_dist_mb_draw_key(uint64_t seed, int64_t epoch, int64_t step, int l);
 
 int bw_dist_mb_load(burrow_dist *d, const int64_t *seeds, int64_t n, int64_t epoch, int64_t step,
 		    const bw_mb_batch **out);
+/* Whether mini-batch mode moves feature rows and gradients in buffers of the model's device
+ * (a staged or NCCL communicator), not host buffers through MPI. */
+bool bw_dist_mb_on_device(const burrow_dist *d);
+
 
 #endif

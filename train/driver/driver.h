@@ -114,6 +114,7 @@ struct burrow_trainer {
 	uint64_t spill_seq;               /* numbers scratch files */
 	/* mini-batch mode */
 	burrow_sampler *sampler;          /* opened at the first epoch, for the seed then in force */
+	char sampler_dev[24];             /* where it samples: "cpu" or "cuda:N" (opts.sampler_device resolved) */
 	uint64_t sampler_seed;
 	bw_pipe pipe;
 	int32_t *mb_labels;               /* [seeds] labels of a batch's output rows (host) */

@@ -296,6 +296,7 @@ int bw_trainer_eval_sampled(burrow_trainer *t, int64_t correct[3], int64_t total
 	so.seed = t->o.seed;
 	so.threads = t->be.threads;
 	so.prefetch = 0;
+	so.device = t->sampler_dev;
 	if ((st = bw_sampler_open_checked(&s, t->graph, NULL, 0, &so, bw_trainer_trim_graph, t)))
 		return st;
 	for (int sp = 0; sp < 3; sp++) {

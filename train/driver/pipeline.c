@@ -75,6 +75,7 @@ static int pipe_open(burrow_trainer *t)
 	so.threads = 1;
 	so.prefetch = p->depth;
 	so.producers = 1;
+	so.device = t->sampler_dev;
 	if ((st = bw_sampler_open_checked(&t->sampler, t->graph, train, n, &so, bw_trainer_trim_graph, t)))
 		return st;
 	t->sampler_seed = t->o.seed;

@@ -3,6 +3,7 @@
  * training), the step the mini-batch pipeline (pipeline.c) drives, evaluation as OGB does it. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, CLOCK_MONOTONIC under -std=c11 */
 #include "../../graph/store_sizing.h"
+#include "../../sampler/sampler_internal.h"
 #include "driver.h"
 
 #include <math.h>
@@ -167,7 +168,37 @@ static int check_opts(const burrow_train_opts *o)
 		return bw_err(BURROW_E_INVAL, "train: unknown cache policy %d", o->cache_policy);
 	if (!burrow_store_engine_name(o->store_engine))
 		return bw_err(BURROW_E_INVAL, "train: unknown store engine %d", o->store_engine);
-	return burrow_device_check(o->device);
+	int st = burrow_device_check(o->device);
+	if (st || !o->sampler_device || !strcmp(o->sampler_device, "auto"))
+		return st;
+	if ((st = burrow_device_check(o->sampler_device)) < 0) {
+		char why[256];
+		snprintf(why, sizeof why, "%s", burrow_last_error());
+		return bw_err(st, "train: sampler device: %s", why);
+	}
+	return 0;
+}
+
+/* Where mini-batches are sampled (opts.sampler_device) into t->sampler_dev: as asked, or
+ * for auto the model's device when a sampler backend of its kind is registered (the
+ * sampler's registry names its backends as the compute's registry does), else the CPU. */
+static void resolve_sampler_device(burrow_trainer *t, const char *asked, int kind, int index)
+{
+	int skind = BW_BACKEND_CPU, sindex = 0;
+	if (asked && strcmp(asked, "auto")) {
+		bw_device_parse(asked, &skind, &sindex); /* checked by check_opts */
+	} else if (kind != BW_BACKEND_CPU) {
+		const bw_backend_reg *r = bw_backend_find(kind);
+		for (int i = 0; r && i < bw_sampler_backend_count(); i++)
+			if (!strcmp(bw_sampler_backend_at(i)->name, r->name)) {
+				skind = kind;
+				sindex = index;
+			}
+	}
+	if (skind == BW_BACKEND_CPU)
+		snprintf(t->sampler_dev, sizeof t->sampler_dev, "cpu");
+	else
+		snprintf(t->sampler_dev, sizeof t->sampler_dev, "%s:%d", bw_backend_find(skind)->name, sindex);
 }
 
 /* The cache budget the options ask for, given what caching every row takes (full): never
@@ -348,6 +379,7 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 	t->o = *o;
 	t->o.scratch_dir = NULL; /* borrowed pointers are not kept past open */
 	t->o.device = NULL;
+	t->o.sampler_device = NULL;
 	t->ds = ds;
 	t->info = burrow_dataset_get_info(ds);
 	t->graph = burrow_dataset_graph(ds);
@@ -371,6 +403,7 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 	int kind, index;
 	if ((st = bw_device_parse(o->device, &kind, &index)))
 		goto fail;
+	resolve_sampler_device(t, o->sampler_device, kind, index);
 	const bw_backend_cfg bcfg = {.index = index, .threads = threads, .tf32 = o->tf32};
 	if ((st = bw_backend_open(&t->be, kind, &bcfg)))
 		goto fail;
@@ -442,6 +475,7 @@ void burrow_trainer_close(burrow_trainer *t)
 int burrow_trainer_epoch(const burrow_trainer *t) { return t->epoch; }
 burrow_store *burrow_trainer_store(burrow_trainer *t) { return t->store; }
 burrow_best burrow_trainer_best(const burrow_trainer *t) { return t->best; }
+const char *burrow_trainer_sampler_device(const burrow_trainer *t) { return t->sampler_dev; }
 
 /* 0 when the weights cannot be read back from the device (not on the CPU) */
 uint64_t burrow_trainer_weights_checksum(const burrow_trainer *t)
