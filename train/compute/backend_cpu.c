@@ -162,7 +162,7 @@ static int cpu_gemm(const bw_backend *be, bool ta, bool tb, int64_t m, int64_t n
 	}
 	const bool by_rows = m >= n;
 	const int64_t len = by_rows ? m : n;
-	int nt = (int)BW_MIN((int64_t)be->threads, len / GEMM_SPLIT_ALIGN);
+	int nt = (int)BW_MIN((int64_t)be->gemm_threads, len / GEMM_SPLIT_ALIGN);
 	if (nt <= 1 || (double)m * (double)n * (double)k < GEMM_SPLIT_FLOPS) {
 		gemm_slice(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 		return 0;
@@ -966,6 +966,11 @@ static int cpu_init(bw_backend *be, const bw_backend_cfg *cfg)
 	be->dev = &cpu_device;
 	be->kind = BW_BACKEND_CPU;
 	be->threads = bw_threads(threads);
+	size_t left, limit;
+	/* only the calling thread's OpenBLAS buffer is mapped and known to fit (blas_fit); a
+	 * second thread's, mapped at its first call after the cache has taken what was left,
+	 * would be retried forever */
+	be->gemm_threads = bw_as_left(&left, &limit) ? 1 : be->threads;
 	return 0;
 }
 

@@ -912,6 +912,7 @@ static int cuda_init(bw_backend *be, const bw_backend_cfg *cfg)
 	be->ctx = cx;
 	be->kind = BW_BACKEND_CUDA;
 	be->threads = bw_threads(cfg->threads);
+	be->gemm_threads = be->threads; /* cuBLAS runs the GEMMs; host threads only for host work */
 	cx->s = main_of(dev);
 	be->stream = (bw_stream *)cx->s;
 	const char *agg = getenv("BURROW_CUDA_AGG"); /* "kernel": the plain CSR kernel instead of cuSPARSE */

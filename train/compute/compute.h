@@ -292,6 +292,9 @@ struct bw_backend {
 	bw_stream *stream;     /* the compute stream its kernels run on; NULL on the CPU */
 	int kind;              /* enum bw_backend_kind */
 	int threads;           /* OpenMP threads for CPU kernels, >= 1 */
+	int gemm_threads;      /* of those, how many a GEMM splits over: threads, or 1 under
+	                          RLIMIT_AS (backend_cpu.c, blas_fit: each concurrent OpenBLAS
+	                          caller maps its own work buffer, and a failed mapping hangs) */
 };
 
 /* What a backend is opened with. */
