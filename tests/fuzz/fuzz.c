@@ -117,8 +117,13 @@ int fz_unpack(const uint8_t *data, size_t size, const char *dir)
 			char path[1024];
 			snprintf(path, sizeof path, "%s/%s", dir, name);
 			make_parents(path);
-			struct stat st;
-			if (stat(path, &st) != 0 || S_ISREG(st.st_mode)) { /* a name that is a folder: skip */
+			struct stat st, up;
+			char parent[1024];
+			snprintf(parent, sizeof parent, "%s", path);
+			*strrchr(parent, '/') = 0;
+			/* a name that is a folder, or under a name that is a file ("split" then
+			 * "split/train.npy"): skip, as a directory could not hold both */
+			if (stat(parent, &up) == 0 && S_ISDIR(up.st_mode) && (stat(path, &st) != 0 || S_ISREG(st.st_mode))) {
 				fz_write(path, data + i, dlen);
 				files++;
 			}
