@@ -51,6 +51,19 @@ int bw_pread_all(int fd, void *buf, size_t n, int64_t off, const char *path)
 	return 0;
 }
 
+ssize_t bw_read_small(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, cap - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
 int bw_read_text(const char *path, size_t max_bytes, char **out)
 {
 	struct stat sb;

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #if defined(__GNUC__)
 #define BW_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -78,6 +79,10 @@ int bw_pread_all(int fd, void *buf, size_t n, int64_t off, const char *path);
 /* A small text file read whole, NUL-terminated (bw_free it); larger than max_bytes is
  * BURROW_E_FORMAT naming the file. For metadata such as meta.json. */
 int bw_read_text(const char *path, size_t max_bytes, char **out);
+/* The first cap - 1 bytes of a small file (a /proc or /sys entry, a marker) into buf,
+ * NUL-terminated, with one open and one read: no allocation and no message, so it is safe
+ * before main and under an exhausted RLIMIT_AS. The bytes read, or -1 (missing, empty). */
+ssize_t bw_read_small(const char *path, char *buf, size_t cap);
 /* Write text and a final newline to path atomically (temporary name, fsync, rename). */
 int bw_write_text_atomic(const char *path, const char *text);
 /* fsync a directory so a rename inside it is durable. */

@@ -19,14 +19,8 @@
 size_t bw_as_used(void)
 {
 	char buf[4096];
-	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (bw_read_small("/proc/self/status", buf, sizeof buf) < 0)
 		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
 	const char *p = strstr(buf, "\nVmSize:");
 	return p ? (size_t)strtoull(p + 8, NULL, 10) * 1024 : 0;
 }
@@ -60,14 +54,8 @@ size_t bw_stack_bytes(void)
 static size_t read_limit(const char *path)
 {
 	char buf[64];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (bw_read_small(path, buf, sizeof buf) < 0)
 		return SIZE_MAX;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return SIZE_MAX;
-	buf[n] = '\0';
 	char *end;
 	errno = 0;
 	unsigned long long v = strtoull(buf, &end, 10);

@@ -349,15 +349,7 @@ static char *vcache_key(const burrow_dataset *ds, bool *racy)
 static bool vcache_hit(const char *path, const char *key)
 {
 	char buf[4096];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	return !strcmp(buf, key);
+	return bw_read_small(path, buf, sizeof buf) > 0 && !strcmp(buf, key);
 }
 
 /* Remember that ds, keyed as `key`, passed: written beside, renamed into place. */
