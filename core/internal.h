@@ -64,6 +64,10 @@ char *bw_strdup(const char *s);
 /* Memory aligned to `align` (a power of two), freed with bw_aligned_free. */
 void *bw_aligned_alloc(size_t align, size_t n);
 void bw_aligned_free(void *p);
+/* Advise the kernel to back [p, p + n) with huge pages (the 2 MiB-aligned part of it):
+ * for large arrays read at random, where a TLB miss per access costs as much as the cache
+ * miss. Advice only: nothing changes where transparent huge pages are off. */
+void bw_advise_huge(void *p, size_t n);
 /* Test hook: make the (n+1)-th allocation from now on fail; n < 0 turns it off. */
 void bw_mem_fail_after(long n);
 /* Whether a cJSON allocation failed on this thread since the last call (and clear it): cJSON's

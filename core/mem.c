@@ -1,10 +1,12 @@
 /* mem.c: the one allocation wrapper: counts current and peak bytes, fails on request in tests. */
+#define _GNU_SOURCE /* madvise, MADV_HUGEPAGE */
 #include "internal.h"
 
 #include <cjson/cJSON.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* Each block carries a 16-byte header holding its size (keeps 16-byte alignment). */
 #define HDR 16
@@ -169,4 +171,12 @@ void bw_aligned_free(void *q)
 	memcpy(&total, (char *)q - HDR + sizeof base, sizeof total);
 	atomic_fetch_sub(&mem_current, total);
 	free(base);
+}
+
+void bw_advise_huge(void *p, size_t n)
+{
+	const uintptr_t huge = (uintptr_t)2 << 20;
+	const uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1), hi = ((uintptr_t)p + n) & ~(huge - 1);
+	if (hi > lo)
+		(void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
 }

@@ -103,7 +103,13 @@ static int32_t choose(const bw_pgraph *g, int64_t v, const int32_t *cl, const in
 	if (!acc_reserve(a, hi - j))
 		return STAY;
 	bool any = false;
+	/* cl[u] is a cache miss on a large graph, and the probe that follows depends on it:
+	 * ask for the cluster of the neighbor PREFETCH entries ahead so the misses overlap */
+	for (int64_t q = j; q < BW_MIN(hi, j + PREFETCH); q++)
+		__builtin_prefetch(&cl[bw_pg_nbr(g, q)]);
 	while (bw_pg_next(g, v, &j, hi, &u, &prev)) {
+		if (j + PREFETCH < hi)
+			__builtin_prefetch(&cl[bw_pg_nbr(g, j + PREFETCH)]);
 		acc_add(a, cl[u], bw_pg_ewgt(g, j - 1));
 		any = true;
 	}
@@ -113,6 +119,8 @@ static int32_t choose(const bw_pgraph *g, int64_t v, const int32_t *cl, const in
 	int64_t own_w = 0, best_w = 0;
 	int32_t best = STAY;
 	uint64_t best_h = 0;
+	for (int64_t i = 0; i < a->nused; i++) /* the clusters' weights, read by fits() */
+		__builtin_prefetch(&cw[(int64_t)a->key[a->used[i]] * g->ncon]);
 	for (int64_t i = 0; i < a->nused; i++) {
 		int32_t c = a->key[a->used[i]];
 		int64_t w = a->val[a->used[i]];
@@ -155,6 +163,8 @@ static int lp_cluster(const bw_pgraph *g, const bw_coarsen_opts *o, int32_t *cl)
 		st = BURROW_E_NOMEM;
 		goto out;
 	}
+	bw_advise_huge(cl, (size_t)n * sizeof *cl); /* both read at random, per edge */
+	bw_advise_huge(cw, (size_t)n * (size_t)ncon * sizeof *cw);
 	for (int64_t v = 0; v < n; v++) {
 		cl[v] = (int32_t)v;
 		csize[v] = 1;

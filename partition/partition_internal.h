@@ -52,6 +52,10 @@ static inline int64_t bw_pg_vw(const bw_pgraph *g, int64_t v, int c)
 	}
 }
 
+/* Row entries ahead whose node's label a walk over a row prefetches (labels indexed by
+ * node are cache misses on large graphs; with the next ones requested, the misses overlap). */
+#define PREFETCH 16
+
 /* Walk row v skipping self-loops and repeats: for (j = lo; bw_pg_next(g, v, &j, hi, &u, &prev);) */
 static inline bool bw_pg_next(const bw_pgraph *g, int64_t v, int64_t *j, int64_t hi, int64_t *u, int64_t *prev)
 {

@@ -38,10 +38,14 @@ typedef struct pw_part {
 	const int32_t *own;     /* [n_own] input ids in new-id order (a slice of orig_of_new) */
 	int64_t *halo;          /* [n_halo] new global ids, ascending */
 	int64_t *halo_off;      /* [k+1] */
+	const uint64_t *bits;   /* the halo as a bitmap over new ids (set while the part is written) */
+	int64_t *rank;          /* [words] halo ids below each word of bits: a halo id's index is
+				   rank[w] + the bits below it in word w, no search */
 } pw_part;
 
 /* The halo: remote neighbors of the part's rows, as a bitmap over new ids, read out in
- * ascending order (which groups them by owner, since owners hold ascending id ranges). */
+ * ascending order (which groups them by owner, since owners hold ascending id ranges), with
+ * each word's rank. The bits stay set for write_rows; clear_halo clears them. */
 static int find_halo(const bw_pgraph *g, const bw_relabel *r, pw_part *p, uint64_t *bits)
 {
 	bw_stream s;
@@ -63,20 +67,37 @@ static int find_halo(const bw_pgraph *g, const bw_relabel *r, pw_part *p, uint64
 	p->n_halo = h;
 	p->halo = bw_malloc((size_t)(h ? h : 1) * sizeof *p->halo);
 	p->halo_off = bw_malloc((size_t)(r->k + 1) * sizeof *p->halo_off);
-	if (!p->halo || !p->halo_off)
+	if (!p->halo || !p->halo_off) {
+		p->n_halo = 0; /* nothing read out for clear_halo to walk; the run ends here */
 		return BURROW_E_NOMEM;
+	}
 	int64_t q = 0;
 	for (int64_t w = 0; w < words; w++) {
 		uint64_t x = bits[w];
+		p->rank[w] = q;
 		while (x) {
 			p->halo[q++] = w * 64 + __builtin_ctzll(x);
 			x &= x - 1;
 		}
-		bits[w] = 0;
 	}
+	p->bits = bits;
 	for (int j = 0; j <= r->k; j++)
 		p->halo_off[j] = bw_lower_bound_i64(p->halo, h, r->offsets[j]);
 	return 0;
+}
+
+/* The index in p->halo of the halo node of new id gid. */
+static inline int64_t halo_index(const pw_part *p, int64_t gid)
+{
+	const int64_t w = gid >> 6;
+	return p->rank[w] + __builtin_popcountll(p->bits[w] & (((uint64_t)1 << (gid & 63)) - 1));
+}
+
+/* Empty the bitmap find_halo filled, for the next part. */
+static void clear_halo(uint64_t *bits, const pw_part *p)
+{
+	for (int64_t q = 0; q < p->n_halo; q++)
+		bits[p->halo[q] >> 6] = 0;
 }
 
 /* The part's rows in local ids, streamed into the writer. */
@@ -107,9 +128,13 @@ static int write_rows(burrow_writer *w, const bw_pgraph *g, const bw_relabel *r,
 	for (int64_t l = 0; l < p->n_own; l++) {
 		const int64_t v = p->own[l], lo = g->indptr[v], d = g->indptr[v + 1] - lo;
 		for (int64_t q = 0; q < d; q++) {
+			if (q + PREFETCH < d) { /* both are cache misses on a large graph */
+				const int64_t ahead = bw_pg_nbr(g, lo + q + PREFETCH);
+				__builtin_prefetch(&r->new_of_orig[ahead]);
+				__builtin_prefetch(&r->part[ahead]);
+			}
 			int64_t u = bw_pg_nbr(g, lo + q), gid = r->new_of_orig[u];
-			row[q] = (int32_t)(r->part[u] == p->i ? gid - p->first
-							      : p->n_own + bw_lower_bound_i64(p->halo, p->n_halo, gid));
+			row[q] = (int32_t)(r->part[u] == p->i ? gid - p->first : p->n_own + halo_index(p, gid));
 		}
 		sort_i32(row, d);
 		for (int64_t q = 0; q < d;) {
@@ -294,8 +319,12 @@ static int write_part(const burrow_dataset *ds, const char *dataset_dir, const b
 		goto out;
 	}
 	sprintf(full, "%s/%s", dsname, name);
-	if ((st = find_halo(g, r, p, bits)) || (st = burrow_writer_open(&w, pdir, full, NULL)) ||
-	    (st = write_rows(w, g, r, p, &out->edges)))
+	st = find_halo(g, r, p, bits);
+	if (!st && !(st = burrow_writer_open(&w, pdir, full, NULL)))
+		st = write_rows(w, g, r, p, &out->edges);
+	if (p->halo)
+		clear_halo(bits, p);
+	if (st)
 		goto out;
 	if (burrow_dataset_get_info(ds)->feat_dim > 0 && (st = write_features(w, ds, r, p)))
 		goto out;
@@ -409,16 +438,17 @@ int bw_write_parts(const burrow_dataset *ds, const char *dataset_dir, const bw_r
 			     .width = gc->index_width, .mapped = true, .ptr_mapped = true};
 	const int k = r->k;
 	uint64_t *bits = bw_calloc((size_t)(r->n + 63) / 64 + 1, sizeof *bits);
+	int64_t *rank = bw_malloc(((size_t)(r->n + 63) / 64 + 1) * sizeof *rank);
 	int64_t *hoff = bw_malloc((size_t)k * (size_t)(k + 1) * sizeof *hoff);
 	int st = 0;
 	(void)threads;
-	if (!bits || !hoff) {
+	if (!bits || !rank || !hoff) {
 		st = BURROW_E_NOMEM;
 		goto out;
 	}
 	for (int i = 0; i < k && !st; i++) {
 		pw_part p = {.i = i, .first = r->offsets[i], .n_own = r->offsets[i + 1] - r->offsets[i],
-			     .own = r->orig_of_new + r->offsets[i]};
+			     .own = r->orig_of_new + r->offsets[i], .rank = rank};
 		memset(&out[i], 0, sizeof out[i]);
 		st = write_part(ds, dataset_dir, &g, r, dir, &p, bits, &out[i]);
 		if (!st)
@@ -434,6 +464,7 @@ int bw_write_parts(const burrow_dataset *ds, const char *dataset_dir, const bw_r
 		progress(progress_user, "write", (uint64_t)k + 1, (uint64_t)k + 1);
 out:
 	bw_free(bits);
+	bw_free(rank);
 	bw_free(hoff);
 	return st;
 }
