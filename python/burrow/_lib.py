@@ -1,7 +1,8 @@
 """_lib.py: ctypes declarations of include/burrow.h (the structs and calls the package uses).
 
-The structs mirror the header field for field; python/tests/test_abi.py checks each one's
-defaults as the library fills them, which catches a field out of place."""
+The structs mirror the header field for field; python/tests/test_core.py
+(test_struct_layouts_read_the_documented_defaults) checks each one's defaults as the library
+fills them, which catches a field out of place."""
 import ctypes
 import ctypes.util
 import os
