@@ -829,6 +829,26 @@ Test(mpi, minibatch_gpu, .timeout = 300)
 	free(dir);
 }
 
+/* distmb_check's gpu mode on the CPU device (DISTMB_DEVICE=cpu) over the staged communicator,
+ * so its checks run here: the device-buffer path of every check, and its comparison of two
+ * epochs against the CPU over MPI (bit for bit here: weights 0 relative). */
+Test(mpi, minibatch_gpu_checks_on_the_cpu_device, .timeout = 120)
+{
+	char *dir = tu_tmpdir(), *out, *err;
+	int rc = tu_sh(&out, &err, "DISTMB_DEVICE=cpu DISTMB_COMM=staged " MPIRUN " -np 2 %s %s gpu", prog("distmb_check"),
+		       dir);
+	cr_assert_eq(rc, 0, "exited %d:\n%s\n%s", rc, out, err);
+	cr_assert(strstr(out, "rows and gradients in device buffers") &&
+			  strstr(out, "replicas identical after 3 mini-batch epochs (valid") &&
+			  strstr(out, "gpu: gcn (comm staged, gradients per layer) trains as on the CPU: weights 0 relative") &&
+			  strstr(out, "distmb-check: gpu: every check passes on cpu"),
+		  "%s", out);
+	free(out);
+	free(err);
+	tu_rmrf(dir);
+	free(dir);
+}
+
 /* --sampler-device cuda under mpirun: each rank draws the rows it expands on the GPU (the
  * part's CSR there), the CPU's draws: distmb_check's checks pass (every owned row is Floyd's
  * draw of its key), and training ends with the weights of the CPU draws. */

@@ -7,7 +7,7 @@
  * dropout and uneven batch counts the replicas are identical on every rank. With a second
  * argument "gpu" it runs the same checks with the model on a GPU (--device cuda, the draws
  * there too), and mini-batch training there against the same on the CPU; a [SKIP] line
- * without a device. */
+ * without a device (DISTMB_DEVICE=cpu runs that mode on the CPU device instead). */
 #include "../../train/dist/dist_mb.h"
 #include "check.h"
 
@@ -498,7 +498,10 @@ int main(int argc, char **argv)
 	g.num_classes = 3;
 	char data[4096], parts[4096];
 	check_setup(&argc, &argv, "distmb-check", &g, data, parts);
-	if (gpu) {
+	const char *dry = getenv("DISTMB_DEVICE"); /* cpu: the gpu mode's checks on the CPU device (a dry run) */
+	if (gpu && dry && !strcmp(dry, "cpu")) {
+		device = "cpu";
+	} else if (gpu) {
 		const bw_backend_reg *cu = bw_backend_find(BW_BACKEND_CUDA);
 		if (!cu || cu->devices() < 1) {
 			if (rank == 0)
