@@ -54,7 +54,7 @@
 # DEVICE_CHECK_STAGED_DEVICE=cpu DEVICE_CHECK_STAGED_COMM=mpi DEVICE_CHECK_STAGED_NODES=N
 # run section 6's comparisons on the CPU path instead (a dry run of that section), and
 # DEVICE_CHECK_MB_DEVICE=cpu section 7's (the cpu backend and sampler both times; under
-# mpirun --comm staged on the CPU device).
+# mpirun --comm staged on the CPU device, and distmb_check's gpu mode with DISTMB_DEVICE=cpu).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 D=build/device
@@ -279,9 +279,12 @@ minibatch() {
 		echo "dist cpu: $(tail -1 "$out/mb-dist-cpu-mpi.txt")" >>"$why"
 	# the test program's gpu mode (it prints [SKIP] without a device), when time is left
 	local dmc="$(dirname "$B")/distmb_check"
+	# (with DEVICE_CHECK_MB_DEVICE=cpu: its gpu mode on the CPU device, staged)
+	local dry=()
+	[ "$dev" = cpu ] && dry=(env DISTMB_DEVICE=cpu DISTMB_COMM=staged)
 	if [ -x "$dmc" ] && [ $((SECONDS - t0)) -lt $((budget - 40)) ]; then
 		mkdir -p "$w/dmc"
-		if mpirun_carried 60 -np 2 "$dmc" "$w/dmc" gpu >"$out/mb-distmb-check.txt" 2>&1; then
+		if mpirun_carried 60 -np 2 "${dry[@]}" "$dmc" "$w/dmc" gpu >"$out/mb-distmb-check.txt" 2>&1; then
 			echo "exit 0" >>"$out/mb-distmb-check.txt"
 		else
 			echo "exit $?" >>"$out/mb-distmb-check.txt"
