@@ -1232,7 +1232,7 @@ typedef struct burrow_dist_opts {
 				    burrow_dist_open refuse a mismatch with BURROW_E_UNSUPPORTED
 				    before anything is opened. train.device "cuda" puts each rank
 				    on cuda:<local rank mod the node's GPUs>, "cuda:N" every rank
-				    on cuda:N; GPUs need full_graph and boundary_sample 1 */
+				    on cuda:N, in both modes; GPUs need boundary_sample 1 */
 } burrow_dist_opts;
 
 /* What an epoch communicated (seconds summed over this rank's layers and steps). */

@@ -38,28 +38,32 @@
 #   7. mini-batch training with the GPU sampler against the CPU sampler on the R-MAT graph
 #      (--device cuda, 10% cache, 40 batches, fanout 15,10,5, --sampler-device cuda then cpu):
 #      the same batches, so the epoch's loss within 1e-4 relative, and each epoch's time; then
-#      distributed mini-batch on the one shared GPU (2 ranks, --comm staged, a 20k-node CSBM
-#      in 2 parts) against the same 2 ranks on the CPU with MPI: each epoch's loss within
-#      1e-4 relative (the sampling is the same), and each epoch's time; only when this burrow
-#      trains on GPUs under mpirun (a 2-rank probe, as in 6); before that, 2 CPU ranks on the
-#      same parts with --sampler-device cuda (each rank's draws on the GPU) against cpu: the
-#      same weights (checksum) and each epoch's time.
+#      2 CPU ranks on a 20k-node CSBM in 2 parts with --sampler-device cuda (each rank's draws
+#      on the GPU) against cpu: the same weights (checksum) and each epoch's time; then
+#      distributed mini-batch with the model on the one shared GPU (2 ranks, --device cuda
+#      --comm staged: the fetched rows and the gradients in device buffers, the draws on the
+#      GPU) against the same 2 ranks on the CPU with MPI: each epoch's loss within 1e-4
+#      relative (the sampling is the same) and the evaluation after the last epoch within 0.5
+#      point (valid and test accuracy), and each epoch's time; then, when time is left, the
+#      test program tests/mpi/distmb_check.c in its "gpu" mode (its sampling, fetch, exact-step
+#      and replica checks on the GPU, and two epochs of SGD there against the CPU's weights
+#      within 1e-4, staged and auto: mpi::minibatch_gpu).
 # Sections 5, 6 and 7 are skipped, saying so, when less time is left than they need (the whole
 # check stays under 5 minutes). mpirun there is this machine's Open MPI, carried by prepare.
 # DEVICE_CHECK_SCALE=S replaces the R-MAT scale (a dry run of the script on a CPU machine);
 # DEVICE_CHECK_STAGED_DEVICE=cpu DEVICE_CHECK_STAGED_COMM=mpi DEVICE_CHECK_STAGED_NODES=N
 # run section 6's comparisons on the CPU path instead (a dry run of that section), and
 # DEVICE_CHECK_MB_DEVICE=cpu section 7's (the cpu backend and sampler both times; under
-# mpirun --comm staged on the CPU device).
+# mpirun --comm staged on the CPU device, and distmb_check's gpu mode with DISTMB_DEVICE=cpu).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 D=build/device
 
 prepare() {
-	make -j2 CUDA=1 all build/tests/burrow-tests build/tests/dist_check
+	make -j2 CUDA=1 all build/tests/burrow-tests build/tests/dist_check build/tests/distmb_check
 	rm -rf "$D"
 	mkdir -p "$D/bin" "$D/lib" "$D/data"
-	cp build/burrow build/tests/burrow-tests build/tests/dist_check "$D/bin/"
+	cp build/burrow build/tests/burrow-tests build/tests/dist_check build/tests/distmb_check "$D/bin/"
 	local l
 	for b in "$D"/bin/*; do ldd "$b"; done | awk '$3 ~ /^\// { print $3 }' | sort -u | while read -r l; do
 		case "$(basename "$l")" in
@@ -225,8 +229,9 @@ PYEOF
 }
 
 # Section 7: mini-batch training with the GPU sampler against the CPU sampler, then 2 ranks
-# of distributed mini-batch on the shared GPU (staged) against 2 CPU ranks (MPI). Args:
-# burrow, scratch, out, start, budget. Writes out/mb-*.jsonl logs and out/mb-why.txt lines.
+# of distributed mini-batch on the shared GPU (staged) against 2 CPU ranks (MPI), then
+# distmb_check's gpu mode. Args: burrow, scratch, out, start, budget. Writes out/mb-*.jsonl
+# logs, out/mb-distmb-check.txt and out/mb-why.txt lines.
 minibatch() {
 	local B=$1 w=$2 out=$3 t0=$4 budget=$5 why="$3/mb-why.txt"
 	local dev=${DEVICE_CHECK_MB_DEVICE:-cuda} s
@@ -253,7 +258,8 @@ minibatch() {
 		echo "dist: the dataset: $(tail -1 "$out/mb-data.txt")" >>"$why"
 		return 0
 	fi
-	local common=(--batch-size 512 --epochs 3 --eval-every 0 --seed 5 --quiet --max-batches 10)
+	# evaluated once, after the last epoch (the final line's valid and test accuracy)
+	local common=(--batch-size 512 --epochs 3 --eval-every 3 --seed 5 --quiet --max-batches 10)
 	# the rows each rank expands drawn on the GPU (the model on the CPU), against the CPU's draws
 	for s in cuda cpu; do
 		sd=$s
@@ -271,6 +277,19 @@ minibatch() {
 	mpirun_carried 60 -np 2 "$B" train "$w/mb/parts-2" "${common[@]}" --device cpu --comm mpi \
 		--log "$out/mb-dist-cpu-mpi.jsonl" >"$out/mb-dist-cpu-mpi.txt" 2>&1 ||
 		echo "dist cpu: $(tail -1 "$out/mb-dist-cpu-mpi.txt")" >>"$why"
+	# the test program's gpu mode (it prints [SKIP] without a device), when time is left
+	local dmc="$(dirname "$B")/distmb_check"
+	# (with DEVICE_CHECK_MB_DEVICE=cpu: its gpu mode on the CPU device, staged)
+	local dry=()
+	[ "$dev" = cpu ] && dry=(env DISTMB_DEVICE=cpu DISTMB_COMM=staged)
+	if [ -x "$dmc" ] && [ $((SECONDS - t0)) -lt $((budget - 40)) ]; then
+		mkdir -p "$w/dmc"
+		if mpirun_carried 60 -np 2 "${dry[@]}" "$dmc" "$w/dmc" gpu >"$out/mb-distmb-check.txt" 2>&1; then
+			echo "exit 0" >>"$out/mb-distmb-check.txt"
+		else
+			echo "exit $?" >>"$out/mb-distmb-check.txt"
+		fi
+	fi
 }
 
 run() {
@@ -462,9 +481,18 @@ else:
 dev = os.environ.get("DEVICE_CHECK_MB_DEVICE", "cuda")
 dg = [r for r in (jsonl(os.path.join(out, "mb-dist-%s.jsonl" % dev)) or []) if not r.get("final")]
 dc = [r for r in (jsonl(os.path.join(out, "mb-dist-cpu-mpi.jsonl")) or []) if not r.get("final")]
+def final(p):
+    return next((r for r in (jsonl(p) or []) if r.get("final")), None)
 if dg and dc and len(dg) == len(dc):
     rel = max(abs(a["loss"] - b["loss"]) / max(abs(b["loss"]), 1e-30) for a, b in zip(dg, dc))
-    mb["dist"] = {"available": True, "device": dev, "loss_rel": rel, "ok": rel <= 1e-4,
+    fg, fc = final(os.path.join(out, "mb-dist-%s.jsonl" % dev)), final(os.path.join(out, "mb-dist-cpu-mpi.jsonl"))
+    acc = {}
+    for k in ("valid_acc", "test_acc"):
+        a, b = (fg or {}).get(k), (fc or {}).get(k)
+        acc[k] = {"gpu": a, "cpu": b, "d_points": 100 * abs(a - b) if a is not None and b is not None and a >= 0 and b >= 0 else None}
+    acc_ok = all(v["d_points"] is not None and v["d_points"] <= 0.5 for v in acc.values())
+    mb["dist"] = {"available": True, "device": dev, "loss_rel": rel, "acc": acc, "ok": rel <= 1e-4 and acc_ok,
+                  "loss_ok": rel <= 1e-4, "acc_ok": acc_ok,
                   "epoch_s": {"staged": [r["epoch_s"] for r in dg], "cpu_mpi": [r["epoch_s"] for r in dc]},
                   "comm_s": [r.get("comm_s") for r in dg], "exposed_comm_s": [r.get("exposed_comm_s") for r in dg]}
 else:
@@ -482,6 +510,14 @@ if dr["cuda"] and dr["cpu"] and ck["cuda"] and ck["cpu"]:
 else:
     mb["draws"] = {"ok": False, "why": "; ".join(why_lines(os.path.join(out, "mb-why.txt"), "draws")
                                                  + why_lines(os.path.join(out, "mb-why.txt"), "dist")) or "not run"}
+try:
+    t = open(os.path.join(out, "mb-distmb-check.txt")).read().splitlines()
+    mb["distmb_check"] = {"exit": t[-1] if t else "no output",
+                          "skip": next((l for l in t if l.startswith("[SKIP]")), None),
+                          "gpu": [l for l in t if l.startswith("distmb-check: gpu:")],
+                          "last": next((l for l in reversed(t) if not l.startswith("exit")), "")}
+except OSError:
+    mb["distmb_check"] = None
 res["minibatch"] = mb
 print('"results": ' + json.dumps(res, indent=1) + "}")
 
@@ -563,11 +599,22 @@ else:
     print("mini-batch 2 cpu ranks, draws on the GPU: no result (%s)" % m3["why"], file=sys.stderr)
 m2 = mb["dist"]
 if m2.get("available"):
-    print("mini-batch 2 ranks staged (%s) vs 2 cpu ranks (mpi): loss max rel %.2e  %s; epochs %s s vs %s s" % (
-          m2["device"], m2["loss_rel"], "ok" if m2["ok"] else "FAIL", ", ".join("%.3f" % x for x in m2["epoch_s"]["staged"]),
+    print("mini-batch 2 ranks staged (%s) vs 2 cpu ranks (mpi): loss max rel %.2e (target 1e-4)  %s; epochs %s s vs %s s" % (
+          m2["device"], m2["loss_rel"], "ok" if m2["loss_ok"] else "FAIL", ", ".join("%.3f" % x for x in m2["epoch_s"]["staged"]),
           ", ".join("%.3f" % x for x in m2["epoch_s"]["cpu_mpi"])), file=sys.stderr)
+    print("mini-batch 2 ranks staged (%s) vs 2 cpu ranks (mpi): %s (target 0.5 point)  %s" % (m2["device"], ", ".join(
+          "%s %s vs %s" % (k, "%.4f" % v["gpu"] if v["gpu"] is not None else "none", "%.4f" % v["cpu"] if v["cpu"] is not None else "none")
+          for k, v in m2["acc"].items()), "ok" if m2["acc_ok"] else "FAIL"), file=sys.stderr)
 else:
     print("mini-batch 2 ranks staged on the GPU: not available (%s)" % m2["why"], file=sys.stderr)
+dm = mb["distmb_check"]
+if not dm:
+    print("distmb_check gpu (2 ranks): not run (no time left, or not carried)", file=sys.stderr)
+else:
+    print("distmb_check gpu (2 ranks): %s, %d gpu lines%s%s" % (dm["exit"], len(dm["gpu"]), ", " + dm["skip"] if dm["skip"] else "",
+          "" if dm["exit"] == "exit 0" else ": " + dm["last"]), file=sys.stderr)
+    for l in dm["gpu"]:
+        print("  " + l, file=sys.stderr)
 PYEOF
 	python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$j" && echo "device-check: wrote $j" >&2
 }

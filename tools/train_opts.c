@@ -283,8 +283,8 @@ static const topt opts[] = {
 	{"scratch", "DIR", TRAIN_ONE, SECTION_RUN, K_STR, OFF(d.train.scratch_dir), 0, 0, NULL, NULL,
 	 "where spills go ($TMPDIR or /tmp)", NULL},
 	{"device", "D", W_BOTH, SECTION_RUN, K_CUSTOM, 0, 0, 0, set_device, "cpu, cuda or cuda:N",
-	 "where the model computes: cpu, cuda (= cuda:0) or cuda:N (cpu; under mpirun with\n"
-	 "--full-graph, cuda is cuda:<local rank mod GPUs>; mini-batch under mpirun: cpu only)",
+	 "where the model computes: cpu, cuda (= cuda:0) or cuda:N (cpu; under mpirun, both\n"
+	 "modes, cuda is cuda:<local rank mod GPUs> and cuda:N puts every rank on N)",
 	 NULL},
 	{"sampler-device", "D", W_BOTH | W_MB, SECTION_RUN, K_CUSTOM, 0, 0, 0, set_sampler_device,
 	 "auto, cpu, cuda or cuda:N",

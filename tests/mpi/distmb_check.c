@@ -4,7 +4,10 @@
  * input rows (owned, halo and fetched) equal the original features bit for bit, and GCN norms
  * follow the whole graph's degrees; a step with all neighbors and every seed moves the weights
  * as the full-graph step does (so the loss weighting is the global mean); after training with
- * dropout and uneven batch counts the replicas are identical on every rank. */
+ * dropout and uneven batch counts the replicas are identical on every rank. With a second
+ * argument "gpu" it runs the same checks with the model on a GPU (--device cuda, the draws
+ * there too), and mini-batch training there against the same on the CPU; a [SKIP] line
+ * without a device (DISTMB_DEVICE=cpu runs that mode on the CPU device instead). */
 #include "../../train/dist/dist_mb.h"
 #include "check.h"
 
@@ -12,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static const char *device; /* the model's --device: NULL (the CPU), or "cuda" in the gpu mode */
 
 static void dief(const char *what, const char *fmt, long long a, long long b)
 {
@@ -220,6 +225,8 @@ static void open_mb(burrow_dist **d, const char *parts, int model, int L, const 
 	for (int l = 0; l < L; l++)
 		o.train.fanout[l] = fanout[l];
 	o.train.sampler_device = getenv("DISTMB_SAMPLER"); /* cuda: the owned rows drawn on the GPU */
+	if (device)
+		o.train.device = device;
 	const char *comm = getenv("DISTMB_COMM"); /* staged: rows and gradients in device buffers */
 	if (comm && (o.comm = burrow_comm_parse(comm)) < 0)
 		die("usage", "DISTMB_COMM: want auto, mpi, nccl or staged");
@@ -291,6 +298,16 @@ static void check_sampling(const char *data, const char *parts)
 	}
 }
 
+/* The model's weights in new host memory (free with free), wherever they live. */
+static float *host_params(const burrow_dist *d)
+{
+	const int64_t n = d->model->num_params;
+	float *h = malloc((size_t)(n ? n : 1) * sizeof *h);
+	if (n && bw_device_download(d->be.dev, h, d->model->params, (size_t)n * sizeof *h))
+		die("download", burrow_last_error());
+	return h;
+}
+
 /* With all neighbors, every seed in one batch, no dropout and SGD, one mini-batch epoch moves
  * the weights as one full-graph epoch does: the same gradient of the global mean loss. */
 static void check_exact_step(const char *parts, int model)
@@ -311,22 +328,22 @@ static void check_exact_step(const char *parts, int model)
 		o.train.lr = 1.0;
 		o.train.batch_size = 1 << 20;
 		o.train.fanout[0] = o.train.fanout[1] = -1;
+		if (device)
+			o.train.device = device;
 		burrow_dist *d;
 		if (burrow_dist_open(&d, parts, &o))
 			die("dist open", burrow_last_error());
 		np = d->model->num_params;
-		if (!before) {
-			before = malloc((size_t)np * sizeof *before);
-			memcpy(before, d->model->params, (size_t)np * sizeof *before);
-		}
+		if (!before)
+			before = host_params(d);
 		burrow_epoch_stats es = {.size = sizeof es};
 		if (burrow_dist_train_epoch(d, &es, NULL))
 			die("train", burrow_last_error());
 		if (es.batches != 1)
 			die("train", "one batch per epoch expected");
-		delta[mode] = malloc((size_t)np * sizeof *delta[mode]);
+		delta[mode] = host_params(d);
 		for (int64_t i = 0; i < np; i++)
-			delta[mode][i] = d->model->params[i] - before[i];
+			delta[mode][i] -= before[i];
 		burrow_dist_close(d);
 	}
 	double num = 0, den = 1e-30;
@@ -341,8 +358,8 @@ static void check_exact_step(const char *parts, int model)
 		die(burrow_model_name(model), msg);
 	}
 	if (rank == 0)
-		printf("distmb-check: %s: an all-neighbor step equals the full-graph step (%.2g relative)\n",
-		       burrow_model_name(model), num / den);
+		printf("distmb-check: %s: an all-neighbor step equals the full-graph step (%.2g relative)%s%s\n",
+		       burrow_model_name(model), num / den, device ? " on " : "", device ? device : "");
 	free(before);
 	free(delta[0]);
 	free(delta[1]);
@@ -367,12 +384,112 @@ static void check_replicas(const char *parts)
 	if (burrow_dist_evaluate(d, &ev))
 		die("evaluate", burrow_last_error());
 	if (rank == 0)
-		printf("distmb-check: replicas identical after 3 mini-batch epochs (valid %.3f)\n", ev.valid_acc);
+		printf("distmb-check: replicas identical after 3 mini-batch epochs (valid %.3f)%s%s\n", ev.valid_acc,
+		       device ? " on " : "", device ? d->be.dev->name : "");
 	burrow_dist_close(d);
+}
+
+/* Two mini-batch epochs of SGD without dropout on device dev (NULL: the CPU, over MPI) and
+ * communicator comm: the weights' change (new host memory, *np floats), the replicas checked
+ * equal, and the final evaluation's valid accuracy. */
+static float *train_delta(const char *parts, int model, const char *dev, int comm, bool grad_overlap, int64_t *np,
+			  double *valid)
+{
+	static const int fan[2] = {4, 3};
+	burrow_dist_opts o;
+	burrow_dist_defaults(&o);
+	o.train.full_graph = false;
+	o.train.model = model;
+	o.train.layers = 2;
+	o.train.hidden = 8;
+	o.train.dropout = 0;
+	o.train.threads = 1;
+	o.train.seed = 11;
+	o.train.optimizer = BURROW_OPTIM_SGD;
+	o.train.lr = 0.5;
+	o.train.batch_size = 64;
+	for (int l = 0; l < 2; l++)
+		o.train.fanout[l] = fan[l];
+	o.comm = comm;
+	o.grad_overlap = grad_overlap;
+	if (dev)
+		o.train.device = dev;
+	burrow_dist *d;
+	if (burrow_dist_open(&d, parts, &o))
+		die("dist open", burrow_last_error());
+	*np = d->model->num_params;
+	float *before = host_params(d);
+	for (int e = 0; e < 2; e++) {
+		burrow_epoch_stats es = {.size = sizeof es};
+		train_epoch_checked(d, &es);
+		check_replicas_equal(d, "weights differ from rank 0's after an epoch");
+	}
+	burrow_eval_stats ev = {.size = sizeof ev};
+	if (burrow_dist_evaluate(d, &ev))
+		die("evaluate", burrow_last_error());
+	*valid = ev.valid_acc;
+	float *delta = host_params(d);
+	for (int64_t i = 0; i < *np; i++)
+		delta[i] -= before[i];
+	free(before);
+	burrow_dist_close(d);
+	return delta;
+}
+
+/* Mini-batch training with the model on the GPU (the rows fetched and the gradients summed in
+ * its buffers, the draws there too) takes the CPU's steps: the same batches, so after two
+ * epochs the weights moved as on the CPU over MPI within 1e-4 (normwise relative), and the
+ * valid accuracy is the CPU's within one point; staged and auto, gcn with the gradients
+ * all-reduced per layer. */
+static void check_gpu_equals_cpu(const char *parts)
+{
+	static const struct {
+		int model, comm;
+		bool grad_overlap;
+	} v[] = {
+		{BURROW_MODEL_SAGE, BURROW_COMM_STAGED, false},
+		{BURROW_MODEL_GCN, BURROW_COMM_STAGED, true},
+		{BURROW_MODEL_SAGE, BURROW_COMM_AUTO, false},
+	};
+	for (size_t k = 0; k < sizeof v / sizeof *v; k++) {
+		int64_t np, np2;
+		double va_cpu, va_gpu;
+		float *ref = train_delta(parts, v[k].model, NULL, BURROW_COMM_MPI, v[k].grad_overlap, &np, &va_cpu);
+		float *got = train_delta(parts, v[k].model, device, v[k].comm, v[k].grad_overlap, &np2, &va_gpu);
+		if (np != np2)
+			die("gpu", "the GPU's model has another number of weights");
+		double num = 0, den = 0;
+		for (int64_t i = 0; i < np; i++) {
+			num += ((double)got[i] - ref[i]) * ((double)got[i] - ref[i]);
+			den += (double)ref[i] * ref[i];
+		}
+		const double rel = sqrt(num / (den > 0 ? den : 1e-30));
+		char msg[200];
+		if (!(den > 0) || !(rel <= 1e-4)) {
+			snprintf(msg, sizeof msg, "%s (comm %s): the weights moved %.3g (normwise relative) from the CPU's",
+				 burrow_model_name(v[k].model), burrow_comm_name(v[k].comm), rel);
+			die("gpu", msg);
+		}
+		if (!(fabs(va_gpu - va_cpu) <= 0.01)) {
+			snprintf(msg, sizeof msg, "%s (comm %s): valid accuracy %.4f on the GPU, %.4f on the CPU",
+				 burrow_model_name(v[k].model), burrow_comm_name(v[k].comm), va_gpu, va_cpu);
+			die("gpu", msg);
+		}
+		if (rank == 0)
+			printf("distmb-check: gpu: %s (comm %s%s) trains as on the CPU: weights %.2g relative, valid %.4f vs "
+			       "%.4f\n",
+			       burrow_model_name(v[k].model), burrow_comm_name(v[k].comm),
+			       v[k].grad_overlap ? ", gradients per layer" : "", rel, va_gpu, va_cpu);
+		free(ref);
+		free(got);
+	}
 }
 
 int main(int argc, char **argv)
 {
+	const bool gpu = argc == 3 && !strcmp(argv[2], "gpu");
+	if (gpu)
+		argc--;
 	burrow_gen_opts g;
 	burrow_gen_defaults(&g, BURROW_GEN_CSBM);
 	g.num_nodes = 1000;
@@ -381,10 +498,29 @@ int main(int argc, char **argv)
 	g.num_classes = 3;
 	char data[4096], parts[4096];
 	check_setup(&argc, &argv, "distmb-check", &g, data, parts);
+	const char *dry = getenv("DISTMB_DEVICE"); /* cpu: the gpu mode's checks on the CPU device (a dry run) */
+	if (gpu && dry && !strcmp(dry, "cpu")) {
+		device = "cpu";
+	} else if (gpu) {
+		const bw_backend_reg *cu = bw_backend_find(BW_BACKEND_CUDA);
+		if (!cu || cu->devices() < 1) {
+			if (rank == 0)
+				printf("[SKIP] distmb-check: mini-batch training on a GPU: no device (%s)\n",
+				       cu ? "the CUDA runtime sees no GPU" : "this build has no CUDA");
+			MPI_Finalize();
+			return 0;
+		}
+		device = "cuda";
+	}
 	check_sampling(data, parts);
 	check_exact_step(parts, BURROW_MODEL_GCN);
 	check_exact_step(parts, BURROW_MODEL_SAGE);
 	check_replicas(parts);
+	if (gpu) {
+		check_gpu_equals_cpu(parts);
+		if (rank == 0)
+			printf("distmb-check: gpu: every check passes on %s\n", device);
+	}
 	MPI_Finalize();
 	return 0;
 }

@@ -177,13 +177,11 @@ int burrow_dist_check(const burrow_dist_opts *opts)
 	int kind, index;
 	if ((st = bw_device_parse(o->train.device, &kind, &index)))
 		return st;
-	if (kind != BW_BACKEND_CPU && !o->train.full_graph)
-		return bw_err(BURROW_E_UNSUPPORTED, "train: distributed mini-batch training runs on the CPU in this version "
-						    "(--device %s under mpirun needs --full-graph)",
-			      o->train.device);
+	/* boundary sampling's selection and 1/p scaling of the halo rows run on host memory */
 	if (kind != BW_BACKEND_CPU && o->boundary_sample < 1.0)
-		return bw_err(BURROW_E_UNSUPPORTED, "train: --boundary-sample runs on the CPU in this version, not with "
-						    "--device %s",
+		return bw_err(BURROW_E_UNSUPPORTED, "train: --boundary-sample is not supported on GPUs in this version "
+						    "(its halo selection runs on host memory): drop it, or use --device cpu "
+						    "instead of --device %s",
 			      o->train.device);
 	if ((st = check_comm(o->comm, o->train.device)))
 		return st;
@@ -219,7 +217,7 @@ static int open_backend(burrow_dist *d)
 		return st;
 	if (!strchr(d->o.train.device, ':'))
 		index = d->local_rank % bw_backend_find(kind)->devices();
-	const bw_backend_cfg cfg = {.index = index, .threads = d->threads};
+	const bw_backend_cfg cfg = {.index = index, .threads = d->threads, .tf32 = d->o.train.tf32};
 	if ((st = bw_backend_open(&d->be, kind, &cfg)))
 		return st;
 	bw_log(BURROW_LOG_DEBUG, "train: rank %d (local %d) computes on %s", d->rank, d->local_rank, d->be.dev->name);
@@ -797,6 +795,9 @@ int burrow_dist_load(burrow_dist *d, const char *path)
 	for (int i = 0; i <= k; i++)
 		if ((st = bcast_device(d, state[i], n)))
 			return st;
+	/* the model's own state (a batch norm's running statistics): rank 0's, as its weights */
+	if (d->model->num_state > 0 && (st = bcast_device(d, d->model->state, (int)d->model->num_state)))
+		return st;
 	if ((st = bw_comm_bcast(d->world, ints, 3, BW_COMM_I64, 0, "train: broadcast (epoch)")))
 		return st;
 	if ((st = bw_comm_bcast(d->world, best, 2, BW_COMM_F64, 0, "train: broadcast (best)")))

@@ -65,6 +65,9 @@ struct bw_dist_mb {
 	int *cnt, *cnt2;               /* [4K] each: counts and displacements of a hop's exchanges */
 
 	bw_mb_batch b[2];
+	/* a step's blocks over the batch's host arrays; their device copies are kept from step to
+	 * step (bw_block_reuse), so a GPU step frees nothing (a cudaFree waits for the device) */
+	bw_block blk[BURROW_MAX_LAYERS];
 	bw_tensor glogits;
 	bw_tensor x;                   /* a batch's input rows on the device (a view of them on the CPU) */
 	bw_dbuf labels, loss;          /* a batch's labels, and one bw_loss, on the device */
@@ -700,7 +703,7 @@ static int step(burrow_dist *d, bw_mb_batch *b, bw_mb_batch *other, int64_t k, d
 {
 	struct bw_dist_mb *m = d->mb;
 	const int L = m->L;
-	bw_block blk[BURROW_MAX_LAYERS];
+	bw_block *blk = m->blk;
 	bw_batch bb = {0};
 	const bw_tensor *logits = NULL;
 	double loc[3] = {0, 0, 0}, all[3];
@@ -712,7 +715,6 @@ static int step(burrow_dist *d, bw_mb_batch *b, bw_mb_batch *other, int64_t k, d
 	int st = 0;
 	double a = bw_comm_now();
 	bw_grad_buckets_init(&gb);
-	memset(blk, 0, sizeof blk);
 	if (work) {
 		const bw_device *dev = d->be.dev;
 		if ((st = m->on_dev ? assemble(d, b) : bw_tensor_from_host(&m->x, dev, b->x, b->num_input, m->D)) ||
@@ -726,7 +728,8 @@ static int step(burrow_dist *d, bw_mb_batch *b, bw_mb_batch *other, int64_t k, d
 			.index = (uint64_t)(k * m->K + m->rank), /* distinct dropout masks on every rank */
 		};
 		for (int l = 0; l < L; l++) {
-			bw_block_init(&blk[l], b->num_dst[l], b->num_src[l], b->indptr[l], b->indices[l]);
+			/* the model's layer forward prepares each block and puts it on the device */
+			bw_block_reuse(&blk[l], b->num_dst[l], b->num_src[l], b->indptr[l], b->indices[l]);
 			blk[l].dst_norm = blk[l].src_norm = m->gnorm ? b->norm : NULL;
 			bb.blocks[l] = &blk[l];
 		}
@@ -785,8 +788,6 @@ static int step(burrow_dist *d, bw_mb_batch *b, bw_mb_batch *other, int64_t k, d
 	m->compute_s += bw_comm_now() - a;
 out:
 	bw_grad_buckets_wait(&gb); /* what was posted completes on every rank (none left on success) */
-	for (int l = 0; l < L; l++)
-		bw_block_release(&blk[l]);
 	return st;
 }
 
@@ -1070,6 +1071,8 @@ void bw_dist_mb_close(struct bw_dist_mb *m)
 	bw_free(m->rfrom);
 	bw_free(m->cnt);
 	bw_free(m->cnt2);
+	for (int l = 0; l < BURROW_MAX_LAYERS; l++)
+		bw_block_release(&m->blk[l]);
 	bw_tensor_free(&m->glogits);
 	bw_tensor_free(&m->x);
 	bw_dbuf_free(&m->labels);
