@@ -14,18 +14,24 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char *interrupted_cmd;
 static bool interrupted_quiet;
 static volatile sig_atomic_t interrupted_sig;
 static sem_t interrupted_sem;
+static char interrupted_line[3][192]; /* "burrow: CMD: interrupted (SIGINT|SIGTERM|SIGHUP)\n" */
+static size_t interrupted_len[3];
 
 /* The handler runs in whichever thread the signal lands on (libraries such as OpenBLAS start
- * threads before main, so the signals cannot be blocked everywhere): it only wakes the
- * thread below. */
+ * threads before main, so the signals cannot be blocked everywhere). It writes the line at
+ * once (write is async-signal-safe): under mpirun the launcher kills the ranks that have not
+ * ended about a second after passing the signal on, and a busy machine may not have run the
+ * thread below by then. Then it wakes that thread, which removes the temporaries. */
 static void on_interrupt(int sig)
 {
 	if (!interrupted_sig) {
 		interrupted_sig = sig;
+		const int k = sig == SIGINT ? 0 : sig == SIGTERM ? 1 : 2;
+		if (!interrupted_quiet && write(STDERR_FILENO, interrupted_line[k], interrupted_len[k]) < 0)
+			interrupted_quiet = true; /* nothing to do about it */
 		sem_post(&interrupted_sem); /* async-signal-safe */
 	}
 }
@@ -39,21 +45,18 @@ static void *interrupt_thread(void *arg)
 		;
 	const int sig = interrupted_sig;
 	burrow_remove_temporaries();
-	if (!interrupted_quiet) {
-		char line[256];
-		int n = snprintf(line, sizeof line, "%sburrow: %s: interrupted (%s)\n",
-				 isatty(STDERR_FILENO) ? "\r\033[K" : "", interrupted_cmd,
-				 sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP");
-		if (n > 0 && write(STDERR_FILENO, line, (size_t)n) < 0)
-			n = 0; /* nothing more to do: the process is ending */
-	}
 	_exit(128 + sig);
 }
 
 int cli_interrupts_init(const char *cmd, bool quiet)
 {
 	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-	interrupted_cmd = cmd;
+	static const char *names[] = {"SIGINT", "SIGTERM", "SIGHUP"};
+	for (int i = 0; i < 3; i++) {
+		snprintf(interrupted_line[i], sizeof interrupted_line[i], "%sburrow: %s: interrupted (%s)\n",
+			 isatty(STDERR_FILENO) ? "\r\033[K" : "", cmd, names[i]);
+		interrupted_len[i] = strlen(interrupted_line[i]);
+	}
 	interrupted_quiet = quiet;
 	pthread_t th;
 	if (sem_init(&interrupted_sem, 0, 0) != 0 || pthread_create(&th, NULL, interrupt_thread, NULL) != 0)
