@@ -561,6 +561,12 @@ typedef struct bw_model {
 	float *rmean[BURROW_MAX_LAYERS], *rvar[BURROW_MAX_LAYERS];
 	bw_tensor res[BURROW_MAX_LAYERS];    /* residual: layer l's output plus its input */
 	bw_tensor gres;                  /* the output gradient kept for the residual's path */
+	/* layer 0's output (before its normalization and activation) kept by an inference pass
+	 * under a caller's key (bw_model_infer_layer_keep), with layer 0's saved state from that
+	 * same pass; a training forward given the same key (bw_model_forward_keyed) takes it
+	 * instead of computing layer 0 again. Any other forward of layer 0 drops it. */
+	bw_tensor memo;
+	uint64_t memo_key;               /* 0: nothing kept */
 } bw_model;
 
 /* What layer l handed to the next: its activation, plus its input with cfg.residual. */
@@ -601,6 +607,23 @@ int bw_model_backward(const bw_backend *be, bw_model *m, const bw_batch *b, cons
 int bw_model_zero_grads(bw_model *m);
 /* Layer l alone in inference (no dropout), with the ReLU of hidden layers: z from x. */
 int bw_model_infer_layer(const bw_backend *be, bw_model *m, int l, bw_block *b, const bw_tensor *x, bw_tensor *z);
+/* Can layer 0's output computed in inference stand for the training forward's? Yes unless
+ * the layer itself draws randomness in training (GAT's attention dropout): dropout, the
+ * normalization and the residual come after the layer's output, which is what is kept. */
+bool bw_model_memo_able(const bw_model *m);
+/* bw_model_infer_layer that, for l == 0 and keep != 0, also keeps layer 0's output under
+ * the key keep. The caller's key must name the weights and the input (x, b) exactly: a
+ * training forward handed the same key trusts it to be the same computation. */
+int bw_model_infer_layer_keep(const bw_backend *be, bw_model *m, int l, bw_block *b, const bw_tensor *x, bw_tensor *z,
+			      uint64_t keep);
+/* Drop what layer 0's inference kept: the weights were written by other means than the
+ * caller's key counts (a checkpoint, the best epoch's weights). */
+void bw_model_memo_drop(bw_model *m);
+/* bw_model_forward that, given take != 0 equal to the key of what layer 0's inference kept
+ * (and the batch's layer-0 destinations as many as its rows), takes that output instead of
+ * computing layer 0; the result is the same, bit for bit, when the key was honest. */
+int bw_model_forward_keyed(const bw_backend *be, bw_model *m, const bw_batch *b, bool training, uint64_t seed,
+			   uint64_t take, const bw_tensor **logits);
 /* FNV-1a over the weights' bytes (downloaded where they are not host memory): equal
  * weights, equal sums (replicas are compared by it). */
 int bw_model_checksum(const bw_model *m, uint64_t *out);

@@ -388,6 +388,8 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 	t->labels = burrow_dataset_labels(ds);
 	t->best = (burrow_best){.epoch = -1, .valid_acc = -1, .test_acc = -1};
 	t->best_params_epoch = -1;
+	t->reuse_layer0 = true;
+	t->wversion = 1;
 	if (o->scratch_dir && !(t->scratch_dir = bw_strdup(o->scratch_dir))) {
 		st = BURROW_E_NOMEM;
 		goto fail;
@@ -484,10 +486,16 @@ uint64_t burrow_trainer_weights_checksum(const burrow_trainer *t)
 	return bw_model_checksum(t->model, &h) ? 0 : h;
 }
 
-int bw_trainer_step(burrow_trainer *t, const bw_batch *b, double *loss, int64_t *counted, int64_t *correct)
+uint64_t bw_trainer_layer0_key(const burrow_trainer *t)
+{
+	return t->o.full_graph && t->reuse_layer0 && bw_model_memo_able(t->model) ? t->wversion : 0;
+}
+
+/* One step; take: the key of layer 0's kept output that stands for this batch's (0: none). */
+static int step(burrow_trainer *t, const bw_batch *b, uint64_t take, double *loss, int64_t *counted, int64_t *correct)
 {
 	const bw_tensor *logits;
-	int st = bw_model_forward(&t->be, t->model, b, true, t->o.seed, &logits);
+	int st = bw_model_forward_keyed(&t->be, t->model, b, true, t->o.seed, take, &logits);
 	if (st)
 		return st;
 	bw_loss ls;
@@ -505,7 +513,13 @@ int bw_trainer_step(burrow_trainer *t, const bw_batch *b, double *loss, int64_t 
 			      (unsigned long long)b->index + 1);
 	if ((st = bw_model_backward(&t->be, t->model, b, &t->glogits)))
 		return st;
+	t->wversion++;
 	return bw_optim_step(&t->be, t->optim, t->model->params, t->model->grads);
+}
+
+int bw_trainer_step(burrow_trainer *t, const bw_batch *b, double *loss, int64_t *counted, int64_t *correct)
+{
+	return step(t, b, 0, loss, counted, correct);
 }
 
 /* The whole graph as one block: int32 local ids are the dataset's own. */
@@ -567,7 +581,7 @@ static int train_epoch(burrow_trainer *t, burrow_epoch_stats *es)
 	progress(t, 0, 1);
 	double loss;
 	int64_t counted, correct;
-	if ((st = bw_trainer_step(t, &b, &loss, &counted, &correct)))
+	if ((st = step(t, &b, bw_trainer_layer0_key(t), &loss, &counted, &correct)))
 		return st;
 	progress(t, 1, 1);
 	t->epoch++;
