@@ -101,6 +101,8 @@ struct burrow_trainer {
 	float *feat_buf;                  /* full-graph mode: every row, read through the store (owned host memory) */
 	bw_tensor feat;                   /* [N, D] feat_buf on the model's device; empty in mini-batch mode */
 	bw_rows feat_rows;                /* the features by id: the store, or feat_buf */
+	bw_sparse feat_sp;                /* full-graph mode: feat_buf's sparse copy when the first layer
+					   * multiplies it sparse (opts.sparse_input; feat.sp points here) */
 	bw_dbuf labels_dev;               /* [N] labels on the model's device (full-graph mode) */
 	bw_dbuf train_dev;                /* the training split's ids on the model's device (full-graph mode) */
 	bw_dbuf loss_dev;                 /* one bw_loss on the model's device */
