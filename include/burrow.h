@@ -804,8 +804,8 @@ enum burrow_optim_kind { BURROW_OPTIM_ADAM = 1, BURROW_OPTIM_ADAMW = 2, BURROW_O
 #define BURROW_CACHE_AUTO (-1) /* burrow_train_opts.cache_bytes: size the feature cache from memory */
 /* burrow_train_opts.sparse_input: how full-graph training's first layer multiplies the
  * features: as a sparse matrix when at most BURROW_SPARSE_AUTO_DENSITY of them are non-zero
- * (AUTO), always (ON) or never (OFF). The density is where the sparse product beats the dense
- * GEMM by 2x at 1 and 2 threads (they cross near 10%; docs/train.md). */
+ * (AUTO), always (ON) or never (OFF). The sparse product and the dense GEMM cross between 10
+ * and 15% non-zero at 1 and 2 threads; at 5% sparse takes about 0.6 of the time (docs/train.md). */
 enum burrow_sparse_input { BURROW_SPARSE_AUTO = 0, BURROW_SPARSE_ON = 1, BURROW_SPARSE_OFF = 2 };
 #define BURROW_SPARSE_AUTO_DENSITY 0.05
 

@@ -13,11 +13,11 @@
 
 /* ------------------------------------------------------------ tensors (tensor.c) */
 
+typedef struct bw_sparse bw_sparse;
+
 /* A dense float32 matrix, row-major, in the memory of `dev` (NULL: the CPU). Owned tensors
  * allocate through the device and grow on demand (bw_tensor_reshape); borrowed ones wrap
  * memory of that device and never grow. A zeroed struct is an empty owned CPU tensor. */
-typedef struct bw_sparse bw_sparse;
-
 typedef struct bw_tensor {
 	float *data;          /* [rows, cols] device memory; owned when `owned`, else borrowed */
 	int64_t rows, cols;
