@@ -802,6 +802,12 @@ enum burrow_aggr { BURROW_AGGR_MEAN = 0, BURROW_AGGR_MAX = 1, BURROW_AGGR_SUM = 
 enum burrow_norm { BURROW_NORM_NONE = 0, BURROW_NORM_BATCH = 1, BURROW_NORM_LAYER = 2 };
 enum burrow_optim_kind { BURROW_OPTIM_ADAM = 1, BURROW_OPTIM_ADAMW = 2, BURROW_OPTIM_SGD = 3 };
 #define BURROW_CACHE_AUTO (-1) /* burrow_train_opts.cache_bytes: size the feature cache from memory */
+/* burrow_train_opts.sparse_input: how full-graph training's first layer multiplies the
+ * features: as a sparse matrix when at most BURROW_SPARSE_AUTO_DENSITY of them are non-zero
+ * (AUTO), always (ON) or never (OFF). The sparse product and the dense GEMM cross between 10
+ * and 15% non-zero at 1 and 2 threads; at 5% sparse takes about 0.6 of the time (docs/train.md). */
+enum burrow_sparse_input { BURROW_SPARSE_AUTO = 0, BURROW_SPARSE_ON = 1, BURROW_SPARSE_OFF = 2 };
+#define BURROW_SPARSE_AUTO_DENSITY 0.05
 
 typedef struct burrow_train_opts {
 	size_t size;            /* sizeof(burrow_train_opts), set by burrow_train_defaults(); first */
@@ -875,6 +881,11 @@ typedef struct burrow_train_opts {
 				   CPU. The batches are the same on every device, element for element, so
 				   the choice changes timings, never results (borrowed; a device this
 				   build or machine lacks is BURROW_E_UNSUPPORTED at open) */
+	int sparse_input;       /* full-graph: enum burrow_sparse_input (default AUTO). Sparse: the
+				   features' CSR and its transpose are built once at open and the first
+				   layer's products with them (X W forward, X^T G backward) visit only the
+				   non-zeros: the same sums up to float rounding. A backend without the
+				   sparse product (CUDA) multiplies dense whatever this says */
 } burrow_train_opts;
 
 /* Fill o with the defaults above. */

@@ -453,6 +453,7 @@ static const struct {
 	{"comm", "mpi", T_ANY},	    {"grad-overlap", NULL, T_ANY},
 	{"aggr", "sum", T_ANY},	    {"heads", "2", T_ANY},
 	{"attn-dropout", "0.1", T_ANY},    {"norm", "layer", T_ANY},	    {"residual", NULL, T_ANY},
+	{"sparse-input", "on", T_FG},
 };
 
 static int sample_index(const char *name)
@@ -494,7 +495,7 @@ Test(mpi, train_options_are_one_set_for_both_modes, .timeout = 240)
 	free(err);
 	cr_assert_eq(tu_sh(&help, NULL, "%s train --help", tu_burrow()), 0);
 	/* shared[m]: the options of both modes for training mode m; one_only, dist_only: the rest */
-	char shared[3][2048] = {"", "", ""}, one_only[512] = "", dist_only[512] = "";
+	char shared[3][2048] = {"", "", ""}, one_only[512] = "", one_fg_only[512] = "", dist_only[512] = "";
 	char *refuse_dist[8], *refuse_one[8];
 	int n_rd = 0, n_ro = 0, listed = 0;
 	for (const char *p = help; (p = strstr(p, "\n  --")); p += 3) {
@@ -516,7 +517,7 @@ Test(mpi, train_options_are_one_set_for_both_modes, .timeout = 240)
 			 sample_opts[k].value ? sample_opts[k].value : "");
 		cr_assert(!(one && dist));
 		if (one) {
-			strcat(one_only, opt);
+			strcat(sample_opts[k].tm == T_FG ? one_fg_only : one_only, opt);
 			refuse_dist[n_rd++] = strdup(opt);
 		} else if (dist) {
 			strcat(dist_only, opt);
@@ -537,7 +538,9 @@ Test(mpi, train_options_are_one_set_for_both_modes, .timeout = 240)
 	/* full graph: the shared options, with mpirun's own full-graph options */
 	char fg[8192];
 	snprintf(fg, sizeof fg, " --full-graph%s%s", shared[T_ANY], shared[T_FG]);
-	run_twice(dir, false, fg, "one-fg");
+	char one_fg[8192];
+	snprintf(one_fg, sizeof one_fg, "%s%s", fg, one_fg_only);
+	run_twice(dir, false, one_fg, "one-fg");
 	char dist_fg[8192];
 	snprintf(dist_fg, sizeof dist_fg, "%s%s", fg, dist_only);
 	run_twice(dir, true, dist_fg, "dist-fg");

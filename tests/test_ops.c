@@ -336,6 +336,73 @@ BACKENDS(gemm_split_over_threads_matches_one_thread)
 	bw_backend_release(&two);
 }
 
+/* A sparse copy of a (bw_tensor.sp): bw_matmul multiplies through the backend's spmm where
+ * it has one (the CPU), else through gemm, and either way matches ref_matmul of the dense
+ * matrix, in both orientations of a, with alpha and beta; large enough that the CPU splits
+ * the rows over its threads, whose result is then the one thread's, bit for bit. The copy
+ * is what the CPU reads (the dense data changed after the copy do not show), a view of
+ * all of a keeps it and a part of a drops it. */
+BACKENDS(sparse_matmul_matches_ref_and_is_thread_independent)
+{
+	const int64_t m = 600, k = 500, n = 64;
+	float *ah = uniform(m * k, 21, -1, 1), *bh[2] = {uniform(k * n, 22, -1, 1), uniform(m * n, 23, -1, 1)};
+	float *ch[2] = {uniform(m * n, 24, -1, 1), uniform(k * n, 25, -1, 1)};
+	bw_rng r;
+	bw_rng_seed(&r, 26);
+	for (int64_t i = 0; i < m * k; i++) /* 8% non-zero, row 3 and column 7 empty */
+		if (bw_rng_uniform(&r) >= 0.08 || i / k == 3 || i % k == 7)
+			ah[i] = 0.0f;
+	double *ad = to_double(ah, m * k);
+	bw_backend one = open_backend(*kind, 1), two = open_backend(*kind, 2);
+	bw_sparse sp;
+	cr_assert_eq(bw_sparse_build(&sp, ah, m, k, 2), 0, "%s", burrow_last_error());
+	cr_assert_eq(sp.nnz, bw_count_nonzero(ah, m * k, 1));
+	cr_assert_eq(sp.indptr[4] - sp.indptr[3], 0);
+	cr_assert_eq(sp.t_indptr[8] - sp.t_indptr[7], 0);
+	for (int ta = 0; ta < 2; ta++) {
+		const int64_t rows = ta ? k : m, inner = ta ? m : k;
+		double *bd = to_double(bh[ta], inner * n), *ref = malloc((size_t)(rows * n) * sizeof *ref);
+		ref_matmul(ad, ta, bd, false, rows, n, inner, ref);
+		float *got[2];
+		for (int t = 0; t < 2; t++) {
+			bw_backend *be = t ? &two : &one;
+			bw_tensor a = dev_tensor(be, ah, m, k), b = dev_tensor(be, bh[ta], inner, n);
+			bw_tensor c = dev_tensor(be, ch[ta], rows, n);
+			bw_sparse mine = sp;
+			mine.dense = a.data; /* a copy of a's data (on the CPU: the same host memory) */
+			a.sp = &mine;
+			cr_assert_eq(bw_tensor_rows(&a, 0, m).sp, &mine);
+			cr_assert_null(bw_tensor_rows(&a, 1, m - 1).sp);
+			if (be->ops->spmm) /* the product reads the sparse copy, not the dense data */
+				cr_assert_eq(bw_tensor_zero_rows(&a, 0, m), 0);
+			cr_assert_eq(bw_matmul(be, &a, ta, &b, false, 0.5f, 2.0f, &c), 0, "%s", burrow_last_error());
+			got[t] = tensor_get(be, &c);
+			bw_tensor_free(&a);
+			bw_tensor_free(&b);
+			bw_tensor_free(&c);
+		}
+		for (int64_t i = 0; i < rows * n; i++)
+			cr_assert(close_to(got[1][i], 0.5 * ref[i] + 2.0 * ch[ta][i], red_tol(&two)), "ta %d [%lld]: %g vs %g",
+				  ta, (long long)i, got[1][i], 0.5 * ref[i] + 2.0 * ch[ta][i]);
+		if (one.ops->spmm)
+			cr_assert(memcmp(got[0], got[1], (size_t)(rows * n) * sizeof(float)) == 0,
+				  "ta %d: 1 and 2 threads differ", ta);
+		free(got[0]);
+		free(got[1]);
+		free(bd);
+		free(ref);
+	}
+	bw_sparse_free(&sp);
+	bw_backend_release(&one);
+	bw_backend_release(&two);
+	free(ad);
+	free(ah);
+	for (int i = 0; i < 2; i++) {
+		free(bh[i]);
+		free(ch[i]);
+	}
+}
+
 BACKENDS(aggregation_forward_and_backward_match_ref)
 {
 	const int64_t nd = 23, ns = 41, dim = 6;

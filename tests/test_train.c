@@ -598,6 +598,162 @@ Test(train_run, layerwise_inference_equals_full_forward_and_spill_changes_nothin
 }
 
 
+/* Epochs of one trainer with layer 0's reuse (reuse_layer0) on or off, evaluating after the
+ * epochs eval_mask marks and taking the best epoch's weights back once: every epoch's loss
+ * and accuracies, each evaluation's, and the final weights. With reuse on and a model that
+ * allows it, each evaluation keeps layer 0's output under the weights' version and the
+ * next epoch takes that very buffer; use_best drops it. */
+typedef struct reuse_run {
+	double loss[8], acc[8], valid[8];
+	uint64_t weights;
+	int taken;
+} reuse_run;
+
+static reuse_run run_reuse(burrow_dataset *ds, const burrow_train_opts *o, bool reuse, unsigned eval_mask)
+{
+	reuse_run r = {0};
+	burrow_trainer *t;
+	cr_assert_eq(burrow_trainer_open(&t, ds, o), 0, "%s", burrow_last_error());
+	t->reuse_layer0 = reuse;
+	const bool able = bw_model_memo_able(t->model);
+	for (int e = 0; e < 8; e++) {
+		const float *kept = t->model->memo_key ? t->model->memo.data : NULL;
+		burrow_epoch_stats es = {.size = sizeof es};
+		cr_assert_eq(burrow_trainer_train_epoch(t, &es), 0, "%s", burrow_last_error());
+		r.loss[e] = es.loss;
+		r.acc[e] = es.train_acc;
+		if (kept) {
+			cr_assert_eq(t->model->h[0].data, kept, "epoch %d did not take what evaluation kept", e + 1);
+			r.taken++;
+		}
+		cr_assert_eq(t->model->memo_key, 0, "a memo outlived the step that took or passed it");
+		if (!(eval_mask >> e & 1))
+			continue;
+		burrow_eval_stats ev = {.size = sizeof ev};
+		cr_assert_eq(burrow_trainer_evaluate(t, &ev), 0, "%s", burrow_last_error());
+		r.valid[e] = ev.valid_acc;
+		cr_assert_eq(t->model->memo_key, reuse && able ? t->wversion : 0);
+		if (e == 4) { /* other weights under the same step count: what was kept must go */
+			cr_assert_eq(burrow_trainer_use_best(t), 0, "%s", burrow_last_error());
+			cr_assert_eq(t->model->memo_key, 0);
+		}
+	}
+	r.weights = burrow_trainer_weights_checksum(t);
+	burrow_trainer_close(t);
+	return r;
+}
+
+/* Layer 0's output kept by a full-graph evaluation and taken by the next training step
+ * changes no bit of training: losses, accuracies and final weights equal those of the run
+ * that computes it, for each model, with normalizations, residuals, sparse features and
+ * evaluations that skip epochs (whose stale outputs must not be taken). GAT keeps nothing. */
+Test(train_run, reusing_evaluations_first_layer_changes_no_bit)
+{
+	char *d = tu_weak_csbm(dir, 1500, 40);
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, d), 0, "%s", burrow_last_error());
+	for (int c = 0; c < 7; c++) {
+		static const int kinds[] = {BURROW_MODEL_SAGE, BURROW_MODEL_GCN, BURROW_MODEL_MLP, BURROW_MODEL_SAGE,
+					    BURROW_MODEL_GCN, BURROW_MODEL_SAGE, BURROW_MODEL_GAT};
+		burrow_train_opts o = small_opts(kinds[c]);
+		o.hidden = 24; /* narrower than the input: sage and gcn project first */
+		o.threads = 2;
+		if (c == 3) { /* max, batch norm and residuals, aggregating before projecting */
+			o.layers = 3;
+			o.hidden = 48;
+			o.aggr = BURROW_AGGR_MAX;
+			o.norm = BURROW_NORM_BATCH;
+			o.residual = true;
+		}
+		if (c == 4)
+			o.norm = BURROW_NORM_LAYER;
+		if (c == 5)
+			o.sparse_input = BURROW_SPARSE_ON;
+		if (c == 6) {
+			o.heads = 2;
+			o.attn_dropout = 0.3;
+		}
+		const unsigned mask = 0xb7; /* epochs 1-3, 5, 6 and 8: 4 and 7 pass without one */
+		const reuse_run a = run_reuse(ds, &o, false, mask), b = run_reuse(ds, &o, true, mask);
+		cr_assert_eq(a.taken, 0);
+		cr_assert_eq(b.taken, kinds[c] == BURROW_MODEL_GAT ? 0 : 4, "case %d: %d epochs took it", c, b.taken);
+		for (int e = 0; e < 8; e++) {
+			cr_assert(memcmp(&a.loss[e], &b.loss[e], sizeof a.loss[e]) == 0, "case %d epoch %d: loss %.17g vs %.17g",
+				  c, e + 1, a.loss[e], b.loss[e]);
+			cr_assert_eq(a.acc[e], b.acc[e], "case %d epoch %d", c, e + 1);
+			cr_assert_eq(a.valid[e], b.valid[e], "case %d epoch %d", c, e + 1);
+		}
+		cr_assert_eq(a.weights, b.weights, "case %d: the final weights differ", c);
+		cr_assert_neq(a.weights, 0);
+	}
+	burrow_dataset_close(ds);
+	free(d);
+}
+
+/* Sparse features (opts.sparse_input): auto leaves dense CSBM features dense; on Cora (1.3%
+ * non-zero) it multiplies them sparse, and training reaches the dense run's accuracy: the
+ * first loss agrees to float rounding (the same initial weights, the same sums in another
+ * order) and the best test accuracy within noise. */
+Test(train_run, sparse_features_train_as_the_dense_ones, .timeout = 300)
+{
+	char *d = tu_weak_csbm(dir, 500, 16);
+	burrow_dataset *ds;
+	burrow_trainer *t;
+	cr_assert_eq(burrow_dataset_open(&ds, d), 0, "%s", burrow_last_error());
+	burrow_train_opts o = small_opts(BURROW_MODEL_GCN);
+	cr_assert_eq(burrow_trainer_open(&t, ds, &o), 0, "%s", burrow_last_error());
+	cr_assert_null(t->feat.sp, "auto made Gaussian features sparse");
+	burrow_trainer_close(t);
+	o.sparse_input = 7;
+	cr_assert_eq(burrow_trainer_open(&t, ds, &o), BURROW_E_INVAL);
+	burrow_dataset_close(ds);
+	free(d);
+
+	const char *shared = tu_datasets();
+	char *zip = shared ? tu_path(shared, "ogbn-cora.zip") : NULL;
+	if (!zip || !tu_exists(zip)) {
+		free(zip);
+		cr_skip_test("../shared/datasets/ogbn-cora.zip is absent (BURROW_DATASETS)");
+	}
+	char *err = NULL;
+	int rc = tu_sh(NULL, &err, "%s prep ogbn-cora --root '%s' --url 'file://%s' --quiet", tu_burrow(), dir, zip);
+	cr_assert_eq(rc, 0, "%s", err);
+	free(err);
+	char *cora = tu_path(dir, "ogbn-cora");
+	cr_assert_eq(burrow_dataset_open(&ds, cora), 0, "%s", burrow_last_error());
+	double first[2], best[2];
+	for (int sparse = 0; sparse < 2; sparse++) {
+		o = small_opts(BURROW_MODEL_GCN);
+		o.hidden = 64;
+		o.dropout = 0.5;
+		o.weight_decay = 5e-4;
+		o.threads = 2;
+		o.sparse_input = sparse ? BURROW_SPARSE_AUTO : BURROW_SPARSE_OFF;
+		cr_assert_eq(burrow_trainer_open(&t, ds, &o), 0, "%s", burrow_last_error());
+		cr_assert_eq(t->feat.sp != NULL, sparse, "sparse input %d", sparse);
+		if (sparse)
+			cr_assert_eq(t->feat_sp.nnz, bw_count_nonzero(t->feat_buf, t->feat.rows * t->feat.cols, 1));
+		for (int e = 0; e < 60; e++) {
+			burrow_epoch_stats es = {.size = sizeof es};
+			burrow_eval_stats ev = {.size = sizeof ev};
+			cr_assert_eq(burrow_trainer_train_epoch(t, &es), 0, "%s", burrow_last_error());
+			cr_assert_eq(burrow_trainer_evaluate(t, &ev), 0, "%s", burrow_last_error());
+			if (e == 0)
+				first[sparse] = es.loss;
+		}
+		best[sparse] = burrow_trainer_best(t).test_acc;
+		burrow_trainer_close(t);
+	}
+	cr_log_info("cora gcn: first loss %.7f dense, %.7f sparse; best test %.3f dense, %.3f sparse", first[0], first[1],
+		    best[0], best[1]);
+	cr_assert(close_to(first[1], first[0], 1e-5), "first loss %.9g sparse, %.9g dense", first[1], first[0]);
+	cr_assert(best[0] > 0.75 && best[1] > 0.75, "dense %.3f, sparse %.3f", best[0], best[1]);
+	cr_assert(fabs(best[1] - best[0]) <= 0.02, "dense %.3f, sparse %.3f", best[0], best[1]);
+	burrow_dataset_close(ds);
+	free(cora);
+	free(zip);
+}
+
 /* burrow_trainer_embed_layer: each layer's rows equal that layer's output of the full forward
  * (the whole graph as one block, eval mode), the last layer's file is embed's byte for byte,
  * and a layer outside [0, L] (1-based; 0 = the last) is refused. */

@@ -129,6 +129,20 @@ static bool set_mem(train_args *a, const char *v)
 	return cli_bytes(v, &a->d.train.mem_bytes) && a->d.train.mem_bytes > 0;
 }
 
+static bool set_sparse(train_args *a, const char *v)
+{
+	int *p = &a->d.train.sparse_input;
+	if (!strcmp(v, "auto"))
+		*p = BURROW_SPARSE_AUTO;
+	else if (!strcmp(v, "on"))
+		*p = BURROW_SPARSE_ON;
+	else if (!strcmp(v, "off"))
+		*p = BURROW_SPARSE_OFF;
+	else
+		return false;
+	return true;
+}
+
 static bool set_split(train_args *a, const char *v) { return cli_split(v, a->d.train.split); }
 
 static bool set_fanout(train_args *a, const char *v)
@@ -196,6 +210,11 @@ static const topt opts[] = {
 	 "under mpirun each layer's halo rows are exchanged while the inner rows aggregate);\n"
 	 "without it: mini-batch, sampled neighborhoods, features gathered through the feature\n"
 	 "store while the previous batch computes",
+	 NULL},
+	{"sparse-input", "S", TRAIN_ONE | W_FG, SECTION_MODE, K_CUSTOM, 0, 0, 0, set_sparse, "auto, on or off",
+	 "--full-graph: the first layer multiplies the features as a sparse matrix (CSR built\n"
+	 "at start; the same sums up to float rounding): auto when at most 5% of them are\n"
+	 "non-zero (Cora: 1.3%), on, or off (auto; cpu only: cuda multiplies dense)",
 	 NULL},
 	{"model", "M", W_BOTH, SECTION_MODEL, K_CUSTOM, 0, 0, 0, set_model, "sage, gcn, gat or mlp",
 	 "sage, gcn, gat or mlp (under mpirun: not gat)", show_model},

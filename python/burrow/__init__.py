@@ -449,6 +449,7 @@ class Sampler:
 
 _OPTIMS = {"adam": 1, "adamw": 2, "sgd": 3}
 _POLICIES = {"none": 0, "degree": 1, "static": 1, "clock": 2}
+_SPARSE = {"auto": 0, "on": 1, "off": 2}  # enum burrow_sparse_input
 
 
 def _train_opts(options):
@@ -513,6 +514,10 @@ def _train_opts(options):
             if nk < 0:
                 raise Error("Trainer: norm must be batch, layer or none, not %r" % (v,), -1)
             o.norm = nk
+        elif key == "sparse_input":
+            if v not in _SPARSE:
+                raise Error("Trainer: sparse_input must be auto, on or off, not %r" % (v,), -1)
+            o.sparse_input = _SPARSE[v]
         elif key == "split":
             fs = [float(x) for x in (v.split(",") if isinstance(v, str) else v)]
             if len(fs) != 3:
@@ -536,7 +541,7 @@ class Trainer:
     """burrow's trainer on a dataset: options named as burrow train's (model, layers, hidden,
     dropout, optimizer, lr, weight_decay, momentum, epochs, seed, full_graph, batch, fanout,
     max_batches, prefetch, cache, cache_policy, engine, eval_chunk, mem, scratch, threads, device,
-    sampler_device)."""
+    sampler_device, sparse_input)."""
 
     def __init__(self, dataset, **options):
         self.dataset = _dataset(dataset)

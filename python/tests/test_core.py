@@ -25,7 +25,7 @@ def test_version_is_the_library_s():
     (_lib.TrainOpts, lambda o: lib.burrow_train_defaults(ctypes.byref(o)),
      {"model": 1, "layers": 3, "hidden": 256, "dropout": 0.5, "optimizer": 1, "lr": 0.003, "epochs": 20,
       "batch_size": 1024, "prefetch": 2, "cache_bytes": -1, "cache_fraction": -1.0, "cache_policy": 1,
-      "eval_chunk": 8192, "mem_bytes": 0, "scratch_dir": None, "threads": 0, "progress": None}),
+      "eval_chunk": 8192, "mem_bytes": 0, "scratch_dir": None, "threads": 0, "progress": None, "sparse_input": 0}),
     (_lib.GenOpts, lambda o: lib.burrow_gen_defaults(ctypes.byref(o), 1),
      {"kind": 1, "num_nodes": 10000, "avg_degree": 10.0, "homophily": 0.8, "scale": 16, "edge_factor": 16.0,
       "a": 0.57, "b": 0.19, "c": 0.19, "num_classes": 8, "feat_dim": 64, "feat_dtype": 2, "signal": 1.0,

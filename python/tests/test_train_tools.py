@@ -42,6 +42,19 @@ def test_trainer_trains_evaluates_embeds_and_checkpoints(csbm, tmp_path):
         burrow.Trainer(csbm, no_such_option=1)
 
 
+def test_sparse_input_is_an_option_whose_modes_train_alike(csbm):
+    # the csbm's Gaussian features forced sparse: the same sums in another order
+    runs = []
+    for mode in ("off", "on"):
+        t = burrow.Trainer(csbm, full_graph=True, layers=2, hidden=16, epochs=3, seed=1, lr=0.01, threads=1,
+                           sparse_input=mode)
+        runs.append(t.train_epoch()["loss"])
+    assert runs[1] == pytest.approx(runs[0], rel=1e-5)
+    with pytest.raises(burrow.Error) as e:
+        burrow.Trainer(csbm, full_graph=True, sparse_input="sometimes")
+    assert "sparse_input" in str(e.value)
+
+
 def test_tools_write_datasets(tmp_path):
     r = burrow.gen_rmat(tmp_path / "rmat", scale=10, feat_dim=8, seed=2)
     d = burrow.Dataset(r)

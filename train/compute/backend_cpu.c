@@ -181,6 +181,38 @@ static int cpu_gemm(const bw_backend *be, bool ta, bool tb, int64_t m, int64_t n
 	return 0;
 }
 
+/* Sparse a: row i of c = beta c_i + the sum over row i's entries (j, v) of op(a) of
+ * (alpha v) b_j, in entry order; threads take whole rows of c (op(a)'s rows: a's, or its
+ * transpose's when ta), so no two write one row and the sums do not depend on them. */
+static int cpu_spmm(const bw_backend *be, const bw_sparse *a, bool ta, int64_t n, float alpha, const float *b,
+		    int64_t ldb, float beta, float *c, int64_t ldc)
+{
+	const int64_t m = ta ? a->cols : a->rows;
+	const int64_t *ip = ta ? a->t_indptr : a->indptr;
+	const int32_t *ix = ta ? a->t_indices : a->indices;
+	const float *vs = ta ? a->t_values : a->values;
+	const int nt = (double)a->nnz * (double)n < GEMM_SPLIT_FLOPS ? 1 : be->threads;
+#pragma omp parallel for schedule(dynamic, 16) num_threads(nt)
+	for (int64_t i = 0; i < m; i++) {
+		float *ci = c + i * ldc;
+		if (beta == 0.0f) {
+			memset(ci, 0, (size_t)n * sizeof *ci);
+		} else if (beta != 1.0f) {
+#pragma omp simd
+			for (int64_t q = 0; q < n; q++)
+				ci[q] *= beta;
+		}
+		for (int64_t e = ip[i]; e < ip[i + 1]; e++) {
+			const float v = alpha * vs[e];
+			const float *bj = b + (int64_t)ix[e] * ldb;
+#pragma omp simd
+			for (int64_t q = 0; q < n; q++)
+				ci[q] += v * bj[q];
+		}
+	}
+	return 0;
+}
+
 /* Rows [r0, r1) over the part's edges; whole rows that overwrite sum first and scale once
  * (MEAN), a part or an addition scales each term as the whole row would. */
 static int cpu_agg_fwd(const bw_backend *be, const bw_block *b, bw_block_part part, bw_agg mode, const float *x,
@@ -867,6 +899,7 @@ static int cpu_col_dot(const bw_backend *be, const float *a, const float *b, int
 static const bw_ops cpu_ops = {
 	.name = "cpu",
 	.gemm = cpu_gemm,
+	.spmm = cpu_spmm,
 	.agg_fwd = cpu_agg_fwd,
 	.agg_bwd = cpu_agg_bwd,
 	.bias_add = cpu_bias_add,

@@ -13,6 +13,8 @@
 
 /* ------------------------------------------------------------ tensors (tensor.c) */
 
+typedef struct bw_sparse bw_sparse;
+
 /* A dense float32 matrix, row-major, in the memory of `dev` (NULL: the CPU). Owned tensors
  * allocate through the device and grow on demand (bw_tensor_reshape); borrowed ones wrap
  * memory of that device and never grow. A zeroed struct is an empty owned CPU tensor. */
@@ -22,7 +24,31 @@ typedef struct bw_tensor {
 	int64_t cap;          /* elements allocated (owned tensors only) */
 	bool owned;
 	const bw_device *dev; /* where data lives; NULL = the CPU */
+	const bw_sparse *sp;  /* a sparse copy of data (borrowed), or NULL: bw_matmul multiplies
+				 it instead where the backend can (its spmm slot) */
 } bw_tensor;
+
+/* A sparse copy of a dense [rows, cols] matrix that no longer changes (full-graph training's
+ * features): its rows as CSR and its columns as CSR of the transpose, each row's entries in
+ * ascending column order, host memory. Built once by bw_sparse_build; a tensor over the
+ * same data points at it (bw_tensor.sp). */
+struct bw_sparse {
+	int64_t rows, cols, nnz;
+	const float *dense;      /* the matrix copied (borrowed): a tensor uses the copy when its data is this */
+	int64_t *indptr;         /* [rows + 1] */
+	int32_t *indices;        /* [nnz] column of each entry */
+	float *values;           /* [nnz] */
+	int64_t *t_indptr;       /* [cols + 1] the transpose's */
+	int32_t *t_indices;      /* [nnz] row of each entry, ascending within a column */
+	float *t_values;         /* [nnz] */
+};
+
+/* Entries of x [n] that are not zero, counted with `threads` OpenMP threads. */
+int64_t bw_count_nonzero(const float *x, int64_t n, int threads);
+/* s = the sparse copy of dense [rows, cols] (host memory, borrowed; cols < 2^31), built with
+ * `threads` threads; on failure s holds nothing. */
+int bw_sparse_build(bw_sparse *s, const float *dense, int64_t rows, int64_t cols, int threads);
+void bw_sparse_free(bw_sparse *s);
 
 /* An empty owned tensor on dev (NULL: the CPU). */
 bw_tensor bw_tensor_empty(const bw_device *dev);
@@ -207,6 +233,14 @@ typedef struct bw_ops {
 	int (*scatter_add_rows)(const bw_backend *be, const float *in, int64_t dim, const int64_t *idx, int64_t n,
 				float *x);
 
+	/* ---- sparse input (issue 20), optional: NULL (the CUDA backend) makes bw_matmul
+	 * multiply the dense matrix with gemm. The gemm for a sparse a (host memory) and b not
+	 * transposed: c [m, n] = alpha op(a) b + beta c, m = a's rows (a's cols when trans_a).
+	 * Each row of c sums its terms in the order of a's (or its transpose's) entries, one
+	 * thread per row: no atomics, no dependence on the threads. */
+	int (*spmm)(const bw_backend *be, const bw_sparse *a, bool trans_a, int64_t n, float alpha, const float *b,
+		    int64_t ldb, float beta, float *c, int64_t ldc);
+
 	/* ---- the max aggregator and GAT (issue 17). These slots may be NULL: the dispatcher
 	 * then returns BURROW_E_UNSUPPORTED naming the op, and tests/test_ops.c counts a skip.
 	 * Attention works on a block with a self loop added to every destination row (as
@@ -344,7 +378,8 @@ int bw_device_parse(const char *name, int *kind, int *index);
  * be->ops. Tensors are passed by pointer and read as [rows, cols]; every tensor and array
  * is memory of be->dev (checked for tensors). */
 
-/* c = alpha * op(a) op(b) + beta * c */
+/* c = alpha * op(a) op(b) + beta * c; through the backend's spmm when a carries a sparse
+ * copy of all of its data (a->sp), b is not transposed and the backend has the slot */
 int bw_matmul(const bw_backend *be, const bw_tensor *a, bool trans_a, const bw_tensor *b, bool trans_b, float alpha,
 	      float beta, bw_tensor *c);
 /* out [num_dst, d] = aggregate(x [num_src, d]) over whole rows [r0, r1) (r1 < 0: to num_dst) */
@@ -561,6 +596,12 @@ typedef struct bw_model {
 	float *rmean[BURROW_MAX_LAYERS], *rvar[BURROW_MAX_LAYERS];
 	bw_tensor res[BURROW_MAX_LAYERS];    /* residual: layer l's output plus its input */
 	bw_tensor gres;                  /* the output gradient kept for the residual's path */
+	/* layer 0's output (before its normalization and activation) kept by an inference pass
+	 * under a caller's key (bw_model_infer_layer_keep), with layer 0's saved state from that
+	 * same pass; a training forward given the same key (bw_model_forward_keyed) takes it
+	 * instead of computing layer 0 again. Any other forward of layer 0 drops it. */
+	bw_tensor memo;
+	uint64_t memo_key;               /* 0: nothing kept */
 } bw_model;
 
 /* What layer l handed to the next: its activation, plus its input with cfg.residual. */
@@ -601,6 +642,23 @@ int bw_model_backward(const bw_backend *be, bw_model *m, const bw_batch *b, cons
 int bw_model_zero_grads(bw_model *m);
 /* Layer l alone in inference (no dropout), with the ReLU of hidden layers: z from x. */
 int bw_model_infer_layer(const bw_backend *be, bw_model *m, int l, bw_block *b, const bw_tensor *x, bw_tensor *z);
+/* Can layer 0's output computed in inference stand for the training forward's? Yes unless
+ * the layer itself draws randomness in training (GAT's attention dropout): dropout, the
+ * normalization and the residual come after the layer's output, which is what is kept. */
+bool bw_model_memo_able(const bw_model *m);
+/* bw_model_infer_layer that, for l == 0 and keep != 0, also keeps layer 0's output under
+ * the key keep. The caller's key must name the weights and the input (x, b) exactly: a
+ * training forward handed the same key trusts it to be the same computation. */
+int bw_model_infer_layer_keep(const bw_backend *be, bw_model *m, int l, bw_block *b, const bw_tensor *x, bw_tensor *z,
+			      uint64_t keep);
+/* Drop what layer 0's inference kept: the weights were written by other means than the
+ * caller's key counts (a checkpoint, the best epoch's weights). */
+void bw_model_memo_drop(bw_model *m);
+/* bw_model_forward that, given take != 0 equal to the key of what layer 0's inference kept
+ * (and the batch's layer-0 destinations as many as its rows), takes that output instead of
+ * computing layer 0; the result is the same, bit for bit, when the key was honest. */
+int bw_model_forward_keyed(const bw_backend *be, bw_model *m, const bw_batch *b, bool training, uint64_t seed,
+			   uint64_t take, const bw_tensor **logits);
 /* FNV-1a over the weights' bytes (downloaded where they are not host memory): equal
  * weights, equal sums (replicas are compared by it). */
 int bw_model_checksum(const bw_model *m, uint64_t *out);

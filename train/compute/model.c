@@ -101,7 +101,7 @@ int bw_model_open(bw_model **out, const bw_device *dev, const bw_model_cfg *cfg,
 		m->nx[l] = m->res[l] = bw_tensor_empty(dev);
 		m->nstat[l].dev = dev;
 	}
-	m->gres = bw_tensor_empty(dev);
+	m->gres = m->memo = bw_tensor_empty(dev);
 	const size_t bytes = (size_t)m->num_params * sizeof(float);
 	if ((st = bw_device_alloc(dev, bytes, (void **)&m->params)) ||
 	    (st = bw_device_alloc(dev, bytes, (void **)&m->grads)) || (st = bw_device_memset(dev, m->grads, 0, bytes)))
@@ -163,6 +163,7 @@ void bw_model_close(bw_model *m)
 		bw_dbuf_free(&m->nstat[l]);
 	}
 	bw_tensor_free(&m->gres);
+	bw_tensor_free(&m->memo);
 	bw_device_free(m->dev, m->state);
 	bw_tensor_free(&m->g[0]);
 	bw_tensor_free(&m->g[1]);
@@ -276,8 +277,21 @@ int bw_model_layer_forward(const bw_backend *be, bw_model *m, int l, bw_block *b
 	return bw_model_layer_forward_overlap(be, m, l, blk, x, training, key, NULL, h);
 }
 
-int bw_model_layer_forward_overlap(const bw_backend *be, bw_model *m, int l, bw_block *blk, const bw_tensor *x,
-				   bool training, uint64_t key, const bw_overlap *ov, const bw_tensor **h)
+bool bw_model_memo_able(const bw_model *m) { return m->cfg.kind != BURROW_MODEL_GAT; }
+void bw_model_memo_drop(bw_model *m) { m->memo_key = 0; }
+
+/* Does what layer 0's inference kept stand for its forward over blk under key take? */
+static bool memo_fits(const bw_model *m, int l, const bw_block *blk, const bw_tensor *x, uint64_t take)
+{
+	return l == 0 && take != 0 && m->memo_key == take && bw_model_memo_able(m) &&
+	       m->memo.rows == blk->num_dst && m->memo.cols == m->layer[0].out && x->cols == m->layer[0].in;
+}
+
+/* One layer's forward; layer 0 takes what inference kept under take when it fits (h[0]
+ * and the memo trade buffers: the memo is used up) and otherwise drops it, since layer 0's
+ * saved state is then no longer the memo's. */
+static int layer_forward(const bw_backend *be, bw_model *m, int l, bw_block *blk, const bw_tensor *x, bool training,
+			 uint64_t key, const bw_overlap *ov, uint64_t take, const bw_tensor **h)
 {
 	if (l < 0 || l >= m->cfg.layers)
 		return bw_err(BURROW_E_INVAL, "model: no layer %d", l);
@@ -288,9 +302,18 @@ int bw_model_layer_forward_overlap(const bw_backend *be, bw_model *m, int l, bw_
 		return st;
 	m->layer[l].attn_p = training ? m->cfg.attn_dropout : 0.0f;
 	m->layer[l].attn_key = bw_key(key, TAG_ATTN);
-	if ((st = ov ? bw_layer_forward_overlap(be, &m->layer[l], blk, x, &m->h[l], ov)
-		     : bw_layer_forward(be, &m->layer[l], blk, x, &m->h[l])))
-		return st;
+	if (!ov && memo_fits(m, l, blk, x, take)) {
+		const bw_tensor t = m->h[0];
+		m->h[0] = m->memo;
+		m->memo = t;
+		m->memo_key = 0;
+	} else {
+		if (l == 0)
+			m->memo_key = 0;
+		if ((st = ov ? bw_layer_forward_overlap(be, &m->layer[l], blk, x, &m->h[l], ov)
+			     : bw_layer_forward(be, &m->layer[l], blk, x, &m->h[l])))
+			return st;
+	}
 	m->dropout_on = training && m->cfg.dropout > 0.0f;
 	if (has_norm(&m->cfg, l) && (st = normalize(be, m, l, &m->h[l], training)))
 		return st;
@@ -300,6 +323,12 @@ int bw_model_layer_forward_overlap(const bw_backend *be, bw_model *m, int l, bw_
 		return st;
 	*h = bw_model_output(m, l);
 	return 0;
+}
+
+int bw_model_layer_forward_overlap(const bw_backend *be, bw_model *m, int l, bw_block *blk, const bw_tensor *x,
+				   bool training, uint64_t key, const bw_overlap *ov, const bw_tensor **h)
+{
+	return layer_forward(be, m, l, blk, x, training, key, ov, 0, h);
 }
 
 int bw_model_layer_backward(const bw_backend *be, bw_model *m, int l, const bw_block *blk, const bw_tensor *x,
@@ -339,13 +368,19 @@ int bw_model_layer_backward_overlap(const bw_backend *be, bw_model *m, int l, co
 int bw_model_forward(const bw_backend *be, bw_model *m, const bw_batch *b, bool training, uint64_t seed,
 		     const bw_tensor **logits)
 {
+	return bw_model_forward_keyed(be, m, b, training, seed, 0, logits);
+}
+
+int bw_model_forward_keyed(const bw_backend *be, bw_model *m, const bw_batch *b, bool training, uint64_t seed,
+			   uint64_t take, const bw_tensor **logits)
+{
 	int st = check_batch(m, b);
 	if (st)
 		return st;
 	const bw_tensor *x = &b->x;
 	for (int l = 0; l < m->cfg.layers; l++)
-		if ((st = bw_model_layer_forward(be, m, l, b->blocks[l], x, training,
-						 bw_dropout_key(seed, b->epoch, b->index, l), &x)))
+		if ((st = layer_forward(be, m, l, b->blocks[l], x, training, bw_dropout_key(seed, b->epoch, b->index, l),
+					NULL, take, &x)))
 			return st;
 	*logits = x;
 	return 0;
@@ -368,6 +403,12 @@ int bw_model_backward(const bw_backend *be, bw_model *m, const bw_batch *b, cons
 
 int bw_model_infer_layer(const bw_backend *be, bw_model *m, int l, bw_block *b, const bw_tensor *x, bw_tensor *z)
 {
+	return bw_model_infer_layer_keep(be, m, l, b, x, z, 0);
+}
+
+int bw_model_infer_layer_keep(const bw_backend *be, bw_model *m, int l, bw_block *b, const bw_tensor *x, bw_tensor *z,
+			      uint64_t keep)
+{
 	if (l < 0 || l >= m->cfg.layers)
 		return bw_err(BURROW_E_INVAL, "model: no layer %d", l);
 	int st = 0;
@@ -376,8 +417,14 @@ int bw_model_infer_layer(const bw_backend *be, bw_model *m, int l, bw_block *b, 
 	if (!st && m->cfg.kind != BURROW_MODEL_MLP)
 		st = bw_block_upload(b, be->dev);
 	m->layer[l].attn_p = 0.0f;
+	if (l == 0)
+		m->memo_key = 0;
 	if (!st)
 		st = bw_layer_forward(be, &m->layer[l], b, x, z);
+	if (!st && l == 0 && keep && bw_model_memo_able(m) &&
+	    !(st = bw_tensor_reshape(&m->memo, m->dev, z->rows, z->cols)) &&
+	    !(st = bw_device_copy(m->dev, m->memo.data, z->data, (size_t)(z->rows * z->cols) * sizeof(float))))
+		m->memo_key = keep;
 	if (!st && has_norm(&m->cfg, l))
 		st = normalize(be, m, l, z, false);
 	if (!st && l + 1 < m->cfg.layers)

@@ -33,6 +33,9 @@ int bw_matmul(const bw_backend *be, const bw_tensor *a, bool ta, const bw_tensor
 	ON(a, "matmul");
 	ON(b, "matmul");
 	ON(c, "matmul");
+	const bw_sparse *sp = a->sp;
+	if (sp && be->ops->spmm && !tb && sp->dense == a->data && sp->rows == a->rows && sp->cols == a->cols)
+		return be->ops->spmm(be, sp, ta, n, alpha, b->data, b->cols, beta, c->data, c->cols);
 	return be->ops->gemm(be, ta, tb, m, n, k, alpha, a->data, a->cols, b->data, b->cols, beta, c->data, c->cols);
 }
 

@@ -63,7 +63,10 @@ bw_tensor bw_tensor_view(const bw_device *dev, float *data, int64_t rows, int64_
 bw_tensor bw_tensor_rows(const bw_tensor *t, int64_t r0, int64_t n)
 {
 	BW_ASSERT(r0 >= 0 && n >= 0 && r0 + n <= t->rows);
-	return bw_tensor_view(t->dev, t->data + r0 * t->cols, n, t->cols);
+	bw_tensor v = bw_tensor_view(t->dev, t->data + r0 * t->cols, n, t->cols);
+	if (r0 == 0 && n == t->rows) /* all of it: its sparse copy too */
+		v.sp = t->sp;
+	return v;
 }
 
 int bw_tensor_zero_rows(bw_tensor *t, int64_t r0, int64_t n)

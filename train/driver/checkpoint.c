@@ -501,6 +501,7 @@ int bw_checkpoint_load(bw_ck_state *t, const char *path)
 		goto out;
 	if (sbytes && (st = bw_device_upload(t->model->dev, t->model->state, (char *)tmp + (size_t)(1 + k) * pbytes, sbytes)))
 		goto out;
+	bw_model_memo_drop(t->model);
 	if ((st = bw_device_upload(t->model->dev, t->model->params, tmp, pbytes)) ||
 	    (k >= 1 && (st = bw_device_upload(t->optim->dev, t->optim->m, (char *)tmp + pbytes, pbytes))) ||
 	    (k >= 2 && (st = bw_device_upload(t->optim->dev, t->optim->v, (char *)tmp + 2 * pbytes, pbytes))))

@@ -101,6 +101,8 @@ struct burrow_trainer {
 	float *feat_buf;                  /* full-graph mode: every row, read through the store (owned host memory) */
 	bw_tensor feat;                   /* [N, D] feat_buf on the model's device; empty in mini-batch mode */
 	bw_rows feat_rows;                /* the features by id: the store, or feat_buf */
+	bw_sparse feat_sp;                /* full-graph mode: feat_buf's sparse copy when the first layer
+					   * multiplies it sparse (opts.sparse_input; feat.sp points here) */
 	bw_dbuf labels_dev;               /* [N] labels on the model's device (full-graph mode) */
 	bw_dbuf train_dev;                /* the training split's ids on the model's device (full-graph mode) */
 	bw_dbuf loss_dev;                 /* one bw_loss on the model's device */
@@ -109,6 +111,11 @@ struct burrow_trainer {
 	bw_block full;                    /* the whole graph as one block (full-graph training) */
 	bool full_ready;
 	bw_tensor glogits;                /* dL/dlogits of a step */
+	/* full-graph mode: evaluation's layer 0 over the whole graph is the next training
+	 * step's layer 0 (the same weights, features and graph), so it keeps its output under
+	 * the weights' version and the step takes it (bw_model_infer_layer_keep) */
+	bool reuse_layer0;                /* on at open; tests turn it off to compare */
+	uint64_t wversion;                /* the weights' version, >= 1: bumped by every optimizer step */
 	int32_t *map;                     /* [N] global -> chunk-local ids of layer-wise inference, -1 unset */
 	char *scratch_dir;                /* owned copy of opts.scratch_dir, NULL = $TMPDIR or /tmp */
 	uint64_t spill_seq;               /* numbers scratch files */
@@ -128,6 +135,9 @@ struct burrow_trainer {
  * backward, update. A non-finite loss is BURROW_E_RANGE naming the batch's epoch and index
  * (1-based), before any update. The sampler + store pipeline calls this per batch. */
 int bw_trainer_step(burrow_trainer *t, const bw_batch *b, double *loss, int64_t *counted, int64_t *correct);
+/* The key under which layer 0's output over the whole graph with the weights now in place
+ * may be kept and taken (full-graph mode, t->reuse_layer0, a model that allows it); 0: none. */
+uint64_t bw_trainer_layer0_key(const burrow_trainer *t);
 
 /* The nodes of split s (enum burrow_split): the drawn split under opts.split, else the
  * dataset's; NULL when empty. */

@@ -205,15 +205,21 @@ int bw_trainer_infer_upto(burrow_trainer *t, int layers, bw_infer_sink sink, voi
 			bw_block blk;
 			const void *zh;
 			st = build_chunk(t, &c, r0, r1, graph, &blk);
-			/* the chunk's input rows, gathered on the host and put on the device */
+			/* full-graph mode, layer 0 in one chunk: the chunk is the whole graph in its own
+			 * ids and its input the features on the device, as in a training step, which
+			 * takes the output kept here (trainer.c) */
+			const bool whole = l == 0 && r0 == 0 && r1 == n && t->o.full_graph;
+			const bw_tensor *xin = whole ? &t->feat : &x;
+			/* else the chunk's input rows, gathered on the host and put on the device */
 			const size_t xbytes = (size_t)(blk.num_src * din) * sizeof(float);
 			void *xh;
-			if (!st && !(st = bw_tensor_reshape(&x, dev, blk.num_src, din)) &&
+			if (!st && !whole && !(st = bw_tensor_reshape(&x, dev, blk.num_src, din)) &&
 			    !(st = bw_stage_write(&in_stage, dev, x.data, xbytes, &xh)) &&
 			    !(st = in.gather(&in, c.ids, blk.num_src, xh)))
 				st = bw_stage_write_commit(&in_stage, dev, x.data, xh, xbytes);
 			if (!st)
-				st = bw_model_infer_layer(&t->be, t->model, l, &blk, &x, &z);
+				st = bw_model_infer_layer_keep(&t->be, t->model, l, &blk, xin, &z,
+							       whole ? bw_trainer_layer0_key(t) : 0);
 			if (graph)
 				for (int64_t j = 0; j < blk.num_src; j++)
 					t->map[c.ids[j]] = -1;

@@ -27,6 +27,7 @@ int burrow_trainer_use_best(burrow_trainer *t)
 			      "trainer: the best epoch's (%d) weights are not in memory (they were evaluated before "
 			      "the checkpoint this trainer loaded; its best.ckpt holds them)",
 			      t->best.epoch);
+	bw_model_memo_drop(t->model);
 	return bw_device_upload(t->be.dev, t->model->params, t->best_params,
 				(size_t)t->model->num_params * sizeof(float));
 }

@@ -141,6 +141,9 @@ static int check_opts(const burrow_train_opts *o)
 	if (o->model == BURROW_MODEL_GAT && (o->heads < 1 || o->heads > 64 || (o->layers > 1 && o->hidden % o->heads)))
 		return bw_err(BURROW_E_INVAL, "train: gat wants 1 to 64 heads that divide the hidden width, got %d heads "
 					      "for hidden %lld", o->heads, (long long)o->hidden);
+	if (o->sparse_input != BURROW_SPARSE_AUTO && o->sparse_input != BURROW_SPARSE_ON &&
+	    o->sparse_input != BURROW_SPARSE_OFF)
+		return bw_err(BURROW_E_INVAL, "train: unknown sparse-input mode %d", o->sparse_input);
 	if (burrow_norm_parse(burrow_norm_name(o->norm)) < 0)
 		return bw_err(BURROW_E_INVAL, "train: unknown normalization %d", o->norm);
 	if (!(o->attn_dropout >= 0 && o->attn_dropout < 1))
@@ -248,6 +251,33 @@ static int read_all_rows(burrow_trainer *t)
 	return 0;
 }
 
+/* Full-graph mode: the features' sparse copy for the first layer's products, when
+ * opts.sparse_input asks (AUTO: at most BURROW_SPARSE_AUTO_DENSITY non-zero) and the backend
+ * has the sparse product; otherwise it multiplies them dense. */
+static int sparse_features(burrow_trainer *t)
+{
+	const int mode = t->o.sparse_input;
+	const int64_t n = t->info->num_nodes, d = t->info->feat_dim;
+	if (mode == BURROW_SPARSE_OFF || n == 0)
+		return 0;
+	if (!t->be.ops->spmm) {
+		if (mode == BURROW_SPARSE_ON)
+			bw_log(BURROW_LOG_INFO, "the %s backend has no sparse product: the features are multiplied dense",
+			       t->be.ops->name);
+		return 0;
+	}
+	const int64_t nnz = bw_count_nonzero(t->feat_buf, n * d, t->be.threads);
+	const double density = (double)nnz / ((double)n * (double)d);
+	if (mode == BURROW_SPARSE_AUTO && density > BURROW_SPARSE_AUTO_DENSITY)
+		return 0;
+	int st = bw_sparse_build(&t->feat_sp, t->feat_buf, n, d, t->be.threads);
+	if (st)
+		return st;
+	t->feat.sp = &t->feat_sp;
+	bw_log(BURROW_LOG_INFO, "the features are %.2f%% non-zero: the first layer multiplies them sparse", 100 * density);
+	return 0;
+}
+
 /* Does the file at path take at most half the memory available now (MemAvailable: free plus
  * reclaimable page cache, and no more than the cgroup's limit)? Then the page cache holds it and buffered reads beat direct ones
  * from the second touch of a block on. */
@@ -305,7 +335,7 @@ static int open_features(burrow_trainer *t)
 		return bw_err(BURROW_E_FORMAT, "%s: shape [%lld, %lld] differs from meta.json's [%lld, %lld]", path,
 			      (long long)in->num_rows, (long long)in->dim, (long long)n, (long long)d);
 	if (t->o.full_graph)
-		return read_all_rows(t);
+		return (st = read_all_rows(t)) ? st : sparse_features(t);
 	if (t->cache_budget > 0 && t->o.cache_policy == BURROW_CACHE_CLOCK) {
 		st = burrow_store_cache_clock(t->store, t->cache_budget);
 	} else if (t->cache_budget > 0) {
@@ -388,6 +418,8 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 	t->labels = burrow_dataset_labels(ds);
 	t->best = (burrow_best){.epoch = -1, .valid_acc = -1, .test_acc = -1};
 	t->best_params_epoch = -1;
+	t->reuse_layer0 = true;
+	t->wversion = 1;
 	if (o->scratch_dir && !(t->scratch_dir = bw_strdup(o->scratch_dir))) {
 		st = BURROW_E_NOMEM;
 		goto fail;
@@ -462,6 +494,7 @@ void burrow_trainer_close(burrow_trainer *t)
 	bw_block_release(&t->full);
 	bw_tensor_free(&t->glogits);
 	bw_tensor_free(&t->feat);
+	bw_sparse_free(&t->feat_sp);
 	bw_tensor_free(&t->mb_x);
 	bw_dbuf_free(&t->labels_dev);
 	bw_dbuf_free(&t->train_dev);
@@ -484,10 +517,16 @@ uint64_t burrow_trainer_weights_checksum(const burrow_trainer *t)
 	return bw_model_checksum(t->model, &h) ? 0 : h;
 }
 
-int bw_trainer_step(burrow_trainer *t, const bw_batch *b, double *loss, int64_t *counted, int64_t *correct)
+uint64_t bw_trainer_layer0_key(const burrow_trainer *t)
+{
+	return t->o.full_graph && t->reuse_layer0 && bw_model_memo_able(t->model) ? t->wversion : 0;
+}
+
+/* One step; take: the key of layer 0's kept output that stands for this batch's (0: none). */
+static int step(burrow_trainer *t, const bw_batch *b, uint64_t take, double *loss, int64_t *counted, int64_t *correct)
 {
 	const bw_tensor *logits;
-	int st = bw_model_forward(&t->be, t->model, b, true, t->o.seed, &logits);
+	int st = bw_model_forward_keyed(&t->be, t->model, b, true, t->o.seed, take, &logits);
 	if (st)
 		return st;
 	bw_loss ls;
@@ -505,7 +544,13 @@ int bw_trainer_step(burrow_trainer *t, const bw_batch *b, double *loss, int64_t 
 			      (unsigned long long)b->index + 1);
 	if ((st = bw_model_backward(&t->be, t->model, b, &t->glogits)))
 		return st;
+	t->wversion++;
 	return bw_optim_step(&t->be, t->optim, t->model->params, t->model->grads);
+}
+
+int bw_trainer_step(burrow_trainer *t, const bw_batch *b, double *loss, int64_t *counted, int64_t *correct)
+{
+	return step(t, b, 0, loss, counted, correct);
 }
 
 /* The whole graph as one block: int32 local ids are the dataset's own. */
@@ -567,7 +612,7 @@ static int train_epoch(burrow_trainer *t, burrow_epoch_stats *es)
 	progress(t, 0, 1);
 	double loss;
 	int64_t counted, correct;
-	if ((st = bw_trainer_step(t, &b, &loss, &counted, &correct)))
+	if ((st = step(t, &b, bw_trainer_layer0_key(t), &loss, &counted, &correct)))
 		return st;
 	progress(t, 1, 1);
 	t->epoch++;
