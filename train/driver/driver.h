@@ -117,6 +117,10 @@ struct burrow_trainer {
 	bool reuse_layer0;                /* on at open; tests turn it off to compare */
 	uint64_t wversion;                /* the weights' version, >= 1: bumped by every optimizer step */
 	int32_t *map;                     /* [N] global -> chunk-local ids of layer-wise inference, -1 unset */
+	/* full-graph mode, the graph in one inference chunk: each layer's output over the whole
+	 * graph, on the device, is the next layer's input (no download, no gather); kept between
+	 * evaluations so that an epoch allocates nothing */
+	bw_tensor infer_z[2];
 	char *scratch_dir;                /* owned copy of opts.scratch_dir, NULL = $TMPDIR or /tmp */
 	uint64_t spill_seq;               /* numbers scratch files */
 	/* mini-batch mode */

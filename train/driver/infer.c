@@ -172,12 +172,20 @@ int bw_trainer_infer_upto(burrow_trainer *t, int layers, bw_infer_sink sink, voi
 			return BURROW_E_NOMEM;
 		memset(t->map, -1, (size_t)n * sizeof *t->map);
 	}
+	/* full-graph mode with the whole graph in one chunk: every layer runs over the whole graph
+	 * in its own ids, as in a training step; layer 0 reads the features on the device and
+	 * each next layer the previous one's output there (t->infer_z) */
+	const bool whole = t->o.full_graph && chunk_end(t, 0, graph) >= n;
+	if (whole && t->infer_z[0].dev != dev) {
+		t->infer_z[0] = bw_tensor_empty(dev);
+		t->infer_z[1] = bw_tensor_empty(dev);
+	}
 	for (int l = 0; l < L; l++) {
 		int64_t din, dout;
 		bw_model_layer_dims(&t->model->cfg, l, &din, &dout);
 		const bool last = l == L - 1;
 		memset(&lo, 0, sizeof lo);
-		if (!last) {
+		if (!last && !whole) {
 			const double bytes = (double)n * (double)dout * sizeof(float);
 			size_t left, limit;
 			const double budget = t->o.mem_bytes > 0	     ? (double)t->o.mem_bytes
@@ -205,11 +213,9 @@ int bw_trainer_infer_upto(burrow_trainer *t, int layers, bw_infer_sink sink, voi
 			bw_block blk;
 			const void *zh;
 			st = build_chunk(t, &c, r0, r1, graph, &blk);
-			/* full-graph mode, layer 0 in one chunk: the chunk is the whole graph in its own
-			 * ids and its input the features on the device, as in a training step, which
-			 * takes the output kept here (trainer.c) */
-			const bool whole = l == 0 && r0 == 0 && r1 == n && t->o.full_graph;
-			const bw_tensor *xin = whole ? &t->feat : &x;
+			/* whole: layer 0's output is kept for the next training step (trainer.c) */
+			const bw_tensor *xin = !whole ? &x : l == 0 ? &t->feat : &t->infer_z[(l - 1) & 1];
+			bw_tensor *zout = whole ? &t->infer_z[l & 1] : &z;
 			/* else the chunk's input rows, gathered on the host and put on the device */
 			const size_t xbytes = (size_t)(blk.num_src * din) * sizeof(float);
 			void *xh;
@@ -218,8 +224,8 @@ int bw_trainer_infer_upto(burrow_trainer *t, int layers, bw_infer_sink sink, voi
 			    !(st = in.gather(&in, c.ids, blk.num_src, xh)))
 				st = bw_stage_write_commit(&in_stage, dev, x.data, xh, xbytes);
 			if (!st)
-				st = bw_model_infer_layer_keep(&t->be, t->model, l, &blk, xin, &z,
-							       whole ? bw_trainer_layer0_key(t) : 0);
+				st = bw_model_infer_layer_keep(&t->be, t->model, l, &blk, xin, zout,
+							       whole && l == 0 ? bw_trainer_layer0_key(t) : 0);
 			if (graph)
 				for (int64_t j = 0; j < blk.num_src; j++)
 					t->map[c.ids[j]] = -1;
@@ -227,7 +233,9 @@ int bw_trainer_infer_upto(burrow_trainer *t, int layers, bw_infer_sink sink, voi
 			if (st)
 				goto out;
 			if (last)
-				st = sink(ctx, r0, &z);
+				st = sink(ctx, r0, zout);
+			else if (whole)
+				; /* the next layer reads zout where it is */
 			else if (lo.mem)
 				st = bw_device_download(dev, lo.mem + r0 * dout, z.data, (size_t)(z.rows * dout) * sizeof(float));
 			else if (!(st = bw_stage_read(&t->stage, dev, z.data, (size_t)(z.rows * dout) * sizeof(float), &zh)))
@@ -240,6 +248,8 @@ int bw_trainer_infer_upto(burrow_trainer *t, int layers, bw_infer_sink sink, voi
 		}
 		if (last)
 			break;
+		if (whole)
+			continue;
 		if (lo.writing) {
 			lo.writing = false;
 			if ((st = bw_npy_writer_commit(&lo.w)))

@@ -490,6 +490,8 @@ void burrow_trainer_close(burrow_trainer *t)
 	bw_free(t->best_params);
 	bw_free(t->gcn_norm);
 	bw_free(t->map);
+	bw_tensor_free(&t->infer_z[0]);
+	bw_tensor_free(&t->infer_z[1]);
 	bw_free(t->scratch_dir);
 	bw_block_release(&t->full);
 	bw_tensor_free(&t->glogits);
