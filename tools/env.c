@@ -4,6 +4,7 @@
 #include "cli.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* libgomp and OpenBLAS read their environment once, when they load, before main (and libc's
@@ -16,17 +17,34 @@
  *   slower than one. Passive waits measured best under load (bench sample at 2 threads,
  *   load 25 on 2 cores: 1.00x one thread passive, 0.64-0.83x with a 10,000-round spin,
  *   0.41-0.44x with the default spin; docs/train.md).
+ *   Except `burrow train --full-graph` in one process (not under a launcher): GOMP_SPINCOUNT=
+ *   20000, a bounded spin. No pipeline threads share its cores, and its epoch is many short
+ *   parallel regions whose passive wake-ups do not halve: Cora gcn, 200 epochs, 2 threads
+ *   against 1, quiet: 1.28x passive, 1.57-1.60x with the spin (docs/train.md).
  * - OPENBLAS_NUM_THREADS=1 (unless it or GOTO_NUM_THREADS is set): the CPU backend runs
  *   OpenBLAS at one thread and splits GEMMs over its own OpenMP threads (one pool), so the
  *   threads OpenBLAS starts from its constructor would only idle; and under RLIMIT_AS each
  *   of them maps a 128 MiB buffer, retrying forever when the mapping fails (a hang at 100%
  *   CPU, not an error: train/compute/backend_cpu.c, blas_fit).
  * If the exec fails, the command carries on as it is. */
+/* `burrow train ... --full-graph` outside a launcher's ranks. */
+static bool full_graph_alone(char **argv)
+{
+	if (!argv[0] || !argv[1] || strcmp(argv[1], "train") != 0 || getenv("OMPI_COMM_WORLD_SIZE") ||
+	    getenv("PMI_SIZE") || getenv("PMIX_RANK"))
+		return false;
+	for (int i = 2; argv[i]; i++)
+		if (strcmp(argv[i], "--full-graph") == 0)
+			return true;
+	return false;
+}
+
 void cli_env(char **argv)
 {
 	bool changed = false;
 	if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT"))
-		changed |= setenv("OMP_WAIT_POLICY", "passive", 0) == 0;
+		changed |= (full_graph_alone(argv) ? setenv("GOMP_SPINCOUNT", "20000", 0)
+						   : setenv("OMP_WAIT_POLICY", "passive", 0)) == 0;
 	if (!getenv("OPENBLAS_NUM_THREADS") && !getenv("GOTO_NUM_THREADS"))
 		changed |= setenv("OPENBLAS_NUM_THREADS", "1", 0) == 0;
 	if (changed)
