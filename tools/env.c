@@ -20,7 +20,7 @@
  *   Except `burrow train --full-graph` in one process (not under a launcher): GOMP_SPINCOUNT=
  *   20000, a bounded spin. No pipeline threads share its cores, and its epoch is many short
  *   parallel regions whose passive wake-ups do not halve: Cora gcn, 200 epochs, 2 threads
- *   against 1, quiet: 1.28x passive, 1.57-1.60x with the spin (docs/train.md).
+ *   against 1, quiet: 1.28x passive, 1.56-1.60x with the spin (docs/train.md).
  * - OPENBLAS_NUM_THREADS=1 (unless it or GOTO_NUM_THREADS is set): the CPU backend runs
  *   OpenBLAS at one thread and splits GEMMs over its own OpenMP threads (one pool), so the
  *   threads OpenBLAS starts from its constructor would only idle; and under RLIMIT_AS each
