@@ -60,23 +60,6 @@ static bool names_parts_dir(int argc, char **argv)
 	return false;
 }
 
-/* The size of the MPI job that started this process (from the launchers' environment:
- * Open MPI, MPICH's PMI), 1 when not under mpirun; *rank gets this process's rank. */
-static int launcher_size(int *rank)
-{
-	static const char *const sizes[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"};
-	static const char *const ranks[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK"};
-	for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
-		const char *v = getenv(sizes[i]), *r = getenv(ranks[i]);
-		if (v) {
-			*rank = r ? atoi(r) : 0;
-			return atoi(v);
-		}
-	}
-	*rank = 0;
-	return 1;
-}
-
 int main(int argc, char **argv)
 {
 	cli_env(argv);
@@ -117,7 +100,7 @@ int main(int argc, char **argv)
 	/* BURROW_DEBUG=1 in the environment: the library's debug lines too (per-pass details) */
 	const char *dbg = getenv("BURROW_DEBUG");
 	burrow_log_set(cli_log, NULL, dbg && *dbg && strcmp(dbg, "0") ? BURROW_LOG_DEBUG : BURROW_LOG_INFO);
-	int rank, size = launcher_size(&rank);
+	int rank, size = cli_launcher_size(&rank);
 	/* Ctrl-C, SIGTERM: remove the temporary outputs, one line (from rank 0), exit 130 / 143 */
 	cli_interrupts_init(cmd, rank != 0);
 	if (!strcmp(cmd, "train") && names_parts_dir(argc - 1, argv + 1))

@@ -336,3 +336,20 @@ bool cli_split(const char *s, double f[3])
 	const double sum = f[0] + f[1] + f[2];
 	return k == 3 && !tok && sum > 0 && sum <= 1 + 1e-9;
 }
+
+/* The size of the MPI job that started this process (from the launchers' environment:
+ * Open MPI, MPICH's PMI), 1 when not under mpirun; *rank gets this process's rank. */
+int cli_launcher_size(int *rank)
+{
+	static const char *const sizes[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"};
+	static const char *const ranks[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK"};
+	for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+		const char *v = getenv(sizes[i]), *r = getenv(ranks[i]);
+		if (v) {
+			*rank = r ? atoi(r) : 0;
+			return atoi(v);
+		}
+	}
+	*rank = 0;
+	return 1;
+}

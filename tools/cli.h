@@ -27,6 +27,9 @@ int cli_interrupts_init(const char *cmd, bool quiet);
 /* OMP_WAIT_POLICY=passive and OPENBLAS_NUM_THREADS=1 unless the user set them: exec argv
  * again with them (tools/env.c). Called first thing in main; returns when nothing is to do. */
 void cli_env(char **argv);
+/* The size of the MPI job that started this process (from the launchers' environment:
+ * Open MPI, MPICH's PMI), 1 when not under mpirun; *rank gets this process's rank. */
+int cli_launcher_size(int *rank);
 /* "burrow: <what>: <why>" on stderr; returns EXIT_FAIL. */
 int cli_fail(const char *what, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The library's message for a failed call, without a leading "<what>: " that would repeat

@@ -30,8 +30,8 @@
 /* `burrow train ... --full-graph` outside a launcher's ranks. */
 static bool full_graph_alone(char **argv)
 {
-	if (!argv[0] || !argv[1] || strcmp(argv[1], "train") != 0 || getenv("OMPI_COMM_WORLD_SIZE") ||
-	    getenv("PMI_SIZE") || getenv("PMIX_RANK"))
+	int rank;
+	if (!argv[0] || !argv[1] || strcmp(argv[1], "train") != 0 || cli_launcher_size(&rank) != 1)
 		return false;
 	for (int i = 2; argv[i]; i++)
 		if (strcmp(argv[i], "--full-graph") == 0)
