@@ -806,6 +806,8 @@ enum burrow_optim_kind { BURROW_OPTIM_ADAM = 1, BURROW_OPTIM_ADAMW = 2, BURROW_O
  * features: as a sparse matrix when at most BURROW_SPARSE_AUTO_DENSITY of them are non-zero
  * (AUTO), always (ON) or never (OFF). The sparse product and the dense GEMM cross between 10
  * and 15% non-zero at 1 and 2 threads; at 5% sparse takes about 0.6 of the time (docs/train.md). */
+enum burrow_eval_split { BURROW_EVAL_TRAIN = 1, BURROW_EVAL_VALID = 2, BURROW_EVAL_TEST = 4 };
+#define BURROW_EVAL_ALL (BURROW_EVAL_TRAIN | BURROW_EVAL_VALID | BURROW_EVAL_TEST)
 enum burrow_sparse_input { BURROW_SPARSE_AUTO = 0, BURROW_SPARSE_ON = 1, BURROW_SPARSE_OFF = 2 };
 #define BURROW_SPARSE_AUTO_DENSITY 0.05
 
@@ -886,6 +888,11 @@ typedef struct burrow_train_opts {
 				   layer's products with them (X W forward, X^T G backward) visit only the
 				   non-zeros: the same sums up to float rounding. A backend without the
 				   sparse product (CUDA) multiplies dense whatever this says */
+	unsigned eval_splits;   /* the splits evaluation scores: an OR of BURROW_EVAL_TRAIN, _VALID,
+				   _TEST; a split left out reads -1 (absent) in burrow_eval_stats. 0
+				   (default): all three under layer-wise inference (one pass covers
+				   every node), valid and test under eval_fanout, whose cost grows with
+				   the nodes scored and where the train split is most of them */
 } burrow_train_opts;
 
 /* Fill o with the defaults above. */

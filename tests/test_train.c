@@ -946,6 +946,15 @@ Test(train_run, eval_and_embed_agree_with_training)
 	free(logtext);
 	free(out);
 	free(err);
+	/* --eval-splits: the splits left out are null, the one scored unchanged */
+	rc = tu_sh(&out, &err, "%s eval '%s' --checkpoint '%s/ck' --json --threads 1 --eval-splits test", tu_burrow(), d, dir);
+	cr_assert_eq(rc, 0, "%s", err);
+	double te1;
+	cr_assert_eq(sscanf(strstr(out, "\"train_acc\""), "\"train_acc\": null, \"valid_acc\": null, \"test_acc\": %lf", &te1), 1,
+		     "%s", out);
+	cr_assert_eq(te1, te);
+	free(out);
+	free(err);
 	/* embed: [N, C] logits whose argmax reproduces the test accuracy */
 	rc = tu_sh(NULL, &err, "%s embed '%s' --checkpoint '%s/ck' --out '%s/x.npy' --mem 1K --scratch '%s'", tu_burrow(),
 		   d, dir, dir, dir);
@@ -999,6 +1008,7 @@ Test(train_run, sampled_evaluation_agrees_with_layerwise_inference)
 		memcpy(o.eval_fanout, fans[k < 3 ? k : 2], sizeof fans[0]);
 		o.batch_size = 300; /* several batches per split, the last one short */
 		o.threads = k == 3 ? 2 : 1;
+		o.eval_splits = k == 1 ? BURROW_EVAL_ALL : 0; /* sampled, the train split only when asked */
 		burrow_trainer *t;
 		cr_assert_eq(burrow_trainer_open(&t, ds, &o), 0, "%s", burrow_last_error());
 		for (int e = 0; e < 20; e++) {
@@ -1020,6 +1030,8 @@ Test(train_run, sampled_evaluation_agrees_with_layerwise_inference)
 			  "split %d: layer-wise %.4f, sampled with every neighbor %.4f", s, acc[0][s], acc[1][s]);
 	cr_assert_eq(ev[2].test_acc, ev[3].test_acc, "1 and 2 threads: %.4f, %.4f", ev[2].test_acc, ev[3].test_acc);
 	cr_assert_eq(ev[2].valid_acc, ev[3].valid_acc);
+	cr_assert_eq(ev[2].train_acc, -1.0, "sampled evaluation scored the train split unasked: %.4f", ev[2].train_acc);
+	cr_assert(ev[0].train_acc >= 0.0 && ev[1].train_acc >= 0.0);
 	cr_assert(ev[2].test_acc > 0.5, "sampled test accuracy %.3f (4 classes)", ev[2].test_acc);
 	cr_assert_eq(ev[2].spilled_bytes, 0);
 	burrow_dataset_close(ds);
@@ -1048,7 +1060,10 @@ Test(train_run, options_are_checked)
 	cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' --eval-fanout 5,5 --quiet", tu_burrow(), d), 2);
 	cr_assert(strstr(err, "--eval-fanout 5,5 has 2 values but the model has 3 layers"), "%s", err);
 	free(err);
-	cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' --resume", tu_burrow(), d), 2);
+	cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' --eval-splits valid,train,valid --quiet", tu_burrow(), d), 2);
+	cr_assert(strstr(err, "--eval-splits"), "%s", err);
+	free(err);
+		cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' --resume", tu_burrow(), d), 2);
 	free(err);
 	cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' --prefetch 65 --quiet", tu_burrow(), d), 2);
 	cr_assert(strstr(err, "--prefetch"), "%s", err);
@@ -1067,6 +1082,10 @@ Test(train_run, options_are_checked)
 	o.eval_fanout[0] = 5;
 	cr_assert_eq(burrow_trainer_open(&t, ds, &o), BURROW_E_INVAL);
 	cr_assert(strstr(burrow_last_error(), "evaluation fanout 0 of layer 1"), "%s", burrow_last_error());
+	o = small_opts(BURROW_MODEL_SAGE);
+	o.eval_splits = BURROW_EVAL_ALL + 1;
+	cr_assert_eq(burrow_trainer_open(&t, ds, &o), BURROW_E_INVAL);
+	cr_assert(strstr(burrow_last_error(), "eval_splits"), "%s", burrow_last_error());
 	burrow_trainer_close(NULL);
 	burrow_dataset_close(ds);
 	free(d);

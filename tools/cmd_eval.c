@@ -8,7 +8,7 @@
 static void help(void)
 {
 	printf("usage: burrow eval DIR --checkpoint C [--split a,b,c] [--eval-fanout a,b,c] [--batch B] [--mem BYTES]\n"
-	       "                     [--eval-chunk N] [--scratch DIR]\n"
+	       "                     [--eval-splits S] [--eval-chunk N] [--scratch DIR]\n"
 	       "                     [--threads T] [--device D] [--tf32] [--json]\n\n"
 	       "Accuracy (correct / total) of a checkpointed model on the train, valid and test splits of\n"
 	       "DIR, by layer-wise full-neighbor inference over all nodes (or, with --eval-fanout, on\n"
@@ -21,6 +21,8 @@ static void help(void)
 	       "                  input layer first, -1 = all), --batch nodes at a time: memory of one batch,\n"
 	       "                  no N x hidden embeddings (off: layer-wise inference over all nodes)\n"
 	       "  --batch B       split nodes per batch with --eval-fanout (1024)\n"
+	       "  --eval-splits S the splits scored, names separated by commas (train,valid,test; valid,test\n"
+	       "                  with --eval-fanout, whose time grows with the nodes scored)\n"
 	       "  --mem BYTES     keep a layer's embeddings in memory up to half of this, else spill (no limit)\n"
 	       "  --eval-chunk N  destination rows per chunk (8192)\n"
 	       "  --scratch DIR   where spills go ($TMPDIR or /tmp)\n"
@@ -31,7 +33,7 @@ static void help(void)
 }
 
 enum { O_CKPT = 256, O_SPLIT, O_MEM, O_CHUNK, O_SCRATCH, O_THREADS, O_DEVICE, O_TF32, O_JSON, O_EFAN, O_BATCH,
-       O_HELP };
+       O_SPLITS, O_HELP };
 
 int cmd_eval(int argc, char **argv)
 {
@@ -41,7 +43,8 @@ int cmd_eval(int argc, char **argv)
 		{"threads", required_argument, 0, O_THREADS}, {"json", no_argument, 0, O_JSON},
 		{"device", required_argument, 0, O_DEVICE},   {"tf32", no_argument, 0, O_TF32},
 		{"split", required_argument, 0, O_SPLIT},     {"eval-fanout", required_argument, 0, O_EFAN},
-		{"batch", required_argument, 0, O_BATCH},     {"help", no_argument, 0, O_HELP},
+		{"batch", required_argument, 0, O_BATCH},     {"eval-splits", required_argument, 0, O_SPLITS},
+		{"help", no_argument, 0, O_HELP},
 		{0, 0, 0, 0},
 	};
 	burrow_train_opts o;
@@ -93,6 +96,11 @@ int cmd_eval(int argc, char **argv)
 			if (!cli_i64(optarg, &v) || v < 1)
 				return cli_usage("eval", "--batch wants a positive integer, got '%s'", optarg);
 			o.batch_size = v;
+			break;
+		case O_SPLITS:
+			if (!train_cli_parse_splits(optarg, &o.eval_splits))
+				return cli_usage("eval", "--eval-splits wants split names train, valid, test separated by commas, "
+						 "got '%s'", optarg);
 			break;
 		default: return EXIT_USAGE;
 		}

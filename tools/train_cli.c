@@ -182,6 +182,25 @@ bool train_cli_parse_fanout(const char *s, int32_t *out, int *n)
 	return *n > 0;
 }
 
+bool train_cli_parse_splits(const char *s, unsigned *out)
+{
+	static const char *const names[3] = {"train", "valid", "test"};
+	*out = 0;
+	while (*s) {
+		const size_t len = strcspn(s, ",");
+		int k = 0;
+		while (k < 3 && !(strlen(names[k]) == len && !strncmp(s, names[k], len)))
+			k++;
+		if (k == 3 || *out & 1u << k)
+			return false;
+		*out |= 1u << k;
+		s += len;
+		if (*s == ',' && !*++s)
+			return false;
+	}
+	return *out != 0;
+}
+
 int train_cli_layers_fanout(const char *cmd, burrow_train_opts *o, bool layers_set, const char *fanout, int nfanout)
 {
 	if (!fanout) {

@@ -33,6 +33,9 @@ bool train_cli_parse_cache(const char *s, burrow_train_opts *o);
 /* --fanout a,b,c (and --eval-fanout): positive integers or -1, input layer first, into
  * out[BURROW_MAX_LAYERS]; *n gets the count. */
 bool train_cli_parse_fanout(const char *s, int32_t *out, int *n);
+/* --eval-splits train,valid,test: one to three distinct split names separated by commas, into
+ * the mask of BURROW_EVAL_* bits. False when malformed, empty or repeated. */
+bool train_cli_parse_splits(const char *s, unsigned *out);
 /* --layers and --fanout together, after parsing: a fanout list (fanout, NULL when not given,
  * of nfanout values) sets o->layers to its length unless --layers was given (layers_set),
  * which it must then match; without one, o->fanout gets the default 5 x (L - l). Returns 0,

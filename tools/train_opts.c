@@ -157,6 +157,8 @@ static bool set_eval_fanout(train_args *a, const char *v)
 	return train_cli_parse_fanout(v, a->d.train.eval_fanout, &a->neval_fanout);
 }
 
+static bool set_eval_splits(train_args *a, const char *v) { return train_cli_parse_splits(v, &a->d.train.eval_splits); }
+
 static bool set_halo(train_args *a, const char *v)
 {
 	if (!strcmp(v, "exact"))
@@ -298,6 +300,11 @@ static const topt opts[] = {
 	 "evaluate on sampled neighborhoods of the split nodes, --batch at a time, instead of\n"
 	 "layer-wise inference over all nodes: memory of one batch, no N x hidden embeddings\n"
 	 "(for graphs whose embeddings fit neither memory nor --scratch) (off)",
+	 NULL},
+	{"eval-splits", "S", W_BOTH, SECTION_RUN, K_CUSTOM, 0, 0, 0, set_eval_splits,
+	 "split names train, valid, test separated by commas",
+	 "the splits evaluation scores (train,valid,test; valid,test with --eval-fanout, where\n"
+	 "scoring the train split would cost most of the evaluation)",
 	 NULL},
 	{"scratch", "DIR", TRAIN_ONE, SECTION_RUN, K_STR, OFF(d.train.scratch_dir), 0, 0, NULL, NULL,
 	 "where spills go ($TMPDIR or /tmp)", NULL},

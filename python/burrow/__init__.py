@@ -450,6 +450,7 @@ class Sampler:
 _OPTIMS = {"adam": 1, "adamw": 2, "sgd": 3}
 _POLICIES = {"none": 0, "degree": 1, "static": 1, "clock": 2}
 _SPARSE = {"auto": 0, "on": 1, "off": 2}  # enum burrow_sparse_input
+_EVAL_SPLITS = {"train": 1, "valid": 2, "test": 4}  # enum burrow_eval_split
 
 
 def _train_opts(options):
@@ -469,14 +470,20 @@ def _train_opts(options):
             o.optimizer = _OPTIMS[v]
         elif key in ("batch", "batch_size"):
             o.batch_size = int(v)
-        elif key == "fanout":
+        elif key in ("fanout", "eval_fanout"):
             fs = [int(x) for x in (v.split(",") if isinstance(v, str) else v)]
             if len(fs) > _lib.MAX_LAYERS:
-                raise Error("Trainer: at most %d fanouts" % _lib.MAX_LAYERS, -1)
+                raise Error("Trainer: at most %d %ss" % (_lib.MAX_LAYERS, key), -1)
             for i, f in enumerate(fs):
-                o.fanout[i] = f
-            if "layers" not in options:
+                getattr(o, key)[i] = f
+            if key == "fanout" and "layers" not in options:
                 o.layers = len(fs)
+        elif key == "eval_splits":  # "valid,test" or ["valid", "test"]: enum burrow_eval_split bits
+            names = v.split(",") if isinstance(v, str) else list(v)
+            bits = [_EVAL_SPLITS.get(n) for n in names]
+            if not names or None in bits or len(set(names)) != len(names):
+                raise Error("Trainer: eval_splits wants distinct names of train, valid, test, not %r" % (v,), -1)
+            o.eval_splits = sum(bits)
         elif key == "cache":
             if isinstance(v, float) or (isinstance(v, str) and v.endswith("%")):
                 o.cache_fraction = float(v[:-1]) / 100 if isinstance(v, str) else v
@@ -540,8 +547,9 @@ def _sdict(s):
 class Trainer:
     """burrow's trainer on a dataset: options named as burrow train's (model, layers, hidden,
     dropout, optimizer, lr, weight_decay, momentum, epochs, seed, full_graph, batch, fanout,
-    max_batches, prefetch, cache, cache_policy, engine, eval_chunk, mem, scratch, threads, device,
-    sampler_device, sparse_input)."""
+    max_batches, prefetch, cache, cache_policy, engine, eval_chunk, eval_fanout, eval_splits, mem,
+    scratch, threads, device, sampler_device, sparse_input). evaluate() gives -1 for a split it
+    did not score (eval_splits: by default valid and test alone with eval_fanout) or an empty one."""
 
     def __init__(self, dataset, **options):
         self.dataset = _dataset(dataset)
@@ -575,7 +583,8 @@ class Trainer:
         return st
 
     def evaluate(self):
-        """Accuracy on each split from full-neighbor inference: train_acc, valid_acc, test_acc."""
+        """Accuracy on each split: train_acc, valid_acc, test_acc (-1: not scored or empty), by
+        full-neighbor inference, or on sampled neighborhoods with eval_fanout."""
         s = _lib.stats(_lib.EvalStats)
         _check(lib.burrow_trainer_evaluate(self._h, ctypes.byref(s)))
         return _sdict(s)

@@ -55,6 +55,21 @@ def test_sparse_input_is_an_option_whose_modes_train_alike(csbm):
     assert "sparse_input" in str(e.value)
 
 
+def test_sampled_evaluation_scores_the_splits_asked(csbm):
+    def ev(**kw):
+        t = burrow.Trainer(csbm, layers=2, hidden=16, fanout=[5, 5], batch=256, epochs=1, seed=1, lr=0.01,
+                           eval_fanout=[4, 4], **kw)
+        t.train_epoch()
+        return t.evaluate()
+    dflt, every = ev(), ev(eval_splits="train,valid,test")
+    assert dflt["train_acc"] == -1 and 0 <= every["train_acc"] <= 1  # by default the train split is skipped
+    assert (dflt["valid_acc"], dflt["test_acc"]) == (every["valid_acc"], every["test_acc"])
+    assert ev(eval_splits=["test"])["valid_acc"] == -1
+    with pytest.raises(burrow.Error) as e:
+        ev(eval_splits="valid,valid")
+    assert "eval_splits" in str(e.value)
+
+
 def test_tools_write_datasets(tmp_path):
     r = burrow.gen_rmat(tmp_path / "rmat", scale=10, feat_dim=8, seed=2)
     d = burrow.Dataset(r)

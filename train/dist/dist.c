@@ -174,6 +174,8 @@ int burrow_dist_check(const burrow_dist_opts *opts)
 		return bw_err(BURROW_E_INVAL, "train: boundary sample fraction %g outside (0, 1]", o->boundary_sample);
 	if (o->boundary_sample < 1.0 && o->halo == BURROW_HALO_STALE)
 		return bw_err(BURROW_E_INVAL, "train: boundary sampling and stale halos do not combine: choose one");
+	if (o->train.eval_splits & ~(unsigned)BURROW_EVAL_ALL)
+		return bw_err(BURROW_E_INVAL, "train: eval_splits %#x has bits beyond BURROW_EVAL_ALL", o->train.eval_splits);
 	int kind, index;
 	if ((st = bw_device_parse(o->train.device, &kind, &index)))
 		return st;
@@ -653,9 +655,10 @@ static int evaluate(burrow_dist *d, burrow_eval_stats *ev)
 		}
 	if ((st = bw_comm_allreduce(d->world, cnt, all, 6, BW_COMM_I64, BW_COMM_SUM, "eval: all-reduce (counts)")))
 		return st;
+	const unsigned want = d->o.train.eval_splits ? d->o.train.eval_splits : BURROW_EVAL_ALL;
 	double acc[3];
 	for (int s = 0; s < 3; s++)
-		acc[s] = all[2 * s] ? (double)all[2 * s + 1] / (double)all[2 * s] : -1;
+		acc[s] = all[2 * s] && (want >> s & 1) ? (double)all[2 * s + 1] / (double)all[2 * s] : -1;
 	if (ev) {
 		memset(ev, 0, sizeof *ev);
 		ev->train_acc = acc[0];

@@ -198,7 +198,10 @@ int bw_trainer_infer(burrow_trainer *t, bw_infer_sink sink, void *ctx, int64_t *
  * layer's after its activation, as the next layer reads it) goes to sink. */
 int bw_trainer_infer_upto(burrow_trainer *t, int layers, bw_infer_sink sink, void *ctx, int64_t *spilled_bytes);
 /* Evaluation with sampled neighborhoods (opts.eval_fanout): correct and labelled counts of
- * the train, valid and test splits' nodes, one batch in memory at a time. */
-int bw_trainer_eval_sampled(burrow_trainer *t, int64_t correct[3], int64_t total[3]);
+ * the splits whose bit is set in `splits` (bit s for split s; the others get 0 and 0), one
+ * batch in memory at a time. */
+int bw_trainer_eval_sampled(burrow_trainer *t, unsigned splits, int64_t correct[3], int64_t total[3]);
+/* The splits evaluation scores: opts.eval_splits, or its default when 0 (burrow.h). */
+unsigned bw_trainer_eval_splits(const burrow_trainer *t);
 
 #endif /* BURROW_DRIVER_H */

@@ -290,9 +290,10 @@ out:
 /* Evaluation by sampling: the nodes of each split, batch_size at a time, with their
  * neighbors sampled by opts.eval_fanout (keyed by split and batch, so the result does not
  * depend on threads), their input rows gathered from the features, the model run in
- * inference mode on the batch, the argmax compared with the labels. It holds one batch:
+ * inference mode on the batch, the argmax compared with the labels; only the splits whose
+ * bit is set in `splits` (bit s for split s). It holds one batch:
  * nothing of size N x hidden, whatever the graph. */
-int bw_trainer_eval_sampled(burrow_trainer *t, int64_t correct[3], int64_t total[3])
+int bw_trainer_eval_sampled(burrow_trainer *t, unsigned splits, int64_t correct[3], int64_t total[3])
 {
 	const bw_device *dev = t->be.dev;
 	const int64_t D = t->info->feat_dim;
@@ -317,7 +318,7 @@ int bw_trainer_eval_sampled(burrow_trainer *t, int64_t correct[3], int64_t total
 		return st;
 	for (int sp = 0; sp < 3; sp++) {
 		int64_t n;
-		const int64_t *ids = bw_trainer_split(t, sp, &n);
+		const int64_t *ids = splits >> sp & 1 ? bw_trainer_split(t, sp, &n) : NULL;
 		correct[sp] = total[sp] = 0;
 		for (int64_t lo = 0; ids && lo < n; lo += t->o.batch_size) {
 			const int64_t cnt = BW_MIN(t->o.batch_size, n - lo);

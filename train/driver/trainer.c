@@ -144,6 +144,8 @@ static int check_opts(const burrow_train_opts *o)
 	if (o->sparse_input != BURROW_SPARSE_AUTO && o->sparse_input != BURROW_SPARSE_ON &&
 	    o->sparse_input != BURROW_SPARSE_OFF)
 		return bw_err(BURROW_E_INVAL, "train: unknown sparse-input mode %d", o->sparse_input);
+	if (o->eval_splits & ~(unsigned)BURROW_EVAL_ALL)
+		return bw_err(BURROW_E_INVAL, "train: eval_splits %#x has bits beyond BURROW_EVAL_ALL", o->eval_splits);
 	if (burrow_norm_parse(burrow_norm_name(o->norm)) < 0)
 		return bw_err(BURROW_E_INVAL, "train: unknown normalization %d", o->norm);
 	if (!(o->attn_dropout >= 0 && o->attn_dropout < 1))
@@ -666,19 +668,33 @@ static int acc_sink(void *ctx, int64_t r0, const bw_tensor *z)
 	return 0;
 }
 
+/* The splits evaluation scores, bit s for split s (BURROW_EVAL_TRAIN is 1 << BURROW_SPLIT_TRAIN
+ * and so on): opts.eval_splits, or when 0 all of them layer-wise and valid and test sampled. */
+_Static_assert(BURROW_EVAL_TRAIN == 1 << BURROW_SPLIT_TRAIN && BURROW_EVAL_VALID == 1 << BURROW_SPLIT_VALID &&
+		       BURROW_EVAL_TEST == 1 << BURROW_SPLIT_TEST,
+	       "an eval_splits bit is 1 << its split");
+
+unsigned bw_trainer_eval_splits(const burrow_trainer *t)
+{
+	if (t->o.eval_splits)
+		return t->o.eval_splits;
+	return t->o.eval_fanout[0] ? BURROW_EVAL_VALID | BURROW_EVAL_TEST : BURROW_EVAL_ALL;
+}
+
 static int evaluate(burrow_trainer *t, burrow_eval_stats *ev)
 {
 	memset(ev, 0, sizeof *ev);
 	const double t0 = now_s();
 	acc_ctx a = {.t = t};
-	int st = t->o.eval_fanout[0] ? bw_trainer_eval_sampled(t, a.correct, a.total)
+	const unsigned want = bw_trainer_eval_splits(t);
+	int st = t->o.eval_fanout[0] ? bw_trainer_eval_sampled(t, want, a.correct, a.total)
 				     : bw_trainer_infer(t, acc_sink, &a, &ev->spilled_bytes);
 	bw_dbuf_free(&a.pred);
 	if (st)
 		return st;
 	double acc[3];
 	for (int s = 0; s < 3; s++)
-		acc[s] = a.total[s] ? (double)a.correct[s] / (double)a.total[s] : -1.0;
+		acc[s] = a.total[s] && (want >> s & 1) ? (double)a.correct[s] / (double)a.total[s] : -1.0;
 	ev->train_acc = acc[BURROW_SPLIT_TRAIN];
 	ev->valid_acc = acc[BURROW_SPLIT_VALID];
 	ev->test_acc = acc[BURROW_SPLIT_TEST];
