@@ -453,7 +453,7 @@ static const struct {
 	{"comm", "mpi", T_ANY},	    {"grad-overlap", NULL, T_ANY},
 	{"aggr", "sum", T_ANY},	    {"heads", "2", T_ANY},
 	{"attn-dropout", "0.1", T_ANY},    {"norm", "layer", T_ANY},	    {"residual", NULL, T_ANY},
-	{"sparse-input", "on", T_FG},
+	{"sparse-input", "on", T_FG},	    {"eval-splits", "valid,test", T_ANY},
 };
 
 static int sample_index(const char *name)
