@@ -292,9 +292,10 @@ BACKENDS(gemm_matches_ref_in_all_transposes)
  * kernel, so the two agree to float tolerance, not bit for bit). */
 BACKENDS(gemm_split_over_threads_matches_one_thread)
 {
-	static const int64_t shapes[][3] = {{203, 37, 150}, {29, 261, 140}};
+	/* the third is one the CPU's own AVX-512 GEMM takes (neither transposed), where it has one */
+	static const int64_t shapes[][3] = {{203, 37, 150}, {29, 261, 140}, {250, 128, 400}};
 	bw_backend one = open_backend(*kind, 1), two = open_backend(*kind, 2);
-	for (size_t sh = 0; sh < 2; sh++) {
+	for (size_t sh = 0; sh < 3; sh++) {
 		const int64_t m = shapes[sh][0], n = shapes[sh][1], k = shapes[sh][2];
 		for (int ta = 0; ta < 2; ta++)
 			for (int tb = 0; tb < 2; tb++) {
@@ -334,6 +335,123 @@ BACKENDS(gemm_split_over_threads_matches_one_thread)
 	}
 	bw_backend_release(&one);
 	bw_backend_release(&two);
+}
+
+/* The CPU's own GEMM (gemm_avx512.c) against ref_matmul, called directly on shapes that
+ * cover its edges: a last tile of fewer than 12 rows, a last panel of fewer than 32 columns
+ * (n = 70, and n = 33: one column in the second panel), k across its 384-row blocks and k
+ * shorter than one, strides wider than the rows; alpha with beta 0 (c full of NaN, which
+ * must not be read), 1 and -2; one and two threads give the same bits; the columns past n
+ * in each row of c stay as they were. */
+Test(ops, own_gemm_matches_ref_and_is_thread_independent)
+{
+	if (!bw_gemm_own_available())
+		cr_skip_test("this CPU has no AVX-512 (or BURROW_CPU_GEMM=blas): OpenBLAS does every product");
+	static const int64_t shapes[][3] = {{67, 70, 900}, {12, 33, 5}, {130, 256, 384}, {49, 64, 385}};
+	static const float betas[] = {0.0f, 1.0f, -2.0f};
+	for (size_t sh = 0; sh < 4; sh++)
+		for (size_t bi = 0; bi < 3; bi++) {
+			const int64_t m = shapes[sh][0], n = shapes[sh][1], k = shapes[sh][2];
+			const int64_t lda = k + 3, ldb = n + 2, ldc = n + 5;
+			const float beta = betas[bi];
+			float *a = uniform(m * lda, 31, -1, 1), *b = uniform(k * ldb, 32, -1, 1), *c0 = uniform(m * ldc, 33, -1, 1);
+			if (beta == 0.0f)
+				for (int64_t i = 0; i < m; i++)
+					for (int64_t j = 0; j < n; j++)
+						c0[i * ldc + j] = NAN;
+			double *ad = malloc((size_t)(m * k) * sizeof *ad), *bd = malloc((size_t)(k * n) * sizeof *bd);
+			double *ref = malloc((size_t)(m * n) * sizeof *ref);
+			for (int64_t i = 0; i < m; i++)
+				for (int64_t q = 0; q < k; q++)
+					ad[i * k + q] = a[i * lda + q];
+			for (int64_t q = 0; q < k; q++)
+				for (int64_t j = 0; j < n; j++)
+					bd[q * n + j] = b[q * ldb + j];
+			ref_matmul(ad, false, bd, false, m, n, k, ref);
+			float *scratch = bw_aligned_alloc(64, bw_gemm_own_scratch(n, k));
+			float *got[2];
+			for (int t = 0; t < 2; t++) {
+				got[t] = malloc((size_t)(m * ldc) * sizeof(float));
+				memcpy(got[t], c0, (size_t)(m * ldc) * sizeof(float));
+				cr_assert_eq(bw_gemm_own(t + 1, m, n, k, 0.5f, a, lda, b, ldb, beta, got[t], ldc, scratch), 0);
+			}
+			for (int64_t i = 0; i < m; i++) {
+				for (int64_t j = 0; j < n; j++) {
+					const double want = 0.5 * ref[i * n + j] + (beta == 0.0f ? 0.0 : beta * c0[i * ldc + j]);
+					cr_assert(close_to(got[0][i * ldc + j], want, 1e-5), "%lldx%lldx%lld beta %g [%lld, %lld]: %g vs %g",
+						  (long long)m, (long long)n, (long long)k, beta, (long long)i, (long long)j,
+						  got[0][i * ldc + j], want);
+				}
+				cr_assert(memcmp(got[0] + i * ldc + n, c0 + i * ldc + n, 5 * sizeof(float)) == 0,
+					  "row %lld: columns past n written", (long long)i);
+			}
+			cr_assert(memcmp(got[0], got[1], (size_t)(m * ldc) * sizeof(float)) == 0, "%lldx%lldx%lld: 1 and 2 threads differ",
+				  (long long)m, (long long)n, (long long)k);
+			bw_aligned_free(scratch);
+			free(got[0]);
+			free(got[1]);
+			free(ad);
+			free(bd);
+			free(ref);
+			free(a);
+			free(b);
+			free(c0);
+		}
+}
+
+/* A transposed copy of a (bw_tensor.tr): a^T b reads it where the backend asks for one (the
+ * CPU with its own GEMM), and matches ref_matmul either way; the copy is what is read (a's
+ * data zeroed after the copy does not show); a view of all of a keeps it, a part drops it,
+ * and a product with a itself (not transposed) never reads it. */
+BACKENDS(transposed_copy_is_read_for_a_transposed_product)
+{
+	const int64_t m = 500, k = 300, n = 128; /* a [m, k]; a^T b is [k, n] over m */
+	float *ah = uniform(m * k, 41, -1, 1), *bh = uniform(m * n, 42, -1, 1), *wh = uniform(k * n, 43, -1, 1);
+	double *ad = to_double(ah, m * k), *bd = to_double(bh, m * n), *wd = to_double(wh, k * n);
+	double *ref = malloc((size_t)(k * n) * sizeof *ref), *ref2 = malloc((size_t)(m * n) * sizeof *ref2);
+	ref_matmul(ad, true, bd, false, k, n, m, ref);
+	ref_matmul(ad, false, wd, false, m, n, k, ref2);
+	bw_backend be = open_backend(*kind, 2);
+	bw_transposed tr;
+	cr_assert_eq(bw_transposed_build(&tr, ah, m, k, 2), 0);
+	for (int64_t i = 0; i < m; i += 37)
+		for (int64_t j = 0; j < k; j += 11)
+			cr_assert_eq(tr.t[j * m + i], ah[i * k + j]);
+	bw_tensor a = dev_tensor(&be, ah, m, k), b = dev_tensor(&be, bh, m, n), c = dev_tensor(&be, NULL, k, n);
+	bw_tensor w = dev_tensor(&be, wh, k, n), z = dev_tensor(&be, NULL, m, n);
+	bw_transposed mine = tr;
+	mine.dense = a.data;
+	a.tr = &mine;
+	cr_assert_eq(bw_tensor_rows(&a, 0, m).tr, &mine);
+	cr_assert_null(bw_tensor_rows(&a, 1, m - 1).tr);
+	cr_assert_eq(bw_matmul(&be, &a, false, &w, false, 1.0f, 0.0f, &z), 0, "%s", burrow_last_error());
+	float *zh = tensor_get(&be, &z);
+	for (int64_t i = 0; i < m * n; i++)
+		cr_assert(close_to(zh[i], ref2[i], red_tol(&be)), "a w [%lld]: %g vs %g", (long long)i, zh[i], ref2[i]);
+	if (be.gemm_wants_transposed) /* the product reads the copy, not the dense data */
+		cr_assert_eq(bw_tensor_zero_rows(&a, 0, m), 0);
+	cr_assert_eq(bw_matmul(&be, &a, true, &b, false, 1.0f, 0.0f, &c), 0, "%s", burrow_last_error());
+	float *ch = tensor_get(&be, &c);
+	for (int64_t i = 0; i < k * n; i++)
+		cr_assert(close_to(ch[i], ref[i], red_tol(&be)), "a^T b [%lld]: %g vs %g", (long long)i, ch[i], ref[i]);
+	free(zh);
+	free(ch);
+	bw_tensor_free(&a);
+	bw_tensor_free(&b);
+	bw_tensor_free(&c);
+	bw_tensor_free(&w);
+	bw_tensor_free(&z);
+	bw_transposed_free(&tr);
+	cr_assert_null(tr.t);
+	bw_backend_release(&be);
+	free(ah);
+	free(bh);
+	free(wh);
+	free(ad);
+	free(bd);
+	free(wd);
+	free(ref);
+	free(ref2);
 }
 
 /* A sparse copy of a (bw_tensor.sp): bw_matmul multiplies through the backend's spmm where

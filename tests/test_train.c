@@ -991,6 +991,57 @@ Test(train_run, eval_and_embed_agree_with_training)
 	free(d);
 }
 
+/* Full-graph training on dense features wide enough for the CPU's own GEMM (and the
+ * features' transposed copy for X^T G), against the same runs with BURROW_CPU_GEMM=blas
+ * (OpenBLAS for every product): the same losses up to float rounding, epoch by epoch, and the
+ * same accuracy up to a node or two, for gcn and sage; skipped on a CPU without AVX-512. */
+Test(train_run, own_gemm_trains_as_openblas_does)
+{
+	if (!bw_gemm_own_available())
+		cr_skip_test("this CPU has no AVX-512: OpenBLAS does every product");
+	char *d = tu_weak_csbm(dir, 1500, 96);
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, d), 0, "%s", burrow_last_error());
+	int64_t nt;
+	burrow_dataset_split(ds, BURROW_SPLIT_TEST, &nt);
+	const int models[2] = {BURROW_MODEL_GCN, BURROW_MODEL_SAGE};
+	for (int mi = 0; mi < 2; mi++) {
+		double loss[2][4], acc[2];
+		for (int blas = 0; blas < 2; blas++) {
+			if (blas)
+				setenv("BURROW_CPU_GEMM", "blas", 1);
+			else
+				unsetenv("BURROW_CPU_GEMM");
+			burrow_train_opts o = small_opts(models[mi]);
+			o.hidden = 64;
+			o.threads = 2;
+			burrow_trainer *t;
+			cr_assert_eq(burrow_trainer_open(&t, ds, &o), 0, "%s", burrow_last_error());
+			cr_assert_eq(t->feat_tr.t != NULL, !blas, "the features' transposed copy: kept %d, own GEMM %d",
+				     t->feat_tr.t != NULL, !blas);
+			for (int e = 0; e < 4; e++) {
+				burrow_epoch_stats es = {.size = sizeof es};
+				cr_assert_eq(burrow_trainer_train_epoch(t, &es), 0, "%s", burrow_last_error());
+				loss[blas][e] = es.loss;
+			}
+			burrow_eval_stats ev = {.size = sizeof ev};
+			cr_assert_eq(burrow_trainer_evaluate(t, &ev), 0, "%s", burrow_last_error());
+			acc[blas] = ev.test_acc;
+			burrow_trainer_close(t);
+		}
+		unsetenv("BURROW_CPU_GEMM");
+		for (int e = 0; e < 4; e++)
+			cr_assert(fabs(loss[0][e] - loss[1][e]) <= 1e-4 * fabs(loss[1][e]), "%s epoch %d: loss %.8f, OpenBLAS %.8f",
+				  burrow_model_name(models[mi]), e + 1, loss[0][e], loss[1][e]);
+		cr_assert(fabs(acc[0] - acc[1]) <= 2.0 / (double)nt + 1e-12, "%s: test accuracy %.4f, OpenBLAS %.4f",
+			  burrow_model_name(models[mi]), acc[0], acc[1]);
+		cr_assert(loss[0][3] < loss[0][0], "%s did not learn: %.4f then %.4f", burrow_model_name(models[mi]), loss[0][0],
+			  loss[0][3]);
+	}
+	burrow_dataset_close(ds);
+	free(d);
+}
+
 /* Evaluation on sampled neighborhoods: with every neighbor (-1) it computes what layer-wise
  * inference computes for the split nodes, so the accuracies agree (up to a float-order tie
  * in an argmax); with small fanouts it does not depend on the threads and still sees the

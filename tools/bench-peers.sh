@@ -8,7 +8,9 @@
 # made when missing, with torch, torch_geometric and dgl from PyPI; a library that cannot
 # be installed or loaded (DGL has no wheel for every Python) is skipped, saying why. An
 # environment this script did not make is used as it is, never installed into.
-# Usage: tools/bench-peers.sh [BURROW_BINARY] [REPEATS]   (env: EPOCHS=200, BENCH_DIR, PEERS_VENV)
+# Usage: tools/bench-peers.sh [BURROW_BINARY] [REPEATS]   (env: EPOCHS=200, BENCH_DIR, PEERS_VENV;
+# PEERS_ONLY: an extended regex; only the jobs whose label matches run, e.g. 'csbm gcn, 2' for the
+# CSBM at 2 threads, 'sampling' for the sampling jobs; the labels are the "== ..." lines)
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 burrow=$(readlink -f "${1:-$repo/build/burrow}")
@@ -94,7 +96,9 @@ for job in "cora gcn" "cora sage" "citeseer-csbm gcn"; do
 	set -- $job
 	d=$dir/$1 m=$2
 	for t in 1 2; do
-		echo "== full-batch $1 $m, $EPOCHS epochs, $t thread(s)"
+		label="full-batch $1 $m, $EPOCHS epochs, $t thread(s)"
+		[[ -z ${PEERS_ONLY:-} || $label =~ $PEERS_ONLY ]] || continue
+		echo "== $label"
 		declare -A vals=()
 		for ((r = 0; r < R; r++)); do
 			order=(burrow "${libs[@]}")
@@ -113,7 +117,9 @@ for job in "cora gcn" "cora sage" "citeseer-csbm gcn"; do
 done
 
 for t in 1 2; do
-	echo "== sampling csbm-100k (degree 20), fanout 15,10,5, batch 1024, $t thread(s): sampled edges/s"
+	label="sampling csbm-100k (degree 20), fanout 15,10,5, batch 1024, $t thread(s): sampled edges/s"
+	[[ -z ${PEERS_ONLY:-} || $label =~ $PEERS_ONLY ]] || continue
+	echo "== $label"
 	declare -A vals=()
 	for ((r = 0; r < R; r++)); do
 		order=(burrow "${libs[@]}")

@@ -140,6 +140,14 @@ const bw_device *bw_device_cpu(void) { return &cpu_device; }
  * rounding can differ from one thread's. Below GEMM_SPLIT_FLOPS one thread does
  * it all: the fork costs more than it saves. */
 #define GEMM_SPLIT_FLOPS (1 << 20)
+
+/* The backend's state (be->ctx): the packed b of its own GEMM, grown as needed and kept,
+ * so that a training step's products fault no pages in. One caller at a time, as every
+ * backend. */
+typedef struct cpu_ctx {
+	float *scratch;
+	size_t scratch_bytes;
+} cpu_ctx;
 #define GEMM_SPLIT_ALIGN 16
 
 static void gemm_slice(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
@@ -159,6 +167,18 @@ static int cpu_gemm(const bw_backend *be, bool ta, bool tb, int64_t m, int64_t n
 			for (int64_t j = 0; j < n; j++)
 				c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
 		return 0;
+	}
+	if (!ta && !tb && bw_gemm_own_fits(m, n, k)) {
+		cpu_ctx *x = be->ctx;
+		const size_t need = bw_gemm_own_scratch(n, k);
+		if (need > x->scratch_bytes) {
+			bw_aligned_free(x->scratch);
+			x->scratch_bytes = 0;
+			if (!(x->scratch = bw_aligned_alloc(64, need)))
+				return BURROW_E_NOMEM;
+			x->scratch_bytes = need;
+		}
+		return bw_gemm_own(be->gemm_threads, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, x->scratch);
 	}
 	const bool by_rows = m >= n;
 	const int64_t len = by_rows ? m : n;
@@ -184,7 +204,7 @@ static int cpu_gemm(const bw_backend *be, bool ta, bool tb, int64_t m, int64_t n
 /* Sparse a: row i of c = beta c_i + the sum over row i's entries (j, v) of op(a) of
  * (alpha v) b_j, in entry order; threads take whole rows of c (op(a)'s rows: a's, or its
  * transpose's when ta), so no two write one row and the sums do not depend on them. */
-static int cpu_spmm(const bw_backend *be, const bw_sparse *a, bool ta, int64_t n, float alpha, const float *b,
+BW_CLONES static int cpu_spmm(const bw_backend *be, const bw_sparse *a, bool ta, int64_t n, float alpha, const float *b,
 		    int64_t ldb, float beta, float *c, int64_t ldc)
 {
 	const int64_t m = ta ? a->cols : a->rows;
@@ -215,7 +235,7 @@ static int cpu_spmm(const bw_backend *be, const bw_sparse *a, bool ta, int64_t n
 
 /* Rows [r0, r1) over the part's edges; whole rows that overwrite sum first and scale once
  * (MEAN), a part or an addition scales each term as the whole row would. */
-static int cpu_agg_fwd(const bw_backend *be, const bw_block *b, bw_block_part part, bw_agg mode, const float *x,
+BW_CLONES static int cpu_agg_fwd(const bw_backend *be, const bw_block *b, bw_block_part part, bw_agg mode, const float *x,
 		       int64_t dim, int64_t r0, int64_t r1, bool add, float *out)
 {
 	const bw_block_dev *d = &b->d;
@@ -276,7 +296,7 @@ static int cpu_agg_fwd(const bw_backend *be, const bw_block *b, bw_block_part pa
 }
 
 /* The transpose walk: source j gathers from the destination rows that read it. */
-static int cpu_agg_bwd(const bw_backend *be, const bw_block *b, bw_agg mode, const float *gout, int64_t dim,
+BW_CLONES static int cpu_agg_bwd(const bw_backend *be, const bw_block *b, bw_agg mode, const float *gout, int64_t dim,
 		       int64_t j0, int64_t j1, float *gx)
 {
 	const bw_block_dev *d = &b->d;
@@ -310,7 +330,7 @@ static int cpu_agg_bwd(const bw_backend *be, const bw_block *b, bw_agg mode, con
 	return 0;
 }
 
-static int cpu_bias_add(const bw_backend *be, float *y, int64_t rows, int64_t cols, const float *bias)
+BW_CLONES static int cpu_bias_add(const bw_backend *be, float *y, int64_t rows, int64_t cols, const float *bias)
 {
 #pragma omp parallel for schedule(static) num_threads(be->threads)
 	for (int64_t r = 0; r < rows; r++)
@@ -321,7 +341,7 @@ static int cpu_bias_add(const bw_backend *be, float *y, int64_t rows, int64_t co
 }
 
 /* Column sums in double over groups of 16 columns: the order of additions is fixed. */
-static int cpu_col_sum(const bw_backend *be, const float *g, int64_t rows, int64_t cols, float *out)
+BW_CLONES static int cpu_col_sum(const bw_backend *be, const float *g, int64_t rows, int64_t cols, float *out)
 {
 	const int64_t groups = (cols + 15) / 16;
 #pragma omp parallel for schedule(static) num_threads(be->threads)
@@ -337,7 +357,7 @@ static int cpu_col_sum(const bw_backend *be, const float *g, int64_t rows, int64
 	return 0;
 }
 
-static int cpu_relu_fwd(const bw_backend *be, float *x, int64_t n)
+BW_CLONES static int cpu_relu_fwd(const bw_backend *be, float *x, int64_t n)
 {
 #pragma omp parallel for simd schedule(static) num_threads(be->threads)
 	for (int64_t i = 0; i < n; i++)
@@ -345,7 +365,7 @@ static int cpu_relu_fwd(const bw_backend *be, float *x, int64_t n)
 	return 0;
 }
 
-static int cpu_relu_bwd(const bw_backend *be, float *g, const float *y, int64_t n)
+BW_CLONES static int cpu_relu_bwd(const bw_backend *be, float *g, const float *y, int64_t n)
 {
 #pragma omp parallel for simd schedule(static) num_threads(be->threads)
 	for (int64_t i = 0; i < n; i++)
@@ -369,7 +389,7 @@ static inline void keep_scaled(float *x, const uint8_t *mask, int64_t n, float s
 	}
 }
 
-static int cpu_dropout_fwd(const bw_backend *be, float *x, uint8_t *mask, int64_t rows, int64_t cols, float p,
+BW_CLONES static int cpu_dropout_fwd(const bw_backend *be, float *x, uint8_t *mask, int64_t rows, int64_t cols, float p,
 			    uint64_t key)
 {
 	const float scale = 1.0f / (1.0f - p);
@@ -391,7 +411,7 @@ static int cpu_dropout_fwd(const bw_backend *be, float *x, uint8_t *mask, int64_
 	return 0;
 }
 
-static int cpu_dropout_bwd(const bw_backend *be, float *g, const uint8_t *mask, int64_t n, float p)
+BW_CLONES static int cpu_dropout_bwd(const bw_backend *be, float *g, const uint8_t *mask, int64_t n, float p)
 {
 	const float scale = 1.0f / (1.0f - p);
 	const int64_t piece = 4096;
@@ -401,7 +421,7 @@ static int cpu_dropout_bwd(const bw_backend *be, float *g, const uint8_t *mask, 
 	return 0;
 }
 
-static int cpu_axpy(const bw_backend *be, int64_t n, float alpha, const float *x, float *y)
+BW_CLONES static int cpu_axpy(const bw_backend *be, int64_t n, float alpha, const float *x, float *y)
 {
 #pragma omp parallel for simd schedule(static) num_threads(be->threads)
 	for (int64_t i = 0; i < n; i++)
@@ -409,7 +429,7 @@ static int cpu_axpy(const bw_backend *be, int64_t n, float alpha, const float *x
 	return 0;
 }
 
-static int cpu_gather_rows(const bw_backend *be, const float *x, int64_t dim, const int64_t *idx, int64_t n,
+BW_CLONES static int cpu_gather_rows(const bw_backend *be, const float *x, int64_t dim, const int64_t *idx, int64_t n,
 			   float *out)
 {
 #pragma omp parallel for schedule(static) num_threads(be->threads)
@@ -418,7 +438,7 @@ static int cpu_gather_rows(const bw_backend *be, const float *x, int64_t dim, co
 	return 0;
 }
 
-static int cpu_scatter_add_rows(const bw_backend *be, const float *in, int64_t dim, const int64_t *idx, int64_t n,
+BW_CLONES static int cpu_scatter_add_rows(const bw_backend *be, const float *in, int64_t dim, const int64_t *idx, int64_t n,
 				float *x)
 {
 #pragma omp parallel for schedule(static) num_threads(be->threads)
@@ -440,7 +460,7 @@ static int32_t row_argmax(const float *z, int64_t cols)
 	return best;
 }
 
-static int cpu_scale(const bw_backend *be, int64_t n, float alpha, float *x)
+BW_CLONES static int cpu_scale(const bw_backend *be, int64_t n, float alpha, float *x)
 {
 	(void)be;
 	cblas_sscal((blasint)n, alpha, x, 1);
@@ -512,7 +532,7 @@ static int cpu_argmax(const bw_backend *be, const float *x, int64_t rows, int64_
 }
 
 /* PyTorch's Adam (weight decay added to the gradient) or AdamW (decoupled). */
-static int cpu_adam(const bw_backend *be, float *p, const float *g, float *m, float *v, int64_t n,
+BW_CLONES static int cpu_adam(const bw_backend *be, float *p, const float *g, float *m, float *v, int64_t n,
 		     const bw_adam_args *a)
 {
 	const double bc1 = 1.0 - pow(a->beta1, (double)a->step), bc2 = 1.0 - pow(a->beta2, (double)a->step);
@@ -529,7 +549,7 @@ static int cpu_adam(const bw_backend *be, float *p, const float *g, float *m, fl
 	return 0;
 }
 
-static int cpu_sgd(const bw_backend *be, float *p, const float *g, float *mom, int64_t n, float lr, float momentum,
+BW_CLONES static int cpu_sgd(const bw_backend *be, float *p, const float *g, float *mom, int64_t n, float lr, float momentum,
 		    float weight_decay)
 {
 #pragma omp parallel for simd schedule(static) num_threads(be->threads)
@@ -1018,10 +1038,22 @@ static int cpu_init(bw_backend *be, const bw_backend_cfg *cfg)
 	 * second thread's, mapped at its first call after the cache has taken what was left,
 	 * would be retried forever */
 	be->gemm_threads = bw_as_left(&left, &limit) ? 1 : be->threads;
+	be->gemm_wants_transposed = bw_gemm_own_available();
+	if (!(be->ctx = bw_calloc(1, sizeof(cpu_ctx)))) {
+		memset(be, 0, sizeof *be);
+		return BURROW_E_NOMEM;
+	}
 	return 0;
 }
 
-static void cpu_release(bw_backend *be) { memset(be, 0, sizeof *be); }
+static void cpu_release(bw_backend *be)
+{
+	cpu_ctx *x = be->ctx;
+	if (x)
+		bw_aligned_free(x->scratch);
+	bw_free(x);
+	memset(be, 0, sizeof *be);
+}
 
 static const bw_backend_reg cpu_reg = {
 	.kind = BW_BACKEND_CPU,

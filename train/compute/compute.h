@@ -15,6 +15,16 @@
 
 typedef struct bw_sparse bw_sparse;
 
+/* A CPU kernel built for AVX-512 and AVX2 beside the baseline x86-64 (SSE2), the version for
+ * this CPU chosen at load (GCC's target_clones). Elementwise kernels give the same bits in
+ * every version (ISO C mode contracts no a*b+c into an FMA); a vectorized reduction may add
+ * in another order on another CPU, never between runs on one. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define BW_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define BW_CLONES
+#endif
+
 /* A dense float32 matrix, row-major, in the memory of `dev` (NULL: the CPU). Owned tensors
  * allocate through the device and grow on demand (bw_tensor_reshape); borrowed ones wrap
  * memory of that device and never grow. A zeroed struct is an empty owned CPU tensor. */
@@ -26,7 +36,19 @@ typedef struct bw_tensor {
 	const bw_device *dev; /* where data lives; NULL = the CPU */
 	const bw_sparse *sp;  /* a sparse copy of data (borrowed), or NULL: bw_matmul multiplies
 				 it instead where the backend can (its spmm slot) */
+	const struct bw_transposed *tr; /* a transposed copy of data (borrowed), or NULL:
+				 bw_matmul multiplies it instead of data transposed */
 } bw_tensor;
+
+/* A transposed copy of a dense [rows, cols] matrix that no longer changes (full-graph
+ * training's dense features, when the backend asks: bw_backend.gemm_wants_transposed):
+ * t is [cols, rows] row-major, host memory. a^T b then reads t's rows, contiguous along the
+ * reduction, where the CPU's own GEMM reads its first operand in place (gemm_avx512.c). */
+typedef struct bw_transposed {
+	const float *dense;      /* the matrix copied (borrowed): a tensor uses the copy when its data is this */
+	float *t;                /* [cols, rows] */
+	int64_t rows, cols;
+} bw_transposed;
 
 /* A sparse copy of a dense [rows, cols] matrix that no longer changes (full-graph training's
  * features): its rows as CSR and its columns as CSR of the transpose, each row's entries in
@@ -49,6 +71,21 @@ int64_t bw_count_nonzero(const float *x, int64_t n, int threads);
  * `threads` threads; on failure s holds nothing. */
 int bw_sparse_build(bw_sparse *s, const float *dense, int64_t rows, int64_t cols, int threads);
 void bw_sparse_free(bw_sparse *s);
+/* x = the transposed copy of dense [rows, cols] (host memory, borrowed), made with `threads`
+ * threads; on failure x holds nothing. */
+int bw_transposed_build(bw_transposed *x, const float *dense, int64_t rows, int64_t cols, int threads);
+void bw_transposed_free(bw_transposed *x);
+
+/* The CPU backend's own sgemm (gemm_avx512.c): c [m, n] = alpha a b + beta c, row-major,
+ * neither transposed, on AVX-512, a read in place and only b packed, into `scratch` of
+ * bw_gemm_own_scratch(n, k) bytes, 64-byte aligned. Rows of c split over `threads` OpenMP
+ * threads with the same bits for any count. Available: this CPU and build have it; fits:
+ * available, and the shape is one where it beats OpenBLAS's packing of both operands. */
+bool bw_gemm_own_available(void);
+bool bw_gemm_own_fits(int64_t m, int64_t n, int64_t k);
+size_t bw_gemm_own_scratch(int64_t n, int64_t k);
+int bw_gemm_own(int threads, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+		const float *b, int64_t ldb, float beta, float *c, int64_t ldc, float *scratch);
 
 /* An empty owned tensor on dev (NULL: the CPU). */
 bw_tensor bw_tensor_empty(const bw_device *dev);
@@ -322,13 +359,15 @@ enum bw_backend_kind { BW_BACKEND_CPU = 0, BW_BACKEND_CUDA = 1, BW_BACKEND_KINDS
 struct bw_backend {
 	const bw_ops *ops;
 	const bw_device *dev;  /* where its tensors live (borrowed from the registry) */
-	void *ctx;             /* the backend's own state (library handles); NULL on the CPU */
+	void *ctx;             /* the backend's own state: library handles; the CPU's GEMM scratch */
 	bw_stream *stream;     /* the compute stream its kernels run on; NULL on the CPU */
 	int kind;              /* enum bw_backend_kind */
 	int threads;           /* OpenMP threads for CPU kernels, >= 1 */
 	int gemm_threads;      /* of those, how many a GEMM splits over: threads, or 1 under
 	                          RLIMIT_AS (backend_cpu.c, blas_fit: each concurrent OpenBLAS
 	                          caller maps its own work buffer, and a failed mapping hangs) */
+	bool gemm_wants_transposed; /* a^T b of a constant a is faster on a's transposed copy
+	                          (bw_transposed): the CPU with its own AVX-512 GEMM */
 };
 
 /* What a backend is opened with. */

@@ -1,5 +1,6 @@
-/* sparse.c: sparse copies (CSR and its transpose) of dense matrices that no longer change:
- * full-graph training's input features, whose first layer then multiplies only non-zeros. */
+/* sparse.c: copies of dense matrices that no longer change (full-graph training's input
+ * features): sparse (CSR and its transpose), whose first layer then multiplies only
+ * non-zeros, and dense transposed, which the CPU's own GEMM reads along the reduction. */
 #include "compute.h"
 
 #include <string.h>
@@ -89,4 +90,31 @@ int bw_sparse_build(bw_sparse *s, const float *dense, int64_t rows, int64_t cols
 nomem:
 	bw_sparse_free(s);
 	return BURROW_E_NOMEM;
+}
+
+int bw_transposed_build(bw_transposed *x, const float *dense, int64_t rows, int64_t cols, int threads)
+{
+	enum { B = 64 }; /* B x B blocks: both sides read and written a cache line at a time */
+	memset(x, 0, sizeof *x);
+	if (!(x->t = bw_malloc((size_t)(rows * cols > 0 ? rows * cols : 1) * sizeof *x->t)))
+		return BURROW_E_NOMEM;
+	x->dense = dense;
+	x->rows = rows;
+	x->cols = cols;
+	const int64_t rb = (rows + B - 1) / B, cb = (cols + B - 1) / B;
+#pragma omp parallel for schedule(static) num_threads(bw_threads(threads))
+	for (int64_t blk = 0; blk < rb * cb; blk++) {
+		const int64_t r0 = blk / cb * B, c0 = blk % cb * B;
+		const int64_t r1 = BW_MIN(r0 + B, rows), c1 = BW_MIN(c0 + B, cols);
+		for (int64_t c = c0; c < c1; c++)
+			for (int64_t r = r0; r < r1; r++)
+				x->t[c * rows + r] = dense[r * cols + c];
+	}
+	return 0;
+}
+
+void bw_transposed_free(bw_transposed *x)
+{
+	bw_free(x->t);
+	memset(x, 0, sizeof *x);
 }

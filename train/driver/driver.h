@@ -103,6 +103,8 @@ struct burrow_trainer {
 	bw_rows feat_rows;                /* the features by id: the store, or feat_buf */
 	bw_sparse feat_sp;                /* full-graph mode: feat_buf's sparse copy when the first layer
 					   * multiplies it sparse (opts.sparse_input; feat.sp points here) */
+	bw_transposed feat_tr;            /* full-graph mode: feat_buf transposed, when the backend multiplies
+					   * X^T G faster from it (feat.tr points here) */
 	bw_dbuf labels_dev;               /* [N] labels on the model's device (full-graph mode) */
 	bw_dbuf train_dev;                /* the training split's ids on the model's device (full-graph mode) */
 	bw_dbuf loss_dev;                 /* one bw_loss on the model's device */

@@ -280,14 +280,10 @@ static int sparse_features(burrow_trainer *t)
 	return 0;
 }
 
-/* Does the file at path take at most half the memory available now (MemAvailable: free plus
- * reclaimable page cache, and no more than the cgroup's limit)? Then the page cache holds it and buffered reads beat direct ones
- * from the second touch of a block on. */
-static bool fits_page_cache(const char *path)
+/* The memory available now: MemAvailable (free plus reclaimable page cache), no more than
+ * the cgroup's limit; 0 when unknown. */
+static double mem_available(void)
 {
-	struct stat sb;
-	if (stat(path, &sb) < 0)
-		return false;
 	long long avail_kb = -1;
 	FILE *f = fopen("/proc/meminfo", "r");
 	if (f) {
@@ -300,7 +296,7 @@ static bool fits_page_cache(const char *path)
 	if (avail_kb < 0) {
 		const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
 		if (pages <= 0 || page <= 0)
-			return false;
+			return 0;
 		avail_kb = (long long)pages * page / 1024;
 	}
 	/* a cgroup's limit bounds its page cache too */
@@ -308,7 +304,41 @@ static bool fits_page_cache(const char *path)
 	double avail = (double)avail_kb * 1024.0;
 	if (bw_cgroup_mem_limit(&cg))
 		avail = BW_MIN(avail, (double)cg);
-	return (double)sb.st_size <= avail / 2;
+	return avail;
+}
+
+/* Does the file at path take at most half the memory available now? Then the page cache
+ * holds it and buffered reads beat direct ones from the second touch of a block on. */
+static bool fits_page_cache(const char *path)
+{
+	struct stat sb;
+	return stat(path, &sb) == 0 && (double)sb.st_size <= mem_available() / 2;
+}
+
+/* Full-graph mode, features multiplied dense: their transposed copy, for the first layer's
+ * weight gradient X^T G, when the backend multiplies faster that way (the CPU's own GEMM
+ * reads its first operand along the reduction: X^T's rows) and the copy takes at most a
+ * quarter of the memory available and of what RLIMIT_AS leaves. Without it the product is
+ * the same up to float rounding, only slower. */
+static int transposed_features(burrow_trainer *t)
+{
+	const int64_t n = t->info->num_nodes, d = t->info->feat_dim;
+	const double bytes = (double)n * (double)d * sizeof(float);
+	size_t left, limit;
+	if (t->feat.sp || !t->be.gemm_wants_transposed || !bw_gemm_own_fits(d, t->o.hidden, n) ||
+	    !bw_gemm_own_fits(n, t->o.hidden, d))
+		return 0;
+	if (bytes > mem_available() / 4 || (bw_as_left(&left, &limit) && bytes > (double)left / 4)) {
+		bw_log(BURROW_LOG_INFO, "the features' transposed copy (%.0f MiB) would not fit: the first layer's gradient "
+					"multiplies them through OpenBLAS",
+		       bytes / 1048576.0);
+		return 0;
+	}
+	int st = bw_transposed_build(&t->feat_tr, t->feat_buf, n, d, t->be.threads);
+	if (st)
+		return st;
+	t->feat.tr = &t->feat_tr;
+	return 0;
 }
 
 /* The feature store on features.npy (gathering float32), its cache, and the rows it serves:
@@ -337,7 +367,7 @@ static int open_features(burrow_trainer *t)
 		return bw_err(BURROW_E_FORMAT, "%s: shape [%lld, %lld] differs from meta.json's [%lld, %lld]", path,
 			      (long long)in->num_rows, (long long)in->dim, (long long)n, (long long)d);
 	if (t->o.full_graph)
-		return (st = read_all_rows(t)) ? st : sparse_features(t);
+		return (st = read_all_rows(t)) || (st = sparse_features(t)) ? st : transposed_features(t);
 	if (t->cache_budget > 0 && t->o.cache_policy == BURROW_CACHE_CLOCK) {
 		st = burrow_store_cache_clock(t->store, t->cache_budget);
 	} else if (t->cache_budget > 0) {
@@ -499,6 +529,7 @@ void burrow_trainer_close(burrow_trainer *t)
 	bw_tensor_free(&t->glogits);
 	bw_tensor_free(&t->feat);
 	bw_sparse_free(&t->feat_sp);
+	bw_transposed_free(&t->feat_tr);
 	bw_tensor_free(&t->mb_x);
 	bw_dbuf_free(&t->labels_dev);
 	bw_dbuf_free(&t->train_dev);
