@@ -112,7 +112,7 @@ NVCC_OPT := -O2 -lineinfo
 ifneq ($(DEBUG),0)
 NVCC_OPT := -O0 -G
 endif
-CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcusparse -lcudart -lstdc++
+CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lstdc++
 ifeq ($(HAS_CUDA),1)
 CFLAGS_ALL += -DBURROW_CUDA
 LIBS_ALL += $(CUDA_LIBS)
@@ -338,7 +338,7 @@ fuzz: fuzz-build
 DESTDIR ?=
 # one .pc per library; Libs.private names the direct dependencies only, so that
 # `pkg-config --static` does not pull in what those libraries link privately
-PC_PRIVATE := $(PKG_LIBS) -lmetis -lm -fopenmp -lpthread$(if $(filter 1,$(HAS_CUDA)), -L$(CUDA_HOME)/lib64 -lcusparse -lcudart -lstdc++)
+PC_PRIVATE := $(PKG_LIBS) -lmetis -lm -fopenmp -lpthread$(if $(filter 1,$(HAS_CUDA)), -L$(CUDA_HOME)/lib64 -lcudart -lstdc++)
 define pc_file
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' -e 's|@NAME@|$(1)|g' -e 's|@LIB@|$(2)|g' \
 		-e 's|@DESCRIPTION@|$(3)|g' -e 's|@LIBS_PRIVATE@|$(strip $(4))|g' burrow.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$(1).pc

@@ -645,6 +645,42 @@ BACKENDS(split_aggregation_adds_up_to_the_whole_rows)
 	bw_backend_release(&be);
 }
 
+/* Column sums over many rows (the CPU sums blocks of 256 rows, then the blocks in order; more
+ * blocks than fit its stack go to the heap): against a double reference, for a narrow, a
+ * wide and a tall-and-long matrix, the same bits at one and two threads. */
+BACKENDS(col_sum_matches_ref_and_is_thread_independent)
+{
+	static const int64_t shapes[][2] = {{1000, 7}, {300, 300}, {70001, 64}, {1, 5}};
+	bw_backend one = open_backend(*kind, 1), two = open_backend(*kind, 2);
+	for (size_t sh = 0; sh < 4; sh++) {
+		const int64_t r = shapes[sh][0], c = shapes[sh][1];
+		float *xh = uniform(r * c, 51 + sh, -1, 1), *got[2];
+		for (int t = 0; t < 2; t++) {
+			bw_backend *be = t ? &two : &one;
+			bw_tensor x = dev_tensor(be, xh, r, c);
+			float *cs = dev_put(be, NULL, (size_t)c * sizeof(float));
+			cr_assert_eq(bw_col_sum(be, &x, cs, c), 0, "%s", burrow_last_error());
+			got[t] = dev_get(be, cs, (size_t)c * sizeof(float));
+			bw_device_free(be->dev, cs);
+			bw_tensor_free(&x);
+		}
+		for (int64_t k = 0; k < c; k++) {
+			double ref = 0;
+			for (int64_t i = 0; i < r; i++)
+				ref += xh[i * c + k];
+			cr_assert(close_to(got[1][k], ref, red_tol(&two)), "%lldx%lld column %lld: %g vs %g", (long long)r,
+				  (long long)c, (long long)k, got[1][k], ref);
+		}
+		cr_assert(memcmp(got[0], got[1], (size_t)c * sizeof(float)) == 0, "%lldx%lld: 1 and 2 threads differ",
+			  (long long)r, (long long)c);
+		free(got[0]);
+		free(got[1]);
+		free(xh);
+	}
+	bw_backend_release(&one);
+	bw_backend_release(&two);
+}
+
 BACKENDS(elementwise_kernels_match_ref)
 {
 	bw_backend be = open_backend(*kind, 2);

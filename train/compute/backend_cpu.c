@@ -341,19 +341,46 @@ BW_CLONES static int cpu_bias_add(const bw_backend *be, float *y, int64_t rows, 
 }
 
 /* Column sums in double over groups of 16 columns: the order of additions is fixed. */
+/* out[c] = the sum over rows of g[r, c], in double: each block of COL_SUM_ROWS rows summed in
+ * row order, then the blocks' sums in block order. The order depends on the shape only, never
+ * on the threads, and the threads share the blocks whatever the width (a 7-column output
+ * is one 16-column group: split by columns, one thread did it all while the other waited). */
+#define COL_SUM_ROWS 256
+#define COL_SUM_STACK 8192 /* doubles of block sums kept on the stack (64 KiB); more: the heap */
+
 BW_CLONES static int cpu_col_sum(const bw_backend *be, const float *g, int64_t rows, int64_t cols, float *out)
 {
-	const int64_t groups = (cols + 15) / 16;
-#pragma omp parallel for schedule(static) num_threads(be->threads)
-	for (int64_t q = 0; q < groups; q++) {
-		const int64_t c0 = q * 16, c1 = BW_MIN(cols, c0 + 16);
-		double acc[16] = {0};
-		for (int64_t r = 0; r < rows; r++)
-			for (int64_t c = c0; c < c1; c++)
-				acc[c - c0] += g[r * cols + c];
-		for (int64_t c = c0; c < c1; c++)
-			out[c] = (float)acc[c - c0];
+	const int64_t nb = (rows + COL_SUM_ROWS - 1) / COL_SUM_ROWS;
+	double stack[COL_SUM_STACK];
+	double *part = nb * cols <= COL_SUM_STACK ? stack : bw_malloc((size_t)(nb * cols) * sizeof *part);
+	if (!part)
+		return BURROW_E_NOMEM;
+	const int nt = (double)rows * (double)cols < GEMM_SPLIT_FLOPS / 4 ? 1 : be->threads;
+#pragma omp parallel num_threads(nt)
+	{
+#pragma omp for schedule(static)
+		for (int64_t b = 0; b < nb; b++) {
+			double *p = part + b * cols;
+			const int64_t r1 = BW_MIN(rows, (b + 1) * COL_SUM_ROWS);
+			for (int64_t c = 0; c < cols; c++)
+				p[c] = 0.0;
+			for (int64_t r = b * COL_SUM_ROWS; r < r1; r++) {
+				const float *gr = g + r * cols;
+#pragma omp simd
+				for (int64_t c = 0; c < cols; c++)
+					p[c] += (double)gr[c];
+			}
+		}
+#pragma omp for schedule(static)
+		for (int64_t c = 0; c < cols; c++) {
+			double acc = 0.0;
+			for (int64_t b = 0; b < nb; b++)
+				acc += part[b * cols + c];
+			out[c] = (float)acc;
+		}
 	}
+	if (part != stack)
+		bw_free(part);
 	return 0;
 }
 
@@ -531,6 +558,18 @@ static int cpu_argmax(const bw_backend *be, const float *x, int64_t rows, int64_
 	return 0;
 }
 
+/* One weight of Adam; `decoupled` a constant at each call, so that each loop below is
+ * branch-free and vectorizes (a test inside the loop kept it scalar: sqrt and division one
+ * float at a time). */
+static inline void adam_one(float *p, const float *g, float *m, float *v, int64_t i, bool decoupled, float wd, float b1,
+			    float b2, float step_size, float rbc2, float eps, float decay)
+{
+	const float gi = decoupled ? g[i] : g[i] + wd * p[i];
+	m[i] = b1 * m[i] + (1.0f - b1) * gi;
+	v[i] = b2 * v[i] + (1.0f - b2) * gi * gi;
+	p[i] = p[i] * decay - step_size * m[i] / (sqrtf(v[i]) * rbc2 + eps);
+}
+
 /* PyTorch's Adam (weight decay added to the gradient) or AdamW (decoupled). */
 BW_CLONES static int cpu_adam(const bw_backend *be, float *p, const float *g, float *m, float *v, int64_t n,
 		     const bw_adam_args *a)
@@ -539,12 +578,14 @@ BW_CLONES static int cpu_adam(const bw_backend *be, float *p, const float *g, fl
 	const float step_size = (float)(a->lr / bc1), rbc2 = (float)(1.0 / sqrt(bc2));
 	const float b1 = a->beta1, b2 = a->beta2, wd = a->weight_decay, eps = a->eps;
 	const float decay = a->decoupled ? 1.0f - a->lr * wd : 1.0f;
+	if (a->decoupled) {
 #pragma omp parallel for simd schedule(static) num_threads(be->threads)
-	for (int64_t i = 0; i < n; i++) {
-		const float gi = a->decoupled ? g[i] : g[i] + wd * p[i];
-		m[i] = b1 * m[i] + (1.0f - b1) * gi;
-		v[i] = b2 * v[i] + (1.0f - b2) * gi * gi;
-		p[i] = p[i] * decay - step_size * m[i] / (sqrtf(v[i]) * rbc2 + eps);
+		for (int64_t i = 0; i < n; i++)
+			adam_one(p, g, m, v, i, true, wd, b1, b2, step_size, rbc2, eps, decay);
+	} else {
+#pragma omp parallel for simd schedule(static) num_threads(be->threads)
+		for (int64_t i = 0; i < n; i++)
+			adam_one(p, g, m, v, i, false, wd, b1, b2, step_size, rbc2, eps, decay);
 	}
 	return 0;
 }
@@ -552,14 +593,16 @@ BW_CLONES static int cpu_adam(const bw_backend *be, float *p, const float *g, fl
 BW_CLONES static int cpu_sgd(const bw_backend *be, float *p, const float *g, float *mom, int64_t n, float lr, float momentum,
 		    float weight_decay)
 {
+	if (mom) {
 #pragma omp parallel for simd schedule(static) num_threads(be->threads)
-	for (int64_t i = 0; i < n; i++) {
-		float d = g[i] + weight_decay * p[i];
-		if (mom) {
-			mom[i] = momentum * mom[i] + d;
-			d = mom[i];
+		for (int64_t i = 0; i < n; i++) {
+			mom[i] = momentum * mom[i] + (g[i] + weight_decay * p[i]);
+			p[i] -= lr * mom[i];
 		}
-		p[i] -= lr * d;
+	} else {
+#pragma omp parallel for simd schedule(static) num_threads(be->threads)
+		for (int64_t i = 0; i < n; i++)
+			p[i] -= lr * (g[i] + weight_decay * p[i]);
 	}
 	return 0;
 }

@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-int64_t bw_count_nonzero(const float *x, int64_t n, int threads)
+BW_CLONES int64_t bw_count_nonzero(const float *x, int64_t n, int threads)
 {
 	int64_t nnz = 0;
 #pragma omp parallel for schedule(static) reduction(+ : nnz) num_threads(bw_threads(threads))
@@ -46,7 +46,7 @@ static void transpose(bw_sparse *s)
 		}
 }
 
-int bw_sparse_build(bw_sparse *s, const float *dense, int64_t rows, int64_t cols, int threads)
+BW_CLONES int bw_sparse_build(bw_sparse *s, const float *dense, int64_t rows, int64_t cols, int threads)
 {
 	memset(s, 0, sizeof *s);
 	if (rows < 0 || cols < 0 || cols > INT32_MAX || rows > INT32_MAX)
