@@ -5,14 +5,30 @@
 
 #include <string.h>
 
-BW_CLONES int64_t bw_count_nonzero(const float *x, int64_t n, int threads)
+/* The loops below for the CPU they run on (BW_CLONES: static, so the clones' resolvers stay
+ * out of the library's exported symbols). */
+BW_CLONES static int64_t count_nonzero(const float *x, int64_t n, int nt)
 {
 	int64_t nnz = 0;
-#pragma omp parallel for schedule(static) reduction(+ : nnz) num_threads(bw_threads(threads))
+#pragma omp parallel for schedule(static) reduction(+ : nnz) num_threads(nt)
 	for (int64_t i = 0; i < n; i++)
 		nnz += x[i] != 0.0f;
 	return nnz;
 }
+
+/* indptr[r + 1] = the non-zeros of row r */
+BW_CLONES static void row_counts(const float *dense, int64_t rows, int64_t cols, int64_t *indptr, int nt)
+{
+#pragma omp parallel for schedule(static) num_threads(nt)
+	for (int64_t r = 0; r < rows; r++) {
+		int64_t k = 0;
+		for (int64_t c = 0; c < cols; c++)
+			k += dense[r * cols + c] != 0.0f;
+		indptr[r + 1] = k;
+	}
+}
+
+int64_t bw_count_nonzero(const float *x, int64_t n, int threads) { return count_nonzero(x, n, bw_threads(threads)); }
 
 void bw_sparse_free(bw_sparse *s)
 {
@@ -46,7 +62,7 @@ static void transpose(bw_sparse *s)
 		}
 }
 
-BW_CLONES int bw_sparse_build(bw_sparse *s, const float *dense, int64_t rows, int64_t cols, int threads)
+int bw_sparse_build(bw_sparse *s, const float *dense, int64_t rows, int64_t cols, int threads)
 {
 	memset(s, 0, sizeof *s);
 	if (rows < 0 || cols < 0 || cols > INT32_MAX || rows > INT32_MAX)
@@ -60,13 +76,7 @@ BW_CLONES int bw_sparse_build(bw_sparse *s, const float *dense, int64_t rows, in
 	    !(s->t_indptr = bw_malloc((size_t)(cols + 1) * sizeof *s->t_indptr)))
 		goto nomem;
 	s->indptr[0] = 0;
-#pragma omp parallel for schedule(static) num_threads(nt)
-	for (int64_t r = 0; r < rows; r++) {
-		int64_t k = 0;
-		for (int64_t c = 0; c < cols; c++)
-			k += dense[r * cols + c] != 0.0f;
-		s->indptr[r + 1] = k;
-	}
+	row_counts(dense, rows, cols, s->indptr, nt);
 	for (int64_t r = 0; r < rows; r++)
 		s->indptr[r + 1] += s->indptr[r];
 	s->nnz = s->indptr[rows];
