@@ -203,6 +203,9 @@ int bw_trainer_infer_upto(burrow_trainer *t, int layers, bw_infer_sink sink, voi
  * the splits whose bit is set in `splits` (bit s for split s; the others get 0 and 0), one
  * batch in memory at a time. */
 int bw_trainer_eval_sampled(burrow_trainer *t, unsigned splits, int64_t correct[3], int64_t total[3]);
+/* t->full, the whole graph as one block (its local ids are the dataset's), built and
+ * prepared once. */
+int bw_trainer_full_block(burrow_trainer *t);
 /* The splits evaluation scores: opts.eval_splits, or its default when 0 (burrow.h). */
 unsigned bw_trainer_eval_splits(const burrow_trainer *t);
 

@@ -210,9 +210,17 @@ int bw_trainer_infer_upto(burrow_trainer *t, int layers, bw_infer_sink sink, voi
 		}
 		for (int64_t r0 = 0; r0 < n;) {
 			const int64_t r1 = chunk_end(t, r0, graph);
-			bw_block blk;
+			bw_block blk, *bp = &blk;
 			const void *zh;
-			st = build_chunk(t, &c, r0, r1, graph, &blk);
+			/* the whole graph: the training's block, built once (build_chunk would rebuild the
+			 * same CSR in the dataset's own ids at every evaluation, on one thread) */
+			if (whole && graph && t->graph->index_width == 4 && n <= INT32_MAX) {
+				memset(&blk, 0, sizeof blk);
+				if (!(st = bw_trainer_full_block(t)))
+					bp = &t->full;
+			} else {
+				st = build_chunk(t, &c, r0, r1, graph, &blk);
+			}
 			/* whole: layer 0's output is kept for the next training step (trainer.c) */
 			const bw_tensor *xin = !whole ? &x : l == 0 ? &t->feat : &t->infer_z[(l - 1) & 1];
 			bw_tensor *zout = whole ? &t->infer_z[l & 1] : &z;
@@ -224,9 +232,9 @@ int bw_trainer_infer_upto(burrow_trainer *t, int layers, bw_infer_sink sink, voi
 			    !(st = in.gather(&in, c.ids, blk.num_src, xh)))
 				st = bw_stage_write_commit(&in_stage, dev, x.data, xh, xbytes);
 			if (!st)
-				st = bw_model_infer_layer_keep(&t->be, t->model, l, &blk, xin, zout,
+				st = bw_model_infer_layer_keep(&t->be, t->model, l, bp, xin, zout,
 							       whole && l == 0 ? bw_trainer_layer0_key(t) : 0);
-			if (graph)
+			if (graph && bp == &blk)
 				for (int64_t j = 0; j < blk.num_src; j++)
 					t->map[c.ids[j]] = -1;
 			bw_block_release(&blk);

@@ -589,7 +589,7 @@ int bw_trainer_step(burrow_trainer *t, const bw_batch *b, double *loss, int64_t 
 }
 
 /* The whole graph as one block: int32 local ids are the dataset's own. */
-static int full_block(burrow_trainer *t)
+int bw_trainer_full_block(burrow_trainer *t)
 {
 	if (t->full_ready)
 		return 0;
@@ -623,7 +623,7 @@ static int train_epoch(burrow_trainer *t, burrow_epoch_stats *es)
 		return 0;
 	}
 	const double t0 = now_s();
-	int st = full_block(t);
+	int st = bw_trainer_full_block(t);
 	if (st)
 		return st;
 	int64_t ntrain;
