@@ -12,6 +12,7 @@
 #include <math.h>
 #include <omp.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ------------------------------------------------------------ the device */
@@ -140,15 +141,16 @@ const bw_device *bw_device_cpu(void) { return &cpu_device; }
  * rounding can differ from one thread's. Below GEMM_SPLIT_FLOPS one thread does
  * it all: the fork costs more than it saves. */
 #define GEMM_SPLIT_FLOPS (1 << 20)
+#define GEMM_SPLIT_ALIGN 16
 
-/* The backend's state (be->ctx): the packed b of its own GEMM, grown as needed and kept,
- * so that a training step's products fault no pages in. One caller at a time, as every
- * backend. */
+/* The backend's state (be->ctx): whether its own GEMM runs (gemm_avx512.c), and that GEMM's
+ * packed b, grown as needed and kept, so that a training step's products fault no pages in.
+ * One caller at a time, as every backend. */
 typedef struct cpu_ctx {
+	bool own_gemm;
 	float *scratch;
 	size_t scratch_bytes;
 } cpu_ctx;
-#define GEMM_SPLIT_ALIGN 16
 
 static void gemm_slice(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
 		       const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
@@ -168,8 +170,8 @@ static int cpu_gemm(const bw_backend *be, bool ta, bool tb, int64_t m, int64_t n
 				c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
 		return 0;
 	}
-	if (!ta && !tb && bw_gemm_own_fits(m, n, k)) {
-		cpu_ctx *x = be->ctx;
+	cpu_ctx *x = be->ctx;
+	if (x->own_gemm && !ta && !tb && bw_gemm_own_fits(m, n, k)) {
 		const size_t need = bw_gemm_own_scratch(n, k);
 		if (need > x->scratch_bytes) {
 			bw_aligned_free(x->scratch);
@@ -340,7 +342,6 @@ BW_CLONES static int cpu_bias_add(const bw_backend *be, float *y, int64_t rows, 
 	return 0;
 }
 
-/* Column sums in double over groups of 16 columns: the order of additions is fixed. */
 /* out[c] = the sum over rows of g[r, c], in double: each block of COL_SUM_ROWS rows summed in
  * row order, then the blocks' sums in block order. The order depends on the shape only, never
  * on the threads, and the threads share the blocks whatever the width (a 7-column output
@@ -400,7 +401,6 @@ BW_CLONES static int cpu_relu_bwd(const bw_backend *be, float *g, const float *y
 	return 0;
 }
 
-/* Each 64-bit draw decides two elements: keep when a 32-bit half is >= p * 2^32. */
 /* x[i] = mask[i] ? x[i] * scale : +0.0f without a branch: the mask is random, so a branch
  * mispredicts half the time (it was a third of a small full-graph epoch). The product's bits
  * ANDed with all ones or all zeros give the same floats as the branch, +0.0f included. */
@@ -416,6 +416,7 @@ static inline void keep_scaled(float *x, const uint8_t *mask, int64_t n, float s
 	}
 }
 
+/* Each 64-bit draw decides two elements: keep when a 32-bit half is >= p * 2^32. */
 BW_CLONES static int cpu_dropout_fwd(const bw_backend *be, float *x, uint8_t *mask, int64_t rows, int64_t cols, float p,
 			    uint64_t key)
 {
@@ -487,7 +488,7 @@ static int32_t row_argmax(const float *z, int64_t cols)
 	return best;
 }
 
-BW_CLONES static int cpu_scale(const bw_backend *be, int64_t n, float alpha, float *x)
+static int cpu_scale(const bw_backend *be, int64_t n, float alpha, float *x)
 {
 	(void)be;
 	cblas_sscal((blasint)n, alpha, x, 1);
@@ -1081,11 +1082,15 @@ static int cpu_init(bw_backend *be, const bw_backend_cfg *cfg)
 	 * second thread's, mapped at its first call after the cache has taken what was left,
 	 * would be retried forever */
 	be->gemm_threads = bw_as_left(&left, &limit) ? 1 : be->threads;
-	be->gemm_wants_transposed = bw_gemm_own_available();
-	if (!(be->ctx = bw_calloc(1, sizeof(cpu_ctx)))) {
+	cpu_ctx *x = bw_calloc(1, sizeof *x);
+	if (!x) {
 		memset(be, 0, sizeof *be);
 		return BURROW_E_NOMEM;
 	}
+	const char *e = getenv("BURROW_CPU_GEMM"); /* "blas": OpenBLAS for every product (docs/train.md) */
+	x->own_gemm = bw_gemm_own_available() && !(e && !strcmp(e, "blas"));
+	be->ctx = x;
+	be->gemm_wants_transposed = x->own_gemm;
 	return 0;
 }
 

@@ -254,43 +254,24 @@ static int device_get(int index, const bw_device **out)
 
 /* ------------------------------------------------------------ the backend's context */
 
-/* cuBLAS is opened on the first CUDA backend, not linked: libcublasLt, which it loads, maps
- * and touches about 210 MB in its constructors, 0.05 s at the start of every burrow command
- * and every process loading libburrow, GPU or none (an empty program linked with -lcublas:
- * 0.05-0.07 s and 217 MB of peak RSS, against 0.00 s and 1 MB). Five entry points. */
+/* cuBLAS and cuSPARSE are opened on the first CUDA backend, not linked: libcublasLt, which
+ * cuBLAS loads, maps and touches about 210 MB in its constructors, 0.05 s at the start of
+ * every burrow command and every process loading libburrow, GPU or none (an empty program
+ * linked with -lcublas: 0.05-0.07 s and 217 MB of peak RSS, against 0.00 s and 1 MB);
+ * cuSPARSE, with the libnvJitLink it loads, 6.7 ms and 38 MB. The entry points used, each
+ * typed as the header declares it. */
 #define BW_STR2(x) #x
 #define BW_STR(x) BW_STR2(x)
 #define CUBLAS_SONAME "libcublas.so." BW_STR(CUBLAS_VER_MAJOR)
+#define CUSPARSE_SONAME "libcusparse.so." BW_STR(CUSPARSE_VER_MAJOR)
 static struct {
-	cublasStatus_t (*create)(cublasHandle_t *);
-	cublasStatus_t (*destroy)(cublasHandle_t);
-	cublasStatus_t (*set_stream)(cublasHandle_t, cudaStream_t);
-	cublasStatus_t (*set_math_mode)(cublasHandle_t, cublasMath_t);
-	cublasStatus_t (*sgemm)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const float *,
-				const float *, int, const float *, int, const float *, float *, int);
+	decltype(&cublasCreate) create; /* cublas_v2.h's names are macros for the _v2 symbols */
+	decltype(&cublasDestroy) destroy;
+	decltype(&cublasSetStream) set_stream;
+	decltype(&cublasSetMathMode) set_math_mode;
+	decltype(&cublasSgemm) sgemm;
 	char why[256]; /* empty when loaded */
 } blas_api;
-static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
-
-static void blas_load(void)
-{
-	void *h = dlopen(CUBLAS_SONAME, RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		snprintf(blas_api.why, sizeof blas_api.why, "%s", dlerror());
-		return;
-	}
-	/* cublas_v2.h's names are macros for the _v2 symbols */
-	*(void **)&blas_api.create = dlsym(h, "cublasCreate_v2");
-	*(void **)&blas_api.destroy = dlsym(h, "cublasDestroy_v2");
-	*(void **)&blas_api.set_stream = dlsym(h, "cublasSetStream_v2");
-	*(void **)&blas_api.set_math_mode = dlsym(h, "cublasSetMathMode");
-	*(void **)&blas_api.sgemm = dlsym(h, "cublasSgemm_v2");
-	if (!blas_api.create || !blas_api.destroy || !blas_api.set_stream || !blas_api.set_math_mode || !blas_api.sgemm)
-		snprintf(blas_api.why, sizeof blas_api.why, "%s lacks a cuBLAS v2 entry point", CUBLAS_SONAME);
-}
-
-/* cuSPARSE likewise (6.7 ms and 38 MB at every start, with the libnvJitLink it loads). */
-#define CUSPARSE_SONAME "libcusparse.so." BW_STR(CUSPARSE_VER_MAJOR)
 static struct {
 	decltype(&cusparseCreate) create;
 	decltype(&cusparseDestroy) destroy;
@@ -302,30 +283,48 @@ static struct {
 	decltype(&cusparseDestroyDnMat) destroy_dn;
 	decltype(&cusparseSpMM_bufferSize) spmm_size;
 	decltype(&cusparseSpMM) spmm;
-	char why[256]; /* empty when loaded */
+	char why[256];
 } sparse_api;
-static pthread_once_t sparse_once = PTHREAD_ONCE_INIT;
+static pthread_once_t libs_once = PTHREAD_ONCE_INIT;
 
-static void sparse_load(void)
+/* soname's symbols name[i] into *slot[i]; why gets the first failure, else stays empty. */
+static void lib_open(const char *soname, const char *const *name, void **const *slot, size_t n, char *why,
+		     size_t why_cap)
 {
-	void *h = dlopen(CUSPARSE_SONAME, RTLD_NOW | RTLD_LOCAL);
+	void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
-		snprintf(sparse_api.why, sizeof sparse_api.why, "%s", dlerror());
+		snprintf(why, why_cap, "%s", dlerror());
 		return;
 	}
-	void **slot[] = {(void **)&sparse_api.create,	  (void **)&sparse_api.destroy,	   (void **)&sparse_api.set_stream,
-			 (void **)&sparse_api.error_string, (void **)&sparse_api.create_csr, (void **)&sparse_api.destroy_sp,
-			 (void **)&sparse_api.create_dn,	  (void **)&sparse_api.destroy_dn, (void **)&sparse_api.spmm_size,
-			 (void **)&sparse_api.spmm};
-	static const char *const name[] = {"cusparseCreate",	 "cusparseDestroy",	 "cusparseSetStream",
-					   "cusparseGetErrorString", "cusparseCreateCsr",	 "cusparseDestroySpMat",
-					   "cusparseCreateDnMat",	 "cusparseDestroyDnMat", "cusparseSpMM_bufferSize",
-					   "cusparseSpMM"};
-	for (size_t i = 0; i < sizeof name / sizeof *name; i++)
+	for (size_t i = 0; i < n; i++)
 		if (!(*slot[i] = dlsym(h, name[i]))) {
-			snprintf(sparse_api.why, sizeof sparse_api.why, "%s lacks %s", CUSPARSE_SONAME, name[i]);
+			snprintf(why, why_cap, "%s lacks %s", soname, name[i]);
 			return;
 		}
+}
+
+static void libs_load(void)
+{
+	static const char *const blas_name[] = {"cublasCreate_v2", "cublasDestroy_v2", "cublasSetStream_v2",
+						"cublasSetMathMode", "cublasSgemm_v2"};
+	void **const blas_slot[] = {(void **)&blas_api.create, (void **)&blas_api.destroy, (void **)&blas_api.set_stream,
+				    (void **)&blas_api.set_math_mode, (void **)&blas_api.sgemm};
+	static const char *const sparse_name[] = {"cusparseCreate",	    "cusparseDestroy",	  "cusparseSetStream",
+						  "cusparseGetErrorString", "cusparseCreateCsr",  "cusparseDestroySpMat",
+						  "cusparseCreateDnMat",    "cusparseDestroyDnMat", "cusparseSpMM_bufferSize",
+						  "cusparseSpMM"};
+	void **const sparse_slot[] = {(void **)&sparse_api.create,	(void **)&sparse_api.destroy,
+				      (void **)&sparse_api.set_stream,	(void **)&sparse_api.error_string,
+				      (void **)&sparse_api.create_csr,	(void **)&sparse_api.destroy_sp,
+				      (void **)&sparse_api.create_dn,	(void **)&sparse_api.destroy_dn,
+				      (void **)&sparse_api.spmm_size,	(void **)&sparse_api.spmm};
+	static_assert(sizeof blas_name / sizeof *blas_name == sizeof blas_slot / sizeof *blas_slot, "one name a slot");
+	static_assert(sizeof sparse_name / sizeof *sparse_name == sizeof sparse_slot / sizeof *sparse_slot,
+		      "one name a slot");
+	lib_open(CUBLAS_SONAME, blas_name, blas_slot, sizeof blas_name / sizeof *blas_name, blas_api.why,
+		 sizeof blas_api.why);
+	lib_open(CUSPARSE_SONAME, sparse_name, sparse_slot, sizeof sparse_name / sizeof *sparse_name, sparse_api.why,
+		 sizeof sparse_api.why);
 }
 
 typedef struct cuda_ctx {
@@ -992,8 +991,7 @@ static int cuda_init(bw_backend *be, const bw_backend_cfg *cfg)
 	be->stream = (bw_stream *)cx->s;
 	const char *agg = getenv("BURROW_CUDA_AGG"); /* "kernel": the plain CSR kernel instead of cuSPARSE */
 	cx->use_sparse = !(agg && !strcmp(agg, "kernel"));
-	pthread_once(&blas_once, blas_load);
-	pthread_once(&sparse_once, sparse_load);
+	pthread_once(&libs_once, libs_load);
 	if (blas_api.why[0] || sparse_api.why[0]) {
 		const bool blas = blas_api.why[0];
 		cuda_release(be);

@@ -79,8 +79,9 @@ void bw_transposed_free(bw_transposed *x);
 /* The CPU backend's own sgemm (gemm_avx512.c): c [m, n] = alpha a b + beta c, row-major,
  * neither transposed, on AVX-512, a read in place and only b packed, into `scratch` of
  * bw_gemm_own_scratch(n, k) bytes, 64-byte aligned. Rows of c split over `threads` OpenMP
- * threads with the same bits for any count. Available: this CPU and build have it; fits:
- * available, and the shape is one where it beats OpenBLAS's packing of both operands. */
+ * threads with the same bits for any count. Available: this CPU and build have it (the CPU
+ * backend uses it then, unless BURROW_CPU_GEMM=blas when it opens); fits: the shape is one
+ * where it beats OpenBLAS's packing of both operands. */
 bool bw_gemm_own_available(void);
 bool bw_gemm_own_fits(int64_t m, int64_t n, int64_t k);
 size_t bw_gemm_own_scratch(int64_t n, int64_t k);

@@ -22,7 +22,6 @@
 
 #include <omp.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -30,9 +29,7 @@
 
 #define MR 12
 #define NR 32
-#ifndef KC
 #define KC 384
-#endif
 
 bool bw_gemm_own_available(void)
 {
@@ -41,8 +38,7 @@ bool bw_gemm_own_available(void)
 		__builtin_cpu_init();
 		have = __builtin_cpu_supports("avx512f") ? 1 : 0;
 	}
-	const char *e = getenv("BURROW_CPU_GEMM"); /* "blas": OpenBLAS for every product (docs/train.md) */
-	return have == 1 && !(e && !strcmp(e, "blas"));
+	return have == 1;
 }
 
 /* Row i of a tile: c_i = alpha (r0, r1) + beta c_i when `first` (beta 0: c not read), else
@@ -106,7 +102,7 @@ bool bw_gemm_own_fits(int64_t m, int64_t n, int64_t k)
 	/* whole panels waste little (n = 70 computes 96 columns: too many), the tiles and the
 	 * fork pay for themselves, and b's packed copy stays modest */
 	const int64_t np = (n + NR - 1) / NR * NR;
-	return bw_gemm_own_available() && m >= 4 * MR && n >= 64 && np * 4 <= n * 5 && k >= 64 && n <= 4096 &&
+	return m >= 4 * MR && n >= 64 && np * 4 <= n * 5 && k >= 64 && n <= 4096 &&
 	       (double)m * (double)n * (double)k >= (double)(1 << 22);
 }
 

@@ -208,12 +208,10 @@ static int activate(const bw_backend *be, bw_model *m, int l, bw_tensor *z, bool
 	return bw_dropout(be, z, m->mask[l].ptr, m->cfg.dropout, key);
 }
 
-/* Normalize hidden layer l's output z in place, then scale and shift it. Layer norm and
- * batch norm in training keep the normalized rows and their statistics for the backward;
- * batch norm in training also moves its running averages, in inference it uses them. */
 /* n bytes from src to dst in the memory of dev, the backend's: on the CPU a large copy is
  * split over the backend's threads (the first layer's N x hidden output kept at each
- * evaluation was one thread's memcpy while the other waited: 6% of a two-thread Cora epoch). */
+ * evaluation was one thread's memcpy while the other waited: under perf, 238 of a two-thread
+ * Cora run's 12,900 samples, all on one thread). */
 static int copy_on(const bw_backend *be, const bw_device *dev, void *dst, const void *src, size_t n)
 {
 	if (be->kind != BW_BACKEND_CPU || be->threads < 2 || n < ((size_t)1 << 20))
@@ -229,6 +227,9 @@ static int copy_on(const bw_backend *be, const bw_device *dev, void *dst, const 
 	return 0;
 }
 
+/* Normalize hidden layer l's output z in place, then scale and shift it. Layer norm and
+ * batch norm in training keep the normalized rows and their statistics for the backward;
+ * batch norm in training also moves its running averages, in inference it uses them. */
 static int normalize(const bw_backend *be, bw_model *m, int l, bw_tensor *z, bool training)
 {
 	int st;

@@ -37,7 +37,8 @@ int bw_matmul(const bw_backend *be, const bw_tensor *a, bool ta, const bw_tensor
 	if (sp && be->ops->spmm && !tb && sp->dense == a->data && sp->rows == a->rows && sp->cols == a->cols)
 		return be->ops->spmm(be, sp, ta, n, alpha, b->data, b->cols, beta, c->data, c->cols);
 	const bw_transposed *tr = a->tr;
-	if (ta && tr && be->gemm_wants_transposed && tr->dense == a->data && tr->rows == a->rows && tr->cols == a->cols) /* a^T's rows */
+	/* a^T multiplied as the rows of its transposed copy */
+	if (ta && tr && be->gemm_wants_transposed && tr->dense == a->data && tr->rows == a->rows && tr->cols == a->cols)
 		return be->ops->gemm(be, false, tb, m, n, k, alpha, tr->t, a->rows, b->data, b->cols, beta, c->data,
 				     c->cols);
 	return be->ops->gemm(be, ta, tb, m, n, k, alpha, a->data, a->cols, b->data, b->cols, beta, c->data, c->cols);
