@@ -544,11 +544,15 @@ static int layer_step(bw_sample_ctx *c, const burrow_csr *g, const bw_expander *
 				if (__atomic_load_n(&bad, __ATOMIC_RELAXED) >= 0)
 					goto out_region; /* every thread has seen it after the loop's barrier */
 			}
-			for (; !ex;) {
+			for (int64_t drawn = 0; !ex;) {
 				const int64_t c0 = __atomic_fetch_add(&next_chunk, DRAW_CHUNK, __ATOMIC_RELAXED);
 				if (c0 >= nd)
 					break;
 				const int64_t c1 = BW_MIN(nd, c0 + DRAW_CHUNK);
+				if (c->trim && (drawn += c1 - c0) >= BW_TRIM_ROWS) {
+					c->trim(c->trim_user);
+					drawn = 0;
+				}
 				for (int64_t i = c0; i < c1 + DRAW_LAG; i++) {
 					if (i < c1)
 						draw_row(gi, w4, row[2 * i], row[2 * i + 1], ip[i + 1] - ip[i], j.items + ip[i],

@@ -321,6 +321,8 @@ static int sampler_open(burrow_sampler **out, const burrow_csr *g, const int64_t
 		memcpy(s->ids, ids, (size_t)n * sizeof *ids);
 	if ((st = bw_sample_ctx_init(&s->sync, s->threads, max_fanout)))
 		goto out_close;
+	s->sync.trim = after;
+	s->sync.trim_user = after_user;
 	if (kind == BW_BACKEND_CUDA &&
 	    ((st = bw_cuda_csr_open(&s->gcsr, g, index, o.device_csr_budget)) ||
 	     (st = bw_cuda_sample_ctx_open(&s->gsync, s->gcsr))))
@@ -343,6 +345,8 @@ static int sampler_open(burrow_sampler **out, const burrow_csr *g, const int64_t
 			}
 			if ((st = bw_sample_ctx_init(&p->ctx, s->threads, max_fanout)))
 				goto out_close;
+			p->ctx.trim = after;
+			p->ctx.trim_user = after_user;
 			if (s->gcsr && (st = bw_cuda_sample_ctx_open(&p->gpu, s->gcsr)))
 				goto out_close;
 			int e = pthread_create(&p->tid, NULL, produce, p);

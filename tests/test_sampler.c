@@ -7,6 +7,7 @@
 #include <criterion/parameterized.h>
 
 #include "../core/internal.h"
+#include "../graph/dataset_internal.h"
 #include "../sampler/sampler_internal.h"
 #include "util.h"
 
@@ -640,6 +641,74 @@ Test(sampler, batches_do_not_depend_on_threads)
 				"NUMBER_PAR_MIN)", (long long)big);
 	free_epoch(ref[0], nref[0]);
 	free_epoch(ref[1], nref[1]);
+	burrow_dataset_close(ds);
+}
+
+/* ------------------------------------------------------------ trimming the mapped graph */
+
+/* The trainer's hook: count the calls and drop every mapped page of the graph. */
+typedef struct trim_count {
+	const burrow_dataset *ds;
+	int64_t calls, trims;
+} trim_count;
+
+static void trim_hook(void *u)
+{
+	trim_count *t = u;
+	__atomic_add_fetch(&t->calls, 1, __ATOMIC_RELAXED);
+	if (bw_dataset_trim_graph(t->ds, 0))
+		__atomic_add_fetch(&t->trims, 1, __ATOMIC_RELAXED);
+}
+
+/* The hook runs after each batch and inside each layer's draws, every BW_TRIM_ROWS rows a
+ * thread draws (so that one large layer does not map the whole graph), and dropping the
+ * graph's pages there, while other threads read them, changes no bit of any batch. */
+Test(sampler, trimming_the_graph_inside_a_layer_changes_no_bit)
+{
+	int64_t n;
+	const int64_t *train;
+	burrow_dataset *ds = gen_dataset(17, &train, &n);
+	const burrow_csr *g = burrow_dataset_graph(ds);
+	const int cfg[][3] = {/* threads, prefetch, producers */ {1, 0, 1}, {2, 0, 1}, {2, 2, 2}};
+	for (size_t c = 0; c < sizeof cfg / sizeof cfg[0]; c++) {
+		burrow_sampler_opts o;
+		burrow_sampler_defaults(&o);
+		o.batch_size = 1000;
+		o.num_layers = 3;
+		o.fanouts[0] = o.fanouts[1] = o.fanouts[2] = 15;
+		o.seed = 5;
+		o.threads = cfg[c][0];
+		o.prefetch = cfg[c][1];
+		o.producers = cfg[c][2];
+		burrow_sampler *s;
+		saved *ref, *got;
+		cr_assert_eq(bw_sampler_open_checked(&s, g, train, BW_MIN(n, 4000), &o, NULL, NULL), 0, "%s",
+			     burrow_last_error());
+		const int64_t nb = run_epoch(s, 3, &ref);
+		burrow_sampler_close(s);
+		trim_count tc = {.ds = ds};
+		cr_assert_eq(bw_sampler_open_checked(&s, g, train, BW_MIN(n, 4000), &o, trim_hook, &tc), 0, "%s",
+			     burrow_last_error());
+		cr_assert_eq(run_epoch(s, 3, &got), nb);
+		burrow_sampler_close(s);
+		/* each thread calls it once per BW_TRIM_ROWS rows it drew: at least
+		 * (rows - threads x (BW_TRIM_ROWS - 1)) / BW_TRIM_ROWS times per layer */
+		int64_t inside = 0;
+		for (int64_t i = 0; i < nb; i++) {
+			same_batch(&ref[i].b, &got[i].b);
+			for (int l = 0; l < 3; l++)
+				inside += BW_MAX(0, got[i].b.blocks[l].num_dst - o.threads * (BW_TRIM_ROWS - 1)) / BW_TRIM_ROWS;
+		}
+		cr_assert(inside >= nb,
+			  "config %zu: the layers (%lld rows in batch 0's input layer, %lld calls expected inside them) "
+			  "are too small for the test",
+			  c, (long long)got[0].b.blocks[0].num_dst, (long long)inside);
+		cr_assert_geq(tc.calls, nb + inside, "config %zu: %lld calls for %lld batches, %lld expected inside the layers",
+			      c, (long long)tc.calls, (long long)nb, (long long)inside);
+		cr_assert_gt(tc.trims, 0, "config %zu: nothing was dropped", c);
+		free_epoch(ref, nb);
+		free_epoch(got, nb);
+	}
 	burrow_dataset_close(ds);
 }
 
