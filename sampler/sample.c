@@ -470,8 +470,11 @@ static int layer_step(bw_sample_ctx *c, const burrow_csr *g, const bw_expander *
 		/* 1. degrees and sample sizes */
 		if (rows_par) {
 #pragma omp for schedule(static)
-			for (int64_t i = 0; i < nd; i++)
+			for (int64_t i = 0; i < nd; i++) {
 				read_row(gp, b->nodes, nd, i, fanout, row, ip);
+				if (c->trim && i % BW_TRIM_ROWS == BW_TRIM_ROWS - 1) /* indptr's pages */
+					c->trim(c->trim_user);
+			}
 		}
 
 		/* 2. offsets, and room for the edges */
@@ -480,8 +483,11 @@ static int layer_step(bw_sample_ctx *c, const burrow_csr *g, const bw_expander *
 			if (ex) {
 				memcpy(ip, xip, ((size_t)nd + 1) * sizeof *ip);
 			} else {
-				for (int64_t i = 0; !rows_par && i < nd; i++)
+				for (int64_t i = 0; !rows_par && i < nd; i++) {
 					read_row(gp, b->nodes, nd, i, fanout, row, ip);
+					if (c->trim && i % BW_TRIM_ROWS == BW_TRIM_ROWS - 1)
+						c->trim(c->trim_user);
+				}
 				ip[0] = 0;
 				for (int64_t i = 0; i < nd; i++)
 					ip[i + 1] += ip[i];

@@ -30,7 +30,7 @@ typedef struct bw_sampled {
  * every id, which on a mapped graph costs a pass over the file and leaves all its pages
  * resident (at full papers100M size 13 GB, at every evaluation). after (may be NULL) is
  * called with after_user in the sampling thread once each CPU batch is sampled, and from
- * the drawing threads (several at once) every BW_TRIM_ROWS rows each draws: the trainer drops
+ * the sampling threads (several at once) every BW_TRIM_ROWS rows each reads: the trainer drops
  * the graph's mapped pages there (bw_dataset_trim_graph), so that they pile up neither over
  * an epoch nor within one batch's largest layer. */
 int bw_sampler_open_checked(burrow_sampler **out, const burrow_csr *g, const int64_t *ids, int64_t n,
@@ -44,9 +44,10 @@ int bw_sampled_reserve(bw_sampled *b, int l, int64_t nd, int64_t E, int64_t node
 /* Fill the public view of b once the blocks and input ids are in place. */
 void bw_sampled_finish(bw_sampled *b, int num_layers, int64_t nseeds, int64_t ninput);
 
-/* Rows a drawing thread reads between two calls of bw_sample_ctx.trim: each row read maps
- * its page of ids and up to 15 cached neighbors (the kernel's fault-around), so at most
- * 4096 x 64 KiB = 256 MiB per thread between two trims. */
+/* Rows a sampling thread reads between two calls of bw_sample_ctx.trim, once for their
+ * offsets and once for their ids: each row read maps its page and up to 15 cached neighbors
+ * (the kernel's fault-around), so at most 4096 x 64 KiB = 256 MiB per thread between two
+ * trims. */
 #define BW_TRIM_ROWS 4096
 
 /* Per-OpenMP-thread scratch: for fanouts above BW_SMALL_FANOUT (Floyd with a hash set),
@@ -77,7 +78,7 @@ typedef struct bw_sample_ctx {
 	int64_t *off, *bstart;        /* [threads * 2049] per-thread scatter cursors, bucket starts */
 	int64_t *bnew;                /* [2048 + 1] new nodes per bucket, then their offsets */
 	bw_row_scratch *rows;         /* [threads] */
-	/* called (when set) from the drawing threads every BW_TRIM_ROWS rows each draws, and may
+	/* called (when set) from the sampling threads every BW_TRIM_ROWS rows each reads, and may
 	 * run on several threads at once: the trainer drops the graph's mapped pages there, so
 	 * that one large layer (150K rows at fanouts 15,10 and batch 1024) does not map them all
 	 * before the batch ends */
