@@ -1089,6 +1089,56 @@ Test(train_run, sampled_evaluation_agrees_with_layerwise_inference)
 	free(d);
 }
 
+/* Sampled evaluation from the store samples the next batch and reads its rows while the
+ * current one is scored: it scores exactly what the one-batch-at-a-time evaluation over the
+ * same rows in memory scores, every split, with several batches and a short last one. */
+Test(train_run, pipelined_sampled_evaluation_scores_as_one_batch_at_a_time)
+{
+	char *d = tu_weak_csbm(dir, 2000, 16);
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, d), 0, "%s", burrow_last_error());
+	burrow_train_opts o = small_opts(BURROW_MODEL_SAGE);
+	o.full_graph = false; /* mini-batch: the features through the store, */
+	o.cache_bytes = 0;    /* every row read from the file */
+	o.fanout[0] = o.fanout[1] = 5;
+	o.eval_fanout[0] = o.eval_fanout[1] = 3;
+	o.batch_size = 300;
+	o.eval_splits = BURROW_EVAL_ALL;
+	burrow_trainer *t;
+	cr_assert_eq(burrow_trainer_open(&t, ds, &o), 0, "%s", burrow_last_error());
+	for (int e = 0; e < 10; e++) {
+		burrow_epoch_stats es = {.size = sizeof es};
+		cr_assert_eq(burrow_trainer_train_epoch(t, &es), 0, "%s", burrow_last_error());
+	}
+	cr_assert_not_null(t->feat_rows.submit, "mini-batch features are not read through the store");
+	burrow_eval_stats piped = {.size = sizeof piped}, serial = {.size = sizeof serial};
+	cr_assert_eq(burrow_trainer_evaluate(t, &piped), 0, "%s", burrow_last_error());
+	/* the same rows, copied from memory: one batch at a time */
+	const int64_t n = t->info->num_nodes, D = t->info->feat_dim;
+	float *all = malloc((size_t)(n * D) * sizeof *all);
+	int64_t *ids = malloc((size_t)n * sizeof *ids);
+	for (int64_t i = 0; i < n; i++)
+		ids[i] = i;
+	cr_assert_eq(burrow_store_gather(t->store, ids, (size_t)n, all), 0, "%s", burrow_last_error());
+	const bw_rows saved_rows = t->feat_rows;
+	bw_rows_from_memory(&t->feat_rows, all, n, D, 1);
+	cr_assert_null(t->feat_rows.submit);
+	cr_assert_eq(burrow_trainer_evaluate(t, &serial), 0, "%s", burrow_last_error());
+	t->feat_rows = saved_rows;
+	const double a[3] = {piped.train_acc, piped.valid_acc, piped.test_acc},
+		     b[3] = {serial.train_acc, serial.valid_acc, serial.test_acc};
+	for (int sp = 0; sp < 3; sp++) {
+		cr_assert(a[sp] >= 0, "split %d was not scored", sp);
+		cr_assert_eq(a[sp], b[sp], "split %d: pipelined %.6f, one batch at a time %.6f", sp, a[sp], b[sp]);
+	}
+	cr_assert(piped.test_acc > 0.5, "test accuracy %.3f (4 classes)", piped.test_acc);
+	burrow_trainer_close(t);
+	free(all);
+	free(ids);
+	burrow_dataset_close(ds);
+	free(d);
+}
+
 Test(train_run, options_are_checked)
 {
 	char *d = tu_weak_csbm(dir, 2000, 16);

@@ -19,6 +19,11 @@ typedef struct bw_rows {
 	const float *mem;    /* [num_rows, dim] when all rows are in memory as float32, else NULL */
 	/* out [n, dim] = rows ids[0 .. n); ids need not be sorted or unique */
 	int (*gather)(struct bw_rows *r, const int64_t *ids, int64_t n, float *out);
+	/* where rows are read from disk (the store): start the gather into out (ids are
+	 * copied; out must stay untouched until the wait), and wait for it (wait takes the
+	 * ticket, once per submit that succeeded); NULL where gather is a copy */
+	int (*submit)(struct bw_rows *r, const int64_t *ids, int64_t n, float *out, void **ticket);
+	int (*wait)(struct bw_rows *r, void *ticket);
 	void *ctx;
 	int threads;         /* OpenMP threads of the copy (in-memory rows) */
 } bw_rows;
@@ -27,7 +32,8 @@ typedef struct bw_rows {
 void bw_rows_from_memory(bw_rows *r, const float *data, int64_t num_rows, int64_t dim, int threads);
 /* Rows of a 2-D float32 or float16 npy file, read with pread on demand (f16 converted). */
 int bw_rows_open_npy(bw_rows *r, const char *path);
-/* Rows of a feature store opened with out_dtype float32 (borrowed), gathered synchronously. */
+/* Rows of a feature store opened with out_dtype float32 (borrowed): gathered synchronously,
+ * or submitted and waited for. */
 void bw_rows_from_store(bw_rows *r, burrow_store *s);
 void bw_rows_close(bw_rows *r);
 

@@ -295,21 +295,92 @@ out:
 	return st;
 }
 
+/* One batch of sampled evaluation: its seeds (split sp, from lo, cnt of them), the sampled
+ * batch, its input rows and, while they are read from disk, the read's ticket. */
+typedef struct eval_slot {
+	int sp;
+	int64_t lo, cnt;
+	burrow_batch *sb;
+	float *x;
+	int64_t x_cap;
+	void *ticket;
+} eval_slot;
+
+/* Sample the slot's batch and start reading its input rows (or copy them, from memory). */
+static int eval_start(burrow_trainer *t, burrow_sampler *s, eval_slot *e, const int64_t *ids)
+{
+	const bw_device *dev = t->be.dev;
+	const int64_t D = t->info->feat_dim;
+	int st;
+	if ((st = burrow_sampler_sample(s, ids + e->lo, e->cnt, ((uint64_t)e->sp << 48) ^ (uint64_t)e->lo, &e->sb)))
+		return st;
+	if (e->sb->num_input > e->x_cap) {
+		bw_device_host_free(dev, e->x);
+		e->x = NULL;
+		e->x_cap = 0;
+		if ((st = bw_device_host_alloc(dev, (size_t)(e->sb->num_input * D) * sizeof(float) + 1, (void **)&e->x)))
+			return st;
+		e->x_cap = e->sb->num_input;
+	}
+	bw_rows *r = &t->feat_rows;
+	return r->submit ? r->submit(r, e->sb->input_ids, e->sb->num_input, e->x, &e->ticket)
+			 : r->gather(r, e->sb->input_ids, e->sb->num_input, e->x);
+}
+
+/* Wait for the slot's rows (if still being read): after this nothing writes e->x. */
+static int eval_wait(burrow_trainer *t, eval_slot *e)
+{
+	if (!e->ticket)
+		return 0;
+	void *k = e->ticket;
+	e->ticket = NULL;
+	return t->feat_rows.wait(&t->feat_rows, k);
+}
+
+/* Run the model on the slot's batch and count its correct predictions. */
+static int eval_score(burrow_trainer *t, eval_slot *e, bw_dbuf *pred, int64_t *correct, int64_t *total)
+{
+	const bw_device *dev = t->be.dev;
+	bw_batch b;
+	bw_block blk[BURROW_MAX_LAYERS];
+	const bw_tensor *logits;
+	const int32_t *p;
+	int st;
+	if ((st = eval_wait(t, e)) || (st = bw_batch_from_sample(t, e->sb, e->x, e->lo, &b, blk)))
+		return st;
+	st = bw_model_forward(&t->be, t->model, &b, false, t->o.seed, &logits);
+	for (int l = 0; l < b.num_blocks; l++)
+		bw_block_release(&blk[l]);
+	const size_t bytes = (size_t)e->cnt * sizeof(int32_t);
+	if (st || (st = bw_dbuf_reserve(pred, dev, bytes)) || (st = bw_argmax(&t->be, logits, pred->ptr)) ||
+	    (st = bw_stage_read(&t->stage, dev, pred->ptr, bytes, (const void **)&p)))
+		return st;
+	for (int64_t i = 0; i < e->cnt; i++) {
+		const int32_t y = t->labels[e->sb->seeds[i]];
+		total[e->sp] += y >= 0;
+		correct[e->sp] += y >= 0 && p[i] == y;
+	}
+	return 0;
+}
+
 /* Evaluation by sampling: the nodes of each split, batch_size at a time, with their
  * neighbors sampled by opts.eval_fanout (keyed by split and batch, so the result does not
  * depend on threads), their input rows gathered from the features, the model run in
  * inference mode on the batch, the argmax compared with the labels; only the splits whose
- * bit is set in `splits` (bit s for split s). It holds one batch:
- * nothing of size N x hidden, whatever the graph. */
+ * bit is set in `splits` (bit s for split s). It holds two batches: nothing of size
+ * N x hidden, whatever the graph. Where the rows come from disk, the next batch is sampled
+ * and its rows read while the current one waits for its reads and runs, as training's
+ * pipeline does: one batch at a time left the disk idle while sampling and computing, and
+ * a read queue draining at the end of each batch (at papers100M's size, a batch's reads
+ * are most of its time). The batches and their order are the same either way. */
 int bw_trainer_eval_sampled(burrow_trainer *t, unsigned splits, int64_t correct[3], int64_t total[3])
 {
 	const bw_device *dev = t->be.dev;
-	const int64_t D = t->info->feat_dim;
 	burrow_sampler *s = NULL;
-	burrow_batch *sb = NULL;
 	bw_dbuf pred = {0};
-	float *x = NULL;
-	int64_t x_cap = 0;
+	eval_slot slot[2] = {{0}, {0}};
+	const int64_t *ids[3] = {NULL, NULL, NULL};
+	int64_t n[3] = {0, 0, 0};
 	int st;
 
 	burrow_sampler_opts so;
@@ -325,50 +396,58 @@ int bw_trainer_eval_sampled(burrow_trainer *t, unsigned splits, int64_t correct[
 	if ((st = bw_sampler_open_checked(&s, t->graph, NULL, 0, &so, bw_trainer_trim_graph, t)))
 		return st;
 	for (int sp = 0; sp < 3; sp++) {
-		int64_t n;
-		const int64_t *ids = splits >> sp & 1 ? bw_trainer_split(t, sp, &n) : NULL;
 		correct[sp] = total[sp] = 0;
-		for (int64_t lo = 0; ids && lo < n; lo += t->o.batch_size) {
-			const int64_t cnt = BW_MIN(t->o.batch_size, n - lo);
-			bw_batch b;
-			bw_block blk[BURROW_MAX_LAYERS];
-			const bw_tensor *logits;
-			const int32_t *p;
-			if ((st = burrow_sampler_sample(s, ids + lo, cnt, ((uint64_t)sp << 48) ^ (uint64_t)lo, &sb)))
-				goto out;
-			if (sb->num_input > x_cap) {
-				bw_device_host_free(dev, x);
-				x = NULL;
-				x_cap = 0;
-				if ((st = bw_device_host_alloc(dev, (size_t)(sb->num_input * D) * sizeof(float) + 1, (void **)&x)))
-					goto out;
-				x_cap = sb->num_input;
-			}
-			if ((st = t->feat_rows.gather(&t->feat_rows, sb->input_ids, sb->num_input, x)) ||
-			    (st = bw_batch_from_sample(t, sb, x, lo, &b, blk)))
-				goto out;
-			st = bw_model_forward(&t->be, t->model, &b, false, t->o.seed, &logits);
-			for (int l = 0; l < b.num_blocks; l++)
-				bw_block_release(&blk[l]);
-			const size_t bytes = (size_t)cnt * sizeof(int32_t);
-			if (st || (st = bw_dbuf_reserve(&pred, dev, bytes)) || (st = bw_argmax(&t->be, logits, pred.ptr)) ||
-			    (st = bw_stage_read(&t->stage, dev, pred.ptr, bytes, (const void **)&p)))
-				goto out;
-			for (int64_t i = 0; i < cnt; i++) {
-				const int32_t y = t->labels[sb->seeds[i]];
-				total[sp] += y >= 0;
-				correct[sp] += y >= 0 && p[i] == y;
-			}
-			burrow_sampler_release(s, sb);
-			sb = NULL;
-			if (t->o.progress)
-				t->o.progress(t->o.progress_user, "eval", (uint64_t)(lo + cnt), (uint64_t)n);
+		if (splits >> sp & 1)
+			ids[sp] = bw_trainer_split(t, sp, &n[sp]);
+	}
+	/* the batches in order: split by split, batch_size seeds at a time */
+	int sp = 0;
+	int64_t lo = 0;
+	while (sp < 3 && (!ids[sp] || n[sp] == 0)) /* the first batch */
+		sp++;
+	eval_slot *cur = &slot[0], *nxt = &slot[1];
+	if (sp < 3) {
+		*cur = (eval_slot){.sp = sp, .lo = 0, .cnt = BW_MIN(t->o.batch_size, n[sp]), .x = cur->x, .x_cap = cur->x_cap};
+		if ((st = eval_start(t, s, cur, ids[sp])))
+			goto out;
+	}
+	while (sp < 3) {
+		/* the next batch: sampled, and its rows read, while this one's reads finish */
+		int nsp = sp;
+		int64_t nlo = lo + t->o.batch_size;
+		if (nlo >= n[nsp]) {
+			nlo = 0;
+			for (nsp++; nsp < 3 && (!ids[nsp] || n[nsp] == 0);)
+				nsp++;
 		}
+		if (nsp < 3) {
+			nxt->sp = nsp;
+			nxt->lo = nlo;
+			nxt->cnt = BW_MIN(t->o.batch_size, n[nsp] - nlo);
+			if ((st = eval_start(t, s, nxt, ids[nsp])))
+				goto out;
+		}
+		if ((st = eval_score(t, cur, &pred, correct, total)))
+			goto out;
+		burrow_sampler_release(s, cur->sb);
+		cur->sb = NULL;
+		if (t->o.progress)
+			t->o.progress(t->o.progress_user, "eval", (uint64_t)(lo + cur->cnt), (uint64_t)n[sp]);
+		eval_slot *tmp = cur;
+		cur = nxt;
+		nxt = tmp;
+		sp = nsp;
+		lo = nlo;
 	}
 out:
-	burrow_sampler_release(s, sb);
+	for (int i = 0; i < 2; i++) {
+		const int w = eval_wait(t, &slot[i]); /* no read may still write x when it is freed */
+		if (!st)
+			st = w;
+		burrow_sampler_release(s, slot[i].sb);
+		bw_device_host_free(dev, slot[i].x);
+	}
 	burrow_sampler_close(s);
-	bw_device_host_free(dev, x);
 	bw_dbuf_free(&pred);
 	return st;
 }

@@ -102,6 +102,13 @@ static int store_gather(bw_rows *r, const int64_t *ids, int64_t n, float *out)
 	return burrow_store_gather(r->ctx, ids, (size_t)n, out);
 }
 
+static int store_submit(bw_rows *r, const int64_t *ids, int64_t n, float *out, void **ticket)
+{
+	return burrow_store_submit(r->ctx, ids, (size_t)n, out, (burrow_store_ticket **)ticket);
+}
+
+static int store_wait(bw_rows *r, void *ticket) { return burrow_store_wait(r->ctx, ticket); }
+
 void bw_rows_from_store(bw_rows *r, burrow_store *s)
 {
 	const burrow_store_info *in = burrow_store_get_info(s);
@@ -109,6 +116,8 @@ void bw_rows_from_store(bw_rows *r, burrow_store *s)
 	r->num_rows = in->num_rows;
 	r->dim = in->dim;
 	r->gather = store_gather;
+	r->submit = store_submit;
+	r->wait = store_wait;
 	r->ctx = s;
 	r->threads = 1;
 }
