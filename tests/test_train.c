@@ -955,6 +955,26 @@ Test(train_run, eval_and_embed_agree_with_training)
 	cr_assert_eq(te1, te);
 	free(out);
 	free(err);
+	/* --cache: the sampled evaluation's rows from the file or from the cache, the same scores */
+	char *o2 = NULL;
+	rc = tu_sh(&out, &err, "%s eval '%s' --checkpoint '%s/ck' --json --threads 1 --eval-fanout 3,3 --cache 0", tu_burrow(),
+		   d, dir);
+	cr_assert_eq(rc, 0, "%s", err);
+	free(err);
+	rc = tu_sh(&o2, &err, "%s eval '%s' --checkpoint '%s/ck' --json --threads 1 --eval-fanout 3,3 --cache 100%%",
+		   tu_burrow(), d, dir);
+	cr_assert_eq(rc, 0, "%s", err);
+	free(err);
+	double c0[2], c1[2];
+	cr_assert_eq(sscanf(strstr(out, "\"valid_acc\""), "\"valid_acc\": %lf, \"test_acc\": %lf", &c0[0], &c0[1]), 2, "%s", out);
+	cr_assert_eq(sscanf(strstr(o2, "\"valid_acc\""), "\"valid_acc\": %lf, \"test_acc\": %lf", &c1[0], &c1[1]), 2, "%s", o2);
+	cr_assert(c0[0] == c1[0] && c0[1] == c1[1], "--cache 0: %s--cache 100%%: %s", out, o2);
+	free(out);
+	free(o2);
+	rc = tu_sh(NULL, &err, "%s eval '%s' --checkpoint '%s/ck' --cache 5x", tu_burrow(), d, dir);
+	cr_assert_eq(rc, 2, "%s", err);
+	cr_assert(strstr(err, "--cache wants bytes"), "%s", err);
+	free(err);
 	/* embed: [N, C] logits whose argmax reproduces the test accuracy */
 	rc = tu_sh(NULL, &err, "%s embed '%s' --checkpoint '%s/ck' --out '%s/x.npy' --mem 1K --scratch '%s'", tu_burrow(),
 		   d, dir, dir, dir);

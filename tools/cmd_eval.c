@@ -8,7 +8,7 @@
 static void help(void)
 {
 	printf("usage: burrow eval DIR --checkpoint C [--split a,b,c] [--eval-fanout a,b,c] [--batch B] [--mem BYTES]\n"
-	       "                     [--eval-splits S] [--eval-chunk N] [--scratch DIR]\n"
+	       "                     [--eval-splits S] [--cache SIZE] [--eval-chunk N] [--scratch DIR]\n"
 	       "                     [--threads T] [--device D] [--tf32] [--json]\n\n"
 	       "Accuracy (correct / total) of a checkpointed model on the train, valid and test splits of\n"
 	       "DIR, by layer-wise full-neighbor inference over all nodes (or, with --eval-fanout, on\n"
@@ -23,6 +23,9 @@ static void help(void)
 	       "  --batch B       split nodes per batch with --eval-fanout (1024)\n"
 	       "  --eval-splits S the splits scored, names separated by commas (train,valid,test; valid,test\n"
 	       "                  with --eval-fanout, whose time grows with the nodes scored)\n"
+	       "  --cache SIZE    with --eval-fanout: the feature cache, bytes (K/M/G) or a percentage of the\n"
+	       "                  features, as burrow train's (auto: all when they fit in a quarter of the\n"
+	       "                  memory, else that quarter)\n"
 	       "  --mem BYTES     keep a layer's embeddings in memory up to half of this, else spill (no limit)\n"
 	       "  --eval-chunk N  destination rows per chunk (8192)\n"
 	       "  --scratch DIR   where spills go ($TMPDIR or /tmp)\n"
@@ -33,7 +36,7 @@ static void help(void)
 }
 
 enum { O_CKPT = 256, O_SPLIT, O_MEM, O_CHUNK, O_SCRATCH, O_THREADS, O_DEVICE, O_TF32, O_JSON, O_EFAN, O_BATCH,
-       O_SPLITS, O_HELP };
+       O_SPLITS, O_CACHE, O_HELP };
 
 int cmd_eval(int argc, char **argv)
 {
@@ -44,7 +47,7 @@ int cmd_eval(int argc, char **argv)
 		{"device", required_argument, 0, O_DEVICE},   {"tf32", no_argument, 0, O_TF32},
 		{"split", required_argument, 0, O_SPLIT},     {"eval-fanout", required_argument, 0, O_EFAN},
 		{"batch", required_argument, 0, O_BATCH},     {"eval-splits", required_argument, 0, O_SPLITS},
-		{"help", no_argument, 0, O_HELP},
+		{"cache", required_argument, 0, O_CACHE},     {"help", no_argument, 0, O_HELP},
 		{0, 0, 0, 0},
 	};
 	burrow_train_opts o;
@@ -101,6 +104,11 @@ int cmd_eval(int argc, char **argv)
 			if (!train_cli_parse_splits(optarg, &o.eval_splits))
 				return cli_usage("eval", "--eval-splits wants split names train, valid, test separated by commas, "
 						 "got '%s'", optarg);
+			break;
+		case O_CACHE:
+			if (!train_cli_parse_cache(optarg, &o))
+				return cli_usage("eval", "--cache wants bytes (K/M/G suffixes) or a percentage up to 100%%, got '%s'",
+						 optarg);
 			break;
 		default: return EXIT_USAGE;
 		}
