@@ -39,6 +39,10 @@ void bw_rows_close(bw_rows *r);
 
 /* ------------------------------------------------------------ pipeline (pipeline.c) */
 
+/* Make *x hold at least `need` floats of the device's host memory (pinned for a GPU),
+ * growing it by a quarter more; its contents are not kept. */
+int bw_host_reserve(const bw_device *dev, float **x, int64_t *cap, int64_t need);
+
 /* One place of the mini-batch pipeline: a sampled batch and the gather of its input rows. */
 typedef struct bw_slot {
 	burrow_batch *batch;          /* held from the sampler; NULL when empty */
@@ -207,7 +211,7 @@ int bw_trainer_infer(burrow_trainer *t, bw_infer_sink sink, void *ctx, int64_t *
 int bw_trainer_infer_upto(burrow_trainer *t, int layers, bw_infer_sink sink, void *ctx, int64_t *spilled_bytes);
 /* Evaluation with sampled neighborhoods (opts.eval_fanout): correct and labelled counts of
  * the splits whose bit is set in `splits` (bit s for split s; the others get 0 and 0), one
- * batch in memory at a time. */
+ * or two batches in memory at a time. */
 int bw_trainer_eval_sampled(burrow_trainer *t, unsigned splits, int64_t correct[3], int64_t total[3]);
 /* t->full, the whole graph as one block (its local ids are the dataset's), built and
  * prepared once. */

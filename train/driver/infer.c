@@ -302,26 +302,30 @@ typedef struct eval_slot {
 	int64_t lo, cnt;
 	burrow_batch *sb;
 	float *x;
-	int64_t x_cap;
+	int64_t x_cap;       /* floats */
 	void *ticket;
 } eval_slot;
 
-/* Sample the slot's batch and start reading its input rows (or copy them, from memory). */
-static int eval_start(burrow_trainer *t, burrow_sampler *s, eval_slot *e, const int64_t *ids)
+/* The first split from sp on with nodes to score, or 3. */
+static int split_from(const int64_t *const ids[3], const int64_t n[3], int sp)
 {
-	const bw_device *dev = t->be.dev;
-	const int64_t D = t->info->feat_dim;
+	while (sp < 3 && (!ids[sp] || n[sp] == 0))
+		sp++;
+	return sp;
+}
+
+/* Sample batch (sp, lo) of the splits into e and start reading its input rows (or copy
+ * them, from memory). */
+static int eval_start(burrow_trainer *t, burrow_sampler *s, eval_slot *e, const int64_t *const ids[3],
+		      const int64_t n[3], int sp, int64_t lo)
+{
+	e->sp = sp;
+	e->lo = lo;
+	e->cnt = BW_MIN(t->o.batch_size, n[sp] - lo);
 	int st;
-	if ((st = burrow_sampler_sample(s, ids + e->lo, e->cnt, ((uint64_t)e->sp << 48) ^ (uint64_t)e->lo, &e->sb)))
+	if ((st = burrow_sampler_sample(s, ids[sp] + lo, e->cnt, ((uint64_t)sp << 48) ^ (uint64_t)lo, &e->sb)) ||
+	    (st = bw_host_reserve(t->be.dev, &e->x, &e->x_cap, e->sb->num_input * t->info->feat_dim)))
 		return st;
-	if (e->sb->num_input > e->x_cap) {
-		bw_device_host_free(dev, e->x);
-		e->x = NULL;
-		e->x_cap = 0;
-		if ((st = bw_device_host_alloc(dev, (size_t)(e->sb->num_input * D) * sizeof(float) + 1, (void **)&e->x)))
-			return st;
-		e->x_cap = e->sb->num_input;
-	}
 	bw_rows *r = &t->feat_rows;
 	return r->submit ? r->submit(r, e->sb->input_ids, e->sb->num_input, e->x, &e->ticket)
 			 : r->gather(r, e->sb->input_ids, e->sb->num_input, e->x);
@@ -401,32 +405,21 @@ int bw_trainer_eval_sampled(burrow_trainer *t, unsigned splits, int64_t correct[
 			ids[sp] = bw_trainer_split(t, sp, &n[sp]);
 	}
 	/* the batches in order: split by split, batch_size seeds at a time */
-	int sp = 0;
+	int sp = split_from(ids, n, 0);
 	int64_t lo = 0;
-	while (sp < 3 && (!ids[sp] || n[sp] == 0)) /* the first batch */
-		sp++;
 	eval_slot *cur = &slot[0], *nxt = &slot[1];
-	if (sp < 3) {
-		*cur = (eval_slot){.sp = sp, .lo = 0, .cnt = BW_MIN(t->o.batch_size, n[sp]), .x = cur->x, .x_cap = cur->x_cap};
-		if ((st = eval_start(t, s, cur, ids[sp])))
-			goto out;
-	}
+	if (sp < 3 && (st = eval_start(t, s, cur, ids, n, sp, 0)))
+		goto out;
 	while (sp < 3) {
 		/* the next batch: sampled, and its rows read, while this one's reads finish */
 		int nsp = sp;
 		int64_t nlo = lo + t->o.batch_size;
-		if (nlo >= n[nsp]) {
+		if (nlo >= n[sp]) {
 			nlo = 0;
-			for (nsp++; nsp < 3 && (!ids[nsp] || n[nsp] == 0);)
-				nsp++;
+			nsp = split_from(ids, n, sp + 1);
 		}
-		if (nsp < 3) {
-			nxt->sp = nsp;
-			nxt->lo = nlo;
-			nxt->cnt = BW_MIN(t->o.batch_size, n[nsp] - nlo);
-			if ((st = eval_start(t, s, nxt, ids[nsp])))
-				goto out;
-		}
+		if (nsp < 3 && (st = eval_start(t, s, nxt, ids, n, nsp, nlo)))
+			goto out;
 		if ((st = eval_score(t, cur, &pred, correct, total)))
 			goto out;
 		burrow_sampler_release(s, cur->sb);

@@ -96,22 +96,26 @@ static int take(burrow_trainer *t, bw_slot *sl)
 	return st;
 }
 
+int bw_host_reserve(const bw_device *dev, float **x, int64_t *cap, int64_t need)
+{
+	if (need <= *cap)
+		return 0;
+	const int64_t n = need + need / 4;
+	bw_device_host_free(dev, *x);
+	*x = NULL;
+	*cap = 0;
+	int st = bw_device_host_alloc(dev, (size_t)n * sizeof(float), (void **)x);
+	if (!st)
+		*cap = n;
+	return st;
+}
+
 /* Start the gather of sl's input rows into sl->x (grown as needed). */
 static int submit(burrow_trainer *t, bw_slot *sl)
 {
 	const burrow_batch *b = sl->batch;
-	const int64_t need = b->num_input * t->info->feat_dim;
-	if (need > sl->x_cap) {
-		const int64_t cap = need + need / 4;
-		bw_device_host_free(t->be.dev, sl->x);
-		sl->x = NULL;
-		sl->x_cap = 0;
-		int st = bw_device_host_alloc(t->be.dev, (size_t)cap * sizeof(float), (void **)&sl->x);
-		if (st)
-			return st;
-		sl->x_cap = cap;
-	}
-	return burrow_store_submit(t->store, b->input_ids, (size_t)b->num_input, sl->x, &sl->ticket);
+	int st = bw_host_reserve(t->be.dev, &sl->x, &sl->x_cap, b->num_input * t->info->feat_dim);
+	return st ? st : burrow_store_submit(t->store, b->input_ids, (size_t)b->num_input, sl->x, &sl->ticket);
 }
 
 static int grow(void **buf, int64_t *cap, int64_t need, size_t elem)
