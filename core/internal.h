@@ -75,6 +75,17 @@ void bw_mem_fail_after(long n);
  * a parse that returns NULL with this set ran out of memory, it did not meet bad JSON. */
 bool bw_json_nomem(void);
 
+/* The one growable array: make *pbuf (a T **) hold at least `need` elements of `elem` bytes,
+ * growing the capacity *cap by half (at least 16 elements); the contents are kept when
+ * `keep`, else the old block is freed first (no copy). BURROW_E_NOMEM with a message when
+ * need * elem overflows or memory runs out (then *pbuf and *cap are unchanged). */
+int bw_grow(void *pbuf, size_t *cap, size_t need, size_t elem, bool keep);
+
+/* ------------------------------------------------------------ clocks (core/clock.c) */
+/* Monotonic time (CLOCK_MONOTONIC), for durations. */
+double bw_now_s(void);
+uint64_t bw_now_ns(void);
+
 /* ------------------------------------------------------------ files (core/fsutil.c) */
 
 /* write/pread that loop over short transfers; errors name `path`. */

@@ -180,3 +180,25 @@ void bw_advise_huge(void *p, size_t n)
 	if (hi > lo)
 		(void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
 }
+
+int bw_grow(void *pbuf, size_t *cap, size_t need, size_t elem, bool keep)
+{
+	void **p = pbuf;
+	if (need <= *cap && *p)
+		return 0;
+	size_t n = BW_MAX(need, *cap + *cap / 2);
+	n = BW_MAX(n, (size_t)16);
+	if (elem && n > SIZE_MAX / elem)
+		return bw_err(BURROW_E_NOMEM, "%zu elements of %zu bytes do not fit in memory", need, elem);
+	if (!keep) {
+		bw_free(*p);
+		*p = NULL;
+		*cap = 0;
+	}
+	void *q = keep ? bw_realloc(*p, n * elem) : bw_malloc(n * elem);
+	if (!q)
+		return BURROW_E_NOMEM;
+	*p = q;
+	*cap = n;
+	return 0;
+}

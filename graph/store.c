@@ -54,13 +54,6 @@ int burrow_store_engine_parse(const char *name)
 	return -1;
 }
 
-uint64_t bw_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* ------------------------------------------------------------ latency histogram */
 
 /* Log-linear buckets: exact below 16 ns, then 8 per power of two (12% wide). */

@@ -137,8 +137,6 @@ void bw_store_complete(bw_worker *w, bw_ref r, const char *buf, int64_t res, uin
 /* Has the read's ticket already failed? Then the engine skips it with bw_store_complete(w, r,
  * NULL, 0, 0), which only counts it finished. */
 static inline bool bw_store_failed(bw_ref r) { return atomic_load_explicit(&r.t->status, memory_order_relaxed) < 0; }
-/* Monotonic nanoseconds. */
-uint64_t bw_now_ns(void);
 
 /* ------------------------------------------------------------ cache (store_cache.c) */
 
