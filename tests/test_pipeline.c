@@ -232,28 +232,33 @@ Test(pipeline, full_fanout_batches_equal_full_neighbor_inference)
 		tu_grab g = {.z = malloc((size_t)(n * C) * sizeof(float)), .cols = C};
 		int64_t spilled;
 		cr_assert_eq(bw_trainer_infer(t, tu_grab_sink, &g, &spilled), 0, "%s", burrow_last_error());
-		/* one batch of the trainer's own sampler, its rows through the trainer's store */
+		/* one batch of the trainer's own sampler through a loader, its rows from the trainer's store */
 		cr_assert_eq(burrow_sampler_start(t->sampler, 7), 0);
-		burrow_batch *sb;
-		cr_assert_eq(burrow_sampler_next(t->sampler, &sb), 0, "%s", burrow_last_error());
-		float *x = malloc((size_t)(sb->num_input * D) * sizeof *x);
-		cr_assert_eq(burrow_store_gather(t->store, sb->input_ids, (size_t)sb->num_input, x), 0);
-		bw_batch b;
-		bw_block blk[BURROW_MAX_LAYERS];
-		cr_assert_eq(bw_batch_from_sample(t, sb, x, 0, &b, blk), 0, "%s", burrow_last_error());
+		const bw_loader_cfg lc = {.dev = t->be.dev, .num_layers = o.layers, .dim = D, .labels = t->labels,
+					  .norm = t->gcn_norm, .blocks = true, .gcn = model == BURROW_MODEL_GCN};
+		bw_loader *ld;
+		cr_assert_eq(bw_loader_open(&ld, &lc), 0, "%s", burrow_last_error());
+		bw_producer p;
+		bw_producer_epoch(&p, t->sampler);
+		bw_rows rows;
+		bw_rows_from_store(&rows, t->store);
+		bw_loaded lb;
+		cr_assert_eq(bw_loader_start(ld, &p, &rows, 1), 0, "%s", burrow_last_error());
+		cr_assert_eq(bw_loader_next(ld, &lb), 0, "%s", burrow_last_error());
+		const burrow_batch *sb = lb.sb;
 		const bw_tensor *logits;
-		cr_assert_eq(bw_model_forward(&t->be, t->model, &b, false, 0, &logits), 0, "%s", burrow_last_error());
+		cr_assert_eq(bw_model_forward(&t->be, t->model, &lb.b, false, 0, &logits), 0, "%s", burrow_last_error());
 		cr_assert_eq(logits->rows, sb->num_seeds);
-		for (int64_t i = 0; i < sb->num_seeds; i++)
+		for (int64_t i = 0; i < sb->num_seeds; i++) {
+			cr_assert_eq(lb.b.labels[i], t->labels[sb->seeds[i]]);
 			for (int64_t c = 0; c < C; c++) {
 				const double got = logits->data[i * C + c], ref = g.z[sb->seeds[i] * C + c];
 				cr_assert(fabs(got - ref) <= 1e-4 * (1 + fabs(ref)), "model %d, seed %lld class %lld: %g vs %g",
 					  model, (long long)sb->seeds[i], (long long)c, got, ref);
 			}
-		for (int l = 0; l < b.num_blocks; l++)
-			bw_block_release(&blk[l]);
-		burrow_sampler_release(t->sampler, sb);
-		free(x);
+		}
+		cr_assert_eq(bw_loader_done(ld), 0);
+		bw_loader_close(ld);
 		free(g.z);
 		burrow_trainer_close(t);
 	}

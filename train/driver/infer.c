@@ -295,98 +295,31 @@ out:
 	return st;
 }
 
-/* One batch of sampled evaluation: its seeds (split sp, from lo, cnt of them), the sampled
- * batch, its input rows and, while they are read from disk, the read's ticket. */
-typedef struct eval_slot {
-	int sp;
-	int64_t lo, cnt;
-	burrow_batch *sb;
-	float *x;
-	int64_t x_cap;       /* floats */
-	void *ticket;
-} eval_slot;
-
-/* The first split from sp on with nodes to score, or 3. */
-static int split_from(const int64_t *const ids[3], const int64_t n[3], int sp)
-{
-	while (sp < 3 && (!ids[sp] || n[sp] == 0))
-		sp++;
-	return sp;
-}
-
-/* Sample batch (sp, lo) of the splits into e and start reading its input rows (or copy
- * them, from memory). */
-static int eval_start(burrow_trainer *t, burrow_sampler *s, eval_slot *e, const int64_t *const ids[3],
-		      const int64_t n[3], int sp, int64_t lo)
-{
-	e->sp = sp;
-	e->lo = lo;
-	e->cnt = BW_MIN(t->o.batch_size, n[sp] - lo);
-	int st;
-	if ((st = burrow_sampler_sample(s, ids[sp] + lo, e->cnt, ((uint64_t)sp << 48) ^ (uint64_t)lo, &e->sb)) ||
-	    (st = bw_host_reserve(t->be.dev, &e->x, &e->x_cap, e->sb->num_input * t->info->feat_dim)))
-		return st;
-	bw_rows *r = &t->feat_rows;
-	return r->submit ? r->submit(r, e->sb->input_ids, e->sb->num_input, e->x, &e->ticket)
-			 : r->gather(r, e->sb->input_ids, e->sb->num_input, e->x);
-}
-
-/* Wait for the slot's rows (if still being read): after this nothing writes e->x. */
-static int eval_wait(burrow_trainer *t, eval_slot *e)
-{
-	if (!e->ticket)
-		return 0;
-	void *k = e->ticket;
-	e->ticket = NULL;
-	return t->feat_rows.wait(&t->feat_rows, k);
-}
-
-/* Run the model on the slot's batch and count its correct predictions. */
-static int eval_score(burrow_trainer *t, eval_slot *e, bw_dbuf *pred, int64_t *correct, int64_t *total)
+/* Count the correct predictions of one loaded batch of sampled evaluation (split sp). */
+static int eval_score(burrow_trainer *t, const bw_loaded *lb, int sp, bw_dbuf *pred, int64_t *correct, int64_t *total)
 {
 	const bw_device *dev = t->be.dev;
-	bw_batch b;
-	bw_block blk[BURROW_MAX_LAYERS];
+	const burrow_batch *sb = lb->sb;
 	const bw_tensor *logits;
 	const int32_t *p;
+	const size_t bytes = (size_t)sb->num_seeds * sizeof(int32_t);
 	int st;
-	if ((st = eval_wait(t, e)) || (st = bw_batch_from_sample(t, e->sb, e->x, e->lo, &b, blk)))
-		return st;
-	st = bw_model_forward(&t->be, t->model, &b, false, t->o.seed, &logits);
-	for (int l = 0; l < b.num_blocks; l++)
-		bw_block_release(&blk[l]);
-	const size_t bytes = (size_t)e->cnt * sizeof(int32_t);
-	if (st || (st = bw_dbuf_reserve(pred, dev, bytes)) || (st = bw_argmax(&t->be, logits, pred->ptr)) ||
+	if ((st = bw_model_forward(&t->be, t->model, &lb->b, false, t->o.seed, &logits)) ||
+	    (st = bw_dbuf_reserve(pred, dev, bytes)) || (st = bw_argmax(&t->be, logits, pred->ptr)) ||
 	    (st = bw_stage_read(&t->stage, dev, pred->ptr, bytes, (const void **)&p)))
 		return st;
-	for (int64_t i = 0; i < e->cnt; i++) {
-		const int32_t y = t->labels[e->sb->seeds[i]];
-		total[e->sp] += y >= 0;
-		correct[e->sp] += y >= 0 && p[i] == y;
+	for (int64_t i = 0; i < sb->num_seeds; i++) {
+		const int32_t y = t->labels[sb->seeds[i]];
+		total[sp] += y >= 0;
+		correct[sp] += y >= 0 && p[i] == y;
 	}
 	return 0;
 }
 
-/* Evaluation by sampling: the nodes of each split, batch_size at a time, with their
- * neighbors sampled by opts.eval_fanout (keyed by split and batch, so the result does not
- * depend on threads), their input rows gathered from the features, the model run in
- * inference mode on the batch, the argmax compared with the labels; only the splits whose
- * bit is set in `splits` (bit s for split s). It holds two batches: nothing of size
- * N x hidden, whatever the graph. Where the rows come from disk, the next batch is sampled
- * and its rows read while the current one waits for its reads and runs, as training's
- * pipeline does: one batch at a time left the disk idle while sampling and computing, and
- * a read queue draining at the end of each batch (at papers100M's size, a batch's reads
- * are most of its time). The batches and their order are the same either way. */
-int bw_trainer_eval_sampled(burrow_trainer *t, unsigned splits, int64_t correct[3], int64_t total[3])
+/* The sampler of evaluation (opts.eval_fanout) and a loader over its batches: in line (the
+ * sampler draws on the caller's thread), one batch ahead. */
+static int eval_open(burrow_trainer *t, burrow_sampler **s, bw_loader **ld)
 {
-	const bw_device *dev = t->be.dev;
-	burrow_sampler *s = NULL;
-	bw_dbuf pred = {0};
-	eval_slot slot[2] = {{0}, {0}};
-	const int64_t *ids[3] = {NULL, NULL, NULL};
-	int64_t n[3] = {0, 0, 0};
-	int st;
-
 	burrow_sampler_opts so;
 	burrow_sampler_defaults(&so);
 	so.num_layers = t->o.layers;
@@ -397,49 +330,64 @@ int bw_trainer_eval_sampled(burrow_trainer *t, unsigned splits, int64_t correct[
 	so.threads = t->be.threads;
 	so.prefetch = 0;
 	so.device = t->sampler_dev;
-	if ((st = bw_sampler_open_checked(&s, t->graph, NULL, 0, &so, bw_trainer_trim_graph, t)))
-		return st;
+	const bw_loader_cfg lc = {
+		.dev = t->be.dev,
+		.compute = t->be.stream,
+		.depth = 1,
+		.thread = false,
+		.num_layers = t->o.layers,
+		.dim = t->info->feat_dim,
+		.norm = t->gcn_norm,
+		.blocks = t->o.model != BURROW_MODEL_MLP,
+		.transpose = false,
+		.gcn = t->o.model == BURROW_MODEL_GCN,
+	};
+	int st = bw_sampler_open_checked(s, t->graph, NULL, 0, &so, bw_trainer_trim_graph, t);
+	return st ? st : bw_loader_open(ld, &lc);
+}
+
+/* Evaluation by sampling: the nodes of each split, batch_size at a time, with their
+ * neighbors sampled by opts.eval_fanout (keyed by split and batch, so the result does not
+ * depend on threads), their input rows gathered from the features, the model run in
+ * inference mode on the batch, the argmax compared with the labels; only the splits whose
+ * bit is set in `splits` (bit s for split s). The loader holds two batches: nothing of size
+ * N x hidden, whatever the graph. The next batch is sampled and its rows read while the
+ * current one waits for its reads and runs, as in training: one batch at a time left the
+ * disk idle while sampling and computing (at papers100M's size, a batch's reads are most
+ * of its time). The batches and their order are the same either way. */
+int bw_trainer_eval_sampled(burrow_trainer *t, unsigned splits, int64_t correct[3], int64_t total[3])
+{
+	burrow_sampler *s = NULL;
+	bw_loader *ld = NULL;
+	bw_dbuf pred = {0};
+	const int64_t *ids[3] = {NULL, NULL, NULL};
+	int64_t n[3] = {0, 0, 0};
 	for (int sp = 0; sp < 3; sp++) {
 		correct[sp] = total[sp] = 0;
 		if (splits >> sp & 1)
 			ids[sp] = bw_trainer_split(t, sp, &n[sp]);
 	}
-	/* the batches in order: split by split, batch_size seeds at a time */
-	int sp = split_from(ids, n, 0);
-	int64_t lo = 0;
-	eval_slot *cur = &slot[0], *nxt = &slot[1];
-	if (sp < 3 && (st = eval_start(t, s, cur, ids, n, sp, 0)))
-		goto out;
-	while (sp < 3) {
-		/* the next batch: sampled, and its rows read, while this one's reads finish */
-		int nsp = sp;
-		int64_t nlo = lo + t->o.batch_size;
-		if (nlo >= n[sp]) {
-			nlo = 0;
-			nsp = split_from(ids, n, sp + 1);
-		}
-		if (nsp < 3 && (st = eval_start(t, s, nxt, ids, n, nsp, nlo)))
-			goto out;
-		if ((st = eval_score(t, cur, &pred, correct, total)))
-			goto out;
-		burrow_sampler_release(s, cur->sb);
-		cur->sb = NULL;
+	int st = eval_open(t, &s, &ld);
+	bw_seed_batches sb;
+	bw_producer p;
+	bw_producer_seeds(&p, &sb, s, ids, n, t->o.batch_size);
+	if (!st)
+		st = bw_loader_start(ld, &p, &t->feat_rows, sb.count);
+	for (int64_t k = 0; !st && k < sb.count; k++) {
+		bw_loaded lb;
+		int sp;
+		int64_t first, cnt;
+		bw_seed_batch_at(&sb, k, &sp, &first, &cnt);
+		if ((st = bw_loader_next(ld, &lb)))
+			break;
+		lb.b.epoch = (uint64_t)t->epoch;
+		lb.b.index = (uint64_t)first;
+		if ((st = eval_score(t, &lb, sp, &pred, correct, total)) || (st = bw_loader_done(ld)))
+			break;
 		if (t->o.progress)
-			t->o.progress(t->o.progress_user, "eval", (uint64_t)(lo + cur->cnt), (uint64_t)n[sp]);
-		eval_slot *tmp = cur;
-		cur = nxt;
-		nxt = tmp;
-		sp = nsp;
-		lo = nlo;
+			t->o.progress(t->o.progress_user, "eval", (uint64_t)(first + cnt), (uint64_t)n[sp]);
 	}
-out:
-	for (int i = 0; i < 2; i++) {
-		const int w = eval_wait(t, &slot[i]); /* no read may still write x when it is freed */
-		if (!st)
-			st = w;
-		burrow_sampler_release(s, slot[i].sb);
-		bw_device_host_free(dev, slot[i].x);
-	}
+	bw_loader_close(ld); /* before the sampler its batches go back to */
 	burrow_sampler_close(s);
 	bw_dbuf_free(&pred);
 	return st;

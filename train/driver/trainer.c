@@ -1,7 +1,6 @@
 /* trainer.c: the public training API: options, a trainer over a dataset and its feature
  * store, full-graph epochs (the single-process reference of distributed full-graph
- * training), the step the mini-batch pipeline (pipeline.c) drives, evaluation as OGB does it. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime, CLOCK_MONOTONIC under -std=c11 */
+ * training), mini-batch epochs over the batch loader (loader.h), evaluation as OGB does it. */
 #include "../../graph/store_sizing.h"
 #include "../../sampler/sampler_internal.h"
 #include "driver.h"
@@ -119,13 +118,6 @@ const char *burrow_model_name(int kind)
 	}
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static int check_opts(const burrow_train_opts *o)
 {
 	if (!burrow_model_parse(burrow_model_name(o->model)))
@@ -237,6 +229,8 @@ static int read_all_rows(burrow_trainer *t)
 	const int64_t n = t->info->num_nodes, d = t->info->feat_dim, run = 16384;
 	t->feat_buf = bw_aligned_alloc(64, (size_t)(n * d) * sizeof(float) + 1);
 	int64_t *ids = bw_malloc((size_t)BW_MIN(n, run) * sizeof *ids + 1);
+	bw_rows src;
+	bw_rows_from_store(&src, t->store);
 	int st = 0;
 	if (!t->feat_buf || !ids)
 		st = BURROW_E_NOMEM;
@@ -244,7 +238,7 @@ static int read_all_rows(burrow_trainer *t)
 		const int64_t k = BW_MIN(run, n - r0);
 		for (int64_t i = 0; i < k; i++)
 			ids[i] = r0 + i;
-		st = burrow_store_gather(t->store, ids, (size_t)k, t->feat_buf + r0 * d);
+		st = src.gather(&src, ids, k, t->feat_buf + r0 * d);
 	}
 	bw_free(ids);
 	if (st || (st = bw_tensor_from_host(&t->feat, t->be.dev, t->feat_buf, n, d)))
@@ -510,13 +504,12 @@ void burrow_trainer_close(burrow_trainer *t)
 {
 	if (!t)
 		return;
-	bw_pipe_close(t);
+	bw_loader_close(t->loader);
+	burrow_sampler_close(t->sampler);
 	burrow_store_close(t->store);
 	bw_model_close(t->model);
 	bw_optim_close(t->optim);
 	bw_aligned_free(t->feat_buf);
-	bw_free(t->mb_labels);
-	bw_free(t->mb_norm);
 	bw_free(t->split_of);
 	bw_free(t->drawn);
 	bw_free(t->best_params);
@@ -530,11 +523,9 @@ void burrow_trainer_close(burrow_trainer *t)
 	bw_tensor_free(&t->feat);
 	bw_sparse_free(&t->feat_sp);
 	bw_transposed_free(&t->feat_tr);
-	bw_tensor_free(&t->mb_x);
 	bw_dbuf_free(&t->labels_dev);
 	bw_dbuf_free(&t->train_dev);
 	bw_dbuf_free(&t->loss_dev);
-	bw_dbuf_free(&t->mb_labels_dev);
 	bw_stage_free(&t->stage);
 	bw_backend_release(&t->be);
 	bw_free(t);
@@ -588,6 +579,124 @@ int bw_trainer_step(burrow_trainer *t, const bw_batch *b, double *loss, int64_t 
 	return step(t, b, 0, loss, counted, correct);
 }
 
+void bw_trainer_trim_graph(void *arg)
+{
+	const burrow_trainer *t = arg;
+	(void)bw_dataset_trim_graph(t->ds, t->graph_keep); /* logs at debug level when it drops */
+}
+
+/* The sampler for the seed in force, and the loader of its batches (a loaded checkpoint
+ * brings its own seed, so the sampler opens at the first epoch and reopens when the seed
+ * changed). */
+static int minibatch_open(burrow_trainer *t)
+{
+	int st;
+	if (!t->loader) {
+		const bw_loader_cfg lc = {
+			.dev = t->be.dev,
+			.compute = t->be.stream,
+			.depth = t->o.prefetch,
+			.thread = true,
+			.num_layers = t->o.layers,
+			.dim = t->info->feat_dim,
+			.labels = t->labels,
+			.norm = t->gcn_norm,
+			.blocks = t->o.model != BURROW_MODEL_MLP,
+			.transpose = true,
+			.gcn = t->o.model == BURROW_MODEL_GCN,
+		};
+		if ((st = bw_loader_open(&t->loader, &lc)))
+			return st;
+	}
+	if (t->sampler && t->sampler_seed == t->o.seed)
+		return 0;
+	burrow_sampler_close(t->sampler);
+	t->sampler = NULL;
+	int64_t n;
+	const int64_t *train = bw_trainer_split(t, BURROW_SPLIT_TRAIN, &n);
+	if (!train)
+		return bw_err(BURROW_E_INVAL, "train: dataset '%s' has no training nodes", t->info->name);
+	burrow_sampler_opts so;
+	burrow_sampler_defaults(&so);
+	so.num_layers = t->o.layers;
+	for (int l = 0; l < t->o.layers; l++)
+		so.fanouts[l] = burrow_train_fanout(&t->o, l);
+	so.batch_size = t->o.batch_size;
+	so.seed = t->o.seed;
+	so.threads = 1;
+	so.prefetch = t->o.prefetch;
+	so.producers = 1;
+	so.device = t->sampler_dev;
+	if ((st = bw_sampler_open_checked(&t->sampler, t->graph, train, n, &so, bw_trainer_trim_graph, t)))
+		return st;
+	t->sampler_seed = t->o.seed;
+	return 0;
+}
+
+/* The steps of one mini-batch epoch: the loader keeps the next batches sampled and their
+ * rows read (and, on a device, staged there) while batch k computes. */
+static int minibatch_steps(burrow_trainer *t, int64_t num, burrow_epoch_stats *es, double *loss_sum,
+			   int64_t *counted, int64_t *correct)
+{
+	for (int64_t k = 0; k < num; k++) {
+		bw_loaded lb;
+		int st = bw_loader_next(t->loader, &lb);
+		es->sample_s += lb.load_s;
+		es->io_wait_s += lb.io_wait_s;
+		if (st)
+			return st;
+		lb.b.epoch = (uint64_t)t->epoch;
+		lb.b.index = (uint64_t)k;
+		const double a = bw_now_s();
+		double loss;
+		int64_t c, r;
+		st = step(t, &lb.b, 0, &loss, &c, &r);
+		if (!st)
+			st = bw_loader_done(t->loader);
+		es->compute_s += bw_now_s() - a;
+		if (st)
+			return st;
+		*loss_sum += loss;
+		*counted += c;
+		*correct += r;
+		if (t->o.progress)
+			t->o.progress(t->o.progress_user, "train", (uint64_t)(k + 1), (uint64_t)num);
+	}
+	return 0;
+}
+
+/* One mini-batch epoch through the loader; fills es except epoch. */
+static int minibatch_epoch(burrow_trainer *t, burrow_epoch_stats *es)
+{
+	const double t0 = bw_now_s();
+	int st;
+	if ((st = minibatch_open(t)) || (st = burrow_sampler_start(t->sampler, t->epoch)))
+		return st;
+	int64_t num = burrow_sampler_num_batches(t->sampler);
+	if (t->o.max_batches > 0 && t->o.max_batches < num)
+		num = t->o.max_batches;
+	burrow_store_stats s0 = {.size = sizeof s0}, s1 = {.size = sizeof s1};
+	burrow_store_get_stats(t->store, &s0);
+	bw_producer p;
+	bw_producer_epoch(&p, t->sampler);
+	double loss_sum = 0;
+	int64_t counted = 0, correct = 0;
+	if (!(st = bw_loader_start(t->loader, &p, &t->feat_rows, num)))
+		st = minibatch_steps(t, num, es, &loss_sum, &counted, &correct);
+	bw_loader_stop(t->loader);
+	if (st)
+		return st;
+	burrow_store_get_stats(t->store, &s1);
+	const uint64_t rows = s1.rows - s0.rows, hits = s1.cache_hits - s0.cache_hits;
+	es->batches = num;
+	es->loss = num ? loss_sum / (double)num : 0.0;
+	es->train_acc = counted ? (double)correct / (double)counted : -1.0;
+	es->rows_read = (int64_t)(s1.rows_read - s0.rows_read);
+	es->cache_hit_rate = rows ? (double)hits / (double)rows : -1.0;
+	es->epoch_s = bw_now_s() - t0;
+	return 0;
+}
+
 /* The whole graph as one block: int32 local ids are the dataset's own. */
 int bw_trainer_full_block(burrow_trainer *t)
 {
@@ -615,14 +724,14 @@ static int train_epoch(burrow_trainer *t, burrow_epoch_stats *es)
 {
 	memset(es, 0, sizeof *es);
 	if (!t->o.full_graph) {
-		int st = bw_trainer_minibatch_epoch(t, es);
+		int st = minibatch_epoch(t, es);
 		if (st)
 			return st;
 		t->epoch++;
 		es->epoch = t->epoch;
 		return 0;
 	}
-	const double t0 = now_s();
+	const double t0 = bw_now_s();
 	int st = bw_trainer_full_block(t);
 	if (st)
 		return st;
@@ -656,7 +765,7 @@ static int train_epoch(burrow_trainer *t, burrow_epoch_stats *es)
 	es->loss = loss;
 	es->train_acc = counted ? (double)correct / (double)counted : -1.0;
 	es->cache_hit_rate = -1.0; /* every row is in memory: nothing is asked of the cache */
-	es->epoch_s = es->compute_s = now_s() - t0;
+	es->epoch_s = es->compute_s = bw_now_s() - t0;
 	return 0;
 }
 
@@ -715,7 +824,7 @@ unsigned bw_trainer_eval_splits(const burrow_trainer *t)
 static int evaluate(burrow_trainer *t, burrow_eval_stats *ev)
 {
 	memset(ev, 0, sizeof *ev);
-	const double t0 = now_s();
+	const double t0 = bw_now_s();
 	acc_ctx a = {.t = t};
 	const unsigned want = bw_trainer_eval_splits(t);
 	int st = t->o.eval_fanout[0] ? bw_trainer_eval_sampled(t, want, a.correct, a.total)
@@ -729,7 +838,7 @@ static int evaluate(burrow_trainer *t, burrow_eval_stats *ev)
 	ev->train_acc = acc[BURROW_SPLIT_TRAIN];
 	ev->valid_acc = acc[BURROW_SPLIT_VALID];
 	ev->test_acc = acc[BURROW_SPLIT_TEST];
-	ev->eval_s = now_s() - t0;
+	ev->eval_s = bw_now_s() - t0;
 	/* without a valid split there is nothing to choose by: the latest evaluation is the best */
 	if (t->best.epoch < 0 || ev->valid_acc < 0 || ev->valid_acc > t->best.valid_acc) {
 		t->best = (burrow_best){.epoch = t->epoch, .valid_acc = ev->valid_acc, .test_acc = ev->test_acc};

@@ -1,0 +1,64 @@
+/* loader.h: the batch loader: one pipeline for every way of training and evaluating on
+ * sampled batches. It owns the slots in flight, the thread that fills them and the copy
+ * stream; a producer (sampler/producer.h) fills a slot's batch, a source of rows (bw_rows:
+ * the feature store, rows in memory) its input rows, and one function turns a filled slot
+ * into the compute batch on the model's device, for host and device memory alike.
+ *
+ * Batch k lives in slot k % (depth + 1). With a thread, the loader keeps up to `depth`
+ * batches loaded ahead of the one computing; without one (a producer that must run on the
+ * caller's thread: evaluation's, a collective one), bw_loader_next loads the batches up to
+ * k + depth itself before it waits for batch k's rows. A slot is refilled only after the
+ * batch it held is done: on a device, after the compute stream's work recorded at
+ * bw_loader_done completed, so a step still running on the GPU never sees its inputs
+ * overwritten. Batches depend only on the producer; depth, thread, cache and engine change
+ * timings, never results. */
+#ifndef BURROW_LOADER_H
+#define BURROW_LOADER_H
+
+#include "../compute/compute.h"
+#include "../../sampler/producer.h"
+#include "rows.h"
+
+typedef struct bw_loader_cfg {
+	const bw_device *dev;     /* the model's device (borrowed) */
+	bw_stream *compute;       /* the stream the batches are computed on (borrowed; NULL: default) */
+	int depth;                /* batches loaded ahead of the one computing, >= 0 */
+	bool thread;              /* a loader thread loads them (else the caller, in bw_loader_next) */
+	int num_layers;           /* blocks per batch */
+	int64_t dim;              /* input row width */
+	const int32_t *labels;    /* [N] each node's label (borrowed), uploaded per batch for its seeds; NULL: none */
+	const float *norm;        /* [N] GCN norms from the whole graph's degrees (borrowed), or NULL */
+	bool blocks;              /* the model reads the blocks (not an MLP): prepare them (and upload on a device) */
+	bool transpose;           /* prepare each block's transpose (a backward pass runs) */
+	bool gcn;                 /* prepare GCN norms (from `norm` when set) */
+} bw_loader_cfg;
+
+typedef struct bw_loader bw_loader;
+
+/* One loaded batch, as the compute takes it: b's blocks, rows and labels are on cfg.dev
+ * (the caller sets b.epoch, b.index and the loss rows). Valid until bw_loader_done. */
+typedef struct bw_loaded {
+	int64_t k;                   /* its position in the sequence */
+	const burrow_batch *sb;      /* the producer's batch (ids, seeds) */
+	bw_batch b;
+	double load_s;               /* the caller's time waiting for the batch to be loaded (or loading it) */
+	double io_wait_s;            /* and then for its rows */
+} bw_loaded;
+
+int bw_loader_open(bw_loader **out, const bw_loader_cfg *cfg);
+/* Stops the sequence in progress; NULL is fine. */
+void bw_loader_close(bw_loader *ld);
+/* Start a sequence of n batches of p (copied) with rows from rows (borrowed until the
+ * sequence stops); the last one must have stopped. */
+int bw_loader_start(bw_loader *ld, const bw_producer *p, bw_rows *rows, int64_t n);
+/* The next batch of the sequence (in order), loaded and its rows in place. An error of the
+ * loader for this batch is returned with its message. */
+int bw_loader_next(bw_loader *ld, bw_loaded *out);
+/* The batch taken last is done: its slot may be refilled once the work queued so far on
+ * cfg.compute (its step) has completed. */
+int bw_loader_done(bw_loader *ld);
+/* End the sequence: stop the thread, complete the reads in flight, wait for the steps
+ * still running on the device, hand every batch back. Safe to call twice. */
+void bw_loader_stop(bw_loader *ld);
+
+#endif /* BURROW_LOADER_H */
