@@ -10,7 +10,9 @@
 #include "loader.h"
 #include "rows.h"
 
-/* ------------------------------------------------------------ trainer (trainer.c, infer.c, outputs.c) */
+/* ------------------------------------------------------------ trainer
+ * Calls go one way: trainer.c -> outputs.c -> infer.c -> state.c -> loader.c, rows.c;
+ * checkpoint.c -> outputs.c (the best weights) and opts.c (the options' names). */
 
 struct burrow_trainer {
 	burrow_train_opts o;
@@ -67,19 +69,50 @@ struct burrow_trainer {
 	bw_loader *loader;                /* the epochs' batches (opened with the sampler) */
 };
 
-/* One optimizer step on a batch: forward (dropout on), loss over the batch's loss rows,
- * backward, update. A non-finite loss is BURROW_E_RANGE naming the batch's epoch and index
- * (1-based), before any update. */
-int bw_trainer_step(burrow_trainer *t, const bw_batch *b, double *loss, int64_t *counted, int64_t *correct);
-/* The key under which layer 0's output over the whole graph with the weights now in place
- * may be kept and taken (full-graph mode, t->reuse_layer0, a model that allows it); 0: none. */
-uint64_t bw_trainer_layer0_key(const burrow_trainer *t);
+/* ------------------------------------------------------------ the trainer's shared state (state.c) */
 
 /* The nodes of split s (enum burrow_split): the drawn split under opts.split, else the
  * dataset's; NULL when empty. */
 const int64_t *bw_trainer_split(const burrow_trainer *t, int s, int64_t *n);
-/* Copy the model's weights into t->best_params, as the best epoch's (outputs.c). */
+/* The key under which layer 0's output over the whole graph with the weights now in place
+ * may be kept and taken (full-graph mode, t->reuse_layer0, a model that allows it); 0: none. */
+uint64_t bw_trainer_layer0_key(const burrow_trainer *t);
+/* The sampler's after-batch hook (t a burrow_trainer *): drop the graph's mapped pages once
+ * the process's resident file bytes pass t->graph_keep. */
+void bw_trainer_trim_graph(void *t);
+/* t->full, the whole graph as one block (its local ids are the dataset's), built and
+ * prepared once. */
+int bw_trainer_full_block(burrow_trainer *t);
+/* The splits evaluation scores: opts.eval_splits, or its default when 0 (burrow.h). */
+unsigned bw_trainer_eval_splits(const burrow_trainer *t);
+
+/* ------------------------------------------------------------ inference (infer.c) */
+
+/* Layer-wise full-neighbor inference over all nodes in chunks of destination rows, layers
+ * 0 .. last_layer (t->o.layers - 1 for the logits); each chunk of last_layer's output
+ * (rows [r0, r0 + z->rows)) goes to sink. Hidden layers' embeddings stay in memory or
+ * spill to scratch npy files under opts.mem_bytes. */
+typedef int (*bw_infer_sink)(void *ctx, int64_t r0, const bw_tensor *z);
+int bw_trainer_infer(burrow_trainer *t, bw_infer_sink sink, void *ctx, int64_t *spilled_bytes);
+/* The same, stopping after layer `layers` (1-based, <= the model's): its output (a hidden
+ * layer's after its activation, as the next layer reads it) goes to sink. */
+int bw_trainer_infer_upto(burrow_trainer *t, int layers, bw_infer_sink sink, void *ctx, int64_t *spilled_bytes);
+/* Evaluation with sampled neighborhoods (opts.eval_fanout) on the batch loader: correct and
+ * labelled counts of the splits whose bit is set in `splits` (bit s for split s; the
+ * others get 0 and 0), two batches in memory at a time. */
+int bw_trainer_eval_sampled(burrow_trainer *t, unsigned splits, int64_t correct[3], int64_t total[3]);
+
+/* ------------------------------------------------------------ outputs (outputs.c) */
+
+/* Copy the model's weights into t->best_params, as the best epoch's. */
 int bw_trainer_keep_best(burrow_trainer *t);
+
+/* ------------------------------------------------------------ steps (trainer.c) */
+
+/* One optimizer step on a batch: forward (dropout on), loss over the batch's loss rows,
+ * backward, update. A non-finite loss is BURROW_E_RANGE naming the batch's epoch and index
+ * (1-based), before any update. */
+int bw_trainer_step(burrow_trainer *t, const bw_batch *b, double *loss, int64_t *counted, int64_t *correct);
 
 /* ------------------------------------------------------------ checkpoints (checkpoint.c) */
 
@@ -103,27 +136,5 @@ typedef struct bw_ck_state {
  * match; nothing changes unless the whole file is read and verified). */
 int bw_checkpoint_save(const bw_ck_state *s, const char *path);
 int bw_checkpoint_load(bw_ck_state *s, const char *path);
-
-/* The sampler's after-batch hook (t a burrow_trainer *): drop the graph's mapped pages once
- * the process's resident file bytes pass t->graph_keep. */
-void bw_trainer_trim_graph(void *t);
-
-/* Layer-wise full-neighbor inference over all nodes in chunks of destination rows, layers
- * 0 .. last_layer (t->o.layers - 1 for the logits); each chunk of last_layer's output (rows [r0, r0 + z->rows)) goes to sink. Hidden layers'
- * embeddings stay in memory or spill to scratch npy files under opts.mem_bytes. */
-typedef int (*bw_infer_sink)(void *ctx, int64_t r0, const bw_tensor *z);
-int bw_trainer_infer(burrow_trainer *t, bw_infer_sink sink, void *ctx, int64_t *spilled_bytes);
-/* The same, stopping after layer `layers` (1-based, <= the model's): its output (a hidden
- * layer's after its activation, as the next layer reads it) goes to sink. */
-int bw_trainer_infer_upto(burrow_trainer *t, int layers, bw_infer_sink sink, void *ctx, int64_t *spilled_bytes);
-/* Evaluation with sampled neighborhoods (opts.eval_fanout): correct and labelled counts of
- * the splits whose bit is set in `splits` (bit s for split s; the others get 0 and 0), one
- * or two batches in memory at a time. */
-int bw_trainer_eval_sampled(burrow_trainer *t, unsigned splits, int64_t correct[3], int64_t total[3]);
-/* t->full, the whole graph as one block (its local ids are the dataset's), built and
- * prepared once. */
-int bw_trainer_full_block(burrow_trainer *t);
-/* The splits evaluation scores: opts.eval_splits, or its default when 0 (burrow.h). */
-unsigned bw_trainer_eval_splits(const burrow_trainer *t);
 
 #endif /* BURROW_DRIVER_H */

@@ -1,5 +1,4 @@
-/* trainer.c: the public training API: options, a trainer over a dataset and its feature
- * store, full-graph epochs (the single-process reference of distributed full-graph
+/* trainer.c: the public training API: a trainer over a dataset and its feature store, full-graph epochs (the single-process reference of distributed full-graph
  * training), mini-batch epochs over the batch loader (loader.h), evaluation as OGB does it. */
 #include "../../graph/store_sizing.h"
 #include "../../sampler/sampler_internal.h"
@@ -10,113 +9,7 @@
 #include <stdio.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
-
-void burrow_train_defaults(burrow_train_opts *o)
-{
-	memset(o, 0, sizeof *o);
-	o->size = sizeof *o;
-	o->model = BURROW_MODEL_SAGE;
-	o->layers = 3;
-	o->hidden = 256;
-	o->dropout = 0.5;
-	o->heads = 4;
-	o->optimizer = BURROW_OPTIM_ADAM;
-	o->lr = 0.003;
-	o->epochs = 20;
-	o->batch_size = 1024;
-	o->prefetch = 2;
-	o->cache_bytes = BURROW_CACHE_AUTO;
-	o->cache_fraction = -1;
-	o->cache_policy = BURROW_CACHE_STATIC;
-	o->store_engine = BURROW_STORE_URING;
-	o->eval_chunk = 8192;
-}
-
-int burrow_train_fanout(const burrow_train_opts *opts, int layer)
-{
-	burrow_train_opts oo;
-	const burrow_train_opts *o = &oo;
-	burrow_train_defaults(&oo);
-	if (bw_opts_in(&oo, sizeof oo, opts, "burrow_train_opts"))
-		return 0;
-	if (o->model == BURROW_MODEL_MLP || layer < 0 || layer >= o->layers)
-		return 0;
-	return o->fanout[layer] != 0 ? o->fanout[layer] : 5 * (o->layers - layer);
-}
-
-int burrow_model_parse(const char *name)
-{
-	if (!name)
-		return 0;
-	if (!strcmp(name, "sage") || !strcmp(name, "graphsage"))
-		return BURROW_MODEL_SAGE;
-	if (!strcmp(name, "gcn"))
-		return BURROW_MODEL_GCN;
-	if (!strcmp(name, "mlp"))
-		return BURROW_MODEL_MLP;
-	if (!strcmp(name, "gat"))
-		return BURROW_MODEL_GAT;
-	return 0;
-}
-
-int burrow_aggr_parse(const char *name)
-{
-	if (!name)
-		return -1;
-	if (!strcmp(name, "mean"))
-		return BURROW_AGGR_MEAN;
-	if (!strcmp(name, "max"))
-		return BURROW_AGGR_MAX;
-	if (!strcmp(name, "sum"))
-		return BURROW_AGGR_SUM;
-	return -1;
-}
-
-int burrow_norm_parse(const char *name)
-{
-	if (!name)
-		return -1;
-	if (!strcmp(name, "none"))
-		return BURROW_NORM_NONE;
-	if (!strcmp(name, "batch"))
-		return BURROW_NORM_BATCH;
-	if (!strcmp(name, "layer"))
-		return BURROW_NORM_LAYER;
-	return -1;
-}
-
-const char *burrow_norm_name(int norm)
-{
-	switch (norm) {
-	case BURROW_NORM_NONE: return "none";
-	case BURROW_NORM_BATCH: return "batch";
-	case BURROW_NORM_LAYER: return "layer";
-	default: return "unknown";
-	}
-}
-
-const char *burrow_aggr_name(int aggr)
-{
-	switch (aggr) {
-	case BURROW_AGGR_MEAN: return "mean";
-	case BURROW_AGGR_MAX: return "max";
-	case BURROW_AGGR_SUM: return "sum";
-	default: return "unknown";
-	}
-}
-
-const char *burrow_model_name(int kind)
-{
-	switch (kind) {
-	case BURROW_MODEL_SAGE: return "sage";
-	case BURROW_MODEL_GCN: return "gcn";
-	case BURROW_MODEL_MLP: return "mlp";
-	case BURROW_MODEL_GAT: return "gat";
-	default: return "unknown";
-	}
-}
 
 static int check_opts(const burrow_train_opts *o)
 {
@@ -384,17 +277,6 @@ static int open_features(burrow_trainer *t)
 	return 0;
 }
 
-const int64_t *bw_trainer_split(const burrow_trainer *t, int s, int64_t *n)
-{
-	if (!t->drawn)
-		return burrow_dataset_split(t->ds, s, n);
-	int64_t at = 0;
-	for (int k = 0; k < s; k++)
-		at += t->drawn_n[k];
-	*n = t->drawn_n[s];
-	return *n ? t->drawn + at : NULL;
-}
-
 static int make_split_index(burrow_trainer *t)
 {
 	const int64_t n = t->info->num_nodes;
@@ -543,11 +425,6 @@ uint64_t burrow_trainer_weights_checksum(const burrow_trainer *t)
 	return bw_model_checksum(t->model, &h) ? 0 : h;
 }
 
-uint64_t bw_trainer_layer0_key(const burrow_trainer *t)
-{
-	return t->o.full_graph && t->reuse_layer0 && bw_model_memo_able(t->model) ? t->wversion : 0;
-}
-
 /* One step; take: the key of layer 0's kept output that stands for this batch's (0: none). */
 static int step(burrow_trainer *t, const bw_batch *b, uint64_t take, double *loss, int64_t *counted, int64_t *correct)
 {
@@ -577,12 +454,6 @@ static int step(burrow_trainer *t, const bw_batch *b, uint64_t take, double *los
 int bw_trainer_step(burrow_trainer *t, const bw_batch *b, double *loss, int64_t *counted, int64_t *correct)
 {
 	return step(t, b, 0, loss, counted, correct);
-}
-
-void bw_trainer_trim_graph(void *arg)
-{
-	const burrow_trainer *t = arg;
-	(void)bw_dataset_trim_graph(t->ds, t->graph_keep); /* logs at debug level when it drops */
 }
 
 /* The sampler for the seed in force, and the loader of its batches (a loaded checkpoint
@@ -697,23 +568,6 @@ static int minibatch_epoch(burrow_trainer *t, burrow_epoch_stats *es)
 	return 0;
 }
 
-/* The whole graph as one block: int32 local ids are the dataset's own. */
-int bw_trainer_full_block(burrow_trainer *t)
-{
-	if (t->full_ready)
-		return 0;
-	const burrow_csr *g = t->graph;
-	if (g->index_width != 4 || g->num_nodes > INT32_MAX)
-		return bw_err(BURROW_E_UNSUPPORTED, "train: full-graph training needs int32 node ids (%lld nodes)",
-			      (long long)g->num_nodes);
-	bw_block_init(&t->full, g->num_nodes, g->num_nodes, g->indptr, g->indices);
-	if (t->gcn_norm)
-		t->full.dst_norm = t->full.src_norm = t->gcn_norm;
-	int st = bw_block_prepare(&t->full, t->o.model != BURROW_MODEL_MLP, t->o.model == BURROW_MODEL_GCN);
-	t->full_ready = st == 0;
-	return st;
-}
-
 static void progress(const burrow_trainer *t, uint64_t done, uint64_t total)
 {
 	if (t->o.progress)
@@ -813,13 +667,6 @@ static int acc_sink(void *ctx, int64_t r0, const bw_tensor *z)
 _Static_assert(BURROW_EVAL_TRAIN == 1 << BURROW_SPLIT_TRAIN && BURROW_EVAL_VALID == 1 << BURROW_SPLIT_VALID &&
 		       BURROW_EVAL_TEST == 1 << BURROW_SPLIT_TEST,
 	       "an eval_splits bit is 1 << its split");
-
-unsigned bw_trainer_eval_splits(const burrow_trainer *t)
-{
-	if (t->o.eval_splits)
-		return t->o.eval_splits;
-	return t->o.eval_fanout[0] ? BURROW_EVAL_VALID | BURROW_EVAL_TEST : BURROW_EVAL_ALL;
-}
 
 static int evaluate(burrow_trainer *t, burrow_eval_stats *ev)
 {
