@@ -148,150 +148,187 @@ int bw_trainer_infer(burrow_trainer *t, bw_infer_sink sink, void *ctx, int64_t *
 	return bw_trainer_infer_upto(t, t->o.layers, sink, ctx, spilled_bytes);
 }
 
-int bw_trainer_infer_upto(burrow_trainer *t, int layers, bw_infer_sink sink, void *ctx, int64_t *spilled_bytes)
-{
-	const int64_t n = t->info->num_nodes;
-	const int L = layers;
-	const bool graph = t->o.model != BURROW_MODEL_MLP;
-	chunk c = {0};
-	const bw_device *dev = t->be.dev;
-	bw_tensor x = bw_tensor_empty(dev), z = bw_tensor_empty(dev);
-	bw_stage in_stage = {0};
-	bw_rows in = t->feat_rows;
-	float *in_mem = NULL;   /* owned input embeddings (layers > 0) */
-	char *in_path = NULL;   /* spilled input embeddings */
-	int in_reg = -1;        /* in_path's slot in the registry of temporaries */
-	layer_out lo = {0};
-	int st = 0;
-	*spilled_bytes = 0;
-	if (L < 1 || L > t->o.layers)
-		return bw_err(BURROW_E_INVAL, "inference: layer %d is not in [1, %d]", L, t->o.layers);
+/* One layer-wise inference: its phases share this, and infer_end frees whatever of it was
+ * acquired (every field starts empty). */
+typedef struct infer_run {
+	burrow_trainer *t;
+	int64_t n;
+	bool graph;             /* the model reads the graph (not an MLP) */
+	bool whole;             /* full-graph mode, the graph in one chunk (t->infer_z) */
+	chunk c;
+	bw_tensor x, z;         /* a chunk's input rows and output on the device */
+	bw_stage in_stage;
+	bw_rows in;             /* this layer's input rows: the features, then the last layer's output */
+	float *in_mem;          /* owned input embeddings (layers > 0) */
+	char *in_path;          /* spilled input embeddings */
+	int in_reg;             /* in_path's slot in the registry of temporaries */
+	layer_out lo;           /* where this layer's output goes (a hidden layer's) */
+	bw_infer_sink sink;
+	void *ctx;
+	int64_t *spilled;
+} infer_run;
 
-	if (graph && !t->map) {
-		if (!(t->map = bw_malloc((size_t)(n ? n : 1) * sizeof *t->map)))
+static int infer_begin(infer_run *r)
+{
+	burrow_trainer *t = r->t;
+	const bw_device *dev = t->be.dev;
+	r->x = bw_tensor_empty(dev);
+	r->z = bw_tensor_empty(dev);
+	r->in = t->feat_rows;
+	r->in_reg = -1;
+	r->graph = t->o.model != BURROW_MODEL_MLP;
+	if (r->graph && !t->map) {
+		if (!(t->map = bw_malloc((size_t)(r->n ? r->n : 1) * sizeof *t->map)))
 			return BURROW_E_NOMEM;
-		memset(t->map, -1, (size_t)n * sizeof *t->map);
+		memset(t->map, -1, (size_t)r->n * sizeof *t->map);
 	}
 	/* full-graph mode with the whole graph in one chunk: every layer runs over the whole graph
 	 * in its own ids, as in a training step; layer 0 reads the features on the device and
 	 * each next layer the previous one's output there (t->infer_z) */
-	const bool whole = t->o.full_graph && chunk_end(t, 0, graph) >= n;
-	if (whole && t->infer_z[0].dev != dev) {
+	r->whole = t->o.full_graph && chunk_end(t, 0, r->graph) >= r->n;
+	if (r->whole && t->infer_z[0].dev != dev) {
 		t->infer_z[0] = bw_tensor_empty(dev);
 		t->infer_z[1] = bw_tensor_empty(dev);
 	}
-	for (int l = 0; l < L; l++) {
+	return 0;
+}
+
+/* Where hidden layer l's output goes: memory while it fits half the budget, else a spill. */
+static int out_open(infer_run *r, int l, int64_t dout)
+{
+	burrow_trainer *t = r->t;
+	layer_out *lo = &r->lo;
+	const double bytes = (double)r->n * (double)dout * sizeof(float);
+	size_t left, limit;
+	const double budget = t->o.mem_bytes > 0	     ? (double)t->o.mem_bytes
+			      : bw_as_left(&left, &limit) ? (double)left
+							  : INFINITY;
+	if (bytes <= budget / 2)
+		return (lo->mem = bw_aligned_alloc(64, (size_t)(r->n * dout) * sizeof(float) + 1)) ? 0 : BURROW_E_NOMEM;
+	const int64_t shape[2] = {r->n, dout};
+	if (!(lo->path = spill_path(t, l)))
+		return BURROW_E_NOMEM;
+	lo->reg = bw_tmp_add(lo->path); /* removed if the command is interrupted */
+	int st = bw_npy_writer_open(&lo->w, lo->path, BURROW_DTYPE_F32, 2, shape, BW_NPY_ALIGN);
+	lo->writing = st == 0;
+	return st;
+}
+
+/* Layer l over destination rows [r0, r1): its block, its input rows on the device, the
+ * layer's forward, and the output to the sink (last layer), memory or the spill. */
+static int chunk_run(infer_run *r, int l, int64_t r0, int64_t r1, int64_t din, int64_t dout, bool last)
+{
+	burrow_trainer *t = r->t;
+	const bw_device *dev = t->be.dev;
+	bw_block blk, *bp = &blk;
+	int st;
+	/* the whole graph: the training's block, built once (build_chunk would rebuild the
+	 * same CSR in the dataset's own ids at every evaluation, on one thread) */
+	if (r->whole && r->graph && t->graph->index_width == 4 && r->n <= INT32_MAX) {
+		memset(&blk, 0, sizeof blk);
+		if (!(st = bw_trainer_full_block(t)))
+			bp = &t->full;
+	} else {
+		st = build_chunk(t, &r->c, r0, r1, r->graph, &blk);
+	}
+	/* whole: layer 0's output is kept for the next training step (trainer.c) */
+	const bw_tensor *xin = !r->whole ? &r->x : l == 0 ? &t->feat : &t->infer_z[(l - 1) & 1];
+	bw_tensor *zout = r->whole ? &t->infer_z[l & 1] : &r->z;
+	/* else the chunk's input rows, gathered on the host and put on the device */
+	const size_t xbytes = (size_t)(blk.num_src * din) * sizeof(float);
+	void *xh;
+	if (!st && !r->whole && !(st = bw_tensor_reshape(&r->x, dev, blk.num_src, din)) &&
+	    !(st = bw_stage_write(&r->in_stage, dev, r->x.data, xbytes, &xh)) &&
+	    !(st = r->in.gather(&r->in, r->c.ids, blk.num_src, xh)))
+		st = bw_stage_write_commit(&r->in_stage, dev, r->x.data, xh, xbytes);
+	if (!st)
+		st = bw_model_infer_layer_keep(&t->be, t->model, l, bp, xin, zout,
+					       r->whole && l == 0 ? bw_trainer_layer0_key(t) : 0);
+	if (r->graph && bp == &blk)
+		for (int64_t j = 0; j < blk.num_src; j++)
+			t->map[r->c.ids[j]] = -1;
+	bw_block_release(&blk);
+	if (st)
+		return st;
+	const void *zh;
+	const size_t zbytes = (size_t)(r->z.rows * dout) * sizeof(float);
+	if (last)
+		return r->sink(r->ctx, r0, zout);
+	if (r->whole)
+		return 0; /* the next layer reads zout where it is */
+	if (r->lo.mem)
+		return bw_device_download(dev, r->lo.mem + r0 * dout, r->z.data, zbytes);
+	st = bw_stage_read(&t->stage, dev, r->z.data, zbytes, &zh);
+	return st ? st : bw_npy_writer_append(&r->lo.w, zh, zbytes);
+}
+
+/* After hidden layer l: its spill committed, its output becomes the next layer's input. */
+static int layer_end(infer_run *r, int64_t dout)
+{
+	layer_out *lo = &r->lo;
+	int st;
+	if (lo->writing) {
+		lo->writing = false;
+		if ((st = bw_npy_writer_commit(&lo->w)))
+			return st;
+		*r->spilled += r->n * dout * (int64_t)sizeof(float);
+	}
+	drop_input(&r->in, &r->in_mem, &r->in_path, r->in_reg);
+	if (lo->mem) {
+		r->in_mem = lo->mem;
+		lo->mem = NULL;
+		bw_rows_from_memory(&r->in, r->in_mem, r->n, dout, r->t->be.threads);
+		return 0;
+	}
+	r->in_path = lo->path;
+	r->in_reg = lo->reg;
+	lo->path = NULL;
+	return bw_rows_open_npy(&r->in, r->in_path);
+}
+
+/* Free what the run holds, whatever phase it stopped in. */
+static void infer_end(infer_run *r)
+{
+	layer_out *lo = &r->lo;
+	if (lo->writing)
+		bw_npy_writer_abort(&lo->w);
+	if (lo->path) {
+		unlink(lo->path);
+		bw_tmp_drop(lo->reg);
+	}
+	bw_free(lo->path);
+	bw_aligned_free(lo->mem);
+	drop_input(&r->in, &r->in_mem, &r->in_path, r->in_reg);
+	bw_tensor_free(&r->x);
+	bw_tensor_free(&r->z);
+	bw_stage_free(&r->in_stage);
+	chunk_free(&r->c);
+}
+
+int bw_trainer_infer_upto(burrow_trainer *t, int layers, bw_infer_sink sink, void *ctx, int64_t *spilled_bytes)
+{
+	*spilled_bytes = 0;
+	if (layers < 1 || layers > t->o.layers)
+		return bw_err(BURROW_E_INVAL, "inference: layer %d is not in [1, %d]", layers, t->o.layers);
+	infer_run r = {.t = t, .n = t->info->num_nodes, .sink = sink, .ctx = ctx, .spilled = spilled_bytes};
+	int st = infer_begin(&r);
+	for (int l = 0; !st && l < layers; l++) {
 		int64_t din, dout;
 		bw_model_layer_dims(&t->model->cfg, l, &din, &dout);
-		const bool last = l == L - 1;
-		memset(&lo, 0, sizeof lo);
-		if (!last && !whole) {
-			const double bytes = (double)n * (double)dout * sizeof(float);
-			size_t left, limit;
-			const double budget = t->o.mem_bytes > 0	     ? (double)t->o.mem_bytes
-					      : bw_as_left(&left, &limit) ? (double)left
-									  : INFINITY;
-			if (bytes <= budget / 2) {
-				if (!(lo.mem = bw_aligned_alloc(64, (size_t)(n * dout) * sizeof(float) + 1))) {
-					st = BURROW_E_NOMEM;
-					goto out;
-				}
-			} else {
-				const int64_t shape[2] = {n, dout};
-				if (!(lo.path = spill_path(t, l))) {
-					st = BURROW_E_NOMEM;
-					goto out;
-				}
-				lo.reg = bw_tmp_add(lo.path); /* removed if the command is interrupted */
-				if ((st = bw_npy_writer_open(&lo.w, lo.path, BURROW_DTYPE_F32, 2, shape, BW_NPY_ALIGN)))
-					goto out;
-				lo.writing = true;
-			}
+		const bool last = l == layers - 1;
+		memset(&r.lo, 0, sizeof r.lo);
+		if (!last && !r.whole)
+			st = out_open(&r, l, dout);
+		for (int64_t r0 = 0, r1; !st && r0 < r.n; r0 = r1) {
+			r1 = chunk_end(t, r0, r.graph);
+			st = chunk_run(&r, l, r0, r1, din, dout, last);
+			if (!st && t->o.progress) /* every layer's rows, phase "eval" */
+				t->o.progress(t->o.progress_user, "eval", (uint64_t)(l * r.n + r1), (uint64_t)(layers * r.n));
 		}
-		for (int64_t r0 = 0; r0 < n;) {
-			const int64_t r1 = chunk_end(t, r0, graph);
-			bw_block blk, *bp = &blk;
-			const void *zh;
-			/* the whole graph: the training's block, built once (build_chunk would rebuild the
-			 * same CSR in the dataset's own ids at every evaluation, on one thread) */
-			if (whole && graph && t->graph->index_width == 4 && n <= INT32_MAX) {
-				memset(&blk, 0, sizeof blk);
-				if (!(st = bw_trainer_full_block(t)))
-					bp = &t->full;
-			} else {
-				st = build_chunk(t, &c, r0, r1, graph, &blk);
-			}
-			/* whole: layer 0's output is kept for the next training step (trainer.c) */
-			const bw_tensor *xin = !whole ? &x : l == 0 ? &t->feat : &t->infer_z[(l - 1) & 1];
-			bw_tensor *zout = whole ? &t->infer_z[l & 1] : &z;
-			/* else the chunk's input rows, gathered on the host and put on the device */
-			const size_t xbytes = (size_t)(blk.num_src * din) * sizeof(float);
-			void *xh;
-			if (!st && !whole && !(st = bw_tensor_reshape(&x, dev, blk.num_src, din)) &&
-			    !(st = bw_stage_write(&in_stage, dev, x.data, xbytes, &xh)) &&
-			    !(st = in.gather(&in, c.ids, blk.num_src, xh)))
-				st = bw_stage_write_commit(&in_stage, dev, x.data, xh, xbytes);
-			if (!st)
-				st = bw_model_infer_layer_keep(&t->be, t->model, l, bp, xin, zout,
-							       whole && l == 0 ? bw_trainer_layer0_key(t) : 0);
-			if (graph && bp == &blk)
-				for (int64_t j = 0; j < blk.num_src; j++)
-					t->map[c.ids[j]] = -1;
-			bw_block_release(&blk);
-			if (st)
-				goto out;
-			if (last)
-				st = sink(ctx, r0, zout);
-			else if (whole)
-				; /* the next layer reads zout where it is */
-			else if (lo.mem)
-				st = bw_device_download(dev, lo.mem + r0 * dout, z.data, (size_t)(z.rows * dout) * sizeof(float));
-			else if (!(st = bw_stage_read(&t->stage, dev, z.data, (size_t)(z.rows * dout) * sizeof(float), &zh)))
-				st = bw_npy_writer_append(&lo.w, zh, (size_t)(z.rows * dout) * sizeof(float));
-			if (st)
-				goto out;
-			r0 = r1;
-			if (t->o.progress) /* every layer's rows, phase "eval" */
-				t->o.progress(t->o.progress_user, "eval", (uint64_t)(l * n + r1), (uint64_t)(L * n));
-		}
-		if (last)
-			break;
-		if (whole)
-			continue;
-		if (lo.writing) {
-			lo.writing = false;
-			if ((st = bw_npy_writer_commit(&lo.w)))
-				goto out;
-			*spilled_bytes += n * dout * (int64_t)sizeof(float);
-		}
-		/* this layer's output becomes the next layer's input */
-		drop_input(&in, &in_mem, &in_path, in_reg);
-		if (lo.mem) {
-			in_mem = lo.mem;
-			lo.mem = NULL;
-			bw_rows_from_memory(&in, in_mem, n, dout, t->be.threads);
-		} else {
-			in_path = lo.path;
-			in_reg = lo.reg;
-			lo.path = NULL;
-			if ((st = bw_rows_open_npy(&in, in_path)))
-				goto out;
-		}
+		if (!st && !last && !r.whole)
+			st = layer_end(&r, dout);
 	}
-out:
-	if (lo.writing)
-		bw_npy_writer_abort(&lo.w);
-	if (lo.path) {
-		unlink(lo.path);
-		bw_tmp_drop(lo.reg);
-	}
-	bw_free(lo.path);
-	bw_aligned_free(lo.mem);
-	drop_input(&in, &in_mem, &in_path, in_reg);
-	bw_tensor_free(&x);
-	bw_tensor_free(&z);
-	bw_stage_free(&in_stage);
-	chunk_free(&c);
+	infer_end(&r);
 	return st;
 }
 
