@@ -93,22 +93,6 @@ static int exchange_counts(struct bw_dist_mb *m, const int *sc, int *rc, int *rd
 	return 0;
 }
 
-/* Make *pp hold at least need elements of elem bytes, keeping the contents. */
-static int grow(void *pp, size_t *cap, size_t need, size_t elem)
-{
-	void **p = pp;
-	if (need <= *cap && *p)
-		return 0;
-	size_t n = BW_MAX(need, *cap + *cap / 2);
-	n = BW_MAX(n, (size_t)16);
-	void *q = bw_realloc(*p, n * elem);
-	if (!q)
-		return BURROW_E_NOMEM;
-	*p = q;
-	*cap = n;
-	return 0;
-}
-
 static int fits_int(int64_t n, const char *what)
 {
 	if (n > INT_MAX)
@@ -166,7 +150,7 @@ static void sort_ids(int64_t *a, int64_t n)
 /* Room for the draw's membership table of k picks (k > BW_SMALL_FANOUT). */
 static int pick_room(struct bw_dist_mb *m, int64_t k)
 {
-	return grow(&m->ptab, &m->ptab_cap, bw_draw_table_cap(k), sizeof *m->ptab);
+	return bw_grow(&m->ptab, &m->ptab_cap, bw_draw_table_cap(k), sizeof *m->ptab, true);
 }
 
 /* Owned node lid's neighbors for a block with fanout fan, as new global ids into out (room
@@ -199,8 +183,8 @@ static inline int64_t picks(int64_t deg, int fan) { return fan < 0 || deg <= fan
 static int draw_rows_gpu(struct bw_dist_mb *m, const int64_t *lids, int64_t n, int fan, uint64_t lkey)
 {
 	int st;
-	if ((st = grow(&m->gip, &m->gip_cap, (size_t)n + 1, sizeof *m->gip)) ||
-	    (st = grow(&m->gkey, &m->gkey_cap, (size_t)n + 1, sizeof *m->gkey)))
+	if ((st = bw_grow(&m->gip, &m->gip_cap, (size_t)n + 1, sizeof *m->gip, true)) ||
+	    (st = bw_grow(&m->gkey, &m->gkey_cap, (size_t)n + 1, sizeof *m->gkey, true)))
 		return st;
 	m->gip[0] = 0;
 	for (int64_t i = 0; i < n; i++) {
@@ -208,7 +192,7 @@ static int draw_rows_gpu(struct bw_dist_mb *m, const int64_t *lids, int64_t n, i
 		m->gkey[i] = m->first + lids[i];
 	}
 	const int64_t E = m->gip[n];
-	if ((st = grow(&m->gout, &m->gout_cap, (size_t)E + 1, sizeof *m->gout)) ||
+	if ((st = bw_grow(&m->gout, &m->gout_cap, (size_t)E + 1, sizeof *m->gout, true)) ||
 	    (st = bw_cuda_draw_rows(m->gctx, lids, m->gkey, n, m->gip, lkey, m->gout)))
 		return st;
 	for (int64_t q = 0; q < E; q++)
@@ -229,10 +213,10 @@ static int expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes
 	int *qs = m->cnt2, *qd = qs + K, *gs = qd + K, *gd = gs + K;
 	int st;
 	(void)l;
-	if ((st = grow(&m->rcnt, &m->rcnt_cap, (size_t)nd + 1, sizeof *m->rcnt)) ||
-	    (st = grow(&m->roff, &m->roff_cap, (size_t)nd + 1, sizeof *m->roff)) ||
-	    (st = grow(&m->rfrom, &m->rfrom_cap, (size_t)nd + 1, sizeof *m->rfrom)) ||
-	    (st = grow(&m->eip, &m->eip_cap, (size_t)nd + 1, sizeof *m->eip)))
+	if ((st = bw_grow(&m->rcnt, &m->rcnt_cap, (size_t)nd + 1, sizeof *m->rcnt, true)) ||
+	    (st = bw_grow(&m->roff, &m->roff_cap, (size_t)nd + 1, sizeof *m->roff, true)) ||
+	    (st = bw_grow(&m->rfrom, &m->rfrom_cap, (size_t)nd + 1, sizeof *m->rfrom, true)) ||
+	    (st = bw_grow(&m->eip, &m->eip_cap, (size_t)nd + 1, sizeof *m->eip, true)))
 		return st;
 	if (fan > BW_SMALL_FANOUT && (st = pick_room(m, fan)))
 		return st;
@@ -248,8 +232,8 @@ static int expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes
 		}
 	}
 	if ((st = fits_int(nreq, "sampling requests")) ||
-	    (st = grow(&m->sreq, &m->sreq_cap, (size_t)nreq + 1, sizeof *m->sreq)) ||
-	    (st = grow(&m->spos, &m->spos_cap, (size_t)nreq + 1, sizeof *m->spos)))
+	    (st = bw_grow(&m->sreq, &m->sreq_cap, (size_t)nreq + 1, sizeof *m->sreq, true)) ||
+	    (st = bw_grow(&m->spos, &m->spos_cap, (size_t)nreq + 1, sizeof *m->spos, true)))
 		return st;
 	sd[0] = 0;
 	for (int p = 1; p < K; p++)
@@ -269,13 +253,13 @@ static int expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes
 	int64_t lu = 0;
 	if (m->gctx) {
 		int64_t no = 0;
-		if ((st = grow(&m->glid, &m->glid_cap, (size_t)nd + 1, sizeof *m->glid)))
+		if ((st = bw_grow(&m->glid, &m->glid_cap, (size_t)nd + 1, sizeof *m->glid, true)))
 			return st;
 		for (int64_t i = 0; i < nd; i++)
 			if (owner_of(m, nodes[i]) == m->rank)
 				m->glid[no++] = nodes[i] - m->first;
 		if ((st = draw_rows_gpu(m, m->glid, no, fan, lkey)) ||
-		    (st = grow(&m->lbuf, &m->lbuf_cap, (size_t)m->gip[no] + 1, sizeof *m->lbuf)))
+		    (st = bw_grow(&m->lbuf, &m->lbuf_cap, (size_t)m->gip[no] + 1, sizeof *m->lbuf, true)))
 			return st;
 		memcpy(m->lbuf, m->gout, (size_t)m->gip[no] * sizeof *m->lbuf);
 		for (int64_t i = 0, j = 0; i < nd; i++)
@@ -289,8 +273,8 @@ static int expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes
 		if (owner_of(m, nodes[i]) != m->rank)
 			continue;
 		const int64_t lid = nodes[i] - m->first;
-		if ((st = grow(&m->lbuf, &m->lbuf_cap, (size_t)(lu + picks(m->ip[lid + 1] - m->ip[lid], fan)) + 1,
-			       sizeof *m->lbuf)))
+		if ((st = bw_grow(&m->lbuf, &m->lbuf_cap, (size_t)(lu + picks(m->ip[lid + 1] - m->ip[lid], fan)) + 1,
+				  sizeof *m->lbuf, true)))
 			return st;
 		m->rcnt[i] = sample_row(m, lid, fan, lkey, m->lbuf + lu);
 		m->roff[i] = lu;
@@ -304,7 +288,7 @@ static int expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes
 	if ((st = exchange_counts(m, sc, rc, rd, &nrecv, "train: sampling: counts")))
 		return st;
 	if ((st = fits_int(nrecv, "sampling requests")) ||
-	    (st = grow(&m->rreq, &m->rreq_cap, (size_t)nrecv + 1, sizeof *m->rreq)))
+	    (st = bw_grow(&m->rreq, &m->rreq_cap, (size_t)nrecv + 1, sizeof *m->rreq, true)))
 		return st;
 	if ((st = bw_comm_alltoallv(m->hc, m->sreq, sc, sd, m->rreq, rc, rd, BW_COMM_I64,
 				      "train: sampling: ids")))
@@ -320,7 +304,7 @@ static int expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes
 					      p, m->rank, (long long)m->rreq[j]);
 		}
 	if (m->gctx) { /* the GPU draws every asked row at once */
-		if ((st = grow(&m->glid, &m->glid_cap, (size_t)nrecv + 1, sizeof *m->glid)))
+		if ((st = bw_grow(&m->glid, &m->glid_cap, (size_t)nrecv + 1, sizeof *m->glid, true)))
 			return st;
 		for (int64_t j = 0; j < nrecv; j++)
 			m->glid[j] = m->rreq[j] - m->first;
@@ -332,7 +316,7 @@ static int expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes
 		for (int64_t j = rd[p]; j < rd[p] + rc[p]; j++) {
 			const int64_t lid = m->rreq[j] - m->first;
 			const int64_t k = picks(m->ip[lid + 1] - m->ip[lid], fan);
-			if ((st = grow(&m->rep, &m->rep_cap, (size_t)(ru + 1 + k), sizeof *m->rep)))
+			if ((st = bw_grow(&m->rep, &m->rep_cap, (size_t)(ru + 1 + k), sizeof *m->rep, true)))
 				return st;
 			if (m->gctx) {
 				m->rep[ru] = k;
@@ -350,7 +334,7 @@ static int expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes
 	t0 = bw_comm_now();
 	int64_t ng;
 	if ((st = exchange_counts(m, qs, gs, gd, &ng, "train: sampling: counts")) ||
-	    (st = fits_int(ng, "sampled neighbors")) || (st = grow(&m->get, &m->get_cap, (size_t)ng + 1, sizeof *m->get)))
+	    (st = fits_int(ng, "sampled neighbors")) || (st = bw_grow(&m->get, &m->get_cap, (size_t)ng + 1, sizeof *m->get, true)))
 		return st;
 	if ((st = bw_comm_alltoallv(m->hc, m->rep, qs, qd, m->get, gs, gd, BW_COMM_I64,
 				      "train: sampling: neighbors")))
@@ -374,7 +358,7 @@ static int expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes
 	for (int64_t i = 0; i < nd; i++)
 		ip[i + 1] = ip[i] + m->rcnt[i];
 	const int64_t E = ip[nd];
-	if ((st = grow(&m->egid, &m->egid_cap, (size_t)E + 1, sizeof *m->egid)))
+	if ((st = bw_grow(&m->egid, &m->egid_cap, (size_t)E + 1, sizeof *m->egid, true)))
 		return st;
 	for (int64_t i = 0; i < nd; i++) {
 		const int64_t *src = (m->rfrom[i] ? m->get : m->lbuf) + m->roff[i];
@@ -402,7 +386,7 @@ static int sample(burrow_dist *d, bw_mb_batch *b, const int64_t *seeds, int64_t 
 {
 	struct bw_dist_mb *m = d->mb;
 	int st;
-	if ((st = grow(&b->labels, &b->labels_cap, (size_t)n + 1, sizeof *b->labels)))
+	if ((st = bw_grow(&b->labels, &b->labels_cap, (size_t)n + 1, sizeof *b->labels, true)))
 		return st;
 	for (int64_t i = 0; i < n; i++) {
 		const int64_t lid = seeds[i] - m->first;
@@ -443,11 +427,11 @@ static int fetch_post(burrow_dist *d, bw_mb_batch *b)
 	const int64_t n = b->num_input, D = m->D;
 	int *sc = m->cnt, *sd = sc + K, *rc = sd + K, *rd = rc + K;
 	int st;
-	if ((st = grow(&b->lids, &b->lids_cap, (size_t)n + 1, sizeof *b->lids)) ||
-	    (st = grow(&b->fetch_pos, &b->fetch_cap, (size_t)n + 1, sizeof *b->fetch_pos)) ||
-	    (st = grow(&b->x, &b->x_cap, (size_t)(n * D) + 1, sizeof *b->x)) ||
-	    (st = grow(&m->sreq, &m->sreq_cap, (size_t)n + 1, sizeof *m->sreq)) ||
-	    (m->gnorm && (st = grow(&b->norm, &b->norm_cap, (size_t)n + 1, sizeof *b->norm))))
+	if ((st = bw_grow(&b->lids, &b->lids_cap, (size_t)n + 1, sizeof *b->lids, true)) ||
+	    (st = bw_grow(&b->fetch_pos, &b->fetch_cap, (size_t)n + 1, sizeof *b->fetch_pos, true)) ||
+	    (st = bw_grow(&b->x, &b->x_cap, (size_t)(n * D) + 1, sizeof *b->x, true)) ||
+	    (st = bw_grow(&m->sreq, &m->sreq_cap, (size_t)n + 1, sizeof *m->sreq, true)) ||
+	    (m->gnorm && (st = bw_grow(&b->norm, &b->norm_cap, (size_t)n + 1, sizeof *b->norm, true))))
 		return st;
 	memset(sc, 0, (size_t)K * sizeof *sc);
 	int64_t nf = 0;
@@ -489,7 +473,7 @@ static int fetch_post(burrow_dist *d, bw_mb_batch *b)
 	if ((st = exchange_counts(m, sc, rc, rd, &ns, "train: fetch: counts")))
 		return st;
 	if ((st = fits_int(ns * D, "feature rows")) || (st = fits_int(nf * D, "feature rows")) ||
-	    (st = grow(&b->sids, &b->sids_cap, (size_t)ns + 1, sizeof *b->sids)))
+	    (st = bw_grow(&b->sids, &b->sids_cap, (size_t)ns + 1, sizeof *b->sids, true)))
 		return st;
 	if ((st = bw_comm_alltoallv(m->hc, m->sreq, sc, sd, b->sids, rc, rd, BW_COMM_I64,
 				      "train: fetch: ids")))
@@ -503,10 +487,10 @@ static int fetch_post(burrow_dist *d, bw_mb_batch *b)
 				      m->rank, (long long)b->sids[j]);
 		b->sids[j] = lid;
 	}
-	if ((st = grow(&b->srows, &b->srows_cap, (size_t)(ns * D) + 1, sizeof *b->srows)) ||
-	    (st = grow(&b->rrows, &b->rrows_cap, (size_t)(nf * D) + 1, sizeof *b->rrows)) ||
-	    (st = grow(&b->snorm, &b->snorm_cap, (size_t)ns + 1, sizeof *b->snorm)) ||
-	    (st = grow(&b->rnorm, &b->rnorm_cap, (size_t)nf + 1, sizeof *b->rnorm)))
+	if ((st = bw_grow(&b->srows, &b->srows_cap, (size_t)(ns * D) + 1, sizeof *b->srows, true)) ||
+	    (st = bw_grow(&b->rrows, &b->rrows_cap, (size_t)(nf * D) + 1, sizeof *b->rrows, true)) ||
+	    (st = bw_grow(&b->snorm, &b->snorm_cap, (size_t)ns + 1, sizeof *b->snorm, true)) ||
+	    (st = bw_grow(&b->rnorm, &b->rnorm_cap, (size_t)nf + 1, sizeof *b->rnorm, true)))
 		return st;
 	if (ns > 0 && (st = burrow_store_gather(m->store, b->sids, (size_t)ns, b->srows)))
 		return st;
@@ -634,8 +618,8 @@ static int assemble(burrow_dist *d, bw_mb_batch *b)
 	const bw_device *dev = d->be.dev;
 	const int64_t n = b->num_input, nf = b->n_fetch, D = m->D;
 	int st;
-	if ((st = grow(&b->scat_ip, &b->scat_ip_cap, (size_t)n + 1, sizeof *b->scat_ip)) ||
-	    (st = grow(&b->scat_ind, &b->scat_ind_cap, (size_t)n + 1, sizeof *b->scat_ind)) ||
+	if ((st = bw_grow(&b->scat_ip, &b->scat_ip_cap, (size_t)n + 1, sizeof *b->scat_ip, true)) ||
+	    (st = bw_grow(&b->scat_ind, &b->scat_ind_cap, (size_t)n + 1, sizeof *b->scat_ind, true)) ||
 	    (st = fits_int(n + nf, "input rows")))
 		return st;
 	for (int64_t i = 0; i <= n; i++)
