@@ -127,7 +127,7 @@ endif
 LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
 
 # ---------------------------------------------------------------- sources
-LIB_DIRS := core graph datasets sampler partition train
+LIB_DIRS := core device graph datasets sampler partition train
 LIB_SRCS := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c $(d)/*/*.c))
 CU_SRCS := $(if $(filter 1,$(HAS_CUDA)),$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.cu $(d)/*/*.cu)))
 TOOL_SRCS := $(wildcard tools/*.c)

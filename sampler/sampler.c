@@ -1,7 +1,7 @@
 /* sampler.c: the public sampler: options, the epoch iterator, the producer threads and
  * their bounded queue, the batch pool (docs/sampler.md). The kernel is in sample.c. */
 #define _GNU_SOURCE
-#include "../core/cuda_gateway.h"
+#include "../device/cuda_gateway.h"
 #include "../train/compute/compute.h"
 #include "sampler_internal.h"
 

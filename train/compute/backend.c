@@ -7,7 +7,7 @@
 #include <string.h>
 
 #ifdef BURROW_CUDA
-#include "../../core/cuda_gateway.h"
+#include "../../device/cuda_gateway.h"
 
 int burrow_cuda_device_count(void) { return bw_cuda_device_count(); }
 

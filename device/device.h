@@ -7,7 +7,7 @@
 #ifndef BURROW_DEVICE_H
 #define BURROW_DEVICE_H
 
-#include "../../core/internal.h"
+#include "../core/internal.h"
 
 #include <stdbool.h>
 #include <stddef.h>

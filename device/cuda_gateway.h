@@ -5,7 +5,7 @@
 #ifndef BURROW_CUDA_GATEWAY_H
 #define BURROW_CUDA_GATEWAY_H
 
-#include "internal.h"
+#include "../core/internal.h"
 
 #include <stdbool.h>
 #include <stdint.h>
