@@ -129,6 +129,10 @@ LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
 # ---------------------------------------------------------------- sources
 LIB_DIRS := core device graph datasets sampler partition train
 LIB_SRCS := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c $(d)/*/*.c))
+# X_nocuda.c is a build without CUDA's X.cu: the same entry points, each refusing (so that
+# C callers need no #ifdef); a CUDA build leaves it out
+NOCUDA_SRCS := $(filter %_nocuda.c,$(LIB_SRCS))
+LIB_SRCS := $(filter-out $(if $(filter 1,$(HAS_CUDA)),$(NOCUDA_SRCS)),$(LIB_SRCS))
 CU_SRCS := $(if $(filter 1,$(HAS_CUDA)),$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.cu $(d)/*/*.cu)))
 TOOL_SRCS := $(wildcard tools/*.c)
 TEST_SRCS := $(wildcard tests/*.c)
