@@ -166,7 +166,7 @@ ifneq ($(strip $(FLAGS_NOW)),$(strip $(FLAGS_OLD)))
 $(shell mkdir -p $(BUILD) && printf '%s\n' '$(strip $(FLAGS_NOW))' > $(STAMP))
 endif
 
-.PHONY: all lib test check python-check demo demo-run deps install uninstall clean bench bench-scale cuda-info fuzz fuzz-build fuzz-bins
+.PHONY: all lib test check check-layers python-check demo demo-run deps install uninstall clean bench bench-scale cuda-info fuzz fuzz-build fuzz-bins
 .DEFAULT_GOAL := all
 
 all: cuda-info lib $(BIN)
@@ -255,7 +255,12 @@ SAN_ENV := ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0:protect_shadow_ga
 # the small real datasets (Cora) a few tests read; where the folder is absent they skip
 BURROW_DATASETS ?= ../shared/datasets
 
-check: all $(TESTBIN) $(MPI_TEST_BINS)
+# make check-layers: every quoted #include of the library and the command points down the
+# layer table (docs/layers.md); make check runs it before the tests
+check-layers:
+	$(Q)tools/check-layers.sh include $(LIB_DIRS) tools
+
+check: check-layers all $(TESTBIN) $(MPI_TEST_BINS)
 	@echo "burrow: running tests ($(BUILD))"
 	$(Q)BURROW_BIN=$(abspath $(BIN)) BURROW_BUILD=$(abspath $(BUILD)) BURROW_DATASETS=$(abspath $(BURROW_DATASETS)) \
 		$(if $(filter-out 0,$(SAN)),$(SAN_ENV)) $(TESTBIN) --jobs 2 --timeout 300
