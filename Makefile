@@ -127,8 +127,12 @@ endif
 LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
 
 # ---------------------------------------------------------------- sources
-LIB_DIRS := core graph datasets sampler partition train
+LIB_DIRS := core device graph datasets sampler partition train
 LIB_SRCS := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c $(d)/*/*.c))
+# X_nocuda.c is a build without CUDA's X.cu: the same entry points, each refusing (so that
+# C callers need no #ifdef); a CUDA build leaves it out
+NOCUDA_SRCS := $(filter %_nocuda.c,$(LIB_SRCS))
+LIB_SRCS := $(filter-out $(if $(filter 1,$(HAS_CUDA)),$(NOCUDA_SRCS)),$(LIB_SRCS))
 CU_SRCS := $(if $(filter 1,$(HAS_CUDA)),$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.cu $(d)/*/*.cu)))
 TOOL_SRCS := $(wildcard tools/*.c)
 TEST_SRCS := $(wildcard tests/*.c)
@@ -162,7 +166,7 @@ ifneq ($(strip $(FLAGS_NOW)),$(strip $(FLAGS_OLD)))
 $(shell mkdir -p $(BUILD) && printf '%s\n' '$(strip $(FLAGS_NOW))' > $(STAMP))
 endif
 
-.PHONY: all lib test check python-check demo demo-run deps install uninstall clean bench bench-scale cuda-info fuzz fuzz-build fuzz-bins
+.PHONY: all lib test check check-layers python-check demo demo-run deps install uninstall clean bench bench-scale cuda-info fuzz fuzz-build fuzz-bins
 .DEFAULT_GOAL := all
 
 all: cuda-info lib $(BIN)
@@ -251,7 +255,12 @@ SAN_ENV := ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0:protect_shadow_ga
 # the small real datasets (Cora) a few tests read; where the folder is absent they skip
 BURROW_DATASETS ?= ../shared/datasets
 
-check: all $(TESTBIN) $(MPI_TEST_BINS)
+# make check-layers: every quoted #include of the library and the command points down the
+# layer table (docs/layers.md); make check runs it before the tests
+check-layers:
+	$(Q)tools/check-layers.sh include $(LIB_DIRS) tools
+
+check: check-layers all $(TESTBIN) $(MPI_TEST_BINS)
 	@echo "burrow: running tests ($(BUILD))"
 	$(Q)BURROW_BIN=$(abspath $(BIN)) BURROW_BUILD=$(abspath $(BUILD)) BURROW_DATASETS=$(abspath $(BURROW_DATASETS)) \
 		$(if $(filter-out 0,$(SAN)),$(SAN_ENV)) $(TESTBIN) --jobs 2 --timeout 300

@@ -152,10 +152,6 @@ int bw_atomic_commit(bw_atomic_file *f);
 /* Close and unlink the temporary (safe to call twice or after commit). */
 void bw_atomic_abort(bw_atomic_file *f);
 
-#ifdef __cplusplus
-}
-#endif
-
 /* ------------------------------------------------------------ struct sizes (core/abi.c) */
 
 /* Every public options and stats struct opens with `size_t size`. An older caller passes a
@@ -247,6 +243,10 @@ static inline int64_t bw_lower_bound_i64(const int64_t *a, int64_t n, int64_t x)
 	}
 	return lo;
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 /* ------------------------------------------------------------ RNG (core/rng.h) */
 #include "rng.h"

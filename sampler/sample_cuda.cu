@@ -16,8 +16,8 @@
  *   4. the new nodes merged into the sorted view for the next layer.
  * The block's offsets and indices are copied into the batch's host arrays as each layer
  * ends, the input ids once the last one has. */
-#include "../core/cuda_gateway.h"
-#include "../core/cuda_try.h"
+#include "../device/cuda_gateway.h"
+#include "../device/cuda_try.h"
 #include "sampler_internal.h"
 
 #include <assert.h>

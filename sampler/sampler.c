@@ -1,8 +1,8 @@
 /* sampler.c: the public sampler: options, the epoch iterator, the producer threads and
  * their bounded queue, the batch pool (docs/sampler.md). The kernel is in sample.c. */
 #define _GNU_SOURCE
-#include "../core/cuda_gateway.h"
-#include "../train/compute/compute.h"
+#include "../device/cuda_gateway.h"
+#include "../device/device.h"
 #include "sampler_internal.h"
 
 #include <pthread.h>
@@ -284,10 +284,10 @@ static int sampler_open(burrow_sampler **out, const burrow_csr *g, const int64_t
 		return bw_err(BURROW_E_INVAL, "sampler: %lld training ids", (long long)n);
 	/* the graph may come from the caller, not a dataset (whose open checked it): every
 	 * offset and id is checked once here, so that sampling trusts them */
-	int kind = BW_BACKEND_CPU, index = 0;
+	int kind = BW_DEVICE_CPU, index = 0;
 	if ((st = check_opts(&o)) || (st = bw_device_parse(o.device, &kind, &index)))
 		return st;
-	if (kind == BW_BACKEND_CUDA && (st = burrow_device_check(o.device)) < 0) {
+	if (kind == BW_DEVICE_CUDA && (st = burrow_device_check(o.device)) < 0) {
 		char why[256];
 		snprintf(why, sizeof why, "%s", burrow_last_error());
 		return bw_err(st, "sampler: %s", why);
@@ -323,7 +323,7 @@ static int sampler_open(burrow_sampler **out, const burrow_csr *g, const int64_t
 		goto out_close;
 	s->sync.trim = after;
 	s->sync.trim_user = after_user;
-	if (kind == BW_BACKEND_CUDA &&
+	if (kind == BW_DEVICE_CUDA &&
 	    ((st = bw_cuda_csr_open(&s->gcsr, g, index, o.device_csr_budget)) ||
 	     (st = bw_cuda_sample_ctx_open(&s->gsync, s->gcsr))))
 		goto out_close;

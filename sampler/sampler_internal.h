@@ -127,6 +127,39 @@ typedef struct bw_sampler_backend {
 int bw_sampler_backend_count(void);
 const bw_sampler_backend *bw_sampler_backend_at(int i);
 
+/* ------------------------------------------------------------ on a GPU (sample_cuda.cu) */
+/* The GPU sampler's entry points: sample_cuda.cu in a CUDA build; in a build without CUDA,
+ * sample_nocuda.c, whose functions refuse with BURROW_E_UNSUPPORTED naming the build (the
+ * Makefile compiles one or the other, so the callers have no #ifdef). */
+
+/* The graph as the GPU sampler reads it: in device memory, or in pinned host memory read
+ * through unified addressing when it is larger than the budget; shared by every context. */
+typedef struct bw_cuda_csr bw_cuda_csr;
+/* One sampling thread's stream and device scratch (as bw_sample_ctx is on the CPU). */
+typedef struct bw_cuda_sample_ctx bw_cuda_sample_ctx;
+
+/* Put g on device `device`: device memory when its indptr and indices take at most
+ * `budget` bytes (0: half the device's free memory), else pinned host memory. */
+int bw_cuda_csr_open(bw_cuda_csr **out, const burrow_csr *g, int device, int64_t budget);
+void bw_cuda_csr_close(bw_cuda_csr *c);
+/* Whether the graph lives in pinned host memory (read through unified addressing). */
+bool bw_cuda_csr_pinned(const bw_cuda_csr *c);
+int bw_cuda_sample_ctx_open(bw_cuda_sample_ctx **out, const bw_cuda_csr *c);
+void bw_cuda_sample_ctx_close(bw_cuda_sample_ctx *x);
+/* bw_sample_batch on the GPU: the same keys, the same batch element for element,
+ * downloaded into b's host arrays. */
+int bw_cuda_sample_batch(bw_cuda_sample_ctx *x, const int64_t *seeds, int64_t n, int num_layers, const int *fanouts,
+			 uint64_t key, bw_sampled *b);
+/* The draws of n rows of the graph on the GPU, as the CPU's sampler draws them: row
+ * rows[i] takes ip[i+1] - ip[i] neighbors (its whole row when that is its degree, else
+ * draw.h's bw_draw from the stream bw_key(lkey, keys[i])), written in increasing row
+ * position to out[ip[i] .. ip[i+1]) as the graph's neighbor ids. ip [n + 1] from 0 (the
+ * caller sizes the rows: min(fanout, degree), or the degree), rows, keys [n] and out
+ * [ip[n]] host memory. Distributed mini-batch training draws its part's rows with it,
+ * keyed by their global ids. */
+int bw_cuda_draw_rows(bw_cuda_sample_ctx *x, const int64_t *rows, const int64_t *keys, int64_t n, const int64_t *ip,
+		      uint64_t lkey, int64_t *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #ifdef BURROW_CUDA
-#include "../../core/cuda_gateway.h"
+#include "../../device/cuda_gateway.h"
 
 int burrow_cuda_device_count(void) { return bw_cuda_device_count(); }
 
@@ -88,27 +88,9 @@ void bw_backend_release(bw_backend *be)
 		r->release(be);
 }
 
-int bw_device_parse(const char *name, int *kind, int *index)
-{
-	*kind = BW_BACKEND_CPU;
-	*index = 0;
-	if (!name || !*name || !strcmp(name, "cpu"))
-		return 0;
-	if (!strcmp(name, "cuda")) {
-		*kind = BW_BACKEND_CUDA;
-		return 0;
-	}
-	if (!strncmp(name, "cuda:", 5) && name[5] >= '0' && name[5] <= '9') {
-		char *end;
-		const long v = strtol(name + 5, &end, 10);
-		if (!*end && v >= 0 && v < 1024) {
-			*kind = BW_BACKEND_CUDA;
-			*index = (int)v;
-			return 0;
-		}
-	}
-	return bw_err(BURROW_E_INVAL, "device '%s': expected cpu, cuda or cuda:N", name);
-}
+/* bw_device_parse (device/) answers with a device kind: each backend has its kind's number. */
+_Static_assert((int)BW_BACKEND_CPU == (int)BW_DEVICE_CPU && (int)BW_BACKEND_CUDA == (int)BW_DEVICE_CUDA,
+	       "backend and device kinds differ");
 
 int burrow_device_check(const char *device)
 {

@@ -6,7 +6,7 @@
 #ifndef BURROW_COMPUTE_H
 #define BURROW_COMPUTE_H
 
-#include "device.h"
+#include "../../device/device.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -12,7 +12,7 @@
 #define BURROW_COMM_H
 
 #include "../../core/internal.h"
-#include "../compute/device.h"
+#include "../../device/device.h"
 
 #include <string.h>
 

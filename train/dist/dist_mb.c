@@ -11,7 +11,6 @@
  * number of steps (ranks out of batches take empty steps that join every collective). */
 #include "dist_mb.h"
 
-#include "../../core/cuda_gateway.h"
 #include "../../graph/store_sizing.h"
 #include "../../partition/book.h"
 #include "../../sampler/draw.h"

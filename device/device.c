@@ -1,7 +1,8 @@
-/* device.c: the device layer's calls (through each device's table), growable device
- * arrays and host views of device memory. */
+/* device.c: the device layer's calls (through each device's table), device names, growable
+ * device arrays and host views of device memory. */
 #include "device.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 int bw_device_alloc(const bw_device *d, size_t bytes, void **out)
@@ -97,6 +98,30 @@ void bw_event_close(const bw_device *d, bw_event *e)
 int bw_event_record(const bw_device *d, bw_event *e, bw_stream *s) { return d->iface->event_record(d, e, s); }
 int bw_event_wait(const bw_device *d, bw_stream *s, bw_event *e) { return d->iface->event_wait(d, s, e); }
 int bw_event_sync(const bw_device *d, bw_event *e) { return d->iface->event_sync(d, e); }
+
+/* ------------------------------------------------------------ names */
+
+int bw_device_parse(const char *name, int *kind, int *index)
+{
+	*kind = BW_DEVICE_CPU;
+	*index = 0;
+	if (!name || !*name || !strcmp(name, "cpu"))
+		return 0;
+	if (!strcmp(name, "cuda")) {
+		*kind = BW_DEVICE_CUDA;
+		return 0;
+	}
+	if (!strncmp(name, "cuda:", 5) && name[5] >= '0' && name[5] <= '9') {
+		char *end;
+		const long v = strtol(name + 5, &end, 10);
+		if (!*end && v >= 0 && v < 1024) {
+			*kind = BW_DEVICE_CUDA;
+			*index = (int)v;
+			return 0;
+		}
+	}
+	return bw_err(BURROW_E_INVAL, "device '%s': expected cpu, cuda or cuda:N", name);
+}
 
 /* ------------------------------------------------------------ growable device arrays */
 

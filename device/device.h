@@ -7,13 +7,18 @@
 #ifndef BURROW_DEVICE_H
 #define BURROW_DEVICE_H
 
-#include "../../core/internal.h"
+#include "../core/internal.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 enum bw_device_kind { BW_DEVICE_CPU = 0, BW_DEVICE_CUDA = 1 };
+
+/* A device name as the CLI takes it, "cpu", "cuda" (= cuda:0) or "cuda:N" (NULL or "":
+ * the CPU), into a kind (enum bw_device_kind) and an index; BURROW_E_INVAL naming it when
+ * it is neither. Whether the device is there: burrow_device_check. */
+int bw_device_parse(const char *name, int *kind, int *index);
 
 typedef struct bw_device bw_device;
 typedef struct bw_stream bw_stream; /* a device's queue of work, opaque (NULL: the device's default order) */

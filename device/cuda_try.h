@@ -1,9 +1,9 @@
 /* cuda_try.h: CUDA_TRY, the one translation of a CUDA runtime error into a Burrow status,
- * for the .cu files outside the compute backend (core/cuda.cu, sampler/sample_cuda.cu). */
+ * for the .cu files outside the compute backend (device/cuda.cu, sampler/sample_cuda.cu). */
 #ifndef BURROW_CUDA_TRY_H
 #define BURROW_CUDA_TRY_H
 
-#include "internal.h"
+#include "../core/internal.h"
 
 #include <cuda_runtime.h>
 
