@@ -469,7 +469,8 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 		goto fail;
 	resolve_sampler_device(t, o->sampler_device, kind, index);
 	const bw_backend_cfg bcfg = {.index = index, .threads = threads, .tf32 = o->tf32};
-	if ((st = bw_backend_open(&t->be, kind, &bcfg)))
+	const bw_model_cfg need = {.kind = o->model, .layers = o->layers, .aggr = o->aggr, .norm = o->norm};
+	if ((st = bw_backend_open(&t->be, kind, &bcfg)) || (st = bw_model_supported(&t->be, &need)))
 		goto fail;
 	const bw_device *dev = t->be.dev;
 	if ((st = open_features(t)) || (st = make_split_index(t)) ||
