@@ -13,14 +13,14 @@
 # Outputs: libburrow (no MPI) and libburrow_mpi (libburrow plus distributed training, linking
 # MPI), each shared and static; the burrow command and the tests link every object directly.
 
-# The version has one source: include/burrow.h's BURROW_VERSION_* macros (burrow_version()
+# The version has one source: include/burrow/core.h's BURROW_VERSION_* macros (burrow_version()
 # prints them); the library's file names, SONAME and pkg-config files take it from there.
-version_of = $(shell sed -n 's/^\#define BURROW_VERSION_$(1) \([0-9][0-9]*\).*/\1/p' include/burrow.h)
+version_of = $(shell sed -n 's/^\#define BURROW_VERSION_$(1) \([0-9][0-9]*\).*/\1/p' include/burrow/core.h)
 MAJOR := $(call version_of,MAJOR)
 MINOR := $(call version_of,MINOR)
 PATCH := $(call version_of,PATCH)
 ifeq ($(MAJOR)$(MINOR)$(PATCH),)
-$(error cannot read BURROW_VERSION_MAJOR, _MINOR, _PATCH from include/burrow.h)
+$(error cannot read BURROW_VERSION_MAJOR, _MINOR, _PATCH from include/burrow/core.h)
 endif
 VERSION := $(MAJOR).$(MINOR).$(PATCH)
 
@@ -345,6 +345,8 @@ fuzz: fuzz-build
 
 # ---------------------------------------------------------------- install
 DESTDIR ?=
+# the umbrella include/burrow.h and the module headers it includes
+PUBLIC_HEADERS := $(wildcard include/burrow/*.h)
 # one .pc per library; Libs.private names the direct dependencies only, so that
 # `pkg-config --static` does not pull in what those libraries link privately
 PC_PRIVATE := $(PKG_LIBS) -lmetis -lm -fopenmp -lpthread$(if $(filter 1,$(HAS_CUDA)), -L$(CUDA_HOME)/lib64 -lcudart -lstdc++)
@@ -354,8 +356,9 @@ define pc_file
 endef
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/include/burrow $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	install -m 0644 include/burrow.h $(DESTDIR)$(PREFIX)/include/burrow.h
+	install -m 0644 $(PUBLIC_HEADERS) $(DESTDIR)$(PREFIX)/include/burrow/
 	install -m 0644 $(STATIC) $(STATIC_MPI) $(DESTDIR)$(PREFIX)/lib/
 	install -m 0755 $(SHARED) $(SHARED_MPI) $(DESTDIR)$(PREFIX)/lib/
 	for l in libburrow libburrow_mpi; do \
@@ -366,9 +369,11 @@ install: all
 	$(call pc_file,burrow-mpi,burrow_mpi,libburrow with partition-parallel training over MPI (libburrow_mpi),$(PC_PRIVATE) $(MPI_LIBS))
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/include/burrow.h $(DESTDIR)$(PREFIX)/lib/libburrow.* $(DESTDIR)$(PREFIX)/lib/libburrow_mpi.* \
+	rm -f $(DESTDIR)$(PREFIX)/include/burrow.h $(PUBLIC_HEADERS:include/%=$(DESTDIR)$(PREFIX)/include/%) \
+		$(DESTDIR)$(PREFIX)/lib/libburrow.* $(DESTDIR)$(PREFIX)/lib/libburrow_mpi.* \
 		$(DESTDIR)$(PREFIX)/lib/pkgconfig/burrow.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/burrow-mpi.pc \
 		$(DESTDIR)$(PREFIX)/bin/burrow
+	rmdir $(DESTDIR)$(PREFIX)/include/burrow 2>/dev/null || true
 
 clean:
 	rm -rf build

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # install-check.sh: install into a scratch prefix, then build a program that includes only
-# <burrow.h> with pkg-config (as C11 and as C++), run it against the installed shared library,
+# <burrow.h> with pkg-config (as C11 and as C++), compile each module header <burrow/*.h>
+# alone, run the program against the installed shared library,
 # and check that the library exports only burrow_* symbols, that libburrow links no MPI (the
 # distributed calls are in libburrow_mpi), that the static archives expose only burrow_*, and
 # that README's library block runs as written. (No `grep -q` after a pipe: with pipefail its early
@@ -43,13 +44,24 @@ LD_LIBRARY_PATH="$tmp/lib" ldd "$tmp/use" | grep "$tmp/lib/libburrow.so.0" >/dev
 printf '#include <burrow.h>\nint main() { return burrow_strerror(BURROW_OK)[0] == 0; }\n' > "$tmp/use.cpp"
 c++ -std=c++11 -Wall -Wextra -Werror "$tmp/use.cpp" -o "$tmp/usecpp" $(pkg-config --cflags --libs burrow)
 LD_LIBRARY_PATH="$tmp/lib" "$tmp/usecpp"
+# every module header is installed, and compiles alone (it includes what it needs), as C11 and C++
+mods=$(cd "$repo/include/burrow" && ls *.h)
+[[ "$mods" == "$(cd "$tmp/include/burrow" && ls *.h)" ]] || {
+	echo "install-check: installed module headers differ from include/burrow/: $(ls "$tmp/include/burrow")" >&2; exit 1; }
+for h in $mods; do
+	printf '#include <burrow/%s>\n' "$h" > "$tmp/alone.c"
+	cc -std=c11 -Wall -Wextra -Werror -fsyntax-only $(pkg-config --cflags burrow) "$tmp/alone.c" || {
+		echo "install-check: <burrow/$h> does not compile alone (C11)" >&2; exit 1; }
+	c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only $(pkg-config --cflags burrow) -x c++ "$tmp/alone.c" || {
+		echo "install-check: <burrow/$h> does not compile alone (C++)" >&2; exit 1; }
+done
 # only the API is exported, under the right SONAME
 bad=$(nm -D --defined-only "$tmp/lib/libburrow.so" | awk '$2 ~ /[TDBRW]/ {print $3}' | grep -v '^burrow_' || true)
 [[ -z "$bad" ]] || { echo "install-check: exported non-API symbols: $bad" >&2; exit 1; }
 readelf -d "$tmp/lib/libburrow.so" | grep "SONAME.*libburrow.so.0" >/dev/null || { echo "install-check: SONAME is not libburrow.so.0" >&2; exit 1; }
 # one version: the installed header's macros are burrow_version(), the library's file name,
 # and the symbol-version node every exported symbol carries (LIBBURROW_MAJOR.MINOR)
-hv=$(sed -n 's/^#define BURROW_VERSION_[A-Z]* \([0-9][0-9]*\).*/\1/p' "$tmp/include/burrow.h" | paste -sd.)
+hv=$(sed -n 's/^#define BURROW_VERSION_[A-Z]* \([0-9][0-9]*\).*/\1/p' "$tmp/include/burrow/core.h" | paste -sd.)
 [[ "$hv" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ && "${out%% *}" == "$hv" && -f "$tmp/lib/libburrow.so.$hv" ]] || {
 	echo "install-check: header version '$hv', burrow_version() '${out%% *}', libraries: $(ls "$tmp/lib")" >&2; exit 1; }
 for l in libburrow.so libburrow_mpi.so; do
@@ -86,4 +98,4 @@ out=$(cd "$tmp/readme" && HOME="$tmp/home" PKG_CONFIG_PATH= LD_LIBRARY_PATH= bas
 if ldd "$tmp/readme/app-static" | grep libburrow >/dev/null; then
 	echo "install-check: app-static is linked to a shared libburrow" >&2; exit 1
 fi
-echo "install-check: ok (C11 and C++ against <burrow.h>, pkg-config and --static, only burrow_* exported and global in the archives, SONAME libburrow.so.0, one version in header, library and symbol node, no MPI in libburrow, burrow-mpi, README's library block)"
+echo "install-check: ok (C11 and C++ against <burrow.h> and each <burrow/*.h> alone, pkg-config and --static, only burrow_* exported and global in the archives, SONAME libburrow.so.0, one version in header, library and symbol node, no MPI in libburrow, burrow-mpi, README's library block)"

@@ -15,11 +15,13 @@
 #include <criterion/hooks.h>
 #include <criterion/parameterized.h>
 
+#include "../train/compute/backend_impl.h"
 #include "../train/compute/compute.h"
 #include "util.h"
 #include "compute_util.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1031,6 +1033,146 @@ Test(ops, a_null_slot_is_unsupported)
 	bw_tensor_free(&x);
 	bw_tensor_free(&out);
 	free_block(&t);
+}
+
+/* ------------------------------------------------------------ what a backend can run */
+
+#define FAM(op) (1u << (op))
+/* Every optional slot of bw_ops with the families (bw_op) it belongs to. */
+static const struct {
+	size_t off;
+	unsigned fams;
+	const char *name;
+} optional_slots[] = {
+#define OPT(slot, fams) {offsetof(bw_ops, slot), fams, #slot}
+	OPT(spmm, FAM(BW_OP_SPMM)),
+	OPT(seg_max_fwd, FAM(BW_OP_MAX_AGG)),
+	OPT(seg_max_bwd, FAM(BW_OP_MAX_AGG)),
+	OPT(head_dot, FAM(BW_OP_ATTENTION)),
+	OPT(head_dot_bwd, FAM(BW_OP_ATTENTION)),
+	OPT(edge_softmax_fwd, FAM(BW_OP_ATTENTION)),
+	OPT(edge_softmax_bwd, FAM(BW_OP_ATTENTION)),
+	OPT(att_agg_fwd, FAM(BW_OP_ATTENTION)),
+	OPT(att_agg_bwd, FAM(BW_OP_ATTENTION)),
+	OPT(row_norm_fwd, FAM(BW_OP_LAYER_NORM)),
+	OPT(row_norm_bwd, FAM(BW_OP_LAYER_NORM)),
+	OPT(col_norm_fwd, FAM(BW_OP_BATCH_NORM)),
+	OPT(col_norm_bwd, FAM(BW_OP_BATCH_NORM)),
+	OPT(col_norm_apply, FAM(BW_OP_BATCH_NORM)),
+	OPT(col_scale, FAM(BW_OP_LAYER_NORM) | FAM(BW_OP_BATCH_NORM)),
+	OPT(col_dot, FAM(BW_OP_LAYER_NORM) | FAM(BW_OP_BATCH_NORM)),
+#undef OPT
+};
+
+/* The CPU's table without the slots of the families in fams, named name. */
+static bw_ops without(unsigned fams, const char *name)
+{
+	bw_ops ops = *bw_cpu_backend()->ops;
+	ops.name = name;
+	for (size_t i = 0; i < sizeof optional_slots / sizeof *optional_slots; i++)
+		if (optional_slots[i].fams & fams)
+			memset((char *)&ops + optional_slots[i].off, 0, sizeof ops.gemm);
+	return ops;
+}
+
+/* Do families a and b have a slot in common (the normalizations share col_scale, col_dot)? */
+static bool shares_slots(int a, int b)
+{
+	for (size_t i = 0; i < sizeof optional_slots / sizeof *optional_slots; i++)
+		if ((optional_slots[i].fams & FAM(a)) && (optional_slots[i].fams & FAM(b)))
+			return true;
+	return false;
+}
+
+/* The answer follows the table: a family is supported exactly when none of its slots is
+ * NULL (one slot taken away at a time), and the CPU's table has every family. */
+Test(ops, a_backend_supports_a_family_when_it_fills_every_slot)
+{
+	for (int op = 0; op < BW_OP_COUNT; op++) {
+		cr_assert(bw_ops_supports(bw_cpu_backend()->ops, op), "cpu lacks %s", bw_op_name(op));
+		cr_assert(bw_op_name(op));
+	}
+	cr_assert(!bw_ops_supports(bw_cpu_backend()->ops, BW_OP_COUNT));
+	cr_assert_null(bw_op_name(BW_OP_COUNT));
+	for (size_t i = 0; i < sizeof optional_slots / sizeof *optional_slots; i++) {
+		bw_ops ops = *bw_cpu_backend()->ops;
+		memset((char *)&ops + optional_slots[i].off, 0, sizeof ops.gemm);
+		for (int op = 0; op < BW_OP_COUNT; op++)
+			cr_assert_eq(bw_ops_supports(&ops, op), !(optional_slots[i].fams & FAM(op)), "without %s: %s",
+				     optional_slots[i].name, bw_op_name(op));
+	}
+}
+
+/* The CPU runs every model: kinds, aggregators, normalizations, one layer or several. */
+Test(ops, the_cpu_runs_every_model)
+{
+	bw_backend be = open_backend(BW_BACKEND_CPU, 1);
+	const int kinds_[] = {BURROW_MODEL_SAGE, BURROW_MODEL_GCN, BURROW_MODEL_MLP, BURROW_MODEL_GAT};
+	for (int k = 0; k < 4; k++)
+		for (int aggr = BURROW_AGGR_MEAN; aggr <= BURROW_AGGR_SUM; aggr++)
+			for (int norm = BURROW_NORM_NONE; norm <= BURROW_NORM_LAYER; norm++)
+				for (int layers = 1; layers <= 3; layers++) {
+					const bw_model_cfg c = {.kind = kinds_[k], .layers = layers, .aggr = aggr, .norm = norm};
+					cr_assert_eq(bw_model_supported(&be, &c), 0, "%s", burrow_last_error());
+				}
+	bw_backend_release(&be);
+}
+
+/* A backend without a family refuses, in one line naming it and what is missing, exactly
+ * the models that run through it: gat without attention, sage max without the max
+ * aggregator, a normalization of hidden layers without its kernels. */
+Test(ops, a_model_needing_a_missing_family_is_refused)
+{
+	bw_backend be = open_backend(BW_BACKEND_CPU, 1);
+	const bw_ops *cpu = be.ops;
+	static const struct {
+		bw_model_cfg c;
+		bw_op op;
+		const char *says;
+	} need[] = {
+		{{.kind = BURROW_MODEL_GAT, .layers = 2}, BW_OP_ATTENTION, "cannot run gat: it has no kernels for attention"},
+		{{.kind = BURROW_MODEL_SAGE, .layers = 2, .aggr = BURROW_AGGR_MAX}, BW_OP_MAX_AGG, "max aggregator"},
+		{{.kind = BURROW_MODEL_GCN, .layers = 2, .norm = BURROW_NORM_LAYER}, BW_OP_LAYER_NORM, "layer norm"},
+		{{.kind = BURROW_MODEL_MLP, .layers = 3, .norm = BURROW_NORM_BATCH}, BW_OP_BATCH_NORM, "batch norm"},
+	};
+	for (size_t i = 0; i < sizeof need / sizeof *need; i++)
+		for (int op = 0; op < BW_OP_COUNT; op++) {
+			const bw_ops ops = without(FAM(op), "lacking");
+			be.ops = &ops;
+			const int st = bw_model_supported(&be, &need[i].c);
+			if (!shares_slots(op, need[i].op)) {
+				cr_assert_eq(st, 0, "%s", burrow_last_error());
+				continue;
+			}
+			cr_assert_eq(st, BURROW_E_UNSUPPORTED);
+			const char *e = burrow_last_error();
+			cr_assert(strstr(e, "the lacking backend") && strstr(e, need[i].says) &&
+					  strstr(e, bw_op_name(need[i].op)) &&
+					  !strchr(e, '\n'),
+				  "%s", e);
+		}
+	/* a normalization is of hidden layers: one layer has none to run */
+	const bw_ops ops = without(FAM(BW_OP_LAYER_NORM) | FAM(BW_OP_BATCH_NORM), "lacking");
+	be.ops = &ops;
+	cr_assert_eq(bw_model_supported(&be, &(bw_model_cfg){.kind = BURROW_MODEL_SAGE, .layers = 1,
+							     .norm = BURROW_NORM_BATCH}), 0);
+	be.ops = cpu;
+	bw_backend_release(&be);
+}
+
+/* The CUDA backend's answer needs no GPU (its registry entry carries its table): it has
+ * neither attention nor the max aggregator nor the normalizations yet, so gat on CUDA is
+ * refused when the trainer opens, not at its first step. */
+Test(ops, the_cuda_table_answers_without_a_device)
+{
+	const bw_backend_reg *r = bw_backend_find(BW_BACKEND_CUDA);
+	if (!r)
+		cr_skip_test("backend cuda is not in this build");
+	cr_assert(!bw_ops_supports(r->ops, BW_OP_ATTENTION) && !bw_ops_supports(r->ops, BW_OP_MAX_AGG));
+	const bw_backend be = {.ops = r->ops, .dev = bw_device_cpu(), .kind = BW_BACKEND_CUDA};
+	cr_assert_eq(bw_model_supported(&be, &(bw_model_cfg){.kind = BURROW_MODEL_GAT, .layers = 2}), BURROW_E_UNSUPPORTED);
+	cr_assert(strstr(burrow_last_error(), "the cuda backend cannot run gat"), "%s", burrow_last_error());
+	cr_assert_eq(bw_model_supported(&be, &(bw_model_cfg){.kind = BURROW_MODEL_SAGE, .layers = 2}), 0);
 }
 
 BACKENDS(segment_max_and_its_backward_match_ref)

@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 
+#include "../train/compute/backend_impl.h"
 #include "../train/driver/driver.h"
 #include "../graph/npy.h"
 #include "util.h"
@@ -1208,6 +1209,61 @@ Test(train_run, options_are_checked)
 	cr_assert_eq(burrow_trainer_open(&t, ds, &o), BURROW_E_INVAL);
 	cr_assert(strstr(burrow_last_error(), "eval_splits"), "%s", burrow_last_error());
 	burrow_trainer_close(NULL);
+	burrow_dataset_close(ds);
+	free(d);
+}
+
+/* A model the device cannot run is refused when the trainer opens, in one line naming the
+ * backend and the kernels it lacks, not at the first step; the others open. The backend
+ * is the CPU given a table without attention, the max aggregator or the normalizations (as
+ * the CUDA backend's today) through the registry's test hook. */
+Test(train_run, a_model_the_backend_cannot_run_is_refused_at_open)
+{
+	char *d = tu_weak_csbm(dir, 300, 8);
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, d), 0);
+	bw_ops lacking = *bw_cpu_backend()->ops;
+	lacking.name = "lacking";
+	lacking.seg_max_fwd = NULL;
+	lacking.edge_softmax_bwd = NULL;
+	lacking.col_dot = NULL;
+	bw_backend_ops_hook = &lacking;
+	static const struct {
+		int model, aggr, norm;
+		const char *says;
+	} runs[] = {
+		{BURROW_MODEL_GAT, BURROW_AGGR_MEAN, BURROW_NORM_NONE, "cannot run gat: it has no kernels for attention"},
+		{BURROW_MODEL_SAGE, BURROW_AGGR_MAX, BURROW_NORM_NONE, "cannot run sage with the max aggregator"},
+		{BURROW_MODEL_GCN, BURROW_AGGR_MEAN, BURROW_NORM_LAYER, "cannot run layer norm"},
+		{BURROW_MODEL_MLP, BURROW_AGGR_MEAN, BURROW_NORM_BATCH, "cannot run batch norm"},
+		{BURROW_MODEL_SAGE, BURROW_AGGR_MEAN, BURROW_NORM_NONE, NULL},
+		{BURROW_MODEL_GCN, BURROW_AGGR_SUM, BURROW_NORM_NONE, NULL},
+	};
+	for (size_t i = 0; i < sizeof runs / sizeof *runs; i++)
+		for (int full = 0; full < 2; full++) {
+			burrow_train_opts o = small_opts(runs[i].model);
+			o.aggr = runs[i].aggr;
+			o.norm = runs[i].norm;
+			o.full_graph = full;
+			o.heads = 2;
+			burrow_trainer *t = (burrow_trainer *)1;
+			const int st = burrow_trainer_open(&t, ds, &o);
+			if (!runs[i].says) {
+				cr_assert_eq(st, 0, "%s", burrow_last_error());
+				burrow_trainer_close(t);
+				continue;
+			}
+			const char *e = burrow_last_error();
+			cr_assert_eq(st, BURROW_E_UNSUPPORTED, "%s", e);
+			cr_assert_null(t);
+			cr_assert(strstr(e, "the lacking backend") && strstr(e, runs[i].says) && !strchr(e, '\n'), "%s", e);
+		}
+	bw_backend_ops_hook = NULL;
+	burrow_trainer *t;
+	burrow_train_opts o = small_opts(BURROW_MODEL_GAT);
+	o.heads = 2;
+	cr_assert_eq(burrow_trainer_open(&t, ds, &o), 0, "%s", burrow_last_error());
+	burrow_trainer_close(t);
 	burrow_dataset_close(ds);
 	free(d);
 }

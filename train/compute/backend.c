@@ -1,7 +1,7 @@
 /* backend.c: the registry of compute backends: the only C file that asks whether the
  * build has CUDA. The CPU registers always; CUDA registers in CUDA builds (its table and
  * device are in backend_cuda.cu), where it reports the devices the runtime sees. */
-#include "compute.h"
+#include "backend_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +63,8 @@ const bw_backend_reg *bw_backend_find(int kind)
 	return NULL;
 }
 
+const bw_ops *bw_backend_ops_hook;
+
 int bw_backend_open(bw_backend *be, int kind, const bw_backend_cfg *cfg)
 {
 	memset(be, 0, sizeof *be);
@@ -72,7 +74,10 @@ int bw_backend_open(bw_backend *be, int kind, const bw_backend_cfg *cfg)
 			       ? bw_err(BURROW_E_UNSUPPORTED, "device cuda: this burrow was built without CUDA "
 							      "(rebuild with nvcc on PATH, or CUDA=1)")
 			       : bw_err(BURROW_E_INVAL, "backend: unknown kind %d", kind);
-	return r->init(be, cfg);
+	const int st = r->init(be, cfg);
+	if (!st && bw_backend_ops_hook)
+		be->ops = bw_backend_ops_hook;
+	return st;
 }
 
 int bw_backend_init(bw_backend *be, int kind, int threads)
@@ -86,6 +91,42 @@ void bw_backend_release(bw_backend *be)
 	const bw_backend_reg *r = be->ops ? bw_backend_find(be->kind) : NULL;
 	if (r)
 		r->release(be);
+}
+
+const char *bw_backend_name(const bw_backend *be) { return be->ops->name; }
+
+bool bw_ops_supports(const bw_ops *o, bw_op op)
+{
+	switch (op) {
+	case BW_OP_SPMM:
+		return o->spmm != NULL;
+	case BW_OP_MAX_AGG:
+		return o->seg_max_fwd && o->seg_max_bwd;
+	case BW_OP_ATTENTION:
+		return o->head_dot && o->head_dot_bwd && o->edge_softmax_fwd && o->edge_softmax_bwd && o->att_agg_fwd &&
+		       o->att_agg_bwd;
+	case BW_OP_LAYER_NORM:
+		return o->row_norm_fwd && o->row_norm_bwd && o->col_scale && o->col_dot;
+	case BW_OP_BATCH_NORM:
+		return o->col_norm_fwd && o->col_norm_bwd && o->col_norm_apply && o->col_scale && o->col_dot;
+	case BW_OP_COUNT:
+		break;
+	}
+	return false;
+}
+
+bool bw_backend_supports(const bw_backend *be, bw_op op) { return bw_ops_supports(be->ops, op); }
+
+const char *bw_op_name(bw_op op)
+{
+	static const char *const names[BW_OP_COUNT] = {
+		[BW_OP_SPMM] = "sparse product (spmm)",
+		[BW_OP_MAX_AGG] = "max aggregation (seg_max)",
+		[BW_OP_ATTENTION] = "attention (head_dot, edge_softmax, att_agg)",
+		[BW_OP_LAYER_NORM] = "layer normalization (row_norm, col_scale, col_dot)",
+		[BW_OP_BATCH_NORM] = "batch normalization (col_norm, col_scale, col_dot)",
+	};
+	return op >= 0 && op < BW_OP_COUNT ? names[op] : NULL;
 }
 
 /* bw_device_parse (device/) answers with a device kind: each backend has its kind's number. */

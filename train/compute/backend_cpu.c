@@ -6,7 +6,8 @@
  * loss's floating-point sum (an OpenMP reduction) and the GEMM's rounding (a slice's shape
  * may pick another OpenBLAS kernel). It is the
  * reference the CUDA backend must match. */
-#include "compute.h"
+#include "backend_impl.h"
+#include "gemm_own.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -990,6 +991,7 @@ static void cpu_release(bw_backend *be)
 static const bw_backend_reg cpu_reg = {
 	.kind = BW_BACKEND_CPU,
 	.name = "cpu",
+	.ops = &cpu_ops,
 	.devices = cpu_devices,
 	.init = cpu_init,
 	.release = cpu_release,

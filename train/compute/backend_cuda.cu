@@ -2,7 +2,7 @@
  * cudaMemcpyAsync on streams, events, pinned host memory), its kernels (GEMM through cuBLAS,
  * aggregation through cuSPARSE's generic SpMM, elementwise kernels, the loss with its
  * reductions on the device) and its registry entry. Every slot computes what the CPU's does
- * (the contract is in compute.h); tests/test_ops.c checks each against the same slow
+ * (the contract is in backend_impl.h); tests/test_ops.c checks each against the same slow
  * references. Elementwise kernels are built without FMA contraction (--fmad=false, see the
  * Makefile) so that they round as the CPU's do; dropout draws the CPU's keyed streams
  * (core/rng.h), so its masks are equal bit for bit.
@@ -28,7 +28,7 @@
 #include <string.h>
 
 extern "C" {
-#include "compute.h"
+#include "backend_impl.h"
 }
 
 /* ------------------------------------------------------------ errors */
@@ -914,10 +914,44 @@ static int cuda_scatter_add_rows(const bw_backend *be, const float *in, int64_t 
 	return 0;
 }
 
+/* Designated, in the table's order (C++ requires it); the optional families this backend
+ * lacks are NULL: matmul multiplies dense, and bw_model_supported refuses at open a model
+ * that needs the max aggregator, attention (GAT) or a normalization. */
 static const bw_ops cuda_ops = {
-	"cuda",           cuda_gemm,      cuda_agg_fwd,     cuda_agg_bwd,     cuda_bias_add, cuda_col_sum,
-	cuda_relu_fwd,    cuda_relu_bwd,  cuda_dropout_fwd, cuda_dropout_bwd, cuda_axpy,     cuda_scale,
-	cuda_nll_loss,    cuda_argmax,    cuda_adam,        cuda_sgd,         cuda_gather_rows, cuda_scatter_add_rows,
+	.name = "cuda",
+	.gemm = cuda_gemm,
+	.agg_fwd = cuda_agg_fwd,
+	.agg_bwd = cuda_agg_bwd,
+	.bias_add = cuda_bias_add,
+	.col_sum = cuda_col_sum,
+	.relu_fwd = cuda_relu_fwd,
+	.relu_bwd = cuda_relu_bwd,
+	.dropout_fwd = cuda_dropout_fwd,
+	.dropout_bwd = cuda_dropout_bwd,
+	.axpy = cuda_axpy,
+	.scale = cuda_scale,
+	.nll_loss = cuda_nll_loss,
+	.argmax = cuda_argmax,
+	.adam = cuda_adam,
+	.sgd = cuda_sgd,
+	.gather_rows = cuda_gather_rows,
+	.scatter_add_rows = cuda_scatter_add_rows,
+	.spmm = NULL,             /* BW_OP_SPMM */
+	.seg_max_fwd = NULL,      /* BW_OP_MAX_AGG */
+	.seg_max_bwd = NULL,
+	.head_dot = NULL,         /* BW_OP_ATTENTION */
+	.head_dot_bwd = NULL,
+	.edge_softmax_fwd = NULL,
+	.edge_softmax_bwd = NULL,
+	.att_agg_fwd = NULL,
+	.att_agg_bwd = NULL,
+	.row_norm_fwd = NULL,     /* BW_OP_LAYER_NORM, BW_OP_BATCH_NORM */
+	.row_norm_bwd = NULL,
+	.col_norm_fwd = NULL,
+	.col_norm_bwd = NULL,
+	.col_norm_apply = NULL,
+	.col_scale = NULL,
+	.col_dot = NULL,
 };
 
 /* ------------------------------------------------------------ registry entry */
@@ -1015,6 +1049,13 @@ static int cuda_init(bw_backend *be, const bw_backend_cfg *cfg)
 	return st;
 }
 
-static const bw_backend_reg cuda_reg = {BW_BACKEND_CUDA, "cuda", cuda_devices, cuda_init, cuda_release};
+static const bw_backend_reg cuda_reg = {
+	.kind = BW_BACKEND_CUDA,
+	.name = "cuda",
+	.ops = &cuda_ops,
+	.devices = cuda_devices,
+	.init = cuda_init,
+	.release = cuda_release,
+};
 
 extern "C" const bw_backend_reg *bw_cuda_backend(void) { return &cuda_reg; }

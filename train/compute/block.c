@@ -1,7 +1,7 @@
 /* block.c: message-flow-graph blocks: structural checks, the transpose the backward pass
  * walks, GCN normalization, the early / late split of the overlap plan, and the copies of
  * all of it on a device. */
-#include "compute.h"
+#include "block.h"
 
 #include <math.h>
 #include <string.h>

@@ -18,7 +18,9 @@
  * Rows of c are split over the threads in whole tiles; a row's sum is taken in the same
  * order whatever the split (KC blocks in turn, k ascending within one), so one and several
  * threads give the same bits. */
-#include "compute.h"
+#include "gemm_own.h"
+
+#include "../../core/internal.h"
 
 #include <omp.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* layers.c: Linear, SAGEConv (mean, sum, max), GCNConv and GATConv with hand-written
  * backward passes, built on the ops (nothing here reads tensor memory on the host). */
-#include "compute.h"
+#include "model.h"
 
 #include <math.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* model.c: sage, gcn, gat and mlp models: a stack of layers with ReLU and dropout between them,
  * one flat parameter buffer, forward and backward over a batch of blocks. */
-#include "compute.h"
+#include "model.h"
 
 #include <string.h>
 
@@ -51,6 +51,42 @@ static int fill(const bw_device *dev, float *p, int64_t n, float v)
 }
 
 const bw_tensor *bw_model_output(const bw_model *m, int l) { return has_res(m, l) ? &m->res[l] : &m->h[l]; }
+
+/* The kernel families a model of cfg runs through beyond the required slots, with what in
+ * the model needs each, into ops and why; returns how many. */
+static int model_ops(const bw_model_cfg *cfg, bw_op ops[BW_OP_COUNT], const char *why[BW_OP_COUNT])
+{
+	int n = 0;
+	if (cfg->kind == BURROW_MODEL_GAT) {
+		ops[n] = BW_OP_ATTENTION;
+		why[n++] = "gat";
+	}
+	if (cfg->kind == BURROW_MODEL_SAGE && cfg->aggr == BURROW_AGGR_MAX) {
+		ops[n] = BW_OP_MAX_AGG;
+		why[n++] = "sage with the max aggregator";
+	}
+	if (cfg->layers > 1 && cfg->norm == BURROW_NORM_LAYER) { /* hidden layers only (has_norm) */
+		ops[n] = BW_OP_LAYER_NORM;
+		why[n++] = "layer norm between layers";
+	}
+	if (cfg->layers > 1 && cfg->norm == BURROW_NORM_BATCH) {
+		ops[n] = BW_OP_BATCH_NORM;
+		why[n++] = "batch norm between layers";
+	}
+	return n;
+}
+
+int bw_model_supported(const bw_backend *be, const bw_model_cfg *cfg)
+{
+	bw_op ops[BW_OP_COUNT];
+	const char *why[BW_OP_COUNT];
+	const int n = model_ops(cfg, ops, why);
+	for (int i = 0; i < n; i++)
+		if (!bw_backend_supports(be, ops[i]))
+			return bw_err(BURROW_E_UNSUPPORTED, "model: the %s backend cannot run %s: it has no kernels for %s",
+				      bw_backend_name(be), why[i], bw_op_name(ops[i]));
+	return 0;
+}
 
 int bw_model_check_cfg(const bw_model_cfg *c)
 {

@@ -1,6 +1,6 @@
 /* ops.c: the dispatchers: check shapes, devices and arguments, then call through the
  * backend's table and pass its status on. They read nothing in device memory. */
-#include "compute.h"
+#include "backend_impl.h"
 
 #define SHAPE(t) (long long)(t)->rows, (long long)(t)->cols
 
@@ -225,6 +225,23 @@ int bw_argmax(const bw_backend *be, const bw_tensor *x, int32_t *out)
 		return bw_err(BURROW_E_INVAL, "argmax: no columns");
 	ON(x, "argmax");
 	return be->ops->argmax(be, x->data, x->rows, x->cols, out);
+}
+
+int bw_adam(const bw_backend *be, float *p, const float *g, float *m, float *v, int64_t n, const bw_adam_args *a)
+{
+	if (n < 0 || a->step < 1)
+		return bw_err(BURROW_E_INVAL, "adam: %lld parameters at step %lld", (long long)n, (long long)a->step);
+	return be->ops->adam(be, p, g, m, v, n, a);
+}
+
+int bw_sgd(const bw_backend *be, float *p, const float *g, float *mom, int64_t n, float lr, float momentum,
+	   float weight_decay)
+{
+	if (n < 0)
+		return bw_err(BURROW_E_INVAL, "sgd: %lld parameters", (long long)n);
+	if (momentum != 0 && !mom)
+		return bw_err(BURROW_E_INVAL, "sgd: momentum %g without its buffer", (double)momentum);
+	return be->ops->sgd(be, p, g, mom, n, lr, momentum, weight_decay);
 }
 
 /* ------------------------------------------------------------ the max aggregator and GAT */

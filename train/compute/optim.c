@@ -1,5 +1,5 @@
 /* optim.c: Adam (PyTorch's, weight decay added to the gradient), AdamW and SGD with momentum. */
-#include "compute.h"
+#include "model.h"
 
 #include <string.h>
 
@@ -47,10 +47,10 @@ int bw_optim_state_per_param(const bw_optim *o)
 int bw_optim_step(const bw_backend *be, bw_optim *o, float *params, const float *grads)
 {
 	if (be->dev != o->dev)
-		return bw_err(BURROW_E_INVAL, "optimizer: state on %s stepped by the %s backend", o->dev->name, be->ops->name);
+		return bw_err(BURROW_E_INVAL, "optimizer: state on %s stepped by the %s backend", o->dev->name, bw_backend_name(be));
 	o->step++;
 	if (o->kind == BURROW_OPTIM_SGD) {
-		return be->ops->sgd(be, params, grads, o->m, o->n, (float)o->lr, (float)o->momentum, (float)o->weight_decay);
+		return bw_sgd(be, params, grads, o->m, o->n, (float)o->lr, (float)o->momentum, (float)o->weight_decay);
 	}
 	const bw_adam_args a = {
 		.lr = (float)o->lr,
@@ -61,7 +61,7 @@ int bw_optim_step(const bw_backend *be, bw_optim *o, float *params, const float 
 		.decoupled = o->kind == BURROW_OPTIM_ADAMW,
 		.step = o->step,
 	};
-	return be->ops->adam(be, params, grads, o->m, o->v, o->n, &a);
+	return bw_adam(be, params, grads, o->m, o->v, o->n, &a);
 }
 
 void bw_optim_close(bw_optim *o)

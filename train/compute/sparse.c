@@ -1,7 +1,7 @@
 /* sparse.c: copies of dense matrices that no longer change (full-graph training's input
  * features): sparse (CSR and its transpose), whose first layer then multiplies only
  * non-zeros, and dense transposed, which the CPU's own GEMM reads along the reduction. */
-#include "compute.h"
+#include "tensor.h"
 
 #include <string.h>
 

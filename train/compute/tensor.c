@@ -1,5 +1,5 @@
 /* tensor.c: dense float32 tensors on a device, owned (growing on demand) or borrowed. */
-#include "compute.h"
+#include "tensor.h"
 
 #include <string.h>
 

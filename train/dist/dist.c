@@ -220,7 +220,9 @@ static int open_backend(burrow_dist *d)
 	if (!strchr(d->o.train.device, ':'))
 		index = d->local_rank % bw_backend_find(kind)->devices();
 	const bw_backend_cfg cfg = {.index = index, .threads = d->threads, .tf32 = d->o.train.tf32};
-	if ((st = bw_backend_open(&d->be, kind, &cfg)))
+	const burrow_train_opts *t = &d->o.train;
+	const bw_model_cfg need = {.kind = t->model, .layers = t->layers, .aggr = t->aggr, .norm = t->norm};
+	if ((st = bw_backend_open(&d->be, kind, &cfg)) || (st = bw_model_supported(&d->be, &need)))
 		return st;
 	bw_log(BURROW_LOG_DEBUG, "train: rank %d (local %d) computes on %s", d->rank, d->local_rank, d->be.dev->name);
 	return 0;

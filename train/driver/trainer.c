@@ -149,10 +149,10 @@ static int sparse_features(burrow_trainer *t)
 	const int64_t n = t->info->num_nodes, d = t->info->feat_dim;
 	if (mode == BURROW_SPARSE_OFF || n == 0)
 		return 0;
-	if (!t->be.ops->spmm) {
+	if (!bw_backend_supports(&t->be, BW_OP_SPMM)) {
 		if (mode == BURROW_SPARSE_ON)
 			bw_log(BURROW_LOG_INFO, "the %s backend has no sparse product: the features are multiplied dense",
-			       t->be.ops->name);
+			       bw_backend_name(&t->be));
 		return 0;
 	}
 	const int64_t nnz = bw_count_nonzero(t->feat_buf, n * d, t->be.threads);
@@ -345,7 +345,8 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 		goto fail;
 	resolve_sampler_device(t, o->sampler_device, kind, index);
 	const bw_backend_cfg bcfg = {.index = index, .threads = threads, .tf32 = o->tf32};
-	if ((st = bw_backend_open(&t->be, kind, &bcfg)))
+	const bw_model_cfg need = {.kind = o->model, .layers = o->layers, .aggr = o->aggr, .norm = o->norm};
+	if ((st = bw_backend_open(&t->be, kind, &bcfg)) || (st = bw_model_supported(&t->be, &need)))
 		goto fail;
 	const bw_device *dev = t->be.dev;
 	if ((st = open_features(t)) || (st = make_split_index(t)) ||

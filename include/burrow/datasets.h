@@ -1,0 +1,202 @@
+/* burrow/datasets.h: where datasets come from: synthetic graphs, the OGB catalog, download, prep, import. */
+#ifndef BURROW_DATASETS_PUBLIC_H
+#define BURROW_DATASETS_PUBLIC_H
+
+#include "core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- synthetic graphs */
+
+/* CSBM: classes carried by edges and features; RMAT: Graph500 Kronecker edges; PAPERS: a
+ * graph of ogbn-papers100M's shape (111,059,956 nodes, 1,615,685,872 directed edges before
+ * symmetrizing, 128 float16 features, 172 classes, its split sizes, the rest unlabelled)
+ * scaled by `fraction`, with power-law degrees and homophilous edges. */
+enum burrow_gen_kind { BURROW_GEN_CSBM = 1, BURROW_GEN_RMAT = 2, BURROW_GEN_PAPERS = 3 };
+
+typedef struct burrow_gen_opts {
+	size_t size;            /* sizeof(burrow_gen_opts), set by burrow_gen_defaults(); first */
+	int kind;               /* enum burrow_gen_kind */
+	uint64_t seed;          /* same seed, same bytes (default 0) */
+	/* csbm */
+	int64_t num_nodes;      /* default 10000 */
+	double avg_degree;      /* mean CSR degree (default 10) */
+	double homophily;       /* probability that an edge joins two nodes of one class (default 0.8) */
+	/* rmat */
+	int scale;              /* 2^scale nodes (default 16) */
+	double edge_factor;     /* edges generated = edge_factor * 2^scale (default 16) */
+	double a, b, c;         /* Kronecker quadrant probabilities (default 0.57, 0.19, 0.19) */
+	/* all kinds */
+	int32_t num_classes;    /* default 8 (papers: 172) */
+	int64_t feat_dim;       /* default 64 (papers: 128) */
+	burrow_dtype feat_dtype;/* F32 (default) or F16 (papers' default) */
+	double signal;          /* class signal to noise ratio of the features (default 1.0) */
+	double train_frac, valid_frac; /* random split (default 0.6, 0.2; test gets the rest; not papers) */
+	bool overwrite;         /* replace an existing output directory */
+	int threads;            /* 0 = the OpenMP default */
+	burrow_progress_fn progress; /* may be NULL */
+	void *progress_user;
+	/* papers */
+	double fraction;        /* of ogbn-papers100M's nodes, edges and splits (default 1, in (0, 4]) */
+	/* all kinds */
+	size_t mem_bytes;       /* memory budget of the CSR build, spilled beyond it (0: csbm and rmat
+				 * build in memory; papers takes half the physical memory or of the cgroup's limit) */
+	const char *spill_dir;  /* folder for the build's spill files (NULL: $TMPDIR, else /tmp); borrowed */
+} burrow_gen_opts;
+
+/* Defaults for a kind (enum burrow_gen_kind). */
+BURROW_API void burrow_gen_defaults(burrow_gen_opts *o, int kind);
+/* Generate a synthetic dataset into `dir` (written atomically). */
+BURROW_API int burrow_gen(const burrow_gen_opts *o, const char *dir);
+
+/* ---------------------------------------------------------------- OGB datasets and import */
+
+/* A dataset the catalog knows (OGB's node property prediction sets). Strings are static. */
+typedef struct burrow_catalog_entry {
+	const char *name;          /* "ogbn-arxiv" */
+	const char *url;           /* the official zip */
+	const char *download_name; /* the zip's top folder: "arxiv" */
+	const char *split;         /* the split folder under split/: "time" */
+	int64_t num_nodes;         /* N */
+	int64_t num_edges;         /* edges as stored in the zip (one direction) */
+	int64_t feat_dim;          /* D */
+	int32_t num_classes;
+	bool add_inverse_edge;     /* OGB stores each edge once and adds the reverse */
+	bool binary;               /* raw/data.npz (papers100M-bin) instead of csv.gz files */
+	int64_t zip_bytes;         /* size of the download, approximate */
+} burrow_catalog_entry;
+
+/* Disk space a catalog dataset needs, in bytes (upper bounds). */
+typedef struct burrow_catalog_space {
+	int64_t download;          /* the zip */
+	int64_t dataset;           /* the prepared dataset directory */
+	int64_t scratch;           /* temporary files while preparing, at most (spilled edge runs, a
+				    * compressed .npz member extracted to disk) */
+} burrow_catalog_space;
+
+/* Entries in the catalog. */
+BURROW_API int burrow_catalog_count(void);
+/* Entry i in [0, count); NULL outside (static). */
+BURROW_API const burrow_catalog_entry *burrow_catalog_get(int i);
+/* The entry named `name` ("ogbn-arxiv") or with that download name ("arxiv"); NULL when unknown. */
+BURROW_API const burrow_catalog_entry *burrow_catalog_find(const char *name);
+/* Disk space to download and prepare e with features of type feat_dtype (F32 or F16). */
+BURROW_API void burrow_catalog_space_of(const burrow_catalog_entry *e, burrow_dtype feat_dtype,
+					burrow_catalog_space *out); /* out */
+
+typedef struct burrow_download_opts {
+	size_t size;            /* sizeof(burrow_download_opts), set by burrow_download_defaults(); first */
+	const char *url;           /* fetch this instead of the catalog's URL (NULL: the catalog's) */
+	long connect_timeout_s;    /* give up connecting after this long (default 30) */
+	long stall_timeout_s;      /* give up when no byte arrives for this long (default 60) */
+	burrow_progress_fn progress; /* phase "download", bytes; may be NULL */
+	void *progress_user;
+} burrow_download_opts;
+BURROW_API void burrow_download_defaults(burrow_download_opts *o);
+
+/* Download dataset `name`'s zip to <root>/<name>.zip through <root>/<name>.zip.part, which
+ * an interrupted download leaves behind and the next call resumes (HTTP Range). The size
+ * is checked against the server's before the rename. An existing <root>/<name>.zip is
+ * kept (returns 0). `name` must be in the catalog unless o->url is set. */
+BURROW_API int burrow_download(const char *name,                /* "ogbn-arxiv", or any name with o->url */
+			       const char *root,                /* folder for the zip; created if missing */
+			       const burrow_download_opts *o,   /* borrowed; NULL = defaults */
+			       char *path, size_t path_cap);    /* out, may be NULL: the zip's path */
+
+typedef struct burrow_prep_opts {
+	size_t size;            /* sizeof(burrow_prep_opts), set by burrow_prep_defaults(); first */
+	const char *root;          /* where zips are found or downloaded, and datasets written (default "data") */
+	const char *out;           /* the dataset directory (NULL: <root>/<name>) */
+	burrow_dtype feat_dtype;   /* F32 (default) or F16 */
+	size_t mem_bytes;          /* memory for the edge list; more spills sorted runs to disk
+				    * (0 = half the physical memory or of the cgroup's limit) */
+	const char *tmp_dir;       /* spill folder (NULL: beside the output) */
+	bool overwrite;            /* replace an existing dataset directory */
+	bool download;             /* download the zip when it is missing (default true) */
+	const char *url;           /* download from here instead of the catalog's URL */
+	burrow_progress_fn progress; /* phases "download", "extract" (a compressed .npz), "edges",
+				      * "sort" or "merge", "features", "labels", "splits"; may be NULL */
+	void *progress_user;
+} burrow_prep_opts;
+BURROW_API void burrow_prep_defaults(burrow_prep_opts *o);
+
+/* Turn an OGB dataset into a dataset directory: `source` is a catalog name (the zip is
+ * looked up in, or downloaded to, o->root), another name whose zip is <root>/<name>.zip
+ * (where burrow_download puts it; downloaded there from o->url when set), the path of an
+ * OGB zip, or an unpacked OGB folder. Members are read straight from the zip (csv.gz streamed through zlib, .npz
+ * arrays streamed); the graph is written symmetric without self-loops or duplicates,
+ * labels -1 where unlabeled (NaN), splits as int64. Written atomically: on failure
+ * nothing is left but a download's resumable .part. */
+BURROW_API int burrow_prep(const char *source,             /* name, zip or folder */
+			   const burrow_prep_opts *o,      /* borrowed; NULL = defaults */
+			   char *out_dir, size_t out_cap); /* out, may be NULL: the directory written */
+
+/* What burrow_import read, dropped and wrote. */
+typedef struct burrow_import_stats {
+	size_t size;            /* set by the caller: sizeof(burrow_import_stats); the library writes at most this */
+	int64_t num_nodes;         /* N written */
+	bool num_nodes_inferred;   /* N came from the data (largest id + 1, or the features' or labels'
+				    * rows when more), not from burrow_import_opts.num_nodes */
+	bool header_skipped;       /* a text edge list's first line was a header (detected or forced) */
+	int64_t edges_read;        /* edges in the input */
+	int64_t self_loops;        /* of those, (u, u): dropped */
+	int64_t duplicates;        /* of the rest, repeats of an edge already read, dropped (with
+				    * undirected, (v, u) after (u, v) is a repeat too) */
+	int64_t entries;           /* CSR entries stored: edges_read - self_loops - duplicates, twice
+				    * that with undirected */
+	int64_t split_sizes[3];    /* nodes in train, valid, test (0 without splits) */
+	bool split_random;         /* the splits were drawn (burrow_import_opts.split) */
+} burrow_import_stats;
+
+typedef struct burrow_import_opts {
+	size_t size;            /* sizeof(burrow_import_opts), set by burrow_import_defaults(); first */
+	const char *edges;         /* required: .npy (2, E) or (E, 2) int32/int64, or text (csv, tsv or
+				    * blank-separated; .gz; '#' comments) one edge "src dst" a line; a
+				    * first line holding a letter ("src,dst") is a header and skipped */
+	bool header;               /* text: skip the first line whatever it holds (default false) */
+	int64_t num_nodes;         /* N, every id must lie in [0, N); 0 (default): the largest id + 1,
+				    * or the rows of features or labels when they have more (a first
+				    * pass over the edges finds the largest id) */
+	const char *features;      /* .npy [N, D] float32/float16/float64, or NULL */
+	const char *labels;        /* .npy [N] or [N, 1] integer, or float with NaN = unlabeled; or NULL */
+	const char *train, *valid, *test; /* .npy int32/int64 node ids, or bool masks [N]; or NULL */
+	double split[3];           /* train, valid, test fractions of a random split (burrow_split_random)
+				    * instead of split files; all 0 (default): none */
+	uint64_t split_seed;       /* its seed (default 0) */
+	bool undirected;           /* store both directions of every edge */
+	burrow_dtype feat_dtype;   /* F32 or F16; INVALID (default) keeps float16 input as is, else F32 */
+	const char *name;          /* dataset name for meta.json (NULL: the output folder's name) */
+	size_t mem_bytes;          /* as in burrow_prep_opts (0 = half the physical memory or of the cgroup's limit) */
+	const char *tmp_dir;       /* spill folder (NULL: beside the output) */
+	bool overwrite;            /* replace an existing output directory */
+	burrow_progress_fn progress; /* phases "edges", "sort" or "merge", "features", "labels"; may be NULL */
+	void *progress_user;
+	burrow_import_stats *stats; /* out, may be NULL: filled on success */
+} burrow_import_opts;
+BURROW_API void burrow_import_defaults(burrow_import_opts *o);
+
+/* Write a dataset directory from a user's own files (see burrow_import_opts), atomically. */
+BURROW_API int burrow_import(const char *out,                /* the dataset directory to write */
+			     const burrow_import_opts *o);   /* borrowed; edges required */
+
+/* A random split for a graph that has none: the candidates (the labeled nodes, labels[v] >= 0;
+ * every node when labels is NULL) in an order drawn from seed, cut into train, valid and test
+ * of sizes round(frac[0] M), round(frac[1] M) and, when the fractions sum to 1, the rest
+ * (M - train - valid), else round(frac[2] M), M being the candidates' count (each size capped
+ * by what is left). ids gets train | valid | test, each part ascending; sizes their counts.
+ * The same seed, candidates and fractions give the same split. Fractions must be >= 0 with a
+ * sum in (0, 1 + 1e-9]. */
+BURROW_API int burrow_split_random(const int32_t *labels, /* [n] or NULL, borrowed */
+				   int64_t n,             /* nodes */
+				   const double frac[3],  /* train, valid, test */
+				   uint64_t seed,
+				   int64_t *ids,          /* out: [n] caller memory, the first
+							     sizes[0] + sizes[1] + sizes[2] used */
+				   int64_t sizes[3]);     /* out */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BURROW_DATASETS_PUBLIC_H */

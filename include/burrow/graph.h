@@ -1,0 +1,180 @@
+/* burrow/graph.h: CSR graphs and their builder, dataset directories (open, verify, write), .npy files read back. */
+#ifndef BURROW_GRAPH_PUBLIC_H
+#define BURROW_GRAPH_PUBLIC_H
+
+#include "core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- CSR graphs */
+
+/* A compressed sparse row graph: row v's neighbors are indices[indptr[v] .. indptr[v+1]).
+ * A view: it does not own its arrays unless it came from burrow_csr_builder_finish. */
+typedef struct burrow_csr {
+	int64_t num_nodes;      /* N */
+	int64_t num_edges;      /* stored entries, indptr[N] */
+	const int64_t *indptr;  /* [N+1] */
+	const void *indices;    /* [num_edges] int32_t or int64_t, sorted within each row */
+	int index_width;        /* 4 (int32 ids, N < 2^31) or 8 (int64 ids) */
+} burrow_csr;
+
+/* Neighbor j of the CSR's indices array, whichever its width. */
+static inline int64_t burrow_csr_index(const burrow_csr *g, int64_t j)
+{
+	return g->index_width == 4 ? (int64_t)((const int32_t *)g->indices)[j] : ((const int64_t *)g->indices)[j];
+}
+
+typedef struct burrow_csr_opts {
+	size_t size;            /* sizeof(burrow_csr_opts), set by burrow_csr_defaults(); first */
+	bool symmetrize;        /* add the reverse of every edge (default false) */
+	bool drop_self_loops;   /* drop (v, v) (default true) */
+	bool drop_duplicates;   /* keep one copy of repeated (u, v) (default true) */
+	int threads;            /* OpenMP threads; 0 = the runtime's default */
+	size_t mem_bytes;       /* memory budget for the build; 0 = no limit (edges kept in memory).
+				 * With a budget the edges are sorted in runs of at most this many
+				 * bytes and spilled to disk when they do not fit */
+	const char *spill_dir;  /* folder for spill files (NULL: $TMPDIR, else /tmp); borrowed */
+	burrow_progress_fn progress; /* may be NULL */
+	void *progress_user;
+} burrow_csr_opts;
+
+/* Fill o with the defaults above. */
+BURROW_API void burrow_csr_defaults(burrow_csr_opts *o);
+
+/* Builds a CSR from edges added in any order, in chunks. The build may spill to disk
+ * when the edges exceed opts.mem_bytes; the result is the same either way. */
+typedef struct burrow_csr_builder burrow_csr_builder;
+
+BURROW_API int burrow_csr_builder_open(burrow_csr_builder **out,   /* out: caller closes */
+				       int64_t num_nodes,           /* N: ids must lie in [0, N) */
+				       const burrow_csr_opts *opts); /* borrowed; NULL = defaults */
+/* Append n edges (src[i] -> dst[i]); an id outside [0, N) is BURROW_E_RANGE naming it. */
+BURROW_API int burrow_csr_builder_add(burrow_csr_builder *b,
+				      const int64_t *src, /* [n], borrowed */
+				      const int64_t *dst, /* [n], borrowed */
+				      size_t n);
+/* Make room for n more edges up front (optional; avoids regrowing). */
+BURROW_API int burrow_csr_builder_reserve(burrow_csr_builder *b, size_t n);
+/* Edges added so far (before symmetrizing or de-duplicating). */
+BURROW_API int64_t burrow_csr_builder_count(const burrow_csr_builder *b);
+/* Build the CSR in memory. The arrays belong to the builder and stay valid until
+ * burrow_csr_builder_close; no more edges may be added. */
+BURROW_API int burrow_csr_builder_finish(burrow_csr_builder *b, burrow_csr *out /* out: view */);
+BURROW_API void burrow_csr_builder_close(burrow_csr_builder *b);
+
+/* Full check of a CSR: offsets monotone from 0 to num_edges, ids in range, rows sorted
+ * (strictly, when `unique`). BURROW_E_FORMAT names the first bad row. */
+BURROW_API int burrow_csr_check(const burrow_csr *g, bool unique);
+
+/* ---------------------------------------------------------------- datasets */
+
+/* What meta.json says about a dataset directory. Strings are borrowed from the dataset. */
+typedef struct burrow_dataset_info {
+	const char *name;
+	int64_t num_nodes;
+	int64_t num_edges;        /* CSR entries: an undirected edge counts twice */
+	int64_t feat_dim;         /* 0 when the dataset has no features */
+	burrow_dtype feat_dtype;  /* F32 or F16 */
+	int32_t num_classes;      /* 0 when the dataset has no labels */
+	bool symmetric;           /* every (u, v) has its (v, u) */
+	int index_width;          /* 4 or 8: width of indices.npy */
+	int64_t num_train, num_valid, num_test;
+	const char *source_json;  /* meta.json's "source" object, serialized; "{}" when absent */
+} burrow_dataset_info;
+
+typedef struct burrow_dataset burrow_dataset;
+
+/* Open a dataset directory: reads meta.json and checks every file's magic, dtype, shape
+ * and size against it, maps the graph, labels and splits read-only and validates their
+ * contents in one streamed pass (offsets monotone, ids in range, rows sorted, symmetry
+ * when claimed, labels in [-1, C), split ids in range and disjoint; C and D at most
+ * 2^20), so that every consumer may trust them. A mismatch is BURROW_E_FORMAT with a
+ * message naming the file, what was expected and what was found. */
+BURROW_API int burrow_dataset_open(burrow_dataset **out, /* out: caller closes */
+				   const char *dir);      /* the dataset directory */
+BURROW_API void burrow_dataset_close(burrow_dataset *ds);
+BURROW_API const burrow_dataset_info *burrow_dataset_get_info(const burrow_dataset *ds);
+/* The graph, mapped from indptr.npy and indices.npy (view, valid until close). */
+BURROW_API const burrow_csr *burrow_dataset_graph(const burrow_dataset *ds);
+/* Labels [N] int32, -1 where unlabeled; NULL when num_classes is 0 (borrowed). */
+BURROW_API const int32_t *burrow_dataset_labels(const burrow_dataset *ds);
+
+enum burrow_split { BURROW_SPLIT_TRAIN = 0, BURROW_SPLIT_VALID = 1, BURROW_SPLIT_TEST = 2 };
+/* Node ids of a split, int64 (borrowed); *n gets the count. NULL when the split is empty. */
+BURROW_API const int64_t *burrow_dataset_split(const burrow_dataset *ds, int split, int64_t *n);
+/* Path of the dataset's features.npy (borrowed), and the byte offset of its first row. */
+BURROW_API const char *burrow_dataset_features_path(const burrow_dataset *ds);
+BURROW_API int64_t burrow_dataset_features_offset(const burrow_dataset *ds);
+/* Check the contents again (burrow_dataset_open already did, O(N + E) reads: CSR
+ * structure, symmetry when claimed, label range, split ids), for files changed since. */
+BURROW_API int burrow_dataset_verify(const burrow_dataset *ds);
+/* Bytes the directory's files take on disk (allocated blocks). */
+BURROW_API int64_t burrow_dataset_disk_bytes(const burrow_dataset *ds);
+
+/* ---------------------------------------------------------------- dataset writer */
+
+/* Writes a dataset directory atomically: everything goes into a temporary directory
+ * beside `dir`, which is renamed to `dir` by burrow_writer_commit. On any error, or on
+ * burrow_writer_abort, the temporary directory is removed and `dir` is untouched. */
+typedef struct burrow_writer burrow_writer;
+
+typedef struct burrow_writer_opts {
+	size_t size;            /* sizeof(burrow_writer_opts), set by burrow_writer_defaults(); first */
+	bool overwrite;          /* replace an existing `dir` (default false: BURROW_E_EXISTS) */
+} burrow_writer_opts;
+BURROW_API void burrow_writer_defaults(burrow_writer_opts *o);
+
+BURROW_API int burrow_writer_open(burrow_writer **out,           /* out: commit or abort */
+				  const char *dir,               /* final directory path */
+				  const char *name,              /* dataset name for meta.json */
+				  const burrow_writer_opts *opts); /* NULL = defaults */
+/* Write indptr.npy and indices.npy from a CSR (borrowed; ids of width g->index_width,
+ * which must match the rule int32 when N < 2^31). Sets num_nodes and num_edges. */
+BURROW_API int burrow_writer_put_graph(burrow_writer *w, const burrow_csr *g, bool symmetric);
+/* Build the CSR with b and write it (b is finished and may then be closed). */
+BURROW_API int burrow_writer_put_builder(burrow_writer *w, burrow_csr_builder *b, bool symmetric);
+/* Stream features.npy: begin with the shape, append rows in order, end when all N are in.
+ * The data starts at byte 4096 of the file. */
+BURROW_API int burrow_writer_features_begin(burrow_writer *w, int64_t num_rows, int64_t dim, burrow_dtype dtype);
+BURROW_API int burrow_writer_features_append(burrow_writer *w,
+					     const void *rows, /* [n, dim] of the begin dtype, borrowed */
+					     int64_t n);
+BURROW_API int burrow_writer_features_end(burrow_writer *w);
+/* labels.npy: [N] int32 in [0, num_classes) or -1 (borrowed). */
+BURROW_API int burrow_writer_put_labels(burrow_writer *w, const int32_t *labels, int64_t n, int32_t num_classes);
+/* split/<train|valid|test>.npy: node ids in [0, N) (borrowed). */
+BURROW_API int burrow_writer_put_split(burrow_writer *w, int split, const int64_t *ids, int64_t n);
+/* Set meta.json's "source" object from a JSON text (borrowed); describes where the data came from. */
+BURROW_API int burrow_writer_set_source(burrow_writer *w, const char *json_object);
+/* Write meta.json, fsync everything, rename into place, and free w. */
+BURROW_API int burrow_writer_commit(burrow_writer *w);
+/* Remove the temporary directory and free w (NULL is fine). */
+BURROW_API void burrow_writer_abort(burrow_writer *w);
+
+/* ---------------------------------------------------------------- reading .npy files */
+
+/* A NumPy array read whole into memory: what Burrow writes (embeddings, predictions, the
+ * dataset's arrays) read back from C. Versions 1.0, 2.0 and 3.0 of the format, little-endian,
+ * C order; the dtypes of burrow_dtype. */
+#define BURROW_NPY_MAX_DIMS 4
+typedef struct burrow_npy_array {
+	burrow_dtype dtype;
+	int ndim;                          /* 0 .. BURROW_NPY_MAX_DIMS */
+	int64_t shape[BURROW_NPY_MAX_DIMS];/* [ndim] */
+	int64_t count;                     /* elements: the product of the shape */
+	void *data;                        /* [count] of dtype, row-major; owned: burrow_npy_free */
+} burrow_npy_array;
+
+/* Read path into *a (zeroed first). A file that is not an .npy, a big-endian or Fortran-order
+ * array, a dtype Burrow does not know, or a size that does not match the header is
+ * BURROW_E_FORMAT naming the file. */
+BURROW_API int burrow_npy_read(const char *path, burrow_npy_array *a /* out: burrow_npy_free */);
+/* Free a's data and zero it (a zeroed or freed array is fine). */
+BURROW_API void burrow_npy_free(burrow_npy_array *a);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BURROW_GRAPH_PUBLIC_H */

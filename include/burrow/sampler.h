@@ -1,0 +1,135 @@
+/* burrow/sampler.h: mini-batches: neighbor sampling of blocks, one batch at a time or pipelined. */
+#ifndef BURROW_SAMPLER_PUBLIC_H
+#define BURROW_SAMPLER_PUBLIC_H
+
+#include "core.h"
+#include "graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- sampler */
+
+/* Uniform neighbor sampling without replacement for mini-batch training, and the
+ * epoch iterator that feeds it (docs/sampler.md).
+ *
+ * A mini-batch is a list of blocks, one per GNN layer, ordered from the input layer
+ * (blocks[0]) to the output layer (blocks[num_layers-1]), as DGL orders them. Each
+ * block is a small CSR from destination to source nodes in local ids, and the
+ * destination nodes are the first source nodes (DGL's message-flow graph). The node
+ * sets nest: block l's destinations are block l+1's sources, and every block's source
+ * nodes are a prefix of the batch's input nodes, so one array of global ids,
+ * input_ids, names the nodes of every layer:
+ *
+ *     input_ids: [ seeds | new in block L-1 | ... | new in block 0 ]
+ *     block l:   dst = input_ids[0, num_dst)   src = input_ids[0, num_src)
+ *
+ * Within one block, the source nodes that are not destinations follow in increasing
+ * global id. A batch depends only on (opts.seed, epoch, batch index): never on the
+ * number of threads, producers or timing.
+ *
+ * Threads: the calls on one sampler are made from one thread at a time. Batches are
+ * owned by the sampler: hand each back with burrow_sampler_release (which recycles its
+ * memory); burrow_sampler_close frees any still held. */
+
+
+/* One layer of a mini-batch: destination row i's sampled neighbors are
+ * indices[indptr[i] .. indptr[i+1]), local source ids, increasing global id. */
+typedef struct burrow_block {
+	int64_t num_dst;         /* destination nodes: local ids [0, num_dst), also the first sources */
+	int64_t num_src;         /* source nodes: local ids [0, num_src); global ids input_ids[0, num_src) */
+	int64_t num_edges;       /* indptr[num_dst] */
+	const int64_t *indptr;   /* [num_dst + 1] row offsets; borrowed from the batch */
+	const int32_t *indices;  /* [num_edges] local source ids in [0, num_src); borrowed from the batch */
+} burrow_block;
+
+/* A mini-batch. Every pointer is owned by the sampler and valid until the batch is
+ * released (or the sampler closed); read it, never free it. */
+typedef struct burrow_batch {
+	int64_t epoch;           /* the epoch it belongs to; -1 for burrow_sampler_sample/_full */
+	int64_t index;           /* its index within the epoch; -1 for burrow_sampler_sample/_full */
+	int num_layers;          /* blocks in use */
+	burrow_block blocks[BURROW_MAX_LAYERS]; /* [num_layers]: input layer first */
+	int64_t num_input;       /* = blocks[0].num_src */
+	const int64_t *input_ids;/* [num_input] global ids of every layer's nodes: the rows to gather */
+	int64_t num_seeds;       /* output nodes = blocks[num_layers-1].num_dst */
+	const int64_t *seeds;    /* [num_seeds] their global ids: the first num_seeds input_ids */
+} burrow_batch;
+
+typedef struct burrow_sampler_opts {
+	size_t size;            /* sizeof(burrow_sampler_opts), set by burrow_sampler_defaults(); first */
+	int num_layers;          /* blocks per batch, 1 .. BURROW_MAX_LAYERS (default 3) */
+	int fanouts[BURROW_MAX_LAYERS]; /* neighbors per node in block l, input layer
+	                            first; -1 = all, 0 = none (default 15, 10, 5: seeds get 5) */
+	int64_t batch_size;      /* seeds per batch (default 1024) */
+	uint64_t seed;           /* shuffles and samples are a function of it (default 0) */
+	bool drop_last;          /* drop the last batch of an epoch when it is short (default false) */
+	int threads;             /* OpenMP threads sampling one batch; 0 = the runtime's default
+	                            (default 1: a producer sampling ahead keeps up on one thread
+	                            and leaves the other cores to training; see docs/sampler.md) */
+	int prefetch;            /* batches sampled ahead into a bounded queue; 0 = sample inside
+	                            burrow_sampler_next (default 4) */
+	int producers;           /* threads filling that queue, each sampling whole batches with
+	                            `threads` OpenMP threads; used when prefetch > 0 (default 1) */
+	const char *device;      /* where batches are sampled: "cpu" (default; NULL too), "cuda"
+	                            (= cuda:0) or "cuda:N" (borrowed, read by open). The batches are
+	                            the CPU's element for element; burrow_sampler_full stays on the
+	                            CPU. A device this build or machine lacks fails open */
+	int64_t device_csr_budget; /* bytes of GPU memory the graph may take there; a larger graph
+	                            stays in pinned host memory, read through unified addressing
+	                            (default 0: half the device's free memory) */
+	int pin;                 /* producers on CPUs of their own: 0 = when 2 <= producers <= the
+	                            CPUs the process may use (a busy core then slows one producer,
+	                            not two), -1 = never, leaving placement to the kernel (default 0) */
+} burrow_sampler_opts;
+
+/* Fill o with the defaults above. */
+BURROW_API void burrow_sampler_defaults(burrow_sampler_opts *o);
+
+typedef struct burrow_sampler burrow_sampler;
+
+/* Open a sampler on graph g over the training nodes ids. The graph is read in place
+ * (it may be mmap'd and larger than memory) and checked once (burrow_csr_check: one
+ * pass over its ids); the ids are copied and must be distinct and in [0, N). Memory: 16 bytes per training id plus the batches in flight and their
+ * scratch, nothing of size N beyond an N-bit check of the ids during open. */
+BURROW_API int burrow_sampler_open(burrow_sampler **out,            /* out: caller closes */
+				   const burrow_csr *g,             /* borrowed: must outlive the sampler */
+				   const int64_t *ids,              /* [n] training node ids, copied */
+				   int64_t n,                       /* may be 0: every epoch is empty */
+				   const burrow_sampler_opts *opts); /* borrowed; NULL = defaults */
+/* Stop the producers and free the sampler and every batch it handed out. NULL is fine. */
+BURROW_API void burrow_sampler_close(burrow_sampler *s);
+/* Batches in one epoch: ceil(n / batch_size), or floor with drop_last. */
+BURROW_API int64_t burrow_sampler_num_batches(const burrow_sampler *s);
+/* Where s samples, in words: "cpu", "cuda, graph in device memory" or "cuda, graph in
+ * pinned host memory". Static storage. */
+BURROW_API const char *burrow_sampler_where(const burrow_sampler *s);
+/* Begin epoch `epoch`: the training ids are shuffled as a function of (seed, epoch) and
+ * the producers start sampling ahead. Abandons the rest of a current epoch. */
+BURROW_API int burrow_sampler_start(burrow_sampler *s, int64_t epoch /* >= 0 */);
+/* The next batch of the current epoch into *out (release it when done), or BURROW_DONE
+ * (*out = NULL) when the epoch is over. BURROW_E_INVAL before burrow_sampler_start.
+ * A producer's error is returned here, with its message, for the batch it failed on. */
+BURROW_API int burrow_sampler_next(burrow_sampler *s, burrow_batch **out /* out: release it */);
+/* Hand a batch back to the sampler that made it (its memory is reused). NULL is fine. */
+BURROW_API void burrow_sampler_release(burrow_sampler *s, burrow_batch *b /* taken */);
+/* Sample a batch for explicit seeds in the calling thread, with the sampler's fanouts.
+ * The draws are a function of (opts.seed, key, seeds): e.g. evaluation with sampling. */
+BURROW_API int burrow_sampler_sample(burrow_sampler *s,
+				     const int64_t *seeds,  /* [n] distinct node ids in [0, N), borrowed */
+				     int64_t n,             /* >= 1 */
+				     uint64_t key,          /* any value; same key, same batch */
+				     burrow_batch **out);   /* out: release it */
+/* Full-neighbor block over the nodes [first, first + count) for layer-wise inference:
+ * a batch with one block (num_layers = 1) whose rows are the whole graph rows. A range that
+ * leaves [0, N) is BURROW_E_RANGE. */
+BURROW_API int burrow_sampler_full(burrow_sampler *s,
+				   int64_t first,           /* first node id */
+				   int64_t count,           /* nodes, >= 1, first + count <= N */
+				   burrow_batch **out);     /* out: release it */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BURROW_SAMPLER_PUBLIC_H */

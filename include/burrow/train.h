@@ -1,0 +1,267 @@
+/* burrow/train.h: training on one machine: options, the trainer, checkpoints, embeddings and predictions. */
+#ifndef BURROW_TRAIN_PUBLIC_H
+#define BURROW_TRAIN_PUBLIC_H
+
+#include "core.h"
+#include "graph.h"
+#include "store.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- training */
+
+/* Training and evaluation of a node classifier on a dataset directory. A trainer holds
+ * the model, the optimizer and the epoch count; the caller runs epochs, evaluates when it
+ * likes and saves checkpoints (see docs/train.md for the pipeline and the file format):
+ *
+ *     burrow_train_opts o;
+ *     burrow_train_defaults(&o);            // mini-batch: sampler -> feature store -> compute
+ *     o.cache_fraction = 0.1;               // cache 10% of the feature rows, read the rest
+ *     burrow_trainer *t;
+ *     if (burrow_trainer_open(&t, ds, &o) < 0) ...
+ *     for (int e = 0; e < o.epochs; e++) {
+ *         burrow_epoch_stats es = {.size = sizeof es}; burrow_eval_stats ev = {.size = sizeof ev};
+ *         if (burrow_trainer_train_epoch(t, &es) < 0 || burrow_trainer_evaluate(t, &ev) < 0) ...
+ *     }
+ *     burrow_trainer_close(t);
+ *
+ * Features always come through the feature store (burrow_store on the dataset's
+ * features.npy): mini-batch epochs gather each batch's input rows asynchronously, up to
+ * `prefetch` batches ahead, and evaluation gathers its chunks' rows; the cache decides how
+ * many rows live in memory ("in memory" is cache_fraction = 1). Full-graph mode reads the
+ * features whole into memory through the store once, at open. */
+
+enum burrow_model_kind { BURROW_MODEL_SAGE = 1, BURROW_MODEL_GCN = 2, BURROW_MODEL_MLP = 3, BURROW_MODEL_GAT = 4 };
+/* GraphSAGE's neighbor aggregator: mean, elementwise max over the neighbors (PyG's
+ * SAGEConv(aggr="max"), no pooling MLP), or sum. */
+enum burrow_aggr { BURROW_AGGR_MEAN = 0, BURROW_AGGR_MAX = 1, BURROW_AGGR_SUM = 2 };
+/* Normalization of each hidden layer's output, before its ReLU (with a learned scale and
+ * shift): none, batch norm (statistics of the batch's rows in training, running averages,
+ * momentum 0.1, in inference) or layer norm (each row's own). */
+enum burrow_norm { BURROW_NORM_NONE = 0, BURROW_NORM_BATCH = 1, BURROW_NORM_LAYER = 2 };
+enum burrow_optim_kind { BURROW_OPTIM_ADAM = 1, BURROW_OPTIM_ADAMW = 2, BURROW_OPTIM_SGD = 3 };
+#define BURROW_CACHE_AUTO (-1) /* burrow_train_opts.cache_bytes: size the feature cache from memory */
+/* burrow_train_opts.sparse_input: how full-graph training's first layer multiplies the
+ * features: as a sparse matrix when at most BURROW_SPARSE_AUTO_DENSITY of them are non-zero
+ * (AUTO), always (ON) or never (OFF). The sparse product and the dense GEMM cross between 10
+ * and 15% non-zero at 1 and 2 threads; at 5% sparse takes about 0.6 of the time (docs/train.md). */
+enum burrow_eval_split { BURROW_EVAL_TRAIN = 1, BURROW_EVAL_VALID = 2, BURROW_EVAL_TEST = 4 };
+#define BURROW_EVAL_ALL (BURROW_EVAL_TRAIN | BURROW_EVAL_VALID | BURROW_EVAL_TEST)
+enum burrow_sparse_input { BURROW_SPARSE_AUTO = 0, BURROW_SPARSE_ON = 1, BURROW_SPARSE_OFF = 2 };
+#define BURROW_SPARSE_AUTO_DENSITY 0.05
+
+typedef struct burrow_train_opts {
+	size_t size;            /* sizeof(burrow_train_opts), set by burrow_train_defaults(); first */
+	int model;              /* enum burrow_model_kind (default SAGE) */
+	int layers;             /* default 3, at most BURROW_MAX_LAYERS */
+	int64_t hidden;         /* hidden width (default 256) */
+	double dropout;         /* after each hidden layer's ReLU (default 0.5) */
+	int aggr;               /* sage: enum burrow_aggr (default MEAN) */
+	int heads;              /* gat: attention heads, concatenated in hidden layers (they must divide
+				   hidden) and averaged in the output layer (default 4) */
+	double attn_dropout;    /* gat: dropout on the attention coefficients in training (default 0) */
+	int norm;               /* enum burrow_norm after each hidden layer (default NONE) */
+	bool residual;          /* add a hidden layer's input to its output where their widths match
+				   (every hidden layer but the first, unless the features are as wide
+				   as the hidden layers) (default false) */
+	int optimizer;          /* enum burrow_optim_kind (default ADAM) */
+	double lr;              /* learning rate (default 0.003) */
+	double weight_decay;    /* default 0 */
+	double momentum;        /* SGD only (default 0) */
+	int epochs;             /* epochs a caller's loop runs (default 20; the trainer only reports it) */
+	uint64_t seed;          /* weights, dropout and batches derive from it (default 0) */
+	double split[3];        /* train, valid, test fractions: a random split of the labeled nodes drawn
+				   from seed (burrow_split_random) replaces the dataset's, for graphs that
+				   have none; all 0 (default): the dataset's splits */
+	bool full_graph;        /* every epoch one step over all nodes with all neighbors, features held
+				   in memory (default false: mini-batch, the sampler + feature store pipeline) */
+	int64_t batch_size;     /* mini-batch: training nodes per batch (default 1024) */
+	int32_t fanout[BURROW_MAX_LAYERS]; /* mini-batch: neighbors per layer, input layer first; -1 all;
+					      0 = the default 5 * (layers - l): 15,10,5 for 3 layers
+					      (default all 0). mlp samples no neighbors */
+	int64_t max_batches;    /* end an epoch after this many batches; 0 = all (default 0) */
+	int prefetch;           /* mini-batch: batches sampled, and their feature gathers submitted, ahead
+				   of the one computing; 0 = sample, gather, compute one after another
+				   (default 2) */
+	int64_t cache_bytes;    /* feature-cache budget in bytes, or BURROW_CACHE_AUTO (default): every row
+				   when that takes at most a quarter of physical memory (or of the
+				   cgroup's memory limit when smaller; and, under
+				   RLIMIT_AS, of what is left of it at open once threads' stacks are
+				   counted), else that quarter. Full-graph mode uses no cache */
+	double cache_fraction;  /* when >= 0 (at most 1) it replaces cache_bytes: this share of the budget
+				   that holds every row, so 1 = all the features in memory (default -1) */
+	int cache_policy;       /* enum burrow_cache_policy: STATIC (default: the rows of highest degree,
+				   filled at open), CLOCK (rows read lately), NONE */
+	int store_engine;       /* enum burrow_store_engine of the feature store (default URING) */
+	int64_t eval_chunk;     /* destination rows per chunk of layer-wise inference (default 8192) */
+	int64_t mem_bytes;      /* layer-wise inference keeps a layer's embeddings in memory while
+				   they fit in half of this, else spills them to a scratch npy; 0 = no
+				   limit, or under RLIMIT_AS half of what is left of it (default 0) */
+	const char *scratch_dir;/* where spills go (borrowed; NULL = $TMPDIR or /tmp) */
+	int threads;            /* OpenMP threads of the compute (GEMMs are split over them; OpenBLAS
+				   runs single-threaded inside them); 0 = the runtime default, in both
+				   modes: the pipeline's sampling and read threads share the cores
+				   (docs/train.md, "One thread pool") */
+	burrow_progress_fn progress; /* batches within an epoch, phase "train"; evaluation's rows
+					(layers x nodes), phase "eval"; may be NULL */
+	void *progress_user;
+	const char *device;     /* where the model computes: "cpu" (default; NULL too), "cuda" (= cuda:0)
+				   or "cuda:N" (borrowed). A device this build or machine lacks is
+				   BURROW_E_UNSUPPORTED at open, before any work */
+	bool tf32;              /* CUDA: GEMMs may round their inputs to TF32 on tensor cores (default false:
+				   float32 throughout, as the CPU) */
+	int32_t eval_fanout[BURROW_MAX_LAYERS]; /* evaluation samples each split node's neighbors with
+				   these fanouts (input layer first; -1 all), batch_size nodes at a time,
+				   instead of layer-wise full-neighbor inference over all nodes. It holds
+				   one batch, never N x hidden embeddings: the way to evaluate a graph whose
+				   embeddings fit neither memory nor scratch disk (ogbn-papers100M: 114 GB
+				   per hidden layer of 256). All 0 (default): layer-wise inference */
+	const char *sampler_device; /* mini-batch: where batches are sampled: "cpu", "cuda" (= cuda:0),
+				   "cuda:N", or "auto" (NULL too, the default): the model's device when
+				   its backend registered a sampler (burrow_sampler_opts.device), else the
+				   CPU. The batches are the same on every device, element for element, so
+				   the choice changes timings, never results (borrowed; a device this
+				   build or machine lacks is BURROW_E_UNSUPPORTED at open) */
+	int sparse_input;       /* full-graph: enum burrow_sparse_input (default AUTO). Sparse: the
+				   features' CSR and its transpose are built once at open and the first
+				   layer's products with them (X W forward, X^T G backward) visit only the
+				   non-zeros: the same sums up to float rounding. A backend without the
+				   sparse product (CUDA) multiplies dense whatever this says */
+	unsigned eval_splits;   /* the splits evaluation scores: an OR of BURROW_EVAL_TRAIN, _VALID,
+				   _TEST; a split left out reads -1 (absent) in burrow_eval_stats. 0
+				   (default): all three under layer-wise inference (one pass covers
+				   every node), valid and test under eval_fanout, whose cost grows with
+				   the nodes scored and where the train split is most of them */
+} burrow_train_opts;
+
+/* Fill o with the defaults above. */
+BURROW_API void burrow_train_defaults(burrow_train_opts *o);
+/* The neighbors block `layer` (0 = the input layer) samples under o: o->fanout[layer], or when
+ * it is 0 the default 5 * (layers - layer) (15,10,5 for 3 layers); 0 for an mlp, whose
+ * batches are their seeds alone; -1 = all. The one place that default lives. */
+BURROW_API int burrow_train_fanout(const burrow_train_opts *o, int layer);
+/* Parse "sage", "gcn", "mlp", "gat" (0 when unknown) and name a model kind (static string). */
+BURROW_API int burrow_model_parse(const char *name);
+BURROW_API const char *burrow_model_name(int kind);
+/* Parse "mean", "max", "sum" (-1 when unknown) and name an aggregator (static string). */
+BURROW_API int burrow_aggr_parse(const char *name);
+BURROW_API const char *burrow_aggr_name(int aggr);
+/* Parse "none", "batch", "layer" (-1 when unknown) and name a normalization (static string). */
+BURROW_API int burrow_norm_parse(const char *name);
+BURROW_API const char *burrow_norm_name(int norm);
+
+/* What one training epoch did. Times in seconds. */
+typedef struct burrow_epoch_stats {
+	size_t size;            /* set by the caller: sizeof(burrow_epoch_stats); the library writes at most this */
+	int epoch;              /* 1-based number of the epoch just trained */
+	int64_t batches;        /* optimizer steps taken */
+	double loss;            /* mean of the batches' losses */
+	double train_acc;       /* correct / total over the batches' training rows, dropout on; -1 when
+				   no row had a label */
+	double epoch_s;         /* training only (no evaluation) */
+	double sample_s;        /* time the compute waited for the next batch to be sampled (and its gather
+				   submitted): sampling not hidden by the pipeline (0 in full-graph mode) */
+	double io_wait_s;       /* time the compute waited for a batch's feature rows (0 in full-graph mode) */
+	double compute_s;       /* forward, backward and optimizer */
+	int64_t rows_read;      /* feature rows read from disk for the epoch's batches (0 in full-graph mode) */
+	double cache_hit_rate;  /* the epoch's feature-cache hits / rows requested; -1 when nothing was
+				   requested (full-graph mode) or counted (distributed training) */
+} burrow_epoch_stats;
+
+/* Accuracy of the current model, OGB's way: correct / total on each split, from layer-wise
+ * full-neighbor inference over all nodes. -1 for an empty split. */
+typedef struct burrow_eval_stats {
+	size_t size;            /* set by the caller: sizeof(burrow_eval_stats); the library writes at most this */
+	double train_acc, valid_acc, test_acc;
+	double eval_s;          /* seconds the evaluation took */
+	int64_t spilled_bytes;  /* embeddings written to scratch files (0 when they fit --mem) */
+} burrow_eval_stats;
+
+/* The best evaluation so far: by valid accuracy, the first wins ties; without a valid
+ * split (valid_acc -1), the latest evaluation. */
+typedef struct burrow_best {
+	int epoch;              /* -1 when nothing was evaluated yet */
+	double valid_acc, test_acc;
+} burrow_best;
+
+typedef struct burrow_trainer burrow_trainer;
+
+/* A trainer for ds (borrowed: it must outlive the trainer) with a fresh model from o->seed.
+ * Opens the feature store on the dataset's features.npy and fills a static cache; in
+ * full-graph mode reads every row into memory through it. Nothing else maps or loads the
+ * features file. The sampler opens at the first mini-batch epoch. */
+BURROW_API int burrow_trainer_open(burrow_trainer **out,        /* out: caller closes */
+				   burrow_dataset *ds,           /* borrowed */
+				   const burrow_train_opts *o);  /* copied; NULL = defaults */
+BURROW_API void burrow_trainer_close(burrow_trainer *t);
+/* Train one epoch. A loss that is not finite stops it with BURROW_E_RANGE naming the epoch
+ * and batch; the model is then left as it was before that batch's update. */
+BURROW_API int burrow_trainer_train_epoch(burrow_trainer *t, burrow_epoch_stats *st /* out */);
+/* Evaluate the current model and update the best (by valid accuracy) with this epoch. */
+BURROW_API int burrow_trainer_evaluate(burrow_trainer *t, burrow_eval_stats *ev /* out */);
+/* The trainer's feature store (borrowed, valid until close): its info, cache and counters. */
+BURROW_API burrow_store *burrow_trainer_store(burrow_trainer *t);
+/* Epochs trained so far (restored by burrow_trainer_load). */
+BURROW_API int burrow_trainer_epoch(const burrow_trainer *t);
+BURROW_API burrow_best burrow_trainer_best(const burrow_trainer *t);
+/* Where the trainer samples its mini-batches (opts.sampler_device resolved): "cpu" or
+ * "cuda:N" (static storage in the trainer, valid until close). */
+BURROW_API const char *burrow_trainer_sampler_device(const burrow_trainer *t);
+/* A checksum of the model's weights (FNV-1a over their bytes): equal weights, equal sums. */
+BURROW_API uint64_t burrow_trainer_weights_checksum(const burrow_trainer *t);
+/* Write a checkpoint file atomically: model, optimizer state, epoch, seed, best. */
+BURROW_API int burrow_trainer_save(burrow_trainer *t, const char *path);
+/* Restore a checkpoint written by burrow_trainer_save. The model's shape must match, and
+ * the split it trained on (opts.split and the seed it was drawn from) the trainer's
+ * (BURROW_E_INVAL naming both otherwise); a truncated or corrupted file is BURROW_E_FORMAT
+ * naming it. The trainer takes the checkpoint's seed, epoch and best. */
+BURROW_API int burrow_trainer_load(burrow_trainer *t, const char *path);
+/* Read a checkpoint's model options (model, layers, hidden, dropout, aggr, heads,
+ * attn_dropout, norm, residual, optimizer, lr, weight decay, momentum, seed, and split when
+ * it records one) into o, leaving the other fields. */
+BURROW_API int burrow_checkpoint_read_opts(const char *path, burrow_train_opts *o /* in/out */);
+/* Write the final layer's output (the logits) for every node, [N, classes] float32, to an
+ * npy file, atomically. */
+BURROW_API int burrow_trainer_embed(burrow_trainer *t, const char *out_npy);
+
+/* ---------------------------------------------------------------- model outputs */
+
+/* What a trained model gives back, for every node or for a list of nodes, from layer-wise
+ * full-neighbor inference (the same as evaluation); every file is written atomically. The
+ * trainer keeps the best epoch's weights in memory (a copy taken at each new best of
+ * burrow_trainer_evaluate, or loaded from a checkpoint of its best epoch); call
+ * burrow_trainer_use_best first to get the outputs of the best model rather than the last.
+ *
+ *     burrow_trainer_use_best(t);                         // the weights of the best valid epoch
+ *     burrow_trainer_embed_layer(t, 1, "h1.npy");         // [N, hidden] after layer 1
+ *     burrow_trainer_predict(t, NULL, 0, true, "p.npy");  // [N, classes] probabilities
+ *     burrow_npy_array a;
+ *     burrow_npy_read("p.npy", &a);                       // back in C: a.shape, a.data
+ *     burrow_npy_free(&a);
+ */
+
+/* Put the best epoch's weights (burrow_trainer_best) into the model. The optimizer state is
+ * left as it is. BURROW_E_NOTFOUND when nothing was evaluated, or when the best epoch came
+ * from a loaded checkpoint of a later epoch (its best.ckpt holds those weights). */
+BURROW_API int burrow_trainer_use_best(burrow_trainer *t);
+/* Write layer `layer`'s output for every node, [N, width] float32, to an npy file: 1 .. the
+ * number of layers, 1-based (0 = the last, the logits, as burrow_trainer_embed). A hidden
+ * layer's output is taken after its activation, as the next layer reads it. */
+BURROW_API int burrow_trainer_embed_layer(burrow_trainer *t, int layer, const char *out_npy);
+/* Write predictions to an npy file: the class of each node (argmax of the logits, the one
+ * evaluation scores), [n] int32; or with proba the softmax of the logits, [n, classes]
+ * float32, each row summing to 1 (within float32 rounding). nodes NULL: every node in id
+ * order (n is ignored); else the nodes listed, in that order, repeats allowed; an id outside
+ * [0, N) is BURROW_E_RANGE naming it. */
+BURROW_API int burrow_trainer_predict(burrow_trainer *t,
+				      const int64_t *nodes, /* [n] node ids, borrowed; NULL = all */
+				      int64_t n,
+				      bool proba,           /* probabilities instead of classes */
+				      const char *out_npy); /* written atomically */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BURROW_TRAIN_PUBLIC_H */
