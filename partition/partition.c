@@ -142,6 +142,162 @@ typedef struct result {
 	int64_t coarse_n, coarse_m;
 } result;
 
+/* metis_parts's coarsening path: the levels it builds and what sizes them. */
+typedef struct coarse {
+	bw_level lv[MAX_LEVELS];
+	int nl;                       /* levels built; lv[nl - 1].g is the coarsest */
+	int ncon;                     /* balance constraints */
+	int64_t target;               /* coarse nodes to reach */
+	int64_t fcap[BW_MAX_CON];     /* the heaviest a coarse node may grow, per constraint */
+	int64_t wtotal[BW_MAX_CON];   /* g's total weight, per constraint */
+	double avgw[BW_MAX_CON];      /* g's mean node weight, per constraint */
+} coarse;
+
+/* The target: --coarsen-to, else as many nodes as the budget lets METIS take (avail bytes).
+ * A coarse node weighs at most a small share of a part, so the coarse graph still balances
+ * finely (fcap); below that, matching pairs up to METIS's own bound and label propagation's
+ * clusters grow with the level (see coarsen_opts). */
+static void coarse_sizes(const burrow_partition_opts *o, const bw_pgraph *g, size_t avail, coarse *cs)
+{
+	const int k = o->num_parts, ncon = g->ncon;
+	cs->ncon = ncon;
+	cs->target = o->coarsen_to;
+	if (!cs->target) {
+		double ratio = (double)BW_MIN(avail, (size_t)1 << 40) / (double)bw_metis_bytes(g->n, g->m, ncon);
+		ratio = BW_MIN(ratio, (double)(INT32_MAX / 2) / (double)BW_MAX(g->m, 1));
+		cs->target = BW_MAX((int64_t)(0.5 * ratio * (double)g->n), (int64_t)64 * k);
+	}
+	for (int c = 0; c < ncon; c++) {
+		int64_t total = 0, maxv = 0;
+		for (int64_t v = 0; v < g->n; v++) {
+			int64_t w = bw_pg_vw(g, v, c);
+			total += w;
+			maxv = BW_MAX(maxv, w);
+		}
+		cs->fcap[c] = BW_MAX(maxv, BW_MAX((int64_t)((o->ufactor - 1.0) * (double)total / k / 4), 1));
+		cs->wtotal[c] = total;
+		cs->avgw[c] = (double)total / (double)BW_MAX(g->n, 1);
+	}
+}
+
+/* The options of the next level over cur (left: heap the budget still allows, or SIZE_MAX;
+ * lp: label propagation's own bytes). Heavy-edge matching, as METIS coarsens, while the
+ * coarse graph fits the budget whole; a level whose coarse graph may not, and a level after
+ * matching stalled, uses label propagation instead, which merges as much as the cluster bound
+ * allows. */
+static bw_coarsen_opts coarsen_opts(const burrow_partition_opts *o, const bw_pgraph *cur, const coarse *cs,
+				    size_t left, size_t lp, int stalls)
+{
+	bw_coarsen_opts co = {.passes = 5, .seed = bw_key(o->seed, (uint64_t)cs->nl), .threads = o->threads};
+	if (o->mem_bytes) {
+		const size_t room = left > lp ? left - lp : 0;
+		co.buf_bytes = BW_MAX(room / 3, (size_t)16 << 20);
+		co.max_entries = BW_MAX((int64_t)(room / 3 / 8), (int64_t)1 << 20);
+	} else {
+		co.buf_bytes = BW_MIN((size_t)cur->m * 8 + 1, (size_t)1 << 30);
+	}
+	const bool tight = co.max_entries && cur->m > co.max_entries;
+	co.match = !tight && !stalls;
+	co.ties = !co.match;
+	for (int c = 0; c < cs->ncon; c++) {
+		const double pair = 1.5 * (double)cs->wtotal[c] / (double)cs->target; /* METIS's own bound */
+		const double grow = cs->avgw[c] * ldexp(1.0, cs->nl + 1 + 2 * stalls);
+		co.maxw[c] = BW_MIN(cs->fcap[c], BW_MAX((int64_t)(co.match ? pair : tight ? (double)cs->fcap[c] : grow), 1));
+	}
+	return co;
+}
+
+/* The "coarsen" phase: levels over g until the coarsest fits METIS and the budget and has
+ * at most the target's nodes, or coarsening stalls (cs->nl levels built, also on failure). */
+static int coarsen_levels(run *rn, const bw_pgraph *g, coarse *cs)
+{
+	const burrow_partition_opts *o = rn->o;
+	const int ncon = g->ncon;
+	const size_t mem = o->mem_bytes;
+	const bw_pgraph *cur = g;
+	int stalls = 0, st = 0;
+	phase_begin(rn, "coarsen");
+	while (cs->nl < MAX_LEVELS) {
+		const size_t left = mem ? budget_left(mem) : SIZE_MAX;
+		const size_t lp = (size_t)cur->n * (size_t)(20 + 8 * ncon) + MARGIN;
+		if (cur->n <= cs->target && cur->m < INT32_MAX - 1 &&
+		    (!mem || bw_metis_bytes(cur->n, cur->m, ncon) + MARGIN <= left))
+			break;
+		const bw_coarsen_opts co = coarsen_opts(o, cur, cs, left, lp, stalls);
+		bw_level *lv = &cs->lv[cs->nl];
+		if ((st = bw_coarsen_level(cur, &co, lv)))
+			break;
+		bw_log(BURROW_LOG_DEBUG, "partition: level %d (%s): %lld nodes, %lld entries", cs->nl + 1,
+		       co.match ? "matching" : "label propagation", (long long)lv->g.n, (long long)lv->g.m);
+		const bool stalled = lv->g.n > cur->n - cur->n / 20;
+		cur = &lv->g;
+		cs->nl++;
+		if (o->progress)
+			o->progress(o->progress_user, "coarsen", (uint64_t)cs->nl, 0);
+		if (stalled && ++stalls > 3)
+			break;
+		if (!stalled)
+			stalls = 0;
+	}
+	phase_end(rn);
+	return st;
+}
+
+/* The "refine" phase: project cpart (the coarsest level's parts; taken) back level by
+ * level, refining each: coarse levels in memory, the finest (g, into part) streamed. Each
+ * level is freed once projected. */
+static int refine_levels(run *rn, const bw_pgraph *g, coarse *cs, int32_t *cpart, const double *maxw, int32_t *part)
+{
+	const burrow_partition_opts *o = rn->o;
+	const int k = o->num_parts, nl = cs->nl;
+	int st = 0;
+	phase_begin(rn, "refine");
+	int64_t *pw = bw_malloc((size_t)k * (size_t)g->ncon * sizeof *pw);
+	if (!pw)
+		st = BURROW_E_NOMEM;
+	for (int l = nl - 1; l >= 0 && !st; l--) {
+		const bw_pgraph *fine = l ? &cs->lv[l - 1].g : g;
+		int32_t *fpart = l ? bw_malloc((size_t)(fine->n ? fine->n : 1) * sizeof *fpart) : part;
+		if (!fpart) {
+			st = BURROW_E_NOMEM;
+			break;
+		}
+		for (int64_t v = 0; v < fine->n; v++)
+			fpart[v] = cs->lv[l].cmap[v] >= 0 ? cpart[cs->lv[l].cmap[v]] : -1;
+		bw_place_fillers(fine, k, o->ufactor, cs->wtotal, fpart);
+		bw_free(cpart);
+		cpart = l ? fpart : NULL;
+		bw_level_free(&cs->lv[l]);
+		int64_t moved;
+		bw_part_weights(fine, fpart, k, pw, o->threads);
+		const int passes = l ? COARSE_PASSES : o->refine_passes;
+		st = bw_refine(fine, fpart, k, pw, maxw, passes, passes, o->seed, o->threads, &moved);
+		if (o->progress)
+			o->progress(o->progress_user, "refine", (uint64_t)(nl - l), (uint64_t)nl);
+	}
+	bw_free(cpart);
+	bw_free(pw);
+	phase_end(rn);
+	return st;
+}
+
+/* METIS on the coarsest level (the "metis" phase): its parts into *cpart (malloc'd). */
+static int metis_coarse(run *rn, const bw_pgraph *cur, const coarse *cs, int32_t **cpart, result *res)
+{
+	const burrow_partition_opts *o = rn->o;
+	int st;
+	phase_begin(rn, "metis");
+	*cpart = bw_malloc((size_t)(cur->n ? cur->n : 1) * sizeof **cpart);
+	if (!*cpart)
+		st = BURROW_E_NOMEM;
+	else if ((st = bw_metis_kway(cur, o->num_parts, o->ufactor, cs->wtotal, o->seed, *cpart, &res->metis_cut))) {
+		bw_free(*cpart);
+		*cpart = NULL;
+	}
+	phase_end(rn);
+	return st;
+}
+
 /* METIS on g directly, or after coarsening it; part[] gets the parts of g's nodes. */
 static int metis_parts(run *rn, const bw_pgraph *g, const double *maxw, int32_t *part, result *res)
 {
@@ -150,10 +306,8 @@ static int metis_parts(run *rn, const bw_pgraph *g, const double *maxw, int32_t 
 	const size_t mem = o->mem_bytes;
 	const size_t fl = floor_bytes(g->n, ncon);
 	const size_t avail = mem ? (mem > fl ? mem - fl : 0) : SIZE_MAX;
-	bw_level lv[MAX_LEVELS];
-	int nl = 0, st = 0;
+	int st = 0;
 
-	memset(lv, 0, sizeof lv);
 	const bool fits32 = g->m < INT32_MAX - 1;
 	const bool direct = k == 1 || (fits32 && bw_metis_bytes(g->n, g->m, ncon) <= avail &&
 				       (o->coarsen_to == 0 || o->coarsen_to >= g->n));
@@ -166,129 +320,23 @@ static int metis_parts(run *rn, const bw_pgraph *g, const double *maxw, int32_t 
 		return st;
 	}
 	res->coarsened = true;
-	/* the target: --coarsen-to, else as many nodes as the budget lets METIS take */
-	int64_t target = o->coarsen_to;
-	if (!target) {
-		double ratio = (double)BW_MIN(avail, (size_t)1 << 40) / (double)bw_metis_bytes(g->n, g->m, ncon);
-		ratio = BW_MIN(ratio, (double)(INT32_MAX / 2) / (double)BW_MAX(g->m, 1));
-		target = BW_MAX((int64_t)(0.5 * ratio * (double)g->n), (int64_t)64 * k);
+	coarse cs;
+	memset(&cs, 0, sizeof cs);
+	coarse_sizes(o, g, avail, &cs);
+	int32_t *cpart = NULL;
+	if (!(st = coarsen_levels(rn, g, &cs))) {
+		const bw_pgraph *cur = cs.nl ? &cs.lv[cs.nl - 1].g : g;
+		res->levels = cs.nl;
+		res->coarse_n = cur->n;
+		res->coarse_m = cur->m / 2;
+		if (cur->m >= INT32_MAX - 1)
+			st = bw_err(BURROW_E_NOMEM, "partition: coarsening stalled at %lld nodes and %lld entries, beyond METIS",
+				    (long long)cur->n, (long long)cur->m);
+		if (!st && !(st = metis_coarse(rn, cur, &cs, &cpart, res)))
+			st = refine_levels(rn, g, &cs, cpart, maxw, part);
 	}
-	/* a coarse node weighs at most a small share of a part, so the coarse graph still
-	 * balances finely (fcap); below that, matching pairs up to METIS's own bound and label
-	 * propagation's clusters grow with the level (see the loop) */
-	int64_t fcap[BW_MAX_CON], wtotal[BW_MAX_CON];
-	double avgw[BW_MAX_CON];
-	for (int c = 0; c < ncon; c++) {
-		int64_t total = 0, maxv = 0;
-		for (int64_t v = 0; v < g->n; v++) {
-			int64_t w = bw_pg_vw(g, v, c);
-			total += w;
-			maxv = BW_MAX(maxv, w);
-		}
-		fcap[c] = BW_MAX(maxv, BW_MAX((int64_t)((o->ufactor - 1.0) * (double)total / k / 4), 1));
-		wtotal[c] = total;
-		avgw[c] = (double)total / (double)BW_MAX(g->n, 1);
-	}
-	phase_begin(rn, "coarsen");
-	const bw_pgraph *cur = g;
-	int stalls = 0;
-	while (nl < MAX_LEVELS) {
-		const size_t left = mem ? budget_left(mem) : SIZE_MAX;
-		const size_t lp = (size_t)cur->n * (size_t)(20 + 8 * ncon) + MARGIN;
-		if (cur->n <= target && cur->m < INT32_MAX - 1 &&
-		    (!mem || bw_metis_bytes(cur->n, cur->m, ncon) + MARGIN <= left))
-			break;
-		bw_coarsen_opts co = {.passes = 5, .seed = bw_key(o->seed, (uint64_t)nl), .threads = o->threads};
-		if (mem) {
-			const size_t room = left > lp ? left - lp : 0;
-			co.buf_bytes = BW_MAX(room / 3, (size_t)16 << 20);
-			co.max_entries = BW_MAX((int64_t)(room / 3 / 8), (int64_t)1 << 20);
-		} else {
-			co.buf_bytes = BW_MIN((size_t)cur->m * 8 + 1, (size_t)1 << 30);
-		}
-		/* Heavy-edge matching, as METIS coarsens, while the coarse graph fits the budget
-		 * whole; a level whose coarse graph may not, and a level after matching stalled,
-		 * uses label propagation instead, which merges as much as the cluster bound allows */
-		const bool tight = co.max_entries && cur->m > co.max_entries;
-		co.match = !tight && !stalls;
-		co.ties = !co.match;
-		for (int c = 0; c < ncon; c++) {
-			const double pair = 1.5 * (double)wtotal[c] / (double)target; /* METIS's own bound */
-			const double grow = avgw[c] * ldexp(1.0, nl + 1 + 2 * stalls);
-			co.maxw[c] = BW_MIN(fcap[c], BW_MAX((int64_t)(co.match ? pair : tight ? (double)fcap[c] : grow), 1));
-		}
-		if ((st = bw_coarsen_level(cur, &co, &lv[nl]))) {
-			phase_end(rn);
-			goto out;
-		}
-		bw_log(BURROW_LOG_DEBUG, "partition: level %d (%s): %lld nodes, %lld entries", nl + 1,
-		       co.match ? "matching" : "label propagation", (long long)lv[nl].g.n, (long long)lv[nl].g.m);
-		const bool stalled = lv[nl].g.n > cur->n - cur->n / 20;
-		cur = &lv[nl++].g;
-		if (o->progress)
-			o->progress(o->progress_user, "coarsen", (uint64_t)nl, 0);
-		if (stalled && ++stalls > 3)
-			break;
-		if (!stalled)
-			stalls = 0;
-	}
-	phase_end(rn);
-	res->levels = nl;
-	res->coarse_n = cur->n;
-	res->coarse_m = cur->m / 2;
-	if (cur->m >= INT32_MAX - 1) {
-		st = bw_err(BURROW_E_NOMEM, "partition: coarsening stalled at %lld nodes and %lld entries, beyond METIS",
-			    (long long)cur->n, (long long)cur->m);
-		goto out;
-	}
-	phase_begin(rn, "metis");
-	int32_t *cpart = bw_malloc((size_t)(cur->n ? cur->n : 1) * sizeof *cpart);
-	if (!cpart) {
-		st = BURROW_E_NOMEM;
-		phase_end(rn);
-		goto out;
-	}
-	st = bw_metis_kway(cur, k, o->ufactor, wtotal, o->seed, cpart, &res->metis_cut);
-	phase_end(rn);
-	if (st) {
-		bw_free(cpart);
-		goto out;
-	}
-	/* project back level by level, refining each: coarse levels in memory, the finest streamed */
-	phase_begin(rn, "refine");
-	int64_t *pw = bw_malloc((size_t)k * (size_t)ncon * sizeof *pw);
-	if (!pw) {
-		st = BURROW_E_NOMEM;
-		bw_free(cpart);
-		phase_end(rn);
-		goto out;
-	}
-	for (int l = nl - 1; l >= 0 && !st; l--) {
-		const bw_pgraph *fine = l ? &lv[l - 1].g : g;
-		int32_t *fpart = l ? bw_malloc((size_t)(fine->n ? fine->n : 1) * sizeof *fpart) : part;
-		if (!fpart) {
-			st = BURROW_E_NOMEM;
-			break;
-		}
-		for (int64_t v = 0; v < fine->n; v++)
-			fpart[v] = lv[l].cmap[v] >= 0 ? cpart[lv[l].cmap[v]] : -1;
-		bw_place_fillers(fine, k, o->ufactor, wtotal, fpart);
-		bw_free(cpart);
-		cpart = l ? fpart : NULL;
-		bw_level_free(&lv[l]);
-		int64_t moved;
-		bw_part_weights(fine, fpart, k, pw, o->threads);
-		const int passes = l ? COARSE_PASSES : o->refine_passes;
-		st = bw_refine(fine, fpart, k, pw, maxw, passes, passes, o->seed, o->threads, &moved);
-		if (o->progress)
-			o->progress(o->progress_user, "refine", (uint64_t)(nl - l), (uint64_t)nl);
-	}
-	bw_free(cpart);
-	bw_free(pw);
-	phase_end(rn);
-out:
-	for (int l = 0; l < nl; l++)
-		bw_level_free(&lv[l]);
+	for (int l = 0; l < cs.nl; l++)
+		bw_level_free(&cs.lv[l]);
 	return st;
 }
 
