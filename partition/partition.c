@@ -60,11 +60,43 @@ typedef struct phase {
 	int64_t rss_peak;
 } phase;
 
+typedef struct result {
+	int64_t metis_cut;
+	bool coarsened;
+	int levels;
+	int64_t coarse_n, coarse_m;
+} result;
+
+/* One burrow_partition: its phases' measures, and the state its steps fill in turn (each
+ * step owning what it acquires until run_close, which is safe on a run stopped anywhere). */
 typedef struct run {
 	const burrow_partition_opts *o;
 	phase ph[MAX_PHASES];
 	int nph;
 	double t0;
+	double t_start;
+	const char *dataset_dir;       /* borrowed */
+	burrow_dataset *ds;
+	const burrow_dataset_info *in; /* ds's */
+	const burrow_csr *gin;         /* ds's graph */
+	int64_t n;
+	int k;
+	int ncon, kinds[BW_MAX_CON];   /* the balance constraints */
+	const int64_t *train;          /* ds's train split, of ntrain nodes */
+	int64_t ntrain;
+	char *out, *tmp;               /* the parts directory, and its temporary name ("" until named) */
+	int tmp_reg;                   /* tmp's registration for interrupts, or -1 */
+	int32_t *part;                 /* [n] each node's part */
+	uint64_t *train_bits;          /* [n / 64] training nodes, when there are any */
+	int64_t *pw, *scratch;         /* [k * BW_MAX_CON] part weights, [k] */
+	int64_t *sym_ptr;              /* the symmetrized copy's indptr, ... */
+	void *sym_map;                 /* ... its mapped indices */
+	size_t sym_len;
+	bw_pgraph g;                   /* the symmetric graph without self-loops */
+	result res;
+	bw_relabel rl;
+	bw_part_out *po;               /* [k] */
+	burrow_partition_stats s;
 } run;
 
 static void phase_begin(run *r, const char *name)
@@ -135,12 +167,161 @@ static size_t budget_left(size_t mem)
 	return mem > cur ? mem - cur : 0;
 }
 
-typedef struct result {
-	int64_t metis_cut;
-	bool coarsened;
-	int levels;
-	int64_t coarse_n, coarse_m;
-} result;
+/* metis_parts's coarsening path: the levels it builds and what sizes them. */
+typedef struct coarse {
+	bw_level lv[MAX_LEVELS];
+	int nl;                       /* levels built; lv[nl - 1].g is the coarsest */
+	int ncon;                     /* balance constraints */
+	int64_t target;               /* coarse nodes to reach */
+	int64_t fcap[BW_MAX_CON];     /* the heaviest a coarse node may grow, per constraint */
+	int64_t wtotal[BW_MAX_CON];   /* g's total weight, per constraint */
+	double avgw[BW_MAX_CON];      /* g's mean node weight, per constraint */
+} coarse;
+
+/* The target: --coarsen-to, else as many nodes as the budget lets METIS take (avail bytes).
+ * A coarse node weighs at most a small share of a part, so the coarse graph still balances
+ * finely (fcap); below that, matching pairs up to METIS's own bound and label propagation's
+ * clusters grow with the level (see coarsen_opts). */
+static void coarse_sizes(const burrow_partition_opts *o, const bw_pgraph *g, size_t avail, coarse *cs)
+{
+	const int k = o->num_parts, ncon = g->ncon;
+	cs->ncon = ncon;
+	cs->target = o->coarsen_to;
+	if (!cs->target) {
+		double ratio = (double)BW_MIN(avail, (size_t)1 << 40) / (double)bw_metis_bytes(g->n, g->m, ncon);
+		ratio = BW_MIN(ratio, (double)(INT32_MAX / 2) / (double)BW_MAX(g->m, 1));
+		cs->target = BW_MAX((int64_t)(0.5 * ratio * (double)g->n), (int64_t)64 * k);
+	}
+	for (int c = 0; c < ncon; c++) {
+		int64_t total = 0, maxv = 0;
+		for (int64_t v = 0; v < g->n; v++) {
+			int64_t w = bw_pg_vw(g, v, c);
+			total += w;
+			maxv = BW_MAX(maxv, w);
+		}
+		cs->fcap[c] = BW_MAX(maxv, BW_MAX((int64_t)((o->ufactor - 1.0) * (double)total / k / 4), 1));
+		cs->wtotal[c] = total;
+		cs->avgw[c] = (double)total / (double)BW_MAX(g->n, 1);
+	}
+}
+
+/* The options of the next level over cur (left: heap the budget still allows, or SIZE_MAX;
+ * lp: label propagation's own bytes). Heavy-edge matching, as METIS coarsens, while the
+ * coarse graph fits the budget whole; a level whose coarse graph may not, and a level after
+ * matching stalled, uses label propagation instead, which merges as much as the cluster bound
+ * allows. */
+static bw_coarsen_opts coarsen_opts(const burrow_partition_opts *o, const bw_pgraph *cur, const coarse *cs,
+				    size_t left, size_t lp, int stalls)
+{
+	bw_coarsen_opts co = {.passes = 5, .seed = bw_key(o->seed, (uint64_t)cs->nl), .threads = o->threads};
+	if (o->mem_bytes) {
+		const size_t room = left > lp ? left - lp : 0;
+		co.buf_bytes = BW_MAX(room / 3, (size_t)16 << 20);
+		co.max_entries = BW_MAX((int64_t)(room / 3 / 8), (int64_t)1 << 20);
+	} else {
+		co.buf_bytes = BW_MIN((size_t)cur->m * 8 + 1, (size_t)1 << 30);
+	}
+	const bool tight = co.max_entries && cur->m > co.max_entries;
+	co.match = !tight && !stalls;
+	co.ties = !co.match;
+	for (int c = 0; c < cs->ncon; c++) {
+		const double pair = 1.5 * (double)cs->wtotal[c] / (double)cs->target; /* METIS's own bound */
+		const double grow = cs->avgw[c] * ldexp(1.0, cs->nl + 1 + 2 * stalls);
+		co.maxw[c] = BW_MIN(cs->fcap[c], BW_MAX((int64_t)(co.match ? pair : tight ? (double)cs->fcap[c] : grow), 1));
+	}
+	return co;
+}
+
+/* The "coarsen" phase: levels over g until the coarsest fits METIS and the budget and has
+ * at most the target's nodes, or coarsening stalls (cs->nl levels built, also on failure). */
+static int coarsen_levels(run *rn, const bw_pgraph *g, coarse *cs)
+{
+	const burrow_partition_opts *o = rn->o;
+	const int ncon = g->ncon;
+	const size_t mem = o->mem_bytes;
+	const bw_pgraph *cur = g;
+	int stalls = 0, st = 0;
+	phase_begin(rn, "coarsen");
+	while (cs->nl < MAX_LEVELS) {
+		const size_t left = mem ? budget_left(mem) : SIZE_MAX;
+		const size_t lp = (size_t)cur->n * (size_t)(20 + 8 * ncon) + MARGIN;
+		if (cur->n <= cs->target && cur->m < INT32_MAX - 1 &&
+		    (!mem || bw_metis_bytes(cur->n, cur->m, ncon) + MARGIN <= left))
+			break;
+		const bw_coarsen_opts co = coarsen_opts(o, cur, cs, left, lp, stalls);
+		bw_level *lv = &cs->lv[cs->nl];
+		if ((st = bw_coarsen_level(cur, &co, lv)))
+			break;
+		bw_log(BURROW_LOG_DEBUG, "partition: level %d (%s): %lld nodes, %lld entries", cs->nl + 1,
+		       co.match ? "matching" : "label propagation", (long long)lv->g.n, (long long)lv->g.m);
+		const bool stalled = lv->g.n > cur->n - cur->n / 20;
+		cur = &lv->g;
+		cs->nl++;
+		if (o->progress)
+			o->progress(o->progress_user, "coarsen", (uint64_t)cs->nl, 0);
+		if (stalled && ++stalls > 3)
+			break;
+		if (!stalled)
+			stalls = 0;
+	}
+	phase_end(rn);
+	return st;
+}
+
+/* The "refine" phase: project cpart (the coarsest level's parts; taken) back level by
+ * level, refining each: coarse levels in memory, the finest (g, into part) streamed. Each
+ * level is freed once projected. */
+static int refine_levels(run *rn, const bw_pgraph *g, coarse *cs, int32_t *cpart, const double *maxw, int32_t *part)
+{
+	const burrow_partition_opts *o = rn->o;
+	const int k = o->num_parts, nl = cs->nl;
+	int st = 0;
+	phase_begin(rn, "refine");
+	int64_t *pw = bw_malloc((size_t)k * (size_t)g->ncon * sizeof *pw);
+	if (!pw)
+		st = BURROW_E_NOMEM;
+	for (int l = nl - 1; l >= 0 && !st; l--) {
+		const bw_pgraph *fine = l ? &cs->lv[l - 1].g : g;
+		int32_t *fpart = l ? bw_malloc((size_t)(fine->n ? fine->n : 1) * sizeof *fpart) : part;
+		if (!fpart) {
+			st = BURROW_E_NOMEM;
+			break;
+		}
+		for (int64_t v = 0; v < fine->n; v++)
+			fpart[v] = cs->lv[l].cmap[v] >= 0 ? cpart[cs->lv[l].cmap[v]] : -1;
+		bw_place_fillers(fine, k, o->ufactor, cs->wtotal, fpart);
+		bw_free(cpart);
+		cpart = l ? fpart : NULL;
+		bw_level_free(&cs->lv[l]);
+		int64_t moved;
+		bw_part_weights(fine, fpart, k, pw, o->threads);
+		const int passes = l ? COARSE_PASSES : o->refine_passes;
+		st = bw_refine(fine, fpart, k, pw, maxw, passes, passes, o->seed, o->threads, &moved);
+		if (o->progress)
+			o->progress(o->progress_user, "refine", (uint64_t)(nl - l), (uint64_t)nl);
+	}
+	bw_free(cpart);
+	bw_free(pw);
+	phase_end(rn);
+	return st;
+}
+
+/* METIS on the coarsest level (the "metis" phase): its parts into *cpart (malloc'd). */
+static int metis_coarse(run *rn, const bw_pgraph *cur, const coarse *cs, int32_t **cpart, result *res)
+{
+	const burrow_partition_opts *o = rn->o;
+	int st;
+	phase_begin(rn, "metis");
+	*cpart = bw_malloc((size_t)(cur->n ? cur->n : 1) * sizeof **cpart);
+	if (!*cpart)
+		st = BURROW_E_NOMEM;
+	else if ((st = bw_metis_kway(cur, o->num_parts, o->ufactor, cs->wtotal, o->seed, *cpart, &res->metis_cut))) {
+		bw_free(*cpart);
+		*cpart = NULL;
+	}
+	phase_end(rn);
+	return st;
+}
 
 /* METIS on g directly, or after coarsening it; part[] gets the parts of g's nodes. */
 static int metis_parts(run *rn, const bw_pgraph *g, const double *maxw, int32_t *part, result *res)
@@ -150,10 +331,8 @@ static int metis_parts(run *rn, const bw_pgraph *g, const double *maxw, int32_t 
 	const size_t mem = o->mem_bytes;
 	const size_t fl = floor_bytes(g->n, ncon);
 	const size_t avail = mem ? (mem > fl ? mem - fl : 0) : SIZE_MAX;
-	bw_level lv[MAX_LEVELS];
-	int nl = 0, st = 0;
+	int st = 0;
 
-	memset(lv, 0, sizeof lv);
 	const bool fits32 = g->m < INT32_MAX - 1;
 	const bool direct = k == 1 || (fits32 && bw_metis_bytes(g->n, g->m, ncon) <= avail &&
 				       (o->coarsen_to == 0 || o->coarsen_to >= g->n));
@@ -166,129 +345,23 @@ static int metis_parts(run *rn, const bw_pgraph *g, const double *maxw, int32_t 
 		return st;
 	}
 	res->coarsened = true;
-	/* the target: --coarsen-to, else as many nodes as the budget lets METIS take */
-	int64_t target = o->coarsen_to;
-	if (!target) {
-		double ratio = (double)BW_MIN(avail, (size_t)1 << 40) / (double)bw_metis_bytes(g->n, g->m, ncon);
-		ratio = BW_MIN(ratio, (double)(INT32_MAX / 2) / (double)BW_MAX(g->m, 1));
-		target = BW_MAX((int64_t)(0.5 * ratio * (double)g->n), (int64_t)64 * k);
+	coarse cs;
+	memset(&cs, 0, sizeof cs);
+	coarse_sizes(o, g, avail, &cs);
+	int32_t *cpart = NULL;
+	if (!(st = coarsen_levels(rn, g, &cs))) {
+		const bw_pgraph *cur = cs.nl ? &cs.lv[cs.nl - 1].g : g;
+		res->levels = cs.nl;
+		res->coarse_n = cur->n;
+		res->coarse_m = cur->m / 2;
+		if (cur->m >= INT32_MAX - 1)
+			st = bw_err(BURROW_E_NOMEM, "partition: coarsening stalled at %lld nodes and %lld entries, beyond METIS",
+				    (long long)cur->n, (long long)cur->m);
+		if (!st && !(st = metis_coarse(rn, cur, &cs, &cpart, res)))
+			st = refine_levels(rn, g, &cs, cpart, maxw, part);
 	}
-	/* a coarse node weighs at most a small share of a part, so the coarse graph still
-	 * balances finely (fcap); below that, matching pairs up to METIS's own bound and label
-	 * propagation's clusters grow with the level (see the loop) */
-	int64_t fcap[BW_MAX_CON], wtotal[BW_MAX_CON];
-	double avgw[BW_MAX_CON];
-	for (int c = 0; c < ncon; c++) {
-		int64_t total = 0, maxv = 0;
-		for (int64_t v = 0; v < g->n; v++) {
-			int64_t w = bw_pg_vw(g, v, c);
-			total += w;
-			maxv = BW_MAX(maxv, w);
-		}
-		fcap[c] = BW_MAX(maxv, BW_MAX((int64_t)((o->ufactor - 1.0) * (double)total / k / 4), 1));
-		wtotal[c] = total;
-		avgw[c] = (double)total / (double)BW_MAX(g->n, 1);
-	}
-	phase_begin(rn, "coarsen");
-	const bw_pgraph *cur = g;
-	int stalls = 0;
-	while (nl < MAX_LEVELS) {
-		const size_t left = mem ? budget_left(mem) : SIZE_MAX;
-		const size_t lp = (size_t)cur->n * (size_t)(20 + 8 * ncon) + MARGIN;
-		if (cur->n <= target && cur->m < INT32_MAX - 1 &&
-		    (!mem || bw_metis_bytes(cur->n, cur->m, ncon) + MARGIN <= left))
-			break;
-		bw_coarsen_opts co = {.passes = 5, .seed = bw_key(o->seed, (uint64_t)nl), .threads = o->threads};
-		if (mem) {
-			const size_t room = left > lp ? left - lp : 0;
-			co.buf_bytes = BW_MAX(room / 3, (size_t)16 << 20);
-			co.max_entries = BW_MAX((int64_t)(room / 3 / 8), (int64_t)1 << 20);
-		} else {
-			co.buf_bytes = BW_MIN((size_t)cur->m * 8 + 1, (size_t)1 << 30);
-		}
-		/* Heavy-edge matching, as METIS coarsens, while the coarse graph fits the budget
-		 * whole; a level whose coarse graph may not, and a level after matching stalled,
-		 * uses label propagation instead, which merges as much as the cluster bound allows */
-		const bool tight = co.max_entries && cur->m > co.max_entries;
-		co.match = !tight && !stalls;
-		co.ties = !co.match;
-		for (int c = 0; c < ncon; c++) {
-			const double pair = 1.5 * (double)wtotal[c] / (double)target; /* METIS's own bound */
-			const double grow = avgw[c] * ldexp(1.0, nl + 1 + 2 * stalls);
-			co.maxw[c] = BW_MIN(fcap[c], BW_MAX((int64_t)(co.match ? pair : tight ? (double)fcap[c] : grow), 1));
-		}
-		if ((st = bw_coarsen_level(cur, &co, &lv[nl]))) {
-			phase_end(rn);
-			goto out;
-		}
-		bw_log(BURROW_LOG_DEBUG, "partition: level %d (%s): %lld nodes, %lld entries", nl + 1,
-		       co.match ? "matching" : "label propagation", (long long)lv[nl].g.n, (long long)lv[nl].g.m);
-		const bool stalled = lv[nl].g.n > cur->n - cur->n / 20;
-		cur = &lv[nl++].g;
-		if (o->progress)
-			o->progress(o->progress_user, "coarsen", (uint64_t)nl, 0);
-		if (stalled && ++stalls > 3)
-			break;
-		if (!stalled)
-			stalls = 0;
-	}
-	phase_end(rn);
-	res->levels = nl;
-	res->coarse_n = cur->n;
-	res->coarse_m = cur->m / 2;
-	if (cur->m >= INT32_MAX - 1) {
-		st = bw_err(BURROW_E_NOMEM, "partition: coarsening stalled at %lld nodes and %lld entries, beyond METIS",
-			    (long long)cur->n, (long long)cur->m);
-		goto out;
-	}
-	phase_begin(rn, "metis");
-	int32_t *cpart = bw_malloc((size_t)(cur->n ? cur->n : 1) * sizeof *cpart);
-	if (!cpart) {
-		st = BURROW_E_NOMEM;
-		phase_end(rn);
-		goto out;
-	}
-	st = bw_metis_kway(cur, k, o->ufactor, wtotal, o->seed, cpart, &res->metis_cut);
-	phase_end(rn);
-	if (st) {
-		bw_free(cpart);
-		goto out;
-	}
-	/* project back level by level, refining each: coarse levels in memory, the finest streamed */
-	phase_begin(rn, "refine");
-	int64_t *pw = bw_malloc((size_t)k * (size_t)ncon * sizeof *pw);
-	if (!pw) {
-		st = BURROW_E_NOMEM;
-		bw_free(cpart);
-		phase_end(rn);
-		goto out;
-	}
-	for (int l = nl - 1; l >= 0 && !st; l--) {
-		const bw_pgraph *fine = l ? &lv[l - 1].g : g;
-		int32_t *fpart = l ? bw_malloc((size_t)(fine->n ? fine->n : 1) * sizeof *fpart) : part;
-		if (!fpart) {
-			st = BURROW_E_NOMEM;
-			break;
-		}
-		for (int64_t v = 0; v < fine->n; v++)
-			fpart[v] = lv[l].cmap[v] >= 0 ? cpart[lv[l].cmap[v]] : -1;
-		bw_place_fillers(fine, k, o->ufactor, wtotal, fpart);
-		bw_free(cpart);
-		cpart = l ? fpart : NULL;
-		bw_level_free(&lv[l]);
-		int64_t moved;
-		bw_part_weights(fine, fpart, k, pw, o->threads);
-		const int passes = l ? COARSE_PASSES : o->refine_passes;
-		st = bw_refine(fine, fpart, k, pw, maxw, passes, passes, o->seed, o->threads, &moved);
-		if (o->progress)
-			o->progress(o->progress_user, "refine", (uint64_t)(nl - l), (uint64_t)nl);
-	}
-	bw_free(cpart);
-	bw_free(pw);
-	phase_end(rn);
-out:
-	for (int l = 0; l < nl; l++)
-		bw_level_free(&lv[l]);
+	for (int l = 0; l < cs.nl; l++)
+		bw_level_free(&cs.lv[l]);
 	return st;
 }
 
@@ -437,244 +510,284 @@ static double imbalance_of(const int32_t *part, int64_t n, int k, const int64_t 
 	return (double)mx * k / (double)total;
 }
 
-int burrow_partition(const char *dataset_dir, const burrow_partition_opts *opts, burrow_partition_stats *stats)
+/* The dataset's sizes and what the options ask of them: the constraints, the memory floor,
+ * a train split to balance. */
+static int part_inputs(run *r)
 {
-	burrow_partition_opts o;
-	burrow_dataset *ds = NULL;
-	char *out = NULL, *tmp = NULL;
-	int32_t *part = NULL;
-	uint64_t *train_bits = NULL;
-	int64_t *sym_ptr = NULL, *pw = NULL, *scratch = NULL;
-	void *sym_map = NULL;
-	size_t sym_len = 0;
-	bw_relabel rl = {0};
-	bw_part_out *po = NULL;
-	burrow_partition_stats s = {.size = sizeof s};
-	run rn = {0};
-	int st, tmp_reg = -1;
-	const double t_start = now();
-
-	burrow_partition_defaults(&o);
-	if ((opts && (st = bw_opts_in(&o, sizeof o, opts, "burrow_partition_opts"))) ||
-	    (st = bw_stats_check(stats, "burrow_partition_stats")))
-		return st;
-	rn.o = &o;
-	burrow_partition_stats zero = {.size = sizeof zero};
-	bw_stats_out(stats, &zero, sizeof zero);
-	if ((st = check_opts(&o)) || (st = burrow_dataset_open(&ds, dataset_dir)))
-		return st;
-	const burrow_dataset_info *in = burrow_dataset_get_info(ds);
-	const burrow_csr *gin = burrow_dataset_graph(ds);
-	const int64_t n = in->num_nodes;
-	const int k = o.num_parts;
-	if (n > INT32_MAX - 1) {
-		st = bw_err(BURROW_E_UNSUPPORTED, "%s: %lld nodes: the partitioner needs fewer than 2^31", dataset_dir,
-			    (long long)n);
-		goto out;
-	}
-	if (k > n) {
-		st = bw_err(BURROW_E_INVAL, "%s: %d parts for %lld nodes: at most one part per node", dataset_dir, k,
-			    (long long)n);
-		goto out;
-	}
-	int ncon = 0, kinds[BW_MAX_CON];
+	const burrow_partition_opts *o = r->o;
+	const char *dir = r->dataset_dir;
+	r->in = burrow_dataset_get_info(r->ds);
+	r->gin = burrow_dataset_graph(r->ds);
+	r->n = r->in->num_nodes;
+	r->k = o->num_parts;
+	if (r->n > INT32_MAX - 1)
+		return bw_err(BURROW_E_UNSUPPORTED, "%s: %lld nodes: the partitioner needs fewer than 2^31", dir,
+			      (long long)r->n);
+	if (r->k > r->n)
+		return bw_err(BURROW_E_INVAL, "%s: %d parts for %lld nodes: at most one part per node", dir, r->k,
+			      (long long)r->n);
 	for (int c = 0; c < 3; c++)
-		if (o.balance & (unsigned)CON_BITS[c])
-			kinds[ncon++] = CON_BITS[c];
-	if (o.mem_bytes && floor_bytes(n, ncon) > o.mem_bytes) {
-		st = bw_err(BURROW_E_NOMEM, "%s: %lld nodes need at least %zu bytes of memory, more than the budget of %zu",
-			    dataset_dir, (long long)n, floor_bytes(n, ncon), o.mem_bytes);
-		goto out;
-	}
-	int64_t ntrain;
-	const int64_t *train = burrow_dataset_split(ds, BURROW_SPLIT_TRAIN, &ntrain);
-	if ((o.balance & BURROW_BALANCE_TRAIN) && !ntrain) {
-		st = bw_err(BURROW_E_INVAL, "%s: cannot balance training nodes: the dataset has no train split",
-			    dataset_dir);
-		goto out;
-	}
-	/* output under a temporary name beside its final place */
-	if (o.out_dir) {
-		out = bw_strdup(o.out_dir);
+		if (o->balance & (unsigned)CON_BITS[c])
+			r->kinds[r->ncon++] = CON_BITS[c];
+	if (o->mem_bytes && floor_bytes(r->n, r->ncon) > o->mem_bytes)
+		return bw_err(BURROW_E_NOMEM, "%s: %lld nodes need at least %zu bytes of memory, more than the budget of %zu",
+			      dir, (long long)r->n, floor_bytes(r->n, r->ncon), o->mem_bytes);
+	r->train = burrow_dataset_split(r->ds, BURROW_SPLIT_TRAIN, &r->ntrain);
+	if ((o->balance & BURROW_BALANCE_TRAIN) && !r->ntrain)
+		return bw_err(BURROW_E_INVAL, "%s: cannot balance training nodes: the dataset has no train split", dir);
+	return 0;
+}
+
+/* The output under a temporary name beside its final place (out.tmp.<pid>, registered to be
+ * removed if the command is interrupted), after checking the final place may be taken. */
+static int part_tmp_dir(run *r)
+{
+	const burrow_partition_opts *o = r->o;
+	if (o->out_dir) {
+		r->out = bw_strdup(o->out_dir);
 	} else {
 		char name[32];
-		snprintf(name, sizeof name, "parts-%d", k);
-		out = bw_path_join(dataset_dir, name);
+		snprintf(name, sizeof name, "parts-%d", r->k);
+		r->out = bw_path_join(r->dataset_dir, name);
 	}
-	if (!out || !(tmp = bw_malloc(strlen(out) + 32))) {
-		st = BURROW_E_NOMEM;
-		goto out;
-	}
-	tmp[0] = '\0'; /* nothing to remove on the way out until it is named */
-	size_t ol = strlen(out);
-	while (ol > 1 && out[ol - 1] == '/')
-		out[--ol] = '\0';
+	if (!r->out || !(r->tmp = bw_malloc(strlen(r->out) + 32)))
+		return BURROW_E_NOMEM;
+	r->tmp[0] = '\0'; /* nothing to remove on the way out until it is named */
+	size_t ol = strlen(r->out);
+	while (ol > 1 && r->out[ol - 1] == '/')
+		r->out[--ol] = '\0';
 	struct stat sb;
-	if (!o.overwrite && stat(out, &sb) == 0) {
-		st = bw_err(BURROW_E_EXISTS, "%s: already exists", out);
-		goto out;
-	}
-	if (o.overwrite && (st = bw_check_replaceable(out, dataset_dir)))
-		goto out;
-	if ((st = bw_rm_stale_tmp(out)))
-		goto out;
-	sprintf(tmp, "%s.tmp.%ld", out, (long)getpid());
-	tmp_reg = bw_tmp_add(tmp); /* removed if the command is interrupted */
-	if ((st = bw_rm_rf(tmp)) || (st = bw_mkdir_p(tmp, 0755)))
-		goto out;
+	int st;
+	if (!o->overwrite && stat(r->out, &sb) == 0)
+		return bw_err(BURROW_E_EXISTS, "%s: already exists", r->out);
+	if ((o->overwrite && (st = bw_check_replaceable(r->out, r->dataset_dir))) || (st = bw_rm_stale_tmp(r->out)))
+		return st;
+	sprintf(r->tmp, "%s.tmp.%ld", r->out, (long)getpid());
+	r->tmp_reg = bw_tmp_add(r->tmp);
+	if ((st = bw_rm_rf(r->tmp)))
+		return st;
+	return bw_mkdir_p(r->tmp, 0755);
+}
 
-	part = bw_malloc((size_t)(n ? n : 1) * sizeof *part);
-	pw = bw_malloc((size_t)k * BW_MAX_CON * sizeof *pw);
-	scratch = bw_malloc((size_t)k * sizeof *scratch);
-	po = bw_calloc((size_t)k, sizeof *po);
-	if (ntrain)
-		train_bits = bw_calloc((size_t)(n + 63) / 64, sizeof *train_bits);
-	if (!part || !pw || !scratch || !po || (ntrain && !train_bits)) {
-		st = BURROW_E_NOMEM;
-		goto out;
-	}
-	for (int64_t q = 0; q < ntrain; q++)
-		bw_bit_set(train_bits, train[q]);
-	bw_release_range(train, (size_t)ntrain * sizeof *train);
+/* The per-node and per-part arrays, and the training nodes as bits. */
+static int part_arrays(run *r)
+{
+	const int64_t n = r->n;
+	const int k = r->k;
+	r->part = bw_malloc((size_t)(n ? n : 1) * sizeof *r->part);
+	r->pw = bw_malloc((size_t)k * BW_MAX_CON * sizeof *r->pw);
+	r->scratch = bw_malloc((size_t)k * sizeof *r->scratch);
+	r->po = bw_calloc((size_t)k, sizeof *r->po);
+	if (r->ntrain)
+		r->train_bits = bw_calloc((size_t)(n + 63) / 64, sizeof *r->train_bits);
+	if (!r->part || !r->pw || !r->scratch || !r->po || (r->ntrain && !r->train_bits))
+		return BURROW_E_NOMEM;
+	for (int64_t q = 0; q < r->ntrain; q++)
+		bw_bit_set(r->train_bits, r->train[q]);
+	bw_release_range(r->train, (size_t)r->ntrain * sizeof *r->train);
+	return 0;
+}
 
-	/* the symmetric graph without self-loops: the input itself when meta.json says it is
-	 * symmetric (its readers skip loops and repeats), else a symmetrized copy on disk */
-	bw_pgraph g = {.n = n, .m = gin->num_edges, .indptr = gin->indptr, .indices = gin->indices,
-		       .width = gin->index_width, .mapped = true, .ptr_mapped = true};
-	if (!in->symmetric) {
-		phase_begin(&rn, "symmetrize");
-		size_t buf = o.mem_bytes ? budget_left(o.mem_bytes) / 2 : ((size_t)1 << 30);
-		st = bw_symmetrize(gin, tmp, BW_MAX(buf, (size_t)16 << 20), o.threads, &g, &sym_ptr, &sym_map, &sym_len);
-		phase_end(&rn);
+/* The symmetric graph without self-loops: the input itself when meta.json says it is
+ * symmetric (its readers skip loops and repeats), else a symmetrized copy on disk (the
+ * "symmetrize" phase); with the constraints' weights. */
+static int part_graph(run *r)
+{
+	const burrow_partition_opts *o = r->o;
+	const burrow_csr *gin = r->gin;
+	r->g = (bw_pgraph){.n = r->n, .m = gin->num_edges, .indptr = gin->indptr, .indices = gin->indices,
+			   .width = gin->index_width, .mapped = true, .ptr_mapped = true};
+	if (!r->in->symmetric) {
+		phase_begin(r, "symmetrize");
+		size_t buf = o->mem_bytes ? budget_left(o->mem_bytes) / 2 : ((size_t)1 << 30);
+		int st = bw_symmetrize(gin, r->tmp, BW_MAX(buf, (size_t)16 << 20), o->threads, &r->g, &r->sym_ptr,
+				       &r->sym_map, &r->sym_len);
+		phase_end(r);
 		if (st)
-			goto out;
+			return st;
 	}
-	g.ncon = ncon;
-	memcpy(g.con_kind, kinds, sizeof kinds);
-	g.deg_indptr = gin->indptr;
-	g.train_bits = train_bits;
+	r->g.ncon = r->ncon;
+	memcpy(r->g.con_kind, r->kinds, sizeof r->kinds);
+	r->g.deg_indptr = gin->indptr;
+	r->g.train_bits = r->train_bits;
+	return 0;
+}
 
-	result res = {0};
-	if (o.method == BURROW_PART_RANDOM) {
-		phase_begin(&rn, "random");
-		st = random_parts(n, k, o.seed, part);
-		phase_end(&rn);
-	} else {
-		double maxw[BW_MAX_CON];
-		for (int c = 0; c < ncon; c++) {
-			int64_t total = 0;
-			for (int64_t v = 0; v < n; v++)
-				total += bw_pg_vw(&g, v, c);
-			if (!total) {
-				st = bw_err(BURROW_E_INVAL, "%s: the %s constraint weighs 0 in total; nothing to balance",
-					    dataset_dir, kinds[c] == BURROW_BALANCE_TRAIN ? "train" : "edges");
-				goto out;
-			}
-			maxw[c] = o.ufactor * (double)total / k;
-		}
-		st = metis_parts(&rn, &g, maxw, part, &res);
-		if (!st && !res.coarsened && k > 1) {
-			/* the same bounded refinement, relaxed rounds included, as the finest level
-			 * after projection: METIS may leave a part a little over its bound, and on
-			 * skewed graphs the rounds find far lower cuts (R-MAT scale 20, K=4: 1,943,896
-			 * after plain refinement, 1,008,665 with the rounds) */
-			int64_t moved;
-			phase_begin(&rn, "refine");
-			bw_part_weights(&g, part, k, pw, o.threads);
-			st = bw_refine(&g, part, k, pw, maxw, o.refine_passes, o.refine_passes, o.seed, o.threads, &moved);
-			phase_end(&rn);
-		}
+/* Each node's part: random ("random"), or METIS (metis_parts) and, when METIS ran on the
+ * graph itself, its refinement ("refine"). */
+static int part_assign(run *r)
+{
+	const burrow_partition_opts *o = r->o;
+	const int k = r->k;
+	int st;
+	if (o->method == BURROW_PART_RANDOM) {
+		phase_begin(r, "random");
+		st = random_parts(r->n, k, o->seed, r->part);
+		phase_end(r);
+		return st;
 	}
-	if (st)
-		goto out;
+	double maxw[BW_MAX_CON];
+	for (int c = 0; c < r->ncon; c++) {
+		int64_t total = 0;
+		for (int64_t v = 0; v < r->n; v++)
+			total += bw_pg_vw(&r->g, v, c);
+		if (!total)
+			return bw_err(BURROW_E_INVAL, "%s: the %s constraint weighs 0 in total; nothing to balance",
+				      r->dataset_dir, r->kinds[c] == BURROW_BALANCE_TRAIN ? "train" : "edges");
+		maxw[c] = o->ufactor * (double)total / k;
+	}
+	st = metis_parts(r, &r->g, maxw, r->part, &r->res);
+	if (!st && !r->res.coarsened && k > 1) {
+		/* the same bounded refinement, relaxed rounds included, as the finest level
+		 * after projection: METIS may leave a part a little over its bound, and on
+		 * skewed graphs the rounds find far lower cuts (R-MAT scale 20, K=4: 1,943,896
+		 * after plain refinement, 1,008,665 with the rounds) */
+		int64_t moved;
+		phase_begin(r, "refine");
+		bw_part_weights(&r->g, r->part, k, r->pw, o->threads);
+		st = bw_refine(&r->g, r->part, k, r->pw, maxw, o->refine_passes, o->refine_passes, o->seed, o->threads,
+			       &moved);
+		phase_end(r);
+	}
+	return st;
+}
 
-	phase_begin(&rn, "stats");
-	bw_edge_cut(&g, part, o.threads, &s.edge_cut, &s.sym_edges);
-	s.num_parts = k;
-	s.num_nodes = n;
-	s.num_edges = in->num_edges;
-	s.cut_fraction = s.sym_edges ? (double)s.edge_cut / (double)s.sym_edges : 0;
-	s.imbalance_nodes = imbalance_of(part, n, k, NULL, NULL, 0, scratch);
-	s.imbalance_train = ntrain ? imbalance_of(part, n, k, NULL, train, ntrain, scratch) : 0;
-	s.imbalance_edges = imbalance_of(part, n, k, gin->indptr, NULL, 0, scratch);
-	bw_release_range(train, (size_t)ntrain * sizeof *train);
-	bw_release_range(gin->indptr, (size_t)(n + 1) * sizeof *gin->indptr);
-	s.metis_cut = res.metis_cut;
-	s.coarsened = res.coarsened;
-	s.coarsen_levels = res.levels;
-	s.coarse_nodes = o.method == BURROW_PART_METIS ? res.coarse_n : 0;
-	s.coarse_edges = o.method == BURROW_PART_METIS ? (res.coarsened ? res.coarse_m : s.sym_edges) : 0;
-	phase_end(&rn);
-	if (sym_map) {
-		munmap(sym_map, sym_len);
-		sym_map = NULL;
-		bw_free(sym_ptr);
-		sym_ptr = NULL;
-		char *sp = bw_path_join(tmp, "sym.indices");
+/* The "stats" phase: the cut and the balance; then the symmetrized copy and the training
+ * bits are dropped (the write needs neither). */
+static void part_stats(run *r)
+{
+	const burrow_partition_opts *o = r->o;
+	burrow_partition_stats *s = &r->s;
+	const int64_t n = r->n;
+	const int k = r->k;
+	phase_begin(r, "stats");
+	bw_edge_cut(&r->g, r->part, o->threads, &s->edge_cut, &s->sym_edges);
+	s->num_parts = k;
+	s->num_nodes = n;
+	s->num_edges = r->in->num_edges;
+	s->cut_fraction = s->sym_edges ? (double)s->edge_cut / (double)s->sym_edges : 0;
+	s->imbalance_nodes = imbalance_of(r->part, n, k, NULL, NULL, 0, r->scratch);
+	s->imbalance_train = r->ntrain ? imbalance_of(r->part, n, k, NULL, r->train, r->ntrain, r->scratch) : 0;
+	s->imbalance_edges = imbalance_of(r->part, n, k, r->gin->indptr, NULL, 0, r->scratch);
+	bw_release_range(r->train, (size_t)r->ntrain * sizeof *r->train);
+	bw_release_range(r->gin->indptr, (size_t)(n + 1) * sizeof *r->gin->indptr);
+	s->metis_cut = r->res.metis_cut;
+	s->coarsened = r->res.coarsened;
+	s->coarsen_levels = r->res.levels;
+	s->coarse_nodes = o->method == BURROW_PART_METIS ? r->res.coarse_n : 0;
+	s->coarse_edges = o->method == BURROW_PART_METIS ? (r->res.coarsened ? r->res.coarse_m : s->sym_edges) : 0;
+	phase_end(r);
+	if (r->sym_map) {
+		munmap(r->sym_map, r->sym_len);
+		r->sym_map = NULL;
+		bw_free(r->sym_ptr);
+		r->sym_ptr = NULL;
+		char *sp = bw_path_join(r->tmp, "sym.indices");
 		if (sp)
 			unlink(sp);
 		bw_free(sp);
 	}
-	bw_free(train_bits);
-	train_bits = NULL;
+	bw_free(r->train_bits);
+	r->train_bits = NULL;
+}
 
-	/* relabel: part i owns [offsets[i], offsets[i+1]), in ascending input id within a part */
-	phase_begin(&rn, "write");
-	rl.k = k;
-	rl.n = n;
-	rl.part = part;
-	rl.offsets = bw_calloc((size_t)k + 1, sizeof *rl.offsets);
-	rl.new_of_orig = bw_malloc((size_t)(n ? n : 1) * sizeof *rl.new_of_orig);
-	rl.orig_of_new = bw_malloc((size_t)(n ? n : 1) * sizeof *rl.orig_of_new);
-	if (!rl.offsets || !rl.new_of_orig || !rl.orig_of_new) {
+/* The "write" phase: relabel (part i owns [offsets[i], offsets[i+1]), in ascending input
+ * id within a part), then write the parts into the temporary directory. */
+static int part_write(run *r)
+{
+	bw_relabel *rl = &r->rl;
+	const int64_t n = r->n;
+	const int k = r->k;
+	int st;
+	phase_begin(r, "write");
+	rl->k = k;
+	rl->n = n;
+	rl->part = r->part;
+	rl->offsets = bw_calloc((size_t)k + 1, sizeof *rl->offsets);
+	rl->new_of_orig = bw_malloc((size_t)(n ? n : 1) * sizeof *rl->new_of_orig);
+	rl->orig_of_new = bw_malloc((size_t)(n ? n : 1) * sizeof *rl->orig_of_new);
+	if (!rl->offsets || !rl->new_of_orig || !rl->orig_of_new) {
 		st = BURROW_E_NOMEM;
-		phase_end(&rn);
-		goto out;
+	} else {
+		for (int64_t v = 0; v < n; v++)
+			rl->offsets[r->part[v] + 1]++;
+		for (int i = 0; i < k; i++)
+			rl->offsets[i + 1] += rl->offsets[i];
+		memcpy(r->scratch, rl->offsets, (size_t)k * sizeof *r->scratch);
+		for (int64_t v = 0; v < n; v++) {
+			int64_t id = r->scratch[r->part[v]]++;
+			rl->new_of_orig[v] = (int32_t)id;
+			rl->orig_of_new[id] = (int32_t)v;
+		}
+		st = bw_write_parts(r->ds, r->dataset_dir, rl, r->tmp, r->o->threads, r->o->progress, r->o->progress_user,
+				    r->po);
 	}
-	for (int64_t v = 0; v < n; v++)
-		rl.offsets[part[v] + 1]++;
-	for (int i = 0; i < k; i++)
-		rl.offsets[i + 1] += rl.offsets[i];
-	memcpy(scratch, rl.offsets, (size_t)k * sizeof *scratch);
-	for (int64_t v = 0; v < n; v++) {
-		int64_t id = scratch[part[v]]++;
-		rl.new_of_orig[v] = (int32_t)id;
-		rl.orig_of_new[id] = (int32_t)v;
+	phase_end(r);
+	return st;
+}
+
+/* The run's totals and phases into the statistics, meta.json, and the temporary directory
+ * renamed into place. */
+static int part_finish(run *r)
+{
+	burrow_partition_stats *s = &r->s;
+	for (int i = 0; i < r->k; i++)
+		s->halo_total += r->po[i].halo;
+	s->replication = r->n ? (double)(r->n + s->halo_total) / (double)r->n : 1;
+	s->seconds = now() - r->t_start;
+	s->peak_rss_bytes = rss_peak();
+	s->num_phases = r->nph;
+	for (int i = 0; i < r->nph; i++)
+		s->phases[i] = (struct burrow_partition_phase){r->ph[i].name, r->ph[i].seconds, (int64_t)r->ph[i].heap_peak,
+							       r->ph[i].rss_peak};
+	int st;
+	if ((st = write_meta(r->tmp, r->dataset_dir, r->ds, r, s, &r->rl, r->po)) || (st = bw_fsync_dir(r->tmp)))
+		return st;
+	return rename_into_place(r->tmp, r->out, r->o->overwrite);
+}
+
+/* Everything the steps acquired, whichever step the run stopped at; a failed run's
+ * temporary directory is removed. */
+static void run_close(run *r, int st)
+{
+	if (r->sym_map)
+		munmap(r->sym_map, r->sym_len);
+	bw_free(r->sym_ptr);
+	if (st && r->tmp && r->tmp[0])
+		bw_rm_rf(r->tmp);
+	bw_tmp_drop(r->tmp_reg);
+	bw_free(r->rl.offsets);
+	bw_free(r->rl.new_of_orig);
+	bw_free(r->rl.orig_of_new);
+	bw_free(r->po);
+	bw_free(r->part);
+	bw_free(r->pw);
+	bw_free(r->scratch);
+	bw_free(r->train_bits);
+	bw_free(r->out);
+	bw_free(r->tmp);
+	burrow_dataset_close(r->ds);
+}
+
+int burrow_partition(const char *dataset_dir, const burrow_partition_opts *opts, burrow_partition_stats *stats)
+{
+	burrow_partition_opts o;
+	run rn = {.o = &o, .t_start = now(), .dataset_dir = dataset_dir, .tmp_reg = -1, .s = {.size = sizeof rn.s}};
+	int st;
+	burrow_partition_defaults(&o);
+	if ((opts && (st = bw_opts_in(&o, sizeof o, opts, "burrow_partition_opts"))) ||
+	    (st = bw_stats_check(stats, "burrow_partition_stats")))
+		return st;
+	burrow_partition_stats zero = {.size = sizeof zero};
+	bw_stats_out(stats, &zero, sizeof zero);
+	if ((st = check_opts(&o)) || (st = burrow_dataset_open(&rn.ds, dataset_dir)))
+		return st;
+	if (!(st = part_inputs(&rn)) && !(st = part_tmp_dir(&rn)) && !(st = part_arrays(&rn)) &&
+	    !(st = part_graph(&rn)) && !(st = part_assign(&rn))) {
+		part_stats(&rn);
+		if (!(st = part_write(&rn)) && !(st = part_finish(&rn)))
+			bw_stats_out(stats, &rn.s, sizeof rn.s);
 	}
-	st = bw_write_parts(ds, dataset_dir, &rl, tmp, o.threads, o.progress, o.progress_user, po);
-	phase_end(&rn);
-	if (st)
-		goto out;
-	for (int i = 0; i < k; i++)
-		s.halo_total += po[i].halo;
-	s.replication = n ? (double)(n + s.halo_total) / (double)n : 1;
-	s.seconds = now() - t_start;
-	s.peak_rss_bytes = rss_peak();
-	s.num_phases = rn.nph;
-	for (int i = 0; i < rn.nph; i++)
-		s.phases[i] = (struct burrow_partition_phase){rn.ph[i].name, rn.ph[i].seconds,
-							      (int64_t)rn.ph[i].heap_peak, rn.ph[i].rss_peak};
-	if ((st = write_meta(tmp, dataset_dir, ds, &rn, &s, &rl, po)) ||
-	    (st = bw_fsync_dir(tmp)) || (st = rename_into_place(tmp, out, o.overwrite)))
-		goto out;
-	bw_stats_out(stats, &s, sizeof s);
-out:
-	if (sym_map)
-		munmap(sym_map, sym_len);
-	bw_free(sym_ptr);
-	if (st && tmp && tmp[0])
-		bw_rm_rf(tmp);
-	bw_tmp_drop(tmp_reg);
-	bw_free(rl.offsets);
-	bw_free(rl.new_of_orig);
-	bw_free(rl.orig_of_new);
-	bw_free(po);
-	bw_free(part);
-	bw_free(pw);
-	bw_free(scratch);
-	bw_free(train_bits);
-	bw_free(out);
-	bw_free(tmp);
-	burrow_dataset_close(ds);
+	run_close(&rn, st);
 	return st;
 }

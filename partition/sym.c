@@ -24,39 +24,38 @@ static int64_t sort_unique(int32_t *a, int64_t n)
 	return k;
 }
 
-int bw_symmetrize(const burrow_csr *in, const char *dir, size_t buf_bytes, int threads, bw_pgraph *out,
-		  int64_t **indptr_out, void **map_out, size_t *map_len)
-{
-	const int64_t n = in->num_nodes;
-	int64_t *ptr = NULL, *cur = NULL;
-	int32_t *buf = NULL;
-	char *path = NULL;
-	int fd = -1, st;
+/* One bw_symmetrize: the input, the row bounds that become the output's indptr, the
+ * range buffer and the id file the phases fill. */
+typedef struct sym_run {
+	const burrow_csr *in;
+	bw_pgraph gin;     /* in, as the streaming helpers read it */
+	int64_t n;
+	int threads;
+	int64_t *ptr;      /* [n + 1] row bounds, then the output's indptr */
+	int64_t *cur;      /* [n] a range's fill positions, then its rows' lengths */
+	int32_t *buf;      /* [cap] one range of rows */
+	int64_t cap;
+	char *path;        /* dir/sym.indices */
+	int fd;            /* open on path, or -1 */
+	int64_t written;   /* ids appended to path */
+} sym_run;
 
-	*indptr_out = NULL;
-	*map_out = NULL;
-	*map_len = 0;
-	if (n > INT32_MAX)
-		return bw_err(BURROW_E_UNSUPPORTED, "partition: %lld nodes: the partitioner needs fewer than 2^31",
-			      (long long)n);
-	bw_pgraph gin = {.n = n, .m = in->num_edges, .indptr = in->indptr, .indices = in->indices,
-			 .width = in->index_width, .mapped = true, .ptr_mapped = true};
-	ptr = bw_calloc((size_t)n + 1, sizeof *ptr);
-	cur = bw_malloc((size_t)(n ? n : 1) * sizeof *cur);
-	path = bw_path_join(dir, "sym.indices");
-	if (!ptr || !cur || !path) {
-		st = BURROW_E_NOMEM;
-		goto fail;
-	}
-	/* upper bound of each symmetric row: out-degree plus in-degree, self-loops left out */
+/* ptr: the upper bound of each symmetric row (out-degree plus in-degree, self-loops left
+ * out), summed into row bounds; the range buffer: buf_bytes, at least the longest row and
+ * 2^16 ids, at most every id. */
+static int sym_bounds(sym_run *r, size_t buf_bytes)
+{
+	const burrow_csr *in = r->in;
+	const int64_t n = r->n;
+	int64_t *ptr = r->ptr;
 	bw_stream s;
-	bw_stream_begin(&s, &gin);
+	bw_stream_begin(&s, &r->gin);
 	for (int64_t a = 0; a < n; a += BW_CHUNK) {
 		const int64_t b = BW_MIN(n, a + BW_CHUNK);
-#pragma omp parallel for schedule(dynamic, 256) num_threads(bw_threads(threads))
+#pragma omp parallel for schedule(dynamic, 256) num_threads(bw_threads(r->threads))
 		for (int64_t v = a; v < b; v++)
 			for (int64_t j = in->indptr[v]; j < in->indptr[v + 1]; j++) {
-				int64_t u = bw_pg_nbr(&gin, j);
+				int64_t u = bw_pg_nbr(&r->gin, j);
 				if (u == v)
 					continue;
 				__atomic_fetch_add(&ptr[v + 1], 1, __ATOMIC_RELAXED);
@@ -69,88 +68,123 @@ int bw_symmetrize(const burrow_csr *in, const char *dir, size_t buf_bytes, int t
 		maxrow = BW_MAX(maxrow, ptr[v + 1]);
 		ptr[v + 1] += ptr[v];
 	}
-	int64_t cap = (int64_t)(buf_bytes / sizeof *buf);
+	int64_t cap = (int64_t)(buf_bytes / sizeof *r->buf);
 	cap = BW_MAX(cap, BW_MAX(maxrow, (int64_t)1 << 16));
-	cap = BW_MIN(cap, BW_MAX(ptr[n], 1));
-	buf = bw_malloc((size_t)cap * sizeof *buf);
-	if (!buf) {
-		st = BURROW_E_NOMEM;
-		goto fail;
+	r->cap = BW_MIN(cap, BW_MAX(ptr[n], 1));
+	r->buf = bw_malloc((size_t)r->cap * sizeof *r->buf);
+	return r->buf ? 0 : BURROW_E_NOMEM;
+}
+
+/* Rows [a, b), whose bounds from ptr[a] fit the buffer: one streamed pass over the input
+ * gathers them, then each is sorted and de-duplicated, and the rows, compacted, are appended
+ * to the file; ptr[a .. b) becomes their final indptr. */
+static int sym_range(sym_run *r, int64_t a, int64_t b)
+{
+	const burrow_csr *in = r->in;
+	const int64_t n = r->n, base = r->ptr[a];
+	int64_t *ptr = r->ptr, *cur = r->cur;
+	int32_t *buf = r->buf;
+	for (int64_t v = a; v < b; v++)
+		cur[v - a] = ptr[v] - base;
+	bw_stream s;
+	bw_stream_begin(&s, &r->gin);
+	for (int64_t c = 0; c < n; c += BW_CHUNK) {
+		const int64_t d = BW_MIN(n, c + BW_CHUNK);
+#pragma omp parallel for schedule(dynamic, 256) num_threads(bw_threads(r->threads))
+		for (int64_t u = c; u < d; u++)
+			for (int64_t j = in->indptr[u]; j < in->indptr[u + 1]; j++) {
+				int64_t v = bw_pg_nbr(&r->gin, j);
+				if (u == v)
+					continue;
+				if (u >= a && u < b)
+					buf[__atomic_fetch_add(&cur[u - a], 1, __ATOMIC_RELAXED)] = (int32_t)v;
+				if (v >= a && v < b)
+					buf[__atomic_fetch_add(&cur[v - a], 1, __ATOMIC_RELAXED)] = (int32_t)u;
+			}
+		bw_stream_release(&s, d);
 	}
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		st = bw_err_errno(errno, path, "create");
-		goto fail;
+#pragma omp parallel for schedule(dynamic, 64) num_threads(bw_threads(r->threads))
+	for (int64_t v = a; v < b; v++)
+		cur[v - a] = sort_unique(buf + (ptr[v] - base), cur[v - a] - (ptr[v] - base));
+	int64_t k = 0;
+	for (int64_t v = a; v < b; v++) {
+		const int64_t lo = ptr[v] - base, len = cur[v - a];
+		memmove(buf + k, buf + lo, (size_t)len * sizeof *buf);
+		ptr[v] = r->written + k;
+		k += len;
 	}
-	/* one range of rows per pass; ptr[a .. b) becomes the final indptr once the range is done */
-	int64_t written = 0;
-	for (int64_t a = 0; a < n;) {
-		const int64_t base = ptr[a];
+	int st = bw_write_all(r->fd, buf, (size_t)k * sizeof *buf, r->path);
+	if (!st)
+		r->written += k;
+	return st;
+}
+
+/* Create the id file and fill it one range of rows per pass. */
+static int sym_write(sym_run *r)
+{
+	r->fd = open(r->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (r->fd < 0)
+		return bw_err_errno(errno, r->path, "create");
+	for (int64_t a = 0; a < r->n;) {
 		int64_t b = a;
-		while (b < n && ptr[b + 1] - base <= cap)
+		while (b < r->n && r->ptr[b + 1] - r->ptr[a] <= r->cap)
 			b++;
-		for (int64_t v = a; v < b; v++)
-			cur[v - a] = ptr[v] - base;
-		bw_stream_begin(&s, &gin);
-		for (int64_t c = 0; c < n; c += BW_CHUNK) {
-			const int64_t d = BW_MIN(n, c + BW_CHUNK);
-#pragma omp parallel for schedule(dynamic, 256) num_threads(bw_threads(threads))
-			for (int64_t u = c; u < d; u++)
-				for (int64_t j = in->indptr[u]; j < in->indptr[u + 1]; j++) {
-					int64_t v = bw_pg_nbr(&gin, j);
-					if (u == v)
-						continue;
-					if (u >= a && u < b)
-						buf[__atomic_fetch_add(&cur[u - a], 1, __ATOMIC_RELAXED)] = (int32_t)v;
-					if (v >= a && v < b)
-						buf[__atomic_fetch_add(&cur[v - a], 1, __ATOMIC_RELAXED)] = (int32_t)u;
-				}
-			bw_stream_release(&s, d);
-		}
-#pragma omp parallel for schedule(dynamic, 64) num_threads(bw_threads(threads))
-		for (int64_t v = a; v < b; v++)
-			cur[v - a] = sort_unique(buf + (ptr[v] - base), cur[v - a] - (ptr[v] - base));
-		/* compact the range's rows and append them */
-		int64_t k = 0;
-		for (int64_t v = a; v < b; v++) {
-			const int64_t lo = ptr[v] - base, len = cur[v - a];
-			memmove(buf + k, buf + lo, (size_t)len * sizeof *buf);
-			ptr[v] = written + k;
-			k += len;
-		}
-		if ((st = bw_write_all(fd, buf, (size_t)k * sizeof *buf, path)))
-			goto fail;
-		written += k;
+		int st = sym_range(r, a, b);
+		if (st)
+			return st;
 		a = b;
 	}
-	ptr[n] = written;
-	bw_free(buf);
-	buf = NULL;
-	bw_free(cur);
-	cur = NULL;
-	void *map = NULL;
-	if (written) {
-		map = mmap(NULL, (size_t)written * sizeof(int32_t), PROT_READ, MAP_SHARED, fd, 0);
-		if (map == MAP_FAILED) {
-			st = bw_err_errno(errno, path, "mmap");
-			goto fail;
-		}
-	}
-	close(fd);
-	bw_free(path);
-	*out = (bw_pgraph){.n = n, .m = written, .indptr = ptr, .indices = map, .width = 4, .mapped = true};
-	*indptr_out = ptr;
-	*map_out = map;
-	*map_len = (size_t)written * sizeof(int32_t);
+	r->ptr[r->n] = r->written;
 	return 0;
-fail:
-	if (fd >= 0) {
-		close(fd);
-		unlink(path);
+}
+
+/* What the phases hold: all of it on failure (the file removed), all but ptr and the file's
+ * mapping on success (the file stays, mapped). */
+static void sym_run_free(sym_run *r, bool ok)
+{
+	if (r->fd >= 0) {
+		close(r->fd);
+		if (!ok)
+			unlink(r->path);
 	}
-	bw_free(path);
-	bw_free(buf);
-	bw_free(cur);
-	bw_free(ptr);
-	return st;
+	bw_free(r->path);
+	bw_free(r->buf);
+	bw_free(r->cur);
+	if (!ok)
+		bw_free(r->ptr);
+}
+
+int bw_symmetrize(const burrow_csr *in, const char *dir, size_t buf_bytes, int threads, bw_pgraph *out,
+		  int64_t **indptr_out, void **map_out, size_t *map_len)
+{
+	const int64_t n = in->num_nodes;
+	*indptr_out = NULL;
+	*map_out = NULL;
+	*map_len = 0;
+	if (n > INT32_MAX)
+		return bw_err(BURROW_E_UNSUPPORTED, "partition: %lld nodes: the partitioner needs fewer than 2^31",
+			      (long long)n);
+	sym_run r = {.in = in, .n = n, .threads = threads, .fd = -1};
+	r.gin = (bw_pgraph){.n = n, .m = in->num_edges, .indptr = in->indptr, .indices = in->indices,
+			    .width = in->index_width, .mapped = true, .ptr_mapped = true};
+	r.ptr = bw_calloc((size_t)n + 1, sizeof *r.ptr);
+	r.cur = bw_malloc((size_t)(n ? n : 1) * sizeof *r.cur);
+	r.path = bw_path_join(dir, "sym.indices");
+	int st = !r.ptr || !r.cur || !r.path ? BURROW_E_NOMEM : 0;
+	if (!st && !(st = sym_bounds(&r, buf_bytes)))
+		st = sym_write(&r);
+	void *map = NULL;
+	if (!st && r.written) {
+		map = mmap(NULL, (size_t)r.written * sizeof(int32_t), PROT_READ, MAP_SHARED, r.fd, 0);
+		if (map == MAP_FAILED)
+			st = bw_err_errno(errno, r.path, "mmap");
+	}
+	sym_run_free(&r, !st);
+	if (st)
+		return st;
+	*out = (bw_pgraph){.n = n, .m = r.written, .indptr = r.ptr, .indices = map, .width = 4, .mapped = true};
+	*indptr_out = r.ptr;
+	*map_out = map;
+	*map_len = (size_t)r.written * sizeof(int32_t);
+	return 0;
 }

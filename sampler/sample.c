@@ -426,195 +426,183 @@ static inline void read_row(const int64_t *gp, const int64_t *nodes, int64_t nd,
 	ip[i + 1] = fanout < 0 || d <= fanout ? d : fanout;
 }
 
-/* Sample block l of b over the current nodes b->nodes[0, nd), whose sorted view is
- * c->sg/c->sl[0, nd): append the new source nodes to b->nodes and set *nsrc to the
- * node count after them. The sorted view is extended unless `last`. A fanout < 0 takes
- * whole rows.
- *
- * One parallel region per layer with three or four barriers (a barrier costs little on
- * an idle machine but can cost a scheduler slice on a busy one): the rows' degrees and
- * offsets; the draws (dynamic chunks of rows), each thread counting its items per bucket
- * (top digit of the id); then each thread takes a range of buckets holding about E/nt
- * items, places their items (so they stay in its cache) and counts their new nodes;
- * once every count is in, it numbers them. The numbering of a small layer works in
- * cache-sized arrays where a second thread mostly adds traffic between cores, so it
- * runs on one thread below NUMBER_PAR_MIN items. */
-static int layer_step(bw_sample_ctx *c, const burrow_csr *g, const bw_expander *ex, bw_sampled *b, int l,
-		      int fanout, uint64_t lkey, int64_t nd, bool last, int64_t *nsrc)
+/* One layer step: the job its numbering shares, and what its phases read and write
+ * (layer_step's parallel region shares it between the threads). */
+typedef struct layer_run {
+	layer_job j;
+	bw_sampled *b;
+	const bw_expander *ex;     /* NULL: draw from g */
+	const int64_t *gp;         /* g's indptr, NULL with an expander */
+	const void *gi;            /* g's indices, NULL with an expander */
+	bool w4;                   /* gi holds int32 */
+	int64_t num_nodes;         /* ids are in [0, num_nodes) */
+	const int64_t *xip, *xids; /* the expander's rows */
+	int64_t *row, *ip;         /* [2 nd] each row's graph start and degree; [nd + 1] the block's indptr */
+	int fanout;
+	uint64_t lkey;
+	int ub;                    /* bits of a node id */
+	bool rows_par;             /* the rows' degrees are read by every thread */
+	int64_t next_chunk;        /* the next row to draw from (atomic) */
+	int64_t bad;               /* an expander's edge whose source is no node id, or -1 (atomic) */
+	int st;                    /* a failure of phase 2 (j.msg has its message) */
+} layer_run;
+
+/* Phase 1, one row: row i's graph start and degree, its sample size, and the trim hook every
+ * BW_TRIM_ROWS rows (indptr's pages). */
+static inline void rows_one(layer_run *r, int64_t i)
 {
-	const int64_t *gp = ex ? NULL : g->indptr;
-	const void *gi = ex ? NULL : g->indices;
-	const bool w4 = !ex && g->index_width == 4;
-	const int64_t num_nodes = ex ? ex->num_nodes : g->num_nodes;
-	const int64_t *xip = NULL, *xids = NULL; /* the expander's rows */
-	int st;
-	if ((st = grow(&c->row, &c->row_cap, 2 * (size_t)nd, sizeof(int64_t), false)) ||
-	    (st = grow(&b->indptr[l], &b->indptr_cap[l], (size_t)nd + 1, sizeof(int64_t), false)))
-		return st;
-	if (ex && (st = ex->expand(ex->ctx, l, fanout, lkey, b->nodes, nd, &xip, &xids)))
-		return st;
-	int64_t *row = c->row, *ip = b->indptr[l];
-	const int ub = bits_for((uint64_t)num_nodes - 1);
-	layer_job j = {.c = c, .l = l, .nd = nd, .top = BW_MIN(ub, RADIX_BITS), .sg = c->sg, .sl = c->sl};
-	j.rest = ub - j.top;
-	const int64_t nbkt = (int64_t)1 << j.top;
-	/* edges, roughly, to decide on threads */
-	const int64_t est = ex ? xip[nd] : nd * (fanout < 0 ? 8 : fanout);
-	int64_t next_chunk = 0, bad = -1;
+	bw_sample_ctx *c = r->j.c;
+	read_row(r->gp, r->b->nodes, r->j.nd, i, r->fanout, r->row, r->ip);
+	if (c->trim && i % BW_TRIM_ROWS == BW_TRIM_ROWS - 1)
+		c->trim(c->trim_user);
+}
 
-#pragma omp parallel num_threads(c->threads) if (est >= DRAW_PAR_MIN)
-	{
-		const int nt = omp_get_num_threads(), t = omp_get_thread_num();
-		const bool rows_par = !ex && nd >= ROWS_PAR_MIN;
-
-		/* 1. degrees and sample sizes */
-		if (rows_par) {
-#pragma omp for schedule(static)
-			for (int64_t i = 0; i < nd; i++) {
-				read_row(gp, b->nodes, nd, i, fanout, row, ip);
-				if (c->trim && i % BW_TRIM_ROWS == BW_TRIM_ROWS - 1) /* indptr's pages */
-					c->trim(c->trim_user);
-			}
-		}
-
-		/* 2. offsets, and room for the edges */
-#pragma omp single
-		{
-			if (ex) {
-				memcpy(ip, xip, ((size_t)nd + 1) * sizeof *ip);
-			} else {
-				for (int64_t i = 0; !rows_par && i < nd; i++) {
-					read_row(gp, b->nodes, nd, i, fanout, row, ip);
-					if (c->trim && i % BW_TRIM_ROWS == BW_TRIM_ROWS - 1)
-						c->trim(c->trim_user);
-				}
-				ip[0] = 0;
-				for (int64_t i = 0; i < nd; i++)
-					ip[i + 1] += ip[i];
-			}
-			j.E = ip[nd];
-			j.eb = bits_for((uint64_t)BW_MAX(j.E, 1) - 1);
-			const size_t room = (size_t)BW_MAX(j.E, 1);
-			if (ub + j.eb > 64)
-				st = bw_err(BURROW_E_UNSUPPORTED,
-					    "sampler: block %d has %lld edges: too many for a graph of %lld nodes", l,
-					    (long long)j.E, (long long)num_nodes);
-			if (!st)
-				st = grow(&c->items, &c->items_cap, room, sizeof(uint64_t), false);
-			if (!st)
-				st = grow(&c->tmp, &c->tmp_cap, room, sizeof(uint64_t), false);
-			if (!st)
-				st = grow(&c->srt, &c->srt_cap, room, sizeof(uint64_t), false);
-			if (!st)
-				st = grow(&b->indices[l], &b->indices_cap[l], room, sizeof(int32_t), false);
-			if (!st)
-				st = grow(&b->nodes, &b->nodes_cap, (size_t)(nd + j.E), sizeof(int64_t), true);
-			for (int tt = 0; !st && tt < c->threads && j.rest <= BITMAP_BITS; tt++) {
-				bw_row_scratch *r = &c->rows[tt];
-				if (!(st = grow(&r->bits, &r->bits_cap, BW_MAX((size_t)1, ((size_t)1 << j.rest) >> 6),
-						sizeof(uint64_t), false)))
-					st = grow(&r->lid, &r->lid_cap, (size_t)1 << j.rest, sizeof(int32_t), false);
-			}
-			if (st)
-				snprintf(j.msg, sizeof j.msg, "%s", burrow_last_error());
-			j.items = c->items;
-			j.tmp = c->tmp;
-			j.srt = c->srt;
-			j.ind = b->indices[l];
-			j.newn = b->nodes + nd;
-		}
-
-		if (!st && j.E > 0) {
-			/* 3. draw: row i's picks become items ip[i] .. ip[i+1], counted per bucket in
-			 * this thread's histogram. Software pipelined: a row's picks are drawn and
-			 * prefetched DRAW_LAG rows before they are read. With an expander, its ids
-			 * become the items, in its order. */
-			const int64_t *nodes = b->nodes;
-			bw_row_scratch *rs = &c->rows[t];
-			const int shift = j.eb + j.rest;
-			const uint64_t mask = (uint64_t)nbkt - 1;
-			size_t *h = c->hist + (size_t)t * (size_t)nbkt;
-			memset(h, 0, (size_t)nbkt * sizeof *h);
-			if (ex) {
-#pragma omp for schedule(static)
-				for (int64_t e = 0; e < j.E; e++) {
-					const int64_t u = xids[e];
-					if (u < 0 || u >= num_nodes) {
-						__atomic_store_n(&bad, e, __ATOMIC_RELAXED);
-						continue;
-					}
-					const uint64_t x = (uint64_t)u << j.eb | (uint64_t)e;
-					j.items[e] = x;
-					h[(x >> shift) & mask]++;
-				}
-				if (__atomic_load_n(&bad, __ATOMIC_RELAXED) >= 0)
-					goto out_region; /* every thread has seen it after the loop's barrier */
-			}
-			for (int64_t drawn = 0; !ex;) {
-				const int64_t c0 = __atomic_fetch_add(&next_chunk, DRAW_CHUNK, __ATOMIC_RELAXED);
-				if (c0 >= nd)
-					break;
-				const int64_t c1 = BW_MIN(nd, c0 + DRAW_CHUNK);
-				if (c->trim && (drawn += c1 - c0) >= BW_TRIM_ROWS) {
-					c->trim(c->trim_user);
-					drawn = 0;
-				}
-				for (int64_t i = c0; i < c1 + DRAW_LAG; i++) {
-					if (i < c1)
-						draw_row(gi, w4, row[2 * i], row[2 * i + 1], ip[i + 1] - ip[i], j.items + ip[i],
-							 bw_key(lkey, (uint64_t)nodes[i]), rs);
-					const int64_t q = i - DRAW_LAG;
-					if (q >= c0)
-						resolve_row(gi, w4, row[2 * q], row[2 * q + 1], ip[q], ip[q + 1] - ip[q],
-							    j.items + ip[q], j.eb, h, shift, mask);
-				}
-			}
-#pragma omp barrier
-			/* 4. number the drawn ids: place the items by bucket, count each bucket's new
-			 * nodes, and once every count is in, number them */
-			const size_t stride = ((size_t)1 << RADIX_BITS) + 1;
-			int64_t *bs = c->bstart + (size_t)t * stride, *cur = c->off + (size_t)t * stride;
-			if (j.E >= NUMBER_PAR_MIN && nt > 1) {
-				/* each thread takes a range of buckets holding about E/nt items */
-				bucket_bounds(&j, nt, bs);
-				const int64_t d0 = t ? bw_lower_bound_i64(bs, nbkt + 1, j.E * t / nt) : 0;
-				const int64_t d1 = t < nt - 1 ? bw_lower_bound_i64(bs, nbkt + 1, j.E * (t + 1) / nt) : nbkt;
-				scatter_own(&j, bs, d0, d1, cur);
-				count_range(&j, bs, d0, d1, rs);
-#pragma omp barrier
-				const int64_t total = number_range(&j, bs, d0, d1, rs);
-				if (t == 0)
-					j.nnew = total;
-			} else {
-#pragma omp single nowait
-				{
-					bucket_bounds(&j, nt, bs);
-					scatter_own(&j, bs, 0, nbkt, cur);
-					count_range(&j, bs, 0, nbkt, rs);
-					j.nnew = number_range(&j, bs, 0, nbkt, rs);
-				}
-			}
-		}
-out_region:;
+/* Phase 2 (one thread): the offsets, then room for the edges in every array the draws and
+ * the numbering fill; a failure goes to r->st, its message to j.msg. */
+static void layer_room(layer_run *r)
+{
+	layer_job *j = &r->j;
+	bw_sample_ctx *c = j->c;
+	bw_sampled *b = r->b;
+	const int64_t nd = j->nd;
+	const int l = j->l;
+	int64_t *ip = r->ip;
+	int st = 0;
+	if (r->ex) {
+		memcpy(ip, r->xip, ((size_t)nd + 1) * sizeof *ip);
+	} else {
+		for (int64_t i = 0; !r->rows_par && i < nd; i++)
+			rows_one(r, i);
+		ip[0] = 0;
+		for (int64_t i = 0; i < nd; i++)
+			ip[i + 1] += ip[i];
+	}
+	j->E = ip[nd];
+	j->eb = bits_for((uint64_t)BW_MAX(j->E, 1) - 1);
+	const size_t room = (size_t)BW_MAX(j->E, 1);
+	if (r->ub + j->eb > 64)
+		st = bw_err(BURROW_E_UNSUPPORTED, "sampler: block %d has %lld edges: too many for a graph of %lld nodes", l,
+			    (long long)j->E, (long long)r->num_nodes);
+	if (!st)
+		st = grow(&c->items, &c->items_cap, room, sizeof(uint64_t), false);
+	if (!st)
+		st = grow(&c->tmp, &c->tmp_cap, room, sizeof(uint64_t), false);
+	if (!st)
+		st = grow(&c->srt, &c->srt_cap, room, sizeof(uint64_t), false);
+	if (!st)
+		st = grow(&b->indices[l], &b->indices_cap[l], room, sizeof(int32_t), false);
+	if (!st)
+		st = grow(&b->nodes, &b->nodes_cap, (size_t)(nd + j->E), sizeof(int64_t), true);
+	for (int tt = 0; !st && tt < c->threads && j->rest <= BITMAP_BITS; tt++) {
+		bw_row_scratch *rs = &c->rows[tt];
+		if (!(st = grow(&rs->bits, &rs->bits_cap, BW_MAX((size_t)1, ((size_t)1 << j->rest) >> 6), sizeof(uint64_t),
+				false)))
+			st = grow(&rs->lid, &rs->lid_cap, (size_t)1 << j->rest, sizeof(int32_t), false);
 	}
 	if (st)
-		return bw_err(st, "%s", j.msg);
-	if (bad >= 0)
-		return bw_err(BURROW_E_RANGE, "sampler: block %d: edge %lld's source %lld is not a node id (%lld nodes)", l,
-			      (long long)bad, (long long)xids[bad], (long long)num_nodes);
-	if (nd + j.nnew > INT32_MAX)
-		return bw_err(BURROW_E_UNSUPPORTED, "sampler: block %d has %lld source nodes: local ids are int32", l,
-			      (long long)(nd + j.nnew));
-	const int64_t nnew = j.nnew;
-	b->pub.blocks[l] = (burrow_block){
-		.num_dst = nd, .num_src = nd + nnew, .num_edges = j.E, .indptr = ip, .indices = b->indices[l]};
-	*nsrc = nd + nnew;
-	if (last || nnew == 0)
-		return 0;
+		snprintf(j->msg, sizeof j->msg, "%s", burrow_last_error());
+	r->st = st;
+	j->items = c->items;
+	j->tmp = c->tmp;
+	j->srt = c->srt;
+	j->ind = b->indices[l];
+	j->newn = b->nodes + nd;
+}
 
-	/* 8. merge the new nodes (sorted, ids nd ..) into the sorted view */
+/* Phase 3 (every thread t): draw. Row i's picks become items ip[i] .. ip[i+1], counted per
+ * bucket in this thread's histogram. Software pipelined: a row's picks are drawn and
+ * prefetched DRAW_LAG rows before they are read. With an expander, its ids become the
+ * items, in its order; false when one is no node id (every thread sees it after the loop's
+ * barrier). */
+static bool layer_draw(layer_run *r, int t)
+{
+	layer_job *j = &r->j;
+	bw_sample_ctx *c = j->c;
+	const int64_t nd = j->nd, nbkt = (int64_t)1 << j->top;
+	const int64_t *nodes = r->b->nodes, *row = r->row, *ip = r->ip;
+	const void *gi = r->gi;
+	const bool w4 = r->w4;
+	bw_row_scratch *rs = &c->rows[t];
+	const int shift = j->eb + j->rest;
+	const uint64_t mask = (uint64_t)nbkt - 1;
+	size_t *h = c->hist + (size_t)t * (size_t)nbkt;
+	memset(h, 0, (size_t)nbkt * sizeof *h);
+	if (r->ex) {
+		const int64_t *xids = r->xids, num_nodes = r->num_nodes;
+#pragma omp for schedule(static)
+		for (int64_t e = 0; e < j->E; e++) {
+			const int64_t u = xids[e];
+			if (u < 0 || u >= num_nodes) {
+				__atomic_store_n(&r->bad, e, __ATOMIC_RELAXED);
+				continue;
+			}
+			const uint64_t x = (uint64_t)u << j->eb | (uint64_t)e;
+			j->items[e] = x;
+			h[(x >> shift) & mask]++;
+		}
+		return __atomic_load_n(&r->bad, __ATOMIC_RELAXED) < 0;
+	}
+	for (int64_t drawn = 0;;) {
+		const int64_t c0 = __atomic_fetch_add(&r->next_chunk, DRAW_CHUNK, __ATOMIC_RELAXED);
+		if (c0 >= nd)
+			break;
+		const int64_t c1 = BW_MIN(nd, c0 + DRAW_CHUNK);
+		if (c->trim && (drawn += c1 - c0) >= BW_TRIM_ROWS) {
+			c->trim(c->trim_user);
+			drawn = 0;
+		}
+		for (int64_t i = c0; i < c1 + DRAW_LAG; i++) {
+			if (i < c1)
+				draw_row(gi, w4, row[2 * i], row[2 * i + 1], ip[i + 1] - ip[i], j->items + ip[i],
+					 bw_key(r->lkey, (uint64_t)nodes[i]), rs);
+			const int64_t q = i - DRAW_LAG;
+			if (q >= c0)
+				resolve_row(gi, w4, row[2 * q], row[2 * q + 1], ip[q], ip[q + 1] - ip[q], j->items + ip[q], j->eb,
+					    h, shift, mask);
+		}
+	}
+	return true;
+}
+
+/* Phase 4 (every thread t of nt, after a barrier): number the drawn ids: place the items by
+ * bucket, count each bucket's new nodes, and once every count is in, number them. */
+static void layer_number(layer_run *r, int t, int nt)
+{
+	layer_job *j = &r->j;
+	bw_sample_ctx *c = j->c;
+	const int64_t nbkt = (int64_t)1 << j->top;
+	bw_row_scratch *rs = &c->rows[t];
+	const size_t stride = ((size_t)1 << RADIX_BITS) + 1;
+	int64_t *bs = c->bstart + (size_t)t * stride, *cur = c->off + (size_t)t * stride;
+	if (j->E >= NUMBER_PAR_MIN && nt > 1) {
+		/* each thread takes a range of buckets holding about E/nt items */
+		bucket_bounds(j, nt, bs);
+		const int64_t d0 = t ? bw_lower_bound_i64(bs, nbkt + 1, j->E * t / nt) : 0;
+		const int64_t d1 = t < nt - 1 ? bw_lower_bound_i64(bs, nbkt + 1, j->E * (t + 1) / nt) : nbkt;
+		scatter_own(j, bs, d0, d1, cur);
+		count_range(j, bs, d0, d1, rs);
+#pragma omp barrier
+		const int64_t total = number_range(j, bs, d0, d1, rs);
+		if (t == 0)
+			j->nnew = total;
+	} else {
+#pragma omp single nowait
+		{
+			bucket_bounds(j, nt, bs);
+			scatter_own(j, bs, 0, nbkt, cur);
+			count_range(j, bs, 0, nbkt, rs);
+			j->nnew = number_range(j, bs, 0, nbkt, rs);
+		}
+	}
+}
+
+/* Merge the nnew new nodes b->nodes[nd ..] (sorted, local ids nd ..) into the sorted view
+ * c->sg/sl[0, nd), by way of the spare arrays sg2/sl2, which then swap places with it. */
+static int merge_view(bw_sample_ctx *c, const bw_sampled *b, int64_t nd, int64_t nnew)
+{
 	const int64_t n2 = nd + nnew, *sg = c->sg, *newn = b->nodes + nd;
 	const int32_t *sl = c->sl;
+	int st;
 	if ((st = grow(&c->sg2, &c->sg2_cap, (size_t)n2, sizeof(int64_t), false)) ||
 	    (st = grow(&c->sl2, &c->sl2_cap, (size_t)n2, sizeof(int32_t), false)))
 		return st;
@@ -640,6 +628,75 @@ out_region:;
 	c->sg2_cap = tgc;
 	c->sl2_cap = tlc;
 	return 0;
+}
+
+/* Sample block l of b over the current nodes b->nodes[0, nd), whose sorted view is
+ * c->sg/c->sl[0, nd): append the new source nodes to b->nodes and set *nsrc to the
+ * node count after them. The sorted view is extended unless `last`. A fanout < 0 takes
+ * whole rows.
+ *
+ * One parallel region per layer with three or four barriers (a barrier costs little on
+ * an idle machine but can cost a scheduler slice on a busy one): the rows' degrees and
+ * offsets (phases 1, 2); the draws (dynamic chunks of rows), each thread counting its items
+ * per bucket (top digit of the id: phase 3); then each thread takes a range of buckets
+ * holding about E/nt items, places their items (so they stay in its cache) and counts their
+ * new nodes; once every count is in, it numbers them (phase 4). The numbering of a small
+ * layer works in cache-sized arrays where a second thread mostly adds traffic between cores,
+ * so it runs on one thread below NUMBER_PAR_MIN items. Last, the new nodes join the sorted
+ * view (merge_view). */
+static int layer_step(bw_sample_ctx *c, const burrow_csr *g, const bw_expander *ex, bw_sampled *b, int l,
+		      int fanout, uint64_t lkey, int64_t nd, bool last, int64_t *nsrc)
+{
+	layer_run r = {.b = b, .ex = ex, .fanout = fanout, .lkey = lkey, .bad = -1};
+	r.gp = ex ? NULL : g->indptr;
+	r.gi = ex ? NULL : g->indices;
+	r.w4 = !ex && g->index_width == 4;
+	r.num_nodes = ex ? ex->num_nodes : g->num_nodes;
+	int st;
+	if ((st = grow(&c->row, &c->row_cap, 2 * (size_t)nd, sizeof(int64_t), false)) ||
+	    (st = grow(&b->indptr[l], &b->indptr_cap[l], (size_t)nd + 1, sizeof(int64_t), false)))
+		return st;
+	if (ex && (st = ex->expand(ex->ctx, l, fanout, lkey, b->nodes, nd, &r.xip, &r.xids)))
+		return st;
+	r.row = c->row;
+	r.ip = b->indptr[l];
+	r.ub = bits_for((uint64_t)r.num_nodes - 1);
+	r.j = (layer_job){.c = c, .l = l, .nd = nd, .top = BW_MIN(r.ub, RADIX_BITS), .sg = c->sg, .sl = c->sl};
+	r.j.rest = r.ub - r.j.top;
+	r.rows_par = !ex && nd >= ROWS_PAR_MIN;
+	/* edges, roughly, to decide on threads */
+	const int64_t est = ex ? r.xip[nd] : nd * (fanout < 0 ? 8 : fanout);
+
+#pragma omp parallel num_threads(c->threads) if (est >= DRAW_PAR_MIN)
+	{
+		const int nt = omp_get_num_threads(), t = omp_get_thread_num();
+		if (r.rows_par) {
+#pragma omp for schedule(static)
+			for (int64_t i = 0; i < nd; i++)
+				rows_one(&r, i);
+		}
+#pragma omp single
+		layer_room(&r);
+		if (!r.st && r.j.E > 0 && layer_draw(&r, t)) {
+#pragma omp barrier
+			layer_number(&r, t, nt);
+		}
+	}
+	if (r.st)
+		return bw_err(r.st, "%s", r.j.msg);
+	if (r.bad >= 0)
+		return bw_err(BURROW_E_RANGE, "sampler: block %d: edge %lld's source %lld is not a node id (%lld nodes)", l,
+			      (long long)r.bad, (long long)r.xids[r.bad], (long long)r.num_nodes);
+	const int64_t nnew = r.j.nnew;
+	if (nd + nnew > INT32_MAX)
+		return bw_err(BURROW_E_UNSUPPORTED, "sampler: block %d has %lld source nodes: local ids are int32", l,
+			      (long long)(nd + nnew));
+	b->pub.blocks[l] = (burrow_block){
+		.num_dst = nd, .num_src = nd + nnew, .num_edges = r.j.E, .indptr = r.ip, .indices = b->indices[l]};
+	*nsrc = nd + nnew;
+	if (last || nnew == 0)
+		return 0;
+	return merge_view(c, b, nd, nnew);
 }
 
 /* ------------------------------------------------------------ batches */

@@ -637,3 +637,31 @@ Test(cli, missing_device_fails_before_any_work)
 		free(err);
 	}
 }
+
+/* eval, embed and predict share one parser for their common options: a bad value of each is
+ * refused by all three alike, one usage line naming the command, exit 2, nothing written. */
+Test(cli, inference_commands_refuse_bad_shared_options_alike)
+{
+	const char *cmds[] = {"eval", "embed", "predict"};
+	const char *bad[][2] = {
+		{"--mem x", "--mem wants a byte count, got 'x'"},
+		{"--mem 0", "--mem wants a byte count, got '0'"},
+		{"--eval-chunk 0", "--eval-chunk wants a positive integer, got '0'"},
+		{"--threads 0", "--threads wants an integer in [1, 4096], got '0'"},
+		{"--threads 4097", "--threads wants an integer in [1, 4096], got '4097'"},
+		{"--bogus", "unknown option '--bogus'"},
+	};
+	for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++)
+		for (size_t j = 0; j < sizeof bad / sizeof *bad; j++) {
+			char *err, want[160];
+			int rc = tu_sh(NULL, &err, "cd '%s' && %s %s D %s --out o.npy", tu_dir, tu_burrow(), cmds[i],
+				       bad[j][0]);
+			snprintf(want, sizeof want, "burrow: %s: %s (see 'burrow %s --help')\n", cmds[i], bad[j][1], cmds[i]);
+			cr_assert_eq(rc, 2, "'burrow %s ... %s' exited %d: %s", cmds[i], bad[j][0], rc, err);
+			cr_assert_str_eq(err, want, "'burrow %s ... %s'", cmds[i], bad[j][0]);
+			free(err);
+		}
+	char *o = tu_path(tu_dir, "o.npy");
+	cr_assert(!tu_exists(o), "%s", o);
+	free(o);
+}

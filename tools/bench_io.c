@@ -422,7 +422,23 @@ static int resolve(bench *b, const char *dir, char **owned)
 	return 0;
 }
 
-int bench_io(int argc, char **argv)
+/* One bench io: the options, then what the runs measured (medians per engine; fio's in
+ * med[3]). */
+typedef struct io_run {
+	bench b;
+	int64_t repeat, fio_seconds;
+	bool json, no_fio;
+	int engines[3], nengines;
+	char *owned; /* the features path resolve made, when it made one */
+	run med[4];
+	bool ran[4], fio_ok, fio_tried;
+	char fio_why[256];
+	int64_t fio_bs;
+	int fio_jobs, fio_depth;
+} io_run;
+
+/* The command line into r: 0 to go on, -1 after --help, else the exit code. */
+static int io_parse(io_run *r, int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{"rows", required_argument, 0, O_ROWS},        {"batch", required_argument, 0, O_BATCH},
@@ -436,11 +452,8 @@ int bench_io(int argc, char **argv)
 		{"help", no_argument, 0, O_HELP},
 		{0, 0, 0, 0},
 	};
-	bench b = {.rows = 200000, .batch = 4096, .inflight = 2};
-	burrow_store_defaults(&b.opts);
-	int64_t repeat = 1, fio_seconds = 5, v;
-	bool json = false, no_fio = false;
-	int engines[3] = {BURROW_STORE_URING, BURROW_STORE_PREAD, BURROW_STORE_MMAP}, nengines = 3;
+	bench *b = &r->b;
+	int64_t v;
 	int c;
 #define NUM(var, lo_, hi_, bytes)                                                                               \
 	do {                                                                                                    \
@@ -451,141 +464,158 @@ int bench_io(int argc, char **argv)
 	} while (0)
 	while ((c = cli_getopt("bench io", argc, argv, "h", lo)) != -1) {
 		switch (c) {
-		case O_ROWS: NUM(b.rows, 1, (int64_t)1 << 40, false); break;
-		case O_BATCH: NUM(b.batch, 1, (int64_t)1 << 24, false); break;
-		case O_QD: NUM(b.opts.queue_depth, 1, 65536, false); break;
-		case O_THREADS: NUM(b.opts.threads, 0, 1024, false); break;
-		case O_CACHE: NUM(b.cache, 0, (int64_t)1 << 50, true); break;
-		case O_MAXREAD: NUM(b.opts.max_read_bytes, 1, (int64_t)1 << 30, true); break;
-		case O_INFLIGHT: NUM(b.inflight, 1, 1024, false); break;
-		case O_REPEAT: NUM(repeat, 1, 1000, false); break;
-		case O_SEED: NUM(b.seed, 0, INT64_MAX, false); break;
-		case O_FIOSEC: NUM(fio_seconds, 1, 3600, false); break;
-		case O_NOFIO: no_fio = true; break;
-		case O_JSON: json = true; break;
-		case O_MMAPRANDOM: b.opts.mmap_random = true; break;
+		case O_ROWS: NUM(b->rows, 1, (int64_t)1 << 40, false); break;
+		case O_BATCH: NUM(b->batch, 1, (int64_t)1 << 24, false); break;
+		case O_QD: NUM(b->opts.queue_depth, 1, 65536, false); break;
+		case O_THREADS: NUM(b->opts.threads, 0, 1024, false); break;
+		case O_CACHE: NUM(b->cache, 0, (int64_t)1 << 50, true); break;
+		case O_MAXREAD: NUM(b->opts.max_read_bytes, 1, (int64_t)1 << 30, true); break;
+		case O_INFLIGHT: NUM(b->inflight, 1, 1024, false); break;
+		case O_REPEAT: NUM(r->repeat, 1, 1000, false); break;
+		case O_SEED: NUM(b->seed, 0, INT64_MAX, false); break;
+		case O_FIOSEC: NUM(r->fio_seconds, 1, 3600, false); break;
+		case O_NOFIO: r->no_fio = true; break;
+		case O_JSON: r->json = true; break;
+		case O_MMAPRANDOM: b->opts.mmap_random = true; break;
 		case O_ENGINE:
 			if (!strcmp(optarg, "all"))
 				break;
-			engines[0] = burrow_store_engine_parse(optarg);
-			nengines = 1;
-			if (engines[0] < 0)
+			r->engines[0] = burrow_store_engine_parse(optarg);
+			r->nengines = 1;
+			if (r->engines[0] < 0)
 				return cli_usage("bench io", "unknown engine '%s' (uring, pread, mmap or all)", optarg);
 			break;
 		case O_POLICY:
 			if (strcmp(optarg, "clock") && strcmp(optarg, "degree"))
 				return cli_usage("bench io", "unknown cache policy '%s' (clock or degree)", optarg);
-			b.degree_cache = !strcmp(optarg, "degree");
+			b->degree_cache = !strcmp(optarg, "degree");
 			break;
 		case O_TRACE:
 			if (strcmp(optarg, "uniform") && strcmp(optarg, "degree"))
 				return cli_usage("bench io", "unknown trace '%s' (uniform or degree)", optarg);
-			b.degree_trace = !strcmp(optarg, "degree");
+			b->degree_trace = !strcmp(optarg, "degree");
 			break;
 		case 'h':
-		case O_HELP: help(); return EXIT_OK;
+		case O_HELP: help(); return -1;
 		default: return EXIT_USAGE;
 		}
 	}
 #undef NUM
 	if (argc - optind != 1)
 		return cli_usage("bench io", "expected one dataset directory or .npy file");
-	char *owned = NULL;
-	int rc = resolve(&b, argv[optind], &owned);
-	if (rc)
-		goto out;
-	if ((b.degree_trace || b.degree_cache) && !b.g) {
+	int rc = resolve(b, argv[optind], &r->owned);
+	if (!rc && (b->degree_trace || b->degree_cache) && !b->g)
 		rc = cli_usage("bench io", "--trace degree and --policy degree need a dataset directory (with meta.json)");
-		goto out;
-	}
+	return rc;
+}
 
+/* Every engine --repeat times (and fio beside uring, when it is installed and not refused),
+ * then each one's median run. 0, or the exit code after printing why. */
+static int io_measure(io_run *r)
+{
+	const bench *b = &r->b;
+	const int64_t repeat = r->repeat;
 	run *runs = calloc((size_t)(repeat * 4), sizeof *runs);
-	run med[4] = {0};
-	bool ran[4] = {false}, fio_ok = false, fio_tried = false;
-	char fio_why[256] = "";
-	int64_t fio_bs = 0;
-	int fio_jobs = 0, fio_depth = 0;
-	bool use_fio = !no_fio && have_fio();
+	int rc = 0;
+	bool use_fio = !r->no_fio && have_fio();
 	if (!use_fio)
-		snprintf(fio_why, sizeof fio_why, "%s", no_fio ? "skipped (--no-fio)" : "not installed: no fio comparison");
-	for (int64_t r = 0; r < repeat && !rc; r++) {
-		for (int e = 0; e < nengines && !rc; e++) {
-			int s = one_run(&b, engines[e], (int)r, &runs[engines[e] * repeat + r]);
+		snprintf(r->fio_why, sizeof r->fio_why, "%s",
+			 r->no_fio ? "skipped (--no-fio)" : "not installed: no fio comparison");
+	for (int64_t i = 0; i < repeat && !rc; i++) {
+		for (int e = 0; e < r->nengines && !rc; e++) {
+			int s = one_run(&r->b, r->engines[e], (int)i, &runs[r->engines[e] * repeat + i]);
 			if (s < 0) {
 				rc = cli_lib_fail("bench io", s);
 				break;
 			}
-			ran[engines[e]] = true;
+			r->ran[r->engines[e]] = true;
 		}
-		if (use_fio && !rc && b.block_bytes) {
+		if (use_fio && !rc && b->block_bytes) {
 			/* one row rounded out to whole blocks; the queue depth split over the threads */
-			int uring_threads = runs[BURROW_STORE_URING * repeat + r].threads;
-			fio_jobs = b.opts.threads > 0 ? b.opts.threads : uring_threads > 0 ? uring_threads : 2;
-			fio_depth = BW_BENCH_MAX(1, b.opts.queue_depth / fio_jobs);
-			fio_bs = (int64_t)((b.row_bytes + b.block_bytes - 1) / b.block_bytes * b.block_bytes);
-			fio_tried = true;
-			if (run_fio(&b, fio_bs, fio_jobs, fio_depth, (int)fio_seconds, &runs[3 * repeat + r], fio_why,
-				    sizeof fio_why))
-				fio_ok = true;
+			int uring_threads = runs[BURROW_STORE_URING * repeat + i].threads;
+			r->fio_jobs = b->opts.threads > 0 ? b->opts.threads : uring_threads > 0 ? uring_threads : 2;
+			r->fio_depth = BW_BENCH_MAX(1, b->opts.queue_depth / r->fio_jobs);
+			r->fio_bs = (int64_t)((b->row_bytes + b->block_bytes - 1) / b->block_bytes * b->block_bytes);
+			r->fio_tried = true;
+			if (run_fio(b, r->fio_bs, r->fio_jobs, r->fio_depth, (int)r->fio_seconds, &runs[3 * repeat + i],
+				    r->fio_why, sizeof r->fio_why))
+				r->fio_ok = true;
 			else
 				use_fio = false;
 		}
 	}
-	if (rc) {
-		free(runs);
-		goto out;
-	}
-	for (int e = 0; e < 3; e++)
-		if (ran[e])
-			med[e] = median(runs + e * repeat, (int)repeat);
-	if (fio_ok)
-		med[3] = median(runs + 3 * repeat, (int)repeat);
-	free(runs);
-	double fio_iops = fio_ok ? med[3].iops : 0;
-
-	if (json) {
+	if (!rc) {
 		for (int e = 0; e < 3; e++)
-			if (ran[e])
-				print_json(burrow_store_engine_name(e), &med[e], (int)repeat, fio_iops);
-		if (fio_ok)
-			printf("{\"engine\":\"fio\",\"rows\":0,\"seconds\":%.3f,\"rows_per_s\":0,\"iops\":%.1f,\"mb_per_s\":%.3f,"
-			       "\"bytes_read\":0,\"p50_us\":%.2f,\"p99_us\":%.2f,\"bs\":%lld,\"numjobs\":%d,\"iodepth\":%d,"
-			       "\"runs\":%lld}\n",
-			       med[3].seconds, med[3].iops, med[3].mb_per_s, med[3].p50, med[3].p99, (long long)fio_bs, fio_jobs,
-			       fio_depth, (long long)repeat);
-		else
-			printf("{\"engine\":\"fio\",\"available\":false,\"why\":\"%s\"}\n", fio_why);
-		rc = EXIT_OK;
-		goto out;
+			if (r->ran[e])
+				r->med[e] = median(runs + e * repeat, (int)repeat);
+		if (r->fio_ok)
+			r->med[3] = median(runs + 3 * repeat, (int)repeat);
 	}
+	free(runs);
+	return rc;
+}
+
+/* --json: one object per engine, and fio's (or why it did not run). */
+static void io_print_json(const io_run *r)
+{
+	const run *med = r->med;
+	const double fio_iops = r->fio_ok ? med[3].iops : 0;
+	for (int e = 0; e < 3; e++)
+		if (r->ran[e])
+			print_json(burrow_store_engine_name(e), &med[e], (int)r->repeat, fio_iops);
+	if (r->fio_ok)
+		printf("{\"engine\":\"fio\",\"rows\":0,\"seconds\":%.3f,\"rows_per_s\":0,\"iops\":%.1f,\"mb_per_s\":%.3f,"
+		       "\"bytes_read\":0,\"p50_us\":%.2f,\"p99_us\":%.2f,\"bs\":%lld,\"numjobs\":%d,\"iodepth\":%d,"
+		       "\"runs\":%lld}\n",
+		       med[3].seconds, med[3].iops, med[3].mb_per_s, med[3].p50, med[3].p99, (long long)r->fio_bs,
+		       r->fio_jobs, r->fio_depth, (long long)r->repeat);
+	else
+		printf("{\"engine\":\"fio\",\"available\":false,\"why\":\"%s\"}\n", r->fio_why);
+}
+
+/* The text report's head and table: the file, the trace, a row per engine and fio's. */
+static void io_print_table(const io_run *r)
+{
+	const bench *b = &r->b;
+	const run *med = r->med;
+	const int64_t repeat = r->repeat;
 	char g1[32], h1[32];
-	printf("bench io: %s\n", b.path);
-	printf("  %s rows x %zu B (%s x %lld), reads aligned to %zu B, %s, %s\n", cli_grouped(b.num_rows, g1, sizeof g1),
-	       b.row_bytes, burrow_dtype_name(b.dtype), (long long)b.dim, b.block_bytes,
-	       b.direct ? "O_DIRECT" : "page cache", cli_human_bytes((double)b.data_offset + (double)b.num_rows * (double)b.row_bytes, h1, sizeof h1));
+	printf("bench io: %s\n", b->path);
+	printf("  %s rows x %zu B (%s x %lld), reads aligned to %zu B, %s, %s\n", cli_grouped(b->num_rows, g1, sizeof g1),
+	       b->row_bytes, burrow_dtype_name(b->dtype), (long long)b->dim, b->block_bytes,
+	       b->direct ? "O_DIRECT" : "page cache", cli_human_bytes((double)b->data_offset + (double)b->num_rows * (double)b->row_bytes, h1, sizeof h1));
 	printf("  %s %s rows per run in gathers of %lld (%lld in flight), cache %s%s, %lld run%s per engine%s\n",
-	       cli_grouped(b.rows, g1, sizeof g1), b.degree_trace ? "degree-weighted" : "uniform", (long long)b.batch,
-	       (long long)b.inflight, b.cache ? cli_human_bytes((double)b.cache, h1, sizeof h1) : "none",
-	       b.cache ? (b.degree_cache ? " (static, by degree)" : " (CLOCK)") : "", (long long)repeat,
+	       cli_grouped(b->rows, g1, sizeof g1), b->degree_trace ? "degree-weighted" : "uniform", (long long)b->batch,
+	       (long long)b->inflight, b->cache ? cli_human_bytes((double)b->cache, h1, sizeof h1) : "none",
+	       b->cache ? (b->degree_cache ? " (static, by degree)" : " (CLOCK)") : "", (long long)repeat,
 	       repeat > 1 ? "s" : "", repeat > 1 ? " (medians by rows/s)" : "");
 	printf("\nengine       rows/s       IOPS      MB/s   p50 us   p99 us reads/row bytes/row  seconds  thr    qd  asked MB  kernel MB\n");
 	for (int e = 0; e < 3; e++)
-		if (ran[e])
+		if (r->ran[e])
 			print_row(burrow_store_engine_name(e), &med[e]);
-	if (fio_ok) {
+	if (r->fio_ok) {
 		char a[32];
 		printf("%-6s %12s %10s %9.1f %8.1f %8.1f %9s %9lld %8.2f %4d %5d\n", "fio", "-",
 		       cli_grouped((int64_t)(med[3].iops + 0.5), a, sizeof a), med[3].mb_per_s, med[3].p50, med[3].p99, "1.00",
-		       (long long)fio_bs, med[3].seconds, fio_jobs, fio_jobs * fio_depth);
+		       (long long)r->fio_bs, med[3].seconds, r->fio_jobs, r->fio_jobs * r->fio_depth);
 	}
 	printf("\n");
-	if (fio_ok && ran[BURROW_STORE_URING])
+}
+
+/* The text report's notes under the table: the ratios, reads per row, cache fills and hits,
+ * memory. */
+static void io_print_notes(const io_run *r)
+{
+	const run *med = r->med;
+	const bool *ran = r->ran;
+	const double fio_iops = r->fio_ok ? med[3].iops : 0;
+	if (r->fio_ok && ran[BURROW_STORE_URING])
 		printf("uring rows/s / fio IOPS = %.3f   (fio randread bs=%lld, %d jobs x iodepth %d, O_DIRECT, io_uring)\n",
-		       med[0].rows_per_s / fio_iops, (long long)fio_bs, fio_jobs, fio_depth);
-	else if (fio_tried && !fio_ok)
-		printf("fio: %s\n", fio_why);
-	else if (!fio_tried)
-		printf("fio: %s\n", fio_why);
+		       med[0].rows_per_s / fio_iops, (long long)r->fio_bs, r->fio_jobs, r->fio_depth);
+	else if (r->fio_tried && !r->fio_ok)
+		printf("fio: %s\n", r->fio_why);
+	else if (!r->fio_tried)
+		printf("fio: %s\n", r->fio_why);
 	for (int e = 0; e < 2; e++)
 		if (ran[e] && med[e].rows)
 			printf("%s: %.3f reads per row, %.1f bytes read per row; the rows rounded out to whole blocks: "
@@ -602,7 +632,7 @@ int bench_io(int argc, char **argv)
 			       burrow_store_engine_name(e), fill_name(med[e].fill), (double)med[e].fill_bytes / 1e6,
 			       med[e].fill_seconds, med[e].fill_seconds > 0 ? (double)med[e].fill_bytes / 1e6 / med[e].fill_seconds : 0);
 	for (int e = 0; e < 3; e++)
-		if (ran[e] && b.cache > 0 && med[e].hits + med[e].misses)
+		if (ran[e] && r->b.cache > 0 && med[e].hits + med[e].misses)
 			printf("%s cache hits: %.1f%%\n", burrow_store_engine_name(e),
 			       100.0 * (double)med[e].hits / (double)(med[e].hits + med[e].misses));
 	char r1[32];
@@ -614,9 +644,28 @@ int bench_io(int argc, char **argv)
 		if (ran[e])
 			printf(" %s %s", burrow_store_engine_name(e), cli_human_bytes((double)med[e].lib_peak, r1, sizeof r1));
 	printf("\n");
-	rc = EXIT_OK;
-out:
-	burrow_dataset_close(b.ds);
-	free(owned);
-	return rc;
+}
+
+int bench_io(int argc, char **argv)
+{
+	io_run r = {
+		.b = {.rows = 200000, .batch = 4096, .inflight = 2},
+		.repeat = 1,
+		.fio_seconds = 5,
+		.engines = {BURROW_STORE_URING, BURROW_STORE_PREAD, BURROW_STORE_MMAP},
+		.nengines = 3,
+	};
+	burrow_store_defaults(&r.b.opts);
+	int rc = io_parse(&r, argc, argv);
+	if (!rc && !(rc = io_measure(&r))) {
+		if (r.json) {
+			io_print_json(&r);
+		} else {
+			io_print_table(&r);
+			io_print_notes(&r);
+		}
+	}
+	burrow_dataset_close(r.b.ds);
+	free(r.owned);
+	return rc < 0 ? EXIT_OK : rc;
 }

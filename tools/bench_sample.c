@@ -204,7 +204,23 @@ out_close:
 
 enum { O_FANOUT = 256, O_BATCH, O_THREADS, O_PRODUCERS, O_OMP, O_SINGLE, O_DEVICE, O_VERIFY, O_SECONDS, O_SEED, O_JSON, O_HELP };
 
-int bench_sample(int argc, char **argv)
+/* One bench sample: the options, the dataset and the nodes it samples from. */
+typedef struct sample_run {
+	burrow_sampler_opts o;
+	int64_t maxt, nverify;
+	double seconds;
+	bool json, producers, single, gpu;
+	const char *dir;
+	burrow_dataset *ds;
+	const burrow_csr *g;
+	const int64_t *train; /* the train split, else all (every node) */
+	int64_t n;
+	int64_t *all;
+	char fan[96];         /* the fanouts, "15,10,5" */
+} sample_run;
+
+/* The command line into r: 0 to go on, -1 after --help, else the exit code. */
+static int sample_parse(sample_run *r, int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{"fanout", required_argument, 0, O_FANOUT},   {"batch", required_argument, 0, O_BATCH},
@@ -216,129 +232,140 @@ int bench_sample(int argc, char **argv)
 		{"json", no_argument, 0, O_JSON},             {"help", no_argument, 0, O_HELP},
 		{0, 0, 0, 0},
 	};
-	burrow_sampler_opts o;
-	burrow_sampler_defaults(&o);
-	int64_t maxt = 0, v, nverify = 0;
-	double seconds = 3;
-	bool json = false, producers = true, single = false;
+	burrow_sampler_opts *o = &r->o;
+	int64_t v;
 	int c;
 	while ((c = cli_getopt("bench sample", argc, argv, "h", lo)) != -1) {
 		switch (c) {
 		case '?': return EXIT_USAGE;
 		case 'h':
-		case O_HELP: help(); return EXIT_OK;
+		case O_HELP: help(); return -1;
 		case O_FANOUT:
-			if (!parse_fanouts(optarg, &o))
+			if (!parse_fanouts(optarg, o))
 				return cli_usage("bench sample", "--fanout wants 1 to %d comma-separated integers >= -1, got '%s'",
 						 BURROW_MAX_LAYERS, optarg);
 			break;
 		case O_BATCH:
-			if (!cli_i64(optarg, &o.batch_size) || o.batch_size < 1 || o.batch_size > INT32_MAX)
+			if (!cli_i64(optarg, &o->batch_size) || o->batch_size < 1 || o->batch_size > INT32_MAX)
 				return cli_usage("bench sample", "--batch wants an integer >= 1, got '%s'", optarg);
 			break;
 		case O_THREADS:
-			if (!cli_i64(optarg, &maxt) || maxt < 1 || maxt > 256)
+			if (!cli_i64(optarg, &r->maxt) || r->maxt < 1 || r->maxt > 256)
 				return cli_usage("bench sample", "--threads wants an integer in [1, 256], got '%s'", optarg);
 			break;
-		case O_PRODUCERS: producers = true; break;
-		case O_OMP: producers = false; break;
-		case O_SINGLE: single = true; break;
+		case O_PRODUCERS: r->producers = true; break;
+		case O_OMP: r->producers = false; break;
+		case O_SINGLE: r->single = true; break;
 		case O_DEVICE:
-			o.device = optarg; /* its availability is checked before any work */
+			o->device = optarg; /* its availability is checked before any work */
 			if (burrow_device_check(optarg) == BURROW_E_INVAL)
 				return cli_usage("bench sample", "--device wants cpu, cuda or cuda:N, got '%s'", optarg);
 			break;
 		case O_VERIFY:
-			if (!cli_i64(optarg, &nverify) || nverify < 0)
+			if (!cli_i64(optarg, &r->nverify) || r->nverify < 0)
 				return cli_usage("bench sample", "--verify wants an integer >= 0, got '%s'", optarg);
 			break;
 		case O_SECONDS:
-			if (!cli_f64(optarg, &seconds) || seconds <= 0 || seconds > 3600)
+			if (!cli_f64(optarg, &r->seconds) || r->seconds <= 0 || r->seconds > 3600)
 				return cli_usage("bench sample", "--seconds wants a number in (0, 3600], got '%s'", optarg);
 			break;
 		case O_SEED:
 			if (!cli_i64(optarg, &v) || v < 0)
 				return cli_usage("bench sample", "--seed wants an integer >= 0, got '%s'", optarg);
-			o.seed = (uint64_t)v;
+			o->seed = (uint64_t)v;
 			break;
-		case O_JSON: json = true; break;
+		case O_JSON: r->json = true; break;
 		}
 	}
 	if (argc - optind != 1)
 		return cli_usage("bench sample", "expected one dataset directory");
-	const char *dir = argv[optind];
-	int st;
-	const bool gpu = o.device && strcmp(o.device, "cpu");
-	if (gpu && (st = burrow_device_check(o.device)) < 0)
-		return cli_lib_fail("bench sample", st);
-	if (!maxt)
-		maxt = gpu ? 4 : sysconf(_SC_NPROCESSORS_ONLN);
-	if (gpu)
-		producers = true; /* a GPU's "threads" are producers, each with its stream */
+	r->dir = argv[optind];
+	return 0;
+}
 
-	burrow_dataset *ds;
-	st = burrow_dataset_open(&ds, dir);
-	if (st < 0)
+/* The device's check, the thread counts, the dataset and its training nodes (every node
+ * when it has no split), the graph read through once, and the head of the report. */
+static int sample_open(sample_run *r)
+{
+	burrow_sampler_opts *o = &r->o;
+	int st;
+	r->gpu = o->device && strcmp(o->device, "cpu");
+	if (r->gpu && (st = burrow_device_check(o->device)) < 0)
 		return cli_lib_fail("bench sample", st);
-	const burrow_csr *g = burrow_dataset_graph(ds);
-	int64_t n;
-	const int64_t *train = burrow_dataset_split(ds, BURROW_SPLIT_TRAIN, &n);
-	int64_t *all = NULL;
-	if (!train) {
-		n = g->num_nodes;
-		all = malloc((size_t)n * sizeof *all);
-		if (!all) {
-			burrow_dataset_close(ds);
+	if (!r->maxt)
+		r->maxt = r->gpu ? 4 : sysconf(_SC_NPROCESSORS_ONLN);
+	if (r->gpu)
+		r->producers = true; /* a GPU's "threads" are producers, each with its stream */
+	if ((st = burrow_dataset_open(&r->ds, r->dir)) < 0)
+		return cli_lib_fail("bench sample", st);
+	r->g = burrow_dataset_graph(r->ds);
+	r->train = burrow_dataset_split(r->ds, BURROW_SPLIT_TRAIN, &r->n);
+	if (!r->train) {
+		r->n = r->g->num_nodes;
+		r->all = malloc((size_t)r->n * sizeof *r->all);
+		if (!r->all)
 			return cli_fail("bench sample", "out of memory");
-		}
-		for (int64_t i = 0; i < n; i++)
-			all[i] = i;
-		train = all;
+		for (int64_t i = 0; i < r->n; i++)
+			r->all[i] = i;
+		r->train = r->all;
 	}
 	double t0 = cli_now();
-	touch_graph(g);
+	touch_graph(r->g);
 	double touch = cli_now() - t0;
-	char fan[96] = "", a[32], b2[32], c2[32];
-	for (int l = 0; l < o.num_layers; l++)
-		snprintf(fan + strlen(fan), sizeof fan - strlen(fan), "%s%d", l ? "," : "", o.fanouts[l]);
-	if (!json) {
-		printf("burrow bench sample: %s: %s nodes, %s edges, %s training nodes\n", dir,
-		       cli_grouped(g->num_nodes, a, sizeof a), cli_grouped(g->num_edges, b2, sizeof b2),
-		       cli_grouped(n, c2, sizeof c2));
-		printf("fanout %s, batch %lld, %s, %g s per thread count (graph read through in %.1f s)\n\n", fan,
-		       (long long)o.batch_size,
-		       gpu ? "GPU producer threads (a stream each)"
-			   : producers ? "producer threads (1 OpenMP thread each)" : "OpenMP threads in one batch",
-		       seconds, touch);
+	char a[32], b2[32], c2[32];
+	for (int l = 0; l < o->num_layers; l++)
+		snprintf(r->fan + strlen(r->fan), sizeof r->fan - strlen(r->fan), "%s%d", l ? "," : "", o->fanouts[l]);
+	if (!r->json) {
+		printf("burrow bench sample: %s: %s nodes, %s edges, %s training nodes\n", r->dir,
+		       cli_grouped(r->g->num_nodes, a, sizeof a), cli_grouped(r->g->num_edges, b2, sizeof b2),
+		       cli_grouped(r->n, c2, sizeof c2));
+		printf("fanout %s, batch %lld, %s, %g s per thread count (graph read through in %.1f s)\n\n", r->fan,
+		       (long long)o->batch_size,
+		       r->gpu ? "GPU producer threads (a stream each)"
+			      : r->producers ? "producer threads (1 OpenMP thread each)" : "OpenMP threads in one batch",
+		       r->seconds, touch);
 	}
+	return 0;
+}
+
+/* --verify N: the first N batches on the device against the CPU's, reported. EXIT_FAIL when
+ * they differ (the measures still run) or the check fails (they do not: *stop). */
+static int sample_verify(sample_run *r, bool *stop)
+{
+	const burrow_sampler_opts *o = &r->o;
+	int64_t compared;
+	char why[160];
+	int st = verify(r->g, r->train, r->n, o, (int)(r->gpu ? sysconf(_SC_NPROCESSORS_ONLN) : r->maxt), r->nverify,
+			&compared, why, sizeof why);
+	if (st < 0) {
+		*stop = true;
+		return cli_lib_fail("bench sample", st);
+	}
+	if (r->json)
+		printf("{\"bench\": \"sample\", \"verify\": %lld, \"device\": \"%s\", \"compared\": %lld, "
+		       "\"equal\": %s, \"difference\": \"%s\"}\n",
+		       (long long)r->nverify, o->device ? o->device : "cpu", (long long)compared, *why ? "false" : "true", why);
+	else if (*why)
+		printf("verify: on %s, %s (the CPU's first)\n\n", o->device ? o->device : "cpu", why);
+	else
+		printf("verify: the first %lld batches of epoch 0 on %s equal the CPU's, element for element\n\n",
+		       (long long)compared, o->device ? o->device : "cpu");
+	fflush(stdout);
+	return *why ? EXIT_FAIL : EXIT_OK;
+}
+
+/* The measures: a row per thread count (1 .. T, or T alone with --single), its speedup over
+ * the first row's, and a plain compute loop's beside it. EXIT_FAIL when one fails. */
+static int sample_measure(const sample_run *r)
+{
+	const burrow_sampler_opts *o = &r->o;
 	double anchor = 0, cpu_anchor = 0;
-	int rc = EXIT_OK;
-	if (nverify > 0) {
-		int64_t compared;
-		char why[160];
-		if ((st = verify(g, train, n, &o, (int)(gpu ? sysconf(_SC_NPROCESSORS_ONLN) : maxt), nverify, &compared, why,
-				 sizeof why)) < 0) {
-			rc = cli_lib_fail("bench sample", st);
-			goto out;
-		}
-		if (json)
-			printf("{\"bench\": \"sample\", \"verify\": %lld, \"device\": \"%s\", \"compared\": %lld, "
-			       "\"equal\": %s, \"difference\": \"%s\"}\n",
-			       (long long)nverify, o.device ? o.device : "cpu", (long long)compared, *why ? "false" : "true", why);
-		else if (*why)
-			printf("verify: on %s, %s (the CPU's first)\n\n", o.device ? o.device : "cpu", why);
-		else
-			printf("verify: the first %lld batches of epoch 0 on %s equal the CPU's, element for element\n\n",
-			       (long long)compared, o.device ? o.device : "cpu");
-		fflush(stdout);
-		if (*why)
-			rc = EXIT_FAIL;
-	}
-	if (!json)
+	char a[32];
+	if (!r->json)
 		printf("threads  batches/s     edges/s  input nodes/batch  edges/batch  speedup    cpu\n");
-	for (int t = single ? (int)maxt : 1; t <= maxt; t++) {
-		burrow_sampler_opts ot = o;
-		if (producers) {
+	for (int t = r->single ? (int)r->maxt : 1; t <= r->maxt; t++) {
+		burrow_sampler_opts ot = *o;
+		if (r->producers) {
 			ot.threads = 1;
 			ot.producers = t;
 			ot.prefetch = 2 * t;
@@ -349,30 +376,48 @@ int bench_sample(int argc, char **argv)
 		const double cpu = cpu_rate(t, 0.5);
 		if (!cpu_anchor)
 			cpu_anchor = cpu_rate(1, 0.5);
-		run_result r;
-		if ((st = measure(g, train, n, &ot, seconds, &r)) < 0) {
-			rc = cli_lib_fail("bench sample", st);
-			break;
-		}
-		double bps = (double)r.batches / r.seconds, eps = (double)r.edges / r.seconds;
-		double inb = (double)r.inputs / (double)r.batches, epb = (double)r.edges / (double)r.batches;
+		run_result m;
+		int st = measure(r->g, r->train, r->n, &ot, r->seconds, &m);
+		if (st < 0)
+			return cli_lib_fail("bench sample", st);
+		double bps = (double)m.batches / m.seconds, eps = (double)m.edges / m.seconds;
+		double inb = (double)m.inputs / (double)m.batches, epb = (double)m.edges / (double)m.batches;
 		if (!anchor)
 			anchor = eps; /* --single: its own anchor */
-		if (json)
+		if (r->json)
 			printf("{\"bench\": \"sample\", \"dir\": \"%s\", \"device\": \"%s\", \"mode\": \"%s\", \"threads\": %d, "
 			       "\"fanout\": \"%s\", "
 			       "\"batch\": %lld, \"batches\": %lld, \"seconds\": %.3f, \"batches_per_s\": %.3f, "
 			       "\"edges_per_s\": %.0f, \"input_nodes_per_batch\": %.1f, \"edges_per_batch\": %.1f, "
 			       "\"speedup\": %.3f, \"cpu_speedup\": %.3f}\n",
-			       dir, o.device ? o.device : "cpu", producers ? "producers" : "omp", t, fan, (long long)o.batch_size, (long long)r.batches,
-			       r.seconds, bps, eps, inb, epb, eps / anchor, cpu / cpu_anchor);
+			       r->dir, o->device ? o->device : "cpu", r->producers ? "producers" : "omp", t, r->fan,
+			       (long long)o->batch_size, (long long)m.batches, m.seconds, bps, eps, inb, epb, eps / anchor,
+			       cpu / cpu_anchor);
 		else
 			printf("%7d  %9.2f  %10s  %17.0f  %11.0f  %6.2fx  %4.2fx\n", t, bps,
 			       cli_grouped((int64_t)eps, a, sizeof a), inb, epb, eps / anchor, cpu / cpu_anchor);
 		fflush(stdout);
 	}
-out:
-	free(all);
-	burrow_dataset_close(ds);
+	return EXIT_OK;
+}
+
+int bench_sample(int argc, char **argv)
+{
+	sample_run r = {.seconds = 3, .producers = true};
+	burrow_sampler_defaults(&r.o);
+	int rc = sample_parse(&r, argc, argv);
+	if (rc)
+		return rc < 0 ? EXIT_OK : rc;
+	bool stop = false;
+	if (!(rc = sample_open(&r))) {
+		if (r.nverify > 0)
+			rc = sample_verify(&r, &stop);
+		if (!stop) {
+			int mrc = sample_measure(&r);
+			rc = mrc ? mrc : rc;
+		}
+	}
+	free(r.all);
+	burrow_dataset_close(r.ds);
 	return rc;
 }

@@ -114,7 +114,20 @@ static void touch_graph(const burrow_csr *g)
 enum { O_MODEL = 256, O_LAYERS, O_HIDDEN, O_FANOUT, O_BATCH, O_MAXB, O_CACHE, O_PREFETCH, O_THREADS, O_SEED, O_IOROWS,
        O_REPEAT, O_JSON, O_HELP, O_POLICY, O_DEVICE, O_TF32 };
 
-int bench_train(int argc, char **argv)
+/* One bench train: the options, the dataset, and each run's times. */
+typedef struct train_run {
+	burrow_train_opts o;   /* the epoch measured (its --cache) */
+	burrow_train_opts om;  /* the epoch with every row in memory */
+	bool json;
+	int64_t io_rows, repeat;
+	const char *dir;
+	burrow_dataset *ds;
+	char fan[96];          /* the fanouts, "15,10,5" */
+	double *rate, *tmem, *tcache, *tio; /* [repeat] io rows/s; the epochs' seconds, in memory and cached; io alone */
+} train_run;
+
+/* The command line into r: 0 to go on, -1 after --help, else the exit code. */
+static int train_parse(train_run *r, int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{"model", required_argument, 0, O_MODEL},       {"layers", required_argument, 0, O_LAYERS},
@@ -127,15 +140,11 @@ int bench_train(int argc, char **argv)
 		{"cache-policy", required_argument, 0, O_POLICY}, {"device", required_argument, 0, O_DEVICE},
 		{"tf32", no_argument, 0, O_TF32},               {0, 0, 0, 0},
 	};
-	burrow_train_opts o;
-	burrow_train_defaults(&o);
-	o.layers = 2;
-	o.max_batches = 200;
-	o.cache_fraction = 0.1;
-	bool layers_set = false, json = false;
+	burrow_train_opts *o = &r->o;
+	bool layers_set = false;
 	const char *fanout = NULL;
 	int nfanout = 0, c;
-	int64_t v, io_rows = 200000, repeat = 1;
+	int64_t v;
 #define NUM(var, lo_, hi_)                                                                                     \
 	do {                                                                                                   \
 		if (!cli_i64(optarg, &v) || v < (lo_) || v > (hi_))                                            \
@@ -147,135 +156,169 @@ int bench_train(int argc, char **argv)
 		switch (c) {
 		case '?': return EXIT_USAGE;
 		case 'h':
-		case O_HELP: help(); return EXIT_OK;
+		case O_HELP: help(); return -1;
 		case O_MODEL:
-			if (!(o.model = burrow_model_parse(optarg)))
+			if (!(o->model = burrow_model_parse(optarg)))
 				return cli_usage("bench train", "--model wants sage, gcn or mlp, got '%s'", optarg);
 			break;
 		case O_LAYERS:
-			NUM(o.layers, 1, BURROW_MAX_LAYERS);
+			NUM(o->layers, 1, BURROW_MAX_LAYERS);
 			layers_set = true;
 			break;
-		case O_HIDDEN: NUM(o.hidden, 1, 1 << 20); break;
+		case O_HIDDEN: NUM(o->hidden, 1, 1 << 20); break;
 		case O_FANOUT:
-			if (!train_cli_parse_fanout(optarg, o.fanout, &nfanout))
+			if (!train_cli_parse_fanout(optarg, o->fanout, &nfanout))
 				return cli_usage("bench train", "--fanout wants positive integers or -1, got '%s'", optarg);
 			fanout = optarg;
 			break;
-		case O_BATCH: NUM(o.batch_size, 1, (int64_t)1 << 40); break;
-		case O_MAXB: NUM(o.max_batches, 1, INT64_MAX); break;
+		case O_BATCH: NUM(o->batch_size, 1, (int64_t)1 << 40); break;
+		case O_MAXB: NUM(o->max_batches, 1, INT64_MAX); break;
 		case O_CACHE:
-			if (!train_cli_parse_cache(optarg, &o))
+			if (!train_cli_parse_cache(optarg, o))
 				return cli_usage("bench train", "--cache wants bytes or a percentage, got '%s'", optarg);
 			break;
 		case O_POLICY:
 			if (strcmp(optarg, "degree") && strcmp(optarg, "clock"))
 				return cli_usage("bench train", "--cache-policy wants degree or clock, got '%s'", optarg);
-			o.cache_policy = !strcmp(optarg, "clock") ? BURROW_CACHE_CLOCK : BURROW_CACHE_STATIC;
+			o->cache_policy = !strcmp(optarg, "clock") ? BURROW_CACHE_CLOCK : BURROW_CACHE_STATIC;
 			break;
-		case O_PREFETCH: NUM(o.prefetch, 0, 64); break;
-		case O_THREADS: NUM(o.threads, 1, 4096); break;
-		case O_SEED: NUM(o.seed, 0, INT64_MAX); break;
-		case O_IOROWS: NUM(io_rows, 1, (int64_t)1 << 40); break;
-		case O_REPEAT: NUM(repeat, 1, 100); break;
-		case O_JSON: json = true; break;
+		case O_PREFETCH: NUM(o->prefetch, 0, 64); break;
+		case O_THREADS: NUM(o->threads, 1, 4096); break;
+		case O_SEED: NUM(o->seed, 0, INT64_MAX); break;
+		case O_IOROWS: NUM(r->io_rows, 1, (int64_t)1 << 40); break;
+		case O_REPEAT: NUM(r->repeat, 1, 100); break;
+		case O_JSON: r->json = true; break;
 		case O_DEVICE:
 			if (burrow_device_check(optarg) == BURROW_E_INVAL)
 				return cli_usage("bench train", "--device wants cpu, cuda or cuda:N, got '%s'", optarg);
-			o.device = optarg;
+			o->device = optarg;
 			break;
-		case O_TF32: o.tf32 = true; break;
+		case O_TF32: o->tf32 = true; break;
 		default: return EXIT_USAGE;
 		}
 	}
 #undef NUM
 	if (argc - optind != 1)
 		return cli_usage("bench train", "expected one dataset directory");
-	if (train_cli_layers_fanout("bench train", &o, layers_set, fanout, nfanout))
+	if (train_cli_layers_fanout("bench train", o, layers_set, fanout, nfanout))
 		return EXIT_USAGE;
-	const char *dir = argv[optind];
-	int st = burrow_device_check(o.device); /* before any work */
+	r->dir = argv[optind];
+	return 0;
+}
+
+/* The device's check (before any work), the dataset with its graph read through, the
+ * in-memory epoch's options, the head of the report and the runs' arrays. */
+static int train_open(train_run *r)
+{
+	const burrow_train_opts *o = &r->o;
+	int st = burrow_device_check(o->device);
 	if (st < 0)
 		return cli_lib_fail("bench train", st);
-	burrow_dataset *ds;
-	st = burrow_dataset_open(&ds, dir);
-	if (st < 0)
+	if ((st = burrow_dataset_open(&r->ds, r->dir)) < 0)
 		return cli_lib_fail("bench train", st);
-	touch_graph(burrow_dataset_graph(ds));
-	const burrow_dataset_info *in = burrow_dataset_get_info(ds);
-	burrow_train_opts om = o;
-	om.cache_fraction = 1;
-	om.cache_policy = BURROW_CACHE_STATIC; /* every row, filled before the epoch */
-	char fan[96] = "", a[32], b[32];
-	for (int l = 0; l < o.layers; l++)
-		snprintf(fan + strlen(fan), sizeof fan - strlen(fan), "%s%d", l ? "," : "", o.fanout[l]);
-	if (!json) {
-		printf("burrow bench train: %s: %s nodes, %lld x %s features (%s)\n", dir, cli_grouped(in->num_nodes, a, sizeof a),
-		       (long long)in->feat_dim, burrow_dtype_name(in->feat_dtype),
+	touch_graph(burrow_dataset_graph(r->ds));
+	const burrow_dataset_info *in = burrow_dataset_get_info(r->ds);
+	r->om = *o;
+	r->om.cache_fraction = 1;
+	r->om.cache_policy = BURROW_CACHE_STATIC; /* every row, filled before the epoch */
+	char a[32], b[32];
+	for (int l = 0; l < o->layers; l++)
+		snprintf(r->fan + strlen(r->fan), sizeof r->fan - strlen(r->fan), "%s%d", l ? "," : "", o->fanout[l]);
+	if (!r->json) {
+		printf("burrow bench train: %s: %s nodes, %lld x %s features (%s)\n", r->dir,
+		       cli_grouped(in->num_nodes, a, sizeof a), (long long)in->feat_dim, burrow_dtype_name(in->feat_dtype),
 		       cli_human_bytes((double)in->num_nodes * (double)in->feat_dim * (double)burrow_dtype_size(in->feat_dtype),
 				       b, sizeof b));
 		printf("%s, %d layers, hidden %lld, fanout %s, batch %lld, %lld batches, prefetch %d, cache policy %s\n\n",
-		       burrow_model_name(o.model), o.layers, (long long)o.hidden, fan, (long long)o.batch_size,
-		       (long long)o.max_batches, o.prefetch, o.cache_policy == BURROW_CACHE_CLOCK ? "clock" : "degree");
+		       burrow_model_name(o->model), o->layers, (long long)o->hidden, r->fan, (long long)o->batch_size,
+		       (long long)o->max_batches, o->prefetch, o->cache_policy == BURROW_CACHE_CLOCK ? "clock" : "degree");
 		printf("run  %-12s %8s %8s %9s %9s %10s %6s\n", "", "epoch_s", "sample_s", "io_wait_s", "compute_s",
 		       "rows_read", "hit");
 	}
-	double *rate = calloc((size_t)repeat, sizeof *rate), *tmem = calloc((size_t)repeat, sizeof *tmem);
-	double *tcache = calloc((size_t)repeat, sizeof *tcache), *tio = calloc((size_t)repeat, sizeof *tio);
-	int rc = EXIT_OK;
-	if (!rate || !tmem || !tcache || !tio) {
-		rc = cli_fail("bench train", "out of memory");
-		goto out;
+	const size_t n = (size_t)r->repeat;
+	r->rate = calloc(n, sizeof *r->rate);
+	r->tmem = calloc(n, sizeof *r->tmem);
+	r->tcache = calloc(n, sizeof *r->tcache);
+	r->tio = calloc(n, sizeof *r->tio);
+	if (!r->rate || !r->tmem || !r->tcache || !r->tio)
+		return cli_fail("bench train", "out of memory");
+	return 0;
+}
+
+/* Run i: the store's cold rate, then the two epochs, which swap order every run so that
+ * neither always runs first; its rows of the report. */
+static int train_one(train_run *r, int64_t i)
+{
+	const burrow_train_opts *o = &r->o;
+	burrow_epoch_stats em = {.size = sizeof em}, ec = {.size = sizeof ec};
+	int st;
+	if ((st = io_rate(burrow_dataset_features_path(r->ds), r->io_rows, (uint64_t)i, &r->rate[i])) < 0 ||
+	    (st = one_epoch(r->ds, i % 2 ? o : &r->om, i % 2 ? &ec : &em)) < 0 ||
+	    (st = one_epoch(r->ds, i % 2 ? &r->om : o, i % 2 ? &em : &ec)) < 0)
+		return cli_lib_fail("bench train", st);
+	r->tmem[i] = em.epoch_s;
+	r->tcache[i] = ec.epoch_s;
+	r->tio[i] = (double)ec.rows_read / r->rate[i];
+	if (r->json) {
+		printf("{\"bench\": \"train\", \"run\": %lld, \"io_rows_per_s\": %.0f, \"t_io\": %.3f, \"t_mem\": %.3f, "
+		       "\"epoch_s\": %.3f, \"sample_s\": %.3f, \"io_wait_s\": %.3f, \"compute_s\": %.3f, "
+		       "\"rows_read\": %lld, \"cache_hit_rate\": %.4f, \"mem_sample_s\": %.3f, \"mem_io_wait_s\": %.3f, "
+		       "\"mem_compute_s\": %.3f}\n",
+		       (long long)i, r->rate[i], r->tio[i], r->tmem[i], ec.epoch_s, ec.sample_s, ec.io_wait_s, ec.compute_s,
+		       (long long)ec.rows_read, ec.cache_hit_rate, em.sample_s, em.io_wait_s, em.compute_s);
+	} else {
+		char a[32];
+		printf("%3lld  %-12s %8.2f %8.2f %9.2f %9.2f %10lld %5.1f%%\n", (long long)i + 1, "cache 100%", em.epoch_s,
+		       em.sample_s, em.io_wait_s, em.compute_s, (long long)em.rows_read, 100 * em.cache_hit_rate);
+		char label[32];
+		if (o->cache_fraction >= 0)
+			snprintf(label, sizeof label, "cache %g%%", 100 * o->cache_fraction);
+		else
+			snprintf(label, sizeof label, "cache %s", cli_human_bytes((double)o->cache_bytes, a, sizeof a));
+		printf("%3lld  %-12s %8.2f %8.2f %9.2f %9.2f %10lld %5.1f%%\n", (long long)i + 1, label, ec.epoch_s,
+		       ec.sample_s, ec.io_wait_s, ec.compute_s, (long long)ec.rows_read, 100 * ec.cache_hit_rate);
+		printf("%3lld  %-12s %8.2f   (%s rows/s cold, uniform)\n", (long long)i + 1, "io alone", r->tio[i],
+		       cli_grouped((int64_t)r->rate[i], a, sizeof a));
 	}
-	for (int64_t r = 0; r < repeat; r++) {
-		/* the two epochs swap order every run, so that neither always runs first */
-		burrow_epoch_stats em = {.size = sizeof em}, ec = {.size = sizeof ec};
-		if ((st = io_rate(burrow_dataset_features_path(ds), io_rows, (uint64_t)r, &rate[r])) < 0 ||
-		    (st = one_epoch(ds, r % 2 ? &o : &om, r % 2 ? &ec : &em)) < 0 ||
-		    (st = one_epoch(ds, r % 2 ? &om : &o, r % 2 ? &em : &ec)) < 0) {
-			rc = cli_lib_fail("bench train", st);
-			goto out;
-		}
-		tmem[r] = em.epoch_s;
-		tcache[r] = ec.epoch_s;
-		tio[r] = (double)ec.rows_read / rate[r];
-		if (json) {
-			printf("{\"bench\": \"train\", \"run\": %lld, \"io_rows_per_s\": %.0f, \"t_io\": %.3f, \"t_mem\": %.3f, "
-			       "\"epoch_s\": %.3f, \"sample_s\": %.3f, \"io_wait_s\": %.3f, \"compute_s\": %.3f, "
-			       "\"rows_read\": %lld, \"cache_hit_rate\": %.4f, \"mem_sample_s\": %.3f, \"mem_io_wait_s\": %.3f, "
-			       "\"mem_compute_s\": %.3f}\n",
-			       (long long)r, rate[r], tio[r], tmem[r], ec.epoch_s, ec.sample_s, ec.io_wait_s, ec.compute_s,
-			       (long long)ec.rows_read, ec.cache_hit_rate, em.sample_s, em.io_wait_s, em.compute_s);
-		} else {
-			printf("%3lld  %-12s %8.2f %8.2f %9.2f %9.2f %10lld %5.1f%%\n", (long long)r + 1, "cache 100%",
-			       em.epoch_s, em.sample_s, em.io_wait_s, em.compute_s, (long long)em.rows_read,
-			       100 * em.cache_hit_rate);
-			char label[32];
-			if (o.cache_fraction >= 0)
-				snprintf(label, sizeof label, "cache %g%%", 100 * o.cache_fraction);
-			else
-				snprintf(label, sizeof label, "cache %s", cli_human_bytes((double)o.cache_bytes, a, sizeof a));
-			printf("%3lld  %-12s %8.2f %8.2f %9.2f %9.2f %10lld %5.1f%%\n", (long long)r + 1, label, ec.epoch_s,
-			       ec.sample_s, ec.io_wait_s, ec.compute_s, (long long)ec.rows_read, 100 * ec.cache_hit_rate);
-			printf("%3lld  %-12s %8.2f   (%s rows/s cold, uniform)\n", (long long)r + 1, "io alone", tio[r],
-			       cli_grouped((int64_t)rate[r], a, sizeof a));
-		}
-		fflush(stdout);
-	}
-	const double mt_io = cli_median(tio, (int)repeat), mt_mem = cli_median(tmem, (int)repeat);
-	const double mt_c = cli_median(tcache, (int)repeat), bound = mt_io > mt_mem ? mt_io : mt_mem;
-	if (json)
+	fflush(stdout);
+	return 0;
+}
+
+/* The last line: the runs' medians and epoch / max(T_mem, T_io). */
+static void train_summary(const train_run *r)
+{
+	const int n = (int)r->repeat;
+	const double mt_io = cli_median(r->tio, n), mt_mem = cli_median(r->tmem, n);
+	const double mt_c = cli_median(r->tcache, n), bound = mt_io > mt_mem ? mt_io : mt_mem;
+	if (r->json)
 		printf("{\"bench\": \"train\", \"summary\": true, \"runs\": %lld, \"t_io\": %.3f, \"t_mem\": %.3f, "
 		       "\"epoch_s\": %.3f, \"ratio\": %.3f}\n",
-		       (long long)repeat, mt_io, mt_mem, mt_c, mt_c / bound);
+		       (long long)r->repeat, mt_io, mt_mem, mt_c, mt_c / bound);
 	else
 		printf("\nT_io %.2f s, T_mem %.2f s, epoch %.2f s: epoch / max(T_mem, T_io) = %.3f (target <= 1.15)%s\n",
-		       mt_io, mt_mem, mt_c, mt_c / bound, repeat > 1 ? " (medians)" : "");
-out:
-	free(rate);
-	free(tmem);
-	free(tcache);
-	free(tio);
-	burrow_dataset_close(ds);
+		       mt_io, mt_mem, mt_c, mt_c / bound, r->repeat > 1 ? " (medians)" : "");
+}
+
+int bench_train(int argc, char **argv)
+{
+	train_run r = {.io_rows = 200000, .repeat = 1};
+	burrow_train_defaults(&r.o);
+	r.o.layers = 2;
+	r.o.max_batches = 200;
+	r.o.cache_fraction = 0.1;
+	int rc = train_parse(&r, argc, argv);
+	if (rc)
+		return rc < 0 ? EXIT_OK : rc;
+	if (!(rc = train_open(&r))) {
+		for (int64_t i = 0; i < r.repeat && !rc; i++)
+			rc = train_one(&r, i);
+		if (!rc)
+			train_summary(&r);
+	}
+	free(r.rate);
+	free(r.tmem);
+	free(r.tcache);
+	free(r.tio);
+	burrow_dataset_close(r.ds);
 	return rc;
 }

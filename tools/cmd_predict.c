@@ -1,12 +1,10 @@
 /* cmd_predict.c: burrow predict DIR --checkpoint C --out P.npy [--nodes ids.npy] [--proba]:
  * the class (or the class probabilities) a checkpointed model gives each node. */
-#include "cli.h"
+#include "infer_cli.h"
 #include "train_cli.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
 
 static void help(void)
 {
@@ -25,7 +23,27 @@ static void help(void)
 	       "  --mem, --eval-chunk, --scratch, --threads   as for burrow eval\n");
 }
 
-enum { O_CKPT = 256, O_OUT, O_NODES, O_PROBA, O_FORCE, O_MEM, O_CHUNK, O_SCRATCH, O_THREADS, O_HELP };
+enum { O_OUT = INFER_OWN, O_NODES, O_PROBA, O_FORCE };
+
+/* predict's own options. */
+typedef struct predict_own {
+	const char *out, *nodes; /* --out P.npy, --nodes IDS.npy: borrowed from argv */
+	bool force, proba;
+} predict_own;
+
+static int take(infer_args *a, void *self, int code, const char *arg)
+{
+	(void)a;
+	predict_own *p = self;
+	switch (code) {
+	case O_OUT: p->out = arg; break;
+	case O_NODES: p->nodes = arg; break;
+	case O_PROBA: p->proba = true; break;
+	case O_FORCE: p->force = true; break;
+	default: return EXIT_USAGE;
+	}
+	return 0;
+}
 
 /* --nodes: an int32 or int64 vector (or column) of ids as int64 (malloc'd into *ids). */
 static int read_nodes(const char *path, int64_t **ids, int64_t *n)
@@ -52,74 +70,40 @@ static int read_nodes(const char *path, int64_t **ids, int64_t *n)
 
 int cmd_predict(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{"checkpoint", required_argument, 0, O_CKPT}, {"out", required_argument, 0, O_OUT},
-		{"nodes", required_argument, 0, O_NODES},     {"proba", no_argument, 0, O_PROBA},
-		{"force", no_argument, 0, O_FORCE},           {"mem", required_argument, 0, O_MEM},
-		{"eval-chunk", required_argument, 0, O_CHUNK}, {"scratch", required_argument, 0, O_SCRATCH},
-		{"threads", required_argument, 0, O_THREADS}, {"help", no_argument, 0, O_HELP},
+	static const struct option own[] = {
+		{"out", required_argument, 0, O_OUT},   {"nodes", required_argument, 0, O_NODES},
+		{"proba", no_argument, 0, O_PROBA},     {"force", no_argument, 0, O_FORCE},
 		{0, 0, 0, 0},
 	};
-	burrow_train_opts o;
-	burrow_train_defaults(&o);
-	const char *ckpt = NULL, *out = NULL, *nodes_path = NULL;
-	bool force = false, proba = false;
-	int64_t v;
-	int c;
-	while ((c = cli_getopt("predict", argc, argv, "h", lo)) != -1) {
-		switch (c) {
-		case '?': return EXIT_USAGE;
-		case 'h':
-		case O_HELP: help(); return EXIT_OK;
-		case O_CKPT: ckpt = optarg; break;
-		case O_OUT: out = optarg; break;
-		case O_NODES: nodes_path = optarg; break;
-		case O_PROBA: proba = true; break;
-		case O_FORCE: force = true; break;
-		case O_MEM:
-			if (!cli_bytes(optarg, &o.mem_bytes) || o.mem_bytes < 1)
-				return cli_usage("predict", "--mem wants a byte count, got '%s'", optarg);
-			break;
-		case O_CHUNK:
-			if (!cli_i64(optarg, &v) || v < 1)
-				return cli_usage("predict", "--eval-chunk wants a positive integer, got '%s'", optarg);
-			o.eval_chunk = v;
-			break;
-		case O_SCRATCH: o.scratch_dir = optarg; break;
-		case O_THREADS:
-			if (!cli_i64(optarg, &v) || v < 1 || v > 4096)
-				return cli_usage("predict", "--threads wants an integer in [1, 4096], got '%s'", optarg);
-			o.threads = (int)v;
-			break;
-		default: return EXIT_USAGE;
-		}
-	}
-	if (argc - optind != 1)
-		return cli_usage("predict", "expected one dataset directory");
-	if (!ckpt || !out)
+	predict_own p = {0};
+	const infer_cmd cmd = {.name = "predict", .help = help, .device = false, .own = own, .take = take, .self = &p};
+	infer_args a;
+	int rc = infer_args_parse(&cmd, argc, argv, &a);
+	if (rc)
+		return rc < 0 ? EXIT_OK : rc;
+	if (!a.ckpt || !p.out)
 		return cli_usage("predict", "--checkpoint and --out are required");
-	struct stat sb;
-	if (!force && stat(out, &sb) == 0)
-		return cli_fail("predict", "%s exists (use --force to replace it)", out);
+	if (infer_out_free("predict", p.out, p.force))
+		return EXIT_FAIL;
 	int64_t *ids = NULL, n = 0;
-	if (nodes_path && read_nodes(nodes_path, &ids, &n))
+	if (p.nodes && read_nodes(p.nodes, &ids, &n))
 		return EXIT_FAIL;
 	burrow_dataset *ds;
 	burrow_trainer *t;
-	if (train_cli_restore("predict", argv[optind], ckpt, &o, &ds, &t, NULL)) {
+	if (train_cli_restore("predict", a.dir, a.ckpt, &a.o, &ds, &t, NULL)) {
 		free(ids);
 		return EXIT_FAIL;
 	}
 	const double t0 = cli_now();
 	const int64_t rows = ids ? n : burrow_dataset_get_info(ds)->num_nodes;
-	int st = burrow_trainer_predict(t, ids, n, proba, out), rc = EXIT_OK;
+	int st = burrow_trainer_predict(t, ids, n, p.proba, p.out);
 	if (st < 0) {
 		rc = cli_lib_fail("predict", st);
-	} else if (proba) {
-		fprintf(stderr, "burrow: predict: wrote %s (%lld x %d float32 class probabilities) in %.2f s\n", out,
+	} else if (p.proba) {
+		fprintf(stderr, "burrow: predict: wrote %s (%lld x %d float32 class probabilities) in %.2f s\n", p.out,
 			(long long)rows, burrow_dataset_get_info(ds)->num_classes, cli_now() - t0);
 	} else {
-		fprintf(stderr, "burrow: predict: wrote %s (%lld int32 classes) in %.2f s\n", out, (long long)rows,
+		fprintf(stderr, "burrow: predict: wrote %s (%lld int32 classes) in %.2f s\n", p.out, (long long)rows,
 			cli_now() - t0);
 	}
 	burrow_trainer_close(t);

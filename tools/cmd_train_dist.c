@@ -33,158 +33,223 @@ static int fail_all(int rank, const char *what)
 	return EXIT_FAIL;
 }
 
-int cmd_train_dist(int argc, char **argv)
-{
+/* One run of mpirun -np K burrow train: what its phases share. A phase that fails on one
+ * rank ends the job (fail_all); dist_run_close undoes what the phases acquired. */
+typedef struct dist_run {
 	train_args a;
-	int rc = train_args_parse(argc, argv, TRAIN_DIST, first_rank(), &a);
+	burrow_dist_opts o;
+	double start;
+	int rank, size;
+	burrow_dist *d;
+	char *last, *best; /* rank 0's checkpoint paths (malloc'd), NULL elsewhere */
+	FILE *lf;          /* rank 0's --log, NULL elsewhere */
+	int done, trained; /* epochs trained before this run, and by it */
+} dist_run;
+
+/* The command line and what no rank can serve, said once before MPI starts: 0 to go on, -1
+ * after --help, else the exit code. */
+static int dist_parse(dist_run *r, int argc, char **argv)
+{
+	int rc = train_args_parse(argc, argv, TRAIN_DIST, first_rank(), &r->a);
 	if (rc > 0 && !first_rank())
 		sleep(2); /* mpirun ends the job at the first non-zero exit: let rank 0 print the usage line first */
 	if (rc)
-		return rc < 0 ? EXIT_OK : rc;
-	burrow_dist_opts o = a.d;
-	int st = burrow_dist_check(&o); /* what no rank can serve: said once, before MPI starts */
+		return rc;
+	r->o = r->a.d;
+	int st = burrow_dist_check(&r->o);
 	if (st < 0) {
 		if (first_rank())
 			return cli_lib_fail("train", st);
 		sleep(2); /* mpirun ends the job at the first non-zero exit: let rank 0 say why first */
 		return EXIT_FAIL;
 	}
-	const char *log = a.log, *dir = a.dir;
-	const double start = cli_now();
-	int rank = 0, size = 1;
-	if ((st = burrow_mpi_start(&rank, &size)) < 0)
-		return cli_lib_fail("train", st);
-	burrow_dist *d;
-	st = burrow_dist_open(&d, dir, &o);
+	return 0;
+}
+
+/* With MPI started: the distributed trainer, the checkpoint directory (rank 0 keeps it: the
+ * other ranks need not see it), --resume, the --log file. */
+static int dist_open(dist_run *r)
+{
+	int st = burrow_dist_open(&r->d, r->a.dir, &r->o);
 	if (st < 0)
-		return fail_all(rank, cli_lib_message("train", st));
-	/* checkpoints: rank 0 keeps the directory (the other ranks need not see it) */
-	char *last = NULL, *best = NULL;
+		return fail_all(r->rank, cli_lib_message("train", st));
 	int ck_ok = 1;
-	if (a.ckpt && rank == 0)
-		ck_ok = train_cli_checkpoint_dir("train", a.ckpt, a.resume, &last, &best) == 0;
+	if (r->a.ckpt && r->rank == 0)
+		ck_ok = train_cli_checkpoint_dir("train", r->a.ckpt, r->a.resume, &r->last, &r->best) == 0;
 	if ((st = burrow_mpi_bcast(&ck_ok, sizeof ck_ok, 0)) < 0)
-		return fail_all(rank, cli_lib_message("train", st));
-	if (!ck_ok) {
-		burrow_dist_close(d);
-		burrow_mpi_stop();
+		return fail_all(r->rank, cli_lib_message("train", st));
+	if (!ck_ok)
 		return EXIT_FAIL;
+	if (r->a.resume) {
+		if ((st = burrow_dist_load(r->d, r->last ? r->last : r->a.ckpt)) < 0)
+			return fail_all(r->rank, cli_lib_message("train", st));
+		if (r->rank == 0)
+			fprintf(stderr, "burrow: train: resumed %s after epoch %d\n", r->last, burrow_dist_epoch(r->d));
 	}
-	if (a.resume) {
-		if ((st = burrow_dist_load(d, last ? last : a.ckpt)) < 0)
-			return fail_all(rank, cli_lib_message("train", st));
-		if (rank == 0)
-			fprintf(stderr, "burrow: train: resumed %s after epoch %d\n", last, burrow_dist_epoch(d));
-	}
-	FILE *lf = NULL;
-	if (rank == 0 && log && !(lf = train_cli_log_open(log, a.resume, burrow_dist_epoch(d))))
-		return fail_all(rank, "cannot open the --log file");
-	/* the compute threads per rank: the same on every rank unless the nodes differ */
-	int64_t thr_min[2] = {burrow_dist_threads(d), -burrow_dist_threads(d)};
-	if ((st = burrow_mpi_allreduce_i64(thr_min, 2, BURROW_REDUCE_MIN)) < 0)
-		return fail_all(rank, cli_lib_message("train", st));
+	if (r->rank == 0 && r->a.log && !(r->lf = train_cli_log_open(r->a.log, r->a.resume, burrow_dist_epoch(r->d))))
+		return fail_all(r->rank, "cannot open the --log file");
+	r->done = burrow_dist_epoch(r->d);
+	return 0;
+}
+
+/* Rank 0's first line (the model, the mode, the compute threads per rank: the same on every
+ * rank unless the nodes differ) and the table's header when there will be rows. */
+static int dist_banner(dist_run *r)
+{
+	const burrow_train_opts *t = &r->o.train;
+	int64_t thr_min[2] = {burrow_dist_threads(r->d), -burrow_dist_threads(r->d)};
+	int st = burrow_mpi_allreduce_i64(thr_min, 2, BURROW_REDUCE_MIN);
+	if (st < 0)
+		return fail_all(r->rank, cli_lib_message("train", st));
 	char threads[64];
 	if (thr_min[0] == -thr_min[1])
 		snprintf(threads, sizeof threads, "%d thread%s per rank", (int)thr_min[0], thr_min[0] == 1 ? "" : "s");
 	else
 		snprintf(threads, sizeof threads, "%d to %d threads per rank", (int)thr_min[0], (int)-thr_min[1]);
 	snprintf(threads + strlen(threads), sizeof threads - strlen(threads), ", comm %s",
-		 burrow_comm_name(burrow_dist_comm(d)));
-	if (strcmp(burrow_dist_sampler_device(d), "cpu")) /* draws on a GPU: say where */
+		 burrow_comm_name(burrow_dist_comm(r->d)));
+	if (strcmp(burrow_dist_sampler_device(r->d), "cpu")) /* draws on a GPU: say where */
 		snprintf(threads + strlen(threads), sizeof threads - strlen(threads), ", sampler %s",
-			 burrow_dist_sampler_device(d));
-	if (rank == 0) {
-		if (o.train.full_graph) {
-			printf("burrow train: %s, full graph, %d ranks, %s\n", burrow_model_name(o.train.model),
-			       burrow_dist_size(d), threads);
-		} else {
-			char fan[128] = "";
-			for (int l = 0; l < o.train.layers; l++) {
-				snprintf(fan + strlen(fan), sizeof fan - strlen(fan), "%s%d", l ? "," : "",
-					 burrow_train_fanout(&o.train, l));
-			}
-			printf("burrow train: %s, mini-batch, %d ranks, batch %lld per rank, fanout %s, prefetch %d, %s\n",
-			       burrow_model_name(o.train.model), burrow_dist_size(d), (long long)o.train.batch_size, fan,
-			       o.train.prefetch, threads);
-		}
+			 burrow_dist_sampler_device(r->d));
+	if (r->rank != 0)
+		return 0;
+	if (t->full_graph) {
+		printf("burrow train: %s, full graph, %d ranks, %s\n", burrow_model_name(t->model), burrow_dist_size(r->d),
+		       threads);
+	} else {
+		char fan[128] = "";
+		for (int l = 0; l < t->layers; l++)
+			snprintf(fan + strlen(fan), sizeof fan - strlen(fan), "%s%d", l ? "," : "", burrow_train_fanout(t, l));
+		printf("burrow train: %s, mini-batch, %d ranks, batch %lld per rank, fanout %s, prefetch %d, %s\n",
+		       burrow_model_name(t->model), burrow_dist_size(r->d), (long long)t->batch_size, fan, t->prefetch,
+		       threads);
 	}
-	const int done = burrow_dist_epoch(d); /* epochs trained before this run */
-	int trained = 0;
-	if (rank == 0 && done < o.train.epochs) /* a table only when there will be rows */
+	if (r->done < t->epochs) /* a table only when there will be rows */
 		printf("%5s %9s %9s %9s %8s %8s %8s %8s\n", "epoch", "loss", "train", "valid", "epoch_s", "comm_s",
 		       "exposed", "eval_s");
-	for (int e = done + 1; e <= o.train.epochs; e++, trained++) {
-		burrow_epoch_stats es = {.size = sizeof es};
-		burrow_comm_stats cs = {.size = sizeof cs};
-		burrow_eval_stats ev = {.size = sizeof ev, .valid_acc = -1, .test_acc = -1};
-		if ((st = burrow_dist_train_epoch(d, &es, &cs)) < 0)
-			return fail_all(rank, cli_lib_message("train", st));
-		const bool eval = a.every > 0 && (e % a.every == 0 || e == o.train.epochs);
-		if (eval && (st = burrow_dist_evaluate(d, &ev)) < 0)
-			return fail_all(rank, cli_lib_message("train", st));
-		/* the slowest rank's times are the epoch's; rows read add up; the hit rate is the
-		 * ranks' mean (-1 where a rank counted none) */
-		double tm[8] = {es.epoch_s, cs.comm_s, cs.exposed_comm_s, ev.eval_s, es.sample_s, es.io_wait_s, es.compute_s};
-		double hs[2] = {es.cache_hit_rate >= 0 ? es.cache_hit_rate : 0, es.cache_hit_rate >= 0};
-		int64_t rows_all = es.rows_read;
-		if ((st = burrow_mpi_allreduce_f64(tm, 7, BURROW_REDUCE_MAX)) < 0 ||
-		    (st = burrow_mpi_allreduce_f64(hs, 2, BURROW_REDUCE_SUM)) < 0 ||
-		    (st = burrow_mpi_allreduce_i64(&rows_all, 1, BURROW_REDUCE_SUM)) < 0)
-			return fail_all(rank, cli_lib_message("train", st));
-		if (rank == 0) {
-			char tr[16], va[16];
-			printf("%5d %9.4f %s %s %8.3f %8.3f %8.3f %8.3f\n", e, es.loss,
-			       train_cli_num(tr, sizeof tr, 9, 4, 1, "", es.train_acc),
-			       train_cli_num(va, sizeof va, 9, 4, 1, "", ev.valid_acc), tm[0], tm[1], tm[2], tm[3]);
-			if (lf) {
-				burrow_epoch_stats all = es;
-				all.epoch = e;
-				all.epoch_s = tm[0];
-				all.sample_s = tm[4];
-				all.io_wait_s = tm[5];
-				all.compute_s = tm[6];
-				all.rows_read = rows_all;
-				all.cache_hit_rate = hs[1] > 0 ? hs[0] / hs[1] : -1;
-				burrow_eval_stats eall = ev;
-				eall.eval_s = tm[3];
-				burrow_comm_stats call = {.size = sizeof call, .comm_s = tm[1], .exposed_comm_s = tm[2]};
-				train_cli_log_epoch(lf, &all, &eall, burrow_dist_size(d), &call);
-			}
-			fflush(stdout);
-		}
-		if (a.ckpt) { /* collective: rank 0 writes, every rank learns how it went */
-			const char *where = rank == 0 ? last : a.ckpt;
-			if ((eval && burrow_dist_best(d).epoch == e && (st = burrow_dist_save(d, rank == 0 ? best : a.ckpt)) < 0) ||
-			    (st = burrow_dist_save(d, where)) < 0)
-				return fail_all(rank, cli_lib_message("train", st));
-		}
+	return 0;
+}
+
+/* Rank 0's row of epoch e and its --log line: the slowest rank's times are the epoch's
+ * (tm: epoch, comm, exposed comm, eval, sample, io wait, compute), rows read add up, the hit
+ * rate is the ranks' mean (hs: sum and count of the ranks that counted one). */
+static void dist_report(dist_run *r, int e, const burrow_epoch_stats *es, const burrow_eval_stats *ev,
+			const double tm[7], const double hs[2], int64_t rows_all)
+{
+	char tr[16], va[16];
+	printf("%5d %9.4f %s %s %8.3f %8.3f %8.3f %8.3f\n", e, es->loss,
+	       train_cli_num(tr, sizeof tr, 9, 4, 1, "", es->train_acc),
+	       train_cli_num(va, sizeof va, 9, 4, 1, "", ev->valid_acc), tm[0], tm[1], tm[2], tm[3]);
+	if (r->lf) {
+		burrow_epoch_stats all = *es;
+		all.epoch = e;
+		all.epoch_s = tm[0];
+		all.sample_s = tm[4];
+		all.io_wait_s = tm[5];
+		all.compute_s = tm[6];
+		all.rows_read = rows_all;
+		all.cache_hit_rate = hs[1] > 0 ? hs[0] / hs[1] : -1;
+		burrow_eval_stats eall = *ev;
+		eall.eval_s = tm[3];
+		burrow_comm_stats call = {.size = sizeof call, .comm_s = tm[1], .exposed_comm_s = tm[2]};
+		train_cli_log_epoch(r->lf, &all, &eall, burrow_dist_size(r->d), &call);
 	}
-	burrow_best b = burrow_dist_best(d);
-	uint64_t sum = burrow_dist_weights_checksum(d), sum0 = sum;
-	if ((st = burrow_mpi_bcast(&sum0, sizeof sum0, 0)) < 0)
-		return fail_all(rank, cli_lib_message("train", st));
-	int64_t all_same = sum == sum0;
-	if ((st = burrow_mpi_allreduce_i64(&all_same, 1, BURROW_REDUCE_MIN)) < 0)
-		return fail_all(rank, cli_lib_message("train", st));
-	if (rank == 0) {
+	fflush(stdout);
+}
+
+/* Epoch e: train, evaluate when due, the ranks' times reduced and reported, the checkpoints
+ * (collective: rank 0 writes, every rank learns how it went). */
+static int dist_epoch(dist_run *r, int e)
+{
+	burrow_epoch_stats es = {.size = sizeof es};
+	burrow_comm_stats cs = {.size = sizeof cs};
+	burrow_eval_stats ev = {.size = sizeof ev, .valid_acc = -1, .test_acc = -1};
+	int st;
+	if ((st = burrow_dist_train_epoch(r->d, &es, &cs)) < 0)
+		return fail_all(r->rank, cli_lib_message("train", st));
+	const bool eval = r->a.every > 0 && (e % r->a.every == 0 || e == r->o.train.epochs);
+	if (eval && (st = burrow_dist_evaluate(r->d, &ev)) < 0)
+		return fail_all(r->rank, cli_lib_message("train", st));
+	double tm[8] = {es.epoch_s, cs.comm_s, cs.exposed_comm_s, ev.eval_s, es.sample_s, es.io_wait_s, es.compute_s};
+	double hs[2] = {es.cache_hit_rate >= 0 ? es.cache_hit_rate : 0, es.cache_hit_rate >= 0};
+	int64_t rows_all = es.rows_read;
+	if ((st = burrow_mpi_allreduce_f64(tm, 7, BURROW_REDUCE_MAX)) < 0 ||
+	    (st = burrow_mpi_allreduce_f64(hs, 2, BURROW_REDUCE_SUM)) < 0 ||
+	    (st = burrow_mpi_allreduce_i64(&rows_all, 1, BURROW_REDUCE_SUM)) < 0)
+		return fail_all(r->rank, cli_lib_message("train", st));
+	if (r->rank == 0)
+		dist_report(r, e, &es, &ev, tm, hs, rows_all);
+	if (r->a.ckpt) {
+		const char *where = r->rank == 0 ? r->last : r->a.ckpt;
+		if ((eval && burrow_dist_best(r->d).epoch == e &&
+		     (st = burrow_dist_save(r->d, r->rank == 0 ? r->best : r->a.ckpt)) < 0) ||
+		    (st = burrow_dist_save(r->d, where)) < 0)
+			return fail_all(r->rank, cli_lib_message("train", st));
+	}
+	return 0;
+}
+
+/* The run's last line and --log object: the best evaluation and whether every rank holds the
+ * same weights (EXIT_FAIL when not, said after the job's end). */
+static int dist_finish(dist_run *r, bool *all_same)
+{
+	burrow_best b = burrow_dist_best(r->d);
+	uint64_t sum = burrow_dist_weights_checksum(r->d), sum0 = sum;
+	int st = burrow_mpi_bcast(&sum0, sizeof sum0, 0);
+	if (st < 0)
+		return fail_all(r->rank, cli_lib_message("train", st));
+	int64_t same = sum == sum0;
+	if ((st = burrow_mpi_allreduce_i64(&same, 1, BURROW_REDUCE_MIN)) < 0)
+		return fail_all(r->rank, cli_lib_message("train", st));
+	*all_same = same;
+	if (r->rank == 0) {
 		char line[4400]; /* holds a checkpoint path */
 		printf("%s (%d ranks, weights %s on every rank, checksum %016llx)\n",
-		       train_cli_result(line, sizeof line, &b, trained, done, o.train.epochs, a.resume ? last : NULL),
-		       burrow_dist_size(d), all_same ? "equal" : "DIFFERENT", (unsigned long long)sum);
-		if (lf) {
-			train_cli_log_final(lf, &b, burrow_dist_epoch(d), trained, cli_now() - start, sum, burrow_dist_size(d),
-					    all_same);
-			fclose(lf);
+		       train_cli_result(line, sizeof line, &b, r->trained, r->done, r->o.train.epochs,
+					r->a.resume ? r->last : NULL),
+		       burrow_dist_size(r->d), same ? "equal" : "DIFFERENT", (unsigned long long)sum);
+		if (r->lf) {
+			train_cli_log_final(r->lf, &b, burrow_dist_epoch(r->d), r->trained, cli_now() - r->start, sum,
+					    burrow_dist_size(r->d), same);
+			fclose(r->lf);
+			r->lf = NULL;
 		}
 	}
-	free(last);
-	free(best);
-	burrow_dist_close(d);
+	return 0;
+}
+
+/* Undo what the phases after MPI's start acquired; safe on a run that stopped in any of them. */
+static void dist_run_close(dist_run *r)
+{
+	if (r->lf)
+		fclose(r->lf);
+	free(r->last);
+	free(r->best);
+	burrow_dist_close(r->d);
 	burrow_mpi_stop();
-	if (!all_same) {
-		if (rank == 0)
+}
+
+int cmd_train_dist(int argc, char **argv)
+{
+	dist_run r = {.d = NULL};
+	int rc = dist_parse(&r, argc, argv);
+	if (rc)
+		return rc < 0 ? EXIT_OK : rc;
+	r.start = cli_now();
+	int st = burrow_mpi_start(&r.rank, &r.size);
+	if (st < 0)
+		return cli_lib_fail("train", st);
+	bool all_same = false;
+	if (!(rc = dist_open(&r)) && !(rc = dist_banner(&r)))
+		for (int e = r.done + 1; e <= r.o.train.epochs && !rc; e++, r.trained++)
+			rc = dist_epoch(&r, e);
+	if (!rc)
+		rc = dist_finish(&r, &all_same);
+	dist_run_close(&r);
+	if (!rc && !all_same) {
+		if (r.rank == 0)
 			fprintf(stderr, "burrow: train: the model replicas differ across ranks\n");
 		return EXIT_FAIL;
 	}
-	return EXIT_OK;
+	return rc;
 }

@@ -228,74 +228,69 @@ static int open_backend(burrow_dist *d)
 	return 0;
 }
 
-int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist_opts *o)
+/* burrow_dist_open's phases: each fills d, and on failure leaves what it acquired there for
+ * burrow_dist_close, which is safe on a partly opened d. */
+
+/* The world, the parts directory and this rank's part: sizes, labels, the local graph. */
+static int open_part(burrow_dist *d, const char *parts_dir)
 {
 	int st;
-	*out = NULL;
-	if (!bw_comm_initialized())
-		return bw_err(BURROW_E_INVAL, "train: MPI is not initialized (run under mpirun)");
-	burrow_dist *d = bw_calloc(1, sizeof *d);
-	if (!d)
-		return BURROW_E_NOMEM;
-	burrow_dist_defaults(&d->o);
-	if ((o && (st = bw_opts_in(&d->o, sizeof d->o, o, "burrow_dist_opts"))) ||
-	    (st = burrow_dist_check(&d->o)))
-		goto fail_early;
-	d->o.train.scratch_dir = NULL;
-	d->best = (burrow_best){.epoch = -1, .valid_acc = -1, .test_acc = -1};
 	if ((st = bw_comm_world(&d->world)))
-		goto fail;
+		return st;
 	d->rank = bw_comm_rank(d->world);
 	d->K = bw_comm_size(d->world);
 	if ((st = burrow_parts_open(&d->parts, parts_dir)))
-		goto fail;
+		return st;
 	const burrow_parts_info *pinfo = burrow_parts_get_info(d->parts);
-	if (pinfo->num_parts != d->K) {
-		st = bw_err(BURROW_E_INVAL, "%s: holds %d parts, but %d ranks were started (mpirun -np %d)", parts_dir,
-			    pinfo->num_parts, d->K, pinfo->num_parts);
-		goto fail;
-	}
+	if (pinfo->num_parts != d->K)
+		return bw_err(BURROW_E_INVAL, "%s: holds %d parts, but %d ranks were started (mpirun -np %d)", parts_dir,
+			      pinfo->num_parts, d->K, pinfo->num_parts);
 	if ((st = burrow_part_open(&d->part, d->parts, d->rank)))
-		goto fail;
+		return st;
 	d->pi = burrow_part_get_info(d->part);
 	const burrow_dataset *ds = burrow_part_dataset(d->part);
-	const burrow_dataset_info *in = burrow_dataset_get_info(ds);
 	const burrow_csr *g = burrow_dataset_graph(ds);
 	d->n_own = d->pi->num_owned;
 	d->n_halo = d->pi->num_halo;
 	d->n_loc = d->n_own + d->n_halo;
-	d->classes = in->num_classes;
+	d->classes = burrow_dataset_get_info(ds)->num_classes;
 	d->labels = burrow_dataset_labels(ds);
-	if (!d->labels || d->classes < 1) {
-		st = bw_err(BURROW_E_INVAL, "train: part %d has no labels", d->rank);
-		goto fail;
-	}
-	if (g->index_width != 4 || g->num_nodes != d->n_loc) {
-		st = bw_err(BURROW_E_FORMAT, "train: part %d: graph of %lld nodes, expected %lld owned + halo", d->rank,
-			    (long long)g->num_nodes, (long long)d->n_loc);
-		goto fail;
-	}
-	/* the block's rows split at the halo: owned sources early, halo sources late */
+	if (!d->labels || d->classes < 1)
+		return bw_err(BURROW_E_INVAL, "train: part %d has no labels", d->rank);
+	if (g->index_width != 4 || g->num_nodes != d->n_loc)
+		return bw_err(BURROW_E_FORMAT, "train: part %d: graph of %lld nodes, expected %lld owned + halo", d->rank,
+			      (long long)g->num_nodes, (long long)d->n_loc);
+	return 0;
+}
+
+/* The block over the local graph, its rows split at the halo (owned sources early, halo
+ * sources late); the splits, and the training nodes of all ranks. */
+static int open_block(burrow_dist *d)
+{
+	const burrow_dataset *ds = burrow_part_dataset(d->part);
+	const burrow_csr *g = burrow_dataset_graph(ds);
+	int st;
 	bw_block_init(&d->blk, d->n_own, d->n_loc, g->indptr, g->indices);
 	if ((st = bw_block_split(&d->blk, d->n_own)))
-		goto fail;
+		return st;
 	for (int s = 0; s < 3; s++)
 		d->split[s] = burrow_dataset_split(ds, s, &d->split_n[s]);
 	int64_t ntr = d->split_n[BURROW_SPLIT_TRAIN];
-	if ((st = bw_comm_allreduce(d->world, &ntr, &d->global_train, 1, BW_COMM_I64, BW_COMM_SUM,
-				      "train: all-reduce (training nodes)")))
-		goto fail;
+	return bw_comm_allreduce(d->world, &ntr, &d->global_train, 1, BW_COMM_I64, BW_COMM_SUM,
+				 "train: all-reduce (training nodes)");
+}
+
+/* The device (one per local rank), then the communicator over its buffers and the halo
+ * exchange: the halo rows and the gradients move where the layers compute them. */
+static int open_exchange(burrow_dist *d)
+{
 	/* send lists as local ids of owned rows */
 	int64_t *send_local = bw_malloc((size_t)(d->pi->num_send ? d->pi->num_send : 1) * sizeof *send_local);
-	if (!send_local) {
-		st = BURROW_E_NOMEM;
-		goto fail;
-	}
+	if (!send_local)
+		return BURROW_E_NOMEM;
 	for (int64_t k = 0; k < d->pi->num_send; k++)
 		send_local[k] = d->pi->send_ids[k] - d->pi->first_id;
-	/* the device (one per local rank), then the communicator over its buffers: the halo
-	 * rows and the gradients move where the layers compute them */
-	st = compute_threads(d, &d->threads);
+	int st = compute_threads(d, &d->threads);
 	if (!st)
 		st = agree(d, open_backend(d), "open its device");
 	if (!st && !(st = bw_comm_open(&d->comm, d->o.comm, d->be.dev)))
@@ -304,29 +299,33 @@ int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist
 		st = bw_halo_open(&d->halo, d->comm, &d->be, d->n_own, send_local, d->pi->send_offsets,
 				  d->pi->halo_offsets);
 	bw_free(send_local);
-	if (st)
-		goto fail;
+	return st;
+}
+
+/* The features, norms and block on the device, the model and its optimizer. */
+static int open_model(burrow_dist *d)
+{
+	const burrow_dataset *ds = burrow_part_dataset(d->part);
+	int st;
 	/* the halo exchange overlaps each row's early and late sources: gat's edge softmax and
 	 * the max aggregator need every source of a row at once */
 	if (d->o.train.model == BURROW_MODEL_GAT || (d->o.train.model == BURROW_MODEL_SAGE &&
-						     d->o.train.aggr == BURROW_AGGR_MAX)) {
-		st = bw_err(BURROW_E_UNSUPPORTED, "train: distributed training supports sage with --aggr mean or sum, gcn "
-						  "and mlp, not %s",
-			    d->o.train.model == BURROW_MODEL_GAT ? "gat" : "--aggr max");
-		goto fail;
-	}
+						     d->o.train.aggr == BURROW_AGGR_MAX))
+		return bw_err(BURROW_E_UNSUPPORTED, "train: distributed training supports sage with --aggr mean or sum, gcn "
+						    "and mlp, not %s",
+			      d->o.train.model == BURROW_MODEL_GAT ? "gat" : "--aggr max");
 	if ((st = load_features(d, ds)))
-		goto fail;
+		return st;
 	if (d->o.train.model == BURROW_MODEL_GCN && (st = make_norms(d)))
-		goto fail;
+		return st;
 	if (d->o.train.model != BURROW_MODEL_MLP &&
 	    ((st = bw_block_prepare(&d->blk, true, d->o.train.model == BURROW_MODEL_GCN)) ||
 	     (st = bw_block_upload(&d->blk, d->be.dev))))
-		goto fail;
+		return st;
 	const bw_model_cfg cfg = {
 		.kind = d->o.train.model,
 		.layers = d->o.train.layers,
-		.in_dim = in->feat_dim,
+		.in_dim = burrow_dataset_get_info(ds)->feat_dim,
 		.hidden = d->o.train.hidden,
 		.classes = d->classes,
 		.dropout = (float)d->o.train.dropout,
@@ -340,20 +339,36 @@ int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist
 	    (st = bw_dbuf_from_host(&d->labels_dev, d->be.dev, d->labels, (size_t)d->n_loc * sizeof *d->labels)) ||
 	    (st = bw_dbuf_from_host(&d->train_dev, d->be.dev, d->split[BURROW_SPLIT_TRAIN],
 				    (size_t)d->split_n[BURROW_SPLIT_TRAIN] * sizeof(int64_t))) ||
-	    (st = bw_model_open(&d->model, d->be.dev, &cfg, d->o.train.seed)) ||
-	    (st = bw_optim_open(&d->optim, d->be.dev, d->o.train.optimizer, d->model->num_params, d->o.train.lr,
-				d->o.train.weight_decay, d->o.train.momentum)))
-		goto fail;
-	if (!d->o.train.full_graph && (st = bw_dist_mb_open(d)))
-		goto fail;
+	    (st = bw_model_open(&d->model, d->be.dev, &cfg, d->o.train.seed)))
+		return st;
+	return bw_optim_open(&d->optim, d->be.dev, d->o.train.optimizer, d->model->num_params, d->o.train.lr,
+			     d->o.train.weight_decay, d->o.train.momentum);
+}
+
+int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist_opts *o)
+{
+	int st;
+	*out = NULL;
+	if (!bw_comm_initialized())
+		return bw_err(BURROW_E_INVAL, "train: MPI is not initialized (run under mpirun)");
+	burrow_dist *d = bw_calloc(1, sizeof *d);
+	if (!d)
+		return BURROW_E_NOMEM;
+	burrow_dist_defaults(&d->o);
+	if ((o && (st = bw_opts_in(&d->o, sizeof d->o, o, "burrow_dist_opts"))) ||
+	    (st = burrow_dist_check(&d->o))) {
+		bw_free(d); /* nothing opened yet: d->o's defaults are no state to close */
+		return st;
+	}
+	d->o.train.scratch_dir = NULL;
+	d->best = (burrow_best){.epoch = -1, .valid_acc = -1, .test_acc = -1};
+	if ((st = open_part(d, parts_dir)) || (st = open_block(d)) || (st = open_exchange(d)) ||
+	    (st = open_model(d)) || (!d->o.train.full_graph && (st = bw_dist_mb_open(d)))) {
+		burrow_dist_close(d);
+		return st;
+	}
 	*out = d;
 	return 0;
-fail:
-	burrow_dist_close(d);
-	return st;
-fail_early:
-	bw_free(d);
-	return st;
 }
 
 void burrow_dist_close(burrow_dist *d)
