@@ -268,6 +268,9 @@ int burrow_import(const char *out, const burrow_import_opts *opts)
 			n = BW_MAX(n, rows);
 		if (st)
 			return st;
+		if (n == 0)
+			return bw_err(BURROW_E_FORMAT, "%s: no edges (only comments or blank lines?) and no node count "
+				      "(give --num-nodes for a graph without edges)", o->edges);
 		is.num_nodes_inferred = true;
 	}
 	const char *name = o->name;

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 
+#include "../datasets/dsio.h"
 #include "../graph/npy.h"
 #include "util.h"
 
@@ -545,4 +546,58 @@ Test(harden, bad_checkpoint_headers_refused_naming_the_file)
 	free(last);
 	free(ck);
 	free(d);
+}
+
+/* ------------------------------------------------------------ hardening round 2 (issue 37) */
+
+/* Write n bytes to dir/name; caller frees the path. */
+static char *put(const char *name, const void *data, size_t n)
+{
+	char *p = tu_path(tu_dir, "%s", name);
+	FILE *f = fopen(p, "wb");
+	cr_assert(f && fwrite(data, 1, n, f) == n && fclose(f) == 0, "%s", p);
+	return p;
+}
+
+/* An edge list that is only a comment (plain, gzipped, with a NUL, indented) crashed import
+ * in bw_csv_next_line: a call after the end of the stream read through a NULL block. Now it
+ * is refused in one line naming the file, and nothing is written. */
+Test(harden, comment_only_edge_list_refused)
+{
+	static const struct {
+		const char *name, *data;
+		size_t n;
+	} cases[] = {{"a.csv", "#", 1}, {"b.csv", "#\0\n", 3}, {"c.csv", "  #x", 4}, {"d.csv", "# x\n\n#y\n", 8}};
+	char cmd[1024];
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char *e = put(cases[i].name, cases[i].data, cases[i].n), *out = tu_path(tu_dir, "out%zu", i);
+		snprintf(cmd, sizeof cmd, "import '%s' --edges '%s' --quiet", out, e);
+		refused(out, cases[i].name, cmd);
+		cr_assert(!tu_exists(out), "%s", cmd);
+		cr_assert_eq(tu_sh(NULL, NULL, "gzip -kf '%s'", e), 0);
+		snprintf(cmd, sizeof cmd, "import '%s' --edges '%s.gz' --quiet", out, e);
+		refused(out, "no edges", cmd);
+		cr_assert(!tu_exists(out), "%s", cmd);
+		free(e);
+		free(out);
+	}
+}
+
+/* The line reader itself: a call after the end of the stream ends again (the import's header
+ * check, then its edge loop, both call it). */
+Test(harden, csv_next_line_after_the_end)
+{
+	char *e = put("e.csv", "#", 1);
+	const bw_src src = {.name = "e.csv", .path = e, .fd = -1};
+	bw_csv c;
+	bool more = true, skipped = true;
+	cr_assert_eq(bw_csv_open(&c, &src, false, 0, true), 0, "%s", burrow_last_error());
+	cr_assert_eq(bw_csv_header(&c, false, &skipped), 0);
+	cr_assert(!skipped);
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(bw_csv_next_line(&c, &more), 0);
+		cr_assert(!more);
+	}
+	bw_csv_close(&c);
+	free(e);
 }
