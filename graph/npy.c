@@ -240,24 +240,19 @@ int bw_npy_open(const char *path, bw_npy *h, int *fdp)
 {
 	unsigned char pre[12];
 	char *buf = NULL;
-	struct stat sb;
-	int st;
+	int64_t size;
+	int fd, st;
 
 	if (fdp)
 		*fdp = -1;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return bw_err_errno(errno, path, "open");
-	if (fstat(fd, &sb) < 0) {
-		st = bw_err_errno(errno, path, "stat");
-		goto out_close;
-	}
-	if (sb.st_size < 10) {
+	if ((st = bw_open_input(path, 0, &fd, &size)))
+		return st;
+	if (size < 10) {
 		st = bw_err(BURROW_E_FORMAT, "%s: file is %lld bytes, too short for a .npy header", path,
-			    (long long)sb.st_size);
+			    (long long)size);
 		goto out_close;
 	}
-	st = bw_pread_all(fd, pre, sb.st_size >= 12 ? 12 : 10, 0, path);
+	st = bw_pread_all(fd, pre, size >= 12 ? 12 : 10, 0, path);
 	if (st)
 		goto out_close;
 	if (memcmp(pre, MAGIC, 6)) {
@@ -271,9 +266,9 @@ int bw_npy_open(const char *path, bw_npy *h, int *fdp)
 	size_t hlen = pre[6] == 1 ? (size_t)pre[8] | (size_t)pre[9] << 8
 				  : (size_t)pre[8] | (size_t)pre[9] << 8 | (size_t)pre[10] << 16 | (size_t)pre[11] << 24;
 	size_t total = (pre[6] == 1 ? 10 : 12) + hlen;
-	if ((int64_t)total > sb.st_size) {
+	if ((int64_t)total > size) {
 		st = bw_err(BURROW_E_FORMAT, "%s: truncated .npy header (%zu bytes declared, file is %lld)", path,
-			    total, (long long)sb.st_size);
+			    total, (long long)size);
 		goto out_close;
 	}
 	if (hlen > (1u << 24)) {
@@ -290,7 +285,7 @@ int bw_npy_open(const char *path, bw_npy *h, int *fdp)
 		st = bw_npy_parse(buf, total, h, path);
 	if (!st) {
 		int64_t want = h->data_offset + bw_npy_data_bytes(h);
-		if (sb.st_size != want) {
+		if (size != want) {
 			char shape[96] = "";
 			size_t k = 0;
 			for (int i = 0; i < h->ndim && k < sizeof shape - 24; i++)
@@ -298,7 +293,7 @@ int bw_npy_open(const char *path, bw_npy *h, int *fdp)
 						      (long long)h->shape[i]);
 			st = bw_err(BURROW_E_FORMAT,
 				    "%s: size is %lld bytes, expected %lld (%lld-byte header + [%s] %s)", path,
-				    (long long)sb.st_size, (long long)want, (long long)h->data_offset,
+				    (long long)size, (long long)want, (long long)h->data_offset,
 				    h->ndim ? shape : "scalar", burrow_dtype_name(h->dtype));
 		}
 	}

@@ -180,14 +180,13 @@ static void dio_align(int fd, size_t *off_align, size_t *mem_align, bool *dio_ok
 
 static int open_file(burrow_store *s, bool direct)
 {
-	s->fd = open(s->path, O_RDONLY | O_CLOEXEC | (direct ? O_DIRECT : 0));
-	if (s->fd < 0 && direct && errno == EINVAL) {
+	int st = bw_open_input(s->path, direct ? O_DIRECT : 0, &s->fd, NULL);
+	if (st == BURROW_E_INVAL && direct && (st = bw_open_input(s->path, 0, &s->fd, NULL)) == 0) {
 		bw_log(BURROW_LOG_WARN, "%s: the file system refuses O_DIRECT; reading through the page cache", s->path);
 		direct = false;
-		s->fd = open(s->path, O_RDONLY | O_CLOEXEC);
 	}
-	if (s->fd < 0)
-		return bw_err_errno(errno, s->path, "open");
+	if (st)
+		return st;
 	size_t oa, ma;
 	bool dio_ok;
 	dio_align(s->fd, &oa, &ma, &dio_ok);
@@ -196,9 +195,8 @@ static int open_file(burrow_store *s, bool direct)
 		       s->path);
 		close(s->fd);
 		direct = false;
-		s->fd = open(s->path, O_RDONLY | O_CLOEXEC);
-		if (s->fd < 0)
-			return bw_err_errno(errno, s->path, "open");
+		if ((st = bw_open_input(s->path, 0, &s->fd, NULL)))
+			return st;
 	}
 	s->info.direct = direct;
 	s->info.block_bytes = oa;

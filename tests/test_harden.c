@@ -49,12 +49,12 @@ static void poke(const char *dir, const char *rel, int64_t at, int64_t v)
 	free(f);
 }
 
-/* `cmd` (a burrow command line after the binary) must exit 1 with one line on stderr
- * containing `what`, and leave no "*.tmp.*" beside or inside `dir`. */
+/* `cmd` (a burrow command line after the binary) must exit 1 within a minute with one line
+ * on stderr containing `what`, and leave no "*.tmp.*" beside or inside `dir`. */
 static void refused(const char *dir, const char *what, const char *cmd)
 {
 	char *err;
-	int rc = tu_sh(NULL, &err, "%s %s", tu_burrow(), cmd);
+	int rc = tu_sh(NULL, &err, "timeout -s KILL 60 %s %s", tu_burrow(), cmd);
 	cr_assert_eq(rc, 1, "exit %d for %s: %s", rc, cmd, err);
 	cr_assert(strstr(err, what), "%s: message lacks '%s': %s", cmd, what, err);
 	cr_assert(strchr(err, '\n') == err + strlen(err) - 1, "%s: not one line: %s", cmd, err);
@@ -600,4 +600,55 @@ Test(harden, csv_next_line_after_the_end)
 	}
 	bw_csv_close(&c);
 	free(e);
+}
+
+/* A FIFO where a dataset, parts or checkpoint file should be hung info, train, partition
+ * and eval in the open. Each input is opened without blocking and must be a regular file:
+ * refused in one line naming it. */
+Test(harden, fifo_inputs_refused, .timeout = 300)
+{
+	static const char *const files[] = {"meta.json", "indptr.npy", "indices.npy", "features.npy", "labels.npy",
+					    "split/train.npy"};
+	static const char *const cmds[] = {"info '%s'", "info '%s' --verify", "train '%s' --epochs 1 --quiet",
+					   "partition '%s' --parts 2 --quiet"};
+	char *d = small("d"), cmd[1024], what[256];
+	for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+		char *f = tu_path(tu_dir, "f%zu", i), *p = tu_path(f, "%s", files[i]);
+		cr_assert_eq(tu_sh(NULL, NULL, "cp -r '%s' '%s' && rm '%s' && mkfifo '%s'", d, f, p, p), 0);
+		snprintf(what, sizeof what, "%s: not a regular file (a FIFO)", p);
+		for (size_t c = 0; c < sizeof cmds / sizeof *cmds; c++) {
+			snprintf(cmd, sizeof cmd, cmds[c], f);
+			refused(f, what, cmd);
+		}
+		free(p);
+		free(f);
+	}
+	/* a parts directory: its meta.json (which the command line reads to pick the mode) and a
+	 * part's orig_ids.npy */
+	char *parts = tu_path(d, "parts-2"), *err;
+	cr_assert_eq(tu_sh(NULL, &err, "%s partition '%s' --parts 2 --quiet", tu_burrow(), d), 0, "%s", err);
+	free(err);
+	static const char *const pfiles[] = {"part-0/orig_ids.npy", "meta.json"};
+	for (size_t i = 0; i < 2; i++) {
+		char *p = tu_path(parts, "%s", pfiles[i]);
+		cr_assert_eq(tu_sh(NULL, NULL, "rm '%s' && mkfifo '%s'", p, p), 0);
+		snprintf(what, sizeof what, "%s: not a regular file (a FIFO)", p);
+		snprintf(cmd, sizeof cmd, "info '%s' --verify", parts);
+		refused(parts, what, cmd);
+		free(p);
+	}
+	/* a checkpoint, and import's inputs */
+	char *ck = tu_path(tu_dir, "ck.fifo"), *e = tu_path(tu_dir, "e.txt");
+	cr_assert_eq(tu_sh(NULL, NULL, "mkfifo '%s' && printf '0 1\\n' > '%s'", ck, e), 0);
+	snprintf(what, sizeof what, "%s: not a regular file (a FIFO)", ck);
+	snprintf(cmd, sizeof cmd, "eval '%s' --checkpoint '%s'", d, ck);
+	refused(d, what, cmd);
+	snprintf(cmd, sizeof cmd, "import '%s/imp' --edges '%s' --quiet", tu_dir, ck);
+	refused(d, what, cmd);
+	snprintf(cmd, sizeof cmd, "import '%s/imp' --edges '%s' --features '%s' --quiet", tu_dir, e, ck);
+	refused(d, what, cmd);
+	free(ck);
+	free(e);
+	free(parts);
+	free(d);
 }

@@ -3,6 +3,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -313,11 +315,16 @@ bool cli_is_parts_dir(const char *dir)
 	char path[4096], buf[512];
 	if (snprintf(path, sizeof path, "%s/meta.json", dir) >= (int)sizeof path)
 		return false;
-	FILE *f = fopen(path, "r");
-	if (!f)
+	/* not blocking on a FIFO: what is not a regular file is no parts directory (the library's
+	 * reader then refuses it in its line) */
+	struct stat sb;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
 		return false;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
+	ssize_t n = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? read(fd, buf, sizeof buf - 1) : -1;
+	close(fd);
+	if (n < 0)
+		return false;
 	buf[n] = '\0';
 	return strstr(buf, "\"burrow-parts\"") != NULL;
 }

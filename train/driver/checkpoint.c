@@ -168,19 +168,13 @@ static int ck_open(const char *path, cJSON **hdr, int *fdp, int64_t *payload)
 {
 	*hdr = NULL;
 	*fdp = -1;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return bw_err_errno(errno, path, "open checkpoint");
-	struct stat sb;
+	int64_t size;
+	int fd, st = bw_open_input(path, 0, &fd, &size);
+	if (st)
+		return st;
 	unsigned char head[CK_HEAD], tail[CK_TRAILER];
 	char *text = NULL;
 	void *buf = NULL;
-	int st;
-	if (fstat(fd, &sb) != 0) {
-		st = bw_err_errno(errno, path, "stat");
-		goto fail;
-	}
-	const int64_t size = sb.st_size;
 	if (size < CK_HEAD + CK_TRAILER) {
 		st = bw_err(BURROW_E_FORMAT, "%s: truncated checkpoint (%lld bytes)", path, (long long)size);
 		goto fail;
