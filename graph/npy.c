@@ -218,6 +218,12 @@ int bw_npy_parse(const void *buf, size_t len, bw_npy *h, const char *path)
 	}
 	if (h->dtype == BURROW_DTYPE_INVALID)
 		return bw_err(BURROW_E_FORMAT, "%s: unsupported dtype '%s'", path, descr);
+	/* one rule for every reader: elements lie at their own alignment in the file (numpy pads
+	 * the header to 64 bytes), so a mapped array is read without misaligned loads */
+	const size_t esize = burrow_dtype_size(h->dtype);
+	if (h->data_offset % (int64_t)esize)
+		return bw_err(BURROW_E_FORMAT, "%s: data offset %lld is not a multiple of the element size (%zu bytes, %s)",
+			      path, (long long)h->data_offset, esize, burrow_dtype_name(h->dtype));
 	if (fortran && h->ndim > 1) {
 		int nontrivial = 0;
 		for (int i = 0; i < h->ndim; i++)

@@ -312,9 +312,6 @@ int burrow_store_open(burrow_store **out, const char *path, const burrow_store_o
 	if (h.shape[1] < 1)
 		return bw_err(BURROW_E_FORMAT, "%s: rows have no elements (shape [%lld, 0])", path,
 			      (long long)h.shape[0]);
-	if (h.data_offset % (int64_t)esize)
-		return bw_err(BURROW_E_FORMAT, "%s: data offset %lld is not a multiple of the element size", path,
-			      (long long)h.data_offset);
 	burrow_dtype od = o.out_dtype == BURROW_DTYPE_INVALID ? h.dtype : o.out_dtype;
 	int conv = BW_CONV_NONE;
 	if (od != h.dtype) {

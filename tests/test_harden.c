@@ -652,3 +652,51 @@ Test(harden, fifo_inputs_refused, .timeout = 300)
 	free(parts);
 	free(d);
 }
+
+/* Rewrite the .npy at path with a header that puts its data at byte 129 (a multiple of no
+ * element size above 1), the elements unchanged. */
+static void misalign(const char *path)
+{
+	bw_npy h;
+	void *data;
+	cr_assert_eq(bw_npy_load(path, &h, &data), 0, "%s", burrow_last_error());
+	char dict[160], shape[64] = "";
+	for (int i = 0, k = 0; i < h.ndim; i++)
+		k += snprintf(shape + k, sizeof shape - (size_t)k, "%lld,", (long long)h.shape[i]);
+	const char *descr = h.dtype == BURROW_DTYPE_I64 ? "<i8" : h.dtype == BURROW_DTYPE_I32 ? "<i4" : "<f4";
+	int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }", descr, shape);
+	cr_assert(n < 118);
+	memset(dict + n, ' ', (size_t)(118 - n));
+	dict[118] = '\n'; /* 10 + 119 = 129 bytes before the data */
+	FILE *f = fopen(path, "wb");
+	const unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 119, 0};
+	const size_t bytes = (size_t)bw_npy_data_bytes(&h);
+	cr_assert(f && fwrite(pre, 1, 10, f) == 10 && fwrite(dict, 1, 119, f) == 119 && fwrite(data, 1, bytes, f) == bytes &&
+		  fclose(f) == 0);
+	bw_free(data);
+}
+
+/* A .npy whose data offset is not a multiple of its element size (misaligned loads from the
+ * mapping under UBSan) was accepted for indptr, indices, labels and the splits, and for the
+ * features by info --verify and partition. One rule in the .npy reader refuses it for all. */
+Test(harden, misaligned_arrays_refused_by_every_command, .timeout = 300)
+{
+	static const char *const files[] = {"indptr.npy", "indices.npy", "labels.npy", "split/train.npy",
+					    "split/valid.npy", "features.npy"};
+	static const char *const cmds[] = {"info '%s' --verify", "train '%s' --epochs 1 --quiet",
+					   "partition '%s' --parts 2 --quiet"};
+	char *d = small("d"), cmd[1024], what[256];
+	for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+		char *m = tu_path(tu_dir, "m%zu", i), *p = tu_path(m, "%s", files[i]);
+		cr_assert_eq(tu_sh(NULL, NULL, "cp -r '%s' '%s'", d, m), 0);
+		misalign(p);
+		snprintf(what, sizeof what, "%s: data offset 129 is not a multiple of the element size", p);
+		for (size_t c = 0; c < sizeof cmds / sizeof *cmds; c++) {
+			snprintf(cmd, sizeof cmd, cmds[c], m);
+			refused(m, what, cmd);
+		}
+		free(p);
+		free(m);
+	}
+	free(d);
+}
