@@ -240,7 +240,7 @@ int bw_atomic_open(bw_atomic_file *f, const char *path)
 	f->reg = bw_tmp_add(f->tmp);
 	f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (f->fd < 0) {
-		st = bw_err_errno(errno, f->tmp, "create");
+		st = bw_err_errno(errno, f->path, "create"); /* the temporary is gone: name what was asked for */
 		bw_tmp_drop(f->reg);
 		f->reg = -1;
 		bw_free(f->path);
@@ -255,9 +255,9 @@ int bw_atomic_commit(bw_atomic_file *f)
 {
 	int st = 0;
 	if (fsync(f->fd) < 0)
-		st = bw_err_errno(errno, f->tmp, "fsync");
+		st = bw_err_errno(errno, f->path, "fsync");
 	if (close(f->fd) < 0 && !st)
-		st = bw_err_errno(errno, f->tmp, "close");
+		st = bw_err_errno(errno, f->path, "close");
 	f->fd = -1;
 	if (!st && rename(f->tmp, f->path) < 0)
 		st = bw_err_errno(errno, f->path, "rename");
@@ -297,7 +297,7 @@ int bw_write_text_atomic(const char *path, const char *text)
 	int st = bw_atomic_open(&f, path);
 	if (st)
 		return st;
-	if ((st = bw_write_all(f.fd, text, strlen(text), f.tmp)) || (st = bw_write_all(f.fd, "\n", 1, f.tmp))) {
+	if ((st = bw_write_all(f.fd, text, strlen(text), f.path)) || (st = bw_write_all(f.fd, "\n", 1, f.path))) {
 		bw_atomic_abort(&f);
 		return st;
 	}

@@ -700,3 +700,73 @@ Test(harden, misaligned_arrays_refused_by_every_command, .timeout = 300)
 	}
 	free(d);
 }
+
+/* Run `script` (sh) in a user and mount namespace where tu_dir/full is a 64 KiB tmpfs filled
+ * to the brim; its stdout into *out. False (and a skip) where such a namespace is refused. */
+static bool on_full_disk(char **out, const char *script)
+{
+	char *full = tu_path(tu_dir, "full"), *err;
+	cr_assert_eq(mkdir(full, 0755), 0);
+	int rc = tu_sh(out, &err,
+		       "unshare -rm sh -c 'mount -t tmpfs -o size=64k none \"%s\" || exit 99; "
+		       "dd if=/dev/zero of=\"%s/fill\" bs=4k 2>/dev/null; %s'",
+		       full, full, script);
+	free(full);
+	if (rc == 99 || (rc != 0 && strstr(err, "unshare"))) {
+		cr_skip_test("no user and mount namespace for a small tmpfs here: %s", err);
+		free(err);
+		return false;
+	}
+	cr_assert_eq(rc, 0, "%s", err);
+	free(err);
+	return true;
+}
+
+/* A full disk: --log's per-epoch lines and what a command prints to standard output end the
+ * run in one line with exit 1 (they exited 0 with a 0-byte log); a checkpoint that does not
+ * fit leaves no file and no empty folder; --checkpoint naming a file is refused at the start,
+ * not after the first epoch. */
+Test(harden, full_disk_ends_in_one_line, .timeout = 300)
+{
+	char *d = small("d"), cmd[1024];
+	if (tu_exists("/dev/full")) {
+		snprintf(cmd, sizeof cmd, "train '%s' --epochs 2 --quiet --log /dev/full", d);
+		refused(d, "/dev/full: write failed: No space left on device", cmd);
+		snprintf(cmd, sizeof cmd, "bench io '%s' --rows 1000 --no-fio --json > /dev/full", d);
+		refused(d, "bench: standard output: write failed: No space left on device", cmd);
+		snprintf(cmd, sizeof cmd, "info '%s' > /dev/full", d);
+		refused(d, "info: standard output: write failed", cmd);
+	}
+	char *f = tu_path(tu_dir, "a-file"), *out, *err;
+	cr_assert_eq(tu_sh(NULL, NULL, "echo x > '%s'", f), 0);
+	cr_assert_eq(tu_sh(&out, &err, "%s train '%s' --epochs 1 --checkpoint '%s'", tu_burrow(), d, f), 1);
+	cr_assert(strstr(err, "a-file: not a directory") && strchr(err, '\n') == err + strlen(err) - 1, "%s", err);
+	cr_assert_str_empty(out, "trained before refusing: %s", out);
+	free(out);
+	free(err);
+	char script[2048];
+	snprintf(script, sizeof script,
+		 "%s train \"%s\" --epochs 1 --quiet --checkpoint \"%s/full/new/ck\" >/dev/null 2>\"%s/ck.err\"; echo $?; "
+		 "%s train \"%s\" --epochs 1 --quiet --log \"%s/full/log\" >/dev/null 2>\"%s/log.err\"; echo $?; "
+		 "ls -A \"%s/full\"",
+		 tu_burrow(), d, tu_dir, tu_dir, tu_burrow(), d, tu_dir, tu_dir, tu_dir);
+	if (on_full_disk(&out, script)) {
+		/* exit 1, 1, and only the filler and the (empty) log are left */
+		cr_assert_str_eq(out, "1\n1\nfill\nlog\n");
+		char *e1 = tu_path(tu_dir, "ck.err"), *e2 = tu_path(tu_dir, "log.err"), *m1 = tu_read(e1, NULL),
+		     *m2 = tu_read(e2, NULL);
+		cr_assert(strstr(m1, "full/new/ck/") && strstr(m1, ".ckpt: write: No space left on device") &&
+				  !strstr(m1, ".tmp.") && strchr(m1, '\n') == m1 + strlen(m1) - 1,
+			  "%s", m1);
+		cr_assert(strstr(m2, "full/log: write failed: No space left on device") &&
+				  strchr(m2, '\n') == m2 + strlen(m2) - 1,
+			  "%s", m2);
+		free(m1);
+		free(m2);
+		free(e1);
+		free(e2);
+		free(out);
+	}
+	free(f);
+	free(d);
+}

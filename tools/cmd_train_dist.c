@@ -6,6 +6,7 @@
 #include "train_cli.h"
 #include "train_opts.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,14 @@ static int fail_all(int rank, const char *what)
 	fflush(stderr);
 	burrow_mpi_abort(1);
 	return EXIT_FAIL;
+}
+
+/* "LOG: write failed: why" (a static buffer), for a --log write errno says failed. */
+static const char *log_failed(const char *log)
+{
+	static char msg[4400];
+	snprintf(msg, sizeof msg, "%s: write failed: %s", log, strerror(errno));
+	return msg;
 }
 
 int cmd_train_dist(int argc, char **argv)
@@ -62,7 +71,7 @@ int cmd_train_dist(int argc, char **argv)
 	char *last = NULL, *best = NULL;
 	int ck_ok = 1;
 	if (a.ckpt && rank == 0)
-		ck_ok = train_cli_checkpoint_dir("train", a.ckpt, a.resume, &last, &best) == 0;
+		ck_ok = train_cli_checkpoint_dir("train", a.ckpt, a.resume, &last, &best, NULL) == 0;
 	if ((st = burrow_mpi_bcast(&ck_ok, sizeof ck_ok, 0)) < 0)
 		return fail_all(rank, cli_lib_message("train", st));
 	if (!ck_ok) {
@@ -148,7 +157,8 @@ int cmd_train_dist(int argc, char **argv)
 				burrow_eval_stats eall = ev;
 				eall.eval_s = tm[3];
 				burrow_comm_stats call = {.size = sizeof call, .comm_s = tm[1], .exposed_comm_s = tm[2]};
-				train_cli_log_epoch(lf, &all, &eall, burrow_dist_size(d), &call);
+				if (train_cli_log_epoch(lf, &all, &eall, burrow_dist_size(d), &call) != 0)
+					return fail_all(rank, log_failed(log));
 			}
 			fflush(stdout);
 		}
@@ -172,9 +182,10 @@ int cmd_train_dist(int argc, char **argv)
 		       train_cli_result(line, sizeof line, &b, trained, done, o.train.epochs, a.resume ? last : NULL),
 		       burrow_dist_size(d), all_same ? "equal" : "DIFFERENT", (unsigned long long)sum);
 		if (lf) {
-			train_cli_log_final(lf, &b, burrow_dist_epoch(d), trained, cli_now() - start, sum, burrow_dist_size(d),
-					    all_same);
-			fclose(lf);
+			const int bad = train_cli_log_final(lf, &b, burrow_dist_epoch(d), trained, cli_now() - start, sum,
+							    burrow_dist_size(d), all_same);
+			if (fclose(lf) != 0 || bad)
+				rc = cli_fail("train", "%s", log_failed(log));
 		}
 	}
 	free(last);
@@ -186,5 +197,5 @@ int cmd_train_dist(int argc, char **argv)
 			fprintf(stderr, "burrow: train: the model replicas differ across ranks\n");
 		return EXIT_FAIL;
 	}
-	return EXIT_OK;
+	return rc;
 }

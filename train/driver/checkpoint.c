@@ -47,7 +47,7 @@ static uint32_t crc_update(uint32_t crc, const void *p, size_t n)
 static int put(bw_atomic_file *f, uint32_t *crc, const void *p, size_t n)
 {
 	*crc = crc_update(*crc, p, n);
-	return bw_write_all(f->fd, p, n, f->tmp);
+	return bw_write_all(f->fd, p, n, f->path);
 }
 
 /* Device memory into the file, read back through a host view (the memory itself on the CPU). */
@@ -151,7 +151,7 @@ int bw_checkpoint_save(const bw_ck_state *t, const char *path)
 	memcpy(tail, &total, 8);
 	memcpy(tail + 8, &crc, 4);
 	memcpy(tail + 12, CK_END, 4);
-	if ((st = bw_write_all(f.fd, tail, CK_TRAILER, f.tmp)))
+	if ((st = bw_write_all(f.fd, tail, CK_TRAILER, f.path)))
 		goto fail;
 	cJSON_free(hdr);
 	return bw_atomic_commit(&f);
