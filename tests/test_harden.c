@@ -770,3 +770,61 @@ Test(harden, full_disk_ends_in_one_line, .timeout = 300)
 	free(f);
 	free(d);
 }
+
+/* A part's orig_ids.npy with an id repeated (in the part or across parts) or outside the
+ * input's ids passed info --verify and training, and reached users through orig_ids and
+ * predictions mapped back. burrow_part_open refuses a repeat in the part and an id out of
+ * range; info --verify also a repeat across parts. */
+Test(harden, orig_ids_checked, .timeout = 300)
+{
+	char *d = tu_path(tu_dir, "d"), *err, cmd[1024];
+	cr_assert_eq(tu_sh(NULL, &err, "%s gen csbm '%s' --nodes 3000 --feat-dim 8 --classes 3 --quiet && "
+				       "%s partition '%s' --parts 2 --quiet",
+			   tu_burrow(), d, tu_burrow(), d),
+		     0, "%s", err);
+	free(err);
+	char *parts = tu_path(d, "parts-2");
+	static const struct {
+		int part;
+		int64_t at, value; /* value < 0: -1 - the part-0 entry to copy */
+		const char *what;
+		bool at_open;
+	} cases[] = {
+		{0, 0, 10000000, "part-0/orig_ids.npy: entry 0 (id 10000000) is outside the input's [0, 3000)", true},
+		{0, 5, -1 - 4, "part-0/orig_ids.npy: entry 5 repeats id", true},
+		{1, 7, -1 - 3, "part-1/orig_ids.npy: entry 7 (id", false},
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+		char *copy = tu_path(tu_dir, "p%zu", c), rel[64];
+		cr_assert_eq(tu_sh(NULL, NULL, "cp -r '%s' '%s'", parts, copy), 0);
+		int64_t v = cases[c].value;
+		if (v < 0) { /* an id part 0 owns */
+			char *p0 = tu_path(copy, "part-0/orig_ids.npy");
+			bw_npy h;
+			void *data;
+			cr_assert_eq(bw_npy_load(p0, &h, &data), 0);
+			v = ((int64_t *)data)[-1 - v];
+			bw_free(data);
+			free(p0);
+		}
+		snprintf(rel, sizeof rel, "part-%d/orig_ids.npy", cases[c].part);
+		poke(copy, rel, cases[c].at, v);
+		snprintf(cmd, sizeof cmd, "info '%s' --verify", copy);
+		refused(copy, cases[c].what, cmd);
+		burrow_parts *ps;
+		burrow_part *p;
+		cr_assert_eq(burrow_parts_open(&ps, copy), 0, "%s", burrow_last_error());
+		int st = burrow_part_open(&p, ps, cases[c].part);
+		if (cases[c].at_open) {
+			cr_assert_eq(st, BURROW_E_FORMAT, "case %zu: %d", c, st);
+			cr_assert(strstr(burrow_last_error(), cases[c].what), "%s", burrow_last_error());
+		} else {
+			cr_assert_eq(st, 0, "%s", burrow_last_error());
+			burrow_part_close(p);
+		}
+		burrow_parts_close(ps);
+		free(copy);
+	}
+	free(parts);
+	free(d);
+}
