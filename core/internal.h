@@ -143,6 +143,11 @@ char *bw_path_join(const char *a, const char *b);
 /* The directory part of path, new string. */
 char *bw_dirname(const char *path);
 
+/* The library's file mappings (core/mapreg.c), for burrow_mapped_file: register after mmap,
+ * unregister before munmap. A full table leaves a mapping unnamed, nothing else. */
+void bw_map_register(const void *base, size_t len, const char *path);
+void bw_map_unregister(const void *base);
+
 /* An output file written under a temporary name in the same directory, renamed into
  * place on commit; abort (or any failure) unlinks the temporary. */
 typedef struct bw_atomic_file {

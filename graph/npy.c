@@ -398,6 +398,7 @@ int bw_npy_mmap(const char *path, bw_npy *h, bw_npy_map *m)
 			m->base = p;
 			m->len = len;
 			m->data = (const char *)p + h->data_offset;
+			bw_map_register(p, len, path);
 		}
 	}
 	close(fd);
@@ -406,8 +407,10 @@ int bw_npy_mmap(const char *path, bw_npy *h, bw_npy_map *m)
 
 void bw_npy_unmap(bw_npy_map *m)
 {
-	if (m->base)
+	if (m->base) {
+		bw_map_unregister(m->base);
 		munmap(m->base, m->len);
+	}
 	memset(m, 0, sizeof *m);
 }
 

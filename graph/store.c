@@ -362,6 +362,7 @@ int burrow_store_open(burrow_store **out, const char *path, const burrow_store_o
 			goto out_free;
 		}
 		s->map = m;
+		bw_map_register(m, s->map_len, path);
 		if (o.mmap_random && madvise(m, s->map_len, MADV_RANDOM) < 0)
 			bw_log(BURROW_LOG_DEBUG, "%s: madvise(MADV_RANDOM): %s", path, strerror(errno));
 		st = start_engine(s, &bw_engine_mmap, default_threads(o.engine, o.threads, o.queue_depth), o.queue_depth);
@@ -424,8 +425,10 @@ void burrow_store_close(burrow_store *s)
 		ticket_free(t);
 	}
 	bw_cache_free(s->cache);
-	if (s->map)
+	if (s->map) {
+		bw_map_unregister(s->map);
 		munmap((void *)s->map, s->map_len);
+	}
 	if (s->fd >= 0)
 		close(s->fd);
 	pthread_mutex_destroy(&s->qlock);

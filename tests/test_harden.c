@@ -828,3 +828,74 @@ Test(harden, orig_ids_checked, .timeout = 300)
 	free(parts);
 	free(d);
 }
+
+/* The library names its own file mappings by address (what the CLI's SIGBUS handler asks),
+ * and only while they are mapped. */
+Test(harden, mapped_file_names_the_library_mappings)
+{
+	char *d = small("d"), buf[4096];
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, d), 0, "%s", burrow_last_error());
+	const burrow_csr *g = burrow_dataset_graph(ds);
+	const char *in_indices = (const char *)g->indices + 4, *in_indptr = (const char *)(g->indptr + g->num_nodes);
+	cr_assert_eq(burrow_mapped_file(in_indices, buf, sizeof buf), 1);
+	cr_assert(strstr(buf, "/d/indices.npy"), "%s", buf);
+	cr_assert_eq(burrow_mapped_file(in_indptr, buf, sizeof buf), 1);
+	cr_assert(strstr(buf, "/d/indptr.npy"), "%s", buf);
+	cr_assert_eq(burrow_mapped_file(buf, buf, sizeof buf), 0); /* the stack is no mapping of a file */
+	burrow_dataset_close(ds);
+	cr_assert_eq(burrow_mapped_file(in_indices, buf, sizeof buf), 0);
+	free(d);
+}
+
+/* A mapped array truncated while training reads it (indices.npy in the sampler, labels.npy in
+ * the batch builder, features.npy under --engine mmap, indptr.npy in full-graph training)
+ * killed the run with SIGBUS (exit 135, no message). It now ends in one line naming the file,
+ * exit 1, and the temporaries are removed. */
+Test(harden, truncated_mapping_ends_in_one_line, .timeout = 300)
+{
+	char *d = tu_path(tu_dir, "d"), *err;
+	cr_assert_eq(tu_sh(NULL, &err, "%s gen csbm '%s' --nodes 100000 --feat-dim 16 --quiet", tu_burrow(), d), 0, "%s",
+		     err);
+	free(err);
+	static const struct {
+		const char *file, *opt, *opt2;
+	} cases[] = {{"indices.npy", "--seed=1", "--seed=1"},
+		     {"labels.npy", "--seed=1", "--seed=1"},
+		     {"features.npy", "--engine=mmap", "--cache=0"}, /* else every row is cached after epoch 1 */
+		     {"indptr.npy", "--full-graph", "--seed=1"}};
+	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+		char *e = tu_path(tu_dir, "err%zu", c), *log = tu_path(tu_dir, "log%zu", c),
+		     *f = tu_path(d, "%s", cases[c].file), logopt[4200];
+		snprintf(logopt, sizeof logopt, "--log=%s", log);
+		char *argv[] = {(char *)tu_burrow(), "train", d, "--epochs=100000", "--layers=2", "--quiet",
+				(char *)cases[c].opt, (char *)cases[c].opt2, logopt, NULL};
+		pid_t p = tu_start(e, argv);
+		tu_wait_for(p, log, e);
+		usleep(300000);
+		alarm(60); /* a run the truncation does not end fails the test, not its suite's timeout */
+		tu_truncate(f, 4096); /* past the header: every row of the array is gone */
+		int status;
+		const pid_t w = waitpid(p, &status, 0);
+		alarm(0);
+		cr_assert_eq(w, p);
+		char *msg = tu_read(e, NULL), want[4300];
+		cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 1, "%s: status %d: %s", cases[c].file, status, msg);
+		snprintf(want, sizeof want, "burrow: train: %s: a mapped read failed: the file shrank under the run", f);
+		cr_assert(strstr(msg, want) == msg && strchr(msg, '\n') == msg + strlen(msg) - 1, "%s", msg);
+		free(msg);
+		char *rm = NULL;
+		cr_assert_eq(tu_sh(&rm, NULL, "find '%s' -name '*.tmp.*'", tu_dir), 0);
+		cr_assert_str_empty(rm, "left %s", rm);
+		free(rm);
+		/* the next case needs the file whole again */
+		cr_assert_eq(tu_sh(NULL, &err, "rm -rf '%s' && %s gen csbm '%s' --nodes 100000 --feat-dim 16 --quiet", d,
+				   tu_burrow(), d),
+			     0, "%s", err);
+		free(err);
+		free(e);
+		free(log);
+		free(f);
+	}
+	free(d);
+}
