@@ -217,9 +217,17 @@ static int map_i64(const char *pdir, const char *name, int64_t n, bw_npy_map *m,
 	if (!path)
 		return BURROW_E_NOMEM;
 	int st = bw_npy_mmap(path, &h, m);
-	if (!st && (h.dtype != BURROW_DTYPE_I64 || h.ndim != 1 || (n >= 0 && h.shape[0] != n)))
-		st = bw_err(BURROW_E_FORMAT, "%s: expected an int64 vector%s of %lld entries, found %s with %d dimensions",
-			    path, n >= 0 ? "" : " of any length", (long long)n, burrow_dtype_name(h.dtype), h.ndim);
+	if (!st && (h.dtype != BURROW_DTYPE_I64 || h.ndim != 1 || (n >= 0 && h.shape[0] != n))) {
+		char shape[96] = "";
+		for (int i = 0, k = 0; i < h.ndim && k < (int)sizeof shape - 24; i++)
+			k += snprintf(shape + k, sizeof shape - (size_t)k, "%s%lld", i ? " x " : "", (long long)h.shape[i]);
+		if (n >= 0)
+			st = bw_err(BURROW_E_FORMAT, "%s: expected an int64 vector of %lld entries, found %s [%s]", path,
+				    (long long)n, burrow_dtype_name(h.dtype), shape);
+		else
+			st = bw_err(BURROW_E_FORMAT, "%s: expected an int64 vector, found %s [%s]", path,
+				    burrow_dtype_name(h.dtype), shape);
+	}
 	if (!st && len)
 		*len = h.shape[0];
 	if (st)

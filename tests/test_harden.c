@@ -899,3 +899,30 @@ Test(harden, truncated_mapping_ends_in_one_line, .timeout = 300)
 	}
 	free(d);
 }
+
+/* A node_offsets in a parts meta.json that disagrees with a part's arrays said "found int64
+ * with 1 dimensions"; it now gives the length found. */
+Test(harden, lying_node_offsets_say_the_length_found, .timeout = 120)
+{
+	char *d = small("d"), *err, cmd[1024];
+	cr_assert_eq(tu_sh(NULL, &err, "%s partition '%s' --parts 2 --quiet", tu_burrow(), d), 0, "%s", err);
+	free(err);
+	char *parts = tu_path(d, "parts-2");
+	burrow_parts *ps;
+	cr_assert_eq(burrow_parts_open(&ps, parts), 0, "%s", burrow_last_error());
+	const long long mid = (long long)burrow_parts_get_info(ps)->node_offsets[1];
+	burrow_parts_close(ps);
+	cr_assert_eq(tu_sh(NULL, NULL,
+			   "sed -i 's/\"node_offsets\":[[:space:]]*\\[0,[[:space:]]*%lld,/\"node_offsets\": [0, %lld,/' "
+			   "'%s/meta.json'",
+			   mid,
+			   mid - 1, parts),
+		     0);
+	char what[512];
+	snprintf(what, sizeof what, "part-0/orig_ids.npy: expected an int64 vector of %lld entries, found int64 [%lld]",
+		 mid - 1, mid);
+	snprintf(cmd, sizeof cmd, "info '%s' --verify", parts);
+	refused(parts, what, cmd);
+	free(parts);
+	free(d);
+}
