@@ -51,9 +51,42 @@ int bw_pread_all(int fd, void *buf, size_t n, int64_t off, const char *path)
 	return 0;
 }
 
+int bw_open_input(const char *path, int oflags, int *fd, int64_t *size)
+{
+	struct stat sb;
+	int st, f = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | oflags);
+	*fd = -1;
+	if (f < 0)
+		return bw_err_errno(errno, path, "open");
+	if (fstat(f, &sb) < 0) {
+		st = bw_err_errno(errno, path, "stat");
+		goto out_close;
+	}
+	if (S_ISDIR(sb.st_mode)) {
+		st = bw_err(BURROW_E_INVAL, "%s: is a directory, not a file", path);
+		goto out_close;
+	}
+	if (!S_ISREG(sb.st_mode) && !S_ISBLK(sb.st_mode)) {
+		st = bw_err(BURROW_E_INVAL, "%s: not a regular file (a %s)", path,
+			    S_ISFIFO(sb.st_mode) ? "FIFO" : S_ISSOCK(sb.st_mode) ? "socket" : "character device");
+		goto out_close;
+	}
+	if (fcntl(f, F_SETFL, fcntl(f, F_GETFL) & ~O_NONBLOCK) < 0) {
+		st = bw_err_errno(errno, path, "fcntl");
+		goto out_close;
+	}
+	if (size)
+		*size = (int64_t)sb.st_size;
+	*fd = f;
+	return 0;
+out_close:
+	close(f);
+	return st;
+}
+
 ssize_t bw_read_small(const char *path, char *buf, size_t cap)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO reads as empty */
 	if (fd < 0)
 		return -1;
 	ssize_t n = read(fd, buf, cap - 1);
@@ -66,30 +99,26 @@ ssize_t bw_read_small(const char *path, char *buf, size_t cap)
 
 int bw_read_text(const char *path, size_t max_bytes, char **out)
 {
-	struct stat sb;
-	int st, fd = open(path, O_RDONLY | O_CLOEXEC);
+	int64_t size;
+	int fd, st = bw_open_input(path, 0, &fd, &size);
 	*out = NULL;
-	if (fd < 0)
-		return bw_err_errno(errno, path, "open");
-	if (fstat(fd, &sb) < 0) {
-		st = bw_err_errno(errno, path, "stat");
+	if (st)
+		return st;
+	if ((uint64_t)size > max_bytes) {
+		st = bw_err(BURROW_E_FORMAT, "%s: %lld bytes is too large for metadata", path, (long long)size);
 		goto out_close;
 	}
-	if ((size_t)sb.st_size > max_bytes) {
-		st = bw_err(BURROW_E_FORMAT, "%s: %lld bytes is too large for metadata", path, (long long)sb.st_size);
-		goto out_close;
-	}
-	char *s = bw_malloc((size_t)sb.st_size + 1);
+	char *s = bw_malloc((size_t)size + 1);
 	if (!s) {
 		st = BURROW_E_NOMEM;
 		goto out_close;
 	}
-	st = bw_pread_all(fd, s, (size_t)sb.st_size, 0, path);
+	st = bw_pread_all(fd, s, (size_t)size, 0, path);
 	if (st) {
 		bw_free(s);
 		goto out_close;
 	}
-	s[sb.st_size] = '\0';
+	s[size] = '\0';
 	*out = s;
 out_close:
 	close(fd);
@@ -211,7 +240,7 @@ int bw_atomic_open(bw_atomic_file *f, const char *path)
 	f->reg = bw_tmp_add(f->tmp);
 	f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (f->fd < 0) {
-		st = bw_err_errno(errno, f->tmp, "create");
+		st = bw_err_errno(errno, f->path, "create"); /* the temporary is gone: name what was asked for */
 		bw_tmp_drop(f->reg);
 		f->reg = -1;
 		bw_free(f->path);
@@ -226,9 +255,9 @@ int bw_atomic_commit(bw_atomic_file *f)
 {
 	int st = 0;
 	if (fsync(f->fd) < 0)
-		st = bw_err_errno(errno, f->tmp, "fsync");
+		st = bw_err_errno(errno, f->path, "fsync");
 	if (close(f->fd) < 0 && !st)
-		st = bw_err_errno(errno, f->tmp, "close");
+		st = bw_err_errno(errno, f->path, "close");
 	f->fd = -1;
 	if (!st && rename(f->tmp, f->path) < 0)
 		st = bw_err_errno(errno, f->path, "rename");
@@ -268,7 +297,7 @@ int bw_write_text_atomic(const char *path, const char *text)
 	int st = bw_atomic_open(&f, path);
 	if (st)
 		return st;
-	if ((st = bw_write_all(f.fd, text, strlen(text), f.tmp)) || (st = bw_write_all(f.fd, "\n", 1, f.tmp))) {
+	if ((st = bw_write_all(f.fd, text, strlen(text), f.path)) || (st = bw_write_all(f.fd, "\n", 1, f.path))) {
 		bw_atomic_abort(&f);
 		return st;
 	}

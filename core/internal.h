@@ -91,6 +91,12 @@ uint64_t bw_now_ns(void);
 /* write/pread that loop over short transfers; errors name `path`. */
 int bw_write_all(int fd, const void *buf, size_t n, const char *path);
 int bw_pread_all(int fd, void *buf, size_t n, int64_t off, const char *path);
+/* Open an input file read-only (oflags: more flags, such as O_DIRECT) without blocking in
+ * the open (O_NONBLOCK, cleared once open), and refuse in one line naming it anything but a
+ * regular file (or a block device, which the feature store reads raw): a FIFO where a dataset
+ * file should be cannot hang a reader. Every reader of the library opens through it. *fd gets
+ * the descriptor (caller closes), *size (may be NULL) the file's size in bytes. */
+int bw_open_input(const char *path, int oflags, int *fd, int64_t *size);
 /* A small text file read whole, NUL-terminated (bw_free it); larger than max_bytes is
  * BURROW_E_FORMAT naming the file. For metadata such as meta.json. */
 int bw_read_text(const char *path, size_t max_bytes, char **out);
@@ -136,6 +142,11 @@ void bw_tmp_drop(int id);
 char *bw_path_join(const char *a, const char *b);
 /* The directory part of path, new string. */
 char *bw_dirname(const char *path);
+
+/* The library's file mappings (core/mapreg.c), for burrow_mapped_file: register after mmap,
+ * unregister before munmap. A full table leaves a mapping unnamed, nothing else. */
+void bw_map_register(const void *base, size_t len, const char *path);
+void bw_map_unregister(const void *base);
 
 /* An output file written under a temporary name in the same directory, renamed into
  * place on commit; abort (or any failure) unlinks the temporary. */

@@ -61,8 +61,10 @@ int bw_csv_next_line(bw_csv *c, bool *more)
 			int st = bw_rd_next(c->rd, &c->p, &n);
 			if (st)
 				return st;
-			if (n == 0)
+			if (n == 0) { /* the end: p and end both NULL, so a call after it ends again */
+				c->end = c->p;
 				return 0;
+			}
 			c->end = c->p + n;
 		}
 		/* blocks end at line ends, so a line never straddles two */
@@ -72,7 +74,8 @@ int bw_csv_next_line(bw_csv *c, bool *more)
 		while (*q == ' ' || *q == '\t' || *q == '\r')
 			q++;
 		if (*q == '\n' || (c->comments && *q == '#')) {
-			c->p = (const char *)memchr(q, '\n', (size_t)(c->end - q)) + 1;
+			const char *nl = memchr(q, '\n', (size_t)(c->end - q));
+			c->p = nl ? nl + 1 : c->end;
 			continue;
 		}
 		*more = true;

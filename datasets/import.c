@@ -33,9 +33,9 @@ static bool ends_with(const char *s, const char *suffix)
 static int is_gzip(const char *path, bool *gz)
 {
 	unsigned char m[2];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return bw_err_errno(errno, path, "open");
+	int fd, st = bw_open_input(path, 0, &fd, NULL);
+	if (st)
+		return st;
 	ssize_t n = read(fd, m, 2);
 	close(fd);
 	*gz = n == 2 && m[0] == 0x1f && m[1] == 0x8b;
@@ -268,6 +268,9 @@ int burrow_import(const char *out, const burrow_import_opts *opts)
 			n = BW_MAX(n, rows);
 		if (st)
 			return st;
+		if (n == 0)
+			return bw_err(BURROW_E_FORMAT, "%s: no edges (only comments or blank lines?) and no node count "
+				      "(give --num-nodes for a graph without edges)", o->edges);
 		is.num_nodes_inferred = true;
 	}
 	const char *name = o->name;

@@ -58,7 +58,11 @@ int bw_zip_open(zip_t **za, const char *path, int fd)
 	int err = 0;
 	*za = NULL;
 	if (path) {
-		*za = zip_open(path, ZIP_RDONLY, &err);
+		int f, st = bw_open_input(path, 0, &f, NULL);
+		if (st)
+			return st;
+		if (!(*za = zip_fdopen(f, ZIP_RDONLY, &err)))
+			close(f);
 	} else {
 		int d = dup(fd);
 		if (d < 0)
@@ -92,15 +96,10 @@ static int open_source(bw_rd *r, const bw_src *src)
 {
 	int st;
 	if (!src->member) {
-		r->fd = open(src->path, O_RDONLY | O_CLOEXEC);
-		if (r->fd < 0)
-			return bw_err_errno(errno, src->path, "open");
-		struct stat sb;
-		if (fstat(r->fd, &sb) < 0)
-			return bw_err_errno(errno, src->path, "stat");
-		if (S_ISDIR(sb.st_mode))
-			return bw_err(BURROW_E_INVAL, "%s: is a directory, not a file", src->path);
-		r->size = r->usize = (uint64_t)sb.st_size;
+		int64_t size;
+		if ((st = bw_open_input(src->path, 0, &r->fd, &size)))
+			return st;
+		r->size = r->usize = (uint64_t)size;
 		posix_fadvise(r->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 		return 0;
 	}

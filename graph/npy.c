@@ -218,6 +218,12 @@ int bw_npy_parse(const void *buf, size_t len, bw_npy *h, const char *path)
 	}
 	if (h->dtype == BURROW_DTYPE_INVALID)
 		return bw_err(BURROW_E_FORMAT, "%s: unsupported dtype '%s'", path, descr);
+	/* one rule for every reader: elements lie at their own alignment in the file (numpy pads
+	 * the header to 64 bytes), so a mapped array is read without misaligned loads */
+	const size_t esize = burrow_dtype_size(h->dtype);
+	if (h->data_offset % (int64_t)esize)
+		return bw_err(BURROW_E_FORMAT, "%s: data offset %lld is not a multiple of the element size (%zu bytes, %s)",
+			      path, (long long)h->data_offset, esize, burrow_dtype_name(h->dtype));
 	if (fortran && h->ndim > 1) {
 		int nontrivial = 0;
 		for (int i = 0; i < h->ndim; i++)
@@ -240,24 +246,19 @@ int bw_npy_open(const char *path, bw_npy *h, int *fdp)
 {
 	unsigned char pre[12];
 	char *buf = NULL;
-	struct stat sb;
-	int st;
+	int64_t size;
+	int fd, st;
 
 	if (fdp)
 		*fdp = -1;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return bw_err_errno(errno, path, "open");
-	if (fstat(fd, &sb) < 0) {
-		st = bw_err_errno(errno, path, "stat");
-		goto out_close;
-	}
-	if (sb.st_size < 10) {
+	if ((st = bw_open_input(path, 0, &fd, &size)))
+		return st;
+	if (size < 10) {
 		st = bw_err(BURROW_E_FORMAT, "%s: file is %lld bytes, too short for a .npy header", path,
-			    (long long)sb.st_size);
+			    (long long)size);
 		goto out_close;
 	}
-	st = bw_pread_all(fd, pre, sb.st_size >= 12 ? 12 : 10, 0, path);
+	st = bw_pread_all(fd, pre, size >= 12 ? 12 : 10, 0, path);
 	if (st)
 		goto out_close;
 	if (memcmp(pre, MAGIC, 6)) {
@@ -271,9 +272,9 @@ int bw_npy_open(const char *path, bw_npy *h, int *fdp)
 	size_t hlen = pre[6] == 1 ? (size_t)pre[8] | (size_t)pre[9] << 8
 				  : (size_t)pre[8] | (size_t)pre[9] << 8 | (size_t)pre[10] << 16 | (size_t)pre[11] << 24;
 	size_t total = (pre[6] == 1 ? 10 : 12) + hlen;
-	if ((int64_t)total > sb.st_size) {
+	if ((int64_t)total > size) {
 		st = bw_err(BURROW_E_FORMAT, "%s: truncated .npy header (%zu bytes declared, file is %lld)", path,
-			    total, (long long)sb.st_size);
+			    total, (long long)size);
 		goto out_close;
 	}
 	if (hlen > (1u << 24)) {
@@ -290,7 +291,7 @@ int bw_npy_open(const char *path, bw_npy *h, int *fdp)
 		st = bw_npy_parse(buf, total, h, path);
 	if (!st) {
 		int64_t want = h->data_offset + bw_npy_data_bytes(h);
-		if (sb.st_size != want) {
+		if (size != want) {
 			char shape[96] = "";
 			size_t k = 0;
 			for (int i = 0; i < h->ndim && k < sizeof shape - 24; i++)
@@ -298,7 +299,7 @@ int bw_npy_open(const char *path, bw_npy *h, int *fdp)
 						      (long long)h->shape[i]);
 			st = bw_err(BURROW_E_FORMAT,
 				    "%s: size is %lld bytes, expected %lld (%lld-byte header + [%s] %s)", path,
-				    (long long)sb.st_size, (long long)want, (long long)h->data_offset,
+				    (long long)size, (long long)want, (long long)h->data_offset,
 				    h->ndim ? shape : "scalar", burrow_dtype_name(h->dtype));
 		}
 	}
@@ -397,6 +398,7 @@ int bw_npy_mmap(const char *path, bw_npy *h, bw_npy_map *m)
 			m->base = p;
 			m->len = len;
 			m->data = (const char *)p + h->data_offset;
+			bw_map_register(p, len, path);
 		}
 	}
 	close(fd);
@@ -405,8 +407,10 @@ int bw_npy_mmap(const char *path, bw_npy *h, bw_npy_map *m)
 
 void bw_npy_unmap(bw_npy_map *m)
 {
-	if (m->base)
+	if (m->base) {
+		bw_map_unregister(m->base);
 		munmap(m->base, m->len);
+	}
 	memset(m, 0, sizeof *m);
 }
 

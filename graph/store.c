@@ -180,14 +180,13 @@ static void dio_align(int fd, size_t *off_align, size_t *mem_align, bool *dio_ok
 
 static int open_file(burrow_store *s, bool direct)
 {
-	s->fd = open(s->path, O_RDONLY | O_CLOEXEC | (direct ? O_DIRECT : 0));
-	if (s->fd < 0 && direct && errno == EINVAL) {
+	int st = bw_open_input(s->path, direct ? O_DIRECT : 0, &s->fd, NULL);
+	if (st == BURROW_E_INVAL && direct && (st = bw_open_input(s->path, 0, &s->fd, NULL)) == 0) {
 		bw_log(BURROW_LOG_WARN, "%s: the file system refuses O_DIRECT; reading through the page cache", s->path);
 		direct = false;
-		s->fd = open(s->path, O_RDONLY | O_CLOEXEC);
 	}
-	if (s->fd < 0)
-		return bw_err_errno(errno, s->path, "open");
+	if (st)
+		return st;
 	size_t oa, ma;
 	bool dio_ok;
 	dio_align(s->fd, &oa, &ma, &dio_ok);
@@ -196,9 +195,8 @@ static int open_file(burrow_store *s, bool direct)
 		       s->path);
 		close(s->fd);
 		direct = false;
-		s->fd = open(s->path, O_RDONLY | O_CLOEXEC);
-		if (s->fd < 0)
-			return bw_err_errno(errno, s->path, "open");
+		if ((st = bw_open_input(s->path, 0, &s->fd, NULL)))
+			return st;
 	}
 	s->info.direct = direct;
 	s->info.block_bytes = oa;
@@ -314,9 +312,6 @@ int burrow_store_open(burrow_store **out, const char *path, const burrow_store_o
 	if (h.shape[1] < 1)
 		return bw_err(BURROW_E_FORMAT, "%s: rows have no elements (shape [%lld, 0])", path,
 			      (long long)h.shape[0]);
-	if (h.data_offset % (int64_t)esize)
-		return bw_err(BURROW_E_FORMAT, "%s: data offset %lld is not a multiple of the element size", path,
-			      (long long)h.data_offset);
 	burrow_dtype od = o.out_dtype == BURROW_DTYPE_INVALID ? h.dtype : o.out_dtype;
 	int conv = BW_CONV_NONE;
 	if (od != h.dtype) {
@@ -367,6 +362,7 @@ int burrow_store_open(burrow_store **out, const char *path, const burrow_store_o
 			goto out_free;
 		}
 		s->map = m;
+		bw_map_register(m, s->map_len, path);
 		if (o.mmap_random && madvise(m, s->map_len, MADV_RANDOM) < 0)
 			bw_log(BURROW_LOG_DEBUG, "%s: madvise(MADV_RANDOM): %s", path, strerror(errno));
 		st = start_engine(s, &bw_engine_mmap, default_threads(o.engine, o.threads, o.queue_depth), o.queue_depth);
@@ -429,8 +425,10 @@ void burrow_store_close(burrow_store *s)
 		ticket_free(t);
 	}
 	bw_cache_free(s->cache);
-	if (s->map)
+	if (s->map) {
+		bw_map_unregister(s->map);
 		munmap((void *)s->map, s->map_len);
+	}
 	if (s->fd >= 0)
 		close(s->fd);
 	pthread_mutex_destroy(&s->qlock);

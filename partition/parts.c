@@ -217,9 +217,17 @@ static int map_i64(const char *pdir, const char *name, int64_t n, bw_npy_map *m,
 	if (!path)
 		return BURROW_E_NOMEM;
 	int st = bw_npy_mmap(path, &h, m);
-	if (!st && (h.dtype != BURROW_DTYPE_I64 || h.ndim != 1 || (n >= 0 && h.shape[0] != n)))
-		st = bw_err(BURROW_E_FORMAT, "%s: expected an int64 vector%s of %lld entries, found %s with %d dimensions",
-			    path, n >= 0 ? "" : " of any length", (long long)n, burrow_dtype_name(h.dtype), h.ndim);
+	if (!st && (h.dtype != BURROW_DTYPE_I64 || h.ndim != 1 || (n >= 0 && h.shape[0] != n))) {
+		char shape[96] = "";
+		for (int i = 0, k = 0; i < h.ndim && k < (int)sizeof shape - 24; i++)
+			k += snprintf(shape + k, sizeof shape - (size_t)k, "%s%lld", i ? " x " : "", (long long)h.shape[i]);
+		if (n >= 0)
+			st = bw_err(BURROW_E_FORMAT, "%s: expected an int64 vector of %lld entries, found %s [%s]", path,
+				    (long long)n, burrow_dtype_name(h.dtype), shape);
+		else
+			st = bw_err(BURROW_E_FORMAT, "%s: expected an int64 vector, found %s [%s]", path,
+				    burrow_dtype_name(h.dtype), shape);
+	}
 	if (!st && len)
 		*len = h.shape[0];
 	if (st)
@@ -238,6 +246,30 @@ static int check_offsets(const char *what, const int64_t *o, int k, int64_t tota
 		if (o[j + 1] < o[j])
 			return bw_err(BURROW_E_FORMAT, "%s: decreases at part %d", what, j);
 	return 0;
+}
+
+/* orig_ids.npy: n distinct input ids in [0, num_nodes) (they reach users through
+ * burrow_part_info.orig_ids and predictions mapped back); a bitmap of the input's ids finds a
+ * repeat in one pass. */
+static int check_orig(const char *pdir, const int64_t *ids, int64_t n, int64_t num_nodes)
+{
+	uint64_t *seen = bw_calloc((size_t)(num_nodes + 63) / 64 + 1, sizeof *seen);
+	int st = 0;
+	if (!seen)
+		return BURROW_E_NOMEM;
+	for (int64_t q = 0; q < n && !st; q++) {
+		const int64_t g = ids[q];
+		if (g < 0 || g >= num_nodes)
+			st = bw_err(BURROW_E_FORMAT, "%s/orig_ids.npy: entry %lld (id %lld) is outside the input's [0, %lld)",
+				    pdir, (long long)q, (long long)g, (long long)num_nodes);
+		else if (seen[g / 64] >> (g % 64) & 1)
+			st = bw_err(BURROW_E_FORMAT, "%s/orig_ids.npy: entry %lld repeats id %lld", pdir, (long long)q,
+				    (long long)g);
+		else
+			seen[g / 64] |= (uint64_t)1 << (g % 64);
+	}
+	bw_free(seen);
+	return st;
 }
 
 int burrow_part_open(burrow_part **out, const burrow_parts *parts, int i)
@@ -281,6 +313,8 @@ int burrow_part_open(burrow_part **out, const burrow_parts *parts, int i)
 			    (long long)nl, (long long)in->num_owned, (long long)in->num_halo);
 		goto fail;
 	}
+	if ((st = check_orig(pdir, in->orig_ids, in->num_owned, parts->info.num_nodes)))
+		goto fail;
 	if ((st = check_offsets("halo_offsets.npy", in->halo_offsets, k, in->num_halo)) ||
 	    (st = check_offsets("send_offsets.npy", in->send_offsets, k, in->num_send))) {
 		bw_err_prefix(st, pdir);

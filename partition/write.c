@@ -192,11 +192,8 @@ static int write_features(burrow_writer *w, const burrow_dataset *ds, const bw_r
 	int st = BURROW_E_NOMEM, fd = -1;
 	if (!out || !rbuf || !pr)
 		goto out;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		st = bw_err_errno(errno, path, "open");
+	if ((st = bw_open_input(path, 0, &fd, NULL)))
 		goto out;
-	}
 	if ((st = burrow_writer_features_begin(w, nl, in->feat_dim, in->feat_dtype)))
 		goto out;
 	for (int64_t a = 0; a < nl; a += chunk) {

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 
+#include "../datasets/dsio.h"
 #include "../graph/npy.h"
 #include "util.h"
 
@@ -48,12 +49,12 @@ static void poke(const char *dir, const char *rel, int64_t at, int64_t v)
 	free(f);
 }
 
-/* `cmd` (a burrow command line after the binary) must exit 1 with one line on stderr
- * containing `what`, and leave no "*.tmp.*" beside or inside `dir`. */
+/* `cmd` (a burrow command line after the binary) must exit 1 within a minute with one line
+ * on stderr containing `what`, and leave no "*.tmp.*" beside or inside `dir`. */
 static void refused(const char *dir, const char *what, const char *cmd)
 {
 	char *err;
-	int rc = tu_sh(NULL, &err, "%s %s", tu_burrow(), cmd);
+	int rc = tu_sh(NULL, &err, "timeout -s KILL 60 %s %s", tu_burrow(), cmd);
 	cr_assert_eq(rc, 1, "exit %d for %s: %s", rc, cmd, err);
 	cr_assert(strstr(err, what), "%s: message lacks '%s': %s", cmd, what, err);
 	cr_assert(strchr(err, '\n') == err + strlen(err) - 1, "%s: not one line: %s", cmd, err);
@@ -544,5 +545,384 @@ Test(harden, bad_checkpoint_headers_refused_naming_the_file)
 	free(keep);
 	free(last);
 	free(ck);
+	free(d);
+}
+
+/* ------------------------------------------------------------ hardening round 2 (issue 37) */
+
+/* Write n bytes to dir/name; caller frees the path. */
+static char *put(const char *name, const void *data, size_t n)
+{
+	char *p = tu_path(tu_dir, "%s", name);
+	FILE *f = fopen(p, "wb");
+	cr_assert(f && fwrite(data, 1, n, f) == n && fclose(f) == 0, "%s", p);
+	return p;
+}
+
+/* An edge list that is only a comment (plain, gzipped, with a NUL, indented) crashed import
+ * in bw_csv_next_line: a call after the end of the stream read through a NULL block. Now it
+ * is refused in one line naming the file, and nothing is written. */
+Test(harden, comment_only_edge_list_refused)
+{
+	static const struct {
+		const char *name, *data;
+		size_t n;
+	} cases[] = {{"a.csv", "#", 1}, {"b.csv", "#\0\n", 3}, {"c.csv", "  #x", 4}, {"d.csv", "# x\n\n#y\n", 8}};
+	char cmd[1024];
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char *e = put(cases[i].name, cases[i].data, cases[i].n), *out = tu_path(tu_dir, "out%zu", i);
+		snprintf(cmd, sizeof cmd, "import '%s' --edges '%s' --quiet", out, e);
+		refused(out, cases[i].name, cmd);
+		cr_assert(!tu_exists(out), "%s", cmd);
+		cr_assert_eq(tu_sh(NULL, NULL, "gzip -kf '%s'", e), 0);
+		snprintf(cmd, sizeof cmd, "import '%s' --edges '%s.gz' --quiet", out, e);
+		refused(out, "no edges", cmd);
+		cr_assert(!tu_exists(out), "%s", cmd);
+		free(e);
+		free(out);
+	}
+}
+
+/* The line reader itself: a call after the end of the stream ends again (the import's header
+ * check, then its edge loop, both call it). */
+Test(harden, csv_next_line_after_the_end)
+{
+	char *e = put("e.csv", "#", 1);
+	const bw_src src = {.name = "e.csv", .path = e, .fd = -1};
+	bw_csv c;
+	bool more = true, skipped = true;
+	cr_assert_eq(bw_csv_open(&c, &src, false, 0, true), 0, "%s", burrow_last_error());
+	cr_assert_eq(bw_csv_header(&c, false, &skipped), 0);
+	cr_assert(!skipped);
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(bw_csv_next_line(&c, &more), 0);
+		cr_assert(!more);
+	}
+	bw_csv_close(&c);
+	free(e);
+}
+
+/* A FIFO where a dataset, parts or checkpoint file should be hung info, train, partition
+ * and eval in the open. Each input is opened without blocking and must be a regular file:
+ * refused in one line naming it. */
+Test(harden, fifo_inputs_refused, .timeout = 300)
+{
+	static const char *const files[] = {"meta.json", "indptr.npy", "indices.npy", "features.npy", "labels.npy",
+					    "split/train.npy"};
+	static const char *const cmds[] = {"info '%s'", "info '%s' --verify", "train '%s' --epochs 1 --quiet",
+					   "partition '%s' --parts 2 --quiet"};
+	char *d = small("d"), cmd[1024], what[256];
+	for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+		char *f = tu_path(tu_dir, "f%zu", i), *p = tu_path(f, "%s", files[i]);
+		cr_assert_eq(tu_sh(NULL, NULL, "cp -r '%s' '%s' && rm '%s' && mkfifo '%s'", d, f, p, p), 0);
+		snprintf(what, sizeof what, "%s: not a regular file (a FIFO)", p);
+		for (size_t c = 0; c < sizeof cmds / sizeof *cmds; c++) {
+			snprintf(cmd, sizeof cmd, cmds[c], f);
+			refused(f, what, cmd);
+		}
+		free(p);
+		free(f);
+	}
+	/* a parts directory: its meta.json (which the command line reads to pick the mode) and a
+	 * part's orig_ids.npy */
+	char *parts = tu_path(d, "parts-2"), *err;
+	cr_assert_eq(tu_sh(NULL, &err, "%s partition '%s' --parts 2 --quiet", tu_burrow(), d), 0, "%s", err);
+	free(err);
+	static const char *const pfiles[] = {"part-0/orig_ids.npy", "meta.json"};
+	for (size_t i = 0; i < 2; i++) {
+		char *p = tu_path(parts, "%s", pfiles[i]);
+		cr_assert_eq(tu_sh(NULL, NULL, "rm '%s' && mkfifo '%s'", p, p), 0);
+		snprintf(what, sizeof what, "%s: not a regular file (a FIFO)", p);
+		snprintf(cmd, sizeof cmd, "info '%s' --verify", parts);
+		refused(parts, what, cmd);
+		free(p);
+	}
+	/* a checkpoint, and import's inputs */
+	char *ck = tu_path(tu_dir, "ck.fifo"), *e = tu_path(tu_dir, "e.txt");
+	cr_assert_eq(tu_sh(NULL, NULL, "mkfifo '%s' && printf '0 1\\n' > '%s'", ck, e), 0);
+	snprintf(what, sizeof what, "%s: not a regular file (a FIFO)", ck);
+	snprintf(cmd, sizeof cmd, "eval '%s' --checkpoint '%s'", d, ck);
+	refused(d, what, cmd);
+	snprintf(cmd, sizeof cmd, "import '%s/imp' --edges '%s' --quiet", tu_dir, ck);
+	refused(d, what, cmd);
+	snprintf(cmd, sizeof cmd, "import '%s/imp' --edges '%s' --features '%s' --quiet", tu_dir, e, ck);
+	refused(d, what, cmd);
+	free(ck);
+	free(e);
+	free(parts);
+	free(d);
+}
+
+/* Rewrite the .npy at path with a header that puts its data at byte 129 (a multiple of no
+ * element size above 1), the elements unchanged. */
+static void misalign(const char *path)
+{
+	bw_npy h;
+	void *data;
+	cr_assert_eq(bw_npy_load(path, &h, &data), 0, "%s", burrow_last_error());
+	char dict[160], shape[64] = "";
+	for (int i = 0, k = 0; i < h.ndim; i++)
+		k += snprintf(shape + k, sizeof shape - (size_t)k, "%lld,", (long long)h.shape[i]);
+	const char *descr = h.dtype == BURROW_DTYPE_I64 ? "<i8" : h.dtype == BURROW_DTYPE_I32 ? "<i4" : "<f4";
+	int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }", descr, shape);
+	cr_assert(n < 118);
+	memset(dict + n, ' ', (size_t)(118 - n));
+	dict[118] = '\n'; /* 10 + 119 = 129 bytes before the data */
+	FILE *f = fopen(path, "wb");
+	const unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 119, 0};
+	const size_t bytes = (size_t)bw_npy_data_bytes(&h);
+	cr_assert(f && fwrite(pre, 1, 10, f) == 10 && fwrite(dict, 1, 119, f) == 119 && fwrite(data, 1, bytes, f) == bytes &&
+		  fclose(f) == 0);
+	bw_free(data);
+}
+
+/* A .npy whose data offset is not a multiple of its element size (misaligned loads from the
+ * mapping under UBSan) was accepted for indptr, indices, labels and the splits, and for the
+ * features by info --verify and partition. One rule in the .npy reader refuses it for all. */
+Test(harden, misaligned_arrays_refused_by_every_command, .timeout = 300)
+{
+	static const char *const files[] = {"indptr.npy", "indices.npy", "labels.npy", "split/train.npy",
+					    "split/valid.npy", "features.npy"};
+	static const char *const cmds[] = {"info '%s' --verify", "train '%s' --epochs 1 --quiet",
+					   "partition '%s' --parts 2 --quiet"};
+	char *d = small("d"), cmd[1024], what[256];
+	for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+		char *m = tu_path(tu_dir, "m%zu", i), *p = tu_path(m, "%s", files[i]);
+		cr_assert_eq(tu_sh(NULL, NULL, "cp -r '%s' '%s'", d, m), 0);
+		misalign(p);
+		snprintf(what, sizeof what, "%s: data offset 129 is not a multiple of the element size", p);
+		for (size_t c = 0; c < sizeof cmds / sizeof *cmds; c++) {
+			snprintf(cmd, sizeof cmd, cmds[c], m);
+			refused(m, what, cmd);
+		}
+		free(p);
+		free(m);
+	}
+	free(d);
+}
+
+/* Run `script` (sh) in a user and mount namespace where tu_dir/full is a 64 KiB tmpfs filled
+ * to the brim; its stdout into *out. False (and a skip) where such a namespace is refused. */
+static bool on_full_disk(char **out, const char *script)
+{
+	char *full = tu_path(tu_dir, "full"), *err;
+	cr_assert_eq(mkdir(full, 0755), 0);
+	int rc = tu_sh(out, &err,
+		       "unshare -rm sh -c 'mount -t tmpfs -o size=64k none \"%s\" || exit 99; "
+		       "dd if=/dev/zero of=\"%s/fill\" bs=4k 2>/dev/null; %s'",
+		       full, full, script);
+	free(full);
+	if (rc == 99 || (rc != 0 && strstr(err, "unshare"))) {
+		cr_skip_test("no user and mount namespace for a small tmpfs here: %s", err);
+		free(err);
+		return false;
+	}
+	cr_assert_eq(rc, 0, "%s", err);
+	free(err);
+	return true;
+}
+
+/* A full disk: --log's per-epoch lines and what a command prints to standard output end the
+ * run in one line with exit 1 (they exited 0 with a 0-byte log); a checkpoint that does not
+ * fit leaves no file and no empty folder; --checkpoint naming a file is refused at the start,
+ * not after the first epoch. */
+Test(harden, full_disk_ends_in_one_line, .timeout = 300)
+{
+	char *d = small("d"), cmd[1024];
+	if (tu_exists("/dev/full")) {
+		snprintf(cmd, sizeof cmd, "train '%s' --epochs 2 --quiet --log /dev/full", d);
+		refused(d, "/dev/full: write failed: No space left on device", cmd);
+		snprintf(cmd, sizeof cmd, "bench io '%s' --rows 1000 --no-fio --json > /dev/full", d);
+		refused(d, "bench: standard output: write failed: No space left on device", cmd);
+		snprintf(cmd, sizeof cmd, "info '%s' > /dev/full", d);
+		refused(d, "info: standard output: write failed", cmd);
+	}
+	char *f = tu_path(tu_dir, "a-file"), *out, *err;
+	cr_assert_eq(tu_sh(NULL, NULL, "echo x > '%s'", f), 0);
+	cr_assert_eq(tu_sh(&out, &err, "%s train '%s' --epochs 1 --checkpoint '%s'", tu_burrow(), d, f), 1);
+	cr_assert(strstr(err, "a-file: not a directory") && strchr(err, '\n') == err + strlen(err) - 1, "%s", err);
+	cr_assert_str_empty(out, "trained before refusing: %s", out);
+	free(out);
+	free(err);
+	char script[2048];
+	snprintf(script, sizeof script,
+		 "%s train \"%s\" --epochs 1 --quiet --checkpoint \"%s/full/new/ck\" >/dev/null 2>\"%s/ck.err\"; echo $?; "
+		 "%s train \"%s\" --epochs 1 --quiet --log \"%s/full/log\" >/dev/null 2>\"%s/log.err\"; echo $?; "
+		 "ls -A \"%s/full\"",
+		 tu_burrow(), d, tu_dir, tu_dir, tu_burrow(), d, tu_dir, tu_dir, tu_dir);
+	if (on_full_disk(&out, script)) {
+		/* exit 1, 1, and only the filler and the (empty) log are left */
+		cr_assert_str_eq(out, "1\n1\nfill\nlog\n");
+		char *e1 = tu_path(tu_dir, "ck.err"), *e2 = tu_path(tu_dir, "log.err"), *m1 = tu_read(e1, NULL),
+		     *m2 = tu_read(e2, NULL);
+		cr_assert(strstr(m1, "full/new/ck/") && strstr(m1, ".ckpt: write: No space left on device") &&
+				  !strstr(m1, ".tmp.") && strchr(m1, '\n') == m1 + strlen(m1) - 1,
+			  "%s", m1);
+		cr_assert(strstr(m2, "full/log: write failed: No space left on device") &&
+				  strchr(m2, '\n') == m2 + strlen(m2) - 1,
+			  "%s", m2);
+		free(m1);
+		free(m2);
+		free(e1);
+		free(e2);
+		free(out);
+	}
+	free(f);
+	free(d);
+}
+
+/* A part's orig_ids.npy with an id repeated (in the part or across parts) or outside the
+ * input's ids passed info --verify and training, and reached users through orig_ids and
+ * predictions mapped back. burrow_part_open refuses a repeat in the part and an id out of
+ * range; info --verify also a repeat across parts. */
+Test(harden, orig_ids_checked, .timeout = 300)
+{
+	char *d = tu_path(tu_dir, "d"), *err, cmd[1024];
+	cr_assert_eq(tu_sh(NULL, &err, "%s gen csbm '%s' --nodes 3000 --feat-dim 8 --classes 3 --quiet && "
+				       "%s partition '%s' --parts 2 --quiet",
+			   tu_burrow(), d, tu_burrow(), d),
+		     0, "%s", err);
+	free(err);
+	char *parts = tu_path(d, "parts-2");
+	static const struct {
+		int part;
+		int64_t at, value; /* value < 0: -1 - the part-0 entry to copy */
+		const char *what;
+		bool at_open;
+	} cases[] = {
+		{0, 0, 10000000, "part-0/orig_ids.npy: entry 0 (id 10000000) is outside the input's [0, 3000)", true},
+		{0, 5, -1 - 4, "part-0/orig_ids.npy: entry 5 repeats id", true},
+		{1, 7, -1 - 3, "part-1/orig_ids.npy: entry 7 (id", false},
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+		char *copy = tu_path(tu_dir, "p%zu", c), rel[64];
+		cr_assert_eq(tu_sh(NULL, NULL, "cp -r '%s' '%s'", parts, copy), 0);
+		int64_t v = cases[c].value;
+		if (v < 0) { /* an id part 0 owns */
+			char *p0 = tu_path(copy, "part-0/orig_ids.npy");
+			bw_npy h;
+			void *data;
+			cr_assert_eq(bw_npy_load(p0, &h, &data), 0);
+			v = ((int64_t *)data)[-1 - v];
+			bw_free(data);
+			free(p0);
+		}
+		snprintf(rel, sizeof rel, "part-%d/orig_ids.npy", cases[c].part);
+		poke(copy, rel, cases[c].at, v);
+		snprintf(cmd, sizeof cmd, "info '%s' --verify", copy);
+		refused(copy, cases[c].what, cmd);
+		burrow_parts *ps;
+		burrow_part *p;
+		cr_assert_eq(burrow_parts_open(&ps, copy), 0, "%s", burrow_last_error());
+		int st = burrow_part_open(&p, ps, cases[c].part);
+		if (cases[c].at_open) {
+			cr_assert_eq(st, BURROW_E_FORMAT, "case %zu: %d", c, st);
+			cr_assert(strstr(burrow_last_error(), cases[c].what), "%s", burrow_last_error());
+		} else {
+			cr_assert_eq(st, 0, "%s", burrow_last_error());
+			burrow_part_close(p);
+		}
+		burrow_parts_close(ps);
+		free(copy);
+	}
+	free(parts);
+	free(d);
+}
+
+/* The library names its own file mappings by address (what the CLI's SIGBUS handler asks),
+ * and only while they are mapped. */
+Test(harden, mapped_file_names_the_library_mappings)
+{
+	char *d = small("d"), buf[4096];
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, d), 0, "%s", burrow_last_error());
+	const burrow_csr *g = burrow_dataset_graph(ds);
+	const char *in_indices = (const char *)g->indices + 4, *in_indptr = (const char *)(g->indptr + g->num_nodes);
+	cr_assert_eq(burrow_mapped_file(in_indices, buf, sizeof buf), 1);
+	cr_assert(strstr(buf, "/d/indices.npy"), "%s", buf);
+	cr_assert_eq(burrow_mapped_file(in_indptr, buf, sizeof buf), 1);
+	cr_assert(strstr(buf, "/d/indptr.npy"), "%s", buf);
+	cr_assert_eq(burrow_mapped_file(buf, buf, sizeof buf), 0); /* the stack is no mapping of a file */
+	burrow_dataset_close(ds);
+	cr_assert_eq(burrow_mapped_file(in_indices, buf, sizeof buf), 0);
+	free(d);
+}
+
+/* A mapped array truncated while training reads it (indices.npy in the sampler, labels.npy in
+ * the batch builder, features.npy under --engine mmap, indptr.npy in full-graph training)
+ * killed the run with SIGBUS (exit 135, no message). It now ends in one line naming the file,
+ * exit 1, and the temporaries are removed. */
+Test(harden, truncated_mapping_ends_in_one_line, .timeout = 300)
+{
+	char *d = tu_path(tu_dir, "d"), *err;
+	cr_assert_eq(tu_sh(NULL, &err, "%s gen csbm '%s' --nodes 100000 --feat-dim 16 --quiet", tu_burrow(), d), 0, "%s",
+		     err);
+	free(err);
+	static const struct {
+		const char *file, *opt, *opt2;
+	} cases[] = {{"indices.npy", "--seed=1", "--seed=1"},
+		     {"labels.npy", "--seed=1", "--seed=1"},
+		     {"features.npy", "--engine=mmap", "--cache=0"}, /* else every row is cached after epoch 1 */
+		     {"indptr.npy", "--full-graph", "--seed=1"}};
+	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+		char *e = tu_path(tu_dir, "err%zu", c), *log = tu_path(tu_dir, "log%zu", c),
+		     *f = tu_path(d, "%s", cases[c].file), logopt[4200];
+		snprintf(logopt, sizeof logopt, "--log=%s", log);
+		char *argv[] = {(char *)tu_burrow(), "train", d, "--epochs=100000", "--layers=2", "--quiet",
+				(char *)cases[c].opt, (char *)cases[c].opt2, logopt, NULL};
+		pid_t p = tu_start(e, argv);
+		tu_wait_for(p, log, e);
+		usleep(300000);
+		alarm(60); /* a run the truncation does not end fails the test, not its suite's timeout */
+		tu_truncate(f, 4096); /* past the header: every row of the array is gone */
+		int status;
+		const pid_t w = waitpid(p, &status, 0);
+		alarm(0);
+		cr_assert_eq(w, p);
+		char *msg = tu_read(e, NULL), want[4300];
+		cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 1, "%s: status %d: %s", cases[c].file, status, msg);
+		snprintf(want, sizeof want, "burrow: train: %s: a mapped read failed: the file shrank under the run", f);
+		cr_assert(strstr(msg, want) == msg && strchr(msg, '\n') == msg + strlen(msg) - 1, "%s", msg);
+		free(msg);
+		char *rm = NULL;
+		cr_assert_eq(tu_sh(&rm, NULL, "find '%s' -name '*.tmp.*'", tu_dir), 0);
+		cr_assert_str_empty(rm, "left %s", rm);
+		free(rm);
+		/* the next case needs the file whole again */
+		cr_assert_eq(tu_sh(NULL, &err, "rm -rf '%s' && %s gen csbm '%s' --nodes 100000 --feat-dim 16 --quiet", d,
+				   tu_burrow(), d),
+			     0, "%s", err);
+		free(err);
+		free(e);
+		free(log);
+		free(f);
+	}
+	free(d);
+}
+
+/* A node_offsets in a parts meta.json that disagrees with a part's arrays said "found int64
+ * with 1 dimensions"; it now gives the length found. */
+Test(harden, lying_node_offsets_say_the_length_found, .timeout = 120)
+{
+	char *d = small("d"), *err, cmd[1024];
+	cr_assert_eq(tu_sh(NULL, &err, "%s partition '%s' --parts 2 --quiet", tu_burrow(), d), 0, "%s", err);
+	free(err);
+	char *parts = tu_path(d, "parts-2");
+	burrow_parts *ps;
+	cr_assert_eq(burrow_parts_open(&ps, parts), 0, "%s", burrow_last_error());
+	const long long mid = (long long)burrow_parts_get_info(ps)->node_offsets[1];
+	burrow_parts_close(ps);
+	cr_assert_eq(tu_sh(NULL, NULL,
+			   "sed -i 's/\"node_offsets\":[[:space:]]*\\[0,[[:space:]]*%lld,/\"node_offsets\": [0, %lld,/' "
+			   "'%s/meta.json'",
+			   mid,
+			   mid - 1, parts),
+		     0);
+	char what[512];
+	snprintf(what, sizeof what, "part-0/orig_ids.npy: expected an int64 vector of %lld entries, found int64 [%lld]",
+		 mid - 1, mid);
+	snprintf(cmd, sizeof cmd, "info '%s' --verify", parts);
+	refused(parts, what, cmd);
+	free(parts);
 	free(d);
 }

@@ -1,6 +1,7 @@
 /* burrow.c: the burrow command: dispatch to one subcommand per file (tools/cmd_*.c). */
 #include "cli.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +61,17 @@ static bool names_parts_dir(int argc, char **argv)
 	return false;
 }
 
+/* A command's exit code, or 1 with one line when what it printed to standard output did not
+ * all arrive (a full disk under `burrow bench io --json > out`), which exit would not say. */
+static int stdout_flushed(const char *cmd, int rc)
+{
+	errno = 0;
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return rc;
+	fprintf(stderr, "burrow: %s: standard output: write failed: %s\n", cmd, strerror(errno ? errno : EIO));
+	return rc == EXIT_OK ? EXIT_FAIL : rc;
+}
+
 int main(int argc, char **argv)
 {
 	cli_env(argv);
@@ -104,7 +116,7 @@ int main(int argc, char **argv)
 	/* Ctrl-C, SIGTERM: remove the temporary outputs, one line (from rank 0), exit 130 / 143 */
 	cli_interrupts_init(cmd, rank != 0);
 	if (!strcmp(cmd, "train") && names_parts_dir(argc - 1, argv + 1))
-		return cmd_train_dist(argc - 1, argv + 1);
+		return stdout_flushed(cmd, cmd_train_dist(argc - 1, argv + 1));
 	if (size > 1 && !strcmp(cmd, "train")) {
 		/* every rank would do all of the work and write the same files */
 		if (rank == 0)
@@ -117,7 +129,7 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		if (!strcmp(cmd, COMMANDS[i].name))
-			return COMMANDS[i].run(argc - 1, argv + 1);
+			return stdout_flushed(cmd, COMMANDS[i].run(argc - 1, argv + 1));
 	fprintf(stderr, "burrow: unknown command '%s' (see 'burrow --help')\n", cmd);
 	return EXIT_USAGE;
 }

@@ -3,6 +3,8 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -11,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -45,7 +48,44 @@ static void *interrupt_thread(void *arg)
 		;
 	const int sig = interrupted_sig;
 	burrow_remove_temporaries();
-	_exit(128 + sig);
+	_exit(sig == SIGBUS ? EXIT_FAIL : 128 + sig);
+}
+
+static const char *bus_cmd = "";
+static char bus_line[PATH_MAX + 256];
+
+static void bus_cat(size_t *k, const char *s)
+{
+	while (*s && *k < sizeof bus_line - 2)
+		bus_line[(*k)++] = *s++;
+}
+
+/* SIGBUS in one of the library's file mappings: the file shrank under the run (or its device
+ * failed a read). One line naming it, then the thread above removes the temporaries and
+ * exits 1; this thread waits for that (returning would fault again). A fault anywhere else
+ * is let through as the signal it is. */
+static void on_bus(int sig, siginfo_t *si, void *ctx)
+{
+	(void)ctx;
+	char path[PATH_MAX];
+	if (!burrow_mapped_file(si->si_addr, path, sizeof path)) {
+		signal(SIGBUS, SIG_DFL);
+		return;
+	}
+	if (!interrupted_sig) {
+		interrupted_sig = sig;
+		size_t k = 0;
+		bus_cat(&k, "burrow: ");
+		bus_cat(&k, bus_cmd);
+		bus_cat(&k, ": ");
+		bus_cat(&k, path);
+		bus_cat(&k, ": a mapped read failed: the file shrank under the run (truncated?) or its device failed\n");
+		if (write(STDERR_FILENO, bus_line, k) < 0)
+			interrupted_quiet = true;
+		sem_post(&interrupted_sem);
+	}
+	for (;;)
+		pause();
 }
 
 int cli_interrupts_init(const char *cmd, bool quiet)
@@ -58,6 +98,7 @@ int cli_interrupts_init(const char *cmd, bool quiet)
 		interrupted_len[i] = strlen(interrupted_line[i]);
 	}
 	interrupted_quiet = quiet;
+	bus_cmd = cmd;
 	pthread_t th;
 	if (sem_init(&interrupted_sem, 0, 0) != 0 || pthread_create(&th, NULL, interrupt_thread, NULL) != 0)
 		return -1;
@@ -73,6 +114,12 @@ int cli_interrupts_init(const char *cmd, bool quiet)
 		sigfillset(&sa.sa_mask);
 		sigaction(sigs[i], &sa, NULL);
 	}
+	struct sigaction sb;
+	memset(&sb, 0, sizeof sb);
+	sb.sa_sigaction = on_bus;
+	sb.sa_flags = SA_SIGINFO;
+	sigfillset(&sb.sa_mask);
+	sigaction(SIGBUS, &sb, NULL);
 	return 0;
 }
 
@@ -313,11 +360,16 @@ bool cli_is_parts_dir(const char *dir)
 	char path[4096], buf[512];
 	if (snprintf(path, sizeof path, "%s/meta.json", dir) >= (int)sizeof path)
 		return false;
-	FILE *f = fopen(path, "r");
-	if (!f)
+	/* not blocking on a FIFO: what is not a regular file is no parts directory (the library's
+	 * reader then refuses it in its line) */
+	struct stat sb;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
 		return false;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
+	ssize_t n = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? read(fd, buf, sizeof buf - 1) : -1;
+	close(fd);
+	if (n < 0)
+		return false;
 	buf[n] = '\0';
 	return strstr(buf, "\"burrow-parts\"") != NULL;
 }

@@ -20,8 +20,10 @@ typedef struct cli_cmd {
  * ignore it) wake one thread, which removes the library's temporary outputs
  * (burrow_remove_temporaries), prints
  * "burrow: <cmd>: interrupted (SIGINT)" unless `quiet` (the MPI ranks but 0), and exits
- * 128 + the signal's number (130 for SIGINT, 143 for SIGTERM). Call once. 0, or -1 when the
- * thread cannot start (the signals then act as by default). */
+ * 128 + the signal's number (130 for SIGINT, 143 for SIGTERM). A SIGBUS in one of the
+ * library's file mappings (burrow_mapped_file: a dataset file truncated under the run) prints
+ * one line naming the file, removes the temporaries likewise and exits 1. Call once. 0, or -1
+ * when the thread cannot start (the signals then act as by default). */
 int cli_interrupts_init(const char *cmd, bool quiet);
 
 /* OMP_WAIT_POLICY=passive and OPENBLAS_NUM_THREADS=1 unless the user set them: exec argv

@@ -68,20 +68,35 @@ static void json_num(const char *key, double v, const char *sep)
 }
 
 /* --verify on a parts directory: open every part (its exchange arrays checked against each
- * other and the partition book) and check its dataset's contents. */
-static int verify_parts(const burrow_parts *ps)
+ * other and the partition book, its orig_ids in range and distinct) and check its dataset's
+ * contents; across the parts, no input id is owned twice (so the orig_ids, as many as the
+ * input's nodes, are a permutation of them). */
+static int verify_parts(const char *dir, const burrow_parts *ps)
 {
-	const int k = burrow_parts_get_info(ps)->num_parts;
-	for (int i = 0; i < k; i++) {
+	const burrow_parts_info *pi = burrow_parts_get_info(ps);
+	unsigned char *owner_seen = calloc((size_t)(pi->num_nodes / 8 + 1), 1);
+	int rc = EXIT_OK;
+	if (!owner_seen)
+		return cli_fail("info", "out of memory");
+	for (int i = 0; i < pi->num_parts && rc == EXIT_OK; i++) {
 		burrow_part *p;
 		int st = burrow_part_open(&p, ps, i);
 		if (st >= 0)
 			st = burrow_dataset_verify(burrow_part_dataset(p));
-		burrow_part_close(p);
 		if (st < 0)
-			return cli_lib_fail("info", st);
+			rc = cli_lib_fail("info", st);
+		const burrow_part_info *in = st >= 0 ? burrow_part_get_info(p) : NULL;
+		for (int64_t q = 0; in && q < in->num_owned && rc == EXIT_OK; q++) {
+			const int64_t g = in->orig_ids[q]; /* in range: the part's open checked it */
+			if (owner_seen[g / 8] >> (g % 8) & 1)
+				rc = cli_fail("info", "%s/part-%d/orig_ids.npy: entry %lld (id %lld) is owned by an earlier part too",
+					      dir, i, (long long)q, (long long)g);
+			owner_seen[g / 8] |= (unsigned char)(1u << (g % 8));
+		}
+		burrow_part_close(p);
 	}
-	return EXIT_OK;
+	free(owner_seen);
+	return rc;
 }
 
 /* burrow info DIR/parts-K: what burrow_partition recorded, "-" where it is absent. */
@@ -91,7 +106,7 @@ static int info_parts(const char *dir, bool verify, bool json)
 	int st = burrow_parts_open(&ps, dir);
 	if (st < 0)
 		return cli_lib_fail("info", st);
-	if (verify && (st = verify_parts(ps)) != EXIT_OK) {
+	if (verify && (st = verify_parts(dir, ps)) != EXIT_OK) {
 		burrow_parts_close(ps);
 		return st;
 	}

@@ -53,7 +53,8 @@ int cmd_train(int argc, char **argv)
 		return cli_fail("train", "--sampler-device: %s", why);
 	}
 	char *last_path = NULL, *best_path = NULL;
-	if (ckpt_dir && train_cli_checkpoint_dir("train", ckpt_dir, resume, &last_path, &best_path))
+	int made = 0; /* folders of --checkpoint's path this run created */
+	if (ckpt_dir && train_cli_checkpoint_dir("train", ckpt_dir, resume, &last_path, &best_path, &made))
 		return EXIT_FAIL;
 
 	/* a resumed run continues on the checkpoint's split, drawn from its seed */
@@ -124,8 +125,10 @@ int cmd_train(int argc, char **argv)
 		       es.compute_s, ev.eval_s, (long long)es.rows_read,
 		       train_cli_num(hit, sizeof hit, 6, 1, 100, "%", es.cache_hit_rate));
 		fflush(stdout);
-		if (log)
-			train_cli_log_epoch(log, &es, &ev, 0, NULL);
+		if (log && train_cli_log_epoch(log, &es, &ev, 0, NULL) != 0) {
+			rc = cli_fail("train", "%s: write failed: %s", log_path, strerror(errno));
+			break;
+		}
 		if (ckpt_dir) {
 			const burrow_best b = burrow_trainer_best(t);
 			if ((evaluate && b.epoch == e && (st = burrow_trainer_save(t, best_path)) < 0) ||
@@ -139,12 +142,14 @@ int cmd_train(int argc, char **argv)
 		const burrow_best b = burrow_trainer_best(t);
 		char line[4400]; /* holds a checkpoint path */
 		printf("%s\n", train_cli_result(line, sizeof line, &b, trained, done, o.epochs, resume ? last_path : NULL));
-		if (log)
-			train_cli_log_final(log, &b, burrow_trainer_epoch(t), trained, cli_now() - start,
-					    burrow_trainer_weights_checksum(t), 0, true);
+		if (log && train_cli_log_final(log, &b, burrow_trainer_epoch(t), trained, cli_now() - start,
+					       burrow_trainer_weights_checksum(t), 0, true) != 0)
+			rc = cli_fail("train", "%s: write failed: %s", log_path, strerror(errno));
 	}
 	if (log && fclose(log) != 0 && rc == EXIT_OK)
 		rc = cli_fail("train", "%s: write failed: %s", log_path, strerror(errno));
+	if (rc != EXIT_OK && ckpt_dir)
+		train_cli_checkpoint_unmake(ckpt_dir, made);
 	burrow_trainer_close(t);
 	burrow_dataset_close(ds);
 	free(last_path);
@@ -156,6 +161,8 @@ fail_trainer:
 fail_ds:
 	burrow_dataset_close(ds);
 fail_paths:
+	if (ckpt_dir)
+		train_cli_checkpoint_unmake(ckpt_dir, made);
 	free(last_path);
 	free(best_path);
 	return EXIT_FAIL;

@@ -6,6 +6,7 @@
 #include "train_cli.h"
 #include "train_opts.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,14 @@ static int fail_all(int rank, const char *what)
 	fflush(stderr);
 	burrow_mpi_abort(1);
 	return EXIT_FAIL;
+}
+
+/* "LOG: write failed: why" (a static buffer), for a --log write errno says failed. */
+static const char *log_failed(const char *log)
+{
+	static char msg[4400];
+	snprintf(msg, sizeof msg, "%s: write failed: %s", log, strerror(errno));
+	return msg;
 }
 
 /* One run of mpirun -np K burrow train: what its phases share. A phase that fails on one
@@ -75,7 +84,7 @@ static int dist_open(dist_run *r)
 		return fail_all(r->rank, cli_lib_message("train", st));
 	int ck_ok = 1;
 	if (r->a.ckpt && r->rank == 0)
-		ck_ok = train_cli_checkpoint_dir("train", r->a.ckpt, r->a.resume, &r->last, &r->best) == 0;
+		ck_ok = train_cli_checkpoint_dir("train", r->a.ckpt, r->a.resume, &r->last, &r->best, NULL) == 0;
 	if ((st = burrow_mpi_bcast(&ck_ok, sizeof ck_ok, 0)) < 0)
 		return fail_all(r->rank, cli_lib_message("train", st));
 	if (!ck_ok)
@@ -133,7 +142,7 @@ static int dist_banner(dist_run *r)
 /* Rank 0's row of epoch e and its --log line: the slowest rank's times are the epoch's
  * (tm: epoch, comm, exposed comm, eval, sample, io wait, compute), rows read add up, the hit
  * rate is the ranks' mean (hs: sum and count of the ranks that counted one). */
-static void dist_report(dist_run *r, int e, const burrow_epoch_stats *es, const burrow_eval_stats *ev,
+static int dist_report(dist_run *r, int e, const burrow_epoch_stats *es, const burrow_eval_stats *ev,
 			const double tm[7], const double hs[2], int64_t rows_all)
 {
 	char tr[16], va[16];
@@ -152,9 +161,11 @@ static void dist_report(dist_run *r, int e, const burrow_epoch_stats *es, const 
 		burrow_eval_stats eall = *ev;
 		eall.eval_s = tm[3];
 		burrow_comm_stats call = {.size = sizeof call, .comm_s = tm[1], .exposed_comm_s = tm[2]};
-		train_cli_log_epoch(r->lf, &all, &eall, burrow_dist_size(r->d), &call);
+		if (train_cli_log_epoch(r->lf, &all, &eall, burrow_dist_size(r->d), &call) != 0)
+			return fail_all(r->rank, log_failed(r->a.log));
 	}
 	fflush(stdout);
+	return 0;
 }
 
 /* Epoch e: train, evaluate when due, the ranks' times reduced and reported, the checkpoints
@@ -177,8 +188,8 @@ static int dist_epoch(dist_run *r, int e)
 	    (st = burrow_mpi_allreduce_f64(hs, 2, BURROW_REDUCE_SUM)) < 0 ||
 	    (st = burrow_mpi_allreduce_i64(&rows_all, 1, BURROW_REDUCE_SUM)) < 0)
 		return fail_all(r->rank, cli_lib_message("train", st));
-	if (r->rank == 0)
-		dist_report(r, e, &es, &ev, tm, hs, rows_all);
+	if (r->rank == 0 && (st = dist_report(r, e, &es, &ev, tm, hs, rows_all)))
+		return st;
 	if (r->a.ckpt) {
 		const char *where = r->rank == 0 ? r->last : r->a.ckpt;
 		if ((eval && burrow_dist_best(r->d).epoch == e &&
@@ -209,10 +220,12 @@ static int dist_finish(dist_run *r, bool *all_same)
 					r->a.resume ? r->last : NULL),
 		       burrow_dist_size(r->d), same ? "equal" : "DIFFERENT", (unsigned long long)sum);
 		if (r->lf) {
-			train_cli_log_final(r->lf, &b, burrow_dist_epoch(r->d), r->trained, cli_now() - r->start, sum,
-					    burrow_dist_size(r->d), same);
-			fclose(r->lf);
+			const int bad = train_cli_log_final(r->lf, &b, burrow_dist_epoch(r->d), r->trained,
+							    cli_now() - r->start, sum, burrow_dist_size(r->d), same);
+			const int closed = fclose(r->lf);
 			r->lf = NULL;
+			if (closed != 0 || bad)
+				return cli_fail("train", "%s", log_failed(r->a.log));
 		}
 	}
 	return 0;

@@ -98,14 +98,20 @@ int train_cli_restore(const char *cmd, const char *dir, const char *ckpt, const 
 	return 0;
 }
 
-int train_cli_checkpoint_dir(const char *cmd, const char *dir, bool resume, char **last, char **best)
+int train_cli_checkpoint_dir(const char *cmd, const char *dir, bool resume, char **last, char **best, int *made)
 {
 	*last = *best = NULL;
+	if (made)
+		*made = 0;
 	if (asprintf(last, "%s/last.ckpt", dir) < 0 || asprintf(best, "%s/best.ckpt", dir) < 0) {
 		*best = NULL;
 		goto fail_msg;
 	}
 	struct stat sb;
+	if (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) { /* known now, not after the first epoch */
+		cli_fail(cmd, "%s: not a directory (--checkpoint names the folder of last.ckpt and best.ckpt)", dir);
+		goto fail;
+	}
 	const bool have = stat(*last, &sb) == 0;
 	if (resume && !have) {
 		cli_fail(cmd, "%s: no checkpoint to resume from", *last);
@@ -118,10 +124,11 @@ int train_cli_checkpoint_dir(const char *cmd, const char *dir, bool resume, char
 	char *path = strdup(dir);
 	if (!path)
 		goto fail_msg;
-	for (char *p = path + 1; *p; p++) /* mkdir -p */
+	int n = 0; /* mkdir -p, counting the folders it makes (a tail of the path) */
+	for (char *p = path + 1; *p; p++)
 		if (*p == '/') {
 			*p = '\0';
-			mkdir(path, 0755);
+			n += mkdir(path, 0755) == 0;
 			*p = '/';
 		}
 	int mk = mkdir(path, 0755), err = errno;
@@ -130,6 +137,8 @@ int train_cli_checkpoint_dir(const char *cmd, const char *dir, bool resume, char
 		cli_fail(cmd, "%s: cannot create the checkpoint directory: %s", dir, strerror(err));
 		goto fail;
 	}
+	if (made)
+		*made = n + (mk == 0);
 	return 0;
 fail_msg:
 	cli_fail(cmd, "out of memory");
@@ -138,6 +147,24 @@ fail:
 	free(*best);
 	*last = *best = NULL;
 	return EXIT_FAIL;
+}
+
+void train_cli_checkpoint_unmake(const char *dir, int made)
+{
+	char *path = strdup(dir);
+	if (!path)
+		return;
+	for (size_t k = strlen(path); k > 1 && path[k - 1] == '/'; k--)
+		path[k - 1] = '\0';
+	for (int i = 0; i < made; i++) {
+		if (rmdir(path) != 0) /* not empty: what an earlier epoch saved stays */
+			break;
+		char *slash = strrchr(path, '/');
+		if (!slash || slash == path)
+			break;
+		*slash = '\0';
+	}
+	free(path);
 }
 
 bool train_cli_parse_cache(const char *s, burrow_train_opts *o)
@@ -292,9 +319,20 @@ FILE *train_cli_log_open(const char *path, bool resume, int done)
 	return f;
 }
 
-void train_cli_log_epoch(FILE *f, const burrow_epoch_stats *es, const burrow_eval_stats *ev, int ranks,
-			 const burrow_comm_stats *cs)
+/* After a log line: flushed, and neither that nor an earlier write failed (a full disk). */
+static int log_flushed(FILE *f)
 {
+	if (fflush(f) == 0 && !ferror(f))
+		return 0;
+	if (!errno)
+		errno = EIO;
+	return -1;
+}
+
+int train_cli_log_epoch(FILE *f, const burrow_epoch_stats *es, const burrow_eval_stats *ev, int ranks,
+			const burrow_comm_stats *cs)
+{
+	errno = 0;
 	fprintf(f, "{\"epoch\": %d, \"loss\": %.17g", es->epoch, es->loss);
 	train_cli_json_num(f, "train_acc", 'g', 17, es->train_acc);
 	train_cli_json_num(f, "valid_acc", 'g', 17, ev->valid_acc);
@@ -310,12 +348,13 @@ void train_cli_log_epoch(FILE *f, const burrow_epoch_stats *es, const burrow_eva
 		fprintf(f, ", \"ranks\": %d, \"comm_s\": %.6f, \"exposed_comm_s\": %.6f", ranks, cs->comm_s,
 			cs->exposed_comm_s);
 	fprintf(f, "}\n");
-	fflush(f);
+	return log_flushed(f);
 }
 
-void train_cli_log_final(FILE *f, const burrow_best *b, int epochs, int trained, double total_s, uint64_t checksum,
-			 int ranks, bool weights_equal)
+int train_cli_log_final(FILE *f, const burrow_best *b, int epochs, int trained, double total_s, uint64_t checksum,
+			int ranks, bool weights_equal)
 {
+	errno = 0;
 	fprintf(f, "{\"final\": true");
 	train_cli_json_num(f, "best_epoch", 'g', 10, b->epoch);
 	train_cli_json_num(f, "valid_acc", 'g', 17, b->valid_acc);
@@ -325,5 +364,5 @@ void train_cli_log_final(FILE *f, const burrow_best *b, int epochs, int trained,
 	if (ranks > 0)
 		fprintf(f, ", \"ranks\": %d, \"weights_equal\": %s", ranks, weights_equal ? "true" : "false");
 	fprintf(f, "}\n");
-	fflush(f);
+	return log_flushed(f);
 }

@@ -23,9 +23,13 @@ int train_cli_restore(const char *cmd, const char *dir, const char *ckpt, const 
 int train_cli_checkpoint_split(const char *cmd, const char *path, burrow_train_opts *o);
 
 /* --checkpoint DIR [--resume]: the paths DIR/last.ckpt and DIR/best.ckpt (malloc'd, into
- * *last and *best), with DIR created (mkdir -p) and checked: resuming needs a last.ckpt,
- * starting afresh refuses to overwrite one. Prints the error and returns EXIT_FAIL, else 0. */
-int train_cli_checkpoint_dir(const char *cmd, const char *dir, bool resume, char **last, char **best);
+ * *last and *best), with DIR created (mkdir -p) and checked: a directory, resuming needs a
+ * last.ckpt, starting afresh refuses to overwrite one. *made (may be NULL) gets how many
+ * folders of DIR's path it created. Prints the error and returns EXIT_FAIL, else 0. */
+int train_cli_checkpoint_dir(const char *cmd, const char *dir, bool resume, char **last, char **best, int *made);
+/* After a failed run: remove the `made` folders train_cli_checkpoint_dir created for DIR
+ * that are still empty (a checkpoint into a full disk leaves no empty folder behind). */
+void train_cli_checkpoint_unmake(const char *dir, int made);
 
 /* --cache SIZE: "25%" (of the features: o->cache_fraction) or bytes with K/M/G suffixes
  * (o->cache_bytes). False when malformed or above 100%. */
@@ -63,15 +67,16 @@ const char *train_cli_result(char *buf, size_t cap, const burrow_best *b, int tr
 
 /* --log's objects, one schema for one process and for mpirun: an epoch's (ranks > 0 adds
  * "ranks" and the communication times of cs), and the final one (ranks > 0 adds "ranks" and
- * whether the replicas' weights are equal). Absent values are null. */
+ * whether the replicas' weights are equal). Absent values are null. Each is flushed; -1 with
+ * errno when it or an earlier write failed (a full disk), else 0. */
 /* Open the --log file for an epoch loop that starts after epoch `done`: "w" for a fresh
  * run; on --resume, "a" after cutting the file at its first line of an epoch later than
  * `done` (written before a kill that came ahead of that epoch's checkpoint) or its last
  * line when incomplete, so that each epoch is in the log once. NULL with errno on failure. */
 FILE *train_cli_log_open(const char *path, bool resume, int done);
-void train_cli_log_epoch(FILE *f, const burrow_epoch_stats *es, const burrow_eval_stats *ev, int ranks,
-			 const burrow_comm_stats *cs);
-void train_cli_log_final(FILE *f, const burrow_best *b, int epochs, int trained, double total_s, uint64_t checksum,
-			 int ranks, bool weights_equal);
+int train_cli_log_epoch(FILE *f, const burrow_epoch_stats *es, const burrow_eval_stats *ev, int ranks,
+			const burrow_comm_stats *cs);
+int train_cli_log_final(FILE *f, const burrow_best *b, int epochs, int trained, double total_s, uint64_t checksum,
+			int ranks, bool weights_equal);
 
 #endif

@@ -100,6 +100,14 @@ BURROW_API void burrow_mem_reset_peak(void);
  * PID. */
 BURROW_API void burrow_remove_temporaries(void);
 
+/* Which of the library's file mappings (the dataset's arrays, a parts directory's, the feature
+ * store's mmap engine) holds addr: its file's path into buf and 1, or 0 when none does. A
+ * mapped file truncated under a run faults (SIGBUS) on its next read; a program's SIGBUS
+ * handler can name the file with this and end in one line. Async-signal-safe. */
+BURROW_API int burrow_mapped_file(const void *addr, /* si_addr of the fault */
+				  char *buf,        /* [cap] receives the path, NUL-terminated, borrowed */
+				  size_t cap);
+
 /* ---------------------------------------------------------------- dtypes */
 
 typedef enum burrow_dtype {

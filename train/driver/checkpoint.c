@@ -47,7 +47,7 @@ static uint32_t crc_update(uint32_t crc, const void *p, size_t n)
 static int put(bw_atomic_file *f, uint32_t *crc, const void *p, size_t n)
 {
 	*crc = crc_update(*crc, p, n);
-	return bw_write_all(f->fd, p, n, f->tmp);
+	return bw_write_all(f->fd, p, n, f->path);
 }
 
 /* Device memory into the file, read back through a host view (the memory itself on the CPU). */
@@ -151,7 +151,7 @@ int bw_checkpoint_save(const bw_ck_state *t, const char *path)
 	memcpy(tail, &total, 8);
 	memcpy(tail + 8, &crc, 4);
 	memcpy(tail + 12, CK_END, 4);
-	if ((st = bw_write_all(f.fd, tail, CK_TRAILER, f.tmp)))
+	if ((st = bw_write_all(f.fd, tail, CK_TRAILER, f.path)))
 		goto fail;
 	cJSON_free(hdr);
 	return bw_atomic_commit(&f);
@@ -168,19 +168,13 @@ static int ck_open(const char *path, cJSON **hdr, int *fdp, int64_t *payload)
 {
 	*hdr = NULL;
 	*fdp = -1;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return bw_err_errno(errno, path, "open checkpoint");
-	struct stat sb;
+	int64_t size;
+	int fd, st = bw_open_input(path, 0, &fd, &size);
+	if (st)
+		return st;
 	unsigned char head[CK_HEAD], tail[CK_TRAILER];
 	char *text = NULL;
 	void *buf = NULL;
-	int st;
-	if (fstat(fd, &sb) != 0) {
-		st = bw_err_errno(errno, path, "stat");
-		goto fail;
-	}
-	const int64_t size = sb.st_size;
 	if (size < CK_HEAD + CK_TRAILER) {
 		st = bw_err(BURROW_E_FORMAT, "%s: truncated checkpoint (%lld bytes)", path, (long long)size);
 		goto fail;
