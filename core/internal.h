@@ -78,7 +78,8 @@ bool bw_json_nomem(void);
 /* The one growable array: make *pbuf (a T **) hold at least `need` elements of `elem` bytes,
  * growing the capacity *cap by half (at least 16 elements); the contents are kept when
  * `keep`, else the old block is freed first (no copy). BURROW_E_NOMEM with a message when
- * need * elem overflows or memory runs out (then *pbuf and *cap are unchanged). */
+ * need * elem overflows or memory runs out; then *pbuf and *cap are unchanged when `keep`
+ * (the old block stays the caller's), else *pbuf is NULL and *cap 0. */
 int bw_grow(void *pbuf, size_t *cap, size_t need, size_t elem, bool keep);
 
 /* ------------------------------------------------------------ clocks (core/clock.c) */
@@ -250,5 +251,45 @@ static inline int64_t bw_lower_bound_i64(const int64_t *a, int64_t n, int64_t x)
 
 /* ------------------------------------------------------------ RNG (core/rng.h) */
 #include "rng.h"
+
+/* ------------------------------------------------------------ the small sort */
+#include <stdlib.h>
+/* Ascending sorts of integers, the one small sort every module uses (an order of equal
+ * integers cannot be told apart, so how they are sorted changes no result):
+ *   bw_isort_T(a, n)   insertion sort of a[0, n): short rows, and the device (BW_HD);
+ *   bw_sort_T(a, n)    insertion sort up to BW_ISORT_MAX elements, qsort above;
+ *   bw_unique_T(a, n)  drop the repeats of a sorted a[0, n); returns the new length;
+ * for T = i32 (int32_t), i64 (int64_t) and u64 (uint64_t). */
+#define BW_ISORT_MAX 32
+#define BW_DEFINE_SORT(T, sfx, cmp)                                             \
+	static inline BW_HD void bw_isort_##sfx(T *a, int64_t n)                \
+	{                                                                       \
+		for (int64_t i = 1; i < n; i++) {                               \
+			T x = a[i];                                             \
+			int64_t j = i;                                          \
+			for (; j > 0 && a[j - 1] > x; j--)                      \
+				a[j] = a[j - 1];                                \
+			a[j] = x;                                               \
+		}                                                               \
+	}                                                                       \
+	static inline void bw_sort_##sfx(T *a, int64_t n)                       \
+	{                                                                       \
+		if (n <= BW_ISORT_MAX)                                          \
+			bw_isort_##sfx(a, n);                                   \
+		else                                                            \
+			qsort(a, (size_t)n, sizeof *a, cmp);                    \
+	}                                                                       \
+	static inline int64_t bw_unique_##sfx(T *a, int64_t n)                  \
+	{                                                                       \
+		int64_t k = n > 0;                                              \
+		for (int64_t i = 1; i < n; i++)                                 \
+			if (a[i] != a[k - 1])                                   \
+				a[k++] = a[i];                                  \
+		return k;                                                       \
+	}
+BW_DEFINE_SORT(int32_t, i32, bw_cmp_i32)
+BW_DEFINE_SORT(int64_t, i64, bw_cmp_i64)
+BW_DEFINE_SORT(uint64_t, u64, bw_cmp_u64)
+#undef BW_DEFINE_SORT
 
 #endif /* BURROW_INTERNAL_H */

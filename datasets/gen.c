@@ -141,7 +141,7 @@ static int write_split(const burrow_gen_opts *o, burrow_writer *w, int64_t n)
 	int64_t cut[4] = {0, ntr, ntr + nva, n};
 	int st = 0;
 	for (int s = 0; s < 3 && !st; s++) {
-		qsort(p + cut[s], (size_t)(cut[s + 1] - cut[s]), sizeof *p, bw_cmp_i64);
+		bw_sort_i64(p + cut[s], cut[s + 1] - cut[s]);
 		st = burrow_writer_put_split(w, s, p + cut[s], cut[s + 1] - cut[s]);
 	}
 	bw_free(p);
@@ -432,7 +432,7 @@ static int papers_splits(const burrow_gen_opts *o, burrow_writer *w, int64_t n, 
 		p[i] = (int64_t)feistel_fwd(&f, (uint64_t)i);
 	int st = 0;
 	for (int64_t s = 0, lo = 0; s < 3 && !st; lo += cnt[s++]) {
-		qsort(p + lo, (size_t)cnt[s], sizeof *p, bw_cmp_i64);
+		bw_sort_i64(p + lo, cnt[s]);
 		st = burrow_writer_put_split(w, (int)s, p + lo, cnt[s]);
 	}
 	return st;
