@@ -503,7 +503,8 @@ static int splits(prep *p)
 		member m;
 		bw_csv c;
 		bool more;
-		int64_t *ids = NULL, n = 0, cap = 0, v;
+		int64_t *ids = NULL, n = 0, v;
+		size_t cap = 0;
 		snprintf(rel, sizeof rel, "split/%s/%s.csv.gz", p->split, names[s]);
 		if ((st = member_of(p, rel, &m)) || (st = bw_csv_open(&c, &m.src, true, ',', false)))
 			break;
@@ -515,15 +516,8 @@ static int splits(prep *p)
 						(long long)p->n);
 				break;
 			}
-			if (n == cap) {
-				cap = cap ? 2 * cap : 4096;
-				int64_t *g = bw_realloc(ids, (size_t)cap * sizeof *g);
-				if (!g) {
-					st = BURROW_E_NOMEM;
-					break;
-				}
-				ids = g;
-			}
+			if ((st = bw_grow(&ids, &cap, (size_t)n + 1, sizeof *ids, true)))
+				break;
 			ids[n++] = v;
 		}
 		if (!st) {

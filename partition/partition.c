@@ -12,7 +12,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #define MAX_LEVELS 24
@@ -29,13 +28,6 @@ void burrow_partition_defaults(burrow_partition_opts *o)
 	o->ufactor = 1.05;
 	o->method = BURROW_PART_METIS;
 	o->refine_passes = 4;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* The process's resident high-water mark (VmHWM), in bytes; 0 when unknown. */
@@ -71,7 +63,7 @@ static void phase_begin(run *r, const char *name)
 {
 	burrow_mem_reset_peak();
 	r->ph[r->nph] = (phase){.name = name};
-	r->t0 = now();
+	r->t0 = bw_now_s();
 	if (r->o->progress)
 		r->o->progress(r->o->progress_user, name, 0, 0);
 }
@@ -79,7 +71,7 @@ static void phase_begin(run *r, const char *name)
 static void phase_end(run *r)
 {
 	phase *p = &r->ph[r->nph++];
-	p->seconds = now() - r->t0;
+	p->seconds = bw_now_s() - r->t0;
 	burrow_mem_stats(NULL, &p->heap_peak);
 	p->rss_peak = rss_peak();
 }
@@ -452,7 +444,7 @@ int burrow_partition(const char *dataset_dir, const burrow_partition_opts *opts,
 	burrow_partition_stats s = {.size = sizeof s};
 	run rn = {0};
 	int st, tmp_reg = -1;
-	const double t_start = now();
+	const double t_start = bw_now_s();
 
 	burrow_partition_defaults(&o);
 	if ((opts && (st = bw_opts_in(&o, sizeof o, opts, "burrow_partition_opts"))) ||
@@ -648,7 +640,7 @@ int burrow_partition(const char *dataset_dir, const burrow_partition_opts *opts,
 	for (int i = 0; i < k; i++)
 		s.halo_total += po[i].halo;
 	s.replication = n ? (double)(n + s.halo_total) / (double)n : 1;
-	s.seconds = now() - t_start;
+	s.seconds = bw_now_s() - t_start;
 	s.peak_rss_bytes = rss_peak();
 	s.num_phases = rn.nph;
 	for (int i = 0; i < rn.nph; i++)

@@ -99,3 +99,172 @@ Test(core, rng_moments_and_uniformity)
 	cr_assert_eq(x, bw_rng_next(&b));
 	cr_assert_neq(x, bw_rng_next(&c));
 }
+
+/* ------------------------------------------------------------ the small sort */
+
+/* ref_: is b a sorted permutation of a (counting sort by value over a small range)? */
+static void ref_check_sorted_perm(const int64_t *a, const int64_t *b, int64_t n, const char *what)
+{
+	for (int64_t i = 1; i < n; i++)
+		cr_assert_leq(b[i - 1], b[i], "%s: n %lld: out of order at %lld", what, (long long)n, (long long)i);
+	for (int64_t i = 0; i < n; i++) {
+		int64_t ca = 0, cb = 0;
+		for (int64_t j = 0; j < n; j++) {
+			ca += a[j] == a[i];
+			cb += b[j] == a[i];
+		}
+		cr_assert_eq(ca, cb, "%s: n %lld: value %lld %lld times, not %lld", what, (long long)n,
+			     (long long)a[i], (long long)cb, (long long)ca);
+	}
+}
+
+Test(core, small_sort_sorts_every_width_and_length)
+{
+	enum { MAXN = 80 }; /* both sides of BW_ISORT_MAX */
+	int64_t a[MAXN], b[MAXN];
+	int32_t a32[MAXN];
+	uint64_t a64[MAXN];
+	bw_rng r;
+	bw_rng_seed(&r, 7);
+	for (int64_t n = 0; n <= MAXN; n++) {
+		for (int rep = 0; rep < 3; rep++) {
+			/* rep 0: many repeats; 1: wide values, both signs; 2: descending */
+			for (int64_t i = 0; i < n; i++)
+				a[i] = rep == 0 ? (int64_t)bw_rng_below(&r, 5) - 2
+				     : rep == 1 ? (int64_t)bw_rng_next(&r)
+						: n - i;
+			for (int64_t i = 0; i < n; i++)
+				a32[i] = (int32_t)a[i];
+			memcpy(b, a, sizeof a);
+			bw_sort_i64(b, n);
+			ref_check_sorted_perm(a, b, n, "bw_sort_i64");
+			memcpy(b, a, sizeof a);
+			bw_isort_i64(b, n);
+			ref_check_sorted_perm(a, b, n, "bw_isort_i64");
+			/* int32: the same values cut to 32 bits, checked through int64 copies */
+			int64_t w[MAXN], v[MAXN];
+			for (int64_t i = 0; i < n; i++)
+				w[i] = a32[i];
+			bw_sort_i32(a32, n);
+			for (int64_t i = 0; i < n; i++)
+				v[i] = a32[i];
+			ref_check_sorted_perm(w, v, n, "bw_sort_i32");
+			/* uint64: the top bit set orders after every smaller value (no signed compare) */
+			for (int64_t i = 0; i < n; i++)
+				a64[i] = (uint64_t)a[i];
+			bw_sort_u64(a64, n);
+			for (int64_t i = 1; i < n; i++)
+				cr_assert_leq(a64[i - 1], a64[i], "bw_sort_u64: n %lld", (long long)n);
+			/* unique over the sorted int64 copy: strictly increasing, same set of values */
+			memcpy(b, a, sizeof a);
+			bw_sort_i64(b, n);
+			int64_t k = bw_unique_i64(b, n);
+			cr_assert_leq(k, n);
+			cr_assert_eq(k > 0, n > 0);
+			for (int64_t i = 1; i < k; i++)
+				cr_assert_lt(b[i - 1], b[i], "bw_unique_i64: n %lld: repeat at %lld", (long long)n, (long long)i);
+			for (int64_t i = 0; i < n; i++)
+				cr_assert_eq(bw_lower_bound_i64(b, k, a[i]) < k && b[bw_lower_bound_i64(b, k, a[i])] == a[i],
+					     true, "bw_unique_i64: n %lld: lost %lld", (long long)n, (long long)a[i]);
+		}
+	}
+}
+
+/* ------------------------------------------------------------ the growable array and the clock */
+
+Test(core, grow_keeps_contents_and_grows_by_half)
+{
+	size_t base = tu_mem_now(), cap = 0;
+	int64_t *a = NULL;
+	cr_assert_eq(bw_grow(&a, &cap, 1, sizeof *a, true), 0);
+	cr_assert_not_null(a);
+	cr_assert_eq(cap, 16, "the smallest block holds 16 elements, not %zu", cap);
+	for (int64_t i = 0; i < 16; i++)
+		a[i] = i * 7;
+	int64_t *same = a;
+	cr_assert_eq(bw_grow(&a, &cap, 16, sizeof *a, true), 0);
+	cr_assert_eq(a, same, "a need within the capacity moves nothing");
+	cr_assert_eq(bw_grow(&a, &cap, 17, sizeof *a, true), 0);
+	cr_assert_eq(cap, 24, "half again: %zu", cap);
+	cr_assert_eq(bw_grow(&a, &cap, 1000, sizeof *a, true), 0);
+	cr_assert_eq(cap, 1000, "a need past half again is the capacity: %zu", cap);
+	for (int64_t i = 0; i < 16; i++)
+		cr_assert_eq(a[i], i * 7, "kept contents, element %lld", (long long)i);
+	cr_assert_eq(bw_grow(&a, &cap, 2000, sizeof *a, false), 0);
+	cr_assert_eq(cap, 2000);
+	a[1999] = 1;
+	bw_free(a);
+	cr_assert_eq(tu_mem_now(), base);
+}
+
+Test(core, grow_refuses_an_overflowing_size_and_leaves_the_array)
+{
+	size_t cap = 0;
+	int64_t *a = NULL;
+	cr_assert_eq(bw_grow(&a, &cap, 20, sizeof *a, true), 0);
+	int64_t *old = a;
+	const size_t oldcap = cap;
+	for (int keep = 0; keep < 2; keep++) {
+		/* need * elem past SIZE_MAX: refused before anything is freed or allocated */
+		cr_assert_eq(bw_grow(&a, &cap, SIZE_MAX / sizeof *a + 1, sizeof *a, keep), BURROW_E_NOMEM);
+		cr_assert(strstr(burrow_last_error(), "do not fit in memory"), "%s", burrow_last_error());
+		cr_assert_eq(a, old);
+		cr_assert_eq(cap, oldcap);
+		cr_assert_eq(bw_grow(&a, &cap, 21, SIZE_MAX / 2, keep), BURROW_E_NOMEM);
+		cr_assert_eq(a, old);
+		cr_assert_eq(cap, oldcap);
+	}
+	/* a capacity whose half-again step would overflow still grows to what is needed:
+	 * elements of SIZE_MAX / 40 bytes, the most that fit is 40; from 30, half again is 45 */
+	size_t big = 30;
+	void *none = NULL;
+	cr_assert_eq(bw_grow(&none, &big, 31, SIZE_MAX / 40, false), BURROW_E_NOMEM,
+		     "31 such elements fit in a size_t but not in memory");
+	cr_assert(strstr(burrow_last_error(), "out of memory allocating"), "clamped to 40, then asked for: %s",
+		  burrow_last_error());
+	bw_free(a);
+}
+
+Test(core, grow_when_memory_runs_out)
+{
+	size_t base = tu_mem_now(), cap = 0;
+	int32_t *a = NULL;
+	cr_assert_eq(bw_grow(&a, &cap, 16, sizeof *a, true), 0);
+	for (int i = 0; i < 16; i++)
+		a[i] = i;
+	int32_t *old = a;
+	bw_mem_fail_after(0);
+	int st = bw_grow(&a, &cap, 100, sizeof *a, true);
+	bw_mem_fail_after(-1);
+	cr_assert_eq(st, BURROW_E_NOMEM);
+	cr_assert(strstr(burrow_last_error(), "out of memory"), "%s", burrow_last_error());
+	cr_assert_eq(a, old, "kept: the old block is still the caller's");
+	cr_assert_eq(cap, 16);
+	for (int i = 0; i < 16; i++)
+		cr_assert_eq(a[i], i);
+	bw_mem_fail_after(0);
+	st = bw_grow(&a, &cap, 100, sizeof *a, false);
+	bw_mem_fail_after(-1);
+	cr_assert_eq(st, BURROW_E_NOMEM);
+	cr_assert_null(a, "not kept: the old block was freed first");
+	cr_assert_eq(cap, 0);
+	cr_assert_eq(tu_mem_now(), base, "nothing held after the failures");
+	cr_assert_eq(bw_grow(&a, &cap, 100, sizeof *a, false), 0, "and it grows again afterwards");
+	bw_free(a);
+	cr_assert_eq(tu_mem_now(), base);
+}
+
+Test(core, one_monotonic_clock_in_seconds_and_nanoseconds)
+{
+	uint64_t n0 = bw_now_ns();
+	double s = bw_now_s();
+	uint64_t n1 = bw_now_ns();
+	cr_assert_leq(n0, n1);
+	cr_assert(s >= (double)n0 * 1e-9 - 1e-6 && s <= (double)n1 * 1e-9 + 1e-6,
+		  "bw_now_s %.9f is not between %.9f and %.9f: two clocks", s, (double)n0 * 1e-9, (double)n1 * 1e-9);
+	for (int i = 0; i < 1000; i++) {
+		uint64_t t = bw_now_ns();
+		cr_assert_geq(t, n1, "went back");
+		n1 = t;
+	}
+}
