@@ -1,4 +1,4 @@
-/* fsutil.c: file helpers: full writes and reads, durable renames, mkdir -p, rm -rf. */
+/* fsutil.c: file helpers: full writes and reads, durable renames and replaces, mkdir -p, rm -rf. */
 #define _GNU_SOURCE
 #include "internal.h"
 
@@ -191,6 +191,69 @@ char *bw_dirname(const char *path)
 	return s;
 }
 
+bw_rename_fault_fn bw_rename_fault_hook;
+
+/* rename(2), or the failure the test hook asks for. */
+static int hooked_rename(const char *from, const char *to)
+{
+	int e = bw_rename_fault_hook ? bw_rename_fault_hook(from, to) : 0;
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return rename(from, to);
+}
+
+int bw_replace_file(const char *tmp, const char *dst)
+{
+	if (hooked_rename(tmp, dst) < 0)
+		return bw_err_errno(errno, dst, "rename");
+	char *dir = bw_dirname(dst);
+	int st = dir ? bw_fsync_dir(dir) : BURROW_E_NOMEM;
+	bw_free(dir);
+	return st;
+}
+
+int bw_replace_dir(const char *tmp, const char *dst, bool replace)
+{
+	struct stat sb;
+	int st = 0;
+	/* allocate before the first rename: nothing may fail for want of memory after it */
+	char *old = NULL, *parent = bw_dirname(dst);
+	if (!parent)
+		return BURROW_E_NOMEM;
+	if (stat(dst, &sb) == 0) {
+		if (!replace) {
+			st = bw_err(BURROW_E_EXISTS, "%s: already exists", dst);
+			goto out;
+		}
+		if (!(old = bw_malloc(strlen(dst) + 32))) {
+			st = BURROW_E_NOMEM;
+			goto out;
+		}
+		sprintf(old, "%s.old.%ld", dst, (long)getpid());
+		if (hooked_rename(dst, old) < 0) {
+			st = bw_err_errno(errno, dst, "move aside");
+			goto out;
+		}
+	}
+	if (hooked_rename(tmp, dst) < 0) {
+		const int e = errno;
+		st = bw_err_errno(e, dst, "rename into place");
+		if (old && hooked_rename(old, dst) < 0)
+			bw_err(st, "%s: rename into place: %s; moving the previous one back failed too (%s): it is in %s",
+			       dst, strerror(e), strerror(errno), old);
+		goto out;
+	}
+	if (old)
+		bw_rm_rf(old); /* best effort: a leftover is removed by the next writer of dst */
+	st = bw_fsync_dir(parent);
+out:
+	bw_free(old);
+	bw_free(parent);
+	return st;
+}
+
 int bw_atomic_open(bw_atomic_file *f, const char *path)
 {
 	f->fd = -1;
@@ -230,17 +293,12 @@ int bw_atomic_commit(bw_atomic_file *f)
 	if (close(f->fd) < 0 && !st)
 		st = bw_err_errno(errno, f->tmp, "close");
 	f->fd = -1;
-	if (!st && rename(f->tmp, f->path) < 0)
-		st = bw_err_errno(errno, f->path, "rename");
+	if (!st)
+		st = bw_replace_file(f->tmp, f->path);
 	if (st)
 		unlink(f->tmp);
 	bw_tmp_drop(f->reg);
 	f->reg = -1;
-	if (!st) {
-		char *dir = bw_dirname(f->path);
-		st = dir ? bw_fsync_dir(dir) : BURROW_E_NOMEM;
-		bw_free(dir);
-	}
 	bw_free(f->path);
 	bw_free(f->tmp);
 	f->path = f->tmp = NULL;

@@ -99,6 +99,19 @@ int bw_read_text(const char *path, size_t max_bytes, char **out);
  * NUL-terminated, with one open and one read: no allocation and no message, so it is safe
  * before main and under an exhausted RLIMIT_AS. The bytes read, or -1 (missing, empty). */
 ssize_t bw_read_small(const char *path, char *buf, size_t cap);
+/* Rename the finished file tmp to dst (replacing it: rename(2) is atomic for a file), then
+ * fsync dst's directory so that the rename is durable. Errors name dst ("rename"). */
+int bw_replace_file(const char *tmp, const char *dst);
+/* Put the finished directory tmp in dst's place: an existing dst (refused with
+ * BURROW_E_EXISTS unless `replace`) is moved aside to "dst.old.PID", tmp renamed to dst,
+ * the old one removed, dst's parent fsynced. When tmp cannot take the name, the old one
+ * is renamed back, and if that fails too the message says where it is; tmp is left for
+ * the caller to remove. Nothing is allocated after the first rename. */
+int bw_replace_dir(const char *tmp, const char *dst, bool replace);
+/* Test hook: called before each rename of bw_replace_file and bw_replace_dir; a nonzero
+ * return is the errno that rename fails with, without renaming. NULL in use. */
+typedef int (*bw_rename_fault_fn)(const char *from, const char *to);
+extern bw_rename_fault_fn bw_rename_fault_hook;
 /* Write text and a final newline to path atomically (temporary name, fsync, rename). */
 int bw_write_text_atomic(const char *path, const char *text);
 /* fsync a directory so a rename inside it is durable. */

@@ -497,7 +497,6 @@ out:
 int burrow_writer_commit(burrow_writer *w)
 {
 	int st = 0;
-	char *old = NULL, *parent = NULL;
 
 	if (!w->have_graph)
 		st = bw_err(BURROW_E_INVAL, "%s: no graph was written", w->dir);
@@ -518,50 +517,14 @@ int burrow_writer_commit(burrow_writer *w)
 	bw_free(sd);
 	if (st)
 		goto fail;
-	/* allocate before the rename: nothing may fail for want of memory after it */
-	if (!(parent = bw_dirname(w->dir))) {
-		st = BURROW_E_NOMEM;
-		goto fail;
-	}
 	struct stat sb;
-	if (stat(w->dir, &sb) == 0) {
-		if (!w->o.overwrite) {
-			st = bw_err(BURROW_E_EXISTS, "%s: already exists", w->dir);
-			goto fail;
-		}
-		if ((st = bw_check_replaceable(w->dir, NULL)))
-			goto fail;
-		old = bw_malloc(strlen(w->dir) + 32);
-		if (!old) {
-			st = BURROW_E_NOMEM;
-			goto fail;
-		}
-		sprintf(old, "%s.old.%ld", w->dir, (long)getpid());
-		if (rename(w->dir, old) < 0) {
-			st = bw_err_errno(errno, w->dir, "move aside");
-			goto fail;
-		}
-	}
-	if (rename(w->tmp, w->dir) < 0) {
-		st = bw_err_errno(errno, w->dir, "rename into place");
-		if (old)
-			rename(old, w->dir);
+	if (w->o.overwrite && stat(w->dir, &sb) == 0 && (st = bw_check_replaceable(w->dir, NULL)))
 		goto fail;
+	if (!(st = bw_replace_dir(w->tmp, w->dir, w->o.overwrite))) {
+		bw_free(w->tmp);
+		w->tmp = NULL; /* in place: nothing left to remove */
 	}
-	bw_tmp_drop(w->tmp_reg);
-	w->tmp_reg = -1;
-	if (old)
-		bw_rm_rf(old);
-	st = bw_fsync_dir(parent);
-	bw_free(parent);
-	bw_free(old);
-	bw_free(w->tmp);
-	w->tmp = NULL; /* nothing left to remove */
-	burrow_writer_abort(w);
-	return st;
 fail:
-	bw_free(old);
-	bw_free(parent);
 	burrow_writer_abort(w);
 	return st;
 }

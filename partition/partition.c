@@ -369,39 +369,10 @@ out:
 	return st;
 }
 
-/* Rename tmp to out, replacing out when allowed. */
+/* Rename tmp to out, replacing out when allowed (checking the rollback: core's). */
 static int rename_into_place(const char *tmp, const char *out, bool overwrite)
 {
-	struct stat sb;
-	char *old = NULL;
-	int st = 0;
-	if (stat(out, &sb) == 0) {
-		if (!overwrite)
-			return bw_err(BURROW_E_EXISTS, "%s: already exists", out);
-		old = bw_malloc(strlen(out) + 32);
-		if (!old)
-			return BURROW_E_NOMEM;
-		sprintf(old, "%s.old.%ld", out, (long)getpid());
-		if (rename(out, old) < 0) {
-			st = bw_err_errno(errno, out, "move aside");
-			bw_free(old);
-			return st;
-		}
-	}
-	if (rename(tmp, out) < 0) {
-		st = bw_err_errno(errno, out, "rename into place");
-		if (old)
-			rename(old, out);
-	} else if (old) {
-		bw_rm_rf(old);
-	}
-	bw_free(old);
-	if (!st) {
-		char *parent = bw_dirname(out);
-		st = parent ? bw_fsync_dir(parent) : BURROW_E_NOMEM;
-		bw_free(parent);
-	}
-	return st;
+	return bw_replace_dir(tmp, out, overwrite);
 }
 
 /* max part weight / average, from per-node weights w(v) (NULL = 1). */

@@ -1,4 +1,5 @@
-/* test_core.c: the allocation wrapper's accounting and failure hook, status strings, RNG. */
+/* test_core.c: the allocation wrapper's accounting and failure hook, status strings, RNG, the small sort, the
+ * growable array, the clock, replacing a file or a directory. */
 #include <criterion/criterion.h>
 
 #include "../core/internal.h"
@@ -6,6 +7,8 @@
 
 #include <math.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 TestSuite(core, .timeout = 30);
 
@@ -267,4 +270,148 @@ Test(core, one_monotonic_clock_in_seconds_and_nanoseconds)
 		cr_assert_geq(t, n1, "went back");
 		n1 = t;
 	}
+}
+
+/* ------------------------------------------------------------ replacing a file or a directory */
+
+/* The renames the hook fails (with EIO): the one into dst, the one back from dst.old.PID,
+ * the one moving dst aside. */
+static bool fail_into, fail_back, fail_aside;
+static int hook_calls;
+
+static int rename_fault(const char *from, const char *to)
+{
+	hook_calls++;
+	const bool back = strstr(from, ".old.") != NULL, aside = strstr(to, ".old.") != NULL;
+	if ((back && fail_back) || (aside && fail_aside) || (!back && !aside && fail_into))
+		return 5; /* EIO */
+	return 0;
+}
+
+static void put_file(const char *dir, const char *name, const char *text)
+{
+	char *p = tu_path(dir, "%s", name);
+	FILE *f = fopen(p, "w");
+	cr_assert_not_null(f, "%s", p);
+	fputs(text, f);
+	fclose(f);
+	free(p);
+}
+
+static bool file_says(const char *dir, const char *name, const char *text)
+{
+	char *p = tu_path(dir, "%s", name);
+	size_t len = 0;
+	char *s = tu_read(p, &len);
+	bool yes = s && len == strlen(text) && !memcmp(s, text, len);
+	free(s);
+	free(p);
+	return yes;
+}
+
+/* The entries of dir, sorted, one a line ("" when empty). */
+static char *listing(const char *dir)
+{
+	char *out = NULL;
+	tu_sh(&out, NULL, "ls -A '%s'", dir);
+	return out;
+}
+
+Test(core, replace_dir_rolls_back_when_the_final_rename_fails)
+{
+	char *root = tu_tmpdir(), *dst = tu_path(root, "out"), *tmp = tu_path(root, "out.tmp.1");
+	mkdir(dst, 0755);
+	mkdir(tmp, 0755);
+	put_file(dst, "data", "old");
+	put_file(tmp, "data", "new");
+	/* without replace: refused, both untouched */
+	cr_assert_eq(bw_replace_dir(tmp, dst, false), BURROW_E_EXISTS);
+	cr_assert(strstr(burrow_last_error(), "already exists"), "%s", burrow_last_error());
+	/* the final rename fails: the old directory is back, intact, and tmp is the caller's */
+	bw_rename_fault_hook = rename_fault;
+	fail_into = true;
+	hook_calls = 0;
+	int st = bw_replace_dir(tmp, dst, true);
+	bw_rename_fault_hook = NULL;
+	fail_into = false;
+	cr_assert_eq(st, BURROW_E_IO, "%s", burrow_last_error());
+	cr_assert_eq(hook_calls, 3, "aside, into place, back: %d renames", hook_calls);
+	cr_assert(strstr(burrow_last_error(), "out: rename into place"), "%s", burrow_last_error());
+	cr_assert(file_says(dst, "data", "old"), "the old directory is not back");
+	cr_assert(file_says(tmp, "data", "new"));
+	char *ls = listing(root);
+	cr_assert_str_eq(ls, "out\nout.tmp.1\n", "left: %s", ls);
+	free(ls);
+	/* moving aside fails: nothing moved */
+	bw_rename_fault_hook = rename_fault;
+	fail_aside = true;
+	st = bw_replace_dir(tmp, dst, true);
+	bw_rename_fault_hook = NULL;
+	fail_aside = false;
+	cr_assert_eq(st, BURROW_E_IO);
+	cr_assert(strstr(burrow_last_error(), "move aside"), "%s", burrow_last_error());
+	cr_assert(file_says(dst, "data", "old"));
+	/* then it works: the new one in place, the old one and the temporary name gone */
+	cr_assert_eq(bw_replace_dir(tmp, dst, true), 0, "%s", burrow_last_error());
+	cr_assert(file_says(dst, "data", "new"));
+	ls = listing(root);
+	cr_assert_str_eq(ls, "out\n", "left: %s", ls);
+	free(ls);
+	/* nothing there before: a plain rename */
+	char *dst2 = tu_path(root, "fresh");
+	mkdir(tmp, 0755);
+	cr_assert_eq(bw_replace_dir(tmp, dst2, false), 0, "%s", burrow_last_error());
+	cr_assert(tu_exists(dst2) && !tu_exists(tmp));
+	free(dst2);
+	tu_rmrf(root);
+	free(dst);
+	free(tmp);
+	free(root);
+}
+
+Test(core, replace_dir_says_where_the_old_one_is_when_the_rollback_fails)
+{
+	char *root = tu_tmpdir(), *dst = tu_path(root, "out"), *tmp = tu_path(root, "out.tmp.1");
+	char *old = tu_path(root, "out.old.%ld", (long)getpid());
+	mkdir(dst, 0755);
+	mkdir(tmp, 0755);
+	put_file(dst, "data", "old");
+	bw_rename_fault_hook = rename_fault;
+	fail_into = fail_back = true;
+	int st = bw_replace_dir(tmp, dst, true);
+	bw_rename_fault_hook = NULL;
+	fail_into = fail_back = false;
+	cr_assert_eq(st, BURROW_E_IO);
+	const char *msg = burrow_last_error();
+	cr_assert(strstr(msg, "out: rename into place") && strstr(msg, "moving the previous one back failed too") &&
+			  strstr(msg, old),
+		  "the message should name both failures and %s: %s", old, msg);
+	cr_assert(!tu_exists(dst));
+	cr_assert(file_says(old, "data", "old"), "the old directory is lost");
+	tu_rmrf(root);
+	free(old);
+	free(dst);
+	free(tmp);
+	free(root);
+}
+
+Test(core, replace_file_renames_and_reports)
+{
+	char *root = tu_tmpdir(), *dst = tu_path(root, "f"), *tmp = tu_path(root, "f.tmp");
+	put_file(root, "f", "old");
+	put_file(root, "f.tmp", "new");
+	bw_rename_fault_hook = rename_fault;
+	fail_into = true;
+	int st = bw_replace_file(tmp, dst);
+	bw_rename_fault_hook = NULL;
+	fail_into = false;
+	cr_assert_eq(st, BURROW_E_IO);
+	cr_assert(strstr(burrow_last_error(), "f: rename"), "%s", burrow_last_error());
+	cr_assert(file_says(root, "f", "old") && file_says(root, "f.tmp", "new"));
+	cr_assert_eq(bw_replace_file(tmp, dst), 0, "%s", burrow_last_error());
+	cr_assert(file_says(root, "f", "new") && !tu_exists(tmp));
+	tu_rmrf(root);
+	free(dst);
+	free(tmp);
+	free(root);
 }
