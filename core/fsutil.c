@@ -2,7 +2,6 @@
 #define _GNU_SOURCE
 #include "internal.h"
 
-#include <cjson/cJSON.h>
 #include <dirent.h>
 #include <limits.h>
 #include <signal.h>
@@ -331,43 +330,6 @@ int bw_write_text_atomic(const char *path, const char *text)
 		return st;
 	}
 	return bw_atomic_commit(&f);
-}
-
-/* Is dir/meta.json a Burrow dataset's or parts directory's? */
-static bool is_burrow_dir(const char *dir)
-{
-	char *m = bw_path_join(dir, "meta.json"), *text = NULL;
-	bool yes = false;
-	if (m && bw_read_text(m, 16 << 20, &text) == 0) {
-		cJSON *j = cJSON_Parse(text);
-		const cJSON *f = cJSON_IsObject(j) ? cJSON_GetObjectItemCaseSensitive(j, "format") : NULL;
-		yes = cJSON_IsString(f) &&
-		      (!strcmp(f->valuestring, "burrow-dataset") || !strcmp(f->valuestring, "burrow-parts"));
-		cJSON_Delete(j);
-	}
-	bw_free(text);
-	bw_free(m);
-	return yes;
-}
-
-int bw_check_replaceable(const char *path, const char *input)
-{
-	struct stat sb;
-	if (lstat(path, &sb) < 0)
-		return 0;
-	if (input) {
-		char rp[PATH_MAX], ri[PATH_MAX];
-		if (realpath(path, rp) && realpath(input, ri)) {
-			size_t l = strlen(rp);
-			if (!strncmp(rp, ri, l) && (ri[l] == '\0' || ri[l] == '/' || l == 1))
-				return bw_err(BURROW_E_INVAL, "%s: is %sthe input %s; refusing to replace it", path,
-					      ri[l] ? "a folder above " : "", input);
-		}
-	}
-	if (!S_ISDIR(sb.st_mode) || !is_burrow_dir(path))
-		return bw_err(BURROW_E_EXISTS,
-			      "%s: exists and is not a Burrow dataset or parts directory; refusing to replace it", path);
-	return 0;
 }
 
 /* Does the name hold, at `digits`, a PID of no live process followed by `stop` (a

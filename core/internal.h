@@ -120,11 +120,6 @@ int bw_fsync_dir(const char *dir);
 int bw_mkdir_p(const char *path, int mode);
 /* rm -rf (no error when absent). */
 int bw_rm_rf(const char *path);
-/* May `path` be replaced by an output (--force)? 0 when it is absent or a directory
- * holding a Burrow dataset's or parts directory's meta.json, else BURROW_E_EXISTS with a
- * refusal naming it. Also BURROW_E_INVAL when it is, or holds, `input` (NULL: none): an
- * output never replaces an input of the same command. */
-int bw_check_replaceable(const char *path, const char *input);
 /* Will an output of at least `bytes` fit on the filesystem that holds `path` (or its
  * nearest existing ancestor)? 0, or BURROW_E_IO naming path, `what` and both sizes.
  * Checked before writing sizes taken from input (a node count), so that an absurd count

@@ -41,4 +41,10 @@ int64_t bw_dataset_graph_keep_bytes(void);
 /* Resident file-backed bytes of this process (statm), or -1. */
 int64_t bw_resident_file_bytes(void);
 
+/* May `path` be replaced by an output (--force)? 0 when it is absent or a directory
+ * holding a Burrow dataset's or parts directory's meta.json, else BURROW_E_EXISTS with a
+ * refusal naming it. Also BURROW_E_INVAL when it is, or holds, `input` (NULL: none): an
+ * output never replaces an input of the same command. */
+int bw_check_replaceable(const char *path, const char *input);
+
 #endif

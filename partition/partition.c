@@ -3,6 +3,7 @@
  * written under a temporary name and renamed into place. */
 #define _GNU_SOURCE
 #include "partition_internal.h"
+#include "../graph/dataset_internal.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
