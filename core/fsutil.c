@@ -253,6 +253,16 @@ out:
 	return st;
 }
 
+/* Forget the temporary's slot in the registry and free both names. */
+static void atomic_release(bw_atomic_file *f)
+{
+	bw_tmp_drop(f->reg);
+	f->reg = -1;
+	bw_free(f->path);
+	bw_free(f->tmp);
+	f->path = f->tmp = NULL;
+}
+
 int bw_atomic_open(bw_atomic_file *f, const char *path)
 {
 	f->fd = -1;
@@ -274,11 +284,7 @@ int bw_atomic_open(bw_atomic_file *f, const char *path)
 	f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (f->fd < 0) {
 		st = bw_err_errno(errno, f->tmp, "create");
-		bw_tmp_drop(f->reg);
-		f->reg = -1;
-		bw_free(f->path);
-		bw_free(f->tmp);
-		f->path = f->tmp = NULL;
+		atomic_release(f);
 		return st;
 	}
 	return 0;
@@ -296,11 +302,7 @@ int bw_atomic_commit(bw_atomic_file *f)
 		st = bw_replace_file(f->tmp, f->path);
 	if (st)
 		unlink(f->tmp);
-	bw_tmp_drop(f->reg);
-	f->reg = -1;
-	bw_free(f->path);
-	bw_free(f->tmp);
-	f->path = f->tmp = NULL;
+	atomic_release(f);
 	return st;
 }
 
@@ -311,12 +313,7 @@ void bw_atomic_abort(bw_atomic_file *f)
 	f->fd = -1;
 	if (f->tmp)
 		unlink(f->tmp);
-	if (f->tmp)
-		bw_tmp_drop(f->reg);
-	f->reg = -1;
-	bw_free(f->path);
-	bw_free(f->tmp);
-	f->path = f->tmp = NULL;
+	atomic_release(f);
 }
 
 int bw_write_text_atomic(const char *path, const char *text)
