@@ -47,4 +47,12 @@ int64_t bw_resident_file_bytes(void);
  * output never replaces an input of the same command. */
 int bw_check_replaceable(const char *path, const char *input);
 
+/* A directory's meta.json (graph/writer.c): an object opened with its "format" and
+ * "version" by bw_meta_begin (NULL when memory runs out), then written whole by
+ * bw_meta_write to dir/meta.json, atomically, after "created_by" and "burrow_version";
+ * it frees the object. built: false when a part could not be made. Running out of memory
+ * anywhere (meta NULL too) is BURROW_E_NOMEM, "DIR: out of memory writing meta.json". */
+struct cJSON *bw_meta_begin(const char *format, int version);
+int bw_meta_write(struct cJSON *meta, const char *dir, bool built);
+
 #endif

@@ -291,14 +291,9 @@ static int write_meta(const char *dir, const char *dataset_dir, const burrow_dat
 {
 	const burrow_partition_opts *o = rn->o;
 	const int k = r->k;
-	int st = BURROW_E_NOMEM;
-	char *text = NULL, *path = NULL;
-	(void)bw_json_nomem();
-	cJSON *j = cJSON_CreateObject();
+	cJSON *j = bw_meta_begin("burrow-parts", 1), *p = NULL;
 	if (!j)
-		goto out;
-	cJSON_AddStringToObject(j, "format", "burrow-parts");
-	cJSON_AddNumberToObject(j, "version", 1);
+		return bw_meta_write(NULL, dir, false);
 	cJSON_AddStringToObject(j, "dataset", dataset_dir);
 	cJSON_AddStringToObject(j, "dataset_name", burrow_dataset_get_info(ds)->name);
 	cJSON_AddNumberToObject(j, "num_parts", k);
@@ -343,9 +338,8 @@ static int write_meta(const char *dir, const char *dataset_dir, const burrow_dat
 	cJSON_AddNumberToObject(j, "mem_bytes", (double)o->mem_bytes);
 	cJSON *phs = cJSON_AddArrayToObject(j, "phases");
 	for (int i = 0; phs && i < rn->nph; i++) {
-		cJSON *p = cJSON_CreateObject();
-		if (!p)
-			goto out;
+		if (!(p = cJSON_CreateObject()))
+			break;
 		cJSON_AddStringToObject(p, "phase", rn->ph[i].name);
 		cJSON_AddNumberToObject(p, "seconds", rn->ph[i].seconds);
 		cJSON_AddNumberToObject(p, "heap_peak_bytes", (double)rn->ph[i].heap_peak);
@@ -354,20 +348,7 @@ static int write_meta(const char *dir, const char *dataset_dir, const burrow_dat
 	}
 	cJSON_AddNumberToObject(j, "seconds", s->seconds);
 	cJSON_AddNumberToObject(j, "peak_rss_bytes", (double)s->peak_rss_bytes);
-	cJSON_AddStringToObject(j, "created_by", "burrow");
-	cJSON_AddStringToObject(j, "burrow_version", burrow_version());
-	text = cJSON_Print(j);
-	path = bw_path_join(dir, "meta.json");
-	if (bw_json_nomem() || !text || !path || !bal || !offs || !imb || !hs || !ss || !pe || !co || !phs)
-		goto out;
-	st = bw_write_text_atomic(path, text);
-out:
-	if (st == BURROW_E_NOMEM)
-		bw_err(st, "%s: out of memory writing meta.json", dir);
-	cJSON_free(text);
-	bw_free(path);
-	cJSON_Delete(j);
-	return st;
+	return bw_meta_write(j, dir, bal && offs && imb && hs && ss && pe && co && phs && (p || !rn->nph));
 }
 
 /* Rename tmp to out, replacing out when allowed (checking the rollback: core's). */
