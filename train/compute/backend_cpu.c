@@ -7,6 +7,7 @@
  * may pick another OpenBLAS kernel). It is the
  * reference the CUDA backend must match. */
 #include "compute.h"
+#include "xent.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -479,15 +480,6 @@ BW_CLONES static int cpu_scatter_add_rows(const bw_backend *be, const float *in,
 	return 0;
 }
 
-static int32_t row_argmax(const float *z, int64_t cols)
-{
-	int32_t best = 0;
-	for (int64_t c = 1; c < cols; c++)
-		if (z[c] > z[best])
-			best = (int32_t)c;
-	return best;
-}
-
 static int cpu_scale(const bw_backend *be, int64_t n, float alpha, float *x)
 {
 	(void)be;
@@ -529,21 +521,9 @@ static int cpu_nll_loss(const bw_backend *be, const float *logits, int64_t rows,
 		const int32_t y = labels[r];
 		if (y < 0)
 			continue;
-		const float *z = logits + r * classes;
-		const int32_t am = row_argmax(z, classes);
-		const double mx = z[am];
-		double se = 0.0;
-		for (int64_t c = 0; c < classes; c++)
-			se += exp((double)z[c] - mx);
-		const double lse = mx + log(se);
-		sum += lse - (double)z[y];
-		ok += am == y;
-		if (grad) {
-			float *g = grad + r * classes;
-			for (int64_t c = 0; c < classes; c++)
-				g[c] = (float)(exp((double)z[c] - lse) * inv);
-			g[y] -= (float)inv;
-		}
+		bool hit;
+		sum += bw_xent_row(logits + r * classes, classes, y, inv, grad ? grad + r * classes : NULL, &hit);
+		ok += hit;
 	}
 	out->counted = cnt;
 	out->correct = ok;
@@ -555,7 +535,7 @@ static int cpu_argmax(const bw_backend *be, const float *x, int64_t rows, int64_
 {
 #pragma omp parallel for schedule(static) num_threads(be->threads)
 	for (int64_t r = 0; r < rows; r++)
-		out[r] = row_argmax(x + r * cols, cols);
+		out[r] = bw_row_argmax(x + r * cols, cols);
 	return 0;
 }
 
