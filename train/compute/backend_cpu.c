@@ -7,7 +7,7 @@
  * may pick another OpenBLAS kernel). It is the
  * reference the CUDA backend must match. */
 #include "compute.h"
-#include "xent.h"
+#include "rowwise.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -425,17 +425,8 @@ BW_CLONES static int cpu_dropout_fwd(const bw_backend *be, float *x, uint8_t *ma
 	const uint64_t thresh = (uint64_t)llround((double)p * 4294967296.0);
 #pragma omp parallel for schedule(static) num_threads(be->threads)
 	for (int64_t r = 0; r < rows; r++) {
-		bw_rng rng;
-		bw_rng_seed(&rng, bw_key(key, (uint64_t)r));
-		uint8_t *m = mask + r * cols;
-		float *xr = x + r * cols;
-		for (int64_t c = 0; c < cols; c += 2) {
-			const uint64_t u = bw_rng_next(&rng);
-			m[c] = (u & 0xffffffffu) >= thresh;
-			if (c + 1 < cols)
-				m[c + 1] = (u >> 32) >= thresh;
-		}
-		keep_scaled(xr, m, cols, scale);
+		bw_dropout_mask_row(mask + r * cols, cols, key, r, thresh);
+		keep_scaled(x + r * cols, mask + r * cols, cols, scale);
 	}
 	return 0;
 }

@@ -29,7 +29,7 @@
 
 extern "C" {
 #include "compute.h"
-#include "xent.h"
+#include "rowwise.h"
 }
 
 /* ------------------------------------------------------------ errors */
@@ -651,19 +651,11 @@ __global__ void k_dropout(float *x, uint8_t *mask, int64_t rows, int64_t cols, u
 {
 	FOR_EACH(r, rows)
 	{
-		bw_rng rng;
-		bw_rng_seed(&rng, bw_key(key, (uint64_t)r));
 		uint8_t *m = mask + r * cols;
 		float *xr = x + r * cols;
-		for (int64_t c = 0; c < cols; c += 2) {
-			const uint64_t u = bw_rng_next(&rng);
-			m[c] = (u & 0xffffffffu) >= thresh;
+		bw_dropout_mask_row(m, cols, key, r, thresh);
+		for (int64_t c = 0; c < cols; c++)
 			xr[c] = m[c] ? xr[c] * scale : 0.0f;
-			if (c + 1 < cols) {
-				m[c + 1] = (u >> 32) >= thresh;
-				xr[c + 1] = m[c + 1] ? xr[c + 1] * scale : 0.0f;
-			}
-		}
 	}
 }
 

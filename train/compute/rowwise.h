@@ -1,7 +1,8 @@
-/* xent.h: a row's argmax and one labelled row's softmax cross-entropy: the same code in the
- * CPU backend's loop and the CUDA backend's kernel (BW_HD). */
-#ifndef BURROW_COMPUTE_XENT_H
-#define BURROW_COMPUTE_XENT_H
+/* rowwise.h: the row-wise steps the CPU backend's loops and the CUDA backend's kernels share
+ * (BW_HD: one source, so the two agree): a row's argmax, a labelled row's softmax
+ * cross-entropy, a row's dropout mask. */
+#ifndef BURROW_COMPUTE_ROWWISE_H
+#define BURROW_COMPUTE_ROWWISE_H
 
 #include "../../core/internal.h"
 
@@ -35,6 +36,20 @@ static inline BW_HD double bw_xent_row(const float *z, int64_t classes, int32_t 
 		g[y] -= (float)inv;
 	}
 	return lse - (double)z[y];
+}
+
+/* Row r's dropout mask m[0, cols) from the stream bw_key(key, r): each 64-bit draw decides
+ * two elements, kept (1) when its 32-bit half is >= thresh = p * 2^32. */
+static inline BW_HD void bw_dropout_mask_row(uint8_t *m, int64_t cols, uint64_t key, int64_t r, uint64_t thresh)
+{
+	bw_rng rng;
+	bw_rng_seed(&rng, bw_key(key, (uint64_t)r));
+	for (int64_t c = 0; c < cols; c += 2) {
+		const uint64_t u = bw_rng_next(&rng);
+		m[c] = (u & 0xffffffffu) >= thresh;
+		if (c + 1 < cols)
+			m[c + 1] = (u >> 32) >= thresh;
+	}
 }
 
 #endif
