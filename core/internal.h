@@ -300,4 +300,17 @@ BW_DEFINE_SORT(int64_t, i64, bw_cmp_i64)
 BW_DEFINE_SORT(uint64_t, u64, bw_cmp_u64)
 #undef BW_DEFINE_SORT
 
+/* Counts h[0, n) -> where each bucket starts (exclusive prefix sums), for a counting or
+ * radix sort's scatter; returns the total. */
+static inline size_t bw_exclusive_scan(size_t *h, size_t n)
+{
+	size_t run = 0;
+	for (size_t d = 0; d < n; d++) {
+		const size_t x = h[d];
+		h[d] = run;
+		run += x;
+	}
+	return run;
+}
+
 #endif /* BURROW_INTERNAL_H */

@@ -162,12 +162,7 @@ static uint64_t *lsd_sort(uint64_t *a, uint64_t *tmp, int64_t n, int lo, int nb,
 		memset(h, 0, nbkt * sizeof *h);
 		for (int64_t i = 0; i < n; i++)
 			h[(a[i] >> shift) & mask]++;
-		size_t run = 0;
-		for (size_t d = 0; d < nbkt; d++) {
-			size_t x = h[d];
-			h[d] = run;
-			run += x;
-		}
+		bw_exclusive_scan(h, nbkt);
 		for (int64_t i = 0; i < n; i++)
 			tmp[h[(a[i] >> shift) & mask]++] = a[i];
 		uint64_t *t = a;

@@ -2,6 +2,7 @@
  * growable array, the clock, replacing a file or a directory. */
 #include <criterion/criterion.h>
 
+#include "../core/half.h"
 #include "../core/internal.h"
 #include "util.h"
 
@@ -414,4 +415,27 @@ Test(core, replace_file_renames_and_reports)
 	free(dst);
 	free(tmp);
 	free(root);
+}
+
+Test(core, exclusive_scan_and_bulk_half_conversions)
+{
+	size_t h[6] = {3, 0, 2, 5, 0, 1}, want[6] = {0, 3, 3, 5, 10, 10};
+	cr_assert_eq(bw_exclusive_scan(h, 6), 11);
+	for (int i = 0; i < 6; i++)
+		cr_assert_eq(h[i], want[i], "bucket %d starts at %zu, not %zu", i, h[i], want[i]);
+	/* the bulk conversions equal the element ones, in place from f32 to f16 too */
+	enum { M = 37 };
+	float f[M], back[M];
+	uint16_t ref[M];
+	for (int i = 0; i < M; i++) {
+		f[i] = (float)(i - 18) * 0.37f + (i == 5 ? 65504.0f : 0.0f);
+		ref[i] = bw_f32_to_f16(f[i]);
+	}
+	float g[M];
+	memcpy(g, f, sizeof f);
+	bw_f32_to_f16_n(g, g, M);
+	cr_assert_eq(memcmp(g, ref, sizeof ref), 0, "in-place f32 -> f16 differs from the element conversion");
+	bw_f16_to_f32_n(back, ref, M);
+	for (int i = 0; i < M; i++)
+		cr_assert_eq(back[i], bw_f16_to_f32(ref[i]), "element %d", i);
 }
