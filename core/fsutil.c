@@ -1,8 +1,7 @@
-/* fsutil.c: file helpers: full writes and reads, durable renames, mkdir -p, rm -rf. */
+/* fsutil.c: file helpers: full writes and reads, durable renames and replaces, mkdir -p, rm -rf. */
 #define _GNU_SOURCE
 #include "internal.h"
 
-#include <cjson/cJSON.h>
 #include <dirent.h>
 #include <limits.h>
 #include <signal.h>
@@ -220,6 +219,79 @@ char *bw_dirname(const char *path)
 	return s;
 }
 
+bw_rename_fault_fn bw_rename_fault_hook;
+
+/* rename(2), or the failure the test hook asks for. */
+static int hooked_rename(const char *from, const char *to)
+{
+	int e = bw_rename_fault_hook ? bw_rename_fault_hook(from, to) : 0;
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return rename(from, to);
+}
+
+int bw_replace_file(const char *tmp, const char *dst)
+{
+	if (hooked_rename(tmp, dst) < 0)
+		return bw_err_errno(errno, dst, "rename");
+	char *dir = bw_dirname(dst);
+	int st = dir ? bw_fsync_dir(dir) : BURROW_E_NOMEM;
+	bw_free(dir);
+	return st;
+}
+
+int bw_replace_dir(const char *tmp, const char *dst, bool replace)
+{
+	struct stat sb;
+	int st = 0;
+	/* allocate before the first rename: nothing may fail for want of memory after it */
+	char *old = NULL, *parent = bw_dirname(dst);
+	if (!parent)
+		return BURROW_E_NOMEM;
+	if (stat(dst, &sb) == 0) {
+		if (!replace) {
+			st = bw_err(BURROW_E_EXISTS, "%s: already exists", dst);
+			goto out;
+		}
+		if (!(old = bw_malloc(strlen(dst) + 32))) {
+			st = BURROW_E_NOMEM;
+			goto out;
+		}
+		sprintf(old, "%s.old.%ld", dst, (long)getpid());
+		if (hooked_rename(dst, old) < 0) {
+			st = bw_err_errno(errno, dst, "move aside");
+			goto out;
+		}
+	}
+	if (hooked_rename(tmp, dst) < 0) {
+		const int e = errno;
+		st = bw_err_errno(e, dst, "rename into place");
+		if (old && hooked_rename(old, dst) < 0)
+			bw_err(st, "%s: rename into place: %s; moving the previous one back failed too (%s): it is in %s",
+			       dst, strerror(e), strerror(errno), old);
+		goto out;
+	}
+	if (old)
+		bw_rm_rf(old); /* best effort: a leftover is removed by the next writer of dst */
+	st = bw_fsync_dir(parent);
+out:
+	bw_free(old);
+	bw_free(parent);
+	return st;
+}
+
+/* Forget the temporary's slot in the registry and free both names. */
+static void atomic_release(bw_atomic_file *f)
+{
+	bw_tmp_drop(f->reg);
+	f->reg = -1;
+	bw_free(f->path);
+	bw_free(f->tmp);
+	f->path = f->tmp = NULL;
+}
+
 int bw_atomic_open(bw_atomic_file *f, const char *path)
 {
 	f->fd = -1;
@@ -241,11 +313,7 @@ int bw_atomic_open(bw_atomic_file *f, const char *path)
 	f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (f->fd < 0) {
 		st = bw_err_errno(errno, f->path, "create"); /* the temporary is gone: name what was asked for */
-		bw_tmp_drop(f->reg);
-		f->reg = -1;
-		bw_free(f->path);
-		bw_free(f->tmp);
-		f->path = f->tmp = NULL;
+		atomic_release(f);
 		return st;
 	}
 	return 0;
@@ -259,20 +327,11 @@ int bw_atomic_commit(bw_atomic_file *f)
 	if (close(f->fd) < 0 && !st)
 		st = bw_err_errno(errno, f->path, "close");
 	f->fd = -1;
-	if (!st && rename(f->tmp, f->path) < 0)
-		st = bw_err_errno(errno, f->path, "rename");
+	if (!st)
+		st = bw_replace_file(f->tmp, f->path);
 	if (st)
 		unlink(f->tmp);
-	bw_tmp_drop(f->reg);
-	f->reg = -1;
-	if (!st) {
-		char *dir = bw_dirname(f->path);
-		st = dir ? bw_fsync_dir(dir) : BURROW_E_NOMEM;
-		bw_free(dir);
-	}
-	bw_free(f->path);
-	bw_free(f->tmp);
-	f->path = f->tmp = NULL;
+	atomic_release(f);
 	return st;
 }
 
@@ -283,12 +342,7 @@ void bw_atomic_abort(bw_atomic_file *f)
 	f->fd = -1;
 	if (f->tmp)
 		unlink(f->tmp);
-	if (f->tmp)
-		bw_tmp_drop(f->reg);
-	f->reg = -1;
-	bw_free(f->path);
-	bw_free(f->tmp);
-	f->path = f->tmp = NULL;
+	atomic_release(f);
 }
 
 int bw_write_text_atomic(const char *path, const char *text)
@@ -302,43 +356,6 @@ int bw_write_text_atomic(const char *path, const char *text)
 		return st;
 	}
 	return bw_atomic_commit(&f);
-}
-
-/* Is dir/meta.json a Burrow dataset's or parts directory's? */
-static bool is_burrow_dir(const char *dir)
-{
-	char *m = bw_path_join(dir, "meta.json"), *text = NULL;
-	bool yes = false;
-	if (m && bw_read_text(m, 16 << 20, &text) == 0) {
-		cJSON *j = cJSON_Parse(text);
-		const cJSON *f = cJSON_IsObject(j) ? cJSON_GetObjectItemCaseSensitive(j, "format") : NULL;
-		yes = cJSON_IsString(f) &&
-		      (!strcmp(f->valuestring, "burrow-dataset") || !strcmp(f->valuestring, "burrow-parts"));
-		cJSON_Delete(j);
-	}
-	bw_free(text);
-	bw_free(m);
-	return yes;
-}
-
-int bw_check_replaceable(const char *path, const char *input)
-{
-	struct stat sb;
-	if (lstat(path, &sb) < 0)
-		return 0;
-	if (input) {
-		char rp[PATH_MAX], ri[PATH_MAX];
-		if (realpath(path, rp) && realpath(input, ri)) {
-			size_t l = strlen(rp);
-			if (!strncmp(rp, ri, l) && (ri[l] == '\0' || ri[l] == '/' || l == 1))
-				return bw_err(BURROW_E_INVAL, "%s: is %sthe input %s; refusing to replace it", path,
-					      ri[l] ? "a folder above " : "", input);
-		}
-	}
-	if (!S_ISDIR(sb.st_mode) || !is_burrow_dir(path))
-		return bw_err(BURROW_E_EXISTS,
-			      "%s: exists and is not a Burrow dataset or parts directory; refusing to replace it", path);
-	return 0;
 }
 
 /* Does the name hold, at `digits`, a PID of no live process followed by `stop` (a

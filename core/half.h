@@ -56,4 +56,26 @@ static inline float bw_f16_to_f32(uint16_t h)
 	return f;
 }
 
+/* n elements converted from src to dst, either unaligned (each moved by memcpy). In place
+ * is fine from f32 to f16 (half i lands on bytes float i was read from) but not back. */
+static inline void bw_f16_to_f32_n(void *dst, const void *src, size_t n)
+{
+	for (size_t e = 0; e < n; e++) {
+		uint16_t h;
+		memcpy(&h, (const char *)src + 2 * e, 2);
+		const float f = bw_f16_to_f32(h);
+		memcpy((char *)dst + 4 * e, &f, 4);
+	}
+}
+
+static inline void bw_f32_to_f16_n(void *dst, const void *src, size_t n)
+{
+	for (size_t e = 0; e < n; e++) {
+		float f;
+		memcpy(&f, (const char *)src + 4 * e, 4);
+		const uint16_t h = bw_f32_to_f16(f);
+		memcpy((char *)dst + 2 * e, &h, 2);
+	}
+}
+
 #endif /* BURROW_HALF_H */

@@ -78,7 +78,8 @@ bool bw_json_nomem(void);
 /* The one growable array: make *pbuf (a T **) hold at least `need` elements of `elem` bytes,
  * growing the capacity *cap by half (at least 16 elements); the contents are kept when
  * `keep`, else the old block is freed first (no copy). BURROW_E_NOMEM with a message when
- * need * elem overflows or memory runs out (then *pbuf and *cap are unchanged). */
+ * need * elem overflows or memory runs out; then *pbuf and *cap are unchanged when `keep`
+ * (the old block stays the caller's), else *pbuf is NULL and *cap 0. */
 int bw_grow(void *pbuf, size_t *cap, size_t need, size_t elem, bool keep);
 
 /* ------------------------------------------------------------ clocks (core/clock.c) */
@@ -104,6 +105,19 @@ int bw_read_text(const char *path, size_t max_bytes, char **out);
  * NUL-terminated, with one open and one read: no allocation and no message, so it is safe
  * before main and under an exhausted RLIMIT_AS. The bytes read, or -1 (missing, empty). */
 ssize_t bw_read_small(const char *path, char *buf, size_t cap);
+/* Rename the finished file tmp to dst (replacing it: rename(2) is atomic for a file), then
+ * fsync dst's directory so that the rename is durable. Errors name dst ("rename"). */
+int bw_replace_file(const char *tmp, const char *dst);
+/* Put the finished directory tmp in dst's place: an existing dst (refused with
+ * BURROW_E_EXISTS unless `replace`) is moved aside to "dst.old.PID", tmp renamed to dst,
+ * the old one removed, dst's parent fsynced. When tmp cannot take the name, the old one
+ * is renamed back, and if that fails too the message says where it is; tmp is left for
+ * the caller to remove. Nothing is allocated after the first rename. */
+int bw_replace_dir(const char *tmp, const char *dst, bool replace);
+/* Test hook: called before each rename of bw_replace_file and bw_replace_dir; a nonzero
+ * return is the errno that rename fails with, without renaming. NULL in use. */
+typedef int (*bw_rename_fault_fn)(const char *from, const char *to);
+extern bw_rename_fault_fn bw_rename_fault_hook;
 /* Write text and a final newline to path atomically (temporary name, fsync, rename). */
 int bw_write_text_atomic(const char *path, const char *text);
 /* fsync a directory so a rename inside it is durable. */
@@ -112,11 +126,6 @@ int bw_fsync_dir(const char *dir);
 int bw_mkdir_p(const char *path, int mode);
 /* rm -rf (no error when absent). */
 int bw_rm_rf(const char *path);
-/* May `path` be replaced by an output (--force)? 0 when it is absent or a directory
- * holding a Burrow dataset's or parts directory's meta.json, else BURROW_E_EXISTS with a
- * refusal naming it. Also BURROW_E_INVAL when it is, or holds, `input` (NULL: none): an
- * output never replaces an input of the same command. */
-int bw_check_replaceable(const char *path, const char *input);
 /* Will an output of at least `bytes` fit on the filesystem that holds `path` (or its
  * nearest existing ancestor)? 0, or BURROW_E_IO naming path, `what` and both sizes.
  * Checked before writing sizes taken from input (a node count), so that an absurd count
@@ -261,5 +270,58 @@ static inline int64_t bw_lower_bound_i64(const int64_t *a, int64_t n, int64_t x)
 
 /* ------------------------------------------------------------ RNG (core/rng.h) */
 #include "rng.h"
+
+/* ------------------------------------------------------------ the small sort */
+#include <stdlib.h>
+/* Ascending sorts of integers, the one small sort every module uses (an order of equal
+ * integers cannot be told apart, so how they are sorted changes no result):
+ *   bw_isort_T(a, n)   insertion sort of a[0, n): short rows, and the device (BW_HD);
+ *   bw_sort_T(a, n)    insertion sort up to BW_ISORT_MAX elements, qsort above;
+ *   bw_unique_T(a, n)  drop the repeats of a sorted a[0, n); returns the new length;
+ * for T = i32 (int32_t), i64 (int64_t) and u64 (uint64_t). */
+#define BW_ISORT_MAX 32
+#define BW_DEFINE_SORT(T, sfx, cmp)                                             \
+	static inline BW_HD void bw_isort_##sfx(T *a, int64_t n)                \
+	{                                                                       \
+		for (int64_t i = 1; i < n; i++) {                               \
+			T x = a[i];                                             \
+			int64_t j = i;                                          \
+			for (; j > 0 && a[j - 1] > x; j--)                      \
+				a[j] = a[j - 1];                                \
+			a[j] = x;                                               \
+		}                                                               \
+	}                                                                       \
+	static inline void bw_sort_##sfx(T *a, int64_t n)                       \
+	{                                                                       \
+		if (n <= BW_ISORT_MAX)                                          \
+			bw_isort_##sfx(a, n);                                   \
+		else                                                            \
+			qsort(a, (size_t)n, sizeof *a, cmp);                    \
+	}                                                                       \
+	static inline int64_t bw_unique_##sfx(T *a, int64_t n)                  \
+	{                                                                       \
+		int64_t k = n > 0;                                              \
+		for (int64_t i = 1; i < n; i++)                                 \
+			if (a[i] != a[k - 1])                                   \
+				a[k++] = a[i];                                  \
+		return k;                                                       \
+	}
+BW_DEFINE_SORT(int32_t, i32, bw_cmp_i32)
+BW_DEFINE_SORT(int64_t, i64, bw_cmp_i64)
+BW_DEFINE_SORT(uint64_t, u64, bw_cmp_u64)
+#undef BW_DEFINE_SORT
+
+/* Counts h[0, n) -> where each bucket starts (exclusive prefix sums), for a counting or
+ * radix sort's scatter; returns the total. */
+static inline size_t bw_exclusive_scan(size_t *h, size_t n)
+{
+	size_t run = 0;
+	for (size_t d = 0; d < n; d++) {
+		const size_t x = h[d];
+		h[d] = run;
+		run += x;
+	}
+	return run;
+}
 
 #endif /* BURROW_INTERNAL_H */

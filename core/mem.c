@@ -186,10 +186,11 @@ int bw_grow(void *pbuf, size_t *cap, size_t need, size_t elem, bool keep)
 	void **p = pbuf;
 	if (need <= *cap && *p)
 		return 0;
-	size_t n = BW_MAX(need, *cap + *cap / 2);
-	n = BW_MAX(n, (size_t)16);
-	if (elem && n > SIZE_MAX / elem)
+	const size_t most = elem ? SIZE_MAX / elem : SIZE_MAX; /* elements whose bytes a size_t holds */
+	if (need > most)
 		return bw_err(BURROW_E_NOMEM, "%zu elements of %zu bytes do not fit in memory", need, elem);
+	size_t n = *cap > most - *cap / 2 ? most : *cap + *cap / 2; /* half again, up to the most */
+	n = BW_MIN(BW_MAX(BW_MAX(n, need), (size_t)16), most);
 	if (!keep) {
 		bw_free(*p);
 		*p = NULL;

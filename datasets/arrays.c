@@ -103,11 +103,8 @@ out:
 
 int bw_put_rows(burrow_writer *w, float *rows, int64_t nrows, int64_t dim, burrow_dtype t)
 {
-	if (t == BURROW_DTYPE_F16) {
-		uint16_t *h = (uint16_t *)rows; /* in place: half i lands behind float i */
-		for (int64_t i = 0; i < nrows * dim; i++)
-			h[i] = bw_f32_to_f16(rows[i]);
-	}
+	if (t == BURROW_DTYPE_F16)
+		bw_f32_to_f16_n(rows, rows, (size_t)(nrows * dim)); /* in place: half i lands behind float i */
 	return burrow_writer_features_append(w, rows, nrows);
 }
 

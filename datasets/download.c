@@ -276,11 +276,7 @@ int burrow_download(const char *name, const char *root, const burrow_download_op
 		goto out;
 	if ((st = check_zip(part, url)))
 		goto out;
-	if (rename(part, final) < 0) {
-		st = bw_err_errno(errno, final, "rename");
-		goto out;
-	}
-	st = bw_fsync_dir(root);
+	st = bw_replace_file(part, final);
 out:
 	bw_free(file);
 	bw_free(final);

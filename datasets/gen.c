@@ -141,7 +141,7 @@ static int write_split(const burrow_gen_opts *o, burrow_writer *w, int64_t n)
 	int64_t cut[4] = {0, ntr, ntr + nva, n};
 	int st = 0;
 	for (int s = 0; s < 3 && !st; s++) {
-		qsort(p + cut[s], (size_t)(cut[s + 1] - cut[s]), sizeof *p, bw_cmp_i64);
+		bw_sort_i64(p + cut[s], cut[s + 1] - cut[s]);
 		st = burrow_writer_put_split(w, s, p + cut[s], cut[s + 1] - cut[s]);
 	}
 	bw_free(p);
@@ -204,6 +204,62 @@ out:
 	return st;
 }
 
+/* Edge i's endpoints, drawn from r, the stream of that edge alone. */
+typedef void (*edge_fn)(const void *ctx, bw_rng *r, int64_t *u, int64_t *v);
+
+/* The m edges of a generator, EDGE_CHUNK at a time drawn by all threads and added to b:
+ * edge i draws from the stream keyed (seed, TAG_EDGE, i) alone, so the graph is the same
+ * on any number of threads. */
+static int add_edges(const burrow_gen_opts *o, burrow_csr_builder *b, int64_t m, edge_fn draw, const void *ctx)
+{
+	int64_t *src = bw_malloc((size_t)EDGE_CHUNK * sizeof *src), *dst = bw_malloc((size_t)EDGE_CHUNK * sizeof *dst);
+	int st = BURROW_E_NOMEM;
+	if (!src || !dst)
+		goto out;
+	const uint64_t key = bw_key(o->seed, TAG_EDGE);
+	for (int64_t lo = 0; lo < m; lo += EDGE_CHUNK) {
+		const int64_t cnt = BW_MIN(EDGE_CHUNK, m - lo);
+#pragma omp parallel for schedule(static) num_threads(bw_threads(o->threads))
+		for (int64_t i = 0; i < cnt; i++) {
+			bw_rng r;
+			bw_rng_seed(&r, bw_key(key, (uint64_t)(lo + i)));
+			draw(ctx, &r, &src[i], &dst[i]);
+		}
+		if ((st = burrow_csr_builder_add(b, src, dst, (size_t)cnt)))
+			goto out;
+		report(o, "edges", (uint64_t)(lo + cnt), (uint64_t)m);
+	}
+	st = 0;
+out:
+	bw_free(src);
+	bw_free(dst);
+	return st;
+}
+
+typedef struct csbm_ctx {
+	const burrow_gen_opts *o;
+	int64_t n;
+	const int32_t *y;       /* [n] classes */
+	const int64_t *members; /* [n] nodes grouped by class, in id order */
+	const int64_t *off;     /* [C + 1] each class's first position in members */
+} csbm_ctx;
+
+static void csbm_edge(const void *ctx, bw_rng *r, int64_t *pu, int64_t *pv)
+{
+	const csbm_ctx *x = ctx;
+	const int64_t n = x->n, *off = x->off;
+	int64_t u = (int64_t)bw_rng_below(r, (uint64_t)n), c = x->y[u];
+	int64_t size = off[c + 1] - off[c], v;
+	if (bw_rng_uniform(r) < x->o->homophily || size == n) {
+		v = x->members[off[c] + (int64_t)bw_rng_below(r, (uint64_t)size)];
+	} else {
+		int64_t k = (int64_t)bw_rng_below(r, (uint64_t)(n - size));
+		v = x->members[k < off[c] ? k : k + size];
+	}
+	*pu = u;
+	*pv = v;
+}
+
 /* CSBM edges: M = N * d / 2 undirected edges; each picks u uniformly, then v uniformly in
  * u's class with probability h, else uniformly among the nodes of the other classes. */
 static int csbm_edges(const burrow_gen_opts *o, burrow_csr_builder *b, const int32_t *y)
@@ -212,9 +268,8 @@ static int csbm_edges(const burrow_gen_opts *o, burrow_csr_builder *b, const int
 	const int64_t m = (int64_t)llround((double)n * o->avg_degree / 2.0);
 	int64_t *members = bw_malloc((size_t)n * sizeof *members);
 	int64_t *off = bw_calloc((size_t)C + 1, sizeof *off);
-	int64_t *src = bw_malloc((size_t)EDGE_CHUNK * sizeof *src), *dst = bw_malloc((size_t)EDGE_CHUNK * sizeof *dst);
 	int st = BURROW_E_NOMEM;
-	if (!members || !off || !src || !dst)
+	if (!members || !off)
 		goto out;
 	/* nodes grouped by class, in id order */
 	for (int64_t v = 0; v < n; v++)
@@ -226,37 +281,33 @@ static int csbm_edges(const burrow_gen_opts *o, burrow_csr_builder *b, const int
 	for (int64_t c = C; c > 0; c--)
 		off[c] = off[c - 1];
 	off[0] = 0;
-	if ((st = burrow_csr_builder_reserve(b, (size_t)m)))
-		goto out;
-	const uint64_t key = bw_key(o->seed, TAG_EDGE);
-	for (int64_t lo = 0; lo < m; lo += EDGE_CHUNK) {
-		const int64_t cnt = BW_MIN(EDGE_CHUNK, m - lo);
-#pragma omp parallel for schedule(static) num_threads(bw_threads(o->threads))
-		for (int64_t i = 0; i < cnt; i++) {
-			bw_rng r;
-			bw_rng_seed(&r, bw_key(key, (uint64_t)(lo + i)));
-			int64_t u = (int64_t)bw_rng_below(&r, (uint64_t)n), c = y[u];
-			int64_t size = off[c + 1] - off[c], v;
-			if (bw_rng_uniform(&r) < o->homophily || size == n) {
-				v = members[off[c] + (int64_t)bw_rng_below(&r, (uint64_t)size)];
-			} else {
-				int64_t k = (int64_t)bw_rng_below(&r, (uint64_t)(n - size));
-				v = members[k < off[c] ? k : k + size];
-			}
-			src[i] = u;
-			dst[i] = v;
-		}
-		if ((st = burrow_csr_builder_add(b, src, dst, (size_t)cnt)))
-			goto out;
-		report(o, "edges", (uint64_t)(lo + cnt), (uint64_t)m);
-	}
-	st = 0;
+	const csbm_ctx x = {.o = o, .n = n, .y = y, .members = members, .off = off};
+	if (!(st = burrow_csr_builder_reserve(b, (size_t)m)))
+		st = add_edges(o, b, m, csbm_edge, &x);
 out:
 	bw_free(members);
 	bw_free(off);
-	bw_free(src);
-	bw_free(dst);
 	return st;
+}
+
+typedef struct rmat_ctx {
+	int scale;
+	double a, ab, abc;    /* a, a + b, a + b + c */
+	const int64_t *perm;  /* [2^scale] the scrambling of ids */
+} rmat_ctx;
+
+static void rmat_edge(const void *ctx, bw_rng *r, int64_t *pu, int64_t *pv)
+{
+	const rmat_ctx *x = ctx;
+	int64_t u = 0, v = 0;
+	for (int l = 0; l < x->scale; l++) {
+		double p = bw_rng_uniform(r);
+		int bu = p >= x->ab, bv = (p >= x->a && p < x->ab) || p >= x->abc;
+		u = (u << 1) | bu;
+		v = (v << 1) | bv;
+	}
+	*pu = x->perm[u];
+	*pv = x->perm[v];
 }
 
 /* Graph500 R-MAT edges: each bit level picks a quadrant with probabilities a, b, c, d;
@@ -265,44 +316,17 @@ static int rmat_edges(const burrow_gen_opts *o, burrow_csr_builder *b)
 {
 	const int64_t n = (int64_t)1 << o->scale;
 	const int64_t m = (int64_t)llround(o->edge_factor * (double)n);
-	const double ab = o->a + o->b, abc = o->a + o->b + o->c;
 	int64_t *perm = bw_malloc((size_t)n * sizeof *perm);
-	int64_t *src = bw_malloc((size_t)EDGE_CHUNK * sizeof *src), *dst = bw_malloc((size_t)EDGE_CHUNK * sizeof *dst);
-	int st = BURROW_E_NOMEM;
-	if (!perm || !src || !dst)
-		goto out;
+	if (!perm)
+		return BURROW_E_NOMEM;
 	permutation(o->seed, TAG_PERM, perm, n);
-	if ((st = burrow_csr_builder_reserve(b, (size_t)m)))
-		goto out;
-	const uint64_t key = bw_key(o->seed, TAG_EDGE);
-	for (int64_t lo = 0; lo < m; lo += EDGE_CHUNK) {
-		const int64_t cnt = BW_MIN(EDGE_CHUNK, m - lo);
-#pragma omp parallel for schedule(static) num_threads(bw_threads(o->threads))
-		for (int64_t i = 0; i < cnt; i++) {
-			bw_rng r;
-			bw_rng_seed(&r, bw_key(key, (uint64_t)(lo + i)));
-			int64_t u = 0, v = 0;
-			for (int l = 0; l < o->scale; l++) {
-				double p = bw_rng_uniform(&r);
-				int bu = p >= ab, bv = (p >= o->a && p < ab) || p >= abc;
-				u = (u << 1) | bu;
-				v = (v << 1) | bv;
-			}
-			src[i] = perm[u];
-			dst[i] = perm[v];
-		}
-		if ((st = burrow_csr_builder_add(b, src, dst, (size_t)cnt)))
-			goto out;
-		report(o, "edges", (uint64_t)(lo + cnt), (uint64_t)m);
-	}
-	st = 0;
-out:
+	const rmat_ctx x = {.scale = o->scale, .a = o->a, .ab = o->a + o->b, .abc = o->a + o->b + o->c, .perm = perm};
+	int st = burrow_csr_builder_reserve(b, (size_t)m);
+	if (!st)
+		st = add_edges(o, b, m, rmat_edge, &x);
 	bw_free(perm);
-	bw_free(src);
-	bw_free(dst);
 	return st;
 }
-
 
 /* ---------------------------------------------------------------- papers100M-shaped */
 
@@ -377,43 +401,35 @@ static inline int64_t plaw_rank(bw_rng *r, int64_t n)
 	return x < n ? x : n - 1;
 }
 
+typedef struct papers_ctx {
+	const feistel *ids; /* rank -> node id */
+	int64_t n, C;
+	double homophily;
+} papers_ctx;
+
+static void papers_edge(const void *ctx, bw_rng *r, int64_t *pu, int64_t *pv)
+{
+	const papers_ctx *x = ctx;
+	const int64_t n = x->n, C = x->C;
+	int64_t u = plaw_rank(r, n), v;
+	if (bw_rng_uniform(r) < x->homophily) {
+		const int64_t c = u % C, nc = (n - c + C - 1) / C; /* ranks c, c + C, ... below n */
+		v = plaw_rank(r, nc) * C + c;
+	} else {
+		v = plaw_rank(r, n);
+	}
+	*pu = (int64_t)feistel_fwd(x->ids, (uint64_t)u);
+	*pv = (int64_t)feistel_fwd(x->ids, (uint64_t)v);
+}
+
 /* Node ids are ranks scrambled by a Feistel bijection; the class of rank k is k mod C, so
  * each class owns hubs and tail alike. Edge i draws its source rank from the power law;
  * with probability h its destination is a power-law rank of the same class, else a
  * power-law rank of any class. The builder symmetrizes and drops loops and repeats. */
 static int papers_edges(const burrow_gen_opts *o, burrow_csr_builder *b, const feistel *ids, int64_t n, int64_t m)
 {
-	const int64_t C = o->num_classes;
-	int64_t *src = bw_malloc((size_t)EDGE_CHUNK * sizeof *src), *dst = bw_malloc((size_t)EDGE_CHUNK * sizeof *dst);
-	int st = BURROW_E_NOMEM;
-	if (!src || !dst)
-		goto out;
-	const uint64_t key = bw_key(o->seed, TAG_EDGE);
-	for (int64_t lo = 0; lo < m; lo += EDGE_CHUNK) {
-		const int64_t cnt = BW_MIN(EDGE_CHUNK, m - lo);
-#pragma omp parallel for schedule(static) num_threads(bw_threads(o->threads))
-		for (int64_t i = 0; i < cnt; i++) {
-			bw_rng r;
-			bw_rng_seed(&r, bw_key(key, (uint64_t)(lo + i)));
-			int64_t u = plaw_rank(&r, n), v;
-			if (bw_rng_uniform(&r) < o->homophily) {
-				const int64_t c = u % C, nc = (n - c + C - 1) / C; /* ranks c, c + C, ... below n */
-				v = plaw_rank(&r, nc) * C + c;
-			} else {
-				v = plaw_rank(&r, n);
-			}
-			src[i] = (int64_t)feistel_fwd(ids, (uint64_t)u);
-			dst[i] = (int64_t)feistel_fwd(ids, (uint64_t)v);
-		}
-		if ((st = burrow_csr_builder_add(b, src, dst, (size_t)cnt)))
-			goto out;
-		report(o, "edges", (uint64_t)(lo + cnt), (uint64_t)m);
-	}
-	st = 0;
-out:
-	bw_free(src);
-	bw_free(dst);
-	return st;
+	const papers_ctx x = {.ids = ids, .n = n, .C = o->num_classes, .homophily = o->homophily};
+	return add_edges(o, b, m, papers_edge, &x);
 }
 
 /* The splits: the first train + valid + test ids of a second keyed bijection, cut in that
@@ -432,7 +448,7 @@ static int papers_splits(const burrow_gen_opts *o, burrow_writer *w, int64_t n, 
 		p[i] = (int64_t)feistel_fwd(&f, (uint64_t)i);
 	int st = 0;
 	for (int64_t s = 0, lo = 0; s < 3 && !st; lo += cnt[s++]) {
-		qsort(p + lo, (size_t)cnt[s], sizeof *p, bw_cmp_i64);
+		bw_sort_i64(p + lo, cnt[s]);
 		st = burrow_writer_put_split(w, (int)s, p + lo, cnt[s]);
 	}
 	return st;

@@ -113,7 +113,7 @@ int burrow_split_random(const int32_t *labels, int64_t n, const double frac[3], 
 	sizes[1] = BW_MIN(m - sizes[0], (int64_t)llround(frac[1] * (double)m));
 	sizes[2] = whole ? m - sizes[0] - sizes[1] : BW_MIN(m - sizes[0] - sizes[1], (int64_t)llround(frac[2] * (double)m));
 	for (int64_t s = 0, at = 0; s < 3; at += sizes[s++])
-		qsort(ids + at, (size_t)sizes[s], sizeof *ids, bw_cmp_i64);
+		bw_sort_i64(ids + at, sizes[s]);
 	return 0;
 }
 

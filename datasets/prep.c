@@ -379,6 +379,20 @@ static int edges_csv(prep *p, burrow_csr_builder *b, int64_t *count)
 	return st;
 }
 
+/* A file of one row per node: refuse the row after the last node's ... */
+static int row_fits(const prep *p, bw_csv *c, int64_t rows)
+{
+	return rows < p->n ? 0 : bw_csv_err(c, BURROW_E_FORMAT, "more rows than the %lld nodes", (long long)p->n);
+}
+
+/* ... and, at its end, too few rows. */
+static int rows_match(const prep *p, const member *m, int64_t rows)
+{
+	return rows == p->n ? 0
+			    : bw_err(BURROW_E_FORMAT, "%s: %lld rows, but the graph has %lld nodes", m->name,
+				     (long long)rows, (long long)p->n);
+}
+
 static int features_csv(prep *p)
 {
 	member m;
@@ -406,11 +420,7 @@ static int features_csv(prep *p)
 	for (; more; st = bw_csv_next_line(&c, &more)) {
 		if (st)
 			goto out;
-		if (rows == p->n) {
-			st = bw_csv_err(&c, BURROW_E_FORMAT, "more rows than the %lld nodes", (long long)p->n);
-			goto out;
-		}
-		if ((st = bw_csv_floats(&c, buf + k * dim, dim)))
+		if ((st = row_fits(p, &c, rows)) || (st = bw_csv_floats(&c, buf + k * dim, dim)))
 			goto out;
 		rows++;
 		if (++k == per) {
@@ -420,14 +430,8 @@ static int features_csv(prep *p)
 			report(p, "features", bw_rd_consumed(c.rd), bw_rd_size(c.rd));
 		}
 	}
-	if (st)
-		goto out;
-	if (rows != p->n) {
-		st = bw_err(BURROW_E_FORMAT, "%s: %lld rows, but the graph has %lld nodes", m.name, (long long)rows,
-			    (long long)p->n);
-		goto out;
-	}
-	if ((st = bw_put_rows(p->w, buf, k, dim, p->o->feat_dtype)) || (st = burrow_writer_features_end(p->w)))
+	if (st || (st = rows_match(p, &m, rows)) || (st = bw_put_rows(p->w, buf, k, dim, p->o->feat_dtype)) ||
+	    (st = burrow_writer_features_end(p->w)))
 		goto out;
 	report(p, "features", bw_rd_size(c.rd), bw_rd_size(c.rd));
 out:
@@ -468,11 +472,7 @@ static int labels_csv(prep *p)
 		goto out;
 	}
 	while (!(st = bw_csv_next_line(&c, &more)) && more) {
-		if (rows == p->n) {
-			st = bw_csv_err(&c, BURROW_E_FORMAT, "more rows than the %lld nodes", (long long)p->n);
-			goto out;
-		}
-		if ((st = bw_csv_label(&c, &v)))
+		if ((st = row_fits(p, &c, rows)) || (st = bw_csv_label(&c, &v)))
 			goto out;
 		if (v < -1 || v >= INT32_MAX) {
 			st = bw_csv_err(&c, BURROW_E_RANGE, "label %lld out of range", (long long)v);
@@ -480,14 +480,8 @@ static int labels_csv(prep *p)
 		}
 		y[rows++] = (int32_t)v;
 	}
-	if (st)
-		goto out;
-	if (rows != p->n) {
-		st = bw_err(BURROW_E_FORMAT, "%s: %lld rows, but the graph has %lld nodes", m.name, (long long)rows,
-			    (long long)p->n);
-		goto out;
-	}
-	st = put_labels(p, y, m.name);
+	if (!st && !(st = rows_match(p, &m, rows)))
+		st = put_labels(p, y, m.name);
 out:
 	bw_free(y);
 	bw_csv_close(&c);
@@ -503,7 +497,8 @@ static int splits(prep *p)
 		member m;
 		bw_csv c;
 		bool more;
-		int64_t *ids = NULL, n = 0, cap = 0, v;
+		int64_t *ids = NULL, n = 0, v;
+		size_t cap = 0;
 		snprintf(rel, sizeof rel, "split/%s/%s.csv.gz", p->split, names[s]);
 		if ((st = member_of(p, rel, &m)) || (st = bw_csv_open(&c, &m.src, true, ',', false)))
 			break;
@@ -515,15 +510,8 @@ static int splits(prep *p)
 						(long long)p->n);
 				break;
 			}
-			if (n == cap) {
-				cap = cap ? 2 * cap : 4096;
-				int64_t *g = bw_realloc(ids, (size_t)cap * sizeof *g);
-				if (!g) {
-					st = BURROW_E_NOMEM;
-					break;
-				}
-				ids = g;
-			}
+			if ((st = bw_grow(&ids, &cap, (size_t)n + 1, sizeof *ids, true)))
+				break;
 			ids[n++] = v;
 		}
 		if (!st) {

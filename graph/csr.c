@@ -246,30 +246,17 @@ int burrow_csr_builder_add(burrow_csr_builder *b, const int64_t *src, const int6
 }
 
 /* Sort one row in place and, when asked, drop repeats; returns the new length. */
-#define DEFINE_SORT_ROW(name, T, cmp)                                           \
-	static int64_t name(T *a, int64_t n, bool unique)                       \
-	{                                                                       \
-		if (n <= 24) {                                                  \
-			for (int64_t i = 1; i < n; i++) {                       \
-				T v = a[i];                                     \
-				int64_t j = i;                                  \
-				for (; j > 0 && a[j - 1] > v; j--)              \
-					a[j] = a[j - 1];                        \
-				a[j] = v;                                       \
-			}                                                       \
-		} else {                                                        \
-			qsort(a, (size_t)n, sizeof(T), cmp);                    \
-		}                                                               \
-		if (!unique || n < 2)                                           \
-			return n;                                               \
-		int64_t k = 1;                                                  \
-		for (int64_t i = 1; i < n; i++)                                 \
-			if (a[i] != a[k - 1])                                   \
-				a[k++] = a[i];                                  \
-		return k;                                                       \
-	}
-DEFINE_SORT_ROW(sort_row_i32, int32_t, bw_cmp_i32)
-DEFINE_SORT_ROW(sort_row_i64, int64_t, bw_cmp_i64)
+static int64_t sort_row_i32(int32_t *a, int64_t n, bool unique)
+{
+	bw_sort_i32(a, n);
+	return unique ? bw_unique_i32(a, n) : n;
+}
+
+static int64_t sort_row_i64(int64_t *a, int64_t n, bool unique)
+{
+	bw_sort_i64(a, n);
+	return unique ? bw_unique_i64(a, n) : n;
+}
 
 static void progress(const burrow_csr_builder *b, const char *phase, uint64_t done, uint64_t total)
 {

@@ -1,5 +1,6 @@
 /* dataset.c: the dataset directory, format version 1 (docs/format.md): open with
- * validation of every file against meta.json, accessors, full verification. */
+ * validation of every file against meta.json, accessors, full verification, and whether an
+ * output may replace a directory (a dataset's or a parts directory's meta.json). */
 #define _GNU_SOURCE
 #include "dataset_internal.h"
 #include "csr_internal.h"
@@ -7,6 +8,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -596,4 +598,43 @@ int64_t burrow_dataset_disk_bytes(const burrow_dataset *ds)
 		bw_free(p);
 	}
 	return total;
+}
+
+/* ------------------------------------------------------------ replacing an output */
+
+/* Is dir/meta.json a Burrow dataset's or parts directory's? */
+static bool is_burrow_dir(const char *dir)
+{
+	char *m = bw_path_join(dir, "meta.json"), *text = NULL;
+	bool yes = false;
+	if (m && bw_read_text(m, 16 << 20, &text) == 0) {
+		cJSON *j = cJSON_Parse(text);
+		const cJSON *f = cJSON_IsObject(j) ? cJSON_GetObjectItemCaseSensitive(j, "format") : NULL;
+		yes = cJSON_IsString(f) &&
+		      (!strcmp(f->valuestring, "burrow-dataset") || !strcmp(f->valuestring, "burrow-parts"));
+		cJSON_Delete(j);
+	}
+	bw_free(text);
+	bw_free(m);
+	return yes;
+}
+
+int bw_check_replaceable(const char *path, const char *input)
+{
+	struct stat sb;
+	if (lstat(path, &sb) < 0)
+		return 0;
+	if (input) {
+		char rp[PATH_MAX], ri[PATH_MAX];
+		if (realpath(path, rp) && realpath(input, ri)) {
+			size_t l = strlen(rp);
+			if (!strncmp(rp, ri, l) && (ri[l] == '\0' || ri[l] == '/' || l == 1))
+				return bw_err(BURROW_E_INVAL, "%s: is %sthe input %s; refusing to replace it", path,
+					      ri[l] ? "a folder above " : "", input);
+		}
+	}
+	if (!S_ISDIR(sb.st_mode) || !is_burrow_dir(path))
+		return bw_err(BURROW_E_EXISTS,
+			      "%s: exists and is not a Burrow dataset or parts directory; refusing to replace it", path);
+	return 0;
 }

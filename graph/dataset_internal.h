@@ -41,4 +41,18 @@ int64_t bw_dataset_graph_keep_bytes(void);
 /* Resident file-backed bytes of this process (statm), or -1. */
 int64_t bw_resident_file_bytes(void);
 
+/* May `path` be replaced by an output (--force)? 0 when it is absent or a directory
+ * holding a Burrow dataset's or parts directory's meta.json, else BURROW_E_EXISTS with a
+ * refusal naming it. Also BURROW_E_INVAL when it is, or holds, `input` (NULL: none): an
+ * output never replaces an input of the same command. */
+int bw_check_replaceable(const char *path, const char *input);
+
+/* A directory's meta.json (graph/writer.c): an object opened with its "format" and
+ * "version" by bw_meta_begin (NULL when memory runs out), then written whole by
+ * bw_meta_write to dir/meta.json, atomically, after "created_by" and "burrow_version";
+ * it frees the object. built: false when a part could not be made. Running out of memory
+ * anywhere (meta NULL too) is BURROW_E_NOMEM, "DIR: out of memory writing meta.json". */
+struct cJSON *bw_meta_begin(const char *format, int version);
+int bw_meta_write(struct cJSON *meta, const char *dir, bool built);
+
 #endif

@@ -100,12 +100,7 @@ void bw_pairs_sort(bw_pair *p, bw_pair *tmp, size_t n, int bits)
 			cnt[(src[i].id >> shift) & (R - 1)]++;
 		if (cnt[(src[0].id >> shift) & (R - 1)] == n)
 			continue; /* one digit value: the pass would not move anything */
-		size_t sum = 0;
-		for (int d = 0; d < R; d++) {
-			size_t c = cnt[d];
-			cnt[d] = sum;
-			sum += c;
-		}
+		bw_exclusive_scan(cnt, R);
 		for (size_t i = 0; i < n; i++)
 			dst[cnt[(src[i].id >> shift) & (R - 1)]++] = src[i];
 		bw_pair *t = src;
@@ -633,22 +628,10 @@ static void put_row_bytes(int conv, char *dst, size_t in_off, const char *src, s
 		memcpy(dst + in_off, src, nbytes);
 		break;
 	case BW_CONV_F16_F32:
-		dst += in_off * 2;
-		for (size_t e = 0; e < nbytes / 2; e++) {
-			uint16_t hv;
-			memcpy(&hv, src + 2 * e, 2);
-			float f = bw_f16_to_f32(hv);
-			memcpy(dst + 4 * e, &f, 4);
-		}
+		bw_f16_to_f32_n(dst + in_off * 2, src, nbytes / 2);
 		break;
 	case BW_CONV_F32_F16:
-		dst += in_off / 2;
-		for (size_t e = 0; e < nbytes / 4; e++) {
-			float f;
-			memcpy(&f, src + 4 * e, 4);
-			uint16_t hv = bw_f32_to_f16(f);
-			memcpy(dst + 2 * e, &hv, 2);
-		}
+		bw_f32_to_f16_n(dst + in_off / 2, src, nbytes / 4);
 		break;
 	}
 }

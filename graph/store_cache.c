@@ -212,12 +212,6 @@ static void sift_up(kv *h, size_t i)
 	}
 }
 
-static int cmp_id(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
-
 /* Key of row v for a static cache. */
 typedef uint64_t (*key_fn)(const void *ctx, int64_t v);
 
@@ -264,7 +258,7 @@ static int cache_static(burrow_store *s, key_fn key, const void *ctx, size_t byt
 	int64_t *ids = (int64_t *)h;
 	for (size_t i = 0; i < m; i++)
 		ids[i] = h[i].id;
-	qsort(ids, m, sizeof *ids, cmp_id);
+	bw_sort_i64(ids, (int64_t)m);
 	if (m) {
 		/* most rows: one sequential pass; a few: the engine's reads of just those rows */
 		const bool seq = m >= (size_t)(N + 1) / 2;

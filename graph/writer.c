@@ -451,16 +451,43 @@ int burrow_writer_set_source(burrow_writer *w, const char *json_object)
 	return 0;
 }
 
-static int write_meta(burrow_writer *w)
+cJSON *bw_meta_begin(const char *format, int version)
+{
+	(void)bw_json_nomem();
+	cJSON *j = cJSON_CreateObject();
+	cJSON_AddStringToObject(j, "format", format);
+	cJSON_AddNumberToObject(j, "version", version);
+	return j;
+}
+
+int bw_meta_write(cJSON *meta, const char *dir, bool built)
 {
 	int st = BURROW_E_NOMEM;
 	char *text = NULL, *path = NULL;
-	(void)bw_json_nomem();
-	cJSON *j = cJSON_CreateObject();
-	if (!j)
+	if (!meta)
 		goto out;
-	cJSON_AddStringToObject(j, "format", "burrow-dataset");
-	cJSON_AddNumberToObject(j, "version", BURROW_DATASET_FORMAT_VERSION);
+	cJSON_AddStringToObject(meta, "created_by", "burrow");
+	cJSON_AddStringToObject(meta, "burrow_version", burrow_version());
+	text = cJSON_Print(meta);
+	path = bw_path_join(dir, "meta.json");
+	if (bw_json_nomem() || !text || !path || !built)
+		goto out;
+	st = bw_write_text_atomic(path, text);
+out:
+	if (st == BURROW_E_NOMEM)
+		bw_err(st, "%s: out of memory writing meta.json", dir);
+	cJSON_free(text);
+	bw_free(path);
+	cJSON_Delete(meta);
+	return st;
+}
+
+/* Errors name the temporary directory (REBASE gives them the final name). */
+static int write_meta(burrow_writer *w)
+{
+	cJSON *j = bw_meta_begin("burrow-dataset", BURROW_DATASET_FORMAT_VERSION);
+	if (!j)
+		return bw_meta_write(NULL, w->tmp, false);
 	cJSON_AddStringToObject(j, "name", w->name);
 	cJSON_AddNumberToObject(j, "num_nodes", (double)w->num_nodes);
 	cJSON_AddNumberToObject(j, "num_edges", (double)w->num_edges);
@@ -478,26 +505,12 @@ static int write_meta(burrow_writer *w)
 		cJSON_Delete(src);
 		src = NULL;
 	}
-	cJSON_AddStringToObject(j, "created_by", "burrow");
-	cJSON_AddStringToObject(j, "burrow_version", burrow_version());
-	text = cJSON_Print(j);
-	path = tmp_path(w, "meta.json");
-	if (bw_json_nomem() || !text || !path || !splits || !src)
-		goto out;
-	st = bw_write_text_atomic(path, text);
-out:
-	if (st == BURROW_E_NOMEM)
-		bw_err(st, "%s: out of memory writing meta.json", w->dir);
-	cJSON_free(text);
-	bw_free(path);
-	cJSON_Delete(j);
-	return st;
+	return bw_meta_write(j, w->tmp, splits && src);
 }
 
 int burrow_writer_commit(burrow_writer *w)
 {
 	int st = 0;
-	char *old = NULL, *parent = NULL;
 
 	if (!w->have_graph)
 		st = bw_err(BURROW_E_INVAL, "%s: no graph was written", w->dir);
@@ -518,50 +531,14 @@ int burrow_writer_commit(burrow_writer *w)
 	bw_free(sd);
 	if (st)
 		goto fail;
-	/* allocate before the rename: nothing may fail for want of memory after it */
-	if (!(parent = bw_dirname(w->dir))) {
-		st = BURROW_E_NOMEM;
-		goto fail;
-	}
 	struct stat sb;
-	if (stat(w->dir, &sb) == 0) {
-		if (!w->o.overwrite) {
-			st = bw_err(BURROW_E_EXISTS, "%s: already exists", w->dir);
-			goto fail;
-		}
-		if ((st = bw_check_replaceable(w->dir, NULL)))
-			goto fail;
-		old = bw_malloc(strlen(w->dir) + 32);
-		if (!old) {
-			st = BURROW_E_NOMEM;
-			goto fail;
-		}
-		sprintf(old, "%s.old.%ld", w->dir, (long)getpid());
-		if (rename(w->dir, old) < 0) {
-			st = bw_err_errno(errno, w->dir, "move aside");
-			goto fail;
-		}
-	}
-	if (rename(w->tmp, w->dir) < 0) {
-		st = bw_err_errno(errno, w->dir, "rename into place");
-		if (old)
-			rename(old, w->dir);
+	if (w->o.overwrite && stat(w->dir, &sb) == 0 && (st = bw_check_replaceable(w->dir, NULL)))
 		goto fail;
+	if (!(st = bw_replace_dir(w->tmp, w->dir, w->o.overwrite))) {
+		bw_free(w->tmp);
+		w->tmp = NULL; /* in place: nothing left to remove */
 	}
-	bw_tmp_drop(w->tmp_reg);
-	w->tmp_reg = -1;
-	if (old)
-		bw_rm_rf(old);
-	st = bw_fsync_dir(parent);
-	bw_free(parent);
-	bw_free(old);
-	bw_free(w->tmp);
-	w->tmp = NULL; /* nothing left to remove */
-	burrow_writer_abort(w);
-	return st;
 fail:
-	bw_free(old);
-	bw_free(parent);
 	burrow_writer_abort(w);
 	return st;
 }

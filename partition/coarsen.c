@@ -224,22 +224,6 @@ out:
 	return st;
 }
 
-/* Sort a row of (neighbor << 32 | weight) keys: insertion sort when short. */
-static void sort_u64(uint64_t *r, int64_t len)
-{
-	if (len > 16) {
-		qsort(r, (size_t)len, sizeof *r, bw_cmp_u64);
-		return;
-	}
-	for (int64_t i = 1; i < len; i++) {
-		uint64_t x = r[i];
-		int64_t q = i;
-		for (; q > 0 && r[q - 1] > x; q--)
-			r[q] = r[q - 1];
-		r[q] = x;
-	}
-}
-
 /* Heavy-edge matching: each unmatched node, in row order, pairs with the unmatched neighbor
  * joined by the heaviest edge (ties: the lighter neighbor) whose merged weight fits maxw.
  * Nodes of degree 2 at most left over that share their heaviest neighbor are then paired
@@ -346,7 +330,7 @@ static void gather_range(const bw_pgraph *g, const int32_t *cmap, int64_t ca, in
 	for (int64_t c = ca; c < cb; c++) {
 		uint64_t *r = buf + (cnt[c] - base);
 		int64_t len = cnt[c + 1] - cnt[c], k = 0;
-		sort_u64(r, len);
+		bw_sort_u64(r, len); /* a row of (neighbor << 32 | weight) keys */
 		for (int64_t i = 0; i < len; i++) {
 			if (k && (r[k - 1] >> 32) == (r[i] >> 32)) {
 				uint64_t w = (r[k - 1] & 0xffffffffu) + (r[i] & 0xffffffffu);

@@ -3,6 +3,7 @@
  * written under a temporary name and renamed into place. */
 #define _GNU_SOURCE
 #include "partition_internal.h"
+#include "../graph/dataset_internal.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -12,7 +13,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #define MAX_LEVELS 24
@@ -29,13 +29,6 @@ void burrow_partition_defaults(burrow_partition_opts *o)
 	o->ufactor = 1.05;
 	o->method = BURROW_PART_METIS;
 	o->refine_passes = 4;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* The process's resident high-water mark (VmHWM), in bytes; 0 when unknown. */
@@ -103,7 +96,7 @@ static void phase_begin(run *r, const char *name)
 {
 	burrow_mem_reset_peak();
 	r->ph[r->nph] = (phase){.name = name};
-	r->t0 = now();
+	r->t0 = bw_now_s();
 	if (r->o->progress)
 		r->o->progress(r->o->progress_user, name, 0, 0);
 }
@@ -111,7 +104,7 @@ static void phase_begin(run *r, const char *name)
 static void phase_end(run *r)
 {
 	phase *p = &r->ph[r->nph++];
-	p->seconds = now() - r->t0;
+	p->seconds = bw_now_s() - r->t0;
 	burrow_mem_stats(NULL, &p->heap_peak);
 	p->rss_peak = rss_peak();
 }
@@ -371,14 +364,9 @@ static int write_meta(const char *dir, const char *dataset_dir, const burrow_dat
 {
 	const burrow_partition_opts *o = rn->o;
 	const int k = r->k;
-	int st = BURROW_E_NOMEM;
-	char *text = NULL, *path = NULL;
-	(void)bw_json_nomem();
-	cJSON *j = cJSON_CreateObject();
+	cJSON *j = bw_meta_begin("burrow-parts", 1), *p = NULL;
 	if (!j)
-		goto out;
-	cJSON_AddStringToObject(j, "format", "burrow-parts");
-	cJSON_AddNumberToObject(j, "version", 1);
+		return bw_meta_write(NULL, dir, false);
 	cJSON_AddStringToObject(j, "dataset", dataset_dir);
 	cJSON_AddStringToObject(j, "dataset_name", burrow_dataset_get_info(ds)->name);
 	cJSON_AddNumberToObject(j, "num_parts", k);
@@ -423,9 +411,8 @@ static int write_meta(const char *dir, const char *dataset_dir, const burrow_dat
 	cJSON_AddNumberToObject(j, "mem_bytes", (double)o->mem_bytes);
 	cJSON *phs = cJSON_AddArrayToObject(j, "phases");
 	for (int i = 0; phs && i < rn->nph; i++) {
-		cJSON *p = cJSON_CreateObject();
-		if (!p)
-			goto out;
+		if (!(p = cJSON_CreateObject()))
+			break;
 		cJSON_AddStringToObject(p, "phase", rn->ph[i].name);
 		cJSON_AddNumberToObject(p, "seconds", rn->ph[i].seconds);
 		cJSON_AddNumberToObject(p, "heap_peak_bytes", (double)rn->ph[i].heap_peak);
@@ -434,55 +421,13 @@ static int write_meta(const char *dir, const char *dataset_dir, const burrow_dat
 	}
 	cJSON_AddNumberToObject(j, "seconds", s->seconds);
 	cJSON_AddNumberToObject(j, "peak_rss_bytes", (double)s->peak_rss_bytes);
-	cJSON_AddStringToObject(j, "created_by", "burrow");
-	cJSON_AddStringToObject(j, "burrow_version", burrow_version());
-	text = cJSON_Print(j);
-	path = bw_path_join(dir, "meta.json");
-	if (bw_json_nomem() || !text || !path || !bal || !offs || !imb || !hs || !ss || !pe || !co || !phs)
-		goto out;
-	st = bw_write_text_atomic(path, text);
-out:
-	if (st == BURROW_E_NOMEM)
-		bw_err(st, "%s: out of memory writing meta.json", dir);
-	cJSON_free(text);
-	bw_free(path);
-	cJSON_Delete(j);
-	return st;
+	return bw_meta_write(j, dir, bal && offs && imb && hs && ss && pe && co && phs && (p || !rn->nph));
 }
 
-/* Rename tmp to out, replacing out when allowed. */
+/* Rename tmp to out, replacing out when allowed (checking the rollback: core's). */
 static int rename_into_place(const char *tmp, const char *out, bool overwrite)
 {
-	struct stat sb;
-	char *old = NULL;
-	int st = 0;
-	if (stat(out, &sb) == 0) {
-		if (!overwrite)
-			return bw_err(BURROW_E_EXISTS, "%s: already exists", out);
-		old = bw_malloc(strlen(out) + 32);
-		if (!old)
-			return BURROW_E_NOMEM;
-		sprintf(old, "%s.old.%ld", out, (long)getpid());
-		if (rename(out, old) < 0) {
-			st = bw_err_errno(errno, out, "move aside");
-			bw_free(old);
-			return st;
-		}
-	}
-	if (rename(tmp, out) < 0) {
-		st = bw_err_errno(errno, out, "rename into place");
-		if (old)
-			rename(old, out);
-	} else if (old) {
-		bw_rm_rf(old);
-	}
-	bw_free(old);
-	if (!st) {
-		char *parent = bw_dirname(out);
-		st = parent ? bw_fsync_dir(parent) : BURROW_E_NOMEM;
-		bw_free(parent);
-	}
-	return st;
+	return bw_replace_dir(tmp, out, overwrite);
 }
 
 /* max part weight / average, from per-node weights w(v) (NULL = 1). */
@@ -734,7 +679,7 @@ static int part_finish(run *r)
 	for (int i = 0; i < r->k; i++)
 		s->halo_total += r->po[i].halo;
 	s->replication = r->n ? (double)(r->n + s->halo_total) / (double)r->n : 1;
-	s->seconds = now() - r->t_start;
+	s->seconds = bw_now_s() - r->t_start;
 	s->peak_rss_bytes = rss_peak();
 	s->num_phases = r->nph;
 	for (int i = 0; i < r->nph; i++)
@@ -772,7 +717,7 @@ static void run_close(run *r, int st)
 int burrow_partition(const char *dataset_dir, const burrow_partition_opts *opts, burrow_partition_stats *stats)
 {
 	burrow_partition_opts o;
-	run rn = {.o = &o, .t_start = now(), .dataset_dir = dataset_dir, .tmp_reg = -1, .s = {.size = sizeof rn.s}};
+	run rn = {.o = &o, .t_start = bw_now_s(), .dataset_dir = dataset_dir, .tmp_reg = -1, .s = {.size = sizeof rn.s}};
 	int st;
 	burrow_partition_defaults(&o);
 	if ((opts && (st = bw_opts_in(&o, sizeof o, opts, "burrow_partition_opts"))) ||

@@ -11,19 +11,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* Sort and de-duplicate a[0 .. n); returns the new length. */
-static int64_t sort_unique(int32_t *a, int64_t n)
-{
-	if (n < 2)
-		return n;
-	qsort(a, (size_t)n, sizeof *a, bw_cmp_i32);
-	int64_t k = 1;
-	for (int64_t i = 1; i < n; i++)
-		if (a[i] != a[k - 1])
-			a[k++] = a[i];
-	return k;
-}
-
 /* One bw_symmetrize: the input, the row bounds that become the output's indptr, the
  * range buffer and the id file the phases fill. */
 typedef struct sym_run {
@@ -104,8 +91,12 @@ static int sym_range(sym_run *r, int64_t a, int64_t b)
 		bw_stream_release(&s, d);
 	}
 #pragma omp parallel for schedule(dynamic, 64) num_threads(bw_threads(r->threads))
-	for (int64_t v = a; v < b; v++)
-		cur[v - a] = sort_unique(buf + (ptr[v] - base), cur[v - a] - (ptr[v] - base));
+	for (int64_t v = a; v < b; v++) { /* sorted, repeats dropped: the row's new length */
+		int32_t *row = buf + (ptr[v] - base);
+		const int64_t len = cur[v - a] - (ptr[v] - base);
+		bw_sort_i32(row, len);
+		cur[v - a] = bw_unique_i32(row, len);
+	}
 	int64_t k = 0;
 	for (int64_t v = a; v < b; v++) {
 		const int64_t lo = ptr[v] - base, len = cur[v - a];

@@ -16,21 +16,6 @@
 #define FEAT_CHUNK_BYTES ((size_t)4 << 20)
 #define FEAT_GAP_BYTES ((int64_t)64 << 10) /* read across a gap rather than issue another read */
 
-static void sort_i32(int32_t *a, int64_t n)
-{
-	if (n > 16) {
-		qsort(a, (size_t)n, sizeof *a, bw_cmp_i32);
-		return;
-	}
-	for (int64_t i = 1; i < n; i++) {
-		int32_t x = a[i];
-		int64_t q = i;
-		for (; q > 0 && a[q - 1] > x; q--)
-			a[q] = a[q - 1];
-		a[q] = x;
-	}
-}
-
 /* One part being written. */
 typedef struct pw_part {
 	int i;
@@ -136,7 +121,7 @@ static int write_rows(burrow_writer *w, const bw_pgraph *g, const bw_relabel *r,
 			int64_t u = bw_pg_nbr(g, lo + q), gid = r->new_of_orig[u];
 			row[q] = (int32_t)(r->part[u] == p->i ? gid - p->first : p->n_own + halo_index(p, gid));
 		}
-		sort_i32(row, d);
+		bw_sort_i32(row, d);
 		for (int64_t q = 0; q < d;) {
 			int64_t take = BW_MIN(d - q, IDBUF - fill);
 			memcpy(buf + fill, row + q, (size_t)take * sizeof *buf);
@@ -255,7 +240,7 @@ static int write_labels_splits(burrow_writer *w, const burrow_dataset *ds, const
 		for (int64_t q = 0; q < cnt; q++)
 			if (r->part[ids[q]] == p->i)
 				loc[k++] = r->new_of_orig[ids[q]] - p->first;
-		qsort(loc, (size_t)k, sizeof *loc, bw_cmp_i64);
+		bw_sort_i64(loc, k);
 		st = burrow_writer_put_split(w, s, loc, k);
 		bw_free(loc);
 		bw_release_range(ids, (size_t)cnt * sizeof *ids); /* mapped: keep the resident set small */

@@ -23,17 +23,6 @@ static inline BW_HD size_t bw_draw_table_cap(int64_t k)
 	return cap;
 }
 
-static inline BW_HD void bw_draw_sort_small(int64_t *a, int64_t n)
-{
-	for (int64_t i = 1; i < n; i++) {
-		int64_t x = a[i];
-		int64_t j = i;
-		for (; j > 0 && a[j - 1] > x; j--)
-			a[j] = a[j - 1];
-		a[j] = x;
-	}
-}
-
 /* pos[0, k) = a uniform k-subset of [0, d), 0 < k < d, in increasing order (Floyd: for
  * j = d-k .. d-1 draw t in [0, j] and take t, or j when t is taken already). table:
  * bw_draw_table_cap(k) entries of scratch when k > BW_SMALL_FANOUT; NULL there makes the
@@ -54,12 +43,9 @@ static inline BW_HD void bw_draw(bw_rng *r, int64_t d, int64_t k, int64_t *pos, 
 			pos[m++] = t;
 		}
 #ifdef __CUDA_ARCH__
-		bw_draw_sort_small(pos, k);
+		bw_isort_i64(pos, k);
 #else
-		if (k <= BW_SMALL_FANOUT)
-			bw_draw_sort_small(pos, k);
-		else
-			qsort(pos, (size_t)k, sizeof *pos, bw_cmp_i64);
+		bw_sort_i64(pos, k); /* insertion sort up to BW_ISORT_MAX = BW_SMALL_FANOUT */
 #endif
 		return;
 	}
@@ -87,9 +73,9 @@ static inline BW_HD void bw_draw(bw_rng *r, int64_t d, int64_t k, int64_t *pos, 
 		}
 	}
 #ifdef __CUDA_ARCH__
-	bw_draw_sort_small(pos, k);
+	bw_isort_i64(pos, k);
 #else
-	qsort(pos, (size_t)k, sizeof *pos, bw_cmp_i64);
+	bw_sort_i64(pos, k);
 #endif
 }
 

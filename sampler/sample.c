@@ -24,26 +24,6 @@
 /* Bits needed to hold every value in [0, x]. */
 static int bits_for(uint64_t x) { return x ? 64 - __builtin_clzll(x) : 0; }
 
-/* Make *p hold at least `need` elements of `elem` bytes; keep the contents when asked. */
-static int grow(void *pp, size_t *cap, size_t need, size_t elem, bool keep)
-{
-	void **p = pp;
-	if (need <= *cap && *p)
-		return 0;
-	size_t ncap = BW_MAX(need, *cap + *cap / 2);
-	ncap = BW_MAX(ncap, (size_t)64);
-	if (ncap > SIZE_MAX / elem)
-		return bw_err(BURROW_E_NOMEM, "sampler: %zu elements of %zu bytes do not fit in memory", need, elem);
-	void *q = keep ? bw_realloc(*p, ncap * elem) : bw_malloc(ncap * elem);
-	if (!q)
-		return BURROW_E_NOMEM;
-	if (!keep)
-		bw_free(*p);
-	*p = q;
-	*cap = ncap;
-	return 0;
-}
-
 void bw_sampled_free_arrays(bw_sampled *b)
 {
 	bw_free(b->nodes);
@@ -61,10 +41,10 @@ void bw_sampled_free_arrays(bw_sampled *b)
 int bw_sampled_reserve(bw_sampled *b, int l, int64_t nd, int64_t E, int64_t nodes)
 {
 	int st;
-	if ((st = grow(&b->indptr[l], &b->indptr_cap[l], (size_t)nd + 1, sizeof(int64_t), false)) ||
-	    (st = grow(&b->indices[l], &b->indices_cap[l], (size_t)BW_MAX(E, 1), sizeof(int32_t), false)))
+	if ((st = bw_grow(&b->indptr[l], &b->indptr_cap[l], (size_t)nd + 1, sizeof(int64_t), false)) ||
+	    (st = bw_grow(&b->indices[l], &b->indices_cap[l], (size_t)BW_MAX(E, 1), sizeof(int32_t), false)))
 		return st;
-	return grow(&b->nodes, &b->nodes_cap, (size_t)BW_MAX(nodes, 1), sizeof(int64_t), true);
+	return bw_grow(&b->nodes, &b->nodes_cap, (size_t)BW_MAX(nodes, 1), sizeof(int64_t), true);
 }
 
 void bw_sample_ctx_free(bw_sample_ctx *c)
@@ -182,12 +162,7 @@ static uint64_t *lsd_sort(uint64_t *a, uint64_t *tmp, int64_t n, int lo, int nb,
 		memset(h, 0, nbkt * sizeof *h);
 		for (int64_t i = 0; i < n; i++)
 			h[(a[i] >> shift) & mask]++;
-		size_t run = 0;
-		for (size_t d = 0; d < nbkt; d++) {
-			size_t x = h[d];
-			h[d] = run;
-			run += x;
-		}
+		bw_exclusive_scan(h, nbkt);
 		for (int64_t i = 0; i < n; i++)
 			tmp[h[(a[i] >> shift) & mask]++] = a[i];
 		uint64_t *t = a;
@@ -201,18 +176,10 @@ static uint64_t *lsd_sort(uint64_t *a, uint64_t *tmp, int64_t n, int lo, int nb,
  * items are distinct, so ordering small buckets by whole value is the stable order. */
 static void bucket_sort(uint64_t *src, uint64_t *dst, int64_t n, int lo, int nb)
 {
-	if (nb <= 0 || n < 2) {
+	if (nb <= 0 || n <= BW_ISORT_MAX) {
 		memcpy(dst, src, (size_t)n * sizeof *src);
-		return;
-	}
-	if (n <= 32) {
-		for (int64_t i = 0; i < n; i++) {
-			uint64_t x = src[i];
-			int64_t j = i;
-			for (; j > 0 && dst[j - 1] > x; j--)
-				dst[j] = dst[j - 1];
-			dst[j] = x;
-		}
+		if (nb > 0)
+			bw_isort_u64(dst, n);
 		return;
 	}
 	size_t h[256];
@@ -484,20 +451,20 @@ static void layer_room(layer_run *r)
 		st = bw_err(BURROW_E_UNSUPPORTED, "sampler: block %d has %lld edges: too many for a graph of %lld nodes", l,
 			    (long long)j->E, (long long)r->num_nodes);
 	if (!st)
-		st = grow(&c->items, &c->items_cap, room, sizeof(uint64_t), false);
+		st = bw_grow(&c->items, &c->items_cap, room, sizeof(uint64_t), false);
 	if (!st)
-		st = grow(&c->tmp, &c->tmp_cap, room, sizeof(uint64_t), false);
+		st = bw_grow(&c->tmp, &c->tmp_cap, room, sizeof(uint64_t), false);
 	if (!st)
-		st = grow(&c->srt, &c->srt_cap, room, sizeof(uint64_t), false);
+		st = bw_grow(&c->srt, &c->srt_cap, room, sizeof(uint64_t), false);
 	if (!st)
-		st = grow(&b->indices[l], &b->indices_cap[l], room, sizeof(int32_t), false);
+		st = bw_grow(&b->indices[l], &b->indices_cap[l], room, sizeof(int32_t), false);
 	if (!st)
-		st = grow(&b->nodes, &b->nodes_cap, (size_t)(nd + j->E), sizeof(int64_t), true);
+		st = bw_grow(&b->nodes, &b->nodes_cap, (size_t)(nd + j->E), sizeof(int64_t), true);
 	for (int tt = 0; !st && tt < c->threads && j->rest <= BITMAP_BITS; tt++) {
 		bw_row_scratch *rs = &c->rows[tt];
-		if (!(st = grow(&rs->bits, &rs->bits_cap, BW_MAX((size_t)1, ((size_t)1 << j->rest) >> 6), sizeof(uint64_t),
+		if (!(st = bw_grow(&rs->bits, &rs->bits_cap, BW_MAX((size_t)1, ((size_t)1 << j->rest) >> 6), sizeof(uint64_t),
 				false)))
-			st = grow(&rs->lid, &rs->lid_cap, (size_t)1 << j->rest, sizeof(int32_t), false);
+			st = bw_grow(&rs->lid, &rs->lid_cap, (size_t)1 << j->rest, sizeof(int32_t), false);
 	}
 	if (st)
 		snprintf(j->msg, sizeof j->msg, "%s", burrow_last_error());
@@ -603,8 +570,8 @@ static int merge_view(bw_sample_ctx *c, const bw_sampled *b, int64_t nd, int64_t
 	const int64_t n2 = nd + nnew, *sg = c->sg, *newn = b->nodes + nd;
 	const int32_t *sl = c->sl;
 	int st;
-	if ((st = grow(&c->sg2, &c->sg2_cap, (size_t)n2, sizeof(int64_t), false)) ||
-	    (st = grow(&c->sl2, &c->sl2_cap, (size_t)n2, sizeof(int32_t), false)))
+	if ((st = bw_grow(&c->sg2, &c->sg2_cap, (size_t)n2, sizeof(int64_t), false)) ||
+	    (st = bw_grow(&c->sl2, &c->sl2_cap, (size_t)n2, sizeof(int32_t), false)))
 		return st;
 	int64_t i = 0, k = 0, m = 0;
 	while (i < nd || m < nnew) {
@@ -653,8 +620,8 @@ static int layer_step(bw_sample_ctx *c, const burrow_csr *g, const bw_expander *
 	r.w4 = !ex && g->index_width == 4;
 	r.num_nodes = ex ? ex->num_nodes : g->num_nodes;
 	int st;
-	if ((st = grow(&c->row, &c->row_cap, 2 * (size_t)nd, sizeof(int64_t), false)) ||
-	    (st = grow(&b->indptr[l], &b->indptr_cap[l], (size_t)nd + 1, sizeof(int64_t), false)))
+	if ((st = bw_grow(&c->row, &c->row_cap, 2 * (size_t)nd, sizeof(int64_t), false)) ||
+	    (st = bw_grow(&b->indptr[l], &b->indptr_cap[l], (size_t)nd + 1, sizeof(int64_t), false)))
 		return st;
 	if (ex && (st = ex->expand(ex->ctx, l, fanout, lkey, b->nodes, nd, &r.xip, &r.xids)))
 		return st;
@@ -706,11 +673,11 @@ static int layer_step(bw_sample_ctx *c, const burrow_csr *g, const bw_expander *
 static int seed_set(bw_sample_ctx *c, int64_t num_nodes, const int64_t *seeds, int64_t n, bw_sampled *b)
 {
 	int st;
-	if ((st = grow(&b->nodes, &b->nodes_cap, (size_t)n, sizeof(int64_t), false)) ||
-	    (st = grow(&c->items, &c->items_cap, (size_t)n, sizeof(uint64_t), false)) ||
-	    (st = grow(&c->tmp, &c->tmp_cap, (size_t)n, sizeof(uint64_t), false)) ||
-	    (st = grow(&c->sg, &c->sg_cap, (size_t)n, sizeof(int64_t), false)) ||
-	    (st = grow(&c->sl, &c->sl_cap, (size_t)n, sizeof(int32_t), false)))
+	if ((st = bw_grow(&b->nodes, &b->nodes_cap, (size_t)n, sizeof(int64_t), false)) ||
+	    (st = bw_grow(&c->items, &c->items_cap, (size_t)n, sizeof(uint64_t), false)) ||
+	    (st = bw_grow(&c->tmp, &c->tmp_cap, (size_t)n, sizeof(uint64_t), false)) ||
+	    (st = bw_grow(&c->sg, &c->sg_cap, (size_t)n, sizeof(int64_t), false)) ||
+	    (st = bw_grow(&c->sl, &c->sl_cap, (size_t)n, sizeof(int32_t), false)))
 		return st;
 	const int ub = bits_for((uint64_t)num_nodes - 1), lb = bits_for((uint64_t)BW_MAX(n, 1) - 1);
 	if (n > INT32_MAX || ub + lb > 64)
@@ -774,9 +741,9 @@ int bw_sample_batch_ex(bw_sample_ctx *c, const bw_expander *ex, const int64_t *s
 int bw_sample_full(bw_sample_ctx *c, const burrow_csr *g, int64_t first, int64_t count, bw_sampled *b)
 {
 	int st;
-	if ((st = grow(&b->nodes, &b->nodes_cap, (size_t)count, sizeof(int64_t), false)) ||
-	    (st = grow(&c->sg, &c->sg_cap, (size_t)count, sizeof(int64_t), false)) ||
-	    (st = grow(&c->sl, &c->sl_cap, (size_t)count, sizeof(int32_t), false)))
+	if ((st = bw_grow(&b->nodes, &b->nodes_cap, (size_t)count, sizeof(int64_t), false)) ||
+	    (st = bw_grow(&c->sg, &c->sg_cap, (size_t)count, sizeof(int64_t), false)) ||
+	    (st = bw_grow(&c->sl, &c->sl_cap, (size_t)count, sizeof(int32_t), false)))
 		return st;
 	for (int64_t i = 0; i < count; i++) {
 		b->nodes[i] = c->sg[i] = first + i;

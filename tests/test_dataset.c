@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 
+#include "../core/internal.h"
 #include "../graph/csr_internal.h"
 #include "../graph/npy.h"
 #include "util.h"
@@ -421,6 +422,53 @@ Test(dataset, existing_output_needs_overwrite)
 	cr_assert(!tu_exists(mark), "the old directory was not replaced");
 	burrow_dataset *ds;
 	cr_assert_eq(burrow_dataset_open(&ds, p), 0);
+	burrow_dataset_close(ds);
+	char *out;
+	tu_sh(&out, NULL, "ls -A '%s'", tu_dir);
+	cr_assert_str_eq(out, "ds\n", "left behind: %s", out);
+	free(out);
+	free(mark);
+	free(p);
+}
+
+/* The final rename of a commit that replaces a dataset fails: the old dataset is back in
+ * place, whole, and neither the new one's temporary nor the old one's aside name is left. */
+static const char *replaced;
+
+static int fail_into_place(const char *from, const char *to)
+{
+	return strstr(from, ".tmp.") && !strcmp(to, replaced) ? 5 /* EIO */ : 0;
+}
+
+Test(dataset, failed_replace_leaves_the_old_dataset)
+{
+	char *p = write_small("ds", false);
+	char *mark = tu_path(p, "old-marker");
+	FILE *f = fopen(mark, "w");
+	fclose(f);
+	burrow_writer_opts wo;
+	burrow_writer_defaults(&wo);
+	wo.overwrite = true;
+	burrow_writer *w;
+	cr_assert_eq(burrow_writer_open(&w, p, "again", &wo), 0, "%s", burrow_last_error());
+	int64_t src[N], dst[N];
+	for (int64_t v = 0; v < N; v++)
+		src[v] = v, dst[v] = (v + 1) % N;
+	burrow_csr_builder *b;
+	cr_assert_eq(burrow_csr_builder_open(&b, N, NULL), 0);
+	cr_assert_eq(burrow_csr_builder_add(b, src, dst, N), 0);
+	cr_assert_eq(burrow_writer_put_builder(w, b, false), 0, "%s", burrow_last_error());
+	burrow_csr_builder_close(b);
+	replaced = p;
+	bw_rename_fault_hook = fail_into_place;
+	int st = burrow_writer_commit(w);
+	bw_rename_fault_hook = NULL;
+	cr_assert_eq(st, BURROW_E_IO, "%s", burrow_last_error());
+	cr_assert(strstr(burrow_last_error(), "rename into place"), "%s", burrow_last_error());
+	cr_assert(tu_exists(mark), "the old dataset is not back");
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, p), 0, "%s", burrow_last_error());
+	cr_assert_str_eq(burrow_dataset_get_info(ds)->name, "small");
 	burrow_dataset_close(ds);
 	char *out;
 	tu_sh(&out, NULL, "ls -A '%s'", tu_dir);

@@ -8,6 +8,7 @@
  * reference the CUDA backend must match. */
 #include "backend_impl.h"
 #include "gemm_own.h"
+#include "rowwise.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -309,17 +310,8 @@ BW_CLONES static int cpu_dropout_fwd(const bw_backend *be, float *x, uint8_t *ma
 	const uint64_t thresh = (uint64_t)llround((double)p * 4294967296.0);
 #pragma omp parallel for schedule(static) num_threads(be->threads)
 	for (int64_t r = 0; r < rows; r++) {
-		bw_rng rng;
-		bw_rng_seed(&rng, bw_key(key, (uint64_t)r));
-		uint8_t *m = mask + r * cols;
-		float *xr = x + r * cols;
-		for (int64_t c = 0; c < cols; c += 2) {
-			const uint64_t u = bw_rng_next(&rng);
-			m[c] = (u & 0xffffffffu) >= thresh;
-			if (c + 1 < cols)
-				m[c + 1] = (u >> 32) >= thresh;
-		}
-		keep_scaled(xr, m, cols, scale);
+		bw_dropout_mask_row(mask + r * cols, cols, key, r, thresh);
+		keep_scaled(x + r * cols, mask + r * cols, cols, scale);
 	}
 	return 0;
 }
@@ -364,15 +356,6 @@ BW_CLONES static int cpu_scatter_add_rows(const bw_backend *be, const float *in,
 	return 0;
 }
 
-static int32_t row_argmax(const float *z, int64_t cols)
-{
-	int32_t best = 0;
-	for (int64_t c = 1; c < cols; c++)
-		if (z[c] > z[best])
-			best = (int32_t)c;
-	return best;
-}
-
 static int cpu_scale(const bw_backend *be, int64_t n, float alpha, float *x)
 {
 	(void)be;
@@ -414,21 +397,9 @@ static int cpu_nll_loss(const bw_backend *be, const float *logits, int64_t rows,
 		const int32_t y = labels[r];
 		if (y < 0)
 			continue;
-		const float *z = logits + r * classes;
-		const int32_t am = row_argmax(z, classes);
-		const double mx = z[am];
-		double se = 0.0;
-		for (int64_t c = 0; c < classes; c++)
-			se += exp((double)z[c] - mx);
-		const double lse = mx + log(se);
-		sum += lse - (double)z[y];
-		ok += am == y;
-		if (grad) {
-			float *g = grad + r * classes;
-			for (int64_t c = 0; c < classes; c++)
-				g[c] = (float)(exp((double)z[c] - lse) * inv);
-			g[y] -= (float)inv;
-		}
+		bool hit;
+		sum += bw_xent_row(logits + r * classes, classes, y, inv, grad ? grad + r * classes : NULL, &hit);
+		ok += hit;
 	}
 	out->counted = cnt;
 	out->correct = ok;
@@ -440,7 +411,7 @@ static int cpu_argmax(const bw_backend *be, const float *x, int64_t rows, int64_
 {
 #pragma omp parallel for schedule(static) num_threads(be->threads)
 	for (int64_t r = 0; r < rows; r++)
-		out[r] = row_argmax(x + r * cols, cols);
+		out[r] = bw_row_argmax(x + r * cols, cols);
 	return 0;
 }
 

@@ -29,6 +29,7 @@
 
 extern "C" {
 #include "backend_impl.h"
+#include "rowwise.h"
 }
 
 /* ------------------------------------------------------------ errors */
@@ -650,19 +651,11 @@ __global__ void k_dropout(float *x, uint8_t *mask, int64_t rows, int64_t cols, u
 {
 	FOR_EACH(r, rows)
 	{
-		bw_rng rng;
-		bw_rng_seed(&rng, bw_key(key, (uint64_t)r));
 		uint8_t *m = mask + r * cols;
 		float *xr = x + r * cols;
-		for (int64_t c = 0; c < cols; c += 2) {
-			const uint64_t u = bw_rng_next(&rng);
-			m[c] = (u & 0xffffffffu) >= thresh;
+		bw_dropout_mask_row(m, cols, key, r, thresh);
+		for (int64_t c = 0; c < cols; c++)
 			xr[c] = m[c] ? xr[c] * scale : 0.0f;
-			if (c + 1 < cols) {
-				m[c + 1] = (u >> 32) >= thresh;
-				xr[c + 1] = m[c + 1] ? xr[c + 1] * scale : 0.0f;
-			}
-		}
 	}
 }
 
@@ -714,15 +707,6 @@ static int cuda_scale(const bw_backend *be, int64_t n, float alpha, float *x)
 
 /* ------------------------------------------------------------ loss and argmax */
 
-__device__ __forceinline__ int32_t row_argmax(const float *z, int64_t cols)
-{
-	int32_t best = 0;
-	for (int64_t c = 1; c < cols; c++)
-		if (z[c] > z[best])
-			best = (int32_t)c;
-	return best;
-}
-
 /* The loss's accumulators on the device, beside the result. */
 typedef struct loss_acc {
 	unsigned long long first_bad; /* the first bad entry of the selection (ULLONG_MAX: none) */
@@ -765,22 +749,10 @@ __global__ void k_loss_rows(const float *logits, int64_t classes, const int32_t 
 		const int32_t y = labels[r];
 		if (y < 0)
 			continue;
-		const float *z = logits + r * classes;
-		const int32_t am = row_argmax(z, classes);
-		const double mx = z[am];
-		double se = 0.0;
-		for (int64_t c = 0; c < classes; c++)
-			se += exp((double)z[c] - mx);
-		const double lse = mx + log(se);
-		atomicAdd(&a->sum, lse - (double)z[y]);
-		if (am == y)
+		bool hit;
+		atomicAdd(&a->sum, bw_xent_row(logits + r * classes, classes, y, inv, grad ? grad + r * classes : NULL, &hit));
+		if (hit)
 			atomicAdd(&a->correct, 1ull);
-		if (grad) {
-			float *g = grad + r * classes;
-			for (int64_t c = 0; c < classes; c++)
-				g[c] = (float)(exp((double)z[c] - lse) * inv);
-			g[y] -= (float)inv;
-		}
 	}
 }
 
@@ -825,7 +797,7 @@ static int cuda_nll_loss(const bw_backend *be, const float *logits, int64_t rows
 
 __global__ void k_argmax(const float *x, int64_t rows, int64_t cols, int32_t *out)
 {
-	FOR_EACH(r, rows) out[r] = row_argmax(x + r * cols, cols);
+	FOR_EACH(r, rows) out[r] = bw_row_argmax(x + r * cols, cols);
 }
 
 static int cuda_argmax(const bw_backend *be, const float *x, int64_t rows, int64_t cols, int32_t *out)

@@ -161,9 +161,15 @@ static int op_finish(bw_comm *c, staged_op *o)
 	return st;
 }
 
-/* A single region of count units at 0 as o's copy-back plan into dst. */
-static void op_plan_one(staged_op *o, void *dst, int64_t count, size_t unit)
+/* An op whose copy-back plan is one region, count units at 0, into dst: its receive
+ * buffer holds those units, its send buffer send_bytes. */
+static int op_take_one(bw_comm *c, size_t send_bytes, void *dst, int64_t count, size_t unit, staged_op **out,
+		       const char *what)
 {
+	int st = op_take(c, send_bytes, (size_t)count * unit, out, what);
+	if (st)
+		return st;
+	staged_op *o = *out;
 	o->one_cnt = (int)count;
 	o->one_dsp = 0;
 	o->n = 1;
@@ -171,6 +177,7 @@ static void op_plan_one(staged_op *o, void *dst, int64_t count, size_t unit)
 	o->dsp = &o->one_dsp;
 	o->dst = dst;
 	o->unit = unit;
+	return 0;
 }
 
 static int staged_allreduce(bw_comm *c, const void *send, void *recv, int64_t count, bw_comm_type t, bw_comm_op op,
@@ -179,9 +186,8 @@ static int staged_allreduce(bw_comm *c, const void *send, void *recv, int64_t co
 	const size_t unit = bw_comm_type_size(t), bytes = (size_t)count * unit;
 	staged_op *o;
 	int st;
-	if ((st = op_take(c, send ? bytes : 0, bytes, &o, what)))
+	if ((st = op_take_one(c, send ? bytes : 0, recv, count, unit, &o, what)))
 		return st;
-	op_plan_one(o, recv, count, unit);
 	/* the same MPI call as the MPI implementation (in place or not), so the sums agree bit for bit */
 	if (!(st = download(c, send ? o->pin_s : o->pin_r, send ? send : recv, unit, 1, o->cnt, o->dsp)) &&
 	    !(st = bw_comm_allreduce(c->host, send ? o->pin_s : NULL, o->pin_r, count, t, op, what)))
@@ -196,9 +202,8 @@ static int staged_iallreduce(bw_comm *c, void *buf, int64_t count, bw_comm_type 
 	const size_t unit = bw_comm_type_size(t);
 	staged_op *o;
 	int st;
-	if ((st = op_take(c, 0, (size_t)count * unit, &o, what)))
+	if ((st = op_take_one(c, 0, buf, count, unit, &o, what)))
 		return st;
-	op_plan_one(o, buf, count, unit);
 	if ((st = download(c, o->pin_r, buf, unit, 1, o->cnt, o->dsp)) ||
 	    (st = bw_comm_iallreduce(c->host, o->pin_r, count, t, op, &o->inner, what))) {
 		o->busy = false;
@@ -213,9 +218,8 @@ static int staged_bcast(bw_comm *c, void *buf, int64_t count, bw_comm_type t, in
 	const size_t unit = bw_comm_type_size(t);
 	staged_op *o;
 	int st;
-	if ((st = op_take(c, 0, (size_t)count * unit, &o, what)))
+	if ((st = op_take_one(c, 0, buf, count, unit, &o, what)))
 		return st;
-	op_plan_one(o, buf, count, unit);
 	if ((c->rank != root || !(st = download(c, o->pin_r, buf, unit, 1, o->cnt, o->dsp))) &&
 	    !(st = bw_comm_bcast(c->host, o->pin_r, count, t, root, what))) {
 		if (c->rank != root)
@@ -233,9 +237,8 @@ static int staged_alltoall(bw_comm *c, const void *send, void *recv, int count, 
 	const int64_t all = (int64_t)count * c->size;
 	staged_op *o;
 	int st;
-	if ((st = op_take(c, (size_t)all * unit, (size_t)all * unit, &o, what)))
+	if ((st = op_take_one(c, (size_t)all * unit, recv, all, unit, &o, what)))
 		return st;
-	op_plan_one(o, recv, all, unit);
 	if (!(st = download(c, o->pin_s, send, unit, 1, o->cnt, o->dsp)) &&
 	    !(st = bw_comm_alltoall(c->host, o->pin_s, o->pin_r, count, t, what)))
 		return op_finish(c, o);

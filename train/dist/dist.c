@@ -97,14 +97,10 @@ static int load_features(burrow_dist *d, const burrow_dataset *ds)
 	if ((st = bw_tensor_alloc(&d->x0, d->be.dev, n, dim)) ||
 	    (st = bw_stage_write(&stage, d->be.dev, d->x0.data, bytes, &host)))
 		goto out;
-	if (h.dtype == BURROW_DTYPE_F32) {
+	if (h.dtype == BURROW_DTYPE_F32)
 		memcpy(host, raw, bytes);
-	} else {
-		const uint16_t *r = raw;
-		float *x = host;
-		for (int64_t i = 0; i < n * dim; i++)
-			x[i] = bw_f16_to_f32(r[i]);
-	}
+	else
+		bw_f16_to_f32_n(host, raw, (size_t)(n * dim));
 	st = bw_stage_write_commit(&stage, d->be.dev, d->x0.data, host, bytes);
 out:
 	bw_stage_free(&stage);
