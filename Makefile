@@ -116,8 +116,8 @@ CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lstdc+
 ifeq ($(HAS_CUDA),1)
 CFLAGS_ALL += -DBURROW_CUDA
 LIBS_ALL += $(CUDA_LIBS)
-# NCCL (the toolkit's) for the communication layer: libburrow_mpi, the CLI and the tests
-MPI_LIBS += -lnccl
+# NCCL, cuBLAS and cuSPARSE are not linked: their first user opens them (dlopen), so a
+# binary starts where the toolkit keeps them elsewhere or lacks them
 # --fmad=false: the kernels round as the CPU backend does (no contraction into FMA);
 # -fno-gnu-unique: inline variables of CUB (sampler/sample_cuda.cu) become weak, not unique
 # globals, so that, hidden, they are localized in libburrow.a like every non-API symbol
@@ -156,7 +156,7 @@ TESTBIN := $(BUILD)/tests/burrow-tests
 
 # ---------------------------------------------------------------- flags stamp
 STAMP := $(BUILD)/.flags
-FLAGS_NOW := $(CC) $(CFLAGS_ALL) | $(LIBS_ALL) | $(LDFLAGS_ALL) | cuda=$(HAS_CUDA) $(NVCC) $(NVCCFLAGS_ALL)
+FLAGS_NOW := $(CC) $(CFLAGS_ALL) | $(LIBS_ALL) $(MPI_LIBS) | $(LDFLAGS_ALL) | cuda=$(HAS_CUDA) $(NVCC) $(NVCCFLAGS_ALL)
 FLAGS_OLD := $(shell cat $(STAMP) 2>/dev/null)
 ifneq ($(strip $(FLAGS_NOW)),$(strip $(FLAGS_OLD)))
 $(shell mkdir -p $(BUILD) && printf '%s\n' '$(strip $(FLAGS_NOW))' > $(STAMP))
