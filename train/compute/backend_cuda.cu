@@ -336,8 +336,12 @@ typedef struct cuda_ctx {
 	size_t work_cap;
 	int32_t *off;           /* a row range's offsets, rebased to 0 */
 	size_t off_cap;
+	int32_t *idx;           /* a row range's column indices, copied to aligned storage */
+	size_t idx_cap;
 	float *val;             /* a row range's edge values */
 	size_t val_cap;
+	float *xa, *ya;         /* the dense input and output, where theirs are not 16-byte aligned */
+	size_t xa_cap, ya_cap;
 	void *acc;              /* reductions' accumulators */
 	size_t acc_cap;
 } cuda_ctx;
@@ -415,10 +419,11 @@ __device__ __forceinline__ float edge_weight(bw_agg mode, bool transposed, const
 	return 1.0f;
 }
 
-/* off[t] = rp[r0 + t] - e0 for t in [0, n], and each edge's weight. */
+/* off[t] = rp[r0 + t] - e0 for t in [0, n], and each edge's column (idx) and weight (val),
+ * from 0: the range as a CSR of its own on cuSPARSE's aligned scratch. */
 __global__ void k_csr_values(bw_agg mode, bool transposed, const int64_t *rp, const int32_t *col, int64_t r0,
 			     int64_t n, int64_t e0, const int64_t *ip, const float *dn, const float *sn, int32_t *off,
-			     float *val)
+			     int32_t *idx, float *val)
 {
 	FOR_EACH(t, n + 1)
 	{
@@ -426,8 +431,10 @@ __global__ void k_csr_values(bw_agg mode, bool transposed, const int64_t *rp, co
 		off[t] = (int32_t)(rp[i] - e0);
 		if (t == n)
 			continue;
-		for (int64_t e = rp[i]; e < rp[i + 1]; e++)
+		for (int64_t e = rp[i]; e < rp[i + 1]; e++) {
+			idx[e - e0] = col[e];
 			val[e - e0] = edge_weight(mode, transposed, ip, dn, sn, i, col[e]);
+		}
 	}
 }
 
@@ -474,6 +481,32 @@ __global__ void k_csr_rows(bw_agg mode, bool transposed, bool whole, const int64
 	}
 }
 
+/* cuSPARSE's documented requirement is alignment to the element type (4 bytes), but cuSPARSE
+ * 12's SpMV and SpMM use vector loads and stores and fault with "misaligned address" (a
+ * sticky error that ends the context) on a dense array not aligned to 16 bytes: kokkos-kernels
+ * #1889 and #2746 (cuSPARSE 12 wants the output 16-byte aligned for every scalar type),
+ * Trilinos #11926, mfem #4065 ("Warp Misaligned Address" inside SpMV). So every array handed
+ * to it starts on 16 bytes: the range's offsets, columns and values are written to scratch
+ * (cudaMalloc: 256-byte aligned) from index 0, and a dense array that is not aligned (a row
+ * range out + r0 * dim, a view) goes through scratch, copied in where its contents are read
+ * (keep) and back after the product. */
+static bool aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
+
+/* *p, or n floats of aligned scratch *buf holding them (copied when keep). */
+static int aligned_dense(const bw_backend *be, const float **p, float **buf, size_t *cap, int64_t n, bool keep)
+{
+	if (aligned16(*p))
+		return 0;
+	int st = scratch(be, (void **)buf, cap, (size_t)n * sizeof(float));
+	if (st)
+		return st;
+	if (keep)
+		CU("cuda: aggregate", cudaMemcpyAsync(*buf, *p, (size_t)n * sizeof(float), cudaMemcpyDeviceToDevice,
+						      ctx_of(be)->s));
+	*p = *buf;
+	return 0;
+}
+
 /* out rows [r0, r1) (+)= the weighted CSR rp / col (rows of the walk; hp its host copy) times
  * x [nx, dim]. beta 1 adds to out, 0 overwrites. */
 static int spmm_rows(const bw_backend *be, bw_agg mode, bool transposed, bool whole, const int64_t *rp,
@@ -498,21 +531,27 @@ static int spmm_rows(const bw_backend *be, bw_agg mode, bool transposed, bool wh
 	}
 	int st;
 	if ((st = scratch(be, (void **)&cx->off, &cx->off_cap, (size_t)(n + 1) * sizeof(int32_t))) ||
+	    (st = scratch(be, (void **)&cx->idx, &cx->idx_cap, (size_t)nnz * sizeof(int32_t))) ||
 	    (st = scratch(be, (void **)&cx->val, &cx->val_cap, (size_t)nnz * sizeof(float))))
 		return st;
 	k_csr_values<<<grid_for(n + 1), THREADS, 0, cx->s>>>(mode, transposed, rp, col, r0, n, e0, d->indptr,
-							      d->dst_norm, d->src_norm, cx->off, cx->val);
+							      d->dst_norm, d->src_norm, cx->off, cx->idx, cx->val);
 	LAUNCHED("cuda: aggregate");
+	const float *xs = x;
+	float *ys = out + r0 * dim;
+	if ((st = aligned_dense(be, &xs, &cx->xa, &cx->xa_cap, nx * dim, true)) ||
+	    (st = aligned_dense(be, (const float **)&ys, &cx->ya, &cx->ya_cap, n * dim, beta != 0.0f)))
+		return st;
 	cusparseSpMatDescr_t A = NULL;
 	cusparseDnMatDescr_t X = NULL, Y = NULL;
 	const float alpha = 1.0f;
 	size_t need = 0;
-	cusparseStatus_t s = sparse_api.create_csr(&A, n, nx, nnz, cx->off, (void *)(col + e0), cx->val, CUSPARSE_INDEX_32I,
+	cusparseStatus_t s = sparse_api.create_csr(&A, n, nx, nnz, cx->off, cx->idx, cx->val, CUSPARSE_INDEX_32I,
 					       CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F);
 	if (s == CUSPARSE_STATUS_SUCCESS)
-		s = sparse_api.create_dn(&X, nx, dim, dim, (void *)x, CUDA_R_32F, CUSPARSE_ORDER_ROW);
+		s = sparse_api.create_dn(&X, nx, dim, dim, (void *)xs, CUDA_R_32F, CUSPARSE_ORDER_ROW);
 	if (s == CUSPARSE_STATUS_SUCCESS)
-		s = sparse_api.create_dn(&Y, n, dim, dim, out + r0 * dim, CUDA_R_32F, CUSPARSE_ORDER_ROW);
+		s = sparse_api.create_dn(&Y, n, dim, dim, ys, CUDA_R_32F, CUSPARSE_ORDER_ROW);
 	if (s == CUSPARSE_STATUS_SUCCESS)
 		s = sparse_api.spmm_size(cx->sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
 					    &alpha, A, X, &beta, Y, CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT, &need);
@@ -532,6 +571,9 @@ static int spmm_rows(const bw_backend *be, bw_agg mode, bool transposed, bool wh
 	if (s != CUSPARSE_STATUS_SUCCESS)
 		return bw_err(BURROW_E_CUDA, "cuda: aggregate: cuSPARSE SpMM of %lld rows, %lld edges: %s", (long long)n,
 			      (long long)nnz, sparse_api.error_string(s));
+	if (ys != out + r0 * dim) /* the rows back from the aligned scratch */
+		CU("cuda: aggregate", cudaMemcpyAsync(out + r0 * dim, ys, (size_t)(n * dim) * sizeof(float),
+						      cudaMemcpyDeviceToDevice, cx->s));
 	return 0;
 }
 
@@ -945,7 +987,10 @@ static void cuda_release(bw_backend *be)
 			sparse_api.destroy(cx->sparse);
 		(void)cudaFree(cx->work);
 		(void)cudaFree(cx->off);
+		(void)cudaFree(cx->idx);
 		(void)cudaFree(cx->val);
+		(void)cudaFree(cx->xa);
+		(void)cudaFree(cx->ya);
 		(void)cudaFree(cx->acc);
 		bw_free(cx);
 	}
