@@ -98,6 +98,28 @@ static void dfree(dbuf *b)
 
 /* ------------------------------------------------------------ the graph */
 
+/* Upload the graph's two arrays (pageable host memory) and wait until they are on the device.
+ * A plain cudaMemcpy from pageable memory runs on the legacy stream and may return once the
+ * source is staged, before the copy lands ("API synchronization behavior" in the CUDA runtime
+ * documentation), and the sampler's kernels run on non-blocking streams, which do not wait
+ * for the legacy stream: so the copies go on a stream of their own, which is waited for. */
+static int upload_graph(void *ip_dst, const void *ip_src, size_t ipb, void *in_dst, const void *in_src, size_t inb)
+{
+	cudaStream_t s;
+	CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	cudaError_t e = cudaMemcpyAsync(ip_dst, ip_src, ipb, cudaMemcpyHostToDevice, s);
+	if (e == cudaSuccess && inb)
+		e = cudaMemcpyAsync(in_dst, in_src, inb, cudaMemcpyHostToDevice, s);
+	const cudaError_t w = cudaStreamSynchronize(s); /* waited for even after a failed copy */
+	(void)cudaStreamDestroy(s);
+	if (e == cudaSuccess)
+		e = w;
+	if (e != cudaSuccess)
+		return bw_err(BURROW_E_CUDA, "GPU sampler: uploading the graph (%zu bytes): %s", ipb + inb,
+			      cudaGetErrorString(e));
+	return 0;
+}
+
 extern "C" int bw_cuda_csr_open(bw_cuda_csr **out, const burrow_csr *g, int device, int64_t budget)
 {
 	*out = NULL;
@@ -144,12 +166,8 @@ extern "C" int bw_cuda_csr_open(bw_cuda_csr **out, const burrow_csr *g, int devi
 				    ipb_pad + inb, cudaGetErrorString(e));
 			goto out_free;
 		}
-		if (cudaMemcpy(c->mem, g->indptr, ipb, cudaMemcpyHostToDevice) != cudaSuccess ||
-		    (inb && cudaMemcpy((char *)c->mem + ipb_pad, g->indices, inb, cudaMemcpyHostToDevice) != cudaSuccess)) {
-			st = bw_err(BURROW_E_CUDA, "GPU sampler: uploading the graph: %s",
-				    cudaGetErrorString(cudaGetLastError()));
+		if ((st = upload_graph(c->mem, g->indptr, ipb, (char *)c->mem + ipb_pad, g->indices, inb)))
 			goto out_free;
-		}
 		c->indptr = (const int64_t *)c->mem;
 		c->indices = (const char *)c->mem + ipb_pad;
 	}
