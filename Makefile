@@ -162,7 +162,7 @@ ifneq ($(strip $(FLAGS_NOW)),$(strip $(FLAGS_OLD)))
 $(shell mkdir -p $(BUILD) && printf '%s\n' '$(strip $(FLAGS_NOW))' > $(STAMP))
 endif
 
-.PHONY: all lib test check python-check demo demo-run deps install uninstall clean bench bench-scale cuda-info fuzz fuzz-build fuzz-bins
+.PHONY: all lib test check python-check demo demo-run deps install uninstall clean bench bench-scale cuda-info fuzz fuzz-build fuzz-bins device-rehearsal
 .DEFAULT_GOAL := all
 
 all: cuda-info lib $(BIN)
@@ -296,6 +296,12 @@ SCALE_DIR ?= $(BUILD)/scale
 bench-scale: all
 	SCALE_BENCH=1 BURROW=$(BIN) nice -n 10 tools/scale-run.sh 1/64 $(SCALE_DIR)/64
 	SCALE_BENCH=1 BURROW=$(BIN) nice -n 10 tools/scale-run.sh 1/16 $(SCALE_DIR)/16
+
+# make device-rehearsal: tools/device-check.sh prepare, then its smoke and full stages inside a
+# mount namespace hiding the Debian libraries Burrow links and the toolkit's NCCL, as on a bare
+# GPU machine (root; a few minutes; tools/device-rehearsal.sh)
+device-rehearsal:
+	tools/device-rehearsal.sh
 
 # ---------------------------------------------------------------- fuzzing
 # make fuzz: every libFuzzer harness of tests/fuzz/ (clang, ASan + UBSan) for FUZZ_SECONDS
