@@ -4,11 +4,15 @@
  * on the same inputs: aggregation forward and backward through the plain CSR kernel (whole
  * rows, a row range, the early / late split), the range CSR that cuSPARSE is given (with a
  * host stand-in for its SpMM), the loss with its accumulators and gradient, Adam, AdamW and
- * SGD. The emulation follows backend_cuda.cu's launch sequence (cuda_agg_fwd, spmm_rows'
+ * SGD; and the GPU sampler's kernels (sampler/sample_kernels.h: sizes, draws, the numbering
+ * of new sources, the merge of the sorted view), with host stand-ins for CUB's sort, unique
+ * and scan, against the CPU sampler's batches. The emulation follows backend_cuda.cu's launch sequence (cuda_agg_fwd, spmm_rows'
  * kernel path, cuda_nll_loss); the kernels build without FMA contraction, as C11 does here,
  * so where the CPU adds in the same order the bits must be equal. Runs in every build. */
 #include <criterion/criterion.h>
 
+#include "../sampler/sample_kernels.h"
+#include "../sampler/sampler_internal.h"
 #include "../train/compute/kernels.h"
 #include "util.h"
 
@@ -283,4 +287,205 @@ Test(kernels, optimizers_match_the_cpu_backend)
 	}
 	free(g);
 	bw_backend_release(&be);
+}
+
+/* ------------------------------------------------------------ the GPU sampler */
+
+/* A one-pass launch of the GPU sampler: every index i of bw_sk_grid(n) blocks in turn. */
+#define LAUNCH_SK(n, call)                                                                   \
+	do {                                                                                 \
+		const int64_t ni_ = (int64_t)bw_sk_grid(n) * BW_SK_THREADS;                  \
+		for (int64_t i = 0; i < ni_; i++) {                                          \
+			call;                                                                \
+		}                                                                            \
+	} while (0)
+
+/* Host stand-ins for CUB: DeviceScan::ExclusiveSum, DeviceRadixSort::SortKeys / SortPairs
+ * (ascending, stable), DeviceSelect::Unique. */
+static void ex_sum(const int64_t *in, int64_t *out, int64_t n)
+{
+	int64_t s = 0;
+	for (int64_t i = 0; i < n; i++) {
+		const int64_t v = in[i];
+		out[i] = s;
+		s += v;
+	}
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static const int64_t *pair_keys;
+static int cmp_pair(const void *a, const void *b)
+{
+	const int32_t i = *(const int32_t *)a, j = *(const int32_t *)b;
+	const int c = cmp_i64(&pair_keys[i], &pair_keys[j]);
+	return c ? c : (i > j) - (i < j);
+}
+
+static int64_t unique(const int64_t *in, int64_t n, int64_t *out)
+{
+	int64_t m = 0;
+	for (int64_t i = 0; i < n; i++)
+		if (!m || out[m - 1] != in[i])
+			out[m++] = in[i];
+	return m;
+}
+
+typedef struct emu_batch {
+	int64_t num_dst[BURROW_MAX_LAYERS], num_src[BURROW_MAX_LAYERS], num_edges[BURROW_MAX_LAYERS];
+	int64_t *indptr[BURROW_MAX_LAYERS];
+	int32_t *indices[BURROW_MAX_LAYERS];
+	int64_t *nodes, num_input;
+} emu_batch;
+
+#define GROW(p, n) ((p) = realloc((p), (size_t)((n) > 0 ? (n) : 1) * sizeof *(p)))
+
+/* bw_cuda_sample_batch's sequence (seed_view, then layer for each block, output layer first)
+ * on host arrays: the kernels' per-thread work over their grids, CUB's steps stood in for. */
+static void emu_sample(const burrow_csr *g, const int64_t *seeds, int64_t n, int L, const int *fan, uint64_t key,
+		       emu_batch *o)
+{
+	int64_t *nodes = NULL, *sg = NULL, *sg2 = NULL, *cnt = NULL, *ip = NULL, *eid = NULL, *skey = NULL, *uniq = NULL;
+	int64_t *flag = NULL, *rank = NULL;
+	int32_t *sl = NULL, *sl2 = NULL, *iota = NULL, *ind = NULL;
+	GROW(nodes, n);
+	GROW(sg, n);
+	GROW(sl, n);
+	GROW(iota, n);
+	memcpy(nodes, seeds, (size_t)n * sizeof *nodes);
+	LAUNCH_SK(n, bw_sk_iota(i, iota, n));
+	pair_keys = nodes; /* SortPairs(nodes -> sg, iota -> sl) */
+	memcpy(sl, iota, (size_t)n * sizeof *sl);
+	qsort(sl, (size_t)n, sizeof *sl, cmp_pair);
+	for (int64_t i = 0; i < n; i++)
+		sg[i] = nodes[sl[i]];
+	unsigned long long rep = ~0ull;
+	LAUNCH_SK(n, bw_sk_repeat(i, sg, n, &rep));
+	cr_assert_eq(rep, ~0ull, "a repeated seed");
+	int64_t nd = n;
+	for (int l = L - 1; l >= 0; l--) {
+		const uint64_t lkey = bw_key(key, (uint64_t)l);
+		GROW(cnt, nd + 1);
+		GROW(ip, nd + 1);
+		LAUNCH_SK(nd + 1, bw_sk_sizes(i, g->indptr, nodes, nd, fan[l], cnt));
+		ex_sum(cnt, ip, nd + 1);
+		const int64_t E = ip[nd];
+		GROW(eid, E);
+		GROW(skey, E);
+		GROW(uniq, E);
+		GROW(flag, E + 1);
+		GROW(rank, E + 1);
+		GROW(ind, E);
+		GROW(nodes, nd + E);
+		int64_t nu = 0, nnew = 0;
+		if (E > 0) {
+			LAUNCH_SK(nd, bw_sk_draw(i, g->indptr, g->indices, g->index_width, nodes, nd, ip, lkey, NULL, eid));
+			memcpy(skey, eid, (size_t)E * sizeof *skey);
+			qsort(skey, (size_t)E, sizeof *skey, cmp_i64);
+			nu = unique(skey, E, uniq);
+			LAUNCH_SK(nu + 1, bw_sk_flag(i, uniq, nu, sg, nd, flag));
+			ex_sum(flag, rank, nu + 1);
+			nnew = rank[nu];
+			LAUNCH_SK(nu, bw_sk_new(i, uniq, nu, rank, nodes + nd));
+			LAUNCH_SK(E, bw_sk_edges(i, eid, E, sg, sl, nd, uniq, nu, rank, ind));
+		}
+		o->num_dst[l] = nd;
+		o->num_src[l] = nd + nnew;
+		o->num_edges[l] = E;
+		o->indptr[l] = malloc((size_t)(nd + 1) * sizeof *ip);
+		memcpy(o->indptr[l], ip, (size_t)(nd + 1) * sizeof *ip);
+		o->indices[l] = malloc((size_t)(E ? E : 1) * sizeof *ind);
+		memcpy(o->indices[l], ind, (size_t)E * sizeof *ind);
+		if (l > 0 && nnew > 0) {
+			GROW(sg2, nd + nnew);
+			GROW(sl2, nd + nnew);
+			LAUNCH_SK(nd + nnew, bw_sk_merge(i, sg, sl, nd, nodes + nd, nnew, sg2, sl2));
+			int64_t *t = sg;
+			sg = sg2, sg2 = t;
+			int32_t *u = sl;
+			sl = sl2, sl2 = u;
+		}
+		nd += nnew;
+	}
+	o->nodes = nodes;
+	o->num_input = nd;
+	free(sg), free(sg2), free(cnt), free(ip), free(eid), free(skey), free(uniq), free(flag), free(rank);
+	free(sl), free(sl2), free(iota), free(ind);
+}
+
+/* A graph of n nodes whose rows are sorted distinct ids, degrees 0 to 90 (rows above the
+ * fanouts, below them, and past 32 picks: the draw in place), ids int32 or int64. */
+static burrow_csr random_graph(int64_t n, int width, uint64_t key)
+{
+	bw_rng r;
+	bw_rng_seed(&r, key);
+	int64_t *ip = malloc((size_t)(n + 1) * sizeof *ip);
+	int64_t *ids = malloc((size_t)(n * 91) * sizeof *ids);
+	ip[0] = 0;
+	for (int64_t v = 0; v < n; v++) {
+		const int64_t d = v % 50 == 0 ? 0 : (int64_t)bw_rng_below(&r, v % 7 == 0 ? 91 : 12);
+		int64_t k = ip[v];
+		for (int64_t j = 0; j < d; j++)
+			ids[k++] = (int64_t)bw_rng_below(&r, (uint64_t)n);
+		qsort(ids + ip[v], (size_t)d, sizeof *ids, cmp_i64);
+		ip[v + 1] = ip[v] + unique(ids + ip[v], d, ids + ip[v]);
+	}
+	void *ind = ids;
+	if (width == 4) {
+		int32_t *i32 = malloc((size_t)(ip[n] ? ip[n] : 1) * sizeof *i32);
+		for (int64_t e = 0; e < ip[n]; e++)
+			i32[e] = (int32_t)ids[e];
+		free(ids);
+		ind = i32;
+	}
+	return (burrow_csr){.num_nodes = n, .num_edges = ip[n], .indptr = ip, .indices = ind, .index_width = width};
+}
+
+/* The GPU sampler's kernels, run on the host with stand-ins for CUB, give the CPU sampler's
+ * batch element for element: the same offsets, local ids and input ids, for int32 and
+ * int64 ids, fanouts above and below 32 and whole rows (-1). */
+Test(kernels, gpu_sampler_batches_equal_the_cpu_sampler)
+{
+	const int64_t N = 4000, n = 300;
+	const int fans[2][3] = {{40, 10, 5}, {-1, 3, 33}};
+	for (int width = 4; width <= 8; width += 4) {
+		burrow_csr g = random_graph(N, width, (uint64_t)width);
+		int64_t *seeds = malloc((size_t)N * sizeof *seeds);
+		for (int64_t i = 0; i < N; i++)
+			seeds[i] = (i * 7919) % N; /* a permutation: distinct seeds, not sorted */
+		bw_sample_ctx c;
+		cr_assert_eq(bw_sample_ctx_init(&c, 1, 40), 0);
+		for (int f = 0; f < 2; f++)
+			for (uint64_t key = 1; key <= 2; key++) {
+				bw_sampled b = {0};
+				emu_batch e = {0};
+				cr_assert_eq(bw_sample_batch(&c, &g, seeds, n, 3, fans[f], key, &b), 0, "%s", burrow_last_error());
+				emu_sample(&g, seeds, n, 3, fans[f], key, &e);
+				cr_assert_eq(e.num_input, b.pub.num_input);
+				cr_assert(!memcmp(e.nodes, b.pub.input_ids, (size_t)e.num_input * sizeof *e.nodes),
+					  "width %d fanouts %d key %llu: input ids differ", width, f, (unsigned long long)key);
+				for (int l = 0; l < 3; l++) {
+					const burrow_block *k = &b.pub.blocks[l];
+					cr_assert(e.num_dst[l] == k->num_dst && e.num_src[l] == k->num_src && e.num_edges[l] == k->num_edges,
+						  "block %d: %lld/%lld/%lld vs the CPU's %lld/%lld/%lld", l, (long long)e.num_dst[l],
+						  (long long)e.num_src[l], (long long)e.num_edges[l], (long long)k->num_dst,
+						  (long long)k->num_src, (long long)k->num_edges);
+					cr_assert(!memcmp(e.indptr[l], k->indptr, (size_t)(k->num_dst + 1) * sizeof *k->indptr) &&
+							  !memcmp(e.indices[l], k->indices, (size_t)k->num_edges * sizeof *k->indices),
+						  "width %d fanouts %d key %llu block %d differs", width, f, (unsigned long long)key, l);
+					free(e.indptr[l]);
+					free(e.indices[l]);
+				}
+				free(e.nodes);
+				bw_sampled_free_arrays(&b);
+			}
+		bw_sample_ctx_free(&c);
+		free(seeds);
+		free((void *)g.indptr);
+		free((void *)g.indices);
+	}
 }
