@@ -400,8 +400,12 @@ step() {
 check_start() {
 	local b out bad=0
 	"$B" --version || bad=1
-	for b in "$T" "$BIN/dist_check" "$BIN/distmb_check"; do # (the MPI programs print their usage)
-		out=$(timeout 30 "$b" --version 2>&1 </dev/null | head -20)
+	for b in "$T" "$BIN/dist_check" "$BIN/distmb_check"; do
+		# burrow-tests --version; the MPI programs without arguments print their usage (an
+		# argument would be the folder they write their data into)
+		local arg=()
+		[ "$b" = "$T" ] && arg=(--version)
+		out=$(timeout 30 "$b" "${arg[@]}" 2>&1 </dev/null | head -20)
 		if printf '%s' "$out" | grep -qE 'error while loading shared libraries|cannot open shared object'; then
 			echo "$(basename "$b"): $out"
 			bad=1
