@@ -116,8 +116,8 @@ CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lstdc+
 ifeq ($(HAS_CUDA),1)
 CFLAGS_ALL += -DBURROW_CUDA
 LIBS_ALL += $(CUDA_LIBS)
-# NCCL (the toolkit's) for the communication layer: libburrow_mpi, the CLI and the tests
-MPI_LIBS += -lnccl
+# NCCL, cuBLAS and cuSPARSE are not linked: their first user opens them (dlopen), so a
+# binary starts where the toolkit keeps them elsewhere or lacks them
 # --fmad=false: the kernels round as the CPU backend does (no contraction into FMA);
 # -fno-gnu-unique: inline variables of CUB (sampler/sample_cuda.cu) become weak, not unique
 # globals, so that, hidden, they are localized in libburrow.a like every non-API symbol
@@ -160,13 +160,13 @@ TESTBIN := $(BUILD)/tests/burrow-tests
 
 # ---------------------------------------------------------------- flags stamp
 STAMP := $(BUILD)/.flags
-FLAGS_NOW := $(CC) $(CFLAGS_ALL) | $(LIBS_ALL) | $(LDFLAGS_ALL) | cuda=$(HAS_CUDA) $(NVCC) $(NVCCFLAGS_ALL)
+FLAGS_NOW := $(CC) $(CFLAGS_ALL) | $(LIBS_ALL) $(MPI_LIBS) | $(LDFLAGS_ALL) | cuda=$(HAS_CUDA) $(NVCC) $(NVCCFLAGS_ALL)
 FLAGS_OLD := $(shell cat $(STAMP) 2>/dev/null)
 ifneq ($(strip $(FLAGS_NOW)),$(strip $(FLAGS_OLD)))
 $(shell mkdir -p $(BUILD) && printf '%s\n' '$(strip $(FLAGS_NOW))' > $(STAMP))
 endif
 
-.PHONY: all lib test check check-layers python-check demo demo-run deps install uninstall clean bench bench-scale cuda-info fuzz fuzz-build fuzz-bins
+.PHONY: all lib test check check-layers python-check demo demo-run deps install uninstall clean bench bench-scale cuda-info fuzz fuzz-build fuzz-bins device-rehearsal
 .DEFAULT_GOAL := all
 
 all: cuda-info lib $(BIN)
@@ -305,6 +305,12 @@ SCALE_DIR ?= $(BUILD)/scale
 bench-scale: all
 	SCALE_BENCH=1 BURROW=$(BIN) nice -n 10 tools/scale-run.sh 1/64 $(SCALE_DIR)/64
 	SCALE_BENCH=1 BURROW=$(BIN) nice -n 10 tools/scale-run.sh 1/16 $(SCALE_DIR)/16
+
+# make device-rehearsal: tools/device-check.sh prepare, then its smoke and full stages inside a
+# mount namespace hiding the Debian libraries Burrow links and the toolkit's NCCL, as on a bare
+# GPU machine (root; a few minutes; tools/device-rehearsal.sh)
+device-rehearsal:
+	tools/device-rehearsal.sh
 
 # ---------------------------------------------------------------- fuzzing
 # make fuzz: every libFuzzer harness of tests/fuzz/ (clang, ASan + UBSan) for FUZZ_SECONDS

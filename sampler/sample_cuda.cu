@@ -18,6 +18,7 @@
  * ends, the input ids once the last one has. */
 #include "../device/cuda_gateway.h"
 #include "../device/cuda_try.h"
+#include "sample_kernels.h"
 #include "sampler_internal.h"
 
 #include <assert.h>
@@ -34,7 +35,7 @@
 #include <cub/cub.cuh>
 #pragma GCC visibility pop
 
-#define THREADS 256
+#define THREADS BW_SK_THREADS
 
 struct bw_cuda_csr {
 	int device;
@@ -98,6 +99,28 @@ static void dfree(dbuf *b)
 
 /* ------------------------------------------------------------ the graph */
 
+/* Upload the graph's two arrays (pageable host memory) and wait until they are on the device.
+ * A plain cudaMemcpy from pageable memory runs on the legacy stream and may return once the
+ * source is staged, before the copy lands ("API synchronization behavior" in the CUDA runtime
+ * documentation), and the sampler's kernels run on non-blocking streams, which do not wait
+ * for the legacy stream: so the copies go on a stream of their own, which is waited for. */
+static int upload_graph(void *ip_dst, const void *ip_src, size_t ipb, void *in_dst, const void *in_src, size_t inb)
+{
+	cudaStream_t s;
+	CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	cudaError_t e = cudaMemcpyAsync(ip_dst, ip_src, ipb, cudaMemcpyHostToDevice, s);
+	if (e == cudaSuccess && inb)
+		e = cudaMemcpyAsync(in_dst, in_src, inb, cudaMemcpyHostToDevice, s);
+	const cudaError_t w = cudaStreamSynchronize(s); /* waited for even after a failed copy */
+	(void)cudaStreamDestroy(s);
+	if (e == cudaSuccess)
+		e = w;
+	if (e != cudaSuccess)
+		return bw_err(BURROW_E_CUDA, "GPU sampler: uploading the graph (%zu bytes): %s", ipb + inb,
+			      cudaGetErrorString(e));
+	return 0;
+}
+
 extern "C" int bw_cuda_csr_open(bw_cuda_csr **out, const burrow_csr *g, int device, int64_t budget)
 {
 	*out = NULL;
@@ -144,12 +167,8 @@ extern "C" int bw_cuda_csr_open(bw_cuda_csr **out, const burrow_csr *g, int devi
 				    ipb_pad + inb, cudaGetErrorString(e));
 			goto out_free;
 		}
-		if (cudaMemcpy(c->mem, g->indptr, ipb, cudaMemcpyHostToDevice) != cudaSuccess ||
-		    (inb && cudaMemcpy((char *)c->mem + ipb_pad, g->indices, inb, cudaMemcpyHostToDevice) != cudaSuccess)) {
-			st = bw_err(BURROW_E_CUDA, "GPU sampler: uploading the graph: %s",
-				    cudaGetErrorString(cudaGetLastError()));
+		if ((st = upload_graph(c->mem, g->indptr, ipb, (char *)c->mem + ipb_pad, g->indices, inb)))
 			goto out_free;
-		}
 		c->indptr = (const int64_t *)c->mem;
 		c->indices = (const char *)c->mem + ipb_pad;
 	}
@@ -216,132 +235,51 @@ extern "C" void bw_cuda_sample_ctx_close(bw_cuda_sample_ctx *x)
 
 /* ------------------------------------------------------------ kernels */
 
-static __device__ int64_t lower_bound(const int64_t *a, int64_t n, int64_t v)
-{
-	int64_t lo = 0, hi = n;
-	while (lo < hi) {
-		const int64_t m = lo + (hi - lo) / 2;
-		if (a[m] < v)
-			lo = m + 1;
-		else
-			hi = m;
-	}
-	return lo;
-}
+/* Each kernel's per-thread work is sample_kernels.h's (tested on the host:
+ * tests/test_kernels.c); a kernel passes its thread's index. */
+#define THREAD_INDEX ((int64_t)blockIdx.x * blockDim.x + threadIdx.x)
 
-static __device__ __forceinline__ int64_t nbr(const void *gi, int width, int64_t j)
-{
-	return width == 4 ? (int64_t)(uint32_t)((const int32_t *)gi)[j] : ((const int64_t *)gi)[j];
-}
-
-/* cnt[i] = the sample size of destination i (cnt[nd] = 0, for the offsets' last entry). */
 static __global__ void k_sizes(const int64_t *gp, const int64_t *nodes, int64_t nd, int fanout, int64_t *cnt)
 {
-	const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-	if (i > nd)
-		return;
-	if (i == nd) {
-		cnt[i] = 0;
-		return;
-	}
-	const int64_t v = nodes[i], d = gp[v + 1] - gp[v];
-	cnt[i] = fanout < 0 || d <= fanout ? d : fanout;
+	bw_sk_sizes(THREAD_INDEX, gp, nodes, nd, fanout, cnt);
 }
 
-/* Row i's neighbors, global ids in increasing row position, into eid[ip[i], ip[i+1]): the
- * whole row when it is taken whole, else bw_draw's positions from the CPU's stream
- * bw_key(lkey, v), or bw_key(lkey, keys[i]) when keys is given (a part's rows keyed by
- * their nodes' global ids: bw_cuda_draw_rows). */
 static __global__ void k_draw(const int64_t *gp, const void *gi, int width, const int64_t *nodes, int64_t nd,
 			      const int64_t *ip, uint64_t lkey, const int64_t *keys, int64_t *eid)
 {
-	const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-	if (i >= nd)
-		return;
-	const int64_t v = nodes[i], s = gp[v], d = gp[v + 1] - s, k = ip[i + 1] - ip[i];
-	int64_t *out = eid + ip[i];
-	if (k == d) {
-		for (int64_t j = 0; j < d; j++)
-			out[j] = nbr(gi, width, s + j);
-		return;
-	}
-	if (k == 0)
-		return;
-	bw_rng r;
-	bw_rng_seed(&r, bw_key(lkey, (uint64_t)(keys ? keys[i] : v)));
-	int64_t small[BW_SMALL_FANOUT];
-	int64_t *pos = k <= BW_SMALL_FANOUT ? small : out; /* in place: out[j] is written after pos[j] is read */
-	bw_draw(&r, d, k, pos, NULL);
-	for (int64_t j = 0; j < k; j++)
-		out[j] = nbr(gi, width, s + pos[j]);
+	bw_sk_draw(THREAD_INDEX, gp, gi, width, nodes, nd, ip, lkey, keys, eid);
 }
 
-/* flag[i] = 1 when uniq[i] is not one of the nd nodes yet. */
 static __global__ void k_flag(const int64_t *uniq, int64_t nu, const int64_t *sg, int64_t nd, int64_t *flag)
 {
-	const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-	if (i > nu)
-		return;
-	if (i == nu) {
-		flag[i] = 0;
-		return;
-	}
-	const int64_t u = uniq[i], p = lower_bound(sg, nd, u);
-	flag[i] = !(p < nd && sg[p] == u);
+	bw_sk_flag(THREAD_INDEX, uniq, nu, sg, nd, flag);
 }
 
-/* The new nodes, in increasing global id, after the nd nodes. */
 static __global__ void k_new(const int64_t *uniq, int64_t nu, const int64_t *rank, int64_t *newn)
 {
-	const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-	if (i < nu && rank[i + 1] != rank[i])
-		newn[rank[i]] = uniq[i];
+	bw_sk_new(THREAD_INDEX, uniq, nu, rank, newn);
 }
 
-/* Each edge's local source id: its node's, or nd + its rank among the new nodes. */
 static __global__ void k_edges(const int64_t *eid, int64_t E, const int64_t *sg, const int32_t *sl, int64_t nd,
 			       const int64_t *uniq, int64_t nu, const int64_t *rank, int32_t *ind)
 {
-	const int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-	if (e >= E)
-		return;
-	const int64_t u = eid[e], p = lower_bound(sg, nd, u);
-	ind[e] = p < nd && sg[p] == u ? sl[p] : (int32_t)(nd + rank[lower_bound(uniq, nu, u)]);
+	bw_sk_edges(THREAD_INDEX, eid, E, sg, sl, nd, uniq, nu, rank, ind);
 }
 
-/* The sorted view of nodes and new nodes (two disjoint sorted sets): each element's place is
- * its index plus the count of the other set's smaller elements. */
 static __global__ void k_merge(const int64_t *sg, const int32_t *sl, int64_t nd, const int64_t *newn, int64_t nnew,
 			       int64_t *sg2, int32_t *sl2)
 {
-	const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-	if (i < nd) {
-		const int64_t at = i + lower_bound(newn, nnew, sg[i]);
-		sg2[at] = sg[i];
-		sl2[at] = sl[i];
-	} else if (i < nd + nnew) {
-		const int64_t m = i - nd, at = m + lower_bound(sg, nd, newn[m]);
-		sg2[at] = newn[m];
-		sl2[at] = (int32_t)(nd + m);
-	}
+	bw_sk_merge(THREAD_INDEX, sg, sl, nd, newn, nnew, sg2, sl2);
 }
 
-/* out[3] = the smallest seed that appears twice (sorted in sg), or -1. */
 static __global__ void k_repeat(const int64_t *sg, int64_t n, unsigned long long *out)
 {
-	const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-	if (i > 0 && i < n && sg[i] == sg[i - 1])
-		atomicMin(out, (unsigned long long)sg[i]);
+	bw_sk_repeat(THREAD_INDEX, sg, n, out);
 }
 
-static __global__ void k_iota(int32_t *a, int64_t n)
-{
-	const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-	if (i < n)
-		a[i] = (int32_t)i;
-}
+static __global__ void k_iota(int32_t *a, int64_t n) { bw_sk_iota(THREAD_INDEX, a, n); }
 
-static unsigned grid(int64_t n) { return (unsigned)((n + THREADS - 1) / THREADS); }
+static unsigned grid(int64_t n) { return bw_sk_grid(n); }
 
 /* ------------------------------------------------------------ one batch */
 

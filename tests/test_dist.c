@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 TestSuite(dist, .timeout = 60);
 
@@ -187,4 +188,30 @@ Test(dist, overlap_refuses_a_linear_layer_and_bad_splits)
 	cr_assert_eq(bw_layer_forward_overlap(&be, &l, &blk, &x, &z, &ov), BURROW_E_INVAL);
 	bw_block_release(&split);
 	bw_tensor_free(&z);
+}
+
+/* NCCL, cuBLAS and cuSPARSE are opened on first use, never linked: the burrow command, this
+ * test binary and the MPI test programs start on a machine without them (a GPU machine
+ * whose toolkit keeps NCCL elsewhere); and in a CUDA build a missing libnccl is refused in
+ * one line that names it and the way out. */
+Test(dist, nccl_is_opened_not_linked)
+{
+	const char *b = getenv("BURROW_BUILD");
+	char *out = NULL;
+	int rc = tu_sh(&out, NULL, "for f in %s /proc/%d/exe %s/tests/dist_check %s/tests/distmb_check; do "
+				  "[ ! -e \"$f\" ] || ldd \"$f\"; done | grep -ciE 'nccl|cublas|cusparse'",
+		       tu_burrow(), (int)getpid(), b ? b : "/nonexistent", b ? b : "/nonexistent");
+	cr_assert(out && atoi(out) == 0, "linked at load time (exit %d): %s", rc, out ? out : "(no output)");
+	free(out);
+#ifdef BURROW_CUDA
+	cr_assert_eq(bw_comm_nccl_load("libnccl-absent.so.2"), BURROW_E_UNSUPPORTED);
+	const char *m = burrow_last_error();
+	cr_assert(strstr(m, "comm: nccl: cannot load libnccl-absent.so.2 (") && strstr(m, "--comm staged") &&
+			  !strchr(m, '\n'),
+		  "%s", m);
+	/* the toolkit's own: loaded, or refused the same way (a machine without NCCL) */
+	const int st = bw_comm_nccl_load(NULL);
+	cr_assert(st == 0 || (st == BURROW_E_UNSUPPORTED && strstr(burrow_last_error(), "cannot load libnccl.so.")),
+		  "%d %s", st, burrow_last_error());
+#endif
 }

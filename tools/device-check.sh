@@ -1,65 +1,56 @@
 #!/usr/bin/env bash
-# tools/device-check.sh: the CUDA backend's checks on a lent GPU machine, in one call
-# (docs/cuda.md). That machine has the CUDA toolkit and Python but none of the Debian
-# libraries Burrow links, so the work is split:
+# tools/device-check.sh: the CUDA backend's checks on a lent GPU machine (docs/cuda.md). That
+# machine has the CUDA toolkit and Python but none of the Debian libraries Burrow links; a
+# command there runs at most 600 s and at most 8 files come back from $OUT. So:
 #
 #   tools/device-check.sh prepare   here, no GPU needed: a CUDA build, then build/device/ with
 #                                   the binaries, every library they load that is neither
-#                                   glibc, the C++ runtime nor CUDA's (resolved by ldd), and
-#                                   the Cora zip (BURROW_DATASETS, default ../shared/datasets)
-#   tools/device-check.sh run       there (carry build/device-pack, the same packed with xz:
-#                                   the libraries alone pass the 64 MiB a call carries): writes $OUT/device-check.json,
-#                                   the logs beside it, and prints a table last
+#                                   glibc nor the C++ runtime (resolved by ldd; cudart too, not
+#                                   cuBLAS, cuSPARSE or NCCL, which are opened on first use),
+#                                   Open MPI's launcher, and the Cora zip; packed with xz into
+#                                   build/device-pack (and with gzip beside it when both fit
+#                                   the 64 MiB a call carries: the fallback where xz is missing)
+#   tools/device-check.sh smoke     there, first, at most 3 minutes: every binary starts, the
+#                                   GPU op tests under compute-sanitizer memcheck, the GPU
+#                                   sampler's equality tests, Cora sage 3 epochs on cuda with
+#                                   --sampler-device cpu, then cuda (against the CPU's losses)
+#   tools/device-check.sh full      there, second: the rest, newest code first (mini-batch
+#                                   with the GPU sampler and on 2 ranks, the staged path, the
+#                                   sampler's speed, the op tests through the plain kernel, the
+#                                   Cora comparisons model-only then with the GPU sampler, the
+#                                   R-MAT epoch, the plain copy rate), so that what a deadline
+#                                   cuts is the code that has run before
 #
-# run, in at most about 5 minutes on an H200 with 16 cores:
-#   1. the GPU op tests (tests/test_ops.c on the cuda backend), through cuSPARSE and again
-#      through the plain CSR kernel (BURROW_CUDA_AGG=kernel);
-#   2. Cora, 5 epochs, seed 7, sage / gcn / mlp mini-batch and sage full-graph, on cpu and
-#      cuda: each epoch's loss within 1e-4 relative, test accuracy within 0.5 point;
-#   3. an R-MAT scale 22 graph with 128 float32 features on local disk: `bench train` on
-#      cuda (the epoch with a 10% cache, T_mem with every row in host memory, T_io its reads
-#      alone) and the same on the cpu backend;
-#   4. the plain pinned host-to-device copy rate (torch, if present) beside the pipeline's;
-#   5. the GPU sampler: the sampler tests on the cuda backend (every batch equal to the CPU's
-#      on small graphs), then on the same R-MAT graph with fanout 15,10,5: its first 20
-#      batches against the CPU sampler's, element for element, and edges/s of the GPU (8
-#      producer threads, a stream each) and of the CPU on all the machine's cores (producer
-#      threads and OpenMP threads in one batch: the better), and their ratio (target >= 3);
-#   6. two ranks sharing the one GPU through the staged path (--comm staged, --device cuda:
-#      both ranks on cuda:0), after a 2-rank probe (when it fails, "not available" and its
-#      one-line reason): full-graph 3-layer sage on a 200k-node CSBM in 2 parts against the
-#      single process: the first epoch's loss (the distributed forward's logits) and the
-#      gradients (one SGD step with lr 1000, from the checkpoints) as normwise relative errors
-#      (target 1e-5), and the epochs with the halo exchange and the bucketed gradient
-#      all-reduce overlapped (--grad-overlap) vs --no-overlap: the fraction of the
-#      communication hidden (target >= 60%); then, when time is left, the test program
-#      tests/mpi/dist_check.c in its "gpu" mode (staged and auto, overlapped or not, bucketed
-#      or not, against the single-process CPU run: mpi::distributed_full_graph_gpu).
-#   7. mini-batch training with the GPU sampler against the CPU sampler on the R-MAT graph
-#      (--device cuda, 10% cache, 40 batches, fanout 15,10,5, --sampler-device cuda then cpu):
-#      the same batches, so the epoch's loss within 1e-4 relative, and each epoch's time; then
-#      2 CPU ranks on a 20k-node CSBM in 2 parts with --sampler-device cuda (each rank's draws
-#      on the GPU) against cpu: the same weights (checksum) and each epoch's time; then
-#      distributed mini-batch with the model on the one shared GPU (2 ranks, --device cuda
-#      --comm staged: the fetched rows and the gradients in device buffers, the draws on the
-#      GPU) against the same 2 ranks on the CPU with MPI: each epoch's loss within 1e-4
-#      relative (the sampling is the same) and the evaluation after the last epoch within 0.5
-#      point (valid and test accuracy), and each epoch's time; then, when time is left, the
-#      test program tests/mpi/distmb_check.c in its "gpu" mode (its sampling, fetch, exact-step
-#      and replica checks on the GPU, and two epochs of SGD there against the CPU's weights
-#      within 1e-4, staged and auto: mpi::minibatch_gpu).
-# Sections 5, 6 and 7 are skipped, saying so, when less time is left than they need (the whole
-# check stays under 5 minutes). mpirun there is this machine's Open MPI, carried by prepare.
-# DEVICE_CHECK_SCALE=S replaces the R-MAT scale (a dry run of the script on a CPU machine);
+# smoke and full each: one progress line per step on stderr; an overall deadline
+# (DEVICE_CHECK_DEADLINE seconds from the start; smoke 170, full 540) checked before every
+# step, which is skipped when less is left than it needs, and which bounds the step's own
+# limit; a trap that, whatever happened (a failed step, a signal), prints the table of steps
+# and packs every log into one archive. $OUT gets three files a stage:
+# device-check-STAGE.txt (the table), device-check-STAGE-logs.tar.xz (or .tar.gz, or .tar
+# where neither compressor exists) and, for full, device-check-full.json (the results of
+# tools/device-check-summary.py, whose table follows the steps'). A step's status is ok,
+# FAIL, TIMEOUT, skipped, or "no device" with the one line that says so (a CPU machine:
+# tools/device-rehearsal.sh runs both stages that way, `make device-rehearsal`).
+#
+# What full measures (targets in docs/cuda.md): the GPU op tests; Cora, 5 epochs, seed 7,
+# sage / gcn / mlp mini-batch and sage full-graph on cpu and cuda (each epoch's loss within
+# 1e-4 relative, test accuracy within 0.5 point); an R-MAT graph (scale 22, 128 float32
+# features) for `bench train` on cuda and cpu (the 10x target) and for the GPU sampler
+# (its first 20 batches against the CPU's, edges/s against the best CPU mode, target >= 3);
+# two ranks sharing the GPU through --comm staged against one process (logits, gradients,
+# hidden communication), then tests/mpi/dist_check's gpu mode; mini-batch training with the
+# GPU sampler against the CPU's, 2 CPU ranks drawing on the GPU, 2 ranks on the shared GPU
+# against 2 CPU ranks, then tests/mpi/distmb_check's gpu mode.
+# Knobs for a dry run on a CPU machine: DEVICE_CHECK_SCALE (the R-MAT scale),
 # DEVICE_CHECK_STAGED_DEVICE=cpu DEVICE_CHECK_STAGED_COMM=mpi DEVICE_CHECK_STAGED_NODES=N
-# run section 6's comparisons on the CPU path instead (a dry run of that section), and
-# DEVICE_CHECK_MB_DEVICE=cpu section 7's (the cpu backend and sampler both times; under
-# mpirun --comm staged on the CPU device, and distmb_check's gpu mode with DISTMB_DEVICE=cpu).
-set -euo pipefail
+# (section 6 on the CPU path), DEVICE_CHECK_MB_DEVICE=cpu (section 7's on the CPU device).
+set -uo pipefail
 cd "$(dirname "$0")/.."
 D=build/device
+PACK=build/device-pack
 
 prepare() {
+	set -e
 	make -j2 CUDA=1 all build/tests/burrow-tests build/tests/dist_check build/tests/distmb_check
 	rm -rf "$D"
 	mkdir -p "$D/bin" "$D/lib" "$D/data"
@@ -69,18 +60,22 @@ prepare() {
 		case "$(basename "$l")" in
 		libc.so* | libm.so* | libpthread.so* | libdl.so* | librt.so* | libresolv.so* | ld-linux* | libstdc++.so* | libgcc_s.so*) continue ;;
 		esac
-		case "$l" in /usr/local/cuda*) continue ;; esac
 		cp -L "$l" "$D/lib/"
 	done
 	carry_mpi
 	local ds=${BURROW_DATASETS:-../shared/datasets}
 	cp "$ds/ogbn-cora.zip" "$D/data/"
-	mkdir -p build/device-pack
-	tar -C build -cf - device | xz -T0 -6 >build/device-pack/device.tar.xz
-	echo "device-check: prepared $D ($(du -sh "$D" | cut -f1), packed in build/device-pack:" \
-		"$(du -sh build/device-pack | cut -f1)); carry build/device-pack and run: tools/device-check.sh run"
+	rm -rf "$PACK"
+	mkdir -p "$PACK"
+	tar -C build -cf - device | xz -T0 -6 >"$PACK/device.tar.xz"
+	tar -C build -cf - device | gzip -6 >"$PACK/device.tar.gz"
+	if [ "$(du -sm "$PACK" | cut -f1)" -gt 60 ]; then
+		rm -f "$PACK/device.tar.gz"
+		echo "device-check: no gzip fallback (with it the pack passes 60 MiB): the device needs xz or Python's lzma" >&2
+	fi
+	echo "device-check: prepared $D ($(du -sh "$D" | cut -f1), packed in $PACK: $(du -sh "$PACK" | cut -f1));" \
+		"carry $PACK and run: tools/device-check.sh smoke, then tools/device-check.sh full"
 }
-
 # Open MPI's launcher (orterun, orted), its components, help files and every library they
 # load into $D/mpi and $D/lib, so that section 6 can start ranks on a machine without it;
 # run() points Open MPI and PMIx at them (OPAL_* and PMIX_* variables).
@@ -292,63 +287,249 @@ minibatch() {
 	fi
 }
 
-run() {
-	local out=${OUT:-$PWD/build/device-out} w=${TMPDIR:-/tmp}/burrow-device-check
-	if [ ! -x "$D/bin/burrow" ] && [ -f build/device-pack/device.tar.xz ]; then
-		xz -dc build/device-pack/device.tar.xz | tar -C build -xf -
-	fi
-	mkdir -p "$out"
-	rm -rf "$w"
-	mkdir -p "$w"
-	local cuda_lib
-	cuda_lib=$(find /usr/local /opt /usr/lib -name 'libcusparse.so.12' 2>/dev/null | head -1 || true)
-	export LD_LIBRARY_PATH="$PWD/$D/lib${cuda_lib:+:$(dirname "$cuda_lib")}:$(find /usr/local /opt /usr/lib \
-		-name 'libcublas.so.13' -printf '%h:' 2>/dev/null || true)${LD_LIBRARY_PATH:-}"
-	local B="$PWD/$D/bin/burrow" T="$PWD/$D/bin/burrow-tests"
-	local j="$out/device-check.json" t_start=$SECONDS budget=${DEVICE_CHECK_BUDGET:-290}
-	{
-		echo "{"
-		echo "\"gpu\": \"$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 | head -1)\","
-		echo "\"cores\": $(nproc), \"load\": \"$(cut -d' ' -f1-3 /proc/loadavg)\","
-	} >"$j"
-	if ! "$B" --version >"$out/version.txt" 2>&1; then
-		echo "device-check: the carried burrow does not start here:" >&2
-		cat "$out/version.txt" >&2
-		ldd "$B" | grep 'not found' >&2 || true
-		echo "\"runs\": false}" >>"$j"
-		exit 1
-	fi
-	echo "\"version\": $(python3 -c 'import json,sys; print(json.dumps(sys.stdin.read().strip()))' <"$out/version.txt"),"  >>"$j"
 
-	# 1. op tests
-	local agg
-	for agg in cusparse kernel; do
-		BURROW_CUDA_AGG=$agg BURROW_BIN="$B" BURROW_BUILD="$PWD/$D" timeout 120 "$T" --filter 'ops/*' --jobs 4 \
-			>"$out/ops-$agg.txt" 2>&1 || true
+# ------------------------------------------------------------ the stages (smoke, full)
+
+# Unpack the carried folder unless it is here: xz, else Python's lzma, else the gzip copy.
+unpack() {
+	[ -x "$D/bin/burrow" ] && echo "$D is here (not unpacked again)" && return 0
+	local x="$PACK/device.tar.xz" z="$PACK/device.tar.gz"
+	if [ -f "$x" ] && command -v xz >/dev/null && xz -dc "$x" 2>/dev/null | tar -C build -xf - 2>/dev/null &&
+		[ -x "$D/bin/burrow" ]; then
+		echo "unpacked $x with xz"
+	elif [ -f "$x" ] && command -v python3 >/dev/null &&
+		python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1], "r:xz").extractall(sys.argv[2])' "$x" build 2>/dev/null &&
+		[ -x "$D/bin/burrow" ]; then
+		echo "unpacked $x with Python's lzma (no working xz)"
+	elif [ -f "$z" ] && tar -C build -xzf "$z" 2>/dev/null && [ -x "$D/bin/burrow" ]; then
+		echo "unpacked $z with gzip (no xz, no Python lzma)"
+	else
+		echo "cannot unpack: no $D, and neither $x (xz, Python's lzma) nor $z could be read"
+		return 1
+	fi
+}
+
+# The folders of the machine's cuBLAS, cuSPARSE, NCCL and cudart (toolkit, /opt, the Python
+# wheels' nvidia/*/lib), each once, for LD_LIBRARY_PATH; "name: folder" lines into $1.
+toolkit_dirs() {
+	local found=$1 roots=(/usr/local /opt /usr/lib /usr/lib64) n f dirs=""
+	if command -v python3 >/dev/null; then
+		while read -r f; do [ -d "$f" ] && roots+=("$f"); done < <(python3 -c \
+			'import site, sys; print("\n".join(site.getsitepackages() + [site.getusersitepackages()]))' 2>/dev/null)
+	fi
+	: >"$found"
+	for n in libcublas.so.13 libcusparse.so.12 libnccl.so.2 libcudart.so.13; do
+		f=$(find "${roots[@]}" -name "$n" -size +0 -not -path "$PWD/$D/*" 2>/dev/null | head -1)
+		echo "$n: ${f:-missing}" >>"$found"
+		[ -n "$f" ] && case ":$dirs:" in *":$(dirname "$f"):"*) ;; *) dirs="$dirs:$(dirname "$f")" ;; esac
 	done
+	echo "${dirs#:}"
+}
 
-	# 2. Cora, cpu against cuda
-	"$B" prep ogbn-cora --root "$D/data" --out "$w/cora" >"$out/prep.txt" 2>&1
-	local m dev mode
-	for m in sage gcn mlp sage-full; do
-		mode=""
-		[ "$m" = sage-full ] && mode="--full-graph --model sage" || mode="--model $m"
-		for dev in cpu cuda; do
-			timeout 120 "$B" train "$w/cora" $mode --epochs 5 --seed 7 --quiet --device "$dev" \
-				--log "$out/cora-$m-$dev.jsonl" >"$out/cora-$m-$dev.txt" 2>&1 || true
+NODEV_RE='no CUDA GPU on this machine|has no device here|no CUDA-capable device|CUDA driver version is insufficient|cudaErrorNoDevice|the CUDA runtime cannot start|no device \('
+
+# Run "$@" with its output in $2, killed (its process group) after $1 seconds: its status, or 124.
+run_limited() {
+	local limit=$1 log=$2 t=0
+	shift 2
+	"$@" >"$log" 2>&1 </dev/null &
+	local pid=$!
+	while kill -0 "$pid" 2>/dev/null; do
+		if [ "$t" -ge "$limit" ]; then
+			kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null
+			sleep 2
+			kill -KILL -- "-$pid" 2>/dev/null
+			wait "$pid" 2>/dev/null
+			return 124
+		fi
+		sleep 1
+		t=$((t + 1))
+	done
+	wait "$pid"
+}
+
+# One line for a step's table row from its status and logs: "STATUS<TAB>summary".
+judge() {
+	local rc=$1 log=$2 f synth nodev last
+	shift 2
+	synth=$(grep -ho 'Tested: [0-9]* | Passing: [0-9]* | Failing: [0-9]* | Crashing: [0-9]*' "$log" "$@" 2>/dev/null | tail -1)
+	nodev=$(grep -hE -m1 "$NODEV_RE" "$log" "$@" 2>/dev/null | head -1 | cut -c1-160)
+	last=$(grep -hv '^\s*$' "$log" 2>/dev/null | tail -1 | cut -c1-160)
+	local note
+	note=$(grep -h -m1 '^note: ' "$log" 2>/dev/null | cut -c7-)
+	synth="$synth${note:+ ($note)}"
+	if [ "$rc" = 124 ]; then
+		printf 'TIMEOUT\tkilled at its limit; last: %s' "$last"
+	elif [ "$rc" = 0 ] && [ -n "$synth" ] && [ -n "$nodev" ]; then
+		printf 'ok\t%s (cuda: no device: %s)' "$synth" "$nodev"
+	elif [ "$rc" = 0 ]; then
+		f=$(grep -h '^summary: ' "$log" 2>/dev/null | tail -1)
+		if [ -z "$synth$f" ] && [ -n "$nodev" ]; then printf 'no device\t%s' "$nodev"; else printf 'ok\t%s' "${synth:-${f#summary: }}"; fi
+	elif [ -n "$nodev" ]; then
+		printf 'no device\t%s' "$nodev"
+	else
+		printf 'FAIL\texit %s: %s' "$rc" "${synth:-$last}"
+	fi
+}
+
+# step NAME NEED LIMIT CMD...: CMD with its output in $LOGS/NN-NAME.log, unless fewer than
+# NEED seconds are left before the deadline; LIMIT is capped by what is left. A row in $ROWS.
+step() {
+	local name=$1 need=$2 limit=$3
+	shift 3
+	STEP_N=$((STEP_N + 1))
+	local tag="[$STAGE $STEP_N/$STEP_TOTAL] $name" log
+	log=$(printf '%s/%02d-%s.log' "$LOGS" "$STEP_N" "$name")
+	local left=$((DEADLINE - (SECONDS - T0) - 20)) # 20 s kept for the table and the archive
+	if [ "$left" -lt "$need" ]; then
+		printf '%s\tskipped\t0\tdeadline: %d s left, the step needs %d s\n' "$name" "$left" "$need" >>"$ROWS"
+		echo "device-check: $tag: skipped (deadline: $left s left, needs $need s)" >&2
+		return 0
+	fi
+	[ "$limit" -gt "$left" ] && limit=$left
+	echo "device-check: $tag: started at $((SECONDS - T0)) s (limit $limit s)" >&2
+	local t=$SECONDS rc=0 verdict
+	run_limited "$limit" "$log" "$@" || rc=$?
+	verdict=$(judge "$rc" "$log" ${STEP_FILES:-})
+	printf '%s\t%s\t%d\t%s\n' "$name" "${verdict%%	*}" $((SECONDS - t)) "${verdict#*	}" >>"$ROWS"
+	echo "device-check: $tag: ${verdict%%	*} in $((SECONDS - t)) s: ${verdict#*	}" >&2
+	STEP_FILES=""
+}
+
+# Each binary starts (no library missing): burrow --version, the test binaries' usage.
+check_start() {
+	local b out bad=0
+	"$B" --version || bad=1
+	for b in "$T" "$BIN/dist_check" "$BIN/distmb_check"; do
+		# burrow-tests --version; the MPI programs without arguments print their usage (an
+		# argument would be the folder they write their data into)
+		local arg=()
+		[ "$b" = "$T" ] && arg=(--version)
+		out=$(timeout 30 "$b" "${arg[@]}" 2>&1 </dev/null | head -20)
+		if printf '%s' "$out" | grep -qE 'error while loading shared libraries|cannot open shared object'; then
+			echo "$(basename "$b"): $out"
+			bad=1
+		fi
+	done
+	ldd "$B" "$T" "$BIN/dist_check" "$BIN/distmb_check" | grep 'not found' && bad=1
+	[ "$bad" = 0 ] && echo "summary: burrow, burrow-tests, dist_check and distmb_check start ($("$B" --version 2>&1 | head -1))"
+	return "$bad"
+}
+
+# The op tests (args: agg mode, and "memcheck" to run them under compute-sanitizer).
+ops_tests() {
+	local agg=$1 tool=${2:-} runner=()
+	if [ "$tool" = memcheck ]; then
+		local cs
+		cs=$(command -v compute-sanitizer || find /usr/local/cuda*/bin /usr/local/cuda*/compute-sanitizer /opt \
+			-name compute-sanitizer -type f 2>/dev/null | head -1)
+		if [ -n "$cs" ]; then
+			runner=("$cs" --tool memcheck --error-exitcode 9 --print-limit 20)
+		else
+			echo "note: no compute-sanitizer here: the op tests ran without memcheck"
+		fi
+	fi
+	BURROW_CUDA_AGG=$agg BURROW_BIN="$B" BURROW_BUILD="$PWD/$D" "${runner[@]}" "$T" --filter 'ops/*' --jobs 1 --verbose 2>&1 |
+		tee "$LOGS/ops-$agg.txt"
+}
+
+# Cora sage/gcn/mlp for $2 epochs on $3 (cpu, cuda: the CPU's sampler, cudags: the GPU's),
+# logged as cora-$1-$3.jsonl; with a CPU log beside it, its losses against it.
+cora_run() {
+	local m=$1 epochs=$2 dev=$3 mode=(--model "$1") sd=()
+	case "$dev" in
+	cpu) sd=(--device cpu) ;;
+	cuda) sd=(--device cuda --sampler-device cpu) ;;
+	cudags) sd=(--device cuda --sampler-device cuda) ;;
+	esac
+	[ "$m" = sage-full ] && mode=(--full-graph --model sage) && sd=("${sd[@]:0:2}") # (no sampler)
+	"$B" train "$W/cora" "${mode[@]}" --epochs "$epochs" --seed 7 --quiet "${sd[@]}" \
+		--log "$LOGS/cora-$m-$dev.jsonl" >"$LOGS/cora-$m-$dev.txt" 2>&1
+	local rc=$?
+	cat "$LOGS/cora-$m-$dev.txt"
+	[ "$rc" = 0 ] || return "$rc"
+	[ "$dev" = cpu ] && echo "summary: losses $(losses "$LOGS/cora-$m-cpu.jsonl")" && return 0
+	compare_losses "$LOGS/cora-$m-cpu.jsonl" "$LOGS/cora-$m-$dev.jsonl"
+}
+
+# Section 2: every model on cpu, then on cuda with the CPU's sampler (the model alone), then
+# sage with the GPU's sampler: 5 epochs each; one summary line of every comparison.
+cora_all() {
+	local m d rc=0 line all=""
+	for m in sage gcn mlp sage-full sage-gpu-sampler; do
+		d="cpu cuda"
+		[ "$m" = sage-gpu-sampler ] && d=cudags m=sage
+		for d in $d; do
+			line=$(cora_run "$m" 5 "$d" 2>&1) || rc=1
+			printf '%s %s:\n%s\n' "$m" "$d" "$line"
+			[ "$d" = cpu ] && continue
+			line=$(printf '%s\n' "$line" | grep -E "^summary: |$NODEV_RE" | tail -1 | sed 's/^summary: //' | cut -c1-60)
+			all="$all; $m/$d: ${line:-failed}"
 		done
 	done
+	echo "summary: ${all#; }"
+	return "$rc"
+}
 
-	# 3. R-MAT scale 22, 128 features
-	timeout 150 "$B" gen rmat "$w/r22" --scale "${DEVICE_CHECK_SCALE:-22}" --feat-dim 128 --seed 1 >"$out/gen.txt" 2>&1 || true
+losses() { grep -o '"loss": *[-0-9.e+]*' "$1" 2>/dev/null | sed 's/.*: *//' | tr '\n' ' '; }
+
+# Each epoch's loss within 1e-4 relative of the reference's, and the test accuracy within 0.5 point.
+compare_losses() {
+	command -v python3 >/dev/null || { echo "summary: no python3 to compare; losses $(losses "$2")"; return 0; }
+	python3 - "$1" "$2" <<'PYEOF'
+import json, sys
+def rows(p):
+    return [json.loads(l) for l in open(p) if l.strip()]
+a, b = rows(sys.argv[1]), rows(sys.argv[2])
+la, lb = [r["loss"] for r in a if "loss" in r and not r.get("final")], [r["loss"] for r in b if "loss" in r and not r.get("final")]
+ta = next((r.get("test_acc") for r in a if r.get("final")), None)
+tb = next((r.get("test_acc") for r in b if r.get("final")), None)
+if not la or len(la) != len(lb):
+    print("summary: %d epochs against the CPU's %d" % (len(lb), len(la)))
+    sys.exit(1)
+rel = max(abs(x - y) / max(abs(x), 1e-30) for x, y in zip(la, lb))
+dacc = abs(ta - tb) if ta is not None and tb is not None else None
+ok = rel <= 1e-4 and (dacc is None or dacc <= 0.005)
+print("summary: loss max rel %.2e vs cpu, test %s vs %s%s" % (rel, tb, ta, "" if ok else " (target 1e-4, 0.5 point)"))
+sys.exit(0 if ok else 1)
+PYEOF
+}
+
+# Section 5: the sampler tests were smoke's; here its batches and speed on the R-MAT graph.
+sampler_bench() {
+	local ncpu
+	ncpu=$(nproc)
+	timeout 60 "$B" bench sample "$W/r22" --fanout 15,10,5 --device cuda --threads 8 --single --verify 20 \
+		--seconds 3 --json >"$LOGS/sample-cuda.jsonl" 2>"$LOGS/sample-cuda.err"
+	local rc=$?
+	cat "$LOGS/sample-cuda.err"
+	timeout 30 "$B" bench sample "$W/r22" --fanout 15,10,5 --threads "$ncpu" --single --producers \
+		--seconds 3 --json >"$LOGS/sample-cpu-producers.jsonl" 2>"$LOGS/sample-cpu-producers.err"
+	timeout 30 "$B" bench sample "$W/r22" --fanout 15,10,5 --threads "$ncpu" --single --omp \
+		--seconds 3 --json >"$LOGS/sample-cpu-omp.jsonl" 2>"$LOGS/sample-cpu-omp.err"
+	return "$rc"
+}
+
+bench_train() {
+	local rc=0 dev
 	for dev in cuda cpu; do
-		timeout 120 "$B" bench train "$w/r22" --device "$dev" --cache 10% --max-batches 100 --json \
-			>"$out/bench-$dev.jsonl" 2>"$out/bench-$dev.err" || true
+		timeout 120 "$B" bench train "$W/r22" --device "$dev" --cache 10% --max-batches 100 --json \
+			>"$LOGS/bench-$dev.jsonl" 2>"$LOGS/bench-$dev.err" || rc=$?
+		cat "$LOGS/bench-$dev.err"
 	done
+	return "$rc"
+}
 
-	# 4. the plain pinned copy
-	python3 - >"$out/h2d.json" 2>"$out/h2d.err" <<'PYEOF' || true
+# Section 4: the plain pinned host-to-device copy through torch, where it is installed.
+h2d() {
+	if ! python3 -c 'import torch' 2>/dev/null; then
+		echo "summary: not measured: no torch here"
+		return 0
+	fi
+	python3 - >"$LOGS/h2d.json" <<'PYEOF'
 import json, torch
+if not torch.cuda.is_available():
+    raise SystemExit("torch sees no CUDA-capable device")
 n = 1 << 30
 h = torch.empty(n, dtype=torch.uint8, pin_memory=True)
 d = torch.empty(n, dtype=torch.uint8, device="cuda")
@@ -363,267 +544,111 @@ for _ in range(10):
 ts.sort()
 print(json.dumps({"bytes": n, "median_s": ts[5], "gb_per_s": n / ts[5] / 1e9}))
 PYEOF
+	local rc=$?
+	[ "$rc" = 0 ] && echo "summary: $(cat "$LOGS/h2d.json")"
+	return "$rc"
+}
 
-	# 5. the GPU sampler against the CPU sampler
-	local ncpu
-	ncpu=$(nproc)
-	if [ $((SECONDS - t_start)) -gt $((budget - 45)) ]; then
-		echo "skipped: $((SECONDS - t_start)) s spent of the $budget s budget" >"$out/sample-skipped.txt"
-	else
-		BURROW_BIN="$B" BURROW_BUILD="$PWD/$D" timeout 60 "$T" --filter 'sampler/backend_*' --jobs 4 \
-			>"$out/sampler-tests.txt" 2>&1 || true
-		timeout 60 "$B" bench sample "$w/r22" --fanout 15,10,5 --device cuda --threads 8 --single --verify 20 \
-			--seconds 3 --json >"$out/sample-cuda.jsonl" 2>"$out/sample-cuda.err" || true
-		timeout 30 "$B" bench sample "$w/r22" --fanout 15,10,5 --threads "$ncpu" --single --producers \
-			--seconds 3 --json >"$out/sample-cpu-producers.jsonl" 2>"$out/sample-cpu-producers.err" || true
-		timeout 30 "$B" bench sample "$w/r22" --fanout 15,10,5 --threads "$ncpu" --single --omp \
-			--seconds 3 --json >"$out/sample-cpu-omp.jsonl" 2>"$out/sample-cpu-omp.err" || true
+# Print the steps' table (stderr and $OUT), write full's results, pack every log: the trap's
+# work, whatever happened before.
+finish() {
+	local rc=$?
+	trap - EXIT INT TERM
+	local table="$OUT/device-check-$STAGE.txt" arch="$OUT/device-check-$STAGE-logs"
+	{
+		echo "== device-check $STAGE: $(date -u '+%Y-%m-%d %H:%M:%S') UTC, $((SECONDS - T0)) s of $DEADLINE s"
+		[ -s "$W/gpu.txt" ] && echo "gpu: $(cat "$W/gpu.txt")"
+		[ -s "$W/libs.txt" ] && echo "libraries: $(tr '\n' ';' <"$W/libs.txt" | sed 's/;$//; s/;/; /g')"
+		if [ -s "$ROWS" ]; then
+			awk -F'\t' '{ printf "%-22s %-9s %4ss  %s\n", $1, $2, $3, $4 }' "$ROWS"
+		else
+			echo "(no step ran)"
+		fi
+		[ "$STEP_N" -lt "$STEP_TOTAL" ] && echo "stopped after step $STEP_N of $STEP_TOTAL (exit $rc)"
+	} >"$table" 2>&1
+	if [ "$STAGE" = full ] && command -v python3 >/dev/null; then
+		timeout 60 python3 tools/device-check-summary.py "$LOGS" "$OUT/device-check-full.json" 2>>"$table" ||
+			echo "results: the summary failed (its error is in the logs)" >>"$table"
 	fi
+	cat "$table" >&2
+	cp "$table" "$LOGS/"
+	local how
+	if command -v xz >/dev/null && tar -C "$W" -cf - logs | xz -T0 -6 >"$arch.tar.xz" 2>/dev/null; then
+		how="$arch.tar.xz"
+	elif rm -f "$arch.tar.xz" && command -v gzip >/dev/null && tar -C "$W" -czf "$arch.tar.gz" logs 2>/dev/null; then
+		how="$arch.tar.gz"
+	else
+		rm -f "$arch.tar.gz"
+		tar -C "$W" -cf "$arch.tar" logs
+		how="$arch.tar"
+	fi
+	echo "device-check: $STAGE: the table in $table, every log in $how" >&2
+	exit "$rc"
+}
 
-	# 6. two ranks on the one GPU through the staged path, when this build has it
-	staged "$B" "$w" "$out" "$t_start" "$budget" || true
+# Set up a stage: the pack unpacked, the libraries' folders, the trap, the deadline.
+begin() {
+	STAGE=$1 STEP_TOTAL=$2
+	OUT=${OUT:-$PWD/build/device-out}
+	W=${TMPDIR:-/tmp}/burrow-device-check-$STAGE
+	LOGS=$W/logs ROWS=$W/rows.tsv STEP_N=0 STEP_FILES="" T0=$SECONDS
+	DEADLINE=${DEVICE_CHECK_DEADLINE:-$3}
+	rm -rf "$W"
+	mkdir -p "$OUT" "$LOGS" || exit 1
+	: >"$ROWS"
+	trap finish EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	set -m # each step's command in a process group of its own, so that a limit ends all of it
+	local u rc=0
+	u=$(unpack 2>/dev/null) || rc=$?
+	printf 'unpack\t%s\t%d\t%s\n' "$([ "$rc" = 0 ] && echo ok || echo FAIL)" $((SECONDS - T0)) "$u" >>"$ROWS"
+	echo "device-check: [$STAGE] unpack: $u" >&2
+	[ "$rc" = 0 ] || exit 1
+	BIN="$PWD/$D/bin" B="$PWD/$D/bin/burrow" T="$PWD/$D/bin/burrow-tests"
+	export LD_LIBRARY_PATH="$PWD/$D/lib:$(toolkit_dirs "$W/libs.txt")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+	if command -v nvidia-smi >/dev/null; then
+		nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 | head -1 >"$W/gpu.txt"
+	else
+		echo "no nvidia-smi on PATH" >"$W/gpu.txt"
+	fi
+	echo "$(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)" >>"$W/gpu.txt"
+}
 
-	# 7. mini-batch training: the GPU sampler against the CPU's; 2 ranks on the shared GPU
-	minibatch "$B" "$w" "$out" "$t_start" "$budget" || true
+smoke() {
+	begin smoke 7 170
+	step start 10 20 check_start
+	step ops-memcheck 30 100 ops_tests cusparse memcheck
+	step sampler-tests 15 45 env BURROW_BIN="$B" BURROW_BUILD="$PWD/$D" "$T" --filter 'sampler/backend_*' --jobs 2 --verbose
+	step cora-prep 10 40 "$B" prep ogbn-cora --root "$D/data" --out "$W/cora"
+	step cora-sage-cpu 10 40 cora_run sage 3 cpu
+	step cora-sage-cuda 10 40 cora_run sage 3 cuda
+	step cora-sage-cudags 10 40 cora_run sage 3 cudags
+}
 
-	python3 - "$out" >>"$j" <<'PYEOF'
-import json, os, re, sys
-out = sys.argv[1]
-res = {}
-def synth(p):
-    try:
-        t = open(p).read()
-    except OSError:
-        return None
-    m = re.search(r"Tested: (\d+) \| Passing: (\d+) \| Failing: (\d+) \| Crashing: (\d+)", t)
-    s = re.search(r"Skipped: (\d+)", t)
-    return {"tested": int(m[1]), "passing": int(m[2]), "failing": int(m[3]), "crashing": int(m[4]),
-            "skipped": int(s[1]) if s else None} if m else {"error": t[-400:]}
-res["ops"] = {a: synth(os.path.join(out, "ops-%s.txt" % a)) for a in ("cusparse", "kernel")}
-def log(p):
-    try:
-        rows = [json.loads(l) for l in open(p)]
-    except (OSError, ValueError):
-        return None
-    return {"loss": [r["loss"] for r in rows if "loss" in r],
-            "test": next((r.get("test_acc") for r in rows if r.get("final")), None)}
-cora = {}
-for m in ("sage", "gcn", "mlp", "sage-full"):
-    c, g = log(os.path.join(out, "cora-%s-cpu.jsonl" % m)), log(os.path.join(out, "cora-%s-cuda.jsonl" % m))
-    if not c or not g or len(c["loss"]) != 5 or len(g["loss"]) != 5:
-        cora[m] = {"ok": False, "cpu": c, "cuda": g}
-        continue
-    rel = max(abs(a - b) / max(abs(a), 1e-30) for a, b in zip(c["loss"], g["loss"]))
-    dacc = abs((c["test"] or 0) - (g["test"] or 0))
-    cora[m] = {"ok": rel <= 1e-4 and dacc <= 0.005, "max_rel_loss": rel, "test_cpu": c["test"],
-               "test_cuda": g["test"], "d_test_points": 100 * dacc}
-res["cora"] = cora
-bench = {}
-for dev in ("cuda", "cpu"):
-    try:
-        rows = [json.loads(l) for l in open(os.path.join(out, "bench-%s.jsonl" % dev))]
-        bench[dev] = next(r for r in rows if r.get("summary"))
-    except (OSError, ValueError, StopIteration):
-        bench[dev] = None
-res["bench"] = bench
-try:
-    res["h2d_plain"] = json.load(open(os.path.join(out, "h2d.json")))
-except (OSError, ValueError):
-    res["h2d_plain"] = None
-def jsonl(p):
-    try:
-        return [json.loads(l) for l in open(p) if l.strip()]
-    except (OSError, ValueError):
-        return None
-def why_not(p):
-    try:
-        t = [l for l in open(p).read().strip().splitlines() if l.strip()]
-        return t[-1] if t else "no output"
-    except OSError:
-        return "not run"
-smp = {"tests": synth(os.path.join(out, "sampler-tests.txt"))}
-if os.path.exists(os.path.join(out, "sample-skipped.txt")):
-    smp["skipped"] = open(os.path.join(out, "sample-skipped.txt")).read().strip()
-rows = jsonl(os.path.join(out, "sample-cuda.jsonl")) or []
-smp["verify"] = next((r for r in rows if "verify" in r), None)
-smp["cuda"] = next((r for r in rows if "edges_per_s" in r), None)
-if not smp["cuda"]:
-    smp["cuda_error"] = why_not(os.path.join(out, "sample-cuda.err"))
-for mode in ("producers", "omp"):
-    rows = jsonl(os.path.join(out, "sample-cpu-%s.jsonl" % mode)) or []
-    smp["cpu_" + mode] = next((r for r in rows if "edges_per_s" in r), None)
-cpus = [smp[k] for k in ("cpu_producers", "cpu_omp") if smp[k]]
-smp["cpu_best"] = max(cpus, key=lambda r: r["edges_per_s"]) if cpus else None
-if smp["cuda"] and smp["cpu_best"]:
-    smp["ratio"] = smp["cuda"]["edges_per_s"] / smp["cpu_best"]["edges_per_s"]
-    smp["ok"] = smp["ratio"] >= 3 and bool(smp["verify"] and smp["verify"]["equal"])
-res["sampler"] = smp
-try:
-    res["staged"] = json.load(open(os.path.join(out, "staged.json")))
-except (OSError, ValueError):
-    res["staged"] = {"available": False, "why": why_not(os.path.join(out, "staged-why.txt"))}
-def why_lines(p, key):
-    try:
-        return [l.split(": ", 1)[1] for l in open(p).read().splitlines() if l.split(":")[0].split(" ")[0] == key]
-    except OSError:
-        return []
-mb = {}
-ep = {}
-for s in ("cuda", "cpu"):
-    rows = [r for r in (jsonl(os.path.join(out, "mb-sampler-%s.jsonl" % s)) or []) if not r.get("final")]
-    ep[s] = rows[0] if rows else None
-if ep["cuda"] and ep["cpu"]:
-    rel = abs(ep["cuda"]["loss"] - ep["cpu"]["loss"]) / max(abs(ep["cpu"]["loss"]), 1e-30)
-    mb["single"] = {"loss_rel": rel, "ok": rel <= 1e-4, "batches": ep["cuda"]["batches"],
-                    "epoch_s": {s: ep[s]["epoch_s"] for s in ep}, "sample_s": {s: ep[s]["sample_s"] for s in ep}}
-else:
-    mb["single"] = {"ok": False, "why": why_lines(os.path.join(out, "mb-why.txt"), "single") or ["not run"]}
-dev = os.environ.get("DEVICE_CHECK_MB_DEVICE", "cuda")
-dg = [r for r in (jsonl(os.path.join(out, "mb-dist-%s.jsonl" % dev)) or []) if not r.get("final")]
-dc = [r for r in (jsonl(os.path.join(out, "mb-dist-cpu-mpi.jsonl")) or []) if not r.get("final")]
-def final(p):
-    return next((r for r in (jsonl(p) or []) if r.get("final")), None)
-if dg and dc and len(dg) == len(dc):
-    rel = max(abs(a["loss"] - b["loss"]) / max(abs(b["loss"]), 1e-30) for a, b in zip(dg, dc))
-    fg, fc = final(os.path.join(out, "mb-dist-%s.jsonl" % dev)), final(os.path.join(out, "mb-dist-cpu-mpi.jsonl"))
-    acc = {}
-    for k in ("valid_acc", "test_acc"):
-        a, b = (fg or {}).get(k), (fc or {}).get(k)
-        acc[k] = {"gpu": a, "cpu": b, "d_points": 100 * abs(a - b) if a is not None and b is not None and a >= 0 and b >= 0 else None}
-    acc_ok = all(v["d_points"] is not None and v["d_points"] <= 0.5 for v in acc.values())
-    mb["dist"] = {"available": True, "device": dev, "loss_rel": rel, "acc": acc, "ok": rel <= 1e-4 and acc_ok,
-                  "loss_ok": rel <= 1e-4, "acc_ok": acc_ok,
-                  "epoch_s": {"staged": [r["epoch_s"] for r in dg], "cpu_mpi": [r["epoch_s"] for r in dc]},
-                  "comm_s": [r.get("comm_s") for r in dg], "exposed_comm_s": [r.get("exposed_comm_s") for r in dg]}
-else:
-    mb["dist"] = {"available": False, "why": (why_lines(os.path.join(out, "mb-why.txt"), "dist") or ["not run"])[-1]}
-def checksum(p):
-    try:
-        m = re.search(r"checksum ([0-9a-f]{16})", open(p).read())
-        return m[1] if m else None
-    except OSError:
-        return None
-dr = {s: [r for r in (jsonl(os.path.join(out, "mb-draws-%s.jsonl" % s)) or []) if not r.get("final")] for s in ("cuda", "cpu")}
-ck = {s: checksum(os.path.join(out, "mb-draws-%s.txt" % s)) for s in ("cuda", "cpu")}
-if dr["cuda"] and dr["cpu"] and ck["cuda"] and ck["cpu"]:
-    mb["draws"] = {"ok": ck["cuda"] == ck["cpu"], "checksum": ck, "epoch_s": {s: [r["epoch_s"] for r in dr[s]] for s in dr}}
-else:
-    mb["draws"] = {"ok": False, "why": "; ".join(why_lines(os.path.join(out, "mb-why.txt"), "draws")
-                                                 + why_lines(os.path.join(out, "mb-why.txt"), "dist")) or "not run"}
-try:
-    t = open(os.path.join(out, "mb-distmb-check.txt")).read().splitlines()
-    mb["distmb_check"] = {"exit": t[-1] if t else "no output",
-                          "skip": next((l for l in t if l.startswith("[SKIP]")), None),
-                          "gpu": [l for l in t if l.startswith("distmb-check: gpu:")],
-                          "last": next((l for l in reversed(t) if not l.startswith("exit")), "")}
-except OSError:
-    mb["distmb_check"] = None
-res["minibatch"] = mb
-print('"results": ' + json.dumps(res, indent=1) + "}")
-
-# the table, last
-print("\n== device-check", file=sys.stderr)
-for a, s in res["ops"].items():
-    print("ops (%-8s) %s" % (a, s if s is None or "error" in s else
-          "%d/%d passing, %d failing, %d crashing, %s skipped" % (s["passing"], s["tested"], s["failing"], s["crashing"], s["skipped"])), file=sys.stderr)
-for m, c in cora.items():
-    if "max_rel_loss" in c:
-        print("cora %-9s loss max rel %.2e  test cpu %.4f cuda %.4f  %s" % (m, c["max_rel_loss"], c["test_cpu"], c["test_cuda"],
-              "ok" if c["ok"] else "FAIL"), file=sys.stderr)
-    else:
-        why = ""
-        for dev in ("cuda", "cpu"):
-            try:
-                t = open(os.path.join(out, "cora-%s-%s.txt" % (m, dev))).read().strip().splitlines()
-                why = why or (dev + ": " + t[-1] if t and "burrow:" in t[-1] else "")
-            except OSError:
-                pass
-        print("cora %-9s FAIL (no complete logs) %s" % (m, why), file=sys.stderr)
-for dev, b in bench.items():
-    print("r22 bench train %-4s %s" % (dev, "epoch %.3f s  T_mem %.3f s  T_io %.3f s  epoch/max %.3f" % (b["epoch_s"], b["t_mem"], b["t_io"], b["ratio"]) if b else "no result"), file=sys.stderr)
-if bench.get("cuda") and bench.get("cpu"):
-    print("r22 cpu epoch / cuda epoch  %.1fx" % (bench["cpu"]["epoch_s"] / bench["cuda"]["epoch_s"]), file=sys.stderr)
-h = res["h2d_plain"]
-print("h2d plain pinned copy %s (the pipeline's own rate is not instrumented yet)" % ("%.1f GB/s" % h["gb_per_s"] if h else "no result"), file=sys.stderr)
-t = smp["tests"]
-if "skipped" in smp:
-    print("sampler: %s" % smp["skipped"], file=sys.stderr)
-print("sampler tests (cuda vs cpu) %s" % (t if t is None or "error" in t else "%d/%d passing, %d failing, %d crashing, %s skipped"
-      % (t["passing"], t["tested"], t["failing"], t["crashing"], t["skipped"])), file=sys.stderr)
-v = smp["verify"]
-print("r22 sampler batches cuda = cpu  %s" % (("%s (%d batches compared%s)" % ("equal" if v["equal"] else "DIFFER", v["compared"],
-      "" if v["equal"] else ": " + v["difference"])) if v else "no device (" + smp.get("cuda_error", "not run") + ")"), file=sys.stderr)
-def eps(r):
-    return "%.1f M edges/s (%.1f batches/s, %d %s)" % (r["edges_per_s"] / 1e6, r["batches_per_s"], r["threads"],
-           "producers" if r["mode"] == "producers" else "OpenMP threads")
-print("r22 sampler cuda  %s" % (eps(smp["cuda"]) if smp["cuda"] else "no device (" + smp.get("cuda_error", "not run") + ")"), file=sys.stderr)
-for mode in ("producers", "omp"):
-    r = smp["cpu_" + mode]
-    print("r22 sampler cpu   %s" % (eps(r) if r else "no result"), file=sys.stderr)
-if "ratio" in smp:
-    print("r22 sampler cuda / best cpu  %.2fx (target >= 3)  %s" % (smp["ratio"], "ok" if smp["ok"] else "FAIL"), file=sys.stderr)
-else:
-    print("r22 sampler cuda / best cpu  no device", file=sys.stderr)
-st = res["staged"]
-if not st.get("available"):
-    print("staged 2 ranks, 1 GPU: not available (%s)" % st.get("why", ""), file=sys.stderr)
-else:
-    for k, label in (("loss_rel", "first-epoch loss (logits)"), ("grad_rel", "gradients")):
-        x = st.get(k)
-        print("%s 2 ranks (%s) vs 1 process: %s normwise rel %s  %s" % (st["comm"], st["device"], label, "%.2e" % x if x is not None else "no result",
-              "ok" if x is not None and x <= 1e-5 else "FAIL"), file=sys.stderr)
-    hf = st.get("hidden_fraction")
-    print("%s overlap: epoch %s s vs --no-overlap %s s, communication %s s: hidden %s (target >= 60%%)" % (
-          st["comm"], st.get("epoch_overlap"), st.get("epoch_serial"), st.get("comm_serial"),
-          "%.0f%%" % (100 * hf) if hf is not None else "no result"), file=sys.stderr)
-    dc = st.get("dist_check")
-    if not dc:
-        print("dist_check gpu (2 ranks): not run (no time left, or not carried)", file=sys.stderr)
-    else:
-        print("dist_check gpu (2 ranks): %s, %d variants match the single process%s%s" % (dc["exit"], len(dc["passed"]),
-              ", " + dc["skip"] if dc["skip"] else "", "" if dc["exit"] == "exit 0" else ": " + dc["last"]), file=sys.stderr)
-m1 = mb["single"]
-if "loss_rel" in m1:
-    print("r22 mini-batch --sampler-device cuda vs cpu: loss rel %.2e  %s; epoch %.3f s vs %.3f s (sample_s %.3f vs %.3f, %d batches)" % (
-          m1["loss_rel"], "ok" if m1["ok"] else "FAIL", m1["epoch_s"]["cuda"], m1["epoch_s"]["cpu"], m1["sample_s"]["cuda"],
-          m1["sample_s"]["cpu"], m1["batches"]), file=sys.stderr)
-else:
-    print("r22 mini-batch --sampler-device cuda vs cpu: no result (%s)" % "; ".join(m1["why"]), file=sys.stderr)
-m3 = mb["draws"]
-if "checksum" in m3:
-    print("mini-batch 2 cpu ranks, draws --sampler-device cuda vs cpu: weights %s; epochs %s s vs %s s" % (
-          "equal" if m3["ok"] else "DIFFER (%s vs %s)" % (m3["checksum"]["cuda"], m3["checksum"]["cpu"]),
-          ", ".join("%.3f" % x for x in m3["epoch_s"]["cuda"]), ", ".join("%.3f" % x for x in m3["epoch_s"]["cpu"])),
-          file=sys.stderr)
-else:
-    print("mini-batch 2 cpu ranks, draws on the GPU: no result (%s)" % m3["why"], file=sys.stderr)
-m2 = mb["dist"]
-if m2.get("available"):
-    print("mini-batch 2 ranks staged (%s) vs 2 cpu ranks (mpi): loss max rel %.2e (target 1e-4)  %s; epochs %s s vs %s s" % (
-          m2["device"], m2["loss_rel"], "ok" if m2["loss_ok"] else "FAIL", ", ".join("%.3f" % x for x in m2["epoch_s"]["staged"]),
-          ", ".join("%.3f" % x for x in m2["epoch_s"]["cpu_mpi"])), file=sys.stderr)
-    print("mini-batch 2 ranks staged (%s) vs 2 cpu ranks (mpi): %s (target 0.5 point)  %s" % (m2["device"], ", ".join(
-          "%s %s vs %s" % (k, "%.4f" % v["gpu"] if v["gpu"] is not None else "none", "%.4f" % v["cpu"] if v["cpu"] is not None else "none")
-          for k, v in m2["acc"].items()), "ok" if m2["acc_ok"] else "FAIL"), file=sys.stderr)
-else:
-    print("mini-batch 2 ranks staged on the GPU: not available (%s)" % m2["why"], file=sys.stderr)
-dm = mb["distmb_check"]
-if not dm:
-    print("distmb_check gpu (2 ranks): not run (no time left, or not carried)", file=sys.stderr)
-else:
-    print("distmb_check gpu (2 ranks): %s, %d gpu lines%s%s" % (dm["exit"], len(dm["gpu"]), ", " + dm["skip"] if dm["skip"] else "",
-          "" if dm["exit"] == "exit 0" else ": " + dm["last"]), file=sys.stderr)
-    for l in dm["gpu"]:
-        print("  " + l, file=sys.stderr)
-PYEOF
-	python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$j" && echo "device-check: wrote $j" >&2
+full() {
+	begin full 11 540
+	step start 10 20 check_start
+	step cora-prep 10 40 "$B" prep ogbn-cora --root "$D/data" --out "$W/cora"
+	step gen-rmat 20 150 "$B" gen rmat "$W/r22" --scale "${DEVICE_CHECK_SCALE:-22}" --feat-dim 128 --seed 1
+	STEP_FILES="$LOGS/mb-why.txt"
+	step minibatch 50 200 minibatch "$B" "$W" "$LOGS" "$T0" "$DEADLINE"
+	STEP_FILES="$LOGS/staged-why.txt"
+	step staged 60 200 staged "$B" "$W" "$LOGS" "$T0" "$DEADLINE"
+	step sampler-bench 30 130 sampler_bench
+	step ops-kernel 20 90 ops_tests kernel
+	step cora 30 150 cora_all
+	step bench-train 60 250 bench_train
+	step h2d 20 40 h2d
+	step ops-cusparse 20 90 ops_tests cusparse
 }
 
 case "${1:-}" in
 prepare) prepare ;;
-run) run ;;
+smoke) smoke ;;
+full | run) full ;;
 *)
-	echo "usage: tools/device-check.sh prepare|run (see the comment at its top, and docs/cuda.md)" >&2
+	echo "usage: tools/device-check.sh prepare|smoke|full (see the comment at its top, and docs/cuda.md)" >&2
 	exit 2
 	;;
 esac

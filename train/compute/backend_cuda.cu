@@ -31,6 +31,7 @@ extern "C" {
 #include "backend_impl.h"
 #include "rowwise.h"
 }
+#include "kernels.h"
 
 /* ------------------------------------------------------------ errors */
 
@@ -337,8 +338,12 @@ typedef struct cuda_ctx {
 	size_t work_cap;
 	int32_t *off;           /* a row range's offsets, rebased to 0 */
 	size_t off_cap;
+	int32_t *idx;           /* a row range's column indices, copied to aligned storage */
+	size_t idx_cap;
 	float *val;             /* a row range's edge values */
 	size_t val_cap;
+	float *xa, *ya;         /* the dense input and output, where theirs are not 16-byte aligned */
+	size_t xa_cap, ya_cap;
 	void *acc;              /* reductions' accumulators */
 	size_t acc_cap;
 } cuda_ctx;
@@ -362,11 +367,14 @@ static int scratch(const bw_backend *be, void **p, size_t *cap, size_t bytes)
 }
 
 /* Threads and blocks for n independent items (a grid-stride loop covers any n). */
-#define THREADS 256
-static unsigned grid_for(int64_t n)
+#define THREADS BW_K_THREADS
+static unsigned grid_for(int64_t n) { return bw_k_grid_for(n); }
+
+/* This thread's place in the grid, for kernels.h's per-thread work. */
+static __device__ __forceinline__ bw_kthread this_thread(void)
 {
-	const int64_t b = (n + THREADS - 1) / THREADS;
-	return (unsigned)(b < 1 ? 1 : b > 65535 * 8 ? 65535 * 8 : b);
+	bw_kthread t = {blockIdx.x, gridDim.x, threadIdx.x, blockDim.x};
+	return t;
 }
 
 #define FOR_EACH(i, n) for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (n); i += (int64_t)blockDim.x * gridDim.x)
@@ -401,78 +409,51 @@ static int cuda_gemm(const bw_backend *be, bool ta, bool tb, int64_t m, int64_t 
 
 /* ------------------------------------------------------------ aggregation */
 
-/* The weight of edge e of row i in a walk over rows (forward: i a destination, col[e] a
- * source; transposed: i a source, col[e] a destination), as the CPU weighs it. */
-__device__ __forceinline__ float edge_weight(bw_agg mode, bool transposed, const int64_t *ip, const float *dn,
-					     const float *sn, int64_t i, int64_t j)
-{
-	const int64_t dst = transposed ? j : i, src = transposed ? i : j;
-	if (mode == BW_AGG_MEAN) {
-		const int64_t deg = ip[dst + 1] - ip[dst];
-		return deg > 1 ? 1.0f / (float)deg : 1.0f;
-	}
-	if (mode == BW_AGG_GCN)
-		return dn[dst] * sn[src];
-	return 1.0f;
-}
-
-/* off[t] = rp[r0 + t] - e0 for t in [0, n], and each edge's weight. */
+/* The kernels' per-thread work is kernels.h's (tested on the host: tests/test_kernels.c). */
 __global__ void k_csr_values(bw_agg mode, bool transposed, const int64_t *rp, const int32_t *col, int64_t r0,
 			     int64_t n, int64_t e0, const int64_t *ip, const float *dn, const float *sn, int32_t *off,
-			     float *val)
+			     int32_t *idx, float *val)
 {
-	FOR_EACH(t, n + 1)
-	{
-		const int64_t i = r0 + t;
-		off[t] = (int32_t)(rp[i] - e0);
-		if (t == n)
-			continue;
-		for (int64_t e = rp[i]; e < rp[i + 1]; e++)
-			val[e - e0] = edge_weight(mode, transposed, ip, dn, sn, i, col[e]);
-	}
+	bw_k_csr_values(this_thread(), mode, transposed, rp, col, r0, n, e0, ip, dn, sn, off, idx, val);
 }
 
-/* GCN's self term, written (the aggregation then adds): out[i] = dn[i] sn[i] x[i] for the
- * rows below `self_rows`, 0 for the others. Rows [r0, r0 + n). */
 __global__ void k_self_term(const float *x, int64_t dim, int64_t r0, int64_t n, int64_t self_rows, const float *dn,
 			    const float *sn, float *out)
 {
-	FOR_EACH(t, n * dim)
-	{
-		const int64_t i = r0 + t / dim, c = t % dim;
-		out[i * dim + c] = i < self_rows ? (dn[i] * sn[i]) * x[i * dim + c] : 0.0f;
-	}
+	bw_k_self_term(this_thread(), x, dim, r0, n, self_rows, dn, sn, out);
 }
 
-/* The plain CSR kernel: a warp per row, lanes over columns, edges in order (the CPU's
- * order of additions). mode_whole: sum, then scale once (the CPU's whole-row MEAN). */
 __global__ void k_csr_rows(bw_agg mode, bool transposed, bool whole, const int64_t *rp, const int32_t *col,
 			   int64_t r0, int64_t n, const int64_t *ip, const float *dn, const float *sn, const float *x,
 			   int64_t dim, bool add, float *out)
 {
-	const int lane = threadIdx.x % 32;
-	const int64_t warps = (int64_t)gridDim.x * (blockDim.x / 32);
-	for (int64_t t = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) / 32; t < n; t += warps) {
-		const int64_t i = r0 + t;
-		const int64_t e0 = rp[i], e1 = rp[i + 1];
-		float scale = 1.0f;
-		if (whole && mode == BW_AGG_MEAN) {
-			const int64_t deg = ip[i + 1] - ip[i];
-			scale = deg > 1 ? 1.0f / (float)deg : 1.0f;
-		}
-		for (int64_t c = lane; c < dim; c += 32) {
-			float acc = add ? out[i * dim + c] : 0.0f;
-			for (int64_t e = e0; e < e1; e++) {
-				const int64_t j = col[e];
-				const float v = x[j * dim + c];
-				if (whole && mode != BW_AGG_GCN)
-					acc += v;
-				else
-					acc += edge_weight(mode, transposed, ip, dn, sn, i, j) * v;
-			}
-			out[i * dim + c] = whole && mode == BW_AGG_MEAN && scale != 1.0f ? acc * scale : acc;
-		}
-	}
+	bw_k_csr_rows(this_thread(), mode, transposed, whole, rp, col, r0, n, ip, dn, sn, x, dim, add, out);
+}
+
+/* cuSPARSE's documented requirement is alignment to the element type (4 bytes), but cuSPARSE
+ * 12's SpMV and SpMM use vector loads and stores and fault with "misaligned address" (a
+ * sticky error that ends the context) on a dense array not aligned to 16 bytes: kokkos-kernels
+ * #1889 and #2746 (cuSPARSE 12 wants the output 16-byte aligned for every scalar type),
+ * Trilinos #11926, mfem #4065 ("Warp Misaligned Address" inside SpMV). So every array handed
+ * to it starts on 16 bytes: the range's offsets, columns and values are written to scratch
+ * (cudaMalloc: 256-byte aligned) from index 0, and a dense array that is not aligned (a row
+ * range out + r0 * dim, a view) goes through scratch, copied in where its contents are read
+ * (keep) and back after the product. */
+static bool aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
+
+/* *p, or n floats of aligned scratch *buf holding them (copied when keep). */
+static int aligned_dense(const bw_backend *be, const float **p, float **buf, size_t *cap, int64_t n, bool keep)
+{
+	if (aligned16(*p))
+		return 0;
+	int st = scratch(be, (void **)buf, cap, (size_t)n * sizeof(float));
+	if (st)
+		return st;
+	if (keep)
+		CU("cuda: aggregate", cudaMemcpyAsync(*buf, *p, (size_t)n * sizeof(float), cudaMemcpyDeviceToDevice,
+						      ctx_of(be)->s));
+	*p = *buf;
+	return 0;
 }
 
 /* out rows [r0, r1) (+)= the weighted CSR rp / col (rows of the walk; hp its host copy) times
@@ -499,21 +480,27 @@ static int spmm_rows(const bw_backend *be, bw_agg mode, bool transposed, bool wh
 	}
 	int st;
 	if ((st = scratch(be, (void **)&cx->off, &cx->off_cap, (size_t)(n + 1) * sizeof(int32_t))) ||
+	    (st = scratch(be, (void **)&cx->idx, &cx->idx_cap, (size_t)nnz * sizeof(int32_t))) ||
 	    (st = scratch(be, (void **)&cx->val, &cx->val_cap, (size_t)nnz * sizeof(float))))
 		return st;
 	k_csr_values<<<grid_for(n + 1), THREADS, 0, cx->s>>>(mode, transposed, rp, col, r0, n, e0, d->indptr,
-							      d->dst_norm, d->src_norm, cx->off, cx->val);
+							      d->dst_norm, d->src_norm, cx->off, cx->idx, cx->val);
 	LAUNCHED("cuda: aggregate");
+	const float *xs = x;
+	float *ys = out + r0 * dim;
+	if ((st = aligned_dense(be, &xs, &cx->xa, &cx->xa_cap, nx * dim, true)) ||
+	    (st = aligned_dense(be, (const float **)&ys, &cx->ya, &cx->ya_cap, n * dim, beta != 0.0f)))
+		return st;
 	cusparseSpMatDescr_t A = NULL;
 	cusparseDnMatDescr_t X = NULL, Y = NULL;
 	const float alpha = 1.0f;
 	size_t need = 0;
-	cusparseStatus_t s = sparse_api.create_csr(&A, n, nx, nnz, cx->off, (void *)(col + e0), cx->val, CUSPARSE_INDEX_32I,
+	cusparseStatus_t s = sparse_api.create_csr(&A, n, nx, nnz, cx->off, cx->idx, cx->val, CUSPARSE_INDEX_32I,
 					       CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F);
 	if (s == CUSPARSE_STATUS_SUCCESS)
-		s = sparse_api.create_dn(&X, nx, dim, dim, (void *)x, CUDA_R_32F, CUSPARSE_ORDER_ROW);
+		s = sparse_api.create_dn(&X, nx, dim, dim, (void *)xs, CUDA_R_32F, CUSPARSE_ORDER_ROW);
 	if (s == CUSPARSE_STATUS_SUCCESS)
-		s = sparse_api.create_dn(&Y, n, dim, dim, out + r0 * dim, CUDA_R_32F, CUSPARSE_ORDER_ROW);
+		s = sparse_api.create_dn(&Y, n, dim, dim, ys, CUDA_R_32F, CUSPARSE_ORDER_ROW);
 	if (s == CUSPARSE_STATUS_SUCCESS)
 		s = sparse_api.spmm_size(cx->sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
 					    &alpha, A, X, &beta, Y, CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT, &need);
@@ -533,6 +520,9 @@ static int spmm_rows(const bw_backend *be, bw_agg mode, bool transposed, bool wh
 	if (s != CUSPARSE_STATUS_SUCCESS)
 		return bw_err(BURROW_E_CUDA, "cuda: aggregate: cuSPARSE SpMM of %lld rows, %lld edges: %s", (long long)n,
 			      (long long)nnz, sparse_api.error_string(s));
+	if (ys != out + r0 * dim) /* the rows back from the aligned scratch */
+		CU("cuda: aggregate", cudaMemcpyAsync(out + r0 * dim, ys, (size_t)(n * dim) * sizeof(float),
+						      cudaMemcpyDeviceToDevice, cx->s));
 	return 0;
 }
 
@@ -707,73 +697,26 @@ static int cuda_scale(const bw_backend *be, int64_t n, float alpha, float *x)
 
 /* ------------------------------------------------------------ loss and argmax */
 
-/* The loss's accumulators on the device, beside the result. */
-typedef struct loss_acc {
-	unsigned long long first_bad; /* the first bad entry of the selection (ULLONG_MAX: none) */
-	unsigned long long bad, counted, correct;
-	double sum;
-} loss_acc;
+typedef bw_loss_acc loss_acc;
 
-__global__ void k_loss_init(loss_acc *a)
-{
-	a->first_bad = ~0ull;
-	a->bad = a->counted = a->correct = 0;
-	a->sum = 0.0;
-}
+__global__ void k_loss_init(loss_acc *a) { bw_k_loss_init(a); }
 
 __global__ void k_loss_check(const int32_t *labels, const int64_t *sel, int64_t n, int64_t rows, int64_t classes,
 			     loss_acc *a)
 {
-	FOR_EACH(k, n)
-	{
-		const int64_t r = sel ? sel[k] : k;
-		if (r < 0 || r >= rows || labels[r] >= classes) {
-			atomicAdd(&a->bad, 1ull);
-			atomicMin(&a->first_bad, (unsigned long long)k);
-		} else if (labels[r] >= 0) {
-			atomicAdd(&a->counted, 1ull);
-		}
-	}
+	bw_k_loss_check(this_thread(), labels, sel, n, rows, classes, a);
 }
 
-/* A thread per selected row, in double as on the CPU. */
 __global__ void k_loss_rows(const float *logits, int64_t classes, const int32_t *labels, const int64_t *sel,
 			    int64_t n, float *grad, loss_acc *a)
 {
-	if (a->bad)
-		return;
-	const double inv = a->counted ? 1.0 / (double)a->counted : 0.0;
-	FOR_EACH(k, n)
-	{
-		const int64_t r = sel ? sel[k] : k;
-		const int32_t y = labels[r];
-		if (y < 0)
-			continue;
-		bool hit;
-		atomicAdd(&a->sum, bw_xent_row(logits + r * classes, classes, y, inv, grad ? grad + r * classes : NULL, &hit));
-		if (hit)
-			atomicAdd(&a->correct, 1ull);
-	}
+	bw_k_loss_rows(this_thread(), logits, classes, labels, sel, n, grad, a);
 }
 
 __global__ void k_loss_final(const loss_acc *a, const int32_t *labels, const int64_t *sel, int64_t rows,
 			     int64_t classes, bw_loss *out)
 {
-	bw_loss o = {};
-	o.rows = rows;
-	o.classes = classes;
-	o.bad = (int64_t)a->bad;
-	if (a->bad) {
-		const int64_t k = (int64_t)a->first_bad, r = sel ? sel[k] : k;
-		o.bad_is_row = r < 0 || r >= rows;
-		o.bad_row = o.bad_is_row ? k : r;
-		o.bad_value = o.bad_is_row ? r : labels[r];
-	} else {
-		o.counted = (int64_t)a->counted;
-		o.correct = (int64_t)a->correct;
-		o.loss = a->counted ? a->sum * (1.0 / (double)a->counted) : 0.0;
-	}
-	*out = o;
+	bw_k_loss_final(a, labels, sel, rows, classes, out);
 }
 
 static int cuda_nll_loss(const bw_backend *be, const float *logits, int64_t rows, int64_t classes,
@@ -809,42 +752,23 @@ static int cuda_argmax(const bw_backend *be, const float *x, int64_t rows, int64
 
 /* ------------------------------------------------------------ optimizers */
 
-__global__ void k_adam(float *p, const float *g, float *m, float *v, int64_t n, float b1, float b2, float wd,
-		       float eps, float step_size, float rbc2, float decay, bool decoupled)
+__global__ void k_adam(float *p, const float *g, float *m, float *v, int64_t n, bw_adam_k a)
 {
-	FOR_EACH(i, n)
-	{
-		const float gi = decoupled ? g[i] : g[i] + wd * p[i];
-		m[i] = b1 * m[i] + (1.0f - b1) * gi;
-		v[i] = b2 * v[i] + (1.0f - b2) * gi * gi;
-		p[i] = p[i] * decay - step_size * m[i] / (sqrtf(v[i]) * rbc2 + eps);
-	}
+	bw_k_adam(this_thread(), p, g, m, v, n, a);
 }
 
 /* The scalars as the CPU computes them (in double, then rounded), the update per element. */
 static int cuda_adam(const bw_backend *be, float *p, const float *g, float *m, float *v, int64_t n,
 		     const bw_adam_args *a)
 {
-	const double bc1 = 1.0 - pow(a->beta1, (double)a->step), bc2 = 1.0 - pow(a->beta2, (double)a->step);
-	const float step_size = (float)(a->lr / bc1), rbc2 = (float)(1.0 / sqrt(bc2));
-	const float decay = a->decoupled ? 1.0f - a->lr * a->weight_decay : 1.0f;
-	k_adam<<<grid_for(n), THREADS, 0, ctx_of(be)->s>>>(p, g, m, v, n, a->beta1, a->beta2, a->weight_decay, a->eps,
-							   step_size, rbc2, decay, a->decoupled);
+	k_adam<<<grid_for(n), THREADS, 0, ctx_of(be)->s>>>(p, g, m, v, n, bw_k_adam_scalars(a));
 	LAUNCHED("cuda: adam");
 	return 0;
 }
 
 __global__ void k_sgd(float *p, const float *g, float *mom, int64_t n, float lr, float momentum, float wd)
 {
-	FOR_EACH(i, n)
-	{
-		float d = g[i] + wd * p[i];
-		if (mom) {
-			mom[i] = momentum * mom[i] + d;
-			d = mom[i];
-		}
-		p[i] -= lr * d;
-	}
+	bw_k_sgd(this_thread(), p, g, mom, n, lr, momentum, wd);
 }
 
 static int cuda_sgd(const bw_backend *be, float *p, const float *g, float *mom, int64_t n, float lr, float momentum,
@@ -951,7 +875,10 @@ static void cuda_release(bw_backend *be)
 			sparse_api.destroy(cx->sparse);
 		(void)cudaFree(cx->work);
 		(void)cudaFree(cx->off);
+		(void)cudaFree(cx->idx);
 		(void)cudaFree(cx->val);
+		(void)cudaFree(cx->xa);
+		(void)cudaFree(cx->ya);
 		(void)cudaFree(cx->acc);
 		bw_free(cx);
 	}

@@ -165,6 +165,10 @@ int bw_comm_staged_open(bw_comm **out, bw_comm *host, const bw_device *dev);
  * ncclUniqueId (comm_nccl.cu; CUDA builds only, called from comm.c's registry). Collective:
  * every rank returns the same status. */
 int bw_comm_nccl_open(bw_comm **out, bw_comm *host, const bw_device *dev);
+/* Open NCCL (dlopen; comm_nccl.cu, CUDA builds only): soname NULL, the toolkit's
+ * libnccl.so.<major> once per process (the first NCCL communicator does), else that library
+ * (tests). 0, or BURROW_E_UNSUPPORTED in one line naming what is missing. */
+int bw_comm_nccl_load(const char *soname);
 /* Whether this build has NCCL (the registry's answer). */
 bool bw_comm_has_nccl(void);
 

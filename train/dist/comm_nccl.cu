@@ -1,18 +1,87 @@
 /* comm_nccl.cu: the communication layer's NCCL implementation on device buffers (CUDA builds):
  * one GPU per rank, rank 0's ncclUniqueId shared through the MPI communicator c->host,
  * collectives and grouped ncclSend / ncclRecv on a communication stream of the device layer;
- * BW_NCCL turns an ncclResult_t into BURROW_E_CUDA with ncclGetErrorString's text. */
+ * BW_NCCL turns an ncclResult_t into BURROW_E_CUDA with ncclGetErrorString's text. NCCL is
+ * opened (dlopen) by the first NCCL communicator, not linked, as cuBLAS and cuSPARSE are. */
 #include <nccl.h>
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
 
 extern "C" {
 #include "comm.h"
 }
 
+/* ------------------------------------------------------------ the library */
+
+/* libnccl is a load-time dependency of nothing: a binary starts on a machine whose toolkit
+ * keeps NCCL elsewhere or not at all (the CUDA 13 wheels put it in nvidia/nccl/lib), and
+ * --comm nccl says in one line that it is missing. The entry points used, each typed as
+ * nccl.h declares it, called as nccl.Name (BW_NCCL's message names them ncclName). */
+#define NCCL_STR2(x) #x
+#define NCCL_STR(x) NCCL_STR2(x)
+#define NCCL_SONAME "libnccl.so." NCCL_STR(NCCL_MAJOR)
+#define NCCL_ENTRY(name) decltype(&nccl##name) name;
+#define NCCL_ENTRIES(X)                                                                                    \
+	X(GetErrorString) X(GetUniqueId) X(CommInitRank) X(CommSplit) X(CommDestroy) X(AllReduce) X(Broadcast) \
+	X(GroupStart) X(GroupEnd) X(Send) X(Recv)
+static struct {
+	NCCL_ENTRIES(NCCL_ENTRY)
+} nccl;
+static char nccl_why[384]; /* the default library's failure; empty when loaded */
+static pthread_once_t nccl_once = PTHREAD_ONCE_INIT;
+
+/* Open soname and fill `nccl` from it: 0, or BURROW_E_UNSUPPORTED in one line naming the
+ * library, the loader's reason and what to do. A failed load leaves `nccl` as it was. */
+static int nccl_load(const char *soname)
+{
+	static const char *const name[] = {
+#define NCCL_NAME(n) "nccl" #n,
+		NCCL_ENTRIES(NCCL_NAME)
+#undef NCCL_NAME
+	};
+	void *sym[sizeof name / sizeof *name];
+	void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return bw_err(BURROW_E_UNSUPPORTED,
+			      "comm: nccl: cannot load %s (%s): install NCCL or put its folder on LD_LIBRARY_PATH, "
+			      "or use --comm staged",
+			      soname, dlerror());
+	for (size_t i = 0; i < sizeof name / sizeof *name; i++)
+		if (!(sym[i] = dlsym(h, name[i]))) {
+			dlclose(h);
+			return bw_err(BURROW_E_UNSUPPORTED, "comm: nccl: %s lacks %s (NCCL %d.%d or later wanted)", soname,
+				      name[i], NCCL_MAJOR, NCCL_MINOR);
+		}
+	static_assert(sizeof nccl == sizeof sym, "one symbol a slot");
+	memcpy(&nccl, sym, sizeof nccl);
+	return 0;
+}
+
+static void nccl_load_default(void)
+{
+	if (nccl_load(NCCL_SONAME))
+		snprintf(nccl_why, sizeof nccl_why, "%s", burrow_last_error());
+}
+
+int bw_comm_nccl_load(const char *soname)
+{
+	if (soname)
+		return nccl_load(soname);
+	pthread_once(&nccl_once, nccl_load_default);
+	return nccl_why[0] ? bw_err(BURROW_E_UNSUPPORTED, "%s", nccl_why) : 0;
+}
+
 /* ------------------------------------------------------------ errors */
 
+/* call is the expression, "nccl.Name(...)": named as NCCL names it, ncclName. */
 static int err_nccl(ncclResult_t r, const char *what, const char *call)
 {
-	return bw_err(BURROW_E_CUDA, "%s: %.*s: NCCL: %s", what, (int)strcspn(call, "("), call, ncclGetErrorString(r));
+	if (!strncmp(call, "nccl.", 5))
+		call += 5;
+	return bw_err(BURROW_E_CUDA, "%s: nccl%.*s: NCCL: %s", what, (int)strcspn(call, "("), call,
+		      nccl.GetErrorString(r));
 }
 
 /* The status of an NCCL call: 0, or BURROW_E_CUDA recorded with NCCL's message. */
@@ -71,7 +140,7 @@ static int nccl_wrap(bw_comm *c, ncclComm_t nc)
 	nccl_ctx *x = (nccl_ctx *)bw_calloc(1, sizeof *x);
 	if (!x) {
 		if (nc)
-			ncclCommDestroy(nc);
+			nccl.CommDestroy(nc);
 		return BURROW_E_NOMEM;
 	}
 	x->comm = nc;
@@ -118,6 +187,10 @@ static int distinct_gpus(bw_comm *host, const bw_device *dev)
 	return st;
 }
 
+/* Collective over host (taken): every step that can fail on one rank is followed by an
+ * agreement on the worst status before the next collective step, so that a rank that fails
+ * (no libnccl, no stream, its own GPU's error) makes every rank fail with it instead of
+ * leaving the others waiting in ncclCommInitRank. */
 int bw_comm_nccl_open(bw_comm **out, bw_comm *host, const bw_device *dev)
 {
 	int st;
@@ -125,28 +198,30 @@ int bw_comm_nccl_open(bw_comm **out, bw_comm *host, const bw_device *dev)
 	ncclUniqueId id;
 	ncclComm_t nc = NULL;
 	*out = NULL;
-	if ((st = bw_comm_alloc(&c, nccl_iface(), BURROW_COMM_NCCL, dev))) {
+	if ((st = agree(host, bw_comm_alloc(&c, nccl_iface(), BURROW_COMM_NCCL, dev)))) {
+		bw_comm_close(c);
 		bw_comm_close(host);
 		return st;
 	}
 	c->host = host; /* c's from here: closing c closes it */
 	c->rank = host->rank;
 	c->size = host->size;
-	if (c->dev->host_memory) {
+	if (c->dev->host_memory)
 		st = bw_err(BURROW_E_UNSUPPORTED, "comm: nccl moves GPU buffers, not %s's", c->dev->name);
-		goto out_close;
-	}
-	/* every rank learns whether any node has ranks sharing a GPU (each node checks its own) */
-	if ((st = agree(host, distinct_gpus(host, c->dev))))
+	/* the library on every rank, then whether any node has ranks sharing a GPU (each node
+	   checks its own) */
+	if ((st = agree(host, st ? st : bw_comm_nccl_load(NULL))) || (st = agree(host, distinct_gpus(host, c->dev))))
 		goto out_close;
 	memset(&id, 0, sizeof id);
-	st = c->rank == 0 ? BW_NCCL(ncclGetUniqueId(&id), "comm: nccl: the unique id") : 0;
+	st = c->rank == 0 ? BW_NCCL(nccl.GetUniqueId(&id), "comm: nccl: the unique id") : 0;
 	if ((st = agree(host, st)) ||
 	    (st = bw_comm_bcast(host, &id, (int64_t)sizeof id, BW_COMM_BYTE, 0, "comm: nccl: sharing the unique id")))
 		goto out_close;
-	/* the stream first: the device layer makes c->dev current on this thread, where NCCL binds */
-	if (!(st = nccl_wrap(c, NULL)))
-		st = BW_NCCL(ncclCommInitRank(&nc, c->size, id, c->rank), "comm: nccl: starting");
+	/* the stream first: the device layer makes c->dev current on this thread, where NCCL binds;
+	   a rank without it must not leave the others in ncclCommInitRank */
+	if ((st = agree(host, nccl_wrap(c, NULL))))
+		goto out_close;
+	st = BW_NCCL(nccl.CommInitRank(&nc, c->size, id, c->rank), "comm: nccl: starting");
 	if (!st)
 		ctx_of(c)->comm = nc;
 	if ((st = agree(host, st)))
@@ -158,6 +233,7 @@ out_close:
 	return st;
 }
 
+/* Collective over c, agreeing as bw_comm_nccl_open does around ncclCommSplit. */
 static int nccl_derive(bw_comm *c, bool neighbors, int n, const int *nbr, bw_comm **out)
 {
 	int st;
@@ -167,20 +243,24 @@ static int nccl_derive(bw_comm *c, bool neighbors, int n, const int *nbr, bw_com
 	   neighbors the dispatcher records, on a split of c's NCCL communicator */
 	if ((st = neighbors ? bw_comm_neighbors(&h, c->host, n, nbr) : bw_comm_dup(&h, c->host)))
 		return st;
-	if ((st = bw_comm_alloc(&d, nccl_iface(), BURROW_COMM_NCCL, c->dev))) {
+	if (!(st = bw_comm_alloc(&d, nccl_iface(), BURROW_COMM_NCCL, c->dev))) {
+		d->host = h; /* d's from here */
+		d->rank = c->rank;
+		d->size = c->size;
+		st = nccl_wrap(d, NULL);
+	} else {
 		bw_comm_close(h);
-		return st;
 	}
-	d->host = h;
-	d->rank = c->rank;
-	d->size = c->size;
-	if (!(st = nccl_wrap(d, NULL)))
-		st = BW_NCCL(ncclCommSplit(ctx_of(c)->comm, 0, c->rank, &nc, NULL), "comm: nccl: splitting");
+	if (!(st = agree(c->host, st))) {
+		st = BW_NCCL(nccl.CommSplit(ctx_of(c)->comm, 0, c->rank, &nc, NULL), "comm: nccl: splitting");
+		if (!st)
+			ctx_of(d)->comm = nc;
+		st = agree(c->host, st);
+	}
 	if (st) {
 		bw_comm_close(d);
 		return st;
 	}
-	ctx_of(d)->comm = nc;
 	*out = d;
 	return 0;
 }
@@ -193,7 +273,7 @@ static int nccl_close(bw_comm *c)
 	if (x->stream)
 		(void)bw_stream_sync(c->dev, x->stream);
 	if (x->comm)
-		ncclCommDestroy(x->comm);
+		nccl.CommDestroy(x->comm);
 	for (int i = 0; i < NCCL_EVENTS; i++)
 		if (x->ev[i])
 			bw_event_close(c->dev, x->ev[i]);
@@ -233,7 +313,7 @@ static int nccl_allreduce(bw_comm *c, const void *send, void *recv, int64_t coun
 	int st = nccl_op(op, &r, what);
 	if (st)
 		return st;
-	return sync_stream(c, BW_NCCL(ncclAllReduce(send ? send : recv, recv, (size_t)count, nccl_type(t), r,
+	return sync_stream(c, BW_NCCL(nccl.AllReduce(send ? send : recv, recv, (size_t)count, nccl_type(t), r,
 						    ctx_of(c)->comm, stream_of(c)),
 				      what));
 }
@@ -246,7 +326,7 @@ static int nccl_iallreduce(bw_comm *c, void *buf, int64_t count, bw_comm_type t,
 	if (st)
 		return st;
 	return post_event(c, req,
-			  BW_NCCL(ncclAllReduce(buf, buf, (size_t)count, nccl_type(t), r, ctx_of(c)->comm, stream_of(c)),
+			  BW_NCCL(nccl.AllReduce(buf, buf, (size_t)count, nccl_type(t), r, ctx_of(c)->comm, stream_of(c)),
 				  what),
 			  what);
 }
@@ -254,7 +334,7 @@ static int nccl_iallreduce(bw_comm *c, void *buf, int64_t count, bw_comm_type t,
 static int nccl_bcast(bw_comm *c, void *buf, int64_t count, bw_comm_type t, int root, const char *what)
 {
 	return sync_stream(
-		c, BW_NCCL(ncclBroadcast(buf, buf, (size_t)count, nccl_type(t), root, ctx_of(c)->comm, stream_of(c)), what));
+		c, BW_NCCL(nccl.Broadcast(buf, buf, (size_t)count, nccl_type(t), root, ctx_of(c)->comm, stream_of(c)), what));
 }
 
 /* Grouped sends and receives: to peer[j] cnt_s[j] units at send + dsp_s[j], from it
@@ -263,19 +343,19 @@ static int exchange(bw_comm *c, int n, const int *peer, const void *send, const 
 		    void *recv, const int *rcnt, const int *rdsp, size_t unit, const char *what)
 {
 	nccl_ctx *x = ctx_of(c);
-	int st = BW_NCCL(ncclGroupStart(), what);
+	int st = BW_NCCL(nccl.GroupStart(), what);
 	for (int j = 0; j < n && !st; j++) {
 		const int p = peer ? peer[j] : j;
 		if (scnt[j])
-			st = BW_NCCL(ncclSend((const char *)send + (size_t)sdsp[j] * unit, (size_t)scnt[j] * unit, ncclUint8,
+			st = BW_NCCL(nccl.Send((const char *)send + (size_t)sdsp[j] * unit, (size_t)scnt[j] * unit, ncclUint8,
 					      p, x->comm, stream_of(c)),
 				     what);
 		if (!st && rcnt[j])
-			st = BW_NCCL(ncclRecv((char *)recv + (size_t)rdsp[j] * unit, (size_t)rcnt[j] * unit, ncclUint8, p,
+			st = BW_NCCL(nccl.Recv((char *)recv + (size_t)rdsp[j] * unit, (size_t)rcnt[j] * unit, ncclUint8, p,
 					      x->comm, stream_of(c)),
 				     what);
 	}
-	int end = BW_NCCL(ncclGroupEnd(), what);
+	int end = BW_NCCL(nccl.GroupEnd(), what);
 	return st ? st : end;
 }
 

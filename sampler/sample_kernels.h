@@ -1,0 +1,146 @@
+/* sample_kernels.h: what one thread of the GPU sampler's kernels (sample_cuda.cu) does, as
+ * __host__ __device__ functions of the thread's index i in a one-pass grid (blocks of
+ * BW_SK_THREADS, i = block * BW_SK_THREADS + thread): the kernels call them with theirs,
+ * tests/test_kernels.c with every index of the same grid on the host, with a host stand-in
+ * for the CUB sort, unique and scan between them, against the CPU sampler. */
+#ifndef BURROW_SAMPLE_KERNELS_H
+#define BURROW_SAMPLE_KERNELS_H
+
+#include "draw.h" /* bw_draw, BW_HD */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define BW_SK_THREADS 256
+
+/* Blocks of the one-pass grid over n items. */
+static inline BW_HD unsigned bw_sk_grid(int64_t n) { return (unsigned)((n + BW_SK_THREADS - 1) / BW_SK_THREADS); }
+
+/* The first position of a[0, n) (sorted) not below v. */
+static inline BW_HD int64_t bw_sk_lower_bound(const int64_t *a, int64_t n, int64_t v)
+{
+	int64_t lo = 0, hi = n;
+	while (lo < hi) {
+		const int64_t m = lo + (hi - lo) / 2;
+		if (a[m] < v)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo;
+}
+
+static inline BW_HD int64_t bw_sk_nbr(const void *gi, int width, int64_t j)
+{
+	return width == 4 ? (int64_t)(uint32_t)((const int32_t *)gi)[j] : ((const int64_t *)gi)[j];
+}
+
+/* cnt[i] = the sample size of destination i (cnt[nd] = 0, for the offsets' last entry);
+ * threads i in [0, nd]. */
+static inline BW_HD void bw_sk_sizes(int64_t i, const int64_t *gp, const int64_t *nodes, int64_t nd, int fanout,
+				     int64_t *cnt)
+{
+	if (i > nd)
+		return;
+	if (i == nd) {
+		cnt[i] = 0;
+		return;
+	}
+	const int64_t v = nodes[i], d = gp[v + 1] - gp[v];
+	cnt[i] = fanout < 0 || d <= fanout ? d : fanout;
+}
+
+/* Row i's neighbors, global ids in increasing row position, into eid[ip[i], ip[i+1]): the
+ * whole row when it is taken whole, else bw_draw's positions from the CPU's stream
+ * bw_key(lkey, v), or bw_key(lkey, keys[i]) when keys is given (a part's rows keyed by
+ * their nodes' global ids: bw_cuda_draw_rows). Threads i in [0, nd). */
+static inline BW_HD void bw_sk_draw(int64_t i, const int64_t *gp, const void *gi, int width, const int64_t *nodes,
+				    int64_t nd, const int64_t *ip, uint64_t lkey, const int64_t *keys, int64_t *eid)
+{
+	if (i >= nd)
+		return;
+	const int64_t v = nodes[i], s = gp[v], d = gp[v + 1] - s, k = ip[i + 1] - ip[i];
+	int64_t *out = eid + ip[i];
+	if (k == d) {
+		for (int64_t j = 0; j < d; j++)
+			out[j] = bw_sk_nbr(gi, width, s + j);
+		return;
+	}
+	if (k == 0)
+		return;
+	bw_rng r;
+	bw_rng_seed(&r, bw_key(lkey, (uint64_t)(keys ? keys[i] : v)));
+	int64_t small[BW_SMALL_FANOUT];
+	int64_t *pos = k <= BW_SMALL_FANOUT ? small : out; /* in place: out[j] is written after pos[j] is read */
+	bw_draw(&r, d, k, pos, NULL);
+	for (int64_t j = 0; j < k; j++)
+		out[j] = bw_sk_nbr(gi, width, s + pos[j]);
+}
+
+/* flag[i] = 1 when uniq[i] is not one of the nd nodes (sorted: sg) yet; threads [0, nu]. */
+static inline BW_HD void bw_sk_flag(int64_t i, const int64_t *uniq, int64_t nu, const int64_t *sg, int64_t nd,
+				    int64_t *flag)
+{
+	if (i > nu)
+		return;
+	if (i == nu) {
+		flag[i] = 0;
+		return;
+	}
+	const int64_t u = uniq[i], p = bw_sk_lower_bound(sg, nd, u);
+	flag[i] = !(p < nd && sg[p] == u);
+}
+
+/* The new nodes, in increasing global id, after the nd nodes (rank: flag's exclusive sum). */
+static inline BW_HD void bw_sk_new(int64_t i, const int64_t *uniq, int64_t nu, const int64_t *rank, int64_t *newn)
+{
+	if (i < nu && rank[i + 1] != rank[i])
+		newn[rank[i]] = uniq[i];
+}
+
+/* Edge e's local source id: its node's, or nd + its rank among the new nodes. */
+static inline BW_HD void bw_sk_edges(int64_t e, const int64_t *eid, int64_t E, const int64_t *sg, const int32_t *sl,
+				     int64_t nd, const int64_t *uniq, int64_t nu, const int64_t *rank, int32_t *ind)
+{
+	if (e >= E)
+		return;
+	const int64_t u = eid[e], p = bw_sk_lower_bound(sg, nd, u);
+	ind[e] = p < nd && sg[p] == u ? sl[p] : (int32_t)(nd + rank[bw_sk_lower_bound(uniq, nu, u)]);
+}
+
+/* The sorted view of nodes and new nodes (two disjoint sorted sets): each element's place is
+ * its index plus the count of the other set's smaller elements. Threads [0, nd + nnew). */
+static inline BW_HD void bw_sk_merge(int64_t i, const int64_t *sg, const int32_t *sl, int64_t nd, const int64_t *newn,
+				     int64_t nnew, int64_t *sg2, int32_t *sl2)
+{
+	if (i < nd) {
+		const int64_t at = i + bw_sk_lower_bound(newn, nnew, sg[i]);
+		sg2[at] = sg[i];
+		sl2[at] = sl[i];
+	} else if (i < nd + nnew) {
+		const int64_t m = i - nd, at = m + bw_sk_lower_bound(sg, nd, newn[m]);
+		sg2[at] = newn[m];
+		sl2[at] = (int32_t)(nd + m);
+	}
+}
+
+/* Whether sorted seed i repeats the one before it: *out becomes the smallest such seed. */
+static inline BW_HD void bw_sk_repeat(int64_t i, const int64_t *sg, int64_t n, unsigned long long *out)
+{
+	if (i > 0 && i < n && sg[i] == sg[i - 1]) {
+#ifdef __CUDA_ARCH__
+		atomicMin(out, (unsigned long long)sg[i]);
+#else
+		if ((unsigned long long)sg[i] < *out)
+			*out = (unsigned long long)sg[i];
+#endif
+	}
+}
+
+static inline BW_HD void bw_sk_iota(int64_t i, int32_t *a, int64_t n)
+{
+	if (i < n)
+		a[i] = (int32_t)i;
+}
+
+#endif
