@@ -176,9 +176,8 @@ static int lp_cluster(const bw_pgraph *g, const bw_coarsen_opts *o, int32_t *cl)
 		bool nomem = false;
 		const uint64_t pkey = bw_key(seed, (uint64_t)pass);
 		bw_stream s;
-		bw_stream_begin(&s, g);
-		for (int64_t a = 0; a < n; a += chunk) {
-			const int64_t b = BW_MIN(n, a + chunk);
+		for (bw_stream_begin(&s, g); bw_stream_next(&s, n, chunk);) {
+			const int64_t a = s.a, b = s.b;
 #pragma omp parallel for schedule(dynamic, 64) num_threads(nt)
 			for (int64_t v = a; v < b; v++) {
 				acc *ac = &accs[omp_get_thread_num()];
@@ -208,7 +207,6 @@ static int lp_cluster(const bw_pgraph *g, const bw_coarsen_opts *o, int32_t *cl)
 				cl[v] = c;
 				moves++;
 			}
-			bw_stream_release(&s, b);
 		}
 		bw_log(BURROW_LOG_DEBUG, "partition: label propagation pass %d: %lld moves", pass, (long long)moves);
 		if (moves < n / 200 + 1)
@@ -378,18 +376,15 @@ static int contract(const bw_pgraph *g, const int32_t *cmap, int64_t nc, int thr
 			out->vwgt[(int64_t)cmap[v] * ncon + k] += bw_pg_vw(g, v, k);
 	/* entries leaving each coarse node before combining: the buffer's upper bound */
 	bw_stream s;
-	bw_stream_begin(&s, g);
-	for (int64_t a = 0; a < n; a += BW_CHUNK) {
-		const int64_t b = BW_MIN(n, a + BW_CHUNK);
+	for (bw_stream_begin(&s, g); bw_stream_next(&s, n, BW_CHUNK);) {
 #pragma omp parallel for schedule(dynamic, 256) num_threads(nt)
-		for (int64_t v = a; v < b; v++) {
+		for (int64_t v = s.a; v < s.b; v++) {
 			int64_t j = g->indptr[v], hi = g->indptr[v + 1], u, prev = -1, c = 0;
 			while (bw_pg_next(g, v, &j, hi, &u, &prev))
 				c += cmap[u] != cmap[v];
 			if (c && cmap[v] >= 0)
 				__atomic_fetch_add(&cnt[cmap[v] + 1], c, __ATOMIC_RELAXED);
 		}
-		bw_stream_release(&s, b);
 	}
 	int64_t maxrow = 0;
 	for (int64_t c = 0; c < nc; c++) {

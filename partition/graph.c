@@ -28,6 +28,7 @@ static void drop(uintptr_t from, uintptr_t to)
 void bw_stream_begin(bw_stream *s, const bw_pgraph *g)
 {
 	s->g = g;
+	s->a = s->b = 0;
 	s->idx_done = page_down((uintptr_t)g->indices);
 	s->ptr_done = page_down((uintptr_t)g->indptr);
 	if (g->mapped && g->m > 0)
@@ -48,6 +49,17 @@ void bw_stream_release(bw_stream *s, int64_t v_end)
 		s->idx_done = idx_end;
 	if (ptr_end > s->ptr_done)
 		s->ptr_done = ptr_end;
+}
+
+bool bw_stream_next(bw_stream *s, int64_t n, int64_t chunk)
+{
+	if (s->b > 0)
+		bw_stream_release(s, s->b);
+	if (s->b >= n)
+		return false;
+	s->a = s->b;
+	s->b = BW_MIN(n, s->a + chunk);
+	return true;
 }
 
 void bw_release_range(const void *p, size_t bytes)

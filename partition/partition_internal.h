@@ -75,10 +75,16 @@ static inline bool bw_pg_next(const bw_pgraph *g, int64_t v, int64_t *j, int64_t
 typedef struct bw_stream {
 	const bw_pgraph *g;
 	uintptr_t idx_done, ptr_done; /* page-aligned addresses released up to */
+	int64_t a, b;                 /* bw_stream_next's chunk: rows [a, b) */
 } bw_stream;
 void bw_stream_begin(bw_stream *s, const bw_pgraph *g);
 /* Rows [0, v_end) are done. */
 void bw_stream_release(bw_stream *s, int64_t v_end);
+/* A pass in chunks of rows, after bw_stream_begin:
+ *	for (bw_stream_begin(&s, g); bw_stream_next(&s, n, BW_CHUNK);) ... rows [s.a, s.b) ...
+ * Each call releases the chunk before (its rows are done) and moves [a, b) on to the next at
+ * most `chunk` rows below n; false once the pass is over. */
+bool bw_stream_next(bw_stream *s, int64_t n, int64_t chunk);
 /* Hand back the whole pages of an array inside a read-only file mapping (never call it on
  * memory of our own: releasing anonymous pages zeroes them). */
 void bw_release_range(const void *p, size_t bytes);

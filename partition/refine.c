@@ -189,40 +189,6 @@ static bool any_over(const ctx *c)
 	return false;
 }
 
-/* One streamed pass; returns the moves made. only_over: look only at nodes of parts over
- * their bound (a rebalancing pass). maxlog: stop moving once the round's log holds this many. */
-static int64_t pass(ctx *c, scratch *ss, int nt, int32_t *cand, int64_t lossmax, bool only_over, int64_t maxlog)
-{
-	const bw_pgraph *g = c->g;
-	int64_t moves = 0;
-	bw_stream st;
-	bw_stream_begin(&st, g);
-	for (int64_t a = 0; a < g->n; a += BW_CHUNK) {
-		const int64_t b = BW_MIN(g->n, a + BW_CHUNK);
-		const int32_t light = lightest_part(c);
-#pragma omp parallel for schedule(dynamic, 128) num_threads(nt)
-		for (int64_t v = a; v < b; v++) {
-			int64_t gain;
-			cand[v - a] = only_over && !over(c, c->part[v])
-					      ? -1
-					      : evaluate(c, v, &ss[omp_get_thread_num()], lossmax, light, &gain);
-		}
-		for (int64_t v = a; v < b && c->nlog < maxlog; v++) {
-			if (cand[v - a] < 0)
-				continue;
-			int64_t gain;
-			int32_t t = evaluate(c, v, &ss[0], lossmax, lightest_part(c), &gain);
-			if (t >= 0) {
-				move(c, v, t);
-				c->delta -= gain;
-				moves++;
-			}
-		}
-		bw_stream_release(&st, b);
-	}
-	return moves;
-}
-
 /* Loss histogram buckets: exact below 64, then two per power of two. */
 static int bucket_of(int64_t loss)
 {
@@ -241,6 +207,52 @@ static int64_t bucket_max(int b)
 	return (b - 64) & 1 ? (int64_t)(((uint64_t)1 << (e + 1)) - 1) : ((int64_t)3 << (e - 1)) - 1;
 }
 
+/* Screen rows [a, b) in parallel against the state now: cand[v - a] gets the part v should
+ * move to, or -1 (only_over: also for nodes of parts within their bound). hist, when not
+ * NULL, [threads][ncon][NBUCKET]: each candidate's weight in a constraint its part exceeds is
+ * counted in its thread's row at the bucket of the cut the move adds. */
+static void screen(const ctx *c, scratch *ss, int nt, int64_t a, int64_t b, int64_t lossmax, bool only_over,
+		   int32_t *cand, int64_t *hist)
+{
+	const int ncon = c->g->ncon;
+	const int32_t light = lightest_part(c);
+#pragma omp parallel for schedule(dynamic, 128) num_threads(nt)
+	for (int64_t v = a; v < b; v++) {
+		const int32_t p = c->part[v];
+		const int tid = omp_get_thread_num();
+		int64_t gain;
+		cand[v - a] = only_over && !over(c, p) ? -1 : evaluate(c, v, &ss[tid], lossmax, light, &gain);
+		if (!hist || cand[v - a] < 0)
+			continue;
+		for (int q = 0; q < ncon; q++)
+			if ((double)c->pw[(int64_t)p * ncon + q] > c->maxw[q])
+				hist[((int64_t)tid * ncon + q) * NBUCKET + bucket_of(-gain)] += bw_pg_vw(c->g, v, q);
+	}
+}
+
+/* One streamed pass; returns the moves made. only_over: look only at nodes of parts over
+ * their bound (a rebalancing pass). maxlog: stop moving once the round's log holds this many. */
+static int64_t pass(ctx *c, scratch *ss, int nt, int32_t *cand, int64_t lossmax, bool only_over, int64_t maxlog)
+{
+	int64_t moves = 0;
+	bw_stream st;
+	for (bw_stream_begin(&st, c->g); bw_stream_next(&st, c->g->n, BW_CHUNK);) {
+		screen(c, ss, nt, st.a, st.b, lossmax, only_over, cand, NULL);
+		for (int64_t v = st.a; v < st.b && c->nlog < maxlog; v++) {
+			if (cand[v - st.a] < 0)
+				continue;
+			int64_t gain;
+			int32_t t = evaluate(c, v, &ss[0], lossmax, lightest_part(c), &gain);
+			if (t >= 0) {
+				move(c, v, t);
+				c->delta -= gain;
+				moves++;
+			}
+		}
+	}
+	return moves;
+}
+
 /* Back within the bounds, cheapest moves first: one streamed pass counts, per constraint,
  * the weight each loss would move out of the parts over it; the moves up to the loss that
  * covers the excess are then made, in row order (each re-evaluated exactly), and any excess
@@ -253,23 +265,8 @@ static int64_t rebalance(ctx *c, scratch *ss, int nt, int32_t *cand, int64_t *hi
 		return 0;
 	memset(hist, 0, (size_t)nt * (size_t)ncon * NBUCKET * sizeof *hist);
 	bw_stream st;
-	bw_stream_begin(&st, g);
-	for (int64_t a = 0; a < g->n; a += BW_CHUNK) {
-		const int64_t b = BW_MIN(g->n, a + BW_CHUNK);
-		const int32_t light = lightest_part(c);
-#pragma omp parallel for schedule(dynamic, 128) num_threads(nt)
-		for (int64_t v = a; v < b; v++) {
-			const int32_t p = c->part[v];
-			const int tid = omp_get_thread_num();
-			int64_t gain;
-			if (!over(c, p) || evaluate(c, v, &ss[tid], INT64_MAX, light, &gain) < 0)
-				continue;
-			for (int q = 0; q < ncon; q++)
-				if ((double)c->pw[(int64_t)p * ncon + q] > c->maxw[q])
-					hist[((int64_t)tid * ncon + q) * NBUCKET + bucket_of(-gain)] += bw_pg_vw(g, v, q);
-		}
-		bw_stream_release(&st, b);
-	}
+	for (bw_stream_begin(&st, g); bw_stream_next(&st, g->n, BW_CHUNK);)
+		screen(c, ss, nt, st.a, st.b, INT64_MAX, true, cand, hist);
 	int64_t lossmax = 0;
 	for (int q = 0; q < ncon; q++) {
 		double excess = 0;

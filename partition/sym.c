@@ -36,11 +36,9 @@ static int sym_bounds(sym_run *r, size_t buf_bytes)
 	const int64_t n = r->n;
 	int64_t *ptr = r->ptr;
 	bw_stream s;
-	bw_stream_begin(&s, &r->gin);
-	for (int64_t a = 0; a < n; a += BW_CHUNK) {
-		const int64_t b = BW_MIN(n, a + BW_CHUNK);
+	for (bw_stream_begin(&s, &r->gin); bw_stream_next(&s, n, BW_CHUNK);) {
 #pragma omp parallel for schedule(dynamic, 256) num_threads(bw_threads(r->threads))
-		for (int64_t v = a; v < b; v++)
+		for (int64_t v = s.a; v < s.b; v++)
 			for (int64_t j = in->indptr[v]; j < in->indptr[v + 1]; j++) {
 				int64_t u = bw_pg_nbr(&r->gin, j);
 				if (u == v)
@@ -48,7 +46,6 @@ static int sym_bounds(sym_run *r, size_t buf_bytes)
 				__atomic_fetch_add(&ptr[v + 1], 1, __ATOMIC_RELAXED);
 				__atomic_fetch_add(&ptr[u + 1], 1, __ATOMIC_RELAXED);
 			}
-		bw_stream_release(&s, b);
 	}
 	int64_t maxrow = 0;
 	for (int64_t v = 0; v < n; v++) {
@@ -74,11 +71,9 @@ static int sym_range(sym_run *r, int64_t a, int64_t b)
 	for (int64_t v = a; v < b; v++)
 		cur[v - a] = ptr[v] - base;
 	bw_stream s;
-	bw_stream_begin(&s, &r->gin);
-	for (int64_t c = 0; c < n; c += BW_CHUNK) {
-		const int64_t d = BW_MIN(n, c + BW_CHUNK);
+	for (bw_stream_begin(&s, &r->gin); bw_stream_next(&s, n, BW_CHUNK);) {
 #pragma omp parallel for schedule(dynamic, 256) num_threads(bw_threads(r->threads))
-		for (int64_t u = c; u < d; u++)
+		for (int64_t u = s.a; u < s.b; u++)
 			for (int64_t j = in->indptr[u]; j < in->indptr[u + 1]; j++) {
 				int64_t v = bw_pg_nbr(&r->gin, j);
 				if (u == v)
@@ -88,7 +83,6 @@ static int sym_range(sym_run *r, int64_t a, int64_t b)
 				if (v >= a && v < b)
 					buf[__atomic_fetch_add(&cur[v - a], 1, __ATOMIC_RELAXED)] = (int32_t)u;
 			}
-		bw_stream_release(&s, d);
 	}
 #pragma omp parallel for schedule(dynamic, 64) num_threads(bw_threads(r->threads))
 	for (int64_t v = a; v < b; v++) { /* sorted, repeats dropped: the row's new length */
