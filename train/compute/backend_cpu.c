@@ -540,35 +540,54 @@ static int cpu_head_dot(const bw_backend *be, const float *x, int64_t rows, int6
 	return 0;
 }
 
-/* gx by rows; ga by groups of 16 columns summed in double over the rows in order */
+/* Column statistics go by groups of COL_GROUP columns, whose sums (in double, over the rows
+ * in order) stay on the stack; threads split the groups. Group q: columns [q * COL_GROUP, ...). */
+#define COL_GROUP 16
+static inline int64_t col_groups(int64_t cols) { return (cols + COL_GROUP - 1) / COL_GROUP; }
+
+/* out[c] = the sum over rows r, in order and in double, of a[r * lda + c / div] * b[r * cols + c],
+ * by column groups: column dot products (lda = cols, div 1) and, with a [rows, heads]
+ * and div = the head's width, a per-head weight against each of its columns. */
+static void col_dot_groups(const bw_backend *be, const float *a, int64_t lda, int64_t div, const float *b,
+			   int64_t rows, int64_t cols, float *out)
+{
+#pragma omp parallel for schedule(static) num_threads(be->threads)
+	for (int64_t q = 0; q < col_groups(cols); q++) {
+		const int64_t c0 = q * COL_GROUP, c1 = BW_MIN(cols, c0 + COL_GROUP);
+		int64_t ac[COL_GROUP]; /* a's column for each of the group's */
+		for (int64_t c = c0; c < c1; c++)
+			ac[c - c0] = c / div;
+		double acc[COL_GROUP] = {0};
+		for (int64_t r = 0; r < rows; r++)
+			for (int64_t c = c0; c < c1; c++)
+				acc[c - c0] += (double)a[r * lda + ac[c - c0]] * b[r * cols + c];
+		for (int64_t c = c0; c < c1; c++)
+			out[c] = (float)acc[c - c0];
+	}
+}
+
+/* gx by rows; ga by column groups */
 static int cpu_head_dot_bwd(const bw_backend *be, const float *x, int64_t rows, int64_t heads, int64_t f_dim,
 			    const float *a, const float *g, float *gx, float *ga)
 {
-	const int64_t cols = heads * f_dim, groups = (cols + 15) / 16;
+	const int64_t cols = heads * f_dim;
 	if (gx) {
 #pragma omp parallel for schedule(static) num_threads(be->threads)
 		for (int64_t r = 0; r < rows; r++)
 			for (int64_t c = 0; c < cols; c++)
 				gx[r * cols + c] += g[r * heads + c / f_dim] * a[c];
 	}
-#pragma omp parallel for schedule(static) num_threads(be->threads)
-	for (int64_t q = 0; q < groups; q++) {
-		const int64_t c0 = q * 16, c1 = BW_MIN(cols, c0 + 16);
-		double acc[16] = {0};
-		for (int64_t r = 0; r < rows; r++)
-			for (int64_t c = c0; c < c1; c++)
-				acc[c - c0] += (double)g[r * heads + c / f_dim] * x[r * cols + c];
-		for (int64_t c = c0; c < c1; c++)
-			ga[c] = (float)acc[c - c0];
-	}
+	col_dot_groups(be, g, heads, f_dim, x, rows, cols, ga);
 	return 0;
 }
 
-/* Row i's slot k (0: the self loop) reads source slot_src(...); slots of row i start at base. */
-static inline int64_t slot_base(const int64_t *ip, int64_t i) { return ip[i] - ip[0] + i; }
-static inline int64_t slot_src(const int64_t *ip, const int32_t *ix, int64_t i, int64_t k)
+/* Row i of a block has slot_count slots from slot_base on: slot k (0: the self loop) reads
+ * source slot_src(...). */
+static inline int64_t slot_count(const bw_block *b, int64_t i) { return b->d.indptr[i + 1] - b->d.indptr[i] + 1; }
+static inline int64_t slot_base(const bw_block *b, int64_t i) { return b->d.indptr[i] - b->d.indptr[0] + i; }
+static inline int64_t slot_src(const bw_block *b, int64_t i, int64_t k)
 {
-	return k == 0 ? i : ix[ip[i] + k - 1];
+	return k == 0 ? i : b->d.indices[b->d.indptr[i] + k - 1];
 }
 
 static inline float leaky(float u, float slope) { return u > 0.0f ? u : slope * u; }
@@ -576,16 +595,14 @@ static inline float leaky(float u, float slope) { return u > 0.0f ? u : slope * 
 static int cpu_edge_softmax_fwd(const bw_backend *be, const bw_block *b, const float *s_src, const float *s_dst,
 				int64_t heads, float slope, float *alpha)
 {
-	const int64_t *ip = b->d.indptr;
-	const int32_t *ix = b->d.indices;
 #pragma omp parallel for schedule(dynamic, 64) num_threads(be->threads)
 	for (int64_t i = 0; i < b->num_dst; i++) {
-		const int64_t n = ip[i + 1] - ip[i] + 1, base = slot_base(ip, i);
+		const int64_t n = slot_count(b, i), base = slot_base(b, i);
 		for (int64_t k = 0; k < heads; k++) {
 			const float sd = s_dst[i * heads + k];
 			float mx = -INFINITY;
 			for (int64_t q = 0; q < n; q++) {
-				const float e = leaky(sd + s_src[slot_src(ip, ix, i, q) * heads + k], slope);
+				const float e = leaky(sd + s_src[slot_src(b, i, q) * heads + k], slope);
 				alpha[(base + q) * heads + k] = e;
 				mx = e > mx ? e : mx;
 			}
@@ -608,21 +625,19 @@ static int cpu_edge_softmax_bwd(const bw_backend *be, const bw_block *b, const f
 				const float *alpha, const float *galpha, int64_t heads, float slope, float *gs_src,
 				float *gs_dst)
 {
-	const int64_t *ip = b->d.indptr;
-	const int32_t *ix = b->d.indices;
 	memset(gs_src, 0, (size_t)(b->num_src * heads) * sizeof *gs_src);
 #pragma omp parallel num_threads(be->threads)
 	{
 		COLUMN_RANGE(heads, k0, k1);
 		for (int64_t k = k0; k < k1; k++)
 			for (int64_t i = 0; i < b->num_dst; i++) {
-				const int64_t n = ip[i + 1] - ip[i] + 1, base = slot_base(ip, i);
+				const int64_t n = slot_count(b, i), base = slot_base(b, i);
 				double dot = 0.0, gd = 0.0;
 				for (int64_t q = 0; q < n; q++)
 					dot += (double)alpha[(base + q) * heads + k] * galpha[(base + q) * heads + k];
 				const float sd = s_dst[i * heads + k];
 				for (int64_t q = 0; q < n; q++) {
-					const int64_t s = (base + q) * heads + k, j = slot_src(ip, ix, i, q);
+					const int64_t s = (base + q) * heads + k, j = slot_src(b, i, q);
 					const float u = sd + s_src[j * heads + k];
 					const float d = (float)((double)alpha[s] * ((double)galpha[s] - dot)) * (u > 0.0f ? 1.0f : slope);
 					gd += d;
@@ -637,16 +652,14 @@ static int cpu_edge_softmax_bwd(const bw_backend *be, const bw_block *b, const f
 static int cpu_att_agg_fwd(const bw_backend *be, const bw_block *b, const float *alpha, const float *h,
 			   int64_t heads, int64_t f_dim, float *out)
 {
-	const int64_t *ip = b->d.indptr;
-	const int32_t *ix = b->d.indices;
 	const int64_t cols = heads * f_dim;
 #pragma omp parallel for schedule(dynamic, 64) num_threads(be->threads)
 	for (int64_t i = 0; i < b->num_dst; i++) {
-		const int64_t n = ip[i + 1] - ip[i] + 1, base = slot_base(ip, i);
+		const int64_t n = slot_count(b, i), base = slot_base(b, i);
 		float *o = out + i * cols;
 		memset(o, 0, (size_t)cols * sizeof *o);
 		for (int64_t q = 0; q < n; q++) {
-			const float *hj = h + slot_src(ip, ix, i, q) * cols, *al = alpha + (base + q) * heads;
+			const float *hj = h + slot_src(b, i, q) * cols, *al = alpha + (base + q) * heads;
 			for (int64_t k = 0; k < heads; k++) {
 				const float w = al[k];
 #pragma omp simd
@@ -661,15 +674,13 @@ static int cpu_att_agg_fwd(const bw_backend *be, const bw_block *b, const float 
 static int cpu_att_agg_bwd(const bw_backend *be, const bw_block *b, const float *alpha, const float *h,
 			   const float *gout, int64_t heads, int64_t f_dim, float *galpha, float *gh)
 {
-	const int64_t *ip = b->d.indptr;
-	const int32_t *ix = b->d.indices;
 	const int64_t cols = heads * f_dim;
 #pragma omp parallel for schedule(dynamic, 64) num_threads(be->threads)
 	for (int64_t i = 0; i < b->num_dst; i++) {
-		const int64_t n = ip[i + 1] - ip[i] + 1, base = slot_base(ip, i);
+		const int64_t n = slot_count(b, i), base = slot_base(b, i);
 		const float *g = gout + i * cols;
 		for (int64_t q = 0; q < n; q++) {
-			const float *hj = h + slot_src(ip, ix, i, q) * cols;
+			const float *hj = h + slot_src(b, i, q) * cols;
 			for (int64_t k = 0; k < heads; k++) {
 				float s = 0.0f;
 #pragma omp simd reduction(+ : s)
@@ -684,10 +695,10 @@ static int cpu_att_agg_bwd(const bw_backend *be, const bw_block *b, const float 
 	{
 		COLUMN_RANGE(cols, c0, c1);
 		for (int64_t i = 0; i < b->num_dst; i++) {
-			const int64_t n = ip[i + 1] - ip[i] + 1, base = slot_base(ip, i);
+			const int64_t n = slot_count(b, i), base = slot_base(b, i);
 			const float *g = gout + i * cols;
 			for (int64_t q = 0; q < n; q++) {
-				float *o = gh + slot_src(ip, ix, i, q) * cols;
+				float *o = gh + slot_src(b, i, q) * cols;
 				const float *al = alpha + (base + q) * heads;
 				for (int64_t c = c0; c < c1; c++)
 					o[c] += al[c / f_dim] * g[c];
@@ -739,15 +750,14 @@ static int cpu_row_norm_bwd(const bw_backend *be, const float *y, const float *r
 	return 0;
 }
 
-/* Column statistics in double over groups of 16 columns, rows in order. */
+/* Column statistics by column groups. */
 static int cpu_col_norm_fwd(const bw_backend *be, const float *x, int64_t rows, int64_t cols, float eps, float *y,
 			    float *mean, float *var, float *rstd)
 {
-	const int64_t groups = (cols + 15) / 16;
 #pragma omp parallel for schedule(static) num_threads(be->threads)
-	for (int64_t q = 0; q < groups; q++) {
-		const int64_t c0 = q * 16, c1 = BW_MIN(cols, c0 + 16);
-		double s[16] = {0}, ss[16] = {0};
+	for (int64_t q = 0; q < col_groups(cols); q++) {
+		const int64_t c0 = q * COL_GROUP, c1 = BW_MIN(cols, c0 + COL_GROUP);
+		double s[COL_GROUP] = {0}, ss[COL_GROUP] = {0};
 		for (int64_t r = 0; r < rows; r++)
 			for (int64_t c = c0; c < c1; c++)
 				s[c - c0] += x[r * cols + c];
@@ -758,7 +768,7 @@ static int cpu_col_norm_fwd(const bw_backend *be, const float *x, int64_t rows, 
 				const double d = x[r * cols + c] - s[c - c0];
 				ss[c - c0] += d * d;
 			}
-		double rs[16];
+		double rs[COL_GROUP];
 		for (int64_t c = c0; c < c1; c++) {
 			const double v = rows ? ss[c - c0] / (double)rows : 0;
 			rs[c - c0] = 1.0 / sqrt(v + eps);
@@ -776,11 +786,10 @@ static int cpu_col_norm_fwd(const bw_backend *be, const float *x, int64_t rows, 
 static int cpu_col_norm_bwd(const bw_backend *be, const float *y, const float *rstd, const float *gy, int64_t rows,
 			    int64_t cols, float *gx)
 {
-	const int64_t groups = (cols + 15) / 16;
 #pragma omp parallel for schedule(static) num_threads(be->threads)
-	for (int64_t q = 0; q < groups; q++) {
-		const int64_t c0 = q * 16, c1 = BW_MIN(cols, c0 + 16);
-		double sg[16] = {0}, sgy[16] = {0};
+	for (int64_t q = 0; q < col_groups(cols); q++) {
+		const int64_t c0 = q * COL_GROUP, c1 = BW_MIN(cols, c0 + COL_GROUP);
+		double sg[COL_GROUP] = {0}, sgy[COL_GROUP] = {0};
 		for (int64_t r = 0; r < rows; r++)
 			for (int64_t c = c0; c < c1; c++) {
 				sg[c - c0] += gy[r * cols + c];
@@ -816,17 +825,7 @@ static int cpu_col_scale(const bw_backend *be, float *y, int64_t rows, int64_t c
 
 static int cpu_col_dot(const bw_backend *be, const float *a, const float *b, int64_t rows, int64_t cols, float *out)
 {
-	const int64_t groups = (cols + 15) / 16;
-#pragma omp parallel for schedule(static) num_threads(be->threads)
-	for (int64_t q = 0; q < groups; q++) {
-		const int64_t c0 = q * 16, c1 = BW_MIN(cols, c0 + 16);
-		double acc[16] = {0};
-		for (int64_t r = 0; r < rows; r++)
-			for (int64_t c = c0; c < c1; c++)
-				acc[c - c0] += (double)a[r * cols + c] * b[r * cols + c];
-		for (int64_t c = c0; c < c1; c++)
-			out[c] = (float)acc[c - c0];
-	}
+	col_dot_groups(be, a, cols, 1, b, rows, cols, out);
 	return 0;
 }
 
