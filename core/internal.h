@@ -23,6 +23,13 @@ extern "C" {
 
 #define BW_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define BW_MAX(a, b) ((a) > (b) ? (a) : (b))
+/* Exchange two lvalues of one type (two buffers that trade roles, say). */
+#define BW_SWAP(a, b)                                                   \
+	do {                                                            \
+		__typeof__(a) bw_swap_t_ = (a);                         \
+		(a) = (b);                                              \
+		(b) = bw_swap_t_;                                       \
+	} while (0)
 
 /* ------------------------------------------------------------ errors (core/status.c) */
 

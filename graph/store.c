@@ -103,9 +103,7 @@ void bw_pairs_sort(bw_pair *p, bw_pair *tmp, size_t n, int bits)
 		bw_exclusive_scan(cnt, R);
 		for (size_t i = 0; i < n; i++)
 			dst[cnt[(src[i].id >> shift) & (R - 1)]++] = src[i];
-		bw_pair *t = src;
-		src = dst;
-		dst = t;
+		BW_SWAP(src, dst);
 	}
 	if (src != p)
 		memcpy(p, src, n * sizeof *p);

@@ -583,17 +583,10 @@ static int merge_view(bw_sample_ctx *c, const bw_sampled *b, int64_t nd, int64_t
 			c->sl2[k++] = (int32_t)(nd + m++);
 		}
 	}
-	int64_t *tg = c->sg;
-	int32_t *tl = c->sl;
-	size_t tgc = c->sg_cap, tlc = c->sl_cap;
-	c->sg = c->sg2;
-	c->sl = c->sl2;
-	c->sg_cap = c->sg2_cap;
-	c->sl_cap = c->sl2_cap;
-	c->sg2 = tg;
-	c->sl2 = tl;
-	c->sg2_cap = tgc;
-	c->sl2_cap = tlc;
+	BW_SWAP(c->sg, c->sg2);
+	BW_SWAP(c->sl, c->sl2);
+	BW_SWAP(c->sg_cap, c->sg2_cap);
+	BW_SWAP(c->sl_cap, c->sl2_cap);
 	return 0;
 }
 

@@ -409,12 +409,8 @@ static int layer(bw_cuda_sample_ctx *x, bw_sampled *b, int l, int fanout, uint64
 	k_merge<<<grid((int64_t)n2), THREADS, 0, x->stream>>>(I64(x->sg), I32(x->sl), nd, I64(x->nodes) + nd, nnew,
 							     I64(x->sg2), I32(x->sl2));
 	CUDA_LAUNCHED();
-	dbuf t = x->sg;
-	x->sg = x->sg2;
-	x->sg2 = t;
-	t = x->sl;
-	x->sl = x->sl2;
-	x->sl2 = t;
+	BW_SWAP(x->sg, x->sg2);
+	BW_SWAP(x->sl, x->sl2);
 	return 0;
 }
 
