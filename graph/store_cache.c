@@ -35,14 +35,10 @@ int bw_cache_new(bw_cache **out, int policy, size_t budget, size_t row_bytes)
 	size_t cap2 = (avail - nb * sizeof(int32_t)) / per;
 	cap = BW_MIN(BW_MAX(cap, cap2), nb);
 
-	bw_cache *c = bw_calloc(1, sizeof *c);
+	bw_cache *c = bw_malloc(sizeof *c);
 	if (!c)
 		return BURROW_E_NOMEM;
-	c->policy = policy;
-	c->cap = cap;
-	c->row_bytes = row_bytes;
-	c->mask = nb - 1;
-	c->shift = 64 - lg;
+	*c = (bw_cache){.policy = policy, .cap = cap, .row_bytes = row_bytes, .mask = nb - 1, .shift = 64 - lg};
 	c->buckets = bw_malloc(nb * sizeof *c->buckets);
 	c->next = bw_malloc(cap * sizeof *c->next);
 	c->ids = bw_malloc(cap * sizeof *c->ids);
