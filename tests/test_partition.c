@@ -1079,3 +1079,28 @@ Test(partition, real_cora)
 	}
 	free(ds);
 }
+
+/* bw_stream_next: the chunks of a streamed pass cover [0, n) in order, each at most `chunk`
+ * rows, none empty; nothing for an empty graph. (A pass over the small graphs above is one
+ * chunk of BW_CHUNK rows, so this is where a lost or repeated row between chunks shows.) */
+Test(partition, stream_chunks)
+{
+	static const int64_t indptr[11] = {0};
+	const bw_pgraph g = {.n = 10, .indptr = indptr, .width = 4, .ncon = 1};
+	const struct {
+		int64_t n, chunk, want;
+	} cases[] = {{10, 3, 4}, {10, 5, 2}, {10, 10, 1}, {10, 16384, 1}, {1, 1, 1}, {0, 4, 0}};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		bw_stream s;
+		int64_t next = 0, chunks = 0;
+		for (bw_stream_begin(&s, &g); bw_stream_next(&s, cases[i].n, cases[i].chunk); chunks++) {
+			cr_assert_eq(s.a, next, "n %lld chunk %lld: a chunk starts at %lld, not %lld", (long long)cases[i].n,
+				     (long long)cases[i].chunk, (long long)s.a, (long long)next);
+			cr_assert(s.b > s.a && s.b - s.a <= cases[i].chunk && s.b <= cases[i].n);
+			next = s.b;
+		}
+		cr_assert_eq(next, cases[i].n);
+		cr_assert_eq(chunks, cases[i].want, "n %lld chunk %lld: %lld chunks", (long long)cases[i].n,
+			     (long long)cases[i].chunk, (long long)chunks);
+	}
+}
