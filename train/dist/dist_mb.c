@@ -199,40 +199,38 @@ static int draw_rows_gpu(struct bw_dist_mb *m, const int64_t *lids, int64_t n, i
 	return 0;
 }
 
-/* The sampler's expander (sampler_internal.h): block l's rows for the destinations
- * nodes[0, nd), each row's neighbors in increasing global id. Frontier nodes this rank owns
- * are drawn here; the others are sent to their owners, which draw them and send them back.
- * The sampler numbers the sources. Collective: every rank runs every hop. */
-static int expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes, int64_t nd, const int64_t **eip,
-		  const int64_t **eids)
+/* Room for one hop over nd frontier nodes under fanout fan. */
+static int hop_room(struct bw_dist_mb *m, int64_t nd, int fan)
 {
-	struct bw_dist_mb *m = ctx;
-	const int K = m->K;
-	int *sc = m->cnt, *sd = sc + K, *rc = sd + K, *rd = rc + K;
-	int *qs = m->cnt2, *qd = qs + K, *gs = qd + K, *gd = gs + K;
 	int st;
-	(void)l;
 	if ((st = bw_grow(&m->rcnt, &m->rcnt_cap, (size_t)nd + 1, sizeof *m->rcnt, true)) ||
 	    (st = bw_grow(&m->roff, &m->roff_cap, (size_t)nd + 1, sizeof *m->roff, true)) ||
 	    (st = bw_grow(&m->rfrom, &m->rfrom_cap, (size_t)nd + 1, sizeof *m->rfrom, true)) ||
 	    (st = bw_grow(&m->eip, &m->eip_cap, (size_t)nd + 1, sizeof *m->eip, true)))
 		return st;
-	if (fan > BW_SMALL_FANOUT && (st = pick_room(m, fan)))
-		return st;
+	return fan > BW_SMALL_FANOUT ? pick_room(m, fan) : 0;
+}
 
-	/* route the frontier nodes owned elsewhere to their owners, in frontier order */
+/* The frontier nodes owned elsewhere, routed to their owners in frontier order: sreq
+ * grouped by owner (counts sc, displacements sd in m->cnt), spos their places in the
+ * frontier; *nreq how many. */
+static int route(struct bw_dist_mb *m, const int64_t *nodes, int64_t nd, int64_t *nreq)
+{
+	const int K = m->K;
+	int *sc = m->cnt, *sd = sc + K;
+	int st;
 	memset(sc, 0, (size_t)K * sizeof *sc);
-	int64_t nreq = 0;
+	int64_t nr = 0;
 	for (int64_t i = 0; i < nd; i++) {
 		int o = owner_of(m, nodes[i]);
 		if (o != m->rank) {
 			sc[o]++;
-			nreq++;
+			nr++;
 		}
 	}
-	if ((st = fits_int(nreq, "sampling requests")) ||
-	    (st = bw_grow(&m->sreq, &m->sreq_cap, (size_t)nreq + 1, sizeof *m->sreq, true)) ||
-	    (st = bw_grow(&m->spos, &m->spos_cap, (size_t)nreq + 1, sizeof *m->spos, true)))
+	if ((st = fits_int(nr, "sampling requests")) ||
+	    (st = bw_grow(&m->sreq, &m->sreq_cap, (size_t)nr + 1, sizeof *m->sreq, true)) ||
+	    (st = bw_grow(&m->spos, &m->spos_cap, (size_t)nr + 1, sizeof *m->spos, true)))
 		return st;
 	sd[0] = 0;
 	for (int p = 1; p < K; p++)
@@ -247,9 +245,15 @@ static int expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes
 			m->spos[q] = i;
 		}
 	}
+	*nreq = nr;
+	return 0;
+}
 
-	/* expand the owned ones here (on the GPU: all at once, then laid out as below) */
-	int64_t lu = 0;
+/* The owned frontier nodes expanded here (on the GPU: all at once): row i's rcnt[i] picks
+ * at lbuf + roff[i]. */
+static int draw_owned(struct bw_dist_mb *m, const int64_t *nodes, int64_t nd, int fan, uint64_t lkey)
+{
+	int st;
 	if (m->gctx) {
 		int64_t no = 0;
 		if ((st = bw_grow(&m->glid, &m->glid_cap, (size_t)nd + 1, sizeof *m->glid, true)))
@@ -267,8 +271,10 @@ static int expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes
 				m->roff[i] = m->gip[j++];
 				m->rfrom[i] = 0;
 			}
+		return 0;
 	}
-	for (int64_t i = 0; !m->gctx && i < nd; i++) {
+	int64_t lu = 0;
+	for (int64_t i = 0; i < nd; i++) {
 		if (owner_of(m, nodes[i]) != m->rank)
 			continue;
 		const int64_t lid = nodes[i] - m->first;
@@ -280,8 +286,18 @@ static int expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes
 		m->rfrom[i] = 0;
 		lu += m->rcnt[i];
 	}
+	return 0;
+}
 
-	/* the owners expand the rest and send back [k, k neighbor ids] per request */
+/* The requests of the other ranks: the ids routed to this rank arrive (rreq, counts rc and
+ * displacements rd in m->cnt), and each one's row is drawn into rep as [k, k neighbor ids],
+ * grouped by the asking rank (counts qs, displacements qd in m->cnt2). */
+static int serve(struct bw_dist_mb *m, int fan, uint64_t lkey)
+{
+	const int K = m->K;
+	int *sc = m->cnt, *sd = sc + K, *rc = sd + K, *rd = rc + K;
+	int *qs = m->cnt2, *qd = qs + K;
+	int st;
 	double t0 = bw_comm_now();
 	int64_t nrecv;
 	if ((st = exchange_counts(m, sc, rc, rd, &nrecv, "train: sampling: counts")))
@@ -289,11 +305,9 @@ static int expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes
 	if ((st = fits_int(nrecv, "sampling requests")) ||
 	    (st = bw_grow(&m->rreq, &m->rreq_cap, (size_t)nrecv + 1, sizeof *m->rreq, true)))
 		return st;
-	if ((st = bw_comm_alltoallv(m->hc, m->sreq, sc, sd, m->rreq, rc, rd, BW_COMM_I64,
-				      "train: sampling: ids")))
+	if ((st = bw_comm_alltoallv(m->hc, m->sreq, sc, sd, m->rreq, rc, rd, BW_COMM_I64, "train: sampling: ids")))
 		return st;
 	m->mpi_s += bw_comm_now() - t0;
-	int64_t ru = 0;
 	for (int p = 0; p < K; p++)
 		for (int64_t j = rd[p]; j < rd[p] + rc[p]; j++) {
 			const int64_t lid = m->rreq[j] - m->first;
@@ -310,6 +324,7 @@ static int expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes
 		if ((st = draw_rows_gpu(m, m->glid, nrecv, fan, lkey)))
 			return st;
 	}
+	int64_t ru = 0;
 	for (int p = 0; p < K; p++) {
 		const int64_t r0 = ru;
 		for (int64_t j = rd[p]; j < rd[p] + rc[p]; j++) {
@@ -330,16 +345,25 @@ static int expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes
 		qs[p] = (int)(ru - r0);
 		qd[p] = (int)r0;
 	}
-	t0 = bw_comm_now();
+	return 0;
+}
+
+/* The replies to this rank's nreq requests (served by serve on their owners) into get: row
+ * spos[q]'s picks, rcnt of them at get + roff. Replies come from each owner in the order of
+ * the requests sent to it. */
+static int collect(struct bw_dist_mb *m, int64_t nreq)
+{
+	const int K = m->K;
+	int *qs = m->cnt2, *qd = qs + K, *gs = qd + K, *gd = gs + K;
+	int st;
+	double t0 = bw_comm_now();
 	int64_t ng;
 	if ((st = exchange_counts(m, qs, gs, gd, &ng, "train: sampling: counts")) ||
 	    (st = fits_int(ng, "sampled neighbors")) || (st = bw_grow(&m->get, &m->get_cap, (size_t)ng + 1, sizeof *m->get, true)))
 		return st;
-	if ((st = bw_comm_alltoallv(m->hc, m->rep, qs, qd, m->get, gs, gd, BW_COMM_I64,
-				      "train: sampling: neighbors")))
+	if ((st = bw_comm_alltoallv(m->hc, m->rep, qs, qd, m->get, gs, gd, BW_COMM_I64, "train: sampling: neighbors")))
 		return st;
 	m->mpi_s += bw_comm_now() - t0;
-	/* replies come from each owner in the order of the requests sent to it */
 	int64_t g = 0;
 	for (int64_t q = 0; q < nreq; q++) {
 		const int64_t i = m->spos[q], k = m->get[g];
@@ -350,14 +374,20 @@ static int expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes
 		m->rfrom[i] = 1;
 		g += 1 + k;
 	}
+	return 0;
+}
 
-	/* the rows, each in increasing global id */
+/* The hop's rows for the sampler: row i's picks (drawn here or received), each row in
+ * increasing global id, as a CSR (eip, egid). */
+static int lay_out(struct bw_dist_mb *m, int64_t nd, const int64_t **eip, const int64_t **eids)
+{
 	int64_t *ip = m->eip;
 	ip[0] = 0;
 	for (int64_t i = 0; i < nd; i++)
 		ip[i + 1] = ip[i] + m->rcnt[i];
 	const int64_t E = ip[nd];
-	if ((st = bw_grow(&m->egid, &m->egid_cap, (size_t)E + 1, sizeof *m->egid, true)))
+	int st = bw_grow(&m->egid, &m->egid_cap, (size_t)E + 1, sizeof *m->egid, true);
+	if (st)
 		return st;
 	for (int64_t i = 0; i < nd; i++) {
 		const int64_t *src = (m->rfrom[i] ? m->get : m->lbuf) + m->roff[i];
@@ -367,6 +397,23 @@ static int expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes
 	*eip = ip;
 	*eids = m->egid;
 	return 0;
+}
+
+/* The sampler's expander (sampler_internal.h): block l's rows for the destinations
+ * nodes[0, nd), each row's neighbors in increasing global id. Frontier nodes this rank owns
+ * are drawn here; the others are sent to their owners, which draw them and send them back.
+ * The sampler numbers the sources. Collective: every rank runs every hop. */
+static int expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes, int64_t nd, const int64_t **eip,
+		  const int64_t **eids)
+{
+	struct bw_dist_mb *m = ctx;
+	int64_t nreq;
+	int st;
+	(void)l;
+	if ((st = hop_room(m, nd, fan)) || (st = route(m, nodes, nd, &nreq)) ||
+	    (st = draw_owned(m, nodes, nd, fan, lkey)) || (st = serve(m, fan, lkey)) || (st = collect(m, nreq)))
+		return st;
+	return lay_out(m, nd, eip, eids);
 }
 
 /* The key of a batch's draws (the sampler keys layer l with bw_key(key, l)). */
