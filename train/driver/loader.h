@@ -52,7 +52,7 @@ typedef struct bw_loaded {
 	const burrow_batch *sb;      /* the producer's batch (ids, seeds) */
 	bw_batch b;
 	double load_s;               /* the caller's time waiting for the batch to be loaded (or loading it) */
-	double io_wait_s;            /* and then for its rows */
+	double io_wait_s;            /* and then for its rows (in line on a device: and its staging) */
 } bw_loaded;
 
 int bw_loader_open(bw_loader **out, const bw_loader_cfg *cfg);
