@@ -1,6 +1,8 @@
 /* test_loader.c: the batch loader (train/driver/loader.h) on a test device whose streams run
  * their work late, on threads of their own: a slot must not be refilled (its rows re-staged
- * on the copy stream) before the step that read it is done on the compute stream. */
+ * on the copy stream) before the step that read it is done on the compute stream; a source
+ * of rows that brings the GCN norms and puts its rows on the device (distributed training's
+ * fetch) runs in line and is what the compute stream reads. */
 #define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include <criterion/criterion.h>
 
@@ -306,4 +308,156 @@ Test(loader, a_slot_is_not_restaged_before_its_step_is_done_on_the_device)
 		bw_stream_close(&dev, compute);
 		free(bt);
 	}
+}
+
+/* ------------------------------------------------------------ a source that brings norms and puts rows on the device */
+
+#define BASE 5000 /* the first node id: labels by local id (id - BASE), as a rank's */
+
+static struct bw_stream *g_compute; /* where the source queues its rows (the caller's compute stream) */
+static float g_feat[NN * DIM];
+
+typedef struct dev_read {
+	bool busy;
+	const int64_t *ids; /* the batch's (valid while it is held) */
+	int64_t n;
+	bw_rows_dst dst;
+	float rows[NI * DIM]; /* the rows in order, what the compute stream copies (kept until the
+				 read is reused, two batches later: that batch's step is done) */
+} dev_read;
+
+typedef struct dev_src {
+	const bw_device *dev;
+	dev_read rd[2];
+	int polls_ahead; /* polls of a read not yet waited for */
+} dev_src;
+
+static int ds_submit(bw_rows *r, const int64_t *ids, int64_t n, const bw_rows_dst *dst, void **ticket)
+{
+	dev_src *s = r->ctx;
+	dev_read *rd = !s->rd[0].busy ? &s->rd[0] : !s->rd[1].busy ? &s->rd[1] : NULL;
+	if (!rd || !dst->norm || !dst->dev_x)
+		return bw_err(BURROW_E_INVAL, "test source: no free read, or no room for norms or device rows");
+	rd->busy = true;
+	rd->ids = ids;
+	rd->n = n;
+	rd->dst = *dst;
+	for (int64_t i = 0; i < n * DIM; i++)
+		dst->x[i] = -1; /* host scratch: never what the model reads */
+	*ticket = rd;
+	return 0;
+}
+
+static int ds_wait(bw_rows *r, void *ticket)
+{
+	dev_src *s = r->ctx;
+	dev_read *rd = ticket;
+	for (int64_t i = 0; i < rd->n; i++) {
+		const int64_t lid = rd->ids[i] - BASE;
+		rd->dst.norm[i] = 1.0f / (float)(lid + 1); /* complete only now */
+		memcpy(rd->rows + i * DIM, g_feat + lid * DIM, DIM * sizeof(float));
+	}
+	rd->busy = false;
+	return bw_device_upload_async(s->dev, rd->dst.dev_x, rd->rows, (size_t)rd->n * DIM * sizeof(float), g_compute);
+}
+
+static int ds_poll(bw_rows *r, void *ticket)
+{
+	dev_src *s = r->ctx;
+	s->polls_ahead += ((dev_read *)ticket)->busy;
+	return 0;
+}
+
+typedef struct chain {
+	burrow_batch b[NB];
+	int64_t ids[NB][NI];
+	int64_t ip[NB][NI + 1];
+	int32_t ix[NI];
+} chain;
+
+/* Batch k: NI node ids from BASE, one edge per row (i <- i). */
+static int ch_next(void *ctx, int64_t k, burrow_batch **out)
+{
+	chain *c = ctx;
+	for (int j = 0; j < NI; j++) {
+		c->ids[k][j] = BASE + (k * 131 + j * 7) % NN;
+		c->ip[k][j] = j;
+		c->ix[j] = j;
+	}
+	c->ip[k][NI] = NI;
+	burrow_batch *b = &c->b[k];
+	*b = (burrow_batch){.index = k, .num_layers = 1, .num_input = NI, .input_ids = c->ids[k], .num_seeds = NI,
+			    .seeds = c->ids[k]};
+	b->blocks[0] = (burrow_block){.num_dst = NI, .num_src = NI, .num_edges = NI, .indptr = c->ip[k], .indices = c->ix};
+	*out = b;
+	return 0;
+}
+
+/* In line, one batch ahead, on the late device: a source whose reads bring the GCN norms
+ * (complete only at its wait) and put the rows on the device itself (queued on the compute
+ * stream at its wait). What the compute stream reads of every batch is that batch's rows
+ * (not the source's host scratch the loader would otherwise upload), the labels of its seeds
+ * by local id (id - label_base), and the norms as the wait completed them (staged after the
+ * wait); bw_loader_poll reaches the read in flight of the batch loaded ahead. The loader
+ * refuses such a source with a thread. */
+Test(loader, a_source_with_norms_and_device_rows_runs_in_line)
+{
+	static int32_t labels[NN];
+	for (int i = 0; i < NN; i++) {
+		labels[i] = i % 7;
+		for (int c = 0; c < DIM; c++)
+			g_feat[i * DIM + c] = (float)(i * DIM + c);
+	}
+	bw_device dev = {.iface = &late_iface, .kind = BW_DEVICE_CUDA, .host_memory = false, .name = "late"};
+	g_delay_compute_us = 0;
+	cr_assert_eq(bw_stream_open(&dev, &g_compute), 0);
+	g_compute->delay_us = 2000;
+	dev_src *src = calloc(1, sizeof *src);
+	src->dev = &dev;
+	bw_rows rows = {.num_rows = NN, .dim = DIM, .submit = ds_submit, .wait = ds_wait, .poll = ds_poll,
+			.norms = true, .on_device = true, .ctx = src};
+	chain *ch = calloc(1, sizeof *ch);
+	const bw_producer p = {.next = ch_next, .release = bt_release, .ctx = ch};
+	bw_loader_cfg lc = {.dev = &dev, .compute = g_compute, .depth = 1, .thread = true, .num_layers = 1, .dim = DIM,
+			    .labels = labels, .label_base = BASE, .blocks = true, .gcn = true};
+	bw_loader *ld;
+	cr_assert_eq(bw_loader_open(&ld, &lc), 0, "%s", burrow_last_error());
+	cr_assert_neq(bw_loader_start(ld, &p, &rows, NB), 0, "a source with device rows was taken with a thread");
+	bw_loader_close(ld);
+	lc.thread = false;
+	g_delay_compute_us = 3000; /* the loader's copy stream is later still than the compute stream */
+	cr_assert_eq(bw_loader_open(&ld, &lc), 0, "%s", burrow_last_error());
+	g_delay_compute_us = 0;
+	static float seen_x[NB][NI * DIM], seen_norm[NB][NI];
+	static int32_t seen_lab[NB][NI];
+	cr_assert_eq(bw_loader_start(ld, &p, &rows, NB), 0, "%s", burrow_last_error());
+	for (int k = 0; k < NB; k++) {
+		bw_loaded lb;
+		cr_assert_eq(bw_loader_next(ld, &lb), 0, "%s", burrow_last_error());
+		const int before = src->polls_ahead;
+		cr_assert_eq(bw_loader_poll(ld), 0);
+		cr_assert_eq(src->polls_ahead, before + (k + 1 < NB), "batch %d: the read ahead was not polled", k);
+		const bw_block *b = lb.b.blocks[0];
+		cr_assert_eq(bw_device_download_async(&dev, seen_x[k], lb.b.x.data, sizeof seen_x[k], g_compute), 0);
+		cr_assert_eq(bw_device_download_async(&dev, seen_lab[k], lb.b.labels, sizeof seen_lab[k], g_compute), 0);
+		cr_assert_eq(bw_device_download_async(&dev, seen_norm[k], b->d.src_norm, sizeof seen_norm[k], g_compute), 0);
+		cr_assert_eq(bw_loader_done(ld), 0);
+	}
+	bw_loader_stop(ld);
+	cr_assert_eq(bw_stream_sync(&dev, g_compute), 0);
+	for (int k = 0; k < NB; k++)
+		for (int j = 0; j < NI; j++) {
+			const int64_t lid = ch->ids[k][j] - BASE;
+			cr_assert_eq(seen_lab[k][j], labels[lid], "batch %d seed %d: label %d, want %d", k, j, seen_lab[k][j],
+				     labels[lid]);
+			cr_assert_eq(seen_norm[k][j], 1.0f / (float)(lid + 1), "batch %d row %d: norm %g, want %g", k, j,
+				     seen_norm[k][j], 1.0f / (float)(lid + 1));
+			for (int c = 0; c < DIM; c++)
+				cr_assert_eq(seen_x[k][j * DIM + c], g_feat[lid * DIM + c], "batch %d row %d col %d: %g, want %g",
+					     k, j, c, seen_x[k][j * DIM + c], g_feat[lid * DIM + c]);
+		}
+	bw_loader_close(ld);
+	bw_stream_close(&dev, g_compute);
+	free(ch);
+	free(src);
 }

@@ -797,6 +797,50 @@ Test(mpi, minibatch_staged_equals_mpi, .timeout = 240)
 	free(dir);
 }
 
+/* Distributed mini-batch batches go through the batch loader in line, one batch ahead with
+ * --prefetch > 0 (batch k+1 sampled and its fetch in flight, a second fetch state, while k
+ * waits for its rows and computes) and none with 0: the batches and their rows depend on
+ * (epoch, step) alone, so every depth, on mpi and on staged (rows assembled on the device,
+ * GCN norms brought with the fetched rows), trains the very same weights. */
+Test(mpi, minibatch_prefetch_changes_no_bit, .timeout = 240)
+{
+	char *dir = tu_tmpdir(), *out, *err;
+	cr_assert_eq(tu_sh(NULL, &err, "%s gen csbm %s/g --nodes 600 --feat-dim 8 --classes 3 --quiet && "
+				       "%s partition %s/g --parts 2 --quiet",
+			   tu_burrow(), dir, tu_burrow(), dir),
+		     0, "%s", err);
+	free(err);
+	static const char *const model[] = {"--model gcn", "--model sage --dropout 0.5"};
+	static const struct {
+		const char *comm;
+		int prefetch;
+	} run[] = {{"mpi", 0}, {"mpi", 1}, {"mpi", 3}, {"staged", 0}, {"staged", 1}};
+	for (int m = 0; m < 2; m++) {
+		char *first = NULL;
+		for (size_t r = 0; r < sizeof run / sizeof *run; r++) {
+			int rc = tu_sh(&out, &err,
+				       MPIRUN " -np 2 %s train %s/g/parts-2 %s --batch-size 16 --epochs 2 --threads 1 "
+					      "--comm %s --prefetch %d --quiet",
+				       tu_burrow(), dir, model[m], run[r].comm, run[r].prefetch);
+			cr_assert_eq(rc, 0, "%s\n%s", out, err);
+			char *sum = checksum_of(out);
+			if (!first)
+				first = sum;
+			else
+				cr_assert_str_eq(sum, first, "%s: --comm %s --prefetch %d trained other weights than --comm mpi "
+							     "--prefetch 0",
+						 model[m], run[r].comm, run[r].prefetch);
+			if (sum != first)
+				free(sum);
+			free(out);
+			free(err);
+		}
+		free(first);
+	}
+	tu_rmrf(dir);
+	free(dir);
+}
+
 /* Mini-batch training with the model on a GPU (--device cuda under mpirun, two ranks on the
  * node's GPUs, shared when it has one): distmb_check's checks pass there (true neighbors, every
  * input row assembled on the device equal to the features, an all-neighbor step equal to the

@@ -85,31 +85,32 @@ static int is_neighbor(const world *w, int64_t v, int64_t u)
 
 /* Every property of one batch (seeds this rank's first training nodes). Returns the rows
  * this rank fetched from other ranks. */
-static int64_t check_batch(const world *w, burrow_dist *d, const bw_mb_batch *b, const int64_t *seeds, int64_t n,
+static int64_t check_batch(const world *w, burrow_dist *d, const bw_mb_view *bv, const int64_t *seeds, int64_t n,
 			   const int *fanout, int L, bool gcn)
 {
+	const burrow_batch *b = bv->sb;
 	if (b->num_layers != L || b->num_seeds != n)
 		die("batch", "wrong number of layers or seeds");
 	for (int64_t i = 0; i < n; i++)
-		if (b->gid[i] != seeds[i])
+		if (b->input_ids[i] != seeds[i])
 			die("batch", "the first input nodes are not the seeds");
 	/* every node once */
 	char *seen = calloc((size_t)w->N, 1);
 	for (int64_t i = 0; i < b->num_input; i++) {
-		if (b->gid[i] < 0 || b->gid[i] >= w->N || seen[b->gid[i]])
-			dief("batch", "input node %lld (position %lld) is out of range or repeated", (long long)b->gid[i], i);
-		seen[b->gid[i]] = 1;
+		if (b->input_ids[i] < 0 || b->input_ids[i] >= w->N || seen[b->input_ids[i]])
+			dief("batch", "input node %lld (position %lld) is out of range or repeated", (long long)b->input_ids[i], i);
+		seen[b->input_ids[i]] = 1;
 	}
 	free(seen);
 	for (int l = L - 1; l >= 0; l--) {
-		const int64_t nd = b->num_dst[l], ns = b->num_src[l];
-		if (nd != (l == L - 1 ? n : b->num_src[l + 1]) || ns < nd || (l == 0 && ns != b->num_input))
+		const int64_t nd = b->blocks[l].num_dst, ns = b->blocks[l].num_src;
+		if (nd != (l == L - 1 ? n : b->blocks[l + 1].num_src) || ns < nd || (l == 0 && ns != b->num_input))
 			die("batch", "blocks do not nest");
-		const int64_t *ip = b->indptr[l];
-		const int32_t *ix = b->indices[l];
+		const int64_t *ip = b->blocks[l].indptr;
+		const int32_t *ix = b->blocks[l].indices;
 		char *used = calloc((size_t)(ns - nd + 1), 1);
 		for (int64_t i = 0; i < nd; i++) {
-			const int64_t v = w->orig[b->gid[i]], dg = deg_of(w, v);
+			const int64_t v = w->orig[b->input_ids[i]], dg = deg_of(w, v);
 			const int64_t want = fanout[l] < 0 || dg <= fanout[l] ? dg : fanout[l];
 			if (ip[i + 1] - ip[i] != want)
 				dief("sampling", "a row has %lld neighbors, want min(fanout, degree) = %lld",
@@ -117,11 +118,11 @@ static int64_t check_batch(const world *w, burrow_dist *d, const bw_mb_batch *b,
 			for (int64_t e = ip[i]; e < ip[i + 1]; e++) {
 				if (ix[e] < 0 || ix[e] >= ns)
 					die("sampling", "a local source id is out of range");
-				const int64_t gu = b->gid[ix[e]];
+				const int64_t gu = b->input_ids[ix[e]];
 				if (!is_neighbor(w, v, w->orig[gu]))
 					dief("sampling", "node %lld is not a neighbor of node %lld in the input graph",
 					     (long long)w->orig[gu], (long long)v);
-				if (e > ip[i] && b->gid[ix[e - 1]] >= gu)
+				if (e > ip[i] && b->input_ids[ix[e - 1]] >= gu)
 					die("sampling", "a row repeats a neighbor or is not in increasing global id");
 				if (ix[e] >= nd)
 					used[ix[e] - nd] = 1;
@@ -130,7 +131,7 @@ static int64_t check_batch(const world *w, burrow_dist *d, const bw_mb_batch *b,
 		for (int64_t j = nd; j < ns; j++) {
 			if (!used[j - nd])
 				die("sampling", "a new source node is no row's neighbor");
-			if (j > nd && b->gid[j - 1] >= b->gid[j])
+			if (j > nd && b->input_ids[j - 1] >= b->input_ids[j])
 				die("sampling", "new source nodes are not in increasing global id");
 		}
 		free(used);
@@ -138,23 +139,23 @@ static int64_t check_batch(const world *w, burrow_dist *d, const bw_mb_batch *b,
 	/* input rows bit for bit, norms from the whole graph's degrees */
 	int64_t fetched = 0;
 	for (int64_t i = 0; i < b->num_input; i++) {
-		const int64_t v = w->orig[b->gid[i]];
-		if (memcmp(b->x + i * w->D, w->feat + v * w->D, (size_t)w->D * sizeof(float)))
+		const int64_t v = w->orig[b->input_ids[i]];
+		if (memcmp(bv->x + i * w->D, w->feat + v * w->D, (size_t)w->D * sizeof(float)))
 			dief("fetch", "the input row of node %lld (position %lld) differs from its features", (long long)v, i);
 		if (gcn) {
 			double want = 1.0 / sqrt((double)deg_of(w, v) + 1.0);
-			if (fabs(b->norm[i] - want) > 1e-6 * want)
+			if (fabs(bv->norm[i] - want) > 1e-6 * want)
 				dief("fetch", "the GCN norm of node %lld (position %lld) is not 1/sqrt(degree + 1)", (long long)v, i);
 		}
-		const int64_t lid = b->gid[i] - d->pi->first_id;
+		const int64_t lid = b->input_ids[i] - d->pi->first_id;
 		bool held = lid >= 0 && lid < d->n_own;
 		for (int64_t h = 0; !held && h < d->n_halo; h++)
-			held = d->pi->halo_ids[h] == b->gid[i];
+			held = d->pi->halo_ids[h] == b->input_ids[i];
 		fetched += !held;
 	}
-	if (fetched != b->n_fetch)
+	if (fetched != bv->n_fetch)
 		dief("fetch", "%lld rows arrived from other ranks, but %lld inputs are neither owned nor halo",
-		     (long long)b->n_fetch, (long long)fetched);
+		     (long long)bv->n_fetch, (long long)fetched);
 	return fetched;
 }
 
@@ -168,7 +169,7 @@ static int64_t local_gid(const burrow_dist *d, int64_t lid)
  * fanout holds exactly the picks of a slow Floyd's draw (membership in a flag array) from
  * the stream bw_key(bw_dist_mb_draw_key(seed, epoch, step, l), gid) over the node's row of
  * the part's CSR: the draw is the sampler's, keyed as documented. Returns the rows checked. */
-static int64_t check_draws(const burrow_dist *d, const bw_mb_batch *b, const int *fanout, int L, int64_t epoch,
+static int64_t check_draws(const burrow_dist *d, const burrow_batch *b, const int *fanout, int L, int64_t epoch,
 			   int64_t step)
 {
 	const burrow_csr *g = burrow_dataset_graph(burrow_part_dataset(d->part));
@@ -177,8 +178,8 @@ static int64_t check_draws(const burrow_dist *d, const bw_mb_batch *b, const int
 	for (int l = 0; l < L; l++) {
 		const int64_t fan = fanout[l];
 		const uint64_t key = bw_dist_mb_draw_key(d->o.train.seed, epoch, step, l);
-		for (int64_t i = 0; i < b->num_dst[l]; i++) {
-			const int64_t gid = b->gid[i], lid = gid - d->pi->first_id;
+		for (int64_t i = 0; i < b->blocks[l].num_dst; i++) {
+			const int64_t gid = b->input_ids[i], lid = gid - d->pi->first_id;
 			if (lid < 0 || lid >= d->n_own)
 				continue;
 			const int64_t s = g->indptr[lid], deg = g->indptr[lid + 1] - s;
@@ -196,11 +197,11 @@ static int64_t check_draws(const burrow_dist *d, const bw_mb_batch *b, const int
 				want[n++] = local_gid(d, ind[s + t]);
 			}
 			qsort(want, (size_t)n, sizeof *want, bw_cmp_i64);
-			const int64_t *ip = b->indptr[l];
+			const int64_t *ip = b->blocks[l].indptr;
 			if (ip[i + 1] - ip[i] != fan)
 				die("draw", "a sampled row has the wrong number of picks");
 			for (int64_t e = 0; e < fan; e++)
-				if (b->gid[b->indices[l][ip[i] + e]] != want[e])
+				if (b->input_ids[b->blocks[l].indices[ip[i] + e]] != want[e])
 					dief("draw", "node %lld's picks in layer %lld differ from Floyd's draw of its key",
 					     (long long)gid, (long long)l);
 			free(want);
@@ -257,29 +258,29 @@ static void check_sampling(const char *data, const char *parts)
 		int64_t *seeds = malloc((size_t)(n + 1) * sizeof *seeds), fetched = 0, drawn = 0;
 		for (int64_t i = 0; i < n; i++)
 			seeds[i] = d->pi->first_id + d->split[BURROW_SPLIT_TRAIN][i];
-		const bw_mb_batch *b;
+		bw_mb_view b;
 		for (int64_t stepi = 0; stepi < 2; stepi++) {
 			if (bw_dist_mb_load(d, seeds, n, 1, stepi, &b))
 				die("load", burrow_last_error());
-			fetched += check_batch(&w, d, b, seeds, n, cfg[c].fan, cfg[c].L, cfg[c].model == BURROW_MODEL_GCN);
-			drawn += check_draws(d, b, cfg[c].fan, cfg[c].L, 1, stepi);
+			fetched += check_batch(&w, d, &b, seeds, n, cfg[c].fan, cfg[c].L, cfg[c].model == BURROW_MODEL_GCN);
+			drawn += check_draws(d, b.sb, cfg[c].fan, cfg[c].L, 1, stepi);
 		}
 		/* the same (epoch, step), the same batch */
 		if (bw_dist_mb_load(d, seeds, n, 1, 1, &b))
 			die("load", burrow_last_error());
-		int64_t *g1 = malloc((size_t)b->num_input * sizeof *g1), n1 = b->num_input;
-		memcpy(g1, b->gid, (size_t)n1 * sizeof *g1);
+		int64_t *g1 = malloc((size_t)b.sb->num_input * sizeof *g1), n1 = b.sb->num_input;
+		memcpy(g1, b.sb->input_ids, (size_t)n1 * sizeof *g1);
 		if (bw_dist_mb_load(d, seeds, n, 1, 1, &b))
 			die("load", burrow_last_error());
-		if (b->num_input != n1 || memcmp(g1, b->gid, (size_t)n1 * sizeof *g1))
+		if (b.sb->num_input != n1 || memcmp(g1, b.sb->input_ids, (size_t)n1 * sizeof *g1))
 			die("sampling", "the same epoch and step gave a different batch");
 		/* a rank without seeds still joins every exchange */
 		if (bw_dist_mb_load(d, seeds, rank == 0 ? 0 : n, 2, 0, &b))
 			die("load", burrow_last_error());
-		if (rank == 0 && b->num_input != 0)
+		if (rank == 0 && b.sb->num_input != 0)
 			die("sampling", "an empty batch has input nodes");
 		if (rank != 0)
-			fetched += check_batch(&w, d, b, seeds, n, cfg[c].fan, cfg[c].L, cfg[c].model == BURROW_MODEL_GCN);
+			fetched += check_batch(&w, d, &b, seeds, n, cfg[c].fan, cfg[c].L, cfg[c].model == BURROW_MODEL_GCN);
 		int64_t all, all_drawn;
 		MPI_Allreduce(&fetched, &all, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
 		MPI_Allreduce(&drawn, &all_drawn, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);

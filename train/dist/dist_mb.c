@@ -5,8 +5,10 @@
  * them back as new global ids (an all-to-all of counts, an all-to-all-v of ids). Draws are keyed
  * by (seed, epoch, step, layer, node), and only a node's owner ever expands it, so a batch does
  * not depend on timing. Input rows of owned and halo nodes come from the rank's feature store;
- * the others are fetched from their owners with a non-blocking all-to-all-v while the store reads and, one
- * batch ahead, while the previous batch computes. Gradients are all-reduced every step, each
+ * the others are fetched from their owners with a non-blocking all-to-all-v while the store
+ * reads and, one batch ahead, while the previous batch computes. The batches go through the
+ * batch loader (train/driver/loader.h) in line: the sampler is its producer, the fetch its
+ * source of rows (bw_rows). Gradients are all-reduced every step, each
  * rank's mean loss weighted by its share of the step's seeds, and every rank takes the same
  * number of steps (ranks out of batches take empty steps that join every collective). */
 #include "dist_mb.h"
@@ -14,6 +16,8 @@
 #include "../../graph/store_sizing.h"
 #include "../../partition/book.h"
 #include "../../sampler/draw.h"
+#include "../../sampler/sampler_internal.h"
+#include "../driver/loader.h"
 
 #include <limits.h>
 #include <math.h>
@@ -24,6 +28,42 @@
 /* Key coordinates that no epoch takes: the neighbor draws and the epoch's shuffle. */
 #define KEY_DRAW (UINT64_MAX - 16)
 #define KEY_SHUFFLE (UINT64_MAX - 17)
+
+/* Batches in flight at most: the one computing and the one loaded ahead (loader depth 1). */
+#define MB_INFLIGHT 2
+
+/* One fetch of a batch's input rows (a ticket of the source of rows): rows this rank holds
+ * come from its store into dst.x; the others arrive from their owners into rrows (on_dev:
+ * into xs_dev, after this rank's own), grouped by owner, for positions fetch_pos. */
+typedef struct mb_fetch {
+	bool busy;                           /* submitted and not yet waited for */
+	bw_rows_dst dst;                     /* where the rows go: the loader's slot (borrowed) */
+	int64_t n;                           /* input rows */
+	int64_t *lids;                       /* [n] store row of each input (0 for a remote one) */
+	int64_t *fetch_pos;                  /* [n_fetch] positions of the rows that arrive */
+	int64_t n_fetch;
+	float *rrows, *rnorm;                /* [n_fetch, D], [n_fetch] received */
+	int64_t *sids;                       /* [n_serve] local ids of the rows this rank sends */
+	int64_t n_serve;
+	float *srows, *snorm;                /* [n_serve, D], [n_serve] sent */
+	size_t lids_cap, fetch_cap, rrows_cap, rnorm_cap, sids_cap, srows_cap, snorm_cap;
+	int *cnt;                            /* [4K]: send counts, send displs, recv counts, recv displs (rows) */
+	int *cnt_f;                          /* [4K]: the same in floats (times D) */
+	/* where the communicator moves buffers of a device (on_dev): the rows arrive in xs_dev
+	 * after this rank's own rows, and one sum over a block of one edge per row (scat: row
+	 * i's source is i, or n + k for the k-th fetched row) puts every input row in its place,
+	 * dst.dev_x, on the model's device */
+	bw_dbuf xs_dev;                      /* [n + n_fetch, D] own rows, then the fetched ones */
+	bw_dbuf srows_dev;                   /* [n_serve, D] srows on the device */
+	bw_block scat;
+	int64_t *scat_ip;                    /* [n + 1] */
+	int32_t *scat_ind;                   /* [n] */
+	size_t scat_ip_cap, scat_ind_cap;
+	bw_comm_req req[2];                  /* rows (on the communicator), norms (on its host side) */
+	int nreq;
+	burrow_store_ticket *ticket;
+	double post_t, done_t;               /* when the rows were posted, and seen complete (0: not yet) */
+} mb_fetch;
 
 struct bw_dist_mb {
 	bw_comm *comm;                 /* a duplicate of the dist's communicator */
@@ -63,13 +103,26 @@ struct bw_dist_mb {
 		ptab_cap, rfrom_cap;
 	int *cnt, *cnt2;               /* [4K] each: counts and displacements of a hop's exchanges */
 
-	bw_mb_batch b[2];
-	/* a step's blocks over the batch's host arrays; their device copies are kept from step to
-	 * step (bw_block_reuse), so a GPU step frees nothing (a cudaFree waits for the device) */
-	bw_block blk[BURROW_MAX_LAYERS];
+	/* the batches go through the batch loader (in line: the sampler and the fetch are
+	 * collective), which holds them in its slots; this rank's sampler is its producer and
+	 * the fetch its source of rows */
+	bw_loader *ld;
+	bw_producer prod;
+	bw_rows rows;
+	bw_sampled smp[MB_INFLIGHT];   /* the producer's batches (held: handed to the loader) */
+	bool smp_held[MB_INFLIGHT];
+	mb_fetch fetch[MB_INFLIGHT];   /* the source's reads (busy: submitted, not waited for) */
+	/* the sequence the loader runs: batch k's seeds are seq[k * seq_batch ..], at most
+	 * seq_batch of them and none past seq_n, drawn with the key of (seq_epoch, seq_step0 + k) */
+	const int64_t *seq;
+	int64_t seq_n, seq_batch, seq_epoch, seq_step0;
+	uint64_t seed;                 /* the training seed (the draws' keys) */
+	const bw_backend *be;          /* the model's backend (borrowed): on_dev puts rows in place with it */
+	float *xhost;                  /* bw_dist_mb_load's rows on the host */
+	size_t xhost_cap;
+	int64_t last_fetched;          /* rows that arrived from other ranks for the last batch submitted */
 	bw_tensor glogits;
-	bw_tensor x;                   /* a batch's input rows on the device (a view of them on the CPU) */
-	bw_dbuf labels, loss;          /* a batch's labels, and one bw_loss, on the device */
+	bw_dbuf loss;                  /* one bw_loss on the device */
 	bw_stage stage;                /* host view of the gradients for the all-reduce */
 
 	/* this epoch's accounting (seconds) */
@@ -199,40 +252,38 @@ static int draw_rows_gpu(struct bw_dist_mb *m, const int64_t *lids, int64_t n, i
 	return 0;
 }
 
-/* The sampler's expander (sampler_internal.h): block l's rows for the destinations
- * nodes[0, nd), each row's neighbors in increasing global id. Frontier nodes this rank owns
- * are drawn here; the others are sent to their owners, which draw them and send them back.
- * The sampler numbers the sources. Collective: every rank runs every hop. */
-static int expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes, int64_t nd, const int64_t **eip,
-		  const int64_t **eids)
+/* Room for one hop over nd frontier nodes under fanout fan. */
+static int hop_room(struct bw_dist_mb *m, int64_t nd, int fan)
 {
-	struct bw_dist_mb *m = ctx;
-	const int K = m->K;
-	int *sc = m->cnt, *sd = sc + K, *rc = sd + K, *rd = rc + K;
-	int *qs = m->cnt2, *qd = qs + K, *gs = qd + K, *gd = gs + K;
 	int st;
-	(void)l;
 	if ((st = bw_grow(&m->rcnt, &m->rcnt_cap, (size_t)nd + 1, sizeof *m->rcnt, true)) ||
 	    (st = bw_grow(&m->roff, &m->roff_cap, (size_t)nd + 1, sizeof *m->roff, true)) ||
 	    (st = bw_grow(&m->rfrom, &m->rfrom_cap, (size_t)nd + 1, sizeof *m->rfrom, true)) ||
 	    (st = bw_grow(&m->eip, &m->eip_cap, (size_t)nd + 1, sizeof *m->eip, true)))
 		return st;
-	if (fan > BW_SMALL_FANOUT && (st = pick_room(m, fan)))
-		return st;
+	return fan > BW_SMALL_FANOUT ? pick_room(m, fan) : 0;
+}
 
-	/* route the frontier nodes owned elsewhere to their owners, in frontier order */
+/* The frontier nodes owned elsewhere, routed to their owners in frontier order: sreq
+ * grouped by owner (counts sc, displacements sd in m->cnt), spos their places in the
+ * frontier; *nreq how many. */
+static int route(struct bw_dist_mb *m, const int64_t *nodes, int64_t nd, int64_t *nreq)
+{
+	const int K = m->K;
+	int *sc = m->cnt, *sd = sc + K;
+	int st;
 	memset(sc, 0, (size_t)K * sizeof *sc);
-	int64_t nreq = 0;
+	int64_t nr = 0;
 	for (int64_t i = 0; i < nd; i++) {
 		int o = owner_of(m, nodes[i]);
 		if (o != m->rank) {
 			sc[o]++;
-			nreq++;
+			nr++;
 		}
 	}
-	if ((st = fits_int(nreq, "sampling requests")) ||
-	    (st = bw_grow(&m->sreq, &m->sreq_cap, (size_t)nreq + 1, sizeof *m->sreq, true)) ||
-	    (st = bw_grow(&m->spos, &m->spos_cap, (size_t)nreq + 1, sizeof *m->spos, true)))
+	if ((st = fits_int(nr, "sampling requests")) ||
+	    (st = bw_grow(&m->sreq, &m->sreq_cap, (size_t)nr + 1, sizeof *m->sreq, true)) ||
+	    (st = bw_grow(&m->spos, &m->spos_cap, (size_t)nr + 1, sizeof *m->spos, true)))
 		return st;
 	sd[0] = 0;
 	for (int p = 1; p < K; p++)
@@ -247,9 +298,15 @@ static int expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes
 			m->spos[q] = i;
 		}
 	}
+	*nreq = nr;
+	return 0;
+}
 
-	/* expand the owned ones here (on the GPU: all at once, then laid out as below) */
-	int64_t lu = 0;
+/* The owned frontier nodes expanded here (on the GPU: all at once): row i's rcnt[i] picks
+ * at lbuf + roff[i]. */
+static int draw_owned(struct bw_dist_mb *m, const int64_t *nodes, int64_t nd, int fan, uint64_t lkey)
+{
+	int st;
 	if (m->gctx) {
 		int64_t no = 0;
 		if ((st = bw_grow(&m->glid, &m->glid_cap, (size_t)nd + 1, sizeof *m->glid, true)))
@@ -267,8 +324,10 @@ static int expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes
 				m->roff[i] = m->gip[j++];
 				m->rfrom[i] = 0;
 			}
+		return 0;
 	}
-	for (int64_t i = 0; !m->gctx && i < nd; i++) {
+	int64_t lu = 0;
+	for (int64_t i = 0; i < nd; i++) {
 		if (owner_of(m, nodes[i]) != m->rank)
 			continue;
 		const int64_t lid = nodes[i] - m->first;
@@ -280,8 +339,18 @@ static int expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes
 		m->rfrom[i] = 0;
 		lu += m->rcnt[i];
 	}
+	return 0;
+}
 
-	/* the owners expand the rest and send back [k, k neighbor ids] per request */
+/* The requests of the other ranks: the ids routed to this rank arrive (rreq, counts rc and
+ * displacements rd in m->cnt), and each one's row is drawn into rep as [k, k neighbor ids],
+ * grouped by the asking rank (counts qs, displacements qd in m->cnt2). */
+static int serve(struct bw_dist_mb *m, int fan, uint64_t lkey)
+{
+	const int K = m->K;
+	int *sc = m->cnt, *sd = sc + K, *rc = sd + K, *rd = rc + K;
+	int *qs = m->cnt2, *qd = qs + K;
+	int st;
 	double t0 = bw_comm_now();
 	int64_t nrecv;
 	if ((st = exchange_counts(m, sc, rc, rd, &nrecv, "train: sampling: counts")))
@@ -289,11 +358,9 @@ static int expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes
 	if ((st = fits_int(nrecv, "sampling requests")) ||
 	    (st = bw_grow(&m->rreq, &m->rreq_cap, (size_t)nrecv + 1, sizeof *m->rreq, true)))
 		return st;
-	if ((st = bw_comm_alltoallv(m->hc, m->sreq, sc, sd, m->rreq, rc, rd, BW_COMM_I64,
-				      "train: sampling: ids")))
+	if ((st = bw_comm_alltoallv(m->hc, m->sreq, sc, sd, m->rreq, rc, rd, BW_COMM_I64, "train: sampling: ids")))
 		return st;
 	m->mpi_s += bw_comm_now() - t0;
-	int64_t ru = 0;
 	for (int p = 0; p < K; p++)
 		for (int64_t j = rd[p]; j < rd[p] + rc[p]; j++) {
 			const int64_t lid = m->rreq[j] - m->first;
@@ -310,6 +377,7 @@ static int expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes
 		if ((st = draw_rows_gpu(m, m->glid, nrecv, fan, lkey)))
 			return st;
 	}
+	int64_t ru = 0;
 	for (int p = 0; p < K; p++) {
 		const int64_t r0 = ru;
 		for (int64_t j = rd[p]; j < rd[p] + rc[p]; j++) {
@@ -330,16 +398,25 @@ static int expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes
 		qs[p] = (int)(ru - r0);
 		qd[p] = (int)r0;
 	}
-	t0 = bw_comm_now();
+	return 0;
+}
+
+/* The replies to this rank's nreq requests (served by serve on their owners) into get: row
+ * spos[q]'s picks, rcnt of them at get + roff. Replies come from each owner in the order of
+ * the requests sent to it. */
+static int collect(struct bw_dist_mb *m, int64_t nreq)
+{
+	const int K = m->K;
+	int *qs = m->cnt2, *qd = qs + K, *gs = qd + K, *gd = gs + K;
+	int st;
+	double t0 = bw_comm_now();
 	int64_t ng;
 	if ((st = exchange_counts(m, qs, gs, gd, &ng, "train: sampling: counts")) ||
 	    (st = fits_int(ng, "sampled neighbors")) || (st = bw_grow(&m->get, &m->get_cap, (size_t)ng + 1, sizeof *m->get, true)))
 		return st;
-	if ((st = bw_comm_alltoallv(m->hc, m->rep, qs, qd, m->get, gs, gd, BW_COMM_I64,
-				      "train: sampling: neighbors")))
+	if ((st = bw_comm_alltoallv(m->hc, m->rep, qs, qd, m->get, gs, gd, BW_COMM_I64, "train: sampling: neighbors")))
 		return st;
 	m->mpi_s += bw_comm_now() - t0;
-	/* replies come from each owner in the order of the requests sent to it */
 	int64_t g = 0;
 	for (int64_t q = 0; q < nreq; q++) {
 		const int64_t i = m->spos[q], k = m->get[g];
@@ -350,14 +427,20 @@ static int expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes
 		m->rfrom[i] = 1;
 		g += 1 + k;
 	}
+	return 0;
+}
 
-	/* the rows, each in increasing global id */
+/* The hop's rows for the sampler: row i's picks (drawn here or received), each row in
+ * increasing global id, as a CSR (eip, egid). */
+static int lay_out(struct bw_dist_mb *m, int64_t nd, const int64_t **eip, const int64_t **eids)
+{
 	int64_t *ip = m->eip;
 	ip[0] = 0;
 	for (int64_t i = 0; i < nd; i++)
 		ip[i + 1] = ip[i] + m->rcnt[i];
 	const int64_t E = ip[nd];
-	if ((st = bw_grow(&m->egid, &m->egid_cap, (size_t)E + 1, sizeof *m->egid, true)))
+	int st = bw_grow(&m->egid, &m->egid_cap, (size_t)E + 1, sizeof *m->egid, true);
+	if (st)
 		return st;
 	for (int64_t i = 0; i < nd; i++) {
 		const int64_t *src = (m->rfrom[i] ? m->get : m->lbuf) + m->roff[i];
@@ -367,6 +450,23 @@ static int expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes
 	*eip = ip;
 	*eids = m->egid;
 	return 0;
+}
+
+/* The sampler's expander (sampler_internal.h): block l's rows for the destinations
+ * nodes[0, nd), each row's neighbors in increasing global id. Frontier nodes this rank owns
+ * are drawn here; the others are sent to their owners, which draw them and send them back.
+ * The sampler numbers the sources. Collective: every rank runs every hop. */
+static int expand(void *ctx, int l, int fan, uint64_t lkey, const int64_t *nodes, int64_t nd, const int64_t **eip,
+		  const int64_t **eids)
+{
+	struct bw_dist_mb *m = ctx;
+	int64_t nreq;
+	int st;
+	(void)l;
+	if ((st = hop_room(m, nd, fan)) || (st = route(m, nodes, nd, &nreq)) ||
+	    (st = draw_owned(m, nodes, nd, fan, lkey)) || (st = serve(m, fan, lkey)) || (st = collect(m, nreq)))
+		return st;
+	return lay_out(m, nd, eip, eids);
 }
 
 /* The key of a batch's draws (the sampler keys layer l with bw_key(key, l)). */
@@ -380,62 +480,81 @@ uint64_t bw_dist_mb_draw_key(uint64_t seed, int64_t epoch, int64_t step, int l)
 	return bw_key(batch_key(seed, epoch, step), (uint64_t)l);
 }
 
-/* Sample b's blocks for these seeds (owned, new global ids). Collective. */
-static int sample(burrow_dist *d, bw_mb_batch *b, const int64_t *seeds, int64_t n, int64_t epoch, int64_t step)
+/* Sample s's blocks for these seeds (owned, new global ids) with the key of (epoch, step).
+ * Collective. */
+static int sample(struct bw_dist_mb *m, bw_sampled *s, const int64_t *seeds, int64_t n, int64_t epoch, int64_t step)
 {
-	struct bw_dist_mb *m = d->mb;
-	int st;
-	if ((st = bw_grow(&b->labels, &b->labels_cap, (size_t)n + 1, sizeof *b->labels, true)))
-		return st;
 	for (int64_t i = 0; i < n; i++) {
 		const int64_t lid = seeds[i] - m->first;
 		if (lid < 0 || lid >= m->n_own)
 			return bw_err(BURROW_E_RANGE, "train: seed %lld is not owned by rank %d", (long long)seeds[i], m->rank);
-		b->labels[i] = d->labels[lid];
 	}
 	/* the sampler's layer steps with this rank's expander: the numbering is the sampler's */
 	const bw_expander ex = {.expand = expand, .ctx = m, .num_nodes = m->offsets[m->K]};
-	if ((st = bw_sample_batch_ex(&m->sctx, &ex, seeds, n, m->L, m->fanout, batch_key(d->o.train.seed, epoch, step),
-				     &b->s)))
+	return bw_sample_batch_ex(&m->sctx, &ex, seeds, n, m->L, m->fanout, batch_key(m->seed, epoch, step), s);
+}
+
+/* The producer (sampler/producer.h): batch k of the sequence (m->seq), sampled in the
+ * caller's thread. Collective. */
+static int mb_next(void *ctx, int64_t k, burrow_batch **out)
+{
+	struct bw_dist_mb *m = ctx;
+	int i = 0;
+	while (i < MB_INFLIGHT && m->smp_held[i])
+		i++;
+	if (i == MB_INFLIGHT)
+		return bw_err(BURROW_E_INVAL, "train: more than %d sampled batches held", MB_INFLIGHT);
+	const int64_t s0 = BW_MIN(k * m->seq_batch, m->seq_n), n = BW_MIN(m->seq_batch, m->seq_n - s0);
+	const double a = bw_comm_now();
+	int st = sample(m, &m->smp[i], m->seq + s0, n, m->seq_epoch, m->seq_step0 + k);
+	m->sample_s += bw_comm_now() - a;
+	if (st)
 		return st;
-	const burrow_batch *pb = &b->s.pub;
-	b->num_layers = m->L;
-	b->num_seeds = n;
-	b->num_input = pb->num_input;
-	b->gid = b->s.nodes;
-	for (int l = 0; l < m->L; l++) {
-		b->num_dst[l] = pb->blocks[l].num_dst;
-		b->num_src[l] = pb->blocks[l].num_src;
-		b->indptr[l] = b->s.indptr[l];
-		b->indices[l] = b->s.indices[l];
-	}
+	m->smp_held[i] = true;
+	*out = &m->smp[i].pub;
 	return 0;
+}
+
+static void mb_release(void *ctx, burrow_batch *b)
+{
+	struct bw_dist_mb *m = ctx;
+	for (int i = 0; i < MB_INFLIGHT; i++)
+		if (b == &m->smp[i].pub)
+			m->smp_held[i] = false;
+}
+
+/* The sequence the loader runs next: batches of `batch` seeds of seq[0, n) in order, batch
+ * k drawn with the key of (epoch, step0 + k). */
+static void seq_set(struct bw_dist_mb *m, const int64_t *seq, int64_t n, int64_t batch, int64_t epoch, int64_t step0)
+{
+	m->seq = seq;
+	m->seq_n = n;
+	m->seq_batch = batch;
+	m->seq_epoch = epoch;
+	m->seq_step0 = step0;
 }
 
 /* ------------------------------------------------------------ fetching input rows */
 
-static int fetch_poll(bw_mb_batch *b);
+static int fetch_poll(mb_fetch *f);
 
-/* Start the fetch of b's input rows: submit the store's read of the rows this rank holds
- * (owned and halo nodes) into x, send the ids of the others to their owners, read the rows
- * they ask of this rank and post the exchange of rows (and GCN norms). Collective. */
-static int fetch_post(burrow_dist *d, bw_mb_batch *b)
+/* Sort b's n input rows: those this rank holds (owned and halo nodes) are read by the
+ * store at their store rows f->lids, with their GCN norms set here; the others are routed
+ * to their owners (m->sreq grouped by owner, counts and displacements in m->cnt), to land
+ * at f->fetch_pos. */
+static int fetch_route(struct bw_dist_mb *m, mb_fetch *f, const int64_t *gid, int64_t n)
 {
-	struct bw_dist_mb *m = d->mb;
 	const int K = m->K;
-	const int64_t n = b->num_input, D = m->D;
-	int *sc = m->cnt, *sd = sc + K, *rc = sd + K, *rd = rc + K;
+	int *sc = m->cnt, *sd = sc + K;
 	int st;
-	if ((st = bw_grow(&b->lids, &b->lids_cap, (size_t)n + 1, sizeof *b->lids, true)) ||
-	    (st = bw_grow(&b->fetch_pos, &b->fetch_cap, (size_t)n + 1, sizeof *b->fetch_pos, true)) ||
-	    (st = bw_grow(&b->x, &b->x_cap, (size_t)(n * D) + 1, sizeof *b->x, true)) ||
-	    (st = bw_grow(&m->sreq, &m->sreq_cap, (size_t)n + 1, sizeof *m->sreq, true)) ||
-	    (m->gnorm && (st = bw_grow(&b->norm, &b->norm_cap, (size_t)n + 1, sizeof *b->norm, true))))
+	if ((st = bw_grow(&f->lids, &f->lids_cap, (size_t)n + 1, sizeof *f->lids, true)) ||
+	    (st = bw_grow(&f->fetch_pos, &f->fetch_cap, (size_t)n + 1, sizeof *f->fetch_pos, true)) ||
+	    (st = bw_grow(&m->sreq, &m->sreq_cap, (size_t)n + 1, sizeof *m->sreq, true)))
 		return st;
 	memset(sc, 0, (size_t)K * sizeof *sc);
 	int64_t nf = 0;
 	for (int64_t i = 0; i < n; i++) {
-		const int64_t g = b->gid[i];
+		const int64_t g = gid[i];
 		int64_t lid = g - m->first, h;
 		if (lid < 0 || lid >= m->n_own)
 			lid = (h = halo_index(m, g)) >= 0 ? m->n_own + h : -1;
@@ -443,9 +562,9 @@ static int fetch_post(burrow_dist *d, bw_mb_batch *b)
 			sc[owner_of(m, g)]++;
 			nf++;
 		} else if (m->gnorm) {
-			b->norm[i] = m->gnorm[lid];
+			f->dst.norm[i] = m->gnorm[lid];
 		}
-		b->lids[i] = lid;
+		f->lids[i] = lid;
 	}
 	if (n > 0 && m->n_own + m->n_halo == 0)
 		return bw_err(BURROW_E_INVAL, "train: rank %d holds no rows but samples a batch", m->rank);
@@ -455,185 +574,272 @@ static int fetch_post(burrow_dist *d, bw_mb_batch *b)
 	for (int p = 0; p < K; p++)
 		m->cur[p] = sd[p];
 	for (int64_t i = 0; i < n; i++)
-		if (b->lids[i] < 0) {
-			int64_t q = m->cur[owner_of(m, b->gid[i])]++;
-			m->sreq[q] = b->gid[i];
-			b->fetch_pos[q] = i;
-			b->lids[i] = 0; /* a row to read in its place: the fetched one overwrites it */
+		if (f->lids[i] < 0) {
+			int64_t q = m->cur[owner_of(m, gid[i])]++;
+			m->sreq[q] = gid[i];
+			f->fetch_pos[q] = i;
+			f->lids[i] = 0; /* a row to read in its place: the fetched one overwrites it */
 		}
-	b->n_fetch = nf;
-	b->ticket = NULL;
-	if (n > 0 && (st = burrow_store_submit(m->store, b->lids, (size_t)n, b->x, &b->ticket)))
-		return st;
+	f->n_fetch = nf;
+	return 0;
+}
 
-	/* the ids go out; the rows asked of this rank are read */
+/* The ids go out to their owners; the rows (and GCN norms) other ranks ask of this rank
+ * are read into f->srows (f->snorm). Collective. */
+static int fetch_serve(struct bw_dist_mb *m, mb_fetch *f)
+{
+	const int K = m->K;
+	const int64_t D = m->D, nf = f->n_fetch;
+	int *sc = m->cnt, *sd = sc + K, *rc = sd + K, *rd = rc + K;
+	int st;
 	double t0 = bw_comm_now();
 	int64_t ns;
 	if ((st = exchange_counts(m, sc, rc, rd, &ns, "train: fetch: counts")))
 		return st;
 	if ((st = fits_int(ns * D, "feature rows")) || (st = fits_int(nf * D, "feature rows")) ||
-	    (st = bw_grow(&b->sids, &b->sids_cap, (size_t)ns + 1, sizeof *b->sids, true)))
+	    (st = bw_grow(&f->sids, &f->sids_cap, (size_t)ns + 1, sizeof *f->sids, true)))
 		return st;
-	if ((st = bw_comm_alltoallv(m->hc, m->sreq, sc, sd, b->sids, rc, rd, BW_COMM_I64,
-				      "train: fetch: ids")))
+	if ((st = bw_comm_alltoallv(m->hc, m->sreq, sc, sd, f->sids, rc, rd, BW_COMM_I64, "train: fetch: ids")))
 		return st;
 	m->mpi_s += bw_comm_now() - t0;
-	b->n_serve = ns;
+	f->n_serve = ns;
 	for (int64_t j = 0; j < ns; j++) {
-		const int64_t lid = b->sids[j] - m->first;
+		const int64_t lid = f->sids[j] - m->first;
 		if (lid < 0 || lid >= m->n_own)
 			return bw_err(BURROW_E_RANGE, "train: rank %d was asked for the row of node %lld, which it does not own",
-				      m->rank, (long long)b->sids[j]);
-		b->sids[j] = lid;
+				      m->rank, (long long)f->sids[j]);
+		f->sids[j] = lid;
 	}
-	if ((st = bw_grow(&b->srows, &b->srows_cap, (size_t)(ns * D) + 1, sizeof *b->srows, true)) ||
-	    (st = bw_grow(&b->rrows, &b->rrows_cap, (size_t)(nf * D) + 1, sizeof *b->rrows, true)) ||
-	    (st = bw_grow(&b->snorm, &b->snorm_cap, (size_t)ns + 1, sizeof *b->snorm, true)) ||
-	    (st = bw_grow(&b->rnorm, &b->rnorm_cap, (size_t)nf + 1, sizeof *b->rnorm, true)))
+	if ((st = bw_grow(&f->srows, &f->srows_cap, (size_t)(ns * D) + 1, sizeof *f->srows, true)) ||
+	    (st = bw_grow(&f->rrows, &f->rrows_cap, (size_t)(nf * D) + 1, sizeof *f->rrows, true)) ||
+	    (st = bw_grow(&f->snorm, &f->snorm_cap, (size_t)ns + 1, sizeof *f->snorm, true)) ||
+	    (st = bw_grow(&f->rnorm, &f->rnorm_cap, (size_t)nf + 1, sizeof *f->rnorm, true)))
 		return st;
-	if (ns > 0 && (st = burrow_store_gather(m->store, b->sids, (size_t)ns, b->srows)))
+	if (ns > 0 && (st = burrow_store_gather(m->store, f->sids, (size_t)ns, f->srows)))
 		return st;
 	for (int64_t j = 0; m->gnorm && j < ns; j++)
-		b->snorm[j] = m->gnorm[b->sids[j]];
+		f->snorm[j] = m->gnorm[f->sids[j]];
+	return 0;
+}
 
-	/* rows go back: this rank sends rc[p] rows to p and receives sc[p] from it */
-	int *c = b->cnt, *f = b->cnt_f;
+/* The rows go back: this rank sends rc[p] rows to p and receives sc[p] from it, and the
+ * GCN norms with them; non-blocking. Collective. */
+static int fetch_exchange(struct bw_dist_mb *m, mb_fetch *f)
+{
+	const int K = m->K;
+	const int64_t n = f->n, nf = f->n_fetch, ns = f->n_serve, D = m->D;
+	const int *sc = m->cnt, *sd = sc + K, *rc = sd + K, *rd = rc + K;
+	int *c = f->cnt, *fl = f->cnt_f;
+	int st;
 	for (int p = 0; p < K; p++) {
 		c[p] = rc[p];
 		c[K + p] = rd[p];
 		c[2 * K + p] = sc[p];
 		c[3 * K + p] = sd[p];
 		for (int q = 0; q < 4; q++)
-			f[q * K + p] = (int)((int64_t)c[q * K + p] * D);
+			fl[q * K + p] = (int)((int64_t)c[q * K + p] * D);
 	}
-	b->nreq = 0;
-	const float *send = b->srows;
-	float *recv = b->rrows;
+	f->nreq = 0;
+	const float *send = f->srows;
+	float *recv = f->rrows;
 	if (m->on_dev) { /* the served rows go up; the fetched ones land after this rank's own */
 		const bw_device *dev = m->comm->dev;
 		const size_t row = (size_t)D * sizeof(float);
-		if ((st = bw_dbuf_reserve(&b->xs_dev, dev, (size_t)(n + nf) * row + 1)) ||
-		    (st = bw_dbuf_reserve(&b->srows_dev, dev, (size_t)ns * row + 1)) ||
-		    (ns > 0 && (st = bw_device_upload(dev, b->srows_dev.ptr, b->srows, (size_t)ns * row))))
+		if ((st = bw_dbuf_reserve(&f->xs_dev, dev, (size_t)(n + nf) * row + 1)) ||
+		    (st = bw_dbuf_reserve(&f->srows_dev, dev, (size_t)ns * row + 1)) ||
+		    (ns > 0 && (st = bw_device_upload(dev, f->srows_dev.ptr, f->srows, (size_t)ns * row))))
 			return st;
-		send = b->srows_dev.ptr;
-		recv = (float *)b->xs_dev.ptr + n * D;
+		send = f->srows_dev.ptr;
+		recv = (float *)f->xs_dev.ptr + n * D;
 	}
-	b->post_t = bw_comm_now();
-	b->done_t = 0;
-	if ((st = bw_comm_ialltoallv(m->comm, send, f, f + K, recv, f + 2 * K, f + 3 * K, BW_COMM_F32,
-				  &b->req[b->nreq++], "train: fetch: rows")))
+	f->post_t = bw_comm_now();
+	f->done_t = 0;
+	if ((st = bw_comm_ialltoallv(m->comm, send, fl, fl + K, recv, fl + 2 * K, fl + 3 * K, BW_COMM_F32,
+				     &f->req[f->nreq++], "train: fetch: rows")))
 		return st;
 	if (m->gnorm)
-		if ((st = bw_comm_ialltoallv(m->hc, b->snorm, c, c + K, b->rnorm, c + 2 * K, c + 3 * K, BW_COMM_F32,
-					  &b->req[b->nreq++], "train: fetch: norms")))
+		if ((st = bw_comm_ialltoallv(m->hc, f->snorm, c, c + K, f->rnorm, c + 2 * K, c + 3 * K, BW_COMM_F32,
+					     &f->req[f->nreq++], "train: fetch: norms")))
 			return st;
-	b->pending = true;
-	return fetch_poll(b);
+	return fetch_poll(f);
 }
 
-/* Test, or wait for, each of b's requests on its own (the rows and the norms may travel on
+/* The source's submit (bw_rows): start the fetch of the n input rows gid into dst: submit
+ * the store's read of the rows this rank holds into dst->x, send the ids of the others to
+ * their owners, read the rows they ask of this rank and post the exchange of rows (and GCN
+ * norms). Collective. */
+static int fetch_submit(bw_rows *r, const int64_t *gid, int64_t n, const bw_rows_dst *dst, void **ticket)
+{
+	struct bw_dist_mb *m = r->ctx;
+	mb_fetch *f = NULL;
+	for (int i = 0; i < MB_INFLIGHT && !f; i++)
+		if (!m->fetch[i].busy)
+			f = &m->fetch[i];
+	if (!f)
+		return bw_err(BURROW_E_INVAL, "train: fetch: more than %d in flight", MB_INFLIGHT);
+	if ((m->gnorm && !dst->norm) || (m->on_dev && !dst->dev_x))
+		return bw_err(BURROW_E_INVAL, "train: fetch: no room for the norms or the device rows");
+	const double a = bw_comm_now();
+	f->dst = *dst;
+	f->n = n;
+	f->ticket = NULL;
+	f->nreq = 0;
+	int st = fetch_route(m, f, gid, n);
+	if (!st && n > 0)
+		st = burrow_store_submit(m->store, f->lids, (size_t)n, dst->x, &f->ticket);
+	if (!st)
+		st = fetch_serve(m, f);
+	if (!st)
+		st = fetch_exchange(m, f);
+	m->sample_s += bw_comm_now() - a;
+	m->last_fetched = f->n_fetch;
+	f->busy = st == 0 || f->ticket || f->nreq > 0; /* what was started completes at close */
+	if (!st)
+		*ticket = f;
+	return st;
+}
+
+/* Test, or wait for, each of f's requests on its own (the rows and the norms may travel on
  * two communicators: the device's and its host side). */
-static int reqs_test(bw_mb_batch *b, int *done)
+static int reqs_test(mb_fetch *f, int *done)
 {
 	*done = 1;
-	for (int i = 0; i < b->nreq; i++) {
-		int f = 1, st = bw_comm_test(&b->req[i], 1, &f, "train: fetch: testing");
+	for (int i = 0; i < f->nreq; i++) {
+		int fl = 1, st = bw_comm_test(&f->req[i], 1, &fl, "train: fetch: testing");
 		if (st)
 			return st;
-		*done &= f;
+		*done &= fl;
 	}
 	return 0;
 }
 
-static int reqs_wait(bw_mb_batch *b, const char *what)
+static int reqs_wait(mb_fetch *f, const char *what)
 {
 	int st = 0;
-	for (int i = 0; i < b->nreq; i++) {
-		int rc = bw_comm_wait(&b->req[i], 1, what);
+	for (int i = 0; i < f->nreq; i++) {
+		int rc = bw_comm_wait(&f->req[i], 1, what);
 		st = st ? st : rc;
 	}
 	return st;
 }
 
-/* Drive b's fetch without blocking; note when it completed. */
-static int fetch_poll(bw_mb_batch *b)
+/* Drive f's exchange without blocking; note when it completed. */
+static int fetch_poll(mb_fetch *f)
 {
-	if (!b->pending || b->done_t > 0)
+	if (f->nreq == 0 || f->done_t > 0)
 		return 0;
 	int flag = 0;
-	int st = reqs_test(b, &flag);
+	int st = reqs_test(f, &flag);
 	if (st)
 		return st;
 	if (flag) {
-		b->done_t = bw_comm_now();
-		b->nreq = 0;
+		f->done_t = bw_comm_now();
+		f->nreq = 0;
 	}
 	return 0;
 }
 
-/* Complete b's fetch: the store's reads, then the rows from the owners over them. */
-static int fetch_finish(struct bw_dist_mb *m, bw_mb_batch *b)
+/* Complete f's fetch: the store's reads, then the rows from the owners over them (on_dev,
+ * assemble puts them in place) and their GCN norms. */
+static int fetch_finish(struct bw_dist_mb *m, mb_fetch *f)
 {
-	if (!b->pending)
-		return 0;
 	double t0 = bw_comm_now();
 	int st = 0;
-	if (b->ticket) {
-		st = burrow_store_wait(m->store, b->ticket);
-		b->ticket = NULL;
+	if (f->ticket) {
+		st = burrow_store_wait(m->store, f->ticket);
+		f->ticket = NULL;
 	}
 	double t1 = bw_comm_now();
 	m->io_wait_s += t1 - t0;
-	if (b->nreq > 0) { /* not seen complete yet: the wait is exposed */
-		int rc = reqs_wait(b, "train: fetch: waiting");
-		b->nreq = 0;
+	if (f->nreq > 0) { /* not seen complete yet: the wait is exposed */
+		int rc = reqs_wait(f, "train: fetch: waiting");
+		f->nreq = 0;
 		if (rc && !st)
 			st = rc;
-		b->done_t = bw_comm_now();
-		m->fetch_wait_s += b->done_t - t1;
+		f->done_t = bw_comm_now();
+		m->fetch_wait_s += f->done_t - t1;
 	}
-	b->pending = false;
-	m->fetch_comm_s += b->done_t - b->post_t;
+	m->fetch_comm_s += f->done_t - f->post_t;
 	if (st)
 		return st;
-	for (int64_t k = 0; k < b->n_fetch; k++) {
-		const int64_t i = b->fetch_pos[k];
+	for (int64_t k = 0; k < f->n_fetch; k++) {
+		const int64_t i = f->fetch_pos[k];
 		if (!m->on_dev) /* on a device the rows are put in place by assemble() */
-			memcpy(b->x + i * m->D, b->rrows + k * m->D, (size_t)m->D * sizeof *b->x);
+			memcpy(f->dst.x + i * m->D, f->rrows + k * m->D, (size_t)m->D * sizeof *f->dst.x);
 		if (m->gnorm)
-			b->norm[i] = b->rnorm[k];
+			f->dst.norm[i] = f->rnorm[k];
 	}
 	return 0;
 }
 
-/* On a device (on_dev): b's input rows into m->x there: this rank's own rows (read by the
- * store into b->x, their fetched places holding stand-ins) go up in front of the fetched
- * rows in xs_dev, and a sum over one edge per row, i <- i or i <- n + k for the k-th fetched
- * row, gathers them in batch order on the compute stream (a copy: one term per row). */
-static int assemble(burrow_dist *d, bw_mb_batch *b)
+/* On a device (on_dev): f's input rows into dst.dev_x there: this rank's own rows (read by
+ * the store into dst.x, their fetched places holding stand-ins) go up in front of the
+ * fetched rows in xs_dev, and a sum over one edge per row, i <- i or i <- n + k for the k-th
+ * fetched row, gathers them in batch order on the compute stream (a copy: one term per row). */
+static int assemble(struct bw_dist_mb *m, mb_fetch *f)
 {
-	struct bw_dist_mb *m = d->mb;
-	const bw_device *dev = d->be.dev;
-	const int64_t n = b->num_input, nf = b->n_fetch, D = m->D;
+	const bw_device *dev = m->be->dev;
+	const int64_t n = f->n, nf = f->n_fetch, D = m->D;
 	int st;
-	if ((st = bw_grow(&b->scat_ip, &b->scat_ip_cap, (size_t)n + 1, sizeof *b->scat_ip, true)) ||
-	    (st = bw_grow(&b->scat_ind, &b->scat_ind_cap, (size_t)n + 1, sizeof *b->scat_ind, true)) ||
+	if ((st = bw_grow(&f->scat_ip, &f->scat_ip_cap, (size_t)n + 1, sizeof *f->scat_ip, true)) ||
+	    (st = bw_grow(&f->scat_ind, &f->scat_ind_cap, (size_t)n + 1, sizeof *f->scat_ind, true)) ||
 	    (st = fits_int(n + nf, "input rows")))
 		return st;
 	for (int64_t i = 0; i <= n; i++)
-		b->scat_ip[i] = i;
+		f->scat_ip[i] = i;
 	for (int64_t i = 0; i < n; i++)
-		b->scat_ind[i] = (int32_t)i;
+		f->scat_ind[i] = (int32_t)i;
 	for (int64_t k = 0; k < nf; k++)
-		b->scat_ind[b->fetch_pos[k]] = (int32_t)(n + k);
-	bw_block_reuse(&b->scat, n, n + nf, b->scat_ip, b->scat_ind);
-	const bw_tensor src = bw_tensor_view(dev, b->xs_dev.ptr, n + nf, D);
-	if ((n > 0 && (st = bw_device_upload(dev, b->xs_dev.ptr, b->x, (size_t)(n * D) * sizeof(float)))) ||
-	    (st = bw_block_prepare(&b->scat, false, false)) || (st = bw_block_upload(&b->scat, dev)) ||
-	    (st = bw_tensor_reshape(&m->x, dev, n, D)))
+		f->scat_ind[f->fetch_pos[k]] = (int32_t)(n + k);
+	bw_block_reuse(&f->scat, n, n + nf, f->scat_ip, f->scat_ind);
+	const bw_tensor src = bw_tensor_view(dev, f->xs_dev.ptr, n + nf, D);
+	bw_tensor x = bw_tensor_view(dev, f->dst.dev_x, n, D);
+	if ((n > 0 && (st = bw_device_upload(dev, f->xs_dev.ptr, f->dst.x, (size_t)(n * D) * sizeof(float)))) ||
+	    (st = bw_block_prepare(&f->scat, false, false)) || (st = bw_block_upload(&f->scat, dev)))
 		return st;
-	return bw_aggregate(&d->be, &b->scat, BW_AGG_SUM, &src, 0, -1, &m->x);
+	return bw_aggregate(m->be, &f->scat, BW_AGG_SUM, &src, 0, -1, &x);
+}
+
+/* The source's wait (bw_rows): the fetch complete, its rows and norms in place. */
+static int fetch_wait(bw_rows *r, void *ticket)
+{
+	struct bw_dist_mb *m = r->ctx;
+	mb_fetch *f = ticket;
+	int st = fetch_finish(m, f);
+	if (!st && m->on_dev && f->n > 0)
+		st = assemble(m, f);
+	f->busy = false;
+	return st;
+}
+
+/* The source's poll (bw_rows): drive the exchange of a fetch loaded ahead. */
+static int fetch_drive(bw_rows *r, void *ticket)
+{
+	(void)r;
+	return fetch_poll(ticket);
+}
+
+/* The source's gather: the fetch is collective and runs through the loader only. */
+static int fetch_gather(bw_rows *r, const int64_t *ids, int64_t n, float *out)
+{
+	(void)r, (void)ids, (void)n, (void)out;
+	return bw_err(BURROW_E_UNSUPPORTED, "train: the remote fetch is submitted by the loader (collective)");
+}
+
+/* Every fetch not waited for completes (what every rank posted), and its arrays go. */
+static void fetch_free(struct bw_dist_mb *m, mb_fetch *f)
+{
+	if (f->ticket)
+		burrow_store_wait(m->store, f->ticket);
+	if (f->nreq > 0) /* a fetch every rank posted: it completes */
+		reqs_wait(f, "train: fetch: closing");
+	bw_block_release(&f->scat);
+	bw_dbuf_free(&f->xs_dev);
+	bw_dbuf_free(&f->srows_dev);
+	void *bufs[] = {f->scat_ip, f->scat_ind, f->lids, f->fetch_pos, f->rrows, f->rnorm,
+			f->sids,    f->srows,    f->snorm, f->cnt,   f->cnt_f};
+	for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
+		bw_free(bufs[i]);
 }
 
 bool bw_dist_mb_on_device(const burrow_dist *d) { return d->mb && d->mb->on_dev; }
@@ -646,9 +852,6 @@ static int compute_done(burrow_dist *d)
 
 /* ------------------------------------------------------------ steps */
 
-/* One optimizer step on b (step k), joined by every rank; a rank without seeds joins the
- * all-reduces with zero gradients. other (may be NULL) is the batch whose fetch is in flight:
- * its exchange is driven between the phases. */
 /* bw_model_backward's loop with each layer's gradients all-reduced (posted into gb) as soon as
  * its backward is done, travelling while the layers below run backward. */
 static int backward_bucketed(burrow_dist *d, const bw_batch *bb, bw_tensor *glogits, bw_grad_buckets *gb)
@@ -681,16 +884,34 @@ static int zero_bucketed(burrow_dist *d, bw_grad_buckets *gb)
 	return st;
 }
 
-static int step(burrow_dist *d, bw_mb_batch *b, bw_mb_batch *other, int64_t k, double *loss, double *counted,
-		double *correct)
+/* Forward and loss of bb (step k): this rank's summed loss, counted and correct seeds in loc. */
+static int forward_loss(burrow_dist *d, bw_batch *bb, int64_t k, double loc[3])
 {
 	struct bw_dist_mb *m = d->mb;
-	const int L = m->L;
-	bw_block *blk = m->blk;
-	bw_batch bb = {0};
 	const bw_tensor *logits = NULL;
+	bw_loss ls;
+	int st;
+	bb->epoch = (uint64_t)d->epoch;
+	bb->index = (uint64_t)(k * m->K + m->rank); /* distinct dropout masks on every rank */
+	if ((st = bw_model_forward(&d->be, d->model, bb, true, d->o.train.seed, &logits)) ||
+	    (st = bw_tensor_reshape(&m->glogits, d->be.dev, logits->rows, logits->cols)) ||
+	    (st = bw_nll_loss(&d->be, logits, bb->labels, NULL, 0, &m->glogits, m->loss.ptr)) ||
+	    (st = bw_loss_read(&d->be, m->loss.ptr, &ls)))
+		return st;
+	loc[0] = ls.loss * (double)ls.counted;
+	loc[1] = (double)ls.counted;
+	loc[2] = (double)ls.correct;
+	return 0;
+}
+
+/* One optimizer step on the loaded batch lb (step k), joined by every rank; a rank without
+ * seeds joins the all-reduces with zero gradients. The exchange of the batch loaded ahead
+ * (whose fetch is in flight) is driven between the phases. */
+static int step(burrow_dist *d, bw_loaded *lb, int64_t k, double *loss, double *counted, double *correct)
+{
+	struct bw_dist_mb *m = d->mb;
 	double loc[3] = {0, 0, 0}, all[3];
-	const bool work = b->num_seeds > 0;
+	const bool work = lb->sb->num_seeds > 0;
 	/* --grad-overlap: a non-blocking all-reduce per layer, in place (host-memory gradients,
 	 * or a communicator on the model's device) */
 	const bool bucketed = d->o.grad_overlap && (d->be.dev->host_memory || m->on_dev);
@@ -698,35 +919,7 @@ static int step(burrow_dist *d, bw_mb_batch *b, bw_mb_batch *other, int64_t k, d
 	int st = 0;
 	double a = bw_comm_now();
 	bw_grad_buckets_init(&gb);
-	if (work) {
-		const bw_device *dev = d->be.dev;
-		if ((st = m->on_dev ? assemble(d, b) : bw_tensor_from_host(&m->x, dev, b->x, b->num_input, m->D)) ||
-		    (st = bw_dbuf_from_host(&m->labels, dev, b->labels, (size_t)b->num_seeds * sizeof *b->labels)))
-			goto out;
-		bb = (bw_batch){
-			.num_blocks = L,
-			.x = m->x,
-			.labels = m->labels.ptr,
-			.epoch = (uint64_t)d->epoch,
-			.index = (uint64_t)(k * m->K + m->rank), /* distinct dropout masks on every rank */
-		};
-		for (int l = 0; l < L; l++) {
-			/* the model's layer forward prepares each block and puts it on the device */
-			bw_block_reuse(&blk[l], b->num_dst[l], b->num_src[l], b->indptr[l], b->indices[l]);
-			blk[l].dst_norm = blk[l].src_norm = m->gnorm ? b->norm : NULL;
-			bb.blocks[l] = &blk[l];
-		}
-		bw_loss ls;
-		if ((st = bw_model_forward(&d->be, d->model, &bb, true, d->o.train.seed, &logits)) ||
-		    (st = bw_tensor_reshape(&m->glogits, dev, logits->rows, logits->cols)) ||
-		    (st = bw_nll_loss(&d->be, logits, m->labels.ptr, NULL, 0, &m->glogits, m->loss.ptr)) ||
-		    (st = bw_loss_read(&d->be, m->loss.ptr, &ls)))
-			goto out;
-		loc[0] = ls.loss * (double)ls.counted;
-		loc[1] = (double)ls.counted;
-		loc[2] = (double)ls.correct;
-	}
-	if (other && (st = fetch_poll(other)))
+	if ((work && (st = forward_loss(d, &lb->b, k, loc))) || (st = bw_loader_poll(m->ld)))
 		goto out;
 	m->compute_s += bw_comm_now() - a;
 	/* the step's loss is the mean over every rank's seeds: weigh this rank's mean */
@@ -746,13 +939,13 @@ static int step(burrow_dist *d, bw_mb_batch *b, bw_mb_batch *other, int64_t k, d
 	a = bw_comm_now();
 	if (work && loc[1] > 0) {
 		if ((st = bw_scale(&d->be, (float)(loc[1] / all[1]), &m->glogits)) ||
-		    (st = bucketed ? backward_bucketed(d, &bb, &m->glogits, &gb)
-				   : bw_model_backward(&d->be, d->model, &bb, &m->glogits)))
+		    (st = bucketed ? backward_bucketed(d, &lb->b, &m->glogits, &gb)
+				   : bw_model_backward(&d->be, d->model, &lb->b, &m->glogits)))
 			goto out;
 	} else if ((st = bucketed ? zero_bucketed(d, &gb) : bw_model_zero_grads(d->model))) {
 		goto out;
 	}
-	if (other && (st = fetch_poll(other)))
+	if ((st = bw_loader_poll(m->ld)))
 		goto out;
 	m->compute_s += bw_comm_now() - a;
 	a = bw_comm_now();
@@ -774,39 +967,55 @@ out:
 	return st;
 }
 
-/* Sample step k's batch into b and post its fetch. */
-static int load(burrow_dist *d, bw_mb_batch *b, int64_t epoch, int64_t k)
-{
-	struct bw_dist_mb *m = d->mb;
-	const int64_t s0 = BW_MIN(k * m->batch, m->ntrain), n = BW_MIN(m->batch, m->ntrain - s0);
-	double a = bw_comm_now();
-	int st = sample(d, b, m->perm + s0, n, epoch, k);
-	if (!st)
-		st = fetch_post(d, b);
-	m->sample_s += bw_comm_now() - a;
-	return st;
-}
-
 int bw_dist_mb_load(burrow_dist *d, const int64_t *seeds, int64_t n, int64_t epoch, int64_t step_index,
-		    const bw_mb_batch **out)
+		    bw_mb_view *out)
 {
 	struct bw_dist_mb *m = d->mb;
-	*out = NULL;
+	memset(out, 0, sizeof *out);
 	if (!m)
 		return bw_err(BURROW_E_INVAL, "train: not in mini-batch mode");
-	bw_mb_batch *b = &m->b[0];
-	int st = fetch_finish(m, b);
+	bw_loader_stop(m->ld); /* the last call's batch goes back */
+	seq_set(m, seeds, n, BW_MAX(n, 1), epoch, step_index);
+	bw_loaded lb;
+	int st = bw_loader_start(m->ld, &m->prod, &m->rows, 1);
 	if (!st)
-		st = sample(d, b, seeds, n, epoch, step_index);
-	if (!st)
-		st = fetch_post(d, b);
-	if (!st)
-		st = fetch_finish(m, b);
-	if (!st && m->on_dev && b->num_input > 0 && !(st = assemble(d, b))) /* what the model reads, for the caller */
-		st = bw_device_download(d->be.dev, b->x, m->x.data, (size_t)(b->num_input * m->D) * sizeof(float));
-	if (!st)
-		*out = b;
-	return st;
+		st = bw_loader_next(m->ld, &lb);
+	if (st)
+		return st;
+	/* what the model reads, for the caller, once the compute stream put it there */
+	const int64_t nx = lb.sb->num_input * m->D;
+	if ((st = bw_grow(&m->xhost, &m->xhost_cap, (size_t)nx + 1, sizeof *m->xhost, false)) ||
+	    (st = bw_stream_sync(d->be.dev, d->be.stream)) ||
+	    (nx > 0 && (st = bw_device_download(d->be.dev, m->xhost, lb.b.x.data, (size_t)nx * sizeof(float)))))
+		return st;
+	out->sb = lb.sb;
+	out->x = m->xhost;
+	out->norm = m->gnorm ? lb.b.blocks[0]->src_norm : NULL;
+	out->n_fetch = m->last_fetched;
+	return 0;
+}
+
+/* The epoch's steps, one per batch the loader hands out (batch k+1 sampled and its rows in
+ * flight while k computes, with overlap). */
+static int epoch_steps(burrow_dist *d, int64_t steps, double *loss_sum, int64_t *lossy, double *counted,
+		       double *correct)
+{
+	struct bw_dist_mb *m = d->mb;
+	for (int64_t k = 0; k < steps; k++) {
+		bw_loaded lb;
+		double lo, c, r2;
+		int st;
+		if ((st = bw_loader_next(m->ld, &lb)) || (st = step(d, &lb, k, &lo, &c, &r2)) ||
+		    (st = bw_loader_done(m->ld)))
+			return st;
+		if (c > 0) {
+			*loss_sum += lo;
+			(*lossy)++;
+		}
+		*counted += c;
+		*correct += r2;
+	}
+	return 0;
 }
 
 int bw_dist_mb_epoch(burrow_dist *d, burrow_epoch_stats *es, burrow_comm_stats *cs)
@@ -828,29 +1037,11 @@ int bw_dist_mb_epoch(burrow_dist *d, burrow_epoch_stats *es, burrow_comm_stats *
 		steps = d->o.train.max_batches;
 	double loss_sum = 0, counted = 0, correct = 0;
 	int64_t lossy = 0;
-	bw_mb_batch *cur = &m->b[0], *nxt = &m->b[1];
-	st = steps > 0 ? load(d, cur, epoch, 0) : 0;
-	for (int64_t k = 0; !st && k < steps; k++) {
-		if ((st = fetch_finish(m, cur)))
-			break;
-		/* with overlap, batch k+1 is sampled and its rows are in flight while k computes */
-		if (m->overlap && k + 1 < steps && (st = load(d, nxt, epoch, k + 1)))
-			break;
-		double lo, c, r2;
-		if ((st = step(d, cur, m->overlap ? nxt : NULL, k, &lo, &c, &r2)))
-			break;
-		if (c > 0) {
-			loss_sum += lo;
-			lossy++;
-		}
-		counted += c;
-		correct += r2;
-		if (!m->overlap && k + 1 < steps && (st = load(d, nxt, epoch, k + 1)))
-			break;
-		bw_mb_batch *t = cur;
-		cur = nxt;
-		nxt = t;
-	}
+	bw_loader_stop(m->ld); /* a batch bw_dist_mb_load left */
+	seq_set(m, m->perm, m->ntrain, m->batch, epoch, 0);
+	if (!(st = bw_loader_start(m->ld, &m->prod, &m->rows, steps)))
+		st = epoch_steps(d, steps, &loss_sum, &lossy, &counted, &correct);
+	bw_loader_stop(m->ld);
 	if (st)
 		return st;
 	d->epoch++;
@@ -941,6 +1132,43 @@ static int open_gpu_draws(burrow_dist *d, struct bw_dist_mb *m, const burrow_csr
 
 const char *burrow_dist_sampler_device(const burrow_dist *d) { return d->mb ? d->mb->sampler_dev : "cpu"; }
 
+/* The batch loader of the steps, in line (the sampler and the fetch are collective: they run
+ * on the caller's thread, in the same order on every rank), one batch ahead with overlap;
+ * its producer is this rank's sampler and its source of rows the fetch. */
+static int open_loader(burrow_dist *d, struct bw_dist_mb *m)
+{
+	const int model = d->o.train.model;
+	const bw_loader_cfg lc = {
+		.dev = d->be.dev,
+		.compute = d->be.stream,
+		.depth = m->overlap ? 1 : 0,
+		.thread = false,
+		.num_layers = m->L,
+		.dim = m->D,
+		.labels = d->labels,
+		.label_base = m->first, /* the rank's labels are by local id */
+		.blocks = model != BURROW_MODEL_MLP,
+		.transpose = true,
+		.gcn = model == BURROW_MODEL_GCN,
+	};
+	m->seed = d->o.train.seed;
+	m->be = &d->be;
+	m->prod = (bw_producer){.next = mb_next, .release = mb_release, .ctx = m};
+	m->rows = (bw_rows){
+		.num_rows = m->offsets[m->K],
+		.dim = m->D,
+		.gather = fetch_gather,
+		.submit = fetch_submit,
+		.wait = fetch_wait,
+		.poll = fetch_drive,
+		.norms = m->gnorm != NULL, /* other ranks' nodes' norms come with their rows */
+		.on_device = m->on_dev,
+		.ctx = m,
+		.threads = 1,
+	};
+	return bw_loader_open(&m->ld, &lc);
+}
+
 int bw_dist_mb_open(burrow_dist *d)
 {
 	const burrow_train_opts *o = &d->o.train;
@@ -984,7 +1212,7 @@ int bw_dist_mb_open(burrow_dist *d)
 	m->gnorm = o->model == BURROW_MODEL_GCN ? d->norm : NULL;
 	if (o->model == BURROW_MODEL_GCN && !d->norm)
 		return bw_err(BURROW_E_INVAL, "train: GCN norms missing");
-	m->glogits = m->x = bw_tensor_empty(d->be.dev);
+	m->glogits = bw_tensor_empty(d->be.dev);
 	if ((st = open_store(d, m)) || (st = bw_dbuf_reserve(&m->loss, d->be.dev, sizeof(bw_loss))))
 		return st;
 	m->ntrain = d->split_n[BURROW_SPLIT_TRAIN];
@@ -1000,47 +1228,25 @@ int bw_dist_mb_open(burrow_dist *d)
 		return st;
 	for (int64_t i = 0; i < m->ntrain; i++)
 		m->train[i] = m->first + d->split[BURROW_SPLIT_TRAIN][i];
-	for (int i = 0; i < 2; i++) {
-		m->b[i].cnt = bw_calloc(4 * (size_t)m->K, sizeof *m->b[i].cnt);
-		m->b[i].cnt_f = bw_calloc(4 * (size_t)m->K, sizeof *m->b[i].cnt_f);
-		if (!m->b[i].cnt || !m->b[i].cnt_f)
+	for (int i = 0; i < MB_INFLIGHT; i++) {
+		m->fetch[i].cnt = bw_calloc(4 * (size_t)m->K, sizeof *m->fetch[i].cnt);
+		m->fetch[i].cnt_f = bw_calloc(4 * (size_t)m->K, sizeof *m->fetch[i].cnt_f);
+		if (!m->fetch[i].cnt || !m->fetch[i].cnt_f)
 			return BURROW_E_NOMEM;
 	}
-	return 0;
-}
-
-static void batch_free(struct bw_dist_mb *m, bw_mb_batch *b)
-{
-	if (b->ticket)
-		burrow_store_wait(m->store, b->ticket);
-	if (b->nreq > 0) /* a fetch every rank posted: it completes */
-		reqs_wait(b, "train: fetch: closing");
-	bw_block_release(&b->scat);
-	bw_dbuf_free(&b->xs_dev);
-	bw_dbuf_free(&b->srows_dev);
-	bw_free(b->scat_ip);
-	bw_free(b->scat_ind);
-	bw_sampled_free_arrays(&b->s);
-	bw_free(b->labels);
-	bw_free(b->norm);
-	bw_free(b->x);
-	bw_free(b->lids);
-	bw_free(b->fetch_pos);
-	bw_free(b->rrows);
-	bw_free(b->rnorm);
-	bw_free(b->sids);
-	bw_free(b->srows);
-	bw_free(b->snorm);
-	bw_free(b->cnt);
-	bw_free(b->cnt_f);
+	return open_loader(d, m);
 }
 
 void bw_dist_mb_close(struct bw_dist_mb *m)
 {
 	if (!m)
 		return;
-	for (int i = 0; i < 2; i++)
-		batch_free(m, &m->b[i]);
+	bw_loader_close(m->ld); /* first: it hands its batches back and waits for their fetches */
+	for (int i = 0; i < MB_INFLIGHT; i++) {
+		fetch_free(m, &m->fetch[i]);
+		bw_sampled_free_arrays(&m->smp[i]);
+	}
+	bw_free(m->xhost);
 	burrow_store_close(m->store);
 	bw_free(m->train);
 	bw_free(m->perm);
@@ -1054,11 +1260,7 @@ void bw_dist_mb_close(struct bw_dist_mb *m)
 	bw_free(m->rfrom);
 	bw_free(m->cnt);
 	bw_free(m->cnt2);
-	for (int l = 0; l < BURROW_MAX_LAYERS; l++)
-		bw_block_release(&m->blk[l]);
 	bw_tensor_free(&m->glogits);
-	bw_tensor_free(&m->x);
-	bw_dbuf_free(&m->labels);
 	bw_dbuf_free(&m->loss);
 	bw_stage_free(&m->stage);
 	bw_comm_close(m->comm);

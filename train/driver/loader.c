@@ -12,12 +12,14 @@ typedef struct slot {
 	float *x;                     /* [num_input, dim] the rows, the device's host memory (owned, grows) */
 	int64_t x_cap;                /* floats */
 	int32_t *labels;              /* [num_seeds] the seeds' labels (host) */
-	float *norm;                  /* [num_input] GCN norms (host), read by the blocks */
+	float *norm;                  /* [num_input] GCN norms (host), read by the blocks (from cfg.norm, or
+					 brought by the source of rows) */
 	size_t labels_cap, norm_cap;
 	bw_block blk[BURROW_MAX_LAYERS];  /* over the batch's arrays; released when the slot closes */
 	int nblk;
 	/* on a device whose memory is not host memory: the rows and labels there, queued on the
-	 * copy stream with the blocks; `ready` after them, `done` after the step that used them */
+	 * copy stream with the blocks; `ready` after them, `done` after the step that used them.
+	 * x_dev also holds the rows a source with on_device puts there, on any device */
 	bw_dbuf x_dev, labels_dev;
 	bw_event *ready, *done;
 	bool done_pending;            /* done was recorded and not yet waited for */
@@ -61,9 +63,31 @@ static int host_reserve(const bw_device *dev, float **x, int64_t *cap, int64_t n
 	return st;
 }
 
+/* Whether a loader thread loads the batches (else the caller, in line). */
+static bool threaded(const bw_loader *ld) { return ld->c.thread && ld->c.depth > 0; }
+
+/* Whether the batches' GCN norms are the ones the source of rows brings. */
+static bool norms_from_rows(const bw_loader *ld) { return !ld->c.norm && ld->rows->norms; }
+
+/* Room in sl for its batch's rows (host, and on the device for a source that puts them
+ * there) and, when the source brings them, its GCN norms. */
+static int reserve(bw_loader *ld, slot *sl)
+{
+	const burrow_batch *sb = sl->sb;
+	const int64_t n = sb->num_input * ld->c.dim;
+	int st;
+	if ((st = host_reserve(ld->c.dev, &sl->x, &sl->x_cap, n)) ||
+	    (ld->rows->on_device && (st = bw_dbuf_reserve(&sl->x_dev, ld->c.dev, (size_t)n * sizeof(float) + 1))) ||
+	    (norms_from_rows(ld) &&
+	     (st = bw_grow(&sl->norm, &sl->norm_cap, (size_t)sb->num_input, sizeof *sl->norm, false))))
+		return st;
+	return 0;
+}
+
 /* The compute's arrays of sl's batch, on the host: the seeds' labels, the GCN norms of its
- * input nodes (every block's nodes are a prefix of them), the blocks over the batch's
- * arrays, prepared as the step will want them. */
+ * input nodes (every block's nodes are a prefix of them; brought by the source, they are
+ * complete at its wait), the blocks over the batch's arrays, prepared as the step will want
+ * them. */
 static int fill(bw_loader *ld, slot *sl)
 {
 	const bw_loader_cfg *c = &ld->c;
@@ -76,9 +100,9 @@ static int fill(bw_loader *ld, slot *sl)
 		if ((st = bw_grow(&sl->labels, &sl->labels_cap, (size_t)sb->num_seeds, sizeof *sl->labels, false)))
 			return st;
 		for (int64_t i = 0; i < sb->num_seeds; i++)
-			sl->labels[i] = c->labels[sb->seeds[i]];
+			sl->labels[i] = c->labels[sb->seeds[i] - c->label_base];
 	}
-	const float *norm = NULL;
+	const float *norm = norms_from_rows(ld) ? sl->norm : NULL;
 	if (c->norm) {
 		if ((st = bw_grow(&sl->norm, &sl->norm_cap, (size_t)sb->num_input, sizeof *sl->norm, false)))
 			return st;
@@ -108,9 +132,10 @@ static int rows_wait(bw_loader *ld, slot *sl)
 	return ld->rows->wait(ld->rows, k);
 }
 
-/* On a device whose memory is not host memory: once sl's rows are in, queue the batch's
- * rows, labels and blocks on the copy stream and record sl->ready after them. The slot's
- * host arrays stay untouched until the batch is done. */
+/* On a device whose memory is not host memory: once sl's rows (and the norms that come
+ * with them) are in, queue the batch's rows (unless the source put them there), labels and
+ * blocks on the copy stream and record sl->ready after them. The slot's host arrays stay
+ * untouched until the batch is done. */
 static int stage(bw_loader *ld, slot *sl)
 {
 	const bw_device *dev = ld->c.dev;
@@ -119,7 +144,7 @@ static int stage(bw_loader *ld, slot *sl)
 	if ((st = rows_wait(ld, sl)))
 		return st;
 	const size_t xbytes = (size_t)sb->num_input * (size_t)ld->c.dim * sizeof(float);
-	if ((st = bw_dbuf_from_host_async(&sl->x_dev, dev, sl->x, xbytes, ld->copy)) ||
+	if ((!ld->rows->on_device && (st = bw_dbuf_from_host_async(&sl->x_dev, dev, sl->x, xbytes, ld->copy))) ||
 	    (ld->c.labels && (st = bw_dbuf_from_host_async(&sl->labels_dev, dev, sl->labels,
 							   (size_t)sb->num_seeds * sizeof *sl->labels, ld->copy))))
 		return st;
@@ -131,7 +156,8 @@ static int stage(bw_loader *ld, slot *sl)
 
 /* Batch k into its slot: once the batch the slot held is done (on a device, its step
  * completed), take batch k from the producer, start the read of its rows, fill its
- * compute arrays and, on a device, stage it there. */
+ * compute arrays and, on a device with a loader thread, stage it there (in line,
+ * bw_loader_next stages it). */
 static int load(bw_loader *ld, int64_t k)
 {
 	slot *sl = &ld->slots[k % ld->nslots];
@@ -149,13 +175,18 @@ static int load(bw_loader *ld, int64_t k)
 		return st;
 	const burrow_batch *sb = sl->sb;
 	bw_rows *r = ld->rows;
-	if ((st = host_reserve(ld->c.dev, &sl->x, &sl->x_cap, sb->num_input * ld->c.dim)))
+	if ((st = reserve(ld, sl)))
 		return st;
-	st = r->submit ? r->submit(r, sb->input_ids, sb->num_input, sl->x, &sl->ticket)
+	const bw_rows_dst dst = {
+		.x = sl->x,
+		.norm = norms_from_rows(ld) ? sl->norm : NULL,
+		.dev_x = r->on_device ? sl->x_dev.ptr : NULL,
+	};
+	st = r->submit ? r->submit(r, sb->input_ids, sb->num_input, &dst, &sl->ticket)
 		       : r->gather(r, sb->input_ids, sb->num_input, sl->x);
 	if (!st)
 		st = fill(ld, sl);
-	if (!st && ld->copy)
+	if (!st && ld->copy && threaded(ld))
 		st = stage(ld, sl);
 	return st;
 }
@@ -293,12 +324,18 @@ int bw_loader_start(bw_loader *ld, const bw_producer *p, bw_rows *rows, int64_t 
 {
 	if (ld->running || ld->rows)
 		return bw_err(BURROW_E_INVAL, "loader: a sequence is still in progress");
+	if ((rows->norms || rows->on_device) && !rows->submit)
+		return bw_err(BURROW_E_INVAL, "loader: a source of rows that brings norms or puts its rows on the "
+					      "device needs a submit");
+	if (rows->on_device && threaded(ld))
+		return bw_err(BURROW_E_INVAL, "loader: a source that puts its rows on the device runs in line "
+					      "(no loader thread)");
 	ld->p = *p;
 	ld->rows = rows;
 	ld->num = n;
 	ld->taken = ld->loaded = ld->consumed = 0;
 	ld->stop = false;
-	if (ld->c.thread && ld->c.depth > 0 && n > 0) {
+	if (threaded(ld) && n > 0) {
 		int rc = pthread_create(&ld->thread, NULL, loader_main, ld);
 		if (rc) {
 			ld->rows = NULL;
@@ -310,15 +347,17 @@ int bw_loader_start(bw_loader *ld, const bw_producer *p, bw_rows *rows, int64_t 
 }
 
 /* The compute batch of a loaded slot: views of its host arrays on a host-memory device,
- * else of its device copies, after the compute stream waits for them. */
+ * else of its device copies, after the compute stream waits for them; the rows where a
+ * source with on_device put them. */
 static int to_batch(bw_loader *ld, slot *sl, bw_batch *b)
 {
 	const bw_device *dev = ld->c.dev;
 	const burrow_batch *sb = sl->sb;
 	const bool host = !ld->copy;
+	float *x = host && !ld->rows->on_device ? sl->x : sl->x_dev.ptr;
 	*b = (bw_batch){
 		.num_blocks = sb->num_layers,
-		.x = bw_tensor_view(dev, host ? sl->x : sl->x_dev.ptr, sb->num_input, ld->c.dim),
+		.x = bw_tensor_view(dev, x, sb->num_input, ld->c.dim),
 		.labels = !ld->c.labels ? NULL : host ? sl->labels : sl->labels_dev.ptr,
 	};
 	for (int l = 0; l < sb->num_layers; l++)
@@ -352,13 +391,28 @@ int bw_loader_next(bw_loader *ld, bw_loaded *out)
 		return bw_err(sl->status, "%s", sl->msg);
 	ld->taken = k + 1;
 	a = bw_now_s();
-	if (!ld->copy) /* on a device the loader waited for the rows before staging them */
-		st = rows_wait(ld, sl);
+	st = rows_wait(ld, sl); /* (a loader thread on a device waited before staging them) */
+	if (!st && ld->copy && !ld->running) /* in line: stage the batch now that its rows are in */
+		st = stage(ld, sl);
 	out->io_wait_s = bw_now_s() - a;
 	if (st || (st = to_batch(ld, sl, &out->b)))
 		return st;
 	out->k = k;
 	out->sb = sl->sb;
+	return 0;
+}
+
+int bw_loader_poll(bw_loader *ld)
+{
+	bw_rows *r = ld->rows;
+	if (ld->running || !r || !r->poll)
+		return 0;
+	for (int64_t j = ld->taken; j < ld->loaded; j++) {
+		slot *sl = &ld->slots[j % ld->nslots];
+		int st = sl->ticket ? r->poll(r, sl->ticket) : 0;
+		if (st)
+			return st;
+	}
 	return 0;
 }
 

@@ -5,13 +5,20 @@
  * into the compute batch on the model's device, for host and device memory alike.
  *
  * Batch k lives in slot k % (depth + 1). With a thread, the loader keeps up to `depth`
- * batches loaded ahead of the one computing; without one (a producer that must run on the
- * caller's thread: evaluation's, a collective one), bw_loader_next loads the batches up to
- * k + depth itself before it waits for batch k's rows. A slot is refilled only after the
- * batch it held is done: on a device, after the compute stream's work recorded at
- * bw_loader_done completed, so a step still running on the GPU never sees its inputs
- * overwritten. Batches depend only on the producer; depth, thread, cache and engine change
- * timings, never results. */
+ * batches loaded ahead of the one computing; without one (in line: a producer or a source
+ * of rows that must run on the caller's thread, evaluation's, or distributed training's
+ * collective sampler and remote fetch), bw_loader_next loads the batches up to k + depth
+ * itself, then waits for batch k's rows and, on a device, stages batch k there (so loading
+ * ahead never waits for a read). A slot is refilled only after the batch it held is done:
+ * on a device, after the compute stream's work recorded at bw_loader_done completed, so a
+ * step still running on the GPU never sees its inputs overwritten. Batches depend only on
+ * the producer; depth, thread, cache and engine change timings, never results.
+ *
+ * The source of rows may bring the batch's GCN norms with its rows (bw_rows.norms: a
+ * remote fetch brings other ranks'), and may put the rows on the device itself
+ * (bw_rows.on_device: rows that arrive in device memory, put in order by the source on the
+ * compute stream; in line only); bw_loader_poll drives the reads of the batches loaded
+ * ahead while a step runs. */
 #ifndef BURROW_LOADER_H
 #define BURROW_LOADER_H
 
@@ -26,8 +33,11 @@ typedef struct bw_loader_cfg {
 	bool thread;              /* a loader thread loads them (else the caller, in bw_loader_next) */
 	int num_layers;           /* blocks per batch */
 	int64_t dim;              /* input row width */
-	const int32_t *labels;    /* [N] each node's label (borrowed), uploaded per batch for its seeds; NULL: none */
-	const float *norm;        /* [N] GCN norms from the whole graph's degrees (borrowed), or NULL */
+	const int32_t *labels;    /* each node's label (borrowed): node id's is labels[id - label_base],
+				     uploaded per batch for its seeds; NULL: none */
+	int64_t label_base;       /* the first node id labels covers (a rank's part: its first id), else 0 */
+	const float *norm;        /* [N] GCN norms from the whole graph's degrees (borrowed), or NULL:
+				     those the source of rows brings (bw_rows.norms), else none */
 	bool blocks;              /* the model reads the blocks (not an MLP): prepare them (and upload on a device) */
 	bool transpose;           /* prepare each block's transpose (a backward pass runs) */
 	bool gcn;                 /* prepare GCN norms (from `norm` when set) */
@@ -42,18 +52,23 @@ typedef struct bw_loaded {
 	const burrow_batch *sb;      /* the producer's batch (ids, seeds) */
 	bw_batch b;
 	double load_s;               /* the caller's time waiting for the batch to be loaded (or loading it) */
-	double io_wait_s;            /* and then for its rows */
+	double io_wait_s;            /* and then for its rows (in line on a device: and its staging) */
 } bw_loaded;
 
 int bw_loader_open(bw_loader **out, const bw_loader_cfg *cfg);
 /* Stops the sequence in progress; NULL is fine. */
 void bw_loader_close(bw_loader *ld);
 /* Start a sequence of n batches of p (copied) with rows from rows (borrowed until the
- * sequence stops); the last one must have stopped. */
+ * sequence stops); the last one must have stopped. A source of rows with on_device needs
+ * the loader in line (no thread); one with norms or on_device, a submit. */
 int bw_loader_start(bw_loader *ld, const bw_producer *p, bw_rows *rows, int64_t n);
 /* The next batch of the sequence (in order), loaded and its rows in place. An error of the
  * loader for this batch is returned with its message. */
 int bw_loader_next(bw_loader *ld, bw_loaded *out);
+/* In line: drive the reads in flight of the batches loaded ahead (bw_rows.poll) without
+ * blocking, between a step's phases; 0 and nothing done with a thread or a source without
+ * poll. */
+int bw_loader_poll(bw_loader *ld);
 /* The batch taken last is done: its slot may be refilled once the work queued so far on
  * cfg.compute (its step) has completed. */
 int bw_loader_done(bw_loader *ld);

@@ -102,9 +102,9 @@ static int store_gather(bw_rows *r, const int64_t *ids, int64_t n, float *out)
 	return burrow_store_gather(r->ctx, ids, (size_t)n, out);
 }
 
-static int store_submit(bw_rows *r, const int64_t *ids, int64_t n, float *out, void **ticket)
+static int store_submit(bw_rows *r, const int64_t *ids, int64_t n, const bw_rows_dst *dst, void **ticket)
 {
-	return burrow_store_submit(r->ctx, ids, (size_t)n, out, (burrow_store_ticket **)ticket);
+	return burrow_store_submit(r->ctx, ids, (size_t)n, dst->x, (burrow_store_ticket **)ticket);
 }
 
 static int store_wait(bw_rows *r, void *ticket) { return burrow_store_wait(r->ctx, ticket); }

@@ -7,17 +7,37 @@
 
 #include "../../core/internal.h"
 
+/* Where a submitted read puts what it brings (bw_rows.submit); each stays untouched by the
+ * caller until the wait. */
+typedef struct bw_rows_dst {
+	float *x;            /* [n, dim] host memory: the rows (a source with on_device: what it
+				reads on the host, its scratch) */
+	float *norm;         /* [n] the rows' GCN norms, for a source with norms; else NULL */
+	float *dev_x;        /* [n, dim] memory of the device the source computes on, for a source
+				with on_device: the rows in order; else NULL */
+} bw_rows_dst;
+
 /* A source of rows by id (spilled embeddings are read with pread). */
 typedef struct bw_rows {
 	int64_t num_rows, dim;
 	const float *mem;    /* [num_rows, dim] when all rows are in memory as float32, else NULL */
 	/* out [n, dim] = rows ids[0 .. n); ids need not be sorted or unique */
 	int (*gather)(struct bw_rows *r, const int64_t *ids, int64_t n, float *out);
-	/* where rows are read from disk (the store): start the gather into out (ids are
-	 * copied; out must stay untouched until the wait), and wait for it (wait takes the
+	/* where rows are read from disk or another rank (the store, a remote fetch): start the
+	 * read of rows ids[0 .. n) into dst (ids are copied), and wait for it (wait takes the
 	 * ticket, once per submit that succeeded); NULL where gather is a copy */
-	int (*submit)(struct bw_rows *r, const int64_t *ids, int64_t n, float *out, void **ticket);
+	int (*submit)(struct bw_rows *r, const int64_t *ids, int64_t n, const bw_rows_dst *dst, void **ticket);
 	int (*wait)(struct bw_rows *r, void *ticket);
+	/* optional (NULL: nothing to drive): progress a read in flight without blocking (an
+	 * exchange with other ranks that moves only while someone tests it) */
+	int (*poll)(struct bw_rows *r, void *ticket);
+	/* a source with submit may bring more than host rows (the store brings neither):
+	 * norms: each read brings its rows' GCN norms too, into dst.norm (a remote fetch: those
+	 * of other ranks' nodes arrive with their rows), complete at the wait;
+	 * on_device: the wait puts the rows, in order, into dst.dev_x, with the work queued on
+	 * the caller's compute stream (rows that arrive in device memory), and runs on the
+	 * caller's thread */
+	bool norms, on_device;
 	void *ctx;
 	int threads;         /* OpenMP threads of the copy (in-memory rows) */
 } bw_rows;
