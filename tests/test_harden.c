@@ -926,3 +926,42 @@ Test(harden, lying_node_offsets_say_the_length_found, .timeout = 120)
 	free(parts);
 	free(d);
 }
+
+/* ------------------------------------------------------------ messages (issue 37, finding 7) */
+
+/* `burrow CMD` must exit 1 with one line on stderr holding `want` and not `unwanted`. */
+static void one_line(const char *cmd, const char *want, const char *unwanted)
+{
+	char *err;
+	int rc = tu_sh(NULL, &err, "timeout -s KILL 60 %s %s", tu_burrow(), cmd);
+	cr_assert_eq(rc, 1, "exit %d for %s: %s", rc, cmd, err);
+	cr_assert(strstr(err, want), "%s: message lacks '%s': %s", cmd, want, err);
+	cr_assert(!unwanted || !strstr(err, unwanted), "%s: message says '%s': %s", cmd, unwanted, err);
+	cr_assert(strchr(err, '\n') == err + strlen(err) - 1, "%s: not one line: %s", cmd, err);
+	free(err);
+}
+
+/* A dataset without labels or features was reported by eval as "CK: the checkpoint's
+ * options: ..."; the line names the dataset's directory and what it lacks, not the
+ * checkpoint. A checkpoint whose model the trainer refuses is still named. */
+Test(harden, eval_blames_the_dataset_not_the_checkpoint)
+{
+	char *d = small("e"), *ck = tu_path(tu_dir, "ck"), *err, cmd[2048], want[1024];
+	cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' --epochs 1 --hidden 8 --threads 1 --quiet --checkpoint '%s'",
+			   tu_burrow(), d, ck), 0, "%s", err);
+	free(err);
+	static const struct {
+		const char *key, *what;
+	} cases[] = {{"num_classes", "the dataset has no labels"}, {"feat_dim", "the dataset has no features"}};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		char *e = tu_path(tu_dir, "e%zu", c);
+		cr_assert_eq(tu_sh(NULL, NULL, "cp -r '%s' '%s' && sed -i 's/\"%s\":[[:space:]]*[0-9]*/\"%s\": 0/' '%s/meta.json'",
+				   d, e, cases[c].key, cases[c].key, e), 0);
+		snprintf(cmd, sizeof cmd, "eval '%s' --checkpoint '%s' --threads 1", e, ck);
+		snprintf(want, sizeof want, "burrow: eval: %s: %s", e, cases[c].what);
+		one_line(cmd, want, "checkpoint");
+		free(e);
+	}
+	free(ck);
+	free(d);
+}

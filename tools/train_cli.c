@@ -69,24 +69,12 @@ int train_cli_restore(const char *cmd, const char *dir, const char *ckpt, const 
 		free(path);
 		return EXIT_FAIL;
 	}
+	/* each message names its cause: the checkpoint's model (read_opts, load), the dataset
+	 * (its open, the trainer's features and labels), the machine (memory, the device) */
 	st = burrow_checkpoint_read_opts(path, &o);
-	if (st >= 0)
-		st = burrow_dataset_open(ds, dir);
-	if (st >= 0 && (st = burrow_trainer_open(t, *ds, &o)) < 0) {
-		/* the options came from the checkpoint: its file is what the message is about */
-		cli_fail(cmd, "%s: the checkpoint's options: %s", path, burrow_last_error());
-	} else if (st >= 0) {
+	if (st >= 0 && (st = burrow_dataset_open(ds, dir)) >= 0 && (st = burrow_trainer_open(t, *ds, &o)) >= 0)
 		st = burrow_trainer_load(*t, path);
-	}
-	if (st < 0 && *ds && !*t) {
-		free(path);
-		burrow_dataset_close(*ds);
-		*ds = NULL;
-		return EXIT_FAIL;
-	}
 	free(path);
-	if (model)
-		*model = o;
 	if (st < 0) {
 		cli_lib_fail(cmd, st);
 		burrow_trainer_close(*t);
@@ -95,6 +83,8 @@ int train_cli_restore(const char *cmd, const char *dir, const char *ckpt, const 
 		*ds = NULL;
 		return EXIT_FAIL;
 	}
+	if (model)
+		*model = o;
 	return 0;
 }
 

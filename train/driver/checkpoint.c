@@ -393,6 +393,42 @@ static int parse_info(const cJSON *h, ck_info *ci, const char *path)
 	return parse_split(h, ci, path);
 }
 
+/* The model and optimizer a checkpoint describes, into o. */
+static void ck_opts(const ck_info *ci, burrow_train_opts *o)
+{
+	o->model = ci->model;
+	o->layers = ci->layers;
+	o->hidden = ci->hidden;
+	o->dropout = ci->dropout;
+	o->aggr = ci->aggr;
+	o->heads = ci->heads;
+	o->attn_dropout = ci->attn_dropout;
+	o->norm = ci->norm;
+	o->residual = ci->residual;
+	o->optimizer = ci->optimizer;
+	o->lr = ci->lr;
+	o->weight_decay = ci->wd;
+	o->momentum = ci->momentum;
+	o->seed = ci->seed;
+}
+
+/* A header whose model the trainer would refuse (hidden 0, a dropout of 2) is the
+ * checkpoint's fault: refused here naming the file, so that what burrow_trainer_open refuses
+ * later is the dataset's or the machine's, not blamed on the checkpoint. */
+static int check_model(const ck_info *ci, const char *path)
+{
+	burrow_train_opts m;
+	burrow_train_defaults(&m);
+	ck_opts(ci, &m);
+	int st = bw_trainer_check_opts(&m);
+	if (!st)
+		return 0;
+	char why[512];
+	const char *msg = burrow_last_error();
+	snprintf(why, sizeof why, "%s", strncmp(msg, "train: ", 7) ? msg : msg + 7);
+	return bw_err(st, "%s: the checkpoint's model: %s", path, why);
+}
+
 int burrow_checkpoint_read_opts(const char *path, burrow_train_opts *opts)
 {
 	cJSON *h;
@@ -407,22 +443,9 @@ int burrow_checkpoint_read_opts(const char *path, burrow_train_opts *opts)
 	close(fd);
 	st = parse_info(h, &ci, path);
 	cJSON_Delete(h);
-	if (st)
+	if (st || (st = check_model(&ci, path)))
 		return st;
-	o->model = ci.model;
-	o->layers = ci.layers;
-	o->hidden = ci.hidden;
-	o->dropout = ci.dropout;
-	o->aggr = ci.aggr;
-	o->heads = ci.heads;
-	o->attn_dropout = ci.attn_dropout;
-	o->norm = ci.norm;
-	o->residual = ci.residual;
-	o->optimizer = ci.optimizer;
-	o->lr = ci.lr;
-	o->weight_decay = ci.wd;
-	o->momentum = ci.momentum;
-	o->seed = ci.seed;
+	ck_opts(&ci, o);
 	if (ci.has_split) /* an older checkpoint leaves the caller's */
 		memcpy(o->split, ci.split, sizeof o->split);
 	bw_stats_out(opts, o, sizeof *o); /* at most the caller's size */

@@ -109,6 +109,10 @@ int bw_trainer_keep_best(burrow_trainer *t);
 
 /* ------------------------------------------------------------ steps (trainer.c) */
 
+/* The options' ranges and combinations, as burrow_trainer_open checks them before it opens
+ * anything: 0, or BURROW_E_INVAL with the message ("train: ..."). */
+int bw_trainer_check_opts(const burrow_train_opts *o);
+
 /* One optimizer step on a batch: forward (dropout on), loss over the batch's loss rows,
  * backward, update. A non-finite loss is BURROW_E_RANGE naming the batch's epoch and index
  * (1-based), before any update. */
