@@ -965,3 +965,61 @@ Test(harden, eval_blames_the_dataset_not_the_checkpoint)
 	free(ck);
 	free(d);
 }
+
+/* A checkpoint trained on another dataset of the same shapes was accepted by eval and
+ * --resume: a different name or node count is refused in one line naming both; a header
+ * without them (by hand) still loads; "parts" (distributed training's record before it named
+ * the input) checks the node count only. */
+Test(harden, checkpoint_of_another_dataset_refused, .timeout = 240)
+{
+	char *d = small("a"), *ck = tu_path(tu_dir, "ck"), *last = tu_path(ck, "last.ckpt"), *err, cmd[2048];
+	char *other = tu_path(tu_dir, "other"), *big = tu_path(tu_dir, "big");
+	cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' --epochs 1 --hidden 8 --threads 1 --quiet --checkpoint '%s'",
+			   tu_burrow(), d, ck), 0, "%s", err);
+	free(err);
+	/* the same shapes under another name; the same name with one node more */
+	cr_assert_eq(tu_sh(NULL, NULL, "cp -r '%s' '%s' && sed -i 's/\"name\":[[:space:]]*\"csbm\"/\"name\": \"other\"/' "
+				       "'%s/meta.json'", d, other, other), 0);
+	cr_assert_eq(tu_sh(NULL, &err, "%s gen csbm '%s' --nodes 301 --feat-dim 8 --classes 3 --quiet", tu_burrow(), big),
+		     0, "%s", err);
+	free(err);
+	static const struct {
+		const char *dir, *what;
+	} cases[] = {{"other", "the model trained on dataset 'csbm' (300 nodes); this dataset is 'other' (300 nodes)"},
+		     {"big", "the model trained on dataset 'csbm' (300 nodes); this dataset is 'csbm' (301 nodes)"}};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		char *e = tu_path(tu_dir, "%s", cases[c].dir), want[4400];
+		snprintf(want, sizeof want, "%s: %s", last, cases[c].what);
+		snprintf(cmd, sizeof cmd, "eval '%s' --checkpoint '%s' --threads 1", e, last);
+		one_line(cmd, want, NULL);
+		snprintf(cmd, sizeof cmd, "train '%s' --epochs 2 --hidden 8 --threads 1 --quiet --checkpoint '%s' --resume", e, ck);
+		one_line(cmd, want, NULL);
+		free(e);
+	}
+	snprintf(cmd, sizeof cmd, "%s eval '%s' --checkpoint '%s' --threads 1", tu_burrow(), d, last);
+	cr_assert_eq(tu_sh(NULL, &err, "%s", cmd), 0, "its own dataset: %s", err);
+	free(err);
+	/* "parts": the node count only */
+	char *keep = tu_path(tu_dir, "keep.ckpt");
+	cr_assert_eq(tu_sh(NULL, NULL, "cp '%s' '%s'", last, keep), 0);
+	ck_edit(last, "\"dataset\":\"csbm\"", "\"dataset\":\"parts\"");
+	snprintf(cmd, sizeof cmd, "%s eval '%s' --checkpoint '%s' --threads 1", tu_burrow(), other, last);
+	cr_assert_eq(tu_sh(NULL, &err, "%s", cmd), 0, "'parts', 300 nodes on 'other': %s", err);
+	free(err);
+	snprintf(cmd, sizeof cmd, "eval '%s' --checkpoint '%s' --threads 1", big, last);
+	one_line(cmd, "trained on dataset 'parts' (300 nodes); this dataset is 'csbm' (301 nodes)", NULL);
+	/* without the fields: loads anywhere its shapes fit */
+	cr_assert_eq(tu_sh(NULL, NULL, "cp '%s' '%s'", keep, last), 0);
+	ck_edit(last, "\"dataset\":\"csbm\",\"num_nodes\":300,", "");
+	for (int k = 0; k < 2; k++) {
+		snprintf(cmd, sizeof cmd, "%s eval '%s' --checkpoint '%s' --threads 1", tu_burrow(), k ? big : other, last);
+		cr_assert_eq(tu_sh(NULL, &err, "%s", cmd), 0, "a header without the dataset: %s", err);
+		free(err);
+	}
+	free(keep);
+	free(big);
+	free(other);
+	free(last);
+	free(ck);
+	free(d);
+}

@@ -328,8 +328,20 @@ Test(mpi, checkpoint_and_resume_are_bit_for_bit)
 		free(err);
 		free(cmd);
 	}
+	/* eval reads them on the unpartitioned dataset (they record its name and node count),
+	 * not on another of the same shapes */
+	int rc = tu_sh(&out, &err, "%s eval %s/g --checkpoint %s/b1 --threads 1", tu_burrow(), dir, dir);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	free(out);
+	free(err);
+	rc = tu_sh(&out, &err, "cp -r %s/g %s/h && sed -i 's/\"name\":[[:space:]]*\"csbm\"/\"name\": \"h\"/' %s/h/meta.json && "
+			       "%s eval %s/h --checkpoint %s/b1 --threads 1", dir, dir, dir, tu_burrow(), dir, dir);
+	cr_assert_eq(rc, 1, "%s\n%s", out, err);
+	cr_assert(strstr(err, "trained on dataset 'csbm' (600 nodes); this dataset is 'h' (600 nodes)"), "%s", err);
+	free(out);
+	free(err);
 	/* resuming from nothing */
-	int rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/g/parts-2 --checkpoint %s/none --resume", tu_burrow(), dir, dir);
+	rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/g/parts-2 --checkpoint %s/none --resume", tu_burrow(), dir, dir);
 	cr_assert_eq(rc, 1, "%s\n%s", out, err);
 	cr_assert(strstr(err, "no checkpoint to resume from"), "%s", err);
 	free(out);

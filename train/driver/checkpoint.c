@@ -452,6 +452,28 @@ int burrow_checkpoint_read_opts(const char *path, burrow_train_opts *opts)
 	return 0;
 }
 
+/* The dataset the model trained on (the header's "dataset" and "num_nodes") against the one
+ * it is loaded for: a different name or node count is refused naming both. A header without
+ * them (written by hand) or without a name ("") is not checked for what it lacks; "parts",
+ * what distributed training recorded before it recorded the input dataset's name, checks
+ * the node count only. */
+static int check_dataset(const cJSON *h, const bw_ck_state *t, const char *path)
+{
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(h, "dataset");
+	const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(h, "num_nodes");
+	if (!t->dataset)
+		return 0;
+	const char *was = cJSON_IsString(name) ? name->valuestring : "";
+	const bool any = !*was || !*t->dataset || !strcmp(was, "parts") || !strcmp(t->dataset, "parts");
+	if ((any || !strcmp(was, t->dataset)) && (!cJSON_IsNumber(nodes) || nodes->valuedouble == (double)t->num_nodes))
+		return 0;
+	char n[32] = "?";
+	if (cJSON_IsNumber(nodes))
+		snprintf(n, sizeof n, "%.0f", nodes->valuedouble);
+	return bw_err(BURROW_E_INVAL, "%s: the model trained on dataset '%s' (%s nodes); this dataset is '%s' (%lld nodes)",
+		      path, was, n, t->dataset, (long long)t->num_nodes);
+}
+
 int bw_checkpoint_load(bw_ck_state *t, const char *path)
 {
 	cJSON *h;
@@ -462,7 +484,8 @@ int bw_checkpoint_load(bw_ck_state *t, const char *path)
 	int st = ck_open(path, &h, &fd, &payload);
 	if (st)
 		return st;
-	st = parse_info(h, &ci, path);
+	if (!(st = parse_info(h, &ci, path)))
+		st = check_dataset(h, t, path);
 	cJSON_Delete(h);
 	if (st)
 		goto out;

@@ -128,8 +128,11 @@ typedef struct bw_ck_state {
 	double dropout;
 	int *epoch;
 	burrow_best *best;
-	const char *dataset;   /* recorded, not checked */
-	int64_t num_nodes;     /* recorded, not checked */
+	/* the dataset's name and node count: saved, and load refuses a checkpoint recording
+	 * another (distributed: the input dataset's, its N; "parts" for the name checks the
+	 * count only) */
+	const char *dataset;
+	int64_t num_nodes;
 	/* the random split the model trains on (opts.split, drawn from split_seed): saved, and
 	 * load refuses a checkpoint whose split differs; NULL (distributed: parts carry their
 	 * splits) writes and checks none */
