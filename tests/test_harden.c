@@ -1023,3 +1023,23 @@ Test(harden, checkpoint_of_another_dataset_refused, .timeout = 240)
 	free(ck);
 	free(d);
 }
+
+/* --resume with another --lr went on silently with the command line's: one line names the
+ * checkpoint's values and the run's; none when they agree. */
+Test(harden, resume_with_another_lr_says_so)
+{
+	char *d = small("l"), *ck = tu_path(tu_dir, "ck"), *err, want[4400];
+	const char *run = "%s train '%s' --epochs %d --hidden 8 --threads 1 --quiet --checkpoint '%s' %s";
+	cr_assert_eq(tu_sh(NULL, &err, run, tu_burrow(), d, 1, ck, "--lr 0.01 --weight-decay 0.001"), 0, "%s", err);
+	free(err);
+	cr_assert_eq(tu_sh(NULL, &err, run, tu_burrow(), d, 2, ck, "--lr 0.005 --weight-decay 0.001 --resume"), 0, "%s", err);
+	snprintf(want, sizeof want, "burrow: train: warning: %s/last.ckpt trained with lr 0.01, this run uses lr 0.005 (", ck);
+	cr_assert(strstr(err, want), "%s", err);
+	cr_assert(strchr(strstr(err, want), '\n') == err + strlen(err) - 1, "not one line: %s", err);
+	free(err);
+	cr_assert_eq(tu_sh(NULL, &err, run, tu_burrow(), d, 3, ck, "--lr 0.005 --weight-decay 0.001 --resume"), 0, "%s", err);
+	cr_assert(!strstr(err, "warning"), "the same values: %s", err);
+	free(err);
+	free(ck);
+	free(d);
+}

@@ -82,6 +82,7 @@ int cmd_train(int argc, char **argv)
 			goto fail_trainer;
 		}
 		fprintf(stderr, "burrow: train: resumed %s after epoch %d\n", last_path, burrow_trainer_epoch(t));
+		train_cli_resume_warn("train", last_path, &o);
 	}
 	FILE *log = NULL;
 	if (log_path && !(log = train_cli_log_open(log_path, resume, burrow_trainer_epoch(t)))) {

@@ -92,8 +92,10 @@ static int dist_open(dist_run *r)
 	if (r->a.resume) {
 		if ((st = burrow_dist_load(r->d, r->last ? r->last : r->a.ckpt)) < 0)
 			return fail_all(r->rank, cli_lib_message("train", st));
-		if (r->rank == 0)
+		if (r->rank == 0) {
 			fprintf(stderr, "burrow: train: resumed %s after epoch %d\n", r->last, burrow_dist_epoch(r->d));
+			train_cli_resume_warn("train", r->last, &r->o.train);
+		}
 	}
 	if (r->rank == 0 && r->a.log && !(r->lf = train_cli_log_open(r->a.log, r->a.resume, burrow_dist_epoch(r->d))))
 		return fail_all(r->rank, "cannot open the --log file");

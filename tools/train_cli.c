@@ -53,6 +53,25 @@ int train_cli_checkpoint_split(const char *cmd, const char *path, burrow_train_o
 	return 0;
 }
 
+void train_cli_resume_warn(const char *cmd, const char *path, const burrow_train_opts *o)
+{
+	burrow_train_opts ck = *o;
+	if (burrow_checkpoint_read_opts(path, &ck) < 0)
+		return;
+	static const char *const names[3] = {"lr", "weight decay", "momentum"};
+	const double was[3] = {ck.lr, ck.weight_decay, ck.momentum}, now[3] = {o->lr, o->weight_decay, o->momentum};
+	char a[192] = "", b[192] = "";
+	for (int i = 0; i < 3; i++)
+		if (was[i] != now[i]) {
+			snprintf(a + strlen(a), sizeof a - strlen(a), "%s%s %g", *a ? ", " : "", names[i], was[i]);
+			snprintf(b + strlen(b), sizeof b - strlen(b), "%s%s %g", *b ? ", " : "", names[i], now[i]);
+		}
+	if (*a)
+		fprintf(stderr, "burrow: %s: warning: %s trained with %s, this run uses %s (--resume takes --lr, "
+				"--weight-decay and --momentum from the command line or their defaults)\n",
+			cmd, path, a, b);
+}
+
 int train_cli_restore(const char *cmd, const char *dir, const char *ckpt, const burrow_train_opts *extra,
 		      burrow_dataset **ds, burrow_trainer **t, burrow_train_opts *model)
 {
