@@ -1043,3 +1043,30 @@ Test(harden, resume_with_another_lr_says_so)
 	free(ck);
 	free(d);
 }
+
+/* `burrow train DIR/parts-2` without mpirun started MPI as one rank, which then aborted with
+ * seven lines of MPI_ABORT text; the part count against the job's ranks is checked before
+ * MPI starts: one line (rank 0; the others exit 1 in silence). */
+Test(harden, parts_without_mpirun_refused_in_one_line)
+{
+	char *d = small("p"), *parts = tu_path(d, "parts-2"), *err, cmd[2048], want[4400];
+	cr_assert_eq(tu_sh(NULL, &err, "%s partition '%s' --parts 2 --quiet", tu_burrow(), d), 0, "%s", err);
+	free(err);
+	snprintf(cmd, sizeof cmd, "train '%s' --epochs 1 --threads 1", parts);
+	snprintf(want, sizeof want, "burrow: train: %s holds 2 parts, one MPI rank each: start it as mpirun -np 2 burrow train %s",
+		 parts, parts);
+	one_line(cmd, want, NULL);
+	/* a launcher's environment with another rank count (MPI never starts, so none is needed) */
+	snprintf(cmd, sizeof cmd, "env OMPI_COMM_WORLD_SIZE=3 OMPI_COMM_WORLD_RANK=0 %s train '%s' --epochs 1", tu_burrow(),
+		 parts);
+	int rc = tu_sh(NULL, &err, "timeout -s KILL 60 %s", cmd);
+	snprintf(want, sizeof want, "burrow: train: %s holds 2 parts, but 3 ranks were started (mpirun -np 2)\n", parts);
+	cr_assert(rc == 1 && !strcmp(err, want), "exit %d: %s", rc, err);
+	free(err);
+	rc = tu_sh(NULL, &err, "timeout -s KILL 60 env OMPI_COMM_WORLD_SIZE=3 OMPI_COMM_WORLD_RANK=1 %s train '%s' --epochs 1",
+		   tu_burrow(), parts);
+	cr_assert(rc == 1 && !*err, "rank 1: exit %d: %s", rc, err);
+	free(err);
+	free(parts);
+	free(d);
+}

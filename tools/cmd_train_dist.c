@@ -25,6 +25,31 @@ static bool first_rank(void)
 	return true;
 }
 
+/* The parts directory's part count against the job's ranks (1 without mpirun), read before MPI
+ * starts: a mismatch, or a plain `burrow train DIR/parts-K`, is one line from the first rank
+ * instead of each rank's MPI_ABORT text. 0 when they fit, else the exit code. */
+static int ranks_fit_parts(const char *dir)
+{
+	int rank, size = cli_launcher_size(&rank);
+	burrow_parts *ps;
+	int st = burrow_parts_open(&ps, dir), k = 0;
+	if (st >= 0)
+		k = burrow_parts_get_info(ps)->num_parts;
+	burrow_parts_close(ps);
+	if (st >= 0 && k == size)
+		return 0;
+	if (!first_rank()) {
+		sleep(2); /* mpirun ends the job at the first non-zero exit: let rank 0 say why first */
+		return EXIT_FAIL;
+	}
+	if (st < 0)
+		return cli_lib_fail("train", st);
+	if (size == 1)
+		return cli_fail("train", "%s holds %d parts, one MPI rank each: start it as mpirun -np %d burrow train %s", dir,
+				k, k, dir);
+	return cli_fail("train", "%s holds %d parts, but %d ranks were started (mpirun -np %d)", dir, k, size, k);
+}
+
 /* A rank's failure ends the job: its message, then an abort of the job so no rank waits forever. */
 static int fail_all(int rank, const char *what)
 {
@@ -72,7 +97,7 @@ static int dist_parse(dist_run *r, int argc, char **argv)
 		sleep(2); /* mpirun ends the job at the first non-zero exit: let rank 0 say why first */
 		return EXIT_FAIL;
 	}
-	return 0;
+	return ranks_fit_parts(r->a.dir);
 }
 
 /* With MPI started: the distributed trainer, the checkpoint directory (rank 0 keeps it: the
