@@ -1070,3 +1070,56 @@ Test(harden, parts_without_mpirun_refused_in_one_line)
 	free(parts);
 	free(d);
 }
+
+/* Set meta.json's "name" in dir to name (through cJSON: escaped as JSON). */
+static void set_name(const char *dir, const char *name)
+{
+	char *m = tu_path(dir, "meta.json");
+	char *text = tu_read(m, NULL);
+	cJSON *j = cJSON_Parse(text);
+	cr_assert(cJSON_IsObject(j), "%s", m);
+	cJSON_ReplaceItemInObjectCaseSensitive(j, "name", cJSON_CreateString(name));
+	char *out = cJSON_Print(j);
+	FILE *f = fopen(m, "w");
+	cr_assert(f && fputs(out, f) >= 0 && fclose(f) == 0, "%s", m);
+	cJSON_free(out);
+	cJSON_Delete(j);
+	free(text);
+	free(m);
+}
+
+/* Text-mode info printed meta.json's name raw: a newline broke the line, an escape sequence
+ * reached the terminal. Names are printed escaped (as C writes them), for a dataset, a parts
+ * directory's input, and in train's first line. */
+Test(harden, text_output_escapes_names_from_files, .timeout = 120)
+{
+	char *d = small("n"), *out, *err, want[4400];
+	set_name(d, "a\nb\x1b[31mc\\d\x7f");
+	const char *shown = "a\\nb\\x1b[31mc\\\\d\\x7f";
+	cr_assert_eq(tu_sh(&out, &err, "%s info '%s'", tu_burrow(), d), 0, "%s", err);
+	snprintf(want, sizeof want, "dataset    %s (%s)\n", d, shown);
+	cr_assert(!strncmp(out, want, strlen(want)), "%s", out);
+	cr_assert(!strchr(out, '\x1b') && !strchr(out, '\x7f'), "%s", out);
+	free(out);
+	free(err);
+	cr_assert_eq(tu_sh(&out, &err, "%s partition '%s' --parts 2 --quiet && %s info '%s/parts-2'", tu_burrow(), d,
+			   tu_burrow(), d), 0, "%s", err);
+	snprintf(want, sizeof want, "\ndataset    %s (%s)\n", d, shown);
+	cr_assert(strstr(out, want) && !strchr(out, '\x1b'), "%s", out);
+	free(out);
+	free(err);
+	char *ck = tu_path(tu_dir, "ck"), *plain = small("n2"), cmd[4400];
+	cr_assert_eq(tu_sh(&out, &err, "%s train '%s' --epochs 1 --hidden 8 --threads 1 --quiet --checkpoint '%s'",
+			   tu_burrow(), d, ck), 0, "%s", err);
+	snprintf(want, sizeof want, "burrow train: sage on %s (", shown);
+	cr_assert(strstr(out, want) == out && !strchr(out, '\x1b'), "%s", out);
+	free(out);
+	free(err);
+	/* a library message quoting the name: one line too */
+	snprintf(cmd, sizeof cmd, "eval '%s' --checkpoint '%s' --threads 1", plain, ck);
+	snprintf(want, sizeof want, "trained on dataset '%s' (300 nodes)", shown);
+	one_line(cmd, want, "\x1b");
+	free(plain);
+	free(ck);
+	free(d);
+}
