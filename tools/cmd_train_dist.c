@@ -12,22 +12,29 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Is this process rank 0 of its job, or not started by mpirun? Read before MPI starts from the
- * launchers' environment (Open MPI, PMIx, MPICH's PMI), so that a usage error prints once. */
-static bool first_rank(void)
+/* This process's rank as its launcher (Open MPI, PMIx, MPICH's PMI) put it in the environment,
+ * or NULL when no launcher started it. */
+static const char *launcher_rank(void)
 {
 	static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
-	for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
-		const char *v = getenv(vars[i]);
-		if (v)
-			return atoi(v) == 0;
-	}
-	return true;
+	for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
+		if (getenv(vars[i]))
+			return getenv(vars[i]);
+	return NULL;
 }
 
-/* The parts directory's part count against the job's ranks (1 without mpirun), read before MPI
- * starts: a mismatch, or a plain `burrow train DIR/parts-K`, is one line from the first rank
- * instead of each rank's MPI_ABORT text. 0 when they fit, else the exit code. */
+/* Is this process rank 0 of its job, or not started by mpirun? Read before MPI starts, so
+ * that a usage error prints once. */
+static bool first_rank(void)
+{
+	const char *v = launcher_rank();
+	return !v || atoi(v) == 0;
+}
+
+/* The parts directory's part count against the job's ranks, read before MPI starts: a plain
+ * `burrow train DIR/parts-K` (no launcher: one rank) or a launcher's size that differs is one
+ * line from the first rank instead of each rank's MPI_ABORT text. A launcher that does not say
+ * its size (1 from cli_launcher_size) is left to MPI. 0 when they fit, else the exit code. */
 static int ranks_fit_parts(const char *dir)
 {
 	int rank, size = cli_launcher_size(&rank);
@@ -36,7 +43,7 @@ static int ranks_fit_parts(const char *dir)
 	if (st >= 0)
 		k = burrow_parts_get_info(ps)->num_parts;
 	burrow_parts_close(ps);
-	if (st >= 0 && k == size)
+	if (st >= 0 && (k == size || (size == 1 && launcher_rank())))
 		return 0;
 	if (!first_rank()) {
 		sleep(2); /* mpirun ends the job at the first non-zero exit: let rank 0 say why first */

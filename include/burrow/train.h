@@ -216,8 +216,8 @@ BURROW_API int burrow_trainer_save(burrow_trainer *t, const char *path);
 /* Restore a checkpoint written by burrow_trainer_save. The model's shape must match, the
  * split it trained on (opts.split and the seed it was drawn from) the trainer's, and the
  * dataset it records (meta.json's name, num_nodes) the trainer's (BURROW_E_INVAL naming
- * both otherwise; a header without them is not checked); a truncated or corrupted file is BURROW_E_FORMAT
- * naming it. The trainer takes the checkpoint's seed, epoch and best. */
+ * both otherwise; a header without them is not checked); a truncated or corrupted file is
+ * BURROW_E_FORMAT naming it. The trainer takes the checkpoint's seed, epoch and best. */
 BURROW_API int burrow_trainer_load(burrow_trainer *t, const char *path);
 /* Read a checkpoint's model options (model, layers, hidden, dropout, aggr, heads,
  * attn_dropout, norm, residual, optimizer, lr, weight decay, momentum, seed, and split when
