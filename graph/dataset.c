@@ -505,6 +505,7 @@ void burrow_dataset_close(burrow_dataset *ds)
 const burrow_dataset_info *burrow_dataset_get_info(const burrow_dataset *ds) { return &ds->info; }
 const burrow_csr *burrow_dataset_graph(const burrow_dataset *ds) { return &ds->graph; }
 const int32_t *burrow_dataset_labels(const burrow_dataset *ds) { return ds->labels_m.data; }
+const char *bw_dataset_dir(const burrow_dataset *ds) { return ds->dir; }
 const char *burrow_dataset_features_path(const burrow_dataset *ds) { return ds->features_path; }
 int64_t burrow_dataset_features_offset(const burrow_dataset *ds) { return ds->features_offset; }
 

@@ -38,6 +38,8 @@ int64_t bw_writer_num_edges(const burrow_writer *w);
 int bw_dataset_trim_graph(const burrow_dataset *ds, int64_t keep_bytes);
 void bw_dataset_graph_random(const burrow_dataset *ds);
 int64_t bw_dataset_graph_keep_bytes(void);
+/* The directory the dataset was opened from, as given (borrowed), for messages. */
+const char *bw_dataset_dir(const burrow_dataset *ds);
 /* Resident file-backed bytes of this process (statm), or -1. */
 int64_t bw_resident_file_bytes(void);
 

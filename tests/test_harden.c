@@ -926,3 +926,200 @@ Test(harden, lying_node_offsets_say_the_length_found, .timeout = 120)
 	free(parts);
 	free(d);
 }
+
+/* ------------------------------------------------------------ messages (issue 37, finding 7) */
+
+/* `burrow CMD` must exit 1 with one line on stderr holding `want` and not `unwanted`. */
+static void one_line(const char *cmd, const char *want, const char *unwanted)
+{
+	char *err;
+	int rc = tu_sh(NULL, &err, "timeout -s KILL 60 %s %s", tu_burrow(), cmd);
+	cr_assert_eq(rc, 1, "exit %d for %s: %s", rc, cmd, err);
+	cr_assert(strstr(err, want), "%s: message lacks '%s': %s", cmd, want, err);
+	cr_assert(!unwanted || !strstr(err, unwanted), "%s: message says '%s': %s", cmd, unwanted, err);
+	cr_assert(strchr(err, '\n') == err + strlen(err) - 1, "%s: not one line: %s", cmd, err);
+	free(err);
+}
+
+/* A dataset without labels or features was reported by eval as "CK: the checkpoint's
+ * options: ..."; the line names the dataset's directory and what it lacks, not the
+ * checkpoint. A checkpoint whose model the trainer refuses is still named. */
+Test(harden, eval_blames_the_dataset_not_the_checkpoint)
+{
+	char *d = small("e"), *ck = tu_path(tu_dir, "ck"), *err, cmd[2048], want[1024];
+	cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' --epochs 1 --hidden 8 --threads 1 --quiet --checkpoint '%s'",
+			   tu_burrow(), d, ck), 0, "%s", err);
+	free(err);
+	static const struct {
+		const char *key, *what;
+	} cases[] = {{"num_classes", "the dataset has no labels"}, {"feat_dim", "the dataset has no features"}};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		char *e = tu_path(tu_dir, "e%zu", c);
+		cr_assert_eq(tu_sh(NULL, NULL, "cp -r '%s' '%s' && sed -i 's/\"%s\":[[:space:]]*[0-9]*/\"%s\": 0/' '%s/meta.json'",
+				   d, e, cases[c].key, cases[c].key, e), 0);
+		snprintf(cmd, sizeof cmd, "eval '%s' --checkpoint '%s' --threads 1", e, ck);
+		snprintf(want, sizeof want, "burrow: eval: %s: %s", e, cases[c].what);
+		one_line(cmd, want, "checkpoint");
+		free(e);
+	}
+	free(ck);
+	free(d);
+}
+
+/* A checkpoint trained on another dataset of the same shapes was accepted by eval and
+ * --resume: a different name or node count is refused in one line naming both; a header
+ * without them (by hand) still loads; "parts" (distributed training's record before it named
+ * the input) checks the node count only. */
+Test(harden, checkpoint_of_another_dataset_refused, .timeout = 240)
+{
+	char *d = small("a"), *ck = tu_path(tu_dir, "ck"), *last = tu_path(ck, "last.ckpt"), *err, cmd[2048];
+	char *other = tu_path(tu_dir, "other"), *big = tu_path(tu_dir, "big");
+	cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' --epochs 1 --hidden 8 --threads 1 --quiet --checkpoint '%s'",
+			   tu_burrow(), d, ck), 0, "%s", err);
+	free(err);
+	/* the same shapes under another name; the same name with one node more */
+	cr_assert_eq(tu_sh(NULL, NULL, "cp -r '%s' '%s' && sed -i 's/\"name\":[[:space:]]*\"csbm\"/\"name\": \"other\"/' "
+				       "'%s/meta.json'", d, other, other), 0);
+	cr_assert_eq(tu_sh(NULL, &err, "%s gen csbm '%s' --nodes 301 --feat-dim 8 --classes 3 --quiet", tu_burrow(), big),
+		     0, "%s", err);
+	free(err);
+	static const struct {
+		const char *dir, *what;
+	} cases[] = {{"other", "the model trained on dataset 'csbm' (300 nodes); this dataset is 'other' (300 nodes)"},
+		     {"big", "the model trained on dataset 'csbm' (300 nodes); this dataset is 'csbm' (301 nodes)"}};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		char *e = tu_path(tu_dir, "%s", cases[c].dir), want[4400];
+		snprintf(want, sizeof want, "%s: %s", last, cases[c].what);
+		snprintf(cmd, sizeof cmd, "eval '%s' --checkpoint '%s' --threads 1", e, last);
+		one_line(cmd, want, NULL);
+		snprintf(cmd, sizeof cmd, "train '%s' --epochs 2 --hidden 8 --threads 1 --quiet --checkpoint '%s' --resume", e, ck);
+		one_line(cmd, want, NULL);
+		free(e);
+	}
+	snprintf(cmd, sizeof cmd, "%s eval '%s' --checkpoint '%s' --threads 1", tu_burrow(), d, last);
+	cr_assert_eq(tu_sh(NULL, &err, "%s", cmd), 0, "its own dataset: %s", err);
+	free(err);
+	/* "parts": the node count only */
+	char *keep = tu_path(tu_dir, "keep.ckpt");
+	cr_assert_eq(tu_sh(NULL, NULL, "cp '%s' '%s'", last, keep), 0);
+	ck_edit(last, "\"dataset\":\"csbm\"", "\"dataset\":\"parts\"");
+	snprintf(cmd, sizeof cmd, "%s eval '%s' --checkpoint '%s' --threads 1", tu_burrow(), other, last);
+	cr_assert_eq(tu_sh(NULL, &err, "%s", cmd), 0, "'parts', 300 nodes on 'other': %s", err);
+	free(err);
+	snprintf(cmd, sizeof cmd, "eval '%s' --checkpoint '%s' --threads 1", big, last);
+	one_line(cmd, "trained on dataset 'parts' (300 nodes); this dataset is 'csbm' (301 nodes)", NULL);
+	/* without the fields: loads anywhere its shapes fit */
+	cr_assert_eq(tu_sh(NULL, NULL, "cp '%s' '%s'", keep, last), 0);
+	ck_edit(last, "\"dataset\":\"csbm\",\"num_nodes\":300,", "");
+	for (int k = 0; k < 2; k++) {
+		snprintf(cmd, sizeof cmd, "%s eval '%s' --checkpoint '%s' --threads 1", tu_burrow(), k ? big : other, last);
+		cr_assert_eq(tu_sh(NULL, &err, "%s", cmd), 0, "a header without the dataset: %s", err);
+		free(err);
+	}
+	free(keep);
+	free(big);
+	free(other);
+	free(last);
+	free(ck);
+	free(d);
+}
+
+/* --resume with another --lr went on silently with the command line's: one line names the
+ * checkpoint's values and the run's; none when they agree. */
+Test(harden, resume_with_another_lr_says_so)
+{
+	char *d = small("l"), *ck = tu_path(tu_dir, "ck"), *err, want[4400];
+	const char *run = "%s train '%s' --epochs %d --hidden 8 --threads 1 --quiet --checkpoint '%s' %s";
+	cr_assert_eq(tu_sh(NULL, &err, run, tu_burrow(), d, 1, ck, "--lr 0.01 --weight-decay 0.001"), 0, "%s", err);
+	free(err);
+	cr_assert_eq(tu_sh(NULL, &err, run, tu_burrow(), d, 2, ck, "--lr 0.005 --weight-decay 0.001 --resume"), 0, "%s", err);
+	snprintf(want, sizeof want, "burrow: train: warning: %s/last.ckpt trained with lr 0.01, this run uses lr 0.005 (", ck);
+	cr_assert(strstr(err, want), "%s", err);
+	cr_assert(strchr(strstr(err, want), '\n') == err + strlen(err) - 1, "not one line: %s", err);
+	free(err);
+	cr_assert_eq(tu_sh(NULL, &err, run, tu_burrow(), d, 3, ck, "--lr 0.005 --weight-decay 0.001 --resume"), 0, "%s", err);
+	cr_assert(!strstr(err, "warning"), "the same values: %s", err);
+	free(err);
+	free(ck);
+	free(d);
+}
+
+/* `burrow train DIR/parts-2` without mpirun started MPI as one rank, which then aborted with
+ * seven lines of MPI_ABORT text; the part count against the job's ranks is checked before
+ * MPI starts: one line (rank 0; the others exit 1 in silence). */
+Test(harden, parts_without_mpirun_refused_in_one_line)
+{
+	char *d = small("p"), *parts = tu_path(d, "parts-2"), *err, cmd[2048], want[4400];
+	cr_assert_eq(tu_sh(NULL, &err, "%s partition '%s' --parts 2 --quiet", tu_burrow(), d), 0, "%s", err);
+	free(err);
+	snprintf(cmd, sizeof cmd, "train '%s' --epochs 1 --threads 1", parts);
+	snprintf(want, sizeof want, "burrow: train: %s holds 2 parts, one MPI rank each: start it as mpirun -np 2 burrow train %s",
+		 parts, parts);
+	one_line(cmd, want, NULL);
+	/* a launcher's environment with another rank count (MPI never starts, so none is needed) */
+	snprintf(cmd, sizeof cmd, "env OMPI_COMM_WORLD_SIZE=3 OMPI_COMM_WORLD_RANK=0 %s train '%s' --epochs 1", tu_burrow(),
+		 parts);
+	int rc = tu_sh(NULL, &err, "timeout -s KILL 60 %s", cmd);
+	snprintf(want, sizeof want, "burrow: train: %s holds 2 parts, but 3 ranks were started (mpirun -np 2)\n", parts);
+	cr_assert(rc == 1 && !strcmp(err, want), "exit %d: %s", rc, err);
+	free(err);
+	rc = tu_sh(NULL, &err, "timeout -s KILL 60 env OMPI_COMM_WORLD_SIZE=3 OMPI_COMM_WORLD_RANK=1 %s train '%s' --epochs 1",
+		   tu_burrow(), parts);
+	cr_assert(rc == 1 && !*err, "rank 1: exit %d: %s", rc, err);
+	free(err);
+	free(parts);
+	free(d);
+}
+
+/* Set meta.json's "name" in dir to name (through cJSON: escaped as JSON). */
+static void set_name(const char *dir, const char *name)
+{
+	char *m = tu_path(dir, "meta.json");
+	char *text = tu_read(m, NULL);
+	cJSON *j = cJSON_Parse(text);
+	cr_assert(cJSON_IsObject(j), "%s", m);
+	cJSON_ReplaceItemInObjectCaseSensitive(j, "name", cJSON_CreateString(name));
+	char *out = cJSON_Print(j);
+	FILE *f = fopen(m, "w");
+	cr_assert(f && fputs(out, f) >= 0 && fclose(f) == 0, "%s", m);
+	cJSON_free(out);
+	cJSON_Delete(j);
+	free(text);
+	free(m);
+}
+
+/* Text-mode info printed meta.json's name raw: a newline broke the line, an escape sequence
+ * reached the terminal. Names are printed escaped (as C writes them), for a dataset, a parts
+ * directory's input, and in train's first line. */
+Test(harden, text_output_escapes_names_from_files, .timeout = 120)
+{
+	char *d = small("n"), *out, *err, want[4400];
+	set_name(d, "a\nb\x1b[31mc\\d\x7f");
+	const char *shown = "a\\nb\\x1b[31mc\\\\d\\x7f";
+	cr_assert_eq(tu_sh(&out, &err, "%s info '%s'", tu_burrow(), d), 0, "%s", err);
+	snprintf(want, sizeof want, "dataset    %s (%s)\n", d, shown);
+	cr_assert(!strncmp(out, want, strlen(want)), "%s", out);
+	cr_assert(!strchr(out, '\x1b') && !strchr(out, '\x7f'), "%s", out);
+	free(out);
+	free(err);
+	cr_assert_eq(tu_sh(&out, &err, "%s partition '%s' --parts 2 --quiet && %s info '%s/parts-2'", tu_burrow(), d,
+			   tu_burrow(), d), 0, "%s", err);
+	snprintf(want, sizeof want, "\ndataset    %s (%s)\n", d, shown);
+	cr_assert(strstr(out, want) && !strchr(out, '\x1b'), "%s", out);
+	free(out);
+	free(err);
+	char *ck = tu_path(tu_dir, "ck"), *plain = small("n2"), cmd[4400];
+	cr_assert_eq(tu_sh(&out, &err, "%s train '%s' --epochs 1 --hidden 8 --threads 1 --quiet --checkpoint '%s'",
+			   tu_burrow(), d, ck), 0, "%s", err);
+	snprintf(want, sizeof want, "burrow train: sage on %s (", shown);
+	cr_assert(strstr(out, want) == out && !strchr(out, '\x1b'), "%s", out);
+	free(out);
+	free(err);
+	/* a library message quoting the name: one line too */
+	snprintf(cmd, sizeof cmd, "eval '%s' --checkpoint '%s' --threads 1", plain, ck);
+	snprintf(want, sizeof want, "trained on dataset '%s' (300 nodes)", shown);
+	one_line(cmd, want, "\x1b");
+	free(plain);
+	free(ck);
+	free(d);
+}

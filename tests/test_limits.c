@@ -150,6 +150,28 @@ Test(limits, small_limit_fails_with_one_line)
 	free(d);
 }
 
+/* eval under the same limit said "CK: the checkpoint's options: backend: ... RLIMIT_AS": the
+ * line names the limit, not the checkpoint. */
+Test(limits, eval_under_a_small_limit_names_the_limit)
+{
+	SKIP_UNDER_ASAN();
+	char *d = dataset("d", 300, 8), *ck = tu_path(tu_dir, "ck"), *out, *err;
+	cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' --epochs 1 --hidden 8 --threads 1 --quiet --checkpoint '%s'",
+			   tu_burrow(), d, ck), 0, "%s", err);
+	free(err);
+	const size_t base = base_limit(), limit = base + 64 * MiB;
+	const char *const args[] = {"eval", d, "--checkpoint", ck, "--device", "cpu", NULL};
+	int rc = run_limited(limit, &out, &err, args);
+	cr_assert_eq(rc, 1, "exit %d under %zu MiB (--version needs %zu MiB): %s", rc, limit / MiB, base / MiB, err);
+	cr_assert(strchr(err, '\n') == err + strlen(err) - 1, "not one line: %s", err);
+	cr_assert(strstr(err, "RLIMIT_AS") && !strstr(err, "checkpoint"), "the message does not name the limit alone: %s",
+		  err);
+	free(out);
+	free(err);
+	free(ck);
+	free(d);
+}
+
 /* Enough for a small run, not for every feature row: training succeeds, with an automatic
  * cache of at most a quarter of what the limit leaves over the binary (so not every row). */
 Test(limits, enough_limit_trains_with_cache_under_it)

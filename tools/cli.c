@@ -143,7 +143,29 @@ const char *cli_lib_message(const char *what, int status)
 	const size_t n = strlen(what);
 	if (!strncmp(msg, what, n) && msg[n] == ':' && msg[n + 1] == ' ')
 		msg += n + 2;
-	return msg;
+	return cli_text(msg);
+}
+
+const char *cli_text(const char *s)
+{
+	static char bufs[4][8192];
+	static int next;
+	static const char named[] = "\a\b\t\n\v\f\r", letter[] = "abtnvfr";
+	char *b = bufs[next++ & 3];
+	size_t k = 0;
+	for (const unsigned char *c = (const unsigned char *)s; *c && k < 8000; c++) {
+		const char *e = strchr(named, *c);
+		if (*c == '\\' || e) {
+			b[k++] = '\\';
+			b[k++] = *c == '\\' ? '\\' : letter[e - named];
+		} else if (*c < 0x20 || *c == 0x7f) {
+			k += (size_t)snprintf(b + k, 5, "\\x%02x", *c);
+		} else {
+			b[k++] = (char)*c;
+		}
+	}
+	b[k] = '\0';
+	return b;
 }
 
 int cli_lib_fail(const char *what, int status) { return cli_fail(what, "%s", cli_lib_message(what, status)); }

@@ -35,8 +35,13 @@ int cli_launcher_size(int *rank);
 /* "burrow: <what>: <why>" on stderr; returns EXIT_FAIL. */
 int cli_fail(const char *what, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The library's message for a failed call, without a leading "<what>: " that would repeat
- * the command's name. */
+ * the command's name, through cli_text (it may quote a name read from a file). */
 const char *cli_lib_message(const char *what, int status);
+/* s for a line of text: a backslash and the control characters escaped as C writes them
+ * (\\, \n, \t, \x1b ...), so that a string read from a file (a dataset's name) cannot break
+ * the line or steer the terminal; in one of four rotating buffers (enough for one printf),
+ * cut past 8,000 bytes. */
+const char *cli_text(const char *s);
 /* Print it as "burrow: <what>: <message>"; returns EXIT_FAIL. */
 int cli_lib_fail(const char *what, int status);
 /* A usage error: "burrow: <cmd>: <why> (see 'burrow <cmd> --help')"; returns EXIT_USAGE. */

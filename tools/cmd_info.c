@@ -136,9 +136,9 @@ static int info_parts(const char *dir, bool verify, bool json)
 		burrow_parts_close(ps);
 		return EXIT_OK;
 	}
-	printf("parts      %s (%d parts%s%s)\n", dir, k, pi->method[0] ? ", " : "", pi->method);
-	printf("dataset    %s%s%s%s\n", pi->dataset[0] ? pi->dataset : "-", pi->dataset_name[0] ? " (" : "",
-	       pi->dataset_name, pi->dataset_name[0] ? ")" : "");
+	printf("parts      %s (%d parts%s%s)\n", cli_text(dir), k, pi->method[0] ? ", " : "", cli_text(pi->method));
+	printf("dataset    %s%s%s%s\n", pi->dataset[0] ? cli_text(pi->dataset) : "-", pi->dataset_name[0] ? " (" : "",
+	       cli_text(pi->dataset_name), pi->dataset_name[0] ? ")" : "");
 	printf("nodes      %s (%s CSR entries)\n", cli_grouped(pi->num_nodes, a, sizeof a),
 	       cli_grouped(pi->num_edges, b, sizeof b));
 	printf("edge cut   %s of %s undirected edges (%s)\n", cli_grouped(pi->edge_cut, a, sizeof a),
@@ -230,8 +230,8 @@ int cmd_info(int argc, char **argv)
 		       (long long)(lab ? hist[in->num_classes] : in->num_nodes), (long long)in->num_train,
 		       (long long)in->num_valid, (long long)in->num_test, (long long)disk, in->source_json);
 	} else {
-		printf("dataset    %s (%s)\n", dir, in->name);
-		printf("source     %s\n", in->source_json);
+		printf("dataset    %s (%s)\n", cli_text(dir), cli_text(in->name));
+		printf("source     %s\n", in->source_json); /* JSON: its strings escaped */
 		printf("nodes      %s\n", cli_grouped(in->num_nodes, a, sizeof a));
 		printf("edges      %s CSR entries%s\n", cli_grouped(in->num_edges, a, sizeof a),
 		       in->symmetric ? " (symmetric: each undirected edge stored both ways)" : " (directed)");

@@ -82,6 +82,7 @@ int cmd_train(int argc, char **argv)
 			goto fail_trainer;
 		}
 		fprintf(stderr, "burrow: train: resumed %s after epoch %d\n", last_path, burrow_trainer_epoch(t));
+		train_cli_resume_warn("train", last_path, &o);
 	}
 	FILE *log = NULL;
 	if (log_path && !(log = train_cli_log_open(log_path, resume, burrow_trainer_epoch(t)))) {
@@ -92,7 +93,7 @@ int cmd_train(int argc, char **argv)
 	const burrow_dataset_info *in = burrow_dataset_get_info(ds);
 	char a[32];
 	printf("burrow train: %s on %s (%s nodes, %d classes), %s, %d layers, hidden %lld, dropout %g, lr %g\n",
-	       burrow_model_name(o.model), in->name, cli_grouped(in->num_nodes, a, sizeof a), in->num_classes,
+	       burrow_model_name(o.model), cli_text(in->name), cli_grouped(in->num_nodes, a, sizeof a), in->num_classes,
 	       o.full_graph ? "full graph" : "mini-batch", o.layers, (long long)o.hidden, o.dropout, o.lr);
 	if (!o.full_graph)
 		print_pipeline(t, &o);

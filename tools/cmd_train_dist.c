@@ -12,17 +12,49 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Is this process rank 0 of its job, or not started by mpirun? Read before MPI starts from the
- * launchers' environment (Open MPI, PMIx, MPICH's PMI), so that a usage error prints once. */
-static bool first_rank(void)
+/* This process's rank as its launcher (Open MPI, PMIx, MPICH's PMI) put it in the environment,
+ * or NULL when no launcher started it. */
+static const char *launcher_rank(void)
 {
 	static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
-	for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
-		const char *v = getenv(vars[i]);
-		if (v)
-			return atoi(v) == 0;
+	for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
+		if (getenv(vars[i]))
+			return getenv(vars[i]);
+	return NULL;
+}
+
+/* Is this process rank 0 of its job, or not started by mpirun? Read before MPI starts, so
+ * that a usage error prints once. */
+static bool first_rank(void)
+{
+	const char *v = launcher_rank();
+	return !v || atoi(v) == 0;
+}
+
+/* The parts directory's part count against the job's ranks, read before MPI starts: a plain
+ * `burrow train DIR/parts-K` (no launcher: one rank) or a launcher's size that differs is one
+ * line from the first rank instead of each rank's MPI_ABORT text. A launcher that does not say
+ * its size (1 from cli_launcher_size) is left to MPI. 0 when they fit, else the exit code. */
+static int ranks_fit_parts(const char *dir)
+{
+	int rank, size = cli_launcher_size(&rank);
+	burrow_parts *ps;
+	int st = burrow_parts_open(&ps, dir), k = 0;
+	if (st >= 0)
+		k = burrow_parts_get_info(ps)->num_parts;
+	burrow_parts_close(ps);
+	if (st >= 0 && (k == size || (size == 1 && launcher_rank())))
+		return 0;
+	if (!first_rank()) {
+		sleep(2); /* mpirun ends the job at the first non-zero exit: let rank 0 say why first */
+		return EXIT_FAIL;
 	}
-	return true;
+	if (st < 0)
+		return cli_lib_fail("train", st);
+	if (size == 1)
+		return cli_fail("train", "%s holds %d parts, one MPI rank each: start it as mpirun -np %d burrow train %s", dir,
+				k, k, dir);
+	return cli_fail("train", "%s holds %d parts, but %d ranks were started (mpirun -np %d)", dir, k, size, k);
 }
 
 /* A rank's failure ends the job: its message, then an abort of the job so no rank waits forever. */
@@ -72,7 +104,7 @@ static int dist_parse(dist_run *r, int argc, char **argv)
 		sleep(2); /* mpirun ends the job at the first non-zero exit: let rank 0 say why first */
 		return EXIT_FAIL;
 	}
-	return 0;
+	return ranks_fit_parts(r->a.dir);
 }
 
 /* With MPI started: the distributed trainer, the checkpoint directory (rank 0 keeps it: the
@@ -92,8 +124,10 @@ static int dist_open(dist_run *r)
 	if (r->a.resume) {
 		if ((st = burrow_dist_load(r->d, r->last ? r->last : r->a.ckpt)) < 0)
 			return fail_all(r->rank, cli_lib_message("train", st));
-		if (r->rank == 0)
+		if (r->rank == 0) {
 			fprintf(stderr, "burrow: train: resumed %s after epoch %d\n", r->last, burrow_dist_epoch(r->d));
+			train_cli_resume_warn("train", r->last, &r->o.train);
+		}
 	}
 	if (r->rank == 0 && r->a.log && !(r->lf = train_cli_log_open(r->a.log, r->a.resume, burrow_dist_epoch(r->d))))
 		return fail_all(r->rank, "cannot open the --log file");

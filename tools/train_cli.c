@@ -53,6 +53,25 @@ int train_cli_checkpoint_split(const char *cmd, const char *path, burrow_train_o
 	return 0;
 }
 
+void train_cli_resume_warn(const char *cmd, const char *path, const burrow_train_opts *o)
+{
+	burrow_train_opts ck = *o;
+	if (burrow_checkpoint_read_opts(path, &ck) < 0)
+		return;
+	static const char *const names[3] = {"lr", "weight decay", "momentum"};
+	const double was[3] = {ck.lr, ck.weight_decay, ck.momentum}, now[3] = {o->lr, o->weight_decay, o->momentum};
+	char a[192] = "", b[192] = "";
+	for (int i = 0; i < 3; i++)
+		if (was[i] != now[i]) {
+			snprintf(a + strlen(a), sizeof a - strlen(a), "%s%s %g", *a ? ", " : "", names[i], was[i]);
+			snprintf(b + strlen(b), sizeof b - strlen(b), "%s%s %g", *b ? ", " : "", names[i], now[i]);
+		}
+	if (*a)
+		fprintf(stderr, "burrow: %s: warning: %s trained with %s, this run uses %s (--resume takes --lr, "
+				"--weight-decay and --momentum from the command line or their defaults)\n",
+			cmd, path, a, b);
+}
+
 int train_cli_restore(const char *cmd, const char *dir, const char *ckpt, const burrow_train_opts *extra,
 		      burrow_dataset **ds, burrow_trainer **t, burrow_train_opts *model)
 {
@@ -69,24 +88,12 @@ int train_cli_restore(const char *cmd, const char *dir, const char *ckpt, const 
 		free(path);
 		return EXIT_FAIL;
 	}
+	/* each message names its cause: the checkpoint's model (read_opts, load), the dataset
+	 * (its open, the trainer's features and labels), the machine (memory, the device) */
 	st = burrow_checkpoint_read_opts(path, &o);
-	if (st >= 0)
-		st = burrow_dataset_open(ds, dir);
-	if (st >= 0 && (st = burrow_trainer_open(t, *ds, &o)) < 0) {
-		/* the options came from the checkpoint: its file is what the message is about */
-		cli_fail(cmd, "%s: the checkpoint's options: %s", path, burrow_last_error());
-	} else if (st >= 0) {
+	if (st >= 0 && (st = burrow_dataset_open(ds, dir)) >= 0 && (st = burrow_trainer_open(t, *ds, &o)) >= 0)
 		st = burrow_trainer_load(*t, path);
-	}
-	if (st < 0 && *ds && !*t) {
-		free(path);
-		burrow_dataset_close(*ds);
-		*ds = NULL;
-		return EXIT_FAIL;
-	}
 	free(path);
-	if (model)
-		*model = o;
 	if (st < 0) {
 		cli_lib_fail(cmd, st);
 		burrow_trainer_close(*t);
@@ -95,6 +102,8 @@ int train_cli_restore(const char *cmd, const char *dir, const char *ckpt, const 
 		*ds = NULL;
 		return EXIT_FAIL;
 	}
+	if (model)
+		*model = o;
 	return 0;
 }
 

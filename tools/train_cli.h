@@ -21,6 +21,10 @@ int train_cli_restore(const char *cmd, const char *dir, const char *ckpt, const 
  * o's. A --split in o that differs from the recorded one is refused. Prints the error as
  * "burrow: <cmd>: ..." and returns EXIT_FAIL, else 0. */
 int train_cli_checkpoint_split(const char *cmd, const char *path, burrow_train_opts *o);
+/* --resume takes the optimizer's lr, weight decay and momentum from o (the command line or
+ * its defaults): where the checkpoint at path trained with others, one line on stderr names
+ * both (nothing when they agree, or when the checkpoint cannot be read: its load says why). */
+void train_cli_resume_warn(const char *cmd, const char *path, const burrow_train_opts *o);
 
 /* --checkpoint DIR [--resume]: the paths DIR/last.ckpt and DIR/best.ckpt (malloc'd, into
  * *last and *best), with DIR created (mkdir -p) and checked: a directory, resuming needs a

@@ -706,7 +706,7 @@ static bw_ck_state ck_state(burrow_dist *d)
 	const burrow_parts_info *pi = burrow_parts_get_info(d->parts);
 	return (bw_ck_state){.model = d->model, .optim = d->optim, .seed = &d->o.train.seed,
 			     .dropout = d->o.train.dropout, .epoch = &d->epoch, .best = &d->best,
-			     .dataset = "parts", .num_nodes = pi->num_nodes};
+			     .dataset = pi->dataset_name[0] ? pi->dataset_name : "parts", .num_nodes = pi->num_nodes};
 }
 
 /* Every rank learns rank 0's status; the others name the file and point at rank 0. */

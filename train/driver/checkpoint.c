@@ -393,6 +393,42 @@ static int parse_info(const cJSON *h, ck_info *ci, const char *path)
 	return parse_split(h, ci, path);
 }
 
+/* The model and optimizer a checkpoint describes, into o. */
+static void ck_opts(const ck_info *ci, burrow_train_opts *o)
+{
+	o->model = ci->model;
+	o->layers = ci->layers;
+	o->hidden = ci->hidden;
+	o->dropout = ci->dropout;
+	o->aggr = ci->aggr;
+	o->heads = ci->heads;
+	o->attn_dropout = ci->attn_dropout;
+	o->norm = ci->norm;
+	o->residual = ci->residual;
+	o->optimizer = ci->optimizer;
+	o->lr = ci->lr;
+	o->weight_decay = ci->wd;
+	o->momentum = ci->momentum;
+	o->seed = ci->seed;
+}
+
+/* A header whose model the trainer would refuse (hidden 0, a dropout of 2) is the
+ * checkpoint's fault: refused here naming the file, so that what burrow_trainer_open refuses
+ * later is the dataset's or the machine's, not blamed on the checkpoint. */
+static int check_model(const ck_info *ci, const char *path)
+{
+	burrow_train_opts m;
+	burrow_train_defaults(&m);
+	ck_opts(ci, &m);
+	int st = bw_trainer_check_opts(&m);
+	if (!st)
+		return 0;
+	char why[512];
+	const char *msg = burrow_last_error();
+	snprintf(why, sizeof why, "%s", strncmp(msg, "train: ", 7) ? msg : msg + 7);
+	return bw_err(st, "%s: the checkpoint's model: %s", path, why);
+}
+
 int burrow_checkpoint_read_opts(const char *path, burrow_train_opts *opts)
 {
 	cJSON *h;
@@ -407,26 +443,35 @@ int burrow_checkpoint_read_opts(const char *path, burrow_train_opts *opts)
 	close(fd);
 	st = parse_info(h, &ci, path);
 	cJSON_Delete(h);
-	if (st)
+	if (st || (st = check_model(&ci, path)))
 		return st;
-	o->model = ci.model;
-	o->layers = ci.layers;
-	o->hidden = ci.hidden;
-	o->dropout = ci.dropout;
-	o->aggr = ci.aggr;
-	o->heads = ci.heads;
-	o->attn_dropout = ci.attn_dropout;
-	o->norm = ci.norm;
-	o->residual = ci.residual;
-	o->optimizer = ci.optimizer;
-	o->lr = ci.lr;
-	o->weight_decay = ci.wd;
-	o->momentum = ci.momentum;
-	o->seed = ci.seed;
+	ck_opts(&ci, o);
 	if (ci.has_split) /* an older checkpoint leaves the caller's */
 		memcpy(o->split, ci.split, sizeof o->split);
 	bw_stats_out(opts, o, sizeof *o); /* at most the caller's size */
 	return 0;
+}
+
+/* The dataset the model trained on (the header's "dataset" and "num_nodes") against the one
+ * it is loaded for: a different name or node count is refused naming both. A header without
+ * them (written by hand) or without a name ("") is not checked for what it lacks; "parts",
+ * what distributed training recorded before it recorded the input dataset's name, checks
+ * the node count only. */
+static int check_dataset(const cJSON *h, const bw_ck_state *t, const char *path)
+{
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(h, "dataset");
+	const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(h, "num_nodes");
+	if (!t->dataset)
+		return 0;
+	const char *was = cJSON_IsString(name) ? name->valuestring : "";
+	const bool any = !*was || !*t->dataset || !strcmp(was, "parts") || !strcmp(t->dataset, "parts");
+	if ((any || !strcmp(was, t->dataset)) && (!cJSON_IsNumber(nodes) || nodes->valuedouble == (double)t->num_nodes))
+		return 0;
+	char n[32] = "?";
+	if (cJSON_IsNumber(nodes))
+		snprintf(n, sizeof n, "%.0f", nodes->valuedouble);
+	return bw_err(BURROW_E_INVAL, "%s: the model trained on dataset '%s' (%s nodes); this dataset is '%s' (%lld nodes)",
+		      path, was, n, t->dataset, (long long)t->num_nodes);
 }
 
 int bw_checkpoint_load(bw_ck_state *t, const char *path)
@@ -439,7 +484,8 @@ int bw_checkpoint_load(bw_ck_state *t, const char *path)
 	int st = ck_open(path, &h, &fd, &payload);
 	if (st)
 		return st;
-	st = parse_info(h, &ci, path);
+	if (!(st = parse_info(h, &ci, path)))
+		st = check_dataset(h, t, path);
 	cJSON_Delete(h);
 	if (st)
 		goto out;

@@ -109,6 +109,10 @@ int bw_trainer_keep_best(burrow_trainer *t);
 
 /* ------------------------------------------------------------ steps (trainer.c) */
 
+/* The options' ranges and combinations, as burrow_trainer_open checks them before it opens
+ * anything: 0, or BURROW_E_INVAL with the message ("train: ..."). */
+int bw_trainer_check_opts(const burrow_train_opts *o);
+
 /* One optimizer step on a batch: forward (dropout on), loss over the batch's loss rows,
  * backward, update. A non-finite loss is BURROW_E_RANGE naming the batch's epoch and index
  * (1-based), before any update. */
@@ -124,8 +128,11 @@ typedef struct bw_ck_state {
 	double dropout;
 	int *epoch;
 	burrow_best *best;
-	const char *dataset;   /* recorded, not checked */
-	int64_t num_nodes;     /* recorded, not checked */
+	/* the dataset's name and node count: saved, and load refuses a checkpoint recording
+	 * another (distributed: the input dataset's, its N; "parts" for the name checks the
+	 * count only) */
+	const char *dataset;
+	int64_t num_nodes;
 	/* the random split the model trains on (opts.split, drawn from split_seed): saved, and
 	 * load refuses a checkpoint whose split differs; NULL (distributed: parts carry their
 	 * splits) writes and checks none */

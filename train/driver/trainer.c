@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int check_opts(const burrow_train_opts *o)
+int bw_trainer_check_opts(const burrow_train_opts *o)
 {
 	if (!burrow_model_parse(burrow_model_name(o->model)))
 		return bw_err(BURROW_E_INVAL, "train: unknown model kind %d", o->model);
@@ -76,7 +76,7 @@ static void resolve_sampler_device(burrow_trainer *t, const char *asked, int kin
 {
 	int skind = BW_BACKEND_CPU, sindex = 0;
 	if (asked && strcmp(asked, "auto")) {
-		bw_device_parse(asked, &skind, &sindex); /* checked by check_opts */
+		bw_device_parse(asked, &skind, &sindex); /* checked by bw_trainer_check_opts */
 	} else if (kind != BW_BACKEND_CPU) {
 		const bw_backend_reg *r = bw_backend_find(kind);
 		for (int i = 0; r && i < bw_sampler_backend_count(); i++)
@@ -236,7 +236,7 @@ static int open_features(burrow_trainer *t)
 	const int64_t n = t->info->num_nodes, d = t->info->feat_dim;
 	int st;
 	if (d < 1 || !path)
-		return bw_err(BURROW_E_INVAL, "train: dataset '%s' has no features", t->info->name);
+		return bw_err(BURROW_E_INVAL, "%s: the dataset has no features (meta.json's feat_dim is 0)", bw_dataset_dir(t->ds));
 	burrow_store_opts so;
 	burrow_store_defaults(&so);
 	so.engine = t->o.store_engine;
@@ -308,7 +308,7 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 	const burrow_train_opts *o = &def;
 	burrow_train_defaults(&def);
 	int st = opts ? bw_opts_in(&def, sizeof def, opts, "burrow_train_opts") : 0;
-	if (st || (st = check_opts(o)))
+	if (st || (st = bw_trainer_check_opts(o)))
 		return st;
 	burrow_trainer *t = bw_calloc(1, sizeof *t);
 	if (!t)
@@ -333,7 +333,7 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 		goto fail;
 	}
 	if (!t->labels || t->info->num_classes < 1) {
-		st = bw_err(BURROW_E_INVAL, "train: dataset '%s' has no labels", t->info->name);
+		st = bw_err(BURROW_E_INVAL, "%s: the dataset has no labels (meta.json's num_classes is 0)", bw_dataset_dir(ds));
 		goto fail;
 	}
 	/* every core, in both modes: the pipeline's threads (sampling, submits, the store's
