@@ -75,13 +75,12 @@ static int reserve(bw_loader *ld, slot *sl)
 {
 	const burrow_batch *sb = sl->sb;
 	const int64_t n = sb->num_input * ld->c.dim;
-	int st;
-	if ((st = host_reserve(ld->c.dev, &sl->x, &sl->x_cap, n)) ||
-	    (ld->rows->on_device && (st = bw_dbuf_reserve(&sl->x_dev, ld->c.dev, (size_t)n * sizeof(float) + 1))) ||
-	    (norms_from_rows(ld) &&
-	     (st = bw_grow(&sl->norm, &sl->norm_cap, (size_t)sb->num_input, sizeof *sl->norm, false))))
-		return st;
-	return 0;
+	int st = host_reserve(ld->c.dev, &sl->x, &sl->x_cap, n);
+	if (!st && ld->rows->on_device)
+		st = bw_dbuf_reserve(&sl->x_dev, ld->c.dev, (size_t)n * sizeof(float) + 1);
+	if (!st && norms_from_rows(ld))
+		st = bw_grow(&sl->norm, &sl->norm_cap, (size_t)sb->num_input, sizeof *sl->norm, false);
+	return st;
 }
 
 /* The compute's arrays of sl's batch, on the host: the seeds' labels, the GCN norms of its
