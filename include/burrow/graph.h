@@ -82,6 +82,8 @@ typedef struct burrow_dataset_info {
 	int index_width;          /* 4 or 8: width of indices.npy */
 	int64_t num_train, num_valid, num_test;
 	const char *source_json;  /* meta.json's "source" object, serialized; "{}" when absent */
+	int num_types;            /* 0 for a homogeneous (version 1) dataset, else its node types */
+	int num_relations;        /* 0, else its relations */
 } burrow_dataset_info;
 
 typedef struct burrow_dataset burrow_dataset;
@@ -113,6 +115,57 @@ BURROW_API int burrow_dataset_verify(const burrow_dataset *ds);
 /* Bytes the directory's files take on disk (allocated blocks). */
 BURROW_API int64_t burrow_dataset_disk_bytes(const burrow_dataset *ds);
 
+/* ---------------------------------------------------------------- typed graphs (format version 2) */
+
+/* A typed (heterogeneous) graph: node types, each with its own id space [0, count), and
+ * relations (src_type, name, dst_type), each stored by destination so the sampler walks a
+ * destination's in-edges: relation r's graph has one row per node of its dst type, and its
+ * ids are src-type ids. Labels and splits are on the target type. docs/format.md. */
+#define BURROW_MAX_TYPES 16      /* node types of one dataset */
+#define BURROW_MAX_RELATIONS 32  /* relations of one dataset (reverses included) */
+#define BURROW_MAX_NAME 64       /* type and relation names: 1 .. 63 of [A-Za-z0-9_-] */
+
+typedef struct burrow_relation {
+	const char *name;       /* e.g. "writes" (borrowed) */
+	int src_type, dst_type; /* type indices */
+	burrow_csr graph;       /* in-edges: graph.num_nodes = the dst type's count, row v's ids are the
+				   src-type nodes with an edge into v, sorted; index_width by the src
+				   type's count (int32 below 2^31) */
+} burrow_relation;
+
+/* A view of a typed graph (borrowed arrays; the dataset's, or the caller's). */
+typedef struct burrow_hetero {
+	int num_types;                                  /* 1 .. BURROW_MAX_TYPES */
+	const char *type_names[BURROW_MAX_TYPES];       /* [num_types] */
+	int64_t type_nodes[BURROW_MAX_TYPES];           /* [num_types] nodes of each type */
+	int num_relations;                              /* 1 .. BURROW_MAX_RELATIONS */
+	burrow_relation rel[BURROW_MAX_RELATIONS];      /* [num_relations] */
+	int target_type;                                /* the type labels and splits are on; -1: none */
+} burrow_hetero;
+
+/* Full check of a typed graph: counts, names (valid, distinct), relation types in range,
+ * each relation's rows = its dst count, ids in [0, src count), rows sorted. BURROW_E_FORMAT
+ * names the relation and the first bad row. */
+BURROW_API int burrow_hetero_check(const burrow_hetero *h);
+
+/* One node type of a typed dataset. Strings are borrowed from the dataset. */
+typedef struct burrow_type_info {
+	const char *name;
+	int64_t num_nodes;
+	int64_t feat_dim;          /* 0: the type has no features (learn embeddings, or --fill mean) */
+	burrow_dtype feat_dtype;   /* F32 or F16 when feat_dim > 0 */
+	const char *features_path; /* its [num_nodes, feat_dim] npy (or raw) file; NULL when none */
+	int64_t features_offset;   /* byte offset of its first row in that file */
+} burrow_type_info;
+
+/* The typed graph of a version-2 dataset (a view valid until close), or NULL for a
+ * homogeneous (version 1) dataset. For a typed dataset burrow_dataset_get_info describes
+ * the target type (num_nodes, feat_dim, num_classes, splits) and num_edges counts every
+ * relation's edges; burrow_dataset_graph is NULL. */
+BURROW_API const burrow_hetero *burrow_dataset_hetero(const burrow_dataset *ds);
+/* Type t of a typed dataset into *out; BURROW_E_RANGE for a t out of range. */
+BURROW_API int burrow_dataset_type_info(const burrow_dataset *ds, int t, burrow_type_info *out);
+
 /* ---------------------------------------------------------------- dataset writer */
 
 /* Writes a dataset directory atomically: everything goes into a temporary directory
@@ -141,11 +194,31 @@ BURROW_API int burrow_writer_features_begin(burrow_writer *w, int64_t num_rows, 
 BURROW_API int burrow_writer_features_append(burrow_writer *w,
 					     const void *rows, /* [n, dim] of the begin dtype, borrowed */
 					     int64_t n);
-BURROW_API int burrow_writer_features_end(burrow_writer *w);
+BURROW_API int burrow_writer_features_end(burrow_writer *w); /* also ends a type's features */
 /* labels.npy: [N] int32 in [0, num_classes) or -1 (borrowed). */
 BURROW_API int burrow_writer_put_labels(burrow_writer *w, const int32_t *labels, int64_t n, int32_t num_classes);
 /* split/<train|valid|test>.npy: node ids in [0, N) (borrowed). */
 BURROW_API int burrow_writer_put_split(burrow_writer *w, int split, const int64_t *ids, int64_t n);
+/* Typed datasets (version 2): declare the types first (in order; they are numbered from
+ * 0), then each relation and each type's features; labels and splits then go to the
+ * target type (set before them). A writer with any type writes a version-2 directory and
+ * refuses burrow_writer_put_graph / features_begin (those are version 1's). */
+BURROW_API int burrow_writer_add_type(burrow_writer *w, const char *name, int64_t num_nodes,
+				      int *type /* out: its index */);
+BURROW_API int burrow_writer_set_target(burrow_writer *w, int type);
+/* Relation (src_type, name, dst_type) from edges src[i] -> dst[i] (type-local ids, any
+ * order, duplicates kept once), added in chunks: begin, add any number of times, end. The
+ * edges may spill to disk under opts.mem_bytes as burrow_csr_builder's do (NULL: defaults,
+ * with symmetrize and drop_self_loops ignored: a relation keeps self loops and is never
+ * symmetrized; --add-reverse is a relation of its own). An id past its type's count is
+ * BURROW_E_RANGE naming the relation and the id. */
+BURROW_API int burrow_writer_relation_begin(burrow_writer *w, int src_type, const char *name, int dst_type,
+					    const burrow_csr_opts *opts);
+BURROW_API int burrow_writer_relation_add(burrow_writer *w, const int64_t *src, const int64_t *dst, size_t n);
+BURROW_API int burrow_writer_relation_end(burrow_writer *w);
+/* Stream type t's features (as features_begin / append / end, data at byte 4096). */
+BURROW_API int burrow_writer_type_features_begin(burrow_writer *w, int type, int64_t dim, burrow_dtype dtype);
+
 /* Set meta.json's "source" object from a JSON text (borrowed); describes where the data came from. */
 BURROW_API int burrow_writer_set_source(burrow_writer *w, const char *json_object);
 /* Write meta.json, fsync everything, rename into place, and free w. */

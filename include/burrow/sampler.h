@@ -129,6 +129,64 @@ BURROW_API int burrow_sampler_full(burrow_sampler *s,
 				   int64_t count,           /* nodes, >= 1, first + count <= N */
 				   burrow_batch **out);     /* out: release it */
 
+/* ---------------------------------------------------------------- typed sampler */
+
+/* Neighbor sampling on a typed graph (burrow_hetero): seeds are target-type nodes; at each
+ * layer, every frontier node of type t draws, in each relation r whose dst type is t, up to
+ * fanout(l, r) of its in-neighbors in r without replacement (uniformly, the draws keyed as
+ * the homogeneous sampler's, by (seed, epoch or key, batch, layer, relation, node)). Node
+ * ids are type-local. Per type the node lists nest as in the homogeneous batch:
+ *
+ *     input_ids[t]: [ type t's level-L nodes (the seeds when t is the target) | new at level L-1 | ... | new at level 0 ]
+ *     level l of type t = input_ids[t][0, num_nodes[l][t])      (level 0: the inputs; level L: the seeds)
+ *     block (l, r): dst = level l+1 of dst_type(r), src = level l of src_type(r)
+ *
+ * so a type's level-(l+1) nodes are the first of its level-l nodes (a node of the frontier
+ * keeps its row, its self term reads x_t[0, num_dst)). Within a level, the nodes of type t
+ * new at that level follow in increasing id. A block's rows are its dst nodes' sampled
+ * in-neighbors in r (local ids into src's level-l list), in increasing src id. Batches
+ * depend only on (seed, epoch, batch index), never on threads. */
+typedef struct burrow_typed_batch {
+	int64_t epoch, index;     /* -1 for burrow_typed_sampler_sample */
+	int num_layers, num_types, num_relations;
+	int64_t num_nodes[BURROW_MAX_LAYERS + 1][BURROW_MAX_TYPES]; /* [level][type] */
+	const int64_t *input_ids[BURROW_MAX_TYPES];   /* [num_nodes[0][t]] type-local ids; NULL when 0 */
+	burrow_block blocks[BURROW_MAX_LAYERS][BURROW_MAX_RELATIONS]; /* [layer][relation]: num_dst =
+				     num_nodes[l+1][dst type], num_src = num_nodes[l][src type] */
+	int64_t num_seeds;        /* = num_nodes[num_layers][target] */
+	const int64_t *seeds;     /* = input_ids[target] */
+} burrow_typed_batch;
+
+typedef struct burrow_typed_sampler_opts {
+	size_t size;             /* sizeof(burrow_typed_sampler_opts), set by the defaults; first */
+	int num_layers;          /* default 2 */
+	int fanouts[BURROW_MAX_LAYERS];  /* every relation's fanout at layer l, input layer first (default 25, 20) */
+	/* per relation, when set: rel_fanouts[l][r] > -2 overrides fanouts[l] for relation r
+	   (-1 all, 0 none); default every entry -2 (unset) */
+	int rel_fanouts[BURROW_MAX_LAYERS][BURROW_MAX_RELATIONS];
+	int64_t batch_size;      /* default 1024 */
+	uint64_t seed;           /* default 0 */
+	bool drop_last;          /* default false */
+	int threads;             /* OpenMP threads per batch; 0 = runtime default (default 1) */
+} burrow_typed_sampler_opts;
+BURROW_API void burrow_typed_sampler_defaults(burrow_typed_sampler_opts *o);
+
+typedef struct burrow_typed_sampler burrow_typed_sampler;
+/* A sampler over h (borrowed, checked once by burrow_hetero_check; must outlive it) and the
+ * target-type seeds ids (copied, distinct, in range). */
+BURROW_API int burrow_typed_sampler_open(burrow_typed_sampler **out, const burrow_hetero *h, const int64_t *ids,
+					 int64_t n, const burrow_typed_sampler_opts *opts);
+BURROW_API void burrow_typed_sampler_close(burrow_typed_sampler *s);
+BURROW_API int64_t burrow_typed_sampler_num_batches(const burrow_typed_sampler *s);
+/* Batch k of epoch `epoch` (the ids shuffled as a function of (seed, epoch)), in the
+ * calling thread: any k in any order gives the same batch. */
+BURROW_API int burrow_typed_sampler_batch(burrow_typed_sampler *s, int64_t epoch, int64_t k,
+					  burrow_typed_batch **out /* out: release it */);
+/* A batch over explicit target-type seeds (distinct), its draws keyed by key. */
+BURROW_API int burrow_typed_sampler_sample(burrow_typed_sampler *s, const int64_t *seeds, int64_t n, uint64_t key,
+					   burrow_typed_batch **out);
+BURROW_API void burrow_typed_sampler_release(burrow_typed_sampler *s, burrow_typed_batch *b /* taken */);
+
 #ifdef __cplusplus
 }
 #endif

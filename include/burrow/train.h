@@ -33,7 +33,12 @@ extern "C" {
  * many rows live in memory ("in memory" is cache_fraction = 1). Full-graph mode reads the
  * features whole into memory through the store once, at open. */
 
-enum burrow_model_kind { BURROW_MODEL_SAGE = 1, BURROW_MODEL_GCN = 2, BURROW_MODEL_MLP = 3, BURROW_MODEL_GAT = 4 };
+/* The last three are typed (relational) models, for typed datasets only: R-GCN (a weight per
+ * relation over the mean of its in-neighbors, plus a self weight per node type, summed), R-SAGE
+ * (a SAGE layer per relation, summed), R-GAT (a GAT layer per relation, heads concatenated,
+ * summed over relations, as MLPerf's IGBH reference). docs/train.md. */
+enum burrow_model_kind { BURROW_MODEL_SAGE = 1, BURROW_MODEL_GCN = 2, BURROW_MODEL_MLP = 3, BURROW_MODEL_GAT = 4,
+			 BURROW_MODEL_RGCN = 5, BURROW_MODEL_RSAGE = 6, BURROW_MODEL_RGAT = 7 };
 /* GraphSAGE's neighbor aggregator: mean, elementwise max over the neighbors (PyG's
  * SAGEConv(aggr="max"), no pooling MLP), or sum. */
 enum burrow_aggr { BURROW_AGGR_MEAN = 0, BURROW_AGGR_MAX = 1, BURROW_AGGR_SUM = 2 };
