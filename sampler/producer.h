@@ -13,6 +13,9 @@ typedef struct bw_producer {
 	int (*next)(void *ctx, int64_t k, burrow_batch **out);
 	/* hand a batch back; NULL is fine */
 	void (*release)(void *ctx, burrow_batch *b);
+	/* a producer of typed batches sets these two instead of the two above */
+	int (*next_typed)(void *ctx, int64_t k, burrow_typed_batch **out);
+	void (*release_typed)(void *ctx, burrow_typed_batch *b);
 	void *ctx;     /* the producer's own (borrowed) */
 } bw_producer;
 
@@ -36,5 +39,22 @@ void bw_producer_seeds(bw_producer *p, bw_seed_batches *sb, burrow_sampler *s, c
 		       const int64_t n[3], int64_t batch);
 /* Where batch k of sb lies: its list, first seed's position and seed count. */
 void bw_seed_batch_at(const bw_seed_batches *sb, int64_t k, int *list, int64_t *first, int64_t *count);
+
+/* The batches of epoch `epoch` of a typed sampler (borrowed), in order: batch k is
+ * burrow_typed_sampler_batch(s, epoch, k), sampled in the loader's thread. */
+typedef struct bw_typed_epoch {
+	burrow_typed_sampler *s;
+	int64_t epoch;
+} bw_typed_epoch;
+void bw_producer_typed_epoch(bw_producer *p, bw_typed_epoch *te, burrow_typed_sampler *s, int64_t epoch);
+
+/* Typed batches over up to three lists of target seeds (evaluation's splits), as
+ * bw_producer_seeds: batch (list, first) keyed by (list << 48) ^ first. */
+typedef struct bw_typed_seed_batches {
+	burrow_typed_sampler *s;    /* borrowed */
+	bw_seed_batches at;         /* the lists and the batch positions (its s unused) */
+} bw_typed_seed_batches;
+void bw_producer_typed_seeds(bw_producer *p, bw_typed_seed_batches *tb, burrow_typed_sampler *s,
+			     const int64_t *const ids[3], const int64_t n[3], int64_t batch);
 
 #endif /* BURROW_PRODUCER_H */

@@ -6,21 +6,35 @@
 #include <pthread.h>
 #include <string.h>
 
-typedef struct slot {
-	burrow_batch *sb;             /* held from the producer; NULL when empty */
-	void *ticket;                 /* its rows' read while in flight (bw_rows.submit), else NULL */
-	float *x;                     /* [num_input, dim] the rows, the device's host memory (owned, grows) */
+/* One source's rows of a batch: the batch's input rows (a batch of nodes), or one type's
+ * (a typed batch: one part per node type). */
+typedef struct rows_part {
+	bw_rows *src;                 /* where they come from (borrowed); NULL: none here (a type whose
+					 rows the caller puts in place: learned embeddings) */
+	int64_t dim;                  /* row width */
+	void *ticket;                 /* the read while in flight (bw_rows.submit), else NULL */
+	float *x;                     /* [n, dim] the rows, the device's host memory (owned, grows) */
 	int64_t x_cap;                /* floats */
+	bw_dbuf x_dev;                /* the rows on a device whose memory is not host memory (and where a
+					 source with on_device puts them, on any device) */
+} rows_part;
+
+typedef struct slot {
+	burrow_batch *sb;             /* held from the producer (a batch of nodes); NULL when empty */
+	burrow_typed_batch *tb;       /* or a typed batch */
+	rows_part part[BURROW_MAX_TYPES]; /* [ld->nparts] */
 	int32_t *labels;              /* [num_seeds] the seeds' labels (host) */
 	float *norm;                  /* [num_input] GCN norms (host), read by the blocks (from cfg.norm, or
 					 brought by the source of rows) */
 	size_t labels_cap, norm_cap;
-	bw_block blk[BURROW_MAX_LAYERS];  /* over the batch's arrays; released when the slot closes */
+	/* over the batch's arrays, [layer] (typed: [layer * num_relations + relation]); released
+	 * when the slot closes */
+	bw_block blk[BURROW_MAX_LAYERS * BURROW_MAX_RELATIONS];
 	int nblk;
-	/* on a device whose memory is not host memory: the rows and labels there, queued on the
-	 * copy stream with the blocks; `ready` after them, `done` after the step that used them.
-	 * x_dev also holds the rows a source with on_device puts there, on any device */
-	bw_dbuf x_dev, labels_dev;
+	/* on a device whose memory is not host memory: the rows (rows_part.x_dev) and labels
+	 * there, queued on the copy stream with the blocks; `ready` after them, `done` after the
+	 * step that used them */
+	bw_dbuf labels_dev;
 	bw_event *ready, *done;
 	bool done_pending;            /* done was recorded and not yet waited for */
 	int status;                   /* the load's error (0: none) and its message */
@@ -39,7 +53,10 @@ struct bw_loader {
 	bool running;
 	/* the sequence */
 	bw_producer p;
-	bw_rows *rows;
+	bool typed;                   /* the producer's batches are typed */
+	int nparts;                   /* sources of rows: 1, or the types' count */
+	bw_rows *rows;                /* = rows_of[0]: the source of a batch of nodes (NULL: no sequence) */
+	bw_rows *rows_of[BURROW_MAX_TYPES]; /* typed: each type's source (NULL: the caller's rows) */
 	int64_t num;                  /* batches in it */
 	int64_t taken;                /* batches [0, taken) were handed out by bw_loader_next */
 	int64_t loaded;               /* batches [0, loaded) are in their slots (or failed) (mu) */
@@ -67,19 +84,43 @@ static int host_reserve(const bw_device *dev, float **x, int64_t *cap, int64_t n
 static bool threaded(const bw_loader *ld) { return ld->c.thread && ld->c.depth > 0; }
 
 /* Whether the batches' GCN norms are the ones the source of rows brings. */
-static bool norms_from_rows(const bw_loader *ld) { return !ld->c.norm && ld->rows->norms; }
+static bool norms_from_rows(const bw_loader *ld) { return !ld->typed && !ld->c.norm && ld->rows->norms; }
+
+/* The ids of part i of sl's batch: the input nodes, or type i's input nodes. */
+static const int64_t *part_ids(const slot *sl, int i, int64_t *n)
+{
+	if (sl->tb) {
+		*n = sl->tb->num_nodes[0][i];
+		return sl->tb->input_ids[i];
+	}
+	*n = sl->sb->num_input;
+	return sl->sb->input_ids;
+}
+
+/* The seeds of sl's batch (the target type's, in a typed batch). */
+static const int64_t *batch_seeds(const slot *sl, int64_t *n)
+{
+	*n = sl->tb ? sl->tb->num_seeds : sl->sb->num_seeds;
+	return sl->tb ? sl->tb->seeds : sl->sb->seeds;
+}
 
 /* Room in sl for its batch's rows (host, and on the device for a source that puts them
  * there) and, when the source brings them, its GCN norms. */
 static int reserve(bw_loader *ld, slot *sl)
 {
-	const burrow_batch *sb = sl->sb;
-	const int64_t n = sb->num_input * ld->c.dim;
-	int st = host_reserve(ld->c.dev, &sl->x, &sl->x_cap, n);
-	if (!st && ld->rows->on_device)
-		st = bw_dbuf_reserve(&sl->x_dev, ld->c.dev, (size_t)n * sizeof(float) + 1);
+	int st = 0;
+	for (int i = 0; !st && i < ld->nparts; i++) {
+		rows_part *pt = &sl->part[i];
+		int64_t n;
+		part_ids(sl, i, &n);
+		if (!pt->src)
+			continue;
+		st = host_reserve(ld->c.dev, &pt->x, &pt->x_cap, n * pt->dim);
+		if (!st && pt->src->on_device)
+			st = bw_dbuf_reserve(&pt->x_dev, ld->c.dev, (size_t)(n * pt->dim) * sizeof(float) + 1);
+	}
 	if (!st && norms_from_rows(ld))
-		st = bw_grow(&sl->norm, &sl->norm_cap, (size_t)sb->num_input, sizeof *sl->norm, false);
+		st = bw_grow(&sl->norm, &sl->norm_cap, (size_t)sl->sb->num_input, sizeof *sl->norm, false);
 	return st;
 }
 
@@ -87,20 +128,55 @@ static int reserve(bw_loader *ld, slot *sl)
  * input nodes (every block's nodes are a prefix of them; brought by the source, they are
  * complete at its wait), the blocks over the batch's arrays, prepared as the step will want
  * them. */
+static int fill_labels(bw_loader *ld, slot *sl)
+{
+	const bw_loader_cfg *c = &ld->c;
+	int64_t n;
+	const int64_t *seeds = batch_seeds(sl, &n);
+	int st;
+	if ((st = bw_grow(&sl->labels, &sl->labels_cap, (size_t)n, sizeof *sl->labels, false)))
+		return st;
+	for (int64_t i = 0; i < n; i++)
+		sl->labels[i] = c->labels[seeds[i] - c->label_base];
+	return 0;
+}
+
+/* fill for a typed batch: its labels and its blocks, [layer][relation] (no GCN norms). */
+static int fill_typed(bw_loader *ld, slot *sl)
+{
+	const bw_loader_cfg *c = &ld->c;
+	const burrow_typed_batch *tb = sl->tb;
+	int st;
+	if (tb->num_layers != c->num_layers || tb->num_types != ld->nparts)
+		return bw_err(BURROW_E_INVAL, "loader: a typed batch of %d layers and %d types for a %d-layer model of %d",
+			      tb->num_layers, tb->num_types, c->num_layers, ld->nparts);
+	if (c->labels && (st = fill_labels(ld, sl)))
+		return st;
+	const int nr = tb->num_relations;
+	for (int l = 0; l < tb->num_layers; l++)
+		for (int r = 0; r < nr; r++) {
+			const burrow_block *sbl = &tb->blocks[l][r];
+			bw_block *b = &sl->blk[l * nr + r];
+			bw_block_reuse(b, sbl->num_dst, sbl->num_src, sbl->indptr, sbl->indices);
+			sl->nblk = BW_MAX(sl->nblk, l * nr + r + 1);
+			if (c->blocks && (st = bw_block_prepare(b, c->transpose, false)))
+				return st;
+		}
+	return 0;
+}
+
 static int fill(bw_loader *ld, slot *sl)
 {
 	const bw_loader_cfg *c = &ld->c;
+	if (sl->tb)
+		return fill_typed(ld, sl);
 	const burrow_batch *sb = sl->sb;
 	int st;
 	if (sb->num_layers != c->num_layers)
 		return bw_err(BURROW_E_INVAL, "loader: a batch of %d blocks for a %d-layer model", sb->num_layers,
 			      c->num_layers);
-	if (c->labels) {
-		if ((st = bw_grow(&sl->labels, &sl->labels_cap, (size_t)sb->num_seeds, sizeof *sl->labels, false)))
-			return st;
-		for (int64_t i = 0; i < sb->num_seeds; i++)
-			sl->labels[i] = c->labels[sb->seeds[i] - c->label_base];
-	}
+	if (c->labels && (st = fill_labels(ld, sl)))
+		return st;
 	const float *norm = norms_from_rows(ld) ? sl->norm : NULL;
 	if (c->norm) {
 		if ((st = bw_grow(&sl->norm, &sl->norm_cap, (size_t)sb->num_input, sizeof *sl->norm, false)))
@@ -121,14 +197,22 @@ static int fill(bw_loader *ld, slot *sl)
 	return 0;
 }
 
-/* Wait for sl's rows, if they are still being read: after this nothing writes sl->x. */
+/* Wait for sl's rows, if they are still being read: after this nothing writes its parts'
+ * x (every read is waited for; the first error is returned). */
 static int rows_wait(bw_loader *ld, slot *sl)
 {
-	if (!sl->ticket)
-		return 0;
-	void *k = sl->ticket;
-	sl->ticket = NULL;
-	return ld->rows->wait(ld->rows, k);
+	int st = 0;
+	for (int i = 0; i < ld->nparts; i++) {
+		rows_part *pt = &sl->part[i];
+		if (!pt->ticket)
+			continue;
+		void *k = pt->ticket;
+		pt->ticket = NULL;
+		int s = pt->src->wait(pt->src, k);
+		if (!st)
+			st = s;
+	}
+	return st;
 }
 
 /* On a device whose memory is not host memory: once sl's rows (and the norms that come
@@ -138,19 +222,38 @@ static int rows_wait(bw_loader *ld, slot *sl)
 static int stage(bw_loader *ld, slot *sl)
 {
 	const bw_device *dev = ld->c.dev;
-	const burrow_batch *sb = sl->sb;
 	int st;
 	if ((st = rows_wait(ld, sl)))
 		return st;
-	const size_t xbytes = (size_t)sb->num_input * (size_t)ld->c.dim * sizeof(float);
-	if ((!ld->rows->on_device && (st = bw_dbuf_from_host_async(&sl->x_dev, dev, sl->x, xbytes, ld->copy))) ||
-	    (ld->c.labels && (st = bw_dbuf_from_host_async(&sl->labels_dev, dev, sl->labels,
-							   (size_t)sb->num_seeds * sizeof *sl->labels, ld->copy))))
+	for (int i = 0; i < ld->nparts; i++) {
+		rows_part *pt = &sl->part[i];
+		int64_t n;
+		part_ids(sl, i, &n);
+		const size_t xbytes = (size_t)n * (size_t)pt->dim * sizeof(float);
+		if (pt->src && !pt->src->on_device && n > 0 &&
+		    (st = bw_dbuf_from_host_async(&pt->x_dev, dev, pt->x, xbytes, ld->copy)))
+			return st;
+	}
+	int64_t ns;
+	batch_seeds(sl, &ns);
+	if (ld->c.labels && (st = bw_dbuf_from_host_async(&sl->labels_dev, dev, sl->labels,
+							  (size_t)ns * sizeof *sl->labels, ld->copy)))
 		return st;
-	for (int l = 0; ld->c.blocks && l < sb->num_layers; l++)
-		if ((st = bw_block_upload_async(&sl->blk[l], dev, ld->copy)))
+	for (int i = 0; ld->c.blocks && i < sl->nblk; i++)
+		if ((st = bw_block_upload_async(&sl->blk[i], dev, ld->copy)))
 			return st;
 	return bw_event_record(dev, sl->ready, ld->copy);
+}
+
+/* Hand sl's batch back to the producer. */
+static void release_batch(bw_loader *ld, slot *sl)
+{
+	if (sl->sb)
+		ld->p.release(ld->p.ctx, sl->sb);
+	if (sl->tb && ld->p.release_typed)
+		ld->p.release_typed(ld->p.ctx, sl->tb);
+	sl->sb = NULL;
+	sl->tb = NULL;
 }
 
 /* Batch k into its slot: once the batch the slot held is done (on a device, its step
@@ -166,23 +269,25 @@ static int load(bw_loader *ld, int64_t k)
 		if ((st = bw_event_sync(ld->c.dev, sl->done)))
 			return st;
 	}
-	if (sl->sb) {
-		ld->p.release(ld->p.ctx, sl->sb);
-		sl->sb = NULL;
-	}
-	if ((st = ld->p.next(ld->p.ctx, k, &sl->sb)))
+	release_batch(ld, sl);
+	if ((st = ld->typed ? ld->p.next_typed(ld->p.ctx, k, &sl->tb) : ld->p.next(ld->p.ctx, k, &sl->sb)))
 		return st;
-	const burrow_batch *sb = sl->sb;
-	bw_rows *r = ld->rows;
 	if ((st = reserve(ld, sl)))
 		return st;
-	const bw_rows_dst dst = {
-		.x = sl->x,
-		.norm = norms_from_rows(ld) ? sl->norm : NULL,
-		.dev_x = r->on_device ? sl->x_dev.ptr : NULL,
-	};
-	st = r->submit ? r->submit(r, sb->input_ids, sb->num_input, &dst, &sl->ticket)
-		       : r->gather(r, sb->input_ids, sb->num_input, sl->x);
+	for (int i = 0; !st && i < ld->nparts; i++) {
+		rows_part *pt = &sl->part[i];
+		bw_rows *r = pt->src;
+		int64_t n;
+		const int64_t *ids = part_ids(sl, i, &n);
+		if (!r || n == 0)
+			continue;
+		const bw_rows_dst dst = {
+			.x = pt->x,
+			.norm = norms_from_rows(ld) ? sl->norm : NULL,
+			.dev_x = r->on_device ? pt->x_dev.ptr : NULL,
+		};
+		st = r->submit ? r->submit(r, ids, n, &dst, &pt->ticket) : r->gather(r, ids, n, pt->x);
+	}
 	if (!st)
 		st = fill(ld, sl);
 	if (!st && ld->copy && threaded(ld))
@@ -283,13 +388,13 @@ void bw_loader_stop(bw_loader *ld)
 		if (sl->done_pending) /* nor a step still read the slot's device memory */
 			(void)bw_event_sync(dev, sl->done);
 		sl->done_pending = false;
-		if (sl->sb)
-			ld->p.release(ld->p.ctx, sl->sb);
-		sl->sb = NULL;
+		release_batch(ld, sl);
 		sl->status = 0;
 	}
 	ld->num = ld->taken = ld->loaded = ld->consumed = 0;
 	ld->rows = NULL;
+	ld->nparts = 0;
+	memset(ld->rows_of, 0, sizeof ld->rows_of);
 }
 
 void bw_loader_close(bw_loader *ld)
@@ -302,8 +407,10 @@ void bw_loader_close(bw_loader *ld)
 		slot *sl = &ld->slots[i];
 		for (int l = 0; l < sl->nblk; l++)
 			bw_block_release(&sl->blk[l]);
-		bw_device_host_free(dev, sl->x);
-		bw_dbuf_free(&sl->x_dev);
+		for (int i = 0; i < BURROW_MAX_TYPES; i++) {
+			bw_device_host_free(dev, sl->part[i].x);
+			bw_dbuf_free(&sl->part[i].x_dev);
+		}
 		bw_dbuf_free(&sl->labels_dev);
 		bw_free(sl->labels);
 		bw_free(sl->norm);
@@ -319,25 +426,32 @@ void bw_loader_close(bw_loader *ld)
 	bw_free(ld);
 }
 
-int bw_loader_start(bw_loader *ld, const bw_producer *p, bw_rows *rows, int64_t n)
+/* Begin a sequence of n batches of p over the sources of rows set in ld->rows_of. */
+static int start(bw_loader *ld, const bw_producer *p, int64_t n)
 {
-	if (ld->running || ld->rows)
-		return bw_err(BURROW_E_INVAL, "loader: a sequence is still in progress");
-	if ((rows->norms || rows->on_device) && !rows->submit)
-		return bw_err(BURROW_E_INVAL, "loader: a source of rows that brings norms or puts its rows on the "
-					      "device needs a submit");
-	if (rows->on_device && threaded(ld))
-		return bw_err(BURROW_E_INVAL, "loader: a source that puts its rows on the device runs in line "
-					      "(no loader thread)");
+	for (int i = 0; i < ld->nparts; i++) {
+		const bw_rows *r = ld->rows_of[i];
+		if (r && (r->norms || r->on_device) && !r->submit)
+			return bw_err(BURROW_E_INVAL, "loader: a source of rows that brings norms or puts its rows "
+						      "on the device needs a submit");
+		if (r && r->on_device && threaded(ld))
+			return bw_err(BURROW_E_INVAL, "loader: a source that puts its rows on the device runs in "
+						      "line (no loader thread)");
+	}
+	for (int k = 0; k < ld->nslots; k++)
+		for (int i = 0; i < ld->nparts; i++) {
+			ld->slots[k].part[i].src = ld->rows_of[i];
+			ld->slots[k].part[i].dim = ld->typed ? ld->c.type_dim[i] : ld->c.dim;
+		}
 	ld->p = *p;
-	ld->rows = rows;
+	ld->rows = ld->rows_of[0];
 	ld->num = n;
 	ld->taken = ld->loaded = ld->consumed = 0;
 	ld->stop = false;
 	if (threaded(ld) && n > 0) {
 		int rc = pthread_create(&ld->thread, NULL, loader_main, ld);
 		if (rc) {
-			ld->rows = NULL;
+			ld->nparts = 0;
 			return bw_err_thread(rc, "loader", "its thread");
 		}
 		ld->running = true;
@@ -345,15 +459,77 @@ int bw_loader_start(bw_loader *ld, const bw_producer *p, bw_rows *rows, int64_t 
 	return 0;
 }
 
+int bw_loader_start(bw_loader *ld, const bw_producer *p, bw_rows *rows, int64_t n)
+{
+	if (ld->running || ld->nparts)
+		return bw_err(BURROW_E_INVAL, "loader: a sequence is still in progress");
+	ld->typed = false;
+	ld->nparts = 1;
+	ld->rows_of[0] = rows;
+	int st = start(ld, p, n);
+	if (st)
+		ld->nparts = 0;
+	return st;
+}
+
+int bw_loader_start_typed(bw_loader *ld, const bw_producer *p, bw_rows *const *rows, int num_types, int64_t n)
+{
+	if (ld->running || ld->nparts)
+		return bw_err(BURROW_E_INVAL, "loader: a sequence is still in progress");
+	if (num_types < 1 || num_types > BURROW_MAX_TYPES || !p->next_typed)
+		return bw_err(BURROW_E_INVAL, "loader: a typed sequence needs a typed producer and 1 .. %d types",
+			      BURROW_MAX_TYPES);
+	for (int i = 0; i < num_types; i++)
+		if (rows[i] && (rows[i]->norms || rows[i]->on_device))
+			return bw_err(BURROW_E_INVAL, "loader: a typed batch's rows neither bring norms nor arrive on the device");
+	ld->typed = true;
+	ld->nparts = num_types;
+	memcpy(ld->rows_of, rows, (size_t)num_types * sizeof *rows);
+	int st = start(ld, p, n);
+	if (st)
+		ld->nparts = 0;
+	return st;
+}
+
+/* to_batch of a typed batch: its blocks, each type's rows (left empty for a type without a
+ * source: the caller puts them in place) and the target's labels. */
+static void to_hbatch(bw_loader *ld, slot *sl, bw_hbatch *hb)
+{
+	const bw_device *dev = ld->c.dev;
+	const burrow_typed_batch *tb = sl->tb;
+	const bool host = !ld->copy;
+	*hb = (bw_hbatch){
+		.num_layers = tb->num_layers,
+		.num_types = tb->num_types,
+		.num_rels = tb->num_relations,
+		.labels = !ld->c.labels ? NULL : host ? sl->labels : sl->labels_dev.ptr,
+	};
+	memcpy(hb->num_nodes, tb->num_nodes, sizeof hb->num_nodes);
+	for (int l = 0; l < tb->num_layers; l++)
+		for (int r = 0; r < tb->num_relations; r++)
+			hb->blocks[l][r] = &sl->blk[l * tb->num_relations + r];
+	for (int t = 0; t < tb->num_types; t++) {
+		rows_part *pt = &sl->part[t];
+		if (pt->src)
+			hb->x[t] = bw_tensor_view(dev, host ? pt->x : pt->x_dev.ptr, tb->num_nodes[0][t], pt->dim);
+	}
+}
+
 /* The compute batch of a loaded slot: views of its host arrays on a host-memory device,
  * else of its device copies, after the compute stream waits for them; the rows where a
  * source with on_device put them. */
-static int to_batch(bw_loader *ld, slot *sl, bw_batch *b)
+static int to_batch(bw_loader *ld, slot *sl, bw_loaded *out)
 {
+	bw_batch *b = &out->b;
 	const bw_device *dev = ld->c.dev;
 	const burrow_batch *sb = sl->sb;
 	const bool host = !ld->copy;
-	float *x = host && !ld->rows->on_device ? sl->x : sl->x_dev.ptr;
+	if (sl->tb) {
+		to_hbatch(ld, sl, &out->hb);
+		return host ? 0 : bw_event_wait(dev, ld->c.compute, sl->ready);
+	}
+	const rows_part *pt = &sl->part[0];
+	float *x = host && !pt->src->on_device ? pt->x : pt->x_dev.ptr;
 	*b = (bw_batch){
 		.num_blocks = sb->num_layers,
 		.x = bw_tensor_view(dev, x, sb->num_input, ld->c.dim),
@@ -394,10 +570,11 @@ int bw_loader_next(bw_loader *ld, bw_loaded *out)
 	if (!st && ld->copy && !ld->running) /* in line: stage the batch now that its rows are in */
 		st = stage(ld, sl);
 	out->io_wait_s = bw_now_s() - a;
-	if (st || (st = to_batch(ld, sl, &out->b)))
+	if (st || (st = to_batch(ld, sl, out)))
 		return st;
 	out->k = k;
 	out->sb = sl->sb;
+	out->tb = sl->tb;
 	return 0;
 }
 
@@ -408,7 +585,7 @@ int bw_loader_poll(bw_loader *ld)
 		return 0;
 	for (int64_t j = ld->taken; j < ld->loaded; j++) {
 		slot *sl = &ld->slots[j % ld->nslots];
-		int st = sl->ticket ? r->poll(r, sl->ticket) : 0;
+		int st = sl->part[0].ticket ? r->poll(r, sl->part[0].ticket) : 0;
 		if (st)
 			return st;
 	}

@@ -25,6 +25,7 @@
 #include "../compute/compute.h"
 #include "../../sampler/producer.h"
 #include "rows.h"
+#include "../compute/hmodel.h"
 
 typedef struct bw_loader_cfg {
 	const bw_device *dev;     /* the model's device (borrowed) */
@@ -33,6 +34,7 @@ typedef struct bw_loader_cfg {
 	bool thread;              /* a loader thread loads them (else the caller, in bw_loader_next) */
 	int num_layers;           /* blocks per batch */
 	int64_t dim;              /* input row width */
+	int64_t type_dim[BURROW_MAX_TYPES]; /* typed batches: each type's row width (0: the caller's rows) */
 	const int32_t *labels;    /* each node's label (borrowed): node id's is labels[id - label_base],
 				     uploaded per batch for its seeds; NULL: none */
 	int64_t label_base;       /* the first node id labels covers (a rank's part: its first id), else 0 */
@@ -49,8 +51,11 @@ typedef struct bw_loader bw_loader;
  * (the caller sets b.epoch, b.index and the loss rows). Valid until bw_loader_done. */
 typedef struct bw_loaded {
 	int64_t k;                   /* its position in the sequence */
-	const burrow_batch *sb;      /* the producer's batch (ids, seeds) */
+	const burrow_batch *sb;      /* the producer's batch (ids, seeds), or NULL */
 	bw_batch b;
+	const burrow_typed_batch *tb;/* or its typed batch, and what the compute takes of it: the rows of a
+					type without a source are left empty for the caller */
+	bw_hbatch hb;
 	double load_s;               /* the caller's time waiting for the batch to be loaded (or loading it) */
 	double io_wait_s;            /* and then for its rows (in line on a device: and its staging) */
 } bw_loaded;
@@ -62,6 +67,10 @@ void bw_loader_close(bw_loader *ld);
  * sequence stops); the last one must have stopped. A source of rows with on_device needs
  * the loader in line (no thread); one with norms or on_device, a submit. */
 int bw_loader_start(bw_loader *ld, const bw_producer *p, bw_rows *rows, int64_t n);
+/* The same for a producer of typed batches (p.next_typed) with each type's source of rows
+ * (rows[t] borrowed; NULL: the caller puts type t's rows in place, e.g. learned
+ * embeddings); rows of type t are cfg.type_dim[t] wide. */
+int bw_loader_start_typed(bw_loader *ld, const bw_producer *p, bw_rows *const *rows, int num_types, int64_t n);
 /* The next batch of the sequence (in order), loaded and its rows in place. An error of the
  * loader for this batch is returned with its message. */
 int bw_loader_next(bw_loader *ld, bw_loaded *out);
