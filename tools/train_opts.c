@@ -218,8 +218,11 @@ static const topt opts[] = {
 	 "at start; the same sums up to float rounding): auto when at most 5% of them are\n"
 	 "non-zero (Cora: 1.3%), on, or off (auto; cpu only: cuda multiplies dense)",
 	 NULL},
-	{"model", "M", W_BOTH, SECTION_MODEL, K_CUSTOM, 0, 0, 0, set_model, "sage, gcn, gat or mlp",
-	 "sage, gcn, gat or mlp (under mpirun: not gat)", show_model},
+	{"model", "M", W_BOTH, SECTION_MODEL, K_CUSTOM, 0, 0, 0, set_model,
+	 "sage, gcn, gat, mlp, or for typed datasets rgcn, rsage, rgat",
+	 "sage, gcn, gat or mlp (under mpirun: not gat); typed datasets: rgcn, rsage, rgat,\n"
+	 "or mlp on the target type's own features",
+	 show_model},
 	{"aggr", "A", W_BOTH, SECTION_MODEL, K_CUSTOM, 0, 0, 0, set_aggr, "mean, max or sum",
 	 "sage's neighbor aggregator: mean, max (elementwise over the neighbors) or sum (under\n"
 	 "mpirun: not max)",
@@ -260,6 +263,16 @@ static const topt opts[] = {
 	 "it sets the number of layers (default 5 x (L - l): 15,10,5 for 3 layers; mlp\n"
 	 "samples none)",
 	 NULL},
+	{"rel-fanout", "R=a,b", TRAIN_ONE, SECTION_MB, K_STR, OFF(d.train.rel_fanout), 0, 0, NULL, NULL,
+	 "typed datasets: fanouts of one relation, one per layer, overriding --fanout for it:\n"
+	 "REL=a,b[;REL=...], REL its name or src___name___dst (every relation: --fanout)",
+	 NULL},
+	{"embed-types", NULL, TRAIN_ONE, SECTION_MODEL, K_FLAG, OFF(d.train.embed_types), 0, 0, NULL, NULL,
+	 "typed datasets: learn an embedding per node of each type without features (sparse\n"
+	 "Adam on the rows a batch touches; else such a type is refused: see prep --fill mean)",
+	 NULL},
+	{"embed-dim", "D", TRAIN_ONE, SECTION_MODEL, K_I64, OFF(d.train.embed_dim), 1, 1 << 20, NULL, NULL,
+	 "width of those embeddings (the target type's feature width)", NULL},
 	{"max-batches", "N", W_BOTH | W_MB | W_NODEF, SECTION_MB, K_I64, OFF(d.train.max_batches), 0,
 	 (double)INT64_MAX, NULL, NULL, "end an epoch after N batches (0, the default: all)", NULL},
 	{"prefetch", "P", W_BOTH | W_MB, SECTION_MB, K_INT, OFF(d.train.prefetch), 0, 64, NULL, NULL,

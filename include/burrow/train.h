@@ -139,6 +139,16 @@ typedef struct burrow_train_opts {
 				   (default): all three under layer-wise inference (one pass covers
 				   every node), valid and test under eval_fanout, whose cost grows with
 				   the nodes scored and where the train split is most of them */
+	/* typed datasets (format version 2; models rgcn, rsage, rgat, and mlp on the target type's
+	   own features) */
+	bool embed_types;       /* a type without features gets a learned embedding per node, trained
+				   with sparse row updates (Adam's, on the rows a batch touched) and
+				   kept in checkpoints (default false: such a type is refused at open;
+				   the alternative is `burrow prep --fill mean`) */
+	int64_t embed_dim;      /* their width (default 0: the target type's feature width) */
+	const char *rel_fanout; /* per-relation fanouts overriding `fanout`: "REL=f0,f1,...[;REL=...]",
+				   REL a relation's name or its "src___name___dst" triple, one fanout
+				   per layer, input layer first (borrowed; default NULL) */
 } burrow_train_opts;
 
 /* Fill o with the defaults above. */
@@ -147,7 +157,7 @@ BURROW_API void burrow_train_defaults(burrow_train_opts *o);
  * it is 0 the default 5 * (layers - layer) (15,10,5 for 3 layers); 0 for an mlp, whose
  * batches are their seeds alone; -1 = all. The one place that default lives. */
 BURROW_API int burrow_train_fanout(const burrow_train_opts *o, int layer);
-/* Parse "sage", "gcn", "mlp", "gat" (0 when unknown) and name a model kind (static string). */
+/* Parse "sage", "gcn", "mlp", "gat", "rgcn", "rsage", "rgat" (0 when unknown) and name a model kind (static string). */
 BURROW_API int burrow_model_parse(const char *name);
 BURROW_API const char *burrow_model_name(int kind);
 /* Parse "mean", "max", "sum" (-1 when unknown) and name an aggregator (static string). */

@@ -566,12 +566,16 @@ static bw_ck_state trainer_state(burrow_trainer *t)
 
 int burrow_trainer_save(burrow_trainer *t, const char *path)
 {
+	if (bw_trainer_not_typed(t, "a checkpoint"))
+		return BURROW_E_UNSUPPORTED;
 	bw_ck_state s = trainer_state(t);
 	return bw_checkpoint_save(&s, path);
 }
 
 int burrow_trainer_load(burrow_trainer *t, const char *path)
 {
+	if (bw_trainer_not_typed(t, "a checkpoint"))
+		return BURROW_E_UNSUPPORTED;
 	bw_ck_state s = trainer_state(t);
 	int st = bw_checkpoint_load(&s, path);
 	/* a checkpoint of the best epoch (best.ckpt) holds the best weights */

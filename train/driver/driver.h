@@ -9,6 +9,7 @@
 #include "../../sampler/sampler_internal.h"
 #include "loader.h"
 #include "rows.h"
+#include "htrain.h"
 
 /* ------------------------------------------------------------ trainer
  * Calls go one way: trainer.c -> outputs.c -> infer.c -> state.c -> loader.c, rows.c;
@@ -67,6 +68,8 @@ struct burrow_trainer {
 	char sampler_dev[24];             /* where it samples: "cpu" or "cuda:N" (opts.sampler_device resolved) */
 	uint64_t sampler_seed;
 	bw_loader *loader;                /* the epochs' batches (opened with the sampler) */
+	bw_htrain *typed;                 /* a typed dataset's trainer (owned): everything above but the
+					   * options, the dataset, the backend, epoch and best is unused */
 };
 
 /* ------------------------------------------------------------ the trainer's shared state (state.c) */
@@ -85,6 +88,11 @@ void bw_trainer_trim_graph(void *t);
 int bw_trainer_full_block(burrow_trainer *t);
 /* The splits evaluation scores: opts.eval_splits, or its default when 0 (burrow.h). */
 unsigned bw_trainer_eval_splits(const burrow_trainer *t);
+
+/* The feature cache's budget under o for features of `full` bytes (trainer.c). */
+size_t bw_trainer_cache_budget(const burrow_train_opts *o, int threads, size_t full);
+/* BURROW_E_UNSUPPORTED naming what a typed dataset cannot do yet, when t trains one; else 0. */
+int bw_trainer_not_typed(const burrow_trainer *t, const char *what);
 
 /* ------------------------------------------------------------ inference (infer.c) */
 

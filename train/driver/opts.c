@@ -49,6 +49,12 @@ int burrow_model_parse(const char *name)
 		return BURROW_MODEL_MLP;
 	if (!strcmp(name, "gat"))
 		return BURROW_MODEL_GAT;
+	if (!strcmp(name, "rgcn"))
+		return BURROW_MODEL_RGCN;
+	if (!strcmp(name, "rsage"))
+		return BURROW_MODEL_RSAGE;
+	if (!strcmp(name, "rgat"))
+		return BURROW_MODEL_RGAT;
 	return 0;
 }
 
@@ -105,6 +111,9 @@ const char *burrow_model_name(int kind)
 	case BURROW_MODEL_GCN: return "gcn";
 	case BURROW_MODEL_MLP: return "mlp";
 	case BURROW_MODEL_GAT: return "gat";
+	case BURROW_MODEL_RGCN: return "rgcn";
+	case BURROW_MODEL_RSAGE: return "rsage";
+	case BURROW_MODEL_RGAT: return "rgat";
 	default: return "unknown";
 	}
 }

@@ -20,6 +20,9 @@ int bw_trainer_keep_best(burrow_trainer *t)
 
 int burrow_trainer_use_best(burrow_trainer *t)
 {
+	int st = bw_trainer_not_typed(t, "the best epoch's weights");
+	if (st)
+		return st;
 	if (t->best.epoch < 0)
 		return bw_err(BURROW_E_NOTFOUND, "trainer: nothing was evaluated yet: no best epoch");
 	if (!t->best_params || t->best_params_epoch != t->best.epoch)
@@ -51,6 +54,8 @@ static int npy_sink(void *ctx, int64_t r0, const bw_tensor *z)
 
 int burrow_trainer_embed_layer(burrow_trainer *t, int layer, const char *out_npy)
 {
+	if (bw_trainer_not_typed(t, "embed"))
+		return BURROW_E_UNSUPPORTED;
 	const int L = t->o.layers;
 	if (layer == 0)
 		layer = L;
@@ -179,6 +184,8 @@ static int sort_positions(const int64_t *nodes, int64_t n, int64_t **out)
 
 int burrow_trainer_predict(burrow_trainer *t, const int64_t *nodes, int64_t n, bool proba, const char *out_npy)
 {
+	if (bw_trainer_not_typed(t, "predict"))
+		return BURROW_E_UNSUPPORTED;
 	const int64_t N = t->info->num_nodes, c = t->info->num_classes;
 	pred_ctx a = {.t = t, .proba = proba, .classes = c, .nodes = nodes, .n = nodes ? n : N};
 	const burrow_dtype dt = proba ? BURROW_DTYPE_F32 : BURROW_DTYPE_I32;

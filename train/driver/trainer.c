@@ -23,7 +23,7 @@ int bw_trainer_check_opts(const burrow_train_opts *o)
 		return bw_err(BURROW_E_INVAL, "train: dropout must lie in [0, 1), got %g", o->dropout);
 	if (burrow_aggr_parse(burrow_aggr_name(o->aggr)) < 0)
 		return bw_err(BURROW_E_INVAL, "train: unknown aggregator %d", o->aggr);
-	if (o->model == BURROW_MODEL_GAT && (o->heads < 1 || o->heads > 64 || (o->layers > 1 && o->hidden % o->heads)))
+	if ((o->model == BURROW_MODEL_GAT || o->model == BURROW_MODEL_RGAT) && (o->heads < 1 || o->heads > 64 || (o->layers > 1 && o->hidden % o->heads)))
 		return bw_err(BURROW_E_INVAL, "train: gat wants 1 to 64 heads that divide the hidden width, got %d heads "
 					      "for hidden %lld", o->heads, (long long)o->hidden);
 	if (o->sparse_input != BURROW_SPARSE_AUTO && o->sparse_input != BURROW_SPARSE_ON &&
@@ -96,7 +96,7 @@ static void resolve_sampler_device(burrow_trainer *t, const char *asked, int kin
  * RLIMIT_AS, a quarter of what is left once the stacks of the threads still to start
  * (kernels, prefetch, store) and the rings are counted, so that batches, model and
  * evaluation keep the rest. */
-static size_t cache_budget(const burrow_train_opts *o, int threads, size_t full)
+size_t bw_trainer_cache_budget(const burrow_train_opts *o, int threads, size_t full)
 {
 	if (o->full_graph || o->cache_policy == BURROW_CACHE_NONE)
 		return 0;
@@ -242,7 +242,7 @@ static int open_features(burrow_trainer *t)
 	so.engine = t->o.store_engine;
 	so.out_dtype = BURROW_DTYPE_F32;
 	if (!t->o.full_graph)
-		t->cache_budget = cache_budget(&t->o, t->be.threads, bw_cache_bytes_for((size_t)n, (size_t)d * sizeof(float)));
+		t->cache_budget = bw_trainer_cache_budget(&t->o, t->be.threads, bw_cache_bytes_for((size_t)n, (size_t)d * sizeof(float)));
 	if (!t->o.full_graph && t->cache_budget == 0 && so.engine != BURROW_STORE_MMAP && fits_page_cache(path)) {
 		so.direct = false;
 		bw_log(BURROW_LOG_INFO, "%s fits in the page cache and no feature cache is set: buffered reads", path);
@@ -322,7 +322,8 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 	t->info = burrow_dataset_get_info(ds);
 	t->graph = burrow_dataset_graph(ds);
 	t->graph_keep = bw_dataset_graph_keep_bytes();
-	bw_dataset_graph_random(ds); /* the sampler reads rows at random: no readahead (the open's scan is done) */
+	if (t->graph)
+		bw_dataset_graph_random(ds); /* the sampler reads rows at random: no readahead (the open's scan is done) */
 	t->labels = burrow_dataset_labels(ds);
 	t->best = (burrow_best){.epoch = -1, .valid_acc = -1, .test_acc = -1};
 	t->best_params_epoch = -1;
@@ -346,7 +347,21 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 	resolve_sampler_device(t, o->sampler_device, kind, index);
 	const bw_backend_cfg bcfg = {.index = index, .threads = threads, .tf32 = o->tf32};
 	const bw_model_cfg need = {.kind = o->model, .layers = o->layers, .aggr = o->aggr, .norm = o->norm};
-	if ((st = bw_backend_open(&t->be, kind, &bcfg)) || (st = bw_model_supported(&t->be, &need)))
+	if ((st = bw_backend_open(&t->be, kind, &bcfg)))
+		goto fail;
+	if (burrow_dataset_hetero(ds)) { /* a typed dataset: its own side (htrain.c) */
+		snprintf(t->sampler_dev, sizeof t->sampler_dev, "cpu");
+		if ((st = bw_htrain_open(&t->typed, ds, o, &t->be)))
+			goto fail;
+		*out = t;
+		return 0;
+	}
+	if (o->model >= BURROW_MODEL_RGCN) {
+		st = bw_err(BURROW_E_INVAL, "%s: %s trains typed datasets (format version 2); this one is homogeneous",
+			    bw_dataset_dir(ds), burrow_model_name(o->model));
+		goto fail;
+	}
+	if ((st = bw_model_supported(&t->be, &need)))
 		goto fail;
 	const bw_device *dev = t->be.dev;
 	if ((st = open_features(t)) || (st = make_split_index(t)) ||
@@ -387,6 +402,7 @@ void burrow_trainer_close(burrow_trainer *t)
 {
 	if (!t)
 		return;
+	bw_htrain_close(t->typed);
 	bw_loader_close(t->loader);
 	burrow_sampler_close(t->sampler);
 	burrow_store_close(t->store);
@@ -415,7 +431,18 @@ void burrow_trainer_close(burrow_trainer *t)
 }
 
 int burrow_trainer_epoch(const burrow_trainer *t) { return t->epoch; }
-burrow_store *burrow_trainer_store(burrow_trainer *t) { return t->store; }
+burrow_store *burrow_trainer_store(burrow_trainer *t)
+{
+	return t->typed ? t->typed->store[t->typed->h->target_type] : t->store;
+}
+
+int bw_trainer_not_typed(const burrow_trainer *t, const char *what)
+{
+	if (!t->typed)
+		return 0;
+	return bw_err(BURROW_E_UNSUPPORTED, "%s: %s is not available for typed datasets in this version",
+		      bw_dataset_dir(t->ds), what);
+}
 burrow_best burrow_trainer_best(const burrow_trainer *t) { return t->best; }
 const char *burrow_trainer_sampler_device(const burrow_trainer *t) { return t->sampler_dev; }
 
@@ -423,6 +450,8 @@ const char *burrow_trainer_sampler_device(const burrow_trainer *t) { return t->s
 uint64_t burrow_trainer_weights_checksum(const burrow_trainer *t)
 {
 	uint64_t h = 0;
+	if (t->typed)
+		return bw_htrain_checksum(t->typed);
 	return bw_model_checksum(t->model, &h) ? 0 : h;
 }
 
@@ -578,6 +607,12 @@ static void progress(const burrow_trainer *t, uint64_t done, uint64_t total)
 static int train_epoch(burrow_trainer *t, burrow_epoch_stats *es)
 {
 	memset(es, 0, sizeof *es);
+	if (t->typed) {
+		int st = bw_htrain_epoch(t->typed, &t->o, t->epoch, es);
+		if (!st)
+			es->epoch = ++t->epoch;
+		return st;
+	}
 	if (!t->o.full_graph) {
 		int st = minibatch_epoch(t, es);
 		if (st)
@@ -674,8 +709,10 @@ static int evaluate(burrow_trainer *t, burrow_eval_stats *ev)
 	memset(ev, 0, sizeof *ev);
 	const double t0 = bw_now_s();
 	acc_ctx a = {.t = t};
-	const unsigned want = bw_trainer_eval_splits(t);
-	int st = t->o.eval_fanout[0] ? bw_trainer_eval_sampled(t, want, a.correct, a.total)
+	const unsigned want = t->typed && !t->o.eval_splits ? BURROW_EVAL_VALID | BURROW_EVAL_TEST
+							    : bw_trainer_eval_splits(t);
+	int st = t->typed ? bw_htrain_evaluate(t->typed, &t->o, t->epoch, want, a.correct, a.total)
+		 : t->o.eval_fanout[0] ? bw_trainer_eval_sampled(t, want, a.correct, a.total)
 				     : bw_trainer_infer(t, acc_sink, &a, &ev->spilled_bytes);
 	bw_dbuf_free(&a.pred);
 	if (st)
@@ -690,7 +727,7 @@ static int evaluate(burrow_trainer *t, burrow_eval_stats *ev)
 	/* without a valid split there is nothing to choose by: the latest evaluation is the best */
 	if (t->best.epoch < 0 || ev->valid_acc < 0 || ev->valid_acc > t->best.valid_acc) {
 		t->best = (burrow_best){.epoch = t->epoch, .valid_acc = ev->valid_acc, .test_acc = ev->test_acc};
-		return bw_trainer_keep_best(t);
+		return t->typed ? 0 : bw_trainer_keep_best(t);
 	}
 	return 0;
 }

@@ -1,0 +1,402 @@
+/* htrain.c: training on a typed dataset (format version 2): each type's features through a
+ * feature store of its own (or learned embeddings, sparse row updates), the typed sampler's
+ * batches through the batch loader, the relational models (hmodel.h), sampled evaluation on
+ * the target type (docs/train.md, "Typed graphs"). burrow_trainer_* dispatch here. */
+#include "driver.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Parse opts.rel_fanout ("REL=f0,f1;REL=...") into so->rel_fanouts; REL is a relation's name
+ * (when it names one relation) or its src___name___dst triple. */
+static int parse_rel_fanout(const burrow_hetero *h, const char *spec, int layers, burrow_typed_sampler_opts *so)
+{
+	const char *p = spec;
+	while (p && *p) {
+		const char *eq = strchr(p, '='), *end = strchr(p, ';');
+		if (!end)
+			end = p + strlen(p);
+		if (!eq || eq > end)
+			return bw_err(BURROW_E_INVAL, "train: --rel-fanout '%s': want REL=f0,f1,... per relation", spec);
+		int found = -1, matches = 0;
+		for (int r = 0; r < h->num_relations; r++) {
+			const burrow_relation *rel = &h->rel[r];
+			char triple[3 * BURROW_MAX_NAME + 8];
+			snprintf(triple, sizeof triple, "%s___%s___%s", h->type_names[rel->src_type], rel->name,
+				 h->type_names[rel->dst_type]);
+			const size_t n = (size_t)(eq - p);
+			if ((strlen(rel->name) == n && !strncmp(rel->name, p, n)) ||
+			    (strlen(triple) == n && !strncmp(triple, p, n))) {
+				found = r;
+				matches++;
+			}
+		}
+		if (matches != 1)
+			return bw_err(BURROW_E_INVAL, "train: --rel-fanout: '%.*s' names %s relation of this dataset%s",
+				      (int)(eq - p), p, matches ? "more than one" : "no",
+				      matches ? " (use src___name___dst)" : "");
+		const char *q = eq + 1;
+		for (int l = 0; l < layers; l++) {
+			char *e;
+			long f = strtol(q, &e, 10);
+			if (e == q || f < -1 || f > (1 << 30) || (l + 1 < layers ? *e != ',' : (e != end)))
+				return bw_err(BURROW_E_INVAL, "train: --rel-fanout '%.*s': want %d fanouts (-1 all, 0 none)",
+					      (int)(end - p), p, layers);
+			so->rel_fanouts[l][found] = (int)f;
+			q = e + 1;
+		}
+		p = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+/* Each featured type's store (float32 out, a CLOCK cache of its share of the budget) and
+ * source of rows; a featureless type's learned embeddings (or a refusal). */
+static int open_types(bw_htrain *ht, const burrow_train_opts *o)
+{
+	const burrow_hetero *h = ht->h;
+	int st;
+	size_t all = 0;
+	for (int t = 0; t < h->num_types; t++)
+		all += (size_t)ht->ti[t].num_nodes * (size_t)ht->ti[t].feat_dim * sizeof(float);
+	const size_t budget = bw_trainer_cache_budget(o, ht->be->threads, all);
+	for (int t = 0; t < h->num_types; t++) {
+		const burrow_type_info *ti = &ht->ti[t];
+		if (ti->feat_dim > 0) {
+			burrow_store_opts so;
+			burrow_store_defaults(&so);
+			so.engine = o->store_engine;
+			so.out_dtype = BURROW_DTYPE_F32;
+			if ((st = burrow_store_open(&ht->store[t], ti->features_path, &so)))
+				return st;
+			const size_t bytes = (size_t)ti->num_nodes * (size_t)ti->feat_dim * sizeof(float);
+			const size_t share = all ? (size_t)((double)budget * (double)bytes / (double)all) : 0;
+			if (share > 0 && (st = burrow_store_cache_clock(ht->store[t], share)))
+				return st;
+			bw_rows_from_store(&ht->rows[t], ht->store[t]);
+			ht->rows_of[t] = &ht->rows[t];
+			ht->in_dim[t] = ti->feat_dim;
+			continue;
+		}
+		if (!o->embed_types)
+			return bw_err(BURROW_E_INVAL, "%s: node type '%s' has no features: train with --embed-types (learned "
+						      "embeddings) or prep with --fill mean", bw_dataset_dir(ht->ds), ti->name);
+		if (ht->be->dev->kind != BW_DEVICE_CPU)
+			return bw_err(BURROW_E_UNSUPPORTED, "train: learned embeddings (--embed-types) train on the CPU "
+							    "only in this version");
+		const int64_t d = o->embed_dim > 0 ? o->embed_dim : ht->ti[h->target_type].feat_dim;
+		if (d < 1)
+			return bw_err(BURROW_E_INVAL, "train: --embed-dim must be given when the target type has no features");
+		const size_t n = (size_t)ti->num_nodes * (size_t)d;
+		if (!(ht->emb[t] = bw_malloc(n * sizeof(float) + 1)) || !(ht->emb_m[t] = bw_calloc(n + 1, sizeof(float))) ||
+		    !(ht->emb_v[t] = bw_calloc(n + 1, sizeof(float))))
+			return BURROW_E_NOMEM;
+		/* N(0, 1) rows as torch.nn.Embedding's, from the stream (seed, type) */
+		bw_rng r;
+		bw_rng_seed(&r, o->seed ^ (0x656d6265ULL << 8) ^ (uint64_t)t);
+		for (size_t i = 0; i < n; i++)
+			ht->emb[t][i] = (float)bw_rng_normal(&r);
+		ht->in_dim[t] = d;
+	}
+	return 0;
+}
+
+/* The typed sampler over the training split, for the seed in force. */
+static int open_sampler(bw_htrain *ht, const burrow_train_opts *o)
+{
+	if (ht->sampler && ht->sampler_seed == o->seed)
+		return 0;
+	burrow_typed_sampler_close(ht->sampler);
+	ht->sampler = NULL;
+	int64_t n;
+	const int64_t *train = burrow_dataset_split(ht->ds, BURROW_SPLIT_TRAIN, &n);
+	if (!train)
+		return bw_err(BURROW_E_INVAL, "train: dataset '%s' has no training nodes", ht->info->name);
+	burrow_typed_sampler_opts so = ht->so;
+	so.seed = o->seed;
+	int st = burrow_typed_sampler_open(&ht->sampler, ht->h, train, n, &so);
+	if (!st)
+		ht->sampler_seed = o->seed;
+	return st;
+}
+
+int bw_htrain_open(bw_htrain **out, burrow_dataset *ds, const burrow_train_opts *o, const bw_backend *be)
+{
+	*out = NULL;
+	const burrow_hetero *h = burrow_dataset_hetero(ds);
+	const bool mlp = o->model == BURROW_MODEL_MLP;
+	if (!mlp && o->model != BURROW_MODEL_RGCN && o->model != BURROW_MODEL_RSAGE && o->model != BURROW_MODEL_RGAT)
+		return bw_err(BURROW_E_INVAL, "%s: a typed dataset (%d node types); train it with --model rgcn, rsage, rgat "
+					      "(or mlp on the target type's features), not %s",
+			      bw_dataset_dir(ds), h->num_types, burrow_model_name(o->model));
+	if (o->full_graph || o->split[0] + o->split[1] + o->split[2] > 0 || o->norm || o->residual)
+		return bw_err(BURROW_E_UNSUPPORTED, "train: typed datasets train in mini-batches on their own splits, without "
+						    "--norm or --residual, in this version");
+	if (h->target_type < 0 || !burrow_dataset_labels(ds))
+		return bw_err(BURROW_E_INVAL, "%s: the typed dataset has no labelled target type", bw_dataset_dir(ds));
+	bw_htrain *ht = bw_calloc(1, sizeof *ht);
+	if (!ht)
+		return BURROW_E_NOMEM;
+	ht->ds = ds;
+	ht->h = h;
+	ht->be = be;
+	ht->info = burrow_dataset_get_info(ds);
+	int st = 0;
+	for (int t = 0; !st && t < h->num_types; t++)
+		st = burrow_dataset_type_info(ds, t, &ht->ti[t]);
+	if (st || (st = open_types(ht, o)))
+		goto fail;
+	burrow_typed_sampler_defaults(&ht->so);
+	ht->so.num_layers = o->layers;
+	for (int l = 0; l < o->layers; l++)
+		ht->so.fanouts[l] = mlp ? 0 : o->fanout[l] != 0 ? o->fanout[l] : 5 * (o->layers - l);
+	ht->so.batch_size = o->batch_size;
+	ht->so.threads = 1;
+	if (!mlp && (st = parse_rel_fanout(h, o->rel_fanout, o->layers, &ht->so)))
+		goto fail;
+	ht->cfg = (bw_hmodel_cfg){
+		.kind = mlp ? BURROW_MODEL_RGCN : o->model, /* an MLP: R-GCN's self term alone, no relation */
+		.layers = o->layers,
+		.num_types = h->num_types,
+		.num_rels = mlp ? 0 : h->num_relations,
+		.target = h->target_type,
+		.hidden = o->hidden,
+		.classes = ht->info->num_classes,
+		.dropout = (float)o->dropout,
+		.heads = o->heads,
+		.attn_dropout = (float)o->attn_dropout,
+	};
+	for (int r = 0; r < ht->cfg.num_rels; r++) {
+		ht->cfg.rel_src[r] = h->rel[r].src_type;
+		ht->cfg.rel_dst[r] = h->rel[r].dst_type;
+	}
+	memcpy(ht->cfg.in_dim, ht->in_dim, sizeof ht->in_dim);
+	if ((st = bw_hmodel_supported(be, &ht->cfg)) || (st = bw_hmodel_open(&ht->model, be->dev, &ht->cfg, o->seed)) ||
+	    (st = bw_optim_open(&ht->optim, be->dev, o->optimizer, bw_hmodel_num_params(ht->model), o->lr,
+				o->weight_decay, o->momentum)) ||
+	    (st = bw_dbuf_reserve(&ht->loss_dev, be->dev, sizeof(bw_loss))))
+		goto fail;
+	const bw_loader_cfg lc = {
+		.dev = be->dev,
+		.compute = be->stream,
+		.depth = o->prefetch,
+		.thread = true,
+		.num_layers = o->layers,
+		.dim = 1,
+		.labels = burrow_dataset_labels(ds),
+		.blocks = true,
+		.transpose = true,
+	};
+	bw_loader_cfg c = lc;
+	for (int t = 0; t < h->num_types; t++)
+		c.type_dim[t] = ht->rows_of[t] ? ht->in_dim[t] : 0;
+	if ((st = bw_loader_open(&ht->loader, &c)))
+		goto fail;
+	*out = ht;
+	return 0;
+fail:
+	bw_htrain_close(ht);
+	return st;
+}
+
+void bw_htrain_close(bw_htrain *ht)
+{
+	if (!ht)
+		return;
+	bw_loader_close(ht->loader);
+	burrow_typed_sampler_close(ht->sampler);
+	for (int t = 0; t < BURROW_MAX_TYPES; t++) {
+		burrow_store_close(ht->store[t]);
+		bw_free(ht->emb[t]);
+		bw_free(ht->emb_m[t]);
+		bw_free(ht->emb_v[t]);
+		bw_tensor_free(&ht->xe[t]);
+		bw_tensor_free(&ht->gx[t]);
+	}
+	bw_hmodel_close(ht->model);
+	bw_optim_close(ht->optim);
+	bw_tensor_free(&ht->glogits);
+	bw_dbuf_free(&ht->loss_dev);
+	bw_free(ht);
+}
+
+/* Learned embeddings into the batch: type t's rows of its input nodes (CPU memory). */
+static int put_embeddings(bw_htrain *ht, bw_hbatch *hb, const burrow_typed_batch *tb)
+{
+	for (int t = 0; t < tb->num_types; t++) {
+		if (!ht->emb[t])
+			continue;
+		const int64_t n = tb->num_nodes[0][t], d = ht->in_dim[t];
+		int st = bw_tensor_reshape(&ht->xe[t], ht->be->dev, n, d);
+		if (st)
+			return st;
+		for (int64_t i = 0; i < n; i++)
+			memcpy(ht->xe[t].data + i * d, ht->emb[t] + tb->input_ids[t][i] * d, (size_t)d * sizeof(float));
+		hb->x[t] = bw_tensor_view(ht->be->dev, ht->xe[t].data, n, d);
+	}
+	return 0;
+}
+
+/* Adam on the embedding rows the batch touched (each input id once per type), with the
+ * dense optimizer's step count and hyper-parameters (torch.optim.SparseAdam's rule). */
+static void embeddings_step(bw_htrain *ht, const burrow_typed_batch *tb, const burrow_train_opts *o)
+{
+	const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
+	const double step = (double)ht->optim->step;
+	const double c1 = 1 - pow(b1, step), c2 = 1 - pow(b2, step);
+	const double lr = o->lr * sqrt(c2) / c1;
+	for (int t = 0; t < tb->num_types; t++) {
+		if (!ht->emb[t])
+			continue;
+		const int64_t n = tb->num_nodes[0][t], d = ht->in_dim[t];
+		for (int64_t i = 0; i < n; i++) {
+			const int64_t row = tb->input_ids[t][i] * d;
+			const float *g = ht->gx[t].data + i * d;
+			float *w = ht->emb[t] + row, *m = ht->emb_m[t] + row, *v = ht->emb_v[t] + row;
+			for (int64_t j = 0; j < d; j++) {
+				m[j] = (float)(b1 * m[j] + (1 - b1) * g[j]);
+				v[j] = (float)(b2 * v[j] + (1 - b2) * (double)g[j] * g[j]);
+				w[j] -= (float)(lr * m[j] / (sqrt(v[j]) + eps));
+			}
+		}
+	}
+}
+
+/* Forward, loss over the seeds, and in training backward and the updates. */
+static int hstep(bw_htrain *ht, bw_loaded *lb, bool training, const burrow_train_opts *o, bw_loss *ls)
+{
+	const bw_backend *be = ht->be;
+	bw_hbatch *hb = &lb->hb;
+	if (ht->cfg.num_rels == 0)
+		hb->num_rels = 0;
+	const bw_tensor *logits;
+	int st;
+	if ((st = put_embeddings(ht, hb, lb->tb)) ||
+	    (st = bw_hmodel_forward(be, ht->model, hb, training, o->seed, &logits)) ||
+	    (st = bw_tensor_reshape(&ht->glogits, be->dev, logits->rows, logits->cols)) ||
+	    (st = bw_nll_loss(be, logits, hb->labels, NULL, 0, &ht->glogits, ht->loss_dev.ptr)) ||
+	    (st = bw_loss_read(be, ht->loss_dev.ptr, ls)) || !training)
+		return st;
+	if (!isfinite(ls->loss))
+		return bw_err(BURROW_E_RANGE, "training loss is %s at epoch %llu, batch %llu; stopped before the update "
+					      "(try a lower --lr, or check the features for NaN or Inf)",
+			      isnan(ls->loss) ? "NaN" : "infinite", (unsigned long long)hb->epoch + 1,
+			      (unsigned long long)hb->index + 1);
+	bool any_emb = false;
+	for (int t = 0; t < hb->num_types; t++) {
+		if (ht->emb[t] && (st = bw_tensor_reshape(&ht->gx[t], be->dev, hb->x[t].rows, hb->x[t].cols)))
+			return st;
+		any_emb |= ht->emb[t] != NULL;
+	}
+	bw_tensor gx[BURROW_MAX_TYPES] = {0};
+	for (int t = 0; t < hb->num_types; t++)
+		if (ht->emb[t])
+			gx[t] = bw_tensor_view(be->dev, ht->gx[t].data, hb->x[t].rows, hb->x[t].cols);
+	if ((st = bw_hmodel_backward(be, ht->model, hb, &ht->glogits, any_emb ? gx : NULL)) ||
+	    (st = bw_optim_step(be, ht->optim, bw_hmodel_params(ht->model), bw_hmodel_grads(ht->model))))
+		return st;
+	embeddings_step(ht, lb->tb, o);
+	return 0;
+}
+
+int bw_htrain_epoch(bw_htrain *ht, const burrow_train_opts *o, int epoch, burrow_epoch_stats *es)
+{
+	const double t0 = bw_now_s();
+	int st;
+	if ((st = open_sampler(ht, o)))
+		return st;
+	int64_t num = burrow_typed_sampler_num_batches(ht->sampler);
+	if (o->max_batches > 0 && o->max_batches < num)
+		num = o->max_batches;
+	bw_typed_epoch te;
+	bw_producer p;
+	bw_producer_typed_epoch(&p, &te, ht->sampler, epoch);
+	double loss_sum = 0;
+	int64_t counted = 0, correct = 0;
+	if (!(st = bw_loader_start_typed(ht->loader, &p, ht->rows_of, ht->h->num_types, num)))
+		for (int64_t k = 0; !st && k < num; k++) {
+			bw_loaded lb;
+			st = bw_loader_next(ht->loader, &lb);
+			es->sample_s += lb.load_s;
+			es->io_wait_s += lb.io_wait_s;
+			if (st)
+				break;
+			lb.hb.epoch = (uint64_t)epoch;
+			lb.hb.index = (uint64_t)k;
+			const double a = bw_now_s();
+			bw_loss ls;
+			if (!(st = hstep(ht, &lb, true, o, &ls)))
+				st = bw_loader_done(ht->loader);
+			es->compute_s += bw_now_s() - a;
+			loss_sum += ls.loss;
+			counted += ls.counted;
+			correct += ls.correct;
+			if (!st && o->progress)
+				o->progress(o->progress_user, "train", (uint64_t)(k + 1), (uint64_t)num);
+		}
+	bw_loader_stop(ht->loader);
+	if (st)
+		return st;
+	es->batches = num;
+	es->loss = num ? loss_sum / (double)num : 0.0;
+	es->train_acc = counted ? (double)correct / (double)counted : -1.0;
+	es->cache_hit_rate = -1.0;
+	es->epoch_s = bw_now_s() - t0;
+	return 0;
+}
+
+int bw_htrain_evaluate(bw_htrain *ht, const burrow_train_opts *o, int epoch, unsigned splits, int64_t correct[3],
+		       int64_t total[3])
+{
+	burrow_typed_sampler *s = NULL;
+	const int64_t *ids[3] = {NULL, NULL, NULL};
+	int64_t n[3] = {0, 0, 0};
+	for (int sp = 0; sp < 3; sp++) {
+		correct[sp] = total[sp] = 0;
+		if (splits >> sp & 1)
+			ids[sp] = burrow_dataset_split(ht->ds, sp, &n[sp]);
+	}
+	burrow_typed_sampler_opts so = ht->so;
+	so.seed = o->seed;
+	for (int l = 0; o->eval_fanout[0] && l < o->layers; l++) /* else the training fanouts */
+		so.fanouts[l] = ht->cfg.num_rels ? o->eval_fanout[l] : 0;
+	int st = burrow_typed_sampler_open(&s, ht->h, NULL, 0, &so);
+	bw_typed_seed_batches sb;
+	bw_producer p;
+	bw_producer_typed_seeds(&p, &sb, s, ids, n, o->batch_size);
+	if (!st)
+		st = bw_loader_start_typed(ht->loader, &p, ht->rows_of, ht->h->num_types, sb.at.count);
+	for (int64_t k = 0; !st && k < sb.at.count; k++) {
+		bw_loaded lb;
+		int sp;
+		int64_t first, cnt;
+		bw_seed_batch_at(&sb.at, k, &sp, &first, &cnt);
+		if ((st = bw_loader_next(ht->loader, &lb)))
+			break;
+		lb.hb.epoch = (uint64_t)epoch;
+		lb.hb.index = (uint64_t)first;
+		bw_loss ls;
+		if ((st = hstep(ht, &lb, false, o, &ls)) || (st = bw_loader_done(ht->loader)))
+			break;
+		correct[sp] += ls.correct;
+		total[sp] += ls.counted;
+		if (o->progress)
+			o->progress(o->progress_user, "eval", (uint64_t)(first + cnt), (uint64_t)n[sp]);
+	}
+	bw_loader_stop(ht->loader); /* before the sampler its batches go back to */
+	burrow_typed_sampler_close(s);
+	return st;
+}
+
+uint64_t bw_htrain_checksum(const bw_htrain *ht)
+{
+	const float *p = bw_hmodel_params((bw_hmodel *)ht->model);
+	const int64_t n = bw_hmodel_num_params(ht->model);
+	if (ht->be->dev->kind != BW_DEVICE_CPU)
+		return 0;
+	uint64_t hash = 1469598103934665603ULL;
+	const unsigned char *b = (const unsigned char *)p;
+	for (size_t i = 0; i < (size_t)n * sizeof(float); i++)
+		hash = (hash ^ b[i]) * 1099511628211ULL;
+	return hash;
+}
