@@ -147,10 +147,7 @@ static inline void resolve_row(const void *gi, bool w4, int64_t s, int64_t d, in
 
 /* ------------------------------------------------------------ sorting */
 
-/* Stable LSD radix sort of a[0, n) by bits [lo, lo + nb), one thread, digits of at most
- * `maxd` bits counted in h (>= 2^maxd entries); returns a or tmp, whichever holds the
- * result (the other is scratch). */
-static uint64_t *lsd_sort(uint64_t *a, uint64_t *tmp, int64_t n, int lo, int nb, int maxd, size_t *h)
+uint64_t *bw_lsd_sort(uint64_t *a, uint64_t *tmp, int64_t n, int lo, int nb, int maxd, size_t *h)
 {
 	if (nb <= 0 || n < 2)
 		return a;
@@ -183,7 +180,7 @@ static void bucket_sort(uint64_t *src, uint64_t *dst, int64_t n, int lo, int nb)
 		return;
 	}
 	size_t h[256];
-	const uint64_t *r = lsd_sort(src, dst, n, lo, nb, 8, h);
+	const uint64_t *r = bw_lsd_sort(src, dst, n, lo, nb, 8, h);
 	if (r != dst)
 		memcpy(dst, r, (size_t)n * sizeof *dst);
 }
@@ -682,7 +679,7 @@ static int seed_set(bw_sample_ctx *c, int64_t num_nodes, const int64_t *seeds, i
 		b->nodes[i] = seeds[i];
 		c->items[i] = (uint64_t)seeds[i] << lb | (uint64_t)i;
 	}
-	const uint64_t *x = lsd_sort(c->items, c->tmp, n, lb, ub, RADIX_BITS, c->hist);
+	const uint64_t *x = bw_lsd_sort(c->items, c->tmp, n, lb, ub, RADIX_BITS, c->hist);
 	const uint64_t lmask = lb == 64 ? ~0ull : (1ull << lb) - 1;
 	for (int64_t i = 0; i < n; i++) {
 		c->sg[i] = (int64_t)(x[i] >> lb);

@@ -10,11 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Keys: an epoch's batches use bw_key(bw_key(seed, epoch), index); the shuffle and the
- * explicit-seed batches use coordinates that no epoch or index takes. */
-#define KEY_SHUFFLE UINT64_MAX
-#define KEY_EXPLICIT (UINT64_MAX - 1)
-
 /* One place in the queue: batch `index` of the current epoch, or the error it met. */
 typedef struct slot {
 	bool full;
@@ -436,7 +431,7 @@ int burrow_sampler_start(burrow_sampler *s, int64_t epoch)
 	/* shuffle the ids as given, so that the order is a function of (seed, epoch) only */
 	if (s->n)
 		memcpy(s->perm, s->ids, (size_t)s->n * sizeof *s->ids);
-	bw_shuffle(s->perm, s->n, bw_key(bw_key(s->o.seed, (uint64_t)epoch), KEY_SHUFFLE));
+	bw_shuffle(s->perm, s->n, bw_key(bw_key(s->o.seed, (uint64_t)epoch), BW_KEY_SHUFFLE));
 	s->started = true;
 	s->epoch = epoch;
 	s->next_claim = s->next_deliver = 0;
@@ -524,7 +519,7 @@ int burrow_sampler_sample(burrow_sampler *s, const int64_t *seeds, int64_t n, ui
 	*out = NULL;
 	if (!s || !seeds || n < 1 || n > INT32_MAX)
 		return bw_err(BURROW_E_INVAL, "burrow_sampler_sample: %lld seeds: want 1 .. 2^31-1", (long long)n);
-	return sample_sync(s, seeds, n, bw_key(bw_key(s->o.seed, KEY_EXPLICIT), key), 0, 0, out);
+	return sample_sync(s, seeds, n, bw_key(bw_key(s->o.seed, BW_KEY_EXPLICIT), key), 0, 0, out);
 }
 
 int burrow_sampler_full(burrow_sampler *s, int64_t first, int64_t count, burrow_batch **out)

@@ -9,6 +9,17 @@
 extern "C" {
 #endif
 
+/* Keys (the homogeneous and the typed sampler): an epoch's batches use
+ * bw_key(bw_key(seed, epoch), index); the shuffle and the explicit-seed batches use
+ * coordinates that no epoch or index takes. */
+#define BW_KEY_SHUFFLE UINT64_MAX
+#define BW_KEY_EXPLICIT (UINT64_MAX - 1)
+
+/* Stable LSD radix sort of a[0, n) by bits [lo, lo + nb), one thread, digits of at most
+ * `maxd` bits counted in h (>= 2^maxd entries); returns a or tmp, whichever holds the
+ * result (the other is scratch). */
+uint64_t *bw_lsd_sort(uint64_t *a, uint64_t *tmp, int64_t n, int lo, int nb, int maxd, size_t *h);
+
 /* A batch as the sampler holds it: the public part first, then the arrays it points
  * into, which keep their capacity when the batch is recycled. */
 typedef struct bw_sampled {

@@ -1,0 +1,722 @@
+/* test_typed_sampler.c: the typed sampler against a slow reference element for element, its invariants, determinism over threads and order, epochs, refusals, failing allocations. */
+#include <criterion/criterion.h>
+
+#include "../core/internal.h"
+#include "../sampler/draw.h"
+#include "util.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+TU_SCRATCH_SUITE(typed_sampler, 120);
+
+enum { PAPER, AUTHOR, FIELD };
+
+/* ------------------------------------------------------------ typed graphs over the test's arrays */
+
+/* A typed graph and the arrays its relations point into (the test owns them). */
+typedef struct tgraph {
+	burrow_hetero h;
+	int64_t *indptr[BURROW_MAX_RELATIONS];
+	void *indices[BURROW_MAX_RELATIONS];
+} tgraph;
+
+static int cmp_pair(const void *a, const void *b)
+{
+	const int64_t *x = a, *y = b;
+	return x[0] != y[0] ? (x[0] > y[0]) - (x[0] < y[0]) : (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* Relation r of t: rows by destination, sorted, repeats dropped, ids of `width` bytes. */
+static void put_relation(tgraph *t, int r, const char *name, int src, int dst, int64_t *pairs /* [m][2] (dst, src) */,
+			 int64_t m, int width)
+{
+	qsort(pairs, (size_t)m, 2 * sizeof(int64_t), cmp_pair);
+	const int64_t nd = t->h.type_nodes[dst];
+	int64_t *ip = calloc((size_t)nd + 1, sizeof *ip);
+	void *ind = malloc((size_t)(m ? m : 1) * 8);
+	int64_t e = 0;
+	for (int64_t i = 0; i < m; i++) {
+		if (i && pairs[2 * i] == pairs[2 * i - 2] && pairs[2 * i + 1] == pairs[2 * i - 1])
+			continue;
+		ip[pairs[2 * i] + 1]++;
+		if (width == 4)
+			((int32_t *)ind)[e++] = (int32_t)pairs[2 * i + 1];
+		else
+			((int64_t *)ind)[e++] = pairs[2 * i + 1];
+	}
+	for (int64_t v = 0; v < nd; v++)
+		ip[v + 1] += ip[v];
+	t->indptr[r] = ip;
+	t->indices[r] = ind;
+	t->h.rel[r] = (burrow_relation){.name = name, .src_type = src, .dst_type = dst,
+					.graph = {.num_nodes = nd, .num_edges = e, .indptr = ip, .indices = ind,
+						  .index_width = width}};
+}
+
+/* papers (the target), authors, fields of study; scale 1: 40, 30 and 6. Relations:
+ *   0 paper cites paper (src == dst type; paper 0 is cited by 38 papers: fanouts above 32
+ *     take Floyd's hash set),   1 author writes paper,   2 paper rev_writes author,
+ *   3 field topic_of paper (int64 ids),   4 paper has_topic field.
+ * The last eighth of the papers has no authors and the last sixth of the authors writes
+ * nothing: rows without in-edges. */
+static void make_graph(tgraph *t, int scale, uint64_t seed)
+{
+	memset(t, 0, sizeof *t);
+	const int64_t P = 40 * scale, A = 30 * scale, F = 6 * scale;
+	t->h.num_types = 3;
+	t->h.type_names[PAPER] = "paper";
+	t->h.type_names[AUTHOR] = "author";
+	t->h.type_names[FIELD] = "field";
+	t->h.type_nodes[PAPER] = P;
+	t->h.type_nodes[AUTHOR] = A;
+	t->h.type_nodes[FIELD] = F;
+	t->h.num_relations = 5;
+	t->h.target_type = PAPER;
+	bw_rng g;
+	bw_rng_seed(&g, seed);
+	int64_t *cites = malloc((size_t)(P * 4 + 38) * 2 * sizeof(int64_t)), nc = 0;
+	for (int64_t i = 0; i < 38; i++, nc++) { /* papers 2 .. 39 cite paper 0 */
+		cites[2 * nc] = 0;
+		cites[2 * nc + 1] = 2 + i;
+	}
+	for (int64_t v = 1; v < P; v++) /* paper v is cited by 0 .. 6 papers */
+		for (int64_t j = 0, d = (int64_t)bw_rng_below(&g, 7); j < d; j++, nc++) {
+			cites[2 * nc] = v;
+			cites[2 * nc + 1] = (int64_t)bw_rng_below(&g, (uint64_t)P);
+		}
+	put_relation(t, 0, "cites", PAPER, PAPER, cites, nc, 4);
+	int64_t *w = malloc((size_t)P * 3 * 2 * sizeof(int64_t)), nw = 0;
+	for (int64_t p = 0; p < P - P / 8; p++) /* 1 .. 3 authors among the first 5/6 */
+		for (int64_t j = 0, d = 1 + (int64_t)bw_rng_below(&g, 3); j < d; j++, nw++) {
+			w[2 * nw] = p;
+			w[2 * nw + 1] = (int64_t)bw_rng_below(&g, (uint64_t)(A - A / 6));
+		}
+	put_relation(t, 1, "writes", AUTHOR, PAPER, w, nw, 4);
+	for (int64_t i = 0; i < nw; i++) {
+		int64_t x = w[2 * i];
+		w[2 * i] = w[2 * i + 1];
+		w[2 * i + 1] = x;
+	}
+	put_relation(t, 2, "rev_writes", PAPER, AUTHOR, w, nw, 4);
+	int64_t *f = malloc((size_t)P * 2 * 2 * sizeof(int64_t)), nf = 0;
+	for (int64_t p = 0; p < P; p++) /* 0 .. 2 fields */
+		for (int64_t j = 0, d = (int64_t)bw_rng_below(&g, 3); j < d; j++, nf++) {
+			f[2 * nf] = p;
+			f[2 * nf + 1] = (int64_t)bw_rng_below(&g, (uint64_t)F);
+		}
+	put_relation(t, 3, "topic_of", FIELD, PAPER, f, nf, 8);
+	for (int64_t i = 0; i < nf; i++) {
+		int64_t x = f[2 * i];
+		f[2 * i] = f[2 * i + 1];
+		f[2 * i + 1] = x;
+	}
+	put_relation(t, 4, "has_topic", PAPER, FIELD, f, nf, 4);
+	free(cites);
+	free(w);
+	free(f);
+}
+
+static void free_graph(tgraph *t)
+{
+	for (int r = 0; r < t->h.num_relations; r++) {
+		free(t->indptr[r]);
+		free(t->indices[r]);
+	}
+}
+
+static int64_t deg(const burrow_csr *g, int64_t v) { return g->indptr[v + 1] - g->indptr[v]; }
+
+static bool has_edge(const burrow_csr *g, int64_t v, int64_t u)
+{
+	for (int64_t j = g->indptr[v]; j < g->indptr[v + 1]; j++)
+		if (burrow_csr_index(g, j) == u)
+			return true;
+	return false;
+}
+
+/* The fanout of (l, r) as burrow_typed_sampler_opts documents it. */
+static int fan_of(const burrow_typed_sampler_opts *o, int l, int r)
+{
+	return o->rel_fanouts[l][r] > -2 ? o->rel_fanouts[l][r] : o->fanouts[l];
+}
+
+/* ------------------------------------------------------------ ref_: the slow, obvious typed sampler */
+
+typedef struct ref_batch {
+	int L, R, T;
+	int64_t num[BURROW_MAX_LAYERS + 1][BURROW_MAX_TYPES];
+	int64_t *nodes[BURROW_MAX_TYPES];
+	int64_t *ip[BURROW_MAX_LAYERS][BURROW_MAX_RELATIONS];
+	int32_t *ind[BURROW_MAX_LAYERS][BURROW_MAX_RELATIONS];
+} ref_batch;
+
+static int64_t ref_find(const int64_t *a, int64_t n, int64_t x)
+{
+	for (int64_t i = 0; i < n; i++)
+		if (a[i] == x)
+			return i;
+	return -1;
+}
+
+/* Row v of g sampled as documented: whole when min(f, d) = d, else draw.h's Floyd draw from
+ * the stream bw_key(bw_key(bw_key(key, l), r), v) (with no hash set: a linear scan, the same
+ * picks); the ids into out, returns how many. */
+static int64_t ref_row(const burrow_csr *g, int64_t v, int f, uint64_t key, int l, int r, int64_t *out)
+{
+	const int64_t d = deg(g, v), k = f < 0 || d <= f ? d : f, s = g->indptr[v];
+	if (k == d) {
+		for (int64_t j = 0; j < d; j++)
+			out[j] = burrow_csr_index(g, s + j);
+		return k;
+	}
+	if (k == 0)
+		return 0;
+	bw_rng rng;
+	bw_rng_seed(&rng, bw_key(bw_key(bw_key(key, (uint64_t)l), (uint64_t)r), (uint64_t)v));
+	int64_t *pos = malloc((size_t)k * sizeof *pos);
+	bw_draw(&rng, d, k, pos, NULL);
+	for (int64_t j = 0; j < k; j++)
+		out[j] = burrow_csr_index(g, s + pos[j]);
+	free(pos);
+	return k;
+}
+
+static void ref_sample(const burrow_hetero *h, const burrow_typed_sampler_opts *o, const int64_t *seeds, int64_t n,
+		       uint64_t key, ref_batch *rb)
+{
+	memset(rb, 0, sizeof *rb);
+	const int L = rb->L = o->num_layers;
+	rb->R = h->num_relations;
+	rb->T = h->num_types;
+	int64_t cap[BURROW_MAX_TYPES] = {0};
+	for (int t = 0; t < h->num_types; t++) {
+		for (int r = 0; r < h->num_relations; r++)
+			cap[t] += h->rel[r].src_type == t ? h->rel[r].graph.num_edges * L : 0;
+		cap[t] += n + 1;
+		rb->nodes[t] = malloc((size_t)cap[t] * sizeof(int64_t));
+	}
+	memcpy(rb->nodes[h->target_type], seeds, (size_t)n * sizeof *seeds);
+	rb->num[L][h->target_type] = n;
+	for (int l = L - 1; l >= 0; l--) {
+		int64_t *drawn[BURROW_MAX_RELATIONS];
+		memcpy(rb->num[l], rb->num[l + 1], sizeof rb->num[l]);
+		for (int r = 0; r < h->num_relations; r++) { /* draw every row */
+			const burrow_relation *x = &h->rel[r];
+			const int64_t nd = rb->num[l + 1][x->dst_type];
+			rb->ip[l][r] = calloc((size_t)nd + 1, sizeof(int64_t));
+			drawn[r] = malloc((size_t)(x->graph.num_edges + 1) * sizeof(int64_t));
+			for (int64_t i = 0; i < nd; i++)
+				rb->ip[l][r][i + 1] = rb->ip[l][r][i] + ref_row(&x->graph, rb->nodes[x->dst_type][i],
+										  fan_of(o, l, r), key, l, r,
+										  drawn[r] + rb->ip[l][r][i]);
+		}
+		for (int t = 0; t < h->num_types; t++) { /* new nodes of t: the drawn ids not yet there, sorted */
+			int64_t *nt = rb->nodes[t], *num = &rb->num[l][t];
+			for (int r = 0; r < h->num_relations; r++)
+				for (int64_t e = 0; h->rel[r].src_type == t && e < rb->ip[l][r][rb->num[l + 1][h->rel[r].dst_type]];
+				     e++)
+					if (ref_find(nt, *num, drawn[r][e]) < 0)
+						nt[(*num)++] = drawn[r][e];
+			qsort(nt + rb->num[l + 1][t], (size_t)(*num - rb->num[l + 1][t]), sizeof *nt, bw_cmp_i64);
+		}
+		for (int r = 0; r < h->num_relations; r++) { /* local ids */
+			const burrow_relation *x = &h->rel[r];
+			const int64_t E = rb->ip[l][r][rb->num[l + 1][x->dst_type]];
+			rb->ind[l][r] = malloc((size_t)(E + 1) * sizeof(int32_t));
+			for (int64_t e = 0; e < E; e++)
+				rb->ind[l][r][e] = (int32_t)ref_find(rb->nodes[x->src_type], rb->num[l][x->src_type], drawn[r][e]);
+			free(drawn[r]);
+		}
+	}
+}
+
+static void ref_free(ref_batch *rb)
+{
+	for (int t = 0; t < rb->T; t++)
+		free(rb->nodes[t]);
+	for (int l = 0; l < rb->L; l++)
+		for (int r = 0; r < rb->R; r++) {
+			free(rb->ip[l][r]);
+			free(rb->ind[l][r]);
+		}
+}
+
+/* b equals the reference, array by array. */
+static void same_as_ref(const burrow_typed_batch *b, const ref_batch *rb, const char *what)
+{
+	cr_assert_eq(b->num_layers, rb->L, "%s", what);
+	cr_assert_eq(b->num_types, rb->T, "%s", what);
+	cr_assert_eq(b->num_relations, rb->R, "%s", what);
+	for (int l = 0; l <= rb->L; l++)
+		for (int t = 0; t < rb->T; t++)
+			cr_assert_eq(b->num_nodes[l][t], rb->num[l][t], "%s: level %d has %lld nodes of type %d, want %lld",
+				     what, l, (long long)b->num_nodes[l][t], t, (long long)rb->num[l][t]);
+	for (int t = 0; t < rb->T; t++)
+		for (int64_t i = 0; i < rb->num[0][t]; i++)
+			cr_assert_eq(b->input_ids[t][i], rb->nodes[t][i], "%s: type %d input %lld is %lld, want %lld", what, t,
+				     (long long)i, (long long)b->input_ids[t][i], (long long)rb->nodes[t][i]);
+	for (int l = 0; l < rb->L; l++)
+		for (int r = 0; r < rb->R; r++) {
+			const burrow_block *k = &b->blocks[l][r];
+			for (int64_t i = 0; i <= k->num_dst; i++)
+				cr_assert_eq(k->indptr[i], rb->ip[l][r][i], "%s: block (%d, %d) offset %lld", what, l, r,
+					     (long long)i);
+			for (int64_t e = 0; e < k->num_edges; e++)
+				cr_assert_eq(k->indices[e], rb->ind[l][r][e], "%s: block (%d, %d) edge %lld is %d, want %d", what,
+					     l, r, (long long)e, k->indices[e], rb->ind[l][r][e]);
+		}
+}
+
+/* ------------------------------------------------------------ the invariants of a typed batch */
+
+/* Ids of one type: distinct and in range. */
+static void check_ids(const burrow_hetero *h, const burrow_typed_batch *b, int t)
+{
+	const int64_t m = b->num_nodes[0][t];
+	cr_assert_eq(b->input_ids[t] == NULL, m == 0, "type %d: input ids NULL exactly when there are none", t);
+	int64_t *a = malloc((size_t)(m + 1) * sizeof *a);
+	for (int64_t i = 0; i < m; i++) {
+		a[i] = b->input_ids[t][i];
+		cr_assert(a[i] >= 0 && a[i] < h->type_nodes[t], "type %d: input id %lld out of range", t, (long long)a[i]);
+	}
+	qsort(a, (size_t)m, sizeof *a, bw_cmp_i64);
+	for (int64_t i = 1; i < m; i++)
+		cr_assert_neq(a[i], a[i - 1], "type %d: input id %lld twice", t, (long long)a[i]);
+	free(a);
+}
+
+/* Block (l, r): its sizes, real edges, counts min(fanout, degree), rows increasing. Marks the
+ * sources it uses in used[]. */
+static void check_block(const burrow_hetero *h, const burrow_typed_batch *b, int l, int r, int f, char *used)
+{
+	const burrow_relation *x = &h->rel[r];
+	const burrow_block *k = &b->blocks[l][r];
+	cr_assert_eq(k->num_dst, b->num_nodes[l + 1][x->dst_type], "block (%d, %d): dst count", l, r);
+	cr_assert_eq(k->num_src, b->num_nodes[l][x->src_type], "block (%d, %d): src count", l, r);
+	cr_assert_eq(k->indptr[0], 0);
+	cr_assert_eq(k->indptr[k->num_dst], k->num_edges);
+	for (int64_t i = 0; i < k->num_dst; i++) {
+		const int64_t v = b->input_ids[x->dst_type][i], d = deg(&x->graph, v), lo = k->indptr[i], hi = k->indptr[i + 1];
+		const int64_t want = f < 0 || d <= f ? d : f;
+		cr_assert_eq(hi - lo, want, "block (%d, %d): node %lld of degree %lld got %lld, want %lld", l, r, (long long)v,
+			     (long long)d, (long long)(hi - lo), (long long)want);
+		for (int64_t j = lo; j < hi; j++) {
+			const int32_t s = k->indices[j];
+			cr_assert(s >= 0 && s < k->num_src, "block (%d, %d): local id %d out of range", l, r, s);
+			const int64_t u = b->input_ids[x->src_type][s];
+			cr_assert(has_edge(&x->graph, v, u), "block (%d, %d): %lld -> %lld is no edge of %s", l, r, (long long)u,
+				  (long long)v, x->name);
+			if (j > lo)
+				cr_assert_lt(b->input_ids[x->src_type][k->indices[j - 1]], u,
+					     "block (%d, %d): row %lld repeats or is out of order", l, r, (long long)i);
+			used[s] = 1;
+		}
+	}
+}
+
+/* Everything a typed batch promises. */
+static void check_batch(const burrow_hetero *h, const burrow_typed_batch *b, const burrow_typed_sampler_opts *o,
+			const int64_t *seeds, int64_t n)
+{
+	const int L = o->num_layers, tt = h->target_type;
+	cr_assert_eq(b->num_layers, L);
+	cr_assert_eq(b->num_seeds, n);
+	cr_assert_eq(b->seeds, b->input_ids[tt], "the seeds are the target type's first input ids");
+	for (int64_t i = 0; i < n; i++)
+		cr_assert_eq(b->seeds[i], seeds[i], "seed %lld", (long long)i);
+	for (int t = 0; t < h->num_types; t++) {
+		cr_assert_eq(b->num_nodes[L][t], t == tt ? n : 0, "level %d (the seeds) of type %d", L, t);
+		for (int l = 0; l < L; l++) {
+			cr_assert_geq(b->num_nodes[l][t], b->num_nodes[l + 1][t], "type %d: level %d does not nest", t, l);
+			for (int64_t i = b->num_nodes[l + 1][t] + 1; i < b->num_nodes[l][t]; i++)
+				cr_assert_lt(b->input_ids[t][i - 1], b->input_ids[t][i], "type %d: level %d's new nodes", t, l);
+		}
+		check_ids(h, b, t);
+	}
+	for (int l = 0; l < L; l++)
+		for (int t = 0; t < h->num_types; t++) { /* each new node is some edge's source */
+			char *used = calloc((size_t)b->num_nodes[l][t] + 1, 1);
+			for (int r = 0; r < h->num_relations; r++)
+				if (h->rel[r].src_type == t)
+					check_block(h, b, l, r, fan_of(o, l, r), used);
+			for (int64_t i = b->num_nodes[l + 1][t]; i < b->num_nodes[l][t]; i++)
+				cr_assert(used[i], "type %d level %d: node %lld is nobody's neighbor", t, l, (long long)i);
+			free(used);
+		}
+}
+
+/* ------------------------------------------------------------ helpers */
+
+static burrow_typed_sampler *open_ok(const tgraph *t, const int64_t *ids, int64_t n, const burrow_typed_sampler_opts *o)
+{
+	burrow_typed_sampler *s;
+	cr_assert_eq(burrow_typed_sampler_open(&s, &t->h, ids, n, o), 0, "%s", burrow_last_error());
+	return s;
+}
+
+/* The seeds of batch k of `epoch` as documented: the ids shuffled by the stream
+ * bw_key(bw_key(seed, epoch), UINT64_MAX), positions [k B, (k + 1) B). */
+static int64_t *ref_perm(const int64_t *ids, int64_t n, uint64_t seed, int64_t epoch)
+{
+	int64_t *p = malloc((size_t)(n + 1) * sizeof *p);
+	memcpy(p, ids, (size_t)n * sizeof *ids);
+	bw_shuffle(p, n, bw_key(bw_key(seed, (uint64_t)epoch), UINT64_MAX));
+	return p;
+}
+
+/* Two batches are the same, array by array. */
+static void same_batch(const burrow_typed_batch *a, const burrow_typed_batch *b)
+{
+	cr_assert_eq(a->epoch, b->epoch);
+	cr_assert_eq(a->index, b->index);
+	cr_assert(!memcmp(a->num_nodes, b->num_nodes, sizeof a->num_nodes), "batch %lld: node counts differ",
+		  (long long)a->index);
+	for (int t = 0; t < a->num_types; t++)
+		cr_assert(!a->num_nodes[0][t] ||
+				  !memcmp(a->input_ids[t], b->input_ids[t], (size_t)a->num_nodes[0][t] * sizeof(int64_t)),
+			  "batch %lld: type %d's input ids differ", (long long)a->index, t);
+	for (int l = 0; l < a->num_layers; l++)
+		for (int r = 0; r < a->num_relations; r++) {
+			const burrow_block *x = &a->blocks[l][r], *y = &b->blocks[l][r];
+			cr_assert_eq(x->num_edges, y->num_edges);
+			cr_assert(!memcmp(x->indptr, y->indptr, (size_t)(x->num_dst + 1) * sizeof(int64_t)));
+			cr_assert(!memcmp(x->indices, y->indices, (size_t)x->num_edges * sizeof(int32_t)),
+				  "batch %lld block (%d, %d): indices differ", (long long)a->index, l, r);
+		}
+}
+
+/* ------------------------------------------------------------ tests */
+
+/* Options of the reference runs: fanouts per layer, some per relation, -1, 0 and above 32. */
+static void config(burrow_typed_sampler_opts *o, int c)
+{
+	burrow_typed_sampler_defaults(o);
+	o->seed = 1000 + (uint64_t)c;
+	switch (c) {
+	case 0: /* one fanout per layer */
+		o->num_layers = 2;
+		o->fanouts[0] = 3;
+		o->fanouts[1] = 2;
+		o->batch_size = 7;
+		break;
+	case 1: /* three layers: all, 2, 35 (the hash set), relations overriding each */
+		o->num_layers = 3;
+		o->fanouts[0] = -1;
+		o->fanouts[1] = 2;
+		o->fanouts[2] = 35;
+		o->rel_fanouts[2][1] = 0;  /* no authors for the seeds */
+		o->rel_fanouts[1][0] = 40; /* every citation of paper 0 at layer 1 */
+		o->rel_fanouts[0][4] = 1;
+		o->batch_size = 5;
+		break;
+	case 2: /* one layer, nothing but one relation */
+		o->num_layers = 1;
+		o->fanouts[0] = 0;
+		o->rel_fanouts[0][1] = 2;
+		o->batch_size = 40;
+		break;
+	default: /* whole rows */
+		o->num_layers = 2;
+		o->fanouts[0] = -1;
+		o->fanouts[1] = -1;
+		o->batch_size = 16;
+		o->drop_last = true;
+	}
+}
+
+Test(typed_sampler, every_batch_equals_the_reference_and_keeps_the_invariants)
+{
+	tgraph t;
+	make_graph(&t, 1, 7);
+	int64_t ids[40];
+	for (int i = 0; i < 40; i++)
+		ids[i] = 39 - i;
+	for (int c = 0; c < 4; c++) {
+		burrow_typed_sampler_opts o;
+		config(&o, c);
+		burrow_typed_sampler *s = open_ok(&t, ids, 40, &o);
+		const int64_t nb = burrow_typed_sampler_num_batches(s);
+		cr_assert_eq(nb, o.drop_last ? 40 / o.batch_size : (40 + o.batch_size - 1) / o.batch_size);
+		for (int64_t epoch = 0; epoch < 2; epoch++) {
+			int64_t *perm = ref_perm(ids, 40, o.seed, epoch);
+			for (int64_t k = 0; k < nb; k++) {
+				burrow_typed_batch *b;
+				cr_assert_eq(burrow_typed_sampler_batch(s, epoch, k, &b), 0, "%s", burrow_last_error());
+				cr_assert_eq(b->epoch, epoch);
+				cr_assert_eq(b->index, k);
+				const int64_t m = BW_MIN(o.batch_size, 40 - k * o.batch_size);
+				ref_batch rb;
+				ref_sample(&t.h, &o, perm + k * o.batch_size, m, bw_key(bw_key(o.seed, (uint64_t)epoch), (uint64_t)k),
+					   &rb);
+				char what[64];
+				snprintf(what, sizeof what, "config %d epoch %lld batch %lld", c, (long long)epoch, (long long)k);
+				same_as_ref(b, &rb, what);
+				check_batch(&t.h, b, &o, perm + k * o.batch_size, m);
+				ref_free(&rb);
+				burrow_typed_sampler_release(s, b);
+			}
+			free(perm);
+		}
+		/* explicit seeds: keyed by bw_key(bw_key(seed, UINT64_MAX - 1), key) */
+		const int64_t seeds[] = {0, 39, 17, 3, 36};
+		burrow_typed_batch *b;
+		cr_assert_eq(burrow_typed_sampler_sample(s, seeds, 5, 99, &b), 0, "%s", burrow_last_error());
+		cr_assert_eq(b->epoch, -1);
+		cr_assert_eq(b->index, -1);
+		ref_batch rb;
+		ref_sample(&t.h, &o, seeds, 5, bw_key(bw_key(o.seed, UINT64_MAX - 1), 99), &rb);
+		same_as_ref(b, &rb, "explicit seeds");
+		check_batch(&t.h, b, &o, seeds, 5);
+		ref_free(&rb);
+		burrow_typed_sampler_release(s, b);
+		burrow_typed_sampler_close(s);
+	}
+	free_graph(&t);
+}
+
+Test(typed_sampler, fanout_zero_keeps_the_seeds_alone)
+{
+	tgraph t;
+	make_graph(&t, 1, 3);
+	int64_t ids[] = {4, 9, 1};
+	burrow_typed_sampler_opts o;
+	burrow_typed_sampler_defaults(&o);
+	o.fanouts[0] = o.fanouts[1] = 0;
+	burrow_typed_sampler *s = open_ok(&t, ids, 3, &o);
+	burrow_typed_batch *b;
+	cr_assert_eq(burrow_typed_sampler_batch(s, 0, 0, &b), 0, "%s", burrow_last_error());
+	for (int l = 0; l <= 2; l++)
+		for (int ty = 0; ty < 3; ty++)
+			cr_assert_eq(b->num_nodes[l][ty], ty == PAPER ? 3 : 0);
+	for (int l = 0; l < 2; l++)
+		for (int r = 0; r < 5; r++)
+			cr_assert_eq(b->blocks[l][r].num_edges, 0);
+	cr_assert_null(b->input_ids[AUTHOR]);
+	cr_assert_null(b->input_ids[FIELD]);
+	burrow_typed_sampler_release(s, b);
+	burrow_typed_sampler_close(s);
+	free_graph(&t);
+}
+
+/* Each of nb batches from s, in the order `order` (NULL: 0, 1, ...), into v[k]. */
+static void take_all(burrow_typed_sampler *s, int64_t epoch, int64_t nb, const int64_t *order, burrow_typed_batch **v)
+{
+	for (int64_t i = 0; i < nb; i++) {
+		const int64_t k = order ? order[i] : i;
+		cr_assert_eq(burrow_typed_sampler_batch(s, epoch, k, &v[k]), 0, "%s", burrow_last_error());
+	}
+}
+
+typedef struct half_job {
+	burrow_typed_sampler *s;
+	int64_t nb, parity;
+	burrow_typed_batch **v;
+	int st;
+} half_job;
+
+static void *take_half(void *arg)
+{
+	half_job *j = arg;
+	for (int64_t k = j->nb - 1 - j->parity; k >= 0 && !j->st; k -= 2)
+		j->st = burrow_typed_sampler_batch(j->s, 1, k, &j->v[k]);
+	return NULL;
+}
+
+Test(typed_sampler, same_bits_whatever_the_threads_and_the_order)
+{
+	tgraph t;
+	make_graph(&t, 60, 11); /* 2400 papers: a layer draws more edges than one thread takes */
+	const int64_t n = 2000;
+	int64_t *ids = malloc((size_t)n * sizeof *ids);
+	for (int64_t i = 0; i < n; i++)
+		ids[i] = (i * 7) % 2400;
+	burrow_typed_sampler_opts o;
+	burrow_typed_sampler_defaults(&o);
+	o.fanouts[0] = 15;
+	o.fanouts[1] = 10;
+	o.batch_size = 600;
+	o.seed = 5;
+	o.threads = 1;
+	burrow_typed_sampler *s1 = open_ok(&t, ids, n, &o);
+	o.threads = 2;
+	burrow_typed_sampler *s2 = open_ok(&t, ids, n, &o);
+	const int64_t nb = burrow_typed_sampler_num_batches(s1), order[] = {3, 1, 0, 2};
+	cr_assert_eq(nb, 4);
+	burrow_typed_batch *a[4], *b[4], *c[4] = {0};
+	take_all(s1, 1, nb, NULL, a);
+	take_all(s2, 1, nb, order, b);
+	int64_t E0 = 0;
+	for (int r = 0; r < 5; r++)
+		E0 += a[0]->blocks[0][r].num_edges;
+	cr_assert_gt(E0, 8192, "the test graph draws %lld edges: too few for the threads to share a layer", (long long)E0);
+	for (int64_t k = 0; k < nb; k++) {
+		same_batch(a[k], b[k]);
+		burrow_typed_sampler_release(s2, b[k]);
+	}
+	/* two callers at once, on one sampler, each asking for half the batches, backwards */
+	half_job j[2] = {{.s = s2, .nb = nb, .parity = 0, .v = c}, {.s = s2, .nb = nb, .parity = 1, .v = c}};
+	pthread_t th[2];
+	for (int i = 0; i < 2; i++)
+		cr_assert_eq(pthread_create(&th[i], NULL, take_half, &j[i]), 0);
+	for (int i = 0; i < 2; i++) {
+		pthread_join(th[i], NULL);
+		cr_assert_eq(j[i].st, 0, "%s", burrow_last_error());
+	}
+	for (int64_t k = 0; k < nb; k++) {
+		same_batch(a[k], c[k]);
+		check_batch(&t.h, c[k], &o, c[k]->seeds, c[k]->num_seeds);
+		burrow_typed_sampler_release(s2, c[k]);
+		burrow_typed_sampler_release(s1, a[k]);
+	}
+	burrow_typed_sampler_close(s1);
+	burrow_typed_sampler_close(s2);
+	free(ids);
+	free_graph(&t);
+}
+
+/* Seeds of every batch of an epoch, in order, into out; returns how many. */
+static int64_t epoch_seeds(burrow_typed_sampler *s, int64_t epoch, int64_t *out)
+{
+	int64_t m = 0;
+	for (int64_t k = 0; k < burrow_typed_sampler_num_batches(s); k++) {
+		burrow_typed_batch *b;
+		cr_assert_eq(burrow_typed_sampler_batch(s, epoch, k, &b), 0, "%s", burrow_last_error());
+		memcpy(out + m, b->seeds, (size_t)b->num_seeds * sizeof *out);
+		m += b->num_seeds;
+		burrow_typed_sampler_release(s, b);
+	}
+	return m;
+}
+
+Test(typed_sampler, epochs_cover_the_ids_once_and_shuffle_differently)
+{
+	tgraph t;
+	make_graph(&t, 1, 5);
+	int64_t ids[37], got[3][37], sorted[37];
+	for (int i = 0; i < 37; i++)
+		ids[i] = (i * 13 + 2) % 40;
+	for (int drop = 0; drop < 2; drop++) {
+		burrow_typed_sampler_opts o;
+		burrow_typed_sampler_defaults(&o);
+		o.batch_size = 8;
+		o.drop_last = drop;
+		burrow_typed_sampler *s = open_ok(&t, ids, 37, &o);
+		const int64_t want = drop ? 32 : 37;
+		for (int e = 0; e < 3; e++) {
+			cr_assert_eq(epoch_seeds(s, e % 2, got[e]), want);
+			memcpy(sorted, got[e], sizeof sorted);
+			qsort(sorted, (size_t)want, sizeof *sorted, bw_cmp_i64);
+			for (int64_t i = 1; i < want; i++)
+				cr_assert_neq(sorted[i], sorted[i - 1], "epoch %d: seed %lld twice", e % 2, (long long)sorted[i]);
+			for (int64_t i = 0; i < want; i++) {
+				bool found = false;
+				for (int k = 0; k < 37; k++)
+					found |= ids[k] == sorted[i];
+				cr_assert(found, "seed %lld is no training id", (long long)sorted[i]);
+			}
+		}
+		cr_assert(memcmp(got[0], got[1], (size_t)want * sizeof(int64_t)), "epochs 0 and 1 in the same order");
+		cr_assert(!memcmp(got[0], got[2], (size_t)want * sizeof(int64_t)), "epoch 0 asked again differs");
+		burrow_typed_sampler_close(s);
+	}
+	free_graph(&t);
+}
+
+/* Bad case i of the graph or the options, and the status open must answer; false past the last. */
+static bool bend(int i, tgraph *g, burrow_typed_sampler_opts *o, int *st)
+{
+	*st = i < 3 ? BURROW_E_FORMAT : BURROW_E_INVAL;
+	switch (i) {
+	case 0: g->h.rel[2].src_type = 3; return true;
+	case 1: g->h.rel[1].dst_type = -1; return true;
+	case 2: g->h.rel[1].graph.num_nodes = 39; return true; /* rows != its dst type's count */
+	case 3: g->h.target_type = 3; return true;
+	case 4: g->h.num_relations = 0; return true;
+	case 5: o->fanouts[1] = -2; return true;
+	case 6: o->rel_fanouts[0][4] = -3; return true;
+	case 7: o->num_layers = 0; return true;
+	case 8: o->batch_size = 0; return true;
+	case 9: o->size = 0; return true;
+	default: return false;
+	}
+}
+
+Test(typed_sampler, refuses_bad_graphs_options_ids_and_seeds)
+{
+	tgraph t;
+	make_graph(&t, 1, 9);
+	int64_t ids[] = {1, 2, 3};
+	burrow_typed_sampler *s = (burrow_typed_sampler *)&t;
+	burrow_typed_sampler_opts o;
+	burrow_typed_sampler_defaults(&o);
+	int want, i = 0;
+	for (;; i++) {
+		tgraph g = t;
+		burrow_typed_sampler_opts op = o;
+		if (!bend(i, &g, &op, &want))
+			break;
+		cr_assert_eq(burrow_typed_sampler_open(&s, &g.h, ids, 3, &op), want, "case %d: %s", i, burrow_last_error());
+		cr_assert_null(s);
+	}
+	cr_assert_eq(i, 10);
+	int64_t dup[] = {1, 5, 1}, far[] = {1, 40};
+	cr_assert_eq(burrow_typed_sampler_open(&s, &t.h, dup, 3, &o), BURROW_E_INVAL);
+	cr_assert(strstr(burrow_last_error(), "appears twice"), "%s", burrow_last_error());
+	cr_assert_eq(burrow_typed_sampler_open(&s, &t.h, far, 2, &o), BURROW_E_RANGE);
+	cr_assert(strstr(burrow_last_error(), "paper"), "%s", burrow_last_error());
+	s = open_ok(&t, ids, 3, &o);
+	burrow_typed_batch *b = (burrow_typed_batch *)&t;
+	cr_assert_eq(burrow_typed_sampler_batch(s, 0, 1, &b), BURROW_E_RANGE);
+	cr_assert_null(b);
+	cr_assert_eq(burrow_typed_sampler_batch(s, -1, 0, &b), BURROW_E_INVAL);
+	cr_assert_eq(burrow_typed_sampler_sample(s, dup, 3, 0, &b), BURROW_E_INVAL);
+	cr_assert_eq(burrow_typed_sampler_sample(s, far, 2, 0, &b), BURROW_E_RANGE);
+	cr_assert_eq(burrow_typed_sampler_sample(s, far, 0, 0, &b), BURROW_E_INVAL);
+	cr_assert_null(b);
+	burrow_typed_sampler_release(s, NULL);
+	burrow_typed_sampler_close(s);
+	burrow_typed_sampler_close(NULL);
+	free_graph(&t);
+}
+
+/* open, two batches (one held while the other is sampled), explicit seeds, close. */
+static int one_run(const tgraph *t, const int64_t *ids, int64_t n)
+{
+	burrow_typed_sampler_opts o;
+	config(&o, 1);
+	burrow_typed_sampler *s;
+	burrow_typed_batch *a = NULL, *b = NULL;
+	int st = burrow_typed_sampler_open(&s, &t->h, ids, n, &o);
+	if (st)
+		return st;
+	if (!(st = burrow_typed_sampler_batch(s, 0, 0, &a)) && !(st = burrow_typed_sampler_batch(s, 1, 2, &b))) {
+		burrow_typed_sampler_release(s, b);
+		st = burrow_typed_sampler_sample(s, ids, 4, 3, &b);
+	}
+	burrow_typed_sampler_close(s);
+	return st;
+}
+
+Test(typed_sampler, failing_allocations_return_nomem)
+{
+	tgraph t;
+	make_graph(&t, 1, 13);
+	int64_t ids[30];
+	for (int i = 0; i < 30; i++)
+		ids[i] = i;
+	const size_t base = tu_mem_now();
+	int k;
+	for (k = 0; k < 2000; k++) {
+		bw_mem_fail_after(k);
+		int st = one_run(&t, ids, 30);
+		bw_mem_fail_after(-1);
+		cr_assert_eq(tu_mem_now(), base, "failing allocation %d: %zu bytes not freed", k, tu_mem_now() - base);
+		if (st == 0)
+			break;
+		cr_assert_eq(st, BURROW_E_NOMEM, "failing allocation %d: %s", k, burrow_last_error());
+	}
+	cr_assert(k > 10 && k < 2000, "%d allocations", k);
+	free_graph(&t);
+}
