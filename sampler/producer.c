@@ -60,3 +60,49 @@ void bw_producer_seeds(bw_producer *p, bw_seed_batches *sb, burrow_sampler *s, c
 	}
 	*p = (bw_producer){.next = seeds_next, .release = seeds_release, .ctx = sb};
 }
+
+static int typed_epoch_next(void *ctx, int64_t k, burrow_typed_batch **out)
+{
+	bw_typed_epoch *te = ctx;
+	return burrow_typed_sampler_batch(te->s, te->epoch, k, out);
+}
+
+static void typed_epoch_release(void *ctx, burrow_typed_batch *b)
+{
+	bw_typed_epoch *te = ctx;
+	burrow_typed_sampler_release(te->s, b);
+}
+
+void bw_producer_typed_epoch(bw_producer *p, bw_typed_epoch *te, burrow_typed_sampler *s, int64_t epoch)
+{
+	*te = (bw_typed_epoch){.s = s, .epoch = epoch};
+	*p = (bw_producer){.next_typed = typed_epoch_next, .release_typed = typed_epoch_release, .ctx = te};
+}
+
+static int typed_seeds_next(void *ctx, int64_t k, burrow_typed_batch **out)
+{
+	const bw_typed_seed_batches *tb = ctx;
+	const bw_seed_batches *sb = &tb->at;
+	if (k < 0 || k >= sb->count)
+		return bw_err(BURROW_E_INVAL, "sampler: no batch %lld of %lld", (long long)k, (long long)sb->count);
+	int i;
+	int64_t first, count;
+	bw_seed_batch_at(sb, k, &i, &first, &count);
+	return burrow_typed_sampler_sample(tb->s, sb->ids[i] + first, count, ((uint64_t)i << 48) ^ (uint64_t)first,
+					   out);
+}
+
+static void typed_seeds_release(void *ctx, burrow_typed_batch *b)
+{
+	const bw_typed_seed_batches *tb = ctx;
+	burrow_typed_sampler_release(tb->s, b);
+}
+
+void bw_producer_typed_seeds(bw_producer *p, bw_typed_seed_batches *tb, burrow_typed_sampler *s,
+			     const int64_t *const ids[3], const int64_t n[3], int64_t batch)
+{
+	bw_producer inner;
+	tb->s = s;
+	bw_producer_seeds(&inner, &tb->at, NULL, ids, n, batch);
+	*p = (bw_producer){.next_typed = typed_seeds_next, .release_typed = typed_seeds_release, .ctx = tb};
+}

@@ -283,16 +283,10 @@ static int hstep(bw_htrain *ht, bw_loaded *lb, bool training, const burrow_train
 			      isnan(ls->loss) ? "NaN" : "infinite", (unsigned long long)hb->epoch + 1,
 			      (unsigned long long)hb->index + 1);
 	bool any_emb = false;
-	for (int t = 0; t < hb->num_types; t++) {
-		if (ht->emb[t] && (st = bw_tensor_reshape(&ht->gx[t], be->dev, hb->x[t].rows, hb->x[t].cols)))
-			return st;
-		any_emb |= ht->emb[t] != NULL;
-	}
-	bw_tensor gx[BURROW_MAX_TYPES] = {0};
 	for (int t = 0; t < hb->num_types; t++)
-		if (ht->emb[t])
-			gx[t] = bw_tensor_view(be->dev, ht->gx[t].data, hb->x[t].rows, hb->x[t].cols);
-	if ((st = bw_hmodel_backward(be, ht->model, hb, &ht->glogits, any_emb ? gx : NULL)) ||
+		any_emb |= ht->emb[t] != NULL;
+	/* the input gradients of every type (the model's rule), read for the learned ones */
+	if ((st = bw_hmodel_backward(be, ht->model, hb, &ht->glogits, any_emb ? ht->gx : NULL)) ||
 	    (st = bw_optim_step(be, ht->optim, bw_hmodel_params(ht->model), bw_hmodel_grads(ht->model))))
 		return st;
 	embeddings_step(ht, lb->tb, o);
