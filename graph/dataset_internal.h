@@ -57,4 +57,12 @@ int bw_check_replaceable(const char *path, const char *input);
 struct cJSON *bw_meta_begin(const char *format, int version);
 int bw_meta_write(struct cJSON *meta, const char *dir, bool built);
 
+/* Format version 2 (typed graphs, docs/format.md); version 1 is BURROW_DATASET_FORMAT_VERSION. */
+#define BW_DATASET_VERSION_TYPED 2
+
+/* Is s a valid type or relation name: 1 .. BURROW_MAX_NAME - 1 of [A-Za-z0-9_-]? */
+bool bw_type_name_ok(const char *s);
+/* A relation's folder under relations/: "<src>___<name>___<dst>" into buf[cap]. */
+void bw_relation_dir(char *buf, size_t cap, const char *src, const char *name, const char *dst);
+
 #endif

@@ -1,0 +1,226 @@
+/* test_hetero.c: typed datasets (format version 2): the typed writer against a reference of
+ * what was written, the reader's refusals naming the file, fault injection on the writer. */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+
+#include "../core/internal.h"
+#include "../graph/dataset_internal.h"
+#include "../graph/npy.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+TU_SCRATCH_SUITE(hetero, 60);
+
+/* Three types: paper (target, float32 features, labels), author (float16 features), field
+ * (featureless); three relations, one of them paper -> paper with self loops. */
+enum { PAPER, AUTHOR, FIELD };
+static const char *const tnames[3] = {"paper", "author", "field"};
+static const int64_t tcount[3] = {40, 30, 7};
+static const int64_t tdim[3] = {5, 3, 0};
+#define C 4
+#define NREL 3
+#define NE 160 /* edges given per relation, repeats included */
+
+typedef struct rel_def {
+	int src, dst;
+	const char *name;
+	int64_t s[NE], d[NE];
+} rel_def;
+
+static rel_def rels[NREL] = {{AUTHOR, PAPER, "writes"}, {PAPER, PAPER, "cites"}, {PAPER, FIELD, "has_topic"}};
+
+static uint64_t lcg(uint64_t *x)
+{
+	*x = *x * 6364136223846793005ull + 1442695040888963407ull;
+	return *x >> 33;
+}
+
+/* Each relation's edges: pseudo-random, the last 20 repeating earlier ones, and for
+ * paper -> paper some self loops. */
+static void make_edges(void)
+{
+	uint64_t x = 12345;
+	for (int r = 0; r < NREL; r++) {
+		rel_def *d = &rels[r];
+		for (int i = 0; i < NE; i++) {
+			if (i >= NE - 20) {
+				d->s[i] = d->s[i - 100];
+				d->d[i] = d->d[i - 100];
+				continue;
+			}
+			d->s[i] = (int64_t)(lcg(&x) % (uint64_t)tcount[d->src]);
+			d->d[i] = (int64_t)(lcg(&x) % (uint64_t)tcount[d->dst]);
+			if (d->src == d->dst && i % 17 == 0)
+				d->d[i] = d->s[i];
+		}
+	}
+}
+
+static float feat32(int64_t v, int j) { return (float)v + (float)j / 8; }
+static uint16_t feat16(int64_t v, int j) { return (uint16_t)(0x3c00 + v * 4 + j); }
+static int32_t label(int64_t v) { return v % 9 == 0 ? -1 : (int32_t)(v % C); }
+
+/* Write the typed dataset at p (mem_bytes: the relations' build budget; 0 in memory).
+ * Returns the first failing status, the writer aborted then. */
+static int write_typed(const char *p, size_t mem_bytes)
+{
+	burrow_writer *w;
+	int st, t[3];
+	make_edges();
+	if ((st = burrow_writer_open(&w, p, "tiny-typed", NULL)))
+		return st;
+	for (int i = 0; i < 3; i++)
+		if ((st = burrow_writer_add_type(w, tnames[i], tcount[i], &t[i])))
+			goto fail;
+	burrow_csr_opts co;
+	burrow_csr_defaults(&co);
+	co.mem_bytes = mem_bytes;
+	co.spill_dir = tu_dir;
+	for (int r = 0; r < NREL; r++) {
+		if ((st = burrow_writer_relation_begin(w, t[rels[r].src], rels[r].name, t[rels[r].dst], &co)))
+			goto fail;
+		for (int i = 0; i < NE; i += 37) /* in uneven chunks */
+			if ((st = burrow_writer_relation_add(w, rels[r].s + i, rels[r].d + i, (size_t)BW_MIN(37, NE - i))))
+				goto fail;
+		if ((st = burrow_writer_relation_end(w)))
+			goto fail;
+	}
+	if ((st = burrow_writer_type_features_begin(w, t[PAPER], tdim[PAPER], BURROW_DTYPE_F32)))
+		goto fail;
+	for (int64_t v = 0; v < tcount[PAPER]; v++) {
+		float row[5];
+		for (int j = 0; j < 5; j++)
+			row[j] = feat32(v, j);
+		if ((st = burrow_writer_features_append(w, row, 1)))
+			goto fail;
+	}
+	if ((st = burrow_writer_features_end(w)) ||
+	    (st = burrow_writer_type_features_begin(w, t[AUTHOR], tdim[AUTHOR], BURROW_DTYPE_F16)))
+		goto fail;
+	uint16_t arow[30 * 3];
+	for (int64_t v = 0; v < tcount[AUTHOR]; v++)
+		for (int j = 0; j < 3; j++)
+			arow[v * 3 + j] = feat16(v, j);
+	if ((st = burrow_writer_features_append(w, arow, 30)) || (st = burrow_writer_features_end(w)) ||
+	    (st = burrow_writer_set_target(w, t[PAPER])))
+		goto fail;
+	int32_t lab[40];
+	for (int64_t v = 0; v < 40; v++)
+		lab[v] = label(v);
+	int64_t ids[20];
+	for (int i = 0; i < 20; i++)
+		ids[i] = 2 * i + 1; /* train: odd papers */
+	if ((st = burrow_writer_put_labels(w, lab, 40, C)) || (st = burrow_writer_put_split(w, 0, ids, 20)))
+		goto fail;
+	for (int i = 0; i < 10; i++)
+		ids[i] = 2 * i, ids[10 + i] = 20 + 2 * i;
+	if ((st = burrow_writer_put_split(w, 1, ids, 10)) || (st = burrow_writer_put_split(w, 2, ids + 10, 10)) ||
+	    (st = burrow_writer_set_source(w, "{\"test\": \"typed\"}")))
+		goto fail;
+	return burrow_writer_commit(w);
+fail:
+	burrow_writer_abort(w);
+	return st;
+}
+
+/* The reference CSR of relation r (rows = dst ids, sorted distinct src ids). */
+static int64_t ref_csr(int r, int64_t *indptr, int64_t *indices)
+{
+	const rel_def *d = &rels[r];
+	const int64_t ns = tcount[d->src], nd = tcount[d->dst];
+	int64_t e = 0;
+	indptr[0] = 0;
+	for (int64_t v = 0; v < nd; v++) {
+		for (int64_t u = 0; u < ns; u++) {
+			bool has = false;
+			for (int i = 0; i < NE && !has; i++)
+				has = d->s[i] == u && d->d[i] == v;
+			if (has)
+				indices[e++] = u;
+		}
+		indptr[v + 1] = e;
+	}
+	return e;
+}
+
+static void load(const char *dir, const char *rel, burrow_npy_array *a)
+{
+	char *p = tu_path(dir, "%s", rel);
+	cr_assert_eq(burrow_npy_read(p, a), 0, "%s", burrow_last_error());
+	free(p);
+}
+
+/* The files of the directory, array by array, against what was written. */
+static void check_files(const char *p)
+{
+	for (int r = 0; r < NREL; r++) {
+		int64_t ip[64], ix[NE];
+		const int64_t e = ref_csr(r, ip, ix), nd = tcount[rels[r].dst];
+		char rel[256];
+		burrow_npy_array a, b;
+		snprintf(rel, sizeof rel, "relations/%s___%s___%s/indptr.npy", tnames[rels[r].src], rels[r].name,
+			 tnames[rels[r].dst]);
+		load(p, rel, &a);
+		cr_assert_eq(a.dtype, BURROW_DTYPE_I64);
+		cr_assert_eq(a.count, nd + 1, "%s", rel);
+		cr_assert_eq(memcmp(a.data, ip, (size_t)(nd + 1) * 8), 0, "%s differs from the reference", rel);
+		strcpy(strrchr(rel, '/'), "/indices.npy");
+		load(p, rel, &b);
+		cr_assert_eq(b.dtype, BURROW_DTYPE_I32, "%s", rel);
+		cr_assert_eq(b.count, e, "%s: %lld ids, reference %lld", rel, (long long)b.count, (long long)e);
+		for (int64_t j = 0; j < e; j++)
+			cr_assert_eq(((int32_t *)b.data)[j], ix[j], "%s: entry %lld", rel, (long long)j);
+		burrow_npy_free(&a);
+		burrow_npy_free(&b);
+	}
+	burrow_npy_array f;
+	load(p, "features/paper.npy", &f);
+	cr_assert_eq(f.dtype, BURROW_DTYPE_F32);
+	cr_assert(f.ndim == 2 && f.shape[0] == 40 && f.shape[1] == 5);
+	for (int64_t v = 0; v < 40; v++)
+		for (int j = 0; j < 5; j++)
+			cr_assert_eq(((float *)f.data)[v * 5 + j], feat32(v, j));
+	burrow_npy_free(&f);
+	load(p, "features/author.npy", &f);
+	cr_assert_eq(f.dtype, BURROW_DTYPE_F16);
+	cr_assert(f.ndim == 2 && f.shape[0] == 30 && f.shape[1] == 3);
+	for (int64_t v = 0; v < 30; v++)
+		for (int j = 0; j < 3; j++)
+			cr_assert_eq(((uint16_t *)f.data)[v * 3 + j], feat16(v, j));
+	burrow_npy_free(&f);
+	char *ff = tu_path(p, "features/field.npy");
+	cr_assert(!tu_exists(ff), "a featureless type has a features file");
+	free(ff);
+	cr_assert_eq(tu_size(tu_path(p, "features/paper.npy")), 4096 + 40 * 5 * 4, "data not at byte 4096");
+	load(p, "labels.npy", &f);
+	cr_assert_eq(f.count, 40);
+	for (int64_t v = 0; v < 40; v++)
+		cr_assert_eq(((int32_t *)f.data)[v], label(v));
+	burrow_npy_free(&f);
+	load(p, "split/valid.npy", &f);
+	cr_assert_eq(f.count, 10);
+	cr_assert_eq(((int64_t *)f.data)[3], 6);
+	burrow_npy_free(&f);
+}
+
+Test(hetero, writer_files_equal_the_reference)
+{
+	char *p = tu_path(tu_dir, "typed");
+	cr_assert_eq(write_typed(p, 0), 0, "%s", burrow_last_error());
+	check_files(p);
+	/* the build that spills gives the same bytes */
+	char *q = tu_path(tu_dir, "typed-spilled");
+	cr_assert_eq(write_typed(q, 2048), 0, "%s", burrow_last_error());
+	check_files(q);
+	cr_assert_eq(tu_sh(NULL, NULL, "cd '%s' && for f in $(find relations -name '*.npy'); do cmp $f '%s'/$f || exit 1; done", p, q), 0);
+	char *out;
+	tu_sh(&out, NULL, "ls -A '%s'", tu_dir);
+	cr_assert_str_eq(out, "typed\ntyped-spilled\n", "left behind: %s", out);
+	free(out);
+	free(p);
+	free(q);
+}
