@@ -908,11 +908,9 @@ int burrow_writer_commit(burrow_writer *w)
 	/* what a reader will check, checked before the output takes its name (overlapping
 	 * splits, labels past C, a graph called symmetric that is not) */
 	burrow_dataset *check;
-	if (!w->num_types) { /* TYPED-READER: the typed reader checks version 2 (next commit) */
-		if ((st = REBASE(w, burrow_dataset_open(&check, w->tmp))))
-			goto fail;
-		burrow_dataset_close(check);
-	}
+	if ((st = REBASE(w, burrow_dataset_open(&check, w->tmp))))
+		goto fail;
+	burrow_dataset_close(check);
 	char *sd = tmp_path(w, "split");
 	st = sd ? bw_fsync_dir(sd) : BURROW_E_NOMEM;
 	bw_free(sd);

@@ -224,3 +224,137 @@ Test(hetero, writer_files_equal_the_reference)
 	free(p);
 	free(q);
 }
+
+/* The reader's view of the directory against what was written. */
+Test(hetero, reader_equals_what_was_written)
+{
+	char *p = tu_path(tu_dir, "typed");
+	cr_assert_eq(write_typed(p, 0), 0, "%s", burrow_last_error());
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, p), 0, "%s", burrow_last_error());
+	const burrow_dataset_info *in = burrow_dataset_get_info(ds);
+	cr_assert_str_eq(in->name, "tiny-typed");
+	cr_assert_eq(in->num_types, 3);
+	cr_assert_eq(in->num_relations, NREL);
+	cr_assert_eq(in->num_nodes, 40);
+	cr_assert_eq(in->feat_dim, 5);
+	cr_assert_eq(in->num_classes, C);
+	cr_assert(in->num_train == 20 && in->num_valid == 10 && in->num_test == 10);
+	cr_assert(strstr(in->source_json, "\"test\":\"typed\""), "%s", in->source_json);
+	cr_assert_null(burrow_dataset_graph(ds));
+	const burrow_hetero *h = burrow_dataset_hetero(ds);
+	cr_assert_not_null(h);
+	cr_assert_eq(h->num_types, 3);
+	cr_assert_eq(h->target_type, PAPER);
+	int64_t total = 0;
+	for (int t = 0; t < 3; t++) {
+		cr_assert_str_eq(h->type_names[t], tnames[t]);
+		cr_assert_eq(h->type_nodes[t], tcount[t]);
+		burrow_type_info ti;
+		cr_assert_eq(burrow_dataset_type_info(ds, t, &ti), 0);
+		cr_assert_str_eq(ti.name, tnames[t]);
+		cr_assert_eq(ti.num_nodes, tcount[t]);
+		cr_assert_eq(ti.feat_dim, tdim[t]);
+		if (tdim[t]) {
+			cr_assert_eq(ti.feat_dtype, t == PAPER ? BURROW_DTYPE_F32 : BURROW_DTYPE_F16);
+			cr_assert_eq(ti.features_offset, 4096);
+			cr_assert(strstr(ti.features_path, tnames[t]), "%s", ti.features_path);
+		} else {
+			cr_assert_null(ti.features_path);
+		}
+	}
+	burrow_type_info ti;
+	cr_assert_eq(burrow_dataset_type_info(ds, 3, &ti), BURROW_E_RANGE);
+	cr_assert_str_eq(burrow_dataset_features_path(ds), (burrow_dataset_type_info(ds, PAPER, &ti), ti.features_path));
+	cr_assert_eq(h->num_relations, NREL);
+	for (int r = 0; r < NREL; r++) {
+		const burrow_relation *rel = &h->rel[r];
+		int64_t ip[64], ix[NE];
+		const int64_t e = ref_csr(r, ip, ix);
+		cr_assert_str_eq(rel->name, rels[r].name);
+		cr_assert(rel->src_type == rels[r].src && rel->dst_type == rels[r].dst);
+		cr_assert_eq(rel->graph.num_nodes, tcount[rels[r].dst]);
+		cr_assert_eq(rel->graph.num_edges, e);
+		cr_assert_eq(rel->graph.index_width, 4);
+		cr_assert_eq(memcmp(rel->graph.indptr, ip, (size_t)(rel->graph.num_nodes + 1) * 8), 0, "%s", rel->name);
+		for (int64_t j = 0; j < e; j++)
+			cr_assert_eq(burrow_csr_index(&rel->graph, j), ix[j], "%s: entry %lld", rel->name, (long long)j);
+		total += e;
+	}
+	cr_assert_eq(in->num_edges, total);
+	/* self loops kept, duplicates once */
+	const burrow_relation *cites = &h->rel[1];
+	cr_assert_eq(cites->graph.indptr[cites->graph.num_nodes], cites->graph.num_edges);
+	bool loop = false;
+	for (int64_t v = 0; v < 40; v++)
+		for (int64_t j = cites->graph.indptr[v]; j < cites->graph.indptr[v + 1]; j++)
+			loop |= burrow_csr_index(&cites->graph, j) == v;
+	cr_assert(loop, "the self loops of cites were dropped");
+	const int32_t *lab = burrow_dataset_labels(ds);
+	for (int64_t v = 0; v < 40; v++)
+		cr_assert_eq(lab[v], label(v));
+	int64_t n;
+	const int64_t *tr = burrow_dataset_split(ds, BURROW_SPLIT_TRAIN, &n);
+	cr_assert_eq(n, 20);
+	for (int i = 0; i < 20; i++)
+		cr_assert_eq(tr[i], 2 * i + 1);
+	const int64_t *te = burrow_dataset_split(ds, BURROW_SPLIT_TEST, &n);
+	cr_assert(n == 10 && te[0] == 20 && te[9] == 38);
+	cr_assert_eq(burrow_hetero_check(h), 0, "%s", burrow_last_error());
+	cr_assert_eq(burrow_dataset_verify(ds), 0, "%s", burrow_last_error());
+	cr_assert_gt(burrow_dataset_disk_bytes(ds), 4096 * 2);
+	burrow_dataset_close(ds);
+	free(p);
+}
+
+/* Version 1 is read as before: no typed view, a graph, num_types 0. */
+Test(hetero, version1_unchanged)
+{
+	char *p = tu_path(tu_dir, "v1");
+	burrow_gen_opts o;
+	burrow_gen_defaults(&o, BURROW_GEN_CSBM);
+	o.num_nodes = 100;
+	o.feat_dim = 4;
+	o.threads = 1;
+	cr_assert_eq(burrow_gen(&o, p), 0, "%s", burrow_last_error());
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, p), 0, "%s", burrow_last_error());
+	cr_assert_null(burrow_dataset_hetero(ds));
+	cr_assert_not_null(burrow_dataset_graph(ds));
+	cr_assert_eq(burrow_dataset_get_info(ds)->num_types, 0);
+	cr_assert_eq(burrow_dataset_get_info(ds)->num_relations, 0);
+	burrow_type_info ti;
+	cr_assert_eq(burrow_dataset_type_info(ds, 0, &ti), BURROW_E_RANGE);
+	burrow_dataset_close(ds);
+	char *m = tu_path(p, "meta.json");
+	char *text = tu_read(m, NULL);
+	cr_assert(strstr(text, "\"version\":\t1") || strstr(text, "\"version\": 1"), "%s", text);
+	free(text);
+	free(m);
+	free(p);
+}
+
+/* A typed graph the caller holds: a bad row or an id past its source type is refused. */
+Test(hetero, check_of_a_caller_graph)
+{
+	const int64_t ip[4] = {0, 2, 2, 3};
+	int32_t ix[3] = {0, 4, 1};
+	burrow_hetero h = {.num_types = 2, .type_names = {"a", "b"}, .type_nodes = {5, 3}, .num_relations = 1,
+			   .target_type = 1};
+	h.rel[0] = (burrow_relation){.name = "r", .src_type = 0, .dst_type = 1,
+				     .graph = {.num_nodes = 3, .num_edges = 3, .indptr = ip, .indices = ix, .index_width = 4}};
+	cr_assert_eq(burrow_hetero_check(&h), 0, "%s", burrow_last_error());
+	ix[1] = 5; /* past a's 5 nodes (but within a square 3 x 3? no: rows are b's) */
+	cr_assert_eq(burrow_hetero_check(&h), BURROW_E_FORMAT);
+	cr_assert(strstr(burrow_last_error(), "a___r___b"), "%s", burrow_last_error());
+	cr_assert(strstr(burrow_last_error(), "row 0"), "%s", burrow_last_error());
+	ix[1] = 4;
+	h.type_nodes[1] = 4; /* rows no longer the dst count */
+	cr_assert_eq(burrow_hetero_check(&h), BURROW_E_FORMAT);
+	h.type_nodes[1] = 3;
+	h.type_names[1] = "a";
+	cr_assert_eq(burrow_hetero_check(&h), BURROW_E_FORMAT);
+	cr_assert(strstr(burrow_last_error(), "twice"), "%s", burrow_last_error());
+	h.type_names[1] = "b/";
+	cr_assert_eq(burrow_hetero_check(&h), BURROW_E_FORMAT);
+}
