@@ -358,3 +358,313 @@ Test(hetero, check_of_a_caller_graph)
 	h.type_names[1] = "b/";
 	cr_assert_eq(burrow_hetero_check(&h), BURROW_E_FORMAT);
 }
+
+/* ------------------------------------------------------------ refusals */
+
+static void rewrite_meta(const char *p, const char *from, const char *to)
+{
+	char *m = tu_path(p, "meta.json");
+	char *text = tu_read(m, NULL);
+	cr_assert(text);
+	char *at = strstr(text, from);
+	cr_assert(at, "meta.json lacks %s", from);
+	FILE *f = fopen(m, "wb");
+	fwrite(text, 1, (size_t)(at - text), f);
+	fputs(to, f);
+	fputs(at + strlen(from), f);
+	fclose(f);
+	free(text);
+	free(m);
+}
+
+/* Open must fail with BURROW_E_FORMAT in one line naming `file` and saying `what`. */
+static void expect_refused(const char *p, const char *file, const char *what)
+{
+	burrow_dataset *ds = (burrow_dataset *)1;
+	int st = burrow_dataset_open(&ds, p);
+	const char *m = burrow_last_error();
+	cr_assert_eq(st, BURROW_E_FORMAT, "%s: status %d, message: %s", what, st, m);
+	cr_assert_null(ds);
+	cr_assert(strstr(m, file), "message does not name %s: %s", file, m);
+	cr_assert(strstr(m, what), "message lacks '%s': %s", what, m);
+	cr_assert(!strchr(m, '\n'), "more than one line: %s", m);
+}
+
+/* Replace dir/rel by a 1-d array of `count` elements of t from data. */
+static void put_npy(const char *dir, const char *rel, burrow_dtype t, int ndim, const int64_t *shape, const void *data)
+{
+	char *f = tu_path(dir, "%s", rel);
+	cr_assert_eq(bw_npy_save(f, t, ndim, shape, data, ndim == 2 ? BW_NPY_FEATURE_ALIGN : BW_NPY_ALIGN), 0, "%s",
+		     burrow_last_error());
+	free(f);
+}
+
+static char *fresh(int k)
+{
+	char *p = tu_path(tu_dir, "bad%d", k);
+	cr_assert_eq(write_typed(p, 0), 0, "%s", burrow_last_error());
+	return p;
+}
+
+Test(hetero, meta_json_refusals_name_the_file)
+{
+	struct {
+		const char *from, *to, *file, *what;
+	} cases[] = {
+		{"\"src\":\t\"author\"", "\"src\":\t\"nobody\"", "meta.json", "\"src\" names \"nobody\", not a node type"},
+		{"\"dst\":\t\"field\"", "\"dst\":\t\"fields\"", "meta.json", "\"dst\" names \"fields\", not a node type"},
+		{"\"name\":\t\"author\"", "\"name\":\t\"paper\"", "meta.json", "node type \"paper\" appears twice"},
+		{"\"name\":\t\"author\"", "\"name\":\t\"au thor\"", "meta.json", "\"name\" must be 1 to 63"},
+		{"\"name\":\t\"author\"", "\"name\":\t\"\"", "meta.json", "\"name\" must be 1 to 63"},
+		{"\"name\":\t\"writes\"", "\"name\":\t\"wr/ites\"", "meta.json", "\"name\" must be 1 to 63"},
+		{"\"num_nodes\":\t30", "\"num_nodes\":\t-1", "meta.json", "must be a non-negative integer"},
+		{"\"target_type\":\t\"paper\"", "\"target_type\":\t\"venue\"", "meta.json", "\"target_type\" \"venue\" is not"},
+		{"\"target_type\":\t\"paper\"", "\"target_type\":\tnull", "labels.npy", "no \"target_type\""},
+		{"\"num_classes\":\t4", "\"num_classes\":\t0", "split/train.npy", "which has no labels"},
+		{"\"index_dtype\":\t\"int32\"", "\"index_dtype\":\t\"int64\"", "meta.json", "\"index_dtype\" must be \"int32\""},
+		{"\"feat_dtype\":\t\"float16\"", "\"feat_dtype\":\t\"float32\"", "features/author.npy",
+		 "dtype is float16, expected float32"},
+		{"\"feat_dim\":\t5", "\"feat_dim\":\t6", "features/paper.npy", "shape is [40, 5], expected [40, 6]"},
+		{"\"num_nodes\":\t7", "\"num_nodes\":\t8", "relations/paper___has_topic___field/indptr.npy",
+		 "shape is [8], expected [9]"},
+		{"\"node_types\":\t[", "\"node_types\":\t[], \"x\": [", "meta.json", "1 to 16 types"},
+		{"\"version\":\t2", "\"version\":\t3", "meta.json", "format version 3"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *p = fresh((int)i);
+		rewrite_meta(p, cases[i].from, cases[i].to);
+		expect_refused(p, cases[i].file, cases[i].what);
+		free(p);
+	}
+	/* a relation twice: has_topic renamed to cites, its dst to paper */
+	char *p = fresh(99);
+	rewrite_meta(p, "\"name\":\t\"has_topic\"", "\"name\":\t\"cites\"");
+	rewrite_meta(p, "\"dst\":\t\"field\"", "\"dst\":\t\"paper\"");
+	expect_refused(p, "meta.json", "relation paper___cites___paper appears twice");
+	free(p);
+}
+
+/* More than the caps: 17 types, 33 relations (meta.json written by hand). */
+Test(hetero, caps_refused)
+{
+	char *p = fresh(0);
+	char *m = tu_path(p, "meta.json");
+	FILE *f = fopen(m, "w");
+	fprintf(f, "{\"format\": \"burrow-dataset\", \"version\": 2, \"node_types\": [");
+	for (int t = 0; t < 17; t++)
+		fprintf(f, "%s{\"name\": \"t%d\", \"num_nodes\": 1}", t ? ", " : "", t);
+	fprintf(f, "], \"relations\": [], \"num_classes\": 0}");
+	fclose(f);
+	expect_refused(p, "meta.json", "1 to 16 types");
+	f = fopen(m, "w");
+	fprintf(f, "{\"format\": \"burrow-dataset\", \"version\": 2, \"node_types\": [{\"name\": \"a\", \"num_nodes\": 1}], "
+		   "\"relations\": [");
+	for (int r = 0; r < 33; r++)
+		fprintf(f, "%s{\"src\": \"a\", \"name\": \"r%d\", \"dst\": \"a\", \"num_edges\": 0}", r ? ", " : "", r);
+	fprintf(f, "], \"num_classes\": 0}");
+	fclose(f);
+	expect_refused(p, "meta.json", "1 to 32 relations");
+	free(m);
+	free(p);
+}
+
+Test(hetero, file_refusals_name_the_file)
+{
+	burrow_npy_array a;
+	/* an id past its source type's count (30 authors), in a row of papers */
+	char *p = fresh(0);
+	load(p, "relations/author___writes___paper/indices.npy", &a);
+	((int32_t *)a.data)[a.count - 1] = 30;
+	put_npy(p, "relations/author___writes___paper/indices.npy", BURROW_DTYPE_I32, 1, a.shape, a.data);
+	expect_refused(p, "relations/author___writes___paper/indices.npy", "out of range [0, 30)");
+	/* ... and the check reads the src count, not the dst's: 35 is a valid paper but no author */
+	((int32_t *)a.data)[a.count - 1] = 35;
+	put_npy(p, "relations/author___writes___paper/indices.npy", BURROW_DTYPE_I32, 1, a.shape, a.data);
+	expect_refused(p, "relations/author___writes___paper/indices.npy", "out of range [0, 30)");
+	burrow_npy_free(&a);
+	free(p);
+	/* rows not sorted */
+	p = fresh(1);
+	load(p, "relations/paper___cites___paper/indices.npy", &a);
+	load(p, "relations/paper___cites___paper/indptr.npy", &(burrow_npy_array){0});
+	int32_t *ix = a.data;
+	int64_t j = 0;
+	while (j + 1 < a.count && ix[j] >= ix[j + 1])
+		j++;
+	int32_t tmp = ix[j];
+	ix[j] = ix[j + 1];
+	ix[j + 1] = tmp;
+	put_npy(p, "relations/paper___cites___paper/indices.npy", BURROW_DTYPE_I32, 1, a.shape, a.data);
+	expect_refused(p, "relations/paper___cites___paper/indices.npy", "not sorted");
+	burrow_npy_free(&a);
+	free(p);
+	/* a feature file of the wrong shape and one of the wrong dtype */
+	p = fresh(2);
+	float zeros[40 * 5] = {0};
+	put_npy(p, "features/paper.npy", BURROW_DTYPE_F32, 2, (int64_t[]){39, 5}, zeros);
+	expect_refused(p, "features/paper.npy", "shape is [39, 5], expected [40, 5]");
+	put_npy(p, "features/paper.npy", BURROW_DTYPE_F32, 2, (int64_t[]){40, 5}, zeros);
+	put_npy(p, "features/author.npy", BURROW_DTYPE_F32, 2, (int64_t[]){30, 3}, zeros);
+	expect_refused(p, "features/author.npy", "dtype is float32, expected float16");
+	free(p);
+	/* split ids past the target count; in two splits; labels past C */
+	p = fresh(3);
+	int64_t ids[10] = {20, 22, 24, 26, 28, 30, 32, 34, 36, 40};
+	put_npy(p, "split/test.npy", BURROW_DTYPE_I64, 1, (int64_t[]){10}, ids);
+	expect_refused(p, "split/test.npy", "paper node 40, outside [0, 40)");
+	ids[9] = 1;
+	put_npy(p, "split/test.npy", BURROW_DTYPE_I64, 1, (int64_t[]){10}, ids);
+	expect_refused(p, "split/test.npy", "node 1 appears twice or in two splits");
+	ids[9] = 38;
+	put_npy(p, "split/test.npy", BURROW_DTYPE_I64, 1, (int64_t[]){10}, ids);
+	int32_t lab[40] = {0};
+	lab[17] = C;
+	put_npy(p, "labels.npy", BURROW_DTYPE_I32, 1, (int64_t[]){40}, lab);
+	expect_refused(p, "labels.npy", "node 17 has label 4, outside [-1, 4)");
+	free(p);
+	/* labels with no labels declared, and a missing relation file */
+	p = fresh(4);
+	rewrite_meta(p, "\"num_classes\":\t4", "\"num_classes\":\t0");
+	rewrite_meta(p, "\"num_train\":\t20", "\"num_train\":\t0");
+	rewrite_meta(p, "\"num_valid\":\t10", "\"num_valid\":\t0");
+	rewrite_meta(p, "\"num_test\":\t10", "\"num_test\":\t0");
+	expect_refused(p, "labels.npy", "present, but meta.json gives the target type no labels");
+	char *f = tu_path(p, "labels.npy");
+	unlink(f);
+	free(f);
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, p), 0, "%s", burrow_last_error());
+	burrow_dataset_close(ds);
+	f = tu_path(p, "relations/paper___cites___paper/indptr.npy");
+	unlink(f);
+	free(f);
+	burrow_dataset *d2 = (burrow_dataset *)1;
+	cr_assert_eq(burrow_dataset_open(&d2, p), BURROW_E_NOTFOUND, "%s", burrow_last_error());
+	cr_assert(strstr(burrow_last_error(), "relations/paper___cites___paper/indptr.npy"), "%s", burrow_last_error());
+	free(p);
+}
+
+/* verify reads the contents again: a file changed after open is found. */
+Test(hetero, verify_finds_a_change)
+{
+	char *p = fresh(0);
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, p), 0, "%s", burrow_last_error());
+	cr_assert_eq(burrow_dataset_verify(ds), 0, "%s", burrow_last_error());
+	/* in place, through a writable mapping of the same file: the reader's view changes */
+	char *f = tu_path(p, "relations/paper___has_topic___field/indices.npy");
+	FILE *fp = fopen(f, "r+b");
+	int32_t bad = 99;
+	fseek(fp, -4, SEEK_END);
+	fwrite(&bad, 4, 1, fp);
+	fclose(fp);
+	cr_assert_eq(burrow_dataset_verify(ds), BURROW_E_FORMAT);
+	cr_assert(strstr(burrow_last_error(), "paper___has_topic___field/indices.npy"), "%s", burrow_last_error());
+	cr_assert(strstr(burrow_last_error(), "out of range [0, 40)"), "%s", burrow_last_error());
+	burrow_dataset_close(ds);
+	free(f);
+	free(p);
+}
+
+/* ------------------------------------------------------------ fault injection */
+
+/* Every allocation of a whole typed write made to fail in turn (in memory, and spilling):
+ * either the dataset is complete and equals the reference, or nothing is left, and no
+ * library memory leaks. */
+Test(hetero, allocation_failures_leave_nothing, .timeout = 120)
+{
+	size_t base = tu_mem_now();
+	int failures = 0, done = 0;
+	for (int spill = 0; spill < 2; spill++)
+		for (long k = 0; k < 100000 && done <= spill; k += 1 + k / 32) { /* every one early, then sampled */
+			char *p = tu_path(tu_dir, "f%d-%ld", spill, k);
+			bw_mem_fail_after(k);
+			int st = write_typed(p, spill ? 2048 : 0);
+			bw_mem_fail_after(-1);
+			cr_assert(st == 0 || st == BURROW_E_NOMEM, "k=%ld: status %d: %s", k, st, burrow_last_error());
+			if (st) {
+				failures++;
+				cr_assert(!tu_exists(p), "k=%ld: a failed write left %s", k, p);
+			} else {
+				check_files(p);
+				tu_rmrf(p);
+				done++;
+			}
+			cr_assert_eq(tu_mem_now(), base, "k=%ld: %zu bytes still held", k, tu_mem_now() - base);
+			free(p);
+		}
+	cr_assert_eq(done, 2, "the write never succeeded within the loop");
+	cr_assert(failures > 50, "the injected failures never hit (%d)", failures);
+	char *out;
+	tu_sh(&out, NULL, "ls -A '%s'", tu_dir);
+	cr_assert_str_eq(out, "", "left behind: %s", out);
+	free(out);
+}
+
+static int fail_nth_rename_n;
+static int fail_nth_rename(const char *from, const char *to)
+{
+	(void)from;
+	(void)to;
+	return --fail_nth_rename_n == 0 ? 5 /* EIO */ : 0;
+}
+
+/* A failing write (each file's rename into place, then the directory's) leaves nothing. */
+Test(hetero, failed_writes_leave_nothing)
+{
+	int failures = 0;
+	for (int n = 1; n < 40; n++) {
+		char *p = tu_path(tu_dir, "w%d", n);
+		fail_nth_rename_n = n;
+		bw_rename_fault_hook = fail_nth_rename;
+		int st = write_typed(p, 0);
+		bw_rename_fault_hook = NULL;
+		if (st) {
+			failures++;
+			cr_assert_eq(st, BURROW_E_IO, "n=%d: %s", n, burrow_last_error());
+			cr_assert(!tu_exists(p), "n=%d: a failed write left %s", n, p);
+		} else {
+			tu_rmrf(p);
+		}
+		free(p);
+		if (!st)
+			break;
+	}
+	cr_assert_gt(failures, 10);
+	char *out;
+	tu_sh(&out, NULL, "ls -A '%s'", tu_dir);
+	cr_assert_str_eq(out, "", "left behind: %s", out);
+	free(out);
+}
+
+/* The writer's misuse: refused with the reason, never half a dataset. */
+Test(hetero, writer_refusals)
+{
+	char *p = tu_path(tu_dir, "x");
+	burrow_writer *w;
+	int a, b;
+	cr_assert_eq(burrow_writer_open(&w, p, "x", NULL), 0);
+	cr_assert_eq(burrow_writer_add_type(w, "a", 10, &a), 0);
+	cr_assert_eq(burrow_writer_add_type(w, "b", 5, &b), 0);
+	cr_assert_eq(burrow_writer_add_type(w, "a", 3, &(int){0}), BURROW_E_INVAL);
+	cr_assert_eq(burrow_writer_add_type(w, "a.b", 3, &(int){0}), BURROW_E_INVAL);
+	cr_assert_eq(burrow_writer_features_begin(w, 10, 2, BURROW_DTYPE_F32), BURROW_E_INVAL);
+	cr_assert_eq(burrow_writer_put_labels(w, (int32_t[10]){0}, 10, 2), BURROW_E_INVAL);
+	cr_assert(strstr(burrow_last_error(), "target type"), "%s", burrow_last_error());
+	cr_assert_eq(burrow_writer_relation_begin(w, a, "r", 2, NULL), BURROW_E_RANGE);
+	cr_assert_eq(burrow_writer_relation_begin(w, a, "r", b, NULL), 0);
+	/* rectangular: 7 is a valid a but not a valid b */
+	cr_assert_eq(burrow_writer_relation_add(w, (int64_t[]){7}, (int64_t[]){7}, 1), BURROW_E_RANGE);
+	cr_assert(strstr(burrow_last_error(), "a___r___b") && strstr(burrow_last_error(), "destination id 7"), "%s",
+		  burrow_last_error());
+	cr_assert(strstr(burrow_last_error(), p) && !strstr(burrow_last_error(), ".tmp."), "%s", burrow_last_error());
+	cr_assert_eq(burrow_writer_relation_add(w, (int64_t[]){7}, (int64_t[]){4}, 1), 0);
+	cr_assert_eq(burrow_writer_commit(w), BURROW_E_INVAL); /* relation not ended */
+	cr_assert(!tu_exists(p));
+	cr_assert_eq(burrow_writer_open(&w, p, "x", NULL), 0);
+	cr_assert_eq(burrow_writer_add_type(w, "a", 10, &a), 0);
+	cr_assert_eq(burrow_writer_commit(w), BURROW_E_INVAL); /* no relation */
+	cr_assert(strstr(burrow_last_error(), "no relation"), "%s", burrow_last_error());
+	cr_assert(!tu_exists(p));
+	free(p);
+}
