@@ -668,3 +668,82 @@ Test(hetero, writer_refusals)
 	cr_assert(!tu_exists(p));
 	free(p);
 }
+
+/* ------------------------------------------------------------ the command line */
+
+Test(hetero, cli_info_and_verify)
+{
+	char *p = fresh(0), *out = NULL, *err = NULL;
+	cr_assert_eq(tu_sh(&out, &err, "'%s' info '%s'", tu_burrow(), p), 0, "%s", err);
+	cr_assert(strstr(out, "typed: 3 node types, 3 relations"), "%s", out);
+	cr_assert(strstr(out, "paper") && strstr(out, "5 x float32") && strstr(out, "(target)"), "%s", out);
+	cr_assert(strstr(out, "3 x float16"), "%s", out);
+	cr_assert(strstr(out, "field") && strstr(out, "none"), "%s", out);
+	/* author writes paper: its edges over the 40 papers */
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, p), 0);
+	const burrow_relation *wr = &burrow_dataset_hetero(ds)->rel[0];
+	char line[256];
+	snprintf(line, sizeof line, "author writes paper");
+	cr_assert(strstr(out, line), "%s", out);
+	snprintf(line, sizeof line, "%lld  %.2f\n", (long long)wr->graph.num_edges, (double)wr->graph.num_edges / 40);
+	cr_assert(strstr(out, line), "no '%s' in\n%s", line, out);
+	free(out);
+	free(err);
+	cr_assert_eq(tu_sh(&out, &err, "'%s' info '%s' --verify --json", tu_burrow(), p), 0, "%s", err);
+	snprintf(line, sizeof line, "{\"src\": \"author\", \"name\": \"writes\", \"dst\": \"paper\", \"num_edges\": %lld, "
+		 "\"avg_in_degree\": %.6g}", (long long)wr->graph.num_edges, (double)wr->graph.num_edges / 40);
+	cr_assert(strstr(out, line), "no '%s' in\n%s", line, out);
+	cr_assert(strstr(out, "{\"name\": \"field\", \"num_nodes\": 7, \"feat_dim\": 0, \"feat_dtype\": \"\"}"), "%s", out);
+	cr_assert(strstr(out, "\"target_type\": \"paper\"") && strstr(out, "\"verified\": true"), "%s", out);
+	cr_assert_eq(tu_sh(NULL, NULL, "printf '%%s' '%s' | python3 -c 'import json,sys; json.load(sys.stdin)'", out), 0,
+		     "not JSON: %s", out);
+	burrow_dataset_close(ds);
+	free(out);
+	free(err);
+	cr_assert_eq(tu_sh(&out, &err, "'%s' info '%s' --verify", tu_burrow(), p), 0, "%s", err);
+	cr_assert(strstr(out, "verify     ok"), "%s", out);
+	free(out);
+	free(err);
+	/* a bad id: one line naming the file, exit 1 */
+	burrow_npy_array a;
+	load(p, "relations/paper___has_topic___field/indices.npy", &a);
+	((int32_t *)a.data)[a.count - 1] = 40; /* a paper id past the 40 papers; the row stays sorted */
+	put_npy(p, "relations/paper___has_topic___field/indices.npy", BURROW_DTYPE_I32, 1, a.shape, a.data);
+	burrow_npy_free(&a);
+	cr_assert_eq(tu_sh(&out, &err, "'%s' info '%s' --verify", tu_burrow(), p), 1, "%s", out);
+	cr_assert(strstr(err, "relations/paper___has_topic___field/indices.npy") && strstr(err, "out of range [0, 40)"), "%s",
+		  err);
+	cr_assert_eq(strchr(err, '\n'), err + strlen(err) - 1, "more than one line: %s", err);
+	free(out);
+	free(err);
+	free(p);
+}
+
+/* Commands that read homogeneous graphs refuse a typed dataset in one line, exit 1. */
+Test(hetero, cli_consumers_refuse_a_typed_dataset, .timeout = 120)
+{
+	char *p = fresh(0), *out = NULL, *err = NULL;
+	struct {
+		const char *args, *what;
+	} cases[] = {
+		{"train %s --epochs 1", "a typed dataset (3 node types); train it with --model rgcn, rsage or rgat"},
+		{"partition %s --parts 2", "a typed dataset (3 node types); the partitioner reads homogeneous graphs only"},
+		{"bench sample %s", "a typed dataset (3 node types); burrow bench sample reads homogeneous graphs only"},
+		{"bench train %s", "a typed dataset (3 node types); burrow bench train reads homogeneous graphs only"},
+		{"bench loader %s", "a typed dataset (3 node types); burrow bench loader reads homogeneous graphs only"},
+		{"bench io %s", "a typed dataset (3 node types); burrow bench io reads homogeneous graphs only"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char args[512];
+		snprintf(args, sizeof args, cases[i].args, p);
+		int rc = tu_sh(&out, &err, "'%s' %s", tu_burrow(), args);
+		cr_assert_eq(rc, 1, "%s: exit %d: %s", args, rc, err);
+		cr_assert(strstr(err, cases[i].what), "%s: %s", args, err);
+		cr_assert(strstr(err, p), "%s: %s", args, err);
+		cr_assert_eq(strchr(err, '\n'), err + strlen(err) - 1, "%s: more than one line: %s", args, err);
+		free(out);
+		free(err);
+	}
+	free(p);
+}
