@@ -944,11 +944,10 @@ static inline unsigned row32(const int32_t *ix, int64_t lo, int64_t hi, uint32_t
 }
 
 /* Rows [r0, r1) of a CSR whose offsets are known monotone: the first bad row (or r1) and
- * the row's two symmetry sums added to *fwd / *rev. */
-static int64_t scan_rows(const burrow_csr *g, int64_t r0, int64_t r1, bool unique, bool sym, uint64_t *fwd,
-			 uint64_t *rev)
+ * the row's two symmetry sums added to *fwd / *rev. Ids must lie in [0, n). */
+static int64_t scan_rows(const burrow_csr *g, int64_t n, int64_t r0, int64_t r1, bool unique, bool sym,
+			 uint64_t *fwd, uint64_t *rev)
 {
-	const int64_t n = g->num_nodes;
 	uint64_t f = 0, r = 0;
 	if (g->index_width == 4) {
 		const int32_t *ix = (const int32_t *)g->indices;
@@ -992,9 +991,8 @@ static int64_t scan_rows(const burrow_csr *g, int64_t r0, int64_t r1, bool uniqu
 }
 
 /* The message for bad row v (found by scan_rows). */
-static int row_error(const burrow_csr *g, int64_t v, bool unique, const char *ids)
+static int row_error(const burrow_csr *g, int64_t n, int64_t v, bool unique, const char *ids)
 {
-	const int64_t n = g->num_nodes;
 	int64_t prev = -1;
 	for (int64_t j = g->indptr[v]; j < g->indptr[v + 1]; j++) {
 		int64_t u = burrow_csr_index(g, j);
@@ -1021,14 +1019,16 @@ static void drop_entries(const burrow_csr *g, int64_t j0, int64_t j1)
 		(void)madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
 
-int bw_csr_scan(const burrow_csr *g, bool unique, bool *symmetric, const char *offs, const char *ids,
-		bool drop_pages)
+/* bw_csr_scan with ids bounded by num_ids (g->num_nodes for a square CSR). */
+static int csr_scan(const burrow_csr *g, int64_t num_ids, bool unique, bool *symmetric, const char *offs,
+		    const char *ids, bool drop_pages)
 {
 	const int64_t n = g->num_nodes, e = g->num_edges;
-	if (n < 0 || e < 0 || (g->index_width != 4 && g->index_width != 8) || !g->indptr || (e && !g->indices))
+	if (n < 0 || e < 0 || num_ids < 0 || (g->index_width != 4 && g->index_width != 8) || !g->indptr ||
+	    (e && !g->indices))
 		return bw_err(BURROW_E_FORMAT, "csr: bad node count, edge count or index width");
-	if (g->index_width == 4 && n > INT32_MAX)
-		return bw_err(BURROW_E_FORMAT, "csr: %lld nodes need 64-bit ids", (long long)n);
+	if (g->index_width == 4 && num_ids > INT32_MAX)
+		return bw_err(BURROW_E_FORMAT, "csr: %lld nodes need 64-bit ids", (long long)num_ids);
 	if (g->indptr[0] != 0)
 		return bw_err(BURROW_E_FORMAT, "%s: indptr[0] is %lld, expected 0", offs, (long long)g->indptr[0]);
 	if (g->indptr[n] != e)
@@ -1064,17 +1064,29 @@ int bw_csr_scan(const burrow_csr *g, bool unique, bool *symmetric, const char *o
 		}
 		if (p == 0)
 			r[0] = 0;
-		int64_t b = scan_rows(g, r[0], r[1], unique, sym, &fwd, &rev);
+		int64_t b = scan_rows(g, num_ids, r[0], r[1], unique, sym, &fwd, &rev);
 		if (drop_pages)
 			drop_entries(g, g->indptr[r[0]], g->indptr[r[1]]);
 		if (b < r[1] && b < bad)
 			bad = b;
 	}
 	if (bad < n)
-		return row_error(g, bad, unique, ids);
+		return row_error(g, num_ids, bad, unique, ids);
 	if (sym)
 		*symmetric = fwd == rev;
 	return 0;
+}
+
+int bw_csr_scan(const burrow_csr *g, bool unique, bool *symmetric, const char *offs, const char *ids,
+		bool drop_pages)
+{
+	return csr_scan(g, g->num_nodes, unique, symmetric, offs, ids, drop_pages);
+}
+
+int bw_csr_scan_rect(const burrow_csr *g, int64_t num_ids, bool unique, const char *offs, const char *ids,
+		     bool drop_pages)
+{
+	return csr_scan(g, num_ids, unique, NULL, offs, ids, drop_pages);
 }
 
 int burrow_csr_check(const burrow_csr *g, bool unique) { return bw_csr_scan(g, unique, NULL, "csr", "csr", false); }

@@ -41,5 +41,9 @@ void bw_csr_builder_force_wide_keys(burrow_csr_builder *b);
  * never on memory of the caller's own (it would zero it). */
 int bw_csr_scan(const burrow_csr *g, bool unique, bool *symmetric, const char *offs, const char *ids,
 		bool drop_pages);
+/* bw_csr_scan of a rectangular CSR (a typed relation): g->num_nodes rows whose ids lie in
+ * [0, num_ids), without the symmetry test. */
+int bw_csr_scan_rect(const burrow_csr *g, int64_t num_ids, bool unique, const char *offs, const char *ids,
+		     bool drop_pages);
 
 #endif /* BURROW_CSR_INTERNAL_H */

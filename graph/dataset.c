@@ -1,6 +1,7 @@
 /* dataset.c: the dataset directory, format version 1 (docs/format.md): open with
  * validation of every file against meta.json, accessors, full verification, and whether an
- * output may replace a directory (a dataset's or a parts directory's meta.json). */
+ * output may replace a directory (a dataset's or a parts directory's meta.json). Version 2
+ * (typed graphs) is read by hetero.c behind the same handle. */
 #define _GNU_SOURCE
 #include "dataset_internal.h"
 #include "csr_internal.h"
@@ -27,10 +28,11 @@ struct burrow_dataset {
 	burrow_dataset_info info;
 	burrow_csr graph;
 	bw_npy_map indptr_m, indices_m, labels_m, split_m[3];
+	bw_typed *typed;        /* a version-2 dataset's typed graph (hetero.c), owned; NULL for version 1 */
 };
 
 /* A non-negative integer member of a JSON object. */
-static int json_int(const cJSON *obj, const char *key, int64_t *v, const char *path)
+int bw_json_count(const cJSON *obj, const char *key, int64_t *v, const char *path)
 {
 	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
 	if (!it)
@@ -39,6 +41,11 @@ static int json_int(const cJSON *obj, const char *key, int64_t *v, const char *p
 		return bw_err(BURROW_E_FORMAT, "%s: \"%s\" must be a non-negative integer", path, key);
 	*v = (int64_t)it->valuedouble;
 	return 0;
+}
+
+static int json_int(const cJSON *obj, const char *key, int64_t *v, const char *path)
+{
+	return bw_json_count(obj, key, v, path);
 }
 
 static void fmt_shape(char *buf, size_t cap, int ndim, const int64_t *shape)
@@ -51,7 +58,7 @@ static void fmt_shape(char *buf, size_t cap, int ndim, const int64_t *shape)
 }
 
 /* Check an array's dtype and shape against what meta.json implies. */
-static int expect_array(const char *path, const bw_npy *h, burrow_dtype t, int ndim, const int64_t *shape)
+int bw_expect_array(const char *path, const bw_npy *h, burrow_dtype t, int ndim, const int64_t *shape)
 {
 	if (h->dtype != t)
 		return bw_err(BURROW_E_FORMAT, "%s: dtype is %s, expected %s", path, burrow_dtype_name(h->dtype),
@@ -68,12 +75,15 @@ static int expect_array(const char *path, const bw_npy *h, burrow_dtype t, int n
 	return 0;
 }
 
-/* Map dir/rel and check it. */
-static int map_array(burrow_dataset *ds, const char *rel, bw_npy_map *m, burrow_dtype t, int ndim,
-		     const int64_t *shape)
+static int expect_array(const char *path, const bw_npy *h, burrow_dtype t, int ndim, const int64_t *shape)
+{
+	return bw_expect_array(path, h, t, ndim, shape);
+}
+
+int bw_map_array(const char *dir, const char *rel, bw_npy_map *m, burrow_dtype t, int ndim, const int64_t *shape)
 {
 	bw_npy h;
-	char *path = bw_path_join(ds->dir, rel);
+	char *path = bw_path_join(dir, rel);
 	if (!path)
 		return BURROW_E_NOMEM;
 	int st = bw_npy_mmap(path, &h, m);
@@ -83,6 +93,13 @@ static int map_array(burrow_dataset *ds, const char *rel, bw_npy_map *m, burrow_
 		bw_npy_unmap(m);
 	bw_free(path);
 	return st;
+}
+
+/* Map dir/rel and check it. */
+static int map_array(burrow_dataset *ds, const char *rel, bw_npy_map *m, burrow_dtype t, int ndim,
+		     const int64_t *shape)
+{
+	return bw_map_array(ds->dir, rel, m, t, ndim, shape);
 }
 
 static int parse_meta(burrow_dataset *ds, const char *path, const char *text)
@@ -109,9 +126,13 @@ static int parse_meta(burrow_dataset *ds, const char *path, const char *text)
 	}
 	if ((st = json_int(j, "version", &v, path)))
 		goto out;
+	if (v == BW_DATASET_VERSION_TYPED) { /* the typed reader maps and checks the rest */
+		st = bw_typed_open(&ds->typed, ds->dir, path, j, &ds->info);
+		goto out;
+	}
 	if (v != BURROW_DATASET_FORMAT_VERSION) {
-		st = bw_err(BURROW_E_FORMAT, "%s: format version %lld is not one this burrow reads (%d)", path,
-			    (long long)v, BURROW_DATASET_FORMAT_VERSION);
+		st = bw_err(BURROW_E_FORMAT, "%s: format version %lld is not one this burrow reads (%d, %d)", path,
+			    (long long)v, BURROW_DATASET_FORMAT_VERSION, BW_DATASET_VERSION_TYPED);
 		goto out;
 	}
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(j, "name");
@@ -424,6 +445,8 @@ int burrow_dataset_open(burrow_dataset **out, const char *dir)
 	}
 	if ((st = bw_read_text(meta_path, 16 << 20, &text)) || (st = parse_meta(ds, meta_path, text)))
 		goto fail;
+	if (ds->typed)
+		goto done;
 
 	burrow_dataset_info *in = &ds->info;
 	const int64_t n = in->num_nodes, e = in->num_edges;
@@ -475,6 +498,7 @@ int burrow_dataset_open(burrow_dataset **out, const char *dir)
 	}
 	if ((st = validate_cached(ds)))
 		goto fail;
+done:
 	bw_free(meta_path);
 	bw_free(text);
 	*out = ds;
@@ -499,15 +523,46 @@ void burrow_dataset_close(burrow_dataset *ds)
 	bw_free(ds->name);
 	bw_free(ds->source_json); /* from cJSON (hooked to bw_malloc) or bw_strdup */
 	bw_free(ds->features_path);
+	bw_typed_close(ds->typed);
 	bw_free(ds);
 }
 
 const burrow_dataset_info *burrow_dataset_get_info(const burrow_dataset *ds) { return &ds->info; }
-const burrow_csr *burrow_dataset_graph(const burrow_dataset *ds) { return &ds->graph; }
-const int32_t *burrow_dataset_labels(const burrow_dataset *ds) { return ds->labels_m.data; }
+const burrow_csr *burrow_dataset_graph(const burrow_dataset *ds) { return ds->typed ? NULL : &ds->graph; }
 const char *bw_dataset_dir(const burrow_dataset *ds) { return ds->dir; }
-const char *burrow_dataset_features_path(const burrow_dataset *ds) { return ds->features_path; }
-int64_t burrow_dataset_features_offset(const burrow_dataset *ds) { return ds->features_offset; }
+
+const int32_t *burrow_dataset_labels(const burrow_dataset *ds)
+{
+	return ds->typed ? bw_typed_labels(ds->typed) : ds->labels_m.data;
+}
+
+const char *burrow_dataset_features_path(const burrow_dataset *ds)
+{
+	burrow_type_info ti;
+	if (ds->typed)
+		return bw_typed_target_info(ds->typed, &ti) ? ti.features_path : NULL;
+	return ds->features_path;
+}
+
+int64_t burrow_dataset_features_offset(const burrow_dataset *ds)
+{
+	burrow_type_info ti;
+	if (ds->typed)
+		return bw_typed_target_info(ds->typed, &ti) ? ti.features_offset : 0;
+	return ds->features_offset;
+}
+
+const burrow_hetero *burrow_dataset_hetero(const burrow_dataset *ds)
+{
+	return ds->typed ? bw_typed_hetero(ds->typed) : NULL;
+}
+
+int burrow_dataset_type_info(const burrow_dataset *ds, int t, burrow_type_info *out)
+{
+	if (!ds->typed || t < 0 || t >= ds->info.num_types)
+		return bw_err(BURROW_E_RANGE, "%s: node type %d of %d", ds->dir, t, ds->info.num_types);
+	return bw_typed_type_info(ds->typed, t, out);
+}
 
 const int64_t *burrow_dataset_split(const burrow_dataset *ds, int split, int64_t *n)
 {
@@ -519,11 +574,13 @@ const int64_t *burrow_dataset_split(const burrow_dataset *ds, int split, int64_t
 	}
 	if (n)
 		*n = counts[split];
-	return ds->split_m[split].data;
+	return ds->typed ? bw_typed_split(ds->typed, split) : ds->split_m[split].data;
 }
 
 int burrow_dataset_verify(const burrow_dataset *ds)
 {
+	if (ds->typed)
+		return bw_typed_verify(ds->typed);
 	return validate(ds); /* again: the files may have changed since open */
 }
 
@@ -591,6 +648,8 @@ int64_t burrow_dataset_disk_bytes(const burrow_dataset *ds)
 					    "features.npy",	  "labels.npy",		"split/train.npy",
 					    "split/valid.npy", "split/test.npy"};
 	int64_t total = 0;
+	if (ds->typed)
+		return bw_typed_disk_bytes(ds->typed);
 	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
 		struct stat sb;
 		char *p = bw_path_join(ds->dir, files[i]);

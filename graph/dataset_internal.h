@@ -57,4 +57,35 @@ int bw_check_replaceable(const char *path, const char *input);
 struct cJSON *bw_meta_begin(const char *format, int version);
 int bw_meta_write(struct cJSON *meta, const char *dir, bool built);
 
+/* Format version 2 (typed graphs, docs/format.md); version 1 is BURROW_DATASET_FORMAT_VERSION. */
+#define BW_DATASET_VERSION_TYPED 2
+
+/* What dataset.c shares with the typed reader: a non-negative integer of a JSON object
+ * ("path: \"key\" must be ..." otherwise), an array's dtype and shape checked against
+ * meta.json's, and dir/rel mapped and checked. */
+int bw_json_count(const struct cJSON *obj, const char *key, int64_t *v, const char *path);
+int bw_expect_array(const char *path, const bw_npy *h, burrow_dtype t, int ndim, const int64_t *shape);
+int bw_map_array(const char *dir, const char *rel, bw_npy_map *m, burrow_dtype t, int ndim, const int64_t *shape);
+
+/* A version-2 dataset's typed graph (hetero.c). bw_typed_open reads meta.json's object
+ * (parsed, borrowed; path for messages) against the files of dir, maps and validates them,
+ * and fills *info as burrow_dataset_get_info describes a typed dataset. */
+typedef struct bw_typed bw_typed;
+int bw_typed_open(bw_typed **out, const char *dir, const char *meta_path, const struct cJSON *meta,
+		  burrow_dataset_info *info);
+void bw_typed_close(bw_typed *t);
+const burrow_hetero *bw_typed_hetero(const bw_typed *t);
+int bw_typed_type_info(const bw_typed *t, int type, burrow_type_info *out);
+/* The target type's info; false when there is none. */
+bool bw_typed_target_info(const bw_typed *t, burrow_type_info *out);
+const int32_t *bw_typed_labels(const bw_typed *t);
+const int64_t *bw_typed_split(const bw_typed *t, int split);
+int bw_typed_verify(const bw_typed *t);
+int64_t bw_typed_disk_bytes(const bw_typed *t);
+
+/* Is s a valid type or relation name: 1 .. BURROW_MAX_NAME - 1 of [A-Za-z0-9_-]? */
+bool bw_type_name_ok(const char *s);
+/* A relation's folder under relations/: "<src>___<name>___<dst>" into buf[cap]. */
+void bw_relation_dir(char *buf, size_t cap, const char *src, const char *name, const char *dst);
+
 #endif

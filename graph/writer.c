@@ -11,6 +11,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* A node type and a relation as the typed writer records them for meta.json. */
+typedef struct bw_wtype {
+	char name[BURROW_MAX_NAME];
+	int64_t num_nodes;
+	int64_t feat_dim;     /* 0 until its features are written */
+	burrow_dtype feat_dtype;
+} bw_wtype;
+
+typedef struct bw_wrel {
+	char name[BURROW_MAX_NAME];
+	char dir[3 * BURROW_MAX_NAME + 8]; /* <src>___<name>___<dst> */
+	int src, dst;
+	int64_t num_edges;
+} bw_wrel;
+
 struct burrow_writer {
 	char *dir;           /* final path, owned */
 	char *tmp;           /* temporary directory, owned */
@@ -32,6 +47,16 @@ struct burrow_writer {
 	int graph_state;     /* streamed graph: 0 none, 1 open, 2 done */
 	int64_t graph_ids;   /* ids appended so far */
 	bw_npy_writer graph_idx;
+	int64_t feat_total;  /* rows the open features file declares */
+	/* typed datasets (format version 2): any type makes the directory one */
+	int num_types;
+	bw_wtype types[BURROW_MAX_TYPES];
+	int num_rels;
+	bw_wrel rels[BURROW_MAX_RELATIONS];
+	int target;             /* -1: none */
+	int feat_type;          /* the type whose features are open or were last written; -1: version 1's */
+	burrow_csr_builder *rb; /* the open relation's edges (row = dst), owned; NULL when none */
+	bool made_rel_dir, made_feat_dir;
 };
 
 /* Errors inside the temporary directory are reported under the final directory's name,
@@ -68,6 +93,8 @@ int burrow_writer_open(burrow_writer **out, const char *dir, const char *name, c
 	w->o = o;
 	w->num_nodes = -1;
 	w->tmp_reg = -1;
+	w->target = -1;
+	w->feat_type = -1;
 	w->dir = bw_strdup(dir);
 	w->name = bw_strdup(name ? name : "");
 	w->tmp = bw_malloc(strlen(dir) + 32);
@@ -123,6 +150,7 @@ void burrow_writer_abort(burrow_writer *w)
 		bw_npy_writer_abort(&w->feat);
 	if (w->graph_state == 1)
 		bw_npy_writer_abort(&w->graph_idx);
+	burrow_csr_builder_close(w->rb);
 	if (w->tmp)
 		bw_rm_rf(w->tmp);
 	bw_tmp_drop(w->tmp_reg);
@@ -162,6 +190,9 @@ static int w_put_graph(burrow_writer *w, const burrow_csr *g, bool symmetric)
 	const int want = g->num_nodes < ((int64_t)1 << 31) ? 4 : 8;
 	if (w->have_graph || w->graph_state)
 		return bw_err(BURROW_E_INVAL, "%s: graph written twice", w->dir);
+	if (w->num_types)
+		return bw_err(BURROW_E_INVAL, "%s: a typed dataset's graph is its relations (burrow_writer_relation_begin)",
+			      w->dir);
 	if (g->index_width != want)
 		return bw_err(BURROW_E_INVAL, "%s: %lld nodes need %d-byte ids, the graph has %d-byte ids", w->dir,
 			      (long long)g->num_nodes, want, g->index_width);
@@ -185,6 +216,9 @@ int bw_writer_graph_begin(burrow_writer *w, const int64_t *indptr, int64_t num_n
 	const int64_t e = indptr[num_nodes];
 	if (w->have_graph || w->graph_state)
 		return bw_err(BURROW_E_INVAL, "%s: graph written twice", w->dir);
+	if (w->num_types)
+		return bw_err(BURROW_E_INVAL, "%s: a typed dataset's graph is its relations (burrow_writer_relation_begin)",
+			      w->dir);
 	if (indptr[0] != 0 || e < 0)
 		return bw_err(BURROW_E_INVAL, "%s: indptr must run from 0 to the edge count", w->dir);
 	if ((st = set_nodes(w, num_nodes, "the graph")) ||
@@ -232,7 +266,10 @@ int bw_writer_graph_end(burrow_writer *w)
 /* The graph streamed out of a builder: indptr.npy through the npy writer (its length is
  * known), indices.npy by hand, because its length is known only at the end: the data goes
  * after a header sized for an upper bound, and the header is rewritten when the count is
- * known (moving the data down in the rare case that the header became shorter). */
+ * known (moving the data down in the rare case that the header became shorter). A typed
+ * relation's builder is square (its N the larger of the two types' counts): only the first
+ * rows + 1 offsets are written (the rows past the dst count are empty), and its 64-bit ids
+ * are narrowed when the src type's count takes 32. */
 typedef struct graph_sink {
 	bw_npy_writer indptr;
 	bw_atomic_file ix;
@@ -240,7 +277,9 @@ typedef struct graph_sink {
 	size_t fill;
 	size_t hdr;            /* header bytes reserved at the start of indices.npy */
 	int64_t nix;           /* ids written */
-	int width;
+	int64_t offs_left;     /* offsets still to write to indptr.npy */
+	int width;             /* of indices.npy */
+	int in_width;          /* of the builder's ids */
 } graph_sink;
 
 #define GBUF ((size_t)4 << 20)
@@ -248,18 +287,40 @@ typedef struct graph_sink {
 static int sink_indptr(void *user, const int64_t *offs, size_t n)
 {
 	graph_sink *g = user;
-	return bw_npy_writer_append(&g->indptr, offs, n * sizeof *offs);
+	const size_t m = (size_t)BW_MIN((int64_t)n, g->offs_left);
+	g->offs_left -= (int64_t)m;
+	return m ? bw_npy_writer_append(&g->indptr, offs, m * sizeof *offs) : 0;
+}
+
+static int sink_flush(graph_sink *g)
+{
+	int st = bw_write_all(g->ix.fd, g->buf, g->fill, g->ix.tmp);
+	g->fill = 0;
+	return st;
 }
 
 static int sink_indices(void *user, const void *ids, size_t n)
 {
 	graph_sink *g = user;
 	size_t bytes = n * (size_t)g->width;
+	int st;
 	g->nix += (int64_t)n;
+	if (g->in_width != g->width) { /* 64-bit ids below 2^31 (checked as added) into 32 */
+		const int64_t *src = ids;
+		for (size_t i = 0; i < n;) {
+			if (g->fill + 4 > GBUF && (st = sink_flush(g)))
+				return st;
+			const size_t m = BW_MIN(n - i, (GBUF - g->fill) / 4);
+			int32_t *d = (int32_t *)(void *)(g->buf + g->fill);
+			for (size_t k = 0; k < m; k++)
+				d[k] = (int32_t)src[i + k];
+			g->fill += m * 4;
+			i += m;
+		}
+		return 0;
+	}
 	if (g->fill + bytes > GBUF) {
-		int st = bw_write_all(g->ix.fd, g->buf, g->fill, g->ix.tmp);
-		g->fill = 0;
-		if (st)
+		if ((st = sink_flush(g)))
 			return st;
 		if (bytes > GBUF)
 			return bw_write_all(g->ix.fd, ids, bytes, g->ix.tmp);
@@ -296,24 +357,21 @@ static int finish_indices(graph_sink *g)
 	return st;
 }
 
-int burrow_writer_put_builder(burrow_writer *w, burrow_csr_builder *b, bool symmetric)
+/* Finish b into the temporary directory's rel_indptr (rows + 1 offsets) and rel_indices
+ * (ids of `width` bytes); *num_edges gets the entries. */
+static int stream_builder(burrow_writer *w, burrow_csr_builder *b, const char *rel_indptr, const char *rel_indices,
+			  int64_t rows, int width, int64_t *num_edges)
 {
-	graph_sink g = {.ix = {.fd = -1}};
+	graph_sink g = {.ix = {.fd = -1}, .offs_left = rows + 1, .width = width};
 	bw_csr_sink sink = {sink_indptr, sink_indices, &g};
-	const int64_t n = bw_csr_builder_nodes(b);
 	char *pp = NULL, *pi = NULL, hdr[BW_NPY_FEATURE_ALIGN];
-	int64_t ne = 0, np1 = n + 1;
-	int st, width;
+	int64_t ne = 0, np1 = rows + 1;
+	int st;
 
-	if (w->have_graph)
-		return bw_err(BURROW_E_INVAL, "%s: graph written twice", w->dir);
-	if ((st = set_nodes(w, n, "the graph")))
-		return st;
-	g.width = n < ((int64_t)1 << 31) ? 4 : 8;
-	bw_npy h = {.dtype = g.width == 4 ? BURROW_DTYPE_I32 : BURROW_DTYPE_I64, .ndim = 1,
+	bw_npy h = {.dtype = width == 4 ? BURROW_DTYPE_I32 : BURROW_DTYPE_I64, .ndim = 1,
 		    .shape = {bw_csr_builder_max_entries(b)}};
-	pp = tmp_path(w, "indptr.npy");
-	pi = tmp_path(w, "indices.npy");
+	pp = tmp_path(w, rel_indptr);
+	pi = tmp_path(w, rel_indices);
 	g.buf = bw_malloc(GBUF);
 	if (!pp || !pi || !g.buf) {
 		st = BURROW_E_NOMEM;
@@ -329,7 +387,7 @@ int burrow_writer_put_builder(burrow_writer *w, burrow_csr_builder *b, bool symm
 	}
 	memset(hdr, 0, g.hdr);
 	if (!(st = bw_write_all(g.ix.fd, hdr, g.hdr, g.ix.tmp)) &&
-	    !(st = bw_csr_builder_stream(b, &sink, &ne, &width)) && !(st = finish_indices(&g)) &&
+	    !(st = bw_csr_builder_stream(b, &sink, &ne, &g.in_width)) && !(st = finish_indices(&g)) &&
 	    !(st = bw_npy_writer_commit(&g.indptr)))
 		st = bw_atomic_commit(&g.ix);
 	if (st) {
@@ -337,10 +395,8 @@ int burrow_writer_put_builder(burrow_writer *w, burrow_csr_builder *b, bool symm
 		bw_atomic_abort(&g.ix);
 		goto out_free;
 	}
-	BW_ASSERT(width == g.width && ne == g.nix);
-	w->have_graph = true;
-	w->num_edges = ne;
-	w->symmetric = symmetric;
+	BW_ASSERT(ne == g.nix);
+	*num_edges = ne;
 out_free:
 	bw_free(pp);
 	bw_free(pi);
@@ -348,16 +404,37 @@ out_free:
 	return st;
 }
 
-static int w_features_begin(burrow_writer *w, int64_t num_rows, int64_t dim, burrow_dtype dtype)
+static int w_put_builder(burrow_writer *w, burrow_csr_builder *b, bool symmetric)
+{
+	const int64_t n = bw_csr_builder_nodes(b);
+	int64_t ne = 0;
+	int st;
+
+	if (w->have_graph)
+		return bw_err(BURROW_E_INVAL, "%s: graph written twice", w->dir);
+	if (w->num_types)
+		return bw_err(BURROW_E_INVAL, "%s: a typed dataset's graph is its relations (burrow_writer_relation_begin)",
+			      w->dir);
+	if ((st = set_nodes(w, n, "the graph")))
+		return st;
+	if ((st = stream_builder(w, b, "indptr.npy", "indices.npy", n, n < ((int64_t)1 << 31) ? 4 : 8, &ne)))
+		return st;
+	w->have_graph = true;
+	w->num_edges = ne;
+	w->symmetric = symmetric;
+	return 0;
+}
+
+/* Open a features file of num_rows rows (features.npy, or a type's features/<type>.npy). */
+static int features_open(burrow_writer *w, const char *rel, int64_t num_rows, int64_t dim, burrow_dtype dtype)
 {
 	int st;
-	if (w->feat_state)
-		return bw_err(BURROW_E_INVAL, "%s: features begun twice", w->dir);
-	if (dim <= 0 || (dtype != BURROW_DTYPE_F32 && dtype != BURROW_DTYPE_F16))
-		return bw_err(BURROW_E_INVAL, "%s: features must be float32 or float16 with dim > 0", w->dir);
-	if ((st = set_nodes(w, num_rows, "features.npy")))
-		return st;
-	char *p = tmp_path(w, "features.npy");
+	if (w->feat_state == 1)
+		return bw_err(BURROW_E_INVAL, "%s: features begun while others are open", w->dir);
+	if (dim <= 0 || dim > BW_MAX_FEAT_DIM || (dtype != BURROW_DTYPE_F32 && dtype != BURROW_DTYPE_F16))
+		return bw_err(BURROW_E_INVAL, "%s: features must be float32 or float16 with dim in [1, %d]", w->dir,
+			      BW_MAX_FEAT_DIM);
+	char *p = tmp_path(w, rel);
 	if (!p)
 		return BURROW_E_NOMEM;
 	int64_t shape[2] = {num_rows, dim};
@@ -369,29 +446,61 @@ static int w_features_begin(burrow_writer *w, int64_t num_rows, int64_t dim, bur
 	w->feat_dim = dim;
 	w->feat_dtype = dtype;
 	w->feat_rows = 0;
+	w->feat_total = num_rows;
 	return 0;
+}
+
+static int w_features_begin(burrow_writer *w, int64_t num_rows, int64_t dim, burrow_dtype dtype)
+{
+	int st;
+	if (w->num_types)
+		return bw_err(BURROW_E_INVAL, "%s: a typed dataset's features are its types' "
+			      "(burrow_writer_type_features_begin)", w->dir);
+	if (w->feat_state)
+		return bw_err(BURROW_E_INVAL, "%s: features begun twice", w->dir);
+	if (dim <= 0 || (dtype != BURROW_DTYPE_F32 && dtype != BURROW_DTYPE_F16))
+		return bw_err(BURROW_E_INVAL, "%s: features must be float32 or float16 with dim > 0", w->dir);
+	if ((st = set_nodes(w, num_rows, "features.npy")))
+		return st;
+	return features_open(w, "features.npy", num_rows, dim, dtype);
+}
+
+/* The open features file's name, for messages. */
+static const char *feat_file(const burrow_writer *w, char *buf, size_t cap)
+{
+	if (w->feat_type < 0)
+		return "features.npy";
+	snprintf(buf, cap, "features/%s.npy", w->types[w->feat_type].name);
+	return buf;
 }
 
 static int w_features_append(burrow_writer *w, const void *rows, int64_t n)
 {
+	char fb[BURROW_MAX_NAME + 16];
 	if (w->feat_state != 1)
 		return bw_err(BURROW_E_INVAL, "%s: features appended outside begin/end", w->dir);
-	if (n < 0 || w->feat_rows + n > w->num_nodes)
-		return bw_err(BURROW_E_INVAL, "%s: features.npy: %lld rows appended, only %lld declared", w->dir,
-			      (long long)(w->feat_rows + n), (long long)w->num_nodes);
+	if (n < 0 || w->feat_rows + n > w->feat_total)
+		return bw_err(BURROW_E_INVAL, "%s: %s: %lld rows appended, only %lld declared", w->dir,
+			      feat_file(w, fb, sizeof fb), (long long)(w->feat_rows + n), (long long)w->feat_total);
 	w->feat_rows += n;
 	return bw_npy_writer_append(&w->feat, rows, (size_t)n * (size_t)w->feat_dim * burrow_dtype_size(w->feat_dtype));
 }
 
 static int w_features_end(burrow_writer *w)
 {
+	char fb[BURROW_MAX_NAME + 16];
 	if (w->feat_state != 1)
 		return bw_err(BURROW_E_INVAL, "%s: features ended without begin", w->dir);
-	if (w->feat_rows != w->num_nodes)
-		return bw_err(BURROW_E_INVAL, "%s: features.npy: %lld rows written, %lld declared", w->dir,
-			      (long long)w->feat_rows, (long long)w->num_nodes);
+	if (w->feat_rows != w->feat_total)
+		return bw_err(BURROW_E_INVAL, "%s: %s: %lld rows written, %lld declared", w->dir, feat_file(w, fb, sizeof fb),
+			      (long long)w->feat_rows, (long long)w->feat_total);
 	w->feat_state = 2;
-	return bw_npy_writer_commit(&w->feat);
+	int st = bw_npy_writer_commit(&w->feat);
+	if (!st && w->feat_type >= 0) {
+		w->types[w->feat_type].feat_dim = w->feat_dim;
+		w->types[w->feat_type].feat_dtype = w->feat_dtype;
+	}
+	return st;
 }
 
 static int w_put_labels(burrow_writer *w, const int32_t *labels, int64_t n, int32_t num_classes)
@@ -399,6 +508,9 @@ static int w_put_labels(burrow_writer *w, const int32_t *labels, int64_t n, int3
 	int st;
 	if (num_classes <= 0)
 		return bw_err(BURROW_E_INVAL, "%s: labels need num_classes > 0", w->dir);
+	if (w->num_types && w->target < 0)
+		return bw_err(BURROW_E_INVAL, "%s: labels.npy: a typed dataset's labels need a target type first "
+			      "(burrow_writer_set_target)", w->dir);
 	if ((st = set_nodes(w, n, "labels.npy")))
 		return st;
 	for (int64_t v = 0; v < n; v++)
@@ -416,6 +528,9 @@ static int w_put_split(burrow_writer *w, int split, const int64_t *ids, int64_t 
 	char rel[32];
 	if (split < 0 || split > 2)
 		return bw_err(BURROW_E_INVAL, "%s: unknown split %d", w->dir, split);
+	if (w->num_types && w->target < 0)
+		return bw_err(BURROW_E_INVAL, "%s: split/%s.npy: a typed dataset's splits need a target type first "
+			      "(burrow_writer_set_target)", w->dir, bw_split_names[split]);
 	if (w->num_nodes < 0)
 		return bw_err(BURROW_E_INVAL, "%s: split/%s.npy written before the node count is known", w->dir,
 			      bw_split_names[split]);
@@ -431,6 +546,238 @@ static int w_put_split(burrow_writer *w, int split, const int64_t *ids, int64_t 
 		w->have_split[split] = true;
 	}
 	return st;
+}
+
+/* ------------------------------------------------------------ typed datasets (version 2) */
+
+static int w_add_type(burrow_writer *w, const char *name, int64_t num_nodes, int *type)
+{
+	if (w->have_graph || w->graph_state || (w->feat_state && w->feat_type < 0) || w->num_classes ||
+	    w->have_split[0] || w->have_split[1] || w->have_split[2])
+		return bw_err(BURROW_E_INVAL, "%s: node type \"%s\" added to a homogeneous dataset", w->dir,
+			      name ? name : "");
+	if (!bw_type_name_ok(name))
+		return bw_err(BURROW_E_INVAL, "%s: node type name \"%s\" must be 1 to %d of [A-Za-z0-9_-]", w->dir,
+			      name ? name : "", BURROW_MAX_NAME - 1);
+	if (w->num_types == BURROW_MAX_TYPES)
+		return bw_err(BURROW_E_INVAL, "%s: more than %d node types", w->dir, BURROW_MAX_TYPES);
+	if (num_nodes < 0)
+		return bw_err(BURROW_E_INVAL, "%s: node type \"%s\": negative count %lld", w->dir, name,
+			      (long long)num_nodes);
+	for (int t = 0; t < w->num_types; t++)
+		if (!strcmp(w->types[t].name, name))
+			return bw_err(BURROW_E_INVAL, "%s: node type \"%s\" added twice", w->dir, name);
+	bw_wtype *ty = &w->types[w->num_types];
+	snprintf(ty->name, sizeof ty->name, "%s", name);
+	ty->num_nodes = num_nodes;
+	*type = w->num_types++;
+	return 0;
+}
+
+static int type_ok(const burrow_writer *w, int t, const char *what)
+{
+	if (t < 0 || t >= w->num_types)
+		return bw_err(BURROW_E_RANGE, "%s: %s: type %d is not one of the %d declared", w->dir, what, t, w->num_types);
+	return 0;
+}
+
+static int w_set_target(burrow_writer *w, int t)
+{
+	int st = type_ok(w, t, "target type");
+	if (st)
+		return st;
+	if (w->num_classes || w->have_split[0] || w->have_split[1] || w->have_split[2])
+		return bw_err(BURROW_E_INVAL, "%s: target type set after its labels or splits", w->dir);
+	w->target = t;
+	w->num_nodes = w->types[t].num_nodes;
+	return 0;
+}
+
+/* mkdir tmp/rel once. */
+static int make_subdir(burrow_writer *w, const char *rel, bool *made)
+{
+	if (*made)
+		return 0;
+	char *p = tmp_path(w, rel);
+	if (!p)
+		return BURROW_E_NOMEM;
+	int st = mkdir(p, 0755) < 0 && errno != EEXIST ? bw_err_errno(errno, p, "mkdir") : 0;
+	bw_free(p);
+	*made = !st;
+	return st;
+}
+
+static int w_relation_begin(burrow_writer *w, int src, const char *name, int dst, const burrow_csr_opts *opts)
+{
+	int st;
+	if (w->rb)
+		return bw_err(BURROW_E_INVAL, "%s: relation begun before the last one ended", w->dir);
+	if ((st = type_ok(w, src, "relation source")) || (st = type_ok(w, dst, "relation destination")))
+		return st;
+	if (!bw_type_name_ok(name))
+		return bw_err(BURROW_E_INVAL, "%s: relation name \"%s\" must be 1 to %d of [A-Za-z0-9_-]", w->dir,
+			      name ? name : "", BURROW_MAX_NAME - 1);
+	if (w->num_rels == BURROW_MAX_RELATIONS)
+		return bw_err(BURROW_E_INVAL, "%s: more than %d relations", w->dir, BURROW_MAX_RELATIONS);
+	bw_wrel *r = &w->rels[w->num_rels];
+	memset(r, 0, sizeof *r);
+	bw_relation_dir(r->dir, sizeof r->dir, w->types[src].name, name, w->types[dst].name);
+	for (int i = 0; i < w->num_rels; i++)
+		if (!strcmp(w->rels[i].dir, r->dir))
+			return bw_err(BURROW_E_INVAL, "%s: relation %s written twice", w->dir, r->dir);
+	burrow_csr_opts o;
+	burrow_csr_defaults(&o);
+	if (opts && (st = bw_opts_in(&o, sizeof o, opts, "burrow_csr_opts")))
+		return st;
+	o.symmetrize = false;
+	o.drop_self_loops = false; /* a paper citing itself is an edge of its own */
+	o.drop_duplicates = true;
+	const int64_t ns = w->types[src].num_nodes, nd = w->types[dst].num_nodes;
+	if ((st = burrow_csr_builder_open(&w->rb, ns > nd ? ns : nd, &o)))
+		return st;
+	snprintf(r->name, sizeof r->name, "%s", name);
+	r->src = src;
+	r->dst = dst;
+	return 0;
+}
+
+/* Each edge checked against its own type's count, then added reversed: row = dst. */
+static int w_relation_add(burrow_writer *w, const int64_t *src, const int64_t *dst, size_t n)
+{
+	if (!w->rb)
+		return bw_err(BURROW_E_INVAL, "%s: relation edges added outside begin/end", w->dir);
+	const bw_wrel *r = &w->rels[w->num_rels];
+	const int64_t ns = w->types[r->src].num_nodes, nd = w->types[r->dst].num_nodes;
+	const int64_t base = burrow_csr_builder_count(w->rb);
+	for (size_t i = 0; i < n; i++) {
+		if (src[i] < 0 || src[i] >= ns)
+			return bw_err(BURROW_E_RANGE, "%s: relation %s: edge %lld: source id %lld outside [0, %lld) (%s)",
+				      w->dir, r->dir, (long long)(base + (int64_t)i), (long long)src[i], (long long)ns,
+				      w->types[r->src].name);
+		if (dst[i] < 0 || dst[i] >= nd)
+			return bw_err(BURROW_E_RANGE,
+				      "%s: relation %s: edge %lld: destination id %lld outside [0, %lld) (%s)", w->dir,
+				      r->dir, (long long)(base + (int64_t)i), (long long)dst[i], (long long)nd,
+				      w->types[r->dst].name);
+	}
+	return burrow_csr_builder_add(w->rb, dst, src, n);
+}
+
+static int w_relation_end(burrow_writer *w)
+{
+	char ip[3 * BURROW_MAX_NAME + 32], ix[3 * BURROW_MAX_NAME + 32];
+	int st;
+	if (!w->rb)
+		return bw_err(BURROW_E_INVAL, "%s: relation ended without begin", w->dir);
+	bw_wrel *r = &w->rels[w->num_rels];
+	snprintf(ip, sizeof ip, "relations/%s", r->dir);
+	bool made = false;
+	if (!(st = make_subdir(w, "relations", &w->made_rel_dir)) && !(st = make_subdir(w, ip, &made))) {
+		snprintf(ip, sizeof ip, "relations/%s/indptr.npy", r->dir);
+		snprintf(ix, sizeof ix, "relations/%s/indices.npy", r->dir);
+		const int64_t ns = w->types[r->src].num_nodes;
+		st = stream_builder(w, w->rb, ip, ix, w->types[r->dst].num_nodes, ns < ((int64_t)1 << 31) ? 4 : 8,
+				    &r->num_edges);
+	}
+	burrow_csr_builder_close(w->rb);
+	w->rb = NULL;
+	if (!st) {
+		w->num_edges += r->num_edges;
+		w->num_rels++;
+	}
+	return st;
+}
+
+static int w_type_features_begin(burrow_writer *w, int t, int64_t dim, burrow_dtype dtype)
+{
+	char rel[BURROW_MAX_NAME + 16];
+	int st = type_ok(w, t, "features");
+	if (st)
+		return st;
+	if (w->types[t].feat_dim || (w->feat_state == 1 && w->feat_type == t))
+		return bw_err(BURROW_E_INVAL, "%s: features of type %s written twice", w->dir, w->types[t].name);
+	if (w->feat_state == 1)
+		return bw_err(BURROW_E_INVAL, "%s: features of type %s begun before %s's ended", w->dir,
+			      w->types[t].name, w->types[w->feat_type].name);
+	if ((st = make_subdir(w, "features", &w->made_feat_dir)))
+		return st;
+	snprintf(rel, sizeof rel, "features/%s.npy", w->types[t].name);
+	w->feat_type = t;
+	return features_open(w, rel, w->types[t].num_nodes, dim, dtype);
+}
+
+/* meta.json of a typed dataset (docs/format.md, format version 2). */
+static int write_meta_typed(burrow_writer *w)
+{
+	cJSON *j = bw_meta_begin("burrow-dataset", BW_DATASET_VERSION_TYPED);
+	if (!j)
+		return bw_meta_write(NULL, w->tmp, false);
+	bool ok = true;
+	cJSON_AddStringToObject(j, "name", w->name);
+	cJSON *types = cJSON_AddArrayToObject(j, "node_types");
+	for (int t = 0; types && t < w->num_types; t++) {
+		const bw_wtype *ty = &w->types[t];
+		cJSON *o = cJSON_CreateObject();
+		ok &= cJSON_AddItemToArray(types, o);
+		cJSON_AddStringToObject(o, "name", ty->name);
+		cJSON_AddNumberToObject(o, "num_nodes", (double)ty->num_nodes);
+		cJSON_AddNumberToObject(o, "feat_dim", (double)ty->feat_dim);
+		if (ty->feat_dim)
+			cJSON_AddStringToObject(o, "feat_dtype", burrow_dtype_name(ty->feat_dtype));
+	}
+	cJSON *rels = cJSON_AddArrayToObject(j, "relations");
+	for (int i = 0; rels && i < w->num_rels; i++) {
+		const bw_wrel *r = &w->rels[i];
+		cJSON *o = cJSON_CreateObject();
+		ok &= cJSON_AddItemToArray(rels, o);
+		cJSON_AddStringToObject(o, "src", w->types[r->src].name);
+		cJSON_AddStringToObject(o, "name", r->name);
+		cJSON_AddStringToObject(o, "dst", w->types[r->dst].name);
+		cJSON_AddNumberToObject(o, "num_edges", (double)r->num_edges);
+		cJSON_AddStringToObject(o, "index_dtype",
+					w->types[r->src].num_nodes < ((int64_t)1 << 31) ? "int32" : "int64");
+	}
+	if (w->target >= 0)
+		cJSON_AddStringToObject(j, "target_type", w->types[w->target].name);
+	else
+		cJSON_AddNullToObject(j, "target_type");
+	cJSON_AddNumberToObject(j, "num_classes", w->num_classes);
+	for (int i = 0; i < 3; i++) {
+		char key[16];
+		snprintf(key, sizeof key, "num_%s", bw_split_names[i]);
+		cJSON_AddNumberToObject(j, key, (double)w->split_n[i]);
+	}
+	cJSON *src = cJSON_Parse(w->source_json ? w->source_json : "{}");
+	if (src && !cJSON_AddItemToObject(j, "source", src)) {
+		cJSON_Delete(src);
+		src = NULL;
+	}
+	return bw_meta_write(j, w->tmp, ok && types && rels && src);
+}
+
+int burrow_writer_add_type(burrow_writer *w, const char *name, int64_t num_nodes, int *type)
+{
+	return REBASE(w, w_add_type(w, name, num_nodes, type));
+}
+
+int burrow_writer_set_target(burrow_writer *w, int type) { return REBASE(w, w_set_target(w, type)); }
+
+int burrow_writer_relation_begin(burrow_writer *w, int src_type, const char *name, int dst_type,
+				 const burrow_csr_opts *opts)
+{
+	return REBASE(w, w_relation_begin(w, src_type, name, dst_type, opts));
+}
+
+int burrow_writer_relation_add(burrow_writer *w, const int64_t *src, const int64_t *dst, size_t n)
+{
+	return REBASE(w, w_relation_add(w, src, dst, n));
+}
+
+int burrow_writer_relation_end(burrow_writer *w) { return REBASE(w, w_relation_end(w)); }
+
+int burrow_writer_type_features_begin(burrow_writer *w, int type, int64_t dim, burrow_dtype dtype)
+{
+	return REBASE(w, w_type_features_begin(w, type, dim, dtype));
 }
 
 int burrow_writer_set_source(burrow_writer *w, const char *json_object)
@@ -508,17 +855,55 @@ static int write_meta(burrow_writer *w)
 	return bw_meta_write(j, w->tmp, splits && src);
 }
 
+/* What commit needs of a typed writer: a relation, nothing left open. */
+static int typed_complete(const burrow_writer *w)
+{
+	char fb[BURROW_MAX_NAME + 16];
+	if (!w->num_rels)
+		return bw_err(BURROW_E_INVAL, "%s: no relation was written", w->dir);
+	if (w->rb)
+		return bw_err(BURROW_E_INVAL, "%s: relation %s was not ended", w->dir, w->rels[w->num_rels].dir);
+	if (w->feat_state == 1)
+		return bw_err(BURROW_E_INVAL, "%s: %s was not ended", w->dir, feat_file(w, fb, sizeof fb));
+	return 0;
+}
+
+/* fsync the typed directory's folders (relations/, each relation's, features/). */
+static int fsync_typed(const burrow_writer *w)
+{
+	char rel[3 * BURROW_MAX_NAME + 32];
+	int st = 0;
+	for (int i = -2; i < w->num_rels && !st; i++) {
+		if (i == -2 && !w->made_feat_dir)
+			continue;
+		if (i == -2)
+			snprintf(rel, sizeof rel, "features");
+		else if (i == -1)
+			snprintf(rel, sizeof rel, "relations");
+		else
+			snprintf(rel, sizeof rel, "relations/%s", w->rels[i].dir);
+		char *p = tmp_path(w, rel);
+		st = p ? bw_fsync_dir(p) : BURROW_E_NOMEM;
+		bw_free(p);
+	}
+	return st;
+}
+
 int burrow_writer_commit(burrow_writer *w)
 {
 	int st = 0;
 
-	if (!w->have_graph)
+	if (w->num_types)
+		st = typed_complete(w);
+	else if (!w->have_graph)
 		st = bw_err(BURROW_E_INVAL, "%s: no graph was written", w->dir);
 	else if (w->feat_state == 1)
 		st = bw_err(BURROW_E_INVAL, "%s: features.npy was not ended", w->dir);
 	else if (w->graph_state == 1)
 		st = bw_err(BURROW_E_INVAL, "%s: indices.npy was not ended", w->dir);
-	if (st || (st = REBASE(w, write_meta(w))) || (st = bw_fsync_dir(w->tmp)))
+	if (st || (st = REBASE(w, w->num_types ? write_meta_typed(w) : write_meta(w))) || (st = bw_fsync_dir(w->tmp)))
+		goto fail;
+	if (w->num_types && (st = REBASE(w, fsync_typed(w))))
 		goto fail;
 	/* what a reader will check, checked before the output takes its name (overlapping
 	 * splits, labels past C, a graph called symmetric that is not) */
@@ -547,6 +932,11 @@ fail:
 int burrow_writer_put_graph(burrow_writer *w, const burrow_csr *g, bool symmetric)
 {
 	return REBASE(w, w_put_graph(w, g, symmetric));
+}
+
+int burrow_writer_put_builder(burrow_writer *w, burrow_csr_builder *b, bool symmetric)
+{
+	return REBASE(w, w_put_builder(w, b, symmetric));
 }
 
 int burrow_writer_features_begin(burrow_writer *w, int64_t num_rows, int64_t dim, burrow_dtype dtype)

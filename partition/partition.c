@@ -463,6 +463,9 @@ static int part_inputs(run *r)
 	const char *dir = r->dataset_dir;
 	r->in = burrow_dataset_get_info(r->ds);
 	r->gin = burrow_dataset_graph(r->ds);
+	if (!r->gin)
+		return bw_err(BURROW_E_UNSUPPORTED, "%s: a typed dataset (%d node types); the partitioner reads homogeneous "
+			      "graphs only", dir, r->in->num_types);
 	r->n = r->in->num_nodes;
 	r->k = o->num_parts;
 	if (r->n > INT32_MAX - 1)

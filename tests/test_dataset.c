@@ -202,7 +202,7 @@ Test(dataset, meta_json_checked)
 		const char *from, *to, *what;
 	} cases[] = {
 		{"\"burrow-dataset\"", "\"something-else\"", "\"format\" is \"something-else\""},
-		{"\"version\":\t1", "\"version\":\t2", "format version 2"},
+		{"\"version\":\t1", "\"version\":\t3", "format version 3"}, /* 2 is typed graphs (test_hetero.c) */
 		{"\"num_nodes\":\t50", "\"num_nodes\":\t51", "indptr.npy: shape is [51], expected [52]"},
 		{"\"num_nodes\":\t50", "\"num_nodes\":\t-5", "must be a non-negative integer"},
 		/* cast to an integer before the range check once (UB, caught by clang's UBSan) */

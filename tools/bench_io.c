@@ -410,6 +410,8 @@ static int resolve(bench *b, const char *dir, char **owned)
 		int s = burrow_dataset_open(&b->ds, dir);
 		if (s < 0)
 			return cli_lib_fail("bench io", s);
+		if (cli_homogeneous("bench io", dir, b->ds) != EXIT_OK)
+			return EXIT_FAIL;
 		b->g = burrow_dataset_graph(b->ds);
 		b->path = burrow_dataset_features_path(b->ds);
 		if (!b->path)

@@ -143,6 +143,10 @@ int bench_loader(int argc, char **argv)
 	int st = burrow_dataset_open(&ds, argv[optind]);
 	if (st < 0)
 		return cli_lib_fail("bench loader", st);
+	if (cli_homogeneous("bench loader", argv[optind], ds) != EXIT_OK) {
+		burrow_dataset_close(ds);
+		return EXIT_FAIL;
+	}
 	int64_t batches = 0, rows = 0;
 	double secs = 0;
 	st = run(ds, &so, engine, max_batches, &batches, &rows, &secs);

@@ -298,6 +298,8 @@ static int sample_open(sample_run *r)
 		r->producers = true; /* a GPU's "threads" are producers, each with its stream */
 	if ((st = burrow_dataset_open(&r->ds, r->dir)) < 0)
 		return cli_lib_fail("bench sample", st);
+	if (cli_homogeneous("bench sample", r->dir, r->ds) != EXIT_OK)
+		return EXIT_FAIL;
 	r->g = burrow_dataset_graph(r->ds);
 	r->train = burrow_dataset_split(r->ds, BURROW_SPLIT_TRAIN, &r->n);
 	if (!r->train) {

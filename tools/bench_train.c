@@ -216,6 +216,8 @@ static int train_open(train_run *r)
 		return cli_lib_fail("bench train", st);
 	if ((st = burrow_dataset_open(&r->ds, r->dir)) < 0)
 		return cli_lib_fail("bench train", st);
+	if (cli_homogeneous("bench train", r->dir, r->ds) != EXIT_OK)
+		return EXIT_FAIL;
 	touch_graph(burrow_dataset_graph(r->ds));
 	const burrow_dataset_info *in = burrow_dataset_get_info(r->ds);
 	r->om = *o;

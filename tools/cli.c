@@ -170,6 +170,19 @@ const char *cli_text(const char *s)
 
 int cli_lib_fail(const char *what, int status) { return cli_fail(what, "%s", cli_lib_message(what, status)); }
 
+int cli_homogeneous(const char *cmd, const char *dir, const burrow_dataset *ds)
+{
+	const int types = burrow_dataset_get_info(ds)->num_types;
+	if (!types)
+		return EXIT_OK;
+	/* train's refusal until the trainer takes typed datasets (issue 31: the typed trainer replaces it) */
+	if (!strcmp(cmd, "train"))
+		return cli_fail(cmd, "%s: a typed dataset (%d node types); train it with --model rgcn, rsage or rgat",
+				cli_text(dir), types);
+	return cli_fail(cmd, "%s: a typed dataset (%d node types); burrow %s reads homogeneous graphs only",
+			cli_text(dir), types, cmd);
+}
+
 int cli_usage(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;

@@ -44,6 +44,9 @@ const char *cli_lib_message(const char *what, int status);
 const char *cli_text(const char *s);
 /* Print it as "burrow: <what>: <message>"; returns EXIT_FAIL. */
 int cli_lib_fail(const char *what, int status);
+/* EXIT_OK for a homogeneous (format version 1) dataset; for a typed one (version 2), which
+ * cmd cannot read, its one-line refusal and EXIT_FAIL. */
+int cli_homogeneous(const char *cmd, const char *dir, const burrow_dataset *ds);
 /* A usage error: "burrow: <cmd>: <why> (see 'burrow <cmd> --help')"; returns EXIT_USAGE. */
 int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -13,8 +13,11 @@ static void help(void)
 	       "and describe it: nodes, edges, degrees, isolated nodes, features, classes and their\n"
 	       "histogram, split sizes, bytes on disk.\n"
 	       "For a parts directory (burrow partition's DIR/parts-K): the number of parts, the edge\n"
-	       "cut, the imbalance, and per part its owned and halo nodes, send list and CSR entries.\n\n"
-	       "  --verify   also check the contents: CSR structure, symmetry, label range, split ids;\n"
+	       "cut, the imbalance, and per part its owned and halo nodes, send list and CSR entries.\n"
+	       "For a typed dataset (format version 2): per node type its nodes and features, per\n"
+	       "relation its edges and average in-degree, the target type's classes and splits.\n\n"
+	       "  --verify   also check the contents: CSR structure, symmetry, label range, split ids\n"
+	       "             (typed: every relation's rows and id ranges);\n"
 	       "             for parts, open every part and check its exchange lists and dataset\n"
 	       "  --json     print one JSON object instead of the table\n");
 }
@@ -160,6 +163,93 @@ static int info_parts(const char *dir, bool verify, bool json)
 	return EXIT_OK;
 }
 
+/* Class histogram of the labels (n of them; last slot: unlabeled), or NULL out of memory. */
+static int64_t *class_hist(const int32_t *lab, int64_t n, int32_t c)
+{
+	int64_t *hist = calloc((size_t)c + 1, sizeof *hist);
+	for (int64_t v = 0; hist && lab && v < n; v++)
+		hist[lab[v] >= 0 && lab[v] < c ? lab[v] : c]++;
+	return hist;
+}
+
+/* burrow info of a typed dataset (format version 2): per node type its count and features,
+ * per relation its edges and average in-degree (edges / destination nodes). */
+static void info_typed(const char *dir, const burrow_dataset *ds, bool verify, bool json, const int64_t *hist)
+{
+	const burrow_dataset_info *in = burrow_dataset_get_info(ds);
+	const burrow_hetero *h = burrow_dataset_hetero(ds);
+	const char *target = h->target_type >= 0 ? h->type_names[h->target_type] : NULL;
+	const int64_t disk = burrow_dataset_disk_bytes(ds);
+	const bool lab = burrow_dataset_labels(ds) != NULL;
+	char a[64], b[64], c[64];
+	if (json) {
+		printf("{\"dir\": %s, \"name\": %s, \"format_version\": 2, \"num_types\": %d, \"num_relations\": %d, "
+		       "\"target_type\": %s, \"num_edges\": %lld, \"node_types\": [",
+		       jq(dir), jq(in->name), h->num_types, h->num_relations, target ? jq(target) : "null",
+		       (long long)in->num_edges);
+		for (int t = 0; t < h->num_types; t++) {
+			burrow_type_info ti;
+			burrow_dataset_type_info(ds, t, &ti);
+			printf("%s{\"name\": %s, \"num_nodes\": %lld, \"feat_dim\": %lld, \"feat_dtype\": \"%s\"}", t ? ", " : "",
+			       jq(ti.name), (long long)ti.num_nodes, (long long)ti.feat_dim,
+			       ti.feat_dim ? burrow_dtype_name(ti.feat_dtype) : "");
+		}
+		printf("], \"relations\": [");
+		for (int i = 0; i < h->num_relations; i++) {
+			const burrow_relation *r = &h->rel[i];
+			const int64_t nd = h->type_nodes[r->dst_type];
+			printf("%s{\"src\": %s, \"name\": %s, \"dst\": %s, \"num_edges\": %lld, \"avg_in_degree\": %.6g}",
+			       i ? ", " : "", jq(h->type_names[r->src_type]), jq(r->name), jq(h->type_names[r->dst_type]),
+			       (long long)r->graph.num_edges, nd ? (double)r->graph.num_edges / (double)nd : 0.0);
+		}
+		printf("], \"num_classes\": %d, \"class_counts\": [", in->num_classes);
+		for (int32_t k = 0; k < in->num_classes; k++)
+			printf("%s%lld", k ? ", " : "", (long long)hist[k]);
+		printf("], \"unlabeled\": %lld, \"num_train\": %lld, \"num_valid\": %lld, \"num_test\": %lld, "
+		       "\"disk_bytes\": %lld, \"source\": %s%s}\n",
+		       (long long)(lab ? hist[in->num_classes] : in->num_nodes), (long long)in->num_train,
+		       (long long)in->num_valid, (long long)in->num_test, (long long)disk, in->source_json,
+		       verify ? ", \"verified\": true" : "");
+		return;
+	}
+	printf("dataset    %s (%s), typed: %d node types, %d relations\n", cli_text(dir), cli_text(in->name), h->num_types,
+	       h->num_relations);
+	printf("source     %s\n", in->source_json);
+	printf("%-10s %-24s %16s  %s\n", "types", "", "nodes", "features");
+	for (int t = 0; t < h->num_types; t++) {
+		burrow_type_info ti;
+		burrow_dataset_type_info(ds, t, &ti);
+		if (ti.feat_dim)
+			snprintf(c, sizeof c, "%lld x %s (%s)", (long long)ti.feat_dim, burrow_dtype_name(ti.feat_dtype),
+				 cli_human_bytes((double)ti.num_nodes * (double)ti.feat_dim *
+						 (double)burrow_dtype_size(ti.feat_dtype), b, sizeof b));
+		printf("%-10s %-24s %16s  %s%s\n", "", cli_text(ti.name), cli_grouped(ti.num_nodes, a, sizeof a),
+		       ti.feat_dim ? c : "none", t == h->target_type ? "  (target)" : "");
+	}
+	printf("%-10s %-40s %16s  %s\n", "relations", "", "edges", "avg in-degree");
+	for (int i = 0; i < h->num_relations; i++) {
+		const burrow_relation *r = &h->rel[i];
+		const int64_t nd = h->type_nodes[r->dst_type];
+		char rel[3 * BURROW_MAX_NAME + 8];
+		snprintf(rel, sizeof rel, "%s %s %s", h->type_names[r->src_type], r->name, h->type_names[r->dst_type]);
+		printf("%-10s %-40s %16s  %.2f\n", "", rel, cli_grouped(r->graph.num_edges, a, sizeof a),
+		       nd ? (double)r->graph.num_edges / (double)nd : 0.0);
+	}
+	printf("edges      %s in all relations\n", cli_grouped(in->num_edges, a, sizeof a));
+	printf("target     %s\n", target ? target : "none");
+	printf("classes    %d", in->num_classes);
+	for (int32_t k = 0; k < in->num_classes; k++)
+		printf("%s%d:%lld", k ? " " : "  ", k, (long long)hist[k]);
+	if (lab && hist[in->num_classes])
+		printf("  unlabeled:%lld", (long long)hist[in->num_classes]);
+	printf("\n");
+	printf("splits     train %lld  valid %lld  test %lld\n", (long long)in->num_train, (long long)in->num_valid,
+	       (long long)in->num_test);
+	printf("disk       %s\n", cli_human_bytes((double)disk, a, sizeof a));
+	if (verify)
+		printf("verify     ok (every relation's CSR structure and id ranges, labels, splits)\n");
+}
+
 int cmd_info(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -193,6 +283,14 @@ int cmd_info(int argc, char **argv)
 		return cli_lib_fail("info", st);
 	}
 	const burrow_dataset_info *in = burrow_dataset_get_info(ds);
+	if (burrow_dataset_hetero(ds)) {
+		int64_t *th = class_hist(burrow_dataset_labels(ds), in->num_nodes, in->num_classes);
+		if (th)
+			info_typed(dir, ds, verify, json, th);
+		free(th);
+		burrow_dataset_close(ds);
+		return th ? EXIT_OK : cli_fail("info", "out of memory");
+	}
 	const burrow_csr *g = burrow_dataset_graph(ds);
 
 	int64_t dmin = g->num_nodes ? INT64_MAX : 0, dmax = 0, isolated = 0;

@@ -91,7 +91,13 @@ int train_cli_restore(const char *cmd, const char *dir, const char *ckpt, const 
 	/* each message names its cause: the checkpoint's model (read_opts, load), the dataset
 	 * (its open, the trainer's features and labels), the machine (memory, the device) */
 	st = burrow_checkpoint_read_opts(path, &o);
-	if (st >= 0 && (st = burrow_dataset_open(ds, dir)) >= 0 && (st = burrow_trainer_open(t, *ds, &o)) >= 0)
+	if (st >= 0 && (st = burrow_dataset_open(ds, dir)) >= 0 && cli_homogeneous(cmd, dir, *ds) != EXIT_OK) {
+		free(path);
+		burrow_dataset_close(*ds);
+		*ds = NULL;
+		return EXIT_FAIL;
+	}
+	if (st >= 0 && (st = burrow_trainer_open(t, *ds, &o)) >= 0)
 		st = burrow_trainer_load(*t, path);
 	free(path);
 	if (st < 0) {
