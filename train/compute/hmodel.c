@@ -208,14 +208,36 @@ static void lay_rel(const bw_hmodel_cfg *c, int l, int r, hrel *x, int64_t *off)
 
 static float *at(float *base, int64_t off) { return off < 0 ? NULL : base + off; }
 
-static void bind_rel(bw_hmodel *m, hrel *x)
+/* Views of the parameters and their gradients where the layout put them. */
+static void bind(bw_hmodel *m)
 {
-	const bw_hparams *a = &x->at;
-	x->w = at(m->params, a->w), x->gw = at(m->grads, a->w);
-	x->w_self = at(m->params, a->w_self), x->gw_self = at(m->grads, a->w_self);
-	x->a_src = at(m->params, a->a_src), x->ga_src = at(m->grads, a->a_src);
-	x->a_dst = at(m->params, a->a_dst), x->ga_dst = at(m->grads, a->a_dst);
-	x->b = at(m->params, a->b), x->gb = at(m->grads, a->b);
+	for (int l = 0; l < m->cfg.layers; l++) {
+		for (int t = 0; t < m->cfg.num_types; t++) {
+			hself *s = &m->self[l][t];
+			if (!s->on)
+				continue;
+			s->w = m->params + s->at.w_self;
+			s->gw = m->grads + s->at.w_self;
+			s->b = m->params + s->at.b;
+			s->gb = m->grads + s->at.b;
+		}
+		for (int r = 0; r < m->cfg.num_rels; r++) {
+			hrel *x = &m->rel[l][r];
+			const bw_hparams *a = &x->at;
+			if (!x->on)
+				continue;
+			x->w = at(m->params, a->w);
+			x->gw = at(m->grads, a->w);
+			x->w_self = at(m->params, a->w_self);
+			x->gw_self = at(m->grads, a->w_self);
+			x->a_src = at(m->params, a->a_src);
+			x->ga_src = at(m->grads, a->a_src);
+			x->a_dst = at(m->params, a->a_dst);
+			x->ga_dst = at(m->grads, a->a_dst);
+			x->b = at(m->params, a->b);
+			x->gb = at(m->grads, a->b);
+		}
+	}
 }
 
 /* The layout of every layer (R-GCN's self terms first, then the relations); returns the count. */
@@ -351,16 +373,7 @@ int bw_hmodel_open(bw_hmodel **out, const bw_device *dev, const bw_hmodel_cfg *c
 		st = head_mean(m);
 	if (st)
 		goto fail;
-	for (int l = 0; l < cfg->layers; l++) {
-		for (int t = 0; t < cfg->num_types; t++) {
-			hself *s = &m->self[l][t];
-			s->w = at(m->params, s->on ? s->at.w_self : -1), s->gw = at(m->grads, s->on ? s->at.w_self : -1);
-			s->b = at(m->params, s->on ? s->at.b : -1), s->gb = at(m->grads, s->on ? s->at.b : -1);
-		}
-		for (int r = 0; r < cfg->num_rels; r++)
-			if (m->rel[l][r].on)
-				bind_rel(m, &m->rel[l][r]);
-	}
+	bind(m);
 	*out = m;
 	return 0;
 fail:
