@@ -35,8 +35,9 @@ typedef struct tblock {
 } tblock;
 
 /* nd destinations over ns sources: row 0 empty, others 0..max_deg random sources
- * (duplicates possible), so empty rows, repeated edges and unread sources all occur. */
-static inline void make_block(tblock *t, int64_t nd, int64_t ns, int max_deg, uint64_t key)
+ * (duplicates possible), so empty rows, repeated edges and unread sources all occur.
+ * bipartite: a typed block (bw_block.bipartite), nd may exceed ns. */
+static inline void make_block_as(tblock *t, int64_t nd, int64_t ns, int max_deg, uint64_t key, bool bipartite)
 {
 	bw_rng r;
 	bw_rng_seed(&r, key);
@@ -50,7 +51,13 @@ static inline void make_block(tblock *t, int64_t nd, int64_t ns, int max_deg, ui
 		t->indptr[i + 1] = k;
 	}
 	bw_block_init(&t->b, nd, ns, t->indptr, t->indices);
+	t->b.bipartite = bipartite;
 	cr_assert_eq(bw_block_check(&t->b), 0, "%s", burrow_last_error());
+}
+
+static inline void make_block(tblock *t, int64_t nd, int64_t ns, int max_deg, uint64_t key)
+{
+	make_block_as(t, nd, ns, max_deg, key, false);
 }
 
 static inline void free_block(tblock *t)

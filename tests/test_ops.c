@@ -1242,24 +1242,33 @@ BACKENDS(segment_max_and_its_backward_match_ref)
 	free_block(&t);
 }
 
-/* Source of slot q of row i (0: the self loop), as bw_ops numbers them. */
-static int64_t ref_slot_src(const bw_block *b, int64_t i, int64_t q) { return q ? b->indices[b->indptr[i] + q - 1] : i; }
+/* Source of slot q of row i (0: the self loop, none in a bipartite block), as bw_ops
+ * numbers them; row i's slots, and the number of its first. */
+static int64_t ref_slot_src(const bw_block *b, int64_t i, int64_t q)
+{
+	if (b->bipartite)
+		return b->indices[b->indptr[i] + q];
+	return q ? b->indices[b->indptr[i] + q - 1] : i;
+}
+static int64_t ref_slots(const bw_block *b, int64_t i) { return b->indptr[i + 1] - b->indptr[i] + !b->bipartite; }
+static int64_t ref_slot_base(const bw_block *b, int64_t i) { return b->indptr[i] + (b->bipartite ? 0 : i); }
 
 /* The attention kernels one by one against their definitions in double: per-head dot and
  * its backward, the edge softmax and its backward, the attention aggregation and its
- * backward. */
-BACKENDS(attention_kernels_match_ref)
+ * backward; on a block with self loops, and on a bipartite one (more destinations than
+ * sources, no self loop, empty rows). */
+static void check_attention_kernels(int kind, bool bipartite)
 {
-	const int64_t nd = 19, ns = 33, H = 3, F = 4, hf = H * F;
+	const int64_t nd = 19, ns = bipartite ? 13 : 33, H = 3, F = 4, hf = H * F;
 	tblock t;
-	make_block(&t, nd, ns, 6, 41);
+	make_block_as(&t, nd, ns, 6, 41, bipartite);
 	const int64_t S = bw_block_slots(&t.b);
 	const float slope = 0.2f;
 	float *hh = uniform(ns * hf, 51, -1, 1), *ah = uniform(hf, 52, -1, 1), *gdot = uniform(ns * H, 53, -1, 1);
 	float *ssh = uniform(ns * H, 54, -2, 2), *sdh = uniform(nd * H, 55, -2, 2), *gah = uniform(S * H, 56, -1, 1);
 	float *alh = uniform(S * H, 57, 0, 1), *goh = uniform(nd * hf, 58, -1, 1);
 	for (int threads = 1; threads <= 2; threads++) {
-		bw_backend be = open_backend(*kind, threads);
+		bw_backend be = open_backend(kind, threads);
 		NEED_SLOT(&be, head_dot);
 		NEED_SLOT(&be, head_dot_bwd);
 		NEED_SLOT(&be, edge_softmax_fwd);
@@ -1301,7 +1310,7 @@ BACKENDS(attention_kernels_match_ref)
 		float *alg = tensor_get(&be, &al), *gssh = tensor_get(&be, &gss), *gsdh = tensor_get(&be, &gsd);
 		double *rgs = calloc((size_t)(ns * H), sizeof *rgs), *ral = calloc((size_t)(S * H), sizeof *ral);
 		for (int64_t i = 0; i < nd; i++) {
-			const int64_t n = t.b.indptr[i + 1] - t.b.indptr[i] + 1, base = t.b.indptr[i] + i;
+			const int64_t n = ref_slots(&t.b, i), base = ref_slot_base(&t.b, i);
 			for (int64_t k = 0; k < H; k++) {
 				double sum = 0, dotg = 0, gd = 0;
 				for (int64_t q = 0; q < n; q++) {
@@ -1335,7 +1344,7 @@ BACKENDS(attention_kernels_match_ref)
 		float *oh = tensor_get(&be, &out), *galh = tensor_get(&be, &galpha), *ghh = tensor_get(&be, &gh);
 		double *rgh = calloc((size_t)(ns * hf), sizeof *rgh);
 		for (int64_t i = 0; i < nd; i++) {
-			const int64_t n = t.b.indptr[i + 1] - t.b.indptr[i] + 1, base = t.b.indptr[i] + i;
+			const int64_t n = ref_slots(&t.b, i), base = ref_slot_base(&t.b, i);
 			for (int64_t c = 0; c < hf; c++) {
 				double ref = 0;
 				for (int64_t q = 0; q < n; q++)
@@ -1389,6 +1398,9 @@ BACKENDS(attention_kernels_match_ref)
 	free(goh);
 	free_block(&t);
 }
+
+BACKENDS(attention_kernels_match_ref) { check_attention_kernels(*kind, false); }
+BACKENDS(attention_kernels_match_ref_on_bipartite_blocks) { check_attention_kernels(*kind, true); }
 
 /* Layer norm and batch norm (forward, backward, fixed statistics), column scale and dot,
  * against their definitions in double. */

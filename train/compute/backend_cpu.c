@@ -582,11 +582,19 @@ static int cpu_head_dot_bwd(const bw_backend *be, const float *x, int64_t rows, 
 }
 
 /* Row i of a block has slot_count slots from slot_base on: slot k (0: the self loop) reads
- * source slot_src(...). */
-static inline int64_t slot_count(const bw_block *b, int64_t i) { return b->d.indptr[i + 1] - b->d.indptr[i] + 1; }
-static inline int64_t slot_base(const bw_block *b, int64_t i) { return b->d.indptr[i] - b->d.indptr[0] + i; }
+ * source slot_src(...); a bipartite block has no self loop, its slots are its edges. */
+static inline int64_t slot_count(const bw_block *b, int64_t i)
+{
+	return b->d.indptr[i + 1] - b->d.indptr[i] + (b->bipartite ? 0 : 1);
+}
+static inline int64_t slot_base(const bw_block *b, int64_t i)
+{
+	return b->d.indptr[i] - b->d.indptr[0] + (b->bipartite ? 0 : i);
+}
 static inline int64_t slot_src(const bw_block *b, int64_t i, int64_t k)
 {
+	if (b->bipartite)
+		return b->d.indices[b->d.indptr[i] + k];
 	return k == 0 ? i : b->d.indices[b->d.indptr[i] + k - 1];
 }
 
@@ -598,7 +606,7 @@ static int cpu_edge_softmax_fwd(const bw_backend *be, const bw_block *b, const f
 #pragma omp parallel for schedule(dynamic, 64) num_threads(be->threads)
 	for (int64_t i = 0; i < b->num_dst; i++) {
 		const int64_t n = slot_count(b, i), base = slot_base(b, i);
-		for (int64_t k = 0; k < heads; k++) {
+		for (int64_t k = 0; k < heads && n > 0; k++) { /* a bipartite row may have no slot */
 			const float sd = s_dst[i * heads + k];
 			float mx = -INFINITY;
 			for (int64_t q = 0; q < n; q++) {

@@ -78,7 +78,11 @@ typedef struct bw_ops {
 	 * PyG's GATConv does): row i's "slots" are first i itself, then its CSR edges in
 	 * order; slot (i, 0) is number (indptr[i] - indptr[0]) + i, slot (i, k >= 1) the
 	 * edge indptr[i] + k - 1 at number (indptr[i] + k - 1 - indptr[0]) + i + 1. A block
-	 * has bw_block_slots(b) = edges + num_dst slots; per-slot arrays are [slots, heads]. */
+	 * has bw_block_slots(b) = edges + num_dst slots; per-slot arrays are [slots, heads].
+	 * A bipartite block (bw_block.bipartite: the relational layers' typed blocks) has no
+	 * self loop: row i's slots are its edges, slot k the edge indptr[i] + k at number
+	 * indptr[i] + k - indptr[0]; a row without edges has no slot (its softmax is empty,
+	 * its aggregation 0). A backend that fills these slots handles both. */
 
 	/* out[i, c] = max over row i's sources j of x[j, c], arg[i, c] = that j (the first in
 	 * row order on ties), for every destination row; a row without sources gets out 0 and

@@ -17,11 +17,14 @@ void bw_block_init(bw_block *b, int64_t num_dst, int64_t num_src, const int64_t 
 
 int bw_block_check(const bw_block *b)
 {
-	if (b->num_dst < 0 || b->num_src < b->num_dst)
+	if (b->num_dst < 0 || b->num_src < 0 || (!b->bipartite && b->num_src < b->num_dst))
 		return bw_err(BURROW_E_INVAL, "block: %lld destination rows but %lld sources (need 0 <= dst <= src)",
 			      (long long)b->num_dst, (long long)b->num_src);
 	if (b->num_src > INT32_MAX)
 		return bw_err(BURROW_E_UNSUPPORTED, "block: %lld sources do not fit int32 local ids", (long long)b->num_src);
+	if (b->num_dst > INT32_MAX) /* a bipartite block's (the transpose lists rows as int32) */
+		return bw_err(BURROW_E_UNSUPPORTED, "block: %lld destinations do not fit int32 local ids",
+			      (long long)b->num_dst);
 	if (!b->indptr || (bw_block_edges(b) > 0 && !b->indices))
 		return bw_err(BURROW_E_INVAL, "block: missing indptr or indices");
 	for (int64_t i = 0; i < b->num_dst; i++) {
@@ -97,6 +100,8 @@ int bw_block_prepare(bw_block *b, bool want_transpose, bool gcn)
 	if (want_transpose && !b->t_indptr && (st = transpose(b)))
 		return st;
 	if (gcn && (!b->dst_norm || !b->src_norm)) {
+		if (b->bipartite)
+			return bw_err(BURROW_E_INVAL, "block: GCN norms of a bipartite block (no destination is a source)");
 		if (b->dst_norm || b->src_norm)
 			return bw_err(BURROW_E_INVAL, "block: set both GCN norms or neither");
 		if ((st = block_norms(b)))

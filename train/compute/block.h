@@ -44,6 +44,11 @@ typedef struct bw_block {
 	 * whole graph's), else prepare computes them from the block. */
 	const float *dst_norm;  /* [num_dst] */
 	const float *src_norm;  /* [num_src] */
+	/* A typed (relational) block: its destinations are nodes of another list than its
+	 * sources, not their first rows, so num_dst may exceed num_src, and attention adds no
+	 * self loop (its slots are its edges, PyG's add_self_loops=False). GCN aggregation,
+	 * whose self term reads source i for destination i, refuses it. Set after init. */
+	bool bipartite;
 	/* derived by bw_block_prepare and bw_block_split (owned host memory) */
 	int64_t *t_indptr;      /* [num_src + 1]: the transpose, source -> destination rows */
 	int32_t *t_indices;     /* [num_edges] destination rows, ascending within each source */
@@ -57,12 +62,14 @@ typedef struct bw_block {
 
 /* A block over caller arrays (borrowed); nothing derived yet. */
 void bw_block_init(bw_block *b, int64_t num_dst, int64_t num_src, const int64_t *indptr, const int32_t *indices);
-/* Full structural check: offsets monotone, ids in [0, num_src), num_dst <= num_src. */
+/* Full structural check: offsets monotone, ids in [0, num_src), num_dst <= num_src (any
+ * num_dst for a bipartite block). */
 int bw_block_check(const bw_block *b);
 /* Edges of the block. */
 static inline int64_t bw_block_edges(const bw_block *b) { return b->indptr[b->num_dst] - b->indptr[0]; }
-/* Attention slots of the block: its edges plus one self loop per destination row (bw_ops). */
-static inline int64_t bw_block_slots(const bw_block *b) { return bw_block_edges(b) + b->num_dst; }
+/* Attention slots of the block: its edges plus one self loop per destination row, or its
+ * edges alone for a bipartite block (bw_ops). */
+static inline int64_t bw_block_slots(const bw_block *b) { return bw_block_edges(b) + (b->bipartite ? 0 : b->num_dst); }
 /* Build the transpose (for backward passes) and, when `gcn` and no norms were set, the GCN
  * norms from the block: dst i and src j < num_dst use row i's length + 1; a source that is
  * not a destination uses the number of rows it appears in + 1. Idempotent. */

@@ -52,6 +52,9 @@ static int check_block(const bw_backend *be, const char *op, const bw_block *b, 
 		return bw_err(BURROW_E_INVAL, "%s: the block is not on %s (bw_block_upload)", op, be->dev->name);
 	if (mode < BW_AGG_SUM || mode > BW_AGG_GCN)
 		return bw_err(BURROW_E_INVAL, "%s: unknown mode %d", op, (int)mode);
+	if (mode == BW_AGG_GCN && b->bipartite)
+		return bw_err(BURROW_E_INVAL, "%s: GCN aggregation over a bipartite block (its self term needs destination i "
+					      "to be source i)", op);
 	if (mode == BW_AGG_GCN && !b->d.has_norms)
 		return bw_err(BURROW_E_INVAL, "%s: GCN needs the block's norms (bw_block_prepare)", op);
 	if (backward && !b->d.has_transpose)
