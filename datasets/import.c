@@ -29,8 +29,7 @@ static bool ends_with(const char *s, const char *suffix)
 	return a >= b && !strcasecmp(s + a - b, suffix);
 }
 
-/* Does the file start with gzip's magic bytes? */
-static int is_gzip(const char *path, bool *gz)
+int bw_is_gzip(const char *path, bool *gz)
 {
 	unsigned char m[2];
 	int fd, st = bw_open_input(path, 0, &fd, NULL);
@@ -50,7 +49,7 @@ static int edges_text(const burrow_import_opts *o, burrow_csr_builder *b, int64_
 	bw_src src = {.name = o->edges, .path = o->edges, .fd = -1};
 	bw_csv c;
 	bool gz = false;
-	int st = is_gzip(o->edges, &gz);
+	int st = bw_is_gzip(o->edges, &gz);
 	if (st || (st = bw_csv_open(&c, &src, gz, 0, true)))
 		return st;
 	if (!(st = bw_csv_header(&c, o->header, header)))
