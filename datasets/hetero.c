@@ -75,7 +75,10 @@ static int check_relations(const bw_hplan *p)
 			if (strlen(rev) >= BURROW_MAX_NAME)
 				return bw_err(BURROW_E_INVAL, "%s: relation name '%s' too long for its reverse '%s'",
 					      r->edges.name, r->name, rev);
-			if (relation_taken(p, r->dst, rev, r->src, p->num_relations))
+			bool given = false; /* the reverse must not be one of the relations given */
+			for (int j = 0; j < p->num_relations; j++)
+				given |= p->rel[j].src == r->dst && p->rel[j].dst == r->src && !strcmp(p->rel[j].name, rev);
+			if (given)
 				return bw_err(BURROW_E_INVAL, "%s: the reverse (%s, %s, %s) of relation '%s' is given too",
 					      r->edges.name, p->type[r->dst].name, rev, p->type[r->src].name, r->name);
 			total++;
@@ -599,6 +602,11 @@ int bw_hetero_put(burrow_writer *w, bw_hplan *p)
 	for (int t = 0; t < p->num_types && !st; t++)
 		if (!(st = burrow_writer_add_type(w, p->type[t].name, p->type[t].n, &idx)) && idx != t)
 			st = bw_err(BURROW_E_INVAL, "writer numbered type '%s' %d, not %d", p->type[t].name, idx, t);
+	for (int t = 0; t < p->num_types && !st; t++) { /* a wrong shape is refused before any edge is read */
+		int64_t dim;
+		if (p->type[t].feat_kind == BW_IN_NPY)
+			st = feature_dim(p, t, &dim);
+	}
 	if (!st && p->target >= 0)
 		st = burrow_writer_set_target(w, p->target);
 	for (int r = 0; r < p->num_relations && !st; r++)
