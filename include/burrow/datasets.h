@@ -47,7 +47,7 @@ typedef struct burrow_gen_opts {
 	const char *spill_dir;  /* folder for the build's spill files (NULL: $TMPDIR, else /tmp); borrowed */
 	/* hsbm (num_nodes papers and as many authors, avg_degree, homophily, signal of the
 	 * authors' features, num_classes, feat_dim, the split fractions as csbm) */
-	double target_signal;   /* class signal of the papers' own features (default 0.3: weak) */
+	double target_signal;   /* class signal of the papers' own features (default 0.5: weak) */
 } burrow_gen_opts;
 
 /* Defaults for a kind (enum burrow_gen_kind). */
