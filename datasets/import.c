@@ -464,6 +464,21 @@ out:
 	return st;
 }
 
+/* The options of a graph of one node type (o NULL: none given). */
+static int check_homogeneous(const burrow_import_opts *o)
+{
+	if (o && (o->num_relations || o->target || o->split_dir || o->add_reverse || o->fill))
+		return bw_err(BURROW_E_INVAL, "import: relations, a target, a split folder, --add-reverse and --fill are for "
+			      "typed graphs (give their node types)");
+	if (!o || !o->edges)
+		return bw_err(BURROW_E_INVAL, "import: no edge file given");
+	if (o->num_nodes < 0)
+		return bw_err(BURROW_E_INVAL, "import: negative node count %lld", (long long)o->num_nodes);
+	if (o->feat_dtype != BURROW_DTYPE_INVALID && o->feat_dtype != BURROW_DTYPE_F32 && o->feat_dtype != BURROW_DTYPE_F16)
+		return bw_err(BURROW_E_INVAL, "import: features must be float32 or float16");
+	return 0;
+}
+
 int burrow_import(const char *out, const burrow_import_opts *opts)
 {
 	burrow_writer *w = NULL;
@@ -483,15 +498,8 @@ int burrow_import(const char *out, const burrow_import_opts *opts)
 		return st;
 	if (opts && o->num_types > 0)
 		return import_typed(out, o);
-	if (o->num_relations || o->target || o->split_dir || o->add_reverse || o->fill)
-		return bw_err(BURROW_E_INVAL, "import: relations, a target, a split folder, --add-reverse and --fill are for "
-			      "typed graphs (give their node types)");
-	if (!opts || !o->edges)
-		return bw_err(BURROW_E_INVAL, "import: no edge file given");
-	if (o->num_nodes < 0)
-		return bw_err(BURROW_E_INVAL, "import: negative node count %lld", (long long)o->num_nodes);
-	if (o->feat_dtype != BURROW_DTYPE_INVALID && o->feat_dtype != BURROW_DTYPE_F32 && o->feat_dtype != BURROW_DTYPE_F16)
-		return bw_err(BURROW_E_INVAL, "import: features must be float32 or float16");
+	if ((st = check_homogeneous(opts ? o : NULL)))
+		return st;
 	if ((o->train || o->valid || o->test) && !(o->train && o->valid && o->test))
 		return bw_err(BURROW_E_INVAL, "import: give all three splits (train, valid, test) or none");
 	is.split_random = o->split[0] != 0 || o->split[1] != 0 || o->split[2] != 0;
