@@ -23,8 +23,19 @@ static int64_t int_at(const void *p, burrow_dtype t, size_t i)
 	}
 }
 
+static int to_builder(void *ctx, const int64_t *src, const int64_t *dst, size_t n)
+{
+	return burrow_csr_builder_add(ctx, src, dst, n);
+}
+
 int bw_edges_npy(burrow_csr_builder *b, const bw_src *src, int64_t n, int64_t *count, burrow_progress_fn fn, void *user,
 		 bw_edge_tally *tally)
+{
+	return bw_edges_npy_to(src, n, n, b ? to_builder : NULL, b, count, fn, user, tally);
+}
+
+int bw_edges_npy_to(const bw_src *src, int64_t n_src, int64_t n_dst, bw_edge_sink sink, void *ctx, int64_t *count,
+		    burrow_progress_fn fn, void *user, bw_edge_tally *tally)
 {
 	bw_npys a, c = {0};
 	int64_t *s = NULL, *d = NULL;
@@ -69,15 +80,16 @@ int bw_edges_npy(burrow_csr_builder *b, const bw_src *src, int64_t n, int64_t *c
 				d[j] = int_at(raw, t, 2 * j + 1);
 			}
 		}
-		if (!b) /* only tallied: ids need be >= 0 */
-			n = INT64_MAX;
+		if (!sink) /* only tallied: ids need be >= 0 */
+			n_src = n_dst = INT64_MAX;
 		for (size_t j = 0; j < k; j++)
-			if (s[j] < 0 || s[j] >= n || d[j] < 0 || d[j] >= n) {
-				int64_t bad = s[j] < 0 || s[j] >= n ? s[j] : d[j];
-				st = b ? bw_err(BURROW_E_RANGE, "%s: edge %lld: node id %lld out of range [0, %lld)", a.name,
-						(long long)(i + (int64_t)j), (long long)bad, (long long)n)
-				       : bw_err(BURROW_E_RANGE, "%s: edge %lld: node id %lld is negative", a.name,
-						(long long)(i + (int64_t)j), (long long)bad);
+			if (s[j] < 0 || s[j] >= n_src || d[j] < 0 || d[j] >= n_dst) {
+				const bool at_src = s[j] < 0 || s[j] >= n_src;
+				const int64_t bad = at_src ? s[j] : d[j], n = at_src ? n_src : n_dst;
+				st = sink ? bw_err(BURROW_E_RANGE, "%s: edge %lld: node id %lld out of range [0, %lld)", a.name,
+						   (long long)(i + (int64_t)j), (long long)bad, (long long)n)
+					  : bw_err(BURROW_E_RANGE, "%s: edge %lld: node id %lld is negative", a.name,
+						   (long long)(i + (int64_t)j), (long long)bad);
 				goto out;
 			}
 		if (tally)
@@ -85,7 +97,7 @@ int bw_edges_npy(burrow_csr_builder *b, const bw_src *src, int64_t n, int64_t *c
 				tally->max_id = BW_MAX(tally->max_id, BW_MAX(s[j], d[j]));
 				tally->self_loops += s[j] == d[j];
 			}
-		if (b && (st = burrow_csr_builder_add(b, s, d, k)))
+		if (sink && (st = sink(ctx, s, d, k)))
 			goto out;
 		i += (int64_t)k;
 		report(fn, user, "edges", (uint64_t)i, (uint64_t)e);

@@ -47,6 +47,21 @@ static const burrow_catalog_entry CATALOG[] = {
 		.binary = true,
 		.zip_bytes = (int64_t)(56.17 * 1073741824.0), /* 56.17 GiB */
 	},
+	{
+		.name = "ogbn-mag",
+		.url = OGB_NODEPROP "mag.zip",
+		.download_name = "mag",
+		.split = "time",
+		.num_nodes = 1939743,   /* 736,389 papers, 1,134,649 authors, 8,740 institutions, 59,965 fields */
+		.num_edges = 21111007,  /* cites, writes, affiliated_with, has_topic */
+		.feat_dim = 128,        /* papers only */
+		.num_classes = 349,     /* venues of the papers */
+		.add_inverse_edge = false,
+		.binary = false,
+		.zip_bytes = (int64_t)400 * 1000 * 1000, /* about 0.40 GB (OGB's download prompt) */
+		.hetero = true,
+		.num_relations = 4,
+	},
 };
 #define NCATALOG ((int)(sizeof CATALOG / sizeof CATALOG[0]))
 
@@ -68,10 +83,13 @@ void burrow_catalog_space_of(const burrow_catalog_entry *e, burrow_dtype feat_dt
 	const int64_t id = n < ((int64_t)1 << 31) ? 4 : 8, fsz = feat_dtype == BURROW_DTYPE_F16 ? 2 : 4;
 	const int64_t key = n <= ((int64_t)1 << 32) ? 8 : 16;
 	out->download = e->zip_bytes;
-	out->dataset = 8 * (n + 1) + id * entries   /* indptr.npy, indices.npy */
+	/* a typed dataset: an indptr per relation and per reverse (each at most N + 1 rows); with
+	 * --fill mean every type may get features */
+	const int64_t indptrs = e->hetero ? 2 * e->num_relations : 1;
+	out->dataset = 8 * (n + 1) * indptrs + id * entries /* indptr.npy, indices.npy */
 		       + 4096 + fsz * n * e->feat_dim /* features.npy */
 		       + 4 * n + 8 * n                /* labels.npy, the three splits together */
-		       + 16 * 4096;                   /* headers, meta.json */
+		       + 16 * 4096 * indptrs;         /* headers, meta.json */
 	/* every stored entry as a sort key when the edges spill; a compressed .npz member
 	 * (papers100M-bin) is extracted to disk once */
 	out->scratch = key * entries + (e->binary ? e->zip_bytes : 0);

@@ -244,6 +244,34 @@ int bw_csv_label(bw_csv *c, int64_t *v)
 	return bw_csv_ints(c, v, 1);
 }
 
+int bw_csv_words(bw_csv *c, char *words, size_t cap, int64_t k)
+{
+	const char *start[BURROW_MAX_TYPES];
+	size_t len[BURROW_MAX_TYPES];
+	if (k > BURROW_MAX_TYPES)
+		return bw_csv_err(c, BURROW_E_INVAL, "more than %d words asked of a line", BURROW_MAX_TYPES);
+	const int64_t n = fields(c, start, len, k);
+	if (n != k)
+		return bw_csv_err(c, BURROW_E_FORMAT, "expected %lld column%s, found %lld", (long long)k, k == 1 ? "" : "s",
+				  (long long)n);
+	for (int64_t i = 0; i < k; i++) {
+		bool ok = len[i] > 0 && len[i] < cap;
+		for (size_t j = 0; ok && j < len[i]; j++) {
+			const char ch = start[i][j];
+			ok = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_' ||
+			     ch == '-';
+		}
+		if (!ok)
+			return bw_csv_err(c, BURROW_E_FORMAT, "column %lld: '%.*s' is not a name (1 to %zu of A-Z a-z 0-9 _ -)",
+					  (long long)i + 1, (int)BW_MIN(len[i], 40), start[i], cap - 1);
+		memcpy(words + (size_t)i * cap, start[i], len[i]);
+		words[(size_t)i * cap + len[i]] = '\0';
+	}
+	const char *nl = memchr(c->line, '\n', (size_t)(c->end - c->line));
+	c->p = nl + 1;
+	return 0;
+}
+
 /* ---------------------------------------------------------------- npy members */
 
 /* Exactly n bytes of the stream into dst (NULL: skip them). */

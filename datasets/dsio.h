@@ -45,6 +45,20 @@ void bw_rd_close(bw_rd *r);
 struct zip;
 int bw_zip_open(struct zip **za, const char *path, int fd);
 
+/* A file to read and the strings its source points at (so it must not be copied once set). */
+typedef struct bw_member {
+	char name[1280];
+	char path[1024];
+	char nested[512];
+	char member[512];
+	bw_src src;
+} bw_member;
+
+/* m reads the plain file path (BURROW_E_INVAL when the path is too long). */
+int bw_member_file(bw_member *m, const char *path);
+/* Does the file start with gzip's magic bytes? */
+int bw_is_gzip(const char *path, bool *gz);
+
 /* ---------------------------------------------------------------- numbers */
 
 /* Parse a decimal integer at [p, end): *next is set after it; returns 0, 1 when there
@@ -174,6 +188,9 @@ int bw_csv_ints(bw_csv *c, int64_t *v, int64_t k);
 int bw_csv_floats(bw_csv *c, float *v, int64_t k);
 /* The rest of the current line as a label: an integer, or "nan"/"NaN"/"" (= -1). */
 int bw_csv_label(bw_csv *c, int64_t *v);
+/* Read exactly k text fields of the current line into words (each shorter than cap, of
+ * [A-Za-z0-9_-], 1 .. cap - 1 of them) and consume the line; BURROW_E_FORMAT names the line. */
+int bw_csv_words(bw_csv *c, char *words, size_t cap, int64_t k);
 /* A message about the current line: "NAME:LINE: <what>"; returns status. */
 int bw_csv_err(const bw_csv *c, int status, const char *fmt, ...) BW_PRINTF(3, 4);
 /* What a pass over an edge list saw: the largest id and the self-loops (u, u). */
@@ -209,6 +226,13 @@ void bw_npys_close(bw_npys *s);
 
 /* ---------------------------------------------------------------- arrays (arrays.c) */
 
+/* Where edges go: n of them, src[i] -> dst[i] (borrowed). */
+typedef int (*bw_edge_sink)(void *ctx, const int64_t *src, const int64_t *dst, size_t n);
+/* Edges from an integer .npy (2, E) or (E, 2) to sink (NULL: only read and tally them, ids
+ * then need only be >= 0), sources in [0, n_src) and destinations in [0, n_dst), else
+ * BURROW_E_RANGE naming the file and the edge. *count gets E. Progress: phase "edges". */
+int bw_edges_npy_to(const bw_src *src, int64_t n_src, int64_t n_dst, bw_edge_sink sink, void *ctx, int64_t *count,
+		    burrow_progress_fn fn, void *user, bw_edge_tally *tally);
 /* Edges from an integer .npy (2, E) or (E, 2) into b; ids outside [0, n) are
  * BURROW_E_RANGE naming the edge. *count gets E. Progress: phase "edges". b NULL: only
  * read and tally them (as bw_csv_edges). */
@@ -223,5 +247,52 @@ int bw_features_npy(burrow_writer *w, const bw_src *src, int64_t n, burrow_dtype
 int bw_labels_npy(const bw_src *src, int64_t n, int32_t **y);
 /* Append float32 rows to w's features, converted to t (F16 converts in place). */
 int bw_put_rows(burrow_writer *w, float *rows, int64_t nrows, int64_t dim, burrow_dtype t);
+
+/* ---------------------------------------------------------------- typed graphs (hetero.c) */
+
+/* The kinds of input files: OGB's gzipped comma-separated text without a header, a user's
+ * text (commas, tabs or blanks; gzip detected; '#' comments; a header line detected), .npy. */
+enum { BW_IN_NONE = 0, BW_IN_CSV, BW_IN_TEXT, BW_IN_NPY };
+
+typedef struct bw_htype {
+	char name[BURROW_MAX_NAME];
+	int64_t n;             /* nodes */
+	int feat_kind;         /* BW_IN_NONE (no features), BW_IN_CSV or BW_IN_NPY */
+	bw_member feat;
+} bw_htype;
+
+typedef struct bw_hrel {
+	int src, dst;          /* type indices */
+	char name[BURROW_MAX_NAME];
+	int kind;              /* BW_IN_CSV, BW_IN_TEXT or BW_IN_NPY */
+	bw_member edges;       /* one edge "src dst" a line or row: src-type id, dst-type id */
+	int64_t listed;        /* the edge count a num-edge-list states, -1 when none */
+	int64_t read;          /* out: edges read */
+} bw_hrel;
+
+/* A typed graph to write from files: types, relations, and what to add. Big (bw_malloc it). */
+typedef struct bw_hplan {
+	int num_types, num_relations;
+	bw_htype type[BURROW_MAX_TYPES];
+	bw_hrel rel[BURROW_MAX_RELATIONS];
+	int target;                  /* the labelled type, -1 when none */
+	burrow_dtype feat_dtype;     /* F32, F16, or INVALID: float16 .npy input stays f16, the rest f32 */
+	bool add_reverse;            /* burrow_prep_opts.add_reverse */
+	int fill;                    /* enum burrow_feat_fill */
+	size_t mem;                  /* memory for one relation's edges before they spill */
+	const char *spill;           /* spill folder */
+	burrow_progress_fn progress; /* may be NULL */
+	void *progress_user;
+} bw_hplan;
+
+/* Names, counts and the relations' types of p checked before anything is written; messages
+ * name the relation's file. */
+int bw_hplan_check(const bw_hplan *p);
+/* Write p's types, target, relations (with their reverses under add_reverse), features
+ * (filled under BURROW_FEAT_FILL_MEAN) into w. Labels and splits are the caller's. */
+int bw_hetero_put(burrow_writer *w, bw_hplan *p);
+/* meta.json's "typed" part of a source object: add_reverse, fill, edges per relation. */
+struct cJSON;
+void bw_hplan_json(const bw_hplan *p, struct cJSON *j);
 
 #endif /* BURROW_DSIO_H */

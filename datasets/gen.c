@@ -13,7 +13,7 @@
 #include <string.h>
 
 /* Stream tags: one per purpose, so streams never overlap. */
-enum { TAG_LABEL = 1, TAG_EDGE, TAG_MEAN, TAG_FEAT, TAG_PERM, TAG_SPLIT };
+enum { TAG_LABEL = 1, TAG_EDGE, TAG_MEAN, TAG_FEAT, TAG_PERM, TAG_SPLIT, TAG_HLABEL, TAG_HEDGE, TAG_HMEAN, TAG_HFEAT };
 
 #define EDGE_CHUNK ((int64_t)1 << 16)
 
@@ -45,6 +45,12 @@ void burrow_gen_defaults(burrow_gen_opts *o, int kind)
 	o->train_frac = 0.6;
 	o->valid_frac = 0.2;
 	o->fraction = 1.0;
+	o->target_signal = 0.5;
+	if (kind == BURROW_GEN_HSBM) {
+		o->avg_degree = 6;
+		o->feat_dim = 32;
+		o->signal = 2.0;
+	}
 	if (kind == BURROW_GEN_PAPERS) {
 		o->num_classes = PAPERS_CLASSES;
 		o->feat_dim = PAPERS_DIM;
@@ -62,7 +68,7 @@ static void report(const burrow_gen_opts *o, const char *phase, uint64_t done, u
 
 static int check_opts(const burrow_gen_opts *o)
 {
-	if (o->kind != BURROW_GEN_CSBM && o->kind != BURROW_GEN_RMAT && o->kind != BURROW_GEN_PAPERS)
+	if (o->kind < BURROW_GEN_CSBM || o->kind > BURROW_GEN_HSBM)
 		return bw_err(BURROW_E_INVAL, "gen: unknown generator kind %d", o->kind);
 	if (o->num_classes < 1 || o->feat_dim < 1)
 		return bw_err(BURROW_E_INVAL, "gen: need at least 1 class and feature dimension 1");
@@ -72,7 +78,18 @@ static int check_opts(const burrow_gen_opts *o)
 		return bw_err(BURROW_E_INVAL, "gen: signal must be a finite number >= 0");
 	if (!(o->train_frac >= 0 && o->valid_frac >= 0 && o->train_frac + o->valid_frac <= 1))
 		return bw_err(BURROW_E_INVAL, "gen: split fractions must be >= 0 and sum to at most 1");
-	if (o->kind == BURROW_GEN_CSBM) {
+	if (o->kind == BURROW_GEN_HSBM) {
+		if (o->num_nodes < 2 || o->num_nodes > ((int64_t)1 << 30))
+			return bw_err(BURROW_E_INVAL, "gen hsbm: papers must lie in [2, 2^30]");
+		if (!(o->avg_degree >= 0 && o->avg_degree <= 1e4))
+			return bw_err(BURROW_E_INVAL, "gen hsbm: average degree must lie in [0, 1e4]");
+		if (!(o->homophily >= 0 && o->homophily <= 1))
+			return bw_err(BURROW_E_INVAL, "gen hsbm: homophily must lie in [0, 1]");
+		if (o->num_classes > o->num_nodes)
+			return bw_err(BURROW_E_INVAL, "gen hsbm: more classes than papers");
+		if (!(o->target_signal >= 0) || !isfinite(o->target_signal))
+			return bw_err(BURROW_E_INVAL, "gen hsbm: target signal must be a finite number >= 0");
+	} else if (o->kind == BURROW_GEN_CSBM) {
 		if (o->num_nodes < 2 || o->num_nodes > ((int64_t)1 << 40))
 			return bw_err(BURROW_E_INVAL, "gen csbm: nodes must lie in [2, 2^40]");
 		if (!(o->avg_degree >= 0) || o->avg_degree > (double)(o->num_nodes - 1))
@@ -151,7 +168,18 @@ static int write_split(const burrow_gen_opts *o, burrow_writer *w, int64_t n)
 /* Features: x_v = mu[y_v] + noise, noise ~ N(0, I), mu[c] ~ N(0, signal^2 / D * I), so
  * ||mu[c]|| is about `signal` and two classes sit about signal * sqrt(2) noise standard
  * deviations apart. Streamed in chunks: memory does not grow with N * D. */
+static int write_features_of(const burrow_gen_opts *o, burrow_writer *w, int type, const int32_t *y, int64_t n,
+			     double signal, uint64_t mean_key, uint64_t key);
+
 static int write_features(const burrow_gen_opts *o, burrow_writer *w, const int32_t *y, int64_t n)
+{
+	return write_features_of(o, w, -1, y, n, o->signal, bw_key(o->seed, TAG_MEAN), bw_key(o->seed, TAG_FEAT));
+}
+
+/* write_features for node type `type` (-1: features.npy of a homogeneous dataset), class
+ * means of norm about `signal` drawn from mean_key, noise from key. */
+static int write_features_of(const burrow_gen_opts *o, burrow_writer *w, int type, const int32_t *y, int64_t n,
+			     double signal, uint64_t mean_key, uint64_t key)
 {
 	const int64_t d = o->feat_dim, C = o->num_classes;
 	const size_t es = burrow_dtype_size(o->feat_dtype);
@@ -164,16 +192,16 @@ static int write_features(const burrow_gen_opts *o, burrow_writer *w, const int3
 		st = BURROW_E_NOMEM;
 		goto out;
 	}
-	const double sd = o->signal / sqrt((double)d);
+	const double sd = signal / sqrt((double)d);
 	for (int64_t c = 0; c < C; c++) {
 		bw_rng r;
-		bw_rng_seed(&r, bw_key(bw_key(o->seed, TAG_MEAN), (uint64_t)c));
+		bw_rng_seed(&r, bw_key(mean_key, (uint64_t)c));
 		for (int64_t j = 0; j < d; j++)
 			mu[c * d + j] = (float)(sd * bw_rng_normal(&r));
 	}
-	if ((st = burrow_writer_features_begin(w, n, d, o->feat_dtype)))
+	if ((st = type < 0 ? burrow_writer_features_begin(w, n, d, o->feat_dtype)
+			   : burrow_writer_type_features_begin(w, type, d, o->feat_dtype)))
 		goto out;
-	const uint64_t key = bw_key(o->seed, TAG_FEAT);
 	for (int64_t lo = 0; lo < n; lo += chunk) {
 		const int64_t hi = BW_MIN(n, lo + chunk);
 #pragma omp parallel for schedule(static) num_threads(bw_threads(o->threads))
@@ -491,6 +519,159 @@ out:
 	return st;
 }
 
+/* ---------------------------------------------------------------- hsbm: a typed graph */
+
+/* Types of hsbm, in the order they are declared. */
+enum { H_PAPER, H_AUTHOR, H_FIELD, H_TYPES };
+/* Relations: (author, writes, paper), (paper, cites, paper), (paper, has_topic, field). */
+enum { H_WRITES, H_CITES, H_TOPIC, H_RELATIONS };
+
+typedef struct hsbm_ctx {
+	int64_t n, nf, C;            /* papers (= authors), fields, classes */
+	double h;                    /* homophily */
+	const int32_t *y;            /* [n] papers' classes */
+	const int64_t *members[2];   /* papers, authors grouped by class, in id order */
+	const int64_t *off[2];       /* [C + 1] each class's first position in members */
+} hsbm_ctx;
+
+/* A node of class c among n nodes grouped by class (members, off); with probability 1 - h (or
+ * when the class is empty) any node. */
+static int64_t hsbm_pick(const hsbm_ctx *x, bw_rng *r, int g, int64_t c)
+{
+	const int64_t lo = x->off[g][c], hi = x->off[g][c + 1];
+	if (bw_rng_uniform(r) < x->h && hi > lo)
+		return x->members[g][lo + (int64_t)bw_rng_below(r, (uint64_t)(hi - lo))];
+	return (int64_t)bw_rng_below(r, (uint64_t)x->n);
+}
+
+/* Edge i of relation rel from its own stream: a uniform paper p, and the other end of p's
+ * class with probability h. Fields: field f has class f mod C. */
+static void hsbm_edge(const hsbm_ctx *x, int rel, bw_rng *r, int64_t *src, int64_t *dst)
+{
+	const int64_t p = (int64_t)bw_rng_below(r, (uint64_t)x->n), c = x->y[p];
+	if (rel == H_WRITES) {
+		*src = hsbm_pick(x, r, 1, c);
+		*dst = p;
+	} else if (rel == H_CITES) {
+		*src = p;
+		*dst = hsbm_pick(x, r, 0, c);
+	} else {
+		const int64_t per = (x->nf - c + x->C - 1) / x->C; /* fields c, c + C, ... below nf */
+		*src = p;
+		*dst = bw_rng_uniform(r) < x->h && per > 0 ? c + x->C * (int64_t)bw_rng_below(r, (uint64_t)per)
+							   : (int64_t)bw_rng_below(r, (uint64_t)x->nf);
+	}
+}
+
+/* Relation rel's m edges into w, EDGE_CHUNK at a time drawn by all threads, each edge from the
+ * stream keyed (seed, TAG_HEDGE, rel, i). */
+static int hsbm_relation(const burrow_gen_opts *o, burrow_writer *w, const hsbm_ctx *x, int rel, int64_t m)
+{
+	static const struct {
+		int src;
+		const char *name;
+		int dst;
+	} R[H_RELATIONS] = {{H_AUTHOR, "writes", H_PAPER}, {H_PAPER, "cites", H_PAPER}, {H_PAPER, "has_topic", H_FIELD}};
+	int64_t *src = bw_malloc((size_t)EDGE_CHUNK * sizeof *src), *dst = bw_malloc((size_t)EDGE_CHUNK * sizeof *dst);
+	const uint64_t key = bw_key(bw_key(o->seed, TAG_HEDGE), (uint64_t)rel);
+	burrow_csr_opts co;
+	burrow_csr_defaults(&co);
+	co.threads = o->threads;
+	co.mem_bytes = o->mem_bytes;
+	co.spill_dir = o->spill_dir;
+	int st = src && dst ? burrow_writer_relation_begin(w, R[rel].src, R[rel].name, R[rel].dst, &co) : BURROW_E_NOMEM;
+	for (int64_t lo = 0; lo < m && !st; lo += EDGE_CHUNK) {
+		const int64_t cnt = BW_MIN(EDGE_CHUNK, m - lo);
+#pragma omp parallel for schedule(static) num_threads(bw_threads(o->threads))
+		for (int64_t i = 0; i < cnt; i++) {
+			bw_rng r;
+			bw_rng_seed(&r, bw_key(key, (uint64_t)(lo + i)));
+			hsbm_edge(x, rel, &r, &src[i], &dst[i]);
+		}
+		st = burrow_writer_relation_add(w, src, dst, (size_t)cnt);
+		report(o, "edges", (uint64_t)(lo + cnt), (uint64_t)m);
+	}
+	if (!st)
+		st = burrow_writer_relation_end(w);
+	bw_free(src);
+	bw_free(dst);
+	return st;
+}
+
+/* Nodes of n grouped by class y: members [n], off [C + 1]. */
+static void group_by_class(const int32_t *y, int64_t n, int64_t C, int64_t *members, int64_t *off)
+{
+	for (int64_t v = 0; v < n; v++)
+		off[y[v] + 1]++;
+	for (int64_t c = 0; c < C; c++)
+		off[c + 1] += off[c];
+	for (int64_t v = 0; v < n; v++)
+		members[off[y[v]]++] = v;
+	for (int64_t c = C; c > 0; c--)
+		off[c] = off[c - 1];
+	off[0] = 0;
+}
+
+/* The three relations: papers average avg_degree / 2 authors, cite avg_degree / 2 papers and
+ * have one field each, every edge in the paper's class with probability h. */
+static int hsbm_relations(const burrow_gen_opts *o, burrow_writer *w, const int32_t *y, const int32_t *ya)
+{
+	const int64_t n = o->num_nodes, C = o->num_classes;
+	const int64_t half = (int64_t)llround((double)n * o->avg_degree / 2.0);
+	int64_t *members[2] = {bw_malloc((size_t)n * sizeof(int64_t)), bw_malloc((size_t)n * sizeof(int64_t))};
+	int64_t *off[2] = {bw_calloc((size_t)C + 1, sizeof(int64_t)), bw_calloc((size_t)C + 1, sizeof(int64_t))};
+	int st = BURROW_E_NOMEM;
+	if (!members[0] || !members[1] || !off[0] || !off[1])
+		goto out;
+	group_by_class(y, n, C, members[0], off[0]);
+	group_by_class(ya, n, C, members[1], off[1]);
+	const hsbm_ctx x = {.n = n, .nf = BW_MAX(C, n / 100), .C = C, .h = o->homophily, .y = y,
+			    .members = {members[0], members[1]}, .off = {off[0], off[1]}};
+	if (!(st = hsbm_relation(o, w, &x, H_WRITES, half)) && !(st = hsbm_relation(o, w, &x, H_CITES, half)))
+		st = hsbm_relation(o, w, &x, H_TOPIC, n);
+out:
+	for (int g = 0; g < 2; g++) {
+		bw_free(members[g]);
+		bw_free(off[g]);
+	}
+	return st;
+}
+
+/* hsbm: papers (the target: classes uniform, features of weak signal target_signal), authors
+ * (classes uniform, features of strong signal `signal`) and fields (class f mod C, no
+ * features); the relations above carry the papers' classes. */
+static int hsbm(const burrow_gen_opts *o, burrow_writer *w)
+{
+	const int64_t n = o->num_nodes;
+	int32_t *y = bw_malloc((size_t)n * sizeof *y), *ya = bw_malloc((size_t)n * sizeof *ya);
+	int t, st = y && ya ? 0 : BURROW_E_NOMEM;
+	if (st)
+		goto out;
+	draw_labels(o, y, n);
+	const uint64_t akey = bw_key(o->seed, TAG_HLABEL);
+#pragma omp parallel for schedule(static) num_threads(bw_threads(o->threads))
+	for (int64_t v = 0; v < n; v++) {
+		bw_rng r;
+		bw_rng_seed(&r, bw_key(akey, (uint64_t)v));
+		ya[v] = (int32_t)bw_rng_below(&r, (uint64_t)o->num_classes);
+	}
+	if ((st = burrow_writer_add_type(w, "paper", n, &t)) || (st = burrow_writer_add_type(w, "author", n, &t)) ||
+	    (st = burrow_writer_add_type(w, "field", BW_MAX((int64_t)o->num_classes, n / 100), &t)) ||
+	    (st = burrow_writer_set_target(w, H_PAPER)) || (st = hsbm_relations(o, w, y, ya)))
+		goto out;
+	if ((st = write_features_of(o, w, H_PAPER, y, n, o->target_signal, bw_key(o->seed, TAG_MEAN),
+				    bw_key(o->seed, TAG_FEAT))) ||
+	    (st = write_features_of(o, w, H_AUTHOR, ya, n, o->signal, bw_key(o->seed, TAG_HMEAN),
+				    bw_key(o->seed, TAG_HFEAT))) ||
+	    (st = burrow_writer_put_labels(w, y, n, o->num_classes)))
+		goto out;
+	st = write_split(o, w, n);
+out:
+	bw_free(y);
+	bw_free(ya);
+	return st;
+}
+
 /* The "source" object of meta.json: the generator and its options. */
 static void source_json(const burrow_gen_opts *o, char *source, size_t cap)
 {
@@ -500,6 +681,13 @@ static void source_json(const burrow_gen_opts *o, char *source, size_t cap)
 			 "\"homophily\": %.17g, \"num_classes\": %d, \"feat_dim\": %lld, \"signal\": %.17g}",
 			 (unsigned long long)o->seed, (long long)o->num_nodes, o->avg_degree, o->homophily,
 			 o->num_classes, (long long)o->feat_dim, o->signal);
+	else if (o->kind == BURROW_GEN_HSBM)
+		snprintf(source, cap,
+			 "{\"generator\": \"hsbm\", \"seed\": %llu, \"num_nodes\": %lld, \"avg_degree\": %.17g, "
+			 "\"homophily\": %.17g, \"num_classes\": %d, \"feat_dim\": %lld, \"signal\": %.17g, "
+			 "\"target_signal\": %.17g}",
+			 (unsigned long long)o->seed, (long long)o->num_nodes, o->avg_degree, o->homophily,
+			 o->num_classes, (long long)o->feat_dim, o->signal, o->target_signal);
 	else if (o->kind == BURROW_GEN_RMAT)
 		snprintf(source, cap,
 			 "{\"generator\": \"rmat\", \"seed\": %llu, \"scale\": %d, \"edge_factor\": %.17g, "
@@ -517,7 +705,7 @@ static void source_json(const burrow_gen_opts *o, char *source, size_t cap)
 
 int burrow_gen(const burrow_gen_opts *opts, const char *dir)
 {
-	static const char *const NAMES[] = {"", "csbm", "rmat", "papers"};
+	static const char *const NAMES[] = {"", "csbm", "rmat", "papers", "hsbm"};
 	burrow_writer *w = NULL;
 	burrow_csr_builder *b = NULL;
 	int32_t *y = NULL;
@@ -547,6 +735,14 @@ int burrow_gen(const burrow_gen_opts *opts, const char *dir)
 	wo.overwrite = o->overwrite;
 	if ((st = burrow_writer_open(&w, dir, NAMES[o->kind], &wo)))
 		return st;
+	if (o->kind == BURROW_GEN_HSBM) {
+		if ((st = hsbm(o, w)))
+			goto fail;
+		source_json(o, source, sizeof source);
+		if ((st = burrow_writer_set_source(w, source)))
+			goto fail;
+		return burrow_writer_commit(w);
+	}
 	burrow_csr_opts co;
 	burrow_csr_defaults(&co);
 	co.symmetrize = true;

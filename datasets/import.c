@@ -1,13 +1,16 @@
 /* import.c: burrow import: a dataset directory from a user's own files: an edge list
- * (.npy, or text with optional gzip), and .npy features, labels and splits. */
+ * (.npy, or text with optional gzip), and .npy features, labels and splits; or a typed
+ * graph: an edge list per relation and features per node type (hetero.c writes them). */
 #define _GNU_SOURCE
 #include "../core/rng.h"
 #include "../graph/dataset_internal.h"
 #include "dsio.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 
@@ -29,8 +32,7 @@ static bool ends_with(const char *s, const char *suffix)
 	return a >= b && !strcasecmp(s + a - b, suffix);
 }
 
-/* Does the file start with gzip's magic bytes? */
-static int is_gzip(const char *path, bool *gz)
+int bw_is_gzip(const char *path, bool *gz)
 {
 	unsigned char m[2];
 	int fd, st = bw_open_input(path, 0, &fd, NULL);
@@ -50,7 +52,7 @@ static int edges_text(const burrow_import_opts *o, burrow_csr_builder *b, int64_
 	bw_src src = {.name = o->edges, .path = o->edges, .fd = -1};
 	bw_csv c;
 	bool gz = false;
-	int st = is_gzip(o->edges, &gz);
+	int st = bw_is_gzip(o->edges, &gz);
 	if (st || (st = bw_csv_open(&c, &src, gz, 0, true)))
 		return st;
 	if (!(st = bw_csv_header(&c, o->header, header)))
@@ -224,6 +226,259 @@ static int source_json(const burrow_import_opts *o, const burrow_import_stats *i
 	return 0;
 }
 
+/* ---------------------------------------------------------------- typed graphs */
+
+static int type_named(const burrow_import_opts *o, const char *name)
+{
+	for (int t = 0; name && t < o->num_types; t++)
+		if (o->types[t].name && !strcmp(o->types[t].name, name))
+			return t;
+	return -1;
+}
+
+static int plan_types(const burrow_import_opts *o, bw_hplan *h)
+{
+	int st = 0;
+	if (o->num_types > BURROW_MAX_TYPES || !o->types)
+		return bw_err(BURROW_E_INVAL, "import: %d node types, at most %d", o->num_types, BURROW_MAX_TYPES);
+	h->num_types = o->num_types;
+	for (int t = 0; t < o->num_types && !st; t++) {
+		const burrow_import_type *y = &o->types[t];
+		if (!y->name || strlen(y->name) >= BURROW_MAX_NAME)
+			return bw_err(BURROW_E_INVAL, "import: node type %d: a name of 1 to %d characters is required", t,
+				      BURROW_MAX_NAME - 1);
+		if (y->num_nodes < 1)
+			return bw_err(BURROW_E_INVAL, "import: node type '%s': count %lld, want at least 1", y->name,
+				      (long long)y->num_nodes);
+		memcpy(h->type[t].name, y->name, strlen(y->name) + 1);
+		h->type[t].n = y->num_nodes;
+		if (y->features) {
+			h->type[t].feat_kind = BW_IN_NPY;
+			st = bw_member_file(&h->type[t].feat, y->features);
+		}
+	}
+	return st;
+}
+
+static int plan_relations(const burrow_import_opts *o, bw_hplan *h)
+{
+	if (o->num_relations < 1 || o->num_relations > BURROW_MAX_RELATIONS || !o->relations)
+		return bw_err(BURROW_E_INVAL, "import: %d relations, want 1 to %d", o->num_relations, BURROW_MAX_RELATIONS);
+	h->num_relations = o->num_relations;
+	for (int i = 0; i < o->num_relations; i++) {
+		const burrow_import_relation *x = &o->relations[i];
+		bw_hrel *r = &h->rel[i];
+		if (!x->edges)
+			return bw_err(BURROW_E_INVAL, "import: relation %d has no edge file", i);
+		if (!x->name || strlen(x->name) >= BURROW_MAX_NAME)
+			return bw_err(BURROW_E_INVAL, "%s: a relation name of 1 to %d characters is required", x->edges,
+				      BURROW_MAX_NAME - 1);
+		r->src = type_named(o, x->src);
+		r->dst = type_named(o, x->dst);
+		if (r->src < 0 || r->dst < 0)
+			return bw_err(BURROW_E_INVAL, "%s: relation (%s, %s, %s) names node type '%s', which no node type "
+				      "declares", x->edges, x->src ? x->src : "?", x->name, x->dst ? x->dst : "?",
+				      r->src < 0 ? (x->src ? x->src : "?") : (x->dst ? x->dst : "?"));
+		memcpy(r->name, x->name, strlen(x->name) + 1);
+		r->kind = ends_with(x->edges, ".npy") ? BW_IN_NPY : BW_IN_TEXT;
+		r->listed = -1;
+		int st = bw_member_file(&r->edges, x->edges);
+		if (st)
+			return st;
+	}
+	return 0;
+}
+
+static int plan_typed(const burrow_import_opts *o, const char *spill, bw_hplan *h)
+{
+	int st;
+	if ((st = plan_types(o, h)) || (st = plan_relations(o, h)))
+		return st;
+	h->target = -1;
+	if (o->target && (h->target = type_named(o, o->target)) < 0)
+		return bw_err(BURROW_E_INVAL, "import: target '%s' is not a declared node type", o->target);
+	h->feat_dtype = o->feat_dtype;
+	h->add_reverse = o->add_reverse;
+	h->fill = o->fill;
+	h->mem = o->mem_bytes ? o->mem_bytes : bw_half_memory();
+	h->spill = spill;
+	h->progress = o->progress;
+	h->progress_user = o->progress_user;
+	return bw_hplan_check(h);
+}
+
+/* The split files of split_dir: DIR/<split>.npy, or OGB's DIR/<target>/<split>.npy; a folder
+ * for another type is a split of a type without labels. */
+static int split_dir_files(const burrow_import_opts *o, char paths[3][1100])
+{
+	static const char *const names[3] = {"train", "valid", "test"};
+	char sub[1100];
+	DIR *d = opendir(o->split_dir);
+	if (!d)
+		return bw_err_errno(errno, o->split_dir, "open the split folder");
+	struct dirent *e;
+	bool nested = false;
+	int st = 0;
+	while (!st && (e = readdir(d))) {
+		struct stat sb;
+		if (e->d_name[0] == '.' || snprintf(sub, sizeof sub, "%s/%s", o->split_dir, e->d_name) >= (int)sizeof sub ||
+		    stat(sub, &sb) != 0 || !S_ISDIR(sb.st_mode))
+			continue;
+		if (strcmp(e->d_name, o->target))
+			st = bw_err(BURROW_E_INVAL, "%s: a split of type '%s', which has no labels (the labels are type '%s''s)",
+				    sub, e->d_name, o->target);
+		nested = true;
+	}
+	closedir(d);
+	for (int s = 0; s < 3 && !st; s++) {
+		int n = nested ? snprintf(paths[s], 1100, "%s/%s/%s.npy", o->split_dir, o->target, names[s])
+			       : snprintf(paths[s], 1100, "%s/%s.npy", o->split_dir, names[s]);
+		if (n >= 1100)
+			st = bw_err(BURROW_E_INVAL, "%s: path too long", o->split_dir);
+		else if (access(paths[s], R_OK) != 0)
+			st = bw_err_errno(errno, paths[s], "read the split");
+	}
+	return st;
+}
+
+/* Labels and splits belong to the target type: refuse them without it. */
+static int check_typed_targets(const burrow_import_opts *o, bool random)
+{
+	const char *split = o->split_dir ? o->split_dir : o->train ? o->train : random ? "--split" : NULL;
+	if (o->labels && !o->target)
+		return bw_err(BURROW_E_INVAL, "%s: labels of which type? give the target type (--target)", o->labels);
+	if (split && !o->labels)
+		return bw_err(BURROW_E_INVAL, "%s: a split of type '%s', which has no labels (give --labels)", split,
+			      o->target ? o->target : "(no --target)");
+	if ((o->train || o->valid || o->test) && !(o->train && o->valid && o->test))
+		return bw_err(BURROW_E_INVAL, "import: give all three splits (train, valid, test) or none");
+	if ((o->split_dir != NULL) + (o->train != NULL) + random > 1)
+		return bw_err(BURROW_E_INVAL, "import: split files, a split folder and a random split exclude each other");
+	return random ? check_fracs(o->split) : 0;
+}
+
+static int typed_source_json(const burrow_import_opts *o, const bw_hplan *h, bool random, char **out)
+{
+	(void)bw_json_nomem();
+	cJSON *j = cJSON_CreateObject();
+	if (!j)
+		return BURROW_E_NOMEM;
+	cJSON_AddStringToObject(j, "kind", "import");
+	bw_hplan_json(h, j);
+	add_file(j, "labels", o->labels);
+	add_file(j, "split_dir", o->split_dir);
+	add_file(j, "train", o->train);
+	add_file(j, "valid", o->valid);
+	add_file(j, "test", o->test);
+	if (random) {
+		cJSON *f = cJSON_CreateDoubleArray(o->split, 3);
+		if (f && !cJSON_AddItemToObject(j, "random_split", f))
+			cJSON_Delete(f);
+		cJSON_AddNumberToObject(j, "split_seed", (double)o->split_seed);
+	}
+	*out = cJSON_PrintUnformatted(j);
+	cJSON_Delete(j);
+	if (bw_json_nomem() || !*out) {
+		cJSON_free(*out);
+		*out = NULL;
+		return bw_err(BURROW_E_NOMEM, "out of memory formatting meta.json's source");
+	}
+	return 0;
+}
+
+/* The target's labels and splits into w. */
+static int typed_labels(const burrow_import_opts *o, burrow_writer *w, const bw_hplan *h, bool random,
+			char split_paths[3][1100], burrow_import_stats *is)
+{
+	int32_t *y = NULL;
+	int st = 0;
+	if (!o->labels)
+		return 0;
+	const int64_t n = h->type[h->target].n;
+	bw_src ls = {.name = o->labels, .path = o->labels, .fd = -1};
+	if ((st = bw_labels_npy(&ls, n, &y)))
+		return st;
+	int32_t top = -1;
+	for (int64_t v = 0; v < n; v++)
+		top = BW_MAX(top, y[v]);
+	if (top < 0)
+		bw_log(BURROW_LOG_WARN, "%s: no node has a label; writing no labels", o->labels);
+	else
+		st = burrow_writer_put_labels(w, y, n, top + 1);
+	report(o, "labels", 1, 1);
+	const char *files[3] = {o->train, o->valid, o->test};
+	if (o->split_dir)
+		for (int s = 0; s < 3; s++)
+			files[s] = split_paths[s];
+	for (int s = 0; s < 3 && !st && files[0]; s++)
+		st = put_split(n, w, s, files[s], &is->split_sizes[s]);
+	if (!st && random)
+		st = put_random_split(o, w, y, n, is->split_sizes);
+	bw_free(y);
+	return st;
+}
+
+/* A typed graph (format version 2) from per-relation edge files and per-type features. */
+static int import_typed(const char *out, const burrow_import_opts *o)
+{
+	burrow_import_stats is = {.size = sizeof is};
+	burrow_writer *w = NULL;
+	char *spill = NULL, *src = NULL, split_paths[3][1100];
+	const bool random = o->split[0] != 0 || o->split[1] != 0 || o->split[2] != 0;
+	bw_hplan *h = bw_calloc(1, sizeof *h);
+	int st = h ? 0 : BURROW_E_NOMEM;
+	if (!st && (o->edges || o->features || o->num_nodes))
+		st = bw_err(BURROW_E_INVAL, "import: a typed graph takes its edges and features per relation and type, "
+			    "not --edges, --features or --num-nodes");
+	if (!st && !(spill = o->tmp_dir ? bw_strdup(o->tmp_dir) : bw_dirname(out)))
+		st = BURROW_E_NOMEM;
+	if (st || (st = plan_typed(o, spill, h)) || (st = check_typed_targets(o, random)) ||
+	    (o->split_dir && (st = split_dir_files(o, split_paths))))
+		goto out;
+	const char *name = o->name;
+	if (!name) {
+		name = strrchr(out, '/');
+		name = name && name[1] ? name + 1 : out;
+	}
+	burrow_writer_opts wo;
+	burrow_writer_defaults(&wo);
+	wo.overwrite = o->overwrite;
+	if ((st = burrow_writer_open(&w, out, name, &wo)) || (st = bw_hetero_put(w, h)) ||
+	    (st = typed_labels(o, w, h, random, split_paths, &is)) || (st = typed_source_json(o, h, random, &src)) ||
+	    (st = burrow_writer_set_source(w, src)))
+		goto out;
+	st = burrow_writer_commit(w);
+	w = NULL;
+	for (int t = 0; !st && t < h->num_types; t++)
+		is.num_nodes += h->type[t].n;
+	for (int r = 0; !st && r < h->num_relations; r++)
+		is.edges_read += h->rel[r].read;
+	is.split_random = random;
+	if (!st)
+		bw_stats_out(o->stats, &is, sizeof is);
+out:
+	burrow_writer_abort(w);
+	cJSON_free(src);
+	bw_free(spill);
+	bw_free(h);
+	return st;
+}
+
+/* The options of a graph of one node type (o NULL: none given). */
+static int check_homogeneous(const burrow_import_opts *o)
+{
+	if (o && (o->num_relations || o->target || o->split_dir || o->add_reverse || o->fill))
+		return bw_err(BURROW_E_INVAL, "import: relations, a target, a split folder, --add-reverse and --fill are for "
+			      "typed graphs (give their node types)");
+	if (!o || !o->edges)
+		return bw_err(BURROW_E_INVAL, "import: no edge file given");
+	if (o->num_nodes < 0)
+		return bw_err(BURROW_E_INVAL, "import: negative node count %lld", (long long)o->num_nodes);
+	if (o->feat_dtype != BURROW_DTYPE_INVALID && o->feat_dtype != BURROW_DTYPE_F32 && o->feat_dtype != BURROW_DTYPE_F16)
+		return bw_err(BURROW_E_INVAL, "import: features must be float32 or float16");
+	return 0;
+}
+
 int burrow_import(const char *out, const burrow_import_opts *opts)
 {
 	burrow_writer *w = NULL;
@@ -241,12 +496,10 @@ int burrow_import(const char *out, const burrow_import_opts *opts)
 		return st;
 	if ((st = bw_stats_check(o->stats, "burrow_import_stats")))
 		return st;
-	if (!opts || !o->edges)
-		return bw_err(BURROW_E_INVAL, "import: no edge file given");
-	if (o->num_nodes < 0)
-		return bw_err(BURROW_E_INVAL, "import: negative node count %lld", (long long)o->num_nodes);
-	if (o->feat_dtype != BURROW_DTYPE_INVALID && o->feat_dtype != BURROW_DTYPE_F32 && o->feat_dtype != BURROW_DTYPE_F16)
-		return bw_err(BURROW_E_INVAL, "import: features must be float32 or float16");
+	if (opts && o->num_types > 0)
+		return import_typed(out, o);
+	if ((st = check_homogeneous(opts ? o : NULL)))
+		return st;
 	if ((o->train || o->valid || o->test) && !(o->train && o->valid && o->test))
 		return bw_err(BURROW_E_INVAL, "import: give all three splits (train, valid, test) or none");
 	is.split_random = o->split[0] != 0 || o->split[1] != 0 || o->split[2] != 0;

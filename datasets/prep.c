@@ -58,14 +58,7 @@ typedef struct prep {
 /* The .npz members of papers100M-bin. */
 static const char *const NPZ[2] = {"raw/data.npz", "raw/node-label.npz"};
 
-/* A file to read: its source and the strings the source points at. */
-typedef struct member {
-	char name[1280];
-	char path[1024];
-	char nested[512];
-	char member[512];
-	bw_src src;
-} member;
+typedef bw_member member;
 
 /* snprintf that says whether the text fit. */
 static bool fmt(char *buf, size_t cap, const char *f, ...) BW_PRINTF(3, 4);
@@ -457,7 +450,8 @@ static int put_labels(prep *p, int32_t *y, const char *name)
 	return burrow_writer_put_labels(p->w, y, p->n, classes);
 }
 
-static int labels_csv(prep *p)
+/* Labels from rel (raw/node-label.csv.gz, or a type's), one a line, for p->n nodes. */
+static int labels_csv(prep *p, const char *rel)
 {
 	member m;
 	bw_csv c;
@@ -465,7 +459,7 @@ static int labels_csv(prep *p)
 	int st;
 	int32_t *y = NULL;
 	int64_t rows = 0, v;
-	if ((st = open_csv(p, "raw/node-label.csv.gz", &m, &c)))
+	if ((st = open_csv(p, rel, &m, &c)))
 		return st;
 	if (!(y = bw_malloc((size_t)(p->n ? p->n : 1) * sizeof *y))) {
 		st = BURROW_E_NOMEM;
@@ -488,7 +482,8 @@ out:
 	return st;
 }
 
-static int splits(prep *p)
+/* The three splits of split/<split>/<sub>: sub is "" or a type's folder ("paper/"). */
+static int splits(prep *p, const char *sub)
 {
 	static const char *const names[3] = {"train", "valid", "test"};
 	int st = 0;
@@ -499,7 +494,7 @@ static int splits(prep *p)
 		bool more;
 		int64_t *ids = NULL, n = 0, v;
 		size_t cap = 0;
-		snprintf(rel, sizeof rel, "split/%s/%s.csv.gz", p->split, names[s]);
+		snprintf(rel, sizeof rel, "split/%s/%s%s.csv.gz", p->split, sub, names[s]);
 		if ((st = member_of(p, rel, &m)) || (st = bw_csv_open(&c, &m.src, true, ',', false)))
 			break;
 		while (!(st = bw_csv_next_line(&c, &more)) && more) {
@@ -627,9 +622,243 @@ static int labels_npz(prep *p)
 	return st;
 }
 
+/* ---------------------------------------------------------------- typed datasets (ogbn-mag) */
+
+static int source_json(const prep *p, int64_t edges, const bw_hplan *h, char **out);
+
+/* The types of raw/num-node-dict.csv.gz, a header line of names over one line of counts (one
+ * graph), sorted by name as OGB's read_csv_heterograph_raw sorts them. */
+static int typed_counts(const prep *p, bw_hplan *h)
+{
+	char names[BURROW_MAX_TYPES][BURROW_MAX_NAME];
+	int64_t counts[BURROW_MAX_TYPES], k = 0;
+	int order[BURROW_MAX_TYPES];
+	member m;
+	bw_csv c;
+	bool more;
+	int st = open_csv(p, "raw/num-node-dict.csv.gz", &m, &c);
+	if (st)
+		return st;
+	if (!(st = bw_csv_next_line(&c, &more)) && !more)
+		st = bw_err(BURROW_E_FORMAT, "%s: empty, expected a header of node types over a line of counts", m.name);
+	if (!st && ((k = bw_csv_count_fields(&c)) < 1 || k > BURROW_MAX_TYPES))
+		st = bw_csv_err(&c, BURROW_E_FORMAT, "%lld node types, want 1 to %d", (long long)k, BURROW_MAX_TYPES);
+	if (!st)
+		st = bw_csv_words(&c, names[0], BURROW_MAX_NAME, k);
+	if (!st && !(st = bw_csv_next_line(&c, &more)) && !more)
+		st = bw_err(BURROW_E_FORMAT, "%s: no line of counts under the header", m.name);
+	if (!st)
+		st = bw_csv_ints(&c, counts, k);
+	if (!st && !(st = bw_csv_next_line(&c, &more)) && more)
+		st = bw_csv_err(&c, BURROW_E_FORMAT, "expected one line of counts (one graph), found more");
+	bw_csv_close(&c);
+	for (int i = 0; i < k && !st; i++) {
+		int j = i;
+		for (; j > 0 && strcmp(names[order[j - 1]], names[i]) > 0; j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+		if (counts[i] < 0)
+			st = bw_err(BURROW_E_FORMAT, "%s: type '%s' has a negative count %lld", m.name, names[i],
+				    (long long)counts[i]);
+	}
+	for (int i = 0; i < k && !st; i++) {
+		memcpy(h->type[i].name, names[order[i]], BURROW_MAX_NAME);
+		h->type[i].n = counts[order[i]];
+	}
+	h->num_types = (int)k;
+	return st;
+}
+
+static int type_index(const bw_hplan *h, const char *name)
+{
+	for (int t = 0; t < h->num_types; t++)
+		if (!strcmp(h->type[t].name, name))
+			return t;
+	return -1;
+}
+
+/* OGB's edge_reltype.csv.gz beside a relation's edges (optional): one integer per edge. */
+static int check_reltype(const prep *p, const char *dir, int64_t edges)
+{
+	char rel[700];
+	member m;
+	bw_csv c;
+	bool more;
+	int64_t rows = 0, v;
+	snprintf(rel, sizeof rel, "%sedge_reltype.csv.gz", dir);
+	if (member_of(p, rel, &m) != 0)
+		return 0;
+	int st = bw_csv_open(&c, &m.src, true, ',', false);
+	while (!st && !(st = bw_csv_next_line(&c, &more)) && more && !(st = bw_csv_ints(&c, &v, 1)))
+		rows++;
+	if (!st && rows != edges)
+		st = bw_err(BURROW_E_FORMAT, "%s: %lld rows, but the relation has %lld edges", m.name, (long long)rows,
+			    (long long)edges);
+	bw_csv_close(&c);
+	return st;
+}
+
+/* One relation of the triplet list: its edges, its num-edge-list and its edge_reltype. */
+static int typed_relation(const prep *p, const char *list, bw_hplan *h, const char (*tri)[BURROW_MAX_NAME])
+{
+	bw_hrel *r = &h->rel[h->num_relations];
+	char dir[600], rel[700];
+	r->src = type_index(h, tri[0]);
+	r->dst = type_index(h, tri[2]);
+	if (r->src < 0 || r->dst < 0)
+		return bw_err(BURROW_E_FORMAT, "%s: relation (%s, %s, %s) names node type '%s', which num-node-dict.csv.gz "
+			      "does not list", list, tri[0], tri[1], tri[2], tri[r->src < 0 ? 0 : 2]);
+	memcpy(r->name, tri[1], BURROW_MAX_NAME);
+	r->kind = BW_IN_CSV;
+	snprintf(dir, sizeof dir, "raw/relations/%s___%s___%s/", tri[0], tri[1], tri[2]);
+	snprintf(rel, sizeof rel, "%sedge.csv.gz", dir);
+	int st = member_of(p, rel, &r->edges);
+	snprintf(rel, sizeof rel, "%snum-edge-list.csv.gz", dir);
+	if (!st)
+		st = read_count(p, rel, &r->listed);
+	if (!st)
+		st = check_reltype(p, dir, r->listed);
+	h->num_relations++;
+	return st;
+}
+
+/* The order of OGB's sorted (head, relation, tail) tuples. */
+static int triplet_cmp(const char (*a)[BURROW_MAX_NAME], const char (*b)[BURROW_MAX_NAME])
+{
+	for (int i = 0; i < 3; i++) {
+		int c = strcmp(a[i], b[i]);
+		if (c)
+			return c;
+	}
+	return 0;
+}
+
+/* raw/triplet-type-list.csv.gz: "src,name,dst" a line, sorted as OGB sorts them. */
+static int typed_relations(const prep *p, bw_hplan *h)
+{
+	char (*tri)[3][BURROW_MAX_NAME] = bw_malloc(BURROW_MAX_RELATIONS * sizeof *tri), t[3][BURROW_MAX_NAME];
+	member m;
+	bw_csv c;
+	bool more;
+	int k = 0, st = tri ? open_csv(p, "raw/triplet-type-list.csv.gz", &m, &c) : BURROW_E_NOMEM;
+	if (st) {
+		bw_free(tri);
+		return st;
+	}
+	while (!(st = bw_csv_next_line(&c, &more)) && more) {
+		if (k == BURROW_MAX_RELATIONS) {
+			st = bw_csv_err(&c, BURROW_E_FORMAT, "more than %d relations", BURROW_MAX_RELATIONS);
+			break;
+		}
+		if ((st = bw_csv_words(&c, t[0], BURROW_MAX_NAME, 3)))
+			break;
+		int j = k++;
+		for (; j > 0 && triplet_cmp((const char (*)[BURROW_MAX_NAME])tri[j - 1], (const char (*)[BURROW_MAX_NAME])t) > 0;
+		     j--)
+			memcpy(tri[j], tri[j - 1], sizeof t);
+		memcpy(tri[j], t, sizeof t);
+	}
+	bw_csv_close(&c);
+	if (!st && k == 0)
+		st = bw_err(BURROW_E_FORMAT, "%s: no relations", m.name);
+	for (int i = 0; i < k && !st; i++)
+		st = typed_relation(p, m.name, h, (const char (*)[BURROW_MAX_NAME])tri[i]);
+	bw_free(tri);
+	return st;
+}
+
+/* Each type's node-feat.csv.gz (when there is one) and the labelled type, the target. */
+static int typed_inputs(const prep *p, bw_hplan *h)
+{
+	char rel[600];
+	member m;
+	h->target = -1;
+	for (int t = 0; t < h->num_types; t++) {
+		snprintf(rel, sizeof rel, "raw/node-feat/%s/node-feat.csv.gz", h->type[t].name);
+		if (member_of(p, rel, &h->type[t].feat) == 0)
+			h->type[t].feat_kind = BW_IN_CSV;
+		snprintf(rel, sizeof rel, "raw/node-label/%s/node-label.csv.gz", h->type[t].name);
+		if (member_of(p, rel, &m) != 0)
+			continue;
+		if (h->target >= 0)
+			return bw_err(BURROW_E_UNSUPPORTED, "%s: labels for types '%s' and '%s': Burrow trains one target type",
+				      p->zip ? p->zip : p->dir, h->type[h->target].name, h->type[t].name);
+		h->target = t;
+	}
+	if (h->target < 0)
+		bw_log(BURROW_LOG_WARN, "%s: no node type has labels (raw/node-label/<type>/); writing no labels",
+		       p->name);
+	return 0;
+}
+
+/* The target type's labels and its splits (split/<split>/<type>/). */
+static int typed_labels(prep *p, const bw_hplan *h)
+{
+	char rel[600], sub[BURROW_MAX_NAME + 2];
+	if (h->target < 0)
+		return 0;
+	p->n = h->type[h->target].n;
+	snprintf(rel, sizeof rel, "raw/node-label/%s/node-label.csv.gz", h->type[h->target].name);
+	snprintf(sub, sizeof sub, "%s/", h->type[h->target].name);
+	int st = labels_csv(p, rel);
+	return st ? st : splits(p, sub);
+}
+
+static void typed_plan(const prep *p, bw_hplan *h)
+{
+	h->feat_dtype = p->o->feat_dtype;
+	h->add_reverse = p->o->add_reverse;
+	h->fill = p->o->fill;
+	h->mem = p->mem > 2 * OVERHEAD ? p->mem - OVERHEAD : p->mem / 2;
+	h->spill = p->spill;
+	h->progress = p->o->progress;
+	h->progress_user = p->o->progress_user;
+}
+
+/* A typed dataset: its types, relations, features, labels and splits, read as OGB's
+ * read_csv_heterograph_raw reads them, into a version-2 dataset directory. */
+static int run_typed(prep *p)
+{
+	bw_hplan *h = bw_calloc(1, sizeof *h);
+	char *src = NULL;
+	int64_t nodes = 0, edges = 0;
+	int st = h ? 0 : BURROW_E_NOMEM;
+	if (st)
+		return st;
+	typed_plan(p, h);
+	if ((st = typed_counts(p, h)) || (st = typed_relations(p, h)) || (st = typed_inputs(p, h)) ||
+	    (st = bw_hplan_check(h)))
+		goto out;
+	for (int t = 0; t < h->num_types; t++)
+		nodes += h->type[t].n;
+	if (p->cat && nodes != p->cat->num_nodes)
+		bw_log(BURROW_LOG_WARN, "%s: %lld nodes of all types, the catalog says %lld", p->name, (long long)nodes,
+		       (long long)p->cat->num_nodes);
+	burrow_writer_opts wo;
+	burrow_writer_defaults(&wo);
+	wo.overwrite = p->o->overwrite;
+	if ((st = bw_check_space(p->out, ((double)nodes + 1) * 8, "the indptr.npy files for num-node-dict's counts")) ||
+	    (st = burrow_writer_open(&p->w, p->out, p->name, &wo)))
+		goto out;
+	if ((st = bw_hetero_put(p->w, h)) || (st = typed_labels(p, h)))
+		goto out;
+	for (int r = 0; r < h->num_relations; r++)
+		edges += h->rel[r].read;
+	if ((st = source_json(p, edges, h, &src)) || (st = burrow_writer_set_source(p->w, src)))
+		goto out;
+	st = burrow_writer_commit(p->w);
+	p->w = NULL;
+out:
+	burrow_writer_abort(p->w);
+	p->w = NULL;
+	cJSON_free(src);
+	bw_free(h);
+	return st;
+}
+
 /* ---------------------------------------------------------------- the whole */
 
-static int source_json(const prep *p, int64_t edges, char **out)
+static int source_json(const prep *p, int64_t edges, const bw_hplan *h, char **out)
 {
 	(void)bw_json_nomem();
 	cJSON *j = cJSON_CreateObject();
@@ -656,6 +885,8 @@ static int source_json(const prep *p, int64_t edges, char **out)
 	cJSON_AddNumberToObject(j, "edges_stored", (double)edges);
 	if (p->cat)
 		cJSON_AddBoolToObject(j, "add_inverse_edge", p->cat->add_inverse_edge);
+	if (h)
+		bw_hplan_json(h, j);
 	char *s = cJSON_PrintUnformatted(j);
 	cJSON_Delete(j);
 	if (bw_json_nomem() || !s) { /* an adder failed: the source would lack a field */
@@ -666,6 +897,8 @@ static int source_json(const prep *p, int64_t edges, char **out)
 	return 0;
 }
 
+static int run_typed(prep *p);
+
 static int run(prep *p)
 {
 	int st;
@@ -673,6 +906,12 @@ static int run(prep *p)
 	burrow_csr_builder *b = NULL;
 	char *src = NULL;
 
+	member m;
+	if (!p->binary && member_of(p, "raw/num-node-dict.csv.gz", &m) == 0)
+		return run_typed(p);
+	if (p->o->add_reverse || p->o->fill)
+		return bw_err(BURROW_E_INVAL, "%s: --add-reverse and --fill are for typed datasets (ogbn-mag); this one has "
+			      "one node type", p->name);
 	if (p->binary) {
 		if ((p->zip && ((st = extract_npz(p, 0)) || (st = extract_npz(p, 1)))) || (st = count_npz(p)))
 			return st;
@@ -701,7 +940,6 @@ static int run(prep *p)
 	if ((st = p->binary ? edges_npz(p, b, &edges) : edges_csv(p, b, &edges)))
 		goto fail;
 	/* num-edge-list, when present, must agree */
-	member m;
 	if (!p->binary && member_of(p, "raw/num-edge-list.csv.gz", &m) == 0) {
 		if ((st = read_count(p, "raw/num-edge-list.csv.gz", &listed)))
 			goto fail;
@@ -715,8 +953,9 @@ static int run(prep *p)
 		goto fail;
 	burrow_csr_builder_close(b);
 	b = NULL;
-	if ((st = p->binary ? features_npz(p) : features_csv(p)) || (st = p->binary ? labels_npz(p) : labels_csv(p)) ||
-	    (st = splits(p)) || (st = source_json(p, edges, &src)) || (st = burrow_writer_set_source(p->w, src)))
+	if ((st = p->binary ? features_npz(p) : features_csv(p)) ||
+	    (st = p->binary ? labels_npz(p) : labels_csv(p, "raw/node-label.csv.gz")) || (st = splits(p, "")) ||
+	    (st = source_json(p, edges, NULL, &src)) || (st = burrow_writer_set_source(p->w, src)))
 		goto fail;
 	cJSON_free(src);
 	st = burrow_writer_commit(p->w);

@@ -1301,9 +1301,9 @@ TestSuite(catalog, .timeout = 30);
 
 Test(catalog, rows_names_and_space)
 {
-	cr_assert_eq(burrow_catalog_count(), 3);
-	const char *names[] = {"ogbn-arxiv", "ogbn-products", "ogbn-papers100M"};
-	for (int i = 0; i < 3; i++) {
+	cr_assert_eq(burrow_catalog_count(), 4);
+	const char *names[] = {"ogbn-arxiv", "ogbn-products", "ogbn-papers100M", "ogbn-mag"};
+	for (int i = 0; i < 4; i++) {
 		const burrow_catalog_entry *e = burrow_catalog_find(names[i]);
 		cr_assert(e && e == burrow_catalog_find(e->download_name));
 		cr_assert(strstr(e->url, e->download_name) && strstr(e->url, "http://snap.stanford.edu/ogb/data/nodeproppred/"));
@@ -1318,10 +1318,11 @@ Test(catalog, rows_names_and_space)
 	cr_assert(burrow_catalog_find("ogbn-papers100M")->binary);
 	cr_assert(burrow_catalog_find("products")->add_inverse_edge);
 	cr_assert_null(burrow_catalog_find("ogbn-nothing"));
-	cr_assert_null(burrow_catalog_get(3));
+	cr_assert(burrow_catalog_find("mag")->hetero && burrow_catalog_find("ogbn-mag")->num_classes == 349);
+	cr_assert_null(burrow_catalog_get(4));
 	char *out = NULL;
 	cr_assert_eq(tu_sh(&out, NULL, "%s datasets", tu_burrow()), 0);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		cr_assert(strstr(out, names[i]), "%s", out);
 	free(out);
 }

@@ -10,7 +10,10 @@ static void help(void)
 	printf("usage: burrow import OUT --edges FILE [--num-nodes N] [--header] [--features F.npy]\n"
 	       "                    [--labels L.npy] [--train T.npy --valid V.npy --test S.npy | --split a,b,c]\n"
 	       "                    [--seed S] [--undirected] [--feat-dtype f32|f16] [--name NAME] [--mem BYTES]\n"
-	       "                    [--tmp DIR] [--force] [--quiet]\n\n"
+	       "                    [--tmp DIR] [--force] [--quiet]\n"
+	       "       burrow import OUT --node-type NAME=COUNT[:F.npy] ... --relation SRC,NAME,DST=FILE ...\n"
+	       "                    [--target TYPE --labels L.npy [--split-dir DIR | --train ... | --split a,b,c]]\n"
+	       "                    [--add-reverse] [--fill mean] [other options as above]\n\n"
 	       "Write the dataset directory OUT from your own files, then say what was dropped and the\n"
 	       "split sizes.\n"
 	       "  --edges FILE       .npy of shape (2, E) or (E, 2), int32 or int64; or text: one edge\n"
@@ -34,11 +37,95 @@ static void help(void)
 	       "  --tmp DIR          folder for spilled runs (beside OUT)\n"
 	       "  --force            replace OUT if it exists\n"
 	       "  --quiet            no progress and no summary\n"
-	       "Self-loops and repeated edges are dropped (with --undirected, (v, u) after (u, v) repeats it).\n");
+	       "Self-loops and repeated edges are dropped (with --undirected, (v, u) after (u, v) repeats it).\n\n"
+	       "Typed graphs (format version 2; docs/datasets.md):\n"
+	       "  --node-type NAME=COUNT[:F.npy]   a node type, its ids [0, COUNT), its features [COUNT, D]\n"
+	       "                     (none: a featureless type); repeat for each type\n"
+	       "  --relation SRC,NAME,DST=FILE     edges 'src dst' (SRC-type id, DST-type id) as --edges\n"
+	       "                     takes them; repeat for each relation. Repeated edges are stored once,\n"
+	       "                     self-loops kept\n"
+	       "  --target TYPE      the labelled type: --labels, the splits and --split are its\n"
+	       "  --split-dir DIR    DIR/{train,valid,test}.npy, or OGB's DIR/TYPE/{train,valid,test}.npy\n"
+	       "  --add-reverse      add (DST, rev_NAME, SRC) for each relation with SRC != DST; a relation\n"
+	       "                     with SRC == DST is made symmetric instead\n"
+	       "  --fill mean        features for featureless types: the mean of their neighbors' over the\n"
+	       "                     relations to types with features (rounds: see docs/datasets.md)\n");
 }
 
 enum { O_EDGES = 256, O_NODES, O_FEAT, O_LABELS, O_TRAIN, O_VALID, O_TEST, O_UNDIR, O_DTYPE, O_NAME, O_MEM, O_TMP,
-       O_FORCE, O_QUIET, O_HEADER, O_SPLIT, O_SEED, O_HELP };
+       O_FORCE, O_QUIET, O_HEADER, O_SPLIT, O_SEED, O_NTYPE, O_REL, O_TARGET, O_SPLITDIR, O_REVERSE, O_FILL, O_HELP };
+
+/* --node-type NAME=COUNT[:F.npy], parsed in place. */
+static bool parse_type(char *s, burrow_import_type *t)
+{
+	char *eq = strchr(s, '='), *colon;
+	int64_t v;
+	if (!eq || eq == s)
+		return false;
+	*eq = '\0';
+	if ((colon = strchr(eq + 1, ':'))) {
+		*colon = '\0';
+		if (!colon[1])
+			return false;
+	}
+	if (!cli_i64(eq + 1, &v) || v < 1)
+		return false;
+	*t = (burrow_import_type){.name = s, .num_nodes = v, .features = colon ? colon + 1 : NULL};
+	return true;
+}
+
+/* --relation SRC,NAME,DST=FILE, parsed in place. */
+static bool parse_relation(char *s, burrow_import_relation *r)
+{
+	char *eq = strchr(s, '=');
+	if (!eq || !eq[1])
+		return false;
+	*eq = '\0';
+	char *a = strchr(s, ','), *b = a ? strchr(a + 1, ',') : NULL;
+	if (!a || !b || strchr(b + 1, ',') || a == s || b == a + 1 || !b[1])
+		return false;
+	*a = *b = '\0';
+	*r = (burrow_import_relation){.src = s, .name = a + 1, .dst = b + 1, .edges = eq + 1};
+	return true;
+}
+
+/* The split sizes, or how to get a split. */
+static void split_summary(const burrow_import_stats *is)
+{
+	if (is->split_sizes[0] + is->split_sizes[1] + is->split_sizes[2] > 0 || is->split_random) {
+		char x[32], y[32], z[32];
+		fprintf(stderr, "burrow: import: split%s: train %s, valid %s, test %s nodes\n",
+			is->split_random ? " (random)" : "", cli_grouped(is->split_sizes[0], x, sizeof x),
+			cli_grouped(is->split_sizes[1], y, sizeof y), cli_grouped(is->split_sizes[2], z, sizeof z));
+	} else {
+		fprintf(stderr, "burrow: import: no split (give --split 0.6,0.2,0.2 or split files to train on it)\n");
+	}
+}
+
+/* What a typed import wrote, from the dataset it wrote. */
+static void typed_summary(const char *out, double secs)
+{
+	burrow_dataset *ds;
+	if (burrow_dataset_open(&ds, out) != 0)
+		return;
+	const burrow_hetero *h = burrow_dataset_hetero(ds);
+	const burrow_dataset_info *in = burrow_dataset_get_info(ds);
+	if (h) {
+		char a[32];
+		fprintf(stderr, "burrow: import: wrote %s in %.1f s: %d node types, %d relations, %s edges", out, secs,
+			h->num_types, h->num_relations, cli_grouped(in->num_edges, a, sizeof a));
+		if (h->target_type >= 0)
+			fprintf(stderr, ", target %s with %d classes", cli_text(h->type_names[h->target_type]), in->num_classes);
+		fputc('\n', stderr);
+		for (int t = 0; t < h->num_types; t++) {
+			burrow_type_info ti;
+			if (burrow_dataset_type_info(ds, t, &ti) == 0)
+				fprintf(stderr, "burrow: import:   %s: %s nodes, %lld features\n", cli_text(ti.name),
+					cli_grouped(ti.num_nodes, a, sizeof a), (long long)ti.feat_dim);
+		}
+	}
+	burrow_dataset_close(ds);
+}
 
 int cmd_import(int argc, char **argv)
 {
@@ -51,9 +138,14 @@ int cmd_import(int argc, char **argv)
 		{"mem", required_argument, 0, O_MEM},       {"tmp", required_argument, 0, O_TMP},
 		{"force", no_argument, 0, O_FORCE},         {"quiet", no_argument, 0, O_QUIET},
 		{"header", no_argument, 0, O_HEADER},       {"split", required_argument, 0, O_SPLIT},
-		{"seed", required_argument, 0, O_SEED},     {"help", no_argument, 0, O_HELP},
+		{"seed", required_argument, 0, O_SEED},     {"node-type", required_argument, 0, O_NTYPE},
+		{"relation", required_argument, 0, O_REL},  {"target", required_argument, 0, O_TARGET},
+		{"split-dir", required_argument, 0, O_SPLITDIR}, {"add-reverse", no_argument, 0, O_REVERSE},
+		{"fill", required_argument, 0, O_FILL},     {"help", no_argument, 0, O_HELP},
 		{0, 0, 0, 0},
 	};
+	burrow_import_type types[BURROW_MAX_TYPES];
+	burrow_import_relation rels[BURROW_MAX_RELATIONS];
 	burrow_import_opts o;
 	burrow_import_defaults(&o);
 	burrow_import_stats is = {.size = sizeof is};
@@ -104,11 +196,42 @@ int cmd_import(int argc, char **argv)
 		case O_TMP: o.tmp_dir = optarg; break;
 		case O_FORCE: o.overwrite = true; break;
 		case O_QUIET: quiet = true; break;
+		case O_NTYPE:
+			if (o.num_types == BURROW_MAX_TYPES)
+				return cli_usage("import", "at most %d --node-type", BURROW_MAX_TYPES);
+			if (!parse_type(optarg, &types[o.num_types++]))
+				return cli_usage("import", "--node-type wants NAME=COUNT or NAME=COUNT:FEATURES.npy (COUNT >= 1)");
+			o.types = types;
+			break;
+		case O_REL:
+			if (o.num_relations == BURROW_MAX_RELATIONS)
+				return cli_usage("import", "at most %d --relation", BURROW_MAX_RELATIONS);
+			if (!parse_relation(optarg, &rels[o.num_relations++]))
+				return cli_usage("import", "--relation wants SRC,NAME,DST=EDGES");
+			o.relations = rels;
+			break;
+		case O_TARGET: o.target = optarg; break;
+		case O_SPLITDIR: o.split_dir = optarg; break;
+		case O_REVERSE: o.add_reverse = true; break;
+		case O_FILL:
+			if (strcmp(optarg, "mean"))
+				return cli_usage("import", "--fill wants mean, got '%s'", optarg);
+			o.fill = BURROW_FEAT_FILL_MEAN;
+			break;
 		}
 	}
 	if (argc - optind != 1)
 		return cli_usage("import", "expected one output directory");
-	if (!o.edges)
+	const bool typed = o.num_types > 0 || o.num_relations > 0;
+	if (typed && (!o.num_types || !o.num_relations))
+		return cli_usage("import", "a typed graph wants --node-type and --relation, each at least once");
+	if (typed && (o.edges || o.features || o.num_nodes))
+		return cli_usage("import", "--edges, --features and --num-nodes are for one node type; a typed graph takes "
+				 "--relation and --node-type");
+	if (!typed && (o.target || o.split_dir || o.add_reverse || o.fill))
+		return cli_usage("import", "--target, --split-dir, --add-reverse and --fill are for typed graphs "
+				 "(--node-type, --relation)");
+	if (!typed && !o.edges)
 		return cli_usage("import", "--edges is required");
 	if (o.train && o.split[0] + o.split[1] + o.split[2] > 0)
 		return cli_usage("import", "--split draws a split: give it or --train/--valid/--test, not both");
@@ -124,7 +247,9 @@ int cmd_import(int argc, char **argv)
 		return cli_fail("import", "%s (use --force to replace it)", burrow_last_error());
 	if (st < 0)
 		return cli_lib_fail("import", st);
-	if (!quiet) {
+	if (!quiet && typed)
+		typed_summary(out, cli_now() - t0);
+	if (!quiet && !typed) {
 		burrow_dataset *ds;
 		if (burrow_dataset_open(&ds, out) == 0) {
 			const burrow_dataset_info *in = burrow_dataset_get_info(ds);
@@ -139,14 +264,8 @@ int cmd_import(int argc, char **argv)
 		fprintf(stderr, "burrow: import: read %s edges%s; dropped %s self-loops and %s repeated edges\n",
 			cli_grouped(is.edges_read, r, sizeof r), is.header_skipped ? " (after a header line)" : "",
 			cli_grouped(is.self_loops, l, sizeof l), cli_grouped(is.duplicates, d, sizeof d));
-		if (is.split_sizes[0] + is.split_sizes[1] + is.split_sizes[2] > 0 || is.split_random) {
-			char x[32], y[32], z[32];
-			fprintf(stderr, "burrow: import: split%s: train %s, valid %s, test %s nodes\n",
-				is.split_random ? " (random)" : "", cli_grouped(is.split_sizes[0], x, sizeof x),
-				cli_grouped(is.split_sizes[1], y, sizeof y), cli_grouped(is.split_sizes[2], z, sizeof z));
-		} else {
-			fprintf(stderr, "burrow: import: no split (give --split 0.6,0.2,0.2 or split files to train on it)\n");
-		}
 	}
+	if (!quiet)
+		split_summary(&is);
 	return EXIT_OK;
 }

@@ -7,14 +7,17 @@
 static void help(void)
 {
 	printf("usage: burrow prep NAME|ZIP|DIR [--root DIR] [--out DIR] [--feat-dtype f32|f16] [--mem BYTES]\n"
-	       "                   [--tmp DIR] [--url URL] [--no-download] [--force] [--quiet]\n\n"
+	       "                   [--tmp DIR] [--url URL] [--no-download] [--add-reverse] [--fill mean]\n"
+	       "                   [--force] [--quiet]\n\n"
 	       "Turn an OGB node property prediction dataset into a dataset directory: NAME from the\n"
 	       "catalog (its zip is looked up in --root and downloaded when missing), any other NAME whose\n"
 	       "zip is ROOT/NAME.zip (where 'burrow download NAME --url URL' puts it; downloaded there\n"
 	       "with --url), an OGB zip, or an unpacked OGB folder. Members are read straight from the\n"
 	       "zip; the graph is written symmetric (both directions, no self-loops or duplicates),\n"
 	       "labels -1 where unlabeled, splits as int64. When the edge list exceeds --mem it is\n"
-	       "sorted in runs on disk and merged; the output is the same bytes either way.\n\n"
+	       "sorted in runs on disk and merged; the output is the same bytes either way. A typed\n"
+	       "dataset (ogbn-mag) is written as OGB reads it: a relation per folder of raw/relations/,\n"
+	       "stored by destination, duplicates once, self-loops kept; features per type.\n\n"
 	       "  --root DIR        where zips are found or downloaded, and datasets written (data)\n"
 	       "  --out DIR         the dataset directory (ROOT/NAME)\n"
 	       "  --feat-dtype T    f32 or f16 (f32)\n"
@@ -22,11 +25,28 @@ static void help(void)
 	       "  --tmp DIR         folder for spilled runs (beside the output)\n"
 	       "  --url URL         download from URL instead of the catalog's (any NAME then)\n"
 	       "  --no-download     fail instead of downloading a missing zip\n"
+	       "  --add-reverse     typed datasets (ogbn-mag): add (DST, rev_NAME, SRC) for each relation\n"
+	       "                    with SRC != DST, make a relation with SRC == DST (cites) symmetric\n"
+	       "  --fill mean       typed datasets: features for featureless types, the mean of their\n"
+	       "                    neighbors' (docs/datasets.md)\n"
 	       "  --force           replace the dataset directory if it exists\n"
 	       "  --quiet           no progress and no summary\n");
 }
 
-enum { O_ROOT = 256, O_OUT, O_DTYPE, O_MEM, O_TMP, O_URL, O_NODL, O_FORCE, O_QUIET, O_HELP };
+enum { O_ROOT = 256, O_OUT, O_DTYPE, O_MEM, O_TMP, O_URL, O_NODL, O_FORCE, O_QUIET, O_REVERSE, O_FILL, O_HELP };
+
+/* A typed dataset's line: its types and relations. */
+static void typed_summary(burrow_dataset *ds, const char *out, double secs)
+{
+	const burrow_hetero *h = burrow_dataset_hetero(ds);
+	const burrow_dataset_info *in = burrow_dataset_get_info(ds);
+	char a[32];
+	fprintf(stderr, "burrow: prep: wrote %s in %.1f s: %d node types, %d relations, %s edges, target %s: %d classes, "
+		"splits %lld / %lld / %lld\n",
+		out, secs, h->num_types, h->num_relations, cli_grouped(in->num_edges, a, sizeof a),
+		h->target_type >= 0 ? cli_text(h->type_names[h->target_type]) : "none", in->num_classes,
+		(long long)in->num_train, (long long)in->num_valid, (long long)in->num_test);
+}
 
 int cmd_prep(int argc, char **argv)
 {
@@ -36,6 +56,7 @@ int cmd_prep(int argc, char **argv)
 		{"tmp", required_argument, 0, O_TMP},     {"url", required_argument, 0, O_URL},
 		{"no-download", no_argument, 0, O_NODL},
 		{"force", no_argument, 0, O_FORCE},       {"quiet", no_argument, 0, O_QUIET},
+		{"add-reverse", no_argument, 0, O_REVERSE}, {"fill", required_argument, 0, O_FILL},
 		{"help", no_argument, 0, O_HELP},         {0, 0, 0, 0},
 	};
 	burrow_prep_opts o;
@@ -65,6 +86,12 @@ int cmd_prep(int argc, char **argv)
 		case O_NODL: o.download = false; break;
 		case O_FORCE: o.overwrite = true; break;
 		case O_QUIET: quiet = true; break;
+		case O_REVERSE: o.add_reverse = true; break;
+		case O_FILL:
+			if (strcmp(optarg, "mean"))
+				return cli_usage("prep", "--fill wants mean, got '%s'", optarg);
+			o.fill = BURROW_FEAT_FILL_MEAN;
+			break;
 		}
 	}
 	if (argc - optind != 1)
@@ -86,7 +113,10 @@ int cmd_prep(int argc, char **argv)
 		return cli_lib_fail("prep", st);
 	if (!quiet) {
 		burrow_dataset *ds;
-		if (burrow_dataset_open(&ds, out) == 0) {
+		if (burrow_dataset_open(&ds, out) == 0 && burrow_dataset_hetero(ds)) {
+			typed_summary(ds, out, cli_now() - t0);
+			burrow_dataset_close(ds);
+		} else if (ds) {
 			const burrow_dataset_info *in = burrow_dataset_get_info(ds);
 			char a[32], b[32];
 			fprintf(stderr,

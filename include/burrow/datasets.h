@@ -14,7 +14,8 @@ extern "C" {
  * graph of ogbn-papers100M's shape (111,059,956 nodes, 1,615,685,872 directed edges before
  * symmetrizing, 128 float16 features, 172 classes, its split sizes, the rest unlabelled)
  * scaled by `fraction`, with power-law degrees and homophilous edges. */
-enum burrow_gen_kind { BURROW_GEN_CSBM = 1, BURROW_GEN_RMAT = 2, BURROW_GEN_PAPERS = 3 };
+enum burrow_gen_kind { BURROW_GEN_CSBM = 1, BURROW_GEN_RMAT = 2, BURROW_GEN_PAPERS = 3,
+		      BURROW_GEN_HSBM = 4 /* typed: papers (target), authors, fields; docs/datasets.md */ };
 
 typedef struct burrow_gen_opts {
 	size_t size;            /* sizeof(burrow_gen_opts), set by burrow_gen_defaults(); first */
@@ -44,6 +45,9 @@ typedef struct burrow_gen_opts {
 	size_t mem_bytes;       /* memory budget of the CSR build, spilled beyond it (0: csbm and rmat
 				 * build in memory; papers takes half the physical memory or of the cgroup's limit) */
 	const char *spill_dir;  /* folder for the build's spill files (NULL: $TMPDIR, else /tmp); borrowed */
+	/* hsbm (num_nodes papers and as many authors, avg_degree, homophily, signal of the
+	 * authors' features, num_classes, feat_dim, the split fractions as csbm) */
+	double target_signal;   /* class signal of the papers' own features (default 0.5: weak) */
 } burrow_gen_opts;
 
 /* Defaults for a kind (enum burrow_gen_kind). */
@@ -66,6 +70,10 @@ typedef struct burrow_catalog_entry {
 	bool add_inverse_edge;     /* OGB stores each edge once and adds the reverse */
 	bool binary;               /* raw/data.npz (papers100M-bin) instead of csv.gz files */
 	int64_t zip_bytes;         /* size of the download, approximate */
+	/* typed datasets (ogbn-mag): num_nodes and num_edges count every type and relation,
+	 * feat_dim is the featured types' */
+	bool hetero;               /* raw/num-node-dict.csv.gz and raw/relations/ (typed) */
+	int num_relations;         /* relations in the zip (0 when not typed) */
 } burrow_catalog_entry;
 
 /* Disk space a catalog dataset needs, in bytes (upper bounds). */
@@ -105,6 +113,10 @@ BURROW_API int burrow_download(const char *name,                /* "ogbn-arxiv",
 			       const burrow_download_opts *o,   /* borrowed; NULL = defaults */
 			       char *path, size_t path_cap);    /* out, may be NULL: the zip's path */
 
+/* Features for node types that have none (typed datasets): none, or the mean of the neighbors'
+ * features (docs/datasets.md says over which relations). */
+enum burrow_feat_fill { BURROW_FEAT_FILL_NONE = 0, BURROW_FEAT_FILL_MEAN = 1 };
+
 typedef struct burrow_prep_opts {
 	size_t size;            /* sizeof(burrow_prep_opts), set by burrow_prep_defaults(); first */
 	const char *root;          /* where zips are found or downloaded, and datasets written (default "data") */
@@ -119,6 +131,10 @@ typedef struct burrow_prep_opts {
 	burrow_progress_fn progress; /* phases "download", "extract" (a compressed .npz), "edges",
 				      * "sort" or "merge", "features", "labels", "splits"; may be NULL */
 	void *progress_user;
+	/* typed datasets (ogbn-mag) */
+	bool add_reverse;          /* add (dst, "rev_" name, src) for each relation with src != dst; make a
+				    * relation with src == dst symmetric (default false) */
+	int fill;                  /* enum burrow_feat_fill (default BURROW_FEAT_FILL_NONE) */
 } burrow_prep_opts;
 BURROW_API void burrow_prep_defaults(burrow_prep_opts *o);
 
@@ -150,6 +166,19 @@ typedef struct burrow_import_stats {
 	bool split_random;         /* the splits were drawn (burrow_import_opts.split) */
 } burrow_import_stats;
 
+/* A node type of a typed import: its name, count and features (or none). */
+typedef struct burrow_import_type {
+	const char *name;          /* 1 .. 63 of [A-Za-z0-9_-] */
+	int64_t num_nodes;         /* >= 1; the type's ids are [0, num_nodes) */
+	const char *features;      /* .npy [num_nodes, D] float32/float16/float64, or NULL */
+} burrow_import_type;
+
+/* A relation of a typed import: edges src -> dst, one file. */
+typedef struct burrow_import_relation {
+	const char *src, *name, *dst; /* type names and the relation's name */
+	const char *edges;         /* as burrow_import_opts.edges: ids of src's type, then dst's */
+} burrow_import_relation;
+
 typedef struct burrow_import_opts {
 	size_t size;            /* sizeof(burrow_import_opts), set by burrow_import_defaults(); first */
 	const char *edges;         /* required: .npy (2, E) or (E, 2) int32/int64, or text (csv, tsv or
@@ -174,6 +203,17 @@ typedef struct burrow_import_opts {
 	burrow_progress_fn progress; /* phases "edges", "sort" or "merge", "features", "labels"; may be NULL */
 	void *progress_user;
 	burrow_import_stats *stats; /* out, may be NULL: filled on success */
+	/* typed graphs (format version 2), instead of edges, num_nodes and features: labels,
+	 * splits (files, split_dir or split) are the target type's. Stats count every type and
+	 * relation; self-loops and duplicates are not tallied (a relation keeps self-loops). */
+	int num_types;             /* 0 (default): homogeneous; else 1 .. BURROW_MAX_TYPES */
+	const burrow_import_type *types;         /* [num_types], borrowed */
+	int num_relations;         /* 1 .. BURROW_MAX_RELATIONS (reverses included) */
+	const burrow_import_relation *relations; /* [num_relations], borrowed */
+	const char *target;        /* the labelled type (required with labels) */
+	const char *split_dir;     /* DIR/{train,valid,test}.npy, or OGB's DIR/<target>/{...}.npy */
+	bool add_reverse;          /* as burrow_prep_opts.add_reverse */
+	int fill;                  /* as burrow_prep_opts.fill */
 } burrow_import_opts;
 BURROW_API void burrow_import_defaults(burrow_import_opts *o);
 
