@@ -71,10 +71,6 @@ int cmd_train(int argc, char **argv)
 		cli_lib_fail("train", st);
 		goto fail_paths;
 	}
-	if (cli_homogeneous("train", dir, ds) != EXIT_OK) {
-		burrow_dataset_close(ds);
-		goto fail_paths;
-	}
 	cli_progress pb; /* gen's bar, with the epoch before the phase, erased when a phase ends */
 	cli_progress_init(&pb, quiet);
 	pb.erase = true;

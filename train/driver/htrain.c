@@ -50,53 +50,83 @@ static int parse_rel_fanout(const burrow_hetero *h, const char *spec, int layers
 	return 0;
 }
 
-/* Each featured type's store (float32 out, a CLOCK cache of its share of the budget) and
- * source of rows; a featureless type's learned embeddings (or a refusal). */
+/* Each type's input width: its features', or its learned embeddings' (opts.embed_dim, else
+ * the target type's feature width). */
+static int type_widths(bw_htrain *ht, const burrow_train_opts *o)
+{
+	const burrow_hetero *h = ht->h;
+	const int64_t d = o->embed_dim > 0 ? o->embed_dim : ht->ti[h->target_type].feat_dim;
+	for (int t = 0; t < h->num_types; t++) {
+		ht->in_dim[t] = ht->ti[t].feat_dim > 0 ? ht->ti[t].feat_dim : d;
+		if (ht->in_dim[t] < 1)
+			return bw_err(BURROW_E_INVAL, "train: --embed-dim must be given when the target type has no features");
+	}
+	return 0;
+}
+
+/* Type t's learned embeddings, N(0, 1) as torch.nn.Embedding's, from the stream (seed, t),
+ * with their Adam moments; or a refusal. */
+static int open_embeddings(bw_htrain *ht, const burrow_train_opts *o, int t)
+{
+	const burrow_type_info *ti = &ht->ti[t];
+	if (!o->embed_types)
+		return bw_err(BURROW_E_INVAL, "%s: node type '%s' has no features and the model reads it: train with "
+					      "--embed-types (learned embeddings) or prep with --fill mean",
+			      bw_dataset_dir(ht->ds), ti->name);
+	if (ht->be->dev->kind != BW_DEVICE_CPU)
+		return bw_err(BURROW_E_UNSUPPORTED, "train: learned embeddings (--embed-types) train on the CPU only in "
+						    "this version");
+	const size_t n = (size_t)ti->num_nodes * (size_t)ht->in_dim[t];
+	if (!(ht->emb[t] = bw_malloc(n * sizeof(float) + 1)) || !(ht->emb_m[t] = bw_calloc(n + 1, sizeof(float))) ||
+	    !(ht->emb_v[t] = bw_calloc(n + 1, sizeof(float))))
+		return BURROW_E_NOMEM;
+	bw_rng r;
+	bw_rng_seed(&r, bw_key(o->seed ^ 0x656d626564ULL, (uint64_t)t));
+	for (size_t i = 0; i < n; i++)
+		ht->emb[t][i] = (float)bw_rng_normal(&r);
+	return 0;
+}
+
+/* Does the model read type t's rows at its input? (An MLP: the target's alone.) */
+static bool reads_type(const bw_htrain *ht, int t)
+{
+	return ht->mlp ? t == ht->h->target_type : bw_hmodel_uses(ht->model, 0, t);
+}
+
+/* The rows of each type the model reads at its input: a featured type's through a store of
+ * its own (float32 out, a CLOCK cache with its share of the budget), a featureless one's
+ * learned embeddings. Types the model never reads get neither. */
 static int open_types(bw_htrain *ht, const burrow_train_opts *o)
 {
 	const burrow_hetero *h = ht->h;
 	int st;
 	size_t all = 0;
 	for (int t = 0; t < h->num_types; t++)
-		all += (size_t)ht->ti[t].num_nodes * (size_t)ht->ti[t].feat_dim * sizeof(float);
+		if (reads_type(ht, t))
+			all += (size_t)ht->ti[t].num_nodes * (size_t)ht->ti[t].feat_dim * sizeof(float);
 	const size_t budget = bw_trainer_cache_budget(o, ht->be->threads, all);
 	for (int t = 0; t < h->num_types; t++) {
 		const burrow_type_info *ti = &ht->ti[t];
-		if (ti->feat_dim > 0) {
-			burrow_store_opts so;
-			burrow_store_defaults(&so);
-			so.engine = o->store_engine;
-			so.out_dtype = BURROW_DTYPE_F32;
-			if ((st = burrow_store_open(&ht->store[t], ti->features_path, &so)))
+		if (!reads_type(ht, t))
+			continue;
+		if (ti->feat_dim == 0) {
+			if ((st = open_embeddings(ht, o, t)))
 				return st;
-			const size_t bytes = (size_t)ti->num_nodes * (size_t)ti->feat_dim * sizeof(float);
-			const size_t share = all ? (size_t)((double)budget * (double)bytes / (double)all) : 0;
-			if (share > 0 && (st = burrow_store_cache_clock(ht->store[t], share)))
-				return st;
-			bw_rows_from_store(&ht->rows[t], ht->store[t]);
-			ht->rows_of[t] = &ht->rows[t];
-			ht->in_dim[t] = ti->feat_dim;
 			continue;
 		}
-		if (!o->embed_types)
-			return bw_err(BURROW_E_INVAL, "%s: node type '%s' has no features: train with --embed-types (learned "
-						      "embeddings) or prep with --fill mean", bw_dataset_dir(ht->ds), ti->name);
-		if (ht->be->dev->kind != BW_DEVICE_CPU)
-			return bw_err(BURROW_E_UNSUPPORTED, "train: learned embeddings (--embed-types) train on the CPU "
-							    "only in this version");
-		const int64_t d = o->embed_dim > 0 ? o->embed_dim : ht->ti[h->target_type].feat_dim;
-		if (d < 1)
-			return bw_err(BURROW_E_INVAL, "train: --embed-dim must be given when the target type has no features");
-		const size_t n = (size_t)ti->num_nodes * (size_t)d;
-		if (!(ht->emb[t] = bw_malloc(n * sizeof(float) + 1)) || !(ht->emb_m[t] = bw_calloc(n + 1, sizeof(float))) ||
-		    !(ht->emb_v[t] = bw_calloc(n + 1, sizeof(float))))
-			return BURROW_E_NOMEM;
-		/* N(0, 1) rows as torch.nn.Embedding's, from the stream (seed, type) */
-		bw_rng r;
-		bw_rng_seed(&r, o->seed ^ (0x656d6265ULL << 8) ^ (uint64_t)t);
-		for (size_t i = 0; i < n; i++)
-			ht->emb[t][i] = (float)bw_rng_normal(&r);
-		ht->in_dim[t] = d;
+		burrow_store_opts so;
+		burrow_store_defaults(&so);
+		so.engine = o->store_engine;
+		so.out_dtype = BURROW_DTYPE_F32;
+		if ((st = burrow_store_open(&ht->store[t], ti->features_path, &so)))
+			return st;
+		const size_t bytes = (size_t)ti->num_nodes * (size_t)ti->feat_dim * sizeof(float);
+		const size_t share = all ? (size_t)((double)budget * (double)bytes / (double)all) : 0;
+		if (share > 0 && (st = burrow_store_cache_clock(ht->store[t], share)))
+			return st;
+		burrow_store_reset_stats(ht->store[t]);
+		bw_rows_from_store(&ht->rows[t], ht->store[t]);
+		ht->rows_of[t] = &ht->rows[t];
 	}
 	return 0;
 }
@@ -118,6 +148,71 @@ static int open_sampler(bw_htrain *ht, const burrow_train_opts *o)
 	if (!st)
 		ht->sampler_seed = o->seed;
 	return st;
+}
+
+/* The model: a relational one on every relation, or an MLP on the target's own rows. */
+static int open_model(bw_htrain *ht, const burrow_train_opts *o)
+{
+	const burrow_hetero *h = ht->h;
+	const int target = h->target_type;
+	if (o->model == BURROW_MODEL_MLP) {
+		if (ht->ti[target].feat_dim < 1)
+			return bw_err(BURROW_E_INVAL, "%s: an mlp reads the target type's features; '%s' has none",
+				      bw_dataset_dir(ht->ds), ht->ti[target].name);
+		const bw_model_cfg mc = {
+			.kind = BURROW_MODEL_MLP,
+			.layers = o->layers,
+			.in_dim = ht->in_dim[target],
+			.hidden = o->hidden,
+			.classes = ht->info->num_classes,
+			.dropout = (float)o->dropout,
+		};
+		int st = bw_model_supported(ht->be, &mc);
+		return st ? st : bw_model_open(&ht->mlp, ht->be->dev, &mc, o->seed);
+	}
+	ht->cfg = (bw_hmodel_cfg){
+		.kind = o->model,
+		.layers = o->layers,
+		.num_types = h->num_types,
+		.num_rels = h->num_relations,
+		.target = target,
+		.hidden = o->hidden,
+		.classes = ht->info->num_classes,
+		.dropout = (float)o->dropout,
+		.heads = o->heads,
+		.attn_dropout = (float)o->attn_dropout,
+	};
+	for (int r = 0; r < h->num_relations; r++) {
+		ht->cfg.rel_src[r] = h->rel[r].src_type;
+		ht->cfg.rel_dst[r] = h->rel[r].dst_type;
+	}
+	memcpy(ht->cfg.in_dim, ht->in_dim, sizeof ht->in_dim);
+	int st = bw_hmodel_supported(ht->be, &ht->cfg);
+	return st ? st : bw_hmodel_open(&ht->model, ht->be->dev, &ht->cfg, o->seed);
+}
+
+/* The sampler's options: the fanouts (per relation under opts.rel_fanout), none for a
+ * relation the model does not run at a layer, none at all for an MLP. */
+static int sampler_opts(bw_htrain *ht, const burrow_train_opts *o)
+{
+	burrow_typed_sampler_opts *so = &ht->so;
+	burrow_typed_sampler_defaults(so);
+	so->num_layers = o->layers;
+	so->batch_size = o->batch_size;
+	so->threads = 1;
+	for (int l = 0; l < o->layers; l++)
+		so->fanouts[l] = ht->mlp ? 0 : o->fanout[l] != 0 ? o->fanout[l] : 5 * (o->layers - l);
+	int st = ht->mlp ? 0 : parse_rel_fanout(ht->h, o->rel_fanout, o->layers, so);
+	for (int l = 0; !st && !ht->mlp && l < o->layers; l++)
+		for (int r = 0; r < ht->h->num_relations; r++)
+			if (!bw_hmodel_runs(ht->model, l, r))
+				so->rel_fanouts[l][r] = 0;
+	return st;
+}
+
+static int64_t num_params(const bw_htrain *ht)
+{
+	return ht->mlp ? ht->mlp->num_params : bw_hmodel_num_params(ht->model);
 }
 
 int bw_htrain_open(bw_htrain **out, burrow_dataset *ds, const burrow_train_opts *o, const bw_backend *be)
@@ -144,36 +239,9 @@ int bw_htrain_open(bw_htrain **out, burrow_dataset *ds, const burrow_train_opts 
 	int st = 0;
 	for (int t = 0; !st && t < h->num_types; t++)
 		st = burrow_dataset_type_info(ds, t, &ht->ti[t]);
-	if (st || (st = open_types(ht, o)))
-		goto fail;
-	burrow_typed_sampler_defaults(&ht->so);
-	ht->so.num_layers = o->layers;
-	for (int l = 0; l < o->layers; l++)
-		ht->so.fanouts[l] = mlp ? 0 : o->fanout[l] != 0 ? o->fanout[l] : 5 * (o->layers - l);
-	ht->so.batch_size = o->batch_size;
-	ht->so.threads = 1;
-	if (!mlp && (st = parse_rel_fanout(h, o->rel_fanout, o->layers, &ht->so)))
-		goto fail;
-	ht->cfg = (bw_hmodel_cfg){
-		.kind = mlp ? BURROW_MODEL_RGCN : o->model, /* an MLP: R-GCN's self term alone, no relation */
-		.layers = o->layers,
-		.num_types = h->num_types,
-		.num_rels = mlp ? 0 : h->num_relations,
-		.target = h->target_type,
-		.hidden = o->hidden,
-		.classes = ht->info->num_classes,
-		.dropout = (float)o->dropout,
-		.heads = o->heads,
-		.attn_dropout = (float)o->attn_dropout,
-	};
-	for (int r = 0; r < ht->cfg.num_rels; r++) {
-		ht->cfg.rel_src[r] = h->rel[r].src_type;
-		ht->cfg.rel_dst[r] = h->rel[r].dst_type;
-	}
-	memcpy(ht->cfg.in_dim, ht->in_dim, sizeof ht->in_dim);
-	if ((st = bw_hmodel_supported(be, &ht->cfg)) || (st = bw_hmodel_open(&ht->model, be->dev, &ht->cfg, o->seed)) ||
-	    (st = bw_optim_open(&ht->optim, be->dev, o->optimizer, bw_hmodel_num_params(ht->model), o->lr,
-				o->weight_decay, o->momentum)) ||
+	if (st || (st = type_widths(ht, o)) || (st = open_model(ht, o)) || (st = open_types(ht, o)) ||
+	    (st = sampler_opts(ht, o)) ||
+	    (st = bw_optim_open(&ht->optim, be->dev, o->optimizer, num_params(ht), o->lr, o->weight_decay, o->momentum)) ||
 	    (st = bw_dbuf_reserve(&ht->loss_dev, be->dev, sizeof(bw_loss))))
 		goto fail;
 	const bw_loader_cfg lc = {
@@ -214,6 +282,10 @@ void bw_htrain_close(bw_htrain *ht)
 		bw_tensor_free(&ht->gx[t]);
 	}
 	bw_hmodel_close(ht->model);
+	bw_model_close(ht->mlp);
+	for (int l = 0; l < BURROW_MAX_LAYERS; l++)
+		bw_block_release(&ht->mlp_blk[l]);
+	bw_free(ht->mlp_indptr);
 	bw_optim_close(ht->optim);
 	bw_tensor_free(&ht->glogits);
 	bw_dbuf_free(&ht->loss_dev);
@@ -262,17 +334,42 @@ static void embeddings_step(bw_htrain *ht, const burrow_typed_batch *tb, const b
 	}
 }
 
+/* An MLP's batch: the target's rows (its seeds alone: the sampler draws no neighbor), through
+ * blocks without edges whose destinations are those rows. */
+static int mlp_batch(bw_htrain *ht, const bw_hbatch *hb, bw_batch *b)
+{
+	const int target = ht->h->target_type;
+	const int64_t n = hb->num_nodes[0][target];
+	int st = bw_grow(&ht->mlp_indptr, &ht->mlp_cap, (size_t)n + 1, sizeof *ht->mlp_indptr, true);
+	if (st)
+		return st;
+	*b = (bw_batch){.num_blocks = hb->num_layers, .x = hb->x[target], .labels = hb->labels, .epoch = hb->epoch,
+			.index = hb->index};
+	for (int l = 0; l < hb->num_layers; l++) {
+		bw_block_reuse(&ht->mlp_blk[l], n, n, ht->mlp_indptr, NULL);
+		b->blocks[l] = &ht->mlp_blk[l];
+	}
+	return 0;
+}
+
+/* The forward pass of either model: *logits over the batch's seeds. */
+static int forward(bw_htrain *ht, bw_loaded *lb, bool training, uint64_t seed, const bw_tensor **logits)
+{
+	int st = put_embeddings(ht, &lb->hb, lb->tb);
+	if (st || !ht->mlp)
+		return st ? st : bw_hmodel_forward(ht->be, ht->model, &lb->hb, training, seed, logits);
+	return (st = mlp_batch(ht, &lb->hb, &ht->mlp_b)) ? st
+							 : bw_model_forward(ht->be, ht->mlp, &ht->mlp_b, training, seed, logits);
+}
+
 /* Forward, loss over the seeds, and in training backward and the updates. */
 static int hstep(bw_htrain *ht, bw_loaded *lb, bool training, const burrow_train_opts *o, bw_loss *ls)
 {
 	const bw_backend *be = ht->be;
-	bw_hbatch *hb = &lb->hb;
-	if (ht->cfg.num_rels == 0)
-		hb->num_rels = 0;
+	const bw_hbatch *hb = &lb->hb;
 	const bw_tensor *logits;
 	int st;
-	if ((st = put_embeddings(ht, hb, lb->tb)) ||
-	    (st = bw_hmodel_forward(be, ht->model, hb, training, o->seed, &logits)) ||
+	if ((st = forward(ht, lb, training, o->seed, &logits)) ||
 	    (st = bw_tensor_reshape(&ht->glogits, be->dev, logits->rows, logits->cols)) ||
 	    (st = bw_nll_loss(be, logits, hb->labels, NULL, 0, &ht->glogits, ht->loss_dev.ptr)) ||
 	    (st = bw_loss_read(be, ht->loss_dev.ptr, ls)) || !training)
@@ -282,6 +379,10 @@ static int hstep(bw_htrain *ht, bw_loaded *lb, bool training, const burrow_train
 					      "(try a lower --lr, or check the features for NaN or Inf)",
 			      isnan(ls->loss) ? "NaN" : "infinite", (unsigned long long)hb->epoch + 1,
 			      (unsigned long long)hb->index + 1);
+	if (ht->mlp)
+		return (st = bw_model_backward(be, ht->mlp, &ht->mlp_b, &ht->glogits))
+			       ? st
+			       : bw_optim_step(be, ht->optim, ht->mlp->params, ht->mlp->grads);
 	bool any_emb = false;
 	for (int t = 0; t < hb->num_types; t++)
 		any_emb |= ht->emb[t] != NULL;
@@ -318,7 +419,7 @@ int bw_htrain_epoch(bw_htrain *ht, const burrow_train_opts *o, int epoch, burrow
 			lb.hb.epoch = (uint64_t)epoch;
 			lb.hb.index = (uint64_t)k;
 			const double a = bw_now_s();
-			bw_loss ls;
+			bw_loss ls = {0};
 			if (!(st = hstep(ht, &lb, true, o, &ls)))
 				st = bw_loader_done(ht->loader);
 			es->compute_s += bw_now_s() - a;
@@ -369,7 +470,7 @@ int bw_htrain_evaluate(bw_htrain *ht, const burrow_train_opts *o, int epoch, uns
 			break;
 		lb.hb.epoch = (uint64_t)epoch;
 		lb.hb.index = (uint64_t)first;
-		bw_loss ls;
+		bw_loss ls = {0};
 		if ((st = hstep(ht, &lb, false, o, &ls)) || (st = bw_loader_done(ht->loader)))
 			break;
 		correct[sp] += ls.correct;
@@ -384,8 +485,8 @@ int bw_htrain_evaluate(bw_htrain *ht, const burrow_train_opts *o, int epoch, uns
 
 uint64_t bw_htrain_checksum(const bw_htrain *ht)
 {
-	const float *p = bw_hmodel_params((bw_hmodel *)ht->model);
-	const int64_t n = bw_hmodel_num_params(ht->model);
+	const float *p = ht->mlp ? ht->mlp->params : bw_hmodel_params((bw_hmodel *)ht->model);
+	const int64_t n = num_params(ht);
 	if (ht->be->dev->kind != BW_DEVICE_CPU)
 		return 0;
 	uint64_t hash = 1469598103934665603ULL;

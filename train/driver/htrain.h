@@ -23,7 +23,12 @@ typedef struct bw_htrain {
 	bw_tensor xe[BURROW_MAX_TYPES];            /* a batch's embedding rows */
 	bw_tensor gx[BURROW_MAX_TYPES];            /* and their gradients */
 	bw_hmodel_cfg cfg;
-	bw_hmodel *model;
+	bw_hmodel *model;                          /* the relational model, or NULL: */
+	bw_model *mlp;                             /* an MLP on the target's rows (--model mlp) */
+	bw_block mlp_blk[BURROW_MAX_LAYERS];       /* its blocks: the seeds, no edges */
+	int64_t *mlp_indptr;                       /* [seeds + 1] zeros */
+	size_t mlp_cap;
+	bw_batch mlp_b;
 	bw_optim *optim;
 	burrow_typed_sampler_opts so;              /* fanouts (per relation), batch size; seed set at open */
 	burrow_typed_sampler *sampler;             /* the training split's, for sampler_seed */

@@ -310,9 +310,6 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 	int st = opts ? bw_opts_in(&def, sizeof def, opts, "burrow_train_opts") : 0;
 	if (st || (st = bw_trainer_check_opts(o)))
 		return st;
-	if (!burrow_dataset_graph(ds)) /* the typed trainer (issue 31) replaces this */
-		return bw_err(BURROW_E_UNSUPPORTED, "%s: a typed dataset (%d node types); the trainer reads homogeneous "
-			      "graphs only", bw_dataset_dir(ds), burrow_dataset_get_info(ds)->num_types);
 	burrow_trainer *t = bw_calloc(1, sizeof *t);
 	if (!t)
 		return BURROW_E_NOMEM;
