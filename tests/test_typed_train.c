@@ -1,0 +1,246 @@
+/* test_typed_train.c: training on typed datasets through burrow_trainer_*: relational models
+ * against an MLP on the target's own features (hsbm, whose classes the relations carry), the
+ * same bits whatever the prefetch, cache and read engine, learned embeddings (Adam's first
+ * step on exactly the rows a batch read), and the refusals. */
+#include <criterion/criterion.h>
+
+#include "../train/driver/driver.h"
+#include "util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+TU_SCRATCH_SUITE(typed_train, 300);
+
+/* hsbm at `dir` (n papers, as many authors). */
+static void gen_hsbm(const char *dir, int64_t n, uint64_t seed)
+{
+	burrow_gen_opts g;
+	burrow_gen_defaults(&g, BURROW_GEN_HSBM);
+	g.num_nodes = n;
+	g.seed = seed;
+	cr_assert_eq(burrow_gen(&g, dir), 0, "%s", burrow_last_error());
+}
+
+static burrow_train_opts small_opts(int model, uint64_t seed)
+{
+	burrow_train_opts o;
+	burrow_train_defaults(&o);
+	o.model = model;
+	o.layers = 2;
+	o.hidden = 32;
+	o.heads = 2;
+	o.fanout[0] = 10;
+	o.fanout[1] = 10;
+	o.batch_size = 256;
+	o.lr = 0.01;
+	o.seed = seed;
+	o.threads = 1;
+	return o;
+}
+
+/* Train `epochs` epochs; the last evaluation's valid accuracy, and each epoch's loss. */
+static double train_valid(burrow_dataset *ds, const burrow_train_opts *o, int epochs, double *loss)
+{
+	burrow_trainer *t;
+	cr_assert_eq(burrow_trainer_open(&t, ds, o), 0, "%s", burrow_last_error());
+	burrow_eval_stats ev = {.size = sizeof ev};
+	for (int e = 0; e < epochs; e++) {
+		burrow_epoch_stats es = {.size = sizeof es};
+		cr_assert_eq(burrow_trainer_train_epoch(t, &es), 0, "%s", burrow_last_error());
+		cr_assert(isfinite(es.loss));
+		if (loss)
+			loss[e] = es.loss;
+	}
+	cr_assert_eq(burrow_trainer_evaluate(t, &ev), 0, "%s", burrow_last_error());
+	cr_assert(ev.valid_acc >= 0 && ev.valid_acc <= 1 && ev.train_acc == -1);
+	burrow_trainer_close(t);
+	return ev.valid_acc;
+}
+
+/* hsbm's papers carry a weak signal of their own (target_signal 0.5) and their authors a
+ * strong one: each relational model must beat the MLP on the papers' features by a clear
+ * margin (the note has the mean and spread of 3 seeds; this is one). */
+Test(typed_train, relational_models_beat_the_mlp_on_hsbm)
+{
+	char *dir = tu_path(tu_dir, "hs");
+	gen_hsbm(dir, 4000, 1);
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, dir), 0, "%s", burrow_last_error());
+	burrow_train_opts o = small_opts(BURROW_MODEL_MLP, 0);
+	const double mlp = train_valid(ds, &o, 6, NULL);
+	const int kinds[3] = {BURROW_MODEL_RGCN, BURROW_MODEL_RSAGE, BURROW_MODEL_RGAT};
+	for (int k = 0; k < 3; k++) {
+		o = small_opts(kinds[k], 0);
+		const double acc = train_valid(ds, &o, 6, NULL);
+		cr_expect(acc > mlp + 0.15, "%s: valid %.4f, mlp %.4f", burrow_model_name(kinds[k]), acc, mlp);
+	}
+	burrow_dataset_close(ds);
+	free(dir);
+}
+
+/* Batches depend on the seed alone: the loader's depth, the feature cache and the read
+ * engine change timings, never a loss bit (R-GAT: attention dropout on, keyed). */
+Test(typed_train, same_bits_whatever_prefetch_cache_and_engine)
+{
+	char *dir = tu_path(tu_dir, "hs");
+	gen_hsbm(dir, 1500, 2);
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, dir), 0, "%s", burrow_last_error());
+	double ref[2], got[2];
+	burrow_train_opts o = small_opts(BURROW_MODEL_RGAT, 3);
+	o.attn_dropout = 0.2;
+	o.prefetch = 0;
+	const double a0 = train_valid(ds, &o, 2, ref);
+	for (int v = 0; v < 3; v++) {
+		o.prefetch = 1 + 2 * v;
+		o.cache_bytes = v == 0 ? 0 : BURROW_CACHE_AUTO;
+		o.store_engine = v == 2 ? BURROW_STORE_PREAD : BURROW_STORE_URING;
+		const double a = train_valid(ds, &o, 2, got);
+		cr_expect(!memcmp(ref, got, sizeof ref) && a == a0, "variant %d: losses %.17g %.17g vs %.17g %.17g", v,
+			  got[0], got[1], ref[0], ref[1]);
+	}
+	o.seed = 4; /* and the seed does change them */
+	train_valid(ds, &o, 2, got);
+	cr_expect(memcmp(ref, got, sizeof ref));
+	burrow_dataset_close(ds);
+	free(dir);
+}
+
+/* A typed dataset whose target (paper, features) reads a featureless type (topic) through
+ * relation topic -> paper. */
+static void write_with_topics(const char *dir)
+{
+	enum { NP = 300, NT = 40, D = 8 };
+	burrow_writer *w;
+	int paper, topic;
+	cr_assert_eq(burrow_writer_open(&w, dir, "topics", NULL), 0);
+	cr_assert_eq(burrow_writer_add_type(w, "paper", NP, &paper), 0, "%s", burrow_last_error());
+	cr_assert_eq(burrow_writer_add_type(w, "topic", NT, &topic), 0);
+	cr_assert_eq(burrow_writer_set_target(w, paper), 0);
+	int64_t s[NP * 2], d[NP * 2];
+	int32_t y[NP];
+	for (int64_t v = 0; v < NP; v++) {
+		y[v] = (int32_t)(v % 4);
+		for (int k = 0; k < 2; k++) {
+			s[2 * v + k] = (y[v] * 10 + (v * 7 + k * 3) % 10) % NT;
+			d[2 * v + k] = v;
+		}
+	}
+	cr_assert_eq(burrow_writer_relation_begin(w, topic, "about", paper, NULL), 0, "%s", burrow_last_error());
+	cr_assert_eq(burrow_writer_relation_add(w, s, d, NP * 2), 0);
+	cr_assert_eq(burrow_writer_relation_end(w), 0, "%s", burrow_last_error());
+	float x[NP * D];
+	for (int i = 0; i < NP * D; i++)
+		x[i] = (float)((i * 37) % 11) / 11.0f;
+	cr_assert_eq(burrow_writer_type_features_begin(w, paper, D, BURROW_DTYPE_F32), 0, "%s", burrow_last_error());
+	cr_assert_eq(burrow_writer_features_append(w, x, NP), 0);
+	cr_assert_eq(burrow_writer_features_end(w), 0);
+	cr_assert_eq(burrow_writer_put_labels(w, y, NP, 4), 0, "%s", burrow_last_error());
+	int64_t tr[200], va[100];
+	for (int i = 0; i < 200; i++)
+		tr[i] = i;
+	for (int i = 0; i < 100; i++)
+		va[i] = 200 + i;
+	cr_assert_eq(burrow_writer_put_split(w, BURROW_SPLIT_TRAIN, tr, 200), 0);
+	cr_assert_eq(burrow_writer_put_split(w, BURROW_SPLIT_VALID, va, 100), 0);
+	cr_assert_eq(burrow_writer_commit(w), 0, "%s", burrow_last_error());
+}
+
+/* --embed-types: one step changes exactly the rows of topic its batch read, each element by
+ * Adam's first step, lr * m / (sqrt(v) + eps) with bias correction = lr * sign(g) for
+ * |g| >> eps; every other row keeps its bits. */
+Test(typed_train, embeddings_take_adam_steps_on_the_rows_a_batch_read)
+{
+	char *dir = tu_path(tu_dir, "topics");
+	write_with_topics(dir);
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, dir), 0, "%s", burrow_last_error());
+	burrow_train_opts o = small_opts(BURROW_MODEL_RGCN, 5);
+	o.layers = 1; /* topics reach papers over one layer (nothing reaches topics) */
+	o.batch_size = 64;
+	o.max_batches = 1;
+	burrow_trainer *t;
+	cr_assert_eq(burrow_trainer_open(&t, ds, &o), BURROW_E_INVAL); /* a featureless type read, no embeddings */
+	cr_expect(strstr(burrow_last_error(), "topic") && strstr(burrow_last_error(), "--embed-types"), "%s",
+		  burrow_last_error());
+	o.embed_types = true;
+	o.embed_dim = 6;
+	cr_assert_eq(burrow_trainer_open(&t, ds, &o), 0, "%s", burrow_last_error());
+	const bw_htrain *ht = t->typed;
+	const int topic = 1;
+	cr_assert(ht && ht->emb[topic] && !ht->emb[0] && ht->in_dim[topic] == 6);
+	const int64_t n = ht->ti[topic].num_nodes, d = 6;
+	float *before = malloc((size_t)(n * d) * sizeof(float));
+	memcpy(before, ht->emb[topic], (size_t)(n * d) * sizeof(float));
+	/* the rows batch 0 of epoch 0 reads: the same sampler, its own call */
+	burrow_typed_sampler *s;
+	int64_t ntr;
+	const int64_t *tr = burrow_dataset_split(ds, BURROW_SPLIT_TRAIN, &ntr);
+	burrow_typed_sampler_opts so = ht->so;
+	so.seed = o.seed;
+	cr_assert_eq(burrow_typed_sampler_open(&s, ht->h, tr, ntr, &so), 0);
+	burrow_typed_batch *b;
+	cr_assert_eq(burrow_typed_sampler_batch(s, 0, 0, &b), 0);
+	bool *read = calloc((size_t)n, 1);
+	for (int64_t i = 0; i < b->num_nodes[0][topic]; i++)
+		read[b->input_ids[topic][i]] = true;
+	burrow_epoch_stats es = {.size = sizeof es};
+	cr_assert_eq(burrow_trainer_train_epoch(t, &es), 0, "%s", burrow_last_error());
+	cr_assert_eq(es.batches, 1);
+	int64_t moved = 0;
+	for (int64_t v = 0; v < n; v++)
+		for (int64_t j = 0; j < d; j++) {
+			const float a = before[v * d + j], c = ht->emb[topic][v * d + j];
+			if (!read[v]) {
+				cr_assert_eq(memcmp(&a, &c, sizeof a), 0, "row %lld, unread, changed", (long long)v);
+				continue;
+			}
+			const double step = fabs((double)c - a);
+			cr_assert(step <= o.lr * (1 + 1e-4) + 1e-6, "row %lld: step %g > lr", (long long)v, step);
+			moved += step > 0.9 * o.lr;
+		}
+	int64_t nread = 0;
+	for (int64_t v = 0; v < n; v++)
+		nread += read[v];
+	cr_assert(nread > 0);
+	cr_expect(moved >= nread * d * 9 / 10, "%lld of %lld elements took a full step", (long long)moved,
+		  (long long)(nread * d));
+	burrow_typed_sampler_release(s, b);
+	burrow_typed_sampler_close(s);
+	burrow_trainer_close(t);
+	burrow_dataset_close(ds);
+	free(read);
+	free(before);
+	free(dir);
+}
+
+/* What typed training refuses, each in one line: a homogeneous model, options it does not
+ * take, a --rel-fanout naming no relation or with the wrong count of fanouts. */
+Test(typed_train, refusals)
+{
+	char *dir = tu_path(tu_dir, "hs");
+	gen_hsbm(dir, 500, 3);
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, dir), 0, "%s", burrow_last_error());
+	burrow_trainer *t = NULL;
+	burrow_train_opts o = small_opts(BURROW_MODEL_SAGE, 0);
+	cr_expect_eq(burrow_trainer_open(&t, ds, &o), BURROW_E_INVAL);
+	cr_expect(strstr(burrow_last_error(), "rgcn"), "%s", burrow_last_error());
+	o = small_opts(BURROW_MODEL_RGCN, 0);
+	o.full_graph = true;
+	cr_expect_eq(burrow_trainer_open(&t, ds, &o), BURROW_E_UNSUPPORTED);
+	o = small_opts(BURROW_MODEL_RGCN, 0);
+	o.rel_fanout = "nosuch=3,3";
+	cr_expect_eq(burrow_trainer_open(&t, ds, &o), BURROW_E_INVAL);
+	cr_expect(strstr(burrow_last_error(), "nosuch"), "%s", burrow_last_error());
+	o.rel_fanout = "writes=3";
+	cr_expect_eq(burrow_trainer_open(&t, ds, &o), BURROW_E_INVAL);
+	o.rel_fanout = "author___writes___paper=3,-1;cites=0,2";
+	cr_expect_eq(burrow_trainer_open(&t, ds, &o), 0, "%s", burrow_last_error());
+	cr_expect_eq(t->typed->so.rel_fanouts[1][1], 2);
+	burrow_trainer_close(t);
+	burrow_dataset_close(ds);
+	free(dir);
+}
