@@ -741,6 +741,8 @@ Test(hmodel, every_allocation_failure_is_reported)
 			cr_assert(st == 0 || st == BURROW_E_NOMEM, "kind %d, allocation %ld: status %d (%s)", kind, n, st,
 				  burrow_last_error());
 			done = st == 0;
+			if (done)
+				cr_log_info("kind %d: succeeded once %ld allocations could succeed", kind, n);
 			bw_hmodel_close(m);
 			bw_tensor_free(&g);
 			for (int t = 0; t < NT; t++)

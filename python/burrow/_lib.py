@@ -140,13 +140,13 @@ class GenOpts(Structure):
                 ("b", c_double), ("c", c_double), ("num_classes", c_int32), ("feat_dim", c_int64),
                 ("feat_dtype", c_int), ("signal", c_double), ("train_frac", c_double), ("valid_frac", c_double),
                 ("overwrite", c_bool), ("threads", c_int), ("progress", c_void_p), ("progress_user", c_void_p),
-                ("fraction", c_double), ("mem_bytes", c_size_t), ("spill_dir", c_char_p)]
+                ("fraction", c_double), ("mem_bytes", c_size_t), ("spill_dir", c_char_p), ("target_signal", c_double)]
 
 
 class PrepOpts(Structure):
     _fields_ = [("size", c_size_t)] + [("root", c_char_p), ("out", c_char_p), ("feat_dtype", c_int), ("mem_bytes", c_size_t),
                 ("tmp_dir", c_char_p), ("overwrite", c_bool), ("download", c_bool), ("url", c_char_p),
-                ("progress", c_void_p), ("progress_user", c_void_p)]
+                ("progress", c_void_p), ("progress_user", c_void_p), ("add_reverse", c_bool), ("fill", c_int)]
 
 
 class ImportOpts(Structure):
@@ -154,7 +154,9 @@ class ImportOpts(Structure):
                 ("labels", c_char_p), ("train", c_char_p), ("valid", c_char_p), ("test", c_char_p),
                 ("split", c_double * 3), ("split_seed", c_uint64), ("undirected", c_bool),
                 ("feat_dtype", c_int), ("name", c_char_p), ("mem_bytes", c_size_t), ("tmp_dir", c_char_p),
-                ("overwrite", c_bool), ("progress", c_void_p), ("progress_user", c_void_p), ("stats", c_void_p)]
+                ("overwrite", c_bool), ("progress", c_void_p), ("progress_user", c_void_p), ("stats", c_void_p),
+                ("num_types", c_int), ("types", c_void_p), ("num_relations", c_int), ("relations", c_void_p),
+                ("target", c_char_p), ("split_dir", c_char_p), ("add_reverse", c_bool), ("fill", c_int)]
 
 
 class PartitionOpts(Structure):
