@@ -63,7 +63,9 @@ int burrow_hetero_check(const burrow_hetero *h)
 		if (r->graph.num_nodes != nd)
 			return bw_err(BURROW_E_FORMAT, "%s: %lld rows, but its destination type has %lld nodes", what,
 				      (long long)r->graph.num_nodes, (long long)nd);
-		if (r->graph.index_width != (ns < ((int64_t)1 << 31) ? 4 : 8))
+		/* a view may hold 8-byte ids of a small type (the dataset's files follow the rule,
+		 * checked where they are read) */
+		if (r->graph.index_width != 8 && (r->graph.index_width != 4 || ns >= ((int64_t)1 << 31)))
 			return bw_err(BURROW_E_FORMAT, "%s: %d-byte ids for a source type of %lld nodes", what,
 				      r->graph.index_width, (long long)ns);
 		for (int k = 0; k < i; k++) {

@@ -36,6 +36,11 @@ typedef struct bw_sampled {
 	size_t indices_cap[BURROW_MAX_LAYERS];
 } bw_sampled;
 
+/* burrow_typed_sampler_open without its pass over every relation (burrow_hetero_check): for
+ * a graph already checked, a dataset's (its open validated every relation), so that each
+ * evaluation's sampler does not read the whole graph again. */
+int bw_typed_sampler_open_checked(burrow_typed_sampler **out, const burrow_hetero *h, const int64_t *ids, int64_t n,
+				  const burrow_typed_sampler_opts *opts);
 /* burrow_sampler_open on a graph already checked, a dataset's (burrow_dataset_open scanned
  * it, or its validation record says its files have not changed since): it skips the scan of
  * every id, which on a mapped graph costs a pass over the file and leaves all its pages

@@ -584,6 +584,16 @@ int burrow_typed_sampler_open(burrow_typed_sampler **out, const burrow_hetero *h
 			      const burrow_typed_sampler_opts *opts)
 {
 	*out = NULL;
+	int st = check_hetero(h); /* the cheap checks first, then every relation's contents */
+	if (!st)
+		st = burrow_hetero_check(h);
+	return st ? st : bw_typed_sampler_open_checked(out, h, ids, n, opts);
+}
+
+int bw_typed_sampler_open_checked(burrow_typed_sampler **out, const burrow_hetero *h, const int64_t *ids, int64_t n,
+				  const burrow_typed_sampler_opts *opts)
+{
+	*out = NULL;
 	burrow_typed_sampler_opts o;
 	burrow_typed_sampler_defaults(&o);
 	int st;
@@ -591,7 +601,7 @@ int burrow_typed_sampler_open(burrow_typed_sampler **out, const burrow_hetero *h
 		return st;
 	if (n < 0 || (n && !ids))
 		return bw_err(BURROW_E_INVAL, "typed sampler: %lld training ids", (long long)n);
-	/* TODO(issue 31): call burrow_hetero_check(h) here once it lands (graph/, hetero-format) */
+	/* the cheap checks; the relations' contents were checked by the caller */
 	if ((st = check_hetero(h)) || (st = check_opts(&o, h->num_relations)) || (st = check_ids(h, ids, n)))
 		return st;
 	burrow_typed_sampler *s = bw_calloc(1, sizeof *s);

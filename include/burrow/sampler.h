@@ -172,7 +172,7 @@ typedef struct burrow_typed_sampler_opts {
 BURROW_API void burrow_typed_sampler_defaults(burrow_typed_sampler_opts *o);
 
 typedef struct burrow_typed_sampler burrow_typed_sampler;
-/* A sampler over h (borrowed, checked once by burrow_hetero_check; must outlive it) and the
+/* A sampler over h (borrowed, must outlive it; checked at open by burrow_hetero_check, one pass over every relation) and the
  * target-type seeds ids (copied, distinct, in range). */
 BURROW_API int burrow_typed_sampler_open(burrow_typed_sampler **out, const burrow_hetero *h, const int64_t *ids,
 					 int64_t n, const burrow_typed_sampler_opts *opts);

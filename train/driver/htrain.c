@@ -144,7 +144,7 @@ static int open_sampler(bw_htrain *ht, const burrow_train_opts *o)
 		return bw_err(BURROW_E_INVAL, "train: dataset '%s' has no training nodes", ht->info->name);
 	burrow_typed_sampler_opts so = ht->so;
 	so.seed = o->seed;
-	int st = burrow_typed_sampler_open(&ht->sampler, ht->h, train, n, &so);
+	int st = bw_typed_sampler_open_checked(&ht->sampler, ht->h, train, n, &so);
 	if (!st)
 		ht->sampler_seed = o->seed;
 	return st;
@@ -455,7 +455,7 @@ int bw_htrain_evaluate(bw_htrain *ht, const burrow_train_opts *o, int epoch, uns
 	so.seed = o->seed;
 	for (int l = 0; o->eval_fanout[0] && l < o->layers; l++) /* else the training fanouts */
 		so.fanouts[l] = ht->cfg.num_rels ? o->eval_fanout[l] : 0;
-	int st = burrow_typed_sampler_open(&s, ht->h, NULL, 0, &so);
+	int st = bw_typed_sampler_open_checked(&s, ht->h, NULL, 0, &so);
 	bw_typed_seed_batches sb;
 	bw_producer p;
 	bw_producer_typed_seeds(&p, &sb, s, ids, n, o->batch_size);
