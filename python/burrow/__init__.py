@@ -852,6 +852,16 @@ def _train_opts(options):
                 raise Error("Trainer: split wants three fractions", -1)
             for i, f in enumerate(fs):
                 o.split[i] = f
+        elif key in ("embed_types", "embed_dim", "rel_fanout"):  # typed datasets (burrow_train_opts has them)
+            if key not in dict(_lib.TrainOpts._fields_):
+                raise Error("Trainer: option %r needs a library with typed training" % (k,), -5)
+            if key == "rel_fanout":  # "REL=f0,f1;REL=..." or {relation name or (src, name, dst): [f0, f1]}
+                if isinstance(v, dict):
+                    v = ";".join("%s=%s" % (r if isinstance(r, str) else "___".join(r), ",".join(map(str, fs)))
+                                 for r, fs in v.items())
+                keep.append(_b(v))
+                v = keep[-1]
+            setattr(o, key, v)
         elif key in ("layers", "hidden", "dropout", "lr", "weight_decay", "momentum", "epochs", "seed",
                      "full_graph", "max_batches", "prefetch", "eval_chunk", "threads", "tf32", "heads",
                      "attn_dropout", "residual"):
@@ -870,7 +880,11 @@ class Trainer:
     dropout, optimizer, lr, weight_decay, momentum, epochs, seed, full_graph, batch, fanout,
     max_batches, prefetch, cache, cache_policy, engine, eval_chunk, eval_fanout, eval_splits, mem,
     scratch, threads, device, sampler_device, sparse_input). evaluate() gives -1 for a split it
-    did not score (eval_splits: by default valid and test alone with eval_fanout) or an empty one."""
+    did not score (eval_splits: by default valid and test alone with eval_fanout) or an empty one.
+    On a typed dataset: model "rgcn", "rsage" or "rgat" (or "mlp" on the target type's own
+    features), embed_types / embed_dim (learned embeddings of featureless types) and rel_fanout
+    ({relation: [fanout per layer, input layer first]} or burrow train's "REL=f0,f1;..."); the
+    library decides at open what it can train."""
 
     def __init__(self, dataset, **options):
         self.dataset = _dataset(dataset)
