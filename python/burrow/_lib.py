@@ -1,8 +1,9 @@
 """_lib.py: ctypes declarations of include/burrow.h (the structs and calls the package uses).
 
-The structs mirror the header field for field; python/tests/test_core.py
-(test_struct_layouts_read_the_documented_defaults) checks each one's defaults as the library
-fills them, which catches a field out of place."""
+The structs mirror the header field for field; python/tests/test_typed.py
+(test_typed_ctypes_layouts_equal_the_c_compiler_s) compares each one's size and field offsets
+with a C program's compiled against include/burrow.h, and python/tests/test_core.py
+(test_struct_layouts_read_the_documented_defaults) checks defaults as the library fills them."""
 import ctypes
 import ctypes.util
 import os
