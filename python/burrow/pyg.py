@@ -7,8 +7,9 @@ Burrow's typed sampler, for PyG's to_hetero models.
     for data in loader(ds, ds.split("train"), num_neighbors=[10, 5], batch_size=512, shuffle=True):
         out = model(data.x, data.edge_index)[:data.batch_size]
 
+    t = typed_ds.target_type
     for data in loader(typed_ds, typed_ds.split("train"), num_neighbors=[10, 5], batch_size=512):
-        out = hetero_model(data.x_dict, data.edge_index_dict)[typed_ds.target_type][:data[typed_ds.target_type].batch_size]"""
+        out = hetero_model(data.x_dict, data.edge_index_dict)[t][:data[t].batch_size]"""
 import itertools
 
 import numpy as np
@@ -99,7 +100,7 @@ class BurrowGraphStore(GraphStore):
             return (torch.from_numpy(np.asarray(self.dataset.indptr)),
                     torch.from_numpy(np.asarray(self.dataset.indices, dtype=np.int64)))
         indptr, indices = self.dataset.relation(edge_attr.edge_type)
-        return torch.from_numpy(np.asarray(indices, dtype=np.int64)), torch.from_numpy(np.asarray(indptr))
+        return torch.from_numpy(np.array(indices, dtype=np.int64)), torch.from_numpy(np.array(indptr))
 
     def get_all_edge_attrs(self):
         return list(self._attrs)

@@ -260,8 +260,14 @@ def test_typed_sampler_batches_are_real_in_edges_and_deterministic(typed):
 def test_typed_pyg_batches_are_real_edges_with_the_rows_of_n_id(typed):
     pytest.importorskip("torch_geometric")
     import torch
-    from burrow.pyg import loader
+    from burrow.pyg import BurrowFeatureStore, BurrowGraphStore, loader
     w = typed.written
+    gs, fs = BurrowGraphStore(typed), BurrowFeatureStore(typed)
+    for et, (ip, ix) in w["relations"].items():  # PyG's CSC: (row, colptr), by destination
+        row, colptr = gs.get_edge_index(edge_type=et, layout="csc")
+        assert np.array_equal(row.numpy(), ix) and np.array_equal(colptr.numpy(), ip)
+    assert fs.get_tensor_size(group_name="author", attr_name="x") == (A, 8)
+    assert fs.get_tensor(group_name="author", attr_name="x", index=torch.tensor([], dtype=torch.long)).shape == (0, 8)
     n = 0
     for data in loader(typed, typed.split("train"), num_neighbors=[3, 2], batch_size=100, shuffle=True, seed=1):
         n += 1
