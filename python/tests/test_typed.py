@@ -295,6 +295,14 @@ def test_typed_pyg_batches_are_real_edges_with_the_rows_of_n_id(typed):
                 deg = np.bincount(ei[1], minlength=len(nid[d]))[:bs]
                 assert np.array_equal(deg, np.minimum(3, np.diff(indptr)[nid["paper"][:bs]])), et
     assert n == 4
+    # num_neighbors per relation, PyG's dict: the seeds' cites in-edges none, every other relation 1
+    per = {et: [0 if et[1] == "cites" else 1, 2] for et in typed.edge_types}
+    data = next(iter(loader(typed, typed.split("valid"), num_neighbors=per, batch_size=50)))
+    ei = data[("paper", "cites", "paper")].edge_index
+    assert data[("paper", "cites", "paper")].num_sampled_edges[0] == 0 and (ei[1] >= 50).all()
+    assert data[("author", "writes", "paper")].num_sampled_edges[0] == 50  # every paper has an author
+    with pytest.raises(burrow.Error):
+        loader(typed, typed.split("valid"), num_neighbors={"cites": [1, 1]})
 
 
 def test_typed_to_hetero_graphsage_trains_on_burrow_pyg_batches(typed):
