@@ -20,7 +20,8 @@ import numpy as np
 from . import _lib
 from ._lib import lib
 
-__all__ = ["Error", "version", "Dataset", "FeatureStore", "Ticket", "Sampler", "Batch", "Block", "Trainer",
+__all__ = ["Error", "version", "Dataset", "NodeType", "FeatureStore", "Ticket", "Sampler", "Batch", "Block",
+           "TypedSampler", "TypedBatch", "Trainer",
            "gen_csbm", "gen_rmat", "gen_papers", "prep", "import_graph", "partition"]
 
 log = logging.getLogger("burrow")
@@ -46,6 +47,12 @@ class Error(Exception):
         self.message = message
         self.status = status
         self.name = STATUS.get(status, str(status))
+
+
+def _need(*names):
+    gone = [n for n in names if n in _lib.missing]
+    if gone:
+        raise Error("%s lacks %s (built before typed graphs): rebuild it" % (_lib.lib_path, ", ".join(gone)), -5)
 
 
 def _check(st):
@@ -109,6 +116,93 @@ class Dataset:
         fp = lib.burrow_dataset_features_path(h)
         self.features_path = fp.decode() if fp else None  # None: the dataset has no features
         self._maps = {}
+        self.node_types, self.edge_types, self.target_type = [], [], None
+        if info.num_types:
+            self._open_typed()
+
+    def _open_typed(self):
+        """A typed dataset's node types and relations, from the library's view of them."""
+        _need("burrow_dataset_hetero", "burrow_dataset_type_info")
+        h = lib.burrow_dataset_hetero(self._h).contents
+        self._types = []
+        for t in range(h.num_types):
+            ti = _lib.TypeInfo()
+            _check(lib.burrow_dataset_type_info(self._h, t, ctypes.byref(ti)))
+            self._types.append(NodeType(t, ti))
+        self.node_types = [ty.name for ty in self._types]
+        self.edge_types = [(self.node_types[r.src_type], r.name.decode(), self.node_types[r.dst_type])
+                           for r in h.rel[:h.num_relations]]
+        self.target_type = self.node_types[h.target_type] if h.target_type >= 0 else None
+
+    @property
+    def typed(self):
+        """True for a typed (heterogeneous, format version 2) dataset."""
+        return bool(self.node_types)
+
+    def metadata(self):
+        """(node types, edge types) as PyG's HeteroData.metadata() gives them (for to_hetero)."""
+        return list(self.node_types), list(self.edge_types)
+
+    def node_type(self, t):
+        """Node type t (its name or index) of a typed dataset: name, index, num_nodes, feat_dim,
+        feat_dtype, features_path, features_offset."""
+        self._need_typed("node_type")
+        if isinstance(t, str):
+            if t not in self.node_types:
+                raise Error("%s: no node type %r (the types are %s)" % (self.path, t, ", ".join(self.node_types)),
+                            -11)
+            t = self.node_types.index(t)
+        if not 0 <= int(t) < len(self._types):
+            raise Error("%s: node type %r is outside [0, %d)" % (self.path, t, len(self._types)), -11)
+        return self._types[int(t)]
+
+    @property
+    def num_nodes_dict(self):
+        """{node type: its node count} of a typed dataset."""
+        return {ty.name: ty.num_nodes for ty in self._types} if self.typed else {}
+
+    def features_of(self, t):
+        """Type t's features [num_nodes, feat_dim] as a read-only memmap of its file, or None for a
+        featureless type (its nodes have ids only: learn an embedding per id)."""
+        ty = self.node_type(t)
+        if not ty.feat_dim:
+            return None
+        key = ("features", ty.name)
+        if key not in self._maps:
+            self._maps[key] = np.memmap(ty.features_path, dtype=ty.feat_dtype, mode="r", offset=ty.features_offset,
+                                        shape=(ty.num_nodes, ty.feat_dim))
+        return self._maps[key]
+
+    def edge_type(self, et):
+        """The (src, name, dst) of a relation given as that triple, its name (when unique) or index."""
+        self._need_typed("edge_type")
+        if isinstance(et, int):
+            if not 0 <= et < len(self.edge_types):
+                raise Error("%s: relation %d is outside [0, %d)" % (self.path, et, len(self.edge_types)), -11)
+            return self.edge_types[et]
+        found = [e for e in self.edge_types if e == tuple(et)] if not isinstance(et, str) else \
+            [e for e in self.edge_types if e[1] == et]
+        if len(found) != 1:
+            raise Error("%s: %s relation %r (the relations are %s)" % (
+                self.path, "no" if not found else "more than one", et,
+                ", ".join("%s___%s___%s" % e for e in self.edge_types)), -11)
+        return found[0]
+
+    def relation(self, et):
+        """Relation et's in-edges by destination: (indptr [N_dst + 1] int64, indices [E] src-type ids),
+        read-only memmaps: row v's sources are indices[indptr[v]:indptr[v + 1]], sorted."""
+        s, n, d = self.edge_type(et)
+        rel = os.path.join("relations", "%s___%s___%s" % (s, n, d))
+        return self._npy(os.path.join(rel, "indptr.npy")), self._npy(os.path.join(rel, "indices.npy"))
+
+    def _need_typed(self, what):
+        if not self.typed:
+            raise Error("%s: %s: the dataset is homogeneous (format version 1), not typed" % (self.path, what), -1)
+
+    def _need_homogeneous(self, what):
+        if self.typed:
+            raise Error("%s: a typed dataset has no single %s: see node_types, features_of(type), relation(edge type)"
+                        % (self.path, what), -1)
 
     def _npy(self, rel):
         if rel not in self._maps:
@@ -117,23 +211,27 @@ class Dataset:
 
     @property
     def indptr(self):
+        self._need_homogeneous("graph")
         return self._npy("indptr.npy")
 
     @property
     def indices(self):
+        self._need_homogeneous("graph")
         return self._npy("indices.npy")
 
     @property
     def labels(self):
+        """labels.npy [num_nodes] int32, -1 where unknown (a typed dataset's: its target type's)."""
         return self._npy("labels.npy") if self.num_classes else None
 
     @property
     def features(self):
         """features.npy as a memmap (reads through the page cache; FeatureStore does not)."""
+        self._need_homogeneous("features.npy")
         return self._npy("features.npy")
 
     def split(self, which):
-        """Node ids of "train", "valid" or "test" (int64)."""
+        """Node ids of "train", "valid" or "test" (int64; a typed dataset's: target-type ids)."""
         if which not in _SPLITS:
             raise ValueError("split must be train, valid or test, not %r" % (which,))
         p = os.path.join(self.path, "split", which + ".npy")
@@ -144,8 +242,30 @@ class Dataset:
         self._fin()
 
     def __repr__(self):
+        if self.typed:
+            return "burrow.Dataset(%r: typed, %d node types, %d relations, %d edges, target %s, %d classes)" % (
+                self.path, len(self.node_types), len(self.edge_types), self.num_edges, self.target_type,
+                self.num_classes)
         return "burrow.Dataset(%r: %d nodes, %d edges, %d features, %d classes)" % (
             self.path, self.num_nodes, self.num_edges, self.feat_dim, self.num_classes)
+
+
+_NP_DTYPES = {1: np.float16, 2: np.float32}  # enum burrow_dtype: F16, F32
+
+
+class NodeType:
+    """One node type of a typed dataset (burrow_type_info): feat_dim 0 and feat_dtype None when
+    it has no features."""
+    __slots__ = ("index", "name", "num_nodes", "feat_dim", "feat_dtype", "features_path", "features_offset")
+
+    def __init__(self, index, ti):
+        self.index, self.name, self.num_nodes, self.feat_dim = index, ti.name.decode(), ti.num_nodes, ti.feat_dim
+        self.feat_dtype = _NP_DTYPES.get(ti.feat_dtype) if ti.feat_dim else None
+        self.features_path = ti.features_path.decode() if ti.features_path else None
+        self.features_offset = ti.features_offset
+
+    def __repr__(self):
+        return "burrow.NodeType(%r: %d nodes, %d features)" % (self.name, self.num_nodes, self.feat_dim)
 
 
 def _dataset(ds):
@@ -190,10 +310,28 @@ class Ticket:
 
 class FeatureStore:
     """Rows of a dataset's features.npy, read with io_uring and O_DIRECT (engine "uring",
-    "pread" or "mmap"), gathered as float32; cache_bytes caches the rows of highest degree."""
+    "pread" or "mmap"), gathered as float32; cache_bytes caches the rows of highest degree
+    (cache_policy "degree") or those read most recently ("clock"). On a typed dataset, node_type
+    names the type whose features it reads (default the target type; "degree" is not offered:
+    a type's degree is per relation)."""
 
-    def __init__(self, dataset, cache_bytes=None, engine="uring", queue_depth=None, cache_policy="degree"):
+    def __init__(self, dataset, cache_bytes=None, engine="uring", queue_depth=None, cache_policy="degree",
+                 node_type=None):
         self.dataset = _dataset(dataset)
+        path = self.dataset.features_path
+        self.node_type = None
+        if self.dataset.typed:
+            ty = self.dataset.node_type(self.dataset.target_type if node_type is None else node_type)
+            if not ty.feat_dim:
+                raise Error("FeatureStore: node type %r of %s has no features" % (ty.name, self.dataset.path), -1)
+            if cache_bytes and cache_policy == "degree":
+                raise Error("FeatureStore: node type %r: cache_policy \"degree\" is for homogeneous datasets; "
+                            "use \"clock\"" % (ty.name,), -1)
+            path, self.node_type = ty.features_path, ty.name
+        elif node_type is not None:
+            raise Error("FeatureStore: node_type %r given for a homogeneous dataset" % (node_type,), -1)
+        if path is None:
+            raise Error("FeatureStore: %s has no features" % (self.dataset.path,), -1)
         o = _lib.StoreOpts()
         lib.burrow_store_defaults(ctypes.byref(o))
         e = lib.burrow_store_engine_parse(engine.encode())
@@ -204,7 +342,7 @@ class FeatureStore:
         if queue_depth:
             o.queue_depth = queue_depth
         h = ctypes.c_void_p()
-        _check(lib.burrow_store_open(ctypes.byref(h), self.dataset.features_path.encode(), ctypes.byref(o)))
+        _check(lib.burrow_store_open(ctypes.byref(h), os.fsencode(path), ctypes.byref(o)))
         self._h = h
         self._inflight = weakref.WeakSet()
         self._fin = weakref.finalize(self, lib.burrow_store_close, h)
@@ -445,9 +583,191 @@ class Sampler:
             self._close_now()
 
 
+# ---------------------------------------------------------------- typed sampler
+
+class TypedBatch:
+    """A typed mini-batch (burrow_typed_batch), numpy views of the sampler's memory (read-only;
+    valid as long as any of them is referenced). Node ids are type-local; per node type t,
+    input_ids[t] lists its nodes of every level, nested: level l of t is
+    input_ids[t][:num_nodes[l, t]] (level 0 the inputs, level num_layers the seeds, which only
+    the target type has). blocks[l][edge type] is layer l's block of that relation (input layer
+    first): its destinations are level l + 1 of the dst type, its local source ids index level l
+    of the src type."""
+
+    def __init__(self, sampler, ptr):
+        held = _Held(sampler, ptr)
+        b = ptr.contents
+        self.epoch, self.index, self.num_layers = b.epoch, b.index, b.num_layers
+        self.node_types, self.edge_types = sampler.node_types, sampler.edge_types
+        self.target_type = sampler.target_type
+        T, L = b.num_types, b.num_layers
+        self.num_nodes = np.array([[b.num_nodes[l][t] for t in range(T)] for l in range(L + 1)], dtype=np.int64)
+        self.input_ids = {name: _view(b.input_ids[t], int(self.num_nodes[0, t]), ctypes.c_int64, held)
+                          for t, name in enumerate(self.node_types)}
+        self.seeds = self.input_ids[self.target_type][:b.num_seeds]
+        self.blocks = []
+        for l in range(L):
+            layer = {}
+            for r, et in enumerate(self.edge_types):
+                k = b.blocks[l][r]
+                layer[et] = Block(k.num_dst, k.num_src, _view(k.indptr, k.num_dst + 1, ctypes.c_int64, held),
+                                  _view(k.indices, k.num_edges, ctypes.c_int32, held))
+            self.blocks.append(layer)
+
+    @property
+    def batch_size(self):
+        return len(self.seeds)
+
+    def hops(self):
+        """NeighborLoader's hetero layout: ({edge type: [(src, dst) local edges of hop k] for k = 1 ..
+        L}, {node type: [nodes each hop adds, the seeds' hop 0 first]}). Hop k takes, in each
+        relation, block L - k's rows of the dst nodes new at level L - k + 1 (the others had theirs
+        at an earlier hop), so every node's sampled in-edges appear once."""
+        L, ti = self.num_layers, {n: i for i, n in enumerate(self.node_types)}
+        nn = self.num_nodes
+        edges = {et: [] for et in self.edge_types}
+        for k in range(1, L + 1):
+            l = L - k
+            for et in self.edge_types:
+                blk, t = self.blocks[l][et], ti[et[2]]
+                lo = int(nn[l + 2, t]) if l + 2 <= L else 0
+                hi = int(blk.num_dst)
+                e0, e1 = blk.indptr[lo], blk.indptr[hi]
+                dst = np.repeat(np.arange(lo, hi, dtype=np.int64), np.diff(blk.indptr[lo:hi + 1]))
+                edges[et].append((blk.indices[e0:e1].astype(np.int64), dst))
+        nodes = {name: [int(nn[L, t])] + [int(nn[L - k, t] - nn[L - k + 1, t]) for k in range(1, L + 1)]
+                 for t, name in enumerate(self.node_types)}
+        return edges, nodes
+
+    def to_pyg(self):
+        """A torch_geometric HeteroData as the hetero NeighborLoader gives it, without features:
+        per node type n_id (type-local ids, nested as input_ids) and num_sampled_nodes; per edge type
+        edge_index [2, E] (row 0 source, row 1 destination, local into each type's n_id, ordered by
+        hop), num_sampled_edges and edge_index_per_layer (each block's own edges, input layer
+        first); batch_size on the target type. burrow.pyg.loader adds x and y."""
+        import torch
+        from torch_geometric.data import HeteroData
+        edges, nodes = self.hops()
+        data = HeteroData()
+        for name in self.node_types:
+            data[name].n_id = torch.from_numpy(np.array(self.input_ids[name]))
+            data[name].num_nodes = len(self.input_ids[name])
+            data[name].num_sampled_nodes = nodes[name]
+        for et in self.edge_types:
+            hop = edges[et]
+            src = np.concatenate([e[0] for e in hop]) if hop else np.empty(0, np.int64)
+            dst = np.concatenate([e[1] for e in hop]) if hop else np.empty(0, np.int64)
+            data[et].edge_index = torch.from_numpy(np.stack([src, dst]))
+            data[et].num_sampled_edges = [len(e[0]) for e in hop]
+            data[et].edge_index_per_layer = [torch.from_numpy(np.stack(layer[et].edges())) for layer in self.blocks]
+        data[self.target_type].batch_size = self.batch_size
+        return data
+
+
+class TypedSampler:
+    """Per-relation neighbor sampling on a typed dataset (burrow_typed_sampler) over target-type
+    `ids` (default the train split): fanouts, input layer first, apply to every relation (-1 =
+    all), and rel_fanouts {edge type or relation name: [one per layer]} overrides them for a
+    relation. Iterating yields one epoch's TypedBatches (epoch 0, then 1, ...); epoch(e) iterates
+    epoch e. Batches are a function of (seed, epoch, index), whatever the threads. shuffle=False
+    takes the ids in order, batch i sampled with key (epoch, i) as Sampler does."""
+
+    def __init__(self, dataset, fanouts=(25, 20), batch_size=1024, seed=0, shuffle=True, ids=None, split="train",
+                 drop_last=False, threads=1, rel_fanouts=None):
+        _need("burrow_typed_sampler_open", "burrow_typed_sampler_batch")
+        self.dataset = _dataset(dataset)
+        self.dataset._need_typed("TypedSampler")
+        fanouts = list(fanouts)
+        if not 1 <= len(fanouts) <= _lib.MAX_LAYERS:
+            raise Error("TypedSampler: 1 to %d fanouts, got %d" % (_lib.MAX_LAYERS, len(fanouts)), -1)
+        o = _lib.TypedSamplerOpts()
+        lib.burrow_typed_sampler_defaults(ctypes.byref(o))
+        o.num_layers = len(fanouts)
+        for i, f in enumerate(fanouts):
+            o.fanouts[i] = int(f)
+        for et, fs in (rel_fanouts or {}).items():
+            r = self.dataset.edge_types.index(self.dataset.edge_type(et))
+            if len(fs) != len(fanouts):
+                raise Error("TypedSampler: relation %r: %d fanouts for %d layers" % (et, len(fs), len(fanouts)), -1)
+            for l, f in enumerate(fs):
+                o.rel_fanouts[l][r] = int(f)
+        o.batch_size, o.seed, o.drop_last, o.threads = int(batch_size), int(seed), bool(drop_last), int(threads)
+        self.node_types, self.edge_types = self.dataset.node_types, self.dataset.edge_types
+        self.target_type = self.dataset.target_type
+        self.ids = _ids(self.dataset.split(split) if ids is None else ids)
+        self.shuffle, self.batch_size, self.drop_last = shuffle, int(batch_size), drop_last
+        h = ctypes.c_void_p()
+        _check(lib.burrow_typed_sampler_open(ctypes.byref(h), lib.burrow_dataset_hetero(self.dataset._h),
+                                             _ptr(self.ids), len(self.ids), ctypes.byref(o)))
+        self._h = h
+        self._held = 0
+        self._closing = False
+        self._next_epoch = 0
+
+    def __len__(self):
+        return int(lib.burrow_typed_sampler_num_batches(self._h))
+
+    def _release(self, ptr):
+        if self._h is not None:
+            lib.burrow_typed_sampler_release(self._h, ptr)
+        self._held -= 1
+        if self._closing and self._held == 0:
+            self._close_now()
+
+    def _batch(self, p):
+        self._held += 1
+        return TypedBatch(self, p)
+
+    def sample(self, seeds, key=0):
+        """A batch for explicit target-type seeds (distinct ids), drawn as a function of (seed, key, seeds)."""
+        seeds = _ids(seeds)
+        p = ctypes.POINTER(_lib.TypedBatch)()
+        _check(lib.burrow_typed_sampler_sample(self._h, _ptr(seeds), len(seeds), int(key), ctypes.byref(p)))
+        return self._batch(p)
+
+    def batch(self, epoch, k):
+        """Batch k of epoch `epoch` (any k in any order gives the same batch)."""
+        p = ctypes.POINTER(_lib.TypedBatch)()
+        _check(lib.burrow_typed_sampler_batch(self._h, int(epoch), int(k), ctypes.byref(p)))
+        return self._batch(p)
+
+    def epoch(self, e):
+        """Iterate epoch e's batches."""
+        self._next_epoch = e + 1
+        if not self.shuffle:
+            n = len(self.ids)
+            end = n - n % self.batch_size if self.drop_last else n
+            for i, lo in enumerate(range(0, end, self.batch_size)):
+                yield self.sample(self.ids[lo:lo + self.batch_size], key=(int(e) << 32) | i)
+            return
+        for k in range(len(self)):
+            yield self.batch(e, k)
+
+    def __iter__(self):
+        return self.epoch(self._next_epoch)
+
+    def _close_now(self):
+        if self._h is not None:
+            lib.burrow_typed_sampler_close(self._h)
+            self._h = None
+
+    def close(self):
+        """Close now, or when the last batch still referenced goes."""
+        self._closing = True
+        if self._held == 0:
+            self._close_now()
+
+    def __del__(self):
+        if getattr(self, "_h", None) is not None:
+            self._close_now()
+
+
 # ---------------------------------------------------------------- trainer
 
 _OPTIMS = {"adam": 1, "adamw": 2, "sgd": 3}
+# enum burrow_model_kind's typed models, for a library whose burrow_model_parse predates them:
+# the value goes to burrow_train_opts.model and the trainer decides at open
+_TYPED_MODELS = {"rgcn": 5, "rsage": 6, "rgat": 7}
 _POLICIES = {"none": 0, "degree": 1, "static": 1, "clock": 2}
 _SPARSE = {"auto": 0, "on": 1, "off": 2}  # enum burrow_sparse_input
 _EVAL_SPLITS = {"train": 1, "valid": 2, "test": 4}  # enum burrow_eval_split
@@ -460,9 +780,10 @@ def _train_opts(options):
     for k, v in options.items():
         key = k.replace("-", "_")
         if key == "model":
-            m = lib.burrow_model_parse(str(v).encode())
+            m = lib.burrow_model_parse(str(v).encode()) or _TYPED_MODELS.get(str(v), 0)
             if not m:
-                raise Error("Trainer: model must be sage, gcn or mlp, not %r" % (v,), -1)
+                raise Error("Trainer: model must be sage, gcn, gat or mlp (rgcn, rsage or rgat on a typed dataset), "
+                            "not %r" % (v,), -1)
             o.model = m
         elif key == "optimizer":
             if v not in _OPTIMS:
@@ -531,6 +852,16 @@ def _train_opts(options):
                 raise Error("Trainer: split wants three fractions", -1)
             for i, f in enumerate(fs):
                 o.split[i] = f
+        elif key in ("embed_types", "embed_dim", "rel_fanout"):  # typed datasets (burrow_train_opts has them)
+            if key not in dict(_lib.TrainOpts._fields_):
+                raise Error("Trainer: option %r needs a library with typed training" % (k,), -5)
+            if key == "rel_fanout":  # "REL=f0,f1;REL=..." or {relation name or (src, name, dst): [f0, f1]}
+                if isinstance(v, dict):
+                    v = ";".join("%s=%s" % (r if isinstance(r, str) else "___".join(r), ",".join(map(str, fs)))
+                                 for r, fs in v.items())
+                keep.append(_b(v))
+                v = keep[-1]
+            setattr(o, key, v)
         elif key in ("layers", "hidden", "dropout", "lr", "weight_decay", "momentum", "epochs", "seed",
                      "full_graph", "max_batches", "prefetch", "eval_chunk", "threads", "tf32", "heads",
                      "attn_dropout", "residual"):
@@ -549,7 +880,11 @@ class Trainer:
     dropout, optimizer, lr, weight_decay, momentum, epochs, seed, full_graph, batch, fanout,
     max_batches, prefetch, cache, cache_policy, engine, eval_chunk, eval_fanout, eval_splits, mem,
     scratch, threads, device, sampler_device, sparse_input). evaluate() gives -1 for a split it
-    did not score (eval_splits: by default valid and test alone with eval_fanout) or an empty one."""
+    did not score (eval_splits: by default valid and test alone with eval_fanout) or an empty one.
+    On a typed dataset: model "rgcn", "rsage" or "rgat" (or "mlp" on the target type's own
+    features), embed_types / embed_dim (learned embeddings of featureless types) and rel_fanout
+    ({relation: [fanout per layer, input layer first]} or burrow train's "REL=f0,f1;..."); the
+    library decides at open what it can train."""
 
     def __init__(self, dataset, **options):
         self.dataset = _dataset(dataset)

@@ -1,15 +1,18 @@
 """_lib.py: ctypes declarations of include/burrow.h (the structs and calls the package uses).
 
-The structs mirror the header field for field; python/tests/test_core.py
-(test_struct_layouts_read_the_documented_defaults) checks each one's defaults as the library
-fills them, which catches a field out of place."""
+The structs mirror the header field for field; python/tests/test_typed.py
+(test_typed_ctypes_layouts_equal_the_c_compiler_s) compares each one's size and field offsets
+with a C program's compiled against include/burrow.h, and python/tests/test_core.py
+(test_struct_layouts_read_the_documented_defaults) checks defaults as the library fills them."""
 import ctypes
 import ctypes.util
 import os
 from ctypes import (POINTER, Structure, c_bool, c_char_p, c_double, c_int, c_int32, c_int64,
                     c_size_t, c_uint, c_uint64, c_void_p)
 
-MAX_LAYERS = 8
+MAX_LAYERS = 8       # include/burrow/core.h
+MAX_TYPES = 16       # include/burrow/graph.h: node types of a typed dataset
+MAX_RELATIONS = 32   # relations of a typed dataset
 
 LOG_FN = ctypes.CFUNCTYPE(None, c_int, c_char_p, c_void_p)
 
@@ -51,12 +54,27 @@ lib, lib_path = _load()
 class DatasetInfo(Structure):
     _fields_ = [("name", c_char_p), ("num_nodes", c_int64), ("num_edges", c_int64), ("feat_dim", c_int64),
                 ("feat_dtype", c_int), ("num_classes", c_int32), ("symmetric", c_bool), ("index_width", c_int),
-                ("num_train", c_int64), ("num_valid", c_int64), ("num_test", c_int64), ("source_json", c_char_p)]
+                ("num_train", c_int64), ("num_valid", c_int64), ("num_test", c_int64), ("source_json", c_char_p),
+                ("num_types", c_int), ("num_relations", c_int)]
 
 
 class Csr(Structure):
     _fields_ = [("num_nodes", c_int64), ("num_edges", c_int64), ("indptr", POINTER(c_int64)),
                 ("indices", c_void_p), ("index_width", c_int)]
+
+
+class Relation(Structure):
+    _fields_ = [("name", c_char_p), ("src_type", c_int), ("dst_type", c_int), ("graph", Csr)]
+
+
+class Hetero(Structure):
+    _fields_ = [("num_types", c_int), ("type_names", c_char_p * MAX_TYPES), ("type_nodes", c_int64 * MAX_TYPES),
+                ("num_relations", c_int), ("rel", Relation * MAX_RELATIONS), ("target_type", c_int)]
+
+
+class TypeInfo(Structure):
+    _fields_ = [("name", c_char_p), ("num_nodes", c_int64), ("feat_dim", c_int64), ("feat_dtype", c_int),
+                ("features_path", c_char_p), ("features_offset", c_int64)]
 
 
 class Block(Structure):
@@ -68,6 +86,19 @@ class Batch(Structure):
     _fields_ = [("epoch", c_int64), ("index", c_int64), ("num_layers", c_int), ("blocks", Block * MAX_LAYERS),
                 ("num_input", c_int64), ("input_ids", POINTER(c_int64)), ("num_seeds", c_int64),
                 ("seeds", POINTER(c_int64))]
+
+
+class TypedBatch(Structure):
+    _fields_ = [("epoch", c_int64), ("index", c_int64), ("num_layers", c_int), ("num_types", c_int),
+                ("num_relations", c_int), ("num_nodes", (c_int64 * MAX_TYPES) * (MAX_LAYERS + 1)),
+                ("input_ids", POINTER(c_int64) * MAX_TYPES), ("blocks", (Block * MAX_RELATIONS) * MAX_LAYERS),
+                ("num_seeds", c_int64), ("seeds", POINTER(c_int64))]
+
+
+class TypedSamplerOpts(Structure):
+    _fields_ = [("size", c_size_t), ("num_layers", c_int), ("fanouts", c_int * MAX_LAYERS),
+                ("rel_fanouts", (c_int * MAX_RELATIONS) * MAX_LAYERS), ("batch_size", c_int64), ("seed", c_uint64),
+                ("drop_last", c_bool), ("threads", c_int)]
 
 
 class SamplerOpts(Structure):
@@ -192,6 +223,11 @@ def _decl(name, res, *args):
     f.argtypes = list(args)
 
 
+# calls of typed graphs (issue 31) that a library built before them lacks: the package still
+# loads, and the typed classes raise burrow.Error naming the missing call (burrow._need)
+missing = set()
+
+
 for _name, _res, _args in [
     ("burrow_version", c_char_p, ()),
     ("burrow_strerror", c_char_p, (c_int,)),
@@ -251,3 +287,19 @@ for _name, _res, _args in [
     ("burrow_partition", c_int, (c_char_p, POINTER(PartitionOpts), POINTER(PartitionStats))),
 ]:
     _decl(_name, _res, *_args)
+
+for _name, _res, _args in [
+    ("burrow_dataset_hetero", POINTER(Hetero), (P,)),
+    ("burrow_dataset_type_info", c_int, (P, c_int, POINTER(TypeInfo))),
+    ("burrow_typed_sampler_defaults", None, (POINTER(TypedSamplerOpts),)),
+    ("burrow_typed_sampler_open", c_int, (PP, POINTER(Hetero), P, c_int64, POINTER(TypedSamplerOpts))),
+    ("burrow_typed_sampler_close", None, (P,)),
+    ("burrow_typed_sampler_num_batches", c_int64, (P,)),
+    ("burrow_typed_sampler_batch", c_int, (P, c_int64, c_int64, POINTER(POINTER(TypedBatch)))),
+    ("burrow_typed_sampler_sample", c_int, (P, P, c_int64, c_uint64, POINTER(POINTER(TypedBatch)))),
+    ("burrow_typed_sampler_release", None, (P, POINTER(TypedBatch))),
+]:
+    try:
+        _decl(_name, _res, *_args)
+    except AttributeError:
+        missing.add(_name)
