@@ -765,9 +765,6 @@ class TypedSampler:
 # ---------------------------------------------------------------- trainer
 
 _OPTIMS = {"adam": 1, "adamw": 2, "sgd": 3}
-# enum burrow_model_kind's typed models, for a library whose burrow_model_parse predates them:
-# the value goes to burrow_train_opts.model and the trainer decides at open
-_TYPED_MODELS = {"rgcn": 5, "rsage": 6, "rgat": 7}
 _POLICIES = {"none": 0, "degree": 1, "static": 1, "clock": 2}
 _SPARSE = {"auto": 0, "on": 1, "off": 2}  # enum burrow_sparse_input
 _EVAL_SPLITS = {"train": 1, "valid": 2, "test": 4}  # enum burrow_eval_split
@@ -780,7 +777,7 @@ def _train_opts(options):
     for k, v in options.items():
         key = k.replace("-", "_")
         if key == "model":
-            m = lib.burrow_model_parse(str(v).encode()) or _TYPED_MODELS.get(str(v), 0)
+            m = lib.burrow_model_parse(str(v).encode())
             if not m:
                 raise Error("Trainer: model must be sage, gcn, gat or mlp (rgcn, rsage or rgat on a typed dataset), "
                             "not %r" % (v,), -1)
