@@ -476,6 +476,8 @@ static const struct {
 	{"aggr", "sum", T_ANY},	    {"heads", "2", T_ANY},
 	{"attn-dropout", "0.1", T_ANY},    {"norm", "layer", T_ANY},	    {"residual", NULL, T_ANY},
 	{"sparse-input", "on", T_FG},	    {"eval-splits", "valid,test", T_ANY},
+	/* typed datasets' (a homogeneous one has no relation nor featureless type to apply them to) */
+	{"rel-fanout", "cites=3,2", T_MB},  {"embed-types", NULL, T_ANY},   {"embed-dim", "8", T_ANY},
 };
 
 static int sample_index(const char *name)
@@ -518,7 +520,7 @@ Test(mpi, train_options_are_one_set_for_both_modes, .timeout = 240)
 	cr_assert_eq(tu_sh(&help, NULL, "%s train --help", tu_burrow()), 0);
 	/* shared[m]: the options of both modes for training mode m; one_only, dist_only: the rest */
 	char shared[3][2048] = {"", "", ""}, one_only[512] = "", one_fg_only[512] = "", dist_only[512] = "";
-	char *refuse_dist[8], *refuse_one[8];
+	char *refuse_dist[16], *refuse_one[16];
 	int n_rd = 0, n_ro = 0, listed = 0;
 	for (const char *p = help; (p = strstr(p, "\n  --")); p += 3) {
 		char name[48];
@@ -540,9 +542,11 @@ Test(mpi, train_options_are_one_set_for_both_modes, .timeout = 240)
 		cr_assert(!(one && dist));
 		if (one) {
 			strcat(sample_opts[k].tm == T_FG ? one_fg_only : one_only, opt);
+			cr_assert_lt(n_rd, 16, "more one-process options than this test's table holds");
 			refuse_dist[n_rd++] = strdup(opt);
 		} else if (dist) {
 			strcat(dist_only, opt);
+			cr_assert_lt(n_ro, 16, "more mpirun options than this test's table holds");
 			refuse_one[n_ro++] = strdup(opt);
 		} else {
 			strcat(shared[sample_opts[k].tm], opt);

@@ -271,8 +271,8 @@ static const topt opts[] = {
 	 "typed datasets: learn an embedding per node of each type without features (sparse\n"
 	 "Adam on the rows a batch touches; else such a type is refused: see prep --fill mean)",
 	 NULL},
-	{"embed-dim", "D", TRAIN_ONE, SECTION_MODEL, K_I64, OFF(d.train.embed_dim), 1, 1 << 20, NULL, NULL,
-	 "width of those embeddings (the target type's feature width)", NULL},
+	{"embed-dim", "D", TRAIN_ONE | W_NODEF, SECTION_MODEL, K_I64, OFF(d.train.embed_dim), 1, 1 << 20, NULL, NULL,
+	 "typed datasets: the learned embeddings' width (the target type's feature width)", NULL},
 	{"max-batches", "N", W_BOTH | W_MB | W_NODEF, SECTION_MB, K_I64, OFF(d.train.max_batches), 0,
 	 (double)INT64_MAX, NULL, NULL, "end an epoch after N batches (0, the default: all)", NULL},
 	{"prefetch", "P", W_BOTH | W_MB, SECTION_MB, K_INT, OFF(d.train.prefetch), 0, 64, NULL, NULL,
@@ -525,7 +525,8 @@ int train_args_parse(int argc, char **argv, int mode, bool speak, train_args *a)
 		if (!(t->where & mode))
 			return usage(speak, "--%s does not apply %s%s", t->name, mode_name(mode),
 				     mode == TRAIN_ONE ? " (it is an option of mpirun on a parts directory)"
-						       : " (each rank evaluates its part in memory)");
+				     : !strncmp(t->help, "typed datasets", 14) ? " (typed datasets train in one process)"
+										: " (each rank evaluates its part in memory)");
 		int st = set_value(t, a, t->arg ? optarg : NULL, speak);
 		if (st)
 			return st;
