@@ -558,7 +558,8 @@ static int parse_node_types(const cJSON *h, ck_types *y, const char *path)
 		return BURROW_E_FORMAT;
 	cJSON_ArrayForEach(x, types)
 	{
-		if ((st = get_str(x, "name", &y->type_name[t], path)) || (st = get_count(x, "num_nodes", &y->num_nodes[t], path)) ||
+		if ((st = get_str(x, "name", &y->type_name[t], path)) ||
+		    (st = get_count(x, "num_nodes", &y->num_nodes[t], path)) ||
 		    (st = get_count(x, "feat_dim", &y->feat_dim[t], path)) ||
 		    (st = get_count(x, "embed_dim", &y->emb_dim[t], path)))
 			return st;
