@@ -1,4 +1,4 @@
-/* train_cli.c: restoring a trainer from a checkpoint for burrow eval and burrow embed; the
+/* train_cli.c: restoring a trainer from a checkpoint for burrow eval, embed and predict; the
  * pipeline options burrow train and burrow bench train parse alike. */
 #define _GNU_SOURCE
 #include "train_cli.h"
@@ -72,6 +72,20 @@ void train_cli_resume_warn(const char *cmd, const char *path, const burrow_train
 			cmd, path, a, b);
 }
 
+/* A checkpoint's model against the dataset's kind: a typed model (rgcn, rsage, rgat) for a
+ * homogeneous dataset, or a homogeneous one for a typed dataset, refused naming the file
+ * before the trainer opens (an mlp's file records which it is: the load refuses it). */
+static int same_kind(const char *cmd, const char *path, const char *dir, const burrow_dataset *ds,
+		     const burrow_train_opts *o)
+{
+	const bool typed = burrow_dataset_get_info(ds)->num_types > 0, typed_model = o->model >= BURROW_MODEL_RGCN;
+	if (o->model == BURROW_MODEL_MLP || typed == typed_model)
+		return EXIT_OK;
+	return cli_fail(cmd, "%s: the checkpoint holds a %s model of a %s dataset; %s is %s", path,
+			burrow_model_name(o->model), typed_model ? "typed" : "homogeneous", cli_text(dir),
+			typed ? "a typed dataset" : "homogeneous");
+}
+
 int train_cli_restore(const char *cmd, const char *dir, const char *ckpt, const burrow_train_opts *extra,
 		      burrow_dataset **ds, burrow_trainer **t, burrow_train_opts *model)
 {
@@ -89,9 +103,12 @@ int train_cli_restore(const char *cmd, const char *dir, const char *ckpt, const 
 		return EXIT_FAIL;
 	}
 	/* each message names its cause: the checkpoint's model (read_opts, load), the dataset
-	 * (its open, the trainer's features and labels), the machine (memory, the device) */
+	 * (its open, the trainer's features and labels), the machine (memory, the device); eval
+	 * scores typed models too, embed and predict read homogeneous graphs only */
 	st = burrow_checkpoint_read_opts(path, &o);
-	if (st >= 0 && (st = burrow_dataset_open(ds, dir)) >= 0 && cli_homogeneous(cmd, dir, *ds) != EXIT_OK) {
+	if (st >= 0 && (st = burrow_dataset_open(ds, dir)) >= 0 &&
+	    ((strcmp(cmd, "eval") && cli_homogeneous(cmd, dir, *ds) != EXIT_OK) ||
+	     same_kind(cmd, path, dir, *ds, &o) != EXIT_OK)) {
 		free(path);
 		burrow_dataset_close(*ds);
 		*ds = NULL;

@@ -226,18 +226,23 @@ BURROW_API burrow_best burrow_trainer_best(const burrow_trainer *t);
 BURROW_API const char *burrow_trainer_sampler_device(const burrow_trainer *t);
 /* A checksum of the model's weights (FNV-1a over their bytes): equal weights, equal sums. */
 BURROW_API uint64_t burrow_trainer_weights_checksum(const burrow_trainer *t);
-/* Write a checkpoint file atomically: model, optimizer state, epoch, seed, best. */
+/* Write a checkpoint file atomically: model, optimizer state, epoch, seed, best (a typed
+ * dataset's trainer: also its learned embeddings and their moments; docs/train.md). */
 BURROW_API int burrow_trainer_save(burrow_trainer *t, const char *path);
 /* Restore a checkpoint written by burrow_trainer_save. The model's shape must match, the
  * split it trained on (opts.split and the seed it was drawn from) the trainer's, and the
  * dataset it records (meta.json's name, num_nodes) the trainer's (BURROW_E_INVAL naming
  * both otherwise; a header without them is not checked); a truncated or corrupted file is
- * BURROW_E_FORMAT naming it. The trainer takes the checkpoint's seed, epoch and best. */
+ * BURROW_E_FORMAT naming it. On a typed dataset the node types, relations and learned
+ * embeddings' widths must match too, and a checkpoint of a homogeneous model is refused (a
+ * typed one on a homogeneous dataset likewise). The trainer takes the checkpoint's seed,
+ * epoch and best; a refused load leaves it as it was. */
 BURROW_API int burrow_trainer_load(burrow_trainer *t, const char *path);
 /* Read a checkpoint's model options (model, layers, hidden, dropout, aggr, heads,
  * attn_dropout, norm, residual, optimizer, lr, weight decay, momentum, seed, and split when
- * it records one) into o, leaving the other fields; values burrow_trainer_open would refuse
- * (hidden 0) are BURROW_E_INVAL naming the file. */
+ * it records one; a typed model's also embed_types, embed_dim and the training fanouts) into
+ * o, leaving the other fields; values burrow_trainer_open would refuse (hidden 0) are
+ * BURROW_E_INVAL naming the file. */
 BURROW_API int burrow_checkpoint_read_opts(const char *path, burrow_train_opts *o /* in/out */);
 /* Write the final layer's output (the logits) for every node, [N, classes] float32, to an
  * npy file, atomically. */

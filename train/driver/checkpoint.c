@@ -1,6 +1,7 @@
 /* checkpoint.c: checkpoint files: model weights, optimizer state, epoch, seed and best
- * evaluation in one file written atomically, with its length and a CRC-32 in a trailer so
- * that a truncated or damaged file is refused (format: docs/train.md). */
+ * evaluation (a typed model's also its types, relations and learned embeddings) in one file
+ * written atomically, with its length and a CRC-32 in a trailer so that a truncated or
+ * damaged file is refused (format: docs/train.md). */
 #define _GNU_SOURCE
 #include "driver.h"
 
@@ -16,7 +17,9 @@
 
 #define CK_MAGIC "BURROWCK"
 #define CK_END "BWND"
-#define CK_VERSION 1
+#define CK_VERSION 1       /* a homogeneous model's file */
+#define CK_VERSION_TYPED 2 /* a typed model's: the header records its types and relations, the
+			    * payload ends with the learned embeddings and their moments */
 #define CK_HEAD 16
 #define CK_TRAILER 16
 #define CK_MAX_HEADER (1 << 20)
@@ -58,9 +61,79 @@ static int put_dev(bw_atomic_file *f, uint32_t *crc, bw_stage *stage, const bw_d
 	return st ? st : put(f, crc, host, n);
 }
 
-static char *make_header(const bw_ck_state *t)
+/* The model as the header records it and the payload holds it: the homogeneous model's
+ * configuration, or the typed one's (its input width: the target type's). */
+typedef struct ck_shape {
+	int kind, layers, aggr, heads, norm;
+	bool residual;
+	int64_t hidden, in_dim, classes, num_params, num_state;
+	double attn_dropout;
+	float *params, *state;  /* [num_params], [num_state] on dev */
+	const bw_device *dev;
+} ck_shape;
+
+static ck_shape shape_of(const bw_ck_state *t)
 {
-	const bw_model *m = t->model;
+	if (t->model) {
+		const bw_model *m = t->model;
+		return (ck_shape){.kind = m->cfg.kind, .layers = m->cfg.layers, .aggr = m->cfg.aggr, .heads = m->cfg.heads,
+				  .norm = m->cfg.norm, .residual = m->cfg.residual, .hidden = m->cfg.hidden,
+				  .in_dim = m->cfg.in_dim, .classes = m->cfg.classes, .num_params = m->num_params,
+				  .num_state = m->num_state, .attn_dropout = m->cfg.attn_dropout, .params = m->params,
+				  .state = m->state, .dev = m->dev};
+	}
+	const bw_ck_typed *y = t->typed;
+	const int target = y->h->target_type;
+	return (ck_shape){.kind = y->kind, .layers = y->layers, .aggr = BURROW_AGGR_MEAN, .heads = y->heads,
+			  .norm = BURROW_NORM_NONE, .hidden = y->hidden,
+			  .in_dim = y->feat_dim[target] ? y->feat_dim[target] : y->emb_dim[target], .classes = y->classes,
+			  .num_params = y->num_params, .attn_dropout = y->attn_dropout, .params = y->params, .dev = y->dev};
+}
+
+/* An object appended to array a, or NULL (out of memory: bw_json_nomem says so). */
+static cJSON *add_object(cJSON *a)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (o && !cJSON_AddItemToArray(a, o)) {
+		cJSON_Delete(o);
+		o = NULL;
+	}
+	return o;
+}
+
+/* A typed model's keys: its types (name, nodes, features' width, learned embeddings' width),
+ * relations (src, name, dst, edges), target type and training fanouts. A failed adder shows
+ * in bw_json_nomem. */
+static void add_typed(cJSON *h, const bw_ck_typed *y)
+{
+	const burrow_hetero *g = y->h;
+	cJSON *types = cJSON_AddArrayToObject(h, "node_types"), *rels = cJSON_AddArrayToObject(h, "relations");
+	for (int t = 0; types && t < g->num_types; t++) {
+		cJSON *o = add_object(types);
+		if (!o)
+			return;
+		cJSON_AddStringToObject(o, "name", g->type_names[t]);
+		cJSON_AddNumberToObject(o, "num_nodes", (double)g->type_nodes[t]);
+		cJSON_AddNumberToObject(o, "feat_dim", (double)y->feat_dim[t]);
+		cJSON_AddNumberToObject(o, "embed_dim", (double)y->emb_dim[t]);
+	}
+	for (int r = 0; rels && r < g->num_relations; r++) {
+		cJSON *o = add_object(rels);
+		if (!o)
+			return;
+		cJSON_AddStringToObject(o, "src", g->type_names[g->rel[r].src_type]);
+		cJSON_AddStringToObject(o, "name", g->rel[r].name);
+		cJSON_AddStringToObject(o, "dst", g->type_names[g->rel[r].dst_type]);
+		cJSON_AddNumberToObject(o, "num_edges", (double)g->rel[r].graph.num_edges);
+	}
+	cJSON_AddStringToObject(h, "target_type", g->type_names[g->target_type]);
+	cJSON *f = cJSON_CreateIntArray(y->fanout, y->layers);
+	if (f && !cJSON_AddItemToObject(h, "fanout", f))
+		cJSON_Delete(f);
+}
+
+static char *make_header(const bw_ck_state *t, const ck_shape *m)
+{
 	char seed[24];
 	snprintf(seed, sizeof seed, "%" PRIu64, *t->seed);
 	(void)bw_json_nomem();
@@ -68,18 +141,18 @@ static char *make_header(const bw_ck_state *t)
 	if (!h)
 		return NULL;
 	cJSON_AddStringToObject(h, "format", "burrow-checkpoint");
-	cJSON_AddNumberToObject(h, "version", CK_VERSION);
-	cJSON_AddStringToObject(h, "model", burrow_model_name(m->cfg.kind));
-	cJSON_AddNumberToObject(h, "layers", m->cfg.layers);
-	cJSON_AddNumberToObject(h, "hidden", (double)m->cfg.hidden);
-	cJSON_AddNumberToObject(h, "in_dim", (double)m->cfg.in_dim);
-	cJSON_AddNumberToObject(h, "classes", (double)m->cfg.classes);
+	cJSON_AddNumberToObject(h, "version", t->model ? CK_VERSION : CK_VERSION_TYPED);
+	cJSON_AddStringToObject(h, "model", burrow_model_name(m->kind));
+	cJSON_AddNumberToObject(h, "layers", m->layers);
+	cJSON_AddNumberToObject(h, "hidden", (double)m->hidden);
+	cJSON_AddNumberToObject(h, "in_dim", (double)m->in_dim);
+	cJSON_AddNumberToObject(h, "classes", (double)m->classes);
 	cJSON_AddNumberToObject(h, "dropout", t->dropout);
-	cJSON_AddStringToObject(h, "aggr", burrow_aggr_name(m->cfg.aggr));
-	cJSON_AddNumberToObject(h, "heads", m->cfg.heads);
-	cJSON_AddNumberToObject(h, "attn_dropout", m->cfg.attn_dropout);
-	cJSON_AddStringToObject(h, "norm", burrow_norm_name(m->cfg.norm));
-	cJSON_AddBoolToObject(h, "residual", m->cfg.residual);
+	cJSON_AddStringToObject(h, "aggr", burrow_aggr_name(m->aggr));
+	cJSON_AddNumberToObject(h, "heads", m->heads);
+	cJSON_AddNumberToObject(h, "attn_dropout", m->attn_dropout);
+	cJSON_AddStringToObject(h, "norm", burrow_norm_name(m->norm));
+	cJSON_AddBoolToObject(h, "residual", m->residual);
 	cJSON_AddNumberToObject(h, "num_state", (double)m->num_state);
 	cJSON_AddStringToObject(h, "optimizer", optim_name(t->optim->kind));
 	cJSON_AddNumberToObject(h, "lr", t->optim->lr);
@@ -104,6 +177,8 @@ static char *make_header(const bw_ck_state *t)
 			cJSON_AddStringToObject(h, "split_seed", seed);
 		}
 	}
+	if (!t->model)
+		add_typed(h, t->typed);
 	char *s = cJSON_PrintUnformatted(h);
 	cJSON_Delete(h);
 	if (bw_json_nomem()) { /* an adder failed: the header would lack a field */
@@ -113,9 +188,46 @@ static char *make_header(const bw_ck_state *t)
 	return s;
 }
 
+/* The host arrays after the optimizer state: how many, and their bytes. */
+static int ck_arrays(const bw_ck_state *t, const bw_ck_array **a, size_t *bytes)
+{
+	const int n = t->model ? 0 : t->typed->num_arrays;
+	*a = t->model ? NULL : t->typed->arrays;
+	*bytes = 0;
+	for (int i = 0; i < n; i++)
+		*bytes += (size_t)(*a)[i].n * sizeof(float);
+	return n;
+}
+
+/* The weights, the optimizer state, batch norm's statistics and the host arrays, in that
+ * order, into f. */
+static int put_payload(const bw_ck_state *t, const ck_shape *m, bw_atomic_file *f, uint32_t *crc)
+{
+	const size_t pbytes = (size_t)m->num_params * sizeof(float);
+	const size_t sbytes = (size_t)m->num_state * sizeof(float); /* batch norm's running statistics */
+	const int k = bw_optim_state_per_param(t->optim);
+	const bw_device *od = t->optim->dev;
+	const bw_ck_array *a;
+	size_t abytes;
+	const int na = ck_arrays(t, &a, &abytes);
+	bw_stage stage = {0};
+	int st;
+	if ((st = put_dev(f, crc, &stage, m->dev, m->params, pbytes)) ||
+	    (k >= 1 && (st = put_dev(f, crc, &stage, od, t->optim->m, pbytes))) ||
+	    (k >= 2 && (st = put_dev(f, crc, &stage, od, t->optim->v, pbytes))) ||
+	    (sbytes && (st = put_dev(f, crc, &stage, m->dev, m->state, sbytes))))
+		goto out;
+	for (int i = 0; i < na && !st; i++)
+		st = put(f, crc, *a[i].data, (size_t)a[i].n * sizeof(float));
+out:
+	bw_stage_free(&stage);
+	return st;
+}
+
 int bw_checkpoint_save(const bw_ck_state *t, const char *path)
 {
-	char *hdr = make_header(t);
+	const ck_shape m = shape_of(t);
+	char *hdr = make_header(t, &m);
 	if (!hdr)
 		return bw_err(BURROW_E_NOMEM, "%s: out of memory formatting the checkpoint header", path);
 	const size_t hlen = strlen(hdr), hpad = (hlen + 7) & ~(size_t)7;
@@ -127,27 +239,21 @@ int bw_checkpoint_save(const bw_ck_state *t, const char *path)
 	}
 	uint32_t crc = (uint32_t)crc32(0L, Z_NULL, 0);
 	unsigned char head[CK_HEAD];
-	const uint32_t ver = CK_VERSION, hl = (uint32_t)hpad;
+	const uint32_t ver = t->model ? CK_VERSION : CK_VERSION_TYPED, hl = (uint32_t)hpad;
 	memcpy(head, CK_MAGIC, 8);
 	memcpy(head + 8, &ver, 4);
 	memcpy(head + 12, &hl, 4);
-	const size_t pbytes = (size_t)t->model->num_params * sizeof(float);
-	const size_t sbytes = (size_t)t->model->num_state * sizeof(float); /* batch norm's running statistics */
-	const int k = bw_optim_state_per_param(t->optim);
 	const char spaces[8] = "       ";
-	const bw_device *md = t->model->dev, *od = t->optim->dev;
-	bw_stage stage = {0};
 	if ((st = put(&f, &crc, head, CK_HEAD)) || (st = put(&f, &crc, hdr, hlen)) ||
-	    (st = put(&f, &crc, spaces, hpad - hlen)) || (st = put_dev(&f, &crc, &stage, md, t->model->params, pbytes)) ||
-	    (k >= 1 && (st = put_dev(&f, &crc, &stage, od, t->optim->m, pbytes))) ||
-	    (k >= 2 && (st = put_dev(&f, &crc, &stage, od, t->optim->v, pbytes))) ||
-	    (sbytes && (st = put_dev(&f, &crc, &stage, md, t->model->state, sbytes)))) {
-		bw_stage_free(&stage);
+	    (st = put(&f, &crc, spaces, hpad - hlen)) || (st = put_payload(t, &m, &f, &crc)))
 		goto fail;
-	}
-	bw_stage_free(&stage);
+	const bw_ck_array *a;
+	size_t abytes;
+	(void)ck_arrays(t, &a, &abytes);
+	const int k = bw_optim_state_per_param(t->optim);
 	unsigned char tail[CK_TRAILER];
-	const uint64_t total = CK_HEAD + hpad + (uint64_t)(1 + k) * pbytes + sbytes + CK_TRAILER;
+	const uint64_t total = CK_HEAD + hpad + (uint64_t)(1 + k) * (uint64_t)m.num_params * sizeof(float) +
+			       (uint64_t)m.num_state * sizeof(float) + abytes + CK_TRAILER;
 	memcpy(tail, &total, 8);
 	memcpy(tail + 8, &crc, 4);
 	memcpy(tail + 12, CK_END, 4);
@@ -163,8 +269,8 @@ fail:
 
 /* Open and verify a checkpoint: magic, version, length against the trailer, CRC. On success
  * *hdr is the parsed header (cJSON_Delete it), *fd the open file, *payload the byte offset
- * of the weights. */
-static int ck_open(const char *path, cJSON **hdr, int *fdp, int64_t *payload)
+ * of the weights, *version the file's (CK_VERSION or CK_VERSION_TYPED). */
+static int ck_open(const char *path, cJSON **hdr, int *fdp, int64_t *payload, uint32_t *version)
 {
 	*hdr = NULL;
 	*fdp = -1;
@@ -191,8 +297,9 @@ static int ck_open(const char *path, cJSON **hdr, int *fdp, int64_t *payload)
 	memcpy(&hl, head + 12, 4);
 	memcpy(&total, tail, 8);
 	memcpy(&crc_want, tail + 8, 4);
-	if (ver != CK_VERSION) {
-		st = bw_err(BURROW_E_FORMAT, "%s: checkpoint version %u, this burrow reads version %d", path, ver, CK_VERSION);
+	if (ver != CK_VERSION && ver != CK_VERSION_TYPED) {
+		st = bw_err(BURROW_E_FORMAT, "%s: checkpoint version %u, this burrow reads versions %d and %d", path, ver,
+			    CK_VERSION, CK_VERSION_TYPED);
 		goto fail;
 	}
 	if (memcmp(tail + 12, CK_END, 4) || total != (uint64_t)size) {
@@ -245,6 +352,7 @@ static int ck_open(const char *path, cJSON **hdr, int *fdp, int64_t *payload)
 	bw_free(buf);
 	*fdp = fd;
 	*payload = CK_HEAD + hl;
+	*version = ver;
 	return 0;
 fail:
 	bw_free(text);
@@ -393,6 +501,117 @@ static int parse_info(const cJSON *h, ck_info *ci, const char *path)
 	return parse_split(h, ci, path);
 }
 
+/* A typed checkpoint's types, relations and training fanouts (its header's "node_types",
+ * "relations", "target_type", "fanout"); the names are the parsed header's. */
+typedef struct ck_types {
+	int num_types, num_rels, target;
+	const char *type_name[BURROW_MAX_TYPES];
+	int64_t num_nodes[BURROW_MAX_TYPES], feat_dim[BURROW_MAX_TYPES], emb_dim[BURROW_MAX_TYPES];
+	const char *rel_name[BURROW_MAX_RELATIONS];
+	int rel_src[BURROW_MAX_RELATIONS], rel_dst[BURROW_MAX_RELATIONS];
+	int64_t rel_edges[BURROW_MAX_RELATIONS];
+	int32_t fanout[BURROW_MAX_LAYERS];
+} ck_types;
+
+/* A count in [0, 2^53] under key of the object o. */
+static int get_count(const cJSON *o, const char *key, int64_t *v, const char *path)
+{
+	double d = 0;
+	int st = get_num(o, key, &d, path);
+	if (!st && !bw_is_int_in(d, 0, 9007199254740992.0))
+		st = bw_err(BURROW_E_FORMAT, "%s: checkpoint header's '%s' is %g, not a count", path, key, d);
+	if (!st)
+		*v = (int64_t)d;
+	return st;
+}
+
+/* The index of the type called name among y's, or a refusal naming the key it came from. */
+static int type_named(const ck_types *y, const char *name, const char *key, int *out, const char *path)
+{
+	for (int t = 0; t < y->num_types; t++)
+		if (!strcmp(y->type_name[t], name)) {
+			*out = t;
+			return 0;
+		}
+	return bw_err(BURROW_E_FORMAT, "%s: checkpoint header's '%s' names type '%s', which 'node_types' lacks", path,
+		      key, name);
+}
+
+/* A list under key holding 1 .. max entries, or a refusal. */
+static const cJSON *get_list(const cJSON *h, const char *key, int max, int *n, const char *path)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(h, key);
+	*n = cJSON_IsArray(x) ? cJSON_GetArraySize(x) : 0;
+	if (*n < 1 || *n > max) {
+		(void)bw_err(BURROW_E_FORMAT, "%s: checkpoint header's '%s' is not a list of 1 to %d entries", path, key,
+			     max);
+		return NULL;
+	}
+	return x;
+}
+
+static int parse_node_types(const cJSON *h, ck_types *y, const char *path)
+{
+	const cJSON *types = get_list(h, "node_types", BURROW_MAX_TYPES, &y->num_types, path), *x;
+	int t = 0, st = 0;
+	if (!types)
+		return BURROW_E_FORMAT;
+	cJSON_ArrayForEach(x, types)
+	{
+		if ((st = get_str(x, "name", &y->type_name[t], path)) ||
+		    (st = get_count(x, "num_nodes", &y->num_nodes[t], path)) ||
+		    (st = get_count(x, "feat_dim", &y->feat_dim[t], path)) ||
+		    (st = get_count(x, "embed_dim", &y->emb_dim[t], path)))
+			return st;
+		t++;
+	}
+	return 0;
+}
+
+static int parse_relations(const cJSON *h, ck_types *y, const char *path)
+{
+	const cJSON *rels = get_list(h, "relations", BURROW_MAX_RELATIONS, &y->num_rels, path), *x;
+	int r = 0, st = 0;
+	if (!rels)
+		return BURROW_E_FORMAT;
+	cJSON_ArrayForEach(x, rels)
+	{
+		const char *src = NULL, *dst = NULL;
+		if ((st = get_str(x, "src", &src, path)) || (st = get_str(x, "name", &y->rel_name[r], path)) ||
+		    (st = get_str(x, "dst", &dst, path)) || (st = get_count(x, "num_edges", &y->rel_edges[r], path)) ||
+		    (st = type_named(y, src, "relations", &y->rel_src[r], path)) ||
+		    (st = type_named(y, dst, "relations", &y->rel_dst[r], path)))
+			return st;
+		r++;
+	}
+	return 0;
+}
+
+/* A typed checkpoint's keys (file version 2), for a model of ci->layers layers. */
+static int parse_types(const cJSON *h, const ck_info *ci, ck_types *y, const char *path)
+{
+	memset(y, 0, sizeof *y);
+	const char *target = NULL;
+	int st, n;
+	if ((st = parse_node_types(h, y, path)) || (st = parse_relations(h, y, path)) ||
+	    (st = get_str(h, "target_type", &target, path)) || (st = type_named(y, target, "target_type", &y->target, path)))
+		return st;
+	const cJSON *f = get_list(h, "fanout", BURROW_MAX_LAYERS, &n, path), *x;
+	if (!f)
+		return BURROW_E_FORMAT;
+	if (n != ci->layers)
+		return bw_err(BURROW_E_FORMAT, "%s: checkpoint header's 'fanout' has %d values for %d layers", path, n,
+			      ci->layers);
+	int l = 0;
+	cJSON_ArrayForEach(x, f)
+	{
+		if (!cJSON_IsNumber(x) || !bw_is_int_in(x->valuedouble, -1, 1 << 30))
+			return bw_err(BURROW_E_FORMAT, "%s: checkpoint header's 'fanout' is not a list of integers >= -1", path);
+		y->fanout[l++] = (int32_t)x->valuedouble;
+	}
+	return 0;
+}
+
 /* The model and optimizer a checkpoint describes, into o. */
 static void ck_opts(const ck_info *ci, burrow_train_opts *o)
 {
@@ -410,6 +629,19 @@ static void ck_opts(const ck_info *ci, burrow_train_opts *o)
 	o->weight_decay = ci->wd;
 	o->momentum = ci->momentum;
 	o->seed = ci->seed;
+}
+
+/* What a typed checkpoint adds to its model's options: learned embeddings (their width), and
+ * the fanouts it trained with, evaluation's default. */
+static void typed_opts(const ck_types *y, burrow_train_opts *o)
+{
+	for (int t = 0; t < y->num_types; t++)
+		if (y->emb_dim[t] > 0) {
+			o->embed_types = true;
+			o->embed_dim = y->emb_dim[t];
+		}
+	for (int l = 0; l < o->layers; l++)
+		o->fanout[l] = y->fanout[l];
 }
 
 /* A header whose model the trainer would refuse (hidden 0, a dropout of 2) is the
@@ -434,18 +666,24 @@ int burrow_checkpoint_read_opts(const char *path, burrow_train_opts *opts)
 	cJSON *h;
 	int fd;
 	int64_t payload;
+	uint32_t ver;
 	ck_info ci;
+	ck_types y;
 	burrow_train_opts oo, *o = &oo;
 	burrow_train_defaults(&oo);
 	int st = bw_opts_in(&oo, sizeof oo, opts, "burrow_train_opts");
-	if (st || (st = ck_open(path, &h, &fd, &payload)))
+	if (st || (st = ck_open(path, &h, &fd, &payload, &ver)))
 		return st;
 	close(fd);
 	st = parse_info(h, &ci, path);
-	cJSON_Delete(h);
+	if (!st && ver == CK_VERSION_TYPED)
+		st = parse_types(h, &ci, &y, path);
+	cJSON_Delete(h); /* y's names with it: typed_opts reads numbers only */
 	if (st || (st = check_model(&ci, path)))
 		return st;
 	ck_opts(&ci, o);
+	if (ver == CK_VERSION_TYPED)
+		typed_opts(&y, o);
 	if (ci.has_split) /* an older checkpoint leaves the caller's */
 		memcpy(o->split, ci.split, sizeof o->split);
 	bw_stats_out(opts, o, sizeof *o); /* at most the caller's size */
@@ -474,112 +712,243 @@ static int check_dataset(const cJSON *h, const bw_ck_state *t, const char *path)
 		      path, was, n, t->dataset, (long long)t->num_nodes);
 }
 
+/* A file of one kind (version 1: homogeneous, 2: typed) for a trainer of the other. */
+static int check_kind(const cJSON *h, uint32_t ver, const ck_info *ci, const bw_ck_state *t, const char *path)
+{
+	if ((ver == CK_VERSION_TYPED) == (t->model == NULL))
+		return 0;
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(h, "dataset");
+	return bw_err(BURROW_E_INVAL, "%s: checkpoint holds a %s model of the %s dataset '%s'; this dataset ('%s') is %s",
+		      path, burrow_model_name(ci->model), t->model ? "typed" : "homogeneous",
+		      cJSON_IsString(name) ? name->valuestring : "", t->dataset ? t->dataset : "",
+		      t->model ? "homogeneous" : "typed");
+}
+
+/* "12 nodes, 4 features", "12 nodes, learned embeddings of width 8" or "12 nodes, no features". */
+static const char *type_words(char *buf, size_t cap, int64_t nodes, int64_t feat, int64_t emb)
+{
+	int k = snprintf(buf, cap, "%lld nodes, ", (long long)nodes);
+	if (feat > 0)
+		snprintf(buf + k, cap - (size_t)k, "%lld features", (long long)feat);
+	else if (emb > 0)
+		snprintf(buf + k, cap - (size_t)k, "learned embeddings of width %lld", (long long)emb);
+	else
+		snprintf(buf + k, cap - (size_t)k, "no features");
+	return buf;
+}
+
+/* The node types a typed checkpoint records (names, counts, widths) against the trainer's. */
+static int check_node_types(const ck_types *c, const bw_ck_typed *y, const char *path)
+{
+	const burrow_hetero *g = y->h;
+	if (c->num_types != g->num_types)
+		return bw_err(BURROW_E_INVAL, "%s: the model trained on %d node types; this dataset has %d", path,
+			      c->num_types, g->num_types);
+	for (int t = 0; t < g->num_types; t++) {
+		if (!strcmp(c->type_name[t], g->type_names[t]) && c->num_nodes[t] == g->type_nodes[t] &&
+		    c->feat_dim[t] == y->feat_dim[t] && c->emb_dim[t] == y->emb_dim[t])
+			continue;
+		char a[96], b[96];
+		return bw_err(BURROW_E_INVAL, "%s: the model trained on node type %d '%s' (%s); this run's is '%s' (%s)", path,
+			      t, c->type_name[t], type_words(a, sizeof a, c->num_nodes[t], c->feat_dim[t], c->emb_dim[t]),
+			      g->type_names[t], type_words(b, sizeof b, g->type_nodes[t], y->feat_dim[t], y->emb_dim[t]));
+	}
+	if (c->target != g->target_type)
+		return bw_err(BURROW_E_INVAL, "%s: the model trained on target type '%s'; this dataset's is '%s'", path,
+			      c->type_name[c->target], g->type_names[g->target_type]);
+	return 0;
+}
+
+/* The relations a typed checkpoint records (src, name, dst, edges) against the dataset's. */
+static int check_relations(const ck_types *c, const bw_ck_typed *y, const char *path)
+{
+	const burrow_hetero *g = y->h;
+	if (c->num_rels != g->num_relations)
+		return bw_err(BURROW_E_INVAL, "%s: the model trained on %d relations; this dataset has %d", path, c->num_rels,
+			      g->num_relations);
+	for (int r = 0; r < g->num_relations; r++) {
+		const burrow_relation *e = &g->rel[r];
+		if (!strcmp(c->rel_name[r], e->name) && c->rel_src[r] == e->src_type && c->rel_dst[r] == e->dst_type &&
+		    c->rel_edges[r] == e->graph.num_edges)
+			continue;
+		return bw_err(BURROW_E_INVAL, "%s: the model trained on relation %d %s___%s___%s (%lld edges); this dataset's "
+					      "is %s___%s___%s (%lld edges)",
+			      path, r, c->type_name[c->rel_src[r]], c->rel_name[r], c->type_name[c->rel_dst[r]],
+			      (long long)c->rel_edges[r], g->type_names[e->src_type], e->name, g->type_names[e->dst_type],
+			      (long long)e->graph.num_edges);
+	}
+	return 0;
+}
+
+/* The homogeneous model a checkpoint holds against the trainer's. */
+static int check_shape(const ck_info *ci, const bw_model *m, const char *path)
+{
+	const bw_model_cfg *c = &m->cfg;
+	if (ci->model != c->kind || ci->layers != c->layers || ci->in_dim != c->in_dim || ci->classes != c->classes ||
+	    (c->layers > 1 && ci->hidden != c->hidden) || ci->num_params != m->num_params ||
+	    (c->kind == BURROW_MODEL_SAGE && ci->aggr != c->aggr) || (c->kind == BURROW_MODEL_GAT && ci->heads != c->heads) ||
+	    ci->norm != c->norm || ci->residual != c->residual || ci->num_state != m->num_state)
+		return bw_err(BURROW_E_INVAL,
+			      "%s: checkpoint holds a %s model (%d layers, hidden %lld, %lld -> %lld, aggr %s, %d heads, norm %s%s), "
+			      "the trainer has a %s model (%d layers, hidden %lld, %lld -> %lld, aggr %s, %d heads, norm %s%s)",
+			      path, burrow_model_name(ci->model), ci->layers, (long long)ci->hidden, (long long)ci->in_dim,
+			      (long long)ci->classes, burrow_aggr_name(ci->aggr), ci->heads, burrow_norm_name(ci->norm),
+			      ci->residual ? ", residual" : "", burrow_model_name(c->kind), c->layers, (long long)c->hidden,
+			      (long long)c->in_dim, (long long)c->classes, burrow_aggr_name(c->aggr), c->heads,
+			      burrow_norm_name(c->norm), c->residual ? ", residual" : "");
+	return 0;
+}
+
+/* The typed model a checkpoint holds against the trainer's (its input widths are the types'). */
+static int check_typed_shape(const ck_info *ci, const bw_ck_typed *y, const char *path)
+{
+	if (ci->model == y->kind && ci->layers == y->layers && ci->classes == y->classes &&
+	    (y->layers == 1 || ci->hidden == y->hidden) && (y->kind != BURROW_MODEL_RGAT || ci->heads == y->heads) &&
+	    ci->num_params == y->num_params && ci->num_state == 0)
+		return 0;
+	return bw_err(BURROW_E_INVAL,
+		      "%s: checkpoint holds a %s model (%d layers, hidden %lld, %lld classes, %d heads, %lld weights), the "
+		      "trainer has a %s model (%d layers, hidden %lld, %lld classes, %d heads, %lld weights)",
+		      path, burrow_model_name(ci->model), ci->layers, (long long)ci->hidden, (long long)ci->classes, ci->heads,
+		      (long long)ci->num_params, burrow_model_name(y->kind), y->layers, (long long)y->hidden,
+		      (long long)y->classes, y->heads, (long long)y->num_params);
+}
+
+/* Everything the header says against the trainer: the file's kind, the dataset (a typed
+ * one's types and relations), the model, the split, the optimizer. */
+static int check_header(const cJSON *h, uint32_t ver, ck_info *ci, const bw_ck_state *t, const char *path)
+{
+	ck_types y;
+	int st;
+	if ((st = parse_info(h, ci, path)) || (st = check_kind(h, ver, ci, t, path)) || (st = check_dataset(h, t, path)))
+		return st;
+	if (t->model)
+		st = check_shape(ci, t->model, path);
+	else if (!(st = parse_types(h, ci, &y, path)) && !(st = check_node_types(&y, t->typed, path)) &&
+		 !(st = check_relations(&y, t->typed, path)))
+		st = check_typed_shape(ci, t->typed, path);
+	if (st)
+		return st;
+	if (ci->has_split && t->split &&
+	    (ci->split[0] != t->split[0] || ci->split[1] != t->split[1] || ci->split[2] != t->split[2] ||
+	     (ci->split[0] + ci->split[1] + ci->split[2] > 0 && ci->split_seed != t->split_seed))) {
+		char a[96], b[96];
+		return bw_err(BURROW_E_INVAL, "%s: checkpoint's model trained on %s, this run's split is %s", path,
+			      split_words(a, sizeof a, ci->split, ci->split_seed),
+			      split_words(b, sizeof b, t->split, t->split_seed));
+	}
+	const int k = bw_optim_state_per_param(t->optim);
+	if (ci->optimizer != t->optim->kind || ci->state != k)
+		return bw_err(BURROW_E_INVAL, "%s: checkpoint's optimizer is %s with %d state values per weight; this run "
+					      "uses %s with %d",
+			      path, optim_name(ci->optimizer), ci->state, optim_name(t->optim->kind), k);
+	return 0;
+}
+
+/* Read the payload (the file verified, its header checked) into memory of its own, then put
+ * it into the trainer: a failure before that leaves the trainer as it was. The host arrays
+ * (learned embeddings) are read into new allocations that replace the trainer's. */
+static int restore(bw_ck_state *t, const ck_info *ci, int fd, int64_t payload, const char *path)
+{
+	const ck_shape m = shape_of(t);
+	const int k = bw_optim_state_per_param(t->optim);
+	const size_t pbytes = (size_t)m.num_params * sizeof(float), sbytes = (size_t)m.num_state * sizeof(float);
+	const size_t wbytes = (size_t)(1 + k) * pbytes + sbytes;
+	const bw_ck_array *a;
+	size_t abytes;
+	const int na = ck_arrays(t, &a, &abytes);
+	float *fresh[3 * BURROW_MAX_TYPES] = {NULL};
+	void *tmp = NULL;
+	struct stat sb;
+	int st = 0;
+	if (fstat(fd, &sb) != 0)
+		return bw_err_errno(errno, path, "stat");
+	if (payload + (int64_t)(wbytes + abytes) + CK_TRAILER != sb.st_size)
+		return bw_err(BURROW_E_FORMAT, "%s: checkpoint payload size differs from its header's %lld weights", path,
+			      (long long)ci->num_params);
+	if (!(tmp = bw_aligned_alloc(64, wbytes + 1)))
+		return BURROW_E_NOMEM;
+	if ((st = bw_pread_all(fd, tmp, wbytes, payload, path)))
+		goto out;
+	int64_t off = payload + (int64_t)wbytes;
+	for (int i = 0; i < na; i++) {
+		const size_t n = (size_t)a[i].n * sizeof(float);
+		if (!(fresh[i] = bw_malloc(n + 1))) {
+			st = BURROW_E_NOMEM;
+			goto out;
+		}
+		if ((st = bw_pread_all(fd, fresh[i], n, off, path)))
+			goto out;
+		off += (int64_t)n;
+	}
+	if (sbytes && (st = bw_device_upload(m.dev, m.state, (char *)tmp + (size_t)(1 + k) * pbytes, sbytes)))
+		goto out;
+	if (t->model)
+		bw_model_memo_drop(t->model);
+	if ((st = bw_device_upload(m.dev, m.params, tmp, pbytes)) ||
+	    (k >= 1 && (st = bw_device_upload(t->optim->dev, t->optim->m, (char *)tmp + pbytes, pbytes))) ||
+	    (k >= 2 && (st = bw_device_upload(t->optim->dev, t->optim->v, (char *)tmp + 2 * pbytes, pbytes))))
+		goto out;
+	for (int i = 0; i < na; i++) {
+		bw_free(*a[i].data);
+		*a[i].data = fresh[i];
+		fresh[i] = NULL;
+	}
+	t->optim->step = ci->step;
+	*t->seed = ci->seed;
+	*t->epoch = ci->epoch;
+	*t->best = (burrow_best){.epoch = ci->best_epoch, .valid_acc = ci->best_valid, .test_acc = ci->best_test};
+out:
+	for (int i = 0; i < na; i++)
+		bw_free(fresh[i]);
+	bw_aligned_free(tmp);
+	return st;
+}
+
 int bw_checkpoint_load(bw_ck_state *t, const char *path)
 {
 	cJSON *h;
 	int fd;
 	int64_t payload;
+	uint32_t ver;
 	ck_info ci;
-	void *tmp = NULL;
-	int st = ck_open(path, &h, &fd, &payload);
+	int st = ck_open(path, &h, &fd, &payload, &ver);
 	if (st)
 		return st;
-	if (!(st = parse_info(h, &ci, path)))
-		st = check_dataset(h, t, path);
+	st = check_header(h, ver, &ci, t, path);
 	cJSON_Delete(h);
-	if (st)
-		goto out;
-	const bw_model_cfg *c = &t->model->cfg;
-	if (ci.model != c->kind || ci.layers != c->layers || ci.in_dim != c->in_dim || ci.classes != c->classes ||
-	    (c->layers > 1 && ci.hidden != c->hidden) || ci.num_params != t->model->num_params ||
-	    (c->kind == BURROW_MODEL_SAGE && ci.aggr != c->aggr) || (c->kind == BURROW_MODEL_GAT && ci.heads != c->heads) ||
-	    ci.norm != c->norm || ci.residual != c->residual || ci.num_state != t->model->num_state) {
-		st = bw_err(BURROW_E_INVAL,
-			    "%s: checkpoint holds a %s model (%d layers, hidden %lld, %lld -> %lld, aggr %s, %d heads, norm %s%s), "
-			    "the trainer has a %s model (%d layers, hidden %lld, %lld -> %lld, aggr %s, %d heads, norm %s%s)",
-			    path, burrow_model_name(ci.model), ci.layers, (long long)ci.hidden, (long long)ci.in_dim,
-			    (long long)ci.classes, burrow_aggr_name(ci.aggr), ci.heads, burrow_norm_name(ci.norm),
-			    ci.residual ? ", residual" : "", burrow_model_name(c->kind), c->layers, (long long)c->hidden,
-			    (long long)c->in_dim, (long long)c->classes, burrow_aggr_name(c->aggr), c->heads,
-			    burrow_norm_name(c->norm), c->residual ? ", residual" : "");
-		goto out;
-	}
-	if (ci.has_split && t->split &&
-	    (ci.split[0] != t->split[0] || ci.split[1] != t->split[1] || ci.split[2] != t->split[2] ||
-	     (ci.split[0] + ci.split[1] + ci.split[2] > 0 && ci.split_seed != t->split_seed))) {
-		char a[96], b[96];
-		st = bw_err(BURROW_E_INVAL, "%s: checkpoint's model trained on %s, this run's split is %s", path,
-			    split_words(a, sizeof a, ci.split, ci.split_seed), split_words(b, sizeof b, t->split, t->split_seed));
-		goto out;
-	}
-	const int k = bw_optim_state_per_param(t->optim);
-	if (ci.optimizer != t->optim->kind || ci.state != k) {
-		st = bw_err(BURROW_E_INVAL, "%s: checkpoint's optimizer is %s with %d state values per weight; this run "
-					    "uses %s with %d",
-			    path, optim_name(ci.optimizer), ci.state, optim_name(t->optim->kind), k);
-		goto out;
-	}
-	const size_t pbytes = (size_t)t->model->num_params * sizeof(float);
-	struct stat sb;
-	if (fstat(fd, &sb) != 0) {
-		st = bw_err_errno(errno, path, "stat");
-		goto out;
-	}
-	const size_t sbytes = (size_t)t->model->num_state * sizeof(float);
-	if (payload + (int64_t)((size_t)(1 + k) * pbytes + sbytes) + CK_TRAILER != sb.st_size) {
-		st = bw_err(BURROW_E_FORMAT, "%s: checkpoint payload size differs from its header's %lld weights", path,
-			    (long long)ci.num_params);
-		goto out;
-	}
-	/* read everything before touching the trainer: a failed load leaves it as it was */
-	tmp = bw_aligned_alloc(64, (size_t)(1 + k) * pbytes + sbytes + 1);
-	if (!tmp) {
-		st = BURROW_E_NOMEM;
-		goto out;
-	}
-	if ((st = bw_pread_all(fd, tmp, (size_t)(1 + k) * pbytes + sbytes, payload, path)))
-		goto out;
-	if (sbytes && (st = bw_device_upload(t->model->dev, t->model->state, (char *)tmp + (size_t)(1 + k) * pbytes, sbytes)))
-		goto out;
-	bw_model_memo_drop(t->model);
-	if ((st = bw_device_upload(t->model->dev, t->model->params, tmp, pbytes)) ||
-	    (k >= 1 && (st = bw_device_upload(t->optim->dev, t->optim->m, (char *)tmp + pbytes, pbytes))) ||
-	    (k >= 2 && (st = bw_device_upload(t->optim->dev, t->optim->v, (char *)tmp + 2 * pbytes, pbytes))))
-		goto out;
-	t->optim->step = ci.step;
-	*t->seed = ci.seed;
-	*t->epoch = ci.epoch;
-	*t->best = (burrow_best){.epoch = ci.best_epoch, .valid_acc = ci.best_valid, .test_acc = ci.best_test};
-out:
-	bw_aligned_free(tmp);
+	if (!st)
+		st = restore(t, &ci, fd, payload, path);
 	close(fd);
 	return st;
 }
 
-/* The trainer's view of what a checkpoint holds. */
-static bw_ck_state trainer_state(burrow_trainer *t)
+/* The trainer's view of what a checkpoint holds; a typed trainer's model is described in y. */
+static bw_ck_state trainer_state(burrow_trainer *t, bw_ck_typed *y)
 {
-	return (bw_ck_state){.model = t->model, .optim = t->optim, .seed = &t->o.seed, .dropout = t->o.dropout,
+	if (t->typed)
+		bw_htrain_ck_typed(t->typed, y);
+	return (bw_ck_state){.model = t->model, .typed = t->typed ? y : NULL,
+			     .optim = t->typed ? t->typed->optim : t->optim, .seed = &t->o.seed, .dropout = t->o.dropout,
 			     .epoch = &t->epoch, .best = &t->best, .dataset = t->info->name,
 			     .num_nodes = t->info->num_nodes, .split = t->o.split, .split_seed = t->split_seed};
 }
 
 int burrow_trainer_save(burrow_trainer *t, const char *path)
 {
-	if (bw_trainer_not_typed(t, "a checkpoint"))
-		return BURROW_E_UNSUPPORTED;
-	bw_ck_state s = trainer_state(t);
+	bw_ck_typed y;
+	bw_ck_state s = trainer_state(t, &y);
 	return bw_checkpoint_save(&s, path);
 }
 
 int burrow_trainer_load(burrow_trainer *t, const char *path)
 {
-	if (bw_trainer_not_typed(t, "a checkpoint"))
-		return BURROW_E_UNSUPPORTED;
-	bw_ck_state s = trainer_state(t);
+	bw_ck_typed y;
+	bw_ck_state s = trainer_state(t, &y);
 	int st = bw_checkpoint_load(&s, path);
-	/* a checkpoint of the best epoch (best.ckpt) holds the best weights */
-	if (!st && t->best.epoch >= 0 && t->best.epoch == t->epoch)
+	/* a checkpoint of the best epoch (best.ckpt) holds the best weights (a typed trainer keeps
+	 * no copy of them: burrow_trainer_use_best refuses it) */
+	if (!st && !t->typed && t->best.epoch >= 0 && t->best.epoch == t->epoch)
 		st = bw_trainer_keep_best(t);
 	return st;
 }

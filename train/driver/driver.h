@@ -128,9 +128,36 @@ int bw_trainer_step(burrow_trainer *t, const bw_batch *b, double *loss, int64_t 
 
 /* ------------------------------------------------------------ checkpoints (checkpoint.c) */
 
+/* A host array a checkpoint carries after the optimizer state (a learned embedding table or
+ * its Adam moments): saved from *data; a load reads it into an allocation of its own and,
+ * once the whole file is read, frees *data and puts the new array there. */
+typedef struct bw_ck_array {
+	float **data;           /* [n] host memory, owned by the checkpoint's owner */
+	int64_t n;
+} bw_ck_array;
+
+/* A typed model's side of a checkpoint (file version 2; docs/train.md): its flat weights, what
+ * the header records of the model and the dataset's types and relations, and the learned
+ * embeddings with their moments. Described by its owner (bw_htrain_ck_typed). */
+typedef struct bw_ck_typed {
+	float *params;          /* [num_params] on dev; the optimizer's state is as long */
+	int64_t num_params;
+	const bw_device *dev;
+	int kind, layers, heads;                  /* enum burrow_model_kind (rgcn, rsage, rgat, mlp) */
+	int64_t hidden, classes;
+	double attn_dropout;
+	const burrow_hetero *h;                   /* the dataset's types and relations (borrowed) */
+	int64_t feat_dim[BURROW_MAX_TYPES];       /* [num_types] each type's features' width (0: none) */
+	int64_t emb_dim[BURROW_MAX_TYPES];        /* [num_types] its learned embeddings' width, 0: none */
+	int32_t fanout[BURROW_MAX_LAYERS];        /* [layers] the training fanouts (defaults resolved) */
+	int num_arrays;
+	bw_ck_array arrays[3 * BURROW_MAX_TYPES]; /* per learned type, ascending: table, m, v */
+} bw_ck_typed;
+
 /* What a checkpoint holds, as pointers into its owner (a trainer, a distributed run). */
 typedef struct bw_ck_state {
-	bw_model *model;
+	bw_model *model;        /* a homogeneous model (file version 1), or NULL: typed */
+	const bw_ck_typed *typed; /* a typed model (file version 2) when model is NULL */
 	bw_optim *optim;
 	uint64_t *seed;
 	double dropout;

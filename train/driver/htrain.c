@@ -495,3 +495,34 @@ uint64_t bw_htrain_checksum(const bw_htrain *ht)
 		hash = (hash ^ b[i]) * 1099511628211ULL;
 	return hash;
 }
+
+/* The model, the types and relations, and the learned tables with their moments, as a
+ * checkpoint describes them (checkpoint.c). */
+void bw_htrain_ck_typed(bw_htrain *ht, bw_ck_typed *out)
+{
+	const burrow_hetero *h = ht->h;
+	*out = (bw_ck_typed){
+		.params = ht->mlp ? ht->mlp->params : bw_hmodel_params(ht->model),
+		.num_params = num_params(ht),
+		.dev = ht->be->dev,
+		.kind = ht->mlp ? BURROW_MODEL_MLP : ht->cfg.kind,
+		.layers = ht->so.num_layers,
+		.heads = ht->mlp ? 1 : ht->cfg.heads,
+		.hidden = ht->mlp ? ht->mlp->cfg.hidden : ht->cfg.hidden,
+		.classes = ht->info->num_classes,
+		.attn_dropout = ht->mlp ? 0 : ht->cfg.attn_dropout,
+		.h = h,
+	};
+	for (int l = 0; l < ht->so.num_layers; l++)
+		out->fanout[l] = ht->so.fanouts[l];
+	for (int t = 0; t < h->num_types; t++) {
+		out->feat_dim[t] = ht->ti[t].feat_dim;
+		if (!ht->emb[t])
+			continue;
+		const int64_t n = ht->ti[t].num_nodes * ht->in_dim[t];
+		out->emb_dim[t] = ht->in_dim[t];
+		out->arrays[out->num_arrays++] = (bw_ck_array){.data = &ht->emb[t], .n = n};
+		out->arrays[out->num_arrays++] = (bw_ck_array){.data = &ht->emb_m[t], .n = n};
+		out->arrays[out->num_arrays++] = (bw_ck_array){.data = &ht->emb_v[t], .n = n};
+	}
+}

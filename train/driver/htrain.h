@@ -50,4 +50,10 @@ int bw_htrain_evaluate(bw_htrain *ht, const burrow_train_opts *o, int epoch, uns
 /* FNV-1a over the weights (0 when they are not in host memory). */
 uint64_t bw_htrain_checksum(const bw_htrain *ht);
 
+/* ------------------------------------------------------------ checkpoints (checkpoint.c) */
+
+struct bw_ck_typed;
+/* What a checkpoint of ht holds (driver.h): pointers into ht, valid while it stays open. */
+void bw_htrain_ck_typed(bw_htrain *ht, struct bw_ck_typed *out);
+
 #endif /* BURROW_HTRAIN_H */
