@@ -474,10 +474,12 @@ out:
 	return st;
 }
 
-/* A scratch file (unlinked) in the spill folder. */
+/* A scratch file (unlinked) in the spill folder: --tmp-dir, else $TMPDIR, else /tmp (the
+ * CSR build's rule, graph/csr.c). */
 static int scratch_open(const bw_hplan *p, int *fd)
 {
-	char *path = bw_path_join(p->spill ? p->spill : "/tmp", "burrow-fill-XXXXXX");
+	const char *dir = p->spill ? p->spill : getenv("TMPDIR");
+	char *path = bw_path_join(dir && *dir ? dir : "/tmp", "burrow-fill-XXXXXX");
 	if (!path)
 		return BURROW_E_NOMEM;
 	int st = 0;
