@@ -90,6 +90,19 @@ static const char *show_lr(const train_args *a, char *b, size_t n)
 	return b;
 }
 
+static bool set_task(train_args *a, const char *v)
+{
+	const int k = burrow_task_parse(v);
+	a->d.train.task = k >= 0 ? k : a->d.train.task;
+	return k >= 0;
+}
+
+static const char *show_task(const train_args *a, char *b, size_t n)
+{
+	snprintf(b, n, "%s", burrow_task_name(a->d.train.task));
+	return b;
+}
+
 static bool set_optim(train_args *a, const char *v)
 {
 	int k = !strcmp(v, "adam") ? BURROW_OPTIM_ADAM : !strcmp(v, "adamw") ? BURROW_OPTIM_ADAMW
@@ -267,6 +280,10 @@ static const topt opts[] = {
 	 "typed datasets: fanouts of one relation, one per layer, overriding --fanout for it:\n"
 	 "REL=a,b[;REL=...], REL its name or src___name___dst (every relation: --fanout)",
 	 NULL},
+	{"task", "T", TRAIN_ONE, SECTION_MODEL, K_CUSTOM, 0, 0, 0, set_task, "auto, node, multilabel or link",
+	 "what is learned: node (one class per node), multilabel (binary labels per node) or\n"
+	 "link (the dataset's edge splits); auto: from the dataset's labels and edge splits",
+	 show_task},
 	{"embed-types", NULL, TRAIN_ONE, SECTION_MODEL, K_FLAG, OFF(d.train.embed_types), 0, 0, NULL, NULL,
 	 "typed datasets: learn an embedding per node of each type without features (sparse\n"
 	 "Adam on the rows a batch touches; else such a type is refused: see prep --fill mean)",

@@ -55,6 +55,15 @@ enum burrow_optim_kind { BURROW_OPTIM_ADAM = 1, BURROW_OPTIM_ADAMW = 2, BURROW_O
 enum burrow_eval_split { BURROW_EVAL_TRAIN = 1, BURROW_EVAL_VALID = 2, BURROW_EVAL_TEST = 4 };
 #define BURROW_EVAL_ALL (BURROW_EVAL_TRAIN | BURROW_EVAL_VALID | BURROW_EVAL_TEST)
 enum burrow_sparse_input { BURROW_SPARSE_AUTO = 0, BURROW_SPARSE_ON = 1, BURROW_SPARSE_OFF = 2 };
+/* burrow_train_opts.task: what is learned. AUTO: from the dataset (multi-label labels ->
+ * MULTILABEL; edge splits and no labels -> LINK; else NODE). NODE: one class per node
+ * (softmax cross-entropy, accuracy); MULTILABEL: T binary labels per node (binary cross-entropy
+ * over the known ones, ROC-AUC averaged over the tasks); LINK: link prediction on the dataset's
+ * edge splits (docs/train.md). */
+enum burrow_task { BURROW_TASK_AUTO = 0, BURROW_TASK_NODE = 1, BURROW_TASK_MULTILABEL = 2, BURROW_TASK_LINK = 3 };
+/* burrow_eval_stats.metric: what its three split values hold (OGB's metric of the task). */
+enum burrow_metric_kind { BURROW_METRIC_ACC = 0, BURROW_METRIC_ROCAUC = 1, BURROW_METRIC_HITS = 2,
+			  BURROW_METRIC_MRR = 3, BURROW_METRIC_AUC = 4 };
 #define BURROW_SPARSE_AUTO_DENSITY 0.05
 
 typedef struct burrow_train_opts {
@@ -149,6 +158,7 @@ typedef struct burrow_train_opts {
 	const char *rel_fanout; /* per-relation fanouts overriding `fanout`: "REL=f0,f1,...[;REL=...]",
 				   REL a relation's name or its "src___name___dst" triple, one fanout
 				   per layer, input layer first (borrowed; default NULL) */
+	int task;               /* enum burrow_task (default AUTO) */
 } burrow_train_opts;
 
 /* Fill o with the defaults above. */
@@ -166,6 +176,9 @@ BURROW_API const char *burrow_aggr_name(int aggr);
 /* Parse "none", "batch", "layer" (-1 when unknown) and name a normalization (static string). */
 BURROW_API int burrow_norm_parse(const char *name);
 BURROW_API const char *burrow_norm_name(int norm);
+/* Parse "auto", "node", "multilabel", "link" (-1 when unknown) and name a task (static string). */
+BURROW_API int burrow_task_parse(const char *name);
+BURROW_API const char *burrow_task_name(int task);
 
 /* What one training epoch did. Times in seconds. */
 typedef struct burrow_epoch_stats {
@@ -192,6 +205,9 @@ typedef struct burrow_eval_stats {
 	double train_acc, valid_acc, test_acc;
 	double eval_s;          /* seconds the evaluation took */
 	int64_t spilled_bytes;  /* embeddings written to scratch files (0 when they fit --mem) */
+	int metric;             /* enum burrow_metric_kind: what train_acc, valid_acc and test_acc hold
+				   (ACC for node classification) */
+	int metric_k;           /* HITS: its K; else 0 */
 } burrow_eval_stats;
 
 /* The best evaluation so far: by valid accuracy, the first wins ties; without a valid

@@ -148,7 +148,7 @@ class TrainOpts(Structure):
                 ("scratch_dir", c_char_p), ("threads", c_int), ("progress", c_void_p), ("progress_user", c_void_p),
                 ("device", c_char_p), ("tf32", c_bool), ("eval_fanout", c_int32 * MAX_LAYERS),
                 ("sampler_device", c_char_p), ("sparse_input", c_int), ("eval_splits", c_uint),
-                ("embed_types", c_bool), ("embed_dim", c_int64), ("rel_fanout", c_char_p)]
+                ("embed_types", c_bool), ("embed_dim", c_int64), ("rel_fanout", c_char_p), ("task", c_int)]
 
 
 class EpochStats(Structure):
@@ -159,7 +159,7 @@ class EpochStats(Structure):
 
 class EvalStats(Structure):
     _fields_ = [("size", c_size_t)] + [("train_acc", c_double), ("valid_acc", c_double), ("test_acc", c_double), ("eval_s", c_double),
-                ("spilled_bytes", c_int64)]
+                ("spilled_bytes", c_int64), ("metric", c_int), ("metric_k", c_int)]
 
 
 class Best(Structure):

@@ -117,3 +117,23 @@ const char *burrow_model_name(int kind)
 	default: return "unknown";
 	}
 }
+
+int burrow_task_parse(const char *name)
+{
+	static const char *const names[] = {"auto", "node", "multilabel", "link"};
+	for (int i = 0; name && i < 4; i++)
+		if (!strcmp(name, names[i]))
+			return i;
+	return -1;
+}
+
+const char *burrow_task_name(int task)
+{
+	switch (task) {
+	case BURROW_TASK_AUTO: return "auto";
+	case BURROW_TASK_NODE: return "node";
+	case BURROW_TASK_MULTILABEL: return "multilabel";
+	case BURROW_TASK_LINK: return "link";
+	default: return "unknown";
+	}
+}

@@ -33,6 +33,11 @@ int bw_trainer_check_opts(const burrow_train_opts *o)
 		return bw_err(BURROW_E_INVAL, "train: eval_splits %#x has bits beyond BURROW_EVAL_ALL", o->eval_splits);
 	if (burrow_norm_parse(burrow_norm_name(o->norm)) < 0)
 		return bw_err(BURROW_E_INVAL, "train: unknown normalization %d", o->norm);
+	if (burrow_task_parse(burrow_task_name(o->task)) < 0)
+		return bw_err(BURROW_E_INVAL, "train: unknown task %d", o->task);
+	if (o->task == BURROW_TASK_MULTILABEL || o->task == BURROW_TASK_LINK)
+		return bw_err(BURROW_E_UNSUPPORTED, "train: task %s is not built yet (node classification only)",
+			      burrow_task_name(o->task));
 	if (!(o->attn_dropout >= 0 && o->attn_dropout < 1))
 		return bw_err(BURROW_E_INVAL, "train: attention dropout must lie in [0, 1), got %g", o->attn_dropout);
 	if (!(o->lr > 0) || !isfinite(o->lr) || !(o->weight_decay >= 0) || !(o->momentum >= 0 && o->momentum < 1))
