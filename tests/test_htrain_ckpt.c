@@ -452,8 +452,8 @@ Test(htrain_ckpt, cli_resume_and_eval)
 	free(hs);
 }
 
-/* embed and predict refuse a typed dataset; eval refuses a checkpoint of the other kind; each
- * in one line naming the dataset or the file, exit 1. */
+/* embed refuses a typed model's hidden layer and predict a typed MLP; eval refuses a checkpoint
+ * of the other kind; each in one line naming the dataset or the file, exit 1. */
 Test(htrain_ckpt, cli_refusals)
 {
 	char *toy = typed_dataset("toy", 0), *csbm = tu_weak_csbm(tu_dir, 200, 8);
@@ -461,11 +461,13 @@ Test(htrain_ckpt, cli_refusals)
 	char *ck = trained_checkpoint(toy, &o, 1, "toy.ckpt");
 	burrow_train_opts ho = typed_opts(BURROW_MODEL_SAGE, false);
 	char *hck = trained_checkpoint(csbm, &ho, 1, "csbm.ckpt"), *npy = tu_path(tu_dir, "x.npy");
+	const burrow_train_opts mo = typed_opts(BURROW_MODEL_MLP, false);
+	char *mck = trained_checkpoint(toy, &mo, 1, "mlp.ckpt");
 	struct {
 		const char *cmd, *dir, *ck, *what;
 	} cases[] = {
-		{"embed", toy, ck, "a typed dataset (3 node types); burrow embed reads homogeneous graphs only"},
-		{"predict", toy, ck, "a typed dataset (3 node types); burrow predict reads homogeneous graphs only"},
+		{"embed --layer 1", toy, ck, "a typed model gives its last layer's output (the target type's logits)"},
+		{"predict", toy, mck, "the MLP of a typed dataset has no layer-wise outputs"},
 		{"eval", csbm, ck, "the checkpoint holds a rgcn model of a typed dataset;"},
 		{"eval", toy, hck, "the checkpoint holds a sage model of a homogeneous dataset;"},
 	};
@@ -483,10 +485,12 @@ Test(htrain_ckpt, cli_refusals)
 	}
 	free(ck);
 	free(hck);
+	free(mck);
 	free(npy);
 	free(toy);
 	free(csbm);
 }
+
 
 /* One evaluation of t with these inference settings (the trainer's own options, poked). */
 static burrow_eval_stats eval_with(burrow_trainer *t, int32_t fanout, int64_t mem, int64_t chunk)
@@ -533,4 +537,56 @@ Test(htrain_ckpt, layer_wise_evaluation_equals_full_neighbor_batches)
 	}
 	burrow_dataset_close(ds);
 	free(toy);
+}
+
+/* predict of a typed model: the argmax of the layer-wise logits, which score each split as the
+ * evaluation does; for a list of nodes, those nodes' rows; embed: the logits themselves. */
+Test(htrain_ckpt, predict_scores_what_evaluation_scores)
+{
+	char *toy = typed_dataset("pr", 2), *all = tu_path(tu_dir, "p.npy"), *some = tu_path(tu_dir, "q.npy"),
+	     *logits = tu_path(tu_dir, "z.npy");
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, toy), 0, "%s", burrow_last_error());
+	burrow_train_opts o = typed_opts(BURROW_MODEL_RSAGE, true);
+	burrow_trainer *t = open_trainer(ds, &o);
+	train_to(t, 2);
+	const burrow_eval_stats ev = eval_with(t, 0, 0, 8192);
+	cr_assert_eq(burrow_trainer_predict(t, NULL, 0, false, all), 0, "%s", burrow_last_error());
+	int64_t nv;
+	const int64_t *valid = burrow_dataset_split(ds, BURROW_SPLIT_VALID, &nv);
+	cr_assert_eq(burrow_trainer_predict(t, valid, nv, false, some), 0, "%s", burrow_last_error());
+	cr_assert_eq(burrow_trainer_embed(t, logits), 0, "%s", burrow_last_error());
+	burrow_npy_array p, q, z;
+	cr_assert_eq(burrow_npy_read(all, &p), 0);
+	cr_assert_eq(burrow_npy_read(some, &q), 0);
+	cr_assert_eq(burrow_npy_read(logits, &z), 0);
+	cr_assert(p.shape[0] == PAPERS && q.shape[0] == nv && z.shape[0] == PAPERS && z.shape[1] == CLASSES);
+	const int32_t *pc = p.data, *qc = q.data, *y = burrow_dataset_labels(ds);
+	const float *zl = z.data;
+	const double want[3] = {ev.train_acc, ev.valid_acc, ev.test_acc};
+	for (int s = 0; s < 3; s++) {
+		int64_t n, right = 0;
+		const int64_t *ids = burrow_dataset_split(ds, s, &n);
+		for (int64_t i = 0; i < n; i++)
+			right += pc[ids[i]] == y[ids[i]];
+		cr_expect_eq((double)right / (double)n, want[s], "split %d: predictions score %lld / %lld, evaluation %.6f", s,
+			     (long long)right, (long long)n, want[s]);
+	}
+	for (int64_t i = 0; i < nv; i++)
+		cr_expect_eq(qc[i], pc[valid[i]], "node %lld", (long long)valid[i]);
+	for (int64_t v = 0; v < PAPERS; v++) {
+		int best = 0;
+		for (int c = 1; c < CLASSES; c++)
+			best = zl[v * CLASSES + c] > zl[v * CLASSES + best] ? c : best;
+		cr_expect_eq(best, pc[v], "node %lld: argmax of the logits %d, prediction %d", (long long)v, best, pc[v]);
+	}
+	burrow_npy_free(&p);
+	burrow_npy_free(&q);
+	burrow_npy_free(&z);
+	burrow_trainer_close(t);
+	burrow_dataset_close(ds);
+	free(toy);
+	free(all);
+	free(some);
+	free(logits);
 }
