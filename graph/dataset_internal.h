@@ -58,7 +58,7 @@ struct cJSON *bw_meta_begin(const char *format, int version);
 int bw_meta_write(struct cJSON *meta, const char *dir, bool built);
 
 /* Format version 2 (typed graphs, docs/format.md); version 1 is BURROW_DATASET_FORMAT_VERSION. */
-#define BW_DATASET_VERSION_TYPED 2
+#define BW_DATASET_VERSION_TYPED BURROW_DATASET_FORMAT_TYPED
 
 /* What dataset.c shares with the typed reader: a non-negative integer of a JSON object
  * ("path: \"key\" must be ..." otherwise), an array's dtype and shape checked against
