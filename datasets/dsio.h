@@ -295,4 +295,29 @@ int bw_hetero_put(burrow_writer *w, bw_hplan *p);
 struct cJSON;
 void bw_hplan_json(const bw_hplan *p, struct cJSON *j);
 
+/* ---------------------------------------------------------------- edge splits (link.c) */
+
+/* The kinds of fixed negatives of meta.json's "edge_split": none, node pairs [M, 2] per
+ * split (ogbl-collab, ppa, ddi), or K destinations per positive [E, K] (ogbl-citation2). */
+enum { BW_NEG_NONE = 0, BW_NEG_PAIRS, BW_NEG_PER_SOURCE };
+
+/* An edge split to write (index 0 train, 1 valid, 2 test; arrays borrowed). */
+typedef struct bw_esplit {
+	const char *name;           /* for messages */
+	int64_t num_nodes;          /* every id in [0, num_nodes) */
+	int64_t n_pos[3];
+	const int64_t *pos[3];      /* [n_pos, 2] (src, dst) */
+	int neg;                    /* BW_NEG_* */
+	int64_t num_neg;            /* K of per_source */
+	int64_t n_neg[3];           /* rows of negs (valid, test) */
+	const int64_t *negs[3];     /* pairs [n_neg, 2] or per_source [n_pos, K] */
+	const float *weight[3];     /* [n_pos] each, or NULL (all three or none) */
+	const int32_t *year[3];     /* [n_pos] each, or NULL (all three or none) */
+	bool directed;
+	const char *metric;         /* OGB's eval metric ("hits@50", "mrr"), or NULL */
+} bw_esplit;
+
+/* Check e's ids and write its files and meta.json's "edge_split" into w (before commit). */
+int bw_esplit_put(burrow_writer *w, const bw_esplit *e);
+
 #endif /* BURROW_DSIO_H */

@@ -422,9 +422,10 @@ static int op_memo(bw_pt *pt, uint64_t k, bool put)
 		return perr(pt, BURROW_E_FORMAT, "pickle: memo index %llu out of range", (unsigned long long)k);
 	if (put) {
 		int32_t id;
+		const size_t had = pt->mcap;
 		int st = peek(pt, &id);
-		if (!st && k >= pt->mcap)
-			st = bw_grow(&pt->memo, &pt->mcap, (size_t)k + 1, sizeof *pt->memo, true);
+		if (!st && k >= pt->mcap && !(st = bw_grow(&pt->memo, &pt->mcap, (size_t)k + 1, sizeof *pt->memo, true)))
+			memset(pt->memo + had, 0, (pt->mcap - had) * sizeof *pt->memo); /* 0: never set */
 		if (!st)
 			pt->memo[k] = id + 1;
 		return st;

@@ -339,6 +339,14 @@ Test(pt, refuses_memo_out_of_range)
 	raw(&p, (uint32_t[]){0xfffffff0u}, 4);
 	end(&p);
 	refused(&p, 3, BURROW_E_FORMAT, "memo index 4294967280");
+	begin(&p); /* a put at 40 grows the memo: slot 3 below it was still never set */
+	str(&p, "w");
+	op(&p, 'q');
+	op(&p, 40);
+	op(&p, 'h');
+	op(&p, 3);
+	end(&p);
+	refused(&p, 3, BURROW_E_FORMAT, "memo index 3 was never set");
 }
 
 Test(pt, refuses_deep_nesting)

@@ -57,7 +57,7 @@ BURROW_API int burrow_gen(const burrow_gen_opts *o, const char *dir);
 
 /* ---------------------------------------------------------------- OGB datasets and import */
 
-/* A dataset the catalog knows (OGB's node property prediction sets). Strings are static. */
+/* A dataset the catalog knows (OGB's node and link property prediction sets). Strings are static. */
 typedef struct burrow_catalog_entry {
 	const char *name;          /* "ogbn-arxiv" */
 	const char *url;           /* the official zip */
@@ -74,6 +74,9 @@ typedef struct burrow_catalog_entry {
 	 * feat_dim is the featured types' */
 	bool hetero;               /* raw/num-node-dict.csv.gz and raw/relations/ (typed) */
 	int num_relations;         /* relations in the zip (0 when not typed) */
+	/* link prediction datasets (ogbl-*): num_edges counts raw/edge.csv.gz's training edges,
+	 * num_classes is 0, and split/<split>/{train,valid,test}.pt hold the edge split */
+	const char *eval_metric;   /* OGB's metric: "hits@50", "hits@100", "hits@20", "mrr"; NULL for node datasets */
 } burrow_catalog_entry;
 
 /* Disk space a catalog dataset needs, in bytes (upper bounds). */
