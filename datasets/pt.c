@@ -1,5 +1,5 @@
-/* pt.c: torch.save files (a zip of <prefix>/data.pkl and <prefix>/data/<key> storages) read
- * by a small pickle interpreter that knows the opcodes torch.save emits and an allow-list of
+/* pt.c: torch.save files (a zip of <prefix>/data.pkl and <prefix>/data/<key> storages, or
+ * torch < 1.6's legacy stream of pickles followed by the storages) read by a small pickle interpreter that knows the opcodes torch.save emits and an allow-list of
  * globals (torch._utils._rebuild_tensor_v2, torch.<X>Storage, collections.OrderedDict); every
  * tensor's view is checked against its storage's real size before anything is allocated. */
 #define _GNU_SOURCE
@@ -51,8 +51,10 @@ typedef struct pk_val {
 
 typedef struct pt_storage {
 	int stype;
-	zip_int64_t entry;     /* <prefix>data/<key> */
+	zip_int64_t entry;     /* <prefix>data/<key>; -1 in a legacy file */
 	int64_t numel;
+	uint32_t key_off, key_len; /* its key in data.pkl (legacy: to find its data) */
+	uint64_t file_off;     /* legacy: where its data starts in the file; 0 until found */
 } pt_storage;
 
 typedef struct pt_view {
@@ -84,6 +86,8 @@ struct bw_pt {
 	pt_view *views;
 	size_t nviews, vwcap;
 	int32_t top;           /* the dict STOP returned */
+	uint64_t legacy_off;   /* the file offset read_member reads a legacy storage at */
+	bool legacy;           /* torch < 1.6: pickles and storages one after the other, no zip */
 	uint64_t file_bytes;
 };
 
@@ -262,7 +266,8 @@ static bool str_is(const bw_pt *pt, const pk_val *v, const char *s)
 }
 
 /* BINPERSID: ('storage', torch.<X>Storage, key, location, numel) -> a storage whose member
- * data/<key> exists and holds numel elements. */
+ * data/<key> exists and holds numel elements; a legacy file's id has a sixth field, None (a
+ * storage view is refused), and its data is found after the pickles (legacy_storages). */
 static int op_persid(bw_pt *pt)
 {
 	int32_t id;
@@ -270,7 +275,10 @@ static int op_persid(bw_pt *pt)
 	if (st)
 		return st;
 	const pk_val *t = &pt->v[id];
-	if (t->kind != PK_TUPLE || t->n != 5 || !str_is(pt, &pt->v[t->items[0]], "storage") ||
+	const size_t n = pt->legacy ? 6 : 5;
+	if (t->kind == PK_TUPLE && t->n == n && n == 6 && pt->v[t->items[5]].kind != PK_NONE)
+		return perr(pt, BURROW_E_UNSUPPORTED, "pickle: a storage view (legacy view_metadata) is not supported");
+	if (t->kind != PK_TUPLE || t->n != n || !str_is(pt, &pt->v[t->items[0]], "storage") ||
 	    pt->v[t->items[1]].kind != PK_STYPE || pt->v[t->items[2]].kind != PK_STR || pt->v[t->items[4]].kind != PK_INT)
 		return perr(pt, BURROW_E_FORMAT, "pickle: persistent id is not ('storage', type, key, location, size)");
 	const pk_val *key = &pt->v[t->items[2]];
@@ -280,11 +288,13 @@ static int op_persid(bw_pt *pt)
 	if (key->len > 64 || numel < 0)
 		return perr(pt, BURROW_E_FORMAT, "pickle: storage key or size out of range");
 	snprintf(member, sizeof member, "%sdata/%.*s", pt->prefix, (int)key->len, (const char *)pt->pkl + key->off);
-	uint64_t bytes;
-	zip_int64_t e = zip_name_locate(pt->za, member, 0);
-	if (e < 0)
+	uint64_t bytes = UINT64_MAX;
+	zip_int64_t e = pt->legacy ? -1 : zip_name_locate(pt->za, member, 0);
+	if (pt->legacy)
+		; /* checked against the file once the storages' places are known */
+	else if (e < 0)
 		return perr(pt, BURROW_E_FORMAT, "storage %s is missing", member);
-	if ((st = entry_size(pt, e, member, &bytes)))
+	else if ((st = entry_size(pt, e, member, &bytes)))
 		return st;
 	if ((uint64_t)numel > bytes / (uint64_t)STYPE[stype].size)
 		return perr(pt, BURROW_E_FORMAT, "storage %s: %lld elements of %d bytes claimed, the member has %llu bytes",
@@ -294,7 +304,8 @@ static int op_persid(bw_pt *pt)
 	if ((st = bw_grow(&pt->storages, &pt->stcap, pt->nstor + 1, sizeof *pt->storages, true)) ||
 	    (st = push_new(pt, PK_STORAGE, &id)))
 		return st;
-	pt->storages[pt->nstor] = (pt_storage){.stype = stype, .entry = e, .numel = numel};
+	pt->storages[pt->nstor] = (pt_storage){.stype = stype, .entry = e, .numel = numel, .key_off = key->off,
+					       .key_len = key->len};
 	pt->v[id].i = (int64_t)pt->nstor++;
 	return 0;
 }
@@ -579,18 +590,33 @@ static int step(bw_pt *pt, rd *r, bool *stop)
 	}
 }
 
-static int interpret(bw_pt *pt)
+/* One pickle from data.pkl's byte *pos on (left after its STOP), with a fresh stack and
+ * memo; *top is what it returns. */
+static int run_pickle(bw_pt *pt, size_t *pos, int32_t *top)
 {
-	rd r = {.p = pt->pkl, .end = pt->pkl + pt->pkl_n};
+	rd r = {.p = pt->pkl + *pos, .end = pt->pkl + pt->pkl_n};
 	bool stop = false;
 	int st = 0;
+	pt->sp = 0;
+	pt->nmarks = 0;
+	if (pt->memo)
+		memset(pt->memo, 0, pt->mcap * sizeof *pt->memo);
 	while (!stop && !st)
 		st = step(pt, &r, &stop);
 	if (st)
 		return st;
 	if (pt->sp != 1 || pt->nmarks)
 		return perr(pt, BURROW_E_FORMAT, "pickle: STOP with %zu values on the stack", pt->sp);
-	pt->top = pt->stack[0];
+	*top = pt->stack[0];
+	*pos = (size_t)(r.p - pt->pkl);
+	return 0;
+}
+
+static int interpret(bw_pt *pt, size_t *pos)
+{
+	int st = run_pickle(pt, pos, &pt->top);
+	if (st)
+		return st;
 	if (pt->v[pt->top].kind != PK_DICT)
 		return perr(pt, BURROW_E_FORMAT, "the file holds no dict at its top (torch.save of a dict of tensors)");
 	return 0;
@@ -614,9 +640,12 @@ static int entry_size(bw_pt *pt, zip_int64_t e, const char *what, uint64_t *size
 	return 0;
 }
 
-/* Read n bytes of member e, after skipping `skip`, into dst. */
+/* Read n bytes of member e, after skipping `skip`, into dst (e < 0: from the legacy file at
+ * file_off + skip). */
 static int read_member(bw_pt *pt, zip_int64_t e, uint64_t skip, void *dst, size_t n, const char *what)
 {
+	if (e < 0)
+		return bw_pread_all(pt->fd, dst, n, (int64_t)(pt->legacy_off + skip), pt->name);
 	zip_file_t *f = zip_fopen_index(pt->za, (zip_uint64_t)e, 0);
 	if (!f)
 		return perr(pt, BURROW_E_FORMAT, "zip: cannot open %s: %s", what, zip_strerror(pt->za));
@@ -700,9 +729,10 @@ static int open_file(bw_pt *pt, const char *path, int fd)
 	uint8_t head[4] = {0};
 	if (sb.st_size >= 4 && (st = bw_pread_all(pt->fd, head, 4, 0, pt->name)))
 		return st;
-	if (head[0] == 0x80 && head[1] == 0x02)
-		return perr(pt, BURROW_E_UNSUPPORTED, "a legacy (torch < 1.6, not zip) torch.save file: not supported; "
-			    "re-save it with torch >= 1.6 (torch.save(torch.load(f), f))");
+	if (head[0] == 0x80 && head[1] == 0x02) {
+		pt->legacy = true;
+		return 0;
+	}
 	if (memcmp(head, "PK\3\4", 4))
 		return perr(pt, BURROW_E_FORMAT, "not a torch.save file (no zip signature)");
 	int d = fcntl(pt->fd, F_DUPFD_CLOEXEC, 0), err = 0;
@@ -720,6 +750,84 @@ static int open_file(bw_pt *pt, const char *path, int fd)
 	return 0;
 }
 
+/* ---------------------------------------------------------------- legacy files (torch < 1.6) */
+
+static int32_t lookup_in(const bw_pt *pt, int32_t dict, const char *key);
+
+/* Each storage key of the list, in order: an int64 element count, then the data. Every
+ * storage the pickle named gets its place, its count checked against the claimed one. */
+static int legacy_storages(bw_pt *pt, int32_t keys, uint64_t off)
+{
+	const pk_val *l = &pt->v[keys];
+	if (l->kind != PK_LIST)
+		return perr(pt, BURROW_E_FORMAT, "legacy: no list of storage keys after the object");
+	for (size_t k = 0; k < l->n; k++) {
+		const pk_val *key = &pt->v[l->items[k]];
+		int es = 0;
+		for (size_t i = 0; i < pt->nstor && key->kind == PK_STR; i++)
+			if (pt->storages[i].key_len == key->len &&
+			    !memcmp(pt->pkl + pt->storages[i].key_off, pt->pkl + key->off, key->len))
+				es = STYPE[pt->storages[i].stype].size;
+		if (!es)
+			return perr(pt, BURROW_E_FORMAT, "legacy: storage key %zu names no storage of the object", k);
+		uint8_t b[8];
+		int64_t numel;
+		if (off > pt->file_bytes || pt->file_bytes - off < 8)
+			return perr(pt, BURROW_E_FORMAT, "legacy: truncated before storage %zu", k);
+		int st = bw_pread_all(pt->fd, b, 8, (int64_t)off, pt->name);
+		if (st)
+			return st;
+		memcpy(&numel, b, 8);
+		if (numel < 0 || (uint64_t)numel > (pt->file_bytes - off - 8) / (uint64_t)es)
+			return perr(pt, BURROW_E_FORMAT, "legacy: storage %zu claims %lld elements, past the file's end", k,
+				    (long long)numel);
+		for (size_t i = 0; i < pt->nstor; i++) {
+			pt_storage *s = &pt->storages[i];
+			if (s->key_len != key->len || memcmp(pt->pkl + s->key_off, pt->pkl + key->off, key->len))
+				continue;
+			if (s->numel > numel)
+				return perr(pt, BURROW_E_FORMAT, "legacy: storage %zu: %lld elements claimed, %lld stored", k,
+					    (long long)s->numel, (long long)numel);
+			s->file_off = off + 8;
+		}
+		off += 8 + (uint64_t)numel * (uint64_t)es;
+	}
+	for (size_t i = 0; i < pt->nstor; i++)
+		if (!pt->storages[i].file_off)
+			return perr(pt, BURROW_E_FORMAT, "legacy: storage %zu has no data", i);
+	return 0;
+}
+
+/* The legacy stream: magic number, protocol 1001, sys_info (little-endian), the object, the
+ * storage keys, then the storages. The pickles are read from the file's first bytes. */
+static int legacy_open(bw_pt *pt)
+{
+	static const uint8_t MAGIC[15] = {0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46,
+					  0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19, 0x2e};
+	pt->pkl_n = (size_t)(pt->file_bytes < PKL_MAX_BYTES ? pt->file_bytes : PKL_MAX_BYTES);
+	if (!(pt->pkl = bw_malloc(pt->pkl_n)))
+		return BURROW_E_NOMEM;
+	int st = bw_pread_all(pt->fd, pt->pkl, pt->pkl_n, 0, pt->name);
+	if (st)
+		return st;
+	if (pt->pkl_n < sizeof MAGIC || memcmp(pt->pkl, MAGIC, sizeof MAGIC))
+		return perr(pt, BURROW_E_FORMAT, "not a torch.save file (neither zip nor the legacy magic number)");
+	size_t pos = sizeof MAGIC;
+	int32_t v, keys;
+	if ((st = run_pickle(pt, &pos, &v)))
+		return st;
+	if (pt->v[v].kind != PK_INT || pt->v[v].i != 1001)
+		return perr(pt, BURROW_E_UNSUPPORTED, "legacy: protocol version is not 1001");
+	if ((st = run_pickle(pt, &pos, &v)))
+		return st;
+	int32_t le = pt->v[v].kind == PK_DICT ? lookup_in(pt, v, "little_endian") : -1;
+	if (le < 0 || pt->v[le].kind != PK_BOOL || !pt->v[le].i)
+		return perr(pt, BURROW_E_UNSUPPORTED, "legacy: not written little-endian");
+	if ((st = interpret(pt, &pos)) || (st = run_pickle(pt, &pos, &keys)))
+		return st;
+	return legacy_storages(pt, keys, pos);
+}
+
 int bw_pt_open(bw_pt **out, const char *name, const char *path, int fd)
 {
 	*out = NULL;
@@ -728,7 +836,9 @@ int bw_pt_open(bw_pt **out, const char *name, const char *path, int fd)
 		return BURROW_E_NOMEM;
 	pt->fd = -1;
 	int st = (pt->name = bw_strdup(name ? name : path ? path : "(.pt)")) ? 0 : BURROW_E_NOMEM;
-	if (st || (st = open_file(pt, path, fd)) || (st = read_pickle(pt)) || (st = interpret(pt))) {
+	size_t pos = 0;
+	if (st || (st = open_file(pt, path, fd)) ||
+	    (st = pt->legacy ? legacy_open(pt) : read_pickle(pt)) || (!pt->legacy && (st = interpret(pt, &pos)))) {
 		bw_pt_close(pt);
 		return st;
 	}
@@ -758,14 +868,16 @@ void bw_pt_close(bw_pt *pt)
 
 /* ---------------------------------------------------------------- tensors out */
 
-static int32_t lookup(const bw_pt *pt, const char *key)
+static int32_t lookup_in(const bw_pt *pt, int32_t dict, const char *key)
 {
-	const pk_val *d = &pt->v[pt->top];
+	const pk_val *d = &pt->v[dict];
 	for (size_t k = 0; k + 1 < d->n; k += 2)
 		if (str_is(pt, &pt->v[d->items[k]], key))
 			return d->items[k + 1];
 	return -1;
 }
+
+static int32_t lookup(const bw_pt *pt, const char *key) { return lookup_in(pt, pt->top, key); }
 
 bool bw_pt_has(const bw_pt *pt, const char *key) { return lookup(pt, key) >= 0; }
 
@@ -852,6 +964,7 @@ int bw_pt_get(bw_pt *pt, const char *key, bw_pt_tensor *t)
 	uint8_t *out = bw_malloc((size_t)w->numel * (size_t)os);
 	uint8_t *span = direct ? out : bw_malloc((size_t)w->span * (size_t)es);
 	int st = out && span ? 0 : BURROW_E_NOMEM;
+	pt->legacy_off = s->file_off;
 	if (!st)
 		st = read_member(pt, s->entry, (uint64_t)w->offset * (uint64_t)es, span, (size_t)w->span * (size_t)es, what);
 	if (!st && !direct)

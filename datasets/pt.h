@@ -1,4 +1,5 @@
-/* pt.h: a reader of PyTorch's torch.save files (the zip container, pickle protocol 2) that
+/* pt.h: a reader of PyTorch's torch.save files (the zip container of torch >= 1.6, and the
+ * legacy stream of earlier versions; pickle protocol 2) that
  * accepts only what OGB's split/<kind>/{train,valid,test}.pt hold: a dict of tensors, with
  * lists, tuples, numbers and strings beside them; any other global is refused. */
 #ifndef BURROW_PT_H

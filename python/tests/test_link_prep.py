@@ -22,9 +22,10 @@ def _csv_gz(rows, fmt):
     return gzip.compress(text.encode())
 
 
-def _pt(obj):
+def _pt(obj, legacy=False):
+    """torch.save's zip container, or (legacy) the stream torch < 1.6 wrote."""
     buf = io.BytesIO()
-    torch.save(obj, buf)
+    torch.save(obj, buf, _use_new_zipfile_serialization=not legacy)
     return buf.getvalue()
 
 
@@ -79,7 +80,8 @@ def root(tmp_path, monkeypatch):
     return tmp_path
 
 
-def test_prep_ogbl_collab(root):
+@pytest.mark.parametrize("legacy", [False, True], ids=["zip", "legacy"])
+def test_prep_ogbl_collab(root, legacy):
     rng = np.random.default_rng(5)
     n = 60
     edges = _edges(rng, n, 150)
@@ -92,7 +94,7 @@ def test_prep_ogbl_collab(root):
         if name != "train":
             d["edge_neg"] = torch.from_numpy(rng.integers(0, n, (40, 2)))
         split[name] = d
-        members["split/time/%s.pt" % name] = _pt(d)
+        members["split/time/%s.pt" % name] = _pt(d, legacy)
     _write_zip(root / "collab.zip", "collab", members)
     out = burrow.prep(str(root / "collab.zip"), out=str(root / "out"), download=False)
 

@@ -18,6 +18,8 @@ def main():
                 "target_node_neg": torch.randint(0, 20, (6, 3), generator=g)}, os.path.join(out, "citation2-test.pt"))
     torch.save({"t": e.t(), "w": torch.rand(3, generator=g).half(), "l": [1, 2.5, None, True]},
                os.path.join(out, "views.pt"))
+    torch.save({"edge": e, "edge_neg": e.flip(1), "weight": torch.ones(6).double()},
+               os.path.join(out, "legacy.pt"), _use_new_zipfile_serialization=False)
 
 
 if __name__ == "__main__":
