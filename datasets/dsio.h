@@ -320,4 +320,22 @@ typedef struct bw_esplit {
 /* Check e's ids and write its files and meta.json's "edge_split" into w (before commit). */
 int bw_esplit_put(burrow_writer *w, const bw_esplit *e);
 
+/* A random edge split of a whole graph (import --edge-split). */
+typedef struct bw_esplit_in {
+	const char *name;           /* for messages */
+	const burrow_csr *graph;    /* every edge, sorted rows, no duplicates; borrowed */
+	bool symmetric;             /* graph holds both directions: an edge is (u, v), u < v */
+	double frac[3];             /* train, valid, test fractions of the edges (sum in (0, 1]) */
+	uint64_t seed;
+	size_t mem_bytes;           /* budget of the training graph's build */
+	const char *spill_dir;
+	int64_t sizes[3];           /* out: edges in train, valid, test */
+} bw_esplit_in;
+
+/* Shuffle the graph's edges with the seed, cut them into train / valid / test by frac, write
+ * the training edges as w's graph (symmetrized when the graph is), and the split with as
+ * many uniformly drawn non-edge pairs as positives for valid and for test ("pairs"). The
+ * same seed gives the same split. */
+int bw_esplit_random(burrow_writer *w, bw_esplit_in *in);
+
 #endif /* BURROW_DSIO_H */

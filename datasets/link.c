@@ -2,9 +2,11 @@
  * a dataset writer's directory beside the graph: positives per split, fixed negatives
  * (pairs, or destinations per source), weights and years, and meta.json's "edge_split". */
 #include "../graph/dataset_internal.h"
+#include "../core/rng.h"
 #include "dsio.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 
 /* One array of the split: edge_split/<name>.npy in the writer's temporary directory. */
 static int put_array(burrow_writer *w, const char *name, burrow_dtype t, int ndim, int64_t rows, int64_t cols,
@@ -121,4 +123,134 @@ int bw_esplit_put(burrow_writer *w, const bw_esplit *e)
 	}
 	bw_free(dir);
 	return st ? st : meta(w, e);
+}
+
+/* ---------------------------------------------------------------- import --edge-split */
+
+/* Is (u, v) an entry of g (rows sorted)? */
+static bool has_edge(const burrow_csr *g, int64_t u, int64_t v)
+{
+	int64_t lo = g->indptr[u], hi = g->indptr[u + 1];
+	while (lo < hi) {
+		const int64_t mid = lo + (hi - lo) / 2, x = burrow_csr_index(g, mid);
+		if (x == v)
+			return true;
+		if (x < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/* The graph's edges once each: every entry of a directed graph, (u, v) with u < v of a
+ * symmetric one. *pairs [*m, 2] is the caller's. */
+static int unique_edges(const burrow_csr *g, bool symmetric, int64_t **pairs, int64_t *m)
+{
+	int64_t k = 0;
+	for (int64_t u = 0; u < g->num_nodes; u++)
+		for (int64_t j = g->indptr[u]; j < g->indptr[u + 1]; j++)
+			k += !symmetric || u < burrow_csr_index(g, j);
+	if (!(*pairs = bw_malloc((size_t)(k ? k : 1) * 2 * sizeof **pairs)))
+		return BURROW_E_NOMEM;
+	*m = 0;
+	for (int64_t u = 0; u < g->num_nodes; u++)
+		for (int64_t j = g->indptr[u]; j < g->indptr[u + 1]; j++) {
+			const int64_t v = burrow_csr_index(g, j);
+			if (symmetric && u >= v)
+				continue;
+			(*pairs)[2 * *m] = u;
+			(*pairs)[2 * *m + 1] = v;
+			++*m;
+		}
+	return 0;
+}
+
+/* count node pairs (u, v), u != v, drawn uniformly, none an edge of g (either direction
+ * when symmetric, as g then holds both); fewer than count exist: BURROW_E_INVAL. */
+static int draw_negatives(const burrow_csr *g, bw_rng *r, int64_t count, int64_t *out)
+{
+	const int64_t n = g->num_nodes;
+	const double free_pairs = (double)n * (double)(n - 1) - (double)g->num_edges;
+	if (count > 0 && free_pairs < (double)count)
+		return bw_err(BURROW_E_INVAL, "edge split: %lld negative pairs wanted, the graph has %.0f non-edges",
+			      (long long)count, free_pairs);
+	for (int64_t i = 0; i < count;) {
+		const int64_t u = (int64_t)bw_rng_below(r, (uint64_t)n), v = (int64_t)bw_rng_below(r, (uint64_t)n);
+		if (u == v || has_edge(g, u, v))
+			continue;
+		out[2 * i] = u;
+		out[2 * i + 1] = v;
+		i++;
+	}
+	return 0;
+}
+
+/* The training edges into w's graph (symmetrized when the graph is). */
+static int put_train_graph(burrow_writer *w, const bw_esplit_in *in, const int64_t *pairs, int64_t m)
+{
+	burrow_csr_opts co;
+	burrow_csr_defaults(&co);
+	co.symmetrize = in->symmetric;
+	co.mem_bytes = in->mem_bytes;
+	co.spill_dir = in->spill_dir;
+	burrow_csr_builder *b = NULL;
+	int64_t *src = bw_malloc((size_t)(m ? m : 1) * 2 * sizeof *src), *dst = src + (m ? m : 1);
+	int st = src ? burrow_csr_builder_open(&b, in->graph->num_nodes, &co) : BURROW_E_NOMEM;
+	for (int64_t i = 0; i < m && !st; i++) {
+		src[i] = pairs[2 * i];
+		dst[i] = pairs[2 * i + 1];
+	}
+	if (!st && (st = burrow_csr_builder_add(b, src, dst, (size_t)m)) == 0)
+		st = burrow_writer_put_builder(w, b, in->symmetric);
+	burrow_csr_builder_close(b);
+	bw_free(src);
+	return st;
+}
+
+int bw_esplit_random(burrow_writer *w, bw_esplit_in *in)
+{
+	const burrow_csr *g = in->graph;
+	int64_t *pairs = NULL, m = 0, *neg = NULL;
+	int st = unique_edges(g, in->symmetric, &pairs, &m);
+	if (st)
+		return st;
+	bw_rng r; /* Fisher-Yates over the edges, then the negatives, from one stream */
+	bw_rng_seed(&r, bw_key(in->seed, 0x45445350ull /* "EDSP" */));
+	for (int64_t i = m - 1; i > 0; i--) {
+		const int64_t j = (int64_t)bw_rng_below(&r, (uint64_t)i + 1);
+		for (int c = 0; c < 2; c++) {
+			const int64_t t = pairs[2 * i + c];
+			pairs[2 * i + c] = pairs[2 * j + c];
+			pairs[2 * j + c] = t;
+		}
+	}
+	const bool whole = fabs(in->frac[0] + in->frac[1] + in->frac[2] - 1) <= 1e-9;
+	int64_t size[3];
+	size[0] = BW_MIN(m, (int64_t)llround(in->frac[0] * (double)m));
+	size[1] = BW_MIN(m - size[0], (int64_t)llround(in->frac[1] * (double)m));
+	size[2] = whole ? m - size[0] - size[1] : BW_MIN(m - size[0] - size[1], (int64_t)llround(in->frac[2] * (double)m));
+	memcpy(in->sizes, size, sizeof size);
+	const int64_t nneg = size[1] + size[2];
+	if (!(neg = bw_malloc((size_t)(nneg ? nneg : 1) * 2 * sizeof *neg)))
+		st = BURROW_E_NOMEM;
+	if (!st)
+		st = draw_negatives(g, &r, nneg, neg);
+	bw_esplit e = {.name = in->name, .num_nodes = g->num_nodes, .neg = BW_NEG_PAIRS, .directed = !in->symmetric,
+		       .metric = "hits@50"};
+	for (int s = 0, at = 0; s < 3; at += (int)size[s], s++) {
+		e.n_pos[s] = size[s];
+		e.pos[s] = pairs + 2 * at;
+	}
+	e.n_neg[1] = size[1];
+	e.negs[1] = neg;
+	e.n_neg[2] = size[2];
+	e.negs[2] = neg + 2 * size[1];
+	if (!st)
+		st = put_train_graph(w, in, pairs, size[0]);
+	if (!st)
+		st = bw_esplit_put(w, &e);
+	bw_free(neg);
+	bw_free(pairs);
+	return st;
 }

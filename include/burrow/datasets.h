@@ -167,6 +167,7 @@ typedef struct burrow_import_stats {
 				    * that with undirected */
 	int64_t split_sizes[3];    /* nodes in train, valid, test (0 without splits) */
 	bool split_random;         /* the splits were drawn (burrow_import_opts.split) */
+	int64_t edge_split_sizes[3]; /* edges in train, valid, test (burrow_import_opts.edge_split; else 0) */
 } burrow_import_stats;
 
 /* A node type of a typed import: its name, count and features (or none). */
@@ -217,6 +218,10 @@ typedef struct burrow_import_opts {
 	const char *split_dir;     /* DIR/{train,valid,test}.npy, or OGB's DIR/<target>/{...}.npy */
 	bool add_reverse;          /* as burrow_prep_opts.add_reverse */
 	int fill;                  /* as burrow_prep_opts.fill */
+	/* link prediction (homogeneous graphs; no labels or node splits then): a random split of
+	 * the edges, seeded by split_seed; the graph holds the training edges, valid and test get
+	 * as many uniformly drawn non-edge node pairs as negatives (docs/format.md, "edge_split") */
+	double edge_split[3];      /* train, valid, test fractions of the edges; all 0 (default): none */
 } burrow_import_opts;
 BURROW_API void burrow_import_defaults(burrow_import_opts *o);
 

@@ -161,3 +161,52 @@ def test_prep_refuses_a_bad_split_whole(root):
     assert "test.pt" in str(e.value) and "numpy" in str(e.value)
     assert not os.path.exists(root / "out")
     assert sorted(os.listdir(root)) == ["ddi.zip"]
+
+
+@pytest.mark.parametrize("undirected", [True, False], ids=["undirected", "directed"])
+def test_import_edge_split(tmp_path, undirected):
+    """import --edge-split: the unique edges cut into disjoint train / valid / test, the graph
+    the train edges, as many negatives as positives that are no edge of the whole graph; the
+    same seed gives the same bits, another seed another split."""
+    rng = np.random.default_rng(11)
+    n = 70
+    edges = rng.integers(0, n, (600, 2))
+    np.save(tmp_path / "e.npy", edges)
+    outs = []
+    for k, seed in enumerate((3, 3, 4)):
+        out = str(tmp_path / ("o%d" % k))
+        burrow.import_graph(out, str(tmp_path / "e.npy"), n, edge_split=(0.7, 0.1, 0.2), split_seed=seed,
+                            undirected=undirected)
+        outs.append(out)
+    keyed = (lambda u, v: (min(u, v), max(u, v))) if undirected else (lambda u, v: (u, v))
+    unique = {keyed(int(u), int(v)) for u, v in edges if u != v}
+    parts = {s: [tuple(map(int, r)) for r in _load(outs[0], s + "_pos")] for s in ("train", "valid", "test")}
+    assert sum(len(p) for p in parts.values()) == len(unique)
+    assert set().union(*map(set, parts.values())) == unique
+    assert len(parts["train"]) == round(0.7 * len(unique)) and len(parts["valid"]) == round(0.1 * len(unique))
+    if undirected:
+        assert all(u < v for p in parts.values() for u, v in p)
+    train = set(parts["train"])
+    want = train | {(v, u) for u, v in train} if undirected else train
+    assert _graph(outs[0]) == want
+    whole = unique | {(v, u) for u, v in unique} if undirected else unique
+    for s in ("valid", "test"):
+        neg = _load(outs[0], s + "_neg")
+        assert neg.shape == (len(parts[s]), 2) and neg.dtype == np.int64
+        assert all(u != v and (int(u), int(v)) not in whole for u, v in neg)
+    es = json.load(open(os.path.join(outs[0], "meta.json")))["edge_split"]
+    assert (es["neg"], es["directed"], es["valid_neg"]) == ("pairs", not undirected, len(parts["valid"]))
+    for name in sorted(os.listdir(os.path.join(outs[0], "edge_split"))):
+        a, b = (open(os.path.join(o, "edge_split", name), "rb").read() for o in outs[:2])
+        assert a == b, name
+    assert any(open(os.path.join(outs[0], "edge_split", f), "rb").read() !=
+               open(os.path.join(outs[2], "edge_split", f), "rb").read() for f in ("train_pos.npy", "valid_neg.npy"))
+
+
+def test_import_edge_split_refuses_labels(tmp_path):
+    np.save(tmp_path / "e.npy", np.array([[0, 1], [1, 2], [2, 3]]))
+    np.save(tmp_path / "y.npy", np.array([0, 1, 0, 1]))
+    with pytest.raises(burrow.Error, match="no labels or node splits"):
+        burrow.import_graph(str(tmp_path / "o"), str(tmp_path / "e.npy"), 4, edge_split=(0.5, 0.25, 0.25),
+                            labels=str(tmp_path / "y.npy"))
+    assert not os.path.exists(tmp_path / "o")
