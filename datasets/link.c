@@ -24,7 +24,7 @@ static int put_array(burrow_writer *w, const char *name, burrow_dtype t, int ndi
 }
 
 /* Every id of a [rows, cols] int64 array in [0, n). */
-static int ids_in_range(const bw_esplit *e, const char *what, const int64_t *v, int64_t count)
+static int ids_in_range(const bw_link_split *e, const char *what, const int64_t *v, int64_t count)
 {
 	for (int64_t i = 0; i < count; i++)
 		if (v[i] < 0 || v[i] >= e->num_nodes)
@@ -33,7 +33,7 @@ static int ids_in_range(const bw_esplit *e, const char *what, const int64_t *v, 
 	return 0;
 }
 
-static int check(const bw_esplit *e)
+static int check(const bw_link_split *e)
 {
 	static const char *const S[3] = {"train", "valid", "test"};
 	int st = 0;
@@ -64,7 +64,7 @@ static const char *neg_name(int neg)
 	return neg == BW_NEG_PAIRS ? "pairs" : neg == BW_NEG_PER_SOURCE ? "per_source" : "none";
 }
 
-static int meta(burrow_writer *w, const bw_esplit *e)
+static int meta(burrow_writer *w, const bw_link_split *e)
 {
 	(void)bw_json_nomem();
 	cJSON *j = cJSON_CreateObject();
@@ -87,7 +87,7 @@ static int meta(burrow_writer *w, const bw_esplit *e)
 	return bw_writer_meta_add(w, "edge_split", j);
 }
 
-int bw_esplit_put(burrow_writer *w, const bw_esplit *e)
+int bw_link_split_put(burrow_writer *w, const bw_link_split *e)
 {
 	static const char *const S[3] = {"train", "valid", "test"};
 	char name[64];
@@ -187,7 +187,7 @@ static int draw_negatives(const burrow_csr *g, bw_rng *r, int64_t count, int64_t
 }
 
 /* The training edges into w's graph (symmetrized when the graph is). */
-static int put_train_graph(burrow_writer *w, const bw_esplit_in *in, const int64_t *pairs, int64_t m)
+static int put_train_graph(burrow_writer *w, const bw_link_draw *in, const int64_t *pairs, int64_t m)
 {
 	burrow_csr_opts co;
 	burrow_csr_defaults(&co);
@@ -208,7 +208,7 @@ static int put_train_graph(burrow_writer *w, const bw_esplit_in *in, const int64
 	return st;
 }
 
-int bw_esplit_random(burrow_writer *w, bw_esplit_in *in)
+int bw_link_split_random(burrow_writer *w, bw_link_draw *in)
 {
 	const burrow_csr *g = in->graph;
 	int64_t *pairs = NULL, m = 0, *neg = NULL;
@@ -236,7 +236,7 @@ int bw_esplit_random(burrow_writer *w, bw_esplit_in *in)
 		st = BURROW_E_NOMEM;
 	if (!st)
 		st = draw_negatives(g, &r, nneg, neg);
-	bw_esplit e = {.name = in->name, .num_nodes = g->num_nodes, .neg = BW_NEG_PAIRS, .directed = !in->symmetric,
+	bw_link_split e = {.name = in->name, .num_nodes = g->num_nodes, .neg = BW_NEG_PAIRS, .directed = !in->symmetric,
 		       .metric = "hits@50"};
 	for (int s = 0, at = 0; s < 3; at += (int)size[s], s++) {
 		e.n_pos[s] = size[s];
@@ -249,7 +249,7 @@ int bw_esplit_random(burrow_writer *w, bw_esplit_in *in)
 	if (!st)
 		st = put_train_graph(w, in, pairs, size[0]);
 	if (!st)
-		st = bw_esplit_put(w, &e);
+		st = bw_link_split_put(w, &e);
 	bw_free(neg);
 	bw_free(pairs);
 	return st;

@@ -1021,7 +1021,7 @@ static int link_split(prep *p, bool directed)
 {
 	link_part l[3];
 	memset(l, 0, sizeof l);
-	bw_esplit e = {.name = p->name, .num_nodes = p->n, .directed = directed};
+	bw_link_split e = {.name = p->name, .num_nodes = p->n, .directed = directed};
 	int st = 0;
 	for (int s = 0; s < 3 && !st; s++)
 		st = link_read(p, s, &l[s]);
@@ -1045,7 +1045,7 @@ static int link_split(prep *p, bool directed)
 		e.metric = p->cat && p->cat->eval_metric ? p->cat->eval_metric : e.neg == BW_NEG_PER_SOURCE ? "mrr" : "hits@50";
 	}
 	if (!st)
-		st = bw_esplit_put(p->w, &e);
+		st = bw_link_split_put(p->w, &e);
 	for (int s = 0; s < 3; s++)
 		link_part_free(&l[s]);
 	return st;
