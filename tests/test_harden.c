@@ -428,7 +428,9 @@ Test(harden, rerun_sweeps_what_kill_9_left, .timeout = 200)
 
 /* A kill between an epoch's log line and its checkpoint's rename leaves the log one epoch
  * ahead of last.ckpt (made here exactly: the log line of epoch 3 appended to a 2-epoch run,
- * and half a line after it); --resume must log each epoch once. */
+ * and half a line after it), after the config line of a resume killed before its first
+ * epoch; --resume must log each epoch once, after the first run's config line and its own
+ * (the one that configured nothing is cut). */
 Test(harden, resume_logs_each_epoch_once)
 {
 	char *d = small("r"), *ck = tu_path(tu_dir, "ck"), *log = tu_path(tu_dir, "log.jsonl"), *err;
@@ -437,23 +439,31 @@ Test(harden, resume_logs_each_epoch_once)
 	snprintf(fmt, sizeof fmt, "%%s train '%%s' %s", common);
 	cr_assert_eq(tu_sh(NULL, &err, fmt, tu_burrow(), d, 2, ck, log), 0, "%s", err);
 	free(err);
-	cr_assert_eq(tu_sh(NULL, NULL, "grep '\"epoch\": 2,' '%s' | sed 's/\"epoch\": 2,/\"epoch\": 3,/' >> '%s' && "
-				       "printf '{\"epoch\": 4, \"lo' >> '%s'", log, log, log), 0);
+	cr_assert_eq(tu_sh(NULL, NULL, "head -1 '%s' | sed 's/\"burrow\":/\"killed\":/' >> '%s' && "
+				       "grep '\"epoch\": 2,' '%s' | sed 's/\"epoch\": 2,/\"epoch\": 3,/' >> '%s' && "
+				       "printf '{\"epoch\": 4, \"lo' >> '%s'", log, log, log, log, log), 0);
 	snprintf(fmt, sizeof fmt, "%%s train '%%s' %s --resume", common);
 	cr_assert_eq(tu_sh(NULL, &err, fmt, tu_burrow(), d, 5, ck, log), 0, "%s", err);
 	free(err);
 	size_t len;
 	char *text = tu_read(log, &len);
-	int seen[8] = {0}, e;
+	int seen[8] = {0}, e, configs = 0;
 	for (char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
 		cr_assert(strchr(line, '\n'), "an incomplete line is left: %s", line);
 		if (sscanf(line, "{\"epoch\": %d", &e) == 1) {
 			cr_assert(e >= 1 && e <= 5, "%s", line);
+			cr_assert_eq(configs, 1 + (e > 2), "epoch %d after %d config lines:\n%s", e, configs, text);
 			seen[e]++;
+		} else if (!strncmp(line, "{\"config\":", 10)) {
+			cr_assert(!strstr(line, "\"killed\":"), "the killed resume's config line is left:\n%s", text);
+			configs++;
+			const char *want = configs == 1 ? "\"resumed_from\":null" : "last.ckpt\",\"after_epoch\":2,";
+			cr_assert(strstr(line, want), "no %s in %s", want, line);
 		} else {
 			cr_assert(!strncmp(line, "{\"final\": true", 14), "not a log line: %.80s", line);
 		}
 	}
+	cr_assert_eq(configs, 2, "%s", text);
 	for (e = 1; e <= 5; e++)
 		cr_assert_eq(seen[e], 1, "epoch %d is in the log %d times:\n%s", e, seen[e], text);
 	free(text);
