@@ -1,8 +1,8 @@
 /* cmd_report.c: burrow report RUN.jsonl ... --out report.html: one self-contained HTML page
  * (inline SVG, no network, one small inline script) drawing what burrow train --log wrote:
- * loss and accuracy per epoch with the runs overlaid, each run's epoch time split into sample
- * wait / I/O wait / compute, rows read and cache hit rate, and for out-of-core runs the rate of
- * rows read against the disk's limit measured by burrow bench io --json. Every plotted series
+ * loss and accuracy per epoch, each run's epoch time split into sample wait / I/O wait /
+ * compute, rows read and cache hit rate, and for out-of-core runs the rate of rows read
+ * against the disk's limit measured by burrow bench io --json; runs named by their configs. Every plotted series
  * also sits in its element's data-values attribute, as the log has it, so a test (or a reader)
  * can check the picture against the log. */
 #define _GNU_SOURCE
@@ -23,10 +23,14 @@ static void help(void)
 	       "Draw the --log files of burrow train (one run each, mpirun runs too) into one\n"
 	       "self-contained HTML file: inline SVG charts, no network access, nothing to install. It\n"
 	       "shows a table of the runs (best epoch, valid and test accuracy, time), the loss and the\n"
-	       "accuracies per epoch with every run overlaid, each run's epoch time split into sample\n"
-	       "wait / I/O wait / compute / the rest, the feature rows read from disk and the cache hit\n"
-	       "rate per epoch, and, for runs that read rows from disk (out of core), their read rate in\n"
-	       "rows/s against the disk's limit. A run is named by its file name without .jsonl.\n\n"
+	       "train, valid and test accuracies per epoch (the accuracy axis fitted to them; the runs\n"
+	       "overlaid on one epoch axis, or each on its own epochs when their lengths differ more\n"
+	       "than twice), each run's epoch time split into sample wait / I/O wait / compute / the\n"
+	       "rest, and when rows were read from disk, the feature rows read and the cache hit rate\n"
+	       "per epoch and the read rate in rows/s against the disk's limit. A run is named by what\n"
+	       "differs between the runs' configurations (the log's first line: \"gcn\" and \"sage\",\n"
+	       "\"lr 0.01\" and \"lr 0.003\"), or by its file name without .jsonl where nothing differs\n"
+	       "or its log has no config line (an older burrow's).\n\n"
 	       "  --out FILE        the HTML file (written under a temporary name, then renamed)\n"
 	       "  --disk BENCH.json what 'burrow bench io DIR --json > BENCH.json' printed on the disk the\n"
 	       "                    features live on: the limit is fio's random-read IOPS at the store's\n"
@@ -672,6 +676,8 @@ static void io_chart(FILE *f, const run_log *runs, int nruns, double limit, cons
 			continue;
 		fprintf(f, "<polyline class=\"series\" data-run=\"");
 		esc(f, r->name);
+		fprintf(f, "\" data-label=\"");
+		esc(f, r->label);
 		fprintf(f, "\" data-key=\"rows_per_s\"");
 		fputs(" data-values=\"", f);
 		for (int j = 0; j < r->n; j++) {
