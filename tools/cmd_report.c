@@ -2,9 +2,9 @@
  * (inline SVG, no network, one small inline script) drawing what burrow train --log wrote:
  * loss and accuracy per epoch, each run's epoch time split into sample wait / I/O wait /
  * compute, rows read and cache hit rate, and for out-of-core runs the rate of rows read
- * against the disk's limit measured by burrow bench io --json; runs named by their configs. Every plotted series
- * also sits in its element's data-values attribute, as the log has it, so a test (or a reader)
- * can check the picture against the log. */
+ * against the disk's limit measured by burrow bench io --json; runs named by their configs.
+ * Every plotted series also sits in its element's data-values attribute, as the log has it,
+ * so a test (or a reader) can check the picture against the log. */
 #define _GNU_SOURCE
 #include "cli.h"
 
@@ -26,8 +26,8 @@ static void help(void)
 	       "train, valid and test accuracies per epoch (the accuracy axis fitted to them; the runs\n"
 	       "overlaid on one epoch axis, or each on its own epochs when their lengths differ more\n"
 	       "than twice), each run's epoch time split into sample wait / I/O wait / compute / the\n"
-	       "rest, and when rows were read from disk, the feature rows read and the cache hit rate\n"
-	       "per epoch and the read rate in rows/s against the disk's limit. A run is named by what\n"
+	       "rest, the feature rows read from disk and the cache hit rate per epoch (where runs have\n"
+	       "them), and the read rate in rows/s against the disk's limit. A run is named by what\n"
 	       "differs between the runs' configurations (the log's first line: \"gcn\" and \"sage\",\n"
 	       "\"lr 0.01\" and \"lr 0.003\"), or by its file name without .jsonl where nothing differs\n"
 	       "or its log has no config line (an older burrow's).\n\n"
