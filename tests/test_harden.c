@@ -472,6 +472,59 @@ Test(harden, resume_logs_each_epoch_once)
 	free(d);
 }
 
+/* --checkpoint-every 2: a run killed a quarter second after its third epoch's log line (its
+ * epochs take a second: the kill lands in the fourth, after the third's save had there been
+ * one) resumes from the last.ckpt of an even epoch (2; 4 only if the kill came late: never an
+ * odd one, which the cadence skips, nor the last), its log cut there, and continues to the
+ * straight run's losses and weights bit for bit. */
+Test(harden, checkpoint_every_resumes_to_the_same_bits, .timeout = 240)
+{
+	char *d = tu_path(tu_dir, "g"), *ck = tu_path(tu_dir, "ck"), *a = tu_path(tu_dir, "a.jsonl"),
+	     *b = tu_path(tu_dir, "b.jsonl"), *ep = tu_path(tu_dir, "err"), *err = NULL, *out = NULL;
+	cr_assert_eq(tu_sh(NULL, &err, "%s gen csbm '%s' --nodes 20000 --feat-dim 256 --classes 4 --quiet", tu_burrow(), d),
+		     0, "%s", err);
+	free(err);
+	const char *common = "--full-graph --model gcn --layers 2 --hidden 512 --dropout 0.5 --lr 0.01 --threads 1 --quiet "
+			     "--epochs 6";
+	cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' %s --log '%s'", tu_burrow(), d, common, a), 0, "%s", err);
+	free(err);
+	char *cmd;
+	cr_assert(asprintf(&cmd, "exec %s train '%s' %s --checkpoint '%s' --checkpoint-every 2 --log '%s'", tu_burrow(), d,
+			   common, ck, b) > 0);
+	char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+	const pid_t pid = tu_start(ep, argv);
+	for (;;) { /* until epoch 3 is logged, then a kill */
+		char *text = tu_read(b, NULL);
+		const bool third = text && strstr(text, "{\"epoch\": 3,");
+		free(text);
+		if (third)
+			break;
+		int status;
+		cr_assert_eq(waitpid(pid, &status, WNOHANG), 0, "the run ended before its third epoch");
+		usleep(500);
+	}
+	usleep(250000);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	cr_assert(tu_exists(ck));
+	cr_assert_eq(tu_sh(&out, &err, "%s train '%s' %s --checkpoint '%s' --checkpoint-every 2 --resume --log '%s'",
+			   tu_burrow(), d, common, ck, b),
+		     0, "%s", err);
+	int k = -1;
+	const char *at = strstr(err, "after epoch ");
+	cr_assert(at && sscanf(at, "after epoch %d", &k) == 1, "%s", err);
+	cr_assert(k >= 2 && k < 6 && k % 2 == 0, "resumed after epoch %d", k);
+	char la[8][40], lb[8][40];
+	cr_assert_eq(tu_log_losses(a, la, 8), 6);
+	cr_assert_eq(tu_log_losses(b, lb, 8), 6, "each epoch once in the resumed log");
+	for (int e = 0; e < 6; e++)
+		cr_assert_str_eq(la[e], lb[e], "epoch %d: straight %s, resumed after %d %s", e + 1, la[e], k, lb[e]);
+	char *ta = tu_read(a, NULL), *tb = tu_read(b, NULL);
+	const char *ca = strstr(ta, "weights_checksum"), *cb = strstr(strrchr(tb, '{'), "weights_checksum");
+	cr_assert(ca && cb && !strncmp(ca, cb, 38), "final weights differ");
+	free(ta), free(tb), free(out), free(err), free(cmd), free(d), free(ck), free(a), free(b), free(ep);
+}
+
 /* ------------------------------------------------------------ checkpoint headers */
 
 /* Replace `from` by `to` in the JSON header of the checkpoint at path: the header re-padded
