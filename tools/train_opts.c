@@ -504,7 +504,9 @@ static void help(void)
 			if (*q == '\n')
 				*q = ' ';
 		const char *h = text;
-		bool first = true;
+		bool first = strlen(name) < 22; /* else the name on a line of its own */
+		if (!first)
+			printf("  %s\n", name);
 		while (*h) {
 			int len = (int)strlen(h);
 			if (len > HELP_WIDTH) { /* break at the last space that fits */
