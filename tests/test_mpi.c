@@ -479,6 +479,10 @@ static const struct {
 	/* typed datasets' (a homogeneous one has no relation nor featureless type to apply them to) */
 	{"rel-fanout", "cites=3,2", T_MB},  {"embed-types", NULL, T_ANY},   {"embed-dim", "8", T_ANY},
 	{"task", "node", T_ANY},
+	/* training habits */
+	{"patience", "2", T_ANY},	    {"lr-schedule", "step", T_ANY},  {"lr-step", "1", T_ANY},
+	{"lr-gamma", "0.5", T_ANY},	    {"lr-min", "0.0001", T_ANY},     {"lr-patience", "1", T_ANY},
+	{"normalize-features", NULL, T_ANY},
 };
 
 static int sample_index(const char *name)
