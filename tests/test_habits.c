@@ -253,3 +253,24 @@ Test(habits, normalized_rows_are_each_row_over_its_sum)
 	burrow_dataset_close(ds);
 	free(d);
 }
+
+/* A checkpoint trained on normalized features is evaluated on normalized features: burrow
+ * eval of its best.ckpt scores what the run's last line reported. */
+Test(habits, eval_of_a_normalized_checkpoint_normalizes)
+{
+	char *d = tu_weak_csbm(dir, 1500, 12);
+	char args[512];
+	snprintf(args, sizeof args, "--full-graph --layers 2 --hidden 16 --threads 1 --epochs 3 --lr 0.05 "
+				    "--normalize-features --checkpoint '%s/ck'", dir);
+	char *out = train(d, args, "a"), *ev = NULL, *err = NULL;
+	const char *best = strstr(out, "best valid ");
+	cr_assert(best, "%s", out);
+	char want[32];
+	snprintf(want, sizeof want, "valid %.6s", best + 11);
+	cr_assert_eq(tu_sh(&ev, &err, "%s eval '%s' --checkpoint '%s/ck'", tu_burrow(), d, dir), 0, "%s", err);
+	cr_assert(strstr(ev, want), "eval: %s\nlacks %s (training: %s)", ev, want, out);
+	free(ev);
+	free(err);
+	free(out);
+	free(d);
+}

@@ -883,9 +883,9 @@ static int check_header(const cJSON *h, uint32_t ver, ck_info *ci, const bw_ck_s
 					      "uses %s with %d",
 			      path, optim_name(ci->optimizer), ci->state, optim_name(t->optim->kind), k);
 	if (ci->normalize_features != t->normalize_features)
-		return bw_err(BURROW_E_INVAL, "%s: checkpoint's model trained on %s features; this run reads them %s", path,
-			      ci->normalize_features ? "normalized" : "raw",
-			      t->normalize_features ? "normalized (drop --normalize-features)" : "raw (add --normalize-features)");
+		return bw_err(BURROW_E_INVAL, "%s: checkpoint's model trained on %s features; this run reads them %s "
+					      "(--normalize-features)", path, ci->normalize_features ? "normalized" : "raw",
+			      t->normalize_features ? "normalized" : "raw");
 	return 0;
 }
 
