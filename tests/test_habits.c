@@ -274,3 +274,49 @@ Test(habits, eval_of_a_normalized_checkpoint_normalizes)
 	free(out);
 	free(d);
 }
+
+/* Every allocation of a mini-batch epoch over normalized rows (the submitted reads' tickets),
+ * an evaluation under the plateau schedule, a save and a load may fail: each failure is
+ * BURROW_E_NOMEM and frees all it took. */
+Test(habits, every_allocation_failure_is_reported)
+{
+	char *d = tu_weak_csbm(dir, 300, 8), *ckf = tu_path(dir, "m.ckpt");
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, d), 0);
+	const size_t base = tu_mem_now();
+	bool done = false;
+	for (long n = 0; !done; n++) {
+		cr_assert_lt(n, 10000, "never succeeded");
+		burrow_train_opts o;
+		burrow_train_defaults(&o);
+		o.layers = 2;
+		o.hidden = 8;
+		o.fanout[0] = o.fanout[1] = 3;
+		o.batch_size = 64;
+		o.threads = 1;
+		o.normalize_features = true;
+		o.lr_schedule = BURROW_LR_PLATEAU;
+		o.patience = 1;
+		burrow_trainer *t = NULL;
+		burrow_epoch_stats es = {.size = sizeof es};
+		burrow_eval_stats ev = {.size = sizeof ev};
+		bw_mem_fail_after(n);
+		int st = burrow_trainer_open(&t, ds, &o);
+		if (!st)
+			st = burrow_trainer_train_epoch(t, &es);
+		if (!st)
+			st = burrow_trainer_evaluate(t, &ev);
+		if (!st)
+			st = burrow_trainer_save(t, ckf);
+		if (!st)
+			st = burrow_trainer_load(t, ckf);
+		bw_mem_fail_after(-1);
+		cr_assert(st == 0 || st == BURROW_E_NOMEM, "allocation %ld: status %d (%s)", n, st, burrow_last_error());
+		done = st == 0;
+		burrow_trainer_close(t);
+		cr_assert_eq(tu_mem_now(), base, "allocation %ld: %zu bytes not freed", n, tu_mem_now() - base);
+	}
+	burrow_dataset_close(ds);
+	free(ckf);
+	free(d);
+}
