@@ -452,6 +452,47 @@ Test(mpi, train_cli_final_line_when_nothing_is_trained)
 	free(dir);
 }
 
+/* Training habits under mpirun: 2 epochs then 2 resumed end with the weights of 4 in one go
+ * under the plateau schedule (a rate so small that the valid accuracy stalls: it reduces in
+ * the first half, and every rank must take rank 0's rate and counts from the checkpoint), with
+ * normalized features and patience, in both modes. */
+Test(mpi, training_habits_resume_bit_for_bit)
+{
+	char *dir = tu_tmpdir(), *out, *err;
+	cr_assert_eq(tu_sh(NULL, &err, "%s gen csbm %s/g --nodes 600 --feat-dim 8 --classes 3 --quiet && "
+				       "%s partition %s/g --parts 2 --quiet",
+			   tu_burrow(), dir, tu_burrow(), dir),
+		     0, "%s", err);
+	free(err);
+	const char *modes[2] = {"--batch 64", "--full-graph"};
+	for (int m = 0; m < 2; m++) {
+		const char *run = MPIRUN " -np 2 %s train %s/g/parts-2 %s --hidden 16 --threads 1 --lr 0.0001 "
+					 "--lr-schedule plateau --lr-patience 0 --lr-gamma 0.5 --normalize-features "
+					 "--patience 50 --quiet --checkpoint %s/h%d%s";
+		char *whole = NULL;
+		for (int half = 0; half < 3; half++) {
+			char *cmd;
+			cr_assert(asprintf(&cmd, run, tu_burrow(), dir, modes[m], dir, m, half ? "b" : "a") > 0);
+			int rc = tu_sh(&out, &err, "%s --epochs %d%s", cmd, half == 1 ? 2 : 4, half == 2 ? " --resume" : "");
+			cr_assert_eq(rc, 0, "%s\n%s", out, err);
+			if (half == 0)
+				whole = checksum_of(out);
+			if (half == 2) {
+				char *resumed = checksum_of(out);
+				cr_assert_str_eq(resumed, whole, "%s: 2 + 2 epochs end with %s, 4 epochs with %s", modes[m],
+						 resumed, whole);
+				free(resumed);
+			}
+			free(out);
+			free(err);
+			free(cmd);
+		}
+		free(whole);
+	}
+	tu_rmrf(dir);
+	free(dir);
+}
+
 /* A value for each option of burrow train, by name (NULL: a flag), and the training mode it
  * belongs to. An option --help lists that this table lacks fails the test below, so every new
  * option is tried in both modes. */
@@ -479,6 +520,10 @@ static const struct {
 	/* typed datasets' (a homogeneous one has no relation nor featureless type to apply them to) */
 	{"rel-fanout", "cites=3,2", T_MB},  {"embed-types", NULL, T_ANY},   {"embed-dim", "8", T_ANY},
 	{"task", "node", T_ANY},	    {"checkpoint-every", "2", T_ANY}, {"checkpoint-best-only", NULL, T_ANY},
+	/* training habits */
+	{"patience", "2", T_ANY},	    {"lr-schedule", "step", T_ANY},  {"lr-step", "1", T_ANY},
+	{"lr-gamma", "0.5", T_ANY},	    {"lr-min", "0.0001", T_ANY},     {"lr-patience", "1", T_ANY},
+	{"normalize-features", NULL, T_ANY},
 };
 
 static int sample_index(const char *name)

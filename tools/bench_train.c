@@ -159,7 +159,7 @@ static int train_parse(train_run *r, int argc, char **argv)
 		case O_HELP: help(); return -1;
 		case O_MODEL:
 			if (!(o->model = burrow_model_parse(optarg)))
-				return cli_usage("bench train", "--model wants sage, gcn or mlp, got '%s'", optarg);
+				return cli_usage("bench train", "--model wants sage, gcn, gat or mlp, got '%s'", optarg);
 			break;
 		case O_LAYERS:
 			NUM(o->layers, 1, BURROW_MAX_LAYERS);

@@ -29,7 +29,7 @@ static const cli_cmd COMMANDS[] = {
 	{"download", "download a dataset's zip (resumable)", cmd_download},
 	{"prep", "turn an OGB dataset (name, zip or folder) into a dataset directory", cmd_prep},
 	{"import", "turn your own edge list, features, labels and splits into a dataset directory", cmd_import},
-	{"train", "train a GNN (sage, gcn, mlp) and report OGB accuracy", cmd_train},
+	{"train", "train a GNN (sage, gcn, gat, mlp; rgcn, rsage, rgat) and report OGB accuracy", cmd_train},
 	{"eval", "accuracy of a checkpointed model", cmd_eval},
 	{"embed", "a layer's outputs (the logits by default) of a checkpointed model for every node", cmd_embed},
 	{"predict", "classes or class probabilities of a checkpointed model, per node", cmd_predict},

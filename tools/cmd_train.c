@@ -127,9 +127,10 @@ int cmd_train(int argc, char **argv)
 	}
 
 	char a[32];
-	printf("burrow train: %s on %s (%s nodes, %d classes), %s, %d layers, hidden %lld, dropout %g, lr %g\n",
+	printf("burrow train: %s on %s (%s nodes, %d classes), %s, %d layers, hidden %lld, dropout %g, lr %g%s\n",
 	       burrow_model_name(o.model), cli_text(in->name), cli_grouped(in->num_nodes, a, sizeof a), in->num_classes,
-	       o.full_graph ? "full graph" : "mini-batch", o.layers, (long long)o.hidden, o.dropout, o.lr);
+	       o.full_graph ? "full graph" : "mini-batch", o.layers, (long long)o.hidden, o.dropout, o.lr,
+	       train_cli_habits(&o));
 	if (!o.full_graph)
 		print_pipeline(t, &o);
 	const int done = burrow_trainer_epoch(t); /* epochs trained before this run */
@@ -140,7 +141,12 @@ int cmd_train(int argc, char **argv)
 	fflush(stdout);
 	rc = EXIT_OK;
 	const double start = cli_now();
+	int stopped = 0; /* early stopping: the last epoch trained */
 	for (int e = done + 1; e <= o.epochs; e++, trained++) {
+		if (burrow_trainer_should_stop(t)) { /* --patience ran out (a resumed run: already at its save) */
+			stopped = e - 1;
+			break;
+		}
 		burrow_epoch_stats es = {.size = sizeof es};
 		burrow_eval_stats ev = {.size = sizeof ev, .train_acc = -1, .valid_acc = -1, .test_acc = -1};
 		snprintf(pb.label, sizeof pb.label, "epoch %d ", e);
@@ -178,7 +184,8 @@ int cmd_train(int argc, char **argv)
 	if (rc == EXIT_OK) {
 		const burrow_best b = burrow_trainer_best(t);
 		char line[4400]; /* holds a checkpoint path */
-		printf("%s\n", train_cli_result(line, sizeof line, &b, trained, done, o.epochs, resume ? last_path : NULL));
+		train_cli_result(line, sizeof line, &b, trained, done, o.epochs, resume ? last_path : NULL);
+		printf("%s%s\n", line, train_cli_stopped(stopped, o.patience));
 		if (log && train_cli_log_final(log, &b, burrow_trainer_epoch(t), trained, cli_now() - start,
 					       burrow_trainer_weights_checksum(t), 0, true) != 0)
 			rc = cli_fail("train", "%s: write failed: %s", log_path, strerror(errno));

@@ -88,6 +88,7 @@ typedef struct dist_run {
 	int done, trained; /* epochs trained before this run, and by it */
 	int argc;          /* burrow train's arguments, for the --log config line */
 	char **argv;       /* (borrowed) */
+	int stopped;       /* early stopping: the last epoch trained, else 0 */
 } dist_run;
 
 /* The command line and what no rank can serve, said once before MPI starts: 0 to go on, -1
@@ -210,15 +211,15 @@ static int dist_banner(dist_run *r)
 	if (r->rank != 0)
 		return 0;
 	if (t->full_graph) {
-		printf("burrow train: %s, full graph, %d ranks, %s\n", burrow_model_name(t->model), burrow_dist_size(r->d),
-		       threads);
+		printf("burrow train: %s, full graph, %d ranks, %s%s\n", burrow_model_name(t->model), burrow_dist_size(r->d),
+		       threads, train_cli_habits(t));
 	} else {
 		char fan[128] = "";
 		for (int l = 0; l < t->layers; l++)
 			snprintf(fan + strlen(fan), sizeof fan - strlen(fan), "%s%d", l ? "," : "", burrow_train_fanout(t, l));
-		printf("burrow train: %s, mini-batch, %d ranks, batch %lld per rank, fanout %s, prefetch %d, %s\n",
+		printf("burrow train: %s, mini-batch, %d ranks, batch %lld per rank, fanout %s, prefetch %d, %s%s\n",
 		       burrow_model_name(t->model), burrow_dist_size(r->d), (long long)t->batch_size, fan, t->prefetch,
-		       threads);
+		       threads, train_cli_habits(t));
 	}
 	if (r->done < t->epochs) /* a table only when there will be rows */
 		printf("%5s %9s %9s %9s %8s %8s %8s %8s\n", "epoch", "loss", "train", "valid", "epoch_s", "comm_s",
@@ -303,10 +304,11 @@ static int dist_finish(dist_run *r, bool *all_same)
 	*all_same = same;
 	if (r->rank == 0) {
 		char line[4400]; /* holds a checkpoint path */
-		printf("%s (%d ranks, weights %s on every rank, checksum %016llx)\n",
+		printf("%s (%d ranks, weights %s on every rank, checksum %016llx)%s\n",
 		       train_cli_result(line, sizeof line, &b, r->trained, r->done, r->o.train.epochs,
 					r->a.resume ? r->last : NULL),
-		       burrow_dist_size(r->d), same ? "equal" : "DIFFERENT", (unsigned long long)sum);
+		       burrow_dist_size(r->d), same ? "equal" : "DIFFERENT", (unsigned long long)sum,
+		       train_cli_stopped(r->stopped, r->o.train.patience));
 		if (r->lf) {
 			const int bad = train_cli_log_final(r->lf, &b, burrow_dist_epoch(r->d), r->trained,
 							    cli_now() - r->start, sum, burrow_dist_size(r->d), same);
@@ -342,8 +344,13 @@ int cmd_train_dist(int argc, char **argv)
 		return cli_lib_fail("train", st);
 	bool all_same = false;
 	if (!(rc = dist_open(&r)) && !(rc = dist_banner(&r)))
-		for (int e = r.done + 1; e <= r.o.train.epochs && !rc; e++, r.trained++)
+		for (int e = r.done + 1; e <= r.o.train.epochs && !rc; e++, r.trained++) {
+			if (burrow_dist_should_stop(r.d)) { /* --patience ran out: every rank agrees */
+				r.stopped = e - 1;
+				break;
+			}
 			rc = dist_epoch(&r, e);
+		}
 	if (!rc)
 		rc = dist_finish(&r, &all_same);
 	dist_run_close(&r);

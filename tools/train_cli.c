@@ -312,6 +312,38 @@ const char *train_cli_best(char *buf, size_t cap, const burrow_best *b)
 	return buf;
 }
 
+const char *train_cli_habits(const burrow_train_opts *o)
+{
+	static char buf[192];
+	buf[0] = '\0';
+	switch (o->lr_schedule) {
+	case BURROW_LR_STEP:
+		snprintf(buf, sizeof buf, ", lr step x%g every %d epochs", o->lr_gamma, o->lr_step);
+		break;
+	case BURROW_LR_COSINE: snprintf(buf, sizeof buf, ", lr cosine to %g", o->lr_min); break;
+	case BURROW_LR_PLATEAU:
+		snprintf(buf, sizeof buf, ", lr x%g after %d evaluations without improvement", o->lr_gamma, o->lr_patience);
+		break;
+	default: break;
+	}
+	if (o->patience > 0)
+		snprintf(buf + strlen(buf), sizeof buf - strlen(buf), ", patience %d", o->patience);
+	if (o->normalize_features)
+		snprintf(buf + strlen(buf), sizeof buf - strlen(buf), ", normalized features");
+	return buf;
+}
+
+const char *train_cli_stopped(int stopped, int patience)
+{
+	static char buf[160];
+	buf[0] = '\0';
+	if (stopped > 0)
+		snprintf(buf, sizeof buf, "; stopped early after epoch %d: %d evaluation%s without a better valid accuracy "
+					  "(--patience %d)",
+			 stopped, patience, patience == 1 ? "" : "s", patience);
+	return buf;
+}
+
 const char *train_cli_result(char *buf, size_t cap, const burrow_best *b, int trained, int done, int epochs,
 			     const char *resumed_from)
 {

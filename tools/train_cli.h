@@ -71,6 +71,11 @@ const char *train_cli_best(char *buf, size_t cap, const burrow_best *b);
  * already holds D epochs (--epochs E)" followed by the checkpoint's best. trained: epochs this
  * run trained; done: epochs the model had before it; resumed_from: the checkpoint resumed,
  * or NULL. Returns buf. */
+/* training habits: the header's words for them (", lr step x0.1 every 30 epochs, patience 20,
+ * normalized features"; "" when none is set), and the last line's tail when --patience
+ * stopped the run after epoch `stopped` ("" when 0). Static storage. */
+const char *train_cli_habits(const burrow_train_opts *o);
+const char *train_cli_stopped(int stopped, int patience);
 const char *train_cli_result(char *buf, size_t cap, const burrow_best *b, int trained, int done, int epochs,
 			     const char *resumed_from);
 

@@ -157,6 +157,19 @@ static bool set_sparse(train_args *a, const char *v)
 	return true;
 }
 
+static bool set_schedule(train_args *a, const char *v)
+{
+	const int k = burrow_lr_schedule_parse(v);
+	a->d.train.lr_schedule = k >= 0 ? k : a->d.train.lr_schedule;
+	return k >= 0;
+}
+
+static const char *show_schedule(const train_args *a, char *b, size_t n)
+{
+	snprintf(b, n, "%s", burrow_lr_schedule_name(a->d.train.lr_schedule));
+	return b;
+}
+
 static bool set_split(train_args *a, const char *v) { return cli_split(v, a->d.train.split); }
 
 static bool set_fanout(train_args *a, const char *v)
@@ -217,7 +230,8 @@ static const char *show_comm(const train_args *a, char *b, size_t n)
 
 static const char SECTION_MODE[] = "Mode", SECTION_MODEL[] = "Model", SECTION_OPT[] = "Optimizer",
 		  SECTION_MB[] = "Mini-batch pipeline", SECTION_RUN[] = "Run", SECTION_OUT[] = "Output",
-		  SECTION_DIST[] = "Under mpirun, on a parts directory (one rank per part)";
+		  SECTION_DIST[] = "Under mpirun, on a parts directory (one rank per part)",
+		  SECTION_HABITS[] = "Early stopping, learning-rate schedule, features";
 
 /* The table: every option of burrow train, in --help order. */
 static const topt opts[] = {
@@ -267,6 +281,29 @@ static const topt opts[] = {
 	{"weight-decay", "w", W_BOTH, SECTION_OPT, K_REAL, OFF(d.train.weight_decay), 0, 1e6, NULL, NULL,
 	 "adam: added to the gradient; adamw: decoupled", NULL},
 	{"momentum", "m", W_BOTH, SECTION_OPT, K_REAL, OFF(d.train.momentum), 0, 0.999999, NULL, NULL, "sgd only", NULL},
+	/* training habits */
+	{"patience", "P", W_BOTH | W_NODEF, SECTION_HABITS, K_INT, OFF(d.train.patience), 0, 1 << 24, NULL, NULL,
+	 "early stopping: stop once P evaluations in a row found no better valid accuracy than\n"
+	 "the best (0, the default: never); the last line says at which epoch", NULL},
+	{"lr-schedule", "S", W_BOTH, SECTION_HABITS, K_CUSTOM, 0, 0, 0, set_schedule, "none, step, cosine or plateau",
+	 "the learning rate per epoch, as torch.optim.lr_scheduler's: none; step (StepLR:\n"
+	 "times --lr-gamma every --lr-step epochs); cosine (CosineAnnealingLR over --epochs down\n"
+	 "to --lr-min); plateau (ReduceLROnPlateau on the valid accuracy: times --lr-gamma\n"
+	 "after --lr-patience evaluations without improvement, not below --lr-min)",
+	 show_schedule},
+	{"lr-step", "N", W_BOTH | W_NODEF, SECTION_HABITS, K_INT, OFF(d.train.lr_step), 1, 1 << 24, NULL, NULL,
+	 "step: epochs between reductions (required with --lr-schedule step)", NULL},
+	{"lr-gamma", "G", W_BOTH, SECTION_HABITS, K_REAL, OFF(d.train.lr_gamma), 1e-9, 0.999999, NULL, NULL,
+	 "step, plateau: the factor of each reduction", NULL},
+	{"lr-min", "r", W_BOTH, SECTION_HABITS, K_REAL, OFF(d.train.lr_min), 0, 1e6, NULL, NULL,
+	 "cosine: the rate it anneals to; plateau: its floor", NULL},
+	{"lr-patience", "P", W_BOTH, SECTION_HABITS, K_INT, OFF(d.train.lr_patience), 0, 1 << 24, NULL, NULL,
+	 "plateau: evaluations without improvement tolerated before a reduction", NULL},
+	{"normalize-features", NULL, W_BOTH, SECTION_HABITS, K_FLAG, OFF(d.train.normalize_features), 0, 0, NULL, NULL,
+	 "divide each feature row by its sum, rows summing to 0 left as they are (PyG's\n"
+	 "NormalizeFeatures on non-negative features), in training, evaluation, embed and\n"
+	 "predict (recorded in checkpoints; not for typed datasets nor mpirun mini-batch on\n"
+	 "cuda)", NULL},
 	{"batch", "B", W_BOTH | W_MB, SECTION_MB, K_I64, OFF(d.train.batch_size), 1, (double)((int64_t)1 << 40), NULL,
 	 NULL, "training nodes per batch (under mpirun: per rank, a step covers up to K x B)", NULL},
 	{"batch-size", "B", W_BOTH | W_MB, SECTION_MB, K_I64, OFF(d.train.batch_size), 1, (double)((int64_t)1 << 40),
@@ -595,6 +632,10 @@ int train_args_parse(int argc, char **argv, int mode, bool speak, train_args *a)
 		return usage(speak, "--checkpoint-best-only writes no last.ckpt%s",
 			     a->resume ? ": there is none to --resume from" : a->every_set ? ": drop --checkpoint-every"
 				     : " and best.ckpt needs evaluation: drop --eval-every 0");
+	if (o->lr_schedule == BURROW_LR_STEP && o->lr_step < 1)
+		return usage(speak, "--lr-schedule step needs --lr-step N (epochs between reductions)");
+	if (o->lr_min > o->lr)
+		return usage(speak, "--lr-min %g is above --lr %g", o->lr_min, o->lr);
 	if (argc - optind != 1)
 		return usage(speak, "expected one %s directory", mode == TRAIN_DIST ? "parts" : "dataset");
 	a->dir = argv[optind];

@@ -117,6 +117,10 @@ BURROW_API int burrow_dist_train_epoch(burrow_dist *d, burrow_epoch_stats *st, b
 /* Accuracy on each split over all parts (correct / total, reduced), updating the best. */
 BURROW_API int burrow_dist_evaluate(burrow_dist *d, burrow_eval_stats *ev);
 BURROW_API burrow_best burrow_dist_best(const burrow_dist *d);
+/* Early stopping and the learning rate, as burrow_trainer_should_stop and burrow_trainer_lr
+ * (the same answer on every rank: evaluation's counts are all-reduced). */
+BURROW_API bool burrow_dist_should_stop(const burrow_dist *d);
+BURROW_API double burrow_dist_lr(const burrow_dist *d);
 /* Epochs trained so far (restored by burrow_dist_load). */
 BURROW_API int burrow_dist_epoch(const burrow_dist *d);
 /* The launcher's MPI (libburrow_mpi): what a program that calls no MPI itself, like the burrow

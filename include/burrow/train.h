@@ -65,6 +65,14 @@ enum burrow_task { BURROW_TASK_AUTO = 0, BURROW_TASK_NODE = 1, BURROW_TASK_MULTI
 enum burrow_metric_kind { BURROW_METRIC_ACC = 0, BURROW_METRIC_ROCAUC = 1, BURROW_METRIC_HITS = 2,
 			  BURROW_METRIC_MRR = 3, BURROW_METRIC_AUC = 4 };
 #define BURROW_SPARSE_AUTO_DENSITY 0.05
+/* burrow_train_opts.lr_schedule: the learning rate of each epoch, the rules of
+ * torch.optim.lr_scheduler with e the epochs trained before it (docs/train.md):
+ * NONE: lr. STEP (StepLR): lr * lr_gamma^floor(e / lr_step). COSINE (CosineAnnealingLR,
+ * T_max = epochs): lr_min + (lr - lr_min) (1 + cos(pi e / epochs)) / 2. PLATEAU
+ * (ReduceLROnPlateau, mode max, threshold 0, cooldown 0, min_lr lr_min): after an evaluation
+ * that is the (lr_patience + 1)th in a row without a better valid metric, the rate becomes
+ * max(rate * lr_gamma, lr_min) and the count starts again. */
+enum burrow_lr_schedule { BURROW_LR_NONE = 0, BURROW_LR_STEP = 1, BURROW_LR_COSINE = 2, BURROW_LR_PLATEAU = 3 };
 
 typedef struct burrow_train_opts {
 	size_t size;            /* sizeof(burrow_train_opts), set by burrow_train_defaults(); first */
@@ -159,6 +167,20 @@ typedef struct burrow_train_opts {
 				   REL a relation's name or its "src___name___dst" triple, one fanout
 				   per layer, input layer first (borrowed; default NULL) */
 	int task;               /* enum burrow_task (default AUTO) */
+	/* training habits */
+	int patience;           /* early stopping: burrow_trainer_should_stop turns true once this many
+				   evaluations in a row found no better valid metric than the best; 0
+				   (default): never */
+	int lr_schedule;        /* enum burrow_lr_schedule (default NONE: lr throughout) */
+	int lr_step;            /* STEP: epochs between reductions (>= 1 with STEP; default 0) */
+	double lr_gamma;        /* STEP, PLATEAU: the factor of a reduction, in (0, 1) (default 0.1) */
+	double lr_min;          /* COSINE: the rate it anneals to; PLATEAU: the floor (default 0) */
+	int lr_patience;        /* PLATEAU: evaluations without improvement tolerated before a
+				   reduction (default 10, torch's) */
+	bool normalize_features; /* divide each feature row by its sum, a row summing to 0 left as it
+				   is (PyG's NormalizeFeatures for non-negative features), wherever rows
+				   are read: training, evaluation, embeddings, predictions; recorded in
+				   checkpoints (default false) */
 } burrow_train_opts;
 
 /* Fill o with the defaults above. */
@@ -179,6 +201,10 @@ BURROW_API const char *burrow_norm_name(int norm);
 /* Parse "auto", "node", "multilabel", "link" (-1 when unknown) and name a task (static string). */
 BURROW_API int burrow_task_parse(const char *name);
 BURROW_API const char *burrow_task_name(int task);
+
+/* Parse "none", "step", "cosine", "plateau" (-1 when unknown) and name a schedule (static string). */
+BURROW_API int burrow_lr_schedule_parse(const char *name);
+BURROW_API const char *burrow_lr_schedule_name(int schedule);
 
 /* What one training epoch did. Times in seconds. */
 typedef struct burrow_epoch_stats {
@@ -237,6 +263,13 @@ BURROW_API burrow_store *burrow_trainer_store(burrow_trainer *t);
 /* Epochs trained so far (restored by burrow_trainer_load). */
 BURROW_API int burrow_trainer_epoch(const burrow_trainer *t);
 BURROW_API burrow_best burrow_trainer_best(const burrow_trainer *t);
+/* Early stopping (opts.patience > 0): true once the last `patience` evaluations found no
+ * better valid metric than the best (evaluations without a valid split do not count); a
+ * caller's loop then ends. Restored by burrow_trainer_load, so a resumed run stops where the
+ * straight one would. Always false with patience 0. */
+BURROW_API bool burrow_trainer_should_stop(const burrow_trainer *t);
+/* The learning rate the next epoch trains with (opts.lr under no schedule). */
+BURROW_API double burrow_trainer_lr(const burrow_trainer *t);
 /* Where the trainer samples its mini-batches (opts.sampler_device resolved): "cpu" or
  * "cuda:N" (static storage in the trainer, valid until close). */
 BURROW_API const char *burrow_trainer_sampler_device(const burrow_trainer *t);

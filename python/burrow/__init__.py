@@ -768,6 +768,8 @@ _OPTIMS = {"adam": 1, "adamw": 2, "sgd": 3}
 _POLICIES = {"none": 0, "degree": 1, "static": 1, "clock": 2}
 _SPARSE = {"auto": 0, "on": 1, "off": 2}  # enum burrow_sparse_input
 _EVAL_SPLITS = {"train": 1, "valid": 2, "test": 4}  # enum burrow_eval_split
+_LR_SCHEDULES = {"none": 0, "step": 1, "cosine": 2, "plateau": 3}  # enum burrow_lr_schedule
+_MODELS = "sage, gcn, gat or mlp (rgcn, rsage or rgat on a typed dataset)"
 
 
 def _train_opts(options):
@@ -779,8 +781,7 @@ def _train_opts(options):
         if key == "model":
             m = lib.burrow_model_parse(str(v).encode())
             if not m:
-                raise Error("Trainer: model must be sage, gcn, gat or mlp (rgcn, rsage or rgat on a typed dataset), "
-                            "not %r" % (v,), -1)
+                raise Error("Trainer: model must be %s, not %r" % (_MODELS, v), -1)
             o.model = m
         elif key == "optimizer":
             if v not in _OPTIMS:
@@ -859,6 +860,12 @@ def _train_opts(options):
                 keep.append(_b(v))
                 v = keep[-1]
             setattr(o, key, v)
+        elif key == "lr_schedule":  # training habits
+            if v not in _LR_SCHEDULES:
+                raise Error("Trainer: lr_schedule must be none, step, cosine or plateau, not %r" % (v,), -1)
+            o.lr_schedule = _LR_SCHEDULES[v]
+        elif key in ("patience", "lr_step", "lr_gamma", "lr_min", "lr_patience", "normalize_features"):
+            setattr(o, key, v)
         elif key in ("layers", "hidden", "dropout", "lr", "weight_decay", "momentum", "epochs", "seed",
                      "full_graph", "max_batches", "prefetch", "eval_chunk", "threads", "tf32", "heads",
                      "attn_dropout", "residual"):
@@ -876,8 +883,11 @@ class Trainer:
     """burrow's trainer on a dataset: options named as burrow train's (model, layers, hidden,
     dropout, optimizer, lr, weight_decay, momentum, epochs, seed, full_graph, batch, fanout,
     max_batches, prefetch, cache, cache_policy, engine, eval_chunk, eval_fanout, eval_splits, mem,
-    scratch, threads, device, sampler_device, sparse_input). evaluate() gives -1 for a split it
-    did not score (eval_splits: by default valid and test alone with eval_fanout) or an empty one.
+    scratch, threads, device, sampler_device, sparse_input; patience, lr_schedule ("none", "step",
+    "cosine", "plateau"), lr_step, lr_gamma, lr_min, lr_patience, normalize_features). Models:
+    sage, gcn, gat or mlp (rgcn, rsage, rgat on a typed dataset). evaluate() gives -1 for a split
+    it did not score (eval_splits: by default valid and test alone with eval_fanout) or an empty
+    one. fit() is burrow train's loop: it evaluates and stops early under patience.
     On a typed dataset: model "rgcn", "rsage" or "rgat" (or "mlp" on the target type's own
     features), embed_types / embed_dim (learned embeddings of featureless types) and rel_fanout
     ({relation: [fanout per layer, input layer first]} or burrow train's "REL=f0,f1;..."); the
@@ -924,20 +934,79 @@ class Trainer:
     def best(self):
         return _sdict(lib.burrow_trainer_best(self._h))
 
-    def embed(self, layer=None):
-        """Layer `layer`'s output for every node (default the last: the logits), [N, width] float32."""
-        L = self._opts.layers
-        if layer is not None and not 0 <= int(layer) < L:
-            raise Error("Trainer.embed: layer %d is outside [0, %d) (None: the last)" % (int(layer), L), -1)
+    def fit(self, epochs=None, eval_every=1, on_epoch=None):
+        """burrow train's loop: train up to `epochs` epochs in all (default the epochs option;
+        a loaded checkpoint's count first, as --resume), evaluate every `eval_every` epochs and
+        after the last (0: never), and stop early once the patience option runs out (checked
+        before each epoch, so a checkpoint saved where it ran out trains no more). on_epoch(stats)
+        after each epoch, the evaluation under "eval"; returning False stops. Returns the list of
+        the epochs' stats; self.stopped_early is the last epoch trained when patience stopped
+        the run, else None."""
+        total = self.epochs if epochs is None else int(epochs)
+        history = []
+        self.stopped_early = None
+        for e in range(self.epoch + 1, total + 1):
+            if self.should_stop:
+                self.stopped_early = e - 1
+                break
+            st = self.train_epoch()
+            if eval_every > 0 and (e % eval_every == 0 or e == total):
+                st["eval"] = self.evaluate()
+            history.append(st)
+            if on_epoch is not None and on_epoch(st) is False:
+                break
+        return history
+
+    @property
+    def should_stop(self):
+        """Early stopping's verdict: the last `patience` evaluations found no better valid accuracy."""
+        return bool(lib.burrow_trainer_should_stop(self._h))
+
+    @property
+    def lr(self):
+        """The learning rate the next epoch trains with (the lr_schedule's)."""
+        return lib.burrow_trainer_lr(self._h)
+
+    def use_best(self):
+        """Put the best evaluation's weights into the model (as burrow predict/embed on best.ckpt)."""
+        _check(lib.burrow_trainer_use_best(self._h))
+
+    def _npy_out(self, write):
         fd, path = tempfile.mkstemp(suffix=".npy", dir=self._opts.scratch_dir and self._opts.scratch_dir.decode())
         os.close(fd)
         os.unlink(path)
         try:
-            _check(lib.burrow_trainer_embed_layer(self._h, 0 if layer is None else int(layer) + 1, path.encode()))
+            _check(write(path.encode()))
             return np.load(path)
         finally:
             if os.path.exists(path):
                 os.unlink(path)
+
+    def embed(self, layer=None):
+        """Layer `layer`'s output for every node, [N, width] float32, numbered as burrow embed
+        --layer: 1 .. layers (a hidden layer's after its activation), None (default) the last:
+        the logits."""
+        L = self._opts.layers
+        if layer is not None and int(layer) == 0:
+            raise Error("Trainer.embed: layers are numbered 1 .. %d, as burrow embed --layer (embed(0) was the first "
+                        "layer before this version: now embed(1); None: the logits)" % L, -1)
+        if layer is not None and not 1 <= int(layer) <= L:
+            raise Error("Trainer.embed: layer %d is outside 1 .. %d (None: the last)" % (int(layer), L), -1)
+        k = 0 if layer is None else int(layer)
+        return self._npy_out(lambda p: lib.burrow_trainer_embed_layer(self._h, k, p))
+
+    def predict(self, nodes=None, proba=False):
+        """As burrow predict: each node's class, [n] int32 (the argmax evaluation scores), or with
+        proba the softmax of the logits, [n, classes] float32; nodes None: every node in id order,
+        else those listed (repeats allowed). The current weights: use_best() first for the best
+        evaluation's."""
+        if nodes is None:
+            ids, n = None, 0
+        else:
+            ids = np.ascontiguousarray(nodes, dtype=np.int64).reshape(-1)
+            n = ids.size
+        ptr = None if ids is None else ids.ctypes.data_as(ctypes.POINTER(ctypes.c_int64))
+        return self._npy_out(lambda p: lib.burrow_trainer_predict(self._h, ptr, n, bool(proba), p))
 
     def weights_checksum(self):
         return lib.burrow_trainer_weights_checksum(self._h)

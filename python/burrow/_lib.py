@@ -148,7 +148,10 @@ class TrainOpts(Structure):
                 ("scratch_dir", c_char_p), ("threads", c_int), ("progress", c_void_p), ("progress_user", c_void_p),
                 ("device", c_char_p), ("tf32", c_bool), ("eval_fanout", c_int32 * MAX_LAYERS),
                 ("sampler_device", c_char_p), ("sparse_input", c_int), ("eval_splits", c_uint),
-                ("embed_types", c_bool), ("embed_dim", c_int64), ("rel_fanout", c_char_p), ("task", c_int)]
+                ("embed_types", c_bool), ("embed_dim", c_int64), ("rel_fanout", c_char_p), ("task", c_int)] + [
+                # training habits
+                ("patience", c_int), ("lr_schedule", c_int), ("lr_step", c_int), ("lr_gamma", c_double),
+                ("lr_min", c_double), ("lr_patience", c_int), ("normalize_features", c_bool)]
 
 
 class EpochStats(Structure):
@@ -279,6 +282,10 @@ for _name, _res, _args in [
     ("burrow_trainer_embed_layer", c_int, (P, c_int, c_char_p)),
     ("burrow_trainer_weights_checksum", c_uint64, (P,)),
     ("burrow_trainer_sampler_device", c_char_p, (P,)),
+    ("burrow_trainer_should_stop", c_bool, (P,)),
+    ("burrow_trainer_lr", c_double, (P,)),
+    ("burrow_trainer_use_best", c_int, (P,)),
+    ("burrow_trainer_predict", c_int, (P, POINTER(c_int64), c_int64, c_bool, c_char_p)),
     ("burrow_gen_defaults", None, (POINTER(GenOpts), c_int)),
     ("burrow_gen", c_int, (POINTER(GenOpts), c_char_p)),
     ("burrow_prep_defaults", None, (POINTER(PrepOpts),)),

@@ -27,11 +27,15 @@ def test_trainer_trains_evaluates_embeds_and_checkpoints(csbm, tmp_path):
     test = np.asarray(csbm.split("test"))
     acc = float((logits[test].argmax(1) == np.asarray(csbm.labels)[test]).mean())
     assert acc == pytest.approx(ev["test_acc"], abs=1e-9)
-    h = t.embed(layer=0)
+    h = t.embed(layer=1)  # 1-based, as burrow embed --layer
     assert h.shape == (csbm.num_nodes, 16) and (h >= 0).all()
+    assert np.array_equal(t.embed(layer=2), logits)
     with pytest.raises(burrow.Error) as e:
-        t.embed(layer=2)
-    assert "layer 2" in str(e.value)
+        t.embed(layer=3)
+    assert "layer 3" in str(e.value)
+    with pytest.raises(burrow.Error) as e:  # the old 0-based meaning is refused, not shifted
+        t.embed(0)
+    assert "numbered 1 .. 2" in str(e.value) and "embed(1)" in str(e.value)
     ck = tmp_path / "ck"
     t.save(ck)
     u = burrow.Trainer(csbm, layers=2, hidden=16, fanout=[5, 5], batch=256, seed=7)

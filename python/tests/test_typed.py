@@ -367,3 +367,31 @@ def test_typed_trainer_trains_an_epoch_of_each_typed_model(typed, model):
     assert st["epoch"] == 1 and st["batches"] == -(-360 // 128) and np.isfinite(st["loss"]) and st["loss"] > 0
     ev = t.evaluate()
     assert 0 <= ev["valid_acc"] <= 1 and 0 <= ev["test_acc"] <= 1
+
+
+def test_typed_trainer_takes_the_lr_schedule_and_patience_and_refuses_normalized_features(typed, tmp_path):
+    """Training habits on a typed dataset: the schedule sets the typed optimizer's rate (an
+    interrupted run resumes with the same losses), patience stops fit; normalized features are
+    refused in one line."""
+    if "lr_schedule" not in dict(_lib.TrainOpts._fields_):
+        pytest.skip("burrow_train_opts has no training habits")
+    kw = dict(model="rgcn", layers=2, hidden=16, fanout=[4, 4], batch=128, epochs=4, seed=1, lr=0.05,
+              embed_types=True, lr_schedule="step", lr_step=1, lr_gamma=0.5)
+    a = burrow.Trainer(typed, **kw)
+    la = [a.train_epoch()["loss"] for _ in range(4)]
+    b = burrow.Trainer(typed, **kw)
+    lb = [b.train_epoch()["loss"] for _ in range(2)]
+    assert b.lr == pytest.approx(0.05 * 0.25, rel=1e-15)
+    b.save(tmp_path / "ck")
+    c = burrow.Trainer(typed, **kw)
+    c.load(tmp_path / "ck")
+    lb += [c.train_epoch()["loss"] for _ in range(2)]
+    assert la == lb
+    u = burrow.Trainer(typed, **dict(kw, lr_schedule="none"))
+    assert [u.train_epoch()["loss"] for _ in range(4)][1:] != la[1:]
+    p = burrow.Trainer(typed, **dict(kw, patience=1, epochs=40, lr_schedule="none"))
+    hist = p.fit()
+    assert p.stopped_early == len(hist) < 40
+    with pytest.raises(burrow.Error) as e:
+        burrow.Trainer(typed, **dict(kw, normalize_features=True))
+    assert "typed" in str(e.value) and "normalized" in str(e.value)

@@ -71,6 +71,12 @@ int burrow_dist_epoch(const burrow_dist *d) { return d->epoch; }
 int burrow_dist_size(const burrow_dist *d) { return d->K; }
 int burrow_dist_threads(const burrow_dist *d) { return d->threads; }
 burrow_best burrow_dist_best(const burrow_dist *d) { return d->best; }
+bool burrow_dist_should_stop(const burrow_dist *d) { return bw_habits_stop(&d->habits, &d->o.train); }
+double burrow_dist_lr(const burrow_dist *d)
+{
+	bw_habits h = d->habits;
+	return bw_habits_epoch_lr(&h, &d->o.train, d->epoch);
+}
 
 /* 0 when the weights cannot be read back from the device (not on the CPU) */
 uint64_t burrow_dist_weights_checksum(const burrow_dist *d)
@@ -101,6 +107,8 @@ static int load_features(burrow_dist *d, const burrow_dataset *ds)
 		memcpy(host, raw, bytes);
 	else
 		bw_f16_to_f32_n(host, raw, (size_t)(n * dim));
+	if (d->o.train.normalize_features) /* the part's rows are whole rows: each divided by its sum */
+		bw_normalize_rows(host, n, dim, d->threads);
 	st = bw_stage_write_commit(&stage, d->be.dev, d->x0.data, host, bytes);
 out:
 	bw_stage_free(&stage);
@@ -172,6 +180,8 @@ int burrow_dist_check(const burrow_dist_opts *opts)
 		return bw_err(BURROW_E_INVAL, "train: boundary sampling and stale halos do not combine: choose one");
 	if (o->train.eval_splits & ~(unsigned)BURROW_EVAL_ALL)
 		return bw_err(BURROW_E_INVAL, "train: eval_splits %#x has bits beyond BURROW_EVAL_ALL", o->train.eval_splits);
+	if ((st = bw_habits_check(&o->train)))
+		return st;
 	int kind, index;
 	if ((st = bw_device_parse(o->train.device, &kind, &index)))
 		return st;
@@ -358,6 +368,7 @@ int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist
 	}
 	d->o.train.scratch_dir = NULL;
 	d->best = (burrow_best){.epoch = -1, .valid_acc = -1, .test_acc = -1};
+	bw_habits_init(&d->habits, &d->o.train);
 	if ((st = open_part(d, parts_dir)) || (st = open_block(d)) || (st = open_exchange(d)) ||
 	    (st = open_model(d)) || (!d->o.train.full_graph && (st = bw_dist_mb_open(d)))) {
 		burrow_dist_close(d);
@@ -639,6 +650,7 @@ int burrow_dist_train_epoch(burrow_dist *d, burrow_epoch_stats *es_out, burrow_c
 	int st = bw_stats_check(es_out, "burrow_epoch_stats");
 	if (st || (st = bw_stats_check(cs_out, "burrow_comm_stats")))
 		return st;
+	d->optim->lr = bw_habits_epoch_lr(&d->habits, &d->o.train, d->epoch); /* the same on every rank */
 	st = train_epoch(d, &es, &cs);
 	bw_stats_out(es_out, &es, sizeof es);
 	bw_stats_out(cs_out, &cs, sizeof cs);
@@ -680,7 +692,9 @@ static int evaluate(burrow_dist *d, burrow_eval_stats *ev)
 		ev->eval_s = bw_comm_now() - t0;
 	}
 	/* as single-process training: without a valid split the latest evaluation is the best */
-	if (d->best.epoch < 0 || acc[1] < 0 || acc[1] > d->best.valid_acc) {
+	const bool improved = d->best.epoch < 0 || acc[1] < 0 || acc[1] > d->best.valid_acc;
+	bw_habits_evaluated(&d->habits, &d->o.train, acc[1], improved); /* all-reduced counts: every rank agrees */
+	if (improved) {
 		d->best.epoch = d->epoch;
 		d->best.valid_acc = acc[1];
 		d->best.test_acc = acc[2];
@@ -706,7 +720,8 @@ static bw_ck_state ck_state(burrow_dist *d)
 	const burrow_parts_info *pi = burrow_parts_get_info(d->parts);
 	return (bw_ck_state){.model = d->model, .optim = d->optim, .seed = &d->o.train.seed,
 			     .dropout = d->o.train.dropout, .epoch = &d->epoch, .best = &d->best,
-			     .dataset = pi->dataset_name[0] ? pi->dataset_name : "parts", .num_nodes = pi->num_nodes};
+			     .dataset = pi->dataset_name[0] ? pi->dataset_name : "parts", .num_nodes = pi->num_nodes,
+			     .habits = &d->habits, .normalize_features = d->o.train.normalize_features};
 }
 
 /* Every rank learns rank 0's status; the others name the file and point at rank 0. */
@@ -805,8 +820,8 @@ int burrow_dist_load(burrow_dist *d, const char *path)
 	if ((st = rank0_status(d, st, path, "read")))
 		return st;
 	const int k = bw_optim_state_per_param(d->optim), n = (int)d->model->num_params;
-	double best[2] = {d->best.valid_acc, d->best.test_acc};
-	int64_t ints[3] = {d->epoch, d->best.epoch, d->optim->step};
+	double best[3] = {d->best.valid_acc, d->best.test_acc, d->habits.lr};
+	int64_t ints[5] = {d->epoch, d->best.epoch, d->optim->step, d->habits.stale, d->habits.plateau_bad};
 	float *state[3] = {d->model->params, d->optim->m, d->optim->v};
 	for (int i = 0; i <= k; i++)
 		if ((st = bcast_device(d, state[i], n)))
@@ -814,15 +829,17 @@ int burrow_dist_load(burrow_dist *d, const char *path)
 	/* the model's own state (a batch norm's running statistics): rank 0's, as its weights */
 	if (d->model->num_state > 0 && (st = bcast_device(d, d->model->state, (int)d->model->num_state)))
 		return st;
-	if ((st = bw_comm_bcast(d->world, ints, 3, BW_COMM_I64, 0, "train: broadcast (epoch)")))
+	if ((st = bw_comm_bcast(d->world, ints, 5, BW_COMM_I64, 0, "train: broadcast (epoch)")))
 		return st;
-	if ((st = bw_comm_bcast(d->world, best, 2, BW_COMM_F64, 0, "train: broadcast (best)")))
+	if ((st = bw_comm_bcast(d->world, best, 3, BW_COMM_F64, 0, "train: broadcast (best, lr)")))
 		return st;
 	if ((st = bw_comm_bcast(d->world, &d->o.train.seed, 1, BW_COMM_U64, 0, "train: broadcast (seed)")))
 		return st;
 	d->epoch = (int)ints[0];
 	d->best = (burrow_best){.epoch = (int)ints[1], .valid_acc = best[0], .test_acc = best[1]};
 	d->optim->step = ints[2];
+	d->habits = (bw_habits){.base_lr = d->habits.base_lr, .lr = best[2], .stale = (int)ints[3],
+				.plateau_bad = (int)ints[4]};
 	/* stale halos were last epoch's of the old run: the next epoch exchanges exactly */
 	for (int l = 0; l < BURROW_MAX_LAYERS; l++)
 		d->stale_ready[l] = d->stale_pending[l] = false;

@@ -44,6 +44,7 @@ struct burrow_dist {
 	int64_t global_train;          /* training nodes over all ranks */
 	int epoch;
 	burrow_best best;
+	bw_habits habits;              /* early stopping and the lr schedule (as the trainer's) */
 	double reduce_s;               /* seconds in gradient and loss all-reduces (summed) */
 	struct bw_dist_mb *mb;         /* mini-batch mode's state (dist_mb.c); NULL in full-graph mode */
 };

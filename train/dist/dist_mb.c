@@ -108,7 +108,8 @@ struct bw_dist_mb {
 	 * the fetch its source of rows */
 	bw_loader *ld;
 	bw_producer prod;
-	bw_rows rows;
+	bw_rows rows;                  /* the fetch, or under normalize_features the fetch's rows normalized */
+	bw_rows fetch_rows;            /* normalize_features: the fetch */
 	bw_sampled smp[MB_INFLIGHT];   /* the producer's batches (held: handed to the loader) */
 	bool smp_held[MB_INFLIGHT];
 	mb_fetch fetch[MB_INFLIGHT];   /* the source's reads (busy: submitted, not waited for) */
@@ -1166,6 +1167,12 @@ static int open_loader(burrow_dist *d, struct bw_dist_mb *m)
 		.ctx = m,
 		.threads = 1,
 	};
+	if (d->o.train.normalize_features) { /* each fetched row divided by its sum */
+		m->fetch_rows = m->rows;
+		int st = bw_rows_normalized(&m->rows, &m->fetch_rows);
+		if (st)
+			return st;
+	}
 	return bw_loader_open(&m->ld, &lc);
 }
 

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -155,7 +156,7 @@ static char *make_header(const bw_ck_state *t, const ck_shape *m)
 	cJSON_AddBoolToObject(h, "residual", m->residual);
 	cJSON_AddNumberToObject(h, "num_state", (double)m->num_state);
 	cJSON_AddStringToObject(h, "optimizer", optim_name(t->optim->kind));
-	cJSON_AddNumberToObject(h, "lr", t->optim->lr);
+	cJSON_AddNumberToObject(h, "lr", t->habits ? t->habits->base_lr : t->optim->lr);
 	cJSON_AddNumberToObject(h, "weight_decay", t->optim->weight_decay);
 	cJSON_AddNumberToObject(h, "momentum", t->optim->momentum);
 	cJSON_AddNumberToObject(h, "optimizer_step", (double)t->optim->step);
@@ -177,6 +178,12 @@ static char *make_header(const bw_ck_state *t, const ck_shape *m)
 			cJSON_AddStringToObject(h, "split_seed", seed);
 		}
 	}
+	if (t->habits) { /* the schedule's and early stopping's state: resume continues them */
+		cJSON_AddNumberToObject(h, "lr_now", t->habits->lr);
+		cJSON_AddNumberToObject(h, "stale_evals", t->habits->stale);
+		cJSON_AddNumberToObject(h, "plateau_bad_evals", t->habits->plateau_bad);
+	}
+	cJSON_AddBoolToObject(h, "normalize_features", t->normalize_features);
 	if (!t->model)
 		add_typed(h, t->typed);
 	char *s = cJSON_PrintUnformatted(h);
@@ -393,6 +400,11 @@ typedef struct ck_info {
 	bool has_split;        /* absent before: trained on whatever split the run had */
 	double split[3];       /* all 0: the dataset's splits */
 	uint64_t split_seed;
+	/* training habits: absent before issue 35 (a fresh run's state, raw features) */
+	bool has_habits;
+	double lr_now;
+	int stale, plateau_bad;
+	bool normalize_features;
 } ck_info;
 
 /* "split": three fractions (all 0: the dataset's splits), and "split_seed" when drawn. */
@@ -434,6 +446,31 @@ static const char *split_words(char *buf, size_t cap, const double *f, uint64_t 
 	else
 		snprintf(buf, cap, "the dataset's splits");
 	return buf;
+}
+
+/* The habits' keys: "lr_now", "stale_evals", "plateau_bad_evals" (all three or none) and
+ * "normalize_features". */
+static int parse_habits(const cJSON *h, ck_info *ci, const char *path)
+{
+	ci->normalize_features = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(h, "normalize_features"));
+	ci->has_habits = cJSON_GetObjectItemCaseSensitive(h, "lr_now") != NULL;
+	if (!ci->has_habits)
+		return 0;
+	double v[3];
+	static const char *const keys[3] = {"lr_now", "stale_evals", "plateau_bad_evals"};
+	for (int i = 0; i < 3; i++) {
+		int st = get_num(h, keys[i], &v[i], path);
+		if (st)
+			return st;
+		if (i > 0 && !bw_is_int_in(v[i], 0, INT32_MAX))
+			return bw_err(BURROW_E_FORMAT, "%s: checkpoint header's '%s' is %g, not a count", path, keys[i], v[i]);
+	}
+	if (!(v[0] > 0) || !isfinite(v[0]))
+		return bw_err(BURROW_E_FORMAT, "%s: checkpoint header's 'lr_now' is %g, not a positive rate", path, v[0]);
+	ci->lr_now = v[0];
+	ci->stale = (int)v[1];
+	ci->plateau_bad = (int)v[2];
+	return 0;
 }
 
 static int parse_info(const cJSON *h, ck_info *ci, const char *path)
@@ -495,6 +532,8 @@ static int parse_info(const cJSON *h, ck_info *ci, const char *path)
 	    (!cJSON_IsString(x) || (ci->norm = burrow_norm_parse(x->valuestring)) < 0))
 		return bw_err(BURROW_E_FORMAT, "%s: unknown normalization in the checkpoint header", path);
 	ci->residual = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(h, "residual"));
+	if ((st = parse_habits(h, ci, path)))
+		return st;
 	ci->num_state = 0;
 	if ((x = cJSON_GetObjectItemCaseSensitive(h, "num_state")) && (!cJSON_IsNumber(x) || (ci->num_state = (int64_t)x->valuedouble) < 0))
 		return bw_err(BURROW_E_FORMAT, "%s: checkpoint header's 'num_state' is not a count", path);
@@ -629,6 +668,7 @@ static void ck_opts(const ck_info *ci, burrow_train_opts *o)
 	o->weight_decay = ci->wd;
 	o->momentum = ci->momentum;
 	o->seed = ci->seed;
+	o->normalize_features = ci->normalize_features;
 }
 
 /* What a typed checkpoint adds to its model's options: learned embeddings (their width), and
@@ -842,6 +882,10 @@ static int check_header(const cJSON *h, uint32_t ver, ck_info *ci, const bw_ck_s
 		return bw_err(BURROW_E_INVAL, "%s: checkpoint's optimizer is %s with %d state values per weight; this run "
 					      "uses %s with %d",
 			      path, optim_name(ci->optimizer), ci->state, optim_name(t->optim->kind), k);
+	if (ci->normalize_features != t->normalize_features)
+		return bw_err(BURROW_E_INVAL, "%s: checkpoint's model trained on %s features; this run reads them %s "
+					      "(--normalize-features)", path, ci->normalize_features ? "normalized" : "raw",
+			      t->normalize_features ? "normalized" : "raw");
 	return 0;
 }
 
@@ -898,6 +942,11 @@ static int restore(bw_ck_state *t, const ck_info *ci, int fd, int64_t payload, c
 	*t->seed = ci->seed;
 	*t->epoch = ci->epoch;
 	*t->best = (burrow_best){.epoch = ci->best_epoch, .valid_acc = ci->best_valid, .test_acc = ci->best_test};
+	if (t->habits) { /* an older checkpoint: the state of a fresh run at its epoch */
+		t->habits->lr = ci->has_habits ? ci->lr_now : t->habits->base_lr;
+		t->habits->stale = ci->has_habits ? ci->stale : 0;
+		t->habits->plateau_bad = ci->has_habits ? ci->plateau_bad : 0;
+	}
 out:
 	for (int i = 0; i < na; i++)
 		bw_free(fresh[i]);
@@ -930,7 +979,8 @@ static bw_ck_state trainer_state(burrow_trainer *t, bw_ck_typed *y)
 		bw_htrain_ck_typed(t->typed, y);
 	return (bw_ck_state){.model = t->model, .typed = t->typed ? y : NULL,
 			     .optim = t->typed ? t->typed->optim : t->optim, .seed = &t->o.seed, .dropout = t->o.dropout,
-			     .epoch = &t->epoch, .best = &t->best, .dataset = t->info->name,
+			     .epoch = &t->epoch, .best = &t->best, .dataset = t->info->name, .habits = &t->habits,
+			     .normalize_features = t->o.normalize_features,
 			     .num_nodes = t->info->num_nodes, .split = t->o.split, .split_seed = t->split_seed};
 }
 

@@ -11,6 +11,27 @@
 #include "rows.h"
 #include "htrain.h"
 
+/* ------------------------------------------------------------ training habits (habits.c) */
+
+/* Early stopping and the learning-rate schedule's state, kept by the trainer and by
+ * distributed training alike and carried in checkpoints (resume continues it exactly). */
+typedef struct bw_habits {
+	double base_lr;         /* opts.lr: the schedule's start */
+	double lr;              /* the rate in force: the schedule's for the epoch, plateau's reductions */
+	int stale;              /* evaluations in a row without a better valid metric (early stopping) */
+	int plateau_bad;        /* plateau: the same since the last improvement or reduction */
+} bw_habits;
+
+/* The habits' options (patience, schedule, gamma, step, lr_min): 0, or BURROW_E_INVAL. */
+int bw_habits_check(const burrow_train_opts *o);
+void bw_habits_init(bw_habits *h, const burrow_train_opts *o);
+/* The learning rate of the epoch that follows `epoch` epochs trained (h->lr becomes it). */
+double bw_habits_epoch_lr(bw_habits *h, const burrow_train_opts *o, int epoch);
+/* An evaluation scored valid (-1: no valid split, not counted); improved: it is the new best. */
+void bw_habits_evaluated(bw_habits *h, const burrow_train_opts *o, double valid, bool improved);
+/* Early stopping's verdict. */
+bool bw_habits_stop(const bw_habits *h, const burrow_train_opts *o);
+
 /* ------------------------------------------------------------ trainer
  * Calls go one way: trainer.c -> outputs.c -> infer.c -> state.c -> loader.c, rows.c;
  * checkpoint.c -> outputs.c (the best weights) and opts.c (the options' names). */
@@ -38,7 +59,11 @@ struct burrow_trainer {
 	size_t cache_budget;              /* bytes given to the store's cache */
 	float *feat_buf;                  /* full-graph mode: every row, read through the store (owned host memory) */
 	bw_tensor feat;                   /* [N, D] feat_buf on the model's device; empty in mini-batch mode */
-	bw_rows feat_rows;                /* the features by id: the store, or feat_buf */
+	bw_rows feat_rows;                /* the features by id: the store, or feat_buf (normalized
+					   * under opts.normalize_features) */
+	bw_rows store_rows;               /* opts.normalize_features, mini-batch mode: the store's rows
+					   * that feat_rows normalizes */
+	bw_habits habits;                 /* early stopping and the lr schedule */
 	bw_sparse feat_sp;                /* full-graph mode: feat_buf's sparse copy when the first layer
 					   * multiplies it sparse (opts.sparse_input; feat.sp points here) */
 	bw_transposed feat_tr;            /* full-graph mode: feat_buf transposed, when the backend multiplies
@@ -208,6 +233,10 @@ typedef struct bw_ck_state {
 	 * count only) */
 	const char *dataset;
 	int64_t num_nodes;
+	/* early stopping and the lr schedule (NULL: none kept), and whether the features are
+	 * normalized: saved, restored (an older checkpoint: the state of a fresh run) */
+	bw_habits *habits;
+	bool normalize_features;
 	/* the random split the model trains on (opts.split, drawn from split_seed): saved, and
 	 * load refuses a checkpoint whose split differs; NULL (distributed: parts carry their
 	 * splits) writes and checks none */

@@ -23,6 +23,9 @@ void burrow_train_defaults(burrow_train_opts *o)
 	o->cache_policy = BURROW_CACHE_STATIC;
 	o->store_engine = BURROW_STORE_URING;
 	o->eval_chunk = 8192;
+	/* training habits */
+	o->lr_gamma = 0.1;
+	o->lr_patience = 10;
 }
 
 int burrow_train_fanout(const burrow_train_opts *opts, int layer)

@@ -122,6 +122,74 @@ void bw_rows_from_store(bw_rows *r, burrow_store *s)
 	r->threads = 1;
 }
 
+/* ---- rows of another source, normalized (bw_rows_normalized) */
+
+typedef struct norm_ticket {
+	void *inner;        /* the inner source's ticket */
+	float *x;           /* [n, dim] where its rows land */
+	int64_t n;
+} norm_ticket;
+
+static int norm_gather(bw_rows *r, const int64_t *ids, int64_t n, float *out)
+{
+	bw_rows *in = r->ctx;
+	int st = in->gather(in, ids, n, out);
+	if (!st)
+		bw_normalize_rows(out, n, r->dim, r->threads);
+	return st;
+}
+
+static int norm_submit(bw_rows *r, const int64_t *ids, int64_t n, const bw_rows_dst *dst, void **ticket)
+{
+	bw_rows *in = r->ctx;
+	norm_ticket *k = bw_malloc(sizeof *k);
+	if (!k)
+		return BURROW_E_NOMEM;
+	*k = (norm_ticket){.x = dst->x, .n = n};
+	int st = in->submit(in, ids, n, dst, &k->inner);
+	if (st) {
+		bw_free(k);
+		return st;
+	}
+	*ticket = k;
+	return 0;
+}
+
+static int norm_wait(bw_rows *r, void *ticket)
+{
+	bw_rows *in = r->ctx;
+	norm_ticket *k = ticket;
+	int st = in->wait(in, k->inner);
+	if (!st)
+		bw_normalize_rows(k->x, k->n, r->dim, r->threads);
+	bw_free(k);
+	return st;
+}
+
+static int norm_poll(bw_rows *r, void *ticket)
+{
+	bw_rows *in = r->ctx;
+	return in->poll(in, ((norm_ticket *)ticket)->inner);
+}
+
+int bw_rows_normalized(bw_rows *r, bw_rows *inner)
+{
+	memset(r, 0, sizeof *r);
+	if (inner->on_device)
+		return bw_err(BURROW_E_UNSUPPORTED, "train: normalized features are read on the host; this source puts its "
+						    "rows on the device (use the cpu)");
+	r->num_rows = inner->num_rows;
+	r->dim = inner->dim;
+	r->gather = norm_gather;
+	r->submit = inner->submit ? norm_submit : NULL;
+	r->wait = inner->submit ? norm_wait : NULL;
+	r->poll = inner->poll ? norm_poll : NULL;
+	r->norms = inner->norms;
+	r->ctx = inner;
+	r->threads = inner->threads;
+	return 0;
+}
+
 int bw_rows_open_npy(bw_rows *r, const char *path)
 {
 	memset(r, 0, sizeof *r);

@@ -50,5 +50,12 @@ int bw_rows_open_npy(bw_rows *r, const char *path);
  * or submitted and waited for. */
 void bw_rows_from_store(bw_rows *r, burrow_store *s);
 void bw_rows_close(bw_rows *r);
+/* Rows of inner (borrowed: it must outlive r), each divided by its sum, a row summing to 0
+ * left as it is (opts.normalize_features), in gathers and submitted reads alike. A source that
+ * puts its rows on the device (on_device) is BURROW_E_UNSUPPORTED. */
+int bw_rows_normalized(bw_rows *r, bw_rows *inner);
+/* Divide each of the n rows of x [n, dim] by its sum (in double), a row summing to 0 left as
+ * it is (habits.c). */
+void bw_normalize_rows(float *x, int64_t n, int64_t dim, int threads);
 
 #endif /* BURROW_ROWS_H */

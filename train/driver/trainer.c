@@ -63,7 +63,10 @@ int bw_trainer_check_opts(const burrow_train_opts *o)
 		return bw_err(BURROW_E_INVAL, "train: unknown cache policy %d", o->cache_policy);
 	if (!burrow_store_engine_name(o->store_engine))
 		return bw_err(BURROW_E_INVAL, "train: unknown store engine %d", o->store_engine);
-	int st = burrow_device_check(o->device);
+	int st = bw_habits_check(o);
+	if (st)
+		return st;
+	st = burrow_device_check(o->device);
 	if (st || !o->sampler_device || !strcmp(o->sampler_device, "auto"))
 		return st;
 	if ((st = burrow_device_check(o->sampler_device)) < 0) {
@@ -127,16 +130,18 @@ static int read_all_rows(burrow_trainer *t)
 	const int64_t n = t->info->num_nodes, d = t->info->feat_dim, run = 16384;
 	t->feat_buf = bw_aligned_alloc(64, (size_t)(n * d) * sizeof(float) + 1);
 	int64_t *ids = bw_malloc((size_t)BW_MIN(n, run) * sizeof *ids + 1);
-	bw_rows src;
-	bw_rows_from_store(&src, t->store);
+	bw_rows store, norm, *src = &store;
+	bw_rows_from_store(&store, t->store);
 	int st = 0;
 	if (!t->feat_buf || !ids)
 		st = BURROW_E_NOMEM;
+	if (!st && t->o.normalize_features && !(st = bw_rows_normalized(&norm, &store)))
+		src = &norm;
 	for (int64_t r0 = 0; !st && r0 < n; r0 += run) {
 		const int64_t k = BW_MIN(run, n - r0);
 		for (int64_t i = 0; i < k; i++)
 			ids[i] = r0 + i;
-		st = src.gather(&src, ids, k, t->feat_buf + r0 * d);
+		st = src->gather(src, ids, k, t->feat_buf + r0 * d);
 	}
 	bw_free(ids);
 	if (st || (st = bw_tensor_from_host(&t->feat, t->be.dev, t->feat_buf, n, d)))
@@ -278,8 +283,12 @@ static int open_features(burrow_trainer *t)
 	if (st)
 		return st;
 	burrow_store_reset_stats(t->store);
-	bw_rows_from_store(&t->feat_rows, t->store);
-	return 0;
+	if (!t->o.normalize_features) {
+		bw_rows_from_store(&t->feat_rows, t->store);
+		return 0;
+	}
+	bw_rows_from_store(&t->store_rows, t->store);
+	return bw_rows_normalized(&t->feat_rows, &t->store_rows);
 }
 
 static int make_split_index(burrow_trainer *t)
@@ -334,6 +343,7 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 	t->best_params_epoch = -1;
 	t->reuse_layer0 = true;
 	t->wversion = 1;
+	bw_habits_init(&t->habits, o);
 	if (o->scratch_dir && !(t->scratch_dir = bw_strdup(o->scratch_dir))) {
 		st = BURROW_E_NOMEM;
 		goto fail;
@@ -355,6 +365,11 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 	if ((st = bw_backend_open(&t->be, kind, &bcfg)))
 		goto fail;
 	if (burrow_dataset_hetero(ds)) { /* a typed dataset: its own side (htrain.c) */
+		if (o->normalize_features) {
+			st = bw_err(BURROW_E_UNSUPPORTED, "%s: normalized features are not available for typed datasets in "
+							  "this version", bw_dataset_dir(ds));
+			goto fail;
+		}
 		snprintf(t->sampler_dev, sizeof t->sampler_dev, "cpu");
 		if ((st = bw_htrain_open(&t->typed, ds, o, &t->be)) || (st = make_split_index(t)))
 			goto fail;
@@ -449,6 +464,12 @@ int bw_trainer_not_typed(const burrow_trainer *t, const char *what)
 		      bw_dataset_dir(t->ds), what);
 }
 burrow_best burrow_trainer_best(const burrow_trainer *t) { return t->best; }
+bool burrow_trainer_should_stop(const burrow_trainer *t) { return bw_habits_stop(&t->habits, &t->o); }
+double burrow_trainer_lr(const burrow_trainer *t)
+{
+	bw_habits h = t->habits; /* what the next epoch will set */
+	return bw_habits_epoch_lr(&h, &t->o, t->epoch);
+}
 const char *burrow_trainer_sampler_device(const burrow_trainer *t) { return t->sampler_dev; }
 
 /* 0 when the weights cannot be read back from the device (not on the CPU) */
@@ -612,6 +633,8 @@ static void progress(const burrow_trainer *t, uint64_t done, uint64_t total)
 static int train_epoch(burrow_trainer *t, burrow_epoch_stats *es)
 {
 	memset(es, 0, sizeof *es);
+	/* the schedule's rate for this epoch (the same double as opts.lr under none) */
+	(t->typed ? t->typed->optim : t->optim)->lr = bw_habits_epoch_lr(&t->habits, &t->o, t->epoch);
 	if (t->typed) {
 		int st = bw_htrain_epoch(t->typed, &t->o, t->epoch, es);
 		if (!st)
@@ -733,7 +756,9 @@ static int evaluate(burrow_trainer *t, burrow_eval_stats *ev)
 	ev->test_acc = acc[BURROW_SPLIT_TEST];
 	ev->eval_s = bw_now_s() - t0;
 	/* without a valid split there is nothing to choose by: the latest evaluation is the best */
-	if (t->best.epoch < 0 || ev->valid_acc < 0 || ev->valid_acc > t->best.valid_acc) {
+	const bool improved = t->best.epoch < 0 || ev->valid_acc < 0 || ev->valid_acc > t->best.valid_acc;
+	bw_habits_evaluated(&t->habits, &t->o, ev->valid_acc, improved);
+	if (improved) {
 		t->best = (burrow_best){.epoch = t->epoch, .valid_acc = ev->valid_acc, .test_acc = ev->test_acc};
 		return t->typed ? 0 : bw_trainer_keep_best(t);
 	}
