@@ -174,8 +174,6 @@ Test(habits, patience_stops_where_a_resumed_run_stops)
 	cr_assert(stop > 3 && stop < 200, "%s", out);
 	free(out);
 	char la[16][40], sa[40], sb[40], lb[16][40];
-	(void)la;
-	(void)lb;
 	snprintf(args, sizeof args, "%s --epochs %d --checkpoint '%s/ck'", common, stop - 1, dir);
 	free(train(d, args, "b"));
 	snprintf(args, sizeof args, "%s --epochs 200 --checkpoint '%s/ck' --resume", common, dir);
