@@ -14,11 +14,12 @@ static int put_array(burrow_writer *w, const char *name, burrow_dtype t, int ndi
 {
 	char rel[128];
 	snprintf(rel, sizeof rel, "edge_split/%s.npy", name);
-	char *p = bw_writer_file(w, rel);
-	if (!p)
-		return bw_err(BURROW_E_NOMEM, "%s: cannot make its edge_split folder", bw_writer_dir(w));
+	char *p;
+	int st = bw_writer_file(w, rel, &p);
+	if (st)
+		return st;
 	const int64_t shape[2] = {rows, cols};
-	int st = bw_npy_save(p, t, ndim, shape, data, BW_NPY_ALIGN);
+	st = bw_writer_rebase(w, bw_npy_save(p, t, ndim, shape, data, BW_NPY_ALIGN));
 	bw_free(p);
 	return st;
 }
@@ -113,14 +114,9 @@ int bw_link_split_put(burrow_writer *w, const bw_link_split *e)
 			st = put_array(w, name, BURROW_DTYPE_I32, 1, e->n_pos[s], 0, e->year[s]);
 		}
 	}
-	char *dir = st ? NULL : bw_writer_file(w, "edge_split/.");
-	if (!st && dir) {
-		char *d = bw_dirname(dir);
-		st = d ? bw_fsync_dir(d) : BURROW_E_NOMEM;
-		bw_free(d);
-	} else if (!st) {
-		st = BURROW_E_NOMEM;
-	}
+	char *dir = NULL; /* edge_split/ itself, fsynced as commit fsyncs split/ */
+	if (!st && !(st = bw_writer_file(w, "edge_split/.", &dir)))
+		st = bw_writer_rebase(w, bw_fsync_dir(dir));
 	bw_free(dir);
 	return st ? st : meta(w, e);
 }

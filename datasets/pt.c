@@ -301,11 +301,12 @@ static int op_persid(bw_pt *pt)
 			    member, (long long)numel, STYPE[stype].size, (unsigned long long)bytes);
 	if (pt->nstor >= MAX_TENSORS)
 		return perr(pt, BURROW_E_FORMAT, "more than %d storages", MAX_TENSORS);
+	const pt_storage stor = {.stype = stype, .entry = e, .numel = numel, .key_off = key->off, .key_len = key->len};
+	/* key points into pt->v, which push_new may move */
 	if ((st = bw_grow(&pt->storages, &pt->stcap, pt->nstor + 1, sizeof *pt->storages, true)) ||
 	    (st = push_new(pt, PK_STORAGE, &id)))
 		return st;
-	pt->storages[pt->nstor] = (pt_storage){.stype = stype, .entry = e, .numel = numel, .key_off = key->off,
-					       .key_len = key->len};
+	pt->storages[pt->nstor] = stor;
 	pt->v[id].i = (int64_t)pt->nstor++;
 	return 0;
 }

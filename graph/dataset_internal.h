@@ -20,14 +20,15 @@ int bw_writer_graph_begin(burrow_writer *w, const int64_t *indptr, int64_t num_n
 int bw_writer_graph_append(burrow_writer *w, const void *ids, int64_t n);
 int bw_writer_graph_end(burrow_writer *w);
 struct cJSON;
-/* Parts of a dataset beyond the base layout (edge splits): bw_writer_file is the path of rel
- * inside the writer's temporary directory, its folder made (NULL: out of memory, or the
- * folder could not be made, with the message set; bw_free it), for the caller to write;
+/* Parts of a dataset beyond the base layout (edge splits): bw_writer_file sets *path to rel
+ * inside the writer's temporary directory (bw_free it), its folder made, for the caller to write;
  * bw_writer_meta_add puts item (taken, freed on failure too) into meta.json under key;
- * bw_writer_dir is the final directory (for messages). All before commit. */
-char *bw_writer_file(burrow_writer *w, const char *rel);
+ * bw_writer_dir is the final directory (for messages); bw_writer_rebase makes a message about
+ * a file inside the temporary directory name the final one. All before commit. */
+int bw_writer_file(burrow_writer *w, const char *rel, char **path);
 int bw_writer_meta_add(burrow_writer *w, const char *key, struct cJSON *item);
 const char *bw_writer_dir(const burrow_writer *w);
+int bw_writer_rebase(const burrow_writer *w, int status);
 /* CSR entries written so far (after put_graph or put_builder). */
 int64_t bw_writer_num_edges(const burrow_writer *w);
 

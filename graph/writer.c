@@ -974,16 +974,17 @@ int64_t bw_writer_num_edges(const burrow_writer *w) { return w->num_edges; }
 
 /* ---------------------------------------------------------------- parts beyond the base layout */
 
-char *bw_writer_file(burrow_writer *w, const char *rel)
+int bw_writer_file(burrow_writer *w, const char *rel, char **path)
 {
 	char *p = tmp_path(w, rel), *dir = p ? bw_dirname(p) : NULL;
-	int st = dir ? bw_mkdir_p(dir, 0755) : BURROW_E_NOMEM;
+	int st = dir ? REBASE(w, bw_mkdir_p(dir, 0755)) : BURROW_E_NOMEM;
 	bw_free(dir);
 	if (st) {
 		bw_free(p);
-		return NULL;
+		p = NULL;
 	}
-	return p;
+	*path = p;
+	return st;
 }
 
 int bw_writer_meta_add(burrow_writer *w, const char *key, cJSON *item)
@@ -1002,3 +1003,5 @@ int bw_writer_meta_add(burrow_writer *w, const char *key, cJSON *item)
 }
 
 const char *bw_writer_dir(const burrow_writer *w) { return w->dir; }
+
+int bw_writer_rebase(const burrow_writer *w, int status) { return REBASE(w, status); }

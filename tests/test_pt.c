@@ -9,8 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <unistd.h>
 #include <zip.h>
+#include <zlib.h>
 
 TU_SCRATCH_SUITE(pt, 120);
 
@@ -410,6 +412,114 @@ Test(pt, refuses_non_zip_and_bad_legacy)
 	cr_assert(strstr(burrow_last_error(), "x.pt: not a torch.save file"), "%s", burrow_last_error());
 	free(path);
 	free(dir);
+}
+
+/* ---------------------------------------------------------------- prep of a link dataset */
+
+/* text gzip'ed into a fresh buffer (*n bytes; free it). */
+static void *gz(const char *text, size_t *n)
+{
+	uLongf cap = compressBound((uLong)strlen(text)) + 64;
+	uint8_t *out = malloc(cap);
+	z_stream z = {0};
+	cr_assert_eq(deflateInit2(&z, 9, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY), Z_OK);
+	z.next_in = (Bytef *)text;
+	z.avail_in = (uInt)strlen(text);
+	z.next_out = out;
+	z.avail_out = (uInt)cap;
+	cr_assert_eq(deflate(&z, Z_FINISH), Z_STREAM_END);
+	*n = z.total_out;
+	deflateEnd(&z);
+	return out;
+}
+
+/* A tiny ogbl-ddi zip (OGB's layout) in dir: 4 nodes, train edges EDGE, valid and test with
+ * negatives (the same rows), made of hand-built .pt files. */
+static char *ddi_zip(const char *dir)
+{
+	pk p[2];
+	begin(&p[0]);
+	str(&p[0], "edge");
+	tensor(&p[0], "LongStorage", "0", 6, 0, 2, (int64_t[]){3, 2}, (int64_t[]){2, 1});
+	end(&p[0]);
+	begin(&p[1]);
+	str(&p[1], "edge");
+	tensor(&p[1], "LongStorage", "0", 6, 0, 2, (int64_t[]){3, 2}, (int64_t[]){2, 1});
+	str(&p[1], "edge_neg");
+	tensor(&p[1], "LongStorage", "0", 6, 0, 2, (int64_t[]){3, 2}, (int64_t[]){2, 1});
+	end(&p[1]);
+	char *pts[2] = {write_pt(&p[0], 3), write_pt(&p[1], 3)};
+	size_t len[5];
+	void *raw[3] = {gz("0,1\n1,2\n2,3\n", &len[0]), gz("4\n", &len[1]), gz("3\n", &len[2])};
+	void *ptd[2] = {tu_read(pts[0], &len[3]), tu_read(pts[1], &len[4])};
+	char *path = tu_path(dir, "ddi.zip");
+	int err;
+	zip_t *za = zip_open(path, ZIP_CREATE | ZIP_TRUNCATE, &err);
+	const char *names[] = {"ddi/raw/edge.csv.gz", "ddi/raw/num-node-list.csv.gz", "ddi/raw/num-edge-list.csv.gz",
+			       "ddi/split/target/train.pt", "ddi/split/target/valid.pt", "ddi/split/target/test.pt"};
+	const void *data[] = {raw[0], raw[1], raw[2], ptd[0], ptd[1], ptd[1]};
+	const size_t n[] = {len[0], len[1], len[2], len[3], len[4], len[4]};
+	for (int k = 0; k < 6; k++)
+		cr_assert_geq(zip_file_add(za, names[k], zip_source_buffer(za, data[k], n[k], 0), 0), 0);
+	cr_assert_eq(zip_close(za), 0);
+	for (int k = 0; k < 3; k++)
+		free(raw[k]);
+	for (int k = 0; k < 2; k++) {
+		free(ptd[k]);
+		free(pts[k]);
+	}
+	return path;
+}
+
+static int entries(const char *d)
+{
+	DIR *dd = opendir(d);
+	int k = 0;
+	struct dirent *e;
+	while (dd && (e = readdir(dd)))
+		k += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	if (dd)
+		closedir(dd);
+	return k;
+}
+
+/* prep of an ogbl zip under failing allocations: an error, nothing left behind (no output,
+ * no temporary, no copied-out .pt), every byte freed; then the dataset opens. */
+Test(pt, prep_link_fails_allocations_cleanly)
+{
+	char *src = tu_tmpdir(), *root = tu_tmpdir(), *zip = ddi_zip(src), *out = tu_path(root, "ddi");
+	burrow_prep_opts o;
+	burrow_prep_defaults(&o);
+	o.root = root;
+	o.out = out;
+	o.download = false;
+	int k;
+	for (k = 0; k < 5000; k++) {
+		size_t before = tu_mem_now();
+		bw_mem_fail_after(k);
+		int st = burrow_prep(zip, &o, NULL, 0);
+		bw_mem_fail_after(-1);
+		cr_assert_eq(tu_mem_now(), before, "allocation %d failed: bytes not freed", k);
+		if (st == 0)
+			break;
+		cr_assert_lt(st, 0);
+		cr_assert_eq(entries(root), 0, "allocation %d failed (%s): leftovers in %s", k, burrow_last_error(), root);
+	}
+	cr_assert_lt(k, 5000);
+	cr_assert_gt(k, 10, "only %d allocations: is the hook working?", k);
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, out), 0, "%s", burrow_last_error());
+	cr_assert_eq(burrow_dataset_get_info(ds)->num_edges, 6);
+	burrow_dataset_close(ds);
+	char *neg = tu_path(out, "edge_split/test_neg.npy");
+	cr_assert(tu_exists(neg));
+	free(neg);
+	tu_rmrf(src);
+	tu_rmrf(root);
+	free(src);
+	free(root);
+	free(zip);
+	free(out);
 }
 
 /* ---------------------------------------------------------------- real torch files */
