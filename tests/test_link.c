@@ -146,3 +146,193 @@ Test(link_data, info_prints_and_verifies)
 	free(out);
 	free(dir);
 }
+
+/* ------------------------------------------------------------ the edge sampler */
+
+TU_SCRATCH_SUITE(link_sampler, 120);
+
+typedef struct link_fixture {
+	burrow_dataset *ds;
+	const burrow_csr *g;
+	burrow_edge_split tr;
+} link_fixture;
+
+static void fixture_open(link_fixture *f, int64_t nodes)
+{
+	char *src = tu_weak_csbm(tu_dir, nodes, 8), *out = tu_path(tu_dir, "link");
+	const tu_link_cfg cfg = {.frac = {0.85, 0.05, 0.1}, .seed = 3, .neg = "pairs", .num_neg = 1};
+	tu_link_dataset(src, out, &cfg);
+	cr_assert_eq(burrow_dataset_open(&f->ds, out), 0, "%s", burrow_last_error());
+	f->g = burrow_dataset_graph(f->ds);
+	cr_assert_eq(burrow_dataset_edge_split(f->ds, BURROW_SPLIT_TRAIN, &f->tr), 0);
+	free(src);
+	free(out);
+}
+
+/* Edges of b's blocks that are the batch's positives or their reverses; every block edge
+ * checked to be a real graph edge on the way. */
+static int64_t excluded_seen(const burrow_csr *g, const burrow_edge_batch *eb)
+{
+	const burrow_batch *b = eb->nodes;
+	const int64_t *ids = b->input_ids;
+	int64_t seen = 0;
+	for (int l = 0; l < b->num_layers; l++) {
+		const burrow_block *blk = &b->blocks[l];
+		for (int64_t i = 0; i < blk->num_dst; i++)
+			for (int64_t e = blk->indptr[i]; e < blk->indptr[i + 1]; e++) {
+				const int64_t a = ids[i], c = ids[blk->indices[e]];
+				int64_t real = 0;
+				for (int64_t j = g->indptr[a]; j < g->indptr[a + 1]; j++)
+					real += burrow_csr_index(g, j) == c;
+				cr_assert(real > 0, "block %d: %lld -> %lld is no graph edge", l, (long long)a, (long long)c);
+				for (int64_t q = 0; q < eb->num_pos; q++) {
+					const int64_t u = b->seeds[eb->src[q]], v = b->seeds[eb->dst[q]];
+					seen += (a == u && c == v) || (a == v && c == u);
+				}
+			}
+	}
+	return seen;
+}
+
+/* Walk every block of every batch of two epochs: no excluded edge appears; with exclusion
+ * off the same walk finds them (the check can fail). */
+Test(link_sampler, batch_edges_excluded_from_blocks)
+{
+	link_fixture f;
+	fixture_open(&f, 400);
+	for (int on = 0; on < 2; on++) {
+		burrow_edge_sampler_opts o;
+		burrow_edge_sampler_defaults(&o);
+		o.num_layers = 2;
+		o.fanouts[0] = -1;
+		o.fanouts[1] = 4;
+		o.batch_size = 64;
+		o.neg = 2;
+		o.seed = 11;
+		o.exclude = on;
+		burrow_edge_sampler *s;
+		cr_assert_eq(burrow_edge_sampler_open(&s, f.g, f.tr.pos, f.tr.num_pos, &o), 0, "%s", burrow_last_error());
+		int64_t seen = 0;
+		for (int64_t ep = 0; ep < 2; ep++)
+			for (int64_t k = 0; k < burrow_edge_sampler_num_batches(s); k++) {
+				burrow_edge_batch *eb;
+				cr_assert_eq(burrow_edge_sampler_batch(s, ep, k, &eb), 0, "%s", burrow_last_error());
+				seen += excluded_seen(f.g, eb);
+				burrow_edge_sampler_release(s, eb);
+			}
+		if (on)
+			cr_assert_eq(seen, 0, "%lld excluded edges in the blocks", (long long)seen);
+		else
+			cr_assert_gt(seen, 100, "without exclusion the walk must find the positives (%lld)", (long long)seen);
+		burrow_edge_sampler_close(s);
+	}
+	burrow_dataset_close(f.ds);
+}
+
+/* The pairs: positives first (an epoch's batches cover each training edge once), then neg
+ * per positive sharing its source; labels 1 then 0; seeds distinct and sorted. */
+Test(link_sampler, pairs_and_negatives)
+{
+	link_fixture f;
+	fixture_open(&f, 300);
+	burrow_edge_sampler_opts o;
+	burrow_edge_sampler_defaults(&o);
+	o.num_layers = 2;
+	o.batch_size = 50;
+	o.neg = 3;
+	burrow_edge_sampler *s;
+	cr_assert_eq(burrow_edge_sampler_open(&s, f.g, f.tr.pos, f.tr.num_pos, &o), 0);
+	int64_t *hit = calloc((size_t)f.tr.num_pos, sizeof *hit), negs_differ = 0;
+	for (int64_t k = 0; k < burrow_edge_sampler_num_batches(s); k++) {
+		burrow_edge_batch *eb;
+		cr_assert_eq(burrow_edge_sampler_batch(s, 0, k, &eb), 0);
+		const int64_t *sd = eb->nodes->seeds;
+		cr_assert_eq(eb->num_pairs, 4 * eb->num_pos);
+		for (int64_t i = 1; i < eb->nodes->num_seeds; i++)
+			cr_assert_lt(sd[i - 1], sd[i]);
+		for (int64_t q = 0; q < eb->num_pairs; q++) {
+			cr_assert_eq(eb->label[q], q < eb->num_pos ? 1.0f : 0.0f);
+			cr_assert(eb->src[q] >= 0 && eb->src[q] < eb->nodes->num_seeds);
+			cr_assert(eb->dst[q] >= 0 && eb->dst[q] < eb->nodes->num_seeds);
+		}
+		for (int64_t i = 0; i < eb->num_pos; i++) {
+			const int64_t u = sd[eb->src[i]], v = sd[eb->dst[i]];
+			int64_t j = 0;
+			while (j < f.tr.num_pos && !(f.tr.pos[2 * j] == u && f.tr.pos[2 * j + 1] == v && !hit[j]))
+				j++;
+			cr_assert_lt(j, f.tr.num_pos, "positive %lld -> %lld is not a training edge", (long long)u, (long long)v);
+			hit[j] = 1;
+			for (int n = 0; n < 3; n++) {
+				const int64_t q = eb->num_pos + i * 3 + n;
+				cr_assert_eq(sd[eb->src[q]], u);
+				negs_differ += sd[eb->dst[q]] != v;
+			}
+		}
+		burrow_edge_sampler_release(s, eb);
+	}
+	for (int64_t j = 0; j < f.tr.num_pos; j++)
+		cr_assert_eq(hit[j], 1, "training edge %lld not in the epoch", (long long)j);
+	cr_assert_gt(negs_differ, f.tr.num_pos * 2);
+	free(hit);
+	burrow_edge_sampler_close(s);
+	burrow_dataset_close(f.ds);
+}
+
+static bool same_batch(const burrow_batch *a, const burrow_batch *b)
+{
+	if (a->num_input != b->num_input || a->num_seeds != b->num_seeds || a->num_layers != b->num_layers ||
+	    memcmp(a->input_ids, b->input_ids, (size_t)a->num_input * sizeof *a->input_ids))
+		return false;
+	for (int l = 0; l < a->num_layers; l++) {
+		const burrow_block *x = &a->blocks[l], *y = &b->blocks[l];
+		if (x->num_dst != y->num_dst || x->num_src != y->num_src || x->num_edges != y->num_edges ||
+		    memcmp(x->indptr, y->indptr, (size_t)(x->num_dst + 1) * sizeof *x->indptr) ||
+		    memcmp(x->indices, y->indices, (size_t)x->num_edges * sizeof *x->indices))
+			return false;
+	}
+	return true;
+}
+
+/* Without exclusion the edge sampler's blocks are the sampling kernel's for the same seeds
+ * and key (the expander draws as the kernel does); threads 1 and 2 give the same bits. */
+Test(link_sampler, expander_draws_as_the_kernel_and_threads_agree)
+{
+	link_fixture f;
+	fixture_open(&f, 3000);
+	burrow_edge_sampler *s[3];
+	for (int v = 0; v < 3; v++) {
+		burrow_edge_sampler_opts o;
+		burrow_edge_sampler_defaults(&o);
+		o.num_layers = 3;
+		o.fanouts[0] = 40; /* past BW_SMALL_FANOUT: Floyd's hash set */
+		o.batch_size = 256;
+		o.seed = 5;
+		o.exclude = v != 0;
+		o.threads = v == 2 ? 2 : 1;
+		cr_assert_eq(burrow_edge_sampler_open(&s[v], f.g, f.tr.pos, f.tr.num_pos, &o), 0);
+	}
+	bw_sample_ctx c;
+	bw_sampled ref = {0};
+	cr_assert_eq(bw_sample_ctx_init(&c, 1, 40), 0);
+	const int fan[3] = {40, 10, 5};
+	for (int64_t k = 0; k < 3; k++) {
+		burrow_edge_batch *a, *b, *d;
+		cr_assert_eq(burrow_edge_sampler_batch(s[0], 1, k, &a), 0);
+		cr_assert_eq(burrow_edge_sampler_batch(s[1], 1, k, &b), 0);
+		cr_assert_eq(burrow_edge_sampler_batch(s[2], 1, k, &d), 0);
+		cr_assert_eq(bw_sample_batch(&c, f.g, a->nodes->seeds, a->nodes->num_seeds, 3, fan,
+					     bw_key(bw_key(5, 1), (uint64_t)k), &ref), 0);
+		cr_assert(same_batch(a->nodes, &ref.pub), "batch %lld differs from the kernel's", (long long)k);
+		cr_assert(!same_batch(b->nodes, &ref.pub), "exclusion changed nothing");
+		cr_assert(same_batch(b->nodes, d->nodes), "threads 1 and 2 differ at batch %lld", (long long)k);
+		cr_assert_eq(memcmp(b->dst, d->dst, (size_t)b->num_pairs * sizeof *b->dst), 0);
+		burrow_edge_sampler_release(s[0], a);
+		burrow_edge_sampler_release(s[1], b);
+		burrow_edge_sampler_release(s[2], d);
+	}
+	bw_sampled_free_arrays(&ref);
+	bw_sample_ctx_free(&c);
+	for (int v = 0; v < 3; v++)
+		burrow_edge_sampler_close(s[v]);
+	burrow_dataset_close(f.ds);
+}
