@@ -336,3 +336,71 @@ Test(link_sampler, expander_draws_as_the_kernel_and_threads_agree)
 		burrow_edge_sampler_close(s[v]);
 	burrow_dataset_close(f.ds);
 }
+
+/* ------------------------------------------------------------ the scorer and its loss */
+
+#include "../train/compute/scorer.h"
+
+TestSuite(link_scorer, .timeout = 60);
+
+/* The backward of both scorers against central differences of the loss, for h and for the
+ * mlp's weights; pairs share nodes (and one pairs a node with itself). */
+Test(link_scorer, backward_matches_finite_differences)
+{
+	enum { R = 6, D = 5, P = 7 };
+	const int32_t src[P] = {0, 1, 2, 3, 0, 4, 5}, dst[P] = {1, 2, 3, 0, 5, 4, 1};
+	const float lab[P] = {1, 1, 1, 0, 0, 0, 1};
+	float h[R * D];
+	bw_rng r;
+	bw_rng_seed(&r, 9);
+	for (int i = 0; i < R * D; i++)
+		h[i] = (float)(2 * bw_rng_uniform(&r) - 1);
+	for (int kind = 0; kind < 2; kind++) {
+		bw_scorer *s;
+		cr_assert_eq(bw_scorer_open(&s, kind, D, 17, 1), 0);
+		for (int64_t i = 0; i < s->num_params; i++) /* biases too, off zero */
+			s->params[i] += (float)(0.3 * (2 * bw_rng_uniform(&r) - 1));
+		float gh[R * D] = {0}, gp[64];
+		double loss, lp, lm;
+		cr_assert_eq(bw_scorer_loss(s, h, src, dst, lab, P, &loss, gh), 0);
+		memcpy(gp, s->grads, (size_t)s->num_params * sizeof *gp);
+		float junk[R * D];
+		const double eps = 2e-3;
+		for (int i = 0; i < R * D; i++) {
+			const float keep = h[i];
+			h[i] = keep + (float)eps;
+			bw_scorer_loss(s, h, src, dst, lab, P, &lp, junk);
+			h[i] = keep - (float)eps;
+			bw_scorer_loss(s, h, src, dst, lab, P, &lm, junk);
+			h[i] = keep;
+			const double fd = (lp - lm) / (2 * eps);
+			cr_assert(fabs(fd - gh[i]) <= 2e-3 + 2e-2 * fabs(fd), "kind %d dh[%d]: backward %g, differences %g", kind,
+				  i, (double)gh[i], fd);
+		}
+		for (int64_t i = 0; i < s->num_params; i++) {
+			const float keep = s->params[i];
+			s->params[i] = keep + (float)eps;
+			bw_scorer_loss(s, h, src, dst, lab, P, &lp, junk);
+			s->params[i] = keep - (float)eps;
+			bw_scorer_loss(s, h, src, dst, lab, P, &lm, junk);
+			s->params[i] = keep;
+			const double fd = (lp - lm) / (2 * eps);
+			cr_assert(fabs(fd - gp[i]) <= 2e-3 + 2e-2 * fabs(fd), "mlp dparam[%lld]: backward %g, differences %g",
+				  (long long)i, (double)gp[i], fd);
+		}
+		/* the loss itself: mean softplus(s) - y s of the scores */
+		float sc[P];
+		cr_assert_eq(bw_scorer_score(s, h, src, dst, P, sc), 0);
+		double ref = 0;
+		for (int i = 0; i < P; i++)
+			ref += log1p(exp(sc[i])) - lab[i] * sc[i];
+		cr_assert_float_eq(loss, ref / P, 1e-6);
+		if (kind == 0) {
+			double dot = 0;
+			for (int j = 0; j < D; j++)
+				dot += (double)h[0 * D + j] * h[1 * D + j];
+			cr_assert_float_eq(sc[0], dot, 1e-5);
+		}
+		bw_scorer_close(s);
+	}
+}
