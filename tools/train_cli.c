@@ -103,12 +103,10 @@ int train_cli_restore(const char *cmd, const char *dir, const char *ckpt, const 
 		return EXIT_FAIL;
 	}
 	/* each message names its cause: the checkpoint's model (read_opts, load), the dataset
-	 * (its open, the trainer's features and labels), the machine (memory, the device); eval
-	 * scores typed models too, embed and predict read homogeneous graphs only */
+	 * (its open, the trainer's features and labels), the machine (memory, the device); typed
+	 * models too (the library says what of embed and predict a typed model lacks) */
 	st = burrow_checkpoint_read_opts(path, &o);
-	if (st >= 0 && (st = burrow_dataset_open(ds, dir)) >= 0 &&
-	    ((strcmp(cmd, "eval") && cli_homogeneous(cmd, dir, *ds) != EXIT_OK) ||
-	     same_kind(cmd, path, dir, *ds, &o) != EXIT_OK)) {
+	if (st >= 0 && (st = burrow_dataset_open(ds, dir)) >= 0 && same_kind(cmd, path, dir, *ds, &o) != EXIT_OK) {
 		free(path);
 		burrow_dataset_close(*ds);
 		*ds = NULL;

@@ -299,6 +299,48 @@ BURROW_API int burrow_trainer_predict(burrow_trainer *t,
 				      bool proba,           /* probabilities instead of classes */
 				      const char *out_npy); /* written atomically */
 
+/* ---------------------------------------------------------------- metrics */
+
+/* OGB's Evaluator (ogb/nodeproppred, ogb/linkproppred), in O(n log n) by sorting (MRR: O(npos k)).
+ * Scores must be finite: the first that is not (of those a metric reads) is BURROW_E_RANGE
+ * naming it; a metric with nothing to score is BURROW_E_INVAL. Results are doubles; scores are
+ * compared as float32, as OGB's torch tensors compare them.
+ *
+ *     double auc;
+ *     int64_t tasks;
+ *     burrow_metric_rocauc_tasks(proba, labels, n, T, valid, nvalid, &auc, &tasks);  // ogbn-proteins
+ *     burrow_metric_hits(pos, npos, neg, nneg, 50, &hits);                          // ogbl-collab
+ */
+
+/* ROC-AUC of positives against negatives, ties counted half (sklearn's roc_auc_score, the
+ * Mann-Whitney U with average ranks): the share of (positive, negative) pairs where the positive
+ * scores higher. npos and nneg must be > 0 (BURROW_E_INVAL). */
+BURROW_API int burrow_metric_auc(const float *pos, int64_t npos, /* [npos] scores of positives, borrowed */
+				 const float *neg, int64_t nneg, /* [nneg] scores of negatives, borrowed */
+				 double *out);                   /* out: in [0, 1] */
+/* ogbn-proteins: ROC-AUC per task over the rows whose label is 0 or 1 (-1 skipped), averaged over the tasks that
+ * have both classes among those rows (*scored gets their count; none: BURROW_E_INVAL). scores and labels [n, T]
+ * row-major; rows (NULL = all n) picks the rows scored (a split). A label other than -1, 0, 1 or a row outside
+ * [0, n) is BURROW_E_RANGE naming it. */
+BURROW_API int burrow_metric_rocauc_tasks(const float *scores,  /* [n, T] row-major, borrowed */
+					  const int8_t *labels, /* [n, T] row-major: 1, 0, -1 unknown, borrowed */
+					  int64_t n, int64_t T,
+					  const int64_t *rows,  /* [nrows] row ids, borrowed; NULL = all n */
+					  int64_t nrows,
+					  double *out,          /* out: mean ROC-AUC over the scored tasks */
+					  int64_t *scored);     /* out (may be NULL): tasks averaged */
+/* Hits@K: the share of positives scoring strictly above the K-th highest negative; 1 when nneg < K
+ * (OGB's rule). npos > 0 and k > 0 (BURROW_E_INVAL). */
+BURROW_API int burrow_metric_hits(const float *pos, int64_t npos, /* [npos], borrowed */
+				  const float *neg, int64_t nneg, /* [nneg], the same for every positive, borrowed */
+				  int k, double *out);            /* out: in [0, 1] */
+/* MRR: neg [npos, K] row-major, positive i against its K negatives; rank = 1 + (#neg > pos + #neg >= pos) / 2
+ * (OGB's optimistic/pessimistic average); mean of 1 / rank. npos > 0 and k > 0 (BURROW_E_INVAL). */
+BURROW_API int burrow_metric_mrr(const float *pos,    /* [npos], borrowed */
+				 const float *neg,    /* [npos, k] row-major: row i the negatives of positive i, borrowed */
+				 int64_t npos, int64_t k,
+				 double *out);        /* out: in (0, 1] */
+
 #ifdef __cplusplus
 }
 #endif

@@ -22,7 +22,7 @@ from ._lib import lib
 
 __all__ = ["Error", "version", "Dataset", "NodeType", "FeatureStore", "Ticket", "Sampler", "Batch", "Block",
            "TypedSampler", "TypedBatch", "Trainer",
-           "gen_csbm", "gen_rmat", "gen_papers", "prep", "import_graph", "partition"]
+           "gen_csbm", "gen_rmat", "gen_papers", "prep", "import_graph", "partition", "metrics"]
 
 log = logging.getLogger("burrow")
 _LEVELS = {0: logging.ERROR, 1: logging.WARNING, 2: logging.INFO, 3: logging.DEBUG}
@@ -1029,3 +1029,6 @@ def partition(dataset, parts=2, **kw):
     d = _sdict(s)
     d["phases"] = [{"name": p.name.decode(), "seconds": p.seconds} for p in s.phases[:s.num_phases]]
     return d
+
+
+from . import metrics  # noqa: E402  (burrow.metrics: OGB's metrics; it uses _check above)

@@ -304,3 +304,19 @@ for _name, _res, _args in [
         _decl(_name, _res, *_args)
     except AttributeError:
         missing.add(_name)
+
+
+# OGB's metrics (include/burrow/train.h, "metrics"): a library built before them lacks them, and
+# burrow.metrics raises burrow.Error naming the missing call
+F32P = POINTER(ctypes.c_float)
+for _name, _res, _args in [
+    ("burrow_metric_auc", c_int, (F32P, c_int64, F32P, c_int64, POINTER(c_double))),
+    ("burrow_metric_rocauc_tasks", c_int, (F32P, POINTER(ctypes.c_int8), c_int64, c_int64, I64P, c_int64,
+                                           POINTER(c_double), I64P)),
+    ("burrow_metric_hits", c_int, (F32P, c_int64, F32P, c_int64, c_int, POINTER(c_double))),
+    ("burrow_metric_mrr", c_int, (F32P, F32P, c_int64, c_int64, POINTER(c_double))),
+]:
+    try:
+        _decl(_name, _res, *_args)
+    except AttributeError:
+        missing.add(_name)

@@ -561,25 +561,35 @@ static int gat_forward(const bw_backend *be, bw_hmodel *m, hrel *x, const bw_blo
 	return bw_bias_add(be, z, x->b, x->out);
 }
 
-/* z += relation r's term at layer l. */
-static int rel_forward(const bw_backend *be, bw_hmodel *m, const bw_hbatch *b, int l, int r, bool training,
-		       uint64_t key, bw_tensor *z)
+/* z += relation r's term at layer l over block k: xs its source rows, xd its destinations' own. */
+static int rel_term(const bw_backend *be, bw_hmodel *m, int l, int r, const bw_block *k, const bw_tensor *xs,
+		    const bw_tensor *xd, bool training, uint64_t key, bw_tensor *z)
 {
 	int st;
 	hrel *x = &m->rel[l][r];
-	const bw_block *k = b->blocks[l][r];
-	const bw_tensor *xs = input(m, b, l, x->src);
-	const bw_tensor xd = bw_tensor_rows(input(m, b, l, x->dst), 0, k->num_dst);
 	if (m->cfg.kind == BURROW_MODEL_RGAT) {
 		const float p = training ? m->cfg.attn_dropout : 0.0f;
-		return gat_forward(be, m, x, k, xs, &xd, p, bw_key(bw_key(key, TAG_ATTN), (uint64_t)r), z);
+		return gat_forward(be, m, x, k, xs, xd, p, bw_key(bw_key(key, TAG_ATTN), (uint64_t)r), z);
 	}
 	if (m->cfg.kind == BURROW_MODEL_RSAGE) {
 		const bw_tensor ws = bw_tensor_view(be->dev, x->w_self, x->in_dst, x->out);
-		TRY(bw_matmul(be, &xd, false, &ws, false, 1.0f, 1.0f, z));
+		TRY(bw_matmul(be, xd, false, &ws, false, 1.0f, 1.0f, z));
 		TRY(bw_bias_add(be, z, x->b, x->out));
 	}
 	return mean_forward(be, m, x, k, xs, z);
+}
+
+/* z = R-GCN's self term of type t at layer l (its root weight and bias over xd), when it has one. */
+static int self_term(const bw_backend *be, bw_hmodel *m, int l, int t, const bw_tensor *xd, bw_tensor *z)
+{
+	const hself *s = &m->self[l][t];
+	if (!s->on)
+		return 0;
+	int st;
+	const int64_t out = out_width(&m->cfg, l);
+	const bw_tensor w = bw_tensor_view(be->dev, s->w, s->in, out);
+	TRY(bw_matmul(be, xd, false, &w, false, 1.0f, 1.0f, z));
+	return bw_bias_add(be, z, s->b, out);
 }
 
 /* Type t's output at level l + 1: every term, then for hidden layers ReLU and dropout. */
@@ -591,16 +601,16 @@ static int type_forward(const bw_backend *be, bw_hmodel *m, const bw_hbatch *b, 
 	bw_tensor *z = &m->h[l + 1][t];
 	TRY(bw_tensor_reshape(z, m->dev, nd, out));
 	TRY(bw_tensor_zero_rows(z, 0, nd));
-	const hself *s = &m->self[l][t];
-	if (s->on) { /* R-GCN's root weight and bias */
-		const bw_tensor xd = bw_tensor_rows(input(m, b, l, t), 0, nd);
-		const bw_tensor w = bw_tensor_view(be->dev, s->w, s->in, out);
-		TRY(bw_matmul(be, &xd, false, &w, false, 1.0f, 1.0f, z));
-		TRY(bw_bias_add(be, z, s->b, out));
+	const bw_tensor xself = bw_tensor_rows(input(m, b, l, t), 0, nd);
+	TRY(self_term(be, m, l, t, &xself, z));
+	for (int r = 0; r < m->cfg.num_rels; r++) {
+		const hrel *x = &m->rel[l][r];
+		if (!x->on || x->dst != t)
+			continue;
+		const bw_block *k = b->blocks[l][r];
+		const bw_tensor xd = bw_tensor_rows(input(m, b, l, x->dst), 0, k->num_dst);
+		TRY(rel_term(be, m, l, r, k, input(m, b, l, x->src), &xd, training, key, z));
 	}
-	for (int r = 0; r < m->cfg.num_rels; r++)
-		if (m->rel[l][r].on && m->rel[l][r].dst == t)
-			TRY(rel_forward(be, m, b, l, r, training, key, z));
 	if (l + 1 == m->cfg.layers)
 		return 0;
 	TRY(bw_relu(be, z));
@@ -608,6 +618,35 @@ static int type_forward(const bw_backend *be, bw_hmodel *m, const bw_hbatch *b, 
 		return 0;
 	TRY(bw_dbuf_reserve(&m->mask[l][t], m->dev, (size_t)(nd * out) + 1));
 	return bw_dropout(be, z, m->mask[l][t].ptr, m->cfg.dropout, bw_key(key, (uint64_t)t));
+}
+
+int bw_hmodel_infer_layer(const bw_backend *be, bw_hmodel *m, int l, int t, const bw_tensor *xd,
+			  bw_block *const *blocks, const bw_tensor *xs, bw_tensor *z)
+{
+	if (l < 0 || l >= m->cfg.layers || t < 0 || t >= m->cfg.num_types || !m->uses[l + 1][t])
+		return bw_err(BURROW_E_INVAL, "typed model: type %d has no output at layer %d", t, l);
+	const int64_t nd = xd->rows, out = out_width(&m->cfg, l);
+	if (xd->cols != in_width(&m->cfg, l, t))
+		return bw_err(BURROW_E_INVAL, "typed model: layer %d's input of type %d is %lld wide, not %lld", l, t,
+			      (long long)xd->cols, (long long)in_width(&m->cfg, l, t));
+	int st;
+	TRY(bw_tensor_reshape(z, m->dev, nd, out));
+	TRY(bw_tensor_zero_rows(z, 0, nd));
+	TRY(self_term(be, m, l, t, xd, z));
+	for (int r = 0; r < m->cfg.num_rels; r++) {
+		const hrel *x = &m->rel[l][r];
+		if (!x->on || x->dst != t)
+			continue;
+		bw_block *k = blocks[r];
+		if (!k || k->num_dst != nd || xs[r].rows != k->num_src || xs[r].cols != in_width(&m->cfg, l, x->src))
+			return bw_err(BURROW_E_INVAL, "typed model: layer %d, relation %d: block or source rows do not "
+						      "match %lld destinations", l, r, (long long)nd);
+		k->bipartite = true;
+		TRY(bw_block_prepare(k, false, false));
+		TRY(bw_block_upload(k, be->dev));
+		TRY(rel_term(be, m, l, r, k, &xs[r], xd, false, 0, z));
+	}
+	return l + 1 == m->cfg.layers ? 0 : bw_relu(be, z);
 }
 
 int bw_hmodel_forward(const bw_backend *be, bw_hmodel *m, const bw_hbatch *b, bool training, uint64_t seed,

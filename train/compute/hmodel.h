@@ -81,6 +81,13 @@ bool bw_hmodel_self_params(const bw_hmodel *m, int l, int t, bw_hparams *out);
  * no rows there. */
 int bw_hmodel_forward(const bw_backend *be, bw_hmodel *m, const bw_hbatch *b, bool training, uint64_t seed,
 		      const bw_tensor **logits);
+/* Inference of layer l alone for nd nodes of type t (layer-wise full-neighbor evaluation):
+ * z [nd, out] = their output at level l + 1, ReLU after a hidden layer, no dropout. xd [nd,
+ * in]: their own level-l rows; for each relation r that runs at l into t, blocks[r] (nd
+ * destinations -> local sources, marked bipartite, prepared and uploaded here) over xs[r], the
+ * level-l rows of those sources; other entries are not read. Same sums as the forward pass. */
+int bw_hmodel_infer_layer(const bw_backend *be, bw_hmodel *m, int l, int t, const bw_tensor *xd,
+			  bw_block *const *blocks, const bw_tensor *xs, bw_tensor *z);
 /* Backward from dL/dlogits: fills the grads; when gx is not NULL also dL/dx per type
  * (gx[t] [num_nodes[0][t], in_dim[t]], for learned embeddings). */
 int bw_hmodel_backward(const bw_backend *be, bw_hmodel *m, const bw_hbatch *b, const bw_tensor *glogits,

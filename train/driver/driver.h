@@ -105,6 +105,46 @@ int bw_trainer_infer(burrow_trainer *t, bw_infer_sink sink, void *ctx, int64_t *
 /* The same, stopping after layer `layers` (1-based, <= the model's): its output (a hidden
  * layer's after its activation, as the next layer reads it) goes to sink. */
 int bw_trainer_infer_upto(burrow_trainer *t, int layers, bw_infer_sink sink, void *ctx, int64_t *spilled_bytes);
+/* The same for a typed dataset's relational model (hinfer.c): the target type's logits,
+ * rows r0.. of the target type, go to sink. */
+int bw_trainer_hinfer(burrow_trainer *t, bw_infer_sink sink, void *ctx, int64_t *spilled_bytes);
+/* A layer's output in layer-wise inference, written in row order chunk by chunk: in memory
+ * while it fits half of `budget` bytes, else streamed to a scratch npy file (removed when
+ * freed, or if the command is interrupted); sealed, it is the next layer's rows. */
+typedef struct bw_layer_buf {
+	int64_t n, dim;
+	float *mem;      /* [n, dim] (owned), or NULL: */
+	bw_npy_writer w; /* the spill being written */
+	bool writing;
+	char *path;      /* the spill file (owned) */
+	int reg;         /* path's slot in the registry of temporaries */
+	bw_rows rows;    /* once sealed */
+	bool sealed;
+} bw_layer_buf;
+/* budget: bytes (INFINITY: none), normally bw_trainer_infer_budget(t). */
+int bw_layer_buf_open(burrow_trainer *t, bw_layer_buf *lb, int layer, int64_t n, int64_t dim, double budget);
+/* Rows [r0, r0 + z->rows) from z on the trainer's device; chunks come in row order. */
+int bw_layer_buf_put(burrow_trainer *t, bw_layer_buf *lb, int64_t r0, const bw_tensor *z);
+/* Commit a spill and open lb->rows over the whole output; *spilled grows by its bytes. */
+int bw_layer_buf_seal(burrow_trainer *t, bw_layer_buf *lb, int64_t *spilled);
+void bw_layer_buf_free(bw_layer_buf *lb);
+/* Bytes layer-wise inference may hold: opts.mem_bytes, or under RLIMIT_AS what is left of it,
+ * else INFINITY. */
+double bw_trainer_infer_budget(const burrow_trainer *t);
+/* The growable arrays of an inference chunk's block (infer.c, hinfer.c). */
+typedef struct bw_infer_chunk {
+	int64_t *ids;
+	int64_t ids_cap;
+	int64_t *indptr;
+	int64_t indptr_cap;
+	int32_t *indices;
+	int64_t indices_cap;
+	float *src_norm;
+	int64_t norm_cap;
+} bw_infer_chunk;
+void bw_infer_chunk_free(bw_infer_chunk *c);
+/* Grow *p (of *cap elements of elem bytes) to hold need, at least doubling. */
+int bw_infer_reserve(void **p, int64_t *cap, int64_t need, size_t elem);
 /* Evaluation with sampled neighborhoods (opts.eval_fanout) on the batch loader: correct and
  * labelled counts of the splits whose bit is set in `splits` (bit s for split s; the
  * others get 0 and 0), two batches in memory at a time. */

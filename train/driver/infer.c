@@ -12,19 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Growable arrays of the chunk being built. */
-typedef struct chunk {
-	int64_t *ids;      /* [ns] global id of each local source */
-	int64_t ids_cap;
-	int64_t *indptr;   /* [nd + 1] */
-	int64_t indptr_cap;
-	int32_t *indices;  /* [edges] local source ids */
-	int64_t indices_cap;
-	float *src_norm;   /* [ns] GCN */
-	int64_t norm_cap;
-} chunk;
-
-static int reserve(void **p, int64_t *cap, int64_t need, size_t elem)
+int bw_infer_reserve(void **p, int64_t *cap, int64_t need, size_t elem)
 {
 	if (need <= *cap)
 		return 0;
@@ -37,7 +25,7 @@ static int reserve(void **p, int64_t *cap, int64_t need, size_t elem)
 	return 0;
 }
 
-static void chunk_free(chunk *c)
+void bw_infer_chunk_free(bw_infer_chunk *c)
 {
 	bw_free(c->ids);
 	bw_free(c->indptr);
@@ -47,17 +35,17 @@ static void chunk_free(chunk *c)
 
 /* Rows [r0, r1) and their neighbors as a block. Fails only before touching t->map, which
  * the caller resets for blk's sources afterwards (blk is empty on failure). */
-static int build_chunk(burrow_trainer *t, chunk *c, int64_t r0, int64_t r1, bool graph, bw_block *blk)
+static int build_chunk(burrow_trainer *t, bw_infer_chunk *c, int64_t r0, int64_t r1, bool graph, bw_block *blk)
 {
 	const burrow_csr *g = t->graph;
 	const int64_t nd = r1 - r0;
 	const int64_t edges = graph ? g->indptr[r1] - g->indptr[r0] : 0;
 	int st;
 	memset(blk, 0, sizeof *blk);
-	if ((st = reserve((void **)&c->ids, &c->ids_cap, nd + edges, sizeof *c->ids)) ||
-	    (st = reserve((void **)&c->indptr, &c->indptr_cap, nd + 1, sizeof *c->indptr)) ||
-	    (st = reserve((void **)&c->indices, &c->indices_cap, BW_MAX(edges, 1), sizeof *c->indices)) ||
-	    (t->gcn_norm && (st = reserve((void **)&c->src_norm, &c->norm_cap, nd + edges, sizeof *c->src_norm))))
+	if ((st = bw_infer_reserve((void **)&c->ids, &c->ids_cap, nd + edges, sizeof *c->ids)) ||
+	    (st = bw_infer_reserve((void **)&c->indptr, &c->indptr_cap, nd + 1, sizeof *c->indptr)) ||
+	    (st = bw_infer_reserve((void **)&c->indices, &c->indices_cap, BW_MAX(edges, 1), sizeof *c->indices)) ||
+	    (t->gcn_norm && (st = bw_infer_reserve((void **)&c->src_norm, &c->norm_cap, nd + edges, sizeof *c->src_norm))))
 		return st;
 	int64_t ns = nd;
 	for (int64_t i = 0; i < nd; i++) {
@@ -121,26 +109,72 @@ static char *spill_path(burrow_trainer *t, int layer)
 	return bw_path_join(dir, name);
 }
 
-/* Where a hidden layer's output goes: memory, or a streamed npy file. */
-typedef struct layer_out {
-	float *mem;
-	bw_npy_writer w;
-	bool writing;
-	char *path;      /* the spill file once committed (owned) */
-	int reg;         /* path's slot in the registry of temporaries (when path is set) */
-} layer_out;
-
-static void drop_input(bw_rows *in, float **mem, char **path, int reg)
+double bw_trainer_infer_budget(const burrow_trainer *t)
 {
-	if (*path) {
-		bw_rows_close(in);
-		unlink(*path);
-		bw_tmp_drop(reg);
-		bw_free(*path);
-		*path = NULL;
+	size_t left, limit;
+	return t->o.mem_bytes > 0 ? (double)t->o.mem_bytes : bw_as_left(&left, &limit) ? (double)left : INFINITY;
+}
+
+int bw_layer_buf_open(burrow_trainer *t, bw_layer_buf *lb, int layer, int64_t n, int64_t dim, double budget)
+{
+	memset(lb, 0, sizeof *lb);
+	lb->n = n;
+	lb->dim = dim;
+	const double bytes = (double)n * (double)dim * sizeof(float);
+	if (bytes <= budget / 2)
+		return (lb->mem = bw_aligned_alloc(64, (size_t)(n * dim) * sizeof(float) + 1)) ? 0 : BURROW_E_NOMEM;
+	const int64_t shape[2] = {n, dim};
+	if (!(lb->path = spill_path(t, layer)))
+		return BURROW_E_NOMEM;
+	lb->reg = bw_tmp_add(lb->path); /* removed if the command is interrupted */
+	int st = bw_npy_writer_open(&lb->w, lb->path, BURROW_DTYPE_F32, 2, shape, BW_NPY_ALIGN);
+	lb->writing = st == 0;
+	return st;
+}
+
+int bw_layer_buf_put(burrow_trainer *t, bw_layer_buf *lb, int64_t r0, const bw_tensor *z)
+{
+	const bw_device *dev = t->be.dev;
+	const size_t bytes = (size_t)(z->rows * lb->dim) * sizeof(float);
+	if (lb->mem)
+		return bw_device_download(dev, lb->mem + r0 * lb->dim, z->data, bytes);
+	const void *zh;
+	int st = bw_stage_read(&t->stage, dev, z->data, bytes, &zh);
+	return st ? st : bw_npy_writer_append(&lb->w, zh, bytes);
+}
+
+int bw_layer_buf_seal(burrow_trainer *t, bw_layer_buf *lb, int64_t *spilled)
+{
+	int st;
+	if (lb->writing) {
+		lb->writing = false;
+		if ((st = bw_npy_writer_commit(&lb->w)))
+			return st;
+		*spilled += lb->n * lb->dim * (int64_t)sizeof(float);
 	}
-	bw_aligned_free(*mem);
-	*mem = NULL;
+	if (lb->mem) {
+		bw_rows_from_memory(&lb->rows, lb->mem, lb->n, lb->dim, t->be.threads);
+		lb->sealed = true;
+		return 0;
+	}
+	st = bw_rows_open_npy(&lb->rows, lb->path);
+	lb->sealed = st == 0;
+	return st;
+}
+
+void bw_layer_buf_free(bw_layer_buf *lb)
+{
+	if (lb->sealed)
+		bw_rows_close(&lb->rows);
+	if (lb->writing)
+		bw_npy_writer_abort(&lb->w);
+	if (lb->path) {
+		unlink(lb->path);
+		bw_tmp_drop(lb->reg);
+	}
+	bw_free(lb->path);
+	bw_aligned_free(lb->mem);
+	memset(lb, 0, sizeof *lb);
 }
 
 int bw_trainer_infer(burrow_trainer *t, bw_infer_sink sink, void *ctx, int64_t *spilled_bytes)
@@ -155,14 +189,12 @@ typedef struct infer_run {
 	int64_t n;
 	bool graph;             /* the model reads the graph (not an MLP) */
 	bool whole;             /* full-graph mode, the graph in one chunk (t->infer_z) */
-	chunk c;
+	bw_infer_chunk c;
 	bw_tensor x, z;         /* a chunk's input rows and output on the device */
 	bw_stage in_stage;
-	bw_rows in;             /* this layer's input rows: the features, then the last layer's output */
-	float *in_mem;          /* owned input embeddings (layers > 0) */
-	char *in_path;          /* spilled input embeddings */
-	int in_reg;             /* in_path's slot in the registry of temporaries */
-	layer_out lo;           /* where this layer's output goes (a hidden layer's) */
+	bw_rows *in;            /* this layer's input rows: the features, then the last layer's output */
+	bw_layer_buf inb;       /* the last layer's output (layers > 0) */
+	bw_layer_buf lo;        /* where this layer's output goes (a hidden layer's) */
 	bw_infer_sink sink;
 	void *ctx;
 	int64_t *spilled;
@@ -174,8 +206,7 @@ static int infer_begin(infer_run *r)
 	const bw_device *dev = t->be.dev;
 	r->x = bw_tensor_empty(dev);
 	r->z = bw_tensor_empty(dev);
-	r->in = t->feat_rows;
-	r->in_reg = -1;
+	r->in = &t->feat_rows;
 	r->graph = t->o.model != BURROW_MODEL_MLP;
 	if (r->graph && !t->map) {
 		if (!(t->map = bw_malloc((size_t)(r->n ? r->n : 1) * sizeof *t->map)))
@@ -193,30 +224,9 @@ static int infer_begin(infer_run *r)
 	return 0;
 }
 
-/* Where hidden layer l's output goes: memory while it fits half the budget, else a spill. */
-static int out_open(infer_run *r, int l, int64_t dout)
-{
-	burrow_trainer *t = r->t;
-	layer_out *lo = &r->lo;
-	const double bytes = (double)r->n * (double)dout * sizeof(float);
-	size_t left, limit;
-	const double budget = t->o.mem_bytes > 0	     ? (double)t->o.mem_bytes
-			      : bw_as_left(&left, &limit) ? (double)left
-							  : INFINITY;
-	if (bytes <= budget / 2)
-		return (lo->mem = bw_aligned_alloc(64, (size_t)(r->n * dout) * sizeof(float) + 1)) ? 0 : BURROW_E_NOMEM;
-	const int64_t shape[2] = {r->n, dout};
-	if (!(lo->path = spill_path(t, l)))
-		return BURROW_E_NOMEM;
-	lo->reg = bw_tmp_add(lo->path); /* removed if the command is interrupted */
-	int st = bw_npy_writer_open(&lo->w, lo->path, BURROW_DTYPE_F32, 2, shape, BW_NPY_ALIGN);
-	lo->writing = st == 0;
-	return st;
-}
-
 /* Layer l over destination rows [r0, r1): its block, its input rows on the device, the
  * layer's forward, and the output to the sink (last layer), memory or the spill. */
-static int chunk_run(infer_run *r, int l, int64_t r0, int64_t r1, int64_t din, int64_t dout, bool last)
+static int chunk_run(infer_run *r, int l, int64_t r0, int64_t r1, int64_t din, bool last)
 {
 	burrow_trainer *t = r->t;
 	const bw_device *dev = t->be.dev;
@@ -239,7 +249,7 @@ static int chunk_run(infer_run *r, int l, int64_t r0, int64_t r1, int64_t din, i
 	void *xh;
 	if (!st && !r->whole && !(st = bw_tensor_reshape(&r->x, dev, blk.num_src, din)) &&
 	    !(st = bw_stage_write(&r->in_stage, dev, r->x.data, xbytes, &xh)) &&
-	    !(st = r->in.gather(&r->in, r->c.ids, blk.num_src, xh)))
+	    !(st = r->in->gather(r->in, r->c.ids, blk.num_src, xh)))
 		st = bw_stage_write_commit(&r->in_stage, dev, r->x.data, xh, xbytes);
 	if (!st)
 		st = bw_model_infer_layer_keep(&t->be, t->model, l, bp, xin, zout,
@@ -250,59 +260,33 @@ static int chunk_run(infer_run *r, int l, int64_t r0, int64_t r1, int64_t din, i
 	bw_block_release(&blk);
 	if (st)
 		return st;
-	const void *zh;
-	const size_t zbytes = (size_t)(r->z.rows * dout) * sizeof(float);
 	if (last)
 		return r->sink(r->ctx, r0, zout);
 	if (r->whole)
 		return 0; /* the next layer reads zout where it is */
-	if (r->lo.mem)
-		return bw_device_download(dev, r->lo.mem + r0 * dout, r->z.data, zbytes);
-	st = bw_stage_read(&t->stage, dev, r->z.data, zbytes, &zh);
-	return st ? st : bw_npy_writer_append(&r->lo.w, zh, zbytes);
+	return bw_layer_buf_put(t, &r->lo, r0, &r->z);
 }
 
-/* After hidden layer l: its spill committed, its output becomes the next layer's input. */
-static int layer_end(infer_run *r, int64_t dout)
+/* After a hidden layer: its output (spill committed) becomes the next layer's input. */
+static int layer_end(infer_run *r)
 {
-	layer_out *lo = &r->lo;
-	int st;
-	if (lo->writing) {
-		lo->writing = false;
-		if ((st = bw_npy_writer_commit(&lo->w)))
-			return st;
-		*r->spilled += r->n * dout * (int64_t)sizeof(float);
-	}
-	drop_input(&r->in, &r->in_mem, &r->in_path, r->in_reg);
-	if (lo->mem) {
-		r->in_mem = lo->mem;
-		lo->mem = NULL;
-		bw_rows_from_memory(&r->in, r->in_mem, r->n, dout, r->t->be.threads);
-		return 0;
-	}
-	r->in_path = lo->path;
-	r->in_reg = lo->reg;
-	lo->path = NULL;
-	return bw_rows_open_npy(&r->in, r->in_path);
+	bw_layer_buf_free(&r->inb);
+	r->inb = r->lo;
+	memset(&r->lo, 0, sizeof r->lo);
+	int st = bw_layer_buf_seal(r->t, &r->inb, r->spilled);
+	r->in = &r->inb.rows;
+	return st;
 }
 
 /* Free what the run holds, whatever phase it stopped in. */
 static void infer_end(infer_run *r)
 {
-	layer_out *lo = &r->lo;
-	if (lo->writing)
-		bw_npy_writer_abort(&lo->w);
-	if (lo->path) {
-		unlink(lo->path);
-		bw_tmp_drop(lo->reg);
-	}
-	bw_free(lo->path);
-	bw_aligned_free(lo->mem);
-	drop_input(&r->in, &r->in_mem, &r->in_path, r->in_reg);
+	bw_layer_buf_free(&r->lo);
+	bw_layer_buf_free(&r->inb);
 	bw_tensor_free(&r->x);
 	bw_tensor_free(&r->z);
 	bw_stage_free(&r->in_stage);
-	chunk_free(&r->c);
+	bw_infer_chunk_free(&r->c);
 }
 
 int bw_trainer_infer_upto(burrow_trainer *t, int layers, bw_infer_sink sink, void *ctx, int64_t *spilled_bytes)
@@ -316,17 +300,16 @@ int bw_trainer_infer_upto(burrow_trainer *t, int layers, bw_infer_sink sink, voi
 		int64_t din, dout;
 		bw_model_layer_dims(&t->model->cfg, l, &din, &dout);
 		const bool last = l == layers - 1;
-		memset(&r.lo, 0, sizeof r.lo);
 		if (!last && !r.whole)
-			st = out_open(&r, l, dout);
+			st = bw_layer_buf_open(t, &r.lo, l, r.n, dout, bw_trainer_infer_budget(t));
 		for (int64_t r0 = 0, r1; !st && r0 < r.n; r0 = r1) {
 			r1 = chunk_end(t, r0, r.graph);
-			st = chunk_run(&r, l, r0, r1, din, dout, last);
+			st = chunk_run(&r, l, r0, r1, din, last);
 			if (!st && t->o.progress) /* every layer's rows, phase "eval" */
 				t->o.progress(t->o.progress_user, "eval", (uint64_t)(l * r.n + r1), (uint64_t)(layers * r.n));
 		}
 		if (!st && !last && !r.whole)
-			st = layer_end(&r, dout);
+			st = layer_end(&r);
 	}
 	infer_end(&r);
 	return st;

@@ -52,24 +52,48 @@ static int npy_sink(void *ctx, int64_t r0, const bw_tensor *z)
 	return st ? st : bw_npy_writer_append(&c->w, host, bytes);
 }
 
+/* A typed trainer's outputs are its relational model's logits on the target type, from
+ * layer-wise typed inference (hinfer.c); BURROW_E_UNSUPPORTED for what it lacks. */
+static int typed_outputs(const burrow_trainer *t, const char *what, int layer)
+{
+	if (!t->typed)
+		return 0;
+	if (!t->typed->model)
+		return bw_err(BURROW_E_UNSUPPORTED, "%s: %s: the MLP of a typed dataset has no layer-wise outputs in "
+						    "this version (evaluate it with burrow eval)", what, bw_dataset_dir(t->ds));
+	if (layer != t->o.layers)
+		return bw_err(BURROW_E_UNSUPPORTED, "%s: %s: a typed model gives its last layer's output (the target "
+						    "type's logits) in this version, not layer %d's", what,
+			      bw_dataset_dir(t->ds), layer);
+	return 0;
+}
+
+/* Layer-wise inference through the last layer: the logits of every node (of the target type). */
+static int infer_logits(burrow_trainer *t, bw_infer_sink sink, void *ctx, int64_t *spilled)
+{
+	return t->typed ? bw_trainer_hinfer(t, sink, ctx, spilled) : bw_trainer_infer(t, sink, ctx, spilled);
+}
+
 int burrow_trainer_embed_layer(burrow_trainer *t, int layer, const char *out_npy)
 {
-	if (bw_trainer_not_typed(t, "embed"))
-		return BURROW_E_UNSUPPORTED;
 	const int L = t->o.layers;
 	if (layer == 0)
 		layer = L;
 	if (layer < 1 || layer > L)
 		return bw_err(BURROW_E_INVAL, "embed: layer %d is not in [1, %d] (the model has %d layers)", layer, L, L);
-	int64_t din, dout;
-	bw_model_layer_dims(&t->model->cfg, layer - 1, &din, &dout);
-	npy_ctx c = {.t = t};
-	const int64_t shape[2] = {t->info->num_nodes, dout};
-	int st = bw_npy_writer_open(&c.w, out_npy, BURROW_DTYPE_F32, 2, shape, BW_NPY_ALIGN);
+	int st = typed_outputs(t, "embed", layer);
 	if (st)
 		return st;
+	int64_t din, dout = t->info->num_classes;
+	if (!t->typed)
+		bw_model_layer_dims(&t->model->cfg, layer - 1, &din, &dout);
+	npy_ctx c = {.t = t};
+	const int64_t shape[2] = {t->info->num_nodes, dout};
+	if ((st = bw_npy_writer_open(&c.w, out_npy, BURROW_DTYPE_F32, 2, shape, BW_NPY_ALIGN)))
+		return st;
 	int64_t spilled;
-	if ((st = bw_trainer_infer_upto(t, layer, npy_sink, &c, &spilled))) {
+	if ((st = t->typed ? infer_logits(t, npy_sink, &c, &spilled)
+			   : bw_trainer_infer_upto(t, layer, npy_sink, &c, &spilled))) {
 		bw_npy_writer_abort(&c.w);
 		return st;
 	}
@@ -184,8 +208,9 @@ static int sort_positions(const int64_t *nodes, int64_t n, int64_t **out)
 
 int burrow_trainer_predict(burrow_trainer *t, const int64_t *nodes, int64_t n, bool proba, const char *out_npy)
 {
-	if (bw_trainer_not_typed(t, "predict"))
-		return BURROW_E_UNSUPPORTED;
+	int st = typed_outputs(t, "predict", t->o.layers);
+	if (st)
+		return st;
 	const int64_t N = t->info->num_nodes, c = t->info->num_classes;
 	pred_ctx a = {.t = t, .proba = proba, .classes = c, .nodes = nodes, .n = nodes ? n : N};
 	const burrow_dtype dt = proba ? BURROW_DTYPE_F32 : BURROW_DTYPE_I32;
@@ -193,7 +218,6 @@ int burrow_trainer_predict(burrow_trainer *t, const int64_t *nodes, int64_t n, b
 	const int ndim = proba ? 2 : 1;
 	const size_t row_bytes = proba ? (size_t)c * sizeof(float) : sizeof(int32_t);
 	int64_t *order = NULL, spilled;
-	int st;
 	if (nodes) {
 		if (n < 0)
 			return bw_err(BURROW_E_INVAL, "predict: %lld nodes", (long long)n);
@@ -208,13 +232,13 @@ int burrow_trainer_predict(burrow_trainer *t, const int64_t *nodes, int64_t n, b
 			st = BURROW_E_NOMEM;
 			goto out;
 		}
-		st = bw_trainer_infer(t, pred_sink, &a, &spilled);
+		st = infer_logits(t, pred_sink, &a, &spilled);
 		if (!st)
 			st = bw_npy_save(out_npy, dt, ndim, shape, a.out, BW_NPY_ALIGN);
 	} else {
 		if ((st = bw_npy_writer_open(&a.w, out_npy, dt, ndim, shape, BW_NPY_ALIGN)))
 			goto out;
-		if ((st = bw_trainer_infer(t, pred_sink, &a, &spilled)))
+		if ((st = infer_logits(t, pred_sink, &a, &spilled)))
 			bw_npy_writer_abort(&a.w);
 		else
 			st = bw_npy_writer_commit(&a.w);

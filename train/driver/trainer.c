@@ -356,7 +356,7 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 		goto fail;
 	if (burrow_dataset_hetero(ds)) { /* a typed dataset: its own side (htrain.c) */
 		snprintf(t->sampler_dev, sizeof t->sampler_dev, "cpu");
-		if ((st = bw_htrain_open(&t->typed, ds, o, &t->be)))
+		if ((st = bw_htrain_open(&t->typed, ds, o, &t->be)) || (st = make_split_index(t)))
 			goto fail;
 		*out = t;
 		return 0;
@@ -714,10 +714,13 @@ static int evaluate(burrow_trainer *t, burrow_eval_stats *ev)
 	memset(ev, 0, sizeof *ev);
 	const double t0 = bw_now_s();
 	acc_ctx a = {.t = t};
-	const unsigned want = t->typed && !t->o.eval_splits ? BURROW_EVAL_VALID | BURROW_EVAL_TEST
-							    : bw_trainer_eval_splits(t);
-	int st = t->typed ? bw_htrain_evaluate(t->typed, &t->o, t->epoch, want, a.correct, a.total)
-		 : t->o.eval_fanout[0] ? bw_trainer_eval_sampled(t, want, a.correct, a.total)
+	/* a typed MLP is evaluated in batches of its target rows (exact: it reads no neighbor) */
+	const bool sampled = t->o.eval_fanout[0] || (t->typed && !t->typed->model);
+	const unsigned want = sampled && !t->o.eval_splits ? BURROW_EVAL_VALID | BURROW_EVAL_TEST
+							   : bw_trainer_eval_splits(t);
+	int st = t->typed && sampled ? bw_htrain_evaluate(t->typed, &t->o, t->epoch, want, a.correct, a.total)
+		 : t->typed	     ? bw_trainer_hinfer(t, acc_sink, &a, &ev->spilled_bytes)
+		 : sampled	     ? bw_trainer_eval_sampled(t, want, a.correct, a.total)
 				     : bw_trainer_infer(t, acc_sink, &a, &ev->spilled_bytes);
 	bw_dbuf_free(&a.pred);
 	if (st)
