@@ -478,7 +478,7 @@ static const struct {
 	{"sparse-input", "on", T_FG},	    {"eval-splits", "valid,test", T_ANY},
 	/* typed datasets' (a homogeneous one has no relation nor featureless type to apply them to) */
 	{"rel-fanout", "cites=3,2", T_MB},  {"embed-types", NULL, T_ANY},   {"embed-dim", "8", T_ANY},
-	{"task", "node", T_ANY},
+	{"task", "node", T_ANY},	    {"scorer", "dot", T_ANY},	    {"neg", "2", T_MB},
 };
 
 static int sample_index(const char *name)
