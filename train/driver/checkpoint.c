@@ -835,16 +835,18 @@ static int check_header(const cJSON *h, uint32_t ver, ck_info *ci, const bw_ck_s
 {
 	ck_types y;
 	int st;
-	if ((st = parse_info(h, ci, path)) || (st = check_kind(h, ver, ci, t, path)) || (st = check_dataset(h, t, path)))
+	if ((st = parse_info(h, ci, path)))
 		return st;
 	if ((ci->task == BURROW_TASK_LINK) != (t->task == BURROW_TASK_LINK) ||
 	    (t->task == BURROW_TASK_LINK && ci->scorer != t->scorer))
-		return bw_err(BURROW_E_INVAL, "%s: checkpoint holds a %s model%s%s; this trainer does %s%s%s", path,
+		return bw_err(BURROW_E_INVAL, "%s: checkpoint holds a %s model%s%s; this trainer does %s%s", path,
 			      ci->task == BURROW_TASK_LINK ? "link-prediction" : "node-classification",
 			      ci->task == BURROW_TASK_LINK ? " with the scorer " : "",
 			      ci->task == BURROW_TASK_LINK ? burrow_scorer_name(ci->scorer) : "",
 			      t->task == BURROW_TASK_LINK ? "link prediction with the scorer " : "node classification",
-			      t->task == BURROW_TASK_LINK ? burrow_scorer_name(t->scorer) : "", "");
+			      t->task == BURROW_TASK_LINK ? burrow_scorer_name(t->scorer) : "");
+	if ((st = check_kind(h, ver, ci, t, path)) || (st = check_dataset(h, t, path)))
+		return st;
 	if (t->model)
 		st = check_shape(ci, t->model, path);
 	else if (!(st = parse_types(h, ci, &y, path)) && !(st = check_node_types(&y, t->typed, path)) &&
