@@ -246,6 +246,46 @@ def auc(pos, neg):
     return float((ranks[:len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
 
 
+def numpy_neighbor_sampler(data, num_neighbors):
+    """PyG's NeighborSampler with its sampling kernel (pyg-lib's or torch-sparse's neighbor_sample:
+    per hop, each frontier node's in-neighbors drawn uniformly without replacement, new nodes
+    numbered in the order met) written in numpy, for a PyG installed without either."""
+    import torch
+    from torch_geometric.sampler import NeighborSampler, SamplerOutput
+
+    class NumpyNeighborSampler(NeighborSampler):
+        def _sample(self, seed, seed_time=None, **kwargs):
+            colptr, row = self.colptr.numpy(), self.row.numpy()
+            gen = np.random.default_rng(int(torch.randint(0, 2 ** 62, (1,))))
+            nodes = [int(v) for v in seed.numpy()]
+            local = {v: i for i, v in enumerate(nodes)}
+            rows, cols, edges, n_nodes, n_edges = [], [], [], [len(nodes)], []
+            lo = 0
+            for k in self.num_neighbors.get_mapped_values():
+                hi, ne = len(nodes), 0
+                for i in range(lo, hi):
+                    v = nodes[i]
+                    s, e = colptr[v], colptr[v + 1]
+                    pick = np.arange(s, e) if k < 0 or e - s <= k else s + gen.choice(e - s, k, replace=False)
+                    for p in pick:
+                        u = int(row[p])
+                        if u not in local:
+                            local[u] = len(nodes)
+                            nodes.append(u)
+                        rows.append(local[u])
+                        cols.append(i)
+                        edges.append(int(p))
+                    ne += len(pick)
+                n_nodes.append(len(nodes) - hi)
+                n_edges.append(ne)
+                lo = hi
+            t = lambda x: torch.tensor(x, dtype=torch.int64)  # noqa: E731
+            return SamplerOutput(node=t(nodes), row=t(rows), col=t(cols), edge=t(edges), batch=None,
+                                 num_sampled_nodes=n_nodes, num_sampled_edges=n_edges)
+
+    return NumpyNeighborSampler(data, num_neighbors=num_neighbors)
+
+
 def link(a):
     import torch
     torch.set_num_threads(a.threads)
@@ -265,9 +305,13 @@ def link(a):
     data = Data(x=xt, edge_index=torch.stack([torch.from_numpy(ix), src]), num_nodes=n)
     fan = [int(f) for f in a.fanout.split(",")]
     tr = torch.from_numpy(es["train"]).t().contiguous()
+    import torch_geometric.typing as pt
+    kw = {}
+    if not (pt.WITH_PYG_LIB or pt.WITH_TORCH_SPARSE):  # PyG samples through either; else the same draws in numpy
+        kw["neighbor_sampler"] = numpy_neighbor_sampler(data, fan[::-1])
     try:
         loader = LinkNeighborLoader(data, num_neighbors=fan[::-1], edge_label_index=tr, batch_size=a.batch,
-                                    neg_sampling_ratio=1.0, shuffle=True)
+                                    neg_sampling_ratio=1.0, shuffle=True, **kw)
         next(iter(loader))
     except Exception as e:
         missing("PyG's LinkNeighborLoader cannot sample here (%s)" % e)
