@@ -298,8 +298,8 @@ static const topt opts[] = {
 	 "link (the dataset's edge splits); auto: from the dataset's labels and edge splits",
 	 show_task},
 	{"scorer", "S", TRAIN_ONE, SECTION_MODEL, K_CUSTOM, 0, 0, 0, set_scorer, "dot or mlp",
-	 "link: a pair's score from its embeddings: dot (their dot product) or mlp (two layers\n"
-	 "over their elementwise product)",
+	 "link: how a pair of embeddings is scored: dot (their dot product) or mlp (two\n"
+	 "layers over their elementwise product, ReLU between)",
 	 show_scorer},
 	{"neg", "K", TRAIN_ONE | W_MB, SECTION_MB, K_INT, OFF(d.train.neg), 0, 1024, NULL, NULL,
 	 "link: negatives per training edge in a batch (the edge's source, a uniform node)", NULL},
