@@ -295,4 +295,47 @@ int bw_hetero_put(burrow_writer *w, bw_hplan *p);
 struct cJSON;
 void bw_hplan_json(const bw_hplan *p, struct cJSON *j);
 
+/* ---------------------------------------------------------------- edge splits (link.c) */
+
+/* The kinds of fixed negatives of meta.json's "edge_split": none, node pairs [M, 2] per
+ * split (ogbl-collab, ppa, ddi), or K destinations per positive [E, K] (ogbl-citation2). */
+enum { BW_NEG_NONE = 0, BW_NEG_PAIRS, BW_NEG_PER_SOURCE };
+
+/* An edge split to write (index 0 train, 1 valid, 2 test; arrays borrowed). */
+typedef struct bw_link_split {
+	const char *name;           /* for messages */
+	int64_t num_nodes;          /* every id in [0, num_nodes) */
+	int64_t n_pos[3];
+	const int64_t *pos[3];      /* [n_pos, 2] (src, dst) */
+	int neg;                    /* BW_NEG_* */
+	int64_t num_neg;            /* K of per_source */
+	int64_t n_neg[3];           /* rows of negs (valid, test) */
+	const int64_t *negs[3];     /* pairs [n_neg, 2] or per_source [n_pos, K] */
+	const float *weight[3];     /* [n_pos] each, or NULL (all three or none) */
+	const int32_t *year[3];     /* [n_pos] each, or NULL (all three or none) */
+	bool directed;
+	const char *metric;         /* OGB's eval metric ("hits@50", "mrr"), or NULL */
+} bw_link_split;
+
+/* Check e's ids and write its files and meta.json's "edge_split" into w (before commit). */
+int bw_link_split_put(burrow_writer *w, const bw_link_split *e);
+
+/* A random edge split of a whole graph (import --edge-split). */
+typedef struct bw_link_draw {
+	const char *name;           /* for messages */
+	const burrow_csr *graph;    /* every edge, sorted rows, no duplicates; borrowed */
+	bool symmetric;             /* graph holds both directions: an edge is (u, v), u < v */
+	double frac[3];             /* train, valid, test fractions of the edges (sum in (0, 1]) */
+	uint64_t seed;
+	size_t mem_bytes;           /* budget of the training graph's build */
+	const char *spill_dir;
+	int64_t sizes[3];           /* out: edges in train, valid, test */
+} bw_link_draw;
+
+/* Shuffle the graph's edges with the seed, cut them into train / valid / test by frac, write
+ * the training edges as w's graph (symmetrized when the graph is), and the split with as
+ * many uniformly drawn non-edge pairs as positives for valid and for test ("pairs"). The
+ * same seed gives the same split. */
+int bw_link_split_random(burrow_writer *w, bw_link_draw *in);
+
 #endif /* BURROW_DSIO_H */

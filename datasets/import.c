@@ -465,6 +465,46 @@ out:
 }
 
 /* The options of a graph of one node type (o NULL: none given). */
+/* ---------------------------------------------------------------- --edge-split (link prediction) */
+
+static bool edge_split_on(const burrow_import_opts *o)
+{
+	return o->edge_split[0] != 0 || o->edge_split[1] != 0 || o->edge_split[2] != 0;
+}
+
+/* An edge split excludes labels and node splits (a link dataset has neither). */
+static int check_edge_split(const burrow_import_opts *o)
+{
+	if (o->labels || o->train || o->split[0] != 0 || o->split[1] != 0 || o->split[2] != 0)
+		return bw_err(BURROW_E_INVAL, "import: an edge split (link prediction) takes no labels or node splits");
+	int st = check_fracs(o->edge_split);
+	return st ? bw_err_prefix(st, "import: edge split: ") : 0;
+}
+
+/* Every edge read into a graph held in memory, then split at random (bw_link_split_random): the
+ * training edges become w's graph. The stats count the whole graph's edges. */
+static int import_edge_split(const burrow_import_opts *o, burrow_writer *w, int64_t n, const char *name,
+			     const burrow_csr_opts *co, burrow_import_stats *is, bw_edge_tally *tally)
+{
+	burrow_csr_builder *b = NULL;
+	burrow_csr g;
+	burrow_csr_opts all = *co;
+	all.mem_bytes = 0; /* in memory: the split shuffles every edge */
+	all.progress = NULL;
+	int st = burrow_csr_builder_open(&b, n, &all);
+	if (!st && !(st = read_edges(o, b, n, &is->edges_read, tally, &is->header_skipped)) &&
+	    !(st = burrow_csr_builder_finish(b, &g))) {
+		bw_link_draw in = {.name = name, .graph = &g, .symmetric = o->undirected, .seed = o->split_seed,
+				   .mem_bytes = co->mem_bytes, .spill_dir = co->spill_dir};
+		memcpy(in.frac, o->edge_split, sizeof in.frac);
+		is->entries = g.num_edges; /* the whole graph's, for the stats */
+		st = bw_link_split_random(w, &in);
+		memcpy(is->edge_split_sizes, in.sizes, sizeof in.sizes);
+	}
+	burrow_csr_builder_close(b);
+	return st;
+}
+
 static int check_homogeneous(const burrow_import_opts *o)
 {
 	if (o && (o->num_relations || o->target || o->split_dir || o->add_reverse || o->fill))
@@ -476,7 +516,7 @@ static int check_homogeneous(const burrow_import_opts *o)
 		return bw_err(BURROW_E_INVAL, "import: negative node count %lld", (long long)o->num_nodes);
 	if (o->feat_dtype != BURROW_DTYPE_INVALID && o->feat_dtype != BURROW_DTYPE_F32 && o->feat_dtype != BURROW_DTYPE_F16)
 		return bw_err(BURROW_E_INVAL, "import: features must be float32 or float16");
-	return 0;
+	return edge_split_on(o) ? check_edge_split(o) : 0;
 }
 
 int burrow_import(const char *out, const burrow_import_opts *opts)
@@ -503,6 +543,7 @@ int burrow_import(const char *out, const burrow_import_opts *opts)
 	if ((o->train || o->valid || o->test) && !(o->train && o->valid && o->test))
 		return bw_err(BURROW_E_INVAL, "import: give all three splits (train, valid, test) or none");
 	is.split_random = o->split[0] != 0 || o->split[1] != 0 || o->split[2] != 0;
+	const bool edge_split = edge_split_on(o);
 	if (is.split_random && o->train)
 		return bw_err(BURROW_E_INVAL, "import: a random split and split files exclude each other");
 	if (is.split_random && (st = check_fracs(o->split)))
@@ -548,15 +589,16 @@ int burrow_import(const char *out, const burrow_import_opts *opts)
 	co.spill_dir = spill;
 	co.progress = o->progress;
 	co.progress_user = o->progress_user;
-	if ((st = burrow_csr_builder_open(&b, n, &co)) ||
-	    (st = read_edges(o, b, n, &is.edges_read, &tally, &is.header_skipped)) ||
-	    (st = burrow_writer_put_builder(w, b, o->undirected)))
+	if (edge_split ? (st = import_edge_split(o, w, n, name, &co, &is, &tally)) != 0
+		       : ((st = burrow_csr_builder_open(&b, n, &co)) ||
+			  (st = read_edges(o, b, n, &is.edges_read, &tally, &is.header_skipped)) ||
+			  (st = burrow_writer_put_builder(w, b, o->undirected))))
 		goto fail;
 	burrow_csr_builder_close(b);
 	b = NULL;
 	is.num_nodes = n;
 	is.self_loops = tally.self_loops;
-	is.entries = bw_writer_num_edges(w);
+	is.entries = edge_split ? is.entries : bw_writer_num_edges(w);
 	is.duplicates = is.edges_read - is.self_loops - (o->undirected ? is.entries / 2 : is.entries);
 	if (o->features) {
 		bw_src fs = {.name = o->features, .path = o->features, .fd = -1};

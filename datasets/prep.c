@@ -7,6 +7,7 @@
 #include "../core/half.h"
 #include "../graph/csr_internal.h"
 #include "dsio.h"
+#include "pt.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -856,6 +857,260 @@ out:
 	return st;
 }
 
+/* ---------------------------------------------------------------- link prediction (ogbl-*) */
+
+/* The edge split of one of train / valid / test, as OGB's .pt file holds it: "edge" [E, 2]
+ * and "edge_neg" [M, 2] (collab, ppa, ddi), or "source_node", "target_node" [E] and
+ * "target_node_neg" [E, K] (citation2); "weight" and "year" [E] where given. */
+typedef struct link_part {
+	bw_pt_tensor pos, neg, weight, year;
+	int64_t *pairs;     /* [E, 2] built from source_node / target_node, owned; NULL when pos is */
+	float *w;           /* weight as float32 (points into weight.data, or owned when converted) */
+	int32_t *y;         /* year as int32, owned */
+	int neg_kind;       /* BW_NEG_* */
+} link_part;
+
+static void link_part_free(link_part *l)
+{
+	if (l->w && l->w != l->weight.data)
+		bw_free(l->w);
+	bw_free(l->pos.data);
+	bw_free(l->neg.data);
+	bw_free(l->weight.data);
+	bw_free(l->year.data);
+	bw_free(l->pairs);
+	bw_free(l->y);
+	memset(l, 0, sizeof *l);
+}
+
+/* The split's .pt file `which`, opened: a member of the zip is copied out to an unlinked
+ * file first (the reader seeks in it). */
+static int open_pt(const prep *p, const char *which, bw_pt **pt, char *name, size_t cap)
+{
+	char rel[600];
+	member m;
+	snprintf(rel, sizeof rel, "split/%s/%s.pt", p->split, which);
+	int st = member_of(p, rel, &m);
+	if (st)
+		return st;
+	snprintf(name, cap, "%s", m.name);
+	if (!p->zip)
+		return bw_pt_open(pt, m.name, m.path, -1);
+	char *path = bw_path_join(p->spill, "burrow-pt-XXXXXX");
+	int fd = path ? mkostemp(path, O_CLOEXEC) : -1;
+	if (fd < 0) {
+		st = path ? bw_err_errno(errno, p->spill, "create a temporary file") : BURROW_E_NOMEM;
+		bw_free(path);
+		return st;
+	}
+	unlink(path);
+	bw_rd *r = NULL;
+	const char *data;
+	size_t n;
+	if (!(st = bw_rd_open(&r, &m.src, false, false)))
+		while (!(st = bw_rd_next(r, &data, &n)) && n > 0 && !(st = bw_write_all(fd, data, n, path)))
+			;
+	bw_rd_close(r);
+	if (!st)
+		st = bw_pt_open(pt, m.name, NULL, fd);
+	close(fd);
+	bw_free(path);
+	return st;
+}
+
+/* A tensor of shape [rows] or [rows, cols] (cols 0: one dimension). */
+static int link_shape(const char *name, const char *key, const bw_pt_tensor *t, int64_t rows, int64_t cols)
+{
+	const bool ok = cols ? t->ndim == 2 && (cols < 0 || t->shape[1] == cols) : t->ndim == 1;
+	if (!ok || (rows >= 0 && t->shape[0] != rows))
+		return bw_err(BURROW_E_FORMAT, "%s: '%s' has shape [%lld%s], expected [%s%s]", name, key,
+			      (long long)(t->ndim ? t->shape[0] : 0), t->ndim == 2 ? ", ..." : "", rows >= 0 ? "E" : "M",
+			      cols > 0 ? ", 2" : cols < 0 ? ", K" : "");
+	return t->dtype == BURROW_DTYPE_I64 || !strcmp(key, "weight")
+		       ? 0
+		       : bw_err(BURROW_E_FORMAT, "%s: '%s' holds floats, expected node ids", name, key);
+}
+
+/* The positives (and negatives, past train) of one split. */
+static int link_pos(bw_pt *pt, const char *name, bool valid_or_test, link_part *l)
+{
+	int st;
+	if (bw_pt_has(pt, "source_node")) { /* citation2 */
+		bw_pt_tensor dst = {0};
+		if ((st = bw_pt_get(pt, "source_node", &l->pos)) || (st = link_shape(name, "source_node", &l->pos, -1, 0)) ||
+		    (st = bw_pt_get(pt, "target_node", &dst)) ||
+		    (st = link_shape(name, "target_node", &dst, l->pos.shape[0], 0))) {
+			bw_free(dst.data);
+			return st;
+		}
+		const int64_t e = l->pos.shape[0], *a = l->pos.data, *b = dst.data;
+		if (!(l->pairs = bw_malloc((size_t)(e ? e : 1) * 2 * sizeof *l->pairs))) {
+			bw_free(dst.data);
+			return BURROW_E_NOMEM;
+		}
+		for (int64_t i = 0; i < e; i++) {
+			l->pairs[2 * i] = a[i];
+			l->pairs[2 * i + 1] = b[i];
+		}
+		bw_free(dst.data);
+		l->neg_kind = BW_NEG_PER_SOURCE;
+		if (!valid_or_test)
+			return 0;
+		return (st = bw_pt_get(pt, "target_node_neg", &l->neg)) ? st
+									 : link_shape(name, "target_node_neg", &l->neg, e, -1);
+	}
+	if ((st = bw_pt_get(pt, "edge", &l->pos)) || (st = link_shape(name, "edge", &l->pos, -1, 2)))
+		return st;
+	l->neg_kind = valid_or_test && bw_pt_has(pt, "edge_neg") ? BW_NEG_PAIRS : BW_NEG_NONE;
+	if (l->neg_kind == BW_NEG_NONE)
+		return 0;
+	if ((st = bw_pt_get(pt, "edge_neg", &l->neg)))
+		return st;
+	const int64_t m = l->neg.shape[0];
+	return link_shape(name, "edge_neg", &l->neg, m, 2);
+}
+
+/* "weight" as float32 and "year" as int32, where the split has them. */
+static int link_extras(bw_pt *pt, const char *name, link_part *l)
+{
+	const int64_t e = l->pos.shape[0];
+	int st;
+	if (bw_pt_has(pt, "weight")) {
+		if ((st = bw_pt_get(pt, "weight", &l->weight)) || (st = link_shape(name, "weight", &l->weight, e, 0)))
+			return st;
+		l->w = l->weight.data;
+		if (l->weight.dtype == BURROW_DTYPE_I64) { /* collab's weights are counts */
+			if (!(l->w = bw_malloc((size_t)(e ? e : 1) * sizeof *l->w)))
+				return BURROW_E_NOMEM;
+			for (int64_t i = 0; i < e; i++)
+				l->w[i] = (float)((int64_t *)l->weight.data)[i];
+		}
+	}
+	if (bw_pt_has(pt, "year")) {
+		if ((st = bw_pt_get(pt, "year", &l->year)) || (st = link_shape(name, "year", &l->year, e, 0)))
+			return st;
+		if (!(l->y = bw_malloc((size_t)(e ? e : 1) * sizeof *l->y)))
+			return BURROW_E_NOMEM;
+		for (int64_t i = 0; i < e; i++) {
+			const int64_t v = ((int64_t *)l->year.data)[i];
+			if (v < INT32_MIN || v > INT32_MAX)
+				return bw_err(BURROW_E_RANGE, "%s: year %lld at row %lld", name, (long long)v, (long long)i);
+			l->y[i] = (int32_t)v;
+		}
+	}
+	return 0;
+}
+
+static int link_read(const prep *p, int s, link_part *l)
+{
+	static const char *const S[3] = {"train", "valid", "test"};
+	char name[1400];
+	bw_pt *pt = NULL;
+	int st = open_pt(p, S[s], &pt, name, sizeof name);
+	if (!st)
+		st = link_pos(pt, name, s > 0, l);
+	if (!st)
+		st = link_extras(pt, name, l);
+	bw_pt_close(pt);
+	report(p, "edge split", (uint64_t)s + 1, 3);
+	return st;
+}
+
+/* The three splits into an edge split, written into p->w. */
+static int link_split(prep *p, bool directed)
+{
+	link_part l[3];
+	memset(l, 0, sizeof l);
+	bw_link_split e = {.name = p->name, .num_nodes = p->n, .directed = directed};
+	int st = 0;
+	for (int s = 0; s < 3 && !st; s++)
+		st = link_read(p, s, &l[s]);
+	if (!st && ((l[0].neg_kind == BW_NEG_PER_SOURCE) != (l[1].neg_kind == BW_NEG_PER_SOURCE) ||
+		    l[2].neg_kind != l[1].neg_kind))
+		st = bw_err(BURROW_E_FORMAT, "%s: the splits' .pt files hold different kinds of edges", p->name);
+	for (int s = 0; s < 3 && !st; s++) {
+		e.n_pos[s] = l[s].pos.shape[0];
+		e.pos[s] = l[s].pairs ? l[s].pairs : l[s].pos.data;
+		e.n_neg[s] = l[s].neg.shape[0];
+		e.negs[s] = l[s].neg.data;
+		e.weight[s] = l[s].w;
+		e.year[s] = l[s].y;
+	}
+	if (!st) {
+		e.neg = l[1].neg_kind;
+		e.num_neg = e.neg == BW_NEG_PER_SOURCE ? l[1].neg.shape[1] : 0;
+		if (e.neg == BW_NEG_PER_SOURCE && l[2].neg.shape[1] != e.num_neg)
+			st = bw_err(BURROW_E_FORMAT, "%s: valid has %lld negatives per source, test %lld", p->name,
+				    (long long)e.num_neg, (long long)l[2].neg.shape[1]);
+		e.metric = p->cat && p->cat->eval_metric ? p->cat->eval_metric : e.neg == BW_NEG_PER_SOURCE ? "mrr" : "hits@50";
+	}
+	if (!st)
+		st = bw_link_split_put(p->w, &e);
+	for (int s = 0; s < 3; s++)
+		link_part_free(&l[s]);
+	return st;
+}
+
+/* A link prediction dataset (split/<split>/train.pt): the graph of raw/edge.csv.gz (OGB's
+ * dataset[0], the training edges; symmetrized where OGB adds inverse edges), features when
+ * given, no labels, and the edge split of the .pt files. */
+static int run_link(prep *p)
+{
+	member m;
+	int64_t edges = 0, listed = -1;
+	burrow_csr_builder *b = NULL;
+	char *src = NULL;
+	int st = read_count(p, "raw/num-node-list.csv.gz", &p->n);
+	if (st)
+		return st;
+	bw_pt *probe = NULL;
+	char name[1400];
+	/* directed: the catalog says OGB adds no inverse edges; an unknown one by its split's kind */
+	bool directed = p->cat ? !p->cat->add_inverse_edge : false;
+	if (!p->cat) {
+		if ((st = open_pt(p, "train", &probe, name, sizeof name)))
+			return st;
+		directed = bw_pt_has(probe, "source_node");
+		bw_pt_close(probe);
+	}
+	burrow_writer_opts wo;
+	burrow_writer_defaults(&wo);
+	wo.overwrite = p->o->overwrite;
+	if ((st = bw_check_space(p->out, ((double)p->n + 1) * 8, "an indptr.npy for the node count of num-node-list")) ||
+	    (st = burrow_writer_open(&p->w, p->out, p->name, &wo)))
+		return st;
+	burrow_csr_opts co;
+	burrow_csr_defaults(&co);
+	co.symmetrize = !directed;
+	co.mem_bytes = p->mem > 2 * OVERHEAD ? p->mem - OVERHEAD : p->mem / 2;
+	co.spill_dir = p->spill;
+	co.progress = p->o->progress;
+	co.progress_user = p->o->progress_user;
+	if ((st = burrow_csr_builder_open(&b, p->n, &co)) || (st = edges_csv(p, b, &edges)))
+		goto out;
+	if (member_of(p, "raw/num-edge-list.csv.gz", &m) == 0 &&
+	    !(st = read_count(p, "raw/num-edge-list.csv.gz", &listed)) && listed != edges)
+		st = bw_err(BURROW_E_FORMAT, "%s: %lld edges, but num-edge-list.csv.gz says %lld", m.name, (long long)edges,
+			    (long long)listed);
+	if (st || (st = burrow_writer_put_builder(p->w, b, !directed)))
+		goto out;
+	burrow_csr_builder_close(b);
+	b = NULL;
+	if (member_of(p, "raw/node-feat.csv.gz", &m) == 0 && (st = features_csv(p)))
+		goto out;
+	if ((st = link_split(p, directed)) || (st = source_json(p, edges, NULL, &src)) ||
+	    (st = burrow_writer_set_source(p->w, src)))
+		goto out;
+	st = burrow_writer_commit(p->w);
+	p->w = NULL;
+out:
+	cJSON_free(src);
+	burrow_csr_builder_close(b);
+	burrow_writer_abort(p->w);
+	p->w = NULL;
+	return st;
+}
+
 /* ---------------------------------------------------------------- the whole */
 
 static int source_json(const prep *p, int64_t edges, const bw_hplan *h, char **out)
@@ -898,6 +1153,7 @@ static int source_json(const prep *p, int64_t edges, const bw_hplan *h, char **o
 }
 
 static int run_typed(prep *p);
+static int run_link(prep *p);
 
 static int run(prep *p)
 {
@@ -907,6 +1163,10 @@ static int run(prep *p)
 	char *src = NULL;
 
 	member m;
+	char rel[600];
+	snprintf(rel, sizeof rel, "split/%s/train.pt", p->split);
+	if (!p->binary && member_of(p, rel, &m) == 0)
+		return run_link(p);
 	if (!p->binary && member_of(p, "raw/num-node-dict.csv.gz", &m) == 0)
 		return run_typed(p);
 	if (p->o->add_reverse || p->o->fill)

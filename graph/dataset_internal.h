@@ -19,6 +19,15 @@ extern const char *const bw_split_names[3];
 int bw_writer_graph_begin(burrow_writer *w, const int64_t *indptr, int64_t num_nodes, bool symmetric);
 int bw_writer_graph_append(burrow_writer *w, const void *ids, int64_t n);
 int bw_writer_graph_end(burrow_writer *w);
+struct cJSON;
+/* Parts of a dataset beyond the base layout (edge splits): bw_writer_file is the path of rel
+ * inside the writer's temporary directory, its folder made (NULL: out of memory, or the
+ * folder could not be made, with the message set; bw_free it), for the caller to write;
+ * bw_writer_meta_add puts item (taken, freed on failure too) into meta.json under key;
+ * bw_writer_dir is the final directory (for messages). All before commit. */
+char *bw_writer_file(burrow_writer *w, const char *rel);
+int bw_writer_meta_add(burrow_writer *w, const char *key, struct cJSON *item);
+const char *bw_writer_dir(const burrow_writer *w);
 /* CSR entries written so far (after put_graph or put_builder). */
 int64_t bw_writer_num_edges(const burrow_writer *w);
 
@@ -58,7 +67,7 @@ struct cJSON *bw_meta_begin(const char *format, int version);
 int bw_meta_write(struct cJSON *meta, const char *dir, bool built);
 
 /* Format version 2 (typed graphs, docs/format.md); version 1 is BURROW_DATASET_FORMAT_VERSION. */
-#define BW_DATASET_VERSION_TYPED 2
+#define BW_DATASET_VERSION_TYPED BURROW_DATASET_FORMAT_TYPED
 
 /* What dataset.c shares with the typed reader: a non-negative integer of a JSON object
  * ("path: \"key\" must be ..." otherwise), an array's dtype and shape checked against

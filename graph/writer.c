@@ -57,6 +57,7 @@ struct burrow_writer {
 	int feat_type;          /* the type whose features are open or were last written; -1: version 1's */
 	burrow_csr_builder *rb; /* the open relation's edges (row = dst), owned; NULL when none */
 	bool made_rel_dir, made_feat_dir;
+	cJSON *extra;           /* meta.json's parts beyond the base layout (bw_writer_meta_add), owned */
 };
 
 /* Errors inside the temporary directory are reported under the final directory's name,
@@ -158,6 +159,7 @@ void burrow_writer_abort(burrow_writer *w)
 	bw_free(w->tmp);
 	bw_free(w->name);
 	bw_free(w->source_json);
+	cJSON_Delete(w->extra);
 	bw_free(w);
 }
 
@@ -852,7 +854,14 @@ static int write_meta(burrow_writer *w)
 		cJSON_Delete(src);
 		src = NULL;
 	}
-	return bw_meta_write(j, w->tmp, splits && src);
+	bool extra = true;
+	for (const cJSON *x = w->extra ? w->extra->child : NULL; x && extra; x = x->next) {
+		cJSON *c = cJSON_Duplicate(x, true);
+		extra = c && cJSON_AddItemToObject(j, x->string, c);
+		if (!extra)
+			cJSON_Delete(c);
+	}
+	return bw_meta_write(j, w->tmp, splits && src && extra);
 }
 
 /* What commit needs of a typed writer: a relation, nothing left open. */
@@ -962,3 +971,34 @@ int burrow_writer_put_split(burrow_writer *w, int split, const int64_t *ids, int
 }
 
 int64_t bw_writer_num_edges(const burrow_writer *w) { return w->num_edges; }
+
+/* ---------------------------------------------------------------- parts beyond the base layout */
+
+char *bw_writer_file(burrow_writer *w, const char *rel)
+{
+	char *p = tmp_path(w, rel), *dir = p ? bw_dirname(p) : NULL;
+	int st = dir ? bw_mkdir_p(dir, 0755) : BURROW_E_NOMEM;
+	bw_free(dir);
+	if (st) {
+		bw_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+int bw_writer_meta_add(burrow_writer *w, const char *key, cJSON *item)
+{
+	(void)bw_json_nomem();
+	if (!w->extra && !(w->extra = cJSON_CreateObject())) {
+		cJSON_Delete(item);
+		return bw_err(BURROW_E_NOMEM, "%s: out of memory writing meta.json", w->dir);
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(w->extra, key);
+	if (!item || !cJSON_AddItemToObject(w->extra, key, item)) {
+		cJSON_Delete(item);
+		return bw_err(BURROW_E_NOMEM, "%s: out of memory writing meta.json", w->dir);
+	}
+	return 0;
+}
+
+const char *bw_writer_dir(const burrow_writer *w) { return w->dir; }

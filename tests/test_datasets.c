@@ -1301,12 +1301,16 @@ TestSuite(catalog, .timeout = 30);
 
 Test(catalog, rows_names_and_space)
 {
-	cr_assert_eq(burrow_catalog_count(), 4);
-	const char *names[] = {"ogbn-arxiv", "ogbn-products", "ogbn-papers100M", "ogbn-mag"};
-	for (int i = 0; i < 4; i++) {
+	cr_assert_eq(burrow_catalog_count(), 8);
+	const char *names[] = {"ogbn-arxiv",  "ogbn-products", "ogbn-papers100M", "ogbn-mag",
+			       "ogbl-collab", "ogbl-ppa",      "ogbl-ddi",        "ogbl-citation2"};
+	for (int i = 0; i < 8; i++) {
 		const burrow_catalog_entry *e = burrow_catalog_find(names[i]);
 		cr_assert(e && e == burrow_catalog_find(e->download_name));
-		cr_assert(strstr(e->url, e->download_name) && strstr(e->url, "http://snap.stanford.edu/ogb/data/nodeproppred/"));
+		cr_assert(strstr(e->url, e->download_name) &&
+			  strstr(e->url, i < 4 ? "http://snap.stanford.edu/ogb/data/nodeproppred/"
+					       : "http://snap.stanford.edu/ogb/data/linkproppred/"));
+		cr_assert_eq(e->eval_metric != NULL, i >= 4, "%s", names[i]);
 		burrow_catalog_space s32, s16;
 		burrow_catalog_space_of(e, BURROW_DTYPE_F32, &s32);
 		burrow_catalog_space_of(e, BURROW_DTYPE_F16, &s16);
@@ -1319,10 +1323,12 @@ Test(catalog, rows_names_and_space)
 	cr_assert(burrow_catalog_find("products")->add_inverse_edge);
 	cr_assert_null(burrow_catalog_find("ogbn-nothing"));
 	cr_assert(burrow_catalog_find("mag")->hetero && burrow_catalog_find("ogbn-mag")->num_classes == 349);
-	cr_assert_null(burrow_catalog_get(4));
+	cr_assert(!strcmp(burrow_catalog_find("ogbl-citation2")->eval_metric, "mrr") &&
+		  !burrow_catalog_find("citation-v2")->add_inverse_edge && burrow_catalog_find("ddi")->feat_dim == 0);
+	cr_assert_null(burrow_catalog_get(8));
 	char *out = NULL;
 	cr_assert_eq(tu_sh(&out, NULL, "%s datasets", tu_burrow()), 0);
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 8; i++)
 		cr_assert(strstr(out, names[i]), "%s", out);
 	free(out);
 }

@@ -428,7 +428,9 @@ Test(harden, rerun_sweeps_what_kill_9_left, .timeout = 200)
 
 /* A kill between an epoch's log line and its checkpoint's rename leaves the log one epoch
  * ahead of last.ckpt (made here exactly: the log line of epoch 3 appended to a 2-epoch run,
- * and half a line after it); --resume must log each epoch once. */
+ * and half a line after it), after the config line of a resume killed before its first
+ * epoch; --resume must log each epoch once, after the first run's config line and its own
+ * (the one that configured nothing is cut). */
 Test(harden, resume_logs_each_epoch_once)
 {
 	char *d = small("r"), *ck = tu_path(tu_dir, "ck"), *log = tu_path(tu_dir, "log.jsonl"), *err;
@@ -437,29 +439,90 @@ Test(harden, resume_logs_each_epoch_once)
 	snprintf(fmt, sizeof fmt, "%%s train '%%s' %s", common);
 	cr_assert_eq(tu_sh(NULL, &err, fmt, tu_burrow(), d, 2, ck, log), 0, "%s", err);
 	free(err);
-	cr_assert_eq(tu_sh(NULL, NULL, "grep '\"epoch\": 2,' '%s' | sed 's/\"epoch\": 2,/\"epoch\": 3,/' >> '%s' && "
-				       "printf '{\"epoch\": 4, \"lo' >> '%s'", log, log, log), 0);
+	cr_assert_eq(tu_sh(NULL, NULL, "head -1 '%s' | sed 's/\"burrow\":/\"killed\":/' >> '%s' && "
+				       "grep '\"epoch\": 2,' '%s' | sed 's/\"epoch\": 2,/\"epoch\": 3,/' >> '%s' && "
+				       "printf '{\"epoch\": 4, \"lo' >> '%s'", log, log, log, log, log), 0);
 	snprintf(fmt, sizeof fmt, "%%s train '%%s' %s --resume", common);
 	cr_assert_eq(tu_sh(NULL, &err, fmt, tu_burrow(), d, 5, ck, log), 0, "%s", err);
 	free(err);
 	size_t len;
 	char *text = tu_read(log, &len);
-	int seen[8] = {0}, e;
+	int seen[8] = {0}, e, configs = 0;
 	for (char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
 		cr_assert(strchr(line, '\n'), "an incomplete line is left: %s", line);
 		if (sscanf(line, "{\"epoch\": %d", &e) == 1) {
 			cr_assert(e >= 1 && e <= 5, "%s", line);
+			cr_assert_eq(configs, 1 + (e > 2), "epoch %d after %d config lines:\n%s", e, configs, text);
 			seen[e]++;
+		} else if (!strncmp(line, "{\"config\":", 10)) {
+			cr_assert(!strstr(line, "\"killed\":"), "the killed resume's config line is left:\n%s", text);
+			configs++;
+			const char *want = configs == 1 ? "\"resumed_from\":null" : "last.ckpt\",\"after_epoch\":2,";
+			cr_assert(strstr(line, want), "no %s in %s", want, line);
 		} else {
 			cr_assert(!strncmp(line, "{\"final\": true", 14), "not a log line: %.80s", line);
 		}
 	}
+	cr_assert_eq(configs, 2, "%s", text);
 	for (e = 1; e <= 5; e++)
 		cr_assert_eq(seen[e], 1, "epoch %d is in the log %d times:\n%s", e, seen[e], text);
 	free(text);
 	free(log);
 	free(ck);
 	free(d);
+}
+
+/* --checkpoint-every 2: a run killed a quarter second after its third epoch's log line (its
+ * epochs take a second: the kill lands in the fourth, after the third's save had there been
+ * one) resumes from the last.ckpt of an even epoch (2; 4 only if the kill came late: never an
+ * odd one, which the cadence skips, nor the last), its log cut there, and continues to the
+ * straight run's losses and weights bit for bit. */
+Test(harden, checkpoint_every_resumes_to_the_same_bits, .timeout = 240)
+{
+	char *d = tu_path(tu_dir, "g"), *ck = tu_path(tu_dir, "ck"), *a = tu_path(tu_dir, "a.jsonl"),
+	     *b = tu_path(tu_dir, "b.jsonl"), *ep = tu_path(tu_dir, "err"), *err = NULL, *out = NULL;
+	cr_assert_eq(tu_sh(NULL, &err, "%s gen csbm '%s' --nodes 20000 --feat-dim 256 --classes 4 --quiet", tu_burrow(), d),
+		     0, "%s", err);
+	free(err);
+	const char *common = "--full-graph --model gcn --layers 2 --hidden 512 --dropout 0.5 --lr 0.01 --threads 1 --quiet "
+			     "--epochs 6";
+	cr_assert_eq(tu_sh(NULL, &err, "%s train '%s' %s --log '%s'", tu_burrow(), d, common, a), 0, "%s", err);
+	free(err);
+	char *cmd;
+	cr_assert(asprintf(&cmd, "exec %s train '%s' %s --checkpoint '%s' --checkpoint-every 2 --log '%s'", tu_burrow(), d,
+			   common, ck, b) > 0);
+	char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+	const pid_t pid = tu_start(ep, argv);
+	for (;;) { /* until epoch 3 is logged, then a kill */
+		char *text = tu_read(b, NULL);
+		const bool third = text && strstr(text, "{\"epoch\": 3,");
+		free(text);
+		if (third)
+			break;
+		int status;
+		cr_assert_eq(waitpid(pid, &status, WNOHANG), 0, "the run ended before its third epoch");
+		usleep(500);
+	}
+	usleep(250000);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	cr_assert(tu_exists(ck));
+	cr_assert_eq(tu_sh(&out, &err, "%s train '%s' %s --checkpoint '%s' --checkpoint-every 2 --resume --log '%s'",
+			   tu_burrow(), d, common, ck, b),
+		     0, "%s", err);
+	int k = -1;
+	const char *at = strstr(err, "after epoch ");
+	cr_assert(at && sscanf(at, "after epoch %d", &k) == 1, "%s", err);
+	cr_assert(k >= 2 && k < 6 && k % 2 == 0, "resumed after epoch %d", k);
+	char la[8][40], lb[8][40];
+	cr_assert_eq(tu_log_losses(a, la, 8), 6);
+	cr_assert_eq(tu_log_losses(b, lb, 8), 6, "each epoch once in the resumed log");
+	for (int e = 0; e < 6; e++)
+		cr_assert_str_eq(la[e], lb[e], "epoch %d: straight %s, resumed after %d %s", e + 1, la[e], k, lb[e]);
+	char *ta = tu_read(a, NULL), *tb = tu_read(b, NULL);
+	const char *ca = strstr(ta, "weights_checksum"), *cb = strstr(strrchr(tb, '{'), "weights_checksum");
+	cr_assert(ca && cb && !strncmp(ca, cb, 38), "final weights differ");
+	free(ta), free(tb), free(out), free(err), free(cmd), free(d), free(ck), free(a), free(b), free(ep);
 }
 
 /* ------------------------------------------------------------ checkpoint headers */

@@ -478,7 +478,8 @@ static const struct {
 	{"sparse-input", "on", T_FG},	    {"eval-splits", "valid,test", T_ANY},
 	/* typed datasets' (a homogeneous one has no relation nor featureless type to apply them to) */
 	{"rel-fanout", "cites=3,2", T_MB},  {"embed-types", NULL, T_ANY},   {"embed-dim", "8", T_ANY},
-	{"task", "node", T_ANY},	    {"scorer", "dot", T_ANY},	    {"neg", "2", T_MB},
+	{"task", "node", T_ANY},	    {"checkpoint-every", "2", T_ANY}, {"checkpoint-best-only", NULL, T_ANY},
+	{"scorer", "dot", T_ANY},	    {"neg", "2", T_MB},
 };
 
 static int sample_index(const char *name)
@@ -487,6 +488,24 @@ static int sample_index(const char *name)
 		if (!strcmp(sample_opts[i].name, name))
 			return i;
 	return -1;
+}
+
+/* How many keys ("key": or "key":, lowercase) of the JSON text [a, a_end) are in [b, b_end);
+ * fails the test at the first that is not. */
+static int same_keys(const char *a, const char *a_end, const char *b, const char *b_end)
+{
+	int keys = 0;
+	for (const char *k = strchr(a, '"'); k && k < a_end; k = strchr(k, '"')) {
+		char key[64], q[80];
+		int n = 0; /* > 0 when the closing quote and colon follow */
+		if (sscanf(k, "\"%63[a-z0-9_]\":%n", key, &n) == 1 && n > 0) {
+			snprintf(q, sizeof q, "\"%s\":", key);
+			cr_assert(memmem(b, (size_t)(b_end - b), q, strlen(q)), "%s is not in:\n%.*s", q, (int)(b_end - b), b);
+			keys++;
+		}
+		k = strchr(k + 1, '"') + 1;
+	}
+	return keys;
 }
 
 /* Run one burrow train, one process or mpirun -np 2, with --log and --checkpoint of its own
@@ -535,8 +554,8 @@ Test(mpi, train_options_are_one_set_for_both_modes, .timeout = 240)
 		cr_assert_geq(k, 0, "--%s is in --help but not in this test's table: add a value for it", name);
 		listed++;
 		if (!strcmp(name, "log") || !strcmp(name, "checkpoint") || !strcmp(name, "resume") ||
-		    !strcmp(name, "full-graph"))
-			continue; /* run_twice gives them, and the mode */
+		    !strcmp(name, "full-graph") || !strcmp(name, "checkpoint-best-only"))
+			continue; /* run_twice gives them, and the mode; best only (no --resume): below */
 		char opt[96];
 		snprintf(opt, sizeof opt, " --%s%s%s", name, sample_opts[k].value ? " " : "",
 			 sample_opts[k].value ? sample_opts[k].value : "");
@@ -571,22 +590,24 @@ Test(mpi, train_options_are_one_set_for_both_modes, .timeout = 240)
 	char dist_fg[8192];
 	snprintf(dist_fg, sizeof dist_fg, "%s%s", fg, dist_only);
 	run_twice(dir, true, dist_fg, "dist-fg");
-	/* one log schema: every key of the one-process epoch object is in mpirun's */
+	/* one log schema: the config lines have the same keys (every option of the table, null
+	 * where it does not apply), every key of the one-process epoch object is in mpirun's */
 	char *p1, *p2, *t1, *t2;
 	cr_assert(asprintf(&p1, "%s/one.jsonl", dir) > 0 && asprintf(&p2, "%s/dist.jsonl", dir) > 0);
 	cr_assert((t1 = tu_read(p1, NULL)) && (t2 = tu_read(p2, NULL)));
-	int keys = 0;
-	for (const char *k = strchr(t1, '"'); k && k < strchr(t1, '\n'); k = strchr(k, '"')) {
-		char key[64], q[80];
-		if (sscanf(k, "\"%63[a-z_]\":", key) == 1) {
-			snprintf(q, sizeof q, "\"%s\":", key);
-			cr_assert(strstr(t2, q), "mpirun's log lacks %s:\n%s", q, t2);
-			keys++;
-		}
-		k = strchr(k + 1, '"') + 1;
-	}
-	cr_assert_geq(keys, 12, "%s", t1);
+	cr_assert(!strncmp(t1, "{\"config\":", 10) && !strncmp(t2, "{\"config\":", 10), "%.200s\n%.200s", t1, t2);
+	const char *e1 = strchr(t1, '\n') + 1, *e2 = strchr(t2, '\n') + 1;
+	cr_assert_eq(same_keys(t1, e1, t2, e2), same_keys(t2, e2, t1, e1), "config lines:\n%.*s%.*s", (int)(e1 - t1), t1,
+		     (int)(e2 - t2), t2);
+	cr_assert_geq(same_keys(t1, e1, t2, e2), 60, "%.*s", (int)(e1 - t1), t1);
+	cr_assert_geq(same_keys(e1, strchr(e1, '\n'), e2, e2 + strlen(e2)), 12, "%s", e1);
+	cr_assert(strstr(t1, "\"ranks\":null") && strstr(t2, "\"ranks\":2,") && strstr(t2, "\"parts\":2}") &&
+			  strstr(t2, "\"comm\":\"mpi\"") && strstr(t1, "\"checkpoint_every\":2,"),
+		  "%.*s\n%.*s", (int)(e1 - t1), t1, (int)(e2 - t2), t2);
 	cr_assert(strstr(t2, "\"ranks\": 2") && strstr(t2, "\"weights_checksum\"") && strstr(t2, "\"total_s\""), "%s", t2);
+	/* the resumed runs appended config lines of their own, naming the checkpoint */
+	cr_assert(strstr(t1, "ck-one/last.ckpt\",\"after_epoch\":1,") && strstr(t2, "ck-dist/last.ckpt\",\"after_epoch\":1,"),
+		  "%s\n%s", t1, t2);
 	free(t1);
 	free(t2);
 	free(p1);
@@ -628,6 +649,53 @@ Test(mpi, train_options_are_one_set_for_both_modes, .timeout = 240)
 	free(out);
 	free(err);
 	free(help);
+	tu_rmrf(dir);
+	free(dir);
+}
+
+/* --checkpoint-best-only, one process and mpirun: best.ckpt alone, which eval reads; a fresh
+ * run refuses to overwrite it; usage errors for what it cannot do (no last.ckpt to resume,
+ * nothing to save without evaluation) and for checkpoint options without --checkpoint. */
+Test(mpi, checkpoint_best_only, .timeout = 120)
+{
+	char *dir = tu_tmpdir(), *out, *err;
+	cr_assert_eq(tu_sh(NULL, &err, "%s gen csbm %s/g --nodes 400 --feat-dim 8 --classes 3 --quiet && "
+				       "%s partition %s/g --parts 2 --quiet",
+			   tu_burrow(), dir, tu_burrow(), dir),
+		     0, "%s", err);
+	free(err);
+	for (int dist = 0; dist < 2; dist++) {
+		const char *pre = dist ? MPIRUN " -np 2 " : "", *target = dist ? "g/parts-2" : "g";
+		int rc = tu_sh(&out, &err, "%s%s train %s/%s --hidden 8 --threads 1 --epochs 3 --checkpoint %s/b%d "
+					   "--checkpoint-best-only",
+			       pre, tu_burrow(), dir, target, dir, dist);
+		cr_assert_eq(rc, 0, "%s\n%s", out, err);
+		free(out), free(err);
+		char *best, *last;
+		cr_assert(asprintf(&best, "%s/b%d/best.ckpt", dir, dist) > 0 && asprintf(&last, "%s/b%d/last.ckpt", dir, dist) > 0);
+		cr_assert(tu_exists(best) && !tu_exists(last), "%s mode: best.ckpt alone", dist ? "mpirun" : "one process");
+		rc = tu_sh(&out, &err, "%s%s train %s/%s --hidden 8 --threads 1 --epochs 3 --checkpoint %s/b%d "
+				       "--checkpoint-best-only",
+			   pre, tu_burrow(), dir, target, dir, dist);
+		cr_assert_eq(rc, 1, "%s\n%s", out, err);
+		cr_assert(strstr(err, "already holds a checkpoint"), "%s", err);
+		free(out), free(err), free(best), free(last);
+		const char *bad[] = {"--checkpoint-best-only --resume", "--checkpoint-best-only --eval-every 0",
+				     "--checkpoint-best-only --checkpoint-every 2"};
+		for (int i = 0; i < 3; i++) {
+			rc = tu_sh(&out, &err, "%s%s train %s/%s --checkpoint %s/c %s", pre, tu_burrow(), dir, target, dir, bad[i]);
+			cr_assert_eq(rc, 2, "%s\n%s", bad[i], err);
+			cr_assert(strstr(err, "--checkpoint-best-only writes no last.ckpt"), "%s", err);
+			free(out), free(err);
+		}
+		rc = tu_sh(&out, &err, "%s%s train %s/%s --checkpoint-every 2", pre, tu_burrow(), dir, target);
+		cr_assert_eq(rc, 2, "%s", err);
+		cr_assert(strstr(err, "--checkpoint-every needs --checkpoint DIR"), "%s", err);
+		free(out), free(err);
+	}
+	int rc = tu_sh(&out, &err, "%s eval %s/g --checkpoint %s/b0 --threads 1", tu_burrow(), dir, dir);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	free(out), free(err);
 	tu_rmrf(dir);
 	free(dir);
 }

@@ -131,7 +131,7 @@ if [[ " $SECTIONS " == *" ram2x "* ]]; then
 				drop "$f"
 				in_cg "$burrow" $args $extra --log "$dir/.ram2x.jsonl" >/dev/null 2>"$dir/.err" ||
 					{ echo "  $mode failed: $(tail -1 "$dir/.err")"; continue; }
-				head -1 "$dir/.ram2x.jsonl" | awk -v m=$mode -v l="$(load)" '{
+				grep -m1 '^{"epoch"' "$dir/.ram2x.jsonl" | awk -v m=$mode -v l="$(load)" '{
 					match($0, /"epoch_s": [0-9.]+/); e = substr($0, RSTART + 11, RLENGTH - 11);
 					match($0, /"io_wait_s": [0-9.]+/); w = substr($0, RSTART + 13, RLENGTH - 13);
 					match($0, /"rows_read": [0-9]+/); n = substr($0, RSTART + 13, RLENGTH - 13);

@@ -95,7 +95,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
 		int n = burrow_cuda_device_count();
-		printf("burrow %s (dataset format %d, %s)\n", burrow_version(), BURROW_DATASET_FORMAT_VERSION,
+		printf("burrow %s (dataset formats %d and %d, typed; %s)\n", burrow_version(), BURROW_DATASET_FORMAT_VERSION,
+		       BURROW_DATASET_FORMAT_TYPED,
 		       n == BURROW_E_UNSUPPORTED ? "CPU build" : "CUDA build");
 		printf("devices: cpu");
 		for (int i = 0; i < n; i++) {

@@ -11,6 +11,8 @@ static void help(void)
 	       "                    [--labels L.npy] [--train T.npy --valid V.npy --test S.npy | --split a,b,c]\n"
 	       "                    [--seed S] [--undirected] [--feat-dtype f32|f16] [--name NAME] [--mem BYTES]\n"
 	       "                    [--tmp DIR] [--force] [--quiet]\n"
+	       "       burrow import OUT --edges FILE --edge-split a,b,c [--seed S] [--undirected] [--features F.npy]\n"
+	       "                    [other options as above, but no labels or node splits]\n"
 	       "       burrow import OUT --node-type NAME=COUNT[:F.npy] ... --relation SRC,NAME,DST=FILE ...\n"
 	       "                    [--target TYPE --labels L.npy [--split-dir DIR | --train ... | --split a,b,c]]\n"
 	       "                    [--add-reverse] [--fill mean] [other options as above]\n\n"
@@ -37,7 +39,12 @@ static void help(void)
 	       "  --tmp DIR          folder for spilled runs (beside OUT)\n"
 	       "  --force            replace OUT if it exists\n"
 	       "  --quiet            no progress and no summary\n"
-	       "Self-loops and repeated edges are dropped (with --undirected, (v, u) after (u, v) repeats it).\n\n"
+	       "Self-loops and repeated edges are dropped (with --undirected, (v, u) after (u, v) repeats it).\n"
+	       "  --edge-split a,b,c link prediction: the edges (each once) shuffled with --seed and cut into\n"
+	       "                     train, valid and test as --split cuts nodes; the graph holds the train\n"
+	       "                     edges (both directions with --undirected), valid and test get as many\n"
+	       "                     uniformly drawn node pairs that are not edges as negatives (the whole\n"
+	       "                     graph is held in memory)\n\n"
 	       "Typed graphs (format version 2; docs/datasets.md):\n"
 	       "  --node-type NAME=COUNT[:F.npy]   a node type, its ids [0, COUNT), its features [COUNT, D]\n"
 	       "                     (none: a featureless type); repeat for each type\n"
@@ -53,7 +60,8 @@ static void help(void)
 }
 
 enum { O_EDGES = 256, O_NODES, O_FEAT, O_LABELS, O_TRAIN, O_VALID, O_TEST, O_UNDIR, O_DTYPE, O_NAME, O_MEM, O_TMP,
-       O_FORCE, O_QUIET, O_HEADER, O_SPLIT, O_SEED, O_NTYPE, O_REL, O_TARGET, O_SPLITDIR, O_REVERSE, O_FILL, O_HELP };
+       O_FORCE, O_QUIET, O_HEADER, O_SPLIT, O_SEED, O_NTYPE, O_REL, O_TARGET, O_SPLITDIR, O_REVERSE, O_FILL, O_ESPLIT,
+       O_HELP };
 
 /* --node-type NAME=COUNT[:F.npy], parsed in place. */
 static bool parse_type(char *s, burrow_import_type *t)
@@ -102,6 +110,15 @@ static void split_summary(const burrow_import_stats *is)
 	}
 }
 
+/* The sizes of the edge split import drew. */
+static void edge_split_summary(const burrow_import_stats *is)
+{
+	char a[32], b[32], c[32];
+	fprintf(stderr, "burrow: import: edge split (random): train %s, valid %s, test %s edges; as many negative pairs "
+		"for valid and for test\n", cli_grouped(is->edge_split_sizes[0], a, sizeof a),
+		cli_grouped(is->edge_split_sizes[1], b, sizeof b), cli_grouped(is->edge_split_sizes[2], c, sizeof c));
+}
+
 /* What a typed import wrote, from the dataset it wrote. */
 static void typed_summary(const char *out, double secs)
 {
@@ -142,6 +159,7 @@ int cmd_import(int argc, char **argv)
 		{"relation", required_argument, 0, O_REL},  {"target", required_argument, 0, O_TARGET},
 		{"split-dir", required_argument, 0, O_SPLITDIR}, {"add-reverse", no_argument, 0, O_REVERSE},
 		{"fill", required_argument, 0, O_FILL},     {"help", no_argument, 0, O_HELP},
+		{"edge-split", required_argument, 0, O_ESPLIT},
 		{0, 0, 0, 0},
 	};
 	burrow_import_type types[BURROW_MAX_TYPES];
@@ -170,6 +188,11 @@ int cmd_import(int argc, char **argv)
 			if (!cli_split(optarg, o.split))
 				return cli_usage("import", "--split wants three fractions a,b,c >= 0 summing to at most 1 "
 						 "(such as 0.6,0.2,0.2), got '%s'", optarg);
+			break;
+		case O_ESPLIT:
+			if (!cli_split(optarg, o.edge_split))
+				return cli_usage("import", "--edge-split wants three fractions a,b,c >= 0 summing to at most 1 "
+						 "(such as 0.8,0.1,0.1), got '%s'", optarg);
 			break;
 		case O_SEED:
 			if (!cli_i64(optarg, &v) || v < 0)
@@ -233,6 +256,10 @@ int cmd_import(int argc, char **argv)
 				 "(--node-type, --relation)");
 	if (!typed && !o.edges)
 		return cli_usage("import", "--edges is required");
+	if (o.edge_split[0] + o.edge_split[1] + o.edge_split[2] > 0 &&
+	    (typed || o.labels || o.train || o.split[0] + o.split[1] + o.split[2] > 0))
+		return cli_usage("import", "--edge-split (link prediction) takes one node type and no --labels, --split "
+				 "or split files");
 	if (o.train && o.split[0] + o.split[1] + o.split[2] > 0)
 		return cli_usage("import", "--split draws a split: give it or --train/--valid/--test, not both");
 	const char *out = argv[optind];
@@ -265,7 +292,9 @@ int cmd_import(int argc, char **argv)
 			cli_grouped(is.edges_read, r, sizeof r), is.header_skipped ? " (after a header line)" : "",
 			cli_grouped(is.self_loops, l, sizeof l), cli_grouped(is.duplicates, d, sizeof d));
 	}
-	if (!quiet)
+	if (!quiet && o.edge_split[0] + o.edge_split[1] + o.edge_split[2] > 0)
+		edge_split_summary(&is);
+	else if (!quiet)
 		split_summary(&is);
 	return EXIT_OK;
 }

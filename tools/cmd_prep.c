@@ -9,7 +9,7 @@ static void help(void)
 	printf("usage: burrow prep NAME|ZIP|DIR [--root DIR] [--out DIR] [--feat-dtype f32|f16] [--mem BYTES]\n"
 	       "                   [--tmp DIR] [--url URL] [--no-download] [--add-reverse] [--fill mean]\n"
 	       "                   [--force] [--quiet]\n\n"
-	       "Turn an OGB node property prediction dataset into a dataset directory: NAME from the\n"
+	       "Turn an OGB node or link property prediction dataset into a dataset directory: NAME from the\n"
 	       "catalog (its zip is looked up in --root and downloaded when missing), any other NAME whose\n"
 	       "zip is ROOT/NAME.zip (where 'burrow download NAME --url URL' puts it; downloaded there\n"
 	       "with --url), an OGB zip, or an unpacked OGB folder. Members are read straight from the\n"
@@ -17,7 +17,10 @@ static void help(void)
 	       "labels -1 where unlabeled, splits as int64. When the edge list exceeds --mem it is\n"
 	       "sorted in runs on disk and merged; the output is the same bytes either way. A typed\n"
 	       "dataset (ogbn-mag) is written as OGB reads it: a relation per folder of raw/relations/,\n"
-	       "stored by destination, duplicates once, self-loops kept; features per type.\n\n"
+	       "stored by destination, duplicates once, self-loops kept; features per type. A link\n"
+	       "prediction dataset (ogbl-collab, ogbl-ppa, ogbl-ddi, ogbl-citation2: split/<kind>/*.pt)\n"
+	       "gets the graph of its training edges (directed for citation2), no labels, and the edge\n"
+	       "split of OGB's .pt files in edge_split/ (docs/datasets.md, 'Link prediction').\n\n"
 	       "  --root DIR        where zips are found or downloaded, and datasets written (data)\n"
 	       "  --out DIR         the dataset directory (ROOT/NAME)\n"
 	       "  --feat-dtype T    f32 or f16 (f32)\n"
@@ -120,10 +123,11 @@ int cmd_prep(int argc, char **argv)
 			const burrow_dataset_info *in = burrow_dataset_get_info(ds);
 			char a[32], b[32];
 			fprintf(stderr,
-				"burrow: prep: wrote %s in %.1f s: %s nodes, %s edges (both directions), %lld %s "
+				"burrow: prep: wrote %s in %.1f s: %s nodes, %s edges%s, %lld %s "
 				"features, %d classes, splits %lld / %lld / %lld\n",
 				out, cli_now() - t0, cli_grouped(in->num_nodes, a, sizeof a),
-				cli_grouped(in->num_edges, b, sizeof b), (long long)in->feat_dim,
+				cli_grouped(in->num_edges, b, sizeof b), in->symmetric ? " (both directions)" : " (directed)",
+				(long long)in->feat_dim,
 				burrow_dtype_name(in->feat_dtype), in->num_classes, (long long)in->num_train,
 				(long long)in->num_valid, (long long)in->num_test);
 			burrow_dataset_close(ds);

@@ -1,10 +1,10 @@
 /* cmd_report.c: burrow report RUN.jsonl ... --out report.html: one self-contained HTML page
  * (inline SVG, no network, one small inline script) drawing what burrow train --log wrote:
- * loss and accuracy per epoch with the runs overlaid, each run's epoch time split into sample
- * wait / I/O wait / compute, rows read and cache hit rate, and for out-of-core runs the rate of
- * rows read against the disk's limit measured by burrow bench io --json. Every plotted series
- * also sits in its element's data-values attribute, as the log has it, so a test (or a reader)
- * can check the picture against the log. */
+ * loss and accuracy per epoch, each run's epoch time split into sample wait / I/O wait /
+ * compute, rows read and cache hit rate, and for out-of-core runs the rate of rows read
+ * against the disk's limit measured by burrow bench io --json; runs named by their configs.
+ * Every plotted series also sits in its element's data-values attribute, as the log has it,
+ * so a test (or a reader) can check the picture against the log. */
 #define _GNU_SOURCE
 #include "cli.h"
 
@@ -23,10 +23,14 @@ static void help(void)
 	       "Draw the --log files of burrow train (one run each, mpirun runs too) into one\n"
 	       "self-contained HTML file: inline SVG charts, no network access, nothing to install. It\n"
 	       "shows a table of the runs (best epoch, valid and test accuracy, time), the loss and the\n"
-	       "accuracies per epoch with every run overlaid, each run's epoch time split into sample\n"
-	       "wait / I/O wait / compute / the rest, the feature rows read from disk and the cache hit\n"
-	       "rate per epoch, and, for runs that read rows from disk (out of core), their read rate in\n"
-	       "rows/s against the disk's limit. A run is named by its file name without .jsonl.\n\n"
+	       "train, valid and test accuracies per epoch (the accuracy axis fitted to them; the runs\n"
+	       "overlaid on one epoch axis, or each on its own epochs when their lengths differ more\n"
+	       "than twice), each run's epoch time split into sample wait / I/O wait / compute / the\n"
+	       "rest, the feature rows read from disk and the cache hit rate per epoch (where runs have\n"
+	       "them), and the read rate in rows/s against the disk's limit. A run is named by what\n"
+	       "differs between the runs' configurations (the log's first line: \"gcn\" and \"sage\",\n"
+	       "\"lr 0.01\" and \"lr 0.003\"), or by its file name without .jsonl where nothing differs\n"
+	       "or its log has no config line (an older burrow's).\n\n"
 	       "  --out FILE        the HTML file (written under a temporary name, then renamed)\n"
 	       "  --disk BENCH.json what 'burrow bench io DIR --json > BENCH.json' printed on the disk the\n"
 	       "                    features live on: the limit is fio's random-read IOPS at the store's\n"
@@ -48,6 +52,9 @@ static const char *const KEYS[NK] = {"loss",      "train_acc", "valid_acc", "tes
 
 typedef struct run_log {
 	char *name;              /* the file name without its folder and .jsonl (owned) */
+	char *label;             /* what the legends call it: what differs in its config (owned) */
+	cJSON *config;           /* the first config line's "config" (owned), NULL in an older log */
+	int configs;             /* config lines read: 1 + the resumes */
 	const char *path;        /* borrowed from argv */
 	int n, cap;              /* epoch lines */
 	double *epoch;           /* [n] */
@@ -59,6 +66,8 @@ typedef struct run_log {
 static void run_free(run_log *r)
 {
 	free(r->name);
+	free(r->label);
+	cJSON_Delete(r->config);
 	free(r->epoch);
 	for (int k = 0; k < NK; k++)
 		free(r->v[k]);
@@ -119,7 +128,11 @@ static int read_log(const char *path, run_log *r)
 			rc = cli_fail("report", "%s:%ld: not a JSON object (is this a burrow train --log file?)", path, lineno);
 			break;
 		}
-		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "final"))) {
+		cJSON *cfg = cJSON_GetObjectItemCaseSensitive(o, "config");
+		if (cJSON_IsObject(cfg)) {
+			if (!r->configs++)
+				r->config = cJSON_DetachItemViaPointer(o, cfg);
+		} else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "final"))) {
 			r->final = true;
 			r->best_epoch = num_of(o, "best_epoch");
 			r->best_valid = num_of(o, "valid_acc");
@@ -138,8 +151,8 @@ static int read_log(const char *path, run_log *r)
 			r->n++;
 		} else {
 			cJSON_Delete(o);
-			rc = cli_fail("report", "%s:%ld: neither an epoch line (\"epoch\", \"loss\", ...) nor the final line of "
-					      "burrow train --log", path, lineno);
+			rc = cli_fail("report", "%s:%ld: neither a config line, an epoch line (\"epoch\", \"loss\", ...) nor the "
+					      "final line of burrow train --log", path, lineno);
 			break;
 		}
 		cJSON_Delete(o);
@@ -151,6 +164,177 @@ static int read_log(const char *path, run_log *r)
 	free(line);
 	fclose(f);
 	return rc;
+}
+
+/* ------------------------------------------------------------ naming runs */
+
+/* A setting's value as text: strings as they are, numbers as %g, flags on / off, lists
+ * joined with commas, null as "-". */
+static void value_text(const cJSON *v, char *b, size_t cap)
+{
+	if (cJSON_IsString(v))
+		snprintf(b, cap, "%s", v->valuestring);
+	else if (cJSON_IsNumber(v))
+		snprintf(b, cap, "%.15g", v->valuedouble);
+	else if (cJSON_IsBool(v))
+		snprintf(b, cap, "%s", cJSON_IsTrue(v) ? "on" : "off");
+	else if (cJSON_IsArray(v)) {
+		*b = '\0';
+		const cJSON *e;
+		cJSON_ArrayForEach(e, v)
+		{
+			char t[64];
+			value_text(e, t, sizeof t);
+			snprintf(b + strlen(b), cap - strlen(b), "%s%s", *b ? "," : "", t);
+		}
+	} else
+		snprintf(b, cap, "-");
+}
+
+/* Options that say where a run's output goes or how it speaks, not what it trained. */
+static bool is_output(const char *key)
+{
+	static const char *const skip[] = {"log", "checkpoint", "checkpoint_every", "checkpoint_best_only", "resume",
+					   "quiet", "scratch"};
+	for (size_t i = 0; i < sizeof skip / sizeof *skip; i++)
+		if (!strcmp(key, skip[i]))
+			return true;
+	return false;
+}
+
+/* What names a run in its config, as key -> text (a new object, NULL when there is no
+ * config): the model, the dataset, the mode, mpirun's ranks, then every option that is not
+ * about output, in the log's order. */
+static cJSON *settings(const cJSON *config)
+{
+	if (!config)
+		return NULL;
+	const cJSON *opts = cJSON_GetObjectItemCaseSensitive(config, "options"),
+		    *ds = cJSON_GetObjectItemCaseSensitive(config, "dataset");
+	cJSON *out = cJSON_CreateObject();
+	char b[512];
+	value_text(cJSON_GetObjectItemCaseSensitive(opts, "model"), b, sizeof b);
+	cJSON_AddStringToObject(out, "model", b);
+	value_text(cJSON_GetObjectItemCaseSensitive(ds, "name"), b, sizeof b);
+	cJSON_AddStringToObject(out, "dataset", b);
+	value_text(cJSON_GetObjectItemCaseSensitive(opts, "mode"), b, sizeof b);
+	cJSON_AddStringToObject(out, "mode", b);
+	const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(config, "ranks");
+	snprintf(b, sizeof b, "%d", cJSON_IsNumber(ranks) ? ranks->valueint : 1);
+	cJSON_AddStringToObject(out, "ranks", b);
+	const cJSON *o;
+	cJSON_ArrayForEach(o, opts)
+	{
+		if (!o->string || is_output(o->string) || cJSON_GetObjectItemCaseSensitive(out, o->string))
+			continue;
+		value_text(o, b, sizeof b);
+		cJSON_AddStringToObject(out, o->string, b);
+	}
+	return out;
+}
+
+/* Run i's text of key, "-" where absent or null (an option of the other mode). */
+static const char *setting(cJSON *const *set, int i, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(set[i], key);
+	return cJSON_IsString(v) ? v->valuestring : "-";
+}
+
+/* Do two runs set key to different values? Where a run does not set it (an option of the
+ * other mode, or of a newer burrow) it does not count: the mode tells that difference. */
+static bool differs(cJSON *const *set, int nruns, const char *key)
+{
+	const char *first = NULL;
+	for (int i = 0; i < nruns; i++) {
+		const char *t = set[i] ? setting(set, i, key) : "-";
+		if (!strcmp(t, "-"))
+			continue;
+		if (!first)
+			first = t;
+		else if (strcmp(first, t))
+			return true;
+	}
+	return false;
+}
+
+#define LABEL_PARTS 5 /* settings named in a label; more are counted */
+
+/* Run i's label from the settings that differ between runs (keys in their order): the model,
+ * dataset and mode by their values, the others as "key value" (gcn, lr 0.01); its file name
+ * when it has no config or nothing differs. NULL when out of memory. */
+static char *label_of(cJSON *const *set, int nruns, int i, const cJSON *keys, const char *name)
+{
+	char b[1024] = "";
+	int parts = 0, more = 0;
+	const cJSON *k;
+	cJSON_ArrayForEach(k, keys)
+	{
+		const char *t = set[i] ? setting(set, i, k->valuestring) : "-";
+		if (!strcmp(t, "-") || !differs(set, nruns, k->valuestring))
+			continue;
+		if (parts == LABEL_PARTS) {
+			more++;
+			continue;
+		}
+		const bool bare = !strcmp(k->valuestring, "model") || !strcmp(k->valuestring, "dataset") ||
+				  !strcmp(k->valuestring, "mode");
+		char key[64];
+		snprintf(key, sizeof key, "%s", k->valuestring);
+		for (char *q = key; *q; q++)
+			*q = *q == '_' ? '-' : *q;
+		if (!strcmp(key, "ranks"))
+			snprintf(b + strlen(b), sizeof b - strlen(b), "%s%s rank%s", parts ? ", " : "", t, strcmp(t, "1") ? "s" : "");
+		else
+			snprintf(b + strlen(b), sizeof b - strlen(b), "%s%s%s%s", parts ? ", " : "", bare ? "" : key,
+				 bare ? "" : " ", t);
+		parts++;
+	}
+	if (more)
+		snprintf(b + strlen(b), sizeof b - strlen(b), " (+%d more)", more);
+	return strdup(*b ? b : name);
+}
+
+/* Label every run by what differs between their configs (label_of); two runs that would
+ * share a label get their file names after it. */
+static int label_runs(run_log *runs, int nruns)
+{
+	cJSON **set = calloc((size_t)nruns, sizeof *set), *keys = cJSON_CreateArray();
+	int rc = set && keys ? EXIT_OK : EXIT_FAIL;
+	for (int i = 0; i < nruns && rc == EXIT_OK; i++) { /* every key once, in the order first seen */
+		set[i] = settings(runs[i].config);
+		const cJSON *v;
+		cJSON_ArrayForEach(v, set[i])
+		{
+			bool seen = false;
+			const cJSON *k;
+			cJSON_ArrayForEach(k, keys) seen |= !strcmp(k->valuestring, v->string);
+			if (!seen)
+				cJSON_AddItemToArray(keys, cJSON_CreateString(v->string));
+		}
+	}
+	for (int i = 0; i < nruns && rc == EXIT_OK; i++)
+		if (!(runs[i].label = label_of(set, nruns, i, keys, runs[i].name)))
+			rc = EXIT_FAIL;
+	bool *twin = rc == EXIT_OK ? calloc((size_t)nruns, sizeof *twin) : NULL;
+	for (int i = 0; twin && i < nruns; i++)
+		for (int j = 0; j < nruns; j++)
+			twin[i] |= j != i && !strcmp(runs[i].label, runs[j].label);
+	for (int i = 0; i < nruns && rc == EXIT_OK; i++) {
+		char *l = NULL;
+		if (!twin || (twin[i] && strcmp(runs[i].label, runs[i].name) &&
+			      asprintf(&l, "%s (%s)", runs[i].label, runs[i].name) < 0))
+			rc = EXIT_FAIL;
+		else if (l) {
+			free(runs[i].label);
+			runs[i].label = l;
+		}
+	}
+	free(twin);
+	for (int i = 0; set && i < nruns; i++)
+		cJSON_Delete(set[i]);
+	free(set);
+	cJSON_Delete(keys);
+	return rc == EXIT_OK ? EXIT_OK : cli_fail("report", "out of memory");
 }
 
 /* The disk's limit in rows/s from bench io --json: fio's IOPS, else uring's rows/s. */
@@ -284,6 +468,8 @@ static void polyline(FILE *f, const axes *a, const run_log *r, int key, double s
 {
 	fprintf(f, "<polyline class=\"series\" data-run=\"");
 	esc(f, r->name);
+	fprintf(f, "\" data-label=\"");
+	esc(f, r->label);
 	fprintf(f, "\" data-key=\"%s\"", KEYS[key]);
 	values_attr(f, r->v[key], r->n, 1);
 	fprintf(f, " fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s%s%s points=\"", color, dash ? " stroke-dasharray=\"" : "",
@@ -292,7 +478,7 @@ static void polyline(FILE *f, const axes *a, const run_log *r, int key, double s
 		if (!isnan(r->v[key][i]))
 			fprintf(f, "%.2f,%.2f ", px(a, r->epoch[i]), py(a, r->v[key][i] * scale));
 	fprintf(f, "\"><title>");
-	esc(f, r->name);
+	esc(f, r->label);
 	fprintf(f, " %s</title></polyline>\n", KEYS[key]);
 }
 
@@ -300,8 +486,10 @@ static void legend(FILE *f, const run_log *runs, int nruns, const char *extra)
 {
 	fprintf(f, "<div class=\"legend\">");
 	for (int i = 0; i < nruns; i++) {
-		fprintf(f, "<span><i style=\"background:%s\"></i>", COLORS[i % NCOLORS]);
+		fprintf(f, "<span data-run=\"");
 		esc(f, runs[i].name);
+		fprintf(f, "\"><i style=\"background:%s\"></i>", COLORS[i % NCOLORS]);
+		esc(f, runs[i].label);
 		fprintf(f, "</span>");
 	}
 	if (extra)
@@ -325,34 +513,93 @@ static axes x_range(const run_log *runs, int nruns)
 	return a;
 }
 
-/* The largest value of key over every run (scaled); 0 when none. */
-static double max_of(const run_log *runs, int nruns, int key, double scale)
+/* The y-axis of keys[] over every run (scaled): 0 to ymax when ymax > 0, else 0 to the largest
+ * value; fit: around the values (a tick step beyond them), within 0 to ymax. */
+static axes y_range(const run_log *runs, int nruns, const int *keys, int nkeys, double scale, double ymax, bool fit)
 {
-	double m = 0;
+	axes a = {0, 1, 0, ymax};
+	double lo = INFINITY, hi = -INFINITY;
 	for (int i = 0; i < nruns; i++)
-		for (int j = 0; j < runs[i].n; j++)
-			if (!isnan(runs[i].v[key][j]))
-				m = fmax(m, runs[i].v[key][j] * scale);
-	return m;
+		for (int k = 0; k < nkeys; k++)
+			for (int j = 0; j < runs[i].n; j++)
+				if (!isnan(runs[i].v[keys[k]][j])) {
+					lo = fmin(lo, runs[i].v[keys[k]][j] * scale);
+					hi = fmax(hi, runs[i].v[keys[k]][j] * scale);
+				}
+	if (fit && lo <= hi) {
+		const double pad = fmax(0.05 * (hi - lo), 0.005 * ymax), step = nice_step(hi - lo + 2 * pad);
+		a.y0 = fmax(0, floor((lo - pad) / step) * step);
+		a.y1 = fmin(ymax, ceil((hi + pad) / step) * step);
+	} else if (!(ymax > 0)) {
+		a.y1 = hi > 0 ? hi * 1.05 : 1;
+	}
+	if (!(a.y1 > a.y0))
+		a.y1 = a.y0 + 1;
+	return a;
 }
 
-/* Lines of keys[] for every run, overlaid (key k dashed as dashes[k]). */
-static void line_chart(FILE *f, const char *title, const char *ylabel, const run_log *runs, int nruns, const int *keys,
-		       const char *const *dashes, int nkeys, double scale, double ymax)
+/* Runs [from, to) in one frame, x from their first to last epoch, y as given. */
+static void draw_lines(FILE *f, const char *title, const char *ylabel, const run_log *runs, int from, int to,
+		       const int *keys, const char *const *dashes, int nkeys, double scale, const axes *y)
 {
-	axes a = x_range(runs, nruns);
-	a.y1 = ymax;
-	if (!(a.y1 > 0)) {
-		for (int k = 0; k < nkeys; k++)
-			a.y1 = fmax(a.y1, max_of(runs, nruns, keys[k], scale));
-		a.y1 = a.y1 > 0 ? a.y1 * 1.05 : 1;
-	}
+	axes a = x_range(runs + from, to - from);
+	a.y0 = y->y0;
+	a.y1 = y->y1;
 	fprintf(f, "<figure>");
 	frame(f, title, ylabel, &a, true);
-	for (int i = 0; i < nruns; i++)
+	for (int i = from; i < to; i++)
 		for (int k = 0; k < nkeys; k++)
 			polyline(f, &a, &runs[i], keys[k], scale, COLORS[i % NCOLORS], dashes ? dashes[k] : NULL);
 	fprintf(f, "</svg></figure>\n");
+}
+
+#define TITLE_LABEL 56 /* characters of a run's label that fit a small multiple's title */
+
+/* Lines of keys[] for every run (key k dashed as dashes[k]), on one y-axis (y_range): overlaid
+ * on one epoch axis, or with own, one frame per run on its own epochs (small multiples, each
+ * titled with its run's label and ylabel, the whole title once above them). */
+static void line_chart(FILE *f, const char *title, const char *ylabel, const run_log *runs, int nruns, const int *keys,
+		       const char *const *dashes, int nkeys, double scale, double ymax, bool fit, bool own)
+{
+	const axes y = y_range(runs, nruns, keys, nkeys, scale, ymax, fit);
+	if (!own) {
+		draw_lines(f, title, ylabel, runs, 0, nruns, keys, dashes, nkeys, scale, &y);
+		return;
+	}
+	fprintf(f, "<h3>");
+	esc(f, title);
+	fprintf(f, "</h3>\n");
+	for (int i = 0; i < nruns; i++) {
+		char t[512];
+		const int cut = (int)strlen(runs[i].label) > TITLE_LABEL;
+		snprintf(t, sizeof t, "%.*s%s: %s", cut ? TITLE_LABEL - 3 : TITLE_LABEL, runs[i].label, cut ? "..." : "",
+			 ylabel);
+		draw_lines(f, t, ylabel, runs, i, i + 1, keys, dashes, nkeys, scale, &y);
+	}
+}
+
+/* Does any run have a value of key (above 0 when positive)? */
+static bool any_value(const run_log *runs, int nruns, int key, bool positive)
+{
+	for (int i = 0; i < nruns; i++)
+		for (int j = 0; j < runs[i].n; j++)
+			if (!isnan(runs[i].v[key][j]) && (!positive || runs[i].v[key][j] > 0))
+				return true;
+	return false;
+}
+
+/* Whether the runs' epoch spans differ by more than twice: then each is drawn on its own
+ * epochs, so that a run of 20 is as readable beside one of 200. */
+static bool own_epochs(const run_log *runs, int nruns, double *shortest, double *longest)
+{
+	*shortest = INFINITY;
+	*longest = 0;
+	for (int i = 0; i < nruns; i++) {
+		const double span = runs[i].epoch[runs[i].n - 1] - runs[i].epoch[0] + 1;
+		*shortest = fmin(*shortest, span);
+		*longest = fmax(*longest, span);
+	}
+	return *longest > 2 * *shortest;
 }
 
 /* One run's epoch time as stacked bars: sample wait, I/O wait, compute, the rest. Their
@@ -369,7 +616,7 @@ static void time_chart(FILE *f, const run_log *r)
 		a.y1 = fmax(a.y1, isnan(r->v[K_EPOCH_S][i]) ? 0 : r->v[K_EPOCH_S][i]);
 	a.y1 = a.y1 > 0 ? a.y1 * 1.05 : 1;
 	char title[300];
-	snprintf(title, sizeof title, "%s: epoch time (s)", r->name);
+	snprintf(title, sizeof title, "%s: epoch time (s)", r->label);
 	fprintf(f, "<figure>");
 	frame(f, title, "seconds", &a, true);
 	const double bw = fmax(1, 0.7 * (W - ML - MR) / (a.x1 - a.x0));
@@ -429,6 +676,8 @@ static void io_chart(FILE *f, const run_log *runs, int nruns, double limit, cons
 			continue;
 		fprintf(f, "<polyline class=\"series\" data-run=\"");
 		esc(f, r->name);
+		fprintf(f, "\" data-label=\"");
+		esc(f, r->label);
 		fprintf(f, "\" data-key=\"rows_per_s\"");
 		fputs(" data-values=\"", f);
 		for (int j = 0; j < r->n; j++) {
@@ -483,10 +732,15 @@ static void summary_table(FILE *f, const run_log *runs, int nruns)
 		fmt(me, sizeof me, "%.3f", k ? sum / k : NAN);
 		fmt(to, sizeof to, "%.2f", r->final ? r->total_s : NAN);
 		fmt(ra, sizeof ra, "%.0f", r->final && !isnan(r->ranks) ? r->ranks : 1);
+		const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(r->config, "command");
 		fprintf(f, "<tr data-run=\"");
 		esc(f, r->name);
+		fprintf(f, "\" title=\"");
+		esc(f, cJSON_IsString(cmd) ? cmd->valuestring : "no config line (an older log)");
 		fprintf(f, "\"><td><i style=\"background:%s\"></i>", COLORS[i % NCOLORS]);
-		esc(f, r->name);
+		esc(f, r->label);
+		if (r->configs > 1)
+			fprintf(f, " (resumed %d time%s)", r->configs - 1, r->configs > 2 ? "s" : "");
 		fprintf(f, "</td><td>");
 		esc(f, r->path);
 		fprintf(f, "</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n", r->n,
@@ -497,7 +751,7 @@ static void summary_table(FILE *f, const run_log *runs, int nruns)
 
 static const char STYLE[] =
 	"body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1260px}"
-	"h1{font-size:22px}h2{font-size:17px;margin-top:28px}"
+	"h1{font-size:22px}h2{font-size:17px;margin-top:28px}h3{font-size:14px;margin:8px 0}"
 	"figure{display:inline-block;margin:0 16px 16px 0;vertical-align:top}"
 	"svg{background:#fff;border:1px solid #ddd}"
 	"svg text{font:12px system-ui,sans-serif;fill:#333}svg .title{font-weight:600;font-size:13px}"
@@ -525,29 +779,43 @@ static void page(FILE *f, const char *title, const run_log *runs, int nruns, dou
 	esc(f, title);
 	fprintf(f, "</h1>\n<h2>Runs</h2>\n");
 	summary_table(f, runs, nruns);
+	fprintf(f, "<p class=\"note\">Runs are named by what differs between their configurations (the first line "
+		   "of each log; the file name where nothing differs or a log has none); hover a row for its command "
+		   "line.</p>\n");
 	fprintf(f, "<h2>Training</h2>\n");
 	legend(f, runs, nruns, NULL);
-	static const int loss[1] = {K_LOSS}, acc[2] = {K_VALID, K_TRAIN};
-	static const char *const acc_dash[2] = {NULL, "5 4"};
-	line_chart(f, "training loss (mean over the epoch's batches)", "loss", runs, nruns, loss, NULL, 1, 1, 0);
-	line_chart(f, "accuracy: valid (solid), train (dashed)", "accuracy", runs, nruns, acc, acc_dash, 2, 1, 1);
+	double shortest, longest;
+	const bool own = own_epochs(runs, nruns, &shortest, &longest);
+	if (nruns > 1)
+		fprintf(f, "<p class=\"note\">%s</p>\n",
+			own ? "The runs' lengths differ by more than twice: each run is drawn on its own epochs (small "
+			      "multiples), all on one y-axis."
+			    : "Every run on one epoch axis, as long as the longest run.");
+	static const int loss[1] = {K_LOSS}, acc[3] = {K_VALID, K_TEST, K_TRAIN};
+	static const char *const acc_dash[3] = {NULL, "2 3", "6 4"};
+	line_chart(f, "training loss (mean over the epoch's batches)", "loss", runs, nruns, loss, NULL, 1, 1, 0, false, own);
+	if (any_value(runs, nruns, K_VALID, false) || any_value(runs, nruns, K_TEST, false) ||
+	    any_value(runs, nruns, K_TRAIN, false))
+		line_chart(f, "accuracy: valid (solid), test (dotted), train (dashed)", "accuracy", runs, nruns, acc, acc_dash,
+			   3, 1, 1, true, own);
 	fprintf(f, "<h2>Where an epoch's time goes</h2>\n");
 	for (int i = 0; i < nruns; i++)
 		time_chart(f, &runs[i]);
-	fprintf(f, "<h2>Feature reads</h2>\n");
-	legend(f, runs, nruns, NULL);
+	const bool rows_read = any_value(runs, nruns, K_ROWS, true), hits = any_value(runs, nruns, K_HIT, false);
+	if (rows_read || hits) {
+		fprintf(f, "<h2>Feature reads</h2>\n");
+		legend(f, runs, nruns, NULL);
+	}
 	static const int rows[1] = {K_ROWS}, hit[1] = {K_HIT};
-	line_chart(f, "feature rows read from disk per epoch", "rows", runs, nruns, rows, NULL, 1, 1, 0);
-	line_chart(f, "feature cache hit rate (%)", "hit rate %", runs, nruns, hit, NULL, 1, 100, 100);
-	bool ooc = false;
-	for (int i = 0; i < nruns; i++)
-		for (int j = 0; j < runs[i].n; j++)
-			ooc |= runs[i].v[K_ROWS][j] > 0;
-	if (ooc)
+	if (rows_read)
+		line_chart(f, "feature rows read from disk per epoch", "rows", runs, nruns, rows, NULL, 1, 1, 0, false, false);
+	if (hits)
+		line_chart(f, "feature cache hit rate (%)", "hit rate %", runs, nruns, hit, NULL, 1, 100, 100, false, false);
+	if (rows_read)
 		io_chart(f, runs, nruns, limit, what);
 	else
 		fprintf(f, "<p class=\"note\">No run read feature rows from disk (every row was served by the cache, "
-			   "or full-graph mode): no I/O rate to compare with the disk's limit.</p>\n");
+			   "or full-graph mode): no feature-read charts.</p>\n");
 	bool dist = false;
 	for (int i = 0; i < nruns; i++)
 		for (int j = 0; j < runs[i].n; j++)
@@ -557,7 +825,7 @@ static void page(FILE *f, const char *title, const run_log *runs, int nruns, dou
 		static const int comm[2] = {K_COMM, K_EXPOSED};
 		static const char *const comm_dash[2] = {NULL, "5 4"};
 		line_chart(f, "communication s per epoch: all (solid), exposed (dashed)", "seconds", runs, nruns, comm,
-			   comm_dash, 2, 1, 0);
+			   comm_dash, 2, 1, 0, false, false);
 	}
 	fprintf(f, "<p class=\"note\">Made by burrow report from burrow train --log files; every series is in its "
 		   "element's data-values attribute as the log has it.</p>\n<script>%s</script>\n</body></html>\n",
@@ -605,6 +873,8 @@ int cmd_report(int argc, char **argv)
 	char what[4400] = "";
 	for (int i = 0; i < nruns && rc == EXIT_OK; i++)
 		rc = read_log(argv[optind + i], &runs[i]);
+	if (rc == EXIT_OK)
+		rc = label_runs(runs, nruns);
 	if (rc == EXIT_OK && disk)
 		rc = read_disk(disk, &limit, what, sizeof what);
 	char *tmp = NULL;

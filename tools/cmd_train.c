@@ -5,6 +5,7 @@
 #include "train_cli.h"
 #include "train_opts.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -39,6 +40,30 @@ static void print_pipeline(burrow_trainer *t, const burrow_train_opts *o)
 	       burrow_trainer_sampler_device(t));
 }
 
+/* --log's config line: the options as resolved (ta's with the trainer's o: a resumed run's
+ * split and seed are its checkpoint's; the sampler's device the trainer chose), the dataset,
+ * the checkpoint resumed (NULL: a fresh run). */
+static int log_config(FILE *log, const train_args *ta, const burrow_train_opts *o, int argc, char **argv,
+		      burrow_trainer *t, const burrow_dataset_info *in, const char *resumed_from)
+{
+	train_args a = *ta;
+	a.d.train = *o;
+	if (!a.d.train.full_graph)
+		a.d.train.sampler_device = burrow_trainer_sampler_device(t);
+	cJSON *opts = cJSON_CreateObject();
+	if (!opts || !train_args_json(&a, TRAIN_ONE, opts)) {
+		cJSON_Delete(opts);
+		errno = ENOMEM;
+		return -1;
+	}
+	const train_log_run r = {.argc = argc, .argv = argv, .dir = ta->dir, .name = in->name,
+				 .nodes = in->num_nodes, .classes = in->num_classes, .typed = in->num_types > 0,
+				 .resumed_from = resumed_from, .after_epoch = burrow_trainer_epoch(t), .options = opts};
+	const int rc = train_cli_log_config(log, &r);
+	cJSON_Delete(opts);
+	return rc;
+}
+
 int cmd_train(int argc, char **argv)
 {
 	train_args ta;
@@ -59,7 +84,7 @@ int cmd_train(int argc, char **argv)
 	}
 	char *last_path = NULL, *best_path = NULL;
 	int made = 0; /* folders of --checkpoint's path this run created */
-	if (ckpt_dir && train_cli_checkpoint_dir("train", ckpt_dir, resume, &last_path, &best_path, &made))
+	if (ckpt_dir && train_cli_checkpoint_dir("train", ckpt_dir, resume, ta.best_only, &last_path, &best_path, &made))
 		return EXIT_FAIL;
 
 	/* a resumed run continues on the checkpoint's split, drawn from its seed */
@@ -94,8 +119,13 @@ int cmd_train(int argc, char **argv)
 		cli_fail("train", "%s: cannot open the log: %s", log_path, strerror(errno));
 		goto fail_trainer;
 	}
-
 	const burrow_dataset_info *in = burrow_dataset_get_info(ds);
+	if (log && log_config(log, &ta, &o, argc, argv, t, in, resume ? last_path : NULL) != 0) {
+		cli_fail("train", "%s: write failed: %s", log_path, strerror(errno));
+		fclose(log);
+		goto fail_trainer;
+	}
+
 	char a[32];
 	printf("burrow train: %s on %s (%s nodes, %d classes), %s, %d layers, hidden %lld, dropout %g, lr %g\n",
 	       burrow_model_name(o.model), cli_text(in->name), cli_grouped(in->num_nodes, a, sizeof a), in->num_classes,
@@ -140,7 +170,8 @@ int cmd_train(int argc, char **argv)
 		if (ckpt_dir) {
 			const burrow_best b = burrow_trainer_best(t);
 			if ((evaluate && b.epoch == e && (st = burrow_trainer_save(t, best_path)) < 0) ||
-			    (st = burrow_trainer_save(t, last_path)) < 0) {
+			    (train_cli_save_last(e, o.epochs, ta.ckpt_every, ta.best_only) &&
+			     (st = burrow_trainer_save(t, last_path)) < 0)) {
 				rc = cli_lib_fail("train", st);
 				break;
 			}

@@ -6,6 +6,7 @@
 #include "train_cli.h"
 #include "train_opts.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,6 +86,8 @@ typedef struct dist_run {
 	char *last, *best; /* rank 0's checkpoint paths (malloc'd), NULL elsewhere */
 	FILE *lf;          /* rank 0's --log, NULL elsewhere */
 	int done, trained; /* epochs trained before this run, and by it */
+	int argc;          /* burrow train's arguments, for the --log config line */
+	char **argv;       /* (borrowed) */
 } dist_run;
 
 /* The command line and what no rank can serve, said once before MPI starts: 0 to go on, -1
@@ -107,6 +110,53 @@ static int dist_parse(dist_run *r, int argc, char **argv)
 	return ranks_fit_parts(r->a.dir);
 }
 
+/* The classes of the dataset of a parts directory: part 0's meta.json says them; 0 when it
+ * cannot be read (the trainer has read it already). */
+static int part_classes(const char *dir)
+{
+	char path[4200], buf[1 << 14];
+	snprintf(path, sizeof path, "%s/part-0/meta.json", dir);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	const size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	cJSON *m = cJSON_Parse(buf);
+	const cJSON *c = cJSON_GetObjectItemCaseSensitive(m, "num_classes");
+	const int k = cJSON_IsNumber(c) ? c->valueint : 0;
+	cJSON_Delete(m);
+	return k;
+}
+
+/* Rank 0's --log config line: the options as resolved (the communication and the sampler's
+ * device the job chose), the dataset the parts came from, the checkpoint resumed. */
+static int log_config(const dist_run *r)
+{
+	train_args a = r->a;
+	a.d = r->o;
+	a.d.comm = burrow_dist_comm(r->d);
+	if (!a.d.train.full_graph)
+		a.d.train.sampler_device = burrow_dist_sampler_device(r->d);
+	burrow_parts *ps = NULL;
+	cJSON *opts = cJSON_CreateObject();
+	int rc = -1;
+	errno = ENOMEM;
+	if (opts && train_args_json(&a, TRAIN_DIST, opts)) {
+		const bool have = burrow_parts_open(&ps, r->a.dir) >= 0; /* opened by every rank already */
+		const burrow_parts_info *pi = have ? burrow_parts_get_info(ps) : NULL;
+		const train_log_run lr = {.argc = r->argc, .argv = r->argv, .dir = r->a.dir,
+					  .name = pi ? pi->dataset_name : NULL, .nodes = pi ? pi->num_nodes : 0,
+					  .classes = part_classes(r->a.dir), .ranks = burrow_dist_size(r->d),
+					  .resumed_from = r->a.resume ? r->last : NULL, .after_epoch = r->done,
+					  .options = opts};
+		rc = train_cli_log_config(r->lf, &lr);
+	}
+	burrow_parts_close(ps);
+	cJSON_Delete(opts);
+	return rc;
+}
+
 /* With MPI started: the distributed trainer, the checkpoint directory (rank 0 keeps it: the
  * other ranks need not see it), --resume, the --log file. */
 static int dist_open(dist_run *r)
@@ -116,7 +166,8 @@ static int dist_open(dist_run *r)
 		return fail_all(r->rank, cli_lib_message("train", st));
 	int ck_ok = 1;
 	if (r->a.ckpt && r->rank == 0)
-		ck_ok = train_cli_checkpoint_dir("train", r->a.ckpt, r->a.resume, &r->last, &r->best, NULL) == 0;
+		ck_ok = train_cli_checkpoint_dir("train", r->a.ckpt, r->a.resume, r->a.best_only, &r->last, &r->best,
+						 NULL) == 0;
 	if ((st = burrow_mpi_bcast(&ck_ok, sizeof ck_ok, 0)) < 0)
 		return fail_all(r->rank, cli_lib_message("train", st));
 	if (!ck_ok)
@@ -132,6 +183,8 @@ static int dist_open(dist_run *r)
 	if (r->rank == 0 && r->a.log && !(r->lf = train_cli_log_open(r->a.log, r->a.resume, burrow_dist_epoch(r->d))))
 		return fail_all(r->rank, "cannot open the --log file");
 	r->done = burrow_dist_epoch(r->d);
+	if (r->lf && log_config(r) != 0)
+		return fail_all(r->rank, log_failed(r->a.log));
 	return 0;
 }
 
@@ -228,7 +281,8 @@ static int dist_epoch(dist_run *r, int e)
 		const char *where = r->rank == 0 ? r->last : r->a.ckpt;
 		if ((eval && burrow_dist_best(r->d).epoch == e &&
 		     (st = burrow_dist_save(r->d, r->rank == 0 ? r->best : r->a.ckpt)) < 0) ||
-		    (st = burrow_dist_save(r->d, where)) < 0)
+		    (train_cli_save_last(e, r->o.train.epochs, r->a.ckpt_every, r->a.best_only) &&
+		     (st = burrow_dist_save(r->d, where)) < 0))
 			return fail_all(r->rank, cli_lib_message("train", st));
 	}
 	return 0;
@@ -278,7 +332,7 @@ static void dist_run_close(dist_run *r)
 
 int cmd_train_dist(int argc, char **argv)
 {
-	dist_run r = {.d = NULL};
+	dist_run r = {.d = NULL, .argc = argc, .argv = argv};
 	int rc = dist_parse(&r, argc, argv);
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;

@@ -89,7 +89,7 @@ def why_lines(p, key):
 mb = {}
 ep = {}
 for s in ("cuda", "cpu"):
-    rows = [r for r in (jsonl(os.path.join(out, "mb-sampler-%s.jsonl" % s)) or []) if not r.get("final")]
+    rows = [r for r in (jsonl(os.path.join(out, "mb-sampler-%s.jsonl" % s)) or []) if "epoch" in r]
     ep[s] = rows[0] if rows else None
 if ep["cuda"] and ep["cpu"]:
     rel = abs(ep["cuda"]["loss"] - ep["cpu"]["loss"]) / max(abs(ep["cpu"]["loss"]), 1e-30)
@@ -98,8 +98,8 @@ if ep["cuda"] and ep["cpu"]:
 else:
     mb["single"] = {"ok": False, "why": why_lines(os.path.join(out, "mb-why.txt"), "single") or ["not run"]}
 dev = os.environ.get("DEVICE_CHECK_MB_DEVICE", "cuda")
-dg = [r for r in (jsonl(os.path.join(out, "mb-dist-%s.jsonl" % dev)) or []) if not r.get("final")]
-dc = [r for r in (jsonl(os.path.join(out, "mb-dist-cpu-mpi.jsonl")) or []) if not r.get("final")]
+dg = [r for r in (jsonl(os.path.join(out, "mb-dist-%s.jsonl" % dev)) or []) if "epoch" in r]
+dc = [r for r in (jsonl(os.path.join(out, "mb-dist-cpu-mpi.jsonl")) or []) if "epoch" in r]
 def final(p):
     return next((r for r in (jsonl(p) or []) if r.get("final")), None)
 if dg and dc and len(dg) == len(dc):
@@ -122,7 +122,7 @@ def checksum(p):
         return m[1] if m else None
     except OSError:
         return None
-dr = {s: [r for r in (jsonl(os.path.join(out, "mb-draws-%s.jsonl" % s)) or []) if not r.get("final")] for s in ("cuda", "cpu")}
+dr = {s: [r for r in (jsonl(os.path.join(out, "mb-draws-%s.jsonl" % s)) or []) if "epoch" in r] for s in ("cuda", "cpu")}
 ck = {s: checksum(os.path.join(out, "mb-draws-%s.txt" % s)) for s in ("cuda", "cpu")}
 if dr["cuda"] and dr["cpu"] and ck["cuda"] and ck["cpu"]:
     mb["draws"] = {"ok": ck["cuda"] == ck["cpu"], "checksum": ck, "epoch_s": {s: [r["epoch_s"] for r in dr[s]] for s in dr}}

@@ -186,7 +186,7 @@ def weights(path):  # a checkpoint's float32 weights (docs/train.md, "Checkpoint
     return struct.unpack("<%df" % P, b[16 + H:16 + H + 4 * P])
 def rows(p):
     try:
-        return [json.loads(l) for l in open(p) if l.strip() and not json.loads(l).get("final")]
+        return [json.loads(l) for l in open(p) if l.strip() and "epoch" in json.loads(l)]
     except (OSError, ValueError):
         return []
 def med(x):

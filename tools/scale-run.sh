@@ -140,7 +140,8 @@ for name in ("gen", "verify", "train", "eval", "eval_layerwise", "bench", "parti
         out["phases"][name] = p
 log = jsonl_last("train.jsonl")
 if log:
-    out["train_log"] = log[0]
+    out["train_log"] = next((x for x in log if "epoch" in x), None)  # the first epoch (after the config line)
+    out["train_config"] = next((x["config"] for x in log if "config" in x), None)
 for name, key in (("eval", "eval_result"), ("eval_layerwise", "eval_layerwise_result"), ("bench", "bench_train"),
                   ("partition", "partition_result")):
     try:  # bench train prints one line per run, then its summary: keep the last

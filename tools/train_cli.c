@@ -5,6 +5,7 @@
 
 #include "cli.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdint.h>
@@ -128,7 +129,8 @@ int train_cli_restore(const char *cmd, const char *dir, const char *ckpt, const 
 	return 0;
 }
 
-int train_cli_checkpoint_dir(const char *cmd, const char *dir, bool resume, char **last, char **best, int *made)
+int train_cli_checkpoint_dir(const char *cmd, const char *dir, bool resume, bool best_only, char **last, char **best,
+			     int *made)
 {
 	*last = *best = NULL;
 	if (made)
@@ -147,8 +149,8 @@ int train_cli_checkpoint_dir(const char *cmd, const char *dir, bool resume, char
 		cli_fail(cmd, "%s: no checkpoint to resume from", *last);
 		goto fail;
 	}
-	if (!resume && have) {
-		cli_fail(cmd, "%s already holds a checkpoint; use --resume to continue it or remove it", dir);
+	if (!resume && (have || (best_only && stat(*best, &sb) == 0))) {
+		cli_fail(cmd, "%s already holds a checkpoint; %sremove it", dir, have ? "use --resume to continue it or " : "");
 		goto fail;
 	}
 	char *path = strdup(dir);
@@ -177,6 +179,11 @@ fail:
 	free(*best);
 	*last = *best = NULL;
 	return EXIT_FAIL;
+}
+
+bool train_cli_save_last(int e, int epochs, int every, bool best_only)
+{
+	return !best_only && (every <= 1 || e % every == 0 || e == epochs);
 }
 
 void train_cli_checkpoint_unmake(const char *dir, int made)
@@ -351,15 +358,17 @@ FILE *train_cli_log_open(const char *path, bool resume, int done)
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
-	long keep = 0; /* bytes to keep: the lines before the first one to drop */
+	long at = 0, keep = 0; /* bytes read; to keep: up to the last line to keep that is not a config line */
 	int epoch;
 	while ((n = getline(&line, &cap, f)) > 0) {
 		if (line[n - 1] != '\n' || (sscanf(line, "{\"epoch\": %d", &epoch) == 1 && epoch > done))
 			break;
-		keep += (long)n;
+		at += (long)n;
+		if (strncmp(line, "{\"config\":", 10))
+			keep = at;
 	}
 	free(line);
-	const bool cut = n > 0;
+	const bool cut = n > 0 || keep < at;
 	if (ferror(f) || (cut && (fflush(f) != 0 || ftruncate(fileno(f), keep) != 0)) || fseek(f, 0, SEEK_END) != 0) {
 		const int e = errno;
 		fclose(f);
@@ -377,6 +386,77 @@ static int log_flushed(FILE *f)
 	if (!errno)
 		errno = EIO;
 	return -1;
+}
+
+/* w as one shell word: as it is when it holds nothing a shell reads, else in single quotes. */
+static void shell_word(char *buf, size_t cap, const char *w)
+{
+	const size_t at = strlen(buf);
+	if (*w && !w[strspn(w, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_./,:=%+@")]) {
+		snprintf(buf + at, cap - at, " %s", w);
+		return;
+	}
+	snprintf(buf + at, cap - at, " '");
+	for (; *w; w++)
+		snprintf(buf + strlen(buf), cap - strlen(buf), *w == '\'' ? "'\\''" : "%c", *w);
+	snprintf(buf + strlen(buf), cap - strlen(buf), "'");
+}
+
+/* "burrow train DIR OPTIONS..." (malloc'd): the parse moved the directory last. */
+static char *command_line(const train_log_run *r)
+{
+	size_t cap = 32;
+	for (int i = 0; i < r->argc; i++)
+		cap += 4 * strlen(r->argv[i]) + 3;
+	char *buf = malloc(cap);
+	if (!buf)
+		return NULL;
+	snprintf(buf, cap, "burrow %s", r->argc > 0 ? r->argv[0] : "train");
+	shell_word(buf, cap, r->dir);
+	for (int i = 1; i < r->argc; i++)
+		if (r->argv[i] != r->dir)
+			shell_word(buf, cap, r->argv[i]);
+	return buf;
+}
+
+/* The config object of r, NULL when out of memory. */
+static cJSON *config_json(const train_log_run *r)
+{
+	cJSON *top = cJSON_CreateObject(), *c = cJSON_AddObjectToObject(top, "config"), *ds = NULL;
+	char *cmd = command_line(r);
+	cJSON *opts = cJSON_Duplicate(r->options, true);
+	bool ok = c && cmd && opts && cJSON_AddStringToObject(c, "burrow", burrow_version()) &&
+		  cJSON_AddStringToObject(c, "command", cmd) && (ds = cJSON_AddObjectToObject(c, "dataset")) &&
+		  (r->ranks > 0 ? cJSON_AddNumberToObject(c, "ranks", r->ranks) : cJSON_AddNullToObject(c, "ranks")) &&
+		  (r->resumed_from ? cJSON_AddStringToObject(c, "resumed_from", r->resumed_from)
+				   : cJSON_AddNullToObject(c, "resumed_from")) &&
+		  (r->resumed_from ? cJSON_AddNumberToObject(c, "after_epoch", r->after_epoch)
+				   : cJSON_AddNullToObject(c, "after_epoch")) &&
+		  cJSON_AddStringToObject(ds, "path", r->dir) && cJSON_AddStringToObject(ds, "name", r->name ? r->name : "") &&
+		  cJSON_AddNumberToObject(ds, "nodes", (double)r->nodes) && cJSON_AddNumberToObject(ds, "classes", r->classes) &&
+		  cJSON_AddBoolToObject(ds, "typed", r->typed) &&
+		  (r->ranks > 0 ? cJSON_AddNumberToObject(ds, "parts", r->ranks) : cJSON_AddNullToObject(ds, "parts"));
+	free(cmd);
+	if (ok && cJSON_AddItemToObject(c, "options", opts))
+		return top;
+	cJSON_Delete(opts);
+	cJSON_Delete(top);
+	return NULL;
+}
+
+int train_cli_log_config(FILE *f, const train_log_run *r)
+{
+	errno = 0;
+	cJSON *top = config_json(r);
+	char *text = top ? cJSON_PrintUnformatted(top) : NULL;
+	cJSON_Delete(top);
+	if (!text) {
+		errno = ENOMEM;
+		return -1;
+	}
+	fprintf(f, "%s\n", text);
+	cJSON_free(text);
+	return log_flushed(f);
 }
 
 int train_cli_log_epoch(FILE *f, const burrow_epoch_stats *es, const burrow_eval_stats *ev, int ranks,

@@ -28,9 +28,14 @@ void train_cli_resume_warn(const char *cmd, const char *path, const burrow_train
 
 /* --checkpoint DIR [--resume]: the paths DIR/last.ckpt and DIR/best.ckpt (malloc'd, into
  * *last and *best), with DIR created (mkdir -p) and checked: a directory, resuming needs a
- * last.ckpt, starting afresh refuses to overwrite one. *made (may be NULL) gets how many
- * folders of DIR's path it created. Prints the error and returns EXIT_FAIL, else 0. */
-int train_cli_checkpoint_dir(const char *cmd, const char *dir, bool resume, char **last, char **best, int *made);
+ * last.ckpt, starting afresh refuses to overwrite one (or, best_only, a best.ckpt). *made
+ * (may be NULL) gets how many folders of DIR's path it created. Prints the error and
+ * returns EXIT_FAIL, else 0. */
+int train_cli_checkpoint_dir(const char *cmd, const char *dir, bool resume, bool best_only, char **last, char **best,
+			     int *made);
+/* Whether epoch e (of a run to `epochs`) writes last.ckpt under --checkpoint-every `every`
+ * and --checkpoint-best-only: every N epochs and at the last one, never when best only. */
+bool train_cli_save_last(int e, int epochs, int every, bool best_only);
 /* After a failed run: remove the `made` folders train_cli_checkpoint_dir created for DIR
  * that are still empty (a checkpoint into a full disk leaves no empty folder behind). */
 void train_cli_checkpoint_unmake(const char *dir, int made);
@@ -73,15 +78,38 @@ void train_cli_set_metric(const burrow_eval_stats *ev);
 const char *train_cli_result(char *buf, size_t cap, const burrow_best *b, int trained, int done, int epochs,
 			     const char *resumed_from);
 
-/* --log's objects, one schema for one process and for mpirun: an epoch's (ranks > 0 adds
- * "ranks" and the communication times of cs), and the final one (ranks > 0 adds "ranks" and
- * whether the replicas' weights are equal). Absent values are null. Each is flushed; -1 with
- * errno when it or an earlier write failed (a full disk), else 0. */
 /* Open the --log file for an epoch loop that starts after epoch `done`: "w" for a fresh
  * run; on --resume, "a" after cutting the file at its first line of an epoch later than
  * `done` (written before a kill that came ahead of that epoch's checkpoint) or its last
- * line when incomplete, so that each epoch is in the log once. NULL with errno on failure. */
+ * line when incomplete, so that each epoch is in the log once, and at the config lines that
+ * then end it (those of runs that logged nothing after them: this run writes its own). NULL
+ * with errno on failure. */
 FILE *train_cli_log_open(const char *path, bool resume, int done);
+
+struct cJSON;
+/* What --log's config line says beside the options. */
+typedef struct train_log_run {
+	int argc;                 /* burrow train's arguments, argv[0] "train", as the parse left */
+	char **argv;              /* them (the directory last) (borrowed) */
+	const char *dir;          /* the dataset or parts directory as given (borrowed) */
+	const char *name;         /* the dataset's name (borrowed) */
+	int64_t nodes;            /* its nodes (all parts') */
+	int classes;              /* its classes (0: none) */
+	bool typed;               /* a typed dataset (format version 2) */
+	int ranks;                /* mpirun's ranks (one per part), 0 for one process */
+	const char *resumed_from; /* the checkpoint this run resumed, NULL for a fresh run (borrowed) */
+	int after_epoch;          /* the epochs it held */
+	struct cJSON *options;    /* train_args_json's object (borrowed) */
+} train_log_run;
+/* --log's config line, the first of a run (a resumed run appends its own): {"config":
+ * {"burrow": version, "command", "dataset": {...}, "ranks", "resumed_from", "after_epoch",
+ * "options": {...}}}; one schema for one process and mpirun, null where absent. Flushed; -1
+ * with errno when it or an earlier write failed, or out of memory, else 0. */
+int train_cli_log_config(FILE *f, const train_log_run *r);
+/* --log's other objects, one schema for one process and for mpirun: an epoch's (ranks > 0 adds
+ * "ranks" and the communication times of cs), and the final one (ranks > 0 adds "ranks" and
+ * whether the replicas' weights are equal). Absent values are null. Each is flushed; -1 with
+ * errno when it or an earlier write failed (a full disk), else 0. */
 int train_cli_log_epoch(FILE *f, const burrow_epoch_stats *es, const burrow_eval_stats *ev, int ranks,
 			const burrow_comm_stats *cs);
 int train_cli_log_final(FILE *f, const burrow_best *b, int epochs, int trained, double total_s, uint64_t checksum,

@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "train_cli.h"
 
+#include <cjson/cJSON.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -377,8 +378,15 @@ static const topt opts[] = {
 	{"log", "FILE", W_BOTH, SECTION_OUT, K_STR, OFF(log), 0, 0, NULL, NULL,
 	 "one JSON object per epoch, then one with \"final\": true (under mpirun: rank 0)", NULL},
 	{"checkpoint", "DIR", W_BOTH, SECTION_OUT, K_STR, OFF(ckpt), 0, 0, NULL, NULL,
-	 "save DIR/last.ckpt every epoch and DIR/best.ckpt at each new best valid accuracy\n"
-	 "(atomically; under mpirun rank 0 writes them)",
+	 "save DIR/last.ckpt every epoch (--checkpoint-every) and DIR/best.ckpt at each new best\n"
+	 "valid accuracy (atomically; under mpirun rank 0 writes them)",
+	 NULL},
+	{"checkpoint-every", "N", W_BOTH, SECTION_OUT, K_INT, OFF(ckpt_every), 1, 1 << 24, NULL, NULL,
+	 "write last.ckpt every N epochs and after the last one instead of every epoch (a\n"
+	 "--resume after a kill repeats the epochs since the last one written, to the same bits)",
+	 NULL},
+	{"checkpoint-best-only", NULL, W_BOTH, SECTION_OUT, K_FLAG, OFF(best_only), 0, 0, NULL, NULL,
+	 "write best.ckpt alone, no last.ckpt (so no --resume; needs evaluation: --eval-every > 0)",
 	 NULL},
 	{"resume", NULL, W_BOTH, SECTION_OUT, K_FLAG, OFF(resume), 0, 0, NULL, NULL,
 	 "continue from DIR/last.ckpt (its seed, epoch and optimizer state)", NULL},
@@ -414,6 +422,7 @@ static void defaults(train_args *a)
 	burrow_dist_defaults(&a->d);
 	a->d.train.full_graph = false; /* mini-batch unless --full-graph, in both modes */
 	a->every = 1;
+	a->ckpt_every = 1;
 }
 
 static const char *mode_name(int mode) { return mode == TRAIN_DIST ? "under mpirun" : "in one process"; }
@@ -514,7 +523,9 @@ static void help(void)
 			if (*q == '\n')
 				*q = ' ';
 		const char *h = text;
-		bool first = true;
+		bool first = strlen(name) < 22; /* else the name on a line of its own */
+		if (!first)
+			printf("  %s\n", name);
 		while (*h) {
 			int len = (int)strlen(h);
 			if (len > HELP_WIDTH) { /* break at the last space that fits */
@@ -572,6 +583,8 @@ int train_args_parse(int argc, char **argv, int mode, bool speak, train_args *a)
 			a->hidden_set = true;
 		if (!strcmp(t->name, "lr"))
 			a->lr_set = true;
+		if (!strcmp(t->name, "checkpoint-every"))
+			a->every_set = true;
 		if (t->where & W_MB)
 			a->mb_only = t->name;
 		if (t->where & W_FG)
@@ -595,6 +608,12 @@ int train_args_parse(int argc, char **argv, int mode, bool speak, train_args *a)
 				    "gat and max need them all at once)", o->model == BURROW_MODEL_GAT ? "--model gat" : "--aggr max");
 	if (a->resume && !a->ckpt)
 		return usage(speak, "--resume needs --checkpoint DIR");
+	if ((a->every_set || a->best_only) && !a->ckpt)
+		return usage(speak, "--%s needs --checkpoint DIR", a->best_only ? "checkpoint-best-only" : "checkpoint-every");
+	if (a->best_only && (a->resume || a->every_set || a->every == 0))
+		return usage(speak, "--checkpoint-best-only writes no last.ckpt%s",
+			     a->resume ? ": there is none to --resume from" : a->every_set ? ": drop --checkpoint-every"
+				     : " and best.ckpt needs evaluation: drop --eval-every 0");
 	if (argc - optind != 1)
 		return usage(speak, "expected one %s directory", mode == TRAIN_DIST ? "parts" : "dataset");
 	a->dir = argv[optind];
@@ -604,4 +623,124 @@ int train_args_parse(int argc, char **argv, int mode, bool speak, train_args *a)
 		return usage(speak, "--eval-fanout %s has %d value%s but the model has %d layers", a->eval_fanout,
 			     a->neval_fanout, a->neval_fanout == 1 ? "" : "s", o->layers);
 	return 0;
+}
+
+/* n int32 values as a JSON array, or null when the first is 0 (not given). */
+static cJSON *int_array(const int32_t *v, int n)
+{
+	if (n < 1 || v[0] == 0)
+		return cJSON_CreateNull();
+	cJSON *arr = cJSON_CreateArray();
+	for (int i = 0; arr && i < n; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateNumber(v[i]));
+	return arr;
+}
+
+/* --eval-splits as resolved: the names of the splits evaluation scores. */
+static cJSON *splits_json(const burrow_train_opts *o)
+{
+	static const char *const names[3] = {"train", "valid", "test"};
+	unsigned m = o->eval_splits ? o->eval_splits
+		     : o->eval_fanout[0] ? (unsigned)(BURROW_EVAL_VALID | BURROW_EVAL_TEST) : (unsigned)BURROW_EVAL_ALL;
+	cJSON *arr = cJSON_CreateArray();
+	for (int k = 0; arr && k < 3; k++)
+		if (m & 1u << k)
+			cJSON_AddItemToArray(arr, cJSON_CreateString(names[k]));
+	return arr;
+}
+
+/* A K_CUSTOM option's value; one this function does not know: its --help default as text
+ * (from a, so the value given), else null. */
+static cJSON *custom_json(const topt *t, const train_args *a)
+{
+	const burrow_train_opts *o = &a->d.train;
+	static const char *const sparse[3] = {"auto", "on", "off"}, *const policy[3] = {"degree", "clock", "none"};
+	char b[64];
+	if (t->set == set_sparse)
+		return cJSON_CreateString(sparse[o->sparse_input % 3]);
+	if (t->set == set_model || t->set == set_aggr || t->set == set_task || t->set == set_optim || t->set == set_comm)
+		return cJSON_CreateString(t->show(a, b, sizeof b));
+	if (t->set == set_norm)
+		return cJSON_CreateString(burrow_norm_name(o->norm));
+	if (t->set == set_fanout) {
+		int32_t f[BURROW_MAX_LAYERS];
+		for (int l = 0; l < o->layers; l++)
+			f[l] = burrow_train_fanout(o, l);
+		return int_array(f, o->model == BURROW_MODEL_MLP ? 0 : o->layers);
+	}
+	if (t->set == set_eval_fanout)
+		return int_array(o->eval_fanout, o->layers);
+	if (t->set == set_eval_splits)
+		return splits_json(o);
+	if (t->set == set_cache) {
+		if (o->cache_fraction >= 0) {
+			snprintf(b, sizeof b, "%g%%", o->cache_fraction * 100);
+			return cJSON_CreateString(b);
+		}
+		return o->cache_bytes == BURROW_CACHE_AUTO ? cJSON_CreateString("auto") : cJSON_CreateNumber((double)o->cache_bytes);
+	}
+	if (t->set == set_policy)
+		return cJSON_CreateString(policy[o->cache_policy == BURROW_CACHE_CLOCK  ? 1
+						 : o->cache_policy == BURROW_CACHE_NONE ? 2 : 0]);
+	if (t->set == set_engine)
+		return cJSON_CreateString(burrow_store_engine_name(o->store_engine));
+	if (t->set == set_split)
+		return o->split[0] + o->split[1] + o->split[2] > 0 ? cJSON_CreateDoubleArray(o->split, 3) : cJSON_CreateNull();
+	if (t->set == set_mem)
+		return cJSON_CreateNumber((double)o->mem_bytes);
+	if (t->set == set_device)
+		return cJSON_CreateString(o->device ? o->device : "cpu");
+	if (t->set == set_sampler_device)
+		return cJSON_CreateString(o->sampler_device ? o->sampler_device : "auto");
+	if (t->set == set_halo)
+		return cJSON_CreateString(a->d.halo == BURROW_HALO_STALE ? "stale" : "exact");
+	if (t->set == set_no_overlap)
+		return cJSON_CreateBool(!a->d.overlap);
+	const char *shown = t->show ? t->show(a, b, sizeof b) : NULL;
+	return shown ? cJSON_CreateString(shown) : cJSON_CreateNull();
+}
+
+/* A table option's value in a (its field by kind, or custom_json). */
+static cJSON *value_json(const topt *t, const train_args *a)
+{
+	const char *p = (const char *)a + t->off;
+	switch (t->kind) {
+	case K_FLAG: return cJSON_CreateBool(*(const bool *)p);
+	case K_INT: return cJSON_CreateNumber(*(const int *)p);
+	case K_I64: return cJSON_CreateNumber((double)*(const int64_t *)p);
+	case K_U64: return cJSON_CreateNumber((double)*(const uint64_t *)p);
+	case K_REAL: return cJSON_CreateNumber(*(const double *)p);
+	case K_STR: return *(const char *const *)p ? cJSON_CreateString(*(const char *const *)p) : cJSON_CreateNull();
+	default: return custom_json(t, a);
+	}
+}
+
+/* An option that names another's field (--batch-size for --batch): written once. */
+static bool is_alias(int i)
+{
+	for (int j = 0; j < i && opts[i].kind != K_CUSTOM; j++)
+		if (opts[j].kind == opts[i].kind && opts[j].off == opts[i].off)
+			return true;
+	return false;
+}
+
+bool train_args_json(const train_args *a, int mode, cJSON *obj)
+{
+	const bool fg = a->d.train.full_graph;
+	bool ok = cJSON_AddStringToObject(obj, "mode", fg ? "full-graph" : "mini-batch") != NULL;
+	for (int i = 0; i < NOPTS && ok; i++) {
+		const topt *t = &opts[i];
+		if (!strcmp(t->name, "full-graph") || is_alias(i))
+			continue;
+		char key[48];
+		snprintf(key, sizeof key, "%s", t->name);
+		for (char *q = key; *q; q++)
+			*q = *q == '-' ? '_' : *q;
+		const bool applies = (t->where & mode) && !((t->where & W_MB) && fg) && !((t->where & W_FG) && !fg);
+		cJSON *v = applies ? value_json(t, a) : cJSON_CreateNull();
+		ok = v && cJSON_AddItemToObject(obj, key, v);
+		if (v && !ok)
+			cJSON_Delete(v);
+	}
+	return ok;
 }

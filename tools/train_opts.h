@@ -18,10 +18,13 @@ typedef struct train_args {
 	const char *log, *ckpt;   /* --log FILE, --checkpoint DIR (borrowed from argv) */
 	const char *dir;          /* the dataset or parts directory */
 	bool resume, quiet;
+	int ckpt_every;           /* --checkpoint-every: last.ckpt every N epochs and after the last (1) */
+	bool best_only;           /* --checkpoint-best-only: best.ckpt alone, no last.ckpt */
 	/* what the parse saw, for the checks that span options */
 	bool layers_set;
 	bool norm_set;            /* --norm given: else sage's max and sum get layer norm */
 	bool hidden_set, lr_set;  /* --hidden, --lr given: else sage's sum gets SUM_HIDDEN, SUM_LR */
+	bool every_set;           /* --checkpoint-every given */
 	const char *fanout;       /* the --fanout text, NULL when absent */
 	int nfanout;
 	const char *eval_fanout;  /* the --eval-fanout text, NULL when absent */
@@ -34,5 +37,13 @@ typedef struct train_args {
  * --help, else the exit code after printing one usage line (only when `speak`: under mpirun
  * only rank 0 speaks, every rank returns the code). */
 int train_args_parse(int argc, char **argv, int mode, bool speak, train_args *a);
+
+struct cJSON;
+/* Every option of the table as burrow train resolved it (its defaults, the command line and
+ * its rules), into obj: one key per option, its name with '_' for '-' (an alias once), holding
+ * the option's value, or null where it does not apply (the other mode; mini-batch options in
+ * full-graph training and the reverse); "mode" ("full-graph" or "mini-batch") replaces
+ * --full-graph and "fanout" is the one each layer samples. False when out of memory. */
+bool train_args_json(const train_args *a, int mode, struct cJSON *obj);
 
 #endif

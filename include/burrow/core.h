@@ -24,7 +24,8 @@ extern "C" {
 #define BURROW_VERSION_MAJOR 0
 #define BURROW_VERSION_MINOR 1
 #define BURROW_VERSION_PATCH 0
-#define BURROW_DATASET_FORMAT_VERSION 1 /* meta.json "version" this library reads and writes */
+#define BURROW_DATASET_FORMAT_VERSION 1 /* meta.json "version" of a homogeneous dataset directory */
+#define BURROW_DATASET_FORMAT_TYPED 2   /* and of a typed one (node types and relations); both read and written */
 /* Most layers of a model, and most blocks of a sampled batch (one limit for both). */
 #define BURROW_MAX_LAYERS 8
 

@@ -57,7 +57,7 @@ BURROW_API int burrow_gen(const burrow_gen_opts *o, const char *dir);
 
 /* ---------------------------------------------------------------- OGB datasets and import */
 
-/* A dataset the catalog knows (OGB's node property prediction sets). Strings are static. */
+/* A dataset the catalog knows (OGB's node and link property prediction sets). Strings are static. */
 typedef struct burrow_catalog_entry {
 	const char *name;          /* "ogbn-arxiv" */
 	const char *url;           /* the official zip */
@@ -74,6 +74,9 @@ typedef struct burrow_catalog_entry {
 	 * feat_dim is the featured types' */
 	bool hetero;               /* raw/num-node-dict.csv.gz and raw/relations/ (typed) */
 	int num_relations;         /* relations in the zip (0 when not typed) */
+	/* link prediction datasets (ogbl-*): num_edges counts raw/edge.csv.gz's training edges,
+	 * num_classes is 0, and split/<split>/{train,valid,test}.pt hold the edge split */
+	const char *eval_metric;   /* OGB's metric: "hits@50", "hits@100", "hits@20", "mrr"; NULL for node datasets */
 } burrow_catalog_entry;
 
 /* Disk space a catalog dataset needs, in bytes (upper bounds). */
@@ -164,6 +167,7 @@ typedef struct burrow_import_stats {
 				    * that with undirected */
 	int64_t split_sizes[3];    /* nodes in train, valid, test (0 without splits) */
 	bool split_random;         /* the splits were drawn (burrow_import_opts.split) */
+	int64_t edge_split_sizes[3]; /* edges in train, valid, test (burrow_import_opts.edge_split; else 0) */
 } burrow_import_stats;
 
 /* A node type of a typed import: its name, count and features (or none). */
@@ -214,6 +218,10 @@ typedef struct burrow_import_opts {
 	const char *split_dir;     /* DIR/{train,valid,test}.npy, or OGB's DIR/<target>/{...}.npy */
 	bool add_reverse;          /* as burrow_prep_opts.add_reverse */
 	int fill;                  /* as burrow_prep_opts.fill */
+	/* link prediction (homogeneous graphs; no labels or node splits then): a random split of
+	 * the edges, seeded by split_seed; the graph holds the training edges, valid and test get
+	 * as many uniformly drawn non-edge node pairs as negatives (docs/format.md, "edge_split") */
+	double edge_split[3];      /* train, valid, test fractions of the edges; all 0 (default): none */
 } burrow_import_opts;
 BURROW_API void burrow_import_defaults(burrow_import_opts *o);
 

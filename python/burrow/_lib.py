@@ -208,7 +208,8 @@ class ImportOpts(Structure):
                 ("feat_dtype", c_int), ("name", c_char_p), ("mem_bytes", c_size_t), ("tmp_dir", c_char_p),
                 ("overwrite", c_bool), ("progress", c_void_p), ("progress_user", c_void_p), ("stats", c_void_p),
                 ("num_types", c_int), ("types", c_void_p), ("num_relations", c_int), ("relations", c_void_p),
-                ("target", c_char_p), ("split_dir", c_char_p), ("add_reverse", c_bool), ("fill", c_int)]
+                ("target", c_char_p), ("split_dir", c_char_p), ("add_reverse", c_bool), ("fill", c_int),
+                ("edge_split", c_double * 3)]
 
 
 class PartitionOpts(Structure):
