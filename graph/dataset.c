@@ -29,6 +29,7 @@ struct burrow_dataset {
 	burrow_csr graph;
 	bw_npy_map indptr_m, indices_m, labels_m, split_m[3];
 	bw_typed *typed;        /* a version-2 dataset's typed graph (hetero.c), owned; NULL for version 1 */
+	bw_esplit *esplit;      /* a link dataset's edge splits (edgesplit.c), owned; NULL when none */
 };
 
 /* A non-negative integer member of a JSON object. */
@@ -186,6 +187,9 @@ static int parse_meta(burrow_dataset *ds, const char *path, const char *text)
 		    (st = json_int(splits, bw_split_names[i], counts[i], path)))
 			goto out;
 	}
+	const cJSON *es = cJSON_GetObjectItemCaseSensitive(j, "edge_split");
+	if (es && (st = bw_esplit_open(&ds->esplit, ds->dir, path, es, in->num_nodes)))
+		goto out;
 	const cJSON *src = cJSON_GetObjectItemCaseSensitive(j, "source");
 	ds->source_json = src ? cJSON_PrintUnformatted(src) : bw_strdup("{}");
 	if (!ds->source_json)
@@ -524,6 +528,7 @@ void burrow_dataset_close(burrow_dataset *ds)
 	bw_free(ds->source_json); /* from cJSON (hooked to bw_malloc) or bw_strdup */
 	bw_free(ds->features_path);
 	bw_typed_close(ds->typed);
+	bw_esplit_close(ds->esplit);
 	bw_free(ds);
 }
 
@@ -581,7 +586,21 @@ int burrow_dataset_verify(const burrow_dataset *ds)
 {
 	if (ds->typed)
 		return bw_typed_verify(ds->typed);
-	return validate(ds); /* again: the files may have changed since open */
+	int st = validate(ds); /* again: the files may have changed since open */
+	return st || !ds->esplit ? st : bw_esplit_verify(ds->esplit);
+}
+
+bool burrow_dataset_has_edge_split(const burrow_dataset *ds) { return ds->esplit != NULL; }
+
+int burrow_dataset_edge_split(const burrow_dataset *ds, int split, burrow_edge_split *out)
+{
+	memset(out, 0, sizeof *out);
+	if (!ds->esplit)
+		return bw_err(BURROW_E_NOTFOUND, "%s: the dataset has no edge splits (meta.json's \"edge_split\")", ds->dir);
+	if (split < 0 || split > 2)
+		return bw_err(BURROW_E_RANGE, "%s: edge split %d of 3", ds->dir, split);
+	bw_esplit_get(ds->esplit, split, out);
+	return 0;
 }
 
 int64_t bw_resident_file_bytes(void)

@@ -98,4 +98,13 @@ bool bw_type_name_ok(const char *s);
 /* A relation's folder under relations/: "<src>___<name>___<dst>" into buf[cap]. */
 void bw_relation_dir(char *buf, size_t cap, const char *src, const char *name, const char *dst);
 
+/* A link dataset's edge splits (edgesplit.c): bw_esplit_open reads meta.json's
+ * "edge_split" object (parsed, borrowed; meta_path for messages), maps the edge_split/ npy files of
+ * dir (borrowed: it must outlive the handle) and checks them for N nodes. */
+typedef struct bw_esplit bw_esplit;
+int bw_esplit_open(bw_esplit **out, const char *dir, const char *meta_path, const struct cJSON *o, int64_t num_nodes);
+void bw_esplit_close(bw_esplit *e);
+int bw_esplit_verify(const bw_esplit *e);
+void bw_esplit_get(const bw_esplit *e, int split, burrow_edge_split *out);
+
 #endif

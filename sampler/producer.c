@@ -1,6 +1,7 @@
 /* producer.c: the loader's producers over a sampler: an epoch's batches, or batches over
  * lists of seeds (sampled evaluation). */
 #include "producer.h"
+#include "sampler_internal.h"
 
 static int epoch_next(void *ctx, int64_t k, burrow_batch **out)
 {
@@ -105,4 +106,26 @@ void bw_producer_typed_seeds(bw_producer *p, bw_typed_seed_batches *tb, burrow_t
 	tb->s = s;
 	bw_producer_seeds(&inner, &tb->at, NULL, ids, n, batch);
 	*p = (bw_producer){.next_typed = typed_seeds_next, .release_typed = typed_seeds_release, .ctx = tb};
+}
+
+static int edge_epoch_next(void *ctx, int64_t k, burrow_batch **out)
+{
+	bw_edge_epoch *ee = ctx;
+	burrow_edge_batch *eb;
+	int st = burrow_edge_sampler_batch(ee->s, ee->epoch, k, &eb);
+	*out = st ? NULL : (burrow_batch *)eb->nodes;
+	return st;
+}
+
+static void edge_epoch_release(void *ctx, burrow_batch *b)
+{
+	bw_edge_epoch *ee = ctx;
+	if (b)
+		burrow_edge_sampler_release(ee->s, (burrow_edge_batch *)bw_edge_batch_of(b));
+}
+
+void bw_producer_edge_epoch(bw_producer *p, bw_edge_epoch *ee, burrow_edge_sampler *s, int64_t epoch)
+{
+	*ee = (bw_edge_epoch){.s = s, .epoch = epoch};
+	*p = (bw_producer){.next = edge_epoch_next, .release = edge_epoch_release, .ctx = ee};
 }

@@ -57,4 +57,13 @@ typedef struct bw_typed_seed_batches {
 void bw_producer_typed_seeds(bw_producer *p, bw_typed_seed_batches *tb, burrow_typed_sampler *s,
 			     const int64_t *const ids[3], const int64_t n[3], int64_t batch);
 
+/* The edge batches of epoch `epoch` of an edge sampler (borrowed), in order: batch k is
+ * burrow_edge_sampler_batch(s, epoch, k), sampled in the loader's thread; the loader holds
+ * its node batch (edge->nodes), and bw_edge_batch_of gives the edge batch back. */
+typedef struct bw_edge_epoch {
+	burrow_edge_sampler *s;
+	int64_t epoch;
+} bw_edge_epoch;
+void bw_producer_edge_epoch(bw_producer *p, bw_edge_epoch *ee, burrow_edge_sampler *s, int64_t epoch);
+
 #endif /* BURROW_PRODUCER_H */

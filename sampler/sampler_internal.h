@@ -143,6 +143,10 @@ typedef struct bw_sampler_backend {
 int bw_sampler_backend_count(void);
 const bw_sampler_backend *bw_sampler_backend_at(int i);
 
+/* The edge batch whose node batch is `nodes` (one handed out by burrow_edge_sampler_batch,
+ * e.g. through the loader's edge producer). */
+const burrow_edge_batch *bw_edge_batch_of(const burrow_batch *nodes);
+
 /* ------------------------------------------------------------ on a GPU (sample_cuda.cu) */
 /* The GPU sampler's entry points: sample_cuda.cu in a CUDA build; in a build without CUDA,
  * sample_nocuda.c, whose functions refuse with BURROW_E_UNSUPPORTED naming the build (the

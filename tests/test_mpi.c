@@ -524,6 +524,7 @@ static const struct {
 	{"patience", "2", T_ANY},	    {"lr-schedule", "step", T_ANY},  {"lr-step", "1", T_ANY},
 	{"lr-gamma", "0.5", T_ANY},	    {"lr-min", "0.0001", T_ANY},     {"lr-patience", "1", T_ANY},
 	{"normalize-features", NULL, T_ANY},
+	{"scorer", "dot", T_ANY},	    {"neg", "2", T_MB},
 };
 
 static int sample_index(const char *name)

@@ -135,3 +135,31 @@ for t in 1 2; do
 	report "median" edges/s "$(median ${vals[burrow]})" "${args[@]}"
 	unset vals
 done
+
+# link prediction on Cora (issue 33): the same seeded 85/5/10 edge split (peers.py link-split,
+# seed 0), GraphSAGE mean, 2 layers, hidden 64, fanouts 10,5, batch 256, one uniform negative per
+# positive, dot scorer, Adam lr 0.01, no dropout, LINK_EPOCHS epochs; test ROC-AUC and Hits@50 of
+# the last epoch against the split's fixed negatives, for seeds 0, 1, 2 on each side (accuracy,
+# not time: Burrow leaves each batch's own edges out of its neighborhoods, LinkNeighborLoader by
+# default does not)
+LINK_EPOCHS=${LINK_EPOCHS:-10}
+label="link prediction cora sage, $LINK_EPOCHS epochs: test AUC and Hits@50, seeds 0 1 2"
+if [[ -z ${PEERS_ONLY:-} || $label =~ $PEERS_ONLY ]]; then
+	echo "== $label"
+	[ -d "$dir/cora-link" ] || "$py" "$repo/tools/peers.py" link-split "$dir/cora" --out "$dir/cora-link" --seed 0 >/dev/null ||
+		exit 1
+	for seed in 0 1 2; do
+		log=$dir/.peers-link.json
+		"$burrow" train "$dir/cora-link" --task link --layers 2 --fanout 10,5 --hidden 64 --batch 256 --neg 1 \
+			--lr 0.01 --dropout 0 --epochs "$LINK_EPOCHS" --eval-every "$LINK_EPOCHS" --seed "$seed" --threads 2 \
+			--quiet --log "$log" >/dev/null 2>&1 &&
+			grep '"epoch"' "$log" | tail -1 | "$py" -c 'import json,sys; e=json.loads(sys.stdin.read()); print("    burrow seed '"$seed"': test auc %.4f hits@50 %.4f" % (e["test_auc"], e["test_acc"]))' ||
+			echo "    burrow seed $seed: -"
+		if [[ " ${libs[*]} " == *" pyg "* ]]; then
+			"$py" "$repo/tools/peers.py" link "$dir/cora-link" --fanout 10,5 --hidden 64 --batch 256 --lr 0.01 \
+				--epochs "$LINK_EPOCHS" --seed "$seed" --threads 2 2>/dev/null |
+				"$py" -c 'import json,sys; e=json.loads(sys.stdin.read()); print("    pyg seed '"$seed"': test auc %.4f hits@50 %.4f" % (e["test_auc"], e["test_hits50"]))' ||
+				echo "    pyg seed $seed: -"
+		fi
+	done
+fi

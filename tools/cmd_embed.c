@@ -78,11 +78,12 @@ int cmd_embed(int argc, char **argv)
 	} else if ((st = burrow_trainer_embed_layer(t, (int)layer, e.out)) < 0) {
 		rc = cli_lib_fail("embed", st);
 	} else {
-		const bool logits = layer == 0 || layer == mo.layers;
+		const bool logits = layer == 0 || layer == mo.layers, link = mo.task == BURROW_TASK_LINK;
 		fprintf(stderr, "burrow: embed: wrote %s (%lld x %lld float32, layer %d of %d%s) in %.2f s\n", e.out,
 			(long long)burrow_dataset_get_info(ds)->num_nodes,
-			logits ? (long long)burrow_dataset_get_info(ds)->num_classes : (long long)mo.hidden,
-			layer ? (int)layer : mo.layers, mo.layers, logits ? ": the logits" : "", cli_now() - t0);
+			logits && !link ? (long long)burrow_dataset_get_info(ds)->num_classes : (long long)mo.hidden,
+			layer ? (int)layer : mo.layers, mo.layers,
+			!logits ? "" : link ? ": the link encoder's embeddings" : ": the logits", cli_now() - t0);
 	}
 	burrow_trainer_close(t);
 	burrow_dataset_close(ds);

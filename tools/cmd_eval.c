@@ -112,13 +112,25 @@ int cmd_eval(int argc, char **argv)
 		train_cli_json_num(stdout, "train_acc", 'g', 17, ev.train_acc);
 		train_cli_json_num(stdout, "valid_acc", 'g', 17, ev.valid_acc);
 		train_cli_json_num(stdout, "test_acc", 'g', 17, ev.test_acc);
-		printf(", \"eval_s\": %.6f, \"spilled_bytes\": %lld}\n", ev.eval_s, (long long)ev.spilled_bytes);
+		printf(", \"eval_s\": %.6f, \"spilled_bytes\": %lld", ev.eval_s, (long long)ev.spilled_bytes);
+		if (ev.valid_auc >= 0 || ev.test_auc >= 0) { /* link prediction: the splits' metric, and ROC-AUC */
+			char m[24];
+			printf(", \"metric\": \"%s\"", train_cli_metric(m, sizeof m, ev.metric, ev.metric_k));
+			train_cli_json_num(stdout, "valid_auc", 'g', 17, ev.valid_auc);
+			train_cli_json_num(stdout, "test_auc", 'g', 17, ev.test_auc);
+		}
+		printf("}\n");
 	} else {
-		char tr[16], va[16], te[16];
-		printf("model after epoch %d: train %s  valid %s  test %s  (%.2f s)\n", burrow_trainer_epoch(t),
+		char tr[16], va[16], te[16], m[24];
+		printf("model after epoch %d: train %s  valid %s  test %s  (%.2f s)", burrow_trainer_epoch(t),
 		       train_cli_num(tr, sizeof tr, 0, 4, 1, "", ev.train_acc),
 		       train_cli_num(va, sizeof va, 0, 4, 1, "", ev.valid_acc),
 		       train_cli_num(te, sizeof te, 0, 4, 1, "", ev.test_acc), ev.eval_s);
+		if (ev.valid_auc >= 0 || ev.test_auc >= 0)
+			printf("; %s; roc-auc valid %s  test %s", train_cli_metric(m, sizeof m, ev.metric, ev.metric_k),
+			       train_cli_num(va, sizeof va, 0, 4, 1, "", ev.valid_auc),
+			       train_cli_num(te, sizeof te, 0, 4, 1, "", ev.test_auc));
+		printf("\n");
 	}
 	burrow_trainer_close(t);
 	burrow_dataset_close(ds);

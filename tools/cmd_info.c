@@ -16,7 +16,7 @@ static void help(void)
 	       "cut, the imbalance, and per part its owned and halo nodes, send list and CSR entries.\n"
 	       "For a typed dataset (format version 2): per node type its nodes and features, per\n"
 	       "relation its edges and average in-degree, the target type's classes and splits.\n\n"
-	       "  --verify   also check the contents: CSR structure, symmetry, label range, split ids\n"
+	       "  --verify   also check the contents: CSR structure, symmetry, label range, split ids, edge splits\n"
 	       "             (typed: every relation's rows and id ranges);\n"
 	       "             for parts, open every part and check its exchange lists and dataset\n"
 	       "  --json     print one JSON object instead of the table\n");
@@ -250,6 +250,39 @@ static void info_typed(const char *dir, const burrow_dataset *ds, bool verify, b
 		printf("verify     ok (every relation's CSR structure and id ranges, labels, splits)\n");
 }
 
+/* A link dataset's edge splits: one text line, or a JSON member after a ", ". */
+static void info_edge_split(const burrow_dataset *ds, bool json)
+{
+	burrow_edge_split sp[3];
+	if (!burrow_dataset_has_edge_split(ds))
+		return;
+	for (int i = 0; i < 3; i++)
+		burrow_dataset_edge_split(ds, i, &sp[i]);
+	char metric[32];
+	if (sp[0].metric == BURROW_EDGE_METRIC_HITS)
+		snprintf(metric, sizeof metric, "hits@%d", sp[0].metric_k);
+	else
+		snprintf(metric, sizeof metric, "%s", sp[0].metric == BURROW_EDGE_METRIC_MRR ? "mrr" : "auc");
+	if (json) {
+		printf(", \"edge_split\": {\"train\": %lld, \"valid\": %lld, \"test\": %lld, \"neg\": \"%s\", "
+		       "\"valid_neg\": %lld, \"test_neg\": %lld, \"num_neg\": %lld, \"weight\": %s, \"year\": %s, "
+		       "\"directed\": %s, \"metric\": \"%s\"}",
+		       (long long)sp[0].num_pos, (long long)sp[1].num_pos, (long long)sp[2].num_pos,
+		       burrow_edge_neg_name(sp[0].neg), (long long)sp[1].num_neg, (long long)sp[2].num_neg,
+		       (long long)sp[1].k, sp[0].weight || sp[1].weight || sp[2].weight ? "true" : "false",
+		       sp[0].year || sp[1].year ? "true" : "false", sp[0].directed ? "true" : "false", metric);
+		return;
+	}
+	printf("edges      train %lld  valid %lld  test %lld positives (%s); negatives %s", (long long)sp[0].num_pos,
+	       (long long)sp[1].num_pos, (long long)sp[2].num_pos, sp[0].directed ? "directed" : "undirected",
+	       burrow_edge_neg_name(sp[0].neg));
+	if (sp[0].neg == BURROW_EDGE_NEG_PAIRS)
+		printf(" (valid %lld, test %lld)", (long long)sp[1].num_neg, (long long)sp[2].num_neg);
+	if (sp[0].neg == BURROW_EDGE_NEG_PER_SOURCE)
+		printf(" (%lld per positive)", (long long)sp[1].k);
+	printf("%s%s; metric %s\n", sp[1].weight ? "; weights" : "", sp[1].year ? "; years" : "", metric);
+}
+
 int cmd_info(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -324,9 +357,11 @@ int cmd_info(int argc, char **argv)
 		for (int32_t k = 0; k < in->num_classes; k++)
 			printf("%s%lld", k ? ", " : "", (long long)hist[k]);
 		printf("], \"unlabeled\": %lld, \"num_train\": %lld, \"num_valid\": %lld, \"num_test\": %lld, "
-		       "\"disk_bytes\": %lld, \"source\": %s}\n",
+		       "\"disk_bytes\": %lld, \"source\": %s",
 		       (long long)(lab ? hist[in->num_classes] : in->num_nodes), (long long)in->num_train,
 		       (long long)in->num_valid, (long long)in->num_test, (long long)disk, in->source_json);
+		info_edge_split(ds, true);
+		printf("}\n");
 	} else {
 		printf("dataset    %s (%s)\n", cli_text(dir), cli_text(in->name));
 		printf("source     %s\n", in->source_json); /* JSON: its strings escaped */
@@ -348,9 +383,11 @@ int cmd_info(int argc, char **argv)
 		printf("\n");
 		printf("splits     train %lld  valid %lld  test %lld\n", (long long)in->num_train,
 		       (long long)in->num_valid, (long long)in->num_test);
+		info_edge_split(ds, false);
 		printf("disk       %s\n", cli_human_bytes((double)disk, a, sizeof a));
 		if (verify)
-			printf("verify     ok (CSR structure%s, labels, splits)\n", in->symmetric ? ", symmetry" : "");
+			printf("verify     ok (CSR structure%s, labels, splits%s)\n", in->symmetric ? ", symmetry" : "",
+			       burrow_dataset_has_edge_split(ds) ? ", edge splits" : "");
 	}
 	free(hist);
 	burrow_dataset_close(ds);

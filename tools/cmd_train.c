@@ -159,6 +159,8 @@ int cmd_train(int argc, char **argv)
 			rc = cli_lib_fail("train", st);
 			break;
 		}
+		if (evaluate)
+			train_cli_set_metric(&ev);
 		char tr[16], va[16], te[16], hit[16];
 		printf("%5d %9.4f %s %s %s %8.3f %8.3f %9.3f %9.3f %7.3f %10lld %s\n", es.epoch, es.loss,
 		       train_cli_num(tr, sizeof tr, 7, 4, 1, "", es.train_acc),

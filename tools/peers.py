@@ -3,13 +3,23 @@ dataset directory, in PyG or DGL, printing one JSON line with the job's seconds.
 
   python tools/peers.py full DIR --lib pyg|dgl --model gcn|sage --epochs E --threads T
   python tools/peers.py sample DIR --lib dgl|pyg --fanout 15,10,5 --batch 1024 --seconds S --threads T
+  python tools/peers.py link-split DIR --out LINKDIR --seed S
+  python tools/peers.py link LINKDIR --lib pyg --fanout 10,5 --hidden 64 --epochs E --seed S --threads T
 
 full: 2-layer GCN or GraphSAGE (mean), hidden 256, dropout 0.5, Adam lr 0.01 and weight decay
 5e-4 on the whole graph, evaluating valid and test accuracy after every epoch (as burrow train
 --full-graph does by default); seconds = the training loop, after imports and data loading.
 sample: neighbor sampling of the training split in batches, input layer first fanouts (as
 burrow bench sample takes them), for S seconds after two warm-up batches; edges_per_s =
-sampled edges per second. Exit status 3 when the library (or the sampler it needs) is not
+sampled edges per second.
+link-split: a node dataset's undirected edges (symmetrized) split 85/5/10 at random from the seed
+into a link dataset directory in Burrow's edge-split layout (docs/format.md): the graph holds the
+training edges both ways, features linked, valid and test get one uniform negative pair per
+positive (OGB's "pairs"), metric hits@50; no labels.
+link: GraphSAGE (mean) link prediction with PyG's LinkNeighborLoader on a link dataset: the same
+layers, hidden, fanouts, batch, one uniform negative per positive, dot-product scorer, binary
+cross-entropy, Adam; evaluation of the last epoch on full-neighbor embeddings: test AUC and
+Hits@50 against the given negatives. Exit status 3 when the library (or the sampler it needs) is not
 installed, with the reason on stderr.
 """
 import argparse
@@ -166,9 +176,186 @@ def sample(a):
                       "edges_per_s": edges / secs}))
 
 
+def link_split(a):
+    meta, ip, ix, x, _, _ = load_graph(a.dir)
+    n = len(ip) - 1
+    src = np.repeat(np.arange(n), np.diff(ip))
+    lo, hi = np.minimum(src, ix), np.maximum(src, ix)
+    keep = lo != hi
+    e = np.unique(np.stack([lo[keep], hi[keep]], 1), axis=0)
+    rng = np.random.default_rng(a.seed)
+    e = e[rng.permutation(len(e))]
+    nv, nt = int(0.05 * len(e)), int(0.1 * len(e))
+    parts = {"train": e[:len(e) - nv - nt], "valid": e[len(e) - nv - nt:len(e) - nt], "test": e[len(e) - nt:]}
+    tr = parts["train"]
+    both = np.concatenate([tr, tr[:, ::-1]])
+    both = both[np.lexsort((both[:, 1], both[:, 0]))]
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(indptr, both[:, 0] + 1, 1)
+    indptr = np.cumsum(indptr)
+    os.makedirs(os.path.join(a.out, "edge_split"), exist_ok=True)
+    np.save(os.path.join(a.out, "indptr.npy"), indptr)
+    np.save(os.path.join(a.out, "indices.npy"), both[:, 1].astype(np.int32))
+    f = os.path.join(a.out, "features.npy")
+    if not os.path.exists(f):
+        os.symlink(os.path.abspath(os.path.join(a.dir, "features.npy")), f)
+    for s in ("train", "valid", "test"):
+        np.save(os.path.join(a.out, "edge_split", s + "_pos.npy"), parts[s].astype(np.int64))
+    for s in ("valid", "test"):
+        neg = rng.integers(0, n, size=(len(parts[s]), 2), dtype=np.int64)
+        np.save(os.path.join(a.out, "edge_split", s + "_neg.npy"), neg)
+    m = {"format": "burrow-dataset", "version": 1, "name": meta["name"] + "-link", "num_nodes": n,
+         "num_edges": int(len(both)), "feat_dim": meta["feat_dim"], "feat_dtype": meta.get("feat_dtype", "float32"),
+         "num_classes": 0, "symmetric": True,
+         "edge_split": {"train": len(tr), "valid": len(parts["valid"]), "test": len(parts["test"]), "neg": "pairs",
+                        "valid_neg": len(parts["valid"]), "test_neg": len(parts["test"]), "weight": False,
+                        "year": False, "directed": False, "metric": "hits@50"},
+         "source": {"link_split": "tools/peers.py link-split", "from": meta["name"], "seed": a.seed}}
+    json.dump(m, open(os.path.join(a.out, "meta.json"), "w"))
+    print(json.dumps({"job": "link-split", "out": a.out, "train": len(tr), "valid": len(parts["valid"]),
+                      "test": len(parts["test"])}))
+
+
+def load_graph(d):
+    meta = json.load(open(os.path.join(d, "meta.json")))
+    ip = np.load(os.path.join(d, "indptr.npy"))
+    ix = np.load(os.path.join(d, "indices.npy")).astype(np.int64)
+    x = np.load(os.path.join(d, "features.npy"), mmap_mode="r")
+    return meta, ip, ix, x, None, None
+
+
+def hits_at(pos, neg, k):
+    if len(neg) < k:
+        return 1.0
+    bar = np.sort(neg)[-k]
+    return float((pos > bar).mean())
+
+
+def auc(pos, neg):
+    s = np.concatenate([pos, neg])
+    order = s.argsort(kind="mergesort")
+    ranks = np.empty(len(s))
+    sv = s[order]
+    i = 0
+    while i < len(s):  # average ranks of ties
+        j = i
+        while j + 1 < len(s) and sv[j + 1] == sv[i]:
+            j += 1
+        ranks[order[i:j + 1]] = (i + j) / 2 + 1
+        i = j + 1
+    return float((ranks[:len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
+
+
+def numpy_neighbor_sampler(data, num_neighbors):
+    """PyG's NeighborSampler with its sampling kernel (pyg-lib's or torch-sparse's neighbor_sample:
+    per hop, each frontier node's in-neighbors drawn uniformly without replacement, new nodes
+    numbered in the order met) written in numpy, for a PyG installed without either."""
+    import torch
+    from torch_geometric.sampler import NeighborSampler, SamplerOutput
+
+    class NumpyNeighborSampler(NeighborSampler):
+        def _sample(self, seed, seed_time=None, **kwargs):
+            colptr, row = self.colptr.numpy(), self.row.numpy()
+            gen = np.random.default_rng(int(torch.randint(0, 2 ** 62, (1,))))
+            nodes = [int(v) for v in seed.numpy()]
+            local = {v: i for i, v in enumerate(nodes)}
+            rows, cols, edges, n_nodes, n_edges = [], [], [], [len(nodes)], []
+            lo = 0
+            for k in self.num_neighbors.get_mapped_values():
+                hi, ne = len(nodes), 0
+                for i in range(lo, hi):
+                    v = nodes[i]
+                    s, e = colptr[v], colptr[v + 1]
+                    pick = np.arange(s, e) if k < 0 or e - s <= k else s + gen.choice(e - s, k, replace=False)
+                    for p in pick:
+                        u = int(row[p])
+                        if u not in local:
+                            local[u] = len(nodes)
+                            nodes.append(u)
+                        rows.append(local[u])
+                        cols.append(i)
+                        edges.append(int(p))
+                    ne += len(pick)
+                n_nodes.append(len(nodes) - hi)
+                n_edges.append(ne)
+                lo = hi
+            t = lambda x: torch.tensor(x, dtype=torch.int64)  # noqa: E731
+            return SamplerOutput(node=t(nodes), row=t(rows), col=t(cols), edge=t(edges), batch=None,
+                                 num_sampled_nodes=n_nodes, num_sampled_edges=n_edges)
+
+    return NumpyNeighborSampler(data, num_neighbors=num_neighbors)
+
+
+def link(a):
+    import torch
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(a.seed)
+    try:
+        from torch_geometric.data import Data
+        from torch_geometric.loader import LinkNeighborLoader
+        from torch_geometric.nn import SAGEConv
+    except ImportError as e:
+        missing("torch_geometric is not installed (%s)" % e)
+    meta, ip, ix, x, _, _ = load_graph(a.dir)
+    n = len(ip) - 1
+    es = {s: np.load(os.path.join(a.dir, "edge_split", s + "_pos.npy")) for s in ("train", "valid", "test")}
+    neg = {s: np.load(os.path.join(a.dir, "edge_split", s + "_neg.npy")) for s in ("valid", "test")}
+    xt = torch.from_numpy(np.array(x, dtype=np.float32))
+    src = torch.from_numpy(np.repeat(np.arange(n), np.diff(ip)))
+    data = Data(x=xt, edge_index=torch.stack([torch.from_numpy(ix), src]), num_nodes=n)
+    fan = [int(f) for f in a.fanout.split(",")]
+    tr = torch.from_numpy(es["train"]).t().contiguous()
+    import torch_geometric.typing as pt
+    kw = {}
+    if not (pt.WITH_PYG_LIB or pt.WITH_TORCH_SPARSE):  # PyG samples through either; else the same draws in numpy
+        kw["neighbor_sampler"] = numpy_neighbor_sampler(data, fan[::-1])
+    try:
+        loader = LinkNeighborLoader(data, num_neighbors=fan[::-1], edge_label_index=tr, batch_size=a.batch,
+                                    neg_sampling_ratio=1.0, shuffle=True, **kw)
+        next(iter(loader))
+    except Exception as e:
+        missing("PyG's LinkNeighborLoader cannot sample here (%s)" % e)
+    L = len(fan)
+
+    class Enc(torch.nn.Module):
+        def __init__(self, i, h):
+            super().__init__()
+            self.convs = torch.nn.ModuleList([SAGEConv(i if l == 0 else h, h) for l in range(L)])
+
+        def forward(self, xx, ei):
+            for l, c in enumerate(self.convs):
+                xx = c(xx, ei)
+                if l < L - 1:
+                    xx = torch.nn.functional.dropout(torch.relu(xx), a.dropout, self.training)
+            return xx
+
+    model = Enc(xt.shape[1], a.hidden)
+    opt = torch.optim.Adam(model.parameters(), lr=a.lr)
+    t0 = time.perf_counter()
+    for _ in range(a.epochs):
+        model.train()
+        for b in loader:
+            opt.zero_grad()
+            h = model(b.x, b.edge_index)
+            s = (h[b.edge_label_index[0]] * h[b.edge_label_index[1]]).sum(-1)
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(s, b.edge_label)
+            loss.backward()
+            opt.step()
+    secs = time.perf_counter() - t0
+    model.eval()
+    with torch.no_grad():
+        h = model(xt, data.edge_index)
+        score = lambda e: (h[e[:, 0]] * h[e[:, 1]]).sum(-1).numpy()  # noqa: E731
+        out = {}
+        for s in ("valid", "test"):
+            p, q = score(torch.from_numpy(es[s])), score(torch.from_numpy(neg[s]))
+            out[s + "_auc"], out[s + "_hits50"] = auc(p, q), hits_at(p, q, 50)
+    print(json.dumps({"job": "link", "lib": "pyg", "seed": a.seed, "epochs": a.epochs, "seconds": secs, **out}))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("job", choices=["full", "sample"])
+    p.add_argument("job", choices=["full", "sample", "link-split", "link"])
     p.add_argument("dir")
     p.add_argument("--lib", choices=["pyg", "dgl"], default="pyg")
     p.add_argument("--model", choices=["gcn", "sage"], default="gcn")
@@ -177,8 +364,13 @@ def main():
     p.add_argument("--fanout", default="15,10,5")
     p.add_argument("--batch", type=int, default=1024)
     p.add_argument("--seconds", type=float, default=3)
+    p.add_argument("--out", help="link-split: the link dataset directory to write")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--hidden", type=int, default=64)
+    p.add_argument("--lr", type=float, default=0.01)
+    p.add_argument("--dropout", type=float, default=0.0)
     a = p.parse_args()
-    full(a) if a.job == "full" else sample(a)
+    {"full": full, "sample": sample, "link-split": link_split, "link": link}[a.job](a)
 
 
 if __name__ == "__main__":

@@ -300,15 +300,35 @@ void train_cli_json_num(FILE *f, const char *key, char conv, int prec, double v)
 		fprintf(f, ", \"%s\": %.*g", key, prec, v);
 }
 
+/* The metric the run's evaluations report (train_cli_set_metric): "accuracy" until told. */
+static char metric_name[24] = "accuracy";
+
+const char *train_cli_metric(char *buf, size_t cap, int metric, int k)
+{
+	if (metric == BURROW_METRIC_HITS)
+		snprintf(buf, cap, "hits@%d", k);
+	else
+		snprintf(buf, cap, "%s", metric == BURROW_METRIC_MRR	 ? "mrr"
+					 : metric == BURROW_METRIC_AUC	 ? "auc"
+					 : metric == BURROW_METRIC_ROCAUC ? "rocauc"
+									  : "accuracy");
+	return buf;
+}
+
+void train_cli_set_metric(const burrow_eval_stats *ev)
+{
+	train_cli_metric(metric_name, sizeof metric_name, ev->metric, ev->metric_k);
+}
+
 const char *train_cli_best(char *buf, size_t cap, const burrow_best *b)
 {
 	char v[16], t[16];
 	train_cli_num(t, sizeof t, 0, 4, 1, "", b->test_acc);
 	if (b->valid_acc < 0)
-		snprintf(buf, cap, "no valid split: test accuracy %s at epoch %d, the last evaluation", t, b->epoch);
+		snprintf(buf, cap, "no valid split: test %s %s at epoch %d, the last evaluation", metric_name, t, b->epoch);
 	else
-		snprintf(buf, cap, "best valid %s at epoch %d: test accuracy %s",
-			 train_cli_num(v, sizeof v, 0, 4, 1, "", b->valid_acc), b->epoch, t);
+		snprintf(buf, cap, "best valid %s at epoch %d: test %s %s",
+			 train_cli_num(v, sizeof v, 0, 4, 1, "", b->valid_acc), b->epoch, metric_name, t);
 	return buf;
 }
 
@@ -486,6 +506,12 @@ int train_cli_log_epoch(FILE *f, const burrow_epoch_stats *es, const burrow_eval
 		(long long)es->rows_read);
 	train_cli_json_num(f, "cache_hit_rate", 'f', 6, es->cache_hit_rate);
 	fprintf(f, ", \"spilled_bytes\": %lld", (long long)ev->spilled_bytes);
+	if (ev->metric == BURROW_METRIC_HITS || ev->metric == BURROW_METRIC_MRR || ev->metric == BURROW_METRIC_AUC) {
+		char m[24]; /* link prediction: valid_acc and test_acc hold this metric */
+		fprintf(f, ", \"metric\": \"%s\"", train_cli_metric(m, sizeof m, ev->metric, ev->metric_k));
+		train_cli_json_num(f, "valid_auc", 'g', 17, ev->valid_auc);
+		train_cli_json_num(f, "test_auc", 'g', 17, ev->test_auc);
+	}
 	if (ranks > 0)
 		fprintf(f, ", \"ranks\": %d, \"comm_s\": %.6f, \"exposed_comm_s\": %.6f", ranks, cs->comm_s,
 			cs->exposed_comm_s);

@@ -104,6 +104,19 @@ static const char *show_task(const train_args *a, char *b, size_t n)
 	return b;
 }
 
+static bool set_scorer(train_args *a, const char *v)
+{
+	const int k = burrow_scorer_parse(v);
+	a->d.train.scorer = k >= 0 ? k : a->d.train.scorer;
+	return k >= 0;
+}
+
+static const char *show_scorer(const train_args *a, char *b, size_t n)
+{
+	snprintf(b, n, "%s", burrow_scorer_name(a->d.train.scorer));
+	return b;
+}
+
 static bool set_optim(train_args *a, const char *v)
 {
 	int k = !strcmp(v, "adam") ? BURROW_OPTIM_ADAM : !strcmp(v, "adamw") ? BURROW_OPTIM_ADAMW
@@ -322,6 +335,12 @@ static const topt opts[] = {
 	 "what is learned: node (one class per node), multilabel (binary labels per node) or\n"
 	 "link (the dataset's edge splits); auto: from the dataset's labels and edge splits",
 	 show_task},
+	{"scorer", "S", TRAIN_ONE, SECTION_MODEL, K_CUSTOM, 0, 0, 0, set_scorer, "dot or mlp",
+	 "link: how a pair of embeddings is scored: dot (their dot product) or mlp (two\n"
+	 "layers over their elementwise product, ReLU between)",
+	 show_scorer},
+	{"neg", "K", TRAIN_ONE | W_MB, SECTION_MB, K_INT, OFF(d.train.neg), 0, 1024, NULL, NULL,
+	 "link: negatives per training edge in a batch (the edge's source, a uniform node)", NULL},
 	{"embed-types", NULL, TRAIN_ONE, SECTION_MODEL, K_FLAG, OFF(d.train.embed_types), 0, 0, NULL, NULL,
 	 "typed datasets: learn an embedding per node of each type without features (sparse\n"
 	 "Adam on the rows a batch touches; else such a type is refused: see prep --fill mean)",

@@ -166,6 +166,41 @@ BURROW_API const burrow_hetero *burrow_dataset_hetero(const burrow_dataset *ds);
 /* Type t of a typed dataset into *out; BURROW_E_RANGE for a t out of range. */
 BURROW_API int burrow_dataset_type_info(const burrow_dataset *ds, int t, burrow_type_info *out);
 
+/* ---------------------------------------------------------------- edge splits (link prediction) */
+
+/* A link dataset's edge splits (meta.json's "edge_split", the edge_split/ npy files; docs/format.md):
+ * per split its positive edges, OGB's fixed negatives for valid and test where the dataset
+ * has them (pairs, or per positive K corrupted destinations), weights and years where
+ * given. The graph holds the training edges only. Checked at open: dtypes and shapes against
+ * meta.json, every id in [0, N), weights finite. */
+enum burrow_edge_neg { BURROW_EDGE_NEG_NONE = 0, BURROW_EDGE_NEG_PAIRS = 1, BURROW_EDGE_NEG_PER_SOURCE = 2 };
+/* The dataset's metric: "hits@K", "mrr" (per-source negatives only) or "auc"; absent in
+ * meta.json: mrr with per-source negatives, else hits@50. */
+enum burrow_edge_metric { BURROW_EDGE_METRIC_HITS = 0, BURROW_EDGE_METRIC_MRR = 1, BURROW_EDGE_METRIC_AUC = 2 };
+
+typedef struct burrow_edge_split {
+	int64_t num_pos;          /* E_split positive edges */
+	const int64_t *pos;       /* [num_pos, 2] (src, dst) node ids; NULL when num_pos is 0 */
+	int neg;                  /* enum burrow_edge_neg (the dataset's; the train split has none) */
+	int64_t num_neg;          /* rows of neg_pairs (M), or of neg_dst (= num_pos); 0 when none */
+	const int64_t *neg_pairs; /* pairs: [num_neg, 2] (src, dst), else NULL */
+	const int64_t *neg_dst;   /* per_source: [num_pos, k] destinations corrupting each positive's, else NULL */
+	int64_t k;                /* per_source: negatives per positive, else 0 */
+	const float *weight;      /* [num_pos] edge weights, or NULL */
+	const int32_t *year;      /* [num_pos] edge years, or NULL */
+	bool directed;            /* the edges are directed (citation2); else each stands for both ways */
+	int metric;               /* enum burrow_edge_metric */
+	int metric_k;             /* HITS: its K; else 0 */
+} burrow_edge_split;
+
+/* Does ds have edge splits? */
+BURROW_API bool burrow_dataset_has_edge_split(const burrow_dataset *ds);
+/* Split `split` (enum burrow_split) of ds's edge splits into *out (views valid until close).
+ * BURROW_E_NOTFOUND when ds has none, BURROW_E_RANGE for a split out of range. */
+BURROW_API int burrow_dataset_edge_split(const burrow_dataset *ds, int split, burrow_edge_split *out);
+/* "none", "pairs", "per_source" (static string; "?" when unknown). */
+BURROW_API const char *burrow_edge_neg_name(int neg);
+
 /* ---------------------------------------------------------------- dataset writer */
 
 /* Writes a dataset directory atomically: everything goes into a temporary directory

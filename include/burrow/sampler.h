@@ -187,6 +187,52 @@ BURROW_API int burrow_typed_sampler_sample(burrow_typed_sampler *s, const int64_
 					   burrow_typed_batch **out);
 BURROW_API void burrow_typed_sampler_release(burrow_typed_sampler *s, burrow_typed_batch *b /* taken */);
 
+/* ---------------------------------------------------------------- edge sampler (link prediction) */
+
+/* Edge mini-batches for link prediction. The training positive edges are shuffled per epoch
+ * as a function of (seed, epoch); batch k takes the next batch_size of them and, per
+ * positive (u, v), `neg` negatives (u, w) with w uniform over [0, N), drawn from the stream
+ * of (seed, epoch, k). Its seeds are the distinct endpoints of every pair (in increasing id)
+ * and ONE neighborhood is sampled for all of them, as burrow_sampler_sample would (the same
+ * draws, keyed by (seed, epoch, k)), except that the batch's positive edges (and their
+ * reverses with exclude_reverse) are left out of every block: a row that holds an excluded
+ * edge draws among its other entries. A batch depends only on (seed, epoch, k), never on
+ * threads. Batches are owned by the sampler: release each. */
+typedef struct burrow_edge_batch {
+	const burrow_batch *nodes;  /* the seeds' sampled blocks; nodes->seeds are the pairs' endpoints */
+	int64_t num_pairs;          /* positives first, then negatives (num_pos * neg of them) */
+	int64_t num_pos;
+	const int32_t *src, *dst;   /* [num_pairs] seed-local indices: the pair's ids are seeds[src[i]], seeds[dst[i]] */
+	const float *label;         /* [num_pairs] 1 for a positive, 0 for a negative */
+	int64_t epoch, index;
+} burrow_edge_batch;
+
+typedef struct burrow_edge_sampler_opts {
+	size_t size;             /* sizeof(burrow_edge_sampler_opts), set by the defaults; first */
+	int num_layers;          /* default 3 */
+	int fanouts[BURROW_MAX_LAYERS]; /* as burrow_sampler_opts' (default 15, 10, 5) */
+	int64_t batch_size;      /* positive edges per batch (default 1024) */
+	int neg;                 /* negatives per positive, >= 0 (default 1) */
+	uint64_t seed;           /* default 0 */
+	bool exclude;            /* leave the batch's positives out of its blocks (default true) */
+	bool exclude_reverse;    /* and their reverses (a symmetric graph; default true) */
+	int threads;             /* OpenMP threads per batch; 0 = the runtime default (default 1) */
+} burrow_edge_sampler_opts;
+BURROW_API void burrow_edge_sampler_defaults(burrow_edge_sampler_opts *o);
+
+typedef struct burrow_edge_sampler burrow_edge_sampler;
+/* A sampler over g (borrowed; checked with burrow_csr_check at open) and the n positive
+ * training edges pos [n, 2] (copied; ids in [0, N)). */
+BURROW_API int burrow_edge_sampler_open(burrow_edge_sampler **out, const burrow_csr *g, const int64_t *pos, int64_t n,
+					const burrow_edge_sampler_opts *opts);
+BURROW_API void burrow_edge_sampler_close(burrow_edge_sampler *s);
+/* ceil(n / batch_size). */
+BURROW_API int64_t burrow_edge_sampler_num_batches(const burrow_edge_sampler *s);
+/* Batch k of epoch `epoch`, in the calling thread: any k in any order gives the same batch. */
+BURROW_API int burrow_edge_sampler_batch(burrow_edge_sampler *s, int64_t epoch, int64_t k,
+					 burrow_edge_batch **out /* out: release it */);
+BURROW_API void burrow_edge_sampler_release(burrow_edge_sampler *s, burrow_edge_batch *b /* taken */);
+
 #ifdef __cplusplus
 }
 #endif

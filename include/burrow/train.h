@@ -61,6 +61,11 @@ enum burrow_sparse_input { BURROW_SPARSE_AUTO = 0, BURROW_SPARSE_ON = 1, BURROW_
  * over the known ones, ROC-AUC averaged over the tasks); LINK: link prediction on the dataset's
  * edge splits (docs/train.md). */
 enum burrow_task { BURROW_TASK_AUTO = 0, BURROW_TASK_NODE = 1, BURROW_TASK_MULTILABEL = 2, BURROW_TASK_LINK = 3 };
+/* burrow_train_opts.scorer: link prediction's score of a pair (u, v) from the encoder's embeddings
+ * (the model's output, hidden wide): DOT <h_u, h_v>; MLP: two layers (hidden wide, ReLU) over the
+ * elementwise product h_u * h_v (PyG's LinkPredictor). */
+enum burrow_scorer_kind { BURROW_SCORER_DOT = 0, BURROW_SCORER_MLP = 1 };
+
 /* burrow_eval_stats.metric: what its three split values hold (OGB's metric of the task). */
 enum burrow_metric_kind { BURROW_METRIC_ACC = 0, BURROW_METRIC_ROCAUC = 1, BURROW_METRIC_HITS = 2,
 			  BURROW_METRIC_MRR = 3, BURROW_METRIC_AUC = 4 };
@@ -181,6 +186,10 @@ typedef struct burrow_train_opts {
 				   is (PyG's NormalizeFeatures for non-negative features), wherever rows
 				   are read: training, evaluation, embeddings, predictions; recorded in
 				   checkpoints (default false) */
+	/* link prediction (task LINK) */
+	int scorer;             /* enum burrow_scorer_kind: how a pair of embeddings is scored (default DOT) */
+	int neg;                /* negatives per training positive in a batch, uniform over the nodes for the
+				   positive's destination (default 1) */
 } burrow_train_opts;
 
 /* Fill o with the defaults above. */
@@ -201,6 +210,9 @@ BURROW_API const char *burrow_norm_name(int norm);
 /* Parse "auto", "node", "multilabel", "link" (-1 when unknown) and name a task (static string). */
 BURROW_API int burrow_task_parse(const char *name);
 BURROW_API const char *burrow_task_name(int task);
+/* Parse "dot", "mlp" (-1 when unknown) and name a scorer (static string). */
+BURROW_API int burrow_scorer_parse(const char *name);
+BURROW_API const char *burrow_scorer_name(int scorer);
 
 /* Parse "none", "step", "cosine", "plateau" (-1 when unknown) and name a schedule (static string). */
 BURROW_API int burrow_lr_schedule_parse(const char *name);
@@ -234,6 +246,7 @@ typedef struct burrow_eval_stats {
 	int metric;             /* enum burrow_metric_kind: what train_acc, valid_acc and test_acc hold
 				   (ACC for node classification) */
 	int metric_k;           /* HITS: its K; else 0 */
+	double valid_auc, test_auc; /* LINK: ROC-AUC of the split's positives against its negatives; else -1 */
 } burrow_eval_stats;
 
 /* The best evaluation so far: by valid accuracy, the first wins ties; without a valid

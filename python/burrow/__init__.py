@@ -90,7 +90,7 @@ def _view(ptr, n, ctype, owner):
     return a
 
 
-_DT = {ctypes.c_int64: np.int64, ctypes.c_int32: np.int32}
+_DT = {ctypes.c_int64: np.int64, ctypes.c_int32: np.int32, ctypes.c_float: np.float32}
 
 # ---------------------------------------------------------------- datasets
 
@@ -236,6 +236,30 @@ class Dataset:
             raise ValueError("split must be train, valid or test, not %r" % (which,))
         p = os.path.join(self.path, "split", which + ".npy")
         return self._npy(os.path.join("split", which + ".npy")) if os.path.exists(p) else np.empty(0, np.int64)
+
+    @property
+    def has_edge_split(self):
+        """Whether the dataset has edge splits (link prediction; docs/format.md)."""
+        return "burrow_dataset_has_edge_split" not in _lib.missing and bool(lib.burrow_dataset_has_edge_split(self._h))
+
+    def edge_split(self, which):
+        """Split "train", "valid" or "test" of a link dataset's edge splits: a dict of read-only
+        numpy views: pos [E, 2] (src, dst), neg_pairs [M, 2] or neg_dst [E, K] where the dataset
+        gives negatives (else None), weight / year (or None), and neg ("none", "pairs",
+        "per_source"), directed, metric ("hits@K", "mrr" or "auc")."""
+        _need("burrow_dataset_edge_split")
+        if which not in _SPLITS:
+            raise ValueError("split must be train, valid or test, not %r" % (which,))
+        e = _lib.EdgeSplit()
+        _check(lib.burrow_dataset_edge_split(self._h, _SPLITS[which], ctypes.byref(e)))
+        view = lambda p, n, t, w=1: _view(p, n * w, t, self).reshape(n, w) if p else None  # noqa: E731
+        metric = "hits@%d" % e.metric_k if e.metric == 0 else ("mrr" if e.metric == 1 else "auc")
+        return {"pos": view(e.pos, e.num_pos, ctypes.c_int64, 2),
+                "neg_pairs": view(e.neg_pairs, e.num_neg, ctypes.c_int64, 2),
+                "neg_dst": view(e.neg_dst, e.num_neg, ctypes.c_int64, e.k) if e.neg_dst else None,
+                "weight": _view(e.weight, e.num_pos, ctypes.c_float, self) if e.weight else None,
+                "year": _view(e.year, e.num_pos, ctypes.c_int32, self) if e.year else None,
+                "neg": ("none", "pairs", "per_source")[e.neg], "directed": bool(e.directed), "metric": metric}
 
     def close(self):
         self._maps.clear()
@@ -583,6 +607,103 @@ class Sampler:
             self._close_now()
 
 
+# ---------------------------------------------------------------- edge sampler
+
+class EdgeBatch:
+    """An edge mini-batch (burrow_edge_batch): nodes, the Batch of the pairs' endpoints (its seeds,
+    sorted) with their sampled blocks, the batch's own edges left out; src, dst [num_pairs]
+    seed-local indices of each pair (positives first) and label (1.0 / 0.0). Read-only views."""
+
+    def __init__(self, sampler, ptr):
+        e = ptr.contents
+        self.nodes = Batch(_EdgeHeld(sampler, ptr), e.nodes)
+        owner = self.nodes.input_ids  # its buffer holds the batch
+        self.epoch, self.index, self.num_pos = e.epoch, e.index, e.num_pos
+        self.src = _view(e.src, e.num_pairs, ctypes.c_int32, owner)
+        self.dst = _view(e.dst, e.num_pairs, ctypes.c_int32, owner)
+        self.label = _view(e.label, e.num_pairs, ctypes.c_float, owner)
+        self._keep = self.nodes
+
+
+class _EdgeHeld:
+    """What a Batch of an edge batch hands back: the edge batch, to its sampler."""
+
+    def __init__(self, sampler, ptr):
+        self.sampler, self.ptr = sampler, ptr
+
+    def _release(self, _node_ptr):
+        self.sampler._release(self.ptr)
+
+
+class EdgeSampler:
+    """Edge mini-batches for link prediction over a link dataset's training edges (or `edges`
+    [E, 2]): each epoch's positives shuffled from (seed, epoch), `neg` uniform negatives per
+    positive (its source, a random node), one neighborhood sampled for every endpoint with
+    fanouts input layer first, the batch's positives (and reverses) excluded from it."""
+
+    def __init__(self, dataset, fanouts=(15, 10, 5), batch_size=1024, neg=1, seed=0, edges=None, exclude=True,
+                 threads=1):
+        _need("burrow_edge_sampler_open")
+        self.dataset = _dataset(dataset)
+        o = _lib.EdgeSamplerOpts()
+        lib.burrow_edge_sampler_defaults(ctypes.byref(o))
+        fanouts = list(fanouts)
+        o.num_layers = len(fanouts)
+        for i, f in enumerate(fanouts):
+            o.fanouts[i] = int(f)
+        o.batch_size, o.neg, o.seed, o.exclude, o.threads = int(batch_size), int(neg), int(seed), bool(exclude), \
+            int(threads)
+        self.batch_size = int(batch_size)
+        self.edges = np.ascontiguousarray(self.dataset.edge_split("train")["pos"] if edges is None else edges,
+                                          dtype=np.int64).reshape(-1, 2)
+        h = ctypes.c_void_p()
+        _check(lib.burrow_edge_sampler_open(ctypes.byref(h), lib.burrow_dataset_graph(self.dataset._h),
+                                            self.edges.ctypes.data, len(self.edges), ctypes.byref(o)))
+        self._h = h
+        self._held = 0
+        self._closing = False
+        self._next_epoch = 0
+
+    def __len__(self):
+        return int(lib.burrow_edge_sampler_num_batches(self._h))
+
+    def batch(self, epoch, k):
+        """Batch k of epoch `epoch` (any order: the same batch)."""
+        p = ctypes.POINTER(_lib.EdgeBatch)()
+        _check(lib.burrow_edge_sampler_batch(self._h, int(epoch), int(k), ctypes.byref(p)))
+        self._held += 1
+        return EdgeBatch(self, p)
+
+    def epoch(self, e):
+        self._next_epoch = e + 1
+        for k in range(len(self)):
+            yield self.batch(e, k)
+
+    def __iter__(self):
+        return self.epoch(self._next_epoch)
+
+    def _release(self, ptr):
+        if self._h is not None:
+            lib.burrow_edge_sampler_release(self._h, ptr)
+        self._held -= 1
+        if self._closing and self._held == 0:
+            self._close_now()
+
+    def _close_now(self):
+        if self._h is not None:
+            lib.burrow_edge_sampler_close(self._h)
+            self._h = None
+
+    def close(self):
+        self._closing = True
+        if self._held == 0:
+            self._close_now()
+
+    def __del__(self):
+        if getattr(self, "_h", None) is not None:
+            self._close_now()
+
+
 # ---------------------------------------------------------------- typed sampler
 
 class TypedBatch:
@@ -850,6 +971,14 @@ def _train_opts(options):
                 raise Error("Trainer: split wants three fractions", -1)
             for i, f in enumerate(fs):
                 o.split[i] = f
+        elif key in ("task", "scorer"):  # "auto", "node", "link"; link's "dot" or "mlp"
+            k2 = getattr(lib, "burrow_%s_parse" % key)(str(v).encode())
+            if k2 < 0:
+                raise Error("Trainer: %s must be %s, not %r" % (
+                    key, "auto, node, multilabel or link" if key == "task" else "dot or mlp", v), -1)
+            setattr(o, key, k2)
+        elif key == "neg":
+            o.neg = int(v)
         elif key in ("embed_types", "embed_dim", "rel_fanout"):  # typed datasets (burrow_train_opts has them)
             if key not in dict(_lib.TrainOpts._fields_):
                 raise Error("Trainer: option %r needs a library with typed training" % (k,), -5)
@@ -891,7 +1020,10 @@ class Trainer:
     On a typed dataset: model "rgcn", "rsage" or "rgat" (or "mlp" on the target type's own
     features), embed_types / embed_dim (learned embeddings of featureless types) and rel_fanout
     ({relation: [fanout per layer, input layer first]} or burrow train's "REL=f0,f1;..."); the
-    library decides at open what it can train."""
+    library decides at open what it can train. task="link" (the default on a dataset with edge
+    splits and no labels) trains link prediction: scorer "dot" or "mlp", neg negatives per
+    positive; evaluate()'s valid_acc / test_acc then hold the dataset's metric (metric, metric_k:
+    Hits@K, MRR or AUC) and valid_auc / test_auc the ROC-AUC; embed() the encoder's embeddings."""
 
     def __init__(self, dataset, **options):
         self.dataset = _dataset(dataset)

@@ -7,7 +7,7 @@ with a C program's compiled against include/burrow.h, and python/tests/test_core
 import ctypes
 import ctypes.util
 import os
-from ctypes import (POINTER, Structure, c_bool, c_char_p, c_double, c_int, c_int32, c_int64,
+from ctypes import (POINTER, Structure, c_bool, c_char_p, c_double, c_float, c_int, c_int32, c_int64,
                     c_size_t, c_uint, c_uint64, c_void_p)
 
 MAX_LAYERS = 8       # include/burrow/core.h
@@ -88,6 +88,24 @@ class Batch(Structure):
                 ("seeds", POINTER(c_int64))]
 
 
+class EdgeBatch(Structure):
+    _fields_ = [("nodes", POINTER(Batch)), ("num_pairs", c_int64), ("num_pos", c_int64), ("src", POINTER(c_int32)),
+                ("dst", POINTER(c_int32)), ("label", POINTER(c_float)), ("epoch", c_int64), ("index", c_int64)]
+
+
+class EdgeSamplerOpts(Structure):
+    _fields_ = [("size", c_size_t), ("num_layers", c_int), ("fanouts", c_int * MAX_LAYERS), ("batch_size", c_int64),
+                ("neg", c_int), ("seed", c_uint64), ("exclude", c_bool), ("exclude_reverse", c_bool),
+                ("threads", c_int)]
+
+
+class EdgeSplit(Structure):
+    _fields_ = [("num_pos", c_int64), ("pos", POINTER(c_int64)), ("neg", c_int), ("num_neg", c_int64),
+                ("neg_pairs", POINTER(c_int64)), ("neg_dst", POINTER(c_int64)), ("k", c_int64),
+                ("weight", POINTER(c_float)), ("year", POINTER(c_int32)), ("directed", c_bool), ("metric", c_int),
+                ("metric_k", c_int)]
+
+
 class TypedBatch(Structure):
     _fields_ = [("epoch", c_int64), ("index", c_int64), ("num_layers", c_int), ("num_types", c_int),
                 ("num_relations", c_int), ("num_nodes", (c_int64 * MAX_TYPES) * (MAX_LAYERS + 1)),
@@ -151,7 +169,9 @@ class TrainOpts(Structure):
                 ("embed_types", c_bool), ("embed_dim", c_int64), ("rel_fanout", c_char_p), ("task", c_int)] + [
                 # training habits
                 ("patience", c_int), ("lr_schedule", c_int), ("lr_step", c_int), ("lr_gamma", c_double),
-                ("lr_min", c_double), ("lr_patience", c_int), ("normalize_features", c_bool)]
+                ("lr_min", c_double), ("lr_patience", c_int), ("normalize_features", c_bool),
+                # link prediction
+                ("scorer", c_int), ("neg", c_int)]
 
 
 class EpochStats(Structure):
@@ -162,7 +182,8 @@ class EpochStats(Structure):
 
 class EvalStats(Structure):
     _fields_ = [("size", c_size_t)] + [("train_acc", c_double), ("valid_acc", c_double), ("test_acc", c_double), ("eval_s", c_double),
-                ("spilled_bytes", c_int64), ("metric", c_int), ("metric_k", c_int)]
+                ("spilled_bytes", c_int64), ("metric", c_int), ("metric_k", c_int), ("valid_auc", c_double),
+                ("test_auc", c_double)]
 
 
 class Best(Structure):
@@ -323,6 +344,24 @@ for _name, _res, _args in [
                                            POINTER(c_double), I64P)),
     ("burrow_metric_hits", c_int, (F32P, c_int64, F32P, c_int64, c_int, POINTER(c_double))),
     ("burrow_metric_mrr", c_int, (F32P, F32P, c_int64, c_int64, POINTER(c_double))),
+]:
+    try:
+        _decl(_name, _res, *_args)
+    except AttributeError:
+        missing.add(_name)
+
+# link prediction (issue 33): edge splits, the edge sampler, scorers
+for _name, _res, _args in [
+    ("burrow_dataset_has_edge_split", c_bool, (P,)),
+    ("burrow_dataset_edge_split", c_int, (P, c_int, POINTER(EdgeSplit))),
+    ("burrow_edge_sampler_defaults", None, (POINTER(EdgeSamplerOpts),)),
+    ("burrow_edge_sampler_open", c_int, (PP, POINTER(Csr), P, c_int64, POINTER(EdgeSamplerOpts))),
+    ("burrow_edge_sampler_close", None, (P,)),
+    ("burrow_edge_sampler_num_batches", c_int64, (P,)),
+    ("burrow_edge_sampler_batch", c_int, (P, c_int64, c_int64, POINTER(POINTER(EdgeBatch)))),
+    ("burrow_edge_sampler_release", None, (P, POINTER(EdgeBatch))),
+    ("burrow_task_parse", c_int, (c_char_p,)),
+    ("burrow_scorer_parse", c_int, (c_char_p,)),
 ]:
     try:
         _decl(_name, _res, *_args)

@@ -203,3 +203,55 @@ def loader(dataset, input_nodes, num_neighbors, batch_size=1024, shuffle=False, 
         nodes = torch.from_numpy(np.array(input_nodes, dtype=np.int64))
     return NodeLoader((fs, gs), node_sampler=sampler, input_nodes=nodes, batch_size=batch_size, shuffle=shuffle,
                       **kwargs)
+
+
+def link_loader(dataset, num_neighbors, batch_size=1024, neg=1, shuffle=True, seed=0, epoch=None, edges=None,
+                cache_bytes=None, engine="uring"):
+    """Edge mini-batches for link prediction as torch_geometric Data in LinkNeighborLoader's
+    layout, from Burrow's edge sampler (the batch's positives and their reverses excluded from its
+    sampled neighborhood) with features from Burrow's store: n_id (global ids: the pairs'
+    endpoints first, sorted), x, edge_index [2, E] local (row 0 source, row 1 destination, by
+    hop), edge_label_index [2, P] local into n_id (positives first, then `neg` negatives per
+    positive), edge_label [P] (1.0 / 0.0), input_id (the positives' rows in the training edges),
+    num_sampled_nodes / num_sampled_edges. num_neighbors is PyG's order (hop 1 first). Iterating
+    yields epoch 0, then 1, ... (epoch=e: that epoch only); shuffle=False is not offered (batches
+    are drawn per epoch from seed)."""
+    ds = burrow._dataset(dataset)
+    if not shuffle:
+        raise burrow.Error("link_loader: the edge sampler shuffles each epoch from its seed (shuffle=True)", -1)
+    sampler = burrow.EdgeSampler(ds, fanouts=list(num_neighbors)[::-1], batch_size=batch_size, neg=neg, seed=seed,
+                                 edges=edges)
+    fs = BurrowFeatureStore(ds, cache_bytes=cache_bytes, engine=engine)
+    return _LinkLoader(sampler, fs, epoch)
+
+
+class _LinkLoader:
+    def __init__(self, sampler, fs, epoch):
+        self.sampler, self.fs, self._epoch, self._next = sampler, fs, epoch, 0
+
+    def __len__(self):
+        return len(self.sampler)
+
+    def __iter__(self):
+        from torch_geometric.data import Data
+        e = self._epoch if self._epoch is not None else self._next
+        self._next = e + 1
+        for k in range(len(self.sampler)):
+            eb = self.sampler.batch(e, k)
+            b = eb.nodes
+            edges, nodes = b.hops()
+            src = np.concatenate([h[0] for h in edges]) if edges else np.empty(0, np.int64)
+            dst = np.concatenate([h[1] for h in edges]) if edges else np.empty(0, np.int64)
+            n_id = np.array(b.input_ids)
+            d = Data(n_id=torch.from_numpy(n_id), edge_index=torch.from_numpy(np.stack([src, dst])),
+                     num_nodes=len(n_id),
+                     edge_label_index=torch.from_numpy(np.stack([eb.src, eb.dst]).astype(np.int64)),
+                     edge_label=torch.from_numpy(np.array(eb.label)),
+                     input_id=torch.arange(k * self.sampler_batch(), k * self.sampler_batch() + eb.num_pos),
+                     num_sampled_nodes=nodes, num_sampled_edges=[len(h[0]) for h in edges])
+            if None in self.fs.stores:
+                d.x = torch.from_numpy(self.fs.store.gather(n_id))
+            yield d
+
+    def sampler_batch(self):
+        return int(self.sampler.batch_size)

@@ -25,6 +25,7 @@ STRUCTS = {
     "EvalStats": "burrow_eval_stats", "Best": "burrow_best", "GenOpts": "burrow_gen_opts",
     "PrepOpts": "burrow_prep_opts", "ImportOpts": "burrow_import_opts", "PartitionOpts": "burrow_partition_opts",
     "PartitionPhase": "struct burrow_partition_phase", "PartitionStats": "burrow_partition_stats",
+    "EdgeBatch": "burrow_edge_batch", "EdgeSamplerOpts": "burrow_edge_sampler_opts", "EdgeSplit": "burrow_edge_split",
 }
 
 

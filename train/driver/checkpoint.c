@@ -186,6 +186,10 @@ static char *make_header(const bw_ck_state *t, const ck_shape *m)
 	cJSON_AddBoolToObject(h, "normalize_features", t->normalize_features);
 	if (!t->model)
 		add_typed(h, t->typed);
+	if (t->task == BURROW_TASK_LINK) { /* a node classifier's header stays as it was */
+		cJSON_AddStringToObject(h, "task", burrow_task_name(t->task));
+		cJSON_AddStringToObject(h, "scorer", burrow_scorer_name(t->scorer));
+	}
 	char *s = cJSON_PrintUnformatted(h);
 	cJSON_Delete(h);
 	if (bw_json_nomem()) { /* an adder failed: the header would lack a field */
@@ -198,8 +202,8 @@ static char *make_header(const bw_ck_state *t, const ck_shape *m)
 /* The host arrays after the optimizer state: how many, and their bytes. */
 static int ck_arrays(const bw_ck_state *t, const bw_ck_array **a, size_t *bytes)
 {
-	const int n = t->model ? 0 : t->typed->num_arrays;
-	*a = t->model ? NULL : t->typed->arrays;
+	const int n = t->model ? t->num_arrays : t->typed->num_arrays;
+	*a = t->model ? t->arrays : t->typed->arrays;
 	*bytes = 0;
 	for (int i = 0; i < n; i++)
 		*bytes += (size_t)(*a)[i].n * sizeof(float);
@@ -397,6 +401,7 @@ typedef struct ck_info {
 	int64_t hidden, in_dim, classes, num_params, step;
 	double dropout, lr, wd, momentum, best_valid, best_test;
 	uint64_t seed;
+	int task, scorer;      /* absent before link prediction: a node classifier */
 	bool has_split;        /* absent before: trained on whatever split the run had */
 	double split[3];       /* all 0: the dataset's splits */
 	uint64_t split_seed;
@@ -534,6 +539,14 @@ static int parse_info(const cJSON *h, ck_info *ci, const char *path)
 	ci->residual = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(h, "residual"));
 	if ((st = parse_habits(h, ci, path)))
 		return st;
+	ci->task = BURROW_TASK_NODE;
+	ci->scorer = BURROW_SCORER_DOT;
+	if ((x = cJSON_GetObjectItemCaseSensitive(h, "task")) &&
+	    (!cJSON_IsString(x) || (ci->task = burrow_task_parse(x->valuestring)) < BURROW_TASK_NODE))
+		return bw_err(BURROW_E_FORMAT, "%s: unknown task in the checkpoint header", path);
+	if ((x = cJSON_GetObjectItemCaseSensitive(h, "scorer")) &&
+	    (!cJSON_IsString(x) || (ci->scorer = burrow_scorer_parse(x->valuestring)) < 0))
+		return bw_err(BURROW_E_FORMAT, "%s: unknown scorer in the checkpoint header", path);
 	ci->num_state = 0;
 	if ((x = cJSON_GetObjectItemCaseSensitive(h, "num_state")) && (!cJSON_IsNumber(x) || (ci->num_state = (int64_t)x->valuedouble) < 0))
 		return bw_err(BURROW_E_FORMAT, "%s: checkpoint header's 'num_state' is not a count", path);
@@ -669,6 +682,8 @@ static void ck_opts(const ck_info *ci, burrow_train_opts *o)
 	o->momentum = ci->momentum;
 	o->seed = ci->seed;
 	o->normalize_features = ci->normalize_features;
+	o->task = ci->task;
+	o->scorer = ci->scorer;
 }
 
 /* What a typed checkpoint adds to its model's options: learned embeddings (their width), and
@@ -860,7 +875,17 @@ static int check_header(const cJSON *h, uint32_t ver, ck_info *ci, const bw_ck_s
 {
 	ck_types y;
 	int st;
-	if ((st = parse_info(h, ci, path)) || (st = check_kind(h, ver, ci, t, path)) || (st = check_dataset(h, t, path)))
+	if ((st = parse_info(h, ci, path)))
+		return st;
+	if ((ci->task == BURROW_TASK_LINK) != (t->task == BURROW_TASK_LINK) ||
+	    (t->task == BURROW_TASK_LINK && ci->scorer != t->scorer))
+		return bw_err(BURROW_E_INVAL, "%s: checkpoint holds a %s model%s%s; this trainer does %s%s", path,
+			      ci->task == BURROW_TASK_LINK ? "link-prediction" : "node-classification",
+			      ci->task == BURROW_TASK_LINK ? " with the scorer " : "",
+			      ci->task == BURROW_TASK_LINK ? burrow_scorer_name(ci->scorer) : "",
+			      t->task == BURROW_TASK_LINK ? "link prediction with the scorer " : "node classification",
+			      t->task == BURROW_TASK_LINK ? burrow_scorer_name(t->scorer) : "");
+	if ((st = check_kind(h, ver, ci, t, path)) || (st = check_dataset(h, t, path)))
 		return st;
 	if (t->model)
 		st = check_shape(ci, t->model, path);
@@ -977,11 +1002,15 @@ static bw_ck_state trainer_state(burrow_trainer *t, bw_ck_typed *y)
 {
 	if (t->typed)
 		bw_htrain_ck_typed(t->typed, y);
-	return (bw_ck_state){.model = t->model, .typed = t->typed ? y : NULL,
-			     .optim = t->typed ? t->typed->optim : t->optim, .seed = &t->o.seed, .dropout = t->o.dropout,
-			     .epoch = &t->epoch, .best = &t->best, .dataset = t->info->name, .habits = &t->habits,
-			     .normalize_features = t->o.normalize_features,
-			     .num_nodes = t->info->num_nodes, .split = t->o.split, .split_seed = t->split_seed};
+	bw_ck_state s = {.model = t->model, .typed = t->typed ? y : NULL,
+			 .optim = t->typed ? t->typed->optim : t->optim, .seed = &t->o.seed, .dropout = t->o.dropout,
+			 .epoch = &t->epoch, .best = &t->best, .dataset = t->info->name, .habits = &t->habits,
+			 .normalize_features = t->o.normalize_features,
+			 .num_nodes = t->info->num_nodes, .split = t->o.split, .split_seed = t->split_seed,
+			 .task = t->link ? BURROW_TASK_LINK : BURROW_TASK_NODE, .scorer = t->o.scorer};
+	if (t->link)
+		s.num_arrays = bw_ltrain_ck_arrays(t, s.arrays);
+	return s;
 }
 
 int burrow_trainer_save(burrow_trainer *t, const char *path)
@@ -996,6 +1025,8 @@ int burrow_trainer_load(burrow_trainer *t, const char *path)
 	bw_ck_typed y;
 	bw_ck_state s = trainer_state(t, &y);
 	int st = bw_checkpoint_load(&s, path);
+	if (!st && t->link)
+		bw_ltrain_loaded(t);
 	/* a checkpoint of the best epoch (best.ckpt) holds the best weights (a typed trainer keeps
 	 * no copy of them: burrow_trainer_use_best refuses it) */
 	if (!st && !t->typed && t->best.epoch >= 0 && t->best.epoch == t->epoch)

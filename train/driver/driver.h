@@ -10,6 +10,9 @@
 #include "loader.h"
 #include "rows.h"
 #include "htrain.h"
+#include "../compute/scorer.h"
+
+typedef struct bw_ltrain bw_ltrain;
 
 /* ------------------------------------------------------------ training habits (habits.c) */
 
@@ -95,6 +98,8 @@ struct burrow_trainer {
 	bw_loader *loader;                /* the epochs' batches (opened with the sampler) */
 	bw_htrain *typed;                 /* a typed dataset's trainer (owned): everything above but the
 					   * options, the dataset, the backend, epoch and best is unused */
+	bw_ltrain *link;                  /* link prediction's side (ltrain.c, owned), or NULL: the model is
+					   * its encoder (output hidden wide), labels and node splits unused */
 };
 
 /* ------------------------------------------------------------ the trainer's shared state (state.c) */
@@ -191,6 +196,23 @@ int bw_trainer_check_opts(const burrow_train_opts *o);
  * (1-based), before any update. */
 int bw_trainer_step(burrow_trainer *t, const bw_batch *b, double *loss, int64_t *counted, int64_t *correct);
 
+/* ------------------------------------------------------------ link prediction (ltrain.c) */
+
+/* t->link for t (its model, store and options in place; o.task LINK): the dataset's edge
+ * splits, the scorer and its optimizer. */
+int bw_ltrain_open(burrow_trainer *t);
+void bw_ltrain_close(bw_ltrain *lt);
+/* The scorer optimizer's rate for the next epoch (the schedule's, as the encoder's). */
+void bw_ltrain_set_lr(bw_ltrain *lt, double lr);
+/* One epoch of edge mini-batches; fills es except epoch. */
+int bw_ltrain_epoch(burrow_trainer *t, burrow_epoch_stats *es);
+/* The valid and test splits' metric (the dataset's: Hits@K, MRR or AUC) and ROC-AUC into ev
+ * (train_acc -1), from layer-wise embeddings of every node. */
+int bw_ltrain_evaluate(burrow_trainer *t, burrow_eval_stats *ev);
+/* The scorer's weights with the model's best (bw_trainer_keep_best): copied aside, or put back
+ * (use: burrow_trainer_use_best). */
+int bw_ltrain_keep_best(burrow_trainer *t, bool use);
+
 /* ------------------------------------------------------------ checkpoints (checkpoint.c) */
 
 /* A host array a checkpoint carries after the optimizer state (a learned embedding table or
@@ -242,7 +264,19 @@ typedef struct bw_ck_state {
 	 * splits) writes and checks none */
 	const double *split;   /* [3] fractions, all 0: the dataset's splits */
 	uint64_t split_seed;
+	/* the task (enum burrow_task: NODE or LINK) and link prediction's scorer: saved (a header
+	 * without them holds a node classifier), and load refuses a checkpoint of another; the
+	 * scorer's weights and optimizer state are host arrays after the model's payload */
+	int task, scorer;
+	int num_arrays;
+	bw_ck_array arrays[3];
 } bw_ck_state;
+/* A link trainer's scorer in a checkpoint: its weights and their optimizer state as host
+ * arrays (a[0 .. 3), none for dot: returns how many); after a load, bw_ltrain_loaded puts the
+ * loaded arrays in use. */
+int bw_ltrain_ck_arrays(burrow_trainer *t, bw_ck_array *a);
+void bw_ltrain_loaded(burrow_trainer *t);
+
 /* Write s to path atomically; load restores it (the model's shape and the optimizer must
  * match; nothing changes unless the whole file is read and verified). */
 int bw_checkpoint_save(const bw_ck_state *s, const char *path);

@@ -26,6 +26,8 @@ void burrow_train_defaults(burrow_train_opts *o)
 	/* training habits */
 	o->lr_gamma = 0.1;
 	o->lr_patience = 10;
+	o->scorer = BURROW_SCORER_DOT;
+	o->neg = 1;
 }
 
 int burrow_train_fanout(const burrow_train_opts *opts, int layer)
@@ -139,4 +141,14 @@ const char *burrow_task_name(int task)
 	case BURROW_TASK_LINK: return "link";
 	default: return "unknown";
 	}
+}
+
+int burrow_scorer_parse(const char *name)
+{
+	return name && !strcmp(name, "dot") ? BURROW_SCORER_DOT : name && !strcmp(name, "mlp") ? BURROW_SCORER_MLP : -1;
+}
+
+const char *burrow_scorer_name(int scorer)
+{
+	return scorer == BURROW_SCORER_DOT ? "dot" : scorer == BURROW_SCORER_MLP ? "mlp" : "unknown";
 }

@@ -14,6 +14,8 @@ int bw_trainer_keep_best(burrow_trainer *t)
 	if (!t->best_params && !(t->best_params = bw_malloc(bytes + 1)))
 		return BURROW_E_NOMEM;
 	int st = bw_device_download(t->be.dev, t->best_params, t->model->params, bytes);
+	if (!st && t->link)
+		st = bw_ltrain_keep_best(t, false);
 	t->best_params_epoch = st ? -1 : t->epoch;
 	return st;
 }
@@ -31,6 +33,8 @@ int burrow_trainer_use_best(burrow_trainer *t)
 			      "the checkpoint this trainer loaded; its best.ckpt holds them)",
 			      t->best.epoch);
 	bw_model_memo_drop(t->model);
+	if (t->link)
+		(void)bw_ltrain_keep_best(t, true);
 	return bw_device_upload(t->be.dev, t->model->params, t->best_params,
 				(size_t)t->model->num_params * sizeof(float));
 }
@@ -211,6 +215,9 @@ int burrow_trainer_predict(burrow_trainer *t, const int64_t *nodes, int64_t n, b
 	int st = typed_outputs(t, "predict", t->o.layers);
 	if (st)
 		return st;
+	if (t->link)
+		return bw_err(BURROW_E_UNSUPPORTED, "%s: predict serves node classifiers; a link-prediction model gives its "
+						    "node embeddings (burrow embed)", bw_dataset_dir(t->ds));
 	const int64_t N = t->info->num_nodes, c = t->info->num_classes;
 	pred_ctx a = {.t = t, .proba = proba, .classes = c, .nodes = nodes, .n = nodes ? n : N};
 	const burrow_dtype dt = proba ? BURROW_DTYPE_F32 : BURROW_DTYPE_I32;

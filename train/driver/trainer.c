@@ -35,7 +35,7 @@ int bw_trainer_check_opts(const burrow_train_opts *o)
 		return bw_err(BURROW_E_INVAL, "train: unknown normalization %d", o->norm);
 	if (burrow_task_parse(burrow_task_name(o->task)) < 0)
 		return bw_err(BURROW_E_INVAL, "train: unknown task %d", o->task);
-	if (o->task == BURROW_TASK_MULTILABEL || o->task == BURROW_TASK_LINK)
+	if (o->task == BURROW_TASK_MULTILABEL)
 		return bw_err(BURROW_E_UNSUPPORTED, "train: task %s is not built yet (node classification only)",
 			      burrow_task_name(o->task));
 	if (!(o->attn_dropout >= 0 && o->attn_dropout < 1))
@@ -315,6 +315,22 @@ static int make_split_index(burrow_trainer *t)
 	return 0;
 }
 
+/* The task t trains (opts.task; AUTO: link prediction on a dataset with edge splits and no
+ * labels, else node classification) into t->o.task, refusing a dataset that lacks what it needs. */
+static int resolve_task(burrow_trainer *t)
+{
+	const char *dir = bw_dataset_dir(t->ds);
+	const bool edges = burrow_dataset_has_edge_split(t->ds), labels = t->labels && t->info->num_classes > 0;
+	if (t->o.task == BURROW_TASK_AUTO)
+		t->o.task = edges && !labels && !burrow_dataset_hetero(t->ds) ? BURROW_TASK_LINK : BURROW_TASK_NODE;
+	if (t->o.task == BURROW_TASK_LINK && !edges)
+		return bw_err(BURROW_E_INVAL, "%s: link prediction needs edge splits (meta.json's \"edge_split\"; burrow "
+					      "import --edge-split draws one)", dir);
+	if (t->o.task != BURROW_TASK_LINK && !labels)
+		return bw_err(BURROW_E_INVAL, "%s: the dataset has no labels (meta.json's num_classes is 0)", dir);
+	return 0;
+}
+
 int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_train_opts *opts)
 {
 	*out = NULL;
@@ -348,10 +364,9 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 		st = BURROW_E_NOMEM;
 		goto fail;
 	}
-	if (!t->labels || t->info->num_classes < 1) {
-		st = bw_err(BURROW_E_INVAL, "%s: the dataset has no labels (meta.json's num_classes is 0)", bw_dataset_dir(ds));
+	if ((st = resolve_task(t)))
 		goto fail;
-	}
+	const bool link = t->o.task == BURROW_TASK_LINK;
 	/* every core, in both modes: the pipeline's threads (sampling, submits, the store's
 	 * reads) are light beside the compute, and the compute's waits are passive, so they
 	 * interleave instead of spinning against each other (docs/train.md, "One thread pool") */
@@ -384,8 +399,9 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 	if ((st = bw_model_supported(&t->be, &need)))
 		goto fail;
 	const bw_device *dev = t->be.dev;
-	if ((st = open_features(t)) || (st = make_split_index(t)) ||
-	    (st = bw_dbuf_from_host(&t->labels_dev, dev, t->labels, (size_t)t->info->num_nodes * sizeof *t->labels)) ||
+	if ((st = open_features(t)) ||
+	    (!link && ((st = make_split_index(t)) || (st = bw_dbuf_from_host(&t->labels_dev, dev, t->labels,
+									     (size_t)t->info->num_nodes * sizeof *t->labels)))) ||
 	    (st = bw_dbuf_reserve(&t->loss_dev, dev, sizeof(bw_loss))))
 		goto fail;
 	const bw_model_cfg cfg = {
@@ -393,7 +409,7 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 		.layers = o->layers,
 		.in_dim = t->info->feat_dim,
 		.hidden = o->hidden,
-		.classes = t->info->num_classes,
+		.classes = link ? o->hidden : t->info->num_classes, /* link: the encoder's embeddings */
 		.dropout = (float)o->dropout,
 		.aggr = o->aggr,
 		.heads = o->heads,
@@ -411,6 +427,8 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 		}
 		bw_gcn_norm_from_csr(t->graph, NULL, t->info->num_nodes, t->gcn_norm, t->be.threads);
 	}
+	if (link && (st = bw_ltrain_open(t)))
+		goto fail;
 	*out = t;
 	return 0;
 fail:
@@ -423,6 +441,7 @@ void burrow_trainer_close(burrow_trainer *t)
 	if (!t)
 		return;
 	bw_htrain_close(t->typed);
+	bw_ltrain_close(t->link);
 	bw_loader_close(t->loader);
 	burrow_sampler_close(t->sampler);
 	burrow_store_close(t->store);
@@ -635,8 +654,16 @@ static int train_epoch(burrow_trainer *t, burrow_epoch_stats *es)
 	memset(es, 0, sizeof *es);
 	/* the schedule's rate for this epoch (the same double as opts.lr under none) */
 	(t->typed ? t->typed->optim : t->optim)->lr = bw_habits_epoch_lr(&t->habits, &t->o, t->epoch);
+	if (t->link)
+		bw_ltrain_set_lr(t->link, t->optim->lr);
 	if (t->typed) {
 		int st = bw_htrain_epoch(t->typed, &t->o, t->epoch, es);
+		if (!st)
+			es->epoch = ++t->epoch;
+		return st;
+	}
+	if (t->link) {
+		int st = bw_ltrain_epoch(t, es);
 		if (!st)
 			es->epoch = ++t->epoch;
 		return st;
@@ -732,10 +759,30 @@ _Static_assert(BURROW_EVAL_TRAIN == 1 << BURROW_SPLIT_TRAIN && BURROW_EVAL_VALID
 		       BURROW_EVAL_TEST == 1 << BURROW_SPLIT_TEST,
 	       "an eval_splits bit is 1 << its split");
 
+/* The best evaluation so far: by valid score (accuracy, or a link task's metric), the first
+ * wins ties; its weights kept. */
+static int update_best(burrow_trainer *t, const burrow_eval_stats *ev)
+{
+	/* without a valid split there is nothing to choose by: the latest evaluation is the best */
+	const bool improved = t->best.epoch < 0 || ev->valid_acc < 0 || ev->valid_acc > t->best.valid_acc;
+	bw_habits_evaluated(&t->habits, &t->o, ev->valid_acc, improved);
+	if (improved) {
+		t->best = (burrow_best){.epoch = t->epoch, .valid_acc = ev->valid_acc, .test_acc = ev->test_acc};
+		return t->typed ? 0 : bw_trainer_keep_best(t);
+	}
+	return 0;
+}
+
 static int evaluate(burrow_trainer *t, burrow_eval_stats *ev)
 {
 	memset(ev, 0, sizeof *ev);
+	ev->valid_auc = ev->test_auc = -1;
 	const double t0 = bw_now_s();
+	if (t->link) {
+		int st = bw_ltrain_evaluate(t, ev);
+		ev->eval_s = bw_now_s() - t0;
+		return st ? st : update_best(t, ev);
+	}
 	acc_ctx a = {.t = t};
 	/* a typed MLP is evaluated in batches of its target rows (exact: it reads no neighbor) */
 	const bool sampled = t->o.eval_fanout[0] || (t->typed && !t->typed->model);
@@ -755,14 +802,7 @@ static int evaluate(burrow_trainer *t, burrow_eval_stats *ev)
 	ev->valid_acc = acc[BURROW_SPLIT_VALID];
 	ev->test_acc = acc[BURROW_SPLIT_TEST];
 	ev->eval_s = bw_now_s() - t0;
-	/* without a valid split there is nothing to choose by: the latest evaluation is the best */
-	const bool improved = t->best.epoch < 0 || ev->valid_acc < 0 || ev->valid_acc > t->best.valid_acc;
-	bw_habits_evaluated(&t->habits, &t->o, ev->valid_acc, improved);
-	if (improved) {
-		t->best = (burrow_best){.epoch = t->epoch, .valid_acc = ev->valid_acc, .test_acc = ev->test_acc};
-		return t->typed ? 0 : bw_trainer_keep_best(t);
-	}
-	return 0;
+	return update_best(t, ev);
 }
 
 int burrow_trainer_evaluate(burrow_trainer *t, burrow_eval_stats *out)
