@@ -112,10 +112,12 @@ int cmd_eval(int argc, char **argv)
 		train_cli_json_num(stdout, "train_acc", 'g', 17, ev.train_acc);
 		train_cli_json_num(stdout, "valid_acc", 'g', 17, ev.valid_acc);
 		train_cli_json_num(stdout, "test_acc", 'g', 17, ev.test_acc);
+		printf(", \"metric\": \"%s\"", ev.metric == BURROW_METRIC_ROCAUC ? "rocauc" : "acc");
 		printf(", \"eval_s\": %.6f, \"spilled_bytes\": %lld}\n", ev.eval_s, (long long)ev.spilled_bytes);
 	} else {
 		char tr[16], va[16], te[16];
-		printf("model after epoch %d: train %s  valid %s  test %s  (%.2f s)\n", burrow_trainer_epoch(t),
+		printf("model after epoch %d: %strain %s  valid %s  test %s  (%.2f s)\n", burrow_trainer_epoch(t),
+		       ev.metric == BURROW_METRIC_ROCAUC ? "rocauc " : "",
 		       train_cli_num(tr, sizeof tr, 0, 4, 1, "", ev.train_acc),
 		       train_cli_num(va, sizeof va, 0, 4, 1, "", ev.valid_acc),
 		       train_cli_num(te, sizeof te, 0, 4, 1, "", ev.test_acc), ev.eval_s);

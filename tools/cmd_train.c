@@ -97,8 +97,14 @@ int cmd_train(int argc, char **argv)
 
 	const burrow_dataset_info *in = burrow_dataset_get_info(ds);
 	char a[32];
-	printf("burrow train: %s on %s (%s nodes, %d classes), %s, %d layers, hidden %lld, dropout %g, lr %g\n",
-	       burrow_model_name(o.model), cli_text(in->name), cli_grouped(in->num_nodes, a, sizeof a), in->num_classes,
+	char what[48];
+	if (in->num_tasks) /* multi-label (the task AUTO picks; node is refused on such a dataset) */
+		snprintf(what, sizeof what, "%d tasks, multi-label, rocauc", in->num_tasks);
+	else
+		snprintf(what, sizeof what, "%d classes", in->num_classes);
+	train_cli_set_metric(in->num_tasks ? BURROW_METRIC_ROCAUC : BURROW_METRIC_ACC);
+	printf("burrow train: %s on %s (%s nodes, %s), %s, %d layers, hidden %lld, dropout %g, lr %g\n",
+	       burrow_model_name(o.model), cli_text(in->name), cli_grouped(in->num_nodes, a, sizeof a), what,
 	       o.full_graph ? "full graph" : "mini-batch", o.layers, (long long)o.hidden, o.dropout, o.lr);
 	if (!o.full_graph)
 		print_pipeline(t, &o);

@@ -295,15 +295,19 @@ void train_cli_json_num(FILE *f, const char *key, char conv, int prec, double v)
 		fprintf(f, ", \"%s\": %.*g", key, prec, v);
 }
 
+static const char *metric_name = "accuracy";
+
+void train_cli_set_metric(int metric) { metric_name = metric == BURROW_METRIC_ROCAUC ? "rocauc" : "accuracy"; }
+
 const char *train_cli_best(char *buf, size_t cap, const burrow_best *b)
 {
 	char v[16], t[16];
 	train_cli_num(t, sizeof t, 0, 4, 1, "", b->test_acc);
 	if (b->valid_acc < 0)
-		snprintf(buf, cap, "no valid split: test accuracy %s at epoch %d, the last evaluation", t, b->epoch);
+		snprintf(buf, cap, "no valid split: test %s %s at epoch %d, the last evaluation", metric_name, t, b->epoch);
 	else
-		snprintf(buf, cap, "best valid %s at epoch %d: test accuracy %s",
-			 train_cli_num(v, sizeof v, 0, 4, 1, "", b->valid_acc), b->epoch, t);
+		snprintf(buf, cap, "best valid %s at epoch %d: test %s %s",
+			 train_cli_num(v, sizeof v, 0, 4, 1, "", b->valid_acc), b->epoch, metric_name, t);
 	return buf;
 }
 

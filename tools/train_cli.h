@@ -61,6 +61,8 @@ void train_cli_json_num(FILE *f, const char *key, char conv, int prec, double v)
  * accuracy T", or without a valid split "no valid split: test accuracy T at epoch E, the last
  * evaluation"; b->epoch must be >= 0. Returns buf. */
 const char *train_cli_best(char *buf, size_t cap, const burrow_best *b);
+/* The metric train_cli_best names (enum burrow_metric_kind: ROCAUC "rocauc", else "accuracy"). */
+void train_cli_set_metric(int metric);
 /* The run's last line, for every run: the best (train_cli_best), "no evaluation (--eval-every
  * 0)", or when it trained no epoch "nothing trained: --epochs 0", "nothing trained: <ckpt>
  * already holds D epochs (--epochs E)" followed by the checkpoint's best. trained: epochs this
