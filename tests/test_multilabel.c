@@ -178,6 +178,57 @@ Test(multilabel, written_labels_read_back_and_bad_ones_are_refused)
 	free(d2);
 }
 
+/* burrow import --labels with several columns: multi-label from .npy (bool, float with NaN) and text;
+ * a value other than 0, 1, -1 or NaN, or a wrong row count, refused naming the file. */
+Test(multilabel, import_reads_several_label_columns_as_tasks)
+{
+	enum { N = 5, TT = 3 };
+	char *e = tu_path(dir, "e.npy"), *yb = tu_path(dir, "y.npy"), *yt = tu_path(dir, "y.txt");
+	char *out = tu_path(dir, "imp"), *bad = tu_path(dir, "bad.txt");
+	const int64_t es[2] = {4, 2}, ys[2] = {N, TT};
+	cr_assert_eq(bw_npy_save(e, BURROW_DTYPE_I64, 2, es, (int64_t[]){0, 1, 1, 2, 2, 3, 3, 4}, 64), 0);
+	const float yf[N * TT] = {1, 0, NAN, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0, 1};
+	const int8_t want[N * TT] = {1, 0, -1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0, 1};
+	cr_assert_eq(bw_npy_save(yb, BURROW_DTYPE_F32, 2, ys, yf, 64), 0);
+	FILE *f = fopen(yt, "w");
+	fputs("1,0,-1\n0 1 1\n1,1,0\n0,0,0\n1,0,1\n", f);
+	fclose(f);
+	f = fopen(bad, "w");
+	fputs("1,0,-1\n0 1 1\n1,1,0\n0,0.5,0\n1,0,1\n", f);
+	fclose(f);
+	const char *srcs[] = {yb, yt};
+	for (int i = 0; i < 2; i++) {
+		burrow_import_opts o;
+		burrow_import_defaults(&o);
+		o.edges = e;
+		o.labels = srcs[i];
+		o.undirected = true;
+		o.overwrite = true;
+		o.split[0] = 0.6;
+		o.split[1] = o.split[2] = 0.2;
+		cr_assert_eq(burrow_import(out, &o), 0, "%s", burrow_last_error());
+		burrow_dataset *ds;
+		cr_assert_eq(burrow_dataset_open(&ds, out), 0, "%s", burrow_last_error());
+		cr_assert_eq(burrow_dataset_get_info(ds)->num_tasks, TT);
+		cr_assert_eq(memcmp(burrow_dataset_multilabels(ds), want, sizeof want), 0, "%s", srcs[i]);
+		burrow_dataset_close(ds);
+		if (i == 1) {
+			o.labels = bad;
+			cr_assert_eq(burrow_import(out, &o), BURROW_E_RANGE);
+			cr_assert(strstr(burrow_last_error(), "bad.txt: node 3, task 1 has label 0.5"), "%s", burrow_last_error());
+			o.num_nodes = N + 1;
+			o.labels = yb;
+			cr_assert_eq(burrow_import(out, &o), BURROW_E_FORMAT);
+			cr_assert(strstr(burrow_last_error(), "y.npy: expected 6 rows"), "%s", burrow_last_error());
+		}
+	}
+	free(e);
+	free(yb);
+	free(yt);
+	free(out);
+	free(bad);
+}
+
 /* ------------------------------------------------------------ training */
 
 /* gen csbm --tasks 6: the graph carries the latent class strongly, the features weakly. */
