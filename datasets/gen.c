@@ -13,7 +13,8 @@
 #include <string.h>
 
 /* Stream tags: one per purpose, so streams never overlap. */
-enum { TAG_LABEL = 1, TAG_EDGE, TAG_MEAN, TAG_FEAT, TAG_PERM, TAG_SPLIT, TAG_HLABEL, TAG_HEDGE, TAG_HMEAN, TAG_HFEAT };
+enum { TAG_LABEL = 1, TAG_EDGE, TAG_MEAN, TAG_FEAT, TAG_PERM, TAG_SPLIT, TAG_HLABEL, TAG_HEDGE, TAG_HMEAN, TAG_HFEAT,
+       TAG_TASKSET, TAG_TASKLABEL };
 
 #define EDGE_CHUNK ((int64_t)1 << 16)
 
@@ -98,6 +99,8 @@ static int check_opts(const burrow_gen_opts *o)
 			return bw_err(BURROW_E_INVAL, "gen csbm: homophily must lie in [0, 1]");
 		if (o->num_classes > o->num_nodes)
 			return bw_err(BURROW_E_INVAL, "gen csbm: more classes than nodes");
+		if (o->num_tasks < 0 || o->num_tasks > 4096 || (o->num_tasks > 0 && o->num_classes < 2))
+			return bw_err(BURROW_E_INVAL, "gen csbm: tasks must lie in [0, 4096], and tasks need 2 classes or more");
 	} else if (o->kind == BURROW_GEN_PAPERS) {
 		if (!(o->fraction > 0 && o->fraction <= 4))
 			return bw_err(BURROW_E_INVAL, "gen papers: fraction must lie in (0, 4]");
@@ -129,6 +132,46 @@ static void draw_labels(const burrow_gen_opts *o, int32_t *y, int64_t n)
 		bw_rng_seed(&r, bw_key(key, (uint64_t)v));
 		y[v] = (int32_t)bw_rng_below(&r, (uint64_t)o->num_classes);
 	}
+}
+
+/* Multi-label targets from the latent classes y: task t's set of classes is a random half of
+ * them (never none, never all), and node v is positive for t with probability 0.75 when its
+ * class is in the set, else 0.1; 5% of the labels are unknown (-1). Written as labels.npy. */
+#define TASK_P_IN 0.75
+#define TASK_P_OUT 0.1
+#define TASK_P_UNKNOWN 0.05
+static int write_multilabels(const burrow_gen_opts *o, burrow_writer *w, const int32_t *y, int64_t n)
+{
+	const int64_t T = o->num_tasks, C = o->num_classes;
+	uint8_t *in = bw_malloc((size_t)(T * C));
+	int8_t *lab = bw_malloc((size_t)(n * T));
+	int st = BURROW_E_NOMEM;
+	if (!in || !lab)
+		goto out;
+	for (int64_t t = 0; t < T; t++) {
+		bw_rng r;
+		int64_t k = 0;
+		bw_rng_seed(&r, bw_key(bw_key(o->seed, TAG_TASKSET), (uint64_t)t));
+		for (int64_t c = 0; c < C; c++)
+			k += in[t * C + c] = bw_rng_below(&r, 2) == 1;
+		if (k == 0 || k == C) /* both kinds of nodes in every task */
+			in[t * C + bw_rng_below(&r, (uint64_t)C)] ^= 1;
+	}
+	const uint64_t key = bw_key(o->seed, TAG_TASKLABEL);
+#pragma omp parallel for schedule(static) num_threads(bw_threads(o->threads))
+	for (int64_t v = 0; v < n; v++) {
+		bw_rng r;
+		bw_rng_seed(&r, bw_key(key, (uint64_t)v));
+		for (int64_t t = 0; t < T; t++) {
+			const double u = bw_rng_uniform(&r), p = in[t * C + y[v]] ? TASK_P_IN : TASK_P_OUT;
+			lab[v * T + t] = (int8_t)(bw_rng_uniform(&r) < TASK_P_UNKNOWN ? -1 : u < p);
+		}
+	}
+	st = burrow_writer_put_multilabels(w, lab, n, (int32_t)T);
+out:
+	bw_free(in);
+	bw_free(lab);
+	return st;
 }
 
 /* A random permutation of [0, n) keyed by (seed, tag). */
@@ -675,7 +718,14 @@ out:
 /* The "source" object of meta.json: the generator and its options. */
 static void source_json(const burrow_gen_opts *o, char *source, size_t cap)
 {
-	if (o->kind == BURROW_GEN_CSBM)
+	if (o->kind == BURROW_GEN_CSBM && o->num_tasks)
+		snprintf(source, cap,
+			 "{\"generator\": \"csbm\", \"seed\": %llu, \"num_nodes\": %lld, \"avg_degree\": %.17g, "
+			 "\"homophily\": %.17g, \"num_classes\": %d, \"feat_dim\": %lld, \"signal\": %.17g, "
+			 "\"num_tasks\": %d}",
+			 (unsigned long long)o->seed, (long long)o->num_nodes, o->avg_degree, o->homophily,
+			 o->num_classes, (long long)o->feat_dim, o->signal, o->num_tasks);
+	else if (o->kind == BURROW_GEN_CSBM)
 		snprintf(source, cap,
 			 "{\"generator\": \"csbm\", \"seed\": %llu, \"num_nodes\": %lld, \"avg_degree\": %.17g, "
 			 "\"homophily\": %.17g, \"num_classes\": %d, \"feat_dim\": %lld, \"signal\": %.17g}",
@@ -772,7 +822,8 @@ int burrow_gen(const burrow_gen_opts *opts, const char *dir)
 	report(o, "csr", 1, 1);
 	if (papers)
 		st = papers_nodes(o, w, &ids, n, split);
-	else if (!(st = burrow_writer_put_labels(w, y, n, o->num_classes)) && !(st = write_split(o, w, n)))
+	else if (!(st = o->num_tasks ? write_multilabels(o, w, y, n) : burrow_writer_put_labels(w, y, n, o->num_classes)) &&
+		 !(st = write_split(o, w, n)))
 		st = write_features(o, w, y, n);
 	if (st)
 		goto fail;

@@ -84,6 +84,139 @@ static int npy_rows(const char *path, int64_t *rows)
 	return st;
 }
 
+/* ------------------------------------------------------------ multi-label labels
+ *
+ * --labels with several columns: [N, T] .npy of int8 / uint8 / bool / int32 / int64 / float32 /
+ * float64, or a text file of T numbers a line, each 1, 0, or unknown (-1, or NaN): a multi-label
+ * dataset (labels.npy int8 [N, T]). One column stays one class per node (bw_labels_npy). */
+
+static bool is_npy_path(const char *path)
+{
+	const size_t k = strlen(path);
+	return k >= 4 && !strcmp(path + k - 4, ".npy");
+}
+
+/* One entry: 1, 0, or -1 (given as -1 or NaN); else BURROW_E_RANGE naming the file, node and task. */
+static int ml_value(double v, const char *name, int64_t i, int64_t T, int8_t *out)
+{
+	if (isnan(v) || v == -1 || v == 0 || v == 1) {
+		*out = isnan(v) ? -1 : (int8_t)v;
+		return 0;
+	}
+	return bw_err(BURROW_E_RANGE, "%s: node %lld, task %lld has label %g: multi-label labels are 1, 0, or -1 / NaN "
+		      "(unknown)", name, (long long)(i / T), (long long)(i % T), v);
+}
+
+static double ml_at(const void *p, burrow_dtype t, size_t j)
+{
+	switch (t) {
+	case BURROW_DTYPE_F32: return ((const float *)p)[j];
+	case BURROW_DTYPE_F64: return ((const double *)p)[j];
+	case BURROW_DTYPE_I64: return (double)((const int64_t *)p)[j];
+	case BURROW_DTYPE_I32: return ((const int32_t *)p)[j];
+	case BURROW_DTYPE_I8: return ((const int8_t *)p)[j];
+	default: return ((const uint8_t *)p)[j]; /* U8, BOOL */
+	}
+}
+
+/* [n, T] labels from an .npy already opened (a, its header checked), into y. */
+static int ml_from_npy(bw_npys *a, const char *name, int64_t n, int64_t T, int8_t *y)
+{
+	const burrow_dtype t = a->h.dtype;
+	const size_t isz = burrow_dtype_size(t), chunk = 1 << 16;
+	void *raw = bw_malloc(chunk * isz);
+	int st = raw ? 0 : BURROW_E_NOMEM;
+	for (int64_t i = 0; !st && i < n * T;) {
+		const size_t k = (size_t)BW_MIN((int64_t)chunk, n * T - i);
+		st = bw_npys_read(a, raw, k * isz);
+		for (size_t j = 0; !st && j < k; j++, i++)
+			st = ml_value(ml_at(raw, t, j), name, i, T, &y[i]);
+	}
+	bw_free(raw);
+	return st;
+}
+
+/* [n, T] labels from a text file of T numbers a line (no header), into y (T > 1: found by the first line). */
+static int ml_from_text(const bw_src *src, int64_t n, int64_t *T, int8_t **y)
+{
+	bw_csv c;
+	bool more;
+	float *row = NULL;
+	int64_t i = 0;
+	int st = bw_csv_open(&c, src, false, 0, true);
+	if (st)
+		return st;
+	if ((st = bw_csv_next_line(&c, &more)) || !more) {
+		st = st ? st : bw_err(BURROW_E_FORMAT, "%s: no labels in it (expected %lld lines)", src->name, (long long)n);
+		goto out;
+	}
+	*T = bw_csv_count_fields(&c);
+	if (!(row = bw_malloc((size_t)*T * sizeof *row)) || !(*y = bw_malloc((size_t)(n * *T) + 1))) {
+		st = BURROW_E_NOMEM;
+		goto out;
+	}
+	for (; !st && more; i++) {
+		if (i == n) {
+			st = bw_csv_err(&c, BURROW_E_FORMAT, "more than the %lld nodes' lines of labels", (long long)n);
+			break;
+		}
+		st = bw_csv_floats(&c, row, *T);
+		for (int64_t k = 0; !st && k < *T; k++)
+			st = ml_value(row[k], src->name, i * *T + k, *T, &(*y)[i * *T + k]);
+		if (!st)
+			st = bw_csv_next_line(&c, &more);
+	}
+	if (!st && i != n)
+		st = bw_err(BURROW_E_FORMAT, "%s: %lld lines of labels for %lld nodes", src->name, (long long)i, (long long)n);
+out:
+	bw_free(row);
+	bw_csv_close(&c);
+	return st;
+}
+
+/* The labels of a homogeneous import: multi-label ones written to w (*T their count), or one
+ * class per node into *y (caller frees; written by the caller). */
+static int import_labels(const char *path, int64_t n, burrow_writer *w, int32_t **y, int64_t *T)
+{
+	bw_src src = {.name = path, .path = path, .fd = -1};
+	int8_t *ml = NULL;
+	int st;
+	*T = 0;
+	if (is_npy_path(path)) {
+		bw_npys a;
+		if ((st = bw_npys_open(&a, &src)))
+			return st;
+		const bool multi = a.h.ndim == 2 && a.h.shape[1] > 1;
+		const burrow_dtype t = a.h.dtype;
+		if (multi && (a.h.shape[0] != n || t == BURROW_DTYPE_F16 || t == BURROW_DTYPE_INVALID))
+			st = bw_err(BURROW_E_FORMAT, "%s: expected %lld rows of multi-label labels (integers, bool or float); "
+				    "found %s of %lld rows", path, (long long)n, burrow_dtype_name(t), (long long)a.h.shape[0]);
+		else if (multi && !(ml = bw_malloc((size_t)(n * a.h.shape[1]) + 1)))
+			st = BURROW_E_NOMEM;
+		else if (multi && !(st = ml_from_npy(&a, path, n, a.h.shape[1], ml)))
+			*T = a.h.shape[1];
+		bw_npys_close(&a);
+		if (!multi)
+			return bw_labels_npy(&src, n, y);
+	} else {
+		st = ml_from_text(&src, n, T, &ml);
+	}
+	if (!st && *T > BW_MAX_CLASSES)
+		st = bw_err(BURROW_E_FORMAT, "%s: %lld tasks, more than the %d Burrow accepts", path, (long long)*T,
+			    BW_MAX_CLASSES);
+	if (!st && *T > 1)
+		st = burrow_writer_put_multilabels(w, ml, n, (int32_t)*T);
+	if (!st && *T == 1) { /* a text file of one column: one class per node, -1 unlabeled */
+		*T = 0;
+		if (!(*y = bw_malloc((size_t)n * sizeof **y + 1)))
+			st = BURROW_E_NOMEM;
+		for (int64_t v = 0; !st && v < n; v++)
+			(*y)[v] = ml[v];
+	}
+	bw_free(ml);
+	return st;
+}
+
 static int check_fracs(const double f[3])
 {
 	const double sum = f[0] + f[1] + f[2];
@@ -558,7 +691,7 @@ int burrow_import(const char *out, const burrow_import_opts *opts)
 		n = tally.max_id + 1;
 		if (o->features && (st = npy_rows(o->features, &rows)) == 0)
 			n = BW_MAX(n, rows);
-		if (!st && o->labels && (st = npy_rows(o->labels, &rows)) == 0)
+		if (!st && o->labels && is_npy_path(o->labels) && (st = npy_rows(o->labels, &rows)) == 0)
 			n = BW_MAX(n, rows);
 		if (st)
 			return st;
@@ -606,15 +739,15 @@ int burrow_import(const char *out, const burrow_import_opts *opts)
 			goto fail;
 	}
 	if (o->labels) {
-		bw_src ls = {.name = o->labels, .path = o->labels, .fd = -1};
-		if ((st = bw_labels_npy(&ls, n, &y)))
+		int64_t tasks;
+		if ((st = import_labels(o->labels, n, w, &y, &tasks)))
 			goto fail;
 		int32_t top = -1;
-		for (int64_t v = 0; v < n; v++)
+		for (int64_t v = 0; y && v < n; v++) /* y is NULL for multi-label labels (written) */
 			top = BW_MAX(top, y[v]);
-		if (top < 0)
+		if (top < 0 && !tasks)
 			bw_log(BURROW_LOG_WARN, "%s: no node has a label; writing no labels", o->labels);
-		else if ((st = burrow_writer_put_labels(w, y, n, top + 1)))
+		else if (!tasks && (st = burrow_writer_put_labels(w, y, n, top + 1)))
 			goto fail;
 		report(o, "labels", 1, 1);
 	}

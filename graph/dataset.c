@@ -103,6 +103,25 @@ static int map_array(burrow_dataset *ds, const char *rel, bw_npy_map *m, burrow_
 	return bw_map_array(ds->dir, rel, m, t, ndim, shape);
 }
 
+/* Multi-label: meta.json's optional "num_tasks" (labels.npy is then int8 [N, T] and "num_classes" 0). */
+static int parse_tasks(const cJSON *j, burrow_dataset_info *in, const char *path)
+{
+	int64_t t = 0;
+	int st;
+	if (!cJSON_GetObjectItemCaseSensitive(j, "num_tasks"))
+		return 0;
+	if ((st = json_int(j, "num_tasks", &t, path)))
+		return st;
+	if (t > BW_MAX_CLASSES)
+		return bw_err(BURROW_E_FORMAT, "%s: \"num_tasks\" %lld is more than the %d tasks Burrow accepts", path,
+			      (long long)t, BW_MAX_CLASSES);
+	if (t > 0 && in->num_classes > 0)
+		return bw_err(BURROW_E_FORMAT, "%s: \"num_tasks\" %lld and \"num_classes\" %d: a dataset's labels.npy is "
+			      "one or the other", path, (long long)t, in->num_classes);
+	in->num_tasks = (int32_t)t;
+	return 0;
+}
+
 static int parse_meta(burrow_dataset *ds, const char *path, const char *text)
 {
 	burrow_dataset_info *in = &ds->info;
@@ -159,6 +178,8 @@ static int parse_meta(burrow_dataset *ds, const char *path, const char *text)
 		goto out;
 	}
 	in->num_classes = (int32_t)v;
+	if ((st = parse_tasks(j, in, path)))
+		goto out;
 	in->feat_dtype = BURROW_DTYPE_F32;
 	if (in->feat_dim > 0) {
 		const cJSON *fd = cJSON_GetObjectItemCaseSensitive(j, "feat_dtype");
@@ -237,10 +258,27 @@ static int asymmetric_edge(const burrow_dataset *ds)
 		      ds->dir);
 }
 
+/* A multi-label dataset's labels.npy holds 1, 0 or -1 (unknown) only: the first other value named. */
+static int validate_multilabels(const burrow_dataset *ds)
+{
+	const int8_t *y = burrow_dataset_multilabels(ds);
+	const int64_t cnt = y ? ds->info.num_nodes * ds->info.num_tasks : 0;
+	int64_t bad = cnt;
+#pragma omp parallel for schedule(static) reduction(min : bad)
+	for (int64_t i = 0; i < cnt; i++)
+		if ((y[i] < -1 || y[i] > 1) && i < bad)
+			bad = i;
+	if (bad < cnt)
+		return bw_err(BURROW_E_FORMAT, "%s/labels.npy: node %lld, task %lld has label %d: multi-label labels are "
+			      "1, 0 or -1 (unknown)", ds->dir, (long long)(bad / ds->info.num_tasks),
+			      (long long)(bad % ds->info.num_tasks), y[bad]);
+	return 0;
+}
+
 /* What every consumer relies on, checked at open in one streamed pass over each array
  * (the ids once, in parallel; an N-bit map for the splits): the CSR's offsets monotone
  * from 0 to E, every id in [0, N) and rows sorted, the symmetric flag true when claimed
- * (hashed, see bw_csr_scan), labels in [-1, C), split ids in [0, N) and in at most one
+ * (hashed, see bw_csr_scan), labels in [-1, C) (multi-label: 1, 0, -1), split ids in [0, N) and in at most one
  * split. The message names the file and the first bad entry. */
 static int validate(const burrow_dataset *ds)
 {
@@ -256,7 +294,7 @@ static int validate(const burrow_dataset *ds)
 		return st;
 	if (in->symmetric && !sym)
 		return asymmetric_edge(ds);
-	const int32_t *lab = ds->labels_m.data;
+	const int32_t *lab = burrow_dataset_labels(ds); /* NULL for multi-label (validate_multilabels) */
 	const int32_t c = in->num_classes;
 	int64_t bad = in->num_nodes;
 #pragma omp parallel for schedule(static) reduction(min : bad)
@@ -266,6 +304,8 @@ static int validate(const burrow_dataset *ds)
 	if (bad < in->num_nodes)
 		return bw_err(BURROW_E_FORMAT, "%s/labels.npy: node %lld has label %d, outside [-1, %d)", dir,
 			      (long long)bad, lab[bad], c);
+	if ((st = validate_multilabels(ds)))
+		return st;
 	uint64_t *seen = bw_calloc((size_t)(in->num_nodes + 63) / 64 + 1, sizeof *seen);
 	if (!seen)
 		return bw_err(BURROW_E_NOMEM, "%s: out of memory checking the splits", dir);
@@ -490,6 +530,11 @@ int burrow_dataset_open(burrow_dataset **out, const char *dir)
 		if ((st = map_array(ds, "labels.npy", &ds->labels_m, BURROW_DTYPE_I32, 1, shape)))
 			goto fail;
 	}
+	if (in->num_tasks > 0) {
+		int64_t lshape[2] = {n, in->num_tasks};
+		if ((st = map_array(ds, "labels.npy", &ds->labels_m, BURROW_DTYPE_I8, 2, lshape)))
+			goto fail;
+	}
 	int64_t counts[3] = {in->num_train, in->num_valid, in->num_test};
 	for (int i = 0; i < 3; i++) {
 		char rel[32];
@@ -538,7 +583,14 @@ const char *bw_dataset_dir(const burrow_dataset *ds) { return ds->dir; }
 
 const int32_t *burrow_dataset_labels(const burrow_dataset *ds)
 {
+	if (!ds->typed && ds->info.num_tasks > 0)
+		return NULL; /* labels.npy holds the multi-label targets */
 	return ds->typed ? bw_typed_labels(ds->typed) : ds->labels_m.data;
+}
+
+const int8_t *burrow_dataset_multilabels(const burrow_dataset *ds)
+{
+	return !ds->typed && ds->info.num_tasks > 0 ? ds->labels_m.data : NULL;
 }
 
 const char *burrow_dataset_features_path(const burrow_dataset *ds)

@@ -42,6 +42,7 @@ struct burrow_writer {
 	int64_t feat_rows;
 	bw_npy_writer feat;
 	int32_t num_classes;
+	int32_t num_tasks;   /* multi-label labels.npy written: its T; 0 none */
 	int64_t split_n[3];
 	bool have_split[3];
 	int graph_state;     /* streamed graph: 0 none, 1 open, 2 done */
@@ -513,6 +514,8 @@ static int w_put_labels(burrow_writer *w, const int32_t *labels, int64_t n, int3
 	if (w->num_types && w->target < 0)
 		return bw_err(BURROW_E_INVAL, "%s: labels.npy: a typed dataset's labels need a target type first "
 			      "(burrow_writer_set_target)", w->dir);
+	if (w->num_tasks)
+		return bw_err(BURROW_E_INVAL, "%s: labels.npy written twice (multi-label first)", w->dir);
 	if ((st = set_nodes(w, n, "labels.npy")))
 		return st;
 	for (int64_t v = 0; v < n; v++)
@@ -523,6 +526,34 @@ static int w_put_labels(burrow_writer *w, const int32_t *labels, int64_t n, int3
 		return st;
 	w->num_classes = num_classes;
 	return 0;
+}
+
+/* Multi-label targets: labels.npy int8 [n, T], values checked. */
+static int w_put_multilabels(burrow_writer *w, const int8_t *labels, int64_t n, int32_t num_tasks)
+{
+	int st;
+	if (num_tasks <= 0)
+		return bw_err(BURROW_E_INVAL, "%s: multi-label labels need num_tasks > 0", w->dir);
+	if (w->num_types)
+		return bw_err(BURROW_E_INVAL, "%s: labels.npy: multi-label labels are for homogeneous datasets", w->dir);
+	if (w->num_classes || w->num_tasks)
+		return bw_err(BURROW_E_INVAL, "%s: labels.npy written twice", w->dir);
+	if ((st = set_nodes(w, n, "labels.npy")))
+		return st;
+	for (int64_t i = 0; i < n * num_tasks; i++)
+		if (labels[i] < -1 || labels[i] > 1)
+			return bw_err(BURROW_E_RANGE, "%s: labels.npy: node %lld, task %lld has label %d: multi-label "
+				      "labels are 1, 0 or -1 (unknown)", w->dir, (long long)(i / num_tasks),
+				      (long long)(i % num_tasks), labels[i]);
+	char *p = tmp_path(w, "labels.npy");
+	if (!p)
+		return BURROW_E_NOMEM;
+	const int64_t shape[2] = {n, num_tasks};
+	st = bw_npy_save(p, BURROW_DTYPE_I8, 2, shape, labels, BW_NPY_ALIGN);
+	bw_free(p);
+	if (!st)
+		w->num_tasks = num_tasks;
+	return st;
 }
 
 static int w_put_split(burrow_writer *w, int split, const int64_t *ids, int64_t n)
@@ -554,7 +585,7 @@ static int w_put_split(burrow_writer *w, int split, const int64_t *ids, int64_t 
 
 static int w_add_type(burrow_writer *w, const char *name, int64_t num_nodes, int *type)
 {
-	if (w->have_graph || w->graph_state || (w->feat_state && w->feat_type < 0) || w->num_classes ||
+	if (w->have_graph || w->graph_state || (w->feat_state && w->feat_type < 0) || w->num_classes || w->num_tasks ||
 	    w->have_split[0] || w->have_split[1] || w->have_split[2])
 		return bw_err(BURROW_E_INVAL, "%s: node type \"%s\" added to a homogeneous dataset", w->dir,
 			      name ? name : "");
@@ -845,6 +876,8 @@ static int write_meta(burrow_writer *w)
 	if (w->feat_state)
 		cJSON_AddStringToObject(j, "feat_dtype", burrow_dtype_name(w->feat_dtype));
 	cJSON_AddNumberToObject(j, "num_classes", w->num_classes);
+	if (w->num_tasks)
+		cJSON_AddNumberToObject(j, "num_tasks", w->num_tasks);
 	cJSON_AddBoolToObject(j, "symmetric", w->symmetric);
 	cJSON *splits = cJSON_AddObjectToObject(j, "splits");
 	for (int i = 0; splits && i < 3; i++)
@@ -963,6 +996,11 @@ int burrow_writer_features_end(burrow_writer *w) { return REBASE(w, w_features_e
 int burrow_writer_put_labels(burrow_writer *w, const int32_t *labels, int64_t n, int32_t num_classes)
 {
 	return REBASE(w, w_put_labels(w, labels, n, num_classes));
+}
+
+int burrow_writer_put_multilabels(burrow_writer *w, const int8_t *labels, int64_t n, int32_t num_tasks)
+{
+	return REBASE(w, w_put_multilabels(w, labels, n, num_tasks));
 }
 
 int burrow_writer_put_split(burrow_writer *w, int split, const int64_t *ids, int64_t n)

@@ -4,6 +4,8 @@
 # hidden 256) and neighbor sampling (fanout 15,10,5, batch 1024), at 1 and 2 threads, the
 # libraries interleaved round by round (A B C, then C B A, ...), medians of R rounds and the
 # ratios Burrow / peer (time: below 1 is Burrow faster; sampling rate: above 1 is).
+# Last, multi-label quality: Cora's classes as 7 one-hot tasks, Burrow against PyG, test ROC-AUC
+# over seeds 0-2 (ML_EPOCHS=100; label 'multi-label' for PEERS_ONLY).
 # Peers run tools/peers.py in a virtual environment, $PEERS_VENV (default build/venv-peers):
 # made when missing, with torch, torch_geometric and dgl from PyPI; a library that cannot
 # be installed or loaded (DGL has no wheel for every Python) is skipped, saying why. An
@@ -55,6 +57,21 @@ echo "bench-peers: $burrow against ${libs[*]:-no peer} ($("$py" -V 2>&1), $venv)
 	--feat-dim 3703 --quiet || exit 1
 [ -d "$dir/csbm-100k" ] || "$burrow" gen csbm "$dir/csbm-100k" --nodes 100000 --avg-degree 20 --feat-dim 64 \
 	--quiet || exit 1
+
+# Cora multi-label: each class one-hot as a binary task (7 of them), the same graph, features and
+# split (burrow import --labels [N, 7]), for the multi-label comparison at the end
+if [[ ! -d $dir/cora-ml ]]; then
+	"$py" -c "
+import numpy as np, sys
+d, o = sys.argv[1], sys.argv[2]
+ip = np.load(d + '/indptr.npy'); ix = np.load(d + '/indices.npy').astype(np.int64); y = np.load(d + '/labels.npy')
+np.save(o + '/cora-edges.npy', np.stack([np.repeat(np.arange(len(ip) - 1), np.diff(ip)), ix], 1))
+np.save(o + '/cora-onehot.npy', (y[:, None] == np.arange(y.max() + 1)[None, :]).astype(np.int8))
+" "$dir/cora" "$dir" &&
+		"$burrow" import "$dir/cora-ml" --edges "$dir/cora-edges.npy" --num-nodes 2708 --undirected \
+			--features "$dir/cora/features.npy" --labels "$dir/cora-onehot.npy" --train "$dir/cora/split/train.npy" \
+			--valid "$dir/cora/split/valid.npy" --test "$dir/cora/split/test.npy" --quiet || exit 1
+fi
 
 # one timed job: prints its seconds (full) or sampled edges per second (sample), or "-"
 burrow_full() { # DIR MODEL THREADS
@@ -162,4 +179,30 @@ if [[ -z ${PEERS_ONLY:-} || $label =~ $PEERS_ONLY ]]; then
 				echo "    pyg seed $seed: -"
 		fi
 	done
+fi
+# ---------------------------------------------------------------- multi-label quality (issue 34)
+# Cora's 7 one-hot tasks (cora-ml above): full-graph 2-layer GraphSAGE (mean), hidden 256, dropout
+# 0.5, Adam lr 0.01, weight decay 5e-4, ML_EPOCHS epochs, binary cross-entropy over the known labels
+# (PyG: BCEWithLogitsLoss); OGB's ROC-AUC, the test value at the first epoch of best valid ROC-AUC;
+# seeds 0-2 on each side. Quality, not time: the seconds are printed but not compared.
+ML_EPOCHS=${ML_EPOCHS:-100}
+label="multi-label cora (7 one-hot tasks), full-graph sage, $ML_EPOCHS epochs: test ROC-AUC, seeds 0-2"
+if [[ -z ${PEERS_ONLY:-} || $label =~ $PEERS_ONLY ]]; then
+	echo "== $label"
+	bs=() ps=()
+	for s in 0 1 2; do
+		log=$dir/.peers-ml-$s.json
+		"$burrow" train "$dir/cora-ml" --full-graph --model sage --layers 2 --hidden 256 --norm none \
+			--epochs "$ML_EPOCHS" --lr 0.01 --weight-decay 5e-4 --threads 2 --seed "$s" --quiet --log "$log" \
+			>/dev/null 2>&1 && b=$(tail -1 "$log" | grep -o '"test_acc": [0-9.e+-]*' | cut -d' ' -f2) || b=-
+		p=-
+		if [[ " ${libs[*]} " == *" pyg "* ]]; then
+			p=$("$py" "$repo/tools/peers.py" multilabel "$dir/cora-ml" --epochs "$ML_EPOCHS" --seed "$s" \
+				--threads 2 2>/dev/null | grep -o '"test_rocauc": [0-9.e+-]*' | cut -d' ' -f2) || p=-
+		fi
+		echo "    seed $s: burrow ${b:--}, pyg ${p:--}"
+		bs+=("${b:--}") ps+=("${p:--}")
+	done
+	mean() { printf '%s\n' "$@" | awk '$1 != "-" {s += $1; n++} END {if (n) printf "%.4f", s / n; else print "-"}'; }
+	echo "  mean test ROC-AUC: burrow $(mean "${bs[@]}"), pyg $(mean "${ps[@]}")"
 fi

@@ -112,17 +112,18 @@ int cmd_eval(int argc, char **argv)
 		train_cli_json_num(stdout, "train_acc", 'g', 17, ev.train_acc);
 		train_cli_json_num(stdout, "valid_acc", 'g', 17, ev.valid_acc);
 		train_cli_json_num(stdout, "test_acc", 'g', 17, ev.test_acc);
+		char m[24];
+		printf(", \"metric\": \"%s\"", train_cli_metric(m, sizeof m, ev.metric, ev.metric_k));
 		printf(", \"eval_s\": %.6f, \"spilled_bytes\": %lld", ev.eval_s, (long long)ev.spilled_bytes);
-		if (ev.valid_auc >= 0 || ev.test_auc >= 0) { /* link prediction: the splits' metric, and ROC-AUC */
-			char m[24];
-			printf(", \"metric\": \"%s\"", train_cli_metric(m, sizeof m, ev.metric, ev.metric_k));
+		if (ev.valid_auc >= 0 || ev.test_auc >= 0) { /* link prediction: ROC-AUC beside the splits' metric */
 			train_cli_json_num(stdout, "valid_auc", 'g', 17, ev.valid_auc);
 			train_cli_json_num(stdout, "test_auc", 'g', 17, ev.test_auc);
 		}
 		printf("}\n");
 	} else {
 		char tr[16], va[16], te[16], m[24];
-		printf("model after epoch %d: train %s  valid %s  test %s  (%.2f s)", burrow_trainer_epoch(t),
+		printf("model after epoch %d: %strain %s  valid %s  test %s  (%.2f s)", burrow_trainer_epoch(t),
+		       ev.metric == BURROW_METRIC_ROCAUC ? "rocauc " : "",
 		       train_cli_num(tr, sizeof tr, 0, 4, 1, "", ev.train_acc),
 		       train_cli_num(va, sizeof va, 0, 4, 1, "", ev.valid_acc),
 		       train_cli_num(te, sizeof te, 0, 4, 1, "", ev.test_acc), ev.eval_s);

@@ -12,7 +12,7 @@ static void help(void)
 	burrow_gen_defaults(&r, BURROW_GEN_RMAT);
 	burrow_gen_defaults(&p, BURROW_GEN_PAPERS);
 	printf("usage: burrow gen csbm OUT [--nodes N] [--classes C] [--avg-degree d] [--homophily h]\n"
-	       "                          [--feat-dim D] [--signal s] [common options]\n"
+	       "                          [--feat-dim D] [--signal s] [--tasks T] [common options]\n"
 	       "       burrow gen rmat OUT [--scale S] [--edge-factor F] [--feat-dim D] [--classes C]\n"
 	       "                          [--signal s] [common options]\n"
 	       "       burrow gen papers OUT [--fraction F] [--homophily h] [--signal s] [common options]\n"
@@ -21,7 +21,10 @@ static void help(void)
 	       "Generate a synthetic dataset directory OUT, deterministic by --seed.\n\n"
 	       "csbm: contextual stochastic block model. Nodes get uniform random classes; N*d/2 edges\n"
 	       "  each join a random node to one of its own class with probability h, else to one of\n"
-	       "  another class; the graph is symmetrized (mean degree about d).\n"
+	       "  another class; the graph is symmetrized (mean degree about d). With --tasks T it is\n"
+	       "  multi-label: T binary tasks, each holding a random half of the classes; a node is\n"
+	       "  positive with probability 0.75 when its class is in the task's half, else 0.1; 5%% of\n"
+	       "  the labels unknown (-1). The class itself is not stored (labels.npy int8 [N, T]).\n"
 	       "rmat: Graph500 Kronecker edges (a, b, c = 0.57, 0.19, 0.19), F * 2^S of them, vertex ids\n"
 	       "  scrambled, symmetrized; classes uniform at random, carried by the features only.\n"
 	       "Features (all): x = mu[class] + N(0, I), ||mu[class]|| about s, so two classes lie about\n"
@@ -40,6 +43,7 @@ static void help(void)
 	       "  --nodes N          %lld\n"
 	       "  --avg-degree d     %g\n"
 	       "  --homophily h      %g\n"
+	       "  --tasks T          0 (one class per node); 1 .. 4096: multi-label\n"
 	       "rmat options:\n"
 	       "  --scale S          %d\n"
 	       "  --edge-factor F    %g\n"
@@ -73,7 +77,7 @@ static void help(void)
 }
 
 enum { O_NODES = 256, O_CLASSES, O_DEG, O_HOMO, O_DIM, O_DTYPE, O_SIGNAL, O_SCALE, O_EF, O_SEED, O_THREADS,
-       O_FRACTION, O_MEM, O_TMP, O_FORCE, O_QUIET, O_TSIGNAL, O_HELP };
+       O_FRACTION, O_MEM, O_TMP, O_FORCE, O_QUIET, O_TSIGNAL, O_TASKS, O_HELP };
 
 int cmd_gen(int argc, char **argv)
 {
@@ -87,7 +91,7 @@ int cmd_gen(int argc, char **argv)
 		{"mem", required_argument, 0, O_MEM},         {"tmp-dir", required_argument, 0, O_TMP},
 		{"force", no_argument, 0, O_FORCE},
 		{"quiet", no_argument, 0, O_QUIET},           {"target-signal", required_argument, 0, O_TSIGNAL},
-		{"help", no_argument, 0, O_HELP},
+		{"tasks", required_argument, 0, O_TASKS},     {"help", no_argument, 0, O_HELP},
 		{0, 0, 0, 0},
 	};
 	/* parse into a kind-neutral set, then apply to the kind's defaults */
@@ -132,7 +136,8 @@ int cmd_gen(int argc, char **argv)
 		int id;
 		bool csbm, rmat, papers, hsbm;
 	} only[] = {{O_NODES, 1, 0, 0, 1}, {O_DEG, 1, 0, 0, 1}, {O_HOMO, 1, 0, 1, 1},      {O_SCALE, 0, 1, 0, 0},
-		    {O_EF, 0, 1, 0, 0},    {O_FRACTION, 0, 0, 1, 0}, {O_TSIGNAL, 0, 0, 0, 1}};
+		    {O_EF, 0, 1, 0, 0},    {O_FRACTION, 0, 0, 1, 0}, {O_TSIGNAL, 0, 0, 0, 1},
+		    {O_TASKS, 1, 0, 0, 0}};
 	for (size_t i = 0; i < sizeof only / sizeof only[0]; i++) {
 		bool ok = o.kind == BURROW_GEN_CSBM     ? only[i].csbm
 			  : o.kind == BURROW_GEN_RMAT   ? only[i].rmat
@@ -168,6 +173,7 @@ int cmd_gen(int argc, char **argv)
 	INT_OPT(O_SCALE, scale, 1, 40)
 	REAL_OPT(O_EF, edge_factor, 1e-6, 1e6)
 	INT_OPT(O_SEED, seed, 0, INT64_MAX)
+	INT_OPT(O_TASKS, num_tasks, 1, 4096)
 	INT_OPT(O_THREADS, threads, 1, 4096)
 	if (v[O_FRACTION].set) { /* a number, or a ratio such as 1/64 */
 		const char *s = v[O_FRACTION].val, *slash = strchr(s, '/');

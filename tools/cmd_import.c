@@ -27,6 +27,8 @@ static void help(void)
 	       "                     --features or --labels when they have more)\n"
 	       "  --features F.npy   [N, D] float32, float16 or float64\n"
 	       "  --labels L.npy     [N] or [N, 1]: integers (-1 = unlabeled), or floats with NaN = unlabeled\n"
+	       "                     [N, T] (T > 1; int8/int32/int64/bool/float), or a text file of T numbers\n"
+	       "                     a line: multi-label, each 1, 0, or -1 / NaN unknown (labels.npy int8 [N, T])\n"
 	       "  --train/--valid/--test F.npy   node ids (int32/int64), or bool masks of length N\n"
 	       "  --split a,b,c      instead: a random split of the labeled nodes (all nodes without labels),\n"
 	       "                     M of them: round(a M) train, round(b M) valid, and the rest test when\n"

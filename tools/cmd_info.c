@@ -342,6 +342,10 @@ int cmd_info(int argc, char **argv)
 	const int32_t *lab = burrow_dataset_labels(ds);
 	for (int64_t v = 0; lab && v < in->num_nodes; v++)
 		hist[lab[v] >= 0 && lab[v] < in->num_classes ? lab[v] : in->num_classes]++;
+	int64_t tc[3] = {0, 0, 0}; /* multi-label: unknown, negative, positive labels */
+	const int8_t *ml = burrow_dataset_multilabels(ds);
+	for (int64_t i = 0; ml && i < in->num_nodes * in->num_tasks; i++)
+		tc[ml[i] + 1]++;
 	int64_t disk = burrow_dataset_disk_bytes(ds);
 	double feat_bytes = (double)in->num_nodes * (double)in->feat_dim * (double)burrow_dtype_size(in->feat_dtype);
 
@@ -356,7 +360,9 @@ int cmd_info(int argc, char **argv)
 		       (long long)in->feat_dim, in->feat_dim ? burrow_dtype_name(in->feat_dtype) : "", in->num_classes);
 		for (int32_t k = 0; k < in->num_classes; k++)
 			printf("%s%lld", k ? ", " : "", (long long)hist[k]);
-		printf("], \"unlabeled\": %lld, \"num_train\": %lld, \"num_valid\": %lld, \"num_test\": %lld, "
+		printf("], \"num_tasks\": %d, \"task_positive\": %lld, \"task_negative\": %lld, \"task_unknown\": %lld",
+		       in->num_tasks, (long long)tc[2], (long long)tc[1], (long long)tc[0]);
+		printf(", \"unlabeled\": %lld, \"num_train\": %lld, \"num_valid\": %lld, \"num_test\": %lld, "
 		       "\"disk_bytes\": %lld, \"source\": %s",
 		       (long long)(lab ? hist[in->num_classes] : in->num_nodes), (long long)in->num_train,
 		       (long long)in->num_valid, (long long)in->num_test, (long long)disk, in->source_json);
@@ -381,6 +387,9 @@ int cmd_info(int argc, char **argv)
 		if (lab && hist[in->num_classes])
 			printf("  unlabeled:%lld", (long long)hist[in->num_classes]);
 		printf("\n");
+		if (in->num_tasks)
+			printf("tasks      %d binary (multi-label): %lld positive, %lld negative, %lld unknown labels\n",
+			       in->num_tasks, (long long)tc[2], (long long)tc[1], (long long)tc[0]);
 		printf("splits     train %lld  valid %lld  test %lld\n", (long long)in->num_train,
 		       (long long)in->num_valid, (long long)in->num_test);
 		info_edge_split(ds, false);

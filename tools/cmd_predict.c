@@ -99,6 +99,11 @@ int cmd_predict(int argc, char **argv)
 	int st = burrow_trainer_predict(t, ids, n, p.proba, p.out);
 	if (st < 0) {
 		rc = cli_lib_fail("predict", st);
+	} else if (burrow_dataset_get_info(ds)->num_tasks) {
+		fprintf(stderr, "burrow: predict: wrote %s (%lld x %d %s) in %.2f s\n", p.out, (long long)rows,
+			burrow_dataset_get_info(ds)->num_tasks,
+			p.proba ? "float32 probabilities, the sigmoid of each task's logit" : "int8 labels, p > 0.5",
+			cli_now() - t0);
 	} else if (p.proba) {
 		fprintf(stderr, "burrow: predict: wrote %s (%lld x %d float32 class probabilities) in %.2f s\n", p.out,
 			(long long)rows, burrow_dataset_get_info(ds)->num_classes, cli_now() - t0);

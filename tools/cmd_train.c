@@ -127,8 +127,15 @@ int cmd_train(int argc, char **argv)
 	}
 
 	char a[32];
-	printf("burrow train: %s on %s (%s nodes, %d classes), %s, %d layers, hidden %lld, dropout %g, lr %g%s\n",
-	       burrow_model_name(o.model), cli_text(in->name), cli_grouped(in->num_nodes, a, sizeof a), in->num_classes,
+	char what[48];
+	if (in->num_tasks) /* multi-label (the task AUTO picks; node is refused on such a dataset) */
+		snprintf(what, sizeof what, "%d tasks, multi-label, rocauc", in->num_tasks);
+	else
+		snprintf(what, sizeof what, "%d classes", in->num_classes);
+	const burrow_eval_stats named = {.metric = in->num_tasks ? BURROW_METRIC_ROCAUC : BURROW_METRIC_ACC};
+	train_cli_set_metric(&named);
+	printf("burrow train: %s on %s (%s nodes, %s), %s, %d layers, hidden %lld, dropout %g, lr %g%s\n",
+	       burrow_model_name(o.model), cli_text(in->name), cli_grouped(in->num_nodes, a, sizeof a), what,
 	       o.full_graph ? "full graph" : "mini-batch", o.layers, (long long)o.hidden, o.dropout, o.lr,
 	       train_cli_habits(&o));
 	if (!o.full_graph)

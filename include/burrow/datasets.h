@@ -48,6 +48,11 @@ typedef struct burrow_gen_opts {
 	/* hsbm (num_nodes papers and as many authors, avg_degree, homophily, signal of the
 	 * authors' features, num_classes, feat_dim, the split fractions as csbm) */
 	double target_signal;   /* class signal of the papers' own features (default 0.5: weak) */
+	/* csbm */
+	int32_t num_tasks;      /* > 0: a multi-label graph of this many binary tasks (labels.npy int8 [N, T]):
+				   task t holds a random half of the classes, and a node is positive with
+				   probability 0.75 when its (latent) class is among them, else 0.1; 5% of the
+				   labels unknown (-1). 0 (default): one class per node */
 } burrow_gen_opts;
 
 /* Defaults for a kind (enum burrow_gen_kind). */

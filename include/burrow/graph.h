@@ -84,6 +84,8 @@ typedef struct burrow_dataset_info {
 	const char *source_json;  /* meta.json's "source" object, serialized; "{}" when absent */
 	int num_types;            /* 0 for a homogeneous (version 1) dataset, else its node types */
 	int num_relations;        /* 0, else its relations */
+	int32_t num_tasks;        /* multi-label: T binary labels per node (labels.npy int8 [N, T]; num_classes
+				     is then 0); 0 otherwise */
 } burrow_dataset_info;
 
 typedef struct burrow_dataset burrow_dataset;
@@ -102,6 +104,9 @@ BURROW_API const burrow_dataset_info *burrow_dataset_get_info(const burrow_datas
 BURROW_API const burrow_csr *burrow_dataset_graph(const burrow_dataset *ds);
 /* Labels [N] int32, -1 where unlabeled; NULL when num_classes is 0 (borrowed). */
 BURROW_API const int32_t *burrow_dataset_labels(const burrow_dataset *ds);
+/* Multi-label targets [N, num_tasks] int8, row-major: 1, 0, or -1 unknown; NULL when num_tasks is 0
+ * (borrowed, valid until close). */
+BURROW_API const int8_t *burrow_dataset_multilabels(const burrow_dataset *ds);
 
 enum burrow_split { BURROW_SPLIT_TRAIN = 0, BURROW_SPLIT_VALID = 1, BURROW_SPLIT_TEST = 2 };
 /* Node ids of a split, int64 (borrowed); *n gets the count. NULL when the split is empty. */
@@ -232,6 +237,9 @@ BURROW_API int burrow_writer_features_append(burrow_writer *w,
 BURROW_API int burrow_writer_features_end(burrow_writer *w); /* also ends a type's features */
 /* labels.npy: [N] int32 in [0, num_classes) or -1 (borrowed). */
 BURROW_API int burrow_writer_put_labels(burrow_writer *w, const int32_t *labels, int64_t n, int32_t num_classes);
+/* labels.npy of a multi-label dataset: [n, num_tasks] int8, 1, 0 or -1 unknown (borrowed); meta.json
+ * then has "num_tasks" and "num_classes" 0. A version-1 dataset only, and not with put_labels. */
+BURROW_API int burrow_writer_put_multilabels(burrow_writer *w, const int8_t *labels, int64_t n, int32_t num_tasks);
 /* split/<train|valid|test>.npy: node ids in [0, N) (borrowed). */
 BURROW_API int burrow_writer_put_split(burrow_writer *w, int split, const int64_t *ids, int64_t n);
 /* Typed datasets (version 2): declare the types first (in order; they are numbered from

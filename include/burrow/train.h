@@ -225,7 +225,8 @@ typedef struct burrow_epoch_stats {
 	int64_t batches;        /* optimizer steps taken */
 	double loss;            /* mean of the batches' losses */
 	double train_acc;       /* correct / total over the batches' training rows, dropout on; -1 when
-				   no row had a label */
+				   no row had a label. Multi-label: over the known labels, a label
+				   correct when its logit's sign matches (> 0 for 1) */
 	double epoch_s;         /* training only (no evaluation) */
 	double sample_s;        /* time the compute waited for the next batch to be sampled (and its gather
 				   submitted): sampling not hidden by the pipeline (0 in full-graph mode) */
@@ -237,7 +238,9 @@ typedef struct burrow_epoch_stats {
 } burrow_epoch_stats;
 
 /* Accuracy of the current model, OGB's way: correct / total on each split, from layer-wise
- * full-neighbor inference over all nodes. -1 for an empty split. */
+ * full-neighbor inference over all nodes. -1 for an empty split. A multi-label task's are
+ * OGB's ROC-AUC (burrow_metric_rocauc_tasks; metric ROCAUC), -1 also for a split where no task
+ * has both classes. */
 typedef struct burrow_eval_stats {
 	size_t size;            /* set by the caller: sizeof(burrow_eval_stats); the library writes at most this */
 	double train_acc, valid_acc, test_acc;
@@ -336,7 +339,8 @@ BURROW_API int burrow_trainer_use_best(burrow_trainer *t);
 BURROW_API int burrow_trainer_embed_layer(burrow_trainer *t, int layer, const char *out_npy);
 /* Write predictions to an npy file: the class of each node (argmax of the logits, the one
  * evaluation scores), [n] int32; or with proba the softmax of the logits, [n, classes]
- * float32, each row summing to 1 (within float32 rounding). nodes NULL: every node in id
+ * float32, each row summing to 1 (within float32 rounding). A multi-label task's: int8
+ * [n, T], 1 where a task's logit is > 0; with proba each logit's sigmoid, [n, T] float32. nodes NULL: every node in id
  * order (n is ignored); else the nodes listed, in that order, repeats allowed; an id outside
  * [0, N) is BURROW_E_RANGE naming it. */
 BURROW_API int burrow_trainer_predict(burrow_trainer *t,

@@ -112,6 +112,7 @@ class Dataset:
         self.num_edges = info.num_edges
         self.feat_dim = info.feat_dim
         self.num_classes = info.num_classes
+        self.num_tasks = info.num_tasks  # multi-label: binary tasks per node (labels [N, T] int8); else 0
         self.symmetric = bool(info.symmetric)
         fp = lib.burrow_dataset_features_path(h)
         self.features_path = fp.decode() if fp else None  # None: the dataset has no features
@@ -221,8 +222,9 @@ class Dataset:
 
     @property
     def labels(self):
-        """labels.npy [num_nodes] int32, -1 where unknown (a typed dataset's: its target type's)."""
-        return self._npy("labels.npy") if self.num_classes else None
+        """labels.npy: [num_nodes] int32, -1 where unknown (a typed dataset's: its target type's); a multi-label
+        dataset's [num_nodes, num_tasks] int8, 1, 0 or -1 unknown."""
+        return self._npy("labels.npy") if self.num_classes or self.num_tasks else None
 
     @property
     def features(self):

@@ -55,7 +55,7 @@ class DatasetInfo(Structure):
     _fields_ = [("name", c_char_p), ("num_nodes", c_int64), ("num_edges", c_int64), ("feat_dim", c_int64),
                 ("feat_dtype", c_int), ("num_classes", c_int32), ("symmetric", c_bool), ("index_width", c_int),
                 ("num_train", c_int64), ("num_valid", c_int64), ("num_test", c_int64), ("source_json", c_char_p),
-                ("num_types", c_int), ("num_relations", c_int)]
+                ("num_types", c_int), ("num_relations", c_int), ("num_tasks", c_int32)]
 
 
 class Csr(Structure):
@@ -196,7 +196,8 @@ class GenOpts(Structure):
                 ("b", c_double), ("c", c_double), ("num_classes", c_int32), ("feat_dim", c_int64),
                 ("feat_dtype", c_int), ("signal", c_double), ("train_frac", c_double), ("valid_frac", c_double),
                 ("overwrite", c_bool), ("threads", c_int), ("progress", c_void_p), ("progress_user", c_void_p),
-                ("fraction", c_double), ("mem_bytes", c_size_t), ("spill_dir", c_char_p), ("target_signal", c_double)]
+                ("fraction", c_double), ("mem_bytes", c_size_t), ("spill_dir", c_char_p), ("target_signal", c_double),
+                ("num_tasks", c_int32)]
 
 
 class PrepOpts(Structure):

@@ -132,3 +132,22 @@ def test_non_finite_scores_are_refused_by_name():
     assert e.value.name == "E_RANGE" and "pos[1] is nan" in str(e.value)
     with pytest.raises(burrow.Error):
         metrics.mrr(np.array([0.5]), np.array([[np.inf, 0]]))
+
+
+def test_a_multilabel_dataset_trains_and_scores_by_rocauc(tmp_path):
+    """gen csbm num_tasks=T from Python: Dataset.num_tasks and its int8 [N, T] labels; the trainer
+    (task auto) scores ROC-AUC, and the valid value is burrow.metrics.rocauc over the logits."""
+    d = tmp_path / "ml"
+    burrow.gen_csbm(d, num_nodes=600, feat_dim=8, num_classes=4, num_tasks=3, seed=1)
+    ds = burrow.Dataset(d)
+    assert ds.num_tasks == 3 and ds.num_classes == 0
+    y = ds.labels
+    assert y.dtype == np.int8 and y.shape == (600, 3) and set(np.unique(y)) <= {-1, 0, 1}
+    t = burrow.Trainer(ds, layers=2, hidden=16, threads=1, epochs=2)
+    t.train()
+    ev = t.evaluate()
+    assert ev["metric"] == 1  # BURROW_METRIC_ROCAUC
+    z = t.embed()
+    assert z.shape == (600, 3)
+    assert ev["valid_acc"] == metrics.rocauc(z, y, rows=ds.split("valid"))
+    t.close()

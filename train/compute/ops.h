@@ -67,6 +67,16 @@ int bw_scale(const bw_backend *be, float alpha, bw_tensor *x);
  * *out (device memory) for bw_loss_read. */
 int bw_nll_loss(const bw_backend *be, const bw_tensor *logits, const int32_t *labels, const int64_t *sel,
 		int64_t nsel, bw_tensor *grad, bw_loss *out);
+/* Multi-label loss, on the host (bce.c): binary cross-entropy with logits, averaged over the
+ * known labels (0 or 1; -1 unknown contributes nothing) of the selected rows, in the stable form
+ * max(x, 0) - x y + log1p(exp(-|x|)); grad (may be NULL; [rows, tasks]) gets its gradient,
+ * (sigmoid(x) - y) / known, 0 elsewhere. labels [rows, tasks] row-major, row r the labels of
+ * logits row r; sel (NULL: every row) picks the rows. out: loss, counted (known labels),
+ * correct (known labels with (x > 0) == y), or bad / bad_row / bad_value for a selected row
+ * outside [0, rows) or a label other than -1, 0, 1 (then nothing else is computed). The terms
+ * are summed per row, then the rows in order: the same bits on any number of threads. */
+int bw_bce_loss_host(const float *logits, int64_t rows, int64_t tasks, const int8_t *labels, const int64_t *sel,
+		     int64_t nsel, float *grad, bw_loss *out, int threads);
 /* Download a loss result; a bad row or label is BURROW_E_RANGE naming it. */
 int bw_loss_read(const bw_backend *be, const bw_loss *dev_loss, bw_loss *host);
 /* out [n, dim] = rows idx[0 .. n) of x [*, dim] (x, idx and out device memory of be). */

@@ -182,6 +182,9 @@ int burrow_dist_check(const burrow_dist_opts *opts)
 		return bw_err(BURROW_E_INVAL, "train: eval_splits %#x has bits beyond BURROW_EVAL_ALL", o->train.eval_splits);
 	if ((st = bw_habits_check(&o->train)))
 		return st;
+	if (o->train.task == BURROW_TASK_MULTILABEL)
+		return bw_err(BURROW_E_UNSUPPORTED, "train: multi-label training runs in one process in this version "
+			      "(distributed training classifies nodes)");
 	int kind, index;
 	if ((st = bw_device_parse(o->train.device, &kind, &index)))
 		return st;
@@ -259,6 +262,9 @@ static int open_part(burrow_dist *d, const char *parts_dir)
 	d->n_own = d->pi->num_owned;
 	d->n_halo = d->pi->num_halo;
 	d->n_loc = d->n_own + d->n_halo;
+	if (burrow_dataset_get_info(ds)->num_tasks > 0)
+		return bw_err(BURROW_E_UNSUPPORTED, "train: part %d is multi-label: multi-label training runs in one process in "
+			      "this version (distributed training classifies nodes)", d->rank);
 	d->classes = burrow_dataset_get_info(ds)->num_classes;
 	d->labels = burrow_dataset_labels(ds);
 	if (!d->labels || d->classes < 1)

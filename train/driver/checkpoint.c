@@ -184,6 +184,10 @@ static char *make_header(const bw_ck_state *t, const ck_shape *m)
 		cJSON_AddNumberToObject(h, "plateau_bad_evals", t->habits->plateau_bad);
 	}
 	cJSON_AddBoolToObject(h, "normalize_features", t->normalize_features);
+	if (t->task == BURROW_TASK_MULTILABEL) {
+		cJSON_AddStringToObject(h, "task", burrow_task_name(t->task));
+		cJSON_AddNumberToObject(h, "tasks", (double)t->tasks);
+	}
 	if (!t->model)
 		add_typed(h, t->typed);
 	if (t->task == BURROW_TASK_LINK) { /* a node classifier's header stays as it was */
@@ -733,12 +737,16 @@ int burrow_checkpoint_read_opts(const char *path, burrow_train_opts *opts)
 	st = parse_info(h, &ci, path);
 	if (!st && ver == CK_VERSION_TYPED)
 		st = parse_types(h, &ci, &y, path);
+	const cJSON *task = cJSON_GetObjectItemCaseSensitive(h, "task");
+	const int ck_task = cJSON_IsString(task) ? burrow_task_parse(task->valuestring) : -1;
 	cJSON_Delete(h); /* y's names with it: typed_opts reads numbers only */
 	if (st || (st = check_model(&ci, path)))
 		return st;
 	ck_opts(&ci, o);
 	if (ver == CK_VERSION_TYPED)
 		typed_opts(&y, o);
+	if (ck_task == BURROW_TASK_MULTILABEL) /* a multi-label model's header says so (a classifier's does not) */
+		o->task = ck_task;
 	if (ci.has_split) /* an older checkpoint leaves the caller's */
 		memcpy(o->split, ci.split, sizeof o->split);
 	bw_stats_out(opts, o, sizeof *o); /* at most the caller's size */
@@ -869,6 +877,22 @@ static int check_typed_shape(const ck_info *ci, const bw_ck_typed *y, const char
 		      (long long)y->classes, y->heads, (long long)y->num_params);
 }
 
+/* The task the header records ("task" and "tasks"; absent: node classification) against the
+ * trainer's: a multi-label model's logits are not classes, nor the other way round. */
+static int check_task(const cJSON *h, const bw_ck_state *t, const char *path)
+{
+	const cJSON *task = cJSON_GetObjectItemCaseSensitive(h, "task"), *n = cJSON_GetObjectItemCaseSensitive(h, "tasks");
+	const int was = cJSON_IsString(task) ? burrow_task_parse(task->valuestring) : BURROW_TASK_NODE;
+	const int64_t was_n = was == BURROW_TASK_MULTILABEL && cJSON_IsNumber(n) ? (int64_t)n->valuedouble : 0;
+	const int now = t->task == BURROW_TASK_MULTILABEL ? BURROW_TASK_MULTILABEL : BURROW_TASK_NODE;
+	const int64_t now_n = now == BURROW_TASK_MULTILABEL ? t->tasks : 0;
+	if (was == now && was_n == now_n)
+		return 0;
+	return bw_err(BURROW_E_INVAL, "%s: the model was trained for task %s (%lld tasks); this trainer's is %s (%lld tasks)",
+		      path, was < 0 ? task->valuestring : burrow_task_name(was), (long long)was_n, burrow_task_name(now),
+		      (long long)now_n);
+}
+
 /* Everything the header says against the trainer: the file's kind, the dataset (a typed
  * one's types and relations), the model, the split, the optimizer. */
 static int check_header(const cJSON *h, uint32_t ver, ck_info *ci, const bw_ck_state *t, const char *path)
@@ -885,7 +909,8 @@ static int check_header(const cJSON *h, uint32_t ver, ck_info *ci, const bw_ck_s
 			      ci->task == BURROW_TASK_LINK ? burrow_scorer_name(ci->scorer) : "",
 			      t->task == BURROW_TASK_LINK ? "link prediction with the scorer " : "node classification",
 			      t->task == BURROW_TASK_LINK ? burrow_scorer_name(t->scorer) : "");
-	if ((st = check_kind(h, ver, ci, t, path)) || (st = check_dataset(h, t, path)))
+	if ((st = check_kind(h, ver, ci, t, path)) || (st = check_dataset(h, t, path)) ||
+	    (t->task != BURROW_TASK_LINK && (st = check_task(h, t, path))))
 		return st;
 	if (t->model)
 		st = check_shape(ci, t->model, path);
@@ -1007,7 +1032,7 @@ static bw_ck_state trainer_state(burrow_trainer *t, bw_ck_typed *y)
 			 .epoch = &t->epoch, .best = &t->best, .dataset = t->info->name, .habits = &t->habits,
 			 .normalize_features = t->o.normalize_features,
 			 .num_nodes = t->info->num_nodes, .split = t->o.split, .split_seed = t->split_seed,
-			 .task = t->link ? BURROW_TASK_LINK : BURROW_TASK_NODE, .scorer = t->o.scorer};
+			 .task = t->task, .tasks = t->tasks, .scorer = t->o.scorer};
 	if (t->link)
 		s.num_arrays = bw_ltrain_ck_arrays(t, s.arrays);
 	return s;

@@ -46,7 +46,14 @@ struct burrow_trainer {
 	const burrow_csr *graph;          /* the dataset's, borrowed */
 	int64_t graph_keep;               /* resident file bytes past which the graph's mapped pages
 					   * are dropped after a batch (bw_trainer_trim_graph) */
-	const int32_t *labels;            /* [N], borrowed */
+	const int32_t *labels;            /* [N], borrowed (NULL for a multi-label task) */
+	int task;                         /* opts.task resolved: NODE, MULTILABEL or LINK */
+	const int8_t *mlabels;            /* multi-label: [N, tasks] 1, 0, -1 unknown, borrowed; else NULL */
+	int64_t tasks;                    /* multi-label: T (the model's output width); else 0 */
+	int8_t *ml_batch;                 /* multi-label, mini-batch: a batch's seeds' labels [seeds, T] (owned) */
+	size_t ml_batch_cap;
+	float *ml_grad;                   /* multi-label on a device: the loss's gradient on the host (owned) */
+	size_t ml_grad_cap;
 	int8_t *split_of;                 /* [N]: enum burrow_split of each node, -1 none (owned) */
 	int64_t *drawn;                   /* opts.split: the drawn split, train | valid | test (owned), or NULL */
 	int64_t drawn_n[3];
@@ -179,6 +186,19 @@ int bw_infer_reserve(void **p, int64_t *cap, int64_t need, size_t elem);
  * labelled counts of the splits whose bit is set in `splits` (bit s for split s; the
  * others get 0 and 0), two batches in memory at a time. */
 int bw_trainer_eval_sampled(burrow_trainer *t, unsigned splits, int64_t correct[3], int64_t total[3]);
+/* The same for a multi-label task: the logits of the splits' nodes into scores [N, T] (host; the
+ * rows of other nodes are left as they are). */
+int bw_trainer_eval_sampled_scores(burrow_trainer *t, unsigned splits, float *scores);
+
+/* ------------------------------------------------------------ multi-label (multilabel.c) */
+
+/* A multi-label step's loss: binary cross-entropy over the known labels of the batch's rows
+ * (seeds: the batch's seed ids, its output rows in order; NULL: full-graph mode, the rows of
+ * the training split), its gradient into t->glogits; ls as bw_nll_loss leaves it. */
+int bw_trainer_ml_loss(burrow_trainer *t, const bw_tensor *logits, const int64_t *seeds, bw_loss *ls);
+/* Multi-label evaluation: ROC-AUC of each split in `want` (OGB's, averaged over the tasks with
+ * both classes there; -1 for a split not scored, empty, or with no such task). */
+int bw_trainer_ml_evaluate(burrow_trainer *t, unsigned want, double auc[3], int64_t *spilled_bytes);
 
 /* ------------------------------------------------------------ outputs (outputs.c) */
 
@@ -264,10 +284,12 @@ typedef struct bw_ck_state {
 	 * splits) writes and checks none */
 	const double *split;   /* [3] fractions, all 0: the dataset's splits */
 	uint64_t split_seed;
-	/* the task (enum burrow_task: NODE or LINK) and link prediction's scorer: saved (a header
-	 * without them holds a node classifier), and load refuses a checkpoint of another; the
+	/* the task (enum burrow_task: NODE, MULTILABEL or LINK) and link prediction's scorer: saved
+	 * (a header without them holds a node classifier), and load refuses a checkpoint of another;
+	 * a multi-label model's header records "task": "multilabel" and "tasks": T; the link
 	 * scorer's weights and optimizer state are host arrays after the model's payload */
 	int task, scorer;
+	int64_t tasks;         /* MULTILABEL: T */
 	int num_arrays;
 	bw_ck_array arrays[3];
 } bw_ck_state;

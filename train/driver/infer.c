@@ -315,8 +315,21 @@ int bw_trainer_infer_upto(burrow_trainer *t, int layers, bw_infer_sink sink, voi
 	return st;
 }
 
-/* Count the correct predictions of one loaded batch of sampled evaluation (split sp). */
-static int eval_score(burrow_trainer *t, const bw_loaded *lb, int sp, bw_dbuf *pred, int64_t *correct, int64_t *total)
+/* A multi-label batch of sampled evaluation: its seeds' logits into their rows of scores [N, T]. */
+static int eval_scores(burrow_trainer *t, const burrow_batch *sb, const bw_tensor *logits, float *scores)
+{
+	const size_t row = (size_t)logits->cols * sizeof(float);
+	const float *z;
+	int st = bw_stage_read(&t->stage, t->be.dev, logits->data, (size_t)sb->num_seeds * row, (const void **)&z);
+	for (int64_t i = 0; !st && i < sb->num_seeds; i++)
+		memcpy(scores + sb->seeds[i] * logits->cols, z + i * logits->cols, row);
+	return st;
+}
+
+/* Count the correct predictions of one loaded batch of sampled evaluation (split sp); with
+ * scores (multi-label), keep its logits there instead. */
+static int eval_score(burrow_trainer *t, const bw_loaded *lb, int sp, bw_dbuf *pred, int64_t *correct, int64_t *total,
+		      float *scores)
 {
 	const bw_device *dev = t->be.dev;
 	const burrow_batch *sb = lb->sb;
@@ -324,6 +337,9 @@ static int eval_score(burrow_trainer *t, const bw_loaded *lb, int sp, bw_dbuf *p
 	const int32_t *p;
 	const size_t bytes = (size_t)sb->num_seeds * sizeof(int32_t);
 	int st;
+	if (scores)
+		return (st = bw_model_forward(&t->be, t->model, &lb->b, false, t->o.seed, &logits)) ? st
+													: eval_scores(t, sb, logits, scores);
 	if ((st = bw_model_forward(&t->be, t->model, &lb->b, false, t->o.seed, &logits)) ||
 	    (st = bw_dbuf_reserve(pred, dev, bytes)) || (st = bw_argmax(&t->be, logits, pred->ptr)) ||
 	    (st = bw_stage_read(&t->stage, dev, pred->ptr, bytes, (const void **)&p)))
@@ -375,7 +391,7 @@ static int eval_open(burrow_trainer *t, burrow_sampler **s, bw_loader **ld)
  * current one waits for its reads and runs, as in training: one batch at a time left the
  * disk idle while sampling and computing (at papers100M's size, a batch's reads are most
  * of its time). The batches and their order are the same either way. */
-int bw_trainer_eval_sampled(burrow_trainer *t, unsigned splits, int64_t correct[3], int64_t total[3])
+static int eval_sampled(burrow_trainer *t, unsigned splits, int64_t correct[3], int64_t total[3], float *scores)
 {
 	burrow_sampler *s = NULL;
 	bw_loader *ld = NULL;
@@ -402,7 +418,7 @@ int bw_trainer_eval_sampled(burrow_trainer *t, unsigned splits, int64_t correct[
 			break;
 		lb.b.epoch = (uint64_t)t->epoch;
 		lb.b.index = (uint64_t)first;
-		if ((st = eval_score(t, &lb, sp, &pred, correct, total)) || (st = bw_loader_done(ld)))
+		if ((st = eval_score(t, &lb, sp, &pred, correct, total, scores)) || (st = bw_loader_done(ld)))
 			break;
 		if (t->o.progress)
 			t->o.progress(t->o.progress_user, "eval", (uint64_t)(first + cnt), (uint64_t)n[sp]);
@@ -411,4 +427,15 @@ int bw_trainer_eval_sampled(burrow_trainer *t, unsigned splits, int64_t correct[
 	burrow_sampler_close(s);
 	bw_dbuf_free(&pred);
 	return st;
+}
+
+int bw_trainer_eval_sampled(burrow_trainer *t, unsigned splits, int64_t correct[3], int64_t total[3])
+{
+	return eval_sampled(t, splits, correct, total, NULL);
+}
+
+int bw_trainer_eval_sampled_scores(burrow_trainer *t, unsigned splits, float *scores)
+{
+	int64_t correct[3], total[3];
+	return eval_sampled(t, splits, correct, total, scores);
 }

@@ -112,6 +112,7 @@ int burrow_trainer_embed_layer(burrow_trainer *t, int layer, const char *out_npy
 typedef struct pred_ctx {
 	burrow_trainer *t;
 	bool proba;
+	bool multi;             /* multi-label: sigmoid per task, or int8 p > 0.5 per task */
 	int64_t classes;
 	bw_dbuf pred;           /* [chunk rows] argmax on the device */
 	float *prob;            /* [chunk rows, classes] host softmax */
@@ -139,6 +140,16 @@ static void softmax_rows(const float *z, int64_t rows, int64_t c, float *p)
 	}
 }
 
+/* Multi-label: each logit's sigmoid (proba) into p, or its label (p > 0.5, the logit > 0) as int8. */
+static void multi_rows(const float *z, int64_t n, bool proba, void *out)
+{
+	for (int64_t i = 0; i < n; i++)
+		if (proba)
+			((float *)out)[i] = (float)(1 / (1 + exp(-(double)z[i])));
+		else
+			((int8_t *)out)[i] = (int8_t)(z[i] > 0);
+}
+
 static int pred_sink(void *ctx, int64_t r0, const bw_tensor *z)
 {
 	pred_ctx *a = ctx;
@@ -148,7 +159,7 @@ static int pred_sink(void *ctx, int64_t r0, const bw_tensor *z)
 	const void *host;
 	int st;
 	size_t row_bytes;
-	if (a->proba) {
+	if (a->proba || a->multi) {
 		const float *zh;
 		if ((st = bw_stage_read(&t->stage, dev, z->data, (size_t)(rows * c) * sizeof(float), (const void **)&zh)))
 			return st;
@@ -159,9 +170,12 @@ static int pred_sink(void *ctx, int64_t r0, const bw_tensor *z)
 			a->prob = q;
 			a->prob_cap = rows * c;
 		}
-		softmax_rows(zh, rows, c, a->prob);
+		if (a->multi)
+			multi_rows(zh, rows * c, a->proba, a->prob);
+		else
+			softmax_rows(zh, rows, c, a->prob);
 		host = a->prob;
-		row_bytes = (size_t)c * sizeof(float);
+		row_bytes = (size_t)c * (a->proba ? sizeof(float) : 1);
 	} else { /* the same argmax evaluation takes, so predictions and eval's accuracy agree */
 		const size_t bytes = (size_t)rows * sizeof(int32_t);
 		if ((st = bw_dbuf_reserve(&a->pred, dev, bytes)) || (st = bw_argmax(&t->be, z, a->pred.ptr)) ||
@@ -218,12 +232,13 @@ int burrow_trainer_predict(burrow_trainer *t, const int64_t *nodes, int64_t n, b
 	if (t->link)
 		return bw_err(BURROW_E_UNSUPPORTED, "%s: predict serves node classifiers; a link-prediction model gives its "
 						    "node embeddings (burrow embed)", bw_dataset_dir(t->ds));
-	const int64_t N = t->info->num_nodes, c = t->info->num_classes;
-	pred_ctx a = {.t = t, .proba = proba, .classes = c, .nodes = nodes, .n = nodes ? n : N};
-	const burrow_dtype dt = proba ? BURROW_DTYPE_F32 : BURROW_DTYPE_I32;
+	const bool multi = t->task == BURROW_TASK_MULTILABEL;
+	const int64_t N = t->info->num_nodes, c = multi ? t->tasks : t->info->num_classes;
+	pred_ctx a = {.t = t, .proba = proba, .multi = multi, .classes = c, .nodes = nodes, .n = nodes ? n : N};
+	const burrow_dtype dt = proba ? BURROW_DTYPE_F32 : multi ? BURROW_DTYPE_I8 : BURROW_DTYPE_I32;
 	const int64_t shape[2] = {a.n, c};
-	const int ndim = proba ? 2 : 1;
-	const size_t row_bytes = proba ? (size_t)c * sizeof(float) : sizeof(int32_t);
+	const int ndim = proba || multi ? 2 : 1;
+	const size_t row_bytes = proba ? (size_t)c * sizeof(float) : multi ? (size_t)c : sizeof(int32_t);
 	int64_t *order = NULL, spilled;
 	if (nodes) {
 		if (n < 0)

@@ -35,9 +35,6 @@ int bw_trainer_check_opts(const burrow_train_opts *o)
 		return bw_err(BURROW_E_INVAL, "train: unknown normalization %d", o->norm);
 	if (burrow_task_parse(burrow_task_name(o->task)) < 0)
 		return bw_err(BURROW_E_INVAL, "train: unknown task %d", o->task);
-	if (o->task == BURROW_TASK_MULTILABEL)
-		return bw_err(BURROW_E_UNSUPPORTED, "train: task %s is not built yet (node classification only)",
-			      burrow_task_name(o->task));
 	if (!(o->attn_dropout >= 0 && o->attn_dropout < 1))
 		return bw_err(BURROW_E_INVAL, "train: attention dropout must lie in [0, 1), got %g", o->attn_dropout);
 	if (!(o->lr > 0) || !isfinite(o->lr) || !(o->weight_decay >= 0) || !(o->momentum >= 0 && o->momentum < 1))
@@ -320,14 +317,29 @@ static int make_split_index(burrow_trainer *t)
 static int resolve_task(burrow_trainer *t)
 {
 	const char *dir = bw_dataset_dir(t->ds);
+	const int32_t T = t->info->num_tasks;
 	const bool edges = burrow_dataset_has_edge_split(t->ds), labels = t->labels && t->info->num_classes > 0;
 	if (t->o.task == BURROW_TASK_AUTO)
-		t->o.task = edges && !labels && !burrow_dataset_hetero(t->ds) ? BURROW_TASK_LINK : BURROW_TASK_NODE;
+		t->o.task = T > 0 ? BURROW_TASK_MULTILABEL
+			    : edges && !labels && !burrow_dataset_hetero(t->ds) ? BURROW_TASK_LINK
+										  : BURROW_TASK_NODE;
 	if (t->o.task == BURROW_TASK_LINK && !edges)
 		return bw_err(BURROW_E_INVAL, "%s: link prediction needs edge splits (meta.json's \"edge_split\"; burrow "
 					      "import --edge-split draws one)", dir);
-	if (t->o.task != BURROW_TASK_LINK && !labels)
+	if (t->o.task == BURROW_TASK_MULTILABEL && T == 0)
+		return bw_err(BURROW_E_INVAL, "%s: task multilabel needs multi-label labels (meta.json's num_tasks); this "
+			      "dataset has %d classes, one per node (--task node)", dir, t->info->num_classes);
+	if (t->o.task == BURROW_TASK_NODE && T > 0)
+		return bw_err(BURROW_E_INVAL, "%s: task node needs one class per node; this dataset is multi-label (%d "
+			      "tasks: --task multilabel)", dir, T);
+	if (t->o.task == BURROW_TASK_NODE && !labels)
 		return bw_err(BURROW_E_INVAL, "%s: the dataset has no labels (meta.json's num_classes is 0)", dir);
+	t->task = t->o.task;
+	if (t->task == BURROW_TASK_MULTILABEL) {
+		t->labels = NULL;
+		t->mlabels = burrow_dataset_multilabels(t->ds);
+		t->tasks = T;
+	}
 	return 0;
 }
 
@@ -400,8 +412,9 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 		goto fail;
 	const bw_device *dev = t->be.dev;
 	if ((st = open_features(t)) ||
-	    (!link && ((st = make_split_index(t)) || (st = bw_dbuf_from_host(&t->labels_dev, dev, t->labels,
-									     (size_t)t->info->num_nodes * sizeof *t->labels)))) ||
+	    (!link && ((st = make_split_index(t)) ||
+		       (t->labels && (st = bw_dbuf_from_host(&t->labels_dev, dev, t->labels,
+							     (size_t)t->info->num_nodes * sizeof *t->labels))))) ||
 	    (st = bw_dbuf_reserve(&t->loss_dev, dev, sizeof(bw_loss))))
 		goto fail;
 	const bw_model_cfg cfg = {
@@ -409,7 +422,7 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 		.layers = o->layers,
 		.in_dim = t->info->feat_dim,
 		.hidden = o->hidden,
-		.classes = link ? o->hidden : t->info->num_classes, /* link: the encoder's embeddings */
+		.classes = link ? o->hidden : t->tasks ? t->tasks : t->info->num_classes, /* link: the encoder's embeddings; multi-label: one logit per task */
 		.dropout = (float)o->dropout,
 		.aggr = o->aggr,
 		.heads = o->heads,
@@ -456,6 +469,8 @@ void burrow_trainer_close(burrow_trainer *t)
 	bw_tensor_free(&t->infer_z[0]);
 	bw_tensor_free(&t->infer_z[1]);
 	bw_free(t->scratch_dir);
+	bw_free(t->ml_batch);
+	bw_free(t->ml_grad);
 	bw_block_release(&t->full);
 	bw_tensor_free(&t->glogits);
 	bw_tensor_free(&t->feat);
@@ -500,17 +515,24 @@ uint64_t burrow_trainer_weights_checksum(const burrow_trainer *t)
 	return bw_model_checksum(t->model, &h) ? 0 : h;
 }
 
-/* One step; take: the key of layer 0's kept output that stands for this batch's (0: none). */
-static int step(burrow_trainer *t, const bw_batch *b, uint64_t take, double *loss, int64_t *counted, int64_t *correct)
+/* One step; take: the key of layer 0's kept output that stands for this batch's (0: none);
+ * seeds: a mini-batch's seed ids (its output rows; the multi-label loss reads their labels). */
+static int step(burrow_trainer *t, const bw_batch *b, uint64_t take, const int64_t *seeds, double *loss,
+		int64_t *counted, int64_t *correct)
 {
 	const bw_tensor *logits;
 	int st = bw_model_forward_keyed(&t->be, t->model, b, true, t->o.seed, take, &logits);
 	if (st)
 		return st;
 	bw_loss ls;
-	if ((st = bw_tensor_reshape(&t->glogits, t->be.dev, logits->rows, logits->cols)) ||
-	    (st = bw_nll_loss(&t->be, logits, b->labels, b->loss_rows, b->num_loss_rows, &t->glogits, t->loss_dev.ptr)) ||
-	    (st = bw_loss_read(&t->be, t->loss_dev.ptr, &ls)))
+	if ((st = bw_tensor_reshape(&t->glogits, t->be.dev, logits->rows, logits->cols)))
+		return st;
+	if (t->task == BURROW_TASK_MULTILABEL)
+		st = bw_trainer_ml_loss(t, logits, seeds, &ls);
+	else if (!(st = bw_nll_loss(&t->be, logits, b->labels, b->loss_rows, b->num_loss_rows, &t->glogits,
+				    t->loss_dev.ptr)))
+		st = bw_loss_read(&t->be, t->loss_dev.ptr, &ls);
+	if (st)
 		return st;
 	*loss = ls.loss;
 	*counted = ls.counted;
@@ -528,7 +550,7 @@ static int step(burrow_trainer *t, const bw_batch *b, uint64_t take, double *los
 
 int bw_trainer_step(burrow_trainer *t, const bw_batch *b, double *loss, int64_t *counted, int64_t *correct)
 {
-	return step(t, b, 0, loss, counted, correct);
+	return step(t, b, 0, NULL, loss, counted, correct);
 }
 
 /* The sampler for the seed in force, and the loader of its batches (a loaded checkpoint
@@ -596,7 +618,7 @@ static int minibatch_steps(burrow_trainer *t, int64_t num, burrow_epoch_stats *e
 		const double a = bw_now_s();
 		double loss;
 		int64_t c, r;
-		st = step(t, &lb.b, 0, &loss, &c, &r);
+		st = step(t, &lb.b, 0, lb.sb ? lb.sb->seeds : NULL, &loss, &c, &r);
 		if (!st)
 			st = bw_loader_done(t->loader);
 		es->compute_s += bw_now_s() - a;
@@ -701,7 +723,7 @@ static int train_epoch(burrow_trainer *t, burrow_epoch_stats *es)
 	progress(t, 0, 1);
 	double loss;
 	int64_t counted, correct;
-	if ((st = step(t, &b, bw_trainer_layer0_key(t), &loss, &counted, &correct)))
+	if ((st = step(t, &b, bw_trainer_layer0_key(t), NULL, &loss, &counted, &correct)))
 		return st;
 	progress(t, 1, 1);
 	t->epoch++;
@@ -788,16 +810,18 @@ static int evaluate(burrow_trainer *t, burrow_eval_stats *ev)
 	const bool sampled = t->o.eval_fanout[0] || (t->typed && !t->typed->model);
 	const unsigned want = sampled && !t->o.eval_splits ? BURROW_EVAL_VALID | BURROW_EVAL_TEST
 							   : bw_trainer_eval_splits(t);
-	int st = t->typed && sampled ? bw_htrain_evaluate(t->typed, &t->o, t->epoch, want, a.correct, a.total)
-		 : t->typed	     ? bw_trainer_hinfer(t, acc_sink, &a, &ev->spilled_bytes)
-		 : sampled	     ? bw_trainer_eval_sampled(t, want, a.correct, a.total)
+	double acc[3];
+	int st = t->task == BURROW_TASK_MULTILABEL ? bw_trainer_ml_evaluate(t, want, acc, &ev->spilled_bytes)
+		 : t->typed && sampled		    ? bw_htrain_evaluate(t->typed, &t->o, t->epoch, want, a.correct, a.total)
+		 : t->typed			    ? bw_trainer_hinfer(t, acc_sink, &a, &ev->spilled_bytes)
+		 : sampled			    ? bw_trainer_eval_sampled(t, want, a.correct, a.total)
 				     : bw_trainer_infer(t, acc_sink, &a, &ev->spilled_bytes);
 	bw_dbuf_free(&a.pred);
 	if (st)
 		return st;
-	double acc[3];
-	for (int s = 0; s < 3; s++)
+	for (int s = 0; s < 3 && t->task != BURROW_TASK_MULTILABEL; s++)
 		acc[s] = a.total[s] && (want >> s & 1) ? (double)a.correct[s] / (double)a.total[s] : -1.0;
+	ev->metric = t->task == BURROW_TASK_MULTILABEL ? BURROW_METRIC_ROCAUC : BURROW_METRIC_ACC;
 	ev->train_acc = acc[BURROW_SPLIT_TRAIN];
 	ev->valid_acc = acc[BURROW_SPLIT_VALID];
 	ev->test_acc = acc[BURROW_SPLIT_TEST];
