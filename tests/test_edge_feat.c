@@ -1,0 +1,245 @@
+/* test_edge_feat.c: edge features: the CSR builder's edge ids (in memory, spilled, wide keys)
+ * against a slow reference, edge_features.npy through the writer and the reader (meta.json,
+ * shape, dtype, --verify's finiteness), and node features reduced from edge features. */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+
+#include "../graph/csr_internal.h"
+#include "util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+TU_SCRATCH_SUITE(edge_feat, 120);
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint64_t next(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* Edges with repeats (same and reversed direction) and self-loops. */
+static void random_edges(int64_t n, size_t m, int64_t *src, int64_t *dst)
+{
+	for (size_t i = 0; i < m; i++) {
+		src[i] = (int64_t)(next() % (uint64_t)n);
+		dst[i] = next() % 5 == 0 ? src[i] % 3 : (int64_t)(next() % (uint64_t)n);
+		if (next() % 16 == 0)
+			dst[i] = src[i];
+		if (i > 0 && next() % 6 == 0) { /* a repeat of an earlier edge, maybe reversed */
+			size_t j = next() % i;
+			bool rev = next() % 2;
+			src[i] = rev ? dst[j] : src[j];
+			dst[i] = rev ? src[j] : dst[j];
+		}
+	}
+}
+
+/* The reference edge id of entry (u, v): the first input edge that stores it. */
+static int64_t ref_eid(const int64_t *src, const int64_t *dst, size_t m, const burrow_csr_opts *o, int64_t u,
+		       int64_t v)
+{
+	for (size_t i = 0; i < m; i++) {
+		if (o->drop_self_loops && src[i] == dst[i])
+			continue;
+		if ((src[i] == u && dst[i] == v) || (o->symmetrize && src[i] == v && dst[i] == u))
+			return (int64_t)i;
+	}
+	return -1;
+}
+
+/* Build with edge ids under opts (mode: 0 in memory, 1 spilled, 2 spilled with wide keys) and
+ * check: the same CSR as the build without edge ids; each entry's id the reference's. */
+static void check_build(int64_t n, size_t m, bool sym, bool dedup, int mode)
+{
+	int64_t *src = malloc(m * sizeof *src), *dst = malloc(m * sizeof *dst);
+	random_edges(n, m, src, dst);
+	burrow_csr_opts o;
+	burrow_csr_defaults(&o);
+	o.symmetrize = sym;
+	o.drop_duplicates = dedup;
+	o.mem_bytes = mode ? 4096 : 0; /* a few hundred keys per run: many runs, merged in passes */
+	burrow_csr_builder *plain, *ids;
+	burrow_csr g0, g1;
+	cr_assert_eq(burrow_csr_builder_open(&plain, n, &o), 0);
+	o.edge_ids = true;
+	cr_assert_eq(burrow_csr_builder_open(&ids, n, &o), 0, "%s", burrow_last_error());
+	if (mode == 2) {
+		bw_csr_builder_force_wide_keys(plain);
+		bw_csr_builder_force_wide_keys(ids);
+	}
+	for (size_t i = 0; i < m; i += 333) {
+		const size_t c = m - i < 333 ? m - i : 333;
+		cr_assert_eq(burrow_csr_builder_add(plain, src + i, dst + i, c), 0);
+		cr_assert_eq(burrow_csr_builder_add(ids, src + i, dst + i, c), 0);
+	}
+	if (mode)
+		cr_assert_gt(bw_csr_builder_runs(ids), 2, "the build spilled");
+	cr_assert_eq(burrow_csr_builder_finish(plain, &g0), 0, "%s", burrow_last_error());
+	cr_assert_eq(burrow_csr_builder_finish(ids, &g1), 0, "%s", burrow_last_error());
+	cr_assert_null(burrow_csr_builder_edge_ids(plain));
+	const int64_t *eid = burrow_csr_builder_edge_ids(ids);
+	cr_assert_not_null(eid);
+	cr_assert_eq(g0.num_edges, g1.num_edges);
+	cr_assert_eq(memcmp(g0.indptr, g1.indptr, (size_t)(n + 1) * sizeof *g0.indptr), 0);
+	cr_assert_eq(memcmp(g0.indices, g1.indices, (size_t)g0.num_edges * (size_t)g0.index_width), 0);
+	for (int64_t u = 0; u < n; u++)
+		for (int64_t j = g1.indptr[u]; j < g1.indptr[u + 1]; j++) {
+			const int64_t v = burrow_csr_index(&g1, j);
+			if (dedup) {
+				cr_assert_eq(eid[j], ref_eid(src, dst, m, &o, u, v), "mode %d: entry %lld (%lld, %lld): id %lld",
+					     mode, (long long)j, (long long)u, (long long)v, (long long)eid[j]);
+			} else { /* repeats kept: each a distinct input edge storing (u, v), in input order */
+				const bool ok = (src[eid[j]] == u && dst[eid[j]] == v) || (sym && src[eid[j]] == v && dst[eid[j]] == u);
+				cr_assert(ok, "mode %d: entry %lld (%lld, %lld) names edge %lld", mode, (long long)j,
+					  (long long)u, (long long)v, (long long)eid[j]);
+				if (j > g1.indptr[u] && burrow_csr_index(&g1, j - 1) == v)
+					cr_assert_geq(eid[j], eid[j - 1]);
+			}
+		}
+	burrow_csr_builder_close(plain);
+	burrow_csr_builder_close(ids);
+	free(src);
+	free(dst);
+}
+
+Test(edge_feat, builder_edge_ids_follow_sort_symmetrize_and_dedup)
+{
+	for (int mode = 0; mode < 3; mode++) {
+		check_build(300, 5000, true, true, mode);
+		check_build(300, 5000, false, true, mode);
+		check_build(50, 3000, true, false, mode);
+	}
+}
+
+/* A small dataset: n nodes, m input edges symmetrized, features [m, de] with row i = i + k / 8. */
+static char *write_edges(int64_t n, size_t m, int64_t de, int64_t *src, int64_t *dst, float *ef, size_t mem)
+{
+	char *p = tu_path(tu_dir, "ds");
+	random_edges(n, m, src, dst);
+	for (size_t i = 0; i < m; i++)
+		for (int64_t k = 0; k < de; k++)
+			ef[i * (size_t)de + (size_t)k] = (float)i + (float)k / 8;
+	burrow_writer *w;
+	burrow_csr_builder *b;
+	burrow_csr_opts o;
+	burrow_csr_defaults(&o);
+	o.symmetrize = true;
+	o.edge_ids = true;
+	o.mem_bytes = mem;
+	cr_assert_eq(burrow_writer_open(&w, p, "ef", NULL), 0);
+	cr_assert_eq(burrow_csr_builder_open(&b, n, &o), 0);
+	cr_assert_eq(burrow_csr_builder_add(b, src, dst, m), 0);
+	cr_assert_eq(burrow_writer_put_builder(w, b, true), 0, "%s", burrow_last_error());
+	burrow_csr_builder_close(b);
+	cr_assert_eq(burrow_writer_put_edge_features(w, ef, (int64_t)m, de, BURROW_DTYPE_F32), 0, "%s",
+		     burrow_last_error());
+	cr_assert_eq(burrow_writer_features_from_edges(w, BURROW_EDGE_REDUCE_MEAN), 0, "%s", burrow_last_error());
+	cr_assert_eq(burrow_writer_commit(w), 0, "%s", burrow_last_error());
+	return p;
+}
+
+Test(edge_feat, written_rows_follow_their_edges_and_reader_checks_them)
+{
+	enum { N = 40, M = 700, DE = 3 };
+	int64_t src[M], dst[M];
+	static float ef[M * DE];
+	for (int spill = 0; spill < 2; spill++) {
+		char *p = write_edges(N, M, DE, src, dst, ef, spill ? 2048 : 0);
+		burrow_dataset *ds;
+		cr_assert_eq(burrow_dataset_open(&ds, p), 0, "%s", burrow_last_error());
+		const burrow_dataset_info *in = burrow_dataset_get_info(ds);
+		cr_assert_eq(in->edge_feat_dim, DE);
+		cr_assert_eq(in->edge_feat_dtype, BURROW_DTYPE_F32);
+		cr_assert_eq(burrow_dataset_edge_features_offset(ds), 4096);
+		burrow_npy_array a, f;
+		cr_assert_eq(burrow_npy_read(burrow_dataset_edge_features_path(ds), &a), 0);
+		cr_assert_eq(a.shape[0], in->num_edges);
+		cr_assert_eq(a.shape[1], DE);
+		char *fp = tu_path(p, "features.npy");
+		cr_assert_eq(burrow_npy_read(fp, &f), 0);
+		free(fp);
+		const burrow_csr *g = burrow_dataset_graph(ds);
+		const float *e = a.data, *x = f.data;
+		burrow_csr_opts o;
+		burrow_csr_defaults(&o);
+		o.symmetrize = true;
+		for (int64_t u = 0; u < N; u++) {
+			double mean0 = 0;
+			for (int64_t j = g->indptr[u]; j < g->indptr[u + 1]; j++) {
+				const int64_t r = ref_eid(src, dst, M, &o, u, burrow_csr_index(g, j));
+				for (int k = 0; k < DE; k++)
+					cr_assert_eq(e[j * DE + k], ef[r * DE + k], "entry %lld col %d", (long long)j, k);
+				mean0 += e[j * DE];
+			}
+			const int64_t deg = g->indptr[u + 1] - g->indptr[u];
+			cr_assert_float_eq(x[u * DE], deg ? mean0 / (double)deg : 0.0, 1e-3, "node %lld", (long long)u);
+		}
+		cr_assert_eq(burrow_dataset_verify(ds), 0, "%s", burrow_last_error());
+		burrow_npy_free(&a);
+		burrow_npy_free(&f);
+		burrow_dataset_close(ds);
+		tu_rmrf(p);
+		free(p);
+	}
+}
+
+/* Rewrite one float of edge_features.npy in place. */
+static void poke(const char *p, int64_t at, float v)
+{
+	char *fp = tu_path(p, "edge_features.npy");
+	FILE *f = fopen(fp, "r+b");
+	cr_assert_not_null(f);
+	fseek(f, 4096 + at * 4, SEEK_SET);
+	fwrite(&v, 4, 1, f);
+	fclose(f);
+	free(fp);
+}
+
+Test(edge_feat, verify_refuses_a_non_finite_value_and_open_a_bad_shape)
+{
+	enum { N = 20, M = 100, DE = 2 };
+	int64_t src[M], dst[M];
+	static float ef[M * DE];
+	char *p = write_edges(N, M, DE, src, dst, ef, 0);
+	poke(p, 7, NAN);
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, p), 0, "%s", burrow_last_error());
+	cr_assert_eq(burrow_dataset_verify(ds), BURROW_E_FORMAT);
+	cr_assert(strstr(burrow_last_error(), "entry 3, column 1 is not finite"), "%s", burrow_last_error());
+	burrow_dataset_close(ds);
+	/* meta.json's dim no longer matching the file */
+	char *out = NULL;
+	cr_assert_eq(tu_sh(&out, NULL, "sed -i 's/\"edge_feat_dim\":[[:space:]]*2/\"edge_feat_dim\": 3/' '%s/meta.json'", p), 0);
+	free(out);
+	cr_assert_eq(burrow_dataset_open(&ds, p), BURROW_E_FORMAT);
+	cr_assert(strstr(burrow_last_error(), "edge_features.npy: shape is"), "%s", burrow_last_error());
+	tu_rmrf(p);
+	free(p);
+}
+
+Test(edge_feat, writer_refuses_rows_that_do_not_match)
+{
+	burrow_writer *w;
+	const int64_t ip[3] = {0, 1, 2};
+	const int32_t ix[2] = {1, 0};
+	burrow_csr g = {.num_nodes = 2, .num_edges = 2, .indptr = ip, .indices = ix, .index_width = 4};
+	float rows[6] = {0};
+	char *p = tu_path(tu_dir, "w");
+	cr_assert_eq(burrow_writer_open(&w, p, "w", NULL), 0);
+	cr_assert_eq(burrow_writer_put_edge_features(w, rows, 2, 1, BURROW_DTYPE_F32), BURROW_E_INVAL, "before the graph");
+	cr_assert_eq(burrow_writer_put_graph(w, &g, true), 0);
+	cr_assert_eq(burrow_writer_put_edge_features(w, rows, 3, 1, BURROW_DTYPE_F32), BURROW_E_INVAL, "3 rows, 2 entries");
+	cr_assert_eq(burrow_writer_put_edge_features(w, rows, 2, 3, BURROW_DTYPE_F32), 0, "%s", burrow_last_error());
+	cr_assert_eq(burrow_writer_commit(w), 0, "%s", burrow_last_error());
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, p), 0, "%s", burrow_last_error());
+	cr_assert_eq(burrow_dataset_get_info(ds)->edge_feat_dim, 3);
+	burrow_dataset_close(ds);
+	free(p);
+}
