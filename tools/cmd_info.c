@@ -16,7 +16,8 @@ static void help(void)
 	       "cut, the imbalance, and per part its owned and halo nodes, send list and CSR entries.\n"
 	       "For a typed dataset (format version 2): per node type its nodes and features, per\n"
 	       "relation its edges and average in-degree, the target type's classes and splits.\n\n"
-	       "  --verify   also check the contents: CSR structure, symmetry, label range, split ids\n"
+	       "  --verify   also check the contents: CSR structure, symmetry, label range, split ids,\n"
+	       "             every edge feature finite\n"
 	       "             (typed: every relation's rows and id ranges);\n"
 	       "             for parts, open every part and check its exchange lists and dataset\n"
 	       "  --json     print one JSON object instead of the table\n");
@@ -172,6 +173,20 @@ static int64_t *class_hist(const int32_t *lab, int64_t n, int32_t c)
 	return hist;
 }
 
+/* The edge features' line of the table, or their JSON members (with a trailing ", "). */
+static void info_edge_features(const burrow_dataset_info *in, bool json)
+{
+	char b[64];
+	const double bytes =
+		(double)in->num_edges * (double)in->edge_feat_dim * (double)burrow_dtype_size(in->edge_feat_dtype);
+	if (json)
+		printf("\"edge_feat_dim\": %lld, \"edge_feat_dtype\": \"%s\", ", (long long)in->edge_feat_dim,
+		       in->edge_feat_dim ? burrow_dtype_name(in->edge_feat_dtype) : "");
+	else if (in->edge_feat_dim)
+		printf("edge feat  %lld x %s per CSR entry (%s)\n", (long long)in->edge_feat_dim,
+		       burrow_dtype_name(in->edge_feat_dtype), cli_human_bytes(bytes, b, sizeof b));
+}
+
 /* burrow info of a typed dataset (format version 2): per node type its count and features,
  * per relation its edges and average in-degree (edges / destination nodes). */
 static void info_typed(const char *dir, const burrow_dataset *ds, bool verify, bool json, const int64_t *hist)
@@ -323,7 +338,9 @@ int cmd_info(int argc, char **argv)
 		       (long long)in->feat_dim, in->feat_dim ? burrow_dtype_name(in->feat_dtype) : "", in->num_classes);
 		for (int32_t k = 0; k < in->num_classes; k++)
 			printf("%s%lld", k ? ", " : "", (long long)hist[k]);
-		printf("], \"unlabeled\": %lld, \"num_train\": %lld, \"num_valid\": %lld, \"num_test\": %lld, "
+		printf("], ");
+		info_edge_features(in, true);
+		printf("\"unlabeled\": %lld, \"num_train\": %lld, \"num_valid\": %lld, \"num_test\": %lld, "
 		       "\"disk_bytes\": %lld, \"source\": %s}\n",
 		       (long long)(lab ? hist[in->num_classes] : in->num_nodes), (long long)in->num_train,
 		       (long long)in->num_valid, (long long)in->num_test, (long long)disk, in->source_json);
@@ -340,6 +357,7 @@ int cmd_info(int argc, char **argv)
 			       cli_human_bytes(feat_bytes, b, sizeof b));
 		else
 			printf("features   none\n");
+		info_edge_features(in, false);
 		printf("classes    %d", in->num_classes);
 		for (int32_t k = 0; k < in->num_classes; k++)
 			printf("%s%d:%lld", k ? " " : "  ", k, (long long)hist[k]);
@@ -350,7 +368,8 @@ int cmd_info(int argc, char **argv)
 		       (long long)in->num_valid, (long long)in->num_test);
 		printf("disk       %s\n", cli_human_bytes((double)disk, a, sizeof a));
 		if (verify)
-			printf("verify     ok (CSR structure%s, labels, splits)\n", in->symmetric ? ", symmetry" : "");
+			printf("verify     ok (CSR structure%s, labels, splits%s)\n", in->symmetric ? ", symmetry" : "",
+			       in->edge_feat_dim ? ", edge features finite" : "");
 	}
 	free(hist);
 	burrow_dataset_close(ds);
