@@ -19,6 +19,9 @@ extern const char *const bw_split_names[3];
 int bw_writer_graph_begin(burrow_writer *w, const int64_t *indptr, int64_t num_nodes, bool symmetric);
 int bw_writer_graph_append(burrow_writer *w, const void *ids, int64_t n);
 int bw_writer_graph_end(burrow_writer *w);
+/* Multi-label targets (docs/format.md): labels.npy int8 [n, tasks] of 1, 0 or -1 (unknown) and
+ * meta.json's "num_tasks", with "num_classes" 0 (y borrowed). Instead of burrow_writer_put_labels. */
+int bw_writer_put_multilabel(burrow_writer *w, const int8_t *y, int64_t n, int64_t tasks);
 /* CSR entries written so far (after put_graph or put_builder). */
 int64_t bw_writer_num_edges(const burrow_writer *w);
 

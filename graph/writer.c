@@ -66,6 +66,7 @@ struct burrow_writer {
 	char *eid_path;         /* owned; NULL when none */
 	int64_t edge_feat_dim;  /* 0 until edge_features.npy is written */
 	burrow_dtype edge_feat_dtype;
+	int64_t num_tasks;      /* multi-label labels.npy int8 [N, T] written by bw_writer_put_multilabel; 0: none */
 };
 
 /* Errors inside the temporary directory are reported under the final directory's name,
@@ -889,6 +890,8 @@ static int write_meta(burrow_writer *w)
 	cJSON_AddNumberToObject(j, "num_classes", w->num_classes);
 	cJSON_AddBoolToObject(j, "symmetric", w->symmetric);
 	meta_edge_features(w, j);
+	if (w->num_tasks)
+		cJSON_AddNumberToObject(j, "num_tasks", (double)w->num_tasks);
 	cJSON *splits = cJSON_AddObjectToObject(j, "splits");
 	for (int i = 0; splits && i < 3; i++)
 		cJSON_AddNumberToObject(splits, bw_split_names[i], (double)w->split_n[i]);
@@ -1165,4 +1168,28 @@ int burrow_edge_reduce_parse(const char *s, burrow_edge_reduce *out)
 			return 0;
 		}
 	return bw_err(BURROW_E_INVAL, "edge reduction '%s': expected mean, sum or max", s ? s : "");
+}
+
+/* ---------------------------------------------------------------- multi-label labels */
+
+int bw_writer_put_multilabel(burrow_writer *w, const int8_t *y, int64_t n, int64_t tasks)
+{
+	int st;
+	if (w->num_classes || w->num_tasks || w->num_types)
+		return bw_err(BURROW_E_INVAL, "%s: labels written twice (or on a typed dataset)", w->dir);
+	if (tasks <= 0 || tasks > BW_MAX_CLASSES)
+		return bw_err(BURROW_E_INVAL, "%s: multi-label labels need 1 .. %d tasks", w->dir, BW_MAX_CLASSES);
+	for (int64_t i = 0; i < n * tasks; i++)
+		if (y[i] < -1 || y[i] > 1)
+			return bw_err(BURROW_E_INVAL, "%s: labels.npy: node %lld, task %lld is %d, not 1, 0 or -1", w->dir,
+				      (long long)(i / tasks), (long long)(i % tasks), y[i]);
+	if ((st = REBASE(w, set_nodes(w, n, "labels.npy"))))
+		return st;
+	char *p = tmp_path(w, "labels.npy");
+	const int64_t shape[2] = {n, tasks};
+	st = p ? bw_npy_save(p, BURROW_DTYPE_I8, 2, shape, y, BW_NPY_ALIGN) : BURROW_E_NOMEM;
+	bw_free(p);
+	if (!st)
+		w->num_tasks = tasks;
+	return REBASE(w, st);
 }

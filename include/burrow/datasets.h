@@ -135,6 +135,10 @@ typedef struct burrow_prep_opts {
 	bool add_reverse;          /* add (dst, "rev_" name, src) for each relation with src != dst; make a
 				    * relation with src == dst symmetric (default false) */
 	int fill;                  /* enum burrow_feat_fill (default BURROW_FEAT_FILL_NONE) */
+	/* edge features (ogbn-proteins: no node features of its own) */
+	bool node_features_from_edges; /* features.npy [N, De] float32 reduced from the edge features over
+					* each node's CSR row (edge_reduce), as OGB's proteins examples do */
+	burrow_edge_reduce edge_reduce; /* BURROW_EDGE_REDUCE_MEAN (default), SUM or MAX */
 } burrow_prep_opts;
 BURROW_API void burrow_prep_defaults(burrow_prep_opts *o);
 
@@ -214,6 +218,14 @@ typedef struct burrow_import_opts {
 	const char *split_dir;     /* DIR/{train,valid,test}.npy, or OGB's DIR/<target>/{...}.npy */
 	bool add_reverse;          /* as burrow_prep_opts.add_reverse */
 	int fill;                  /* as burrow_prep_opts.fill */
+	/* edge features (homogeneous graphs; docs/format.md) */
+	const char *edge_features; /* .npy [M] (weights) or [M, De] float32/float16/float64, or text (csv, tsv
+				    * or blank-separated, .gz): one row per input edge, in the edge list's
+				    * order (M = the edges read); each row follows its edge into the CSR
+				    * (both directions when undirected; of repeats, the first wins); NULL: none */
+	bool node_features_from_edges; /* features.npy [N, De] float32 reduced from the edge features
+					* over each node's CSR row (edge_reduce); excludes `features` */
+	burrow_edge_reduce edge_reduce; /* BURROW_EDGE_REDUCE_MEAN (default), SUM or MAX */
 } burrow_import_opts;
 BURROW_API void burrow_import_defaults(burrow_import_opts *o);
 
