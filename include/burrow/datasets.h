@@ -74,6 +74,9 @@ typedef struct burrow_catalog_entry {
 	 * feat_dim is the featured types' */
 	bool hetero;               /* raw/num-node-dict.csv.gz and raw/relations/ (typed) */
 	int num_relations;         /* relations in the zip (0 when not typed) */
+	/* edge features and multi-label targets (ogbn-proteins) */
+	int64_t edge_feat_dim;     /* columns of raw/edge-feat.csv.gz; 0: none */
+	int32_t num_tasks;         /* binary tasks of raw/node-label.csv.gz (multi-label); 0: single-label */
 } burrow_catalog_entry;
 
 /* Disk space a catalog dataset needs, in bytes (upper bounds). */
