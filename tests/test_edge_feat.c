@@ -243,3 +243,56 @@ Test(edge_feat, writer_refuses_rows_that_do_not_match)
 	burrow_dataset_close(ds);
 	free(p);
 }
+
+/* Write text to dir/name. */
+static char *put_text(const char *name, const char *text)
+{
+	char *p = tu_path(tu_dir, "%s", name);
+	FILE *f = fopen(p, "w");
+	cr_assert_not_null(f);
+	fputs(text, f);
+	fclose(f);
+	return p;
+}
+
+Test(edge_feat, import_places_rows_at_their_edges_and_refuses_a_count_mismatch)
+{
+	/* edges: (1, 0) repeats (0, 1) once undirected; (3, 3) is a loop */
+	char *e = put_text("e.txt", "0 1\n1 2\n2 0\n1 0\n3 3\n2 3\n");
+	char *f = put_text("f.csv", "1,10\n2,20\n3,30\n4,40\n5,50\n6,60\n");
+	char *f5 = put_text("f5.csv", "1,10\n2,20\n3,30\n4,40\n5,50\n");
+	char *out = tu_path(tu_dir, "imp");
+	burrow_import_opts o;
+	burrow_import_defaults(&o);
+	o.edges = e;
+	o.edge_features = f;
+	o.undirected = true;
+	o.node_features_from_edges = true;
+	o.edge_reduce = BURROW_EDGE_REDUCE_MAX;
+	cr_assert_eq(burrow_import(out, &o), 0, "%s", burrow_last_error());
+	burrow_npy_array a, x;
+	char *ep = tu_path(out, "edge_features.npy"), *xp = tu_path(out, "features.npy");
+	cr_assert_eq(burrow_npy_read(ep, &a), 0);
+	cr_assert_eq(burrow_npy_read(xp, &x), 0);
+	/* rows: 0: 1 (e0) 2 (e2); 1: 0 (e0) 2 (e1); 2: 0 (e2) 1 (e1) 3 (e5); 3: 2 (e5) */
+	static const float want[8] = {1, 3, 1, 2, 3, 2, 6, 6}, wmax[4] = {3, 2, 6, 6};
+	cr_assert_eq(a.shape[0], 8);
+	for (int j = 0; j < 8; j++)
+		cr_assert_eq(((float *)a.data)[2 * j], want[j], "entry %d", j);
+	for (int v = 0; v < 4; v++)
+		cr_assert_eq(((float *)x.data)[2 * v + 1], 10 * wmax[v], "node %d", v);
+	burrow_npy_free(&a);
+	burrow_npy_free(&x);
+	o.edge_features = f5;
+	o.overwrite = true;
+	cr_assert_eq(burrow_import(out, &o), BURROW_E_FORMAT);
+	cr_assert(strstr(burrow_last_error(), "5 rows of edge features, but 6 edges were read"), "%s", burrow_last_error());
+	o.features = f;
+	cr_assert_eq(burrow_import(out, &o), BURROW_E_INVAL, "features and node features from edges exclude each other");
+	free(e);
+	free(f);
+	free(f5);
+	free(out);
+	free(ep);
+	free(xp);
+}
