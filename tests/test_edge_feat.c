@@ -283,6 +283,10 @@ Test(edge_feat, import_places_rows_at_their_edges_and_refuses_a_count_mismatch)
 		cr_assert_eq(((float *)x.data)[2 * v + 1], 10 * wmax[v], "node %d", v);
 	burrow_npy_free(&a);
 	burrow_npy_free(&x);
+	char *err = NULL;
+	cr_assert_eq(tu_sh(NULL, &err, "%s partition '%s' --parts 2", tu_burrow(), out), 1);
+	cr_assert(err && strstr(err, "has edge features (2 per edge); the partitioner does not carry them"), "%s", err);
+	free(err);
 	o.edge_features = f5;
 	o.overwrite = true;
 	cr_assert_eq(burrow_import(out, &o), BURROW_E_FORMAT);
