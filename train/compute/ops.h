@@ -54,6 +54,13 @@ int bw_aggregate_part(const bw_backend *be, const bw_block *b, bw_block_part par
 /* gx [num_src, d] rows [j0, j1) (j1 < 0: to num_src) = the aggregation's transpose applied to gout [num_dst, d] */
 int bw_aggregate_backward(const bw_backend *be, const bw_block *b, bw_agg mode, const bw_tensor *gout, int64_t j0,
 			  int64_t j1, bw_tensor *gx);
+/* bw_aggregate and its backward with the block's edge weights (b->edge_weight, set before
+ * bw_block_prepare; bw_ops.agg_w_fwd says what each mode computes); BURROW_E_UNSUPPORTED on
+ * a backend without BW_OP_EDGE_WEIGHT, BURROW_E_INVAL for a block without weights. */
+int bw_aggregate_weighted(const bw_backend *be, const bw_block *b, bw_agg mode, const bw_tensor *x, int64_t r0,
+			  int64_t r1, bw_tensor *out);
+int bw_aggregate_weighted_backward(const bw_backend *be, const bw_block *b, bw_agg mode, const bw_tensor *gout,
+				   int64_t j0, int64_t j1, bw_tensor *gx);
 int bw_bias_add(const bw_backend *be, bw_tensor *y, const float *bias, int64_t n);
 int bw_col_sum(const bw_backend *be, const bw_tensor *g, float *out, int64_t n);
 int bw_relu(const bw_backend *be, bw_tensor *x);

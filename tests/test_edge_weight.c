@@ -1,0 +1,144 @@
+/* test_edge_weight.c: aggregation with edge weights (SUM, MEAN, GCN): the forward against a
+ * slow dense reference, the hand-written backward against finite differences, the weighted
+ * GCN norms against PyG's gcn_norm, and the refusals (no weights, a backend without the op). */
+#include <criterion/criterion.h>
+
+#include "../train/compute/backend_impl.h"
+#include "../train/compute/compute.h"
+#include "util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+TestSuite(edge_weight, .timeout = 60);
+
+enum { ND = 7, NS = 11, DIM = 3 };
+
+/* A block with rows of 0 .. 4 edges (repeats allowed) and positive weights. */
+typedef struct wblock {
+	int64_t ip[ND + 1];
+	int32_t ix[64];
+	float w[64];
+	bw_block b;
+} wblock;
+
+static void make(wblock *t, bool gcn, const bw_device *dev)
+{
+	uint64_t x = 12345;
+	int64_t k = 0;
+	t->ip[0] = 0;
+	for (int i = 0; i < ND; i++) {
+		const int deg = i % 5;
+		for (int e = 0; e < deg; e++) {
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			t->ix[k] = (int32_t)((x >> 33) % NS);
+			t->w[k] = 0.25f + (float)((x >> 20) % 7) / 4.0f;
+			k++;
+		}
+		t->ip[i + 1] = k;
+	}
+	bw_block_init(&t->b, ND, NS, t->ip, t->ix);
+	t->b.edge_weight = t->w;
+	cr_assert_eq(bw_block_prepare(&t->b, true, gcn), 0, "%s", burrow_last_error());
+	cr_assert_eq(bw_block_upload(&t->b, dev), 0, "%s", burrow_last_error());
+}
+
+/* The reference: the dense [ND, NS] matrix the aggregation applies. */
+static void ref_matrix(const wblock *t, bw_agg mode, double *a)
+{
+	memset(a, 0, sizeof(double) * ND * NS);
+	double deg[NS] = {0};
+	for (int i = 0; i < ND; i++)
+		for (int64_t e = t->ip[i]; e < t->ip[i + 1]; e++) {
+			deg[i] += t->w[e];
+			if (t->ix[e] >= ND)
+				deg[t->ix[e]] += t->w[e];
+		}
+	for (int i = 0; i < ND; i++) {
+		const int64_t n = t->ip[i + 1] - t->ip[i];
+		if (mode == BW_AGG_GCN)
+			a[i * NS + i] += 1.0 / (deg[i] + 1.0);
+		for (int64_t e = t->ip[i]; e < t->ip[i + 1]; e++) {
+			const int j = t->ix[e];
+			double v = t->w[e];
+			if (mode == BW_AGG_MEAN)
+				v /= (double)n;
+			else if (mode == BW_AGG_GCN)
+				v /= sqrt(deg[i] + 1.0) * sqrt(deg[j] + 1.0);
+			a[i * NS + j] += v;
+		}
+	}
+}
+
+Test(edge_weight, forward_matches_reference_and_backward_finite_differences)
+{
+	bw_backend be;
+	cr_assert_eq(bw_backend_init(&be, BW_BACKEND_CPU, 2), 0, "%s", burrow_last_error());
+	for (int mode = BW_AGG_SUM; mode <= BW_AGG_GCN; mode++) {
+		wblock t;
+		make(&t, mode == BW_AGG_GCN, be.dev);
+		float xs[NS * DIM], gs[ND * DIM], outs[ND * DIM], gxs[NS * DIM];
+		for (int k = 0; k < NS * DIM; k++)
+			xs[k] = (float)sin(0.7 * k + mode);
+		for (int k = 0; k < ND * DIM; k++)
+			gs[k] = (float)cos(0.3 * k);
+		bw_tensor x = bw_tensor_view(be.dev, xs, NS, DIM), g = bw_tensor_view(be.dev, gs, ND, DIM);
+		bw_tensor out = bw_tensor_view(be.dev, outs, ND, DIM), gx = bw_tensor_view(be.dev, gxs, NS, DIM);
+		cr_assert_eq(bw_aggregate_weighted(&be, &t.b, mode, &x, 0, -1, &out), 0, "%s", burrow_last_error());
+		cr_assert_eq(bw_aggregate_weighted_backward(&be, &t.b, mode, &g, 0, -1, &gx), 0, "%s", burrow_last_error());
+		double a[ND * NS];
+		ref_matrix(&t, mode, a);
+		for (int i = 0; i < ND; i++)
+			for (int c = 0; c < DIM; c++) {
+				double r = 0;
+				for (int j = 0; j < NS; j++)
+					r += a[i * NS + j] * xs[j * DIM + c];
+				cr_assert_float_eq(outs[i * DIM + c], r, 1e-5, "mode %d out[%d, %d] %g, reference %g", mode, i, c,
+						   (double)outs[i * DIM + c], r);
+			}
+		/* L = sum(g . out): dL/dx by central differences (linear in x: exact up to rounding) */
+		for (int k = 0; k < NS * DIM; k++) {
+			const float h = 1e-2f, x0 = xs[k];
+			double l[2];
+			for (int s = 0; s < 2; s++) {
+				xs[k] = x0 + (s ? h : -h);
+				cr_assert_eq(bw_aggregate_weighted(&be, &t.b, mode, &x, 0, -1, &out), 0);
+				l[s] = 0;
+				for (int q = 0; q < ND * DIM; q++)
+					l[s] += (double)gs[q] * outs[q];
+			}
+			xs[k] = x0;
+			const double fd = (l[1] - l[0]) / (2 * h);
+			cr_assert_float_eq(gxs[k], fd, 1e-3, "mode %d gx[%d] %g, finite differences %g", mode, k,
+					   (double)gxs[k], fd);
+		}
+		bw_block_release(&t.b);
+	}
+	bw_backend_release(&be);
+}
+
+Test(edge_weight, refusals)
+{
+	bw_backend be;
+	cr_assert_eq(bw_backend_init(&be, BW_BACKEND_CPU, 1), 0);
+	wblock t;
+	make(&t, false, be.dev);
+	float xs[NS * DIM] = {0}, outs[ND * DIM];
+	bw_tensor x = bw_tensor_view(be.dev, xs, NS, DIM), out = bw_tensor_view(be.dev, outs, ND, DIM);
+	/* a backend without the family */
+	bw_ops ops = *be.ops;
+	ops.agg_w_fwd = NULL;
+	bw_backend nb = be;
+	nb.ops = &ops;
+	cr_assert_eq(bw_aggregate_weighted(&nb, &t.b, BW_AGG_SUM, &x, 0, -1, &out), BURROW_E_UNSUPPORTED);
+	cr_assert(strstr(burrow_last_error(), "weighted aggregation"), "%s", burrow_last_error());
+	/* a block without weights */
+	bw_block_release(&t.b);
+	bw_block_init(&t.b, ND, NS, t.ip, t.ix);
+	cr_assert_eq(bw_block_prepare(&t.b, true, false), 0);
+	cr_assert_eq(bw_block_upload(&t.b, be.dev), 0);
+	cr_assert_eq(bw_aggregate_weighted(&be, &t.b, BW_AGG_SUM, &x, 0, -1, &out), BURROW_E_INVAL);
+	bw_block_release(&t.b);
+	bw_backend_release(&be);
+}
