@@ -300,3 +300,74 @@ Test(edge_feat, import_places_rows_at_their_edges_and_refuses_a_count_mismatch)
 	free(ep);
 	free(xp);
 }
+
+/* The sampler's edge ids: with opts.edge_ids every block edge names the CSR entry it drew
+ * (that entry's row is the destination's, its id the source's), and the batches are the
+ * same bits as without them; the full block too. */
+Test(edge_feat, sampler_edge_ids_name_the_drawn_entries_and_change_nothing_else)
+{
+	enum { N = 400, M = 6000 };
+	static int64_t src[M], dst[M];
+	random_edges(N, M, src, dst);
+	burrow_csr_opts co;
+	burrow_csr_defaults(&co);
+	co.symmetrize = true;
+	burrow_csr_builder *b;
+	burrow_csr g;
+	cr_assert_eq(burrow_csr_builder_open(&b, N, &co), 0);
+	cr_assert_eq(burrow_csr_builder_add(b, src, dst, M), 0);
+	cr_assert_eq(burrow_csr_builder_finish(b, &g), 0);
+	int64_t ids[N];
+	for (int64_t v = 0; v < N; v++)
+		ids[v] = v;
+	burrow_sampler *s[2];
+	for (int k = 0; k < 2; k++) {
+		burrow_sampler_opts so;
+		burrow_sampler_defaults(&so);
+		so.num_layers = 2;
+		so.fanouts[0] = 4;
+		so.fanouts[1] = -1;
+		so.batch_size = 64;
+		so.seed = 9;
+		so.threads = 2;
+		so.edge_ids = k == 1;
+		cr_assert_eq(burrow_sampler_open(&s[k], &g, ids, N, &so), 0, "%s", burrow_last_error());
+		cr_assert_eq(burrow_sampler_start(s[k], 0), 0);
+	}
+	burrow_batch *x[2];
+	int batches = 0;
+	while (burrow_sampler_next(s[0], &x[0]) == 0) {
+		cr_assert_eq(burrow_sampler_next(s[1], &x[1]), 0);
+		cr_assert_eq(x[0]->num_input, x[1]->num_input);
+		cr_assert_eq(memcmp(x[0]->input_ids, x[1]->input_ids, (size_t)x[0]->num_input * 8), 0);
+		for (int l = 0; l < x[0]->num_layers; l++) {
+			const burrow_block *b0 = &x[0]->blocks[l], *b1 = &x[1]->blocks[l];
+			cr_assert_null(b0->edge_ids);
+			cr_assert_not_null(b1->edge_ids);
+			cr_assert_eq(b0->num_edges, b1->num_edges);
+			cr_assert_eq(memcmp(b0->indptr, b1->indptr, (size_t)(b0->num_dst + 1) * 8), 0);
+			cr_assert_eq(memcmp(b0->indices, b1->indices, (size_t)b0->num_edges * 4), 0);
+			for (int64_t i = 0; i < b1->num_dst; i++)
+				for (int64_t e = b1->indptr[i]; e < b1->indptr[i + 1]; e++) {
+					const int64_t v = x[1]->input_ids[i], u = x[1]->input_ids[b1->indices[e]], p = b1->edge_ids[e];
+					cr_assert(p >= g.indptr[v] && p < g.indptr[v + 1], "block %d edge %lld: entry %lld is not in row %lld",
+						  l, (long long)e, (long long)p, (long long)v);
+					cr_assert_eq(burrow_csr_index(&g, p), u, "block %d edge %lld", l, (long long)e);
+					if (e > b1->indptr[i])
+						cr_assert_neq(p, b1->edge_ids[e - 1], "an entry drawn twice");
+				}
+		}
+		burrow_sampler_release(s[0], x[0]);
+		burrow_sampler_release(s[1], x[1]);
+		batches++;
+	}
+	cr_assert_eq(batches, 7);
+	cr_assert_eq(burrow_sampler_full(s[1], 10, 50, &x[1]), 0);
+	const burrow_block *fb = &x[1]->blocks[0];
+	for (int64_t e = 0; e < fb->num_edges; e++)
+		cr_assert_eq(fb->edge_ids[e], g.indptr[10] + e, "the full block's entries are the rows' own");
+	burrow_sampler_release(s[1], x[1]);
+	burrow_sampler_close(s[0]);
+	burrow_sampler_close(s[1]);
+	burrow_csr_builder_close(b);
+}

@@ -79,7 +79,7 @@ class TypeInfo(Structure):
 
 class Block(Structure):
     _fields_ = [("num_dst", c_int64), ("num_src", c_int64), ("num_edges", c_int64),
-                ("indptr", POINTER(c_int64)), ("indices", POINTER(c_int32))]
+                ("indptr", POINTER(c_int64)), ("indices", POINTER(c_int32)), ("edge_ids", POINTER(c_int64))]
 
 
 class Batch(Structure):
