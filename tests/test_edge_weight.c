@@ -142,3 +142,44 @@ Test(edge_weight, refusals)
 	bw_block_release(&t.b);
 	bw_backend_release(&be);
 }
+
+/* bw_aggregate takes a weighted block's weights (and its backward too); weights of one give
+ * the unweighted aggregation (the same bits for SUM and GCN, within rounding for MEAN). */
+Test(edge_weight, aggregate_dispatches_on_weights_and_ones_are_unweighted)
+{
+	bw_backend be;
+	cr_assert_eq(bw_backend_init(&be, BW_BACKEND_CPU, 2), 0);
+	for (int mode = BW_AGG_SUM; mode <= BW_AGG_GCN; mode++) {
+		wblock t, u;
+		make(&t, mode == BW_AGG_GCN, be.dev);
+		bw_block_release(&t.b); /* again with weights of one */
+		for (int e = 0; e < 64; e++)
+			t.w[e] = 1.0f;
+		bw_block_init(&t.b, ND, NS, t.ip, t.ix);
+		t.b.edge_weight = t.w;
+		cr_assert_eq(bw_block_prepare(&t.b, true, mode == BW_AGG_GCN), 0);
+		cr_assert_eq(bw_block_upload(&t.b, be.dev), 0);
+		u = t;
+		bw_block_init(&u.b, ND, NS, t.ip, t.ix);
+		cr_assert_eq(bw_block_prepare(&u.b, true, mode == BW_AGG_GCN), 0);
+		cr_assert_eq(bw_block_upload(&u.b, be.dev), 0);
+		float xs[NS * DIM], o1[ND * DIM], o2[ND * DIM], g1[NS * DIM], g2[NS * DIM];
+		for (int k = 0; k < NS * DIM; k++)
+			xs[k] = (float)sin(1.3 * k);
+		bw_tensor x = bw_tensor_view(be.dev, xs, NS, DIM);
+		bw_tensor a = bw_tensor_view(be.dev, o1, ND, DIM), b = bw_tensor_view(be.dev, o2, ND, DIM);
+		bw_tensor ga = bw_tensor_view(be.dev, g1, NS, DIM), gb = bw_tensor_view(be.dev, g2, NS, DIM);
+		cr_assert_eq(bw_aggregate(&be, &t.b, mode, &x, 0, -1, &a), 0, "%s", burrow_last_error());
+		cr_assert_eq(bw_aggregate(&be, &u.b, mode, &x, 0, -1, &b), 0);
+		cr_assert_eq(bw_aggregate_backward(&be, &t.b, mode, &a, 0, -1, &ga), 0, "%s", burrow_last_error());
+		cr_assert_eq(bw_aggregate_backward(&be, &u.b, mode, &a, 0, -1, &gb), 0);
+		for (int k = 0; k < ND * DIM; k++)
+			cr_assert_float_eq(o1[k], o2[k], mode == BW_AGG_MEAN ? 1e-6 : 0, "mode %d out %d", mode, k);
+		for (int k = 0; k < NS * DIM; k++)
+			cr_assert_float_eq(g1[k], g2[k], mode == BW_AGG_MEAN ? 1e-6 : 0, "mode %d gx %d", mode, k);
+		cr_assert_eq(bw_aggregate_part(&be, &t.b, BW_PART_ALL, mode, &x, 0, -1, true, &a), BURROW_E_UNSUPPORTED);
+		bw_block_release(&t.b);
+		bw_block_release(&u.b);
+	}
+	bw_backend_release(&be);
+}

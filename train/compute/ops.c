@@ -89,6 +89,12 @@ int bw_aggregate_part(const bw_backend *be, const bw_block *b, bw_block_part par
 		return bw_err(BURROW_E_INVAL, "aggregate: block %lld -> %lld, input [%lld, %lld], output [%lld, %lld]",
 			      (long long)b->num_src, (long long)b->num_dst, SHAPE(x), SHAPE(out));
 	int st;
+	if (b->d.edge_weight) { /* a weighted block: every aggregation of it is weighted */
+		if (part != BW_PART_ALL || add)
+			return bw_err(BURROW_E_UNSUPPORTED, "aggregate: edge weights with the early / late split (halo "
+				      "overlap) are not built");
+		return bw_aggregate_weighted(be, b, mode, x, r0, r1, out);
+	}
 	if ((st = check_block(be, "aggregate", b, mode, part, false)) ||
 	    (st = check_range("aggregate", r0, &r1, b->num_dst)))
 		return st;
@@ -105,6 +111,8 @@ int bw_aggregate_backward(const bw_backend *be, const bw_block *b, bw_agg mode, 
 			      "aggregate backward: block %lld -> %lld, gradient [%lld, %lld], input gradient [%lld, %lld]",
 			      (long long)b->num_src, (long long)b->num_dst, SHAPE(gout), SHAPE(gx));
 	int st;
+	if (b->d.edge_weight)
+		return bw_aggregate_weighted_backward(be, b, mode, gout, j0, j1, gx);
 	if ((st = check_block(be, "aggregate backward", b, mode, BW_PART_ALL, true)) ||
 	    (st = check_range("aggregate backward", j0, &j1, b->num_src)))
 		return st;

@@ -44,7 +44,9 @@ typedef struct bw_loss {
  * copy of all of its data (a->sp), b is not transposed and the backend has the slot */
 int bw_matmul(const bw_backend *be, const bw_tensor *a, bool trans_a, const bw_tensor *b, bool trans_b, float alpha,
 	      float beta, bw_tensor *c);
-/* out [num_dst, d] = aggregate(x [num_src, d]) over whole rows [r0, r1) (r1 < 0: to num_dst) */
+/* out [num_dst, d] = aggregate(x [num_src, d]) over whole rows [r0, r1) (r1 < 0: to num_dst).
+ * A block with edge weights (bw_block.edge_weight) is aggregated weighted, here and in the
+ * backward (bw_aggregate_weighted); its parts are refused. */
 int bw_aggregate(const bw_backend *be, const bw_block *b, bw_agg mode, const bw_tensor *x, int64_t r0, int64_t r1,
 		 bw_tensor *out);
 /* The same over one part of each row (bw_block_split), added to out when add (see
