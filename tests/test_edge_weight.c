@@ -183,3 +183,78 @@ Test(edge_weight, aggregate_dispatches_on_weights_and_ones_are_unweighted)
 	}
 	bw_backend_release(&be);
 }
+
+/* ------------------------------------------------------------ the loader's per-batch weights */
+
+#include "../train/driver/loader.h"
+
+/* Every loaded block's weights are column 1 of the edge features at its edges' CSR
+ * positions, and bw_aggregate then weighs with them. */
+Test(edge_weight, loader_gathers_each_blocks_weights_by_its_edge_ids)
+{
+	enum { N = 300, M = 3000, DE = 3, FD = 4 };
+	static int64_t src[M], dst[M], ids[N];
+	uint64_t r = 7;
+	for (int i = 0; i < M; i++) {
+		r = r * 6364136223846793005ull + 1442695040888963407ull;
+		src[i] = (int64_t)((r >> 33) % N);
+		dst[i] = (int64_t)((r >> 13) % N);
+	}
+	burrow_csr_opts co;
+	burrow_csr_defaults(&co);
+	co.symmetrize = true;
+	burrow_csr_builder *cb;
+	burrow_csr g;
+	cr_assert_eq(burrow_csr_builder_open(&cb, N, &co), 0);
+	cr_assert_eq(burrow_csr_builder_add(cb, src, dst, M), 0);
+	cr_assert_eq(burrow_csr_builder_finish(cb, &g), 0);
+	float *ef = malloc((size_t)g.num_edges * DE * sizeof *ef);
+	for (int64_t j = 0; j < g.num_edges * DE; j++)
+		ef[j] = (float)(j % 97) / 8.0f;
+	static float feat[N * FD];
+	for (int64_t v = 0; v < N; v++)
+		ids[v] = v;
+	bw_backend be;
+	cr_assert_eq(bw_backend_init(&be, BW_BACKEND_CPU, 1), 0);
+	burrow_sampler_opts so;
+	burrow_sampler_defaults(&so);
+	so.num_layers = 2;
+	so.fanouts[0] = 5;
+	so.fanouts[1] = 3;
+	so.batch_size = 50;
+	so.prefetch = 0;
+	so.edge_ids = true;
+	burrow_sampler *s;
+	cr_assert_eq(burrow_sampler_open(&s, &g, ids, N, &so), 0, "%s", burrow_last_error());
+	cr_assert_eq(burrow_sampler_start(s, 0), 0);
+	const bw_loader_cfg lc = {.dev = be.dev, .depth = 1, .thread = true, .num_layers = 2, .dim = FD, .blocks = true,
+				  .transpose = true, .edge_feat = ef, .ew_dim = DE, .ew_col = 1,
+				  .ew_dtype = BURROW_DTYPE_F32};
+	bw_loader *ld;
+	cr_assert_eq(bw_loader_open(&ld, &lc), 0, "%s", burrow_last_error());
+	bw_producer p;
+	bw_producer_epoch(&p, s);
+	bw_rows rows;
+	bw_rows_from_memory(&rows, feat, N, FD, 1);
+	const int64_t nb = burrow_sampler_num_batches(s);
+	cr_assert_eq(bw_loader_start(ld, &p, &rows, nb), 0, "%s", burrow_last_error());
+	for (int64_t k = 0; k < nb; k++) {
+		bw_loaded lb;
+		cr_assert_eq(bw_loader_next(ld, &lb), 0, "%s", burrow_last_error());
+		for (int l = 0; l < 2; l++) {
+			const bw_block *b = lb.b.blocks[l];
+			const burrow_block *sbl = &lb.sb->blocks[l];
+			cr_assert(b->edge_weight && b->t_weight, "weights set before the transpose was built");
+			for (int64_t e = 0; e < sbl->num_edges; e++)
+				cr_assert_eq(b->edge_weight[e], ef[sbl->edge_ids[e] * DE + 1], "batch %lld block %d edge %lld",
+					     (long long)k, l, (long long)e);
+		}
+		cr_assert_eq(bw_loader_done(ld), 0);
+	}
+	bw_loader_stop(ld);
+	bw_loader_close(ld);
+	burrow_sampler_close(s);
+	bw_backend_release(&be);
+	burrow_csr_builder_close(cb);
+	free(ef);
+}
