@@ -371,3 +371,58 @@ Test(edge_feat, sampler_edge_ids_name_the_drawn_entries_and_change_nothing_else)
 	burrow_sampler_close(s[1]);
 	burrow_csr_builder_close(b);
 }
+
+/* burrow train --edge-weight: weights of one with sage's sum give the very losses of the
+ * unweighted run (the weighted path gathers, aggregates and back-propagates the same
+ * numbers); other weights change them; what it cannot weigh is refused in one line. */
+Test(edge_feat, train_edge_weight_ones_equal_unweighted_and_refusals)
+{
+	FILE *e = fopen(tu_path(tu_dir, "e.txt"), "w"), *w1 = fopen(tu_path(tu_dir, "w1.csv"), "w"),
+	     *wr = fopen(tu_path(tu_dir, "wr.csv"), "w");
+	cr_assert(e && w1 && wr);
+	for (int i = 0; i < 1500; i++) {
+		fprintf(e, "%llu %llu\n", (unsigned long long)(next() % 150), (unsigned long long)(next() % 150));
+		fprintf(w1, "1\n");
+		fprintf(wr, "%.3f\n", (double)(next() % 1000) / 500.0);
+	}
+	fclose(e);
+	fclose(w1);
+	fclose(wr);
+	char *err = NULL;
+	char *b = realpath(tu_burrow(), NULL); /* the commands run in tu_dir */
+	cr_assert_not_null(b);
+	/* features and labels: a dataset generated, its graph replaced by the imported one's */
+	cr_assert_eq(tu_sh(NULL, &err, "cd '%s' && %s gen csbm g --nodes 150 --feat-dim 8 --classes 3 --seed 2 >/dev/null && "
+			   "%s import one --edges e.txt --edge-features w1.csv --undirected --num-nodes 150 "
+			   "--features g/features.npy --labels g/labels.npy --split 0.6,0.2,0.2 --quiet && "
+			   "%s import rnd --edges e.txt --edge-features wr.csv --undirected --num-nodes 150 "
+			   "--features g/features.npy --labels g/labels.npy --split 0.6,0.2,0.2 --quiet",
+			   tu_dir, b, b, b), 0, "%s", err);
+	free(err);
+	const char *common = "--aggr sum --epochs 3 --fanout 5,5 --layers 2 --hidden 16 --batch 32 --seed 4 --threads 1";
+	static const char *const runs[4][2] = {{"one", ""}, {"one", "--edge-weight 0"}, {"rnd", ""}, {"rnd", "--edge-weight 0"}};
+	char losses[4][8][40];
+	for (int r = 0; r < 4; r++) {
+		cr_assert_eq(tu_sh(NULL, &err, "cd '%s' && %s train %s %s %s --log l%d.json --quiet", tu_dir, b, runs[r][0],
+				   common, runs[r][1], r), 0, "%s", err);
+		free(err);
+		char *lp = tu_path(tu_dir, "l%d.json", r);
+		cr_assert_eq(tu_log_losses(lp, losses[r], 8), 3, "run %d", r);
+		free(lp);
+	}
+	for (int k = 0; k < 3; k++) {
+		cr_assert_str_eq(losses[0][k], losses[1][k], "weights of one: epoch %d", k);
+		cr_assert_str_eq(losses[0][k], losses[2][k], "the same graph and features: epoch %d", k);
+	}
+	cr_assert_str_neq(losses[2][2], losses[3][2], "other weights change the losses");
+	cr_assert_eq(tu_sh(NULL, &err, "cd '%s' && %s train one --edge-weight 1 --epochs 1 --quiet", tu_dir, b), 1);
+	cr_assert(err && strstr(err, "--edge-weight column 1, the edge features have 1"), "%s", err);
+	free(err);
+	cr_assert_eq(tu_sh(NULL, &err, "cd '%s' && %s train one --edge-weight 0 --aggr max --epochs 1 --quiet", tu_dir, b), 1);
+	cr_assert(err && strstr(err, "not sage max"), "%s", err);
+	free(err);
+	cr_assert_eq(tu_sh(NULL, &err, "cd '%s' && %s train g --edge-weight 0 --epochs 1 --quiet", tu_dir, b), 1);
+	cr_assert(err && strstr(err, "the dataset has no edge features"), "%s", err);
+	free(err);
+	free(b);
+}

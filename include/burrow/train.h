@@ -159,6 +159,11 @@ typedef struct burrow_train_opts {
 				   REL a relation's name or its "src___name___dst" triple, one fanout
 				   per layer, input layer first (borrowed; default NULL) */
 	int task;               /* enum burrow_task (default AUTO) */
+	/* edge features */
+	bool edge_weight;       /* weigh sage (mean, sum) and gcn aggregation by a column of the dataset's
+				   edge_features.npy (mini-batch on the CPU, training and evaluation; gcn's
+				   norms then come from the blocks' weighted degrees; default false) */
+	int edge_weight_col;    /* that column, in [0, edge_feat_dim) (default 0) */
 } burrow_train_opts;
 
 /* Fill o with the defaults above. */

@@ -149,7 +149,8 @@ class TrainOpts(Structure):
                 ("scratch_dir", c_char_p), ("threads", c_int), ("progress", c_void_p), ("progress_user", c_void_p),
                 ("device", c_char_p), ("tf32", c_bool), ("eval_fanout", c_int32 * MAX_LAYERS),
                 ("sampler_device", c_char_p), ("sparse_input", c_int), ("eval_splits", c_uint),
-                ("embed_types", c_bool), ("embed_dim", c_int64), ("rel_fanout", c_char_p), ("task", c_int)]
+                ("embed_types", c_bool), ("embed_dim", c_int64), ("rel_fanout", c_char_p), ("task", c_int),
+                ("edge_weight", c_bool), ("edge_weight_col", c_int)]
 
 
 class EpochStats(Structure):

@@ -70,7 +70,15 @@ struct burrow_trainer {
 	bw_loader *loader;                /* the epochs' batches (opened with the sampler) */
 	bw_htrain *typed;                 /* a typed dataset's trainer (owned): everything above but the
 					   * options, the dataset, the backend, epoch and best is unused */
+	/* edge weights (opts.edge_weight): edge_features.npy mapped, and layer-wise inference's
+	 * weights of one chunk */
+	bw_npy_map ew_map;
+	float *ew_chunk;                  /* [chunk edges] (owned) */
+	int64_t ew_chunk_cap;
 };
+
+/* The loader's edge-weight settings of t (none without opts.edge_weight) into *c. */
+void bw_trainer_edge_weights(const burrow_trainer *t, bw_loader_cfg *c);
 
 /* ------------------------------------------------------------ the trainer's shared state (state.c) */
 

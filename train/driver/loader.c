@@ -211,7 +211,7 @@ static int fill(bw_loader *ld, slot *sl)
 		const burrow_block *sbl = &sb->blocks[l];
 		bw_block *b = &sl->blk[l];
 		bw_block_reuse(b, sbl->num_dst, sbl->num_src, sbl->indptr, sbl->indices); /* no cudaFree */
-		b->dst_norm = b->src_norm = norm;
+		b->dst_norm = b->src_norm = c->edge_feat ? NULL : norm; /* weighted: the block's weighted degrees */
 		sl->nblk = BW_MAX(sl->nblk, l + 1);
 		if (c->edge_feat && c->blocks) {
 			if ((st = fill_weights(ld, sl, l, sbl)))
