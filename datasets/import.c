@@ -581,9 +581,7 @@ int burrow_import(const char *out, const burrow_import_opts *opts)
 	co.edge_ids = o->edge_features != NULL;
 	if ((st = burrow_csr_builder_open(&b, n, &co)) ||
 	    (st = read_edges(o, b, n, &is.edges_read, &tally, &is.header_skipped)) ||
-	    (st = burrow_writer_put_builder(w, b, o->undirected)))
-		goto fail;
-	if ((st = import_edge_features(o, w, is.edges_read)))
+	    (st = burrow_writer_put_builder(w, b, o->undirected)) || (st = import_edge_features(o, w, is.edges_read)))
 		goto fail;
 	burrow_csr_builder_close(b);
 	b = NULL;
