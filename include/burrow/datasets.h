@@ -3,6 +3,7 @@
 #define BURROW_DATASETS_PUBLIC_H
 
 #include "core.h"
+#include "graph.h" /* burrow_edge_reduce */
 
 #ifdef __cplusplus
 extern "C" {
