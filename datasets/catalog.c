@@ -63,6 +63,21 @@ static const burrow_catalog_entry CATALOG[] = {
 		.hetero = true,
 		.num_relations = 4,
 	},
+	{
+		.name = "ogbn-proteins",
+		.url = OGB_NODEPROP "proteins.zip",
+		.download_name = "proteins",
+		.split = "species",
+		.num_nodes = 132534,
+		.num_edges = 39561252,
+		.feat_dim = 0,          /* none of its own: --node-features-from-edges makes 8 */
+		.num_classes = 2,       /* binary, per task */
+		.add_inverse_edge = true,
+		.binary = false,
+		.zip_bytes = (int64_t)216 * 1000 * 1000, /* about 0.21 GB (OGB's download prompt) */
+		.edge_feat_dim = 8,
+		.num_tasks = 112,
+	},
 	/* link prediction (OGB's linkproppred master.csv): the zip's raw/edge.csv.gz holds the
 	 * training edges (OGB's dataset[0]); the zip sizes are estimates (master.csv has none) */
 	{
@@ -144,6 +159,14 @@ void burrow_catalog_space_of(const burrow_catalog_entry *e, burrow_dtype feat_dt
 	/* every stored entry as a sort key when the edges spill; a compressed .npz member
 	 * (papers100M-bin) is extracted to disk once */
 	out->scratch = key * entries + (e->binary ? e->zip_bytes : 0);
+	if (e->edge_feat_dim > 0) {
+		/* edge_features.npy per entry, features.npy from them (--node-features-from-edges),
+		 * int8 labels [N, T]; keys carry an edge id (8 bytes more), and each entry's edge id
+		 * waits in a scratch file until the features are gathered */
+		out->dataset += 4096 + fsz * entries * e->edge_feat_dim + 4096 + 4 * n * e->edge_feat_dim +
+				(int64_t)e->num_tasks * n;
+		out->scratch += 8 * entries + 8 * entries;
+	}
 	/* a link dataset: the edge split beside the graph (positives and OGB's negatives, at most
 	 * the stored edges' worth plus citation2's 1000 negatives for each of ~2x86,596 positives),
 	 * and its .pt files copied out of the zip once */

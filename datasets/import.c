@@ -5,6 +5,7 @@
 #include "../core/rng.h"
 #include "../graph/dataset_internal.h"
 #include "dsio.h"
+#include "edgefeat.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -343,6 +344,9 @@ static int source_json(const burrow_import_opts *o, const burrow_import_stats *i
 	add_file(j, "train", o->train);
 	add_file(j, "valid", o->valid);
 	add_file(j, "test", o->test);
+	add_file(j, "edge_features", o->edge_features);
+	if (o->node_features_from_edges)
+		cJSON_AddStringToObject(j, "node_features_from_edges", burrow_edge_reduce_name(o->edge_reduce));
 	if (is->split_random) {
 		cJSON *f = cJSON_CreateDoubleArray(o->split, 3);
 		if (f && !cJSON_AddItemToObject(j, "random_split", f))
@@ -638,6 +642,32 @@ static int import_edge_split(const burrow_import_opts *o, burrow_writer *w, int6
 	return st;
 }
 
+/* --edge-features: the rows, one per edge read, into w (and node features from them). */
+static int import_edge_features(const burrow_import_opts *o, burrow_writer *w, int64_t edges)
+{
+	bw_edge_rows r;
+	if (!o->edge_features)
+		return 0;
+	int st = bw_edge_rows_load(o->edge_features, BURROW_DTYPE_F32, &r, o->progress, o->progress_user);
+	if (st)
+		return st;
+	st = bw_edge_rows_put(w, &r, edges, o->edge_features, o->node_features_from_edges, o->edge_reduce);
+	bw_edge_rows_free(&r);
+	return st;
+}
+
+/* The edge-feature options that go together. */
+static int check_edge_opts(const burrow_import_opts *o)
+{
+	if (o->num_types && (o->edge_features || o->node_features_from_edges))
+		return bw_err(BURROW_E_INVAL, "import: edge features are for homogeneous graphs (not typed ones) so far");
+	if (o->node_features_from_edges && !o->edge_features)
+		return bw_err(BURROW_E_INVAL, "import: node features from edges need --edge-features");
+	if (o->node_features_from_edges && o->features)
+		return bw_err(BURROW_E_INVAL, "import: node features come from --features or from the edges, not both");
+	return 0;
+}
+
 static int check_homogeneous(const burrow_import_opts *o)
 {
 	if (o && (o->num_relations || o->target || o->split_dir || o->add_reverse || o->fill))
@@ -667,7 +697,7 @@ int burrow_import(const char *out, const burrow_import_opts *opts)
 	burrow_import_defaults(&oo);
 	if (opts && (st = bw_opts_in(&oo, sizeof oo, opts, "burrow_import_opts")))
 		return st;
-	if ((st = bw_stats_check(o->stats, "burrow_import_stats")))
+	if ((st = bw_stats_check(o->stats, "burrow_import_stats")) || (st = check_edge_opts(o)))
 		return st;
 	if (opts && o->num_types > 0)
 		return import_typed(out, o);
@@ -722,10 +752,12 @@ int burrow_import(const char *out, const burrow_import_opts *opts)
 	co.spill_dir = spill;
 	co.progress = o->progress;
 	co.progress_user = o->progress_user;
+	co.edge_ids = o->edge_features != NULL;
 	if (edge_split ? (st = import_edge_split(o, w, n, name, &co, &is, &tally)) != 0
 		       : ((st = burrow_csr_builder_open(&b, n, &co)) ||
 			  (st = read_edges(o, b, n, &is.edges_read, &tally, &is.header_skipped)) ||
-			  (st = burrow_writer_put_builder(w, b, o->undirected))))
+			  (st = burrow_writer_put_builder(w, b, o->undirected)) ||
+			  (st = import_edge_features(o, w, is.edges_read))))
 		goto fail;
 	burrow_csr_builder_close(b);
 	b = NULL;

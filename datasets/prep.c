@@ -8,6 +8,8 @@
 #include "../graph/csr_internal.h"
 #include "dsio.h"
 #include "pt.h"
+#include "edgefeat.h"
+#include "../graph/dataset_internal.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -518,6 +520,123 @@ static int splits(prep *p, const char *sub)
 		bw_csv_close(&c);
 	}
 	return st;
+}
+
+/* ---------------------------------------------------------------- edge features, multi-label (ogbn-proteins) */
+
+/* raw/edge-feat.csv.gz: one row per edge of raw/edge.csv.gz, in its order (OGB's edge_feat),
+ * placed at both CSR entries of its edge; then node features reduced from them when asked. */
+static int edge_features_csv(prep *p, int64_t edges)
+{
+	member m;
+	bw_edge_rows r;
+	int st = member_of(p, "raw/edge-feat.csv.gz", &m);
+	if (!st)
+		st = bw_edge_rows_csv(&m.src, true, ',', p->o->feat_dtype, &r, p->o->progress, p->o->progress_user);
+	if (st)
+		return st;
+	st = bw_edge_rows_put(p->w, &r, edges, m.name, p->o->node_features_from_edges, p->o->edge_reduce);
+	bw_edge_rows_free(&r);
+	report(p, "features", 1, 1);
+	return st;
+}
+
+/* One label row of T tasks: 1, 0, or NaN / empty (unknown: -1). */
+static int label_row(bw_csv *c, float *buf, int8_t *y, int64_t t)
+{
+	int st = bw_csv_floats(c, buf, t);
+	for (int64_t k = 0; !st && k < t; k++) {
+		if (isnan(buf[k]) || buf[k] == 0 || buf[k] == 1)
+			y[k] = isnan(buf[k]) ? -1 : (int8_t)buf[k];
+		else
+			st = bw_csv_err(c, BURROW_E_FORMAT, "task %lld: label %g, expected 0, 1 or nan", (long long)k,
+					(double)buf[k]);
+	}
+	return st;
+}
+
+/* raw/node-label.csv.gz with T columns: T = 1 is a class id (labels_csv); more are binary
+ * tasks, written as labels.npy int8 [N, T] with meta.json's "num_tasks" (docs/format.md). */
+static int labels_tasks_csv(prep *p, const char *rel)
+{
+	member m;
+	bw_csv c;
+	bool more;
+	int8_t *y = NULL;
+	float *buf = NULL;
+	int64_t rows = 0;
+	int st = open_csv(p, rel, &m, &c);
+	if (st || (st = bw_csv_next_line(&c, &more)))
+		goto out;
+	const int64_t t = more ? bw_csv_count_fields(&c) : 1;
+	if (t == 1) {
+		bw_csv_close(&c);
+		return labels_csv(p, rel);
+	}
+	if (p->cat && p->cat->num_tasks && t != p->cat->num_tasks)
+		bw_log(BURROW_LOG_WARN, "%s: %lld tasks, the catalog says %d", m.name, (long long)t, p->cat->num_tasks);
+	y = bw_malloc((size_t)(p->n ? p->n : 1) * (size_t)t);
+	buf = bw_malloc((size_t)t * sizeof *buf);
+	if (!y || !buf) {
+		st = bw_err(BURROW_E_NOMEM, "%s: out of memory for %lld x %lld labels", m.name, (long long)p->n, (long long)t);
+		goto out;
+	}
+	for (; more && !st; st = bw_csv_next_line(&c, &more)) {
+		if ((st = row_fits(p, &c, rows)) || (st = label_row(&c, buf, y + rows * t, t)))
+			break;
+		rows++;
+	}
+	if (!st && !(st = rows_match(p, &m, rows)))
+		st = t > INT32_MAX ? bw_err(BURROW_E_FORMAT, "%s: %lld label columns", p->dir, (long long)t)
+				    : burrow_writer_put_multilabels(p->w, y, p->n, (int32_t)t);
+	report(p, "labels", 1, 1);
+out:
+	bw_free(y);
+	bw_free(buf);
+	bw_csv_close(&c);
+	return st;
+}
+
+/* raw/node_species.csv.gz (OGB's additional node file; the species split is made of it):
+ * checked to have a row per node, not stored. Absent: nothing to check. */
+static int species_csv(prep *p)
+{
+	member m;
+	bw_csv c;
+	bool more;
+	int64_t rows = 0, v;
+	if (member_of(p, "raw/node_species.csv.gz", &m) != 0)
+		return 0;
+	int st = bw_csv_open(&c, &m.src, true, ',', false);
+	if (st)
+		return st;
+	while (!(st = bw_csv_next_line(&c, &more)) && more && !(st = row_fits(p, &c, rows)) &&
+	       !(st = bw_csv_ints(&c, &v, 1)))
+		rows++;
+	if (!st)
+		st = rows_match(p, &m, rows);
+	bw_csv_close(&c);
+	return st;
+}
+
+/* The node arrays of a dataset with edge features: the edge features (and node features
+ * from them, or raw/node-feat.csv.gz when it has its own), labels of one or many tasks. */
+static int edge_featured(prep *p, int64_t edges)
+{
+	member m;
+	const bool own = member_of(p, "raw/node-feat.csv.gz", &m) == 0;
+	int st;
+	if (own && p->o->node_features_from_edges)
+		return bw_err(BURROW_E_INVAL, "%s: has node features of its own (%s); --node-features-from-edges is for "
+			      "datasets without", p->name, m.name);
+	if ((st = edge_features_csv(p, edges)) || (own && (st = features_csv(p))))
+		return st;
+	if (!own && !p->o->node_features_from_edges)
+		bw_log(BURROW_LOG_INFO, "%s: no node features (give --node-features-from-edges mean|sum|max to make them "
+		       "from the edge features)", p->name);
+	if ((st = labels_tasks_csv(p, "raw/node-label.csv.gz")))
+		return st;
+	return species_csv(p);
 }
 
 /* ---------------------------------------------------------------- npz members (papers100M-bin) */
@@ -1172,6 +1291,10 @@ static int run(prep *p)
 	if (p->o->add_reverse || p->o->fill)
 		return bw_err(BURROW_E_INVAL, "%s: --add-reverse and --fill are for typed datasets (ogbn-mag); this one has "
 			      "one node type", p->name);
+	const bool ef = !p->binary && member_of(p, "raw/edge-feat.csv.gz", &m) == 0;
+	if (!ef && p->o->node_features_from_edges)
+		return bw_err(BURROW_E_INVAL, "%s: has no edge features (raw/edge-feat.csv.gz) to make node features from",
+			      p->name);
 	if (p->binary) {
 		if ((p->zip && ((st = extract_npz(p, 0)) || (st = extract_npz(p, 1)))) || (st = count_npz(p)))
 			return st;
@@ -1195,6 +1318,7 @@ static int run(prep *p)
 	co.spill_dir = p->spill;
 	co.progress = p->o->progress;
 	co.progress_user = p->o->progress_user;
+	co.edge_ids = ef;
 	if ((st = burrow_csr_builder_open(&b, p->n, &co)))
 		goto fail;
 	if ((st = p->binary ? edges_npz(p, b, &edges) : edges_csv(p, b, &edges)))
@@ -1213,8 +1337,8 @@ static int run(prep *p)
 		goto fail;
 	burrow_csr_builder_close(b);
 	b = NULL;
-	if ((st = p->binary ? features_npz(p) : features_csv(p)) ||
-	    (st = p->binary ? labels_npz(p) : labels_csv(p, "raw/node-label.csv.gz")) || (st = splits(p, "")) ||
+	if ((ef && (st = edge_featured(p, edges))) || (!ef && (st = p->binary ? features_npz(p) : features_csv(p))) ||
+	    (!ef && (st = p->binary ? labels_npz(p) : labels_csv(p, "raw/node-label.csv.gz"))) || (st = splits(p, "")) ||
 	    (st = source_json(p, edges, NULL, &src)) || (st = burrow_writer_set_source(p->w, src)))
 		goto fail;
 	cJSON_free(src);

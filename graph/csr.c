@@ -7,7 +7,13 @@
  * budget; a full buffer is sorted, de-duplicated and appended to an unlinked spill file
  * as one run, and finishing merges the runs (k-way, in several passes when there are more
  * runs than buffers fit the budget). Both give the same bytes: a CSR with sorted rows is
- * canonical. */
+ * canonical.
+ *
+ * With opts.edge_ids each edge also carries its input position (its id): the in-memory
+ * build scatters the ids beside the neighbors and sorts each row by (neighbor, id); the
+ * keyed build appends the id to the key as one more word and sorts by the whole key. Either
+ * way the repeats of an edge lie in input order, so de-duplication keeps the first added,
+ * and a symmetrized edge gives both its entries its id. */
 #define _GNU_SOURCE
 #include "csr_internal.h"
 
@@ -31,10 +37,12 @@ struct burrow_csr_builder {
 	bool finished;
 	int64_t *indptr;        /* result, owned */
 	void *indices;          /* result, owned */
+	int64_t *edge_ids;      /* result with o.edge_ids: [num_edges], owned */
 	/* sort-based build (o.mem_bytes > 0) */
 	bool keyed;
-	int kw;                 /* 64-bit words per key: 1 or 2 */
-	uint64_t *keys;         /* [kcap * kw], owned */
+	int kw;                 /* 64-bit words per edge in a key: 1 or 2 */
+	int kwt;                /* words per key: kw, plus one (the edge id) with o.edge_ids */
+	uint64_t *keys;         /* [kcap * kwt], owned */
 	uint64_t *scratch;      /* radix sort buffer, same size, owned */
 	size_t nkeys, kcap, kmax; /* keys held, allocated, allowed by the budget */
 	int fd;                 /* spill file (already unlinked), -1 when none */
@@ -82,7 +90,8 @@ int burrow_csr_builder_open(burrow_csr_builder **out, int64_t num_nodes, const b
 		const char *dir = spill_dir ? spill_dir : getenv("TMPDIR");
 		b->keyed = true;
 		b->kw = num_nodes > ((int64_t)1 << 32) ? 2 : 1;
-		b->kmax = key_budget(b->o.mem_bytes, b->kw);
+		b->kwt = b->kw + (b->o.edge_ids ? 1 : 0);
+		b->kmax = key_budget(b->o.mem_bytes, b->kwt);
 		b->spill_dir = bw_strdup(dir && *dir ? dir : "/tmp");
 		if (!b->spill_dir) {
 			bw_free(b);
@@ -97,7 +106,8 @@ void bw_csr_builder_force_wide_keys(burrow_csr_builder *b)
 {
 	if (b->keyed && !b->keys) {
 		b->kw = 2;
-		b->kmax = key_budget(b->o.mem_bytes, 2);
+		b->kwt = 2 + (b->o.edge_ids ? 1 : 0);
+		b->kmax = key_budget(b->o.mem_bytes, b->kwt);
 	}
 }
 
@@ -118,6 +128,7 @@ void burrow_csr_builder_close(burrow_csr_builder *b)
 	bw_free(b->dst);
 	bw_free(b->indptr);
 	bw_free(b->indices);
+	bw_free(b->edge_ids);
 	free_keys(b);
 	if (b->fd >= 0)
 		close(b->fd);
@@ -135,6 +146,10 @@ int64_t bw_csr_builder_max_entries(const burrow_csr_builder *b)
 }
 
 int bw_csr_builder_runs(const burrow_csr_builder *b) { return (int)b->nruns; }
+
+bool bw_csr_builder_has_edge_ids(const burrow_csr_builder *b) { return b->o.edge_ids; }
+
+const int64_t *burrow_csr_builder_edge_ids(const burrow_csr_builder *b) { return b->edge_ids; }
 
 int64_t bw_csr_builder_nodes(const burrow_csr_builder *b) { return b->n; }
 
@@ -168,7 +183,7 @@ static int grow_keys(burrow_csr_builder *b, size_t need)
 		cap = b->kmax;
 	if (cap <= b->kcap)
 		return 0;
-	uint64_t *k = bw_realloc(b->keys, cap * (size_t)b->kw * sizeof *k);
+	uint64_t *k = bw_realloc(b->keys, cap * (size_t)b->kwt * sizeof *k);
 	if (!k)
 		return bw_err(BURROW_E_NOMEM, "csr: out of memory for %zu edge keys", cap);
 	b->keys = k;
@@ -189,23 +204,27 @@ int burrow_csr_builder_reserve(burrow_csr_builder *b, size_t n)
 
 static int spill_run(burrow_csr_builder *b);
 static int finish_in_memory(burrow_csr_builder *b, burrow_csr *out);
+static int finish_in_memory_ids(burrow_csr_builder *b, burrow_csr *out);
 static void progress(const burrow_csr_builder *b, const char *phase, uint64_t done, uint64_t total);
 
-/* Append the key of (s, d), spilling a run when the buffer is at the budget. */
-static inline int put_key(burrow_csr_builder *b, uint64_t s, uint64_t d)
+/* Append the key of (s, d), input edge eid, spilling a run when the buffer is at the budget. */
+static inline int put_key(burrow_csr_builder *b, uint64_t s, uint64_t d, uint64_t eid)
 {
 	if (b->nkeys == b->kcap) {
 		int st = b->kcap < b->kmax ? grow_keys(b, b->kcap + 1) : spill_run(b);
 		if (st)
 			return st;
 	}
+	uint64_t *k = b->keys + b->nkeys * (size_t)b->kwt;
 	if (b->kw == 1) {
-		b->keys[b->nkeys++] = s << 32 | d;
+		k[0] = s << 32 | d;
 	} else {
-		b->keys[2 * b->nkeys] = s;
-		b->keys[2 * b->nkeys + 1] = d;
-		b->nkeys++;
+		k[0] = s;
+		k[1] = d;
 	}
+	if (b->kwt > b->kw)
+		k[b->kw] = eid;
+	b->nkeys++;
 	return 0;
 }
 
@@ -224,11 +243,11 @@ int burrow_csr_builder_add(burrow_csr_builder *b, const int64_t *src, const int6
 	if (b->keyed) {
 		const bool sym = b->o.symmetrize, noloop = b->o.drop_self_loops;
 		for (size_t i = 0; i < n; i++) {
-			uint64_t s = (uint64_t)src[i], d = (uint64_t)dst[i];
+			uint64_t s = (uint64_t)src[i], d = (uint64_t)dst[i], eid = (uint64_t)(b->count + i);
 			int st;
 			if (noloop && s == d)
 				continue;
-			if ((st = put_key(b, s, d)) || (sym && (st = put_key(b, d, s))))
+			if ((st = put_key(b, s, d, eid)) || (sym && (st = put_key(b, d, s, eid))))
 				return st;
 		}
 		b->count += n;
@@ -266,9 +285,15 @@ static void progress(const burrow_csr_builder *b, const char *phase, uint64_t do
 
 /* ---------------------------------------------------------------- keyed build: runs */
 
-static inline bool key_lt(const uint64_t *a, const uint64_t *c, int kw)
+/* Keys compare by all their `words` (the edge, then its id); repeats are equal edges. */
+static inline bool key_lt(const uint64_t *a, const uint64_t *c, int words)
 {
-	return kw == 1 ? a[0] < c[0] : (a[0] < c[0] || (a[0] == c[0] && a[1] < c[1]));
+	if (words == 1)
+		return a[0] < c[0];
+	for (int i = 0; i < words; i++)
+		if (a[i] != c[i])
+			return a[i] < c[i];
+	return false;
 }
 
 static inline bool key_eq(const uint64_t *a, const uint64_t *c, int kw)
@@ -280,6 +305,13 @@ static int cmp_key2(const void *x, const void *y)
 {
 	const uint64_t *a = x, *c = y;
 	return a[0] != c[0] ? (a[0] > c[0]) - (a[0] < c[0]) : (a[1] > c[1]) - (a[1] < c[1]);
+}
+
+static int cmp_key3(const void *x, const void *y)
+{
+	const uint64_t *a = x, *c = y;
+	int r = cmp_key2(x, y);
+	return r ? r : (a[2] > c[2]) - (a[2] < c[2]);
 }
 
 /* LSD radix sort of packed keys (src << 32 | dst) whose ids have `bits` significant
@@ -325,16 +357,17 @@ static uint64_t *radix_sort(uint64_t *a, uint64_t *tmp, size_t n, int bits, int 
 	return a;
 }
 
-/* Sort b's buffered keys (and drop repeats when asked); returns how many remain. */
+/* Sort b's buffered keys (and drop repeats when asked, the first of each kept); returns how
+ * many remain. */
 static int sort_keys(burrow_csr_builder *b, size_t *kept)
 {
-	const int kw = b->kw;
+	const int kw = b->kw, kwt = b->kwt;
 	const size_t n = b->nkeys;
 	int st = 0;
 	*kept = n;
 	if (n < 2)
 		return 0;
-	if (kw == 1) {
+	if (kwt == 1) {
 		int bits = 1;
 		while (bits < 32 && ((uint64_t)1 << bits) < (uint64_t)b->n)
 			bits++;
@@ -348,14 +381,14 @@ static int sort_keys(burrow_csr_builder *b, size_t *kept)
 			b->keys = r;
 		}
 	} else {
-		qsort(b->keys, n, 2 * sizeof(uint64_t), cmp_key2);
+		qsort(b->keys, n, (size_t)kwt * sizeof(uint64_t), kwt == 2 ? cmp_key2 : cmp_key3);
 	}
 	if (b->o.drop_duplicates) {
 		size_t k = 1;
 		for (size_t i = 1; i < n; i++)
-			if (!key_eq(b->keys + i * kw, b->keys + (k - 1) * kw, kw)) {
+			if (!key_eq(b->keys + i * kwt, b->keys + (k - 1) * kwt, kw)) {
 				if (k != i)
-					memcpy(b->keys + k * kw, b->keys + i * kw, (size_t)kw * sizeof(uint64_t));
+					memcpy(b->keys + k * kwt, b->keys + i * kwt, (size_t)kwt * sizeof(uint64_t));
 				k++;
 			}
 		*kept = k;
@@ -405,7 +438,7 @@ static int spill_run(burrow_csr_builder *b)
 	if (!st && b->fd < 0)
 		st = open_spill(b, &b->fd);
 	if (!st)
-		st = bw_write_all(b->fd, b->keys, kept * (size_t)b->kw * sizeof(uint64_t), b->spill_name);
+		st = bw_write_all(b->fd, b->keys, kept * (size_t)b->kwt * sizeof(uint64_t), b->spill_name);
 	if (!st)
 		st = add_run(&b->runs, &b->nruns, &b->runs_cap, b->spill_keys, (int64_t)kept);
 	if (st)
@@ -425,13 +458,13 @@ typedef struct key_out {
 
 typedef struct run_rd {
 	int64_t next, end;      /* keys of the run still in the file: [next, end) */
-	uint64_t *buf;          /* [cap * kw] */
+	uint64_t *buf;          /* [cap * kwt] */
 	size_t pos, fill, cap;  /* in keys */
 } run_rd;
 
 static int rd_fill(const burrow_csr_builder *b, int fd, run_rd *r)
 {
-	const size_t kb = (size_t)b->kw * sizeof(uint64_t);
+	const size_t kb = (size_t)b->kwt * sizeof(uint64_t);
 	size_t m = (size_t)BW_MIN((int64_t)r->cap, r->end - r->next);
 	int st = bw_pread_all(fd, r->buf, m * kb, r->next * (int64_t)kb, b->spill_name);
 	r->next += (int64_t)m;
@@ -445,13 +478,13 @@ static int rd_fill(const burrow_csr_builder *b, int fd, run_rd *r)
 static int merge_runs(burrow_csr_builder *b, int fd, const bw_run *runs, size_t k, size_t buf_keys,
 		      const key_out *out, uint64_t *merged, uint64_t total)
 {
-	const int kw = b->kw;
+	const int kw = b->kw, kwt = b->kwt;
 	const bool uniq = b->o.drop_duplicates;
 	const size_t OUTN = 1 << 16;
 	run_rd *rd = bw_calloc(k, sizeof *rd);
 	size_t *heap = bw_malloc(k * sizeof *heap);
-	uint64_t *obuf = bw_malloc(OUTN * (size_t)kw * sizeof *obuf);
-	uint64_t last[2] = {0, 0};
+	uint64_t *obuf = bw_malloc(OUTN * (size_t)kwt * sizeof *obuf);
+	uint64_t last[3] = {0, 0, 0};
 	bool have_last = false;
 	size_t nh = 0, no = 0;
 	int st = 0;
@@ -462,7 +495,7 @@ static int merge_runs(burrow_csr_builder *b, int fd, const bw_run *runs, size_t 
 	}
 	for (size_t i = 0; i < k; i++) {
 		rd[i] = (run_rd){.next = runs[i].off, .end = runs[i].off + runs[i].n, .cap = buf_keys};
-		if (!(rd[i].buf = bw_malloc(buf_keys * (size_t)kw * sizeof(uint64_t)))) {
+		if (!(rd[i].buf = bw_malloc(buf_keys * (size_t)kwt * sizeof(uint64_t)))) {
 			st = BURROW_E_NOMEM;
 			goto out_free;
 		}
@@ -475,7 +508,7 @@ static int merge_runs(burrow_csr_builder *b, int fd, const bw_run *runs, size_t 
 		heap[j] = i;
 		while (j > 0) {
 			size_t p = (j - 1) / 2;
-			if (!key_lt(rd[heap[j]].buf, rd[heap[p]].buf, kw))
+			if (!key_lt(rd[heap[j]].buf, rd[heap[p]].buf, kwt))
 				break;
 			size_t t = heap[p];
 			heap[p] = heap[j];
@@ -485,10 +518,10 @@ static int merge_runs(burrow_csr_builder *b, int fd, const bw_run *runs, size_t 
 	}
 	while (nh > 0) {
 		run_rd *r = &rd[heap[0]];
-		const uint64_t *key = r->buf + r->pos * kw;
+		const uint64_t *key = r->buf + r->pos * kwt;
 		if (!uniq || !have_last || !key_eq(key, last, kw)) {
-			memcpy(obuf + no * kw, key, (size_t)kw * sizeof *key);
-			memcpy(last, key, (size_t)kw * sizeof *key);
+			memcpy(obuf + no * kwt, key, (size_t)kwt * sizeof *key);
+			memcpy(last, key, (size_t)kwt * sizeof *key);
 			have_last = true;
 			if (++no == OUTN) {
 				if ((st = out->put(out->ctx, obuf, no)))
@@ -508,10 +541,10 @@ static int merge_runs(burrow_csr_builder *b, int fd, const bw_run *runs, size_t 
 		size_t j = 0;
 		for (;;) {
 			size_t l = 2 * j + 1, m = j;
-			if (l < nh && key_lt(rd[heap[l]].buf + rd[heap[l]].pos * kw, rd[heap[m]].buf + rd[heap[m]].pos * kw, kw))
+			if (l < nh && key_lt(rd[heap[l]].buf + rd[heap[l]].pos * kwt, rd[heap[m]].buf + rd[heap[m]].pos * kwt, kwt))
 				m = l;
 			if (l + 1 < nh &&
-			    key_lt(rd[heap[l + 1]].buf + rd[heap[l + 1]].pos * kw, rd[heap[m]].buf + rd[heap[m]].pos * kw, kw))
+			    key_lt(rd[heap[l + 1]].buf + rd[heap[l + 1]].pos * kwt, rd[heap[m]].buf + rd[heap[m]].pos * kwt, kwt))
 				m = l + 1;
 			if (m == j)
 				break;
@@ -543,7 +576,7 @@ static int file_put(void *ctx, const uint64_t *keys, size_t n)
 {
 	file_out *f = ctx;
 	f->keys += (int64_t)n;
-	return bw_write_all(f->fd, keys, n * (size_t)f->b->kw * sizeof *keys, f->b->spill_name);
+	return bw_write_all(f->fd, keys, n * (size_t)f->b->kwt * sizeof *keys, f->b->spill_name);
 }
 
 #define RUN_BUF_MIN ((size_t)4 << 10)  /* bytes of read buffer per run, at least */
@@ -554,7 +587,7 @@ static int file_put(void *ctx, const uint64_t *keys, size_t n)
  * more runs than the budget gives read buffers for, then all at once. */
 static int merge_all(burrow_csr_builder *b, const key_out *out)
 {
-	const size_t kb = (size_t)b->kw * sizeof(uint64_t);
+	const size_t kb = (size_t)b->kwt * sizeof(uint64_t);
 	size_t fanin = b->o.mem_bytes / RUN_BUF_MIN;
 	fanin = fanin < 2 ? 2 : fanin > MAX_FANIN ? MAX_FANIN : fanin;
 	int st = 0;
@@ -599,21 +632,33 @@ static int merge_all(burrow_csr_builder *b, const key_out *out)
 typedef struct emitter {
 	const bw_csr_sink *sink;
 	int64_t n, row, count;  /* rows whose offset is out: [0, row); entries so far */
-	int width, kw;
+	int width, kw, kwt;
 	int64_t *ip;            /* [EMIT_N] */
 	void *ix;               /* [EMIT_N] of width */
+	int64_t *ex;            /* [EMIT_N] the entries' edge ids, beside ix; NULL when not wanted */
 	size_t nip, nix;
 } emitter;
 
 #define EMIT_N ((size_t)1 << 16)
+
+/* The buffered indices (and their edge ids) to the sink. */
+static int emit_ids(emitter *e)
+{
+	int st = e->sink->indices(e->sink->user, e->ix, e->nix);
+	if (!st && e->ex)
+		st = e->sink->edge_ids(e->sink->user, e->ex, e->nix);
+	if (!st)
+		e->nix = 0;
+	return st;
+}
 
 static int emit_flush(emitter *e)
 {
 	int st = 0;
 	if (e->nip && !(st = e->sink->indptr(e->sink->user, e->ip, e->nip)))
 		e->nip = 0;
-	if (!st && e->nix && !(st = e->sink->indices(e->sink->user, e->ix, e->nix)))
-		e->nix = 0;
+	if (!st && e->nix)
+		st = emit_ids(e);
 	return st;
 }
 
@@ -638,16 +683,15 @@ static int emit_put(void *ctx, const uint64_t *keys, size_t n)
 	emitter *e = ctx;
 	int st;
 	for (size_t i = 0; i < n; i++) {
-		const uint64_t *k = keys + i * (size_t)e->kw;
+		const uint64_t *k = keys + i * (size_t)e->kwt;
 		int64_t s = e->kw == 1 ? (int64_t)(k[0] >> 32) : (int64_t)k[0];
 		int64_t d = e->kw == 1 ? (int64_t)(k[0] & 0xffffffffu) : (int64_t)k[1];
 		if (s >= e->row && (st = emit_rows(e, s + 1)))
 			return st;
-		if (e->nix == EMIT_N) {
-			if ((st = e->sink->indices(e->sink->user, e->ix, e->nix)))
-				return st;
-			e->nix = 0;
-		}
+		if (e->nix == EMIT_N && (st = emit_ids(e)))
+			return st;
+		if (e->ex)
+			e->ex[e->nix] = (int64_t)k[e->kw];
 		if (e->width == 4)
 			((int32_t *)e->ix)[e->nix++] = (int32_t)d;
 		else
@@ -661,13 +705,15 @@ static int emit_put(void *ctx, const uint64_t *keys, size_t n)
  * spilled, else spill it as the last run and merge all runs. */
 static int keyed_stream(burrow_csr_builder *b, const bw_csr_sink *sink, int64_t *num_edges)
 {
-	emitter e = {.sink = sink, .n = b->n, .width = b->n < ((int64_t)1 << 31) ? 4 : 8, .kw = b->kw};
+	emitter e = {.sink = sink, .n = b->n, .width = b->n < ((int64_t)1 << 31) ? 4 : 8, .kw = b->kw, .kwt = b->kwt};
 	key_out out = {emit_put, &e};
+	const bool want_ids = b->kwt > b->kw && sink->edge_ids;
 	int st = 0;
 
 	e.ip = bw_malloc(EMIT_N * sizeof *e.ip);
 	e.ix = bw_malloc(EMIT_N * (size_t)e.width);
-	if (!e.ip || !e.ix) {
+	e.ex = want_ids ? bw_malloc(EMIT_N * sizeof *e.ex) : NULL;
+	if (!e.ip || !e.ix || (want_ids && !e.ex)) {
 		st = BURROW_E_NOMEM;
 		goto out_free;
 	}
@@ -680,7 +726,7 @@ static int keyed_stream(burrow_csr_builder *b, const bw_csr_sink *sink, int64_t 
 		bw_free(b->scratch);
 		b->scratch = NULL;
 		for (size_t i = 0; i < kept && !st; i += EMIT_N)
-			st = emit_put(&e, b->keys + i * (size_t)b->kw, BW_MIN(EMIT_N, kept - i));
+			st = emit_put(&e, b->keys + i * (size_t)b->kwt, BW_MIN(EMIT_N, kept - i));
 	} else {
 		if (b->nkeys && (st = spill_run(b)))
 			goto out_free;
@@ -700,6 +746,7 @@ out_free:
 	}
 	bw_free(e.ip);
 	bw_free(e.ix);
+	bw_free(e.ex);
 	return st;
 }
 
@@ -707,7 +754,8 @@ out_free:
 typedef struct mem_sink {
 	int64_t *indptr;
 	char *indices;
-	size_t nip, nix, cap;   /* cap: entries the indices array holds */
+	int64_t *eids;          /* [cap] with edge ids, else NULL */
+	size_t nip, nix, nex, cap; /* cap: entries the indices array holds */
 	int width;
 } mem_sink;
 
@@ -728,17 +776,29 @@ static int mem_indices(void *user, const void *ids, size_t n)
 	return 0;
 }
 
+static int mem_edge_ids(void *user, const int64_t *eids, size_t n)
+{
+	mem_sink *m = user;
+	BW_ASSERT(m->nex + n <= m->cap);
+	memcpy(m->eids + m->nex, eids, n * sizeof *eids);
+	m->nex += n;
+	return 0;
+}
+
 static int keyed_finish(burrow_csr_builder *b, burrow_csr *out)
 {
 	const int width = b->n < ((int64_t)1 << 31) ? 4 : 8;
+	const bool ids = b->o.edge_ids;
 	mem_sink m = {.width = width, .cap = (size_t)b->spill_keys + b->nkeys};
-	bw_csr_sink sink = {mem_indptr, mem_indices, &m};
+	bw_csr_sink sink = {.indptr = mem_indptr, .indices = mem_indices, .user = &m,
+			    .edge_ids = ids ? mem_edge_ids : NULL};
 	int64_t ne = 0;
 	int st;
 
 	m.indptr = bw_malloc(((size_t)b->n + 1) * sizeof *m.indptr);
 	m.indices = bw_malloc((m.cap ? m.cap : 1) * (size_t)width);
-	if (!m.indptr || !m.indices) {
+	m.eids = ids ? bw_malloc((m.cap ? m.cap : 1) * sizeof *m.eids) : NULL;
+	if (!m.indptr || !m.indices || (ids && !m.eids)) {
 		st = BURROW_E_NOMEM;
 		goto fail;
 	}
@@ -748,9 +808,13 @@ static int keyed_finish(burrow_csr_builder *b, burrow_csr *out)
 		void *shrunk = bw_realloc(m.indices, (size_t)(ne ? ne : 1) * (size_t)width);
 		if (shrunk)
 			m.indices = shrunk;
+		int64_t *e2 = ids ? bw_realloc(m.eids, (size_t)(ne ? ne : 1) * sizeof *e2) : NULL;
+		if (e2)
+			m.eids = e2;
 	}
 	b->indptr = m.indptr;
 	b->indices = m.indices;
+	b->edge_ids = m.eids;
 	out->num_nodes = b->n;
 	out->num_edges = ne;
 	out->indptr = b->indptr;
@@ -760,6 +824,7 @@ static int keyed_finish(burrow_csr_builder *b, burrow_csr *out)
 fail:
 	bw_free(m.indptr);
 	bw_free(m.indices);
+	bw_free(m.eids);
 	return st;
 }
 
@@ -780,15 +845,20 @@ int bw_csr_builder_stream(burrow_csr_builder *b, const bw_csr_sink *sink, int64_
 	const size_t chunk = (size_t)1 << 20;
 	for (int64_t i = 0; !st && i <= g.num_nodes; i += (int64_t)chunk)
 		st = sink->indptr(sink->user, g.indptr + i, (size_t)BW_MIN((int64_t)chunk, g.num_nodes + 1 - i));
-	for (int64_t i = 0; !st && i < g.num_edges; i += (int64_t)chunk)
-		st = sink->indices(sink->user, (const char *)g.indices + i * g.index_width,
-				   (size_t)BW_MIN((int64_t)chunk, g.num_edges - i));
+	for (int64_t i = 0; !st && i < g.num_edges; i += (int64_t)chunk) {
+		const size_t m = (size_t)BW_MIN((int64_t)chunk, g.num_edges - i);
+		st = sink->indices(sink->user, (const char *)g.indices + i * g.index_width, m);
+		if (!st && b->edge_ids && sink->edge_ids)
+			st = sink->edge_ids(sink->user, b->edge_ids + i, m);
+	}
 	if (!st)
 		*num_edges = g.num_edges;
 	bw_free(b->indptr);
 	bw_free(b->indices);
+	bw_free(b->edge_ids);
 	b->indptr = NULL;
 	b->indices = NULL;
+	b->edge_ids = NULL;
 	return st;
 }
 
@@ -801,7 +871,110 @@ int burrow_csr_builder_finish(burrow_csr_builder *b, burrow_csr *out)
 		b->finished = true;
 		return keyed_finish(b, out);
 	}
-	return finish_in_memory(b, out);
+	return b->o.edge_ids ? finish_in_memory_ids(b, out) : finish_in_memory(b, out);
+}
+
+/* ---------------------------------------------------------------- in memory, with edge ids */
+
+/* A CSR entry and the input edge it came from. */
+typedef struct id_pair {
+	int64_t v, eid;
+} id_pair;
+
+static int cmp_pair(const void *x, const void *y)
+{
+	const id_pair *a = x, *c = y;
+	return a->v != c->v ? (a->v > c->v) - (a->v < c->v) : (a->eid > c->eid) - (a->eid < c->eid);
+}
+
+/* Row offsets of b's edges (loops dropped when asked, both directions when symmetrizing)
+ * into indptr[N + 1], and the entries as (neighbor, edge id) pairs scattered into rows. */
+static int scatter_pairs(burrow_csr_builder *b, int64_t *indptr, id_pair **out)
+{
+	const int64_t n = b->n;
+	const bool sym = b->o.symmetrize, noloop = b->o.drop_self_loops;
+	for (size_t i = 0; i < b->count; i++) {
+		if (noloop && b->src[i] == b->dst[i])
+			continue;
+		indptr[b->src[i] + 1]++;
+		if (sym)
+			indptr[b->dst[i] + 1]++;
+	}
+	for (int64_t v = 0; v < n; v++)
+		indptr[v + 1] += indptr[v];
+	id_pair *pairs = bw_malloc((size_t)(indptr[n] ? indptr[n] : 1) * sizeof *pairs);
+	int64_t *cursor = bw_malloc((size_t)(n ? n : 1) * sizeof *cursor);
+	if (!pairs || !cursor) {
+		bw_free(pairs);
+		bw_free(cursor);
+		return bw_err(BURROW_E_NOMEM, "csr: out of memory for %lld entries with their edge ids",
+			      (long long)indptr[n]);
+	}
+	memcpy(cursor, indptr, (size_t)n * sizeof *cursor);
+	for (size_t i = 0; i < b->count; i++) {
+		const int64_t s = b->src[i], d = b->dst[i];
+		if (noloop && s == d)
+			continue;
+		pairs[cursor[s]++] = (id_pair){d, (int64_t)i};
+		if (sym)
+			pairs[cursor[d]++] = (id_pair){s, (int64_t)i};
+	}
+	bw_free(cursor);
+	*out = pairs;
+	return 0;
+}
+
+/* The in-memory build with edge ids: rows sorted by (neighbor, edge id), so that of
+ * repeated entries the first added is kept; then split into indices and edge ids. */
+static int finish_in_memory_ids(burrow_csr_builder *b, burrow_csr *out)
+{
+	const int64_t n = b->n;
+	const int width = n < ((int64_t)1 << 31) ? 4 : 8;
+	const bool uniq = b->o.drop_duplicates;
+	id_pair *pairs = NULL;
+	int st;
+
+	b->finished = true;
+	int64_t *indptr = bw_calloc((size_t)n + 1, sizeof *indptr);
+	if (!indptr)
+		return BURROW_E_NOMEM;
+	if ((st = scatter_pairs(b, indptr, &pairs)))
+		goto out_free;
+	bw_free(b->src);
+	bw_free(b->dst);
+	b->src = b->dst = NULL;
+	b->cap = 0;
+	int64_t k = 0;
+	for (int64_t v = 0; v < n; v++) { /* sort, de-duplicate and compact each row */
+		const int64_t lo = indptr[v], len = indptr[v + 1] - lo;
+		qsort(pairs + lo, (size_t)len, sizeof *pairs, cmp_pair);
+		indptr[v] = k;
+		for (int64_t j = lo; j < lo + len; j++)
+			if (!uniq || j == lo || pairs[j].v != pairs[j - 1].v)
+				pairs[k++] = pairs[j];
+	}
+	indptr[n] = k;
+	b->indices = bw_malloc((size_t)(k ? k : 1) * (size_t)width);
+	b->edge_ids = bw_malloc((size_t)(k ? k : 1) * sizeof *b->edge_ids);
+	if (!b->indices || !b->edge_ids) {
+		st = BURROW_E_NOMEM;
+		goto out_free;
+	}
+	for (int64_t j = 0; j < k; j++) {
+		if (width == 4)
+			((int32_t *)b->indices)[j] = (int32_t)pairs[j].v;
+		else
+			((int64_t *)b->indices)[j] = pairs[j].v;
+		b->edge_ids[j] = pairs[j].eid;
+	}
+	b->indptr = indptr;
+	indptr = NULL;
+	*out = (burrow_csr){.num_nodes = n, .num_edges = k, .indptr = b->indptr, .indices = b->indices,
+			    .index_width = width};
+out_free:
+	bw_free(pairs);
+	bw_free(indptr);
+	return st;
 }
 
 /* The in-memory build: count degrees, scatter into rows, sort each row. */

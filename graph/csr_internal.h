@@ -11,6 +11,9 @@ typedef struct bw_csr_sink {
 	int (*indptr)(void *user, const int64_t *offs, size_t n); /* [n] borrowed for the call */
 	int (*indices)(void *user, const void *ids, size_t n);   /* [n] ids of the CSR's width */
 	void *user;
+	/* with opts.edge_ids: [n] the input edge of each entry, in the order of the indices (the
+	 * two streams interleave); NULL: not wanted */
+	int (*edge_ids)(void *user, const int64_t *eids, size_t n);
 } bw_csr_sink;
 
 /* Finish b into sink. When b spilled, this merges the runs from disk in bounded
@@ -21,6 +24,9 @@ int bw_csr_builder_stream(burrow_csr_builder *b, const bw_csr_sink *sink, int64_
 /* An upper bound on the entries the CSR will have (what was added, doubled when
  * symmetrizing), for sizing an output before the exact count is known. */
 int64_t bw_csr_builder_max_entries(const burrow_csr_builder *b);
+
+/* Does b record each entry's input edge (opts.edge_ids)? */
+bool bw_csr_builder_has_edge_ids(const burrow_csr_builder *b);
 
 /* The builder's node count N. */
 int64_t bw_csr_builder_nodes(const burrow_csr_builder *b);

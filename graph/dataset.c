@@ -5,11 +5,13 @@
 #define _GNU_SOURCE
 #include "dataset_internal.h"
 #include "csr_internal.h"
+#include "../core/half.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -30,6 +32,9 @@ struct burrow_dataset {
 	bw_npy_map indptr_m, indices_m, labels_m, split_m[3];
 	bw_typed *typed;        /* a version-2 dataset's typed graph (hetero.c), owned; NULL for version 1 */
 	bw_esplit *esplit;      /* a link dataset's edge splits (edgesplit.c), owned; NULL when none */
+	/* edge features */
+	char *edge_feat_path;   /* owned; NULL when none */
+	int64_t edge_feat_offset;
 };
 
 /* A non-negative integer member of a JSON object. */
@@ -122,6 +127,74 @@ static int parse_tasks(const cJSON *j, burrow_dataset_info *in, const char *path
 	return 0;
 }
 
+/* meta.json's "edge_feat_dim" and "edge_feat_dtype" (both absent: no edge features). */
+static int parse_edge_meta(burrow_dataset_info *in, const cJSON *j, const char *path)
+{
+	int st;
+	in->edge_feat_dim = 0;
+	in->edge_feat_dtype = BURROW_DTYPE_F32;
+	if (!cJSON_GetObjectItemCaseSensitive(j, "edge_feat_dim"))
+		return 0;
+	if ((st = json_int(j, "edge_feat_dim", &in->edge_feat_dim, path)))
+		return st;
+	if (in->edge_feat_dim > BW_MAX_FEAT_DIM)
+		return bw_err(BURROW_E_FORMAT, "%s: \"edge_feat_dim\" %lld is more than the %d Burrow accepts", path,
+			      (long long)in->edge_feat_dim, BW_MAX_FEAT_DIM);
+	if (in->edge_feat_dim == 0)
+		return 0;
+	const cJSON *fd = cJSON_GetObjectItemCaseSensitive(j, "edge_feat_dtype");
+	in->edge_feat_dtype = cJSON_IsString(fd) ? burrow_dtype_parse(fd->valuestring) : BURROW_DTYPE_INVALID;
+	if (in->edge_feat_dtype != BURROW_DTYPE_F32 && in->edge_feat_dtype != BURROW_DTYPE_F16)
+		return bw_err(BURROW_E_FORMAT, "%s: \"edge_feat_dtype\" must be \"float32\" or \"float16\"", path);
+	return 0;
+}
+
+/* edge_features.npy's header against meta.json: [num_edges, edge_feat_dim] of its dtype. */
+static int open_edge_features(burrow_dataset *ds)
+{
+	const burrow_dataset_info *in = &ds->info;
+	bw_npy h;
+	int st;
+	if (in->edge_feat_dim == 0)
+		return 0;
+	if (!(ds->edge_feat_path = bw_path_join(ds->dir, "edge_features.npy")))
+		return BURROW_E_NOMEM;
+	const int64_t shape[2] = {in->num_edges, in->edge_feat_dim};
+	if ((st = bw_npy_open(ds->edge_feat_path, &h, NULL)) ||
+	    (st = expect_array(ds->edge_feat_path, &h, in->edge_feat_dtype, 2, shape)))
+		return st;
+	ds->edge_feat_offset = h.data_offset;
+	return 0;
+}
+
+/* Every value of edge_features.npy finite (mapped, read once in pieces that are unmapped as
+ * they are done). The message names the first entry (CSR position) and column that is not. */
+static int verify_edge_features(const burrow_dataset *ds)
+{
+	const burrow_dataset_info *in = &ds->info;
+	bw_npy h;
+	bw_npy_map m;
+	if (!in->edge_feat_dim)
+		return 0;
+	int st = bw_npy_mmap(ds->edge_feat_path, &h, &m);
+	if (st)
+		return st;
+	const int64_t n = in->num_edges * in->edge_feat_dim;
+	int64_t bad = n;
+#pragma omp parallel for schedule(static) reduction(min : bad)
+	for (int64_t i = 0; i < n; i++) {
+		const float x = in->edge_feat_dtype == BURROW_DTYPE_F16 ? bw_f16_to_f32(((const uint16_t *)m.data)[i])
+									: ((const float *)m.data)[i];
+		if (!isfinite(x) && i < bad)
+			bad = i;
+	}
+	if (bad < n)
+		st = bw_err(BURROW_E_FORMAT, "%s: entry %lld, column %lld is not finite", ds->edge_feat_path,
+			    (long long)(bad / in->edge_feat_dim), (long long)(bad % in->edge_feat_dim));
+	bw_npy_unmap(&m);
+	return st;
+}
+
 static int parse_meta(burrow_dataset *ds, const char *path, const char *text)
 {
 	burrow_dataset_info *in = &ds->info;
@@ -208,6 +281,8 @@ static int parse_meta(burrow_dataset *ds, const char *path, const char *text)
 		    (st = json_int(splits, bw_split_names[i], counts[i], path)))
 			goto out;
 	}
+	if ((st = parse_edge_meta(in, j, path)))
+		goto out;
 	const cJSON *es = cJSON_GetObjectItemCaseSensitive(j, "edge_split");
 	if (es && (st = bw_esplit_open(&ds->esplit, ds->dir, path, es, in->num_nodes)))
 		goto out;
@@ -525,6 +600,8 @@ int burrow_dataset_open(burrow_dataset **out, const char *dir)
 			goto fail;
 		ds->features_offset = h.data_offset;
 	}
+	if ((st = open_edge_features(ds)))
+		goto fail;
 	if (in->num_classes > 0) {
 		shape[0] = n;
 		if ((st = map_array(ds, "labels.npy", &ds->labels_m, BURROW_DTYPE_I32, 1, shape)))
@@ -572,6 +649,7 @@ void burrow_dataset_close(burrow_dataset *ds)
 	bw_free(ds->name);
 	bw_free(ds->source_json); /* from cJSON (hooked to bw_malloc) or bw_strdup */
 	bw_free(ds->features_path);
+	bw_free(ds->edge_feat_path);
 	bw_typed_close(ds->typed);
 	bw_esplit_close(ds->esplit);
 	bw_free(ds);
@@ -639,6 +717,8 @@ int burrow_dataset_verify(const burrow_dataset *ds)
 	if (ds->typed)
 		return bw_typed_verify(ds->typed);
 	int st = validate(ds); /* again: the files may have changed since open */
+	if (!st)
+		st = verify_edge_features(ds);
 	return st || !ds->esplit ? st : bw_esplit_verify(ds->esplit);
 }
 
@@ -654,6 +734,9 @@ int burrow_dataset_edge_split(const burrow_dataset *ds, int split, burrow_edge_s
 	bw_esplit_get(ds->esplit, split, out);
 	return 0;
 }
+
+const char *burrow_dataset_edge_features_path(const burrow_dataset *ds) { return ds->edge_feat_path; }
+int64_t burrow_dataset_edge_features_offset(const burrow_dataset *ds) { return ds->edge_feat_offset; }
 
 int64_t bw_resident_file_bytes(void)
 {
@@ -717,7 +800,7 @@ int64_t burrow_dataset_disk_bytes(const burrow_dataset *ds)
 {
 	static const char *const files[] = {"meta.json",	  "indptr.npy",		"indices.npy",
 					    "features.npy",	  "labels.npy",		"split/train.npy",
-					    "split/valid.npy", "split/test.npy"};
+					    "split/valid.npy", "split/test.npy", "edge_features.npy"};
 	int64_t total = 0;
 	if (ds->typed)
 		return bw_typed_disk_bytes(ds->typed);

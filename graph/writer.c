@@ -3,10 +3,14 @@
 #define _GNU_SOURCE
 #include "csr_internal.h"
 #include "dataset_internal.h"
+#include "../core/half.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <math.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -59,6 +63,11 @@ struct burrow_writer {
 	burrow_csr_builder *rb; /* the open relation's edges (row = dst), owned; NULL when none */
 	bool made_rel_dir, made_feat_dir;
 	cJSON *extra;           /* meta.json's parts beyond the base layout (bw_writer_meta_add), owned */
+	/* edge features: the graph's entries' input edges (a builder with opts.edge_ids), raw int64
+	 * in the temporary directory until burrow_writer_put_edge_features gathers by them */
+	char *eid_path;         /* owned; NULL when none */
+	int64_t edge_feat_dim;  /* 0 until edge_features.npy is written */
+	burrow_dtype edge_feat_dtype;
 };
 
 /* Errors inside the temporary directory are reported under the final directory's name,
@@ -156,6 +165,7 @@ void burrow_writer_abort(burrow_writer *w)
 	if (w->tmp)
 		bw_rm_rf(w->tmp);
 	bw_tmp_drop(w->tmp_reg);
+	bw_free(w->eid_path);
 	bw_free(w->dir);
 	bw_free(w->tmp);
 	bw_free(w->name);
@@ -274,6 +284,8 @@ int bw_writer_graph_end(burrow_writer *w)
  * rows + 1 offsets are written (the rows past the dst count are empty), and its 64-bit ids
  * are narrowed when the src type's count takes 32. */
 typedef struct graph_sink {
+	int eid_fd;            /* the entries' edge ids go here (raw int64), -1: not wanted */
+	const char *eid_path;
 	bw_npy_writer indptr;
 	bw_atomic_file ix;
 	char *buf;             /* write buffer for indices.npy, [GBUF] */
@@ -333,6 +345,12 @@ static int sink_indices(void *user, const void *ids, size_t n)
 	return 0;
 }
 
+static int sink_edge_ids(void *user, const int64_t *eids, size_t n)
+{
+	graph_sink *g = user;
+	return bw_write_all(g->eid_fd, eids, n * sizeof *eids, g->eid_path);
+}
+
 /* Write the final header of indices.npy, moving the data when the header shrank. */
 static int finish_indices(graph_sink *g)
 {
@@ -363,10 +381,11 @@ static int finish_indices(graph_sink *g)
 /* Finish b into the temporary directory's rel_indptr (rows + 1 offsets) and rel_indices
  * (ids of `width` bytes); *num_edges gets the entries. */
 static int stream_builder(burrow_writer *w, burrow_csr_builder *b, const char *rel_indptr, const char *rel_indices,
-			  int64_t rows, int width, int64_t *num_edges)
+			  int64_t rows, int width, int64_t *num_edges, int eid_fd, const char *eid_path)
 {
-	graph_sink g = {.ix = {.fd = -1}, .offs_left = rows + 1, .width = width};
-	bw_csr_sink sink = {sink_indptr, sink_indices, &g};
+	graph_sink g = {.ix = {.fd = -1}, .offs_left = rows + 1, .width = width, .eid_fd = eid_fd, .eid_path = eid_path};
+	bw_csr_sink sink = {.indptr = sink_indptr, .indices = sink_indices, .user = &g,
+			    .edge_ids = eid_fd >= 0 ? sink_edge_ids : NULL};
 	char *pp = NULL, *pi = NULL, hdr[BW_NPY_FEATURE_ALIGN];
 	int64_t ne = 0, np1 = rows + 1;
 	int st;
@@ -407,6 +426,15 @@ out_free:
 	return st;
 }
 
+/* The file the graph's entries' edge ids go to, in the temporary directory. */
+static int open_edge_ids(burrow_writer *w, int *fd)
+{
+	if (!w->eid_path && !(w->eid_path = tmp_path(w, ".edge_ids.tmp")))
+		return BURROW_E_NOMEM;
+	*fd = open(w->eid_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	return *fd < 0 ? bw_err_errno(errno, w->eid_path, "create") : 0;
+}
+
 static int w_put_builder(burrow_writer *w, burrow_csr_builder *b, bool symmetric)
 {
 	const int64_t n = bw_csr_builder_nodes(b);
@@ -420,7 +448,14 @@ static int w_put_builder(burrow_writer *w, burrow_csr_builder *b, bool symmetric
 			      w->dir);
 	if ((st = set_nodes(w, n, "the graph")))
 		return st;
-	if ((st = stream_builder(w, b, "indptr.npy", "indices.npy", n, n < ((int64_t)1 << 31) ? 4 : 8, &ne)))
+	int eid_fd = -1;
+	if (bw_csr_builder_has_edge_ids(b) && (st = open_edge_ids(w, &eid_fd)))
+		return st;
+	st = stream_builder(w, b, "indptr.npy", "indices.npy", n, n < ((int64_t)1 << 31) ? 4 : 8, &ne, eid_fd,
+			    w->eid_path);
+	if (eid_fd >= 0 && close(eid_fd) != 0 && !st)
+		st = bw_err_errno(errno, w->eid_path, "close");
+	if (st)
 		return st;
 	w->have_graph = true;
 	w->num_edges = ne;
@@ -710,7 +745,7 @@ static int w_relation_end(burrow_writer *w)
 		snprintf(ix, sizeof ix, "relations/%s/indices.npy", r->dir);
 		const int64_t ns = w->types[r->src].num_nodes;
 		st = stream_builder(w, w->rb, ip, ix, w->types[r->dst].num_nodes, ns < ((int64_t)1 << 31) ? 4 : 8,
-				    &r->num_edges);
+				    &r->num_edges, -1, NULL);
 	}
 	burrow_csr_builder_close(w->rb);
 	w->rb = NULL;
@@ -862,6 +897,15 @@ out:
 	return st;
 }
 
+/* meta.json's "edge_feat_dim" and "edge_feat_dtype", when edge_features.npy was written. */
+static void meta_edge_features(const burrow_writer *w, cJSON *j)
+{
+	if (!w->edge_feat_dim)
+		return;
+	cJSON_AddNumberToObject(j, "edge_feat_dim", (double)w->edge_feat_dim);
+	cJSON_AddStringToObject(j, "edge_feat_dtype", burrow_dtype_name(w->edge_feat_dtype));
+}
+
 /* Errors name the temporary directory (REBASE gives them the final name). */
 static int write_meta(burrow_writer *w)
 {
@@ -879,6 +923,7 @@ static int write_meta(burrow_writer *w)
 	if (w->num_tasks)
 		cJSON_AddNumberToObject(j, "num_tasks", w->num_tasks);
 	cJSON_AddBoolToObject(j, "symmetric", w->symmetric);
+	meta_edge_features(w, j);
 	cJSON *splits = cJSON_AddObjectToObject(j, "splits");
 	for (int i = 0; splits && i < 3; i++)
 		cJSON_AddNumberToObject(splits, bw_split_names[i], (double)w->split_n[i]);
@@ -943,6 +988,8 @@ int burrow_writer_commit(burrow_writer *w)
 		st = bw_err(BURROW_E_INVAL, "%s: features.npy was not ended", w->dir);
 	else if (w->graph_state == 1)
 		st = bw_err(BURROW_E_INVAL, "%s: indices.npy was not ended", w->dir);
+	if (!st && w->eid_path) /* edge ids nobody gathered by: not part of the dataset */
+		(void)unlink(w->eid_path);
 	if (st || (st = REBASE(w, w->num_types ? write_meta_typed(w) : write_meta(w))) || (st = bw_fsync_dir(w->tmp)))
 		goto fail;
 	if (w->num_types && (st = REBASE(w, fsync_typed(w))))
@@ -1043,3 +1090,160 @@ int bw_writer_meta_add(burrow_writer *w, const char *key, cJSON *item)
 const char *bw_writer_dir(const burrow_writer *w) { return w->dir; }
 
 int bw_writer_rebase(const burrow_writer *w, int status) { return REBASE(w, status); }
+/* ---------------------------------------------------------------- edge features */
+
+#define EF_CHUNK ((int64_t)1 << 16) /* entries gathered per write */
+
+/* edge_features.npy [E, dim] from rows [m, dim]: row j is rows[eids[j]] (eids NULL: row j). */
+static int write_edge_rows(burrow_writer *w, const void *rows, int64_t m, int64_t dim, burrow_dtype dtype,
+			   const int64_t *eids)
+{
+	const size_t rb = (size_t)dim * burrow_dtype_size(dtype);
+	const int64_t e = w->num_edges;
+	int64_t shape[2] = {e, dim};
+	bw_npy_writer nw;
+	char *p = tmp_path(w, "edge_features.npy");
+	char *buf = bw_malloc((size_t)EF_CHUNK * rb);
+	int st = p && buf ? bw_npy_writer_open(&nw, p, dtype, 2, shape, BW_NPY_FEATURE_ALIGN) : BURROW_E_NOMEM;
+	for (int64_t j0 = 0; !st && j0 < e; j0 += EF_CHUNK) {
+		const int64_t n = BW_MIN(EF_CHUNK, e - j0);
+		for (int64_t j = j0; !st && j < j0 + n; j++) {
+			const int64_t r = eids ? eids[j] : j;
+			if (r < 0 || r >= m)
+				st = bw_err(BURROW_E_RANGE, "%s: edge_features.npy: entry %lld is input edge %lld, of %lld rows",
+					    w->dir, (long long)j, (long long)r, (long long)m);
+			else
+				memcpy(buf + (size_t)(j - j0) * rb, (const char *)rows + (size_t)r * rb, rb);
+		}
+		if (!st)
+			st = bw_npy_writer_append(&nw, buf, (size_t)n * rb);
+		if (st)
+			bw_npy_writer_abort(&nw);
+	}
+	if (!st)
+		st = bw_npy_writer_commit(&nw);
+	bw_free(p);
+	bw_free(buf);
+	return st;
+}
+
+static int w_put_edge_features(burrow_writer *w, const void *rows, int64_t m, int64_t dim, burrow_dtype dtype)
+{
+	bw_npy_map map = {0};
+	int st;
+	if (!w->have_graph || w->num_types)
+		return bw_err(BURROW_E_INVAL, "%s: edge features need the (homogeneous) graph written first", w->dir);
+	if (w->edge_feat_dim)
+		return bw_err(BURROW_E_INVAL, "%s: edge features written twice", w->dir);
+	if (dim <= 0 || dim > BW_MAX_FEAT_DIM || (dtype != BURROW_DTYPE_F32 && dtype != BURROW_DTYPE_F16) || m < 0)
+		return bw_err(BURROW_E_INVAL, "%s: edge features must be float32 or float16 with dim in [1, %d]", w->dir,
+			      BW_MAX_FEAT_DIM);
+	if (!w->eid_path && m != w->num_edges)
+		return bw_err(BURROW_E_INVAL, "%s: %lld edge feature rows for %lld CSR entries (a graph built without "
+			      "edge ids takes its rows in CSR order)", w->dir, (long long)m, (long long)w->num_edges);
+	if (w->eid_path) { /* raw int64: mapped through a header-less view */
+		int fd = open(w->eid_path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return bw_err_errno(errno, w->eid_path, "open");
+		map.len = (size_t)w->num_edges * sizeof(int64_t);
+		map.base = map.len ? mmap(NULL, map.len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+		close(fd);
+		if (map.base == MAP_FAILED)
+			return bw_err_errno(errno, w->eid_path, "map");
+		map.data = map.base;
+	}
+	st = write_edge_rows(w, rows, m, dim, dtype, w->eid_path ? map.data : NULL);
+	if (map.base)
+		munmap(map.base, map.len);
+	if (st)
+		return st;
+	if (w->eid_path)
+		(void)unlink(w->eid_path);
+	w->edge_feat_dim = dim;
+	w->edge_feat_dtype = dtype;
+	return 0;
+}
+
+int burrow_writer_put_edge_features(burrow_writer *w, const void *rows, int64_t m, int64_t dim, burrow_dtype dtype)
+{
+	return REBASE(w, w_put_edge_features(w, rows, m, dim, dtype));
+}
+
+/* Row v of features.npy from the entries of CSR row v (their edge features, float32 or
+ * float16) into out[dim] float32: their mean, sum or max; 0 for a row without entries. */
+static void reduce_row(const void *ef, burrow_dtype dt, int64_t dim, int64_t lo, int64_t hi,
+		       burrow_edge_reduce r, float *out)
+{
+	for (int64_t k = 0; k < dim; k++)
+		out[k] = r == BURROW_EDGE_REDUCE_MAX && hi > lo ? -INFINITY : 0.0f;
+	for (int64_t j = lo; j < hi; j++)
+		for (int64_t k = 0; k < dim; k++) {
+			const float x = dt == BURROW_DTYPE_F16 ? bw_f16_to_f32(((const uint16_t *)ef)[j * dim + k])
+							       : ((const float *)ef)[j * dim + k];
+			out[k] = r == BURROW_EDGE_REDUCE_MAX ? (x > out[k] ? x : out[k]) : out[k] + x;
+		}
+	if (r == BURROW_EDGE_REDUCE_MEAN && hi > lo)
+		for (int64_t k = 0; k < dim; k++)
+			out[k] /= (float)(hi - lo);
+}
+
+/* features.npy streamed from the written graph and edge_features.npy, both mapped from the
+ * temporary directory (row by row: memory stays a chunk of rows). */
+static int w_features_from_edges(burrow_writer *w, burrow_edge_reduce r)
+{
+	bw_npy hp, he;
+	bw_npy_map mp = {0}, me = {0};
+	char *pp = tmp_path(w, "indptr.npy"), *pe = tmp_path(w, "edge_features.npy");
+	const int64_t n = w->num_nodes, dim = w->edge_feat_dim;
+	float *buf = NULL;
+	int st;
+	if (!w->edge_feat_dim || w->graph_state == 1)
+		st = bw_err(BURROW_E_INVAL, "%s: node features from edges need the graph and its edge features first",
+			    w->dir);
+	else if (r != BURROW_EDGE_REDUCE_MEAN && r != BURROW_EDGE_REDUCE_SUM && r != BURROW_EDGE_REDUCE_MAX)
+		st = bw_err(BURROW_E_INVAL, "%s: unknown edge reduction %d", w->dir, (int)r);
+	else if (!pp || !pe || !(buf = bw_malloc((size_t)EF_CHUNK * (size_t)dim * sizeof *buf)))
+		st = BURROW_E_NOMEM;
+	else if (!(st = bw_npy_mmap(pp, &hp, &mp)) && !(st = bw_npy_mmap(pe, &he, &me)))
+		st = w_features_begin(w, n, dim, BURROW_DTYPE_F32);
+	for (int64_t v0 = 0; !st && v0 < n; v0 += EF_CHUNK) {
+		const int64_t k = BW_MIN(EF_CHUNK, n - v0);
+		const int64_t *ip = mp.data;
+#pragma omp parallel for schedule(dynamic, 256)
+		for (int64_t v = v0; v < v0 + k; v++)
+			reduce_row(me.data, w->edge_feat_dtype, dim, ip[v], ip[v + 1], r, buf + (v - v0) * dim);
+		st = w_features_append(w, buf, k);
+	}
+	if (!st)
+		st = w_features_end(w);
+	bw_npy_unmap(&mp);
+	bw_npy_unmap(&me);
+	bw_free(buf);
+	bw_free(pp);
+	bw_free(pe);
+	return st;
+}
+
+int burrow_writer_features_from_edges(burrow_writer *w, burrow_edge_reduce reduce)
+{
+	return REBASE(w, w_features_from_edges(w, reduce));
+}
+
+const char *burrow_edge_reduce_name(burrow_edge_reduce r)
+{
+	return r == BURROW_EDGE_REDUCE_MEAN  ? "mean"
+	       : r == BURROW_EDGE_REDUCE_SUM ? "sum"
+	       : r == BURROW_EDGE_REDUCE_MAX ? "max"
+					     : "?";
+}
+
+int burrow_edge_reduce_parse(const char *s, burrow_edge_reduce *out)
+{
+	for (int r = BURROW_EDGE_REDUCE_MEAN; r <= BURROW_EDGE_REDUCE_MAX; r++)
+		if (s && !strcmp(s, burrow_edge_reduce_name((burrow_edge_reduce)r))) {
+			*out = (burrow_edge_reduce)r;
+			return 0;
+		}
+	return bw_err(BURROW_E_INVAL, "edge reduction '%s': expected mean, sum or max", s ? s : "");
+}
+

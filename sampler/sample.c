@@ -32,9 +32,11 @@ void bw_sampled_free_arrays(bw_sampled *b)
 	for (int l = 0; l < BURROW_MAX_LAYERS; l++) {
 		bw_free(b->indptr[l]);
 		bw_free(b->indices[l]);
+		bw_free(b->eids[l]);
 		b->indptr[l] = NULL;
 		b->indices[l] = NULL;
-		b->indptr_cap[l] = b->indices_cap[l] = 0;
+		b->eids[l] = NULL;
+		b->indptr_cap[l] = b->indices_cap[l] = b->eids_cap[l] = 0;
 	}
 }
 
@@ -134,12 +136,16 @@ static inline void draw_row(const void *gi, bool w4, int64_t s, int64_t d, int64
 }
 
 /* Stage two: replace row positions by packed items (neighbor id << eb | edge position),
- * counting the items per bucket (bits [shift, shift + digit) of the item) in h. */
+ * counting the items per bucket (bits [shift, shift + digit) of the item) in h; eid (NULL:
+ * not wanted) gets each pick's CSR position. */
 static inline void resolve_row(const void *gi, bool w4, int64_t s, int64_t d, int64_t off, int64_t k, uint64_t *out,
-			       int eb, size_t *h, int shift, uint64_t mask)
+			       int eb, size_t *h, int shift, uint64_t mask, int64_t *eid)
 {
 	for (int64_t j = 0; j < k; j++) {
-		const uint64_t x = csr_id(gi, w4, k == d ? s + j : (int64_t)out[j]) << eb | (uint64_t)(off + j);
+		const int64_t pos = k == d ? s + j : (int64_t)out[j];
+		const uint64_t x = csr_id(gi, w4, pos) << eb | (uint64_t)(off + j);
+		if (eid)
+			eid[j] = pos;
 		out[j] = x;
 		h[(x >> shift) & mask]++;
 	}
@@ -402,6 +408,7 @@ typedef struct layer_run {
 	int64_t num_nodes;         /* ids are in [0, num_nodes) */
 	const int64_t *xip, *xids; /* the expander's rows */
 	int64_t *row, *ip;         /* [2 nd] each row's graph start and degree; [nd + 1] the block's indptr */
+	int64_t *eid;              /* [E] the edges' CSR positions (ctx edge_ids, no expander), else NULL */
 	int fanout;
 	uint64_t lkey;
 	int ub;                    /* bits of a node id */
@@ -455,6 +462,9 @@ static void layer_room(layer_run *r)
 		st = bw_grow(&c->srt, &c->srt_cap, room, sizeof(uint64_t), false);
 	if (!st)
 		st = bw_grow(&b->indices[l], &b->indices_cap[l], room, sizeof(int32_t), false);
+	if (!st && c->edge_ids && !r->ex)
+		st = bw_grow(&b->eids[l], &b->eids_cap[l], room, sizeof(int64_t), false);
+	r->eid = !st && c->edge_ids && !r->ex ? b->eids[l] : NULL;
 	if (!st)
 		st = bw_grow(&b->nodes, &b->nodes_cap, (size_t)(nd + j->E), sizeof(int64_t), true);
 	for (int tt = 0; !st && tt < c->threads && j->rest <= BITMAP_BITS; tt++) {
@@ -522,7 +532,7 @@ static bool layer_draw(layer_run *r, int t)
 			const int64_t q = i - DRAW_LAG;
 			if (q >= c0)
 				resolve_row(gi, w4, row[2 * q], row[2 * q + 1], ip[q], ip[q + 1] - ip[q], j->items + ip[q], j->eb,
-					    h, shift, mask);
+					    h, shift, mask, r->eid ? r->eid + ip[q] : NULL);
 		}
 	}
 	return true;
@@ -648,8 +658,8 @@ static int layer_step(bw_sample_ctx *c, const burrow_csr *g, const bw_expander *
 	if (nd + nnew > INT32_MAX)
 		return bw_err(BURROW_E_UNSUPPORTED, "sampler: block %d has %lld source nodes: local ids are int32", l,
 			      (long long)(nd + nnew));
-	b->pub.blocks[l] = (burrow_block){
-		.num_dst = nd, .num_src = nd + nnew, .num_edges = r.j.E, .indptr = r.ip, .indices = b->indices[l]};
+	b->pub.blocks[l] = (burrow_block){.num_dst = nd, .num_src = nd + nnew, .num_edges = r.j.E, .indptr = r.ip,
+					  .indices = b->indices[l], .edge_ids = r.eid};
 	*nsrc = nd + nnew;
 	if (last || nnew == 0)
 		return 0;

@@ -34,6 +34,8 @@ typedef struct bw_sampled {
 	size_t indptr_cap[BURROW_MAX_LAYERS];
 	int32_t *indices[BURROW_MAX_LAYERS];
 	size_t indices_cap[BURROW_MAX_LAYERS];
+	int64_t *eids[BURROW_MAX_LAYERS];   /* each block edge's CSR position, when the ctx records them */
+	size_t eids_cap[BURROW_MAX_LAYERS];
 } bw_sampled;
 
 /* burrow_typed_sampler_open without its pass over every relation (burrow_hetero_check): for
@@ -100,6 +102,7 @@ typedef struct bw_sample_ctx {
 	 * before the batch ends */
 	void (*trim)(void *);
 	void *trim_user;
+	bool edge_ids;                /* record each block edge's CSR position (bw_sampled.eids; not with an expander) */
 } bw_sample_ctx;
 
 int bw_sample_ctx_init(bw_sample_ctx *c, int threads, int max_fanout);

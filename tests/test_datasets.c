@@ -1301,10 +1301,10 @@ TestSuite(catalog, .timeout = 30);
 
 Test(catalog, rows_names_and_space)
 {
-	cr_assert_eq(burrow_catalog_count(), 8);
-	const char *names[] = {"ogbn-arxiv",  "ogbn-products", "ogbn-papers100M", "ogbn-mag",
-			       "ogbl-collab", "ogbl-ppa",      "ogbl-ddi",        "ogbl-citation2"};
-	for (int i = 0; i < 8; i++) {
+	cr_assert_eq(burrow_catalog_count(), 9);
+	const char *names[] = {"ogbn-arxiv",  "ogbn-products", "ogbn-papers100M", "ogbn-mag",	   "ogbn-proteins",
+			       "ogbl-collab", "ogbl-ppa",      "ogbl-ddi",	  "ogbl-citation2"};
+	for (int i = 0; i < 9; i++) {
 		const burrow_catalog_entry *e = burrow_catalog_find(names[i]);
 		cr_assert(e && e == burrow_catalog_find(e->download_name));
 		cr_assert(strstr(e->url, e->download_name) &&
@@ -1314,21 +1314,29 @@ Test(catalog, rows_names_and_space)
 		burrow_catalog_space s32, s16;
 		burrow_catalog_space_of(e, BURROW_DTYPE_F32, &s32);
 		burrow_catalog_space_of(e, BURROW_DTYPE_F16, &s16);
-		/* the features alone take N * D * 4 bytes; f16 saves exactly half of them */
+		/* the features alone take N * D * 4 bytes; f16 saves exactly half of them (and of the
+		 * edge features, 2 E * De * 4 bytes, which prep writes in the same dtype) */
 		cr_assert_geq(s32.dataset, e->num_nodes * e->feat_dim * 4);
-		cr_assert_eq(s32.dataset - s16.dataset, e->num_nodes * e->feat_dim * 2);
+		cr_assert_eq(s32.dataset - s16.dataset, e->num_nodes * e->feat_dim * 2 + 2 * e->num_edges * e->edge_feat_dim * 2);
 		cr_assert_geq(s32.scratch, 2 * e->num_edges * 8);
 	}
 	cr_assert(burrow_catalog_find("ogbn-papers100M")->binary);
 	cr_assert(burrow_catalog_find("products")->add_inverse_edge);
 	cr_assert_null(burrow_catalog_find("ogbn-nothing"));
 	cr_assert(burrow_catalog_find("mag")->hetero && burrow_catalog_find("ogbn-mag")->num_classes == 349);
+	/* ogbn-proteins: OGB's master.csv (add_inverse_edge, species split, 112 tasks, 8 edge features) */
+	const burrow_catalog_entry *pr = burrow_catalog_find("proteins");
+	cr_assert(pr && pr->add_inverse_edge && !strcmp(pr->split, "species") && pr->num_tasks == 112 &&
+		  pr->edge_feat_dim == 8 && pr->feat_dim == 0 && pr->num_nodes == 132534 && pr->num_edges == 39561252);
+	burrow_catalog_space ps;
+	burrow_catalog_space_of(pr, BURROW_DTYPE_F32, &ps);
+	cr_assert_geq(ps.dataset, 2 * pr->num_edges * pr->edge_feat_dim * 4, "edge_features.npy counted");
 	cr_assert(!strcmp(burrow_catalog_find("ogbl-citation2")->eval_metric, "mrr") &&
 		  !burrow_catalog_find("citation-v2")->add_inverse_edge && burrow_catalog_find("ddi")->feat_dim == 0);
-	cr_assert_null(burrow_catalog_get(8));
+	cr_assert_null(burrow_catalog_get(9));
 	char *out = NULL;
 	cr_assert_eq(tu_sh(&out, NULL, "%s datasets", tu_burrow()), 0);
-	for (int i = 0; i < 8; i++)
+	for (int i = 0; i < 9; i++)
 		cr_assert(strstr(out, names[i]), "%s", out);
 	free(out);
 }

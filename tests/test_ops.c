@@ -1071,6 +1071,8 @@ static const struct {
 	OPT(col_norm_apply, FAM(BW_OP_BATCH_NORM)),
 	OPT(col_scale, FAM(BW_OP_LAYER_NORM) | FAM(BW_OP_BATCH_NORM)),
 	OPT(col_dot, FAM(BW_OP_LAYER_NORM) | FAM(BW_OP_BATCH_NORM)),
+	OPT(agg_w_fwd, FAM(BW_OP_EDGE_WEIGHT)),
+	OPT(agg_w_bwd, FAM(BW_OP_EDGE_WEIGHT)),
 #undef OPT
 };
 

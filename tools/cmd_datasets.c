@@ -65,5 +65,12 @@ int cmd_datasets(int argc, char **argv)
 	}
 	printf("\nedges: as stored in the zip; the dataset holds both directions. Sizes are upper bounds\n"
 	       "(the download's is approximate). 'burrow prep NAME' downloads a missing zip first.\n");
+	for (int i = 0; i < burrow_catalog_count(); i++) {
+		const burrow_catalog_entry *e = burrow_catalog_get(i);
+		if (e->edge_feat_dim > 0 || e->num_tasks > 1)
+			printf("%s: %d binary tasks (multi-label), %lld features per edge; node features with "
+			       "'prep --node-features-from-edges mean|sum|max'\n",
+			       e->name, e->num_tasks, (long long)e->edge_feat_dim);
+	}
 	return EXIT_OK;
 }

@@ -11,6 +11,7 @@ static void help(void)
 	       "                    [--labels L.npy] [--train T.npy --valid V.npy --test S.npy | --split a,b,c]\n"
 	       "                    [--seed S] [--undirected] [--feat-dtype f32|f16] [--name NAME] [--mem BYTES]\n"
 	       "                    [--tmp DIR] [--force] [--quiet]\n"
+	       "                    [--edge-features F.npy|F.csv [--node-features-from-edges mean|sum|max]]\n"
 	       "       burrow import OUT --edges FILE --edge-split a,b,c [--seed S] [--undirected] [--features F.npy]\n"
 	       "                    [other options as above, but no labels or node splits]\n"
 	       "       burrow import OUT --node-type NAME=COUNT[:F.npy] ... --relation SRC,NAME,DST=FILE ...\n"
@@ -47,6 +48,12 @@ static void help(void)
 	       "                     edges (both directions with --undirected), valid and test get as many\n"
 	       "                     uniformly drawn node pairs that are not edges as negatives (the whole\n"
 	       "                     graph is held in memory)\n\n"
+	       "  --edge-features F  one row per edge of --edges, in its order: .npy [E] (weights) or [E, De]\n"
+	       "                     float, or text (csv, tsv or blanks, .gz) of De numbers a line. Each row\n"
+	       "                     follows its edge into the CSR (both directions with --undirected); of\n"
+	       "                     repeated edges the first keeps its row (docs/format.md)\n"
+	       "  --node-features-from-edges R   node features [N, De] float32: the mean, sum or max of\n"
+	       "                     the edge features over each node's stored edges (instead of --features)\n\n"
 	       "Typed graphs (format version 2; docs/datasets.md):\n"
 	       "  --node-type NAME=COUNT[:F.npy]   a node type, its ids [0, COUNT), its features [COUNT, D]\n"
 	       "                     (none: a featureless type); repeat for each type\n"
@@ -63,7 +70,7 @@ static void help(void)
 
 enum { O_EDGES = 256, O_NODES, O_FEAT, O_LABELS, O_TRAIN, O_VALID, O_TEST, O_UNDIR, O_DTYPE, O_NAME, O_MEM, O_TMP,
        O_FORCE, O_QUIET, O_HEADER, O_SPLIT, O_SEED, O_NTYPE, O_REL, O_TARGET, O_SPLITDIR, O_REVERSE, O_FILL, O_ESPLIT,
-       O_HELP };
+       O_HELP, O_EFEAT, O_FROM_EDGES };
 
 /* --node-type NAME=COUNT[:F.npy], parsed in place. */
 static bool parse_type(char *s, burrow_import_type *t)
@@ -162,6 +169,8 @@ int cmd_import(int argc, char **argv)
 		{"split-dir", required_argument, 0, O_SPLITDIR}, {"add-reverse", no_argument, 0, O_REVERSE},
 		{"fill", required_argument, 0, O_FILL},     {"help", no_argument, 0, O_HELP},
 		{"edge-split", required_argument, 0, O_ESPLIT},
+		{"edge-features", required_argument, 0, O_EFEAT},
+		{"node-features-from-edges", required_argument, 0, O_FROM_EDGES},
 		{0, 0, 0, 0},
 	};
 	burrow_import_type types[BURROW_MAX_TYPES];
@@ -242,6 +251,12 @@ int cmd_import(int argc, char **argv)
 			if (strcmp(optarg, "mean"))
 				return cli_usage("import", "--fill wants mean, got '%s'", optarg);
 			o.fill = BURROW_FEAT_FILL_MEAN;
+			break;
+		case O_EFEAT: o.edge_features = optarg; break;
+		case O_FROM_EDGES:
+			if (burrow_edge_reduce_parse(optarg, &o.edge_reduce) < 0)
+				return cli_usage("import", "--node-features-from-edges wants mean, sum or max, got '%s'", optarg);
+			o.node_features_from_edges = true;
 			break;
 		}
 	}

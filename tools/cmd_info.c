@@ -16,7 +16,8 @@ static void help(void)
 	       "cut, the imbalance, and per part its owned and halo nodes, send list and CSR entries.\n"
 	       "For a typed dataset (format version 2): per node type its nodes and features, per\n"
 	       "relation its edges and average in-degree, the target type's classes and splits.\n\n"
-	       "  --verify   also check the contents: CSR structure, symmetry, label range, split ids, edge splits\n"
+	       "  --verify   also check the contents: CSR structure, symmetry, label range, split ids, edge\n"
+	       "             splits, every edge feature finite\n"
 	       "             (typed: every relation's rows and id ranges);\n"
 	       "             for parts, open every part and check its exchange lists and dataset\n"
 	       "  --json     print one JSON object instead of the table\n");
@@ -170,6 +171,20 @@ static int64_t *class_hist(const int32_t *lab, int64_t n, int32_t c)
 	for (int64_t v = 0; hist && lab && v < n; v++)
 		hist[lab[v] >= 0 && lab[v] < c ? lab[v] : c]++;
 	return hist;
+}
+
+/* The edge features' line of the table, or their JSON members (with a trailing ", "). */
+static void info_edge_features(const burrow_dataset_info *in, bool json)
+{
+	char b[64];
+	const double bytes =
+		(double)in->num_edges * (double)in->edge_feat_dim * (double)burrow_dtype_size(in->edge_feat_dtype);
+	if (json)
+		printf("\"edge_feat_dim\": %lld, \"edge_feat_dtype\": \"%s\", ", (long long)in->edge_feat_dim,
+		       in->edge_feat_dim ? burrow_dtype_name(in->edge_feat_dtype) : "");
+	else if (in->edge_feat_dim)
+		printf("edge feat  %lld x %s per CSR entry (%s)\n", (long long)in->edge_feat_dim,
+		       burrow_dtype_name(in->edge_feat_dtype), cli_human_bytes(bytes, b, sizeof b));
 }
 
 /* burrow info of a typed dataset (format version 2): per node type its count and features,
@@ -362,7 +377,9 @@ int cmd_info(int argc, char **argv)
 			printf("%s%lld", k ? ", " : "", (long long)hist[k]);
 		printf("], \"num_tasks\": %d, \"task_positive\": %lld, \"task_negative\": %lld, \"task_unknown\": %lld",
 		       in->num_tasks, (long long)tc[2], (long long)tc[1], (long long)tc[0]);
-		printf(", \"unlabeled\": %lld, \"num_train\": %lld, \"num_valid\": %lld, \"num_test\": %lld, "
+		printf(", ");
+		info_edge_features(in, true);
+		printf("\"unlabeled\": %lld, \"num_train\": %lld, \"num_valid\": %lld, \"num_test\": %lld, "
 		       "\"disk_bytes\": %lld, \"source\": %s",
 		       (long long)(lab ? hist[in->num_classes] : in->num_nodes), (long long)in->num_train,
 		       (long long)in->num_valid, (long long)in->num_test, (long long)disk, in->source_json);
@@ -381,6 +398,7 @@ int cmd_info(int argc, char **argv)
 			       cli_human_bytes(feat_bytes, b, sizeof b));
 		else
 			printf("features   none\n");
+		info_edge_features(in, false);
 		printf("classes    %d", in->num_classes);
 		for (int32_t k = 0; k < in->num_classes; k++)
 			printf("%s%d:%lld", k ? " " : "  ", k, (long long)hist[k]);
@@ -395,8 +413,8 @@ int cmd_info(int argc, char **argv)
 		info_edge_split(ds, false);
 		printf("disk       %s\n", cli_human_bytes((double)disk, a, sizeof a));
 		if (verify)
-			printf("verify     ok (CSR structure%s, labels, splits%s)\n", in->symmetric ? ", symmetry" : "",
-			       burrow_dataset_has_edge_split(ds) ? ", edge splits" : "");
+			printf("verify     ok (CSR structure%s, labels, splits%s%s)\n", in->symmetric ? ", symmetry" : "",
+			       burrow_dataset_has_edge_split(ds) ? ", edge splits" : "", in->edge_feat_dim ? ", edge features finite" : "");
 	}
 	free(hist);
 	burrow_dataset_close(ds);

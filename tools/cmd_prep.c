@@ -8,7 +8,7 @@ static void help(void)
 {
 	printf("usage: burrow prep NAME|ZIP|DIR [--root DIR] [--out DIR] [--feat-dtype f32|f16] [--mem BYTES]\n"
 	       "                   [--tmp DIR] [--url URL] [--no-download] [--add-reverse] [--fill mean]\n"
-	       "                   [--force] [--quiet]\n\n"
+	       "                   [--force] [--quiet] [--node-features-from-edges mean|sum|max]\n\n"
 	       "Turn an OGB node or link property prediction dataset into a dataset directory: NAME from the\n"
 	       "catalog (its zip is looked up in --root and downloaded when missing), any other NAME whose\n"
 	       "zip is ROOT/NAME.zip (where 'burrow download NAME --url URL' puts it; downloaded there\n"
@@ -21,6 +21,9 @@ static void help(void)
 	       "prediction dataset (ogbl-collab, ogbl-ppa, ogbl-ddi, ogbl-citation2: split/<kind>/*.pt)\n"
 	       "gets the graph of its training edges (directed for citation2), no labels, and the edge\n"
 	       "split of OGB's .pt files in edge_split/ (docs/datasets.md, 'Link prediction').\n\n"
+	       "stored by destination, duplicates once, self-loops kept; features per type. Edge features\n"
+	       "(raw/edge-feat.csv.gz, ogbn-proteins) follow their edges into edge_features.npy, and\n"
+	       "labels of several columns (proteins' 112 tasks) become int8 [N, T] (docs/format.md).\n\n"
 	       "  --root DIR        where zips are found or downloaded, and datasets written (data)\n"
 	       "  --out DIR         the dataset directory (ROOT/NAME)\n"
 	       "  --feat-dtype T    f32 or f16 (f32)\n"
@@ -32,11 +35,15 @@ static void help(void)
 	       "                    with SRC != DST, make a relation with SRC == DST (cites) symmetric\n"
 	       "  --fill mean       typed datasets: features for featureless types, the mean of their\n"
 	       "                    neighbors' (docs/datasets.md)\n"
+	       "  --node-features-from-edges R   a dataset with edge features and no node features\n"
+	       "                    (ogbn-proteins): node features [N, De] float32, the mean, sum or max\n"
+	       "                    of each node's edges' features (its 8 association scores)\n"
 	       "  --force           replace the dataset directory if it exists\n"
 	       "  --quiet           no progress and no summary\n");
 }
 
-enum { O_ROOT = 256, O_OUT, O_DTYPE, O_MEM, O_TMP, O_URL, O_NODL, O_FORCE, O_QUIET, O_REVERSE, O_FILL, O_HELP };
+enum { O_ROOT = 256, O_OUT, O_DTYPE, O_MEM, O_TMP, O_URL, O_NODL, O_FORCE, O_QUIET, O_REVERSE, O_FILL, O_HELP,
+       O_FROM_EDGES };
 
 /* A typed dataset's line: its types and relations. */
 static void typed_summary(burrow_dataset *ds, const char *out, double secs)
@@ -60,7 +67,8 @@ int cmd_prep(int argc, char **argv)
 		{"no-download", no_argument, 0, O_NODL},
 		{"force", no_argument, 0, O_FORCE},       {"quiet", no_argument, 0, O_QUIET},
 		{"add-reverse", no_argument, 0, O_REVERSE}, {"fill", required_argument, 0, O_FILL},
-		{"help", no_argument, 0, O_HELP},         {0, 0, 0, 0},
+		{"help", no_argument, 0, O_HELP},
+		{"node-features-from-edges", required_argument, 0, O_FROM_EDGES}, {0, 0, 0, 0},
 	};
 	burrow_prep_opts o;
 	burrow_prep_defaults(&o);
@@ -94,6 +102,11 @@ int cmd_prep(int argc, char **argv)
 			if (strcmp(optarg, "mean"))
 				return cli_usage("prep", "--fill wants mean, got '%s'", optarg);
 			o.fill = BURROW_FEAT_FILL_MEAN;
+			break;
+		case O_FROM_EDGES:
+			if (burrow_edge_reduce_parse(optarg, &o.edge_reduce) < 0)
+				return cli_usage("prep", "--node-features-from-edges wants mean, sum or max, got '%s'", optarg);
+			o.node_features_from_edges = true;
 			break;
 		}
 	}

@@ -185,6 +185,16 @@ static const char *show_schedule(const train_args *a, char *b, size_t n)
 
 static bool set_split(train_args *a, const char *v) { return cli_split(v, a->d.train.split); }
 
+static bool set_edge_weight(train_args *a, const char *v)
+{
+	int64_t c;
+	if (!cli_i64(v, &c) || c < 0 || c >= (1 << 20))
+		return false;
+	a->d.train.edge_weight = true;
+	a->d.train.edge_weight_col = (int)c;
+	return true;
+}
+
 static bool set_fanout(train_args *a, const char *v)
 {
 	a->fanout = v;
@@ -279,6 +289,10 @@ static const topt opts[] = {
 	 "running averages in inference), layer (each row's own) or none (sage's max and\n"
 	 "sum grow with a node's degree, mean does not: layer norm rescales each row)",
 	 show_norm},
+	{"edge-weight", "COL", TRAIN_ONE | W_MB, SECTION_MODEL, K_CUSTOM, 0, 0, 0, set_edge_weight, "a column >= 0",
+	 "weigh sage's (mean, sum) and gcn's aggregation by column COL of the dataset's edge\n"
+	 "features (edge_features.npy; gcn's norms then from the blocks' weighted degrees); cpu",
+	 NULL},
 	{"residual", NULL, W_BOTH, SECTION_MODEL, K_FLAG, OFF(d.train.residual), 0, 0, NULL, NULL,
 	 "add each hidden layer's input to its output where their widths match", NULL},
 	{"layers", "L", W_BOTH, SECTION_MODEL, K_INT, OFF(d.train.layers), 1, BURROW_MAX_LAYERS, NULL, NULL, "layers",

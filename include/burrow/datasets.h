@@ -3,6 +3,7 @@
 #define BURROW_DATASETS_PUBLIC_H
 
 #include "core.h"
+#include "graph.h" /* burrow_edge_reduce */
 
 #ifdef __cplusplus
 extern "C" {
@@ -82,6 +83,9 @@ typedef struct burrow_catalog_entry {
 	/* link prediction datasets (ogbl-*): num_edges counts raw/edge.csv.gz's training edges,
 	 * num_classes is 0, and split/<split>/{train,valid,test}.pt hold the edge split */
 	const char *eval_metric;   /* OGB's metric: "hits@50", "hits@100", "hits@20", "mrr"; NULL for node datasets */
+	/* edge features and multi-label targets (ogbn-proteins) */
+	int64_t edge_feat_dim;     /* columns of raw/edge-feat.csv.gz; 0: none */
+	int32_t num_tasks;         /* binary tasks of raw/node-label.csv.gz (multi-label); 0: single-label */
 } burrow_catalog_entry;
 
 /* Disk space a catalog dataset needs, in bytes (upper bounds). */
@@ -143,6 +147,10 @@ typedef struct burrow_prep_opts {
 	bool add_reverse;          /* add (dst, "rev_" name, src) for each relation with src != dst; make a
 				    * relation with src == dst symmetric (default false) */
 	int fill;                  /* enum burrow_feat_fill (default BURROW_FEAT_FILL_NONE) */
+	/* edge features (ogbn-proteins: no node features of its own) */
+	bool node_features_from_edges; /* features.npy [N, De] float32 reduced from the edge features over
+					* each node's CSR row (edge_reduce), as OGB's proteins examples do */
+	burrow_edge_reduce edge_reduce; /* BURROW_EDGE_REDUCE_MEAN (default), SUM or MAX */
 } burrow_prep_opts;
 BURROW_API void burrow_prep_defaults(burrow_prep_opts *o);
 
@@ -227,6 +235,14 @@ typedef struct burrow_import_opts {
 	 * the edges, seeded by split_seed; the graph holds the training edges, valid and test get
 	 * as many uniformly drawn non-edge node pairs as negatives (docs/format.md, "edge_split") */
 	double edge_split[3];      /* train, valid, test fractions of the edges; all 0 (default): none */
+	/* edge features (homogeneous graphs; docs/format.md) */
+	const char *edge_features; /* .npy [M] (weights) or [M, De] float32/float16/float64, or text (csv, tsv
+				    * or blank-separated, .gz): one row per input edge, in the edge list's
+				    * order (M = the edges read); each row follows its edge into the CSR
+				    * (both directions when undirected; of repeats, the first wins); NULL: none */
+	bool node_features_from_edges; /* features.npy [N, De] float32 reduced from the edge features
+					* over each node's CSR row (edge_reduce); excludes `features` */
+	burrow_edge_reduce edge_reduce; /* BURROW_EDGE_REDUCE_MEAN (default), SUM or MAX */
 } burrow_import_opts;
 BURROW_API void burrow_import_defaults(burrow_import_opts *o);
 

@@ -38,6 +38,9 @@ typedef struct burrow_csr_opts {
 	const char *spill_dir;  /* folder for spill files (NULL: $TMPDIR, else /tmp); borrowed */
 	burrow_progress_fn progress; /* may be NULL */
 	void *progress_user;
+	bool edge_ids;          /* record each CSR entry's input edge (burrow_csr_builder_edge_ids), so that
+				 * edge features can follow their edges (default false). Both directions of a
+				 * symmetrized edge get its id; of repeated (u, v), the first added wins */
 } burrow_csr_opts;
 
 /* Fill o with the defaults above. */
@@ -63,6 +66,10 @@ BURROW_API int64_t burrow_csr_builder_count(const burrow_csr_builder *b);
  * burrow_csr_builder_close; no more edges may be added. */
 BURROW_API int burrow_csr_builder_finish(burrow_csr_builder *b, burrow_csr *out /* out: view */);
 BURROW_API void burrow_csr_builder_close(burrow_csr_builder *b);
+/* After burrow_csr_builder_finish with opts.edge_ids: [num_edges] the input edge (its position
+ * among the edges added, from 0) each CSR entry came from (borrowed, valid until close); NULL
+ * otherwise. Entry j's features are the input edge's: rows of edge_features.npy follow. */
+BURROW_API const int64_t *burrow_csr_builder_edge_ids(const burrow_csr_builder *b);
 
 /* Full check of a CSR: offsets monotone from 0 to num_edges, ids in range, rows sorted
  * (strictly, when `unique`). BURROW_E_FORMAT names the first bad row. */
@@ -86,6 +93,9 @@ typedef struct burrow_dataset_info {
 	int num_relations;        /* 0, else its relations */
 	int32_t num_tasks;        /* multi-label: T binary labels per node (labels.npy int8 [N, T]; num_classes
 				     is then 0); 0 otherwise */
+	/* edge features */
+	int64_t edge_feat_dim;        /* De of edge_features.npy [num_edges, De]; 0 when the dataset has none */
+	burrow_dtype edge_feat_dtype; /* F32 or F16 when edge_feat_dim > 0 */
 } burrow_dataset_info;
 
 typedef struct burrow_dataset burrow_dataset;
@@ -114,8 +124,13 @@ BURROW_API const int64_t *burrow_dataset_split(const burrow_dataset *ds, int spl
 /* Path of the dataset's features.npy (borrowed), and the byte offset of its first row. */
 BURROW_API const char *burrow_dataset_features_path(const burrow_dataset *ds);
 BURROW_API int64_t burrow_dataset_features_offset(const burrow_dataset *ds);
+/* Path of the dataset's edge_features.npy (borrowed; NULL when edge_feat_dim is 0), and the
+ * byte offset of its first row (4096 as written; rows are in CSR order). */
+BURROW_API const char *burrow_dataset_edge_features_path(const burrow_dataset *ds);
+BURROW_API int64_t burrow_dataset_edge_features_offset(const burrow_dataset *ds);
 /* Check the contents again (burrow_dataset_open already did, O(N + E) reads: CSR
- * structure, symmetry when claimed, label range, split ids), for files changed since. */
+ * structure, symmetry when claimed, label range, split ids), for files changed since; and
+ * every edge feature finite (O(E * De), done here only). */
 BURROW_API int burrow_dataset_verify(const burrow_dataset *ds);
 /* Bytes the directory's files take on disk (allocated blocks). */
 BURROW_API int64_t burrow_dataset_disk_bytes(const burrow_dataset *ds);
@@ -261,6 +276,29 @@ BURROW_API int burrow_writer_relation_add(burrow_writer *w, const int64_t *src, 
 BURROW_API int burrow_writer_relation_end(burrow_writer *w);
 /* Stream type t's features (as features_begin / append / end, data at byte 4096). */
 BURROW_API int burrow_writer_type_features_begin(burrow_writer *w, int type, int64_t dim, burrow_dtype dtype);
+
+/* Edge features (version 1, docs/format.md): edge_features.npy [num_edges, dim], row j the
+ * features of CSR entry j, the data at byte 4096. After the graph: from a builder opened with
+ * opts.edge_ids, rows are the INPUT edges' [m, dim] (m = the edges added), and each entry gets
+ * its input edge's row (both directions of a symmetrized edge; of repeats, the first added);
+ * after burrow_writer_put_graph, or a builder without edge ids, rows are in CSR order (m =
+ * num_edges). An entry naming a row past m is BURROW_E_RANGE. */
+BURROW_API int burrow_writer_put_edge_features(burrow_writer *w,
+					       const void *rows, /* [m, dim] of dtype, borrowed */
+					       int64_t m, int64_t dim, burrow_dtype dtype /* F32 or F16 */);
+/* How node features are made from edge features: over the entries of each CSR row (the edges
+ * a node's aggregation reads: its in-edges, for a symmetric graph also its out-edges). */
+typedef enum burrow_edge_reduce {
+	BURROW_EDGE_REDUCE_MEAN = 0, /* a node without entries gets 0 */
+	BURROW_EDGE_REDUCE_SUM = 1,
+	BURROW_EDGE_REDUCE_MAX = 2,  /* a node without entries gets 0 */
+} burrow_edge_reduce;
+/* features.npy [N, edge_feat_dim] float32 from the written graph and edge features, streamed
+ * (takes the place of features_begin / append / end; OGB's proteins examples' node features). */
+BURROW_API int burrow_writer_features_from_edges(burrow_writer *w, burrow_edge_reduce reduce);
+BURROW_API const char *burrow_edge_reduce_name(burrow_edge_reduce r);
+/* "mean", "sum" or "max" into *out; else BURROW_E_INVAL. */
+BURROW_API int burrow_edge_reduce_parse(const char *s, burrow_edge_reduce *out);
 
 /* Set meta.json's "source" object from a JSON text (borrowed); describes where the data came from. */
 BURROW_API int burrow_writer_set_source(burrow_writer *w, const char *json_object);

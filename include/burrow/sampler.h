@@ -42,6 +42,8 @@ typedef struct burrow_block {
 	int64_t num_edges;       /* indptr[num_dst] */
 	const int64_t *indptr;   /* [num_dst + 1] row offsets; borrowed from the batch */
 	const int32_t *indices;  /* [num_edges] local source ids in [0, num_src); borrowed from the batch */
+	const int64_t *edge_ids; /* [num_edges] each edge's position in the graph's CSR (its row of
+				    edge_features.npy) with burrow_sampler_opts.edge_ids, else NULL */
 } burrow_block;
 
 /* A mini-batch. Every pointer is owned by the sampler and valid until the batch is
@@ -82,6 +84,9 @@ typedef struct burrow_sampler_opts {
 	int pin;                 /* producers on CPUs of their own: 0 = when 2 <= producers <= the
 	                            CPUs the process may use (a busy core then slows one producer,
 	                            not two), -1 = never, leaving placement to the kernel (default 0) */
+	bool edge_ids;           /* each block also lists its edges' CSR positions (burrow_block.edge_ids),
+	                            so that a batch can gather their edge features; the node ids and
+	                            blocks are the same bits either way. CPU sampling only (default false) */
 } burrow_sampler_opts;
 
 /* Fill o with the defaults above. */

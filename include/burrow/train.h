@@ -190,6 +190,11 @@ typedef struct burrow_train_opts {
 	int scorer;             /* enum burrow_scorer_kind: how a pair of embeddings is scored (default DOT) */
 	int neg;                /* negatives per training positive in a batch, uniform over the nodes for the
 				   positive's destination (default 1) */
+	/* edge features */
+	bool edge_weight;       /* weigh sage (mean, sum) and gcn aggregation by a column of the dataset's
+				   edge_features.npy (mini-batch on the CPU, training and evaluation; gcn's
+				   norms then come from the blocks' weighted degrees; default false) */
+	int edge_weight_col;    /* that column, in [0, edge_feat_dim) (default 0) */
 } burrow_train_opts;
 
 /* Fill o with the defaults above. */

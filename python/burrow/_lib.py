@@ -55,7 +55,8 @@ class DatasetInfo(Structure):
     _fields_ = [("name", c_char_p), ("num_nodes", c_int64), ("num_edges", c_int64), ("feat_dim", c_int64),
                 ("feat_dtype", c_int), ("num_classes", c_int32), ("symmetric", c_bool), ("index_width", c_int),
                 ("num_train", c_int64), ("num_valid", c_int64), ("num_test", c_int64), ("source_json", c_char_p),
-                ("num_types", c_int), ("num_relations", c_int), ("num_tasks", c_int32)]
+                ("num_types", c_int), ("num_relations", c_int), ("num_tasks", c_int32),
+                ("edge_feat_dim", c_int64), ("edge_feat_dtype", c_int)]
 
 
 class Csr(Structure):
@@ -79,7 +80,7 @@ class TypeInfo(Structure):
 
 class Block(Structure):
     _fields_ = [("num_dst", c_int64), ("num_src", c_int64), ("num_edges", c_int64),
-                ("indptr", POINTER(c_int64)), ("indices", POINTER(c_int32))]
+                ("indptr", POINTER(c_int64)), ("indices", POINTER(c_int32)), ("edge_ids", POINTER(c_int64))]
 
 
 class Batch(Structure):
@@ -123,7 +124,7 @@ class SamplerOpts(Structure):
     _fields_ = [("size", c_size_t)] + [("num_layers", c_int), ("fanouts", c_int * MAX_LAYERS), ("batch_size", c_int64),
                 ("seed", c_uint64), ("drop_last", c_bool), ("threads", c_int), ("prefetch", c_int),
                 ("producers", c_int), ("device", c_char_p), ("device_csr_budget", c_int64),
-                ("pin", c_int)]
+                ("pin", c_int), ("edge_ids", c_bool)]
 
 
 class StoreOpts(Structure):
@@ -171,7 +172,9 @@ class TrainOpts(Structure):
                 ("patience", c_int), ("lr_schedule", c_int), ("lr_step", c_int), ("lr_gamma", c_double),
                 ("lr_min", c_double), ("lr_patience", c_int), ("normalize_features", c_bool),
                 # link prediction
-                ("scorer", c_int), ("neg", c_int)]
+                ("scorer", c_int), ("neg", c_int),
+                # edge features
+                ("edge_weight", c_bool), ("edge_weight_col", c_int)]
 
 
 class EpochStats(Structure):
@@ -203,7 +206,8 @@ class GenOpts(Structure):
 class PrepOpts(Structure):
     _fields_ = [("size", c_size_t)] + [("root", c_char_p), ("out", c_char_p), ("feat_dtype", c_int), ("mem_bytes", c_size_t),
                 ("tmp_dir", c_char_p), ("overwrite", c_bool), ("download", c_bool), ("url", c_char_p),
-                ("progress", c_void_p), ("progress_user", c_void_p), ("add_reverse", c_bool), ("fill", c_int)]
+                ("progress", c_void_p), ("progress_user", c_void_p), ("add_reverse", c_bool), ("fill", c_int),
+                ("node_features_from_edges", c_bool), ("edge_reduce", c_int)]
 
 
 class ImportOpts(Structure):
@@ -214,7 +218,8 @@ class ImportOpts(Structure):
                 ("overwrite", c_bool), ("progress", c_void_p), ("progress_user", c_void_p), ("stats", c_void_p),
                 ("num_types", c_int), ("types", c_void_p), ("num_relations", c_int), ("relations", c_void_p),
                 ("target", c_char_p), ("split_dir", c_char_p), ("add_reverse", c_bool), ("fill", c_int),
-                ("edge_split", c_double * 3)]
+                ("edge_split", c_double * 3),
+                ("edge_features", c_char_p), ("node_features_from_edges", c_bool), ("edge_reduce", c_int)]
 
 
 class PartitionOpts(Structure):

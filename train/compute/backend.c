@@ -109,6 +109,8 @@ bool bw_ops_supports(const bw_ops *o, bw_op op)
 		return o->row_norm_fwd && o->row_norm_bwd && o->col_scale && o->col_dot;
 	case BW_OP_BATCH_NORM:
 		return o->col_norm_fwd && o->col_norm_bwd && o->col_norm_apply && o->col_scale && o->col_dot;
+	case BW_OP_EDGE_WEIGHT:
+		return o->agg_w_fwd && o->agg_w_bwd;
 	case BW_OP_COUNT:
 		break;
 	}
@@ -125,6 +127,7 @@ const char *bw_op_name(bw_op op)
 		[BW_OP_ATTENTION] = "attention (head_dot, edge_softmax, att_agg)",
 		[BW_OP_LAYER_NORM] = "layer normalization (row_norm, col_scale, col_dot)",
 		[BW_OP_BATCH_NORM] = "batch normalization (col_norm, col_scale, col_dot)",
+		[BW_OP_EDGE_WEIGHT] = "weighted aggregation (agg_w)",
 	};
 	return op >= 0 && op < BW_OP_COUNT ? names[op] : NULL;
 }

@@ -81,7 +81,8 @@ typedef enum bw_op {
 	BW_OP_ATTENTION = 2, /* head_dot(_bwd), edge_softmax_fwd / _bwd, att_agg_fwd / _bwd: GAT */
 	BW_OP_LAYER_NORM = 3,/* row_norm_fwd / _bwd, col_scale, col_dot */
 	BW_OP_BATCH_NORM = 4,/* col_norm_fwd / _bwd / _apply, col_scale, col_dot */
-	BW_OP_COUNT = 5
+	BW_OP_EDGE_WEIGHT = 5,/* agg_w_fwd, agg_w_bwd: aggregation with edge weights (--edge-weight) */
+	BW_OP_COUNT = 6
 } bw_op;
 
 /* Does the table run op? Every slot of the family is filled. The answer comes from the

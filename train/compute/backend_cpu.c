@@ -218,6 +218,75 @@ BW_CLONES static int cpu_agg_bwd(const bw_backend *be, const bw_block *b, bw_agg
 	return 0;
 }
 
+/* Weighted aggregation (bw_ops.agg_w_fwd): row i's terms scaled by their edges' weights. */
+BW_CLONES static int cpu_agg_w_fwd(const bw_backend *be, const bw_block *b, bw_agg mode, const float *x, int64_t dim,
+				   int64_t r0, int64_t r1, float *out)
+{
+	const bw_block_dev *d = &b->d;
+	const int64_t *ip = d->indptr;
+	const int32_t *ix = d->indices;
+	const float *w = d->edge_weight;
+#pragma omp parallel for schedule(dynamic, 64) num_threads(be->threads)
+	for (int64_t i = r0; i < r1; i++) {
+		const int64_t e0 = ip[i], e1 = ip[i + 1];
+		float *o = out + i * dim;
+		const float di = mode == BW_AGG_GCN ? d->dst_norm[i] : 1.0f;
+		const float s = mode == BW_AGG_MEAN && e1 - e0 > 1 ? 1.0f / (float)(e1 - e0) : 1.0f;
+		memset(o, 0, (size_t)dim * sizeof *o);
+		if (mode == BW_AGG_GCN) {
+			const float self = di * d->src_norm[i];
+			const float *xi = x + i * dim;
+#pragma omp simd
+			for (int64_t c = 0; c < dim; c++)
+				o[c] = self * xi[c];
+		}
+		for (int64_t e = e0; e < e1; e++) {
+			const float we = mode == BW_AGG_GCN ? di * w[e] * d->src_norm[ix[e]] : s * w[e];
+			const float *xj = x + (int64_t)ix[e] * dim;
+#pragma omp simd
+			for (int64_t c = 0; c < dim; c++)
+				o[c] += we * xj[c];
+		}
+	}
+	return 0;
+}
+
+/* Its transpose: source j gathers w_e times the factor of each row i that reads it. */
+BW_CLONES static int cpu_agg_w_bwd(const bw_backend *be, const bw_block *b, bw_agg mode, const float *gout,
+				   int64_t dim, int64_t j0, int64_t j1, float *gx)
+{
+	const bw_block_dev *d = &b->d;
+	const int64_t *ip = d->indptr, *tp = d->t_indptr;
+	const int32_t *ti = d->t_indices;
+	const float *tw = d->t_weight;
+	const int64_t nd = b->num_dst;
+#pragma omp parallel for schedule(dynamic, 64) num_threads(be->threads)
+	for (int64_t j = j0; j < j1; j++) {
+		float *o = gx + j * dim;
+		memset(o, 0, (size_t)dim * sizeof *o);
+		if (mode == BW_AGG_GCN && j < nd) {
+			const float self = d->dst_norm[j] * d->src_norm[j];
+			const float *g = gout + j * dim;
+#pragma omp simd
+			for (int64_t c = 0; c < dim; c++)
+				o[c] = self * g[c];
+		}
+		for (int64_t e = tp[j]; e < tp[j + 1]; e++) {
+			const int64_t i = ti[e], deg = ip[i + 1] - ip[i];
+			float we = tw[e];
+			if (mode == BW_AGG_MEAN && deg > 1)
+				we *= 1.0f / (float)deg;
+			else if (mode == BW_AGG_GCN)
+				we = d->dst_norm[i] * tw[e] * d->src_norm[j];
+			const float *g = gout + i * dim;
+#pragma omp simd
+			for (int64_t c = 0; c < dim; c++)
+				o[c] += we * g[c];
+		}
+	}
+	return 0;
+}
+
 BW_CLONES static int cpu_bias_add(const bw_backend *be, float *y, int64_t rows, int64_t cols, const float *bias)
 {
 #pragma omp parallel for schedule(static) num_threads(be->threads)
@@ -865,6 +934,8 @@ static const bw_ops cpu_ops = {
 	.edge_softmax_bwd = cpu_edge_softmax_bwd,
 	.att_agg_fwd = cpu_att_agg_fwd,
 	.att_agg_bwd = cpu_att_agg_bwd,
+	.agg_w_fwd = cpu_agg_w_fwd,
+	.agg_w_bwd = cpu_agg_w_bwd,
 	.row_norm_fwd = cpu_row_norm_fwd,
 	.row_norm_bwd = cpu_row_norm_bwd,
 	.col_norm_fwd = cpu_col_norm_fwd,

@@ -124,6 +124,17 @@ typedef struct bw_ops {
 	int (*att_agg_bwd)(const bw_backend *be, const bw_block *b, const float *alpha, const float *h, const float *gout,
 			   int64_t heads, int64_t f_dim, float *galpha, float *gh);
 
+	/* ---- aggregation with edge weights (issue 34), optional (BW_OP_EDGE_WEIGHT): NULL makes
+	 * the dispatchers return BURROW_E_UNSUPPORTED. The block's weights w_e (b->d.edge_weight,
+	 * and b->d.t_weight in the transpose's order for the backward) scale each edge's term:
+	 * SUM out_i = sum_e w_e x_j; MEAN the same over row i's edge count (0 for none); GCN
+	 * out_i = dst_norm_i (src_norm_i x_i + sum_e w_e src_norm_j x_j). Whole rows, overwriting. */
+	int (*agg_w_fwd)(const bw_backend *be, const bw_block *b, bw_agg mode, const float *x, int64_t dim, int64_t r0,
+			 int64_t r1, float *out);
+	/* gx[j] for sources [j0, j1) = d(sum of gout . out)/d x_j (the weights are data); overwrites */
+	int (*agg_w_bwd)(const bw_backend *be, const bw_block *b, bw_agg mode, const float *gout, int64_t dim, int64_t j0,
+			 int64_t j1, float *gx);
+
 	/* ---- normalization between layers (issue 17), optional like the slots above
 	 * (BW_OP_LAYER_NORM: row_norm_*, col_scale, col_dot; BW_OP_BATCH_NORM: col_norm_*,
 	 * col_scale, col_dot) ---- */

@@ -45,10 +45,12 @@ static int transpose(bw_block *b)
 	int64_t *tp = bw_calloc((size_t)ns + 1, sizeof *tp);
 	int32_t *ti = bw_malloc((size_t)(ne ? ne : 1) * sizeof *ti);
 	int64_t *pos = bw_malloc((size_t)(ns ? ns : 1) * sizeof *pos);
-	if (!tp || !ti || !pos) {
+	float *tw = b->edge_weight ? bw_malloc((size_t)(ne ? ne : 1) * sizeof *tw) : NULL;
+	if (!tp || !ti || !pos || (b->edge_weight && !tw)) {
 		bw_free(tp);
 		bw_free(ti);
 		bw_free(pos);
+		bw_free(tw);
 		return BURROW_E_NOMEM;
 	}
 	for (int64_t e = base; e < base + ne; e++)
@@ -57,11 +59,42 @@ static int transpose(bw_block *b)
 		tp[j + 1] += tp[j];
 	memcpy(pos, tp, (size_t)ns * sizeof *pos);
 	for (int64_t i = 0; i < nd; i++)
-		for (int64_t e = b->indptr[i]; e < b->indptr[i + 1]; e++)
+		for (int64_t e = b->indptr[i]; e < b->indptr[i + 1]; e++) {
+			if (tw)
+				tw[pos[b->indices[e]]] = b->edge_weight[e];
 			ti[pos[b->indices[e]]++] = (int32_t)i;
+		}
 	bw_free(pos);
 	b->t_indptr = tp;
 	b->t_indices = ti;
+	b->t_weight = tw;
+	return 0;
+}
+
+/* GCN norms of a weighted block (PyG's gcn_norm with edge weights and a self loop of
+ * weight 1): 1/sqrt(1 + the row's weights) for a destination (and the same source), and for
+ * a source that is not a destination 1/sqrt(1 + the weights of the edges that read it). */
+static int weighted_norms(bw_block *b, float *nb)
+{
+	const int64_t nd = b->num_dst, ns = b->num_src;
+	double *deg = bw_calloc((size_t)(ns + 1), sizeof *deg);
+	if (!deg) {
+		bw_free(nb);
+		return BURROW_E_NOMEM;
+	}
+	for (int64_t i = 0; i < nd; i++)
+		for (int64_t e = b->indptr[i]; e < b->indptr[i + 1]; e++) {
+			deg[i] += b->edge_weight[e];
+			if (b->indices[e] >= nd)
+				deg[b->indices[e]] += b->edge_weight[e];
+		}
+	for (int64_t j = 0; j < ns; j++)
+		nb[j < nd ? j : nd + j] = (float)(1.0 / sqrt(deg[j] + 1.0));
+	memcpy(nb + nd, nb, (size_t)nd * sizeof *nb);
+	bw_free(deg);
+	b->norm_buf = nb;
+	b->dst_norm = nb;
+	b->src_norm = nb + nd;
 	return 0;
 }
 
@@ -72,6 +105,8 @@ static int block_norms(bw_block *b)
 	if (!nb)
 		return BURROW_E_NOMEM;
 	float *dn = nb, *sn = nb + nd;
+	if (b->edge_weight)
+		return weighted_norms(b, nb);
 	for (int64_t i = 0; i < nd; i++)
 		dn[i] = (float)(1.0 / sqrt((double)(b->indptr[i + 1] - b->indptr[i]) + 1.0));
 	memcpy(sn, dn, (size_t)nd * sizeof *sn);
@@ -207,6 +242,8 @@ int bw_block_upload_async(bw_block *b, const bw_device *dev, bw_stream *s)
 				return st;
 		d->has_split = true;
 	}
+	d->edge_weight = b->edge_weight; /* host memory: read by the CPU's weighted aggregation only */
+	d->t_weight = b->t_weight;
 	return 0;
 }
 
@@ -215,6 +252,8 @@ static void release_host(bw_block *b)
 {
 	bw_free(b->t_indptr);
 	bw_free(b->t_indices);
+	bw_free(b->t_weight);
+	b->t_weight = NULL;
 	if (b->norm_buf) {
 		bw_free(b->norm_buf);
 		b->dst_norm = b->src_norm = NULL;

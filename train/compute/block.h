@@ -26,6 +26,8 @@ typedef struct bw_block_dev {
 	const float *src_norm;       /* [num_src] */
 	const int64_t *part_indptr[3];   /* [num_dst + 1] per part; [BW_PART_ALL] = indptr */
 	const int32_t *part_indices[3];
+	const float *edge_weight;    /* [edges] (weighted aggregation), host memory only: the host arrays */
+	const float *t_weight;       /* [edges] in the transpose's order */
 	bw_dbuf buf[10];             /* owned copies on a non-host device */
 	bool has_transpose, has_norms, has_split;
 } bw_block_dev;
@@ -49,6 +51,12 @@ typedef struct bw_block {
 	 * self loop (its slots are its edges, PyG's add_self_loops=False). GCN aggregation,
 	 * whose self term reads source i for destination i, refuses it. Set after init. */
 	bool bipartite;
+	/* Edge weights (--edge-weight): w_e per edge, indexed as indices is (borrowed host memory;
+	 * NULL: unweighted). Read by the weighted aggregation (bw_aggregate_weighted) and, when
+	 * set before bw_block_prepare computes GCN norms, by them (weighted degrees). Set after
+	 * init. */
+	const float *edge_weight;
+	float *t_weight;        /* [num_edges] the weights in the transpose's order (bw_block_prepare), owned */
 	/* derived by bw_block_prepare and bw_block_split (owned host memory) */
 	int64_t *t_indptr;      /* [num_src + 1]: the transpose, source -> destination rows */
 	int32_t *t_indices;     /* [num_edges] destination rows, ascending within each source */

@@ -89,6 +89,12 @@ int bw_aggregate_part(const bw_backend *be, const bw_block *b, bw_block_part par
 		return bw_err(BURROW_E_INVAL, "aggregate: block %lld -> %lld, input [%lld, %lld], output [%lld, %lld]",
 			      (long long)b->num_src, (long long)b->num_dst, SHAPE(x), SHAPE(out));
 	int st;
+	if (b->d.edge_weight) { /* a weighted block: every aggregation of it is weighted */
+		if (part != BW_PART_ALL || add)
+			return bw_err(BURROW_E_UNSUPPORTED, "aggregate: edge weights with the early / late split (halo "
+				      "overlap) are not built");
+		return bw_aggregate_weighted(be, b, mode, x, r0, r1, out);
+	}
 	if ((st = check_block(be, "aggregate", b, mode, part, false)) ||
 	    (st = check_range("aggregate", r0, &r1, b->num_dst)))
 		return st;
@@ -105,12 +111,58 @@ int bw_aggregate_backward(const bw_backend *be, const bw_block *b, bw_agg mode, 
 			      "aggregate backward: block %lld -> %lld, gradient [%lld, %lld], input gradient [%lld, %lld]",
 			      (long long)b->num_src, (long long)b->num_dst, SHAPE(gout), SHAPE(gx));
 	int st;
+	if (b->d.edge_weight)
+		return bw_aggregate_weighted_backward(be, b, mode, gout, j0, j1, gx);
 	if ((st = check_block(be, "aggregate backward", b, mode, BW_PART_ALL, true)) ||
 	    (st = check_range("aggregate backward", j0, &j1, b->num_src)))
 		return st;
 	ON(gout, "aggregate backward");
 	ON(gx, "aggregate backward");
 	return j0 < j1 ? be->ops->agg_bwd(be, b, mode, gout->data, gout->cols, j0, j1, gx->data) : 0;
+}
+
+/* What the weighted aggregation needs beyond the unweighted one's checks. */
+static int check_weights(const bw_backend *be, const char *op, const bw_block *b, bool backward)
+{
+	if (!bw_backend_supports(be, BW_OP_EDGE_WEIGHT))
+		return bw_err(BURROW_E_UNSUPPORTED, "%s: the %s backend has no %s", op, bw_backend_name(be),
+			      bw_op_name(BW_OP_EDGE_WEIGHT));
+	if (!b->d.edge_weight || (backward && !b->d.t_weight))
+		return bw_err(BURROW_E_INVAL, "%s: the block has no edge weights%s", op,
+			      backward ? " in its transpose (set them before bw_block_prepare)" : "");
+	return 0;
+}
+
+int bw_aggregate_weighted(const bw_backend *be, const bw_block *b, bw_agg mode, const bw_tensor *x, int64_t r0,
+			  int64_t r1, bw_tensor *out)
+{
+	if (x->rows != b->num_src || out->rows != b->num_dst || out->cols != x->cols)
+		return bw_err(BURROW_E_INVAL, "weighted aggregate: block %lld -> %lld, input [%lld, %lld], output [%lld, %lld]",
+			      (long long)b->num_src, (long long)b->num_dst, SHAPE(x), SHAPE(out));
+	int st;
+	if ((st = check_block(be, "weighted aggregate", b, mode, BW_PART_ALL, false)) ||
+	    (st = check_weights(be, "weighted aggregate", b, false)) ||
+	    (st = check_range("weighted aggregate", r0, &r1, b->num_dst)))
+		return st;
+	ON(x, "weighted aggregate");
+	ON(out, "weighted aggregate");
+	return r0 < r1 ? be->ops->agg_w_fwd(be, b, mode, x->data, x->cols, r0, r1, out->data) : 0;
+}
+
+int bw_aggregate_weighted_backward(const bw_backend *be, const bw_block *b, bw_agg mode, const bw_tensor *gout,
+				   int64_t j0, int64_t j1, bw_tensor *gx)
+{
+	if (gout->rows != b->num_dst || gx->rows != b->num_src || gx->cols != gout->cols)
+		return bw_err(BURROW_E_INVAL, "weighted aggregate backward: block %lld -> %lld, gradient [%lld, %lld], input "
+			      "gradient [%lld, %lld]", (long long)b->num_src, (long long)b->num_dst, SHAPE(gout), SHAPE(gx));
+	int st;
+	if ((st = check_block(be, "weighted aggregate backward", b, mode, BW_PART_ALL, true)) ||
+	    (st = check_weights(be, "weighted aggregate backward", b, true)) ||
+	    (st = check_range("weighted aggregate backward", j0, &j1, b->num_src)))
+		return st;
+	ON(gout, "weighted aggregate backward");
+	ON(gx, "weighted aggregate backward");
+	return j0 < j1 ? be->ops->agg_w_bwd(be, b, mode, gout->data, gout->cols, j0, j1, gx->data) : 0;
 }
 
 int bw_bias_add(const bw_backend *be, bw_tensor *y, const float *bias, int64_t n)

@@ -44,7 +44,9 @@ typedef struct bw_loss {
  * copy of all of its data (a->sp), b is not transposed and the backend has the slot */
 int bw_matmul(const bw_backend *be, const bw_tensor *a, bool trans_a, const bw_tensor *b, bool trans_b, float alpha,
 	      float beta, bw_tensor *c);
-/* out [num_dst, d] = aggregate(x [num_src, d]) over whole rows [r0, r1) (r1 < 0: to num_dst) */
+/* out [num_dst, d] = aggregate(x [num_src, d]) over whole rows [r0, r1) (r1 < 0: to num_dst).
+ * A block with edge weights (bw_block.edge_weight) is aggregated weighted, here and in the
+ * backward (bw_aggregate_weighted); its parts are refused. */
 int bw_aggregate(const bw_backend *be, const bw_block *b, bw_agg mode, const bw_tensor *x, int64_t r0, int64_t r1,
 		 bw_tensor *out);
 /* The same over one part of each row (bw_block_split), added to out when add (see
@@ -54,6 +56,13 @@ int bw_aggregate_part(const bw_backend *be, const bw_block *b, bw_block_part par
 /* gx [num_src, d] rows [j0, j1) (j1 < 0: to num_src) = the aggregation's transpose applied to gout [num_dst, d] */
 int bw_aggregate_backward(const bw_backend *be, const bw_block *b, bw_agg mode, const bw_tensor *gout, int64_t j0,
 			  int64_t j1, bw_tensor *gx);
+/* bw_aggregate and its backward with the block's edge weights (b->edge_weight, set before
+ * bw_block_prepare; bw_ops.agg_w_fwd says what each mode computes); BURROW_E_UNSUPPORTED on
+ * a backend without BW_OP_EDGE_WEIGHT, BURROW_E_INVAL for a block without weights. */
+int bw_aggregate_weighted(const bw_backend *be, const bw_block *b, bw_agg mode, const bw_tensor *x, int64_t r0,
+			  int64_t r1, bw_tensor *out);
+int bw_aggregate_weighted_backward(const bw_backend *be, const bw_block *b, bw_agg mode, const bw_tensor *gout,
+				   int64_t j0, int64_t j1, bw_tensor *gx);
 int bw_bias_add(const bw_backend *be, bw_tensor *y, const float *bias, int64_t n);
 int bw_col_sum(const bw_backend *be, const bw_tensor *g, float *out, int64_t n);
 int bw_relu(const bw_backend *be, bw_tensor *x);

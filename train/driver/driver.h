@@ -107,7 +107,15 @@ struct burrow_trainer {
 					   * options, the dataset, the backend, epoch and best is unused */
 	bw_ltrain *link;                  /* link prediction's side (ltrain.c, owned), or NULL: the model is
 					   * its encoder (output hidden wide), labels and node splits unused */
+	/* edge weights (opts.edge_weight): edge_features.npy mapped, and layer-wise inference's
+	 * weights of one chunk */
+	bw_npy_map ew_map;
+	float *ew_chunk;                  /* [chunk edges] (owned) */
+	int64_t ew_chunk_cap;
 };
+
+/* The loader's edge-weight settings of t (none without opts.edge_weight) into *c. */
+void bw_trainer_edge_weights(const burrow_trainer *t, bw_loader_cfg *c);
 
 /* ------------------------------------------------------------ the trainer's shared state (state.c) */
 

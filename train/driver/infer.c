@@ -6,6 +6,7 @@
  * stay in memory while they fit in half of opts.mem_bytes (when 0 under RLIMIT_AS: of what
  * is left of it), else they are streamed to a scratch npy file and read back with pread. */
 #include "driver.h"
+#include "../../core/half.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -31,6 +32,25 @@ void bw_infer_chunk_free(bw_infer_chunk *c)
 	bw_free(c->indptr);
 	bw_free(c->indices);
 	bw_free(c->src_norm);
+}
+
+/* The weights of rows [r0, r1)'s edges, which the chunk lists in CSR order (opts.edge_weight):
+ * a column of the mapped edge features into t->ew_chunk, set as blk's. */
+static int chunk_weights(burrow_trainer *t, int64_t r0, int64_t r1, bw_block *blk)
+{
+	const int64_t e0 = t->graph->indptr[r0], n = t->graph->indptr[r1] - e0, de = t->info->edge_feat_dim;
+	const int64_t col = t->o.edge_weight_col;
+	int st = bw_infer_reserve((void **)&t->ew_chunk, &t->ew_chunk_cap, BW_MAX(n, 1), sizeof *t->ew_chunk);
+	if (st)
+		return st;
+	for (int64_t e = 0; e < n; e++) {
+		const int64_t at = (e0 + e) * de + col;
+		t->ew_chunk[e] = t->info->edge_feat_dtype == BURROW_DTYPE_F16
+					 ? bw_f16_to_f32(((const uint16_t *)t->ew_map.data)[at])
+					 : ((const float *)t->ew_map.data)[at];
+	}
+	blk->edge_weight = t->ew_chunk;
+	return 0;
 }
 
 /* Rows [r0, r1) and their neighbors as a block. Fails only before touching t->map, which
@@ -69,7 +89,9 @@ static int build_chunk(burrow_trainer *t, bw_infer_chunk *c, int64_t r0, int64_t
 		c->indptr[i + 1] = k;
 	}
 	bw_block_init(blk, nd, ns, c->indptr, c->indices);
-	if (t->gcn_norm) {
+	if (graph && t->o.edge_weight && (st = chunk_weights(t, r0, r1, blk)))
+		return st;
+	if (t->gcn_norm && !t->o.edge_weight) {
 		for (int64_t j = 0; j < ns; j++)
 			c->src_norm[j] = t->gcn_norm[c->ids[j]];
 		blk->dst_norm = t->gcn_norm + r0;
@@ -366,7 +388,8 @@ static int eval_open(burrow_trainer *t, burrow_sampler **s, bw_loader **ld)
 	so.threads = t->be.threads;
 	so.prefetch = 0;
 	so.device = t->sampler_dev;
-	const bw_loader_cfg lc = {
+	so.edge_ids = t->o.edge_weight;
+	bw_loader_cfg lc = {
 		.dev = t->be.dev,
 		.compute = t->be.stream,
 		.depth = 1,
@@ -378,6 +401,7 @@ static int eval_open(burrow_trainer *t, burrow_sampler **s, bw_loader **ld)
 		.transpose = false,
 		.gcn = t->o.model == BURROW_MODEL_GCN,
 	};
+	bw_trainer_edge_weights(t, &lc);
 	int st = bw_sampler_open_checked(s, t->graph, NULL, 0, &so, bw_trainer_trim_graph, t);
 	return st ? st : bw_loader_open(ld, &lc);
 }

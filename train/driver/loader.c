@@ -2,6 +2,7 @@
  * the one function that turns a filled slot into a compute batch (docs/train.md,
  * "Pipeline"). */
 #include "loader.h"
+#include "../../core/half.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -27,6 +28,8 @@ typedef struct slot {
 	float *norm;                  /* [num_input] GCN norms (host), read by the blocks (from cfg.norm, or
 					 brought by the source of rows) */
 	size_t labels_cap, norm_cap;
+	float *ew[BURROW_MAX_LAYERS]; /* [num_edges] each block's edge weights (host; cfg.edge_feat) */
+	size_t ew_cap[BURROW_MAX_LAYERS];
 	/* over the batch's arrays, [layer] (typed: [layer * num_relations + relation]); released
 	 * when the slot closes */
 	bw_block blk[BURROW_MAX_LAYERS * BURROW_MAX_RELATIONS];
@@ -165,6 +168,25 @@ static int fill_typed(bw_loader *ld, slot *sl)
 	return 0;
 }
 
+/* Block l's edge weights into sl->ew[l]: column ew_col of the edge features at each edge's
+ * CSR position (cfg.edge_feat). */
+static int fill_weights(bw_loader *ld, slot *sl, int l, const burrow_block *sbl)
+{
+	const bw_loader_cfg *c = &ld->c;
+	if (!sbl->edge_ids && sbl->num_edges > 0)
+		return bw_err(BURROW_E_INVAL, "loader: edge weights, but block %d of the batch has no edge ids "
+			      "(burrow_sampler_opts.edge_ids)", l);
+	int st = bw_grow(&sl->ew[l], &sl->ew_cap[l], (size_t)BW_MAX(sbl->num_edges, 1), sizeof(float), false);
+	if (st)
+		return st;
+	for (int64_t e = 0; e < sbl->num_edges; e++) {
+		const int64_t at = sbl->edge_ids[e] * c->ew_dim + c->ew_col;
+		sl->ew[l][e] = c->ew_dtype == BURROW_DTYPE_F16 ? bw_f16_to_f32(((const uint16_t *)c->edge_feat)[at])
+							      : ((const float *)c->edge_feat)[at];
+	}
+	return 0;
+}
+
 static int fill(bw_loader *ld, slot *sl)
 {
 	const bw_loader_cfg *c = &ld->c;
@@ -189,8 +211,13 @@ static int fill(bw_loader *ld, slot *sl)
 		const burrow_block *sbl = &sb->blocks[l];
 		bw_block *b = &sl->blk[l];
 		bw_block_reuse(b, sbl->num_dst, sbl->num_src, sbl->indptr, sbl->indices); /* no cudaFree */
-		b->dst_norm = b->src_norm = norm;
+		b->dst_norm = b->src_norm = c->edge_feat ? NULL : norm; /* weighted: the block's weighted degrees */
 		sl->nblk = BW_MAX(sl->nblk, l + 1);
+		if (c->edge_feat && c->blocks) {
+			if ((st = fill_weights(ld, sl, l, sbl)))
+				return st;
+			b->edge_weight = sl->ew[l];
+		}
 		if (c->blocks && (st = bw_block_prepare(b, c->transpose, c->gcn)))
 			return st;
 	}
@@ -415,6 +442,8 @@ void bw_loader_close(bw_loader *ld)
 		bw_dbuf_free(&sl->labels_dev);
 		bw_free(sl->labels);
 		bw_free(sl->norm);
+		for (int l = 0; l < BURROW_MAX_LAYERS; l++)
+			bw_free(sl->ew[l]);
 		bw_event_close(dev, sl->ready);
 		bw_event_close(dev, sl->done);
 	}

@@ -43,6 +43,14 @@ typedef struct bw_loader_cfg {
 	bool blocks;              /* the model reads the blocks (not an MLP): prepare them (and upload on a device) */
 	bool transpose;           /* prepare each block's transpose (a backward pass runs) */
 	bool gcn;                 /* prepare GCN norms (from `norm` when set) */
+	/* edge weights (--edge-weight): block edge e's weight is column ew_col of row
+	 * edge_ids[e] of the graph's edge features (the batches' blocks must carry edge ids:
+	 * burrow_sampler_opts.edge_ids), gathered per batch on the host */
+	const void *edge_feat;    /* [E, ew_dim] of ew_dtype (F32 or F16): edge_features.npy's data, mapped
+				     (borrowed); NULL: unweighted */
+	int64_t ew_dim;
+	int64_t ew_col;           /* in [0, ew_dim) */
+	burrow_dtype ew_dtype;
 } bw_loader_cfg;
 
 typedef struct bw_loader bw_loader;

@@ -312,6 +312,8 @@ static int make_split_index(burrow_trainer *t)
 	return 0;
 }
 
+static int open_edge_weights(burrow_trainer *t);
+
 /* The task t trains (opts.task; AUTO: link prediction on a dataset with edge splits and no
  * labels, else node classification) into t->o.task, refusing a dataset that lacks what it needs. */
 static int resolve_task(burrow_trainer *t)
@@ -411,7 +413,7 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 	if ((st = bw_model_supported(&t->be, &need)))
 		goto fail;
 	const bw_device *dev = t->be.dev;
-	if ((st = open_features(t)) ||
+	if ((st = open_edge_weights(t)) || (st = open_features(t)) ||
 	    (!link && ((st = make_split_index(t)) ||
 		       (t->labels && (st = bw_dbuf_from_host(&t->labels_dev, dev, t->labels,
 							     (size_t)t->info->num_nodes * sizeof *t->labels))))) ||
@@ -465,6 +467,8 @@ void burrow_trainer_close(burrow_trainer *t)
 	bw_free(t->drawn);
 	bw_free(t->best_params);
 	bw_free(t->gcn_norm);
+	bw_npy_unmap(&t->ew_map);
+	bw_free(t->ew_chunk);
 	bw_free(t->map);
 	bw_tensor_free(&t->infer_z[0]);
 	bw_tensor_free(&t->infer_z[1]);
@@ -553,6 +557,44 @@ int bw_trainer_step(burrow_trainer *t, const bw_batch *b, double *loss, int64_t 
 	return step(t, b, 0, NULL, loss, counted, correct);
 }
 
+/* opts.edge_weight: the dataset's edge features mapped, after checking that the weights can
+ * be used (a column that exists, a model whose aggregation takes them, mini-batch on a backend
+ * with the weighted aggregation). */
+static int open_edge_weights(burrow_trainer *t)
+{
+	const burrow_train_opts *o = &t->o;
+	const burrow_dataset_info *in = t->info;
+	const char *dir = bw_dataset_dir(t->ds);
+	bw_npy h;
+	if (!o->edge_weight)
+		return 0;
+	if (!in->edge_feat_dim)
+		return bw_err(BURROW_E_INVAL, "%s: --edge-weight, but the dataset has no edge features", dir);
+	if (o->edge_weight_col < 0 || o->edge_weight_col >= in->edge_feat_dim)
+		return bw_err(BURROW_E_INVAL, "%s: --edge-weight column %d, the edge features have %lld", dir,
+			      o->edge_weight_col, (long long)in->edge_feat_dim);
+	if (!(o->model == BURROW_MODEL_GCN || (o->model == BURROW_MODEL_SAGE && o->aggr != BURROW_AGGR_MAX)))
+		return bw_err(BURROW_E_UNSUPPORTED, "--edge-weight weighs sage (mean, sum) and gcn aggregation, not %s%s",
+			      burrow_model_name(o->model), o->model == BURROW_MODEL_SAGE ? " max" : "");
+	if (o->full_graph)
+		return bw_err(BURROW_E_UNSUPPORTED, "--edge-weight: full-graph training with edge weights is not built yet "
+			      "(mini-batch is)");
+	if (!bw_backend_supports(&t->be, BW_OP_EDGE_WEIGHT) || strcmp(t->sampler_dev, "cpu"))
+		return bw_err(BURROW_E_UNSUPPORTED, "--edge-weight: the %s backend (sampling on %s) has no %s", bw_backend_name(&t->be),
+			      t->sampler_dev, bw_op_name(BW_OP_EDGE_WEIGHT));
+	return bw_npy_mmap(burrow_dataset_edge_features_path(t->ds), &h, &t->ew_map);
+}
+
+void bw_trainer_edge_weights(const burrow_trainer *t, bw_loader_cfg *c)
+{
+	if (!t->o.edge_weight)
+		return;
+	c->edge_feat = t->ew_map.data;
+	c->ew_dim = t->info->edge_feat_dim;
+	c->ew_col = t->o.edge_weight_col;
+	c->ew_dtype = t->info->edge_feat_dtype;
+}
+
 /* The sampler for the seed in force, and the loader of its batches (a loaded checkpoint
  * brings its own seed, so the sampler opens at the first epoch and reopens when the seed
  * changed). */
@@ -560,7 +602,7 @@ static int minibatch_open(burrow_trainer *t)
 {
 	int st;
 	if (!t->loader) {
-		const bw_loader_cfg lc = {
+		bw_loader_cfg lc = {
 			.dev = t->be.dev,
 			.compute = t->be.stream,
 			.depth = t->o.prefetch,
@@ -573,6 +615,7 @@ static int minibatch_open(burrow_trainer *t)
 			.transpose = true,
 			.gcn = t->o.model == BURROW_MODEL_GCN,
 		};
+		bw_trainer_edge_weights(t, &lc);
 		if ((st = bw_loader_open(&t->loader, &lc)))
 			return st;
 	}
@@ -595,6 +638,7 @@ static int minibatch_open(burrow_trainer *t)
 	so.prefetch = t->o.prefetch;
 	so.producers = 1;
 	so.device = t->sampler_dev;
+	so.edge_ids = t->o.edge_weight;
 	if ((st = bw_sampler_open_checked(&t->sampler, t->graph, train, n, &so, bw_trainer_trim_graph, t)))
 		return st;
 	t->sampler_seed = t->o.seed;
