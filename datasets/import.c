@@ -682,6 +682,15 @@ static int check_homogeneous(const burrow_import_opts *o)
 	return edge_split_on(o) ? check_edge_split(o) : 0;
 }
 
+/* The dataset's name: o->name, else the output folder's last component. */
+static const char *import_name(const char *out, const burrow_import_opts *o)
+{
+	if (o->name)
+		return o->name;
+	const char *s = strrchr(out, '/');
+	return s && s[1] ? s + 1 : out;
+}
+
 int burrow_import(const char *out, const burrow_import_opts *opts)
 {
 	burrow_writer *w = NULL;
@@ -730,11 +739,7 @@ int burrow_import(const char *out, const burrow_import_opts *opts)
 				      "(give --num-nodes for a graph without edges)", o->edges);
 		is.num_nodes_inferred = true;
 	}
-	const char *name = o->name;
-	if (!name) {
-		name = strrchr(out, '/');
-		name = name && name[1] ? name + 1 : out;
-	}
+	const char *name = import_name(out, o);
 	spill = o->tmp_dir ? bw_strdup(o->tmp_dir) : bw_dirname(out);
 	if (!spill)
 		return BURROW_E_NOMEM;
