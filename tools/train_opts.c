@@ -465,6 +465,7 @@ static const topt opts[] = {
 	 show_comm},
 };
 #define NOPTS ((int)(sizeof opts / sizeof *opts))
+#define OPT_VAL 256 /* getopt_long's value of the first option */
 
 /* The defaults: the library's, then the command line's own. */
 static void defaults(train_args *a)
@@ -600,8 +601,10 @@ static void help(void)
 int train_args_parse(int argc, char **argv, int mode, bool speak, train_args *a)
 {
 	struct option lo[sizeof opts / sizeof *opts + 2];
+	/* getopt_long's value of option i: OPT_VAL + i, clear of the characters it returns itself
+	 * (':', '?', 'h'), which the table's indices reached once it held 58 options */
 	for (int i = 0; i < NOPTS; i++)
-		lo[i] = (struct option){opts[i].name, opts[i].arg ? required_argument : no_argument, 0, i};
+		lo[i] = (struct option){opts[i].name, opts[i].arg ? required_argument : no_argument, 0, OPT_VAL + i};
 	lo[NOPTS] = (struct option){"help", no_argument, 0, 'h'};
 	lo[NOPTS + 1] = (struct option){0, 0, 0, 0};
 	defaults(a);
@@ -619,7 +622,7 @@ int train_args_parse(int argc, char **argv, int mode, bool speak, train_args *a)
 				      : usage(speak, "unknown option '%s'", argv[optind - 1]);
 		if (c == ':')
 			return usage(speak, "option '%s' needs a value", argv[optind - 1]);
-		const topt *t = &opts[c];
+		const topt *t = &opts[c - OPT_VAL];
 		if (!(t->where & mode))
 			return usage(speak, "--%s does not apply %s%s", t->name, mode_name(mode),
 				     mode == TRAIN_ONE ? " (it is an option of mpirun on a parts directory)"
