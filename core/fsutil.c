@@ -203,6 +203,14 @@ char *bw_path_join(const char *a, const char *b)
 	return s;
 }
 
+const char *bw_scratch_dir(const char *given)
+{
+	if (given)
+		return given;
+	const char *env = getenv("TMPDIR");
+	return env && *env ? env : "/tmp";
+}
+
 char *bw_dirname(const char *path)
 {
 	const char *slash = strrchr(path, '/');

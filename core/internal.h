@@ -158,6 +158,9 @@ void bw_tmp_drop(int id);
 char *bw_path_join(const char *a, const char *b);
 /* The directory part of path, new string. */
 char *bw_dirname(const char *path);
+/* Where scratch files go: `given` when set, else $TMPDIR when set and not empty, else /tmp
+ * (borrowed strings). */
+const char *bw_scratch_dir(const char *given);
 
 /* The library's file mappings (core/mapreg.c), for burrow_mapped_file: register after mmap,
  * unregister before munmap. A full table leaves a mapping unnamed, nothing else. */

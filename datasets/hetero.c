@@ -474,12 +474,11 @@ out:
 	return st;
 }
 
-/* A scratch file (unlinked) in the spill folder: --tmp-dir, else $TMPDIR, else /tmp (the
- * CSR build's rule, graph/csr.c). */
+/* A scratch file (unlinked) in the spill folder: --tmp-dir, else $TMPDIR, else /tmp
+ * (bw_scratch_dir, the rule of every spill). */
 static int scratch_open(const bw_hplan *p, int *fd)
 {
-	const char *dir = p->spill ? p->spill : getenv("TMPDIR");
-	char *path = bw_path_join(dir && *dir ? dir : "/tmp", "burrow-fill-XXXXXX");
+	char *path = bw_path_join(bw_scratch_dir(p->spill), "burrow-fill-XXXXXX");
 	if (!path)
 		return BURROW_E_NOMEM;
 	int st = 0;

@@ -87,12 +87,11 @@ int burrow_csr_builder_open(burrow_csr_builder **out, int64_t num_nodes, const b
 	const char *spill_dir = b->o.spill_dir;
 	b->o.spill_dir = NULL; /* borrowed by the caller: copied below */
 	if (b->o.mem_bytes > 0) {
-		const char *dir = spill_dir ? spill_dir : getenv("TMPDIR");
 		b->keyed = true;
 		b->kw = num_nodes > ((int64_t)1 << 32) ? 2 : 1;
 		b->kwt = b->kw + (b->o.edge_ids ? 1 : 0);
 		b->kmax = key_budget(b->o.mem_bytes, b->kwt);
-		b->spill_dir = bw_strdup(dir && *dir ? dir : "/tmp");
+		b->spill_dir = bw_strdup(bw_scratch_dir(spill_dir));
 		if (!b->spill_dir) {
 			bw_free(b);
 			return BURROW_E_NOMEM;

@@ -117,11 +117,7 @@ static int64_t chunk_end(const burrow_trainer *t, int64_t r0, bool graph)
 
 static char *spill_path(burrow_trainer *t, int layer)
 {
-	const char *dir = t->scratch_dir;
-	if (!dir)
-		dir = getenv("TMPDIR");
-	if (!dir || !*dir)
-		dir = "/tmp";
+	const char *dir = bw_scratch_dir(t->scratch_dir);
 	/* what evaluations killed before they could remove their spills left */
 	if (bw_rm_stale_prefixed(dir, "burrow-spill-"))
 		return NULL;

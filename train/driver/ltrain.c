@@ -279,7 +279,7 @@ static int embeddings(burrow_trainer *t, emb_out *e, int64_t *spilled)
 		char name[64];
 		snprintf(name, sizeof name, "burrow-link-emb-%ld-%llu.npy", (long)getpid(),
 			 (unsigned long long)t->spill_seq++);
-		const char *root = t->scratch_dir ? t->scratch_dir : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+		const char *root = bw_scratch_dir(t->scratch_dir);
 		const int64_t shape[2] = {n, d};
 		if (!(e->path = bw_path_join(root, name)))
 			return BURROW_E_NOMEM;
