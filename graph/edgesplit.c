@@ -181,6 +181,11 @@ int bw_esplit_open(bw_esplit **out, const char *dir, const char *meta_path, cons
 	int st = parse(e, o, meta_path);
 	for (int i = 0; !st && i < 3; i++)
 		st = split_files(e, i, true);
+	for (int i = 0; !st && i < 3; i++) { /* read once by the checks: out of the RSS (dataset.c) */
+		bw_npy_map_drop(&e->pos[i]);
+		bw_npy_map_drop(&e->negm[i]);
+		bw_npy_map_drop(&e->weight[i]);
+	}
 	if (st) {
 		bw_esplit_close(e);
 		return st;

@@ -406,6 +406,13 @@ int bw_typed_open(bw_typed **out, const char *dir, const char *meta_path, const 
 	if ((st = parse_typed_meta(t, meta, meta_path, info)) || (st = map_relations(t)) || (st = open_features(t)) ||
 	    (st = map_target(t)) || (st = validate_typed(t)))
 		goto fail;
+	for (int i = 0; i < BURROW_MAX_RELATIONS; i++) { /* read once by the checks: out of the RSS (dataset.c) */
+		bw_npy_map_drop(&t->ip_m[i]);
+		bw_npy_map_drop(&t->ix_m[i]);
+	}
+	bw_npy_map_drop(&t->labels_m);
+	for (int i = 0; i < 3; i++)
+		bw_npy_map_drop(&t->split_m[i]);
 	*out = t;
 	return 0;
 fail:

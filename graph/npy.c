@@ -414,6 +414,20 @@ void bw_npy_unmap(bw_npy_map *m)
 	memset(m, 0, sizeof *m);
 }
 
+void bw_drop_mapped(const void *p, size_t len)
+{
+	const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	const uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1), hi = ((uintptr_t)p + len) & ~(page - 1);
+	if (hi > lo)
+		(void)madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
+void bw_npy_map_drop(const bw_npy_map *m)
+{
+	if (m->base && m->len)
+		(void)madvise(m->base, m->len, MADV_DONTNEED);
+}
+
 /* ---------------------------------------------------------------- writing */
 
 #define WBUF (4u << 20)

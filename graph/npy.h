@@ -41,6 +41,12 @@ typedef struct bw_npy_map {
 } bw_npy_map;
 int bw_npy_mmap(const char *path, bw_npy *h, bw_npy_map *m);
 void bw_npy_unmap(bw_npy_map *m);
+/* Drop m's pages from the process (madvise MADV_DONTNEED on the read-only shared mapping): they
+ * stay in the page cache and fault back in when read, but no longer count in the RSS. For an
+ * array read once at open (the checks) and maybe never again. */
+void bw_npy_map_drop(const bw_npy_map *m);
+/* The same for the whole pages inside [p, p + len) of such a mapping (a piece just scanned). */
+void bw_drop_mapped(const void *p, size_t len);
 
 /* Streaming writer: the header up front, data appended in order, committed atomically
  * only when exactly the declared number of bytes has been written. */
