@@ -289,6 +289,8 @@ static int sampler_open(burrow_sampler **out, const burrow_csr *g, const int64_t
 	}
 	if ((check_graph && (st = burrow_csr_check(g, false))) || (st = check_ids(g, ids, n)))
 		return st;
+	if (o.labor && kind == BW_DEVICE_CUDA)
+		return bw_err(BURROW_E_UNSUPPORTED, "sampler: LABOR is sampled on the CPU only, not on %s", o.device);
 	if (o.edge_ids && kind == BW_DEVICE_CUDA)
 		return bw_err(BURROW_E_UNSUPPORTED, "sampler: edge ids (edge features) are sampled on the CPU only, not on %s",
 			      o.device);
@@ -320,6 +322,7 @@ static int sampler_open(burrow_sampler **out, const burrow_csr *g, const int64_t
 	if ((st = bw_sample_ctx_init(&s->sync, s->threads, max_fanout)))
 		goto out_close;
 	s->sync.edge_ids = o.edge_ids;
+	s->sync.labor = o.labor;
 	s->sync.trim = after;
 	s->sync.trim_user = after_user;
 	if (kind == BW_DEVICE_CUDA &&
@@ -345,6 +348,7 @@ static int sampler_open(burrow_sampler **out, const burrow_csr *g, const int64_t
 			if ((st = bw_sample_ctx_init(&p->ctx, s->threads, max_fanout)))
 				goto out_close;
 			p->ctx.edge_ids = o.edge_ids;
+			p->ctx.labor = o.labor;
 			p->ctx.trim = after;
 			p->ctx.trim_user = after_user;
 			if (s->gcsr && (st = bw_cuda_sample_ctx_open(&p->gpu, s->gcsr)))

@@ -103,7 +103,10 @@ typedef struct bw_sample_ctx {
 	void (*trim)(void *);
 	void *trim_user;
 	bool edge_ids;                /* record each block edge's CSR position (bw_sampled.eids; not with an expander) */
+	bool labor;                   /* LABOR's shared variates instead of per-row draws (not with an expander) */
 } bw_sample_ctx;
+/* Keys LABOR's per-layer variates apart from the rows' streams bw_key(lkey, v). */
+#define BW_LABOR_SALT 0x4C41424F52ull
 
 int bw_sample_ctx_init(bw_sample_ctx *c, int threads, int max_fanout);
 void bw_sample_ctx_free(bw_sample_ctx *c);

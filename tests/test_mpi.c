@@ -525,7 +525,7 @@ static const struct {
 	{"patience", "2", T_ANY},	    {"lr-schedule", "step", T_ANY},  {"lr-step", "1", T_ANY},
 	{"lr-gamma", "0.5", T_ANY},	    {"lr-min", "0.0001", T_ANY},     {"lr-patience", "1", T_ANY},
 	{"normalize-features", NULL, T_ANY},
-	{"scorer", "dot", T_ANY},	    {"neg", "2", T_MB},
+	{"scorer", "dot", T_ANY},	    {"neg", "2", T_MB},		     {"sampler", "labor", T_MB},
 	/* a dataset with edge features' (the partitioner refuses those: only its refusal under mpirun here;
 	   tests/test_edge_feat.c trains with it) */
 	{"edge-weight", "0", T_MB},

@@ -311,7 +311,7 @@ Test(sampler, chi_square_tail_matches_closed_forms)
  * by (N-1)/(N-k) before the test. With check_subsets, each k-subset is also one cell of
  * an exact multinomial, tested on its own (this catches uniform marginals with
  * correlated picks). */
-static void star_uniformity(int64_t leaves, int k, int64_t draws, bool check_subsets)
+static void star_uniformity(int64_t leaves, int k, int64_t draws, bool check_subsets, bool labor)
 {
 	tgraph t;
 	star(&t, leaves);
@@ -321,6 +321,7 @@ static void star_uniformity(int64_t leaves, int k, int64_t draws, bool check_sub
 	o.fanouts[0] = k;
 	o.prefetch = 0;
 	o.seed = 12345;
+	o.labor = labor;
 	burrow_sampler *s;
 	cr_assert_eq(burrow_sampler_open(&s, &t.g, NULL, 0, &o), 0, "%s", burrow_last_error());
 	int64_t *count = calloc((size_t)leaves + 1, sizeof *count);
@@ -371,17 +372,74 @@ static void star_uniformity(int64_t leaves, int k, int64_t draws, bool check_sub
 
 Test(sampler, uniform_on_a_star_of_20_fanout_5)
 {
-	star_uniformity(20, 5, 20000, false);
+	star_uniformity(20, 5, 20000, false, false);
 }
 
 Test(sampler, uniform_subsets_on_a_star_of_8_fanout_3)
 {
-	star_uniformity(8, 3, 20000, true);
+	star_uniformity(8, 3, 20000, true, false);
 }
 
 Test(sampler, uniform_with_a_large_fanout)
 {
-	star_uniformity(150, 60, 3000, false); /* above BW_SMALL_FANOUT: the hash-set path */
+	star_uniformity(150, 60, 3000, false, false); /* above BW_SMALL_FANOUT: the hash-set path */
+}
+
+/* LABOR keeps neighbor sampling's per-row law: a uniform k-subset (its variates are i.i.d.) */
+Test(sampler, labor_uniform_subsets_on_a_star_of_8_fanout_3)
+{
+	star_uniformity(8, 3, 20000, true, true);
+}
+
+Test(sampler, labor_uniform_on_a_star_of_20_fanout_5_and_a_large_fanout)
+{
+	star_uniformity(20, 5, 20000, false, true);
+	star_uniformity(150, 60, 3000, false, true); /* the heap in the row scratch */
+}
+
+/* Two rows with the same neighbors: LABOR gives both the same picks (the variates are the
+ * source nodes'), neighbor sampling draws each on its own. */
+Test(sampler, labor_rows_sharing_neighbors_pick_the_same)
+{
+	enum { LEAVES = 20, K = 5 };
+	int64_t src[2 * LEAVES], dst[2 * LEAVES];
+	for (int i = 0; i < LEAVES; i++) {
+		src[i] = 0, dst[i] = 2 + i;
+		src[LEAVES + i] = 1, dst[LEAVES + i] = 2 + i;
+	}
+	tgraph t;
+	tgraph_build(&t, 2 + LEAVES, src, dst, 2 * LEAVES, true);
+	int same[2] = {0, 0};
+	for (int labor = 0; labor < 2; labor++) {
+		burrow_sampler_opts o;
+		burrow_sampler_defaults(&o);
+		o.num_layers = 1;
+		o.fanouts[0] = K;
+		o.prefetch = 0;
+		o.labor = labor;
+		burrow_sampler *s;
+		cr_assert_eq(burrow_sampler_open(&s, &t.g, NULL, 0, &o), 0, "%s", burrow_last_error());
+		const int64_t seeds[2] = {0, 1};
+		for (uint64_t key = 0; key < 50; key++) {
+			burrow_batch *b;
+			cr_assert_eq(burrow_sampler_sample(s, seeds, 2, key, &b), 0, "%s", burrow_last_error());
+			check_batch(&t.g, b, 1, o.fanouts, seeds, 2);
+			const burrow_block *k0 = &b->blocks[0];
+			cr_assert_eq(k0->num_edges, 2 * K);
+			bool eq = true;
+			for (int j = 0; j < K; j++) /* each row lists its picks in row order */
+				eq = eq && b->input_ids[k0->indices[j]] == b->input_ids[k0->indices[K + j]];
+			same[labor] += eq;
+			/* LABOR's batch has the two seeds and K inputs; neighbor sampling's usually more */
+			if (labor)
+				cr_assert_eq(b->num_input, 2 + K, "LABOR: %lld inputs", (long long)b->num_input);
+			burrow_sampler_release(s, b);
+		}
+		burrow_sampler_close(s);
+	}
+	cr_assert_eq(same[1], 50, "LABOR gave the two rows different picks %d times of 50", 50 - same[1]);
+	cr_assert_lt(same[0], 5, "neighbor sampling gave both rows the same picks %d times of 50", same[0]);
+	tgraph_free(&t);
 }
 
 /* ------------------------------------------------------------ batches */
@@ -595,7 +653,7 @@ Test(sampler, epoch_visits_every_node_once_last_batch_kept) { epochs(false); }
 Test(sampler, epoch_drop_last) { epochs(true); }
 
 /* The same batches from every mix of OpenMP threads, producers and queue depth. */
-Test(sampler, batches_do_not_depend_on_threads)
+static void threads_case(bool labor)
 {
 	int64_t n;
 	const int64_t *train;
@@ -610,9 +668,10 @@ Test(sampler, batches_do_not_depend_on_threads)
 	for (int c = 0; c < ncfg; c++) {
 		burrow_sampler_opts o;
 		burrow_sampler_defaults(&o);
-		o.batch_size = 1000;
+		o.batch_size = labor ? 1500 : 1000; /* LABOR's layers are smaller: still above NUMBER_PAR_MIN */
 		o.fanouts[0] = 40; /* above BW_SMALL_FANOUT, and enough edges to number in parallel */
 		o.seed = 99;
+		o.labor = labor;
 		o.threads = cfg[c][0];
 		o.prefetch = cfg[c][1];
 		o.producers = cfg[c][2];
@@ -641,6 +700,45 @@ Test(sampler, batches_do_not_depend_on_threads)
 				"NUMBER_PAR_MIN)", (long long)big);
 	free_epoch(ref[0], nref[0]);
 	free_epoch(ref[1], nref[1]);
+	burrow_dataset_close(ds);
+}
+
+Test(sampler, batches_do_not_depend_on_threads) { threads_case(false); }
+Test(sampler, labor_batches_do_not_depend_on_threads) { threads_case(true); }
+
+/* LABOR's point: the same seeds and fanouts, fewer distinct inputs than neighbor sampling's. */
+Test(sampler, labor_reads_fewer_inputs)
+{
+	int64_t n;
+	const int64_t *train;
+	burrow_dataset *ds = gen_dataset(13, &train, &n);
+	const burrow_csr *g = burrow_dataset_graph(ds);
+	int64_t inputs[2] = {0, 0}, edges[2] = {0, 0};
+	for (int labor = 0; labor < 2; labor++) {
+		burrow_sampler_opts o;
+		burrow_sampler_defaults(&o);
+		o.batch_size = 512;
+		o.fanouts[0] = 10, o.fanouts[1] = 10, o.fanouts[2] = 10;
+		o.seed = 4;
+		o.labor = labor;
+		o.prefetch = 0;
+		burrow_sampler *s;
+		cr_assert_eq(burrow_sampler_open(&s, g, train, n, &o), 0, "%s", burrow_last_error());
+		cr_assert_eq(burrow_sampler_start(s, 0), 0);
+		burrow_batch *b;
+		while (burrow_sampler_next(s, &b) == 0) {
+			check_batch(g, b, 3, o.fanouts, b->seeds, b->num_seeds);
+			inputs[labor] += b->num_input;
+			for (int l = 0; l < 3; l++)
+				edges[labor] += b->blocks[l].num_edges;
+			burrow_sampler_release(s, b);
+		}
+		burrow_sampler_close(s);
+	}
+	cr_log_info("inputs per epoch: neighbor %lld, labor %lld; edges: %lld, %lld", (long long)inputs[0],
+		    (long long)inputs[1], (long long)edges[0], (long long)edges[1]);
+	cr_assert_lt((double)inputs[1], 0.8 * (double)inputs[0], "LABOR read %lld inputs, neighbor sampling %lld",
+		     (long long)inputs[1], (long long)inputs[0]);
 	burrow_dataset_close(ds);
 }
 

@@ -13,7 +13,7 @@ static void help(void)
 {
 	printf("usage: burrow bench sample DIR [--fanout 15,10,5] [--batch 1024] [--threads T] [--omp]\n"
 	       "                              [--single] [--device D] [--verify N] [--seconds S] [--seed S]\n"
-	       "                              [--json]\n\n"
+	       "                              [--sampler neighbor|labor] [--json]\n\n"
 	       "Sample mini-batches from the training split of DIR (every node when it has none) for\n"
 	       "S seconds at each thread count 1 .. T, and print batches/s, sampled edges/s, input\n"
 	       "nodes per batch and the speedup over one thread (the anchor, measured in the same run).\n"
@@ -35,6 +35,8 @@ static void help(void)
 	       "                  sampler's, element for element (exit 1 when they differ)\n"
 	       "  --seconds S     measuring time per thread count (3)\n"
 	       "  --seed S        sampler seed (0)\n"
+	       "  --sampler S     neighbor (the default) or labor (LABOR: rows share their\n"
+	       "                  neighbors' variates; fewer input nodes per batch, docs/sampler.md)\n"
 	       "  --json          one JSON object per thread count\n");
 }
 
@@ -202,7 +204,7 @@ out_close:
 	return st;
 }
 
-enum { O_FANOUT = 256, O_BATCH, O_THREADS, O_PRODUCERS, O_OMP, O_SINGLE, O_DEVICE, O_VERIFY, O_SECONDS, O_SEED, O_JSON, O_HELP };
+enum { O_FANOUT = 256, O_BATCH, O_THREADS, O_PRODUCERS, O_OMP, O_SINGLE, O_DEVICE, O_VERIFY, O_SECONDS, O_SEED, O_JSON, O_HELP, O_SAMPLER };
 
 /* One bench sample: the options, the dataset and the nodes it samples from. */
 typedef struct sample_run {
@@ -228,7 +230,7 @@ static int sample_parse(sample_run *r, int argc, char **argv)
 		{"omp", no_argument, 0, O_OMP},
 		{"single", no_argument, 0, O_SINGLE},         {"device", required_argument, 0, O_DEVICE},
 		{"verify", required_argument, 0, O_VERIFY},   {"seconds", required_argument, 0, O_SECONDS},
-		{"seed", required_argument, 0, O_SEED},
+		{"seed", required_argument, 0, O_SEED},       {"sampler", required_argument, 0, O_SAMPLER},
 		{"json", no_argument, 0, O_JSON},             {"help", no_argument, 0, O_HELP},
 		{0, 0, 0, 0},
 	};
@@ -275,6 +277,11 @@ static int sample_parse(sample_run *r, int argc, char **argv)
 			o->seed = (uint64_t)v;
 			break;
 		case O_JSON: r->json = true; break;
+		case O_SAMPLER:
+			if (strcmp(optarg, "neighbor") && strcmp(optarg, "labor"))
+				return cli_usage("bench sample", "--sampler wants neighbor or labor, got '%s'", optarg);
+			o->labor = !strcmp(optarg, "labor");
+			break;
 		}
 	}
 	if (argc - optind != 1)

@@ -111,6 +111,19 @@ static bool set_scorer(train_args *a, const char *v)
 	return k >= 0;
 }
 
+static bool set_sampler(train_args *a, const char *v)
+{
+	const int k = burrow_sampler_parse(v);
+	a->d.train.sampler = k >= 0 ? k : a->d.train.sampler;
+	return k >= 0;
+}
+
+static const char *show_sampler(const train_args *a, char *b, size_t n)
+{
+	snprintf(b, n, "%s", burrow_sampler_name(a->d.train.sampler));
+	return b;
+}
+
 static const char *show_scorer(const train_args *a, char *b, size_t n)
 {
 	snprintf(b, n, "%s", burrow_scorer_name(a->d.train.scorer));
@@ -341,6 +354,12 @@ static const topt opts[] = {
 	 "it sets the number of layers (default 5 x (L - l): 15,10,5 for 3 layers; mlp\n"
 	 "samples none)",
 	 NULL},
+	{"sampler", "S", TRAIN_ONE | W_MB, SECTION_MB, K_CUSTOM, 0, 0, 0, set_sampler, "neighbor or labor",
+	 "how training batches sample: neighbor (each row's fanout drawn uniformly on its own)\n"
+	 "or labor (LABOR: one variate per source node and layer shared by every row, each\n"
+	 "row keeping its fanout of smallest variate: the same fanout and per-row odds, fewer\n"
+	 "distinct input rows to read; node tasks, homogeneous, cpu sampling) (neighbor)",
+	 show_sampler},
 	{"rel-fanout", "R=a,b", TRAIN_ONE, SECTION_MB, K_STR, OFF(d.train.rel_fanout), 0, 0, NULL, NULL,
 	 "typed datasets: fanouts of one relation, one per layer, overriding --fanout for it:\n"
 	 "REL=a,b[;REL=...], REL its name or src___name___dst (every relation: --fanout)",

@@ -87,6 +87,12 @@ typedef struct burrow_sampler_opts {
 	bool edge_ids;           /* each block also lists its edges' CSR positions (burrow_block.edge_ids),
 	                            so that a batch can gather their edge features; the node ids and
 	                            blocks are the same bits either way. CPU sampling only (default false) */
+	bool labor;              /* LABOR sampling (docs/sampler.md): each layer gives every source node one
+	                            random variate shared by all its destinations, and a row keeps its
+	                            fanout neighbors of smallest variate: each row's picks are still a
+	                            uniform subset of its fanout, but destinations sharing neighbors pick
+	                            the same ones, so a batch has fewer distinct inputs. CPU sampling only
+	                            (default false: neighbor sampling) */
 } burrow_sampler_opts;
 
 /* Fill o with the defaults above. */

@@ -65,6 +65,9 @@ enum burrow_task { BURROW_TASK_AUTO = 0, BURROW_TASK_NODE = 1, BURROW_TASK_MULTI
  * (the model's output, hidden wide): DOT <h_u, h_v>; MLP: two layers (hidden wide, ReLU) over the
  * elementwise product h_u * h_v (PyG's LinkPredictor). */
 enum burrow_scorer_kind { BURROW_SCORER_DOT = 0, BURROW_SCORER_MLP = 1 };
+/* burrow_train_opts.sampler: NEIGHBOR draws each row's fanout uniformly, LABOR shares one variate
+ * per source node and layer between the rows (burrow_sampler_opts.labor, docs/sampler.md). */
+enum burrow_sampler_kind { BURROW_SAMPLER_NEIGHBOR = 0, BURROW_SAMPLER_LABOR = 1 };
 
 /* burrow_eval_stats.metric: what its three split values hold (OGB's metric of the task). */
 enum burrow_metric_kind { BURROW_METRIC_ACC = 0, BURROW_METRIC_ROCAUC = 1, BURROW_METRIC_HITS = 2,
@@ -195,10 +198,17 @@ typedef struct burrow_train_opts {
 				   edge_features.npy (mini-batch on the CPU, training and evaluation; gcn's
 				   norms then come from the blocks' weighted degrees; default false) */
 	int edge_weight_col;    /* that column, in [0, edge_feat_dim) (default 0) */
+	/* sampling */
+	int sampler;            /* enum burrow_sampler_kind: how training batches sample neighbors (default
+				   NEIGHBOR; LABOR: homogeneous node tasks, mini-batch, one process, CPU
+				   sampling; evaluation samples as before) */
 } burrow_train_opts;
 
 /* Fill o with the defaults above. */
 BURROW_API void burrow_train_defaults(burrow_train_opts *o);
+/* Parse "neighbor", "labor" (-1 when unknown) and name a sampler kind (static string). */
+BURROW_API int burrow_sampler_parse(const char *name);
+BURROW_API const char *burrow_sampler_name(int kind);
 /* The neighbors block `layer` (0 = the input layer) samples under o: o->fanout[layer], or when
  * it is 0 the default 5 * (layers - layer) (15,10,5 for 3 layers); 0 for an mlp, whose
  * batches are their seeds alone; -1 = all. The one place that default lives. */

@@ -973,11 +973,12 @@ def _train_opts(options):
                 raise Error("Trainer: split wants three fractions", -1)
             for i, f in enumerate(fs):
                 o.split[i] = f
-        elif key in ("task", "scorer"):  # "auto", "node", "link"; link's "dot" or "mlp"
+        elif key in ("task", "scorer", "sampler"):  # "auto", "node", "link"; link's "dot" or "mlp"; "labor"
             k2 = getattr(lib, "burrow_%s_parse" % key)(str(v).encode())
             if k2 < 0:
                 raise Error("Trainer: %s must be %s, not %r" % (
-                    key, "auto, node, multilabel or link" if key == "task" else "dot or mlp", v), -1)
+                    key, {"task": "auto, node, multilabel or link", "scorer": "dot or mlp",
+                          "sampler": "neighbor or labor"}[key], v), -1)
             setattr(o, key, k2)
         elif key == "neg":
             o.neg = int(v)

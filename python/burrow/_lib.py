@@ -124,7 +124,7 @@ class SamplerOpts(Structure):
     _fields_ = [("size", c_size_t)] + [("num_layers", c_int), ("fanouts", c_int * MAX_LAYERS), ("batch_size", c_int64),
                 ("seed", c_uint64), ("drop_last", c_bool), ("threads", c_int), ("prefetch", c_int),
                 ("producers", c_int), ("device", c_char_p), ("device_csr_budget", c_int64),
-                ("pin", c_int), ("edge_ids", c_bool)]
+                ("pin", c_int), ("edge_ids", c_bool), ("labor", c_bool)]
 
 
 class StoreOpts(Structure):
@@ -174,7 +174,9 @@ class TrainOpts(Structure):
                 # link prediction
                 ("scorer", c_int), ("neg", c_int),
                 # edge features
-                ("edge_weight", c_bool), ("edge_weight_col", c_int)]
+                ("edge_weight", c_bool), ("edge_weight_col", c_int),
+                # sampling
+                ("sampler", c_int)]
 
 
 class EpochStats(Structure):
@@ -368,6 +370,7 @@ for _name, _res, _args in [
     ("burrow_edge_sampler_release", None, (P, POINTER(EdgeBatch))),
     ("burrow_task_parse", c_int, (c_char_p,)),
     ("burrow_scorer_parse", c_int, (c_char_p,)),
+    ("burrow_sampler_parse", c_int, (c_char_p,)),
 ]:
     try:
         _decl(_name, _res, *_args)

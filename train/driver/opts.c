@@ -152,3 +152,15 @@ const char *burrow_scorer_name(int scorer)
 {
 	return scorer == BURROW_SCORER_DOT ? "dot" : scorer == BURROW_SCORER_MLP ? "mlp" : "unknown";
 }
+
+int burrow_sampler_parse(const char *name)
+{
+	return name && !strcmp(name, "neighbor") ? BURROW_SAMPLER_NEIGHBOR
+	       : name && !strcmp(name, "labor") ? BURROW_SAMPLER_LABOR
+						 : -1;
+}
+
+const char *burrow_sampler_name(int kind)
+{
+	return kind == BURROW_SAMPLER_NEIGHBOR ? "neighbor" : kind == BURROW_SAMPLER_LABOR ? "labor" : "unknown";
+}

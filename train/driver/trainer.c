@@ -393,6 +393,12 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 	const bw_model_cfg need = {.kind = o->model, .layers = o->layers, .aggr = o->aggr, .norm = o->norm};
 	if ((st = bw_backend_open(&t->be, kind, &bcfg)))
 		goto fail;
+	if (o->sampler == BURROW_SAMPLER_LABOR && (link || burrow_dataset_hetero(ds) || o->full_graph)) {
+		st = bw_err(BURROW_E_UNSUPPORTED, "%s: LABOR sampling trains homogeneous node tasks in mini-batch mode in this "
+						  "version, not %s",
+			    bw_dataset_dir(ds), o->full_graph ? "full-graph" : link ? "link prediction" : "typed datasets");
+		goto fail;
+	}
 	if (burrow_dataset_hetero(ds)) { /* a typed dataset: its own side (htrain.c) */
 		if (o->normalize_features) {
 			st = bw_err(BURROW_E_UNSUPPORTED, "%s: normalized features are not available for typed datasets in "
@@ -639,6 +645,7 @@ static int minibatch_open(burrow_trainer *t)
 	so.producers = 1;
 	so.device = t->sampler_dev;
 	so.edge_ids = t->o.edge_weight;
+	so.labor = t->o.sampler == BURROW_SAMPLER_LABOR;
 	if ((st = bw_sampler_open_checked(&t->sampler, t->graph, train, n, &so, bw_trainer_trim_graph, t)))
 		return st;
 	t->sampler_seed = t->o.seed;
