@@ -666,3 +666,27 @@ Test(cli, inference_commands_refuse_bad_shared_options_alike)
 	cr_assert(!tu_exists(o), "%s", o);
 	free(o);
 }
+
+/* --sampler labor trains mini-batch node tasks, the same bits on a rerun; a mini-batch option. */
+Test(cli, train_with_labor_sampling)
+{
+	char *d = small_csbm("g", 400), *out, *err, *out2, *err2;
+	const char *cmd = "%s train %s --epochs 2 --hidden 8 --fanout 3,3 --batch 64 --sampler labor --seed 3";
+	int rc = tu_sh(&out, &err, cmd, tu_burrow(), d);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	cr_assert(strstr(out, "\nbest valid 0."), "%s", out);
+	rc = tu_sh(&out2, &err2, cmd, tu_burrow(), d);
+	cr_assert_eq(rc, 0, "%s\n%s", out2, err2);
+	const char *l1 = strstr(out, "\nbest valid"), *l2 = strstr(out2, "\nbest valid");
+	cr_assert(l1 && l2 && !strcmp(l1, l2), "two runs differ:\n%s\n%s", out, out2);
+	free(out), free(err), free(out2), free(err2);
+	rc = tu_sh(&out, &err, "%s train %s --epochs 1 --full-graph --sampler labor", tu_burrow(), d);
+	cr_assert_neq(rc, 0);
+	cr_assert(strstr(err, "--sampler is a mini-batch option") && !strchr(strchr(err, '\n') + 1, '\n'), "%s", err);
+	free(out), free(err);
+	rc = tu_sh(&out, &err, "%s train %s --sampler lab", tu_burrow(), d);
+	cr_assert_neq(rc, 0);
+	cr_assert(strstr(err, "neighbor or labor"), "%s", err);
+	free(out), free(err);
+	free(d);
+}
