@@ -163,9 +163,11 @@ Test(outputs, the_best_epochs_weights_come_back)
 	burrow_dataset *ds;
 	burrow_trainer *t = trained(&ds, BURROW_MODEL_SAGE, 0);
 	cr_assert_eq(burrow_trainer_use_best(t), BURROW_E_NOTFOUND);
-	/* train on, keeping each epoch's evaluation and checksum, past the best */
+	/* train on, keeping each epoch's evaluation and checksum, past the best; a checkpoint
+	 * at each new best valid accuracy, as burrow train writes best.ckpt */
+	char *bp = tu_path(tu_dir, "best.ckpt");
 	uint64_t sums[12];
-	double valid[12];
+	double valid[12], top = -1;
 	for (int e = 0; e < 12; e++) {
 		burrow_epoch_stats es = {.size = sizeof es};
 		burrow_eval_stats ev = {.size = sizeof ev};
@@ -173,6 +175,10 @@ Test(outputs, the_best_epochs_weights_come_back)
 		cr_assert_eq(burrow_trainer_evaluate(t, &ev), 0, "%s", burrow_last_error());
 		sums[e] = burrow_trainer_weights_checksum(t);
 		valid[e] = ev.valid_acc;
+		if (valid[e] > top) {
+			top = valid[e];
+			cr_assert_eq(burrow_trainer_save(t, bp), 0, "%s", burrow_last_error());
+		}
 	}
 	const burrow_best b = burrow_trainer_best(t);
 	int want = 0; /* the first epoch of the highest valid accuracy */
@@ -185,22 +191,31 @@ Test(outputs, the_best_epochs_weights_come_back)
 	burrow_eval_stats ev = {.size = sizeof ev};
 	cr_assert_eq(burrow_trainer_evaluate(t, &ev), 0, "%s", burrow_last_error());
 	cr_assert_eq(ev.valid_acc, b.valid_acc);
-	/* a checkpoint of the best epoch brings its weights; one of a later epoch does not */
-	char *bp = tu_path(tu_dir, "best.ckpt");
-	cr_assert_eq(burrow_trainer_save(t, bp), 0, "%s", burrow_last_error());
-	burrow_trainer *u;
+	/* a checkpoint of the best epoch brings its weights; one of a later epoch (the last,
+	 * saved after use_best: the best weights, a later epoch's number) does not */
+	char *lp = tu_path(tu_dir, "last.ckpt");
+	cr_assert_eq(burrow_trainer_save(t, lp), 0, "%s", burrow_last_error());
+	burrow_trainer_close(t);
 	burrow_train_opts o;
 	burrow_train_defaults(&o);
 	cr_assert_eq(burrow_checkpoint_read_opts(bp, &o), 0, "%s", burrow_last_error());
 	o.full_graph = true;
 	o.threads = 1;
-	cr_assert_eq(burrow_trainer_open(&u, ds, &o), 0, "%s", burrow_last_error());
-	cr_assert_eq(burrow_trainer_load(u, bp), 0, "%s", burrow_last_error());
-	burrow_trainer_close(t);
-	cr_assert_eq(burrow_trainer_use_best(u), 0, "%s", burrow_last_error());
-	cr_assert_eq(burrow_trainer_weights_checksum(u), sums[want]);
+	const char *ckpt[2] = {bp, lp};
+	for (int k = 0; k < 2; k++) {
+		burrow_trainer *u;
+		cr_assert_eq(burrow_trainer_open(&u, ds, &o), 0, "%s", burrow_last_error());
+		cr_assert_eq(burrow_trainer_load(u, ckpt[k]), 0, "%s", burrow_last_error());
+		if (k == 0 || want == 11) {
+			cr_assert_eq(burrow_trainer_use_best(u), 0, "%s", burrow_last_error());
+			cr_assert_eq(burrow_trainer_weights_checksum(u), sums[want]);
+		} else {
+			cr_assert_eq(burrow_trainer_use_best(u), BURROW_E_NOTFOUND);
+		}
+		burrow_trainer_close(u);
+	}
 	free(bp);
-	burrow_trainer_close(u);
+	free(lp);
 	burrow_dataset_close(ds);
 }
 

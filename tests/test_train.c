@@ -266,6 +266,64 @@ static void check_layer(bw_layer_kind kind, int64_t in, int64_t out, uint64_t ke
 	check_shape(&s, key, 0);
 }
 
+/* ------------------------------------------------------------ initialization as PyG's */
+
+/* n values lie in [-bound, bound], reach 0.99 of it, and have a uniform's mean (0) and
+ * variance (bound^2 / 3) within 2% (the sample variance's own spread is 0.35% at n = 64000). */
+static void assert_uniform(const float *w, int64_t n, double bound, const char *what)
+{
+	double sum = 0, sq = 0, top = 0;
+	for (int64_t i = 0; i < n; i++) {
+		cr_assert(fabs(w[i]) <= bound, "%s[%lld] = %g outside +-%g", what, (long long)i, w[i], bound);
+		sum += w[i];
+		sq += (double)w[i] * w[i];
+		top = fmax(top, fabs(w[i]));
+	}
+	const double mean = sum / (double)n, var = sq / (double)n - mean * mean;
+	cr_assert(top >= 0.99 * bound, "%s: largest |w| %g of a bound %g", what, top, bound);
+	cr_assert(fabs(mean) < 0.02 * bound, "%s: mean %g (bound %g)", what, mean, bound);
+	cr_assert(fabs(var / (bound * bound / 3) - 1) < 0.02, "%s: variance %g, a uniform's is %g", what, var,
+		  bound * bound / 3);
+}
+
+/* PyG's initializations (torch_geometric 2.5): SAGEConv's lin_l / lin_r are Linears drawn
+ * kaiming_uniform(fan = in, a = sqrt(5)) -- bound gain sqrt(3 / fan), gain sqrt(2 / (1 + a^2))
+ * -- with lin_l's bias uniform(+-1 / sqrt(in)); GCNConv and GATConv draw Glorot-uniform
+ * weights, bound sqrt(6 / (in + out)), and a zero bias. */
+Test(train_ops, layers_initialize_as_pyg)
+{
+	const int64_t in = 1000, out = 64, n = in * out;
+	const double a = sqrt(5.0), kaiming = sqrt(2.0 / (1 + a * a)) * sqrt(3.0 / (double)in);
+	const double glorot = sqrt(6.0 / (double)(in + out));
+	const bw_layer_kind kinds[] = {BW_LAYER_SAGE, BW_LAYER_GCN, BW_LAYER_GAT};
+	for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+		const bw_layer_shape s = {.kind = kinds[k], .in = in, .out = out, .heads = 1, .concat = true};
+		const int64_t np = bw_layer_shape_params(&s);
+		float *p = malloc((size_t)np * sizeof *p), *gp = calloc((size_t)np, sizeof *gp);
+		bw_layer l;
+		bw_layer_bind_shape(&l, &s, p, gp);
+		cr_assert_eq(bw_layer_init(&l, NULL, 77), 0, "%s", burrow_last_error());
+		if (kinds[k] == BW_LAYER_SAGE) {
+			assert_uniform(l.w, n, kaiming, "sage W");
+			assert_uniform(l.w_neigh, n, kaiming, "sage W_neigh");
+			cr_assert(memcmp(l.w, l.w_neigh, (size_t)n * sizeof *p), "W and W_neigh drew the same values");
+			double top = 0;
+			for (int64_t j = 0; j < out; j++) {
+				cr_assert(fabs(l.b[j]) <= 1 / sqrt((double)in), "sage bias[%lld] = %g", (long long)j, l.b[j]);
+				top = fmax(top, fabs(l.b[j]));
+			}
+			cr_assert(top > 0.5 / sqrt((double)in), "sage bias: largest |b| %g", top);
+		} else {
+			assert_uniform(l.w, n, glorot, kinds[k] == BW_LAYER_GCN ? "gcn W" : "gat W");
+			for (int64_t j = 0; j < out; j++)
+				cr_assert_eq(l.b[j], 0.0f, "kind %d bias[%lld] = %g", kinds[k], (long long)j, l.b[j]);
+		}
+		bw_layer_release(&l);
+		free(p);
+		free(gp);
+	}
+}
+
 Test(train_grad, linear) { check_layer(BW_LAYER_LINEAR, 6, 4, 100); }
 Test(train_grad, sage_aggregate_first) { check_layer(BW_LAYER_SAGE, 4, 6, 200); }
 Test(train_grad, sage_project_first) { check_layer(BW_LAYER_SAGE, 7, 3, 300); }

@@ -1,7 +1,7 @@
 """peers.py: the peers' side of tools/bench-peers.sh: the same jobs as Burrow's on the same
 dataset directory, in PyG or DGL, printing one JSON line with the job's seconds.
 
-  python tools/peers.py full DIR --lib pyg|dgl --model gcn|sage --epochs E --threads T
+  python tools/peers.py full DIR --lib pyg|dgl --model gcn|sage --epochs E --threads T [--seed S] [--curve]
   python tools/peers.py sample DIR --lib dgl|pyg --fanout 15,10,5 --batch 1024 --seconds S --threads T
   python tools/peers.py link-split DIR --out LINKDIR --seed S
   python tools/peers.py link LINKDIR --lib pyg --fanout 10,5 --hidden 64 --epochs E --seed S --threads T
@@ -9,7 +9,11 @@ dataset directory, in PyG or DGL, printing one JSON line with the job's seconds.
 
 full: 2-layer GCN or GraphSAGE (mean), hidden 256, dropout 0.5, Adam lr 0.01 and weight decay
 5e-4 on the whole graph, evaluating valid and test accuracy after every epoch (as burrow train
---full-graph does by default); seconds = the training loop, after imports and data loading.
+--full-graph does by default); seconds = the training loop, after imports and data loading;
+valid_acc / test_acc / best_epoch: the first epoch of best valid accuracy and its test accuracy
+(Burrow's rule), with torch seeded from --seed; --curve adds the per-epoch valid and test lists;
+--init glorot (PyG's sage) redraws the weights Glorot-uniform and the bias zero, as Burrow's SAGE
+was initialized before issue 35 (docs/train.md, "Full-graph SAGE against PyG").
 sample: neighbor sampling of the training split in batches, input layer first fanouts (as
 burrow bench sample takes them), for S seconds after two warm-up batches; edges_per_s =
 sampled edges per second.
@@ -80,6 +84,7 @@ def full_pyg(a, ip, ix, x, y, split, torch):
 def full(a):
     import torch
     torch.set_num_threads(a.threads)
+    torch.manual_seed(a.seed)
     meta, ip, ix, x, y, split = load(a.dir)
     xt = torch.from_numpy(np.array(x, dtype=np.float32))
     yt = torch.from_numpy(y)
@@ -87,6 +92,11 @@ def full(a):
     if a.lib == "pyg":
         Net, graph = full_pyg(a, ip, ix, x, y, split, torch)
         model = Net(xt.shape[1], 256, meta["num_classes"])
+        if a.init == "glorot" and a.model == "sage":  # Burrow's SAGE initialization before issue 35
+            for c in (model.c1, model.c2):
+                for lin in (c.lin_l, c.lin_r):
+                    torch.nn.init.xavier_uniform_(lin.weight)
+                torch.nn.init.zeros_(c.lin_l.bias)
         fwd = lambda: model(xt, graph)  # noqa: E731
     else:
         try:
@@ -113,8 +123,9 @@ def full(a):
         fwd = model
     opt = torch.optim.Adam(model.parameters(), lr=0.01, weight_decay=5e-4)
     t0 = time.perf_counter()
-    best = (-1.0, 0.0)
-    for _ in range(a.epochs):
+    best = (-1.0, 0.0, 0)
+    curve = {"valid": [], "test": []}
+    for e in range(1, a.epochs + 1):
         model.train()
         opt.zero_grad()
         out = fwd()
@@ -126,10 +137,17 @@ def full(a):
             pred = fwd().argmax(1)
             v = (pred[va] == yt[va]).float().mean().item()
             t = (pred[te] == yt[te]).float().mean().item()
-            best = max(best, (v, t))
+        if v > best[0]:  # the first epoch of best valid accuracy, as burrow train reports it
+            best = (v, t, e)
+        curve["valid"].append(v)
+        curve["test"].append(t)
     secs = time.perf_counter() - t0
-    print(json.dumps({"job": "full", "lib": a.lib, "model": a.model, "threads": a.threads, "epochs": a.epochs,
-                      "seconds": secs, "valid_acc": best[0], "test_acc": best[1]}))
+    res = {"job": "full", "lib": a.lib, "model": a.model, "threads": a.threads, "epochs": a.epochs, "seed": a.seed,
+           "seconds": secs, "valid_acc": best[0], "test_acc": best[1], "best_epoch": best[2],
+           "last_test_acc": curve["test"][-1] if curve["test"] else 0.0}
+    if a.curve:
+        res.update(curve)
+    print(json.dumps(res))
 
 
 def rocauc(y, s):
@@ -445,6 +463,9 @@ def main():
     p.add_argument("--hidden", type=int, default=64)
     p.add_argument("--lr", type=float, default=0.01)
     p.add_argument("--dropout", type=float, default=0.0)
+    p.add_argument("--curve", action="store_true", help="full: print the per-epoch valid and test accuracy too")
+    p.add_argument("--init", choices=["pyg", "glorot"], default="pyg",
+                   help="full, pyg sage: PyG's own initialization, or Glorot weights and a zero bias")
     a = p.parse_args()
     {"full": full, "sample": sample, "link-split": link_split, "link": link, "multilabel": multilabel}[a.job](a)
 

@@ -64,36 +64,61 @@ void bw_layer_bind(bw_layer *l, bw_layer_kind kind, int64_t in, int64_t out, flo
 /* The projection's width: out, or heads F for GAT. */
 static int64_t proj_cols(const bw_layer *l) { return l->kind == BW_LAYER_GAT ? l->heads * l->f_dim : l->out; }
 
-static void glorot(float *w, int64_t in, int64_t out, uint64_t key)
+/* n weights drawn from U(-a, a) with the RNG keyed by key. */
+static void uniform_init(float *w, int64_t n, double a, uint64_t key)
 {
-	const double a = sqrt(6.0 / (double)(in + out));
 	bw_rng r;
 	bw_rng_seed(&r, key);
-	for (int64_t i = 0; i < in * out; i++)
+	for (int64_t i = 0; i < n; i++)
 		w[i] = (float)((2.0 * bw_rng_uniform(&r) - 1.0) * a);
 }
 
-/* Glorot-uniform weights (W, W_neigh, and GAT's attention vectors as [heads, F] matrices,
- * as PyG initializes them), zero bias. */
+/* Glorot-uniform: U(-sqrt(6 / (in + out)), sqrt(6 / (in + out))). */
+static void glorot(float *w, int64_t in, int64_t out, uint64_t key)
+{
+	uniform_init(w, in * out, sqrt(6.0 / (double)(in + out)), key);
+}
+
+/* The key item of SAGE's bias draw (0 and 1 draw W and W_neigh, 2 and 3 GAT's attention). */
+enum { KEY_SAGE_BIAS = 4 };
+
+/* The layer's weights and bias as PyG initializes the same layer. GCNConv and GATConv:
+ * Glorot-uniform weights (GAT's attention vectors as [heads, F] matrices), zero bias.
+ * SAGEConv: its lin_l (W_neigh, with the bias) and lin_r (W) are PyG Linears, which draw
+ * kaiming_uniform(a = sqrt(5)) weights and a uniform bias, both U(-1/sqrt(in), 1/sqrt(in)):
+ * about half Glorot's bound for Cora's first layer. The scale sets how fast the random part
+ * of the weights fades, and so where the valid accuracy peaks (docs/train.md, "Full-graph
+ * SAGE against PyG"). */
 int bw_layer_init(bw_layer *l, const bw_device *dev, uint64_t key)
 {
 	dev = bw_device_or_cpu(dev);
 	const int64_t pc = proj_cols(l), n = l->in * pc;
+	const bool sage = l->kind == BW_LAYER_SAGE;
+	const double sage_bound = 1.0 / sqrt((double)l->in);
 	float *w = bw_malloc((size_t)(n > pc ? n : pc) * sizeof *w + 1);
 	if (!w)
 		return BURROW_E_NOMEM;
-	glorot(w, l->in, pc, bw_key(key, 0));
+	if (sage)
+		uniform_init(w, n, sage_bound, bw_key(key, 0));
+	else
+		glorot(w, l->in, pc, bw_key(key, 0));
 	int st = bw_device_upload(dev, l->w, w, (size_t)n * sizeof *w);
 	if (!st && l->w_neigh) {
-		glorot(w, l->in, l->out, bw_key(key, 1));
+		uniform_init(w, n, sage_bound, bw_key(key, 1));
 		st = bw_device_upload(dev, l->w_neigh, w, (size_t)n * sizeof *w);
 	}
 	for (int k = 0; !st && l->kind == BW_LAYER_GAT && k < 2; k++) {
 		glorot(w, l->heads, l->f_dim, bw_key(key, 2 + (uint64_t)k));
 		st = bw_device_upload(dev, k ? l->a_dst : l->a_src, w, (size_t)pc * sizeof *w);
 	}
+	if (!st && sage) {
+		uniform_init(w, l->out, sage_bound, bw_key(key, KEY_SAGE_BIAS));
+		st = bw_device_upload(dev, l->b, w, (size_t)l->out * sizeof *w);
+	} else if (!st) {
+		st = bw_device_memset(dev, l->b, 0, (size_t)l->out * sizeof *l->b);
+	}
 	bw_free(w);
-	return st ? st : bw_device_memset(dev, l->b, 0, (size_t)l->out * sizeof *l->b);
+	return st;
 }
 
 #define TRY(x)                      \
