@@ -1,7 +1,7 @@
 /* bench_train.c: burrow bench train DIR: does the pipeline hide the feature I/O? One
  * mini-batch epoch with a partial cache against the same epoch with every row in memory
  * (T_mem) and against the time its reads take alone at the store's measured rate (T_io),
- * all measured in one run. */
+ * all measured in one run; node classification or link prediction (--task link). */
 #include "cli.h"
 #include "train_cli.h"
 
@@ -15,7 +15,7 @@ static void help(void)
 	       "                          [--batch 1024] [--max-batches 200] [--cache 10%%] [--cache-policy degree]\n"
 	       "                          [--prefetch 2]"
 	       " [--threads T] [--seed 0] [--io-rows 200000] [--repeat 1] [--json]\n"
-	       "                          [--device cpu] [--tf32]\n\n"
+	       "                          [--device cpu] [--tf32] [--task auto] [--neg 1] [--scorer dot]\n\n"
 	       "Three measurements on the same features file, in one run:\n"
 	       "  T_io    the rows the partial-cache epoch read from disk, divided by the rows/s of the\n"
 	       "          store gathering uniformly random rows cold (as 'burrow bench io': io_uring,\n"
@@ -31,6 +31,9 @@ static void help(void)
 	       "  --cache-policy P its policy: degree (static, the default) or clock\n"
 	       "  --io-rows N      rows gathered to measure the store's rows/s (200000)\n"
 	       "  --fanout a,b     without --layers, sets the number of layers (as in burrow train)\n"
+	       "  --task T         auto (the dataset's), node, multilabel or link: link measures epochs of\n"
+	       "                   edge mini-batches (--batch positives each, --neg negatives per positive,\n"
+	       "                   --scorer dot or mlp), the endpoints' neighborhoods gathered as nodes' are\n"
 	       "  other options as in burrow train\n");
 }
 
@@ -112,7 +115,7 @@ static void touch_graph(const burrow_csr *g)
 }
 
 enum { O_MODEL = 256, O_LAYERS, O_HIDDEN, O_FANOUT, O_BATCH, O_MAXB, O_CACHE, O_PREFETCH, O_THREADS, O_SEED, O_IOROWS,
-       O_REPEAT, O_JSON, O_HELP, O_POLICY, O_DEVICE, O_TF32 };
+       O_REPEAT, O_JSON, O_HELP, O_POLICY, O_DEVICE, O_TF32, O_TASK, O_NEG, O_SCORER };
 
 /* One bench train: the options, the dataset, and each run's times. */
 typedef struct train_run {
@@ -138,7 +141,9 @@ static int train_parse(train_run *r, int argc, char **argv)
 		{"io-rows", required_argument, 0, O_IOROWS},    {"repeat", required_argument, 0, O_REPEAT},
 		{"json", no_argument, 0, O_JSON},               {"help", no_argument, 0, O_HELP},
 		{"cache-policy", required_argument, 0, O_POLICY}, {"device", required_argument, 0, O_DEVICE},
-		{"tf32", no_argument, 0, O_TF32},               {0, 0, 0, 0},
+		{"tf32", no_argument, 0, O_TF32},               {"task", required_argument, 0, O_TASK},
+		{"neg", required_argument, 0, O_NEG},           {"scorer", required_argument, 0, O_SCORER},
+		{0, 0, 0, 0},
 	};
 	burrow_train_opts *o = &r->o;
 	bool layers_set = false;
@@ -194,6 +199,15 @@ static int train_parse(train_run *r, int argc, char **argv)
 			o->device = optarg;
 			break;
 		case O_TF32: o->tf32 = true; break;
+		case O_TASK:
+			if ((o->task = burrow_task_parse(optarg)) < 0)
+				return cli_usage("bench train", "--task wants auto, node, multilabel or link, got '%s'", optarg);
+			break;
+		case O_NEG: NUM(o->neg, 0, 1024); break;
+		case O_SCORER:
+			if ((o->scorer = burrow_scorer_parse(optarg)) < 0)
+				return cli_usage("bench train", "--scorer wants dot or mlp, got '%s'", optarg);
+			break;
 		default: return EXIT_USAGE;
 		}
 	}
@@ -231,9 +245,13 @@ static int train_open(train_run *r)
 		       cli_grouped(in->num_nodes, a, sizeof a), (long long)in->feat_dim, burrow_dtype_name(in->feat_dtype),
 		       cli_human_bytes((double)in->num_nodes * (double)in->feat_dim * (double)burrow_dtype_size(in->feat_dtype),
 				       b, sizeof b));
-		printf("%s, %d layers, hidden %lld, fanout %s, batch %lld, %lld batches, prefetch %d, cache policy %s\n\n",
+		printf("%s, %d layers, hidden %lld, fanout %s, batch %lld, %lld batches, prefetch %d, cache policy %s\n",
 		       burrow_model_name(o->model), o->layers, (long long)o->hidden, r->fan, (long long)o->batch_size,
 		       (long long)o->max_batches, o->prefetch, o->cache_policy == BURROW_CACHE_CLOCK ? "clock" : "degree");
+		if (o->task == BURROW_TASK_LINK)
+			printf("task link: batches of %lld positive edges, %d negatives each, scorer %s\n",
+			       (long long)o->batch_size, o->neg, burrow_scorer_name(o->scorer));
+		printf("\n");
 		printf("run  %-12s %8s %8s %9s %9s %10s %6s\n", "", "epoch_s", "sample_s", "io_wait_s", "compute_s",
 		       "rows_read", "hit");
 	}
@@ -262,11 +280,11 @@ static int train_one(train_run *r, int64_t i)
 	r->tcache[i] = ec.epoch_s;
 	r->tio[i] = (double)ec.rows_read / r->rate[i];
 	if (r->json) {
-		printf("{\"bench\": \"train\", \"run\": %lld, \"io_rows_per_s\": %.0f, \"t_io\": %.3f, \"t_mem\": %.3f, "
+		printf("{\"bench\": \"train\", \"task\": \"%s\", \"run\": %lld, \"io_rows_per_s\": %.0f, \"t_io\": %.3f, \"t_mem\": %.3f, "
 		       "\"epoch_s\": %.3f, \"sample_s\": %.3f, \"io_wait_s\": %.3f, \"compute_s\": %.3f, "
 		       "\"rows_read\": %lld, \"cache_hit_rate\": %.4f, \"mem_sample_s\": %.3f, \"mem_io_wait_s\": %.3f, "
 		       "\"mem_compute_s\": %.3f}\n",
-		       (long long)i, r->rate[i], r->tio[i], r->tmem[i], ec.epoch_s, ec.sample_s, ec.io_wait_s, ec.compute_s,
+		       burrow_task_name(o->task), (long long)i, r->rate[i], r->tio[i], r->tmem[i], ec.epoch_s, ec.sample_s, ec.io_wait_s, ec.compute_s,
 		       (long long)ec.rows_read, ec.cache_hit_rate, em.sample_s, em.io_wait_s, em.compute_s);
 	} else {
 		char a[32];
@@ -293,9 +311,9 @@ static void train_summary(const train_run *r)
 	const double mt_io = cli_median(r->tio, n), mt_mem = cli_median(r->tmem, n);
 	const double mt_c = cli_median(r->tcache, n), bound = mt_io > mt_mem ? mt_io : mt_mem;
 	if (r->json)
-		printf("{\"bench\": \"train\", \"summary\": true, \"runs\": %lld, \"t_io\": %.3f, \"t_mem\": %.3f, "
+		printf("{\"bench\": \"train\", \"task\": \"%s\", \"summary\": true, \"runs\": %lld, \"t_io\": %.3f, \"t_mem\": %.3f, "
 		       "\"epoch_s\": %.3f, \"ratio\": %.3f}\n",
-		       (long long)r->repeat, mt_io, mt_mem, mt_c, mt_c / bound);
+		       burrow_task_name(r->o.task), (long long)r->repeat, mt_io, mt_mem, mt_c, mt_c / bound);
 	else
 		printf("\nT_io %.2f s, T_mem %.2f s, epoch %.2f s: epoch / max(T_mem, T_io) = %.3f (target <= 1.15)%s\n",
 		       mt_io, mt_mem, mt_c, mt_c / bound, r->repeat > 1 ? " (medians)" : "");
