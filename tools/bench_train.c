@@ -249,7 +249,7 @@ static int train_open(train_run *r)
 		       burrow_model_name(o->model), o->layers, (long long)o->hidden, r->fan, (long long)o->batch_size,
 		       (long long)o->max_batches, o->prefetch, o->cache_policy == BURROW_CACHE_CLOCK ? "clock" : "degree");
 		if (o->task == BURROW_TASK_LINK)
-			printf("task link: batches of %lld positive edges, %d negatives each, scorer %s\n",
+			printf("task link: %lld positive edges a batch, --neg %d, scorer %s\n",
 			       (long long)o->batch_size, o->neg, burrow_scorer_name(o->scorer));
 		printf("\n");
 		printf("run  %-12s %8s %8s %9s %9s %10s %6s\n", "", "epoch_s", "sample_s", "io_wait_s", "compute_s",
@@ -280,10 +280,10 @@ static int train_one(train_run *r, int64_t i)
 	r->tcache[i] = ec.epoch_s;
 	r->tio[i] = (double)ec.rows_read / r->rate[i];
 	if (r->json) {
-		printf("{\"bench\": \"train\", \"task\": \"%s\", \"run\": %lld, \"io_rows_per_s\": %.0f, \"t_io\": %.3f, \"t_mem\": %.3f, "
-		       "\"epoch_s\": %.3f, \"sample_s\": %.3f, \"io_wait_s\": %.3f, \"compute_s\": %.3f, "
-		       "\"rows_read\": %lld, \"cache_hit_rate\": %.4f, \"mem_sample_s\": %.3f, \"mem_io_wait_s\": %.3f, "
-		       "\"mem_compute_s\": %.3f}\n",
+		printf("{\"bench\": \"train\", \"task\": \"%s\", \"run\": %lld, \"io_rows_per_s\": %.0f, \"t_io\": %.6f, \"t_mem\": %.6f, "
+		       "\"epoch_s\": %.6f, \"sample_s\": %.6f, \"io_wait_s\": %.6f, \"compute_s\": %.6f, "
+		       "\"rows_read\": %lld, \"cache_hit_rate\": %.4f, \"mem_sample_s\": %.6f, \"mem_io_wait_s\": %.6f, "
+		       "\"mem_compute_s\": %.6f}\n",
 		       burrow_task_name(o->task), (long long)i, r->rate[i], r->tio[i], r->tmem[i], ec.epoch_s, ec.sample_s, ec.io_wait_s, ec.compute_s,
 		       (long long)ec.rows_read, ec.cache_hit_rate, em.sample_s, em.io_wait_s, em.compute_s);
 	} else {
@@ -311,8 +311,8 @@ static void train_summary(const train_run *r)
 	const double mt_io = cli_median(r->tio, n), mt_mem = cli_median(r->tmem, n);
 	const double mt_c = cli_median(r->tcache, n), bound = mt_io > mt_mem ? mt_io : mt_mem;
 	if (r->json)
-		printf("{\"bench\": \"train\", \"task\": \"%s\", \"summary\": true, \"runs\": %lld, \"t_io\": %.3f, \"t_mem\": %.3f, "
-		       "\"epoch_s\": %.3f, \"ratio\": %.3f}\n",
+		printf("{\"bench\": \"train\", \"task\": \"%s\", \"summary\": true, \"runs\": %lld, \"t_io\": %.6f, \"t_mem\": %.6f, "
+		       "\"epoch_s\": %.6f, \"ratio\": %.4f}\n",
 		       burrow_task_name(r->o.task), (long long)r->repeat, mt_io, mt_mem, mt_c, mt_c / bound);
 	else
 		printf("\nT_io %.2f s, T_mem %.2f s, epoch %.2f s: epoch / max(T_mem, T_io) = %.3f (target <= 1.15)%s\n",
