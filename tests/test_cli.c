@@ -381,8 +381,9 @@ static double json_num(const char *s, const char *key)
 }
 
 /* bench train --task link: a citation2-shaped dataset's edge batches with a small cache read
- * rows from disk; the report agrees with itself: T_io = rows read / the store's rate, the
- * ratio = epoch / max(T_mem, T_io), the summary the run's (one run). */
+ * rows from disk; the report agrees with itself: T_io = rows read / the store's rate (measured
+ * at the epoch's rows per batch unless --io-gather says), the ratio = epoch / max(T_mem, T_io),
+ * the summary the run's (one run). */
 Test(cli, bench_train_link_reports_consistent_figures)
 {
 	char *d = tu_path(tu_dir, "l"), *out, *err;
@@ -400,6 +401,8 @@ Test(cli, bench_train_link_reports_consistent_figures)
 	const double t_io = json_num(run, "t_io"), t_mem = json_num(run, "t_mem"), epoch = json_num(run, "epoch_s");
 	const double hit = json_num(run, "cache_hit_rate"), ratio = json_num(sum, "ratio");
 	cr_assert_gt(rows, 0, "a 5%% cache read no rows: %s", out);
+	/* a link dataset's rate is measured at the epoch's own rows per batch (4 batches) */
+	cr_assert_eq(json_num(run, "io_gather"), floor(rows / 4), "%s", out);
 	cr_assert(hit > 0 && hit < 1, "hit rate %g: %s", hit, out);
 	cr_assert_gt(rate, 0, "%s", out);
 	cr_assert(fabs(t_io - rows / rate) <= 1e-6 + 1e-3 * t_io, "t_io %g, rows %g / rate %g: %s", t_io, rows, rate, out);
@@ -418,6 +421,12 @@ Test(cli, bench_train_link_reports_consistent_figures)
 	cr_assert_eq(rc, 0, "%s\n%s", out, err);
 	cr_assert(strstr(out, "task link: 128 positive edges a batch, --neg 1, scorer dot"), "%s", out);
 	cr_assert(strstr(out, "epoch / max(T_mem, T_io) = "), "%s", out);
+	free(out);
+	free(err);
+	rc = tu_sh(&out, &err, "%s bench train %s --fanout 4,3 --hidden 8 --batch 128 --max-batches 2 --io-rows 500 "
+			       "--io-gather 100 --json", tu_burrow(), d);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	cr_assert(strstr(out, "\"io_gather\": 100}"), "%s", out);
 	free(out);
 	free(err);
 	free(d);
