@@ -890,13 +890,37 @@ static int gen_graph(const burrow_gen_opts *o, burrow_writer *w, const feistel *
 	return st;
 }
 
+/* A homogeneous kind into w: the classes (csbm, rmat: drawn; papers shapes: from the rank
+ * bijection ids), the graph, then labels, splits and features, or a link dataset's features. */
+static int gen_homogeneous(const burrow_gen_opts *o, burrow_writer *w, const feistel *ids, int64_t n, int64_t m,
+			   const int64_t split[3])
+{
+	int32_t *y = NULL;
+	int st = 0;
+	if (!ids && !(y = bw_malloc((size_t)n * sizeof *y)))
+		return BURROW_E_NOMEM;
+	if (!ids)
+		draw_labels(o, y, n);
+	if ((st = gen_graph(o, w, ids, y, n, m)))
+		goto out;
+	if (link_on(o))
+		st = link_nodes(o, w, ids, y, n);
+	else if (ids)
+		st = papers_nodes(o, w, ids, n, split);
+	else if (!(st = o->num_tasks ? write_multilabels(o, w, y, n) : burrow_writer_put_labels(w, y, n, o->num_classes)) &&
+		 !(st = write_split(o, w, n)))
+		st = write_features(o, w, y, n);
+out:
+	bw_free(y);
+	return st;
+}
+
 int burrow_gen(const burrow_gen_opts *opts, const char *dir)
 {
 	static const char *const NAMES[] = {"", "csbm", "rmat", "papers", "hsbm", "citation2"};
 	burrow_writer *w = NULL;
-	int32_t *y = NULL;
 	char source[768];
-	int64_t n, m = 0, split[3];
+	int64_t n, m = 0, split[3] = {0};
 	feistel ids;
 	burrow_gen_opts oo;
 	const burrow_gen_opts *o = &oo;
@@ -909,7 +933,7 @@ int burrow_gen(const burrow_gen_opts *opts, const char *dir)
 	burrow_gen_defaults(&oo, oo.kind);
 	if ((st = bw_opts_in(&oo, sizeof oo, opts, "burrow_gen_opts")) || (st = check_opts(o)))
 		return st;
-	const bool papers = o->kind == BURROW_GEN_PAPERS || o->kind == BURROW_GEN_CITATION2, link = link_on(o);
+	const bool papers = o->kind == BURROW_GEN_PAPERS || o->kind == BURROW_GEN_CITATION2;
 	if (papers) {
 		if (o->kind == BURROW_GEN_PAPERS)
 			papers_sizes(o, &n, &m, split);
@@ -924,30 +948,10 @@ int burrow_gen(const burrow_gen_opts *opts, const char *dir)
 	wo.overwrite = o->overwrite;
 	if ((st = burrow_writer_open(&w, dir, NAMES[o->kind], &wo)))
 		return st;
-	if (o->kind == BURROW_GEN_HSBM) {
-		st = hsbm(o, w);
-	} else {
-		if (!papers && !(y = bw_malloc((size_t)n * sizeof *y)))
-			st = BURROW_E_NOMEM;
-		if (!papers && !st)
-			draw_labels(o, y, n);
-		if (!st)
-			st = gen_graph(o, w, &ids, y, n, m);
-		if (st)
-			;
-		else if (link)
-			st = link_nodes(o, w, papers ? &ids : NULL, y, n);
-		else if (papers)
-			st = papers_nodes(o, w, &ids, n, split);
-		else if (!(st = o->num_tasks ? write_multilabels(o, w, y, n)
-					     : burrow_writer_put_labels(w, y, n, o->num_classes)) &&
-			 !(st = write_split(o, w, n)))
-			st = write_features(o, w, y, n);
-	}
+	st = o->kind == BURROW_GEN_HSBM ? hsbm(o, w) : gen_homogeneous(o, w, papers ? &ids : NULL, n, m, split);
 	source_json(o, source, sizeof source);
 	if (!st)
 		st = burrow_writer_set_source(w, source);
-	bw_free(y);
 	if (st) {
 		burrow_writer_abort(w);
 		return st;
