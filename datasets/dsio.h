@@ -330,12 +330,15 @@ typedef struct bw_link_draw {
 	size_t mem_bytes;           /* budget of the training graph's build */
 	const char *spill_dir;
 	int64_t sizes[3];           /* out: edges in train, valid, test */
+	int64_t per_source;         /* 0: "pairs" negatives; K > 0: K uniform destinations per positive */
 } bw_link_draw;
 
 /* Shuffle the graph's edges with the seed, cut them into train / valid / test by frac, write
  * the training edges as w's graph (symmetrized when the graph is), and the split with as
- * many uniformly drawn non-edge pairs as positives for valid and for test ("pairs"). The
- * same seed gives the same split. */
+ * many uniformly drawn non-edge pairs as positives for valid and for test ("pairs", metric
+ * hits@50), or with per_source uniform destinations (any node, as OGB's citation2 draws
+ * them) for each of their positives ("per_source", metric mrr). The same seed gives the
+ * same split. */
 int bw_link_split_random(burrow_writer *w, bw_link_draw *in);
 
 #endif /* BURROW_DSIO_H */

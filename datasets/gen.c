@@ -6,6 +6,7 @@
  * depends only on the options, never on the number of threads. */
 #include "../core/half.h"
 #include "../core/internal.h"
+#include "../graph/dataset_internal.h"
 #include "dsio.h"
 
 #include <math.h>
@@ -25,6 +26,14 @@ enum { TAG_LABEL = 1, TAG_EDGE, TAG_MEAN, TAG_FEAT, TAG_PERM, TAG_SPLIT, TAG_HLA
 #define PAPERS_DIM 128
 #define PAPERS_CLASSES 172
 static const double PAPERS_SPLIT[3] = {1207179, 125265, 214338};
+
+/* ogbl-citation2's sizes: nodes, directed edges (train + valid + test), features, the
+ * positives of valid and of test, and the given negatives per positive. */
+#define CIT2_NODES 2927963.0
+#define CIT2_EDGES 30561187.0
+#define CIT2_DIM 128
+#define CIT2_EVAL 86956.0
+#define CIT2_NEG 1000
 
 void burrow_gen_defaults(burrow_gen_opts *o, int kind)
 {
@@ -59,6 +68,14 @@ void burrow_gen_defaults(burrow_gen_opts *o, int kind)
 		o->homophily = 0.6;
 		o->signal = 3.0; /* 172 classes: weaker signals need far more steps than a 1/64 epoch has */
 	}
+	if (kind == BURROW_GEN_CITATION2) { /* papers' edges and classes, citation2's sizes, float32 */
+		o->num_classes = PAPERS_CLASSES;
+		o->feat_dim = CIT2_DIM;
+		o->homophily = 0.6;
+		o->signal = 3.0;
+		o->neg_per_source = CIT2_NEG;
+		o->directed = true;
+	}
 }
 
 static void report(const burrow_gen_opts *o, const char *phase, uint64_t done, uint64_t total)
@@ -67,10 +84,35 @@ static void report(const burrow_gen_opts *o, const char *phase, uint64_t done, u
 		o->progress(o->progress_user, phase, done, total);
 }
 
+/* A link dataset: an edge split given, or citation2's own. */
+static bool link_on(const burrow_gen_opts *o)
+{
+	return o->kind == BURROW_GEN_CITATION2 || o->edge_split[0] != 0 || o->edge_split[1] != 0 || o->edge_split[2] != 0;
+}
+
+/* The link options: fractions, negatives, direction, and what they exclude. */
+static int check_link(const burrow_gen_opts *o)
+{
+	const double *f = o->edge_split, sum = f[0] + f[1] + f[2];
+	if (!(f[0] >= 0 && f[1] >= 0 && f[2] >= 0) || (link_on(o) && sum != 0 && !(sum > 0 && sum <= 1 + 1e-9)))
+		return bw_err(BURROW_E_INVAL, "gen: edge split fractions must be >= 0 with a sum in (0, 1]");
+	if (o->neg_per_source < 0 || o->neg_per_source > (1 << 20))
+		return bw_err(BURROW_E_INVAL, "gen: negatives per source must lie in [0, 2^20]");
+	if (!link_on(o) && (o->directed || o->neg_per_source))
+		return bw_err(BURROW_E_INVAL, "gen: directed edges and negatives are for link datasets (an edge split)");
+	if (link_on(o) && (o->kind == BURROW_GEN_HSBM || o->num_tasks))
+		return bw_err(BURROW_E_INVAL, "gen: an edge split is for homogeneous graphs without tasks (csbm, rmat, "
+					      "papers, citation2)");
+	return 0;
+}
+
 static int check_opts(const burrow_gen_opts *o)
 {
-	if (o->kind < BURROW_GEN_CSBM || o->kind > BURROW_GEN_HSBM)
+	if (o->kind < BURROW_GEN_CSBM || o->kind > BURROW_GEN_CITATION2)
 		return bw_err(BURROW_E_INVAL, "gen: unknown generator kind %d", o->kind);
+	int st = check_link(o);
+	if (st)
+		return st;
 	if (o->num_classes < 1 || o->feat_dim < 1)
 		return bw_err(BURROW_E_INVAL, "gen: need at least 1 class and feature dimension 1");
 	if (o->feat_dtype != BURROW_DTYPE_F32 && o->feat_dtype != BURROW_DTYPE_F16)
@@ -101,6 +143,16 @@ static int check_opts(const burrow_gen_opts *o)
 			return bw_err(BURROW_E_INVAL, "gen csbm: more classes than nodes");
 		if (o->num_tasks < 0 || o->num_tasks > 4096 || (o->num_tasks > 0 && o->num_classes < 2))
 			return bw_err(BURROW_E_INVAL, "gen csbm: tasks must lie in [0, 4096], and tasks need 2 classes or more");
+	} else if (o->kind == BURROW_GEN_CITATION2) {
+		if (!(o->fraction > 0 && o->fraction <= 4))
+			return bw_err(BURROW_E_INVAL, "gen citation2: fraction must lie in (0, 4]");
+		if (llround(CIT2_EVAL * o->fraction) < 1)
+			return bw_err(BURROW_E_INVAL, "gen citation2: fraction %g leaves valid and test empty (at least %g)",
+				      o->fraction, 0.5 / CIT2_EVAL);
+		if (!(o->homophily >= 0 && o->homophily <= 1))
+			return bw_err(BURROW_E_INVAL, "gen citation2: homophily must lie in [0, 1]");
+		if ((double)o->num_classes > CIT2_NODES * o->fraction / 2)
+			return bw_err(BURROW_E_INVAL, "gen citation2: more classes than half the nodes");
 	} else if (o->kind == BURROW_GEN_PAPERS) {
 		if (!(o->fraction > 0 && o->fraction <= 4))
 			return bw_err(BURROW_E_INVAL, "gen papers: fraction must lie in (0, 4]");
@@ -747,20 +799,128 @@ static void source_json(const burrow_gen_opts *o, char *source, size_t cap)
 			 (long long)o->feat_dim, o->signal);
 	else
 		snprintf(source, cap,
-			 "{\"generator\": \"papers\", \"seed\": %llu, \"fraction\": %.17g, \"homophily\": %.17g, "
+			 "{\"generator\": \"%s\", \"seed\": %llu, \"fraction\": %.17g, \"homophily\": %.17g, "
 			 "\"num_classes\": %d, \"feat_dim\": %lld, \"signal\": %.17g}",
-			 (unsigned long long)o->seed, o->fraction, o->homophily, o->num_classes,
-			 (long long)o->feat_dim, o->signal);
+			 o->kind == BURROW_GEN_PAPERS ? "papers" : "citation2", (unsigned long long)o->seed, o->fraction,
+			 o->homophily, o->num_classes, (long long)o->feat_dim, o->signal);
+	const size_t len = strlen(source);
+	if (link_on(o) && len > 0) /* the link options, before the closing brace */
+		snprintf(source + len - 1, cap - (len - 1),
+			 ", \"edge_split\": [%.17g, %.17g, %.17g], \"neg_per_source\": %d, \"directed\": %s}",
+			 o->edge_split[0], o->edge_split[1], o->edge_split[2], o->neg_per_source,
+			 o->directed ? "true" : "false");
+}
+
+/* ---------------------------------------------------------------- link datasets */
+
+/* The sizes of a citation2-shaped graph at o->fraction: nodes and edges drawn. */
+static void cit2_sizes(const burrow_gen_opts *o, int64_t *n, int64_t *m)
+{
+	*n = (int64_t)llround(CIT2_NODES * o->fraction);
+	*m = (int64_t)llround(CIT2_EDGES * o->fraction);
+}
+
+/* The graph built in b split into w's edge split (bw_link_split_random, keyed by the seed):
+ * the training edges become w's graph. citation2 without fractions keeps 86,956 * fraction
+ * edges for valid and for test. */
+static int link_split(const burrow_gen_opts *o, burrow_writer *w, burrow_csr_builder *b)
+{
+	burrow_csr g;
+	int st = burrow_csr_builder_finish(b, &g);
+	if (st)
+		return st;
+	bw_link_draw in = {.name = bw_writer_dir(w), .graph = &g, .symmetric = !o->directed, .seed = o->seed,
+			   .mem_bytes = o->mem_bytes, .spill_dir = o->spill_dir, .per_source = o->neg_per_source};
+	memcpy(in.frac, o->edge_split, sizeof in.frac);
+	if (in.frac[0] == 0 && in.frac[1] == 0 && in.frac[2] == 0) {
+		const double e = (double)llround(CIT2_EVAL * o->fraction);
+		if (2 * e >= (double)g.num_edges)
+			return bw_err(BURROW_E_INVAL, "gen citation2: %lld edges, too few for valid and test of %.0f each",
+				      (long long)g.num_edges, e);
+		in.frac[0] = ((double)g.num_edges - 2 * e) / (double)g.num_edges;
+		in.frac[1] = in.frac[2] = e / (double)g.num_edges;
+	}
+	return bw_link_split_random(w, &in);
+}
+
+/* A link dataset's nodes: the features alone (the classes y, or from the rank bijection ids
+ * when y is NULL, carry the signal; no labels, no node splits). */
+static int link_nodes(const burrow_gen_opts *o, burrow_writer *w, const feistel *ids, const int32_t *y, int64_t n)
+{
+	if (y)
+		return write_features(o, w, y, n);
+	int32_t *c = bw_malloc((size_t)n * sizeof *c);
+	if (!c)
+		return BURROW_E_NOMEM;
+#pragma omp parallel for schedule(static) num_threads(bw_threads(o->threads))
+	for (int64_t v = 0; v < n; v++)
+		c[v] = (int32_t)(feistel_inv(ids, (uint64_t)v) % (uint64_t)o->num_classes);
+	int st = write_features(o, w, c, n);
+	bw_free(c);
+	return st;
+}
+
+/* ---------------------------------------------------------------- burrow_gen */
+
+/* The graph of a homogeneous kind (edges drawn into a builder) into w: symmetrized, or split
+ * into a link dataset; y [n] the classes (csbm, rmat), ids the rank bijection (papers shapes). */
+static int gen_graph(const burrow_gen_opts *o, burrow_writer *w, const feistel *ids, const int32_t *y, int64_t n,
+		     int64_t m)
+{
+	const bool papers = o->kind == BURROW_GEN_PAPERS || o->kind == BURROW_GEN_CITATION2, link = link_on(o);
+	burrow_csr_builder *b = NULL;
+	burrow_csr_opts co;
+	burrow_csr_defaults(&co);
+	co.symmetrize = !(link && o->directed);
+	co.threads = o->threads;
+	/* papers-sized edges do not fit in memory: sort them in bounded runs by default; a link
+	 * split holds the whole graph in memory (its training graph is built within the budget) */
+	co.mem_bytes = link ? 0 : o->mem_bytes ? o->mem_bytes : papers ? bw_half_memory() : 0;
+	co.spill_dir = o->spill_dir;
+	co.progress = o->progress;
+	co.progress_user = o->progress_user;
+	int st = burrow_csr_builder_open(&b, n, &co);
+	if (!st)
+		st = papers ? papers_edges(o, b, ids, n, m) : o->kind == BURROW_GEN_CSBM ? csbm_edges(o, b, y) : rmat_edges(o, b);
+	report(o, "csr", 0, 1);
+	if (!st)
+		st = link ? link_split(o, w, b) : burrow_writer_put_builder(w, b, true);
+	report(o, "csr", 1, 1);
+	burrow_csr_builder_close(b);
+	return st;
+}
+
+/* A homogeneous kind into w: the classes (csbm, rmat: drawn; papers shapes: from the rank
+ * bijection ids), the graph, then labels, splits and features, or a link dataset's features. */
+static int gen_homogeneous(const burrow_gen_opts *o, burrow_writer *w, const feistel *ids, int64_t n, int64_t m,
+			   const int64_t split[3])
+{
+	int32_t *y = NULL;
+	int st = 0;
+	if (!ids && !(y = bw_malloc((size_t)n * sizeof *y)))
+		return BURROW_E_NOMEM;
+	if (!ids)
+		draw_labels(o, y, n);
+	if ((st = gen_graph(o, w, ids, y, n, m)))
+		goto out;
+	if (link_on(o))
+		st = link_nodes(o, w, ids, y, n);
+	else if (ids)
+		st = papers_nodes(o, w, ids, n, split);
+	else if (!(st = o->num_tasks ? write_multilabels(o, w, y, n) : burrow_writer_put_labels(w, y, n, o->num_classes)) &&
+		 !(st = write_split(o, w, n)))
+		st = write_features(o, w, y, n);
+out:
+	bw_free(y);
+	return st;
 }
 
 int burrow_gen(const burrow_gen_opts *opts, const char *dir)
 {
-	static const char *const NAMES[] = {"", "csbm", "rmat", "papers", "hsbm"};
+	static const char *const NAMES[] = {"", "csbm", "rmat", "papers", "hsbm", "citation2"};
 	burrow_writer *w = NULL;
-	burrow_csr_builder *b = NULL;
-	int32_t *y = NULL;
-	char source[512];
-	int64_t n, m = 0, split[3];
+	char source[768];
+	int64_t n, m = 0, split[3] = {0};
 	feistel ids;
 	burrow_gen_opts oo;
 	const burrow_gen_opts *o = &oo;
@@ -773,68 +933,28 @@ int burrow_gen(const burrow_gen_opts *opts, const char *dir)
 	burrow_gen_defaults(&oo, oo.kind);
 	if ((st = bw_opts_in(&oo, sizeof oo, opts, "burrow_gen_opts")) || (st = check_opts(o)))
 		return st;
-	const bool papers = o->kind == BURROW_GEN_PAPERS;
+	const bool papers = o->kind == BURROW_GEN_PAPERS || o->kind == BURROW_GEN_CITATION2;
 	if (papers) {
-		papers_sizes(o, &n, &m, split);
+		if (o->kind == BURROW_GEN_PAPERS)
+			papers_sizes(o, &n, &m, split);
+		else
+			cit2_sizes(o, &n, &m);
 		feistel_init(&ids, bw_key(o->seed, TAG_PERM), (uint64_t)n);
 	} else {
-		n = o->kind == BURROW_GEN_CSBM ? o->num_nodes : (int64_t)1 << o->scale;
+		n = o->kind == BURROW_GEN_CSBM || o->kind == BURROW_GEN_HSBM ? o->num_nodes : (int64_t)1 << o->scale;
 	}
 	burrow_writer_opts wo;
 	burrow_writer_defaults(&wo);
 	wo.overwrite = o->overwrite;
 	if ((st = burrow_writer_open(&w, dir, NAMES[o->kind], &wo)))
 		return st;
-	if (o->kind == BURROW_GEN_HSBM) {
-		if ((st = hsbm(o, w)))
-			goto fail;
-		source_json(o, source, sizeof source);
-		if ((st = burrow_writer_set_source(w, source)))
-			goto fail;
-		return burrow_writer_commit(w);
-	}
-	burrow_csr_opts co;
-	burrow_csr_defaults(&co);
-	co.symmetrize = true;
-	co.threads = o->threads;
-	/* papers-sized edges do not fit in memory: sort them in bounded runs by default */
-	co.mem_bytes = o->mem_bytes ? o->mem_bytes : papers ? bw_half_memory() : 0;
-	co.spill_dir = o->spill_dir;
-	co.progress = o->progress;
-	co.progress_user = o->progress_user;
-	if ((st = burrow_csr_builder_open(&b, n, &co)))
-		goto fail;
-	if (!papers) {
-		if (!(y = bw_malloc((size_t)n * sizeof *y))) {
-			st = BURROW_E_NOMEM;
-			goto fail;
-		}
-		draw_labels(o, y, n);
-	}
-	if ((st = papers ? papers_edges(o, b, &ids, n, m) : o->kind == BURROW_GEN_CSBM ? csbm_edges(o, b, y)
-										      : rmat_edges(o, b)))
-		goto fail;
-	report(o, "csr", 0, 1);
-	if ((st = burrow_writer_put_builder(w, b, true)))
-		goto fail;
-	burrow_csr_builder_close(b);
-	b = NULL;
-	report(o, "csr", 1, 1);
-	if (papers)
-		st = papers_nodes(o, w, &ids, n, split);
-	else if (!(st = o->num_tasks ? write_multilabels(o, w, y, n) : burrow_writer_put_labels(w, y, n, o->num_classes)) &&
-		 !(st = write_split(o, w, n)))
-		st = write_features(o, w, y, n);
-	if (st)
-		goto fail;
+	st = o->kind == BURROW_GEN_HSBM ? hsbm(o, w) : gen_homogeneous(o, w, papers ? &ids : NULL, n, m, split);
 	source_json(o, source, sizeof source);
-	if ((st = burrow_writer_set_source(w, source)))
-		goto fail;
-	bw_free(y);
+	if (!st)
+		st = burrow_writer_set_source(w, source);
+	if (st) {
+		burrow_writer_abort(w);
+		return st;
+	}
 	return burrow_writer_commit(w);
-fail:
-	bw_free(y);
-	burrow_csr_builder_close(b);
-	burrow_writer_abort(w);
-	return st;
 }

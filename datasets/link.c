@@ -204,6 +204,23 @@ static int put_train_graph(burrow_writer *w, const bw_link_draw *in, const int64
 	return st;
 }
 
+/* K uniform destinations in [0, n) for each of count positives: out [count, K]. */
+static void draw_per_source(int64_t n, bw_rng *r, int64_t count, int64_t K, int64_t *out)
+{
+	for (int64_t i = 0; i < count * K; i++)
+		out[i] = (int64_t)bw_rng_below(r, (uint64_t)n);
+}
+
+/* The sizes of the three splits of m edges by frac (train, valid; test the rest when the
+ * fractions sum to 1). */
+static void split_sizes(const double frac[3], int64_t m, int64_t size[3])
+{
+	const bool whole = fabs(frac[0] + frac[1] + frac[2] - 1) <= 1e-9;
+	size[0] = BW_MIN(m, (int64_t)llround(frac[0] * (double)m));
+	size[1] = BW_MIN(m - size[0], (int64_t)llround(frac[1] * (double)m));
+	size[2] = whole ? m - size[0] - size[1] : BW_MIN(m - size[0] - size[1], (int64_t)llround(frac[2] * (double)m));
+}
+
 int bw_link_split_random(burrow_writer *w, bw_link_draw *in)
 {
 	const burrow_csr *g = in->graph;
@@ -221,27 +238,26 @@ int bw_link_split_random(burrow_writer *w, bw_link_draw *in)
 			pairs[2 * j + c] = t;
 		}
 	}
-	const bool whole = fabs(in->frac[0] + in->frac[1] + in->frac[2] - 1) <= 1e-9;
 	int64_t size[3];
-	size[0] = BW_MIN(m, (int64_t)llround(in->frac[0] * (double)m));
-	size[1] = BW_MIN(m - size[0], (int64_t)llround(in->frac[1] * (double)m));
-	size[2] = whole ? m - size[0] - size[1] : BW_MIN(m - size[0] - size[1], (int64_t)llround(in->frac[2] * (double)m));
+	split_sizes(in->frac, m, size);
 	memcpy(in->sizes, size, sizeof size);
-	const int64_t nneg = size[1] + size[2];
-	if (!(neg = bw_malloc((size_t)(nneg ? nneg : 1) * 2 * sizeof *neg)))
+	const int64_t K = in->per_source, cols = K > 0 ? K : 2, nneg = size[1] + size[2];
+	if (!(neg = bw_malloc((size_t)(nneg ? nneg : 1) * (size_t)cols * sizeof *neg)))
 		st = BURROW_E_NOMEM;
-	if (!st)
+	if (!st && K > 0)
+		draw_per_source(g->num_nodes, &r, nneg, K, neg);
+	else if (!st)
 		st = draw_negatives(g, &r, nneg, neg);
-	bw_link_split e = {.name = in->name, .num_nodes = g->num_nodes, .neg = BW_NEG_PAIRS, .directed = !in->symmetric,
-		       .metric = "hits@50"};
-	for (int s = 0, at = 0; s < 3; at += (int)size[s], s++) {
+	bw_link_split e = {.name = in->name, .num_nodes = g->num_nodes, .neg = K > 0 ? BW_NEG_PER_SOURCE : BW_NEG_PAIRS,
+			   .num_neg = K, .directed = !in->symmetric, .metric = K > 0 ? "mrr" : "hits@50"};
+	for (int64_t s = 0, at = 0; s < 3; at += size[s], s++) {
 		e.n_pos[s] = size[s];
 		e.pos[s] = pairs + 2 * at;
 	}
 	e.n_neg[1] = size[1];
 	e.negs[1] = neg;
 	e.n_neg[2] = size[2];
-	e.negs[2] = neg + 2 * size[1];
+	e.negs[2] = neg + cols * size[1];
 	if (!st)
 		st = put_train_graph(w, in, pairs, size[0]);
 	if (!st)

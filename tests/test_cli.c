@@ -4,6 +4,7 @@
 
 #include "util.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -367,6 +368,67 @@ Test(cli, bench_sample_measures_producers_by_default_and_omp_on_request)
 		free(out);
 		free(err);
 	}
+	free(d);
+}
+
+/* The number after "key": in the JSON line s (NAN when absent). */
+static double json_num(const char *s, const char *key)
+{
+	char k[64];
+	snprintf(k, sizeof k, "\"%s\": ", key);
+	const char *p = strstr(s, k);
+	return p ? strtod(p + strlen(k), NULL) : NAN;
+}
+
+/* bench train --task link: a citation2-shaped dataset's edge batches with a small cache read
+ * rows from disk; the report agrees with itself: T_io = rows read / the store's rate (measured
+ * at the epoch's rows per batch unless --io-gather says), the ratio = epoch / max(T_mem, T_io),
+ * the summary the run's (one run). */
+Test(cli, bench_train_link_reports_consistent_figures)
+{
+	char *d = tu_path(tu_dir, "l"), *out, *err;
+	int rc = tu_sh(NULL, &err, "%s gen citation2 %s --fraction 1/2048 --feat-dim 16 --quiet", tu_burrow(), d);
+	cr_assert_eq(rc, 0, "%s", err);
+	free(err);
+	rc = tu_sh(&out, &err,
+		   "%s bench train %s --task link --neg 2 --fanout 4,3 --hidden 8 --batch 128 --max-batches 4 --cache 5%% "
+		   "--io-rows 3000 --json",
+		   tu_burrow(), d);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	const char *run = strstr(out, "\"run\": 0"), *sum = strstr(out, "\"summary\": true");
+	cr_assert(run && sum && strstr(out, "\"task\": \"link\""), "%s", out);
+	const double rows = json_num(run, "rows_read"), rate = json_num(run, "io_rows_per_s");
+	const double t_io = json_num(run, "t_io"), t_mem = json_num(run, "t_mem"), epoch = json_num(run, "epoch_s");
+	const double hit = json_num(run, "cache_hit_rate"), ratio = json_num(sum, "ratio");
+	cr_assert_gt(rows, 0, "a 5%% cache read no rows: %s", out);
+	/* a link dataset's rate is measured at the epoch's own rows per batch (4 batches) */
+	cr_assert_eq(json_num(run, "io_gather"), floor(rows / 4), "%s", out);
+	cr_assert(hit > 0 && hit < 1, "hit rate %g: %s", hit, out);
+	cr_assert_gt(rate, 0, "%s", out);
+	cr_assert(fabs(t_io - rows / rate) <= 1e-6 + 1e-3 * t_io, "t_io %g, rows %g / rate %g: %s", t_io, rows, rate, out);
+	cr_assert(t_mem > 0 && epoch > 0, "%s", out);
+	cr_assert(fabs(json_num(sum, "t_io") - t_io) < 1e-9 && fabs(json_num(sum, "t_mem") - t_mem) < 1e-9 &&
+		      fabs(json_num(sum, "epoch_s") - epoch) < 1e-9,
+		  "the summary of one run is not that run: %s", out);
+	const double want = epoch / (t_io > t_mem ? t_io : t_mem);
+	cr_assert(fabs(ratio - want) <= 0.0001 + 1e-3 * want, "ratio %g, epoch / max(T_mem, T_io) = %g: %s", ratio, want,
+		  out);
+	free(out);
+	free(err);
+	/* the human report names the task */
+	rc = tu_sh(&out, &err, "%s bench train %s --task link --fanout 4,3 --hidden 8 --batch 128 --max-batches 2 "
+			       "--io-rows 500", tu_burrow(), d);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	cr_assert(strstr(out, "task link: 128 positive edges a batch, --neg 1, scorer dot"), "%s", out);
+	cr_assert(strstr(out, "epoch / max(T_mem, T_io) = "), "%s", out);
+	free(out);
+	free(err);
+	rc = tu_sh(&out, &err, "%s bench train %s --fanout 4,3 --hidden 8 --batch 128 --max-batches 2 --io-rows 500 "
+			       "--io-gather 100 --json", tu_burrow(), d);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	cr_assert(strstr(out, "\"io_gather\": 100}"), "%s", out);
+	free(out);
+	free(err);
 	free(d);
 }
 

@@ -401,3 +401,272 @@ Test(gen, papers_bad_options_refused)
 	cr_assert(!tu_exists(p));
 	free(p);
 }
+
+/* ---------------------------------------------------------------- link datasets (edge splits) */
+
+static int cmp_pair(const void *a, const void *b)
+{
+	const int64_t *x = a, *y = b;
+	return x[0] != y[0] ? (x[0] < y[0] ? -1 : 1) : x[1] != y[1] ? (x[1] < y[1] ? -1 : 1) : 0;
+}
+
+/* The entries of g as sorted (u, v) pairs [*m, 2] (caller frees); with upper, those with u < v. */
+static int64_t *csr_pairs(const burrow_csr *g, bool upper, int64_t *m)
+{
+	int64_t *p = malloc((size_t)(g->num_edges + 1) * 2 * sizeof *p), k = 0;
+	cr_assert(p);
+	for (int64_t u = 0; u < g->num_nodes; u++)
+		for (int64_t j = g->indptr[u]; j < g->indptr[u + 1]; j++)
+			if (!upper || u < burrow_csr_index(g, j)) {
+				p[2 * k] = u;
+				p[2 * k + 1] = burrow_csr_index(g, j);
+				k++;
+			}
+	*m = k;
+	return p;
+}
+
+static bool has_pair(const int64_t *sorted, int64_t m, int64_t u, int64_t v)
+{
+	const int64_t key[2] = {u, v};
+	return bsearch(key, sorted, (size_t)m, 2 * sizeof *sorted, cmp_pair) != NULL;
+}
+
+/* The three splits' positives of ds as pairs [*m, 2], each (min, max) unless directed, sorted
+ * (caller frees); sizes[3] their counts. */
+static int64_t *split_pairs(burrow_dataset *ds, bool directed, int64_t sizes[3], int64_t *m)
+{
+	burrow_edge_split sp[3];
+	*m = 0;
+	for (int s = 0; s < 3; s++) {
+		cr_assert_eq(burrow_dataset_edge_split(ds, s, &sp[s]), 0, "%s", burrow_last_error());
+		sizes[s] = sp[s].num_pos;
+		*m += sp[s].num_pos;
+	}
+	int64_t *p = malloc((size_t)(*m + 1) * 2 * sizeof *p), k = 0;
+	cr_assert(p);
+	for (int s = 0; s < 3; s++)
+		for (int64_t i = 0; i < sp[s].num_pos; i++, k++) {
+			const int64_t u = sp[s].pos[2 * i], v = sp[s].pos[2 * i + 1];
+			p[2 * k] = directed || u < v ? u : v;
+			p[2 * k + 1] = directed || u < v ? v : u;
+		}
+	qsort(p, (size_t)*m, 2 * sizeof *p, cmp_pair);
+	return p;
+}
+
+/* The training graph is the train positives (with their reverses unless directed), exactly. */
+static void check_train_graph(burrow_dataset *ds, bool directed)
+{
+	burrow_edge_split tr;
+	cr_assert_eq(burrow_dataset_edge_split(ds, BURROW_SPLIT_TRAIN, &tr), 0);
+	const int64_t n = directed ? tr.num_pos : 2 * tr.num_pos;
+	int64_t *want = malloc((size_t)(n + 1) * 2 * sizeof *want), m;
+	for (int64_t i = 0, k = 0; i < tr.num_pos; i++) {
+		want[2 * k] = tr.pos[2 * i];
+		want[2 * k + 1] = tr.pos[2 * i + 1];
+		k++;
+		if (!directed) {
+			want[2 * k] = tr.pos[2 * i + 1];
+			want[2 * k + 1] = tr.pos[2 * i];
+			k++;
+		}
+	}
+	qsort(want, (size_t)n, 2 * sizeof *want, cmp_pair);
+	int64_t *got = csr_pairs(burrow_dataset_graph(ds), false, &m);
+	cr_assert_eq(m, n, "the graph holds %lld entries, the train positives make %lld", (long long)m, (long long)n);
+	cr_assert(!memcmp(got, want, (size_t)n * 2 * sizeof *got), "the graph is not the training edges");
+	free(want);
+	free(got);
+}
+
+/* Valid's and test's negatives: per_source K in range, or pairs u != v that are no edge. */
+static void check_negatives(burrow_dataset *ds, int K, bool directed, const int64_t *all, int64_t m)
+{
+	const int64_t N = burrow_dataset_get_info(ds)->num_nodes;
+	for (int s = BURROW_SPLIT_VALID; s <= BURROW_SPLIT_TEST; s++) {
+		burrow_edge_split e;
+		cr_assert_eq(burrow_dataset_edge_split(ds, s, &e), 0);
+		cr_assert_eq(e.neg, K ? BURROW_EDGE_NEG_PER_SOURCE : BURROW_EDGE_NEG_PAIRS);
+		cr_assert_eq(e.metric, K ? BURROW_EDGE_METRIC_MRR : BURROW_EDGE_METRIC_HITS);
+		cr_assert_eq(e.directed, directed);
+		if (K) {
+			cr_assert_eq(e.k, K);
+			cr_assert_eq(e.num_neg, e.num_pos);
+			for (int64_t i = 0; i < e.num_pos * K; i++)
+				cr_assert(e.neg_dst[i] >= 0 && e.neg_dst[i] < N);
+			continue;
+		}
+		cr_assert_eq(e.num_neg, e.num_pos);
+		for (int64_t i = 0; i < e.num_neg; i++) {
+			const int64_t u = e.neg_pairs[2 * i], v = e.neg_pairs[2 * i + 1];
+			cr_assert(u >= 0 && u < N && v >= 0 && v < N && u != v, "negative (%lld, %lld)", (long long)u,
+				  (long long)v);
+			cr_assert(!has_pair(all, m, directed || u < v ? u : v, directed || u < v ? v : u),
+				  "negative (%lld, %lld) is an edge", (long long)u, (long long)v);
+		}
+	}
+}
+
+/* One link dataset against the graph the same generator draws without a split (ref; NULL:
+ * none): disjoint splits of the fractions' sizes whose union is ref's edge set, the graph
+ * the training edges only, negatives in range. */
+static void check_link(const char *dir, const char *ref, const double frac[3], int K, bool directed)
+{
+	burrow_dataset *ds, *rs = NULL;
+	cr_assert_eq(burrow_dataset_open(&ds, dir), 0, "%s", burrow_last_error());
+	cr_assert(burrow_dataset_has_edge_split(ds));
+	cr_assert_eq(burrow_dataset_get_info(ds)->symmetric, !directed);
+	int64_t sizes[3], m;
+	int64_t *all = split_pairs(ds, directed, sizes, &m);
+	for (int64_t i = 0; i < m; i++) {
+		cr_assert_neq(all[2 * i], all[2 * i + 1], "a loop among the positives");
+		cr_assert(i == 0 || cmp_pair(all + 2 * i - 2, all + 2 * i) < 0, "an edge twice among the splits");
+	}
+	cr_assert_eq(sizes[0], llround(frac[0] * (double)m));
+	cr_assert_eq(sizes[1], llround(frac[1] * (double)m));
+	if (ref) { /* the union is the reference's edges (u < v), directed ones read both ways */
+		cr_assert_eq(burrow_dataset_open(&rs, ref), 0, "%s", burrow_last_error());
+		int64_t rm, um = 0;
+		int64_t *r = csr_pairs(burrow_dataset_graph(rs), true, &rm), *u = malloc((size_t)(m + 1) * 2 * sizeof *u);
+		for (int64_t i = 0; i < m; i++) {
+			const int64_t a = all[2 * i] < all[2 * i + 1] ? all[2 * i] : all[2 * i + 1], b = all[2 * i] ^ all[2 * i + 1] ^ a;
+			u[2 * i] = a;
+			u[2 * i + 1] = b;
+		}
+		qsort(u, (size_t)m, 2 * sizeof *u, cmp_pair);
+		for (int64_t i = 0; i < m; i++)
+			if (i == 0 || cmp_pair(u + 2 * i - 2, u + 2 * i)) {
+				u[2 * um] = u[2 * i];
+				u[2 * um + 1] = u[2 * i + 1];
+				um++;
+			}
+		cr_assert_eq(um, rm, "the splits hold %lld edges, the graph drawn without a split %lld", (long long)um,
+			     (long long)rm);
+		cr_assert(!memcmp(u, r, (size_t)rm * 2 * sizeof *u), "the splits' edges are not the graph's");
+		free(r);
+		free(u);
+		burrow_dataset_close(rs);
+	}
+	check_train_graph(ds, directed);
+	check_negatives(ds, K, directed, all, m);
+	free(all);
+	burrow_dataset_close(ds);
+}
+
+Test(gen, link_splits_equal_an_independent_reading)
+{
+	static const struct {
+		int kind, K;
+		bool directed;
+		double frac[3];
+	} C[] = {
+		{BURROW_GEN_CSBM, 0, false, {0.8, 0.1, 0.1}},
+		{BURROW_GEN_RMAT, 7, false, {0.7, 0.2, 0.1}},
+		{BURROW_GEN_PAPERS, 0, true, {0.6, 0.25, 0.15}},
+		{BURROW_GEN_PAPERS, 5, true, {0.9, 0.05, 0.05}},
+	};
+	for (size_t c = 0; c < sizeof C / sizeof C[0]; c++) {
+		burrow_gen_opts o;
+		burrow_gen_defaults(&o, C[c].kind);
+		o.num_nodes = 2000;
+		o.scale = 10;
+		o.fraction = 1.0 / 32768;
+		o.feat_dim = 4;
+		o.seed = 3;
+		o.spill_dir = tu_dir;
+		char name[32];
+		snprintf(name, sizeof name, "ref%zu", c);
+		char *ref = gen(&o, name);
+		memcpy(o.edge_split, C[c].frac, sizeof o.edge_split);
+		o.neg_per_source = C[c].K;
+		o.directed = C[c].directed;
+		snprintf(name, sizeof name, "link%zu", c);
+		char *dir = gen(&o, name);
+		check_link(dir, ref, C[c].frac, C[c].K, C[c].directed);
+		/* the features are those of the same graph without a split */
+		char *fa = tu_path(dir, "features.npy"), *fb = tu_path(ref, "features.npy");
+		cr_assert(same_file(fa, fb), "%s: features differ from the unsplit graph's", dir);
+		free(fa);
+		free(fb);
+		free(ref);
+		free(dir);
+	}
+}
+
+/* citation2's shape: its sizes times the fraction, valid and test of 86,956 * F edges each
+ * with 1000 per-source negatives, directed, no labels. */
+Test(gen, citation2_has_its_shape)
+{
+	burrow_gen_opts o;
+	burrow_gen_defaults(&o, BURROW_GEN_CITATION2);
+	o.fraction = 1.0 / 1024;
+	char *dir = gen(&o, "c2");
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, dir), 0, "%s", burrow_last_error());
+	const burrow_dataset_info *in = burrow_dataset_get_info(ds);
+	cr_assert_eq(in->num_nodes, llround(2927963.0 / 1024));
+	cr_assert_eq(in->feat_dim, 128);
+	cr_assert_eq(in->feat_dtype, BURROW_DTYPE_F32);
+	cr_assert_eq(in->num_classes, 0);
+	int64_t sizes[3], m;
+	int64_t *all = split_pairs(ds, true, sizes, &m);
+	const int64_t e = llround(86956.0 / 1024), drawn = llround(30561187.0 / 1024);
+	cr_assert_eq(sizes[1], e);
+	cr_assert_eq(sizes[2], e);
+	/* repeats among the hubs drop more edges at small fractions (0.14% at F = 1, 22% here) */
+	cr_assert(m <= drawn && m > drawn * 3 / 4, "%lld edges of %lld drawn", (long long)m, (long long)drawn);
+	free(all);
+	burrow_dataset_close(ds);
+	const double frac[3] = {(double)(m - 2 * e) / (double)m, (double)e / (double)m, (double)e / (double)m};
+	check_link(dir, NULL, frac, 1000, true);
+	free(dir);
+}
+
+Test(gen, link_same_seed_same_bytes_whatever_the_threads)
+{
+	static const char *const F[] = {"indptr.npy", "indices.npy", "features.npy", "meta.json",
+					"edge_split/train_pos.npy", "edge_split/valid_pos.npy", "edge_split/test_pos.npy",
+					"edge_split/valid_neg_dst.npy", "edge_split/test_neg_dst.npy"};
+	burrow_gen_opts o;
+	burrow_gen_defaults(&o, BURROW_GEN_CITATION2);
+	o.fraction = 1.0 / 4096;
+	o.threads = 1;
+	char *a = gen(&o, "l1");
+	o.threads = 2;
+	char *b = gen(&o, "l2");
+	o.seed = 1;
+	char *c = gen(&o, "l3");
+	for (size_t i = 0; i < sizeof F / sizeof F[0]; i++) {
+		char *fa = tu_path(a, "%s", F[i]), *fb = tu_path(b, "%s", F[i]), *fc = tu_path(c, "%s", F[i]);
+		cr_assert(same_file(fa, fb), "%s differs between 1 and 2 threads", fa);
+		if (strcmp(F[i], "meta.json"))
+			cr_assert(!same_file(fa, fc), "%s is the same for seeds 0 and 1", fa);
+		free(fa);
+		free(fb);
+		free(fc);
+	}
+	free(a);
+	free(b);
+	free(c);
+}
+
+Test(gen, link_bad_options_refused)
+{
+	static const char *const why[] = {"fractions", "fractions", "homogeneous", "link datasets", "link datasets",
+					  "negatives per source"};
+	char *p = tu_path(tu_dir, "x");
+	for (int i = 0; i < 6; i++) {
+		burrow_gen_opts o;
+		burrow_gen_defaults(&o, i == 2 ? BURROW_GEN_HSBM : BURROW_GEN_CSBM);
+		o.num_nodes = 100;
+		const double f[6][3] = {{-0.1, 0.5, 0.5}, {0.8, 0.2, 0.2}, {0.8, 0.1, 0.1}, {0}, {0}, {0.8, 0.1, 0.1}};
+		memcpy(o.edge_split, f[i], sizeof o.edge_split);
+		o.directed = i == 3;
+		o.neg_per_source = i == 4 ? 3 : i == 5 ? -1 : 0;
+		cr_assert_eq(burrow_gen(&o, p), BURROW_E_INVAL, "case %d", i);
+		cr_assert(strstr(burrow_last_error(), why[i]), "case %d: %s", i, burrow_last_error());
+		cr_assert(!tu_exists(p));
+	}
+	free(p);
+}

@@ -1,7 +1,7 @@
 /* bench_train.c: burrow bench train DIR: does the pipeline hide the feature I/O? One
  * mini-batch epoch with a partial cache against the same epoch with every row in memory
  * (T_mem) and against the time its reads take alone at the store's measured rate (T_io),
- * all measured in one run. */
+ * all measured in one run; node classification or link prediction (--task link). */
 #include "cli.h"
 #include "train_cli.h"
 
@@ -15,11 +15,12 @@ static void help(void)
 	       "                          [--batch 1024] [--max-batches 200] [--cache 10%%] [--cache-policy degree]\n"
 	       "                          [--prefetch 2]"
 	       " [--threads T] [--seed 0] [--io-rows 200000] [--repeat 1] [--json]\n"
-	       "                          [--device cpu] [--tf32]\n\n"
+	       "                          [--device cpu] [--tf32] [--task auto] [--neg 1] [--scorer dot]\n"
+	       "                          [--io-gather 4096|auto]\n\n"
 	       "Three measurements on the same features file, in one run:\n"
 	       "  T_io    the rows the partial-cache epoch read from disk, divided by the rows/s of the\n"
 	       "          store gathering uniformly random rows cold (as 'burrow bench io': io_uring,\n"
-	       "          O_DIRECT, 4096 rows per gather, 2 gathers in flight, queue depth 128)\n"
+	       "          O_DIRECT, --io-gather rows per gather, 2 gathers in flight, queue depth 128)\n"
 	       "  T_mem   one training epoch (epoch 1, --max-batches batches) with every row cached\n"
 	       "          (--cache 100%%: the features in memory)\n"
 	       "  epoch   the same epoch, same seed and batches, with --cache (the other rows read from disk)\n"
@@ -29,8 +30,16 @@ static void help(void)
 	       "the medians are compared.\n\n"
 	       "  --cache SIZE     the partial cache: bytes (K/M/G) or a percentage (10%%)\n"
 	       "  --cache-policy P its policy: degree (static, the default) or clock\n"
-	       "  --io-rows N      rows gathered to measure the store's rows/s (200000)\n"
+	       "  --io-rows N      rows gathered to measure the store's rows/s (200000; with auto at\n"
+	       "                   least 4 gathers)\n"
+	       "  --io-gather G    rows per gather of that measurement: a number, or auto: the partial-cache\n"
+	       "                   epoch's own rows read per batch, measured after the epochs (4096; link\n"
+	       "                   datasets: auto, as an edge batch reads hundreds of thousands of rows at\n"
+	       "                   once, and rows that share a 4 KiB block are read once)\n"
 	       "  --fanout a,b     without --layers, sets the number of layers (as in burrow train)\n"
+	       "  --task T         auto (the dataset's), node, multilabel or link: link measures epochs of\n"
+	       "                   edge mini-batches (--batch positives each, --neg negatives per positive,\n"
+	       "                   --scorer dot or mlp), the endpoints' neighborhoods gathered as nodes' are\n"
 	       "  other options as in burrow train\n");
 }
 
@@ -42,10 +51,10 @@ static uint64_t mix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-/* Rows per second of cold uniform random gathers, as burrow bench io's uring run. */
-static int io_rate(const char *path, int64_t rows, uint64_t seed, double *rows_per_s)
+/* Rows per second of cold uniform random gathers of B rows, as burrow bench io's uring run. */
+static int io_rate(const char *path, int64_t rows, int64_t B, uint64_t seed, double *rows_per_s)
 {
-	const int64_t B = 4096, K = 2, nb = (rows + B - 1) / B;
+	const int64_t K = 2, nb = (rows + B - 1) / B;
 	burrow_store *s;
 	int st = burrow_store_open(&s, path, NULL);
 	if (st < 0)
@@ -112,7 +121,7 @@ static void touch_graph(const burrow_csr *g)
 }
 
 enum { O_MODEL = 256, O_LAYERS, O_HIDDEN, O_FANOUT, O_BATCH, O_MAXB, O_CACHE, O_PREFETCH, O_THREADS, O_SEED, O_IOROWS,
-       O_REPEAT, O_JSON, O_HELP, O_POLICY, O_DEVICE, O_TF32 };
+       O_REPEAT, O_JSON, O_HELP, O_POLICY, O_DEVICE, O_TF32, O_TASK, O_NEG, O_SCORER, O_IOGATHER };
 
 /* One bench train: the options, the dataset, and each run's times. */
 typedef struct train_run {
@@ -120,6 +129,8 @@ typedef struct train_run {
 	burrow_train_opts om;  /* the epoch with every row in memory */
 	bool json;
 	int64_t io_rows, repeat;
+	int64_t io_gather;     /* rows per gather of the rate's measurement; 0: auto; -1: not given */
+	int64_t *gather;       /* [repeat] the rows per gather each run's rate used */
 	const char *dir;
 	burrow_dataset *ds;
 	char fan[96];          /* the fanouts, "15,10,5" */
@@ -138,7 +149,10 @@ static int train_parse(train_run *r, int argc, char **argv)
 		{"io-rows", required_argument, 0, O_IOROWS},    {"repeat", required_argument, 0, O_REPEAT},
 		{"json", no_argument, 0, O_JSON},               {"help", no_argument, 0, O_HELP},
 		{"cache-policy", required_argument, 0, O_POLICY}, {"device", required_argument, 0, O_DEVICE},
-		{"tf32", no_argument, 0, O_TF32},               {0, 0, 0, 0},
+		{"tf32", no_argument, 0, O_TF32},               {"task", required_argument, 0, O_TASK},
+		{"neg", required_argument, 0, O_NEG},           {"scorer", required_argument, 0, O_SCORER},
+		{"io-gather", required_argument, 0, O_IOGATHER},
+		{0, 0, 0, 0},
 	};
 	burrow_train_opts *o = &r->o;
 	bool layers_set = false;
@@ -186,6 +200,12 @@ static int train_parse(train_run *r, int argc, char **argv)
 		case O_THREADS: NUM(o->threads, 1, 4096); break;
 		case O_SEED: NUM(o->seed, 0, INT64_MAX); break;
 		case O_IOROWS: NUM(r->io_rows, 1, (int64_t)1 << 40); break;
+		case O_IOGATHER:
+			if (!strcmp(optarg, "auto"))
+				r->io_gather = 0;
+			else
+				NUM(r->io_gather, 1, (int64_t)1 << 30);
+			break;
 		case O_REPEAT: NUM(r->repeat, 1, 100); break;
 		case O_JSON: r->json = true; break;
 		case O_DEVICE:
@@ -194,6 +214,15 @@ static int train_parse(train_run *r, int argc, char **argv)
 			o->device = optarg;
 			break;
 		case O_TF32: o->tf32 = true; break;
+		case O_TASK:
+			if ((o->task = burrow_task_parse(optarg)) < 0)
+				return cli_usage("bench train", "--task wants auto, node, multilabel or link, got '%s'", optarg);
+			break;
+		case O_NEG: NUM(o->neg, 0, 1024); break;
+		case O_SCORER:
+			if ((o->scorer = burrow_scorer_parse(optarg)) < 0)
+				return cli_usage("bench train", "--scorer wants dot or mlp, got '%s'", optarg);
+			break;
 		default: return EXIT_USAGE;
 		}
 	}
@@ -231,9 +260,13 @@ static int train_open(train_run *r)
 		       cli_grouped(in->num_nodes, a, sizeof a), (long long)in->feat_dim, burrow_dtype_name(in->feat_dtype),
 		       cli_human_bytes((double)in->num_nodes * (double)in->feat_dim * (double)burrow_dtype_size(in->feat_dtype),
 				       b, sizeof b));
-		printf("%s, %d layers, hidden %lld, fanout %s, batch %lld, %lld batches, prefetch %d, cache policy %s\n\n",
+		printf("%s, %d layers, hidden %lld, fanout %s, batch %lld, %lld batches, prefetch %d, cache policy %s\n",
 		       burrow_model_name(o->model), o->layers, (long long)o->hidden, r->fan, (long long)o->batch_size,
 		       (long long)o->max_batches, o->prefetch, o->cache_policy == BURROW_CACHE_CLOCK ? "clock" : "degree");
+		if (o->task == BURROW_TASK_LINK)
+			printf("task link: %lld positive edges a batch, --neg %d, scorer %s\n",
+			       (long long)o->batch_size, o->neg, burrow_scorer_name(o->scorer));
+		printf("\n");
 		printf("run  %-12s %8s %8s %9s %9s %10s %6s\n", "", "epoch_s", "sample_s", "io_wait_s", "compute_s",
 		       "rows_read", "hit");
 	}
@@ -242,7 +275,13 @@ static int train_open(train_run *r)
 	r->tmem = calloc(n, sizeof *r->tmem);
 	r->tcache = calloc(n, sizeof *r->tcache);
 	r->tio = calloc(n, sizeof *r->tio);
-	if (!r->rate || !r->tmem || !r->tcache || !r->tio)
+	r->gather = calloc(n, sizeof *r->gather);
+	if (r->io_gather < 0) /* not given: 4096, or the epoch's own for a link dataset */
+		r->io_gather = o->task == BURROW_TASK_LINK || (o->task == BURROW_TASK_AUTO && burrow_dataset_has_edge_split(r->ds) &&
+							    in->num_classes == 0 && in->num_tasks == 0)
+				       ? 0
+				       : 4096;
+	if (!r->rate || !r->tmem || !r->tcache || !r->tio || !r->gather)
 		return cli_fail("bench train", "out of memory");
 	return 0;
 }
@@ -254,20 +293,27 @@ static int train_one(train_run *r, int64_t i)
 	const burrow_train_opts *o = &r->o;
 	burrow_epoch_stats em = {.size = sizeof em}, ec = {.size = sizeof ec};
 	int st;
-	if ((st = io_rate(burrow_dataset_features_path(r->ds), r->io_rows, (uint64_t)i, &r->rate[i])) < 0 ||
+	const char *feat = burrow_dataset_features_path(r->ds);
+	if ((r->io_gather && (st = io_rate(feat, r->io_rows, r->io_gather, (uint64_t)i, &r->rate[i])) < 0) ||
 	    (st = one_epoch(r->ds, i % 2 ? o : &r->om, i % 2 ? &ec : &em)) < 0 ||
 	    (st = one_epoch(r->ds, i % 2 ? &r->om : o, i % 2 ? &em : &ec)) < 0)
+		return cli_lib_fail("bench train", st);
+	r->gather[i] = r->io_gather ? r->io_gather : (ec.batches && ec.rows_read / ec.batches > 1 ? ec.rows_read / ec.batches : 1);
+	if (!r->io_gather && /* auto: the epoch's own rows per batch, at least 4 gathers of them */
+	    (st = io_rate(feat, r->io_rows > 4 * r->gather[i] ? r->io_rows : 4 * r->gather[i], r->gather[i], (uint64_t)i,
+			  &r->rate[i])) < 0)
 		return cli_lib_fail("bench train", st);
 	r->tmem[i] = em.epoch_s;
 	r->tcache[i] = ec.epoch_s;
 	r->tio[i] = (double)ec.rows_read / r->rate[i];
 	if (r->json) {
-		printf("{\"bench\": \"train\", \"run\": %lld, \"io_rows_per_s\": %.0f, \"t_io\": %.3f, \"t_mem\": %.3f, "
-		       "\"epoch_s\": %.3f, \"sample_s\": %.3f, \"io_wait_s\": %.3f, \"compute_s\": %.3f, "
-		       "\"rows_read\": %lld, \"cache_hit_rate\": %.4f, \"mem_sample_s\": %.3f, \"mem_io_wait_s\": %.3f, "
-		       "\"mem_compute_s\": %.3f}\n",
-		       (long long)i, r->rate[i], r->tio[i], r->tmem[i], ec.epoch_s, ec.sample_s, ec.io_wait_s, ec.compute_s,
-		       (long long)ec.rows_read, ec.cache_hit_rate, em.sample_s, em.io_wait_s, em.compute_s);
+		printf("{\"bench\": \"train\", \"task\": \"%s\", \"run\": %lld, \"io_rows_per_s\": %.0f, \"t_io\": %.6f, \"t_mem\": %.6f, "
+		       "\"epoch_s\": %.6f, \"sample_s\": %.6f, \"io_wait_s\": %.6f, \"compute_s\": %.6f, "
+		       "\"rows_read\": %lld, \"cache_hit_rate\": %.4f, \"mem_sample_s\": %.6f, \"mem_io_wait_s\": %.6f, "
+		       "\"mem_compute_s\": %.6f, \"io_gather\": %lld}\n",
+		       burrow_task_name(o->task), (long long)i, r->rate[i], r->tio[i], r->tmem[i], ec.epoch_s, ec.sample_s, ec.io_wait_s, ec.compute_s,
+		       (long long)ec.rows_read, ec.cache_hit_rate, em.sample_s, em.io_wait_s, em.compute_s,
+		       (long long)r->gather[i]);
 	} else {
 		char a[32];
 		printf("%3lld  %-12s %8.2f %8.2f %9.2f %9.2f %10lld %5.1f%%\n", (long long)i + 1, "cache 100%", em.epoch_s,
@@ -279,8 +325,9 @@ static int train_one(train_run *r, int64_t i)
 			snprintf(label, sizeof label, "cache %s", cli_human_bytes((double)o->cache_bytes, a, sizeof a));
 		printf("%3lld  %-12s %8.2f %8.2f %9.2f %9.2f %10lld %5.1f%%\n", (long long)i + 1, label, ec.epoch_s,
 		       ec.sample_s, ec.io_wait_s, ec.compute_s, (long long)ec.rows_read, 100 * ec.cache_hit_rate);
-		printf("%3lld  %-12s %8.2f   (%s rows/s cold, uniform)\n", (long long)i + 1, "io alone", r->tio[i],
-		       cli_grouped((int64_t)r->rate[i], a, sizeof a));
+		char g[32];
+		printf("%3lld  %-12s %8.2f   (%s rows/s cold, uniform, %s rows a gather)\n", (long long)i + 1, "io alone",
+		       r->tio[i], cli_grouped((int64_t)r->rate[i], a, sizeof a), cli_grouped(r->gather[i], g, sizeof g));
 	}
 	fflush(stdout);
 	return 0;
@@ -293,9 +340,9 @@ static void train_summary(const train_run *r)
 	const double mt_io = cli_median(r->tio, n), mt_mem = cli_median(r->tmem, n);
 	const double mt_c = cli_median(r->tcache, n), bound = mt_io > mt_mem ? mt_io : mt_mem;
 	if (r->json)
-		printf("{\"bench\": \"train\", \"summary\": true, \"runs\": %lld, \"t_io\": %.3f, \"t_mem\": %.3f, "
-		       "\"epoch_s\": %.3f, \"ratio\": %.3f}\n",
-		       (long long)r->repeat, mt_io, mt_mem, mt_c, mt_c / bound);
+		printf("{\"bench\": \"train\", \"task\": \"%s\", \"summary\": true, \"runs\": %lld, \"t_io\": %.6f, \"t_mem\": %.6f, "
+		       "\"epoch_s\": %.6f, \"ratio\": %.4f}\n",
+		       burrow_task_name(r->o.task), (long long)r->repeat, mt_io, mt_mem, mt_c, mt_c / bound);
 	else
 		printf("\nT_io %.2f s, T_mem %.2f s, epoch %.2f s: epoch / max(T_mem, T_io) = %.3f (target <= 1.15)%s\n",
 		       mt_io, mt_mem, mt_c, mt_c / bound, r->repeat > 1 ? " (medians)" : "");
@@ -303,7 +350,7 @@ static void train_summary(const train_run *r)
 
 int bench_train(int argc, char **argv)
 {
-	train_run r = {.io_rows = 200000, .repeat = 1};
+	train_run r = {.io_rows = 200000, .repeat = 1, .io_gather = -1};
 	burrow_train_defaults(&r.o);
 	r.o.layers = 2;
 	r.o.max_batches = 200;
@@ -321,6 +368,7 @@ int bench_train(int argc, char **argv)
 	free(r.tmem);
 	free(r.tcache);
 	free(r.tio);
+	free(r.gather);
 	burrow_dataset_close(r.ds);
 	return rc;
 }

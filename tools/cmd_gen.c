@@ -1,12 +1,14 @@
-/* cmd_gen.c: burrow gen csbm|rmat|papers|hsbm OUT: synthetic datasets. */
+/* cmd_gen.c: burrow gen csbm|rmat|papers|hsbm|citation2 OUT: synthetic datasets. */
 #include "cli.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void help(void)
 {
-	burrow_gen_opts c, r, p, h;
+	burrow_gen_opts c, r, p, h, l;
+	burrow_gen_defaults(&l, BURROW_GEN_CITATION2);
 	burrow_gen_defaults(&h, BURROW_GEN_HSBM);
 	burrow_gen_defaults(&c, BURROW_GEN_CSBM);
 	burrow_gen_defaults(&r, BURROW_GEN_RMAT);
@@ -17,7 +19,9 @@ static void help(void)
 	       "                          [--signal s] [common options]\n"
 	       "       burrow gen papers OUT [--fraction F] [--homophily h] [--signal s] [common options]\n"
 	       "       burrow gen hsbm OUT [--nodes N] [--avg-degree d] [--homophily h] [--signal s]\n"
-	       "                          [--target-signal t] [common options]\n\n"
+	       "                          [--target-signal t] [common options]\n"
+	       "       burrow gen citation2 OUT [--fraction F] [--homophily h] [--signal s] [link options]\n"
+	       "                          [common options]\n\n"
 	       "Generate a synthetic dataset directory OUT, deterministic by --seed.\n\n"
 	       "csbm: contextual stochastic block model. Nodes get uniform random classes; N*d/2 edges\n"
 	       "  each join a random node to one of its own class with probability h, else to one of\n"
@@ -38,7 +42,24 @@ static void help(void)
 	       "  target; features of weak signal t), N authors (features of signal s), max(C, N/100)\n"
 	       "  fields (no features); relations writes (author -> paper) and cites (paper -> paper), N*d/2\n"
 	       "  each, has_topic (paper -> field), N; each edge stays in the paper's class with\n"
-	       "  probability h. A relational model beats an MLP on the papers' own features.\n\n"
+	       "  probability h. A relational model beats an MLP on the papers' own features.\n"
+	       "citation2: ogbl-citation2's shape times F, a link dataset: 2,927,963 nodes, 30,561,187\n"
+	       "  directed edges drawn as papers draws them (power-law degrees, classes carried by the\n"
+	       "  features; loops and repeats dropped, so slightly fewer remain), 128 float32 features;\n"
+	       "  86,956 edges each for valid and test, each with 1000 uniform destinations as negatives\n"
+	       "  (MRR, as OGB's citation2), the rest for training; no labels. At F = 1 the split holds\n"
+	       "  the graph in memory: about 3 GB, 1.5 GB of features and 1.5 GB of negatives on disk.\n\n"
+	       "link options (csbm, rmat, papers, citation2): a link dataset (docs/format.md, \"edge_split\")\n"
+	       "  instead of labels and node splits: the generated edges shuffled by --seed and cut into\n"
+	       "  train / valid / test; the graph holds the training edges only. The split holds the whole\n"
+	       "  graph in memory (16 bytes per edge), as import --edge-split does.\n"
+	       "  --edge-split a,b,c  train, valid, test fractions of the edges (sum in (0, 1]; citation2:\n"
+	       "                     86,956 * F edges for valid and test)\n"
+	       "  --negatives K      valid's and test's fixed negatives: 'pairs' (as many uniform non-edge\n"
+	       "                     pairs as positives, as ogbl-collab; metric hits@50) or 'per_source:K'\n"
+	       "                     (K uniform destinations per positive, as ogbl-citation2; metric mrr)\n"
+	       "                     (pairs; citation2: per_source:%d)\n"
+	       "  --directed         keep each edge as drawn, no reverse (citation2: always directed)\n\n"
 	       "csbm options (defaults):\n"
 	       "  --nodes N          %lld\n"
 	       "  --avg-degree d     %g\n"
@@ -58,6 +79,10 @@ static void help(void)
 	       "  --signal s         %g (the authors' features)\n"
 	       "  --target-signal t  %g (the papers' own features)\n"
 	       "  (feat-dim %lld unless given)\n"
+	       "citation2 options:\n"
+	       "  --fraction F       %g (of the full size, in (0, 4]; a ratio such as 1/64 too)\n"
+	       "  --homophily h      %g\n"
+	       "  (classes %d, feat-dim %lld, feat-dtype f32, signal %g unless given)\n"
 	       "common options:\n"
 	       "  --classes C        %d\n"
 	       "  --feat-dim D       %lld\n"
@@ -70,14 +95,46 @@ static void help(void)
 	       "  --tmp-dir DIR      folder for the sort's spill files ($TMPDIR, else /tmp)\n"
 	       "  --force            replace OUT if it exists\n"
 	       "  --quiet            no progress bar\n",
-	       (long long)c.num_nodes, c.avg_degree, c.homophily, r.scale, r.edge_factor, p.fraction, p.homophily,
+	       l.neg_per_source, (long long)c.num_nodes, c.avg_degree, c.homophily, r.scale, r.edge_factor, p.fraction, p.homophily,
 	       p.num_classes, (long long)p.feat_dim, p.signal, (long long)h.num_nodes, h.avg_degree, h.homophily,
-	       h.signal, h.target_signal, (long long)h.feat_dim, c.num_classes,
+	       h.signal, h.target_signal, (long long)h.feat_dim, l.fraction, l.homophily, l.num_classes,
+	       (long long)l.feat_dim, l.signal, c.num_classes,
 	       (long long)c.feat_dim, c.signal);
 }
 
+/* --edge-split a,b,c, --negatives pairs|per_source:K (NULL when not given) and --directed into o;
+ * nonzero after a usage message. */
+static int link_opts(burrow_gen_opts *o, const char *split, const char *neg, bool directed)
+{
+	if (split) {
+		char *end = NULL;
+		const char *p = split;
+		for (int i = 0; i < 3; i++) {
+			o->edge_split[i] = strtod(p, &end);
+			if (end == p || (i < 2 ? *end != ',' : *end != 0) || !(o->edge_split[i] >= 0 && o->edge_split[i] <= 1))
+				return cli_usage("gen", "--edge-split wants three fractions in [0, 1] a,b,c, got '%s'", split);
+			p = end + 1;
+		}
+		const double sum = o->edge_split[0] + o->edge_split[1] + o->edge_split[2];
+		if (!(sum > 0 && sum <= 1 + 1e-9))
+			return cli_usage("gen", "--edge-split: the fractions' sum must lie in (0, 1], got '%s'", split);
+	}
+	int64_t k;
+	if (neg && !strcmp(neg, "pairs"))
+		o->neg_per_source = 0;
+	else if (neg && !strncmp(neg, "per_source:", 11) && cli_i64(neg + 11, &k) && k >= 1 && k <= (1 << 20))
+		o->neg_per_source = (int32_t)k;
+	else if (neg)
+		return cli_usage("gen", "--negatives wants pairs or per_source:K (K in [1, 2^20]), got '%s'", neg);
+	if (directed)
+		o->directed = true;
+	if ((neg || directed) && !split && o->kind != BURROW_GEN_CITATION2)
+		return cli_usage("gen", "--negatives and --directed go with --edge-split (a link dataset)");
+	return 0;
+}
+
 enum { O_NODES = 256, O_CLASSES, O_DEG, O_HOMO, O_DIM, O_DTYPE, O_SIGNAL, O_SCALE, O_EF, O_SEED, O_THREADS,
-       O_FRACTION, O_MEM, O_TMP, O_FORCE, O_QUIET, O_TSIGNAL, O_TASKS, O_HELP };
+       O_FRACTION, O_MEM, O_TMP, O_FORCE, O_QUIET, O_TSIGNAL, O_TASKS, O_ESPLIT, O_NEG, O_DIRECTED, O_HELP };
 
 int cmd_gen(int argc, char **argv)
 {
@@ -91,7 +148,9 @@ int cmd_gen(int argc, char **argv)
 		{"mem", required_argument, 0, O_MEM},         {"tmp-dir", required_argument, 0, O_TMP},
 		{"force", no_argument, 0, O_FORCE},
 		{"quiet", no_argument, 0, O_QUIET},           {"target-signal", required_argument, 0, O_TSIGNAL},
-		{"tasks", required_argument, 0, O_TASKS},     {"help", no_argument, 0, O_HELP},
+		{"tasks", required_argument, 0, O_TASKS},     {"edge-split", required_argument, 0, O_ESPLIT},
+		{"negatives", required_argument, 0, O_NEG},   {"directed", no_argument, 0, O_DIRECTED},
+		{"help", no_argument, 0, O_HELP},
 		{0, 0, 0, 0},
 	};
 	/* parse into a kind-neutral set, then apply to the kind's defaults */
@@ -129,20 +188,24 @@ int cmd_gen(int argc, char **argv)
 		burrow_gen_defaults(&o, BURROW_GEN_PAPERS);
 	else if (!strcmp(kind, "hsbm"))
 		burrow_gen_defaults(&o, BURROW_GEN_HSBM);
+	else if (!strcmp(kind, "citation2"))
+		burrow_gen_defaults(&o, BURROW_GEN_CITATION2);
 	else
-		return cli_usage("gen", "unknown generator '%s' (csbm, rmat, papers or hsbm)", kind);
+		return cli_usage("gen", "unknown generator '%s' (csbm, rmat, papers, hsbm or citation2)", kind);
 	/* which kinds take each kind-specific option */
 	static const struct {
 		int id;
-		bool csbm, rmat, papers, hsbm;
-	} only[] = {{O_NODES, 1, 0, 0, 1}, {O_DEG, 1, 0, 0, 1}, {O_HOMO, 1, 0, 1, 1},      {O_SCALE, 0, 1, 0, 0},
-		    {O_EF, 0, 1, 0, 0},    {O_FRACTION, 0, 0, 1, 0}, {O_TSIGNAL, 0, 0, 0, 1},
-		    {O_TASKS, 1, 0, 0, 0}};
+		bool csbm, rmat, papers, hsbm, citation2;
+	} only[] = {{O_NODES, 1, 0, 0, 1, 0},    {O_DEG, 1, 0, 0, 1, 0},    {O_HOMO, 1, 0, 1, 1, 1},
+		    {O_SCALE, 0, 1, 0, 0, 0},    {O_EF, 0, 1, 0, 0, 0},     {O_FRACTION, 0, 0, 1, 0, 1},
+		    {O_TSIGNAL, 0, 0, 0, 1, 0},  {O_TASKS, 1, 0, 0, 0, 0},  {O_ESPLIT, 1, 1, 1, 0, 1},
+		    {O_NEG, 1, 1, 1, 0, 1},      {O_DIRECTED, 1, 1, 1, 0, 1}};
 	for (size_t i = 0; i < sizeof only / sizeof only[0]; i++) {
 		bool ok = o.kind == BURROW_GEN_CSBM     ? only[i].csbm
 			  : o.kind == BURROW_GEN_RMAT   ? only[i].rmat
 			  : o.kind == BURROW_GEN_PAPERS ? only[i].papers
-							: only[i].hsbm;
+			  : o.kind == BURROW_GEN_HSBM   ? only[i].hsbm
+							: only[i].citation2;
 		if (v[only[i].id].set && !ok)
 			return cli_usage("gen", "option '--%s' is not for %s", lo[only[i].id - O_NODES].name, kind);
 	}
@@ -203,6 +266,8 @@ int cmd_gen(int argc, char **argv)
 	}
 	if (v[O_TMP].set)
 		o.spill_dir = v[O_TMP].val;
+	if (link_opts(&o, v[O_ESPLIT].val, v[O_NEG].val, v[O_DIRECTED].set))
+		return EXIT_USAGE;
 	o.overwrite = force;
 	cli_progress prog;
 	cli_progress_init(&prog, quiet);

@@ -16,7 +16,8 @@ extern "C" {
  * symmetrizing, 128 float16 features, 172 classes, its split sizes, the rest unlabelled)
  * scaled by `fraction`, with power-law degrees and homophilous edges. */
 enum burrow_gen_kind { BURROW_GEN_CSBM = 1, BURROW_GEN_RMAT = 2, BURROW_GEN_PAPERS = 3,
-		      BURROW_GEN_HSBM = 4 /* typed: papers (target), authors, fields; docs/datasets.md */ };
+		      BURROW_GEN_HSBM = 4 /* typed: papers (target), authors, fields; docs/datasets.md */,
+		      BURROW_GEN_CITATION2 = 5 /* ogbl-citation2's shape: a directed link dataset */ };
 
 typedef struct burrow_gen_opts {
 	size_t size;            /* sizeof(burrow_gen_opts), set by burrow_gen_defaults(); first */
@@ -54,6 +55,15 @@ typedef struct burrow_gen_opts {
 				   task t holds a random half of the classes, and a node is positive with
 				   probability 0.75 when its (latent) class is among them, else 0.1; 5% of the
 				   labels unknown (-1). 0 (default): one class per node */
+	/* link prediction (csbm, rmat, papers, citation2): an edge split (docs/format.md, "edge_split")
+	 * instead of labels and node splits; the graph then holds the training edges only. The
+	 * generated graph is held in memory while it is split (16 bytes per edge, as import's) */
+	double edge_split[3];   /* train, valid, test fractions of the edges, the sum in (0, 1]; all 0
+				   (default): none (citation2: 86,956 * fraction edges for valid and test each) */
+	int32_t neg_per_source; /* valid's and test's fixed negatives: 0 (default) as many uniform non-edge
+				   pairs as positives ("pairs", as ogbl-collab); K > 0: K uniform destinations
+				   per positive ("per_source", as ogbl-citation2; citation2's default 1000) */
+	bool directed;          /* keep each edge as drawn, no reverse added (citation2's default: true) */
 } burrow_gen_opts;
 
 /* Defaults for a kind (enum burrow_gen_kind). */
