@@ -529,7 +529,8 @@ BACKENDS(sparse_matmul_matches_ref_and_is_thread_independent)
 }
 
 /* A mini-batch's sparse copy: bw_sparse_update over arrays that held a larger matrix gives
- * the arrays a fresh bw_sparse_build gives, and a view of a's first rows (a batch's
+ * the arrays a fresh bw_sparse_build gives, bw_sparse_gather of the same rows from every
+ * row's non-zeros (bw_sparse_append) gives them too, and a view of a's first rows (a batch's
  * destinations) multiplies through that copy of all of a's rows, in both orientations, as
  * ref_matmul of the view's dense rows, with 1 and 2 threads bit for bit. */
 BACKENDS(sparse_copy_is_rebuilt_in_place_and_serves_a_view_of_first_rows)
@@ -556,6 +557,32 @@ BACKENDS(sparse_copy_is_rebuilt_in_place_and_serves_a_view_of_first_rows)
 		  !memcmp(sp.t_indices, fresh.t_indices, (size_t)sp.nnz * sizeof *sp.t_indices) &&
 		  !memcmp(sp.t_values, fresh.t_values, (size_t)sp.nnz * sizeof *sp.t_values),
 		  "the rebuilt copy differs from a fresh one");
+	/* the same copy gathered from the rows' non-zeros appended in uneven runs, in a
+	 * shuffled order (ids: a permutation of the rows, gathered as dense rows beside) */
+	bw_sparse all = {0}, got = {0};
+	for (int64_t r0 = 0, run = 1; r0 < m; r0 += run, run = run * 3 + 1)
+		cr_assert_eq(bw_sparse_append(&all, ah + r0 * k, BW_MIN(run, m - r0), k, 2), 0, "%s", burrow_last_error());
+	cr_assert(all.rows == m && all.nnz == fresh.nnz && !all.t_indptr);
+	int64_t *ids = malloc((size_t)m * sizeof *ids);
+	float *rows_of = malloc((size_t)(m * k) * sizeof *rows_of);
+	for (int64_t i = 0; i < m; i++)
+		ids[i] = (i * 337) % m; /* 337 and 700 are coprime */
+	for (int64_t i = 0; i < m; i++)
+		memcpy(rows_of + i * k, ah + ids[i] * k, (size_t)k * sizeof *ah);
+	cr_assert_eq(bw_sparse_update(&fresh, rows_of, m, k, 1), 0);
+	cr_assert_eq(bw_sparse_gather(&got, &all, ids, m, rows_of, 2), 0, "%s", burrow_last_error());
+	cr_assert(got.dense == rows_of && got.rows == m && got.nnz == fresh.nnz &&
+			  !memcmp(got.indptr, fresh.indptr, (size_t)(m + 1) * sizeof *got.indptr) &&
+			  !memcmp(got.t_indptr, fresh.t_indptr, (size_t)(k + 1) * sizeof *got.t_indptr) &&
+			  !memcmp(got.indices, fresh.indices, (size_t)got.nnz * sizeof *got.indices) &&
+			  !memcmp(got.values, fresh.values, (size_t)got.nnz * sizeof *got.values) &&
+			  !memcmp(got.t_indices, fresh.t_indices, (size_t)got.nnz * sizeof *got.t_indices) &&
+			  !memcmp(got.t_values, fresh.t_values, (size_t)got.nnz * sizeof *got.t_values),
+		  "the gathered copy differs from the scanned one");
+	bw_sparse_free(&all);
+	bw_sparse_free(&got);
+	free(ids);
+	free(rows_of);
 	double *ad = to_double(ah, m2 * k);
 	bw_backend one = open_backend(*kind, 1), two = open_backend(*kind, 2);
 	for (int ta = 0; ta < 2; ta++) {

@@ -137,6 +137,79 @@ int bw_sparse_build(bw_sparse *s, const float *dense, int64_t rows, int64_t cols
 	return bw_sparse_update(s, dense, rows, cols, threads);
 }
 
+int bw_sparse_append(bw_sparse *s, const float *dense, int64_t rows, int64_t cols, int threads)
+{
+	const int nt = bw_threads(threads);
+	if (s->rows == 0 && !s->indptr)
+		s->cols = cols;
+	if (cols != s->cols || rows < 0 || s->rows + rows > INT32_MAX || cols > INT32_MAX)
+		return bw_err(BURROW_E_INVAL, "sparse: %lld rows of %lld columns after %lld of %lld", (long long)rows,
+			      (long long)cols, (long long)s->rows, (long long)s->cols);
+	int64_t *ip = bw_realloc(s->indptr, (size_t)(s->rows + rows + 1) * sizeof *ip);
+	if (!ip)
+		return BURROW_E_NOMEM;
+	s->indptr = ip;
+	ip += s->rows; /* this run's rows: ip[0] is where they start */
+	if (s->rows == 0)
+		ip[0] = 0;
+	row_counts(dense, rows, cols, ip, nt);
+	for (int64_t r = 0; r < rows; r++)
+		ip[r + 1] += ip[r];
+	const int64_t nnz = ip[rows];
+	int32_t *ix = bw_realloc(s->indices, (size_t)(nnz ? nnz : 1) * sizeof *ix);
+	if (ix)
+		s->indices = ix;
+	float *vs = ix ? bw_realloc(s->values, (size_t)(nnz ? nnz : 1) * sizeof *vs) : NULL;
+	if (!vs)
+		return BURROW_E_NOMEM;
+	s->values = vs;
+#pragma omp parallel for schedule(static) num_threads(nt)
+	for (int64_t r = 0; r < rows; r++) {
+		int64_t k = ip[r];
+		for (int64_t c = 0; c < cols; c++) {
+			const float v = dense[r * cols + c];
+			if (v != 0.0f) {
+				ix[k] = (int32_t)c;
+				vs[k++] = v;
+			}
+		}
+	}
+	s->rows += rows;
+	s->nnz = nnz;
+	s->cap_rows = s->rows + 1;
+	s->cap_nnz = nnz;
+	return 0;
+}
+
+int bw_sparse_gather(bw_sparse *s, const bw_sparse *src, const int64_t *ids, int64_t n, const float *dense,
+		     int threads)
+{
+	const int64_t cols = src->cols;
+	const int nt = bw_threads(threads);
+	s->rows = n;
+	s->cols = cols;
+	s->dense = dense;
+	if (room(s, n, cols, -1))
+		goto nomem;
+	s->indptr[0] = 0;
+	for (int64_t r = 0; r < n; r++)
+		s->indptr[r + 1] = s->indptr[r] + (src->indptr[ids[r] + 1] - src->indptr[ids[r]]);
+	s->nnz = s->indptr[n];
+	if (room(s, n, cols, s->nnz))
+		goto nomem;
+#pragma omp parallel for schedule(static) num_threads(nt)
+	for (int64_t r = 0; r < n; r++) {
+		const int64_t from = src->indptr[ids[r]], k = s->indptr[r], len = s->indptr[r + 1] - k;
+		memcpy(s->indices + k, src->indices + from, (size_t)len * sizeof *s->indices);
+		memcpy(s->values + k, src->values + from, (size_t)len * sizeof *s->values);
+	}
+	transpose(s);
+	return 0;
+nomem:
+	bw_sparse_free(s);
+	return BURROW_E_NOMEM;
+}
+
 int bw_transposed_build(bw_transposed *x, const float *dense, int64_t rows, int64_t cols, int threads)
 {
 	enum { B = 64 }; /* B x B blocks: both sides read and written a cache line at a time */

@@ -72,6 +72,17 @@ int bw_sparse_build(bw_sparse *s, const float *dense, int64_t rows, int64_t cols
  * the matrix needs more room: one copy per mini-batch without an allocation per batch. The
  * copy is the same whatever s held before and whatever `threads`; on failure s holds nothing. */
 int bw_sparse_update(bw_sparse *s, const float *dense, int64_t rows, int64_t cols, int threads);
+/* Append dense [rows, cols] (host memory) to s's rows as CSR, without a transpose (a zeroed
+ * s to start): the rows of a matrix read in runs, kept for bw_sparse_gather. On failure s
+ * keeps the rows appended before (bw_sparse_free it). */
+int bw_sparse_append(bw_sparse *s, const float *dense, int64_t rows, int64_t cols, int threads);
+/* s = rows ids[0..n) of src's CSR (src built by bw_sparse_append: every row of a matrix) as
+ * the sparse copy of dense [n, src->cols], the same rows gathered dense; its transpose built;
+ * s's arrays reused as bw_sparse_update's. The copy is the one bw_sparse_update of dense
+ * would give, entry for entry, with fewer bytes read (only the non-zeros). On failure s holds
+ * nothing. */
+int bw_sparse_gather(bw_sparse *s, const bw_sparse *src, const int64_t *ids, int64_t n, const float *dense,
+		     int threads);
 void bw_sparse_free(bw_sparse *s);
 /* x = the transposed copy of dense [rows, cols] (host memory, borrowed), made with `threads`
  * threads; on failure x holds nothing. */

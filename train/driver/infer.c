@@ -272,7 +272,7 @@ static int chunk_run(infer_run *r, int l, int64_t r0, int64_t r1, int64_t din, b
 		st = bw_stage_write_commit(&r->in_stage, dev, r->x.data, xh, xbytes);
 	x0 = r->x;
 	if (!st && !r->whole && l == 0)
-		st = bw_trainer_sparse_x(t, &x0);
+		st = bw_trainer_sparse_x(t, &x0, r->c.ids);
 	if (!st)
 		st = bw_model_infer_layer_keep(&t->be, t->model, l, bp, xin, zout,
 					       r->whole && l == 0 ? bw_trainer_layer0_key(t) : 0);
@@ -442,7 +442,7 @@ static int eval_sampled(burrow_trainer *t, unsigned splits, int64_t correct[3], 
 			break;
 		lb.b.epoch = (uint64_t)t->epoch;
 		lb.b.index = (uint64_t)first;
-		if ((st = bw_trainer_sparse_x(t, &lb.b.x)) || (st = eval_score(t, &lb, sp, &pred, correct, total, scores)) ||
+		if ((st = bw_trainer_sparse_x(t, &lb.b.x, lb.sb ? lb.sb->input_ids : NULL)) || (st = eval_score(t, &lb, sp, &pred, correct, total, scores)) ||
 		    (st = bw_loader_done(ld)))
 			break;
 		if (t->o.progress)
