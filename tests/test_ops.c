@@ -593,7 +593,7 @@ BACKENDS(sparse_copy_is_rebuilt_in_place_and_serves_a_view_of_first_rows)
 		for (int t = 0; t < 2; t++) {
 			bw_backend *be = t ? &two : &one;
 			bw_tensor a = dev_tensor(be, ah, m, k), b = dev_tensor(be, bh[ta], inner, n);
-			bw_tensor c = dev_tensor(be, bh[ta], rows, n); /* overwritten: beta 0 */
+			bw_tensor c = dev_tensor(be, NULL, rows, n); /* overwritten: beta 0 */
 			bw_sparse mine = sp;
 			mine.dense = a.data;
 			a.sp = &mine;
