@@ -72,6 +72,9 @@ Test(mpi, distributed_full_graph_equals_single_process)
 				  strstr(out, "(gradients all-reduced per layer, overlapped) (no overlap), 3 layers (comm mpi)") &&
 				  strstr(out, "(gradients all-reduced per layer, overlapped), 3 layers (comm staged)") &&
 				  strstr(out, "gcn: logits and gradients match the single-process run (comm staged)") &&
+				  strstr(out, "sage: logits and gradients match the single-process run, 3 layers (sparse input)") &&
+				  strstr(out, "gcn: logits and gradients match the single-process run (sparse input)") &&
+				  strstr(out, "mlp: logits and gradients match the single-process run (sparse input)") &&
 				  strstr(out, "bucketed all-reduce (mpi,") && strstr(out, "bucketed all-reduce (staged,"),
 			  "%s", out);
 		free(out);

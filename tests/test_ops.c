@@ -528,6 +528,107 @@ BACKENDS(sparse_matmul_matches_ref_and_is_thread_independent)
 	}
 }
 
+/* A mini-batch's sparse copy: bw_sparse_update over arrays that held a larger matrix gives
+ * the arrays a fresh bw_sparse_build gives, bw_sparse_gather of the same rows from every
+ * row's non-zeros (bw_sparse_append) gives them too, and a view of a's first rows (a batch's
+ * destinations) multiplies through that copy of all of a's rows, in both orientations, as
+ * ref_matmul of the view's dense rows, with 1 and 2 threads bit for bit. */
+BACKENDS(sparse_copy_is_rebuilt_in_place_and_serves_a_view_of_first_rows)
+{
+	const int64_t m = 700, k = 300, n = 48, m2 = 413;
+	float *big = uniform(900 * 400, 31, -1, 1), *ah = uniform(m * k, 32, -1, 1);
+	float *bh[2] = {uniform(k * n, 33, -1, 1), uniform(m2 * n, 34, -1, 1)};
+	bw_rng r;
+	bw_rng_seed(&r, 35);
+	for (int64_t i = 0; i < m * k; i++) /* 4% non-zero */
+		if (bw_rng_uniform(&r) >= 0.04)
+			ah[i] = 0.0f;
+	bw_sparse fresh, sp = {0};
+	cr_assert_eq(bw_sparse_build(&fresh, ah, m, k, 1), 0, "%s", burrow_last_error());
+	cr_assert_eq(bw_sparse_update(&sp, big, 900, 400, 2), 0, "%s", burrow_last_error());
+	int32_t *held = sp.indices;
+	cr_assert_eq(bw_sparse_update(&sp, ah, m, k, 2), 0, "%s", burrow_last_error());
+	cr_assert_eq(sp.indices, held, "a smaller matrix reallocated the arrays");
+	cr_assert(sp.rows == m && sp.cols == k && sp.nnz == fresh.nnz && sp.nnz == bw_count_nonzero(ah, m * k, 1));
+	cr_assert(!memcmp(sp.indptr, fresh.indptr, (size_t)(m + 1) * sizeof *sp.indptr) &&
+		  !memcmp(sp.t_indptr, fresh.t_indptr, (size_t)(k + 1) * sizeof *sp.t_indptr) &&
+		  !memcmp(sp.indices, fresh.indices, (size_t)sp.nnz * sizeof *sp.indices) &&
+		  !memcmp(sp.values, fresh.values, (size_t)sp.nnz * sizeof *sp.values) &&
+		  !memcmp(sp.t_indices, fresh.t_indices, (size_t)sp.nnz * sizeof *sp.t_indices) &&
+		  !memcmp(sp.t_values, fresh.t_values, (size_t)sp.nnz * sizeof *sp.t_values),
+		  "the rebuilt copy differs from a fresh one");
+	/* the same copy gathered from the rows' non-zeros appended in uneven runs, in a
+	 * shuffled order (ids: a permutation of the rows, gathered as dense rows beside) */
+	bw_sparse all = {0}, got = {0};
+	for (int64_t r0 = 0, run = 1; r0 < m; r0 += run, run = run * 3 + 1)
+		cr_assert_eq(bw_sparse_append(&all, ah + r0 * k, BW_MIN(run, m - r0), k, 2), 0, "%s", burrow_last_error());
+	cr_assert(all.rows == m && all.nnz == fresh.nnz && !all.t_indptr);
+	int64_t *ids = malloc((size_t)m * sizeof *ids);
+	float *rows_of = malloc((size_t)(m * k) * sizeof *rows_of);
+	for (int64_t i = 0; i < m; i++)
+		ids[i] = (i * 337) % m; /* 337 and 700 are coprime */
+	for (int64_t i = 0; i < m; i++)
+		memcpy(rows_of + i * k, ah + ids[i] * k, (size_t)k * sizeof *ah);
+	cr_assert_eq(bw_sparse_update(&fresh, rows_of, m, k, 1), 0);
+	cr_assert_eq(bw_sparse_gather(&got, &all, ids, m, rows_of, 2), 0, "%s", burrow_last_error());
+	cr_assert(got.dense == rows_of && got.rows == m && got.nnz == fresh.nnz &&
+			  !memcmp(got.indptr, fresh.indptr, (size_t)(m + 1) * sizeof *got.indptr) &&
+			  !memcmp(got.t_indptr, fresh.t_indptr, (size_t)(k + 1) * sizeof *got.t_indptr) &&
+			  !memcmp(got.indices, fresh.indices, (size_t)got.nnz * sizeof *got.indices) &&
+			  !memcmp(got.values, fresh.values, (size_t)got.nnz * sizeof *got.values) &&
+			  !memcmp(got.t_indices, fresh.t_indices, (size_t)got.nnz * sizeof *got.t_indices) &&
+			  !memcmp(got.t_values, fresh.t_values, (size_t)got.nnz * sizeof *got.t_values),
+		  "the gathered copy differs from the scanned one");
+	bw_sparse_free(&all);
+	bw_sparse_free(&got);
+	free(ids);
+	free(rows_of);
+	double *ad = to_double(ah, m2 * k);
+	bw_backend one = open_backend(*kind, 1), two = open_backend(*kind, 2);
+	for (int ta = 0; ta < 2; ta++) {
+		const int64_t rows = ta ? k : m2, inner = ta ? m2 : k;
+		double *bd = to_double(bh[ta], inner * n), *ref = malloc((size_t)(rows * n) * sizeof *ref);
+		ref_matmul(ad, ta, bd, false, rows, n, inner, ref);
+		float *got[2];
+		for (int t = 0; t < 2; t++) {
+			bw_backend *be = t ? &two : &one;
+			bw_tensor a = dev_tensor(be, ah, m, k), b = dev_tensor(be, bh[ta], inner, n);
+			bw_tensor c = dev_tensor(be, NULL, rows, n); /* overwritten: beta 0 */
+			bw_sparse mine = sp;
+			mine.dense = a.data;
+			a.sp = &mine;
+			const bw_tensor v = bw_tensor_rows(&a, 0, m2);
+			cr_assert_eq(v.sp, &mine);
+			if (be->ops->spmm) /* the product reads the sparse copy, not the dense data */
+				cr_assert_eq(bw_tensor_zero_rows(&a, 0, m), 0);
+			cr_assert_eq(bw_matmul(be, &v, ta, &b, false, 1.0f, 0.0f, &c), 0, "%s", burrow_last_error());
+			got[t] = tensor_get(be, &c);
+			bw_tensor_free(&a);
+			bw_tensor_free(&b);
+			bw_tensor_free(&c);
+		}
+		for (int64_t i = 0; i < rows * n; i++)
+			cr_assert(close_to(got[1][i], ref[i], red_tol(&two)), "ta %d [%lld]: %g vs %g", ta, (long long)i,
+				  got[1][i], ref[i]);
+		if (one.ops->spmm)
+			cr_assert(memcmp(got[0], got[1], (size_t)(rows * n) * sizeof(float)) == 0,
+				  "ta %d: 1 and 2 threads differ", ta);
+		free(got[0]);
+		free(got[1]);
+		free(bd);
+		free(ref);
+	}
+	bw_sparse_free(&sp);
+	bw_sparse_free(&fresh);
+	bw_backend_release(&one);
+	bw_backend_release(&two);
+	free(ad);
+	free(ah);
+	free(big);
+	free(bh[0]);
+	free(bh[1]);
+}
+
 BACKENDS(aggregation_forward_and_backward_match_ref)
 {
 	const int64_t nd = 23, ns = 41, dim = 6;

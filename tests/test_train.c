@@ -813,6 +813,111 @@ Test(train_run, sparse_features_train_as_the_dense_ones, .timeout = 300)
 	free(zip);
 }
 
+/* dir's csbm dataset with all but about 3 in 100 of its features zeroed (bag-of-words-like):
+ * features.npy rewritten in place (caller frees the path). */
+static char *sparse_csbm(const char *dir, int64_t nodes, int64_t dim)
+{
+	char *d = tu_weak_csbm(dir, nodes, dim), *f = tu_path(d, "features.npy");
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, d), 0, "%s", burrow_last_error());
+	const int64_t off = burrow_dataset_features_offset(ds);
+	burrow_dataset_close(ds);
+	size_t len;
+	char *raw = tu_read(f, &len);
+	float *x = (float *)(raw + off);
+	bw_rng r;
+	bw_rng_seed(&r, 41);
+	for (int64_t i = 0; i < nodes * dim; i++)
+		if (bw_rng_uniform(&r) >= 0.03)
+			x[i] = 0.0f;
+	FILE *fp = fopen(f, "wb");
+	cr_assert(fp && fwrite(raw, 1, len, fp) == len && fclose(fp) == 0);
+	free(raw);
+	free(f);
+	return d;
+}
+
+/* Mini-batch epochs of model (sage or gcn; two layers, batch 64) with sparse_input and
+ * threads: each epoch's loss and valid accuracy (layer-wise evaluation, or sampled under
+ * eval_fanout); *sparse whether the first layer multiplied sparse; scan: each batch's
+ * sparse copy scanned from its dense rows, not gathered from the rows' non-zeros. */
+static void minibatch_run(burrow_dataset *ds, int model, int sparse_input, int threads, bool sampled_eval,
+			  bool scan, double loss[3], double valid[3], bool *sparse)
+{
+	burrow_train_opts o = small_opts(model);
+	o.full_graph = false;
+	o.batch_size = 64;
+	o.fanout[0] = 5;
+	o.fanout[1] = 5;
+	o.sparse_input = sparse_input;
+	o.threads = threads;
+	if (sampled_eval)
+		o.eval_fanout[0] = o.eval_fanout[1] = 4;
+	burrow_trainer *t;
+	cr_assert_eq(burrow_trainer_open(&t, ds, &o), 0, "%s", burrow_last_error());
+	*sparse = t->sparse_rows;
+	cr_assert_eq(t->feat_csr.indptr != NULL, t->sparse_rows, "the rows' non-zeros are not held");
+	if (scan) /* each batch's copy scanned from its dense rows instead of gathered */
+		bw_sparse_free(&t->feat_csr);
+	for (int e = 0; e < 3; e++) {
+		burrow_epoch_stats es = {.size = sizeof es};
+		burrow_eval_stats ev = {.size = sizeof ev};
+		cr_assert_eq(burrow_trainer_train_epoch(t, &es), 0, "%s", burrow_last_error());
+		cr_assert_eq(burrow_trainer_evaluate(t, &ev), 0, "%s", burrow_last_error());
+		loss[e] = es.loss;
+		valid[e] = ev.valid_acc;
+	}
+	burrow_trainer_close(t);
+}
+
+/* Mini-batch mode's sparse first layer (opts.sparse_input; each batch's input rows as CSR,
+ * layer 0 of evaluation's chunks or batches too): auto picks it for 3% non-zero features
+ * and not for dense ones; its losses and accuracies are the dense path's up to float
+ * rounding, at 1 and 2 threads, and the same bits from run to run whether each batch's copy
+ * is gathered from the rows' non-zeros or scanned from its dense rows, with layer-wise and
+ * sampled evaluation, for sage (two weights, the self term through a view of the batch's
+ * first rows) and gcn. (1 and 2 threads may differ in the last bits: the dense GEMMs of the
+ * later layers split by threads, on main too; the sparse product alone is the same bits at
+ * any thread count: ops' sparse tests.) */
+Test(train_run, sparse_minibatch_first_layer_trains_as_the_dense_one, .timeout = 300)
+{
+	char *dense = tu_weak_csbm(dir, 400, 48), *sp = sparse_csbm(dir, 600, 80);
+	burrow_dataset *ds;
+	double loss[5][3], valid[5][3];
+	bool used;
+	cr_assert_eq(burrow_dataset_open(&ds, dense), 0, "%s", burrow_last_error());
+	minibatch_run(ds, BURROW_MODEL_SAGE, BURROW_SPARSE_AUTO, 1, false, false, loss[0], valid[0], &used);
+	cr_assert_not(used, "auto made Gaussian features sparse");
+	burrow_dataset_close(ds);
+	cr_assert_eq(burrow_dataset_open(&ds, sp), 0, "%s", burrow_last_error());
+	for (int model = BURROW_MODEL_SAGE; model <= BURROW_MODEL_GCN; model++)
+		for (int sampled = 0; sampled < 2; sampled++) {
+			const char *name = burrow_model_name(model);
+			minibatch_run(ds, model, BURROW_SPARSE_OFF, 1, sampled, false, loss[0], valid[0], &used);
+			cr_assert_not(used);
+			minibatch_run(ds, model, BURROW_SPARSE_AUTO, 1, sampled, false, loss[1], valid[1], &used);
+			cr_assert(used, "auto left 3%% non-zero features dense");
+			minibatch_run(ds, model, BURROW_SPARSE_AUTO, 1, sampled, true, loss[2], valid[2], &used);
+			minibatch_run(ds, model, BURROW_SPARSE_ON, 2, sampled, false, loss[3], valid[3], &used);
+			cr_assert(used);
+			minibatch_run(ds, model, BURROW_SPARSE_ON, 2, sampled, true, loss[4], valid[4], &used);
+			for (int r = 1; r <= 3; r += 2)
+				for (int e = 0; e < 3; e++) {
+					cr_assert(close_to(loss[r][e], loss[0][e], 1e-5), "%s, %d threads, epoch %d: loss %.9g "
+						  "sparse, %.9g dense", name, r == 1 ? 1 : 2, e, loss[r][e], loss[0][e]);
+					cr_assert(fabs(valid[r][e] - valid[0][e]) <= 0.01, "%s: valid %.4f sparse, %.4f dense", name,
+						  valid[r][e], valid[0][e]);
+				}
+			for (int r = 1; r <= 3; r += 2)
+				cr_assert(!memcmp(loss[r], loss[r + 1], sizeof loss[r]) &&
+						  !memcmp(valid[r], valid[r + 1], sizeof valid[r]),
+					  "%s, %d threads: the copies gathered and scanned differ", name, r == 1 ? 1 : 2);
+		}
+	burrow_dataset_close(ds);
+	free(dense);
+	free(sp);
+}
+
 /* burrow_trainer_embed_layer: each layer's rows equal that layer's output of the full forward
  * (the whole graph as one block, eval mode), the last layer's file is embed's byte for byte,
  * and a layer outside [0, L] (1-based; 0 = the last) is refused. */

@@ -9,7 +9,8 @@
 # Usage: tools/bench-scaling.sh [BURROW_BINARY] [REPEATS]   (env: EPOCHS=200, SECTIONS="full sample mini cold"
 # (add ram2x: a 2 GiB features file in a memory cgroup of 1 GiB, as root),
 # or SECTIONS=wait: Cora gcn at 2 threads with the default passive waits against a bounded and
-# libgomp's own spin, to check that choice)
+# libgomp's own spin, to check that choice; SECTIONS=sparse: issue 35's sparse first layer, Cora
+# sage mini-batch with --sparse-input auto vs off, and mpirun -np 2 --full-graph vs one process)
 set -euo pipefail
 burrow=$(readlink -f "${1:-build/burrow}")
 R=${2:-3}
@@ -99,6 +100,19 @@ if [[ " $SECTIONS " == *" mini "* ]]; then
 	echo "== mini-batch: f256, sage 3 layers, one epoch, the defaults (every core: $(nproc) threads) vs --threads 1 (page cache warm, features cached)"
 	args="train $dir/f256 --epochs 1 --eval-every 0 --quiet"
 	compare default wall "$burrow" $args -- t1 wall "$burrow" $args --threads 1
+fi
+
+if [[ " $SECTIONS " == *" sparse "* ]]; then
+	echo "== sparse features: Cora sage mini-batch (defaults), 20 epochs, --sparse-input auto vs off"
+	args="train $dir/cora --model sage --epochs 20 --eval-every 0 --quiet"
+	compare sparse wall "$burrow" $args -- dense wall "$burrow" $args --sparse-input off
+	if command -v mpirun >/dev/null; then
+		[ -d "$dir/cora/parts-2" ] || "$burrow" partition "$dir/cora" --parts 2 --quiet
+		echo "== sparse features: Cora sage --full-graph, $EPOCHS epochs, mpirun -np 2 (a thread per rank) vs one process"
+		args="--full-graph --model sage --epochs $EPOCHS --eval-every 0 --quiet"
+		mpi="env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 mpirun -np 2"
+		compare np2 wall $mpi "$burrow" train "$dir/cora/parts-2" $args -- one wall "$burrow" train "$dir/cora" $args
+	fi
 fi
 
 if [[ " $SECTIONS " == *" ram2x "* ]]; then

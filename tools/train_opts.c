@@ -277,10 +277,11 @@ static const topt opts[] = {
 	 "without it: mini-batch, sampled neighborhoods, features gathered through the feature\n"
 	 "store while the previous batch computes",
 	 NULL},
-	{"sparse-input", "S", TRAIN_ONE | W_FG, SECTION_MODE, K_CUSTOM, 0, 0, 0, set_sparse, "auto, on or off",
-	 "--full-graph: the first layer multiplies the features as a sparse matrix (CSR built\n"
-	 "at start; the same sums up to float rounding): auto when at most 5% of them are\n"
-	 "non-zero (Cora: 1.3%), on, or off (auto; cpu only: cuda multiplies dense)",
+	{"sparse-input", "S", W_BOTH, SECTION_MODE, K_CUSTOM, 0, 0, 0, set_sparse, "auto, on or off",
+	 "the first layer multiplies the features as a sparse matrix (--full-graph: a CSR built\n"
+	 "at start, of each rank's rows under mpirun; mini-batch: each batch's rows; the same\n"
+	 "sums up to float rounding): auto when at most 5% of them are non-zero (Cora: 1.3%),\n"
+	 "on, or off (auto; cpu only: cuda multiplies dense; mpirun mini-batch: dense)",
 	 NULL},
 	{"model", "M", W_BOTH, SECTION_MODEL, K_CUSTOM, 0, 0, 0, set_model,
 	 "sage, gcn, gat, mlp, or for typed datasets rgcn, rsage, rgat",

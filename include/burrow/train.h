@@ -48,8 +48,8 @@ enum burrow_aggr { BURROW_AGGR_MEAN = 0, BURROW_AGGR_MAX = 1, BURROW_AGGR_SUM = 
 enum burrow_norm { BURROW_NORM_NONE = 0, BURROW_NORM_BATCH = 1, BURROW_NORM_LAYER = 2 };
 enum burrow_optim_kind { BURROW_OPTIM_ADAM = 1, BURROW_OPTIM_ADAMW = 2, BURROW_OPTIM_SGD = 3 };
 #define BURROW_CACHE_AUTO (-1) /* burrow_train_opts.cache_bytes: size the feature cache from memory */
-/* burrow_train_opts.sparse_input: how full-graph training's first layer multiplies the
- * features: as a sparse matrix when at most BURROW_SPARSE_AUTO_DENSITY of them are non-zero
+/* burrow_train_opts.sparse_input: how the first layer multiplies the features (full-graph,
+ * mini-batch, and full-graph under burrow_dist): as a sparse matrix when at most BURROW_SPARSE_AUTO_DENSITY of them are non-zero
  * (AUTO), always (ON) or never (OFF). The sparse product and the dense GEMM cross between 10
  * and 15% non-zero at 1 and 2 threads; at 5% sparse takes about 0.6 of the time (docs/train.md). */
 enum burrow_eval_split { BURROW_EVAL_TRAIN = 1, BURROW_EVAL_VALID = 2, BURROW_EVAL_TEST = 4 };
@@ -154,11 +154,13 @@ typedef struct burrow_train_opts {
 				   CPU. The batches are the same on every device, element for element, so
 				   the choice changes timings, never results (borrowed; a device this
 				   build or machine lacks is BURROW_E_UNSUPPORTED at open) */
-	int sparse_input;       /* full-graph: enum burrow_sparse_input (default AUTO). Sparse: the
-				   features' CSR and its transpose are built once at open and the first
-				   layer's products with them (X W forward, X^T G backward) visit only the
-				   non-zeros: the same sums up to float rounding. A backend without the
-				   sparse product (CUDA) multiplies dense whatever this says */
+	int sparse_input;       /* enum burrow_sparse_input (default AUTO). Sparse: the features' CSR
+				   and its transpose are built once at open (full-graph; a rank's own and
+				   halo rows under burrow_dist), or each batch's rows' (mini-batch), and the
+				   first layer's products with them (X W forward, X^T G backward) visit only
+				   the non-zeros: the same sums up to float rounding. A backend without the
+				   sparse product (CUDA), and burrow_dist's mini-batch mode, multiply dense
+				   whatever this says */
 	unsigned eval_splits;   /* the splits evaluation scores: an OR of BURROW_EVAL_TRAIN, _VALID,
 				   _TEST; a split left out reads -1 (absent) in burrow_eval_stats. 0
 				   (default): all three under layer-wise inference (one pass covers

@@ -4,7 +4,8 @@
  * halo exchange overlapped or not (--no-overlap), the gradient all-reduce bucketed or not,
  * over the MPI or the staged communicator; the exchanged halo rows equal their owners' rows;
  * the bucketed all-reduce equals one all-reduce and a slow sum of every rank's gradients;
- * after training with dropout the replicas are identical. With a second argument "gpu" it
+ * after training with dropout the replicas are identical; layer 0 multiplied sparse
+ * (--sparse-input on) matches the dense single-process run too. With a second argument "gpu" it
  * runs the same comparison with the model on a GPU (--device cuda: staged, and auto), and
  * says [SKIP] when this machine has none. */
 #include "../../train/dist/dist.h"
@@ -95,6 +96,7 @@ typedef struct variant {
 	bool no_overlap;      /* the serialized baseline: post, wait, then aggregate */
 	int comm;             /* enum burrow_comm_kind */
 	const char *device;   /* NULL: the CPU */
+	bool sparse;          /* --sparse-input on: layer 0 multiplies the part's features sparse */
 } variant;
 
 static void check_model_v(const char *data, const char *parts, variant v)
@@ -113,6 +115,7 @@ static void check_model_v(const char *data, const char *parts, variant v)
 	o.comm = v.comm;
 	if (v.device)
 		o.train.device = v.device;
+	o.train.sparse_input = v.sparse ? BURROW_SPARSE_ON : BURROW_SPARSE_AUTO;
 	ref r = {0};
 	burrow_dataset *ds;
 	reference(&r, data, &o.train, &ds);
@@ -121,6 +124,9 @@ static void check_model_v(const char *data, const char *parts, variant v)
 		die("dist open", burrow_last_error());
 	const bw_tensor *logits;
 	double loss, acc;
+	if ((d->x0.sp != NULL) != (v.sparse && !v.device))
+		die(burrow_model_name(model), v.sparse ? "--sparse-input on left the features dense"
+						       : "auto made the Gaussian features sparse");
 	if (bw_dist_forward_backward(d, true, &logits, &loss, &acc))
 		die("dist forward/backward", burrow_last_error());
 	/* new global id -> input id, for every node */
@@ -169,10 +175,11 @@ static void check_model_v(const char *data, const char *parts, variant v)
 		die(burrow_model_name(model), msg);
 	}
 	if (rank == 0)
-		printf("dist-check: %s: logits and gradients match the single-process run%s%s%s%s%s (comm %s)\n",
+		printf("dist-check: %s: logits and gradients match the single-process run%s%s%s%s%s%s (comm %s)\n",
 		       burrow_model_name(model), v.grad_overlap ? " (gradients all-reduced per layer, overlapped)" : "",
 		       v.no_overlap ? " (no overlap)" : "", v.device ? " on " : "", v.device ? d->be.dev->name : "",
-		       v.layers != 2 ? ", 3 layers" : "", burrow_comm_name(burrow_dist_comm(d)));
+		       v.layers != 2 ? ", 3 layers" : "", v.sparse ? " (sparse input)" : "",
+		       burrow_comm_name(burrow_dist_comm(d)));
 	burrow_dist_close(d);
 	bw_model_close(r.m);
 	bw_block_release(&r.blk);
@@ -318,6 +325,10 @@ int main(int argc, char **argv)
 	check_model_v(data, parts, (variant){.model = BURROW_MODEL_SAGE, .layers = 3, .grad_overlap = true,
 					     .comm = BURROW_COMM_STAGED});
 	check_model_v(data, parts, (variant){.model = BURROW_MODEL_GCN, .layers = 2, .comm = BURROW_COMM_STAGED});
+	/* layer 0 sparse over the part's own and halo rows (sage: the self term through the view of the owned rows) */
+	check_model_v(data, parts, (variant){.model = BURROW_MODEL_SAGE, .layers = 3, .sparse = true});
+	check_model_v(data, parts, (variant){.model = BURROW_MODEL_GCN, .layers = 2, .sparse = true});
+	check_model_v(data, parts, (variant){.model = BURROW_MODEL_MLP, .layers = 2, .sparse = true});
 	check_buckets(BURROW_COMM_MPI);
 	check_buckets(BURROW_COMM_STAGED);
 	check_replicas(parts, BURROW_HALO_EXACT, 1.0, false);

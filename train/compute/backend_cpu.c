@@ -89,13 +89,14 @@ static int cpu_gemm(const bw_backend *be, bool ta, bool tb, int64_t m, int64_t n
 	return 0;
 }
 
-/* Sparse a: row i of c = beta c_i + the sum over row i's entries (j, v) of op(a) of
- * (alpha v) b_j, in entry order; threads take whole rows of c (op(a)'s rows: a's, or its
- * transpose's when ta), so no two write one row and the sums do not depend on them. */
-BW_CLONES static int cpu_spmm(const bw_backend *be, const bw_sparse *a, bool ta, int64_t n, float alpha, const float *b,
-		    int64_t ldb, float beta, float *c, int64_t ldc)
+/* Sparse a (its first `rows` rows): row i of c = beta c_i + the sum over row i's entries
+ * (j, v) of op(a) of (alpha v) b_j, in entry order; threads take whole rows of c (op(a)'s
+ * rows: a's, or its transpose's when ta), so no two write one row and the sums do not depend
+ * on them. A transpose's column lists its rows ascending: it stops at the first past `rows`. */
+BW_CLONES static int cpu_spmm(const bw_backend *be, const bw_sparse *a, int64_t rows, bool ta, int64_t n, float alpha,
+			      const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
 {
-	const int64_t m = ta ? a->cols : a->rows;
+	const int64_t m = ta ? a->cols : rows;
 	const int64_t *ip = ta ? a->t_indptr : a->indptr;
 	const int32_t *ix = ta ? a->t_indices : a->indices;
 	const float *vs = ta ? a->t_values : a->values;
@@ -110,7 +111,7 @@ BW_CLONES static int cpu_spmm(const bw_backend *be, const bw_sparse *a, bool ta,
 			for (int64_t q = 0; q < n; q++)
 				ci[q] *= beta;
 		}
-		for (int64_t e = ip[i]; e < ip[i + 1]; e++) {
+		for (int64_t e = ip[i]; e < ip[i + 1] && (!ta || ix[e] < rows); e++) {
 			const float v = alpha * vs[e];
 			const float *bj = b + (int64_t)ix[e] * ldb;
 #pragma omp simd

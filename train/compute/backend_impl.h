@@ -65,11 +65,12 @@ typedef struct bw_ops {
 
 	/* ---- sparse input (issue 20), optional (BW_OP_SPMM): NULL (the CUDA backend) makes
 	 * bw_matmul multiply the dense matrix with gemm. The gemm for a sparse a (host memory) and b not
-	 * transposed: c [m, n] = alpha op(a) b + beta c, m = a's rows (a's cols when trans_a).
-	 * Each row of c sums its terms in the order of a's (or its transpose's) entries, one
-	 * thread per row: no atomics, no dependence on the threads. */
-	int (*spmm)(const bw_backend *be, const bw_sparse *a, bool trans_a, int64_t n, float alpha, const float *b,
-		    int64_t ldb, float beta, float *c, int64_t ldc);
+	 * transposed: c [m, n] = alpha op(a') b + beta c, where a' is a's first `rows` rows (all of
+	 * them, or a view of the first: a mini-batch's destinations) and m = rows (a's cols when
+	 * trans_a). Each row of c sums its terms in the order of a's (or its transpose's) entries,
+	 * one thread per row: no atomics, no dependence on the threads. */
+	int (*spmm)(const bw_backend *be, const bw_sparse *a, int64_t rows, bool trans_a, int64_t n, float alpha,
+		    const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
 
 	/* ---- the max aggregator and GAT (issue 17), optional (BW_OP_MAX_AGG, BW_OP_ATTENTION):
 	 * NULL makes the dispatcher return BURROW_E_UNSUPPORTED naming the op (tests/test_ops.c

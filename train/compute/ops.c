@@ -34,8 +34,9 @@ int bw_matmul(const bw_backend *be, const bw_tensor *a, bool ta, const bw_tensor
 	ON(b, "matmul");
 	ON(c, "matmul");
 	const bw_sparse *sp = a->sp;
-	if (sp && be->ops->spmm && !tb && sp->dense == a->data && sp->rows == a->rows && sp->cols == a->cols)
-		return be->ops->spmm(be, sp, ta, n, alpha, b->data, b->cols, beta, c->data, c->cols);
+	/* a's sparse copy, of a or of rows that start with a's (a view of its first rows) */
+	if (sp && be->ops->spmm && !tb && sp->dense == a->data && sp->rows >= a->rows && sp->cols == a->cols)
+		return be->ops->spmm(be, sp, a->rows, ta, n, alpha, b->data, b->cols, beta, c->data, c->cols);
 	const bw_transposed *tr = a->tr;
 	/* a^T multiplied as the rows of its transposed copy */
 	if (ta && tr && be->gemm_wants_transposed && tr->dense == a->data && tr->rows == a->rows && tr->cols == a->cols)

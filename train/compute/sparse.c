@@ -1,6 +1,7 @@
 /* sparse.c: copies of dense matrices that no longer change (full-graph training's input
- * features): sparse (CSR and its transpose), whose first layer then multiplies only
- * non-zeros, and dense transposed, which the CPU's own GEMM reads along the reduction. */
+ * features, a mini-batch's input rows): sparse (CSR and its transpose), whose first layer
+ * then multiplies only non-zeros, and dense transposed, which the CPU's own GEMM reads along
+ * the reduction. */
 #include "tensor.h"
 
 #include <string.h>
@@ -62,27 +63,55 @@ static void transpose(bw_sparse *s)
 		}
 }
 
-int bw_sparse_build(bw_sparse *s, const float *dense, int64_t rows, int64_t cols, int threads)
+/* The arrays' room for a [rows, cols] matrix with nnz non-zeros: an array too small is
+ * replaced (its contents are rewritten anyway); a failure leaves the caller to free them all. */
+static int room(bw_sparse *s, int64_t rows, int64_t cols, int64_t nnz)
 {
-	memset(s, 0, sizeof *s);
-	if (rows < 0 || cols < 0 || cols > INT32_MAX || rows > INT32_MAX)
+#define GROW(p, n)                                                             \
+	do {                                                                   \
+		bw_free(p);                                                    \
+		if (!((p) = bw_malloc((size_t)((n) > 0 ? (n) : 1) * sizeof *(p)))) \
+			return BURROW_E_NOMEM;                                 \
+	} while (0)
+	if (s->cap_rows < rows + 1 || !s->indptr) {
+		GROW(s->indptr, rows + 1);
+		s->cap_rows = rows + 1;
+	}
+	if (s->cap_cols < cols + 1 || !s->t_indptr) {
+		GROW(s->t_indptr, cols + 1);
+		s->cap_cols = cols + 1;
+	}
+	if (nnz >= 0 && (s->cap_nnz < nnz || !s->indices)) {
+		s->cap_nnz = 0;
+		GROW(s->indices, nnz);
+		GROW(s->values, nnz);
+		GROW(s->t_indices, nnz);
+		GROW(s->t_values, nnz);
+		s->cap_nnz = nnz;
+	}
+	return 0;
+#undef GROW
+}
+
+int bw_sparse_update(bw_sparse *s, const float *dense, int64_t rows, int64_t cols, int threads)
+{
+	if (rows < 0 || cols < 0 || cols > INT32_MAX || rows > INT32_MAX) {
+		bw_sparse_free(s);
 		return bw_err(BURROW_E_UNSUPPORTED, "sparse: a [%lld, %lld] matrix exceeds int32 indices", (long long)rows,
 			      (long long)cols);
+	}
 	const int nt = bw_threads(threads);
 	s->rows = rows;
 	s->cols = cols;
 	s->dense = dense;
-	if (!(s->indptr = bw_malloc((size_t)(rows + 1) * sizeof *s->indptr)) ||
-	    !(s->t_indptr = bw_malloc((size_t)(cols + 1) * sizeof *s->t_indptr)))
+	if (room(s, rows, cols, -1))
 		goto nomem;
 	s->indptr[0] = 0;
 	row_counts(dense, rows, cols, s->indptr, nt);
 	for (int64_t r = 0; r < rows; r++)
 		s->indptr[r + 1] += s->indptr[r];
 	s->nnz = s->indptr[rows];
-	const size_t ne = (size_t)(s->nnz ? s->nnz : 1);
-	if (!(s->indices = bw_malloc(ne * sizeof *s->indices)) || !(s->values = bw_malloc(ne * sizeof *s->values)) ||
-	    !(s->t_indices = bw_malloc(ne * sizeof *s->t_indices)) || !(s->t_values = bw_malloc(ne * sizeof *s->t_values)))
+	if (room(s, rows, cols, s->nnz))
 		goto nomem;
 #pragma omp parallel for schedule(static) num_threads(nt)
 	for (int64_t r = 0; r < rows; r++) {
@@ -94,6 +123,85 @@ int bw_sparse_build(bw_sparse *s, const float *dense, int64_t rows, int64_t cols
 				s->values[k++] = v;
 			}
 		}
+	}
+	transpose(s);
+	return 0;
+nomem:
+	bw_sparse_free(s);
+	return BURROW_E_NOMEM;
+}
+
+int bw_sparse_build(bw_sparse *s, const float *dense, int64_t rows, int64_t cols, int threads)
+{
+	memset(s, 0, sizeof *s);
+	return bw_sparse_update(s, dense, rows, cols, threads);
+}
+
+int bw_sparse_append(bw_sparse *s, const float *dense, int64_t rows, int64_t cols, int threads)
+{
+	const int nt = bw_threads(threads);
+	if (s->rows == 0 && !s->indptr)
+		s->cols = cols;
+	if (cols != s->cols || rows < 0 || s->rows + rows > INT32_MAX || cols > INT32_MAX)
+		return bw_err(BURROW_E_INVAL, "sparse: %lld rows of %lld columns after %lld of %lld", (long long)rows,
+			      (long long)cols, (long long)s->rows, (long long)s->cols);
+	int64_t *ip = bw_realloc(s->indptr, (size_t)(s->rows + rows + 1) * sizeof *ip);
+	if (!ip)
+		return BURROW_E_NOMEM;
+	s->indptr = ip;
+	ip += s->rows; /* this run's rows: ip[0] is where they start */
+	if (s->rows == 0)
+		ip[0] = 0;
+	row_counts(dense, rows, cols, ip, nt);
+	for (int64_t r = 0; r < rows; r++)
+		ip[r + 1] += ip[r];
+	const int64_t nnz = ip[rows];
+	int32_t *ix = bw_realloc(s->indices, (size_t)(nnz ? nnz : 1) * sizeof *ix);
+	if (ix)
+		s->indices = ix;
+	float *vs = ix ? bw_realloc(s->values, (size_t)(nnz ? nnz : 1) * sizeof *vs) : NULL;
+	if (!vs)
+		return BURROW_E_NOMEM;
+	s->values = vs;
+#pragma omp parallel for schedule(static) num_threads(nt)
+	for (int64_t r = 0; r < rows; r++) {
+		int64_t k = ip[r];
+		for (int64_t c = 0; c < cols; c++) {
+			const float v = dense[r * cols + c];
+			if (v != 0.0f) {
+				ix[k] = (int32_t)c;
+				vs[k++] = v;
+			}
+		}
+	}
+	s->rows += rows;
+	s->nnz = nnz;
+	s->cap_rows = s->rows + 1;
+	s->cap_nnz = nnz;
+	return 0;
+}
+
+int bw_sparse_gather(bw_sparse *s, const bw_sparse *src, const int64_t *ids, int64_t n, const float *dense,
+		     int threads)
+{
+	const int64_t cols = src->cols;
+	const int nt = bw_threads(threads);
+	s->rows = n;
+	s->cols = cols;
+	s->dense = dense;
+	if (room(s, n, cols, -1))
+		goto nomem;
+	s->indptr[0] = 0;
+	for (int64_t r = 0; r < n; r++)
+		s->indptr[r + 1] = s->indptr[r] + (src->indptr[ids[r] + 1] - src->indptr[ids[r]]);
+	s->nnz = s->indptr[n];
+	if (room(s, n, cols, s->nnz))
+		goto nomem;
+#pragma omp parallel for schedule(static) num_threads(nt)
+	for (int64_t r = 0; r < n; r++) {
+		const int64_t from = src->indptr[ids[r]], k = s->indptr[r], len = s->indptr[r + 1] - k;
+		memcpy(s->indices + k, src->indices + from, (size_t)len * sizeof *s->indices);
+		memcpy(s->values + k, src->values + from, (size_t)len * sizeof *s->values);
 	}
 	transpose(s);
 	return 0;

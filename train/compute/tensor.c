@@ -64,10 +64,10 @@ bw_tensor bw_tensor_rows(const bw_tensor *t, int64_t r0, int64_t n)
 {
 	BW_ASSERT(r0 >= 0 && n >= 0 && r0 + n <= t->rows);
 	bw_tensor v = bw_tensor_view(t->dev, t->data + r0 * t->cols, n, t->cols);
-	if (r0 == 0 && n == t->rows) { /* all of it: its copies too */
+	if (r0 == 0) /* its first rows: its sparse copy serves them too (bw_matmul) */
 		v.sp = t->sp;
+	if (r0 == 0 && n == t->rows) /* all of it: its transposed copy too */
 		v.tr = t->tr;
-	}
 	return v;
 }
 

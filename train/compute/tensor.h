@@ -30,7 +30,8 @@ typedef struct bw_tensor {
 	bool owned;
 	const bw_device *dev; /* where data lives; NULL = the CPU */
 	const bw_sparse *sp;  /* a sparse copy of data (borrowed), or NULL: bw_matmul multiplies
-				 it instead where the backend can (its spmm slot) */
+				 it instead where the backend can (its spmm slot); a view of the
+				 first rows keeps it (the copy holds more rows than the view) */
 	const struct bw_transposed *tr; /* a transposed copy of data (borrowed), or NULL:
 				 bw_matmul multiplies it instead of data transposed */
 } bw_tensor;
@@ -46,11 +47,13 @@ typedef struct bw_transposed {
 } bw_transposed;
 
 /* A sparse copy of a dense [rows, cols] matrix that no longer changes (full-graph training's
- * features): its rows as CSR and its columns as CSR of the transpose, each row's entries in
- * ascending column order, host memory. Built once by bw_sparse_build; a tensor over the
- * same data points at it (bw_tensor.sp). */
+ * features, a mini-batch's input rows): its rows as CSR and its columns as CSR of the
+ * transpose, each row's entries in ascending column order (each column's rows ascending),
+ * host memory. Built once by bw_sparse_build, or again over the same arrays for every batch
+ * by bw_sparse_update; a tensor over the same data points at it (bw_tensor.sp). */
 struct bw_sparse {
 	int64_t rows, cols, nnz;
+	int64_t cap_rows, cap_cols, cap_nnz; /* what the arrays hold room for (bw_sparse_update) */
 	const float *dense;      /* the matrix copied (borrowed): a tensor uses the copy when its data is this */
 	int64_t *indptr;         /* [rows + 1] */
 	int32_t *indices;        /* [nnz] column of each entry */
@@ -65,6 +68,21 @@ int64_t bw_count_nonzero(const float *x, int64_t n, int threads);
 /* s = the sparse copy of dense [rows, cols] (host memory, borrowed; cols < 2^31), built with
  * `threads` threads; on failure s holds nothing. */
 int bw_sparse_build(bw_sparse *s, const float *dense, int64_t rows, int64_t cols, int threads);
+/* The same into s's arrays (a zeroed s, or one built or updated before), which grow when
+ * the matrix needs more room: one copy per mini-batch without an allocation per batch. The
+ * copy is the same whatever s held before and whatever `threads`; on failure s holds nothing. */
+int bw_sparse_update(bw_sparse *s, const float *dense, int64_t rows, int64_t cols, int threads);
+/* Append dense [rows, cols] (host memory) to s's rows as CSR, without a transpose (a zeroed
+ * s to start): the rows of a matrix read in runs, kept for bw_sparse_gather. On failure s
+ * keeps the rows appended before (bw_sparse_free it). */
+int bw_sparse_append(bw_sparse *s, const float *dense, int64_t rows, int64_t cols, int threads);
+/* s = rows ids[0..n) of src's CSR (src built by bw_sparse_append: every row of a matrix) as
+ * the sparse copy of dense [n, src->cols], the same rows gathered dense; its transpose built;
+ * s's arrays reused as bw_sparse_update's. The copy is the one bw_sparse_update of dense
+ * would give, entry for entry, with fewer bytes read (only the non-zeros). On failure s holds
+ * nothing. */
+int bw_sparse_gather(bw_sparse *s, const bw_sparse *src, const int64_t *ids, int64_t n, const float *dense,
+		     int threads);
 void bw_sparse_free(bw_sparse *s);
 /* x = the transposed copy of dense [rows, cols] (host memory, borrowed), made with `threads`
  * threads; on failure x holds nothing. */

@@ -116,6 +116,29 @@ out:
 	return st;
 }
 
+/* Full-graph mode: x0's sparse copy for layer 0's products, as one process decides
+ * (trainer.c's sparse_features) from the whole graph's density: every rank's owned rows
+ * counted and summed, so all ranks decide alike. Collective over the host world. */
+static int sparse_x0(burrow_dist *d)
+{
+	const int mode = d->o.train.sparse_input;
+	const int64_t n = d->x0.rows, dim = d->x0.cols;
+	if (!d->o.train.full_graph || mode == BURROW_SPARSE_OFF || !bw_backend_supports(&d->be, BW_OP_SPMM))
+		return 0; /* the same on every rank: the options and the backend's kind are */
+	double cnt[2] = {(double)bw_count_nonzero(d->x0.data, d->n_own * dim, d->threads), (double)(d->n_own * dim)};
+	int st = bw_comm_allreduce(d->world, NULL, cnt, 2, BW_COMM_F64, BW_COMM_SUM, "train: all-reduce (non-zeros)");
+	const double density = cnt[1] > 0 ? cnt[0] / cnt[1] : 1.0;
+	if (st || (mode == BURROW_SPARSE_AUTO && density > BURROW_SPARSE_AUTO_DENSITY))
+		return st;
+	if ((st = bw_sparse_build(&d->x0_sp, d->x0.data, n, dim, d->threads)))
+		return st;
+	d->x0.sp = &d->x0_sp;
+	if (d->rank == 0)
+		bw_log(BURROW_LOG_INFO, "the features are %.2f%% non-zero: the first layer multiplies them sparse",
+		       100 * density);
+	return 0;
+}
+
 /* GCN norms 1/sqrt(deg + 1) with every node's degree in the whole graph: owned rows are
  * full input rows; the halo nodes' degrees come from their owners (an exchange of one
  * column). */
@@ -326,7 +349,7 @@ static int open_model(burrow_dist *d)
 		return bw_err(BURROW_E_UNSUPPORTED, "train: distributed training supports sage with --aggr mean or sum, gcn "
 						    "and mlp, not %s",
 			      d->o.train.model == BURROW_MODEL_GAT ? "gat" : "--aggr max");
-	if ((st = load_features(d, ds)))
+	if ((st = load_features(d, ds)) || (st = sparse_x0(d)))
 		return st;
 	if (d->o.train.model == BURROW_MODEL_GCN && (st = make_norms(d)))
 		return st;
@@ -395,6 +418,7 @@ void burrow_dist_close(burrow_dist *d)
 	bw_block_release(&d->blk);
 	bw_free(d->norm);
 	bw_tensor_free(&d->x0);
+	bw_sparse_free(&d->x0_sp);
 	bw_dbuf_free(&d->loss_dev);
 	bw_dbuf_free(&d->labels_dev);
 	bw_dbuf_free(&d->train_dev);

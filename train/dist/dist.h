@@ -27,6 +27,8 @@ struct burrow_dist {
 	bw_block blk;                  /* owned rows over owned + halo sources, split at the halo */
 	float *norm;                   /* [n_loc] GCN norms from the global degrees */
 	bw_tensor x0;                  /* [n_loc, D] features of owned and halo nodes */
+	bw_sparse x0_sp;               /* full-graph mode: x0's sparse copy when layer 0 multiplies it
+					  sparse (opts.train.sparse_input; x0.sp points here) */
 	bw_tensor in[BURROW_MAX_LAYERS];   /* layer l > 0 inputs: owned rows, then halo rows */
 	bw_tensor stage[BURROW_MAX_LAYERS];/* stale mode: the exchange of this epoch lands here */
 	bool stale_ready[BURROW_MAX_LAYERS];

@@ -76,6 +76,12 @@ struct burrow_trainer {
 	bw_habits habits;                 /* early stopping and the lr schedule */
 	bw_sparse feat_sp;                /* full-graph mode: feat_buf's sparse copy when the first layer
 					   * multiplies it sparse (opts.sparse_input; feat.sp points here) */
+	bool sparse_rows;                 /* mini-batch mode: the first layer multiplies each batch's input
+					   * rows sparse (opts.sparse_input, decided at open: bw_trainer_sparse_x) */
+	bw_sparse rows_sp;                /* mini-batch mode: the sparse copy of the batch computing (its
+					   * arrays reused from batch to batch) */
+	bw_sparse feat_csr;               /* mini-batch mode, sparse rows: every row's non-zeros (no
+					   * transpose) when they fit, which the batches' copies gather */
 	bw_transposed feat_tr;            /* full-graph mode: feat_buf transposed, when the backend multiplies
 					   * X^T G faster from it (feat.tr points here) */
 	bw_dbuf labels_dev;               /* [N] labels on the model's device (full-graph mode) */
@@ -223,6 +229,12 @@ int bw_trainer_check_opts(const burrow_train_opts *o);
  * backward, update. A non-finite loss is BURROW_E_RANGE naming the batch's epoch and index
  * (1-based), before any update. */
 int bw_trainer_step(burrow_trainer *t, const bw_batch *b, double *loss, int64_t *counted, int64_t *correct);
+/* Mini-batch mode: x (a batch's or an inference chunk's input rows, host memory: the rows of
+ * the global ids `ids`, or NULL when unknown) gets its sparse copy (t->rows_sp, valid until
+ * the next call) when t->sparse_rows, so the first layer's products visit only its
+ * non-zeros: gathered from t->feat_csr when it is held and ids given, else scanned from x's
+ * rows (the same copy either way); else x is left as it is. */
+int bw_trainer_sparse_x(burrow_trainer *t, bw_tensor *x, const int64_t *ids);
 
 /* ------------------------------------------------------------ link prediction (ltrain.c) */
 

@@ -260,7 +260,8 @@ static int chunk_run(infer_run *r, int l, int64_t r0, int64_t r1, int64_t din, b
 		st = build_chunk(t, &r->c, r0, r1, r->graph, &blk);
 	}
 	/* whole: layer 0's output is kept for the next training step (trainer.c) */
-	const bw_tensor *xin = !r->whole ? &r->x : l == 0 ? &t->feat : &t->infer_z[(l - 1) & 1];
+	bw_tensor x0 = r->x; /* layer 0's chunk rows, with their sparse copy (mini-batch mode) */
+	const bw_tensor *xin = !r->whole ? (l == 0 ? &x0 : &r->x) : l == 0 ? &t->feat : &t->infer_z[(l - 1) & 1];
 	bw_tensor *zout = r->whole ? &t->infer_z[l & 1] : &r->z;
 	/* else the chunk's input rows, gathered on the host and put on the device */
 	const size_t xbytes = (size_t)(blk.num_src * din) * sizeof(float);
@@ -269,6 +270,9 @@ static int chunk_run(infer_run *r, int l, int64_t r0, int64_t r1, int64_t din, b
 	    !(st = bw_stage_write(&r->in_stage, dev, r->x.data, xbytes, &xh)) &&
 	    !(st = r->in->gather(r->in, r->c.ids, blk.num_src, xh)))
 		st = bw_stage_write_commit(&r->in_stage, dev, r->x.data, xh, xbytes);
+	x0 = r->x;
+	if (!st && !r->whole && l == 0)
+		st = bw_trainer_sparse_x(t, &x0, r->c.ids);
 	if (!st)
 		st = bw_model_infer_layer_keep(&t->be, t->model, l, bp, xin, zout,
 					       r->whole && l == 0 ? bw_trainer_layer0_key(t) : 0);
@@ -438,7 +442,8 @@ static int eval_sampled(burrow_trainer *t, unsigned splits, int64_t correct[3], 
 			break;
 		lb.b.epoch = (uint64_t)t->epoch;
 		lb.b.index = (uint64_t)first;
-		if ((st = eval_score(t, &lb, sp, &pred, correct, total, scores)) || (st = bw_loader_done(ld)))
+		if ((st = bw_trainer_sparse_x(t, &lb.b.x, lb.sb ? lb.sb->input_ids : NULL)) || (st = eval_score(t, &lb, sp, &pred, correct, total, scores)) ||
+		    (st = bw_loader_done(ld)))
 			break;
 		if (t->o.progress)
 			t->o.progress(t->o.progress_user, "eval", (uint64_t)(first + cnt), (uint64_t)n[sp]);

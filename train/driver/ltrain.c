@@ -180,7 +180,9 @@ static int epoch_steps(burrow_trainer *t, bw_ltrain *lt, int64_t num, burrow_epo
 		lb.b.index = (uint64_t)k;
 		const double a = bw_now_s();
 		double loss;
-		st = link_step(t, lt, &lb, &loss);
+		st = bw_trainer_sparse_x(t, &lb.b.x, lb.sb ? lb.sb->input_ids : NULL);
+		if (!st)
+			st = link_step(t, lt, &lb, &loss);
 		if (!st)
 			st = bw_loader_done(t->loader);
 		es->compute_s += bw_now_s() - a;

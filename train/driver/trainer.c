@@ -174,6 +174,88 @@ static int sparse_features(burrow_trainer *t)
 	return 0;
 }
 
+static double mem_available(void);
+
+/* Mini-batch mode, rows multiplied sparse: every row's non-zeros in t->feat_csr, read once
+ * through the rows the batches gather (the store, normalized or not), when they take at most
+ * a quarter of the memory available (estimated from the density); then each batch's copy
+ * gathers its rows' non-zeros (bw_sparse_gather) instead of scanning its dense rows for them
+ * (two passes over n x D floats per batch). Else nothing: the batches scan. */
+static int read_sparse_rows(burrow_trainer *t, double density)
+{
+	const int64_t n = t->info->num_nodes, d = t->info->feat_dim;
+	const double need = density * (double)n * (double)d * 8.0 + 8.0 * (double)n, avail = mem_available();
+	if (avail > 0 && need > avail / 4)
+		return 0;
+	const int64_t run = BW_MAX(1, BW_MIN(4096, (1 << 24) / d));
+	float *buf = bw_malloc((size_t)(run * d) * sizeof *buf);
+	int64_t *ids = bw_malloc((size_t)run * sizeof *ids);
+	int st = buf && ids ? 0 : BURROW_E_NOMEM;
+	for (int64_t r0 = 0; !st && r0 < n; r0 += run) {
+		const int64_t k = BW_MIN(run, n - r0);
+		for (int64_t i = 0; i < k; i++)
+			ids[i] = r0 + i;
+		if (!(st = t->feat_rows.gather(&t->feat_rows, ids, k, buf)))
+			st = bw_sparse_append(&t->feat_csr, buf, k, d, t->be.threads);
+	}
+	bw_free(buf);
+	bw_free(ids);
+	if (st)
+		bw_sparse_free(&t->feat_csr);
+	return st;
+}
+
+/* Mini-batch mode: whether the first layer multiplies the batches' input rows sparse, as
+ * sparse_features decides for full-graph mode, from the density of up to SAMPLE rows spread
+ * evenly over the ids (every row of a graph that small: Cora's 2,708), counted once here;
+ * each batch's sparse copy is then built from its gathered rows (bw_trainer_sparse_x). */
+static int sparse_rows(burrow_trainer *t)
+{
+	enum { SAMPLE = 4096, RUN = 256 };
+	const int mode = t->o.sparse_input;
+	const int64_t n = t->info->num_nodes, d = t->info->feat_dim;
+	if (mode == BURROW_SPARSE_OFF || n == 0)
+		return 0;
+	if (!bw_backend_supports(&t->be, BW_OP_SPMM)) {
+		if (mode == BURROW_SPARSE_ON)
+			bw_log(BURROW_LOG_INFO, "the %s backend has no sparse product: the features are multiplied dense",
+			       bw_backend_name(&t->be));
+		return 0;
+	}
+	const int64_t k = BW_MIN(n, SAMPLE);
+	int64_t ids[RUN], nnz = 0;
+	float *buf = bw_malloc((size_t)(RUN * d) * sizeof *buf);
+	if (!buf)
+		return BURROW_E_NOMEM;
+	int st = 0;
+	for (int64_t r0 = 0; !st && r0 < k; r0 += RUN) {
+		const int64_t m = BW_MIN(RUN, k - r0);
+		for (int64_t i = 0; i < m; i++)
+			ids[i] = k == n ? r0 + i : (int64_t)((double)(r0 + i) * (double)n / (double)k);
+		if (!(st = t->feat_rows.gather(&t->feat_rows, ids, m, buf)))
+			nnz += bw_count_nonzero(buf, m * d, t->be.threads);
+	}
+	bw_free(buf);
+	const double density = (double)nnz / ((double)k * (double)d);
+	if (st || (mode == BURROW_SPARSE_AUTO && density > BURROW_SPARSE_AUTO_DENSITY))
+		return st;
+	t->sparse_rows = true;
+	bw_log(BURROW_LOG_INFO, "the features are %.2f%% non-zero%s: the first layer multiplies each batch's rows sparse",
+	       100 * density, k < n ? " (rows sampled)" : "");
+	return read_sparse_rows(t, density);
+}
+
+int bw_trainer_sparse_x(burrow_trainer *t, bw_tensor *x, const int64_t *ids)
+{
+	if (!t->sparse_rows)
+		return 0;
+	int st = ids && t->feat_csr.indptr
+			 ? bw_sparse_gather(&t->rows_sp, &t->feat_csr, ids, x->rows, x->data, t->be.threads)
+			 : bw_sparse_update(&t->rows_sp, x->data, x->rows, x->cols, t->be.threads);
+	x->sp = st ? NULL : &t->rows_sp;
+	return st;
+}
+
 /* The memory available now: MemAvailable (free plus reclaimable page cache), no more than
  * the cgroup's limit; 0 when unknown. */
 static double mem_available(void)
@@ -279,13 +361,16 @@ static int open_features(burrow_trainer *t)
 	}
 	if (st)
 		return st;
-	burrow_store_reset_stats(t->store);
 	if (!t->o.normalize_features) {
 		bw_rows_from_store(&t->feat_rows, t->store);
-		return 0;
+	} else {
+		bw_rows_from_store(&t->store_rows, t->store);
+		if ((st = bw_rows_normalized(&t->feat_rows, &t->store_rows)))
+			return st;
 	}
-	bw_rows_from_store(&t->store_rows, t->store);
-	return bw_rows_normalized(&t->feat_rows, &t->store_rows);
+	st = sparse_rows(t);
+	burrow_store_reset_stats(t->store);
+	return st;
 }
 
 static int make_split_index(burrow_trainer *t)
@@ -485,6 +570,8 @@ void burrow_trainer_close(burrow_trainer *t)
 	bw_tensor_free(&t->glogits);
 	bw_tensor_free(&t->feat);
 	bw_sparse_free(&t->feat_sp);
+	bw_sparse_free(&t->rows_sp);
+	bw_sparse_free(&t->feat_csr);
 	bw_transposed_free(&t->feat_tr);
 	bw_dbuf_free(&t->labels_dev);
 	bw_dbuf_free(&t->train_dev);
@@ -669,7 +756,9 @@ static int minibatch_steps(burrow_trainer *t, int64_t num, burrow_epoch_stats *e
 		const double a = bw_now_s();
 		double loss;
 		int64_t c, r;
-		st = step(t, &lb.b, 0, lb.sb ? lb.sb->seeds : NULL, &loss, &c, &r);
+		st = bw_trainer_sparse_x(t, &lb.b.x, lb.sb ? lb.sb->input_ids : NULL);
+		if (!st)
+			st = step(t, &lb.b, 0, lb.sb ? lb.sb->seeds : NULL, &loss, &c, &r);
 		if (!st)
 			st = bw_loader_done(t->loader);
 		es->compute_s += bw_now_s() - a;
