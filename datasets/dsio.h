@@ -281,6 +281,34 @@ const char *bw_idmap_text_at(const bw_idmap *m, int64_t id);
 /* orig_ids.npy (int64 [N]) or orig_ids.txt (one key a line) into w, and meta.json's "orig_ids". */
 int bw_idmap_put(const bw_idmap *m, burrow_writer *w);
 
+/* ---------------------------------------------------------------- keyed inputs (relabel.c) */
+
+/* Edges whose ids are keys of map: b NULL: a first pass that adds every key to map; else each
+ * edge's mapped ids go to b (the keys must be in map). tally (required): max_id is the map's
+ * count - 1; self-loops; seen marked in the pass with b. *count: edges read. */
+int bw_relabel_text_edges(bw_csv *c, bw_idmap *map, burrow_csr_builder *b, int64_t *count, burrow_progress_fn fn,
+			  void *user, bw_edge_tally *tally);
+int bw_relabel_npy_edges(const bw_src *src, bw_idmap *map, burrow_csr_builder *b, int64_t *count,
+			 burrow_progress_fn fn, void *user, bw_edge_tally *tally);
+
+/* A LINQS-style node file read whole: "id f_1 ... f_D label" a line (blanks, tabs or commas; .gz;
+ * '#' comments). Labels: integers as class ids (-1 none), or names numbered in sorted order. */
+typedef struct bw_content {
+	int64_t n, dim;            /* nodes (lines), features per node (D >= 0) */
+	int64_t *ids;              /* [n] with a map: the map's id of the line; else the line's integer id */
+	float *feat;               /* [n, dim] */
+	int32_t *label;            /* [n] class ids, -1 none */
+	int32_t num_classes;
+	char **class_names;        /* [num_classes] sorted, or NULL when the labels were integers */
+} bw_content;
+/* Read path into ct (bw_content_free it); with map each line's id is added to map and must be
+ * new; the features and labels may take at most mem bytes. */
+int bw_content_load(const char *path, bw_idmap *map, size_t mem, bw_content *ct);
+void bw_content_free(bw_content *ct);
+/* row[v] ([n], bw_free it): node v's line index in ct, -1 when none (two lines for one node:
+ * BURROW_E_FORMAT). relabel: line i is node i. */
+int bw_content_rows(const bw_content *ct, const char *path, bool relabel, int64_t n, int64_t **row);
+
 /* ---------------------------------------------------------------- typed graphs (hetero.c) */
 
 /* The kinds of input files: OGB's gzipped comma-separated text without a header, a user's

@@ -12,6 +12,7 @@ static void help(void)
 	       "                    [--seed S] [--undirected] [--feat-dtype f32|f16] [--name NAME] [--mem BYTES]\n"
 	       "                    [--tmp DIR] [--force] [--quiet]\n"
 	       "                    [--edge-features F.npy|F.csv [--node-features-from-edges mean|sum|max]]\n"
+	       "                    [--relabel] [--content NODES.txt]\n"
 	       "       burrow import OUT --edges FILE --edge-split a,b,c [--seed S] [--undirected] [--features F.npy]\n"
 	       "                    [other options as above, but no labels or node splits]\n"
 	       "       burrow import OUT --node-type NAME=COUNT[:F.npy] ... --relation SRC,NAME,DST=FILE ...\n"
@@ -42,6 +43,18 @@ static void help(void)
 	       "  --tmp DIR          folder for spilled runs (beside OUT)\n"
 	       "  --force            replace OUT if it exists\n"
 	       "  --quiet            no progress and no summary\n"
+	       "  --relabel          the ids are keys (integers, or any text without blanks or commas),\n"
+	       "                     numbered 0..N-1 in first-seen order (--content's lines, then the\n"
+	       "                     edges); OUT/orig_ids.npy (int64) or orig_ids.txt (text) maps back, and\n"
+	       "                     predict / embed write each row's original id beside their output.\n"
+	       "                     .npy features, labels and split ids / masks are keyed by the\n"
+	       "                     original integer ids (row k = id k)\n"
+	       "  --content F        a LINQS-style node file instead of --features and --labels: 'id f_1\n"
+	       "                     ... f_D label' a line; labels are class ids or names (numbered in\n"
+	       "                     sorted order); nodes without a line get zero features and no label\n"
+	       "Integer features (int8 ... int64, bool) become float32, one-hot labels [N, C] class ids,\n"
+	       "uint8 / bool masks node ids: each said in one line. More than half the nodes without an\n"
+	       "edge (sparse ids) is warned about: --relabel.\n"
 	       "Self-loops and repeated edges are dropped (with --undirected, (v, u) after (u, v) repeats it).\n"
 	       "  --edge-split a,b,c link prediction: the edges (each once) shuffled with --seed and cut into\n"
 	       "                     train, valid and test as --split cuts nodes; the graph holds the train\n"
@@ -70,7 +83,7 @@ static void help(void)
 
 enum { O_EDGES = 256, O_NODES, O_FEAT, O_LABELS, O_TRAIN, O_VALID, O_TEST, O_UNDIR, O_DTYPE, O_NAME, O_MEM, O_TMP,
        O_FORCE, O_QUIET, O_HEADER, O_SPLIT, O_SEED, O_NTYPE, O_REL, O_TARGET, O_SPLITDIR, O_REVERSE, O_FILL, O_ESPLIT,
-       O_HELP, O_EFEAT, O_FROM_EDGES };
+       O_HELP, O_EFEAT, O_FROM_EDGES, O_RELABEL, O_CONTENT };
 
 /* --node-type NAME=COUNT[:F.npy], parsed in place. */
 static bool parse_type(char *s, burrow_import_type *t)
@@ -171,6 +184,7 @@ int cmd_import(int argc, char **argv)
 		{"edge-split", required_argument, 0, O_ESPLIT},
 		{"edge-features", required_argument, 0, O_EFEAT},
 		{"node-features-from-edges", required_argument, 0, O_FROM_EDGES},
+		{"relabel", no_argument, 0, O_RELABEL},     {"content", required_argument, 0, O_CONTENT},
 		{0, 0, 0, 0},
 	};
 	burrow_import_type types[BURROW_MAX_TYPES];
@@ -253,6 +267,8 @@ int cmd_import(int argc, char **argv)
 			o.fill = BURROW_FEAT_FILL_MEAN;
 			break;
 		case O_EFEAT: o.edge_features = optarg; break;
+		case O_RELABEL: o.relabel = true; break;
+		case O_CONTENT: o.content = optarg; break;
 		case O_FROM_EDGES:
 			if (burrow_edge_reduce_parse(optarg, &o.edge_reduce) < 0)
 				return cli_usage("import", "--node-features-from-edges wants mean, sum or max, got '%s'", optarg);
@@ -273,6 +289,12 @@ int cmd_import(int argc, char **argv)
 				 "(--node-type, --relation)");
 	if (!typed && !o.edges)
 		return cli_usage("import", "--edges is required");
+	if ((o.relabel || o.content) && typed)
+		return cli_usage("import", "--relabel and --content are for one node type (--edges)");
+	if (o.relabel && o.num_nodes)
+		return cli_usage("import", "--relabel counts the ids it finds: leave --num-nodes out");
+	if (o.content && (o.features || o.labels))
+		return cli_usage("import", "--content gives the features and labels: no --features or --labels with it");
 	if (o.edge_split[0] + o.edge_split[1] + o.edge_split[2] > 0 &&
 	    (typed || o.labels || o.train || o.split[0] + o.split[1] + o.split[2] > 0))
 		return cli_usage("import", "--edge-split (link prediction) takes one node type and no --labels, --split "
@@ -300,7 +322,8 @@ int cmd_import(int argc, char **argv)
 			char a[32], b[32];
 			fprintf(stderr, "burrow: import: wrote %s in %.1f s: %s nodes%s, %s edges%s, %lld features, %d classes\n",
 				out, cli_now() - t0, cli_grouped(in->num_nodes, a, sizeof a),
-				is.num_nodes_inferred ? " (largest id + 1)" : "", cli_grouped(in->num_edges, b, sizeof b),
+				o.relabel ? (is.orig_ids_text ? " (relabelled; orig_ids.txt)" : " (relabelled; orig_ids.npy)")
+				: is.num_nodes_inferred ? " (largest id + 1)" : "", cli_grouped(in->num_edges, b, sizeof b),
 				in->symmetric ? " (both directions)" : "", (long long)in->feat_dim, in->num_classes);
 			burrow_dataset_close(ds);
 		}
