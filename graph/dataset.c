@@ -538,6 +538,36 @@ static int validate_cached(const burrow_dataset *ds)
 	return st;
 }
 
+/* An OGB zip, or a folder as one unpacks (raw/, RELEASE_v1.txt, no meta.json): which burrow prep
+ * line makes it a dataset directory. */
+static int ogb_raw_hint(const char *dir, const struct stat *sb)
+{
+	char path[4096];
+	struct stat x;
+	size_t l = strlen(dir);
+	while (l > 1 && dir[l - 1] == '/')
+		l--;
+	const char *base = dir + l;
+	while (base > dir && base[-1] != '/')
+		base--;
+	const int bl = (int)(dir + l - base);
+	if (!S_ISDIR(sb->st_mode))
+		return l > 4 && !strncasecmp(dir + l - 4, ".zip", 4)
+			       ? bw_err(BURROW_E_FORMAT, "%s: a zip, not a dataset directory: run `burrow prep %.*s` (it writes "
+					"data/%.*s; --out to choose) and train on what it writes", dir, (int)l, dir, bl - 4, base)
+			       : 0;
+	snprintf(path, sizeof path, "%.*s/meta.json", (int)l, dir);
+	if (stat(path, &x) == 0)
+		return 0;
+	snprintf(path, sizeof path, "%.*s/raw", (int)l, dir);
+	const bool raw = stat(path, &x) == 0 && S_ISDIR(x.st_mode);
+	snprintf(path, sizeof path, "%.*s/RELEASE_v1.txt", (int)l, dir);
+	if (!raw && stat(path, &x) != 0)
+		return 0;
+	return bw_err(BURROW_E_FORMAT, "%s: an OGB dataset folder (raw/), not a dataset directory: run `burrow prep %.*s` "
+		      "(it writes data/%.*s; --out to choose) and train on what it writes", dir, (int)l, dir, bl, base);
+}
+
 int burrow_dataset_open(burrow_dataset **out, const char *dir)
 {
 	char *meta_path = NULL, *text = NULL;
@@ -558,6 +588,8 @@ int burrow_dataset_open(burrow_dataset **out, const char *dir)
 		st = bw_err_errno(errno, dir, "open dataset");
 		goto fail;
 	}
+	if ((st = ogb_raw_hint(dir, &sb)))
+		goto fail;
 	if (!S_ISDIR(sb.st_mode)) {
 		st = bw_err(BURROW_E_FORMAT, "%s: not a dataset directory", dir);
 		goto fail;

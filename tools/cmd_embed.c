@@ -84,6 +84,8 @@ int cmd_embed(int argc, char **argv)
 			logits && !link ? (long long)burrow_dataset_get_info(ds)->num_classes : (long long)mo.hidden,
 			layer ? (int)layer : mo.layers, mo.layers,
 			!logits ? "" : link ? ": the link encoder's embeddings" : ": the logits", cli_now() - t0);
+		if (infer_orig_ids("embed", a.dir, e.out, NULL, burrow_dataset_get_info(ds)->num_nodes))
+			rc = EXIT_FAIL;
 	}
 	burrow_trainer_close(t);
 	burrow_dataset_close(ds);
