@@ -247,7 +247,7 @@ int bw_idmap_put(const bw_idmap *m, burrow_writer *w)
 	if (st)
 		return st;
 	const int64_t shape[1] = {m->n};
-	st = m->strings ? put_text(m, path) : bw_npy_save(path, BURROW_DTYPE_I64, 1, shape, m->num, 64);
+	st = m->strings ? put_text(m, path) : bw_npy_save(path, BURROW_DTYPE_I64, 1, shape, m->num, BW_NPY_ALIGN);
 	bw_free(path);
 	if (st)
 		return bw_writer_rebase(w, st);
