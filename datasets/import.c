@@ -859,14 +859,21 @@ static const char *group_digits(int64_t v, char *buf, size_t cap)
 	return buf;
 }
 
-/* More than half the nodes without an edge: one line saying so (ids sparse: --relabel). */
-static void warn_isolated(imp *m, const uint64_t *seen)
+/* The nodes without an edge, from the bitmap of those with one. */
+static void count_isolated(imp *m, const uint64_t *seen)
 {
 	int64_t distinct = 0;
 	for (int64_t k = 0; k < (m->n + 63) / 64; k++)
 		distinct += __builtin_popcountll(seen[k]);
 	m->is.isolated = m->n - distinct;
-	if (2 * m->is.isolated <= m->n)
+}
+
+/* More than half the nodes without an edge: one line saying so (ids sparse: --relabel), once the
+ * dataset is written (a refusal says one thing only). */
+static void warn_isolated(const imp *m)
+{
+	const int64_t distinct = m->n - m->is.isolated;
+	if (2 * m->is.isolated <= m->n || edge_split_on(m->o))
 		return;
 	char a[32], b[32];
 	group_digits(m->n, a, sizeof a);
@@ -907,7 +914,7 @@ static int import_graph(imp *m, burrow_writer *w, const char *name, const char *
 		m->is.entries = edge_split_on(o) ? m->is.entries : bw_writer_num_edges(w);
 		m->is.duplicates = m->is.edges_read - m->is.self_loops - (o->undirected ? m->is.entries / 2 : m->is.entries);
 		if (!edge_split_on(o))
-			warn_isolated(m, seen);
+			count_isolated(m, seen);
 	}
 	bw_free(seen);
 	return st;
@@ -1085,6 +1092,8 @@ int burrow_import(const char *out, const burrow_import_opts *opts)
 	w = NULL;
 	if (!st)
 		bw_stats_out(oo.stats, &m.is, sizeof m.is);
+	if (!st)
+		warn_isolated(&m);
 out:
 	burrow_writer_abort(w);
 	bw_idmap_close(m.map);
