@@ -292,8 +292,47 @@ int burrow_split_random(const int32_t *labels, int64_t n, const double frac[3], 
 	return 0;
 }
 
+/* Where a split goes: the writer's default split/, its split/<name>/, or a folder of its own. */
+typedef struct split_out {
+	burrow_writer *w;      /* the dataset being written, or NULL */
+	const char *name;      /* with w: a named split (NULL: the default one) */
+	const char *dir;       /* without w: the folder to write <split>.npy into */
+} split_out;
+
+static int emit_split(const split_out *so, int s, const int64_t *ids, int64_t k)
+{
+	char rel[BURROW_MAX_NAME + 32], *path = NULL;
+	if (so->w && !so->name)
+		return burrow_writer_put_split(so->w, s, ids, k);
+	int st = 0;
+	if (so->w) {
+		snprintf(rel, sizeof rel, "split/%s/%s.npy", so->name, bw_split_names[s]);
+		st = bw_writer_file(so->w, rel, &path);
+	} else {
+		snprintf(rel, sizeof rel, "%s.npy", bw_split_names[s]);
+		path = bw_path_join(so->dir, rel);
+		st = path ? 0 : BURROW_E_NOMEM;
+	}
+	if (!st)
+		st = bw_npy_save(path, BURROW_DTYPE_I64, 1, (const int64_t[1]){k}, ids, BW_NPY_ALIGN);
+	bw_free(path);
+	return st && so->w ? bw_writer_rebase(so->w, st) : st;
+}
+
+/* meta.json's "named_splits" entry of a named split of these sizes (a new object, or NULL). */
+static cJSON *named_entry(const int64_t sizes[3])
+{
+	cJSON *e = cJSON_CreateObject();
+	for (int s = 0; e && s < 3; s++)
+		if (!cJSON_AddNumberToObject(e, bw_split_names[s], (double)sizes[s])) {
+			cJSON_Delete(e);
+			return NULL;
+		}
+	return e;
+}
+
 /* --split: a random split of the labeled nodes (every node without labels) into w. */
-static int put_random_split(const burrow_import_opts *o, burrow_writer *w, const int32_t *y, int64_t n,
+static int put_random_split(const burrow_import_opts *o, const split_out *so, const int32_t *y, int64_t n,
 			    int64_t sizes[3])
 {
 	int64_t *ids = bw_malloc((size_t)(n ? n : 1) * sizeof *ids);
@@ -301,7 +340,7 @@ static int put_random_split(const burrow_import_opts *o, burrow_writer *w, const
 		return BURROW_E_NOMEM;
 	int st = burrow_split_random(y, n, o->split, o->split_seed, ids, sizes);
 	for (int s = 0, at = 0; s < 3 && !st; at += (int)sizes[s], s++)
-		st = burrow_writer_put_split(w, s, ids + at, sizes[s]);
+		st = emit_split(so, s, ids + at, sizes[s]);
 	bw_free(ids);
 	return st;
 }
@@ -326,7 +365,8 @@ static int split_entry(bw_idmap *map, int64_t num_nodes, const char *path, int64
 
 /* A split: node ids (int32/int64) or a bool / uint8 mask of length N (under --relabel, ids and
  * mask positions are original ids). */
-static int put_split(int64_t num_nodes, bw_idmap *map, burrow_writer *w, int split, const char *path, int64_t *size)
+static int put_split(int64_t num_nodes, bw_idmap *map, const split_out *so, int split, const char *path,
+		     int64_t *size)
 {
 	bw_src src = {.name = path, .path = path, .fd = -1};
 	bw_npys a;
@@ -369,7 +409,7 @@ static int put_split(int64_t num_nodes, bw_idmap *map, burrow_writer *w, int spl
 		bw_log(BURROW_LOG_INFO, "%s: a %s mask [%lld] taken as the ids of its non-zero entries (%lld nodes)", path,
 		       burrow_dtype_name(t), (long long)n, (long long)k);
 	if (!st)
-		st = burrow_writer_put_split(w, split, ids, k);
+		st = emit_split(so, split, ids, k);
 	*size = k;
 out:
 	bw_free(ids);
@@ -616,10 +656,11 @@ static int typed_labels(const burrow_import_opts *o, burrow_writer *w, const bw_
 	if (o->split_dir)
 		for (int s = 0; s < 3; s++)
 			files[s] = split_paths[s];
+	const split_out so = {.w = w};
 	for (int s = 0; s < 3 && !st && files[0]; s++)
-		st = put_split(n, NULL, w, s, files[s], &is->split_sizes[s]);
+		st = put_split(n, NULL, &so, s, files[s], &is->split_sizes[s]);
 	if (!st && random)
-		st = put_random_split(o, w, y, n, is->split_sizes);
+		st = put_random_split(o, &so, y, n, is->split_sizes);
 	bw_free(y);
 	return st;
 }
@@ -1024,10 +1065,20 @@ static int import_targets(imp *m, burrow_writer *w)
 	if (!st && (o->labels || m->has_ct))
 		report(o, "labels", 1, 1);
 	const char *files[3] = {o->train, o->valid, o->test};
+	const split_out so = {.w = w, .name = o->split_name};
 	for (int s = 0; s < 3 && !st && o->train; s++)
-		st = put_split(m->n, m->map, w, s, files[s], &m->is.split_sizes[s]);
+		st = put_split(m->n, m->map, &so, s, files[s], &m->is.split_sizes[s]);
 	if (!st && m->is.split_random)
-		st = put_random_split(o, w, m->y, m->n, m->is.split_sizes);
+		st = put_random_split(o, &so, m->y, m->n, m->is.split_sizes);
+	if (!st && o->split_name && (o->train || m->is.split_random)) {
+		cJSON *e = named_entry(m->is.split_sizes), *all = e ? cJSON_CreateObject() : NULL;
+		if (!all || !cJSON_AddItemToObject(all, o->split_name, e)) {
+			cJSON_Delete(all);
+			cJSON_Delete(e);
+			return BURROW_E_NOMEM;
+		}
+		st = bw_writer_meta_add(w, "named_splits", all);
+	}
 	if (!st && m->map) {
 		m->is.orig_ids_text = bw_idmap_strings(m->map);
 		st = bw_idmap_put(m->map, w);
@@ -1048,6 +1099,11 @@ static int check_import(const burrow_import_opts *o)
 		return bw_err(BURROW_E_INVAL, "import: a random split and split files exclude each other");
 	if (o->relabel && o->num_nodes)
 		return bw_err(BURROW_E_INVAL, "import: --relabel counts the ids it finds; leave --num-nodes out");
+	if (o->split_name && !(o->train || random))
+		return bw_err(BURROW_E_INVAL, "import: a split name (%s) without a split (files or --split)", o->split_name);
+	if (o->split_name && !bw_type_name_ok(o->split_name))
+		return bw_err(BURROW_E_INVAL, "import: '%s' is not a split name (1 to %d of A-Z a-z 0-9 _ -)", o->split_name,
+			      BURROW_MAX_NAME - 1);
 	if (o->content && (o->features || o->labels || o->node_features_from_edges))
 		return bw_err(BURROW_E_INVAL, "import: %s gives the features and labels: no --features or --labels with it",
 			      o->content);
@@ -1101,5 +1157,123 @@ out:
 	cJSON_free(src);
 	bw_free(m.y);
 	bw_free(spill);
+	return st;
+}
+
+/* ---------------------------------------------------------------- a named split for a dataset */
+
+/* The dataset's original ids (orig_ids.npy or orig_ids.txt) as a map; *map NULL when it has none. */
+static int orig_map(const char *dir, bw_idmap **map)
+{
+	char *npy = bw_path_join(dir, "orig_ids.npy"), *txt = bw_path_join(dir, "orig_ids.txt"), *text = NULL;
+	int64_t *v = NULL, id;
+	bw_npy h;
+	int st = npy && txt ? 0 : BURROW_E_NOMEM;
+	*map = NULL;
+	if (st || (access(npy, F_OK) != 0 && access(txt, F_OK) != 0))
+		goto out;
+	if ((st = bw_idmap_open(map, SIZE_MAX)))
+		goto out;
+	if (access(npy, F_OK) == 0) {
+		if (!(st = bw_npy_load(npy, &h, (void **)&v)) && h.dtype != BURROW_DTYPE_I64)
+			st = bw_err(BURROW_E_FORMAT, "%s: %s, expected int64", npy, burrow_dtype_name(h.dtype));
+		for (int64_t i = 0; !st && i < bw_npy_count(&h); i++)
+			st = bw_idmap_num(*map, v[i], true, &id);
+	} else if (!(st = bw_read_text(txt, SIZE_MAX / 2, &text))) {
+		for (char *p = text, *nl; !st && (nl = strchr(p, '\n')); p = nl + 1)
+			st = bw_idmap_text(*map, p, (size_t)(nl - p), true, &id);
+	}
+out:
+	bw_free(v);
+	bw_free(text);
+	bw_free(npy);
+	bw_free(txt);
+	return st;
+}
+
+/* meta.json's "named_splits"[name] = sizes, the file rewritten atomically. */
+static int meta_add_named(const char *dir, const char *name, const int64_t sizes[3])
+{
+	char *path = bw_path_join(dir, "meta.json"), *text = NULL, *out = NULL;
+	int st = path ? bw_read_text(path, 16 << 20, &text) : BURROW_E_NOMEM;
+	cJSON *j = st ? NULL : cJSON_Parse(text), *all = NULL, *e = named_entry(sizes);
+	if (!st && (!j || !e))
+		st = bw_err(BURROW_E_FORMAT, "%s: not JSON (or out of memory)", path);
+	if (!st && !(all = cJSON_GetObjectItemCaseSensitive(j, "named_splits")) &&
+	    !(all = cJSON_AddObjectToObject(j, "named_splits")))
+		st = BURROW_E_NOMEM;
+	if (!st) {
+		cJSON_DeleteItemFromObjectCaseSensitive(all, name);
+		if (cJSON_AddItemToObject(all, name, e))
+			e = NULL;
+		if (e || !(out = cJSON_Print(j)))
+			st = BURROW_E_NOMEM;
+	}
+	if (!st)
+		st = bw_write_text_atomic(path, out);
+	cJSON_Delete(e);
+	cJSON_Delete(j);
+	cJSON_free(out);
+	bw_free(text);
+	bw_free(path);
+	return st;
+}
+
+/* The split's files into the folder tmp (labels: the dataset's, for a random split). */
+static int add_split_files(const burrow_import_opts *o, burrow_dataset *ds, const char *tmp, int64_t sizes[3])
+{
+	const char *dir = bw_dataset_dir(ds);
+	const int64_t n = burrow_dataset_get_info(ds)->num_nodes;
+	const split_out so = {.dir = tmp};
+	const char *files[3] = {o->train, o->valid, o->test};
+	bw_idmap *map = NULL;
+	int st = bw_mkdir_p(tmp, 0755);
+	if (!st && o->train && !(st = orig_map(dir, &map)))
+		for (int s = 0; s < 3 && !st; s++)
+			st = put_split(n, map, &so, s, files[s], &sizes[s]);
+	if (!st && !o->train)
+		st = put_random_split(o, &so, burrow_dataset_labels(ds), n, sizes);
+	bw_idmap_close(map);
+	return st;
+}
+
+int burrow_import_add_split(const char *dir, const burrow_import_opts *opts)
+{
+	burrow_import_opts o;
+	burrow_import_stats is = {.size = sizeof is};
+	burrow_dataset *ds = NULL;
+	char *base = NULL, *tmp = NULL, *dst = NULL;
+	burrow_import_defaults(&o);
+	int st = opts ? bw_opts_in(&o, sizeof o, opts, "burrow_import_opts") : 0;
+	const bool random = o.split[0] != 0 || o.split[1] != 0 || o.split[2] != 0;
+	if (!st && (st = bw_stats_check(o.stats, "burrow_import_stats")))
+		return st;
+	if (!st && (!o.split_name || !bw_type_name_ok(o.split_name)))
+		st = bw_err(BURROW_E_INVAL, "%s: a split name is required (1 to %d of A-Z a-z 0-9 _ -)", dir,
+			    BURROW_MAX_NAME - 1);
+	if (!st && (random ? o.train != NULL : !(o.train && o.valid && o.test)))
+		st = bw_err(BURROW_E_INVAL, "%s: give the three split files (train, valid, test) or a random split", dir);
+	if (st || (random && (st = check_fracs(o.split))) || (st = burrow_dataset_open(&ds, dir)))
+		return st;
+	if (burrow_dataset_hetero(ds))
+		st = bw_err(BURROW_E_UNSUPPORTED, "%s: named splits are for datasets of one node type so far", dir);
+	if (!st && (!(base = bw_path_join(dir, "split")) || !(dst = bw_path_join(base, o.split_name)) ||
+		    !(tmp = bw_malloc(strlen(dst) + 32))))
+		st = BURROW_E_NOMEM;
+	if (!st && !o.overwrite && access(dst, F_OK) == 0)
+		st = bw_err(BURROW_E_EXISTS, "%s: exists", dst);
+	if (!st) {
+		sprintf(tmp, "%s/.%s.tmp-%d", base, o.split_name, (int)getpid());
+		if ((st = add_split_files(&o, ds, tmp, is.split_sizes)) || (st = bw_replace_dir(tmp, dst, o.overwrite)))
+			bw_rm_rf(tmp);
+	}
+	burrow_dataset_close(ds);
+	if (!st && !(st = meta_add_named(dir, o.split_name, is.split_sizes))) {
+		is.split_random = random;
+		bw_stats_out(o.stats, &is, sizeof is);
+	}
+	bw_free(base);
+	bw_free(tmp);
+	bw_free(dst);
 	return st;
 }

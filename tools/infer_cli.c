@@ -1,5 +1,6 @@
 /* infer_cli.c: one parser for the options burrow eval, embed and predict share. */
 #include "infer_cli.h"
+#include "train_cli.h"
 
 #include <assert.h>
 #include <stdio.h>
@@ -7,12 +8,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
-enum { O_CKPT = 256, O_MEM, O_CHUNK, O_SCRATCH, O_THREADS, O_DEVICE, O_TF32, O_HELP };
+enum { O_CKPT = 256, O_MEM, O_CHUNK, O_SCRATCH, O_THREADS, O_DEVICE, O_TF32, O_HELP, O_SPLIT_NAME };
 
 static const struct option shared[] = {
 	{"checkpoint", required_argument, 0, O_CKPT}, {"mem", required_argument, 0, O_MEM},
 	{"eval-chunk", required_argument, 0, O_CHUNK}, {"scratch", required_argument, 0, O_SCRATCH},
 	{"threads", required_argument, 0, O_THREADS},  {"help", no_argument, 0, O_HELP},
+	{"split-name", required_argument, 0, O_SPLIT_NAME},
 	{"device", required_argument, 0, O_DEVICE},    {"tf32", no_argument, 0, O_TF32},
 };
 #define N_SHARED (sizeof shared / sizeof *shared)
@@ -46,6 +48,7 @@ static int take_shared(const char *cmd, infer_args *a, int c, const char *arg)
 		a->o.device = arg;
 		break;
 	case O_TF32: a->o.tf32 = true; break;
+	case O_SPLIT_NAME: train_cli_use_split(arg); break;
 	default: return EXIT_USAGE;
 	}
 	return 0;

@@ -463,6 +463,9 @@ static const topt opts[] = {
 	 "auto: mpi with --device cpu, with --device cuda (--full-graph; each rank on\n"
 	 "cuda:<local rank mod GPUs>) nccl where it starts, else staged",
 	 show_comm},
+	{"split-name", "NAME", TRAIN_ONE, SECTION_RUN, K_STR, OFF(split_name), 0, 0, NULL, NULL,
+	 "train and evaluate on the dataset's split NAME, split/NAME/ (burrow import --split-name\n"
+	 "or --add-split; default: split/)", NULL},
 };
 #define NOPTS ((int)(sizeof opts / sizeof *opts))
 #define OPT_VAL 256 /* getopt_long's value of the first option */

@@ -255,12 +255,23 @@ typedef struct burrow_import_opts {
 				    * label" a line (blanks, tabs or commas; .gz; '#' comments); labels are class
 				    * ids, or names numbered in sorted order; nodes it lacks get zero features and
 				    * no label. NULL: none */
+	const char *split_name;    /* the split given (files or split) is split/<name>/{train,valid,test}.npy
+				    * and meta.json's "named_splits"[name] (1 .. 63 of [A-Za-z0-9_-]), chosen
+				    * at training with burrow_dataset_select_split; NULL: the default split/ */
 } burrow_import_opts;
 BURROW_API void burrow_import_defaults(burrow_import_opts *o);
 
 /* Write a dataset directory from a user's own files (see burrow_import_opts), atomically. */
 BURROW_API int burrow_import(const char *out,                /* the dataset directory to write */
 			     const burrow_import_opts *o);   /* borrowed; edges required */
+
+/* Add the named split o->split_name to the dataset directory dir, from o's train / valid / test
+ * files or its random split (split, split_seed; over the labeled nodes), as burrow_import reads
+ * them (a dataset with orig_ids maps the files' original ids): split/<name>/ is written whole
+ * and renamed into place, then meta.json's "named_splits" gets it; nothing else is rewritten.
+ * An existing split of that name is BURROW_E_EXISTS unless o->overwrite. o->stats gets the
+ * split sizes. Datasets of one node type. */
+BURROW_API int burrow_import_add_split(const char *dir, const burrow_import_opts *o);
 
 /* A random split for a graph that has none: the candidates (the labeled nodes, labels[v] >= 0;
  * every node when labels is NULL) in an order drawn from seed, cut into train, valid and test
