@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 TU_SCRATCH_SUITE(import_own, 300);
 
@@ -320,5 +321,62 @@ Test(import_own, train_on_an_ogb_folder_names_the_prep_line)
 	cr_assert_eq(burrow(&err, "train ogbn-y.zip --epochs 1"), 1);
 	cr_assert(strstr(err, "ogbn-y.zip: a zip, not a dataset directory: run `burrow prep ogbn-y.zip` (it writes "
 			      "data/ogbn-y"), "%s", err);
+	free(err);
+}
+
+/* Several splits: one named at import, more added without rewriting the features, each chosen
+ * at training; split files keyed by the original ids of a relabelled dataset. */
+Test(import_own, named_splits_added_without_rewriting_features)
+{
+	char *err = NULL;
+	linqs_files();
+	cr_assert_eq(burrow(&err, "import d --edges cora.cites --content cora.content --relabel --split 0.5,0.25,0.25 "
+				  "--split-name s0"), 0, "%s", err);
+	free(err);
+	char *feat = tu_path(tu_dir, "d/features.npy");
+	struct stat before, after;
+	cr_assert_eq(stat(feat, &before), 0);
+	/* s1: original ids; s2: uint8 masks keyed by original id (entry k = id k) */
+	save("tr.npy", BURROW_DTYPE_I64, 1, (const int64_t[1]){2}, (const int64_t[2]){9999999, 35});
+	save("va.npy", BURROW_DTYPE_I64, 1, (const int64_t[1]){1}, (const int64_t[1]){31336});
+	save("te.npy", BURROW_DTYPE_I64, 1, (const int64_t[1]){1}, (const int64_t[1]){1103985});
+	cr_assert_eq(burrow(&err, "import --add-split d --split-name s1 --train tr.npy --valid va.npy --test te.npy"), 0,
+		     "%s", err);
+	cr_assert(strstr(err, "added split s1 to d: train 2, valid 1, test 1 nodes"), "%s", err);
+	free(err);
+	cr_assert_eq(burrow(&err, "import --add-split d --split-name s1 --split 0.5,0.5,0"), 1);
+	cr_assert(strstr(err, "d/split/s1: exists (use --force to replace it)"), "%s", err);
+	free(err);
+	cr_assert_eq(burrow(&err, "import --add-split d --split-name s2 --split 0.5,0.5,0 --seed 4"), 0, "%s", err);
+	free(err);
+	cr_assert_eq(stat(feat, &after), 0);
+	cr_assert(before.st_ino == after.st_ino && before.st_mtime == after.st_mtime, "features.npy was rewritten");
+	free(feat);
+
+	burrow_dataset *ds;
+	char *d = tu_path(tu_dir, "d");
+	cr_assert_eq(burrow_dataset_open(&ds, d), 0, "%s", burrow_last_error());
+	int64_t n;
+	cr_assert_null(burrow_dataset_split(ds, BURROW_SPLIT_TRAIN, &n)); /* named only: no default split */
+	cr_assert_eq(burrow_dataset_select_split(ds, "s1"), 0, "%s", burrow_last_error());
+	const int64_t *tr = burrow_dataset_split(ds, BURROW_SPLIT_TRAIN, &n);
+	cr_assert_eq(n, 2);
+	cr_assert_eq(tr[0], 3); /* 9999999 is the 4th id first seen */
+	cr_assert_eq(tr[1], 1); /* 35 */
+	cr_assert_eq(*burrow_dataset_split(ds, BURROW_SPLIT_TEST, &n), 0);
+	cr_assert_eq(burrow_dataset_select_split(ds, "nope"), BURROW_E_NOTFOUND);
+	cr_assert(strstr(burrow_last_error(), "no split named 'nope' (meta.json's \"named_splits\": s0, s1, s2)"), "%s",
+		  burrow_last_error());
+	cr_assert_eq(burrow_dataset_split(ds, BURROW_SPLIT_TRAIN, &n), tr); /* unchanged by the refusal */
+	burrow_dataset_close(ds);
+	free(d);
+
+	cr_assert_eq(burrow(&err, "train d --model gcn --epochs 2 --hidden 8 --split-name s1 --checkpoint ck"), 0, "%s",
+		     err);
+	free(err);
+	cr_assert_eq(burrow(&err, "eval d --checkpoint ck --split-name s2"), 0, "%s", err);
+	free(err);
+	cr_assert_eq(burrow(&err, "train d --epochs 1 --split-name s9"), 1);
+	cr_assert(strstr(err, "no split named 's9'"), "%s", err);
 	free(err);
 }
