@@ -305,6 +305,14 @@ Test(import_own, shape_errors_name_file_found_and_expected)
 	cr_assert(strstr(err, "e3.npy: edges of shape [3, 3] int64, expected [2, E] or [E, 2] of int32 or int64"), "%s",
 		  err);
 	free(err);
+	/* half the nodes without an edge: quiet; more than half: one line */
+	cr_assert_eq(burrow(&err, "import h1 --edges p.txt --num-nodes 12"), 0, "%s", err);
+	cr_assert(!strstr(err, "warning"), "%s", err);
+	free(err);
+	cr_assert_eq(burrow(&err, "import h2 --edges p.txt --num-nodes 13"), 0, "%s", err);
+	cr_assert(strstr(err, "burrow: warning: p.txt: 7 of the 13 nodes have no edge (sparse ids? --relabel numbers the "
+			      "ids that appear 0..N-1)"), "%s", err);
+	free(err);
 }
 
 Test(import_own, train_on_an_ogb_folder_names_the_prep_line)
