@@ -17,7 +17,8 @@ static void help(void)
 	       "last.ckpt; give C/last.ckpt for the last epoch's weights. The file is written atomically.\n\n"
 	       "  --layer K       1 .. L (the model's layers; default L)\n"
 	       "  --force         replace X.npy if it exists\n"
-	       "  --mem, --eval-chunk, --scratch, --threads, --device, --tf32   as for burrow eval\n");
+	       "  --mem, --eval-chunk, --scratch, --threads, --device, --tf32, --split-name   as for burrow\n"
+	       "                    eval\n");
 }
 
 enum { O_OUT = INFER_OWN, O_LAYER, O_FORCE };

@@ -21,7 +21,7 @@ static void help(void)
 	       "  --nodes IDS.npy  node ids, int32 or int64, 1-D (or [n, 1]); repeats allowed (all nodes)\n"
 	       "  --proba          class probabilities instead of classes\n"
 	       "  --force          replace P.npy if it exists\n"
-	       "  --mem, --eval-chunk, --scratch, --threads   as for burrow eval\n");
+	       "  --mem, --eval-chunk, --scratch, --threads, --split-name   as for burrow eval\n");
 }
 
 enum { O_OUT = INFER_OWN, O_NODES, O_PROBA, O_FORCE };
