@@ -176,7 +176,11 @@ int infer_orig_ids(const char *cmd, const char *dir, const char *out, const int6
 		if (!v || a.dtype != BURROW_DTYPE_I64 || sidecar(dst, sizeof dst, out, ".orig_ids.npy"))
 			rc = cli_fail(cmd, "%s: cannot map the rows back to the original ids", path);
 		for (int64_t i = 0; !rc && i < n; i++)
-			v[i] = ((const int64_t *)a.data)[row_node(ids, i)];
+			if (row_node(ids, i) < 0 || row_node(ids, i) >= a.count)
+				rc = cli_fail(cmd, "%s: %lld ids, none for node %lld", path, (long long)a.count,
+					      (long long)row_node(ids, i));
+			else
+				v[i] = ((const int64_t *)a.data)[row_node(ids, i)];
 		if (!rc && save_i64(dst, v, n))
 			rc = cli_fail(cmd, "%s: cannot write", dst);
 		free(v);
@@ -189,7 +193,10 @@ int infer_orig_ids(const char *cmd, const char *dir, const char *out, const int6
 		    !(f = fopen(dst, "w")))
 			rc = cli_fail(cmd, "%s: cannot map the rows back to the original ids", path);
 		for (int64_t i = 0; !rc && i < n; i++)
-			fprintf(f, "%s\n", row_node(ids, i) < c ? lines[row_node(ids, i)] : "?");
+			if (row_node(ids, i) < 0 || row_node(ids, i) >= c)
+				rc = cli_fail(cmd, "%s: %lld ids, none for node %lld", path, (long long)c, (long long)row_node(ids, i));
+			else
+				fprintf(f, "%s\n", lines[row_node(ids, i)]);
 		if (f && fclose(f) != 0)
 			rc = cli_fail(cmd, "%s: cannot write", dst);
 		free(text);
