@@ -350,7 +350,7 @@ static int split_entry(bw_idmap *map, int64_t num_nodes, const char *path, int64
 		       int64_t *k)
 {
 	int64_t id = v;
-	int st = map && v >= 0 ? bw_idmap_num(map, v, false, &id) : 0;
+	int st = map ? bw_idmap_num(map, v, false, &id) : 0;
 	if (st)
 		return st;
 	if (map && id < 0)
@@ -677,6 +677,9 @@ static int import_typed(const char *out, const burrow_import_opts *o)
 	if (!st && (o->edges || o->features || o->num_nodes))
 		st = bw_err(BURROW_E_INVAL, "import: a typed graph takes its edges and features per relation and type, "
 			    "not --edges, --features or --num-nodes");
+	if (!st && (o->relabel || o->content || o->split_name))
+		st = bw_err(BURROW_E_UNSUPPORTED, "import: --relabel, --content and named splits are for graphs of one node "
+			    "type so far");
 	if (!st && !(spill = o->tmp_dir ? bw_strdup(o->tmp_dir) : bw_dirname(out)))
 		st = BURROW_E_NOMEM;
 	if (st || (st = plan_typed(o, spill, h)) || (st = check_typed_targets(o, random)) ||
@@ -1000,7 +1003,9 @@ static int keyed_rows(const imp *m, const char *path, int64_t **row)
 	if (!(*row = bw_malloc((size_t)m->n * sizeof **row + 1)))
 		return BURROW_E_NOMEM;
 	for (int64_t v = 0; v < m->n; v++)
-		(*row)[v] = bw_idmap_num_at(m->map, v);
+		if (((*row)[v] = bw_idmap_num_at(m->map, v)) < 0)
+			return bw_err(BURROW_E_RANGE, "%s: id %lld has no row (rows are keyed by ids >= 0 under --relabel)", path,
+				      (long long)(*row)[v]);
 	return 0;
 }
 

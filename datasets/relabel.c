@@ -275,6 +275,11 @@ int bw_content_rows(const bw_content *ct, const char *path, bool relabel, int64_
 		r[v] = -1;
 	for (int64_t i = 0; i < ct->n; i++) {
 		const int64_t v = relabel ? i : ct->ids[i];
+		if (v >= n) {
+			bw_free(r);
+			return bw_err(BURROW_E_RANGE, "%s: node %lld of the file has id %lld, outside [0, %lld)", path,
+				      (long long)i + 1, (long long)v, (long long)n);
+		}
 		if (r[v] >= 0) {
 			bw_free(r);
 			return bw_err(BURROW_E_FORMAT, "%s: nodes %lld and %lld of the file (in its order) both have id %lld",

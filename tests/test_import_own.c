@@ -305,6 +305,17 @@ Test(import_own, shape_errors_name_file_found_and_expected)
 	cr_assert(strstr(err, "e3.npy: edges of shape [3, 3] int64, expected [2, E] or [E, 2] of int32 or int64"), "%s",
 		  err);
 	free(err);
+	/* a node file's id past --num-nodes, and a line of another width */
+	char *pc = tu_path(tu_dir, "c.txt");
+	write_file(pc, "0 1.5 A\n9 2.5 B\n");
+	cr_assert_eq(burrow(&err, "import a --edges p.txt --content c.txt --num-nodes 6"), 1);
+	cr_assert(strstr(err, "c.txt: node 2 of the file has id 9, outside [0, 6)"), "%s", err);
+	free(err);
+	write_file(pc, "0 1.5 A\n1 2.5 3 B\n");
+	cr_assert_eq(burrow(&err, "import a --edges p.txt --content c.txt"), 1);
+	cr_assert(strstr(err, "c.txt:2: expected 3 columns, found 4"), "%s", err);
+	free(err);
+	free(pc);
 	/* half the nodes without an edge: quiet; more than half: one line */
 	cr_assert_eq(burrow(&err, "import h1 --edges p.txt --num-nodes 12"), 0, "%s", err);
 	cr_assert(!strstr(err, "warning"), "%s", err);
