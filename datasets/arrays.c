@@ -46,8 +46,9 @@ int bw_edges_npy_to(const bw_src *src, int64_t n_src, int64_t n_dst, bw_edge_sin
 	const burrow_dtype t = a.h.dtype;
 	const size_t isz = burrow_dtype_size(t);
 	if (a.h.ndim != 2 || (t != BURROW_DTYPE_I64 && t != BURROW_DTYPE_I32) || (a.h.shape[0] != 2 && a.h.shape[1] != 2)) {
-		st = bw_err(BURROW_E_FORMAT, "%s: expected a (2, E) or (E, 2) array of int32 or int64, found %d dimensions of %s",
-			    a.name, a.h.ndim, burrow_dtype_name(t));
+		char got[96];
+		st = bw_err(BURROW_E_FORMAT, "%s: edges of shape %s %s, expected [2, E] or [E, 2] of int32 or int64", a.name,
+			    bw_shape_str(got, sizeof got, a.h.ndim, a.h.shape), burrow_dtype_name(t));
 		goto out;
 	}
 	/* (2, E): all sources, then all destinations (a second reader starts at those); (E, 2): pairs */
@@ -96,6 +97,10 @@ int bw_edges_npy_to(const bw_src *src, int64_t n_src, int64_t n_dst, bw_edge_sin
 			for (size_t j = 0; j < k; j++) {
 				tally->max_id = BW_MAX(tally->max_id, BW_MAX(s[j], d[j]));
 				tally->self_loops += s[j] == d[j];
+				if (tally->seen) {
+					tally->seen[s[j] >> 6] |= UINT64_C(1) << (s[j] & 63);
+					tally->seen[d[j] >> 6] |= UINT64_C(1) << (d[j] & 63);
+				}
 			}
 		if (sink && (st = sink(ctx, s, d, k)))
 			goto out;
@@ -113,11 +118,55 @@ out:
 	return st;
 }
 
+const char *bw_shape_str(char *buf, size_t cap, int ndim, const int64_t *shape)
+{
+	size_t k = (size_t)snprintf(buf, cap, "[");
+	for (int i = 0; i < ndim && k < cap; i++)
+		k += (size_t)snprintf(buf + k, cap - k, "%s%lld", i ? ", " : "", (long long)shape[i]);
+	if (k < cap)
+		snprintf(buf + k, cap - k, "]");
+	return buf;
+}
+
 int bw_put_rows(burrow_writer *w, float *rows, int64_t nrows, int64_t dim, burrow_dtype t)
 {
 	if (t == BURROW_DTYPE_F16)
 		bw_f32_to_f16_n(rows, rows, (size_t)(nrows * dim)); /* in place: half i lands behind float i */
 	return burrow_writer_features_append(w, rows, nrows);
+}
+
+/* Element j of a feature array of type t as a float. */
+static float feat_at(const void *p, burrow_dtype t, size_t j)
+{
+	switch (t) {
+	case BURROW_DTYPE_F32: return ((const float *)p)[j];
+	case BURROW_DTYPE_F64: return (float)((const double *)p)[j];
+	case BURROW_DTYPE_F16: return bw_f16_to_f32(((const uint16_t *)p)[j]);
+	case BURROW_DTYPE_I16: return ((const int16_t *)p)[j];
+	case BURROW_DTYPE_I64: return (float)((const int64_t *)p)[j];
+	case BURROW_DTYPE_I32: return (float)((const int32_t *)p)[j];
+	case BURROW_DTYPE_I8: return ((const int8_t *)p)[j];
+	default: return ((const uint8_t *)p)[j]; /* U8, BOOL */
+	}
+}
+
+/* Features of type t: floats as they are; integers (and bool) converted to float32, said in one line. */
+static int feat_dtype_ok(const bw_npys *a, int64_t n, burrow_dtype *out)
+{
+	const burrow_dtype t = a->h.dtype;
+	char got[96], want[64];
+	const bool is_float = t == BURROW_DTYPE_F32 || t == BURROW_DTYPE_F16 || t == BURROW_DTYPE_F64;
+	if (a->h.ndim != 2 || a->h.shape[0] != n || a->h.shape[1] < 1 || t == BURROW_DTYPE_INVALID)
+		return bw_err(BURROW_E_FORMAT, "%s: features of shape %s %s, expected [%lld, D] (D >= 1) of floats or integers",
+			      a->name, bw_shape_str(got, sizeof got, a->h.ndim, a->h.shape), burrow_dtype_name(t), (long long)n);
+	if (*out == BURROW_DTYPE_INVALID)
+		*out = t == BURROW_DTYPE_F16 ? BURROW_DTYPE_F16 : BURROW_DTYPE_F32;
+	if (t != *out && t != BURROW_DTYPE_F16) {
+		snprintf(want, sizeof want, "%s", burrow_dtype_name(*out));
+		bw_log(BURROW_LOG_INFO, "%s: %s features converted to %s%s", a->name, burrow_dtype_name(t), want,
+		       is_float ? "" : " (each integer as its float value)");
+	}
+	return 0;
 }
 
 int bw_features_npy(burrow_writer *w, const bw_src *src, int64_t n, burrow_dtype out, burrow_progress_fn fn, void *user)
@@ -129,14 +178,8 @@ int bw_features_npy(burrow_writer *w, const bw_src *src, int64_t n, burrow_dtype
 	if (st)
 		return st;
 	const burrow_dtype t = a.h.dtype;
-	if (a.h.ndim != 2 || a.h.shape[0] != n || a.h.shape[1] < 1 ||
-	    (t != BURROW_DTYPE_F32 && t != BURROW_DTYPE_F16 && t != BURROW_DTYPE_F64)) {
-		st = bw_err(BURROW_E_FORMAT, "%s: expected a float array of shape (%lld, D), found %s with %d dimensions, %lld rows",
-			    a.name, (long long)n, burrow_dtype_name(t), a.h.ndim, (long long)(a.h.ndim ? a.h.shape[0] : 0));
+	if ((st = feat_dtype_ok(&a, n, &out)))
 		goto out;
-	}
-	if (out == BURROW_DTYPE_INVALID)
-		out = t == BURROW_DTYPE_F16 ? BURROW_DTYPE_F16 : BURROW_DTYPE_F32;
 	const int64_t dim = a.h.shape[1];
 	const int64_t per = BW_MAX(1, (int64_t)(FEAT_CHUNK_BYTES / ((size_t)dim * sizeof(float))));
 	const size_t tsz = burrow_dtype_size(t);
@@ -157,9 +200,7 @@ int bw_features_npy(burrow_writer *w, const bw_src *src, int64_t n, burrow_dtype
 			st = burrow_writer_features_append(w, raw, k);
 		} else {
 			for (size_t j = 0; j < cnt; j++)
-				buf[j] = t == BURROW_DTYPE_F32 ? ((const float *)raw)[j]
-					 : t == BURROW_DTYPE_F64 ? (float)((const double *)raw)[j]
-								 : bw_f16_to_f32(((const uint16_t *)raw)[j]);
+				buf[j] = feat_at(raw, t, j);
 			st = bw_put_rows(w, buf, k, dim, out);
 		}
 		if (st)
@@ -172,6 +213,48 @@ out:
 	bw_free(raw);
 	bw_free(buf);
 	bw_npys_close(&a);
+	return st;
+}
+
+int bw_features_npy_keyed(burrow_writer *w, const char *path, int64_t n, const int64_t *row, const char *why,
+			  burrow_dtype out, burrow_progress_fn fn, void *user)
+{
+	bw_npy_map m = {0};
+	bw_npys a = {.h = {0}};
+	float *buf = NULL;
+	int st = bw_npy_mmap(path, &a.h, &m);
+	if (st)
+		return st;
+	snprintf(a.name, sizeof a.name, "%s", path);
+	const int64_t rows = a.h.ndim >= 1 ? a.h.shape[0] : 0;
+	if ((st = feat_dtype_ok(&a, rows, &out)))
+		goto out;
+	const int64_t dim = a.h.shape[1];
+	const size_t tsz = burrow_dtype_size(a.h.dtype);
+	if (!(buf = bw_malloc((size_t)dim * sizeof *buf))) {
+		st = BURROW_E_NOMEM;
+		goto out;
+	}
+	if ((st = burrow_writer_features_begin(w, n, dim, out)))
+		goto out;
+	for (int64_t i = 0; i < n && !st; i++) {
+		if (row[i] >= rows) {
+			st = bw_err(BURROW_E_RANGE, "%s: shape [%lld, %lld], but id %lld needs row %lld (%s)", path,
+				    (long long)rows, (long long)dim, (long long)row[i], (long long)row[i], why);
+			break;
+		}
+		const char *r = (const char *)m.data + (size_t)row[i] * (size_t)dim * tsz;
+		for (int64_t j = 0; j < dim; j++)
+			buf[j] = row[i] < 0 ? 0.0f : feat_at(r, a.h.dtype, (size_t)j);
+		st = bw_put_rows(w, buf, 1, dim, out);
+		if ((i & 4095) == 0)
+			report(fn, user, "features", (uint64_t)i, (uint64_t)n);
+	}
+	if (!st)
+		st = burrow_writer_features_end(w);
+out:
+	bw_free(buf);
+	bw_npy_unmap(&m);
 	return st;
 }
 
@@ -188,8 +271,10 @@ int bw_labels_npy(const bw_src *src, int64_t n, int32_t **y)
 	const bool is_float = t == BURROW_DTYPE_F32 || t == BURROW_DTYPE_F64;
 	if (a.h.ndim < 1 || a.h.ndim > 2 || a.h.shape[0] != n || (a.h.ndim == 2 && a.h.shape[1] != 1) ||
 	    !(is_float || t == BURROW_DTYPE_I64 || t == BURROW_DTYPE_I32 || t == BURROW_DTYPE_I8 || t == BURROW_DTYPE_U8)) {
-		st = bw_err(BURROW_E_FORMAT, "%s: expected %lld labels, shape (N,) or (N, 1), integer or float; found %s of %lld rows",
-			    a.name, (long long)n, burrow_dtype_name(t), (long long)(a.h.ndim ? a.h.shape[0] : 0));
+		char got[96];
+		st = bw_err(BURROW_E_FORMAT, "%s: labels of shape %s %s, expected [%lld] or [%lld, 1] of integers or floats",
+			    a.name, bw_shape_str(got, sizeof got, a.h.ndim, a.h.shape), burrow_dtype_name(t), (long long)n,
+			    (long long)n);
 		goto out;
 	}
 	*y = bw_malloc((size_t)(n ? n : 1) * sizeof **y);

@@ -410,6 +410,9 @@ int bw_csv_edges(bw_csv *c, int64_t num_nodes, burrow_csr_builder *b, burrow_pro
 		if (tally) {
 			tally->max_id = BW_MAX(tally->max_id, BW_MAX(v[0], v[1]));
 			tally->self_loops += v[0] == v[1];
+			if (tally->seen)
+				for (int j = 0; j < 2; j++)
+					tally->seen[v[j] >> 6] |= UINT64_C(1) << (v[j] & 63);
 		}
 		s[k] = v[0];
 		d[k] = v[1];
@@ -431,4 +434,17 @@ out:
 	bw_free(s);
 	bw_free(d);
 	return st;
+}
+
+int bw_csv_tokens(bw_csv *c, const char **start, size_t *len, int64_t k, int64_t cap, int64_t *found)
+{
+	const int64_t n = fields(c, start, len, cap);
+	if (found)
+		*found = n;
+	if ((k > 0 && n != k) || n == 0)
+		return bw_csv_err(c, BURROW_E_FORMAT, "expected %lld column%s, found %lld", (long long)k, k == 1 ? "" : "s",
+				  (long long)n);
+	const char *nl = memchr(c->line, '\n', (size_t)(c->end - c->line));
+	c->p = nl + 1;
+	return 0;
 }

@@ -191,12 +191,17 @@ int bw_csv_label(bw_csv *c, int64_t *v);
 /* Read exactly k text fields of the current line into words (each shorter than cap, of
  * [A-Za-z0-9_-], 1 .. cap - 1 of them) and consume the line; BURROW_E_FORMAT names the line. */
 int bw_csv_words(bw_csv *c, char *words, size_t cap, int64_t k);
+/* The k fields of the current line (start[i], len[i]: runs of anything but the separators; in
+ * c's buffer, valid until the next line), the line consumed; another count is BURROW_E_FORMAT
+ * naming the line. k <= 0: any count >= 1, *found gets it (at most cap are returned). */
+int bw_csv_tokens(bw_csv *c, const char **start, size_t *len, int64_t k, int64_t cap, int64_t *found);
 /* A message about the current line: "NAME:LINE: <what>"; returns status. */
 int bw_csv_err(const bw_csv *c, int status, const char *fmt, ...) BW_PRINTF(3, 4);
 /* What a pass over an edge list saw: the largest id and the self-loops (u, u). */
 typedef struct bw_edge_tally {
 	int64_t max_id;        /* -1 when there is no edge */
 	int64_t self_loops;
+	uint64_t *seen;        /* NULL, or a bitmap of the ids [0, N) (N bits): each id of an edge is set */
 } bw_edge_tally;
 
 /* A header line: with `force` the first line with content is skipped, else it is when it
@@ -238,15 +243,71 @@ int bw_edges_npy_to(const bw_src *src, int64_t n_src, int64_t n_dst, bw_edge_sin
  * read and tally them (as bw_csv_edges). */
 int bw_edges_npy(burrow_csr_builder *b, const bw_src *src, int64_t n, int64_t *count, burrow_progress_fn fn,
 		 void *user, bw_edge_tally *tally);
-/* Features from a float .npy [n, D] (f16, f32, f64) into w's features.npy of type out
- * (INVALID: f16 stays f16, the rest becomes f32). Progress: phase "features". */
+/* Features from a .npy [n, D] of floats (f16, f32, f64) or integers (i8, u8, i16, i32, i64, bool)
+ * into w's features.npy of type out (INVALID: f16 stays f16, the rest becomes f32); a conversion
+ * is said in one line (bw_log INFO). Progress: phase "features". */
 int bw_features_npy(burrow_writer *w, const bw_src *src, int64_t n, burrow_dtype out, burrow_progress_fn fn,
 		    void *user);
+/* Features [n, D] gathered from the .npy at path (mmap'ed): node i gets row row[i] (zeros for -1);
+ * a row past the file's is BURROW_E_RANGE naming the file, node and `why` ("id 1103985"). */
+int bw_features_npy_keyed(burrow_writer *w, const char *path, int64_t n, const int64_t *row, const char *why,
+			  burrow_dtype out, burrow_progress_fn fn, void *user);
 /* Labels from a .npy [n] or [n, 1]: integers (-1 = none) or floats (NaN = none) into
  * *y ([n], bw_free it). Anything else than a class id >= 0 or "none" is refused. */
 int bw_labels_npy(const bw_src *src, int64_t n, int32_t **y);
 /* Append float32 rows to w's features, converted to t (F16 converts in place). */
 int bw_put_rows(burrow_writer *w, float *rows, int64_t nrows, int64_t dim, burrow_dtype t);
+
+/* "[2708, 1433]": an array's shape, for messages. */
+const char *bw_shape_str(char *buf, size_t cap, int ndim, const int64_t *shape);
+
+/* ---------------------------------------------------------------- id maps (idmap.c) */
+
+/* import --relabel: node ids (integers, or any text) numbered 0..N-1 in the order they are
+ * first added. Integer keys stay integers (orig_ids.npy int64) until a key that is not an
+ * integer as %lld writes it comes; then every key is text (orig_ids.txt). */
+typedef struct bw_idmap bw_idmap;
+/* A map that refuses to grow past limit bytes (BURROW_E_NOMEM saying so). */
+int bw_idmap_open(bw_idmap **out, size_t limit);
+void bw_idmap_close(bw_idmap *m);
+/* The id of key (added when absent and add; else *id = -1). */
+int bw_idmap_num(bw_idmap *m, int64_t key, bool add, int64_t *id);
+int bw_idmap_text(bw_idmap *m, const char *s, size_t len, bool add, int64_t *id);
+int64_t bw_idmap_count(const bw_idmap *m);
+bool bw_idmap_strings(const bw_idmap *m);
+/* The key of id: its integer (-1 once keys are text), or its text (NULL while integers). */
+int64_t bw_idmap_num_at(const bw_idmap *m, int64_t id);
+const char *bw_idmap_text_at(const bw_idmap *m, int64_t id);
+/* orig_ids.npy (int64 [N]) or orig_ids.txt (one key a line) into w, and meta.json's "orig_ids". */
+int bw_idmap_put(const bw_idmap *m, burrow_writer *w);
+
+/* ---------------------------------------------------------------- keyed inputs (relabel.c) */
+
+/* Edges whose ids are keys of map: b NULL: a first pass that adds every key to map; else each
+ * edge's mapped ids go to b (the keys must be in map). tally (required): max_id is the map's
+ * count - 1; self-loops; seen marked in the pass with b. *count: edges read. */
+int bw_relabel_text_edges(bw_csv *c, bw_idmap *map, burrow_csr_builder *b, int64_t *count, burrow_progress_fn fn,
+			  void *user, bw_edge_tally *tally);
+int bw_relabel_npy_edges(const bw_src *src, bw_idmap *map, burrow_csr_builder *b, int64_t *count,
+			 burrow_progress_fn fn, void *user, bw_edge_tally *tally);
+
+/* A LINQS-style node file read whole: "id f_1 ... f_D label" a line (blanks, tabs or commas; .gz;
+ * '#' comments). Labels: integers as class ids (-1 none), or names numbered in sorted order. */
+typedef struct bw_content {
+	int64_t n, dim;            /* nodes (lines), features per node (D >= 0) */
+	int64_t *ids;              /* [n] with a map: the map's id of the line; else the line's integer id */
+	float *feat;               /* [n, dim] */
+	int32_t *label;            /* [n] class ids, -1 none */
+	int32_t num_classes;
+	char **class_names;        /* [num_classes] sorted, or NULL when the labels were integers */
+} bw_content;
+/* Read path into ct (bw_content_free it); with map each line's id is added to map and must be
+ * new; the features and labels may take at most mem bytes. */
+int bw_content_load(const char *path, bw_idmap *map, size_t mem, bw_content *ct);
+void bw_content_free(bw_content *ct);
+/* row[v] ([n], bw_free it): node v's line index in ct, -1 when none (two lines for one node:
+ * BURROW_E_FORMAT). relabel: line i is node i. */
+int bw_content_rows(const bw_content *ct, const char *path, bool relabel, int64_t n, int64_t **row);
 
 /* ---------------------------------------------------------------- typed graphs (hetero.c) */
 

@@ -353,6 +353,40 @@ static int validate_multilabels(const burrow_dataset *ds)
 /* Entries scanned between drops of their pages: a few MiB resident at a time, whatever N. */
 #define SCAN_PIECE ((int64_t)1 << 20)
 
+/* The splits' ids in [0, N), none twice nor in two splits; messages name DIR/<folder>/<split>.npy. */
+static int check_splits(const burrow_dataset *ds, const char *folder)
+{
+	const burrow_dataset_info *in = &ds->info;
+	const char *dir = ds->dir;
+	int st = 0;
+	uint64_t *seen = bw_calloc((size_t)(in->num_nodes + 63) / 64 + 1, sizeof *seen);
+	if (!seen)
+		return bw_err(BURROW_E_NOMEM, "%s: out of memory checking the splits", dir);
+	for (int i = 0; i < 3 && !st; i++) {
+		int64_t n;
+		const int64_t *ids = burrow_dataset_split(ds, i, &n);
+		for (int64_t k = 0; k < n; k++) {
+			const int64_t v = ids[k];
+			if (v < 0 || v >= in->num_nodes) {
+				st = bw_err(BURROW_E_FORMAT, "%s/%s/%s.npy: entry %lld is node %lld, outside [0, %lld)", dir, folder,
+					    bw_split_names[i], (long long)k, (long long)v, (long long)in->num_nodes);
+				break;
+			}
+			const uint64_t bit = 1ull << (v & 63);
+			if (seen[v >> 6] & bit) {
+				st = bw_err(BURROW_E_FORMAT, "%s/%s/%s.npy: node %lld appears twice or in two splits", dir, folder,
+					    bw_split_names[i], (long long)v);
+				break;
+			}
+			seen[v >> 6] |= bit;
+			if ((k + 1) % SCAN_PIECE == 0 || k + 1 == n)
+				bw_drop_mapped(ids + (k / SCAN_PIECE) * SCAN_PIECE, (size_t)(k % SCAN_PIECE + 1) * sizeof *ids);
+		}
+	}
+	bw_free(seen);
+	return st;
+}
+
 /* What every consumer relies on, checked at open in one streamed pass over each array
  * (the ids once, in parallel; an N-bit map for the splits): the CSR's offsets monotone
  * from 0 to E, every id in [0, N) and rows sorted, the symmetric flag true when claimed
@@ -389,32 +423,7 @@ static int validate(const burrow_dataset *ds)
 			      (long long)bad, lab[bad], c);
 	if ((st = validate_multilabels(ds)))
 		return st;
-	uint64_t *seen = bw_calloc((size_t)(in->num_nodes + 63) / 64 + 1, sizeof *seen);
-	if (!seen)
-		return bw_err(BURROW_E_NOMEM, "%s: out of memory checking the splits", dir);
-	for (int i = 0; i < 3 && !st; i++) {
-		int64_t n;
-		const int64_t *ids = burrow_dataset_split(ds, i, &n);
-		for (int64_t k = 0; k < n; k++) {
-			const int64_t v = ids[k];
-			if (v < 0 || v >= in->num_nodes) {
-				st = bw_err(BURROW_E_FORMAT, "%s/split/%s.npy: entry %lld is node %lld, outside [0, %lld)", dir,
-					    bw_split_names[i], (long long)k, (long long)v, (long long)in->num_nodes);
-				break;
-			}
-			const uint64_t bit = 1ull << (v & 63);
-			if (seen[v >> 6] & bit) {
-				st = bw_err(BURROW_E_FORMAT, "%s/split/%s.npy: node %lld appears twice or in two splits", dir,
-					    bw_split_names[i], (long long)v);
-				break;
-			}
-			seen[v >> 6] |= bit;
-			if ((k + 1) % SCAN_PIECE == 0 || k + 1 == n)
-				bw_drop_mapped(ids + (k / SCAN_PIECE) * SCAN_PIECE, (size_t)(k % SCAN_PIECE + 1) * sizeof *ids);
-		}
-	}
-	bw_free(seen);
-	return st;
+	return check_splits(ds, "split");
 }
 
 /* ------------------------------------------------------------ the validation cache
@@ -563,6 +572,36 @@ static int validate_cached(const burrow_dataset *ds)
 	return st;
 }
 
+/* An OGB zip, or a folder as one unpacks (raw/, RELEASE_v1.txt, no meta.json): which burrow prep
+ * line makes it a dataset directory. */
+static int ogb_raw_hint(const char *dir, const struct stat *sb)
+{
+	char path[4096];
+	struct stat x;
+	size_t l = strlen(dir);
+	while (l > 1 && dir[l - 1] == '/')
+		l--;
+	const char *base = dir + l;
+	while (base > dir && base[-1] != '/')
+		base--;
+	const int bl = (int)(dir + l - base);
+	if (!S_ISDIR(sb->st_mode))
+		return l > 4 && !strncasecmp(dir + l - 4, ".zip", 4)
+			       ? bw_err(BURROW_E_FORMAT, "%s: a zip, not a dataset directory: run `burrow prep %.*s` (it writes "
+					"data/%.*s; --out to choose) and train on what it writes", dir, (int)l, dir, bl - 4, base)
+			       : 0;
+	snprintf(path, sizeof path, "%.*s/meta.json", (int)l, dir);
+	if (stat(path, &x) == 0)
+		return 0;
+	snprintf(path, sizeof path, "%.*s/raw", (int)l, dir);
+	const bool raw = stat(path, &x) == 0 && S_ISDIR(x.st_mode);
+	snprintf(path, sizeof path, "%.*s/RELEASE_v1.txt", (int)l, dir);
+	if (!raw && stat(path, &x) != 0)
+		return 0;
+	return bw_err(BURROW_E_FORMAT, "%s: an OGB dataset folder (raw/), not a dataset directory: run `burrow prep %.*s` "
+		      "(it writes data/%.*s; --out to choose) and train on what it writes", dir, (int)l, dir, bl, base);
+}
+
 int burrow_dataset_open(burrow_dataset **out, const char *dir)
 {
 	char *meta_path = NULL, *text = NULL;
@@ -583,6 +622,8 @@ int burrow_dataset_open(burrow_dataset **out, const char *dir)
 		st = bw_err_errno(errno, dir, "open dataset");
 		goto fail;
 	}
+	if ((st = ogb_raw_hint(dir, &sb)))
+		goto fail;
 	if (!S_ISDIR(sb.st_mode)) {
 		st = bw_err(BURROW_E_FORMAT, "%s: not a dataset directory", dir);
 		goto fail;
@@ -735,6 +776,74 @@ const int64_t *burrow_dataset_split(const burrow_dataset *ds, int split, int64_t
 	if (n)
 		*n = counts[split];
 	return ds->typed ? bw_typed_split(ds->typed, split) : ds->split_m[split].data;
+}
+
+/* meta.json's "named_splits"[name] counts into counts; BURROW_E_NOTFOUND naming the names there are. */
+static int named_counts(const burrow_dataset *ds, const char *name, int64_t counts[3])
+{
+	char *path = bw_path_join(ds->dir, "meta.json"), *text = NULL;
+	int st = path ? bw_read_text(path, 16 << 20, &text) : BURROW_E_NOMEM;
+	cJSON *j = st ? NULL : cJSON_Parse(text);
+	const cJSON *all = j ? cJSON_GetObjectItemCaseSensitive(j, "named_splits") : NULL;
+	const cJSON *one = all ? cJSON_GetObjectItemCaseSensitive(all, name) : NULL;
+	if (!st && !one) {
+		char names[512] = "";
+		size_t k = 0;
+		for (const cJSON *x = all ? all->child : NULL; x && k < sizeof names; x = x->next)
+			k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", k ? ", " : "", x->string);
+		st = bw_err(BURROW_E_NOTFOUND, "%s: no split named '%s' (meta.json's \"named_splits\": %s)", ds->dir, name,
+			    k ? names : "none");
+	}
+	for (int i = 0; !st && i < 3; i++) {
+		counts[i] = 0;
+		if (cJSON_GetObjectItemCaseSensitive(one, bw_split_names[i]))
+			st = json_int(one, bw_split_names[i], &counts[i], path);
+	}
+	cJSON_Delete(j);
+	bw_free(text);
+	bw_free(path);
+	return st;
+}
+
+int burrow_dataset_select_split(burrow_dataset *ds, const char *name)
+{
+	char rel[BURROW_MAX_NAME + 32];
+	int64_t counts[3];
+	bw_npy_map m[3] = {{0}};
+	if (!name || !*name)
+		return 0;
+	if (ds->typed)
+		return bw_err(BURROW_E_UNSUPPORTED, "%s: named splits are for datasets of one node type so far", ds->dir);
+	if (!bw_type_name_ok(name))
+		return bw_err(BURROW_E_INVAL, "%s: '%s' is not a split name (1 to %d of A-Z a-z 0-9 _ -)", ds->dir, name,
+			      BURROW_MAX_NAME - 1);
+	int st = named_counts(ds, name, counts);
+	for (int i = 0; i < 3 && !st; i++) {
+		snprintf(rel, sizeof rel, "split/%s/%s.npy", name, bw_split_names[i]);
+		if (counts[i])
+			st = map_array(ds, rel, &m[i], BURROW_DTYPE_I64, 1, (const int64_t[2]){counts[i], 0});
+	}
+	int64_t *have[3] = {&ds->info.num_train, &ds->info.num_valid, &ds->info.num_test};
+	for (int i = 0; i < 3 && !st; i++) { /* swap in; back out when the check fails */
+		const bw_npy_map t = ds->split_m[i];
+		const int64_t c = *have[i];
+		ds->split_m[i] = m[i];
+		*have[i] = counts[i];
+		m[i] = t;
+		counts[i] = c;
+	}
+	char folder[BURROW_MAX_NAME + 8];
+	snprintf(folder, sizeof folder, "split/%s", name);
+	if (!st && (st = check_splits(ds, folder)))
+		for (int i = 0; i < 3; i++) {
+			const bw_npy_map t = ds->split_m[i];
+			ds->split_m[i] = m[i];
+			*have[i] = counts[i];
+			m[i] = t;
+		}
+	for (int i = 0; i < 3; i++)
+		bw_npy_unmap(&m[i]);
+	return st;
 }
 
 int burrow_dataset_verify(const burrow_dataset *ds)

@@ -24,6 +24,7 @@ static const struct dtype_desc {
 	{BURROW_DTYPE_F64, "<f8", "float64", "f64", 8}, {BURROW_DTYPE_I8, "|i1", "int8", "i8", 1},
 	{BURROW_DTYPE_U8, "|u1", "uint8", "u8", 1},     {BURROW_DTYPE_I32, "<i4", "int32", "i32", 4},
 	{BURROW_DTYPE_I64, "<i8", "int64", "i64", 8},   {BURROW_DTYPE_BOOL, "|b1", "bool", "b1", 1},
+	{BURROW_DTYPE_I16, "<i2", "int16", "i16", 2},
 };
 #define NDTYPES (sizeof DTYPES / sizeof DTYPES[0])
 

@@ -1487,7 +1487,7 @@ Test(import, refusals_leave_nothing)
 		const char *args, *want1, *want2;
 	} cases[] = {
 		{"--num-nodes 5", "e.txt:3:", "node id 9 out of range [0, 5)"},
-		{"--num-nodes 10 --features FEAT", "f.npy", "(10, D)"},
+		{"--num-nodes 10 --features FEAT", "f.npy", "[10, D]"},
 		{"--num-nodes 10 --labels /nonexistent/l.npy", "/nonexistent/l.npy", "No such file"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -532,6 +532,9 @@ static const struct {
 	/* a dataset with edge features' (the partitioner refuses those: only its refusal under mpirun here;
 	   tests/test_edge_feat.c trains with it) */
 	{"edge-weight", "0", T_MB},
+	/* a dataset's named split (the csbm dataset has none: only its refusal under mpirun here;
+	   tests/test_import_own.c trains with it) */
+	{"split-name", "s3", T_ANY},
 };
 
 static int sample_index(const char *name)
@@ -612,8 +615,9 @@ Test(mpi, train_options_are_one_set_for_both_modes, .timeout = 240)
 		snprintf(opt, sizeof opt, " --%s%s%s", name, sample_opts[k].value ? " " : "",
 			 sample_opts[k].value ? sample_opts[k].value : "");
 		cr_assert(!(one && dist));
-		if (!strcmp(name, "edge-weight")) { /* the csbm dataset has no edge features to weigh by */
-			cr_assert(one, "--edge-weight is one process only");
+		if (!strcmp(name, "edge-weight") || !strcmp(name, "split-name")) { /* the csbm dataset has no edge
+										     * features, nor named splits */
+			cr_assert(one, "--%s is one process only", name);
 			refuse_dist[n_rd++] = strdup(opt);
 			continue;
 		}

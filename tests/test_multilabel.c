@@ -219,7 +219,8 @@ Test(multilabel, import_reads_several_label_columns_as_tasks)
 			o.num_nodes = N + 1;
 			o.labels = yb;
 			cr_assert_eq(burrow_import(out, &o), BURROW_E_FORMAT);
-			cr_assert(strstr(burrow_last_error(), "y.npy: expected 6 rows"), "%s", burrow_last_error());
+			cr_assert(strstr(burrow_last_error(), "y.npy: labels of shape [5, 3] float32, expected [6, T]"), "%s",
+				  burrow_last_error());
 		}
 	}
 	free(e);

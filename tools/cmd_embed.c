@@ -17,7 +17,8 @@ static void help(void)
 	       "last.ckpt; give C/last.ckpt for the last epoch's weights. The file is written atomically.\n\n"
 	       "  --layer K       1 .. L (the model's layers; default L)\n"
 	       "  --force         replace X.npy if it exists\n"
-	       "  --mem, --eval-chunk, --scratch, --threads, --device, --tf32   as for burrow eval\n");
+	       "  --mem, --eval-chunk, --scratch, --threads, --device, --tf32, --split-name   as for burrow\n"
+	       "                    eval\n");
 }
 
 enum { O_OUT = INFER_OWN, O_LAYER, O_FORCE };
@@ -84,6 +85,8 @@ int cmd_embed(int argc, char **argv)
 			logits && !link ? (long long)burrow_dataset_get_info(ds)->num_classes : (long long)mo.hidden,
 			layer ? (int)layer : mo.layers, mo.layers,
 			!logits ? "" : link ? ": the link encoder's embeddings" : ": the logits", cli_now() - t0);
+		if (infer_orig_ids("embed", a.dir, e.out, NULL, burrow_dataset_get_info(ds)->num_nodes))
+			rc = EXIT_FAIL;
 	}
 	burrow_trainer_close(t);
 	burrow_dataset_close(ds);

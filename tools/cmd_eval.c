@@ -32,6 +32,7 @@ static void help(void)
 	       "  --eval-chunk N  destination rows per chunk (8192)\n"
 	       "  --scratch DIR   where spills go ($TMPDIR or /tmp)\n"
 	       "  --threads T     OpenMP threads, GEMMs split over them (all)\n"
+	       "  --split-name N  the dataset's named split N (split/N/; burrow import --split-name)\n"
 	       "  --device D      cpu, cuda or cuda:N: where inference computes (cpu)\n"
 	       "  --tf32          cuda: GEMMs may round their inputs to TF32\n"
 	       "  --json          one JSON object instead of text\n");

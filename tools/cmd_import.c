@@ -12,6 +12,9 @@ static void help(void)
 	       "                    [--seed S] [--undirected] [--feat-dtype f32|f16] [--name NAME] [--mem BYTES]\n"
 	       "                    [--tmp DIR] [--force] [--quiet]\n"
 	       "                    [--edge-features F.npy|F.csv [--node-features-from-edges mean|sum|max]]\n"
+	       "                    [--relabel] [--content NODES.txt] [--split-name NAME]\n"
+	       "       burrow import --add-split DIR --split-name NAME (--train T.npy --valid V.npy --test S.npy |\n"
+	       "                    --split a,b,c [--seed S]) [--force]\n"
 	       "       burrow import OUT --edges FILE --edge-split a,b,c [--seed S] [--undirected] [--features F.npy]\n"
 	       "                    [other options as above, but no labels or node splits]\n"
 	       "       burrow import OUT --node-type NAME=COUNT[:F.npy] ... --relation SRC,NAME,DST=FILE ...\n"
@@ -42,6 +45,22 @@ static void help(void)
 	       "  --tmp DIR          folder for spilled runs (beside OUT)\n"
 	       "  --force            replace OUT if it exists\n"
 	       "  --quiet            no progress and no summary\n"
+	       "  --relabel          the ids are keys (integers, or any text without blanks or commas),\n"
+	       "                     numbered 0..N-1 in first-seen order (--content's lines, then the\n"
+	       "                     edges); OUT/orig_ids.npy (int64) or orig_ids.txt (text) maps back, and\n"
+	       "                     predict / embed write each row's original id beside their output.\n"
+	       "                     .npy features, labels and split ids / masks are keyed by the\n"
+	       "                     original integer ids (row k = id k)\n"
+	       "  --content F        a LINQS-style node file instead of --features and --labels: 'id f_1\n"
+	       "                     ... f_D label' a line; labels are class ids or names (numbered in\n"
+	       "                     sorted order); nodes without a line get zero features and no label\n"
+	       "  --split-name NAME  the split given (files or --split) is the named split split/NAME/\n"
+	       "                     (burrow train / eval --split-name NAME; default: split/)\n"
+	       "  --add-split DIR    add the named split to the dataset DIR, nothing else rewritten\n"
+	       "                     (a dataset's ten published splits: ten --add-split runs)\n"
+	       "Integer features (int8 ... int64, bool) become float32, one-hot labels [N, C] class ids,\n"
+	       "uint8 / bool masks node ids: each said in one line. More than half the nodes without an\n"
+	       "edge (sparse ids) is warned about: --relabel.\n"
 	       "Self-loops and repeated edges are dropped (with --undirected, (v, u) after (u, v) repeats it).\n"
 	       "  --edge-split a,b,c link prediction: the edges (each once) shuffled with --seed and cut into\n"
 	       "                     train, valid and test as --split cuts nodes; the graph holds the train\n"
@@ -70,7 +89,7 @@ static void help(void)
 
 enum { O_EDGES = 256, O_NODES, O_FEAT, O_LABELS, O_TRAIN, O_VALID, O_TEST, O_UNDIR, O_DTYPE, O_NAME, O_MEM, O_TMP,
        O_FORCE, O_QUIET, O_HEADER, O_SPLIT, O_SEED, O_NTYPE, O_REL, O_TARGET, O_SPLITDIR, O_REVERSE, O_FILL, O_ESPLIT,
-       O_HELP, O_EFEAT, O_FROM_EDGES };
+       O_HELP, O_EFEAT, O_FROM_EDGES, O_RELABEL, O_CONTENT, O_SPLIT_NAME, O_ADD_SPLIT };
 
 /* --node-type NAME=COUNT[:F.npy], parsed in place. */
 static bool parse_type(char *s, burrow_import_type *t)
@@ -153,6 +172,30 @@ static void typed_summary(const char *out, double secs)
 	burrow_dataset_close(ds);
 }
 
+/* --add-split DIR --split-name NAME: a named split into an existing dataset. */
+static int add_split(const char *dir, burrow_import_opts *o, int extra, bool quiet)
+{
+	if (extra)
+		return cli_usage("import", "--add-split DIR takes no output directory");
+	if (!o->split_name)
+		return cli_usage("import", "--add-split wants --split-name NAME");
+	if (o->edges || o->features || o->labels || o->content || o->relabel || o->num_types || o->num_relations)
+		return cli_usage("import", "--add-split writes a split only: give --train/--valid/--test or --split");
+	int st = burrow_import_add_split(dir, o);
+	if (st == BURROW_E_EXISTS && !o->overwrite)
+		return cli_fail("import", "%s (use --force to replace it)", burrow_last_error());
+	if (st < 0)
+		return cli_lib_fail("import", st);
+	if (!quiet) {
+		char x[32], y[32], z[32];
+		const burrow_import_stats *is = o->stats;
+		fprintf(stderr, "burrow: import: added split %s%s to %s: train %s, valid %s, test %s nodes\n", o->split_name,
+			is->split_random ? " (random)" : "", dir, cli_grouped(is->split_sizes[0], x, sizeof x),
+			cli_grouped(is->split_sizes[1], y, sizeof y), cli_grouped(is->split_sizes[2], z, sizeof z));
+	}
+	return EXIT_OK;
+}
+
 int cmd_import(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -171,6 +214,8 @@ int cmd_import(int argc, char **argv)
 		{"edge-split", required_argument, 0, O_ESPLIT},
 		{"edge-features", required_argument, 0, O_EFEAT},
 		{"node-features-from-edges", required_argument, 0, O_FROM_EDGES},
+		{"relabel", no_argument, 0, O_RELABEL},     {"content", required_argument, 0, O_CONTENT},
+		{"split-name", required_argument, 0, O_SPLIT_NAME}, {"add-split", required_argument, 0, O_ADD_SPLIT},
 		{0, 0, 0, 0},
 	};
 	burrow_import_type types[BURROW_MAX_TYPES];
@@ -180,6 +225,7 @@ int cmd_import(int argc, char **argv)
 	burrow_import_stats is = {.size = sizeof is};
 	o.stats = &is;
 	bool quiet = false;
+	const char *add_to = NULL; /* --add-split DIR */
 	int64_t v;
 	int c;
 	while ((c = cli_getopt("import", argc, argv, "h", lo)) != -1) {
@@ -253,6 +299,10 @@ int cmd_import(int argc, char **argv)
 			o.fill = BURROW_FEAT_FILL_MEAN;
 			break;
 		case O_EFEAT: o.edge_features = optarg; break;
+		case O_RELABEL: o.relabel = true; break;
+		case O_CONTENT: o.content = optarg; break;
+		case O_SPLIT_NAME: o.split_name = optarg; break;
+		case O_ADD_SPLIT: add_to = optarg; break;
 		case O_FROM_EDGES:
 			if (burrow_edge_reduce_parse(optarg, &o.edge_reduce) < 0)
 				return cli_usage("import", "--node-features-from-edges wants mean, sum or max, got '%s'", optarg);
@@ -260,6 +310,8 @@ int cmd_import(int argc, char **argv)
 			break;
 		}
 	}
+	if (add_to)
+		return add_split(add_to, &o, argc - optind, quiet);
 	if (argc - optind != 1)
 		return cli_usage("import", "expected one output directory");
 	const bool typed = o.num_types > 0 || o.num_relations > 0;
@@ -273,6 +325,12 @@ int cmd_import(int argc, char **argv)
 				 "(--node-type, --relation)");
 	if (!typed && !o.edges)
 		return cli_usage("import", "--edges is required");
+	if ((o.relabel || o.content) && typed)
+		return cli_usage("import", "--relabel and --content are for one node type (--edges)");
+	if (o.relabel && o.num_nodes)
+		return cli_usage("import", "--relabel counts the ids it finds: leave --num-nodes out");
+	if (o.content && (o.features || o.labels))
+		return cli_usage("import", "--content gives the features and labels: no --features or --labels with it");
 	if (o.edge_split[0] + o.edge_split[1] + o.edge_split[2] > 0 &&
 	    (typed || o.labels || o.train || o.split[0] + o.split[1] + o.split[2] > 0))
 		return cli_usage("import", "--edge-split (link prediction) takes one node type and no --labels, --split "
@@ -300,7 +358,8 @@ int cmd_import(int argc, char **argv)
 			char a[32], b[32];
 			fprintf(stderr, "burrow: import: wrote %s in %.1f s: %s nodes%s, %s edges%s, %lld features, %d classes\n",
 				out, cli_now() - t0, cli_grouped(in->num_nodes, a, sizeof a),
-				is.num_nodes_inferred ? " (largest id + 1)" : "", cli_grouped(in->num_edges, b, sizeof b),
+				o.relabel ? (is.orig_ids_text ? " (relabelled; orig_ids.txt)" : " (relabelled; orig_ids.npy)")
+				: is.num_nodes_inferred ? " (largest id + 1)" : "", cli_grouped(in->num_edges, b, sizeof b),
 				in->symmetric ? " (both directions)" : "", (long long)in->feat_dim, in->num_classes);
 			burrow_dataset_close(ds);
 		}

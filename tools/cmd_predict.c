@@ -16,11 +16,12 @@ static void help(void)
 	       "logits; each row sums to 1). n is every node of DIR in id order, or the nodes of --nodes in\n"
 	       "its order. C is a checkpoint file or a --checkpoint directory of burrow train: its best.ckpt\n"
 	       "(the weights of the epoch with the best valid accuracy), else last.ckpt; give C/last.ckpt\n"
-	       "for the last epoch's weights. The file is written atomically.\n\n"
+	       "for the last epoch's weights. The file is written atomically. A dataset imported with\n"
+	       "--relabel also gets P.orig_ids.npy (or .txt): row i's original id.\n\n"
 	       "  --nodes IDS.npy  node ids, int32 or int64, 1-D (or [n, 1]); repeats allowed (all nodes)\n"
 	       "  --proba          class probabilities instead of classes\n"
 	       "  --force          replace P.npy if it exists\n"
-	       "  --mem, --eval-chunk, --scratch, --threads   as for burrow eval\n");
+	       "  --mem, --eval-chunk, --scratch, --threads, --split-name   as for burrow eval\n");
 }
 
 enum { O_OUT = INFER_OWN, O_NODES, O_PROBA, O_FORCE };
@@ -111,6 +112,8 @@ int cmd_predict(int argc, char **argv)
 		fprintf(stderr, "burrow: predict: wrote %s (%lld int32 classes) in %.2f s\n", p.out, (long long)rows,
 			cli_now() - t0);
 	}
+	if (st >= 0 && infer_orig_ids("predict", a.dir, p.out, ids, rows))
+		rc = EXIT_FAIL;
 	burrow_trainer_close(t);
 	burrow_dataset_close(ds);
 	free(ids);

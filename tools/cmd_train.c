@@ -96,6 +96,9 @@ int cmd_train(int argc, char **argv)
 		cli_lib_fail("train", st);
 		goto fail_paths;
 	}
+	train_cli_use_split(ta.split_name);
+	if (train_cli_select_split("train", ds))
+		goto fail_ds;
 	cli_progress pb; /* gen's bar, with the epoch before the phase, erased when a phase ends */
 	cli_progress_init(&pb, quiet);
 	pb.erase = true;

@@ -41,5 +41,9 @@ void infer_args_progress(infer_args *a, cli_progress *pb);
 
 /* --out PATH unless --force: refuse an existing file. 0, or EXIT_FAIL after printing why. */
 int infer_out_free(const char *cmd, const char *out, bool force);
+/* A dataset imported with --relabel (DIR/orig_ids.npy or orig_ids.txt): the original id of each
+ * row of out (node ids[i], or node i when ids is NULL) into OUT.orig_ids.npy / .txt beside it,
+ * said in one line. 0 also when the dataset has no original ids; EXIT_FAIL after a message. */
+int infer_orig_ids(const char *cmd, const char *dir, const char *out, const int64_t *ids, int64_t n);
 
 #endif

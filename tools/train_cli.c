@@ -107,7 +107,8 @@ int train_cli_restore(const char *cmd, const char *dir, const char *ckpt, const 
 	 * (its open, the trainer's features and labels), the machine (memory, the device); typed
 	 * models too (the library says what of embed and predict a typed model lacks) */
 	st = burrow_checkpoint_read_opts(path, &o);
-	if (st >= 0 && (st = burrow_dataset_open(ds, dir)) >= 0 && same_kind(cmd, path, dir, *ds, &o) != EXIT_OK) {
+	if (st >= 0 && (st = burrow_dataset_open(ds, dir)) >= 0 &&
+	    (same_kind(cmd, path, dir, *ds, &o) != EXIT_OK || train_cli_select_split(cmd, *ds) != EXIT_OK)) {
 		free(path);
 		burrow_dataset_close(*ds);
 		*ds = NULL;
@@ -533,4 +534,14 @@ int train_cli_log_final(FILE *f, const burrow_best *b, int epochs, int trained, 
 		fprintf(f, ", \"ranks\": %d, \"weights_equal\": %s", ranks, weights_equal ? "true" : "false");
 	fprintf(f, "}\n");
 	return log_flushed(f);
+}
+
+static const char *split_name; /* --split-name, borrowed from argv */
+
+void train_cli_use_split(const char *name) { split_name = name; }
+
+int train_cli_select_split(const char *cmd, burrow_dataset *ds)
+{
+	int st = burrow_dataset_select_split(ds, split_name);
+	return st < 0 ? cli_lib_fail(cmd, st) : EXIT_OK;
 }

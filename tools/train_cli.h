@@ -120,4 +120,10 @@ int train_cli_log_epoch(FILE *f, const burrow_epoch_stats *es, const burrow_eval
 int train_cli_log_final(FILE *f, const burrow_best *b, int epochs, int trained, double total_s, uint64_t checksum,
 			int ranks, bool weights_equal);
 
+/* The named split (--split-name) the dataset opens of train_cli_restore and train_cli_select_split
+ * use from now on (borrowed; NULL: the default split). */
+void train_cli_use_split(const char *name);
+/* Select that split in ds: 0, or EXIT_FAIL after printing why. */
+int train_cli_select_split(const char *cmd, burrow_dataset *ds);
+
 #endif

@@ -267,7 +267,7 @@ static const char *show_comm(const train_args *a, char *b, size_t n)
 static const char SECTION_MODE[] = "Mode", SECTION_MODEL[] = "Model", SECTION_OPT[] = "Optimizer",
 		  SECTION_MB[] = "Mini-batch pipeline", SECTION_RUN[] = "Run", SECTION_OUT[] = "Output",
 		  SECTION_DIST[] = "Under mpirun, on a parts directory (one rank per part)",
-		  SECTION_HABITS[] = "Early stopping, learning-rate schedule, features";
+		  SECTION_HABITS[] = "Early stopping, learning-rate schedule, features", SECTION_DATA[] = "Dataset";
 
 /* The table: every option of burrow train, in --help order. */
 static const topt opts[] = {
@@ -483,6 +483,9 @@ static const topt opts[] = {
 	 "auto: mpi with --device cpu, with --device cuda (--full-graph; each rank on\n"
 	 "cuda:<local rank mod GPUs>) nccl where it starts, else staged",
 	 show_comm},
+	{"split-name", "NAME", TRAIN_ONE, SECTION_DATA, K_STR, OFF(split_name), 0, 0, NULL, NULL,
+	 "train and evaluate on the named split split/NAME/ of the dataset\n"
+	 "(import --split-name, --add-split; default: split/)", NULL},
 };
 #define NOPTS ((int)(sizeof opts / sizeof *opts))
 #define OPT_VAL 256 /* getopt_long's value of the first option */

@@ -31,6 +31,7 @@ typedef struct train_args {
 	int neval_fanout;
 	const char *mb_only;      /* the last option given that applies to mini-batch training only */
 	const char *fg_only;      /* ... to --full-graph training only */
+	const char *split_name;   /* --split-name: a named split of the dataset (NULL: the default) */
 } train_args;
 
 /* Parse argv (argv[0] is "train") for mode into a. Returns 0 to go on, -1 after printing

@@ -121,6 +121,7 @@ typedef enum burrow_dtype {
 	BURROW_DTYPE_I32,
 	BURROW_DTYPE_I64,
 	BURROW_DTYPE_BOOL,
+	BURROW_DTYPE_I16,   /* read by import (converted to float32 features); never written */
 } burrow_dtype;
 
 /* Bytes per element, 0 for BURROW_DTYPE_INVALID. */

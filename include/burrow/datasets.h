@@ -191,6 +191,8 @@ typedef struct burrow_import_stats {
 	int64_t split_sizes[3];    /* nodes in train, valid, test (0 without splits) */
 	bool split_random;         /* the splits were drawn (burrow_import_opts.split) */
 	int64_t edge_split_sizes[3]; /* edges in train, valid, test (burrow_import_opts.edge_split; else 0) */
+	int64_t isolated;          /* nodes without an edge (more than half of N is warned about) */
+	bool orig_ids_text;        /* relabel: the ids were text (orig_ids.txt), else integers (orig_ids.npy) */
 } burrow_import_stats;
 
 /* A node type of a typed import: its name, count and features (or none). */
@@ -253,12 +255,33 @@ typedef struct burrow_import_opts {
 	bool node_features_from_edges; /* features.npy [N, De] float32 reduced from the edge features
 					* over each node's CSR row (edge_reduce); excludes `features` */
 	burrow_edge_reduce edge_reduce; /* BURROW_EDGE_REDUCE_MEAN (default), SUM or MAX */
+	/* users' ids (homogeneous graphs; docs/format.md, "Original ids") */
+	bool relabel;              /* the edge list's ids (integers, or any text without blanks or commas) are
+				    * keys numbered 0..N-1 in first-seen order (content's lines first, then the
+				    * edges' src, dst, line by line); orig_ids.npy (int64) or orig_ids.txt (text
+				    * keys) maps back. .npy features, labels and split ids / masks are then keyed
+				    * by the original integer ids (row k = id k). num_nodes must be 0 */
+	const char *content;       /* a LINQS-style node file instead of features and labels: "id f_1 .. f_D
+				    * label" a line (blanks, tabs or commas; .gz; '#' comments); labels are class
+				    * ids, or names numbered in sorted order; nodes it lacks get zero features and
+				    * no label. NULL: none */
+	const char *split_name;    /* the split given (files or split) is split/<name>/{train,valid,test}.npy
+				    * and meta.json's "named_splits"[name] (1 .. 63 of [A-Za-z0-9_-]), chosen
+				    * at training with burrow_dataset_select_split; NULL: the default split/ */
 } burrow_import_opts;
 BURROW_API void burrow_import_defaults(burrow_import_opts *o);
 
 /* Write a dataset directory from a user's own files (see burrow_import_opts), atomically. */
 BURROW_API int burrow_import(const char *out,                /* the dataset directory to write */
 			     const burrow_import_opts *o);   /* borrowed; edges required */
+
+/* Add the named split o->split_name to the dataset directory dir, from o's train / valid / test
+ * files or its random split (split, split_seed; over the labeled nodes), as burrow_import reads
+ * them (a dataset with orig_ids maps the files' original ids): split/<name>/ is written whole
+ * and renamed into place, then meta.json's "named_splits" gets it; nothing else is rewritten.
+ * An existing split of that name is BURROW_E_EXISTS unless o->overwrite. o->stats gets the
+ * split sizes. Datasets of one node type. */
+BURROW_API int burrow_import_add_split(const char *dir, const burrow_import_opts *o);
 
 /* A random split for a graph that has none: the candidates (the labeled nodes, labels[v] >= 0;
  * every node when labels is NULL) in an order drawn from seed, cut into train, valid and test

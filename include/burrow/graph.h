@@ -119,6 +119,11 @@ BURROW_API const int32_t *burrow_dataset_labels(const burrow_dataset *ds);
 BURROW_API const int8_t *burrow_dataset_multilabels(const burrow_dataset *ds);
 
 enum burrow_split { BURROW_SPLIT_TRAIN = 0, BURROW_SPLIT_VALID = 1, BURROW_SPLIT_TEST = 2 };
+/* Use the named split split/<name>/{train,valid,test}.npy (meta.json's "named_splits"; burrow
+ * import --split-name / --add-split) instead of the default split/{train,valid,test}.npy: burrow_dataset_split
+ * answers with its ids from then on. Its ids are checked (in range, disjoint). name NULL or
+ * "": no change. BURROW_E_NOTFOUND (naming the splits there are) when ds has none of that name. */
+BURROW_API int burrow_dataset_select_split(burrow_dataset *ds, const char *name);
 /* Node ids of a split, int64 (borrowed); *n gets the count. NULL when the split is empty. */
 BURROW_API const int64_t *burrow_dataset_split(const burrow_dataset *ds, int split, int64_t *n);
 /* Path of the dataset's features.npy (borrowed), and the byte offset of its first row. */

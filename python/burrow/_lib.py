@@ -222,7 +222,8 @@ class ImportOpts(Structure):
                 ("num_types", c_int), ("types", c_void_p), ("num_relations", c_int), ("relations", c_void_p),
                 ("target", c_char_p), ("split_dir", c_char_p), ("add_reverse", c_bool), ("fill", c_int),
                 ("edge_split", c_double * 3),
-                ("edge_features", c_char_p), ("node_features_from_edges", c_bool), ("edge_reduce", c_int)]
+                ("edge_features", c_char_p), ("node_features_from_edges", c_bool), ("edge_reduce", c_int),
+                ("relabel", c_bool), ("content", c_char_p), ("split_name", c_char_p)]
 
 
 class PartitionOpts(Structure):
