@@ -104,7 +104,7 @@ static int epoch_open(burrow_trainer *t, bw_ltrain *lt)
 			.depth = t->o.prefetch,
 			.thread = true,
 			.num_layers = t->o.layers,
-			.dim = t->info->feat_dim,
+			.dim = bw_trainer_in_dim(t),
 			.norm = t->gcn_norm,
 			.blocks = t->o.model != BURROW_MODEL_MLP,
 			.transpose = true,
@@ -159,11 +159,13 @@ static int link_step(burrow_trainer *t, bw_ltrain *lt, const bw_loaded *lb, doub
 			      (unsigned long long)lb->b.index + 1);
 	if ((st = bw_tensor_reshape(&t->glogits, dev, rows, d)) ||
 	    (st = bw_device_upload(dev, t->glogits.data, lt->gh, bytes)) ||
-	    (st = bw_model_backward(&t->be, t->model, &lb->b, &t->glogits)))
+	    (st = bw_model_backward_input(&t->be, t->model, &lb->b, &t->glogits, t->emb ? bw_emb_grad(t->emb) : NULL)))
 		return st;
 	t->wversion++;
 	if ((st = bw_optim_step(&t->be, t->optim, t->model->params, t->model->grads)))
 		return st;
+	if (t->emb)
+		bw_emb_step(t->emb, lb->sb, t->optim->lr, t->optim->step);
 	return lt->scorer->num_params ? bw_optim_step(&lt->cpu, &lt->so, lt->scorer->params, lt->scorer->grads) : 0;
 }
 
@@ -180,7 +182,10 @@ static int epoch_steps(burrow_trainer *t, bw_ltrain *lt, int64_t num, burrow_epo
 		lb.b.index = (uint64_t)k;
 		const double a = bw_now_s();
 		double loss;
-		st = link_step(t, lt, &lb, &loss);
+		if (t->emb) /* learned embeddings: their rows now, after the last step's update */
+			st = bw_emb_put(t->emb, lb.sb, &lb.b);
+		if (!st)
+			st = link_step(t, lt, &lb, &loss);
 		if (!st)
 			st = bw_loader_done(t->loader);
 		es->compute_s += bw_now_s() - a;
@@ -204,17 +209,22 @@ int bw_ltrain_epoch(burrow_trainer *t, burrow_epoch_stats *es)
 	if (t->o.max_batches > 0 && t->o.max_batches < num)
 		num = t->o.max_batches;
 	burrow_store_stats s0 = {.size = sizeof s0}, s1 = {.size = sizeof s1};
-	burrow_store_get_stats(t->store, &s0);
+	if (t->store)
+		burrow_store_get_stats(t->store, &s0);
 	bw_producer p;
 	bw_edge_epoch ee;
 	bw_producer_edge_epoch(&p, &ee, lt->sampler, t->epoch);
 	double loss_sum = 0;
-	if (!(st = bw_loader_start(t->loader, &p, &t->feat_rows, num)))
+	bw_rows none;
+	if (t->emb)
+		bw_emb_train_rows(t->emb, &none);
+	if (!(st = bw_loader_start(t->loader, &p, t->emb ? &none : &t->feat_rows, num)))
 		st = epoch_steps(t, lt, num, es, &loss_sum);
 	bw_loader_stop(t->loader);
 	if (st)
 		return st;
-	burrow_store_get_stats(t->store, &s1);
+	if (t->store)
+		burrow_store_get_stats(t->store, &s1);
 	const uint64_t rows = s1.rows - s0.rows, hits = s1.cache_hits - s0.cache_hits;
 	es->batches = num;
 	es->loss = num ? loss_sum / (double)num : 0.0;
