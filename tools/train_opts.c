@@ -360,7 +360,9 @@ static const topt opts[] = {
 	 "Adam on the rows a batch touches; else such a type is refused: see prep --fill mean)",
 	 NULL},
 	{"embed-dim", "D", TRAIN_ONE | W_NODEF, SECTION_MODEL, K_I64, OFF(d.train.embed_dim), 1, 1 << 20, NULL, NULL,
-	 "typed datasets: the learned embeddings' width (the target type's feature width)", NULL},
+	 "the learned embeddings' width: a dataset without features (ogbl-ddi) learns one per\n"
+	 "node, its first layer's input (default --hidden); a typed dataset's featureless types\n"
+	 "under --embed-types (default the target type's feature width)", NULL},
 	{"max-batches", "N", W_BOTH | W_MB | W_NODEF, SECTION_MB, K_I64, OFF(d.train.max_batches), 0,
 	 (double)INT64_MAX, NULL, NULL, "end an epoch after N batches (0, the default: all)", NULL},
 	{"prefetch", "P", W_BOTH | W_MB, SECTION_MB, K_INT, OFF(d.train.prefetch), 0, 64, NULL, NULL,
