@@ -98,7 +98,7 @@ static void epochs(burrow_trainer *t, int e, double *loss, burrow_eval_stats *ev
 
 /* A link model on a graph without features learns through its embeddings: test AUC well above
  * a random scorer's 0.5. Narrow embeddings (8), so that message passing over fixed random
- * ones cannot do it alone (frozen embeddings, the planted bug: about 0.64). */
+ * ones cannot do it alone (frozen embeddings, the planted bug: about 0.61). */
 Test(embed, link_learns_without_features)
 {
 	char *dir = featureless_link(1000);
@@ -131,7 +131,7 @@ Test(embed, link_learns_without_features)
 }
 
 /* Node classification without features: the classes follow the graph (homophily 0.9), the
- * embeddings learn them, accuracy well above chance (0.25; frozen embeddings, the planted bug, stay below 0.7). */
+ * embeddings learn them, accuracy well above chance (0.25; frozen embeddings, the planted bug, about 0.42). */
 Test(embed, node_learns_without_features)
 {
 	char *dir = tu_weak_csbm(tu_dir, 1000, 4);
@@ -149,7 +149,7 @@ Test(embed, node_learns_without_features)
 	burrow_eval_stats ev;
 	epochs(t, 12, loss, &ev);
 	fprintf(stderr, "featureless node: loss %g -> %g, valid %g test %g\n", loss[0], loss[11], ev.valid_acc, ev.test_acc);
-	cr_assert_gt(ev.test_acc, 0.7, "test accuracy %g", ev.test_acc);
+	cr_assert_gt(ev.test_acc, 0.8, "test accuracy %g", ev.test_acc);
 	burrow_trainer_close(t);
 	burrow_dataset_close(ds);
 	free(dir);

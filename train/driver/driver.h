@@ -312,9 +312,9 @@ int bw_ltrain_ck_arrays(burrow_trainer *t, bw_ck_array *a);
 void bw_ltrain_loaded(burrow_trainer *t);
 
 /* Learned input embeddings (embed.c) of a homogeneous dataset without features: the table
- * [N, D] (D = opts.embed_dim, else opts.hidden) N(0, 1) from the seed, refused in one line
- * under --full-graph, on a device, or when it and its Adam moments exceed opts.mem_bytes;
- * open points t->feat_rows (evaluation, embed) at it. */
+ * [N, D] (D = opts.embed_dim, else opts.hidden) Glorot-uniform from the seed, refused in one
+ * line under --full-graph, on a device, or when it and its Adam moments exceed
+ * opts.mem_bytes; open points t->feat_rows (evaluation, embed) at it. */
 int bw_emb_open(burrow_trainer *t);
 void bw_emb_close(bw_emb *e);
 int64_t bw_emb_dim(const bw_emb *e);                /* D, 0 for NULL */

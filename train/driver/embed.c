@@ -1,8 +1,9 @@
 /* embed.c: learned input embeddings of a homogeneous dataset without features (ogbl-ddi): a
- * table [N, D] in host memory as the first layer's input, N(0, 1) from the seed (torch.nn.
- * Embedding's), put into each batch at its step (never ahead, so prefetching reads no stale
- * rows), updated with Adam on the rows the batch touched, read by layer-wise inference and
- * embed as the features are, and checkpointed with its moments. */
+ * table [N, D] in host memory as the first layer's input, Glorot-uniform from the seed (as
+ * OGB's ogbl-ddi examples initialize torch.nn.Embedding), put into each batch at its step
+ * (never ahead, so prefetching reads no stale rows), updated with Adam on the rows the batch
+ * touched, read by layer-wise inference and embed as the features are, and checkpointed with
+ * its moments. */
 #include "driver.h"
 
 #include <math.h>
@@ -53,10 +54,11 @@ int bw_emb_open(burrow_trainer *t)
 	if (!(e->w = bw_malloc(k * sizeof(float) + 1)) || !(e->m = bw_calloc(k + 1, sizeof(float))) ||
 	    !(e->v = bw_calloc(k + 1, sizeof(float))))
 		return BURROW_E_NOMEM;
-	bw_rng r;
+	bw_rng r; /* Glorot-uniform over [N, D], as OGB's ogbl-ddi examples initialize theirs */
 	bw_rng_seed(&r, bw_key(o->seed ^ 0x656d626564ULL, 0x686f6d6fULL));
+	const double a = sqrt(6.0 / (double)(n + d));
 	for (size_t i = 0; i < k; i++)
-		e->w[i] = (float)bw_rng_normal(&r);
+		e->w[i] = (float)((2.0 * bw_rng_uniform(&r) - 1.0) * a);
 	bw_rows_from_memory(&t->feat_rows, e->w, n, d, t->be.threads);
 	return 0;
 }
