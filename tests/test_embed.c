@@ -131,7 +131,8 @@ Test(embed, link_learns_without_features)
 }
 
 /* Node classification without features: the classes follow the graph (homophily 0.9), the
- * embeddings learn them, accuracy well above chance (0.25; frozen embeddings, the planted bug, about 0.42). */
+ * embeddings learn them, accuracy well above chance (0.25; frozen embeddings, the planted
+ * bug, about 0.42). */
 Test(embed, node_learns_without_features)
 {
 	char *dir = tu_weak_csbm(tu_dir, 1000, 4);
