@@ -529,6 +529,7 @@ static const struct {
 	/* a dataset with edge features' (the partitioner refuses those: only its refusal under mpirun here;
 	   tests/test_edge_feat.c trains with it) */
 	{"edge-weight", "0", T_MB},
+	{"neg-mode", "both", T_MB},
 };
 
 static int sample_index(const char *name)

@@ -117,6 +117,19 @@ static const char *show_scorer(const train_args *a, char *b, size_t n)
 	return b;
 }
 
+static bool set_neg_mode(train_args *a, const char *v)
+{
+	const int k = !strcmp(v, "dst") ? BURROW_NEG_DST : !strcmp(v, "both") ? BURROW_NEG_BOTH : -1;
+	a->d.train.neg_mode = k >= 0 ? k : a->d.train.neg_mode;
+	return k >= 0;
+}
+
+static const char *show_neg_mode(const train_args *a, char *b, size_t n)
+{
+	snprintf(b, n, "%s", a->d.train.neg_mode == BURROW_NEG_BOTH ? "both" : "dst");
+	return b;
+}
+
 static bool set_optim(train_args *a, const char *v)
 {
 	int k = !strcmp(v, "adam") ? BURROW_OPTIM_ADAM : !strcmp(v, "adamw") ? BURROW_OPTIM_ADAMW
@@ -465,6 +478,10 @@ static const topt opts[] = {
 	 "auto: mpi with --device cpu, with --device cuda (--full-graph; each rank on\n"
 	 "cuda:<local rank mod GPUs>) nccl where it starts, else staged",
 	 show_comm},
+	{"neg-mode", "M", TRAIN_ONE | W_MB, SECTION_MB, K_CUSTOM, 0, 0, 0, set_neg_mode, "dst or both",
+	 "link: a negative of the edge (u, v) is (u, w), w a uniform node (dst), or a pair of\n"
+	 "uniform nodes (both: PyG LinkNeighborLoader's binary negatives)",
+	 show_neg_mode},
 };
 #define NOPTS ((int)(sizeof opts / sizeof *opts))
 #define OPT_VAL 256 /* getopt_long's value of the first option */

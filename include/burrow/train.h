@@ -198,6 +198,9 @@ typedef struct burrow_train_opts {
 				   edge_features.npy (mini-batch on the CPU, training and evaluation; gcn's
 				   norms then come from the blocks' weighted degrees; default false) */
 	int edge_weight_col;    /* that column, in [0, edge_feat_dim) (default 0) */
+	/* link prediction */
+	int neg_mode;           /* enum burrow_neg_mode: a negative corrupts the positive's destination
+				   (DST, default) or draws both endpoints uniformly (BOTH) */
 } burrow_train_opts;
 
 /* Fill o with the defaults above. */

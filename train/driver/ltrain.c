@@ -75,9 +75,10 @@ int bw_ltrain_open(burrow_trainer *t)
 		return bw_err(BURROW_E_UNSUPPORTED, "%s: link prediction trains in mini-batches and evaluates layer-wise "
 						    "(no --full-graph, no --eval-fanout) in this version",
 			      dir);
-	if (o->neg < 0 || o->neg > 1024 || burrow_scorer_parse(burrow_scorer_name(o->scorer)) < 0)
-		return bw_err(BURROW_E_INVAL, "train: --neg %d, scorer %d: want 0 .. 1024 negatives and dot or mlp", o->neg,
-			      o->scorer);
+	if (o->neg < 0 || o->neg > 1024 || burrow_scorer_parse(burrow_scorer_name(o->scorer)) < 0 ||
+	    (o->neg_mode != BURROW_NEG_DST && o->neg_mode != BURROW_NEG_BOTH))
+		return bw_err(BURROW_E_INVAL, "train: --neg %d, scorer %d, negative mode %d: want 0 .. 1024 negatives, "
+					      "dot or mlp, dst or both", o->neg, o->scorer, o->neg_mode);
 	bw_ltrain *lt = bw_calloc(1, sizeof *lt);
 	if (!lt)
 		return BURROW_E_NOMEM;
@@ -124,6 +125,7 @@ static int epoch_open(burrow_trainer *t, bw_ltrain *lt)
 		so.fanouts[l] = burrow_train_fanout(&t->o, l);
 	so.batch_size = t->o.batch_size;
 	so.neg = t->o.neg;
+	so.neg_mode = t->o.neg_mode;
 	so.seed = t->o.seed;
 	so.exclude_reverse = t->info->symmetric || !lt->sp[0].directed;
 	const burrow_edge_split *tr = &lt->sp[BURROW_SPLIT_TRAIN];
