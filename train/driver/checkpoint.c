@@ -921,9 +921,10 @@ static int check_header(const cJSON *h, uint32_t ver, ck_info *ci, const bw_ck_s
 	if ((st = check_kind(h, ver, ci, t, path)) || (st = check_dataset(h, t, path)) ||
 	    (t->task != BURROW_TASK_LINK && (st = check_task(h, t, path))))
 		return st;
-	if (t->model && ci->embed_dim != t->embed_dim)
-		return bw_err(BURROW_E_INVAL, "%s: checkpoint's model reads %s; this trainer's reads %s", path,
-			      ci->embed_dim ? "learned embeddings" : "features", t->embed_dim ? "learned embeddings" : "features");
+	if (t->model && (ci->embed_dim > 0) != (t->embed_dim > 0)) /* the dataset's features came or went */
+		return bw_err(BURROW_E_INVAL, "%s: the dataset has %s; the checkpoint %s holds a model of a dataset %s",
+			      t->dir ? t->dir : path, t->embed_dim ? "no features (meta.json's feat_dim is 0)" : "features",
+			      path, ci->embed_dim ? "without features (learned embeddings)" : "with features");
 	if (t->model)
 		st = check_shape(ci, t->model, path);
 	else if (!(st = parse_types(h, ci, &y, path)) && !(st = check_node_types(&y, t->typed, path)) &&
@@ -1044,7 +1045,7 @@ static bw_ck_state trainer_state(burrow_trainer *t, bw_ck_typed *y)
 			 .epoch = &t->epoch, .best = &t->best, .dataset = t->info->name, .habits = &t->habits,
 			 .normalize_features = t->o.normalize_features,
 			 .num_nodes = t->info->num_nodes, .split = t->o.split, .split_seed = t->split_seed,
-			 .task = t->task, .tasks = t->tasks, .scorer = t->o.scorer};
+			 .task = t->task, .tasks = t->tasks, .scorer = t->o.scorer, .dir = bw_dataset_dir(t->ds)};
 	if (t->link)
 		s.num_arrays = bw_ltrain_ck_arrays(t, s.arrays);
 	if (t->emb) {

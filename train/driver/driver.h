@@ -304,6 +304,7 @@ typedef struct bw_ck_state {
 	int num_arrays;
 	bw_ck_array arrays[6];  /* the link scorer's, then learned embeddings' (table, m, v) */
 	int64_t embed_dim;     /* learned input embeddings' width (header "embed_dim"), 0: none */
+	const char *dir;       /* the dataset's directory, for messages that blame it (NULL: none) */
 } bw_ck_state;
 /* A link trainer's scorer in a checkpoint: its weights and their optimizer state as host
  * arrays (a[0 .. 3), none for dot: returns how many); after a load, bw_ltrain_loaded puts the
