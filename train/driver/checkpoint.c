@@ -922,9 +922,9 @@ static int check_header(const cJSON *h, uint32_t ver, ck_info *ci, const bw_ck_s
 	    (t->task != BURROW_TASK_LINK && (st = check_task(h, t, path))))
 		return st;
 	if (t->model && (ci->embed_dim > 0) != (t->embed_dim > 0)) /* the dataset's features came or went */
-		return bw_err(BURROW_E_INVAL, "%s: the dataset has %s; the checkpoint %s holds a model of a dataset %s",
+		return bw_err(BURROW_E_INVAL, "%s: the dataset has %s; the model in %s was trained %s",
 			      t->dir ? t->dir : path, t->embed_dim ? "no features (meta.json's feat_dim is 0)" : "features",
-			      path, ci->embed_dim ? "without features (learned embeddings)" : "with features");
+			      path, ci->embed_dim ? "without features (learned embeddings)" : "on features");
 	if (t->model)
 		st = check_shape(ci, t->model, path);
 	else if (!(st = parse_types(h, ci, &y, path)) && !(st = check_node_types(&y, t->typed, path)) &&
