@@ -73,6 +73,8 @@ int burrow_edge_sampler_open(burrow_edge_sampler **out, const burrow_csr *g, con
 	int st = opts ? bw_opts_in(&o, sizeof o, opts, "burrow_edge_sampler_opts") : 0;
 	if (st)
 		return st;
+	if (o.neg_mode != BURROW_NEG_DST && o.neg_mode != BURROW_NEG_BOTH)
+		return bw_err(BURROW_E_INVAL, "edge sampler: negative mode %d: want dst (0) or both (1)", o.neg_mode);
 	if (o.num_layers < 1 || o.num_layers > BURROW_MAX_LAYERS || o.batch_size < 1 || o.neg < 0 || n < 0 ||
 	    o.neg > (1 << 20))
 		return bw_err(BURROW_E_INVAL, "edge sampler: %d layers, batch %lld, %d negatives: want 1 .. %d layers, a "
@@ -193,7 +195,8 @@ static int make_pairs(burrow_edge_sampler *s, edge_sampled *b, int64_t epoch, in
 	for (int64_t i = 0; i < np; i++)
 		for (int j = 0; j < s->o.neg; j++) {
 			const int64_t q = np + i * s->o.neg + j;
-			ends[2 * q] = ends[2 * i];
+			ends[2 * q] = s->o.neg_mode == BURROW_NEG_BOTH ? (int64_t)bw_rng_below(&r, (uint64_t)s->g->num_nodes)
+								       : ends[2 * i];
 			ends[2 * q + 1] = (int64_t)bw_rng_below(&r, (uint64_t)s->g->num_nodes);
 		}
 	int64_t *seeds = ends + 2 * npairs;

@@ -278,6 +278,52 @@ Test(link_sampler, pairs_and_negatives)
 	burrow_dataset_close(f.ds);
 }
 
+/* --neg-mode both: a negative's two endpoints both uniform (the positives as in dst mode); an
+ * unknown mode is refused. */
+Test(link_sampler, negatives_of_both_endpoints)
+{
+	link_fixture f;
+	fixture_open(&f, 300);
+	burrow_edge_sampler_opts o;
+	burrow_edge_sampler_defaults(&o);
+	cr_assert_eq(o.neg_mode, BURROW_NEG_DST);
+	o.num_layers = 2;
+	o.batch_size = 50;
+	o.neg = 2;
+	burrow_edge_sampler *s, *d;
+	cr_assert_eq(burrow_edge_sampler_open(&d, f.g, f.tr.pos, f.tr.num_pos, &o), 0);
+	o.neg_mode = BURROW_NEG_BOTH;
+	cr_assert_eq(burrow_edge_sampler_open(&s, f.g, f.tr.pos, f.tr.num_pos, &o), 0);
+	int64_t src_differ = 0, negs = 0;
+	for (int64_t k = 0; k < burrow_edge_sampler_num_batches(s); k++) {
+		burrow_edge_batch *eb, *ed;
+		cr_assert_eq(burrow_edge_sampler_batch(s, 0, k, &eb), 0);
+		cr_assert_eq(burrow_edge_sampler_batch(d, 0, k, &ed), 0);
+		const int64_t *sd = eb->nodes->seeds, *dd = ed->nodes->seeds;
+		cr_assert_eq(eb->num_pairs, 3 * eb->num_pos);
+		for (int64_t i = 0; i < eb->num_pos; i++) {
+			cr_assert_eq(sd[eb->src[i]], dd[ed->src[i]]);
+			cr_assert_eq(sd[eb->dst[i]], dd[ed->dst[i]]);
+			for (int n = 0; n < 2; n++) {
+				const int64_t q = eb->num_pos + i * 2 + n;
+				src_differ += sd[eb->src[q]] != sd[eb->src[i]];
+				cr_assert_eq(dd[ed->src[q]], dd[ed->src[i]], "dst mode keeps the source");
+				negs++;
+			}
+		}
+		burrow_edge_sampler_release(s, eb);
+		burrow_edge_sampler_release(d, ed);
+	}
+	cr_assert_gt(src_differ, negs * 9 / 10, "%lld of %lld negatives kept the source", (long long)(negs - src_differ),
+		     (long long)negs);
+	burrow_edge_sampler_close(s);
+	burrow_edge_sampler_close(d);
+	o.neg_mode = 7;
+	cr_assert_eq(burrow_edge_sampler_open(&s, f.g, f.tr.pos, f.tr.num_pos, &o), BURROW_E_INVAL);
+	cr_assert(strstr(burrow_last_error(), "negative mode"), "%s", burrow_last_error());
+	burrow_dataset_close(f.ds);
+}
+
 static bool same_batch(const burrow_batch *a, const burrow_batch *b)
 {
 	if (a->num_input != b->num_input || a->num_seeds != b->num_seeds || a->num_layers != b->num_layers ||
@@ -507,6 +553,29 @@ Test(link_train, same_bits_across_prefetch_and_threads)
 	o.threads = 2;
 	run_link(ds, &o, loss, &ev);
 	cr_assert_eq(memcmp(ref, loss, sizeof ref), 0, "threads 1 and 2 differ: %.17g %.17g", ref[2], loss[2]);
+	burrow_dataset_close(ds);
+	free(dir);
+}
+
+/* --neg-mode reaches the trainer's sampler: both endpoints uniform trains other batches (other
+ * losses) than the destination corrupted, and learns too. */
+Test(link_train, neg_mode_both_trains)
+{
+	char *dir = planted_link(600, "pairs", 1, "auc");
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, dir), 0, "%s", burrow_last_error());
+	double dst[3], both[3];
+	burrow_eval_stats ev;
+	burrow_train_opts o;
+	link_opts(&o);
+	run_link(ds, &o, dst, &ev);
+	o.neg_mode = BURROW_NEG_BOTH;
+	run_link(ds, &o, both, &ev);
+	cr_assert_neq(memcmp(dst, both, sizeof dst), 0, "--neg-mode both trained the same batches as dst");
+	cr_assert_gt(ev.test_auc, 0.75, "test AUC %g", ev.test_auc);
+	o.neg_mode = 5;
+	burrow_trainer *t;
+	cr_assert_eq(burrow_trainer_open(&t, ds, &o), BURROW_E_INVAL);
 	burrow_dataset_close(ds);
 	free(dir);
 }

@@ -535,6 +535,7 @@ static const struct {
 	/* a dataset's named split (the csbm dataset has none: only its refusal under mpirun here;
 	   tests/test_import_own.c trains with it) */
 	{"split-name", "s3", T_ANY},
+	{"neg-mode", "both", T_MB},
 };
 
 static int sample_index(const char *name)

@@ -446,9 +446,24 @@ static void check_model_cfg(const bw_model_cfg *cfgp)
 	cr_assert_eq(bw_loss_read(&be, &ld, &ls), 0);
 	const double loss = ls.loss;
 	cr_assert_eq(ls.counted, 3);
-	cr_assert_eq(bw_model_backward(&be, m, &b, &g), 0, "%s", burrow_last_error());
+	bw_tensor gx = {0}; /* the input rows' gradient too: learned embeddings read it */
+	cr_assert_eq(bw_model_backward_input(&be, m, &b, &g, &gx), 0, "%s", burrow_last_error());
+	cr_assert_eq(gx.rows, 14);
+	cr_assert_eq(gx.cols, cfg.in_dim);
 	double *pd = to_double(m->params, m->num_params), *xd = to_double(x.data, 14 * cfg.in_dim);
 	cr_assert(close_to(loss, ref_model_loss(m, pd, &b, xd), KTOL));
+	for (int64_t k = 0; k < 14 * cfg.in_dim; k++) {
+		const double save = xd[k];
+		xd[k] = save + FD_STEP;
+		const double lp = ref_model_loss(m, pd, &b, xd);
+		xd[k] = save - FD_STEP;
+		const double lm = ref_model_loss(m, pd, &b, xd);
+		xd[k] = save;
+		const double num = (lp - lm) / (2 * FD_STEP);
+		cr_assert(close_to(gx.data[k], num, GTOL), "model %d: dx[%lld] %g vs numeric %g", kind, (long long)k,
+			  gx.data[k], num);
+	}
+	bw_tensor_free(&gx);
 	for (int64_t k = 0; k < m->num_params; k++) {
 		const double save = pd[k];
 		pd[k] = save + FD_STEP;

@@ -156,31 +156,66 @@ for t in 1 2; do
 done
 
 # link prediction on Cora (issue 33): the same seeded 85/5/10 edge split (peers.py link-split,
-# seed 0), GraphSAGE mean, 2 layers, hidden 64, fanouts 10,5, batch 256, one uniform negative per
+# seed 0), GraphSAGE mean, 2 layers, hidden 64, fanouts 10,5, batch 256, one negative per
 # positive, dot scorer, Adam lr 0.01, no dropout, LINK_EPOCHS epochs; test ROC-AUC and Hits@50 of
-# the last epoch against the split's fixed negatives, for seeds 0, 1, 2 on each side (accuracy,
-# not time: Burrow leaves each batch's own edges out of its neighborhoods, LinkNeighborLoader by
-# default does not)
+# the last epoch against the split's fixed negatives, for seeds 0, 1, 2 on each side, then mean
+# and (sample) std per side. Three sides: Burrow; PyG as it ships (LinkNeighborLoader: the
+# batch's edges stay in its neighborhoods, negatives are two uniform nodes, one sampled subgraph
+# for every layer, torch.nn.Linear's initialization); PyG like for like (peers.py --like-burrow:
+# the batch's positives and their reverses left out, destination-corrupting negatives, one block
+# per layer, as Burrow does; both sides initialize as PyG's SAGEConv). LINK_NEG_BOTH=1 adds a second like-for-like
+# pair with PyG's negatives on both sides: Burrow --neg-mode both, PyG --exclude --blocks.
+# Accuracy, not time.
 LINK_EPOCHS=${LINK_EPOCHS:-10}
 label="link prediction cora sage, $LINK_EPOCHS epochs: test AUC and Hits@50, seeds 0 1 2"
 if [[ -z ${PEERS_ONLY:-} || $label =~ $PEERS_ONLY ]]; then
-	echo "== $label"
+	echo "== $label (load $(load))"
 	[ -d "$dir/cora-link" ] || "$py" "$repo/tools/peers.py" link-split "$dir/cora" --out "$dir/cora-link" --seed 0 >/dev/null ||
 		exit 1
+	declare -A lk=()
+	bsides=(burrow) psides=(pyg pyg-like)
+	[[ ${LINK_NEG_BOTH:-0} == 1 ]] && bsides+=(burrow-both) psides+=(pyg-like-both)
 	for seed in 0 1 2; do
 		log=$dir/.peers-link.json
-		"$burrow" train "$dir/cora-link" --task link --layers 2 --fanout 10,5 --hidden 64 --batch 256 --neg 1 \
-			--lr 0.01 --dropout 0 --epochs "$LINK_EPOCHS" --eval-every "$LINK_EPOCHS" --seed "$seed" --threads 2 \
-			--quiet --log "$log" >/dev/null 2>&1 &&
-			grep '"epoch"' "$log" | tail -1 | "$py" -c 'import json,sys; e=json.loads(sys.stdin.read()); print("    burrow seed '"$seed"': test auc %.4f hits@50 %.4f" % (e["test_auc"], e["test_acc"]))' ||
-			echo "    burrow seed $seed: -"
-		if [[ " ${libs[*]} " == *" pyg "* ]]; then
-			"$py" "$repo/tools/peers.py" link "$dir/cora-link" --fanout 10,5 --hidden 64 --batch 256 --lr 0.01 \
-				--epochs "$LINK_EPOCHS" --seed "$seed" --threads 2 2>/dev/null |
-				"$py" -c 'import json,sys; e=json.loads(sys.stdin.read()); print("    pyg seed '"$seed"': test auc %.4f hits@50 %.4f" % (e["test_auc"], e["test_hits50"]))' ||
-				echo "    pyg seed $seed: -"
-		fi
+		for side in "${bsides[@]}"; do
+			extra=()
+			[[ $side == burrow-both ]] && extra=(--neg-mode both)
+			if "$burrow" train "$dir/cora-link" --task link --layers 2 --fanout 10,5 --hidden 64 --batch 256 --neg 1 \
+				--lr 0.01 --dropout 0 --epochs "$LINK_EPOCHS" --eval-every "$LINK_EPOCHS" --seed "$seed" --threads 2 \
+				"${extra[@]}" --quiet --log "$log" >/dev/null 2>&1; then
+				v=$(grep '"epoch"' "$log" | tail -1 | "$py" -c 'import json,sys; e=json.loads(sys.stdin.read()); print("%.4f %.4f" % (e["test_auc"], e["test_acc"]))')
+			else
+				v="- -"
+			fi
+			lk[$side]+="$v;"
+			echo "    $side seed $seed: test auc, hits@50 $v (load $(load))"
+		done
+		for side in "${psides[@]}"; do
+			[[ " ${libs[*]} " == *" pyg "* ]] || continue
+			extra=()
+			[[ $side == pyg-like ]] && extra=(--like-burrow)
+			[[ $side == pyg-like-both ]] && extra=(--exclude --blocks)
+			v=$("$py" "$repo/tools/peers.py" link "$dir/cora-link" --fanout 10,5 --hidden 64 --batch 256 --lr 0.01 \
+				--epochs "$LINK_EPOCHS" --seed "$seed" --threads 2 "${extra[@]}" 2>/dev/null |
+				"$py" -c 'import json,sys; e=json.loads(sys.stdin.read()); print("%.4f %.4f" % (e["test_auc"], e["test_hits50"]))') ||
+				v="- -"
+			lk[$side]+="$v;"
+			echo "    $side seed $seed: test auc, hits@50 $v (load $(load))"
+		done
 	done
+	for side in burrow pyg pyg-like burrow-both pyg-like-both; do
+		[[ -n ${lk[$side]:-} ]] || continue
+		"$py" -c '
+import sys, statistics as st
+rows = [r.split() for r in sys.argv[2].split(";") if r and "-" not in r.split()]
+if not rows:
+    print("  %s: -" % sys.argv[1]); sys.exit()
+col = lambda i: [float(r[i]) for r in rows]
+sd = lambda v: st.stdev(v) if len(v) > 1 else 0.0
+print("  %-13s mean +- std over %d seeds: test AUC %.4f +- %.4f, Hits@50 %.4f +- %.4f" %
+      (sys.argv[1], len(rows), st.mean(col(0)), sd(col(0)), st.mean(col(1)), sd(col(1))))' "$side" "${lk[$side]}"
+	done
+	unset lk
 fi
 # ---------------------------------------------------------------- full-graph SAGE quality (issue 35)
 # Cora, the settings of the timed job above (2 layers, hidden 256, dropout 0.5, Adam lr 0.01, weight

@@ -24,7 +24,7 @@ static void print_pipeline(burrow_trainer *t, const burrow_train_opts *o)
 			snprintf(fan + strlen(fan), sizeof fan - strlen(fan), "%s%d", l ? "," : "", o->fanout[l]);
 	}
 	burrow_store *s = burrow_trainer_store(t);
-	if (!s) { /* a typed dataset whose target type learns embeddings */
+	if (!s) { /* learned embeddings: a dataset without features, or a typed one's target type */
 		printf("  batch %lld, fanout %s, prefetch %d; features: learned embeddings; sampler %s\n",
 		       (long long)o->batch_size, fan, o->prefetch, burrow_trainer_sampler_device(t));
 		return;

@@ -380,6 +380,63 @@ def numpy_neighbor_sampler(data, num_neighbors):
     return NumpyNeighborSampler(data, num_neighbors=num_neighbors)
 
 
+def link_batches(ip, ix, pos, a, fan, torch):
+    """Burrow's edge batches (sampler/edge.c) in numpy, each behaviour a switch of link's: the
+    training positives shuffled, batch k taking a.batch of them; per positive (u, v) one negative,
+    (u, w) with w uniform (neg_mode dst, Burrow's) or a pair of two uniform nodes (both,
+    LinkNeighborLoader's binary sampling); the pairs' distinct endpoints the seeds of ONE
+    neighborhood; with a.exclude the batch's positives and their reverses left out of every
+    row's draw (the row draws among its other entries); with a.blocks one bipartite block per
+    layer, every node of the layer above drawing afresh (Burrow's and DGL's blocks, PyG's legacy
+    NeighborSampler `adjs`), else PyG's one subgraph (each hop draws for the new nodes only, all
+    layers pass messages over it). Yields (n_id, adjs or [(edge_index, None)], pair index [2, P],
+    label); draws from numpy's generator seeded by torch's, as PyG's sampler does here."""
+    n = len(ip) - 1
+    gen = np.random.default_rng(int(torch.randint(0, 2 ** 62, (1,))))
+    perm = torch.randperm(len(pos)).numpy()
+    for first in range(0, len(pos), a.batch):
+        p = pos[perm[first:first + a.batch]]
+        m = len(p)
+        if a.neg_mode == "dst":
+            q = np.stack([p[:, 0], gen.integers(0, n, m)], 1)
+        else:
+            q = gen.integers(0, n, (m, 2))
+        pairs = np.concatenate([p, q])
+        seeds, inv = np.unique(pairs.reshape(-1), return_inverse=True)
+        ex = {}  # node -> the neighbors its row leaves out
+        if a.exclude:
+            for u, v in p:
+                ex.setdefault(int(u), set()).add(int(v))
+                ex.setdefault(int(v), set()).add(int(u))
+        nodes = [int(v) for v in seeds]
+        local = {v: i for i, v in enumerate(nodes)}
+        adjs, rows, cols, lo = [], [], [], 0
+        for k in (fan[::-1]):  # the output layer's fanout first
+            hi = len(nodes)
+            if a.blocks:
+                lo, rows, cols = 0, [], []
+            for i in range(lo, hi):
+                v = nodes[i]
+                row = ix[ip[v]:ip[v + 1]]
+                if v in ex:
+                    row = row[~np.isin(row, list(ex[v]))]
+                pick = row if k < 0 or len(row) <= k else row[gen.choice(len(row), k, replace=False)]
+                for u in pick:
+                    u = int(u)
+                    if u not in local:
+                        local[u] = len(nodes)
+                        nodes.append(u)
+                    rows.append(local[u])
+                    cols.append(i)
+            if a.blocks:
+                adjs.insert(0, (torch.tensor([rows, cols], dtype=torch.int64).view(2, -1), hi))
+            lo = hi
+        if not a.blocks:
+            adjs = [(torch.tensor([rows, cols], dtype=torch.int64).view(2, -1), None)]
+        label = torch.cat([torch.ones(m), torch.zeros(m)])
+        yield torch.tensor(nodes), adjs, torch.from_numpy(inv.reshape(-1, 2).T.copy()), label
+
+
 def link(a):
     import torch
     torch.set_num_threads(a.threads)
@@ -415,36 +472,54 @@ def link(a):
         def __init__(self, i, h):
             super().__init__()
             self.convs = torch.nn.ModuleList([SAGEConv(i if l == 0 else h, h) for l in range(L)])
+            if a.init == "glorot":  # Burrow's: Glorot-uniform W and W_neigh, zero bias
+                for c in self.convs:
+                    torch.nn.init.xavier_uniform_(c.lin_l.weight)
+                    torch.nn.init.xavier_uniform_(c.lin_r.weight)
+                    torch.nn.init.zeros_(c.lin_l.bias)
 
-        def forward(self, xx, ei):
+        def forward(self, xx, adjs):  # adjs: one edge_index for every layer, or one block per layer
             for l, c in enumerate(self.convs):
-                xx = c(xx, ei)
+                ei, nd = adjs[l] if len(adjs) > 1 else adjs[0]
+                xx = c(xx, ei) if nd is None else c((xx, xx[:nd]), ei)
                 if l < L - 1:
                     xx = torch.nn.functional.dropout(torch.relu(xx), a.dropout, self.training)
             return xx
 
     model = Enc(xt.shape[1], a.hidden)
     opt = torch.optim.Adam(model.parameters(), lr=a.lr)
+    own = a.exclude or a.blocks or a.neg_mode == "dst"
+    pos = es["train"].astype(np.int64)
+
+    def batches():
+        if not own:  # LinkNeighborLoader as PyG ships it
+            for b in loader:
+                yield b.x, [(b.edge_index, None)], b.edge_label_index, b.edge_label
+            return
+        for nid, adjs, eli, lab in link_batches(ip, ix, pos, a, fan, torch):
+            yield xt[nid], adjs, eli, lab
+
     t0 = time.perf_counter()
     for _ in range(a.epochs):
         model.train()
-        for b in loader:
+        for bx, badj, beli, blab in batches():
             opt.zero_grad()
-            h = model(b.x, b.edge_index)
-            s = (h[b.edge_label_index[0]] * h[b.edge_label_index[1]]).sum(-1)
-            loss = torch.nn.functional.binary_cross_entropy_with_logits(s, b.edge_label)
+            h = model(bx, badj)
+            s = (h[beli[0]] * h[beli[1]]).sum(-1)
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(s, blab)
             loss.backward()
             opt.step()
     secs = time.perf_counter() - t0
     model.eval()
     with torch.no_grad():
-        h = model(xt, data.edge_index)
+        h = model(xt, [(data.edge_index, None)])
         score = lambda e: (h[e[:, 0]] * h[e[:, 1]]).sum(-1).numpy()  # noqa: E731
         out = {}
         for s in ("valid", "test"):
             p, q = score(torch.from_numpy(es[s])), score(torch.from_numpy(neg[s]))
             out[s + "_auc"], out[s + "_hits50"] = auc(p, q), hits_at(p, q, 50)
-    print(json.dumps({"job": "link", "lib": "pyg", "seed": a.seed, "epochs": a.epochs, "seconds": secs, **out}))
+    print(json.dumps({"job": "link", "lib": "pyg", "seed": a.seed, "epochs": a.epochs, "seconds": secs,
+                      "exclude": a.exclude, "neg_mode": a.neg_mode, "blocks": a.blocks, "init": a.init, **out}))
 
 
 def main():
@@ -464,9 +539,19 @@ def main():
     p.add_argument("--lr", type=float, default=0.01)
     p.add_argument("--dropout", type=float, default=0.0)
     p.add_argument("--curve", action="store_true", help="full: print the per-epoch valid and test accuracy too")
+    p.add_argument("--neg-mode", choices=["both", "dst"], default="both",
+                   help="link: a negative is two uniform nodes (both, LinkNeighborLoader's) or (u, w), w uniform (dst)")
+    p.add_argument("--exclude", action="store_true",
+                   help="link: leave each batch's positives and their reverses out of its neighborhoods")
+    p.add_argument("--blocks", action="store_true",
+                   help="link: one block per layer, every node drawing afresh (else PyG's one subgraph)")
     p.add_argument("--init", choices=["pyg", "glorot"], default="pyg",
-                   help="full, pyg sage: PyG's own initialization, or Glorot weights and a zero bias")
+                   help="full (pyg sage) and link: PyG's SAGEConv initialization, or Glorot-uniform weights and zero bias")
+    p.add_argument("--like-burrow", action="store_true",
+                   help="link: --neg-mode dst --exclude --blocks, Burrow's method (its SAGE initializes as PyG's since issue 35)")
     a = p.parse_args()
+    if a.like_burrow:
+        a.neg_mode, a.exclude, a.blocks = "dst", True, True
     {"full": full, "sample": sample, "link-split": link_split, "link": link, "multilabel": multilabel}[a.job](a)
 
 

@@ -130,6 +130,19 @@ static const char *show_scorer(const train_args *a, char *b, size_t n)
 	return b;
 }
 
+static bool set_neg_mode(train_args *a, const char *v)
+{
+	const int k = !strcmp(v, "dst") ? BURROW_NEG_DST : !strcmp(v, "both") ? BURROW_NEG_BOTH : -1;
+	a->d.train.neg_mode = k >= 0 ? k : a->d.train.neg_mode;
+	return k >= 0;
+}
+
+static const char *show_neg_mode(const train_args *a, char *b, size_t n)
+{
+	snprintf(b, n, "%s", a->d.train.neg_mode == BURROW_NEG_BOTH ? "both" : "dst");
+	return b;
+}
+
 static bool set_optim(train_args *a, const char *v)
 {
 	int k = !strcmp(v, "adam") ? BURROW_OPTIM_ADAM : !strcmp(v, "adamw") ? BURROW_OPTIM_ADAMW
@@ -380,7 +393,9 @@ static const topt opts[] = {
 	 "Adam on the rows a batch touches; else such a type is refused: see prep --fill mean)",
 	 NULL},
 	{"embed-dim", "D", TRAIN_ONE | W_NODEF, SECTION_MODEL, K_I64, OFF(d.train.embed_dim), 1, 1 << 20, NULL, NULL,
-	 "typed datasets: the learned embeddings' width (the target type's feature width)", NULL},
+	 "the learned embeddings' width: a dataset without features (ogbl-ddi) learns one per\n"
+	 "node, its first layer's input (default --hidden); a typed dataset's featureless types\n"
+	 "under --embed-types (default the target type's feature width)", NULL},
 	{"max-batches", "N", W_BOTH | W_MB | W_NODEF, SECTION_MB, K_I64, OFF(d.train.max_batches), 0,
 	 (double)INT64_MAX, NULL, NULL, "end an epoch after N batches (0, the default: all)", NULL},
 	{"prefetch", "P", W_BOTH | W_MB, SECTION_MB, K_INT, OFF(d.train.prefetch), 0, 64, NULL, NULL,
@@ -483,6 +498,10 @@ static const topt opts[] = {
 	 "auto: mpi with --device cpu, with --device cuda (--full-graph; each rank on\n"
 	 "cuda:<local rank mod GPUs>) nccl where it starts, else staged",
 	 show_comm},
+	{"neg-mode", "M", TRAIN_ONE | W_MB, SECTION_MB, K_CUSTOM, 0, 0, 0, set_neg_mode, "dst or both",
+	 "link: a negative of the edge (u, v) is (u, w), w a uniform node (dst), or a pair of\n"
+	 "uniform nodes (both: PyG LinkNeighborLoader's binary negatives)",
+	 show_neg_mode},
 	{"split-name", "NAME", TRAIN_ONE, SECTION_DATA, K_STR, OFF(split_name), 0, 0, NULL, NULL,
 	 "train and evaluate on the named split split/NAME/ of the dataset\n"
 	 "(import --split-name, --add-split; default: split/)", NULL},

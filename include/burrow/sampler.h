@@ -218,6 +218,12 @@ typedef struct burrow_edge_batch {
 	int64_t epoch, index;
 } burrow_edge_batch;
 
+/* burrow_edge_sampler_opts.neg_mode: how a negative of the positive (u, v) is drawn. */
+enum burrow_neg_mode {
+	BURROW_NEG_DST = 0,  /* (u, w), w uniform over the nodes: the destination corrupted */
+	BURROW_NEG_BOTH = 1, /* (w1, w2), both uniform (PyG LinkNeighborLoader's binary negatives) */
+};
+
 typedef struct burrow_edge_sampler_opts {
 	size_t size;             /* sizeof(burrow_edge_sampler_opts), set by the defaults; first */
 	int num_layers;          /* default 3 */
@@ -228,6 +234,7 @@ typedef struct burrow_edge_sampler_opts {
 	bool exclude;            /* leave the batch's positives out of its blocks (default true) */
 	bool exclude_reverse;    /* and their reverses (a symmetric graph; default true) */
 	int threads;             /* OpenMP threads per batch; 0 = the runtime default (default 1) */
+	int neg_mode;            /* enum burrow_neg_mode (default DST) */
 } burrow_edge_sampler_opts;
 BURROW_API void burrow_edge_sampler_defaults(burrow_edge_sampler_opts *o);
 

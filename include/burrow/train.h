@@ -172,7 +172,10 @@ typedef struct burrow_train_opts {
 				   with sparse row updates (Adam's, on the rows a batch touched) and
 				   kept in checkpoints (default false: such a type is refused at open;
 				   the alternative is `burrow prep --fill mean`) */
-	int64_t embed_dim;      /* their width (default 0: the target type's feature width) */
+	int64_t embed_dim;      /* their width (default 0: the target type's feature width); also the
+				   width of a homogeneous dataset's learned input embeddings, which a
+				   dataset without features (feat_dim 0) always trains (default 0:
+				   hidden) */
 	const char *rel_fanout; /* per-relation fanouts overriding `fanout`: "REL=f0,f1,...[;REL=...]",
 				   REL a relation's name or its "src___name___dst" triple, one fanout
 				   per layer, input layer first (borrowed; default NULL) */
@@ -204,6 +207,9 @@ typedef struct burrow_train_opts {
 	int sampler;            /* enum burrow_sampler_kind: how training batches sample neighbors (default
 				   NEIGHBOR; LABOR: homogeneous node tasks, mini-batch, one process, CPU
 				   sampling; evaluation samples as before) */
+	/* link prediction */
+	int neg_mode;           /* enum burrow_neg_mode: a negative corrupts the positive's destination
+				   (DST, default) or draws both endpoints uniformly (BOTH) */
 } burrow_train_opts;
 
 /* Fill o with the defaults above. */

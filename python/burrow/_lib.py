@@ -97,7 +97,7 @@ class EdgeBatch(Structure):
 class EdgeSamplerOpts(Structure):
     _fields_ = [("size", c_size_t), ("num_layers", c_int), ("fanouts", c_int * MAX_LAYERS), ("batch_size", c_int64),
                 ("neg", c_int), ("seed", c_uint64), ("exclude", c_bool), ("exclude_reverse", c_bool),
-                ("threads", c_int)]
+                ("threads", c_int), ("neg_mode", c_int)]
 
 
 class EdgeSplit(Structure):
@@ -176,7 +176,9 @@ class TrainOpts(Structure):
                 # edge features
                 ("edge_weight", c_bool), ("edge_weight_col", c_int),
                 # sampling
-                ("sampler", c_int)]
+                ("sampler", c_int),
+                # link prediction (appended)
+                ("neg_mode", c_int)]
 
 
 class EpochStats(Structure):

@@ -443,12 +443,18 @@ int bw_model_forward_keyed(const bw_backend *be, bw_model *m, const bw_batch *b,
 
 int bw_model_backward(const bw_backend *be, bw_model *m, const bw_batch *b, const bw_tensor *glogits)
 {
+	return bw_model_backward_input(be, m, b, glogits, NULL);
+}
+
+int bw_model_backward_input(const bw_backend *be, bw_model *m, const bw_batch *b, const bw_tensor *glogits,
+			    bw_tensor *gx0)
+{
 	int st = check_batch(m, b);
 	if (st)
 		return st;
 	bw_tensor *gh = (bw_tensor *)glogits; /* read only: the last layer has no activation to undo */
 	for (int l = m->cfg.layers - 1; l >= 0; l--) {
-		bw_tensor *gx = l > 0 ? &m->g[l % 2] : NULL;
+		bw_tensor *gx = l > 0 ? &m->g[l % 2] : gx0;
 		if ((st = bw_model_layer_backward(be, m, l, b->blocks[l], l == 0 ? &b->x : bw_model_output(m, l - 1), gh, gx)))
 			return st;
 		gh = gx;

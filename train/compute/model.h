@@ -198,6 +198,10 @@ int bw_model_layer_backward_overlap(const bw_backend *be, bw_model *m, int l, co
 				    bw_tensor *gh, bw_tensor *gx, const bw_overlap *ov);
 /* Backward from dL/dlogits: fills m->grads. Call after bw_model_forward on the same batch. */
 int bw_model_backward(const bw_backend *be, bw_model *m, const bw_batch *b, const bw_tensor *glogits);
+/* The same, and the input rows' gradient dL/dx [num_input, in_dim] into gx0 (reshaped; NULL:
+ * none), for learned input embeddings. */
+int bw_model_backward_input(const bw_backend *be, bw_model *m, const bw_batch *b, const bw_tensor *glogits,
+			    bw_tensor *gx0);
 /* Zero every gradient (a rank without work joins the all-reduce with zeros). */
 int bw_model_zero_grads(bw_model *m);
 /* Layer l alone in inference (no dropout), with the ReLU of hidden layers: z from x. */

@@ -190,6 +190,8 @@ static char *make_header(const bw_ck_state *t, const ck_shape *m)
 	}
 	if (!t->model)
 		add_typed(h, t->typed);
+	if (t->model && t->embed_dim > 0) /* learned input embeddings: the table follows the payload */
+		cJSON_AddNumberToObject(h, "embed_dim", (double)t->embed_dim);
 	if (t->task == BURROW_TASK_LINK) { /* a node classifier's header stays as it was */
 		cJSON_AddStringToObject(h, "task", burrow_task_name(t->task));
 		cJSON_AddStringToObject(h, "scorer", burrow_scorer_name(t->scorer));
@@ -406,6 +408,7 @@ typedef struct ck_info {
 	double dropout, lr, wd, momentum, best_valid, best_test;
 	uint64_t seed;
 	int task, scorer;      /* absent before link prediction: a node classifier */
+	int64_t embed_dim;     /* learned input embeddings' width; absent: none */
 	bool has_split;        /* absent before: trained on whatever split the run had */
 	double split[3];       /* all 0: the dataset's splits */
 	uint64_t split_seed;
@@ -551,6 +554,10 @@ static int parse_info(const cJSON *h, ck_info *ci, const char *path)
 	if ((x = cJSON_GetObjectItemCaseSensitive(h, "scorer")) &&
 	    (!cJSON_IsString(x) || (ci->scorer = burrow_scorer_parse(x->valuestring)) < 0))
 		return bw_err(BURROW_E_FORMAT, "%s: unknown scorer in the checkpoint header", path);
+	ci->embed_dim = 0;
+	if ((x = cJSON_GetObjectItemCaseSensitive(h, "embed_dim")) &&
+	    (!cJSON_IsNumber(x) || (ci->embed_dim = (int64_t)x->valuedouble) < 1))
+		return bw_err(BURROW_E_FORMAT, "%s: checkpoint header's 'embed_dim' is not a width", path);
 	ci->num_state = 0;
 	if ((x = cJSON_GetObjectItemCaseSensitive(h, "num_state")) && (!cJSON_IsNumber(x) || (ci->num_state = (int64_t)x->valuedouble) < 0))
 		return bw_err(BURROW_E_FORMAT, "%s: checkpoint header's 'num_state' is not a count", path);
@@ -688,6 +695,8 @@ static void ck_opts(const ck_info *ci, burrow_train_opts *o)
 	o->normalize_features = ci->normalize_features;
 	o->task = ci->task;
 	o->scorer = ci->scorer;
+	if (ci->embed_dim > 0)
+		o->embed_dim = ci->embed_dim;
 }
 
 /* What a typed checkpoint adds to its model's options: learned embeddings (their width), and
@@ -912,6 +921,10 @@ static int check_header(const cJSON *h, uint32_t ver, ck_info *ci, const bw_ck_s
 	if ((st = check_kind(h, ver, ci, t, path)) || (st = check_dataset(h, t, path)) ||
 	    (t->task != BURROW_TASK_LINK && (st = check_task(h, t, path))))
 		return st;
+	if (t->model && (ci->embed_dim > 0) != (t->embed_dim > 0)) /* the dataset's features came or went */
+		return bw_err(BURROW_E_INVAL, "%s: the dataset has %s; the model in %s was trained %s",
+			      t->dir ? t->dir : path, t->embed_dim ? "no features (meta.json's feat_dim is 0)" : "features",
+			      path, ci->embed_dim ? "without features (learned embeddings)" : "on features");
 	if (t->model)
 		st = check_shape(ci, t->model, path);
 	else if (!(st = parse_types(h, ci, &y, path)) && !(st = check_node_types(&y, t->typed, path)) &&
@@ -1032,9 +1045,13 @@ static bw_ck_state trainer_state(burrow_trainer *t, bw_ck_typed *y)
 			 .epoch = &t->epoch, .best = &t->best, .dataset = t->info->name, .habits = &t->habits,
 			 .normalize_features = t->o.normalize_features,
 			 .num_nodes = t->info->num_nodes, .split = t->o.split, .split_seed = t->split_seed,
-			 .task = t->task, .tasks = t->tasks, .scorer = t->o.scorer};
+			 .task = t->task, .tasks = t->tasks, .scorer = t->o.scorer, .dir = bw_dataset_dir(t->ds)};
 	if (t->link)
 		s.num_arrays = bw_ltrain_ck_arrays(t, s.arrays);
+	if (t->emb) {
+		s.num_arrays += bw_emb_ck_arrays(t->emb, s.arrays + s.num_arrays);
+		s.embed_dim = bw_emb_dim(t->emb);
+	}
 	return s;
 }
 
@@ -1052,6 +1069,8 @@ int burrow_trainer_load(burrow_trainer *t, const char *path)
 	int st = bw_checkpoint_load(&s, path);
 	if (!st && t->link)
 		bw_ltrain_loaded(t);
+	if (!st && t->emb)
+		bw_emb_eval_rows(t); /* the load replaced the table */
 	/* a checkpoint of the best epoch (best.ckpt) holds the best weights (a typed trainer keeps
 	 * no copy of them: burrow_trainer_use_best refuses it) */
 	if (!st && !t->typed && t->best.epoch >= 0 && t->best.epoch == t->epoch)

@@ -13,6 +13,7 @@
 #include "../compute/scorer.h"
 
 typedef struct bw_ltrain bw_ltrain;
+typedef struct bw_emb bw_emb;
 
 /* ------------------------------------------------------------ training habits (habits.c) */
 
@@ -113,6 +114,8 @@ struct burrow_trainer {
 					   * options, the dataset, the backend, epoch and best is unused */
 	bw_ltrain *link;                  /* link prediction's side (ltrain.c, owned), or NULL: the model is
 					   * its encoder (output hidden wide), labels and node splits unused */
+	bw_emb *emb;                      /* learned input embeddings of a dataset without features (embed.c,
+					   * owned), or NULL: feat_rows reads its table */
 	/* edge weights (opts.edge_weight): edge_features.npy mapped, and layer-wise inference's
 	 * weights of one chunk */
 	bw_npy_map ew_map;
@@ -311,13 +314,40 @@ typedef struct bw_ck_state {
 	int task, scorer;
 	int64_t tasks;         /* MULTILABEL: T */
 	int num_arrays;
-	bw_ck_array arrays[3];
+	bw_ck_array arrays[6];  /* the link scorer's, then learned embeddings' (table, m, v) */
+	int64_t embed_dim;     /* learned input embeddings' width (header "embed_dim"), 0: none */
+	const char *dir;       /* the dataset's directory, for messages that blame it (NULL: none) */
 } bw_ck_state;
 /* A link trainer's scorer in a checkpoint: its weights and their optimizer state as host
  * arrays (a[0 .. 3), none for dot: returns how many); after a load, bw_ltrain_loaded puts the
  * loaded arrays in use. */
 int bw_ltrain_ck_arrays(burrow_trainer *t, bw_ck_array *a);
 void bw_ltrain_loaded(burrow_trainer *t);
+
+/* Learned input embeddings (embed.c) of a homogeneous dataset without features: the table
+ * [N, D] (D = opts.embed_dim, else opts.hidden) Glorot-uniform from the seed, refused in one
+ * line under --full-graph, on a device, or when it and its Adam moments exceed
+ * opts.mem_bytes; open points t->feat_rows (evaluation, embed) at it. */
+int bw_emb_open(burrow_trainer *t);
+void bw_emb_close(bw_emb *e);
+int64_t bw_emb_dim(const bw_emb *e);                /* D, 0 for NULL */
+/* The model's input width: the features', or the learned embeddings'. */
+static inline int64_t bw_trainer_in_dim(const burrow_trainer *t)
+{
+	return t->emb ? bw_emb_dim(t->emb) : t->info->feat_dim;
+}
+void bw_emb_train_rows(const bw_emb *e, bw_rows *r); /* the loader's source in training: gathers nothing */
+void bw_emb_eval_rows(burrow_trainer *t);           /* t->feat_rows over the table (again, after a load) */
+/* b->x = the table's rows of sb's input nodes (CPU memory of e's, valid until the next put). */
+int bw_emb_put(bw_emb *e, const burrow_batch *sb, bw_batch *b);
+bw_tensor *bw_emb_grad(bw_emb *e);                  /* where the backward pass puts dL/dx of the put rows */
+/* Adam (torch.optim.SparseAdam's rule) on the rows of sb's input nodes with that gradient,
+ * learning rate lr, the dense optimizer's step count step (>= 1). */
+void bw_emb_step(bw_emb *e, const burrow_batch *sb, double lr, int64_t step);
+void bw_emb_adam_rows(float *table, float *m, float *v, int64_t d, const int64_t *ids, int64_t n, const float *g,
+		      double lr, int64_t step);
+int bw_emb_ck_arrays(bw_emb *e, bw_ck_array *a);    /* the table, m, v as checkpoint arrays: 3 */
+int bw_emb_keep_best(bw_emb *e, bool use);          /* copy the table aside (use: back) */
 
 /* Write s to path atomically; load restores it (the model's shape and the optimizer must
  * match; nothing changes unless the whole file is read and verified). */

@@ -313,25 +313,10 @@ static int put_embeddings(bw_htrain *ht, bw_hbatch *hb, const burrow_typed_batch
  * dense optimizer's step count and hyper-parameters (torch.optim.SparseAdam's rule). */
 static void embeddings_step(bw_htrain *ht, const burrow_typed_batch *tb, const burrow_train_opts *o)
 {
-	const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
-	const double step = (double)ht->optim->step;
-	const double c1 = 1 - pow(b1, step), c2 = 1 - pow(b2, step);
-	const double lr = o->lr * sqrt(c2) / c1;
-	for (int t = 0; t < tb->num_types; t++) {
-		if (!ht->emb[t])
-			continue;
-		const int64_t n = tb->num_nodes[0][t], d = ht->in_dim[t];
-		for (int64_t i = 0; i < n; i++) {
-			const int64_t row = tb->input_ids[t][i] * d;
-			const float *g = ht->gx[t].data + i * d;
-			float *w = ht->emb[t] + row, *m = ht->emb_m[t] + row, *v = ht->emb_v[t] + row;
-			for (int64_t j = 0; j < d; j++) {
-				m[j] = (float)(b1 * m[j] + (1 - b1) * g[j]);
-				v[j] = (float)(b2 * v[j] + (1 - b2) * (double)g[j] * g[j]);
-				w[j] -= (float)(lr * m[j] / (sqrt(v[j]) + eps));
-			}
-		}
-	}
+	for (int t = 0; t < tb->num_types; t++)
+		if (ht->emb[t])
+			bw_emb_adam_rows(ht->emb[t], ht->emb_m[t], ht->emb_v[t], ht->in_dim[t], tb->input_ids[t],
+					 tb->num_nodes[0][t], ht->gx[t].data, o->lr, ht->optim->step);
 }
 
 /* An MLP's batch: the target's rows (its seeds alone: the sampler draws no neighbor), through

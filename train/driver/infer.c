@@ -395,7 +395,7 @@ static int eval_open(burrow_trainer *t, burrow_sampler **s, bw_loader **ld)
 		.depth = 1,
 		.thread = false,
 		.num_layers = t->o.layers,
-		.dim = t->info->feat_dim,
+		.dim = bw_trainer_in_dim(t),
 		.norm = t->gcn_norm,
 		.blocks = t->o.model != BURROW_MODEL_MLP,
 		.transpose = false,

@@ -75,9 +75,10 @@ int bw_ltrain_open(burrow_trainer *t)
 		return bw_err(BURROW_E_UNSUPPORTED, "%s: link prediction trains in mini-batches and evaluates layer-wise "
 						    "(no --full-graph, no --eval-fanout) in this version",
 			      dir);
-	if (o->neg < 0 || o->neg > 1024 || burrow_scorer_parse(burrow_scorer_name(o->scorer)) < 0)
-		return bw_err(BURROW_E_INVAL, "train: --neg %d, scorer %d: want 0 .. 1024 negatives and dot or mlp", o->neg,
-			      o->scorer);
+	if (o->neg < 0 || o->neg > 1024 || burrow_scorer_parse(burrow_scorer_name(o->scorer)) < 0 ||
+	    (o->neg_mode != BURROW_NEG_DST && o->neg_mode != BURROW_NEG_BOTH))
+		return bw_err(BURROW_E_INVAL, "train: --neg %d, scorer %d, negative mode %d: want 0 .. 1024 negatives, "
+					      "dot or mlp, dst or both", o->neg, o->scorer, o->neg_mode);
 	bw_ltrain *lt = bw_calloc(1, sizeof *lt);
 	if (!lt)
 		return BURROW_E_NOMEM;
@@ -104,7 +105,7 @@ static int epoch_open(burrow_trainer *t, bw_ltrain *lt)
 			.depth = t->o.prefetch,
 			.thread = true,
 			.num_layers = t->o.layers,
-			.dim = t->info->feat_dim,
+			.dim = bw_trainer_in_dim(t),
 			.norm = t->gcn_norm,
 			.blocks = t->o.model != BURROW_MODEL_MLP,
 			.transpose = true,
@@ -124,6 +125,7 @@ static int epoch_open(burrow_trainer *t, bw_ltrain *lt)
 		so.fanouts[l] = burrow_train_fanout(&t->o, l);
 	so.batch_size = t->o.batch_size;
 	so.neg = t->o.neg;
+	so.neg_mode = t->o.neg_mode;
 	so.seed = t->o.seed;
 	so.exclude_reverse = t->info->symmetric || !lt->sp[0].directed;
 	const burrow_edge_split *tr = &lt->sp[BURROW_SPLIT_TRAIN];
@@ -159,11 +161,13 @@ static int link_step(burrow_trainer *t, bw_ltrain *lt, const bw_loaded *lb, doub
 			      (unsigned long long)lb->b.index + 1);
 	if ((st = bw_tensor_reshape(&t->glogits, dev, rows, d)) ||
 	    (st = bw_device_upload(dev, t->glogits.data, lt->gh, bytes)) ||
-	    (st = bw_model_backward(&t->be, t->model, &lb->b, &t->glogits)))
+	    (st = bw_model_backward_input(&t->be, t->model, &lb->b, &t->glogits, t->emb ? bw_emb_grad(t->emb) : NULL)))
 		return st;
 	t->wversion++;
 	if ((st = bw_optim_step(&t->be, t->optim, t->model->params, t->model->grads)))
 		return st;
+	if (t->emb)
+		bw_emb_step(t->emb, lb->sb, t->optim->lr, t->optim->step);
 	return lt->scorer->num_params ? bw_optim_step(&lt->cpu, &lt->so, lt->scorer->params, lt->scorer->grads) : 0;
 }
 
@@ -180,7 +184,10 @@ static int epoch_steps(burrow_trainer *t, bw_ltrain *lt, int64_t num, burrow_epo
 		lb.b.index = (uint64_t)k;
 		const double a = bw_now_s();
 		double loss;
-		st = bw_trainer_sparse_x(t, &lb.b.x, lb.sb ? lb.sb->input_ids : NULL);
+		if (t->emb) /* learned embeddings: their rows now, after the last step's update */
+			st = bw_emb_put(t->emb, lb.sb, &lb.b);
+		if (!st)
+			st = bw_trainer_sparse_x(t, &lb.b.x, lb.sb ? lb.sb->input_ids : NULL);
 		if (!st)
 			st = link_step(t, lt, &lb, &loss);
 		if (!st)
@@ -206,17 +213,22 @@ int bw_ltrain_epoch(burrow_trainer *t, burrow_epoch_stats *es)
 	if (t->o.max_batches > 0 && t->o.max_batches < num)
 		num = t->o.max_batches;
 	burrow_store_stats s0 = {.size = sizeof s0}, s1 = {.size = sizeof s1};
-	burrow_store_get_stats(t->store, &s0);
+	if (t->store)
+		burrow_store_get_stats(t->store, &s0);
 	bw_producer p;
 	bw_edge_epoch ee;
 	bw_producer_edge_epoch(&p, &ee, lt->sampler, t->epoch);
 	double loss_sum = 0;
-	if (!(st = bw_loader_start(t->loader, &p, &t->feat_rows, num)))
+	bw_rows none;
+	if (t->emb)
+		bw_emb_train_rows(t->emb, &none);
+	if (!(st = bw_loader_start(t->loader, &p, t->emb ? &none : &t->feat_rows, num)))
 		st = epoch_steps(t, lt, num, es, &loss_sum);
 	bw_loader_stop(t->loader);
 	if (st)
 		return st;
-	burrow_store_get_stats(t->store, &s1);
+	if (t->store)
+		burrow_store_get_stats(t->store, &s1);
 	const uint64_t rows = s1.rows - s0.rows, hits = s1.cache_hits - s0.cache_hits;
 	es->batches = num;
 	es->loss = num ? loss_sum / (double)num : 0.0;

@@ -16,6 +16,8 @@ int bw_trainer_keep_best(burrow_trainer *t)
 	int st = bw_device_download(t->be.dev, t->best_params, t->model->params, bytes);
 	if (!st && t->link)
 		st = bw_ltrain_keep_best(t, false);
+	if (!st && t->emb)
+		st = bw_emb_keep_best(t->emb, false);
 	t->best_params_epoch = st ? -1 : t->epoch;
 	return st;
 }
@@ -35,6 +37,8 @@ int burrow_trainer_use_best(burrow_trainer *t)
 	bw_model_memo_drop(t->model);
 	if (t->link)
 		(void)bw_ltrain_keep_best(t, true);
+	if (t->emb)
+		(void)bw_emb_keep_best(t->emb, true);
 	return bw_device_upload(t->be.dev, t->model->params, t->best_params,
 				(size_t)t->model->num_params * sizeof(float));
 }

@@ -324,8 +324,10 @@ static int open_features(burrow_trainer *t)
 	const char *path = burrow_dataset_features_path(t->ds);
 	const int64_t n = t->info->num_nodes, d = t->info->feat_dim;
 	int st;
-	if (d < 1 || !path)
-		return bw_err(BURROW_E_INVAL, "%s: the dataset has no features (meta.json's feat_dim is 0)", bw_dataset_dir(t->ds));
+	if (d < 1) /* no features: learned embeddings (embed.c) */
+		return bw_emb_open(t);
+	if (!path)
+		return bw_err(BURROW_E_INVAL, "%s: the dataset has no features file", bw_dataset_dir(t->ds));
 	burrow_store_opts so;
 	burrow_store_defaults(&so);
 	so.engine = t->o.store_engine;
@@ -513,7 +515,7 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 	const bw_model_cfg cfg = {
 		.kind = o->model,
 		.layers = o->layers,
-		.in_dim = t->info->feat_dim,
+		.in_dim = bw_trainer_in_dim(t),
 		.hidden = o->hidden,
 		.classes = link ? o->hidden : t->tasks ? t->tasks : t->info->num_classes, /* link: the encoder's embeddings; multi-label: one logit per task */
 		.dropout = (float)o->dropout,
@@ -548,6 +550,7 @@ void burrow_trainer_close(burrow_trainer *t)
 		return;
 	bw_htrain_close(t->typed);
 	bw_ltrain_close(t->link);
+	bw_emb_close(t->emb);
 	bw_loader_close(t->loader);
 	burrow_sampler_close(t->sampler);
 	burrow_store_close(t->store);
@@ -639,7 +642,7 @@ static int step(burrow_trainer *t, const bw_batch *b, uint64_t take, const int64
 					      "(try a lower --lr, or check the features for NaN or Inf)",
 			      isnan(*loss) ? "NaN" : "infinite", (unsigned long long)b->epoch + 1,
 			      (unsigned long long)b->index + 1);
-	if ((st = bw_model_backward(&t->be, t->model, b, &t->glogits)))
+	if ((st = bw_model_backward_input(&t->be, t->model, b, &t->glogits, t->emb ? bw_emb_grad(t->emb) : NULL)))
 		return st;
 	t->wversion++;
 	return bw_optim_step(&t->be, t->optim, t->model->params, t->model->grads);
@@ -701,7 +704,7 @@ static int minibatch_open(burrow_trainer *t)
 			.depth = t->o.prefetch,
 			.thread = true,
 			.num_layers = t->o.layers,
-			.dim = t->info->feat_dim,
+			.dim = bw_trainer_in_dim(t),
 			.labels = t->labels,
 			.norm = t->gcn_norm,
 			.blocks = t->o.model != BURROW_MODEL_MLP,
@@ -756,9 +759,14 @@ static int minibatch_steps(burrow_trainer *t, int64_t num, burrow_epoch_stats *e
 		const double a = bw_now_s();
 		double loss;
 		int64_t c, r;
-		st = bw_trainer_sparse_x(t, &lb.b.x, lb.sb ? lb.sb->input_ids : NULL);
+		if (t->emb) /* learned embeddings: their rows now, after the last step's update */
+			st = bw_emb_put(t->emb, lb.sb, &lb.b);
+		if (!st)
+			st = bw_trainer_sparse_x(t, &lb.b.x, lb.sb ? lb.sb->input_ids : NULL);
 		if (!st)
 			st = step(t, &lb.b, 0, lb.sb ? lb.sb->seeds : NULL, &loss, &c, &r);
+		if (!st && t->emb)
+			bw_emb_step(t->emb, lb.sb, t->optim->lr, t->optim->step);
 		if (!st)
 			st = bw_loader_done(t->loader);
 		es->compute_s += bw_now_s() - a;
@@ -784,17 +792,22 @@ static int minibatch_epoch(burrow_trainer *t, burrow_epoch_stats *es)
 	if (t->o.max_batches > 0 && t->o.max_batches < num)
 		num = t->o.max_batches;
 	burrow_store_stats s0 = {.size = sizeof s0}, s1 = {.size = sizeof s1};
-	burrow_store_get_stats(t->store, &s0);
+	if (t->store)
+		burrow_store_get_stats(t->store, &s0);
 	bw_producer p;
 	bw_producer_epoch(&p, t->sampler);
 	double loss_sum = 0;
 	int64_t counted = 0, correct = 0;
-	if (!(st = bw_loader_start(t->loader, &p, &t->feat_rows, num)))
+	bw_rows none;
+	if (t->emb)
+		bw_emb_train_rows(t->emb, &none);
+	if (!(st = bw_loader_start(t->loader, &p, t->emb ? &none : &t->feat_rows, num)))
 		st = minibatch_steps(t, num, es, &loss_sum, &counted, &correct);
 	bw_loader_stop(t->loader);
 	if (st)
 		return st;
-	burrow_store_get_stats(t->store, &s1);
+	if (t->store)
+		burrow_store_get_stats(t->store, &s1);
 	const uint64_t rows = s1.rows - s0.rows, hits = s1.cache_hits - s0.cache_hits;
 	es->batches = num;
 	es->loss = num ? loss_sum / (double)num : 0.0;
