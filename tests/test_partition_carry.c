@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 
+#include "../core/internal.h"
 #include "../graph/npy.h"
 #include "util.h"
 #include "link_util.h"
@@ -324,5 +325,41 @@ Test(partition_carry, edge_split_pairs)
 	partition(ds, out, 2);
 	check_edge_split(ds, out, 2);
 	free(ds);
+	free(out);
+}
+
+/* Every allocation of a partition of ds may fail: an error, nothing leaked, no output. */
+static void fail_loop(const char *ds, const char *out)
+{
+	burrow_partition_opts o;
+	burrow_partition_defaults(&o);
+	o.num_parts = 2;
+	o.out_dir = out;
+	const size_t base = tu_mem_now();
+	int failures = 0;
+	for (long n = 0;; n++) {
+		bw_mem_fail_after(n);
+		int st = burrow_partition(ds, &o, NULL);
+		bw_mem_fail_after(-1);
+		cr_assert_eq(tu_mem_now(), base, "allocation %ld failed: %zu bytes not freed", n, tu_mem_now() - base);
+		if (st == 0)
+			break;
+		failures++;
+		cr_assert_lt(st, 0);
+		cr_assert(!tu_exists(out), "allocation %ld failed, yet the output exists", n);
+		cr_assert_lt(n, 100000);
+	}
+	cr_assert_gt(failures, 10);
+	tu_rmrf(out);
+}
+
+/* ... carrying edge features and multi-label labels, and edge splits with weights and years. */
+Test(partition_carry, failing_allocations_leave_nothing_behind)
+{
+	char *ef = make_featured(200, 4), *link = make_link("per_source", 3), *out = tu_path(dir, "p");
+	fail_loop(ef, out);
+	fail_loop(link, out);
+	free(ef);
+	free(link);
 	free(out);
 }
