@@ -127,6 +127,24 @@ Test(mpi, distributed_minibatch)
 	}
 }
 
+/* Link metrics over scores spread across the ranks equal one process's (the program checks
+ * itself: Hits@K and ROC-AUC bit for bit, MRR within 1e-12, ties, a rank without positives). */
+Test(mpi, link_metrics_equal_one_process)
+{
+	const int ranks[] = {1, 2, 3};
+	for (int i = 0; i < 3; i++) {
+		char *out, *err;
+		int rc = tu_sh(&out, &err, MPIRUN " -np %d %s", ranks[i], prog("lmetric_check"));
+		cr_assert_eq(rc, 0, "-np %d exited %d:\n%s\n%s", ranks[i], rc, out, err);
+		int ok = 0;
+		for (char *p = out; (p = strstr(p, "equals one process")); p++)
+			ok++;
+		cr_assert_eq(ok, 5, "-np %d:\n%s", ranks[i], out);
+		free(out);
+		free(err);
+	}
+}
+
 /* burrow train under mpirun: the epoch table and equal replicas; a rank whose part is
  * missing ends every rank, non-zero, with its message, well within 10 seconds. */
 Test(mpi, train_cli_and_a_failing_rank)
