@@ -145,6 +145,35 @@ Test(mpi, link_metrics_equal_one_process)
 	}
 }
 
+/* Parts that carry a link dataset's edge splits, or multi-label labels: burrow train under
+ * mpirun refuses them in one line per rank, naming what the part is (both train in one
+ * process in this version). */
+Test(mpi, link_and_multilabel_parts_refused)
+{
+	char *dir = tu_tmpdir(), *out, *err;
+	cr_assert_eq(tu_sh(NULL, &err,
+			   "awk 'BEGIN{srand(3); for(i=0;i<3000;i++){u=int(rand()*500); print u\",\"(u+1+int(rand()*20))%%500}}' "
+			   "> %s/e.csv && %s import %s/lk --edges %s/e.csv --undirected --edge-split 0.8,0.1,0.1 --quiet && "
+			   "%s partition %s/lk --parts 2 --quiet && %s gen csbm %s/ml --nodes 600 --tasks 4 --quiet && "
+			   "%s partition %s/ml --parts 2 --quiet",
+			   dir, tu_burrow(), dir, dir, tu_burrow(), dir, tu_burrow(), dir, tu_burrow(), dir),
+		     0, "%s", err);
+	free(err);
+	int rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/lk/parts-2 --epochs 1 --threads 1", tu_burrow(), dir);
+	cr_assert_neq(rc, 0);
+	cr_assert(strstr(err, "is a link dataset (edge splits, no labels): link prediction trains in one process"), "%s",
+		  err);
+	free(out);
+	free(err);
+	rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/ml/parts-2 --epochs 1 --threads 1", tu_burrow(), dir);
+	cr_assert_neq(rc, 0);
+	cr_assert(strstr(err, "is multi-label: multi-label training runs in one process"), "%s", err);
+	free(out);
+	free(err);
+	tu_rmrf(dir);
+	free(dir);
+}
+
 /* burrow train under mpirun: the epoch table and equal replicas; a rank whose part is
  * missing ends every rank, non-zero, with its message, well within 10 seconds. */
 Test(mpi, train_cli_and_a_failing_rank)

@@ -182,6 +182,9 @@ int burrow_dist_check(const burrow_dist_opts *opts)
 		return bw_err(BURROW_E_INVAL, "train: eval_splits %#x has bits beyond BURROW_EVAL_ALL", o->train.eval_splits);
 	if ((st = bw_habits_check(&o->train)))
 		return st;
+	if (o->train.task == BURROW_TASK_LINK)
+		return bw_err(BURROW_E_UNSUPPORTED, "train: link prediction trains in one process in this version "
+			      "(distributed training classifies nodes)");
 	if (o->train.task == BURROW_TASK_MULTILABEL)
 		return bw_err(BURROW_E_UNSUPPORTED, "train: multi-label training runs in one process in this version "
 			      "(distributed training classifies nodes)");
@@ -267,6 +270,10 @@ static int open_part(burrow_dist *d, const char *parts_dir)
 			      "this version (distributed training classifies nodes)", d->rank);
 	d->classes = burrow_dataset_get_info(ds)->num_classes;
 	d->labels = burrow_dataset_labels(ds);
+	if ((!d->labels || d->classes < 1) && burrow_dataset_has_edge_split(ds))
+		return bw_err(BURROW_E_UNSUPPORTED, "train: part %d is a link dataset (edge splits, no labels): link "
+			      "prediction trains in one process in this version (burrow train DATASET --task link)",
+			      d->rank);
 	if (!d->labels || d->classes < 1)
 		return bw_err(BURROW_E_INVAL, "train: part %d has no labels", d->rank);
 	if (g->index_width != 4 || g->num_nodes != d->n_loc)
