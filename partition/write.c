@@ -250,7 +250,8 @@ static int write_rows(burrow_writer *w, const bw_pgraph *g, const bw_relabel *r,
 			    "below 2^32 entries", (long long)maxdeg);
 		goto out;
 	}
-	if ((st = bw_writer_graph_begin(w, ptr, nl, false)) || (e && (st = bw_writer_edge_features_begin(w, e->dim, e->dtype))))
+	if ((st = bw_writer_graph_begin(w, ptr, nl, false)) ||
+	    (e && (st = bw_writer_edge_features_begin(w, e->dim, e->dtype))))
 		goto out;
 	bw_stream s;
 	bw_stream_begin(&s, g);

@@ -151,7 +151,8 @@ Test(mpi, link_metrics_equal_one_process)
 Test(mpi, multilabel_parts_refused)
 {
 	char *dir = tu_tmpdir(), *out, *err;
-	cr_assert_eq(tu_sh(NULL, &err, "%s gen csbm %s/ml --nodes 600 --tasks 4 --quiet && %s partition %s/ml --parts 2 --quiet",
+	cr_assert_eq(tu_sh(NULL, &err,
+			   "%s gen csbm %s/ml --nodes 600 --tasks 4 --quiet && %s partition %s/ml --parts 2 --quiet",
 			   tu_burrow(), dir, tu_burrow(), dir),
 		     0, "%s", err);
 	free(err);

@@ -136,7 +136,8 @@ static int epoch_room(struct bw_dist_link *lk, int64_t steps, int64_t pairs)
  * epoch, rank and k); its seeds the distinct endpoints, sorted. */
 static int epoch_batches(burrow_dist *d, struct bw_dist_link *lk, int64_t steps)
 {
-	const int64_t B = d->o.train.batch_size, neg = d->o.train.neg, N = burrow_parts_get_info(d->parts)->node_offsets[d->K];
+	const int64_t B = d->o.train.batch_size, neg = d->o.train.neg;
+	const int64_t N = burrow_parts_get_info(d->parts)->node_offsets[d->K];
 	const int64_t per = 1 + neg, pairs = BW_MIN(lk->ntr, steps * B) * per;
 	const uint64_t seed = d->o.train.seed, ep = (uint64_t)d->epoch, rk = (uint64_t)d->rank;
 	int st = epoch_room(lk, steps, pairs);
@@ -292,7 +293,8 @@ static int fetch_rows(burrow_dist *d, const float *E, int64_t dim, const int64_t
 			nr++;
 		} else
 			memcpy(out + i * dim, E + (u[i] - d->pi->first_id) * dim, (size_t)dim * sizeof *out);
-	if (!st && (!(want = bw_malloc((size_t)nr * sizeof *want + 8)) || !(got = bw_malloc((size_t)(nr * dim) * sizeof *got + 4))))
+	if (!st && (!(want = bw_malloc((size_t)nr * sizeof *want + 8)) ||
+		    !(got = bw_malloc((size_t)(nr * dim) * sizeof *got + 4))))
 		st = BURROW_E_NOMEM;
 	for (int64_t i = 0, q = 0; !st && i < n; i++)
 		if (u[i] < d->pi->first_id || u[i] >= d->pi->first_id + d->n_own)
@@ -305,7 +307,8 @@ static int fetch_rows(burrow_dist *d, const float *E, int64_t dim, const int64_t
 		rd[p] = (int)na;
 		na += rc[p];
 	}
-	if (!st && (!(asked = bw_malloc((size_t)na * sizeof *asked + 8)) || !(rows = bw_malloc((size_t)(na * dim) * sizeof *rows + 4))))
+	if (!st && (!(asked = bw_malloc((size_t)na * sizeof *asked + 8)) ||
+		    !(rows = bw_malloc((size_t)(na * dim) * sizeof *rows + 4))))
 		st = BURROW_E_NOMEM;
 	if (!st && (nr * dim > INT_MAX || na * dim > INT_MAX))
 		st = bw_err(BURROW_E_UNSUPPORTED, "eval: %lld embedding rows exceed one MPI message", (long long)BW_MAX(nr, na));
