@@ -19,6 +19,13 @@ extern const char *const bw_split_names[3];
 int bw_writer_graph_begin(burrow_writer *w, const int64_t *indptr, int64_t num_nodes, bool symmetric);
 int bw_writer_graph_append(burrow_writer *w, const void *ids, int64_t n);
 int bw_writer_graph_end(burrow_writer *w);
+/* Stream edge_features.npy [num_edges, dim] (F32 or F16) in CSR order, once the graph's entry
+ * count is known (after bw_writer_graph_begin or a whole graph): begin, append rows in entry
+ * order, end, which checks that exactly num_edges rows arrived. Takes the place of
+ * burrow_writer_put_edge_features (for a writer whose graph has no input edge ids). */
+int bw_writer_edge_features_begin(burrow_writer *w, int64_t dim, burrow_dtype dtype);
+int bw_writer_edge_features_append(burrow_writer *w, const void *rows, int64_t n);
+int bw_writer_edge_features_end(burrow_writer *w);
 struct cJSON;
 /* Parts of a dataset beyond the base layout (edge splits): bw_writer_file sets *path to rel
  * inside the writer's temporary directory (bw_free it), its folder made, for the caller to write;

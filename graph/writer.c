@@ -68,6 +68,11 @@ struct burrow_writer {
 	char *eid_path;         /* owned; NULL when none */
 	int64_t edge_feat_dim;  /* 0 until edge_features.npy is written */
 	burrow_dtype edge_feat_dtype;
+	int ef_state;           /* streamed edge features (bw_writer_edge_features_*): 0 none, 1 open, 2 done */
+	int64_t ef_rows;        /* rows appended so far */
+	int64_t ef_dim;         /* the open stream's dim and dtype */
+	burrow_dtype ef_dtype;
+	bw_npy_writer ef;
 };
 
 /* Errors inside the temporary directory are reported under the final directory's name,
@@ -161,6 +166,8 @@ void burrow_writer_abort(burrow_writer *w)
 		bw_npy_writer_abort(&w->feat);
 	if (w->graph_state == 1)
 		bw_npy_writer_abort(&w->graph_idx);
+	if (w->ef_state == 1)
+		bw_npy_writer_abort(&w->ef);
 	burrow_csr_builder_close(w->rb);
 	if (w->tmp)
 		bw_rm_rf(w->tmp);
@@ -988,6 +995,8 @@ int burrow_writer_commit(burrow_writer *w)
 		st = bw_err(BURROW_E_INVAL, "%s: features.npy was not ended", w->dir);
 	else if (w->graph_state == 1)
 		st = bw_err(BURROW_E_INVAL, "%s: indices.npy was not ended", w->dir);
+	else if (w->ef_state == 1)
+		st = bw_err(BURROW_E_INVAL, "%s: edge_features.npy was not ended", w->dir);
 	if (!st && w->eid_path) /* edge ids nobody gathered by: not part of the dataset */
 		(void)unlink(w->eid_path);
 	if (st || (st = REBASE(w, w->num_types ? write_meta_typed(w) : write_meta(w))) || (st = bw_fsync_dir(w->tmp)))
@@ -1133,7 +1142,7 @@ static int w_put_edge_features(burrow_writer *w, const void *rows, int64_t m, in
 	int st;
 	if (!w->have_graph || w->num_types)
 		return bw_err(BURROW_E_INVAL, "%s: edge features need the (homogeneous) graph written first", w->dir);
-	if (w->edge_feat_dim)
+	if (w->edge_feat_dim || w->ef_state)
 		return bw_err(BURROW_E_INVAL, "%s: edge features written twice", w->dir);
 	if (dim <= 0 || dim > BW_MAX_FEAT_DIM || (dtype != BURROW_DTYPE_F32 && dtype != BURROW_DTYPE_F16) || m < 0)
 		return bw_err(BURROW_E_INVAL, "%s: edge features must be float32 or float16 with dim in [1, %d]", w->dir,
@@ -1168,6 +1177,71 @@ int burrow_writer_put_edge_features(burrow_writer *w, const void *rows, int64_t 
 {
 	return REBASE(w, w_put_edge_features(w, rows, m, dim, dtype));
 }
+
+/* Streamed edge features, rows in CSR order (the parts writer's): begin once the graph's
+ * entry count is known (bw_writer_graph_begin or a whole graph), append, end. */
+static int w_edge_features_begin(burrow_writer *w, int64_t dim, burrow_dtype dtype)
+{
+	if ((!w->have_graph && w->graph_state != 1) || w->num_types)
+		return bw_err(BURROW_E_INVAL, "%s: edge features need the (homogeneous) graph begun first", w->dir);
+	if (w->edge_feat_dim || w->ef_state || w->eid_path)
+		return bw_err(BURROW_E_INVAL, "%s: edge features written twice", w->dir);
+	if (dim <= 0 || dim > BW_MAX_FEAT_DIM || (dtype != BURROW_DTYPE_F32 && dtype != BURROW_DTYPE_F16))
+		return bw_err(BURROW_E_INVAL, "%s: edge features must be float32 or float16 with dim in [1, %d]", w->dir,
+			      BW_MAX_FEAT_DIM);
+	char *p = tmp_path(w, "edge_features.npy");
+	if (!p)
+		return BURROW_E_NOMEM;
+	const int64_t shape[2] = {w->num_edges, dim};
+	int st = bw_npy_writer_open(&w->ef, p, dtype, 2, shape, BW_NPY_FEATURE_ALIGN);
+	bw_free(p);
+	if (st)
+		return st;
+	w->ef_state = 1;
+	w->ef_rows = 0;
+	w->ef_dim = dim;
+	w->ef_dtype = dtype;
+	return 0;
+}
+
+static int w_edge_features_append(burrow_writer *w, const void *rows, int64_t n)
+{
+	if (w->ef_state != 1)
+		return bw_err(BURROW_E_INVAL, "%s: edge features appended outside begin/end", w->dir);
+	if (n < 0 || w->ef_rows + n > w->num_edges)
+		return bw_err(BURROW_E_INVAL, "%s: edge_features.npy: %lld rows appended, only %lld entries", w->dir,
+			      (long long)(w->ef_rows + n), (long long)w->num_edges);
+	w->ef_rows += n;
+	return bw_npy_writer_append(&w->ef, rows, (size_t)n * (size_t)w->ef_dim * burrow_dtype_size(w->ef_dtype));
+}
+
+static int w_edge_features_end(burrow_writer *w)
+{
+	if (w->ef_state != 1)
+		return bw_err(BURROW_E_INVAL, "%s: edge features ended without begin", w->dir);
+	if (w->ef_rows != w->num_edges)
+		return bw_err(BURROW_E_INVAL, "%s: edge_features.npy: %lld rows written for %lld entries", w->dir,
+			      (long long)w->ef_rows, (long long)w->num_edges);
+	w->ef_state = 2;
+	int st = bw_npy_writer_commit(&w->ef);
+	if (!st) {
+		w->edge_feat_dim = w->ef_dim;
+		w->edge_feat_dtype = w->ef_dtype;
+	}
+	return st;
+}
+
+int bw_writer_edge_features_begin(burrow_writer *w, int64_t dim, burrow_dtype dtype)
+{
+	return REBASE(w, w_edge_features_begin(w, dim, dtype));
+}
+
+int bw_writer_edge_features_append(burrow_writer *w, const void *rows, int64_t n)
+{
+	return REBASE(w, w_edge_features_append(w, rows, n));
+}
+
+int bw_writer_edge_features_end(burrow_writer *w) { return REBASE(w, w_edge_features_end(w)); }
 
 /* Row v of features.npy from the entries of CSR row v (their edge features, float32 or
  * float16) into out[dim] float32: their mean, sum or max; 0 for a row without entries. */

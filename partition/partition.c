@@ -466,9 +466,6 @@ static int part_inputs(run *r)
 	if (!r->gin)
 		return bw_err(BURROW_E_UNSUPPORTED, "%s: a typed dataset (%d node types); the partitioner reads homogeneous "
 			      "graphs only", dir, r->in->num_types);
-	if (r->in->edge_feat_dim) /* halo edges would lose theirs: refused until parts carry them */
-		return bw_err(BURROW_E_UNSUPPORTED, "%s: has edge features (%lld per edge); the partitioner does not carry "
-			      "them into the parts yet", dir, (long long)r->in->edge_feat_dim);
 	r->n = r->in->num_nodes;
 	r->k = o->num_parts;
 	if (r->n > INT32_MAX - 1)

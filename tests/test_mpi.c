@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 
 #include "util.h"
+#include "link_util.h"
 
 #include <sched.h>
 #include <signal.h>
@@ -128,6 +129,109 @@ Test(mpi, distributed_minibatch)
 		tu_rmrf(dir);
 		free(dir);
 	}
+}
+
+/* Link metrics over scores spread across the ranks equal one process's (the program checks
+ * itself: Hits@K and ROC-AUC bit for bit, MRR within 1e-12, ties, a rank without positives). */
+Test(mpi, link_metrics_equal_one_process)
+{
+	const int ranks[] = {1, 2, 3};
+	for (int i = 0; i < 3; i++) {
+		char *out, *err;
+		int rc = tu_sh(&out, &err, MPIRUN " -np %d %s", ranks[i], prog("lmetric_check"));
+		cr_assert_eq(rc, 0, "-np %d exited %d:\n%s\n%s", ranks[i], rc, out, err);
+		int ok = 0;
+		for (char *p = out; (p = strstr(p, "equals one process")); p++)
+			ok++;
+		cr_assert_eq(ok, 5, "-np %d:\n%s", ranks[i], out);
+		free(out);
+		free(err);
+	}
+}
+
+/* Parts that carry multi-label labels: burrow train under mpirun refuses them in one line per
+ * rank, naming what the part is (multi-label trains in one process in this version). */
+Test(mpi, multilabel_parts_refused)
+{
+	char *dir = tu_tmpdir(), *out, *err;
+	cr_assert_eq(tu_sh(NULL, &err,
+			   "%s gen csbm %s/ml --nodes 600 --tasks 4 --quiet && %s partition %s/ml --parts 2 --quiet",
+			   tu_burrow(), dir, tu_burrow(), dir),
+		     0, "%s", err);
+	free(err);
+	int rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/ml/parts-2 --epochs 1 --threads 1", tu_burrow(), dir);
+	cr_assert_neq(rc, 0);
+	cr_assert(strstr(err, "is multi-label: multi-label training runs in one process"), "%s", err);
+	free(out);
+	free(err);
+	tu_rmrf(dir);
+	free(dir);
+}
+
+/* The last "test_auc" of a --log file, or -1. */
+static double last_test_auc(const char *path)
+{
+	char *t = tu_read(path, NULL), *p = t, *q;
+	double v = -1;
+	while (p && (q = strstr(p, "\"test_auc\": "))) {
+		v = strtod(q + 12, NULL);
+		p = q + 12;
+	}
+	free(t);
+	return v;
+}
+
+/* Link prediction under mpirun on a partitioned link dataset (a CSBM graph's edges split
+ * 80/10/10 with pairs negatives): 2 ranks learn (test ROC-AUC well above chance's 0.5, and
+ * above what the first epoch reaches), report the split's metric (hits@50), keep the replicas
+ * equal, and a rerun gives the same loss bits; --task link --scorer mlp runs too. */
+Test(mpi, link_prediction_learns, .timeout = 240)
+{
+	char *dir = tu_tmpdir(), *out, *err;
+	char *src = tu_path(dir, "csbm"), *lk = tu_path(dir, "lk");
+	burrow_gen_opts g;
+	burrow_gen_defaults(&g, BURROW_GEN_CSBM);
+	g.num_nodes = 1200;
+	g.feat_dim = 16;
+	g.num_classes = 4;
+	g.homophily = 0.95;
+	g.signal = 2;
+	g.seed = 7;
+	cr_assert_eq(burrow_gen(&g, src), 0, "%s", burrow_last_error());
+	tu_link_cfg cfg = {.frac = {0.8, 0.1, 0.1}, .seed = 3, .neg = "pairs", .num_neg = 3};
+	tu_link_dataset(src, lk, &cfg);
+	cr_assert_eq(tu_sh(NULL, &err, "%s partition %s --parts 2 --quiet", tu_burrow(), lk), 0, "%s", err);
+	free(err);
+	char losses[2][16][40];
+	for (int run = 0; run < 2; run++) {
+		int rc = tu_sh(&out, &err,
+			       MPIRUN " -np 2 %s train %s/parts-2 --epochs 8 --hidden 16 --batch 32 --lr 0.01 --fanout 5,5 "
+				      "--threads 1 --log %s/log%d.jsonl",
+			       tu_burrow(), lk, dir, run);
+		cr_assert_eq(rc, 0, "%s\n%s", out, err);
+		cr_assert(strstr(out, "test hits@50") && strstr(out, "weights equal on every rank"), "%s", out);
+		free(out);
+		free(err);
+		char *log = tu_path(dir, "log%d.jsonl", run);
+		cr_assert_eq(tu_log_losses(log, losses[run], 16), 8);
+		const double auc = last_test_auc(log);
+		cr_assert_gt(auc, 0.75, "test ROC-AUC %g after 8 epochs", auc);
+		free(log);
+	}
+	for (int e = 0; e < 8; e++)
+		cr_assert_str_eq(losses[0][e], losses[1][e], "epoch %d: loss %s, then %s", e + 1, losses[0][e], losses[1][e]);
+	int rc = tu_sh(&out, &err,
+		       MPIRUN " -np 2 %s train %s/parts-2 --task link --scorer mlp --neg 2 --epochs 2 --hidden 8 --batch 64 "
+			      "--fanout 4,4 --threads 1",
+		       tu_burrow(), lk);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	cr_assert(strstr(out, "weights equal on every rank"), "%s", out);
+	free(out);
+	free(err);
+	free(src);
+	free(lk);
+	tu_rmrf(dir);
+	free(dir);
 }
 
 /* burrow train under mpirun: the epoch table and equal replicas; a rank whose part is

@@ -269,6 +269,8 @@ static int dist_epoch(dist_run *r, int e)
 	const bool eval = r->a.every > 0 && (e % r->a.every == 0 || e == r->o.train.epochs);
 	if (eval && (st = burrow_dist_evaluate(r->d, &ev)) < 0)
 		return fail_all(r->rank, cli_lib_message("train", st));
+	if (eval) /* link prediction: the valid and test columns hold the split's metric */
+		train_cli_set_metric(&ev);
 	double tm[8] = {es.epoch_s, cs.comm_s, cs.exposed_comm_s, ev.eval_s, es.sample_s, es.io_wait_s, es.compute_s};
 	double hs[2] = {es.cache_hit_rate >= 0 ? es.cache_hit_rate : 0, es.cache_hit_rate >= 0};
 	int64_t rows_all = es.rows_read;

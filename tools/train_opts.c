@@ -378,15 +378,16 @@ static const topt opts[] = {
 	 "typed datasets: fanouts of one relation, one per layer, overriding --fanout for it:\n"
 	 "REL=a,b[;REL=...], REL its name or src___name___dst (every relation: --fanout)",
 	 NULL},
-	{"task", "T", TRAIN_ONE, SECTION_MODEL, K_CUSTOM, 0, 0, 0, set_task, "auto, node, multilabel or link",
+	{"task", "T", W_BOTH, SECTION_MODEL, K_CUSTOM, 0, 0, 0, set_task, "auto, node, multilabel or link",
 	 "what is learned: node (one class per node), multilabel (binary labels per node) or\n"
-	 "link (the dataset's edge splits); auto: from the dataset's labels and edge splits",
+	 "link (the dataset's edge splits); auto: from the dataset's labels and edge splits\n"
+	 "(under mpirun: node or link, in mini-batches for link)",
 	 show_task},
-	{"scorer", "S", TRAIN_ONE, SECTION_MODEL, K_CUSTOM, 0, 0, 0, set_scorer, "dot or mlp",
+	{"scorer", "S", W_BOTH, SECTION_MODEL, K_CUSTOM, 0, 0, 0, set_scorer, "dot or mlp",
 	 "link: how a pair of embeddings is scored: dot (their dot product) or mlp (two\n"
 	 "layers over their elementwise product, ReLU between)",
 	 show_scorer},
-	{"neg", "K", TRAIN_ONE | W_MB, SECTION_MB, K_INT, OFF(d.train.neg), 0, 1024, NULL, NULL,
+	{"neg", "K", W_BOTH | W_MB, SECTION_MB, K_INT, OFF(d.train.neg), 0, 1024, NULL, NULL,
 	 "link: negatives per training edge in a batch (the edge's source, a uniform node)", NULL},
 	{"embed-types", NULL, TRAIN_ONE, SECTION_MODEL, K_FLAG, OFF(d.train.embed_types), 0, 0, NULL, NULL,
 	 "typed datasets: learn an embedding per node of each type without features (sparse\n"

@@ -205,6 +205,11 @@ int burrow_dist_check(const burrow_dist_opts *opts)
 		return bw_err(BURROW_E_INVAL, "train: eval_splits %#x has bits beyond BURROW_EVAL_ALL", o->train.eval_splits);
 	if ((st = bw_habits_check(&o->train)))
 		return st;
+	if (o->train.task == BURROW_TASK_LINK && o->train.full_graph)
+		return bw_err(BURROW_E_UNSUPPORTED, "train: link prediction under mpirun trains in mini-batches (no "
+			      "--full-graph) in this version");
+	if (o->train.task == BURROW_TASK_LINK && (o->train.neg < 0 || o->train.neg > 1024))
+		return bw_err(BURROW_E_INVAL, "train: --neg %d: want 0 .. 1024 negatives", o->train.neg);
 	if (o->train.task == BURROW_TASK_MULTILABEL)
 		return bw_err(BURROW_E_UNSUPPORTED, "train: multi-label training runs in one process in this version "
 			      "(distributed training classifies nodes)");
@@ -290,7 +295,18 @@ static int open_part(burrow_dist *d, const char *parts_dir)
 			      "this version (distributed training classifies nodes)", d->rank);
 	d->classes = burrow_dataset_get_info(ds)->num_classes;
 	d->labels = burrow_dataset_labels(ds);
-	if (!d->labels || d->classes < 1)
+	const int task = d->o.train.task;
+	d->link = task == BURROW_TASK_LINK || (task == BURROW_TASK_AUTO && (!d->labels || d->classes < 1) &&
+					       burrow_dataset_has_edge_split(ds));
+	if (d->link && !burrow_dataset_has_edge_split(ds))
+		return bw_err(BURROW_E_INVAL, "train: part %d has no edge splits: --task link needs a link dataset's parts",
+			      d->rank);
+	if (d->link && d->o.train.full_graph)
+		return bw_err(BURROW_E_UNSUPPORTED, "train: part %d is a link dataset: link prediction under mpirun trains "
+			      "in mini-batches (no --full-graph) in this version", d->rank);
+	if (d->link)
+		d->classes = d->o.train.hidden; /* the encoder's embeddings */
+	else if (!d->labels || d->classes < 1)
 		return bw_err(BURROW_E_INVAL, "train: part %d has no labels", d->rank);
 	if (g->index_width != 4 || g->num_nodes != d->n_loc)
 		return bw_err(BURROW_E_FORMAT, "train: part %d: graph of %lld nodes, expected %lld owned + halo", d->rank,
@@ -362,7 +378,7 @@ static int open_model(burrow_dist *d)
 		.layers = d->o.train.layers,
 		.in_dim = burrow_dataset_get_info(ds)->feat_dim,
 		.hidden = d->o.train.hidden,
-		.classes = d->classes,
+		.classes = d->classes, /* link: hidden */
 		.dropout = (float)d->o.train.dropout,
 		.aggr = d->o.train.aggr,
 		.heads = d->o.train.heads,
@@ -371,7 +387,8 @@ static int open_model(burrow_dist *d)
 		.residual = d->o.train.residual,
 	};
 	if ((st = bw_dbuf_reserve(&d->loss_dev, d->be.dev, sizeof(bw_loss))) ||
-	    (st = bw_dbuf_from_host(&d->labels_dev, d->be.dev, d->labels, (size_t)d->n_loc * sizeof *d->labels)) ||
+	    (d->labels &&
+	     (st = bw_dbuf_from_host(&d->labels_dev, d->be.dev, d->labels, (size_t)d->n_loc * sizeof *d->labels))) ||
 	    (st = bw_dbuf_from_host(&d->train_dev, d->be.dev, d->split[BURROW_SPLIT_TRAIN],
 				    (size_t)d->split_n[BURROW_SPLIT_TRAIN] * sizeof(int64_t))) ||
 	    (st = bw_model_open(&d->model, d->be.dev, &cfg, d->o.train.seed)))
@@ -399,7 +416,8 @@ int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist
 	d->best = (burrow_best){.epoch = -1, .valid_acc = -1, .test_acc = -1};
 	bw_habits_init(&d->habits, &d->o.train);
 	if ((st = open_part(d, parts_dir)) || (st = open_block(d)) || (st = open_exchange(d)) ||
-	    (st = open_model(d)) || (!d->o.train.full_graph && (st = bw_dist_mb_open(d)))) {
+	    (st = open_model(d)) || (!d->o.train.full_graph && (st = bw_dist_mb_open(d))) ||
+	    (d->link && (st = bw_dist_link_open(d)))) {
 		burrow_dist_close(d);
 		return st;
 	}
@@ -411,6 +429,7 @@ void burrow_dist_close(burrow_dist *d)
 {
 	if (!d)
 		return;
+	bw_dist_link_close(d->lk);
 	bw_dist_mb_close(d->mb);
 	bw_halo_close(d->halo);
 	bw_model_close(d->model);
@@ -629,6 +648,8 @@ out_wait:
 
 static int train_epoch(burrow_dist *d, burrow_epoch_stats *st_out, burrow_comm_stats *cs)
 {
+	if (d->lk)
+		return bw_dist_link_epoch(d, st_out, cs);
 	if (d->mb)
 		return bw_dist_mb_epoch(d, st_out, cs);
 	double t0 = bw_comm_now(), r0 = d->reduce_s;
@@ -687,8 +708,38 @@ int burrow_dist_train_epoch(burrow_dist *d, burrow_epoch_stats *es_out, burrow_c
 	return st;
 }
 
+/* The best epoch so far and the habits' view of an evaluation whose valid metric is v (all
+ * ranks agree on it). */
+static void evaluated(burrow_dist *d, double v, double test)
+{
+	/* as single-process training: without a valid split the latest evaluation is the best */
+	const bool improved = d->best.epoch < 0 || v < 0 || v > d->best.valid_acc;
+	bw_habits_evaluated(&d->habits, &d->o.train, v, improved);
+	if (improved) {
+		d->best.epoch = d->epoch;
+		d->best.valid_acc = v;
+		d->best.test_acc = test;
+	}
+}
+
+/* Link prediction's evaluation: the valid split's metric (Hits@K, MRR or AUC) takes the place
+ * of the accuracy. */
+static int evaluate_link(burrow_dist *d, burrow_eval_stats *ev)
+{
+	const double t0 = bw_comm_now();
+	memset(ev, 0, sizeof *ev);
+	int st = bw_dist_link_evaluate(d, ev);
+	if (st)
+		return st;
+	ev->eval_s = bw_comm_now() - t0;
+	evaluated(d, ev->valid_acc, ev->test_acc);
+	return 0;
+}
+
 static int evaluate(burrow_dist *d, burrow_eval_stats *ev)
 {
+	if (d->lk)
+		return evaluate_link(d, ev);
 	double t0 = bw_comm_now();
 	const bw_tensor *logits;
 	int st = bw_dist_forward(d, &logits);
@@ -721,14 +772,7 @@ static int evaluate(burrow_dist *d, burrow_eval_stats *ev)
 		ev->test_acc = acc[2];
 		ev->eval_s = bw_comm_now() - t0;
 	}
-	/* as single-process training: without a valid split the latest evaluation is the best */
-	const bool improved = d->best.epoch < 0 || acc[1] < 0 || acc[1] > d->best.valid_acc;
-	bw_habits_evaluated(&d->habits, &d->o.train, acc[1], improved); /* all-reduced counts: every rank agrees */
-	if (improved) {
-		d->best.epoch = d->epoch;
-		d->best.valid_acc = acc[1];
-		d->best.test_acc = acc[2];
-	}
+	evaluated(d, acc[1], acc[2]); /* all-reduced counts: every rank agrees */
 	return 0;
 }
 
@@ -768,6 +812,9 @@ static int rank0_status(burrow_dist *d, int st, const char *path, const char *wh
 int burrow_dist_save(burrow_dist *d, const char *path)
 {
 	int st = 0;
+	if (d->lk) /* the scorer's weights and moments have no place in the checkpoint yet */
+		return bw_err(BURROW_E_UNSUPPORTED, "%s: link prediction under mpirun does not checkpoint in this version",
+			      path);
 	if (d->rank == 0) {
 		bw_ck_state s = ck_state(d);
 		st = bw_checkpoint_save(&s, path);
@@ -843,6 +890,9 @@ int bw_dist_allreduce_grads(bw_model *m, bw_comm *comm, bw_stage *stage)
 int burrow_dist_load(burrow_dist *d, const char *path)
 {
 	int st = 0;
+	if (d->lk)
+		return bw_err(BURROW_E_UNSUPPORTED, "%s: link prediction under mpirun does not checkpoint in this version",
+			      path);
 	if (d->rank == 0) {
 		bw_ck_state s = ck_state(d);
 		st = bw_checkpoint_load(&s, path);

@@ -49,7 +49,16 @@ struct burrow_dist {
 	bw_habits habits;              /* early stopping and the lr schedule (as the trainer's) */
 	double reduce_s;               /* seconds in gradient and loss all-reduces (summed) */
 	struct bw_dist_mb *mb;         /* mini-batch mode's state (dist_mb.c); NULL in full-graph mode */
+	bool link;                     /* link prediction (a part with edge splits, no labels) */
+	struct bw_dist_link *lk;       /* its state (dist_link.c); NULL otherwise */
 };
+
+/* Link prediction in mini-batch mode (dist_link.c): open after bw_dist_mb_open; an epoch and an
+ * evaluation (collective), as burrow_dist_train_epoch / burrow_dist_evaluate dispatch them. */
+int bw_dist_link_open(burrow_dist *d);
+void bw_dist_link_close(struct bw_dist_link *lk);
+int bw_dist_link_epoch(burrow_dist *d, burrow_epoch_stats *es, burrow_comm_stats *cs);
+int bw_dist_link_evaluate(burrow_dist *d, burrow_eval_stats *ev);
 
 /* Forward and backward over the whole partitioned graph: logits of the owned rows in
  * *logits, all-reduced gradients in the model (no optimizer step). training turns dropout

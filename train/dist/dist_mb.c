@@ -117,6 +117,8 @@ struct bw_dist_mb {
 	 * seq_batch of them and none past seq_n, drawn with the key of (seq_epoch, seq_step0 + k) */
 	const int64_t *seq;
 	int64_t seq_n, seq_batch, seq_epoch, seq_step0;
+	const int64_t *seq_off;        /* link training (bw_dist_mb_run): batch k's seeds are seq[seq_off[k] ..
+					  seq_off[k+1]), any nodes; NULL: the batches above, owned seeds */
 	uint64_t seed;                 /* the training seed (the draws' keys) */
 	const bw_backend *be;          /* the model's backend (borrowed): on_dev puts rows in place with it */
 	float *xhost;                  /* bw_dist_mb_load's rows on the host */
@@ -485,7 +487,7 @@ uint64_t bw_dist_mb_draw_key(uint64_t seed, int64_t epoch, int64_t step, int l)
  * Collective. */
 static int sample(struct bw_dist_mb *m, bw_sampled *s, const int64_t *seeds, int64_t n, int64_t epoch, int64_t step)
 {
-	for (int64_t i = 0; i < n; i++) {
+	for (int64_t i = 0; !m->seq_off && i < n; i++) {
 		const int64_t lid = seeds[i] - m->first;
 		if (lid < 0 || lid >= m->n_own)
 			return bw_err(BURROW_E_RANGE, "train: seed %lld is not owned by rank %d", (long long)seeds[i], m->rank);
@@ -505,7 +507,11 @@ static int mb_next(void *ctx, int64_t k, burrow_batch **out)
 		i++;
 	if (i == MB_INFLIGHT)
 		return bw_err(BURROW_E_INVAL, "train: more than %d sampled batches held", MB_INFLIGHT);
-	const int64_t s0 = BW_MIN(k * m->seq_batch, m->seq_n), n = BW_MIN(m->seq_batch, m->seq_n - s0);
+	int64_t s0 = BW_MIN(k * m->seq_batch, m->seq_n), n = BW_MIN(m->seq_batch, m->seq_n - s0);
+	if (m->seq_off) {
+		s0 = m->seq_off[k];
+		n = m->seq_off[k + 1] - s0;
+	}
 	const double a = bw_comm_now();
 	int st = sample(m, &m->smp[i], m->seq + s0, n, m->seq_epoch, m->seq_step0 + k);
 	m->sample_s += bw_comm_now() - a;
@@ -533,6 +539,7 @@ static void seq_set(struct bw_dist_mb *m, const int64_t *seq, int64_t n, int64_t
 	m->seq_batch = batch;
 	m->seq_epoch = epoch;
 	m->seq_step0 = step0;
+	m->seq_off = NULL;
 }
 
 /* ------------------------------------------------------------ fetching input rows */
@@ -1064,6 +1071,40 @@ int bw_dist_mb_epoch(burrow_dist *d, burrow_epoch_stats *es, burrow_comm_stats *
 		cs->progress_s = 0;
 	}
 	return 0;
+}
+
+/* ------------------------------------------------------------ link training's use */
+
+int bw_dist_mb_run(burrow_dist *d, const int64_t *seq, const int64_t *off, int64_t steps, int64_t epoch,
+		   bw_mb_step_fn fn, void *ctx)
+{
+	struct bw_dist_mb *m = d->mb;
+	int st;
+	m->sample_s = m->mpi_s = m->fetch_comm_s = m->fetch_wait_s = m->io_wait_s = m->reduce_s = m->compute_s = 0;
+	bw_loader_stop(m->ld); /* a batch bw_dist_mb_load left */
+	seq_set(m, seq, off[steps], 1, epoch, 0);
+	m->seq_off = off;
+	if (!(st = bw_loader_start(m->ld, &m->prod, &m->rows, steps)))
+		for (int64_t k = 0; !st && k < steps; k++) {
+			bw_loaded lb;
+			if (!(st = bw_loader_next(m->ld, &lb)) && !(st = fn(ctx, &lb, k)))
+				st = bw_loader_done(m->ld);
+		}
+	bw_loader_stop(m->ld);
+	m->seq_off = NULL;
+	return st;
+}
+
+int bw_dist_mb_reduce_grads(burrow_dist *d)
+{
+	struct bw_dist_mb *m = d->mb;
+	int st = bw_loader_poll(m->ld);
+	if (st)
+		return st;
+	if (m->on_dev && !(st = compute_done(d))) /* in place on the device */
+		return bw_comm_allreduce(m->comm, NULL, d->model->grads, d->model->num_params, BW_COMM_F32, BW_COMM_SUM,
+					 "train: all-reduce (gradients)");
+	return st ? st : bw_dist_allreduce_grads(d->model, m->comm, &m->stage);
 }
 
 /* ------------------------------------------------------------ open and close */

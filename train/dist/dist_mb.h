@@ -6,6 +6,7 @@
 #define BURROW_DIST_MB_H
 
 #include "dist.h"
+#include "../driver/loader.h"
 
 /* One batch as bw_dist_mb_load hands it out: the sampler's batch in new global ids
  * (burrow_batch's layout: input_ids = [ seeds | new in block L-1 | ... | new in block 0 ],
@@ -39,5 +40,15 @@ int bw_dist_mb_load(burrow_dist *d, const int64_t *seeds, int64_t n, int64_t epo
 /* Whether mini-batch mode moves feature rows and gradients in buffers of the model's device
  * (a staged or NCCL communicator), not host buffers through MPI. */
 bool bw_dist_mb_on_device(const burrow_dist *d);
+
+/* Link training's epoch on the loader: steps batches whose seeds (new global ids, any rank's,
+ * distinct) are seq[off[k] .. off[k+1]) (off [steps + 1]; a batch may be empty), sampled with
+ * the key of (epoch, k), each loaded batch handed to fn (step k). Collective. */
+typedef int (*bw_mb_step_fn)(void *ctx, bw_loaded *lb, int64_t k);
+int bw_dist_mb_run(burrow_dist *d, const int64_t *seq, const int64_t *off, int64_t steps, int64_t epoch,
+		   bw_mb_step_fn fn, void *ctx);
+/* The model's gradients summed over the ranks (mini-batch mode: on the model's device with a
+ * staged or NCCL communicator, else through host memory). Collective. */
+int bw_dist_mb_reduce_grads(burrow_dist *d);
 
 #endif
