@@ -207,8 +207,8 @@ static int onehot_labels(const int8_t *ml, int64_t n, int64_t T, const char *pat
 
 /* The labels of a homogeneous import: multi-label ones written to w (*T their count; w NULL:
  * refused), or one class per node into *y (caller frees; written by the caller); one-hot
- * [n, C] labels become class ids. */
-static int import_labels(const char *path, int64_t n, burrow_writer *w, int32_t **y, int64_t *T)
+ * [n, C] labels become class ids unless keep_tasks. */
+static int import_labels(const char *path, int64_t n, burrow_writer *w, int32_t **y, int64_t *T, bool keep_tasks)
 {
 	bool onehot = false;
 	bw_src src = {.name = path, .path = path, .fd = -1};
@@ -236,7 +236,7 @@ static int import_labels(const char *path, int64_t n, burrow_writer *w, int32_t 
 	} else {
 		st = ml_from_text(&src, n, T, &ml);
 	}
-	if (!st && *T > 1 && !(st = onehot_labels(ml, n, *T, path, y, &onehot)) && onehot)
+	if (!st && *T > 1 && !keep_tasks && !(st = onehot_labels(ml, n, *T, path, y, &onehot)) && onehot)
 		*T = 0;
 	if (!st && *T > BW_MAX_CLASSES)
 		st = bw_err(BURROW_E_FORMAT, "%s: %lld tasks, more than the %d Burrow accepts", path, (long long)*T,
@@ -1032,10 +1032,10 @@ static int import_labels_of(imp *m, burrow_writer *w)
 	int64_t tasks, rows, *row = NULL;
 	int32_t *all = NULL;
 	if (!m->map)
-		return n_note(m, import_labels(path, m->n, w, &m->y, &tasks));
+		return n_note(m, import_labels(path, m->n, w, &m->y, &tasks, m->o->multilabel));
 	int st = is_npy_path(path) ? keyed_rows(m, path, &row)
 				   : bw_err(BURROW_E_UNSUPPORTED, "%s: text labels with --relabel: give them in --content", path);
-	if (!st && !(st = npy_rows(path, &rows)) && !(st = import_labels(path, rows, NULL, &all, &tasks)) &&
+	if (!st && !(st = npy_rows(path, &rows)) && !(st = import_labels(path, rows, NULL, &all, &tasks, m->o->multilabel)) &&
 	    !(m->y = bw_malloc((size_t)m->n * sizeof *m->y + 1)))
 		st = BURROW_E_NOMEM;
 	for (int64_t v = 0; !st && v < m->n; v++) {

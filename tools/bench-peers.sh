@@ -71,7 +71,7 @@ np.save(o + '/cora-edges.npy', np.stack([np.repeat(np.arange(len(ip) - 1), np.di
 np.save(o + '/cora-onehot.npy', (y[:, None] == np.arange(y.max() + 1)[None, :]).astype(np.int8))
 " "$dir/cora" "$dir" &&
 		"$burrow" import "$dir/cora-ml" --edges "$dir/cora-edges.npy" --num-nodes 2708 --undirected \
-			--features "$dir/cora/features.npy" --labels "$dir/cora-onehot.npy" --train "$dir/cora/split/train.npy" \
+			--features "$dir/cora/features.npy" --labels "$dir/cora-onehot.npy" --multilabel --train "$dir/cora/split/train.npy" \
 			--valid "$dir/cora/split/valid.npy" --test "$dir/cora/split/test.npy" --quiet || exit 1
 fi
 

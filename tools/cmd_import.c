@@ -12,7 +12,7 @@ static void help(void)
 	       "                    [--seed S] [--undirected] [--feat-dtype f32|f16] [--name NAME] [--mem BYTES]\n"
 	       "                    [--tmp DIR] [--force] [--quiet]\n"
 	       "                    [--edge-features F.npy|F.csv [--node-features-from-edges mean|sum|max]]\n"
-	       "                    [--relabel] [--content NODES.txt] [--split-name NAME]\n"
+	       "                    [--relabel] [--content NODES.txt] [--split-name NAME] [--multilabel]\n"
 	       "       burrow import --add-split DIR --split-name NAME (--train T.npy --valid V.npy --test S.npy |\n"
 	       "                    --split a,b,c [--seed S]) [--force]\n"
 	       "       burrow import OUT --edges FILE --edge-split a,b,c [--seed S] [--undirected] [--features F.npy]\n"
@@ -58,7 +58,9 @@ static void help(void)
 	       "                     (burrow train / eval --split-name NAME; default: split/)\n"
 	       "  --add-split DIR    add the named split to the dataset DIR, nothing else rewritten\n"
 	       "                     (a dataset's ten published splits: ten --add-split runs)\n"
-	       "Integer features (int8 ... int64, bool) become float32, one-hot labels [N, C] class ids,\n"
+	       "  --multilabel       labels [N, T] stay T binary tasks even when one-hot (each class a task)\n"
+	       "Integer features (int8 ... int64, bool) become float32, one-hot labels [N, C] class ids\n"
+	       "(unless --multilabel),\n"
 	       "uint8 / bool masks node ids: each said in one line. More than half the nodes without an\n"
 	       "edge (sparse ids) is warned about: --relabel.\n"
 	       "Self-loops and repeated edges are dropped (with --undirected, (v, u) after (u, v) repeats it).\n"
@@ -89,7 +91,7 @@ static void help(void)
 
 enum { O_EDGES = 256, O_NODES, O_FEAT, O_LABELS, O_TRAIN, O_VALID, O_TEST, O_UNDIR, O_DTYPE, O_NAME, O_MEM, O_TMP,
        O_FORCE, O_QUIET, O_HEADER, O_SPLIT, O_SEED, O_NTYPE, O_REL, O_TARGET, O_SPLITDIR, O_REVERSE, O_FILL, O_ESPLIT,
-       O_HELP, O_EFEAT, O_FROM_EDGES, O_RELABEL, O_CONTENT, O_SPLIT_NAME, O_ADD_SPLIT };
+       O_HELP, O_EFEAT, O_FROM_EDGES, O_RELABEL, O_CONTENT, O_SPLIT_NAME, O_ADD_SPLIT, O_MULTILABEL };
 
 /* --node-type NAME=COUNT[:F.npy], parsed in place. */
 static bool parse_type(char *s, burrow_import_type *t)
@@ -216,6 +218,7 @@ int cmd_import(int argc, char **argv)
 		{"node-features-from-edges", required_argument, 0, O_FROM_EDGES},
 		{"relabel", no_argument, 0, O_RELABEL},     {"content", required_argument, 0, O_CONTENT},
 		{"split-name", required_argument, 0, O_SPLIT_NAME}, {"add-split", required_argument, 0, O_ADD_SPLIT},
+		{"multilabel", no_argument, 0, O_MULTILABEL},
 		{0, 0, 0, 0},
 	};
 	burrow_import_type types[BURROW_MAX_TYPES];
@@ -300,6 +303,7 @@ int cmd_import(int argc, char **argv)
 			break;
 		case O_EFEAT: o.edge_features = optarg; break;
 		case O_RELABEL: o.relabel = true; break;
+		case O_MULTILABEL: o.multilabel = true; break;
 		case O_CONTENT: o.content = optarg; break;
 		case O_SPLIT_NAME: o.split_name = optarg; break;
 		case O_ADD_SPLIT: add_to = optarg; break;

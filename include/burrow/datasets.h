@@ -268,6 +268,8 @@ typedef struct burrow_import_opts {
 	const char *split_name;    /* the split given (files or split) is split/<name>/{train,valid,test}.npy
 				    * and meta.json's "named_splits"[name] (1 .. 63 of [A-Za-z0-9_-]), chosen
 				    * at training with burrow_dataset_select_split; NULL: the default split/ */
+	bool multilabel;           /* labels [N, T] of 0 and 1 stay T binary tasks even when every row has one 1
+				    * (default false: such one-hot labels become class ids) */
 } burrow_import_opts;
 BURROW_API void burrow_import_defaults(burrow_import_opts *o);
 

@@ -225,7 +225,7 @@ class ImportOpts(Structure):
                 ("target", c_char_p), ("split_dir", c_char_p), ("add_reverse", c_bool), ("fill", c_int),
                 ("edge_split", c_double * 3),
                 ("edge_features", c_char_p), ("node_features_from_edges", c_bool), ("edge_reduce", c_int),
-                ("relabel", c_bool), ("content", c_char_p), ("split_name", c_char_p)]
+                ("relabel", c_bool), ("content", c_char_p), ("split_name", c_char_p), ("multilabel", c_bool)]
 
 
 class PartitionOpts(Structure):
