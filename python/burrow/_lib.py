@@ -200,7 +200,8 @@ class GenOpts(Structure):
                 ("feat_dtype", c_int), ("signal", c_double), ("train_frac", c_double), ("valid_frac", c_double),
                 ("overwrite", c_bool), ("threads", c_int), ("progress", c_void_p), ("progress_user", c_void_p),
                 ("fraction", c_double), ("mem_bytes", c_size_t), ("spill_dir", c_char_p), ("target_signal", c_double),
-                ("num_tasks", c_int32)]
+                ("num_tasks", c_int32), ("edge_feat_dim", c_int64), ("edge_signal", c_double),
+                ("node_features_from_edges", c_bool), ("edge_reduce", c_int)]
 
 
 class PrepOpts(Structure):
