@@ -528,7 +528,7 @@ static const struct {
 	{"scorer", "dot", T_ANY},	    {"neg", "2", T_MB},
 	/* a dataset with edge features' (the partitioner refuses those: only its refusal under mpirun here;
 	   tests/test_edge_feat.c trains with it) */
-	{"edge-weight", "0", T_MB},
+	{"edge-weight", "0", T_ANY},       {"edge-features", "off", T_ANY},
 };
 
 static int sample_index(const char *name)

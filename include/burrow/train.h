@@ -195,6 +195,9 @@ typedef struct burrow_train_opts {
 				   edge_features.npy (mini-batch on the CPU, training and evaluation; gcn's
 				   norms then come from the blocks' weighted degrees; default false) */
 	int edge_weight_col;    /* that column, in [0, edge_feat_dim) (default 0) */
+	bool gat_edge_features; /* gat's attention adds an edge term from the dataset's edge features when it
+				   has them (PyG's GATConv(edge_dim)), in mini-batch and full-graph training
+				   and evaluation on the CPU (default true; false: attention over the nodes alone) */
 } burrow_train_opts;
 
 /* Fill o with the defaults above. */

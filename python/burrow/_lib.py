@@ -174,7 +174,8 @@ class TrainOpts(Structure):
                 # link prediction
                 ("scorer", c_int), ("neg", c_int),
                 # edge features
-                ("edge_weight", c_bool), ("edge_weight_col", c_int)]
+                ("edge_weight", c_bool), ("edge_weight_col", c_int),
+                ("gat_edge_features", c_bool)]
 
 
 class EpochStats(Structure):
