@@ -237,9 +237,10 @@ static int fill(bw_loader *ld, slot *sl)
 		const burrow_block *sbl = &sb->blocks[l];
 		bw_block *b = &sl->blk[l];
 		bw_block_reuse(b, sbl->num_dst, sbl->num_src, sbl->indptr, sbl->indices); /* no cudaFree */
-		b->dst_norm = b->src_norm = c->weighted ? NULL : norm; /* weighted: the block's weighted degrees */
+		const bool weighted = c->edge_feat && !c->ef_rows;
+		b->dst_norm = b->src_norm = weighted ? NULL : norm; /* weighted: the block's weighted degrees */
 		sl->nblk = BW_MAX(sl->nblk, l + 1);
-		if (c->weighted && c->blocks) {
+		if (weighted && c->blocks) {
 			if ((st = fill_weights(ld, sl, l, sbl)))
 				return st;
 			b->edge_weight = sl->ew[l];

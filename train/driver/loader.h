@@ -51,8 +51,8 @@ typedef struct bw_loader_cfg {
 	int64_t ew_dim;
 	int64_t ew_col;           /* in [0, ew_dim) */
 	burrow_dtype ew_dtype;
-	bool weighted;            /* edge_feat gives each block's edge weights (column ew_col) */
-	bool ef_rows;             /* edge_feat gives each block's edge feature rows, float32 (GAT) */
+	bool ef_rows;             /* edge_feat gives each block's edge feature rows, float32 (GAT's edge
+				     term), instead of its weights */
 } bw_loader_cfg;
 
 typedef struct bw_loader bw_loader;

@@ -602,7 +602,6 @@ void bw_trainer_edge_weights(const burrow_trainer *t, bw_loader_cfg *c)
 	c->ew_dim = t->info->edge_feat_dim;
 	c->ew_col = t->o.edge_weight ? t->o.edge_weight_col : 0;
 	c->ew_dtype = t->info->edge_feat_dtype;
-	c->weighted = t->o.edge_weight;
 	c->ef_rows = t->gat_edges;
 }
 
