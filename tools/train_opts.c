@@ -478,9 +478,9 @@ static const topt opts[] = {
 	 "cuda:<local rank mod GPUs>) nccl where it starts, else staged",
 	 show_comm},
 	{"edge-features", "on|off", TRAIN_ONE, SECTION_MODEL, K_CUSTOM, 0, 0, 0, set_gat_edge_features, "on or off",
-	 "gat: add each edge's term <W_e f_ij, a_edge> to its attention logits from the dataset's\n"
-	 "edge features, when it has them (PyG's GATConv(edge_dim)); off: attention over the\n"
-	 "nodes alone; cpu",
+	 "gat: each edge's attention logit adds <W_e f_ij, a_edge> from the dataset's\n"
+	 "edge features when it has them (PyG's GATConv(edge_dim)); off: the nodes\n"
+	 "alone; cpu",
 	 show_gat_edge_features},
 };
 #define NOPTS ((int)(sizeof opts / sizeof *opts))
