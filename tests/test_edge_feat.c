@@ -476,7 +476,8 @@ Test(edge_feat, train_gat_edge_features_beat_without_and_checkpoints_hold_them)
 	cr_assert_str_neq(losses[1][1], losses[2][1], "edge features change the losses");
 	/* the checkpoint's model, edge term included, scores as the run's last evaluation did */
 	size_t len;
-	char *log = tu_read(tu_path(tu_dir, "m2.json"), &len), *last = log ? strstr(log, "\"epoch\": 2,") : NULL;
+	char *lp2 = tu_path(tu_dir, "m2.json"), *log = tu_read(lp2, &len), *last = log ? strstr(log, "\"epoch\": 2,") : NULL;
+	free(lp2);
 	cr_assert_not_null(last);
 	const char *v = strstr(last, "\"valid_acc\": ");
 	cr_assert_not_null(v);
