@@ -15,7 +15,7 @@
 
 /* Stream tags: one per purpose, so streams never overlap. */
 enum { TAG_LABEL = 1, TAG_EDGE, TAG_MEAN, TAG_FEAT, TAG_PERM, TAG_SPLIT, TAG_HLABEL, TAG_HEDGE, TAG_HMEAN, TAG_HFEAT,
-       TAG_TASKSET, TAG_TASKLABEL };
+       TAG_TASKSET, TAG_TASKLABEL, TAG_EFEAT, TAG_EMEAN };
 
 #define EDGE_CHUNK ((int64_t)1 << 16)
 
@@ -56,6 +56,7 @@ void burrow_gen_defaults(burrow_gen_opts *o, int kind)
 	o->valid_frac = 0.2;
 	o->fraction = 1.0;
 	o->target_signal = 0.5;
+	o->edge_signal = 1.0;
 	if (kind == BURROW_GEN_HSBM) {
 		o->avg_degree = 6;
 		o->feat_dim = 32;
@@ -143,6 +144,15 @@ static int check_opts(const burrow_gen_opts *o)
 			return bw_err(BURROW_E_INVAL, "gen csbm: more classes than nodes");
 		if (o->num_tasks < 0 || o->num_tasks > 4096 || (o->num_tasks > 0 && o->num_classes < 2))
 			return bw_err(BURROW_E_INVAL, "gen csbm: tasks must lie in [0, 4096], and tasks need 2 classes or more");
+		if (o->edge_feat_dim < 0 || o->edge_feat_dim > 4096 || !(o->edge_signal >= 0) || !isfinite(o->edge_signal))
+			return bw_err(BURROW_E_INVAL, "gen csbm: edge feature dimension must lie in [0, 4096] and the edge "
+				      "signal be a finite number >= 0");
+		if (o->node_features_from_edges && (!o->edge_feat_dim || (unsigned)o->edge_reduce > BURROW_EDGE_REDUCE_MAX))
+			return bw_err(BURROW_E_INVAL, "gen csbm: node features from edges need edge features (and a "
+				      "reduction: mean, sum or max)");
+		if (o->edge_feat_dim && link_on(o))
+			return bw_err(BURROW_E_UNSUPPORTED, "gen csbm: edge features and an edge split together: not "
+				      "supported yet");
 	} else if (o->kind == BURROW_GEN_CITATION2) {
 		if (!(o->fraction > 0 && o->fraction <= 4))
 			return bw_err(BURROW_E_INVAL, "gen citation2: fraction must lie in (0, 4]");
@@ -383,31 +393,91 @@ static void csbm_edge(const void *ctx, bw_rng *r, int64_t *pu, int64_t *pv)
 	*pv = v;
 }
 
-/* CSBM edges: M = N * d / 2 undirected edges; each picks u uniformly, then v uniformly in
- * u's class with probability h, else uniformly among the nodes of the other classes. */
-static int csbm_edges(const burrow_gen_opts *o, burrow_csr_builder *b, const int32_t *y)
+/* The nodes grouped by class, in id order (*members [n]), and each class's first position
+ * (*off [C + 1]); caller frees both. */
+static int class_groups(const burrow_gen_opts *o, const int32_t *y, int64_t **members, int64_t **off)
 {
 	const int64_t n = o->num_nodes, C = o->num_classes;
-	const int64_t m = (int64_t)llround((double)n * o->avg_degree / 2.0);
-	int64_t *members = bw_malloc((size_t)n * sizeof *members);
-	int64_t *off = bw_calloc((size_t)C + 1, sizeof *off);
-	int st = BURROW_E_NOMEM;
-	if (!members || !off)
-		goto out;
-	/* nodes grouped by class, in id order */
+	int64_t *mb = bw_malloc((size_t)n * sizeof *mb), *of = bw_calloc((size_t)C + 1, sizeof *of);
+	*members = mb;
+	*off = of;
+	if (!mb || !of)
+		return BURROW_E_NOMEM;
 	for (int64_t v = 0; v < n; v++)
-		off[y[v] + 1]++;
+		of[y[v] + 1]++;
 	for (int64_t c = 0; c < C; c++)
-		off[c + 1] += off[c];
+		of[c + 1] += of[c];
 	for (int64_t v = 0; v < n; v++)
-		members[off[y[v]]++] = v;
+		mb[of[y[v]]++] = v;
 	for (int64_t c = C; c > 0; c--)
-		off[c] = off[c - 1];
-	off[0] = 0;
-	const csbm_ctx x = {.o = o, .n = n, .y = y, .members = members, .off = off};
-	if (!(st = burrow_csr_builder_reserve(b, (size_t)m)))
+		of[c] = of[c - 1];
+	of[0] = 0;
+	return 0;
+}
+
+/* CSBM's input edges: M = N * d / 2 undirected. */
+static int64_t csbm_num_edges(const burrow_gen_opts *o) { return (int64_t)llround((double)o->num_nodes * o->avg_degree / 2.0); }
+
+/* CSBM edges: M of them; each picks u uniformly, then v uniformly in u's class with
+ * probability h, else uniformly among the nodes of the other classes. */
+static int csbm_edges(const burrow_gen_opts *o, burrow_csr_builder *b, const int32_t *y)
+{
+	const int64_t m = csbm_num_edges(o);
+	int64_t *members, *off;
+	int st = class_groups(o, y, &members, &off);
+	const csbm_ctx x = {.o = o, .n = o->num_nodes, .y = y, .members = members, .off = off};
+	if (!st && !(st = burrow_csr_builder_reserve(b, (size_t)m)))
 		st = add_edges(o, b, m, csbm_edge, &x);
+	bw_free(members);
+	bw_free(off);
+	return st;
+}
+
+/* csbm's edge features, one row per input edge i in the order edges were added: the edge's
+ * endpoints drawn again from its own stream (as add_edges did), then its row from the stream
+ * (seed, TAG_EFEAT, i); class means of the columns 1 .. De-1 from (seed, TAG_EMEAN, class).
+ * Handed to the writer, which puts each CSR entry's row in place (both directions alike). */
+static int csbm_edge_features(const burrow_gen_opts *o, burrow_writer *w, const int32_t *y)
+{
+	const int64_t de = o->edge_feat_dim, C = o->num_classes, m = csbm_num_edges(o);
+	float *rows = bw_malloc((size_t)(BW_MAX(m, 1) * de) * sizeof *rows);
+	float *mu = bw_calloc((size_t)(C * de), sizeof *mu);
+	int64_t *members, *off;
+	int st = class_groups(o, y, &members, &off);
+	const csbm_ctx xx = {.o = o, .n = o->num_nodes, .y = y, .members = members, .off = off}, *x = &xx;
+	if (!st && (!rows || !mu))
+		st = BURROW_E_NOMEM;
+	if (st)
+		goto out;
+	const double sd = de > 1 ? o->edge_signal / sqrt((double)(de - 1)) : 0.0;
+	for (int64_t c = 0; c < C; c++) {
+		bw_rng r;
+		bw_rng_seed(&r, bw_key(bw_key(o->seed, TAG_EMEAN), (uint64_t)c));
+		for (int64_t k = 1; k < de; k++)
+			mu[c * de + k] = (float)(sd * bw_rng_normal(&r));
+	}
+	const uint64_t ekey = bw_key(o->seed, TAG_EDGE), fkey = bw_key(o->seed, TAG_EFEAT);
+#pragma omp parallel for schedule(static) num_threads(bw_threads(o->threads))
+	for (int64_t i = 0; i < m; i++) {
+		bw_rng r;
+		int64_t u, v;
+		bw_rng_seed(&r, bw_key(ekey, (uint64_t)i));
+		csbm_edge(x, &r, &u, &v);
+		bw_rng_seed(&r, bw_key(fkey, (uint64_t)i));
+		float *f = rows + i * de;
+		const float *mu_u = mu + (int64_t)x->y[u] * de, *mu_v = mu + (int64_t)x->y[v] * de;
+		for (int64_t k = 0; k < de; k++) {
+			const double z = bw_rng_normal(&r);
+			f[k] = k == 0 ? (float)((x->y[u] == x->y[v] ? 1.0 : -1.0) * o->edge_signal + z)
+				      : (float)(0.5 * ((double)mu_u[k] + mu_v[k]) + z);
+		}
+	}
+	report(o, "edge features", 1, 1);
+	if (!(st = burrow_writer_put_edge_features(w, rows, m, de, BURROW_DTYPE_F32)) && o->node_features_from_edges)
+		st = burrow_writer_features_from_edges(w, o->edge_reduce);
 out:
+	bw_free(rows);
+	bw_free(mu);
 	bw_free(members);
 	bw_free(off);
 	return st;
@@ -803,12 +873,19 @@ static void source_json(const burrow_gen_opts *o, char *source, size_t cap)
 			 "\"num_classes\": %d, \"feat_dim\": %lld, \"signal\": %.17g}",
 			 o->kind == BURROW_GEN_PAPERS ? "papers" : "citation2", (unsigned long long)o->seed, o->fraction,
 			 o->homophily, o->num_classes, (long long)o->feat_dim, o->signal);
-	const size_t len = strlen(source);
+	size_t len = strlen(source);
 	if (link_on(o) && len > 0) /* the link options, before the closing brace */
 		snprintf(source + len - 1, cap - (len - 1),
 			 ", \"edge_split\": [%.17g, %.17g, %.17g], \"neg_per_source\": %d, \"directed\": %s}",
 			 o->edge_split[0], o->edge_split[1], o->edge_split[2], o->neg_per_source,
 			 o->directed ? "true" : "false");
+	len = strlen(source);
+	if (o->kind == BURROW_GEN_CSBM && o->edge_feat_dim && len > 0 && len < cap)
+		snprintf(source + len - 1, cap - len + 1, ", \"edge_feat_dim\": %lld, \"edge_signal\": %.17g%s%s%s}",
+			 (long long)o->edge_feat_dim, o->edge_signal,
+			 o->node_features_from_edges ? ", \"node_features_from_edges\": \"" : "",
+			 o->node_features_from_edges ? burrow_edge_reduce_name(o->edge_reduce) : "",
+			 o->node_features_from_edges ? "\"" : "");
 }
 
 /* ---------------------------------------------------------------- link datasets */
@@ -872,6 +949,7 @@ static int gen_graph(const burrow_gen_opts *o, burrow_writer *w, const feistel *
 	burrow_csr_opts co;
 	burrow_csr_defaults(&co);
 	co.symmetrize = !(link && o->directed);
+	co.edge_ids = o->kind == BURROW_GEN_CSBM && o->edge_feat_dim > 0 && !link; /* csbm_edge_features */
 	co.threads = o->threads;
 	/* papers-sized edges do not fit in memory: sort them in bounded runs by default; a link
 	 * split holds the whole graph in memory (its training graph is built within the budget) */
@@ -907,8 +985,9 @@ static int gen_homogeneous(const burrow_gen_opts *o, burrow_writer *w, const fei
 		st = link_nodes(o, w, ids, y, n);
 	else if (ids)
 		st = papers_nodes(o, w, ids, n, split);
-	else if (!(st = o->num_tasks ? write_multilabels(o, w, y, n) : burrow_writer_put_labels(w, y, n, o->num_classes)) &&
-		 !(st = write_split(o, w, n)))
+	else if (!(st = o->kind == BURROW_GEN_CSBM && o->edge_feat_dim ? csbm_edge_features(o, w, y) : 0) &&
+		 !(st = o->num_tasks ? write_multilabels(o, w, y, n) : burrow_writer_put_labels(w, y, n, o->num_classes)) &&
+		 !(st = write_split(o, w, n)) && !o->node_features_from_edges)
 		st = write_features(o, w, y, n);
 out:
 	bw_free(y);

@@ -428,3 +428,117 @@ Test(edge_feat, train_edge_weight_ones_equal_unweighted_and_refusals)
 	free(err);
 	free(b);
 }
+
+/* The "best valid V at epoch E: test accuracy T" line's T from burrow train's stdout. */
+static double final_test_acc(const char *out)
+{
+	const char *p = out ? strstr(out, "test accuracy ") : NULL;
+	cr_assert_not_null(p, "no final line in: %s", out ? out : "(nothing)");
+	return atof(p + strlen("test accuracy "));
+}
+
+/* GAT's attention with edge features (--edge-features, on by default): on a graph of weak
+ * node features and low homophily whose edge features say which edges join one class, it
+ * beats GAT without them by a wide margin; off gives the very losses of the same graph
+ * generated without edge features; checkpoints hold the edge term (eval gives the run's
+ * accuracy again) and a run with the other setting refuses to resume from them. */
+Test(edge_feat, train_gat_edge_features_beat_without_and_checkpoints_hold_them)
+{
+	char *err = NULL, *out = NULL;
+	char *b = realpath(tu_burrow(), NULL);
+	cr_assert_not_null(b);
+	const char *g = "--nodes 1500 --avg-degree 10 --homophily 0.3 --signal 0.7 --feat-dim 16 --seed 3 --quiet";
+	cr_assert_eq(tu_sh(NULL, &err, "cd '%s' && %s gen csbm ef %s --edge-feat-dim 4 --edge-signal 1.5 && %s gen csbm "
+			   "plain %s", tu_dir, b, g, b, g), 0, "%s", err);
+	free(err);
+	const char *fg = "--model gat --full-graph --epochs 50 --hidden 64 --heads 4 --layers 2 --lr 0.01 --threads 1 --quiet";
+	double acc[2];
+	for (int k = 0; k < 2; k++) {
+		cr_assert_eq(tu_sh(&out, &err, "cd '%s' && %s train ef %s --edge-features %s", tu_dir, b, fg, k ? "off" : "on"),
+			     0, "%s", err);
+		acc[k] = final_test_acc(out);
+		free(out);
+		free(err);
+	}
+	cr_assert_geq(acc[0], acc[1] + 0.12, "gat with edge features: test accuracy %g, without %g", acc[0], acc[1]);
+	/* off on a dataset with edge features: the losses of the dataset without them */
+	const char *mb = "--model gat --epochs 2 --hidden 16 --heads 2 --layers 2 --fanout 5,5 --batch 128 --threads 1 --quiet";
+	char losses[3][8][40];
+	static const char *const runs[3][2] = {{"plain", ""}, {"ef", "--edge-features off"}, {"ef", "--checkpoint ck"}};
+	for (int r = 0; r < 3; r++) {
+		cr_assert_eq(tu_sh(NULL, &err, "cd '%s' && %s train %s %s %s --log m%d.json", tu_dir, b, runs[r][0], mb,
+				   runs[r][1], r), 0, "%s", err);
+		free(err);
+		char *lp = tu_path(tu_dir, "m%d.json", r);
+		cr_assert_eq(tu_log_losses(lp, losses[r], 8), 2, "run %d", r);
+		free(lp);
+	}
+	for (int k = 0; k < 2; k++)
+		cr_assert_str_eq(losses[0][k], losses[1][k], "--edge-features off: epoch %d", k);
+	cr_assert_str_neq(losses[1][1], losses[2][1], "edge features change the losses");
+	/* the checkpoint's model, edge term included, scores as the run's last evaluation did */
+	size_t len;
+	char *lp2 = tu_path(tu_dir, "m2.json"), *log = tu_read(lp2, &len), *last = log ? strstr(log, "\"epoch\": 2,") : NULL;
+	free(lp2);
+	cr_assert_not_null(last);
+	const char *v = strstr(last, "\"valid_acc\": ");
+	cr_assert_not_null(v);
+	const double want = atof(v + strlen("\"valid_acc\": "));
+	cr_assert_eq(tu_sh(&out, &err, "cd '%s' && %s eval ef --checkpoint ck/last.ckpt --json --threads 1", tu_dir, b), 0,
+		     "%s", err);
+	const char *ev = out ? strstr(out, "\"valid_acc\": ") : NULL;
+	cr_assert(ev && fabs(atof(ev + strlen("\"valid_acc\": ")) - want) < 1e-12, "eval: %s, the run: %g", out, want);
+	free(out);
+	free(err);
+	free(log);
+	cr_assert_eq(tu_sh(NULL, &err, "cd '%s' && %s train ef %s --epochs 3 --checkpoint ck --resume --edge-features off",
+			   tu_dir, b, mb), 1);
+	cr_assert(err && strstr(err, "edge features of width 4, the trainer's reads 0"), "%s", err);
+	free(err);
+	free(b);
+}
+
+/* --edge-weight in full-graph training: weights of one give the unweighted losses, others
+ * change them (gcn, whose norms then come from the weighted degrees, trains too). */
+Test(edge_feat, train_edge_weight_full_graph_ones_equal_unweighted)
+{
+	FILE *e = fopen(tu_path(tu_dir, "e.txt"), "w"), *w1 = fopen(tu_path(tu_dir, "w1.csv"), "w"),
+	     *wr = fopen(tu_path(tu_dir, "wr.csv"), "w");
+	cr_assert(e && w1 && wr);
+	for (int i = 0; i < 1500; i++) {
+		fprintf(e, "%llu %llu\n", (unsigned long long)(next() % 150), (unsigned long long)(next() % 150));
+		fprintf(w1, "1\n");
+		fprintf(wr, "%.3f\n", (double)(next() % 1000) / 500.0);
+	}
+	fclose(e);
+	fclose(w1);
+	fclose(wr);
+	char *err = NULL;
+	char *b = realpath(tu_burrow(), NULL);
+	cr_assert_not_null(b);
+	cr_assert_eq(tu_sh(NULL, &err, "cd '%s' && %s gen csbm g --nodes 150 --feat-dim 8 --classes 3 --seed 2 >/dev/null && "
+			   "%s import one --edges e.txt --edge-features w1.csv --undirected --num-nodes 150 "
+			   "--features g/features.npy --labels g/labels.npy --split 0.6,0.2,0.2 --quiet && "
+			   "%s import rnd --edges e.txt --edge-features wr.csv --undirected --num-nodes 150 "
+			   "--features g/features.npy --labels g/labels.npy --split 0.6,0.2,0.2 --quiet",
+			   tu_dir, b, b, b), 0, "%s", err);
+	free(err);
+	const char *common = "--full-graph --aggr sum --epochs 3 --layers 2 --hidden 16 --seed 4 --threads 1";
+	static const char *const runs[5][2] = {{"one", ""}, {"one", "--edge-weight 0"}, {"rnd", ""}, {"rnd", "--edge-weight 0"},
+					       {"rnd", "--edge-weight 0 --model gcn"}};
+	char losses[5][8][40];
+	for (int r = 0; r < 5; r++) {
+		cr_assert_eq(tu_sh(NULL, &err, "cd '%s' && %s train %s %s %s --log f%d.json --quiet", tu_dir, b, runs[r][0],
+				   common, runs[r][1], r), 0, "%s", err);
+		free(err);
+		char *lp = tu_path(tu_dir, "f%d.json", r);
+		cr_assert_eq(tu_log_losses(lp, losses[r], 8), 3, "run %d", r);
+		free(lp);
+	}
+	for (int k = 0; k < 3; k++) {
+		cr_assert_str_eq(losses[0][k], losses[1][k], "weights of one: epoch %d", k);
+		cr_assert_str_eq(losses[0][k], losses[2][k], "the same graph and features: epoch %d", k);
+	}
+	cr_assert_str_neq(losses[2][2], losses[3][2], "other weights change the losses");
+	free(b);
+}

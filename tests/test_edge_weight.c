@@ -23,7 +23,11 @@ typedef struct wblock {
 	bw_block b;
 } wblock;
 
-static void make(wblock *t, bool gcn, const bw_device *dev)
+static void make_as(wblock *t, bool gcn, const bw_device *dev, int ns);
+static void make(wblock *t, bool gcn, const bw_device *dev) { make_as(t, gcn, dev, NS); }
+
+/* make over ns sources (ND: a square block, as full-graph training's whole graph) */
+static void make_as(wblock *t, bool gcn, const bw_device *dev, int ns)
 {
 	uint64_t x = 12345;
 	int64_t k = 0;
@@ -32,13 +36,13 @@ static void make(wblock *t, bool gcn, const bw_device *dev)
 		const int deg = i % 5;
 		for (int e = 0; e < deg; e++) {
 			x = x * 6364136223846793005ull + 1442695040888963407ull;
-			t->ix[k] = (int32_t)((x >> 33) % NS);
+			t->ix[k] = (int32_t)((x >> 33) % (uint64_t)ns);
 			t->w[k] = 0.25f + (float)((x >> 20) % 7) / 4.0f;
 			k++;
 		}
 		t->ip[i + 1] = k;
 	}
-	bw_block_init(&t->b, ND, NS, t->ip, t->ix);
+	bw_block_init(&t->b, ND, ns, t->ip, t->ix);
 	t->b.edge_weight = t->w;
 	cr_assert_eq(bw_block_prepare(&t->b, true, gcn), 0, "%s", burrow_last_error());
 	cr_assert_eq(bw_block_upload(&t->b, dev), 0, "%s", burrow_last_error());
@@ -71,20 +75,21 @@ static void ref_matrix(const wblock *t, bw_agg mode, double *a)
 	}
 }
 
-Test(edge_weight, forward_matches_reference_and_backward_finite_differences)
+/* Over a sampled block (ns > ND sources) and a square one (full-graph training's). */
+static void check_fd(int ns)
 {
 	bw_backend be;
 	cr_assert_eq(bw_backend_init(&be, BW_BACKEND_CPU, 2), 0, "%s", burrow_last_error());
 	for (int mode = BW_AGG_SUM; mode <= BW_AGG_GCN; mode++) {
 		wblock t;
-		make(&t, mode == BW_AGG_GCN, be.dev);
+		make_as(&t, mode == BW_AGG_GCN, be.dev, ns);
 		float xs[NS * DIM], gs[ND * DIM], outs[ND * DIM], gxs[NS * DIM];
 		for (int k = 0; k < NS * DIM; k++)
 			xs[k] = (float)sin(0.7 * k + mode);
 		for (int k = 0; k < ND * DIM; k++)
 			gs[k] = (float)cos(0.3 * k);
-		bw_tensor x = bw_tensor_view(be.dev, xs, NS, DIM), g = bw_tensor_view(be.dev, gs, ND, DIM);
-		bw_tensor out = bw_tensor_view(be.dev, outs, ND, DIM), gx = bw_tensor_view(be.dev, gxs, NS, DIM);
+		bw_tensor x = bw_tensor_view(be.dev, xs, ns, DIM), g = bw_tensor_view(be.dev, gs, ND, DIM);
+		bw_tensor out = bw_tensor_view(be.dev, outs, ND, DIM), gx = bw_tensor_view(be.dev, gxs, ns, DIM);
 		cr_assert_eq(bw_aggregate_weighted(&be, &t.b, mode, &x, 0, -1, &out), 0, "%s", burrow_last_error());
 		cr_assert_eq(bw_aggregate_weighted_backward(&be, &t.b, mode, &g, 0, -1, &gx), 0, "%s", burrow_last_error());
 		double a[ND * NS];
@@ -92,13 +97,13 @@ Test(edge_weight, forward_matches_reference_and_backward_finite_differences)
 		for (int i = 0; i < ND; i++)
 			for (int c = 0; c < DIM; c++) {
 				double r = 0;
-				for (int j = 0; j < NS; j++)
+				for (int j = 0; j < ns; j++)
 					r += a[i * NS + j] * xs[j * DIM + c];
 				cr_assert_float_eq(outs[i * DIM + c], r, 1e-5, "mode %d out[%d, %d] %g, reference %g", mode, i, c,
 						   (double)outs[i * DIM + c], r);
 			}
 		/* L = sum(g . out): dL/dx by central differences (linear in x: exact up to rounding) */
-		for (int k = 0; k < NS * DIM; k++) {
+		for (int k = 0; k < ns * DIM; k++) {
 			const float h = 1e-2f, x0 = xs[k];
 			double l[2];
 			for (int s = 0; s < 2; s++) {
@@ -117,6 +122,9 @@ Test(edge_weight, forward_matches_reference_and_backward_finite_differences)
 	}
 	bw_backend_release(&be);
 }
+
+Test(edge_weight, forward_matches_reference_and_backward_finite_differences) { check_fd(NS); }
+Test(edge_weight, full_graph_block_forward_and_backward_finite_differences) { check_fd(ND); }
 
 Test(edge_weight, refusals)
 {

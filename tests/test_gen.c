@@ -670,3 +670,109 @@ Test(gen, link_bad_options_refused)
 	}
 	free(p);
 }
+
+/* gen csbm --edge-feat-dim: the same seed gives the same bytes whatever the threads; the
+ * graph, features, labels and splits are those of the run without edge features (the same
+ * streams); both directions of an edge carry one row; column 0 says whether the edge joins
+ * two nodes of one class (+signal, else -signal, plus unit noise); --node-features-from-edges
+ * mean writes each node's mean row. */
+static const void *map_array(const char *dir, const char *name, bw_npy *h, bw_npy_map *m)
+{
+	char *p = tu_path(dir, "%s", name);
+	cr_assert_eq(bw_npy_mmap(p, h, m), 0, "%s", burrow_last_error());
+	free(p);
+	return m->data;
+}
+
+Test(gen, csbm_edge_features_follow_their_edges_and_carry_the_class_signal)
+{
+	burrow_gen_opts o;
+	burrow_gen_defaults(&o, BURROW_GEN_CSBM);
+	o.num_nodes = 1200;
+	o.avg_degree = 12;
+	o.homophily = 0.5;
+	o.feat_dim = 5;
+	o.num_classes = 4;
+	char *plain = gen(&o, "ef0");
+	o.edge_feat_dim = 3;
+	o.edge_signal = 2.0;
+	o.threads = 1;
+	char *a = gen(&o, "ef1");
+	o.threads = 2;
+	char *b = gen(&o, "ef2");
+	for (size_t i = 0; i < sizeof FILES / sizeof FILES[0]; i++) {
+		char *fa = tu_path(a, "%s", FILES[i]), *fb = tu_path(b, "%s", FILES[i]), *f0 = tu_path(plain, "%s", FILES[i]);
+		cr_assert(same_file(fa, fb), "%s differs between 1 and 2 threads", fa);
+		if (strcmp(FILES[i], "meta.json"))
+			cr_assert(same_file(fa, f0), "%s differs from the run without edge features", fa);
+		free(fa);
+		free(fb);
+		free(f0);
+	}
+	char *ea = tu_path(a, "edge_features.npy"), *eb = tu_path(b, "edge_features.npy");
+	cr_assert(same_file(ea, eb), "edge_features.npy differs between 1 and 2 threads");
+	free(ea);
+	free(eb);
+	bw_npy hp, hi, he, hl;
+	bw_npy_map mp, mi, me, ml;
+	const int64_t *ip = map_array(a, "indptr.npy", &hp, &mp);
+	const int32_t *ix = map_array(a, "indices.npy", &hi, &mi), *y = map_array(a, "labels.npy", &hl, &ml);
+	const float *ef = map_array(a, "edge_features.npy", &he, &me);
+	const int64_t n = o.num_nodes, de = 3, ne = ip[n];
+	cr_assert(he.shape[0] == ne && he.shape[1] == de && he.dtype == BURROW_DTYPE_F32);
+	double s_in = 0, s_out = 0;
+	int64_t c_in = 0, c_out = 0;
+	for (int64_t u = 0; u < n; u++)
+		for (int64_t p = ip[u]; p < ip[u + 1]; p++) {
+			const int64_t v = ix[p];
+			int64_t q = ip[v]; /* the reverse entry (v, u): rows are sorted */
+			while (q < ip[v + 1] && ix[q] < u)
+				q++;
+			cr_assert(q < ip[v + 1] && ix[q] == u, "entry (%lld, %lld) has no reverse", (long long)u, (long long)v);
+			cr_assert(!memcmp(ef + p * de, ef + q * de, (size_t)de * sizeof *ef), "(%lld, %lld) and its reverse differ",
+				  (long long)u, (long long)v);
+			if (y[u] == y[v]) {
+				s_in += ef[p * de];
+				c_in++;
+			} else {
+				s_out += ef[p * de];
+				c_out++;
+			}
+		}
+	cr_assert(c_in > 1000 && c_out > 1000);
+	cr_assert(fabs(s_in / (double)c_in - 2.0) < 0.15 && fabs(s_out / (double)c_out + 2.0) < 0.15,
+		  "column 0: %g within classes, %g across (want +2, -2)", s_in / (double)c_in, s_out / (double)c_out);
+	/* node features from the edge features' mean */
+	o.node_features_from_edges = true;
+	o.edge_reduce = BURROW_EDGE_REDUCE_MEAN;
+	char *c = gen(&o, "ef3");
+	bw_npy hx;
+	bw_npy_map mx;
+	const float *x = map_array(c, "features.npy", &hx, &mx);
+	cr_assert(hx.shape[0] == n && hx.shape[1] == de);
+	for (int64_t v = 0; v < n; v++)
+		for (int64_t k = 0; k < de; k++) {
+			double s = 0;
+			for (int64_t p = ip[v]; p < ip[v + 1]; p++)
+				s += ef[p * de + k];
+			const double want = ip[v + 1] > ip[v] ? s / (double)(ip[v + 1] - ip[v]) : 0;
+			cr_assert(fabs(x[v * de + k] - want) <= 1e-5 * (1 + fabs(want)), "node %lld: %g, mean %g", (long long)v,
+				  (double)x[v * de + k], want);
+		}
+	o.node_features_from_edges = false;
+	o.edge_feat_dim = 0;
+	o.edge_signal = 1.0;
+	o.node_features_from_edges = true;
+	char *p = tu_path(tu_dir, "ef4");
+	cr_assert_eq(burrow_gen(&o, p), BURROW_E_INVAL, "node features from edges without edge features");
+	free(p);
+	bw_npy_unmap(&mp);
+	bw_npy_unmap(&mi);
+	bw_npy_unmap(&ml);
+	bw_npy_unmap(&me);
+	bw_npy_unmap(&mx);
+	free(plain);
+	free(a);
+	free(b);
+	free(c);
+}

@@ -635,7 +635,7 @@ static const struct {
 	{"scorer", "dot", T_ANY},	    {"neg", "2", T_MB},		     {"sampler", "labor", T_MB},
 	/* a dataset with edge features' (the partitioner refuses those: only its refusal under mpirun here;
 	   tests/test_edge_feat.c trains with it) */
-	{"edge-weight", "0", T_MB},
+	{"edge-weight", "0", T_ANY},       {"edge-features", "off", T_ANY},
 	/* a dataset's named split (the csbm dataset has none: only its refusal under mpirun here;
 	   tests/test_import_own.c trains with it) */
 	{"split-name", "s3", T_ANY},

@@ -101,15 +101,38 @@ Test(train_ops, block_check_refuses_bad_blocks)
 /* ------------------------------------------------------------ gradient checks */
 
 /* GAT in double: h = x W, per head the softmax over N(i) + {i} of
- * leaky_relu(<h_i, a_dst> + <h_j, a_src>), times the dropout mask / (1 - p) when amask is
- * given ([slots, heads] in the slot order of bw_ops), the weighted sum of h_j, heads
- * concatenated or averaged, + b. */
+ * leaky_relu(<h_i, a_dst> + <h_j, a_src> (+ <W_e f_ij, a_edge>)), times the dropout mask /
+ * (1 - p) when amask is given ([slots, heads] in the slot order of bw_ops), the weighted sum
+ * of h_j, heads concatenated or averaged, + b. With s->edge_dim, PyG's GATConv(edge_dim):
+ * f_ij the block's edge features, the self loop's f_ii the mean of row i's (fill "mean"),
+ * each projected by W_e [De, heads F] (after b in p), then dotted with a_edge per head. */
+static double ref_edge_term(const bw_layer_shape *s, const double *we, const double *ae, const bw_block *b,
+			    int64_t i, int64_t q, int64_t k, int64_t hf, int64_t F)
+{
+	const int64_t de = s->edge_dim, e0 = b->indptr[i], ne = b->indptr[i + 1] - e0;
+	double u = 0;
+	for (int64_t f = 0; f < F; f++) {
+		double proj = 0; /* (W_e f_ij)[k F + f] */
+		for (int64_t d = 0; d < de; d++) {
+			double fv = 0;
+			if (q)
+				fv = b->edge_feat[(e0 + q - 1) * de + d];
+			else
+				for (int64_t e = 0; e < ne; e++)
+					fv += b->edge_feat[(e0 + e) * de + d] / (double)ne;
+			proj += fv * we[d * hf + k * F + f];
+		}
+		u += proj * ae[k * F + f];
+	}
+	return u;
+}
+
 static void ref_gat(const bw_layer_shape *s, const double *p, const bw_block *b, const double *x, double *z,
 		    const uint8_t *amask, double ap)
 {
 	const int64_t nd = b->num_dst, ns = b->num_src, in = s->in, H = s->heads;
 	const int64_t F = s->concat ? s->out / H : s->out, hf = H * F;
-	const double *w = p, *as = p + in * hf, *ad = as + hf, *bias = ad + hf;
+	const double *w = p, *as = p + in * hf, *ad = as + hf, *bias = ad + hf, *we = bias + s->out, *ae = we + s->edge_dim * hf;
 	double *h = malloc((size_t)(ns * hf) * sizeof *h);
 	ref_matmul(x, false, w, false, ns, hf, in, h);
 	for (int64_t i = 0; i < nd * s->out; i++)
@@ -125,6 +148,8 @@ static void ref_gat(const bw_layer_shape *s, const double *p, const bw_block *b,
 				double u = sd;
 				for (int64_t f = 0; f < F; f++)
 					u += h[j * hf + k * F + f] * as[k * F + f];
+				if (s->edge_dim)
+					u += ref_edge_term(s, we, ae, b, i, q, k, hf, F);
 				e[q] = u > 0 ? u : BW_GAT_SLOPE * u;
 				mx = e[q] > mx ? e[q] : mx;
 			}
@@ -205,6 +230,14 @@ static void check_shape(const bw_layer_shape *s, uint64_t key, float attn_p)
 	make_block(&t, nd, ns, 5, key);
 	cr_assert_eq(bw_block_prepare(&t.b, true, true), 0);
 	cr_assert_eq(bw_block_upload(&t.b, be.dev), 0);
+	float *ef = NULL;
+	if (s->edge_dim) { /* edge features, one row per edge of the block */
+		const int64_t ne = bw_block_edges(&t.b);
+		ef = malloc((size_t)(ne * s->edge_dim + 1) * sizeof *ef);
+		fill_uniform(ef, ne * s->edge_dim, key + 6, -1, 1);
+		t.b.edge_feat = ef;
+		t.b.edge_feat_dim = s->edge_dim;
+	}
 	const int64_t np = bw_layer_shape_params(s);
 	float *p = malloc((size_t)np * sizeof *p), *gp = calloc((size_t)np, sizeof *gp);
 	bw_layer l;
@@ -252,6 +285,7 @@ static void check_shape(const bw_layer_shape *s, uint64_t key, float attn_p)
 	free(zd);
 	free(p);
 	free(gp);
+	free(ef);
 	bw_layer_release(&l);
 	bw_tensor_free(&x);
 	bw_tensor_free(&z);
@@ -348,6 +382,19 @@ Test(train_grad, sage_max_both_shapes)
 Test(train_grad, gat_concat_heads) { check_shape(&(bw_layer_shape){.kind = BW_LAYER_GAT, .in = 5, .out = 6, .heads = 3, .concat = true}, 800, 0); }
 Test(train_grad, gat_mean_heads) { check_shape(&(bw_layer_shape){.kind = BW_LAYER_GAT, .in = 6, .out = 4, .heads = 2, .concat = false}, 900, 0); }
 Test(train_grad, gat_attention_dropout) { check_shape(&(bw_layer_shape){.kind = BW_LAYER_GAT, .in = 5, .out = 4, .heads = 2, .concat = true}, 1000, 0.4f); }
+/* Edge features in the attention (W_e, a_edge, the inputs; the self loops' mean term) */
+Test(train_grad, gat_edge_features_concat_heads)
+{
+	check_shape(&(bw_layer_shape){.kind = BW_LAYER_GAT, .in = 5, .out = 6, .heads = 3, .concat = true, .edge_dim = 4}, 1100, 0);
+}
+Test(train_grad, gat_edge_features_mean_heads)
+{
+	check_shape(&(bw_layer_shape){.kind = BW_LAYER_GAT, .in = 6, .out = 4, .heads = 2, .concat = false, .edge_dim = 3}, 1200, 0);
+}
+Test(train_grad, gat_edge_features_attention_dropout)
+{
+	check_shape(&(bw_layer_shape){.kind = BW_LAYER_GAT, .in = 5, .out = 4, .heads = 2, .concat = true, .edge_dim = 2}, 1300, 0.4f);
+}
 
 /* A 2-layer model in double: layer, ReLU, the model's own dropout mask, layer, mean NLL. */
 static double ref_model_loss(const bw_model *m, const double *p, const bw_batch *b, const double *x)

@@ -14,7 +14,9 @@ static void help(void)
 	burrow_gen_defaults(&r, BURROW_GEN_RMAT);
 	burrow_gen_defaults(&p, BURROW_GEN_PAPERS);
 	printf("usage: burrow gen csbm OUT [--nodes N] [--classes C] [--avg-degree d] [--homophily h]\n"
-	       "                          [--feat-dim D] [--signal s] [--tasks T] [common options]\n"
+	       "                          [--feat-dim D] [--signal s] [--tasks T] [--edge-feat-dim De]\n"
+	       "                          [--edge-signal e] [--node-features-from-edges mean|sum|max]\n"
+	       "                          [common options]\n"
 	       "       burrow gen rmat OUT [--scale S] [--edge-factor F] [--feat-dim D] [--classes C]\n"
 	       "                          [--signal s] [common options]\n"
 	       "       burrow gen papers OUT [--fraction F] [--homophily h] [--signal s] [common options]\n"
@@ -65,6 +67,13 @@ static void help(void)
 	       "  --avg-degree d     %g\n"
 	       "  --homophily h      %g\n"
 	       "  --tasks T          0 (one class per node); 1 .. 4096: multi-label\n"
+	       "  --edge-feat-dim De 0 (none); 1 .. 4096: edge_features.npy [E, De], both directions of an\n"
+	       "                     edge alike: column 0 is +e if the edge joins two nodes of one class,\n"
+	       "                     else -e, plus N(0, 1); the others (mu[y_u] + mu[y_v]) / 2 + N(0, 1),\n"
+	       "                     class means of norm about e\n"
+	       "  --edge-signal e    %g\n"
+	       "  --node-features-from-edges R   features.npy = the mean, sum or max of each node's\n"
+	       "                     edge features (no --feat-dim features; ogbn-proteins' recipe)\n"
 	       "rmat options:\n"
 	       "  --scale S          %d\n"
 	       "  --edge-factor F    %g\n"
@@ -95,7 +104,8 @@ static void help(void)
 	       "  --tmp-dir DIR      folder for the sort's spill files ($TMPDIR, else /tmp)\n"
 	       "  --force            replace OUT if it exists\n"
 	       "  --quiet            no progress bar\n",
-	       l.neg_per_source, (long long)c.num_nodes, c.avg_degree, c.homophily, r.scale, r.edge_factor, p.fraction, p.homophily,
+	       l.neg_per_source, (long long)c.num_nodes, c.avg_degree, c.homophily, c.edge_signal, r.scale, r.edge_factor,
+	       p.fraction, p.homophily,
 	       p.num_classes, (long long)p.feat_dim, p.signal, (long long)h.num_nodes, h.avg_degree, h.homophily,
 	       h.signal, h.target_signal, (long long)h.feat_dim, l.fraction, l.homophily, l.num_classes,
 	       (long long)l.feat_dim, l.signal, c.num_classes,
@@ -134,7 +144,8 @@ static int link_opts(burrow_gen_opts *o, const char *split, const char *neg, boo
 }
 
 enum { O_NODES = 256, O_CLASSES, O_DEG, O_HOMO, O_DIM, O_DTYPE, O_SIGNAL, O_SCALE, O_EF, O_SEED, O_THREADS,
-       O_FRACTION, O_MEM, O_TMP, O_FORCE, O_QUIET, O_TSIGNAL, O_TASKS, O_ESPLIT, O_NEG, O_DIRECTED, O_HELP };
+       O_FRACTION, O_MEM, O_TMP, O_FORCE, O_QUIET, O_TSIGNAL, O_TASKS, O_ESPLIT, O_NEG, O_DIRECTED, O_EFDIM, O_ESIGNAL,
+       O_NFE, O_HELP };
 
 int cmd_gen(int argc, char **argv)
 {
@@ -150,7 +161,8 @@ int cmd_gen(int argc, char **argv)
 		{"quiet", no_argument, 0, O_QUIET},           {"target-signal", required_argument, 0, O_TSIGNAL},
 		{"tasks", required_argument, 0, O_TASKS},     {"edge-split", required_argument, 0, O_ESPLIT},
 		{"negatives", required_argument, 0, O_NEG},   {"directed", no_argument, 0, O_DIRECTED},
-		{"help", no_argument, 0, O_HELP},
+		{"edge-feat-dim", required_argument, 0, O_EFDIM}, {"edge-signal", required_argument, 0, O_ESIGNAL},
+		{"node-features-from-edges", required_argument, 0, O_NFE}, {"help", no_argument, 0, O_HELP},
 		{0, 0, 0, 0},
 	};
 	/* parse into a kind-neutral set, then apply to the kind's defaults */
@@ -199,7 +211,8 @@ int cmd_gen(int argc, char **argv)
 	} only[] = {{O_NODES, 1, 0, 0, 1, 0},    {O_DEG, 1, 0, 0, 1, 0},    {O_HOMO, 1, 0, 1, 1, 1},
 		    {O_SCALE, 0, 1, 0, 0, 0},    {O_EF, 0, 1, 0, 0, 0},     {O_FRACTION, 0, 0, 1, 0, 1},
 		    {O_TSIGNAL, 0, 0, 0, 1, 0},  {O_TASKS, 1, 0, 0, 0, 0},  {O_ESPLIT, 1, 1, 1, 0, 1},
-		    {O_NEG, 1, 1, 1, 0, 1},      {O_DIRECTED, 1, 1, 1, 0, 1}};
+		    {O_NEG, 1, 1, 1, 0, 1},      {O_DIRECTED, 1, 1, 1, 0, 1}, {O_EFDIM, 1, 0, 0, 0, 0},
+		    {O_ESIGNAL, 1, 0, 0, 0, 0},  {O_NFE, 1, 0, 0, 0, 0}};
 	for (size_t i = 0; i < sizeof only / sizeof only[0]; i++) {
 		bool ok = o.kind == BURROW_GEN_CSBM     ? only[i].csbm
 			  : o.kind == BURROW_GEN_RMAT   ? only[i].rmat
@@ -238,6 +251,17 @@ int cmd_gen(int argc, char **argv)
 	INT_OPT(O_SEED, seed, 0, INT64_MAX)
 	INT_OPT(O_TASKS, num_tasks, 1, 4096)
 	INT_OPT(O_THREADS, threads, 1, 4096)
+	INT_OPT(O_EFDIM, edge_feat_dim, 1, 4096)
+	REAL_OPT(O_ESIGNAL, edge_signal, 0, 1e6)
+	if (v[O_NFE].set) {
+		burrow_edge_reduce r;
+		if (burrow_edge_reduce_parse(v[O_NFE].val, &r))
+			return cli_usage("gen", "--node-features-from-edges wants mean, sum or max, got '%s'", v[O_NFE].val);
+		o.node_features_from_edges = true;
+		o.edge_reduce = r;
+	}
+	if ((v[O_ESIGNAL].set || v[O_NFE].set) && !o.edge_feat_dim)
+		return cli_usage("gen", "--edge-signal and --node-features-from-edges need --edge-feat-dim");
 	if (v[O_FRACTION].set) { /* a number, or a ratio such as 1/64 */
 		const char *s = v[O_FRACTION].val, *slash = strchr(s, '/');
 		double num, den = 1;

@@ -221,6 +221,20 @@ static bool set_edge_weight(train_args *a, const char *v)
 	return true;
 }
 
+static bool set_gat_edge_features(train_args *a, const char *v)
+{
+	const bool on = !strcmp(v, "on"), off = !strcmp(v, "off");
+	if (on || off)
+		a->d.train.gat_edge_features = on;
+	return on || off;
+}
+
+static const char *show_gat_edge_features(const train_args *a, char *b, size_t n)
+{
+	snprintf(b, n, "%s", a->d.train.gat_edge_features ? "on" : "off");
+	return b;
+}
+
 static bool set_fanout(train_args *a, const char *v)
 {
 	a->fanout = v;
@@ -316,7 +330,7 @@ static const topt opts[] = {
 	 "running averages in inference), layer (each row's own) or none (sage's max and\n"
 	 "sum grow with a node's degree, mean does not: layer norm rescales each row)",
 	 show_norm},
-	{"edge-weight", "COL", TRAIN_ONE | W_MB, SECTION_MODEL, K_CUSTOM, 0, 0, 0, set_edge_weight, "a column >= 0",
+	{"edge-weight", "COL", TRAIN_ONE, SECTION_MODEL, K_CUSTOM, 0, 0, 0, set_edge_weight, "a column >= 0",
 	 "weigh sage's (mean, sum) and gcn's aggregation by column COL of the dataset's edge\n"
 	 "features (edge_features.npy; gcn's norms then from the blocks' weighted degrees); cpu",
 	 NULL},
@@ -499,6 +513,11 @@ static const topt opts[] = {
 	 "auto: mpi with --device cpu, with --device cuda (--full-graph; each rank on\n"
 	 "cuda:<local rank mod GPUs>) nccl where it starts, else staged",
 	 show_comm},
+	{"edge-features", "on|off", TRAIN_ONE, SECTION_MODEL, K_CUSTOM, 0, 0, 0, set_gat_edge_features, "on or off",
+	 "gat: each edge's attention logit adds <W_e f_ij, a_edge> from the dataset's\n"
+	 "edge features when it has them (PyG's GATConv(edge_dim)); off: the nodes\n"
+	 "alone; cpu",
+	 show_gat_edge_features},
 	{"neg-mode", "M", TRAIN_ONE | W_MB, SECTION_MB, K_CUSTOM, 0, 0, 0, set_neg_mode, "dst or both",
 	 "link: a negative of the edge (u, v) is (u, w), w a uniform node (dst), or a pair of\n"
 	 "uniform nodes (both: PyG LinkNeighborLoader's binary negatives)",

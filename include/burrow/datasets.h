@@ -64,6 +64,15 @@ typedef struct burrow_gen_opts {
 				   pairs as positives ("pairs", as ogbl-collab); K > 0: K uniform destinations
 				   per positive ("per_source", as ogbl-citation2; citation2's default 1000) */
 	bool directed;          /* keep each edge as drawn, no reverse added (citation2's default: true) */
+	/* csbm: edge features (edge_features.npy [E, De] float32, in CSR order; both directions of an
+	 * edge carry its row). Column 0 is (same class ? +1 : -1) * edge_signal + N(0, 1): whether the
+	 * edge joins two nodes of one class; columns 1 .. De-1 are (mu[y_u] + mu[y_v]) / 2 + N(0, 1)
+	 * with class means of norm about edge_signal. Drawn per input edge from (seed, edge). */
+	int64_t edge_feat_dim;  /* De: 0 (default) none, else in [1, 4096] */
+	double edge_signal;     /* default 1.0 */
+	bool node_features_from_edges; /* features.npy = edge_reduce of each node's edge features
+					  (feat_dim, signal unused), as OGB's examples do for ogbn-proteins */
+	burrow_edge_reduce edge_reduce; /* default mean */
 } burrow_gen_opts;
 
 /* Defaults for a kind (enum burrow_gen_kind). */

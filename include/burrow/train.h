@@ -210,6 +210,10 @@ typedef struct burrow_train_opts {
 	/* link prediction */
 	int neg_mode;           /* enum burrow_neg_mode: a negative corrupts the positive's destination
 				   (DST, default) or draws both endpoints uniformly (BOTH) */
+	/* edge features */
+	bool gat_edge_features; /* gat's attention adds an edge term from the dataset's edge features when it
+				   has them (PyG's GATConv(edge_dim)), in mini-batch and full-graph training
+				   and evaluation on the CPU (default true; false: attention over the nodes alone) */
 } burrow_train_opts;
 
 /* Fill o with the defaults above. */

@@ -178,7 +178,8 @@ class TrainOpts(Structure):
                 # sampling
                 ("sampler", c_int),
                 # link prediction (appended)
-                ("neg_mode", c_int)]
+                ("neg_mode", c_int),
+                ("gat_edge_features", c_bool)]
 
 
 class EpochStats(Structure):
@@ -205,7 +206,9 @@ class GenOpts(Structure):
                 ("overwrite", c_bool), ("threads", c_int), ("progress", c_void_p), ("progress_user", c_void_p),
                 ("fraction", c_double), ("mem_bytes", c_size_t), ("spill_dir", c_char_p), ("target_signal", c_double),
                 ("num_tasks", c_int32), ("edge_split", c_double * 3), ("neg_per_source", c_int32),
-                ("directed", c_bool)]
+                ("directed", c_bool),
+                ("edge_feat_dim", c_int64), ("edge_signal", c_double),
+                ("node_features_from_edges", c_bool), ("edge_reduce", c_int)]
 
 
 class PrepOpts(Structure):

@@ -670,17 +670,46 @@ static inline int64_t slot_src(const bw_block *b, int64_t i, int64_t k)
 
 static inline float leaky(float u, float slope) { return u > 0.0f ? u : slope * u; }
 
+/* Row i's edge term in slot q for head k: edge q - 1's s_edge (edge q for a bipartite
+ * block), and for the self loop (q = 0) the mean over the row's edges, self, computed by
+ * self_edge_term (0 without s_edge). */
+static inline float slot_edge_term(const bw_block *b, const float *s_edge, int64_t i, int64_t q, int64_t heads,
+				   int64_t k, float self)
+{
+	if (!s_edge)
+		return 0.0f;
+	const int64_t e0 = b->d.indptr[i] - b->d.indptr[0];
+	if (b->bipartite)
+		return s_edge[(e0 + q) * heads + k];
+	return q == 0 ? self : s_edge[(e0 + q - 1) * heads + k];
+}
+
+/* The self loop's edge term of row i, head k: the mean of its edges' (0 without any). */
+static inline float self_edge_term(const bw_block *b, const float *s_edge, int64_t i, int64_t heads, int64_t k)
+{
+	const int64_t e0 = b->d.indptr[i] - b->d.indptr[0], ne = b->d.indptr[i + 1] - b->d.indptr[i];
+	if (!s_edge || b->bipartite || ne == 0)
+		return 0.0f;
+	double s = 0.0;
+	for (int64_t e = 0; e < ne; e++)
+		s += s_edge[(e0 + e) * heads + k];
+	return (float)(s / (double)ne);
+}
+
 static int cpu_edge_softmax_fwd(const bw_backend *be, const bw_block *b, const float *s_src, const float *s_dst,
-				int64_t heads, float slope, float *alpha)
+				const float *s_edge, int64_t heads, float slope, float *alpha)
 {
 #pragma omp parallel for schedule(dynamic, 64) num_threads(be->threads)
 	for (int64_t i = 0; i < b->num_dst; i++) {
 		const int64_t n = slot_count(b, i), base = slot_base(b, i);
 		for (int64_t k = 0; k < heads && n > 0; k++) { /* a bipartite row may have no slot */
-			const float sd = s_dst[i * heads + k];
+			const float sd = s_dst[i * heads + k], self = self_edge_term(b, s_edge, i, heads, k);
 			float mx = -INFINITY;
 			for (int64_t q = 0; q < n; q++) {
-				const float e = leaky(sd + s_src[slot_src(b, i, q) * heads + k], slope);
+				float u = sd + s_src[slot_src(b, i, q) * heads + k];
+				if (s_edge)
+					u += slot_edge_term(b, s_edge, i, q, heads, k, self);
+				const float e = leaky(u, slope);
 				alpha[(base + q) * heads + k] = e;
 				mx = e > mx ? e : mx;
 			}
@@ -698,33 +727,61 @@ static int cpu_edge_softmax_fwd(const bw_backend *be, const bw_block *b, const f
 	return 0;
 }
 
-/* One pass per head (threads split the heads): gs_dst by rows, gs_src scattered in row order. */
-static int cpu_edge_softmax_bwd(const bw_backend *be, const bw_block *b, const float *s_src, const float *s_dst,
-				const float *alpha, const float *galpha, int64_t heads, float slope, float *gs_src,
-				float *gs_dst)
+/* gs_edge of row i, head k from the slots' d (ds[q]): edge q's own d plus the self loop's
+ * d shared over the row's edges (the self loop's term is their mean). */
+static void edge_term_grad(const bw_block *b, int64_t i, int64_t heads, int64_t k, const float *ds, float *gs_edge)
 {
+	const int64_t e0 = b->d.indptr[i] - b->d.indptr[0], ne = b->d.indptr[i + 1] - b->d.indptr[i];
+	const int64_t off = b->bipartite ? 0 : 1;
+	const double share = b->bipartite || ne == 0 ? 0.0 : (double)ds[0] / (double)ne;
+	for (int64_t e = 0; e < ne; e++)
+		gs_edge[(e0 + e) * heads + k] = (float)((double)ds[e + off] + share);
+}
+
+/* One pass per head (threads split the heads): gs_dst by rows, gs_src scattered in row
+ * order; with s_edge, each slot's d kept in a row buffer for gs_edge. */
+static int cpu_edge_softmax_bwd(const bw_backend *be, const bw_block *b, const float *s_src, const float *s_dst,
+				const float *s_edge, const float *alpha, const float *galpha, int64_t heads, float slope,
+				float *gs_src, float *gs_dst, float *gs_edge)
+{
+	int64_t maxn = 1;
+	for (int64_t i = 0; s_edge && i < b->num_dst; i++)
+		maxn = BW_MAX(maxn, slot_count(b, i));
+	int st = 0;
 	memset(gs_src, 0, (size_t)(b->num_src * heads) * sizeof *gs_src);
 #pragma omp parallel num_threads(be->threads)
 	{
 		COLUMN_RANGE(heads, k0, k1);
-		for (int64_t k = k0; k < k1; k++)
+		float *ds = s_edge && k1 > k0 ? bw_malloc((size_t)maxn * sizeof *ds) : NULL;
+		if (s_edge && k1 > k0 && !ds) {
+#pragma omp atomic write
+			st = BURROW_E_NOMEM;
+		}
+		for (int64_t k = k0; k < k1 && (!s_edge || ds); k++)
 			for (int64_t i = 0; i < b->num_dst; i++) {
 				const int64_t n = slot_count(b, i), base = slot_base(b, i);
 				double dot = 0.0, gd = 0.0;
 				for (int64_t q = 0; q < n; q++)
 					dot += (double)alpha[(base + q) * heads + k] * galpha[(base + q) * heads + k];
-				const float sd = s_dst[i * heads + k];
+				const float sd = s_dst[i * heads + k], self = self_edge_term(b, s_edge, i, heads, k);
 				for (int64_t q = 0; q < n; q++) {
 					const int64_t s = (base + q) * heads + k, j = slot_src(b, i, q);
-					const float u = sd + s_src[j * heads + k];
+					float u = sd + s_src[j * heads + k];
+					if (s_edge)
+						u += slot_edge_term(b, s_edge, i, q, heads, k, self);
 					const float d = (float)((double)alpha[s] * ((double)galpha[s] - dot)) * (u > 0.0f ? 1.0f : slope);
 					gd += d;
 					gs_src[j * heads + k] += d;
+					if (ds)
+						ds[q] = d;
 				}
 				gs_dst[i * heads + k] = (float)gd;
+				if (ds)
+					edge_term_grad(b, i, heads, k, ds, gs_edge);
 			}
+		bw_free(ds);
 	}
-	return 0;
+	return st;
 }
 
 static int cpu_att_agg_fwd(const bw_backend *be, const bw_block *b, const float *alpha, const float *h,

@@ -103,18 +103,22 @@ typedef struct bw_ops {
 	int (*head_dot_bwd)(const bw_backend *be, const float *x, int64_t rows, int64_t heads, int64_t f_dim,
 			    const float *a, const float *g, float *gx, float *ga);
 	/* Edge softmax per destination row and head: for slot s = (i, j) of row i,
-	 * e_s = leaky_relu(s_dst[i, k] + s_src[j, k], slope) and alpha[s, k] = exp(e_s) / the
-	 * sum of exp(e_t) over row i's slots t. s_src [num_src, heads], s_dst [num_dst, heads],
-	 * alpha [slots, heads] (overwrites). */
+	 * e_s = leaky_relu(s_dst[i, k] + s_src[j, k] (+ s_edge[s, k]), slope) and alpha[s, k] =
+	 * exp(e_s) / the sum of exp(e_t) over row i's slots t. s_src [num_src, heads], s_dst
+	 * [num_dst, heads], alpha [slots, heads] (overwrites). s_edge [edges, heads] (NULL: no
+	 * edge term) is indexed by edge position from indptr[0]; a self loop's edge term is the
+	 * mean of its row's (0 without edges). */
 	int (*edge_softmax_fwd)(const bw_backend *be, const bw_block *b, const float *s_src, const float *s_dst,
-				int64_t heads, float slope, float *alpha);
+				const float *s_edge, int64_t heads, float slope, float *alpha);
 	/* Its backward from galpha = dL/dalpha [slots, heads], alpha the forward's output:
 	 * with d_s = alpha_s (galpha_s - sum_t alpha_t galpha_t) times the leaky ReLU's slope at
 	 * e_s (1 above 0, else slope), gs_dst[i, k] = sum of d over row i's slots and gs_src[j,
-	 * k] = sum of d over the slots whose source is j (both overwrite, whole). */
+	 * k] = sum of d over the slots whose source is j (both overwrite, whole); with s_edge,
+	 * gs_edge[e, k] = d of edge e's slot plus its row's self-loop d over the row's edges
+	 * (overwrites, whole). */
 	int (*edge_softmax_bwd)(const bw_backend *be, const bw_block *b, const float *s_src, const float *s_dst,
-				const float *alpha, const float *galpha, int64_t heads, float slope, float *gs_src,
-				float *gs_dst);
+				const float *s_edge, const float *alpha, const float *galpha, int64_t heads, float slope,
+				float *gs_src, float *gs_dst, float *gs_edge);
 	/* out[i, k f_dim + f] = sum over row i's slots s = (i, j) of alpha[s, k] h[j, k f_dim + f]:
 	 * h [num_src, heads f_dim], out [num_dst, heads f_dim] (overwrites). */
 	int (*att_agg_fwd)(const bw_backend *be, const bw_block *b, const float *alpha, const float *h, int64_t heads,

@@ -57,6 +57,11 @@ typedef struct bw_block {
 	 * init. */
 	const float *edge_weight;
 	float *t_weight;        /* [num_edges] the weights in the transpose's order (bw_block_prepare), owned */
+	/* Edge features (GAT's edge term): row e (edge_feat_dim floats) belongs to the edge at
+	 * indices[e], indexed as indices is (borrowed host memory; NULL: none). Read by GAT layers
+	 * built with an edge dimension, on a host-memory device. Set after init. */
+	const float *edge_feat;
+	int64_t edge_feat_dim;
 	/* derived by bw_block_prepare and bw_block_split (owned host memory) */
 	int64_t *t_indptr;      /* [num_src + 1]: the transpose, source -> destination rows */
 	int32_t *t_indices;     /* [num_edges] destination rows, ascending within each source */

@@ -9,7 +9,7 @@ int64_t bw_layer_shape_params(const bw_layer_shape *s)
 {
 	if (s->kind == BW_LAYER_GAT) {
 		const int64_t hf = s->concat ? s->out : s->heads * s->out;
-		return s->in * hf + 2 * hf + s->out;
+		return s->in * hf + 2 * hf + s->out + (s->edge_dim ? s->edge_dim * hf + hf : 0);
 	}
 	return (s->kind == BW_LAYER_SAGE ? 2 : 1) * s->in * s->out + s->out;
 }
@@ -43,6 +43,13 @@ void bw_layer_bind_shape(bw_layer *l, const bw_layer_shape *s, float *params, fl
 		l->ga_src = grads + in * hf;
 		l->ga_dst = l->ga_src + hf;
 		l->gb = l->ga_dst + hf;
+		l->edge_dim = s->edge_dim;
+		if (s->edge_dim) { /* after b, so that the layer without them is unchanged */
+			l->w_e = l->b + out;
+			l->a_edge = l->w_e + s->edge_dim * hf;
+			l->gw_e = l->gb + out;
+			l->ga_edge = l->gw_e + s->edge_dim * hf;
+		}
 		return;
 	}
 	if (s->kind == BW_LAYER_SAGE) {
@@ -79,7 +86,26 @@ static void glorot(float *w, int64_t in, int64_t out, uint64_t key)
 	uniform_init(w, in * out, sqrt(6.0 / (double)(in + out)), key);
 }
 
-/* The key item of SAGE's bias draw (0 and 1 draw W and W_neigh, 2 and 3 GAT's attention). */
+/* GAT's edge term: W_e [edge_dim, heads F] and a_edge as a [heads, F] matrix, Glorot-uniform
+ * (PyG's lin_edge and att_edge). */
+static int edge_term_init(bw_layer *l, const bw_device *dev, uint64_t key)
+{
+	const int64_t hf = l->heads * l->f_dim, n = l->edge_dim * hf;
+	float *w = bw_malloc((size_t)BW_MAX(n, hf) * sizeof *w + 1);
+	if (!w)
+		return BURROW_E_NOMEM;
+	glorot(w, l->edge_dim, hf, bw_key(key, 4));
+	int st = bw_device_upload(dev, l->w_e, w, (size_t)n * sizeof *w);
+	if (!st) {
+		glorot(w, l->heads, l->f_dim, bw_key(key, 5));
+		st = bw_device_upload(dev, l->a_edge, w, (size_t)hf * sizeof *w);
+	}
+	bw_free(w);
+	return st;
+}
+
+/* The key item of SAGE's bias draw (0 and 1 draw W and W_neigh, 2 and 3 GAT's
+ * attention, 4 and 5 GAT's edge term: a SAGE layer has none). */
 enum { KEY_SAGE_BIAS = 4 };
 
 /* The layer's weights and bias as PyG initializes the same layer. GCNConv and GATConv:
@@ -118,6 +144,8 @@ int bw_layer_init(bw_layer *l, const bw_device *dev, uint64_t key)
 		st = bw_device_memset(dev, l->b, 0, (size_t)l->out * sizeof *l->b);
 	}
 	bw_free(w);
+	if (!st && l->edge_dim) /* streams of their own: the others draw as without them */
+		st = edge_term_init(l, dev, key);
 	return st;
 }
 
@@ -162,6 +190,53 @@ static int head_mean_matrix(bw_layer *l, const bw_device *dev)
 	return st;
 }
 
+/* The block's edge features as a tensor [edges, edge_dim] (host memory, borrowed). */
+static int edge_feat_view(const bw_backend *be, const bw_layer *l, const bw_block *b, bw_tensor *f)
+{
+	if (!b->edge_feat || b->edge_feat_dim != l->edge_dim)
+		return bw_err(BURROW_E_INVAL, "layer: gat with edge features of width %lld, the block has %s%lld",
+			      (long long)l->edge_dim, b->edge_feat ? "width " : "none, ",
+			      (long long)(b->edge_feat ? b->edge_feat_dim : 0));
+	if (!be->dev->host_memory)
+		return bw_err(BURROW_E_UNSUPPORTED, "layer: gat's edge features are read in host memory (the cpu backend)");
+	*f = bw_tensor_view(be->dev, (float *)b->edge_feat + b->indptr[0] * l->edge_dim, bw_block_edges(b), l->edge_dim);
+	return 0;
+}
+
+/* GAT's edge scores [edges, heads]: ve = W_e a_edge per head [edge_dim, heads], then
+ * s_edge = F ve for the block's edge features F [edges, edge_dim]. */
+static int edge_scores(const bw_backend *be, bw_layer *l, const bw_block *b)
+{
+	int st;
+	bw_tensor f;
+	const bw_tensor we = bw_tensor_view(be->dev, l->w_e, l->edge_dim, l->heads * l->f_dim);
+	TRY(edge_feat_view(be, l, b, &f));
+	TRY(bw_tensor_reshape(&l->ve, be->dev, l->edge_dim, l->heads));
+	TRY(bw_head_dot(be, &we, l->heads, l->a_edge, &l->ve));
+	TRY(bw_tensor_reshape(&l->s_edge, be->dev, f.rows, l->heads));
+	if (f.rows == 0)
+		return 0;
+	return bw_matmul(be, &f, false, &l->ve, false, 1.0f, 0.0f, &l->s_edge);
+}
+
+/* Its backward from gs_edge: gve = F^T gs_edge, then gW_e (overwritten) and ga_edge. */
+static int edge_scores_backward(const bw_backend *be, bw_layer *l, const bw_block *b)
+{
+	int st;
+	bw_tensor f;
+	const int64_t hf = l->heads * l->f_dim;
+	const bw_tensor we = bw_tensor_view(be->dev, l->w_e, l->edge_dim, hf);
+	bw_tensor gwe = bw_tensor_view(be->dev, l->gw_e, l->edge_dim, hf);
+	TRY(edge_feat_view(be, l, b, &f));
+	TRY(bw_tensor_reshape(&l->gve, be->dev, l->edge_dim, l->heads));
+	if (f.rows == 0)
+		TRY(bw_device_memset(be->dev, l->gve.data, 0, (size_t)(l->edge_dim * l->heads) * sizeof(float)));
+	else
+		TRY(bw_matmul(be, &f, true, &l->gs_edge, false, 1.0f, 0.0f, &l->gve));
+	TRY(bw_device_memset(be->dev, l->gw_e, 0, (size_t)(l->edge_dim * hf) * sizeof(float)));
+	return bw_head_dot_backward(be, &we, l->heads, l->a_edge, &l->gve, &gwe, l->ga_edge);
+}
+
 /* GAT forward: h = x W, the heads' scores, the edge softmax (dropped out in training),
  * the attention-weighted aggregation, heads concatenated or averaged, + b. */
 static int gat_forward(const bw_backend *be, bw_layer *l, const bw_block *b, const bw_tensor *x, bw_tensor *z)
@@ -177,7 +252,9 @@ static int gat_forward(const bw_backend *be, bw_layer *l, const bw_block *b, con
 	TRY(bw_head_dot(be, &l->agg, l->heads, l->a_src, &l->s_src));
 	TRY(bw_head_dot(be, &hd, l->heads, l->a_dst, &l->s_dst));
 	TRY(bw_tensor_reshape(&l->alpha, be->dev, slots, l->heads));
-	TRY(bw_edge_softmax(be, b, &l->s_src, &l->s_dst, BW_GAT_SLOPE, &l->alpha));
+	if (l->edge_dim)
+		TRY(edge_scores(be, l, b));
+	TRY(bw_edge_softmax_e(be, b, &l->s_src, &l->s_dst, l->edge_dim ? &l->s_edge : NULL, BW_GAT_SLOPE, &l->alpha));
 	const bw_tensor *a = &l->alpha;
 	l->attn_dropped = l->attn_p > 0.0f;
 	if (l->attn_dropped) {
@@ -219,8 +296,12 @@ static int gat_backward(const bw_backend *be, bw_layer *l, const bw_block *b, co
 		TRY(bw_dropout_backward(be, &l->galpha, l->attn_mask.ptr, l->attn_p));
 	TRY(bw_tensor_reshape(&l->gs_src, be->dev, ns, l->heads));
 	TRY(bw_tensor_reshape(&l->gs_dst, be->dev, nd, l->heads));
-	TRY(bw_edge_softmax_backward(be, b, &l->s_src, &l->s_dst, &l->alpha, &l->galpha, BW_GAT_SLOPE, &l->gs_src,
-				     &l->gs_dst));
+	if (l->edge_dim)
+		TRY(bw_tensor_reshape(&l->gs_edge, be->dev, bw_block_edges(b), l->heads));
+	TRY(bw_edge_softmax_e_backward(be, b, &l->s_src, &l->s_dst, l->edge_dim ? &l->s_edge : NULL, &l->alpha,
+				       &l->galpha, BW_GAT_SLOPE, &l->gs_src, &l->gs_dst, l->edge_dim ? &l->gs_edge : NULL));
+	if (l->edge_dim)
+		TRY(edge_scores_backward(be, l, b));
 	const bw_tensor hd = bw_tensor_rows(&l->agg, 0, nd);
 	bw_tensor ghd = bw_tensor_rows(&l->tmp, 0, nd);
 	TRY(bw_head_dot_backward(be, &l->agg, l->heads, l->a_src, &l->gs_src, &l->tmp, l->ga_src));
@@ -556,7 +637,7 @@ int bw_layer_backward(const bw_backend *be, bw_layer *l, const bw_block *b, cons
 void bw_layer_release(bw_layer *l)
 {
 	bw_tensor *t[] = {&l->agg, &l->tmp, &l->s_src, &l->s_dst, &l->alpha, &l->alpha_drop, &l->cat,
-			  &l->gcat, &l->galpha, &l->gs_src, &l->gs_dst, &l->mean};
+			  &l->gcat, &l->galpha, &l->gs_src, &l->gs_dst, &l->mean, &l->ve, &l->s_edge, &l->gs_edge, &l->gve};
 	for (size_t i = 0; i < sizeof t / sizeof *t; i++)
 		bw_tensor_free(t[i]);
 	bw_dbuf_free(&l->arg);

@@ -22,7 +22,8 @@ static bw_layer_kind layer_kind(int model)
 
 bw_layer_shape bw_model_layer_shape(const bw_model_cfg *cfg, int l)
 {
-	bw_layer_shape s = {.kind = layer_kind(cfg->kind), .aggr = cfg->aggr, .heads = cfg->heads > 0 ? cfg->heads : 1};
+	bw_layer_shape s = {.kind = layer_kind(cfg->kind), .aggr = cfg->aggr, .heads = cfg->heads > 0 ? cfg->heads : 1,
+			    .edge_dim = cfg->kind == BURROW_MODEL_GAT ? cfg->edge_dim : 0};
 	bw_model_layer_dims(cfg, l, &s.in, &s.out);
 	s.concat = l + 1 < cfg->layers; /* hidden layers concatenate their heads, the output averages them */
 	return s;
@@ -85,6 +86,9 @@ int bw_model_supported(const bw_backend *be, const bw_model_cfg *cfg)
 		if (!bw_backend_supports(be, ops[i]))
 			return bw_err(BURROW_E_UNSUPPORTED, "model: the %s backend cannot run %s: it has no kernels for %s",
 				      bw_backend_name(be), why[i], bw_op_name(ops[i]));
+	if (cfg->kind == BURROW_MODEL_GAT && cfg->edge_dim > 0 && !be->dev->host_memory)
+		return bw_err(BURROW_E_UNSUPPORTED, "model: gat with edge features runs on the cpu backend only (the %s "
+			      "backend reads no edge features; --edge-features off trains without them)", bw_backend_name(be));
 	return 0;
 }
 
@@ -98,6 +102,9 @@ int bw_model_check_cfg(const bw_model_cfg *c)
 	if (c->kind == BURROW_MODEL_GAT && (c->heads < 1 || (c->layers > 1 && c->hidden % c->heads)))
 		return bw_err(BURROW_E_INVAL, "model: gat with %d heads and hidden %lld: the heads must divide the hidden "
 					      "width (they are concatenated)", c->heads, (long long)c->hidden);
+	if (c->edge_dim < 0 || c->edge_dim > INT32_MAX || (c->edge_dim && c->kind != BURROW_MODEL_GAT))
+		return bw_err(BURROW_E_INVAL, "model: an edge dimension (%lld) is for gat only, and >= 0",
+			      (long long)c->edge_dim);
 	if (c->norm != BURROW_NORM_NONE && c->norm != BURROW_NORM_BATCH && c->norm != BURROW_NORM_LAYER)
 		return bw_err(BURROW_E_INVAL, "model: unknown normalization %d", c->norm);
 	if (!(c->attn_dropout >= 0.0f && c->attn_dropout < 1.0f))

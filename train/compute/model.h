@@ -24,7 +24,11 @@ typedef enum bw_layer_kind { BW_LAYER_LINEAR = 0, BW_LAYER_SAGE = 1, BW_LAYER_GC
  *   GAT:     h = x W [num_src, heads F]; per head k, alpha = the edge softmax over N(i) + {i}
  *            of leaky_relu(<h_i^k, a_dst^k> + <h_j^k, a_src^k>, 0.2), dropped out with
  *            attn_p in training; z_i^k = sum_j alpha_ij^k h_j^k, the heads concatenated
- *            (out = heads F) or averaged (out = F), + b (PyG's GATConv)
+ *            (out = heads F) or averaged (out = F), + b (PyG's GATConv). With an edge
+ *            dimension De (PyG's GATConv(edge_dim=De)) each edge's logit also adds
+ *            <W_e f_ij, a_edge> per head, f_ij the edge's features (the block's edge_feat),
+ *            W_e [De, heads F], a_edge [heads F]; a self loop's term is the mean of its row's
+ *            (PyG's fill_value "mean"); computed as f_ij (W_e a_edge per head), [De, heads]
  * When in > out, SAGE (mean, sum) and GCN project first and aggregate the narrower result
  * (exact: aggregation and projection commute), as DGL does; max cannot. */
 typedef struct bw_layer_shape {
@@ -33,6 +37,7 @@ typedef struct bw_layer_shape {
 	int aggr;          /* SAGE: enum burrow_aggr */
 	int64_t heads;     /* GAT: attention heads, >= 1 (concat: they divide out) */
 	bool concat;       /* GAT: concatenate the heads (hidden layers) or average them (the output) */
+	int64_t edge_dim;  /* GAT: edge feature width De of the attention's edge term (0: none) */
 } bw_layer_shape;
 
 typedef struct bw_layer {
@@ -57,6 +62,12 @@ typedef struct bw_layer {
 	bw_tensor mean;            /* [heads F, F]: averages the heads (1/heads where f matches) */
 	bw_dbuf attn_mask;         /* [slots, heads] attention dropout mask */
 	bool attn_dropped;         /* the last forward dropped attention out */
+	/* GAT's edge term (edge_dim > 0): W_e [edge_dim, heads F], a_edge [heads F] after b in
+	 * the parameters (gradients alike); saved ve = W_e a_edge per head [edge_dim, heads] and
+	 * the edge scores [edges, heads]; their gradients */
+	int64_t edge_dim;
+	float *w_e, *a_edge, *gw_e, *ga_edge;
+	bw_tensor ve, s_edge, gs_edge, gve;
 } bw_layer;
 
 /* Parameters a layer of this shape holds. */
@@ -109,6 +120,8 @@ typedef struct bw_model_cfg {
 	float attn_dropout;/* gat: on the attention coefficients, in training */
 	int norm;          /* enum burrow_norm after each hidden layer, before its ReLU */
 	bool residual;     /* add a hidden layer's input to its output where the widths match */
+	int64_t edge_dim;  /* gat: edge feature width of every layer's attention edge term (0: none); the
+			      batches' blocks then carry edge features */
 } bw_model_cfg;
 
 #define BW_NORM_EPS 1e-5f

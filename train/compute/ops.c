@@ -403,23 +403,44 @@ static int check_attention(const char *op, const bw_block *b, const bw_tensor *s
 	return 0;
 }
 
-int bw_edge_softmax(const bw_backend *be, const bw_block *b, const bw_tensor *s_src, const bw_tensor *s_dst,
-		    float slope, bw_tensor *alpha)
+/* An edge term's scores against the block: [edges, heads] (both NULL-able together). */
+static int check_edge_term(const char *op, const bw_block *b, const bw_tensor *s_edge, const bw_tensor *gs_edge,
+			   int64_t heads)
+{
+	const int64_t ne = bw_block_edges(b);
+	if (s_edge && (s_edge->rows != ne || s_edge->cols != heads || (gs_edge && (gs_edge->rows != ne || gs_edge->cols != heads))))
+		return bw_err(BURROW_E_INVAL, "%s: edge scores [%lld, %lld] for a block of %lld edges and %lld heads", op,
+			      SHAPE(s_edge), (long long)ne, (long long)heads);
+	return 0;
+}
+
+int bw_edge_softmax_e(const bw_backend *be, const bw_block *b, const bw_tensor *s_src, const bw_tensor *s_dst,
+		      const bw_tensor *s_edge, float slope, bw_tensor *alpha)
 {
 	int st;
-	if ((st = check_attention("edge softmax", b, s_src, s_dst, alpha)))
+	if ((st = check_attention("edge softmax", b, s_src, s_dst, alpha)) ||
+	    (st = check_edge_term("edge softmax", b, s_edge, NULL, s_src->cols)))
 		return st;
 	SLOT(edge_softmax_fwd, "edge softmax");
 	BLOCK_ON(b, "edge softmax");
 	ON(s_src, "edge softmax");
 	ON(s_dst, "edge softmax");
 	ON(alpha, "edge softmax");
-	return be->ops->edge_softmax_fwd(be, b, s_src->data, s_dst->data, s_src->cols, slope, alpha->data);
+	if (s_edge)
+		ON(s_edge, "edge softmax");
+	return be->ops->edge_softmax_fwd(be, b, s_src->data, s_dst->data, s_edge ? s_edge->data : NULL, s_src->cols,
+					 slope, alpha->data);
 }
 
-int bw_edge_softmax_backward(const bw_backend *be, const bw_block *b, const bw_tensor *s_src, const bw_tensor *s_dst,
-			     const bw_tensor *alpha, const bw_tensor *galpha, float slope, bw_tensor *gs_src,
-			     bw_tensor *gs_dst)
+int bw_edge_softmax(const bw_backend *be, const bw_block *b, const bw_tensor *s_src, const bw_tensor *s_dst,
+		    float slope, bw_tensor *alpha)
+{
+	return bw_edge_softmax_e(be, b, s_src, s_dst, NULL, slope, alpha);
+}
+
+int bw_edge_softmax_e_backward(const bw_backend *be, const bw_block *b, const bw_tensor *s_src, const bw_tensor *s_dst,
+			       const bw_tensor *s_edge, const bw_tensor *alpha, const bw_tensor *galpha, float slope,
+			       bw_tensor *gs_src, bw_tensor *gs_dst, bw_tensor *gs_edge)
 {
 	int st;
 	if ((st = check_attention("edge softmax backward", b, s_src, s_dst, alpha)) ||
@@ -428,6 +449,10 @@ int bw_edge_softmax_backward(const bw_backend *be, const bw_block *b, const bw_t
 	if (gs_src->cols != s_src->cols)
 		return bw_err(BURROW_E_INVAL, "edge softmax backward: %lld heads for scores of %lld", (long long)gs_src->cols,
 			      (long long)s_src->cols);
+	if (!s_edge != !gs_edge)
+		return bw_err(BURROW_E_INVAL, "edge softmax backward: edge scores and their gradients go together");
+	if ((st = check_edge_term("edge softmax backward", b, s_edge, gs_edge, s_src->cols)))
+		return st;
 	SLOT(edge_softmax_bwd, "edge softmax backward");
 	BLOCK_ON(b, "edge softmax backward");
 	ON(s_src, "edge softmax backward");
@@ -436,8 +461,20 @@ int bw_edge_softmax_backward(const bw_backend *be, const bw_block *b, const bw_t
 	ON(galpha, "edge softmax backward");
 	ON(gs_src, "edge softmax backward");
 	ON(gs_dst, "edge softmax backward");
-	return be->ops->edge_softmax_bwd(be, b, s_src->data, s_dst->data, alpha->data, galpha->data, s_src->cols, slope,
-					 gs_src->data, gs_dst->data);
+	if (s_edge) {
+		ON(s_edge, "edge softmax backward");
+		ON(gs_edge, "edge softmax backward");
+	}
+	return be->ops->edge_softmax_bwd(be, b, s_src->data, s_dst->data, s_edge ? s_edge->data : NULL, alpha->data,
+					 galpha->data, s_src->cols, slope, gs_src->data, gs_dst->data,
+					 gs_edge ? gs_edge->data : NULL);
+}
+
+int bw_edge_softmax_backward(const bw_backend *be, const bw_block *b, const bw_tensor *s_src, const bw_tensor *s_dst,
+			     const bw_tensor *alpha, const bw_tensor *galpha, float slope, bw_tensor *gs_src,
+			     bw_tensor *gs_dst)
+{
+	return bw_edge_softmax_e_backward(be, b, s_src, s_dst, NULL, alpha, galpha, slope, gs_src, gs_dst, NULL);
 }
 
 static int check_att_agg(const char *op, const bw_block *b, const bw_tensor *alpha, const bw_tensor *h,

@@ -113,6 +113,16 @@ int bw_edge_softmax(const bw_backend *be, const bw_block *b, const bw_tensor *s_
 int bw_edge_softmax_backward(const bw_backend *be, const bw_block *b, const bw_tensor *s_src, const bw_tensor *s_dst,
 			     const bw_tensor *alpha, const bw_tensor *galpha, float slope, bw_tensor *gs_src,
 			     bw_tensor *gs_dst);
+/* The same with an edge term (GAT's edge features): s_edge [edges, heads], indexed as the
+ * block's indices from indptr[0], adds s_edge[e] to the logit of edge e's slot, and the
+ * mean of row i's s_edge to its self loop's (0 for a row without edges; PyG's self loops
+ * with fill_value "mean"). s_edge NULL: bw_edge_softmax. The backward also writes gs_edge
+ * [edges, heads] (overwrites; NULL with s_edge NULL). */
+int bw_edge_softmax_e(const bw_backend *be, const bw_block *b, const bw_tensor *s_src, const bw_tensor *s_dst,
+		      const bw_tensor *s_edge, float slope, bw_tensor *alpha);
+int bw_edge_softmax_e_backward(const bw_backend *be, const bw_block *b, const bw_tensor *s_src, const bw_tensor *s_dst,
+			       const bw_tensor *s_edge, const bw_tensor *alpha, const bw_tensor *galpha, float slope,
+			       bw_tensor *gs_src, bw_tensor *gs_dst, bw_tensor *gs_edge);
 /* out [num_dst, heads * F] = per head, the alpha-weighted sum of h [num_src, heads * F] over each row's slots. */
 int bw_att_aggregate(const bw_backend *be, const bw_block *b, const bw_tensor *alpha, const bw_tensor *h,
 		     bw_tensor *out);

@@ -68,6 +68,7 @@ typedef struct ck_shape {
 	int kind, layers, aggr, heads, norm;
 	bool residual;
 	int64_t hidden, in_dim, classes, num_params, num_state;
+	int64_t edge_dim;       /* gat's edge feature width (0: none) */
 	double attn_dropout;
 	float *params, *state;  /* [num_params], [num_state] on dev */
 	const bw_device *dev;
@@ -81,7 +82,7 @@ static ck_shape shape_of(const bw_ck_state *t)
 				  .norm = m->cfg.norm, .residual = m->cfg.residual, .hidden = m->cfg.hidden,
 				  .in_dim = m->cfg.in_dim, .classes = m->cfg.classes, .num_params = m->num_params,
 				  .num_state = m->num_state, .attn_dropout = m->cfg.attn_dropout, .params = m->params,
-				  .state = m->state, .dev = m->dev};
+				  .state = m->state, .dev = m->dev, .edge_dim = m->cfg.edge_dim};
 	}
 	const bw_ck_typed *y = t->typed;
 	const int target = y->h->target_type;
@@ -154,6 +155,8 @@ static char *make_header(const bw_ck_state *t, const ck_shape *m)
 	cJSON_AddNumberToObject(h, "attn_dropout", m->attn_dropout);
 	cJSON_AddStringToObject(h, "norm", burrow_norm_name(m->norm));
 	cJSON_AddBoolToObject(h, "residual", m->residual);
+	if (m->edge_dim) /* absent: none (checkpoints without edge features keep their bytes) */
+		cJSON_AddNumberToObject(h, "edge_dim", (double)m->edge_dim);
 	cJSON_AddNumberToObject(h, "num_state", (double)m->num_state);
 	cJSON_AddStringToObject(h, "optimizer", optim_name(t->optim->kind));
 	cJSON_AddNumberToObject(h, "lr", t->habits ? t->habits->base_lr : t->optim->lr);
@@ -403,6 +406,7 @@ typedef struct ck_info {
 	int norm;
 	bool residual;
 	int64_t num_state;
+	int64_t edge_dim;      /* gat's edge term width; absent: 0 */
 	double attn_dropout;
 	int64_t hidden, in_dim, classes, num_params, step;
 	double dropout, lr, wd, momentum, best_valid, best_test;
@@ -544,6 +548,10 @@ static int parse_info(const cJSON *h, ck_info *ci, const char *path)
 	    (!cJSON_IsString(x) || (ci->norm = burrow_norm_parse(x->valuestring)) < 0))
 		return bw_err(BURROW_E_FORMAT, "%s: unknown normalization in the checkpoint header", path);
 	ci->residual = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(h, "residual"));
+	ci->edge_dim = 0;
+	if ((x = cJSON_GetObjectItemCaseSensitive(h, "edge_dim")) &&
+	    (!cJSON_IsNumber(x) || (ci->edge_dim = (int64_t)x->valuedouble) < 1 || ci->model != BURROW_MODEL_GAT))
+		return bw_err(BURROW_E_FORMAT, "%s: checkpoint header's 'edge_dim' is not a positive number of a gat", path);
 	if ((st = parse_habits(h, ci, path)))
 		return st;
 	ci->task = BURROW_TASK_NODE;
@@ -687,6 +695,7 @@ static void ck_opts(const ck_info *ci, burrow_train_opts *o)
 	o->attn_dropout = ci->attn_dropout;
 	o->norm = ci->norm;
 	o->residual = ci->residual;
+	o->gat_edge_features = ci->edge_dim > 0;
 	o->optimizer = ci->optimizer;
 	o->lr = ci->lr;
 	o->weight_decay = ci->wd;
@@ -871,6 +880,16 @@ static int check_shape(const ck_info *ci, const bw_model *m, const char *path)
 	return 0;
 }
 
+/* GAT's edge term: a checkpoint's against the trainer's (their widths, 0 for none). */
+static int check_edge_dim(const ck_info *ci, const bw_model *m, const char *path)
+{
+	if (ci->edge_dim == m->cfg.edge_dim)
+		return 0;
+	return bw_err(BURROW_E_INVAL, "%s: checkpoint holds a gat whose attention reads edge features of width %lld, "
+		      "the trainer's reads %lld (0: none; --edge-features on or off, and the dataset's edge features, decide)",
+		      path, (long long)ci->edge_dim, (long long)m->cfg.edge_dim);
+}
+
 /* The typed model a checkpoint holds against the trainer's (its input widths are the types'). */
 static int check_typed_shape(const ck_info *ci, const bw_ck_typed *y, const char *path)
 {
@@ -925,9 +944,10 @@ static int check_header(const cJSON *h, uint32_t ver, ck_info *ci, const bw_ck_s
 		return bw_err(BURROW_E_INVAL, "%s: the dataset has %s; the model in %s was trained %s",
 			      t->dir ? t->dir : path, t->embed_dim ? "no features (meta.json's feat_dim is 0)" : "features",
 			      path, ci->embed_dim ? "without features (learned embeddings)" : "on features");
-	if (t->model)
-		st = check_shape(ci, t->model, path);
-	else if (!(st = parse_types(h, ci, &y, path)) && !(st = check_node_types(&y, t->typed, path)) &&
+	if (t->model) {
+		if (!(st = check_edge_dim(ci, t->model, path)))
+			st = check_shape(ci, t->model, path);
+	} else if (!(st = parse_types(h, ci, &y, path)) && !(st = check_node_types(&y, t->typed, path)) &&
 		 !(st = check_relations(&y, t->typed, path)))
 		st = check_typed_shape(ci, t->typed, path);
 	if (st)

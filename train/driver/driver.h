@@ -121,10 +121,24 @@ struct burrow_trainer {
 	bw_npy_map ew_map;
 	float *ew_chunk;                  /* [chunk edges] (owned) */
 	int64_t ew_chunk_cap;
+	/* GAT's edge features (bw_trainer_gat_edges): ew_map as well; layer-wise inference's rows of
+	 * one chunk and the full graph's when edge_features.npy is not float32, the full graph's
+	 * weights (opts.edge_weight) */
+	bool gat_edges;
+	float *ef_chunk;                  /* [chunk edges, edge_feat_dim] (owned), float16 datasets only */
+	int64_t ef_chunk_cap;
+	float *ef_full;                   /* [E, edge_feat_dim] (owned), float16 datasets only */
+	float *ew_full;                   /* [E] (owned) */
 };
 
-/* The loader's edge-weight settings of t (none without opts.edge_weight) into *c. */
+/* The loader's edge-weight and edge-feature settings of t (none without opts.edge_weight nor
+ * GAT's edge features) into *c. */
 void bw_trainer_edge_weights(const burrow_trainer *t, bw_loader_cfg *c);
+/* Does t's GAT read edge features (opts.gat_edge_features, a dataset with them, a node task)? */
+bool bw_trainer_gat_edges(const burrow_trainer *t);
+/* The edge features of CSR entries [e0, e0 + n) as float32 rows [n, edge_feat_dim]: the mapped
+ * file itself when it is float32, else converted into *buf (grown, owned by t; *cap its floats). */
+int bw_trainer_edge_rows(burrow_trainer *t, int64_t e0, int64_t n, float **buf, int64_t *cap, const float **rows);
 
 /* ------------------------------------------------------------ the trainer's shared state (state.c) */
 

@@ -91,6 +91,11 @@ static int build_chunk(burrow_trainer *t, bw_infer_chunk *c, int64_t r0, int64_t
 	bw_block_init(blk, nd, ns, c->indptr, c->indices);
 	if (graph && t->o.edge_weight && (st = chunk_weights(t, r0, r1, blk)))
 		return st;
+	if (graph && t->gat_edges) { /* the chunk lists rows r0.. r1's entries in CSR order */
+		if ((st = bw_trainer_edge_rows(t, g->indptr[r0], edges, &t->ef_chunk, &t->ef_chunk_cap, &blk->edge_feat)))
+			return st;
+		blk->edge_feat_dim = t->info->edge_feat_dim;
+	}
 	if (t->gcn_norm && !t->o.edge_weight) {
 		for (int64_t j = 0; j < ns; j++)
 			c->src_norm[j] = t->gcn_norm[c->ids[j]];
@@ -388,7 +393,7 @@ static int eval_open(burrow_trainer *t, burrow_sampler **s, bw_loader **ld)
 	so.threads = t->be.threads;
 	so.prefetch = 0;
 	so.device = t->sampler_dev;
-	so.edge_ids = t->o.edge_weight;
+	so.edge_ids = t->o.edge_weight || t->gat_edges;
 	bw_loader_cfg lc = {
 		.dev = t->be.dev,
 		.compute = t->be.stream,

@@ -30,6 +30,8 @@ typedef struct slot {
 	size_t labels_cap, norm_cap;
 	float *ew[BURROW_MAX_LAYERS]; /* [num_edges] each block's edge weights (host; cfg.edge_feat) */
 	size_t ew_cap[BURROW_MAX_LAYERS];
+	float *ef[BURROW_MAX_LAYERS]; /* [num_edges, ew_dim] each block's edge feature rows (host; cfg.ef_rows) */
+	size_t ef_cap[BURROW_MAX_LAYERS];
 	/* over the batch's arrays, [layer] (typed: [layer * num_relations + relation]); released
 	 * when the slot closes */
 	bw_block blk[BURROW_MAX_LAYERS * BURROW_MAX_RELATIONS];
@@ -187,6 +189,30 @@ static int fill_weights(bw_loader *ld, slot *sl, int l, const burrow_block *sbl)
 	return 0;
 }
 
+/* Block l's edge feature rows into sl->ef[l], float32: row edge_ids[e] of the edge features
+ * for each edge e (cfg.ef_rows). */
+static int fill_edge_rows(bw_loader *ld, slot *sl, int l, const burrow_block *sbl)
+{
+	const bw_loader_cfg *c = &ld->c;
+	const int64_t de = c->ew_dim;
+	if (!sbl->edge_ids && sbl->num_edges > 0)
+		return bw_err(BURROW_E_INVAL, "loader: edge features, but block %d of the batch has no edge ids "
+			      "(burrow_sampler_opts.edge_ids)", l);
+	int st = bw_grow(&sl->ef[l], &sl->ef_cap[l], (size_t)BW_MAX(sbl->num_edges * de, 1), sizeof(float), false);
+	if (st)
+		return st;
+	for (int64_t e = 0; e < sbl->num_edges; e++) {
+		const int64_t at = sbl->edge_ids[e] * de;
+		float *o = sl->ef[l] + e * de;
+		if (c->ew_dtype == BURROW_DTYPE_F16)
+			for (int64_t k = 0; k < de; k++)
+				o[k] = bw_f16_to_f32(((const uint16_t *)c->edge_feat)[at + k]);
+		else
+			memcpy(o, (const float *)c->edge_feat + at, (size_t)de * sizeof *o);
+	}
+	return 0;
+}
+
 static int fill(bw_loader *ld, slot *sl)
 {
 	const bw_loader_cfg *c = &ld->c;
@@ -211,12 +237,19 @@ static int fill(bw_loader *ld, slot *sl)
 		const burrow_block *sbl = &sb->blocks[l];
 		bw_block *b = &sl->blk[l];
 		bw_block_reuse(b, sbl->num_dst, sbl->num_src, sbl->indptr, sbl->indices); /* no cudaFree */
-		b->dst_norm = b->src_norm = c->edge_feat ? NULL : norm; /* weighted: the block's weighted degrees */
+		const bool weighted = c->edge_feat && !c->ef_rows;
+		b->dst_norm = b->src_norm = weighted ? NULL : norm; /* weighted: the block's weighted degrees */
 		sl->nblk = BW_MAX(sl->nblk, l + 1);
-		if (c->edge_feat && c->blocks) {
+		if (weighted && c->blocks) {
 			if ((st = fill_weights(ld, sl, l, sbl)))
 				return st;
 			b->edge_weight = sl->ew[l];
+		}
+		if (c->ef_rows && c->blocks) {
+			if ((st = fill_edge_rows(ld, sl, l, sbl)))
+				return st;
+			b->edge_feat = sl->ef[l];
+			b->edge_feat_dim = c->ew_dim;
 		}
 		if (c->blocks && (st = bw_block_prepare(b, c->transpose, c->gcn)))
 			return st;
@@ -442,8 +475,10 @@ void bw_loader_close(bw_loader *ld)
 		bw_dbuf_free(&sl->labels_dev);
 		bw_free(sl->labels);
 		bw_free(sl->norm);
-		for (int l = 0; l < BURROW_MAX_LAYERS; l++)
+		for (int l = 0; l < BURROW_MAX_LAYERS; l++) {
 			bw_free(sl->ew[l]);
+			bw_free(sl->ef[l]);
+		}
 		bw_event_close(dev, sl->ready);
 		bw_event_close(dev, sl->done);
 	}

@@ -47,10 +47,12 @@ typedef struct bw_loader_cfg {
 	 * edge_ids[e] of the graph's edge features (the batches' blocks must carry edge ids:
 	 * burrow_sampler_opts.edge_ids), gathered per batch on the host */
 	const void *edge_feat;    /* [E, ew_dim] of ew_dtype (F32 or F16): edge_features.npy's data, mapped
-				     (borrowed); NULL: unweighted */
+				     (borrowed); NULL: neither weights nor feature rows */
 	int64_t ew_dim;
 	int64_t ew_col;           /* in [0, ew_dim) */
 	burrow_dtype ew_dtype;
+	bool ef_rows;             /* edge_feat gives each block's edge feature rows, float32 (GAT's edge
+				     term), instead of its weights */
 } bw_loader_cfg;
 
 typedef struct bw_loader bw_loader;

@@ -28,6 +28,7 @@ void burrow_train_defaults(burrow_train_opts *o)
 	o->lr_patience = 10;
 	o->scorer = BURROW_SCORER_DOT;
 	o->neg = 1;
+	o->gat_edge_features = true;
 }
 
 int burrow_train_fanout(const burrow_train_opts *opts, int layer)

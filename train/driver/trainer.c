@@ -3,6 +3,7 @@
 #include "../../graph/store_sizing.h"
 #include "../../sampler/sampler_internal.h"
 #include "driver.h"
+#include "../../core/half.h"
 
 #include <math.h>
 #include <string.h>
@@ -477,7 +478,10 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 		goto fail;
 	resolve_sampler_device(t, o->sampler_device, kind, index);
 	const bw_backend_cfg bcfg = {.index = index, .threads = threads, .tf32 = o->tf32};
-	const bw_model_cfg need = {.kind = o->model, .layers = o->layers, .aggr = o->aggr, .norm = o->norm};
+	t->gat_edges = o->model == BURROW_MODEL_GAT && o->gat_edge_features && t->info->edge_feat_dim > 0 && !link &&
+		       !burrow_dataset_hetero(ds);
+	const bw_model_cfg need = {.kind = o->model, .layers = o->layers, .aggr = o->aggr, .norm = o->norm,
+				   .edge_dim = t->gat_edges ? t->info->edge_feat_dim : 0};
 	if ((st = bw_backend_open(&t->be, kind, &bcfg)))
 		goto fail;
 	if (o->sampler == BURROW_SAMPLER_LABOR && (link || burrow_dataset_hetero(ds) || o->full_graph)) {
@@ -524,6 +528,7 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 		.attn_dropout = (float)o->attn_dropout,
 		.norm = o->norm,
 		.residual = o->residual,
+		.edge_dim = need.edge_dim,
 	};
 	if ((st = bw_model_open(&t->model, dev, &cfg, o->seed)) ||
 	    (st = bw_optim_open(&t->optim, dev, o->optimizer, t->model->num_params, o->lr, o->weight_decay, o->momentum)))
@@ -563,6 +568,9 @@ void burrow_trainer_close(burrow_trainer *t)
 	bw_free(t->gcn_norm);
 	bw_npy_unmap(&t->ew_map);
 	bw_free(t->ew_chunk);
+	bw_free(t->ef_chunk);
+	bw_free(t->ef_full);
+	bw_free(t->ew_full);
 	bw_free(t->map);
 	bw_tensor_free(&t->infer_z[0]);
 	bw_tensor_free(&t->infer_z[1]);
@@ -653,42 +661,67 @@ int bw_trainer_step(burrow_trainer *t, const bw_batch *b, double *loss, int64_t 
 	return step(t, b, 0, NULL, loss, counted, correct);
 }
 
-/* opts.edge_weight: the dataset's edge features mapped, after checking that the weights can
- * be used (a column that exists, a model whose aggregation takes them, mini-batch on a backend
- * with the weighted aggregation). */
+/* opts.edge_weight or GAT's edge features: the dataset's edge features mapped, after checking
+ * that the weights can be used (a column that exists, a model whose aggregation takes them, a
+ * backend with the weighted aggregation, sampling on the CPU). */
 static int open_edge_weights(burrow_trainer *t)
 {
 	const burrow_train_opts *o = &t->o;
 	const burrow_dataset_info *in = t->info;
 	const char *dir = bw_dataset_dir(t->ds);
 	bw_npy h;
-	if (!o->edge_weight)
+	if (!o->edge_weight && !t->gat_edges)
 		return 0;
-	if (!in->edge_feat_dim)
+	if (o->edge_weight && !in->edge_feat_dim)
 		return bw_err(BURROW_E_INVAL, "%s: --edge-weight, but the dataset has no edge features", dir);
-	if (o->edge_weight_col < 0 || o->edge_weight_col >= in->edge_feat_dim)
+	if (o->edge_weight && (o->edge_weight_col < 0 || o->edge_weight_col >= in->edge_feat_dim))
 		return bw_err(BURROW_E_INVAL, "%s: --edge-weight column %d, the edge features have %lld", dir,
 			      o->edge_weight_col, (long long)in->edge_feat_dim);
-	if (!(o->model == BURROW_MODEL_GCN || (o->model == BURROW_MODEL_SAGE && o->aggr != BURROW_AGGR_MAX)))
+	if (o->edge_weight && !(o->model == BURROW_MODEL_GCN || (o->model == BURROW_MODEL_SAGE && o->aggr != BURROW_AGGR_MAX)))
 		return bw_err(BURROW_E_UNSUPPORTED, "--edge-weight weighs sage (mean, sum) and gcn aggregation, not %s%s",
 			      burrow_model_name(o->model), o->model == BURROW_MODEL_SAGE ? " max" : "");
-	if (o->full_graph)
-		return bw_err(BURROW_E_UNSUPPORTED, "--edge-weight: full-graph training with edge weights is not built yet "
-			      "(mini-batch is)");
-	if (!bw_backend_supports(&t->be, BW_OP_EDGE_WEIGHT) || strcmp(t->sampler_dev, "cpu"))
-		return bw_err(BURROW_E_UNSUPPORTED, "--edge-weight: the %s backend (sampling on %s) has no %s", bw_backend_name(&t->be),
-			      t->sampler_dev, bw_op_name(BW_OP_EDGE_WEIGHT));
+	if (o->edge_weight && !bw_backend_supports(&t->be, BW_OP_EDGE_WEIGHT))
+		return bw_err(BURROW_E_UNSUPPORTED, "--edge-weight: the %s backend has no %s", bw_backend_name(&t->be),
+			      bw_op_name(BW_OP_EDGE_WEIGHT));
+	if (!o->full_graph && strcmp(t->sampler_dev, "cpu"))
+		return bw_err(BURROW_E_UNSUPPORTED, "%s: the blocks' edge ids come from sampling on the cpu, not %s",
+			      o->edge_weight ? "--edge-weight" : "gat's edge features (--edge-features off trains without)",
+			      t->sampler_dev);
 	return bw_npy_mmap(burrow_dataset_edge_features_path(t->ds), &h, &t->ew_map);
 }
 
 void bw_trainer_edge_weights(const burrow_trainer *t, bw_loader_cfg *c)
 {
-	if (!t->o.edge_weight)
+	if (!t->o.edge_weight && !t->gat_edges)
 		return;
 	c->edge_feat = t->ew_map.data;
 	c->ew_dim = t->info->edge_feat_dim;
-	c->ew_col = t->o.edge_weight_col;
+	c->ew_col = t->o.edge_weight ? t->o.edge_weight_col : 0;
 	c->ew_dtype = t->info->edge_feat_dtype;
+	c->ef_rows = t->gat_edges;
+}
+
+bool bw_trainer_gat_edges(const burrow_trainer *t) { return t->gat_edges; }
+
+int bw_trainer_edge_rows(burrow_trainer *t, int64_t e0, int64_t n, float **buf, int64_t *cap, const float **rows)
+{
+	const int64_t de = t->info->edge_feat_dim;
+	if (t->info->edge_feat_dtype == BURROW_DTYPE_F32) {
+		*rows = (const float *)t->ew_map.data + e0 * de;
+		return 0;
+	}
+	if (*cap < BW_MAX(n * de, 1)) {
+		float *p = bw_realloc(*buf, (size_t)BW_MAX(n * de, 1) * sizeof *p);
+		if (!p)
+			return BURROW_E_NOMEM;
+		*buf = p;
+		*cap = BW_MAX(n * de, 1);
+	}
+	const uint16_t *h = (const uint16_t *)t->ew_map.data + e0 * de;
+	for (int64_t i = 0; i < n * de; i++)
+		(*buf)[i] = bw_f16_to_f32(h[i]);
+	*rows = *buf;
+	return 0;
 }
 
 /* The sampler for the seed in force, and the loader of its batches (a loaded checkpoint
@@ -734,7 +767,7 @@ static int minibatch_open(burrow_trainer *t)
 	so.prefetch = t->o.prefetch;
 	so.producers = 1;
 	so.device = t->sampler_dev;
-	so.edge_ids = t->o.edge_weight;
+	so.edge_ids = t->o.edge_weight || t->gat_edges;
 	so.labor = t->o.sampler == BURROW_SAMPLER_LABOR;
 	if ((st = bw_sampler_open_checked(&t->sampler, t->graph, train, n, &so, bw_trainer_trim_graph, t)))
 		return st;
