@@ -984,6 +984,13 @@ static void hollow_dataset(const char *d, int64_t n, int64_t dim)
 
 Test(store, a_gathers_resident_memory_stays_within_the_documented_bound)
 {
+#if defined(__SANITIZE_ADDRESS__)
+	cr_skip_test("AddressSanitizer build: its shadow and quarantine count in the RSS");
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+	cr_skip_test("AddressSanitizer build: its shadow and quarantine count in the RSS");
+#endif
+#endif
 	const int64_t n = (int64_t)1 << 21, dim = 4; /* the open scans 40 MiB */
 	char *d = tu_path(dir, "hollow");
 	hollow_dataset(d, n, dim);
