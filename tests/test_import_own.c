@@ -265,6 +265,16 @@ Test(import_own, conversions_each_said_in_one_line)
 	cr_assert_eq(burrow(&err, "import c9 --edges p.txt --labels ml.npy"), 0, "%s", err);
 	cr_assert(!strstr(err, "one-hot"), "%s", err);
 	free(err);
+	/* --multilabel: one-hot labels stay one binary task per class (Cora's classes as 7 tasks) */
+	cr_assert_eq(burrow(&err, "import c8 --edges p.txt --labels oh.npy --multilabel"), 0, "%s", err);
+	cr_assert(!strstr(err, "one-hot"), "%s", err);
+	free(err);
+	read_npy("c8/labels.npy", &y);
+	cr_assert_eq(y.dtype, BURROW_DTYPE_I8);
+	cr_assert_eq(y.count, 18);
+	for (int k = 0; k < 18; k++)
+		cr_assert_eq(((int8_t *)y.data)[k], ((const uint8_t *)onehot)[k]);
+	burrow_npy_free(&y);
 }
 
 Test(import_own, shape_errors_name_file_found_and_expected)
