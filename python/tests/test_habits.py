@@ -129,3 +129,20 @@ def test_errors_list_every_model(csbm):
         burrow.Trainer(csbm, model="gin")
     for m in ("sage", "gcn", "gat", "mlp", "rgcn", "rsage", "rgat"):
         assert m in str(e.value)
+
+
+def test_labor_sampler_trains_the_same_bits_and_names_its_values(csbm):
+    """Trainer(sampler="labor"): LABOR batches (docs/sampler.md) train, twice the same losses; a
+    value other than neighbor or labor is refused naming them."""
+    runs = []
+    for _ in range(2):
+        t = burrow.Trainer(csbm, sampler="labor", epochs=2, **SMALL)
+        runs.append([t.train_epoch()["loss"] for _ in range(2)])
+        t.close()
+    assert runs[0] == runs[1]
+    n = burrow.Trainer(csbm, epochs=2, **SMALL)
+    neighbor = [n.train_epoch()["loss"] for _ in range(2)]
+    n.close()
+    assert neighbor != runs[0]  # other batches, so other losses
+    with pytest.raises(burrow.Error, match="neighbor or labor"):
+        burrow.Trainer(csbm, sampler="lab", **SMALL)
