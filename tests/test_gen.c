@@ -776,3 +776,19 @@ Test(gen, csbm_edge_features_follow_their_edges_and_carry_the_class_signal)
 	free(b);
 	free(c);
 }
+
+/* Edge features follow the generated graph's entries; an edge split rewrites that graph into its
+ * training edges: the two together are refused, nothing written. */
+Test(gen, edge_features_with_an_edge_split_refused)
+{
+	char *p = tu_path(tu_dir, "ef-split");
+	burrow_gen_opts o;
+	burrow_gen_defaults(&o, BURROW_GEN_CSBM);
+	o.num_nodes = 200;
+	o.edge_feat_dim = 4;
+	o.edge_split[0] = 0.8, o.edge_split[1] = 0.1, o.edge_split[2] = 0.1;
+	cr_assert_eq(burrow_gen(&o, p), BURROW_E_UNSUPPORTED);
+	cr_assert(strstr(burrow_last_error(), "edge features and an edge split together"), "%s", burrow_last_error());
+	cr_assert(!tu_exists(p));
+	free(p);
+}
