@@ -141,17 +141,11 @@ static inline void draw_row(const void *gi, bool w4, int64_t s, int64_t d, int64
  * independent and uniform, so each row's picks are a uniform k-subset of its positions, as
  * neighbor sampling's are (same fanout, same marginals); destinations that share neighbors
  * pick the same ones, so a batch needs fewer distinct inputs. Reads the whole row (O(d),
- * as DGL's LABOR does); a max-heap of the k best so far. */
+ * as DGL's LABOR does); a max-heap of the k best so far. Rows with k < d only. */
 static inline void labor_row(const void *gi, bool w4, int64_t s, int64_t d, int64_t k, uint64_t *out, uint64_t lk,
 			     bw_row_scratch *rs)
 {
-	const int sz = w4 ? 4 : 8;
-	const char *base = (const char *)gi;
-	if (k == d) {
-		if (d)
-			__builtin_prefetch(base + s * sz);
-		return;
-	}
+	/* k < d: a row taken whole is draw_row's */
 	uint64_t ks[BW_SMALL_FANOUT];
 	int64_t ps[BW_SMALL_FANOUT];
 	uint64_t *hk = k <= BW_SMALL_FANOUT ? ks : (uint64_t *)rs->table; /* table: >= 2k entries */
@@ -579,7 +573,7 @@ static bool layer_draw(layer_run *r, int t)
 			drawn = 0;
 		}
 		for (int64_t i = c0; i < c1 + DRAW_LAG; i++) {
-			if (i < c1 && c->labor)
+			if (i < c1 && c->labor && ip[i + 1] - ip[i] < row[2 * i + 1])
 				labor_row(gi, w4, row[2 * i], row[2 * i + 1], ip[i + 1] - ip[i], j->items + ip[i],
 					  r->lkey ^ BW_LABOR_SALT, rs);
 			else if (i < c1)
