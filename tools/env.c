@@ -3,8 +3,11 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
+#include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* libgomp and OpenBLAS read their environment once, when they load, before main (and libc's
@@ -17,10 +20,12 @@
  *   slower than one. Passive waits measured best under load (bench sample at 2 threads,
  *   load 25 on 2 cores: 1.00x one thread passive, 0.64-0.83x with a 10,000-round spin,
  *   0.41-0.44x with the default spin; docs/train.md).
- *   Except `burrow train --full-graph` in one process (not under a launcher): GOMP_SPINCOUNT=
- *   20000, a bounded spin. No pipeline threads share its cores, and its epoch is many short
- *   parallel regions whose passive wake-ups do not halve: Cora gcn, 200 epochs, 2 threads
- *   against 1, quiet: 1.28x passive, 1.56-1.60x with the spin (docs/train.md).
+ *   Except `burrow train --full-graph` in one process (not under a launcher) on a machine
+ *   where no other task is running at start (cpus_taken): GOMP_SPINCOUNT=20000, a bounded
+ *   spin. No pipeline threads share its cores, and its epoch is many short parallel regions
+ *   whose passive wake-ups do not halve: Cora gcn, 200 epochs, 2 threads against 1, quiet:
+ *   1.53x passive, 1.80x with the spin; beside a CPU-bound process pinned to one of the two
+ *   cores (another session), 0.99x passive, 0.52x with the spin (docs/train.md).
  * - OPENBLAS_NUM_THREADS=1 (unless it or GOTO_NUM_THREADS is set): the CPU backend runs
  *   OpenBLAS at one thread and splits GEMMs over its own OpenMP threads (one pool), so the
  *   threads OpenBLAS starts from its constructor would only idle; and under RLIMIT_AS each
@@ -39,12 +44,58 @@ static bool full_graph_alone(char **argv)
 	return false;
 }
 
+/* This process's runnable threads (OpenBLAS's constructor has started its own by now). */
+static long own_running(void)
+{
+	long n = 0;
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		char path[64], buf[256];
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof path, "/proc/self/task/%.20s/stat", e->d_name);
+		FILE *f = fopen(path, "r");
+		const char *rp = f && fgets(buf, sizeof buf, f) ? strrchr(buf, ')') : NULL;
+		n += rp && rp[1] == ' ' && rp[2] == 'R';
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Whether another process's task holds a CPU now: the runnable tasks /proc/loadavg shows (its
+ * fourth field, "running/total") less this process's own, the fewest of five looks 10 ms
+ * apart (a busy process is in every look, a brief one in few). A snapshot at start: a job
+ * started beside the run later is not seen. */
+static bool cpus_taken(void)
+{
+	long fewest = -1;
+	for (int k = 0; k < 5; k++) {
+		long running = -1;
+		FILE *f = fopen("/proc/loadavg", "r");
+		if (!f || fscanf(f, "%*f %*f %*f %ld/", &running) != 1)
+			running = -1;
+		if (f)
+			fclose(f);
+		if (running < 0)
+			return false;
+		running -= own_running();
+		fewest = fewest < 0 || running < fewest ? running : fewest;
+		if (k < 4)
+			nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
+	}
+	return fewest > 0;
+}
+
 void cli_env(char **argv)
 {
 	bool changed = false;
 	if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT"))
-		changed |= (full_graph_alone(argv) ? setenv("GOMP_SPINCOUNT", "20000", 0)
-						   : setenv("OMP_WAIT_POLICY", "passive", 0)) == 0;
+		changed |= (full_graph_alone(argv) && !cpus_taken() ? setenv("GOMP_SPINCOUNT", "20000", 0)
+								    : setenv("OMP_WAIT_POLICY", "passive", 0)) == 0;
 	if (!getenv("OPENBLAS_NUM_THREADS") && !getenv("GOTO_NUM_THREADS"))
 		changed |= setenv("OPENBLAS_NUM_THREADS", "1", 0) == 0;
 	if (changed)
