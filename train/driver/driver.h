@@ -252,6 +252,9 @@ int bw_trainer_step(burrow_trainer *t, const bw_batch *b, double *loss, int64_t 
  * non-zeros: gathered from t->feat_csr when it is held and ids given, else scanned from x's
  * rows (the same copy either way); else x is left as it is. */
 int bw_trainer_sparse_x(burrow_trainer *t, bw_tensor *x, const int64_t *ids);
+/* A training batch's first-layer input made ready: learned embeddings' rows (bw_emb_put, after
+ * the last step's update), then bw_trainer_sparse_x on them or the gathered features. */
+int bw_trainer_batch_input(burrow_trainer *t, bw_loaded *lb);
 
 /* ------------------------------------------------------------ link prediction (ltrain.c) */
 

@@ -184,10 +184,7 @@ static int epoch_steps(burrow_trainer *t, bw_ltrain *lt, int64_t num, burrow_epo
 		lb.b.index = (uint64_t)k;
 		const double a = bw_now_s();
 		double loss;
-		if (t->emb) /* learned embeddings: their rows now, after the last step's update */
-			st = bw_emb_put(t->emb, lb.sb, &lb.b);
-		if (!st)
-			st = bw_trainer_sparse_x(t, &lb.b.x, lb.sb ? lb.sb->input_ids : NULL);
+		st = bw_trainer_batch_input(t, &lb);
 		if (!st)
 			st = link_step(t, lt, &lb, &loss);
 		if (!st)

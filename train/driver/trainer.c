@@ -257,6 +257,12 @@ int bw_trainer_sparse_x(burrow_trainer *t, bw_tensor *x, const int64_t *ids)
 	return st;
 }
 
+int bw_trainer_batch_input(burrow_trainer *t, bw_loaded *lb)
+{
+	int st = t->emb ? bw_emb_put(t->emb, lb->sb, &lb->b) : 0;
+	return st ? st : bw_trainer_sparse_x(t, &lb->b.x, lb->sb ? lb->sb->input_ids : NULL);
+}
+
 /* The memory available now: MemAvailable (free plus reclaimable page cache), no more than
  * the cgroup's limit; 0 when unknown. */
 static double mem_available(void)
@@ -792,10 +798,7 @@ static int minibatch_steps(burrow_trainer *t, int64_t num, burrow_epoch_stats *e
 		const double a = bw_now_s();
 		double loss;
 		int64_t c, r;
-		if (t->emb) /* learned embeddings: their rows now, after the last step's update */
-			st = bw_emb_put(t->emb, lb.sb, &lb.b);
-		if (!st)
-			st = bw_trainer_sparse_x(t, &lb.b.x, lb.sb ? lb.sb->input_ids : NULL);
+		st = bw_trainer_batch_input(t, &lb);
 		if (!st)
 			st = step(t, &lb.b, 0, lb.sb ? lb.sb->seeds : NULL, &loss, &c, &r);
 		if (!st && t->emb)
