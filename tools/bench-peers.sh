@@ -6,6 +6,7 @@
 # ratios Burrow / peer (time: below 1 is Burrow faster; sampling rate: above 1 is).
 # Then full-graph SAGE quality on Cora (issue 35): the test accuracy at the first epoch of best
 # valid accuracy, and that epoch, over seeds 0-4 on each side (QUALITY_SEEDS), mean and std.
+# Then issue 38's mini-batch GraphSAGE against DGL (label 'mini-batch'; MB_BATCHES=40).
 # Last, multi-label quality: Cora's classes as 7 one-hot tasks, Burrow against PyG, test ROC-AUC
 # over seeds 0-2 (ML_EPOCHS=100; label 'multi-label' for PEERS_ONLY).
 # Peers run tools/peers.py in a virtual environment, $PEERS_VENV (default build/venv-peers):
@@ -37,10 +38,24 @@ py=$venv/bin/python
 if [[ -f "$venv/.bench-peers" ]]; then
 	for pkg in numpy torch torch_geometric dgl; do
 		"$py" -c "import $pkg" 2>/dev/null && continue
-		echo "bench-peers: pip install $pkg"
-		"$venv/bin/pip" install --disable-pip-version-check -q --retries 5 --timeout 60 "$pkg" ||
+		# DGL 2.1.0 (the last on PyPI) wants torch 2.2 with numpy 1, torchdata 0.7 (datapipes), pandas, yaml, pydantic
+		spec=$pkg
+		[[ $pkg == numpy ]] && spec='numpy<2'
+		[[ $pkg == torch ]] && spec='torch==2.2.*'
+		[[ $pkg == dgl ]] && spec="dgl==2.1.0 torchdata==0.7.1 pandas<2.3 pyyaml pydantic numpy<2"
+		echo "bench-peers: pip install $spec"
+		"$venv/bin/pip" install --disable-pip-version-check -q --retries 5 --timeout 60 $spec ||
 			echo "bench-peers: $pkg could not be installed for $("$py" -V 2>&1) (no wheel?): its runs are skipped"
 	done
+	# DGL 2.1.0's wheel carries its graphbolt library for torch up to 2.2.1; a 2.2.x patch release
+	# loads it unchanged (the same ABI), so link the nearest one under this torch's name
+	gb=$("$py" -c 'import importlib.util, os; print(os.path.dirname(importlib.util.find_spec("dgl").origin) + "/graphbolt")' 2>/dev/null)
+	tv=$("$py" -c 'import torch; print(torch.__version__.split("+")[0])' 2>/dev/null)
+	if [[ -d $gb && -n $tv && ! -e $gb/libgraphbolt_pytorch_$tv.so ]]; then
+		near=$(ls "$gb"/libgraphbolt_pytorch_"${tv%.*}".*.so 2>/dev/null | sort -V | tail -1)
+		[[ -n $near ]] && ln -s "$(basename "$near")" "$gb/libgraphbolt_pytorch_$tv.so" &&
+			echo "bench-peers: DGL's graphbolt for torch $tv: $(basename "$near") (a patch release apart)"
+	fi
 fi
 libs=()
 for lib in pyg dgl; do
@@ -153,6 +168,47 @@ for t in 1 2; do
 	for l in "${libs[@]}"; do args+=("$l=$(median ${vals[$l]})"); done
 	report "median" edges/s "$(median ${vals[burrow]})" "${args[@]}"
 	unset vals
+done
+
+# mini-batch GraphSAGE, issue 38's main job: a 500k-node CSBM (degree 15, 128 features, 16
+# classes), 3 x SAGE mean, hidden 256, fanouts 15,10,5, batch 1024, Adam, dropout 0.5, features
+# in memory (Burrow --cache 100%), MB_BATCHES batches per epoch, 2 epochs; each run's figure is
+# its mean seconds per epoch (the whole loop: sampling, gathers, compute), Burrow's compute part
+# beside it; R rounds interleaved; DGL only (PyG's NeighborLoader needs pyg-lib to sample)
+MB_BATCHES=${MB_BATCHES:-40}
+burrow_mb() { # DIR THREADS: "epoch_s compute_s", means of the 2 epochs
+	local log=$dir/.peers-mb.json
+	"$burrow" train "$1" --model sage --epochs 2 --max-batches "$MB_BATCHES" --threads "$2" --cache 100% \
+		--eval-every 0 --quiet --log "$log" >/dev/null 2>&1 || { echo - -; return; }
+	grep '"epoch"' "$log" | "$py" -c 'import json,sys
+e=[json.loads(l) for l in sys.stdin]; print("%.2f %.2f" % (sum(x["epoch_s"] for x in e)/len(e), sum(x["compute_s"] for x in e)/len(e)))'
+}
+for t in 1 2; do
+	label="mini-batch sage csbm-500k, $MB_BATCHES batches, $t thread(s)"
+	[[ -z ${PEERS_ONLY:-} || $label =~ $PEERS_ONLY ]] || continue
+	[[ " ${libs[*]} " == *" dgl "* ]] || { echo "== $label: skipped, no dgl"; continue; }
+	[ -d "$dir/csbm-500k" ] || "$burrow" gen csbm "$dir/csbm-500k" --nodes 500000 --avg-degree 15 --feat-dim 128 \
+		--classes 16 --quiet || exit 1
+	echo "== $label: s per epoch"
+	bv=() cv=() dv=()
+	for ((r = 0; r < R; r++)); do
+		order=(burrow dgl)
+		((r % 2)) && order=(dgl burrow)
+		for who in "${order[@]}"; do
+			if [[ $who == burrow ]]; then
+				read -r v c <<<"$(burrow_mb "$dir/csbm-500k" "$t")"
+				bv+=("$v") cv+=("$c")
+				echo "    burrow $v s (compute $c s) (load $(load))"
+			else
+				v=$("$py" "$repo/tools/peers.py" minibatch "$dir/csbm-500k" --lib dgl --hidden 256 --epochs 2 \
+					--max-batches "$MB_BATCHES" --threads "$t" 2>/dev/null |
+					"$py" -c 'import json,sys; s=json.loads(sys.stdin.read())["seconds"]; print("%.2f" % (sum(s)/len(s)))') || v=-
+				dv+=("$v")
+				echo "    dgl $v s (load $(load))"
+			fi
+		done
+	done
+	report "median (burrow compute $(median "${cv[@]}") s)" s "$(median "${bv[@]}")" "dgl=$(median "${dv[@]}")"
 done
 
 # link prediction on Cora (issue 33): the same seeded 85/5/10 edge split (peers.py link-split,

@@ -6,6 +6,8 @@ dataset directory, in PyG or DGL, printing one JSON line with the job's seconds.
   python tools/peers.py link-split DIR --out LINKDIR --seed S
   python tools/peers.py link LINKDIR --lib pyg --fanout 10,5 --hidden 64 --epochs E --seed S --threads T
   python tools/peers.py multilabel DIR --epochs E --seed S --threads T
+  python tools/peers.py minibatch DIR --lib dgl --fanout 15,10,5 --batch 1024 --hidden 256 --epochs E
+                        --max-batches M --threads T [--seed S]
 
 full: 2-layer GCN or GraphSAGE (mean), hidden 256, dropout 0.5, Adam lr 0.01 and weight decay
 5e-4 on the whole graph, evaluating valid and test accuracy after every epoch (as burrow train
@@ -30,7 +32,14 @@ in PyG: 2-layer GraphSAGE (mean), hidden 256, dropout 0.5, Adam lr 0.01 and weig
 the whole graph, BCEWithLogitsLoss over the training nodes' known labels, OGB's ROC-AUC (per
 task over the known labels, averaged over the tasks with both classes) of valid and test after
 every epoch; prints the test ROC-AUC at the first epoch of best valid ROC-AUC (as burrow train
---full-graph does). Exit status 3 when the library (or the sampler it needs) is not
+--full-graph does).
+minibatch: mini-batch GraphSAGE in DGL as burrow train runs it by default (issue 38's main job):
+one SAGEConv (mean) per fanout, hidden --hidden, ReLU and dropout 0.5 after each hidden layer,
+Adam lr 0.003, cross-entropy over the batch's seeds; features and labels in memory; training
+nodes shuffled every epoch, --batch per batch, --max-batches batches per epoch (0 = all), sampled
+in the training thread (DGL's DataLoader, num_workers 0); prints each epoch's seconds (sampling,
+gathering and compute: the whole loop) and, with --max-batches 0, the test accuracy after the
+last epoch on sampled neighborhoods of the same fanouts. Exit status 3 when the library (or the sampler it needs) is not
 installed, with the reason on stderr.
 """
 import argparse
@@ -522,9 +531,72 @@ def link(a):
                       "exclude": a.exclude, "neg_mode": a.neg_mode, "blocks": a.blocks, "init": a.init, **out}))
 
 
+def minibatch(a):
+    import torch
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(a.seed)
+    try:
+        import dgl
+        import torch.nn.functional as F
+        from dgl.nn import SAGEConv
+    except Exception as e:
+        missing("dgl is not usable (%s)" % e)
+    meta, ip, ix, x, y, split = load(a.dir)
+    n = len(ip) - 1
+    g = dgl.graph(("csc", (torch.from_numpy(ip), torch.from_numpy(ix), torch.tensor([], dtype=torch.int64))),
+                  num_nodes=n)
+    feat = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))
+    lab = torch.from_numpy(y)
+    fan = [int(f) for f in a.fanout.split(",")]
+    dims = [feat.shape[1]] + [a.hidden] * (len(fan) - 1) + [int(meta["num_classes"])]
+
+    class Sage(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = torch.nn.ModuleList(SAGEConv(dims[i], dims[i + 1], "mean") for i in range(len(fan)))
+
+        def forward(self, blocks, h):
+            for i, (layer, blk) in enumerate(zip(self.layers, blocks)):
+                h = layer(blk, h)
+                if i < len(self.layers) - 1:
+                    h = F.dropout(F.relu(h), 0.5, self.training)
+            return h
+
+    model = Sage()
+    opt = torch.optim.Adam(model.parameters(), lr=0.003)
+    sampler = dgl.dataloading.NeighborSampler(fan)  # input layer first, as Burrow's --fanout
+
+    def loader(nodes, shuffle):
+        return dgl.dataloading.DataLoader(g, torch.from_numpy(nodes), sampler, batch_size=a.batch,
+                                          shuffle=shuffle, drop_last=False, num_workers=0)
+    times = []
+    for _ in range(a.epochs):
+        model.train()
+        t0 = time.perf_counter()
+        for k, (inp, out, blocks) in enumerate(loader(split["train"], True)):
+            if a.max_batches and k == a.max_batches:
+                break
+            loss = F.cross_entropy(model(blocks, feat[inp]), lab[out])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        times.append(time.perf_counter() - t0)
+    res = {"job": "minibatch", "lib": "dgl", "threads": a.threads, "epochs": a.epochs,
+           "max_batches": a.max_batches, "seconds": times}
+    if not a.max_batches:
+        model.eval()
+        right = total = 0
+        with torch.no_grad():
+            for inp, out, blocks in loader(split["test"], False):
+                right += int((model(blocks, feat[inp]).argmax(1) == lab[out]).sum())
+                total += len(out)
+        res["test_acc"] = right / max(total, 1)
+    print(json.dumps(res))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("job", choices=["full", "sample", "link-split", "link", "multilabel"])
+    p.add_argument("job", choices=["full", "sample", "link-split", "link", "multilabel", "minibatch"])
     p.add_argument("dir")
     p.add_argument("--lib", choices=["pyg", "dgl"], default="pyg")
     p.add_argument("--model", choices=["gcn", "sage"], default="gcn")
@@ -533,6 +605,7 @@ def main():
     p.add_argument("--fanout", default="15,10,5")
     p.add_argument("--batch", type=int, default=1024)
     p.add_argument("--seconds", type=float, default=3)
+    p.add_argument("--max-batches", type=int, default=0, help="minibatch: batches per epoch (0 = all)")
     p.add_argument("--out", help="link-split: the link dataset directory to write")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--hidden", type=int, default=64)
@@ -552,7 +625,8 @@ def main():
     a = p.parse_args()
     if a.like_burrow:
         a.neg_mode, a.exclude, a.blocks = "dst", True, True
-    {"full": full, "sample": sample, "link-split": link_split, "link": link, "multilabel": multilabel}[a.job](a)
+    {"full": full, "sample": sample, "link-split": link_split, "link": link, "multilabel": multilabel,
+     "minibatch": minibatch}[a.job](a)
 
 
 if __name__ == "__main__":
