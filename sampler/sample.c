@@ -7,6 +7,7 @@
  * a node keeps its local id, any other is a new source node, numbered after the
  * destinations in increasing global id. Every choice is a function of the data and the
  * keys, so the result does not depend on how the work is split between threads. */
+#include "labor.h"
 #include "sampler_internal.h"
 
 #include <stdlib.h>
@@ -106,10 +107,6 @@ out_nomem:
 
 /* ------------------------------------------------------------ drawing one row */
 
-static inline uint64_t csr_id(const void *ind, bool w4, int64_t j)
-{
-	return w4 ? (uint64_t)(uint32_t)((const int32_t *)ind)[j] : (uint64_t)((const int64_t *)ind)[j];
-}
 
 /* Stage one of drawing row (start s, degree d) with k picks into out[0, k): a sampled
  * row gets the absolute positions of its picks, and everything it will read is
@@ -135,53 +132,6 @@ static inline void draw_row(const void *gi, bool w4, int64_t s, int64_t d, int64
 	}
 }
 
-/* LABOR (Balin and Catalyurek, NeurIPS 2023), stage one of a row: every source node t of the
- * layer has one variate, bw_key(lk, t), shared by all the layer's destinations, and a row keeps
- * the k neighbors whose variates are smallest (ties: the earlier position). The variates are
- * independent and uniform, so each row's picks are a uniform k-subset of its positions, as
- * neighbor sampling's are (same fanout, same marginals); destinations that share neighbors
- * pick the same ones, so a batch needs fewer distinct inputs. Reads the whole row (O(d),
- * as DGL's LABOR does); a max-heap of the k best so far. Rows with k < d only. */
-static inline void labor_row(const void *gi, bool w4, int64_t s, int64_t d, int64_t k, uint64_t *out, uint64_t lk,
-			     bw_row_scratch *rs)
-{
-	/* k < d: a row taken whole is draw_row's */
-	uint64_t ks[BW_SMALL_FANOUT];
-	int64_t ps[BW_SMALL_FANOUT];
-	uint64_t *hk = k <= BW_SMALL_FANOUT ? ks : (uint64_t *)rs->table; /* table: >= 2k entries */
-	int64_t *hp = k <= BW_SMALL_FANOUT ? ps : rs->pos;
-	for (int64_t p = 0; p < d; p++) {
-		const uint64_t key = bw_key(lk, csr_id(gi, w4, s + p));
-		int64_t i;
-		if (p < k) { /* sift up: parents of larger (key, position) above */
-			for (i = p; i > 0 && hk[(i - 1) / 2] <= key; i = (i - 1) / 2) {
-				hk[i] = hk[(i - 1) / 2];
-				hp[i] = hp[(i - 1) / 2];
-			}
-		} else if (key < hk[0]) { /* (key, p) beats the largest: p is above every position held */
-			for (i = 0;;) {   /* sift down from the root */
-				int64_t c = 2 * i + 1;
-				if (c >= k)
-					break;
-				if (c + 1 < k && (hk[c + 1] > hk[c] || (hk[c + 1] == hk[c] && hp[c + 1] > hp[c])))
-					c++;
-				if (hk[c] < key || (hk[c] == key && hp[c] < p))
-					break;
-				hk[i] = hk[c];
-				hp[i] = hp[c];
-				i = c;
-			}
-		} else {
-			continue;
-		}
-		hk[i] = key;
-		hp[i] = p;
-	}
-	bw_sort_i64(hp, k);
-	for (int64_t j = 0; j < k; j++)
-		out[j] = (uint64_t)(s + hp[j]);
-}
-
 /* Stage two: replace row positions by packed items (neighbor id << eb | edge position),
  * counting the items per bucket (bits [shift, shift + digit) of the item) in h; eid (NULL:
  * not wanted) gets each pick's CSR position. */
@@ -190,7 +140,7 @@ static inline void resolve_row(const void *gi, bool w4, int64_t s, int64_t d, in
 {
 	for (int64_t j = 0; j < k; j++) {
 		const int64_t pos = k == d ? s + j : (int64_t)out[j];
-		const uint64_t x = csr_id(gi, w4, pos) << eb | (uint64_t)(off + j);
+		const uint64_t x = bw_csr_id(gi, w4, pos) << eb | (uint64_t)(off + j);
 		if (eid)
 			eid[j] = pos;
 		out[j] = x;
@@ -574,7 +524,7 @@ static bool layer_draw(layer_run *r, int t)
 		}
 		for (int64_t i = c0; i < c1 + DRAW_LAG; i++) {
 			if (i < c1 && c->labor && ip[i + 1] - ip[i] < row[2 * i + 1])
-				labor_row(gi, w4, row[2 * i], row[2 * i + 1], ip[i + 1] - ip[i], j->items + ip[i],
+				bw_labor_row(gi, w4, row[2 * i], row[2 * i + 1], ip[i + 1] - ip[i], j->items + ip[i],
 					  r->lkey ^ BW_LABOR_SALT, rs);
 			else if (i < c1)
 				draw_row(gi, w4, row[2 * i], row[2 * i + 1], ip[i + 1] - ip[i], j->items + ip[i],

@@ -1,4 +1,5 @@
 /* typed.c: the typed sampler: per-relation neighbor sampling on a typed graph, per-type nested node lists, blocks [layer][relation]. */
+#include "labor.h"
 #include "sampler_internal.h"
 
 #include <pthread.h>
@@ -225,9 +226,12 @@ static int layer_offsets(typed_layer *y)
 }
 
 /* Row i of relation r: its picks, the graph's source ids in increasing row position, into
- * out[0, k): the whole row when k is its degree, else Floyd's draw (draw.h) from the stream
- * bw_key(rkey, v). */
-static void draw_row(const burrow_csr *g, int64_t v, int64_t k, uint64_t rkey, int64_t *out, bw_row_scratch *rs)
+ * out[0, k): the whole row when k is its degree; else, with LABOR (lk != 0), the k neighbors of
+ * smallest shared variate bw_key(lk, id) (labor.h; lk is the layer's and the source type's, so
+ * every relation from that type prefers the same nodes); else Floyd's draw (draw.h) from the
+ * stream bw_key(rkey, v). */
+static void draw_row(const burrow_csr *g, int64_t v, int64_t k, uint64_t rkey, uint64_t lk, int64_t *out,
+		     bw_row_scratch *rs)
 {
 	const int64_t s = g->indptr[v], d = g->indptr[v + 1] - s;
 	const bool w4 = g->index_width == 4;
@@ -238,6 +242,12 @@ static void draw_row(const burrow_csr *g, int64_t v, int64_t k, uint64_t rkey, i
 	}
 	if (k == 0)
 		return;
+	if (lk) {
+		bw_labor_row(g->indices, w4, s, d, k, (uint64_t *)out, lk, rs);
+		for (int64_t j = 0; j < k; j++)
+			out[j] = (int64_t)bw_csr_id(g->indices, w4, out[j]);
+		return;
+	}
 	bw_rng rng;
 	bw_rng_seed(&rng, bw_key(rkey, (uint64_t)v));
 	int64_t small[BW_SMALL_FANOUT];
@@ -263,9 +273,10 @@ static void layer_draw(typed_layer *y)
 			const int64_t *ip = y->b->indptr[y->l][r];
 			int64_t *out = c->drawn + y->rbase[r];
 			const uint64_t rkey = bw_key(y->lkey, (uint64_t)r);
+			const uint64_t lk = y->s->o.labor ? bw_key(y->lkey ^ BW_LABOR_SALT, (uint64_t)h->rel[r].src_type) | 1 : 0;
 #pragma omp for schedule(dynamic, DRAW_CHUNK) nowait
 			for (int64_t i = 0; i < nd; i++)
-				draw_row(g, nodes[i], ip[i + 1] - ip[i], rkey, out + ip[i], rs);
+				draw_row(g, nodes[i], ip[i + 1] - ip[i], rkey, lk, out + ip[i], rs);
 		}
 	}
 }

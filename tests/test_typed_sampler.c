@@ -720,3 +720,83 @@ Test(typed_sampler, failing_allocations_return_nomem)
 	cr_assert(k > 10 && k < 2000, "%d allocations", k);
 	free_graph(&t);
 }
+
+/* LABOR on typed graphs: every batch keeps the invariants (fanouts, real edges, rows in
+ * order), with fanouts above 32 too (the heap in the row scratch), the same bits at 1 and 4
+ * threads; and two papers written and reviewed by the same 20 authors pick the same K authors
+ * in both rows of both relations (one variate per author, shared by the relations from the
+ * author type), so the batch holds K authors, where neighbor sampling draws each row apart. */
+Test(typed_sampler, labor_keeps_the_invariants_and_shares_picks_across_rows_and_relations)
+{
+	tgraph t;
+	make_graph(&t, 4, 7);
+	for (int c = 0; c < 2; c++) {
+		burrow_typed_sampler_opts o;
+		config(&o, c);
+		o.labor = true;
+		burrow_typed_sampler *s1 = open_ok(&t, NULL, 0, &o);
+		o.threads = 4;
+		burrow_typed_sampler *s4 = open_ok(&t, NULL, 0, &o);
+		for (int64_t k = 0; k < 12; k++) {
+			int64_t seeds[5];
+			for (int j = 0; j < 5; j++)
+				seeds[j] = (k * 5 + j) * 7 % t.h.type_nodes[PAPER];
+			burrow_typed_batch *a, *b;
+			cr_assert_eq(burrow_typed_sampler_sample(s1, seeds, 5, (uint64_t)k, &a), 0, "%s", burrow_last_error());
+			cr_assert_eq(burrow_typed_sampler_sample(s4, seeds, 5, (uint64_t)k, &b), 0, "%s", burrow_last_error());
+			check_batch(&t.h, a, &o, seeds, 5);
+			same_batch(a, b);
+			burrow_typed_sampler_release(s1, a);
+			burrow_typed_sampler_release(s4, b);
+		}
+		burrow_typed_sampler_close(s1);
+		burrow_typed_sampler_close(s4);
+	}
+	free_graph(&t);
+
+	enum { LEAVES = 20, K = 5 };
+	memset(&t, 0, sizeof t);
+	t.h.num_types = 2;
+	t.h.type_names[PAPER] = "paper";
+	t.h.type_names[AUTHOR] = "author";
+	t.h.type_nodes[PAPER] = 2;
+	t.h.type_nodes[AUTHOR] = LEAVES;
+	t.h.num_relations = 2;
+	t.h.target_type = PAPER;
+	for (int r = 0; r < 2; r++) {
+		int64_t pairs[2 * 2 * LEAVES];
+		for (int i = 0; i < 2 * LEAVES; i++)
+			pairs[2 * i] = i / LEAVES, pairs[2 * i + 1] = i % LEAVES;
+		put_relation(&t, r, r ? "reviews" : "writes", AUTHOR, PAPER, pairs, 2 * LEAVES, 4);
+	}
+	int same[2] = {0, 0};
+	for (int labor = 0; labor < 2; labor++) {
+		burrow_typed_sampler_opts o;
+		burrow_typed_sampler_defaults(&o);
+		o.num_layers = 1;
+		o.fanouts[0] = K;
+		o.labor = labor;
+		burrow_typed_sampler *s = open_ok(&t, NULL, 0, &o);
+		const int64_t seeds[2] = {0, 1};
+		for (uint64_t key = 0; key < 50; key++) {
+			burrow_typed_batch *b;
+			cr_assert_eq(burrow_typed_sampler_sample(s, seeds, 2, key, &b), 0, "%s", burrow_last_error());
+			check_batch(&t.h, b, &o, seeds, 2);
+			bool eq = true;
+			for (int r = 0; r < 2; r++) {
+				const burrow_block *k = &b->blocks[0][r];
+				cr_assert_eq(k->num_edges, 2 * K);
+				for (int j = 0; j < K; j++)
+					eq = eq && k->indices[j] == k->indices[K + j] && k->indices[j] == b->blocks[0][0].indices[j];
+			}
+			same[labor] += eq;
+			if (labor)
+				cr_assert_eq(b->num_nodes[0][AUTHOR], K, "LABOR: %lld authors", (long long)b->num_nodes[0][AUTHOR]);
+			burrow_typed_sampler_release(s, b);
+		}
+		burrow_typed_sampler_close(s);
+	}
+	cr_assert_eq(same[1], 50, "LABOR gave rows or relations different picks %d times of 50", 50 - same[1]);
+	cr_assert_lt(same[0], 5, "neighbor sampling gave every row the same picks %d times of 50", same[0]);
+	free_graph(&t);
+}

@@ -386,7 +386,7 @@ static const topt opts[] = {
 	 "how training batches sample: neighbor (each row's fanout drawn uniformly on its own)\n"
 	 "or labor (LABOR: one variate per source node and layer shared by every row, each\n"
 	 "row keeping its fanout of smallest variate: the same fanout and per-row odds, fewer\n"
-	 "distinct input rows to read; node tasks, homogeneous, cpu sampling) (neighbor)",
+	 "distinct input rows to read; node tasks, homogeneous or typed, cpu sampling) (neighbor)",
 	 show_sampler},
 	{"rel-fanout", "R=a,b", TRAIN_ONE, SECTION_MB, K_STR, OFF(d.train.rel_fanout), 0, 0, NULL, NULL,
 	 "typed datasets: fanouts of one relation, one per layer, overriding --fanout for it:\n"

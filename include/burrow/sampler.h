@@ -179,6 +179,8 @@ typedef struct burrow_typed_sampler_opts {
 	uint64_t seed;           /* default 0 */
 	bool drop_last;          /* default false */
 	int threads;             /* OpenMP threads per batch; 0 = runtime default (default 1) */
+	bool labor;              /* LABOR: per layer and source type, one variate per source node shared by every
+				    relation and row; a row keeps its fanout of smallest variate (default false) */
 } burrow_typed_sampler_opts;
 BURROW_API void burrow_typed_sampler_defaults(burrow_typed_sampler_opts *o);
 

@@ -117,7 +117,7 @@ class TypedBatch(Structure):
 class TypedSamplerOpts(Structure):
     _fields_ = [("size", c_size_t), ("num_layers", c_int), ("fanouts", c_int * MAX_LAYERS),
                 ("rel_fanouts", (c_int * MAX_RELATIONS) * MAX_LAYERS), ("batch_size", c_int64), ("seed", c_uint64),
-                ("drop_last", c_bool), ("threads", c_int)]
+                ("drop_last", c_bool), ("threads", c_int), ("labor", c_bool)]
 
 
 class SamplerOpts(Structure):

@@ -200,6 +200,7 @@ static int sampler_opts(bw_htrain *ht, const burrow_train_opts *o)
 	so->num_layers = o->layers;
 	so->batch_size = o->batch_size;
 	so->threads = 1;
+	so->labor = o->sampler == BURROW_SAMPLER_LABOR;
 	for (int l = 0; l < o->layers; l++)
 		so->fanouts[l] = ht->mlp ? 0 : o->fanout[l] != 0 ? o->fanout[l] : 5 * (o->layers - l);
 	int st = ht->mlp ? 0 : parse_rel_fanout(ht->h, o->rel_fanout, o->layers, so);
@@ -379,6 +380,21 @@ static int hstep(bw_htrain *ht, bw_loaded *lb, bool training, const burrow_train
 	return 0;
 }
 
+/* The stores' counters summed over the featured types. */
+static void store_totals(const bw_htrain *ht, burrow_store_stats *sum)
+{
+	memset(sum, 0, sizeof *sum);
+	for (int t = 0; t < ht->h->num_types; t++) {
+		burrow_store_stats x = {.size = sizeof x};
+		if (!ht->store[t])
+			continue;
+		burrow_store_get_stats(ht->store[t], &x);
+		sum->rows += x.rows;
+		sum->rows_read += x.rows_read;
+		sum->cache_hits += x.cache_hits;
+	}
+}
+
 int bw_htrain_epoch(bw_htrain *ht, const burrow_train_opts *o, int epoch, burrow_epoch_stats *es)
 {
 	const double t0 = bw_now_s();
@@ -391,6 +407,8 @@ int bw_htrain_epoch(bw_htrain *ht, const burrow_train_opts *o, int epoch, burrow
 	bw_typed_epoch te;
 	bw_producer p;
 	bw_producer_typed_epoch(&p, &te, ht->sampler, epoch);
+	burrow_store_stats s0, s1;
+	store_totals(ht, &s0);
 	double loss_sum = 0;
 	int64_t counted = 0, correct = 0;
 	if (!(st = bw_loader_start_typed(ht->loader, &p, ht->rows_of, ht->h->num_types, num)))
@@ -420,7 +438,10 @@ int bw_htrain_epoch(bw_htrain *ht, const burrow_train_opts *o, int epoch, burrow
 	es->batches = num;
 	es->loss = num ? loss_sum / (double)num : 0.0;
 	es->train_acc = counted ? (double)correct / (double)counted : -1.0;
-	es->cache_hit_rate = -1.0;
+	store_totals(ht, &s1);
+	const uint64_t rows = s1.rows - s0.rows;
+	es->rows_read = (int64_t)(s1.rows_read - s0.rows_read);
+	es->cache_hit_rate = rows ? (double)(s1.cache_hits - s0.cache_hits) / (double)rows : -1.0;
 	es->epoch_s = bw_now_s() - t0;
 	return 0;
 }
@@ -438,6 +459,7 @@ int bw_htrain_evaluate(bw_htrain *ht, const burrow_train_opts *o, int epoch, uns
 	}
 	burrow_typed_sampler_opts so = ht->so;
 	so.seed = o->seed;
+	so.labor = false; /* evaluation samples neighbors as the homogeneous one does */
 	for (int l = 0; o->eval_fanout[0] && l < o->layers; l++) /* else the training fanouts */
 		so.fanouts[l] = ht->cfg.num_rels ? o->eval_fanout[l] : 0;
 	int st = bw_typed_sampler_open_checked(&s, ht->h, NULL, 0, &so);

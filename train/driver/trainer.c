@@ -490,10 +490,10 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 				   .edge_dim = t->gat_edges ? t->info->edge_feat_dim : 0};
 	if ((st = bw_backend_open(&t->be, kind, &bcfg)))
 		goto fail;
-	if (o->sampler == BURROW_SAMPLER_LABOR && (link || burrow_dataset_hetero(ds) || o->full_graph)) {
-		st = bw_err(BURROW_E_UNSUPPORTED, "%s: LABOR sampling trains homogeneous node tasks in mini-batch mode in this "
+	if (o->sampler == BURROW_SAMPLER_LABOR && (link || o->full_graph)) {
+		st = bw_err(BURROW_E_UNSUPPORTED, "%s: LABOR sampling trains node tasks in mini-batch mode in this "
 						  "version, not %s",
-			    bw_dataset_dir(ds), o->full_graph ? "full-graph" : link ? "link prediction" : "typed datasets");
+			    bw_dataset_dir(ds), o->full_graph ? "full-graph" : "link prediction");
 		goto fail;
 	}
 	if (burrow_dataset_hetero(ds)) { /* a typed dataset: its own side (htrain.c) */

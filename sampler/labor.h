@@ -1,0 +1,61 @@
+/* labor.h: one CSR row's LABOR picks, shared by the homogeneous (sample.c) and typed
+ * (typed.c) CPU samplers. */
+#ifndef BURROW_SAMPLER_LABOR_H
+#define BURROW_SAMPLER_LABOR_H
+
+#include "sampler_internal.h"
+
+/* Entry j of a CSR's indices (int32 when w4, else int64) as an unsigned id. */
+static inline uint64_t bw_csr_id(const void *ind, bool w4, int64_t j)
+{
+	return w4 ? (uint64_t)(uint32_t)((const int32_t *)ind)[j] : (uint64_t)((const int64_t *)ind)[j];
+}
+
+/* LABOR (Balin and Catalyurek, NeurIPS 2023), stage one of a row: every source node t of the
+ * layer has one variate, bw_key(lk, t), shared by all the layer's destinations, and a row keeps
+ * the k neighbors whose variates are smallest (ties: the earlier position). The variates are
+ * independent and uniform, so each row's picks are a uniform k-subset of its positions, as
+ * neighbor sampling's are (same fanout, same marginals); destinations that share neighbors
+ * pick the same ones, so a batch needs fewer distinct inputs. Reads the whole row (O(d),
+ * as DGL's LABOR does); a max-heap of the k best so far. Rows with k < d only. */
+static inline void bw_labor_row(const void *gi, bool w4, int64_t s, int64_t d, int64_t k, uint64_t *out, uint64_t lk,
+				bw_row_scratch *rs)
+{
+	/* k < d: a row taken whole is draw_row's */
+	uint64_t ks[BW_SMALL_FANOUT];
+	int64_t ps[BW_SMALL_FANOUT];
+	uint64_t *hk = k <= BW_SMALL_FANOUT ? ks : (uint64_t *)rs->table; /* table: >= 2k entries */
+	int64_t *hp = k <= BW_SMALL_FANOUT ? ps : rs->pos;
+	for (int64_t p = 0; p < d; p++) {
+		const uint64_t key = bw_key(lk, bw_csr_id(gi, w4, s + p));
+		int64_t i;
+		if (p < k) { /* sift up: parents of larger (key, position) above */
+			for (i = p; i > 0 && hk[(i - 1) / 2] <= key; i = (i - 1) / 2) {
+				hk[i] = hk[(i - 1) / 2];
+				hp[i] = hp[(i - 1) / 2];
+			}
+		} else if (key < hk[0]) { /* (key, p) beats the largest: p is above every position held */
+			for (i = 0;;) {   /* sift down from the root */
+				int64_t c = 2 * i + 1;
+				if (c >= k)
+					break;
+				if (c + 1 < k && (hk[c + 1] > hk[c] || (hk[c + 1] == hk[c] && hp[c + 1] > hp[c])))
+					c++;
+				if (hk[c] < key || (hk[c] == key && hp[c] < p))
+					break;
+				hk[i] = hk[c];
+				hp[i] = hp[c];
+				i = c;
+			}
+		} else {
+			continue;
+		}
+		hk[i] = key;
+		hp[i] = p;
+	}
+	bw_sort_i64(hp, k);
+	for (int64_t j = 0; j < k; j++)
+		out[j] = (uint64_t)(s + hp[j]);
+}
+
+#endif
