@@ -793,10 +793,11 @@ class TypedSampler:
     all), and rel_fanouts {edge type or relation name: [one per layer]} overrides them for a
     relation. Iterating yields one epoch's TypedBatches (epoch 0, then 1, ...); epoch(e) iterates
     epoch e. Batches are a function of (seed, epoch, index), whatever the threads. shuffle=False
-    takes the ids in order, batch i sampled with key (epoch, i) as Sampler does."""
+    takes the ids in order, batch i sampled with key (epoch, i) as Sampler does. labor=True: LABOR
+    (docs/sampler.md): one variate per layer and source type shared by every row and relation."""
 
     def __init__(self, dataset, fanouts=(25, 20), batch_size=1024, seed=0, shuffle=True, ids=None, split="train",
-                 drop_last=False, threads=1, rel_fanouts=None):
+                 drop_last=False, threads=1, rel_fanouts=None, labor=False):
         _need("burrow_typed_sampler_open", "burrow_typed_sampler_batch")
         self.dataset = _dataset(dataset)
         self.dataset._need_typed("TypedSampler")
@@ -815,6 +816,7 @@ class TypedSampler:
             for l, f in enumerate(fs):
                 o.rel_fanouts[l][r] = int(f)
         o.batch_size, o.seed, o.drop_last, o.threads = int(batch_size), int(seed), bool(drop_last), int(threads)
+        o.labor = bool(labor)
         self.node_types, self.edge_types = self.dataset.node_types, self.dataset.edge_types
         self.target_type = self.dataset.target_type
         self.ids = _ids(self.dataset.split(split) if ids is None else ids)

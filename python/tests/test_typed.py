@@ -253,6 +253,15 @@ def test_typed_sampler_batches_are_real_in_edges_and_deterministic(typed):
     assert list(b.seeds) == [5, 3, 9] and len(b.blocks[0][("paper", "cites", "paper")].indices) == 0
     ip = typed.relation("writes")[0]
     assert len(b.blocks[0][("author", "writes", "paper")].indices) == sum(ip[v + 1] - ip[v] for v in (5, 3, 9))
+    # LABOR: real in-edges, the fanouts kept, the same bits at 2 threads, other picks than neighbor sampling's
+    lab = burrow.TypedSampler(typed, fanouts=fan, batch_size=128, seed=7, labor=True)
+    l0 = lab.batch(0, 1)
+    _check_batch(typed, l0, fan)
+    l1 = burrow.TypedSampler(typed, fanouts=fan, batch_size=128, seed=7, labor=True, threads=2).batch(0, 1)
+    assert all(np.array_equal(l0.input_ids[t], l1.input_ids[t]) for t in typed.node_types)
+    assert any(not np.array_equal(l0.blocks[l][et].indices, b0.blocks[l][et].indices) or
+               not np.array_equal(l0.input_ids[et[0]], b0.input_ids[et[0]])
+               for l in range(2) for et in typed.edge_types)
     s.close()
     with pytest.raises(burrow.Error):
         burrow.TypedSampler(typed, fanouts=[2], rel_fanouts={"cites": [1, 2]})
