@@ -71,7 +71,12 @@ typedef struct run {
 	const char *dataset_dir;       /* borrowed */
 	burrow_dataset *ds;
 	const burrow_dataset_info *in; /* ds's */
-	const burrow_csr *gin;         /* ds's graph */
+	const burrow_csr *gin;         /* ds's graph (NULL for a typed dataset) */
+	const burrow_hetero *h;        /* ds's typed graph, or NULL */
+	int64_t toff[BURROW_MAX_TYPES + 1]; /* typed: each type's first id in the concatenation of the types */
+	const int64_t *deg_ptr;        /* each node's stored entries as row bounds: gin's indptr, or deg */
+	int64_t *deg;                  /* typed: [n + 1] in-edges over every relation, summed into bounds */
+	int64_t *train_own;            /* typed: the target type's train split in concatenated ids */
 	int64_t n;
 	int k;
 	int ncon, kinds[BW_MAX_CON];   /* the balance constraints */
@@ -358,13 +363,40 @@ static int metis_parts(run *rn, const bw_pgraph *g, const double *maxw, int32_t 
 	return st;
 }
 
+/* A typed parts directory's "node_types": per type its name, count, book (K+1 offsets in
+ * the type's own new ids) and halo sizes. False when out of memory. */
+static bool typed_meta(cJSON *j, const run *rn, const bw_relabel *r, const bw_part_out *po)
+{
+	const int k = r->k;
+	cJSON *types = cJSON_AddArrayToObject(j, "node_types");
+	for (int t = 0; types && t < r->num_types; t++) {
+		cJSON *o = cJSON_CreateObject();
+		if (!o || !cJSON_AddItemToArray(types, o))
+			return false;
+		const int64_t *bk = r->tbook + (int64_t)t * (k + 1);
+		cJSON_AddStringToObject(o, "name", rn->h->type_names[t]);
+		cJSON_AddNumberToObject(o, "num_nodes", (double)rn->h->type_nodes[t]);
+		cJSON *offs = cJSON_AddArrayToObject(o, "node_offsets"), *hs = cJSON_AddArrayToObject(o, "halo_sizes");
+		for (int i = 0; offs && hs && i <= k; i++) {
+			cJSON_AddItemToArray(offs, cJSON_CreateNumber((double)(bk[i] - bk[0])));
+			if (i < k)
+				cJSON_AddItemToArray(hs, cJSON_CreateNumber((double)po[i].type_halo[t]));
+		}
+		if (!offs || !hs)
+			return false;
+	}
+	if (rn->h->target_type >= 0)
+		cJSON_AddStringToObject(j, "target_type", rn->h->type_names[rn->h->target_type]);
+	return types != NULL;
+}
+
 /* Write <dir>/meta.json for the parts directory. */
 static int write_meta(const char *dir, const char *dataset_dir, const burrow_dataset *ds, const run *rn,
 		      const burrow_partition_stats *s, const bw_relabel *r, const bw_part_out *po)
 {
 	const burrow_partition_opts *o = rn->o;
 	const int k = r->k;
-	cJSON *j = bw_meta_begin("burrow-parts", 1), *p = NULL;
+	cJSON *j = bw_meta_begin("burrow-parts", r->num_types ? 2 : 1), *p = NULL;
 	if (!j)
 		return bw_meta_write(NULL, dir, false);
 	cJSON_AddStringToObject(j, "dataset", dataset_dir);
@@ -382,6 +414,8 @@ static int write_meta(const char *dir, const char *dataset_dir, const burrow_dat
 	cJSON *offs = cJSON_AddArrayToObject(j, "node_offsets");
 	for (int i = 0; offs && i <= k; i++)
 		cJSON_AddItemToArray(offs, cJSON_CreateNumber((double)r->offsets[i]));
+	if (r->num_types && !typed_meta(j, rn, r, po))
+		return bw_meta_write(j, dir, false);
 	cJSON_AddNumberToObject(j, "edge_cut", (double)s->edge_cut);
 	cJSON_AddNumberToObject(j, "metis_cut", (double)s->metis_cut);
 	cJSON_AddNumberToObject(j, "sym_edges", (double)s->sym_edges);
@@ -455,18 +489,66 @@ static double imbalance_of(const int32_t *part, int64_t n, int k, const int64_t 
 	return (double)mx * k / (double)total;
 }
 
+/* Release the pages of the input's train split (mapped; a typed run's copy is its own). */
+static void release_train(const run *r)
+{
+	if (!r->h)
+		bw_release_range(r->train, (size_t)r->ntrain * sizeof *r->train);
+}
+
+/* A typed dataset as one graph of sum(N_type) nodes, type t's node v being toff[t] + v: the
+ * offsets, each node's in-edges over every relation (the edges constraint) and the target
+ * type's training nodes in those ids. */
+static int typed_inputs(run *r)
+{
+	const burrow_hetero *h = r->h;
+	int64_t cnt;
+	r->toff[0] = 0;
+	for (int t = 0; t < h->num_types; t++)
+		r->toff[t + 1] = r->toff[t] + h->type_nodes[t];
+	r->n = r->toff[h->num_types];
+	if (r->n > INT32_MAX - 1)
+		return bw_err(BURROW_E_UNSUPPORTED, "%s: %lld nodes of all types: the partitioner needs fewer than 2^31",
+			      r->dataset_dir, (long long)r->n);
+	if (!(r->deg = bw_calloc((size_t)r->n + 1, sizeof *r->deg)))
+		return BURROW_E_NOMEM;
+	for (int q = 0; q < h->num_relations; q++) {
+		const burrow_relation *rel = &h->rel[q];
+		const int64_t base = r->toff[rel->dst_type];
+		for (int64_t v = 0; v < rel->graph.num_nodes; v++)
+			r->deg[base + v + 1] += rel->graph.indptr[v + 1] - rel->graph.indptr[v];
+		bw_release_range(rel->graph.indptr, (size_t)(rel->graph.num_nodes + 1) * sizeof *rel->graph.indptr);
+	}
+	for (int64_t v = 0; v < r->n; v++)
+		r->deg[v + 1] += r->deg[v];
+	r->deg_ptr = r->deg;
+	const int64_t *ids = burrow_dataset_split(r->ds, BURROW_SPLIT_TRAIN, &cnt);
+	if (!ids || h->target_type < 0)
+		return 0;
+	if (!(r->train_own = bw_malloc((size_t)cnt * sizeof *r->train_own)))
+		return BURROW_E_NOMEM;
+	for (int64_t q = 0; q < cnt; q++)
+		r->train_own[q] = r->toff[h->target_type] + ids[q];
+	bw_release_range(ids, (size_t)cnt * sizeof *ids);
+	r->train = r->train_own;
+	r->ntrain = cnt;
+	return 0;
+}
+
 /* The dataset's sizes and what the options ask of them: the constraints, the memory floor,
  * a train split to balance. */
 static int part_inputs(run *r)
 {
 	const burrow_partition_opts *o = r->o;
 	const char *dir = r->dataset_dir;
+	int st;
 	r->in = burrow_dataset_get_info(r->ds);
 	r->gin = burrow_dataset_graph(r->ds);
-	if (!r->gin)
-		return bw_err(BURROW_E_UNSUPPORTED, "%s: a typed dataset (%d node types); the partitioner reads homogeneous "
-			      "graphs only", dir, r->in->num_types);
+	r->h = burrow_dataset_hetero(r->ds);
 	r->n = r->in->num_nodes;
+	r->deg_ptr = r->gin ? r->gin->indptr : NULL;
+	if (r->h && (st = typed_inputs(r)))
+		return st;
 	r->k = o->num_parts;
 	if (r->n > INT32_MAX - 1)
 		return bw_err(BURROW_E_UNSUPPORTED, "%s: %lld nodes: the partitioner needs fewer than 2^31", dir,
@@ -477,10 +559,12 @@ static int part_inputs(run *r)
 	for (int c = 0; c < 3; c++)
 		if (o->balance & (unsigned)CON_BITS[c])
 			r->kinds[r->ncon++] = CON_BITS[c];
-	if (o->mem_bytes && floor_bytes(r->n, r->ncon) > o->mem_bytes)
+	const size_t floor = floor_bytes(r->n, r->ncon) + (r->h ? (size_t)r->n * 8 : 0);
+	if (o->mem_bytes && floor > o->mem_bytes)
 		return bw_err(BURROW_E_NOMEM, "%s: %lld nodes need at least %zu bytes of memory, more than the budget of %zu",
-			      dir, (long long)r->n, floor_bytes(r->n, r->ncon), o->mem_bytes);
-	r->train = burrow_dataset_split(r->ds, BURROW_SPLIT_TRAIN, &r->ntrain);
+			      dir, (long long)r->n, floor, o->mem_bytes);
+	if (!r->h)
+		r->train = burrow_dataset_split(r->ds, BURROW_SPLIT_TRAIN, &r->ntrain);
 	if ((o->balance & BURROW_BALANCE_TRAIN) && !r->ntrain)
 		return bw_err(BURROW_E_INVAL, "%s: cannot balance training nodes: the dataset has no train split", dir);
 	return 0;
@@ -532,7 +616,7 @@ static int part_arrays(run *r)
 		return BURROW_E_NOMEM;
 	for (int64_t q = 0; q < r->ntrain; q++)
 		bw_bit_set(r->train_bits, r->train[q]);
-	bw_release_range(r->train, (size_t)r->ntrain * sizeof *r->train);
+	release_train(r);
 	return 0;
 }
 
@@ -543,20 +627,28 @@ static int part_graph(run *r)
 {
 	const burrow_partition_opts *o = r->o;
 	const burrow_csr *gin = r->gin;
-	r->g = (bw_pgraph){.n = r->n, .m = gin->num_edges, .indptr = gin->indptr, .indices = gin->indices,
-			   .width = gin->index_width, .mapped = true, .ptr_mapped = true};
-	if (!r->in->symmetric) {
+	bw_sym_piece pc[BW_MAX_PIECES];
+	int npc = 0;
+	if (gin) {
+		r->g = (bw_pgraph){.n = r->n, .m = gin->num_edges, .indptr = gin->indptr, .indices = gin->indices,
+				   .width = gin->index_width, .mapped = true, .ptr_mapped = true};
+		pc[npc++] = (bw_sym_piece){.csr = gin};
+	}
+	for (int q = 0; r->h && q < r->h->num_relations; q++) /* relations: rows of dst, ids of src */
+		pc[npc++] = (bw_sym_piece){.csr = &r->h->rel[q].graph, .row_off = r->toff[r->h->rel[q].dst_type],
+					   .col_off = r->toff[r->h->rel[q].src_type]};
+	if (r->h || !r->in->symmetric) {
 		phase_begin(r, "symmetrize");
 		size_t buf = o->mem_bytes ? budget_left(o->mem_bytes) / 2 : ((size_t)1 << 30);
-		int st = bw_symmetrize(gin, r->tmp, BW_MAX(buf, (size_t)16 << 20), o->threads, &r->g, &r->sym_ptr,
-				       &r->sym_map, &r->sym_len);
+		int st = bw_symmetrize(pc, npc, r->n, r->tmp, BW_MAX(buf, (size_t)16 << 20), o->threads, &r->g,
+				       &r->sym_ptr, &r->sym_map, &r->sym_len);
 		phase_end(r);
 		if (st)
 			return st;
 	}
 	r->g.ncon = r->ncon;
 	memcpy(r->g.con_kind, r->kinds, sizeof r->kinds);
-	r->g.deg_indptr = gin->indptr;
+	r->g.deg_indptr = r->deg_ptr;
 	r->g.train_bits = r->train_bits;
 	return 0;
 }
@@ -612,13 +704,14 @@ static void part_stats(run *r)
 	bw_edge_cut(&r->g, r->part, o->threads, &s->edge_cut, &s->sym_edges);
 	s->num_parts = k;
 	s->num_nodes = n;
-	s->num_edges = r->in->num_edges;
+	s->num_edges = r->h ? r->deg[n] : r->in->num_edges;
 	s->cut_fraction = s->sym_edges ? (double)s->edge_cut / (double)s->sym_edges : 0;
 	s->imbalance_nodes = imbalance_of(r->part, n, k, NULL, NULL, 0, r->scratch);
 	s->imbalance_train = r->ntrain ? imbalance_of(r->part, n, k, NULL, r->train, r->ntrain, r->scratch) : 0;
-	s->imbalance_edges = imbalance_of(r->part, n, k, r->gin->indptr, NULL, 0, r->scratch);
-	bw_release_range(r->train, (size_t)r->ntrain * sizeof *r->train);
-	bw_release_range(r->gin->indptr, (size_t)(n + 1) * sizeof *r->gin->indptr);
+	s->imbalance_edges = imbalance_of(r->part, n, k, r->deg_ptr, NULL, 0, r->scratch);
+	release_train(r);
+	if (r->gin)
+		bw_release_range(r->gin->indptr, (size_t)(n + 1) * sizeof *r->gin->indptr);
 	s->metis_cut = r->res.metis_cut;
 	s->coarsened = r->res.coarsened;
 	s->coarsen_levels = r->res.levels;
@@ -639,8 +732,46 @@ static void part_stats(run *r)
 	r->train_bits = NULL;
 }
 
+/* Relabel a typed input: within each type, part i owns the new ids [tbook[t][i],
+ * tbook[t][i+1]) of the concatenation (ascending input id within a part); offsets[i] counts
+ * the nodes of all types parts below i own. */
+static int relabel_typed(run *r)
+{
+	bw_relabel *rl = &r->rl;
+	const int k = r->k, nt = r->h->num_types;
+	rl->num_types = nt;
+	rl->toff = r->toff;
+	int64_t *cur = bw_calloc((size_t)nt * (size_t)k, sizeof *cur);
+	rl->tbook = bw_calloc((size_t)nt * (size_t)(k + 1), sizeof *rl->tbook);
+	if (!cur || !rl->tbook) {
+		bw_free(cur);
+		return BURROW_E_NOMEM;
+	}
+	for (int t = 0; t < nt; t++) {
+		int64_t *bk = rl->tbook + (int64_t)t * (k + 1);
+		for (int64_t v = r->toff[t]; v < r->toff[t + 1]; v++)
+			bk[r->part[v] + 1]++;
+		bk[0] = r->toff[t];
+		for (int i = 0; i < k; i++) {
+			rl->offsets[i + 1] += bk[i + 1];
+			bk[i + 1] += bk[i];
+			cur[t * k + i] = bk[i];
+		}
+		for (int64_t v = r->toff[t]; v < r->toff[t + 1]; v++) {
+			int64_t id = cur[t * k + r->part[v]]++;
+			rl->new_of_orig[v] = (int32_t)id;
+			rl->orig_of_new[id] = (int32_t)v;
+		}
+	}
+	for (int i = 0; i < k; i++)
+		rl->offsets[i + 1] += rl->offsets[i];
+	bw_free(cur);
+	return 0;
+}
+
 /* The "write" phase: relabel (part i owns [offsets[i], offsets[i+1]), in ascending input
- * id within a part), then write the parts into the temporary directory. */
+ * id within a part; a typed input per type, relabel_typed), then write the parts into the
+ * temporary directory. */
 static int part_write(run *r)
 {
 	bw_relabel *rl = &r->rl;
@@ -656,6 +787,10 @@ static int part_write(run *r)
 	rl->orig_of_new = bw_malloc((size_t)(n ? n : 1) * sizeof *rl->orig_of_new);
 	if (!rl->offsets || !rl->new_of_orig || !rl->orig_of_new) {
 		st = BURROW_E_NOMEM;
+	} else if (r->h) {
+		if (!(st = relabel_typed(r)))
+			st = bw_write_typed_parts(r->ds, r->dataset_dir, rl, r->tmp, r->o->mem_bytes, r->o->progress,
+						  r->o->progress_user, r->po);
 	} else {
 		for (int64_t v = 0; v < n; v++)
 			rl->offsets[r->part[v] + 1]++;
@@ -712,6 +847,9 @@ static void run_close(run *r, int st)
 	bw_free(r->pw);
 	bw_free(r->scratch);
 	bw_free(r->train_bits);
+	bw_free(r->deg);
+	bw_free(r->train_own);
+	bw_free(r->rl.tbook);
 	bw_free(r->out);
 	bw_free(r->tmp);
 	burrow_dataset_close(r->ds);

@@ -120,12 +120,22 @@ size_t bw_metis_bytes(int64_t n, int64_t m, int ncon);
 
 /* ---------------------------------------------------------------- symmetrize (sym.c) */
 
-/* Write the symmetric graph without self-loops or repeats of the input CSR to
- * <dir>/sym.indices (raw int32) and map it: *out views it (its indptr is allocated,
- * *indptr_out; free it and unmap *map when done). The input is streamed in as many passes
- * as the buffer of buf_bytes needs. */
-int bw_symmetrize(const burrow_csr *in, const char *dir, size_t buf_bytes, int threads, bw_pgraph *out,
-		  int64_t **indptr_out, void **map, size_t *map_len);
+/* One piece of the graph to symmetrize: a CSR whose row x is node x + row_off and whose ids are
+ * nodes id + col_off (a homogeneous input is one piece at 0, 0; a typed one a piece per
+ * relation, its rows at the dst type's offset and its ids at the src type's, in the
+ * concatenation of the types). */
+#define BW_MAX_PIECES 32
+typedef struct bw_sym_piece {
+	const burrow_csr *csr;     /* borrowed, mapped */
+	int64_t row_off, col_off;
+} bw_sym_piece;
+
+/* Write the symmetric graph without self-loops or repeats of the union of the pieces, on n
+ * nodes, to <dir>/sym.indices (raw int32) and map it: *out views it (its indptr is allocated,
+ * *indptr_out; free it and unmap *map when done). The input is streamed in as many passes as
+ * the buffer of buf_bytes needs. */
+int bw_symmetrize(const bw_sym_piece *pc, int npc, int64_t n, const char *dir, size_t buf_bytes, int threads,
+		  bw_pgraph *out, int64_t **indptr_out, void **map, size_t *map_len);
 
 /* ---------------------------------------------------------------- coarsening (coarsen.c) */
 
@@ -173,15 +183,43 @@ typedef struct bw_relabel {
 	int k;
 	int64_t n;
 	const int32_t *part;       /* [n] by input id */
-	int64_t *offsets;          /* [k+1] partition book */
+	int64_t *offsets;          /* [k+1] partition book (typed: part i's nodes of all types are
+				      offsets[i+1] - offsets[i]) */
 	int32_t *new_of_orig;      /* [n] */
 	int32_t *orig_of_new;      /* [n] */
+	/* A typed input: ids are those of the concatenation of the types (type t's node v is
+	 * toff[t] + v, before and after relabelling: a type keeps its id range) */
+	int num_types;             /* 0 for a homogeneous input */
+	const int64_t *toff;       /* [num_types + 1], borrowed */
+	int64_t *tbook;            /* [num_types][k+1]: part i owns type t's new ids
+				      [tbook[t][i], tbook[t][i+1]), owned */
 } bw_relabel;
 
 /* Per-part results of writing, for meta.json. */
 typedef struct bw_part_out {
 	int64_t owned, halo, edges, send;
+	int64_t type_halo[BURROW_MAX_TYPES]; /* typed: halo nodes of each type */
 } bw_part_out;
+
+/* Input row of the part's local row l (bw_copy_rows). */
+typedef int64_t (*bw_row_of_fn)(const void *ctx, int64_t l);
+/* Append nl rows of rowb bytes to the writer's open features: row l is row row_of(ctx, l) of
+ * the file at path whose row 0 starts at byte off, read in ascending id per chunk of 4 MiB,
+ * neighboring rows in one read. */
+int bw_copy_rows(burrow_writer *w, const char *path, int64_t off, size_t rowb, int64_t nl, bw_row_of_fn row_of,
+		 const void *ctx);
+/* <dir>/<name> as an int64 npy of n entries. */
+int bw_save_i64(const char *dir, const char *name, const int64_t *a, int64_t n);
+/* send_ids.npy and send_offsets.npy of part i (type given: send_ids/<type>.npy and
+ * send_offsets/<type>.npy): part j's halo segment for i, for each j, read from part j's
+ * halo_ids.npy (halo_ids/<type>.npy); halo_off_all [k][k+1] holds every part's halo offsets. */
+int bw_write_sends(const char *dir, int k, int i, const int64_t *halo_off_all, const char *type, int64_t *count);
+/* Write a typed input's parts (write_typed.c): per part a version-2 dataset with, per type,
+ * the owned nodes and the halo (remote sources of the owned nodes' in-edges, any relation),
+ * and orig_ids/, halo_ids/, halo_offsets/, send_ids/, send_offsets/ per type. mem_bytes
+ * bounds each relation's build (0: in memory). */
+int bw_write_typed_parts(const burrow_dataset *ds, const char *dataset_dir, const bw_relabel *r, const char *dir,
+			 size_t mem_bytes, burrow_progress_fn progress, void *progress_user, bw_part_out *out);
 
 /* Write part-0 .. part-(k-1) into dir (the parts directory's temporary name). */
 int bw_write_parts(const burrow_dataset *ds, const char *dataset_dir, const bw_relabel *r, const char *dir,

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "partition_internal.h"
 #include "book.h"
+#include "../graph/dataset_internal.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -18,6 +19,9 @@ struct burrow_parts {
 	char *dataset, *dataset_name, *method;
 	int64_t *offsets;
 	int64_t *halo_sizes, *send_sizes, *part_edges;
+	char *type_names[BURROW_MAX_TYPES];
+	int64_t type_nodes[BURROW_MAX_TYPES];
+	int64_t *type_offsets, *type_halo;   /* [T][K+1], [T][K] */
 	burrow_parts_info info;
 };
 
@@ -107,6 +111,62 @@ static int read_stats(burrow_parts *p, const cJSON *j, const char *path)
 	return 0;
 }
 
+/* A typed parts directory's "node_types" (version 2): per type its name, count, book (from 0
+ * to the count, never decreasing) and halo sizes; "target_type" one of them or absent. */
+static int read_types(burrow_parts *p, const cJSON *j, const char *path)
+{
+	burrow_parts_info *in = &p->info;
+	const int k = in->num_parts;
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(j, "node_types"), *it;
+	const int nt = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : 0;
+	if (nt < 1 || nt > BURROW_MAX_TYPES)
+		return bw_err(BURROW_E_FORMAT, "%s: \"node_types\" must be an array of 1 to %d types", path, BURROW_MAX_TYPES);
+	p->type_offsets = bw_malloc((size_t)nt * (size_t)(k + 1) * sizeof *p->type_offsets);
+	p->type_halo = bw_malloc((size_t)nt * (size_t)k * sizeof *p->type_halo);
+	if (!p->type_offsets || !p->type_halo)
+		return BURROW_E_NOMEM;
+	int t = 0, st;
+	cJSON_ArrayForEach(it, a)
+	{
+		int64_t *offs = NULL, *hs = NULL;
+		const cJSON *nm = cJSON_GetObjectItemCaseSensitive(it, "name");
+		if (!cJSON_IsString(nm) || !bw_type_name_ok(nm->valuestring))
+			return bw_err(BURROW_E_FORMAT, "%s: node_types[%d] has no valid \"name\"", path, t);
+		if (!(p->type_names[t] = bw_strdup(nm->valuestring)))
+			return BURROW_E_NOMEM;
+		in->num_types = t + 1; /* names to free from here */
+		if ((st = json_i64(it, "num_nodes", &p->type_nodes[t], path)) ||
+		    (st = json_i64_array(it, "node_offsets", k + 1, &offs, path)) ||
+		    (st = json_i64_array(it, "halo_sizes", k, &hs, path))) {
+			bw_free(offs);
+			return st;
+		}
+		bool ok = offs[0] == 0 && offs[k] == p->type_nodes[t];
+		for (int i = 0; i < k; i++)
+			ok = ok && offs[i + 1] >= offs[i];
+		memcpy(p->type_offsets + (int64_t)t * (k + 1), offs, (size_t)(k + 1) * sizeof *offs);
+		memcpy(p->type_halo + (int64_t)t * k, hs, (size_t)k * sizeof *hs);
+		bw_free(offs);
+		bw_free(hs);
+		if (!ok)
+			return bw_err(BURROW_E_FORMAT, "%s: node_types[%d] (%s): node_offsets must rise from 0 to num_nodes",
+				      path, t, p->type_names[t]);
+		t++;
+	}
+	const cJSON *tt = cJSON_GetObjectItemCaseSensitive(j, "target_type");
+	in->target_type = -1;
+	for (int q = 0; cJSON_IsString(tt) && q < nt; q++)
+		if (!strcmp(tt->valuestring, p->type_names[q]))
+			in->target_type = q;
+	if (cJSON_IsString(tt) && in->target_type < 0)
+		return bw_err(BURROW_E_FORMAT, "%s: \"target_type\" \"%s\" names no node type", path, tt->valuestring);
+	in->type_names = (const char *const *)p->type_names;
+	in->type_nodes = p->type_nodes;
+	in->type_offsets = p->type_offsets;
+	in->type_halo_sizes = p->type_halo;
+	return 0;
+}
+
 int burrow_parts_open(burrow_parts **out, const char *dir)
 {
 	char *path = NULL, *text = NULL;
@@ -140,12 +200,14 @@ int burrow_parts_open(burrow_parts **out, const char *dir)
 	}
 	if ((st = json_i64(j, "version", &v, path)))
 		goto fail;
-	if (v != 1) {
-		st = bw_err(BURROW_E_FORMAT, "%s: parts format version %lld is not one this burrow reads (1)", path,
+	if (v != 1 && v != 2) {
+		st = bw_err(BURROW_E_FORMAT, "%s: parts format version %lld is not one this burrow reads (1, 2)", path,
 			    (long long)v);
 		goto fail;
 	}
+	const bool typed = v == 2;
 	burrow_parts_info *in = &p->info;
+	in->target_type = -1;
 	if ((st = json_i64(j, "num_parts", &v, path)) || (st = json_i64(j, "num_nodes", &in->num_nodes, path)) ||
 	    (st = json_i64(j, "num_edges", &in->num_edges, path)) || (st = json_i64(j, "edge_cut", &in->edge_cut, path)))
 		goto fail;
@@ -167,7 +229,7 @@ int burrow_parts_open(burrow_parts **out, const char *dir)
 			    (long long)p->offsets[0], (long long)p->offsets[in->num_parts], (long long)in->num_nodes);
 		goto fail;
 	}
-	if ((st = read_stats(p, j, path)))
+	if ((st = read_stats(p, j, path)) || (typed && (st = read_types(p, j, path))))
 		goto fail;
 	in->node_offsets = p->offsets;
 	in->halo_sizes = p->halo_sizes;
@@ -196,6 +258,10 @@ void burrow_parts_close(burrow_parts *p)
 	bw_free(p->halo_sizes);
 	bw_free(p->send_sizes);
 	bw_free(p->part_edges);
+	for (int t = 0; t < p->info.num_types; t++)
+		bw_free(p->type_names[t]);
+	bw_free(p->type_offsets);
+	bw_free(p->type_halo);
 	bw_free(p);
 }
 
@@ -280,6 +346,10 @@ int burrow_part_open(burrow_part **out, const burrow_parts *parts, int i)
 	const int k = parts->info.num_parts;
 	if (i < 0 || i >= k)
 		return bw_err(BURROW_E_RANGE, "%s: part %d is outside [0, %d)", parts->dir, i, k);
+	if (parts->info.num_types)
+		return bw_err(BURROW_E_UNSUPPORTED, "%s: typed parts (%d node types): part-%d is a version-2 dataset with "
+			      "per-type arrays, read with burrow_dataset_open (docs/partition.md)", parts->dir,
+			      parts->info.num_types, i);
 	burrow_part *p = bw_calloc(1, sizeof *p);
 	if (!p)
 		return BURROW_E_NOMEM;

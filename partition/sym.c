@@ -1,6 +1,7 @@
-/* sym.c: the symmetric graph without self-loops or repeats of a directed CSR, built on disk in
- * bounded memory: rows are gathered one node range at a time, each range taking one streamed
- * pass over the input, then sorted, de-duplicated and appended to a raw id file. */
+/* sym.c: the symmetric graph without self-loops or repeats of a directed CSR (or of the union
+ * of a typed graph's relations, each placed by its types' offsets), built on disk in bounded
+ * memory: rows are gathered one node range at a time, each range taking one streamed pass over
+ * the input, then sorted, de-duplicated and appended to a raw id file. */
 #define _GNU_SOURCE
 #include "partition_internal.h"
 
@@ -14,8 +15,9 @@
 /* One bw_symmetrize: the input, the row bounds that become the output's indptr, the
  * range buffer and the id file the phases fill. */
 typedef struct sym_run {
-	const burrow_csr *in;
-	bw_pgraph gin;     /* in, as the streaming helpers read it */
+	const bw_sym_piece *pc;  /* [npc] the input's pieces */
+	int npc;
+	bw_pgraph gin[BW_MAX_PIECES]; /* each piece, as the streaming helpers read it */
 	int64_t n;
 	int threads;
 	int64_t *ptr;      /* [n + 1] row bounds, then the output's indptr */
@@ -32,20 +34,24 @@ typedef struct sym_run {
  * 2^16 ids, at most every id. */
 static int sym_bounds(sym_run *r, size_t buf_bytes)
 {
-	const burrow_csr *in = r->in;
 	const int64_t n = r->n;
 	int64_t *ptr = r->ptr;
-	bw_stream s;
-	for (bw_stream_begin(&s, &r->gin); bw_stream_next(&s, n, BW_CHUNK);) {
+	for (int p = 0; p < r->npc; p++) {
+		const burrow_csr *in = r->pc[p].csr;
+		const bw_pgraph *gin = &r->gin[p];
+		const int64_t ro = r->pc[p].row_off, co = r->pc[p].col_off;
+		bw_stream s;
+		for (bw_stream_begin(&s, gin); bw_stream_next(&s, in->num_nodes, BW_CHUNK);) {
 #pragma omp parallel for schedule(dynamic, 256) num_threads(bw_threads(r->threads))
-		for (int64_t v = s.a; v < s.b; v++)
-			for (int64_t j = in->indptr[v]; j < in->indptr[v + 1]; j++) {
-				int64_t u = bw_pg_nbr(&r->gin, j);
-				if (u == v)
-					continue;
-				__atomic_fetch_add(&ptr[v + 1], 1, __ATOMIC_RELAXED);
-				__atomic_fetch_add(&ptr[u + 1], 1, __ATOMIC_RELAXED);
-			}
+			for (int64_t v = s.a; v < s.b; v++)
+				for (int64_t j = in->indptr[v]; j < in->indptr[v + 1]; j++) {
+					int64_t u = bw_pg_nbr(gin, j) + co;
+					if (u == v + ro)
+						continue;
+					__atomic_fetch_add(&ptr[v + ro + 1], 1, __ATOMIC_RELAXED);
+					__atomic_fetch_add(&ptr[u + 1], 1, __ATOMIC_RELAXED);
+				}
+		}
 	}
 	int64_t maxrow = 0;
 	for (int64_t v = 0; v < n; v++) {
@@ -64,25 +70,29 @@ static int sym_bounds(sym_run *r, size_t buf_bytes)
  * to the file; ptr[a .. b) becomes their final indptr. */
 static int sym_range(sym_run *r, int64_t a, int64_t b)
 {
-	const burrow_csr *in = r->in;
-	const int64_t n = r->n, base = r->ptr[a];
+	const int64_t base = r->ptr[a];
 	int64_t *ptr = r->ptr, *cur = r->cur;
 	int32_t *buf = r->buf;
 	for (int64_t v = a; v < b; v++)
 		cur[v - a] = ptr[v] - base;
-	bw_stream s;
-	for (bw_stream_begin(&s, &r->gin); bw_stream_next(&s, n, BW_CHUNK);) {
+	for (int p = 0; p < r->npc; p++) {
+		const burrow_csr *in = r->pc[p].csr;
+		const bw_pgraph *gin = &r->gin[p];
+		const int64_t ro = r->pc[p].row_off, co = r->pc[p].col_off;
+		bw_stream s;
+		for (bw_stream_begin(&s, gin); bw_stream_next(&s, in->num_nodes, BW_CHUNK);) {
 #pragma omp parallel for schedule(dynamic, 256) num_threads(bw_threads(r->threads))
-		for (int64_t u = s.a; u < s.b; u++)
-			for (int64_t j = in->indptr[u]; j < in->indptr[u + 1]; j++) {
-				int64_t v = bw_pg_nbr(&r->gin, j);
-				if (u == v)
-					continue;
-				if (u >= a && u < b)
-					buf[__atomic_fetch_add(&cur[u - a], 1, __ATOMIC_RELAXED)] = (int32_t)v;
-				if (v >= a && v < b)
-					buf[__atomic_fetch_add(&cur[v - a], 1, __ATOMIC_RELAXED)] = (int32_t)u;
-			}
+			for (int64_t x = s.a; x < s.b; x++)
+				for (int64_t j = in->indptr[x]; j < in->indptr[x + 1]; j++) {
+					const int64_t u = x + ro, v = bw_pg_nbr(gin, j) + co;
+					if (u == v)
+						continue;
+					if (u >= a && u < b)
+						buf[__atomic_fetch_add(&cur[u - a], 1, __ATOMIC_RELAXED)] = (int32_t)v;
+					if (v >= a && v < b)
+						buf[__atomic_fetch_add(&cur[v - a], 1, __ATOMIC_RELAXED)] = (int32_t)u;
+				}
+		}
 	}
 #pragma omp parallel for schedule(dynamic, 64) num_threads(bw_threads(r->threads))
 	for (int64_t v = a; v < b; v++) { /* sorted, repeats dropped: the row's new length */
@@ -139,19 +149,24 @@ static void sym_run_free(sym_run *r, bool ok)
 		bw_free(r->ptr);
 }
 
-int bw_symmetrize(const burrow_csr *in, const char *dir, size_t buf_bytes, int threads, bw_pgraph *out,
-		  int64_t **indptr_out, void **map_out, size_t *map_len)
+int bw_symmetrize(const bw_sym_piece *pc, int npc, int64_t n, const char *dir, size_t buf_bytes, int threads,
+		  bw_pgraph *out, int64_t **indptr_out, void **map_out, size_t *map_len)
 {
-	const int64_t n = in->num_nodes;
 	*indptr_out = NULL;
 	*map_out = NULL;
 	*map_len = 0;
 	if (n > INT32_MAX)
 		return bw_err(BURROW_E_UNSUPPORTED, "partition: %lld nodes: the partitioner needs fewer than 2^31",
 			      (long long)n);
-	sym_run r = {.in = in, .n = n, .threads = threads, .fd = -1};
-	r.gin = (bw_pgraph){.n = n, .m = in->num_edges, .indptr = in->indptr, .indices = in->indices,
-			    .width = in->index_width, .mapped = true, .ptr_mapped = true};
+	if (npc < 1 || npc > BW_MAX_PIECES)
+		return bw_err(BURROW_E_INVAL, "partition: %d pieces to symmetrize (1 to %d)", npc, BW_MAX_PIECES);
+	sym_run r = {.pc = pc, .npc = npc, .n = n, .threads = threads, .fd = -1};
+	for (int p = 0; p < npc; p++) {
+		const burrow_csr *in = pc[p].csr;
+		r.gin[p] = (bw_pgraph){.n = in->num_nodes, .m = in->num_edges, .indptr = in->indptr,
+				       .indices = in->indices, .width = in->index_width, .mapped = true,
+				       .ptr_mapped = true};
+	}
 	r.ptr = bw_calloc((size_t)n + 1, sizeof *r.ptr);
 	r.cur = bw_malloc((size_t)(n ? n : 1) * sizeof *r.cur);
 	r.path = bw_path_join(dir, "sym.indices");

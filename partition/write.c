@@ -311,14 +311,9 @@ static int64_t orig_of_local(const bw_relabel *r, const pw_part *p, int64_t l)
 	return l < p->n_own ? p->own[l] : r->orig_of_new[p->halo[l - p->n_own]];
 }
 
-/* features.npy: the owned rows, then copies of the halo rows, read from the input in
- * ascending id order per chunk, neighboring rows in one read. */
-static int write_features(burrow_writer *w, const burrow_dataset *ds, const bw_relabel *r, const pw_part *p)
+int bw_copy_rows(burrow_writer *w, const char *path, int64_t off, size_t rowb, int64_t nl, bw_row_of_fn row_of,
+		 const void *ctx)
 {
-	const burrow_dataset_info *in = burrow_dataset_get_info(ds);
-	const char *path = burrow_dataset_features_path(ds);
-	const int64_t off = burrow_dataset_features_offset(ds), nl = p->n_own + p->n_halo;
-	const size_t rowb = (size_t)in->feat_dim * burrow_dtype_size(in->feat_dtype);
 	const int64_t chunk = BW_MAX(1, (int64_t)(FEAT_CHUNK_BYTES / rowb));
 	const int64_t gap = BW_MAX(1, FEAT_GAP_BYTES / (int64_t)rowb);
 	char *out = bw_malloc((size_t)chunk * rowb), *rbuf = bw_malloc((size_t)chunk * rowb);
@@ -328,13 +323,14 @@ static int write_features(burrow_writer *w, const burrow_dataset *ds, const bw_r
 		goto out;
 	if ((st = bw_open_input(path, 0, &fd, NULL)))
 		goto out;
-	if ((st = burrow_writer_features_begin(w, nl, in->feat_dim, in->feat_dtype)))
-		goto out;
 	for (int64_t a = 0; a < nl; a += chunk) {
 		const int64_t c = BW_MIN(chunk, nl - a);
-		for (int64_t q = 0; q < c; q++)
-			pr[q] = (pair){orig_of_local(r, p, a + q), q};
-		if (a + c > p->n_own) /* halo rows are not in input order */
+		bool sorted = true;
+		for (int64_t q = 0; q < c; q++) {
+			pr[q] = (pair){row_of(ctx, a + q), q};
+			sorted = sorted && (!q || pr[q].id > pr[q - 1].id);
+		}
+		if (!sorted) /* halo rows are not in input order */
 			qsort(pr, (size_t)c, sizeof *pr, cmp_pair);
 		for (int64_t q = 0; q < c;) {
 			int64_t e = q + 1;
@@ -350,7 +346,7 @@ static int write_features(burrow_writer *w, const burrow_dataset *ds, const bw_r
 		if ((st = burrow_writer_features_append(w, out, c)))
 			goto out;
 	}
-	st = burrow_writer_features_end(w);
+	st = 0;
 out:
 	if (fd >= 0)
 		close(fd);
@@ -358,6 +354,32 @@ out:
 	bw_free(rbuf);
 	bw_free(pr);
 	return st;
+}
+
+typedef struct row_ctx {
+	const bw_relabel *r;
+	const pw_part *p;
+} row_ctx;
+
+static int64_t row_of_local(const void *ctx, int64_t l)
+{
+	const row_ctx *c = ctx;
+	return orig_of_local(c->r, c->p, l);
+}
+
+/* features.npy: the owned rows, then copies of the halo rows (bw_copy_rows). */
+static int write_features(burrow_writer *w, const burrow_dataset *ds, const bw_relabel *r, const pw_part *p)
+{
+	const burrow_dataset_info *in = burrow_dataset_get_info(ds);
+	const int64_t nl = p->n_own + p->n_halo;
+	const size_t rowb = (size_t)in->feat_dim * burrow_dtype_size(in->feat_dtype);
+	const row_ctx c = {r, p};
+	int st;
+	if ((st = burrow_writer_features_begin(w, nl, in->feat_dim, in->feat_dtype)) ||
+	    (st = bw_copy_rows(w, burrow_dataset_features_path(ds), burrow_dataset_features_offset(ds), rowb, nl,
+			       row_of_local, &c)))
+		return st;
+	return burrow_writer_features_end(w);
 }
 
 /* A multi-label labels.npy: the owned nodes' rows of [N, T], then -1 (unknown) rows for the halo. */
@@ -556,7 +578,7 @@ static int write_edge_split(burrow_writer *w, const burrow_dataset *ds, const bw
 	return st ? st : es_meta(w, &e[0], npos, nneg, weight, year);
 }
 
-static int save_i64(const char *dir, const char *name, const int64_t *a, int64_t n)
+int bw_save_i64(const char *dir, const char *name, const int64_t *a, int64_t n)
 {
 	char *path = bw_path_join(dir, name);
 	if (!path)
@@ -654,10 +676,10 @@ static int write_part(const burrow_dataset *ds, const char *dataset_dir, const b
 	}
 	for (int64_t l = 0; l < p->n_own; l++)
 		orig[l] = p->own[l];
-	st = save_i64(pdir, "orig_ids.npy", orig, p->n_own);
+	st = bw_save_i64(pdir, "orig_ids.npy", orig, p->n_own);
 	bw_free(orig);
-	if (st || (st = save_i64(pdir, "halo_ids.npy", p->halo, p->n_halo)) ||
-	    (st = save_i64(pdir, "halo_offsets.npy", p->halo_off, r->k + 1)))
+	if (st || (st = bw_save_i64(pdir, "halo_ids.npy", p->halo, p->n_halo)) ||
+	    (st = bw_save_i64(pdir, "halo_offsets.npy", p->halo_off, r->k + 1)))
 		goto out;
 	out->owned = p->n_own;
 	out->halo = p->n_halo;
@@ -667,16 +689,16 @@ out:
 	return st;
 }
 
-/* send_ids.npy and send_offsets.npy of part i: part j's halo segment for i, for each j. */
-static int write_sends(const char *dir, const bw_relabel *r, int i, const int64_t *halo_off_all, int64_t *count)
+int bw_write_sends(const char *dir, int k, int i, const int64_t *halo_off_all, const char *type, int64_t *count)
 {
-	const int k = r->k;
-	char name[64], *pdir = NULL, *path = NULL;
+	char name[64], *pdir = NULL, *path = NULL, ids_name[BURROW_MAX_NAME + 32], offs_name[BURROW_MAX_NAME + 32];
 	int64_t *soff = bw_malloc((size_t)(k + 1) * sizeof *soff), *buf = bw_malloc((size_t)IDBUF * sizeof *buf);
 	bw_npy_writer nw;
 	bool open_w = false;
 	int st = BURROW_E_NOMEM;
 	snprintf(name, sizeof name, "part-%d", i);
+	snprintf(ids_name, sizeof ids_name, "send_ids%s%s.npy", type ? "/" : "", type ? type : "");
+	snprintf(offs_name, sizeof offs_name, "send_offsets%s%s.npy", type ? "/" : "", type ? type : "");
 	pdir = bw_path_join(dir, name);
 	if (!soff || !buf || !pdir)
 		goto out;
@@ -686,9 +708,9 @@ static int write_sends(const char *dir, const bw_relabel *r, int i, const int64_
 		soff[j + 1] = soff[j] + (j == i ? 0 : ho[i + 1] - ho[i]);
 	}
 	*count = soff[k];
-	if ((st = save_i64(pdir, "send_offsets.npy", soff, k + 1)))
+	if ((st = bw_save_i64(pdir, offs_name, soff, k + 1)))
 		goto out;
-	path = bw_path_join(pdir, "send_ids.npy");
+	path = bw_path_join(pdir, ids_name);
 	if (!path) {
 		st = BURROW_E_NOMEM;
 		goto out;
@@ -700,8 +722,8 @@ static int write_sends(const char *dir, const bw_relabel *r, int i, const int64_
 		const int64_t *ho = halo_off_all + (int64_t)j * (k + 1);
 		if (j == i || ho[i + 1] == ho[i])
 			continue;
-		char jn[96];
-		snprintf(jn, sizeof jn, "part-%d/halo_ids.npy", j);
+		char jn[BURROW_MAX_NAME + 96];
+		snprintf(jn, sizeof jn, "part-%d/halo_ids%s%s.npy", j, type ? "/" : "", type ? type : "");
 		char *hp = bw_path_join(dir, jn);
 		bw_npy h;
 		int fd;
@@ -763,7 +785,7 @@ int bw_write_parts(const burrow_dataset *ds, const char *dataset_dir, const bw_r
 			progress(progress_user, "write", (uint64_t)i + 1, (uint64_t)k + 1);
 	}
 	for (int i = 0; i < k && !st; i++)
-		st = write_sends(dir, r, i, hoff, &out[i].send);
+		st = bw_write_sends(dir, k, i, hoff, NULL, &out[i].send);
 	if (!st && progress)
 		progress(progress_user, "write", (uint64_t)k + 1, (uint64_t)k + 1);
 out:

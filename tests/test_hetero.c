@@ -729,7 +729,6 @@ Test(hetero, cli_consumers_refuse_a_typed_dataset, .timeout = 120)
 		const char *args, *what;
 	} cases[] = {
 		{"train %s --epochs 1", "a typed dataset (3 node types); train it with --model rgcn, rsage, rgat"},
-		{"partition %s --parts 2", "a typed dataset (3 node types); the partitioner reads homogeneous graphs only"},
 		{"bench sample %s", "a typed dataset (3 node types); burrow bench sample reads homogeneous graphs only"},
 		{"bench train %s", "a typed dataset (3 node types); burrow bench train reads homogeneous graphs only"},
 		{"bench loader %s", "a typed dataset (3 node types); burrow bench loader reads homogeneous graphs only"},

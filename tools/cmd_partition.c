@@ -18,6 +18,8 @@ static void help(void)
 	       "with orig_ids.npy, halo_ids.npy, halo_offsets.npy, send_ids.npy, send_offsets.npy;\n"
 	       "edge features, multi-label labels and a link dataset's edge splits go with their\n"
 	       "rows (edge splits to the part owning each positive's source).\n"
+	       "A typed dataset (format version 2) is partitioned with all its types together, each\n"
+	       "type getting a book of its own; its parts are typed datasets (docs/partition.md).\n"
 	       "METIS k-way (edge cut) runs on the symmetric graph without self-loops; when the graph is\n"
 	       "beyond METIS's 32-bit indices or the --mem budget, or --coarsen-to is given, it is first\n"
 	       "coarsened in passes streamed over the on-disk CSR, and the parts refined level by level\n"
@@ -194,6 +196,14 @@ int cmd_partition(int argc, char **argv)
 			printf("%s %lld/%lld", i ? "," : "", (long long)(pi->node_offsets[i + 1] - pi->node_offsets[i]),
 			       (long long)pi->halo_sizes[i]);
 		printf("\n");
+		for (int t = 0; t < pi->num_types; t++) { /* typed parts: each type's share */
+			const int64_t *bk = pi->type_offsets + (int64_t)t * (pi->num_parts + 1);
+			printf("  %-8s owned / halo:", pi->type_names[t]);
+			for (int i = 0; i < pi->num_parts; i++)
+				printf("%s %lld/%lld", i ? "," : "", (long long)(bk[i + 1] - bk[i]),
+				       (long long)pi->type_halo_sizes[(int64_t)t * pi->num_parts + i]);
+			printf("\n");
+		}
 		burrow_parts_close(ps);
 	}
 	for (int i = 0; i < s.num_phases; i++)

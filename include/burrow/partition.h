@@ -117,6 +117,16 @@ typedef struct burrow_parts_info {
 	double replication;           /* (N + halo_total) / N */
 	const int64_t *send_sizes;    /* [K] entries of each part's send_ids.npy (borrowed) */
 	const int64_t *part_edges;    /* [K] CSR entries each part stores (borrowed) */
+	/* Typed parts (version 2, a typed input; docs/partition.md "Typed graphs"): a node is (type,
+	 * id), and each type has its own book; node_offsets[i+1] - node_offsets[i] counts part i's
+	 * nodes of all types, halo_sizes its halo nodes of all types. */
+	int num_types;                /* 0 for homogeneous parts */
+	const char *const *type_names; /* [num_types] (borrowed) */
+	const int64_t *type_nodes;    /* [num_types] nodes of each type */
+	const int64_t *type_offsets;  /* [num_types][K+1]: part i owns type t's new ids
+				       * [type_offsets[t*(K+1)+i], type_offsets[t*(K+1)+i+1]) (borrowed) */
+	const int64_t *type_halo_sizes; /* [num_types][K] halo nodes of each type per part (borrowed) */
+	int target_type;              /* the type labels and splits are on; -1: none (or homogeneous) */
 } burrow_parts_info;
 
 /* Open <dir>/meta.json (format "burrow-parts", version 1) and check it. */
@@ -148,7 +158,8 @@ typedef struct burrow_part_info {
 } burrow_part_info;
 
 /* Open part i of an open parts directory: its dataset and its exchange arrays, all checked
- * against each other (ranges, orders, counts). */
+ * against each other (ranges, orders, counts). Typed parts are BURROW_E_UNSUPPORTED: their
+ * part-i/ is a version-2 dataset with per-type arrays (docs/partition.md "Typed graphs"). */
 BURROW_API int burrow_part_open(burrow_part **out,           /* out: caller closes */
 				const burrow_parts *parts,    /* borrowed; must outlive the part */
 				int i);                       /* 0 <= i < K */
