@@ -96,6 +96,27 @@ out:
 	return st;
 }
 
+/* The feature reads of the partial-cache epoch, as JSON members (", \"io\": {...}"): what its
+ * batches asked of the store and what the store read for them. */
+static void io_json(const burrow_epoch_stats *e)
+{
+	printf(", \"io\": {\"input_nodes_per_batch\": %.1f, \"rows_requested\": %lld, \"rows_read\": %lld, "
+	       "\"reads\": %lld, \"pages_read\": %lld, \"bytes_read\": %lld, \"cache_hit_rate\": %.4f}",
+	       e->batches ? (double)e->rows_requested / (double)e->batches : 0.0, (long long)e->rows_requested,
+	       (long long)e->rows_read, (long long)e->reads, (long long)e->pages_read, (long long)e->bytes_read,
+	       e->cache_hit_rate);
+}
+
+/* The same as a line of the human report, under the epoch's row. */
+static void io_line(const burrow_epoch_stats *e)
+{
+	char a[32], b[32], c[32], d[32], f[32];
+	printf("     %-12s inputs/batch %.1f, rows requested %s, read %s; %s reads, %s 4 KiB pages, %s\n", "  reads",
+	       e->batches ? (double)e->rows_requested / (double)e->batches : 0.0, cli_grouped(e->rows_requested, a, sizeof a),
+	       cli_grouped(e->rows_read, b, sizeof b), cli_grouped(e->reads, c, sizeof c),
+	       cli_grouped(e->pages_read, d, sizeof d), cli_human_bytes((double)e->bytes_read, f, sizeof f));
+}
+
 /* One training epoch of a fresh trainer (epoch 1: the same batches for the same seed). */
 static int one_epoch(burrow_dataset *ds, const burrow_train_opts *o, burrow_epoch_stats *es)
 {
@@ -310,10 +331,12 @@ static int train_one(train_run *r, int64_t i)
 		printf("{\"bench\": \"train\", \"task\": \"%s\", \"run\": %lld, \"io_rows_per_s\": %.0f, \"t_io\": %.6f, \"t_mem\": %.6f, "
 		       "\"epoch_s\": %.6f, \"sample_s\": %.6f, \"io_wait_s\": %.6f, \"compute_s\": %.6f, "
 		       "\"rows_read\": %lld, \"cache_hit_rate\": %.4f, \"mem_sample_s\": %.6f, \"mem_io_wait_s\": %.6f, "
-		       "\"mem_compute_s\": %.6f, \"io_gather\": %lld}\n",
+		       "\"mem_compute_s\": %.6f, \"io_gather\": %lld",
 		       burrow_task_name(o->task), (long long)i, r->rate[i], r->tio[i], r->tmem[i], ec.epoch_s, ec.sample_s, ec.io_wait_s, ec.compute_s,
 		       (long long)ec.rows_read, ec.cache_hit_rate, em.sample_s, em.io_wait_s, em.compute_s,
 		       (long long)r->gather[i]);
+		io_json(&ec);
+		printf("}\n");
 	} else {
 		char a[32];
 		printf("%3lld  %-12s %8.2f %8.2f %9.2f %9.2f %10lld %5.1f%%\n", (long long)i + 1, "cache 100%", em.epoch_s,
@@ -325,6 +348,7 @@ static int train_one(train_run *r, int64_t i)
 			snprintf(label, sizeof label, "cache %s", cli_human_bytes((double)o->cache_bytes, a, sizeof a));
 		printf("%3lld  %-12s %8.2f %8.2f %9.2f %9.2f %10lld %5.1f%%\n", (long long)i + 1, label, ec.epoch_s,
 		       ec.sample_s, ec.io_wait_s, ec.compute_s, (long long)ec.rows_read, 100 * ec.cache_hit_rate);
+		io_line(&ec);
 		char g[32];
 		printf("%3lld  %-12s %8.2f   (%s rows/s cold, uniform, %s rows a gather)\n", (long long)i + 1, "io alone",
 		       r->tio[i], cli_grouped((int64_t)r->rate[i], a, sizeof a), cli_grouped(r->gather[i], g, sizeof g));

@@ -262,6 +262,13 @@ typedef struct burrow_epoch_stats {
 	int64_t rows_read;      /* feature rows read from disk for the epoch's batches (0 in full-graph mode) */
 	double cache_hit_rate;  /* the epoch's feature-cache hits / rows requested; -1 when nothing was
 				   requested (full-graph mode) or counted (distributed training) */
+	/* What the epoch asked of the feature store (node and link mini-batch epochs; 0 otherwise): */
+	int64_t rows_requested; /* rows asked for: each batch's input nodes, which are distinct within a
+				   batch, so rows_requested / batches is the mean input nodes a batch */
+	int64_t reads;          /* read requests issued for the rows not cached (merged up to 64 KiB) */
+	int64_t pages_read;     /* 4 KiB pages of the features file those requests covered, a page
+				   counted once per gather */
+	int64_t bytes_read;     /* bytes those requests asked for (whole device blocks) */
 } burrow_epoch_stats;
 
 /* Accuracy of the current model, OGB's way: correct / total on each split, from layer-wise

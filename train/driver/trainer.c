@@ -340,7 +340,9 @@ static int open_features(burrow_trainer *t)
 	so.engine = t->o.store_engine;
 	so.out_dtype = BURROW_DTYPE_F32;
 	if (!t->o.full_graph)
-		t->cache_budget = bw_trainer_cache_budget(&t->o, t->be.threads, bw_cache_bytes_for((size_t)n, (size_t)d * sizeof(float)));
+		t->cache_budget = bw_trainer_cache_budget(
+			&t->o, t->be.threads,
+			bw_cache_bytes_for((size_t)n, bw_cache_row_bytes((size_t)d, burrow_dtype_size(t->info->feat_dtype), sizeof(float))));
 	if (!t->o.full_graph && t->cache_budget == 0 && so.engine != BURROW_STORE_MMAP && fits_page_cache(path)) {
 		so.direct = false;
 		bw_log(BURROW_LOG_INFO, "%s fits in the page cache and no feature cache is set: buffered reads", path);
@@ -817,6 +819,17 @@ static int minibatch_steps(burrow_trainer *t, int64_t num, burrow_epoch_stats *e
 	return 0;
 }
 
+void bw_trainer_epoch_io(burrow_epoch_stats *es, const burrow_store_stats *s0, const burrow_store_stats *s1)
+{
+	const uint64_t rows = s1->rows - s0->rows, hits = s1->cache_hits - s0->cache_hits;
+	es->rows_read = (int64_t)(s1->rows_read - s0->rows_read);
+	es->cache_hit_rate = rows ? (double)hits / (double)rows : -1.0;
+	es->rows_requested = (int64_t)rows;
+	es->reads = (int64_t)(s1->reads - s0->reads);
+	es->pages_read = (int64_t)(s1->pages_read - s0->pages_read);
+	es->bytes_read = (int64_t)(s1->bytes_read - s0->bytes_read);
+}
+
 /* One mini-batch epoch through the loader; fills es except epoch. */
 static int minibatch_epoch(burrow_trainer *t, burrow_epoch_stats *es)
 {
@@ -844,12 +857,10 @@ static int minibatch_epoch(burrow_trainer *t, burrow_epoch_stats *es)
 		return st;
 	if (t->store)
 		burrow_store_get_stats(t->store, &s1);
-	const uint64_t rows = s1.rows - s0.rows, hits = s1.cache_hits - s0.cache_hits;
 	es->batches = num;
 	es->loss = num ? loss_sum / (double)num : 0.0;
 	es->train_acc = counted ? (double)correct / (double)counted : -1.0;
-	es->rows_read = (int64_t)(s1.rows_read - s0.rows_read);
-	es->cache_hit_rate = rows ? (double)hits / (double)rows : -1.0;
+	bw_trainer_epoch_io(es, &s0, &s1);
 	es->epoch_s = bw_now_s() - t0;
 	return 0;
 }
