@@ -48,6 +48,7 @@ static burrow_train_opts mb_opts(int model)
 typedef struct run {
 	double loss[8];
 	int64_t rows_read[8];
+	int64_t requested[8], reads[8], pages[8], bytes[8]; /* what the epoch asked of the store */
 	double hit[8];
 	int64_t batches[8];
 	uint64_t checksum;
@@ -65,6 +66,10 @@ static run train(burrow_dataset *ds, const burrow_train_opts *o, int epochs, boo
 		cr_assert_eq(es.epoch, e + 1);
 		r.loss[e] = es.loss;
 		r.rows_read[e] = es.rows_read;
+		r.requested[e] = es.rows_requested;
+		r.reads[e] = es.reads;
+		r.pages[e] = es.pages_read;
+		r.bytes[e] = es.bytes_read;
 		r.hit[e] = es.cache_hit_rate;
 		r.batches[e] = es.batches;
 		cr_assert(isfinite(es.loss) && es.train_acc >= 0 && es.train_acc <= 1);
@@ -184,6 +189,10 @@ Test(pipeline, store_counters_follow_from_the_batches)
 		cr_assert_eq(none.batches[e], 4);
 		cr_assert_eq(none.rows_read[e], inputs, "epoch %d: %lld rows read, the batches have %lld input rows", e,
 			     (long long)none.rows_read[e], (long long)inputs);
+		cr_assert_eq(none.requested[e], inputs, "epoch %d: %lld rows requested, the batches have %lld input rows", e,
+			     (long long)none.requested[e], (long long)inputs);
+		cr_assert(none.reads[e] > 0 && none.reads[e] <= inputs && none.pages[e] > 0);
+		cr_assert(none.bytes[e] >= none.pages[e] * 512 && none.bytes[e] <= none.reads[e] * (64 << 10));
 		cr_assert_eq(none.hit[e], 0.0);
 	}
 	burrow_sampler_close(s);
@@ -192,6 +201,8 @@ Test(pipeline, store_counters_follow_from_the_batches)
 	const run full = train(ds, &o, 2, false);
 	for (int e = 0; e < 2; e++) {
 		cr_assert_eq(full.rows_read[e], 0, "a cache of every row read %lld rows", (long long)full.rows_read[e]);
+		cr_assert(full.reads[e] == 0 && full.pages[e] == 0 && full.bytes[e] == 0);
+		cr_assert_eq(full.requested[e], none.requested[e]);
 		cr_assert_eq(full.hit[e], 1.0);
 	}
 	same_run(&none, &full, 2, "cache 0 vs 100%");
@@ -207,6 +218,61 @@ Test(pipeline, store_counters_follow_from_the_batches)
 	cr_assert_eq(all.batches[0], (ntr + o.batch_size - 1) / o.batch_size);
 	burrow_dataset_close(ds);
 	free(d);
+}
+
+/* A float16 dataset's cache holds rows as stored: training gives the same bits without a
+ * cache, with clock or degree caches of part of the rows and with every row cached, and a byte
+ * budget holds about twice the rows it holds of the same dataset in float32. */
+Test(pipeline, float16_rows_cached_as_stored_change_no_bit)
+{
+	burrow_gen_opts g;
+	burrow_gen_defaults(&g, BURROW_GEN_CSBM);
+	g.num_nodes = 1500;
+	g.num_classes = 4;
+	g.feat_dim = 64;
+	g.avg_degree = 10;
+	char *d32 = tu_path(dir, "csbm32"), *d16 = tu_path(dir, "csbm16");
+	cr_assert_eq(burrow_gen(&g, d32), 0, "%s", burrow_last_error());
+	g.feat_dtype = BURROW_DTYPE_F16;
+	cr_assert_eq(burrow_gen(&g, d16), 0, "%s", burrow_last_error());
+	burrow_dataset *ds, *ds32;
+	cr_assert_eq(burrow_dataset_open(&ds, d16), 0, "%s", burrow_last_error());
+	cr_assert_eq(burrow_dataset_open(&ds32, d32), 0, "%s", burrow_last_error());
+	burrow_train_opts o = mb_opts(BURROW_MODEL_SAGE);
+	o.max_batches = 5;
+	o.cache_fraction = 0;
+	const run ref = train(ds, &o, 2, false);
+	const struct {
+		double frac;
+		int policy;
+	} v[] = {{0.3, BURROW_CACHE_CLOCK}, {0.3, BURROW_CACHE_STATIC}, {1, BURROW_CACHE_STATIC}};
+	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+		o.cache_fraction = v[i].frac;
+		o.cache_policy = v[i].policy;
+		const run r = train(ds, &o, 2, false);
+		same_run(&ref, &r, 2, v[i].policy == BURROW_CACHE_CLOCK ? "clock 30%" : "degree");
+		cr_assert(r.hit[1] > 0);
+		if (v[i].frac == 1)
+			cr_assert_eq(r.rows_read[0] + r.rows_read[1], 0, "every row cached, yet rows were read");
+	}
+	/* the same bytes hold about twice the rows of float16 */
+	o.cache_fraction = -1;
+	o.cache_bytes = 64 << 10;
+	uint64_t cap[2];
+	for (int k = 0; k < 2; k++) {
+		burrow_trainer *t;
+		cr_assert_eq(burrow_trainer_open(&t, k ? ds32 : ds, &o), 0, "%s", burrow_last_error());
+		burrow_store_stats st = {.size = sizeof st};
+		burrow_store_get_stats(t->store, &st);
+		cap[k] = st.cache_capacity;
+		burrow_trainer_close(t);
+	}
+	cr_assert(cap[0] * 100 >= cap[1] * 180, "64 KiB hold %llu float16 rows, %llu float32 rows",
+		  (unsigned long long)cap[0], (unsigned long long)cap[1]);
+	burrow_dataset_close(ds);
+	burrow_dataset_close(ds32);
+	free(d16);
+	free(d32);
 }
 
 /* With every neighbor sampled (fanout -1), a batch's output rows are what full-neighbor
