@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 
 #include "../sampler/sampler_internal.h"
+#include "../graph/store_sizing.h"
 #include "../train/driver/driver.h"
 #include "util.h"
 #include "train_util.h"
@@ -273,6 +274,75 @@ Test(pipeline, float16_rows_cached_as_stored_change_no_bit)
 	burrow_dataset_close(ds32);
 	free(d16);
 	free(d32);
+}
+
+/* The profile policy caches first the rows among the input nodes of BW_PROFILE_BATCHES batches
+ * sampled with a seed of their own: with room for just those rows (a reference sampler's), every
+ * one of them is a hit, which by degree it is not; training's bits do not change. */
+Test(pipeline, profile_cache_holds_the_pre_sampled_rows)
+{
+	char *d = tu_weak_csbm(dir, 6000, 8);
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, d), 0, "%s", burrow_last_error());
+	const int64_t N = burrow_dataset_get_info(ds)->num_nodes;
+	burrow_train_opts o = mb_opts(BURROW_MODEL_SAGE);
+	o.batch_size = 8;
+	o.fanout[0] = o.fanout[1] = 2;
+	o.max_batches = 20;
+	o.cache_fraction = 0;
+	const run none = train(ds, &o, 1, false);
+	int64_t ntr;
+	const int64_t *tr = burrow_dataset_split(ds, BURROW_SPLIT_TRAIN, &ntr);
+	burrow_sampler_opts so;
+	burrow_sampler_defaults(&so);
+	so.num_layers = 2;
+	so.fanouts[0] = so.fanouts[1] = 2;
+	so.batch_size = 8;
+	so.seed = o.seed ^ BW_PROFILE_SEED;
+	so.prefetch = 0;
+	burrow_sampler *s;
+	cr_assert_eq(burrow_sampler_open(&s, burrow_dataset_graph(ds), tr, ntr, &so), 0, "%s", burrow_last_error());
+	cr_assert_gt(burrow_sampler_num_batches(s), BW_PROFILE_BATCHES);
+	char *seen = calloc((size_t)N, 1);
+	int64_t *rows = malloc((size_t)N * sizeof *rows), k = 0;
+	cr_assert_eq(burrow_sampler_start(s, 0), 0);
+	for (int b = 0; b < BW_PROFILE_BATCHES; b++) {
+		burrow_batch *bt;
+		cr_assert_eq(burrow_sampler_next(s, &bt), 0, "%s", burrow_last_error());
+		for (int64_t j = 0; j < bt->num_input; j++)
+			if (!seen[bt->input_ids[j]]++)
+				rows[k++] = bt->input_ids[j];
+		burrow_sampler_release(s, bt);
+	}
+	burrow_sampler_close(s);
+	cr_assert(k > 0 && k < N / 2, "%lld profiled rows of %lld", (long long)k, (long long)N);
+	o.cache_fraction = -1;
+	o.cache_bytes = (int64_t)bw_cache_bytes_for((size_t)k, 8 * sizeof(float));
+	for (int policy = BURROW_CACHE_STATIC; policy <= BURROW_CACHE_PROFILE; policy += 2) {
+		o.cache_policy = policy;
+		burrow_trainer *t;
+		cr_assert_eq(burrow_trainer_open(&t, ds, &o), 0, "%s", burrow_last_error());
+		burrow_store_stats st = {.size = sizeof st};
+		burrow_store_get_stats(t->store, &st);
+		cr_assert(st.cache_rows >= (uint64_t)k, "%llu rows cached for %lld",
+			  (unsigned long long)st.cache_rows, (long long)k);
+		float *out = malloc((size_t)k * 8 * sizeof *out);
+		cr_assert_eq(burrow_store_gather(t->store, rows, (size_t)k, out), 0, "%s", burrow_last_error());
+		burrow_store_get_stats(t->store, &st);
+		if (policy == BURROW_CACHE_PROFILE)
+			cr_assert_eq(st.cache_hits, (uint64_t)k, "%llu of the %lld profiled rows are cached",
+				     (unsigned long long)st.cache_hits, (long long)k);
+		else
+			cr_assert_lt(st.cache_hits, (uint64_t)k, "the degree cache holds every profiled row: a vacuous test");
+		free(out);
+		burrow_trainer_close(t);
+		const run r = train(ds, &o, 1, false);
+		same_run(&none, &r, 1, policy == BURROW_CACHE_PROFILE ? "profile cache" : "degree cache");
+	}
+	free(rows);
+	free(seen);
+	burrow_dataset_close(ds);
+	free(d);
 }
 
 /* With every neighbor sampled (fanout -1), a batch's output rows are what full-neighbor

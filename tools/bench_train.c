@@ -24,12 +24,16 @@ static void help(void)
 	       "  T_mem   one training epoch (epoch 1, --max-batches batches) with every row cached\n"
 	       "          (--cache 100%%: the features in memory)\n"
 	       "  epoch   the same epoch, same seed and batches, with --cache (the other rows read from disk)\n"
-	       "and prints epoch / max(T_mem, T_io): 1.0 when the pipeline hides all it can. The graph is\n"
+	       "and prints epoch / max(T_mem, T_io): 1.0 when the pipeline hides all it can; under the\n"
+	       "partial-cache epoch, what it asked of the store (input nodes a batch, rows requested, rows\n"
+	       "read after the cache and de-duplication, read requests, 4 KiB pages of the file they\n"
+	       "covered, bytes; --json: its \"io\" object). The graph is\n"
 	       "read through first so that no run waits on its pages; cache fills are not timed. With\n"
 	       "--repeat R the three run R times, interleaved (the two epochs swap order every run), and\n"
 	       "the medians are compared.\n\n"
 	       "  --cache SIZE     the partial cache: bytes (K/M/G) or a percentage (10%%)\n"
-	       "  --cache-policy P its policy: degree (static, the default) or clock\n"
+	       "  --cache-policy P its policy: degree (static, the default), profile (static, by 64\n"
+	       "                   pre-sampled batches) or clock\n"
 	       "  --io-rows N      rows gathered to measure the store's rows/s (200000; with auto at\n"
 	       "                   least 4 gathers)\n"
 	       "  --io-gather G    rows per gather of that measurement: a number, or auto: the partial-cache\n"
@@ -111,7 +115,7 @@ static void io_json(const burrow_epoch_stats *e)
 static void io_line(const burrow_epoch_stats *e)
 {
 	char a[32], b[32], c[32], d[32], f[32];
-	printf("     %-12s inputs/batch %.1f, rows requested %s, read %s; %s reads, %s 4 KiB pages, %s\n", "  reads",
+	printf("     %-12s %.1f input nodes a batch; rows requested %s, read %s: %s reads, %s 4 KiB pages, %s\n", "  from disk",
 	       e->batches ? (double)e->rows_requested / (double)e->batches : 0.0, cli_grouped(e->rows_requested, a, sizeof a),
 	       cli_grouped(e->rows_read, b, sizeof b), cli_grouped(e->reads, c, sizeof c),
 	       cli_grouped(e->pages_read, d, sizeof d), cli_human_bytes((double)e->bytes_read, f, sizeof f));
@@ -213,9 +217,11 @@ static int train_parse(train_run *r, int argc, char **argv)
 				return cli_usage("bench train", "--cache wants bytes or a percentage, got '%s'", optarg);
 			break;
 		case O_POLICY:
-			if (strcmp(optarg, "degree") && strcmp(optarg, "clock"))
-				return cli_usage("bench train", "--cache-policy wants degree or clock, got '%s'", optarg);
-			o->cache_policy = !strcmp(optarg, "clock") ? BURROW_CACHE_CLOCK : BURROW_CACHE_STATIC;
+			if (strcmp(optarg, "degree") && strcmp(optarg, "clock") && strcmp(optarg, "profile"))
+				return cli_usage("bench train", "--cache-policy wants degree, profile or clock, got '%s'", optarg);
+			o->cache_policy = !strcmp(optarg, "clock")     ? BURROW_CACHE_CLOCK
+					  : !strcmp(optarg, "profile") ? BURROW_CACHE_PROFILE
+								       : BURROW_CACHE_STATIC;
 			break;
 		case O_PREFETCH: NUM(o->prefetch, 0, 64); break;
 		case O_THREADS: NUM(o->threads, 1, 4096); break;
@@ -283,7 +289,8 @@ static int train_open(train_run *r)
 				       b, sizeof b));
 		printf("%s, %d layers, hidden %lld, fanout %s, batch %lld, %lld batches, prefetch %d, cache policy %s\n",
 		       burrow_model_name(o->model), o->layers, (long long)o->hidden, r->fan, (long long)o->batch_size,
-		       (long long)o->max_batches, o->prefetch, o->cache_policy == BURROW_CACHE_CLOCK ? "clock" : "degree");
+		       (long long)o->max_batches, o->prefetch,
+		       o->cache_policy == BURROW_CACHE_CLOCK ? "clock" : o->cache_policy == BURROW_CACHE_PROFILE ? "profile" : "degree");
 		if (o->task == BURROW_TASK_LINK)
 			printf("task link: %lld positive edges a batch, --neg %d, scorer %s\n",
 			       (long long)o->batch_size, o->neg, burrow_scorer_name(o->scorer));

@@ -153,7 +153,9 @@ BURROW_API void burrow_store_reset_stats(burrow_store *s);
 /* The cache: each call replaces the one before; none may be made while tickets are in flight
  * (BURROW_E_INVAL). The budget covers rows (info.cache_row_bytes each) and the index; rows that
  * do not fit are left out. A static cache is filled now, with the store's own reads. */
-enum burrow_cache_policy { BURROW_CACHE_NONE = 0, BURROW_CACHE_STATIC = 1, BURROW_CACHE_CLOCK = 2 };
+/* PROFILE is for training (burrow_train_opts.cache_policy): static, the rows most often among
+ * the input nodes of pre-sampled batches (burrow_store_cache_profile with their counts). */
+enum burrow_cache_policy { BURROW_CACHE_NONE = 0, BURROW_CACHE_STATIC = 1, BURROW_CACHE_CLOCK = 2, BURROW_CACHE_PROFILE = 3 };
 /* Static: the rows of highest degree in g (ties to the lower id; degree 0 never cached). */
 BURROW_API int burrow_store_cache_degree(burrow_store *s,
 					 const burrow_csr *g, /* g->num_nodes == N, borrowed */

@@ -123,7 +123,9 @@ typedef struct burrow_train_opts {
 	double cache_fraction;  /* when >= 0 (at most 1) it replaces cache_bytes: this share of the budget
 				   that holds every row, so 1 = all the features in memory (default -1) */
 	int cache_policy;       /* enum burrow_cache_policy: STATIC (default: the rows of highest degree,
-				   filled at open), CLOCK (rows read lately), NONE */
+				   filled at open), PROFILE (static: the rows most often input nodes of
+				   64 batches sampled at open with a seed of their own; node tasks),
+				   CLOCK (rows read lately), NONE */
 	int store_engine;       /* enum burrow_store_engine of the feature store (default URING) */
 	int64_t eval_chunk;     /* destination rows per chunk of layer-wise inference (default 8192) */
 	int64_t mem_bytes;      /* layer-wise inference keeps a layer's embeddings in memory while

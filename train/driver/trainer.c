@@ -57,7 +57,7 @@ int bw_trainer_check_opts(const burrow_train_opts *o)
 		return bw_err(BURROW_E_INVAL, "train: the feature cache wants bytes >= 0 (or BURROW_CACHE_AUTO) and a "
 					      "fraction of at most 1");
 	if (o->cache_policy != BURROW_CACHE_NONE && o->cache_policy != BURROW_CACHE_STATIC &&
-	    o->cache_policy != BURROW_CACHE_CLOCK)
+	    o->cache_policy != BURROW_CACHE_CLOCK && o->cache_policy != BURROW_CACHE_PROFILE)
 		return bw_err(BURROW_E_INVAL, "train: unknown cache policy %d", o->cache_policy);
 	if (!burrow_store_engine_name(o->store_engine))
 		return bw_err(BURROW_E_INVAL, "train: unknown store engine %d", o->store_engine);
@@ -324,6 +324,63 @@ static int transposed_features(burrow_trainer *t)
 	return 0;
 }
 
+/* Add 2^40 to key[v] for each pre-sampled batch that has v among its input nodes: the first
+ * BW_PROFILE_BATCHES batches of an epoch of a sampler as the training one (fanouts, batch
+ * size, LABOR or not) but keyed by a seed of its own, so that the profile is a fresh draw of
+ * what epochs ask for, not their own batches, and no draw of training changes. */
+static int profile_counts(burrow_trainer *t, uint64_t *key)
+{
+	int64_t n;
+	const int64_t *train = bw_trainer_split(t, BURROW_SPLIT_TRAIN, &n);
+	if (!train)
+		return bw_err(BURROW_E_INVAL, "train: dataset '%s' has no training nodes", t->info->name);
+	burrow_sampler_opts so;
+	burrow_sampler_defaults(&so);
+	so.num_layers = t->o.layers;
+	for (int l = 0; l < t->o.layers; l++)
+		so.fanouts[l] = burrow_train_fanout(&t->o, l);
+	so.batch_size = t->o.batch_size;
+	so.seed = t->o.seed ^ BW_PROFILE_SEED;
+	so.threads = t->be.threads;
+	so.prefetch = 0;
+	so.labor = t->o.sampler == BURROW_SAMPLER_LABOR;
+	burrow_sampler *s;
+	int st = burrow_sampler_open(&s, t->graph, train, n, &so);
+	if (st)
+		return st;
+	const int64_t k = BW_MIN(burrow_sampler_num_batches(s), BW_PROFILE_BATCHES);
+	st = burrow_sampler_start(s, 0);
+	for (int64_t i = 0; i < k && !st; i++) {
+		burrow_batch *b;
+		if ((st = burrow_sampler_next(s, &b)))
+			break;
+		for (int64_t j = 0; j < b->num_input; j++)
+			key[b->input_ids[j]] += (uint64_t)1 << 40;
+		burrow_sampler_release(s, b);
+	}
+	burrow_sampler_close(s);
+	return st;
+}
+
+/* A static cache's keys, every row eligible: degree + 1, so that isolated nodes come last
+ * rather than never (a full cache then holds every row); for the profile policy (node tasks;
+ * link tasks keep degree) the times a row was pre-sampled come first, degree breaks ties. */
+static int static_cache_keys(burrow_trainer *t, uint64_t *key)
+{
+	const int64_t n = t->info->num_nodes, *ip = t->graph->indptr;
+	const uint64_t most = ((uint64_t)1 << 40) - 1;
+#pragma omp parallel for schedule(static) num_threads(t->be.threads)
+	for (int64_t v = 0; v < n; v++)
+		key[v] = BW_MIN((uint64_t)(ip[v + 1] - ip[v]) + 1, most);
+	if (t->o.cache_policy != BURROW_CACHE_PROFILE)
+		return 0;
+	if (t->o.task == BURROW_TASK_LINK) {
+		bw_log(BURROW_LOG_INFO, "the profile cache policy profiles node batches: link prediction caches by degree");
+		return 0;
+	}
+	return profile_counts(t, key);
+}
+
 /* The feature store on features.npy (gathering float32), its cache, and the rows it serves:
  * in full-graph mode every row is read into memory once. */
 static int open_features(burrow_trainer *t)
@@ -358,17 +415,12 @@ static int open_features(burrow_trainer *t)
 	if (t->cache_budget > 0 && t->o.cache_policy == BURROW_CACHE_CLOCK) {
 		st = burrow_store_cache_clock(t->store, t->cache_budget);
 	} else if (t->cache_budget > 0) {
-		/* static by degree, every row eligible: degree + 1 as the profile, so isolated
-		 * nodes come last rather than never (a full cache then holds every row) */
-		uint64_t *deg = bw_malloc((size_t)n * sizeof *deg + 1);
-		if (!deg)
+		uint64_t *key = bw_malloc((size_t)n * sizeof *key + 1);
+		if (!key)
 			return BURROW_E_NOMEM;
-		const int64_t *ip = t->graph->indptr;
-#pragma omp parallel for schedule(static) num_threads(t->be.threads)
-		for (int64_t v = 0; v < n; v++)
-			deg[v] = (uint64_t)(ip[v + 1] - ip[v]) + 1;
-		st = burrow_store_cache_profile(t->store, deg, n, t->cache_budget);
-		bw_free(deg);
+		if (!(st = static_cache_keys(t, key)))
+			st = burrow_store_cache_profile(t->store, key, n, t->cache_budget);
+		bw_free(key);
 	}
 	if (st)
 		return st;
@@ -518,10 +570,10 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 	if ((st = bw_model_supported(&t->be, &need)))
 		goto fail;
 	const bw_device *dev = t->be.dev;
-	if ((st = open_edge_weights(t)) || (st = open_features(t)) ||
-	    (!link && ((st = make_split_index(t)) ||
-		       (t->labels && (st = bw_dbuf_from_host(&t->labels_dev, dev, t->labels,
-							     (size_t)t->info->num_nodes * sizeof *t->labels))))) ||
+	/* the splits before the features: a profile cache samples the training split */
+	if ((st = open_edge_weights(t)) || (!link && (st = make_split_index(t))) || (st = open_features(t)) ||
+	    (!link && t->labels &&
+	     (st = bw_dbuf_from_host(&t->labels_dev, dev, t->labels, (size_t)t->info->num_nodes * sizeof *t->labels))) ||
 	    (st = bw_dbuf_reserve(&t->loss_dev, dev, sizeof(bw_loss))))
 		goto fail;
 	const bw_model_cfg cfg = {
