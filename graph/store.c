@@ -339,6 +339,9 @@ int burrow_store_open(burrow_store **out, const char *path, const burrow_store_o
 	in->row_bytes = (size_t)h.shape[1] * esize;
 	in->out_row_bytes = (size_t)h.shape[1] * burrow_dtype_size(od);
 	in->data_offset = h.data_offset;
+	/* a float16 file gathered as float32 is cached as stored (twice the rows; widening is exact) */
+	s->cache_conv = conv == BW_CONV_F16_F32 ? BW_CONV_F16_F32 : BW_CONV_NONE;
+	in->cache_row_bytes = s->cache_conv ? in->row_bytes : in->out_row_bytes;
 	s->file_size = h.data_offset + h.shape[0] * (int64_t)in->row_bytes;
 
 	if ((st = open_file(s, o.direct && o.engine != BURROW_STORE_MMAP)) < 0)
@@ -481,6 +484,28 @@ static size_t plan(const burrow_store *s, const bw_ticket *t, bw_read *r)
 	return nr;
 }
 
+static void put_row_bytes(int conv, char *dst, size_t in_off, const char *src, size_t nbytes);
+
+/* The pages of each read, less the first page of a read that begins in the page the one
+ * before it ended in (possible when blocks are smaller than pages). */
+uint64_t bw_reads_pages(const bw_read *r, size_t n)
+{
+	const int64_t P = BW_PAGE_BYTES;
+	uint64_t pages = 0;
+	int64_t last = -1; /* the last page counted */
+	for (size_t i = 0; i < n; i++) {
+		if (r[i].len == 0)
+			continue;
+		int64_t lo = r[i].off / P, hi = (r[i].off + r[i].len - 1) / P;
+		if (lo <= last)
+			lo = last + 1;
+		if (hi >= lo)
+			pages += (uint64_t)(hi - lo + 1);
+		last = BW_MAX(last, hi);
+	}
+	return pages;
+}
+
 static int id_bits(int64_t n)
 {
 	int b = 1;
@@ -511,6 +536,9 @@ int bw_store_submit(burrow_store *s, const int64_t *ids, size_t n, void *out, bo
 	t->out = out;
 	t->n = n;
 	t->internal = internal;
+	/* a fill writes cache rows; a gather, gathered rows */
+	t->conv = internal && s->cache_conv ? BW_CONV_NONE : s->conv;
+	t->orb = internal ? s->info.cache_row_bytes : s->info.out_row_bytes;
 	if (n && !(t->pairs = bw_malloc(n * sizeof *t->pairs)))
 		goto out_free;
 
@@ -522,7 +550,7 @@ int bw_store_submit(burrow_store *s, const int64_t *ids, size_t n, void *out, bo
 		for (size_t i = 0; i < n; i++) {
 			const char *row = s->cache ? bw_cache_get(s->cache, ids[i]) : NULL;
 			if (row) {
-				memcpy(t->out + i * orb, row, orb);
+				put_row_bytes(s->cache_conv, t->out + i * orb, 0, row, s->info.cache_row_bytes);
 				hits++;
 			} else {
 				t->pairs[t->npairs++] = (bw_pair){.id = ids[i], .pos = (uint32_t)i};
@@ -558,6 +586,7 @@ int bw_store_submit(burrow_store *s, const int64_t *ids, size_t n, void *out, bo
 		goto out_free;
 	plan(s, t, t->reads);
 	atomic_store(&t->remaining, t->nreads);
+	atomic_fetch_add(&s->pages_read, bw_reads_pages(t->reads, t->nreads));
 
 	if (!internal) {
 		atomic_fetch_add(&s->gathers, 1);
@@ -639,14 +668,14 @@ static void put_row_bytes(int conv, char *dst, size_t in_off, const char *src, s
 static void copy_rows(const burrow_store *s, const bw_ticket *t, const bw_read *r, const char *buf)
 {
 	const int64_t rb = (int64_t)s->info.row_bytes, base = s->info.data_offset, lim = r->off + r->need;
-	const size_t orb = s->info.out_row_bytes;
+	const size_t orb = t->orb;
 	for (uint32_t j = r->first; j < r->first + r->nrows; j++) {
 		int64_t ro = base + t->pairs[t->ustart[j]].id * rb;
 		int64_t a = BW_MAX(ro, r->off), b = BW_MIN(ro + rb, lim);
 		if (a >= b)
 			continue;
 		for (uint32_t k = t->ustart[j]; k < t->ustart[j + 1]; k++)
-			put_row_bytes(s->conv, t->out + (size_t)t->pairs[k].pos * orb, (size_t)(a - ro), buf + (a - r->off),
+			put_row_bytes(t->conv, t->out + (size_t)t->pairs[k].pos * orb, (size_t)(a - ro), buf + (a - r->off),
 				      (size_t)(b - a));
 	}
 }
@@ -679,6 +708,8 @@ typedef struct seq_pass {
 	const int64_t *ids;
 	size_t m;
 	char *out;
+	int conv;               /* BW_CONV_* into out */
+	size_t orb;             /* bytes of one row of out */
 	int64_t start;          /* file offset of the first row */
 	int64_t nchunks;
 	atomic_llong next;      /* next chunk to take */
@@ -720,7 +751,7 @@ static void *seq_worker(void *arg)
 	burrow_store *s = p->s;
 	const int64_t A = (int64_t)s->info.block_bytes, rb = (int64_t)s->info.row_bytes, base = s->info.data_offset;
 	const int64_t C = (int64_t)BW_SEQ_CHUNK;
-	const size_t orb = s->info.out_row_bytes, cap = (size_t)((C + rb + 2 * A + A - 1) / A * A);
+	const size_t orb = p->orb, cap = (size_t)((C + rb + 2 * A + A - 1) / A * A);
 	char eb[128];
 	char *buf = bw_aligned_alloc(s->mem_align, cap);
 	if (!buf) {
@@ -744,6 +775,8 @@ static void *seq_worker(void *arg)
 			res = bw_store_fault_hook(off, (size_t)len, (size_t)need, res);
 		atomic_fetch_add_explicit(&s->reads, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&s->bytes_read, (uint64_t)len, memory_order_relaxed);
+		atomic_fetch_add_explicit(&s->pages_read, bw_reads_pages(&(bw_read){.off = off, .len = (uint32_t)len}, 1),
+					  memory_order_relaxed);
 		if (res < 0) {
 			seq_fail(p, BURROW_E_IO, "%s: read of %lld bytes at offset %lld failed: %s", s->path, (long long)len,
 				 (long long)off, strerror_r((int)-res, eb, sizeof eb));
@@ -755,19 +788,19 @@ static void *seq_worker(void *arg)
 			break;
 		}
 		for (size_t j = j0; j < j1; j++)
-			put_row_bytes(s->conv, p->out + j * orb, 0, buf + (base + p->ids[j] * rb - off), (size_t)rb);
+			put_row_bytes(p->conv, p->out + j * orb, 0, buf + (base + p->ids[j] * rb - off), (size_t)rb);
 		atomic_fetch_add_explicit(&s->rows_read, j1 - j0, memory_order_relaxed);
 	}
 	bw_aligned_free(buf);
 	return NULL;
 }
 
-int bw_store_read_seq(burrow_store *s, const int64_t *ids, size_t m, char *out)
+int bw_store_read_seq(burrow_store *s, const int64_t *ids, size_t m, char *out, int conv, size_t orb)
 {
 	if (m == 0)
 		return 0;
 	const int64_t rb = (int64_t)s->info.row_bytes, base = s->info.data_offset;
-	seq_pass p = {.s = s, .ids = ids, .m = m, .out = out, .start = base + ids[0] * rb};
+	seq_pass p = {.s = s, .ids = ids, .m = m, .out = out, .conv = conv, .orb = orb, .start = base + ids[0] * rb};
 	const int64_t span = base + ids[m - 1] * rb + 1 - p.start;
 	p.nchunks = (span + (int64_t)BW_SEQ_CHUNK - 1) / (int64_t)BW_SEQ_CHUNK;
 	atomic_init(&p.next, 0);
@@ -829,6 +862,26 @@ void bw_store_complete(bw_worker *w, bw_ref ref, const char *buf, int64_t res, u
 	}
 }
 
+/* A gathered row back to the cache's form: the float16 bits it was widened from, exactly
+ * (bw_f32_to_f16 is exact on widened values but quiets a signalling NaN; the payload is kept
+ * here, so a hit serves the bits a miss did). */
+static void cache_row_from(const burrow_store *s, char *slot, const char *row)
+{
+	if (!s->cache_conv) {
+		memcpy(slot, row, s->info.out_row_bytes);
+		return;
+	}
+	for (int64_t e = 0; e < s->info.dim; e++) {
+		uint32_t x;
+		memcpy(&x, row + 4 * e, 4);
+		float f;
+		memcpy(&f, &x, 4);
+		const uint16_t h = ((x >> 23) & 0xff) == 0xff ? (uint16_t)(((x >> 16) & 0x8000u) | 0x7c00u | ((x & 0x7fffffu) >> 13))
+							     : bw_f32_to_f16(f);
+		memcpy(slot + 2 * e, &h, 2);
+	}
+}
+
 /* A completed ticket: feed a CLOCK cache, unlink, free, and return its status. */
 static int ticket_finish(burrow_store *s, bw_ticket *t)
 {
@@ -839,7 +892,9 @@ static int ticket_finish(burrow_store *s, bw_ticket *t)
 			const size_t orb = s->info.out_row_bytes;
 			for (size_t j = 0; j < t->nuniq; j++) {
 				const bw_pair *p = &t->pairs[t->ustart[j]];
-				bw_cache_put(s->cache, p->id, t->out + (size_t)p->pos * orb);
+				char *slot = bw_cache_put(s->cache, p->id);
+				if (slot)
+					cache_row_from(s, slot, t->out + (size_t)p->pos * orb);
 			}
 		}
 		pthread_mutex_unlock(&s->clock);
@@ -903,6 +958,7 @@ static void get_stats(const burrow_store *cs, burrow_store_stats *st)
 	st->reads = atomic_load(&s->reads);
 	st->bytes_read = atomic_load(&s->bytes_read);
 	st->read_errors = atomic_load(&s->read_errors);
+	st->pages_read = atomic_load(&s->pages_read);
 
 	uint64_t n[BW_LAT_BUCKETS] = {0}, total = 0;
 	for (int i = 0; i < s->nworkers; i++)
@@ -950,6 +1006,7 @@ void burrow_store_reset_stats(burrow_store *s)
 	atomic_store(&s->reads, 0);
 	atomic_store(&s->bytes_read, 0);
 	atomic_store(&s->read_errors, 0);
+	atomic_store(&s->pages_read, 0);
 	for (int i = 0; i < s->nworkers; i++)
 		for (int b = 0; b < BW_LAT_BUCKETS; b++)
 			atomic_store_explicit(&s->workers[i].lat.n[b], 0, memory_order_relaxed);

@@ -108,10 +108,10 @@ const char *bw_cache_get(bw_cache *c, int64_t id)
 	return c->rows + (size_t)i * c->row_bytes;
 }
 
-void bw_cache_put(bw_cache *c, int64_t id, const void *row)
+char *bw_cache_put(bw_cache *c, int64_t id)
 {
 	if (find(c, id) >= 0)
-		return;
+		return NULL;
 	size_t slot;
 	if (c->count < c->cap) {
 		slot = c->count++;
@@ -126,7 +126,7 @@ void bw_cache_put(bw_cache *c, int64_t id, const void *row)
 	}
 	link_slot(c, slot, id);
 	c->ref[slot] = 0;
-	memcpy(c->rows + slot * c->row_bytes, row, c->row_bytes);
+	return c->rows + slot * c->row_bytes;
 }
 
 /* ------------------------------------------------------------ the public calls */
@@ -163,7 +163,7 @@ int burrow_store_cache_clock(burrow_store *s, size_t bytes)
 		return st;
 	install(s, NULL);
 	bw_cache *c;
-	if ((st = bw_cache_new(&c, BURROW_CACHE_CLOCK, bytes, s->info.out_row_bytes)) < 0)
+	if ((st = bw_cache_new(&c, BURROW_CACHE_CLOCK, bytes, s->info.cache_row_bytes)) < 0)
 		return st;
 	install(s, c);
 	return 0;
@@ -229,7 +229,7 @@ static int cache_static(burrow_store *s, key_fn key, const void *ctx, size_t byt
 		return st;
 	install(s, NULL);
 	bw_cache *c;
-	if ((st = bw_cache_new(&c, BURROW_CACHE_STATIC, bytes, s->info.out_row_bytes)) < 0 || !c)
+	if ((st = bw_cache_new(&c, BURROW_CACHE_STATIC, bytes, s->info.cache_row_bytes)) < 0 || !c)
 		return st;
 	const int64_t N = s->info.num_rows;
 	size_t k = (size_t)BW_MIN((int64_t)c->cap, N), m = 0;
@@ -261,7 +261,8 @@ static int cache_static(burrow_store *s, key_fn key, const void *ctx, size_t byt
 		const uint64_t t0 = bw_now_ns(), b0 = atomic_load(&s->bytes_read);
 		bw_ticket *t;
 		if (seq)
-			st = bw_store_read_seq(s, ids, m, c->rows);
+			st = bw_store_read_seq(s, ids, m, c->rows, s->cache_conv ? BW_CONV_NONE : s->conv,
+					       s->info.cache_row_bytes);
 		else if ((st = bw_store_submit(s, ids, m, c->rows, true, &t)) == 0)
 			st = burrow_store_wait(s, t);
 		if (st < 0) {

@@ -40,9 +40,11 @@ typedef struct bw_read {
 
 struct burrow_store_ticket {
 	burrow_store *s;
-	char *out;            /* caller memory, [n, out_row_bytes] */
+	char *out;            /* caller memory, [n, orb] */
 	size_t n;
 	bool internal;        /* a static cache fill: no cache, no request counters */
+	int conv;             /* BW_CONV_* from file rows to out's rows */
+	size_t orb;           /* bytes of one row of out (out_row_bytes; a fill: cache_row_bytes) */
 	bw_pair *pairs;       /* [npairs] misses sorted by id (then position) */
 	size_t npairs;
 	uint32_t *ustart;     /* [nuniq + 1]: distinct row j is pairs[ustart[j] .. ustart[j+1]) */
@@ -106,7 +108,9 @@ struct burrow_store {
 	int64_t file_size;
 	const char *map;      /* mmap engine: the whole file */
 	size_t map_len;
-	int conv;             /* BW_CONV_* */
+	int conv;             /* BW_CONV_*: file rows to gathered rows */
+	int cache_conv;       /* BW_CONV_*: cached rows to gathered rows (F16_F32 when a float16 file
+				 is gathered as float32: the cache holds the rows as stored) */
 	size_t slot_bytes;    /* staging bytes per in-flight read (max_read_bytes) */
 	size_t mem_align;     /* staging buffer alignment */
 	const bw_engine *engine;
@@ -122,7 +126,7 @@ struct burrow_store {
 	pthread_mutex_t clock; /* the cache */
 	bw_cache *cache;
 
-	_Atomic uint64_t gathers, rows, hits, misses, rows_read, reads, bytes_read, read_errors;
+	_Atomic uint64_t gathers, rows, hits, misses, rows_read, reads, bytes_read, read_errors, pages_read;
 };
 
 enum { BW_CONV_NONE = 0, BW_CONV_F16_F32 = 1, BW_CONV_F32_F16 = 2 };
@@ -144,7 +148,7 @@ struct bw_cache {
 	int policy;           /* BURROW_CACHE_STATIC or BURROW_CACHE_CLOCK */
 	size_t cap;           /* slots */
 	size_t count;         /* slots in use */
-	size_t row_bytes;     /* bytes of one cached row (out_row_bytes) */
+	size_t row_bytes;     /* bytes of one cached row (info.cache_row_bytes) */
 	uint64_t mask;        /* buckets - 1 */
 	int shift;            /* 64 - log2(buckets) */
 	int32_t *buckets;     /* [mask + 1] first slot of the chain, -1 when empty */
@@ -160,20 +164,26 @@ int bw_cache_new(bw_cache **out, int policy, size_t budget, size_t row_bytes);
 void bw_cache_free(bw_cache *c);
 /* The cached row of id (setting its CLOCK bit), or NULL. */
 const char *bw_cache_get(bw_cache *c, int64_t id);
-/* Insert id's row (copied) if absent, evicting by CLOCK when full. */
-void bw_cache_put(bw_cache *c, int64_t id, const void *row);
+/* Make room for id's row (evicting by CLOCK when full) and return the slot's row bytes for
+ * the caller to fill; NULL when id is already cached. */
+char *bw_cache_put(bw_cache *c, int64_t id);
 
 /* Start a gather; internal = a static cache fill (no cache lookup, no request counters). */
 int bw_store_submit(burrow_store *s, const int64_t *ids, size_t n, void *out, bool internal,
 		    bw_ticket **ticket);
 
-/* Rows ids[0 .. m) (ascending, distinct, in [0, N)) into out ([m, out_row_bytes]) by one
+/* Rows ids[0 .. m) (ascending, distinct, in [0, N)) into out ([m, orb], converted by conv) by one
  * sequential pass over the file from the first row's block to the last row's, in reads of
  * about BW_SEQ_CHUNK bytes, BW_SEQ_THREADS of them in flight (the fault hook sees each);
  * what the static cache fill uses when it holds most rows. */
 #define BW_SEQ_CHUNK ((size_t)4 << 20)
 #define BW_SEQ_THREADS 4
-int bw_store_read_seq(burrow_store *s, const int64_t *ids, size_t m, char *out);
+int bw_store_read_seq(burrow_store *s, const int64_t *ids, size_t m, char *out, int conv, size_t orb);
+
+/* The 4 KiB pages of the file that reads r[0 .. n) cover (offset order, not overlapping), a page
+ * shared by two reads counted once. */
+#define BW_PAGE_BYTES 4096
+uint64_t bw_reads_pages(const bw_read *r, size_t n);
 
 /* Sort pairs by id (stable: positions stay in order), ids in [0, 2^bits). tmp: [n] scratch. */
 void bw_pairs_sort(bw_pair *p, bw_pair *tmp, size_t n, int bits);

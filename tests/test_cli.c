@@ -407,6 +407,15 @@ Test(cli, bench_train_link_reports_consistent_figures)
 	cr_assert_gt(rate, 0, "%s", out);
 	cr_assert(fabs(t_io - rows / rate) <= 1e-6 + 1e-3 * t_io, "t_io %g, rows %g / rate %g: %s", t_io, rows, rate, out);
 	cr_assert(t_mem > 0 && epoch > 0, "%s", out);
+	/* the epoch's "io" object: what it asked of the store, consistent with the run's figures */
+	const char *io = strstr(run, "\"io\": {");
+	cr_assert(io && io < sum, "%s", out);
+	const double req = json_num(io, "rows_requested"), pages = json_num(io, "pages_read");
+	cr_assert_eq(json_num(io, "rows_read"), rows, "%s", out);
+	cr_assert(fabs(json_num(io, "cache_hit_rate") - hit) < 1e-9, "%s", out);
+	cr_assert(req > rows && fabs(json_num(io, "input_nodes_per_batch") - req / 4) < 0.051, "%s", out);
+	cr_assert(json_num(io, "reads") > 0 && json_num(io, "reads") <= rows && pages > 0 &&
+		      json_num(io, "bytes_read") >= pages * 512, "%s", out);
 	cr_assert(fabs(json_num(sum, "t_io") - t_io) < 1e-9 && fabs(json_num(sum, "t_mem") - t_mem) < 1e-9 &&
 		      fabs(json_num(sum, "epoch_s") - epoch) < 1e-9,
 		  "the summary of one run is not that run: %s", out);
@@ -426,7 +435,7 @@ Test(cli, bench_train_link_reports_consistent_figures)
 	rc = tu_sh(&out, &err, "%s bench train %s --fanout 4,3 --hidden 8 --batch 128 --max-batches 2 --io-rows 500 "
 			       "--io-gather 100 --json", tu_burrow(), d);
 	cr_assert_eq(rc, 0, "%s\n%s", out, err);
-	cr_assert(strstr(out, "\"io_gather\": 100}"), "%s", out);
+	cr_assert(strstr(out, "\"io_gather\": 100,"), "%s", out);
 	free(out);
 	free(err);
 	free(d);

@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 
 #include "../sampler/sampler_internal.h"
+#include "../graph/store_sizing.h"
 #include "../train/driver/driver.h"
 #include "util.h"
 #include "train_util.h"
@@ -48,6 +49,7 @@ static burrow_train_opts mb_opts(int model)
 typedef struct run {
 	double loss[8];
 	int64_t rows_read[8];
+	int64_t requested[8], reads[8], pages[8], bytes[8]; /* what the epoch asked of the store */
 	double hit[8];
 	int64_t batches[8];
 	uint64_t checksum;
@@ -65,6 +67,10 @@ static run train(burrow_dataset *ds, const burrow_train_opts *o, int epochs, boo
 		cr_assert_eq(es.epoch, e + 1);
 		r.loss[e] = es.loss;
 		r.rows_read[e] = es.rows_read;
+		r.requested[e] = es.rows_requested;
+		r.reads[e] = es.reads;
+		r.pages[e] = es.pages_read;
+		r.bytes[e] = es.bytes_read;
 		r.hit[e] = es.cache_hit_rate;
 		r.batches[e] = es.batches;
 		cr_assert(isfinite(es.loss) && es.train_acc >= 0 && es.train_acc <= 1);
@@ -184,6 +190,10 @@ Test(pipeline, store_counters_follow_from_the_batches)
 		cr_assert_eq(none.batches[e], 4);
 		cr_assert_eq(none.rows_read[e], inputs, "epoch %d: %lld rows read, the batches have %lld input rows", e,
 			     (long long)none.rows_read[e], (long long)inputs);
+		cr_assert_eq(none.requested[e], inputs, "epoch %d: %lld rows requested, the batches have %lld input rows", e,
+			     (long long)none.requested[e], (long long)inputs);
+		cr_assert(none.reads[e] > 0 && none.reads[e] <= inputs && none.pages[e] > 0);
+		cr_assert(none.bytes[e] >= none.pages[e] * 512 && none.bytes[e] <= none.reads[e] * (64 << 10));
 		cr_assert_eq(none.hit[e], 0.0);
 	}
 	burrow_sampler_close(s);
@@ -192,6 +202,8 @@ Test(pipeline, store_counters_follow_from_the_batches)
 	const run full = train(ds, &o, 2, false);
 	for (int e = 0; e < 2; e++) {
 		cr_assert_eq(full.rows_read[e], 0, "a cache of every row read %lld rows", (long long)full.rows_read[e]);
+		cr_assert(full.reads[e] == 0 && full.pages[e] == 0 && full.bytes[e] == 0);
+		cr_assert_eq(full.requested[e], none.requested[e]);
 		cr_assert_eq(full.hit[e], 1.0);
 	}
 	same_run(&none, &full, 2, "cache 0 vs 100%");
@@ -205,6 +217,130 @@ Test(pipeline, store_counters_follow_from_the_batches)
 	o.max_batches = 1000; /* more than there are: the whole epoch */
 	const run all = train(ds, &o, 1, false);
 	cr_assert_eq(all.batches[0], (ntr + o.batch_size - 1) / o.batch_size);
+	burrow_dataset_close(ds);
+	free(d);
+}
+
+/* A float16 dataset's cache holds rows as stored: training gives the same bits without a
+ * cache, with clock or degree caches of part of the rows and with every row cached, and a byte
+ * budget holds about twice the rows it holds of the same dataset in float32. */
+Test(pipeline, float16_rows_cached_as_stored_change_no_bit)
+{
+	burrow_gen_opts g;
+	burrow_gen_defaults(&g, BURROW_GEN_CSBM);
+	g.num_nodes = 1500;
+	g.num_classes = 4;
+	g.feat_dim = 64;
+	g.avg_degree = 10;
+	char *d32 = tu_path(dir, "csbm32"), *d16 = tu_path(dir, "csbm16");
+	cr_assert_eq(burrow_gen(&g, d32), 0, "%s", burrow_last_error());
+	g.feat_dtype = BURROW_DTYPE_F16;
+	cr_assert_eq(burrow_gen(&g, d16), 0, "%s", burrow_last_error());
+	burrow_dataset *ds, *ds32;
+	cr_assert_eq(burrow_dataset_open(&ds, d16), 0, "%s", burrow_last_error());
+	cr_assert_eq(burrow_dataset_open(&ds32, d32), 0, "%s", burrow_last_error());
+	burrow_train_opts o = mb_opts(BURROW_MODEL_SAGE);
+	o.max_batches = 5;
+	o.cache_fraction = 0;
+	const run ref = train(ds, &o, 2, false);
+	const struct {
+		double frac;
+		int policy;
+	} v[] = {{0.3, BURROW_CACHE_CLOCK}, {0.3, BURROW_CACHE_STATIC}, {1, BURROW_CACHE_STATIC}};
+	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+		o.cache_fraction = v[i].frac;
+		o.cache_policy = v[i].policy;
+		const run r = train(ds, &o, 2, false);
+		same_run(&ref, &r, 2, v[i].policy == BURROW_CACHE_CLOCK ? "clock 30%" : "degree");
+		cr_assert(r.hit[1] > 0);
+		if (v[i].frac == 1)
+			cr_assert_eq(r.rows_read[0] + r.rows_read[1], 0, "every row cached, yet rows were read");
+	}
+	/* the same bytes hold about twice the rows of float16 */
+	o.cache_fraction = -1;
+	o.cache_bytes = 64 << 10;
+	uint64_t cap[2];
+	for (int k = 0; k < 2; k++) {
+		burrow_trainer *t;
+		cr_assert_eq(burrow_trainer_open(&t, k ? ds32 : ds, &o), 0, "%s", burrow_last_error());
+		burrow_store_stats st = {.size = sizeof st};
+		burrow_store_get_stats(t->store, &st);
+		cap[k] = st.cache_capacity;
+		burrow_trainer_close(t);
+	}
+	cr_assert(cap[0] * 100 >= cap[1] * 180, "64 KiB hold %llu float16 rows, %llu float32 rows",
+		  (unsigned long long)cap[0], (unsigned long long)cap[1]);
+	burrow_dataset_close(ds);
+	burrow_dataset_close(ds32);
+	free(d16);
+	free(d32);
+}
+
+/* The profile policy caches first the rows among the input nodes of BW_PROFILE_BATCHES batches
+ * sampled with a seed of their own: with room for just those rows (a reference sampler's), every
+ * one of them is a hit, which by degree it is not; training's bits do not change. */
+Test(pipeline, profile_cache_holds_the_pre_sampled_rows)
+{
+	char *d = tu_weak_csbm(dir, 6000, 8);
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, d), 0, "%s", burrow_last_error());
+	const int64_t N = burrow_dataset_get_info(ds)->num_nodes;
+	burrow_train_opts o = mb_opts(BURROW_MODEL_SAGE);
+	o.batch_size = 8;
+	o.fanout[0] = o.fanout[1] = 2;
+	o.max_batches = 20;
+	o.cache_fraction = 0;
+	const run none = train(ds, &o, 1, false);
+	int64_t ntr;
+	const int64_t *tr = burrow_dataset_split(ds, BURROW_SPLIT_TRAIN, &ntr);
+	burrow_sampler_opts so;
+	burrow_sampler_defaults(&so);
+	so.num_layers = 2;
+	so.fanouts[0] = so.fanouts[1] = 2;
+	so.batch_size = 8;
+	so.seed = o.seed ^ BW_PROFILE_SEED;
+	so.prefetch = 0;
+	burrow_sampler *s;
+	cr_assert_eq(burrow_sampler_open(&s, burrow_dataset_graph(ds), tr, ntr, &so), 0, "%s", burrow_last_error());
+	cr_assert_gt(burrow_sampler_num_batches(s), BW_PROFILE_BATCHES);
+	char *seen = calloc((size_t)N, 1);
+	int64_t *rows = malloc((size_t)N * sizeof *rows), k = 0;
+	cr_assert_eq(burrow_sampler_start(s, 0), 0);
+	for (int b = 0; b < BW_PROFILE_BATCHES; b++) {
+		burrow_batch *bt;
+		cr_assert_eq(burrow_sampler_next(s, &bt), 0, "%s", burrow_last_error());
+		for (int64_t j = 0; j < bt->num_input; j++)
+			if (!seen[bt->input_ids[j]]++)
+				rows[k++] = bt->input_ids[j];
+		burrow_sampler_release(s, bt);
+	}
+	burrow_sampler_close(s);
+	cr_assert(k > 0 && k < N / 2, "%lld profiled rows of %lld", (long long)k, (long long)N);
+	o.cache_fraction = -1;
+	o.cache_bytes = (int64_t)bw_cache_bytes_for((size_t)k, 8 * sizeof(float));
+	for (int policy = BURROW_CACHE_STATIC; policy <= BURROW_CACHE_PROFILE; policy += 2) {
+		o.cache_policy = policy;
+		burrow_trainer *t;
+		cr_assert_eq(burrow_trainer_open(&t, ds, &o), 0, "%s", burrow_last_error());
+		burrow_store_stats st = {.size = sizeof st};
+		burrow_store_get_stats(t->store, &st);
+		cr_assert(st.cache_rows >= (uint64_t)k, "%llu rows cached for %lld",
+			  (unsigned long long)st.cache_rows, (long long)k);
+		float *out = malloc((size_t)k * 8 * sizeof *out);
+		cr_assert_eq(burrow_store_gather(t->store, rows, (size_t)k, out), 0, "%s", burrow_last_error());
+		burrow_store_get_stats(t->store, &st);
+		if (policy == BURROW_CACHE_PROFILE)
+			cr_assert_eq(st.cache_hits, (uint64_t)k, "%llu of the %lld profiled rows are cached",
+				     (unsigned long long)st.cache_hits, (long long)k);
+		else
+			cr_assert_lt(st.cache_hits, (uint64_t)k, "the degree cache holds every profiled row: a vacuous test");
+		free(out);
+		burrow_trainer_close(t);
+		const run r = train(ds, &o, 1, false);
+		same_run(&none, &r, 1, policy == BURROW_CACHE_PROFILE ? "profile cache" : "degree cache");
+	}
+	free(rows);
+	free(seen);
 	burrow_dataset_close(ds);
 	free(d);
 }

@@ -24,12 +24,16 @@ static void help(void)
 	       "  T_mem   one training epoch (epoch 1, --max-batches batches) with every row cached\n"
 	       "          (--cache 100%%: the features in memory)\n"
 	       "  epoch   the same epoch, same seed and batches, with --cache (the other rows read from disk)\n"
-	       "and prints epoch / max(T_mem, T_io): 1.0 when the pipeline hides all it can. The graph is\n"
+	       "and prints epoch / max(T_mem, T_io): 1.0 when the pipeline hides all it can; under the\n"
+	       "partial-cache epoch, what it asked of the store (input nodes a batch, rows requested, rows\n"
+	       "read after the cache and de-duplication, read requests, 4 KiB pages of the file they\n"
+	       "covered, bytes; --json: its \"io\" object). The graph is\n"
 	       "read through first so that no run waits on its pages; cache fills are not timed. With\n"
 	       "--repeat R the three run R times, interleaved (the two epochs swap order every run), and\n"
 	       "the medians are compared.\n\n"
 	       "  --cache SIZE     the partial cache: bytes (K/M/G) or a percentage (10%%)\n"
-	       "  --cache-policy P its policy: degree (static, the default) or clock\n"
+	       "  --cache-policy P its policy: degree (static, the default), profile (static, by 64\n"
+	       "                   pre-sampled batches) or clock\n"
 	       "  --io-rows N      rows gathered to measure the store's rows/s (200000; with auto at\n"
 	       "                   least 4 gathers)\n"
 	       "  --io-gather G    rows per gather of that measurement: a number, or auto: the partial-cache\n"
@@ -94,6 +98,27 @@ out:
 	free(ids);
 	burrow_store_close(s);
 	return st;
+}
+
+/* The feature reads of the partial-cache epoch, as JSON members (", \"io\": {...}"): what its
+ * batches asked of the store and what the store read for them. */
+static void io_json(const burrow_epoch_stats *e)
+{
+	printf(", \"io\": {\"input_nodes_per_batch\": %.1f, \"rows_requested\": %lld, \"rows_read\": %lld, "
+	       "\"reads\": %lld, \"pages_read\": %lld, \"bytes_read\": %lld, \"cache_hit_rate\": %.4f}",
+	       e->batches ? (double)e->rows_requested / (double)e->batches : 0.0, (long long)e->rows_requested,
+	       (long long)e->rows_read, (long long)e->reads, (long long)e->pages_read, (long long)e->bytes_read,
+	       e->cache_hit_rate);
+}
+
+/* The same as a line of the human report, under the epoch's row. */
+static void io_line(const burrow_epoch_stats *e)
+{
+	char a[32], b[32], c[32], d[32], f[32];
+	printf("     %-12s %.1f input nodes a batch; rows requested %s, read %s: %s reads, %s 4 KiB pages, %s\n", "  from disk",
+	       e->batches ? (double)e->rows_requested / (double)e->batches : 0.0, cli_grouped(e->rows_requested, a, sizeof a),
+	       cli_grouped(e->rows_read, b, sizeof b), cli_grouped(e->reads, c, sizeof c),
+	       cli_grouped(e->pages_read, d, sizeof d), cli_human_bytes((double)e->bytes_read, f, sizeof f));
 }
 
 /* One training epoch of a fresh trainer (epoch 1: the same batches for the same seed). */
@@ -192,9 +217,11 @@ static int train_parse(train_run *r, int argc, char **argv)
 				return cli_usage("bench train", "--cache wants bytes or a percentage, got '%s'", optarg);
 			break;
 		case O_POLICY:
-			if (strcmp(optarg, "degree") && strcmp(optarg, "clock"))
-				return cli_usage("bench train", "--cache-policy wants degree or clock, got '%s'", optarg);
-			o->cache_policy = !strcmp(optarg, "clock") ? BURROW_CACHE_CLOCK : BURROW_CACHE_STATIC;
+			if (strcmp(optarg, "degree") && strcmp(optarg, "clock") && strcmp(optarg, "profile"))
+				return cli_usage("bench train", "--cache-policy wants degree, profile or clock, got '%s'", optarg);
+			o->cache_policy = !strcmp(optarg, "clock")     ? BURROW_CACHE_CLOCK
+					  : !strcmp(optarg, "profile") ? BURROW_CACHE_PROFILE
+								       : BURROW_CACHE_STATIC;
 			break;
 		case O_PREFETCH: NUM(o->prefetch, 0, 64); break;
 		case O_THREADS: NUM(o->threads, 1, 4096); break;
@@ -262,7 +289,8 @@ static int train_open(train_run *r)
 				       b, sizeof b));
 		printf("%s, %d layers, hidden %lld, fanout %s, batch %lld, %lld batches, prefetch %d, cache policy %s\n",
 		       burrow_model_name(o->model), o->layers, (long long)o->hidden, r->fan, (long long)o->batch_size,
-		       (long long)o->max_batches, o->prefetch, o->cache_policy == BURROW_CACHE_CLOCK ? "clock" : "degree");
+		       (long long)o->max_batches, o->prefetch,
+		       o->cache_policy == BURROW_CACHE_CLOCK ? "clock" : o->cache_policy == BURROW_CACHE_PROFILE ? "profile" : "degree");
 		if (o->task == BURROW_TASK_LINK)
 			printf("task link: %lld positive edges a batch, --neg %d, scorer %s\n",
 			       (long long)o->batch_size, o->neg, burrow_scorer_name(o->scorer));
@@ -310,10 +338,12 @@ static int train_one(train_run *r, int64_t i)
 		printf("{\"bench\": \"train\", \"task\": \"%s\", \"run\": %lld, \"io_rows_per_s\": %.0f, \"t_io\": %.6f, \"t_mem\": %.6f, "
 		       "\"epoch_s\": %.6f, \"sample_s\": %.6f, \"io_wait_s\": %.6f, \"compute_s\": %.6f, "
 		       "\"rows_read\": %lld, \"cache_hit_rate\": %.4f, \"mem_sample_s\": %.6f, \"mem_io_wait_s\": %.6f, "
-		       "\"mem_compute_s\": %.6f, \"io_gather\": %lld}\n",
+		       "\"mem_compute_s\": %.6f, \"io_gather\": %lld",
 		       burrow_task_name(o->task), (long long)i, r->rate[i], r->tio[i], r->tmem[i], ec.epoch_s, ec.sample_s, ec.io_wait_s, ec.compute_s,
 		       (long long)ec.rows_read, ec.cache_hit_rate, em.sample_s, em.io_wait_s, em.compute_s,
 		       (long long)r->gather[i]);
+		io_json(&ec);
+		printf("}\n");
 	} else {
 		char a[32];
 		printf("%3lld  %-12s %8.2f %8.2f %9.2f %9.2f %10lld %5.1f%%\n", (long long)i + 1, "cache 100%", em.epoch_s,
@@ -325,6 +355,7 @@ static int train_one(train_run *r, int64_t i)
 			snprintf(label, sizeof label, "cache %s", cli_human_bytes((double)o->cache_bytes, a, sizeof a));
 		printf("%3lld  %-12s %8.2f %8.2f %9.2f %9.2f %10lld %5.1f%%\n", (long long)i + 1, label, ec.epoch_s,
 		       ec.sample_s, ec.io_wait_s, ec.compute_s, (long long)ec.rows_read, 100 * ec.cache_hit_rate);
+		io_line(&ec);
 		char g[32];
 		printf("%3lld  %-12s %8.2f   (%s rows/s cold, uniform, %s rows a gather)\n", (long long)i + 1, "io alone",
 		       r->tio[i], cli_grouped((int64_t)r->rate[i], a, sizeof a), cli_grouped(r->gather[i], g, sizeof g));

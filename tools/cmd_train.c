@@ -36,7 +36,8 @@ static void print_pipeline(burrow_trainer *t, const burrow_train_opts *o)
 	       (long long)o->batch_size, fan, o->prefetch, burrow_store_engine_name(in->engine),
 	       in->direct ? " O_DIRECT" : "", cli_human_bytes((double)st.cache_bytes, a, sizeof a),
 	       cli_grouped((int64_t)st.cache_rows, b, sizeof b), cli_grouped(in->num_rows, c, sizeof c),
-	       st.cache_bytes == 0 ? "none" : o->cache_policy == BURROW_CACHE_CLOCK ? "clock" : "by degree",
+	       st.cache_bytes == 0 ? "none" : o->cache_policy == BURROW_CACHE_CLOCK ? "clock"
+						 : o->cache_policy == BURROW_CACHE_PROFILE ? "by profile" : "by degree",
 	       burrow_trainer_sampler_device(t));
 }
 

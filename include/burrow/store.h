@@ -88,6 +88,9 @@ typedef struct burrow_store_info {
 				     burrow_cache_fill (NONE before any) */
 	uint64_t cache_fill_bytes; /* bytes that fill asked of the file */
 	double cache_fill_seconds; /* its wall time */
+	size_t cache_row_bytes;   /* bytes of one cached row: the file's row when a float16 file is
+				     gathered as float32 (rows cached as stored, twice as many in a
+				     budget, converted on a hit: exact), else out_row_bytes */
 } burrow_store_info;
 /* How a static cache is filled: RANDOM = the engine's row reads (merged where rows share
  * blocks); SEQUENTIAL = one pass over the file's span in large reads, chosen when the cache
@@ -139,6 +142,8 @@ typedef struct burrow_store_stats {
 	uint64_t cache_rows;      /* rows the cache holds now */
 	uint64_t cache_capacity;  /* rows it can hold */
 	uint64_t cache_bytes;     /* bytes it takes, counted by the allocator (<= its budget) */
+	uint64_t pages_read;      /* 4 KiB pages of the file the read requests covered, a page counted
+				     once per gather (a static cache fill: once per read) */
 } burrow_store_stats;
 /* The counters now (a snapshot; safe while gathers run). */
 BURROW_API void burrow_store_get_stats(const burrow_store *s, burrow_store_stats *st /* out */);
@@ -146,9 +151,11 @@ BURROW_API void burrow_store_get_stats(const burrow_store *s, burrow_store_stats
 BURROW_API void burrow_store_reset_stats(burrow_store *s);
 
 /* The cache: each call replaces the one before; none may be made while tickets are in flight
- * (BURROW_E_INVAL). The budget covers rows (as gathered, out_dtype) and the index; rows that
+ * (BURROW_E_INVAL). The budget covers rows (info.cache_row_bytes each) and the index; rows that
  * do not fit are left out. A static cache is filled now, with the store's own reads. */
-enum burrow_cache_policy { BURROW_CACHE_NONE = 0, BURROW_CACHE_STATIC = 1, BURROW_CACHE_CLOCK = 2 };
+/* PROFILE is for training (burrow_train_opts.cache_policy): static, the rows most often among
+ * the input nodes of pre-sampled batches (burrow_store_cache_profile with their counts). */
+enum burrow_cache_policy { BURROW_CACHE_NONE = 0, BURROW_CACHE_STATIC = 1, BURROW_CACHE_CLOCK = 2, BURROW_CACHE_PROFILE = 3 };
 /* Static: the rows of highest degree in g (ties to the lower id; degree 0 never cached). */
 BURROW_API int burrow_store_cache_degree(burrow_store *s,
 					 const burrow_csr *g, /* g->num_nodes == N, borrowed */

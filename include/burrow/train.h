@@ -123,7 +123,9 @@ typedef struct burrow_train_opts {
 	double cache_fraction;  /* when >= 0 (at most 1) it replaces cache_bytes: this share of the budget
 				   that holds every row, so 1 = all the features in memory (default -1) */
 	int cache_policy;       /* enum burrow_cache_policy: STATIC (default: the rows of highest degree,
-				   filled at open), CLOCK (rows read lately), NONE */
+				   filled at open), PROFILE (static: the rows most often input nodes of
+				   64 batches sampled at open with a seed of their own; node tasks),
+				   CLOCK (rows read lately), NONE */
 	int store_engine;       /* enum burrow_store_engine of the feature store (default URING) */
 	int64_t eval_chunk;     /* destination rows per chunk of layer-wise inference (default 8192) */
 	int64_t mem_bytes;      /* layer-wise inference keeps a layer's embeddings in memory while
@@ -262,6 +264,13 @@ typedef struct burrow_epoch_stats {
 	int64_t rows_read;      /* feature rows read from disk for the epoch's batches (0 in full-graph mode) */
 	double cache_hit_rate;  /* the epoch's feature-cache hits / rows requested; -1 when nothing was
 				   requested (full-graph mode) or counted (distributed training) */
+	/* What the epoch asked of the feature store (node and link mini-batch epochs; 0 otherwise): */
+	int64_t rows_requested; /* rows asked for: each batch's input nodes, which are distinct within a
+				   batch, so rows_requested / batches is the mean input nodes a batch */
+	int64_t reads;          /* read requests issued for the rows not cached (merged up to 64 KiB) */
+	int64_t pages_read;     /* 4 KiB pages of the features file those requests covered, a page
+				   counted once per gather */
+	int64_t bytes_read;     /* bytes those requests asked for (whole device blocks) */
 } burrow_epoch_stats;
 
 /* Accuracy of the current model, OGB's way: correct / total on each split, from layer-wise

@@ -890,7 +890,7 @@ class TypedSampler:
 # ---------------------------------------------------------------- trainer
 
 _OPTIMS = {"adam": 1, "adamw": 2, "sgd": 3}
-_POLICIES = {"none": 0, "degree": 1, "static": 1, "clock": 2}
+_POLICIES = {"none": 0, "degree": 1, "static": 1, "clock": 2, "profile": 3}
 _SPARSE = {"auto": 0, "on": 1, "off": 2}  # enum burrow_sparse_input
 _EVAL_SPLITS = {"train": 1, "valid": 2, "test": 4}  # enum burrow_eval_split
 _LR_SCHEDULES = {"none": 0, "step": 1, "cosine": 2, "plateau": 3}  # enum burrow_lr_schedule
@@ -935,7 +935,7 @@ def _train_opts(options):
                 o.cache_bytes = int(v)
         elif key == "cache_policy":
             if v not in _POLICIES:
-                raise Error("Trainer: cache_policy must be degree, clock or none, not %r" % (v,), -1)
+                raise Error("Trainer: cache_policy must be degree, profile, clock or none, not %r" % (v,), -1)
             o.cache_policy = _POLICIES[v]
         elif key == "engine":
             e = lib.burrow_store_engine_parse(str(v).encode())

@@ -138,7 +138,7 @@ class StoreInfo(Structure):
                 ("data_offset", c_int64), ("engine", c_int), ("direct", c_bool), ("block_bytes", c_size_t),
                 ("threads", c_int), ("queue_depth", c_int), ("max_read_bytes", c_size_t),
                 ("staging_bytes", c_size_t), ("cache_fill", c_int), ("cache_fill_bytes", c_uint64),
-                ("cache_fill_seconds", c_double)]
+                ("cache_fill_seconds", c_double), ("cache_row_bytes", c_size_t)]
 
 
 def stats(cls):
@@ -152,7 +152,7 @@ class StoreStats(Structure):
     _fields_ = [("size", c_size_t)] + [(n, c_uint64) for n in ("gathers", "rows", "cache_hits", "cache_misses", "rows_read", "reads",
                                         "bytes_read", "read_errors")] + \
                [("read_p50_us", c_double), ("read_p99_us", c_double)] + \
-               [(n, c_uint64) for n in ("cache_rows", "cache_capacity", "cache_bytes")]
+               [(n, c_uint64) for n in ("cache_rows", "cache_capacity", "cache_bytes", "pages_read")]
 
 
 class TrainOpts(Structure):
@@ -185,7 +185,8 @@ class TrainOpts(Structure):
 class EpochStats(Structure):
     _fields_ = [("size", c_size_t)] + [("epoch", c_int), ("batches", c_int64), ("loss", c_double), ("train_acc", c_double),
                 ("epoch_s", c_double), ("sample_s", c_double), ("io_wait_s", c_double), ("compute_s", c_double),
-                ("rows_read", c_int64), ("cache_hit_rate", c_double)]
+                ("rows_read", c_int64), ("cache_hit_rate", c_double), ("rows_requested", c_int64), ("reads", c_int64),
+                ("pages_read", c_int64), ("bytes_read", c_int64)]
 
 
 class EvalStats(Structure):

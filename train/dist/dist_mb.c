@@ -1139,7 +1139,7 @@ static int open_store(burrow_dist *d, struct bw_dist_mb *m)
 	if (in->num_rows != d->n_loc || in->dim != m->D)
 		return bw_err(BURROW_E_FORMAT, "%s: shape [%lld, %lld], expected [%lld, %lld] (owned + halo rows)", path,
 			      (long long)in->num_rows, (long long)in->dim, (long long)d->n_loc, (long long)m->D);
-	const size_t budget = cache_budget(&d->o.train, bw_cache_bytes_for((size_t)d->n_loc, in->out_row_bytes));
+	const size_t budget = cache_budget(&d->o.train, bw_cache_bytes_for((size_t)d->n_loc, in->cache_row_bytes));
 	return budget > 0 ? burrow_store_cache_clock(m->store, budget) : 0;
 }
 

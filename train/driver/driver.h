@@ -266,6 +266,13 @@ void bw_ltrain_close(bw_ltrain *lt);
 void bw_ltrain_set_lr(bw_ltrain *lt, double lr);
 /* One epoch of edge mini-batches; fills es except epoch. */
 int bw_ltrain_epoch(burrow_trainer *t, burrow_epoch_stats *es);
+/* The epoch's feature-store figures into es (rows_read, cache_hit_rate, rows_requested, reads,
+ * pages_read, bytes_read): the difference of the store's counters after (s1) and before (s0). */
+void bw_trainer_epoch_io(burrow_epoch_stats *es, const burrow_store_stats *s0, const burrow_store_stats *s1);
+/* The profile cache policy: the first BW_PROFILE_BATCHES batches of epoch 0 of a sampler keyed
+ * by opts.seed ^ BW_PROFILE_SEED, as the epochs' otherwise, count each row's appearances. */
+#define BW_PROFILE_BATCHES 64
+#define BW_PROFILE_SEED 0x70726f66696c65ull /* "profile" */
 /* The valid and test splits' metric (the dataset's: Hits@K, MRR or AUC) and ROC-AUC into ev
  * (train_acc -1), from layer-wise embeddings of every node. */
 int bw_ltrain_evaluate(burrow_trainer *t, burrow_eval_stats *ev);

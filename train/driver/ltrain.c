@@ -226,12 +226,10 @@ int bw_ltrain_epoch(burrow_trainer *t, burrow_epoch_stats *es)
 		return st;
 	if (t->store)
 		burrow_store_get_stats(t->store, &s1);
-	const uint64_t rows = s1.rows - s0.rows, hits = s1.cache_hits - s0.cache_hits;
 	es->batches = num;
 	es->loss = num ? loss_sum / (double)num : 0.0;
 	es->train_acc = -1.0;
-	es->rows_read = (int64_t)(s1.rows_read - s0.rows_read);
-	es->cache_hit_rate = rows ? (double)hits / (double)rows : -1.0;
+	bw_trainer_epoch_io(es, &s0, &s1);
 	es->epoch_s = bw_now_s() - t0;
 	return 0;
 }

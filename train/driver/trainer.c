@@ -57,7 +57,7 @@ int bw_trainer_check_opts(const burrow_train_opts *o)
 		return bw_err(BURROW_E_INVAL, "train: the feature cache wants bytes >= 0 (or BURROW_CACHE_AUTO) and a "
 					      "fraction of at most 1");
 	if (o->cache_policy != BURROW_CACHE_NONE && o->cache_policy != BURROW_CACHE_STATIC &&
-	    o->cache_policy != BURROW_CACHE_CLOCK)
+	    o->cache_policy != BURROW_CACHE_CLOCK && o->cache_policy != BURROW_CACHE_PROFILE)
 		return bw_err(BURROW_E_INVAL, "train: unknown cache policy %d", o->cache_policy);
 	if (!burrow_store_engine_name(o->store_engine))
 		return bw_err(BURROW_E_INVAL, "train: unknown store engine %d", o->store_engine);
@@ -324,6 +324,63 @@ static int transposed_features(burrow_trainer *t)
 	return 0;
 }
 
+/* Add 2^40 to key[v] for each pre-sampled batch that has v among its input nodes: the first
+ * BW_PROFILE_BATCHES batches of an epoch of a sampler as the training one (fanouts, batch
+ * size, LABOR or not) but keyed by a seed of its own, so that the profile is a fresh draw of
+ * what epochs ask for, not their own batches, and no draw of training changes. */
+static int profile_counts(burrow_trainer *t, uint64_t *key)
+{
+	int64_t n;
+	const int64_t *train = bw_trainer_split(t, BURROW_SPLIT_TRAIN, &n);
+	if (!train)
+		return bw_err(BURROW_E_INVAL, "train: dataset '%s' has no training nodes", t->info->name);
+	burrow_sampler_opts so;
+	burrow_sampler_defaults(&so);
+	so.num_layers = t->o.layers;
+	for (int l = 0; l < t->o.layers; l++)
+		so.fanouts[l] = burrow_train_fanout(&t->o, l);
+	so.batch_size = t->o.batch_size;
+	so.seed = t->o.seed ^ BW_PROFILE_SEED;
+	so.threads = t->be.threads;
+	so.prefetch = 0;
+	so.labor = t->o.sampler == BURROW_SAMPLER_LABOR;
+	burrow_sampler *s;
+	int st = burrow_sampler_open(&s, t->graph, train, n, &so);
+	if (st)
+		return st;
+	const int64_t k = BW_MIN(burrow_sampler_num_batches(s), BW_PROFILE_BATCHES);
+	st = burrow_sampler_start(s, 0);
+	for (int64_t i = 0; i < k && !st; i++) {
+		burrow_batch *b;
+		if ((st = burrow_sampler_next(s, &b)))
+			break;
+		for (int64_t j = 0; j < b->num_input; j++)
+			key[b->input_ids[j]] += (uint64_t)1 << 40;
+		burrow_sampler_release(s, b);
+	}
+	burrow_sampler_close(s);
+	return st;
+}
+
+/* A static cache's keys, every row eligible: degree + 1, so that isolated nodes come last
+ * rather than never (a full cache then holds every row); for the profile policy (node tasks;
+ * link tasks keep degree) the times a row was pre-sampled come first, degree breaks ties. */
+static int static_cache_keys(burrow_trainer *t, uint64_t *key)
+{
+	const int64_t n = t->info->num_nodes, *ip = t->graph->indptr;
+	const uint64_t most = ((uint64_t)1 << 40) - 1;
+#pragma omp parallel for schedule(static) num_threads(t->be.threads)
+	for (int64_t v = 0; v < n; v++)
+		key[v] = BW_MIN((uint64_t)(ip[v + 1] - ip[v]) + 1, most);
+	if (t->o.cache_policy != BURROW_CACHE_PROFILE)
+		return 0;
+	if (t->o.task == BURROW_TASK_LINK) {
+		bw_log(BURROW_LOG_INFO, "the profile cache policy profiles node batches: link prediction caches by degree");
+		return 0;
+	}
+	return profile_counts(t, key);
+}
+
 /* The feature store on features.npy (gathering float32), its cache, and the rows it serves:
  * in full-graph mode every row is read into memory once. */
 static int open_features(burrow_trainer *t)
@@ -340,7 +397,9 @@ static int open_features(burrow_trainer *t)
 	so.engine = t->o.store_engine;
 	so.out_dtype = BURROW_DTYPE_F32;
 	if (!t->o.full_graph)
-		t->cache_budget = bw_trainer_cache_budget(&t->o, t->be.threads, bw_cache_bytes_for((size_t)n, (size_t)d * sizeof(float)));
+		t->cache_budget = bw_trainer_cache_budget(
+			&t->o, t->be.threads,
+			bw_cache_bytes_for((size_t)n, bw_cache_row_bytes((size_t)d, burrow_dtype_size(t->info->feat_dtype), sizeof(float))));
 	if (!t->o.full_graph && t->cache_budget == 0 && so.engine != BURROW_STORE_MMAP && fits_page_cache(path)) {
 		so.direct = false;
 		bw_log(BURROW_LOG_INFO, "%s fits in the page cache and no feature cache is set: buffered reads", path);
@@ -356,17 +415,12 @@ static int open_features(burrow_trainer *t)
 	if (t->cache_budget > 0 && t->o.cache_policy == BURROW_CACHE_CLOCK) {
 		st = burrow_store_cache_clock(t->store, t->cache_budget);
 	} else if (t->cache_budget > 0) {
-		/* static by degree, every row eligible: degree + 1 as the profile, so isolated
-		 * nodes come last rather than never (a full cache then holds every row) */
-		uint64_t *deg = bw_malloc((size_t)n * sizeof *deg + 1);
-		if (!deg)
+		uint64_t *key = bw_malloc((size_t)n * sizeof *key + 1);
+		if (!key)
 			return BURROW_E_NOMEM;
-		const int64_t *ip = t->graph->indptr;
-#pragma omp parallel for schedule(static) num_threads(t->be.threads)
-		for (int64_t v = 0; v < n; v++)
-			deg[v] = (uint64_t)(ip[v + 1] - ip[v]) + 1;
-		st = burrow_store_cache_profile(t->store, deg, n, t->cache_budget);
-		bw_free(deg);
+		if (!(st = static_cache_keys(t, key)))
+			st = burrow_store_cache_profile(t->store, key, n, t->cache_budget);
+		bw_free(key);
 	}
 	if (st)
 		return st;
@@ -516,10 +570,10 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 	if ((st = bw_model_supported(&t->be, &need)))
 		goto fail;
 	const bw_device *dev = t->be.dev;
-	if ((st = open_edge_weights(t)) || (st = open_features(t)) ||
-	    (!link && ((st = make_split_index(t)) ||
-		       (t->labels && (st = bw_dbuf_from_host(&t->labels_dev, dev, t->labels,
-							     (size_t)t->info->num_nodes * sizeof *t->labels))))) ||
+	/* the splits before the features: a profile cache samples the training split */
+	if ((st = open_edge_weights(t)) || (!link && (st = make_split_index(t))) || (st = open_features(t)) ||
+	    (!link && t->labels &&
+	     (st = bw_dbuf_from_host(&t->labels_dev, dev, t->labels, (size_t)t->info->num_nodes * sizeof *t->labels))) ||
 	    (st = bw_dbuf_reserve(&t->loss_dev, dev, sizeof(bw_loss))))
 		goto fail;
 	const bw_model_cfg cfg = {
@@ -817,6 +871,17 @@ static int minibatch_steps(burrow_trainer *t, int64_t num, burrow_epoch_stats *e
 	return 0;
 }
 
+void bw_trainer_epoch_io(burrow_epoch_stats *es, const burrow_store_stats *s0, const burrow_store_stats *s1)
+{
+	const uint64_t rows = s1->rows - s0->rows, hits = s1->cache_hits - s0->cache_hits;
+	es->rows_read = (int64_t)(s1->rows_read - s0->rows_read);
+	es->cache_hit_rate = rows ? (double)hits / (double)rows : -1.0;
+	es->rows_requested = (int64_t)rows;
+	es->reads = (int64_t)(s1->reads - s0->reads);
+	es->pages_read = (int64_t)(s1->pages_read - s0->pages_read);
+	es->bytes_read = (int64_t)(s1->bytes_read - s0->bytes_read);
+}
+
 /* One mini-batch epoch through the loader; fills es except epoch. */
 static int minibatch_epoch(burrow_trainer *t, burrow_epoch_stats *es)
 {
@@ -844,12 +909,10 @@ static int minibatch_epoch(burrow_trainer *t, burrow_epoch_stats *es)
 		return st;
 	if (t->store)
 		burrow_store_get_stats(t->store, &s1);
-	const uint64_t rows = s1.rows - s0.rows, hits = s1.cache_hits - s0.cache_hits;
 	es->batches = num;
 	es->loss = num ? loss_sum / (double)num : 0.0;
 	es->train_acc = counted ? (double)correct / (double)counted : -1.0;
-	es->rows_read = (int64_t)(s1.rows_read - s0.rows_read);
-	es->cache_hit_rate = rows ? (double)hits / (double)rows : -1.0;
+	bw_trainer_epoch_io(es, &s0, &s1);
 	es->epoch_s = bw_now_s() - t0;
 	return 0;
 }
