@@ -154,9 +154,12 @@ static int type_features(lsc *L, int t)
 	if (!proc_path(L, p, sizeof p, rel) || !is_file(p))
 		return 0;
 	int st = bw_npy_open(p, &hd, NULL);
-	if (st == BURROW_E_FORMAT && L->igbh)
-		return bw_err(st, "%s: not an .npy file: IGB's large and full sizes store raw float32 rows without a header, "
-			      "which Burrow does not read in place yet (%s)", p, burrow_last_error());
+	if (st == BURROW_E_FORMAT && L->igbh) {
+		char why[512];
+		snprintf(why, sizeof why, "%s", burrow_last_error());
+		return bw_err(st, "%s (IGB's large and full sizes store raw float32 rows without an .npy header, which "
+			      "Burrow does not read in place yet)", why);
+	}
 	if (st)
 		return st;
 	if (hd.ndim != 2 || hd.shape[1] < 1 || (hd.dtype != BURROW_DTYPE_F16 && hd.dtype != BURROW_DTYPE_F32))

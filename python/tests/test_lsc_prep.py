@@ -213,3 +213,17 @@ def test_in_place_refusals(tmp_path):
     (out / "elsewhere").mkdir()
     os.link(feat, out / "elsewhere" / "node_feat.npy")
     assert _run("info", out, check=False).returncode == 0
+
+
+def test_igbh_raw_features_refused(tmp_path):
+    """IGB's large/full node_feat.npy is raw float32 without a header: refused in one line naming it."""
+    proc = tmp_path / "full" / "processed"
+    for t in ("paper", "fos"):
+        (proc / t).mkdir(parents=True)
+    np.save(proc / "fos" / "node_feat.npy", np.zeros((3, 4), dtype=np.float32))
+    (proc / "paper" / "node_feat.npy").write_bytes(np.zeros((5, 4), dtype=np.float32).tobytes())
+    (proc / "paper__topic__fos").mkdir()
+    np.save(proc / "paper__topic__fos" / "edge_index.npy", np.array([[0, 1], [2, 2]], dtype=np.int64))
+    r = _run("prep", "igbh", tmp_path / "full", "--out", tmp_path / "out", "--quiet", check=False)
+    assert r.returncode == 1 and "raw float32" in r.stderr and "paper/node_feat.npy" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
