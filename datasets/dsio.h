@@ -356,6 +356,26 @@ int bw_hetero_put(burrow_writer *w, bw_hplan *p);
 struct cJSON;
 void bw_hplan_json(const bw_hplan *p, struct cJSON *j);
 
+/* ---------------------------------------------------------------- --fill mean (fill.c) */
+
+/* Fill every featureless type of the typed dataset at dir that a relation joins to a featured
+ * (or already filled) type: row v gets the mean of its neighbors' rows over those relations
+ * (each edge once; a relation and its "rev_" twin count once), accumulated in float32, zeros for
+ * a node without such neighbors; written as float16 features/<type>.npy, then meta.json is
+ * rewritten atomically (feat_dim, feat_dtype, "fill": "mean"). Rounds in dependency order
+ * (authors from papers, then institutions from authors). Streamed: the filled rows in chunks,
+ * the featured rows read in ascending order, a relation stored the other way transposed with
+ * the CSR builder (spilling beside the dataset); mem_bytes (0: half the memory) bounds them,
+ * and the bytes written do not depend on it. Progress: phase "fill", rows of the type. */
+int bw_typed_fill_mean(const char *dir, size_t mem_bytes, burrow_progress_fn fn, void *user);
+
+/* ---------------------------------------------------------------- in-place layouts (lsc.c) */
+
+/* burrow prep's layout "mag240m" or "igbh": source's processed/ tree into the typed dataset out,
+ * the feature files named in place (nothing copied), then o->fill (bw_typed_fill_mean). */
+int bw_prep_layout(const char *layout, const char *source, const burrow_prep_opts *o, const char *out,
+		   const char *spill, size_t mem);
+
 /* ---------------------------------------------------------------- edge splits (link.c) */
 
 /* The kinds of fixed negatives of meta.json's "edge_split": none, node pairs [M, 2] per

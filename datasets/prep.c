@@ -1373,7 +1373,11 @@ int burrow_prep(const char *source, const burrow_prep_opts *opts, char *out_dir,
 	if (!source || !*source)
 		return bw_err(BURROW_E_INVAL, "prep: no dataset given");
 	p.o = &o;
-	if ((st = locate(&p, source)))
+	if (o.layout && strcmp(o.layout, "mag240m") && strcmp(o.layout, "igbh"))
+		return bw_err(BURROW_E_INVAL, "prep: layout '%s'; Burrow reads mag240m and igbh in place", o.layout);
+	if (o.layout)
+		snprintf(p.name, sizeof p.name, "%s", o.layout);
+	else if ((st = locate(&p, source)))
 		goto out;
 	p.out = o.out ? bw_strdup(o.out) : bw_path_join(o.root, p.name);
 	if (!p.out) {
@@ -1398,7 +1402,9 @@ int burrow_prep(const char *source, const burrow_prep_opts *opts, char *out_dir,
 		goto out;
 	}
 	p.mem = o.mem_bytes ? o.mem_bytes : bw_half_memory();
-	st = run(&p);
+	st = o.layout ? bw_prep_layout(o.layout, source, &o, p.out, p.spill,
+				       p.mem > 2 * OVERHEAD ? p.mem - OVERHEAD : p.mem / 2)
+		      : run(&p);
 out:
 	if (p.za)
 		zip_discard(p.za);

@@ -882,6 +882,17 @@ static int32_t lookup(const bw_pt *pt, const char *key) { return lookup_in(pt, p
 
 bool bw_pt_has(const bw_pt *pt, const char *key) { return lookup(pt, key) >= 0; }
 
+int bw_pt_get_int(const bw_pt *pt, const char *key, int64_t *v)
+{
+	int32_t id = lookup(pt, key);
+	if (id < 0)
+		return perr(pt, BURROW_E_NOTFOUND, "no key '%s' in the dict", key);
+	if (pt->v[id].kind != PK_INT)
+		return perr(pt, BURROW_E_FORMAT, "'%s' is not an integer", key);
+	*v = pt->v[id].i;
+	return 0;
+}
+
 /* Element i of a storage of type stype as int64 or float32. */
 static void convert_one(int stype, const uint8_t *src, void *dst)
 {

@@ -30,6 +30,9 @@ bool bw_pt_has(const bw_pt *pt, const char *key);
 /* The tensor stored under key in the top-level dict into *t (t->data is the caller's):
  * BURROW_E_NOTFOUND when the key is absent, BURROW_E_FORMAT when its value is not a tensor. */
 int bw_pt_get(bw_pt *pt, const char *key, bw_pt_tensor *t);
+/* The integer stored under key in the top-level dict (OGB-LSC's meta.pt: counts per type):
+ * BURROW_E_NOTFOUND when absent, BURROW_E_FORMAT when not an integer. */
+int bw_pt_get_int(const bw_pt *pt, const char *key, int64_t *v);
 void bw_pt_close(bw_pt *pt);
 
 #endif /* BURROW_PT_H */

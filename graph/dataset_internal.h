@@ -36,6 +36,11 @@ int bw_writer_file(burrow_writer *w, const char *rel, char **path);
 int bw_writer_meta_add(burrow_writer *w, const char *key, struct cJSON *item);
 const char *bw_writer_dir(const burrow_writer *w);
 int bw_writer_rebase(const burrow_writer *w, int status);
+/* Type t's features read in place (docs/format.md): meta.json names the .npy at path (an
+ * absolute path) instead of features/<type>.npy;
+ * its header gives feat_dim, dtype (float32 or float16) and data offset, and its rows must
+ * be the type's count. Nothing is copied. Instead of burrow_writer_type_features_begin. */
+int bw_writer_type_features_ref(burrow_writer *w, int t, const char *path);
 /* CSR entries written so far (after put_graph or put_builder). */
 int64_t bw_writer_num_edges(const burrow_writer *w);
 

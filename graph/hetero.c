@@ -90,6 +90,8 @@ struct bw_typed {
 	char rdir[BURROW_MAX_RELATIONS][3 * BURROW_MAX_NAME + 8]; /* <src>___<name>___<dst> */
 	burrow_hetero h;                               /* names point into the arrays above */
 	burrow_type_info ti[BURROW_MAX_TYPES];         /* features_path owned */
+	char *fref[BURROW_MAX_TYPES];                  /* "features"."path" as meta.json gives it, owned; NULL: features/<type>.npy */
+	int64_t fref_off[BURROW_MAX_TYPES];            /* "features"."offset", -1 when absent */
 	int32_t num_classes;
 	int64_t split_n[3];
 	bw_npy_map ip_m[BURROW_MAX_RELATIONS], ix_m[BURROW_MAX_RELATIONS], labels_m, split_m[3];
@@ -108,6 +110,34 @@ static int type_index(const bw_typed *t, const char *name)
 		if (!strcmp(t->tname[i], name))
 			return i;
 	return -1;
+}
+
+/* A type's "features" object, when present: its rows live in a file outside the dataset
+ * (read in place), {"path": P, "offset": O, "dtype": T}; P absolute or relative to the
+ * dataset, O and T optional (checked against the file's .npy header when it is opened). */
+static int parse_feature_ref(bw_typed *t, int i, const cJSON *it, const char *path)
+{
+	const cJSON *f = cJSON_GetObjectItemCaseSensitive(it, "features");
+	const char *name = t->tname[i];
+	int st;
+	t->fref_off[i] = -1;
+	if (!f)
+		return 0;
+	const char *p = json_str(f, "path"), *dt = json_str(f, "dtype");
+	if (!cJSON_IsObject(f) || !p || !*p || strlen(p) >= 4096)
+		return bw_err(BURROW_E_FORMAT, "%s: node type %s: \"features\" must be an object with a \"path\" of 1 to 4095 "
+			      "characters", path, name);
+	if (!t->ti[i].feat_dim)
+		return bw_err(BURROW_E_FORMAT, "%s: node type %s: \"features\" names a file, but \"feat_dim\" is 0", path, name);
+	if (cJSON_GetObjectItemCaseSensitive(f, "dtype") && (!dt || burrow_dtype_parse(dt) != t->ti[i].feat_dtype))
+		return bw_err(BURROW_E_FORMAT, "%s: node type %s: \"features\".\"dtype\" %s%s%s is not its \"feat_dtype\" %s",
+			      path, name, dt ? "\"" : "", dt ? dt : "(not a string)", dt ? "\"" : "",
+			      burrow_dtype_name(t->ti[i].feat_dtype));
+	if (cJSON_GetObjectItemCaseSensitive(f, "offset") && (st = bw_json_count(f, "offset", &t->fref_off[i], path)))
+		return st;
+	if (!(t->fref[i] = bw_strdup(p)))
+		return bw_err(BURROW_E_NOMEM, "%s: out of memory", path);
+	return 0;
 }
 
 /* "node_types": names valid and distinct, counts, feature dims and dtypes. */
@@ -146,6 +176,8 @@ static int parse_types(bw_typed *t, const cJSON *meta, const char *path)
 				return bw_err(BURROW_E_FORMAT, "%s: node type %s: \"feat_dtype\" must be \"float32\" or \"float16\"",
 					      path, name);
 		}
+		if ((st = parse_feature_ref(t, i, it, path)))
+			return st;
 		t->h.type_nodes[i] = ti->num_nodes;
 		i++;
 	}
@@ -305,13 +337,21 @@ static int open_features(bw_typed *t)
 			continue;
 		bw_npy h;
 		snprintf(rel, sizeof rel, "features/%s.npy", t->tname[i]);
-		char *p = bw_path_join(t->dir, rel);
+		const char *ref = t->fref[i];
+		char *p = !ref ? bw_path_join(t->dir, rel) : ref[0] == '/' ? bw_strdup(ref) : bw_path_join(t->dir, ref);
 		if (!p)
 			return BURROW_E_NOMEM;
 		ti->features_path = p;
 		const int64_t shape[2] = {ti->num_nodes, ti->feat_dim};
 		if ((st = bw_npy_open(p, &h, NULL)) || (st = bw_expect_array(p, &h, ti->feat_dtype, 2, shape)))
-			return st;
+			return ref && st == BURROW_E_NOTFOUND
+				       ? bw_err(st, "%s: missing: node type %s's features (meta.json's \"features\".\"path\")", p,
+						t->tname[i])
+				       : st;
+		if (t->fref_off[i] >= 0 && t->fref_off[i] != h.data_offset)
+			return bw_err(BURROW_E_FORMAT, "%s: data starts at byte %lld, but meta.json's \"features\".\"offset\" "
+				      "for type %s says %lld", p, (long long)h.data_offset, t->tname[i],
+				      (long long)t->fref_off[i]);
 		ti->features_offset = h.data_offset;
 	}
 	return 0;
@@ -432,8 +472,10 @@ void bw_typed_close(bw_typed *t)
 	bw_npy_unmap(&t->labels_m);
 	for (int i = 0; i < 3; i++)
 		bw_npy_unmap(&t->split_m[i]);
-	for (int i = 0; i < BURROW_MAX_TYPES; i++)
+	for (int i = 0; i < BURROW_MAX_TYPES; i++) {
 		bw_free((char *)t->ti[i].features_path);
+		bw_free(t->fref[i]);
+	}
 	bw_free(t->dir);
 	bw_free(t->name);
 	bw_free(t->source_json); /* from cJSON (hooked to bw_malloc) or bw_strdup */

@@ -21,6 +21,8 @@ typedef struct bw_wtype {
 	int64_t num_nodes;
 	int64_t feat_dim;     /* 0 until its features are written */
 	burrow_dtype feat_dtype;
+	char *feat_ref;       /* features read in place: the file meta.json names, owned; NULL: features/<type>.npy */
+	int64_t feat_ref_off; /* its data offset */
 } bw_wtype;
 
 typedef struct bw_wrel {
@@ -178,6 +180,8 @@ void burrow_writer_abort(burrow_writer *w)
 	bw_free(w->name);
 	bw_free(w->source_json);
 	cJSON_Delete(w->extra);
+	for (int t = 0; t < BURROW_MAX_TYPES; t++)
+		bw_free(w->types[t].feat_ref);
 	bw_free(w);
 }
 
@@ -799,6 +803,10 @@ static int write_meta_typed(burrow_writer *w)
 		cJSON_AddNumberToObject(o, "feat_dim", (double)ty->feat_dim);
 		if (ty->feat_dim)
 			cJSON_AddStringToObject(o, "feat_dtype", burrow_dtype_name(ty->feat_dtype));
+		cJSON *f = ty->feat_ref ? cJSON_AddObjectToObject(o, "features") : NULL;
+		ok &= !ty->feat_ref || (f && cJSON_AddStringToObject(f, "path", ty->feat_ref) &&
+					cJSON_AddNumberToObject(f, "offset", (double)ty->feat_ref_off) &&
+					cJSON_AddStringToObject(f, "dtype", burrow_dtype_name(ty->feat_dtype)));
 	}
 	cJSON *rels = cJSON_AddArrayToObject(j, "relations");
 	for (int i = 0; rels && i < w->num_rels; i++) {
@@ -853,6 +861,32 @@ int burrow_writer_relation_end(burrow_writer *w) { return REBASE(w, w_relation_e
 int burrow_writer_type_features_begin(burrow_writer *w, int type, int64_t dim, burrow_dtype dtype)
 {
 	return REBASE(w, w_type_features_begin(w, type, dim, dtype));
+}
+
+int bw_writer_type_features_ref(burrow_writer *w, int t, const char *path)
+{
+	bw_npy h;
+	int st = type_ok(w, t, "features");
+	if (st)
+		return st;
+	if (w->types[t].feat_dim || w->types[t].feat_ref || (w->feat_state == 1 && w->feat_type == t))
+		return bw_err(BURROW_E_INVAL, "%s: features of type %s given twice", w->dir, w->types[t].name);
+	if (path[0] != '/')
+		return bw_err(BURROW_E_INVAL, "%s: features of type %s read in place need an absolute path", path,
+			      w->types[t].name);
+	if ((st = bw_npy_open(path, &h, NULL)))
+		return st;
+	if (h.ndim != 2 || h.shape[0] != w->types[t].num_nodes || h.shape[1] < 1 || h.shape[1] > BW_MAX_FEAT_DIM ||
+	    (h.dtype != BURROW_DTYPE_F32 && h.dtype != BURROW_DTYPE_F16))
+		return bw_err(BURROW_E_FORMAT, "%s: expected float32 or float16 [%lld, D] features of type %s, found %s with "
+			      "%d dimensions", path, (long long)w->types[t].num_nodes, w->types[t].name,
+			      burrow_dtype_name(h.dtype), h.ndim);
+	if (!(w->types[t].feat_ref = bw_strdup(path)))
+		return BURROW_E_NOMEM;
+	w->types[t].feat_ref_off = h.data_offset;
+	w->types[t].feat_dim = h.shape[1];
+	w->types[t].feat_dtype = h.dtype;
+	return 0;
 }
 
 int burrow_writer_set_source(burrow_writer *w, const char *json_object)

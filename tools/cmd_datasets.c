@@ -64,7 +64,9 @@ int cmd_datasets(int argc, char **argv)
 		       cli_human_bytes((double)s.scratch, d, sizeof d), have[0] ? have : "-");
 	}
 	printf("\nedges: as stored in the zip; the dataset holds both directions. Sizes are upper bounds\n"
-	       "(the download's is approximate). 'burrow prep NAME' downloads a missing zip first.\n");
+	       "(the download's is approximate). 'burrow prep NAME' downloads a missing zip first.\n"
+	       "mag240m (OGB-LSC) and igbh (IGB) are not downloadable here: 'burrow prep mag240m|igbh DIR'\n"
+	       "reads their unpacked processed/ folder, features in place (docs/datasets.md).\n");
 	for (int i = 0; i < burrow_catalog_count(); i++) {
 		const burrow_catalog_entry *e = burrow_catalog_get(i);
 		if (e->edge_feat_dim > 0 || e->num_tasks > 1)

@@ -7,8 +7,10 @@
 static void help(void)
 {
 	printf("usage: burrow prep NAME|ZIP|DIR [--root DIR] [--out DIR] [--feat-dtype f32|f16] [--mem BYTES]\n"
-	       "                   [--tmp DIR] [--url URL] [--no-download] [--add-reverse] [--fill mean]\n"
-	       "                   [--force] [--quiet] [--node-features-from-edges mean|sum|max]\n\n"
+	       "                   [--tmp DIR] [--url URL] [--no-download] [--add-reverse] [--fill mean|none]\n"
+	       "                   [--force] [--quiet] [--node-features-from-edges mean|sum|max]\n"
+	       "       burrow prep mag240m|igbh DIR [--out DIR] [--fill mean|none] [--mem BYTES] [--classes 19|2983]\n"
+	       "                   [--add-reverse] [--tmp DIR] [--force] [--quiet]\n\n"
 	       "Turn an OGB node or link property prediction dataset into a dataset directory: NAME from the\n"
 	       "catalog (its zip is looked up in --root and downloaded when missing), any other NAME whose\n"
 	       "zip is ROOT/NAME.zip (where 'burrow download NAME --url URL' puts it; downloaded there\n"
@@ -24,6 +26,12 @@ static void help(void)
 	       "stored by destination, duplicates once, self-loops kept; features per type. Edge features\n"
 	       "(raw/edge-feat.csv.gz, ogbn-proteins) follow their edges into edge_features.npy, and\n"
 	       "labels of several columns (proteins' 112 tasks) become int8 [N, T] (docs/format.md).\n\n"
+	       "mag240m and igbh are not downloadable: DIR is OGB-LSC's unpacked mag240m_kddcup2021 folder or\n"
+	       "IGB's <size> folder, each holding processed/. Their feature files (processed/<type>/node_feat.npy)\n"
+	       "are read in place, not copied: the dataset names them, so the output holds the graph, labels\n"
+	       "and splits only (and the filled types' features). mag240m fills authors and institutions with\n"
+	       "their neighbors' mean by default (--fill none: no); igbh's labels are node_label_19.npy or, with\n"
+	       "--classes 2983, node_label_2K.npy (docs/datasets.md).\n\n"
 	       "  --root DIR        where zips are found or downloaded, and datasets written (data)\n"
 	       "  --out DIR         the dataset directory (ROOT/NAME)\n"
 	       "  --feat-dtype T    f32 or f16 (f32)\n"
@@ -33,17 +41,18 @@ static void help(void)
 	       "  --no-download     fail instead of downloading a missing zip\n"
 	       "  --add-reverse     typed datasets (ogbn-mag): add (DST, rev_NAME, SRC) for each relation\n"
 	       "                    with SRC != DST, make a relation with SRC == DST (cites) symmetric\n"
-	       "  --fill mean       typed datasets: features for featureless types, the mean of their\n"
-	       "                    neighbors' (docs/datasets.md)\n"
+	       "  --fill mean|none  typed datasets: features for featureless types, the mean of their\n"
+	       "                    neighbors' (docs/datasets.md); mag240m's default is mean\n"
 	       "  --node-features-from-edges R   a dataset with edge features and no node features\n"
 	       "                    (ogbn-proteins): node features [N, De] float32, the mean, sum or max\n"
 	       "                    of each node's edges' features (its 8 association scores)\n"
 	       "  --force           replace the dataset directory if it exists\n"
-	       "  --quiet           no progress and no summary\n");
+	       "  --quiet           no progress and no summary\n"
+	       "  --classes C       igbh: 19 (default) or 2983 classes\n");
 }
 
 enum { O_ROOT = 256, O_OUT, O_DTYPE, O_MEM, O_TMP, O_URL, O_NODL, O_FORCE, O_QUIET, O_REVERSE, O_FILL, O_HELP,
-       O_FROM_EDGES };
+       O_FROM_EDGES, O_CLASSES };
 
 /* A typed dataset's line: its types and relations. */
 static void typed_summary(burrow_dataset *ds, const char *out, double secs)
@@ -68,11 +77,12 @@ int cmd_prep(int argc, char **argv)
 		{"force", no_argument, 0, O_FORCE},       {"quiet", no_argument, 0, O_QUIET},
 		{"add-reverse", no_argument, 0, O_REVERSE}, {"fill", required_argument, 0, O_FILL},
 		{"help", no_argument, 0, O_HELP},
-		{"node-features-from-edges", required_argument, 0, O_FROM_EDGES}, {0, 0, 0, 0},
+		{"node-features-from-edges", required_argument, 0, O_FROM_EDGES},
+		{"classes", required_argument, 0, O_CLASSES}, {0, 0, 0, 0},
 	};
 	burrow_prep_opts o;
 	burrow_prep_defaults(&o);
-	bool quiet = false;
+	bool quiet = false, fill_given = false;
 	int64_t v;
 	int c;
 	while ((c = cli_getopt("prep", argc, argv, "h", lo)) != -1) {
@@ -99,9 +109,15 @@ int cmd_prep(int argc, char **argv)
 		case O_QUIET: quiet = true; break;
 		case O_REVERSE: o.add_reverse = true; break;
 		case O_FILL:
-			if (strcmp(optarg, "mean"))
-				return cli_usage("prep", "--fill wants mean, got '%s'", optarg);
-			o.fill = BURROW_FEAT_FILL_MEAN;
+			if (strcmp(optarg, "mean") && strcmp(optarg, "none"))
+				return cli_usage("prep", "--fill wants mean or none, got '%s'", optarg);
+			o.fill = strcmp(optarg, "mean") ? BURROW_FEAT_FILL_NONE : BURROW_FEAT_FILL_MEAN;
+			fill_given = true;
+			break;
+		case O_CLASSES:
+			if (!cli_bytes(optarg, &v) || (v != 19 && v != 2983))
+				return cli_usage("prep", "--classes wants 19 or 2983, got '%s'", optarg);
+			o.classes = (int)v;
 			break;
 		case O_FROM_EDGES:
 			if (burrow_edge_reduce_parse(optarg, &o.edge_reduce) < 0)
@@ -110,8 +126,17 @@ int cmd_prep(int argc, char **argv)
 			break;
 		}
 	}
-	if (argc - optind != 1)
-		return cli_usage("prep", "expected one dataset: a catalog name, an OGB zip or an OGB folder");
+	const bool layout = argc - optind == 2 && (!strcmp(argv[optind], "mag240m") || !strcmp(argv[optind], "igbh"));
+	if (argc - optind != 1 && !layout)
+		return cli_usage("prep", "expected one dataset: a catalog name, an OGB zip or an OGB folder (or mag240m|igbh "
+				 "DIR)");
+	if (o.classes && !(layout && !strcmp(argv[optind], "igbh")))
+		return cli_usage("prep", "--classes is for 'burrow prep igbh DIR'");
+	if (layout) {
+		o.layout = argv[optind++];
+		if (!fill_given && !strcmp(o.layout, "mag240m"))
+			o.fill = BURROW_FEAT_FILL_MEAN;
+	}
 	cli_progress bar;
 	dl_progress prog;
 	cli_progress_init(&bar, quiet);

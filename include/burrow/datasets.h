@@ -170,6 +170,10 @@ typedef struct burrow_prep_opts {
 	bool node_features_from_edges; /* features.npy [N, De] float32 reduced from the edge features over
 					* each node's CSR row (edge_reduce), as OGB's proteins examples do */
 	burrow_edge_reduce edge_reduce; /* BURROW_EDGE_REDUCE_MEAN (default), SUM or MAX */
+	/* in-place layouts: source is the folder that holds processed/ (OGB-LSC's mag240m_kddcup2021,
+	 * or IGB's <size> folder); features are named where they are, not copied (docs/datasets.md) */
+	const char *layout;        /* NULL: an OGB dataset (above); "mag240m" or "igbh" */
+	int classes;               /* igbh: 19 (default) or 2983 (node_label_19.npy or node_label_2K.npy) */
 } burrow_prep_opts;
 BURROW_API void burrow_prep_defaults(burrow_prep_opts *o);
 

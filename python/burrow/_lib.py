@@ -216,7 +216,7 @@ class PrepOpts(Structure):
     _fields_ = [("size", c_size_t)] + [("root", c_char_p), ("out", c_char_p), ("feat_dtype", c_int), ("mem_bytes", c_size_t),
                 ("tmp_dir", c_char_p), ("overwrite", c_bool), ("download", c_bool), ("url", c_char_p),
                 ("progress", c_void_p), ("progress_user", c_void_p), ("add_reverse", c_bool), ("fill", c_int),
-                ("node_features_from_edges", c_bool), ("edge_reduce", c_int)]
+                ("node_features_from_edges", c_bool), ("edge_reduce", c_int), ("layout", c_char_p), ("classes", c_int)]
 
 
 class ImportOpts(Structure):
