@@ -422,4 +422,27 @@ typedef struct bw_link_draw {
  * same split. */
 int bw_link_split_random(burrow_writer *w, bw_link_draw *in);
 
+/* ---------------------------------------------------------------- generators' draws (gen.c, gen_typed.c) */
+
+/* A keyed bijection of [0, n) (a 4-round Feistel network walked until it falls inside): node
+ * ids are ranks scrambled by it, in O(1) memory at any size. */
+typedef struct bw_feistel {
+	uint64_t key, n, mask;
+	int half;
+} bw_feistel;
+void bw_feistel_init(bw_feistel *f, uint64_t key, uint64_t n);
+uint64_t bw_feistel_fwd(const bw_feistel *f, uint64_t x);
+uint64_t bw_feistel_inv(const bw_feistel *f, uint64_t x);
+/* A rank in [0, n) of density proportional to rank^(-1/2) (Chung-Lu weights: a power-law
+ * degree tail of exponent 3). */
+int64_t bw_plaw_rank(bw_rng *r, int64_t n);
+/* Type `type`'s features [n, o->feat_dim] of o->feat_dtype into w: x_v = mu[y_v] + N(0, I), the
+ * class means of norm about `signal` from mean_key, the noise of node v from (key, v). */
+int bw_gen_type_features(const burrow_gen_opts *o, burrow_writer *w, int type, const int32_t *y, int64_t n,
+			 double signal, uint64_t mean_key, uint64_t key);
+/* The typed twins (gen_typed.c): defaults of BURROW_GEN_MAG and BURROW_GEN_IGBH over
+ * burrow_gen_defaults' own, and the generator itself (o already merged with the defaults). */
+void bw_gen_typed_defaults(burrow_gen_opts *o);
+int bw_gen_typed(const burrow_gen_opts *o, const char *dir);
+
 #endif /* BURROW_DSIO_H */

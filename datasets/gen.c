@@ -77,6 +77,8 @@ void burrow_gen_defaults(burrow_gen_opts *o, int kind)
 		o->neg_per_source = CIT2_NEG;
 		o->directed = true;
 	}
+	if (kind == BURROW_GEN_MAG || kind == BURROW_GEN_IGBH)
+		bw_gen_typed_defaults(o);
 }
 
 static void report(const burrow_gen_opts *o, const char *phase, uint64_t done, uint64_t total)
@@ -337,6 +339,12 @@ out:
 	return st;
 }
 
+int bw_gen_type_features(const burrow_gen_opts *o, burrow_writer *w, int type, const int32_t *y, int64_t n,
+			 double signal, uint64_t mean_key, uint64_t key)
+{
+	return write_features_of(o, w, type, y, n, signal, mean_key, key);
+}
+
 /* Edge i's endpoints, drawn from r, the stream of that edge alone. */
 typedef void (*edge_fn)(const void *ctx, bw_rng *r, int64_t *u, int64_t *v);
 
@@ -526,10 +534,7 @@ static int rmat_edges(const burrow_gen_opts *o, burrow_csr_builder *b)
 /* A keyed bijection of [0, n): a 4-round Feistel network on the smallest even number of
  * bits that covers n, walking the cycle until the value falls inside [0, n). O(1) memory,
  * so ids can be scrambled at any size. */
-typedef struct feistel {
-	uint64_t key, n, mask;
-	int half;
-} feistel;
+typedef bw_feistel feistel; /* dsio.h: gen_typed.c draws with it too */
 
 static void feistel_init(feistel *f, uint64_t key, uint64_t n)
 {
@@ -575,6 +580,11 @@ static uint64_t feistel_inv(const feistel *f, uint64_t x)
 	return x;
 }
 
+/* The bijection and the power-law rank for gen_typed.c (dsio.h); the same draws as here. */
+void bw_feistel_init(bw_feistel *f, uint64_t key, uint64_t n) { feistel_init(f, key, n); }
+uint64_t bw_feistel_fwd(const bw_feistel *f, uint64_t x) { return feistel_fwd(f, x); }
+uint64_t bw_feistel_inv(const bw_feistel *f, uint64_t x) { return feistel_inv(f, x); }
+
 /* The sizes of a papers-shaped graph at o->fraction. */
 static void papers_sizes(const burrow_gen_opts *o, int64_t *n, int64_t *m, int64_t split[3])
 {
@@ -593,6 +603,8 @@ static inline int64_t plaw_rank(bw_rng *r, int64_t n)
 	int64_t x = (int64_t)((double)n * u * u);
 	return x < n ? x : n - 1;
 }
+
+int64_t bw_plaw_rank(bw_rng *r, int64_t n) { return plaw_rank(r, n); }
 
 typedef struct papers_ctx {
 	const feistel *ids; /* rank -> node id */
@@ -1010,7 +1022,11 @@ int burrow_gen(const burrow_gen_opts *opts, const char *dir)
 	if ((st = bw_opts_in(&oo, sizeof oo, opts, "burrow_gen_opts")))
 		return st;
 	burrow_gen_defaults(&oo, oo.kind);
-	if ((st = bw_opts_in(&oo, sizeof oo, opts, "burrow_gen_opts")) || (st = check_opts(o)))
+	if ((st = bw_opts_in(&oo, sizeof oo, opts, "burrow_gen_opts")))
+		return st;
+	if (o->kind == BURROW_GEN_MAG || o->kind == BURROW_GEN_IGBH)
+		return bw_gen_typed(o, dir);
+	if ((st = check_opts(o)))
 		return st;
 	const bool papers = o->kind == BURROW_GEN_PAPERS || o->kind == BURROW_GEN_CITATION2;
 	if (papers) {

@@ -255,8 +255,9 @@ Test(gen, bad_options_refused)
 	burrow_gen_defaults(&o, BURROW_GEN_RMAT);
 	o.a = 0.9;
 	cr_assert_eq(burrow_gen(&o, p), BURROW_E_INVAL);
-	burrow_gen_defaults(&o, 7);
+	burrow_gen_defaults(&o, BURROW_GEN_IGBH + 1); /* no such kind */
 	cr_assert_eq(burrow_gen(&o, p), BURROW_E_INVAL);
+	cr_assert(strstr(burrow_last_error(), "unknown generator kind"), "%s", burrow_last_error());
 	cr_assert(!tu_exists(p));
 	free(p);
 }

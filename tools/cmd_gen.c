@@ -1,4 +1,4 @@
-/* cmd_gen.c: burrow gen csbm|rmat|papers|hsbm|citation2 OUT: synthetic datasets. */
+/* cmd_gen.c: burrow gen csbm|rmat|papers|hsbm|citation2|mag|igbh OUT: synthetic datasets. */
 #include "cli.h"
 
 #include <stdio.h>
@@ -7,7 +7,9 @@
 
 static void help(void)
 {
-	burrow_gen_opts c, r, p, h, l;
+	burrow_gen_opts c, r, p, h, l, m, g;
+	burrow_gen_defaults(&m, BURROW_GEN_MAG);
+	burrow_gen_defaults(&g, BURROW_GEN_IGBH);
 	burrow_gen_defaults(&l, BURROW_GEN_CITATION2);
 	burrow_gen_defaults(&h, BURROW_GEN_HSBM);
 	burrow_gen_defaults(&c, BURROW_GEN_CSBM);
@@ -23,6 +25,8 @@ static void help(void)
 	       "       burrow gen hsbm OUT [--nodes N] [--avg-degree d] [--homophily h] [--signal s]\n"
 	       "                          [--target-signal t] [common options]\n"
 	       "       burrow gen citation2 OUT [--fraction F] [--homophily h] [--signal s] [link options]\n"
+	       "                          [common options]\n"
+	       "       burrow gen mag|igbh OUT [--fraction F] [--homophily h] [--signal s] [--fill none|mean]\n"
 	       "                          [common options]\n\n"
 	       "Generate a synthetic dataset directory OUT, deterministic by --seed.\n\n"
 	       "csbm: contextual stochastic block model. Nodes get uniform random classes; N*d/2 edges\n"
@@ -50,7 +54,19 @@ static void help(void)
 	       "  features; loops and repeats dropped, so slightly fewer remain), 128 float32 features;\n"
 	       "  86,956 edges each for valid and test, each with 1000 uniform destinations as negatives\n"
 	       "  (MRR, as OGB's citation2), the rest for training; no labels. At F = 1 the split holds\n"
-	       "  the graph in memory: about 3 GB, 1.5 GB of features and 1.5 GB of negatives on disk.\n\n"
+	       "  the graph in memory: about 3 GB, 1.5 GB of features and 1.5 GB of negatives on disk.\n"
+	       "mag: a typed twin of OGB-LSC's MAG240M times F (format version 2): paper 121,751,666 (the\n"
+	       "  target; 768 float16 features), author 122,383,112, institution 25,721 (no features);\n"
+	       "  writes (author -> paper) 386,022,720, affiliated_with (author -> institution) 44,592,586,\n"
+	       "  cites (paper -> paper) 1,297,748,926 edges, each with its reverse rev_<name>; 153 classes;\n"
+	       "  splits 1,112,392 / 138,949 / 88,092 and 58,726 more labelled papers (test-challenge), the\n"
+	       "  rest -1. Each count is round(F x real); degrees follow a power law; an edge stays in its\n"
+	       "  destination's class with probability h, so authors write mostly within one class.\n"
+	       "igbh: IGBH-full's graph as MLPerf's GNN benchmark uses it, times F: paper 269,346,174, author\n"
+	       "  277,220,883, institute 26,918, fos 712,960, all with 1024 float32 features; cites (paper ->\n"
+	       "  paper) 3,996,442,004, written_by (paper -> author) 716,761,549, affiliated_to (author ->\n"
+	       "  institute) 48,521,486, topic (paper -> fos) 1,050,280,600, each with its reverse; 19 classes\n"
+	       "  (--classes 2983: IGB's other label set), IGB's 60/20/20 split of the labelled papers.\n\n"
 	       "link options (csbm, rmat, papers, citation2): a link dataset (docs/format.md, \"edge_split\")\n"
 	       "  instead of labels and node splits: the generated edges shuffled by --seed and cut into\n"
 	       "  train / valid / test; the graph holds the training edges only. The split holds the whole\n"
@@ -88,6 +104,12 @@ static void help(void)
 	       "  --signal s         %g (the authors' features)\n"
 	       "  --target-signal t  %g (the papers' own features)\n"
 	       "  (feat-dim %lld unless given)\n"
+	       "mag, igbh options:\n"
+	       "  --fraction F       %g (of the full size, in (0, 4]; a ratio such as 1/64 too)\n"
+	       "  --homophily h      %g\n"
+	       "  --fill M           none (default: authors and institutions stay featureless) or mean\n"
+	       "  (mag: classes %d, feat-dim %lld, feat-dtype f16; igbh: classes %d, feat-dim %lld,\n"
+	       "   feat-dtype f32; signal %g unless given)\n"
 	       "citation2 options:\n"
 	       "  --fraction F       %g (of the full size, in (0, 4]; a ratio such as 1/64 too)\n"
 	       "  --homophily h      %g\n"
@@ -100,14 +122,16 @@ static void help(void)
 	       "  --seed S           0\n"
 	       "  --threads T        OpenMP threads (all)\n"
 	       "  --mem BYTES        memory budget of the edge sort, K/M/G suffixes (csbm, rmat: none,\n"
-	       "                     in memory; papers: half the physical memory or of the cgroup's limit)\n"
+	       "                     in memory; papers, mag, igbh: half the physical memory or of the\n"
+	       "                     cgroup's limit)\n"
 	       "  --tmp-dir DIR      folder for the sort's spill files ($TMPDIR, else /tmp)\n"
 	       "  --force            replace OUT if it exists\n"
 	       "  --quiet            no progress bar\n",
 	       l.neg_per_source, (long long)c.num_nodes, c.avg_degree, c.homophily, c.edge_signal, r.scale, r.edge_factor,
 	       p.fraction, p.homophily,
 	       p.num_classes, (long long)p.feat_dim, p.signal, (long long)h.num_nodes, h.avg_degree, h.homophily,
-	       h.signal, h.target_signal, (long long)h.feat_dim, l.fraction, l.homophily, l.num_classes,
+	       h.signal, h.target_signal, (long long)h.feat_dim, m.fraction, m.homophily, m.num_classes,
+	       (long long)m.feat_dim, g.num_classes, (long long)g.feat_dim, m.signal, l.fraction, l.homophily, l.num_classes,
 	       (long long)l.feat_dim, l.signal, c.num_classes,
 	       (long long)c.feat_dim, c.signal);
 }
@@ -145,7 +169,7 @@ static int link_opts(burrow_gen_opts *o, const char *split, const char *neg, boo
 
 enum { O_NODES = 256, O_CLASSES, O_DEG, O_HOMO, O_DIM, O_DTYPE, O_SIGNAL, O_SCALE, O_EF, O_SEED, O_THREADS,
        O_FRACTION, O_MEM, O_TMP, O_FORCE, O_QUIET, O_TSIGNAL, O_TASKS, O_ESPLIT, O_NEG, O_DIRECTED, O_EFDIM, O_ESIGNAL,
-       O_NFE, O_HELP };
+       O_NFE, O_FILL, O_HELP };
 
 int cmd_gen(int argc, char **argv)
 {
@@ -162,7 +186,8 @@ int cmd_gen(int argc, char **argv)
 		{"tasks", required_argument, 0, O_TASKS},     {"edge-split", required_argument, 0, O_ESPLIT},
 		{"negatives", required_argument, 0, O_NEG},   {"directed", no_argument, 0, O_DIRECTED},
 		{"edge-feat-dim", required_argument, 0, O_EFDIM}, {"edge-signal", required_argument, 0, O_ESIGNAL},
-		{"node-features-from-edges", required_argument, 0, O_NFE}, {"help", no_argument, 0, O_HELP},
+		{"node-features-from-edges", required_argument, 0, O_NFE}, {"fill", required_argument, 0, O_FILL},
+		{"help", no_argument, 0, O_HELP},
 		{0, 0, 0, 0},
 	};
 	/* parse into a kind-neutral set, then apply to the kind's defaults */
@@ -189,7 +214,8 @@ int cmd_gen(int argc, char **argv)
 		}
 	}
 	if (argc - optind != 2)
-		return cli_usage("gen", "expected a generator (csbm, rmat, papers or hsbm) and an output directory");
+		return cli_usage("gen", "expected a generator (csbm, rmat, papers, hsbm, citation2, mag or igbh) and an "
+				 "output directory");
 	const char *kind = argv[optind], *out = argv[optind + 1];
 	burrow_gen_opts o;
 	if (!strcmp(kind, "csbm"))
@@ -202,23 +228,28 @@ int cmd_gen(int argc, char **argv)
 		burrow_gen_defaults(&o, BURROW_GEN_HSBM);
 	else if (!strcmp(kind, "citation2"))
 		burrow_gen_defaults(&o, BURROW_GEN_CITATION2);
+	else if (!strcmp(kind, "mag"))
+		burrow_gen_defaults(&o, BURROW_GEN_MAG);
+	else if (!strcmp(kind, "igbh"))
+		burrow_gen_defaults(&o, BURROW_GEN_IGBH);
 	else
-		return cli_usage("gen", "unknown generator '%s' (csbm, rmat, papers, hsbm or citation2)", kind);
+		return cli_usage("gen", "unknown generator '%s' (csbm, rmat, papers, hsbm, citation2, mag or igbh)", kind);
 	/* which kinds take each kind-specific option */
 	static const struct {
 		int id;
-		bool csbm, rmat, papers, hsbm, citation2;
-	} only[] = {{O_NODES, 1, 0, 0, 1, 0},    {O_DEG, 1, 0, 0, 1, 0},    {O_HOMO, 1, 0, 1, 1, 1},
-		    {O_SCALE, 0, 1, 0, 0, 0},    {O_EF, 0, 1, 0, 0, 0},     {O_FRACTION, 0, 0, 1, 0, 1},
-		    {O_TSIGNAL, 0, 0, 0, 1, 0},  {O_TASKS, 1, 0, 0, 0, 0},  {O_ESPLIT, 1, 1, 1, 0, 1},
-		    {O_NEG, 1, 1, 1, 0, 1},      {O_DIRECTED, 1, 1, 1, 0, 1}, {O_EFDIM, 1, 0, 0, 0, 0},
-		    {O_ESIGNAL, 1, 0, 0, 0, 0},  {O_NFE, 1, 0, 0, 0, 0}};
+		bool csbm, rmat, papers, hsbm, citation2, typed; /* typed: mag and igbh */
+	} only[] = {{O_NODES, 1, 0, 0, 1, 0, 0},    {O_DEG, 1, 0, 0, 1, 0, 0},      {O_HOMO, 1, 0, 1, 1, 1, 1},
+		    {O_SCALE, 0, 1, 0, 0, 0, 0},    {O_EF, 0, 1, 0, 0, 0, 0},       {O_FRACTION, 0, 0, 1, 0, 1, 1},
+		    {O_TSIGNAL, 0, 0, 0, 1, 0, 0},  {O_TASKS, 1, 0, 0, 0, 0, 0},    {O_ESPLIT, 1, 1, 1, 0, 1, 0},
+		    {O_NEG, 1, 1, 1, 0, 1, 0},      {O_DIRECTED, 1, 1, 1, 0, 1, 0}, {O_EFDIM, 1, 0, 0, 0, 0, 0},
+		    {O_ESIGNAL, 1, 0, 0, 0, 0, 0},  {O_NFE, 1, 0, 0, 0, 0, 0},      {O_FILL, 0, 0, 0, 0, 0, 1}};
 	for (size_t i = 0; i < sizeof only / sizeof only[0]; i++) {
-		bool ok = o.kind == BURROW_GEN_CSBM     ? only[i].csbm
-			  : o.kind == BURROW_GEN_RMAT   ? only[i].rmat
-			  : o.kind == BURROW_GEN_PAPERS ? only[i].papers
-			  : o.kind == BURROW_GEN_HSBM   ? only[i].hsbm
-							: only[i].citation2;
+		bool ok = o.kind == BURROW_GEN_CSBM        ? only[i].csbm
+			  : o.kind == BURROW_GEN_RMAT      ? only[i].rmat
+			  : o.kind == BURROW_GEN_PAPERS    ? only[i].papers
+			  : o.kind == BURROW_GEN_HSBM      ? only[i].hsbm
+			  : o.kind == BURROW_GEN_CITATION2 ? only[i].citation2
+							   : only[i].typed;
 		if (v[only[i].id].set && !ok)
 			return cli_usage("gen", "option '--%s' is not for %s", lo[only[i].id - O_NODES].name, kind);
 	}
@@ -290,6 +321,11 @@ int cmd_gen(int argc, char **argv)
 	}
 	if (v[O_TMP].set)
 		o.spill_dir = v[O_TMP].val;
+	if (v[O_FILL].set) {
+		if (strcmp(v[O_FILL].val, "none") && strcmp(v[O_FILL].val, "mean"))
+			return cli_usage("gen", "--fill wants none or mean, got '%s'", v[O_FILL].val);
+		o.fill = strcmp(v[O_FILL].val, "mean") ? BURROW_FEAT_FILL_NONE : BURROW_FEAT_FILL_MEAN;
+	}
 	if (link_opts(&o, v[O_ESPLIT].val, v[O_NEG].val, v[O_DIRECTED].set))
 		return EXIT_USAGE;
 	o.overwrite = force;

@@ -17,7 +17,9 @@ extern "C" {
  * scaled by `fraction`, with power-law degrees and homophilous edges. */
 enum burrow_gen_kind { BURROW_GEN_CSBM = 1, BURROW_GEN_RMAT = 2, BURROW_GEN_PAPERS = 3,
 		      BURROW_GEN_HSBM = 4 /* typed: papers (target), authors, fields; docs/datasets.md */,
-		      BURROW_GEN_CITATION2 = 5 /* ogbl-citation2's shape: a directed link dataset */ };
+		      BURROW_GEN_CITATION2 = 5 /* ogbl-citation2's shape: a directed link dataset */,
+		      BURROW_GEN_MAG = 6 /* typed: OGB-LSC MAG240M's shape times `fraction`; docs/datasets.md */,
+		      BURROW_GEN_IGBH = 7 /* typed: IGBH-full's shape (MLPerf's 4 types) times `fraction` */ };
 
 typedef struct burrow_gen_opts {
 	size_t size;            /* sizeof(burrow_gen_opts), set by burrow_gen_defaults(); first */
@@ -73,6 +75,9 @@ typedef struct burrow_gen_opts {
 	bool node_features_from_edges; /* features.npy = edge_reduce of each node's edge features
 					  (feat_dim, signal unused), as OGB's examples do for ogbn-proteins */
 	burrow_edge_reduce edge_reduce; /* default mean */
+	/* mag, igbh: featureless types filled after generating (enum burrow_feat_fill; default
+	 * BURROW_FEAT_FILL_NONE: they stay featureless) */
+	int fill;
 } burrow_gen_opts;
 
 /* Defaults for a kind (enum burrow_gen_kind). */

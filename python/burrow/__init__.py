@@ -22,7 +22,7 @@ from ._lib import lib
 
 __all__ = ["Error", "version", "Dataset", "NodeType", "FeatureStore", "Ticket", "Sampler", "Batch", "Block",
            "TypedSampler", "TypedBatch", "Trainer",
-           "gen_csbm", "gen_rmat", "gen_papers", "prep", "import_graph", "partition", "metrics"]
+           "gen_csbm", "gen_rmat", "gen_papers", "gen_mag", "gen_igbh", "prep", "import_graph", "partition", "metrics"]
 
 log = logging.getLogger("burrow")
 _LEVELS = {0: logging.ERROR, 1: logging.WARNING, 2: logging.INFO, 3: logging.DEBUG}
@@ -1198,6 +1198,18 @@ def gen_papers(out, **kw):
     """A dataset of ogbn-papers100M's shape scaled by fraction (fraction, homophily, num_classes,
     feat_dim, feat_dtype, signal, seed, mem_bytes, spill_dir, ...)."""
     return _gen(3, out, kw)
+
+
+def gen_mag(out, **kw):
+    """A typed twin of OGB-LSC's MAG240M scaled by fraction (fraction, homophily, num_classes,
+    feat_dim, feat_dtype, signal, seed, mem_bytes, spill_dir, ...); docs/datasets.md."""
+    return _gen(6, out, kw)
+
+
+def gen_igbh(out, **kw):
+    """A typed twin of IGBH-full (MLPerf's four types) scaled by fraction (fraction, num_classes
+    19 or 2983, homophily, feat_dim, feat_dtype, signal, seed, ...); docs/datasets.md."""
+    return _gen(7, out, kw)
 
 
 def prep(source, **kw):

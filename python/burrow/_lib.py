@@ -209,7 +209,7 @@ class GenOpts(Structure):
                 ("num_tasks", c_int32), ("edge_split", c_double * 3), ("neg_per_source", c_int32),
                 ("directed", c_bool),
                 ("edge_feat_dim", c_int64), ("edge_signal", c_double),
-                ("node_features_from_edges", c_bool), ("edge_reduce", c_int)]
+                ("node_features_from_edges", c_bool), ("edge_reduce", c_int), ("fill", c_int)]
 
 
 class PrepOpts(Structure):

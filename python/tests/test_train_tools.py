@@ -103,6 +103,24 @@ def test_gen_papers_labels_only_its_splits(tmp_path):
     assert (labels[outside] == -1).all() and (labels[split] >= 0).all()
 
 
+def test_gen_mag_and_igbh_have_their_shapes(tmp_path):
+    import json
+    f = 1 / 16384
+    meta = json.load(open(burrow.gen_mag(tmp_path / "m", fraction=f, feat_dim=8) + "/meta.json"))
+    assert [(t["name"], t["num_nodes"], t.get("feat_dim", 0)) for t in meta["node_types"]] == [
+        ("paper", round(121751666 * f), 8), ("author", round(122383112 * f), 0), ("institution", round(25721 * f), 0)]
+    edges = {r["name"]: r["num_edges"] for r in meta["relations"]}
+    assert edges == {"writes": round(386022720 * f), "rev_writes": round(386022720 * f),
+                     "affiliated_with": round(44592586 * f), "rev_affiliated_with": round(44592586 * f),
+                     "cites": round(1297748926 * f), "rev_cites": round(1297748926 * f)}
+    assert meta["num_classes"] == 153 and meta["target_type"] == "paper"
+    meta = json.load(open(burrow.gen_igbh(tmp_path / "i", fraction=f, feat_dim=8, num_classes=2983) + "/meta.json"))
+    assert [t["name"] for t in meta["node_types"]] == ["paper", "author", "institute", "fos"]
+    assert meta["num_classes"] == 2983 and meta["num_train"] == round(94605581 * f)
+    with pytest.raises(burrow.Error):
+        burrow.gen_igbh(tmp_path / "bad", fraction=f, num_classes=20)
+
+
 def test_pyg_loader_batches_carry_the_store_s_rows(csbm):
     pytest.importorskip("torch_geometric")
     from burrow.pyg import loader
