@@ -21,6 +21,7 @@ int cmd_predict(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_train_dist(int argc, char **argv);
+int cmd_reorder(int argc, char **argv);
 
 static const cli_cmd COMMANDS[] = {
 	{"gen", "generate a synthetic dataset (csbm, rmat)", cmd_gen},
@@ -36,6 +37,7 @@ static const cli_cmd COMMANDS[] = {
 	{"report", "an HTML report (inline SVG charts) of burrow train --log files", cmd_report},
 	{"partition", "split a dataset into K parts with halos (METIS)", cmd_partition},
 	{"bench", "benchmarks: ratios against anchors measured in the same run", cmd_bench},
+	{"reorder", "renumber a dataset's nodes in a locality order (bfs, degree, rcm)", cmd_reorder},
 };
 #define NCOMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
 

@@ -318,6 +318,48 @@ BURROW_API int burrow_split_random(const int32_t *labels, /* [n] or NULL, borrow
 							     sizes[0] + sizes[1] + sizes[2] used */
 				   int64_t sizes[3]);     /* out */
 
+/* ---------------------------------------------------------------- reorder: a locality order */
+
+/* How burrow_reorder numbers the nodes (docs/store.md, "A locality order"). */
+typedef enum burrow_order {
+	BURROW_ORDER_DEGREE = 0, /* hubs first: degree descending, ties to the lower id */
+	BURROW_ORDER_BFS = 1,    /* breadth-first from the highest-degree node not yet placed, each row's new
+				    neighbors in degree order (descending, ties to the lower id) */
+	BURROW_ORDER_RCM = 2,    /* reverse Cuthill-McKee: breadth-first from the lowest-degree node not yet
+				    placed, neighbors by ascending degree, the whole order reversed */
+	BURROW_ORDER_RANDOM = 3, /* a permutation drawn from the seed (a control: no locality) */
+} burrow_order;
+
+typedef struct burrow_reorder_opts {
+	size_t size;               /* sizeof(burrow_reorder_opts), set by burrow_reorder_defaults(); first */
+	int order;                 /* enum burrow_order (default BFS) */
+	const int64_t *perm;       /* [N] borrowed, or NULL (default): perm[i] is the input id of new node i,
+				      used instead of the order (checked: a permutation of [0, N)) */
+	uint64_t seed;             /* BURROW_ORDER_RANDOM's draw (default 0) */
+	size_t mem_bytes;          /* memory budget; 0 (default): half of the machine's. The id maps
+				      (24 bytes a node), labels and splits must fit; features stream through
+				      the rest in chunks */
+	bool overwrite;            /* replace an existing output dataset (default false) */
+	burrow_progress_fn progress; /* may be NULL */
+	void *progress_user;
+} burrow_reorder_opts;
+BURROW_API void burrow_reorder_defaults(burrow_reorder_opts *o);
+/* The order's permutation of g: perm[i] is the node of g placed at i. */
+BURROW_API int burrow_order_compute(const burrow_csr *g,  /* borrowed */
+				    int order,            /* enum burrow_order */
+				    uint64_t seed,        /* RANDOM's draw */
+				    int64_t *perm);       /* out: [g->num_nodes] caller memory */
+/* Renumber the nodes of the homogeneous (version 1) dataset in_dir and write it to out_dir: the
+ * CSR (rows permuted, ids renamed, rows sorted), features (read in the new order, written
+ * sequentially), edge features (following their entries), labels, splits (renamed, sorted),
+ * named splits, edge splits (renamed, rows in place) and orig_ids.npy (composed with the input's
+ * own, if any), atomically. Refuses a typed dataset. */
+BURROW_API int burrow_reorder(const char *in_dir, const char *out_dir, const burrow_reorder_opts *o /* NULL = defaults */);
+/* "degree", "bfs", "rcm", "random" into *out; else BURROW_E_INVAL. */
+BURROW_API int burrow_order_parse(const char *s, int *out);
+/* The order's name (static; "?" when unknown). */
+BURROW_API const char *burrow_order_name(int order);
+
 #ifdef __cplusplus
 }
 #endif
