@@ -45,10 +45,11 @@ static void help(void)
 	       "                   class's seconds, GFLOP and GFLOP/s (products, aggregation, elementwise,\n"
 	       "                   optimizer) and each layer's products; on a GPU it waits for every kernel,\n"
 	       "                   which slows T_mem (turn it off there for the ratio)\n"
-	       "  --gemm-seconds S with --ops on, time the CPU's GEMM at the first layer's shape (as 'burrow\n"
-	       "                   bench gemm': its forward and weight-gradient products, backend and cblas,\n"
-	       "                   S seconds each, the best median) and print the first layer's products'\n"
-	       "                   GFLOP/s as a ratio to it (default 1; 0: not measured)\n"
+	       "  --gemm-seconds S with --ops on, time the CPU's GEMM at the first layer's shape after each\n"
+	       "                   run's epochs (as 'burrow bench gemm': its forward and weight-gradient\n"
+	       "                   products, backend and cblas, S seconds each, the best median) and print\n"
+	       "                   the first layer's products' GFLOP/s as a ratio to it (default 1; 0: not\n"
+	       "                   measured)\n"
 	       "  other options as in burrow train\n");
 }
 
@@ -152,8 +153,8 @@ typedef struct train_run {
 	bool ops;              /* count the in-memory epoch's ops (--ops) */
 	double gemm_seconds;   /* --gemm-seconds */
 	burrow_op_stats *opst; /* [repeat] the in-memory epochs' ops */
-	gemm_cell gemm[2];     /* the first layer's forward and weight-gradient shapes, timed (run 1) */
-	double gemm_rate;      /* their best median GFLOP/s; 0: not measured */
+	gemm_cell gemm[2];     /* the first layer's forward and weight-gradient shapes, timed after each run's epochs */
+	double gemm_rate;      /* their best median GFLOP/s in the last run; 0: not measured */
 	double *first_ratio;   /* [repeat] the first layer's products' GFLOP/s / gemm_rate */
 } train_run;
 
@@ -333,11 +334,13 @@ static bool first_shape(const train_run *r, const burrow_op_stats *s, int64_t *m
 }
 
 /* The measured GEMM rate at the first layer's shape (its forward A W and weight gradient
- * A^T G, both paths): once, after run 1's epochs, on the CPU only. */
+ * A^T G, both paths), right after the run's epochs so that the ratio is of figures taken
+ * side by side; on the CPU only. */
 static int train_gemm(train_run *r, const burrow_op_stats *s)
 {
 	int64_t m, k, n;
 	const char *dev = r->o.device;
+	r->gemm_rate = 0;
 	if (r->gemm_seconds <= 0 || (dev && strcmp(dev, "cpu")) || !first_shape(r, s, &m, &k, &n))
 		return 0;
 	burrow_gemm *g;
@@ -409,11 +412,11 @@ static void ops_table(const train_run *r, int64_t i, double other, double first,
 		       bench_gemm_shape_name(GEMM_ATG), r->gemm[1].kernel[0]);
 }
 
-/* Run i's ops: the GEMM rate after run 1, then the report. */
+/* Run i's ops: the GEMM rate after its epochs, then the report. */
 static int train_ops(train_run *r, int64_t i)
 {
 	const burrow_op_stats *s = &r->opst[i];
-	int rc = i == 0 ? train_gemm(r, s) : 0;
+	int rc = train_gemm(r, s);
 	if (rc)
 		return rc;
 	double other = s->compute_s, first = s->layer_seconds[0] > 0 ? s->layer_flops[0] / s->layer_seconds[0] / 1e9 : 0;
@@ -488,7 +491,7 @@ static void train_summary(const train_run *r)
 	const int n = (int)r->repeat;
 	const double mt_io = cli_median(r->tio, n), mt_mem = cli_median(r->tmem, n);
 	const double mt_c = cli_median(r->tcache, n), bound = mt_io > mt_mem ? mt_io : mt_mem;
-	const double first = r->gemm_rate > 0 ? cli_median(r->first_ratio, n) : -1;
+	const double first = r->first_ratio[0] > 0 ? cli_median(r->first_ratio, n) : -1;
 	if (r->json)
 		printf("{\"bench\": \"train\", \"task\": \"%s\", \"summary\": true, \"runs\": %lld, \"t_io\": %.6f, \"t_mem\": %.6f, "
 		       "\"epoch_s\": %.6f, \"ratio\": %.4f, \"first_layer_ratio\": %.4f}\n",
