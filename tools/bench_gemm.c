@@ -1,6 +1,7 @@
 /* bench_gemm.c: burrow bench gemm: the CPU's sustained single-precision GEMM rate at the
  * shapes mini-batch training multiplies, through the backend's own product and through
  * cblas_sgemm directly, calls interleaved, medians: the limit bench train's ratios are against. */
+#define _POSIX_C_SOURCE 200809L /* strtok_r */
 #include "bench_gemm.h"
 #include "cli.h"
 
