@@ -2,6 +2,7 @@
  * mini-batch epoch with a partial cache against the same epoch with every row in memory
  * (T_mem) and against the time its reads take alone at the store's measured rate (T_io),
  * all measured in one run; node classification or link prediction (--task link). */
+#include "bench_gemm.h"
 #include "cli.h"
 #include "train_cli.h"
 
@@ -16,7 +17,7 @@ static void help(void)
 	       "                          [--prefetch 2]"
 	       " [--threads T] [--seed 0] [--io-rows 200000] [--repeat 1] [--json]\n"
 	       "                          [--device cpu] [--tf32] [--task auto] [--neg 1] [--scorer dot]\n"
-	       "                          [--io-gather 4096|auto]\n\n"
+	       "                          [--io-gather 4096|auto] [--ops on|off] [--gemm-seconds 1]\n\n"
 	       "Three measurements on the same features file, in one run:\n"
 	       "  T_io    the rows the partial-cache epoch read from disk, divided by the rows/s of the\n"
 	       "          store gathering uniformly random rows cold (as 'burrow bench io': io_uring,\n"
@@ -44,6 +45,15 @@ static void help(void)
 	       "  --task T         auto (the dataset's), node, multilabel or link: link measures epochs of\n"
 	       "                   edge mini-batches (--batch positives each, --neg negatives per positive,\n"
 	       "                   --scorer dot or mlp), the endpoints' neighborhoods gathered as nodes' are\n"
+	       "  --ops on|off     count the in-memory epoch's compute ops (default on): per batch, each\n"
+	       "                   class's seconds, GFLOP and GFLOP/s (products, aggregation, elementwise,\n"
+	       "                   optimizer) and each layer's products; on a GPU it waits for every kernel,\n"
+	       "                   which slows T_mem (turn it off there for the ratio)\n"
+	       "  --gemm-seconds S with --ops on, time the CPU's GEMM at the first layer's shape after each\n"
+	       "                   run's epochs (as 'burrow bench gemm': its forward and weight-gradient\n"
+	       "                   products, backend and cblas, S seconds each, the best median) and print\n"
+	       "                   the first layer's products' GFLOP/s as a ratio to it (default 1; 0: not\n"
+	       "                   measured)\n"
 	       "  other options as in burrow train\n");
 }
 
@@ -121,14 +131,19 @@ static void io_line(const burrow_epoch_stats *e)
 	       cli_grouped(e->pages_read, d, sizeof d), cli_human_bytes((double)e->bytes_read, f, sizeof f));
 }
 
-/* One training epoch of a fresh trainer (epoch 1: the same batches for the same seed). */
-static int one_epoch(burrow_dataset *ds, const burrow_train_opts *o, burrow_epoch_stats *es)
+/* One training epoch of a fresh trainer (epoch 1: the same batches for the same seed), its
+ * compute ops counted into *ops when not NULL. */
+static int one_epoch(burrow_dataset *ds, const burrow_train_opts *o, burrow_epoch_stats *es, burrow_op_stats *ops)
 {
 	burrow_trainer *t;
 	int st = burrow_trainer_open(&t, ds, o);
 	if (st < 0)
 		return st;
+	if (ops)
+		burrow_trainer_count_ops(t, true);
 	st = burrow_trainer_train_epoch(t, es);
+	if (!st && ops)
+		st = burrow_trainer_op_stats(t, ops);
 	burrow_trainer_close(t);
 	return st;
 }
@@ -146,7 +161,7 @@ static void touch_graph(const burrow_csr *g)
 }
 
 enum { O_MODEL = 256, O_LAYERS, O_HIDDEN, O_FANOUT, O_BATCH, O_MAXB, O_CACHE, O_PREFETCH, O_THREADS, O_SEED, O_IOROWS,
-       O_REPEAT, O_JSON, O_HELP, O_POLICY, O_DEVICE, O_TF32, O_TASK, O_NEG, O_SCORER, O_IOGATHER };
+       O_REPEAT, O_JSON, O_HELP, O_POLICY, O_DEVICE, O_TF32, O_TASK, O_NEG, O_SCORER, O_IOGATHER, O_OPS, O_GEMMSEC };
 
 /* One bench train: the options, the dataset, and each run's times. */
 typedef struct train_run {
@@ -160,6 +175,12 @@ typedef struct train_run {
 	burrow_dataset *ds;
 	char fan[96];          /* the fanouts, "15,10,5" */
 	double *rate, *tmem, *tcache, *tio; /* [repeat] io rows/s; the epochs' seconds, in memory and cached; io alone */
+	bool ops;              /* count the in-memory epoch's ops (--ops) */
+	double gemm_seconds;   /* --gemm-seconds */
+	burrow_op_stats *opst; /* [repeat] the in-memory epochs' ops */
+	gemm_cell gemm[2];     /* the first layer's forward and weight-gradient shapes, timed after each run's epochs */
+	double gemm_rate;      /* their best median GFLOP/s in the last run; 0: not measured */
+	double *first_ratio;   /* [repeat] the first layer's products' GFLOP/s / gemm_rate */
 } train_run;
 
 /* The command line into r: 0 to go on, -1 after --help, else the exit code. */
@@ -177,6 +198,7 @@ static int train_parse(train_run *r, int argc, char **argv)
 		{"tf32", no_argument, 0, O_TF32},               {"task", required_argument, 0, O_TASK},
 		{"neg", required_argument, 0, O_NEG},           {"scorer", required_argument, 0, O_SCORER},
 		{"io-gather", required_argument, 0, O_IOGATHER},
+		{"ops", required_argument, 0, O_OPS},           {"gemm-seconds", required_argument, 0, O_GEMMSEC},
 		{0, 0, 0, 0},
 	};
 	burrow_train_opts *o = &r->o;
@@ -246,6 +268,15 @@ static int train_parse(train_run *r, int argc, char **argv)
 				return cli_usage("bench train", "--task wants auto, node, multilabel or link, got '%s'", optarg);
 			break;
 		case O_NEG: NUM(o->neg, 0, 1024); break;
+		case O_OPS:
+			if (strcmp(optarg, "on") && strcmp(optarg, "off"))
+				return cli_usage("bench train", "--ops wants on or off, got '%s'", optarg);
+			r->ops = !strcmp(optarg, "on");
+			break;
+		case O_GEMMSEC:
+			if (!cli_f64(optarg, &r->gemm_seconds) || !(r->gemm_seconds >= 0 && r->gemm_seconds <= 600))
+				return cli_usage("bench train", "--gemm-seconds wants a number in [0, 600], got '%s'", optarg);
+			break;
 		case O_SCORER:
 			if ((o->scorer = burrow_scorer_parse(optarg)) < 0)
 				return cli_usage("bench train", "--scorer wants dot or mlp, got '%s'", optarg);
@@ -304,13 +335,128 @@ static int train_open(train_run *r)
 	r->tcache = calloc(n, sizeof *r->tcache);
 	r->tio = calloc(n, sizeof *r->tio);
 	r->gather = calloc(n, sizeof *r->gather);
+	r->opst = calloc(n, sizeof *r->opst);
+	r->first_ratio = calloc(n, sizeof *r->first_ratio);
 	if (r->io_gather < 0) /* not given: 4096, or the epoch's own for a link dataset */
 		r->io_gather = o->task == BURROW_TASK_LINK || (o->task == BURROW_TASK_AUTO && burrow_dataset_has_edge_split(r->ds) &&
 							    in->num_classes == 0 && in->num_tasks == 0)
 				       ? 0
 				       : 4096;
-	if (!r->rate || !r->tmem || !r->tcache || !r->tio || !r->gather)
+	if (!r->rate || !r->tmem || !r->tcache || !r->tio || !r->gather || !r->opst || !r->first_ratio)
 		return cli_fail("bench train", "out of memory");
+	return 0;
+}
+
+/* The first layer's products as one shape: k its input width, n its output's, m the rows that
+ * make up the FLOPs counted over its calls (2 m k n each: SAGE, GCN and MLP layers multiply
+ * [m, k] by [k, n], transposed or not). */
+static bool first_shape(const train_run *r, const burrow_op_stats *s, int64_t *m, int64_t *k, int64_t *n)
+{
+	const burrow_dataset_info *in = burrow_dataset_get_info(r->ds);
+	*k = in->feat_dim;
+	*n = r->o.layers > 1 || in->num_classes < 1 ? r->o.hidden : in->num_classes;
+	if (*k < 1 || *n < 1 || s->layer_calls[0] < 1)
+		return false;
+	*m = (int64_t)(s->layer_flops[0] / (2.0 * (double)*k * (double)*n * (double)s->layer_calls[0]) + 0.5);
+	return *m >= 1;
+}
+
+/* The measured GEMM rate at the first layer's shape (its forward A W and weight gradient
+ * A^T G, both paths), right after the run's epochs so that the ratio is of figures taken
+ * side by side; on the CPU only. */
+static int train_gemm(train_run *r, const burrow_op_stats *s)
+{
+	int64_t m, k, n;
+	const char *dev = r->o.device;
+	r->gemm_rate = 0;
+	if (r->gemm_seconds <= 0 || (dev && strcmp(dev, "cpu")) || !first_shape(r, s, &m, &k, &n))
+		return 0;
+	burrow_gemm *g;
+	int st = burrow_gemm_open(&g, r->o.threads);
+	for (int c = 0; c < 2 && !st; c++) {
+		r->gemm[c] = (gemm_cell){.shape = c ? GEMM_ATG : GEMM_AB, .m = m, .k = k, .n = n};
+		st = bench_gemm_cell(g, &r->gemm[c], r->gemm_seconds);
+		for (int p = 0; p < 2 && !st; p++)
+			if (r->gemm[c].gflops[p] > r->gemm_rate)
+				r->gemm_rate = r->gemm[c].gflops[p];
+	}
+	burrow_gemm_close(g);
+	return st < 0 ? cli_lib_fail("bench train", st) : 0;
+}
+
+static const char *const CLASSES[BURROW_OP_CLASSES] = {"products", "aggregation", "elementwise", "optimizer"};
+
+/* Run i's in-memory epoch's ops, per batch, as JSON. */
+static void ops_json(const train_run *r, int64_t i, double other, double first, const char *load)
+{
+	const burrow_op_stats *s = &r->opst[i];
+	const double B = s->batches > 0 ? (double)s->batches : 1.0;
+	printf("{\"bench\": \"train\", \"ops\": true, \"run\": %lld, \"batches\": %lld, \"compute_s\": %.6f, "
+	       "\"other_s\": %.6f", (long long)i, (long long)s->batches, s->compute_s / B, other / B);
+	for (int c = 0; c < BURROW_OP_CLASSES; c++)
+		printf(", \"%s\": {\"s\": %.6f, \"gflop\": %.4f, \"gflops\": %.3f, \"calls\": %.1f}", CLASSES[c],
+		       s->seconds[c] / B, s->flops[c] / B / 1e9, s->seconds[c] > 0 ? s->flops[c] / s->seconds[c] / 1e9 : 0.0,
+		       (double)s->calls[c] / B);
+	printf(", \"layers\": [");
+	for (int l = 0; l < r->o.layers; l++)
+		printf("%s{\"s\": %.6f, \"gflop\": %.4f, \"gflops\": %.3f, \"calls\": %.1f}", l ? ", " : "",
+		       s->layer_seconds[l] / B, s->layer_flops[l] / B / 1e9,
+		       s->layer_seconds[l] > 0 ? s->layer_flops[l] / s->layer_seconds[l] / 1e9 : 0.0,
+		       (double)s->layer_calls[l] / B);
+	printf("], \"first_layer_gflops\": %.3f", first);
+	if (r->gemm_rate > 0)
+		printf(", \"gemm_gflops\": %.3f, \"first_layer_ratio\": %.4f, \"gemm_m\": %lld, \"gemm_k\": %lld, "
+		       "\"gemm_n\": %lld", r->gemm_rate, first / r->gemm_rate, (long long)r->gemm[0].m,
+		       (long long)r->gemm[0].k, (long long)r->gemm[0].n);
+	printf(", \"load\": \"%s\"}\n", load);
+}
+
+/* Run i's in-memory epoch's ops, per batch, as a table. */
+static void ops_table(const train_run *r, int64_t i, double other, double first, const char *load)
+{
+	const burrow_op_stats *s = &r->opst[i];
+	const double B = s->batches > 0 ? (double)s->batches : 1.0;
+	printf("%3lld  ops of the cache 100%% epoch, per batch (%lld batches; load %s)\n", (long long)i + 1,
+	       (long long)s->batches, load);
+	printf("     %-16s %9s %9s %9s %7s\n", "class", "s", "GFLOP", "GFLOP/s", "calls");
+	for (int c = 0; c < BURROW_OP_CLASSES + r->o.layers; c++) {
+		const bool cl = c < BURROW_OP_CLASSES;
+		const int l = c - BURROW_OP_CLASSES;
+		const double sec = cl ? s->seconds[c] : s->layer_seconds[l], fl = cl ? s->flops[c] : s->layer_flops[l];
+		char name[32];
+		if (cl)
+			snprintf(name, sizeof name, "%s", CLASSES[c]);
+		else
+			snprintf(name, sizeof name, "  layer %d", l);
+		printf("     %-16s %9.4f %9.3f %9.1f %7.1f\n", name, sec / B, fl / B / 1e9, sec > 0 ? fl / sec / 1e9 : 0.0,
+		       (double)(cl ? s->calls[c] : s->layer_calls[l]) / B);
+	}
+	printf("     %-16s %9.4f\n     %-16s %9.4f\n", "other", other / B, "compute", s->compute_s / B);
+	if (r->gemm_rate > 0)
+		printf("     first layer's products: %.1f GFLOP/s = %.3f of the measured GEMM rate %.1f GFLOP/s "
+		       "(m %lld, k %lld, n %lld: %s %s, %s %s)\n",
+		       first, first / r->gemm_rate, r->gemm_rate, (long long)r->gemm[0].m, (long long)r->gemm[0].k,
+		       (long long)r->gemm[0].n, bench_gemm_shape_name(GEMM_AB), r->gemm[0].kernel[0],
+		       bench_gemm_shape_name(GEMM_ATG), r->gemm[1].kernel[0]);
+}
+
+/* Run i's ops: the GEMM rate after its epochs, then the report. */
+static int train_ops(train_run *r, int64_t i)
+{
+	const burrow_op_stats *s = &r->opst[i];
+	int rc = train_gemm(r, s);
+	if (rc)
+		return rc;
+	double other = s->compute_s, first = s->layer_seconds[0] > 0 ? s->layer_flops[0] / s->layer_seconds[0] / 1e9 : 0;
+	for (int c = 0; c < BURROW_OP_CLASSES; c++)
+		other -= s->seconds[c];
+	r->first_ratio[i] = r->gemm_rate > 0 ? first / r->gemm_rate : 0;
+	char load[48];
+	bench_load(load, sizeof load);
+	if (r->json)
+		ops_json(r, i, other, first, load);
+	else
+		ops_table(r, i, other, first, load);
 	return 0;
 }
 
@@ -322,9 +468,14 @@ static int train_one(train_run *r, int64_t i)
 	burrow_epoch_stats em = {.size = sizeof em}, ec = {.size = sizeof ec};
 	int st;
 	const char *feat = burrow_dataset_features_path(r->ds);
+	burrow_op_stats *ops = NULL;
+	if (r->ops) {
+		ops = &r->opst[i];
+		ops->size = sizeof *ops;
+	}
 	if ((r->io_gather && (st = io_rate(feat, r->io_rows, r->io_gather, (uint64_t)i, &r->rate[i])) < 0) ||
-	    (st = one_epoch(r->ds, i % 2 ? o : &r->om, i % 2 ? &ec : &em)) < 0 ||
-	    (st = one_epoch(r->ds, i % 2 ? &r->om : o, i % 2 ? &em : &ec)) < 0)
+	    (st = one_epoch(r->ds, i % 2 ? o : &r->om, i % 2 ? &ec : &em, i % 2 ? NULL : ops)) < 0 ||
+	    (st = one_epoch(r->ds, i % 2 ? &r->om : o, i % 2 ? &em : &ec, i % 2 ? ops : NULL)) < 0)
 		return cli_lib_fail("bench train", st);
 	r->gather[i] = r->io_gather ? r->io_gather : (ec.batches && ec.rows_read / ec.batches > 1 ? ec.rows_read / ec.batches : 1);
 	if (!r->io_gather && /* auto: the epoch's own rows per batch, at least 4 gathers of them */
@@ -360,8 +511,9 @@ static int train_one(train_run *r, int64_t i)
 		printf("%3lld  %-12s %8.2f   (%s rows/s cold, uniform, %s rows a gather)\n", (long long)i + 1, "io alone",
 		       r->tio[i], cli_grouped((int64_t)r->rate[i], a, sizeof a), cli_grouped(r->gather[i], g, sizeof g));
 	}
+	const int rc = r->ops ? train_ops(r, i) : 0;
 	fflush(stdout);
-	return 0;
+	return rc;
 }
 
 /* The last line: the runs' medians and epoch / max(T_mem, T_io). */
@@ -370,18 +522,22 @@ static void train_summary(const train_run *r)
 	const int n = (int)r->repeat;
 	const double mt_io = cli_median(r->tio, n), mt_mem = cli_median(r->tmem, n);
 	const double mt_c = cli_median(r->tcache, n), bound = mt_io > mt_mem ? mt_io : mt_mem;
+	const double first = r->first_ratio[0] > 0 ? cli_median(r->first_ratio, n) : -1;
 	if (r->json)
 		printf("{\"bench\": \"train\", \"task\": \"%s\", \"summary\": true, \"runs\": %lld, \"t_io\": %.6f, \"t_mem\": %.6f, "
-		       "\"epoch_s\": %.6f, \"ratio\": %.4f}\n",
-		       burrow_task_name(r->o.task), (long long)r->repeat, mt_io, mt_mem, mt_c, mt_c / bound);
+		       "\"epoch_s\": %.6f, \"ratio\": %.4f, \"first_layer_ratio\": %.4f}\n",
+		       burrow_task_name(r->o.task), (long long)r->repeat, mt_io, mt_mem, mt_c, mt_c / bound, first);
 	else
 		printf("\nT_io %.2f s, T_mem %.2f s, epoch %.2f s: epoch / max(T_mem, T_io) = %.3f (target <= 1.15)%s\n",
 		       mt_io, mt_mem, mt_c, mt_c / bound, r->repeat > 1 ? " (medians)" : "");
+	if (!r->json && first >= 0)
+		printf("first layer's products / the measured GEMM rate = %.3f (target >= 0.6)%s\n", first,
+		       r->repeat > 1 ? " (median)" : "");
 }
 
 int bench_train(int argc, char **argv)
 {
-	train_run r = {.io_rows = 200000, .repeat = 1, .io_gather = -1};
+	train_run r = {.io_rows = 200000, .repeat = 1, .io_gather = -1, .ops = true, .gemm_seconds = 1};
 	burrow_train_defaults(&r.o);
 	r.o.layers = 2;
 	r.o.max_batches = 200;
@@ -400,6 +556,8 @@ int bench_train(int argc, char **argv)
 	free(r.tcache);
 	free(r.tio);
 	free(r.gather);
+	free(r.opst);
+	free(r.first_ratio);
 	burrow_dataset_close(r.ds);
 	return rc;
 }

@@ -11,6 +11,7 @@ typedef struct bench_entry {
 	int (*run)(int argc, char **argv);
 } bench_entry;
 
+int bench_gemm(int argc, char **argv);
 int bench_halo(int argc, char **argv);
 int bench_io(int argc, char **argv);
 int bench_loader(int argc, char **argv);
@@ -26,6 +27,7 @@ static const bench_entry BENCHES[] = {
 	{"prep", "burrow prep on a generated OGB-style zip against zcat; bounded memory", bench_prep},
 	{"sample", "neighbor sampling: batches/s, sampled edges/s, scaling over threads", bench_sample},
 	{"train", "a mini-batch epoch from disk against the same in memory and its I/O alone", bench_train},
+	{"gemm", "the CPU's float32 GEMM rate at training's shapes: the backend's product and cblas_sgemm", bench_gemm},
 	{NULL, NULL, NULL}, /* keeps the table non-empty; entries go above this line */
 };
 

@@ -349,6 +349,62 @@ BURROW_API int burrow_checkpoint_read_opts(const char *path, burrow_train_opts *
  * npy file, atomically. */
 BURROW_API int burrow_trainer_embed(burrow_trainer *t, const char *out_npy);
 
+/* ---------------------------------------------------------------- where compute time goes */
+
+/* What burrow_op_stats sorts the compute ops into, as the dispatchers run them: products
+ * (dense GEMM and the sparse-input product), aggregation over a block's edges (sum, mean,
+ * GCN, max, attention), elementwise and row-wise ops (activations, dropout, bias, loss,
+ * normalization, GAT's scores and softmax) and the optimizer's step. */
+enum burrow_op_class { BURROW_OP_PRODUCT = 0, BURROW_OP_AGGREGATE = 1, BURROW_OP_ELEMENTWISE = 2,
+		       BURROW_OP_OPTIMIZER = 3, BURROW_OP_CLASSES = 4 };
+
+/* Each op class's calls, seconds and floating-point operations over the training epochs
+ * counted (burrow_trainer_count_ops), and the products of each model layer (layer 0 is the
+ * input layer; its forward and backward). FLOPs are counted from the shapes: 2 m n k for a
+ * product (2 nnz n for a sparse one), 2 edges dim for an aggregation (self loops counted as
+ * edges), and a fixed count per element elsewhere (docs/bench.md). Seconds are wall time
+ * around each kernel; on a GPU the kernel is waited for. */
+typedef struct burrow_op_stats {
+	size_t size;                       /* set by the caller: sizeof(burrow_op_stats) */
+	int64_t calls[BURROW_OP_CLASSES];  /* by enum burrow_op_class */
+	double seconds[BURROW_OP_CLASSES];
+	double flops[BURROW_OP_CLASSES];
+	int64_t layer_calls[BURROW_MAX_LAYERS];   /* products of layer l */
+	double layer_seconds[BURROW_MAX_LAYERS];
+	double layer_flops[BURROW_MAX_LAYERS];
+	int64_t batches;                   /* training steps counted */
+	double compute_s;                  /* those steps' compute time (burrow_epoch_stats.compute_s) */
+} burrow_op_stats;
+
+/* Count the ops of the training epochs that follow (on: from zero) or stop counting (off:
+ * the totals stay readable). Off costs nothing; on, a clock read per op (on a GPU also a
+ * wait for each kernel, which slows the epoch). Numerics are the same either way. */
+BURROW_API int burrow_trainer_count_ops(burrow_trainer *t, bool on);
+/* The totals counted so far (zero when counting never started). */
+BURROW_API int burrow_trainer_op_stats(const burrow_trainer *t, burrow_op_stats *out /* out */);
+
+/* A CPU backend for timing single-precision products (burrow bench gemm): the rate the
+ * compute can reach at the shapes training multiplies. */
+typedef struct burrow_gemm burrow_gemm;
+/* How burrow_gemm_run multiplies: through the CPU backend's gemm as training calls it
+ * (BACKEND: its own AVX-512 kernel where the shape fits, else OpenBLAS at one thread per
+ * slice of rows, over the threads), or one cblas_sgemm call with OpenBLAS at the threads
+ * (CBLAS). */
+enum burrow_gemm_path { BURROW_GEMM_BACKEND = 0, BURROW_GEMM_CBLAS = 1 };
+BURROW_API int burrow_gemm_open(burrow_gemm **out, /* out: caller closes */
+				int threads);      /* 0 = the OpenMP default */
+BURROW_API void burrow_gemm_close(burrow_gemm *g);
+/* c = op(a) op(b), row-major, packed (lda = k, or m when trans_a; ldb = n, or k when trans_b;
+ * ldc = n). */
+BURROW_API int burrow_gemm_run(burrow_gemm *g, int path, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+			       const float *a, /* [m, k], or [k, m] when trans_a; borrowed */
+			       const float *b, /* [k, n], or [n, k] when trans_b; borrowed */
+			       float *c);      /* [m, n] out */
+/* The kernel that path runs for the shape: "avx512" (the backend's own) or "openblas"
+ * (static storage). */
+BURROW_API const char *burrow_gemm_kernel(const burrow_gemm *g, int path, bool trans_a, bool trans_b, int64_t m,
+					  int64_t n, int64_t k);
+
 /* ---------------------------------------------------------------- model outputs */
 
 /* What a trained model gives back, for every node or for a list of nodes, from layer-wise

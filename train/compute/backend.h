@@ -12,6 +12,7 @@
 
 typedef struct bw_backend bw_backend;
 typedef struct bw_ops bw_ops; /* a backend's kernels (backend_impl.h) */
+typedef struct bw_op_count bw_op_count; /* what its ops add to when counted (opcount.h) */
 
 enum bw_backend_kind { BW_BACKEND_CPU = 0, BW_BACKEND_CUDA = 1, BW_BACKEND_KINDS = 2 };
 
@@ -28,6 +29,8 @@ struct bw_backend {
 	                          caller maps its own work buffer, and a failed mapping hangs) */
 	bool gemm_wants_transposed; /* a^T b of a constant a is faster on a's transposed copy
 	                          (bw_transposed): the CPU with its own AVX-512 GEMM */
+	bw_op_count *count;    /* NULL, or where the dispatchers count each op (opcount.h;
+	                          borrowed, set by its user after init) */
 };
 
 /* What a backend is opened with. */
@@ -65,6 +68,12 @@ int bw_backend_open(bw_backend *be, int kind, const bw_backend_cfg *cfg);
 void bw_backend_release(bw_backend *be);
 /* The CPU backend's registry entry (backend_cpu.c). */
 const bw_backend_reg *bw_cpu_backend(void);
+/* Timing products (burrow bench gemm, gemm_bench.c): the kernel a CPU backend's gemm runs for
+ * the shape, "avx512" or "openblas"; and c [m, n] = op(a) op(b), packed, by one cblas_sgemm
+ * with OpenBLAS at `threads` threads (then back at the backend's one). */
+const char *bw_cpu_gemm_kernel(const bw_backend *be, bool ta, bool tb, int64_t m, int64_t n, int64_t k);
+int bw_cpu_cblas_gemm(int threads, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
+		      float *c);
 #ifdef BURROW_CUDA
 /* The CUDA backend's registry entry (backend_cuda.cu). */
 const bw_backend_reg *bw_cuda_backend(void);

@@ -45,6 +45,12 @@ static void gemm_slice(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float 
 		    (blasint)n, (blasint)k, alpha, a, (blasint)lda, b, (blasint)ldb, beta, c, (blasint)ldc);
 }
 
+/* Does cpu_gemm run its own kernel (gemm_avx512.c) for this product? */
+static bool uses_own(const cpu_ctx *x, bool ta, bool tb, int64_t m, int64_t n, int64_t k)
+{
+	return x->own_gemm && !ta && !tb && bw_gemm_own_fits(m, n, k);
+}
+
 static int cpu_gemm(const bw_backend *be, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
 		    const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
 {
@@ -57,7 +63,7 @@ static int cpu_gemm(const bw_backend *be, bool ta, bool tb, int64_t m, int64_t n
 		return 0;
 	}
 	cpu_ctx *x = be->ctx;
-	if (x->own_gemm && !ta && !tb && bw_gemm_own_fits(m, n, k)) {
+	if (uses_own(x, ta, tb, m, n, k)) {
 		const size_t need = bw_gemm_own_scratch(n, k);
 		if (need > x->scratch_bytes) {
 			bw_aligned_free(x->scratch);
@@ -1002,6 +1008,25 @@ static const bw_ops cpu_ops = {
 	.col_scale = cpu_col_scale,
 	.col_dot = cpu_col_dot,
 };
+
+/* ------------------------------------------------------------ timing products (gemm_bench.c) */
+
+const char *bw_cpu_gemm_kernel(const bw_backend *be, bool ta, bool tb, int64_t m, int64_t n, int64_t k)
+{
+	return uses_own(be->ctx, ta, tb, m, n, k) && m > 0 && n > 0 && k > 0 ? "avx512" : "openblas";
+}
+
+static int blas_fit(int threads);
+
+int bw_cpu_cblas_gemm(int threads, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
+		      float *c)
+{
+	int st = blas_fit(threads);
+	if (!st)
+		gemm_slice(ta, tb, m, n, k, 1.0f, a, ta ? m : k, b, tb ? k : n, 0.0f, c, n);
+	openblas_set_num_threads(1); /* the backend's setting (cpu_init) */
+	return st;
+}
 
 /* ------------------------------------------------------------ registry entry */
 

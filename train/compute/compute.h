@@ -14,6 +14,7 @@
 #include "hmodel.h"
 #include "model.h"
 #include "ops.h"
+#include "opcount.h"
 #include "tensor.h"
 
 #endif /* BURROW_COMPUTE_H */

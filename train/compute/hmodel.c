@@ -26,6 +26,7 @@
  * commute), as the homogeneous layers do. The backward passes are those of the same ops,
  * in reverse; every input gradient accumulates over the relations that read the input. */
 #include "hmodel.h"
+#include "opcount.h"
 
 #include <math.h>
 #include <string.h>
@@ -658,10 +659,12 @@ int bw_hmodel_forward(const bw_backend *be, bw_hmodel *m, const bw_hbatch *b, bo
 	m->dropout_on = training && m->cfg.dropout > 0.0f;
 	for (int l = 0; l < m->cfg.layers; l++) {
 		const uint64_t key = bw_dropout_key(seed, b->epoch, b->index, l);
+		bw_op_layer(be, l); /* an error leaves it set: the next layer's loop sets it again */
 		for (int t = 0; t < m->cfg.num_types; t++)
 			if (m->uses[l + 1][t])
 				TRY(type_forward(be, m, b, l, t, training, key));
 	}
+	bw_op_layer(be, -1);
 	*logits = &m->h[m->cfg.layers][m->cfg.target];
 	return 0;
 }
@@ -825,9 +828,11 @@ int bw_hmodel_backward(const bw_backend *be, bw_hmodel *m, const bw_hbatch *b, c
 		bw_tensor *gin = l > 0 ? m->g[l % 2] : gx;
 		if (gin)
 			TRY(zero_grads(m, b, l, gin));
+		bw_op_layer(be, l);
 		for (int t = 0; t < m->cfg.num_types; t++)
 			if (m->uses[l + 1][t])
 				TRY(type_backward(be, m, b, l, t, l + 1 == L ? glogits : &m->g[(l + 1) % 2][t], gin));
 	}
+	bw_op_layer(be, -1);
 	return 0;
 }

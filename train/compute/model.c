@@ -1,6 +1,7 @@
 /* model.c: sage, gcn, gat and mlp models: a stack of layers with ReLU and dropout between them,
  * one flat parameter buffer, forward and backward over a batch of blocks. */
 #include "model.h"
+#include "opcount.h"
 
 #include <string.h>
 
@@ -352,8 +353,8 @@ static bool memo_fits(const bw_model *m, int l, const bw_block *blk, const bw_te
 /* One layer's forward; layer 0 takes what inference kept under take when it fits (h[0]
  * and the memo trade buffers: the memo is used up) and otherwise drops it, since layer 0's
  * saved state is then no longer the memo's. */
-static int layer_forward(const bw_backend *be, bw_model *m, int l, bw_block *blk, const bw_tensor *x, bool training,
-			 uint64_t key, const bw_overlap *ov, uint64_t take, const bw_tensor **h)
+static int layer_forward_run(const bw_backend *be, bw_model *m, int l, bw_block *blk, const bw_tensor *x,
+			     bool training, uint64_t key, const bw_overlap *ov, uint64_t take, const bw_tensor **h)
 {
 	if (l < 0 || l >= m->cfg.layers)
 		return bw_err(BURROW_E_INVAL, "model: no layer %d", l);
@@ -387,6 +388,16 @@ static int layer_forward(const bw_backend *be, bw_model *m, int l, bw_block *blk
 	return 0;
 }
 
+/* The same with the ops counted as layer l's (opcount.h) */
+static int layer_forward(const bw_backend *be, bw_model *m, int l, bw_block *blk, const bw_tensor *x, bool training,
+			 uint64_t key, const bw_overlap *ov, uint64_t take, const bw_tensor **h)
+{
+	bw_op_layer(be, l);
+	const int st = layer_forward_run(be, m, l, blk, x, training, key, ov, take, h);
+	bw_op_layer(be, -1);
+	return st;
+}
+
 int bw_model_layer_forward_overlap(const bw_backend *be, bw_model *m, int l, bw_block *blk, const bw_tensor *x,
 				   bool training, uint64_t key, const bw_overlap *ov, const bw_tensor **h)
 {
@@ -399,8 +410,8 @@ int bw_model_layer_backward(const bw_backend *be, bw_model *m, int l, const bw_b
 	return bw_model_layer_backward_overlap(be, m, l, blk, x, gh, gx, NULL);
 }
 
-int bw_model_layer_backward_overlap(const bw_backend *be, bw_model *m, int l, const bw_block *blk, const bw_tensor *x,
-				    bw_tensor *gh, bw_tensor *gx, const bw_overlap *ov)
+static int layer_backward(const bw_backend *be, bw_model *m, int l, const bw_block *blk, const bw_tensor *x,
+			  bw_tensor *gh, bw_tensor *gx, const bw_overlap *ov)
 {
 	if (l < 0 || l >= m->cfg.layers)
 		return bw_err(BURROW_E_INVAL, "model: no layer %d", l);
@@ -425,6 +436,16 @@ int bw_model_layer_backward_overlap(const bw_backend *be, bw_model *m, int l, co
 		return bw_axpy(be, 1.0f, &m->gres, &gxd);
 	}
 	return 0;
+}
+
+/* Layer l's backward with its ops counted as layer l's (opcount.h) */
+int bw_model_layer_backward_overlap(const bw_backend *be, bw_model *m, int l, const bw_block *blk, const bw_tensor *x,
+				    bw_tensor *gh, bw_tensor *gx, const bw_overlap *ov)
+{
+	bw_op_layer(be, l);
+	const int st = layer_backward(be, m, l, blk, x, gh, gx, ov);
+	bw_op_layer(be, -1);
+	return st;
 }
 
 int bw_model_forward(const bw_backend *be, bw_model *m, const bw_batch *b, bool training, uint64_t seed,
@@ -487,8 +508,10 @@ int bw_model_infer_layer_keep(const bw_backend *be, bw_model *m, int l, bw_block
 	m->layer[l].attn_p = 0.0f;
 	if (l == 0)
 		m->memo_key = 0;
+	bw_op_layer(be, l);
 	if (!st)
 		st = bw_layer_forward(be, &m->layer[l], b, x, z);
+	bw_op_layer(be, -1);
 	if (!st && l == 0 && keep && bw_model_memo_able(m) &&
 	    !(st = bw_tensor_reshape(&m->memo, m->dev, z->rows, z->cols)) &&
 	    !(st = copy_on(be, m->dev, m->memo.data, z->data, (size_t)(z->rows * z->cols) * sizeof(float))))

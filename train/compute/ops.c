@@ -1,8 +1,15 @@
 /* ops.c: the dispatchers: check shapes, devices and arguments, then call through the
  * backend's table and pass its status on. They read nothing in device memory. */
 #include "backend_impl.h"
+#include "opcount.h"
 
 #define SHAPE(t) (long long)(t)->rows, (long long)(t)->cols
+
+/* Each dispatcher counts its kernel with BW_OP_RETURN (opcount.h): its class and its FLOPs
+ * from the shapes. An aggregation's are 2 per term and column, a term an edge of the rows
+ * computed (a GCN self loop one more); elementwise and optimizer ops count a fixed number
+ * per element (docs/bench.md). */
+#define ELEMS(t) ((double)(t)->rows * (double)(t)->cols)
 
 /* Tensors must live on the backend's device. */
 static int on_device(const bw_backend *be, const char *op, const bw_tensor *t)
@@ -36,13 +43,16 @@ int bw_matmul(const bw_backend *be, const bw_tensor *a, bool ta, const bw_tensor
 	const bw_sparse *sp = a->sp;
 	/* a's sparse copy, of a or of rows that start with a's (a view of its first rows) */
 	if (sp && be->ops->spmm && !tb && sp->dense == a->data && sp->rows >= a->rows && sp->cols == a->cols)
-		return be->ops->spmm(be, sp, a->rows, ta, n, alpha, b->data, b->cols, beta, c->data, c->cols);
+		BW_OP_RETURN(BURROW_OP_PRODUCT, 2.0 * (double)(sp->indptr[a->rows] - sp->indptr[0]) * (double)n,
+			     be->ops->spmm(be, sp, a->rows, ta, n, alpha, b->data, b->cols, beta, c->data, c->cols));
 	const bw_transposed *tr = a->tr;
 	/* a^T multiplied as the rows of its transposed copy */
 	if (ta && tr && be->gemm_wants_transposed && tr->dense == a->data && tr->rows == a->rows && tr->cols == a->cols)
-		return be->ops->gemm(be, false, tb, m, n, k, alpha, tr->t, a->rows, b->data, b->cols, beta, c->data,
-				     c->cols);
-	return be->ops->gemm(be, ta, tb, m, n, k, alpha, a->data, a->cols, b->data, b->cols, beta, c->data, c->cols);
+		BW_OP_RETURN(BURROW_OP_PRODUCT, 2.0 * (double)m * (double)n * (double)k,
+			     be->ops->gemm(be, false, tb, m, n, k, alpha, tr->t, a->rows, b->data, b->cols, beta, c->data,
+					   c->cols));
+	BW_OP_RETURN(BURROW_OP_PRODUCT, 2.0 * (double)m * (double)n * (double)k,
+		     be->ops->gemm(be, ta, tb, m, n, k, alpha, a->data, a->cols, b->data, b->cols, beta, c->data, c->cols));
 }
 
 /* The block is on the backend's device with what the mode and the part need. */
@@ -77,6 +87,22 @@ static int check_range(const char *op, int64_t r0, int64_t *r1, int64_t limit)
 	return 0;
 }
 
+/* Terms of the aggregation of rows [r0, r1) over a part: its edges there, plus a GCN self
+ * loop per row in the pass that overwrites. */
+static double fwd_terms(const bw_block *b, bw_block_part part, bw_agg mode, int64_t r0, int64_t r1, bool add)
+{
+	const int64_t *ip = part == BW_PART_ALL ? b->indptr : b->part_indptr[part - 1];
+	return (double)(ip[r1] - ip[r0] + (mode == BW_AGG_GCN && !add ? r1 - r0 : 0));
+}
+
+/* Terms of the backward into sources [j0, j1): their edges in the transpose, plus a GCN self
+ * loop for each of them that is a destination. */
+static double bwd_terms(const bw_block *b, bw_agg mode, int64_t j0, int64_t j1)
+{
+	const int64_t self = mode == BW_AGG_GCN ? BW_MAX(BW_MIN(j1, b->num_dst) - j0, 0) : 0;
+	return (double)(b->t_indptr[j1] - b->t_indptr[j0] + self);
+}
+
 int bw_aggregate(const bw_backend *be, const bw_block *b, bw_agg mode, const bw_tensor *x, int64_t r0, int64_t r1,
 		 bw_tensor *out)
 {
@@ -101,7 +127,10 @@ int bw_aggregate_part(const bw_backend *be, const bw_block *b, bw_block_part par
 		return st;
 	ON(x, "aggregate");
 	ON(out, "aggregate");
-	return r0 < r1 ? be->ops->agg_fwd(be, b, part, mode, x->data, x->cols, r0, r1, add, out->data) : 0;
+	if (r0 >= r1)
+		return 0;
+	BW_OP_RETURN(BURROW_OP_AGGREGATE, 2.0 * fwd_terms(b, part, mode, r0, r1, add) * (double)x->cols,
+		     be->ops->agg_fwd(be, b, part, mode, x->data, x->cols, r0, r1, add, out->data));
 }
 
 int bw_aggregate_backward(const bw_backend *be, const bw_block *b, bw_agg mode, const bw_tensor *gout, int64_t j0,
@@ -119,7 +148,10 @@ int bw_aggregate_backward(const bw_backend *be, const bw_block *b, bw_agg mode, 
 		return st;
 	ON(gout, "aggregate backward");
 	ON(gx, "aggregate backward");
-	return j0 < j1 ? be->ops->agg_bwd(be, b, mode, gout->data, gout->cols, j0, j1, gx->data) : 0;
+	if (j0 >= j1)
+		return 0;
+	BW_OP_RETURN(BURROW_OP_AGGREGATE, 2.0 * bwd_terms(b, mode, j0, j1) * (double)gout->cols,
+		     be->ops->agg_bwd(be, b, mode, gout->data, gout->cols, j0, j1, gx->data));
 }
 
 /* What the weighted aggregation needs beyond the unweighted one's checks. */
@@ -147,7 +179,10 @@ int bw_aggregate_weighted(const bw_backend *be, const bw_block *b, bw_agg mode, 
 		return st;
 	ON(x, "weighted aggregate");
 	ON(out, "weighted aggregate");
-	return r0 < r1 ? be->ops->agg_w_fwd(be, b, mode, x->data, x->cols, r0, r1, out->data) : 0;
+	if (r0 >= r1)
+		return 0;
+	BW_OP_RETURN(BURROW_OP_AGGREGATE, 2.0 * fwd_terms(b, BW_PART_ALL, mode, r0, r1, false) * (double)x->cols,
+		     be->ops->agg_w_fwd(be, b, mode, x->data, x->cols, r0, r1, out->data));
 }
 
 int bw_aggregate_weighted_backward(const bw_backend *be, const bw_block *b, bw_agg mode, const bw_tensor *gout,
@@ -163,7 +198,10 @@ int bw_aggregate_weighted_backward(const bw_backend *be, const bw_block *b, bw_a
 		return st;
 	ON(gout, "weighted aggregate backward");
 	ON(gx, "weighted aggregate backward");
-	return j0 < j1 ? be->ops->agg_w_bwd(be, b, mode, gout->data, gout->cols, j0, j1, gx->data) : 0;
+	if (j0 >= j1)
+		return 0;
+	BW_OP_RETURN(BURROW_OP_AGGREGATE, 2.0 * bwd_terms(b, mode, j0, j1) * (double)gout->cols,
+		     be->ops->agg_w_bwd(be, b, mode, gout->data, gout->cols, j0, j1, gx->data));
 }
 
 int bw_bias_add(const bw_backend *be, bw_tensor *y, const float *bias, int64_t n)
@@ -171,7 +209,7 @@ int bw_bias_add(const bw_backend *be, bw_tensor *y, const float *bias, int64_t n
 	if (n != y->cols)
 		return bw_err(BURROW_E_INVAL, "bias add: %lld biases for [%lld, %lld]", (long long)n, SHAPE(y));
 	ON(y, "bias add");
-	return be->ops->bias_add(be, y->data, y->rows, y->cols, bias);
+	BW_OP_RETURN(BURROW_OP_ELEMENTWISE, ELEMS(y), be->ops->bias_add(be, y->data, y->rows, y->cols, bias));
 }
 
 int bw_col_sum(const bw_backend *be, const bw_tensor *g, float *out, int64_t n)
@@ -179,13 +217,13 @@ int bw_col_sum(const bw_backend *be, const bw_tensor *g, float *out, int64_t n)
 	if (n != g->cols)
 		return bw_err(BURROW_E_INVAL, "column sum: %lld outputs for [%lld, %lld]", (long long)n, SHAPE(g));
 	ON(g, "column sum");
-	return be->ops->col_sum(be, g->data, g->rows, g->cols, out);
+	BW_OP_RETURN(BURROW_OP_ELEMENTWISE, ELEMS(g), be->ops->col_sum(be, g->data, g->rows, g->cols, out));
 }
 
 int bw_relu(const bw_backend *be, bw_tensor *x)
 {
 	ON(x, "relu");
-	return be->ops->relu_fwd(be, x->data, x->rows * x->cols);
+	BW_OP_RETURN(BURROW_OP_ELEMENTWISE, ELEMS(x), be->ops->relu_fwd(be, x->data, x->rows * x->cols));
 }
 
 int bw_relu_backward(const bw_backend *be, bw_tensor *g, const bw_tensor *y)
@@ -194,7 +232,7 @@ int bw_relu_backward(const bw_backend *be, bw_tensor *g, const bw_tensor *y)
 		return bw_err(BURROW_E_INVAL, "relu backward: gradient [%lld, %lld], output [%lld, %lld]", SHAPE(g), SHAPE(y));
 	ON(g, "relu backward");
 	ON(y, "relu backward");
-	return be->ops->relu_bwd(be, g->data, y->data, g->rows * g->cols);
+	BW_OP_RETURN(BURROW_OP_ELEMENTWISE, ELEMS(g), be->ops->relu_bwd(be, g->data, y->data, g->rows * g->cols));
 }
 
 int bw_dropout(const bw_backend *be, bw_tensor *x, uint8_t *mask, float p, uint64_t key)
@@ -202,7 +240,7 @@ int bw_dropout(const bw_backend *be, bw_tensor *x, uint8_t *mask, float p, uint6
 	if (!(p >= 0.0f && p < 1.0f))
 		return bw_err(BURROW_E_INVAL, "dropout: probability %g outside [0, 1)", (double)p);
 	ON(x, "dropout");
-	return be->ops->dropout_fwd(be, x->data, mask, x->rows, x->cols, p, key);
+	BW_OP_RETURN(BURROW_OP_ELEMENTWISE, ELEMS(x), be->ops->dropout_fwd(be, x->data, mask, x->rows, x->cols, p, key));
 }
 
 int bw_dropout_backward(const bw_backend *be, bw_tensor *g, const uint8_t *mask, float p)
@@ -210,7 +248,7 @@ int bw_dropout_backward(const bw_backend *be, bw_tensor *g, const uint8_t *mask,
 	if (!(p >= 0.0f && p < 1.0f))
 		return bw_err(BURROW_E_INVAL, "dropout backward: probability %g outside [0, 1)", (double)p);
 	ON(g, "dropout backward");
-	return be->ops->dropout_bwd(be, g->data, mask, g->rows * g->cols, p);
+	BW_OP_RETURN(BURROW_OP_ELEMENTWISE, ELEMS(g), be->ops->dropout_bwd(be, g->data, mask, g->rows * g->cols, p));
 }
 
 int bw_axpy(const bw_backend *be, float alpha, const bw_tensor *x, bw_tensor *y)
@@ -219,21 +257,25 @@ int bw_axpy(const bw_backend *be, float alpha, const bw_tensor *x, bw_tensor *y)
 		return bw_err(BURROW_E_INVAL, "axpy: [%lld, %lld] into [%lld, %lld]", SHAPE(x), SHAPE(y));
 	ON(x, "axpy");
 	ON(y, "axpy");
-	return be->ops->axpy(be, x->rows * x->cols, alpha, x->data, y->data);
+	BW_OP_RETURN(BURROW_OP_ELEMENTWISE, 2.0 * ELEMS(x), be->ops->axpy(be, x->rows * x->cols, alpha, x->data, y->data));
 }
 
 int bw_gather_rows(const bw_backend *be, const float *x, int64_t dim, const int64_t *idx, int64_t n, float *out)
 {
 	if (dim < 1 || n < 0 || (n && (!x || !idx || !out)))
 		return bw_err(BURROW_E_INVAL, "gather rows: %lld rows of %lld floats", (long long)n, (long long)dim);
-	return n ? be->ops->gather_rows(be, x, dim, idx, n, out) : 0;
+	if (!n)
+		return 0;
+	BW_OP_RETURN(BURROW_OP_ELEMENTWISE, 0.0, be->ops->gather_rows(be, x, dim, idx, n, out));
 }
 
 int bw_scatter_add_rows(const bw_backend *be, const float *in, int64_t dim, const int64_t *idx, int64_t n, float *x)
 {
 	if (dim < 1 || n < 0 || (n && (!x || !idx || !in)))
 		return bw_err(BURROW_E_INVAL, "scatter-add rows: %lld rows of %lld floats", (long long)n, (long long)dim);
-	return n ? be->ops->scatter_add_rows(be, in, dim, idx, n, x) : 0;
+	if (!n)
+		return 0;
+	BW_OP_RETURN(BURROW_OP_ELEMENTWISE, (double)n * (double)dim, be->ops->scatter_add_rows(be, in, dim, idx, n, x));
 }
 
 int bw_scale(const bw_backend *be, float alpha, bw_tensor *x)
@@ -241,7 +283,7 @@ int bw_scale(const bw_backend *be, float alpha, bw_tensor *x)
 	ON(x, "scale");
 	if (x->rows * x->cols > INT32_MAX)
 		return bw_err(BURROW_E_UNSUPPORTED, "scale: more than 2^31 - 1 elements");
-	return be->ops->scale(be, x->rows * x->cols, alpha, x->data);
+	BW_OP_RETURN(BURROW_OP_ELEMENTWISE, ELEMS(x), be->ops->scale(be, x->rows * x->cols, alpha, x->data));
 }
 
 int bw_nll_loss(const bw_backend *be, const bw_tensor *logits, const int32_t *labels, const int64_t *sel,
@@ -257,8 +299,9 @@ int bw_nll_loss(const bw_backend *be, const bw_tensor *logits, const int32_t *la
 	ON(logits, "loss");
 	if (grad)
 		ON(grad, "loss");
-	return be->ops->nll_loss(be, logits->data, logits->rows, logits->cols, labels, sel, nsel,
-				 grad ? grad->data : NULL, out);
+	BW_OP_RETURN(BURROW_OP_ELEMENTWISE, 4.0 * (double)(sel ? nsel : logits->rows) * (double)logits->cols,
+		     be->ops->nll_loss(be, logits->data, logits->rows, logits->cols, labels, sel, nsel,
+				       grad ? grad->data : NULL, out));
 }
 
 int bw_loss_read(const bw_backend *be, const bw_loss *dev_loss, bw_loss *host)
@@ -280,14 +323,14 @@ int bw_argmax(const bw_backend *be, const bw_tensor *x, int32_t *out)
 	if (x->cols < 1)
 		return bw_err(BURROW_E_INVAL, "argmax: no columns");
 	ON(x, "argmax");
-	return be->ops->argmax(be, x->data, x->rows, x->cols, out);
+	BW_OP_RETURN(BURROW_OP_ELEMENTWISE, ELEMS(x), be->ops->argmax(be, x->data, x->rows, x->cols, out));
 }
 
 int bw_adam(const bw_backend *be, float *p, const float *g, float *m, float *v, int64_t n, const bw_adam_args *a)
 {
 	if (n < 0 || a->step < 1)
 		return bw_err(BURROW_E_INVAL, "adam: %lld parameters at step %lld", (long long)n, (long long)a->step);
-	return be->ops->adam(be, p, g, m, v, n, a);
+	BW_OP_RETURN(BURROW_OP_OPTIMIZER, 12.0 * (double)n, be->ops->adam(be, p, g, m, v, n, a));
 }
 
 int bw_sgd(const bw_backend *be, float *p, const float *g, float *mom, int64_t n, float lr, float momentum,
@@ -297,7 +340,7 @@ int bw_sgd(const bw_backend *be, float *p, const float *g, float *mom, int64_t n
 		return bw_err(BURROW_E_INVAL, "sgd: %lld parameters", (long long)n);
 	if (momentum != 0 && !mom)
 		return bw_err(BURROW_E_INVAL, "sgd: momentum %g without its buffer", (double)momentum);
-	return be->ops->sgd(be, p, g, mom, n, lr, momentum, weight_decay);
+	BW_OP_RETURN(BURROW_OP_OPTIMIZER, 4.0 * (double)n, be->ops->sgd(be, p, g, mom, n, lr, momentum, weight_decay));
 }
 
 /* ------------------------------------------------------------ the max aggregator and GAT */
@@ -333,7 +376,8 @@ int bw_seg_max(const bw_backend *be, const bw_block *b, const bw_tensor *x, bw_t
 	BLOCK_ON(b, "max aggregate");
 	ON(x, "max aggregate");
 	ON(out, "max aggregate");
-	return be->ops->seg_max_fwd(be, b, x->data, x->cols, out->data, arg);
+	BW_OP_RETURN(BURROW_OP_AGGREGATE, (double)(b->indptr[b->num_dst] - b->indptr[0]) * (double)x->cols,
+		     be->ops->seg_max_fwd(be, b, x->data, x->cols, out->data, arg));
 }
 
 int bw_seg_max_backward(const bw_backend *be, const bw_block *b, const bw_tensor *gout, const int32_t *arg,
@@ -346,7 +390,7 @@ int bw_seg_max_backward(const bw_backend *be, const bw_block *b, const bw_tensor
 	SLOT(seg_max_bwd, "max aggregate backward");
 	ON(gout, "max aggregate backward");
 	ON(gx, "max aggregate backward");
-	return be->ops->seg_max_bwd(be, b->num_dst, b->num_src, gout->data, arg, gout->cols, gx->data);
+	BW_OP_RETURN(BURROW_OP_AGGREGATE, ELEMS(gout), be->ops->seg_max_bwd(be, b->num_dst, b->num_src, gout->data, arg, gout->cols, gx->data));
 }
 
 static int check_heads(const char *op, const bw_tensor *x, int64_t heads)
@@ -368,7 +412,7 @@ int bw_head_dot(const bw_backend *be, const bw_tensor *x, int64_t heads, const f
 	SLOT(head_dot, "head dot");
 	ON(x, "head dot");
 	ON(out, "head dot");
-	return be->ops->head_dot(be, x->data, x->rows, heads, x->cols / heads, a, out->data);
+	BW_OP_RETURN(BURROW_OP_ELEMENTWISE, 2.0 * ELEMS(x), be->ops->head_dot(be, x->data, x->rows, heads, x->cols / heads, a, out->data));
 }
 
 int bw_head_dot_backward(const bw_backend *be, const bw_tensor *x, int64_t heads, const float *a, const bw_tensor *g,
@@ -385,7 +429,8 @@ int bw_head_dot_backward(const bw_backend *be, const bw_tensor *x, int64_t heads
 	ON(g, "head dot backward");
 	if (gx)
 		ON(gx, "head dot backward");
-	return be->ops->head_dot_bwd(be, x->data, x->rows, heads, x->cols / heads, a, g->data, gx ? gx->data : NULL, ga);
+	BW_OP_RETURN(BURROW_OP_ELEMENTWISE, 4.0 * ELEMS(x),
+		     be->ops->head_dot_bwd(be, x->data, x->rows, heads, x->cols / heads, a, g->data, gx ? gx->data : NULL, ga));
 }
 
 /* s_src [num_src, H], s_dst [num_dst, H], alpha-shaped [slots, H] tensors agree with the block. */
@@ -428,8 +473,9 @@ int bw_edge_softmax_e(const bw_backend *be, const bw_block *b, const bw_tensor *
 	ON(alpha, "edge softmax");
 	if (s_edge)
 		ON(s_edge, "edge softmax");
-	return be->ops->edge_softmax_fwd(be, b, s_src->data, s_dst->data, s_edge ? s_edge->data : NULL, s_src->cols,
-					 slope, alpha->data);
+	BW_OP_RETURN(BURROW_OP_ELEMENTWISE, 5.0 * ELEMS(alpha),
+		     be->ops->edge_softmax_fwd(be, b, s_src->data, s_dst->data, s_edge ? s_edge->data : NULL, s_src->cols,
+					       slope, alpha->data));
 }
 
 int bw_edge_softmax(const bw_backend *be, const bw_block *b, const bw_tensor *s_src, const bw_tensor *s_dst,
@@ -465,9 +511,10 @@ int bw_edge_softmax_e_backward(const bw_backend *be, const bw_block *b, const bw
 		ON(s_edge, "edge softmax backward");
 		ON(gs_edge, "edge softmax backward");
 	}
-	return be->ops->edge_softmax_bwd(be, b, s_src->data, s_dst->data, s_edge ? s_edge->data : NULL, alpha->data,
-					 galpha->data, s_src->cols, slope, gs_src->data, gs_dst->data,
-					 gs_edge ? gs_edge->data : NULL);
+	BW_OP_RETURN(BURROW_OP_ELEMENTWISE, 6.0 * ELEMS(alpha),
+		     be->ops->edge_softmax_bwd(be, b, s_src->data, s_dst->data, s_edge ? s_edge->data : NULL, alpha->data,
+					       galpha->data, s_src->cols, slope, gs_src->data, gs_dst->data,
+					       gs_edge ? gs_edge->data : NULL));
 }
 
 int bw_edge_softmax_backward(const bw_backend *be, const bw_block *b, const bw_tensor *s_src, const bw_tensor *s_dst,
@@ -502,7 +549,8 @@ int bw_att_aggregate(const bw_backend *be, const bw_block *b, const bw_tensor *a
 	ON(alpha, "attention aggregate");
 	ON(h, "attention aggregate");
 	ON(out, "attention aggregate");
-	return be->ops->att_agg_fwd(be, b, alpha->data, h->data, alpha->cols, h->cols / alpha->cols, out->data);
+	BW_OP_RETURN(BURROW_OP_AGGREGATE, 2.0 * (double)alpha->rows * (double)h->cols,
+		     be->ops->att_agg_fwd(be, b, alpha->data, h->data, alpha->cols, h->cols / alpha->cols, out->data));
 }
 
 int bw_att_aggregate_backward(const bw_backend *be, const bw_block *b, const bw_tensor *alpha, const bw_tensor *h,
@@ -522,8 +570,9 @@ int bw_att_aggregate_backward(const bw_backend *be, const bw_block *b, const bw_
 	ON(gout, "attention aggregate backward");
 	ON(galpha, "attention aggregate backward");
 	ON(gh, "attention aggregate backward");
-	return be->ops->att_agg_bwd(be, b, alpha->data, h->data, gout->data, alpha->cols, h->cols / alpha->cols,
-				    galpha->data, gh->data);
+	BW_OP_RETURN(BURROW_OP_AGGREGATE, 4.0 * (double)alpha->rows * (double)h->cols,
+		     be->ops->att_agg_bwd(be, b, alpha->data, h->data, gout->data, alpha->cols, h->cols / alpha->cols,
+					  galpha->data, gh->data));
 }
 
 /* ------------------------------------------------------------ normalization */
@@ -543,7 +592,7 @@ int bw_row_norm(const bw_backend *be, const bw_tensor *x, float eps, bw_tensor *
 	SLOT(row_norm_fwd, "layer norm");
 	ON(x, "layer norm");
 	ON(y, "layer norm");
-	return be->ops->row_norm_fwd(be, x->data, x->rows, x->cols, eps, y->data, rstd);
+	BW_OP_RETURN(BURROW_OP_ELEMENTWISE, 5.0 * ELEMS(x), be->ops->row_norm_fwd(be, x->data, x->rows, x->cols, eps, y->data, rstd));
 }
 
 int bw_row_norm_backward(const bw_backend *be, const bw_tensor *y, const float *rstd, const bw_tensor *gy, bw_tensor *gx)
@@ -555,7 +604,7 @@ int bw_row_norm_backward(const bw_backend *be, const bw_tensor *y, const float *
 	ON(y, "layer norm backward");
 	ON(gy, "layer norm backward");
 	ON(gx, "layer norm backward");
-	return be->ops->row_norm_bwd(be, y->data, rstd, gy->data, y->rows, y->cols, gx->data);
+	BW_OP_RETURN(BURROW_OP_ELEMENTWISE, 6.0 * ELEMS(y), be->ops->row_norm_bwd(be, y->data, rstd, gy->data, y->rows, y->cols, gx->data));
 }
 
 int bw_col_norm(const bw_backend *be, const bw_tensor *x, float eps, bw_tensor *y, float *mean, float *var, float *rstd)
@@ -566,7 +615,7 @@ int bw_col_norm(const bw_backend *be, const bw_tensor *x, float eps, bw_tensor *
 	SLOT(col_norm_fwd, "batch norm");
 	ON(x, "batch norm");
 	ON(y, "batch norm");
-	return be->ops->col_norm_fwd(be, x->data, x->rows, x->cols, eps, y->data, mean, var, rstd);
+	BW_OP_RETURN(BURROW_OP_ELEMENTWISE, 5.0 * ELEMS(x), be->ops->col_norm_fwd(be, x->data, x->rows, x->cols, eps, y->data, mean, var, rstd));
 }
 
 int bw_col_norm_backward(const bw_backend *be, const bw_tensor *y, const float *rstd, const bw_tensor *gy, bw_tensor *gx)
@@ -578,7 +627,7 @@ int bw_col_norm_backward(const bw_backend *be, const bw_tensor *y, const float *
 	ON(y, "batch norm backward");
 	ON(gy, "batch norm backward");
 	ON(gx, "batch norm backward");
-	return be->ops->col_norm_bwd(be, y->data, rstd, gy->data, y->rows, y->cols, gx->data);
+	BW_OP_RETURN(BURROW_OP_ELEMENTWISE, 6.0 * ELEMS(y), be->ops->col_norm_bwd(be, y->data, rstd, gy->data, y->rows, y->cols, gx->data));
 }
 
 int bw_col_norm_apply(const bw_backend *be, const bw_tensor *x, const float *mean, const float *var, float eps,
@@ -590,7 +639,7 @@ int bw_col_norm_apply(const bw_backend *be, const bw_tensor *x, const float *mea
 	SLOT(col_norm_apply, "batch norm (inference)");
 	ON(x, "batch norm (inference)");
 	ON(y, "batch norm (inference)");
-	return be->ops->col_norm_apply(be, x->data, x->rows, x->cols, mean, var, eps, y->data);
+	BW_OP_RETURN(BURROW_OP_ELEMENTWISE, 3.0 * ELEMS(x), be->ops->col_norm_apply(be, x->data, x->rows, x->cols, mean, var, eps, y->data));
 }
 
 int bw_col_scale(const bw_backend *be, bw_tensor *y, const float *s, int64_t n)
@@ -599,7 +648,7 @@ int bw_col_scale(const bw_backend *be, bw_tensor *y, const float *s, int64_t n)
 		return bw_err(BURROW_E_INVAL, "column scale: %lld factors for [%lld, %lld]", (long long)n, SHAPE(y));
 	SLOT(col_scale, "column scale");
 	ON(y, "column scale");
-	return be->ops->col_scale(be, y->data, y->rows, y->cols, s);
+	BW_OP_RETURN(BURROW_OP_ELEMENTWISE, ELEMS(y), be->ops->col_scale(be, y->data, y->rows, y->cols, s));
 }
 
 int bw_col_dot(const bw_backend *be, const bw_tensor *a, const bw_tensor *b, float *out)
@@ -610,5 +659,5 @@ int bw_col_dot(const bw_backend *be, const bw_tensor *a, const bw_tensor *b, flo
 	SLOT(col_dot, "column dot");
 	ON(a, "column dot");
 	ON(b, "column dot");
-	return be->ops->col_dot(be, a->data, b->data, a->rows, a->cols, out);
+	BW_OP_RETURN(BURROW_OP_ELEMENTWISE, 2.0 * ELEMS(a), be->ops->col_dot(be, a->data, b->data, a->rows, a->cols, out));
 }

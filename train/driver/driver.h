@@ -129,6 +129,12 @@ struct burrow_trainer {
 	int64_t ef_chunk_cap;
 	float *ef_full;                   /* [E, edge_feat_dim] (owned), float16 datasets only */
 	float *ew_full;                   /* [E] (owned) */
+	/* burrow_trainer_count_ops: the training epochs' ops, counted while count_ops (t->be.count
+	 * points at ops during a training epoch, NULL otherwise), and those epochs' steps */
+	bool count_ops;
+	bw_op_count ops;
+	int64_t ops_batches;
+	double ops_compute_s;
 };
 
 /* The loader's edge-weight and edge-feature settings of t (none without opts.edge_weight nor

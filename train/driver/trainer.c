@@ -994,9 +994,47 @@ int burrow_trainer_train_epoch(burrow_trainer *t, burrow_epoch_stats *out)
 	int st = bw_stats_check(out, "burrow_epoch_stats");
 	if (st)
 		return st;
+	t->be.count = t->count_ops ? &t->ops : NULL;
 	st = train_epoch(t, &es);
+	t->be.count = NULL;
+	if (t->count_ops) {
+		t->ops_batches += es.batches;
+		t->ops_compute_s += es.compute_s;
+	}
 	bw_stats_out(out, &es, sizeof es);
 	return st;
+}
+
+int burrow_trainer_count_ops(burrow_trainer *t, bool on)
+{
+	if (on) {
+		t->ops = (bw_op_count){.layer = -1};
+		t->ops_batches = 0;
+		t->ops_compute_s = 0;
+	}
+	t->count_ops = on;
+	return 0;
+}
+
+int burrow_trainer_op_stats(const burrow_trainer *t, burrow_op_stats *out)
+{
+	int st = bw_stats_check(out, "burrow_op_stats");
+	if (st || !out)
+		return st;
+	burrow_op_stats s = {.size = sizeof s, .batches = t->ops_batches, .compute_s = t->ops_compute_s};
+	const bw_op_count *n = &t->ops;
+	for (int c = 0; c < BURROW_OP_CLASSES; c++) {
+		s.calls[c] = n->calls[c];
+		s.seconds[c] = n->seconds[c];
+		s.flops[c] = n->flops[c];
+	}
+	for (int l = 0; l < BURROW_MAX_LAYERS; l++) {
+		s.layer_calls[l] = n->layer_calls[l];
+		s.layer_seconds[l] = n->layer_seconds[l];
+		s.layer_flops[l] = n->layer_flops[l];
+	}
+	bw_stats_out(out, &s, sizeof s);
+	return 0;
 }
 
 /* Evaluation's sink: count argmax == label per split. */
