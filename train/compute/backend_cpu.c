@@ -45,6 +45,22 @@ static void gemm_slice(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float 
 		    (blasint)n, (blasint)k, alpha, a, (blasint)lda, b, (blasint)ldb, beta, c, (blasint)ldc);
 }
 
+/* The own GEMM (gemm_avx512.c) into the context's scratch, grown to its need. */
+static int own_gemm(const bw_backend *be, int64_t m, int64_t n, int64_t k, float alpha, const bw_gemm_a *op,
+		    const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
+{
+	cpu_ctx *x = be->ctx;
+	const size_t need = bw_gemm_own_scratch(n, k);
+	if (need > x->scratch_bytes) {
+		bw_aligned_free(x->scratch);
+		x->scratch_bytes = 0;
+		if (!(x->scratch = bw_aligned_alloc(64, need)))
+			return BURROW_E_NOMEM;
+		x->scratch_bytes = need;
+	}
+	return bw_gemm_own_op(be->gemm_threads, m, n, k, alpha, op, b, ldb, beta, c, ldc, x->scratch);
+}
+
 static int cpu_gemm(const bw_backend *be, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
 		    const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
 {
@@ -58,15 +74,8 @@ static int cpu_gemm(const bw_backend *be, bool ta, bool tb, int64_t m, int64_t n
 	}
 	cpu_ctx *x = be->ctx;
 	if (x->own_gemm && !ta && !tb && bw_gemm_own_fits(m, n, k)) {
-		const size_t need = bw_gemm_own_scratch(n, k);
-		if (need > x->scratch_bytes) {
-			bw_aligned_free(x->scratch);
-			x->scratch_bytes = 0;
-			if (!(x->scratch = bw_aligned_alloc(64, need)))
-				return BURROW_E_NOMEM;
-			x->scratch_bytes = need;
-		}
-		return bw_gemm_own(be->gemm_threads, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, x->scratch);
+		const bw_gemm_a op = {.a = a, .lda = lda, .split = k};
+		return own_gemm(be, m, n, k, alpha, &op, b, ldb, beta, c, ldc);
 	}
 	const bool by_rows = m >= n;
 	const int64_t len = by_rows ? m : n;
@@ -87,6 +96,29 @@ static int cpu_gemm(const bw_backend *be, bool ta, bool tb, int64_t m, int64_t n
 			gemm_slice(ta, tb, m, cnt, k, alpha, a, lda, tb ? b + lo * ldb : b + lo, ldb, beta, c + lo, ldc);
 	}
 	return 0;
+}
+
+/* [a | a2] b, or [a | a2]^T b (bw_ops.gemm_cat): one product by the own GEMM where the
+ * shape suits it, else two cpu_gemm in bw_matmul_cat's fallback order (the second piece's
+ * first), so that the products OpenBLAS does keep their bits. */
+static int cpu_gemm_cat(const bw_backend *be, bool ta, int64_t m, int64_t n, int64_t k, int64_t split, float alpha,
+			const float *a, int64_t lda, const float *a2, int64_t lda2, const float *b, int64_t ldb,
+			float beta, float *c, int64_t ldc)
+{
+	const cpu_ctx *x = be->ctx;
+	int st;
+	if (x->own_gemm && m > 0 && n > 0 && k > 0 && bw_gemm_own_fits(m, n, k)) {
+		const bw_gemm_a op = {.a = a, .lda = lda, .a2 = a2, .lda2 = lda2, .split = split, .trans = ta};
+		return own_gemm(be, m, n, k, alpha, &op, b, ldb, beta, c, ldc);
+	}
+	if (ta) {
+		if ((st = cpu_gemm(be, true, false, m - split, n, k, alpha, a2, lda2, b, ldb, beta, c + split * ldc, ldc)))
+			return st;
+		return cpu_gemm(be, true, false, split, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+	}
+	if ((st = cpu_gemm(be, false, false, m, n, k - split, alpha, a2, lda2, b + split * ldb, ldb, beta, c, ldc)))
+		return st;
+	return cpu_gemm(be, false, false, m, n, split, alpha, a, lda, b, ldb, 1.0f, c, ldc);
 }
 
 /* Sparse a (its first `rows` rows): row i of c = beta c_i + the sum over row i's entries
@@ -1022,6 +1054,7 @@ static const bw_ops cpu_ops = {
 	.col_norm_apply = cpu_col_norm_apply,
 	.col_scale = cpu_col_scale,
 	.col_dot = cpu_col_dot,
+	.gemm_cat = cpu_gemm_cat,
 };
 
 /* ------------------------------------------------------------ registry entry */
