@@ -6,16 +6,11 @@
 
 #define CPU_ALIGN 64
 
-/* Buffers of 4 MiB and more (a mini-batch's input rows, a layer's activations) ask for
- * transparent huge pages: the first layer's aggregation reads ~200 MB of rows at random,
- * and with 4 KiB pages each row costs a TLB miss besides its cache misses. */
 static int cpu_alloc(const bw_device *d, size_t bytes, void **out)
 {
 	(void)d;
 	if (!(*out = bw_aligned_alloc(CPU_ALIGN, bytes)))
 		return bw_err(BURROW_E_NOMEM, "cpu: out of memory for %zu bytes", bytes);
-	if (bytes >= ((size_t)4 << 20))
-		bw_advise_huge(*out, bytes);
 	return 0;
 }
 
