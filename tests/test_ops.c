@@ -406,6 +406,126 @@ Test(ops, own_gemm_matches_ref_and_is_thread_independent)
 		}
 }
 
+/* op(a) of [a | a2] (trans false) or [a | a2]^T (trans) as one dense [m, k] matrix in double. */
+static double *cat_dense(const bw_gemm_a *op, int64_t m, int64_t k)
+{
+	double *d = malloc((size_t)(m * k) * sizeof *d);
+	for (int64_t i = 0; i < m; i++)
+		for (int64_t q = 0; q < k; q++) {
+			if (op->trans)
+				d[i * k + q] = i < op->split ? op->a[q * op->lda + i] : op->a2[q * op->lda2 + i - op->split];
+			else
+				d[i * k + q] = q < op->split ? op->a[i * op->lda + q] : op->a2[i * op->lda2 + q - op->split];
+		}
+	return d;
+}
+
+/* The own GEMM over two pieces side by side and over a transposed first operand
+ * (bw_gemm_own_op: SAGE's fused products) against ref_matmul: the split inside a block of
+ * 384 steps and on a block's edge, short row tiles on both sides of a transposed split,
+ * strides wider than the rows, beta 0 (c full of NaN) and -2; 1, 2 and 3 threads give the
+ * same bits. */
+Test(ops, own_gemm_over_two_pieces_and_transposed)
+{
+	if (!bw_gemm_own_available())
+		cr_skip_test("this CPU has no AVX-512: OpenBLAS does every product");
+	/* m, n, k, split, trans */
+	static const int64_t shapes[][5] = {{67, 70, 450, 200, 0}, {49, 64, 768, 384, 0}, {12, 33, 90, 0, 0},
+					     {67, 64, 900, 37, 1}, {256, 256, 1000, 128, 1}, {50, 96, 300, 50, 1}};
+	for (size_t sh = 0; sh < sizeof shapes / sizeof *shapes; sh++)
+		for (int bi = 0; bi < 2; bi++) {
+			const int64_t m = shapes[sh][0], n = shapes[sh][1], k = shapes[sh][2], split = shapes[sh][3];
+			const bool trans = shapes[sh][4];
+			const float beta = bi ? -2.0f : 0.0f;
+			/* the pieces: [m, split] and [m, k - split], or [k, split] and [k, m - split] */
+			const int64_t r1 = trans ? k : m, c1 = split, c2 = (trans ? m : k) - split;
+			const int64_t lda = c1 + 3, lda2 = c2 + 1, ldb = n + 2, ldc = n + 5;
+			float *a = uniform(r1 * lda, 41, -1, 1), *a2 = uniform(r1 * lda2, 42, -1, 1);
+			float *b = uniform(k * ldb, 43, -1, 1), *c0 = uniform(m * ldc, 44, -1, 1);
+			if (beta == 0.0f)
+				for (int64_t i = 0; i < m * ldc; i++)
+					c0[i] = NAN;
+			const bw_gemm_a op = {.a = a, .lda = lda, .a2 = c2 ? a2 : NULL, .lda2 = lda2, .split = split, .trans = trans};
+			double *ad = cat_dense(&op, m, k), *bd = malloc((size_t)(k * n) * sizeof *bd);
+			double *ref = malloc((size_t)(m * n) * sizeof *ref);
+			for (int64_t q = 0; q < k; q++)
+				for (int64_t j = 0; j < n; j++)
+					bd[q * n + j] = b[q * ldb + j];
+			ref_matmul(ad, false, bd, false, m, n, k, ref);
+			float *scratch = bw_aligned_alloc(64, bw_gemm_own_scratch(n, k));
+			float *got[3];
+			for (int t = 0; t < 3; t++) {
+				got[t] = malloc((size_t)(m * ldc) * sizeof(float));
+				memcpy(got[t], c0, (size_t)(m * ldc) * sizeof(float));
+				cr_assert_eq(bw_gemm_own_op(t + 1, m, n, k, 0.5f, &op, b, ldb, beta, got[t], ldc, scratch), 0);
+			}
+			for (int64_t i = 0; i < m; i++)
+				for (int64_t j = 0; j < n; j++) {
+					const double want = 0.5 * ref[i * n + j] + (beta == 0.0f ? 0.0 : beta * c0[i * ldc + j]);
+					cr_assert(close_to(got[0][i * ldc + j], want, 1e-5),
+						  "%lldx%lldx%lld split %lld%s beta %g [%lld, %lld]: %g vs %g", (long long)m,
+						  (long long)n, (long long)k, (long long)split, trans ? " transposed" : "", beta,
+						  (long long)i, (long long)j, got[0][i * ldc + j], want);
+				}
+			for (int t = 1; t < 3; t++)
+				cr_assert(memcmp(got[0], got[t], (size_t)(m * ldc) * sizeof(float)) == 0,
+					  "%lldx%lldx%lld split %lld: 1 and %d threads differ", (long long)m, (long long)n,
+					  (long long)k, (long long)split, t + 1);
+			bw_aligned_free(scratch);
+			for (int t = 0; t < 3; t++)
+				free(got[t]);
+			free(ad);
+			free(bd);
+			free(ref);
+			free(a);
+			free(a2);
+			free(b);
+			free(c0);
+		}
+}
+
+/* bw_matmul_cat on every backend against ref_matmul of the concatenation, both ways, on a
+ * shape the CPU's own GEMM takes and on one it leaves to OpenBLAS (two products); a shape
+ * that does not add up is refused. */
+BACKENDS(matmul_cat_matches_ref)
+{
+	bw_backend be = open_backend(*kind, 2);
+	static const int64_t shapes[][4] = {{120, 96, 200, 230}, {7, 5, 3, 4}}; /* rows, n, k1 (or m1), k2 (or m2) */
+	for (size_t sh = 0; sh < 2; sh++)
+		for (int ta = 0; ta < 2; ta++) {
+			const int64_t r = shapes[sh][0], n = shapes[sh][1], w1 = shapes[sh][2], w2 = shapes[sh][3];
+			const int64_t m = ta ? w1 + w2 : r, k = ta ? r : w1 + w2;
+			float *ah = uniform(r * w1, 51, -1, 1), *a2h = uniform(r * w2, 52, -1, 1), *bh = uniform(k * n, 53, -1, 1);
+			float *ch = uniform(m * n, 54, -1, 1);
+			bw_tensor a = dev_tensor(&be, ah, r, w1), a2 = dev_tensor(&be, a2h, r, w2), b = dev_tensor(&be, bh, k, n);
+			bw_tensor c = dev_tensor(&be, ch, m, n);
+			const bw_gemm_a op = {.a = ah, .lda = w1, .a2 = a2h, .lda2 = w2, .split = w1, .trans = ta};
+			double *ad = cat_dense(&op, m, k), *bd = to_double(bh, k * n), *ref = malloc((size_t)(m * n) * sizeof *ref);
+			ref_matmul(ad, false, bd, false, m, n, k, ref);
+			cr_assert_eq(bw_matmul_cat(&be, &a, &a2, ta, &b, 0.5f, 2.0f, &c), 0, "%s", burrow_last_error());
+			float *got = tensor_get(&be, &c);
+			for (int64_t i = 0; i < m * n; i++)
+				cr_assert(close_to(got[i], 0.5 * ref[i] + 2.0 * ch[i], red_tol(&be)), "%lld rows ta %d [%lld]: %g vs %g",
+					  (long long)r, ta, (long long)i, got[i], 0.5 * ref[i] + 2.0 * ch[i]);
+			bw_tensor bad = dev_tensor(&be, NULL, m + 1, n);
+			cr_assert_eq(bw_matmul_cat(&be, &a, &a2, ta, &b, 1, 0, &bad), BURROW_E_INVAL);
+			bw_tensor_free(&bad);
+			free(got);
+			free(ad);
+			free(bd);
+			free(ref);
+			free(ah);
+			free(a2h);
+			free(bh);
+			free(ch);
+			bw_tensor_free(&a);
+			bw_tensor_free(&a2);
+			bw_tensor_free(&b);
+			bw_tensor_free(&c);
+		}
+	bw_backend_release(&be);
+}
+
 /* A transposed copy of a (bw_tensor.tr): a^T b reads it where the backend asks for one (the
  * CPU with its own GEMM), and matches ref_matmul either way; the copy is what is read (a's
  * data zeroed after the copy does not show); a view of all of a keeps it, a part drops it,

@@ -51,6 +51,22 @@ static bool uses_own(const cpu_ctx *x, bool ta, bool tb, int64_t m, int64_t n, i
 	return x->own_gemm && !ta && !tb && bw_gemm_own_fits(m, n, k);
 }
 
+/* The own GEMM (gemm_avx512.c) into the context's scratch, grown to its need. */
+static int own_gemm(const bw_backend *be, int64_t m, int64_t n, int64_t k, float alpha, const bw_gemm_a *op,
+		    const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
+{
+	cpu_ctx *x = be->ctx;
+	const size_t need = bw_gemm_own_scratch(n, k);
+	if (need > x->scratch_bytes) {
+		bw_aligned_free(x->scratch);
+		x->scratch_bytes = 0;
+		if (!(x->scratch = bw_aligned_alloc(64, need)))
+			return BURROW_E_NOMEM;
+		x->scratch_bytes = need;
+	}
+	return bw_gemm_own_op(be->gemm_threads, m, n, k, alpha, op, b, ldb, beta, c, ldc, x->scratch);
+}
+
 static int cpu_gemm(const bw_backend *be, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
 		    const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
 {
@@ -64,15 +80,8 @@ static int cpu_gemm(const bw_backend *be, bool ta, bool tb, int64_t m, int64_t n
 	}
 	cpu_ctx *x = be->ctx;
 	if (uses_own(x, ta, tb, m, n, k)) {
-		const size_t need = bw_gemm_own_scratch(n, k);
-		if (need > x->scratch_bytes) {
-			bw_aligned_free(x->scratch);
-			x->scratch_bytes = 0;
-			if (!(x->scratch = bw_aligned_alloc(64, need)))
-				return BURROW_E_NOMEM;
-			x->scratch_bytes = need;
-		}
-		return bw_gemm_own(be->gemm_threads, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, x->scratch);
+		const bw_gemm_a op = {.a = a, .lda = lda, .split = k};
+		return own_gemm(be, m, n, k, alpha, &op, b, ldb, beta, c, ldc);
 	}
 	const bool by_rows = m >= n;
 	const int64_t len = by_rows ? m : n;
@@ -93,6 +102,29 @@ static int cpu_gemm(const bw_backend *be, bool ta, bool tb, int64_t m, int64_t n
 			gemm_slice(ta, tb, m, cnt, k, alpha, a, lda, tb ? b + lo * ldb : b + lo, ldb, beta, c + lo, ldc);
 	}
 	return 0;
+}
+
+/* [a | a2] b, or [a | a2]^T b (bw_ops.gemm_cat): one product by the own GEMM where the
+ * shape suits it, else two cpu_gemm in bw_matmul_cat's fallback order (the second piece's
+ * first), so that the products OpenBLAS does keep their bits. */
+static int cpu_gemm_cat(const bw_backend *be, bool ta, int64_t m, int64_t n, int64_t k, int64_t split, float alpha,
+			const float *a, int64_t lda, const float *a2, int64_t lda2, const float *b, int64_t ldb,
+			float beta, float *c, int64_t ldc)
+{
+	const cpu_ctx *x = be->ctx;
+	int st;
+	if (x->own_gemm && m > 0 && n > 0 && k > 0 && bw_gemm_own_fits(m, n, k)) {
+		const bw_gemm_a op = {.a = a, .lda = lda, .a2 = a2, .lda2 = lda2, .split = split, .trans = ta};
+		return own_gemm(be, m, n, k, alpha, &op, b, ldb, beta, c, ldc);
+	}
+	if (ta) {
+		if ((st = cpu_gemm(be, true, false, m - split, n, k, alpha, a2, lda2, b, ldb, beta, c + split * ldc, ldc)))
+			return st;
+		return cpu_gemm(be, true, false, split, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+	}
+	if ((st = cpu_gemm(be, false, false, m, n, k - split, alpha, a2, lda2, b + split * ldb, ldb, beta, c, ldc)))
+		return st;
+	return cpu_gemm(be, false, false, m, n, split, alpha, a, lda, b, ldb, 1.0f, c, ldc);
 }
 
 /* Sparse a (its first `rows` rows): row i of c = beta c_i + the sum over row i's entries
@@ -128,6 +160,22 @@ BW_CLONES static int cpu_spmm(const bw_backend *be, const bw_sparse *a, int64_t 
 	return 0;
 }
 
+/* The aggregations gather rows of x at random (a mini-batch's first layer: ~65k rows of
+ * 15 sources each from ~400k input rows, 200 MB), so each waits on memory unless the rows
+ * a few edges ahead are already on their way: prefetch the row of edge e + AGG_AHEAD, in
+ * the flat edge list the loop walks (bounded by `end`, the list's last edge of the loop).
+ * A hint only: the sums and their order are unchanged. */
+#define AGG_AHEAD 8
+
+static inline void prefetch_row(const float *x, int64_t dim, const int32_t *ix, int64_t e, int64_t end)
+{
+	if (e + AGG_AHEAD >= end)
+		return;
+	const char *p = (const char *)(x + (int64_t)ix[e + AGG_AHEAD] * dim);
+	for (int64_t c = 0; c < dim * (int64_t)sizeof(float); c += 64)
+		__builtin_prefetch(p + c);
+}
+
 /* Rows [r0, r1) over the part's edges; whole rows that overwrite sum first and scale once
  * (MEAN), a part or an addition scales each term as the whole row would. */
 BW_CLONES static int cpu_agg_fwd(const bw_backend *be, const bw_block *b, bw_block_part part, bw_agg mode, const float *x,
@@ -137,6 +185,7 @@ BW_CLONES static int cpu_agg_fwd(const bw_backend *be, const bw_block *b, bw_blo
 	const int64_t *ip = d->indptr, *pp = d->part_indptr[part];
 	const int32_t *ix = d->part_indices[part];
 	const bool whole = part == BW_PART_ALL && !add;
+	const int64_t end = r1 > r0 ? pp[r1] : 0;
 #pragma omp parallel for schedule(dynamic, 64) num_threads(be->threads)
 	for (int64_t i = r0; i < r1; i++) {
 		const int64_t e0 = pp[i], e1 = pp[i + 1];
@@ -151,6 +200,7 @@ BW_CLONES static int cpu_agg_fwd(const bw_backend *be, const bw_block *b, bw_blo
 					o[c] = self * xi[c];
 			}
 			for (int64_t e = e0; e < e1; e++) {
+				prefetch_row(x, dim, ix, e, end);
 				const float w = di * d->src_norm[ix[e]];
 				const float *xj = x + (int64_t)ix[e] * dim;
 #pragma omp simd
@@ -163,6 +213,7 @@ BW_CLONES static int cpu_agg_fwd(const bw_backend *be, const bw_block *b, bw_blo
 		if (whole) {
 			memset(o, 0, (size_t)dim * sizeof *o);
 			for (int64_t e = e0; e < e1; e++) {
+				prefetch_row(x, dim, ix, e, end);
 				const float *xj = x + (int64_t)ix[e] * dim;
 #pragma omp simd
 				for (int64_t c = 0; c < dim; c++)
@@ -181,6 +232,7 @@ BW_CLONES static int cpu_agg_fwd(const bw_backend *be, const bw_block *b, bw_blo
 		if (!add)
 			memset(o, 0, (size_t)dim * sizeof *o);
 		for (int64_t e = e0; e < e1; e++) {
+			prefetch_row(x, dim, ix, e, end);
 			const float *xj = x + (int64_t)ix[e] * dim;
 #pragma omp simd
 			for (int64_t c = 0; c < dim; c++)
@@ -197,7 +249,7 @@ BW_CLONES static int cpu_agg_bwd(const bw_backend *be, const bw_block *b, bw_agg
 	const bw_block_dev *d = &b->d;
 	const int64_t *ip = d->indptr, *tp = d->t_indptr;
 	const int32_t *ti = d->t_indices;
-	const int64_t nd = b->num_dst;
+	const int64_t nd = b->num_dst, end = j1 > j0 ? tp[j1] : 0;
 #pragma omp parallel for schedule(dynamic, 64) num_threads(be->threads)
 	for (int64_t j = j0; j < j1; j++) {
 		float *o = gx + j * dim;
@@ -210,6 +262,7 @@ BW_CLONES static int cpu_agg_bwd(const bw_backend *be, const bw_block *b, bw_agg
 				o[c] = self * g[c];
 		}
 		for (int64_t e = tp[j]; e < tp[j + 1]; e++) {
+			prefetch_row(gout, dim, ti, e, end);
 			const int64_t i = ti[e];
 			float w = 1.0f;
 			if (mode == BW_AGG_MEAN)
@@ -1007,6 +1060,7 @@ static const bw_ops cpu_ops = {
 	.col_norm_apply = cpu_col_norm_apply,
 	.col_scale = cpu_col_scale,
 	.col_dot = cpu_col_dot,
+	.gemm_cat = cpu_gemm_cat,
 };
 
 /* ------------------------------------------------------------ timing products (gemm_bench.c) */

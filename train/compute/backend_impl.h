@@ -167,6 +167,16 @@ typedef struct bw_ops {
 	int (*col_scale)(const bw_backend *be, float *y, int64_t rows, int64_t cols, const float *s);
 	/* out[c] = sum_r a[r, c] b[r, c] (overwrites) */
 	int (*col_dot)(const bw_backend *be, const float *a, const float *b, int64_t rows, int64_t cols, float *out);
+
+	/* ---- one product over two operands side by side (issue 38), optional: NULL makes
+	 * bw_matmul_cat run two gemms (the second piece's first). Not transposed: c [m, n] =
+	 * alpha [a | a2] b + beta c, a [m, split], a2 [m, k - split], b [k, n]; transposed: c =
+	 * alpha [a | a2]^T b + beta c, a [k, split], a2 [k, m - split], b [k, n] (c's first split
+	 * rows from a). SAGE's self and neighbor terms as one product with K = 2 in (one pass
+	 * over c), and its two weight gradients as one (one pass over gz). */
+	int (*gemm_cat)(const bw_backend *be, bool trans_a, int64_t m, int64_t n, int64_t k, int64_t split, float alpha,
+			const float *a, int64_t lda, const float *a2, int64_t lda2, const float *b, int64_t ldb, float beta,
+			float *c, int64_t ldc);
 } bw_ops;
 
 /* Test hook: when set, bw_backend_open gives the backend it opens this table instead of its

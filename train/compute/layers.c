@@ -166,6 +166,14 @@ static int check_shapes(const bw_layer *l, const bw_block *b, const bw_tensor *x
 	return 0;
 }
 
+/* SAGE's weights stacked [W; W_neigh] [2 in, out], and their gradients likewise: the
+ * layer's parameters hold W_neigh right after W (bw_layer_bind_shape), so the stack is a
+ * view, and [x_dst | agg] [W; W_neigh] is the layer's two products as one (bw_matmul_cat). */
+static bw_tensor sage_stack(const bw_backend *be, const bw_layer *l, float *w)
+{
+	return bw_tensor_view(be->dev, w, 2 * l->in, l->out);
+}
+
 /* SAGE's aggregation mode for the commuting aggregators (mean, sum). */
 static bw_agg sage_mode(const bw_layer *l) { return l->aggr == BURROW_AGGR_SUM ? BW_AGG_SUM : BW_AGG_MEAN; }
 
@@ -320,13 +328,11 @@ static int sage_max_forward(const bw_backend *be, bw_layer *l, const bw_block *b
 	int st;
 	const int64_t nd = b->num_dst;
 	const bw_tensor xd = bw_tensor_rows(x, 0, nd);
-	const bw_tensor w = bw_tensor_view(be->dev, l->w, l->in, l->out);
-	const bw_tensor wn = bw_tensor_view(be->dev, l->w_neigh, l->in, l->out);
+	const bw_tensor ws = sage_stack(be, l, l->w);
 	TRY(bw_tensor_reshape(&l->agg, be->dev, nd, l->in));
 	TRY(bw_dbuf_reserve(&l->arg, be->dev, (size_t)(nd * l->in) * sizeof(int32_t)));
 	TRY(bw_seg_max(be, b, x, &l->agg, l->arg.ptr));
-	TRY(bw_matmul(be, &l->agg, false, &wn, false, 1.0f, 0.0f, z));
-	return bw_matmul(be, &xd, false, &w, false, 1.0f, 1.0f, z);
+	return bw_matmul_cat(be, &xd, &l->agg, false, &ws, 1.0f, 0.0f, z);
 }
 
 static int sage_max_backward(const bw_backend *be, bw_layer *l, const bw_block *b, const bw_tensor *x,
@@ -337,10 +343,8 @@ static int sage_max_backward(const bw_backend *be, bw_layer *l, const bw_block *
 	const bw_tensor xd = bw_tensor_rows(x, 0, nd);
 	const bw_tensor w = bw_tensor_view(be->dev, l->w, l->in, l->out);
 	const bw_tensor wn = bw_tensor_view(be->dev, l->w_neigh, l->in, l->out);
-	bw_tensor gw = bw_tensor_view(be->dev, l->gw, l->in, l->out);
-	bw_tensor gwn = bw_tensor_view(be->dev, l->gw_neigh, l->in, l->out);
-	TRY(bw_matmul(be, &xd, true, gz, false, 1.0f, 0.0f, &gw));
-	TRY(bw_matmul(be, &l->agg, true, gz, false, 1.0f, 0.0f, &gwn));
+	bw_tensor gws = sage_stack(be, l, l->gw);
+	TRY(bw_matmul_cat(be, &xd, &l->agg, true, gz, 1.0f, 0.0f, &gws));
 	if (!gx)
 		return 0;
 	TRY(bw_tensor_reshape(&l->tmp, be->dev, nd, l->in));
@@ -372,13 +376,13 @@ int bw_layer_forward(const bw_backend *be, bw_layer *l, const bw_block *b, const
 			TRY(bw_tensor_reshape(&l->agg, be->dev, ns, l->out));
 			TRY(bw_matmul(be, x, false, &wn, false, 1.0f, 0.0f, &l->agg));
 			TRY(bw_aggregate(be, b, sage_mode(l), &l->agg, 0, -1, z));
+			TRY(bw_matmul(be, &xd, false, &w, false, 1.0f, 1.0f, z));
 		} else {
+			const bw_tensor ws = sage_stack(be, l, l->w);
 			TRY(bw_tensor_reshape(&l->agg, be->dev, nd, l->in));
 			TRY(bw_aggregate(be, b, sage_mode(l), x, 0, -1, &l->agg));
-			TRY(bw_matmul(be, &l->agg, false, &wn, false, 1.0f, 0.0f, z));
+			TRY(bw_matmul_cat(be, &xd, &l->agg, false, &ws, 1.0f, 0.0f, z));
 		}
-		if (l->aggr != BURROW_AGGR_MAX)
-			TRY(bw_matmul(be, &xd, false, &w, false, 1.0f, 1.0f, z));
 		break;
 	}
 	case BW_LAYER_GCN:
@@ -607,7 +611,7 @@ int bw_layer_backward(const bw_backend *be, bw_layer *l, const bw_block *b, cons
 		const bw_tensor *wa = sage ? &wn : &w;
 		if (sage && l->aggr == BURROW_AGGR_MAX)
 			return sage_max_backward(be, l, b, x, gz, gx);
-		if (sage)
+		if (sage && l->project_first)
 			TRY(bw_matmul(be, &xd, true, gz, false, 1.0f, 0.0f, &gw));
 		if (l->project_first) {
 			TRY(bw_tensor_reshape(&l->tmp, be->dev, ns, l->out));
@@ -616,7 +620,12 @@ int bw_layer_backward(const bw_backend *be, bw_layer *l, const bw_block *b, cons
 			if (gx)
 				TRY(bw_matmul(be, &l->tmp, false, wa, true, 1.0f, 0.0f, gx));
 		} else {
-			TRY(bw_matmul(be, &l->agg, true, gz, false, 1.0f, 0.0f, gwa));
+			/* SAGE: [gW; gW_neigh] = [x_dst | agg]^T gz, one pass over gz */
+			bw_tensor gws = sage_stack(be, l, l->gw);
+			if (sage)
+				TRY(bw_matmul_cat(be, &xd, &l->agg, true, gz, 1.0f, 0.0f, &gws));
+			else
+				TRY(bw_matmul(be, &l->agg, true, gz, false, 1.0f, 0.0f, gwa));
 			if (gx) {
 				TRY(bw_tensor_reshape(&l->tmp, be->dev, nd, l->in));
 				TRY(bw_matmul(be, gz, false, wa, true, 1.0f, 0.0f, &l->tmp));

@@ -661,3 +661,41 @@ int bw_col_dot(const bw_backend *be, const bw_tensor *a, const bw_tensor *b, flo
 	ON(b, "column dot");
 	BW_OP_RETURN(BURROW_OP_ELEMENTWISE, 2.0 * ELEMS(a), be->ops->col_dot(be, a->data, b->data, a->rows, a->cols, out));
 }
+
+/* The two-product form of bw_matmul_cat, the second piece's first. */
+static int matmul_cat_split(const bw_backend *be, const bw_tensor *a, const bw_tensor *a2, bool ta, const bw_tensor *b,
+			    float alpha, float beta, bw_tensor *c)
+{
+	int st;
+	if (ta) {
+		bw_tensor c1 = bw_tensor_rows(c, 0, a->cols), c2 = bw_tensor_rows(c, a->cols, a2->cols);
+		if ((st = bw_matmul(be, a2, true, b, false, alpha, beta, &c2)))
+			return st;
+		return bw_matmul(be, a, true, b, false, alpha, beta, &c1);
+	}
+	const bw_tensor b1 = bw_tensor_rows(b, 0, a->cols), b2 = bw_tensor_rows(b, a->cols, a2->cols);
+	if ((st = bw_matmul(be, a2, false, &b2, false, alpha, beta, c)))
+		return st;
+	return bw_matmul(be, a, false, &b1, false, alpha, 1.0f, c);
+}
+
+int bw_matmul_cat(const bw_backend *be, const bw_tensor *a, const bw_tensor *a2, bool trans_a, const bw_tensor *b,
+		  float alpha, float beta, bw_tensor *c)
+{
+	const bool ta = trans_a;
+	const int64_t m = ta ? a->cols + a2->cols : a->rows, k = ta ? a->rows : a->cols + a2->cols;
+	if (a->rows != a2->rows || b->rows != k || c->rows != m || c->cols != b->cols)
+		return bw_err(BURROW_E_INVAL, "matmul_cat: [[%lld, %lld] | [%lld, %lld]]%s x [%lld, %lld] into [%lld, %lld]",
+			      SHAPE(a), SHAPE(a2), ta ? "^T" : "", SHAPE(b), SHAPE(c));
+	if (m > INT32_MAX || b->cols > INT32_MAX || k > INT32_MAX)
+		return bw_err(BURROW_E_UNSUPPORTED, "matmul_cat: a dimension exceeds 2^31 - 1");
+	ON(a, "matmul_cat");
+	ON(a2, "matmul_cat");
+	ON(b, "matmul_cat");
+	ON(c, "matmul_cat");
+	if (!be->ops->gemm_cat || a->sp || a->tr || a2->sp || a2->tr)
+		return matmul_cat_split(be, a, a2, ta, b, alpha, beta, c);
+	BW_OP_RETURN(BURROW_OP_PRODUCT, 2.0 * (double)m * (double)b->cols * (double)k,
+		     be->ops->gemm_cat(be, ta, m, b->cols, k, a->cols, alpha, a->data, a->cols, a2->data, a2->cols,
+				       b->data, b->cols, beta, c->data, c->cols));
+}

@@ -44,6 +44,13 @@ typedef struct bw_loss {
  * copy of all of its data (a->sp), b is not transposed and the backend has the slot */
 int bw_matmul(const bw_backend *be, const bw_tensor *a, bool trans_a, const bw_tensor *b, bool trans_b, float alpha,
 	      float beta, bw_tensor *c);
+/* c = alpha [a | a2] b + beta c (trans_a false: a [m, k1], a2 [m, k2], b [k1 + k2, n]) or
+ * c = alpha [a | a2]^T b + beta c (trans_a: a [k, m1], a2 [k, m2], b [k, n], c [m1 + m2, n]):
+ * one product through the backend's gemm_cat where it has one and neither piece carries a
+ * sparse or transposed copy, else two bw_matmul (the second piece's first, then the first
+ * added: SAGE's order before issue 38). The same result up to float rounding either way. */
+int bw_matmul_cat(const bw_backend *be, const bw_tensor *a, const bw_tensor *a2, bool trans_a, const bw_tensor *b,
+		  float alpha, float beta, bw_tensor *c);
 /* out [num_dst, d] = aggregate(x [num_src, d]) over whole rows [r0, r1) (r1 < 0: to num_dst).
  * A block with edge weights (bw_block.edge_weight) is aggregated weighted, here and in the
  * backward (bw_aggregate_weighted); its parts are refused. */
