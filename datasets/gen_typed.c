@@ -93,21 +93,17 @@ static void tw_size(const burrow_gen_opts *o, tw_sizes *z)
 
 /* ---------------------------------------------------------------- the options */
 
-/* --fill mean: the one call site (MERGE: mag-prep's bw_typed_fill_mean, datasets/fill.c). `dry`:
- * asked before anything is written; else run on the committed directory. Once fill.c is merged
- * the body becomes `return dry ? 0 : bw_typed_fill_mean(dir, o->mem_bytes, o->progress,
- * o->progress_user);`. Until then it refuses, before anything is written. */
+/* --fill mean: every featureless type (authors, institutions) gets the mean of its neighbors'
+ * features, streamed, as float16 (datasets/fill.c, as `burrow prep mag240m` fills). `dry`: asked
+ * before anything is written (the value is checked); else run on the committed directory. */
 static int tw_fill(const burrow_gen_opts *o, const char *dir, bool dry)
 {
-	(void)dir;
-	(void)dry;
 	if (o->fill == BURROW_FEAT_FILL_NONE)
 		return 0;
 	if (o->fill != BURROW_FEAT_FILL_MEAN)
 		return bw_err(BURROW_E_INVAL, "gen %s: fill must be none or mean, got %d", o->kind == BURROW_GEN_MAG ? "mag" : "igbh",
 			      o->fill);
-	return bw_err(BURROW_E_UNSUPPORTED, "gen %s: --fill mean: not built yet (burrow prep's fill, to come)",
-		      o->kind == BURROW_GEN_MAG ? "mag" : "igbh");
+	return dry ? 0 : bw_typed_fill_mean(dir, o->mem_bytes, o->progress, o->progress_user);
 }
 
 static int tw_check(const burrow_gen_opts *o, const tw_sizes *z)

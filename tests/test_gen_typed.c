@@ -402,15 +402,16 @@ Test(gen_typed, bad_options_refused_writing_nothing)
 	cr_assert_eq(burrow_gen(&o, p), BURROW_E_INVAL);
 	cr_assert(strstr(burrow_last_error(), "homogeneous"), "%s", burrow_last_error());
 	o.edge_split[0] = 0;
-	o.fill = BURROW_FEAT_FILL_MEAN;
-	cr_assert_eq(burrow_gen(&o, p), BURROW_E_UNSUPPORTED);
-	cr_assert(strstr(burrow_last_error(), "not built yet"), "%s", burrow_last_error());
+	o.fill = 7;
+	cr_assert_eq(burrow_gen(&o, p), BURROW_E_INVAL);
+	cr_assert(strstr(burrow_last_error(), "none or mean"), "%s", burrow_last_error());
 	cr_assert(!tu_exists(p));
 	free(p);
 }
 
 /* The command: info --verify passes; kind-specific options of other kinds and --fill's values
- * refused with a usage line (exit 2), --fill mean for now in one line (exit 1), nothing written. */
+ * refused with a usage line (exit 2), nothing written; --fill mean gives authors and
+ * institutions float16 features of the papers' width (their values: fill_mean's tests). */
 Test(gen_typed, command_line)
 {
 	char *err = NULL;
@@ -426,12 +427,19 @@ Test(gen_typed, command_line)
 		cr_assert(strstr(err, bad[i][1]), "%s: %s", bad[i][0], err);
 		free(err);
 	}
-	cr_assert_eq(tu_sh(NULL, &err, "cd %s && %s gen mag x --fraction 1/16384 --fill mean --quiet", tu_dir,
-			   tu_burrow()),
-		     1);
-	cr_assert(strstr(err, "not built yet"), "%s", err);
-	free(err);
 	char *x = tu_path(tu_dir, "x");
 	cr_assert(!tu_exists(x));
 	free(x);
+	char *out = NULL;
+	cr_assert_eq(tu_sh(&out, &err, "cd %s && %s gen mag m --fraction 1/16384 --feat-dim 8 --fill mean --quiet && %s info m "
+				       "--verify",
+			   tu_dir, tu_burrow(), tu_burrow()),
+		     0, "%s", err);
+	cr_assert(strstr(out, "author") && strstr(out, "8 x float16"), "%s", out);
+	free(out);
+	free(err);
+	char *fa = tu_path(tu_dir, "m/features/author.npy"), *fi = tu_path(tu_dir, "m/features/institution.npy");
+	cr_assert(tu_exists(fa) && tu_exists(fi));
+	free(fa);
+	free(fi);
 }
