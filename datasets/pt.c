@@ -1,7 +1,9 @@
 /* pt.c: torch.save files (a zip of <prefix>/data.pkl and <prefix>/data/<key> storages, or
  * torch < 1.6's legacy stream of pickles followed by the storages) read by a small pickle interpreter that knows the opcodes torch.save emits and an allow-list of
- * globals (torch._utils._rebuild_tensor_v2, torch.<X>Storage, collections.OrderedDict); every
- * tensor's view is checked against its storage's real size before anything is allocated. */
+ * globals (torch._utils._rebuild_tensor_v2, torch.<X>Storage, collections.OrderedDict, and
+ * for numpy arrays and scalars numpy[._core|.core].multiarray._reconstruct and .scalar,
+ * numpy.ndarray, numpy.dtype, _codecs.encode, __builtin__.bytes); every tensor's view is checked against its
+ * storage's real size before anything is allocated. */
 #define _GNU_SOURCE
 #include "pt.h"
 #include "../core/half.h"
@@ -35,16 +37,27 @@ static const struct {
 	[ST_BOOL] = {"BoolStorage", 1, false},
 };
 
-enum { PK_NONE, PK_BOOL, PK_INT, PK_FLOAT, PK_STR, PK_TUPLE, PK_LIST, PK_DICT, PK_FN, PK_STYPE, PK_STORAGE, PK_TENSOR };
-enum { FN_REBUILD, FN_ODICT };
+enum { PK_NONE, PK_BOOL, PK_INT, PK_FLOAT, PK_STR, PK_TUPLE, PK_LIST, PK_DICT, PK_FN, PK_STYPE, PK_STORAGE, PK_TENSOR,
+       PK_BYTES, PK_DTYPE, PK_NDARRAY };
+enum { FN_REBUILD, FN_ODICT, FN_NP_RECONSTRUCT, FN_NP_NDARRAY, FN_NP_DTYPE, FN_NP_SCALAR, FN_ENCODE, FN_BYTES };
+
+/* numpy dtypes (dtype('<code>') as numpy pickles them) and the storage type of their bytes. */
+static const struct {
+	const char *code;
+	int stype;
+} NPTYPE[] = {
+	{"i8", ST_LONG}, {"i4", ST_INT}, {"i2", ST_SHORT}, {"i1", ST_CHAR}, {"u1", ST_BYTE},
+	{"b1", ST_BOOL}, {"f2", ST_HALF}, {"f4", ST_FLOAT}, {"f8", ST_DOUBLE},
+};
 
 /* A pickled value: scalars in place, containers as a list of value ids (a dict's as key,
  * value pairs), a string as a span of data.pkl. */
 typedef struct pk_val {
 	uint8_t kind;
-	int64_t i;          /* PK_INT, PK_BOOL; PK_FN / PK_STYPE: which; PK_STORAGE / PK_TENSOR: its index */
+	int64_t i;          /* PK_INT, PK_BOOL; PK_FN / PK_STYPE: which; PK_STORAGE / PK_TENSOR: its index;
+			       PK_BYTES: 0 in data.pkl, 1 in the arena; PK_DTYPE: its NPTYPE */
 	double f;
-	uint32_t off, len;  /* PK_STR */
+	uint32_t off, len;  /* PK_STR, PK_BYTES; PK_DTYPE: len is its byte order ('<', '|'; 0 until BUILD) */
 	int32_t *items;     /* containers, owned */
 	size_t n, cap;
 } pk_val;
@@ -55,6 +68,8 @@ typedef struct pt_storage {
 	int64_t numel;
 	uint32_t key_off, key_len; /* its key in data.pkl (legacy: to find its data) */
 	uint64_t file_off;     /* legacy: where its data starts in the file; 0 until found */
+	uint8_t mem;           /* a numpy array's bytes: 0 none (in the file), 1 in data.pkl, 2 in the arena */
+	uint64_t mem_off;      /* mem: where they start there */
 } pt_storage;
 
 typedef struct pt_view {
@@ -80,7 +95,9 @@ struct bw_pt {
 	size_t marks[MAX_MARKS];
 	int nmarks;
 	int32_t *memo;         /* value id + 1, 0 = empty */
-	size_t mcap;
+	size_t mcap, memo_n;   /* memo_n: entries set (MEMOIZE's index) */
+	uint8_t *arena;        /* bytes _codecs.encode made (numpy arrays of protocol 2), owned */
+	size_t arena_n, arena_cap;
 	pt_storage *storages;
 	size_t nstor, stcap;
 	pt_view *views;
@@ -219,31 +236,39 @@ static int entry_size(bw_pt *pt, zip_int64_t e, const char *what, uint64_t *size
 
 /* ---------------------------------------------------------------- globals, persistent ids, reduce */
 
-/* GLOBAL "module\nname\n": only the allow-list. */
-static int op_global(bw_pt *pt, rd *r)
+/* The allowed globals that are functions (or numpy.ndarray, only an argument of _reconstruct). */
+static const struct {
+	const char *mod, *name;
+	int fn;
+} GLOBALS[] = {
+	{"torch._utils", "_rebuild_tensor_v2", FN_REBUILD},
+	{"collections", "OrderedDict", FN_ODICT},
+	{"numpy.core.multiarray", "_reconstruct", FN_NP_RECONSTRUCT}, /* numpy < 2 */
+	{"numpy._core.multiarray", "_reconstruct", FN_NP_RECONSTRUCT}, /* numpy >= 2 */
+	{"numpy.core.multiarray", "scalar", FN_NP_SCALAR},
+	{"numpy._core.multiarray", "scalar", FN_NP_SCALAR},
+	{"numpy", "ndarray", FN_NP_NDARRAY},
+	{"numpy", "dtype", FN_NP_DTYPE},
+	{"_codecs", "encode", FN_ENCODE},
+	{"__builtin__", "bytes", FN_BYTES}, /* bytes(): protocol 2's empty bytes (an empty array's) */
+};
+
+/* The global mod.name (GLOBAL, STACK_GLOBAL): only the allow-list. */
+static int global_named(bw_pt *pt, const char *ms, size_t ml, const char *ns, size_t nl)
 {
-	const uint8_t *s = r->p, *nl1 = memchr(s, '\n', (size_t)(r->end - s));
-	const uint8_t *nl2 = nl1 ? memchr(nl1 + 1, '\n', (size_t)(r->end - nl1 - 1)) : NULL;
-	if (!nl2)
-		return perr(pt, BURROW_E_FORMAT, "pickle: truncated GLOBAL");
-	r->p = nl2 + 1;
 	char mod[128], name[128];
-	if (nl1 - s >= (ptrdiff_t)sizeof mod || nl2 - nl1 - 1 >= (ptrdiff_t)sizeof name)
+	if (ml >= sizeof mod || nl >= sizeof name)
 		return perr(pt, BURROW_E_FORMAT, "pickle: GLOBAL name too long");
-	snprintf(mod, sizeof mod, "%.*s", (int)(nl1 - s), (const char *)s);
-	snprintf(name, sizeof name, "%.*s", (int)(nl2 - nl1 - 1), (const char *)nl1 + 1);
+	snprintf(mod, sizeof mod, "%.*s", (int)ml, ms);
+	snprintf(name, sizeof name, "%.*s", (int)nl, ns);
 	int32_t id;
 	int st;
-	if (!strcmp(mod, "torch._utils") && !strcmp(name, "_rebuild_tensor_v2")) {
-		if (!(st = push_new(pt, PK_FN, &id)))
-			pt->v[id].i = FN_REBUILD;
-		return st;
-	}
-	if (!strcmp(mod, "collections") && !strcmp(name, "OrderedDict")) {
-		if (!(st = push_new(pt, PK_FN, &id)))
-			pt->v[id].i = FN_ODICT;
-		return st;
-	}
+	for (size_t k = 0; k < sizeof GLOBALS / sizeof *GLOBALS; k++)
+		if (!strcmp(mod, GLOBALS[k].mod) && !strcmp(name, GLOBALS[k].name)) {
+			if (!(st = push_new(pt, PK_FN, &id)))
+				pt->v[id].i = GLOBALS[k].fn;
+			return st;
+		}
 	for (int k = 0; k < NSTYPES && !strcmp(mod, "torch"); k++)
 		if (!strcmp(name, STYPE[k].name)) {
 			if (!(st = push_new(pt, PK_STYPE, &id)))
@@ -256,8 +281,32 @@ static int op_global(bw_pt *pt, rd *r)
 	for (char *c = name; *c; c++)
 		if (*c < 32 || *c > 126)
 			*c = '?';
-	return perr(pt, BURROW_E_UNSUPPORTED, "pickle: global %s.%s is not allowed (only tensors, lists, tuples, dicts)",
-		    mod, name);
+	return perr(pt, BURROW_E_UNSUPPORTED,
+		    "pickle: global %s.%s is not allowed (only tensors, numpy arrays, lists, tuples, dicts)", mod, name);
+}
+
+/* GLOBAL "module\nname\n". */
+static int op_global(bw_pt *pt, rd *r)
+{
+	const uint8_t *s = r->p, *nl1 = memchr(s, '\n', (size_t)(r->end - s));
+	const uint8_t *nl2 = nl1 ? memchr(nl1 + 1, '\n', (size_t)(r->end - nl1 - 1)) : NULL;
+	if (!nl2)
+		return perr(pt, BURROW_E_FORMAT, "pickle: truncated GLOBAL");
+	r->p = nl2 + 1;
+	return global_named(pt, (const char *)s, (size_t)(nl1 - s), (const char *)nl1 + 1, (size_t)(nl2 - nl1 - 1));
+}
+
+/* STACK_GLOBAL (protocol 4): module and name are the two strings on top. */
+static int op_stack_global(bw_pt *pt)
+{
+	int32_t m, n;
+	int st;
+	if ((st = pop(pt, &n)) || (st = pop(pt, &m)))
+		return st;
+	const pk_val *mv = &pt->v[m], *nv = &pt->v[n];
+	if (mv->kind != PK_STR || nv->kind != PK_STR)
+		return perr(pt, BURROW_E_FORMAT, "pickle: STACK_GLOBAL of values that are not strings");
+	return global_named(pt, (const char *)pt->pkl + mv->off, mv->len, (const char *)pt->pkl + nv->off, nv->len);
 }
 
 static bool str_is(const bw_pt *pt, const pk_val *v, const char *s)
@@ -408,22 +457,224 @@ static int rebuild(bw_pt *pt, int32_t args, int32_t *out)
 	return 0;
 }
 
+/* ---------------------------------------------------------------- numpy arrays and scalars */
+
+static void convert_one(int stype, const uint8_t *src, void *dst);
+
+static const uint8_t *bytes_at(const bw_pt *pt, const pk_val *b) { return (b->i ? pt->arena : pt->pkl) + b->off; }
+
+/* A pickled string for a message: at most 32 characters, the unprintable ones as '?'. */
+static const char *shown(const bw_pt *pt, const pk_val *s, char out[36])
+{
+	size_t n = s->kind == PK_STR ? BW_MIN(s->len, 32u) : 0;
+	for (size_t k = 0; k < n; k++) {
+		const char c = (char)pt->pkl[s->off + k];
+		out[k] = c < 32 || c > 126 ? '?' : c;
+	}
+	out[n] = 0;
+	return out;
+}
+
+/* _codecs.encode(str, 'latin1'), how protocol 2 holds bytes: the string's UTF-8 (code points
+ * below 256 only) back into bytes, kept in the arena. */
+static int encode_latin1(bw_pt *pt, int32_t args, int32_t *out)
+{
+	const pk_val *a = &pt->v[args];
+	if (a->kind != PK_TUPLE || a->n != 2 || pt->v[a->items[0]].kind != PK_STR ||
+	    !str_is(pt, &pt->v[a->items[1]], "latin1"))
+		return perr(pt, BURROW_E_UNSUPPORTED, "pickle: _codecs.encode called with other arguments than (str, 'latin1')");
+	const pk_val s = pt->v[a->items[0]];
+	if (s.len > PKL_MAX_BYTES - pt->arena_n)
+		return perr(pt, BURROW_E_FORMAT, "pickle: _codecs.encode of more than %llu bytes in all",
+			    (unsigned long long)PKL_MAX_BYTES);
+	int st = bw_grow(&pt->arena, &pt->arena_cap, pt->arena_n + s.len + 1, 1, true);
+	if (st)
+		return st;
+	const uint8_t *p = pt->pkl + s.off, *end = p + s.len;
+	uint8_t *o = pt->arena + pt->arena_n;
+	size_t n = 0;
+	while (p < end)
+		if (*p < 0x80) {
+			o[n++] = *p++;
+		} else if ((*p == 0xc2 || *p == 0xc3) && end - p >= 2 && (p[1] & 0xc0) == 0x80) {
+			o[n++] = (uint8_t)((p[0] & 3) << 6 | (p[1] & 0x3f));
+			p += 2;
+		} else {
+			return perr(pt, BURROW_E_FORMAT, "pickle: _codecs.encode of a string that is not latin-1 (byte %zu)",
+				    (size_t)(p - pt->pkl));
+		}
+	if ((st = new_val(pt, PK_BYTES, out)))
+		return st;
+	pt->v[*out] = (pk_val){.kind = PK_BYTES, .i = 1, .off = (uint32_t)pt->arena_n, .len = (uint32_t)n};
+	pt->arena_n += n;
+	return 0;
+}
+
+/* numpy.dtype(code, align, copy): one of NPTYPE; BUILD then sets its byte order. */
+static int np_dtype(bw_pt *pt, int32_t args, int32_t *out)
+{
+	const pk_val *a = &pt->v[args];
+	char buf[36];
+	if (a->kind != PK_TUPLE || a->n != 3 || pt->v[a->items[0]].kind != PK_STR)
+		return perr(pt, BURROW_E_FORMAT, "pickle: numpy.dtype called with other arguments than (code, align, copy)");
+	for (int k = 0; k < (int)(sizeof NPTYPE / sizeof *NPTYPE); k++)
+		if (str_is(pt, &pt->v[a->items[0]], NPTYPE[k].code)) {
+			int st = new_val(pt, PK_DTYPE, out);
+			if (!st)
+				pt->v[*out].i = k;
+			return st;
+		}
+	return perr(pt, BURROW_E_UNSUPPORTED,
+		    "pickle: numpy dtype '%s' is not supported (only i8, i4, i2, i1, u1, b1, f2, f4, f8)",
+		    shown(pt, &pt->v[a->items[0]], buf));
+}
+
+/* BUILD of a dtype: (3, order, None, None, None, elsize, alignment, flags[, metadata] with 4). */
+static int np_build_dtype(bw_pt *pt, int32_t dt, int32_t state)
+{
+	const pk_val *s = &pt->v[state];
+	char buf[36];
+	if (s->kind != PK_TUPLE || s->n < 8 || s->n > 9 || pt->v[s->items[0]].kind != PK_INT ||
+	    pt->v[s->items[0]].i != (int64_t)s->n - 5 || pt->v[s->items[1]].kind != PK_STR)
+		return perr(pt, BURROW_E_FORMAT, "pickle: numpy dtype state is not (3, order, ...)");
+	for (size_t k = 2; k < 8; k++)
+		if (pt->v[s->items[k]].kind != (k < 5 ? PK_NONE : PK_INT))
+			return perr(pt, BURROW_E_UNSUPPORTED, "pickle: a numpy dtype with fields or a subarray is not supported");
+	const pk_val *o = &pt->v[s->items[1]];
+	const bool one = STYPE[NPTYPE[pt->v[dt].i].stype].size == 1;
+	if (!str_is(pt, o, "<") && !(one && str_is(pt, o, "|")))
+		return perr(pt, BURROW_E_UNSUPPORTED, "pickle: numpy dtype %s of byte order '%s' (only little-endian is read)",
+			    NPTYPE[pt->v[dt].i].code, shown(pt, o, buf));
+	pt->v[dt].len = pt->pkl[o->off];
+	return 0;
+}
+
+/* _reconstruct(numpy.ndarray, (0,), b'b'): an array its BUILD fills. */
+static int np_reconstruct(bw_pt *pt, int32_t args, int32_t *out)
+{
+	const pk_val *a = &pt->v[args];
+	if (a->kind != PK_TUPLE || a->n != 3 || pt->v[a->items[0]].kind != PK_FN || pt->v[a->items[0]].i != FN_NP_NDARRAY ||
+	    pt->v[a->items[1]].kind != PK_TUPLE || pt->v[a->items[2]].kind != PK_BYTES)
+		return perr(pt, BURROW_E_UNSUPPORTED, "pickle: _reconstruct called with other arguments than (ndarray, shape, "
+			    "bytes)");
+	return new_val(pt, PK_NDARRAY, out);
+}
+
+/* BUILD of an array: (1, shape, dtype, is_fortran, bytes), the bytes exactly the shape's;
+ * the array becomes a tensor over a storage of those bytes. */
+static int np_build_array(bw_pt *pt, int32_t arr, int32_t state)
+{
+	const pk_val *s = &pt->v[state];
+	if (s->kind != PK_TUPLE || s->n != 5 || pt->v[s->items[0]].kind != PK_INT || pt->v[s->items[0]].i != 1 ||
+	    pt->v[s->items[2]].kind != PK_DTYPE || pt->v[s->items[3]].kind != PK_BOOL || pt->v[s->items[4]].kind != PK_BYTES)
+		return perr(pt, BURROW_E_FORMAT, "pickle: numpy array state is not (1, shape, dtype, is_fortran, bytes)");
+	const pk_val *dt = &pt->v[s->items[2]], *data = &pt->v[s->items[4]];
+	if (!dt->len)
+		return perr(pt, BURROW_E_FORMAT, "pickle: numpy array of a dtype without its state");
+	const int stype = NPTYPE[dt->i].stype, es = STYPE[stype].size;
+	const bool fortran = pt->v[s->items[3]].i;
+	pt_view w = {.storage = (int)pt->nstor};
+	int st = int_tuple(pt, &pt->v[s->items[1]], w.size, &w.ndim, "shape");
+	int64_t numel = 1;
+	for (int d = 0; d < w.ndim && !st; d++)
+		if (__builtin_mul_overflow(numel, w.size[d], &numel) || numel > (INT64_MAX >> 4))
+			st = perr(pt, BURROW_E_FORMAT, "numpy array shape too large");
+	if (!st && (uint64_t)numel * (uint64_t)es != data->len)
+		st = perr(pt, BURROW_E_FORMAT, "numpy array of %lld elements of %d bytes holds %u bytes", (long long)numel, es,
+			  data->len);
+	if (!st && pt->nstor >= MAX_TENSORS)
+		st = perr(pt, BURROW_E_FORMAT, "more than %d storages", MAX_TENSORS);
+	if (st)
+		return st;
+	int64_t acc = 1; /* <= numel; strides do not matter when numel is 0 */
+	for (int k = 0; k < w.ndim && numel; k++) { /* row-major, or column-major when is_fortran */
+		const int d = fortran ? k : w.ndim - 1 - k;
+		w.stride[d] = acc;
+		acc *= w.size[d];
+	}
+	const pt_storage stor = {
+		.stype = stype, .entry = -1, .numel = numel, .mem = data->i ? 2 : 1, .mem_off = data->off};
+	if ((st = bw_grow(&pt->storages, &pt->stcap, pt->nstor + 1, sizeof *pt->storages, true)))
+		return st;
+	pt->storages[pt->nstor++] = stor;
+	if ((st = check_view(pt, &w)))
+		return st;
+	if (pt->nviews >= MAX_TENSORS)
+		return perr(pt, BURROW_E_FORMAT, "more than %d tensors", MAX_TENSORS);
+	if ((st = bw_grow(&pt->views, &pt->vwcap, pt->nviews + 1, sizeof *pt->views, true)))
+		return st;
+	pt->views[pt->nviews] = w;
+	pt->v[arr].kind = PK_TENSOR;
+	pt->v[arr].i = (int64_t)pt->nviews++;
+	return 0;
+}
+
+/* numpy.core.multiarray.scalar(dtype, bytes): an int, bool or float. */
+static int np_scalar(bw_pt *pt, int32_t args, int32_t *out)
+{
+	const pk_val *a = &pt->v[args];
+	if (a->kind != PK_TUPLE || a->n != 2 || pt->v[a->items[0]].kind != PK_DTYPE || !pt->v[a->items[0]].len ||
+	    pt->v[a->items[1]].kind != PK_BYTES)
+		return perr(pt, BURROW_E_FORMAT, "pickle: numpy scalar called with other arguments than (dtype, bytes)");
+	const int stype = NPTYPE[pt->v[a->items[0]].i].stype;
+	const pk_val b = pt->v[a->items[1]];
+	if (b.len != (uint32_t)STYPE[stype].size)
+		return perr(pt, BURROW_E_FORMAT, "pickle: numpy scalar of %d bytes holds %u", STYPE[stype].size, b.len);
+	const uint8_t *src = bytes_at(pt, &b);
+	pk_val x = {.kind = stype == ST_BOOL ? PK_BOOL : STYPE[stype].is_float ? PK_FLOAT : PK_INT};
+	if (stype == ST_DOUBLE) {
+		memcpy(&x.f, src, 8);
+	} else if (x.kind == PK_FLOAT) {
+		float f;
+		convert_one(stype, src, &f);
+		x.f = f;
+	} else {
+		convert_one(stype, src, &x.i);
+	}
+	int st = new_val(pt, x.kind, out);
+	if (!st)
+		pt->v[*out] = x;
+	return st;
+}
+
+/* BUILD: the state on top into the object below it (a numpy dtype or array; nothing else). */
+static int op_build(bw_pt *pt)
+{
+	int32_t state, obj;
+	int st;
+	if ((st = pop(pt, &state)) || (st = peek(pt, &obj)))
+		return st;
+	if (pt->v[obj].kind == PK_DTYPE)
+		return np_build_dtype(pt, obj, state);
+	if (pt->v[obj].kind == PK_NDARRAY)
+		return np_build_array(pt, obj, state);
+	return perr(pt, BURROW_E_UNSUPPORTED, "pickle: BUILD of something that is not a numpy array or dtype");
+}
+
 static int op_reduce(bw_pt *pt)
 {
 	int32_t args, fn, res;
 	int st;
 	if ((st = pop(pt, &args)) || (st = pop(pt, &fn)))
 		return st;
-	if (pt->v[fn].kind != PK_FN)
-		return perr(pt, BURROW_E_UNSUPPORTED, "pickle: REDUCE of something that is not an allowed global");
-	if (pt->v[fn].i == FN_ODICT) {
+	if (pt->v[fn].kind != PK_FN || pt->v[fn].i == FN_NP_NDARRAY)
+		return perr(pt, BURROW_E_UNSUPPORTED, "pickle: REDUCE of something that is not an allowed function");
+	switch (pt->v[fn].i) {
+	case FN_ODICT:
 		if (pt->v[args].kind != PK_TUPLE || pt->v[args].n)
 			return perr(pt, BURROW_E_FORMAT, "pickle: OrderedDict called with arguments");
 		return push_new(pt, PK_DICT, &res);
+	case FN_NP_RECONSTRUCT: st = np_reconstruct(pt, args, &res); break;
+	case FN_NP_DTYPE: st = np_dtype(pt, args, &res); break;
+	case FN_NP_SCALAR: st = np_scalar(pt, args, &res); break;
+	case FN_ENCODE: st = encode_latin1(pt, args, &res); break;
+	case FN_BYTES:
+		if (pt->v[args].kind != PK_TUPLE || pt->v[args].n)
+			return perr(pt, BURROW_E_UNSUPPORTED, "pickle: bytes called with arguments");
+		return push_new(pt, PK_BYTES, &res); /* 0 bytes of data.pkl */
+	default: st = rebuild(pt, args, &res); break;
 	}
-	if ((st = rebuild(pt, args, &res)))
-		return st;
-	return push(pt, res);
+	return st ? st : push(pt, res);
 }
 
 /* ---------------------------------------------------------------- the interpreter */
@@ -438,8 +689,10 @@ static int op_memo(bw_pt *pt, uint64_t k, bool put)
 		int st = peek(pt, &id);
 		if (!st && k >= pt->mcap && !(st = bw_grow(&pt->memo, &pt->mcap, (size_t)k + 1, sizeof *pt->memo, true)))
 			memset(pt->memo + had, 0, (pt->mcap - had) * sizeof *pt->memo); /* 0: never set */
-		if (!st)
+		if (!st) {
+			pt->memo_n += !pt->memo[k];
 			pt->memo[k] = id + 1;
+		}
 		return st;
 	}
 	if (k >= pt->mcap || !pt->memo[k])
@@ -478,13 +731,14 @@ static int op_fill(bw_pt *pt, bool dict, bool many)
 	return st ? st : fill(pt, base, dict);
 }
 
-static int op_str(bw_pt *pt, rd *r, int lenbytes)
+/* A string (PK_STR) or bytes (PK_BYTES) of a lenbytes-byte length, a span of data.pkl. */
+static int op_str(bw_pt *pt, rd *r, int lenbytes, int kind)
 {
 	const uint8_t *b, *s;
 	int32_t id;
 	int st = take(pt, r, (size_t)lenbytes, &b);
 	uint64_t n = st ? 0 : le(b, lenbytes);
-	if (st || (st = take(pt, r, (size_t)n, &s)) || (st = push_new(pt, PK_STR, &id)))
+	if (st || (st = take(pt, r, (size_t)n, &s)) || (st = push_new(pt, kind, &id)))
 		return st;
 	pt->v[id].off = (uint32_t)(s - pt->pkl);
 	pt->v[id].len = (uint32_t)n;
@@ -574,13 +828,20 @@ static int step(bw_pt *pt, rd *r, bool *stop)
 		if (!(st = push_new(pt, PK_BOOL, &id)))
 			pt->v[id].i = op == 0x88;
 		return st;
-	case 0x8c: return op_str(pt, r, 1);
-	case 'X': return op_str(pt, r, 4);
+	case 0x8c: return op_str(pt, r, 1, PK_STR);
+	case 'X': return op_str(pt, r, 4, PK_STR);
+	case 0x8d: return op_str(pt, r, 8, PK_STR);   /* BINUNICODE8 */
+	case 'C': return op_str(pt, r, 1, PK_BYTES); /* SHORT_BINBYTES */
+	case 'B': return op_str(pt, r, 4, PK_BYTES); /* BINBYTES */
+	case 0x8e: return op_str(pt, r, 8, PK_BYTES); /* BINBYTES8 */
+	case 0x94: return op_memo(pt, pt->memo_n, true); /* MEMOIZE */
 	case 'q': return (st = take(pt, r, 1, &b)) ? st : op_memo(pt, b[0], true);
 	case 'r': return (st = take(pt, r, 4, &b)) ? st : op_memo(pt, le(b, 4), true);
 	case 'h': return (st = take(pt, r, 1, &b)) ? st : op_memo(pt, b[0], false);
 	case 'j': return (st = take(pt, r, 4, &b)) ? st : op_memo(pt, le(b, 4), false);
 	case 'c': return op_global(pt, r);
+	case 0x93: return op_stack_global(pt);
+	case 'b': return op_build(pt);
 	case 'R': return op_reduce(pt);
 	case 'Q': return op_persid(pt);
 	case '.':
@@ -602,6 +863,7 @@ static int run_pickle(bw_pt *pt, size_t *pos, int32_t *top)
 	pt->nmarks = 0;
 	if (pt->memo)
 		memset(pt->memo, 0, pt->mcap * sizeof *pt->memo);
+	pt->memo_n = 0;
 	while (!stop && !st)
 		st = step(pt, &r, &stop);
 	if (st)
@@ -766,7 +1028,7 @@ static int legacy_storages(bw_pt *pt, int32_t keys, uint64_t off)
 		const pk_val *key = &pt->v[l->items[k]];
 		int es = 0;
 		for (size_t i = 0; i < pt->nstor && key->kind == PK_STR; i++)
-			if (pt->storages[i].key_len == key->len &&
+			if (!pt->storages[i].mem && pt->storages[i].key_len == key->len &&
 			    !memcmp(pt->pkl + pt->storages[i].key_off, pt->pkl + key->off, key->len))
 				es = STYPE[pt->storages[i].stype].size;
 		if (!es)
@@ -784,7 +1046,7 @@ static int legacy_storages(bw_pt *pt, int32_t keys, uint64_t off)
 				    (long long)numel);
 		for (size_t i = 0; i < pt->nstor; i++) {
 			pt_storage *s = &pt->storages[i];
-			if (s->key_len != key->len || memcmp(pt->pkl + s->key_off, pt->pkl + key->off, key->len))
+			if (s->mem || s->key_len != key->len || memcmp(pt->pkl + s->key_off, pt->pkl + key->off, key->len))
 				continue;
 			if (s->numel > numel)
 				return perr(pt, BURROW_E_FORMAT, "legacy: storage %zu: %lld elements claimed, %lld stored", k,
@@ -794,7 +1056,7 @@ static int legacy_storages(bw_pt *pt, int32_t keys, uint64_t off)
 		off += 8 + (uint64_t)numel * (uint64_t)es;
 	}
 	for (size_t i = 0; i < pt->nstor; i++)
-		if (!pt->storages[i].file_off)
+		if (!pt->storages[i].file_off && !pt->storages[i].mem)
 			return perr(pt, BURROW_E_FORMAT, "legacy: storage %zu has no data", i);
 	return 0;
 }
@@ -860,6 +1122,7 @@ void bw_pt_close(bw_pt *pt)
 	bw_free(pt->v);
 	bw_free(pt->stack);
 	bw_free(pt->memo);
+	bw_free(pt->arena);
 	bw_free(pt->storages);
 	bw_free(pt->views);
 	bw_free(pt->pkl);
@@ -977,7 +1240,10 @@ int bw_pt_get(bw_pt *pt, const char *key, bw_pt_tensor *t)
 	uint8_t *span = direct ? out : bw_malloc((size_t)w->span * (size_t)es);
 	int st = out && span ? 0 : BURROW_E_NOMEM;
 	pt->legacy_off = s->file_off;
-	if (!st)
+	if (!st && s->mem) /* a numpy array: its bytes are in data.pkl or the arena, sizes checked at BUILD */
+		memcpy(span, (s->mem == 2 ? pt->arena : pt->pkl) + s->mem_off + (uint64_t)w->offset * (uint64_t)es,
+		       (size_t)w->span * (size_t)es);
+	else if (!st)
 		st = read_member(pt, s->entry, (uint64_t)w->offset * (uint64_t)es, span, (size_t)w->span * (size_t)es, what);
 	if (!st && !direct)
 		gather(w, s->stype, span, out);

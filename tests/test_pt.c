@@ -593,3 +593,98 @@ Test(pt, reads_what_torch_saves)
 	tu_rmrf(dir);
 	free(dir);
 }
+
+/* ---------------------------------------------------------------- numpy arrays (OGB-LSC's split_dict.pt) */
+
+/* Writes numpy arrays and scalars with torch.save: protocol 2 zip (torch's default, the bytes
+ * as _codecs.encode of latin-1 strings), protocols 3 and 4 (BINBYTES, STACK_GLOBAL, MEMOIZE),
+ * the legacy stream, and protocol 2 with numpy >= 2's module names (numpy._core). */
+static const char NP_SCRIPT[] =
+	"import sys, zipfile, numpy as np, torch\n"
+	"d = sys.argv[1]\n"
+	"i8 = np.arange(300, dtype=np.int64) * 7919 - 5\n"
+	"m = {'i8': i8, 'i4': (np.arange(12, dtype=np.int32) * -3).reshape(3, 4),\n"
+	"     'F': np.asfortranarray((np.arange(12, dtype=np.int32) * -3).reshape(3, 4)),\n"
+	"     'u1': (np.arange(256) % 256).astype(np.uint8), 'b1': np.arange(5) % 2 == 0,\n"
+	"     'f2': (np.arange(6) / 4).astype(np.float16), 'f4': np.arange(4, dtype=np.float32) / 3,\n"
+	"     'f8': np.arange(3, dtype=np.float64) - 0.25, 'empty': np.zeros((0, 3), np.int64),\n"
+	"     'n': np.int64(123456789012), 'k': np.int32(-7), 'x': np.float64(0.1), 'ok': np.bool_(True)}\n"
+	"for p in (2, 3, 4):\n"
+	"    torch.save(m, f'{d}/p{p}.pt', pickle_protocol=p)\n"
+	"torch.save(m, f'{d}/legacy.pt', _use_new_zipfile_serialization=False)\n"
+	"zi = zipfile.ZipFile(f'{d}/p2.pt')\n"
+	"with zipfile.ZipFile(f'{d}/np2.pt', 'w') as zo:\n"
+	"    for e in zi.namelist():\n"
+	"        b = zi.read(e)\n"
+	"        zo.writestr(e, b.replace(b'numpy.core.multiarray', b'numpy._core.multiarray') if e.endswith('.pkl') else b)\n";
+
+static void check_np_file(const char *dir, const char *file)
+{
+	char *path = tu_path(dir, file);
+	bw_pt *pt;
+	cr_assert_eq(bw_pt_open(&pt, file, path, -1), 0, "%s: %s", file, burrow_last_error());
+	bw_pt_tensor t;
+	cr_assert_eq(bw_pt_get(pt, "i8", &t), 0, "%s", burrow_last_error());
+	cr_assert(t.dtype == BURROW_DTYPE_I64 && t.ndim == 1 && t.shape[0] == 300);
+	for (int64_t k = 0; k < 300; k++)
+		cr_assert_eq(((int64_t *)t.data)[k], k * 7919 - 5, "%s i8[%lld]", file, (long long)k);
+	bw_free(t.data);
+	for (int f = 0; f < 2; f++) { /* C order and Fortran order: the same values row-major */
+		cr_assert_eq(bw_pt_get(pt, f ? "F" : "i4", &t), 0, "%s", burrow_last_error());
+		cr_assert(t.dtype == BURROW_DTYPE_I64 && t.ndim == 2 && t.shape[0] == 3 && t.shape[1] == 4);
+		for (int64_t k = 0; k < 12; k++)
+			cr_assert_eq(((int64_t *)t.data)[k], -3 * k, "%s %s[%lld]", file, f ? "F" : "i4", (long long)k);
+		bw_free(t.data);
+	}
+	cr_assert_eq(bw_pt_get(pt, "u1", &t), 0);
+	for (int64_t k = 0; k < 256; k++)
+		cr_assert_eq(((int64_t *)t.data)[k], k, "%s u1[%lld]", file, (long long)k);
+	bw_free(t.data);
+	cr_assert_eq(bw_pt_get(pt, "b1", &t), 0);
+	for (int64_t k = 0; k < 5; k++)
+		cr_assert_eq(((int64_t *)t.data)[k], k % 2 == 0);
+	bw_free(t.data);
+	const struct {
+		const char *key;
+		int n;
+		double step, base;
+	} fl[] = {{"f2", 6, 0.25, 0}, {"f4", 4, 1.0 / 3, 0}, {"f8", 3, 1, -0.25}};
+	for (size_t j = 0; j < 3; j++) {
+		cr_assert_eq(bw_pt_get(pt, fl[j].key, &t), 0);
+		cr_assert(t.dtype == BURROW_DTYPE_F32 && t.ndim == 1 && t.numel == fl[j].n);
+		for (int k = 0; k < fl[j].n; k++)
+			cr_assert_eq(((float *)t.data)[k], (float)(fl[j].base + k * fl[j].step), "%s %s[%d]", file, fl[j].key, k);
+		bw_free(t.data);
+	}
+	cr_assert_eq(bw_pt_get(pt, "empty", &t), 0);
+	cr_assert(t.ndim == 2 && t.shape[0] == 0 && t.shape[1] == 3 && t.numel == 0 && !t.data);
+	int64_t v;
+	cr_assert_eq(bw_pt_get_int(pt, "n", &v), 0, "%s", burrow_last_error());
+	cr_assert_eq(v, 123456789012LL);
+	cr_assert_eq(bw_pt_get_int(pt, "k", &v), 0);
+	cr_assert_eq(v, -7);
+	cr_assert_eq(bw_pt_get_int(pt, "x", &v), BURROW_E_FORMAT);
+	cr_assert_eq(bw_pt_get(pt, "n", &t), BURROW_E_FORMAT);
+	bw_pt_close(pt);
+	free(path);
+}
+
+Test(pt, reads_numpy_arrays_torch_saves)
+{
+	const char *py = "build/venv/bin/python";
+	if (access(py, X_OK) != 0)
+		cr_skip_test("no %s (make python-venv): numpy files not checked", py);
+	char *dir = tu_tmpdir(), *script = tu_path(dir, "w.py");
+	FILE *f = fopen(script, "w");
+	cr_assert_not_null(f);
+	fputs(NP_SCRIPT, f);
+	fclose(f);
+	if (tu_sh(NULL, NULL, "%s %s %s 2>&1", py, script, dir) != 0)
+		cr_skip_test("torch could not run in %s", py);
+	static const char *files[] = {"p2.pt", "p3.pt", "p4.pt", "legacy.pt", "np2.pt"};
+	for (size_t k = 0; k < sizeof files / sizeof *files; k++)
+		check_np_file(dir, files[k]);
+	free(script);
+	tu_rmrf(dir);
+	free(dir);
+}
