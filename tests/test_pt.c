@@ -688,3 +688,151 @@ Test(pt, reads_numpy_arrays_torch_saves)
 	tu_rmrf(dir);
 	free(dir);
 }
+
+/* An array as numpy pickles it: _reconstruct(ndarray, (0,), b'b') BUILT with (1, shape,
+ * dtype(code) BUILT with (3, order, ...), fortran, data); data as BINBYTES, or (latin1) as
+ * protocol 2 writes it, _codecs.encode of its bytes as a latin-1 string's UTF-8. */
+static void np_array(pk *p, const char *code, const char *order, int ndim, const int64_t *shape, bool fortran,
+		     const uint8_t *data, uint32_t n, bool latin1)
+{
+	glob(p, "numpy.core.multiarray", "_reconstruct");
+	glob(p, "numpy", "ndarray");
+	integer(p, 0);
+	op(p, 0x85);
+	op(p, 'C');
+	op(p, 1);
+	op(p, 'b');
+	op(p, 0x87);
+	op(p, 'R');
+	op(p, '(');
+	integer(p, 1);
+	ints(p, ndim, shape);
+	glob(p, "numpy", "dtype");
+	str(p, code);
+	op(p, 0x89);
+	op(p, 0x88);
+	op(p, 0x87);
+	op(p, 'R');
+	op(p, '(');
+	integer(p, 3);
+	str(p, order);
+	op(p, 'N');
+	op(p, 'N');
+	op(p, 'N');
+	integer(p, -1);
+	integer(p, -1);
+	integer(p, 0);
+	op(p, 't');
+	op(p, 'b');
+	op(p, fortran ? 0x88 : 0x89);
+	if (latin1) {
+		glob(p, "_codecs", "encode");
+		uint32_t u = 0;
+		for (uint32_t k = 0; k < n; k++)
+			u += data[k] < 0x80 ? 1 : 2;
+		op(p, 'X');
+		raw(p, &u, 4);
+		for (uint32_t k = 0; k < n; k++)
+			if (data[k] < 0x80) {
+				op(p, data[k]);
+			} else {
+				op(p, 0xc0 | data[k] >> 6);
+				op(p, 0x80 | (data[k] & 0x3f));
+			}
+		str(p, "latin1");
+		op(p, 0x86);
+		op(p, 'R');
+	} else {
+		op(p, 'B');
+		raw(p, &n, 4);
+		raw(p, data, n);
+	}
+	op(p, 't');
+	op(p, 'b');
+}
+
+static const int64_t NP_W[4] = {-1, 200, 1 << 20, 3};
+
+static void np_w(pk *p, const char *code, const char *order, int64_t rows, uint32_t n, bool latin1)
+{
+	begin(p);
+	str(p, "w");
+	np_array(p, code, order, 2, (int64_t[]){rows, 2}, false, (const uint8_t *)NP_W, n, latin1);
+	end(p);
+}
+
+Test(pt, reads_numpy_pickles)
+{
+	pk p;
+	for (int latin1 = 0; latin1 < 2; latin1++) {
+		np_w(&p, "i8", "<", 2, sizeof NP_W, latin1);
+		char *path = write_pt(&p, 3);
+		bw_pt *pt;
+		bw_pt_tensor t;
+		cr_assert_eq(bw_pt_open(&pt, "x.pt", path, -1), 0, "%s", burrow_last_error());
+		cr_assert_eq(bw_pt_get(pt, "w", &t), 0, "%s", burrow_last_error());
+		cr_assert(t.dtype == BURROW_DTYPE_I64 && t.ndim == 2 && t.shape[0] == 2 && t.shape[1] == 2);
+		cr_assert_arr_eq(t.data, NP_W, sizeof NP_W);
+		bw_free(t.data);
+		bw_pt_close(pt);
+		free(path);
+	}
+}
+
+Test(pt, refuses_bad_numpy_pickles)
+{
+	pk p;
+	np_w(&p, "i8", ">", 2, sizeof NP_W, false);
+	refused(&p, 3, BURROW_E_UNSUPPORTED, "only little-endian");
+	np_w(&p, "i8", "|", 2, sizeof NP_W, false);
+	refused(&p, 3, BURROW_E_UNSUPPORTED, "byte order '|'");
+	np_w(&p, "i8", "<", 2, sizeof NP_W - 1, false);
+	refused(&p, 3, BURROW_E_FORMAT, "4 elements of 8 bytes holds 31 bytes");
+	np_w(&p, "i8", "<", 3, sizeof NP_W, true);
+	refused(&p, 3, BURROW_E_FORMAT, "holds 32 bytes");
+	np_w(&p, "i8", "<", (int64_t)1 << 62, sizeof NP_W, false);
+	refused(&p, 3, BURROW_E_FORMAT, "shape too large");
+	np_w(&p, "O", "|", 2, sizeof NP_W, false);
+	refused(&p, 3, BURROW_E_UNSUPPORTED, "dtype 'O'");
+	np_w(&p, "c16", "<", 2, sizeof NP_W, false);
+	refused(&p, 3, BURROW_E_UNSUPPORTED, "dtype 'c16'");
+	begin(&p); /* a code point above 255 is no latin-1 byte */
+	str(&p, "w");
+	glob(&p, "_codecs", "encode");
+	str(&p, "\xc4\x80");
+	str(&p, "latin1");
+	op(&p, 0x86);
+	op(&p, 'R');
+	end(&p);
+	refused(&p, 3, BURROW_E_FORMAT, "not latin-1");
+	begin(&p);
+	str(&p, "w");
+	glob(&p, "_codecs", "encode");
+	str(&p, "x");
+	str(&p, "utf-8");
+	op(&p, 0x86);
+	op(&p, 'R');
+	end(&p);
+	refused(&p, 3, BURROW_E_UNSUPPORTED, "(str, 'latin1')");
+	begin(&p); /* BUILD of a dict: Python's __setstate__ of anything is refused */
+	str(&p, "w");
+	op(&p, '}');
+	op(&p, '}');
+	op(&p, 'b');
+	end(&p);
+	refused(&p, 3, BURROW_E_UNSUPPORTED, "BUILD of something");
+	begin(&p); /* numpy.ndarray is only _reconstruct's argument */
+	str(&p, "w");
+	glob(&p, "numpy", "ndarray");
+	op(&p, ')');
+	op(&p, 'R');
+	end(&p);
+	refused(&p, 3, BURROW_E_UNSUPPORTED, "not an allowed function");
+	begin(&p); /* the global allow-list holds for STACK_GLOBAL too */
+	str(&p, "w");
+	str(&p, "os");
+	str(&p, "system");
+	op(&p, 0x93);
+	end(&p);
+	refused(&p, 3, BURROW_E_UNSUPPORTED, "os.system");
+}
