@@ -52,10 +52,31 @@ def _mag(root, rng, n=(60, 7, 50), d=16):
         np.save(proc / f"{s}___{r}___{t}" / "edge_index.npy", ei)
     torch.save({"paper": npap, "author": na, "institution": ni, "num_classes": 5}, root / "meta.pt")
     perm = rng.permutation(npap)
-    split = {"train": torch.from_numpy(perm[:25]), "valid": torch.from_numpy(perm[25:32]),
-             "test": torch.from_numpy(perm[32:47])}
+    # as OGB-LSC ships it: torch.save of a dict of numpy arrays (protocol 2, zip)
+    split = {"train": perm[:25], "valid": perm[25:32], "test": perm[32:47]}
     torch.save(split, root / "split_dict.pt")
     return x, y, rels, split
+
+
+def _save_split(path, split, fmt):
+    """split_dict.pt in one of the forms torch.save writes: numpy arrays (protocols 2, 4, the
+    legacy stream, numpy >= 2's module names) or tensors."""
+    if fmt == "tensor":
+        torch.save({k: torch.from_numpy(v) for k, v in split.items()}, path)
+    elif fmt == "legacy":
+        torch.save(split, path, _use_new_zipfile_serialization=False)
+    elif fmt == "p4":
+        torch.save(split, path, pickle_protocol=4)
+    else:
+        torch.save(split, path)
+        if fmt == "numpy2":  # numpy >= 2 pickles numpy._core.multiarray._reconstruct
+            import zipfile
+            zi = zipfile.ZipFile(path)
+            parts = {e: zi.read(e) for e in zi.namelist()}
+            zi.close()
+            with zipfile.ZipFile(path, "w") as zo:
+                for e, b in parts.items():
+                    zo.writestr(e, b.replace(b"numpy.core.multiarray", b"numpy._core.multiarray"))
 
 
 def _csr(src, dst, nd):
@@ -102,8 +123,8 @@ def test_mag240m_in_place(tmp_path):
     lab = np.load(out / "labels.npy")
     assert np.array_equal(lab, np.where(np.isnan(y), -1, y).astype(np.int32))
     assert meta["num_classes"] == 5
-    test_dev = split["test"].numpy()[np.arange(15) % 5 < 3]
-    for name, want in (("train", split["train"].numpy()), ("valid", split["valid"].numpy()), ("test", test_dev)):
+    test_dev = split["test"][np.arange(15) % 5 < 3]
+    for name, want in (("train", split["train"]), ("valid", split["valid"]), ("test", test_dev)):
         assert np.array_equal(np.load(out / "split" / f"{name}.npy"), want), name
     # no feature bytes of the papers: the output is its graph, labels, splits and the filled types
     assert not (out / "features" / "paper.npy").exists()
@@ -140,6 +161,28 @@ def test_mag240m_in_place(tmp_path):
     r = _run("train", out, "--model", "rsage", "--epochs", "1", "--batch-size", "16", "--fanout", "3,2",
              "--hidden", "8", "--quiet", check=False)
     assert r.returncode == 0, r.stderr
+
+
+def test_mag240m_split_dict_forms(tmp_path):
+    """OGB-LSC's split_dict.pt holds numpy arrays; each form torch.save writes them in (and
+    tensors) preps to the same splits; meta.pt's counts may be numpy integers."""
+    rng = np.random.default_rng(11)
+    src = tmp_path / "mag"
+    _, _, _, split = _mag(src, rng)
+    split["test-dev"] = split.pop("test")[:9]
+    torch.save({"paper": np.int64(50), "author": np.int64(60), "institution": np.int32(7),
+                "num_classes": np.int64(5)}, src / "meta.pt")
+    for fmt in ("numpy", "p4", "legacy", "numpy2", "tensor"):
+        _save_split(src / "split_dict.pt", split, fmt)
+        out = tmp_path / f"out-{fmt}"
+        r = _run("prep", "mag240m", src, "--out", out, "--fill", "none", "--quiet", check=False)
+        assert r.returncode == 0, (fmt, r.stderr)
+        for name, key in (("train", "train"), ("valid", "valid"), ("test", "test-dev")):
+            assert np.array_equal(np.load(out / "split" / f"{name}.npy"), split[key]), (fmt, name)
+    # an object array is refused in one line naming the file
+    torch.save({"train": np.array([1, "a"], dtype=object)}, src / "split_dict.pt")
+    r = _run("prep", "mag240m", src, "--out", tmp_path / "bad", "--fill", "none", "--quiet", check=False)
+    assert r.returncode == 1 and "split_dict.pt" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
 def test_igbh_in_place(tmp_path):
