@@ -1,10 +1,12 @@
-/* fuzz_pt.c: libFuzzer harness for torch.save files as prep reads OGB's split .pt files:
- * the input is the .pt file; it is opened and each key OGB uses is read as a tensor. */
+/* fuzz_pt.c: libFuzzer harness for torch.save files as prep reads OGB's split .pt files and
+ * OGB-LSC's split_dict.pt and meta.pt (numpy arrays and scalars): the input is the .pt file;
+ * it is opened, each key they use read as a tensor and the counts as integers. */
 #include "../../datasets/pt.h"
 #include "fuzz.h"
 
 static const char *KEYS[] = {"edge", "edge_neg", "weight", "year", "source_node", "target_node", "target_node_neg",
-			     "w", "t"};
+			     "w", "t", "train", "valid", "test", "test-dev"};
+static const char *INTS[] = {"paper", "author", "num_classes"};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -17,6 +19,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			bw_pt_tensor t;
 			if (bw_pt_get(pt, KEYS[k], &t) == 0)
 				bw_free(t.data);
+		}
+		for (size_t k = 0; k < sizeof INTS / sizeof *INTS; k++) {
+			int64_t v;
+			(void)bw_pt_get_int(pt, INTS[k], &v);
 		}
 		bw_pt_close(pt);
 	}

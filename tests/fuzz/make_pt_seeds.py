@@ -4,6 +4,7 @@ written by torch.save as OGB's split .pt files are (run with build/venv/bin/pyth
 import os
 import sys
 
+import numpy as np
 import torch
 
 
@@ -20,6 +21,14 @@ def main():
                os.path.join(out, "views.pt"))
     torch.save({"edge": e, "edge_neg": e.flip(1), "weight": torch.ones(6).double()},
                os.path.join(out, "legacy.pt"), _use_new_zipfile_serialization=False)
+    # OGB-LSC's split_dict.pt and meta.pt: numpy arrays and scalars (protocol 2: latin-1 bytes)
+    split = {"train": np.array([3, 200, 70000], dtype=np.int64), "valid": np.arange(4, dtype=np.int32),
+             "test-dev": np.zeros(0, dtype=np.int64), "w": np.asfortranarray(np.ones((2, 3), np.float16))}
+    torch.save(split, os.path.join(out, "np-split.pt"))
+    torch.save(split, os.path.join(out, "np-split-p4.pt"), pickle_protocol=4)
+    torch.save(split, os.path.join(out, "np-split-legacy.pt"), _use_new_zipfile_serialization=False)
+    torch.save({"paper": np.int64(5), "author": 7, "num_classes": np.int32(3), "t": np.array([True, False])},
+               os.path.join(out, "np-meta.pt"))
 
 
 if __name__ == "__main__":
