@@ -147,14 +147,15 @@ def test_prep_ogbl_citation2(root):
 
 
 def test_prep_refuses_a_bad_split_whole(root):
-    """A .pt with a global outside the allow-list: refused naming the file, nothing written."""
+    """A .pt the reader refuses (a numpy object array: dtype 'O'): refused naming the file,
+    nothing written."""
     rng = np.random.default_rng(7)
     train = _edges(rng, 20, 30)
     _, members = _common(rng, 20, train, 2)
     good = {"edge": torch.from_numpy(train)}
     members["split/target/train.pt"] = _pt(good)
     members["split/target/valid.pt"] = _pt(dict(good, edge_neg=torch.zeros(3, 2, dtype=torch.int64)))
-    members["split/target/test.pt"] = _pt({"edge": good["edge"], "edge_neg": np.zeros((3, 2), np.int64)})
+    members["split/target/test.pt"] = _pt({"edge": good["edge"], "edge_neg": np.array([[1, "a"]], dtype=object)})
     _write_zip(root / "ddi.zip", "ddi", members)
     with pytest.raises(burrow.Error) as e:
         burrow.prep(str(root / "ddi.zip"), out=str(root / "out"), download=False)
