@@ -227,6 +227,9 @@ bool bw_cgroup_mem_limit(size_t *limit);
 bool bw_cgroup_mem_limit_at(const char *proc_cgroup, const char *sysfs, size_t *limit);
 /* The machine's memory, min'ed with the cgroup limit: what "memory" means for a default. */
 size_t bw_mem_total(void);
+/* /proc/meminfo's MemAvailable in bytes (memory the kernel can hand out without swapping),
+ * read from `meminfo` (NULL: /proc/meminfo); SIZE_MAX when it cannot tell. */
+size_t bw_mem_available_at(const char *meminfo);
 
 /* ------------------------------------------------------------ threads */
 #include <omp.h>

@@ -144,3 +144,20 @@ size_t bw_mem_total(void)
 		total = BW_MIN(total, cg);
 	return total;
 }
+
+size_t bw_mem_available_at(const char *meminfo)
+{
+	FILE *f = fopen(meminfo ? meminfo : "/proc/meminfo", "r");
+	if (!f)
+		return SIZE_MAX;
+	char line[256];
+	size_t got = SIZE_MAX;
+	unsigned long long kb;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
+			got = kb <= SIZE_MAX / 1024 ? (size_t)kb * 1024 : SIZE_MAX;
+			break;
+		}
+	fclose(f);
+	return got;
+}

@@ -2,21 +2,79 @@
  * complete at once (the CPU runs everything in call order). */
 #include "device.h"
 
+#include <pthread.h>
 #include <string.h>
 
 #define CPU_ALIGN 64
 
+/* Allocations at least this large are checked against the memory, and counted while live. */
+#define CPU_CHECK_BYTES ((size_t)256 << 20)
+#define CPU_LARGE_MAX 256
+
+/* The large buffers live now (pointer, bytes): the kernel overcommits, so buffers granted
+ * together and written later (a loader's slots, a typed batch's per-relation tensors) pass a
+ * look at MemAvailable one by one and then get the process killed when they are written. */
+static struct {
+	pthread_mutex_t mu;
+	void *p[CPU_LARGE_MAX];
+	size_t n[CPU_LARGE_MAX];
+	size_t live;
+} large = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+/* Refuse a large buffer that would not fit, in one line: the memory available now, or the
+ * machine's (or cgroup's) memory less the large buffers already live, each with 256 MiB to
+ * spare. A typed batch of 3 layers at fanouts 15,10,5 on gen mag 1/64 asks for tens of GB. */
+static int cpu_fits(size_t bytes, size_t live)
+{
+	const size_t avail = bw_mem_available_at(NULL), total = bw_mem_total();
+	const size_t room = total != SIZE_MAX && total > live + CPU_CHECK_BYTES ? total - live - CPU_CHECK_BYTES : 0;
+	if ((avail == SIZE_MAX || bytes + CPU_CHECK_BYTES <= avail) && (total == SIZE_MAX || bytes <= room))
+		return 0;
+	return bw_err(BURROW_E_NOMEM,
+		      "cpu: a buffer of %.2f GiB does not fit: %.2f GiB of memory available, %.2f GiB in buffers of "
+		      "256 MiB or more already, %.2f GiB in all: lower the batch, fanouts, layers or --prefetch",
+		      (double)bytes / (1u << 30), avail == SIZE_MAX ? -1.0 : (double)avail / (1u << 30),
+		      (double)live / (1u << 30), total == SIZE_MAX ? -1.0 : (double)total / (1u << 30));
+}
+
 static int cpu_alloc(const bw_device *d, size_t bytes, void **out)
 {
 	(void)d;
-	if (!(*out = bw_aligned_alloc(CPU_ALIGN, bytes)))
-		return bw_err(BURROW_E_NOMEM, "cpu: out of memory for %zu bytes", bytes);
-	return 0;
+	*out = NULL;
+	if (bytes < CPU_CHECK_BYTES) {
+		if (!(*out = bw_aligned_alloc(CPU_ALIGN, bytes)))
+			return bw_err(BURROW_E_NOMEM, "cpu: out of memory for %zu bytes", bytes);
+		return 0;
+	}
+	pthread_mutex_lock(&large.mu);
+	int st = cpu_fits(bytes, large.live), slot = -1;
+	for (int i = 0; !st && i < CPU_LARGE_MAX && slot < 0; i++)
+		if (!large.p[i])
+			slot = i;
+	if (!st && (slot < 0 || !(*out = bw_aligned_alloc(CPU_ALIGN, bytes))))
+		st = bw_err(BURROW_E_NOMEM, "cpu: out of memory for %zu bytes", bytes);
+	if (!st) {
+		large.p[slot] = *out;
+		large.n[slot] = bytes;
+		large.live += bytes;
+	}
+	pthread_mutex_unlock(&large.mu);
+	return st;
 }
 
 static void cpu_free(const bw_device *d, void *p)
 {
 	(void)d;
+	if (!p)
+		return;
+	pthread_mutex_lock(&large.mu);
+	for (int i = 0; i < CPU_LARGE_MAX; i++)
+		if (large.p[i] == p) {
+			large.live -= large.n[i];
+			large.p[i] = NULL;
+			break;
+		}
+	pthread_mutex_unlock(&large.mu);
 	bw_aligned_free(p);
 }
 

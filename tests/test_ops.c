@@ -1733,3 +1733,32 @@ BACKENDS(normalization_kernels_match_ref)
 	free(vh);
 	bw_backend_release(&be);
 }
+
+/* The CPU device refuses, in one line, a buffer that cannot fit: one larger than the memory
+ * available, or one that with the large buffers already live exceeds the machine's memory
+ * (the kernel would grant both and kill the process when they are written); freeing a large
+ * buffer gives its room back. Nothing is written to them, so the test touches no memory. */
+Test(ops, cpu_device_refuses_buffers_that_cannot_fit)
+{
+	const bw_device *d = bw_device_cpu();
+	const size_t total = bw_mem_total(), avail = bw_mem_available_at(NULL);
+	cr_assert(total != SIZE_MAX && avail != SIZE_MAX, "no /proc/meminfo here");
+	void *p = (void *)1;
+	cr_assert_eq(bw_device_alloc(d, total + ((size_t)1 << 30), &p), BURROW_E_NOMEM);
+	cr_assert_null(p);
+	cr_assert(strstr(burrow_last_error(), "does not fit") && strstr(burrow_last_error(), "GiB"), "%s",
+		  burrow_last_error());
+	/* two buffers of 60% of the memory each: the second is refused while the first lives */
+	const size_t big = total / 10 * 6;
+	if (big + ((size_t)512 << 20) > avail) {
+		cr_log_info("skipped the pair: %zu bytes available of %zu", avail, total);
+		return;
+	}
+	void *a, *b;
+	cr_assert_eq(bw_device_alloc(d, big, &a), 0, "%s", burrow_last_error());
+	cr_assert_eq(bw_device_host_alloc(d, big, &b), BURROW_E_NOMEM);
+	cr_assert(strstr(burrow_last_error(), "already"), "%s", burrow_last_error());
+	bw_device_free(d, a);
+	cr_assert_eq(bw_device_host_alloc(d, big, &b), 0, "%s", burrow_last_error());
+	bw_device_host_free(d, b);
+}
