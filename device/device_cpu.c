@@ -3,7 +3,9 @@
 #include "device.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CPU_ALIGN 64
 
@@ -21,20 +23,39 @@ static struct {
 	size_t live;
 } large = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-/* Refuse a large buffer that would not fit, in one line: the memory available now, or the
- * machine's (or cgroup's) memory less the large buffers already live, each with 256 MiB to
- * spare. A typed batch of 3 layers at fanouts 15,10,5 on gen mag 1/64 asks for tens of GB. */
+/* This process's resident anonymous memory (resident less file-backed shared pages), from
+ * /proc/self/statm; 0 when it cannot tell. */
+static size_t anon_resident(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	unsigned long long size, res, shared;
+	size_t got = 0;
+	if (f && fscanf(f, "%llu %llu %llu", &size, &res, &shared) == 3 && res > shared)
+		got = (size_t)(res - shared) * (size_t)sysconf(_SC_PAGESIZE);
+	if (f)
+		fclose(f);
+	return got;
+}
+
+/* Refuse a large buffer that would not fit, in one line: with 256 MiB to spare, it and the
+ * part of the live large buffers not yet written (their bytes beyond this process's resident
+ * anonymous memory: granted, not yet counted by the kernel) must fit the memory available now,
+ * and it with all live large buffers the machine's (or cgroup's) memory. A typed batch of 3
+ * layers at fanouts 15,10,5 on gen mag 1/64 asks for tens of GB. */
 static int cpu_fits(size_t bytes, size_t live)
 {
-	const size_t avail = bw_mem_available_at(NULL), total = bw_mem_total();
+	const size_t avail = bw_mem_available_at(NULL), total = bw_mem_total(), anon = anon_resident();
+	const size_t unwritten = live > anon ? live - anon : 0;
 	const size_t room = total != SIZE_MAX && total > live + CPU_CHECK_BYTES ? total - live - CPU_CHECK_BYTES : 0;
-	if ((avail == SIZE_MAX || bytes + CPU_CHECK_BYTES <= avail) && (total == SIZE_MAX || bytes <= room))
+	if ((avail == SIZE_MAX || bytes + unwritten + CPU_CHECK_BYTES <= avail) && (total == SIZE_MAX || bytes <= room))
 		return 0;
 	return bw_err(BURROW_E_NOMEM,
 		      "cpu: a buffer of %.2f GiB does not fit: %.2f GiB of memory available, %.2f GiB in buffers of "
-		      "256 MiB or more already, %.2f GiB in all: lower the batch, fanouts, layers or --prefetch",
+		      "256 MiB or more already (%.2f GiB of them not yet written), %.2f GiB in all: lower the batch, "
+		      "fanouts, layers or --prefetch",
 		      (double)bytes / (1u << 30), avail == SIZE_MAX ? -1.0 : (double)avail / (1u << 30),
-		      (double)live / (1u << 30), total == SIZE_MAX ? -1.0 : (double)total / (1u << 30));
+		      (double)live / (1u << 30), (double)unwritten / (1u << 30),
+		      total == SIZE_MAX ? -1.0 : (double)total / (1u << 30));
 }
 
 static int cpu_alloc(const bw_device *d, size_t bytes, void **out)
