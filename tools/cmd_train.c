@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 /* The pipeline's settings and the feature cache, one line under the header. */
-static void print_pipeline(burrow_trainer *t, const burrow_train_opts *o)
+static void print_pipeline(burrow_trainer *t, const burrow_train_opts *o, bool typed)
 {
 	char fan[96] = "none (mlp)", a[32], b[32], c[32];
 	if (o->model != BURROW_MODEL_MLP) {
@@ -36,7 +36,7 @@ static void print_pipeline(burrow_trainer *t, const burrow_train_opts *o)
 	       (long long)o->batch_size, fan, o->prefetch, burrow_store_engine_name(in->engine),
 	       in->direct ? " O_DIRECT" : "", cli_human_bytes((double)st.cache_bytes, a, sizeof a),
 	       cli_grouped((int64_t)st.cache_rows, b, sizeof b), cli_grouped(in->num_rows, c, sizeof c),
-	       st.cache_bytes == 0 ? "none" : o->cache_policy == BURROW_CACHE_CLOCK ? "clock"
+	       st.cache_bytes == 0 ? "none" : typed || o->cache_policy == BURROW_CACHE_CLOCK ? "clock"
 						 : o->cache_policy == BURROW_CACHE_PROFILE ? "by profile" : "by degree",
 	       burrow_trainer_sampler_device(t));
 }
@@ -143,7 +143,7 @@ int cmd_train(int argc, char **argv)
 	       o.full_graph ? "full graph" : "mini-batch", o.layers, (long long)o.hidden, o.dropout, o.lr,
 	       train_cli_habits(&o));
 	if (!o.full_graph)
-		print_pipeline(t, &o);
+		print_pipeline(t, &o, in->num_types > 0); /* typed stores cache as they read (clock) */
 	const int done = burrow_trainer_epoch(t); /* epochs trained before this run */
 	int trained = 0;
 	if (done < o.epochs) /* a table only when there will be rows */
