@@ -240,6 +240,22 @@ static int hooked_rename(const char *from, const char *to)
 	return rename(from, to);
 }
 
+int bw_scratch_fd(const char *dir, const char *stem, int *fd)
+{
+	char name[64];
+	snprintf(name, sizeof name, "%sXXXXXX", stem);
+	char *p = bw_path_join(dir, name);
+	if (!p)
+		return BURROW_E_NOMEM;
+	int st = 0;
+	if ((*fd = mkostemp(p, O_CLOEXEC)) < 0)
+		st = bw_err_errno(errno, p, "create a scratch file");
+	else
+		unlink(p);
+	bw_free(p);
+	return st;
+}
+
 int bw_replace_file(const char *tmp, const char *dst)
 {
 	if (hooked_rename(tmp, dst) < 0)

@@ -161,6 +161,8 @@ char *bw_dirname(const char *path);
 /* Where scratch files go: `given` when set, else $TMPDIR when set and not empty, else /tmp
  * (borrowed strings). */
 const char *bw_scratch_dir(const char *given);
+/* A new scratch file dir/<stem>XXXXXX, unlinked at once (nothing outlives the caller): *fd. */
+int bw_scratch_fd(const char *dir, const char *stem, int *fd);
 
 /* The library's file mappings (core/mapreg.c), for burrow_mapped_file: register after mmap,
  * unregister before munmap. A full table leaves a mapping unnamed, nothing else. */

@@ -115,21 +115,6 @@ static int tr_indices(void *u, const void *ids, size_t n)
 	return bw_write_all(s->fd[1], ids, n * (size_t)s->width, s->name);
 }
 
-/* An unlinked scratch file in dir. */
-static int scratch_fd(const char *dir, int *fd)
-{
-	char *p = bw_path_join(dir, ".burrow-fill-XXXXXX");
-	if (!p)
-		return BURROW_E_NOMEM;
-	int st = 0;
-	if ((*fd = mkostemp(p, O_CLOEXEC)) < 0)
-		st = bw_err_errno(errno, p, "create a scratch file");
-	else
-		unlink(p);
-	bw_free(p);
-	return st;
-}
-
 /* Relation x's edges (rows of f, ids of t) into b keyed by t, in chunks. */
 static int feed_transpose(const burrow_relation *x, burrow_csr_builder *b)
 {
@@ -179,8 +164,8 @@ static int transpose(const fill *F, int t, fill_src *s)
 	tr_sink k = {.fd = {-1, -1}, .name = "the fill's transposed relation"};
 	int64_t e = 0;
 	int st = burrow_csr_builder_open(&b, BW_MAX(nt, nf), &co);
-	if (!st && !(st = scratch_fd(F->dir, &k.fd[0])))
-		st = scratch_fd(F->dir, &k.fd[1]);
+	if (!st && !(st = bw_scratch_fd(F->dir, ".burrow-fill-", &k.fd[0])))
+		st = bw_scratch_fd(F->dir, ".burrow-fill-", &k.fd[1]);
 	k.width = BW_MAX(nt, nf) < ((int64_t)1 << 31) ? 4 : 8;
 	if (!st)
 		st = feed_transpose(x, b);

@@ -474,23 +474,6 @@ out:
 	return st;
 }
 
-/* A scratch file (unlinked) in the spill folder: --tmp-dir, else $TMPDIR, else /tmp
- * (bw_scratch_dir, the rule of every spill). */
-static int scratch_open(const bw_hplan *p, int *fd)
-{
-	char *path = bw_path_join(bw_scratch_dir(p->spill), "burrow-fill-XXXXXX");
-	if (!path)
-		return BURROW_E_NOMEM;
-	int st = 0;
-	*fd = mkostemp(path, O_CLOEXEC);
-	if (*fd < 0)
-		st = bw_err_errno(errno, path, "create a temporary file");
-	else
-		unlink(path);
-	bw_free(path);
-	return st;
-}
-
 /* Type t's filled rows, sum / cnt (zeros where cnt is 0), into w and a scratch file. */
 static int put_filled(burrow_writer *w, const bw_hplan *p, fill_state *fs, int t, const double *sum,
 		      const int64_t *cnt)
@@ -498,7 +481,7 @@ static int put_filled(burrow_writer *w, const bw_hplan *p, fill_state *fs, int t
 	const int64_t n = p->type[t].n, dim = fs->dim[t], per = rows_per_chunk(dim);
 	const burrow_dtype od = out_dtype(p, BURROW_DTYPE_F32);
 	float *buf = bw_malloc((size_t)(per * dim) * sizeof *buf);
-	int st = buf ? scratch_open(p, &fs->fd[t]) : BURROW_E_NOMEM;
+	int st = buf ? bw_scratch_fd(bw_scratch_dir(p->spill), "burrow-fill-", &fs->fd[t]) : BURROW_E_NOMEM;
 	if (!st)
 		st = burrow_writer_type_features_begin(w, t, dim, od);
 	for (int64_t v0 = 0, k; v0 < n && !st; v0 += k) {

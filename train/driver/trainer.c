@@ -324,6 +324,19 @@ static int transposed_features(burrow_trainer *t)
 	return 0;
 }
 
+/* The training epochs' sampler: layers, fanouts, batch size, seed and LABOR from the options
+ * (the profile draws the same kind of batches under a seed of its own). */
+static void epoch_sampler_opts(const burrow_trainer *t, burrow_sampler_opts *so)
+{
+	burrow_sampler_defaults(so);
+	so->num_layers = t->o.layers;
+	for (int l = 0; l < t->o.layers; l++)
+		so->fanouts[l] = burrow_train_fanout(&t->o, l);
+	so->batch_size = t->o.batch_size;
+	so->seed = t->o.seed;
+	so->labor = t->o.sampler == BURROW_SAMPLER_LABOR;
+}
+
 /* Add 2^40 to key[v] for each pre-sampled batch that has v among its input nodes: the first
  * BW_PROFILE_BATCHES batches of an epoch of a sampler as the training one (fanouts, batch
  * size, LABOR or not) but keyed by a seed of its own, so that the profile is a fresh draw of
@@ -335,15 +348,10 @@ static int profile_counts(burrow_trainer *t, uint64_t *key)
 	if (!train)
 		return bw_err(BURROW_E_INVAL, "train: dataset '%s' has no training nodes", t->info->name);
 	burrow_sampler_opts so;
-	burrow_sampler_defaults(&so);
-	so.num_layers = t->o.layers;
-	for (int l = 0; l < t->o.layers; l++)
-		so.fanouts[l] = burrow_train_fanout(&t->o, l);
-	so.batch_size = t->o.batch_size;
+	epoch_sampler_opts(t, &so);
 	so.seed = t->o.seed ^ BW_PROFILE_SEED;
 	so.threads = t->be.threads;
 	so.prefetch = 0;
-	so.labor = t->o.sampler == BURROW_SAMPLER_LABOR;
 	burrow_sampler *s;
 	int st = burrow_sampler_open(&s, t->graph, train, n, &so);
 	if (st)
@@ -817,18 +825,12 @@ static int minibatch_open(burrow_trainer *t)
 	if (!train)
 		return bw_err(BURROW_E_INVAL, "train: dataset '%s' has no training nodes", t->info->name);
 	burrow_sampler_opts so;
-	burrow_sampler_defaults(&so);
-	so.num_layers = t->o.layers;
-	for (int l = 0; l < t->o.layers; l++)
-		so.fanouts[l] = burrow_train_fanout(&t->o, l);
-	so.batch_size = t->o.batch_size;
-	so.seed = t->o.seed;
+	epoch_sampler_opts(t, &so);
 	so.threads = 1;
 	so.prefetch = t->o.prefetch;
 	so.producers = 1;
 	so.device = t->sampler_dev;
 	so.edge_ids = t->o.edge_weight || t->gat_edges;
-	so.labor = t->o.sampler == BURROW_SAMPLER_LABOR;
 	if ((st = bw_sampler_open_checked(&t->sampler, t->graph, train, n, &so, bw_trainer_trim_graph, t)))
 		return st;
 	t->sampler_seed = t->o.seed;
