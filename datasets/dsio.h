@@ -14,6 +14,21 @@
 /* Half the physical memory: the default memory budget of prep and import. */
 size_t bw_half_memory(void);
 
+/* --order at gen, prep and import (datasets/reorder.c): write(ctx, dir) writes the dataset as
+ * usual into a scratch folder beside out, which burrow_reorder then streams into out; the
+ * scratch is removed whatever happens, and out is written atomically or not at all. */
+typedef struct bw_order_job {
+	int order;                 /* enum burrow_order, not NONE */
+	uint64_t seed;             /* RANDOM's draw */
+	size_t mem_bytes;          /* the reorder's budget (0: half of the machine's) */
+	bool overwrite;            /* replace out if it holds a dataset */
+	burrow_progress_fn progress;
+	void *progress_user;
+	int (*write)(void *ctx, const char *dir);
+	void *ctx;
+} bw_order_job;
+int bw_write_ordered(const char *out, const bw_order_job *j);
+
 /* ---------------------------------------------------------------- sources */
 
 /* Where bytes come from: a plain file, a member of a zip archive, or a member of a zip

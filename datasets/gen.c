@@ -57,6 +57,7 @@ void burrow_gen_defaults(burrow_gen_opts *o, int kind)
 	o->fraction = 1.0;
 	o->target_signal = 0.5;
 	o->edge_signal = 1.0;
+	o->order = BURROW_ORDER_NONE;
 	if (kind == BURROW_GEN_HSBM) {
 		o->avg_degree = 6;
 		o->feat_dim = 32;
@@ -1006,6 +1007,23 @@ out:
 	return st;
 }
 
+static int gen_plain(void *ctx, const char *dir) { return burrow_gen(ctx, dir); }
+
+/* --order: the kind generated as usual into a scratch folder, then reordered into dir. */
+static int gen_ordered(const burrow_gen_opts *o, const char *dir)
+{
+	if (o->kind == BURROW_GEN_HSBM || o->kind == BURROW_GEN_MAG || o->kind == BURROW_GEN_IGBH)
+		return bw_err(BURROW_E_UNSUPPORTED, "gen: --order renumbers datasets of one node type; %s is typed",
+			      o->kind == BURROW_GEN_HSBM ? "hsbm" : o->kind == BURROW_GEN_MAG ? "mag" : "igbh");
+	burrow_gen_opts plain = *o;
+	plain.order = BURROW_ORDER_NONE;
+	plain.overwrite = false;
+	const bw_order_job j = {.order = o->order, .seed = o->seed, .mem_bytes = o->mem_bytes, .overwrite = o->overwrite,
+				.progress = o->progress, .progress_user = o->progress_user, .write = gen_plain,
+				.ctx = &plain};
+	return bw_write_ordered(dir, &j);
+}
+
 int burrow_gen(const burrow_gen_opts *opts, const char *dir)
 {
 	static const char *const NAMES[] = {"", "csbm", "rmat", "papers", "hsbm", "citation2"};
@@ -1024,6 +1042,8 @@ int burrow_gen(const burrow_gen_opts *opts, const char *dir)
 	burrow_gen_defaults(&oo, oo.kind);
 	if ((st = bw_opts_in(&oo, sizeof oo, opts, "burrow_gen_opts")))
 		return st;
+	if (o->order != BURROW_ORDER_NONE)
+		return gen_ordered(o, dir);
 	if (o->kind == BURROW_GEN_MAG || o->kind == BURROW_GEN_IGBH)
 		return bw_gen_typed(o, dir);
 	if ((st = check_opts(o)))

@@ -19,6 +19,7 @@ void burrow_import_defaults(burrow_import_opts *o)
 {
 	memset(o, 0, sizeof *o);
 	o->size = sizeof *o;
+	o->order = BURROW_ORDER_NONE;
 }
 
 static void report(const burrow_import_opts *o, const char *phase, uint64_t done, uint64_t total)
@@ -1115,6 +1116,23 @@ static int check_import(const burrow_import_opts *o)
 	return random ? check_fracs(o->split) : 0;
 }
 
+static int import_plain(void *ctx, const char *dir) { return burrow_import(dir, ctx); }
+
+/* --order: the import as usual into a scratch folder, then reordered into out (orig_ids composed). */
+static int import_ordered(const char *out, const burrow_import_opts *o)
+{
+	if (o->num_types > 0)
+		return bw_err(BURROW_E_UNSUPPORTED, "import: --order renumbers datasets of one node type, not a typed graph "
+			      "(--node-type)");
+	burrow_import_opts plain = *o;
+	plain.order = BURROW_ORDER_NONE;
+	plain.overwrite = false;
+	const bw_order_job j = {.order = o->order, .seed = o->split_seed, .mem_bytes = o->mem_bytes,
+				.overwrite = o->overwrite, .progress = o->progress, .progress_user = o->progress_user,
+				.write = import_plain, .ctx = &plain};
+	return bw_write_ordered(out, &j);
+}
+
 int burrow_import(const char *out, const burrow_import_opts *opts)
 {
 	burrow_writer *w = NULL;
@@ -1128,6 +1146,8 @@ int burrow_import(const char *out, const burrow_import_opts *opts)
 		return st;
 	if ((st = bw_stats_check(oo.stats, "burrow_import_stats")) || (st = check_edge_opts(&oo)))
 		return st;
+	if (oo.order != BURROW_ORDER_NONE)
+		return import_ordered(out, &oo);
 	if (opts && oo.num_types > 0)
 		return import_typed(out, &oo);
 	if ((st = check_import(opts ? &oo : NULL)))

@@ -31,6 +31,7 @@ void burrow_prep_defaults(burrow_prep_opts *o)
 	o->root = "data";
 	o->feat_dtype = BURROW_DTYPE_F32;
 	o->download = true;
+	o->order = BURROW_ORDER_NONE;
 }
 
 size_t bw_half_memory(void)
@@ -1353,6 +1354,31 @@ fail:
 	return st;
 }
 
+typedef struct prep_job {
+	const char *source;
+	burrow_prep_opts o;
+} prep_job;
+
+static int prep_plain(void *ctx, const char *dir)
+{
+	prep_job *j = ctx;
+	j->o.out = dir;
+	return burrow_prep(j->source, &j->o, NULL, 0);
+}
+
+/* --order: the dataset prepared as usual into a scratch folder, then reordered into out (a typed
+ * dataset is refused once its kind is known). */
+static int prep_ordered(const char *source, const burrow_prep_opts *o, const char *out)
+{
+	prep_job pj = {.source = source, .o = *o};
+	pj.o.order = BURROW_ORDER_NONE;
+	pj.o.overwrite = false;
+	const bw_order_job j = {.order = o->order, .mem_bytes = o->mem_bytes, .overwrite = o->overwrite,
+				.progress = o->progress, .progress_user = o->progress_user, .write = prep_plain,
+				.ctx = &pj};
+	return bw_write_ordered(out, &j);
+}
+
 int burrow_prep(const char *source, const burrow_prep_opts *opts, char *out_dir, size_t out_cap)
 {
 	burrow_prep_opts o;
@@ -1375,6 +1401,8 @@ int burrow_prep(const char *source, const burrow_prep_opts *opts, char *out_dir,
 	p.o = &o;
 	if (o.layout && strcmp(o.layout, "mag240m") && strcmp(o.layout, "igbh"))
 		return bw_err(BURROW_E_INVAL, "prep: layout '%s'; Burrow reads mag240m and igbh in place", o.layout);
+	if (o.layout && o.order != BURROW_ORDER_NONE)
+		return bw_err(BURROW_E_UNSUPPORTED, "prep: --order renumbers datasets of one node type; %s is typed", o.layout);
 	if (o.layout)
 		snprintf(p.name, sizeof p.name, "%s", o.layout);
 	else if ((st = locate(&p, source)))
@@ -1388,6 +1416,12 @@ int burrow_prep(const char *source, const burrow_prep_opts *opts, char *out_dir,
 		snprintf(out_dir, out_cap, "%s", p.out);
 	if (!o.overwrite && access(p.out, F_OK) == 0) {
 		st = bw_err(BURROW_E_EXISTS, "%s: already exists", p.out);
+		goto out;
+	}
+	if (o.order != BURROW_ORDER_NONE) {
+		st = p.cat && p.cat->hetero ? bw_err(BURROW_E_UNSUPPORTED, "prep: --order renumbers datasets of one node "
+						    "type; %s is typed", p.name)
+					    : prep_ordered(source, &o, p.out);
 		goto out;
 	}
 	if (o.tmp_dir) {

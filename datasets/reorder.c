@@ -6,6 +6,8 @@
 
 #include <cjson/cJSON.h>
 
+#include <errno.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,7 @@ typedef struct ro {
 	const burrow_dataset_info *in;
 	const burrow_csr *g;
 	const char *in_dir;
+	const char *named;           /* meta.json's source names it as the input; NULL: a scratch input */
 	const burrow_reorder_opts *o;
 	int64_t n;
 	int64_t *perm;               /* [n] input id of new node i */
@@ -549,7 +552,7 @@ static int set_source(const ro *r)
 	cJSON *s = cJSON_CreateObject(), *x = s ? cJSON_AddObjectToObject(s, "reorder") : NULL;
 	cJSON *src = cJSON_Parse(r->in->source_json);
 	int st = x && src ? 0 : BURROW_E_NOMEM;
-	if (!st && (!cJSON_AddStringToObject(x, "dataset", r->in_dir) ||
+	if (!st && ((r->named && !cJSON_AddStringToObject(x, "dataset", r->named)) ||
 		    !cJSON_AddStringToObject(x, "order", r->o->perm ? "given" : burrow_order_name(r->o->order)) ||
 		    !cJSON_AddItemToObject(s, "input_source", src)))
 		st = BURROW_E_NOMEM;
@@ -619,20 +622,13 @@ static int write_all(ro *r)
 	return (st = write_orig_ids(r)) ? st : set_source(r);
 }
 
-int burrow_reorder(const char *in_dir, const char *out_dir, const burrow_reorder_opts *opts)
+/* The run: in_dir reordered into out_dir under the options d. */
+static int reorder_run(const char *in_dir, const char *out_dir, const burrow_reorder_opts *d, const char *named)
 {
-	burrow_reorder_opts d;
-	burrow_reorder_defaults(&d);
-	if (opts && opts->size && opts->size < sizeof d)
-		memcpy(&d, opts, opts->size);
-	else if (opts)
-		d = *opts;
-	if (!in_dir || !out_dir)
-		return bw_err(BURROW_E_INVAL, "reorder: no input or no output directory");
 	burrow_writer_opts wo;
 	burrow_writer_defaults(&wo);
-	wo.overwrite = d.overwrite;
-	ro r = {.in_dir = in_dir, .o = &d};
+	wo.overwrite = d->overwrite;
+	ro r = {.in_dir = in_dir, .named = named, .o = d};
 	int st;
 	if ((st = bw_check_replaceable(out_dir, in_dir)) || (st = open_input(&r)) || (st = plan_memory(&r)))
 		goto out;
@@ -650,5 +646,85 @@ out:
 	burrow_dataset_close(r.ds);
 	bw_free(r.perm);
 	bw_free(r.inv);
+	return st;
+}
+
+int burrow_reorder(const char *in_dir, const char *out_dir, const burrow_reorder_opts *opts)
+{
+	burrow_reorder_opts d;
+	burrow_reorder_defaults(&d);
+	if (opts && opts->size && opts->size < sizeof d)
+		memcpy(&d, opts, opts->size);
+	else if (opts)
+		d = *opts;
+	if (!in_dir || !out_dir)
+		return bw_err(BURROW_E_INVAL, "reorder: no input or no output directory");
+	return reorder_run(in_dir, out_dir, &d, in_dir);
+}
+
+/* ---------------------------------------------------------------- --order at gen, prep, import */
+
+/* A fresh private folder beside out (<parent>/.<base>.order-XXXXXX), registered as a temporary;
+ * *inner is <scratch>/<base>, where the writer goes (the same base name, so the dataset's
+ * default name is out's). */
+static int make_scratch(const char *out, char **scratch, char **inner, int *reg)
+{
+	char *trim = bw_strdup(out), *parent = NULL;
+	for (size_t l = trim ? strlen(trim) : 0; l > 1 && trim[l - 1] == '/'; l--)
+		trim[l - 1] = '\0';
+	const char *slash = trim ? strrchr(trim, '/') : NULL, *base = slash ? slash + 1 : trim;
+	int st = trim && (parent = bw_dirname(trim)) ? 0 : BURROW_E_NOMEM;
+	if (!st && (!*base || !strcmp(base, ".") || !strcmp(base, "..")))
+		st = bw_err(BURROW_E_INVAL, "%s: not a directory name --order can write beside", out);
+	if (!st && (st = bw_mkdir_p(parent, 0755)) == 0 && !(*scratch = bw_malloc(strlen(parent) + strlen(base) + 32)))
+		st = BURROW_E_NOMEM;
+	if (!st) {
+		sprintf(*scratch, "%s/.%s.order-XXXXXX", parent, base);
+		*reg = bw_tmp_add(*scratch); /* registered before it exists: a kill between leaves nothing */
+		if (!mkdtemp(*scratch))
+			st = bw_err(BURROW_E_IO, "%s: cannot create a scratch folder: %s", parent, strerror(errno));
+	}
+	if (!st && !(*inner = bw_path_join(*scratch, base)))
+		st = BURROW_E_NOMEM;
+	bw_free(parent);
+	bw_free(trim);
+	return st;
+}
+
+int bw_write_ordered(const char *out, const bw_order_job *j)
+{
+	char *scratch = NULL, *inner = NULL;
+	int reg = -1, st;
+	burrow_dataset *ds = NULL;
+	if (j->order < 0 || j->order > BURROW_ORDER_RANDOM)
+		return bw_err(BURROW_E_INVAL, "%s: --order %d is not an order (bfs, degree, rcm or random)", out, j->order);
+	if (!j->overwrite && access(out, F_OK) == 0)
+		return bw_err(BURROW_E_EXISTS, "%s: already exists", out);
+	if ((st = bw_check_replaceable(out, NULL)) || (st = make_scratch(out, &scratch, &inner, &reg)) ||
+	    (st = j->write(j->ctx, inner)) || (st = burrow_dataset_open(&ds, inner)))
+		goto out;
+	if (burrow_dataset_hetero(ds)) {
+		st = bw_err(BURROW_E_UNSUPPORTED, "%s: a typed dataset (format version 2); --order renumbers datasets of one "
+			    "node type", out);
+		goto out;
+	}
+	burrow_dataset_close(ds);
+	ds = NULL;
+	burrow_reorder_opts ro;
+	burrow_reorder_defaults(&ro);
+	ro.order = j->order;
+	ro.seed = j->seed;
+	ro.mem_bytes = j->mem_bytes;
+	ro.overwrite = j->overwrite;
+	ro.progress = j->progress;
+	ro.progress_user = j->progress_user;
+	st = reorder_run(inner, out, &ro, NULL);
+out:
+	burrow_dataset_close(ds);
+	if (scratch && access(scratch, F_OK) == 0)
+		bw_rm_rf(scratch);
+	bw_tmp_drop(reg);
+	bw_free(scratch);
+	bw_free(inner);
 	return st;
 }

@@ -9,6 +9,8 @@
 #include "util.h"
 #include "link_util.h"
 
+#include <cjson/cJSON.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -598,5 +600,213 @@ Test(reorder, refusals_leave_nothing)
 	free(h);
 	free(p);
 	free(in);
+	free(out);
+}
+
+/* ---------------------------------------------------------------- --order at gen, prep, import */
+
+/* Entries of d whose name starts with ".<base>.order-" (scratch folders --order left behind). */
+static int scratch_left(const char *d)
+{
+	DIR *x = opendir(d);
+	struct dirent *e;
+	int k = 0;
+	while (x && (e = readdir(x)))
+		k += strstr(e->d_name, ".order-") != NULL;
+	if (x)
+		closedir(x);
+	return k;
+}
+
+/* a and b hold the same files byte for byte, and the same meta.json but for the "dataset" that
+ * `burrow reorder` names in b's source (the --order output's input was a scratch folder). */
+static void same_dataset(const char *a, const char *b)
+{
+	char *err = NULL;
+	int rc = tu_sh(NULL, &err, "diff -r -x meta.json '%s' '%s'", a, b);
+	cr_assert_eq(rc, 0, "%s and %s differ: %s", a, b, err);
+	free(err);
+	char *pa = tu_path(a, "meta.json"), *pb = tu_path(b, "meta.json");
+	size_t la, lb;
+	char *ta = tu_read(pa, &la), *tb = tu_read(pb, &lb);
+	cJSON *ja = cJSON_Parse(ta), *jb = cJSON_Parse(tb);
+	cr_assert(ja && jb);
+	cJSON *ro = cJSON_GetObjectItem(cJSON_GetObjectItem(jb, "source"), "reorder");
+	cr_assert(ro, "%s: no source.reorder", pb);
+	cJSON_DeleteItemFromObject(ro, "dataset");
+	cr_assert(cJSON_Compare(ja, jb, true), "%s:\n%s\n%s:\n%s", pa, ta, pb, tb);
+	cJSON_Delete(ja);
+	cJSON_Delete(jb);
+	free(ta);
+	free(tb);
+	free(pa);
+	free(pb);
+}
+
+Test(reorder, gen_order_equals_gen_then_reorder)
+{
+	static const int kinds[3] = {BURROW_GEN_CSBM, BURROW_GEN_RMAT, BURROW_GEN_PAPERS};
+	for (int k = 0; k < 3; k++) {
+		const int order = k == 0 ? BURROW_ORDER_BFS : k == 1 ? BURROW_ORDER_RCM : BURROW_ORDER_RANDOM;
+		char *plain = tu_path(dir, "plain%d", k), *direct = tu_path(dir, "direct%d", k), *after = tu_path(dir, "after%d", k);
+		burrow_gen_opts go;
+		burrow_gen_defaults(&go, kinds[k]);
+		go.seed = 3;
+		go.num_nodes = 2000;
+		go.scale = 10;
+		go.fraction = 1.0 / 65536;
+		go.feat_dim = k == 2 ? go.feat_dim : 6;
+		cr_assert_eq(burrow_gen(&go, plain), 0, "%s", burrow_last_error());
+		burrow_reorder_opts ro;
+		burrow_reorder_defaults(&ro);
+		ro.order = order;
+		ro.seed = go.seed; /* gen's random order draws from its seed */
+		cr_assert_eq(burrow_reorder(plain, after, &ro), 0, "%s", burrow_last_error());
+		go.order = order;
+		go.mem_bytes = k == 2 ? 64 << 20 : 0;
+		cr_assert_eq(burrow_gen(&go, direct), 0, "%s", burrow_last_error());
+		same_dataset(direct, after);
+		check_back(plain, direct, NULL, NULL);
+		cr_assert_eq(scratch_left(dir), 0, "a scratch folder is left in %s", dir);
+		free(plain);
+		free(direct);
+		free(after);
+	}
+	/* the command: gen --order, the same bytes */
+	char *cli = tu_path(dir, "cli"), *after = tu_path(dir, "after0"), *err = NULL;
+	int rc = tu_sh(NULL, &err, "%s gen csbm '%s' --nodes 2000 --feat-dim 6 --seed 3 --order bfs --quiet", tu_burrow(),
+		       cli);
+	cr_assert_eq(rc, 0, "%s", err);
+	free(err);
+	same_dataset(cli, after);
+	rc = tu_sh(NULL, &err, "%s gen mag '%s' --fraction 1/1000000 --order bfs --quiet", tu_burrow(), cli);
+	cr_assert_eq(rc, 2, "gen mag --order: exit %d", rc);
+	cr_assert(strstr(err, "--order"), "%s", err);
+	free(err);
+	rc = tu_sh(NULL, &err, "%s gen csbm '%s' --order metis --quiet --force", tu_burrow(), cli);
+	cr_assert_eq(rc, 2, "an unknown order: exit %d", rc);
+	free(err);
+	free(cli);
+	free(after);
+}
+
+/* The undirected pairs {a, b}, a < b, of an edge list (loops dropped), sorted and unique, packed a << 32 | b. */
+static int64_t unique_pairs(int64_t *x, int64_t m)
+{
+	qsort(x, (size_t)m, sizeof *x, cmp_i64);
+	int64_t k = 0;
+	for (int64_t i = 0; i < m; i++)
+		if (!k || x[i] != x[k - 1])
+			x[k++] = x[i];
+	return k;
+}
+
+static int64_t pair_key(int64_t a, int64_t b) { return a < b ? a << 32 | b : b << 32 | a; }
+
+Test(reorder, import_relabel_order_maps_back_to_input_ids)
+{
+	const int64_t n = 500, deg = 4;
+	char *edges = tu_path(dir, "edges.txt");
+	FILE *f = fopen(edges, "w");
+	int64_t *want = malloc((size_t)(n * deg) * sizeof *want), m = 0;
+	uint64_t s = 11;
+	for (int64_t k = 0; k < n; k++)
+		for (int64_t j = 0; j < deg; j++) {
+			const int64_t u = k, v = (int64_t)(tu_link_rng(&s) % (uint64_t)n);
+			const int64_t iu = 1000 + (u * 10007) % 99991, iv = 1000 + (v * 10007) % 99991; /* distinct ids */
+			fprintf(f, "%lld %lld\n", (long long)iu, (long long)iv);
+			if (iu != iv)
+				want[m++] = pair_key(iu, iv);
+		}
+	fclose(f);
+	m = unique_pairs(want, m);
+	char *plain = tu_path(dir, "plain"), *direct = tu_path(dir, "direct"), *after = tu_path(dir, "after"), *err = NULL;
+	int rc = tu_sh(NULL, &err, "%s import '%s' --edges '%s' --relabel --undirected --split 0.5,0.25,0.25 --name t --order degree "
+		       "--quiet", tu_burrow(), direct, edges);
+	cr_assert_eq(rc, 0, "%s", err);
+	free(err);
+	/* the edges of the output, through orig_ids.npy, are the input's */
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, direct), 0, "%s", burrow_last_error());
+	const burrow_csr *g = burrow_dataset_graph(ds);
+	burrow_npy_array o = {0};
+	cr_assert_eq(read_arr(direct, "orig_ids.npy", &o), 0, "no orig_ids.npy");
+	cr_assert_eq(o.count, g->num_nodes);
+	const int64_t *orig = o.data;
+	int64_t *got = malloc((size_t)g->num_edges * sizeof *got + 8), k = 0;
+	for (int64_t i = 0; i < g->num_nodes; i++) {
+		cr_assert(i == 0 || g->indptr[i + 1] - g->indptr[i] <= g->indptr[i] - g->indptr[i - 1],
+			  "degree order broken at %lld", (long long)i);
+		for (int64_t e = g->indptr[i]; e < g->indptr[i + 1]; e++)
+			got[k++] = pair_key(orig[i], orig[burrow_csr_index(g, e)]);
+	}
+	k = unique_pairs(got, k);
+	cr_assert_eq(k, m, "%lld pairs, the input has %lld", (long long)k, (long long)m);
+	cr_assert(!memcmp(got, want, (size_t)m * sizeof *got), "the edges mapped back are not the input's");
+	burrow_npy_free(&o);
+	burrow_dataset_close(ds);
+	/* and the same bytes as import, then reorder (orig_ids composed with relabel's) */
+	rc = tu_sh(NULL, &err, "%s import '%s' --edges '%s' --relabel --undirected --split 0.5,0.25,0.25 --name t --quiet && "
+		   "%s reorder '%s' --out '%s' --order degree --quiet", tu_burrow(), plain, edges, tu_burrow(), plain, after);
+	cr_assert_eq(rc, 0, "%s", err);
+	free(err);
+	same_dataset(direct, after);
+	cr_assert_eq(scratch_left(dir), 0, "a scratch folder is left in %s", dir);
+	/* a typed import refuses --order in one line */
+	rc = tu_sh(NULL, &err, "%s import '%s' --node-type a=10 --relation a,r,a='%s' --order bfs --quiet", tu_burrow(),
+		   after, edges);
+	cr_assert_eq(rc, 2, "typed import --order: exit %d", rc);
+	cr_assert(strstr(err, "--order") && !strchr(strchr(err, '\n') + 1, '\n'), "%s", err);
+	free(err);
+	free(got);
+	free(want);
+	free(edges);
+	free(plain);
+	free(direct);
+	free(after);
+}
+
+Test(reorder, order_refusals_leave_nothing)
+{
+	char *out = tu_path(dir, "out");
+	burrow_gen_opts go;
+	burrow_gen_defaults(&go, BURROW_GEN_HSBM);
+	go.num_nodes = 300;
+	go.order = BURROW_ORDER_BFS;
+	cr_assert_eq(burrow_gen(&go, out), BURROW_E_UNSUPPORTED);
+	cr_assert(strstr(burrow_last_error(), "typed"), "%s", burrow_last_error());
+	/* generated into the scratch, then the reorder's budget refuses: no output, no scratch */
+	burrow_gen_defaults(&go, BURROW_GEN_CSBM);
+	go.num_nodes = 4000;
+	go.feat_dim = 4;
+	go.order = BURROW_ORDER_BFS;
+	go.mem_bytes = 60000; /* the CSR build spills in runs; the reorder's id maps need 4000 x 28 bytes */
+	cr_assert_eq(burrow_gen(&go, out), BURROW_E_NOMEM, "%s", burrow_last_error());
+	cr_assert(strstr(burrow_last_error(), "--mem"), "%s", burrow_last_error());
+	cr_assert(!tu_exists(out), "a refused gen --order left %s", out);
+	cr_assert_eq(scratch_left(dir), 0, "a scratch folder is left in %s", dir);
+	/* failing allocations anywhere: an error, and nothing left */
+	go.mem_bytes = 0;
+	go.num_nodes = 300;
+	for (long k = 0; k < 400; k += 7) {
+		bw_mem_fail_after(k);
+		const int st = burrow_gen(&go, out);
+		bw_mem_fail_after(-1);
+		if (st == 0) {
+			tu_rmrf(out);
+			continue;
+		}
+		cr_assert_lt(st, 0);
+		cr_assert(!tu_exists(out), "allocation %ld failed and left %s", k, out);
+		cr_assert_eq(scratch_left(dir), 0, "allocation %ld failed and left a scratch folder", k);
+	}
+	/* an existing output without overwrite: refused before generating */
+	go.num_nodes = 300;
+	cr_assert_eq(burrow_gen(&go, out), 0, "%s", burrow_last_error());
+	cr_assert_eq(burrow_gen(&go, out), BURROW_E_EXISTS);
+	cr_assert_eq(scratch_left(dir), 0);
+	go.overwrite = true;
+	go.order = BURROW_ORDER_DEGREE;
+	cr_assert_eq(burrow_gen(&go, out), 0, "%s", burrow_last_error());
 	free(out);
 }

@@ -125,6 +125,11 @@ static void help(void)
 	       "                     in memory; papers, mag, igbh: half the physical memory or of the\n"
 	       "                     cgroup's limit)\n"
 	       "  --tmp-dir DIR      folder for the sort's spill files ($TMPDIR, else /tmp)\n"
+	       "  --order O          csbm, rmat, papers, citation2: the output renumbered in a locality\n"
+	       "                     order, bfs, degree, rcm or random (from --seed), as 'burrow reorder'\n"
+	       "                     writes it (orig_ids.npy back to the generated ids; docs/store.md);\n"
+	       "                     generated into a scratch folder beside OUT first, so it takes twice\n"
+	       "                     the disk while it runs\n"
 	       "  --force            replace OUT if it exists\n"
 	       "  --quiet            no progress bar\n",
 	       l.neg_per_source, (long long)c.num_nodes, c.avg_degree, c.homophily, c.edge_signal, r.scale, r.edge_factor,
@@ -169,7 +174,7 @@ static int link_opts(burrow_gen_opts *o, const char *split, const char *neg, boo
 
 enum { O_NODES = 256, O_CLASSES, O_DEG, O_HOMO, O_DIM, O_DTYPE, O_SIGNAL, O_SCALE, O_EF, O_SEED, O_THREADS,
        O_FRACTION, O_MEM, O_TMP, O_FORCE, O_QUIET, O_TSIGNAL, O_TASKS, O_ESPLIT, O_NEG, O_DIRECTED, O_EFDIM, O_ESIGNAL,
-       O_NFE, O_FILL, O_HELP };
+       O_NFE, O_FILL, O_HELP, O_ORDER };
 
 int cmd_gen(int argc, char **argv)
 {
@@ -187,14 +192,14 @@ int cmd_gen(int argc, char **argv)
 		{"negatives", required_argument, 0, O_NEG},   {"directed", no_argument, 0, O_DIRECTED},
 		{"edge-feat-dim", required_argument, 0, O_EFDIM}, {"edge-signal", required_argument, 0, O_ESIGNAL},
 		{"node-features-from-edges", required_argument, 0, O_NFE}, {"fill", required_argument, 0, O_FILL},
-		{"help", no_argument, 0, O_HELP},
+		{"help", no_argument, 0, O_HELP},             {"order", required_argument, 0, O_ORDER},
 		{0, 0, 0, 0},
 	};
 	/* parse into a kind-neutral set, then apply to the kind's defaults */
 	struct {
 		bool set;
 		const char *val;
-	} v[O_HELP + 1] = {0};
+	} v[O_ORDER + 1] = {0};
 	bool quiet = false, force = false;
 	int c;
 	while ((c = cli_getopt("gen", argc, argv, "h", lo)) != -1) {
@@ -242,7 +247,8 @@ int cmd_gen(int argc, char **argv)
 		    {O_SCALE, 0, 1, 0, 0, 0, 0},    {O_EF, 0, 1, 0, 0, 0, 0},       {O_FRACTION, 0, 0, 1, 0, 1, 1},
 		    {O_TSIGNAL, 0, 0, 0, 1, 0, 0},  {O_TASKS, 1, 0, 0, 0, 0, 0},    {O_ESPLIT, 1, 1, 1, 0, 1, 0},
 		    {O_NEG, 1, 1, 1, 0, 1, 0},      {O_DIRECTED, 1, 1, 1, 0, 1, 0}, {O_EFDIM, 1, 0, 0, 0, 0, 0},
-		    {O_ESIGNAL, 1, 0, 0, 0, 0, 0},  {O_NFE, 1, 0, 0, 0, 0, 0},      {O_FILL, 0, 0, 0, 0, 0, 1}};
+		    {O_ESIGNAL, 1, 0, 0, 0, 0, 0},  {O_NFE, 1, 0, 0, 0, 0, 0},      {O_FILL, 0, 0, 0, 0, 0, 1},
+		    {O_ORDER, 1, 1, 1, 0, 1, 0}};
 	for (size_t i = 0; i < sizeof only / sizeof only[0]; i++) {
 		bool ok = o.kind == BURROW_GEN_CSBM        ? only[i].csbm
 			  : o.kind == BURROW_GEN_RMAT      ? only[i].rmat
@@ -326,6 +332,8 @@ int cmd_gen(int argc, char **argv)
 			return cli_usage("gen", "--fill wants none or mean, got '%s'", v[O_FILL].val);
 		o.fill = strcmp(v[O_FILL].val, "mean") ? BURROW_FEAT_FILL_NONE : BURROW_FEAT_FILL_MEAN;
 	}
+	if (v[O_ORDER].set && burrow_order_parse(v[O_ORDER].val, &o.order))
+		return cli_usage("gen", "--order wants bfs, degree, rcm or random, got '%s'", v[O_ORDER].val);
 	if (link_opts(&o, v[O_ESPLIT].val, v[O_NEG].val, v[O_DIRECTED].set))
 		return EXIT_USAGE;
 	o.overwrite = force;

@@ -13,6 +13,7 @@ static void help(void)
 	       "                    [--tmp DIR] [--force] [--quiet]\n"
 	       "                    [--edge-features F.npy|F.csv [--node-features-from-edges mean|sum|max]]\n"
 	       "                    [--relabel] [--content NODES.txt] [--split-name NAME] [--multilabel]\n"
+	       "                    [--order bfs|degree|rcm|random]\n"
 	       "       burrow import --add-split DIR --split-name NAME (--train T.npy --valid V.npy --test S.npy |\n"
 	       "                    --split a,b,c [--seed S]) [--force]\n"
 	       "       burrow import OUT --edges FILE --edge-split a,b,c [--seed S] [--undirected] [--features F.npy]\n"
@@ -43,6 +44,10 @@ static void help(void)
 	       "  --name NAME        the name in meta.json (OUT's folder name)\n"
 	       "  --mem BYTES        memory for the edge list before spilling to disk (half the physical memory or of the cgroup's limit)\n"
 	       "  --tmp DIR          folder for spilled runs (beside OUT)\n"
+	       "  --order O          renumber the nodes in a locality order, bfs, degree, rcm or random (from\n"
+	       "                     --seed), as 'burrow reorder' does: OUT gets orig_ids.npy back to the input's\n"
+	       "                     ids (composed with --relabel's; docs/store.md); imported into a scratch\n"
+	       "                     folder beside OUT first (twice the disk while it runs); one node type only\n"
 	       "  --force            replace OUT if it exists\n"
 	       "  --quiet            no progress and no summary\n"
 	       "  --relabel          the ids are keys (integers, or any text without blanks or commas),\n"
@@ -91,7 +96,7 @@ static void help(void)
 
 enum { O_EDGES = 256, O_NODES, O_FEAT, O_LABELS, O_TRAIN, O_VALID, O_TEST, O_UNDIR, O_DTYPE, O_NAME, O_MEM, O_TMP,
        O_FORCE, O_QUIET, O_HEADER, O_SPLIT, O_SEED, O_NTYPE, O_REL, O_TARGET, O_SPLITDIR, O_REVERSE, O_FILL, O_ESPLIT,
-       O_HELP, O_EFEAT, O_FROM_EDGES, O_RELABEL, O_CONTENT, O_SPLIT_NAME, O_ADD_SPLIT, O_MULTILABEL };
+       O_HELP, O_EFEAT, O_FROM_EDGES, O_RELABEL, O_CONTENT, O_SPLIT_NAME, O_ADD_SPLIT, O_MULTILABEL, O_ORDER };
 
 /* --node-type NAME=COUNT[:F.npy], parsed in place. */
 static bool parse_type(char *s, burrow_import_type *t)
@@ -218,7 +223,7 @@ int cmd_import(int argc, char **argv)
 		{"node-features-from-edges", required_argument, 0, O_FROM_EDGES},
 		{"relabel", no_argument, 0, O_RELABEL},     {"content", required_argument, 0, O_CONTENT},
 		{"split-name", required_argument, 0, O_SPLIT_NAME}, {"add-split", required_argument, 0, O_ADD_SPLIT},
-		{"multilabel", no_argument, 0, O_MULTILABEL},
+		{"multilabel", no_argument, 0, O_MULTILABEL}, {"order", required_argument, 0, O_ORDER},
 		{0, 0, 0, 0},
 	};
 	burrow_import_type types[BURROW_MAX_TYPES];
@@ -307,6 +312,10 @@ int cmd_import(int argc, char **argv)
 		case O_CONTENT: o.content = optarg; break;
 		case O_SPLIT_NAME: o.split_name = optarg; break;
 		case O_ADD_SPLIT: add_to = optarg; break;
+		case O_ORDER:
+			if (burrow_order_parse(optarg, &o.order))
+				return cli_usage("import", "--order wants bfs, degree, rcm or random, got '%s'", optarg);
+			break;
 		case O_FROM_EDGES:
 			if (burrow_edge_reduce_parse(optarg, &o.edge_reduce) < 0)
 				return cli_usage("import", "--node-features-from-edges wants mean, sum or max, got '%s'", optarg);
@@ -329,6 +338,8 @@ int cmd_import(int argc, char **argv)
 				 "(--node-type, --relation)");
 	if (!typed && !o.edges)
 		return cli_usage("import", "--edges is required");
+	if (o.order != BURROW_ORDER_NONE && typed)
+		return cli_usage("import", "--order renumbers datasets of one node type (--edges), not a typed graph");
 	if ((o.relabel || o.content) && typed)
 		return cli_usage("import", "--relabel and --content are for one node type (--edges)");
 	if (o.relabel && o.num_nodes)

@@ -9,6 +9,7 @@ static void help(void)
 	printf("usage: burrow prep NAME|ZIP|DIR [--root DIR] [--out DIR] [--feat-dtype f32|f16] [--mem BYTES]\n"
 	       "                   [--tmp DIR] [--url URL] [--no-download] [--add-reverse] [--fill mean|none]\n"
 	       "                   [--force] [--quiet] [--node-features-from-edges mean|sum|max]\n"
+	       "                   [--order bfs|degree|rcm|random]\n"
 	       "       burrow prep mag240m|igbh DIR [--out DIR] [--fill mean|none] [--mem BYTES] [--classes 19|2983]\n"
 	       "                   [--add-reverse] [--tmp DIR] [--force] [--quiet]\n\n"
 	       "Turn an OGB node or link property prediction dataset into a dataset directory: NAME from the\n"
@@ -22,8 +23,7 @@ static void help(void)
 	       "stored by destination, duplicates once, self-loops kept; features per type. A link\n"
 	       "prediction dataset (ogbl-collab, ogbl-ppa, ogbl-ddi, ogbl-citation2: split/<kind>/*.pt)\n"
 	       "gets the graph of its training edges (directed for citation2), no labels, and the edge\n"
-	       "split of OGB's .pt files in edge_split/ (docs/datasets.md, 'Link prediction').\n\n"
-	       "stored by destination, duplicates once, self-loops kept; features per type. Edge features\n"
+	       "split of OGB's .pt files in edge_split/ (docs/datasets.md, 'Link prediction'). Edge features\n"
 	       "(raw/edge-feat.csv.gz, ogbn-proteins) follow their edges into edge_features.npy, and\n"
 	       "labels of several columns (proteins' 112 tasks) become int8 [N, T] (docs/format.md).\n\n"
 	       "mag240m and igbh are not downloadable: DIR is OGB-LSC's unpacked mag240m_kddcup2021 folder or\n"
@@ -48,11 +48,15 @@ static void help(void)
 	       "                    of each node's edges' features (its 8 association scores)\n"
 	       "  --force           replace the dataset directory if it exists\n"
 	       "  --quiet           no progress and no summary\n"
-	       "  --classes C       igbh: 19 (default) or 2983 classes\n");
+	       "  --classes C       igbh: 19 (default) or 2983 classes\n"
+	       "  --order O         renumber the nodes in a locality order, bfs, degree, rcm or random (seed\n"
+	       "                    0), as 'burrow reorder' does, with orig_ids.npy back to OGB's ids\n"
+	       "                    (docs/store.md); prepared into a scratch folder beside the output first\n"
+	       "                    (twice the disk while it runs); datasets of one node type only\n");
 }
 
 enum { O_ROOT = 256, O_OUT, O_DTYPE, O_MEM, O_TMP, O_URL, O_NODL, O_FORCE, O_QUIET, O_REVERSE, O_FILL, O_HELP,
-       O_FROM_EDGES, O_CLASSES };
+       O_FROM_EDGES, O_CLASSES, O_ORDER };
 
 /* A typed dataset's line: its types and relations. */
 static void typed_summary(burrow_dataset *ds, const char *out, double secs)
@@ -78,7 +82,8 @@ int cmd_prep(int argc, char **argv)
 		{"add-reverse", no_argument, 0, O_REVERSE}, {"fill", required_argument, 0, O_FILL},
 		{"help", no_argument, 0, O_HELP},
 		{"node-features-from-edges", required_argument, 0, O_FROM_EDGES},
-		{"classes", required_argument, 0, O_CLASSES}, {0, 0, 0, 0},
+		{"classes", required_argument, 0, O_CLASSES}, {"order", required_argument, 0, O_ORDER},
+		{0, 0, 0, 0},
 	};
 	burrow_prep_opts o;
 	burrow_prep_defaults(&o);
@@ -119,6 +124,10 @@ int cmd_prep(int argc, char **argv)
 				return cli_usage("prep", "--classes wants 19 or 2983, got '%s'", optarg);
 			o.classes = (int)v;
 			break;
+		case O_ORDER:
+			if (burrow_order_parse(optarg, &o.order))
+				return cli_usage("prep", "--order wants bfs, degree, rcm or random, got '%s'", optarg);
+			break;
 		case O_FROM_EDGES:
 			if (burrow_edge_reduce_parse(optarg, &o.edge_reduce) < 0)
 				return cli_usage("prep", "--node-features-from-edges wants mean, sum or max, got '%s'", optarg);
@@ -132,6 +141,8 @@ int cmd_prep(int argc, char **argv)
 				 "DIR)");
 	if (o.classes && !(layout && !strcmp(argv[optind], "igbh")))
 		return cli_usage("prep", "--classes is for 'burrow prep igbh DIR'");
+	if (layout && o.order != BURROW_ORDER_NONE)
+		return cli_usage("prep", "--order renumbers datasets of one node type; %s is typed", argv[optind]);
 	if (layout) {
 		o.layout = argv[optind++];
 		if (!fill_given && !strcmp(o.layout, "mag240m"))

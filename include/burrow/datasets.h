@@ -78,6 +78,10 @@ typedef struct burrow_gen_opts {
 	/* mag, igbh: featureless types filled after generating (enum burrow_feat_fill; default
 	 * BURROW_FEAT_FILL_NONE: they stay featureless) */
 	int fill;
+	/* all homogeneous kinds: the output renumbered in a locality order (enum burrow_order; default
+	 * BURROW_ORDER_NONE: as generated): written to a scratch folder beside dir, then reordered into
+	 * dir (burrow_reorder, under mem_bytes; RANDOM draws from seed); mag, igbh, hsbm refuse it */
+	int order;
 } burrow_gen_opts;
 
 /* Defaults for a kind (enum burrow_gen_kind). */
@@ -179,6 +183,9 @@ typedef struct burrow_prep_opts {
 	 * or IGB's <size> folder); features are named where they are, not copied (docs/datasets.md) */
 	const char *layout;        /* NULL: an OGB dataset (above); "mag240m" or "igbh" */
 	int classes;               /* igbh: 19 (default) or 2983 (node_label_19.npy or node_label_2K.npy) */
+	int order;                 /* enum burrow_order: the output renumbered as burrow_gen_opts.order
+				    * (RANDOM draws from seed 0); BURROW_ORDER_NONE (default): OGB's order.
+				    * Typed datasets refuse it */
 } burrow_prep_opts;
 BURROW_API void burrow_prep_defaults(burrow_prep_opts *o);
 
@@ -288,6 +295,9 @@ typedef struct burrow_import_opts {
 				    * at training with burrow_dataset_select_split; NULL: the default split/ */
 	bool multilabel;           /* labels [N, T] of 0 and 1 stay T binary tasks even when every row has one 1
 				    * (default false: such one-hot labels become class ids) */
+	int order;                 /* enum burrow_order: the output renumbered as burrow_gen_opts.order
+				    * (RANDOM draws from split_seed), orig_ids composed with relabel's;
+				    * BURROW_ORDER_NONE (default): the input's ids. Typed graphs refuse it */
 } burrow_import_opts;
 BURROW_API void burrow_import_defaults(burrow_import_opts *o);
 
@@ -322,6 +332,7 @@ BURROW_API int burrow_split_random(const int32_t *labels, /* [n] or NULL, borrow
 
 /* How burrow_reorder numbers the nodes (docs/store.md, "A locality order"). */
 typedef enum burrow_order {
+	BURROW_ORDER_NONE = -1,  /* no reordering (gen, prep and import's default; burrow_reorder refuses it) */
 	BURROW_ORDER_DEGREE = 0, /* hubs first: degree descending, ties to the lower id */
 	BURROW_ORDER_BFS = 1,    /* breadth-first from the highest-degree node not yet placed, each row's new
 				    neighbors in degree order (descending, ties to the lower id) */

@@ -209,14 +209,14 @@ class GenOpts(Structure):
                 ("num_tasks", c_int32), ("edge_split", c_double * 3), ("neg_per_source", c_int32),
                 ("directed", c_bool),
                 ("edge_feat_dim", c_int64), ("edge_signal", c_double),
-                ("node_features_from_edges", c_bool), ("edge_reduce", c_int), ("fill", c_int)]
+                ("node_features_from_edges", c_bool), ("edge_reduce", c_int), ("fill", c_int), ("order", c_int)]
 
 
 class PrepOpts(Structure):
     _fields_ = [("size", c_size_t)] + [("root", c_char_p), ("out", c_char_p), ("feat_dtype", c_int), ("mem_bytes", c_size_t),
                 ("tmp_dir", c_char_p), ("overwrite", c_bool), ("download", c_bool), ("url", c_char_p),
                 ("progress", c_void_p), ("progress_user", c_void_p), ("add_reverse", c_bool), ("fill", c_int),
-                ("node_features_from_edges", c_bool), ("edge_reduce", c_int), ("layout", c_char_p), ("classes", c_int)]
+                ("node_features_from_edges", c_bool), ("edge_reduce", c_int), ("layout", c_char_p), ("classes", c_int), ("order", c_int)]
 
 
 class ImportOpts(Structure):
@@ -229,7 +229,8 @@ class ImportOpts(Structure):
                 ("target", c_char_p), ("split_dir", c_char_p), ("add_reverse", c_bool), ("fill", c_int),
                 ("edge_split", c_double * 3),
                 ("edge_features", c_char_p), ("node_features_from_edges", c_bool), ("edge_reduce", c_int),
-                ("relabel", c_bool), ("content", c_char_p), ("split_name", c_char_p), ("multilabel", c_bool)]
+                ("relabel", c_bool), ("content", c_char_p), ("split_name", c_char_p), ("multilabel", c_bool),
+                ("order", c_int)]
 
 
 class PartitionOpts(Structure):
