@@ -244,6 +244,8 @@ static int64_t *shuffled(int64_t n, uint64_t seed)
 	return p;
 }
 
+static void same_dataset(const char *a, const char *b);
+
 /* ---------------------------------------------------------------- the orders */
 
 Test(reorder, orders_are_permutations_hubs_lead)
@@ -337,6 +339,15 @@ Test(reorder, cora_maps_back_bit_for_bit)
 	rc = tu_sh(NULL, &err, "%s reorder '%s' --out '%s' --order metis --quiet", tu_burrow(), cora, out);
 	cr_assert_eq(rc, 2, "an unknown order: exit %d", rc);
 	free(err);
+	/* prep --order: the same bytes as prep, then reorder (but for the source's "dataset") */
+	char *direct = tu_path(dir, "cora-prep-rcm"), *zip = tu_path(tu_datasets(), "ogbn-cora.zip");
+	rc = tu_sh(NULL, &err, "%s prep ogbn-cora --root '%s' --out '%s' --url 'file://%s' --order rcm --quiet", tu_burrow(),
+		   dir, direct, zip);
+	cr_assert_eq(rc, 0, "%s", err);
+	free(err);
+	same_dataset(direct, out);
+	free(direct);
+	free(zip);
 	free(out);
 	free(cora);
 }
