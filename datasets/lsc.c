@@ -15,6 +15,8 @@
 /* The two layouts: MAG240M (OGB-LSC: processed/<src>___<rel>___<dst>/edge_index.npy [2, E], counts
  * and classes in meta.pt, the split in split_dict.pt) and IGBH (IGB: processed/<src>__<rel>__<dst>/
  * edge_index.npy [E, 2], every type's node_feat.npy, the split the first 60 / 20 / 20 % of papers). */
+#define IGB_DIM 1024 /* IGB's feature width (raw node_feat.npy rows) */
+
 typedef struct lsc {
 	const burrow_prep_opts *o;
 	bool igbh;
@@ -22,6 +24,7 @@ typedef struct lsc {
 	char root[PATH_MAX];               /* the folder holding processed/, absolute */
 	bw_hplan *h;
 	char feat[BURROW_MAX_TYPES][PATH_MAX]; /* a type's node_feat.npy (absolute), "" when none */
+	bool raw[BURROW_MAX_TYPES];        /* node_feat.npy without an .npy header (IGB large, full): float32 [n, 1024] */
 	int32_t classes;
 	burrow_writer *w;
 } lsc;
@@ -102,8 +105,10 @@ static int rel_cmp(const bw_hplan *h, const bw_hrel *x, const bw_hrel *y)
 }
 
 /* Types sorted by name and relations by triplet, as OGB's heterograph readers order them. */
-static void sort_plan(bw_hplan *h, char (*feat)[PATH_MAX])
+static void sort_plan(bw_hplan *h, char (*feat)[PATH_MAX], bool *raw)
 {
+	bool rw[BURROW_MAX_TYPES];
+	memcpy(rw, raw, sizeof rw);
 	int order[BURROW_MAX_TYPES], where[BURROW_MAX_TYPES];
 	bw_htype *ty = bw_malloc(sizeof h->type);
 	char (*fp)[PATH_MAX] = bw_malloc(BURROW_MAX_TYPES * sizeof *fp);
@@ -119,6 +124,7 @@ static void sort_plan(bw_hplan *h, char (*feat)[PATH_MAX])
 		for (int i = 0; i < h->num_types; i++) {
 			h->type[i] = ty[order[i]];
 			memcpy(feat[i], fp[order[i]], PATH_MAX);
+			raw[i] = rw[order[i]];
 			where[order[i]] = i;
 		}
 		h->target = h->target >= 0 ? where[h->target] : -1;
@@ -145,22 +151,82 @@ static void sort_plan(bw_hplan *h, char (*feat)[PATH_MAX])
 
 /* ---------------------------------------------------------------- types and their features */
 
-/* Type t's node_feat.npy, when present: an .npy [N, D] of float16 or float32, its path kept. */
+/* Whether the file starts with the .npy magic; its size. */
+static int npy_magic(const char *p, bool *npy, int64_t *size)
+{
+	char m[6] = {0};
+	int fd;
+	int st = bw_open_input(p, 0, &fd, size);
+	if (st)
+		return st;
+	*npy = *size >= 6 && pread(fd, m, 6, 0) == 6 && !memcmp(m, "\x93NUMPY", 6);
+	close(fd);
+	return 0;
+}
+
+/* IGB's paper labels: node_label_19.npy, or node_label_2K.npy with 2983 classes. */
+static const char *label_file(const lsc *L)
+{
+	return !L->igbh ? "paper/node_label.npy" : L->classes == 19 ? "paper/node_label_19.npy" : "paper/node_label_2K.npy";
+}
+
+/* The papers' count from their labels, as IGB's loader reads them: an .npy [N], or raw float32 [N]
+ * (large, full); -1 when the file is missing. *from: the file, for messages. */
+static int paper_count(const lsc *L, int64_t *n, char *from, size_t cap)
+{
+	bw_npy hd;
+	bool npy;
+	int64_t size;
+	*n = -1;
+	if (!proc_path(L, from, cap, label_file(L)) || !is_file(from))
+		return 0;
+	int st = npy_magic(from, &npy, &size);
+	if (!st && npy && !(st = bw_npy_open(from, &hd, NULL)))
+		*n = hd.ndim >= 1 ? hd.shape[0] : -1;
+	else if (!st && !npy)
+		*n = size % 4 ? -1 : size / 4;
+	return st;
+}
+
+/* IGB large's and full's node_feat.npy without an .npy header: raw float32 rows of 1024, as IGB's
+ * loader memmaps them. The count is the type's when known (the papers': their labels'), else the
+ * file's size over 4096; a size that does not fit is refused naming both. */
+static int raw_features(lsc *L, int t, const char *p, int64_t size)
+{
+	const int64_t row = IGB_DIM * 4;
+	char from[PATH_MAX] = "";
+	int64_t n = L->h->type[t].n;
+	int st = 0;
+	if (n < 0 && t == L->h->target && (st = paper_count(L, &n, from, sizeof from)))
+		return st;
+	if (n >= 0 && size != n * row)
+		return bw_err(BURROW_E_FORMAT, "%s: %lld bytes without an .npy header; expected %lld x %d x 4 = %lld (type "
+			      "%s's nodes%s%s, float32 rows of %d)", p, (long long)size, (long long)n, IGB_DIM,
+			      (long long)(n * row), L->h->type[t].name, from[0] ? " by " : "", from, IGB_DIM);
+	if (n < 0 && (size == 0 || size % row))
+		return bw_err(BURROW_E_FORMAT, "%s: %lld bytes without an .npy header; expected a multiple of %d x 4 = %lld "
+			      "(float32 rows of %d)", p, (long long)size, IGB_DIM, (long long)row, IGB_DIM);
+	L->h->type[t].n = n >= 0 ? n : size / row;
+	L->raw[t] = true;
+	snprintf(L->feat[t], PATH_MAX, "%s", p);
+	return 0;
+}
+
+/* Type t's node_feat.npy, when present: an .npy [N, D] of float16 or float32 (or, for IGB, raw
+ * float32 rows: raw_features), its path kept. */
 static int type_features(lsc *L, int t)
 {
 	char p[PATH_MAX], rel[BURROW_MAX_NAME + 32];
 	bw_npy hd;
+	bool npy;
+	int64_t size;
 	snprintf(rel, sizeof rel, "%s/node_feat.npy", L->h->type[t].name);
 	if (!proc_path(L, p, sizeof p, rel) || !is_file(p))
 		return 0;
-	int st = bw_npy_open(p, &hd, NULL);
-	if (st == BURROW_E_FORMAT && L->igbh) {
-		char why[512];
-		snprintf(why, sizeof why, "%s", burrow_last_error());
-		return bw_err(st, "%s (IGB's large and full sizes store raw float32 rows without an .npy header, which "
-			      "Burrow does not read in place yet)", why);
-	}
-	if (st)
+	int st = npy_magic(p, &npy, &size);
+	if (!st && !npy && L->igbh)
+		return raw_features(L, t, p, size);
+	if (st || (st = bw_npy_open(p, &hd, NULL)))
 		return st;
 	if (hd.ndim != 2 || hd.shape[1] < 1 || (hd.dtype != BURROW_DTYPE_F16 && hd.dtype != BURROW_DTYPE_F32))
 		return bw_err(BURROW_E_FORMAT, "%s: %s with %d dimensions, expected float16 or float32 [N, D] features", p,
@@ -225,25 +291,67 @@ static int read_layout(lsc *L)
 	if (!st && !L->feat[L->h->target][0])
 		st = bw_err(BURROW_E_NOTFOUND, "%s/processed/paper/node_feat.npy: missing (the papers' features)", L->root);
 	if (!st)
-		sort_plan(L->h, L->feat);
+		sort_plan(L->h, L->feat, L->raw);
 	return st;
 }
 
 /* ---------------------------------------------------------------- labels and splits */
 
+/* IGB large's and full's labels without an .npy header: raw float32 [n] (as IGB's loader memmaps
+ * them), whole numbers; NaN or negative: unlabelled (-1). */
+static int raw_labels(const char *p, int64_t size, int64_t n, int32_t **out)
+{
+	enum { CHUNK = 1 << 16 };
+	float *buf = NULL;
+	int32_t *y = NULL;
+	int fd = -1;
+	int st = size != n * 4 ? bw_err(BURROW_E_FORMAT, "%s: %lld bytes without an .npy header; expected %lld x 4 = %lld "
+					"(float32 labels of the %lld papers)", p, (long long)size, (long long)n,
+					(long long)(n * 4), (long long)n)
+			       : 0;
+	if (!st && (!(buf = bw_malloc(CHUNK * sizeof *buf)) || !(y = bw_malloc((size_t)BW_MAX(n, 1) * sizeof *y))))
+		st = BURROW_E_NOMEM;
+	if (!st)
+		st = bw_open_input(p, 0, &fd, NULL);
+	for (int64_t a = 0; !st && a < n; a += CHUNK) {
+		const int64_t c = BW_MIN(CHUNK, n - a);
+		st = bw_pread_all(fd, buf, (size_t)c * sizeof *buf, a * 4, p);
+		for (int64_t i = 0; !st && i < c; i++) {
+			const float v = buf[i];
+			if (v != v || v < 0)
+				y[a + i] = -1;
+			else if (v != floorf(v) || v > 2147483647.0f)
+				st = bw_err(BURROW_E_FORMAT, "%s: node %lld's label %g is not a class id", p, (long long)(a + i),
+					    (double)v);
+			else
+				y[a + i] = (int32_t)v;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	bw_free(buf);
+	if (st)
+		bw_free(y);
+	else
+		*out = y;
+	return st;
+}
+
 static int put_labels(lsc *L)
 {
 	char p[PATH_MAX];
 	const int tt = L->h->target;
-	const char *file = !L->igbh ? "paper/node_label.npy" : L->classes == 19 ? "paper/node_label_19.npy"
-										 : "paper/node_label_2K.npy";
 	bw_member m;
 	int32_t *y = NULL;
 	const int64_t n = L->h->type[tt].n;
-	if (!proc_path(L, p, sizeof p, file))
+	bool npy = true;
+	int64_t size;
+	if (!proc_path(L, p, sizeof p, label_file(L)))
 		return bw_err(BURROW_E_INVAL, "%s: path too long", L->root);
-	int st = bw_member_file(&m, p);
-	if (!st)
+	int st = L->igbh && is_file(p) ? npy_magic(p, &npy, &size) : 0;
+	if (!st && !npy)
+		st = raw_labels(p, size, n, &y);
+	else if (!st && !(st = bw_member_file(&m, p)))
 		st = bw_labels_npy(&m.src, n, &y);
 	for (int64_t v = 0; v < n && !st; v++)
 		if (y[v] >= L->classes)
@@ -346,7 +454,8 @@ static int write_dataset(lsc *L, const char *out)
 		st = bw_hetero_put(L->w, L->h);
 	for (int t = 0; t < L->h->num_types && !st; t++)
 		if (L->feat[t][0])
-			st = bw_writer_type_features_ref(L->w, t, L->feat[t]);
+			st = L->raw[t] ? bw_writer_type_features_raw(L->w, t, L->feat[t], IGB_DIM, BURROW_DTYPE_F32)
+				       : bw_writer_type_features_ref(L->w, t, L->feat[t]);
 	if (!st)
 		st = put_labels(L);
 	if (!st)

@@ -765,6 +765,11 @@ int burrow_dataset_type_info(const burrow_dataset *ds, int t, burrow_type_info *
 	return bw_typed_type_info(ds->typed, t, out);
 }
 
+bool bw_dataset_type_raw(const burrow_dataset *ds, int type)
+{
+	return ds->typed && type >= 0 && type < ds->info.num_types && bw_typed_type_raw(ds->typed, type);
+}
+
 const int64_t *burrow_dataset_split(const burrow_dataset *ds, int split, int64_t *n)
 {
 	const int64_t counts[3] = {ds->info.num_train, ds->info.num_valid, ds->info.num_test};

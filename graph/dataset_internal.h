@@ -41,6 +41,10 @@ int bw_writer_rebase(const burrow_writer *w, int status);
  * its header gives feat_dim, dtype (float32 or float16) and data offset, and its rows must
  * be the type's count. Nothing is copied. Instead of burrow_writer_type_features_begin. */
 int bw_writer_type_features_ref(burrow_writer *w, int t, const char *path);
+/* The same for a file without an .npy header (IGB large's and full's node_feat.npy): raw
+ * [num_nodes, dim] rows of dtype from byte 0, the file exactly that long (else refused in one
+ * line naming the file, its size and the size expected); meta.json says "header": false. */
+int bw_writer_type_features_raw(burrow_writer *w, int t, const char *path, int64_t dim, burrow_dtype dtype);
 /* CSR entries written so far (after put_graph or put_builder). */
 int64_t bw_writer_num_edges(const burrow_writer *w);
 
@@ -98,6 +102,9 @@ int bw_typed_open(bw_typed **out, const char *dir, const char *meta_path, const 
 void bw_typed_close(bw_typed *t);
 const burrow_hetero *bw_typed_hetero(const bw_typed *t);
 int bw_typed_type_info(const bw_typed *t, int type, burrow_type_info *out);
+/* Whether type's features file has no .npy header (meta.json "features"."header": false). */
+bool bw_typed_type_raw(const bw_typed *t, int type);
+bool bw_dataset_type_raw(const burrow_dataset *ds, int type);
 /* The target type's info; false when there is none. */
 bool bw_typed_target_info(const bw_typed *t, burrow_type_info *out);
 const int32_t *bw_typed_labels(const bw_typed *t);

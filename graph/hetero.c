@@ -5,6 +5,7 @@
 #include "csr_internal.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -92,6 +93,7 @@ struct bw_typed {
 	burrow_type_info ti[BURROW_MAX_TYPES];         /* features_path owned */
 	char *fref[BURROW_MAX_TYPES];                  /* "features"."path" as meta.json gives it, owned; NULL: features/<type>.npy */
 	int64_t fref_off[BURROW_MAX_TYPES];            /* "features"."offset", -1 when absent */
+	bool fref_raw[BURROW_MAX_TYPES];               /* "features"."header": false: raw rows, no .npy header */
 	int32_t num_classes;
 	int64_t split_n[3];
 	bw_npy_map ip_m[BURROW_MAX_RELATIONS], ix_m[BURROW_MAX_RELATIONS], labels_m, split_m[3];
@@ -135,6 +137,10 @@ static int parse_feature_ref(bw_typed *t, int i, const cJSON *it, const char *pa
 			      burrow_dtype_name(t->ti[i].feat_dtype));
 	if (cJSON_GetObjectItemCaseSensitive(f, "offset") && (st = bw_json_count(f, "offset", &t->fref_off[i], path)))
 		return st;
+	const cJSON *hd = cJSON_GetObjectItemCaseSensitive(f, "header");
+	if (hd && !cJSON_IsBool(hd))
+		return bw_err(BURROW_E_FORMAT, "%s: node type %s: \"features\".\"header\" must be true or false", path, name);
+	t->fref_raw[i] = cJSON_IsFalse(hd);
 	if (!(t->fref[i] = bw_strdup(p)))
 		return bw_err(BURROW_E_NOMEM, "%s: out of memory", path);
 	return 0;
@@ -327,6 +333,27 @@ static int map_relations(bw_typed *t)
 }
 
 /* Each featured type's features/<type>.npy: its header against meta.json. */
+/* Type i's features in a file without an .npy header: [num_nodes, feat_dim] rows from the offset
+ * (0 when absent), the file exactly that long. */
+static int raw_features(bw_typed *t, int i, const char *p)
+{
+	burrow_type_info *ti = &t->ti[i];
+	const int64_t off = BW_MAX(t->fref_off[i], 0);
+	const int64_t want = off + ti->num_nodes * ti->feat_dim * (int64_t)burrow_dtype_size(ti->feat_dtype);
+	struct stat sb;
+	if (stat(p, &sb) != 0)
+		return errno == ENOENT ? bw_err(BURROW_E_NOTFOUND, "%s: missing: node type %s's features (meta.json's "
+						"\"features\".\"path\")", p, t->tname[i])
+				       : bw_err_errno(errno, p, "stat node type features");
+	if ((int64_t)sb.st_size != want)
+		return bw_err(BURROW_E_FORMAT, "%s: %lld bytes, expected %lld: type %s's %lld x %lld %s rows without an .npy "
+			      "header from byte %lld (meta.json's \"features\")", p, (long long)sb.st_size, (long long)want,
+			      t->tname[i], (long long)ti->num_nodes, (long long)ti->feat_dim, burrow_dtype_name(ti->feat_dtype),
+			      (long long)off);
+	ti->features_offset = off;
+	return 0;
+}
+
 static int open_features(bw_typed *t)
 {
 	char rel[BURROW_MAX_NAME + 16];
@@ -343,6 +370,11 @@ static int open_features(bw_typed *t)
 			return BURROW_E_NOMEM;
 		ti->features_path = p;
 		const int64_t shape[2] = {ti->num_nodes, ti->feat_dim};
+		if (ref && t->fref_raw[i]) {
+			if ((st = raw_features(t, i, p)))
+				return st;
+			continue;
+		}
 		if ((st = bw_npy_open(p, &h, NULL)) || (st = bw_expect_array(p, &h, ti->feat_dtype, 2, shape)))
 			return ref && st == BURROW_E_NOTFOUND
 				       ? bw_err(st, "%s: missing: node type %s's features (meta.json's \"features\".\"path\")", p,
@@ -492,6 +524,8 @@ int bw_typed_type_info(const bw_typed *t, int type, burrow_type_info *out)
 	*out = t->ti[type];
 	return 0;
 }
+
+bool bw_typed_type_raw(const bw_typed *t, int type) { return t->fref[type] && t->fref_raw[type]; }
 
 bool bw_typed_target_info(const bw_typed *t, burrow_type_info *out)
 {

@@ -5,6 +5,7 @@
 #include "store_internal.h"
 
 #include "../core/half.h"
+#include "dataset_internal.h"
 #include "npy.h"
 
 #include <errno.h>
@@ -275,7 +276,9 @@ static int default_threads(int engine, int threads, int qd)
 	return engine == BURROW_STORE_PREAD ? BW_MIN(qd, 32) : 2;
 }
 
-int burrow_store_open(burrow_store **out, const char *path, const burrow_store_opts *opts)
+/* burrow_store_open over rows that h describes (NULL: the .npy header of path, parsed here; else a
+ * raw file's [rows, dim] of dtype from h->data_offset, burrow_store_open_type). */
+static int store_open(burrow_store **out, const char *path, const burrow_store_opts *opts, const bw_npy *raw)
 {
 	*out = NULL;
 	burrow_store_opts o;
@@ -295,9 +298,11 @@ int burrow_store_open(burrow_store **out, const char *path, const burrow_store_o
 		return bw_err(BURROW_E_INVAL, "%s: max read size %zu above 1 GiB", path, o.max_read_bytes);
 
 	bw_npy h;
-	int st = bw_npy_open(path, &h, NULL);
+	int st = raw ? 0 : bw_npy_open(path, &h, NULL);
 	if (st < 0)
 		return st;
+	if (raw)
+		h = *raw;
 	if (h.ndim != 2)
 		return bw_err(BURROW_E_FORMAT, "%s: a feature store needs a 2-D array, the file has %d dimensions", path,
 			      h.ndim);
@@ -383,6 +388,27 @@ int burrow_store_open(burrow_store **out, const char *path, const burrow_store_o
 out_free:
 	burrow_store_close(s);
 	return st;
+}
+
+int burrow_store_open(burrow_store **out, const char *path, const burrow_store_opts *opts)
+{
+	return store_open(out, path, opts, NULL);
+}
+
+int burrow_store_open_type(burrow_store **out, const burrow_dataset *ds, int type, const burrow_store_opts *opts)
+{
+	burrow_type_info ti;
+	*out = NULL;
+	int st = burrow_dataset_type_info(ds, type, &ti);
+	if (st)
+		return st;
+	if (!ti.feat_dim || !ti.features_path)
+		return bw_err(BURROW_E_INVAL, "%s: node type %s has no features to store", bw_dataset_dir(ds), ti.name);
+	if (!bw_dataset_type_raw(ds, type))
+		return store_open(out, ti.features_path, opts, NULL);
+	const bw_npy h = {.dtype = ti.feat_dtype, .ndim = 2, .shape = {ti.num_nodes, ti.feat_dim},
+			  .data_offset = ti.features_offset};
+	return store_open(out, ti.features_path, opts, &h);
 }
 
 const burrow_store_info *burrow_store_get_info(const burrow_store *s) { return &s->info; }

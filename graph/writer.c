@@ -23,6 +23,7 @@ typedef struct bw_wtype {
 	burrow_dtype feat_dtype;
 	char *feat_ref;       /* features read in place: the file meta.json names, owned; NULL: features/<type>.npy */
 	int64_t feat_ref_off; /* its data offset */
+	bool feat_ref_raw;    /* the file has no .npy header: raw rows from feat_ref_off (meta.json "header": false) */
 } bw_wtype;
 
 typedef struct bw_wrel {
@@ -806,7 +807,8 @@ static int write_meta_typed(burrow_writer *w)
 		cJSON *f = ty->feat_ref ? cJSON_AddObjectToObject(o, "features") : NULL;
 		ok &= !ty->feat_ref || (f && cJSON_AddStringToObject(f, "path", ty->feat_ref) &&
 					cJSON_AddNumberToObject(f, "offset", (double)ty->feat_ref_off) &&
-					cJSON_AddStringToObject(f, "dtype", burrow_dtype_name(ty->feat_dtype)));
+					cJSON_AddStringToObject(f, "dtype", burrow_dtype_name(ty->feat_dtype)) &&
+					(!ty->feat_ref_raw || cJSON_AddFalseToObject(f, "header")));
 	}
 	cJSON *rels = cJSON_AddArrayToObject(j, "relations");
 	for (int i = 0; rels && i < w->num_rels; i++) {
@@ -886,6 +888,35 @@ int bw_writer_type_features_ref(burrow_writer *w, int t, const char *path)
 	w->types[t].feat_ref_off = h.data_offset;
 	w->types[t].feat_dim = h.shape[1];
 	w->types[t].feat_dtype = h.dtype;
+	return 0;
+}
+
+int bw_writer_type_features_raw(burrow_writer *w, int t, const char *path, int64_t dim, burrow_dtype dtype)
+{
+	int64_t size;
+	int fd = -1, st = type_ok(w, t, "features");
+	if (st)
+		return st;
+	if (w->types[t].feat_dim || w->types[t].feat_ref || (w->feat_state == 1 && w->feat_type == t))
+		return bw_err(BURROW_E_INVAL, "%s: features of type %s given twice", w->dir, w->types[t].name);
+	if (path[0] != '/' || dim < 1 || dim > BW_MAX_FEAT_DIM || (dtype != BURROW_DTYPE_F32 && dtype != BURROW_DTYPE_F16))
+		return bw_err(BURROW_E_INVAL, "%s: raw features of type %s need an absolute path, 1 to %d columns, float32 "
+			      "or float16", path, w->types[t].name, BW_MAX_FEAT_DIM);
+	if ((st = bw_open_input(path, 0, &fd, &size)))
+		return st;
+	close(fd);
+	const int64_t want = w->types[t].num_nodes * dim * (int64_t)burrow_dtype_size(dtype);
+	if (size != want)
+		return bw_err(BURROW_E_FORMAT, "%s: %lld bytes without an .npy header; expected %lld x %lld x %zu = %lld "
+			      "(type %s's nodes x columns x %s)", path, (long long)size, (long long)w->types[t].num_nodes,
+			      (long long)dim, burrow_dtype_size(dtype), (long long)want, w->types[t].name,
+			      burrow_dtype_name(dtype));
+	if (!(w->types[t].feat_ref = bw_strdup(path)))
+		return BURROW_E_NOMEM;
+	w->types[t].feat_ref_off = 0;
+	w->types[t].feat_ref_raw = true;
+	w->types[t].feat_dim = dim;
+	w->types[t].feat_dtype = dtype;
 	return 0;
 }
 

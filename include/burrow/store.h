@@ -64,6 +64,13 @@ BURROW_API void burrow_store_defaults(burrow_store_opts *o);
 BURROW_API int burrow_store_open(burrow_store **out,            /* out: caller closes */
 				 const char *path,              /* the features.npy, borrowed */
 				 const burrow_store_opts *opts); /* borrowed; NULL = defaults */
+/* Open node type `type`'s features of a typed dataset where they are: its features/<type>.npy,
+ * an .npy read in place, or a raw file without an .npy header (IGB large's and full's
+ * node_feat.npy; docs/format.md, "Features read in place"), which burrow_store_open cannot open. */
+BURROW_API int burrow_store_open_type(burrow_store **out,             /* out: caller closes */
+				      const burrow_dataset *ds,       /* borrowed, open while the store is */
+				      int type,                       /* [0, num_types) */
+				      const burrow_store_opts *opts); /* borrowed; NULL = defaults */
 /* Wait for every ticket still in flight, release them, stop the threads, free s (NULL is fine). */
 BURROW_API void burrow_store_close(burrow_store *s);
 

@@ -345,7 +345,7 @@ class FeatureStore:
                  node_type=None):
         self.dataset = _dataset(dataset)
         path = self.dataset.features_path
-        self.node_type = None
+        self.node_type = type_index = None
         if self.dataset.typed:
             ty = self.dataset.node_type(self.dataset.target_type if node_type is None else node_type)
             if not ty.feat_dim:
@@ -353,7 +353,7 @@ class FeatureStore:
             if cache_bytes and cache_policy == "degree":
                 raise Error("FeatureStore: node type %r: cache_policy \"degree\" is for homogeneous datasets; "
                             "use \"clock\"" % (ty.name,), -1)
-            path, self.node_type = ty.features_path, ty.name
+            path, self.node_type, type_index = ty.features_path, ty.name, ty.index
         elif node_type is not None:
             raise Error("FeatureStore: node_type %r given for a homogeneous dataset" % (node_type,), -1)
         if path is None:
@@ -368,7 +368,10 @@ class FeatureStore:
         if queue_depth:
             o.queue_depth = queue_depth
         h = ctypes.c_void_p()
-        _check(lib.burrow_store_open(ctypes.byref(h), os.fsencode(path), ctypes.byref(o)))
+        if type_index is not None:  # where the type's rows are: an .npy, or a raw file read in place
+            _check(lib.burrow_store_open_type(ctypes.byref(h), self.dataset._h, type_index, ctypes.byref(o)))
+        else:
+            _check(lib.burrow_store_open(ctypes.byref(h), os.fsencode(path), ctypes.byref(o)))
         self._h = h
         self._inflight = weakref.WeakSet()
         self._fin = weakref.finalize(self, lib.burrow_store_close, h)

@@ -284,6 +284,7 @@ for _name, _res, _args in [
     ("burrow_dataset_features_path", c_char_p, (P,)),
     ("burrow_store_defaults", None, (POINTER(StoreOpts),)),
     ("burrow_store_open", c_int, (PP, c_char_p, POINTER(StoreOpts))),
+    ("burrow_store_open_type", c_int, (PP, c_void_p, c_int, POINTER(StoreOpts))),
     ("burrow_store_close", None, (P,)),
     ("burrow_store_get_info", POINTER(StoreInfo), (P,)),
     ("burrow_store_engine_parse", c_int, (c_char_p,)),

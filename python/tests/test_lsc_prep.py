@@ -258,15 +258,74 @@ def test_in_place_refusals(tmp_path):
     assert _run("info", out, check=False).returncode == 0
 
 
-def test_igbh_raw_features_refused(tmp_path):
-    """IGB's large/full node_feat.npy is raw float32 without a header: refused in one line naming it."""
-    proc = tmp_path / "full" / "processed"
-    for t in ("paper", "fos"):
+def _igb_raw(root, rng, counts):
+    """IGB large's / full's processed/: raw float32 node_feat.npy [n, 1024] and raw float32 labels,
+    no .npy headers (as IGB's loader memmaps them); edge_index.npy files with headers."""
+    proc = root / "processed"
+    feats = {}
+    for t, n in counts.items():
         (proc / t).mkdir(parents=True)
-    np.save(proc / "fos" / "node_feat.npy", np.zeros((3, 4), dtype=np.float32))
-    (proc / "paper" / "node_feat.npy").write_bytes(np.zeros((5, 4), dtype=np.float32).tobytes())
-    (proc / "paper__topic__fos").mkdir()
-    np.save(proc / "paper__topic__fos" / "edge_index.npy", np.array([[0, 1], [2, 2]], dtype=np.int64))
+        feats[t] = rng.standard_normal((n, 1024)).astype(np.float32)
+        (proc / t / "node_feat.npy").write_bytes(feats[t].tobytes())
+    y = rng.integers(0, 19, counts["paper"]).astype(np.float32)
+    y[::5] = np.nan
+    (proc / "paper" / "node_label_19.npy").write_bytes(y.tobytes())
+    rels = {}
+    for s, r, t, e in (("paper", "cites", "paper", 30), ("paper", "written_by", "author", 20),
+                       ("author", "affiliated_to", "institute", 8), ("paper", "topic", "fos", 15)):
+        ei = _distinct(rng, counts[s], counts[t], e)
+        rels[(s, r, t)] = ei
+        (proc / f"{s}__{r}__{t}").mkdir()
+        np.save(proc / f"{s}__{r}__{t}" / "edge_index.npy", np.ascontiguousarray(ei.T))
+    return proc, feats, y, rels
+
+
+def test_igbh_raw_features_in_place(tmp_path):
+    """IGB large's / full's headerless node_feat.npy (raw float32 rows of 1024) and labels: read in
+    place with offset 0, never copied; the papers' count from their labels, the others' from the size."""
+    rng = np.random.default_rng(5)
+    counts = {"paper": 12, "author": 7, "institute": 2, "fos": 3}
+    proc, feats, y, rels = _igb_raw(tmp_path / "full", rng, counts)
+    out = tmp_path / "out"
+    _run("prep", "igbh", tmp_path / "full", "--out", out, "--quiet")
+    meta = json.loads((out / "meta.json").read_text())
+    _check_relations(out, rels, counts)
+    assert not (out / "features").exists()
+    for t in meta["node_types"]:
+        assert t["features"] == {"path": str(proc.resolve() / t["name"] / "node_feat.npy"), "offset": 0,
+                                 "dtype": "float32", "header": False}, t
+        assert t["feat_dim"] == 1024 and t["num_nodes"] == counts[t["name"]]
+    want = np.where(np.isnan(y), -1, y).astype(np.int32)
+    assert np.array_equal(np.load(out / "labels.npy"), want)
+    ds = burrow.Dataset(out)
+    for t in counts:
+        got = burrow.FeatureStore(ds, node_type=t, engine="pread").gather([counts[t] - 1, 0])
+        assert np.array_equal(got, feats[t][[counts[t] - 1, 0]]), t
+    assert _run("info", out, "--verify", check=False).returncode == 0
+    # the file shortened after prep: the dataset refuses to open, one line naming it, size found and expected
+    f = proc / "author" / "node_feat.npy"
+    f.write_bytes(feats["author"][:-1].tobytes())
+    r = _run("info", out, check=False)
+    assert r.returncode == 1 and str(f.resolve()) in r.stderr and "%d bytes, expected %d" % (6 * 4096, 7 * 4096) \
+        in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_igbh_raw_features_refused(tmp_path):
+    """A raw node_feat.npy whose size is not its count x 1024 x 4 is refused in one line naming the
+    file, the size found and the size expected; nothing is written."""
+    rng = np.random.default_rng(6)
+    counts = {"paper": 12, "author": 7, "institute": 2, "fos": 3}
+    proc, feats, _, _ = _igb_raw(tmp_path / "full", rng, counts)
+    paper = proc / "paper" / "node_feat.npy"
+    paper.write_bytes(feats["paper"][:-1].tobytes())  # 11 rows, 12 labels
     r = _run("prep", "igbh", tmp_path / "full", "--out", tmp_path / "out", "--quiet", check=False)
-    assert r.returncode == 1 and "raw float32" in r.stderr and "paper/node_feat.npy" in r.stderr, r.stderr
+    assert r.returncode == 1 and "paper/node_feat.npy" in r.stderr and str(11 * 4096) in r.stderr, r.stderr
+    assert str(12 * 4096) in r.stderr and "node_label_19.npy" in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
+    paper.write_bytes(feats["paper"].tobytes())
+    fos = proc / "fos" / "node_feat.npy"
+    fos.write_bytes(feats["fos"].tobytes()[:-8])  # not whole rows
+    r = _run("prep", "igbh", tmp_path / "full", "--out", tmp_path / "out", "--quiet", check=False)
+    assert r.returncode == 1 and "fos/node_feat.npy" in r.stderr and str(3 * 4096 - 8) in r.stderr, r.stderr
+    assert "multiple of 1024 x 4 = 4096" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not (tmp_path / "out").exists()
