@@ -28,10 +28,10 @@ static void read_types(const burrow_dataset *ds, const burrow_hetero *h)
 		burrow_store_defaults(&so);
 		so.engine = BURROW_STORE_PREAD;
 		so.out_dtype = BURROW_DTYPE_F32;
-		if (burrow_store_open(&s, ti.features_path, &so))
+		if (burrow_store_open_type(&s, ds, t, &so)) /* an .npy or a raw file, where it is */
 			continue;
-		float row[64];
-		for (int64_t v = 0; v < ti.num_nodes && ti.feat_dim <= 64; v++)
+		float row[1024];
+		for (int64_t v = 0; v < ti.num_nodes && ti.feat_dim <= 1024; v++)
 			(void)burrow_store_gather(s, &v, 1, row);
 		burrow_store_close(s);
 	}

@@ -57,6 +57,40 @@ def igbh(d, rng):
     open(os.path.join(d, "layout"), "w").write("i")
 
 
+def igbh_raw(d, rng):
+    """IGB large's / full's layout: node_feat.npy and the labels raw float32, no .npy header."""
+    p = os.path.join(d, "processed")
+    n = {"paper": 3, "author": 2, "institute": 1, "fos": 1}
+    for t, k in n.items():
+        os.makedirs(os.path.join(p, t))
+        open(os.path.join(p, t, "node_feat.npy"), "wb").write(rng.standard_normal((k, 1024)).astype(np.float32).tobytes())
+    open(os.path.join(p, "paper", "node_label_19.npy"), "wb").write(np.array([1, np.nan, 18], dtype=np.float32).tobytes())
+    for s, r, t in (("paper", "cites", "paper"), ("paper", "written_by", "author"),
+                    ("author", "affiliated_to", "institute"), ("paper", "topic", "fos")):
+        os.makedirs(os.path.join(p, f"{s}__{r}__{t}"))
+        np.save(os.path.join(p, f"{s}__{r}__{t}", "edge_index.npy"), _edges(rng, n[s], n[t], 3, False))
+    open(os.path.join(d, "layout"), "w").write("i")
+
+
+def raw_seeds(burrow, rng):
+    """corpus/lsc/igbh-raw and corpus/dataset/typed-in-place-raw (a "header": false features path)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        d = os.path.join(tmp, "igbh")
+        igbh_raw(d, rng)
+        _pack(d, os.path.join(HERE, "corpus", "lsc", "igbh-raw"))
+        out = os.path.join(tmp, "ds")
+        subprocess.run([burrow, "prep", "igbh", d, "--out", out, "--quiet"], check=True)
+        os.makedirs(os.path.join(out, "ext"))
+        shutil.copy(os.path.join(d, "processed", "fos", "node_feat.npy"), os.path.join(out, "ext", "fos.raw"))
+        meta = json.load(open(os.path.join(out, "meta.json")))
+        for t in meta["node_types"]:
+            if t["name"] == "fos":
+                t["features"]["path"] = "ext/fos.raw"
+        meta["source"] = {}
+        json.dump(meta, open(os.path.join(out, "meta.json"), "w"), indent=1)
+        _pack(out, os.path.join(HERE, "corpus", "dataset", "typed-in-place-raw"))
+
+
 def main():
     burrow = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "..", "build", "burrow")
     rng = np.random.default_rng(0)
@@ -78,6 +112,7 @@ def main():
         meta["source"] = {}
         json.dump(meta, open(os.path.join(out, "meta.json"), "w"), indent=1)
         _pack(out, os.path.join(HERE, "corpus", "dataset", "typed-in-place"))
+    raw_seeds(burrow, rng)
 
 
 if __name__ == "__main__":
