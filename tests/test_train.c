@@ -875,6 +875,93 @@ Test(train_run, sparse_features_train_as_the_dense_ones, .timeout = 300)
 	free(zip);
 }
 
+/* Cora prepared from the shared datasets into dir (caller frees), or NULL when absent. */
+static char *prep_cora(void)
+{
+	const char *shared = tu_datasets();
+	char *zip = shared ? tu_path(shared, "ogbn-cora.zip") : NULL;
+	if (!zip || !tu_exists(zip)) {
+		free(zip);
+		return NULL;
+	}
+	char *err = NULL;
+	int rc = tu_sh(NULL, &err, "%s prep ogbn-cora --root '%s' --url 'file://%s' --quiet", tu_burrow(), dir, zip);
+	cr_assert_eq(rc, 0, "%s", err);
+	free(err);
+	free(zip);
+	return tu_path(dir, "ogbn-cora");
+}
+
+enum { SAME_BITS_EPOCHS = 4 };
+typedef struct bits_run {
+	double loss[SAME_BITS_EPOCHS], valid[SAME_BITS_EPOCHS];
+	uint64_t weights;
+} bits_run;
+
+static bits_run run_bits(burrow_dataset *ds, const burrow_train_opts *o)
+{
+	bits_run r = {0};
+	burrow_trainer *t;
+	cr_assert_eq(burrow_trainer_open(&t, ds, o), 0, "%s", burrow_last_error());
+	for (int e = 0; e < SAME_BITS_EPOCHS; e++) {
+		burrow_epoch_stats es = {.size = sizeof es};
+		burrow_eval_stats ev = {.size = sizeof ev};
+		cr_assert_eq(burrow_trainer_train_epoch(t, &es), 0, "%s", burrow_last_error());
+		cr_assert_eq(burrow_trainer_evaluate(t, &ev), 0, "%s", burrow_last_error());
+		r.loss[e] = es.loss;
+		r.valid[e] = ev.valid_acc;
+	}
+	r.weights = burrow_trainer_weights_checksum(t);
+	burrow_trainer_close(t);
+	return r;
+}
+
+/* Same seed, same bits, whatever the threads (issue 35 item 7): full-graph GCN and SAGE on
+ * Cora, its features sparse (auto) and dense, through the CPU's own GEMM and through
+ * OpenBLAS alone (BURROW_CPU_GEMM=blas: the products OpenBLAS does are split in chunks fixed
+ * by the shape, the loss summed per chunk in chunk order), at 1, 2 and 3 threads: every
+ * epoch's loss bytes, valid accuracy and the final weights equal the 1-thread run's. */
+Test(train_run, full_graph_cora_same_bits_at_1_2_3_threads, .timeout = 600)
+{
+	char *cora = prep_cora();
+	if (!cora)
+		cr_skip_test("../shared/datasets/ogbn-cora.zip is absent (BURROW_DATASETS)");
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, cora), 0, "%s", burrow_last_error());
+	static const int models[] = {BURROW_MODEL_GCN, BURROW_MODEL_SAGE};
+	for (int c = 0; c < 8; c++) {
+		const int model = models[c & 1], sparse = c >> 1 & 1, blas = c >> 2;
+		if (blas)
+			setenv("BURROW_CPU_GEMM", "blas", 1);
+		else
+			unsetenv("BURROW_CPU_GEMM");
+		burrow_train_opts o = small_opts(model);
+		o.hidden = 256;
+		o.dropout = 0.5;
+		o.weight_decay = 5e-4;
+		o.sparse_input = sparse ? BURROW_SPARSE_AUTO : BURROW_SPARSE_OFF;
+		bits_run one = {0};
+		for (int threads = 1; threads <= 3; threads++) {
+			o.threads = threads;
+			const bits_run r = run_bits(ds, &o);
+			if (threads == 1) {
+				one = r;
+				continue;
+			}
+			for (int e = 0; e < SAME_BITS_EPOCHS; e++) {
+				cr_assert(memcmp(&r.loss[e], &one.loss[e], sizeof r.loss[e]) == 0,
+					  "case %d (model %d, sparse %d, blas %d), %d threads, epoch %d: loss %.17g, 1 thread %.17g",
+					  c, model, sparse, blas, threads, e + 1, r.loss[e], one.loss[e]);
+				cr_assert_eq(r.valid[e], one.valid[e], "case %d, %d threads, epoch %d", c, threads, e + 1);
+			}
+			cr_assert_eq(r.weights, one.weights, "case %d, %d threads: the final weights differ", c, threads);
+		}
+	}
+	unsetenv("BURROW_CPU_GEMM");
+	burrow_dataset_close(ds);
+	free(cora);
+}
+
 /* dir's csbm dataset with all but about 3 in 100 of its features zeroed (bag-of-words-like):
  * features.npy rewritten in place (caller frees the path). */
 static char *sparse_csbm(const char *dir, int64_t nodes, int64_t dim)
