@@ -898,12 +898,16 @@ typedef struct bits_run {
 	uint64_t weights;
 } bits_run;
 
-static bits_run run_bits(burrow_dataset *ds, const burrow_train_opts *o)
+/* Epochs of one trainer; vary: each epoch at another thread count (3, 1, 2, 3, ...), as the
+ * automatic count may switch between epochs (autothreads.c). */
+static bits_run run_bits(burrow_dataset *ds, const burrow_train_opts *o, bool vary)
 {
 	bits_run r = {0};
 	burrow_trainer *t;
 	cr_assert_eq(burrow_trainer_open(&t, ds, o), 0, "%s", burrow_last_error());
 	for (int e = 0; e < SAME_BITS_EPOCHS; e++) {
+		if (vary)
+			t->be.threads = t->be.gemm_threads = (e + 2) % 3 + 1;
 		burrow_epoch_stats es = {.size = sizeof es};
 		burrow_eval_stats ev = {.size = sizeof ev};
 		cr_assert_eq(burrow_trainer_train_epoch(t, &es), 0, "%s", burrow_last_error());
@@ -919,8 +923,9 @@ static bits_run run_bits(burrow_dataset *ds, const burrow_train_opts *o)
 /* Same seed, same bits, whatever the threads (issue 35 item 7): full-graph GCN and SAGE on
  * Cora, its features sparse (auto) and dense, through the CPU's own GEMM and through
  * OpenBLAS alone (BURROW_CPU_GEMM=blas: the products OpenBLAS does are split in chunks fixed
- * by the shape, the loss summed per chunk in chunk order), at 1, 2 and 3 threads: every
- * epoch's loss bytes, valid accuracy and the final weights equal the 1-thread run's. */
+ * by the shape, the loss summed per chunk in chunk order), at 1, 2 and 3 threads and at a
+ * count that changes every epoch: every epoch's loss bytes, valid accuracy and the final
+ * weights equal the 1-thread run's. */
 Test(train_run, full_graph_cora_same_bits_at_1_2_3_threads, .timeout = 600)
 {
 	char *cora = prep_cora();
@@ -941,9 +946,9 @@ Test(train_run, full_graph_cora_same_bits_at_1_2_3_threads, .timeout = 600)
 		o.weight_decay = 5e-4;
 		o.sparse_input = sparse ? BURROW_SPARSE_AUTO : BURROW_SPARSE_OFF;
 		bits_run one = {0};
-		for (int threads = 1; threads <= 3; threads++) {
-			o.threads = threads;
-			const bits_run r = run_bits(ds, &o);
+		for (int threads = 1; threads <= 4; threads++) { /* 4: 3 threads, varied per epoch */
+			o.threads = BW_MIN(threads, 3);
+			const bits_run r = run_bits(ds, &o, threads == 4);
 			if (threads == 1) {
 				one = r;
 				continue;
@@ -960,6 +965,42 @@ Test(train_run, full_graph_cora_same_bits_at_1_2_3_threads, .timeout = 600)
 	unsetenv("BURROW_CPU_GEMM");
 	burrow_dataset_close(ds);
 	free(cora);
+}
+
+/* The automatic thread count (autothreads.c) on made-up epoch times: off when the user chose a
+ * count; else every core until the first probe at one thread (epoch 3), the faster count
+ * after each probe, probes twice as far apart when they confirm the choice, back to 8 epochs
+ * when they change it, at once when the running count gets slower than the other's mean,
+ * and each epoch's count set on the backend, GEMM threads never above their opened count. */
+Test(train_ops, auto_threads_follows_the_faster_count)
+{
+	bw_backend be = {.kind = BW_BACKEND_CPU, .threads = 4, .gemm_threads = 1};
+	burrow_train_opts o;
+	burrow_train_defaults(&o);
+	unsetenv("OMP_NUM_THREADS");
+	bw_auto_threads a;
+	o.threads = 2;
+	bw_auto_threads_init(&a, &be, &o);
+	cr_assert_eq(bw_auto_threads_next(&a), 0, "a chosen count is left alone");
+	o.threads = 0;
+	bw_auto_threads_init(&a, &be, &o);
+	/* quiet until epoch 20 (4 threads 1 s, one 3 s), then contended (4 threads 5 s, one 3 s) */
+	int ran[60];
+	for (int e = 0; e < 60; e++) {
+		const int n = bw_auto_threads_next(&a);
+		bw_auto_threads_set(&a, &be, n);
+		cr_assert_eq(be.threads, n);
+		cr_assert_eq(be.gemm_threads, 1);
+		ran[e] = n;
+		bw_auto_threads_done(&a, n, n == 1 ? 3.0 : e < 20 ? 1.0 : 5.0);
+	}
+	/* probes at 1 thread: epochs 3 (confirms: 16 on), 20 (confirms: 32 on); the load makes 4
+	 * threads slower than one's mean at epoch 22, so epoch 23 probes and switches; probes at 4
+	 * threads then: epochs 32 (8 on, confirms), 49 (16 on, confirms) */
+	for (int e = 0; e < 60; e++) {
+		const bool one = e == 2 || e == 19 || (e >= 22 && e != 31 && e != 48);
+		cr_assert_eq(ran[e], one ? 1 : 4, "epoch %d ran at %d threads", e + 1, ran[e]);
+	}
 }
 
 /* dir's csbm dataset with all but about 3 in 100 of its features zeroed (bag-of-words-like):

@@ -23,6 +23,8 @@ typedef struct bw_auto_threads {
 	int most, most_gemm; /* the backend's threads and GEMM threads as opened */
 	int cur;             /* the count between probes */
 	int epochs;          /* epochs measured */
+	int next_probe;      /* the epoch (of those) that runs at the other count */
+	int interval;        /* epochs from a probe to the next */
 	double mean_s[2];    /* running mean epoch time at most [0] and at one thread [1]; 0: none yet */
 } bw_auto_threads;
 
