@@ -875,6 +875,134 @@ Test(train_run, sparse_features_train_as_the_dense_ones, .timeout = 300)
 	free(zip);
 }
 
+/* Cora prepared from the shared datasets into dir (caller frees), or NULL when absent. */
+static char *prep_cora(void)
+{
+	const char *shared = tu_datasets();
+	char *zip = shared ? tu_path(shared, "ogbn-cora.zip") : NULL;
+	if (!zip || !tu_exists(zip)) {
+		free(zip);
+		return NULL;
+	}
+	char *err = NULL;
+	int rc = tu_sh(NULL, &err, "%s prep ogbn-cora --root '%s' --url 'file://%s' --quiet", tu_burrow(), dir, zip);
+	cr_assert_eq(rc, 0, "%s", err);
+	free(err);
+	free(zip);
+	return tu_path(dir, "ogbn-cora");
+}
+
+enum { SAME_BITS_EPOCHS = 4 };
+typedef struct bits_run {
+	double loss[SAME_BITS_EPOCHS], valid[SAME_BITS_EPOCHS];
+	uint64_t weights;
+} bits_run;
+
+/* Epochs of one trainer; vary: each epoch at another thread count (3, 1, 2, 3, ...), as the
+ * automatic count may switch between epochs (autothreads.c). */
+static bits_run run_bits(burrow_dataset *ds, const burrow_train_opts *o, bool vary)
+{
+	bits_run r = {0};
+	burrow_trainer *t;
+	cr_assert_eq(burrow_trainer_open(&t, ds, o), 0, "%s", burrow_last_error());
+	for (int e = 0; e < SAME_BITS_EPOCHS; e++) {
+		if (vary)
+			t->be.threads = t->be.gemm_threads = (e + 2) % 3 + 1;
+		burrow_epoch_stats es = {.size = sizeof es};
+		burrow_eval_stats ev = {.size = sizeof ev};
+		cr_assert_eq(burrow_trainer_train_epoch(t, &es), 0, "%s", burrow_last_error());
+		cr_assert_eq(burrow_trainer_evaluate(t, &ev), 0, "%s", burrow_last_error());
+		r.loss[e] = es.loss;
+		r.valid[e] = ev.valid_acc;
+	}
+	r.weights = burrow_trainer_weights_checksum(t);
+	burrow_trainer_close(t);
+	return r;
+}
+
+/* Same seed, same bits, whatever the threads (issue 35 item 7): full-graph GCN and SAGE on
+ * Cora, its features sparse (auto) and dense, through the CPU's own GEMM and through
+ * OpenBLAS alone (BURROW_CPU_GEMM=blas: the products OpenBLAS does are split in chunks fixed
+ * by the shape, the loss summed per chunk in chunk order), at 1, 2 and 3 threads and at a
+ * count that changes every epoch: every epoch's loss bytes, valid accuracy and the final
+ * weights equal the 1-thread run's. */
+Test(train_run, full_graph_cora_same_bits_at_1_2_3_threads, .timeout = 600)
+{
+	char *cora = prep_cora();
+	if (!cora)
+		cr_skip_test("../shared/datasets/ogbn-cora.zip is absent (BURROW_DATASETS)");
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, cora), 0, "%s", burrow_last_error());
+	static const int models[] = {BURROW_MODEL_GCN, BURROW_MODEL_SAGE};
+	for (int c = 0; c < 8; c++) {
+		const int model = models[c & 1], sparse = c >> 1 & 1, blas = c >> 2;
+		if (blas)
+			setenv("BURROW_CPU_GEMM", "blas", 1);
+		else
+			unsetenv("BURROW_CPU_GEMM");
+		burrow_train_opts o = small_opts(model);
+		o.hidden = 256;
+		o.dropout = 0.5;
+		o.weight_decay = 5e-4;
+		o.sparse_input = sparse ? BURROW_SPARSE_AUTO : BURROW_SPARSE_OFF;
+		bits_run one = {0};
+		for (int threads = 1; threads <= 4; threads++) { /* 4: 3 threads, varied per epoch */
+			o.threads = BW_MIN(threads, 3);
+			const bits_run r = run_bits(ds, &o, threads == 4);
+			if (threads == 1) {
+				one = r;
+				continue;
+			}
+			for (int e = 0; e < SAME_BITS_EPOCHS; e++) {
+				cr_assert(memcmp(&r.loss[e], &one.loss[e], sizeof r.loss[e]) == 0,
+					  "case %d (model %d, sparse %d, blas %d), %d threads, epoch %d: loss %.17g, 1 thread %.17g",
+					  c, model, sparse, blas, threads, e + 1, r.loss[e], one.loss[e]);
+				cr_assert_eq(r.valid[e], one.valid[e], "case %d, %d threads, epoch %d", c, threads, e + 1);
+			}
+			cr_assert_eq(r.weights, one.weights, "case %d, %d threads: the final weights differ", c, threads);
+		}
+	}
+	unsetenv("BURROW_CPU_GEMM");
+	burrow_dataset_close(ds);
+	free(cora);
+}
+
+/* The automatic thread count (autothreads.c) on made-up epoch times: off when the user chose a
+ * count; else every core until the first probe at one thread (epoch 3), the faster count
+ * after each probe, probes twice as far apart when they confirm the choice, back to 8 epochs
+ * when they change it, at once when the running count gets slower than the other's mean,
+ * and each epoch's count set on the backend, GEMM threads never above their opened count. */
+Test(train_ops, auto_threads_follows_the_faster_count)
+{
+	bw_backend be = {.kind = BW_BACKEND_CPU, .threads = 4, .gemm_threads = 1};
+	burrow_train_opts o;
+	burrow_train_defaults(&o);
+	unsetenv("OMP_NUM_THREADS");
+	bw_auto_threads a;
+	o.threads = 2;
+	bw_auto_threads_init(&a, &be, &o);
+	cr_assert_eq(bw_auto_threads_next(&a), 0, "a chosen count is left alone");
+	o.threads = 0;
+	bw_auto_threads_init(&a, &be, &o);
+	/* quiet until epoch 20 (4 threads 1 s, one 3 s), then contended (4 threads 5 s, one 3 s) */
+	int ran[60];
+	for (int e = 0; e < 60; e++) {
+		const int n = bw_auto_threads_next(&a);
+		bw_auto_threads_set(&a, &be, n);
+		cr_assert_eq(be.threads, n);
+		cr_assert_eq(be.gemm_threads, 1);
+		ran[e] = n;
+		bw_auto_threads_done(&a, n, n == 1 ? 3.0 : e < 20 ? 1.0 : 5.0);
+	}
+	/* probes at 1 thread: epochs 3 (confirms: 16 on), 20 (confirms: 32 on); the load makes 4
+	 * threads slower than one's mean at epoch 22, so epoch 23 probes and switches; probes at 4
+	 * threads then: epochs 32 (8 on, confirms), 49 (16 on, confirms) */
+	for (int e = 0; e < 60; e++) {
+		const bool one = e == 2 || e == 19 || (e >= 22 && e != 31 && e != 48);
+		cr_assert_eq(ran[e], one ? 1 : 4, "epoch %d ran at %d threads", e + 1, ran[e]);
+	}
+}
+
 /* dir's csbm dataset with all but about 3 in 100 of its features zeroed (bag-of-words-like):
  * features.npy rewritten in place (caller frees the path). */
 static char *sparse_csbm(const char *dir, int64_t nodes, int64_t dim)

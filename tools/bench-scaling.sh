@@ -10,7 +10,9 @@
 # (add ram2x: a 2 GiB features file in a memory cgroup of 1 GiB, as root),
 # or SECTIONS=wait: Cora gcn at 2 threads with the default passive waits against a bounded and
 # libgomp's own spin, to check that choice; SECTIONS=sparse: issue 35's sparse first layer, Cora
-# sage mini-batch with --sparse-input auto vs off, and mpirun -np 2 --full-graph vs one process)
+# sage mini-batch with --sparse-input auto vs off, and mpirun -np 2 --full-graph vs one process;
+# SECTIONS=busy: issue 35 item 7, Cora gcn full-graph at 2 threads vs 1, quiet and beside one
+# CPU-bound process pinned to core 0, each with the default wait policy)
 set -euo pipefail
 burrow=$(readlink -f "${1:-build/burrow}")
 R=${2:-3}
@@ -80,6 +82,27 @@ if [[ " $SECTIONS " == *" wait "* ]]; then
 	args="train $dir/cora --full-graph --model gcn --layers 2 --hidden 256 --epochs $EPOCHS --lr 0.01 --weight-decay 5e-4 --quiet --threads 2"
 	compare passive wall "$burrow" $args -- spin10k wall env GOMP_SPINCOUNT=10000 "$burrow" $args
 	compare passive wall "$burrow" $args -- active wall env OMP_WAIT_POLICY=active "$burrow" $args
+fi
+
+if [[ " $SECTIONS " == *" busy "* ]]; then
+	# asked (issue 35 item 7): t2 >= 1x t1 beside the busy process, >= 1.5x quiet; "default" is
+	# no --threads (every core, the count following the faster of all cores and one, measured)
+	args="train $dir/cora --full-graph --model gcn --epochs $EPOCHS --eval-every 0 --quiet"
+	busy_cases() {
+		compare t2 wall "$burrow" $args --threads 2 -- t1 wall "$burrow" $args --threads 1
+		compare default wall "$burrow" $args -- t1 wall "$burrow" $args --threads 1
+	}
+	echo "== busy: Cora gcn full-graph, $EPOCHS epochs, --eval-every 0, --threads 2 and the default vs 1, quiet"
+	busy_cases
+	setsid taskset -c 0 sh -c 'while :; do :; done' &
+	busy=$!
+	trap 'kill -- -$busy 2>/dev/null || true' EXIT
+	sleep 1
+	echo "== busy: the same beside one CPU-bound process pinned to core 0 (pid $busy)"
+	busy_cases
+	kill -- -"$busy" 2>/dev/null || kill "$busy"
+	wait "$busy" 2>/dev/null || true
+	trap - EXIT
 fi
 
 if [[ " $SECTIONS " == *" sample "* ]]; then

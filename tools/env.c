@@ -25,7 +25,11 @@
  *   spin. No pipeline threads share its cores, and its epoch is many short parallel regions
  *   whose passive wake-ups do not halve: Cora gcn, 200 epochs, 2 threads against 1, quiet:
  *   1.53x passive, 1.80x with the spin; beside a CPU-bound process pinned to one of the two
- *   cores (another session), 0.99x passive, 0.52x with the spin (docs/train.md).
+ *   cores (another session), 0.99x passive, 0.52x with the spin (docs/train.md). A snapshot
+ *   at start; what follows the load during the run is in the library: the kernels' work goes
+ *   in chunks the threads take dynamically (a thread on a shared core takes fewer), and at
+ *   the default thread count full-graph epochs run at every core or one, whichever measured
+ *   faster lately (train/driver/autothreads.c; the bits do not depend on the count).
  * - OPENBLAS_NUM_THREADS=1 (unless it or GOTO_NUM_THREADS is set): the CPU backend runs
  *   OpenBLAS at one thread and splits GEMMs over its own OpenMP threads (one pool), so the
  *   threads OpenBLAS starts from its constructor would only idle; and under RLIMIT_AS each

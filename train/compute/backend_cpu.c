@@ -2,9 +2,8 @@
  * (GEMM through single-threaded OpenBLAS calls split
  * over the OpenMP threads, CSR aggregation and elementwise kernels with OpenMP) and its
  * registry entry, which sets the OpenMP threads and holds OpenBLAS at one. The only file
- * that calls the BLAS. Every kernel's result is independent of the thread count except the
- * loss's floating-point sum (an OpenMP reduction) and the GEMM's rounding (a slice's shape
- * may pick another OpenBLAS kernel). It is the
+ * that calls the BLAS. Every kernel's work goes in chunks fixed by the shape and taken by
+ * the threads dynamically, so every result has the same bits at any thread count. It is the
  * reference the CUDA backend must match. */
 #include "backend_impl.h"
 #include "gemm_own.h"
@@ -19,15 +18,57 @@
 
 /* ------------------------------------------------------------ kernels */
 
+/* Every kernel's work goes in chunks whose bounds depend on the shape alone, never on the
+ * thread count, and the threads take them dynamically: a sum never crosses a chunk, or
+ * crosses them in chunk order, so the bits are the same at any thread count, and a thread
+ * on a core that another process shares takes fewer chunks instead of holding the region
+ * back (issue 35 item 7). Elementwise work goes by ELEM_CHUNK elements, row-wise work by
+ * row_chunk's whole rows of about as many elements. A region of one chunk forks nothing. */
+#define ELEM_CHUNK 16384
+
+/* The threads for nc chunks of work: no more than there are chunks. */
+static inline int chunk_threads(const bw_backend *be, int64_t nc)
+{
+	return (int)BW_MAX((int64_t)1, BW_MIN((int64_t)be->threads, nc));
+}
+static inline int elem_threads(const bw_backend *be, int64_t n)
+{
+	return chunk_threads(be, (n + ELEM_CHUNK - 1) / ELEM_CHUNK);
+}
+static inline int64_t row_chunk(int64_t cols) { return BW_MAX((int64_t)1, ELEM_CHUNK / BW_MAX(cols, (int64_t)1)); }
+static inline int row_threads(const bw_backend *be, int64_t rows, int64_t cols)
+{
+	return chunk_threads(be, (rows + row_chunk(cols) - 1) / row_chunk(cols));
+}
+
 /* One thread pool: OpenBLAS runs single-threaded (cpu_init) and the GEMM is split here over
- * the backend's OpenMP threads, each slice one sequential cblas_sgemm on a block of C's rows
+ * the backend's OpenMP threads, each chunk one sequential cblas_sgemm on a block of C's rows
  * (or of its columns when C is wide), so BLAS never brings its own pthreads to compete
- * with the OpenMP team and the pipeline's threads. No slice splits k, so no partial sums
- * are added across threads; a slice's shape may still pick another OpenBLAS kernel, so the
- * rounding can differ from one thread's. Below GEMM_SPLIT_FLOPS one thread does
- * it all: the fork costs more than it saves. */
+ * with the OpenMP team and the pipeline's threads. The chunks are a function of the shape
+ * alone (gemm_chunk), never of the threads, and taken dynamically: each is the same call
+ * whichever thread makes it, so the bits do not depend on the thread count, and a thread on
+ * a core shared with another process takes fewer of them. No chunk splits k, so no partial
+ * sums are added across chunks. Below GEMM_SPLIT_FLOPS the product is one call: the fork
+ * costs more than it saves. */
 #define GEMM_SPLIT_FLOPS (1 << 20)
 #define GEMM_SPLIT_ALIGN 16
+#define GEMM_CHUNKS 16 /* at most, so that each chunk's call is long beside its packing of b */
+
+/* The rows (columns) of C in each chunk of a product split along len rows (columns), each
+ * row one `row_flops` long: len / GEMM_CHUNKS rounded up to whole GEMM_SPLIT_ALIGN blocks,
+ * and no chunk under GEMM_SPLIT_FLOPS; len itself when the product is one call. The last
+ * chunk takes the remainder too (cpu_gemm), so that no chunk is smaller: OpenBLAS's
+ * small-matrix path (M N K <= 100^3) rounds otherwise than its blocked one, which every
+ * product of GEMM_SPLIT_FLOPS or more takes whole. */
+static int64_t gemm_chunk(int64_t len, double row_flops)
+{
+	if ((double)len * row_flops < GEMM_SPLIT_FLOPS)
+		return len;
+	const int64_t by_count = (len + GEMM_CHUNKS - 1) / GEMM_CHUNKS;
+	const int64_t by_flops = (int64_t)ceil(GEMM_SPLIT_FLOPS / row_flops);
+	const int64_t c = (BW_MAX(by_count, by_flops) + GEMM_SPLIT_ALIGN - 1) / GEMM_SPLIT_ALIGN * GEMM_SPLIT_ALIGN;
+	return BW_MIN(c, len);
+}
 
 /* The backend's state (be->ctx): whether its own GEMM runs (gemm_avx512.c), and that GEMM's
  * packed b, grown as needed and kept, so that a training step's products fault no pages in.
@@ -84,17 +125,11 @@ static int cpu_gemm(const bw_backend *be, bool ta, bool tb, int64_t m, int64_t n
 		return own_gemm(be, m, n, k, alpha, &op, b, ldb, beta, c, ldc);
 	}
 	const bool by_rows = m >= n;
-	const int64_t len = by_rows ? m : n;
-	int nt = (int)BW_MIN((int64_t)be->gemm_threads, len / GEMM_SPLIT_ALIGN);
-	if (nt <= 1 || (double)m * (double)n * (double)k < GEMM_SPLIT_FLOPS) {
-		gemm_slice(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-		return 0;
-	}
-	/* slices of whole GEMM_SPLIT_ALIGN blocks, the remainder in the last */
-	const int64_t per = (len / nt) / GEMM_SPLIT_ALIGN * GEMM_SPLIT_ALIGN;
-#pragma omp parallel for schedule(static, 1) num_threads(nt)
-	for (int i = 0; i < nt; i++) {
-		const int64_t lo = i * per, cnt = i == nt - 1 ? len - lo : per;
+	const int64_t len = by_rows ? m : n, per = gemm_chunk(len, (double)(by_rows ? n : m) * (double)k);
+	const int64_t nc = len / per;
+#pragma omp parallel for schedule(dynamic, 1) num_threads((int)BW_MIN((int64_t)be->gemm_threads, nc))
+	for (int64_t q = 0; q < nc; q++) {
+		const int64_t lo = q * per, cnt = q == nc - 1 ? len - lo : per;
 		if (by_rows) /* rows lo.. of op(A) and C */
 			gemm_slice(ta, tb, cnt, n, k, alpha, ta ? a + lo : a + lo * lda, lda, b, ldb, beta, c + lo * ldc,
 				   ldc);
@@ -349,7 +384,7 @@ BW_CLONES static int cpu_agg_w_bwd(const bw_backend *be, const bw_block *b, bw_a
 
 BW_CLONES static int cpu_bias_add(const bw_backend *be, float *y, int64_t rows, int64_t cols, const float *bias)
 {
-#pragma omp parallel for schedule(static) num_threads(be->threads)
+#pragma omp parallel for schedule(dynamic, row_chunk(cols)) num_threads(row_threads(be, rows, cols))
 	for (int64_t r = 0; r < rows; r++)
 #pragma omp simd
 		for (int64_t c = 0; c < cols; c++)
@@ -374,7 +409,7 @@ BW_CLONES static int cpu_col_sum(const bw_backend *be, const float *g, int64_t r
 	const int nt = (double)rows * (double)cols < GEMM_SPLIT_FLOPS / 4 ? 1 : be->threads;
 #pragma omp parallel num_threads(nt)
 	{
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic, 1)
 		for (int64_t b = 0; b < nb; b++) {
 			double *p = part + b * cols;
 			const int64_t r1 = BW_MIN(rows, (b + 1) * COL_SUM_ROWS);
@@ -402,7 +437,7 @@ BW_CLONES static int cpu_col_sum(const bw_backend *be, const float *g, int64_t r
 
 BW_CLONES static int cpu_relu_fwd(const bw_backend *be, float *x, int64_t n)
 {
-#pragma omp parallel for simd schedule(static) num_threads(be->threads)
+#pragma omp parallel for simd schedule(dynamic, ELEM_CHUNK) num_threads(elem_threads(be, n))
 	for (int64_t i = 0; i < n; i++)
 		x[i] = x[i] < 0.0f ? 0.0f : x[i]; /* NaN passes through, as in PyTorch: a NaN must reach the loss */
 	return 0;
@@ -410,7 +445,7 @@ BW_CLONES static int cpu_relu_fwd(const bw_backend *be, float *x, int64_t n)
 
 BW_CLONES static int cpu_relu_bwd(const bw_backend *be, float *g, const float *y, int64_t n)
 {
-#pragma omp parallel for simd schedule(static) num_threads(be->threads)
+#pragma omp parallel for simd schedule(dynamic, ELEM_CHUNK) num_threads(elem_threads(be, n))
 	for (int64_t i = 0; i < n; i++)
 		g[i] = y[i] > 0.0f ? g[i] : 0.0f;
 	return 0;
@@ -437,7 +472,7 @@ BW_CLONES static int cpu_dropout_fwd(const bw_backend *be, float *x, uint8_t *ma
 {
 	const float scale = 1.0f / (1.0f - p);
 	const uint64_t thresh = (uint64_t)llround((double)p * 4294967296.0);
-#pragma omp parallel for schedule(static) num_threads(be->threads)
+#pragma omp parallel for schedule(dynamic, row_chunk(cols)) num_threads(row_threads(be, rows, cols))
 	for (int64_t r = 0; r < rows; r++) {
 		bw_dropout_mask_row(mask + r * cols, cols, key, r, thresh);
 		keep_scaled(x + r * cols, mask + r * cols, cols, scale);
@@ -449,7 +484,7 @@ BW_CLONES static int cpu_dropout_bwd(const bw_backend *be, float *g, const uint8
 {
 	const float scale = 1.0f / (1.0f - p);
 	const int64_t piece = 4096;
-#pragma omp parallel for schedule(static) num_threads(be->threads)
+#pragma omp parallel for schedule(dynamic, ELEM_CHUNK / piece) num_threads(elem_threads(be, n))
 	for (int64_t i = 0; i < n; i += piece)
 		keep_scaled(g + i, mask + i, BW_MIN(piece, n - i), scale);
 	return 0;
@@ -457,7 +492,7 @@ BW_CLONES static int cpu_dropout_bwd(const bw_backend *be, float *g, const uint8
 
 BW_CLONES static int cpu_axpy(const bw_backend *be, int64_t n, float alpha, const float *x, float *y)
 {
-#pragma omp parallel for simd schedule(static) num_threads(be->threads)
+#pragma omp parallel for simd schedule(dynamic, ELEM_CHUNK) num_threads(elem_threads(be, n))
 	for (int64_t i = 0; i < n; i++)
 		y[i] += alpha * x[i];
 	return 0;
@@ -466,7 +501,7 @@ BW_CLONES static int cpu_axpy(const bw_backend *be, int64_t n, float alpha, cons
 BW_CLONES static int cpu_gather_rows(const bw_backend *be, const float *x, int64_t dim, const int64_t *idx, int64_t n,
 			   float *out)
 {
-#pragma omp parallel for schedule(static) num_threads(be->threads)
+#pragma omp parallel for schedule(dynamic, row_chunk(dim)) num_threads(row_threads(be, n, dim))
 	for (int64_t k = 0; k < n; k++)
 		memcpy(out + k * dim, x + idx[k] * dim, (size_t)dim * sizeof(float));
 	return 0;
@@ -475,7 +510,7 @@ BW_CLONES static int cpu_gather_rows(const bw_backend *be, const float *x, int64
 BW_CLONES static int cpu_scatter_add_rows(const bw_backend *be, const float *in, int64_t dim, const int64_t *idx, int64_t n,
 				float *x)
 {
-#pragma omp parallel for schedule(static) num_threads(be->threads)
+#pragma omp parallel for schedule(dynamic, row_chunk(dim)) num_threads(row_threads(be, n, dim))
 	for (int64_t k = 0; k < n; k++) {
 		float *dst = x + idx[k] * dim;
 		const float *src = in + k * dim;
@@ -493,7 +528,12 @@ static int cpu_scale(const bw_backend *be, int64_t n, float alpha, float *x)
 }
 
 /* A serial pass validates the selection and counts the labelled rows (the mean's
- * denominator); then the rows' terms and gradients in parallel. */
+ * denominator); then the rows' terms and gradients in parallel, by chunks of LOSS_CHUNK
+ * selected rows: each chunk's terms summed in row order into its own partial, the partials
+ * added in chunk order, so the loss has the same bits at any thread count (and a selection
+ * of one chunk, every training batch of up to 4096 seeds, sums as one thread always did). */
+#define LOSS_CHUNK 4096
+#define LOSS_STACK 1024 /* chunk partials kept on the stack; more: the heap */
 static int cpu_nll_loss(const bw_backend *be, const float *logits, int64_t rows, int64_t classes,
 			const int32_t *labels, const int64_t *sel, int64_t nsel, float *grad, bw_loss *out)
 {
@@ -519,17 +559,30 @@ static int cpu_nll_loss(const bw_backend *be, const float *logits, int64_t rows,
 	if (out->bad)
 		return 0;
 	const double inv = cnt ? 1.0 / (double)cnt : 0.0;
-	double sum = 0.0;
-#pragma omp parallel for schedule(static) reduction(+ : sum, ok) num_threads(be->threads)
-	for (int64_t k = 0; k < n; k++) {
-		const int64_t r = sel ? sel[k] : k;
-		const int32_t y = labels[r];
-		if (y < 0)
-			continue;
-		bool hit;
-		sum += bw_xent_row(logits + r * classes, classes, y, inv, grad ? grad + r * classes : NULL, &hit);
-		ok += hit;
+	const int64_t nc = (n + LOSS_CHUNK - 1) / LOSS_CHUNK;
+	double stack[LOSS_STACK];
+	double *part = nc <= LOSS_STACK ? stack : bw_malloc((size_t)nc * sizeof *part);
+	if (!part)
+		return BURROW_E_NOMEM;
+#pragma omp parallel for schedule(dynamic, 1) reduction(+ : ok) num_threads(chunk_threads(be, nc))
+	for (int64_t q = 0; q < nc; q++) {
+		double s = 0.0;
+		for (int64_t k = q * LOSS_CHUNK; k < BW_MIN(n, (q + 1) * LOSS_CHUNK); k++) {
+			const int64_t r = sel ? sel[k] : k;
+			const int32_t y = labels[r];
+			if (y < 0)
+				continue;
+			bool hit;
+			s += bw_xent_row(logits + r * classes, classes, y, inv, grad ? grad + r * classes : NULL, &hit);
+			ok += hit;
+		}
+		part[q] = s;
 	}
+	double sum = 0.0;
+	for (int64_t q = 0; q < nc; q++)
+		sum += part[q];
+	if (part != stack)
+		bw_free(part);
 	out->counted = cnt;
 	out->correct = ok;
 	out->loss = sum * inv;
@@ -538,7 +591,7 @@ static int cpu_nll_loss(const bw_backend *be, const float *logits, int64_t rows,
 
 static int cpu_argmax(const bw_backend *be, const float *x, int64_t rows, int64_t cols, int32_t *out)
 {
-#pragma omp parallel for schedule(static) num_threads(be->threads)
+#pragma omp parallel for schedule(dynamic, row_chunk(cols)) num_threads(row_threads(be, rows, cols))
 	for (int64_t r = 0; r < rows; r++)
 		out[r] = bw_row_argmax(x + r * cols, cols);
 	return 0;
@@ -565,11 +618,11 @@ BW_CLONES static int cpu_adam(const bw_backend *be, float *p, const float *g, fl
 	const float b1 = a->beta1, b2 = a->beta2, wd = a->weight_decay, eps = a->eps;
 	const float decay = a->decoupled ? 1.0f - a->lr * wd : 1.0f;
 	if (a->decoupled) {
-#pragma omp parallel for simd schedule(static) num_threads(be->threads)
+#pragma omp parallel for simd schedule(dynamic, ELEM_CHUNK) num_threads(elem_threads(be, n))
 		for (int64_t i = 0; i < n; i++)
 			adam_one(p, g, m, v, i, true, wd, b1, b2, step_size, rbc2, eps, decay);
 	} else {
-#pragma omp parallel for simd schedule(static) num_threads(be->threads)
+#pragma omp parallel for simd schedule(dynamic, ELEM_CHUNK) num_threads(elem_threads(be, n))
 		for (int64_t i = 0; i < n; i++)
 			adam_one(p, g, m, v, i, false, wd, b1, b2, step_size, rbc2, eps, decay);
 	}
@@ -580,13 +633,13 @@ BW_CLONES static int cpu_sgd(const bw_backend *be, float *p, const float *g, flo
 		    float weight_decay)
 {
 	if (mom) {
-#pragma omp parallel for simd schedule(static) num_threads(be->threads)
+#pragma omp parallel for simd schedule(dynamic, ELEM_CHUNK) num_threads(elem_threads(be, n))
 		for (int64_t i = 0; i < n; i++) {
 			mom[i] = momentum * mom[i] + (g[i] + weight_decay * p[i]);
 			p[i] -= lr * mom[i];
 		}
 	} else {
-#pragma omp parallel for simd schedule(static) num_threads(be->threads)
+#pragma omp parallel for simd schedule(dynamic, ELEM_CHUNK) num_threads(elem_threads(be, n))
 		for (int64_t i = 0; i < n; i++)
 			p[i] -= lr * (g[i] + weight_decay * p[i]);
 	}
@@ -656,7 +709,7 @@ static int cpu_seg_max_bwd(const bw_backend *be, int64_t num_dst, int64_t num_sr
 static int cpu_head_dot(const bw_backend *be, const float *x, int64_t rows, int64_t heads, int64_t f_dim,
 			const float *a, float *out)
 {
-#pragma omp parallel for schedule(static) num_threads(be->threads)
+#pragma omp parallel for schedule(dynamic, row_chunk(heads * f_dim)) num_threads(row_threads(be, rows, heads * f_dim))
 	for (int64_t r = 0; r < rows; r++)
 		for (int64_t k = 0; k < heads; k++) {
 			const float *xr = x + (r * heads + k) * f_dim, *ak = a + k * f_dim;
@@ -680,7 +733,7 @@ static inline int64_t col_groups(int64_t cols) { return (cols + COL_GROUP - 1) /
 static void col_dot_groups(const bw_backend *be, const float *a, int64_t lda, int64_t div, const float *b,
 			   int64_t rows, int64_t cols, float *out)
 {
-#pragma omp parallel for schedule(static) num_threads(be->threads)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(chunk_threads(be, col_groups(cols)))
 	for (int64_t q = 0; q < col_groups(cols); q++) {
 		const int64_t c0 = q * COL_GROUP, c1 = BW_MIN(cols, c0 + COL_GROUP);
 		int64_t ac[COL_GROUP]; /* a's column for each of the group's */
@@ -701,7 +754,7 @@ static int cpu_head_dot_bwd(const bw_backend *be, const float *x, int64_t rows, 
 {
 	const int64_t cols = heads * f_dim;
 	if (gx) {
-#pragma omp parallel for schedule(static) num_threads(be->threads)
+#pragma omp parallel for schedule(dynamic, row_chunk(cols)) num_threads(row_threads(be, rows, cols))
 		for (int64_t r = 0; r < rows; r++)
 			for (int64_t c = 0; c < cols; c++)
 				gx[r * cols + c] += g[r * heads + c / f_dim] * a[c];
@@ -907,7 +960,7 @@ static int cpu_att_agg_bwd(const bw_backend *be, const bw_block *b, const float 
 static int cpu_row_norm_fwd(const bw_backend *be, const float *x, int64_t rows, int64_t cols, float eps, float *y,
 			    float *rstd)
 {
-#pragma omp parallel for schedule(static) num_threads(be->threads)
+#pragma omp parallel for schedule(dynamic, row_chunk(cols)) num_threads(row_threads(be, rows, cols))
 	for (int64_t r = 0; r < rows; r++) {
 		const float *xr = x + r * cols;
 		double s = 0, ss = 0;
@@ -928,7 +981,7 @@ static int cpu_row_norm_fwd(const bw_backend *be, const float *x, int64_t rows, 
 static int cpu_row_norm_bwd(const bw_backend *be, const float *y, const float *rstd, const float *gy, int64_t rows,
 			    int64_t cols, float *gx)
 {
-#pragma omp parallel for schedule(static) num_threads(be->threads)
+#pragma omp parallel for schedule(dynamic, row_chunk(cols)) num_threads(row_threads(be, rows, cols))
 	for (int64_t r = 0; r < rows; r++) {
 		const float *yr = y + r * cols, *g = gy + r * cols;
 		double sg = 0, sgy = 0;
@@ -948,7 +1001,7 @@ static int cpu_row_norm_bwd(const bw_backend *be, const float *y, const float *r
 static int cpu_col_norm_fwd(const bw_backend *be, const float *x, int64_t rows, int64_t cols, float eps, float *y,
 			    float *mean, float *var, float *rstd)
 {
-#pragma omp parallel for schedule(static) num_threads(be->threads)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(chunk_threads(be, col_groups(cols)))
 	for (int64_t q = 0; q < col_groups(cols); q++) {
 		const int64_t c0 = q * COL_GROUP, c1 = BW_MIN(cols, c0 + COL_GROUP);
 		double s[COL_GROUP] = {0}, ss[COL_GROUP] = {0};
@@ -980,7 +1033,7 @@ static int cpu_col_norm_fwd(const bw_backend *be, const float *x, int64_t rows, 
 static int cpu_col_norm_bwd(const bw_backend *be, const float *y, const float *rstd, const float *gy, int64_t rows,
 			    int64_t cols, float *gx)
 {
-#pragma omp parallel for schedule(static) num_threads(be->threads)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(chunk_threads(be, col_groups(cols)))
 	for (int64_t q = 0; q < col_groups(cols); q++) {
 		const int64_t c0 = q * COL_GROUP, c1 = BW_MIN(cols, c0 + COL_GROUP);
 		double sg[COL_GROUP] = {0}, sgy[COL_GROUP] = {0};
@@ -1000,7 +1053,7 @@ static int cpu_col_norm_bwd(const bw_backend *be, const float *y, const float *r
 static int cpu_col_norm_apply(const bw_backend *be, const float *x, int64_t rows, int64_t cols, const float *mean,
 			      const float *var, float eps, float *y)
 {
-#pragma omp parallel for schedule(static) num_threads(be->threads)
+#pragma omp parallel for schedule(dynamic, row_chunk(cols)) num_threads(row_threads(be, rows, cols))
 	for (int64_t r = 0; r < rows; r++)
 		for (int64_t c = 0; c < cols; c++)
 			y[r * cols + c] = (float)((x[r * cols + c] - (double)mean[c]) / sqrt((double)var[c] + eps));
@@ -1009,7 +1062,7 @@ static int cpu_col_norm_apply(const bw_backend *be, const float *x, int64_t rows
 
 static int cpu_col_scale(const bw_backend *be, float *y, int64_t rows, int64_t cols, const float *s)
 {
-#pragma omp parallel for schedule(static) num_threads(be->threads)
+#pragma omp parallel for schedule(dynamic, row_chunk(cols)) num_threads(row_threads(be, rows, cols))
 	for (int64_t r = 0; r < rows; r++)
 #pragma omp simd
 		for (int64_t c = 0; c < cols; c++)

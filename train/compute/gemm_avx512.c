@@ -21,14 +21,13 @@
  * pieces [x_dst | agg] are read in place, one after the other within one sum (issue 38:
  * its two products as one, one pass over c).
  *
- * Rows of c are split over the threads in whole tiles; a row's sum is taken in the same
- * order whatever the split (KC blocks in turn, k ascending within one), so one and several
+ * Rows of c are taken by the threads in whole tiles, dynamically; a row's sum is taken in the
+ * same order whoever takes it (KC blocks in turn, k ascending within one), so one and several
  * threads give the same bits. */
 #include "gemm_own.h"
 
 #include "../../core/internal.h"
 
-#include <omp.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -196,15 +195,16 @@ int bw_gemm_own_op(int threads, int64_t m, int64_t n, int64_t k, float alpha, co
 	{
 		/* block by block: pack b's block into one half of scratch (every thread has done
 		 * the block before the last with the other half: it passed the last packing's
-		 * barrier), then each thread its run of whole row tiles */
+		 * barrier), then the row tiles, taken one at a time by whichever thread is free (a
+		 * thread on a core shared with another process takes fewer; each tile's sums are
+		 * the same whoever takes it) */
 		float pad[MR * KC] __attribute__((aligned(64)));
-		const int me = omp_get_thread_num();
-		const int64_t u0 = tiles * me / nt, u1 = tiles * (me + 1) / nt;
 		for (int64_t p0 = 0, x = 0; p0 < k; p0 += KC, x ^= 1) {
 			const int64_t kc = BW_MIN(k - p0, (int64_t)KC);
 			const float *bp = scratch + x * half;
 			pack_b(b, ldb, n, np, p0, kc, scratch + x * half);
-			for (int64_t u = u0; u < u1; u++) {
+#pragma omp for schedule(dynamic, 1) nowait
+			for (int64_t u = 0; u < tiles; u++) {
 				const int64_t i = u < t1 ? u * MR : seg + (u - t1) * MR;
 				const int mv = (int)BW_MIN((u < t1 ? seg : m) - i, (int64_t)MR);
 				const tile_a r = tile_rows(a, i, mv, p0, kc, pad);

@@ -15,6 +15,27 @@
 typedef struct bw_ltrain bw_ltrain;
 typedef struct bw_emb bw_emb;
 
+/* ------------------------------------------------------------ the automatic thread count (autothreads.c) */
+
+/* Full-graph epochs at the default thread count on the CPU: every core or one, whichever
+ * measured faster lately (off, most 0, when the user chose a count, or on a GPU). */
+typedef struct bw_auto_threads {
+	int most, most_gemm; /* the backend's threads and GEMM threads as opened */
+	int cur;             /* the count between probes */
+	int epochs;          /* epochs measured */
+	int next_probe;      /* the epoch (of those) that runs at the other count */
+	int interval;        /* epochs from a probe to the next */
+	double mean_s[2];    /* running mean epoch time at most [0] and at one thread [1]; 0: none yet */
+} bw_auto_threads;
+
+void bw_auto_threads_init(bw_auto_threads *a, const bw_backend *be, const burrow_train_opts *o);
+/* The count for the next epoch (0: leave the backend's). */
+int bw_auto_threads_next(const bw_auto_threads *a);
+/* Set be's threads (and GEMM threads, never above their opened count) to `threads`. */
+void bw_auto_threads_set(const bw_auto_threads *a, bw_backend *be, int threads);
+/* An epoch at `threads` took `seconds`. */
+void bw_auto_threads_done(bw_auto_threads *a, int threads, double seconds);
+
 /* ------------------------------------------------------------ training habits (habits.c) */
 
 /* Early stopping and the learning-rate schedule's state, kept by the trainer and by
@@ -135,6 +156,7 @@ struct burrow_trainer {
 	bw_op_count ops;
 	int64_t ops_batches;
 	double ops_compute_s;
+	bw_auto_threads auto_threads;     /* full-graph epochs' thread count at the default */
 };
 
 /* The loader's edge-weight and edge-feature settings of t (none without opts.edge_weight nor

@@ -552,6 +552,7 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 				   .edge_dim = t->gat_edges ? t->info->edge_feat_dim : 0};
 	if ((st = bw_backend_open(&t->be, kind, &bcfg)))
 		goto fail;
+	bw_auto_threads_init(&t->auto_threads, &t->be, o);
 	if (o->sampler == BURROW_SAMPLER_LABOR && (link || o->full_graph)) {
 		st = bw_err(BURROW_E_UNSUPPORTED, "%s: LABOR sampling trains node tasks in mini-batch mode in this "
 						  "version, not %s",
@@ -953,6 +954,8 @@ static int train_epoch(burrow_trainer *t, burrow_epoch_stats *es)
 		return 0;
 	}
 	const double t0 = bw_now_s();
+	const int threads = bw_auto_threads_next(&t->auto_threads); /* bits do not depend on it */
+	bw_auto_threads_set(&t->auto_threads, &t->be, threads);
 	int st = bw_trainer_full_block(t);
 	if (st)
 		return st;
@@ -987,6 +990,7 @@ static int train_epoch(burrow_trainer *t, burrow_epoch_stats *es)
 	es->train_acc = counted ? (double)correct / (double)counted : -1.0;
 	es->cache_hit_rate = -1.0; /* every row is in memory: nothing is asked of the cache */
 	es->epoch_s = es->compute_s = bw_now_s() - t0;
+	bw_auto_threads_done(&t->auto_threads, threads, es->epoch_s);
 	return 0;
 }
 
