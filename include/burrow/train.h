@@ -216,6 +216,10 @@ typedef struct burrow_train_opts {
 	bool gat_edge_features; /* gat's attention adds an edge term from the dataset's edge features when it
 				   has them (PyG's GATConv(edge_dim)), in mini-batch and full-graph training
 				   and evaluation on the CPU (default true; false: attention over the nodes alone) */
+	/* typed datasets (appended) */
+	int typed_fanout;       /* enum burrow_typed_fanout: a fanout counts per relation (RELATION, default) or
+				   per destination node over all its relations (NODE; with rel_fanout unset),
+				   in training and evaluation (burrow_typed_sampler_opts.fanout_mode) */
 } burrow_train_opts;
 
 /* Fill o with the defaults above. */

@@ -201,6 +201,10 @@ static int sampler_opts(bw_htrain *ht, const burrow_train_opts *o)
 	so->batch_size = o->batch_size;
 	so->threads = 1;
 	so->labor = o->sampler == BURROW_SAMPLER_LABOR;
+	so->fanout_mode = o->typed_fanout;
+	if (o->typed_fanout == BURROW_TYPED_FANOUT_NODE && o->rel_fanout && *o->rel_fanout)
+		return bw_err(BURROW_E_INVAL, "train: --rel-fanout sets fanouts per relation; --typed-fanout node draws "
+					      "--fanout per node over every relation: give one or the other");
 	for (int l = 0; l < o->layers; l++)
 		so->fanouts[l] = ht->mlp ? 0 : o->fanout[l] != 0 ? o->fanout[l] : 5 * (o->layers - l);
 	int st = ht->mlp ? 0 : parse_rel_fanout(ht->h, o->rel_fanout, o->layers, so);
