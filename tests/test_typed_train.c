@@ -208,6 +208,74 @@ Test(typed_train, node_fanout_reads_fewer_rows_and_trains_as_well)
 	free(dir);
 }
 
+/* Open a trainer under o, train one epoch, its loss into *loss; the loader's depth. */
+static int depth_and_loss(burrow_dataset *ds, const burrow_train_opts *o, double *slot, double *act, double *loss)
+{
+	burrow_trainer *t;
+	cr_assert_eq(burrow_trainer_open(&t, ds, o), 0, "%s", burrow_last_error());
+	const int d = burrow_trainer_prefetch(t, slot);
+	cr_assert_eq(d, t->typed->depth);
+	*act = t->typed->act_bytes;
+	burrow_epoch_stats es = {.size = sizeof es};
+	cr_assert_eq(burrow_trainer_train_epoch(t, &es), 0, "%s", burrow_last_error());
+	*loss = es.loss;
+	burrow_trainer_close(t);
+	return d;
+}
+
+/* A typed batch sized before it is built: under --mem the loader keeps prefetch + 1 slots
+ * when they and a step's activations fit, else as many as fit, else the trainer refuses at
+ * open in one line naming what to lower; the depth changes no loss bit. The slot's estimate
+ * covers the batch's input rows (float32). */
+Test(typed_train, a_typed_batch_is_sized_to_the_memory_before_it_is_built)
+{
+	char *dir = tu_path(tu_dir, "hs");
+	gen_hsbm(dir, 3000, 4);
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, dir), 0, "%s", burrow_last_error());
+	burrow_train_opts o = small_opts(BURROW_MODEL_RSAGE, 0);
+	o.prefetch = 2;
+	o.mem_bytes = (int64_t)1 << 34;
+	double slot, act, loss2, loss, s2, a2;
+	cr_assert_eq(depth_and_loss(ds, &o, &slot, &act, &loss2), 2);
+	cr_assert_gt(slot, 0);
+	cr_assert_gt(act, 0);
+	burrow_typed_sampler_opts so;
+	burrow_typed_sampler_defaults(&so);
+	so.fanouts[0] = so.fanouts[1] = 10;
+	so.batch_size = 256;
+	int64_t n;
+	const int64_t *train = burrow_dataset_split(ds, BURROW_SPLIT_TRAIN, &n);
+	burrow_typed_sampler *s;
+	cr_assert_eq(burrow_typed_sampler_open(&s, burrow_dataset_hetero(ds), train, n, &so), 0, "%s", burrow_last_error());
+	burrow_typed_batch *tb;
+	cr_assert_eq(burrow_typed_sampler_batch(s, 0, 0, &tb), 0, "%s", burrow_last_error());
+	double in = 0;
+	for (int t = 0; t < tb->num_types; t++) {
+		burrow_type_info ti;
+		cr_assert_eq(burrow_dataset_type_info(ds, t, &ti), 0);
+		in += (double)tb->num_nodes[0][t] * (double)ti.feat_dim * sizeof(float);
+	}
+	burrow_typed_sampler_release(s, tb);
+	burrow_typed_sampler_close(s);
+	cr_assert(slot >= in && slot < 3 * in, "a slot of %.0f bytes for %.0f bytes of input rows", slot, in);
+	for (int want = 1; want >= 0; want--) {
+		o.mem_bytes = (int64_t)((want + 1) * slot + act) + 1;
+		cr_assert_eq(depth_and_loss(ds, &o, &s2, &a2, &loss), want, "--mem %lld", (long long)o.mem_bytes);
+		cr_assert(s2 == slot && a2 == act);
+		cr_expect(loss == loss2, "depth %d: loss %.17g, depth 2: %.17g", want, loss, loss2);
+	}
+	o.mem_bytes = (int64_t)(slot + act) - 1;
+	burrow_trainer *t = NULL;
+	cr_assert_eq(burrow_trainer_open(&t, ds, &o), BURROW_E_NOMEM);
+	cr_assert_null(t);
+	cr_assert(strstr(burrow_last_error(), "does not fit") && strstr(burrow_last_error(), "--typed-fanout node") &&
+			  strstr(burrow_last_error(), "--mem"),
+		  "%s", burrow_last_error());
+	burrow_dataset_close(ds);
+	free(dir);
+}
+
 /* A typed dataset whose target (paper, features) reads a featureless type (topic) through
  * relation topic -> paper. */
 static void write_with_topics(const char *dir)

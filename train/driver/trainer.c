@@ -684,6 +684,13 @@ double burrow_trainer_lr(const burrow_trainer *t)
 }
 const char *burrow_trainer_sampler_device(const burrow_trainer *t) { return t->sampler_dev; }
 
+int burrow_trainer_prefetch(const burrow_trainer *t, double *batch_bytes)
+{
+	if (batch_bytes)
+		*batch_bytes = t->typed ? t->typed->slot_bytes : 0;
+	return t->typed ? t->typed->depth : t->o.prefetch;
+}
+
 /* 0 when the weights cannot be read back from the device (not on the CPU) */
 uint64_t burrow_trainer_weights_checksum(const burrow_trainer *t)
 {
