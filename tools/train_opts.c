@@ -460,7 +460,9 @@ static const topt opts[] = {
 	 "evaluate every N epochs and after the last; 0 = never", NULL},
 	{"mem", "BYTES", TRAIN_ONE, SECTION_RUN, K_CUSTOM, 0, 0, 0, set_mem, "a byte count (K/M/G suffixes)",
 	 "inference keeps a layer's embeddings in memory up to half of this, else spills them\n"
-	 "to --scratch (no limit); under mpirun each rank holds its part's embeddings in memory",
+	 "to --scratch (no limit); under mpirun each rank holds its part's embeddings in memory;\n"
+	 "typed datasets: --prefetch + 1 batches and a step must fit it (else the memory\n"
+	 "available): fewer batches ahead, or a refusal at start",
 	 NULL},
 	{"eval-chunk", "N", TRAIN_ONE, SECTION_RUN, K_I64, OFF(d.train.eval_chunk), 1, 1 << 30, NULL, NULL,
 	 "destination rows per inference chunk (under mpirun evaluation is one full-graph pass)", NULL},
