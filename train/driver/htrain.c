@@ -271,6 +271,9 @@ static int fit_depth(bw_htrain *ht, const burrow_train_opts *o)
 {
 	ht->depth = o->prefetch;
 	burrow_typed_batch *tb;
+	int64_t n = 0;
+	if (!burrow_dataset_split(ht->ds, BURROW_SPLIT_TRAIN, &n) || n == 0)
+		return 0; /* nothing to train on: refused when an epoch starts, not at open (eval, embed) */
 	int st = open_sampler(ht, o);
 	if (st || burrow_typed_sampler_num_batches(ht->sampler) == 0 ||
 	    (st = burrow_typed_sampler_batch(ht->sampler, 0, 0, &tb)))
