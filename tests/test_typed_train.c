@@ -215,7 +215,7 @@ static int depth_and_loss(burrow_dataset *ds, const burrow_train_opts *o, double
 	cr_assert_eq(burrow_trainer_open(&t, ds, o), 0, "%s", burrow_last_error());
 	const int d = burrow_trainer_prefetch(t, slot);
 	cr_assert_eq(d, t->typed->depth);
-	*act = t->typed->act_bytes;
+	*act = t->typed->act_bytes + (double)t->typed->cache_budget; /* --mem holds the feature cache too */
 	burrow_epoch_stats es = {.size = sizeof es};
 	cr_assert_eq(burrow_trainer_train_epoch(t, &es), 0, "%s", burrow_last_error());
 	*loss = es.loss;
@@ -223,10 +223,10 @@ static int depth_and_loss(burrow_dataset *ds, const burrow_train_opts *o, double
 	return d;
 }
 
-/* A typed batch sized before it is built: under --mem the loader keeps prefetch + 1 slots
- * when they and a step's activations fit, else as many as fit, else the trainer refuses at
- * open in one line naming what to lower; the depth changes no loss bit. The slot's estimate
- * covers the batch's input rows (float32). */
+/* A typed batch sized before it is built: under --mem (less the feature cache) the loader
+ * keeps prefetch + 1 slots when they and a step's activations fit, else as many as fit, else
+ * the trainer refuses at open in one line naming what to lower; the depth changes no loss
+ * bit. The slot's estimate covers the batch's input rows (float32). */
 Test(typed_train, a_typed_batch_is_sized_to_the_memory_before_it_is_built)
 {
 	char *dir = tu_path(tu_dir, "hs");

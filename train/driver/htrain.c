@@ -241,12 +241,12 @@ static void batch_bytes(const bw_htrain *ht, const burrow_train_opts *o, const b
 }
 
 /* The memory a typed batch may take: --mem, else (host memory) what is available now less the
- * feature caches (they fill as they read) and the CPU device's margin of 256 MiB; -1: no
- * bound known. */
+ * CPU device's margin of 256 MiB, less the feature caches' budget (they fill as they read);
+ * -1: no bound known. */
 static double batch_room(const bw_htrain *ht, const burrow_train_opts *o)
 {
 	if (o->mem_bytes > 0)
-		return (double)o->mem_bytes;
+		return (double)o->mem_bytes - (double)ht->cache_budget;
 	const size_t avail = bw_mem_available_at(NULL);
 	if (avail == SIZE_MAX)
 		return -1;
@@ -288,14 +288,14 @@ static int fit_depth(bw_htrain *ht, const burrow_train_opts *o)
 	burrow_typed_sampler_release(ht->sampler, tb);
 	if (room < 0 || (double)(o->prefetch + 1) * ht->slot_bytes + act <= room)
 		return 0;
-	char b1[32], b2[32], b3[32];
+	char b1[32], b2[32], b3[32], b4[32];
 	if (ht->slot_bytes + act > room)
 		return bw_err(BURROW_E_NOMEM,
 			      "train: a typed batch does not fit: its input rows (%s, float32) and blocks take %s, its "
-			      "activations about %s, and %s is %s: lower --fanout, --layers or --batch, or use "
-			      "--typed-fanout node",
+			      "activations about %s, and %s less the feature cache (%s) is %s: lower --fanout, --layers "
+			      "or --batch, use --typed-fanout node, or a smaller --cache",
 			      rows, gib_or_mib(ht->slot_bytes, b1), gib_or_mib(act, b2),
-			      o->mem_bytes > 0 ? "--mem" : "the memory available less the feature cache",
+			      o->mem_bytes > 0 ? "--mem" : "the memory available", gib_or_mib((double)ht->cache_budget, b4),
 			      gib_or_mib(BW_MAX(room, 0), b3));
 	ht->depth = (int)((room - act) / ht->slot_bytes) - 1;
 	return 0;
