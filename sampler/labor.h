@@ -11,6 +11,36 @@ static inline uint64_t bw_csr_id(const void *ind, bool w4, int64_t j)
 	return w4 ? (uint64_t)(uint32_t)((const int32_t *)ind)[j] : (uint64_t)((const int64_t *)ind)[j];
 }
 
+/* One candidate of a LABOR row: position p (the p-th offered, p = 0, 1, ...) with variate
+ * key into the max-heap hk/hp of the k smallest (key, position) so far. */
+static inline void bw_labor_offer(uint64_t *hk, int64_t *hp, int64_t k, int64_t p, uint64_t key)
+{
+	int64_t i;
+	if (p < k) { /* sift up: parents of larger (key, position) above */
+		for (i = p; i > 0 && hk[(i - 1) / 2] <= key; i = (i - 1) / 2) {
+			hk[i] = hk[(i - 1) / 2];
+			hp[i] = hp[(i - 1) / 2];
+		}
+	} else if (key < hk[0]) { /* (key, p) beats the largest: p is above every position held */
+		for (i = 0;;) {   /* sift down from the root */
+			int64_t c = 2 * i + 1;
+			if (c >= k)
+				break;
+			if (c + 1 < k && (hk[c + 1] > hk[c] || (hk[c + 1] == hk[c] && hp[c + 1] > hp[c])))
+				c++;
+			if (hk[c] < key || (hk[c] == key && hp[c] < p))
+				break;
+			hk[i] = hk[c];
+			hp[i] = hp[c];
+			i = c;
+		}
+	} else {
+		return;
+	}
+	hk[i] = key;
+	hp[i] = p;
+}
+
 /* LABOR (Balin and Catalyurek, NeurIPS 2023), stage one of a row: every source node t of the
  * layer has one variate, bw_key(lk, t), shared by all the layer's destinations, and a row keeps
  * the k neighbors whose variates are smallest (ties: the earlier position). The variates are
@@ -26,33 +56,8 @@ static inline void bw_labor_row(const void *gi, bool w4, int64_t s, int64_t d, i
 	int64_t ps[BW_SMALL_FANOUT];
 	uint64_t *hk = k <= BW_SMALL_FANOUT ? ks : (uint64_t *)rs->table; /* table: >= 2k entries */
 	int64_t *hp = k <= BW_SMALL_FANOUT ? ps : rs->pos;
-	for (int64_t p = 0; p < d; p++) {
-		const uint64_t key = bw_key(lk, bw_csr_id(gi, w4, s + p));
-		int64_t i;
-		if (p < k) { /* sift up: parents of larger (key, position) above */
-			for (i = p; i > 0 && hk[(i - 1) / 2] <= key; i = (i - 1) / 2) {
-				hk[i] = hk[(i - 1) / 2];
-				hp[i] = hp[(i - 1) / 2];
-			}
-		} else if (key < hk[0]) { /* (key, p) beats the largest: p is above every position held */
-			for (i = 0;;) {   /* sift down from the root */
-				int64_t c = 2 * i + 1;
-				if (c >= k)
-					break;
-				if (c + 1 < k && (hk[c + 1] > hk[c] || (hk[c + 1] == hk[c] && hp[c + 1] > hp[c])))
-					c++;
-				if (hk[c] < key || (hk[c] == key && hp[c] < p))
-					break;
-				hk[i] = hk[c];
-				hp[i] = hp[c];
-				i = c;
-			}
-		} else {
-			continue;
-		}
-		hk[i] = key;
-		hp[i] = p;
-	}
+	for (int64_t p = 0; p < d; p++)
+		bw_labor_offer(hk, hp, k, p, bw_key(lk, bw_csr_id(gi, w4, s + p)));
 	bw_sort_i64(hp, k);
 	for (int64_t j = 0; j < k; j++)
 		out[j] = (uint64_t)(s + hp[j]);

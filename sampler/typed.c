@@ -50,6 +50,8 @@ typedef struct typed_ctx {
 	int32_t *lid;                           /* [E] their local ids */
 	uint64_t *items, *tmp;                  /* packed (id << eb | edge) of one source type, sorted */
 	size_t drawn_cap, lid_cap, items_cap, tmp_cap;
+	int64_t *nptr, *npos;                   /* fanout per node: [rows + 1] each destination's picks in npos, */
+	size_t nptr_cap, npos_cap;              /* [E] increasing positions into its concatenated in-edges */
 	size_t hist[(size_t)1 << SORT_BITS];    /* the radix sort's counts */
 	bw_row_scratch *rows;                   /* [threads] Floyd's hash set above BW_SMALL_FANOUT */
 } typed_ctx;
@@ -103,6 +105,8 @@ static void ctx_free(typed_ctx *c)
 	bw_free(c->lid);
 	bw_free(c->items);
 	bw_free(c->tmp);
+	bw_free(c->nptr);
+	bw_free(c->npos);
 	bw_free(c);
 }
 
@@ -189,6 +193,11 @@ typedef struct typed_layer {
 	int64_t up[BURROW_MAX_TYPES];           /* nodes per type at level l + 1 (the destinations) */
 	int64_t cnt[BURROW_MAX_TYPES];          /* nodes per type at level l (grows as it is numbered) */
 	int64_t rbase[BURROW_MAX_RELATIONS + 1];/* relation r's edges are drawn[rbase[r], rbase[r+1]) */
+	/* fanout per node: the relations into type t the layer runs, ascending, and where t's
+	   destinations start in the layer's rows (c->nptr) */
+	int nrel[BURROW_MAX_TYPES];
+	int rels[BURROW_MAX_TYPES][BURROW_MAX_RELATIONS];
+	int64_t row0[BURROW_MAX_TYPES + 1];
 } typed_layer;
 
 /* Phase 1: each relation's block offsets (min(fanout, degree) per destination) and where its
@@ -281,6 +290,183 @@ static void layer_draw(typed_layer *y)
 	}
 }
 
+/* ------------------------------------------------------------ one layer, fanout per node */
+
+/* Fanout per node (BURROW_TYPED_FANOUT_NODE) replaces phases 1 and 2: a destination v of type
+ * t sees the in-edges of every relation into t that the layer runs as one list, relations
+ * ascending, each row in CSR order (its "positions"); it draws min(fanouts[l], D) of its D
+ * positions (Floyd from the stream bw_key(bw_key(lkey, MAX_RELATIONS + t), v), or LABOR's
+ * smallest shared variates), in increasing position; each pick goes to its relation's block. */
+
+/* v's in-degree over the relations rels[0, m). */
+static int64_t node_degree(const burrow_hetero *h, const int *rels, int m, int64_t v)
+{
+	int64_t D = 0;
+	for (int j = 0; j < m; j++) {
+		const int64_t *gp = h->rel[rels[j]].graph.indptr;
+		D += gp[v + 1] - gp[v];
+	}
+	return D;
+}
+
+/* v's k picks of its D positions into pos[0, k), increasing. lk: LABOR's variate key per
+ * source type, or NULL. */
+static void node_row(const burrow_hetero *h, const int *rels, int m, int64_t v, int64_t D, int64_t k, uint64_t tkey,
+		     const uint64_t *lk, int64_t *pos, bw_row_scratch *rs)
+{
+	if (k == D) {
+		for (int64_t j = 0; j < k; j++)
+			pos[j] = j;
+		return;
+	}
+	if (k == 0)
+		return;
+	if (!lk) {
+		bw_rng rng;
+		bw_rng_seed(&rng, bw_key(tkey, (uint64_t)v));
+		bw_draw(&rng, D, k, pos, rs->table);
+		return;
+	}
+	uint64_t ks[BW_SMALL_FANOUT];
+	int64_t ps[BW_SMALL_FANOUT];
+	uint64_t *hk = k <= BW_SMALL_FANOUT ? ks : (uint64_t *)rs->table; /* table: >= 2k entries */
+	int64_t *hp = k <= BW_SMALL_FANOUT ? ps : rs->pos;
+	int64_t p = 0;
+	for (int j = 0; j < m; j++) {
+		const burrow_csr *g = &h->rel[rels[j]].graph;
+		const int64_t s0 = g->indptr[v], d = g->indptr[v + 1] - s0;
+		const uint64_t key = lk[h->rel[rels[j]].src_type];
+		for (int64_t e = 0; e < d; e++)
+			bw_labor_offer(hk, hp, k, p++, bw_key(key, bw_csr_id(g->indices, g->index_width == 4, s0 + e)));
+	}
+	bw_sort_i64(hp, k);
+	memcpy(pos, hp, (size_t)k * sizeof *pos);
+}
+
+/* Row i of type t's picks pos[0, k) split by relation: with out NULL, each relation's count
+ * into its block's offsets (ip[i + 1]); else each pick's source id into drawn at its place. */
+static void node_split(typed_layer *y, int t, int64_t i, const int64_t *pos, int64_t k, bool out)
+{
+	const burrow_hetero *h = y->s->h;
+	const int64_t v = y->b->nodes[t][i];
+	int64_t q = 0, cum = 0;
+	for (int j = 0; j < y->nrel[t]; j++) {
+		const int r = y->rels[t][j];
+		const burrow_csr *g = &h->rel[r].graph;
+		const int64_t s0 = g->indptr[v], d = g->indptr[v + 1] - s0, q0 = q;
+		while (q < k && pos[q] < cum + d)
+			q++;
+		if (!out) {
+			y->b->indptr[y->l][r][i + 1] = q - q0;
+		} else {
+			int64_t *dst = y->c->drawn + y->rbase[r] + y->b->indptr[y->l][r][i];
+			for (int64_t x = q0; x < q; x++)
+				dst[x - q0] = (int64_t)bw_csr_id(g->indices, g->index_width == 4, s0 + pos[x] - cum);
+		}
+		cum += d;
+	}
+}
+
+/* Each destination's pick count min(fanouts[l], D) into c->nptr (then its offsets), room for
+ * the picks, every block's offsets zeroed. */
+static int node_plan(typed_layer *y)
+{
+	const burrow_typed_sampler *s = y->s;
+	const burrow_hetero *h = s->h;
+	typed_ctx *c = y->c;
+	const int l = y->l, f = s->o.fanouts[l];
+	int st;
+	y->row0[0] = 0;
+	for (int t = 0; t < h->num_types; t++) {
+		y->nrel[t] = 0;
+		for (int r = 0; r < h->num_relations; r++)
+			if (h->rel[r].dst_type == t && s->fan[l][r] != 0)
+				y->rels[t][y->nrel[t]++] = r;
+		y->row0[t + 1] = y->row0[t] + (y->nrel[t] ? y->up[t] : 0);
+	}
+	const int64_t R = y->row0[h->num_types];
+	if ((st = bw_grow(&c->nptr, &c->nptr_cap, (size_t)R + 1, sizeof(int64_t), false)))
+		return st;
+	for (int t = 0; t < h->num_types; t++) {
+		const int64_t nd = y->row0[t + 1] - y->row0[t], *nodes = y->b->nodes[t];
+		int64_t *np = c->nptr + y->row0[t] + 1;
+#pragma omp parallel for num_threads(c->threads) if (nd >= ROWS_PAR_MIN) schedule(static)
+		for (int64_t i = 0; i < nd; i++) {
+			const int64_t D = node_degree(h, y->rels[t], y->nrel[t], nodes[i]);
+			np[i] = f < 0 || D <= f ? D : f;
+		}
+	}
+	c->nptr[0] = 0;
+	for (int64_t i = 0; i < R; i++)
+		c->nptr[i + 1] += c->nptr[i];
+	if ((st = bw_grow(&c->npos, &c->npos_cap, (size_t)BW_MAX(c->nptr[R], 1), sizeof(int64_t), false)))
+		return st;
+	for (int r = 0; r < h->num_relations; r++) {
+		const int64_t nd = y->up[h->rel[r].dst_type];
+		if ((st = bw_grow(&y->b->indptr[l][r], &y->b->indptr_cap[l][r], (size_t)nd + 1, sizeof(int64_t), false)))
+			return st;
+		memset(y->b->indptr[l][r], 0, (size_t)(nd + 1) * sizeof(int64_t));
+	}
+	return 0;
+}
+
+/* Every destination's picks (OpenMP over rows: each row draws from its own stream into its own
+ * range), counted per relation; pass `out`: the picks' source ids to their places. */
+static void node_rows(typed_layer *y, bool out)
+{
+	const burrow_hetero *h = y->s->h;
+	typed_ctx *c = y->c;
+	const int64_t E = c->nptr[y->row0[h->num_types]], f = y->s->o.fanouts[y->l];
+	uint64_t lk[BURROW_MAX_TYPES];
+	for (int t = 0; t < h->num_types; t++)
+		lk[t] = bw_key(y->lkey ^ BW_LABOR_SALT, (uint64_t)t) | 1;
+#pragma omp parallel num_threads(c->threads) if (E >= DRAW_PAR_MIN)
+	{
+		bw_row_scratch *rs = &c->rows[omp_get_thread_num()];
+		for (int t = 0; t < h->num_types; t++) {
+			const int64_t nd = y->row0[t + 1] - y->row0[t], *np = c->nptr + y->row0[t];
+			const uint64_t tkey = bw_key(y->lkey, (uint64_t)(BURROW_MAX_RELATIONS + t));
+#pragma omp for schedule(dynamic, DRAW_CHUNK) nowait
+			for (int64_t i = 0; i < nd; i++) {
+				int64_t *pos = c->npos + np[i];
+				const int64_t k = np[i + 1] - np[i];
+				if (!out) {
+					const int64_t v = y->b->nodes[t][i];
+					const int64_t D = f < 0 || k < f ? k : node_degree(h, y->rels[t], y->nrel[t], v);
+					node_row(h, y->rels[t], y->nrel[t], v, D, k, tkey, y->s->o.labor ? lk : NULL, pos, rs);
+				}
+				node_split(y, t, i, pos, k, out);
+			}
+		}
+	}
+}
+
+/* Phases 1 and 2 under fanout per node: the picks, the blocks' offsets, the layer's edges in
+ * c->drawn relation after relation as layer_draw leaves them. */
+static int node_layer(typed_layer *y)
+{
+	const burrow_hetero *h = y->s->h;
+	int st = node_plan(y);
+	if (st)
+		return st;
+	node_rows(y, false);
+	int64_t E = 0;
+	for (int r = 0; r < h->num_relations; r++) {
+		const int64_t nd = y->up[h->rel[r].dst_type];
+		int64_t *ip = y->b->indptr[y->l][r];
+		for (int64_t i = 0; i < nd; i++)
+			ip[i + 1] += ip[i];
+		y->rbase[r] = E;
+		E += ip[nd];
+	}
+	y->rbase[h->num_relations] = E;
+	if ((st = bw_grow(&y->c->drawn, &y->c->drawn_cap, (size_t)BW_MAX(E, 1), sizeof(int64_t), false)) ||
+	    (st = bw_grow(&y->c->lid, &y->c->lid_cap, (size_t)BW_MAX(E, 1), sizeof(int32_t), false)))
+		return st;
+	node_rows(y, true);
+	return 0;
+}
+
 /* Phase 3 for source type t: sort the ids drawn in every relation from t with their edge
  * positions, then number them in one sweep beside the type's sorted view: a known node
  * keeps its local id, a new one is appended to the type's nodes (in increasing id). */
@@ -368,9 +554,14 @@ static int layer_step(typed_layer *y)
 	typed_sampled *b = y->b;
 	const int l = y->l;
 	int st;
-	if ((st = layer_offsets(y)))
-		return st;
-	layer_draw(y);
+	if (y->s->o.fanout_mode == BURROW_TYPED_FANOUT_NODE) {
+		if ((st = node_layer(y)))
+			return st;
+	} else {
+		if ((st = layer_offsets(y)))
+			return st;
+		layer_draw(y);
+	}
 	memcpy(y->cnt, y->up, sizeof y->cnt);
 	for (int t = 0; t < h->num_types; t++)
 		if ((st = number_type(y, t)) || (l > 0 && (st = merge_view(y, t, y->up[t]))))
@@ -525,11 +716,18 @@ static int check_opts(const burrow_typed_sampler_opts *o, int num_relations)
 			return bw_err(BURROW_E_INVAL, "typed sampler: fanout %d of layer %d: want -1 (all) or >= 0",
 				      o->fanouts[l], l);
 		for (int r = 0; r < num_relations; r++)
-			if (o->rel_fanouts[l][r] < -2)
+			if (o->fanout_mode == BURROW_TYPED_FANOUT_NODE && o->rel_fanouts[l][r] != -2 &&
+			    o->rel_fanouts[l][r] != 0)
+				return bw_err(BURROW_E_INVAL, "typed sampler: fanout %d of layer %d, relation %d: with fanouts "
+							      "per node a relation's may only be 0 (left out) or -2 (unset)",
+					      o->rel_fanouts[l][r], l, r);
+			else if (o->rel_fanouts[l][r] < -2)
 				return bw_err(BURROW_E_INVAL, "typed sampler: fanout %d of layer %d, relation %d: want -2 "
 							      "(the layer's), -1 (all) or >= 0",
 					      o->rel_fanouts[l][r], l, r);
 	}
+	if (o->fanout_mode != BURROW_TYPED_FANOUT_RELATION && o->fanout_mode != BURROW_TYPED_FANOUT_NODE)
+		return bw_err(BURROW_E_INVAL, "typed sampler: fanout_mode %d: want RELATION (0) or NODE (1)", o->fanout_mode);
 	if (o->batch_size < 1 || o->batch_size > INT32_MAX)
 		return bw_err(BURROW_E_INVAL, "typed sampler: batch_size %lld is not in [1, 2^31)", (long long)o->batch_size);
 	if (o->threads < 0 || o->threads > 4096)

@@ -5,6 +5,7 @@
 #include "../sampler/draw.h"
 #include "util.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,6 +184,72 @@ static int64_t ref_row(const burrow_csr *g, int64_t v, int f, uint64_t key, int 
 	return k;
 }
 
+/* Fanout per node, as documented: v (of r's dst type t) sees the in-edges of every relation
+ * into t that layer l runs (fanout(l, r) != 0), relations ascending, rows in CSR order; it
+ * keeps min(fanouts[l], D) of them: all, or LABOR's smallest (variate, position) with the
+ * variate bw_key(bw_key(bw_key(key, l) ^ salt, src type) | 1, id), or Floyd's draw from the
+ * stream bw_key(bw_key(bw_key(key, l), MAX_RELATIONS + t), v). Relation r's picks into out,
+ * returns how many. */
+static int64_t ref_node_row(const burrow_hetero *h, const burrow_typed_sampler_opts *o, uint64_t key, int l, int r,
+			    int64_t v, int64_t *out)
+{
+	const int t = h->rel[r].dst_type, f = o->fanouts[l];
+	int64_t D = 0;
+	for (int q = 0; q < h->num_relations; q++)
+		D += h->rel[q].dst_type == t && fan_of(o, l, q) != 0 ? deg(&h->rel[q].graph, v) : 0;
+	int *rel = malloc((size_t)(D + 1) * sizeof *rel);
+	int64_t *id = malloc((size_t)(D + 1) * sizeof *id), *pos = malloc((size_t)(D + 1) * sizeof *pos);
+	uint64_t *var = malloc((size_t)(D + 1) * sizeof *var);
+	int64_t p = 0;
+	const uint64_t lkey = bw_key(key, (uint64_t)l);
+	for (int q = 0; q < h->num_relations; q++)
+		for (int64_t j = 0; h->rel[q].dst_type == t && fan_of(o, l, q) != 0 && j < deg(&h->rel[q].graph, v); j++, p++) {
+			rel[p] = q;
+			id[p] = burrow_csr_index(&h->rel[q].graph, h->rel[q].graph.indptr[v] + j);
+			var[p] = bw_key(bw_key(lkey ^ 0x4C41424F52ull, (uint64_t)h->rel[q].src_type) | 1, (uint64_t)id[p]);
+		}
+	const int64_t k = f < 0 || D <= f ? D : f;
+	if (k == D) {
+		for (int64_t j = 0; j < k; j++)
+			pos[j] = j;
+	} else if (o->labor) { /* selection: the k smallest (variate, position), then by position */
+		char *taken = calloc((size_t)D + 1, 1);
+		for (int64_t j = 0; j < k; j++) {
+			int64_t best = -1;
+			for (int64_t x = 0; x < D; x++)
+				if (!taken[x] && (best < 0 || var[x] < var[best]))
+					best = x;
+			taken[best] = 1;
+		}
+		for (int64_t x = 0, j = 0; x < D; x++)
+			if (taken[x])
+				pos[j++] = x;
+		free(taken);
+	} else if (k > 0) {
+		bw_rng rng;
+		bw_rng_seed(&rng, bw_key(bw_key(lkey, (uint64_t)(BURROW_MAX_RELATIONS + t)), (uint64_t)v));
+		bw_draw(&rng, D, k, pos, NULL);
+	}
+	int64_t m = 0;
+	for (int64_t j = 0; j < k; j++)
+		if (rel[pos[j]] == r)
+			out[m++] = id[pos[j]];
+	free(rel);
+	free(id);
+	free(pos);
+	free(var);
+	return m;
+}
+
+/* Row v of relation r at layer l: per relation (ref_row) or per node (ref_node_row). */
+static int64_t ref_pick(const burrow_hetero *h, const burrow_typed_sampler_opts *o, uint64_t key, int l, int r,
+			int64_t v, int64_t *out)
+{
+	if (o->fanout_mode == BURROW_TYPED_FANOUT_NODE)
+		return fan_of(o, l, r) == 0 ? 0 : ref_node_row(h, o, key, l, r, v, out);
+	return ref_row(&h->rel[r].graph, v, fan_of(o, l, r), key, l, r, out);
+}
+
 static void ref_sample(const burrow_hetero *h, const burrow_typed_sampler_opts *o, const int64_t *seeds, int64_t n,
 		       uint64_t key, ref_batch *rb)
 {
@@ -208,9 +275,8 @@ static void ref_sample(const burrow_hetero *h, const burrow_typed_sampler_opts *
 			rb->ip[l][r] = calloc((size_t)nd + 1, sizeof(int64_t));
 			drawn[r] = malloc((size_t)(x->graph.num_edges + 1) * sizeof(int64_t));
 			for (int64_t i = 0; i < nd; i++)
-				rb->ip[l][r][i + 1] = rb->ip[l][r][i] + ref_row(&x->graph, rb->nodes[x->dst_type][i],
-										  fan_of(o, l, r), key, l, r,
-										  drawn[r] + rb->ip[l][r][i]);
+				rb->ip[l][r][i + 1] = rb->ip[l][r][i] + ref_pick(h, o, key, l, r, rb->nodes[x->dst_type][i],
+										   drawn[r] + rb->ip[l][r][i]);
 		}
 		for (int t = 0; t < h->num_types; t++) { /* new nodes of t: the drawn ids not yet there, sorted */
 			int64_t *nt = rb->nodes[t], *num = &rb->num[l][t];
@@ -300,7 +366,7 @@ static void check_block(const burrow_hetero *h, const burrow_typed_batch *b, int
 	for (int64_t i = 0; i < k->num_dst; i++) {
 		const int64_t v = b->input_ids[x->dst_type][i], d = deg(&x->graph, v), lo = k->indptr[i], hi = k->indptr[i + 1];
 		const int64_t want = f < 0 || d <= f ? d : f;
-		cr_assert_eq(hi - lo, want, "block (%d, %d): node %lld of degree %lld got %lld, want %lld", l, r, (long long)v,
+		cr_assert(f == -3 ? hi - lo <= d : hi - lo == want, "block (%d, %d): node %lld of degree %lld got %lld, want %lld", l, r, (long long)v,
 			     (long long)d, (long long)(hi - lo), (long long)want);
 		for (int64_t j = lo; j < hi; j++) {
 			const int32_t s = k->indices[j];
@@ -314,6 +380,32 @@ static void check_block(const burrow_hetero *h, const burrow_typed_batch *b, int
 			used[s] = 1;
 		}
 	}
+}
+
+static bool node_mode(const burrow_typed_sampler_opts *o) { return o->fanout_mode == BURROW_TYPED_FANOUT_NODE; }
+
+/* Fanout per node: each destination of layer l holds min(fanouts[l], D) picks over the
+ * relations into its type that the layer runs, D its in-degree over them (check_block saw
+ * that each pick is a real edge and a row's picks distinct). */
+static void check_node_counts(const burrow_hetero *h, const burrow_typed_batch *b, const burrow_typed_sampler_opts *o,
+			      int l)
+{
+	const int f = o->fanouts[l];
+	for (int t = 0; t < h->num_types; t++)
+		for (int64_t i = 0; i < b->num_nodes[l + 1][t]; i++) {
+			const int64_t v = b->input_ids[t][i];
+			int64_t D = 0, got = 0;
+			for (int r = 0; r < h->num_relations; r++) {
+				if (h->rel[r].dst_type != t)
+					continue;
+				const burrow_block *k = &b->blocks[l][r];
+				got += k->indptr[i + 1] - k->indptr[i];
+				D += fan_of(o, l, r) != 0 ? deg(&h->rel[r].graph, v) : 0;
+			}
+			const int64_t want = f < 0 || D <= f ? D : f;
+			cr_assert_eq(got, want, "layer %d: type %d node %lld of in-degree %lld holds %lld picks, want %lld", l,
+				     t, (long long)v, (long long)D, (long long)got, (long long)want);
+		}
 }
 
 /* Everything a typed batch promises. */
@@ -340,11 +432,13 @@ static void check_batch(const burrow_hetero *h, const burrow_typed_batch *b, con
 			char *used = calloc((size_t)b->num_nodes[l][t] + 1, 1);
 			for (int r = 0; r < h->num_relations; r++)
 				if (h->rel[r].src_type == t)
-					check_block(h, b, l, r, fan_of(o, l, r), used);
+					check_block(h, b, l, r, node_mode(o) && fan_of(o, l, r) ? -3 : fan_of(o, l, r), used);
 			for (int64_t i = b->num_nodes[l + 1][t]; i < b->num_nodes[l][t]; i++)
 				cr_assert(used[i], "type %d level %d: node %lld is nobody's neighbor", t, l, (long long)i);
 			free(used);
 		}
+	for (int l = 0; node_mode(o) && l < L; l++)
+		check_node_counts(h, b, o, l);
 }
 
 /* ------------------------------------------------------------ helpers */
@@ -798,5 +892,257 @@ Test(typed_sampler, labor_keeps_the_invariants_and_shares_picks_across_rows_and_
 	}
 	cr_assert_eq(same[1], 50, "LABOR gave rows or relations different picks %d times of 50", 50 - same[1]);
 	cr_assert_lt(same[0], 5, "neighbor sampling gave every row the same picks %d times of 50", same[0]);
+	free_graph(&t);
+}
+
+/* ------------------------------------------------------------ fanout per node */
+
+/* config(c) for fanout per node: relations may only be left out (0), so the overrides above
+ * become unset, and config 2 runs its one relation at fanout 2 by leaving the others out. */
+static void node_config(burrow_typed_sampler_opts *o, int c, bool labor)
+{
+	config(o, c);
+	o->fanout_mode = BURROW_TYPED_FANOUT_NODE;
+	o->labor = labor;
+	for (int l = 0; l < BURROW_MAX_LAYERS; l++)
+		for (int r = 0; r < BURROW_MAX_RELATIONS; r++)
+			if (o->rel_fanouts[l][r] != 0)
+				o->rel_fanouts[l][r] = -2;
+	if (c == 2) {
+		o->fanouts[0] = 2;
+		for (int r = 0; r < 5; r++)
+			o->rel_fanouts[0][r] = r == 1 ? -2 : 0;
+	}
+}
+
+/* Every batch of every configuration, neighbor and LABOR, equals the slow reference
+ * (ref_node_row) and keeps the invariants: each destination holds min(fanout, D) distinct
+ * real in-edges over its type's relations. */
+Test(typed_sampler, node_fanout_equals_the_reference_and_keeps_the_invariants)
+{
+	tgraph t;
+	make_graph(&t, 1, 7);
+	int64_t ids[40];
+	for (int i = 0; i < 40; i++)
+		ids[i] = (i * 11) % 40;
+	for (int labor = 0; labor < 2; labor++)
+		for (int c = 0; c < 4; c++) {
+			burrow_typed_sampler_opts o;
+			node_config(&o, c, labor);
+			burrow_typed_sampler *s = open_ok(&t, ids, 40, &o);
+			int64_t *perm = ref_perm(ids, 40, o.seed, 1);
+			for (int64_t k = 0; k < burrow_typed_sampler_num_batches(s); k++) {
+				burrow_typed_batch *b;
+				cr_assert_eq(burrow_typed_sampler_batch(s, 1, k, &b), 0, "%s", burrow_last_error());
+				const int64_t m = b->num_seeds;
+				ref_batch rb;
+				ref_sample(&t.h, &o, perm + k * o.batch_size, m, bw_key(bw_key(o.seed, 1), (uint64_t)k), &rb);
+				char what[80];
+				snprintf(what, sizeof what, "node fanout, labor %d, config %d batch %lld", labor, c, (long long)k);
+				same_as_ref(b, &rb, what);
+				check_batch(&t.h, b, &o, perm + k * o.batch_size, m);
+				ref_free(&rb);
+				burrow_typed_sampler_release(s, b);
+			}
+			free(perm);
+			burrow_typed_sampler_close(s);
+		}
+	free_graph(&t);
+}
+
+/* The same batches at 1 and 2 threads (layers above the threshold that splits them), in any
+ * order, neighbor and LABOR; fewer edges than per relation at the same fanouts. */
+Test(typed_sampler, node_fanout_same_bits_whatever_the_threads)
+{
+	tgraph t;
+	make_graph(&t, 60, 11);
+	const int64_t n = 2000;
+	int64_t *ids = malloc((size_t)n * sizeof *ids);
+	for (int64_t i = 0; i < n; i++)
+		ids[i] = (i * 7) % 2400;
+	for (int labor = 0; labor < 2; labor++) {
+		burrow_typed_sampler_opts o;
+		burrow_typed_sampler_defaults(&o);
+		o.fanouts[0] = 15;
+		o.fanouts[1] = 10;
+		o.batch_size = 600;
+		o.seed = 5;
+		o.labor = labor;
+		burrow_typed_sampler *rel = open_ok(&t, ids, n, &o);
+		o.fanout_mode = BURROW_TYPED_FANOUT_NODE;
+		burrow_typed_sampler *s1 = open_ok(&t, ids, n, &o);
+		o.threads = 2;
+		burrow_typed_sampler *s2 = open_ok(&t, ids, n, &o);
+		const int64_t order[] = {3, 1, 0, 2};
+		burrow_typed_batch *a[4], *b[4], *r[4];
+		take_all(s1, 1, 4, NULL, a);
+		take_all(s2, 1, 4, order, b);
+		take_all(rel, 1, 4, NULL, r);
+		int64_t E0 = 0;
+		for (int q = 0; q < 5; q++)
+			E0 += a[0]->blocks[0][q].num_edges;
+		cr_assert_gt(E0, 8192, "%lld edges: too few for the threads to share a layer", (long long)E0);
+		for (int64_t k = 0; k < 4; k++) {
+			same_batch(a[k], b[k]);
+			check_batch(&t.h, a[k], &o, a[k]->seeds, a[k]->num_seeds);
+			int64_t e_node = 0, e_rel = 0;
+			for (int q = 0; q < 5; q++) {
+				e_node += a[k]->blocks[0][q].num_edges;
+				e_rel += r[k]->blocks[0][q].num_edges;
+			}
+			cr_assert_lt(e_node, e_rel, "batch %lld: %lld edges per node, %lld per relation", (long long)k,
+				     (long long)e_node, (long long)e_rel);
+			burrow_typed_sampler_release(s1, a[k]);
+			burrow_typed_sampler_release(s2, b[k]);
+			burrow_typed_sampler_release(rel, r[k]);
+		}
+		burrow_typed_sampler_close(s1);
+		burrow_typed_sampler_close(s2);
+		burrow_typed_sampler_close(rel);
+	}
+	free(ids);
+	free_graph(&t);
+}
+
+/* P(chi-square with df degrees of freedom >= x): Q(df/2, x/2) by its series below a + 1,
+ * its continued fraction above (test_sampler.c's). */
+static double chi2_sf(double x, double df)
+{
+	const double a = df / 2, z = x / 2;
+	if (z <= 0)
+		return 1;
+	const double lead = exp(-z + a * log(z) - lgamma(a));
+	if (z < a + 1) {
+		double ap = a, del = 1 / a, sum = del;
+		for (int n = 0; n < 10000 && fabs(del) > fabs(sum) * 1e-16; n++) {
+			ap += 1;
+			del *= z / ap;
+			sum += del;
+		}
+		return 1 - sum * lead;
+	}
+	double b = z + 1 - a, c = 1e300, d = 1 / b, h = d;
+	for (int i = 1; i < 10000; i++) {
+		double an = -i * (i - a);
+		b += 2;
+		d = an * d + b;
+		d = fabs(d) < 1e-300 ? 1e-300 : d;
+		c = b + an / c;
+		c = fabs(c) < 1e-300 ? 1e-300 : c;
+		d = 1 / d;
+		double del = d * c;
+		h *= del;
+		if (fabs(del - 1) < 1e-16)
+			break;
+	}
+	return lead * h;
+}
+
+/* Paper 0 cited by papers 1 .. C, written by authors 0 .. A-1, on fields 0 .. F-1: D = C + A + F
+ * in-edges over three relations. Drawing k of them `draws` times (key = draw), each in-edge's
+ * count is tested against k/D by Pearson's statistic rescaled by (D-1)/(D-k) (a k-subset's
+ * counts: test_sampler.c's star_uniformity), and with subsets each k-subset of the D edges
+ * as one cell of a multinomial. */
+static void node_uniformity(int C, int A, int F, int k, int draws, bool subsets, bool labor)
+{
+	tgraph t;
+	memset(&t, 0, sizeof t);
+	t.h.num_types = 3;
+	t.h.type_names[PAPER] = "paper";
+	t.h.type_names[AUTHOR] = "author";
+	t.h.type_names[FIELD] = "field";
+	t.h.type_nodes[PAPER] = C + 1;
+	t.h.type_nodes[AUTHOR] = A;
+	t.h.type_nodes[FIELD] = F;
+	t.h.num_relations = 3;
+	t.h.target_type = PAPER;
+	const int cnt[3] = {C, A, F}, src[3] = {PAPER, AUTHOR, FIELD};
+	const char *name[3] = {"cites", "writes", "topic_of"};
+	for (int r = 0; r < 3; r++) {
+		int64_t pairs[2 * 64];
+		for (int i = 0; i < cnt[r]; i++)
+			pairs[2 * i] = 0, pairs[2 * i + 1] = r == 0 ? i + 1 : i;
+		put_relation(&t, r, name[r], src[r], PAPER, pairs, cnt[r], 4);
+	}
+	const int D = C + A + F;
+	burrow_typed_sampler_opts o;
+	burrow_typed_sampler_defaults(&o);
+	o.num_layers = 1;
+	o.fanouts[0] = k;
+	o.fanout_mode = BURROW_TYPED_FANOUT_NODE;
+	o.labor = labor;
+	o.seed = 777;
+	burrow_typed_sampler *s = open_ok(&t, NULL, 0, &o);
+	int64_t *count = calloc((size_t)D, sizeof *count), *subset = calloc(subsets ? (size_t)1 << D : 1, sizeof *subset);
+	const int64_t seed = 0;
+	const int base[3] = {0, C, C + A};
+	for (int i = 0; i < draws; i++) {
+		burrow_typed_batch *b;
+		cr_assert_eq(burrow_typed_sampler_sample(s, &seed, 1, (uint64_t)i, &b), 0, "%s", burrow_last_error());
+		check_batch(&t.h, b, &o, &seed, 1);
+		int64_t mask = 0, got = 0;
+		for (int r = 0; r < 3; r++) {
+			const burrow_block *blk = &b->blocks[0][r];
+			for (int64_t j = 0; j < blk->num_edges; j++, got++) {
+				int64_t u = b->input_ids[src[r]][blk->indices[j]], e = base[r] + (r == 0 ? u - 1 : u);
+				count[e]++;
+				mask |= (int64_t)1 << e;
+			}
+		}
+		cr_assert_eq(got, k);
+		subset[subsets ? mask : 0]++;
+		burrow_typed_sampler_release(s, b);
+	}
+	const double e = (double)draws * k / D;
+	double stat = 0;
+	for (int j = 0; j < D; j++)
+		stat += (count[j] - e) * (count[j] - e) / e;
+	stat *= (double)(D - 1) / (double)(D - k);
+	double p = chi2_sf(stat, D - 1);
+	cr_assert(p > 0.001, "labor %d: in-edge counts are not uniform: chi-square %g with %d df, p = %g", labor, stat,
+		  D - 1, p);
+	if (subsets) {
+		double cells = 0, st2 = 0;
+		for (int64_t m = 0; m < (int64_t)1 << D; m++)
+			cells += __builtin_popcountll((unsigned long long)m) == k;
+		const double es = draws / cells;
+		for (int64_t m = 0; m < (int64_t)1 << D; m++)
+			if (__builtin_popcountll((unsigned long long)m) == k)
+				st2 += (subset[m] - es) * (subset[m] - es) / es;
+		p = chi2_sf(st2, cells - 1);
+		cr_assert(p > 0.001, "labor %d: subsets are not uniform: chi-square %g with %g df, p = %g", labor, st2,
+			  cells - 1, p);
+	}
+	free(count);
+	free(subset);
+	burrow_typed_sampler_close(s);
+	free_graph(&t);
+}
+
+Test(typed_sampler, node_fanout_draws_uniformly_across_relations)
+{
+	for (int labor = 0; labor < 2; labor++) {
+		node_uniformity(8, 6, 4, 5, 20000, false, labor); /* 18 in-edges, 5 drawn */
+		node_uniformity(4, 2, 2, 3, 20000, true, labor);  /* 8 in-edges, 3 drawn: every 3-subset */
+	}
+}
+
+Test(typed_sampler, node_fanout_refuses_per_relation_fanouts)
+{
+	tgraph t;
+	make_graph(&t, 1, 9);
+	int64_t ids[] = {1, 2, 3};
+	burrow_typed_sampler_opts o;
+	burrow_typed_sampler_defaults(&o);
+	o.fanout_mode = BURROW_TYPED_FANOUT_NODE;
+	o.rel_fanouts[1][2] = 3;
+	burrow_typed_sampler *s;
+	cr_assert_eq(burrow_typed_sampler_open(&s, &t.h, ids, 3, &o), BURROW_E_INVAL);
+	cr_assert(strstr(burrow_last_error(), "per node"), "%s", burrow_last_error());
+	o.rel_fanouts[1][2] = 0;
+	s = open_ok(&t, ids, 3, &o);
+	burrow_typed_sampler_close(s);
+	o.fanout_mode = 2;
+	cr_assert_eq(burrow_typed_sampler_open(&s, &t.h, ids, 3, &o), BURROW_E_INVAL);
 	free_graph(&t);
 }

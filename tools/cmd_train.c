@@ -17,23 +17,30 @@
 /* The pipeline's settings and the feature cache, one line under the header. */
 static void print_pipeline(burrow_trainer *t, const burrow_train_opts *o, bool typed)
 {
-	char fan[96] = "none (mlp)", a[32], b[32], c[32];
+	char fan[96] = "none (mlp)", a[32], b[32], c[32], pf[96];
 	if (o->model != BURROW_MODEL_MLP) {
 		fan[0] = '\0';
 		for (int l = 0; l < o->layers; l++)
 			snprintf(fan + strlen(fan), sizeof fan - strlen(fan), "%s%d", l ? "," : "", o->fanout[l]);
+		if (typed && o->typed_fanout == BURROW_TYPED_FANOUT_NODE)
+			snprintf(fan + strlen(fan), sizeof fan - strlen(fan), " per node");
 	}
+	double bb;
+	const int depth = burrow_trainer_prefetch(t, &bb);
+	snprintf(pf, sizeof pf, "%d", depth);
+	if (depth != o->prefetch) /* a typed batch too large for prefetch + 1 of them */
+		snprintf(pf, sizeof pf, "%d -> %d: a batch holds %s", o->prefetch, depth, cli_human_bytes(bb, a, sizeof a));
 	burrow_store *s = burrow_trainer_store(t);
 	if (!s) { /* learned embeddings: a dataset without features, or a typed one's target type */
-		printf("  batch %lld, fanout %s, prefetch %d; features: learned embeddings; sampler %s\n",
-		       (long long)o->batch_size, fan, o->prefetch, burrow_trainer_sampler_device(t));
+		printf("  batch %lld, fanout %s, prefetch %s; features: learned embeddings; sampler %s\n",
+		       (long long)o->batch_size, fan, pf, burrow_trainer_sampler_device(t));
 		return;
 	}
 	const burrow_store_info *in = burrow_store_get_info(s);
 	burrow_store_stats st = {.size = sizeof st};
 	burrow_store_get_stats(s, &st);
-	printf("  batch %lld, fanout %s, prefetch %d; features: %s%s, cache %s: %s of %s rows (%s); sampler %s\n",
-	       (long long)o->batch_size, fan, o->prefetch, burrow_store_engine_name(in->engine),
+	printf("  batch %lld, fanout %s, prefetch %s; features: %s%s, cache %s: %s of %s rows (%s); sampler %s\n",
+	       (long long)o->batch_size, fan, pf, burrow_store_engine_name(in->engine),
 	       in->direct ? " O_DIRECT" : "", cli_human_bytes((double)st.cache_bytes, a, sizeof a),
 	       cli_grouped((int64_t)st.cache_rows, b, sizeof b), cli_grouped(in->num_rows, c, sizeof c),
 	       st.cache_bytes == 0 ? "none" : typed || o->cache_policy == BURROW_CACHE_CLOCK ? "clock"

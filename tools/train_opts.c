@@ -118,6 +118,21 @@ static bool set_sampler(train_args *a, const char *v)
 	return k >= 0;
 }
 
+static bool set_typed_fanout(train_args *a, const char *v)
+{
+	const bool node = !strcmp(v, "node");
+	if (!node && strcmp(v, "relation"))
+		return false;
+	a->d.train.typed_fanout = node ? BURROW_TYPED_FANOUT_NODE : BURROW_TYPED_FANOUT_RELATION;
+	return true;
+}
+
+static const char *show_typed_fanout(const train_args *a, char *b, size_t n)
+{
+	snprintf(b, n, "%s", a->d.train.typed_fanout == BURROW_TYPED_FANOUT_NODE ? "node" : "relation");
+	return b;
+}
+
 static const char *show_sampler(const train_args *a, char *b, size_t n)
 {
 	snprintf(b, n, "%s", burrow_sampler_name(a->d.train.sampler));
@@ -445,7 +460,9 @@ static const topt opts[] = {
 	 "evaluate every N epochs and after the last; 0 = never", NULL},
 	{"mem", "BYTES", TRAIN_ONE, SECTION_RUN, K_CUSTOM, 0, 0, 0, set_mem, "a byte count (K/M/G suffixes)",
 	 "inference keeps a layer's embeddings in memory up to half of this, else spills them\n"
-	 "to --scratch (no limit); under mpirun each rank holds its part's embeddings in memory",
+	 "to --scratch (no limit); under mpirun each rank holds its part's embeddings in memory;\n"
+	 "typed datasets: --prefetch + 1 batches and a step must fit it (else the memory\n"
+	 "available): fewer batches ahead, or a refusal at start",
 	 NULL},
 	{"eval-chunk", "N", TRAIN_ONE, SECTION_RUN, K_I64, OFF(d.train.eval_chunk), 1, 1 << 30, NULL, NULL,
 	 "destination rows per inference chunk (under mpirun evaluation is one full-graph pass)", NULL},
@@ -528,6 +545,12 @@ static const topt opts[] = {
 	{"split-name", "NAME", TRAIN_ONE, SECTION_DATA, K_STR, OFF(split_name), 0, 0, NULL, NULL,
 	 "train and evaluate on the named split split/NAME/ of the dataset\n"
 	 "(import --split-name, --add-split; default: split/)", NULL},
+	{"typed-fanout", "M", TRAIN_ONE | W_MB, SECTION_MB, K_CUSTOM, 0, 0, 0, set_typed_fanout, "relation or node",
+	 "typed datasets: what --fanout counts: relation (each destination draws it in every\n"
+	 "relation into its type: the relations multiply a batch) or node (each destination\n"
+	 "draws it among all its in-edges of every relation, as DGL's MAG240M baseline does;\n"
+	 "--rel-fanout unset)",
+	 show_typed_fanout},
 };
 #define NOPTS ((int)(sizeof opts / sizeof *opts))
 #define OPT_VAL 256 /* getopt_long's value of the first option */

@@ -168,6 +168,16 @@ typedef struct burrow_typed_batch {
 	const int64_t *seeds;     /* = input_ids[target] */
 } burrow_typed_batch;
 
+/* burrow_typed_sampler_opts.fanout_mode: what a fanout counts at a layer. RELATION: each
+ * destination draws up to fanout(l, r) in-edges in every relation r into its type apart (the
+ * relations' draws multiply a batch). NODE: each destination draws up to fanouts[l] in-edges
+ * among all its in-edges of the layer's relations, concatenated (relations ascending, each row
+ * in CSR order), uniformly without replacement from the stream (seed, epoch or key, batch,
+ * layer, type, node); each pick goes to its relation's block (DGL's MAG240M baseline on its
+ * homogenized graph). With LABOR, a destination keeps its fanouts[l] in-edges of smallest
+ * shared variate across the relations. */
+enum burrow_typed_fanout { BURROW_TYPED_FANOUT_RELATION = 0, BURROW_TYPED_FANOUT_NODE = 1 };
+
 typedef struct burrow_typed_sampler_opts {
 	size_t size;             /* sizeof(burrow_typed_sampler_opts), set by the defaults; first */
 	int num_layers;          /* default 2 */
@@ -181,6 +191,9 @@ typedef struct burrow_typed_sampler_opts {
 	int threads;             /* OpenMP threads per batch; 0 = runtime default (default 1) */
 	bool labor;              /* LABOR: per layer and source type, one variate per source node shared by every
 				    relation and row; a row keeps its fanout of smallest variate (default false) */
+	int fanout_mode;         /* enum burrow_typed_fanout: RELATION (default) draws fanout(l, r) per relation;
+				    NODE draws fanouts[l] per destination among all its in-edges of the layer's
+				    relations into its type (rel_fanouts may only leave a relation out: 0) */
 } burrow_typed_sampler_opts;
 BURROW_API void burrow_typed_sampler_defaults(burrow_typed_sampler_opts *o);
 

@@ -216,6 +216,10 @@ typedef struct burrow_train_opts {
 	bool gat_edge_features; /* gat's attention adds an edge term from the dataset's edge features when it
 				   has them (PyG's GATConv(edge_dim)), in mini-batch and full-graph training
 				   and evaluation on the CPU (default true; false: attention over the nodes alone) */
+	/* typed datasets (appended) */
+	int typed_fanout;       /* enum burrow_typed_fanout: a fanout counts per relation (RELATION, default) or
+				   per destination node over all its relations (NODE; with rel_fanout unset),
+				   in training and evaluation (burrow_typed_sampler_opts.fanout_mode) */
 } burrow_train_opts;
 
 /* Fill o with the defaults above. */
@@ -325,6 +329,12 @@ BURROW_API double burrow_trainer_lr(const burrow_trainer *t);
 /* Where the trainer samples its mini-batches (opts.sampler_device resolved): "cpu" or
  * "cuda:N" (static storage in the trainer, valid until close). */
 BURROW_API const char *burrow_trainer_sampler_device(const burrow_trainer *t);
+/* The batches the loader keeps ahead of the one computing: opts.prefetch, or on a typed dataset
+ * fewer when opts.prefetch + 1 of its batches and a step's activations would not fit --mem (or
+ * the memory available less the feature cache); *batch_bytes (may be NULL): a typed batch's
+ * estimated bytes in the loader (input rows as float32, blocks), from the first training batch
+ * sampled at open, else 0. */
+BURROW_API int burrow_trainer_prefetch(const burrow_trainer *t, double *batch_bytes);
 /* A checksum of the model's weights (FNV-1a over their bytes): equal weights, equal sums. */
 BURROW_API uint64_t burrow_trainer_weights_checksum(const burrow_trainer *t);
 /* Write a checkpoint file atomically: model, optimizer state, epoch, seed, best (a typed

@@ -797,10 +797,12 @@ class TypedSampler:
     relation. Iterating yields one epoch's TypedBatches (epoch 0, then 1, ...); epoch(e) iterates
     epoch e. Batches are a function of (seed, epoch, index), whatever the threads. shuffle=False
     takes the ids in order, batch i sampled with key (epoch, i) as Sampler does. labor=True: LABOR
-    (docs/sampler.md): one variate per layer and source type shared by every row and relation."""
+    (docs/sampler.md): one variate per layer and source type shared by every row and relation.
+    fanout="node": a destination draws its fanout among all its in-edges of every relation into
+    its type (rel_fanouts may then only leave a relation out, with 0) instead of per relation."""
 
     def __init__(self, dataset, fanouts=(25, 20), batch_size=1024, seed=0, shuffle=True, ids=None, split="train",
-                 drop_last=False, threads=1, rel_fanouts=None, labor=False):
+                 drop_last=False, threads=1, rel_fanouts=None, labor=False, fanout="relation"):
         _need("burrow_typed_sampler_open", "burrow_typed_sampler_batch")
         self.dataset = _dataset(dataset)
         self.dataset._need_typed("TypedSampler")
@@ -820,6 +822,9 @@ class TypedSampler:
                 o.rel_fanouts[l][r] = int(f)
         o.batch_size, o.seed, o.drop_last, o.threads = int(batch_size), int(seed), bool(drop_last), int(threads)
         o.labor = bool(labor)
+        if fanout not in _TYPED_FANOUT:
+            raise Error("TypedSampler: fanout must be relation or node, not %r" % (fanout,), -1)
+        o.fanout_mode = _TYPED_FANOUT[fanout]
         self.node_types, self.edge_types = self.dataset.node_types, self.dataset.edge_types
         self.target_type = self.dataset.target_type
         self.ids = _ids(self.dataset.split(split) if ids is None else ids)
@@ -895,6 +900,7 @@ class TypedSampler:
 _OPTIMS = {"adam": 1, "adamw": 2, "sgd": 3}
 _POLICIES = {"none": 0, "degree": 1, "static": 1, "clock": 2, "profile": 3}
 _SPARSE = {"auto": 0, "on": 1, "off": 2}  # enum burrow_sparse_input
+_TYPED_FANOUT = {"relation": 0, "node": 1}  # enum burrow_typed_fanout
 _EVAL_SPLITS = {"train": 1, "valid": 2, "test": 4}  # enum burrow_eval_split
 _LR_SCHEDULES = {"none": 0, "step": 1, "cosine": 2, "plateau": 3}  # enum burrow_lr_schedule
 _MODELS = "sage, gcn, gat or mlp (rgcn, rsage or rgat on a typed dataset)"
@@ -987,6 +993,10 @@ def _train_opts(options):
             setattr(o, key, k2)
         elif key == "neg":
             o.neg = int(v)
+        elif key == "typed_fanout":  # "relation" (default) or "node": what a typed dataset's fanout counts
+            if v not in _TYPED_FANOUT:
+                raise Error("Trainer: typed_fanout must be relation or node, not %r" % (v,), -1)
+            o.typed_fanout = _TYPED_FANOUT[v]
         elif key in ("embed_types", "embed_dim", "rel_fanout"):  # typed datasets (burrow_train_opts has them)
             if key not in dict(_lib.TrainOpts._fields_):
                 raise Error("Trainer: option %r needs a library with typed training" % (k,), -5)
@@ -1026,8 +1036,9 @@ class Trainer:
     it did not score (eval_splits: by default valid and test alone with eval_fanout) or an empty
     one. fit() is burrow train's loop: it evaluates and stops early under patience.
     On a typed dataset: model "rgcn", "rsage" or "rgat" (or "mlp" on the target type's own
-    features), embed_types / embed_dim (learned embeddings of featureless types) and rel_fanout
-    ({relation: [fanout per layer, input layer first]} or burrow train's "REL=f0,f1;..."); the
+    features), embed_types / embed_dim (learned embeddings of featureless types), rel_fanout
+    ({relation: [fanout per layer, input layer first]} or burrow train's "REL=f0,f1;...") and
+    typed_fanout ("relation" or "node": a fanout per destination over all its relations); the
     library decides at open what it can train. task="link" (the default on a dataset with edge
     splits and no labels) trains link prediction: scorer "dot" or "mlp", neg negatives per
     positive; evaluate()'s valid_acc / test_acc then hold the dataset's metric (metric, metric_k:

@@ -117,7 +117,7 @@ class TypedBatch(Structure):
 class TypedSamplerOpts(Structure):
     _fields_ = [("size", c_size_t), ("num_layers", c_int), ("fanouts", c_int * MAX_LAYERS),
                 ("rel_fanouts", (c_int * MAX_RELATIONS) * MAX_LAYERS), ("batch_size", c_int64), ("seed", c_uint64),
-                ("drop_last", c_bool), ("threads", c_int), ("labor", c_bool)]
+                ("drop_last", c_bool), ("threads", c_int), ("labor", c_bool), ("fanout_mode", c_int)]
 
 
 class SamplerOpts(Structure):
@@ -179,7 +179,9 @@ class TrainOpts(Structure):
                 ("sampler", c_int),
                 # link prediction (appended)
                 ("neg_mode", c_int),
-                ("gat_edge_features", c_bool)]
+                ("gat_edge_features", c_bool),
+                # typed datasets (appended)
+                ("typed_fanout", c_int)]
 
 
 class EpochStats(Structure):

@@ -267,6 +267,35 @@ def test_typed_sampler_batches_are_real_in_edges_and_deterministic(typed):
         burrow.TypedSampler(typed, fanouts=[2], rel_fanouts={"cites": [1, 2]})
 
 
+def test_typed_sampler_fanout_per_node_draws_over_every_relation(typed):
+    fan = [4, 3]
+    per_node = burrow.TypedSampler(typed, fanouts=fan, batch_size=128, seed=7, fanout="node")
+    b = per_node.batch(0, 1)
+    again = burrow.TypedSampler(typed, fanouts=fan, batch_size=128, seed=7, fanout="node", threads=2).batch(0, 1)
+    assert all(np.array_equal(b.input_ids[t], again.input_ids[t]) for t in typed.node_types)
+    rels = list(typed.edge_types)
+    for l in range(2):  # each destination: min(fanout, in-degree over its type's relations) picks, real edges
+        for t in typed.node_types:
+            into = [et for et in rels if et[2] == t]
+            for i in range(int(b.num_nodes[l + 1][typed.node_types.index(t)])):
+                v, got, deg = int(b.input_ids[t][i]), 0, 0
+                for et in into:
+                    ip, ind = typed.relation(et)
+                    blk = b.blocks[l][et]
+                    row = b.input_ids[et[0]][blk.indices[blk.indptr[i]:blk.indptr[i + 1]]]
+                    assert set(row.tolist()) <= set(ind[ip[v]:ip[v + 1]].tolist())
+                    assert len(set(row.tolist())) == len(row)
+                    got, deg = got + len(row), deg + int(ip[v + 1] - ip[v])
+                assert got == min(fan[l], deg)
+    with pytest.raises(burrow.Error):
+        burrow.TypedSampler(typed, fanouts=[2], fanout="edge")
+    with pytest.raises(burrow.Error):
+        burrow.TypedSampler(typed, fanouts=[2], rel_fanouts={"cites": [1]}, fanout="node")
+    assert burrow._train_opts({"typed_fanout": "node"})[0].typed_fanout == 1
+    with pytest.raises(burrow.Error):
+        burrow._train_opts({"typed_fanout": "edge"})
+
+
 def test_typed_pyg_batches_are_real_edges_with_the_rows_of_n_id(typed):
     pytest.importorskip("torch_geometric")
     import torch

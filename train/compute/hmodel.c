@@ -504,6 +504,35 @@ static const bw_tensor *input(const bw_hmodel *m, const bw_hbatch *b, int l, int
 	return l == 0 ? &b->x[t] : &m->h[l][t];
 }
 
+/* ------------------------------------------------------------ memory */
+
+double bw_hmodel_batch_bytes(const bw_hmodel *m, const int64_t (*num_nodes)[BURROW_MAX_TYPES])
+{
+	double kept = 0, tmp = 0;
+	for (int l = 0; l < m->cfg.layers; l++) {
+		const int64_t out = out_width(&m->cfg, l);
+		for (int r = 0; r < m->cfg.num_rels; r++) {
+			const hrel *x = &m->rel[l][r];
+			if (!x->on)
+				continue;
+			const double ns = (double)num_nodes[l][x->src], nd = (double)num_nodes[l + 1][x->dst];
+			if (x->project_first) {
+				tmp = BW_MAX(tmp, ns * (double)out);
+			} else {
+				kept += nd * (double)x->in_src;
+				tmp = BW_MAX(tmp, (ns + nd) * (double)x->in_src);
+			}
+		}
+		for (int t = 0; t < m->cfg.num_types; t++) {
+			if (m->uses[l + 1][t])
+				kept += 2.0 * (double)num_nodes[l + 1][t] * (double)out; /* output, mask (or its gradient) */
+			if (l > 0 && m->uses[l][t])
+				kept += (double)num_nodes[l][t] * (double)in_width(&m->cfg, l, t); /* input gradient */
+		}
+	}
+	return (kept + tmp) * (double)sizeof(float);
+}
+
 /* ------------------------------------------------------------ forward */
 
 /* z += mean_r(xs) W (x->w), aggregating x_s or its projection, whichever is narrower. */

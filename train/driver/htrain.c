@@ -105,6 +105,7 @@ static int open_types(bw_htrain *ht, const burrow_train_opts *o)
 		if (reads_type(ht, t))
 			all += (size_t)ht->ti[t].num_nodes * (size_t)ht->ti[t].feat_dim * sizeof(float);
 	const size_t budget = bw_trainer_cache_budget(o, ht->be->threads, all);
+	ht->cache_budget = budget;
 	for (int t = 0; t < h->num_types; t++) {
 		const burrow_type_info *ti = &ht->ti[t];
 		if (!reads_type(ht, t))
@@ -201,6 +202,10 @@ static int sampler_opts(bw_htrain *ht, const burrow_train_opts *o)
 	so->batch_size = o->batch_size;
 	so->threads = 1;
 	so->labor = o->sampler == BURROW_SAMPLER_LABOR;
+	so->fanout_mode = o->typed_fanout;
+	if (o->typed_fanout == BURROW_TYPED_FANOUT_NODE && o->rel_fanout && *o->rel_fanout)
+		return bw_err(BURROW_E_INVAL, "train: --rel-fanout sets fanouts per relation; --typed-fanout node draws "
+					      "--fanout per node over every relation: give one or the other");
 	for (int l = 0; l < o->layers; l++)
 		so->fanouts[l] = ht->mlp ? 0 : o->fanout[l] != 0 ? o->fanout[l] : 5 * (o->layers - l);
 	int st = ht->mlp ? 0 : parse_rel_fanout(ht->h, o->rel_fanout, o->layers, so);
@@ -209,6 +214,91 @@ static int sampler_opts(bw_htrain *ht, const burrow_train_opts *o)
 			if (!bw_hmodel_runs(ht->model, l, r))
 				so->rel_fanouts[l][r] = 0;
 	return st;
+}
+
+/* A loader slot of tb (each type's input rows, float32, the sampled blocks with the loader's
+ * transposed copies) and the step's activations (the model's estimate; an MLP's hidden rows,
+ * learned embeddings' rows and gradients), in bytes. */
+static void batch_bytes(const bw_htrain *ht, const burrow_train_opts *o, const burrow_typed_batch *tb, double *slot,
+			double *act)
+{
+	double rows = 0, blk = 0, emb = 0;
+	for (int t = 0; t < tb->num_types; t++) {
+		const double n = (double)tb->num_nodes[0][t];
+		rows += ht->rows_of[t] ? n * (double)ht->in_dim[t] * sizeof(float) : 0;
+		emb += ht->emb[t] ? 2 * n * (double)ht->in_dim[t] * sizeof(float) : 0;
+		blk += n * sizeof(int64_t);
+	}
+	for (int l = 0; l < tb->num_layers; l++)
+		for (int r = 0; r < tb->num_relations; r++) {
+			const burrow_block *k = &tb->blocks[l][r];
+			blk += (double)k->num_edges * 3 * sizeof(int32_t) + (double)(k->num_dst + k->num_src + 2) * 2 * sizeof(int64_t);
+		}
+	*slot = rows + blk;
+	*act = emb + (ht->model ? bw_hmodel_batch_bytes(ht->model, tb->num_nodes)
+				: 3.0 * (double)tb->num_seeds * (double)BW_MAX(o->hidden, ht->in_dim[ht->h->target_type]) *
+					  o->layers * sizeof(float));
+}
+
+/* The memory a typed batch may take: --mem, else (host memory) what is available now less the
+ * CPU device's margin of 256 MiB, less the feature caches' budget (they fill as they read);
+ * -1: no bound known. */
+static double batch_room(const bw_htrain *ht, const burrow_train_opts *o)
+{
+	if (o->mem_bytes > 0)
+		return (double)o->mem_bytes - (double)ht->cache_budget;
+	const size_t avail = bw_mem_available_at(NULL);
+	if (avail == SIZE_MAX)
+		return -1;
+	return (double)avail - (double)ht->cache_budget - (double)(256u << 20);
+}
+
+/* b bytes as "1.23 GiB" or "45.6 MiB" into out[32]. */
+static const char *gib_or_mib(double b, char *out)
+{
+	if (b >= (double)(1u << 30))
+		snprintf(out, 32, "%.2f GiB", b / (double)(1u << 30));
+	else
+		snprintf(out, 32, "%.1f MiB", b / (double)(1u << 20));
+	return out;
+}
+
+/* Size the loader before anything large is allocated: sample the first training batch (its
+ * draws are keyed, so nothing else changes), estimate a slot's bytes and the step's; keep
+ * opts.prefetch + 1 slots when they fit the room, else as many as fit (ht->depth lower), else
+ * refuse in one line naming the bytes and what to lower. */
+static int fit_depth(bw_htrain *ht, const burrow_train_opts *o)
+{
+	ht->depth = o->prefetch;
+	burrow_typed_batch *tb;
+	int64_t n = 0;
+	if (!burrow_dataset_split(ht->ds, BURROW_SPLIT_TRAIN, &n) || n == 0)
+		return 0; /* nothing to train on: refused when an epoch starts, not at open (eval, embed) */
+	int st = open_sampler(ht, o);
+	if (st || burrow_typed_sampler_num_batches(ht->sampler) == 0 ||
+	    (st = burrow_typed_sampler_batch(ht->sampler, 0, 0, &tb)))
+		return st;
+	batch_bytes(ht, o, tb, &ht->slot_bytes, &ht->act_bytes);
+	const double room = batch_room(ht, o), act = ht->be->dev->host_memory ? ht->act_bytes : 0;
+	char rows[256] = "";
+	for (int t = 0; t < tb->num_types; t++)
+		if (tb->num_nodes[0][t] && (ht->rows_of[t] || ht->emb[t]))
+			snprintf(rows + strlen(rows), sizeof rows - strlen(rows), "%s%lld %s x %lld", rows[0] ? ", " : "",
+				 (long long)tb->num_nodes[0][t], ht->ti[t].name, (long long)ht->in_dim[t]);
+	burrow_typed_sampler_release(ht->sampler, tb);
+	if (room < 0 || (double)(o->prefetch + 1) * ht->slot_bytes + act <= room)
+		return 0;
+	char b1[32], b2[32], b3[32], b4[32];
+	if (ht->slot_bytes + act > room)
+		return bw_err(BURROW_E_NOMEM,
+			      "train: a typed batch does not fit: its input rows (%s, float32) and blocks take %s, its "
+			      "activations about %s, and %s less the feature cache (%s) is %s: lower --fanout, --layers "
+			      "or --batch, use --typed-fanout node, or a smaller --cache",
+			      rows, gib_or_mib(ht->slot_bytes, b1), gib_or_mib(act, b2),
+			      o->mem_bytes > 0 ? "--mem" : "the memory available", gib_or_mib((double)ht->cache_budget, b4),
+			      gib_or_mib(BW_MAX(room, 0), b3));
+	ht->depth = (int)((room - act) / ht->slot_bytes) - 1;
+	return 0;
 }
 
 static int64_t num_params(const bw_htrain *ht)
@@ -241,14 +331,14 @@ int bw_htrain_open(bw_htrain **out, burrow_dataset *ds, const burrow_train_opts 
 	for (int t = 0; !st && t < h->num_types; t++)
 		st = burrow_dataset_type_info(ds, t, &ht->ti[t]);
 	if (st || (st = type_widths(ht, o)) || (st = open_model(ht, o)) || (st = open_types(ht, o)) ||
-	    (st = sampler_opts(ht, o)) ||
+	    (st = sampler_opts(ht, o)) || (st = fit_depth(ht, o)) ||
 	    (st = bw_optim_open(&ht->optim, be->dev, o->optimizer, num_params(ht), o->lr, o->weight_decay, o->momentum)) ||
 	    (st = bw_dbuf_reserve(&ht->loss_dev, be->dev, sizeof(bw_loss))))
 		goto fail;
 	const bw_loader_cfg lc = {
 		.dev = be->dev,
 		.compute = be->stream,
-		.depth = o->prefetch,
+		.depth = ht->depth,
 		.thread = true,
 		.num_layers = o->layers,
 		.dim = 1,

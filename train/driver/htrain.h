@@ -36,6 +36,10 @@ typedef struct bw_htrain {
 	bw_loader *loader;
 	bw_tensor glogits;
 	bw_dbuf loss_dev;
+	size_t cache_budget;                       /* the feature caches' bytes, all types */
+	int depth;                                 /* the loader's depth: opts.prefetch, or lower to fit (fit_depth) */
+	double slot_bytes, act_bytes;              /* a loader slot's bytes and the step's activations, estimated
+						      from the first training batch (0: not estimated) */
 } bw_htrain;
 
 /* Open the typed side for ds (a typed dataset, borrowed) on the backend be (borrowed). */

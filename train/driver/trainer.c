@@ -51,6 +51,8 @@ int bw_trainer_check_opts(const burrow_train_opts *o)
 		if (o->eval_fanout[l] < -1 || o->eval_fanout[l] == 0)
 			return bw_err(BURROW_E_INVAL, "train: evaluation fanout %d of layer %d: want -1 (all) or > 0, one per "
 						      "layer, or all 0 (layer-wise inference)", o->eval_fanout[l], l);
+	if (o->typed_fanout != BURROW_TYPED_FANOUT_RELATION && o->typed_fanout != BURROW_TYPED_FANOUT_NODE)
+		return bw_err(BURROW_E_INVAL, "train: typed fanout %d: want RELATION (0) or NODE (1)", o->typed_fanout);
 	if (o->prefetch < 0 || o->prefetch > 64)
 		return bw_err(BURROW_E_INVAL, "train: prefetch %d is not in [0, 64]", o->prefetch);
 	if (o->cache_bytes < BURROW_CACHE_AUTO || !(o->cache_fraction <= 1) || isnan(o->cache_fraction))
@@ -682,6 +684,13 @@ double burrow_trainer_lr(const burrow_trainer *t)
 	return bw_habits_epoch_lr(&h, &t->o, t->epoch);
 }
 const char *burrow_trainer_sampler_device(const burrow_trainer *t) { return t->sampler_dev; }
+
+int burrow_trainer_prefetch(const burrow_trainer *t, double *batch_bytes)
+{
+	if (batch_bytes)
+		*batch_bytes = t->typed ? t->typed->slot_bytes : 0;
+	return t->typed ? t->typed->depth : t->o.prefetch;
+}
 
 /* 0 when the weights cannot be read back from the device (not on the CPU) */
 uint64_t burrow_trainer_weights_checksum(const burrow_trainer *t)
