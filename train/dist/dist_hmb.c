@@ -400,6 +400,12 @@ const int64_t *bw_dist_hmb_train(const burrow_dist *d, int64_t *n)
 
 const burrow_hetero *bw_dist_hmb_hetero(const burrow_dist *d) { return &d->hmb->gh; }
 
+int bw_dist_hmb_fanout(const burrow_dist *d, int l, int r)
+{
+	const burrow_typed_sampler_opts *so = &d->hmb->so;
+	return so->rel_fanouts[l][r] > -2 ? so->rel_fanouts[l][r] : so->fanouts[l];
+}
+
 void bw_dist_hmb_seen(const burrow_dist *d, uint64_t seen[3]) { memcpy(seen, d->hmb->seen, sizeof d->hmb->seen); }
 
 /* ------------------------------------------------------------ open and close */

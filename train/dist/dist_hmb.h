@@ -37,6 +37,9 @@ void bw_dist_hmb_owned(const burrow_dist *d, int t, int64_t *first, int64_t *n);
  * graph the sampler sees (global counts; graphs not set). */
 const int64_t *bw_dist_hmb_train(const burrow_dist *d, int64_t *n);
 const burrow_hetero *bw_dist_hmb_hetero(const burrow_dist *d);
+/* The training sampler's fanout of relation r at layer l (0: a relation the model does not
+ * run there). */
+int bw_dist_hmb_fanout(const burrow_dist *d, int l, int r);
 /* The training seeds the steps so far took (count, sum, sum of squares, wrapping). */
 void bw_dist_hmb_seen(const burrow_dist *d, uint64_t seen[3]);
 
