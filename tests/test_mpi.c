@@ -190,6 +190,31 @@ Test(mpi, multilabel_parts_refused)
 	free(dir);
 }
 
+/* burrow train under mpirun on typed parts (gen hsbm): R-SAGE trains, the replicas agree and
+ * an evaluation prints; --checkpoint is refused in one line before the first epoch. */
+Test(mpi, typed_parts_train_from_the_command_line)
+{
+	char *dir = tu_tmpdir(), *out, *err;
+	cr_assert_eq(tu_sh(NULL, &err, "%s gen hsbm %s/hs --nodes 800 --quiet && %s partition %s/hs --parts 2 --quiet",
+			   tu_burrow(), dir, tu_burrow(), dir),
+		     0, "%s", err);
+	free(err);
+	int rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/hs/parts-2 --model rsage --layers 2 --fanout 4,3 --epochs 2 "
+				   "--threads 1", tu_burrow(), dir);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	cr_assert(strstr(out, "test accuracy") && strstr(out, "weights equal on every rank"), "%s", out);
+	free(out);
+	free(err);
+	rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/hs/parts-2 --model rsage --epochs 1 --threads 1 --checkpoint %s/ck",
+		   tu_burrow(), dir, dir);
+	cr_assert_neq(rc, 0);
+	cr_assert(strstr(err, "does not checkpoint them") && !strstr(out, "epoch"), "%s\n%s", out, err);
+	free(out);
+	free(err);
+	tu_rmrf(dir);
+	free(dir);
+}
+
 /* The last "test_auc" of a --log file, or -1. */
 static double last_test_auc(const char *path)
 {

@@ -108,7 +108,19 @@ static int dist_parse(dist_run *r, int argc, char **argv)
 		sleep(2); /* mpirun ends the job at the first non-zero exit: let rank 0 say why first */
 		return EXIT_FAIL;
 	}
-	return ranks_fit_parts(r->a.dir);
+	if ((rc = ranks_fit_parts(r->a.dir)))
+		return rc;
+	burrow_parts *ps;
+	int types = burrow_parts_open(&ps, r->a.dir) >= 0 ? burrow_parts_get_info(ps)->num_types : 0;
+	burrow_parts_close(ps);
+	if (!types || !r->a.ckpt) /* typed parts: no checkpoints yet (said before the first epoch) */
+		return 0;
+	if (!first_rank()) {
+		sleep(2); /* mpirun ends the job at the first non-zero exit: let rank 0 say why first */
+		return EXIT_FAIL;
+	}
+	return cli_fail("train", "%s: typed parts (%d node types): training under mpirun does not checkpoint them in this "
+			"version (drop --checkpoint)", r->a.dir, types);
 }
 
 /* The classes of the dataset of a parts directory: part 0's meta.json says them; 0 when it
