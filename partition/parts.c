@@ -436,3 +436,167 @@ void burrow_part_close(burrow_part *p)
 
 const burrow_part_info *burrow_part_get_info(const burrow_part *p) { return &p->info; }
 const burrow_dataset *burrow_part_dataset(const burrow_part *p) { return p->ds; }
+
+/* ------------------------------------------------------------ typed parts: --verify */
+
+/* Type t's arrays of one part, mapped. */
+typedef struct typed_arrays {
+	bw_npy_map orig, halo, halo_off, send, send_off;
+	int64_t n_send;
+} typed_arrays;
+
+static void typed_arrays_unmap(typed_arrays *a)
+{
+	bw_npy_unmap(&a->orig);
+	bw_npy_unmap(&a->halo);
+	bw_npy_unmap(&a->halo_off);
+	bw_npy_unmap(&a->send);
+	bw_npy_unmap(&a->send_off);
+	memset(a, 0, sizeof *a);
+}
+
+/* Part i's arrays of type t mapped and checked on their own: shapes, offsets, orig ids in the
+ * type's range and not seen in an earlier part (seen: the type's bitmap), halo ids ascending
+ * ids of their owner, send ids owned. */
+static int typed_part_arrays(const burrow_parts *p, const char *pdir, int t, int i, uint64_t *seen, typed_arrays *a)
+{
+	const int k = p->info.num_parts;
+	const int64_t *book = p->type_offsets + (size_t)t * (size_t)(k + 1);
+	const int64_t own = book[i + 1] - book[i], nh = p->type_halo[(size_t)t * (size_t)k + (size_t)i];
+	const char *tn = p->type_names[t];
+	char name[BURROW_MAX_NAME + 32], what[BURROW_MAX_NAME + 32];
+	int st;
+#define TYPED_MAP(sub, n, m, len) (snprintf(name, sizeof name, "%s/%s.npy", sub, tn), map_i64(pdir, name, n, m, len))
+	if ((st = TYPED_MAP("orig_ids", own, &a->orig, NULL)) || (st = TYPED_MAP("halo_ids", nh, &a->halo, NULL)) ||
+	    (st = TYPED_MAP("halo_offsets", k + 1, &a->halo_off, NULL)) ||
+	    (st = TYPED_MAP("send_offsets", k + 1, &a->send_off, NULL)) ||
+	    (st = TYPED_MAP("send_ids", -1, &a->send, &a->n_send)))
+		return st;
+#undef TYPED_MAP
+	const int64_t *orig = a->orig.data, *halo = a->halo.data, *ho = a->halo_off.data, *send = a->send.data;
+	snprintf(what, sizeof what, "halo_offsets/%s.npy", tn);
+	if ((st = check_offsets(what, ho, k, nh)))
+		return bw_err_prefix(st, pdir);
+	snprintf(what, sizeof what, "send_offsets/%s.npy", tn);
+	if ((st = check_offsets(what, a->send_off.data, k, a->n_send)))
+		return bw_err_prefix(st, pdir);
+	for (int64_t q = 0; q < own; q++) {
+		const int64_t g = orig[q];
+		if (g < 0 || g >= p->type_nodes[t] || seen[g / 64] >> (g % 64) & 1)
+			return bw_err(BURROW_E_FORMAT, "%s/orig_ids/%s.npy: entry %lld (id %lld) is outside [0, %lld) or owned "
+						       "twice",
+				      pdir, tn, (long long)q, (long long)g, (long long)p->type_nodes[t]);
+		seen[g / 64] |= (uint64_t)1 << (g % 64);
+	}
+	for (int j = 0; j < k; j++)
+		for (int64_t q = ho[j]; q < ho[j + 1]; q++)
+			if (j == i || halo[q] < book[j] || halo[q] >= book[j + 1] || (q > ho[j] && halo[q] <= halo[q - 1]))
+				return bw_err(BURROW_E_FORMAT, "%s/halo_ids/%s.npy: entry %lld (node %lld) is not an ascending id "
+							       "of part %d",
+					      pdir, tn, (long long)q, (long long)halo[q], j);
+	for (int64_t q = 0; q < a->n_send; q++)
+		if (send[q] < book[i] || send[q] >= book[i + 1])
+			return bw_err(BURROW_E_FORMAT, "%s/send_ids/%s.npy: entry %lld (node %lld) is not owned by part %d", pdir,
+				      tn, (long long)q, (long long)send[q], i);
+	return 0;
+}
+
+/* Part i's dataset against the book: each type's nodes owned + halo, the halo's rows empty in
+ * every relation, the splits owned; then its contents (burrow_dataset_verify). */
+static int typed_part_dataset(const burrow_parts *p, const char *pdir, int i)
+{
+	const int k = p->info.num_parts;
+	burrow_dataset *ds;
+	int st = burrow_dataset_open(&ds, pdir);
+	if (st)
+		return st;
+	const burrow_hetero *h = burrow_dataset_hetero(ds);
+	int64_t own[BURROW_MAX_TYPES];
+	if (!h || h->num_types != p->info.num_types || h->target_type != p->info.target_type)
+		st = bw_err(BURROW_E_FORMAT, "%s: not a typed dataset of the parts' %d types and target", pdir,
+			    p->info.num_types);
+	for (int t = 0; !st && t < h->num_types; t++) {
+		const int64_t *book = p->type_offsets + (size_t)t * (size_t)(k + 1);
+		const int64_t nh = p->type_halo[(size_t)t * (size_t)k + (size_t)i];
+		own[t] = book[i + 1] - book[i];
+		if (strcmp(h->type_names[t], p->type_names[t]) || h->type_nodes[t] != own[t] + nh)
+			st = bw_err(BURROW_E_FORMAT, "%s: type %d is %s with %lld nodes, the parts say %s with %lld owned + "
+						     "%lld halo",
+				    pdir, t, h->type_names[t], (long long)h->type_nodes[t], p->type_names[t], (long long)own[t],
+				    (long long)nh);
+	}
+	for (int r = 0; !st && r < h->num_relations; r++) {
+		const burrow_csr *g = &h->rel[r].graph;
+		if (g->indptr[own[h->rel[r].dst_type]] != g->indptr[g->num_nodes])
+			st = bw_err(BURROW_E_FORMAT, "%s: relation %s holds edges into halo nodes", pdir, h->rel[r].name);
+	}
+	for (int s = 0; !st && s < 3; s++) {
+		int64_t n;
+		const int64_t *ids = burrow_dataset_split(ds, s, &n);
+		for (int64_t q = 0; ids && q < n && !st; q++)
+			if (ids[q] < 0 || ids[q] >= own[h->target_type])
+				st = bw_err(BURROW_E_FORMAT, "%s: split %d entry %lld (%lld) is not an owned node", pdir, s,
+					    (long long)q, (long long)ids[q]);
+	}
+	if (!st)
+		st = burrow_dataset_verify(ds);
+	burrow_dataset_close(ds);
+	return st;
+}
+
+/* Part i's send segment to part j of type t equals part j's halo segment from part i. */
+static int typed_contract(const burrow_parts *p, int t, const typed_arrays *a)
+{
+	const int k = p->info.num_parts;
+	for (int i = 0; i < k; i++)
+		for (int j = 0; j < k; j++) {
+			const int64_t *so = a[i].send_off.data, *ho = a[j].halo_off.data;
+			const int64_t n = so[j + 1] - so[j];
+			if (n != ho[i + 1] - ho[i] ||
+			    (n && memcmp((const int64_t *)a[i].send.data + so[j], (const int64_t *)a[j].halo.data + ho[i],
+					 (size_t)n * sizeof(int64_t))))
+				return bw_err(BURROW_E_FORMAT, "%s: type %s: part %d's send list to part %d is not part %d's halo "
+							       "from part %d",
+					      p->dir, p->type_names[t], i, j, j, i);
+		}
+	return 0;
+}
+
+/* Part i's directory into *pdir (bw_free it). */
+static int part_dir(const burrow_parts *p, int i, char **pdir)
+{
+	char name[32];
+	snprintf(name, sizeof name, "part-%d", i);
+	return (*pdir = bw_path_join(p->dir, name)) ? 0 : BURROW_E_NOMEM;
+}
+
+int burrow_parts_verify_typed(const burrow_parts *p)
+{
+	const int k = p->info.num_parts, T = p->info.num_types;
+	if (!T)
+		return bw_err(BURROW_E_INVAL, "%s: not typed parts", p->dir);
+	typed_arrays *a = bw_calloc((size_t)k, sizeof *a);
+	char *pdir = NULL;
+	int st = a ? 0 : BURROW_E_NOMEM;
+	for (int i = 0; !st && i < k; i++) {
+		if (!(st = part_dir(p, i, &pdir)))
+			st = typed_part_dataset(p, pdir, i);
+		bw_free(pdir);
+	}
+	for (int t = 0; !st && t < T; t++) {
+		uint64_t *seen = bw_calloc((size_t)(p->type_nodes[t] + 63) / 64 + 1, sizeof *seen);
+		st = seen ? 0 : BURROW_E_NOMEM;
+		for (int i = 0; !st && i < k; i++) {
+			if (!(st = part_dir(p, i, &pdir)))
+				st = typed_part_arrays(p, pdir, t, i, seen, &a[i]);
+			bw_free(pdir);
+		}
+		if (!st)
+			st = typed_contract(p, t, a);
+		for (int i = 0; i < k; i++)
+			typed_arrays_unmap(&a[i]);
+		bw_free(seen);
+	}
+	bw_free(a);
+	return st;
+}

@@ -137,6 +137,27 @@ typedef struct bw_expander {
 int bw_sample_batch_ex(bw_sample_ctx *c, const bw_expander *ex, const int64_t *seeds, int64_t n, int num_layers,
 		       const int *fanouts, uint64_t key, bw_sampled *b);
 
+/* The typed sampler's expander (distributed typed training, dist_hmb.c): layer l's rows of
+ * relation r for its destinations nodes[0, nd) (ids of r's dst type) under fanout fanout,
+ * drawn from the streams bw_key(rkey, node) where rkey = bw_key(bw_key(key, l), r) as the
+ * typed sampler's own draws; *ip [nd + 1] and *ids [ip[nd]] (src-type ids) as bw_expander's.
+ * Called for every relation of every layer in order, also when nd is 0 (it may be collective). */
+typedef struct bw_typed_expander {
+	int (*expand)(void *ctx, int l, int r, int fanout, uint64_t rkey, const int64_t *nodes, int64_t nd,
+		      const int64_t **ip, const int64_t **ids);
+	void *ctx;            /* the expander's own (borrowed) */
+} bw_typed_expander;
+
+/* A typed sampler whose rows come from ex (borrowed) instead of h's relations: h gives the
+ * types (counts: every id is in [0, type_nodes)), the relations' src and dst types and names;
+ * its graphs are not read. Batches come from bw_typed_sampler_sample_key only. */
+int bw_typed_sampler_open_ex(burrow_typed_sampler **out, const burrow_hetero *h, const bw_typed_expander *ex,
+			     const burrow_typed_sampler_opts *opts);
+/* The batch of the n seeds (n may be 0) drawn with exactly `key` (no remixing), stamped
+ * (epoch, index); released with burrow_typed_sampler_release. */
+int bw_typed_sampler_sample_key(burrow_typed_sampler *s, const int64_t *seeds, int64_t n, uint64_t key,
+				int64_t epoch, int64_t index, burrow_typed_batch **out);
+
 /* The full-neighbor block over nodes [first, first + count) (one layer). */
 int bw_sample_full(bw_sample_ctx *c, const burrow_csr *g, int64_t first, int64_t count, bw_sampled *b);
 

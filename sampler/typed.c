@@ -58,6 +58,7 @@ typedef struct typed_ctx {
 
 struct burrow_typed_sampler {
 	const burrow_hetero *h;                 /* borrowed */
+	const bw_typed_expander *ex;            /* rows from here instead of h's graphs, or NULL (borrowed) */
 	burrow_typed_sampler_opts o;
 	int fan[BURROW_MAX_LAYERS][BURROW_MAX_RELATIONS]; /* resolved fanout of (layer, relation) */
 	int threads, max_fanout;
@@ -202,8 +203,12 @@ typedef struct typed_layer {
 
 /* Phase 1: each relation's block offsets (min(fanout, degree) per destination) and where its
  * edges go in the layer's arrays; then room for them. */
+static int layer_expand(typed_layer *y);
+
 static int layer_offsets(typed_layer *y)
 {
+	if (y->s->ex)
+		return layer_expand(y);
 	const burrow_hetero *h = y->s->h;
 	typed_sampled *b = y->b;
 	const int l = y->l;
@@ -232,6 +237,41 @@ static int layer_offsets(typed_layer *y)
 	    (st = bw_grow(&y->c->lid, &y->c->lid_cap, (size_t)BW_MAX(E, 1), sizeof(int32_t), false)))
 		return st;
 	return 0;
+}
+
+/* Phases 1 and 2 with an expander: each relation's rows as it hands them out, relation after
+ * relation (every relation, even one without destinations: the expander may be collective). */
+static int layer_expand(typed_layer *y)
+{
+	const burrow_hetero *h = y->s->h;
+	const bw_typed_expander *ex = y->s->ex;
+	typed_sampled *b = y->b;
+	typed_ctx *c = y->c;
+	const int l = y->l;
+	int64_t E = 0;
+	int st;
+	for (int r = 0; r < h->num_relations; r++) {
+		const int dt = h->rel[r].dst_type;
+		const int64_t nd = y->up[dt];
+		const int64_t *ip, *ids;
+		if ((st = ex->expand(ex->ctx, l, r, y->s->fan[l][r], bw_key(y->lkey, (uint64_t)r), b->nodes[dt], nd, &ip,
+				     &ids)) ||
+		    (st = bw_grow(&b->indptr[l][r], &b->indptr_cap[l][r], (size_t)nd + 1, sizeof(int64_t), false)))
+			return st;
+		memcpy(b->indptr[l][r], ip, (size_t)(nd + 1) * sizeof *ip);
+		y->rbase[r] = E;
+		if ((st = bw_grow(&c->drawn, &c->drawn_cap, (size_t)BW_MAX(E + ip[nd], 1), sizeof(int64_t), true)))
+			return st;
+		for (int64_t e = 0; e < ip[nd]; e++) {
+			if (ids[e] < 0 || ids[e] >= h->type_nodes[h->rel[r].src_type])
+				return bw_err(BURROW_E_RANGE, "typed sampler: relation %d's row gives %lld, not a node of type %s",
+					      r, (long long)ids[e], h->type_names[h->rel[r].src_type]);
+			c->drawn[E + e] = ids[e];
+		}
+		E += ip[nd];
+	}
+	y->rbase[h->num_relations] = E;
+	return bw_grow(&c->lid, &c->lid_cap, (size_t)BW_MAX(E, 1), sizeof(int32_t), false);
 }
 
 /* Row i of relation r: its picks, the graph's source ids in increasing row position, into
@@ -555,12 +595,16 @@ static int layer_step(typed_layer *y)
 	const int l = y->l;
 	int st;
 	if (y->s->o.fanout_mode == BURROW_TYPED_FANOUT_NODE) {
+		if (y->s->ex) /* the owners' expander draws per relation */
+			return bw_err(BURROW_E_UNSUPPORTED, "typed sampler: fanout per node is not supported over parts "
+							    "(distributed training draws per relation)");
 		if ((st = node_layer(y)))
 			return st;
 	} else {
 		if ((st = layer_offsets(y)))
 			return st;
-		layer_draw(y);
+		if (!y->s->ex)
+			layer_draw(y);
 	}
 	memcpy(y->cnt, y->up, sizeof y->cnt);
 	for (int t = 0; t < h->num_types; t++)
@@ -595,7 +639,7 @@ static int seed_level(const burrow_typed_sampler *s, typed_ctx *c, typed_sampled
 	    (st = bw_grow(&c->sg[t], &c->sg_cap[t], (size_t)n, sizeof(int64_t), false)) ||
 	    (st = bw_grow(&c->sl[t], &c->sl_cap[t], (size_t)n, sizeof(int32_t), false)))
 		return st;
-	const int ub = bits_for((uint64_t)N - 1), lb = bits_for((uint64_t)n - 1);
+	const int ub = bits_for((uint64_t)N - 1), lb = n > 0 ? bits_for((uint64_t)n - 1) : 0;
 	if (ub + lb > 64)
 		return bw_err(BURROW_E_UNSUPPORTED, "typed sampler: %lld seeds are too many for one batch", (long long)n);
 	for (int64_t i = 0; i < n; i++) {
@@ -894,4 +938,54 @@ void burrow_typed_sampler_release(burrow_typed_sampler *s, burrow_typed_batch *p
 	else
 		batch_put(s, b);
 	pthread_mutex_unlock(&s->mu);
+}
+
+/* ------------------------------------------------------------ with an expander (distributed) */
+
+int bw_typed_sampler_open_ex(burrow_typed_sampler **out, const burrow_hetero *h, const bw_typed_expander *ex,
+			     const burrow_typed_sampler_opts *opts)
+{
+	*out = NULL;
+	burrow_typed_sampler_opts o;
+	burrow_typed_sampler_defaults(&o);
+	int st;
+	if (opts && (st = bw_opts_in(&o, sizeof o, opts, "burrow_typed_sampler_opts")))
+		return st;
+	if (!ex || !ex->expand || !h || h->num_types < 1 || h->num_types > BURROW_MAX_TYPES || h->num_relations < 1 ||
+	    h->num_relations > BURROW_MAX_RELATIONS || h->target_type < 0 || h->target_type >= h->num_types)
+		return bw_err(BURROW_E_INVAL, "typed sampler: an expander needs types, relations and a target type");
+	if ((st = check_opts(&o, h->num_relations)))
+		return st;
+	if (o.labor)
+		return bw_err(BURROW_E_UNSUPPORTED, "typed sampler: LABOR draws from the graph's rows, not an expander's");
+	burrow_typed_sampler *s = bw_calloc(1, sizeof *s);
+	if (!s)
+		return BURROW_E_NOMEM;
+	s->h = h;
+	s->ex = ex;
+	s->o = o;
+	s->threads = bw_threads(o.threads);
+	s->perm_epoch = -1;
+	for (int l = 0; l < o.num_layers; l++)
+		for (int r = 0; r < h->num_relations; r++) {
+			s->fan[l][r] = o.rel_fanouts[l][r] > -2 ? o.rel_fanouts[l][r] : o.fanouts[l];
+			s->max_fanout = BW_MAX(s->max_fanout, s->fan[l][r]);
+		}
+	pthread_mutex_init(&s->mu, NULL);
+	*out = s;
+	return 0;
+}
+
+int bw_typed_sampler_sample_key(burrow_typed_sampler *s, const int64_t *seeds, int64_t n, uint64_t key,
+				int64_t epoch, int64_t index, burrow_typed_batch **out)
+{
+	*out = NULL;
+	if (!s || n < 0 || (n && !seeds) || n > INT32_MAX)
+		return bw_err(BURROW_E_INVAL, "typed sampler: %lld seeds: want 0 .. 2^31-1", (long long)n);
+	int st = sample_pooled(s, -1, -1, seeds, n, key, out);
+	if (!st) {
+		(*out)->epoch = epoch;
+		(*out)->index = index;
+	}
+	return st;
 }

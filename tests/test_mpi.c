@@ -131,6 +131,28 @@ Test(mpi, distributed_minibatch)
 	}
 }
 
+/* Typed mini-batch training over typed parts (gen hsbm) at 2 and 3 ranks: the ranks' training
+ * nodes are the split's, once each, and every epoch steps on exactly them; sampled rows are true
+ * in-neighbors, min(fanout, degree) each, equal to their owner's draw of the same key (some
+ * expanded remotely); input rows equal the features; R-SAGE's loss falls, the replicas agree
+ * and the test accuracy is within 5 points of one process's (the program checks itself). */
+Test(mpi, typed_minibatch)
+{
+	const int ranks[] = {2, 3};
+	for (int i = 0; i < 2; i++) {
+		char *dir = tu_tmpdir(), *out, *err;
+		int rc = tu_sh(&out, &err, MPIRUN " -np %d %s %s", ranks[i], prog("hdistmb_check"), dir);
+		cr_assert_eq(rc, 0, "-np %d exited %d:\n%s\n%s", ranks[i], rc, out, err);
+		cr_assert(strstr(out, "equal their owner's draw") && strstr(out, "input rows equal the features") &&
+				  strstr(out, "every check passes"),
+			  "%s", out);
+		free(out);
+		free(err);
+		tu_rmrf(dir);
+		free(dir);
+	}
+}
+
 /* Link metrics over scores spread across the ranks equal one process's (the program checks
  * itself: Hits@K and ROC-AUC bit for bit, MRR within 1e-12, ties, a rank without positives). */
 Test(mpi, link_metrics_equal_one_process)
@@ -162,6 +184,31 @@ Test(mpi, multilabel_parts_refused)
 	int rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/ml/parts-2 --epochs 1 --threads 1", tu_burrow(), dir);
 	cr_assert_neq(rc, 0);
 	cr_assert(strstr(err, "is multi-label: multi-label training runs in one process"), "%s", err);
+	free(out);
+	free(err);
+	tu_rmrf(dir);
+	free(dir);
+}
+
+/* burrow train under mpirun on typed parts (gen hsbm): R-SAGE trains, the replicas agree and
+ * an evaluation prints; --checkpoint is refused in one line before the first epoch. */
+Test(mpi, typed_parts_train_from_the_command_line)
+{
+	char *dir = tu_tmpdir(), *out, *err;
+	cr_assert_eq(tu_sh(NULL, &err, "%s gen hsbm %s/hs --nodes 800 --quiet && %s partition %s/hs --parts 2 --quiet",
+			   tu_burrow(), dir, tu_burrow(), dir),
+		     0, "%s", err);
+	free(err);
+	int rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/hs/parts-2 --model rsage --layers 2 --fanout 4,3 --epochs 2 "
+				   "--threads 1", tu_burrow(), dir);
+	cr_assert_eq(rc, 0, "%s\n%s", out, err);
+	cr_assert(strstr(out, "test accuracy") && strstr(out, "weights equal on every rank"), "%s", out);
+	free(out);
+	free(err);
+	rc = tu_sh(&out, &err, MPIRUN " -np 2 %s train %s/hs/parts-2 --model rsage --epochs 1 --threads 1 --checkpoint %s/ck",
+		   tu_burrow(), dir, dir);
+	cr_assert_neq(rc, 0);
+	cr_assert(strstr(err, "does not checkpoint them") && !strstr(out, "epoch"), "%s\n%s", out, err);
 	free(out);
 	free(err);
 	tu_rmrf(dir);

@@ -10,9 +10,11 @@
 #include "../partition/partition_internal.h"
 #include "util.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static char *dir;
 static void setup(void) { dir = tu_tmpdir(); }
@@ -438,6 +440,79 @@ Test(partition_typed, failing_allocations_leave_nothing_behind)
 	}
 	cr_assert_gt(failures, 10);
 	check_typed_parts(ds, out, 3, o.ufactor, o.balance);
+	free(out);
+	free(ds);
+}
+
+/* Swap int64 entry q of <pdir>/<sub>/<type>.npy for v; the old value. */
+static int64_t poke_i64(const char *pdir, const char *sub, const char *type, int64_t q, int64_t v)
+{
+	char *path = tu_path(pdir, "%s/%s.npy", sub, type);
+	bw_npy h;
+	int fd;
+	cr_assert_eq(bw_npy_open(path, &h, &fd), 0, "%s", burrow_last_error());
+	close(fd);
+	fd = open(path, O_RDWR);
+	cr_assert(fd >= 0, "%s", path);
+	int64_t old;
+	const off_t at = (off_t)(h.data_offset + q * 8);
+	cr_assert_eq(pread(fd, &old, 8, at), 8);
+	cr_assert_eq(pwrite(fd, &v, 8, at), 8);
+	close(fd);
+	free(path);
+	return old;
+}
+
+/* burrow_parts_verify_typed (burrow info --verify) passes on what burrow partition writes and
+ * names the file of each planted fault: a halo id out of order, an input id owned twice, a send
+ * list that is not its receiver's halo, a split member that is a halo node; each undone after. */
+Test(partition_typed, verify_finds_each_fault)
+{
+	char *ds = gen_hsbm("hv", 1500, 5), *out = tu_path(dir, "pv");
+	burrow_partition_opts o;
+	burrow_partition_defaults(&o);
+	o.num_parts = 3;
+	o.out_dir = out;
+	o.threads = 1;
+	cr_assert_eq(burrow_partition(ds, &o, NULL), 0, "%s", burrow_last_error());
+	burrow_parts *ps;
+	cr_assert_eq(burrow_parts_open(&ps, out), 0, "%s", burrow_last_error());
+	cr_assert_eq(burrow_parts_verify_typed(ps), 0, "%s", burrow_last_error());
+	const burrow_parts_info *pi = burrow_parts_get_info(ps);
+	char *p0 = tu_path(out, "part-0"), *p1 = tu_path(out, "part-1");
+	const char *paper = pi->type_names[0];
+	int64_t n;
+	int64_t *halo = load_i64(p0, "halo_ids", paper, &n), *orig1 = load_i64(p1, "orig_ids", paper, &n);
+	int64_t *send = load_i64(p0, "send_ids", paper, &n);
+	cr_assert(n >= 2);
+	const struct {
+		const char *pdir, *sub, *file;
+		int64_t q, v;
+	} faults[] = {
+		{p0, "halo_ids", "halo_ids/paper", 1, halo[0]},          /* not ascending */
+		{p0, "orig_ids", "orig_ids/paper", 0, orig1[0]},         /* owned by part 1 too */
+		{p0, "send_ids", "send lists", 0, send[1]},              /* not part j's halo */
+	};
+	for (size_t f = 0; f < sizeof faults / sizeof *faults; f++) {
+		const int64_t old = poke_i64(faults[f].pdir, faults[f].sub, paper, faults[f].q, faults[f].v);
+		cr_expect_eq(burrow_parts_verify_typed(ps), BURROW_E_FORMAT, "fault %zu passed", f);
+		cr_expect(strstr(burrow_last_error(), faults[f].file) || strstr(burrow_last_error(), "send list"),
+			  "fault %zu: %s", f, burrow_last_error());
+		poke_i64(faults[f].pdir, faults[f].sub, paper, faults[f].q, old);
+	}
+	/* a split member past the owned nodes (a halo node) */
+	const int64_t own0 = pi->type_offsets[1] - pi->type_offsets[0];
+	const int64_t old = poke_i64(p0, "split", "train", 0, own0);
+	cr_expect_eq(burrow_parts_verify_typed(ps), BURROW_E_FORMAT);
+	cr_expect(strstr(burrow_last_error(), "not an owned node"), "%s", burrow_last_error());
+	poke_i64(p0, "split", "train", 0, old);
+	cr_assert_eq(burrow_parts_verify_typed(ps), 0, "%s", burrow_last_error());
+	bw_free(halo);
+	bw_free(orig1);
+	bw_free(send);
+	burrow_parts_close(ps);
+	free(p0);
+	free(p1);
 	free(out);
 	free(ds);
 }

@@ -71,13 +71,17 @@ static void json_num(const char *key, double v, const char *sep)
 		printf("\"%s\": %.17g%s", key, v, sep);
 }
 
-/* --verify on a parts directory: open every part (its exchange arrays checked against each
+/* --verify on a parts directory (typed parts: burrow_parts_verify_typed): open every part (its exchange arrays checked against each
  * other and the partition book, its orig_ids in range and distinct) and check its dataset's
  * contents; across the parts, no input id is owned twice (so the orig_ids, as many as the
  * input's nodes, are a permutation of them). */
 static int verify_parts(const char *dir, const burrow_parts *ps)
 {
 	const burrow_parts_info *pi = burrow_parts_get_info(ps);
+	if (pi->num_types) { /* typed parts: per-type arrays, checked by the library */
+		int st = burrow_parts_verify_typed(ps);
+		return st < 0 ? cli_lib_fail("info", st) : EXIT_OK;
+	}
 	unsigned char *owner_seen = calloc((size_t)(pi->num_nodes / 8 + 1), 1);
 	int rc = EXIT_OK;
 	if (!owner_seen)

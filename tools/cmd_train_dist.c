@@ -40,13 +40,11 @@ static int ranks_fit_parts(const char *dir)
 {
 	int rank, size = cli_launcher_size(&rank);
 	burrow_parts *ps;
-	int st = burrow_parts_open(&ps, dir), k = 0, types = 0;
-	if (st >= 0) {
+	int st = burrow_parts_open(&ps, dir), k = 0;
+	if (st >= 0)
 		k = burrow_parts_get_info(ps)->num_parts;
-		types = burrow_parts_get_info(ps)->num_types;
-	}
 	burrow_parts_close(ps);
-	if (st >= 0 && !types && (k == size || (size == 1 && launcher_rank())))
+	if (st >= 0 && (k == size || (size == 1 && launcher_rank())))
 		return 0;
 	if (!first_rank()) {
 		sleep(2); /* mpirun ends the job at the first non-zero exit: let rank 0 say why first */
@@ -54,10 +52,6 @@ static int ranks_fit_parts(const char *dir)
 	}
 	if (st < 0)
 		return cli_lib_fail("train", st);
-	if (types) /* issue 32 item 4: the typed mini-batch trainer over parts is not written yet */
-		return cli_fail("train", "%s: typed parts (%d node types): distributed training of typed graphs is not "
-				"written yet; train the typed dataset in one process (burrow train DATASET --model rsage)", dir,
-				types);
 	if (size == 1)
 		return cli_fail("train", "%s holds %d parts, one MPI rank each: start it as mpirun -np %d burrow train %s", dir,
 				k, k, dir);
@@ -114,7 +108,19 @@ static int dist_parse(dist_run *r, int argc, char **argv)
 		sleep(2); /* mpirun ends the job at the first non-zero exit: let rank 0 say why first */
 		return EXIT_FAIL;
 	}
-	return ranks_fit_parts(r->a.dir);
+	if ((rc = ranks_fit_parts(r->a.dir)))
+		return rc;
+	burrow_parts *ps;
+	int types = burrow_parts_open(&ps, r->a.dir) >= 0 ? burrow_parts_get_info(ps)->num_types : 0;
+	burrow_parts_close(ps);
+	if (!types || !r->a.ckpt) /* typed parts: no checkpoints yet (said before the first epoch) */
+		return 0;
+	if (!first_rank()) {
+		sleep(2); /* mpirun ends the job at the first non-zero exit: let rank 0 say why first */
+		return EXIT_FAIL;
+	}
+	return cli_fail("train", "%s: typed parts (%d node types): training under mpirun does not checkpoint them in this "
+			"version (drop --checkpoint)", r->a.dir, types);
 }
 
 /* The classes of the dataset of a parts directory: part 0's meta.json says them; 0 when it

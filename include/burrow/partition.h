@@ -167,6 +167,12 @@ BURROW_API void burrow_part_close(burrow_part *p);
 BURROW_API const burrow_part_info *burrow_part_get_info(const burrow_part *p);
 /* The part's dataset (borrowed, valid until burrow_part_close). */
 BURROW_API const burrow_dataset *burrow_part_dataset(const burrow_part *p);
+/* Check every part of typed parts (burrow info --verify): each part's dataset against the
+ * books (types owned + halo, no edges into halo rows, splits owned) and its contents
+ * (burrow_dataset_verify); per type, orig_ids distinct over the parts and in range, halo_ids
+ * ascending ids of their owners, send_ids owned, each send segment equal to its receiver's
+ * halo segment. BURROW_E_FORMAT names the file; BURROW_E_INVAL for homogeneous parts. */
+BURROW_API int burrow_parts_verify_typed(const burrow_parts *p);
 
 #ifdef __cplusplus
 }

@@ -2,6 +2,7 @@
  * (owned rows plus a 1-hop halo), exchanging each layer's halo rows with its neighbor parts
  * while the inner rows aggregate, sending halo gradients back to their owners in backward,
  * and all-reducing the weight gradients so the replicas stay identical. */
+#include "dist_hmb.h"
 #include "dist_mb.h"
 #include "node.h"
 
@@ -82,6 +83,8 @@ double burrow_dist_lr(const burrow_dist *d)
 uint64_t burrow_dist_weights_checksum(const burrow_dist *d)
 {
 	uint64_t h = 0;
+	if (d->hmb)
+		return bw_dist_hmb_checksum(d);
 	return bw_model_checksum(d->model, &h) ? 0 : h;
 }
 
@@ -282,6 +285,8 @@ static int open_part(burrow_dist *d, const char *parts_dir)
 	if (pinfo->num_parts != d->K)
 		return bw_err(BURROW_E_INVAL, "%s: holds %d parts, but %d ranks were started (mpirun -np %d)", parts_dir,
 			      pinfo->num_parts, d->K, pinfo->num_parts);
+	if ((d->typed = pinfo->num_types > 0)) /* typed parts: dist_hmb.c opens this rank's */
+		return 0;
 	if ((st = burrow_part_open(&d->part, d->parts, d->rank)))
 		return st;
 	d->pi = burrow_part_get_info(d->part);
@@ -397,6 +402,25 @@ static int open_model(burrow_dist *d)
 			     d->o.train.weight_decay, d->o.train.momentum);
 }
 
+/* Typed parts: the device and the communicator, then the typed trainer (dist_hmb.c). */
+static int open_typed(burrow_dist *d, const char *parts_dir)
+{
+	int st = compute_threads(d, &d->threads);
+	if (!st)
+		st = agree(d, open_backend(d), "open its device");
+	if (!st && !(st = bw_comm_open(&d->comm, d->o.comm, d->be.dev)))
+		d->comm_kind = bw_comm_kind(d->comm);
+	if (!st)
+		st = agree(d, bw_dist_hmb_open(d, parts_dir), "open its typed part");
+	if (!st) {
+		int64_t ntr;
+		bw_dist_hmb_train(d, &ntr);
+		st = bw_comm_allreduce(d->world, &ntr, &d->global_train, 1, BW_COMM_I64, BW_COMM_SUM,
+				       "train: all-reduce (training nodes)");
+	}
+	return st;
+}
+
 int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist_opts *o)
 {
 	int st;
@@ -415,9 +439,10 @@ int burrow_dist_open(burrow_dist **out, const char *parts_dir, const burrow_dist
 	d->o.train.scratch_dir = NULL;
 	d->best = (burrow_best){.epoch = -1, .valid_acc = -1, .test_acc = -1};
 	bw_habits_init(&d->habits, &d->o.train);
-	if ((st = open_part(d, parts_dir)) || (st = open_block(d)) || (st = open_exchange(d)) ||
-	    (st = open_model(d)) || (!d->o.train.full_graph && (st = bw_dist_mb_open(d))) ||
-	    (d->link && (st = bw_dist_link_open(d)))) {
+	if ((st = open_part(d, parts_dir)) || (d->typed && (st = open_typed(d, parts_dir))) ||
+	    (!d->typed && ((st = open_block(d)) || (st = open_exchange(d)) || (st = open_model(d)) ||
+			   (!d->o.train.full_graph && (st = bw_dist_mb_open(d))) ||
+			   (d->link && (st = bw_dist_link_open(d)))))) {
 		burrow_dist_close(d);
 		return st;
 	}
@@ -431,6 +456,7 @@ void burrow_dist_close(burrow_dist *d)
 		return;
 	bw_dist_link_close(d->lk);
 	bw_dist_mb_close(d->mb);
+	bw_dist_hmb_close(d->hmb);
 	bw_halo_close(d->halo);
 	bw_model_close(d->model);
 	bw_optim_close(d->optim);
@@ -648,6 +674,8 @@ out_wait:
 
 static int train_epoch(burrow_dist *d, burrow_epoch_stats *st_out, burrow_comm_stats *cs)
 {
+	if (d->hmb)
+		return bw_dist_hmb_epoch(d, st_out, cs);
 	if (d->lk)
 		return bw_dist_link_epoch(d, st_out, cs);
 	if (d->mb)
@@ -736,8 +764,32 @@ static int evaluate_link(burrow_dist *d, burrow_eval_stats *ev)
 	return 0;
 }
 
+/* Typed parts: sampled evaluation of the target type's splits (valid and test unless asked). */
+static int evaluate_typed(burrow_dist *d, burrow_eval_stats *ev)
+{
+	const double t0 = bw_comm_now();
+	const unsigned want = d->o.train.eval_splits ? d->o.train.eval_splits : BURROW_EVAL_VALID | BURROW_EVAL_TEST;
+	int64_t correct[3], total[3];
+	int st = bw_dist_hmb_evaluate(d, want, correct, total);
+	if (st)
+		return st;
+	double acc[3];
+	for (int s = 0; s < 3; s++)
+		acc[s] = total[s] && (want >> s & 1) ? (double)correct[s] / (double)total[s] : -1;
+	memset(ev, 0, sizeof *ev);
+	ev->valid_auc = ev->test_auc = -1;
+	ev->train_acc = acc[0];
+	ev->valid_acc = acc[1];
+	ev->test_acc = acc[2];
+	ev->eval_s = bw_comm_now() - t0;
+	evaluated(d, acc[1], acc[2]); /* all-reduced counts: every rank agrees */
+	return 0;
+}
+
 static int evaluate(burrow_dist *d, burrow_eval_stats *ev)
 {
+	if (d->hmb)
+		return evaluate_typed(d, ev);
 	if (d->lk)
 		return evaluate_link(d, ev);
 	double t0 = bw_comm_now();
@@ -812,6 +864,8 @@ static int rank0_status(burrow_dist *d, int st, const char *path, const char *wh
 int burrow_dist_save(burrow_dist *d, const char *path)
 {
 	int st = 0;
+	if (d->hmb)
+		return bw_err(BURROW_E_UNSUPPORTED, "%s: typed training under mpirun does not checkpoint in this version", path);
 	if (d->lk) /* the scorer's weights and moments have no place in the checkpoint yet */
 		return bw_err(BURROW_E_UNSUPPORTED, "%s: link prediction under mpirun does not checkpoint in this version",
 			      path);
@@ -890,6 +944,8 @@ int bw_dist_allreduce_grads(bw_model *m, bw_comm *comm, bw_stage *stage)
 int burrow_dist_load(burrow_dist *d, const char *path)
 {
 	int st = 0;
+	if (d->hmb)
+		return bw_err(BURROW_E_UNSUPPORTED, "%s: typed training under mpirun does not checkpoint in this version", path);
 	if (d->lk)
 		return bw_err(BURROW_E_UNSUPPORTED, "%s: link prediction under mpirun does not checkpoint in this version",
 			      path);

@@ -51,6 +51,8 @@ struct burrow_dist {
 	struct bw_dist_mb *mb;         /* mini-batch mode's state (dist_mb.c); NULL in full-graph mode */
 	bool link;                     /* link prediction (a part with edge splits, no labels) */
 	struct bw_dist_link *lk;       /* its state (dist_link.c); NULL otherwise */
+	bool typed;                    /* typed parts: the model, its rows and batches are hmb's */
+	struct bw_dist_hmb *hmb;       /* typed mini-batch training's state (dist_hmb.c), or NULL */
 };
 
 /* Link prediction in mini-batch mode (dist_link.c): open after bw_dist_mb_open; an epoch and an

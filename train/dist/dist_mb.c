@@ -81,6 +81,10 @@ struct bw_dist_mb {
 	const int64_t *offsets;        /* [K+1] the partition book (borrowed from the parts) */
 	int64_t first, n_own, n_halo;
 	const int64_t *halo_ids;       /* [n_halo] ascending (borrowed) */
+	/* the sources' side of the CSR (l2g): the same as above, but a typed relation's src type's */
+	int64_t sfirst, sn_own;
+	const int64_t *shalo;          /* (borrowed) */
+	bool side;                     /* a typed side (bw_mb_side_open): comm and store are borrowed */
 	const int64_t *ip;             /* the part's CSR over local ids (borrowed) */
 	const int32_t *ind;
 	const float *gnorm;            /* [n_own + n_halo] GCN norms (the dist's), NULL for other models */
@@ -161,7 +165,7 @@ static int fits_int(int64_t n, const char *what)
 /* New global id of local id lid. */
 static inline int64_t l2g(const struct bw_dist_mb *m, int64_t lid)
 {
-	return lid < m->n_own ? m->first + lid : m->halo_ids[lid - m->n_own];
+	return lid < m->sn_own ? m->sfirst + lid : m->shalo[lid - m->sn_own];
 }
 
 /* The part that owns gid (the partition book: the last p with offsets[p] <= gid). */
@@ -1254,6 +1258,9 @@ int bw_dist_mb_open(burrow_dist *d)
 	m->n_own = d->n_own;
 	m->n_halo = d->n_halo;
 	m->halo_ids = d->pi->halo_ids;
+	m->sfirst = m->first;
+	m->sn_own = m->n_own;
+	m->shalo = m->halo_ids;
 	const burrow_csr *g = burrow_dataset_graph(burrow_part_dataset(d->part));
 	m->ip = g->indptr;
 	m->ind = g->indices;
@@ -1295,7 +1302,8 @@ void bw_dist_mb_close(struct bw_dist_mb *m)
 		bw_sampled_free_arrays(&m->smp[i]);
 	}
 	bw_free(m->xhost);
-	burrow_store_close(m->store);
+	if (!m->side)
+		burrow_store_close(m->store);
 	bw_free(m->train);
 	bw_free(m->perm);
 	bw_sample_ctx_free(&m->sctx);
@@ -1311,6 +1319,98 @@ void bw_dist_mb_close(struct bw_dist_mb *m)
 	bw_tensor_free(&m->glogits);
 	bw_dbuf_free(&m->loss);
 	bw_stage_free(&m->stage);
-	bw_comm_close(m->comm);
+	if (!m->side)
+		bw_comm_close(m->comm);
 	bw_free(m);
 }
+
+/* ------------------------------------------------------------ typed sides (dist_hmb.c) */
+
+int bw_mb_side_open(struct bw_dist_mb **out, const bw_mb_side_cfg *c)
+{
+	*out = NULL;
+	struct bw_dist_mb *m = bw_calloc(1, sizeof *m);
+	if (!m)
+		return BURROW_E_NOMEM;
+	m->side = true;
+	m->comm = m->hc = c->comm;
+	m->K = c->K;
+	m->rank = c->rank;
+	m->offsets = c->offsets;
+	m->first = c->first;
+	m->n_own = c->n_own;
+	m->n_halo = c->n_halo;
+	m->halo_ids = c->halo_ids;
+	m->sfirst = c->sfirst;
+	m->sn_own = c->sn_own;
+	m->shalo = c->shalo;
+	m->ip = c->ip;
+	m->ind = c->ind;
+	m->store = c->store;
+	m->D = c->dim;
+	m->glogits = bw_tensor_empty(NULL);
+	snprintf(m->sampler_dev, sizeof m->sampler_dev, "cpu");
+	m->cnt = bw_calloc(4 * (size_t)m->K, sizeof *m->cnt);
+	m->cnt2 = bw_calloc(4 * (size_t)m->K, sizeof *m->cnt2);
+	m->cur = bw_calloc((size_t)m->K, sizeof *m->cur);
+	int st = m->cnt && m->cnt2 && m->cur ? 0 : BURROW_E_NOMEM;
+	for (int i = 0; !st && i < MB_INFLIGHT; i++) {
+		m->fetch[i].cnt = bw_calloc(4 * (size_t)m->K, sizeof *m->fetch[i].cnt);
+		m->fetch[i].cnt_f = bw_calloc(4 * (size_t)m->K, sizeof *m->fetch[i].cnt_f);
+		if (!m->fetch[i].cnt || !m->fetch[i].cnt_f)
+			st = BURROW_E_NOMEM;
+	}
+	if (st) {
+		bw_dist_mb_close(m);
+		return st;
+	}
+	*out = m;
+	return 0;
+}
+
+int bw_mb_side_expand(struct bw_dist_mb *m, int fan, uint64_t lkey, const int64_t *nodes, int64_t nd,
+		      const int64_t **eip, const int64_t **eids)
+{
+	return expand(m, 0, fan, lkey, nodes, nd, eip, eids);
+}
+
+int64_t bw_mb_side_draw(struct bw_dist_mb *m, int64_t gid, int fan, uint64_t lkey, int64_t *out)
+{
+	const int64_t lid = gid - m->first;
+	if (lid < 0 || lid >= m->n_own)
+		return bw_err(BURROW_E_RANGE, "train: node %lld is not owned by rank %d", (long long)gid, m->rank);
+	const int64_t k = picks(m->ip[lid + 1] - m->ip[lid], fan);
+	if (fan > BW_SMALL_FANOUT && pick_room(m, fan))
+		return BURROW_E_NOMEM;
+	if (!out)
+		return k;
+	return sample_row(m, lid, fan, lkey, out);
+}
+
+void bw_mb_side_rows(struct bw_dist_mb *m, bw_rows *out)
+{
+	*out = (bw_rows){
+		.num_rows = m->offsets[m->K],
+		.dim = m->D,
+		.gather = fetch_gather,
+		.submit = fetch_submit,
+		.wait = fetch_wait,
+		.poll = fetch_drive,
+		.collective = true,
+		.ctx = m,
+		.threads = 1,
+	};
+}
+
+void bw_mb_side_times(struct bw_dist_mb *m, double t[5], bool reset)
+{
+	t[0] += m->sample_s;
+	t[1] += m->mpi_s;
+	t[2] += m->fetch_comm_s;
+	t[3] += m->fetch_wait_s;
+	t[4] += m->io_wait_s;
+	if (reset)
+		m->sample_s = m->mpi_s = m->fetch_comm_s = m->fetch_wait_s = m->io_wait_s = 0;
+}
+
+int64_t bw_mb_side_fetched(const struct bw_dist_mb *m) { return m->last_fetched; }

@@ -51,4 +51,39 @@ int bw_dist_mb_run(burrow_dist *d, const int64_t *seq, const int64_t *off, int64
  * staged or NCCL communicator, else through host memory). Collective. */
 int bw_dist_mb_reduce_grads(burrow_dist *d);
 
+/* ------------------------------------------------------------ typed sides (dist_hmb.c)
+ * The machinery above over one node type's book: a relation's expansion (its dst type's
+ * book and rows, its src type's ids) or a type's rows (the type's store, the rest fetched
+ * from the owners). Every call on a side is collective over comm, in the same order. */
+typedef struct bw_mb_side_cfg {
+	bw_comm *comm;                 /* a host communicator (MPI; borrowed) */
+	int K, rank;
+	const int64_t *offsets;        /* [K+1] the (dst) type's book (borrowed) */
+	int64_t first, n_own, n_halo;  /* this rank's (dst) type's owned range and halo */
+	const int64_t *halo_ids;       /* [n_halo] ascending (borrowed) */
+	int64_t sfirst, sn_own;        /* a relation's src type: owned range and ... */
+	const int64_t *shalo;          /* ... halo (local ids past sn_own), borrowed */
+	const int64_t *ip;             /* a relation's CSR over local ids (dst rows, src ids), borrowed */
+	const int32_t *ind;
+	burrow_store *store;           /* a type's rows: owned, then halo (borrowed) */
+	int64_t dim;
+} bw_mb_side_cfg;
+int bw_mb_side_open(struct bw_dist_mb **out, const bw_mb_side_cfg *c);
+/* bw_dist_mb_close frees a side too (not what it borrows). */
+/* A relation's rows of the destinations nodes[0, nd) (new ids of the dst type) under fan,
+ * rows drawn from bw_key(lkey, node) by their owners, as new ids of the src type, each row
+ * in increasing id (valid until the next call). Collective. */
+int bw_mb_side_expand(struct bw_dist_mb *m, int fan, uint64_t lkey, const int64_t *nodes, int64_t nd,
+		      const int64_t **eip, const int64_t **eids);
+/* The draw of owned node gid's row here (not collective): its picks into out (room for
+ * the count it returns when out is NULL), or a negative status. */
+int64_t bw_mb_side_draw(struct bw_dist_mb *m, int64_t gid, int fan, uint64_t lkey, int64_t *out);
+/* The type's rows as a source for the loader (collective: submitted also for no rows). */
+void bw_mb_side_rows(struct bw_dist_mb *m, bw_rows *out);
+/* Add the side's seconds (sampling, id exchanges, fetch on the wire, fetch exposed, store
+ * waits) to t; reset them when asked. */
+void bw_mb_side_times(struct bw_dist_mb *m, double t[5], bool reset);
+/* Rows that arrived from other ranks for the last batch submitted. */
+int64_t bw_mb_side_fetched(const struct bw_dist_mb *m);
+
 #endif

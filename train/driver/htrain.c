@@ -7,9 +7,7 @@
 #include <math.h>
 #include <string.h>
 
-/* Parse opts.rel_fanout ("REL=f0,f1;REL=...") into so->rel_fanouts; REL is a relation's name
- * (when it names one relation) or its src___name___dst triple. */
-static int parse_rel_fanout(const burrow_hetero *h, const char *spec, int layers, burrow_typed_sampler_opts *so)
+int bw_htrain_rel_fanout(const burrow_hetero *h, const char *spec, int layers, burrow_typed_sampler_opts *so)
 {
 	const char *p = spec;
 	while (p && *p) {
@@ -208,7 +206,7 @@ static int sampler_opts(bw_htrain *ht, const burrow_train_opts *o)
 					      "--fanout per node over every relation: give one or the other");
 	for (int l = 0; l < o->layers; l++)
 		so->fanouts[l] = ht->mlp ? 0 : o->fanout[l] != 0 ? o->fanout[l] : 5 * (o->layers - l);
-	int st = ht->mlp ? 0 : parse_rel_fanout(ht->h, o->rel_fanout, o->layers, so);
+	int st = ht->mlp ? 0 : bw_htrain_rel_fanout(ht->h, o->rel_fanout, o->layers, so);
 	for (int l = 0; !st && !ht->mlp && l < o->layers; l++)
 		for (int r = 0; r < ht->h->num_relations; r++)
 			if (!bw_hmodel_runs(ht->model, l, r))

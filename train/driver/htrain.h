@@ -42,6 +42,10 @@ typedef struct bw_htrain {
 						      from the first training batch (0: not estimated) */
 } bw_htrain;
 
+/* Parse opts.rel_fanout ("REL=f0,f1;REL=...") into so->rel_fanouts; REL is a relation's name
+ * (when it names one relation) or its src___name___dst triple (h's names). */
+int bw_htrain_rel_fanout(const burrow_hetero *h, const char *spec, int layers, burrow_typed_sampler_opts *so);
+
 /* Open the typed side for ds (a typed dataset, borrowed) on the backend be (borrowed). */
 int bw_htrain_open(bw_htrain **out, burrow_dataset *ds, const burrow_train_opts *o, const bw_backend *be);
 void bw_htrain_close(bw_htrain *ht);

@@ -38,6 +38,9 @@ typedef struct bw_rows {
 	 * the caller's compute stream (rows that arrive in device memory), and runs on the
 	 * caller's thread */
 	bool norms, on_device;
+	/* the loader submits a typed batch's rows of this source even when there are none (a
+	 * remote fetch: collective, every rank joins it) */
+	bool collective;
 	void *ctx;
 	int threads;         /* OpenMP threads of the copy (in-memory rows) */
 } bw_rows;
