@@ -232,6 +232,9 @@ static int check_opts(const burrow_sampler_opts *o)
 		return bw_err(BURROW_E_INVAL, "sampler: pin %d is not 0 (auto) or -1 (never)", o->pin);
 	if (o->prefetch > 0 && (o->producers < 1 || o->producers > 256))
 		return bw_err(BURROW_E_INVAL, "sampler: producers %d is not in [1, 256]", o->producers);
+	if (o->labor_star < 0 || o->labor_star > 64)
+		return bw_err(BURROW_E_INVAL, "sampler: labor_star %d is not in [0, 64] (rounds of LABOR-*; 0: off)",
+			      o->labor_star);
 	if (o->device_csr_budget < 0)
 		return bw_err(BURROW_E_INVAL, "sampler: device_csr_budget %lld: want >= 0 bytes (0: half the free memory)",
 			      (long long)o->device_csr_budget);
@@ -289,8 +292,9 @@ static int sampler_open(burrow_sampler **out, const burrow_csr *g, const int64_t
 	}
 	if ((check_graph && (st = burrow_csr_check(g, false))) || (st = check_ids(g, ids, n)))
 		return st;
-	if (o.labor && kind == BW_DEVICE_CUDA)
-		return bw_err(BURROW_E_UNSUPPORTED, "sampler: LABOR is sampled on the CPU only, not on %s", o.device);
+	if ((o.labor || o.labor_star) && kind == BW_DEVICE_CUDA)
+		return bw_err(BURROW_E_UNSUPPORTED, "sampler: LABOR%s is sampled on the CPU only, not on %s",
+			      o.labor_star ? "-*" : "", o.device);
 	if (o.edge_ids && kind == BW_DEVICE_CUDA)
 		return bw_err(BURROW_E_UNSUPPORTED, "sampler: edge ids (edge features) are sampled on the CPU only, not on %s",
 			      o.device);
@@ -323,6 +327,7 @@ static int sampler_open(burrow_sampler **out, const burrow_csr *g, const int64_t
 		goto out_close;
 	s->sync.edge_ids = o.edge_ids;
 	s->sync.labor = o.labor;
+	s->sync.labor_star = o.labor_star;
 	s->sync.trim = after;
 	s->sync.trim_user = after_user;
 	if (kind == BW_DEVICE_CUDA &&
@@ -349,6 +354,7 @@ static int sampler_open(burrow_sampler **out, const burrow_csr *g, const int64_t
 				goto out_close;
 			p->ctx.edge_ids = o.edge_ids;
 			p->ctx.labor = o.labor;
+			p->ctx.labor_star = o.labor_star;
 			p->ctx.trim = after;
 			p->ctx.trim_user = after_user;
 			if (s->gcsr && (st = bw_cuda_sample_ctx_open(&p->gpu, s->gcsr)))

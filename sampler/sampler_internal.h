@@ -36,6 +36,8 @@ typedef struct bw_sampled {
 	size_t indices_cap[BURROW_MAX_LAYERS];
 	int64_t *eids[BURROW_MAX_LAYERS];   /* each block edge's CSR position, when the ctx records them */
 	size_t eids_cap[BURROW_MAX_LAYERS];
+	float *ew[BURROW_MAX_LAYERS];       /* each block edge's LABOR-* weight, when the ctx samples LABOR-* */
+	size_t ew_cap[BURROW_MAX_LAYERS];
 } bw_sampled;
 
 /* burrow_typed_sampler_open without its pass over every relation (burrow_hetero_check): for
@@ -104,6 +106,14 @@ typedef struct bw_sample_ctx {
 	void *trim_user;
 	bool edge_ids;                /* record each block edge's CSR position (bw_sampled.eids; not with an expander) */
 	bool labor;                   /* LABOR's shared variates instead of per-row draws (not with an expander) */
+	int labor_star;               /* > 0: LABOR-* with at most this many rounds (not with an expander) */
+	/* LABOR-*'s scratch for one layer (sample.c, labor_star_prep): the layer's distinct
+	 * sources (m of them) and every row's whole neighborhood */
+	int32_t *ls_src;              /* [sum of the rows' degrees] each neighbor's source index */
+	int64_t *ls_off;              /* [nd + 1] where each row's neighbors start in ls_src */
+	double *ls_c;                 /* [nd] each row's c (rows taken whole: 1 / their smallest pi) */
+	double *ls_pi, *ls_r, *ls_max;/* [m] each source's pi, its variate, the largest c of its rows */
+	size_t ls_src_cap, ls_off_cap, ls_c_cap, ls_pi_cap, ls_r_cap, ls_max_cap;
 } bw_sample_ctx;
 /* Keys LABOR's per-layer variates apart from the rows' streams bw_key(lkey, v). */
 #define BW_LABOR_SALT 0x4C41424F52ull
