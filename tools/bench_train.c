@@ -18,7 +18,7 @@ static void help(void)
 	       " [--threads T] [--seed 0] [--io-rows 200000] [--repeat 1] [--json]\n"
 	       "                          [--device cpu] [--tf32] [--task auto] [--neg 1] [--scorer dot]\n"
 	       "                          [--io-gather 4096|auto] [--ops on|off] [--gemm-seconds 1]\n"
-	       "                          [--sampler neighbor|labor]\n\n"
+	       "                          [--sampler neighbor|labor|labor-star]\n\n"
 	       "Three measurements on the same features file, in one run:\n"
 	       "  T_io    the rows the partial-cache epoch read from disk, divided by the rows/s of the\n"
 	       "          store gathering uniformly random rows cold (as 'burrow bench io': io_uring,\n"
@@ -282,7 +282,8 @@ static int train_parse(train_run *r, int argc, char **argv)
 			break;
 		case O_SAMPLER:
 			if ((o->sampler = burrow_sampler_parse(optarg)) < 0)
-				return cli_usage("bench train", "--sampler wants neighbor or labor, got '%s'", optarg);
+				return cli_usage("bench train", "--sampler wants neighbor, labor or labor-star, got '%s'",
+						 optarg);
 			break;
 		case O_SCORER:
 			if ((o->scorer = burrow_scorer_parse(optarg)) < 0)
