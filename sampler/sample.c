@@ -530,6 +530,8 @@ typedef struct layer_run {
 	int64_t *eid;              /* [E] the edges' CSR positions (ctx edge_ids, no expander), else NULL */
 	bool star;                 /* LABOR-* samples this layer (ctx labor_star, a fanout >= 0, no expander) */
 	float *ew;                 /* [E] the edges' LABOR-* weights when star, else NULL */
+	const bw_labor_dep *dep;   /* LABOR's batch dependency for this layer, or NULL */
+	bw_labor_dep dep_buf;      /* what dep points to */
 	int fanout;
 	uint64_t lkey;
 	int ub;                    /* bits of a node id */
@@ -595,7 +597,7 @@ static int labor_star_prep(layer_run *r)
 	const uint64_t lk = r->lkey ^ BW_LABOR_SALT;
 	for (int64_t q = 0, u = -1; q < F; q++) {
 		if (!q || x[q] >> eb != x[q - 1] >> eb)
-			c->ls_r[++u] = ls_variate(lk, x[q] >> eb);
+			c->ls_r[++u] = r->dep ? bw_labor_dep_variate(r->dep, x[q] >> eb) : ls_variate(lk, x[q] >> eb);
 		c->ls_src[x[q] & emask] = (int32_t)u;
 	}
 	ls_rounds(c, row, nd, k, m, c->labor_star);
@@ -737,7 +739,7 @@ static bool layer_draw(layer_run *r, int t)
 				star_row(r, i);
 			else if (i < c1 && c->labor && ip[i + 1] - ip[i] < row[2 * i + 1])
 				bw_labor_row(gi, w4, row[2 * i], row[2 * i + 1], ip[i + 1] - ip[i], j->items + ip[i],
-					  r->lkey ^ BW_LABOR_SALT, rs);
+					  r->lkey ^ BW_LABOR_SALT, r->dep, rs);
 			else if (i < c1)
 				draw_row(gi, w4, row[2 * i], row[2 * i + 1], ip[i + 1] - ip[i], j->items + ip[i],
 					 bw_key(r->lkey, (uint64_t)nodes[i]), rs);
@@ -828,6 +830,12 @@ static int layer_step(bw_sample_ctx *c, const burrow_csr *g, const bw_expander *
 {
 	layer_run r = {.b = b, .ex = ex, .fanout = fanout, .lkey = lkey, .bad = -1,
 		       .star = c->labor_star > 0 && !ex && fanout >= 0};
+	if ((c->labor || c->labor_star) && (c->dep_k1 || c->dep_k2)) {
+		const double a = c->dep_c * 1.5707963267948966;
+		r.dep_buf = (bw_labor_dep){.k1 = bw_key(c->dep_k1, (uint64_t)l) ^ BW_LABOR_SALT,
+					   .k2 = bw_key(c->dep_k2, (uint64_t)l) ^ BW_LABOR_SALT, .cos = cos(a), .sin = sin(a)};
+		r.dep = &r.dep_buf;
+	}
 	r.gp = ex ? NULL : g->indptr;
 	r.gi = ex ? NULL : g->indices;
 	r.w4 = !ex && g->index_width == 4;

@@ -70,6 +70,13 @@ void bw_sampled_finish(bw_sampled *b, int num_layers, int64_t nseeds, int64_t ni
  * trims. */
 #define BW_TRIM_ROWS 4096
 
+/* LABOR's batch dependency for one batch and layer (labor.h, bw_labor_dep_variate): the
+ * variates of its group's and the next group's keys, mixed by the angle c pi / 2. */
+typedef struct bw_labor_dep {
+	uint64_t k1, k2;              /* the two groups' keys for the layer */
+	double cos, sin;              /* cos and sin of c pi / 2, c = (index mod K) / K */
+} bw_labor_dep;
+
 /* Per-OpenMP-thread scratch: for fanouts above BW_SMALL_FANOUT (Floyd with a hash set),
  * and for numbering a bucket of ids (a bitmap and a local id per low id bits). */
 typedef struct bw_row_scratch {
@@ -114,7 +121,14 @@ typedef struct bw_sample_ctx {
 	double *ls_c;                 /* [nd] each row's c (rows taken whole: 1 / their smallest pi) */
 	double *ls_pi, *ls_r, *ls_max;/* [m] each source's pi, its variate, the largest c of its rows */
 	size_t ls_src_cap, ls_off_cap, ls_c_cap, ls_pi_cap, ls_r_cap, ls_max_cap;
+	/* LABOR's batch dependency for the next batch (set by the caller before bw_sample_batch;
+	 * dep_k1 == dep_k2 == 0: none, the variates of the batch's own key): the keys of the batch's
+	 * group and the next, and its position c in [0, 1) between them */
+	uint64_t dep_k1, dep_k2;
+	double dep_c;
 } bw_sample_ctx;
+/* The key coordinate of LABOR's batch-dependency groups (an index no batch takes). */
+#define BW_KEY_LABOR_GROUP (UINT64_MAX - 2)
 /* Keys LABOR's per-layer variates apart from the rows' streams bw_key(lkey, v). */
 #define BW_LABOR_SALT 0x4C41424F52ull
 

@@ -640,6 +640,7 @@ static const struct {
 	   tests/test_import_own.c trains with it) */
 	{"split-name", "s3", T_ANY},
 	{"neg-mode", "both", T_MB},
+	{"labor-batch-dependency", "4", T_MB},
 };
 
 static int sample_index(const char *name)

@@ -531,6 +531,12 @@ static const topt opts[] = {
 	{"split-name", "NAME", TRAIN_ONE, SECTION_DATA, K_STR, OFF(split_name), 0, 0, NULL, NULL,
 	 "train and evaluate on the named split split/NAME/ of the dataset\n"
 	 "(import --split-name, --add-split; default: split/)", NULL},
+	{"labor-batch-dependency", "K", TRAIN_ONE | W_MB, SECTION_MB, K_INT, OFF(d.train.labor_batch_dependency), 0,
+	 1 << 20, NULL, NULL,
+	 "--sampler labor or labor-star: consecutive batches share LABOR's variates in groups\n"
+	 "of K, sliding from one group's to the next (GraphBolt's batch_dependency): each\n"
+	 "batch's picks keep their odds, consecutive batches pick overlapping rows (0, 1: off)",
+	 NULL},
 };
 #define NOPTS ((int)(sizeof opts / sizeof *opts))
 #define OPT_VAL 256 /* getopt_long's value of the first option */

@@ -106,6 +106,13 @@ typedef struct burrow_sampler_opts {
 	                            the row keeps k neighbors in expectation (its count varies), and its
 	                            blocks carry edge weights (burrow_block.edge_weight). CPU sampling
 	                            only, 0 .. 64 (default 0: off) */
+	int labor_batch_dependency; /* K >= 2 with labor or labor_star: an epoch's batches share LABOR's
+	                            variates in groups of K (GraphBolt's batch_dependency): batch i's
+	                            variates are i mod K / K of the way from those of group i / K to the
+	                            next group's, each batch's still uniform and independent across
+	                            sources, so consecutive batches pick overlapping sources and a cache
+	                            of recent rows hits more (docs/sampler.md). Epoch batches only
+	                            (burrow_sampler_sample keeps its key's). Default 0: off (0 and 1) */
 } burrow_sampler_opts;
 
 /* The rounds of LABOR-*'s fixed point that training's --sampler labor-star asks for

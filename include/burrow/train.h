@@ -218,6 +218,8 @@ typedef struct burrow_train_opts {
 	bool gat_edge_features; /* gat's attention adds an edge term from the dataset's edge features when it
 				   has them (PyG's GATConv(edge_dim)), in mini-batch and full-graph training
 				   and evaluation on the CPU (default true; false: attention over the nodes alone) */
+	int labor_batch_dependency; /* LABOR and LABOR-*: an epoch's batches share their variates in groups of
+				   this many (burrow_sampler_opts.labor_batch_dependency; default 0: off) */
 } burrow_train_opts;
 
 /* Fill o with the defaults above. */

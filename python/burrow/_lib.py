@@ -125,7 +125,8 @@ class SamplerOpts(Structure):
     _fields_ = [("size", c_size_t)] + [("num_layers", c_int), ("fanouts", c_int * MAX_LAYERS), ("batch_size", c_int64),
                 ("seed", c_uint64), ("drop_last", c_bool), ("threads", c_int), ("prefetch", c_int),
                 ("producers", c_int), ("device", c_char_p), ("device_csr_budget", c_int64),
-                ("pin", c_int), ("edge_ids", c_bool), ("labor", c_bool), ("labor_star", c_int)]
+                ("pin", c_int), ("edge_ids", c_bool), ("labor", c_bool), ("labor_star", c_int),
+                ("labor_batch_dependency", c_int)]
 
 
 class StoreOpts(Structure):
@@ -180,7 +181,7 @@ class TrainOpts(Structure):
                 ("sampler", c_int),
                 # link prediction (appended)
                 ("neg_mode", c_int),
-                ("gat_edge_features", c_bool)]
+                ("gat_edge_features", c_bool), ("labor_batch_dependency", c_int)]
 
 
 class EpochStats(Structure):

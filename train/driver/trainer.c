@@ -324,10 +324,16 @@ static int transposed_features(burrow_trainer *t)
 	return 0;
 }
 
-/* --sampler labor-star's limits: homogeneous datasets, and not with --edge-weight (both
- * weigh the blocks' edges). */
+/* --sampler labor-star's and --labor-batch-dependency's limits: homogeneous datasets, LABOR's
+ * samplers, and labor-star not with --edge-weight (both weigh the blocks' edges). */
 static int labor_star_check(const burrow_dataset *ds, const burrow_train_opts *o)
 {
+	if (o->labor_batch_dependency > 1 && o->sampler == BURROW_SAMPLER_NEIGHBOR)
+		return bw_err(BURROW_E_INVAL, "%s: --labor-batch-dependency goes with --sampler labor or labor-star",
+			      bw_dataset_dir(ds));
+	if (o->labor_batch_dependency > 1 && burrow_dataset_hetero(ds))
+		return bw_err(BURROW_E_UNSUPPORTED, "%s: --labor-batch-dependency samples homogeneous datasets in this "
+						    "version", bw_dataset_dir(ds));
 	if (o->sampler != BURROW_SAMPLER_LABOR_STAR)
 		return 0;
 	if (burrow_dataset_hetero(ds))
@@ -351,6 +357,7 @@ static void epoch_sampler_opts(const burrow_trainer *t, burrow_sampler_opts *so)
 	so->seed = t->o.seed;
 	so->labor = t->o.sampler == BURROW_SAMPLER_LABOR;
 	so->labor_star = t->o.sampler == BURROW_SAMPLER_LABOR_STAR ? BURROW_LABOR_STAR_ROUNDS : 0;
+	so->labor_batch_dependency = t->o.labor_batch_dependency;
 }
 
 /* Add 2^40 to key[v] for each pre-sampled batch that has v among its input nodes: the first
