@@ -71,9 +71,8 @@ void bw_sample_ctx_free(bw_sample_ctx *c)
 	bw_free(c->ls_src);
 	bw_free(c->ls_off);
 	bw_free(c->ls_c);
-	bw_free(c->ls_pi);
-	bw_free(c->ls_r);
-	bw_free(c->ls_max);
+	bw_free(c->ls_node);
+	bw_free(c->ls_buf);
 	if (c->rows)
 		for (int t = 0; t < c->threads; t++) {
 			bw_free(c->rows[t].pos);
@@ -167,19 +166,26 @@ static inline double ls_variate(uint64_t lk, uint64_t v) { return (double)(bw_ke
 
 /* The c of a row of d > k neighbors (their source indices src): sum over them of
  * min(1, c pi) = k, the row's expected count. That sum is piecewise linear in c; from
- * k / sum pi, which is below the root, each step solves the line of the neighbors saturated
- * so far (c pi >= 1), which never passes the root, until no new one saturates. */
-static double ls_solve(const int32_t *src, int64_t d, const double *pi, int64_t k)
+ * k / sum pi, which is below the root (and is it when no neighbor saturates, c pi >= 1), each
+ * step solves the line of the neighbors saturated so far, which never passes the root, until
+ * no new one saturates. The first pass gathers the row's pi into buf [d]; the others read it. */
+static double ls_solve(const int32_t *src, int64_t d, const bw_ls_node *nodes, int64_t k, double *buf)
 {
-	double sum = 0;
-	for (int64_t p = 0; p < d; p++)
-		sum += pi[src[p]];
+	double sum = 0, hi = 0;
+	for (int64_t p = 0; p < d; p++) {
+		const double x = nodes[src[p]].pi;
+		buf[p] = x;
+		sum += x;
+		hi = BW_MAX(hi, x);
+	}
 	double c = (double)k / sum;
+	if (c * hi < 1)
+		return c;
 	for (int it = 0; it < 64; it++) {
 		int64_t m = 0;
 		double rest = 0;
 		for (int64_t p = 0; p < d; p++) {
-			const double x = pi[src[p]];
+			const double x = buf[p];
 			if (c * x >= 1)
 				m++;
 			else
@@ -196,19 +202,24 @@ static double ls_solve(const int32_t *src, int64_t d, const double *pi, int64_t 
 }
 
 /* Every row's c under the current pi: rows of d > k solve for k (ls_solve); a row taken
- * whole gets 1 / its smallest pi, so that all its neighbors have c pi >= 1 (they are taken). */
-static void ls_cs(bw_sample_ctx *c, const int64_t *row, int64_t nd, int64_t k)
+ * whole gets 1 / its smallest pi, so that all its neighbors have c pi >= 1 (they are taken).
+ * `ones`: every pi is 1 (c = k / d, or 1). */
+static void ls_cs(bw_sample_ctx *c, const int64_t *row, int64_t nd, int64_t k, bool ones)
 {
 	for (int64_t i = 0; i < nd; i++) {
 		const int64_t d = row[2 * i + 1];
 		const int32_t *src = c->ls_src + c->ls_off[i];
+		if (ones) {
+			c->ls_c[i] = d > k ? (double)k / (double)d : d ? 1.0 : 0.0;
+			continue;
+		}
 		if (d > k) {
-			c->ls_c[i] = ls_solve(src, d, c->ls_pi, k);
+			c->ls_c[i] = ls_solve(src, d, c->ls_node, k, c->ls_buf);
 			continue;
 		}
 		double lo = INFINITY;
 		for (int64_t p = 0; p < d; p++)
-			lo = BW_MIN(lo, c->ls_pi[src[p]]);
+			lo = BW_MIN(lo, c->ls_node[src[p]].pi);
 		c->ls_c[i] = d ? 1.0 / lo : 0.0;
 	}
 }
@@ -221,24 +232,26 @@ static void ls_cs(bw_sample_ctx *c, const int64_t *row, int64_t nd, int64_t k)
  * sources, sum of min(1, pi), fell by less than LS_TOL. One thread, in a fixed order. */
 static void ls_rounds(bw_sample_ctx *c, const int64_t *row, int64_t nd, int64_t k, int64_t m, int rounds)
 {
-	double *pi = c->ls_pi, *mx = c->ls_max, prev = INFINITY;
+	bw_ls_node *nodes = c->ls_node;
+	double prev = INFINITY;
 	for (int64_t u = 0; u < m; u++)
-		pi[u] = 1.0;
-	ls_cs(c, row, nd, k);
+		nodes[u].pi = 1.0;
+	ls_cs(c, row, nd, k, true);
 	for (int it = 0; it < rounds; it++) {
 		for (int64_t u = 0; u < m; u++)
-			mx[u] = 0.0;
+			nodes[u].mx = 0.0;
 		for (int64_t i = 0; i < nd; i++) {
 			const int32_t *src = c->ls_src + c->ls_off[i];
+			const double ci = c->ls_c[i];
 			for (int64_t p = 0, d = row[2 * i + 1]; p < d; p++)
-				mx[src[p]] = BW_MAX(mx[src[p]], c->ls_c[i]);
+				nodes[src[p]].mx = BW_MAX(nodes[src[p]].mx, ci);
 		}
 		double ex = 0;
 		for (int64_t u = 0; u < m; u++) {
-			pi[u] *= mx[u];
-			ex += BW_MIN(1.0, pi[u]);
+			nodes[u].pi *= nodes[u].mx;
+			ex += BW_MIN(1.0, nodes[u].pi);
 		}
-		ls_cs(c, row, nd, k);
+		ls_cs(c, row, nd, k, false);
 		if (ex >= prev * (1 - LS_TOL))
 			break;
 		prev = ex;
@@ -257,15 +270,16 @@ static inline void labor_star_row(const bw_sample_ctx *c, int64_t i, int64_t s, 
 	int64_t n = 0;
 	double inv = 0;
 	for (int64_t p = 0; p < d; p++) {
-		const double th = ci * c->ls_pi[src[p]];
-		if (c->ls_r[src[p]] < th) {
+		const bw_ls_node *x = &c->ls_node[src[p]];
+		const double th = ci * x->pi;
+		if (x->r < th) {
 			out[n++] = (uint64_t)(s + p);
 			inv += th >= 1 ? 1.0 : 1.0 / th;
 		}
 	}
 	const double scale = n ? (double)n / inv : 0.0;
 	for (int64_t j = 0; w && j < n; j++) {
-		const double th = ci * c->ls_pi[src[(int64_t)out[j] - s]];
+		const double th = ci * c->ls_node[src[(int64_t)out[j] - s]].pi;
 		w[j] = (float)((th >= 1 ? 1.0 : 1.0 / th) * scale);
 	}
 }
@@ -561,9 +575,11 @@ static int labor_star_prep(layer_run *r)
 	layer_job *j = &r->j;
 	bw_sample_ctx *c = j->c;
 	const int64_t nd = j->nd, k = r->fanout, *row = r->row;
-	int64_t F = 0;
-	for (int64_t i = 0; i < nd; i++)
+	int64_t F = 0, dmax = 1;
+	for (int64_t i = 0; i < nd; i++) {
 		F += row[2 * i + 1];
+		dmax = BW_MAX(dmax, row[2 * i + 1]);
+	}
 	const int eb = bits_for((uint64_t)BW_MAX(F, 1) - 1);
 	if (F > INT32_MAX || r->ub + eb > 64)
 		return bw_err(BURROW_E_UNSUPPORTED, "sampler: block %d's rows hold %lld neighbors: too many for LABOR-*",
@@ -573,6 +589,7 @@ static int labor_star_prep(layer_run *r)
 	if ((st = bw_grow(&c->ls_off, &c->ls_off_cap, (size_t)nd + 1, sizeof(int64_t), false)) ||
 	    (st = bw_grow(&c->ls_c, &c->ls_c_cap, (size_t)BW_MAX(nd, 1), sizeof(double), false)) ||
 	    (st = bw_grow(&c->ls_src, &c->ls_src_cap, room, sizeof(int32_t), false)) ||
+	    (st = bw_grow(&c->ls_buf, &c->ls_buf_cap, (size_t)dmax, sizeof(double), false)) ||
 	    (st = bw_grow(&c->items, &c->items_cap, room, sizeof(uint64_t), false)) ||
 	    (st = bw_grow(&c->tmp, &c->tmp_cap, room, sizeof(uint64_t), false)))
 		return st;
@@ -590,14 +607,12 @@ static int labor_star_prep(layer_run *r)
 	int64_t m = 0;
 	for (int64_t q = 0; q < F; q++)
 		m += !q || x[q] >> eb != x[q - 1] >> eb;
-	if ((st = bw_grow(&c->ls_pi, &c->ls_pi_cap, (size_t)BW_MAX(m, 1), sizeof(double), false)) ||
-	    (st = bw_grow(&c->ls_r, &c->ls_r_cap, (size_t)BW_MAX(m, 1), sizeof(double), false)) ||
-	    (st = bw_grow(&c->ls_max, &c->ls_max_cap, (size_t)BW_MAX(m, 1), sizeof(double), false)))
+	if ((st = bw_grow(&c->ls_node, &c->ls_node_cap, (size_t)BW_MAX(m, 1), sizeof(bw_ls_node), false)))
 		return st;
 	const uint64_t lk = r->lkey ^ BW_LABOR_SALT;
 	for (int64_t q = 0, u = -1; q < F; q++) {
 		if (!q || x[q] >> eb != x[q - 1] >> eb)
-			c->ls_r[++u] = r->dep ? bw_labor_dep_variate(r->dep, x[q] >> eb) : ls_variate(lk, x[q] >> eb);
+			c->ls_node[++u].r = r->dep ? bw_labor_dep_variate(r->dep, x[q] >> eb) : ls_variate(lk, x[q] >> eb);
 		c->ls_src[x[q] & emask] = (int32_t)u;
 	}
 	ls_rounds(c, row, nd, k, m, c->labor_star);
@@ -608,7 +623,7 @@ static int labor_star_prep(layer_run *r)
 		const int32_t *src = c->ls_src + c->ls_off[i];
 		int64_t n = 0;
 		for (int64_t p = 0; p < d; p++)
-			n += c->ls_r[src[p]] < c->ls_c[i] * c->ls_pi[src[p]];
+			n += c->ls_node[src[p]].r < c->ls_c[i] * c->ls_node[src[p]].pi;
 		r->ip[i + 1] = n;
 	}
 	return 0;

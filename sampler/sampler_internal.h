@@ -70,6 +70,13 @@ void bw_sampled_finish(bw_sampled *b, int num_layers, int64_t nseeds, int64_t ni
  * trims. */
 #define BW_TRIM_ROWS 4096
 
+/* One distinct source of a LABOR-* layer: what the rows read of it together (one cache line). */
+typedef struct bw_ls_node {
+	double pi;                    /* its probability weight, shared by every row */
+	double r;                     /* its variate in [0, 1) */
+	double mx;                    /* the largest c of the rows reading it (a round's scratch) */
+} bw_ls_node;
+
 /* LABOR's batch dependency for one batch and layer (labor.h, bw_labor_dep_variate): the
  * variates of its group's and the next group's keys, mixed by the angle c pi / 2. */
 typedef struct bw_labor_dep {
@@ -119,8 +126,9 @@ typedef struct bw_sample_ctx {
 	int32_t *ls_src;              /* [sum of the rows' degrees] each neighbor's source index */
 	int64_t *ls_off;              /* [nd + 1] where each row's neighbors start in ls_src */
 	double *ls_c;                 /* [nd] each row's c (rows taken whole: 1 / their smallest pi) */
-	double *ls_pi, *ls_r, *ls_max;/* [m] each source's pi, its variate, the largest c of its rows */
-	size_t ls_src_cap, ls_off_cap, ls_c_cap, ls_pi_cap, ls_r_cap, ls_max_cap;
+	struct bw_ls_node *ls_node;   /* [m] each source's pi, variate and largest c of its rows */
+	double *ls_buf;               /* [largest degree] one row's pi, while its c is solved */
+	size_t ls_src_cap, ls_off_cap, ls_c_cap, ls_node_cap, ls_buf_cap;
 	/* LABOR's batch dependency for the next batch (set by the caller before bw_sample_batch;
 	 * dep_k1 == dep_k2 == 0: none, the variates of the batch's own key): the keys of the batch's
 	 * group and the next, and its position c in [0, 1) between them */

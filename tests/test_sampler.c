@@ -693,7 +693,7 @@ Test(sampler, epoch_visits_every_node_once_last_batch_kept) { epochs(false); }
 Test(sampler, epoch_drop_last) { epochs(true); }
 
 /* The same batches from every mix of OpenMP threads, producers and queue depth. */
-static void threads_case(int labor) /* 0 neighbor, 1 LABOR, 2 LABOR-* */
+static void threads_case(int labor) /* 0 neighbor, 1 LABOR, 2 LABOR-*, 3 LABOR with batch dependency */
 {
 	int64_t n;
 	const int64_t *train;
@@ -712,8 +712,9 @@ static void threads_case(int labor) /* 0 neighbor, 1 LABOR, 2 LABOR-* */
 		o.batch_size = labor == 2 ? 3000 : labor ? 1500 : 1000;
 		o.fanouts[0] = 40; /* above BW_SMALL_FANOUT, and enough edges to number in parallel */
 		o.seed = 99;
-		o.labor = labor == 1;
+		o.labor = labor == 1 || labor == 3;
 		o.labor_star = labor == 2 ? BURROW_LABOR_STAR_ROUNDS : 0;
+		o.labor_batch_dependency = labor == 3 ? 3 : 0;
 		o.threads = cfg[c][0];
 		o.prefetch = cfg[c][1];
 		o.producers = cfg[c][2];
@@ -748,6 +749,7 @@ static void threads_case(int labor) /* 0 neighbor, 1 LABOR, 2 LABOR-* */
 Test(sampler, batches_do_not_depend_on_threads) { threads_case(0); }
 Test(sampler, labor_batches_do_not_depend_on_threads) { threads_case(1); }
 Test(sampler, labor_star_batches_do_not_depend_on_threads) { threads_case(2); }
+Test(sampler, labor_dependent_batches_do_not_depend_on_threads) { threads_case(3); }
 
 /* LABOR's point: the same seeds and fanouts, fewer distinct inputs than neighbor sampling's;
  * LABOR-*'s, fewer than LABOR's. */
@@ -853,6 +855,99 @@ Test(sampler, labor_star_rows_keep_the_fanout_in_expectation)
 	free(row);
 	burrow_sampler_close(s);
 	burrow_dataset_close(ds);
+}
+
+/* ------------------------------------------------------------ LABOR's batch dependency */
+
+enum { BD_NT = 2000, BD_NH = 40, BD_K = 5 };
+
+/* Every one of BD_NT training nodes joined to every one of BD_NH hubs (ids BD_NT ..): a batch
+ * of one seed sees all the hubs, and which it keeps depends only on the batch's variates. */
+static void bipartite(tgraph *t)
+{
+	const size_t m = (size_t)BD_NT * BD_NH;
+	int64_t *src = malloc(m * sizeof *src), *dst = malloc(m * sizeof *dst);
+	for (size_t e = 0; e < m; e++) {
+		src[e] = (int64_t)(e / BD_NH);
+		dst[e] = BD_NT + (int64_t)(e % BD_NH);
+	}
+	tgraph_build(t, BD_NT + BD_NH, src, dst, m, true);
+	free(src);
+	free(dst);
+}
+
+/* An epoch of batches of one seed; per batch, the bitmask of the hubs it keeps and their count. */
+static void bd_epoch(const tgraph *t, const int64_t *ids, int labor, int dep, int64_t epoch, uint64_t *mask, int *count)
+{
+	burrow_sampler_opts o;
+	burrow_sampler_defaults(&o);
+	o.num_layers = 1;
+	o.fanouts[0] = BD_K;
+	o.batch_size = 1;
+	o.prefetch = 2;
+	o.seed = 77;
+	o.labor = labor == 1;
+	o.labor_star = labor == 2 ? BURROW_LABOR_STAR_ROUNDS : 0;
+	o.labor_batch_dependency = dep;
+	burrow_sampler *s;
+	cr_assert_eq(burrow_sampler_open(&s, &t->g, ids, BD_NT, &o), 0, "%s", burrow_last_error());
+	cr_assert_eq(burrow_sampler_start(s, epoch), 0);
+	burrow_batch *b;
+	for (int64_t i = 0; burrow_sampler_next(s, &b) == 0; i++) {
+		check_batch_star(&t->g, b, 1, o.fanouts, b->seeds, 1, labor == 2);
+		const burrow_block *k = &b->blocks[0];
+		mask[i] = 0;
+		for (int64_t e = 0; e < k->num_edges; e++)
+			mask[i] |= 1ull << (b->input_ids[k->indices[e]] - BD_NT);
+		count[i] = (int)k->num_edges;
+		burrow_sampler_release(s, b);
+	}
+	burrow_sampler_close(s);
+}
+
+/* --labor-batch-dependency K: consecutive batches keep overlapping sources (LABOR: the hubs two
+ * consecutive batches share, against independent variates' BD_K^2 / BD_NH), every batch keeps
+ * its odds (LABOR-*: a batch a quarter of the way between two groups keeps BD_K hubs in
+ * expectation, which needs uniform variates: a linear mix of two uniforms would keep 6.7), and
+ * K = 1 is no dependency at all (the same batches as K = 0). */
+Test(sampler, labor_batch_dependency_overlaps_consecutive_batches_at_the_same_odds)
+{
+	tgraph t;
+	bipartite(&t);
+	int64_t *ids = malloc(BD_NT * sizeof *ids);
+	for (int64_t i = 0; i < BD_NT; i++)
+		ids[i] = i;
+	uint64_t *m0 = malloc(BD_NT * sizeof *m0), *m1 = malloc(BD_NT * sizeof *m1);
+	int *c0 = malloc(BD_NT * sizeof *c0), *c1 = malloc(BD_NT * sizeof *c1);
+	double shared[2];
+	for (int dep = 0; dep < 2; dep++) {
+		bd_epoch(&t, ids, 1, dep ? 4 : 0, 3, m0, c0);
+		double sum = 0;
+		for (int64_t i = 0; i + 1 < BD_NT; i++)
+			sum += __builtin_popcountll(m0[i] & m0[i + 1]);
+		shared[dep] = sum / (BD_NT - 1);
+	}
+	cr_log_info("hubs shared by consecutive batches: %.3f independent, %.3f with K = 4", shared[0], shared[1]);
+	cr_assert(shared[0] < 1.0 && shared[1] > 2.0, "consecutive batches share %.3f hubs (independent: %.3f)",
+		  shared[1], shared[0]);
+	bd_epoch(&t, ids, 1, 0, 5, m0, c0);
+	bd_epoch(&t, ids, 1, 1, 5, m1, c1);
+	cr_assert(!memcmp(m0, m1, BD_NT * sizeof *m0), "K = 1 changed the batches");
+	double sum = 0, n = 0;
+	for (int64_t ep = 0; ep < 8; ep++) {
+		bd_epoch(&t, ids, 2, 4, ep, m0, c0);
+		for (int64_t i = 1; i < BD_NT; i += 8) /* c = 1/4, one batch per two groups: independent */
+			sum += c0[i], n++;
+	}
+	const double mean = sum / n, se = sqrt(BD_K * (1.0 - (double)BD_K / BD_NH) / n);
+	cr_assert(fabs(mean - BD_K) < 5 * se, "LABOR-* between two groups keeps %.3f hubs, want %d (se %.3f)", mean, BD_K,
+		  se);
+	free(m0);
+	free(m1);
+	free(c0);
+	free(c1);
+	free(ids);
+	tgraph_free(&t);
 }
 
 /* ------------------------------------------------------------ trimming the mapped graph */
