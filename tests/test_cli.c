@@ -792,7 +792,7 @@ Test(cli, train_with_labor_sampling)
 	free(out), free(err);
 	rc = tu_sh(&out, &err, "%s train %s --sampler lab", tu_burrow(), d);
 	cr_assert_neq(rc, 0);
-	cr_assert(strstr(err, "neighbor or labor"), "%s", err);
+	cr_assert(strstr(err, "neighbor, labor or labor-star"), "%s", err);
 	free(out), free(err);
 	free(d);
 }
