@@ -534,8 +534,8 @@ static const topt opts[] = {
 	{"labor-batch-dependency", "K", TRAIN_ONE | W_MB, SECTION_MB, K_INT, OFF(d.train.labor_batch_dependency), 0,
 	 1 << 20, NULL, NULL,
 	 "--sampler labor or labor-star: consecutive batches share LABOR's variates in groups\n"
-	 "of K, sliding from one group's to the next (GraphBolt's batch_dependency): each\n"
-	 "batch's picks keep their odds, consecutive batches pick overlapping rows (0, 1: off)",
+	 "of K, sliding from one group's to the next: each batch keeps its odds, consecutive\n"
+	 "ones overlap (GraphBolt's batch_dependency; 0, 1: off)",
 	 NULL},
 };
 #define NOPTS ((int)(sizeof opts / sizeof *opts))
