@@ -224,13 +224,23 @@ static void ls_cs(bw_sample_ctx *c, const int64_t *row, int64_t nd, int64_t k, b
 	}
 }
 
+/* A layer's neighbors sorted by source: x [F] (source id << eb | neighbor), and erow [F]
+ * each one's row. */
+typedef struct ls_sorted {
+	const uint64_t *x;
+	const int32_t *erow;
+	int64_t F;
+	int eb;
+} ls_sorted;
+
 /* LABOR-*'s fixed point (Balin and Catalyurek, NeurIPS 2023, section 3.2) over m sources:
  * from pi = 1 (every row's c then k / d: LABOR-0), each round sets pi_s to max over the rows
  * reading s of c pi_s (how likely s is in the batch), then solves every row's c again: a
  * source some row is likely to take becomes likelier for every row, and rows concentrate on
  * the same sources. At most `rounds` rounds; the last is the one whose expected distinct
  * sources, sum of min(1, pi), fell by less than LS_TOL. One thread, in a fixed order. */
-static void ls_rounds(bw_sample_ctx *c, const int64_t *row, int64_t nd, int64_t k, int64_t m, int rounds)
+static void ls_rounds(bw_sample_ctx *c, const int64_t *row, int64_t nd, int64_t k, int64_t m, int rounds,
+		      const ls_sorted *so)
 {
 	bw_ls_node *nodes = c->ls_node;
 	double prev = INFINITY;
@@ -238,18 +248,16 @@ static void ls_rounds(bw_sample_ctx *c, const int64_t *row, int64_t nd, int64_t 
 		nodes[u].pi = 1.0;
 	ls_cs(c, row, nd, k, true);
 	for (int it = 0; it < rounds; it++) {
-		for (int64_t u = 0; u < m; u++)
-			nodes[u].mx = 0.0;
-		for (int64_t i = 0; i < nd; i++) {
-			const int32_t *src = c->ls_src + c->ls_off[i];
-			const double ci = c->ls_c[i];
-			for (int64_t p = 0, d = row[2 * i + 1]; p < d; p++)
-				nodes[src[p]].mx = BW_MAX(nodes[src[p]].mx, ci);
-		}
-		double ex = 0;
-		for (int64_t u = 0; u < m; u++) {
-			nodes[u].pi *= nodes[u].mx;
-			ex += BW_MIN(1.0, nodes[u].pi);
+		/* the neighbors by source: each source's largest c in one run (c is small: in cache) */
+		double ex = 0, mx = 0;
+		for (int64_t q = 0, u = 0; q < so->F; q++) {
+			mx = BW_MAX(mx, c->ls_c[so->erow[q]]);
+			if (q + 1 == so->F || so->x[q + 1] >> so->eb != so->x[q] >> so->eb) {
+				nodes[u].pi *= mx;
+				ex += BW_MIN(1.0, nodes[u].pi);
+				u++;
+				mx = 0;
+			}
 		}
 		ls_cs(c, row, nd, k, false);
 		if (ex >= prev * (1 - LS_TOL))
@@ -609,13 +617,20 @@ static int labor_star_prep(layer_run *r)
 		m += !q || x[q] >> eb != x[q - 1] >> eb;
 	if ((st = bw_grow(&c->ls_node, &c->ls_node_cap, (size_t)BW_MAX(m, 1), sizeof(bw_ls_node), false)))
 		return st;
+	/* the sort's other array, free: each neighbor's row by neighbor, then by source */
+	int32_t *rowof = (int32_t *)(x == c->items ? c->tmp : c->items), *erow = rowof + F;
+	for (int64_t i = 0; i < nd; i++)
+		for (int64_t q = c->ls_off[i]; q < c->ls_off[i + 1]; q++)
+			rowof[q] = (int32_t)i;
 	const uint64_t lk = r->lkey ^ BW_LABOR_SALT;
 	for (int64_t q = 0, u = -1; q < F; q++) {
 		if (!q || x[q] >> eb != x[q - 1] >> eb)
 			c->ls_node[++u].r = r->dep ? bw_labor_dep_variate(r->dep, x[q] >> eb) : ls_variate(lk, x[q] >> eb);
 		c->ls_src[x[q] & emask] = (int32_t)u;
+		erow[q] = rowof[x[q] & emask];
 	}
-	ls_rounds(c, row, nd, k, m, c->labor_star);
+	const ls_sorted so = {.x = x, .erow = erow, .F = F, .eb = eb};
+	ls_rounds(c, row, nd, k, m, c->labor_star, &so);
 	for (int64_t i = 0; i < nd; i++) {
 		const int64_t d = row[2 * i + 1];
 		if (d <= k)

@@ -70,11 +70,10 @@ void bw_sampled_finish(bw_sampled *b, int num_layers, int64_t nseeds, int64_t ni
  * trims. */
 #define BW_TRIM_ROWS 4096
 
-/* One distinct source of a LABOR-* layer: what the rows read of it together (one cache line). */
+/* One distinct source of a LABOR-* layer: what the rows read of it together. */
 typedef struct bw_ls_node {
 	double pi;                    /* its probability weight, shared by every row */
 	double r;                     /* its variate in [0, 1) */
-	double mx;                    /* the largest c of the rows reading it (a round's scratch) */
 } bw_ls_node;
 
 /* LABOR's batch dependency for one batch and layer (labor.h, bw_labor_dep_variate): the
@@ -126,7 +125,7 @@ typedef struct bw_sample_ctx {
 	int32_t *ls_src;              /* [sum of the rows' degrees] each neighbor's source index */
 	int64_t *ls_off;              /* [nd + 1] where each row's neighbors start in ls_src */
 	double *ls_c;                 /* [nd] each row's c (rows taken whole: 1 / their smallest pi) */
-	struct bw_ls_node *ls_node;   /* [m] each source's pi, variate and largest c of its rows */
+	struct bw_ls_node *ls_node;   /* [m] each source's pi and variate */
 	double *ls_buf;               /* [largest degree] one row's pi, while its c is solved */
 	size_t ls_src_cap, ls_off_cap, ls_c_cap, ls_node_cap, ls_buf_cap;
 	/* LABOR's batch dependency for the next batch (set by the caller before bw_sample_batch;
