@@ -577,7 +577,7 @@ static inline void rows_one(layer_run *r, int64_t i)
  * number the distinct sources of every row's whole neighborhood (a radix sort of
  * (id, edge)), draw each one's variate, run the fixed point (ls_rounds), and put each
  * sampled row's count in ip[i + 1]. Memory: about 20 bytes per neighbor of the layer's rows
- * plus 24 per distinct source, the whole rows' worth (LABOR reads them whole too). */
+ * plus 16 per distinct source, the whole rows' worth (LABOR reads them whole too). */
 static int labor_star_prep(layer_run *r)
 {
 	layer_job *j = &r->j;
