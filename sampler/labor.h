@@ -5,6 +5,8 @@
 
 #include "sampler_internal.h"
 
+#include <math.h>
+
 /* Entry j of a CSR's indices (int32 when w4, else int64) as an unsigned id. */
 static inline uint64_t bw_csr_id(const void *ind, bool w4, int64_t j)
 {
@@ -41,6 +43,32 @@ static inline void bw_labor_offer(uint64_t *hk, int64_t *hp, int64_t k, int64_t 
 	hp[i] = p;
 }
 
+/* A standard normal from the 64 bits h (Box-Muller on its two halves). */
+static inline double bw_labor_normal(uint64_t h)
+{
+	const double u1 = ((double)(h >> 32) + 1.0) * 0x1p-32, u2 = (double)(h & 0xffffffffu) * 0x1p-32;
+	return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+/* Batch dependency (burrow_sampler_opts.labor_batch_dependency): source v's variate in [0, 1)
+ * for a batch a fraction dep->c of the way from its group's variates (under key k1) to the next
+ * group's (k2): the two normals turned by the angle c pi / 2 are again a standard normal, and
+ * its normal CDF a uniform, so every batch's variates are uniform and independent across
+ * sources, and consecutive batches' are close (GraphBolt's batch_dependency). */
+static inline double bw_labor_dep_variate(const bw_labor_dep *dep, uint64_t v)
+{
+	const double z = dep->cos * bw_labor_normal(bw_key(dep->k1, v)) + dep->sin * bw_labor_normal(bw_key(dep->k2, v));
+	const double u = 0.5 * erfc(-z * 0.7071067811865476);
+	return u < 1.0 ? u : 0x1.fffffffffffffp-1;
+}
+
+/* LABOR's key of source v under the layer key lk, or with dep its dependent variate scaled to
+ * 64 bits (the bottom-k compares keys). */
+static inline uint64_t bw_labor_key(uint64_t lk, const bw_labor_dep *dep, uint64_t v)
+{
+	return dep ? (uint64_t)(bw_labor_dep_variate(dep, v) * 0x1p64) : bw_key(lk, v);
+}
+
 /* LABOR (Balin and Catalyurek, NeurIPS 2023), stage one of a row: every source node t of the
  * layer has one variate, bw_key(lk, t), shared by all the layer's destinations, and a row keeps
  * the k neighbors whose variates are smallest (ties: the earlier position). The variates are
@@ -49,15 +77,17 @@ static inline void bw_labor_offer(uint64_t *hk, int64_t *hp, int64_t k, int64_t 
  * pick the same ones, so a batch needs fewer distinct inputs. Reads the whole row (O(d),
  * as DGL's LABOR does); a max-heap of the k best so far. Rows with k < d only. */
 static inline void bw_labor_row(const void *gi, bool w4, int64_t s, int64_t d, int64_t k, uint64_t *out, uint64_t lk,
-				bw_row_scratch *rs)
+				const bw_labor_dep *dep, bw_row_scratch *rs)
 {
 	/* k < d: a row taken whole is draw_row's */
 	uint64_t ks[BW_SMALL_FANOUT];
 	int64_t ps[BW_SMALL_FANOUT];
 	uint64_t *hk = k <= BW_SMALL_FANOUT ? ks : (uint64_t *)rs->table; /* table: >= 2k entries */
 	int64_t *hp = k <= BW_SMALL_FANOUT ? ps : rs->pos;
-	for (int64_t p = 0; p < d; p++)
-		bw_labor_offer(hk, hp, k, p, bw_key(lk, bw_csr_id(gi, w4, s + p)));
+	for (int64_t p = 0; p < d; p++) {
+		const uint64_t v = bw_csr_id(gi, w4, s + p);
+		bw_labor_offer(hk, hp, k, p, dep ? bw_labor_key(lk, dep, v) : bw_key(lk, v));
+	}
 	bw_sort_i64(hp, k);
 	for (int64_t j = 0; j < k; j++)
 		out[j] = (uint64_t)(s + hp[j]);

@@ -34,10 +34,12 @@ void bw_sampled_free_arrays(bw_sampled *b)
 		bw_free(b->indptr[l]);
 		bw_free(b->indices[l]);
 		bw_free(b->eids[l]);
+		bw_free(b->ew[l]);
 		b->indptr[l] = NULL;
 		b->indices[l] = NULL;
 		b->eids[l] = NULL;
-		b->indptr_cap[l] = b->indices_cap[l] = b->eids_cap[l] = 0;
+		b->ew[l] = NULL;
+		b->indptr_cap[l] = b->indices_cap[l] = b->eids_cap[l] = b->ew_cap[l] = 0;
 	}
 }
 
@@ -66,6 +68,11 @@ void bw_sample_ctx_free(bw_sample_ctx *c)
 	bw_free(c->off);
 	bw_free(c->bstart);
 	bw_free(c->bnew);
+	bw_free(c->ls_src);
+	bw_free(c->ls_off);
+	bw_free(c->ls_c);
+	bw_free(c->ls_node);
+	bw_free(c->ls_buf);
 	if (c->rows)
 		for (int t = 0; t < c->threads; t++) {
 			bw_free(c->rows[t].pos);
@@ -145,6 +152,143 @@ static inline void resolve_row(const void *gi, bool w4, int64_t s, int64_t d, in
 			eid[j] = pos;
 		out[j] = x;
 		h[(x >> shift) & mask]++;
+	}
+}
+
+/* ------------------------------------------------------------ LABOR-* */
+
+/* A round of LABOR-*'s fixed point that lowers the expected distinct sources by less than
+ * this fraction is the last. */
+#define LS_TOL 1e-4
+
+/* Source v's variate in [0, 1) under LABOR's layer key lk (the top 53 bits of its key). */
+static inline double ls_variate(uint64_t lk, uint64_t v) { return (double)(bw_key(lk, v) >> 11) * 0x1p-53; }
+
+/* The c of a row of d > k neighbors (their source indices src): sum over them of
+ * min(1, c pi) = k, the row's expected count. That sum is piecewise linear in c; from
+ * k / sum pi, which is below the root (and is it when no neighbor saturates, c pi >= 1), each
+ * step solves the line of the neighbors saturated so far, which never passes the root, until
+ * no new one saturates. The first pass gathers the row's pi into buf [d]; the others read it. */
+static double ls_solve(const int32_t *src, int64_t d, const bw_ls_node *nodes, int64_t k, double *buf)
+{
+	double sum = 0, hi = 0;
+	for (int64_t p = 0; p < d; p++) {
+		const double x = nodes[src[p]].pi;
+		buf[p] = x;
+		sum += x;
+		hi = BW_MAX(hi, x);
+	}
+	double c = (double)k / sum;
+	if (c * hi < 1)
+		return c;
+	for (int it = 0; it < 64; it++) {
+		int64_t m = 0;
+		double rest = 0;
+		for (int64_t p = 0; p < d; p++) {
+			const double x = buf[p];
+			if (c * x >= 1)
+				m++;
+			else
+				rest += x;
+		}
+		if (m >= k || rest <= 0)
+			break;
+		const double next = (double)(k - m) / rest;
+		if (!(next > c))
+			break;
+		c = next;
+	}
+	return c;
+}
+
+/* Every row's c under the current pi: rows of d > k solve for k (ls_solve); a row taken
+ * whole gets 1 / its smallest pi, so that all its neighbors have c pi >= 1 (they are taken).
+ * `ones`: every pi is 1 (c = k / d, or 1). */
+static void ls_cs(bw_sample_ctx *c, const int64_t *row, int64_t nd, int64_t k, bool ones)
+{
+	for (int64_t i = 0; i < nd; i++) {
+		const int64_t d = row[2 * i + 1];
+		const int32_t *src = c->ls_src + c->ls_off[i];
+		if (ones) {
+			c->ls_c[i] = d > k ? (double)k / (double)d : d ? 1.0 : 0.0;
+			continue;
+		}
+		if (d > k) {
+			c->ls_c[i] = ls_solve(src, d, c->ls_node, k, c->ls_buf);
+			continue;
+		}
+		double lo = INFINITY;
+		for (int64_t p = 0; p < d; p++)
+			lo = BW_MIN(lo, c->ls_node[src[p]].pi);
+		c->ls_c[i] = d ? 1.0 / lo : 0.0;
+	}
+}
+
+/* A layer's neighbors sorted by source: x [F] (source id << eb | neighbor), and erow [F]
+ * each one's row. */
+typedef struct ls_sorted {
+	const uint64_t *x;
+	const int32_t *erow;
+	int64_t F;
+	int eb;
+} ls_sorted;
+
+/* LABOR-*'s fixed point (Balin and Catalyurek, NeurIPS 2023, section 3.2) over m sources:
+ * from pi = 1 (every row's c then k / d: LABOR-0), each round sets pi_s to max over the rows
+ * reading s of c pi_s (how likely s is in the batch), then solves every row's c again: a
+ * source some row is likely to take becomes likelier for every row, and rows concentrate on
+ * the same sources. At most `rounds` rounds; the last is the one whose expected distinct
+ * sources, sum of min(1, pi), fell by less than LS_TOL. One thread, in a fixed order. */
+static void ls_rounds(bw_sample_ctx *c, const int64_t *row, int64_t nd, int64_t k, int64_t m, int rounds,
+		      const ls_sorted *so)
+{
+	bw_ls_node *nodes = c->ls_node;
+	double prev = INFINITY;
+	for (int64_t u = 0; u < m; u++)
+		nodes[u].pi = 1.0;
+	ls_cs(c, row, nd, k, true);
+	for (int it = 0; it < rounds; it++) {
+		/* the neighbors by source: each source's largest c in one run (c is small: in cache) */
+		double ex = 0, mx = 0;
+		for (int64_t q = 0, u = 0; q < so->F; q++) {
+			mx = BW_MAX(mx, c->ls_c[so->erow[q]]);
+			if (q + 1 == so->F || so->x[q + 1] >> so->eb != so->x[q] >> so->eb) {
+				nodes[u].pi *= mx;
+				ex += BW_MIN(1.0, nodes[u].pi);
+				u++;
+				mx = 0;
+			}
+		}
+		ls_cs(c, row, nd, k, false);
+		if (ex >= prev * (1 - LS_TOL))
+			break;
+		prev = ex;
+	}
+}
+
+/* Stage one of a LABOR-* row i (start s, degree d above the fanout): its picks, neighbor p
+ * when its source's variate is below min(1, c_i pi), as absolute positions into out (as
+ * many as labor_star_prep counted), and with w their weights: 1 / that probability, scaled
+ * so that the row's weights sum to its count (a weighted mean is then sum (h / p) / sum
+ * (1 / p), the ratio estimator of the row's mean). */
+static inline void labor_star_row(const bw_sample_ctx *c, int64_t i, int64_t s, int64_t d, uint64_t *out, float *w)
+{
+	const int32_t *src = c->ls_src + c->ls_off[i];
+	const double ci = c->ls_c[i];
+	int64_t n = 0;
+	double inv = 0;
+	for (int64_t p = 0; p < d; p++) {
+		const bw_ls_node *x = &c->ls_node[src[p]];
+		const double th = ci * x->pi;
+		if (x->r < th) {
+			out[n++] = (uint64_t)(s + p);
+			inv += th >= 1 ? 1.0 : 1.0 / th;
+		}
+	}
+	const double scale = n ? (double)n / inv : 0.0;
+	for (int64_t j = 0; w && j < n; j++) {
+		const double th = ci * c->ls_node[src[(int64_t)out[j] - s]].pi;
+		w[j] = (float)((th >= 1 ? 1.0 : 1.0 / th) * scale);
 	}
 }
 
@@ -406,6 +550,10 @@ typedef struct layer_run {
 	const int64_t *xip, *xids; /* the expander's rows */
 	int64_t *row, *ip;         /* [2 nd] each row's graph start and degree; [nd + 1] the block's indptr */
 	int64_t *eid;              /* [E] the edges' CSR positions (ctx edge_ids, no expander), else NULL */
+	bool star;                 /* LABOR-* samples this layer (ctx labor_star, a fanout >= 0, no expander) */
+	float *ew;                 /* [E] the edges' LABOR-* weights when star, else NULL */
+	const bw_labor_dep *dep;   /* LABOR's batch dependency for this layer, or NULL */
+	bw_labor_dep dep_buf;      /* what dep points to */
 	int fanout;
 	uint64_t lkey;
 	int ub;                    /* bits of a node id */
@@ -425,6 +573,77 @@ static inline void rows_one(layer_run *r, int64_t i)
 		c->trim(c->trim_user);
 }
 
+/* LABOR-*'s preparation of a layer (one thread, in layer_room, after the rows' degrees):
+ * number the distinct sources of every row's whole neighborhood (a radix sort of
+ * (id, edge)), draw each one's variate, run the fixed point (ls_rounds), and put each
+ * sampled row's count in ip[i + 1]. Memory: about 20 bytes per neighbor of the layer's rows
+ * plus 16 per distinct source, the whole rows' worth (LABOR reads them whole too). */
+static int labor_star_prep(layer_run *r)
+{
+	layer_job *j = &r->j;
+	bw_sample_ctx *c = j->c;
+	const int64_t nd = j->nd, k = r->fanout, *row = r->row;
+	int64_t F = 0, dmax = 1;
+	for (int64_t i = 0; i < nd; i++) {
+		F += row[2 * i + 1];
+		dmax = BW_MAX(dmax, row[2 * i + 1]);
+	}
+	const int eb = bits_for((uint64_t)BW_MAX(F, 1) - 1);
+	if (F > INT32_MAX || r->ub + eb > 64)
+		return bw_err(BURROW_E_UNSUPPORTED, "sampler: block %d's rows hold %lld neighbors: too many for LABOR-*",
+			      j->l, (long long)F);
+	const size_t room = (size_t)BW_MAX(F, 1);
+	int st;
+	if ((st = bw_grow(&c->ls_off, &c->ls_off_cap, (size_t)nd + 1, sizeof(int64_t), false)) ||
+	    (st = bw_grow(&c->ls_c, &c->ls_c_cap, (size_t)BW_MAX(nd, 1), sizeof(double), false)) ||
+	    (st = bw_grow(&c->ls_src, &c->ls_src_cap, room, sizeof(int32_t), false)) ||
+	    (st = bw_grow(&c->ls_buf, &c->ls_buf_cap, (size_t)dmax, sizeof(double), false)) ||
+	    (st = bw_grow(&c->items, &c->items_cap, room, sizeof(uint64_t), false)) ||
+	    (st = bw_grow(&c->tmp, &c->tmp_cap, room, sizeof(uint64_t), false)))
+		return st;
+	int64_t e = 0;
+	for (int64_t i = 0; i < nd; i++) {
+		c->ls_off[i] = e;
+		for (int64_t p = 0; p < row[2 * i + 1]; p++, e++)
+			c->items[e] = bw_csr_id(r->gi, r->w4, row[2 * i] + p) << eb | (uint64_t)e;
+		if (c->trim && i % BW_TRIM_ROWS == BW_TRIM_ROWS - 1)
+			c->trim(c->trim_user);
+	}
+	c->ls_off[nd] = F;
+	const uint64_t *x = bw_lsd_sort(c->items, c->tmp, F, eb, r->ub, RADIX_BITS, c->hist);
+	const uint64_t emask = eb == 64 ? ~0ull : (1ull << eb) - 1;
+	int64_t m = 0;
+	for (int64_t q = 0; q < F; q++)
+		m += !q || x[q] >> eb != x[q - 1] >> eb;
+	if ((st = bw_grow(&c->ls_node, &c->ls_node_cap, (size_t)BW_MAX(m, 1), sizeof(bw_ls_node), false)))
+		return st;
+	/* the sort's other array, free: each neighbor's row by neighbor, then by source */
+	int32_t *rowof = (int32_t *)(x == c->items ? c->tmp : c->items), *erow = rowof + F;
+	for (int64_t i = 0; i < nd; i++)
+		for (int64_t q = c->ls_off[i]; q < c->ls_off[i + 1]; q++)
+			rowof[q] = (int32_t)i;
+	const uint64_t lk = r->lkey ^ BW_LABOR_SALT;
+	for (int64_t q = 0, u = -1; q < F; q++) {
+		if (!q || x[q] >> eb != x[q - 1] >> eb)
+			c->ls_node[++u].r = r->dep ? bw_labor_dep_variate(r->dep, x[q] >> eb) : ls_variate(lk, x[q] >> eb);
+		c->ls_src[x[q] & emask] = (int32_t)u;
+		erow[q] = rowof[x[q] & emask];
+	}
+	const ls_sorted so = {.x = x, .erow = erow, .F = F, .eb = eb};
+	ls_rounds(c, row, nd, k, m, c->labor_star, &so);
+	for (int64_t i = 0; i < nd; i++) {
+		const int64_t d = row[2 * i + 1];
+		if (d <= k)
+			continue;
+		const int32_t *src = c->ls_src + c->ls_off[i];
+		int64_t n = 0;
+		for (int64_t p = 0; p < d; p++)
+			n += c->ls_node[src[p]].r < c->ls_c[i] * c->ls_node[src[p]].pi;
+		r->ip[i + 1] = n;
+	}
+	return 0;
+}
+
 /* Phase 2 (one thread): the offsets, then room for the edges in every array the draws and
  * the numbering fill; a failure goes to r->st, its message to j.msg. */
 static void layer_room(layer_run *r)
@@ -441,6 +660,11 @@ static void layer_room(layer_run *r)
 	} else {
 		for (int64_t i = 0; !r->rows_par && i < nd; i++)
 			rows_one(r, i);
+		if (r->star && (st = labor_star_prep(r))) {
+			snprintf(j->msg, sizeof j->msg, "%s", burrow_last_error());
+			r->st = st;
+			return;
+		}
 		ip[0] = 0;
 		for (int64_t i = 0; i < nd; i++)
 			ip[i + 1] += ip[i];
@@ -462,6 +686,9 @@ static void layer_room(layer_run *r)
 	if (!st && c->edge_ids && !r->ex)
 		st = bw_grow(&b->eids[l], &b->eids_cap[l], room, sizeof(int64_t), false);
 	r->eid = !st && c->edge_ids && !r->ex ? b->eids[l] : NULL;
+	if (!st && r->star)
+		st = bw_grow(&b->ew[l], &b->ew_cap[l], room, sizeof(float), false);
+	r->ew = !st && r->star ? b->ew[l] : NULL;
 	if (!st)
 		st = bw_grow(&b->nodes, &b->nodes_cap, (size_t)(nd + j->E), sizeof(int64_t), true);
 	for (int tt = 0; !st && tt < c->threads && j->rest <= BITMAP_BITS; tt++) {
@@ -478,6 +705,21 @@ static void layer_room(layer_run *r)
 	j->srt = c->srt;
 	j->ind = b->indices[l];
 	j->newn = b->nodes + nd;
+}
+
+/* Stage one of row i of a LABOR-* layer: a row of degree above the fanout is sampled
+ * (labor_star_row), a row taken whole prefetched as draw_row does, its weights 1. */
+static inline void star_row(const layer_run *r, int64_t i)
+{
+	const int64_t s = r->row[2 * i], d = r->row[2 * i + 1], e0 = r->ip[i], n = r->ip[i + 1] - e0;
+	if (d > r->fanout) {
+		labor_star_row(r->j.c, i, s, d, r->j.items + e0, r->ew + e0);
+		return;
+	}
+	if (d)
+		__builtin_prefetch((const char *)r->gi + s * (r->w4 ? 4 : 8));
+	for (int64_t q = 0; q < n; q++)
+		r->ew[e0 + q] = 1.0f;
 }
 
 /* Phase 3 (every thread t): draw. Row i's picks become items ip[i] .. ip[i+1], counted per
@@ -523,9 +765,11 @@ static bool layer_draw(layer_run *r, int t)
 			drawn = 0;
 		}
 		for (int64_t i = c0; i < c1 + DRAW_LAG; i++) {
-			if (i < c1 && c->labor && ip[i + 1] - ip[i] < row[2 * i + 1])
+			if (i < c1 && r->star)
+				star_row(r, i);
+			else if (i < c1 && c->labor && ip[i + 1] - ip[i] < row[2 * i + 1])
 				bw_labor_row(gi, w4, row[2 * i], row[2 * i + 1], ip[i + 1] - ip[i], j->items + ip[i],
-					  r->lkey ^ BW_LABOR_SALT, rs);
+					  r->lkey ^ BW_LABOR_SALT, r->dep, rs);
 			else if (i < c1)
 				draw_row(gi, w4, row[2 * i], row[2 * i + 1], ip[i + 1] - ip[i], j->items + ip[i],
 					 bw_key(r->lkey, (uint64_t)nodes[i]), rs);
@@ -614,7 +858,14 @@ static int merge_view(bw_sample_ctx *c, const bw_sampled *b, int64_t nd, int64_t
 static int layer_step(bw_sample_ctx *c, const burrow_csr *g, const bw_expander *ex, bw_sampled *b, int l,
 		      int fanout, uint64_t lkey, int64_t nd, bool last, int64_t *nsrc)
 {
-	layer_run r = {.b = b, .ex = ex, .fanout = fanout, .lkey = lkey, .bad = -1};
+	layer_run r = {.b = b, .ex = ex, .fanout = fanout, .lkey = lkey, .bad = -1,
+		       .star = c->labor_star > 0 && !ex && fanout >= 0};
+	if ((c->labor || c->labor_star) && (c->dep_k1 || c->dep_k2)) {
+		const double a = c->dep_c * 1.5707963267948966;
+		r.dep_buf = (bw_labor_dep){.k1 = bw_key(c->dep_k1, (uint64_t)l) ^ BW_LABOR_SALT,
+					   .k2 = bw_key(c->dep_k2, (uint64_t)l) ^ BW_LABOR_SALT, .cos = cos(a), .sin = sin(a)};
+		r.dep = &r.dep_buf;
+	}
 	r.gp = ex ? NULL : g->indptr;
 	r.gi = ex ? NULL : g->indices;
 	r.w4 = !ex && g->index_width == 4;
@@ -659,7 +910,7 @@ static int layer_step(bw_sample_ctx *c, const burrow_csr *g, const bw_expander *
 		return bw_err(BURROW_E_UNSUPPORTED, "sampler: block %d has %lld source nodes: local ids are int32", l,
 			      (long long)(nd + nnew));
 	b->pub.blocks[l] = (burrow_block){.num_dst = nd, .num_src = nd + nnew, .num_edges = r.j.E, .indptr = r.ip,
-					  .indices = b->indices[l], .edge_ids = r.eid};
+					  .indices = b->indices[l], .edge_ids = r.eid, .edge_weight = r.ew};
 	*nsrc = nd + nnew;
 	if (last || nnew == 0)
 		return 0;

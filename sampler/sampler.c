@@ -116,6 +116,22 @@ static uint64_t batch_key(const burrow_sampler *s, int64_t epoch, int64_t index)
 	return bw_key(bw_key(s->o.seed, (uint64_t)epoch), (uint64_t)index);
 }
 
+/* LABOR's batch dependency for batch `index` of `epoch` into c (index < 0, or no dependency:
+ * none): with K = labor_batch_dependency, batch i sits (i mod K) / K of the way from group
+ * i / K's variates to group i / K + 1's, each group keyed by (seed, epoch, group). */
+static void set_dep(const burrow_sampler *s, bw_sample_ctx *c, int64_t epoch, int64_t index)
+{
+	const int K = s->o.labor_batch_dependency;
+	c->dep_k1 = c->dep_k2 = 0;
+	c->dep_c = 0;
+	if (index < 0 || K < 2 || !(s->o.labor || s->o.labor_star))
+		return;
+	const uint64_t ek = bw_key(bw_key(s->o.seed, (uint64_t)epoch), BW_KEY_LABOR_GROUP);
+	c->dep_k1 = bw_key(ek, (uint64_t)(index / K)) | 1;
+	c->dep_k2 = bw_key(ek, (uint64_t)(index / K + 1)) | 1;
+	c->dep_c = (double)(index % K) / K;
+}
+
 static int cpu_devices(void) { return 1; }
 
 static int cuda_devices(void)
@@ -189,6 +205,7 @@ static void *produce(void *arg)
 		bw_sampled *b = pool_get(s);
 		pthread_mutex_unlock(&s->mu);
 
+		set_dep(s, &p->ctx, epoch, i);
 		int st = b ? sample_on(s, &p->ctx, p->gpu, p->seeds, m, batch_key(s, epoch, i), b) : BURROW_E_NOMEM;
 
 		pthread_mutex_lock(&s->mu);
@@ -232,6 +249,12 @@ static int check_opts(const burrow_sampler_opts *o)
 		return bw_err(BURROW_E_INVAL, "sampler: pin %d is not 0 (auto) or -1 (never)", o->pin);
 	if (o->prefetch > 0 && (o->producers < 1 || o->producers > 256))
 		return bw_err(BURROW_E_INVAL, "sampler: producers %d is not in [1, 256]", o->producers);
+	if (o->labor_batch_dependency < 0)
+		return bw_err(BURROW_E_INVAL, "sampler: labor_batch_dependency %d: want >= 0 (0, 1: off)",
+			      o->labor_batch_dependency);
+	if (o->labor_star < 0 || o->labor_star > 64)
+		return bw_err(BURROW_E_INVAL, "sampler: labor_star %d is not in [0, 64] (rounds of LABOR-*; 0: off)",
+			      o->labor_star);
 	if (o->device_csr_budget < 0)
 		return bw_err(BURROW_E_INVAL, "sampler: device_csr_budget %lld: want >= 0 bytes (0: half the free memory)",
 			      (long long)o->device_csr_budget);
@@ -289,8 +312,9 @@ static int sampler_open(burrow_sampler **out, const burrow_csr *g, const int64_t
 	}
 	if ((check_graph && (st = burrow_csr_check(g, false))) || (st = check_ids(g, ids, n)))
 		return st;
-	if (o.labor && kind == BW_DEVICE_CUDA)
-		return bw_err(BURROW_E_UNSUPPORTED, "sampler: LABOR is sampled on the CPU only, not on %s", o.device);
+	if ((o.labor || o.labor_star) && kind == BW_DEVICE_CUDA)
+		return bw_err(BURROW_E_UNSUPPORTED, "sampler: LABOR%s is sampled on the CPU only, not on %s",
+			      o.labor_star ? "-*" : "", o.device);
 	if (o.edge_ids && kind == BW_DEVICE_CUDA)
 		return bw_err(BURROW_E_UNSUPPORTED, "sampler: edge ids (edge features) are sampled on the CPU only, not on %s",
 			      o.device);
@@ -323,6 +347,7 @@ static int sampler_open(burrow_sampler **out, const burrow_csr *g, const int64_t
 		goto out_close;
 	s->sync.edge_ids = o.edge_ids;
 	s->sync.labor = o.labor;
+	s->sync.labor_star = o.labor_star;
 	s->sync.trim = after;
 	s->sync.trim_user = after_user;
 	if (kind == BW_DEVICE_CUDA &&
@@ -349,6 +374,7 @@ static int sampler_open(burrow_sampler **out, const burrow_csr *g, const int64_t
 				goto out_close;
 			p->ctx.edge_ids = o.edge_ids;
 			p->ctx.labor = o.labor;
+			p->ctx.labor_star = o.labor_star;
 			p->ctx.trim = after;
 			p->ctx.trim_user = after_user;
 			if (s->gcsr && (st = bw_cuda_sample_ctx_open(&p->gpu, s->gcsr)))
@@ -450,9 +476,10 @@ int burrow_sampler_start(burrow_sampler *s, int64_t epoch)
 }
 
 /* Sample into a pooled batch in the calling thread with the sync scratch. */
-static int sample_sync(burrow_sampler *s, const int64_t *seeds, int64_t n, uint64_t key, int64_t first,
-		       int64_t count, burrow_batch **out)
+static int sample_sync(burrow_sampler *s, const int64_t *seeds, int64_t n, uint64_t key, int64_t index,
+		       int64_t first, int64_t count, burrow_batch **out)
 {
+	set_dep(s, &s->sync, s->epoch, index);
 	pthread_mutex_lock(&s->mu);
 	bw_sampled *b = pool_get(s);
 	pthread_mutex_unlock(&s->mu);
@@ -480,7 +507,7 @@ int burrow_sampler_next(burrow_sampler *s, burrow_batch **out)
 			return BURROW_DONE;
 		const int64_t i = s->next_deliver, *seeds;
 		const int64_t m = batch_seeds(s, i, &seeds);
-		int st = sample_sync(s, seeds, m, batch_key(s, s->epoch, i), 0, 0, out);
+		int st = sample_sync(s, seeds, m, batch_key(s, s->epoch, i), i, 0, 0, out);
 		if (st < 0)
 			return st;
 		stamp((bw_sampled *)*out, s->epoch, i);
@@ -528,7 +555,7 @@ int burrow_sampler_sample(burrow_sampler *s, const int64_t *seeds, int64_t n, ui
 	*out = NULL;
 	if (!s || !seeds || n < 1 || n > INT32_MAX)
 		return bw_err(BURROW_E_INVAL, "burrow_sampler_sample: %lld seeds: want 1 .. 2^31-1", (long long)n);
-	return sample_sync(s, seeds, n, bw_key(bw_key(s->o.seed, BW_KEY_EXPLICIT), key), 0, 0, out);
+	return sample_sync(s, seeds, n, bw_key(bw_key(s->o.seed, BW_KEY_EXPLICIT), key), -1, 0, 0, out);
 }
 
 int burrow_sampler_full(burrow_sampler *s, int64_t first, int64_t count, burrow_batch **out)
@@ -540,5 +567,5 @@ int burrow_sampler_full(burrow_sampler *s, int64_t first, int64_t count, burrow_
 		return bw_err(BURROW_E_RANGE, "burrow_sampler_full: nodes [%lld, %lld + %lld) are not a range of "
 					      "the graph's node ids",
 			      (long long)first, (long long)first, (long long)count);
-	return sample_sync(s, NULL, 0, 0, first, count, out);
+	return sample_sync(s, NULL, 0, 0, -1, first, count, out);
 }

@@ -36,6 +36,8 @@ typedef struct bw_sampled {
 	size_t indices_cap[BURROW_MAX_LAYERS];
 	int64_t *eids[BURROW_MAX_LAYERS];   /* each block edge's CSR position, when the ctx records them */
 	size_t eids_cap[BURROW_MAX_LAYERS];
+	float *ew[BURROW_MAX_LAYERS];       /* each block edge's LABOR-* weight, when the ctx samples LABOR-* */
+	size_t ew_cap[BURROW_MAX_LAYERS];
 } bw_sampled;
 
 /* burrow_typed_sampler_open without its pass over every relation (burrow_hetero_check): for
@@ -67,6 +69,19 @@ void bw_sampled_finish(bw_sampled *b, int num_layers, int64_t nseeds, int64_t ni
  * (the kernel's fault-around), so at most 4096 x 64 KiB = 256 MiB per thread between two
  * trims. */
 #define BW_TRIM_ROWS 4096
+
+/* One distinct source of a LABOR-* layer: what the rows read of it together. */
+typedef struct bw_ls_node {
+	double pi;                    /* its probability weight, shared by every row */
+	double r;                     /* its variate in [0, 1) */
+} bw_ls_node;
+
+/* LABOR's batch dependency for one batch and layer (labor.h, bw_labor_dep_variate): the
+ * variates of its group's and the next group's keys, mixed by the angle c pi / 2. */
+typedef struct bw_labor_dep {
+	uint64_t k1, k2;              /* the two groups' keys for the layer */
+	double cos, sin;              /* cos and sin of c pi / 2, c = (index mod K) / K */
+} bw_labor_dep;
 
 /* Per-OpenMP-thread scratch: for fanouts above BW_SMALL_FANOUT (Floyd with a hash set),
  * and for numbering a bucket of ids (a bitmap and a local id per low id bits). */
@@ -104,7 +119,23 @@ typedef struct bw_sample_ctx {
 	void *trim_user;
 	bool edge_ids;                /* record each block edge's CSR position (bw_sampled.eids; not with an expander) */
 	bool labor;                   /* LABOR's shared variates instead of per-row draws (not with an expander) */
+	int labor_star;               /* > 0: LABOR-* with at most this many rounds (not with an expander) */
+	/* LABOR-*'s scratch for one layer (sample.c, labor_star_prep): the layer's distinct
+	 * sources (m of them) and every row's whole neighborhood */
+	int32_t *ls_src;              /* [sum of the rows' degrees] each neighbor's source index */
+	int64_t *ls_off;              /* [nd + 1] where each row's neighbors start in ls_src */
+	double *ls_c;                 /* [nd] each row's c (rows taken whole: 1 / their smallest pi) */
+	struct bw_ls_node *ls_node;   /* [m] each source's pi and variate */
+	double *ls_buf;               /* [largest degree] one row's pi, while its c is solved */
+	size_t ls_src_cap, ls_off_cap, ls_c_cap, ls_node_cap, ls_buf_cap;
+	/* LABOR's batch dependency for the next batch (set by the caller before bw_sample_batch;
+	 * dep_k1 == dep_k2 == 0: none, the variates of the batch's own key): the keys of the batch's
+	 * group and the next, and its position c in [0, 1) between them */
+	uint64_t dep_k1, dep_k2;
+	double dep_c;
 } bw_sample_ctx;
+/* The key coordinate of LABOR's batch-dependency groups (an index no batch takes). */
+#define BW_KEY_LABOR_GROUP (UINT64_MAX - 2)
 /* Keys LABOR's per-layer variates apart from the rows' streams bw_key(lkey, v). */
 #define BW_LABOR_SALT 0x4C41424F52ull
 

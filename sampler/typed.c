@@ -292,7 +292,7 @@ static void draw_row(const burrow_csr *g, int64_t v, int64_t k, uint64_t rkey, u
 	if (k == 0)
 		return;
 	if (lk) {
-		bw_labor_row(g->indices, w4, s, d, k, (uint64_t *)out, lk, rs);
+		bw_labor_row(g->indices, w4, s, d, k, (uint64_t *)out, lk, NULL, rs);
 		for (int64_t j = 0; j < k; j++)
 			out[j] = (int64_t)bw_csr_id(g->indices, w4, out[j]);
 		return;

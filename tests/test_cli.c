@@ -442,20 +442,21 @@ Test(cli, bench_train_link_reports_consistent_figures)
 }
 
 /* bench train --sampler labor: the partial-cache epoch's batches are LABOR's, with fewer input
- * nodes a batch than neighbor sampling's on a graph with hubs (the io object's count); a bad
- * value is refused with a usage line. */
+ * nodes a batch than neighbor sampling's on a graph with hubs (the io object's count), and
+ * labor-star's fewer than LABOR's; a bad value is refused with a usage line. */
 Test(cli, bench_train_takes_the_sampler)
 {
 	char *d = tu_path(tu_dir, "r"), *out, *err;
 	int rc = tu_sh(NULL, &err, "%s gen rmat %s --scale 13 --feat-dim 8 --quiet", tu_burrow(), d);
 	cr_assert_eq(rc, 0, "%s", err);
 	free(err);
-	double inputs[2];
-	for (int labor = 0; labor < 2; labor++) {
+	double inputs[3];
+	const char *kinds[3] = {"neighbor", "labor", "labor-star"};
+	for (int labor = 0; labor < 3; labor++) {
 		rc = tu_sh(&out, &err,
 			   "%s bench train %s --fanout 10,10 --hidden 8 --batch 256 --max-batches 3 --io-rows 500 --ops off "
 			   "--sampler %s --json",
-			   tu_burrow(), d, labor ? "labor" : "neighbor");
+			   tu_burrow(), d, kinds[labor]);
 		cr_assert_eq(rc, 0, "%s\n%s", out, err);
 		const char *io = strstr(out, "\"io\": {");
 		cr_assert(io, "%s", out);
@@ -465,9 +466,11 @@ Test(cli, bench_train_takes_the_sampler)
 	}
 	cr_assert(inputs[1] > 0 && inputs[1] < 0.95 * inputs[0], "input nodes a batch: labor %g, neighbor %g", inputs[1],
 		  inputs[0]);
+	cr_assert(inputs[2] > 0 && inputs[2] < 0.95 * inputs[1], "input nodes a batch: labor-star %g, labor %g", inputs[2],
+		  inputs[1]);
 	rc = tu_sh(&out, &err, "%s bench train %s --sampler uniform", tu_burrow(), d);
 	cr_assert_eq(rc, 2);
-	cr_assert(strstr(err, "--sampler wants neighbor or labor"), "%s", err);
+	cr_assert(strstr(err, "--sampler wants neighbor, labor or labor-star"), "%s", err);
 	free(out);
 	free(err);
 	free(d);
@@ -789,7 +792,7 @@ Test(cli, train_with_labor_sampling)
 	free(out), free(err);
 	rc = tu_sh(&out, &err, "%s train %s --sampler lab", tu_burrow(), d);
 	cr_assert_neq(rc, 0);
-	cr_assert(strstr(err, "neighbor or labor"), "%s", err);
+	cr_assert(strstr(err, "neighbor, labor or labor-star"), "%s", err);
 	free(out), free(err);
 	free(d);
 }

@@ -461,3 +461,46 @@ Test(loader, a_source_with_norms_and_device_rows_runs_in_line)
 	free(ch);
 	free(src);
 }
+
+/* ------------------------------------------------------------ LABOR-*'s weights */
+
+static float g_star_w[NI];
+
+/* ch_next's batch, its block weighed as a LABOR-* sampler's is (burrow_block.edge_weight). */
+static int star_next(void *ctx, int64_t k, burrow_batch **out)
+{
+	int st = ch_next(ctx, k, out);
+	(*out)->blocks[0].edge_weight = g_star_w;
+	return st;
+}
+
+/* With sampler_weights, the compute block of a weighed batch aggregates by its weights (and
+ * its transpose has them for the backward); without, the weights are left aside. */
+Test(loader, the_samplers_edge_weights_reach_the_blocks_when_asked)
+{
+	static float feat[(BASE + NN) * DIM];
+	for (int j = 0; j < NI; j++)
+		g_star_w[j] = 0.5f + (float)j;
+	for (int asked = 0; asked < 2; asked++) {
+		chain *ch = calloc(1, sizeof *ch);
+		const bw_producer p = {.next = star_next, .release = bt_release, .ctx = ch};
+		bw_rows rows;
+		bw_rows_from_memory(&rows, feat, BASE + NN, DIM, 1);
+		const bw_loader_cfg lc = {.dev = bw_device_cpu(), .depth = 1, .num_layers = 1, .dim = DIM, .blocks = true,
+					  .transpose = true, .sampler_weights = asked == 1};
+		bw_loader *ld;
+		cr_assert_eq(bw_loader_open(&ld, &lc), 0, "%s", burrow_last_error());
+		cr_assert_eq(bw_loader_start(ld, &p, &rows, 3), 0, "%s", burrow_last_error());
+		for (int k = 0; k < 3; k++) {
+			bw_loaded lb;
+			cr_assert_eq(bw_loader_next(ld, &lb), 0, "%s", burrow_last_error());
+			const bw_block *b = lb.b.blocks[0];
+			cr_assert_eq(b->edge_weight, asked ? g_star_w : NULL, "asked %d: batch %d's block weights", asked, k);
+			cr_assert_eq(b->t_weight != NULL, asked == 1, "the transpose's weights");
+			cr_assert_eq(bw_loader_done(ld), 0);
+		}
+		bw_loader_stop(ld);
+		bw_loader_close(ld);
+		free(ch);
+	}
+}

@@ -688,6 +688,7 @@ static const struct {
 	{"split-name", "s3", T_ANY},
 	{"neg-mode", "both", T_MB},
 	{"typed-fanout", "node", T_MB},
+	{"labor-batch-dependency", "4", T_MB},
 };
 
 static int sample_index(const char *name)

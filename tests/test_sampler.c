@@ -103,8 +103,34 @@ static int cmp64(const void *a, const void *b)
 
 /* Everything a batch promises, checked against the graph: structure, real and distinct
  * neighbors, counts min(fanout, degree), whole rows where the fanout covers them. */
+static void check_batch_star(const burrow_csr *g, const burrow_batch *b, int L, const int *fanouts,
+			     const int64_t *seeds, int64_t n, bool star);
+
 static void check_batch(const burrow_csr *g, const burrow_batch *b, int L, const int *fanouts, const int64_t *seeds,
 			int64_t n)
+{
+	check_batch_star(g, b, L, fanouts, seeds, n, false);
+}
+
+/* LABOR-*'s weights of block l's row i [lo, hi) of degree d above the fanout: positive, summing
+ * to the count; a row taken whole (sampled or not) has weights 1. */
+static void check_star_weights(const burrow_block *k, int l, int64_t lo, int64_t hi, bool whole)
+{
+	double sum = 0;
+	for (int64_t j = lo; j < hi; j++) {
+		cr_assert(k->edge_weight[j] > 0, "block %d: weight %g", l, (double)k->edge_weight[j]);
+		cr_assert(!whole || k->edge_weight[j] == 1.0f, "block %d: a whole row's weight is %g", l,
+			  (double)k->edge_weight[j]);
+		sum += k->edge_weight[j];
+	}
+	cr_assert(fabs(sum - (double)(hi - lo)) <= 1e-4 * (double)(hi - lo), "block %d: weights sum to %g over %lld edges",
+		  l, sum, (long long)(hi - lo));
+}
+
+/* check_batch; star: LABOR-*'s batch, whose rows above the fanout keep any count up to their
+ * degree, with weights (check_star_weights). */
+static void check_batch_star(const burrow_csr *g, const burrow_batch *b, int L, const int *fanouts,
+			     const int64_t *seeds, int64_t n, bool star)
 {
 	cr_assert_eq(b->num_layers, L);
 	cr_assert_eq(b->num_seeds, n);
@@ -137,10 +163,13 @@ static void check_batch(const burrow_csr *g, const burrow_batch *b, int L, const
 		memset(used, 0, (size_t)b->num_input);
 		for (int64_t i = 0; i < k->num_dst; i++) {
 			const int64_t v = b->input_ids[i], d = degree(g, v), lo = k->indptr[i], hi = k->indptr[i + 1];
-			const int64_t want = fanouts[l] < 0 || d <= fanouts[l] ? d : fanouts[l];
+			const int64_t want = fanouts[l] < 0 || d <= fanouts[l] ? d : star && hi - lo <= d ? hi - lo : fanouts[l];
 			cr_assert(hi >= lo, "block %d row %lld: offsets go down", l, (long long)i);
 			cr_assert_eq(hi - lo, want, "block %d: node %lld of degree %lld got %lld neighbors, want %lld", l,
 				     (long long)v, (long long)d, (long long)(hi - lo), (long long)want);
+			cr_assert_eq(k->edge_weight != NULL, star && fanouts[l] >= 0, "block %d: weights only with LABOR-*", l);
+			if (k->edge_weight)
+				check_star_weights(k, l, lo, hi, d <= fanouts[l]);
 			for (int64_t j = lo; j < hi; j++) {
 				const int32_t x = k->indices[j];
 				cr_assert(x >= 0 && x < k->num_src, "block %d: local id %d outside [0, %lld)", l, x,
@@ -154,7 +183,7 @@ static void check_batch(const burrow_csr *g, const burrow_batch *b, int L, const
 						  (long long)u);
 				used[x] = 1;
 			}
-			if (want == d) /* the whole row */
+			if (want == d && (!star || fanouts[l] < 0 || d <= fanouts[l])) /* the whole row */
 				for (int64_t j = 0; j < d; j++)
 					cr_assert_eq(b->input_ids[k->indices[lo + j]], burrow_csr_index(g, g->indptr[v] + j));
 		}
@@ -187,6 +216,9 @@ static void same_batch(const burrow_batch *a, const burrow_batch *b)
 		cr_assert(!memcmp(x->indptr, y->indptr, (size_t)(x->num_dst + 1) * sizeof(int64_t)));
 		cr_assert(!memcmp(x->indices, y->indices, (size_t)x->num_edges * sizeof(int32_t)),
 			  "batch %lld block %d: indices differ", (long long)a->index, l);
+		cr_assert_eq(!x->edge_weight, !y->edge_weight);
+		cr_assert(!x->edge_weight || !memcmp(x->edge_weight, y->edge_weight, (size_t)x->num_edges * sizeof(float)),
+			  "batch %lld block %d: weights differ", (long long)a->index, l);
 	}
 }
 
@@ -196,6 +228,7 @@ typedef struct saved {
 	int64_t *ids;
 	int64_t *indptr[BURROW_MAX_LAYERS];
 	int32_t *indices[BURROW_MAX_LAYERS];
+	float *ew[BURROW_MAX_LAYERS];
 } saved;
 
 static void save(saved *s, const burrow_batch *b)
@@ -212,6 +245,12 @@ static void save(saved *s, const burrow_batch *b)
 		memcpy(s->indices[l], k->indices, (size_t)k->num_edges * sizeof(int32_t));
 		s->b.blocks[l].indptr = s->indptr[l];
 		s->b.blocks[l].indices = s->indices[l];
+		s->ew[l] = NULL;
+		if (k->edge_weight) {
+			s->ew[l] = malloc((size_t)BW_MAX(k->num_edges, 1) * sizeof(float));
+			memcpy(s->ew[l], k->edge_weight, (size_t)k->num_edges * sizeof(float));
+		}
+		s->b.blocks[l].edge_weight = s->ew[l];
 	}
 }
 
@@ -221,6 +260,7 @@ static void unsave(saved *s)
 	for (int l = 0; l < s->b.num_layers; l++) {
 		free(s->indptr[l]);
 		free(s->indices[l]);
+		free(s->ew[l]);
 	}
 }
 
@@ -653,7 +693,7 @@ Test(sampler, epoch_visits_every_node_once_last_batch_kept) { epochs(false); }
 Test(sampler, epoch_drop_last) { epochs(true); }
 
 /* The same batches from every mix of OpenMP threads, producers and queue depth. */
-static void threads_case(bool labor)
+static void threads_case(int labor) /* 0 neighbor, 1 LABOR, 2 LABOR-*, 3 LABOR with batch dependency */
 {
 	int64_t n;
 	const int64_t *train;
@@ -668,10 +708,13 @@ static void threads_case(bool labor)
 	for (int c = 0; c < ncfg; c++) {
 		burrow_sampler_opts o;
 		burrow_sampler_defaults(&o);
-		o.batch_size = labor ? 1500 : 1000; /* LABOR's layers are smaller: still above NUMBER_PAR_MIN */
+		/* LABOR's layers are smaller, LABOR-*'s more so: still above NUMBER_PAR_MIN */
+		o.batch_size = labor == 2 ? 3000 : labor ? 1500 : 1000;
 		o.fanouts[0] = 40; /* above BW_SMALL_FANOUT, and enough edges to number in parallel */
 		o.seed = 99;
-		o.labor = labor;
+		o.labor = labor == 1 || labor == 3;
+		o.labor_star = labor == 2 ? BURROW_LABOR_STAR_ROUNDS : 0;
+		o.labor_batch_dependency = labor == 3 ? 3 : 0;
 		o.threads = cfg[c][0];
 		o.prefetch = cfg[c][1];
 		o.producers = cfg[c][2];
@@ -684,7 +727,7 @@ static void threads_case(bool labor)
 				ref[ep] = v;
 				nref[ep] = nb;
 				for (int64_t i = 0; i < nb; i++) {
-					check_batch(g, &v[i].b, 3, o.fanouts, v[i].b.seeds, v[i].b.num_seeds);
+					check_batch_star(g, &v[i].b, 3, o.fanouts, v[i].b.seeds, v[i].b.num_seeds, labor == 2);
 					big = BW_MAX(big, v[i].b.blocks[0].num_edges);
 				}
 				continue;
@@ -703,31 +746,35 @@ static void threads_case(bool labor)
 	burrow_dataset_close(ds);
 }
 
-Test(sampler, batches_do_not_depend_on_threads) { threads_case(false); }
-Test(sampler, labor_batches_do_not_depend_on_threads) { threads_case(true); }
+Test(sampler, batches_do_not_depend_on_threads) { threads_case(0); }
+Test(sampler, labor_batches_do_not_depend_on_threads) { threads_case(1); }
+Test(sampler, labor_star_batches_do_not_depend_on_threads) { threads_case(2); }
+Test(sampler, labor_dependent_batches_do_not_depend_on_threads) { threads_case(3); }
 
-/* LABOR's point: the same seeds and fanouts, fewer distinct inputs than neighbor sampling's. */
+/* LABOR's point: the same seeds and fanouts, fewer distinct inputs than neighbor sampling's;
+ * LABOR-*'s, fewer than LABOR's. */
 Test(sampler, labor_reads_fewer_inputs)
 {
 	int64_t n;
 	const int64_t *train;
 	burrow_dataset *ds = gen_dataset(13, &train, &n);
 	const burrow_csr *g = burrow_dataset_graph(ds);
-	int64_t inputs[2] = {0, 0}, edges[2] = {0, 0};
-	for (int labor = 0; labor < 2; labor++) {
+	int64_t inputs[3] = {0, 0, 0}, edges[3] = {0, 0, 0};
+	for (int labor = 0; labor < 3; labor++) { /* neighbor, LABOR, LABOR-* */
 		burrow_sampler_opts o;
 		burrow_sampler_defaults(&o);
 		o.batch_size = 512;
 		o.fanouts[0] = 10, o.fanouts[1] = 10, o.fanouts[2] = 10;
 		o.seed = 4;
-		o.labor = labor;
+		o.labor = labor == 1;
+		o.labor_star = labor == 2 ? BURROW_LABOR_STAR_ROUNDS : 0;
 		o.prefetch = 0;
 		burrow_sampler *s;
 		cr_assert_eq(burrow_sampler_open(&s, g, train, n, &o), 0, "%s", burrow_last_error());
 		cr_assert_eq(burrow_sampler_start(s, 0), 0);
 		burrow_batch *b;
 		while (burrow_sampler_next(s, &b) == 0) {
-			check_batch(g, b, 3, o.fanouts, b->seeds, b->num_seeds);
+			check_batch_star(g, b, 3, o.fanouts, b->seeds, b->num_seeds, labor == 2);
 			inputs[labor] += b->num_input;
 			for (int l = 0; l < 3; l++)
 				edges[labor] += b->blocks[l].num_edges;
@@ -735,11 +782,172 @@ Test(sampler, labor_reads_fewer_inputs)
 		}
 		burrow_sampler_close(s);
 	}
-	cr_log_info("inputs per epoch: neighbor %lld, labor %lld; edges: %lld, %lld", (long long)inputs[0],
-		    (long long)inputs[1], (long long)edges[0], (long long)edges[1]);
+	cr_log_info("inputs per epoch: neighbor %lld, labor %lld, labor-star %lld; edges: %lld, %lld, %lld",
+		    (long long)inputs[0], (long long)inputs[1], (long long)inputs[2], (long long)edges[0],
+		    (long long)edges[1], (long long)edges[2]);
 	cr_assert_lt((double)inputs[1], 0.8 * (double)inputs[0], "LABOR read %lld inputs, neighbor sampling %lld",
 		     (long long)inputs[1], (long long)inputs[0]);
+	cr_assert_lt((double)inputs[2], 0.8 * (double)inputs[1], "LABOR-* read %lld inputs, LABOR %lld",
+		     (long long)inputs[2], (long long)inputs[1]);
 	burrow_dataset_close(ds);
+}
+
+/* LABOR-*: what a row keeps is random, but in expectation its fanout. Over B keys of the same
+ * 400 seeds (whose rows' c and pi do not depend on the key: only the variates do), each seed
+ * row of degree above k keeps k on average, and so does every sampled row of the lower layer
+ * (its destinations depend on the key; each row's expected count given them is still k).
+ * Rows share variates, so their counts are correlated: the z scores use the spread over the
+ * keys of each batch's total excess, sum (count - k). */
+Test(sampler, labor_star_rows_keep_the_fanout_in_expectation)
+{
+	int64_t n;
+	const int64_t *train;
+	burrow_dataset *ds = gen_dataset(13, &train, &n);
+	const burrow_csr *g = burrow_dataset_graph(ds);
+	enum { B = 300, NS = 400, K = 5 };
+	burrow_sampler_opts o;
+	burrow_sampler_defaults(&o);
+	o.num_layers = 2;
+	o.fanouts[0] = K, o.fanouts[1] = K;
+	o.labor_star = BURROW_LABOR_STAR_ROUNDS;
+	o.prefetch = 0;
+	burrow_sampler *s;
+	cr_assert_eq(burrow_sampler_open(&s, g, train, n, &o), 0, "%s", burrow_last_error());
+	double *row = calloc(NS, sizeof *row), ex[2][B];
+	int64_t sampled[2] = {0, 0};
+	for (int key = 0; key < B; key++) {
+		burrow_batch *b;
+		cr_assert_eq(burrow_sampler_sample(s, train, NS, (uint64_t)key, &b), 0, "%s", burrow_last_error());
+		check_batch_star(g, b, 2, o.fanouts, train, NS, true);
+		for (int l = 0; l < 2; l++) {
+			const burrow_block *k = &b->blocks[l];
+			ex[l][key] = 0;
+			for (int64_t i = 0; i < k->num_dst; i++) {
+				if (degree(g, b->input_ids[i]) <= K)
+					continue;
+				const int64_t c = k->indptr[i + 1] - k->indptr[i];
+				ex[l][key] += (double)(c - K);
+				sampled[l]++;
+				if (l == 1)
+					row[i] += (double)c;
+			}
+		}
+		burrow_sampler_release(s, b);
+	}
+	for (int l = 0; l < 2; l++) {
+		double m = 0, v = 0;
+		for (int key = 0; key < B; key++)
+			m += ex[l][key] / B;
+		for (int key = 0; key < B; key++)
+			v += (ex[l][key] - m) * (ex[l][key] - m) / (B - 1);
+		const double z = m / sqrt(v / B);
+		cr_log_info("block %d: %.1f sampled rows a batch, mean excess %.3f a batch (sd %.2f), z %.2f", l,
+			    (double)sampled[l] / B, m, sqrt(v), z);
+		cr_assert(sampled[l] > 100 * B, "block %d: too few rows above the fanout (%lld)", l, (long long)sampled[l]);
+		cr_assert(fabs(z) < 5, "block %d: rows keep %.3f more than the fanout a batch (z = %.2f)", l,
+			  m * B / (double)sampled[l], z);
+	}
+	/* each seed row's count is a sum of Bernoullis of total mean K: variance below K */
+	for (int64_t i = 0; i < NS; i++)
+		if (degree(g, train[i]) > K)
+			cr_assert(fabs(row[i] / B - K) < 6 * sqrt((double)K / B), "seed %lld keeps %.3f on average, want %d",
+				  (long long)train[i], row[i] / B, K);
+	free(row);
+	burrow_sampler_close(s);
+	burrow_dataset_close(ds);
+}
+
+/* ------------------------------------------------------------ LABOR's batch dependency */
+
+enum { BD_NT = 2000, BD_NH = 40, BD_K = 5 };
+
+/* Every one of BD_NT training nodes joined to every one of BD_NH hubs (ids BD_NT ..): a batch
+ * of one seed sees all the hubs, and which it keeps depends only on the batch's variates. */
+static void bipartite(tgraph *t)
+{
+	const size_t m = (size_t)BD_NT * BD_NH;
+	int64_t *src = malloc(m * sizeof *src), *dst = malloc(m * sizeof *dst);
+	for (size_t e = 0; e < m; e++) {
+		src[e] = (int64_t)(e / BD_NH);
+		dst[e] = BD_NT + (int64_t)(e % BD_NH);
+	}
+	tgraph_build(t, BD_NT + BD_NH, src, dst, m, true);
+	free(src);
+	free(dst);
+}
+
+/* An epoch of batches of one seed; per batch, the bitmask of the hubs it keeps and their count. */
+static void bd_epoch(const tgraph *t, const int64_t *ids, int labor, int dep, int64_t epoch, uint64_t *mask, int *count)
+{
+	burrow_sampler_opts o;
+	burrow_sampler_defaults(&o);
+	o.num_layers = 1;
+	o.fanouts[0] = BD_K;
+	o.batch_size = 1;
+	o.prefetch = 2;
+	o.seed = 77;
+	o.labor = labor == 1;
+	o.labor_star = labor == 2 ? BURROW_LABOR_STAR_ROUNDS : 0;
+	o.labor_batch_dependency = dep;
+	burrow_sampler *s;
+	cr_assert_eq(burrow_sampler_open(&s, &t->g, ids, BD_NT, &o), 0, "%s", burrow_last_error());
+	cr_assert_eq(burrow_sampler_start(s, epoch), 0);
+	burrow_batch *b;
+	for (int64_t i = 0; burrow_sampler_next(s, &b) == 0; i++) {
+		check_batch_star(&t->g, b, 1, o.fanouts, b->seeds, 1, labor == 2);
+		const burrow_block *k = &b->blocks[0];
+		mask[i] = 0;
+		for (int64_t e = 0; e < k->num_edges; e++)
+			mask[i] |= 1ull << (b->input_ids[k->indices[e]] - BD_NT);
+		count[i] = (int)k->num_edges;
+		burrow_sampler_release(s, b);
+	}
+	burrow_sampler_close(s);
+}
+
+/* --labor-batch-dependency K: consecutive batches keep overlapping sources (LABOR: the hubs two
+ * consecutive batches share, against independent variates' BD_K^2 / BD_NH), every batch keeps
+ * its odds (LABOR-*: a batch a quarter of the way between two groups keeps BD_K hubs in
+ * expectation, which needs uniform variates: a linear mix of two uniforms would keep 6.7), and
+ * K = 1 is no dependency at all (the same batches as K = 0). */
+Test(sampler, labor_batch_dependency_overlaps_consecutive_batches_at_the_same_odds)
+{
+	tgraph t;
+	bipartite(&t);
+	int64_t *ids = malloc(BD_NT * sizeof *ids);
+	for (int64_t i = 0; i < BD_NT; i++)
+		ids[i] = i;
+	uint64_t *m0 = malloc(BD_NT * sizeof *m0), *m1 = malloc(BD_NT * sizeof *m1);
+	int *c0 = malloc(BD_NT * sizeof *c0), *c1 = malloc(BD_NT * sizeof *c1);
+	double shared[2];
+	for (int dep = 0; dep < 2; dep++) {
+		bd_epoch(&t, ids, 1, dep ? 4 : 0, 3, m0, c0);
+		double sum = 0;
+		for (int64_t i = 0; i + 1 < BD_NT; i++)
+			sum += __builtin_popcountll(m0[i] & m0[i + 1]);
+		shared[dep] = sum / (BD_NT - 1);
+	}
+	cr_log_info("hubs shared by consecutive batches: %.3f independent, %.3f with K = 4", shared[0], shared[1]);
+	cr_assert(shared[0] < 1.0 && shared[1] > 2.0, "consecutive batches share %.3f hubs (independent: %.3f)",
+		  shared[1], shared[0]);
+	bd_epoch(&t, ids, 1, 0, 5, m0, c0);
+	bd_epoch(&t, ids, 1, 1, 5, m1, c1);
+	cr_assert(!memcmp(m0, m1, BD_NT * sizeof *m0), "K = 1 changed the batches");
+	double sum = 0, n = 0;
+	for (int64_t ep = 0; ep < 8; ep++) {
+		bd_epoch(&t, ids, 2, 4, ep, m0, c0);
+		for (int64_t i = 1; i < BD_NT; i += 8) /* c = 1/4, one batch per two groups: independent */
+			sum += c0[i], n++;
+	}
+	const double mean = sum / n, se = sqrt(BD_K * (1.0 - (double)BD_K / BD_NH) / n);
+	cr_assert(fabs(mean - BD_K) < 5 * se, "LABOR-* between two groups keeps %.3f hubs, want %d (se %.3f)", mean, BD_K,
+		  se);
+	free(m0);
+	free(m1);
+	free(c0);
+	free(c1);
+	free(ids);
+	tgraph_free(&t);
 }
 
 /* ------------------------------------------------------------ trimming the mapped graph */

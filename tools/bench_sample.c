@@ -13,7 +13,7 @@ static void help(void)
 {
 	printf("usage: burrow bench sample DIR [--fanout 15,10,5] [--batch 1024] [--threads T] [--omp]\n"
 	       "                              [--single] [--device D] [--verify N] [--seconds S] [--seed S]\n"
-	       "                              [--sampler neighbor|labor] [--json]\n\n"
+	       "                              [--sampler neighbor|labor|labor-star] [--labor-rounds N] [--json]\n\n"
 	       "Sample mini-batches from the training split of DIR (every node when it has none) for\n"
 	       "S seconds at each thread count 1 .. T, and print batches/s, sampled edges/s, input\n"
 	       "nodes per batch and the speedup over one thread (the anchor, measured in the same run).\n"
@@ -37,7 +37,10 @@ static void help(void)
 	       "  --seed S        sampler seed (0)\n"
 	       "  --sampler S     neighbor (the default) or labor (LABOR: rows share their\n"
 	       "                  neighbors' variates; fewer input nodes per batch, docs/sampler.md)\n"
-	       "  --json          one JSON object per thread count\n");
+	       "                  or labor-star (LABOR-*: rows also prefer the sources other rows take)\n"
+	       "  --labor-rounds N  rounds of LABOR-*'s fixed point, 1 .. 64 (%d, what training uses)\n"
+	       "  --json          one JSON object per thread count\n",
+	       BURROW_LABOR_STAR_ROUNDS);
 }
 
 /* "15,10,5" into o->fanouts / num_layers. */
@@ -204,7 +207,8 @@ out_close:
 	return st;
 }
 
-enum { O_FANOUT = 256, O_BATCH, O_THREADS, O_PRODUCERS, O_OMP, O_SINGLE, O_DEVICE, O_VERIFY, O_SECONDS, O_SEED, O_JSON, O_HELP, O_SAMPLER };
+enum { O_FANOUT = 256, O_BATCH, O_THREADS, O_PRODUCERS, O_OMP, O_SINGLE, O_DEVICE, O_VERIFY, O_SECONDS, O_SEED, O_JSON, O_HELP, O_SAMPLER,
+       O_LABOR_ROUNDS };
 
 /* One bench sample: the options, the dataset and the nodes it samples from. */
 typedef struct sample_run {
@@ -212,6 +216,7 @@ typedef struct sample_run {
 	int64_t maxt, nverify;
 	double seconds;
 	bool json, producers, single, gpu;
+	int rounds;           /* --labor-rounds (0: not given) */
 	const char *dir;
 	burrow_dataset *ds;
 	const burrow_csr *g;
@@ -232,6 +237,7 @@ static int sample_parse(sample_run *r, int argc, char **argv)
 		{"verify", required_argument, 0, O_VERIFY},   {"seconds", required_argument, 0, O_SECONDS},
 		{"seed", required_argument, 0, O_SEED},       {"sampler", required_argument, 0, O_SAMPLER},
 		{"json", no_argument, 0, O_JSON},             {"help", no_argument, 0, O_HELP},
+		{"labor-rounds", required_argument, 0, O_LABOR_ROUNDS},
 		{0, 0, 0, 0},
 	};
 	burrow_sampler_opts *o = &r->o;
@@ -278,14 +284,23 @@ static int sample_parse(sample_run *r, int argc, char **argv)
 			break;
 		case O_JSON: r->json = true; break;
 		case O_SAMPLER:
-			if (strcmp(optarg, "neighbor") && strcmp(optarg, "labor"))
-				return cli_usage("bench sample", "--sampler wants neighbor or labor, got '%s'", optarg);
+			if (strcmp(optarg, "neighbor") && strcmp(optarg, "labor") && strcmp(optarg, "labor-star"))
+				return cli_usage("bench sample", "--sampler wants neighbor, labor or labor-star, got '%s'", optarg);
 			o->labor = !strcmp(optarg, "labor");
+			o->labor_star = strcmp(optarg, "labor-star") ? 0 : BURROW_LABOR_STAR_ROUNDS;
+			break;
+		case O_LABOR_ROUNDS:
+			if (!cli_i64(optarg, &v) || v < 1 || v > 64)
+				return cli_usage("bench sample", "--labor-rounds wants an integer in [1, 64], got '%s'", optarg);
+			r->rounds = (int)v;
 			break;
 		}
 	}
 	if (argc - optind != 1)
 		return cli_usage("bench sample", "expected one dataset directory");
+	if (r->rounds && !o->labor_star)
+		return cli_usage("bench sample", "--labor-rounds goes with --sampler labor-star");
+	o->labor_star = r->rounds ? r->rounds : o->labor_star;
 	r->dir = argv[optind];
 	return 0;
 }

@@ -18,7 +18,7 @@ static void help(void)
 	       " [--threads T] [--seed 0] [--io-rows 200000] [--repeat 1] [--json]\n"
 	       "                          [--device cpu] [--tf32] [--task auto] [--neg 1] [--scorer dot]\n"
 	       "                          [--io-gather 4096|auto] [--ops on|off] [--gemm-seconds 1]\n"
-	       "                          [--sampler neighbor|labor]\n\n"
+	       "                          [--sampler neighbor|labor|labor-star] [--labor-batch-dependency K]\n\n"
 	       "Three measurements on the same features file, in one run:\n"
 	       "  T_io    the rows the partial-cache epoch read from disk, divided by the rows/s of the\n"
 	       "          store gathering uniformly random rows cold (as 'burrow bench io': io_uring,\n"
@@ -163,7 +163,7 @@ static void touch_graph(const burrow_csr *g)
 
 enum { O_MODEL = 256, O_LAYERS, O_HIDDEN, O_FANOUT, O_BATCH, O_MAXB, O_CACHE, O_PREFETCH, O_THREADS, O_SEED, O_IOROWS,
        O_REPEAT, O_JSON, O_HELP, O_POLICY, O_DEVICE, O_TF32, O_TASK, O_NEG, O_SCORER, O_IOGATHER, O_OPS, O_GEMMSEC,
-       O_SAMPLER };
+       O_SAMPLER, O_LABORDEP };
 
 /* One bench train: the options, the dataset, and each run's times. */
 typedef struct train_run {
@@ -202,6 +202,7 @@ static int train_parse(train_run *r, int argc, char **argv)
 		{"io-gather", required_argument, 0, O_IOGATHER},
 		{"ops", required_argument, 0, O_OPS},           {"gemm-seconds", required_argument, 0, O_GEMMSEC},
 		{"sampler", required_argument, 0, O_SAMPLER},
+		{"labor-batch-dependency", required_argument, 0, O_LABORDEP},
 		{0, 0, 0, 0},
 	};
 	burrow_train_opts *o = &r->o;
@@ -282,8 +283,10 @@ static int train_parse(train_run *r, int argc, char **argv)
 			break;
 		case O_SAMPLER:
 			if ((o->sampler = burrow_sampler_parse(optarg)) < 0)
-				return cli_usage("bench train", "--sampler wants neighbor or labor, got '%s'", optarg);
+				return cli_usage("bench train", "--sampler wants neighbor, labor or labor-star, got '%s'",
+						 optarg);
 			break;
+		case O_LABORDEP: NUM(o->labor_batch_dependency, 0, 1 << 20); break;
 		case O_SCORER:
 			if ((o->scorer = burrow_scorer_parse(optarg)) < 0)
 				return cli_usage("bench train", "--scorer wants dot or mlp, got '%s'", optarg);

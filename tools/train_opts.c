@@ -399,11 +399,14 @@ static const topt opts[] = {
 	 "it sets the number of layers (default 5 x (L - l): 15,10,5 for 3 layers; mlp\n"
 	 "samples none)",
 	 NULL},
-	{"sampler", "S", TRAIN_ONE | W_MB, SECTION_MB, K_CUSTOM, 0, 0, 0, set_sampler, "neighbor or labor",
+	{"sampler", "S", TRAIN_ONE | W_MB, SECTION_MB, K_CUSTOM, 0, 0, 0, set_sampler, "neighbor, labor or labor-star",
 	 "how training batches sample: neighbor (each row's fanout drawn uniformly on its own)\n"
 	 "or labor (LABOR: one variate per source node and layer shared by every row, each\n"
 	 "row keeping its fanout of smallest variate: the same fanout and per-row odds, fewer\n"
-	 "distinct input rows to read; node tasks, homogeneous or typed, cpu sampling) (neighbor)",
+	 "distinct input rows to read; node tasks, homogeneous or typed, cpu sampling)\n"
+	 "or labor-star (LABOR-*: rows also prefer the sources other rows are likely to take,\n"
+	 "each keeping its fanout in expectation, sage's mean weighing the picks; fewer\n"
+	 "input rows again; homogeneous node tasks, cpu sampling) (neighbor)",
 	 show_sampler},
 	{"rel-fanout", "R=a,b", TRAIN_ONE, SECTION_MB, K_STR, OFF(d.train.rel_fanout), 0, 0, NULL, NULL,
 	 "typed datasets: fanouts of one relation, one per layer, overriding --fanout for it:\n"
@@ -551,6 +554,12 @@ static const topt opts[] = {
 	 "draws it among all its in-edges of every relation, as DGL's MAG240M baseline does;\n"
 	 "--rel-fanout unset)",
 	 show_typed_fanout},
+	{"labor-batch-dependency", "K", TRAIN_ONE | W_MB, SECTION_MB, K_INT, OFF(d.train.labor_batch_dependency), 0,
+	 1 << 20, NULL, NULL,
+	 "--sampler labor or labor-star: consecutive batches share LABOR's variates in groups\n"
+	 "of K, sliding from one group's to the next: each batch keeps its odds, consecutive\n"
+	 "ones overlap (GraphBolt's batch_dependency; 0, 1: off)",
+	 NULL},
 };
 #define NOPTS ((int)(sizeof opts / sizeof *opts))
 #define OPT_VAL 256 /* getopt_long's value of the first option */

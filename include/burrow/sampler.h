@@ -44,6 +44,10 @@ typedef struct burrow_block {
 	const int32_t *indices;  /* [num_edges] local source ids in [0, num_src); borrowed from the batch */
 	const int64_t *edge_ids; /* [num_edges] each edge's position in the graph's CSR (its row of
 				    edge_features.npy) with burrow_sampler_opts.edge_ids, else NULL */
+	const float *edge_weight; /* [num_edges] LABOR-*'s weights (burrow_sampler_opts.labor_star): a mean
+				    aggregation weighted by them estimates the mean over the whole row
+				    (each row's weights sum to its edge count; 1 for a row taken whole);
+				    NULL for the other samplers */
 } burrow_block;
 
 /* A mini-batch. Every pointer is owned by the sampler and valid until the batch is
@@ -93,7 +97,27 @@ typedef struct burrow_sampler_opts {
 	                            uniform subset of its fanout, but destinations sharing neighbors pick
 	                            the same ones, so a batch has fewer distinct inputs. CPU sampling only
 	                            (default false: neighbor sampling) */
+	int labor_star;          /* LABOR-* (docs/sampler.md) when > 0, whatever `labor` says: the variates
+	                            above, and per-source probabilities pi shared by every row, refined by
+	                            at most this many rounds of the paper's fixed point (fewer once the
+	                            expected distinct sources stop falling), sources likely taken by
+	                            some row made likelier for all; a row of degree d > fanout k keeps
+	                            neighbor s when its variate is below min(1, c pi_s), c chosen so that
+	                            the row keeps k neighbors in expectation (its count varies), and its
+	                            blocks carry edge weights (burrow_block.edge_weight). CPU sampling
+	                            only, 0 .. 64 (default 0: off) */
+	int labor_batch_dependency; /* K >= 2 with labor or labor_star: an epoch's batches share LABOR's
+	                            variates in groups of K (GraphBolt's batch_dependency): batch i's
+	                            variates are i mod K / K of the way from those of group i / K to the
+	                            next group's, each batch's still uniform and independent across
+	                            sources, so consecutive batches pick overlapping sources and a cache
+	                            of recent rows hits more (docs/sampler.md). Epoch batches only
+	                            (burrow_sampler_sample keeps its key's). Default 0: off (0 and 1) */
 } burrow_sampler_opts;
+
+/* The rounds of LABOR-*'s fixed point that training's --sampler labor-star asks for
+ * (burrow_sampler_opts.labor_star). */
+#define BURROW_LABOR_STAR_ROUNDS 3
 
 /* Fill o with the defaults above. */
 BURROW_API void burrow_sampler_defaults(burrow_sampler_opts *o);

@@ -66,8 +66,10 @@ enum burrow_task { BURROW_TASK_AUTO = 0, BURROW_TASK_NODE = 1, BURROW_TASK_MULTI
  * elementwise product h_u * h_v (PyG's LinkPredictor). */
 enum burrow_scorer_kind { BURROW_SCORER_DOT = 0, BURROW_SCORER_MLP = 1 };
 /* burrow_train_opts.sampler: NEIGHBOR draws each row's fanout uniformly, LABOR shares one variate
- * per source node and layer between the rows (burrow_sampler_opts.labor, docs/sampler.md). */
-enum burrow_sampler_kind { BURROW_SAMPLER_NEIGHBOR = 0, BURROW_SAMPLER_LABOR = 1 };
+ * per source node and layer between the rows (burrow_sampler_opts.labor, docs/sampler.md),
+ * LABOR_STAR adds LABOR-*'s importance sampling (burrow_sampler_opts.labor_star =
+ * BURROW_LABOR_STAR_ROUNDS), its weights feeding SAGE's mean on the CPU. */
+enum burrow_sampler_kind { BURROW_SAMPLER_NEIGHBOR = 0, BURROW_SAMPLER_LABOR = 1, BURROW_SAMPLER_LABOR_STAR = 2 };
 
 /* burrow_eval_stats.metric: what its three split values hold (OGB's metric of the task). */
 enum burrow_metric_kind { BURROW_METRIC_ACC = 0, BURROW_METRIC_ROCAUC = 1, BURROW_METRIC_HITS = 2,
@@ -220,11 +222,13 @@ typedef struct burrow_train_opts {
 	int typed_fanout;       /* enum burrow_typed_fanout: a fanout counts per relation (RELATION, default) or
 				   per destination node over all its relations (NODE; with rel_fanout unset),
 				   in training and evaluation (burrow_typed_sampler_opts.fanout_mode) */
+	int labor_batch_dependency; /* LABOR and LABOR-*: an epoch's batches share their variates in groups of
+				   this many (burrow_sampler_opts.labor_batch_dependency; default 0: off) */
 } burrow_train_opts;
 
 /* Fill o with the defaults above. */
 BURROW_API void burrow_train_defaults(burrow_train_opts *o);
-/* Parse "neighbor", "labor" (-1 when unknown) and name a sampler kind (static string). */
+/* Parse "neighbor", "labor", "labor-star" (-1 when unknown) and name a sampler kind (static string). */
 BURROW_API int burrow_sampler_parse(const char *name);
 BURROW_API const char *burrow_sampler_name(int kind);
 /* The neighbors block `layer` (0 = the input layer) samples under o: o->fanout[layer], or when

@@ -989,7 +989,7 @@ def _train_opts(options):
             if k2 < 0:
                 raise Error("Trainer: %s must be %s, not %r" % (
                     key, {"task": "auto, node, multilabel or link", "scorer": "dot or mlp",
-                          "sampler": "neighbor or labor"}[key], v), -1)
+                          "sampler": "neighbor, labor or labor-star"}[key], v), -1)
             setattr(o, key, k2)
         elif key == "neg":
             o.neg = int(v)
@@ -997,6 +997,8 @@ def _train_opts(options):
             if v not in _TYPED_FANOUT:
                 raise Error("Trainer: typed_fanout must be relation or node, not %r" % (v,), -1)
             o.typed_fanout = _TYPED_FANOUT[v]
+        elif key == "labor_batch_dependency":  # --labor-batch-dependency K (sampler labor or labor-star)
+            o.labor_batch_dependency = int(v)
         elif key in ("embed_types", "embed_dim", "rel_fanout"):  # typed datasets (burrow_train_opts has them)
             if key not in dict(_lib.TrainOpts._fields_):
                 raise Error("Trainer: option %r needs a library with typed training" % (k,), -5)
@@ -1042,7 +1044,8 @@ class Trainer:
     library decides at open what it can train. task="link" (the default on a dataset with edge
     splits and no labels) trains link prediction: scorer "dot" or "mlp", neg negatives per
     positive; evaluate()'s valid_acc / test_acc then hold the dataset's metric (metric, metric_k:
-    Hits@K, MRR or AUC) and valid_auc / test_auc the ROC-AUC; embed() the encoder's embeddings."""
+    Hits@K, MRR or AUC) and valid_auc / test_auc the ROC-AUC; embed() the encoder's embeddings.
+    sampler "neighbor", "labor" or "labor-star" (LABOR-*), labor_batch_dependency K (docs/sampler.md)."""
 
     def __init__(self, dataset, **options):
         self.dataset = _dataset(dataset)

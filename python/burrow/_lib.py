@@ -80,7 +80,8 @@ class TypeInfo(Structure):
 
 class Block(Structure):
     _fields_ = [("num_dst", c_int64), ("num_src", c_int64), ("num_edges", c_int64),
-                ("indptr", POINTER(c_int64)), ("indices", POINTER(c_int32)), ("edge_ids", POINTER(c_int64))]
+                ("indptr", POINTER(c_int64)), ("indices", POINTER(c_int32)), ("edge_ids", POINTER(c_int64)),
+                ("edge_weight", POINTER(c_float))]
 
 
 class Batch(Structure):
@@ -124,7 +125,8 @@ class SamplerOpts(Structure):
     _fields_ = [("size", c_size_t)] + [("num_layers", c_int), ("fanouts", c_int * MAX_LAYERS), ("batch_size", c_int64),
                 ("seed", c_uint64), ("drop_last", c_bool), ("threads", c_int), ("prefetch", c_int),
                 ("producers", c_int), ("device", c_char_p), ("device_csr_budget", c_int64),
-                ("pin", c_int), ("edge_ids", c_bool), ("labor", c_bool)]
+                ("pin", c_int), ("edge_ids", c_bool), ("labor", c_bool), ("labor_star", c_int),
+                ("labor_batch_dependency", c_int)]
 
 
 class StoreOpts(Structure):
@@ -181,7 +183,8 @@ class TrainOpts(Structure):
                 ("neg_mode", c_int),
                 ("gat_edge_features", c_bool),
                 # typed datasets (appended)
-                ("typed_fanout", c_int)]
+                ("typed_fanout", c_int),
+                ("labor_batch_dependency", c_int)]
 
 
 class EpochStats(Structure):

@@ -144,5 +144,21 @@ def test_labor_sampler_trains_the_same_bits_and_names_its_values(csbm):
     neighbor = [n.train_epoch()["loss"] for _ in range(2)]
     n.close()
     assert neighbor != runs[0]  # other batches, so other losses
-    with pytest.raises(burrow.Error, match="neighbor or labor"):
+    with pytest.raises(burrow.Error, match="neighbor, labor or labor-star"):
         burrow.Trainer(csbm, sampler="lab", **SMALL)
+
+
+def test_labor_star_sampler_trains_the_same_bits(csbm):
+    """Trainer(sampler="labor-star"): LABOR-* batches, weighted by SAGE's mean (docs/sampler.md),
+    train twice the same losses, other than LABOR's; with labor_batch_dependency too."""
+    runs = []
+    for kw in ({}, {}, {"labor_batch_dependency": 4}):
+        t = burrow.Trainer(csbm, sampler="labor-star", epochs=2, **kw, **SMALL)
+        runs.append([t.train_epoch()["loss"] for _ in range(2)])
+        t.close()
+    assert runs[0] == runs[1]
+    assert runs[2] != runs[0]
+    t = burrow.Trainer(csbm, sampler="labor", epochs=2, **SMALL)
+    labor = [t.train_epoch()["loss"] for _ in range(2)]
+    t.close()
+    assert labor != runs[0]

@@ -164,6 +164,9 @@ struct burrow_trainer {
 void bw_trainer_edge_weights(const burrow_trainer *t, bw_loader_cfg *c);
 /* Does t's GAT read edge features (opts.gat_edge_features, a dataset with them, a node task)? */
 bool bw_trainer_gat_edges(const burrow_trainer *t);
+/* Whether the training batches' LABOR-* weights feed the aggregation: --sampler labor-star with
+ * SAGE's mean on a backend with weighted aggregation (elsewhere LABOR-* picks, unweighted). */
+bool bw_trainer_star_weights(const burrow_trainer *t);
 /* The edge features of CSR entries [e0, e0 + n) as float32 rows [n, edge_feat_dim]: the mapped
  * file itself when it is float32, else converted into *buf (grown, owned by t; *cap its floats). */
 int bw_trainer_edge_rows(burrow_trainer *t, int64_t e0, int64_t n, float **buf, int64_t *cap, const float **rows);

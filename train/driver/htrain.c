@@ -117,7 +117,7 @@ static int open_types(bw_htrain *ht, const burrow_train_opts *o)
 		burrow_store_defaults(&so);
 		so.engine = o->store_engine;
 		so.out_dtype = BURROW_DTYPE_F32;
-		if ((st = burrow_store_open(&ht->store[t], ti->features_path, &so)))
+		if ((st = burrow_store_open_type(&ht->store[t], ht->ds, t, &so)))
 			return st;
 		const size_t bytes = (size_t)ti->num_nodes * (size_t)ti->feat_dim * sizeof(float);
 		const size_t share = all ? (size_t)((double)budget * (double)bytes / (double)all) : 0;

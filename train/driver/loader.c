@@ -244,6 +244,8 @@ static int fill(bw_loader *ld, slot *sl)
 			if ((st = fill_weights(ld, sl, l, sbl)))
 				return st;
 			b->edge_weight = sl->ew[l];
+		} else if (c->sampler_weights && c->blocks && sbl->edge_weight) {
+			b->edge_weight = sbl->edge_weight; /* LABOR-*'s, valid while the slot holds the batch */
 		}
 		if (c->ef_rows && c->blocks) {
 			if ((st = fill_edge_rows(ld, sl, l, sbl)))

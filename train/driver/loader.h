@@ -53,6 +53,8 @@ typedef struct bw_loader_cfg {
 	burrow_dtype ew_dtype;
 	bool ef_rows;             /* edge_feat gives each block's edge feature rows, float32 (GAT's edge
 				     term), instead of its weights */
+	bool sampler_weights;     /* without edge_feat: a block the sampler weighed (LABOR-*'s
+				     burrow_block.edge_weight) is aggregated with its weights (borrowed) */
 } bw_loader_cfg;
 
 typedef struct bw_loader bw_loader;

@@ -158,10 +158,14 @@ int burrow_sampler_parse(const char *name)
 {
 	return name && !strcmp(name, "neighbor") ? BURROW_SAMPLER_NEIGHBOR
 	       : name && !strcmp(name, "labor") ? BURROW_SAMPLER_LABOR
+	       : name && !strcmp(name, "labor-star") ? BURROW_SAMPLER_LABOR_STAR
 						 : -1;
 }
 
 const char *burrow_sampler_name(int kind)
 {
-	return kind == BURROW_SAMPLER_NEIGHBOR ? "neighbor" : kind == BURROW_SAMPLER_LABOR ? "labor" : "unknown";
+	return kind == BURROW_SAMPLER_NEIGHBOR ? "neighbor"
+	       : kind == BURROW_SAMPLER_LABOR ? "labor"
+	       : kind == BURROW_SAMPLER_LABOR_STAR ? "labor-star"
+						 : "unknown";
 }

@@ -326,6 +326,27 @@ static int transposed_features(burrow_trainer *t)
 	return 0;
 }
 
+/* --sampler labor-star's and --labor-batch-dependency's limits: homogeneous datasets, LABOR's
+ * samplers, and labor-star not with --edge-weight (both weigh the blocks' edges). */
+static int labor_star_check(const burrow_dataset *ds, const burrow_train_opts *o)
+{
+	if (o->labor_batch_dependency > 1 && o->sampler == BURROW_SAMPLER_NEIGHBOR)
+		return bw_err(BURROW_E_INVAL, "%s: --labor-batch-dependency goes with --sampler labor or labor-star",
+			      bw_dataset_dir(ds));
+	if (o->labor_batch_dependency > 1 && burrow_dataset_hetero(ds))
+		return bw_err(BURROW_E_UNSUPPORTED, "%s: --labor-batch-dependency samples homogeneous datasets in this "
+						    "version", bw_dataset_dir(ds));
+	if (o->sampler != BURROW_SAMPLER_LABOR_STAR)
+		return 0;
+	if (burrow_dataset_hetero(ds))
+		return bw_err(BURROW_E_UNSUPPORTED, "%s: LABOR-* (--sampler labor-star) samples homogeneous datasets in "
+						    "this version; typed ones take --sampler labor", bw_dataset_dir(ds));
+	if (o->edge_weight)
+		return bw_err(BURROW_E_UNSUPPORTED, "%s: --edge-weight and LABOR-* (--sampler labor-star) both weigh the "
+						    "blocks' edges: not built together", bw_dataset_dir(ds));
+	return 0;
+}
+
 /* The training epochs' sampler: layers, fanouts, batch size, seed and LABOR from the options
  * (the profile draws the same kind of batches under a seed of its own). */
 static void epoch_sampler_opts(const burrow_trainer *t, burrow_sampler_opts *so)
@@ -337,6 +358,8 @@ static void epoch_sampler_opts(const burrow_trainer *t, burrow_sampler_opts *so)
 	so->batch_size = t->o.batch_size;
 	so->seed = t->o.seed;
 	so->labor = t->o.sampler == BURROW_SAMPLER_LABOR;
+	so->labor_star = t->o.sampler == BURROW_SAMPLER_LABOR_STAR ? BURROW_LABOR_STAR_ROUNDS : 0;
+	so->labor_batch_dependency = t->o.labor_batch_dependency;
 }
 
 /* Add 2^40 to key[v] for each pre-sampled batch that has v among its input nodes: the first
@@ -555,12 +578,14 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 	if ((st = bw_backend_open(&t->be, kind, &bcfg)))
 		goto fail;
 	bw_auto_threads_init(&t->auto_threads, &t->be, o);
-	if (o->sampler == BURROW_SAMPLER_LABOR && (link || o->full_graph)) {
+	if ((o->sampler == BURROW_SAMPLER_LABOR || o->sampler == BURROW_SAMPLER_LABOR_STAR) && (link || o->full_graph)) {
 		st = bw_err(BURROW_E_UNSUPPORTED, "%s: LABOR sampling trains node tasks in mini-batch mode in this "
 						  "version, not %s",
 			    bw_dataset_dir(ds), o->full_graph ? "full-graph" : "link prediction");
 		goto fail;
 	}
+	if ((st = labor_star_check(ds, o)))
+		goto fail;
 	if (burrow_dataset_hetero(ds)) { /* a typed dataset: its own side (htrain.c) */
 		if (o->normalize_features) {
 			st = bw_err(BURROW_E_UNSUPPORTED, "%s: normalized features are not available for typed datasets in "
@@ -781,6 +806,12 @@ void bw_trainer_edge_weights(const burrow_trainer *t, bw_loader_cfg *c)
 
 bool bw_trainer_gat_edges(const burrow_trainer *t) { return t->gat_edges; }
 
+bool bw_trainer_star_weights(const burrow_trainer *t)
+{
+	return t->o.sampler == BURROW_SAMPLER_LABOR_STAR && t->o.model == BURROW_MODEL_SAGE &&
+	       t->o.aggr == BURROW_AGGR_MEAN && bw_backend_supports(&t->be, BW_OP_EDGE_WEIGHT);
+}
+
 int bw_trainer_edge_rows(burrow_trainer *t, int64_t e0, int64_t n, float **buf, int64_t *cap, const float **rows)
 {
 	const int64_t de = t->info->edge_feat_dim;
@@ -821,6 +852,7 @@ static int minibatch_open(burrow_trainer *t)
 			.blocks = t->o.model != BURROW_MODEL_MLP,
 			.transpose = true,
 			.gcn = t->o.model == BURROW_MODEL_GCN,
+			.sampler_weights = bw_trainer_star_weights(t),
 		};
 		bw_trainer_edge_weights(t, &lc);
 		if ((st = bw_loader_open(&t->loader, &lc)))
