@@ -132,10 +132,18 @@ static char *spill_path(burrow_trainer *t, int layer)
 	return bw_path_join(dir, name);
 }
 
+/* --mem, else what RLIMIT_AS leaves, else the memory available now: without a limit an
+ * evaluation of a typed twin at 1/16 (two types of 7.6M nodes, [N, 256] float32 per type and
+ * level) kept every layer in memory and was killed by the kernel at 24 GB. */
 double bw_trainer_infer_budget(const burrow_trainer *t)
 {
 	size_t left, limit;
-	return t->o.mem_bytes > 0 ? (double)t->o.mem_bytes : bw_as_left(&left, &limit) ? (double)left : INFINITY;
+	if (t->o.mem_bytes > 0)
+		return (double)t->o.mem_bytes;
+	if (bw_as_left(&left, &limit))
+		return (double)left;
+	const size_t avail = bw_mem_available_at(NULL);
+	return avail == SIZE_MAX ? INFINITY : (double)avail;
 }
 
 int bw_layer_buf_open(burrow_trainer *t, bw_layer_buf *lb, int layer, int64_t n, int64_t dim, double budget)
