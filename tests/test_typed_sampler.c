@@ -1004,39 +1004,6 @@ Test(typed_sampler, node_fanout_same_bits_whatever_the_threads)
 	free_graph(&t);
 }
 
-/* P(chi-square with df degrees of freedom >= x): Q(df/2, x/2) by its series below a + 1,
- * its continued fraction above (test_sampler.c's). */
-static double chi2_sf(double x, double df)
-{
-	const double a = df / 2, z = x / 2;
-	if (z <= 0)
-		return 1;
-	const double lead = exp(-z + a * log(z) - lgamma(a));
-	if (z < a + 1) {
-		double ap = a, del = 1 / a, sum = del;
-		for (int n = 0; n < 10000 && fabs(del) > fabs(sum) * 1e-16; n++) {
-			ap += 1;
-			del *= z / ap;
-			sum += del;
-		}
-		return 1 - sum * lead;
-	}
-	double b = z + 1 - a, c = 1e300, d = 1 / b, h = d;
-	for (int i = 1; i < 10000; i++) {
-		double an = -i * (i - a);
-		b += 2;
-		d = an * d + b;
-		d = fabs(d) < 1e-300 ? 1e-300 : d;
-		c = b + an / c;
-		c = fabs(c) < 1e-300 ? 1e-300 : c;
-		d = 1 / d;
-		double del = d * c;
-		h *= del;
-		if (fabs(del - 1) < 1e-16)
-			break;
-	}
-	return lead * h;
-}
 
 /* Paper 0 cited by papers 1 .. C, written by authors 0 .. A-1, on fields 0 .. F-1: D = C + A + F
  * in-edges over three relations. Drawing k of them `draws` times (key = draw), each in-edge's
@@ -1098,7 +1065,7 @@ static void node_uniformity(int C, int A, int F, int k, int draws, bool subsets,
 	for (int j = 0; j < D; j++)
 		stat += (count[j] - e) * (count[j] - e) / e;
 	stat *= (double)(D - 1) / (double)(D - k);
-	double p = chi2_sf(stat, D - 1);
+	double p = tu_chi2_sf(stat, D - 1);
 	cr_assert(p > 0.001, "labor %d: in-edge counts are not uniform: chi-square %g with %d df, p = %g", labor, stat,
 		  D - 1, p);
 	if (subsets) {
@@ -1109,7 +1076,7 @@ static void node_uniformity(int C, int A, int F, int k, int draws, bool subsets,
 		for (int64_t m = 0; m < (int64_t)1 << D; m++)
 			if (__builtin_popcountll((unsigned long long)m) == k)
 				st2 += (subset[m] - es) * (subset[m] - es) / es;
-		p = chi2_sf(st2, cells - 1);
+		p = tu_chi2_sf(st2, cells - 1);
 		cr_assert(p > 0.001, "labor %d: subsets are not uniform: chi-square %g with %g df, p = %g", labor, st2,
 			  cells - 1, p);
 	}

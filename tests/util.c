@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "util.h"
 
+#include <math.h>
 #include <criterion/criterion.h>
 
 #include <fcntl.h>
@@ -230,3 +231,38 @@ void tu_wait_for(pid_t p, const char *pattern, const char *errpath)
 		usleep(2000);
 	}
 }
+
+/* Regularized upper incomplete gamma Q(a, x) (series below a + 1, continued fraction above). */
+static double gamma_q(double a, double x)
+{
+	if (x <= 0)
+		return 1;
+	const double lead = exp(-x + a * log(x) - lgamma(a));
+	if (x < a + 1) {
+		double ap = a, del = 1 / a, sum = del;
+		for (int n = 0; n < 10000 && fabs(del) > fabs(sum) * 1e-16; n++) {
+			ap += 1;
+			del *= x / ap;
+			sum += del;
+		}
+		return 1 - sum * lead;
+	}
+	double b = x + 1 - a, c = 1e300, d = 1 / b, h = d;
+	for (int i = 1; i < 10000; i++) {
+		double an = -i * (i - a);
+		b += 2;
+		d = an * d + b;
+		d = fabs(d) < 1e-300 ? 1e-300 : d;
+		c = b + an / c;
+		c = fabs(c) < 1e-300 ? 1e-300 : c;
+		d = 1 / d;
+		double del = d * c;
+		h *= del;
+		if (fabs(del - 1) < 1e-16)
+			break;
+	}
+	return lead * h;
+}
+
+/* P(chi-square with df degrees of freedom >= x). */
+double tu_chi2_sf(double x, double df) { return gamma_q(df / 2, x / 2); }

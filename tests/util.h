@@ -58,4 +58,7 @@ long long tu_size(const char *path);
 /* Truncate a file to n bytes. */
 void tu_truncate(const char *path, long long n);
 
+/* P(chi-square with df degrees of freedom >= x), for the samplers' uniformity tests. */
+double tu_chi2_sf(double x, double df);
+
 #endif
