@@ -747,3 +747,22 @@ Test(hetero, cli_consumers_refuse_a_typed_dataset, .timeout = 120)
 	}
 	free(p);
 }
+
+/* The pipeline line of a typed run says what its caches are: the target type's store's share,
+ * filled as read (clock), not the homogeneous "N of M rows (policy)" that read "0 of M". */
+Test(hetero, train_pipeline_line_says_the_typed_cache, .timeout = 120)
+{
+	char *dir = tu_tmpdir(), *d = tu_path(dir, "hs"), *out = NULL, *err = NULL;
+	cr_assert_eq(tu_sh(NULL, &err, "'%s' gen hsbm '%s' --nodes 2000 --quiet", tu_burrow(), d), 0, "%s", err);
+	free(err);
+	int rc = tu_sh(&out, &err, "'%s' train '%s' --model rsage --layers 2 --fanout 3,3 --hidden 8 --epochs 1 "
+				   "--max-batches 1 --eval-every 0 --threads 1 --quiet",
+		       tu_burrow(), d);
+	cr_assert_eq(rc, 0, "%s", err);
+	cr_assert(strstr(out, "on the target type's") && strstr(out, "filled as read (clock)"), "%s", out);
+	cr_assert(!strstr(out, " rows (clock)"), "%s", out);
+	free(out);
+	free(err);
+	free(d);
+	free(dir);
+}

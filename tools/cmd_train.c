@@ -39,6 +39,14 @@ static void print_pipeline(burrow_trainer *t, const burrow_train_opts *o, bool t
 	const burrow_store_info *in = burrow_store_get_info(s);
 	burrow_store_stats st = {.size = sizeof st};
 	burrow_store_get_stats(s, &st);
+	if (typed && st.cache_bytes > 0) { /* each read type's store caches its share as it reads (clock) */
+		printf("  batch %lld, fanout %s, prefetch %s; features: %s%s, cache %s on the target type's %s rows "
+		       "(its share; every type read caches its own), filled as read (clock); sampler %s\n",
+		       (long long)o->batch_size, fan, pf, burrow_store_engine_name(in->engine), in->direct ? " O_DIRECT" : "",
+		       cli_human_bytes((double)st.cache_bytes, a, sizeof a), cli_grouped(in->num_rows, c, sizeof c),
+		       burrow_trainer_sampler_device(t));
+		return;
+	}
 	printf("  batch %lld, fanout %s, prefetch %s; features: %s%s, cache %s: %s of %s rows (%s); sampler %s\n",
 	       (long long)o->batch_size, fan, pf, burrow_store_engine_name(in->engine),
 	       in->direct ? " O_DIRECT" : "", cli_human_bytes((double)st.cache_bytes, a, sizeof a),
