@@ -764,5 +764,6 @@ Test(hetero, train_pipeline_line_says_the_typed_cache, .timeout = 120)
 	free(out);
 	free(err);
 	free(d);
+	tu_rmrf(dir);
 	free(dir);
 }
