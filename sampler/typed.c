@@ -205,6 +205,29 @@ typedef struct typed_layer {
  * edges go in the layer's arrays; then room for them. */
 static int layer_expand(typed_layer *y);
 
+/* Phase 1's end: every relation's counts (indptr[l][r][i + 1]) summed into its block offsets,
+ * where its edges go in the layer's arrays (rbase), and room for them. */
+static int layer_bases(typed_layer *y)
+{
+	const burrow_hetero *h = y->s->h;
+	int64_t E = 0;
+	int st;
+	for (int r = 0; r < h->num_relations; r++) {
+		const int64_t nd = y->up[h->rel[r].dst_type];
+		int64_t *ip = y->b->indptr[y->l][r];
+		ip[0] = 0;
+		for (int64_t i = 0; i < nd; i++)
+			ip[i + 1] += ip[i];
+		y->rbase[r] = E;
+		E += ip[nd];
+	}
+	y->rbase[h->num_relations] = E;
+	if ((st = bw_grow(&y->c->drawn, &y->c->drawn_cap, (size_t)BW_MAX(E, 1), sizeof(int64_t), false)) ||
+	    (st = bw_grow(&y->c->lid, &y->c->lid_cap, (size_t)BW_MAX(E, 1), sizeof(int32_t), false)))
+		return st;
+	return 0;
+}
+
 static int layer_offsets(typed_layer *y)
 {
 	if (y->s->ex)
@@ -212,7 +235,6 @@ static int layer_offsets(typed_layer *y)
 	const burrow_hetero *h = y->s->h;
 	typed_sampled *b = y->b;
 	const int l = y->l;
-	int64_t E = 0;
 	int st;
 	for (int r = 0; r < h->num_relations; r++) {
 		const burrow_csr *g = &h->rel[r].graph;
@@ -226,17 +248,8 @@ static int layer_offsets(typed_layer *y)
 			const int64_t d = gp[nodes[i] + 1] - gp[nodes[i]];
 			ip[i + 1] = f < 0 || d <= f ? d : f;
 		}
-		ip[0] = 0;
-		for (int64_t i = 0; i < nd; i++)
-			ip[i + 1] += ip[i];
-		y->rbase[r] = E;
-		E += ip[nd];
 	}
-	y->rbase[h->num_relations] = E;
-	if ((st = bw_grow(&y->c->drawn, &y->c->drawn_cap, (size_t)BW_MAX(E, 1), sizeof(int64_t), false)) ||
-	    (st = bw_grow(&y->c->lid, &y->c->lid_cap, (size_t)BW_MAX(E, 1), sizeof(int32_t), false)))
-		return st;
-	return 0;
+	return layer_bases(y);
 }
 
 /* Phases 1 and 2 with an expander: each relation's rows as it hands them out, relation after
@@ -485,23 +498,11 @@ static void node_rows(typed_layer *y, bool out)
  * c->drawn relation after relation as layer_draw leaves them. */
 static int node_layer(typed_layer *y)
 {
-	const burrow_hetero *h = y->s->h;
 	int st = node_plan(y);
 	if (st)
 		return st;
 	node_rows(y, false);
-	int64_t E = 0;
-	for (int r = 0; r < h->num_relations; r++) {
-		const int64_t nd = y->up[h->rel[r].dst_type];
-		int64_t *ip = y->b->indptr[y->l][r];
-		for (int64_t i = 0; i < nd; i++)
-			ip[i + 1] += ip[i];
-		y->rbase[r] = E;
-		E += ip[nd];
-	}
-	y->rbase[h->num_relations] = E;
-	if ((st = bw_grow(&y->c->drawn, &y->c->drawn_cap, (size_t)BW_MAX(E, 1), sizeof(int64_t), false)) ||
-	    (st = bw_grow(&y->c->lid, &y->c->lid_cap, (size_t)BW_MAX(E, 1), sizeof(int32_t), false)))
+	if ((st = layer_bases(y)))
 		return st;
 	node_rows(y, true);
 	return 0;

@@ -336,6 +336,17 @@ static int open_block(burrow_dist *d)
 				 "train: all-reduce (training nodes)");
 }
 
+/* The threads, the device (one per local rank) and the communicator over its buffers. */
+static int open_device_comm(burrow_dist *d)
+{
+	int st = compute_threads(d, &d->threads);
+	if (!st)
+		st = agree(d, open_backend(d), "open its device");
+	if (!st && !(st = bw_comm_open(&d->comm, d->o.comm, d->be.dev)))
+		d->comm_kind = bw_comm_kind(d->comm);
+	return st;
+}
+
 /* The device (one per local rank), then the communicator over its buffers and the halo
  * exchange: the halo rows and the gradients move where the layers compute them. */
 static int open_exchange(burrow_dist *d)
@@ -346,11 +357,7 @@ static int open_exchange(burrow_dist *d)
 		return BURROW_E_NOMEM;
 	for (int64_t k = 0; k < d->pi->num_send; k++)
 		send_local[k] = d->pi->send_ids[k] - d->pi->first_id;
-	int st = compute_threads(d, &d->threads);
-	if (!st)
-		st = agree(d, open_backend(d), "open its device");
-	if (!st && !(st = bw_comm_open(&d->comm, d->o.comm, d->be.dev)))
-		d->comm_kind = bw_comm_kind(d->comm);
+	int st = open_device_comm(d);
 	if (!st)
 		st = bw_halo_open(&d->halo, d->comm, &d->be, d->n_own, send_local, d->pi->send_offsets,
 				  d->pi->halo_offsets);
@@ -405,11 +412,7 @@ static int open_model(burrow_dist *d)
 /* Typed parts: the device and the communicator, then the typed trainer (dist_hmb.c). */
 static int open_typed(burrow_dist *d, const char *parts_dir)
 {
-	int st = compute_threads(d, &d->threads);
-	if (!st)
-		st = agree(d, open_backend(d), "open its device");
-	if (!st && !(st = bw_comm_open(&d->comm, d->o.comm, d->be.dev)))
-		d->comm_kind = bw_comm_kind(d->comm);
+	int st = open_device_comm(d);
 	if (!st)
 		st = agree(d, bw_dist_hmb_open(d, parts_dir), "open its typed part");
 	if (!st) {
