@@ -933,6 +933,7 @@ Test(train_run, full_graph_cora_same_bits_at_1_2_3_threads, .timeout = 600)
 		cr_skip_test("../shared/datasets/ogbn-cora.zip is absent (BURROW_DATASETS)");
 	burrow_dataset *ds;
 	cr_assert_eq(burrow_dataset_open(&ds, cora), 0, "%s", burrow_last_error());
+	setenv("OMP_DYNAMIC", "false", 1); /* every epoch at the count asked, never the faster one */
 	static const int models[] = {BURROW_MODEL_GCN, BURROW_MODEL_SAGE};
 	for (int c = 0; c < 8; c++) {
 		const int model = models[c & 1], sparse = c >> 1 & 1, blas = c >> 2;
@@ -963,12 +964,62 @@ Test(train_run, full_graph_cora_same_bits_at_1_2_3_threads, .timeout = 600)
 		}
 	}
 	unsetenv("BURROW_CPU_GEMM");
+	unsetenv("OMP_DYNAMIC");
 	burrow_dataset_close(ds);
 	free(cora);
 }
 
-/* The automatic thread count (autothreads.c) on made-up epoch times: off when the user chose a
- * count; else every core until the first probe at one thread (epoch 3), the faster count
+/* The thread count each epoch ran is in --log's epoch lines ("threads"): a full-graph run at
+ * --threads 2 runs epochs 1 and 2 at 2 and probes epoch 3 at one (autothreads.c), whichever
+ * count is faster; with OMP_DYNAMIC=false every epoch runs at 2. Both runs' losses alike. */
+Test(train_run, full_graph_log_says_each_epochs_threads)
+{
+	char *cora = prep_cora();
+	if (!cora)
+		cr_skip_test("../shared/datasets/ogbn-cora.zip is absent (BURROW_DATASETS)");
+	char *log[2] = {tu_path(dir, "dyn.jsonl"), tu_path(dir, "pinned.jsonl")};
+	for (int pinned = 0; pinned < 2; pinned++) {
+		char *err = NULL;
+		const int rc = tu_sh(NULL, &err, "%s %s train %s --full-graph --model gcn --hidden 16 --epochs 4 "
+					       "--eval-every 0 --threads 2 --quiet --log %s",
+				     pinned ? "env OMP_DYNAMIC=false" : "env -u OMP_DYNAMIC", tu_burrow(), cora, log[pinned]);
+		cr_assert_eq(rc, 0, "%s", err);
+		free(err);
+	}
+	char *text[2];
+	for (int k = 0; k < 2; k++)
+		cr_assert_not_null(text[k] = tu_read(log[k], NULL));
+	for (int e = 1; e <= 4; e++) {
+		char key[32];
+		snprintf(key, sizeof key, "{\"epoch\": %d,", e);
+		int threads[2];
+		double loss[2];
+		for (int k = 0; k < 2; k++) {
+			const char *line = strstr(text[k], key), *th = line ? strstr(line, "\"threads\": ") : NULL;
+			const char *end = line ? strchr(line, '\n') : NULL;
+			cr_assert(th && th < end, "%s: epoch %d has no \"threads\"", log[k], e);
+			threads[k] = atoi(th + strlen("\"threads\": "));
+			loss[k] = strtod(strstr(line, "\"loss\": ") + strlen("\"loss\": "), NULL);
+		}
+		cr_assert_eq(threads[1], 2, "pinned: epoch %d ran at %d threads", e, threads[1]);
+		if (e == 3)
+			cr_assert_eq(threads[0], 1, "the probe (epoch 3) ran at %d threads", threads[0]);
+		else if (e < 3)
+			cr_assert_eq(threads[0], 2, "epoch %d ran at %d threads", e, threads[0]);
+		else
+			cr_assert(threads[0] == 1 || threads[0] == 2, "epoch %d ran at %d threads", e, threads[0]);
+		cr_assert(memcmp(&loss[0], &loss[1], sizeof loss[0]) == 0, "epoch %d: loss %.17g vs %.17g", e, loss[0],
+			  loss[1]);
+	}
+	for (int k = 0; k < 2; k++) {
+		free(text[k]);
+		free(log[k]);
+	}
+	free(cora);
+}
+
+/* The automatic thread count (autothreads.c) on made-up epoch times: off when OMP_DYNAMIC=false
+ * pins the count or one thread is asked; else the count asked until the first probe at one thread (epoch 3), the faster count
  * after each probe, probes twice as far apart when they confirm the choice, back to 8 epochs
  * when they change it, at once when the running count gets slower than the other's mean,
  * and each epoch's count set on the backend, GEMM threads never above their opened count. */
@@ -979,11 +1030,17 @@ Test(train_ops, auto_threads_follows_the_faster_count)
 	burrow_train_defaults(&o);
 	unsetenv("OMP_NUM_THREADS");
 	bw_auto_threads a;
-	o.threads = 2;
+	setenv("OMP_DYNAMIC", "False", 1);
 	bw_auto_threads_init(&a, &be, &o);
-	cr_assert_eq(bw_auto_threads_next(&a), 0, "a chosen count is left alone");
-	o.threads = 0;
+	cr_assert_eq(bw_auto_threads_next(&a), 0, "OMP_DYNAMIC=false pins the count asked");
+	unsetenv("OMP_DYNAMIC");
+	be.threads = 1;
 	bw_auto_threads_init(&a, &be, &o);
+	cr_assert_eq(bw_auto_threads_next(&a), 0, "one thread asked: nothing to choose");
+	be.threads = 4; /* asked: --threads 4, OMP_NUM_THREADS=4 or 4 cores alike */
+	setenv("OMP_DYNAMIC", "true", 1);
+	bw_auto_threads_init(&a, &be, &o);
+	unsetenv("OMP_DYNAMIC");
 	/* quiet until epoch 20 (4 threads 1 s, one 3 s), then contended (4 threads 5 s, one 3 s) */
 	int ran[60];
 	for (int e = 0; e < 60; e++) {

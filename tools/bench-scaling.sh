@@ -12,7 +12,9 @@
 # libgomp's own spin, to check that choice; SECTIONS=sparse: issue 35's sparse first layer, Cora
 # sage mini-batch with --sparse-input auto vs off, and mpirun -np 2 --full-graph vs one process;
 # SECTIONS=busy: issue 35 item 7, Cora gcn full-graph at 2 threads vs 1, quiet and beside one
-# CPU-bound process pinned to core 0, each with the default wait policy)
+# CPU-bound process pinned to core 0, each with the default wait policy: 2 threads pinned
+# (OMP_DYNAMIC=false), --threads 2 (2 or 1, the faster measured: autothreads.c), the default,
+# and the CPU share a pinned 2-thread run gets). Full-graph t2 runs elsewhere are pinned.
 set -euo pipefail
 burrow=$(readlink -f "${1:-build/burrow}")
 R=${2:-3}
@@ -32,6 +34,8 @@ wall() {
 	e=$(now)
 	echo "$e - $s" | bc
 }
+# wall seconds and CPU share of one command (GNU time)
+cpu_share() { /usr/bin/time -f '%e s wall, %P CPU' "$@" 2>&1 >/dev/null | tail -1; }
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 ratio() { echo "scale=3; $1 / $2" | bc; }
 # drop the file's pages from the page cache (GNU dd: nocache with count=0 covers the file)
@@ -73,7 +77,7 @@ if [[ " $SECTIONS " == *" full "* ]]; then
 		d=$dir/$1 m=$2
 		echo "== full-batch: $1 $m, 2 layers, hidden 256, $EPOCHS epochs, --threads 2 vs 1"
 		args="train $d --full-graph --model $m --layers 2 --hidden 256 --epochs $EPOCHS --lr 0.01 --weight-decay 5e-4 --quiet"
-		compare t2 wall "$burrow" $args --threads 2 -- t1 wall "$burrow" $args --threads 1
+		compare t2 wall env OMP_DYNAMIC=false "$burrow" $args --threads 2 -- t1 wall "$burrow" $args --threads 1
 	done
 fi
 
@@ -89,8 +93,10 @@ if [[ " $SECTIONS " == *" busy "* ]]; then
 	# no --threads (every core, the count following the faster of all cores and one, measured)
 	args="train $dir/cora --full-graph --model gcn --epochs $EPOCHS --eval-every 0 --quiet"
 	busy_cases() {
+		compare t2pinned wall env OMP_DYNAMIC=false "$burrow" $args --threads 2 -- t1 wall "$burrow" $args --threads 1
 		compare t2 wall "$burrow" $args --threads 2 -- t1 wall "$burrow" $args --threads 1
 		compare default wall "$burrow" $args -- t1 wall "$burrow" $args --threads 1
+		echo "  CPU share (time -f '%e s wall, %P CPU'): 2 threads pinned: $(cpu_share env OMP_DYNAMIC=false "$burrow" $args --threads 2); 1 thread: $(cpu_share "$burrow" $args --threads 1)"
 	}
 	echo "== busy: Cora gcn full-graph, $EPOCHS epochs, --eval-every 0, --threads 2 and the default vs 1, quiet"
 	busy_cases

@@ -507,6 +507,8 @@ int train_cli_log_epoch(FILE *f, const burrow_epoch_stats *es, const burrow_eval
 		(long long)es->rows_read);
 	train_cli_json_num(f, "cache_hit_rate", 'f', 6, es->cache_hit_rate);
 	fprintf(f, ", \"spilled_bytes\": %lld", (long long)ev->spilled_bytes);
+	if (es->threads > 0)
+		fprintf(f, ", \"threads\": %d", es->threads);
 	if (ev->metric == BURROW_METRIC_HITS || ev->metric == BURROW_METRIC_MRR || ev->metric == BURROW_METRIC_AUC) {
 		char m[24]; /* link prediction: valid_acc and test_acc hold this metric */
 		fprintf(f, ", \"metric\": \"%s\"", train_cli_metric(m, sizeof m, ev->metric, ev->metric_k));

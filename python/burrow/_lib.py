@@ -191,7 +191,7 @@ class EpochStats(Structure):
     _fields_ = [("size", c_size_t)] + [("epoch", c_int), ("batches", c_int64), ("loss", c_double), ("train_acc", c_double),
                 ("epoch_s", c_double), ("sample_s", c_double), ("io_wait_s", c_double), ("compute_s", c_double),
                 ("rows_read", c_int64), ("cache_hit_rate", c_double), ("rows_requested", c_int64), ("reads", c_int64),
-                ("pages_read", c_int64), ("bytes_read", c_int64)]
+                ("pages_read", c_int64), ("bytes_read", c_int64), ("threads", c_int)]
 
 
 class EvalStats(Structure):

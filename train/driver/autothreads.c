@@ -1,28 +1,36 @@
-/* autothreads.c: the thread count of full-graph epochs at the default (opts.threads 0): the
- * faster of all cores and one, measured while training and measured again from time to time. */
+/* autothreads.c: the thread count of full-graph epochs in one process on the CPU: the faster
+ * of the count asked (--threads, OMP_NUM_THREADS, or every core) and one, measured while
+ * training and measured again from time to time; OMP_DYNAMIC=false keeps the count asked. */
 #include "driver.h"
 
 #include <stdlib.h>
+#include <strings.h>
 
 /* Every kernel of the CPU backend has the same bits at any thread count (backend_cpu.c), so
- * the count may follow the machine's load without moving a bit. Beside other processes that
- * keep every core busy, two threads wait at each parallel region's end for the one whose
- * core is taken, and ran slower than one (Cora gcn at load 7 on 2 cores: 0.77x); quiet, they
- * are 1.5-1.8x faster. So: the epoch after the first (which maps and faults its buffers in)
- * runs at every core, the next, a probe, at one; the faster count runs until the next probe,
- * which runs one epoch at the other count. Probes come AUTO_PROBE epochs apart, twice as far
- * each time one confirms the choice (up to AUTO_PROBE_MAX: a probe at the slower count costs
- * an epoch at its speed), AUTO_PROBE again when one changes it, and at once when the count
- * that runs gets slower than the other's last mean (a load that comes during the run). Each
- * count's time is a running mean of its last epochs, so one noisy epoch does not decide alone. */
+ * the count may follow the machine's load without moving a bit. Beside a process that keeps
+ * a core busy, this process gets one CPU's time whatever its threads (2 cores, Cora gcn, a
+ * busy loop pinned to core 0 in another session: 98% CPU at 2 threads, as at one; docs/train.md),
+ * and two threads on it only add their wake-ups; beside several, they wait at each parallel
+ * region's end for the one whose core is taken, and ran slower than one (load 7 on 2 cores:
+ * 0.77x); quiet, they are 1.5-1.8x faster. So, as OpenMP's dynamic adjustment of the team
+ * (OMP_DYNAMIC, MKL_DYNAMIC) lets a runtime give fewer threads than asked, the count asked is
+ * the most: the epoch after the first (which maps and faults its buffers in) runs at it, the
+ * next, a probe, at one; the faster count runs until the next probe, which runs one epoch at
+ * the other count. Probes come AUTO_PROBE epochs apart, twice as far each time one confirms
+ * the choice (up to AUTO_PROBE_MAX: a probe at the slower count costs an epoch at its speed),
+ * AUTO_PROBE again when one changes it, and at once when the count that runs gets slower than
+ * the other's last mean (a load that comes during the run). Each count's time is a running
+ * mean of its last epochs, so one noisy epoch does not decide alone. */
 #define AUTO_PROBE 8
 #define AUTO_PROBE_MAX 64
 
 void bw_auto_threads_init(bw_auto_threads *a, const bw_backend *be, const burrow_train_opts *o)
 {
 	*a = (bw_auto_threads){0};
-	if (o->threads != 0 || be->kind != BW_BACKEND_CPU || be->threads < 2 || getenv("OMP_NUM_THREADS"))
-		return; /* a count the user chose, a GPU, one core: nothing to choose */
+	(void)o;
+	const char *dyn = getenv("OMP_DYNAMIC");
+	if (be->kind != BW_BACKEND_CPU || be->threads < 2 || (dyn && strcasecmp(dyn, "false") == 0))
+		return; /* a GPU, one thread, a count the user pinned: nothing to choose */
 	a->most = be->threads;
 	a->most_gemm = be->gemm_threads;
 	a->cur = a->most;

@@ -17,8 +17,9 @@ typedef struct bw_emb bw_emb;
 
 /* ------------------------------------------------------------ the automatic thread count (autothreads.c) */
 
-/* Full-graph epochs at the default thread count on the CPU: every core or one, whichever
- * measured faster lately (off, most 0, when the user chose a count, or on a GPU). */
+/* Full-graph epochs on the CPU: the count asked (--threads, OMP_NUM_THREADS, every core) or
+ * one, whichever measured faster lately (off, most 0, at one thread, on a GPU, or when
+ * OMP_DYNAMIC=false pins the count). */
 typedef struct bw_auto_threads {
 	int most, most_gemm; /* the backend's threads and GEMM threads as opened */
 	int cur;             /* the count between probes */

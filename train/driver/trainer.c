@@ -1044,6 +1044,7 @@ int burrow_trainer_train_epoch(burrow_trainer *t, burrow_epoch_stats *out)
 	t->be.count = t->count_ops ? &t->ops : NULL;
 	st = train_epoch(t, &es);
 	t->be.count = NULL;
+	es.threads = t->be.kind == BW_BACKEND_CPU ? t->be.threads : 0;
 	if (t->count_ops) {
 		t->ops_batches += es.batches;
 		t->ops_compute_s += es.compute_s;
