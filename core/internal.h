@@ -245,6 +245,16 @@ static inline bool bw_is_int_in(double d, double lo, double hi)
 
 static inline int bw_threads(int requested) { return requested > 0 ? requested : omp_get_max_threads(); }
 
+/* Parallel loops go in chunks fixed by the shape, never by the thread count, taken
+ * dynamically (`schedule(dynamic, bw_row_chunk(cols))`), so that a thread on a core another
+ * process shares takes fewer chunks instead of holding the loop back: BW_CHUNK_ELEMS
+ * elements, or whole rows of about as many (the CPU backend's ELEM_CHUNK and row_chunk). */
+#define BW_CHUNK_ELEMS 16384
+static inline int64_t bw_row_chunk(int64_t cols)
+{
+	return cols >= BW_CHUNK_ELEMS ? 1 : BW_CHUNK_ELEMS / (cols > 0 ? cols : 1);
+}
+
 /* ------------------------------------------------------------ sorting and searching */
 /* qsort comparators in ascending order. */
 static inline int bw_cmp_i32(const void *a, const void *b)

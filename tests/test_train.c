@@ -969,6 +969,48 @@ Test(train_run, full_graph_cora_same_bits_at_1_2_3_threads, .timeout = 600)
 	free(cora);
 }
 
+/* The same for the max aggregator and GAT, whose backward scatters go by column groups and
+ * heads taken dynamically (issue 35 item 7): full-graph SAGE --aggr max (features sparse and
+ * dense) and GAT (4 heads, attention dropout) on Cora at 1, 2 and 3 threads and at a count
+ * that changes every epoch: every epoch's loss bytes, valid accuracy, the final weights. */
+Test(train_run, full_graph_cora_gat_and_sage_max_same_bits_at_1_2_3_threads, .timeout = 300)
+{
+	char *cora = prep_cora();
+	if (!cora)
+		cr_skip_test("../shared/datasets/ogbn-cora.zip is absent (BURROW_DATASETS)");
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, cora), 0, "%s", burrow_last_error());
+	setenv("OMP_DYNAMIC", "false", 1); /* every epoch at the count asked, never the faster one */
+	for (int c = 0; c < 3; c++) { /* SAGE max sparse, SAGE max dense, GAT */
+		burrow_train_opts o = small_opts(c < 2 ? BURROW_MODEL_SAGE : BURROW_MODEL_GAT);
+		o.aggr = BURROW_AGGR_MAX;
+		o.hidden = c < 2 ? 64 : 32;
+		o.heads = 4;
+		o.attn_dropout = 0.2;
+		o.dropout = 0.5;
+		o.sparse_input = c == 1 ? BURROW_SPARSE_OFF : BURROW_SPARSE_AUTO;
+		bits_run one = {0};
+		for (int threads = 1; threads <= 4; threads++) { /* 4: 3 threads, varied per epoch */
+			o.threads = BW_MIN(threads, 3);
+			const bits_run r = run_bits(ds, &o, threads == 4);
+			if (threads == 1) {
+				one = r;
+				continue;
+			}
+			for (int e = 0; e < SAME_BITS_EPOCHS; e++) {
+				cr_assert(memcmp(&r.loss[e], &one.loss[e], sizeof r.loss[e]) == 0,
+					  "case %d (%s), %d threads, epoch %d: loss %.17g, 1 thread %.17g", c,
+					  c < 2 ? "sage max" : "gat", threads, e + 1, r.loss[e], one.loss[e]);
+				cr_assert_eq(r.valid[e], one.valid[e], "case %d, %d threads, epoch %d", c, threads, e + 1);
+			}
+			cr_assert_eq(r.weights, one.weights, "case %d, %d threads: the final weights differ", c, threads);
+		}
+	}
+	unsetenv("OMP_DYNAMIC");
+	burrow_dataset_close(ds);
+	free(cora);
+}
+
 /* The thread count each epoch ran is in --log's epoch lines ("threads"): a full-graph run at
  * --threads 2 runs epochs 1 and 2 at 2 and probes epoch 3 at one (autothreads.c), whichever
  * count is faster; with OMP_DYNAMIC=false every epoch runs at 2. Both runs' losses alike. */

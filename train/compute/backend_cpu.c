@@ -41,6 +41,12 @@ static inline int row_threads(const bw_backend *be, int64_t rows, int64_t cols)
 	return chunk_threads(be, (rows + row_chunk(cols) - 1) / row_chunk(cols));
 }
 
+/* Column-wise work (column statistics, whose sums in double over the rows in order stay on
+ * the stack, and scatters into rows read at random) goes by groups of COL_GROUP columns,
+ * taken dynamically. Group q: columns [q * COL_GROUP, ...). */
+#define COL_GROUP 16
+static inline int64_t col_groups(int64_t cols) { return (cols + COL_GROUP - 1) / COL_GROUP; }
+
 /* One thread pool: OpenBLAS runs single-threaded (cpu_init) and the GEMM is split here over
  * the backend's OpenMP threads, each chunk one sequential cblas_sgemm on a block of C's rows
  * (or of its columns when C is wide), so BLAS never brings its own pthreads to compete
@@ -422,7 +428,7 @@ BW_CLONES static int cpu_col_sum(const bw_backend *be, const float *g, int64_t r
 					p[c] += (double)gr[c];
 			}
 		}
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic, COL_GROUP)
 		for (int64_t c = 0; c < cols; c++) {
 			double acc = 0.0;
 			for (int64_t b = 0; b < nb; b++)
@@ -648,13 +654,10 @@ BW_CLONES static int cpu_sgd(const bw_backend *be, float *p, const float *g, flo
 
 /* ------------------------------------------------------------ the max aggregator and GAT */
 
-/* Scatters (gx[j] += ... over a row's sources) run with each thread owning a range of
- * columns and walking the rows in order: no two threads write one element, and every
- * element's additions come in the same order whatever the thread count. */
-#define COLUMN_RANGE(cols, c0, c1)                                              \
-	const int nth_ = omp_get_num_threads(), th_ = omp_get_thread_num();    \
-	const int64_t c0 = (cols) * th_ / nth_, c1 = (cols) * (th_ + 1) / nth_
-
+/* Scatters (gx[j] += ... over a row's sources) go by column groups (COL_GROUP columns,
+ * 64 bytes: no two threads write one cache line), taken dynamically, each walking the rows
+ * in order: no two threads write one element, and every element's additions come in row
+ * order whatever the thread count (so at one thread in the order they always came). */
 static int cpu_seg_max_fwd(const bw_backend *be, const bw_block *b, const float *x, int64_t dim, float *out,
 			   int32_t *arg)
 {
@@ -693,9 +696,9 @@ static int cpu_seg_max_bwd(const bw_backend *be, int64_t num_dst, int64_t num_sr
 			   const int32_t *arg, int64_t dim, float *gx)
 {
 	memset(gx, 0, (size_t)(num_src * dim) * sizeof *gx);
-#pragma omp parallel num_threads(be->threads)
-	{
-		COLUMN_RANGE(dim, c0, c1);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(chunk_threads(be, col_groups(dim)))
+	for (int64_t q = 0; q < col_groups(dim); q++) {
+		const int64_t c0 = q * COL_GROUP, c1 = BW_MIN(dim, c0 + COL_GROUP);
 		for (int64_t i = 0; i < num_dst; i++)
 			for (int64_t c = c0; c < c1; c++) {
 				const int32_t j = arg[i * dim + c];
@@ -721,11 +724,6 @@ static int cpu_head_dot(const bw_backend *be, const float *x, int64_t rows, int6
 		}
 	return 0;
 }
-
-/* Column statistics go by groups of COL_GROUP columns, whose sums (in double, over the rows
- * in order) stay on the stack; threads split the groups. Group q: columns [q * COL_GROUP, ...). */
-#define COL_GROUP 16
-static inline int64_t col_groups(int64_t cols) { return (cols + COL_GROUP - 1) / COL_GROUP; }
 
 /* out[c] = the sum over rows r, in order and in double, of a[r * lda + c / div] * b[r * cols + c],
  * by column groups: column dot products (lda = cols, div 1) and, with a [rows, heads]
@@ -850,8 +848,9 @@ static void edge_term_grad(const bw_block *b, int64_t i, int64_t heads, int64_t 
 		gs_edge[(e0 + e) * heads + k] = (float)((double)ds[e + off] + share);
 }
 
-/* One pass per head (threads split the heads): gs_dst by rows, gs_src scattered in row
- * order; with s_edge, each slot's d kept in a row buffer for gs_edge. */
+/* One pass per head, the heads taken dynamically: gs_dst by rows, gs_src scattered in row
+ * order (each element's additions in row order whatever the thread count); with s_edge,
+ * each slot's d kept in a row buffer of the thread's for gs_edge. */
 static int cpu_edge_softmax_bwd(const bw_backend *be, const bw_block *b, const float *s_src, const float *s_dst,
 				const float *s_edge, const float *alpha, const float *galpha, int64_t heads, float slope,
 				float *gs_src, float *gs_dst, float *gs_edge)
@@ -861,16 +860,16 @@ static int cpu_edge_softmax_bwd(const bw_backend *be, const bw_block *b, const f
 		maxn = BW_MAX(maxn, slot_count(b, i));
 	int st = 0;
 	memset(gs_src, 0, (size_t)(b->num_src * heads) * sizeof *gs_src);
-#pragma omp parallel num_threads(be->threads)
+#pragma omp parallel num_threads(chunk_threads(be, heads))
 	{
-		COLUMN_RANGE(heads, k0, k1);
-		float *ds = s_edge && k1 > k0 ? bw_malloc((size_t)maxn * sizeof *ds) : NULL;
-		if (s_edge && k1 > k0 && !ds) {
+		float *ds = s_edge ? bw_malloc((size_t)maxn * sizeof *ds) : NULL;
+		if (s_edge && !ds) {
 #pragma omp atomic write
 			st = BURROW_E_NOMEM;
 		}
-		for (int64_t k = k0; k < k1 && (!s_edge || ds); k++)
-			for (int64_t i = 0; i < b->num_dst; i++) {
+#pragma omp for schedule(dynamic, 1)
+		for (int64_t k = 0; k < heads; k++)
+			for (int64_t i = 0; i < b->num_dst && (!s_edge || ds); i++) {
 				const int64_t n = slot_count(b, i), base = slot_base(b, i);
 				double dot = 0.0, gd = 0.0;
 				for (int64_t q = 0; q < n; q++)
@@ -938,9 +937,9 @@ static int cpu_att_agg_bwd(const bw_backend *be, const bw_block *b, const float 
 		}
 	}
 	memset(gh, 0, (size_t)(b->num_src * cols) * sizeof *gh);
-#pragma omp parallel num_threads(be->threads)
-	{
-		COLUMN_RANGE(cols, c0, c1);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(chunk_threads(be, col_groups(cols)))
+	for (int64_t grp = 0; grp < col_groups(cols); grp++) {
+		const int64_t c0 = grp * COL_GROUP, c1 = BW_MIN(cols, c0 + COL_GROUP);
 		for (int64_t i = 0; i < b->num_dst; i++) {
 			const int64_t n = slot_count(b, i), base = slot_base(b, i);
 			const float *g = gout + i * cols;

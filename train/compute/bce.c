@@ -62,7 +62,7 @@ int bw_bce_loss_host(const float *logits, int64_t rows, int64_t tasks, const int
 	if (!rs)
 		return BURROW_E_NOMEM;
 	const double inv = known ? 1.0 / (double)known : 0.0;
-#pragma omp parallel for schedule(static) reduction(+ : hits) num_threads(threads > 0 ? threads : 1)
+#pragma omp parallel for schedule(dynamic, bw_row_chunk(tasks)) reduction(+ : hits) num_threads(threads > 0 ? threads : 1)
 	for (int64_t k = 0; k < n; k++) {
 		const int64_t r = sel ? sel[k] : k;
 		hits += bce_row(logits + r * tasks, labels + r * tasks, tasks, inv, grad ? grad + r * tasks : NULL, &rs[k]);

@@ -289,7 +289,7 @@ void bw_block_reuse(bw_block *b, int64_t num_dst, int64_t num_src, const int64_t
 
 void bw_gcn_norm_from_csr(const burrow_csr *g, const int64_t *ids, int64_t n, float *out, int threads)
 {
-#pragma omp parallel for schedule(static) num_threads(bw_threads(threads))
+#pragma omp parallel for schedule(dynamic, BW_CHUNK_ELEMS) num_threads(bw_threads(threads))
 	for (int64_t k = 0; k < n; k++) {
 		int64_t v = ids ? ids[k] : k;
 		out[k] = (float)(1.0 / sqrt((double)(g->indptr[v + 1] - g->indptr[v]) + 1.0));

@@ -132,10 +132,11 @@ size_t bw_gemm_own_scratch(int64_t n, int64_t k)
 }
 
 /* Rows [p0, p0 + kc) of b packed into d as np panels of [kc, NR], zero-padded past n; the
- * threads share the panels, and the loop's implicit barrier ends the packing for all. */
+ * threads take the panels one at a time (a thread on a shared core packs fewer), and the
+ * loop's implicit barrier ends the packing for all. */
 static void pack_b(const float *b, int64_t ldb, int64_t n, int64_t np, int64_t p0, int64_t kc, float *d)
 {
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic, 1)
 	for (int64_t j = 0; j < np; j++) {
 		const int64_t nv = BW_MIN(n - j * NR, (int64_t)NR);
 		float *dj = d + j * kc * NR;

@@ -252,21 +252,21 @@ static int activate(const bw_backend *be, bw_model *m, int l, bw_tensor *z, bool
 	return bw_dropout(be, z, m->mask[l].ptr, m->cfg.dropout, key);
 }
 
-/* n bytes from src to dst in the memory of dev, the backend's: on the CPU a large copy is
- * split over the backend's threads (the first layer's N x hidden output kept at each
- * evaluation was one thread's memcpy while the other waited: under perf, 238 of a two-thread
- * Cora run's 12,900 samples, all on one thread). */
+/* n bytes from src to dst in the memory of dev, the backend's: on the CPU a large copy goes
+ * in chunks of COPY_CHUNK bytes that the backend's threads take dynamically (the first
+ * layer's N x hidden output kept at each evaluation was one thread's memcpy while the other
+ * waited: under perf, 238 of a two-thread Cora run's 12,900 samples, all on one thread; split
+ * by the thread count, a thread on a core another process shares held the copy back). */
+#define COPY_CHUNK ((size_t)1 << 18)
 static int copy_on(const bw_backend *be, const bw_device *dev, void *dst, const void *src, size_t n)
 {
 	if (be->kind != BW_BACKEND_CPU || be->threads < 2 || n < ((size_t)1 << 20))
 		return bw_device_copy(dev, dst, src, n);
-	const int nt = be->threads;
-	const size_t per = (n / (size_t)nt + 63) & ~(size_t)63;
-#pragma omp parallel for schedule(static) num_threads(nt)
-	for (int i = 0; i < nt; i++) {
-		const size_t o = (size_t)i * per;
-		if (o < n)
-			memcpy((char *)dst + o, (const char *)src + o, BW_MIN(per, n - o));
+	const int64_t nc = (int64_t)((n + COPY_CHUNK - 1) / COPY_CHUNK);
+#pragma omp parallel for schedule(dynamic, 1) num_threads((int)BW_MIN((int64_t)be->threads, nc))
+	for (int64_t i = 0; i < nc; i++) {
+		const size_t o = (size_t)i * COPY_CHUNK;
+		memcpy((char *)dst + o, (const char *)src + o, BW_MIN(COPY_CHUNK, n - o));
 	}
 	return 0;
 }

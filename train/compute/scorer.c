@@ -94,7 +94,7 @@ int bw_scorer_score(bw_scorer *s, const float *h, const int32_t *src, const int3
 	if (st)
 		return st;
 	const int64_t d = s->dim;
-#pragma omp parallel for schedule(static) num_threads(s->threads) if (n * d * (s->kind ? d : 1) > 65536)
+#pragma omp parallel for schedule(dynamic, bw_row_chunk(d)) num_threads(s->threads) if (n * d * (s->kind ? d : 1) > 65536)
 	for (int64_t i = 0; i < n; i++)
 		out[i] = score_one(s, h + (int64_t)src[i] * d, h + (int64_t)dst[i] * d, i);
 	return 0;

@@ -6,12 +6,16 @@
 
 #include <string.h>
 
+/* The loops go in chunks fixed by the shape, taken dynamically (bw_row_chunk): whole rows of
+ * the dense matrix, or SPARSE_ROW_CHUNK rows of a CSR's (a few non-zeros each). */
+#define SPARSE_ROW_CHUNK 1024
+
 /* The loops below for the CPU they run on (BW_CLONES: static, so the clones' resolvers stay
  * out of the library's exported symbols). */
 BW_CLONES static int64_t count_nonzero(const float *x, int64_t n, int nt)
 {
 	int64_t nnz = 0;
-#pragma omp parallel for schedule(static) reduction(+ : nnz) num_threads(nt)
+#pragma omp parallel for schedule(dynamic, BW_CHUNK_ELEMS) reduction(+ : nnz) num_threads(nt)
 	for (int64_t i = 0; i < n; i++)
 		nnz += x[i] != 0.0f;
 	return nnz;
@@ -20,7 +24,7 @@ BW_CLONES static int64_t count_nonzero(const float *x, int64_t n, int nt)
 /* indptr[r + 1] = the non-zeros of row r */
 BW_CLONES static void row_counts(const float *dense, int64_t rows, int64_t cols, int64_t *indptr, int nt)
 {
-#pragma omp parallel for schedule(static) num_threads(nt)
+#pragma omp parallel for schedule(dynamic, bw_row_chunk(cols)) num_threads(nt)
 	for (int64_t r = 0; r < rows; r++) {
 		int64_t k = 0;
 		for (int64_t c = 0; c < cols; c++)
@@ -113,7 +117,7 @@ int bw_sparse_update(bw_sparse *s, const float *dense, int64_t rows, int64_t col
 	s->nnz = s->indptr[rows];
 	if (room(s, rows, cols, s->nnz))
 		goto nomem;
-#pragma omp parallel for schedule(static) num_threads(nt)
+#pragma omp parallel for schedule(dynamic, bw_row_chunk(cols)) num_threads(nt)
 	for (int64_t r = 0; r < rows; r++) {
 		int64_t k = s->indptr[r];
 		for (int64_t c = 0; c < cols; c++) {
@@ -163,7 +167,7 @@ int bw_sparse_append(bw_sparse *s, const float *dense, int64_t rows, int64_t col
 	if (!vs)
 		return BURROW_E_NOMEM;
 	s->values = vs;
-#pragma omp parallel for schedule(static) num_threads(nt)
+#pragma omp parallel for schedule(dynamic, bw_row_chunk(cols)) num_threads(nt)
 	for (int64_t r = 0; r < rows; r++) {
 		int64_t k = ip[r];
 		for (int64_t c = 0; c < cols; c++) {
@@ -197,7 +201,7 @@ int bw_sparse_gather(bw_sparse *s, const bw_sparse *src, const int64_t *ids, int
 	s->nnz = s->indptr[n];
 	if (room(s, n, cols, s->nnz))
 		goto nomem;
-#pragma omp parallel for schedule(static) num_threads(nt)
+#pragma omp parallel for schedule(dynamic, SPARSE_ROW_CHUNK) num_threads(nt)
 	for (int64_t r = 0; r < n; r++) {
 		const int64_t from = src->indptr[ids[r]], k = s->indptr[r], len = s->indptr[r + 1] - k;
 		memcpy(s->indices + k, src->indices + from, (size_t)len * sizeof *s->indices);
@@ -220,7 +224,7 @@ int bw_transposed_build(bw_transposed *x, const float *dense, int64_t rows, int6
 	x->rows = rows;
 	x->cols = cols;
 	const int64_t rb = (rows + B - 1) / B, cb = (cols + B - 1) / B;
-#pragma omp parallel for schedule(static) num_threads(bw_threads(threads))
+#pragma omp parallel for schedule(dynamic, 1) num_threads(bw_threads(threads))
 	for (int64_t blk = 0; blk < rb * cb; blk++) {
 		const int64_t r0 = blk / cb * B, c0 = blk % cb * B;
 		const int64_t r1 = BW_MIN(r0 + B, rows), c1 = BW_MIN(c0 + B, cols);

@@ -217,7 +217,7 @@ int bw_halo_forward_start(bw_halo *h, float *emb, int64_t dim)
 	h->t_post = bw_comm_now();
 	if (h->sampled) {
 		/* the kept rows only; they land in rbuf and are scattered when complete */
-#pragma omp parallel for schedule(static) num_threads(h->be->threads)
+#pragma omp parallel for schedule(dynamic, bw_row_chunk(dim)) num_threads(h->be->threads)
 		for (int64_t k = 0; k < h->n_sel_send; k++)
 			memcpy(h->buf + k * dim, emb + h->send_local[h->sel_send[k]] * dim, (size_t)dim * sizeof(float));
 		if ((st = bw_comm_ineighbor_alltoallv(h->comm, h->buf, h->s_cnt, h->s_dsp, h->rbuf, h->r_cnt, h->r_dsp, dim, &h->req,

@@ -85,7 +85,7 @@ bool bw_habits_stop(const bw_habits *h, const burrow_train_opts *o)
 
 void bw_normalize_rows(float *x, int64_t n, int64_t dim, int threads)
 {
-#pragma omp parallel for schedule(static) num_threads(bw_threads(threads)) if (n * dim > 65536)
+#pragma omp parallel for schedule(dynamic, bw_row_chunk(dim)) num_threads(bw_threads(threads)) if (n * dim > 65536)
 	for (int64_t i = 0; i < n; i++) {
 		float *r = x + i * dim;
 		double s = 0;

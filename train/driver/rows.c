@@ -14,7 +14,7 @@ static int mem_gather(bw_rows *r, const int64_t *ids, int64_t n, float *out)
 		if (ids[k] < 0 || ids[k] >= r->num_rows)
 			return bw_err(BURROW_E_RANGE, "rows: id %lld outside [0, %lld)", (long long)ids[k],
 				      (long long)r->num_rows);
-#pragma omp parallel for schedule(static) num_threads(r->threads)
+#pragma omp parallel for schedule(dynamic, bw_row_chunk(d)) num_threads(r->threads)
 	for (int64_t k = 0; k < n; k++)
 		memcpy(out + k * d, r->mem + ids[k] * d, (size_t)d * sizeof *out);
 	return 0;

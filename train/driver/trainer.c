@@ -402,7 +402,7 @@ static int static_cache_keys(burrow_trainer *t, uint64_t *key)
 {
 	const int64_t n = t->info->num_nodes, *ip = t->graph->indptr;
 	const uint64_t most = ((uint64_t)1 << 40) - 1;
-#pragma omp parallel for schedule(static) num_threads(t->be.threads)
+#pragma omp parallel for schedule(dynamic, BW_CHUNK_ELEMS) num_threads(t->be.threads)
 	for (int64_t v = 0; v < n; v++)
 		key[v] = BW_MIN((uint64_t)(ip[v + 1] - ip[v]) + 1, most);
 	if (t->o.cache_policy != BURROW_CACHE_PROFILE)
