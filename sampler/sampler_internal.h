@@ -126,8 +126,9 @@ typedef struct bw_sample_ctx {
 	int64_t *ls_off;              /* [nd + 1] where each row's neighbors start in ls_src */
 	double *ls_c;                 /* [nd] each row's c (rows taken whole: 1 / their smallest pi) */
 	struct bw_ls_node *ls_node;   /* [m] each source's pi and variate */
-	double *ls_buf;               /* [largest degree] one row's pi, while its c is solved */
-	size_t ls_src_cap, ls_off_cap, ls_c_cap, ls_node_cap, ls_buf_cap;
+	double *ls_buf;               /* [threads * largest degree] each thread's row's pi, while its c is solved */
+	int64_t *ls_chunk;            /* [2 (chunks + 1)] where each chunk of the sorted neighbors starts, its first source */
+	size_t ls_src_cap, ls_off_cap, ls_c_cap, ls_node_cap, ls_buf_cap, ls_chunk_cap;
 	/* LABOR's batch dependency for the next batch (set by the caller before bw_sample_batch;
 	 * dep_k1 == dep_k2 == 0: none, the variates of the batch's own key): the keys of the batch's
 	 * group and the next, and its position c in [0, 1) between them */
