@@ -202,14 +202,6 @@ static double ls_solve(const int32_t *src, int64_t d, const bw_ls_node *nodes, i
 	return c;
 }
 
-/* LABOR-*'s passes split their work in chunks fixed by the layer's shape, never by the thread
- * count: LS_ROWS rows, or about LS_CHUNK neighbors sorted by source (a chunk starts at a
- * source's first neighbor, so that each source is one thread's). What crosses chunks is exact
- * (counts, maxima, a stable sort) or summed by one thread in source order, so a layer's bits
- * do not depend on the threads. */
-#define LS_ROWS 64
-#define LS_CHUNK 16384
-
 /* LABOR-*'s state of one layer, shared by the threads of layer_step's region. */
 typedef struct ls_layer {
 	const int64_t *row;    /* [2 nd] the rows' graph starts and degrees */
@@ -249,7 +241,7 @@ static void ls_c_row(bw_sample_ctx *c, const ls_layer *L, int64_t i, bool ones, 
 static void ls_cs(bw_sample_ctx *c, const ls_layer *L, bool ones, int t)
 {
 	double *buf = c->ls_buf + (size_t)t * (size_t)L->dmax;
-#pragma omp for schedule(dynamic, LS_ROWS)
+#pragma omp for schedule(dynamic, BW_LS_ROWS)
 	for (int64_t i = 0; i < L->nd; i++)
 		ls_c_row(c, L, i, ones, buf);
 }
@@ -631,7 +623,7 @@ static int ls_room(layer_run *r, ls_layer *L, int nt)
 	if (F > INT32_MAX || r->ub + eb > 64)
 		return bw_err(BURROW_E_UNSUPPORTED, "sampler: block %d's rows hold %lld neighbors: too many for LABOR-*",
 			      j->l, (long long)F);
-	const int64_t nch = (F + LS_CHUNK - 1) / LS_CHUNK;
+	const int64_t nch = (F + BW_LS_CHUNK - 1) / BW_LS_CHUNK;
 	const size_t room = (size_t)BW_MAX(F, 1);
 	if ((st = bw_grow(&c->ls_c, &c->ls_c_cap, (size_t)BW_MAX(nd, 1), sizeof(double), false)) ||
 	    (st = bw_grow(&c->ls_src, &c->ls_src_cap, room, sizeof(int32_t), false)) ||
@@ -646,11 +638,11 @@ static int ls_room(layer_run *r, ls_layer *L, int nt)
 }
 
 /* LABOR-* step 2 (every thread): every row's neighbors as items (id << eb | neighbor), rows by
- * LS_ROWS, the trim hook every BW_TRIM_ROWS rows. */
+ * BW_LS_ROWS, the trim hook every BW_TRIM_ROWS rows. */
 static void ls_gather(const layer_run *r, const ls_layer *L)
 {
 	bw_sample_ctx *c = r->j.c;
-#pragma omp for schedule(dynamic, LS_ROWS)
+#pragma omp for schedule(dynamic, BW_LS_ROWS)
 	for (int64_t i = 0; i < L->nd; i++) {
 		const int64_t s = L->row[2 * i], d = L->row[2 * i + 1], e0 = c->ls_off[i];
 		for (int64_t p = 0; p < d; p++)
@@ -701,11 +693,11 @@ static uint64_t *ls_sort(bw_sample_ctx *c, int64_t F, int lo, int nb, int t, int
 }
 
 /* Where chunk h of the sorted neighbors x [F] starts: the first neighbor of a source at or
- * after h LS_CHUNK (F when there is none). */
+ * after h BW_LS_CHUNK (F when there is none). */
 static int64_t ls_chunk_start(const ls_layer *L, int64_t h)
 {
 	const uint64_t *x = L->x;
-	int64_t lo = h * LS_CHUNK, hi = L->F;
+	int64_t lo = h * BW_LS_CHUNK, hi = L->F;
 	if (lo == 0 || lo >= hi)
 		return BW_MIN(lo, hi);
 	const uint64_t prev = x[lo - 1] >> L->eb;
@@ -754,7 +746,7 @@ static void ls_variates(const layer_run *r, const ls_layer *L)
 	const uint64_t lk = r->lkey ^ BW_LABOR_SALT, *x = L->x;
 	const int eb = L->eb;
 	const uint64_t emask = eb == 64 ? ~0ull : (1ull << eb) - 1;
-#pragma omp for schedule(dynamic, LS_ROWS)
+#pragma omp for schedule(dynamic, BW_LS_ROWS)
 	for (int64_t i = 0; i < L->nd; i++)
 		for (int64_t q = c->ls_off[i]; q < c->ls_off[i + 1]; q++)
 			L->rowof[q] = (int32_t)i;
@@ -772,7 +764,7 @@ static void ls_variates(const layer_run *r, const ls_layer *L)
  * min(1, c pi), into ip[i + 1]. */
 static void ls_counts(const bw_sample_ctx *c, const ls_layer *L)
 {
-#pragma omp for schedule(dynamic, LS_ROWS)
+#pragma omp for schedule(dynamic, BW_LS_ROWS)
 	for (int64_t i = 0; i < L->nd; i++) {
 		const int64_t d = L->row[2 * i + 1];
 		if (d <= L->k)
@@ -797,7 +789,7 @@ static void ls_fail(layer_run *r, int st)
 /* LABOR-*'s preparation of a layer, by every thread t of nt in layer_step's region, after
  * the rows' degrees: number the distinct sources of every row's whole neighborhood (a radix
  * sort of (id, neighbor)), draw each one's variate, run the fixed point (ls_rounds), and put
- * each sampled row's count in ip[i + 1]. The same bits at any thread count (see LS_ROWS). */
+ * each sampled row's count in ip[i + 1]. The same bits at any thread count (sampler_internal.h, BW_LS_ROWS). */
 static void labor_star_prep(layer_run *r, int t, int nt)
 {
 	bw_sample_ctx *c = r->j.c;

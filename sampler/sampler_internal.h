@@ -70,6 +70,14 @@ void bw_sampled_finish(bw_sampled *b, int num_layers, int64_t nseeds, int64_t ni
  * trims. */
 #define BW_TRIM_ROWS 4096
 
+/* LABOR-*'s preparation (sample.c, labor_star_prep) splits its work in chunks fixed by the
+ * layer's shape, never by the thread count: BW_LS_ROWS rows, or about BW_LS_CHUNK neighbors
+ * sorted by source (a chunk starts at a source's first neighbor, so that each source is one
+ * thread's). What crosses chunks is exact (counts, maxima, a stable sort) or summed by one
+ * thread in source order, so a layer's bits do not depend on the threads. */
+#define BW_LS_ROWS 64
+#define BW_LS_CHUNK 16384
+
 /* One distinct source of a LABOR-* layer: what the rows read of it together. */
 typedef struct bw_ls_node {
 	double pi;                    /* its probability weight, shared by every row */
