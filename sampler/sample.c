@@ -1017,7 +1017,8 @@ static int merge_view(bw_sample_ctx *c, const bw_sampled *b, int64_t nd, int64_t
  *
  * One parallel region per layer with three or four barriers (a barrier costs little on
  * an idle machine but can cost a scheduler slice on a busy one): the rows' degrees and
- * offsets (phases 1, 2); the draws (dynamic chunks of rows), each thread counting its items
+ * offsets (phases 1, 2; with LABOR-*, its preparation between them, about 20 barriers and
+ * 2 more a round: labor_star_prep); the draws (dynamic chunks of rows), each thread counting its items
  * per bucket (top digit of the id: phase 3); then each thread takes a range of buckets
  * holding about E/nt items, places their items (so they stay in its cache) and counts their
  * new nodes; once every count is in, it numbers them (phase 4). The numbering of a small
