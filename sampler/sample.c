@@ -253,8 +253,9 @@ static void ls_cs(bw_sample_ctx *c, const ls_layer *L, bool ones, int t)
  * concentrate on the same sources. At most `rounds` rounds; the last is the one whose expected
  * distinct sources, sum of min(1, pi), fell by less than LS_TOL. Every thread t of the region:
  * the sources by chunks, each source's largest c in one run of its neighbors (c is small: in
- * cache); their sum by one thread in source order while the others solve the rows again. */
-static void ls_rounds(bw_sample_ctx *c, ls_layer *L, int rounds, int t)
+ * cache); their sum by one thread in source order while the others solve the rows again (of
+ * nt == 1 threads, in the same pass). */
+static void ls_rounds(bw_sample_ctx *c, ls_layer *L, int rounds, int t, int nt)
 {
 	bw_ls_node *nodes = c->ls_node;
 	const uint64_t *x = L->x;
@@ -265,22 +266,26 @@ static void ls_rounds(bw_sample_ctx *c, ls_layer *L, int rounds, int t)
 		nodes[u].pi = 1.0;
 	ls_cs(c, L, true, t);
 	for (int it = 0; it < rounds; it++) {
+		double ex = 0;
 #pragma omp for schedule(dynamic, 1)
 		for (int64_t h = 0; h < L->nch; h++) {
 			double mx = 0;
 			for (int64_t q = L->q0[h], u = L->u0[h]; q < L->q0[h + 1]; q++) {
 				mx = BW_MAX(mx, c->ls_c[L->erow[q]]);
 				if (q + 1 == L->q0[h + 1] || x[q + 1] >> eb != x[q] >> eb) {
-					nodes[u++].pi *= mx;
+					nodes[u].pi *= mx;
+					if (nt == 1) /* the chunks in order */
+						ex += BW_MIN(1.0, nodes[u].pi);
+					u++;
 					mx = 0;
 				}
 			}
 		}
 #pragma omp single nowait
 		{
-			double ex = 0;
-			for (int64_t u = 0; u < L->m; u++)
-				ex += BW_MIN(1.0, nodes[u].pi);
+			if (nt > 1)
+				for (int64_t u = 0; u < L->m; u++)
+					ex += BW_MIN(1.0, nodes[u].pi);
 			L->ex = ex;
 		}
 		ls_cs(c, L, false, t);
@@ -655,7 +660,8 @@ static void ls_gather(const layer_run *r, const ls_layer *L)
 /* LABOR-* step 3 (every thread t of nt): c->items [F] sorted by bits [lo, lo + nb) with
  * bw_lsd_sort's passes, each thread counting, then placing, a range of the array, the places
  * given in the order (digit, thread): a stable sort, so the same array, in the same one of
- * items and tmp, as bw_lsd_sort's (which it returns). */
+ * items and tmp, as bw_lsd_sort's (which it returns). Two barriers a pass: each thread works
+ * out its own places from every thread's counts. */
 static uint64_t *ls_sort(bw_sample_ctx *c, int64_t F, int lo, int nb, int t, int nt)
 {
 	uint64_t *a = c->items, *tmp = c->tmp;
@@ -666,24 +672,24 @@ static uint64_t *ls_sort(bw_sample_ctx *c, int64_t F, int lo, int nb, int t, int
 	const uint64_t mask = nbkt - 1;
 	const int64_t i0 = F * t / nt, i1 = F * (t + 1) / nt;
 	size_t *h = c->hist + (size_t)t * nbkt;
+	int64_t *cur = c->off + (size_t)t * nbkt;
 	for (int p = 0; p < passes; p++) {
 		const int shift = lo + p * digit;
 		memset(h, 0, nbkt * sizeof *h);
 		for (int64_t i = i0; i < i1; i++)
 			h[(a[i] >> shift) & mask]++;
 #pragma omp barrier
-#pragma omp single
-		{
-			size_t base = 0;
-			for (size_t d = 0; d < nbkt; d++)
-				for (int tt = 0; tt < nt; tt++) {
-					const size_t n = c->hist[(size_t)tt * nbkt + d];
-					c->hist[(size_t)tt * nbkt + d] = base;
-					base += n;
-				}
+		int64_t base = 0;
+		for (size_t d = 0; d < nbkt; d++) {
+			cur[d] = base;
+			for (int tt = 0; tt < nt; tt++) {
+				const int64_t n = (int64_t)c->hist[(size_t)tt * nbkt + d];
+				cur[d] += tt < t ? n : 0;
+				base += n;
+			}
 		}
 		for (int64_t i = i0; i < i1; i++)
-			tmp[h[(a[i] >> shift) & mask]++] = a[i];
+			tmp[cur[(a[i] >> shift) & mask]++] = a[i];
 #pragma omp barrier
 		uint64_t *s = a;
 		a = tmp;
@@ -812,7 +818,7 @@ static void labor_star_prep(layer_run *r, int t, int nt)
 	if (r->st)
 		return;
 	ls_variates(r, L);
-	ls_rounds(c, L, c->labor_star, t);
+	ls_rounds(c, L, c->labor_star, t, nt);
 	ls_counts(c, L);
 }
 
@@ -1017,7 +1023,7 @@ static int merge_view(bw_sample_ctx *c, const bw_sampled *b, int64_t nd, int64_t
  *
  * One parallel region per layer with three or four barriers (a barrier costs little on
  * an idle machine but can cost a scheduler slice on a busy one): the rows' degrees and
- * offsets (phases 1, 2; with LABOR-*, its preparation between them, about 20 barriers and
+ * offsets (phases 1, 2; with LABOR-*, its preparation between them, about 17 barriers and
  * 2 more a round: labor_star_prep); the draws (dynamic chunks of rows), each thread counting its items
  * per bucket (top digit of the id: phase 3); then each thread takes a range of buckets
  * holding about E/nt items, places their items (so they stay in its cache) and counts their
