@@ -70,6 +70,14 @@ void bw_sampled_finish(bw_sampled *b, int num_layers, int64_t nseeds, int64_t ni
  * trims. */
 #define BW_TRIM_ROWS 4096
 
+/* LABOR-*'s preparation (sample.c, labor_star_prep) splits its work in chunks fixed by the
+ * layer's shape, never by the thread count: BW_LS_ROWS rows, or about BW_LS_CHUNK neighbors
+ * sorted by source (a chunk starts at a source's first neighbor, so that each source is one
+ * thread's). What crosses chunks is exact (counts, maxima, a stable sort) or summed by one
+ * thread in source order, so a layer's bits do not depend on the threads. */
+#define BW_LS_ROWS 64
+#define BW_LS_CHUNK 16384
+
 /* One distinct source of a LABOR-* layer: what the rows read of it together. */
 typedef struct bw_ls_node {
 	double pi;                    /* its probability weight, shared by every row */
@@ -126,8 +134,9 @@ typedef struct bw_sample_ctx {
 	int64_t *ls_off;              /* [nd + 1] where each row's neighbors start in ls_src */
 	double *ls_c;                 /* [nd] each row's c (rows taken whole: 1 / their smallest pi) */
 	struct bw_ls_node *ls_node;   /* [m] each source's pi and variate */
-	double *ls_buf;               /* [largest degree] one row's pi, while its c is solved */
-	size_t ls_src_cap, ls_off_cap, ls_c_cap, ls_node_cap, ls_buf_cap;
+	double *ls_buf;               /* [threads * largest degree] each thread's row's pi, while its c is solved */
+	int64_t *ls_chunk;            /* [2 (chunks + 1)] where each chunk of the sorted neighbors starts, its first source */
+	size_t ls_src_cap, ls_off_cap, ls_c_cap, ls_node_cap, ls_buf_cap, ls_chunk_cap;
 	/* LABOR's batch dependency for the next batch (set by the caller before bw_sample_batch;
 	 * dep_k1 == dep_k2 == 0: none, the variates of the batch's own key): the keys of the batch's
 	 * group and the next, and its position c in [0, 1) between them */

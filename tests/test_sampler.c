@@ -658,19 +658,29 @@ static void epochs(bool drop_last)
 Test(sampler, epoch_visits_every_node_once_last_batch_kept) { epochs(false); }
 Test(sampler, epoch_drop_last) { epochs(true); }
 
-/* The same batches from every mix of OpenMP threads, producers and queue depth. */
+/* The neighbors of block k's destination rows (ids [0, num_dst) of nodes) in g, whole. */
+static int64_t whole_rows(const burrow_csr *g, const burrow_block *k, const int64_t *nodes)
+{
+	int64_t F = 0;
+	for (int64_t i = 0; i < k->num_dst; i++)
+		F += g->indptr[nodes[i] + 1] - g->indptr[nodes[i]];
+	return F;
+}
+
+/* The same batches from every mix of OpenMP threads, producers and queue depth (LABOR-*: its
+ * preparation's chunks, sampler_internal.h BW_LS_CHUNK, several per pass at 2, 3 and 4 threads). */
 static void threads_case(int labor) /* 0 neighbor, 1 LABOR, 2 LABOR-*, 3 LABOR with batch dependency */
 {
 	int64_t n;
 	const int64_t *train;
 	burrow_dataset *ds = gen_dataset(13, &train, &n);
 	const burrow_csr *g = burrow_dataset_graph(ds);
-	const int cfg[][3] = {/* threads, prefetch, producers */ {1, 0, 1}, {2, 0, 1}, {4, 0, 1},
+	const int cfg[][3] = {/* threads, prefetch, producers */ {1, 0, 1}, {2, 0, 1}, {3, 0, 1}, {4, 0, 1},
 			      {2, 2, 1}, {4, 3, 2}, {1, 5, 4}};
 	const int ncfg = sizeof cfg / sizeof cfg[0];
 	saved *ref[2] = {NULL, NULL};
 	int64_t nref[2] = {0, 0};
-	int64_t big = 0;
+	int64_t big = 0, whole = 0; /* the largest input layer: drawn edges; its rows' whole neighborhoods */
 	for (int c = 0; c < ncfg; c++) {
 		burrow_sampler_opts o;
 		burrow_sampler_defaults(&o);
@@ -695,6 +705,7 @@ static void threads_case(int labor) /* 0 neighbor, 1 LABOR, 2 LABOR-*, 3 LABOR w
 				for (int64_t i = 0; i < nb; i++) {
 					check_batch_star(g, &v[i].b, 3, o.fanouts, v[i].b.seeds, v[i].b.num_seeds, labor == 2);
 					big = BW_MAX(big, v[i].b.blocks[0].num_edges);
+					whole = BW_MAX(whole, whole_rows(g, &v[i].b.blocks[0], v[i].b.input_ids));
 				}
 				continue;
 			}
@@ -707,6 +718,9 @@ static void threads_case(int labor) /* 0 neighbor, 1 LABOR, 2 LABOR-*, 3 LABOR w
 	}
 	cr_assert(big >= 65536, "the input layer (%lld edges) is too small for the parallel numbering (sample.c "
 				"NUMBER_PAR_MIN)", (long long)big);
+	cr_log_info("threads case %d: input layer %lld edges, its rows %lld neighbors", labor, (long long)big, (long long)whole);
+	cr_assert(labor != 2 || whole >= 8 * BW_LS_CHUNK, "LABOR-*'s input layer reads %lld neighbors: too few for "
+							 "several chunks of its passes (BW_LS_CHUNK)", (long long)whole);
 	free_epoch(ref[0], nref[0]);
 	free_epoch(ref[1], nref[1]);
 	burrow_dataset_close(ds);
@@ -1258,8 +1272,9 @@ Test(sampler, refuses_bad_options_and_ids)
 	tgraph_free(&t);
 }
 
-/* Open, run an epoch, sample and take a full block; the first failure is returned. */
-static int one_run(const burrow_csr *g, const int64_t *ids, int64_t n, int prefetch)
+/* Open, run an epoch, sample and take a full block; the first failure is returned. star:
+ * LABOR-* (its preparation's allocations). */
+static int one_run(const burrow_csr *g, const int64_t *ids, int64_t n, int prefetch, bool star)
 {
 	burrow_sampler_opts o;
 	burrow_sampler_defaults(&o);
@@ -1267,6 +1282,7 @@ static int one_run(const burrow_csr *g, const int64_t *ids, int64_t n, int prefe
 	o.threads = 2;
 	o.prefetch = prefetch;
 	o.fanouts[0] = 40;
+	o.labor_star = star ? BURROW_LABOR_STAR_ROUNDS : 0;
 	burrow_sampler *s;
 	int st = burrow_sampler_open(&s, g, ids, n, &o);
 	if (st)
@@ -1300,21 +1316,22 @@ Test(sampler, failing_allocations_return_nomem)
 	int64_t ids[300];
 	for (int i = 0; i < 300; i++)
 		ids[i] = i;
-	for (int prefetch = 0; prefetch <= 2; prefetch += 2) {
+	for (int mode = 0; mode < 3; mode++) { /* prefetch 0, 2; LABOR-* with prefetch 0 */
+		const int prefetch = mode == 1 ? 2 : 0;
 		int k;
 		const size_t base = tu_mem_now();
 		for (k = 0; k < 2000; k++) {
 			bw_mem_fail_after(k);
-			int st = one_run(&t.g, ids, 300, prefetch);
+			int st = one_run(&t.g, ids, 300, prefetch, mode == 2);
 			bw_mem_fail_after(-1);
-			cr_assert_eq(tu_mem_now(), base, "prefetch %d, failing allocation %d: %zu bytes not freed", prefetch,
+			cr_assert_eq(tu_mem_now(), base, "mode %d, failing allocation %d: %zu bytes not freed", mode,
 				     k, tu_mem_now() - base);
 			if (st == 0)
 				break;
-			cr_assert_eq(st, BURROW_E_NOMEM, "prefetch %d, failing allocation %d: %s", prefetch, k,
+			cr_assert_eq(st, BURROW_E_NOMEM, "mode %d, failing allocation %d: %s", mode, k,
 				     burrow_last_error());
 		}
-		cr_assert(k > 5 && k < 2000, "prefetch %d: %d allocations", prefetch, k);
+		cr_assert(k > 5 && k < 2000, "mode %d: %d allocations", mode, k);
 	}
 	tgraph_free(&t);
 }
