@@ -507,12 +507,17 @@ int train_cli_log_epoch(FILE *f, const burrow_epoch_stats *es, const burrow_eval
 		(long long)es->rows_read);
 	train_cli_json_num(f, "cache_hit_rate", 'f', 6, es->cache_hit_rate);
 	fprintf(f, ", \"spilled_bytes\": %lld", (long long)ev->spilled_bytes);
-	if (es->rows_requested > 0) /* what a mini-batch epoch asked of the store */
+	/* what a mini-batch epoch asked of the store; null where nothing was (one schema for all runs) */
+	if (es->rows_requested > 0)
 		fprintf(f, ", \"rows_requested\": %lld, \"reads\": %lld, \"pages_read\": %lld, \"bytes_read\": %lld",
 			(long long)es->rows_requested, (long long)es->reads, (long long)es->pages_read,
 			(long long)es->bytes_read);
+	else
+		fprintf(f, ", \"rows_requested\": null, \"reads\": null, \"pages_read\": null, \"bytes_read\": null");
 	if (es->threads > 0)
 		fprintf(f, ", \"threads\": %d", es->threads);
+	else
+		fprintf(f, ", \"threads\": null");
 	if (ev->metric == BURROW_METRIC_HITS || ev->metric == BURROW_METRIC_MRR || ev->metric == BURROW_METRIC_AUC) {
 		char m[24]; /* link prediction: valid_acc and test_acc hold this metric */
 		fprintf(f, ", \"metric\": \"%s\"", train_cli_metric(m, sizeof m, ev->metric, ev->metric_k));

@@ -281,7 +281,7 @@ typedef struct burrow_epoch_stats {
 	int64_t bytes_read;     /* bytes those requests asked for (whole device blocks) */
 	int threads;            /* the compute's CPU threads this epoch: one-process full-graph
 				   training runs the count asked or one, whichever measured faster
-				   (docs/train.md); 0 on a GPU */
+				   (docs/train.md); 0 on a GPU and under mpirun */
 } burrow_epoch_stats;
 
 /* Accuracy of the current model, OGB's way: correct / total on each split, from layer-wise
