@@ -84,8 +84,8 @@ fi
 if [[ " $SECTIONS " == *" wait "* ]]; then
 	echo "== OpenMP waits: Cora gcn full-batch, --threads 2, $EPOCHS epochs: passive (default) vs spins"
 	args="train $dir/cora --full-graph --model gcn --layers 2 --hidden 256 --epochs $EPOCHS --lr 0.01 --weight-decay 5e-4 --quiet --threads 2"
-	compare passive wall "$burrow" $args -- spin10k wall env GOMP_SPINCOUNT=10000 "$burrow" $args
-	compare passive wall "$burrow" $args -- active wall env OMP_WAIT_POLICY=active "$burrow" $args
+	compare passive wall env OMP_DYNAMIC=false "$burrow" $args -- spin10k wall env OMP_DYNAMIC=false GOMP_SPINCOUNT=10000 "$burrow" $args
+	compare passive wall env OMP_DYNAMIC=false "$burrow" $args -- active wall env OMP_DYNAMIC=false OMP_WAIT_POLICY=active "$burrow" $args
 fi
 
 if [[ " $SECTIONS " == *" busy "* ]]; then
