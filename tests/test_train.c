@@ -920,6 +920,38 @@ static bits_run run_bits(burrow_dataset *ds, const burrow_train_opts *o, bool va
 	return r;
 }
 
+/* cora's dataset, with OMP_DYNAMIC=false: every epoch at the count asked, never the faster one
+ * (autothreads.c); the caller unsets it. */
+static burrow_dataset *open_pinned(const char *cora)
+{
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, cora), 0, "%s", burrow_last_error());
+	setenv("OMP_DYNAMIC", "false", 1);
+	return ds;
+}
+
+/* o's run at 2 and 3 threads and at a count varied per epoch against its run at 1 thread:
+ * every epoch's loss bytes, valid accuracy and the final weights; `what` names the case. */
+static void same_bits_at_1_2_3(burrow_dataset *ds, burrow_train_opts *o, const char *what)
+{
+	bits_run one = {0};
+	for (int threads = 1; threads <= 4; threads++) { /* 4: 3 threads, varied per epoch */
+		o->threads = BW_MIN(threads, 3);
+		const bits_run r = run_bits(ds, o, threads == 4);
+		if (threads == 1) {
+			one = r;
+			continue;
+		}
+		for (int e = 0; e < SAME_BITS_EPOCHS; e++) {
+			cr_assert(memcmp(&r.loss[e], &one.loss[e], sizeof r.loss[e]) == 0,
+				  "%s, %d threads, epoch %d: loss %.17g, 1 thread %.17g", what, threads, e + 1, r.loss[e],
+				  one.loss[e]);
+			cr_assert_eq(r.valid[e], one.valid[e], "%s, %d threads, epoch %d", what, threads, e + 1);
+		}
+		cr_assert_eq(r.weights, one.weights, "%s, %d threads: the final weights differ", what, threads);
+	}
+}
+
 /* Same seed, same bits, whatever the threads (issue 35 item 7): full-graph GCN and SAGE on
  * Cora, its features sparse (auto) and dense, through the CPU's own GEMM and through
  * OpenBLAS alone (BURROW_CPU_GEMM=blas: the products OpenBLAS does are split in chunks fixed
@@ -931,9 +963,7 @@ Test(train_run, full_graph_cora_same_bits_at_1_2_3_threads, .timeout = 600)
 	char *cora = prep_cora();
 	if (!cora)
 		cr_skip_test("../shared/datasets/ogbn-cora.zip is absent (BURROW_DATASETS)");
-	burrow_dataset *ds;
-	cr_assert_eq(burrow_dataset_open(&ds, cora), 0, "%s", burrow_last_error());
-	setenv("OMP_DYNAMIC", "false", 1); /* every epoch at the count asked, never the faster one */
+	burrow_dataset *ds = open_pinned(cora);
 	static const int models[] = {BURROW_MODEL_GCN, BURROW_MODEL_SAGE};
 	for (int c = 0; c < 8; c++) {
 		const int model = models[c & 1], sparse = c >> 1 & 1, blas = c >> 2;
@@ -946,22 +976,9 @@ Test(train_run, full_graph_cora_same_bits_at_1_2_3_threads, .timeout = 600)
 		o.dropout = 0.5;
 		o.weight_decay = 5e-4;
 		o.sparse_input = sparse ? BURROW_SPARSE_AUTO : BURROW_SPARSE_OFF;
-		bits_run one = {0};
-		for (int threads = 1; threads <= 4; threads++) { /* 4: 3 threads, varied per epoch */
-			o.threads = BW_MIN(threads, 3);
-			const bits_run r = run_bits(ds, &o, threads == 4);
-			if (threads == 1) {
-				one = r;
-				continue;
-			}
-			for (int e = 0; e < SAME_BITS_EPOCHS; e++) {
-				cr_assert(memcmp(&r.loss[e], &one.loss[e], sizeof r.loss[e]) == 0,
-					  "case %d (model %d, sparse %d, blas %d), %d threads, epoch %d: loss %.17g, 1 thread %.17g",
-					  c, model, sparse, blas, threads, e + 1, r.loss[e], one.loss[e]);
-				cr_assert_eq(r.valid[e], one.valid[e], "case %d, %d threads, epoch %d", c, threads, e + 1);
-			}
-			cr_assert_eq(r.weights, one.weights, "case %d, %d threads: the final weights differ", c, threads);
-		}
+		char what[64];
+		snprintf(what, sizeof what, "case %d (model %d, sparse %d, blas %d)", c, model, sparse, blas);
+		same_bits_at_1_2_3(ds, &o, what);
 	}
 	unsetenv("BURROW_CPU_GEMM");
 	unsetenv("OMP_DYNAMIC");
@@ -978,9 +995,7 @@ Test(train_run, full_graph_cora_gat_and_sage_max_same_bits_at_1_2_3_threads, .ti
 	char *cora = prep_cora();
 	if (!cora)
 		cr_skip_test("../shared/datasets/ogbn-cora.zip is absent (BURROW_DATASETS)");
-	burrow_dataset *ds;
-	cr_assert_eq(burrow_dataset_open(&ds, cora), 0, "%s", burrow_last_error());
-	setenv("OMP_DYNAMIC", "false", 1); /* every epoch at the count asked, never the faster one */
+	burrow_dataset *ds = open_pinned(cora);
 	for (int c = 0; c < 3; c++) { /* SAGE max sparse, SAGE max dense, GAT */
 		burrow_train_opts o = small_opts(c < 2 ? BURROW_MODEL_SAGE : BURROW_MODEL_GAT);
 		o.aggr = BURROW_AGGR_MAX;
@@ -989,22 +1004,9 @@ Test(train_run, full_graph_cora_gat_and_sage_max_same_bits_at_1_2_3_threads, .ti
 		o.attn_dropout = 0.2;
 		o.dropout = 0.5;
 		o.sparse_input = c == 1 ? BURROW_SPARSE_OFF : BURROW_SPARSE_AUTO;
-		bits_run one = {0};
-		for (int threads = 1; threads <= 4; threads++) { /* 4: 3 threads, varied per epoch */
-			o.threads = BW_MIN(threads, 3);
-			const bits_run r = run_bits(ds, &o, threads == 4);
-			if (threads == 1) {
-				one = r;
-				continue;
-			}
-			for (int e = 0; e < SAME_BITS_EPOCHS; e++) {
-				cr_assert(memcmp(&r.loss[e], &one.loss[e], sizeof r.loss[e]) == 0,
-					  "case %d (%s), %d threads, epoch %d: loss %.17g, 1 thread %.17g", c,
-					  c < 2 ? "sage max" : "gat", threads, e + 1, r.loss[e], one.loss[e]);
-				cr_assert_eq(r.valid[e], one.valid[e], "case %d, %d threads, epoch %d", c, threads, e + 1);
-			}
-			cr_assert_eq(r.weights, one.weights, "case %d, %d threads: the final weights differ", c, threads);
-		}
+		char what[64];
+		snprintf(what, sizeof what, "case %d (%s)", c, c < 2 ? "sage max" : "gat");
+		same_bits_at_1_2_3(ds, &o, what);
 	}
 	unsetenv("OMP_DYNAMIC");
 	burrow_dataset_close(ds);
