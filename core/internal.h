@@ -248,7 +248,7 @@ static inline int bw_threads(int requested) { return requested > 0 ? requested :
 /* Parallel loops go in chunks fixed by the shape, never by the thread count, taken
  * dynamically (`schedule(dynamic, bw_row_chunk(cols))`), so that a thread on a core another
  * process shares takes fewer chunks instead of holding the loop back: BW_CHUNK_ELEMS
- * elements, or whole rows of about as many (the CPU backend's ELEM_CHUNK and row_chunk). */
+ * elements, or whole rows of about as many (the CPU backend's kernels and the driver's loops). */
 #define BW_CHUNK_ELEMS 16384
 static inline int64_t bw_row_chunk(int64_t cols)
 {

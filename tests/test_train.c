@@ -1070,20 +1070,17 @@ Test(train_run, full_graph_log_says_each_epochs_threads)
 Test(train_ops, auto_threads_follows_the_faster_count)
 {
 	bw_backend be = {.kind = BW_BACKEND_CPU, .threads = 4, .gemm_threads = 1};
-	burrow_train_opts o;
-	burrow_train_defaults(&o);
-	unsetenv("OMP_NUM_THREADS");
 	bw_auto_threads a;
 	setenv("OMP_DYNAMIC", "False", 1);
-	bw_auto_threads_init(&a, &be, &o);
+	bw_auto_threads_init(&a, &be);
 	cr_assert_eq(bw_auto_threads_next(&a), 0, "OMP_DYNAMIC=false pins the count asked");
 	unsetenv("OMP_DYNAMIC");
 	be.threads = 1;
-	bw_auto_threads_init(&a, &be, &o);
+	bw_auto_threads_init(&a, &be);
 	cr_assert_eq(bw_auto_threads_next(&a), 0, "one thread asked: nothing to choose");
 	be.threads = 4; /* asked: --threads 4, OMP_NUM_THREADS=4 or 4 cores alike */
 	setenv("OMP_DYNAMIC", "true", 1);
-	bw_auto_threads_init(&a, &be, &o);
+	bw_auto_threads_init(&a, &be);
 	unsetenv("OMP_DYNAMIC");
 	/* quiet until epoch 20 (4 threads 1 s, one 3 s), then contended (4 threads 5 s, one 3 s) */
 	int ran[60];

@@ -24,7 +24,7 @@
  * on a core that another process shares takes fewer chunks instead of holding the region
  * back (issue 35 item 7). Elementwise work goes by ELEM_CHUNK elements, row-wise work by
  * row_chunk's whole rows of about as many elements. A region of one chunk forks nothing. */
-#define ELEM_CHUNK 16384
+#define ELEM_CHUNK BW_CHUNK_ELEMS /* core/internal.h, shared with the driver's loops */
 
 /* The threads for nc chunks of work: no more than there are chunks. */
 static inline int chunk_threads(const bw_backend *be, int64_t nc)
@@ -35,7 +35,7 @@ static inline int elem_threads(const bw_backend *be, int64_t n)
 {
 	return chunk_threads(be, (n + ELEM_CHUNK - 1) / ELEM_CHUNK);
 }
-static inline int64_t row_chunk(int64_t cols) { return BW_MAX((int64_t)1, ELEM_CHUNK / BW_MAX(cols, (int64_t)1)); }
+static inline int64_t row_chunk(int64_t cols) { return bw_row_chunk(cols); }
 static inline int row_threads(const bw_backend *be, int64_t rows, int64_t cols)
 {
 	return chunk_threads(be, (rows + row_chunk(cols) - 1) / row_chunk(cols));

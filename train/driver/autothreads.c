@@ -24,10 +24,9 @@
 #define AUTO_PROBE 8
 #define AUTO_PROBE_MAX 64
 
-void bw_auto_threads_init(bw_auto_threads *a, const bw_backend *be, const burrow_train_opts *o)
+void bw_auto_threads_init(bw_auto_threads *a, const bw_backend *be)
 {
 	*a = (bw_auto_threads){0};
-	(void)o;
 	const char *dyn = getenv("OMP_DYNAMIC");
 	if (be->kind != BW_BACKEND_CPU || be->threads < 2 || (dyn && strcasecmp(dyn, "false") == 0))
 		return; /* a GPU, one thread, a count the user pinned: nothing to choose */

@@ -29,7 +29,7 @@ typedef struct bw_auto_threads {
 	double mean_s[2];    /* running mean epoch time at most [0] and at one thread [1]; 0: none yet */
 } bw_auto_threads;
 
-void bw_auto_threads_init(bw_auto_threads *a, const bw_backend *be, const burrow_train_opts *o);
+void bw_auto_threads_init(bw_auto_threads *a, const bw_backend *be);
 /* The count for the next epoch (0: leave the backend's). */
 int bw_auto_threads_next(const bw_auto_threads *a);
 /* Set be's threads (and GEMM threads, never above their opened count) to `threads`. */

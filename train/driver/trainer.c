@@ -577,7 +577,7 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 				   .edge_dim = t->gat_edges ? t->info->edge_feat_dim : 0};
 	if ((st = bw_backend_open(&t->be, kind, &bcfg)))
 		goto fail;
-	bw_auto_threads_init(&t->auto_threads, &t->be, o);
+	bw_auto_threads_init(&t->auto_threads, &t->be);
 	if ((o->sampler == BURROW_SAMPLER_LABOR || o->sampler == BURROW_SAMPLER_LABOR_STAR) && (link || o->full_graph)) {
 		st = bw_err(BURROW_E_UNSUPPORTED, "%s: LABOR sampling trains node tasks in mini-batch mode in this "
 						  "version, not %s",
