@@ -1206,6 +1206,78 @@ Test(train_run, sparse_minibatch_first_layer_trains_as_the_dense_one, .timeout =
 	free(sp);
 }
 
+/* Mini-batch epochs of o (sparse_input set by the caller) on ds: each epoch's loss and
+ * valid accuracy (layer-wise evaluation); *unread whether the loader left the batches'
+ * dense input rows unread. */
+static void minibatch_opts_run(burrow_dataset *ds, burrow_train_opts o, double loss[3], double valid[3], bool *unread)
+{
+	burrow_trainer *t;
+	cr_assert_eq(burrow_trainer_open(&t, ds, &o), 0, "%s", burrow_last_error());
+	for (int e = 0; e < 3; e++) {
+		burrow_epoch_stats es = {.size = sizeof es};
+		burrow_eval_stats ev = {.size = sizeof ev};
+		cr_assert_eq(burrow_trainer_train_epoch(t, &es), 0, "%s", burrow_last_error());
+		cr_assert_eq(burrow_trainer_evaluate(t, &ev), 0, "%s", burrow_last_error());
+		loss[e] = es.loss;
+		valid[e] = ev.valid_acc;
+		if (e == 0)
+			*unread = bw_trainer_rows_unread(t);
+	}
+	burrow_trainer_close(t);
+}
+
+/* The loader leaves a batch's dense input rows unread when the first layer reads only their
+ * sparse copy (projects first: sage mean, gcn narrowing, gat, mlp) and reads them when it
+ * aggregates them (sage max, gcn widening) or adds them back (a residual): each trains as
+ * the dense run does. A layer that read the rows left unread would read a buffer never
+ * filled (zeros) and train apart (planted: rows_unread for every model -> sage max fails). */
+Test(train_run, sparse_minibatch_reads_dense_rows_only_where_a_layer_does, .timeout = 300)
+{
+	char *sp = sparse_csbm(dir, 500, 40);
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, sp), 0, "%s", burrow_last_error());
+	static const struct {
+		int model, aggr, hidden;
+		bool residual, unread;
+	} cases[] = {
+		{BURROW_MODEL_SAGE, BURROW_AGGR_MEAN, 16, false, true},
+		{BURROW_MODEL_SAGE, BURROW_AGGR_MAX, 16, false, false},
+		{BURROW_MODEL_GCN, BURROW_AGGR_MEAN, 16, false, true},
+		{BURROW_MODEL_GCN, BURROW_AGGR_MEAN, 64, false, false},
+		{BURROW_MODEL_GAT, BURROW_AGGR_MEAN, 40, true, false},
+		{BURROW_MODEL_GAT, BURROW_AGGR_MEAN, 16, false, true},
+		{BURROW_MODEL_MLP, BURROW_AGGR_MEAN, 16, false, true},
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		burrow_train_opts o = small_opts(cases[c].model);
+		o.full_graph = false;
+		o.batch_size = 64;
+		o.fanout[0] = o.fanout[1] = 5;
+		o.aggr = cases[c].aggr;
+		o.hidden = cases[c].hidden;
+		o.residual = cases[c].residual;
+		o.layers = cases[c].residual ? 3 : 2;
+		o.dropout = 0;
+		double loss[2][3], valid[2][3];
+		bool unread[2];
+		o.sparse_input = BURROW_SPARSE_OFF;
+		minibatch_opts_run(ds, o, loss[0], valid[0], &unread[0]);
+		o.sparse_input = BURROW_SPARSE_ON;
+		minibatch_opts_run(ds, o, loss[1], valid[1], &unread[1]);
+		cr_assert_not(unread[0], "case %zu: rows unread with dense products", c);
+		cr_assert_eq(unread[1], cases[c].unread, "case %zu (%s): rows unread %d", c, burrow_model_name(o.model),
+			     unread[1]);
+		for (int e = 0; e < 3; e++) {
+			cr_assert(close_to(loss[1][e], loss[0][e], 1e-5), "case %zu (%s), epoch %d: loss %.9g sparse, %.9g dense",
+				  c, burrow_model_name(o.model), e, loss[1][e], loss[0][e]);
+			cr_assert(fabs(valid[1][e] - valid[0][e]) <= 0.01, "case %zu: valid %.4f sparse, %.4f dense", c,
+				  valid[1][e], valid[0][e]);
+		}
+	}
+	burrow_dataset_close(ds);
+	free(sp);
+}
+
 /* burrow_trainer_embed_layer: each layer's rows equal that layer's output of the full forward
  * (the whole graph as one block, eval mode), the last layer's file is embed's byte for byte,
  * and a layer outside [0, L] (1-based; 0 = the last) is refused. */

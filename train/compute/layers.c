@@ -643,6 +643,11 @@ int bw_layer_backward(const bw_backend *be, bw_layer *l, const bw_block *b, cons
 	}
 }
 
+bool bw_layer_reads_dense_input(const bw_layer *l)
+{
+	return (l->kind == BW_LAYER_SAGE || l->kind == BW_LAYER_GCN) && !l->project_first;
+}
+
 void bw_layer_release(bw_layer *l)
 {
 	bw_tensor *t[] = {&l->agg, &l->tmp, &l->s_src, &l->s_dst, &l->alpha, &l->alpha_drop, &l->cat,

@@ -342,6 +342,10 @@ int bw_model_layer_forward(const bw_backend *be, bw_model *m, int l, bw_block *b
 
 bool bw_model_memo_able(const bw_model *m) { return m->cfg.kind != BURROW_MODEL_GAT; }
 void bw_model_memo_drop(bw_model *m) { m->memo_key = 0; }
+bool bw_model_reads_dense_input(const bw_model *m)
+{
+	return bw_layer_reads_dense_input(&m->layer[0]) || has_res(m, 0);
+}
 
 /* Does what layer 0's inference kept stand for its forward over blk under key take? */
 static bool memo_fits(const bw_model *m, int l, const bw_block *blk, const bw_tensor *x, uint64_t take)

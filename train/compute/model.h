@@ -107,6 +107,10 @@ int bw_layer_backward_overlap(const bw_backend *be, bw_layer *l, const bw_block 
 int bw_layer_backward(const bw_backend *be, bw_layer *l, const bw_block *b, const bw_tensor *x, const bw_tensor *gz,
 		      bw_tensor *gx);
 void bw_layer_release(bw_layer *l);
+/* Does the layer read its input x other than through products (bw_matmul, which a sparse
+ * copy of x serves on its own)? SAGE max, and SAGE or GCN that aggregate x before they
+ * project it, read its dense rows; a Linear, a GAT and a layer that projects first do not. */
+bool bw_layer_reads_dense_input(const bw_layer *l);
 
 /* ------------------------------------------------------------ models (model.c) */
 
@@ -223,6 +227,10 @@ int bw_model_infer_layer(const bw_backend *be, bw_model *m, int l, bw_block *b, 
  * the layer itself draws randomness in training (GAT's attention dropout): dropout, the
  * normalization and the residual come after the layer's output, which is what is kept. */
 bool bw_model_memo_able(const bw_model *m);
+/* Do the model's passes read the dense rows of its input (layer 0's x), or only its sparse
+ * copy when it has one? The dense rows when layer 0 reads them (bw_layer_reads_dense_input)
+ * or adds them as a residual. */
+bool bw_model_reads_dense_input(const bw_model *m);
 /* bw_model_infer_layer that, for l == 0 and keep != 0, also keeps layer 0's output under
  * the key keep. The caller's key must name the weights and the input (x, b) exactly: a
  * training forward handed the same key trusts it to be the same computation. */

@@ -287,6 +287,11 @@ int bw_trainer_sparse_x(burrow_trainer *t, bw_tensor *x, const int64_t *ids);
 /* A training batch's first-layer input made ready: learned embeddings' rows (bw_emb_put, after
  * the last step's update), then bw_trainer_sparse_x on them or the gathered features. */
 int bw_trainer_batch_input(burrow_trainer *t, bw_loaded *lb);
+/* Whether a mini-batch loader may leave the batches' dense input rows unread
+ * (bw_loader_cfg.rows_unread): each batch's sparse copy is gathered from t->feat_csr, no
+ * learned embeddings go into the rows and the model reads only the sparse copy
+ * (bw_model_reads_dense_input). Then the store reads nothing per batch. */
+bool bw_trainer_rows_unread(const burrow_trainer *t);
 
 /* ------------------------------------------------------------ link prediction (ltrain.c) */
 

@@ -413,6 +413,7 @@ static int eval_open(burrow_trainer *t, burrow_sampler **s, bw_loader **ld)
 		.blocks = t->o.model != BURROW_MODEL_MLP,
 		.transpose = false,
 		.gcn = t->o.model == BURROW_MODEL_GCN,
+		.rows_unread = bw_trainer_rows_unread(t),
 	};
 	bw_trainer_edge_weights(t, &lc);
 	int st = bw_sampler_open_checked(s, t->graph, NULL, 0, &so, bw_trainer_trim_graph, t);

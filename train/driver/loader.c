@@ -341,7 +341,7 @@ static int load(bw_loader *ld, int64_t k)
 		bw_rows *r = pt->src;
 		int64_t n;
 		const int64_t *ids = part_ids(sl, i, &n);
-		if (!r || (ld->typed && n == 0 && !r->collective)) /* (a batch of nodes always submits: a remote fetch is
+		if (!r || ld->c.rows_unread || (ld->typed && n == 0 && !r->collective)) /* (a batch of nodes always submits: a remote fetch is
 						   collective, a rank without rows joins it) */
 			continue;
 		const bw_rows_dst dst = {
@@ -395,6 +395,8 @@ int bw_loader_open(bw_loader **out, const bw_loader_cfg *cfg)
 	if (cfg->depth < 0 || cfg->num_layers < 1 || cfg->num_layers > BURROW_MAX_LAYERS || cfg->dim < 1)
 		return bw_err(BURROW_E_INVAL, "loader: depth %d, %d layers, rows of %lld", cfg->depth, cfg->num_layers,
 			      (long long)cfg->dim);
+	if (cfg->rows_unread && !cfg->dev->host_memory)
+		return bw_err(BURROW_E_INVAL, "loader: unread rows on a device: its batches' rows are copied there");
 	bw_loader *ld = bw_calloc(1, sizeof *ld);
 	if (!ld)
 		return BURROW_E_NOMEM;
@@ -530,6 +532,8 @@ int bw_loader_start(bw_loader *ld, const bw_producer *p, bw_rows *rows, int64_t 
 {
 	if (ld->running || ld->nparts)
 		return bw_err(BURROW_E_INVAL, "loader: a sequence is still in progress");
+	if (ld->c.rows_unread && (rows->norms || rows->on_device))
+		return bw_err(BURROW_E_INVAL, "loader: unread rows, yet their source brings norms or device rows");
 	ld->typed = false;
 	ld->nparts = 1;
 	ld->rows_of[0] = rows;
@@ -543,6 +547,8 @@ int bw_loader_start_typed(bw_loader *ld, const bw_producer *p, bw_rows *const *r
 {
 	if (ld->running || ld->nparts)
 		return bw_err(BURROW_E_INVAL, "loader: a sequence is still in progress");
+	if (ld->c.rows_unread)
+		return bw_err(BURROW_E_INVAL, "loader: unread rows are a batch of nodes' (typed batches read theirs)");
 	if (num_types < 1 || num_types > BURROW_MAX_TYPES || !p->next_typed)
 		return bw_err(BURROW_E_INVAL, "loader: a typed sequence needs a typed producer and 1 .. %d types",
 			      BURROW_MAX_TYPES);

@@ -53,6 +53,10 @@ typedef struct bw_loader_cfg {
 	burrow_dtype ew_dtype;
 	bool ef_rows;             /* edge_feat gives each block's edge feature rows, float32 (GAT's edge
 				     term), instead of its weights */
+	bool rows_unread;         /* batches of nodes on a host-memory device: the compute never reads the
+				     dense input rows (it builds its own copy from the batch's ids: the sparse
+				     first layer's, bw_trainer_sparse_x), so the source of rows is not asked
+				     for them and b.x holds whatever its buffer held */
 	bool sampler_weights;     /* without edge_feat: a block the sampler weighed (LABOR-*'s
 				     burrow_block.edge_weight) is aggregated with its weights (borrowed) */
 } bw_loader_cfg;

@@ -110,6 +110,7 @@ static int epoch_open(burrow_trainer *t, bw_ltrain *lt)
 			.blocks = t->o.model != BURROW_MODEL_MLP,
 			.transpose = true,
 			.gcn = t->o.model == BURROW_MODEL_GCN,
+			.rows_unread = bw_trainer_rows_unread(t),
 		};
 		if ((st = bw_loader_open(&t->loader, &lc)))
 			return st;

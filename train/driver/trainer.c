@@ -265,6 +265,12 @@ int bw_trainer_batch_input(burrow_trainer *t, bw_loaded *lb)
 	return st ? st : bw_trainer_sparse_x(t, &lb->b.x, lb->sb ? lb->sb->input_ids : NULL);
 }
 
+bool bw_trainer_rows_unread(const burrow_trainer *t)
+{
+	return t->sparse_rows && t->feat_csr.indptr && !t->emb && t->be.dev->host_memory &&
+	       !bw_model_reads_dense_input(t->model);
+}
+
 /* The memory available now: MemAvailable (free plus reclaimable page cache), no more than
  * the cgroup's limit; 0 when unknown. */
 static double mem_available(void)
@@ -853,6 +859,7 @@ static int minibatch_open(burrow_trainer *t)
 			.transpose = true,
 			.gcn = t->o.model == BURROW_MODEL_GCN,
 			.sampler_weights = bw_trainer_star_weights(t),
+			.rows_unread = bw_trainer_rows_unread(t),
 		};
 		bw_trainer_edge_weights(t, &lc);
 		if ((st = bw_loader_open(&t->loader, &lc)))
