@@ -1,5 +1,6 @@
 /* labor.h: one CSR row's LABOR picks, shared by the homogeneous (sample.c) and typed
- * (typed.c) CPU samplers. */
+ * (typed.c) CPU samplers and, through its __host__ __device__ (BW_HD) part, by the GPU
+ * sampler (sample_kernels.h, bw_sk_labor): one definition of the variates and the bottom-k. */
 #ifndef BURROW_SAMPLER_LABOR_H
 #define BURROW_SAMPLER_LABOR_H
 
@@ -8,14 +9,14 @@
 #include <math.h>
 
 /* Entry j of a CSR's indices (int32 when w4, else int64) as an unsigned id. */
-static inline uint64_t bw_csr_id(const void *ind, bool w4, int64_t j)
+static inline BW_HD uint64_t bw_csr_id(const void *ind, bool w4, int64_t j)
 {
 	return w4 ? (uint64_t)(uint32_t)((const int32_t *)ind)[j] : (uint64_t)((const int64_t *)ind)[j];
 }
 
 /* One candidate of a LABOR row: position p (the p-th offered, p = 0, 1, ...) with variate
  * key into the max-heap hk/hp of the k smallest (key, position) so far. */
-static inline void bw_labor_offer(uint64_t *hk, int64_t *hp, int64_t k, int64_t p, uint64_t key)
+static inline BW_HD void bw_labor_offer(uint64_t *hk, int64_t *hp, int64_t k, int64_t p, uint64_t key)
 {
 	int64_t i;
 	if (p < k) { /* sift up: parents of larger (key, position) above */
@@ -44,7 +45,7 @@ static inline void bw_labor_offer(uint64_t *hk, int64_t *hp, int64_t k, int64_t 
 }
 
 /* A standard normal from the 64 bits h (Box-Muller on its two halves). */
-static inline double bw_labor_normal(uint64_t h)
+static inline BW_HD double bw_labor_normal(uint64_t h)
 {
 	const double u1 = ((double)(h >> 32) + 1.0) * 0x1p-32, u2 = (double)(h & 0xffffffffu) * 0x1p-32;
 	return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
@@ -55,7 +56,7 @@ static inline double bw_labor_normal(uint64_t h)
  * group's (k2): the two normals turned by the angle c pi / 2 are again a standard normal, and
  * its normal CDF a uniform, so every batch's variates are uniform and independent across
  * sources, and consecutive batches' are close (GraphBolt's batch_dependency). */
-static inline double bw_labor_dep_variate(const bw_labor_dep *dep, uint64_t v)
+static inline BW_HD double bw_labor_dep_variate(const bw_labor_dep *dep, uint64_t v)
 {
 	const double z = dep->cos * bw_labor_normal(bw_key(dep->k1, v)) + dep->sin * bw_labor_normal(bw_key(dep->k2, v));
 	const double u = 0.5 * erfc(-z * 0.7071067811865476);
@@ -64,9 +65,44 @@ static inline double bw_labor_dep_variate(const bw_labor_dep *dep, uint64_t v)
 
 /* LABOR's key of source v under the layer key lk, or with dep its dependent variate scaled to
  * 64 bits (the bottom-k compares keys). */
-static inline uint64_t bw_labor_key(uint64_t lk, const bw_labor_dep *dep, uint64_t v)
+static inline BW_HD uint64_t bw_labor_key(uint64_t lk, const bw_labor_dep *dep, uint64_t v)
 {
 	return dep ? (uint64_t)(bw_labor_dep_variate(dep, v) * 0x1p64) : bw_key(lk, v);
+}
+
+/* Layer l's LABOR keys from its layer key lkey (bw_key(batch key, l)), the one derivation of
+ * the CPU (sample.c) and the GPU (sample_cuda.cu) samplers: *lk, the key of the layer's own
+ * variates bw_key(*lk, v), apart from the rows' streams bw_key(lkey, v); and with batch
+ * dependency (b's keys set) *dep, the mix of its group's and the next group's variates.
+ * Returns dep then, else NULL (b NULL: none). Host only: cos and sin are the host's. */
+static inline const bw_labor_dep *bw_labor_layer(const bw_labor_batch *b, int l, uint64_t lkey, uint64_t *lk,
+						 bw_labor_dep *dep)
+{
+	*lk = lkey ^ BW_LABOR_SALT;
+	if (!b || (!b->k1 && !b->k2))
+		return NULL;
+	const double a = b->c * 1.5707963267948966;
+	dep->k1 = bw_key(b->k1, (uint64_t)l) ^ BW_LABOR_SALT;
+	dep->k2 = bw_key(b->k2, (uint64_t)l) ^ BW_LABOR_SALT;
+	dep->cos = cos(a);
+	dep->sin = sin(a);
+	return dep;
+}
+
+/* The bottom-k of a row [s, s + d) of the CSR's indices gi, 0 < k < d: into hp[0, k) the
+ * positions (from 0) of the k neighbors whose keys (bw_labor_key(lk, dep, id)) are smallest,
+ * ties by the earlier position, in increasing order; hk [k] is the heap's keys. The one row
+ * pick of LABOR, on the host (bw_labor_row) and on the device (bw_sk_labor). */
+static inline BW_HD void bw_labor_pick(const void *gi, bool w4, int64_t s, int64_t d, int64_t k, uint64_t lk,
+				       const bw_labor_dep *dep, uint64_t *hk, int64_t *hp)
+{
+	for (int64_t p = 0; p < d; p++)
+		bw_labor_offer(hk, hp, k, p, bw_labor_key(lk, dep, bw_csr_id(gi, w4, s + p)));
+#ifdef __CUDA_ARCH__
+	bw_isort_i64(hp, k);
+#else
+	bw_sort_i64(hp, k); /* insertion sort up to BW_ISORT_MAX = BW_SMALL_FANOUT */
+#endif
 }
 
 /* LABOR (Balin and Catalyurek, NeurIPS 2023), stage one of a row: every source node t of the
@@ -84,11 +120,7 @@ static inline void bw_labor_row(const void *gi, bool w4, int64_t s, int64_t d, i
 	int64_t ps[BW_SMALL_FANOUT];
 	uint64_t *hk = k <= BW_SMALL_FANOUT ? ks : (uint64_t *)rs->table; /* table: >= 2k entries */
 	int64_t *hp = k <= BW_SMALL_FANOUT ? ps : rs->pos;
-	for (int64_t p = 0; p < d; p++) {
-		const uint64_t v = bw_csr_id(gi, w4, s + p);
-		bw_labor_offer(hk, hp, k, p, dep ? bw_labor_key(lk, dep, v) : bw_key(lk, v));
-	}
-	bw_sort_i64(hp, k);
+	bw_labor_pick(gi, w4, s, d, k, lk, dep, hk, hp);
 	for (int64_t j = 0; j < k; j++)
 		out[j] = (uint64_t)(s + hp[j]);
 }

@@ -585,6 +585,7 @@ typedef struct layer_run {
 	bw_labor_dep dep_buf;      /* what dep points to */
 	int fanout;
 	uint64_t lkey;
+	uint64_t lk;               /* LABOR's key of the layer's variates (labor.h, bw_labor_layer) */
 	int ub;                    /* bits of a node id */
 	bool rows_par;             /* the rows' degrees are read by every thread */
 	int64_t next_chunk;        /* the next row to draw from (atomic) */
@@ -749,7 +750,7 @@ static int ls_sources(bw_sample_ctx *c, ls_layer *L)
 static void ls_variates(const layer_run *r, const ls_layer *L)
 {
 	bw_sample_ctx *c = r->j.c;
-	const uint64_t lk = r->lkey ^ BW_LABOR_SALT, *x = L->x;
+	const uint64_t lk = r->lk, *x = L->x;
 	const int eb = L->eb;
 	const uint64_t emask = eb == 64 ? ~0ull : (1ull << eb) - 1;
 #pragma omp for schedule(dynamic, BW_LS_ROWS)
@@ -944,7 +945,7 @@ static bool layer_draw(layer_run *r, int t)
 				star_row(r, i);
 			else if (i < c1 && c->labor && ip[i + 1] - ip[i] < row[2 * i + 1])
 				bw_labor_row(gi, w4, row[2 * i], row[2 * i + 1], ip[i + 1] - ip[i], j->items + ip[i],
-					  r->lkey ^ BW_LABOR_SALT, r->dep, rs);
+					  r->lk, r->dep, rs);
 			else if (i < c1)
 				draw_row(gi, w4, row[2 * i], row[2 * i + 1], ip[i + 1] - ip[i], j->items + ip[i],
 					 bw_key(r->lkey, (uint64_t)nodes[i]), rs);
@@ -1036,12 +1037,7 @@ static int layer_step(bw_sample_ctx *c, const burrow_csr *g, const bw_expander *
 {
 	layer_run r = {.b = b, .ex = ex, .fanout = fanout, .lkey = lkey, .bad = -1,
 		       .star = c->labor_star > 0 && !ex && fanout >= 0};
-	if ((c->labor || c->labor_star) && (c->dep_k1 || c->dep_k2)) {
-		const double a = c->dep_c * 1.5707963267948966;
-		r.dep_buf = (bw_labor_dep){.k1 = bw_key(c->dep_k1, (uint64_t)l) ^ BW_LABOR_SALT,
-					   .k2 = bw_key(c->dep_k2, (uint64_t)l) ^ BW_LABOR_SALT, .cos = cos(a), .sin = sin(a)};
-		r.dep = &r.dep_buf;
-	}
+	r.dep = bw_labor_layer(c->labor || c->labor_star ? &c->dep : NULL, l, lkey, &r.lk, &r.dep_buf);
 	r.gp = ex ? NULL : g->indptr;
 	r.gi = ex ? NULL : g->indices;
 	r.w4 = !ex && g->index_width == 4;

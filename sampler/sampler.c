@@ -122,14 +122,13 @@ static uint64_t batch_key(const burrow_sampler *s, int64_t epoch, int64_t index)
 static void set_dep(const burrow_sampler *s, bw_sample_ctx *c, int64_t epoch, int64_t index)
 {
 	const int K = s->o.labor_batch_dependency;
-	c->dep_k1 = c->dep_k2 = 0;
-	c->dep_c = 0;
+	c->dep = (bw_labor_batch){0};
 	if (index < 0 || K < 2 || !(s->o.labor || s->o.labor_star))
 		return;
 	const uint64_t ek = bw_key(bw_key(s->o.seed, (uint64_t)epoch), BW_KEY_LABOR_GROUP);
-	c->dep_k1 = bw_key(ek, (uint64_t)(index / K)) | 1;
-	c->dep_k2 = bw_key(ek, (uint64_t)(index / K + 1)) | 1;
-	c->dep_c = (double)(index % K) / K;
+	c->dep.k1 = bw_key(ek, (uint64_t)(index / K)) | 1;
+	c->dep.k2 = bw_key(ek, (uint64_t)(index / K + 1)) | 1;
+	c->dep.c = (double)(index % K) / K;
 }
 
 static int cpu_devices(void) { return 1; }

@@ -91,6 +91,14 @@ typedef struct bw_labor_dep {
 	double cos, sin;              /* cos and sin of c pi / 2, c = (index mod K) / K */
 } bw_labor_dep;
 
+/* LABOR's batch dependency for one batch (sampler.c, set_dep), which labor.h's bw_labor_layer
+ * turns into each layer's bw_labor_dep on the CPU and on the GPU alike. */
+typedef struct bw_labor_batch {
+	uint64_t k1, k2;              /* the keys of the batch's group and the next (both 0: none, the
+	                                 variates of the batch's own key) */
+	double c;                     /* its position in [0, 1) between them */
+} bw_labor_batch;
+
 /* Per-OpenMP-thread scratch: for fanouts above BW_SMALL_FANOUT (Floyd with a hash set),
  * and for numbering a bucket of ids (a bitmap and a local id per low id bits). */
 typedef struct bw_row_scratch {
@@ -138,10 +146,8 @@ typedef struct bw_sample_ctx {
 	int64_t *ls_chunk;            /* [2 (chunks + 1)] where each chunk of the sorted neighbors starts, its first source */
 	size_t ls_src_cap, ls_off_cap, ls_c_cap, ls_node_cap, ls_buf_cap, ls_chunk_cap;
 	/* LABOR's batch dependency for the next batch (set by the caller before bw_sample_batch;
-	 * dep_k1 == dep_k2 == 0: none, the variates of the batch's own key): the keys of the batch's
-	 * group and the next, and its position c in [0, 1) between them */
-	uint64_t dep_k1, dep_k2;
-	double dep_c;
+	 * its keys 0: none) */
+	bw_labor_batch dep;
 } bw_sample_ctx;
 /* The key coordinate of LABOR's batch-dependency groups (an index no batch takes). */
 #define BW_KEY_LABOR_GROUP (UINT64_MAX - 2)
