@@ -7,7 +7,8 @@
  *   1. each destination's sample size (its degree, or the fanout when smaller), prefix-summed
  *      into the block's row offsets;
  *   2. a thread per destination draws its row with draw.h's bw_draw, the CPU's function
- *      compiled for the device, from the CPU's key bw_key(bw_key(key, l), v), and writes the
+ *      compiled for the device, from the CPU's key bw_key(bw_key(key, l), v), or with LABOR
+ *      labor.h's bottom-k under the CPU's layer key (bw_labor_layer), and writes the
  *      neighbors' global ids in increasing order (the row's order);
  *   3. the numbering: the drawn ids sorted and made unique (CUB), those that are not nodes
  *      yet (a binary search in the nodes sorted by global id) are the new source nodes,
@@ -250,6 +251,13 @@ static __global__ void k_draw(const int64_t *gp, const void *gi, int width, cons
 	bw_sk_draw(THREAD_INDEX, gp, gi, width, nodes, nd, ip, lkey, keys, eid);
 }
 
+static __global__ void k_labor(const int64_t *gp, const void *gi, int width, const int64_t *nodes, int64_t nd,
+			       const int64_t *ip, uint64_t lk, bw_labor_dep dep, bool has_dep, uint64_t *hkey,
+			       int64_t *eid)
+{
+	bw_sk_labor(THREAD_INDEX, gp, gi, width, nodes, nd, ip, lk, has_dep ? &dep : NULL, hkey, eid);
+}
+
 static __global__ void k_flag(const int64_t *uniq, int64_t nu, const int64_t *sg, int64_t nd, int64_t *flag)
 {
 	bw_sk_flag(THREAD_INDEX, uniq, nu, sg, nd, flag);
@@ -341,11 +349,32 @@ static int seed_view(bw_cuda_sample_ctx *x, const int64_t *seeds, int64_t n, int
 	return 0;
 }
 
+/* Block l's draws of its nd rows (sized in ip) into eid: neighbor sampling's from the rows'
+ * streams under lkey, or with labor LABOR's under the CPU's layer keys (bw_labor_layer); skey
+ * holds the LABOR heaps' keys of rows above BW_SMALL_FANOUT picks until the sort takes it. */
+static int draw(bw_cuda_sample_ctx *x, int l, uint64_t lkey, const bw_labor_batch *labor, int64_t nd)
+{
+	const bw_cuda_csr *g = x->g;
+	if (labor) {
+		uint64_t lk;
+		bw_labor_dep dep = {0, 0, 0.0, 0.0};
+		const bool has_dep = bw_labor_layer(labor, l, lkey, &lk, &dep) != NULL;
+		k_labor<<<grid(nd), THREADS, 0, x->stream>>>(g->indptr, g->indices, g->index_width, I64(x->nodes), nd,
+							    I64(x->ip), lk, dep, has_dep, (uint64_t *)x->skey.p, I64(x->eid));
+	} else {
+		k_draw<<<grid(nd), THREADS, 0, x->stream>>>(g->indptr, g->indices, g->index_width, I64(x->nodes), nd,
+							   I64(x->ip), lkey, NULL, I64(x->eid));
+	}
+	CUDA_LAUNCHED();
+	return 0;
+}
+
 /* Block l over the nd nodes (sorted view in sg/sl): its offsets and indices into b, its new
  * source nodes after the nodes; *nsrc = the node count after them. The sorted view is
- * extended unless `last`. */
-static int layer(bw_cuda_sample_ctx *x, bw_sampled *b, int l, int fanout, uint64_t lkey, int64_t nd, bool last,
-		 int ub, int64_t *nsrc)
+ * extended unless `last`. labor: LABOR's draws with the batch's dependency (NULL: neighbor
+ * sampling's). */
+static int layer(bw_cuda_sample_ctx *x, bw_sampled *b, int l, int fanout, uint64_t lkey, const bw_labor_batch *labor,
+		 int64_t nd, bool last, int ub, int64_t *nsrc)
 {
 	const bw_cuda_csr *g = x->g;
 	int st;
@@ -367,9 +396,8 @@ static int layer(bw_cuda_sample_ctx *x, bw_sampled *b, int l, int fanout, uint64
 		return st;
 	int64_t nu = 0, nnew = 0;
 	if (E > 0) {
-		k_draw<<<grid(nd), THREADS, 0, x->stream>>>(g->indptr, g->indices, g->index_width, I64(x->nodes), nd,
-							   I64(x->ip), lkey, NULL, I64(x->eid));
-		CUDA_LAUNCHED();
+		if ((st = draw(x, l, lkey, labor, nd)))
+			return st;
 		CUB_RUN(cub::DeviceRadixSort::SortKeys(d_temp_storage, bytes_, U64(x->eid), U64(x->skey), E, 0, ub,
 							x->stream));
 		CUB_RUN(cub::DeviceSelect::Unique(d_temp_storage, bytes_, I64(x->skey), I64(x->uniq), I64(x->small), E,
@@ -417,7 +445,7 @@ static int layer(bw_cuda_sample_ctx *x, bw_sampled *b, int l, int fanout, uint64
 static int bits_for(uint64_t v) { return v ? 64 - __builtin_clzll(v) : 0; }
 
 extern "C" int bw_cuda_sample_batch(bw_cuda_sample_ctx *x, const int64_t *seeds, int64_t n, int num_layers,
-				    const int *fanouts, uint64_t key, bw_sampled *b)
+				    const int *fanouts, uint64_t key, const bw_labor_batch *labor, bw_sampled *b)
 {
 	const bw_cuda_csr *g = x->g;
 	if (n < 1 || n > INT32_MAX)
@@ -433,7 +461,7 @@ extern "C" int bw_cuda_sample_batch(bw_cuda_sample_ctx *x, const int64_t *seeds,
 		return st;
 	int64_t nd = n;
 	for (int l = num_layers - 1; l >= 0; l--)
-		if ((st = layer(x, b, l, fanouts[l], bw_key(key, (uint64_t)l), nd, l == 0, ub, &nd)))
+		if ((st = layer(x, b, l, fanouts[l], bw_key(key, (uint64_t)l), labor, nd, l == 0, ub, &nd)))
 			return st;
 	if ((st = bw_sampled_reserve(b, 0, b->pub.blocks[0].num_dst, b->pub.blocks[0].num_edges, nd)))
 		return st;

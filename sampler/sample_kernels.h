@@ -6,7 +6,8 @@
 #ifndef BURROW_SAMPLE_KERNELS_H
 #define BURROW_SAMPLE_KERNELS_H
 
-#include "draw.h" /* bw_draw, BW_HD */
+#include "draw.h"  /* bw_draw, BW_HD */
+#include "labor.h" /* bw_labor_pick */
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -50,6 +51,23 @@ static inline BW_HD void bw_sk_sizes(int64_t i, const int64_t *gp, const int64_t
 	cnt[i] = fanout < 0 || d <= fanout ? d : fanout;
 }
 
+/* Row i's sample, as sized by ip: its start *s and degree *d in the graph; a row taken whole
+ * (k == d) is copied into eid[ip[i] ..) here. Returns its sample size k when k picks are left
+ * to draw (0 < k < d), else 0. */
+static inline BW_HD int64_t bw_sk_row(int64_t i, const int64_t *gp, const void *gi, int width, const int64_t *nodes,
+				      const int64_t *ip, int64_t *eid, int64_t *s, int64_t *d)
+{
+	const int64_t v = nodes[i], k = ip[i + 1] - ip[i];
+	*s = gp[v];
+	*d = gp[v + 1] - *s;
+	if (k == *d) {
+		for (int64_t j = 0; j < k; j++)
+			eid[ip[i] + j] = bw_sk_nbr(gi, width, *s + j);
+		return 0;
+	}
+	return k;
+}
+
 /* Row i's neighbors, global ids in increasing row position, into eid[ip[i], ip[i+1]): the
  * whole row when it is taken whole, else bw_draw's positions from the CPU's stream
  * bw_key(lkey, v), or bw_key(lkey, keys[i]) when keys is given (a part's rows keyed by
@@ -59,13 +77,9 @@ static inline BW_HD void bw_sk_draw(int64_t i, const int64_t *gp, const void *gi
 {
 	if (i >= nd)
 		return;
-	const int64_t v = nodes[i], s = gp[v], d = gp[v + 1] - s, k = ip[i + 1] - ip[i];
+	int64_t s, d;
+	const int64_t k = bw_sk_row(i, gp, gi, width, nodes, ip, eid, &s, &d), v = nodes[i];
 	int64_t *out = eid + ip[i];
-	if (k == d) {
-		for (int64_t j = 0; j < d; j++)
-			out[j] = bw_sk_nbr(gi, width, s + j);
-		return;
-	}
 	if (k == 0)
 		return;
 	bw_rng r;
@@ -74,6 +88,31 @@ static inline BW_HD void bw_sk_draw(int64_t i, const int64_t *gp, const void *gi
 	int64_t *pos = k <= BW_SMALL_FANOUT ? small : out; /* in place: out[j] is written after pos[j] is read */
 	bw_draw(&r, d, k, pos, NULL);
 	for (int64_t j = 0; j < k; j++)
+		out[j] = bw_sk_nbr(gi, width, s + pos[j]);
+}
+
+/* Row i's LABOR picks, the CPU's (bw_labor_row's: labor.h's bw_labor_pick under the layer's
+ * key lk, or its batch dependency dep), global ids in increasing row position into
+ * eid[ip[i], ip[i+1]); rows taken whole as bw_sk_draw. The row's heap of k (key, position):
+ * up to BW_SMALL_FANOUT in the thread's own arrays; above, the keys in hkey[ip[i], ip[i+1])
+ * (scratch of the block's E entries: the sort's output, free until the draws end) and the
+ * positions in the row's own output slots, which then take the ids in place. Threads
+ * i in [0, nd). */
+static inline BW_HD void bw_sk_labor(int64_t i, const int64_t *gp, const void *gi, int width, const int64_t *nodes,
+				     int64_t nd, const int64_t *ip, uint64_t lk, const bw_labor_dep *dep, uint64_t *hkey,
+				     int64_t *eid)
+{
+	if (i >= nd)
+		return;
+	int64_t s, d;
+	const int64_t k = bw_sk_row(i, gp, gi, width, nodes, ip, eid, &s, &d);
+	if (k == 0)
+		return;
+	uint64_t ks[BW_SMALL_FANOUT];
+	int64_t ps[BW_SMALL_FANOUT];
+	int64_t *out = eid + ip[i], *pos = k <= BW_SMALL_FANOUT ? ps : out;
+	bw_labor_pick(gi, width == 4, s, d, k, lk, dep, k <= BW_SMALL_FANOUT ? ks : hkey + ip[i], pos);
+	for (int64_t j = 0; j < k; j++) /* in place: out[j] is written after pos[j] is read */
 		out[j] = bw_sk_nbr(gi, width, s + pos[j]);
 }
 

@@ -148,12 +148,14 @@ const bw_sampler_backend *bw_sampler_backend_at(int i)
 	return i >= 0 && i < bw_sampler_backend_count() ? &backends[i] : NULL;
 }
 
-/* One batch of explicit seeds, on the GPU when the sampler has one (gc), else on the CPU. */
+/* One batch of explicit seeds, on the GPU when the sampler has one (gc), else on the CPU;
+ * LABOR's settings and batch dependency are c's either way. */
 static int sample_on(const burrow_sampler *s, bw_sample_ctx *c, bw_cuda_sample_ctx *gc, const int64_t *seeds,
 		     int64_t n, uint64_t key, bw_sampled *b)
 {
 	if (gc)
-		return bw_cuda_sample_batch(gc, seeds, n, s->o.num_layers, s->o.fanouts, key, b);
+		return bw_cuda_sample_batch(gc, seeds, n, s->o.num_layers, s->o.fanouts, key, c->labor ? &c->dep : NULL,
+					    b);
 	int st = bw_sample_batch(c, s->g, seeds, n, s->o.num_layers, s->o.fanouts, key, b);
 	if (s->after)
 		s->after(s->after_user);
@@ -311,9 +313,8 @@ static int sampler_open(burrow_sampler **out, const burrow_csr *g, const int64_t
 	}
 	if ((check_graph && (st = burrow_csr_check(g, false))) || (st = check_ids(g, ids, n)))
 		return st;
-	if ((o.labor || o.labor_star) && kind == BW_DEVICE_CUDA)
-		return bw_err(BURROW_E_UNSUPPORTED, "sampler: LABOR%s is sampled on the CPU only, not on %s",
-			      o.labor_star ? "-*" : "", o.device);
+	if (o.labor_star && kind == BW_DEVICE_CUDA)
+		return bw_err(BURROW_E_UNSUPPORTED, "sampler: LABOR-* is sampled on the CPU only, not on %s", o.device);
 	if (o.edge_ids && kind == BW_DEVICE_CUDA)
 		return bw_err(BURROW_E_UNSUPPORTED, "sampler: edge ids (edge features) are sampled on the CPU only, not on %s",
 			      o.device);

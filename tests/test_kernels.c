@@ -346,9 +346,10 @@ typedef struct emu_batch {
 #define GROW(p, n) ((p) = realloc((p), (size_t)((n) > 0 ? (n) : 1) * sizeof *(p)))
 
 /* bw_cuda_sample_batch's sequence (seed_view, then layer for each block, output layer first)
- * on host arrays: the kernels' per-thread work over their grids, CUB's steps stood in for. */
+ * on host arrays: the kernels' per-thread work over their grids, CUB's steps stood in for.
+ * labor: LABOR's draws with that batch dependency (NULL: neighbor sampling's). */
 static void emu_sample(const burrow_csr *g, const int64_t *seeds, int64_t n, int L, const int *fan, uint64_t key,
-		       emu_batch *o)
+		       const bw_labor_batch *labor, emu_batch *o)
 {
 	int64_t *nodes = NULL, *sg = NULL, *sg2 = NULL, *cnt = NULL, *ip = NULL, *eid = NULL, *skey = NULL, *uniq = NULL;
 	int64_t *flag = NULL, *rank = NULL;
@@ -384,7 +385,15 @@ static void emu_sample(const burrow_csr *g, const int64_t *seeds, int64_t n, int
 		GROW(nodes, nd + E);
 		int64_t nu = 0, nnew = 0;
 		if (E > 0) {
-			LAUNCH_SK(nd, bw_sk_draw(i, g->indptr, g->indices, g->index_width, nodes, nd, ip, lkey, NULL, eid));
+			if (labor) { /* layer's k_labor launch: the heaps' keys in skey, before the sort */
+				uint64_t lk;
+				bw_labor_dep dep;
+				const bw_labor_dep *dp = bw_labor_layer(labor, l, lkey, &lk, &dep);
+				LAUNCH_SK(nd, bw_sk_labor(i, g->indptr, g->indices, g->index_width, nodes, nd, ip, lk, dp,
+							  (uint64_t *)skey, eid));
+			} else {
+				LAUNCH_SK(nd, bw_sk_draw(i, g->indptr, g->indices, g->index_width, nodes, nd, ip, lkey, NULL, eid));
+			}
 			memcpy(skey, eid, (size_t)E * sizeof *skey);
 			qsort(skey, (size_t)E, sizeof *skey, cmp_i64);
 			nu = unique(skey, E, uniq);
@@ -419,8 +428,11 @@ static void emu_sample(const burrow_csr *g, const int64_t *seeds, int64_t n, int
 }
 
 /* A graph of n nodes whose rows are sorted distinct ids, degrees 0 to 90 (rows above the
- * fanouts, below them, and past 32 picks: the draw in place), ids int32 or int64. */
-static burrow_csr random_graph(int64_t n, int width, uint64_t key)
+ * fanouts, below them, and past 32 picks: the draw in place), ids int32 or int64. repeats:
+ * rows of ids out of order, each repeated about three times (a multigraph's rows as LABOR
+ * reads them: equal variates, which the earlier position wins, and the picks' order shows
+ * which one it was). */
+static burrow_csr random_graph(int64_t n, int width, uint64_t key, bool repeats)
 {
 	bw_rng r;
 	bw_rng_seed(&r, key);
@@ -430,10 +442,16 @@ static burrow_csr random_graph(int64_t n, int width, uint64_t key)
 	for (int64_t v = 0; v < n; v++) {
 		const int64_t d = v % 50 == 0 ? 0 : (int64_t)bw_rng_below(&r, v % 7 == 0 ? 91 : 12);
 		int64_t k = ip[v];
-		for (int64_t j = 0; j < d; j++)
-			ids[k++] = (int64_t)bw_rng_below(&r, (uint64_t)n);
-		qsort(ids + ip[v], (size_t)d, sizeof *ids, cmp_i64);
-		ip[v + 1] = ip[v] + unique(ids + ip[v], d, ids + ip[v]);
+		for (int64_t j = 0; j < d; j++) { /* repeats: two of three ids are an earlier one of the row */
+			const int64_t u = repeats && j % 3 ? ids[ip[v] + (int64_t)bw_rng_below(&r, (uint64_t)j)]
+							   : (int64_t)bw_rng_below(&r, (uint64_t)n);
+			ids[k++] = u;
+		}
+		if (!repeats) {
+			qsort(ids + ip[v], (size_t)d, sizeof *ids, cmp_i64);
+			k = ip[v] + unique(ids + ip[v], d, ids + ip[v]);
+		}
+		ip[v + 1] = k;
 	}
 	void *ind = ids;
 	if (width == 4) {
@@ -446,47 +464,132 @@ static burrow_csr random_graph(int64_t n, int width, uint64_t key)
 	return (burrow_csr){.num_nodes = n, .num_edges = ip[n], .indptr = ip, .indices = ind, .index_width = width};
 }
 
-/* The GPU sampler's kernels, run on the host with stand-ins for CUB, give the CPU sampler's
- * batch element for element: the same offsets, local ids and input ids, for int32 and
- * int64 ids, fanouts above and below 32 and whole rows (-1). */
-Test(kernels, gpu_sampler_batches_equal_the_cpu_sampler)
+/* The emulated GPU sampler's batch e equals the CPU sampler's b element for element. */
+static void same_as_cpu(const emu_batch *e, const bw_sampled *b, const char *what)
+{
+	cr_assert_eq(e->num_input, b->pub.num_input, "%s: %lld inputs vs the CPU's %lld", what, (long long)e->num_input,
+		     (long long)b->pub.num_input);
+	cr_assert(!memcmp(e->nodes, b->pub.input_ids, (size_t)e->num_input * sizeof *e->nodes), "%s: input ids differ",
+		  what);
+	for (int l = 0; l < b->pub.num_layers; l++) {
+		const burrow_block *k = &b->pub.blocks[l];
+		cr_assert(e->num_dst[l] == k->num_dst && e->num_src[l] == k->num_src && e->num_edges[l] == k->num_edges,
+			  "%s block %d: %lld/%lld/%lld vs the CPU's %lld/%lld/%lld", what, l, (long long)e->num_dst[l],
+			  (long long)e->num_src[l], (long long)e->num_edges[l], (long long)k->num_dst, (long long)k->num_src,
+			  (long long)k->num_edges);
+		cr_assert(!memcmp(e->indptr[l], k->indptr, (size_t)(k->num_dst + 1) * sizeof *k->indptr) &&
+				  !memcmp(e->indices[l], k->indices, (size_t)k->num_edges * sizeof *k->indices),
+			  "%s block %d differs", what, l);
+	}
+}
+
+static void emu_free(emu_batch *e, int L)
+{
+	for (int l = 0; l < L; l++) {
+		free(e->indptr[l]);
+		free(e->indices[l]);
+	}
+	free(e->nodes);
+}
+
+/* Batches of 300 seeds on a 4,000-node random_graph(repeats), int32 and int64 ids, fanouts
+ * above and below 32 and whole rows, by the CPU sampler and by the GPU sampler's kernels run
+ * on the host with stand-ins for CUB: equal element for element. mode 0: neighbor sampling;
+ * 1: LABOR; 2: LABOR with batch dependency (each batch its own place between two groups,
+ * as sampler.c's set_dep gives it). */
+static void gpu_sampler_case(bool repeats, int mode)
 {
 	const int64_t N = 4000, n = 300;
 	const int fans[2][3] = {{40, 10, 5}, {-1, 3, 33}};
 	for (int width = 4; width <= 8; width += 4) {
-		burrow_csr g = random_graph(N, width, (uint64_t)width);
+		burrow_csr g = random_graph(N, width, (uint64_t)width, repeats);
 		int64_t *seeds = malloc((size_t)N * sizeof *seeds);
 		for (int64_t i = 0; i < N; i++)
 			seeds[i] = (i * 7919) % N; /* a permutation: distinct seeds, not sorted */
 		bw_sample_ctx c;
 		cr_assert_eq(bw_sample_ctx_init(&c, 1, 40), 0);
+		c.labor = mode > 0;
 		for (int f = 0; f < 2; f++)
-			for (uint64_t key = 1; key <= 2; key++) {
+			for (uint64_t key = 1; key <= 3; key++) {
+				const int64_t *bs = seeds + (key - 1) * n; /* each batch its own seeds */
+				c.dep = mode == 2 ? (bw_labor_batch){.k1 = bw_key(77, key / 2) | 1, .k2 = bw_key(77, key / 2 + 1) | 1,
+								     .c = (double)(key % 2) / 2}
+						  : (bw_labor_batch){0};
 				bw_sampled b = {0};
 				emu_batch e = {0};
-				cr_assert_eq(bw_sample_batch(&c, &g, seeds, n, 3, fans[f], key, &b), 0, "%s", burrow_last_error());
-				emu_sample(&g, seeds, n, 3, fans[f], key, &e);
-				cr_assert_eq(e.num_input, b.pub.num_input);
-				cr_assert(!memcmp(e.nodes, b.pub.input_ids, (size_t)e.num_input * sizeof *e.nodes),
-					  "width %d fanouts %d key %llu: input ids differ", width, f, (unsigned long long)key);
-				for (int l = 0; l < 3; l++) {
-					const burrow_block *k = &b.pub.blocks[l];
-					cr_assert(e.num_dst[l] == k->num_dst && e.num_src[l] == k->num_src && e.num_edges[l] == k->num_edges,
-						  "block %d: %lld/%lld/%lld vs the CPU's %lld/%lld/%lld", l, (long long)e.num_dst[l],
-						  (long long)e.num_src[l], (long long)e.num_edges[l], (long long)k->num_dst,
-						  (long long)k->num_src, (long long)k->num_edges);
-					cr_assert(!memcmp(e.indptr[l], k->indptr, (size_t)(k->num_dst + 1) * sizeof *k->indptr) &&
-							  !memcmp(e.indices[l], k->indices, (size_t)k->num_edges * sizeof *k->indices),
-						  "width %d fanouts %d key %llu block %d differs", width, f, (unsigned long long)key, l);
-					free(e.indptr[l]);
-					free(e.indices[l]);
-				}
-				free(e.nodes);
+				cr_assert_eq(bw_sample_batch(&c, &g, bs, n, 3, fans[f], key, &b), 0, "%s", burrow_last_error());
+				emu_sample(&g, bs, n, 3, fans[f], key, mode ? &c.dep : NULL, &e);
+				char what[96];
+				snprintf(what, sizeof what, "mode %d width %d fanouts %d key %llu", mode, width, f,
+					 (unsigned long long)key);
+				same_as_cpu(&e, &b, what);
+				emu_free(&e, 3);
 				bw_sampled_free_arrays(&b);
 			}
 		bw_sample_ctx_free(&c);
 		free(seeds);
 		free((void *)g.indptr);
 		free((void *)g.indices);
+	}
+}
+
+/* The GPU sampler's kernels, run on the host with stand-ins for CUB, give the CPU sampler's
+ * batch element for element: the same offsets, local ids and input ids, for int32 and
+ * int64 ids, fanouts above and below 32 and whole rows (-1). */
+Test(kernels, gpu_sampler_batches_equal_the_cpu_sampler) { gpu_sampler_case(false, 0); }
+
+/* The same with LABOR (bw_sk_labor: the heap in the thread's arrays up to 32 picks, above in
+ * the block's scratch and the row's output slots), on rows that repeat their neighbors out
+ * of order, so that which of two equal variates a row keeps shows in its block. */
+Test(kernels, gpu_sampler_labor_batches_equal_the_cpu_sampler) { gpu_sampler_case(true, 1); }
+
+/* The same with LABOR's batch dependency (bw_labor_layer's mix of two groups' variates). */
+Test(kernels, gpu_sampler_labor_dependent_batches_equal_the_cpu_sampler) { gpu_sampler_case(true, 2); }
+
+/* The obvious bottom-k of a row: every position's (key, position) sorted, the first k
+ * taken, their positions sorted. */
+static int cmp_key_pos(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+	return x[0] != y[0] ? (x[0] > y[0]) - (x[0] < y[0]) : (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+static void ref_labor_pick(const int64_t *row, int64_t d, int64_t k, uint64_t lk, const bw_labor_dep *dep, int64_t *pos)
+{
+	uint64_t(*kp)[2] = malloc((size_t)d * sizeof *kp);
+	for (int64_t p = 0; p < d; p++) {
+		kp[p][0] = bw_labor_key(lk, dep, (uint64_t)row[p]);
+		kp[p][1] = (uint64_t)p;
+	}
+	qsort(kp, (size_t)d, sizeof *kp, cmp_key_pos);
+	for (int64_t j = 0; j < k; j++)
+		pos[j] = (int64_t)kp[j][1];
+	qsort(pos, (size_t)k, sizeof *pos, cmp_i64);
+	free(kp);
+}
+
+/* labor.h's bottom-k (bw_labor_pick, the one row pick of the CPU's and the GPU's LABOR)
+ * equals the obvious one, on rows whose ids repeat (equal keys: the earlier position wins),
+ * k from 1 to d - 1 across 32 (the heap's two homes on the device), with and without batch
+ * dependency. */
+Test(kernels, labor_pick_equals_a_sorted_reference)
+{
+	int64_t row[200], got[200], want[200];
+	uint64_t hk[200];
+	bw_rng r;
+	bw_rng_seed(&r, 3);
+	for (int trial = 0; trial < 400; trial++) {
+		const int64_t d = 2 + (int64_t)bw_rng_below(&r, 199), k = 1 + (int64_t)bw_rng_below(&r, (uint64_t)d - 1);
+		for (int64_t p = 0; p < d; p++)
+			row[p] = (int64_t)bw_rng_below(&r, (uint64_t)(d / 3 + 1)); /* about three of each */
+		const bw_labor_batch b = {.k1 = bw_key(5, (uint64_t)trial) | 1, .k2 = bw_key(6, (uint64_t)trial) | 1,
+					  .c = (double)(trial % 4) / 4};
+		uint64_t lk;
+		bw_labor_dep dep;
+		const bw_labor_dep *dp = bw_labor_layer(trial % 2 ? &b : NULL, trial % 3, bw_key(9, (uint64_t)trial), &lk, &dep);
+		bw_labor_pick(row, false, 0, d, k, lk, dp, hk, got);
+		ref_labor_pick(row, d, k, lk, dp, want);
+		cr_assert(!memcmp(got, want, (size_t)k * sizeof *got), "trial %d: d %lld k %lld%s: the picks differ", trial,
+			  (long long)d, (long long)k, dp ? " (dependency)" : "");
 	}
 }

@@ -1509,8 +1509,9 @@ static void need_backend(const char *name, const burrow_csr *g)
 
 /* Every batch of two epochs and explicit-seed batches of backend `name` equal the CPU
  * sampler's, element for element, over several fanouts (whole rows, none, above the draw's
- * small-set size), with its producers on and off. */
-static void backend_equals_cpu(const char *name, bool int64_ids)
+ * small-set size), with its producers on and off. labor: 0 neighbor sampling, 1 LABOR, 2
+ * LABOR with batch dependency (3). */
+static void backend_equals_cpu(const char *name, bool int64_ids, int labor)
 {
 	tgraph t;
 	skewed(&t, 3000, 24000, 11);
@@ -1524,6 +1525,15 @@ static void backend_equals_cpu(const char *name, bool int64_ids)
 		g.index_width = 8;
 	}
 	need_backend(name, &g);
+	if (labor && strcmp(name, "cpu")) { /* LABOR-* stays on the CPU, and says so */
+		burrow_sampler_opts o;
+		burrow_sampler_defaults(&o);
+		o.device = name;
+		o.labor_star = BURROW_LABOR_STAR_ROUNDS;
+		burrow_sampler *s;
+		cr_assert_eq(burrow_sampler_open(&s, &g, NULL, 0, &o), BURROW_E_UNSUPPORTED, "LABOR-* opened on %s", name);
+		cr_assert(strstr(burrow_last_error(), "LABOR-*"), "the refusal names LABOR-*: %s", burrow_last_error());
+	}
 	int64_t ids[1500];
 	for (int i = 0; i < 1500; i++)
 		ids[i] = (i * 7919) % 3000;
@@ -1536,6 +1546,8 @@ static void backend_equals_cpu(const char *name, bool int64_ids)
 			o.batch_size = 256;
 			o.seed = 5 + f;
 			o.prefetch = 0;
+			o.labor = labor > 0;
+			o.labor_batch_dependency = labor == 2 ? 3 : 0;
 			burrow_sampler *cpu, *dev;
 			cr_assert_eq(burrow_sampler_open(&cpu, &g, ids, 1500, &o), 0, "%s", burrow_last_error());
 			o.device = name;
@@ -1581,7 +1593,7 @@ ParameterizedTestParameters(sampler, backend_batches_equal_the_cpu)
 
 ParameterizedTest(int *which, sampler, backend_batches_equal_the_cpu, .timeout = 120)
 {
-	backend_equals_cpu(backend_names[*which], false);
+	backend_equals_cpu(backend_names[*which], false, 0);
 }
 
 ParameterizedTestParameters(sampler, backend_batches_equal_the_cpu_int64_ids)
@@ -1592,5 +1604,18 @@ ParameterizedTestParameters(sampler, backend_batches_equal_the_cpu_int64_ids)
 
 ParameterizedTest(int *which, sampler, backend_batches_equal_the_cpu_int64_ids, .timeout = 120)
 {
-	backend_equals_cpu(backend_names[*which], true);
+	backend_equals_cpu(backend_names[*which], true, 0);
+}
+
+/* The same with LABOR (int32 ids), and with LABOR's batch dependency (int64 ids); on a device,
+ * LABOR-* is refused there, by name. Parameter: 3 x the backend's index + the mode. */
+ParameterizedTestParameters(sampler, backend_labor_batches_equal_the_cpu)
+{
+	static int which[] = {1, 2, 4, 5};
+	return cr_make_param_array(int, which, sizeof which / sizeof *which);
+}
+
+ParameterizedTest(int *which, sampler, backend_labor_batches_equal_the_cpu, .timeout = 120)
+{
+	backend_equals_cpu(backend_names[*which / 3], *which % 3 == 2, *which % 3);
 }
