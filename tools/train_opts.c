@@ -403,7 +403,8 @@ static const topt opts[] = {
 	 "how training batches sample: neighbor (each row's fanout drawn uniformly on its own)\n"
 	 "or labor (LABOR: one variate per source node and layer shared by every row, each\n"
 	 "row keeping its fanout of smallest variate: the same fanout and per-row odds, fewer\n"
-	 "distinct input rows to read; node tasks, homogeneous or typed, cpu sampling)\n"
+	 "distinct input rows to read; node tasks, homogeneous or typed; cpu sampling,\n"
+	 "or cuda for homogeneous ones)\n"
 	 "or labor-star (LABOR-*: rows also prefer the sources other rows are likely to take,\n"
 	 "each keeping its fanout in expectation, sage's mean weighing the picks; fewer\n"
 	 "input rows again; homogeneous node tasks, cpu sampling) (neighbor)",
