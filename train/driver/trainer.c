@@ -79,13 +79,14 @@ int bw_trainer_check_opts(const burrow_train_opts *o)
 
 /* Where mini-batches are sampled (opts.sampler_device) into t->sampler_dev: as asked, or
  * for auto the model's device when a sampler backend of its kind is registered (the
- * sampler's registry names its backends as the compute's registry does), else the CPU. */
-static void resolve_sampler_device(burrow_trainer *t, const char *asked, int kind, int index)
+ * sampler's registry names its backends as the compute's registry does) and samples the
+ * kind asked (LABOR-* is the CPU's only), else the CPU. */
+static void resolve_sampler_device(burrow_trainer *t, const char *asked, int sampler, int kind, int index)
 {
 	int skind = BW_BACKEND_CPU, sindex = 0;
 	if (asked && strcmp(asked, "auto")) {
 		bw_device_parse(asked, &skind, &sindex); /* checked by bw_trainer_check_opts */
-	} else if (kind != BW_BACKEND_CPU) {
+	} else if (kind != BW_BACKEND_CPU && sampler != BURROW_SAMPLER_LABOR_STAR) {
 		const bw_backend_reg *r = bw_backend_find(kind);
 		for (int i = 0; r && i < bw_sampler_backend_count(); i++)
 			if (!strcmp(bw_sampler_backend_at(i)->name, r->name)) {
@@ -575,7 +576,7 @@ int burrow_trainer_open(burrow_trainer **out, burrow_dataset *ds, const burrow_t
 	int kind, index;
 	if ((st = bw_device_parse(o->device, &kind, &index)))
 		goto fail;
-	resolve_sampler_device(t, o->sampler_device, kind, index);
+	resolve_sampler_device(t, o->sampler_device, o->sampler, kind, index);
 	const bw_backend_cfg bcfg = {.index = index, .threads = threads, .tf32 = o->tf32};
 	t->gat_edges = o->model == BURROW_MODEL_GAT && o->gat_edge_features && t->info->edge_feat_dim > 0 && !link &&
 		       !burrow_dataset_hetero(ds);
