@@ -202,24 +202,10 @@ static double ls_solve(const int32_t *src, int64_t d, const bw_ls_node *nodes, i
 	return c;
 }
 
-/* LABOR-*'s state of one layer, shared by the threads of layer_step's region. */
-typedef struct ls_layer {
-	const int64_t *row;    /* [2 nd] the rows' graph starts and degrees */
-	int64_t *ip;           /* [nd + 1] the block's indptr: a sampled row's count goes to ip[i + 1] */
-	int64_t nd, k;         /* rows; the fanout */
-	int64_t F, dmax;       /* neighbors of the rows; the largest degree (at least 1) */
-	int64_t m, nch;        /* distinct sources; chunks of the sorted neighbors */
-	int eb;                /* bits of a neighbor's index */
-	const uint64_t *x;     /* [F] (source id << eb | neighbor), sorted */
-	int32_t *rowof, *erow; /* [F] each neighbor's row by neighbor; by source (the sort's other array) */
-	int64_t *q0, *u0;      /* [nch + 1] where chunk h starts in x; the sources before it */
-	double ex;             /* a round's expected distinct sources, sum of min(1, pi) */
-} ls_layer;
-
 /* Row i's c under the current pi: a row of d > k solves for k (ls_solve, buf [d] its
  * scratch); a row taken whole gets 1 / its smallest pi, so that all its neighbors have
  * c pi >= 1 (they are taken). `ones`: every pi is 1 (c = k / d, or 1). */
-static void ls_c_row(bw_sample_ctx *c, const ls_layer *L, int64_t i, bool ones, double *buf)
+static void ls_c_row(bw_sample_ctx *c, const bw_ls_layer *L, int64_t i, bool ones, double *buf)
 {
 	const int64_t d = L->row[2 * i + 1], k = L->k;
 	const int32_t *src = c->ls_src + c->ls_off[i];
@@ -238,7 +224,7 @@ static void ls_c_row(bw_sample_ctx *c, const ls_layer *L, int64_t i, bool ones, 
 }
 
 /* Every row's c (ls_c_row), by every thread t of the region, each with its part of ls_buf. */
-static void ls_cs(bw_sample_ctx *c, const ls_layer *L, bool ones, int t)
+static void ls_cs(bw_sample_ctx *c, const bw_ls_layer *L, bool ones, int t)
 {
 	double *buf = c->ls_buf + (size_t)t * (size_t)L->dmax;
 #pragma omp for schedule(dynamic, BW_LS_ROWS)
@@ -255,7 +241,7 @@ static void ls_cs(bw_sample_ctx *c, const ls_layer *L, bool ones, int t)
  * the sources by chunks, each source's largest c in one run of its neighbors (c is small: in
  * cache); their sum by one thread in source order while the others solve the rows again (of
  * nt == 1 threads, in the same pass). */
-static void ls_rounds(bw_sample_ctx *c, ls_layer *L, int rounds, int t, int nt)
+static void ls_rounds(bw_sample_ctx *c, bw_ls_layer *L, int rounds, int t, int nt)
 {
 	bw_ls_node *nodes = c->ls_node;
 	const uint64_t *x = L->x;
@@ -295,12 +281,8 @@ static void ls_rounds(bw_sample_ctx *c, ls_layer *L, int rounds, int t, int nt)
 	}
 }
 
-/* Stage one of a LABOR-* row i (start s, degree d above the fanout): its picks, neighbor p
- * when its source's variate is below min(1, c_i pi), as absolute positions into out (as
- * many as labor_star_prep counted), and with w their weights: 1 / that probability, scaled
- * so that the row's weights sum to its count (a weighted mean is then sum (h / p) / sum
- * (1 / p), the ratio estimator of the row's mean). */
-static inline void labor_star_row(const bw_sample_ctx *c, int64_t i, int64_t s, int64_t d, uint64_t *out, float *w)
+/* Stage one of a LABOR-* row (sampler_internal.h). */
+void bw_labor_star_row(const bw_sample_ctx *c, int64_t i, int64_t s, int64_t d, uint64_t *out, float *w)
 {
 	const int32_t *src = c->ls_src + c->ls_off[i];
 	const double ci = c->ls_c[i];
@@ -319,6 +301,218 @@ static inline void labor_star_row(const bw_sample_ctx *c, int64_t i, int64_t s, 
 		const double th = ci * c->ls_node[src[(int64_t)out[j] - s]].pi;
 		w[j] = (float)((th >= 1 ? 1.0 : 1.0 / th) * scale);
 	}
+}
+
+/* LABOR-* step 1 (one thread): each row's offset into the block's neighbors, and room for
+ * the block's scratch in nt threads. Memory: about 20 bytes per neighbor of the block's rows
+ * plus 16 per distinct source, the whole rows' worth (LABOR reads them whole too), and 8 per
+ * thread and entry of the largest row. */
+static int ls_room(bw_sample_ctx *c, bw_ls_layer *L, int nt)
+{
+	const int64_t nd = L->nd, *row = L->row;
+	int st;
+	if ((st = bw_grow(&c->ls_off, &c->ls_off_cap, (size_t)nd + 1, sizeof(int64_t), false)))
+		return st;
+	int64_t F = 0, dmax = 1;
+	for (int64_t i = 0; i < nd; i++) {
+		c->ls_off[i] = F;
+		F += row[2 * i + 1];
+		dmax = BW_MAX(dmax, row[2 * i + 1]);
+	}
+	c->ls_off[nd] = F;
+	const int eb = bits_for((uint64_t)BW_MAX(F, 1) - 1);
+	if (F > INT32_MAX || L->ub + eb > 64)
+		return bw_err(BURROW_E_UNSUPPORTED, "%s's rows hold %lld neighbors: too many for LABOR-*", L->who,
+			      (long long)F);
+	const int64_t nch = (F + BW_LS_CHUNK - 1) / BW_LS_CHUNK;
+	const size_t room = (size_t)BW_MAX(F, 1);
+	if ((st = bw_grow(&c->ls_c, &c->ls_c_cap, (size_t)BW_MAX(nd, 1), sizeof(double), false)) ||
+	    (st = bw_grow(&c->ls_src, &c->ls_src_cap, room, sizeof(int32_t), false)) ||
+	    (st = bw_grow(&c->ls_buf, &c->ls_buf_cap, (size_t)nt * (size_t)dmax, sizeof(double), false)) ||
+	    (st = bw_grow(&c->ls_chunk, &c->ls_chunk_cap, 2 * ((size_t)nch + 1), sizeof(int64_t), false)) ||
+	    (st = bw_grow(&c->items, &c->items_cap, room, sizeof(uint64_t), false)) ||
+	    (st = bw_grow(&c->tmp, &c->tmp_cap, room, sizeof(uint64_t), false)))
+		return st;
+	L->F = F;
+	L->dmax = dmax;
+	L->nch = nch;
+	L->eb = eb;
+	L->q0 = c->ls_chunk;
+	L->u0 = c->ls_chunk + nch + 1;
+	return 0;
+}
+
+/* LABOR-* step 2 (every thread): every row's neighbors as items (id << eb | neighbor), rows by
+ * BW_LS_ROWS, the trim hook every BW_TRIM_ROWS rows. */
+static void ls_gather(bw_sample_ctx *c, const bw_ls_layer *L)
+{
+#pragma omp for schedule(dynamic, BW_LS_ROWS)
+	for (int64_t i = 0; i < L->nd; i++) {
+		const int64_t s = L->row[2 * i], d = L->row[2 * i + 1], e0 = c->ls_off[i];
+		for (int64_t p = 0; p < d; p++)
+			c->items[e0 + p] = bw_csr_id(L->gi, L->w4, s + p) << L->eb | (uint64_t)(e0 + p);
+		if (c->trim && i % BW_TRIM_ROWS == BW_TRIM_ROWS - 1)
+			c->trim(c->trim_user);
+	}
+}
+
+/* LABOR-* step 3 (every thread t of nt): c->items [F] sorted by bits [lo, lo + nb) with
+ * bw_lsd_sort's passes, each thread counting, then placing, a range of the array, the places
+ * given in the order (digit, thread): a stable sort, so the same array, in the same one of
+ * items and tmp, as bw_lsd_sort's (which it returns). Two barriers a pass: each thread works
+ * out its own places from every thread's counts. */
+static uint64_t *ls_sort(bw_sample_ctx *c, int64_t F, int lo, int nb, int t, int nt)
+{
+	uint64_t *a = c->items, *tmp = c->tmp;
+	if (nb <= 0 || F < 2)
+		return a;
+	const int passes = (nb + RADIX_BITS - 1) / RADIX_BITS, digit = (nb + passes - 1) / passes;
+	const size_t nbkt = (size_t)1 << digit;
+	const uint64_t mask = nbkt - 1;
+	const int64_t i0 = F * t / nt, i1 = F * (t + 1) / nt;
+	size_t *h = c->hist + (size_t)t * nbkt;
+	int64_t *cur = c->off + (size_t)t * nbkt;
+	for (int p = 0; p < passes; p++) {
+		const int shift = lo + p * digit;
+		memset(h, 0, nbkt * sizeof *h);
+		for (int64_t i = i0; i < i1; i++)
+			h[(a[i] >> shift) & mask]++;
+#pragma omp barrier
+		int64_t base = 0;
+		for (size_t d = 0; d < nbkt; d++) {
+			cur[d] = base;
+			for (int tt = 0; tt < nt; tt++) {
+				const int64_t n = (int64_t)c->hist[(size_t)tt * nbkt + d];
+				cur[d] += tt < t ? n : 0;
+				base += n;
+			}
+		}
+		for (int64_t i = i0; i < i1; i++)
+			tmp[cur[(a[i] >> shift) & mask]++] = a[i];
+#pragma omp barrier
+		uint64_t *s = a;
+		a = tmp;
+		tmp = s;
+	}
+	return a;
+}
+
+/* Where chunk h of the sorted neighbors x [F] starts: the first neighbor of a source at or
+ * after h BW_LS_CHUNK (F when there is none). */
+static int64_t ls_chunk_start(const bw_ls_layer *L, int64_t h)
+{
+	const uint64_t *x = L->x;
+	int64_t lo = h * BW_LS_CHUNK, hi = L->F;
+	if (lo == 0 || lo >= hi)
+		return BW_MIN(lo, hi);
+	const uint64_t prev = x[lo - 1] >> L->eb;
+	while (lo < hi) { /* the first q >= lo whose source is above prev */
+		const int64_t mid = lo + (hi - lo) / 2;
+		if (x[mid] >> L->eb > prev)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+/* LABOR-* step 4 (every thread): the chunks' starts and the sources starting in each, in
+ * u0[h + 1] (ls_sources sums them). */
+static void ls_chunks(bw_ls_layer *L)
+{
+#pragma omp for schedule(static)
+	for (int64_t h = 0; h <= L->nch; h++)
+		L->q0[h] = ls_chunk_start(L, h);
+#pragma omp for schedule(static)
+	for (int64_t h = 0; h < L->nch; h++) {
+		int64_t n = 0;
+		for (int64_t q = L->q0[h]; q < L->q0[h + 1]; q++)
+			n += q == L->q0[h] || L->x[q] >> L->eb != L->x[q - 1] >> L->eb;
+		L->u0[h + 1] = n;
+	}
+}
+
+/* LABOR-* step 5 (one thread): the first source of each chunk, the sources' count m, room
+ * for them. */
+static int ls_sources(bw_sample_ctx *c, bw_ls_layer *L)
+{
+	L->u0[0] = 0;
+	for (int64_t h = 0; h < L->nch; h++)
+		L->u0[h + 1] += L->u0[h];
+	L->m = L->u0[L->nch];
+	return bw_grow(&c->ls_node, &c->ls_node_cap, (size_t)BW_MAX(L->m, 1), sizeof(bw_ls_node), false);
+}
+
+/* LABOR-* step 6 (every thread): each neighbor's row (rowof, by neighbor), then by chunks of
+ * sources: each source's variate, each neighbor's source index and its row by source. */
+static void ls_variates(bw_sample_ctx *c, const bw_ls_layer *L)
+{
+	const uint64_t lk = L->lk, *x = L->x;
+	const int eb = L->eb;
+	const uint64_t emask = eb == 64 ? ~0ull : (1ull << eb) - 1;
+#pragma omp for schedule(dynamic, BW_LS_ROWS)
+	for (int64_t i = 0; i < L->nd; i++)
+		for (int64_t q = c->ls_off[i]; q < c->ls_off[i + 1]; q++)
+			L->rowof[q] = (int32_t)i;
+#pragma omp for schedule(dynamic, 1)
+	for (int64_t h = 0; h < L->nch; h++)
+		for (int64_t q = L->q0[h], u = L->u0[h] - 1; q < L->q0[h + 1]; q++) {
+			if (q == L->q0[h] || x[q] >> eb != x[q - 1] >> eb)
+				c->ls_node[++u].r = L->dep ? bw_labor_dep_variate(L->dep, x[q] >> eb) : ls_variate(lk, x[q] >> eb);
+			c->ls_src[x[q] & emask] = (int32_t)u;
+			L->erow[q] = L->rowof[x[q] & emask];
+		}
+}
+
+/* LABOR-* step 7 (every thread): each sampled row's count, as many as its variates below
+ * min(1, c pi), into ip[i + 1]. */
+static void ls_counts(const bw_sample_ctx *c, const bw_ls_layer *L)
+{
+#pragma omp for schedule(dynamic, BW_LS_ROWS)
+	for (int64_t i = 0; i < L->nd; i++) {
+		const int64_t d = L->row[2 * i + 1];
+		if (d <= L->k)
+			continue;
+		const int32_t *src = c->ls_src + c->ls_off[i];
+		int64_t n = 0;
+		for (int64_t p = 0; p < d; p++)
+			n += c->ls_node[src[p]].r < c->ls_c[i] * c->ls_node[src[p]].pi;
+		L->ip[i + 1] = n;
+	}
+}
+
+/* A failure of a step run by one thread, for every thread to see after its barrier. */
+static void ls_fail(bw_ls_layer *L, int st)
+{
+	if (!st)
+		return;
+	snprintf(L->msg, sizeof L->msg, "%s", burrow_last_error());
+	L->st = st;
+}
+
+/* LABOR-*'s preparation of a block (sampler_internal.h). */
+void bw_labor_star_prep(bw_sample_ctx *c, bw_ls_layer *L, int t, int nt)
+{
+#pragma omp single
+	ls_fail(L, ls_room(c, L, nt));
+	if (L->st)
+		return;
+	ls_gather(c, L);
+	uint64_t *x = ls_sort(c, L->F, L->eb, L->ub, t, nt);
+#pragma omp single
+	{
+		L->x = x;
+		L->rowof = (int32_t *)(x == c->items ? c->tmp : c->items);
+		L->erow = L->rowof + L->F;
+	}
+	ls_chunks(L);
+#pragma omp single
+	ls_fail(L, ls_sources(c, L));
+	if (L->st)
+		return;
+	ls_variates(c, L);
+	ls_rounds(c, L, c->labor_star, t, nt);
+	ls_counts(c, L);
 }
 
 /* ------------------------------------------------------------ sorting */
@@ -591,7 +785,7 @@ typedef struct layer_run {
 	int64_t next_chunk;        /* the next row to draw from (atomic) */
 	int64_t bad;               /* an expander's edge whose source is no node id, or -1 (atomic) */
 	int st;                    /* a failure of phase 2 (j.msg has its message) */
-	ls_layer ls;               /* LABOR-*'s state when star */
+	bw_ls_layer ls;            /* LABOR-*'s block when star */
 } layer_run;
 
 /* Phase 1, one row: row i's graph start and degree, its sample size, and the trim hook every
@@ -602,225 +796,6 @@ static inline void rows_one(layer_run *r, int64_t i)
 	read_row(r->gp, r->b->nodes, r->j.nd, i, r->fanout, r->row, r->ip);
 	if (c->trim && i % BW_TRIM_ROWS == BW_TRIM_ROWS - 1)
 		c->trim(c->trim_user);
-}
-
-/* LABOR-* step 1 (one thread, after the rows' degrees): each row's offset into the layer's
- * neighbors, and room for the layer's scratch in nt threads. Memory: about 20 bytes per
- * neighbor of the layer's rows plus 16 per distinct source, the whole rows' worth (LABOR reads
- * them whole too), and 8 per thread and entry of the largest row. */
-static int ls_room(layer_run *r, ls_layer *L, int nt)
-{
-	layer_job *j = &r->j;
-	bw_sample_ctx *c = j->c;
-	const int64_t nd = j->nd, *row = r->row;
-	int st;
-	for (int64_t i = 0; !r->rows_par && i < nd; i++)
-		rows_one(r, i);
-	if ((st = bw_grow(&c->ls_off, &c->ls_off_cap, (size_t)nd + 1, sizeof(int64_t), false)))
-		return st;
-	int64_t F = 0, dmax = 1;
-	for (int64_t i = 0; i < nd; i++) {
-		c->ls_off[i] = F;
-		F += row[2 * i + 1];
-		dmax = BW_MAX(dmax, row[2 * i + 1]);
-	}
-	c->ls_off[nd] = F;
-	const int eb = bits_for((uint64_t)BW_MAX(F, 1) - 1);
-	if (F > INT32_MAX || r->ub + eb > 64)
-		return bw_err(BURROW_E_UNSUPPORTED, "sampler: block %d's rows hold %lld neighbors: too many for LABOR-*",
-			      j->l, (long long)F);
-	const int64_t nch = (F + BW_LS_CHUNK - 1) / BW_LS_CHUNK;
-	const size_t room = (size_t)BW_MAX(F, 1);
-	if ((st = bw_grow(&c->ls_c, &c->ls_c_cap, (size_t)BW_MAX(nd, 1), sizeof(double), false)) ||
-	    (st = bw_grow(&c->ls_src, &c->ls_src_cap, room, sizeof(int32_t), false)) ||
-	    (st = bw_grow(&c->ls_buf, &c->ls_buf_cap, (size_t)nt * (size_t)dmax, sizeof(double), false)) ||
-	    (st = bw_grow(&c->ls_chunk, &c->ls_chunk_cap, 2 * ((size_t)nch + 1), sizeof(int64_t), false)) ||
-	    (st = bw_grow(&c->items, &c->items_cap, room, sizeof(uint64_t), false)) ||
-	    (st = bw_grow(&c->tmp, &c->tmp_cap, room, sizeof(uint64_t), false)))
-		return st;
-	*L = (ls_layer){.row = row, .ip = r->ip, .nd = nd, .k = r->fanout, .F = F, .dmax = dmax, .nch = nch,
-			.eb = eb, .q0 = c->ls_chunk, .u0 = c->ls_chunk + nch + 1};
-	return 0;
-}
-
-/* LABOR-* step 2 (every thread): every row's neighbors as items (id << eb | neighbor), rows by
- * BW_LS_ROWS, the trim hook every BW_TRIM_ROWS rows. */
-static void ls_gather(const layer_run *r, const ls_layer *L)
-{
-	bw_sample_ctx *c = r->j.c;
-#pragma omp for schedule(dynamic, BW_LS_ROWS)
-	for (int64_t i = 0; i < L->nd; i++) {
-		const int64_t s = L->row[2 * i], d = L->row[2 * i + 1], e0 = c->ls_off[i];
-		for (int64_t p = 0; p < d; p++)
-			c->items[e0 + p] = bw_csr_id(r->gi, r->w4, s + p) << L->eb | (uint64_t)(e0 + p);
-		if (c->trim && i % BW_TRIM_ROWS == BW_TRIM_ROWS - 1)
-			c->trim(c->trim_user);
-	}
-}
-
-/* LABOR-* step 3 (every thread t of nt): c->items [F] sorted by bits [lo, lo + nb) with
- * bw_lsd_sort's passes, each thread counting, then placing, a range of the array, the places
- * given in the order (digit, thread): a stable sort, so the same array, in the same one of
- * items and tmp, as bw_lsd_sort's (which it returns). Two barriers a pass: each thread works
- * out its own places from every thread's counts. */
-static uint64_t *ls_sort(bw_sample_ctx *c, int64_t F, int lo, int nb, int t, int nt)
-{
-	uint64_t *a = c->items, *tmp = c->tmp;
-	if (nb <= 0 || F < 2)
-		return a;
-	const int passes = (nb + RADIX_BITS - 1) / RADIX_BITS, digit = (nb + passes - 1) / passes;
-	const size_t nbkt = (size_t)1 << digit;
-	const uint64_t mask = nbkt - 1;
-	const int64_t i0 = F * t / nt, i1 = F * (t + 1) / nt;
-	size_t *h = c->hist + (size_t)t * nbkt;
-	int64_t *cur = c->off + (size_t)t * nbkt;
-	for (int p = 0; p < passes; p++) {
-		const int shift = lo + p * digit;
-		memset(h, 0, nbkt * sizeof *h);
-		for (int64_t i = i0; i < i1; i++)
-			h[(a[i] >> shift) & mask]++;
-#pragma omp barrier
-		int64_t base = 0;
-		for (size_t d = 0; d < nbkt; d++) {
-			cur[d] = base;
-			for (int tt = 0; tt < nt; tt++) {
-				const int64_t n = (int64_t)c->hist[(size_t)tt * nbkt + d];
-				cur[d] += tt < t ? n : 0;
-				base += n;
-			}
-		}
-		for (int64_t i = i0; i < i1; i++)
-			tmp[cur[(a[i] >> shift) & mask]++] = a[i];
-#pragma omp barrier
-		uint64_t *s = a;
-		a = tmp;
-		tmp = s;
-	}
-	return a;
-}
-
-/* Where chunk h of the sorted neighbors x [F] starts: the first neighbor of a source at or
- * after h BW_LS_CHUNK (F when there is none). */
-static int64_t ls_chunk_start(const ls_layer *L, int64_t h)
-{
-	const uint64_t *x = L->x;
-	int64_t lo = h * BW_LS_CHUNK, hi = L->F;
-	if (lo == 0 || lo >= hi)
-		return BW_MIN(lo, hi);
-	const uint64_t prev = x[lo - 1] >> L->eb;
-	while (lo < hi) { /* the first q >= lo whose source is above prev */
-		const int64_t mid = lo + (hi - lo) / 2;
-		if (x[mid] >> L->eb > prev)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return lo;
-}
-
-/* LABOR-* step 4 (every thread): the chunks' starts and the sources starting in each, in
- * u0[h + 1] (ls_sources sums them). */
-static void ls_chunks(ls_layer *L)
-{
-#pragma omp for schedule(static)
-	for (int64_t h = 0; h <= L->nch; h++)
-		L->q0[h] = ls_chunk_start(L, h);
-#pragma omp for schedule(static)
-	for (int64_t h = 0; h < L->nch; h++) {
-		int64_t n = 0;
-		for (int64_t q = L->q0[h]; q < L->q0[h + 1]; q++)
-			n += q == L->q0[h] || L->x[q] >> L->eb != L->x[q - 1] >> L->eb;
-		L->u0[h + 1] = n;
-	}
-}
-
-/* LABOR-* step 5 (one thread): the first source of each chunk, the sources' count m, room
- * for them. */
-static int ls_sources(bw_sample_ctx *c, ls_layer *L)
-{
-	L->u0[0] = 0;
-	for (int64_t h = 0; h < L->nch; h++)
-		L->u0[h + 1] += L->u0[h];
-	L->m = L->u0[L->nch];
-	return bw_grow(&c->ls_node, &c->ls_node_cap, (size_t)BW_MAX(L->m, 1), sizeof(bw_ls_node), false);
-}
-
-/* LABOR-* step 6 (every thread): each neighbor's row (rowof, by neighbor), then by chunks of
- * sources: each source's variate, each neighbor's source index and its row by source. */
-static void ls_variates(const layer_run *r, const ls_layer *L)
-{
-	bw_sample_ctx *c = r->j.c;
-	const uint64_t lk = r->lk, *x = L->x;
-	const int eb = L->eb;
-	const uint64_t emask = eb == 64 ? ~0ull : (1ull << eb) - 1;
-#pragma omp for schedule(dynamic, BW_LS_ROWS)
-	for (int64_t i = 0; i < L->nd; i++)
-		for (int64_t q = c->ls_off[i]; q < c->ls_off[i + 1]; q++)
-			L->rowof[q] = (int32_t)i;
-#pragma omp for schedule(dynamic, 1)
-	for (int64_t h = 0; h < L->nch; h++)
-		for (int64_t q = L->q0[h], u = L->u0[h] - 1; q < L->q0[h + 1]; q++) {
-			if (q == L->q0[h] || x[q] >> eb != x[q - 1] >> eb)
-				c->ls_node[++u].r = r->dep ? bw_labor_dep_variate(r->dep, x[q] >> eb) : ls_variate(lk, x[q] >> eb);
-			c->ls_src[x[q] & emask] = (int32_t)u;
-			L->erow[q] = L->rowof[x[q] & emask];
-		}
-}
-
-/* LABOR-* step 7 (every thread): each sampled row's count, as many as its variates below
- * min(1, c pi), into ip[i + 1]. */
-static void ls_counts(const bw_sample_ctx *c, const ls_layer *L)
-{
-#pragma omp for schedule(dynamic, BW_LS_ROWS)
-	for (int64_t i = 0; i < L->nd; i++) {
-		const int64_t d = L->row[2 * i + 1];
-		if (d <= L->k)
-			continue;
-		const int32_t *src = c->ls_src + c->ls_off[i];
-		int64_t n = 0;
-		for (int64_t p = 0; p < d; p++)
-			n += c->ls_node[src[p]].r < c->ls_c[i] * c->ls_node[src[p]].pi;
-		L->ip[i + 1] = n;
-	}
-}
-
-/* A failure of a step run by one thread, for every thread to see after its barrier. */
-static void ls_fail(layer_run *r, int st)
-{
-	if (!st)
-		return;
-	snprintf(r->j.msg, sizeof r->j.msg, "%s", burrow_last_error());
-	r->st = st;
-}
-
-/* LABOR-*'s preparation of a layer, by every thread t of nt in layer_step's region, after
- * the rows' degrees: number the distinct sources of every row's whole neighborhood (a radix
- * sort of (id, neighbor)), draw each one's variate, run the fixed point (ls_rounds), and put
- * each sampled row's count in ip[i + 1]. The same bits at any thread count (sampler_internal.h, BW_LS_ROWS). */
-static void labor_star_prep(layer_run *r, int t, int nt)
-{
-	bw_sample_ctx *c = r->j.c;
-	ls_layer *L = &r->ls;
-#pragma omp single
-	ls_fail(r, ls_room(r, L, nt));
-	if (r->st)
-		return;
-	ls_gather(r, L);
-	uint64_t *x = ls_sort(c, L->F, L->eb, r->ub, t, nt);
-#pragma omp single
-	{
-		L->x = x;
-		L->rowof = (int32_t *)(x == c->items ? c->tmp : c->items);
-		L->erow = L->rowof + L->F;
-	}
-	ls_chunks(L);
-#pragma omp single
-	ls_fail(r, ls_sources(c, L));
-	if (r->st)
-		return;
-	ls_variates(r, L);
-	ls_rounds(c, L, c->labor_star, t, nt);
-	ls_counts(c, L);
 }
 
 /* Phase 2 (one thread): the offsets, then room for the edges in every array the draws and
@@ -834,8 +809,11 @@ static void layer_room(layer_run *r)
 	const int l = j->l;
 	int64_t *ip = r->ip;
 	int st = 0;
-	if (r->st) /* LABOR-*'s preparation failed */
+	if (r->ls.st) { /* LABOR-*'s preparation failed */
+		snprintf(j->msg, sizeof j->msg, "%s", r->ls.msg);
+		r->st = r->ls.st;
 		return;
+	}
 	if (r->ex) {
 		memcpy(ip, r->xip, ((size_t)nd + 1) * sizeof *ip);
 	} else {
@@ -889,7 +867,7 @@ static inline void star_row(const layer_run *r, int64_t i)
 {
 	const int64_t s = r->row[2 * i], d = r->row[2 * i + 1], e0 = r->ip[i], n = r->ip[i + 1] - e0;
 	if (d > r->fanout) {
-		labor_star_row(r->j.c, i, s, d, r->j.items + e0, r->ew + e0);
+		bw_labor_star_row(r->j.c, i, s, d, r->j.items + e0, r->ew + e0);
 		return;
 	}
 	if (d)
@@ -1017,6 +995,18 @@ static int merge_view(bw_sample_ctx *c, const bw_sampled *b, int64_t nd, int64_t
 	return 0;
 }
 
+/* A LABOR-* layer's block as bw_labor_star_prep takes it (its rows' degrees read first, here
+ * on one thread unless every thread reads them in the layer's region). */
+static void star_block(layer_run *r)
+{
+	const int64_t nd = r->j.nd;
+	for (int64_t i = 0; !r->rows_par && i < nd; i++)
+		rows_one(r, i);
+	r->ls = (bw_ls_layer){.gi = r->gi, .w4 = r->w4, .row = r->row, .ip = r->ip, .nd = nd, .k = r->fanout,
+			      .ub = r->ub, .lk = r->lk, .dep = r->dep};
+	snprintf(r->ls.who, sizeof r->ls.who, "sampler: block %d", r->j.l);
+}
+
 /* Sample block l of b over the current nodes b->nodes[0, nd), whose sorted view is
  * c->sg/c->sl[0, nd): append the new source nodes to b->nodes and set *nsrc to the
  * node count after them. The sorted view is extended unless `last`. A fanout < 0 takes
@@ -1025,7 +1015,7 @@ static int merge_view(bw_sample_ctx *c, const bw_sampled *b, int64_t nd, int64_t
  * One parallel region per layer with three or four barriers (a barrier costs little on
  * an idle machine but can cost a scheduler slice on a busy one): the rows' degrees and
  * offsets (phases 1, 2; with LABOR-*, its preparation between them, about 17 barriers and
- * 2 more a round: labor_star_prep); the draws (dynamic chunks of rows), each thread counting its items
+ * 2 more a round: bw_labor_star_prep); the draws (dynamic chunks of rows), each thread counting its items
  * per bucket (top digit of the id: phase 3); then each thread takes a range of buckets
  * holding about E/nt items, places their items (so they stay in its cache) and counts their
  * new nodes; once every count is in, it numbers them (phase 4). The numbering of a small
@@ -1054,6 +1044,8 @@ static int layer_step(bw_sample_ctx *c, const burrow_csr *g, const bw_expander *
 	r.j = (layer_job){.c = c, .l = l, .nd = nd, .top = BW_MIN(r.ub, RADIX_BITS), .sg = c->sg, .sl = c->sl};
 	r.j.rest = r.ub - r.j.top;
 	r.rows_par = !ex && nd >= ROWS_PAR_MIN;
+	if (r.star)
+		star_block(&r);
 	/* edges, roughly, to decide on threads */
 	const int64_t est = ex ? r.xip[nd] : nd * (fanout < 0 ? 8 : fanout);
 
@@ -1066,7 +1058,7 @@ static int layer_step(bw_sample_ctx *c, const burrow_csr *g, const bw_expander *
 				rows_one(&r, i);
 		}
 		if (r.star)
-			labor_star_prep(&r, t, nt);
+			bw_labor_star_prep(c, &r.ls, t, nt);
 #pragma omp single
 		layer_room(&r);
 		if (!r.st && r.j.E > 0 && layer_draw(&r, t)) {

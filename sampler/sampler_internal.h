@@ -70,7 +70,7 @@ void bw_sampled_finish(bw_sampled *b, int num_layers, int64_t nseeds, int64_t ni
  * trims. */
 #define BW_TRIM_ROWS 4096
 
-/* LABOR-*'s preparation (sample.c, labor_star_prep) splits its work in chunks fixed by the
+/* LABOR-*'s preparation (sample.c, bw_labor_star_prep) splits its work in chunks fixed by the
  * layer's shape, never by the thread count: BW_LS_ROWS rows, or about BW_LS_CHUNK neighbors
  * sorted by source (a chunk starts at a source's first neighbor, so that each source is one
  * thread's). What crosses chunks is exact (counts, maxima, a stable sort) or summed by one
@@ -136,7 +136,7 @@ typedef struct bw_sample_ctx {
 	bool edge_ids;                /* record each block edge's CSR position (bw_sampled.eids; not with an expander) */
 	bool labor;                   /* LABOR's shared variates instead of per-row draws (not with an expander) */
 	int labor_star;               /* > 0: LABOR-* with at most this many rounds (not with an expander) */
-	/* LABOR-*'s scratch for one layer (sample.c, labor_star_prep): the layer's distinct
+	/* LABOR-*'s scratch for one layer (sample.c, bw_labor_star_prep): the layer's distinct
 	 * sources (m of them) and every row's whole neighborhood */
 	int32_t *ls_src;              /* [sum of the rows' degrees] each neighbor's source index */
 	int64_t *ls_off;              /* [nd + 1] where each row's neighbors start in ls_src */
@@ -156,6 +156,46 @@ typedef struct bw_sample_ctx {
 
 int bw_sample_ctx_init(bw_sample_ctx *c, int threads, int max_fanout);
 void bw_sample_ctx_free(bw_sample_ctx *c);
+
+/* One bipartite block that LABOR-* samples (sample.c): rows of a CSR whose sources share one
+ * variate each and one probability weight pi each. A layer of the homogeneous sampler is one;
+ * so is each relation of a typed layer (typed.c). The caller sets the first fields; the
+ * preparation fills the others, shared by the threads of one parallel region. */
+typedef struct bw_ls_layer {
+	const void *gi;               /* the CSR's indices (borrowed) ... */
+	bool w4;                      /* ... int32 when w4, else int64 */
+	const int64_t *row;           /* [2 nd] each row's start in gi and its degree */
+	int64_t *ip;                  /* [nd + 1] the block's offsets: a row of degree above k gets its count
+					 in ip[i + 1]; the others' entries are left alone */
+	int64_t nd, k;                /* rows; the fanout (>= 0) */
+	int ub;                       /* bits of a source id */
+	uint64_t lk;                  /* source v's variate is bw_key(lk, v) (the top 53 bits) ... */
+	const bw_labor_dep *dep;      /* ... or, when not NULL, its batch dependency's */
+	char who[64];                 /* what the block is, for messages ("sampler: block 2") */
+	/* filled by the preparation */
+	int64_t F, dmax;              /* neighbors of the rows; the largest degree (at least 1) */
+	int64_t m, nch;               /* distinct sources; chunks of the sorted neighbors */
+	int eb;                       /* bits of a neighbor's index */
+	const uint64_t *x;            /* [F] (source id << eb | neighbor), sorted */
+	int32_t *rowof, *erow;        /* [F] each neighbor's row by neighbor; by source (the sort's other array) */
+	int64_t *q0, *u0;             /* [nch + 1] where chunk h starts in x; the sources before it */
+	double ex;                    /* a round's expected distinct sources, sum of min(1, pi) */
+	int st;                       /* a failure (every thread returns), its message in msg */
+	char msg[256];
+} bw_ls_layer;
+
+/* LABOR-*'s preparation of block L with c's scratch (c->labor_star rounds), by every thread t
+ * of nt of the calling parallel region: number the distinct sources of every row's whole
+ * neighborhood (a radix sort of (id, neighbor)), draw each one's variate, run the fixed point,
+ * and put each row of degree above k's count in ip[i + 1]. On failure L->st and L->msg. The
+ * same bits at any thread count (BW_LS_ROWS). c keeps the block's state until its next call. */
+void bw_labor_star_prep(bw_sample_ctx *c, bw_ls_layer *L, int t, int nt);
+/* Stage one of row i (start s, degree d above the fanout) of the block c prepared last: its
+ * picks, neighbor p when its source's variate is below min(1, c_i pi), as absolute positions
+ * into out (as many as the preparation counted), and with w (may be NULL) their weights: 1 /
+ * that probability, scaled so that the row's weights sum to its count (a weighted mean is then
+ * sum (h / p) / sum (1 / p), the ratio estimator of the row's mean). */
+void bw_labor_star_row(const bw_sample_ctx *c, int64_t i, int64_t s, int64_t d, uint64_t *out, float *w);
 
 /* Sample a batch into b for `n` distinct seeds with fanouts[0 .. L) (input layer first).
  * Row v of block l draws from the stream bw_key(bw_key(key, l), v), so the batch is a

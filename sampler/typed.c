@@ -12,7 +12,10 @@
  * source type, sorts the drawn ids with their edge positions (LSD radix on the id bits),
  * numbers them against that type's nodes sorted by id (a known node keeps its local id, a
  * new one is appended, in increasing id) and writes each edge's local id, and (4) merges the
- * new nodes into the type's sorted view. Nothing is sized by a type's node count. */
+ * new nodes into the type's sorted view. Nothing is sized by a type's node count. With LABOR-*
+ * (opts.labor_star), phases 1 and 2 go relation by relation instead (star_layer): each
+ * relation's rows are one block of sample.c's LABOR-* (bw_labor_star_prep), drawn with their
+ * weights as soon as its counts are known. */
 
 #define DRAW_PAR_MIN 8192 /* a layer expected to draw fewer edges runs on one thread */
 #define ROWS_PAR_MIN 8192 /* fewer destinations have their degrees read by one thread */
@@ -32,6 +35,8 @@ typedef struct typed_sampled {
 	size_t indptr_cap[BURROW_MAX_LAYERS][BURROW_MAX_RELATIONS];
 	int32_t *indices[BURROW_MAX_LAYERS][BURROW_MAX_RELATIONS];
 	size_t indices_cap[BURROW_MAX_LAYERS][BURROW_MAX_RELATIONS];
+	float *ew[BURROW_MAX_LAYERS][BURROW_MAX_RELATIONS]; /* LABOR-*'s edge weights (opts.labor_star) */
+	size_t ew_cap[BURROW_MAX_LAYERS][BURROW_MAX_RELATIONS];
 } typed_sampled;
 
 /* The scratch of one sampling call, reused across batches (a pool: calls may overlap). */
@@ -54,6 +59,9 @@ typedef struct typed_ctx {
 	size_t nptr_cap, npos_cap;              /* [E] increasing positions into its concatenated in-edges */
 	size_t hist[(size_t)1 << SORT_BITS];    /* the radix sort's counts */
 	bw_row_scratch *rows;                   /* [threads] Floyd's hash set above BW_SMALL_FANOUT */
+	bw_sample_ctx star;                     /* LABOR-*'s scratch (opts.labor_star; else zeroed): its
+						   row array, and the state of the relation prepared last */
+	bw_ls_layer ls;                         /* that relation as a LABOR-* block */
 } typed_ctx;
 
 struct burrow_typed_sampler {
@@ -83,6 +91,7 @@ static void sampled_free(typed_sampled *b)
 		for (int r = 0; r < BURROW_MAX_RELATIONS; r++) {
 			bw_free(b->indptr[l][r]);
 			bw_free(b->indices[l][r]);
+			bw_free(b->ew[l][r]);
 		}
 	bw_free(b);
 }
@@ -108,10 +117,12 @@ static void ctx_free(typed_ctx *c)
 	bw_free(c->tmp);
 	bw_free(c->nptr);
 	bw_free(c->npos);
+	bw_sample_ctx_free(&c->star);
 	bw_free(c);
 }
 
-/* A new context for s: per-thread room for Floyd's hash set when a fanout needs one. */
+/* A new context for s: per-thread room for Floyd's hash set when a fanout needs one, and
+ * LABOR-*'s scratch when it samples with it. */
 static typed_ctx *ctx_new(const burrow_typed_sampler *s)
 {
 	typed_ctx *c = bw_calloc(1, sizeof *c);
@@ -121,6 +132,11 @@ static typed_ctx *ctx_new(const burrow_typed_sampler *s)
 	c->rows = bw_calloc((size_t)s->threads, sizeof *c->rows);
 	if (!c->rows)
 		goto out_free;
+	if (s->o.labor_star > 0) {
+		if (bw_sample_ctx_init(&c->star, s->threads, 0))
+			goto out_free;
+		c->star.labor_star = s->o.labor_star;
+	}
 	if (s->max_fanout > BW_SMALL_FANOUT) {
 		const size_t cap = bw_draw_table_cap(s->max_fanout);
 		for (int t = 0; t < s->threads; t++) {
@@ -341,6 +357,112 @@ static void layer_draw(typed_layer *y)
 				draw_row(g, nodes[i], ip[i + 1] - ip[i], rkey, lk, out + ip[i], rs);
 		}
 	}
+}
+
+/* ------------------------------------------------------------ one layer, LABOR-* */
+
+/* LABOR-* (opts.labor_star) replaces phases 1 and 2, relation after relation: the relation's
+ * rows are one bipartite block of sample.c's LABOR-*. Its fixed point over those rows and their
+ * distinct sources gives each source a probability weight pi and each row of degree d above
+ * the fanout k a c (sum over the row of min(1, c pi) = k); the row keeps neighbor u when u's
+ * variate, LABOR's (per layer and source type: the relations from one type share it), is below
+ * min(1, c pi_u), weighed 1 / that probability scaled so that the row's weights sum to its
+ * count. Rows of degree <= k are taken whole, weights 1; a relation of fanout -1 takes every
+ * row whole and has no weights. A relation is drawn as soon as its counts are known: the
+ * preparation's state (c->star) is one relation's. */
+
+/* Relation r's rows (their starts and degrees in c->star.row) and its block's counts
+ * min(fanout, degree) in indptr[l][r][i + 1]; with a fanout > 0, LABOR-*'s preparation over
+ * them, which counts the rows above the fanout again. */
+static int star_counts(typed_layer *y, int r)
+{
+	const burrow_hetero *h = y->s->h;
+	const burrow_relation *x = &h->rel[r];
+	typed_ctx *c = y->c;
+	typed_sampled *b = y->b;
+	const int l = y->l, f = y->s->fan[l][r];
+	const int64_t nd = y->up[x->dst_type], *nodes = b->nodes[x->dst_type], *gp = x->graph.indptr;
+	int st;
+	if ((st = bw_grow(&b->indptr[l][r], &b->indptr_cap[l][r], (size_t)nd + 1, sizeof(int64_t), false)) ||
+	    (st = bw_grow(&c->star.row, &c->star.row_cap, 2 * (size_t)BW_MAX(nd, 1), sizeof(int64_t), false)))
+		return st;
+	int64_t *ip = b->indptr[l][r], *row = c->star.row;
+#pragma omp parallel for num_threads(c->threads) if (nd >= ROWS_PAR_MIN) schedule(static)
+	for (int64_t i = 0; i < nd; i++) {
+		const int64_t s = gp[nodes[i]], d = gp[nodes[i] + 1] - s;
+		row[2 * i] = s;
+		row[2 * i + 1] = d;
+		ip[i + 1] = f < 0 || d <= f ? d : f;
+	}
+	if (f <= 0 || nd == 0)
+		return 0;
+	bw_ls_layer *L = &c->ls;
+	*L = (bw_ls_layer){.gi = x->graph.indices, .w4 = x->graph.index_width == 4, .row = row, .ip = ip, .nd = nd,
+			   .k = f, .ub = bits_for((uint64_t)BW_MAX(h->type_nodes[x->src_type], 1) - 1),
+			   .lk = bw_key(y->lkey ^ BW_LABOR_SALT, (uint64_t)x->src_type) | 1};
+	snprintf(L->who, sizeof L->who, "typed sampler: layer %d, relation %d", l, r);
+#pragma omp parallel num_threads(c->threads) if (nd * f >= DRAW_PAR_MIN)
+	bw_labor_star_prep(&c->star, L, omp_get_thread_num(), omp_get_num_threads());
+	return L->st ? bw_err(L->st, "%s", L->msg) : 0;
+}
+
+/* Relation r's draws into the layer's arrays from edge E (its block's offsets summed), OpenMP
+ * over rows: a row above a fanout > 0 LABOR-*'s picks (bw_labor_star_row) with their weights
+ * into w, any other row whole with weights 1 (w NULL: none). */
+static void star_draw(typed_layer *y, int r, int64_t E, float *w)
+{
+	const burrow_csr *g = &y->s->h->rel[r].graph;
+	typed_ctx *c = y->c;
+	const int f = y->s->fan[y->l][r];
+	const bool w4 = g->index_width == 4;
+	const int64_t nd = y->up[y->s->h->rel[r].dst_type], *ip = y->b->indptr[y->l][r], *row = c->star.row;
+#pragma omp parallel for num_threads(c->threads) if (ip[nd] >= DRAW_PAR_MIN) schedule(dynamic, DRAW_CHUNK)
+	for (int64_t i = 0; i < nd; i++) {
+		const int64_t s = row[2 * i], d = row[2 * i + 1], e0 = ip[i], n = ip[i + 1] - e0;
+		int64_t *out = c->drawn + E + e0;
+		if (f > 0 && d > f) {
+			bw_labor_star_row(&c->star, i, s, d, (uint64_t *)out, w + e0);
+			for (int64_t j = 0; j < n; j++)
+				out[j] = (int64_t)bw_csr_id(g->indices, w4, out[j]);
+			continue;
+		}
+		for (int64_t j = 0; j < n; j++) {
+			out[j] = (int64_t)bw_csr_id(g->indices, w4, s + j);
+			if (w)
+				w[e0 + j] = 1.0f;
+		}
+	}
+}
+
+/* Phases 1 and 2 under LABOR-*: every relation's counts, offsets, draws and weights, its edges
+ * in c->drawn after the previous relation's, as layer_draw leaves them. */
+static int star_layer(typed_layer *y)
+{
+	const burrow_hetero *h = y->s->h;
+	typed_sampled *b = y->b;
+	typed_ctx *c = y->c;
+	const int l = y->l;
+	int64_t E = 0;
+	int st;
+	for (int r = 0; r < h->num_relations; r++) {
+		const int64_t nd = y->up[h->rel[r].dst_type];
+		const bool weighed = y->s->fan[l][r] >= 0;
+		if ((st = star_counts(y, r)))
+			return st;
+		int64_t *ip = b->indptr[l][r];
+		ip[0] = 0;
+		for (int64_t i = 0; i < nd; i++)
+			ip[i + 1] += ip[i];
+		const int64_t n = ip[nd];
+		if ((st = bw_grow(&c->drawn, &c->drawn_cap, (size_t)BW_MAX(E + n, 1), sizeof(int64_t), true)) ||
+		    (weighed && (st = bw_grow(&b->ew[l][r], &b->ew_cap[l][r], (size_t)BW_MAX(n, 1), sizeof(float), false))))
+			return st;
+		y->rbase[r] = E;
+		star_draw(y, r, E, weighed ? b->ew[l][r] : NULL);
+		E += n;
+	}
+	y->rbase[h->num_relations] = E;
+	return bw_grow(&c->lid, &c->lid_cap, (size_t)BW_MAX(E, 1), sizeof(int32_t), false);
 }
 
 /* ------------------------------------------------------------ one layer, fanout per node */
@@ -601,6 +723,9 @@ static int layer_step(typed_layer *y)
 							    "(distributed training draws per relation)");
 		if ((st = node_layer(y)))
 			return st;
+	} else if (y->s->o.labor_star > 0) {
+		if ((st = star_layer(y)))
+			return st;
 	} else {
 		if ((st = layer_offsets(y)))
 			return st;
@@ -620,7 +745,10 @@ static int layer_step(typed_layer *y)
 						     .num_src = y->cnt[h->rel[r].src_type],
 						     .num_edges = E,
 						     .indptr = b->indptr[l][r],
-						     .indices = b->indices[l][r]};
+						     .indices = b->indices[l][r],
+						     .edge_weight = y->s->o.labor_star > 0 && y->s->fan[l][r] >= 0
+									    ? b->ew[l][r]
+									    : NULL};
 	}
 	return 0;
 }
@@ -773,6 +901,12 @@ static int check_opts(const burrow_typed_sampler_opts *o, int num_relations)
 	}
 	if (o->fanout_mode != BURROW_TYPED_FANOUT_RELATION && o->fanout_mode != BURROW_TYPED_FANOUT_NODE)
 		return bw_err(BURROW_E_INVAL, "typed sampler: fanout_mode %d: want RELATION (0) or NODE (1)", o->fanout_mode);
+	if (o->labor_star < 0 || o->labor_star > 64)
+		return bw_err(BURROW_E_INVAL, "typed sampler: labor_star %d is not in [0, 64] (rounds of LABOR-*; 0: off)",
+			      o->labor_star);
+	if (o->labor_star > 0 && o->fanout_mode == BURROW_TYPED_FANOUT_NODE)
+		return bw_err(BURROW_E_UNSUPPORTED, "typed sampler: LABOR-* samples each relation as a block of its own: "
+						    "fanouts per relation, not per node");
 	if (o->batch_size < 1 || o->batch_size > INT32_MAX)
 		return bw_err(BURROW_E_INVAL, "typed sampler: batch_size %lld is not in [1, 2^31)", (long long)o->batch_size);
 	if (o->threads < 0 || o->threads > 4096)
@@ -957,8 +1091,9 @@ int bw_typed_sampler_open_ex(burrow_typed_sampler **out, const burrow_hetero *h,
 		return bw_err(BURROW_E_INVAL, "typed sampler: an expander needs types, relations and a target type");
 	if ((st = check_opts(&o, h->num_relations)))
 		return st;
-	if (o.labor)
-		return bw_err(BURROW_E_UNSUPPORTED, "typed sampler: LABOR draws from the graph's rows, not an expander's");
+	if (o.labor || o.labor_star)
+		return bw_err(BURROW_E_UNSUPPORTED, "typed sampler: LABOR%s draws from the graph's rows, not an expander's",
+			      o.labor_star ? "-*" : "");
 	burrow_typed_sampler *s = bw_calloc(1, sizeof *s);
 	if (!s)
 		return BURROW_E_NOMEM;

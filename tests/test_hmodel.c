@@ -63,9 +63,13 @@ static bw_hmodel_cfg fix_cfg(int kind, int layers, float dropout)
 typedef struct hfix {
 	int L;
 	tblock blk[BURROW_MAX_LAYERS][NR];
+	float *ew[BURROW_MAX_LAYERS][NR]; /* edge weights (g_weighted), else NULL */
 	float *x[NT];
 	bw_hbatch b;
 } hfix;
+
+/* fix_open gives every block edge weights in [0.2, 3) (LABOR-*'s are positive). */
+static bool g_weighted;
 
 static void fix_open(hfix *f, int L, const int64_t (*nn)[NT], uint64_t key)
 {
@@ -80,6 +84,12 @@ static void fix_open(hfix *f, int L, const int64_t (*nn)[NT], uint64_t key)
 			make_block_as(&f->blk[l][r], nn[l + 1][rel_dst[r]], nn[l][rel_src[r]], 4, key + 10 * (uint64_t)l + (uint64_t)r,
 				      true);
 			f->b.blocks[l][r] = &f->blk[l][r].b;
+			if (!g_weighted)
+				continue;
+			const int64_t ne = f->blk[l][r].indptr[nn[l + 1][rel_dst[r]]];
+			f->ew[l][r] = malloc((size_t)(ne + 1) * sizeof(float));
+			fill_uniform(f->ew[l][r], ne, key + 50 + 10 * (uint64_t)l + (uint64_t)r, 0.2, 3);
+			f->blk[l][r].b.edge_weight = f->ew[l][r];
 		}
 	for (int t = 0; t < NT; t++) {
 		f->x[t] = malloc((size_t)(nn[0][t] * in_dim[t]) * sizeof(float));
@@ -91,8 +101,10 @@ static void fix_open(hfix *f, int L, const int64_t (*nn)[NT], uint64_t key)
 static void fix_close(hfix *f)
 {
 	for (int l = 0; l < f->L; l++)
-		for (int r = 0; r < NR; r++)
+		for (int r = 0; r < NR; r++) {
 			free_block(&f->blk[l][r]);
+			free(f->ew[l][r]);
+		}
 	for (int t = 0; t < NT; t++)
 		free(f->x[t]);
 }
@@ -126,7 +138,8 @@ static bw_hparams rel_at(const ref_in *in, int l, int r)
 	return a;
 }
 
-/* out[i] = the mean over row i's sources of x [*, d] (0 without any), into [nd, d]. */
+/* out[i] = the mean over row i's sources of x [*, d] (0 without any), into [nd, d]; with edge
+ * weights, of w_e x_j: sum_e w_e x_j / deg. */
 static double *ref_mean(const bw_block *k, const double *x, int64_t d)
 {
 	double *o = calloc((size_t)(k->num_dst * d) + 1, sizeof *o);
@@ -134,7 +147,7 @@ static double *ref_mean(const bw_block *k, const double *x, int64_t d)
 		const int64_t deg = k->indptr[i + 1] - k->indptr[i];
 		for (int64_t e = k->indptr[i]; e < k->indptr[i + 1]; e++)
 			for (int64_t c = 0; c < d; c++)
-				o[i * d + c] += x[k->indices[e] * d + c] / (double)deg;
+				o[i * d + c] += (k->edge_weight ? k->edge_weight[e] : 1.0) * x[k->indices[e] * d + c] / (double)deg;
 	}
 	return o;
 }
@@ -412,6 +425,17 @@ static void check_grads(int kind, int layers, float p, uint64_t key)
 Test(hmodel, rgcn_gradients) { check_grads(BURROW_MODEL_RGCN, 2, 0, 100); }
 Test(hmodel, rsage_gradients) { check_grads(BURROW_MODEL_RSAGE, 2, 0, 200); }
 Test(hmodel, rgat_gradients) { check_grads(BURROW_MODEL_RGAT, 2, 0, 300); }
+/* R-SAGE over weighted blocks (LABOR-*'s weights, --sampler labor-star on a typed dataset): the
+ * weighted mean, aggregating first (paper's and author's rows, 4 and 3 wide) and projecting
+ * first (field's 5 > hidden 4, and the last layer's hidden 4 > 3 classes), forward and
+ * gradients; two and three layers. */
+Test(hmodel, rsage_gradients_with_edge_weights)
+{
+	g_weighted = true;
+	check_grads(BURROW_MODEL_RSAGE, 2, 0, 600);
+	check_grads(BURROW_MODEL_RSAGE, 3, 0.3f, 610);
+	g_weighted = false;
+}
 /* beyond the brief: three layers, and feature dropout (its masks drawn as the model keys them) */
 Test(hmodel, gradients_with_three_layers_and_dropout)
 {

@@ -504,3 +504,51 @@ Test(loader, the_samplers_edge_weights_reach_the_blocks_when_asked)
 		free(ch);
 	}
 }
+
+/* A typed batch of ch_next's shape (one type, one relation of rows i <- i), its block weighed
+ * as the typed LABOR-* sampler's is. */
+static burrow_typed_batch g_star_tb[NB];
+
+static int star_next_typed(void *ctx, int64_t k, burrow_typed_batch **out)
+{
+	burrow_batch *b;
+	int st = ch_next(ctx, k, &b);
+	burrow_typed_batch *t = &g_star_tb[k];
+	*t = (burrow_typed_batch){.index = k, .num_layers = 1, .num_types = 1, .num_relations = 1, .num_seeds = NI,
+				  .seeds = b->seeds};
+	t->num_nodes[0][0] = t->num_nodes[1][0] = NI;
+	t->input_ids[0] = b->input_ids;
+	t->blocks[0][0] = b->blocks[0];
+	t->blocks[0][0].edge_weight = g_star_w;
+	*out = t;
+	return st;
+}
+
+/* The same for typed batches: with sampler_weights each relation's compute block aggregates by
+ * its weights (and its transpose has them); without, they are left aside. */
+Test(loader, the_typed_samplers_edge_weights_reach_the_blocks_when_asked)
+{
+	for (int j = 0; j < NI; j++)
+		g_star_w[j] = 0.25f + (float)j;
+	for (int asked = 0; asked < 2; asked++) {
+		chain *ch = calloc(1, sizeof *ch);
+		const bw_producer p = {.next_typed = star_next_typed, .ctx = ch};
+		bw_rows *const none[1] = {NULL};
+		const bw_loader_cfg lc = {.dev = bw_device_cpu(), .depth = 1, .num_layers = 1, .dim = 1, .blocks = true,
+					  .transpose = true, .sampler_weights = asked == 1};
+		bw_loader *ld;
+		cr_assert_eq(bw_loader_open(&ld, &lc), 0, "%s", burrow_last_error());
+		cr_assert_eq(bw_loader_start_typed(ld, &p, none, 1, 3), 0, "%s", burrow_last_error());
+		for (int k = 0; k < 3; k++) {
+			bw_loaded lb;
+			cr_assert_eq(bw_loader_next(ld, &lb), 0, "%s", burrow_last_error());
+			const bw_block *b = lb.hb.blocks[0][0];
+			cr_assert_eq(b->edge_weight, asked ? g_star_w : NULL, "asked %d: typed batch %d's block weights", asked, k);
+			cr_assert_eq(b->t_weight != NULL, asked == 1, "the transpose's weights");
+			cr_assert_eq(bw_loader_done(ld), 0);
+		}
+		bw_loader_stop(ld);
+		bw_loader_close(ld);
+		free(ch);
+	}
+}

@@ -1,8 +1,8 @@
-/* test_typed_sampler.c: the typed sampler against a slow reference element for element, its invariants, determinism over threads and order, epochs, refusals, failing allocations. */
+/* test_typed_sampler.c: the typed sampler against a slow reference element for element, its invariants, determinism over threads and order, epochs, refusals, failing allocations; LABOR, fanout per node and LABOR-* likewise. */
 #include <criterion/criterion.h>
 
 #include "../core/internal.h"
-#include "../sampler/draw.h"
+#include "../sampler/sampler_internal.h"
 #include "util.h"
 
 #include <math.h>
@@ -151,6 +151,7 @@ typedef struct ref_batch {
 	int64_t *nodes[BURROW_MAX_TYPES];
 	int64_t *ip[BURROW_MAX_LAYERS][BURROW_MAX_RELATIONS];
 	int32_t *ind[BURROW_MAX_LAYERS][BURROW_MAX_RELATIONS];
+	float *w[BURROW_MAX_LAYERS][BURROW_MAX_RELATIONS]; /* LABOR-*'s weights, or NULL */
 } ref_batch;
 
 static int64_t ref_find(const int64_t *a, int64_t n, int64_t x)
@@ -250,6 +251,111 @@ static int64_t ref_pick(const burrow_hetero *h, const burrow_typed_sampler_opts 
 	return ref_row(&h->rel[r].graph, v, fan_of(o, l, r), key, l, r, out);
 }
 
+/* LABOR-*'s c of a row of d > k sources whose weights are p[0, d), as documented: the c where
+ * sum min(1, c p_j) = k, by bisection (the sum grows with c up to every source saturated, d). */
+static double ref_star_c(const double *p, int64_t d, int64_t k)
+{
+	double lo = 0, hi = 0;
+	for (int64_t j = 0; j < d; j++)
+		hi = fmax(hi, 1.0 / p[j]);
+	for (int it = 0; it < 200; it++) {
+		const double mid = 0.5 * (lo + hi);
+		double sum = 0;
+		for (int64_t j = 0; j < d; j++)
+			sum += fmin(1.0, mid * p[j]);
+		if (sum < (double)k)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return 0.5 * (lo + hi);
+}
+
+/* Relation r's block at a layer of key lkey under LABOR-* (`rounds` rounds), as docs/sampler.md
+ * documents it, for the nd destinations dst: its distinct sources start at pi = 1; a row of
+ * degree d > f has the c of ref_star_c, any other row c = 1 / its smallest pi (0 when empty);
+ * a round sets each pi_u to pi_u times the largest c of the rows reading u, then every c again,
+ * and is the last when its sum of min(1, pi_u) fell by less than 1e-4 of the round before's. A
+ * row of d > f keeps u when u's variate (bw_key(bw_key(lkey ^ salt, src type) | 1, u), its top
+ * 53 bits in [0, 1)) is below min(1, c pi_u), weighed 1 / that probability scaled so that the
+ * row's weights sum to its count; other rows whole, weights 1; fanout -1: whole, no weights (w
+ * NULL). Offsets into ip [nd + 1], source ids into out, weights into w. */
+static void ref_star_block(const burrow_hetero *h, int r, int f, int rounds, uint64_t lkey, const int64_t *dst,
+			   int64_t nd, int64_t *ip, int64_t *out, float *w)
+{
+	const burrow_csr *g = &h->rel[r].graph;
+	int64_t F = 0;
+	for (int64_t i = 0; i < nd; i++)
+		F += deg(g, dst[i]);
+	int64_t *src = malloc((size_t)(F + 1) * sizeof *src), *u = malloc((size_t)(F + 1) * sizeof *u), m = 0;
+	for (int64_t i = 0, q = 0; i < nd; i++)
+		for (int64_t j = 0; j < deg(g, dst[i]); j++, q++)
+			u[q] = src[q] = burrow_csr_index(g, g->indptr[dst[i]] + j);
+	qsort(u, (size_t)F, sizeof *u, bw_cmp_i64);
+	for (int64_t q = 0; q < F; q++)
+		if (q == 0 || u[q] != u[q - 1])
+			u[m++] = u[q];
+	int64_t *at = malloc((size_t)(F + 1) * sizeof *at); /* each neighbor's source index */
+	for (int64_t q = 0; q < F; q++)
+		at[q] = (int64_t *)bsearch(&src[q], u, (size_t)m, sizeof *u, bw_cmp_i64) - u;
+	double *pi = malloc((size_t)(m + 1) * sizeof *pi), *mx = malloc((size_t)(m + 1) * sizeof *mx);
+	double *c = malloc((size_t)(nd + 1) * sizeof *c), *p = malloc((size_t)(F + 1) * sizeof *p);
+	for (int64_t x = 0; x < m; x++)
+		pi[x] = 1.0;
+	double prev = INFINITY;
+	for (int it = 0; it <= rounds; it++) {
+		for (int64_t i = 0, q0 = 0; i < nd; q0 += deg(g, dst[i]), i++) { /* every row's c */
+			const int64_t d = deg(g, dst[i]);
+			double lo = INFINITY;
+			for (int64_t j = 0; j < d; j++) {
+				p[j] = pi[at[q0 + j]];
+				lo = fmin(lo, p[j]);
+			}
+			c[i] = f >= 0 && d > f ? ref_star_c(p, d, f) : d ? 1.0 / lo : 0.0;
+		}
+		if (it == rounds || f < 0)
+			break;
+		for (int64_t x = 0; x < m; x++)
+			mx[x] = 0;
+		for (int64_t i = 0, q0 = 0; i < nd; q0 += deg(g, dst[i]), i++)
+			for (int64_t j = 0; j < deg(g, dst[i]); j++)
+				mx[at[q0 + j]] = fmax(mx[at[q0 + j]], c[i]);
+		double ex = 0;
+		for (int64_t x = 0; x < m; x++) {
+			pi[x] *= mx[x];
+			ex += fmin(1.0, pi[x]);
+		}
+		if (ex >= prev * (1 - 1e-4))
+			rounds = it + 1; /* this round's c, then stop */
+		prev = ex;
+	}
+	const uint64_t lk = bw_key(lkey ^ 0x4C41424F52ull, (uint64_t)h->rel[r].src_type) | 1;
+	ip[0] = 0;
+	for (int64_t i = 0, q0 = 0; i < nd; q0 += deg(g, dst[i]), i++) {
+		const int64_t d = deg(g, dst[i]), e0 = ip[i];
+		int64_t n = 0;
+		double inv = 0;
+		for (int64_t j = 0; j < d; j++) {
+			const double th = c[i] * pi[at[q0 + j]], var = (double)(bw_key(lk, (uint64_t)src[q0 + j]) >> 11) * 0x1p-53;
+			if (f >= 0 && d > f && !(var < fmin(1.0, th)))
+				continue;
+			p[n] = f >= 0 && d > f ? fmin(1.0, th) : 1.0;
+			inv += 1.0 / p[n];
+			out[e0 + n++] = src[q0 + j];
+		}
+		for (int64_t j = 0; w && j < n; j++)
+			w[e0 + j] = (float)(1.0 / p[j] * (double)n / inv);
+		ip[i + 1] = e0 + (f == 0 ? 0 : n);
+	}
+	free(src);
+	free(u);
+	free(at);
+	free(pi);
+	free(mx);
+	free(c);
+	free(p);
+}
+
 static void ref_sample(const burrow_hetero *h, const burrow_typed_sampler_opts *o, const int64_t *seeds, int64_t n,
 		       uint64_t key, ref_batch *rb)
 {
@@ -274,6 +380,13 @@ static void ref_sample(const burrow_hetero *h, const burrow_typed_sampler_opts *
 			const int64_t nd = rb->num[l + 1][x->dst_type];
 			rb->ip[l][r] = calloc((size_t)nd + 1, sizeof(int64_t));
 			drawn[r] = malloc((size_t)(x->graph.num_edges + 1) * sizeof(int64_t));
+			if (o->labor_star > 0) {
+				const int f = fan_of(o, l, r);
+				rb->w[l][r] = f >= 0 ? malloc((size_t)(x->graph.num_edges + 1) * sizeof(float)) : NULL;
+				ref_star_block(h, r, f, o->labor_star, bw_key(key, (uint64_t)l), rb->nodes[x->dst_type], nd,
+					       rb->ip[l][r], drawn[r], rb->w[l][r]);
+				continue;
+			}
 			for (int64_t i = 0; i < nd; i++)
 				rb->ip[l][r][i + 1] = rb->ip[l][r][i] + ref_pick(h, o, key, l, r, rb->nodes[x->dst_type][i],
 										   drawn[r] + rb->ip[l][r][i]);
@@ -306,6 +419,7 @@ static void ref_free(ref_batch *rb)
 		for (int r = 0; r < rb->R; r++) {
 			free(rb->ip[l][r]);
 			free(rb->ind[l][r]);
+			free(rb->w[l][r]);
 		}
 }
 
@@ -332,6 +446,12 @@ static void same_as_ref(const burrow_typed_batch *b, const ref_batch *rb, const 
 			for (int64_t e = 0; e < k->num_edges; e++)
 				cr_assert_eq(k->indices[e], rb->ind[l][r][e], "%s: block (%d, %d) edge %lld is %d, want %d", what,
 					     l, r, (long long)e, k->indices[e], rb->ind[l][r][e]);
+			cr_assert_eq(k->edge_weight != NULL, rb->w[l][r] != NULL, "%s: block (%d, %d) has weights %p", what, l,
+				     r, (const void *)k->edge_weight);
+			for (int64_t e = 0; rb->w[l][r] && e < k->num_edges; e++)
+				cr_assert(fabs(k->edge_weight[e] - rb->w[l][r][e]) <= 1e-5 * fmax(1.0, rb->w[l][r][e]),
+					  "%s: block (%d, %d) edge %lld weighs %.9g, want %.9g", what, l, r, (long long)e,
+					  (double)k->edge_weight[e], (double)rb->w[l][r][e]);
 		}
 }
 
@@ -353,9 +473,25 @@ static void check_ids(const burrow_hetero *h, const burrow_typed_batch *b, int t
 	free(a);
 }
 
-/* Block (l, r): its sizes, real edges, counts min(fanout, degree), rows increasing. Marks the
- * sources it uses in used[]. */
-static void check_block(const burrow_hetero *h, const burrow_typed_batch *b, int l, int r, int f, char *used)
+/* LABOR-*'s weights of block (l, r)'s row [lo, hi): positive, summing to the row's count; 1 for a
+ * row taken whole. */
+static void check_star_weights(const burrow_block *k, int l, int r, int64_t lo, int64_t hi, bool whole)
+{
+	double sum = 0;
+	for (int64_t j = lo; j < hi; j++) {
+		cr_assert(k->edge_weight[j] > 0, "block (%d, %d): weight %g", l, r, (double)k->edge_weight[j]);
+		cr_assert(!whole || k->edge_weight[j] == 1.0f, "block (%d, %d): a whole row weighs %g", l, r,
+			  (double)k->edge_weight[j]);
+		sum += k->edge_weight[j];
+	}
+	cr_assert(fabs(sum - (double)(hi - lo)) <= 1e-4 * (double)(hi - lo), "block (%d, %d): weights sum to %g over %lld edges",
+		  l, r, sum, (long long)(hi - lo));
+}
+
+/* Block (l, r): its sizes, real edges, counts min(fanout, degree) (f == -3: at most the degree),
+ * rows increasing. star: LABOR-*'s, a row above the fanout keeps any count, and the block has
+ * weights (check_star_weights) unless its fanout is -1. Marks the sources it uses in used[]. */
+static void check_block(const burrow_hetero *h, const burrow_typed_batch *b, int l, int r, int f, bool star, char *used)
 {
 	const burrow_relation *x = &h->rel[r];
 	const burrow_block *k = &b->blocks[l][r];
@@ -363,11 +499,15 @@ static void check_block(const burrow_hetero *h, const burrow_typed_batch *b, int
 	cr_assert_eq(k->num_src, b->num_nodes[l][x->src_type], "block (%d, %d): src count", l, r);
 	cr_assert_eq(k->indptr[0], 0);
 	cr_assert_eq(k->indptr[k->num_dst], k->num_edges);
+	cr_assert_eq(k->edge_weight != NULL, star && f >= 0, "block (%d, %d): weights only with LABOR-*", l, r);
 	for (int64_t i = 0; i < k->num_dst; i++) {
 		const int64_t v = b->input_ids[x->dst_type][i], d = deg(&x->graph, v), lo = k->indptr[i], hi = k->indptr[i + 1];
 		const int64_t want = f < 0 || d <= f ? d : f;
-		cr_assert(f == -3 ? hi - lo <= d : hi - lo == want, "block (%d, %d): node %lld of degree %lld got %lld, want %lld", l, r, (long long)v,
-			     (long long)d, (long long)(hi - lo), (long long)want);
+		cr_assert(f == -3 || (star && f > 0 && d > f) ? hi - lo <= d : hi - lo == want,
+			  "block (%d, %d): node %lld of degree %lld got %lld, want %lld", l, r, (long long)v, (long long)d,
+			  (long long)(hi - lo), (long long)want);
+		if (k->edge_weight)
+			check_star_weights(k, l, r, lo, hi, d <= f);
 		for (int64_t j = lo; j < hi; j++) {
 			const int32_t s = k->indices[j];
 			cr_assert(s >= 0 && s < k->num_src, "block (%d, %d): local id %d out of range", l, r, s);
@@ -432,7 +572,8 @@ static void check_batch(const burrow_hetero *h, const burrow_typed_batch *b, con
 			char *used = calloc((size_t)b->num_nodes[l][t] + 1, 1);
 			for (int r = 0; r < h->num_relations; r++)
 				if (h->rel[r].src_type == t)
-					check_block(h, b, l, r, node_mode(o) && fan_of(o, l, r) ? -3 : fan_of(o, l, r), used);
+					check_block(h, b, l, r, node_mode(o) && fan_of(o, l, r) ? -3 : fan_of(o, l, r),
+						    o->labor_star > 0, used);
 			for (int64_t i = b->num_nodes[l + 1][t]; i < b->num_nodes[l][t]; i++)
 				cr_assert(used[i], "type %d level %d: node %lld is nobody's neighbor", t, l, (long long)i);
 			free(used);
@@ -478,6 +619,9 @@ static void same_batch(const burrow_typed_batch *a, const burrow_typed_batch *b)
 			cr_assert(!memcmp(x->indptr, y->indptr, (size_t)(x->num_dst + 1) * sizeof(int64_t)));
 			cr_assert(!memcmp(x->indices, y->indices, (size_t)x->num_edges * sizeof(int32_t)),
 				  "batch %lld block (%d, %d): indices differ", (long long)a->index, l, r);
+			cr_assert_eq(x->edge_weight != NULL, y->edge_weight != NULL);
+			cr_assert(!x->edge_weight || !memcmp(x->edge_weight, y->edge_weight, (size_t)x->num_edges * sizeof(float)),
+				  "batch %lld block (%d, %d): weights differ", (long long)a->index, l, r);
 		}
 }
 
@@ -775,11 +919,13 @@ Test(typed_sampler, refuses_bad_graphs_options_ids_and_seeds)
 	free_graph(&t);
 }
 
-/* open, two batches (one held while the other is sampled), explicit seeds, close. */
-static int one_run(const tgraph *t, const int64_t *ids, int64_t n)
+/* open, two batches (one held while the other is sampled), explicit seeds, close; star: with
+ * LABOR-*. */
+static int one_run(const tgraph *t, const int64_t *ids, int64_t n, bool star)
 {
 	burrow_typed_sampler_opts o;
-	config(&o, 1);
+	config(&o, star ? 0 : 1);
+	o.labor_star = star ? BURROW_LABOR_STAR_ROUNDS : 0;
 	burrow_typed_sampler *s;
 	burrow_typed_batch *a = NULL, *b = NULL;
 	int st = burrow_typed_sampler_open(&s, &t->h, ids, n, &o);
@@ -801,17 +947,20 @@ Test(typed_sampler, failing_allocations_return_nomem)
 	for (int i = 0; i < 30; i++)
 		ids[i] = i;
 	const size_t base = tu_mem_now();
-	int k;
-	for (k = 0; k < 2000; k++) {
-		bw_mem_fail_after(k);
-		int st = one_run(&t, ids, 30);
-		bw_mem_fail_after(-1);
-		cr_assert_eq(tu_mem_now(), base, "failing allocation %d: %zu bytes not freed", k, tu_mem_now() - base);
-		if (st == 0)
-			break;
-		cr_assert_eq(st, BURROW_E_NOMEM, "failing allocation %d: %s", k, burrow_last_error());
+	for (int star = 0; star < 2; star++) {
+		int k;
+		for (k = 0; k < 2000; k++) {
+			bw_mem_fail_after(k);
+			int st = one_run(&t, ids, 30, star);
+			bw_mem_fail_after(-1);
+			cr_assert_eq(tu_mem_now(), base, "star %d, failing allocation %d: %zu bytes not freed", star, k,
+				     tu_mem_now() - base);
+			if (st == 0)
+				break;
+			cr_assert_eq(st, BURROW_E_NOMEM, "star %d, failing allocation %d: %s", star, k, burrow_last_error());
+		}
+		cr_assert(k > 10 && k < 2000, "star %d: %d allocations", star, k);
 	}
-	cr_assert(k > 10 && k < 2000, "%d allocations", k);
 	free_graph(&t);
 }
 
@@ -1111,5 +1260,225 @@ Test(typed_sampler, node_fanout_refuses_per_relation_fanouts)
 	burrow_typed_sampler_close(s);
 	o.fanout_mode = 2;
 	cr_assert_eq(burrow_typed_sampler_open(&s, &t.h, ids, 3, &o), BURROW_E_INVAL);
+	free_graph(&t);
+}
+
+/* ------------------------------------------------------------ LABOR-* */
+
+/* Every batch of every configuration (fanouts -1, 0, 2, 3, 35 and 40, per layer and per
+ * relation) under LABOR-* of 1, 3 and 64 rounds equals the slow reference (ref_star_block:
+ * picks exactly, weights within 1e-5) and keeps the invariants (real edges, rows in order,
+ * weights positive summing to each row's count, 1 for a row taken whole). */
+Test(typed_sampler, labor_star_equals_the_reference_and_keeps_the_invariants)
+{
+	tgraph t;
+	make_graph(&t, 3, 7);
+	enum { N = 120 };
+	int64_t ids[N];
+	for (int i = 0; i < N; i++)
+		ids[i] = (i * 7) % N;
+	const int rounds[3] = {1, BURROW_LABOR_STAR_ROUNDS, 64};
+	int64_t sampled = 0; /* edges of rows above their fanout, where LABOR-* decides */
+	for (int c = 0; c < 4; c++) {
+		burrow_typed_sampler_opts o;
+		config(&o, c);
+		o.labor_star = rounds[c % 3];
+		burrow_typed_sampler *s = open_ok(&t, ids, N, &o);
+		int64_t *perm = ref_perm(ids, N, o.seed, 0);
+		for (int64_t k = 0; k < burrow_typed_sampler_num_batches(s); k++) {
+			burrow_typed_batch *b;
+			cr_assert_eq(burrow_typed_sampler_batch(s, 0, k, &b), 0, "%s", burrow_last_error());
+			const int64_t m = b->num_seeds;
+			ref_batch rb;
+			ref_sample(&t.h, &o, perm + k * o.batch_size, m, bw_key(bw_key(o.seed, 0), (uint64_t)k), &rb);
+			char what[80];
+			snprintf(what, sizeof what, "LABOR-* %d rounds, config %d batch %lld", o.labor_star, c, (long long)k);
+			same_as_ref(b, &rb, what);
+			check_batch(&t.h, b, &o, perm + k * o.batch_size, m);
+			for (int l = 0; l < o.num_layers; l++)
+				for (int r = 0; r < 5; r++) {
+					const burrow_block *x = &b->blocks[l][r];
+					for (int64_t i = 0; fan_of(&o, l, r) > 0 && i < x->num_dst; i++)
+						if (deg(&t.h.rel[r].graph, b->input_ids[t.h.rel[r].dst_type][i]) > fan_of(&o, l, r))
+							sampled += x->indptr[i + 1] - x->indptr[i];
+				}
+			ref_free(&rb);
+			burrow_typed_sampler_release(s, b);
+		}
+		free(perm);
+		const int64_t seeds[] = {0, 119, 17, 3, 36};
+		burrow_typed_batch *b;
+		cr_assert_eq(burrow_typed_sampler_sample(s, seeds, 5, 99, &b), 0, "%s", burrow_last_error());
+		ref_batch rb;
+		ref_sample(&t.h, &o, seeds, 5, bw_key(bw_key(o.seed, UINT64_MAX - 1), 99), &rb);
+		same_as_ref(b, &rb, "LABOR-*, explicit seeds");
+		check_batch(&t.h, b, &o, seeds, 5);
+		ref_free(&rb);
+		burrow_typed_sampler_release(s, b);
+		burrow_typed_sampler_close(s);
+	}
+	cr_log_info("LABOR-* reference: %lld edges of rows above their fanout", (long long)sampled);
+	cr_assert_gt(sampled, 1000, "only %lld edges of rows above their fanout: the reference decides little",
+		     (long long)sampled);
+	free_graph(&t);
+}
+
+/* LABOR-* keeps each row's fanout in expectation, relation by relation. Over B keys of the same
+ * NS seeds (the seed layer's c and pi depend on its rows, not the key: only the variates do),
+ * each relation's excess a batch, sum over its rows above the fanout of (count - K), has a mean
+ * within 5 standard errors of 0, at the seed layer and at the layer below (whose rows depend on
+ * the key; each row's expected count given them is still K). Rows share variates, so the z
+ * scores use the spread over the keys of each batch's total. And each seed row above K keeps K
+ * on average in each relation (a sum of Bernoullis of mean K: variance below K). */
+Test(typed_sampler, labor_star_rows_keep_the_fanout_in_expectation)
+{
+	tgraph t;
+	make_graph(&t, 60, 3);
+	enum { B = 300, NS = 400, K = 2, R = 5 };
+	int64_t seeds[NS];
+	for (int i = 0; i < NS; i++)
+		seeds[i] = (i * 7) % t.h.type_nodes[PAPER];
+	burrow_typed_sampler_opts o;
+	burrow_typed_sampler_defaults(&o);
+	o.num_layers = 2;
+	o.fanouts[0] = o.fanouts[1] = K;
+	o.labor_star = BURROW_LABOR_STAR_ROUNDS;
+	burrow_typed_sampler *s = open_ok(&t, NULL, 0, &o);
+	static double ex[2][R][B];
+	double *row = calloc((size_t)R * NS, sizeof *row);
+	int64_t sampled[2][R] = {{0}};
+	for (int key = 0; key < B; key++) {
+		burrow_typed_batch *b;
+		cr_assert_eq(burrow_typed_sampler_sample(s, seeds, NS, (uint64_t)key, &b), 0, "%s", burrow_last_error());
+		check_batch(&t.h, b, &o, seeds, NS);
+		for (int l = 0; l < 2; l++)
+			for (int r = 0; r < R; r++) {
+				const burrow_block *k = &b->blocks[l][r];
+				const burrow_relation *x = &t.h.rel[r];
+				ex[l][r][key] = 0;
+				for (int64_t i = 0; i < k->num_dst; i++) {
+					if (deg(&x->graph, b->input_ids[x->dst_type][i]) <= K)
+						continue;
+					const int64_t c = k->indptr[i + 1] - k->indptr[i];
+					ex[l][r][key] += (double)(c - K);
+					sampled[l][r]++;
+					if (l == 1)
+						row[r * NS + i] += (double)c;
+				}
+			}
+		burrow_typed_sampler_release(s, b);
+	}
+	int tested = 0;
+	for (int l = 0; l < 2; l++)
+		for (int r = 0; r < R; r++) {
+			if (sampled[l][r] < 20 * B)
+				continue;
+			double m = 0, v = 0;
+			for (int key = 0; key < B; key++)
+				m += ex[l][r][key] / B;
+			for (int key = 0; key < B; key++)
+				v += (ex[l][r][key] - m) * (ex[l][r][key] - m) / (B - 1);
+			const double z = m / sqrt(v / B);
+			cr_log_info("block (%d, %s): %.1f rows above K a batch, mean excess %.3f a batch (sd %.2f), z %.2f", l,
+				    t.h.rel[r].name, (double)sampled[l][r] / B, m, sqrt(v), z);
+			cr_assert(fabs(z) < 5, "block (%d, %s): rows keep %.3f more than the fanout (z = %.2f)", l,
+				  t.h.rel[r].name, m * B / (double)sampled[l][r], z);
+			tested++;
+		}
+	cr_assert_geq(tested, 6, "only %d blocks with enough rows above the fanout", tested);
+	for (int r = 0; r < R; r++)
+		for (int64_t i = 0; t.h.rel[r].dst_type == PAPER && i < NS; i++)
+			if (deg(&t.h.rel[r].graph, seeds[i]) > K)
+				cr_assert(fabs(row[r * NS + i] / B - K) < 6 * sqrt((double)K / B),
+					  "relation %s: seed %lld keeps %.3f on average, want %d", t.h.rel[r].name,
+					  (long long)seeds[i], row[r * NS + i] / B, K);
+	free(row);
+	burrow_typed_sampler_close(s);
+	free_graph(&t);
+}
+
+/* LABOR-*'s batches, weights included, are the same bits at 1, 2 and 3 threads and in any
+ * order: the input layer's cites rows read several BW_LS_CHUNK chunks of neighbors, and its
+ * preparation and draws are large enough to run on every thread. */
+Test(typed_sampler, labor_star_same_bits_whatever_the_threads)
+{
+	tgraph t;
+	make_graph(&t, 400, 11); /* 16,000 papers */
+	const int64_t n = 12000;
+	int64_t *ids = malloc((size_t)n * sizeof *ids);
+	for (int64_t i = 0; i < n; i++)
+		ids[i] = (i * 7) % 16000;
+	burrow_typed_sampler_opts o;
+	burrow_typed_sampler_defaults(&o);
+	o.fanouts[0] = 4;
+	o.fanouts[1] = 4;
+	o.batch_size = 6000;
+	o.seed = 5;
+	o.labor_star = BURROW_LABOR_STAR_ROUNDS;
+	burrow_typed_sampler *s[3];
+	for (int i = 0; i < 3; i++) {
+		o.threads = i + 1;
+		s[i] = open_ok(&t, ids, n, &o);
+	}
+	const int64_t order[] = {1, 0};
+	burrow_typed_batch *v[3][2];
+	take_all(s[0], 2, 2, NULL, v[0]);
+	take_all(s[1], 2, 2, order, v[1]);
+	take_all(s[2], 2, 2, NULL, v[2]);
+	const burrow_block *k = &v[0][0]->blocks[0][0]; /* layer 0, cites */
+	int64_t whole = 0;
+	for (int64_t i = 0; i < k->num_dst; i++)
+		whole += deg(&t.h.rel[0].graph, v[0][0]->input_ids[PAPER][i]);
+	cr_log_info("LABOR-* threads: layer 0 cites: %lld rows, %lld neighbors, %lld kept", (long long)k->num_dst,
+		    (long long)whole, (long long)k->num_edges);
+	cr_assert_gt(whole, 2 * BW_LS_CHUNK, "layer 0's cites rows read %lld neighbors: too few for several chunks",
+		      (long long)whole);
+	cr_assert_geq(k->num_edges, 8192, "layer 0's cites block (%lld edges) is drawn on one thread",
+		      (long long)k->num_edges);
+	for (int64_t b = 0; b < 2; b++) {
+		check_batch(&t.h, v[0][b], &o, v[0][b]->seeds, v[0][b]->num_seeds);
+		for (int i = 1; i < 3; i++) {
+			same_batch(v[0][b], v[i][b]);
+			burrow_typed_sampler_release(s[i], v[i][b]);
+		}
+		burrow_typed_sampler_release(s[0], v[0][b]);
+	}
+	for (int i = 0; i < 3; i++)
+		burrow_typed_sampler_close(s[i]);
+	free(ids);
+	free_graph(&t);
+}
+
+static int no_expand(void *ctx, int l, int r, int fanout, uint64_t rkey, const int64_t *nodes, int64_t nd,
+		     const int64_t **ip, const int64_t **ids)
+{
+	(void)ctx, (void)l, (void)r, (void)fanout, (void)rkey, (void)nodes, (void)nd, (void)ip, (void)ids;
+	return BURROW_E_INVAL;
+}
+
+/* LABOR-*'s rounds are 0 .. 64; it samples per relation, not with fanouts per node, and from the
+ * graph's rows, not an expander's. */
+Test(typed_sampler, labor_star_refuses_bad_rounds_node_fanout_and_expanders)
+{
+	tgraph t;
+	make_graph(&t, 1, 9);
+	int64_t ids[] = {1, 2, 3};
+	burrow_typed_sampler_opts o;
+	burrow_typed_sampler_defaults(&o);
+	burrow_typed_sampler *s;
+	for (int i = 0; i < 2; i++) {
+		o.labor_star = i ? 65 : -1;
+		cr_assert_eq(burrow_typed_sampler_open(&s, &t.h, ids, 3, &o), BURROW_E_INVAL);
+		cr_assert(strstr(burrow_last_error(), "labor_star"), "%s", burrow_last_error());
+	}
+	o.labor_star = BURROW_LABOR_STAR_ROUNDS;
+	o.fanout_mode = BURROW_TYPED_FANOUT_NODE;
+	cr_assert_eq(burrow_typed_sampler_open(&s, &t.h, ids, 3, &o), BURROW_E_UNSUPPORTED);
+	cr_assert(strstr(burrow_last_error(), "per node"), "%s", burrow_last_error());
+	o.fanout_mode = BURROW_TYPED_FANOUT_RELATION;
+	const bw_typed_expander ex = {.expand = no_expand};
+	cr_assert_eq(bw_typed_sampler_open_ex(&s, &t.h, &ex, &o), BURROW_E_UNSUPPORTED);
+	cr_assert(strstr(burrow_last_error(), "LABOR-*"), "%s", burrow_last_error());
+	cr_assert_null(s);
 	free_graph(&t);
 }

@@ -218,6 +218,13 @@ typedef struct burrow_typed_sampler_opts {
 	int fanout_mode;         /* enum burrow_typed_fanout: RELATION (default) draws fanout(l, r) per relation;
 				    NODE draws fanouts[l] per destination among all its in-edges of the layer's
 				    relations into its type (rel_fanouts may only leave a relation out: 0) */
+	int labor_star;          /* LABOR-* (docs/sampler.md) when > 0, whatever `labor` says: each relation of a
+				    layer is one block of burrow_sampler_opts.labor_star's, its sources' probabilities
+				    pi by at most this many rounds of the fixed point over that relation's rows, the
+				    variates LABOR's (per layer and source type); a row of degree d > fanout(l, r)
+				    keeps its fanout in expectation, and the block carries edge weights
+				    (burrow_block.edge_weight; NULL where the fanout is -1). Fanouts per relation
+				    only (not FANOUT_NODE); 0 .. 64 (default 0: off) */
 } burrow_typed_sampler_opts;
 BURROW_API void burrow_typed_sampler_defaults(burrow_typed_sampler_opts *o);
 

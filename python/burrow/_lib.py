@@ -118,7 +118,8 @@ class TypedBatch(Structure):
 class TypedSamplerOpts(Structure):
     _fields_ = [("size", c_size_t), ("num_layers", c_int), ("fanouts", c_int * MAX_LAYERS),
                 ("rel_fanouts", (c_int * MAX_RELATIONS) * MAX_LAYERS), ("batch_size", c_int64), ("seed", c_uint64),
-                ("drop_last", c_bool), ("threads", c_int), ("labor", c_bool), ("fanout_mode", c_int)]
+                ("drop_last", c_bool), ("threads", c_int), ("labor", c_bool), ("fanout_mode", c_int),
+                ("labor_star", c_int)]
 
 
 class SamplerOpts(Structure):

@@ -535,17 +535,23 @@ double bw_hmodel_batch_bytes(const bw_hmodel *m, const int64_t (*num_nodes)[BURR
 
 /* ------------------------------------------------------------ forward */
 
-/* z += mean_r(xs) W (x->w), aggregating x_s or its projection, whichever is narrower. */
+/* z += mean_r(xs) W (x->w), aggregating x_s or its projection, whichever is narrower. A block
+ * with edge weights (LABOR-*'s) takes the weighted mean, sum_j w_ij x_j / |N_r(i)|: its
+ * aggregation overwrites, so a projection's goes through tmp[1] and is added. */
 static int mean_forward(const bw_backend *be, bw_hmodel *m, hrel *x, const bw_block *k, const bw_tensor *xs,
 			bw_tensor *z)
 {
 	int st;
 	const bw_tensor w = bw_tensor_view(be->dev, x->w, x->in_src, x->out);
 	if (x->project_first) {
-		bw_tensor *p = &m->tmp[0];
+		bw_tensor *p = &m->tmp[0], *a = &m->tmp[1];
 		TRY(bw_tensor_reshape(p, be->dev, k->num_src, x->out));
 		TRY(bw_matmul(be, xs, false, &w, false, 1.0f, 0.0f, p));
-		return bw_aggregate_part(be, k, BW_PART_ALL, BW_AGG_MEAN, p, 0, k->num_dst, true, z);
+		if (!k->edge_weight)
+			return bw_aggregate_part(be, k, BW_PART_ALL, BW_AGG_MEAN, p, 0, k->num_dst, true, z);
+		TRY(bw_tensor_reshape(a, be->dev, k->num_dst, x->out));
+		TRY(bw_aggregate(be, k, BW_AGG_MEAN, p, 0, -1, a));
+		return bw_axpy(be, 1.0f, a, z);
 	}
 	TRY(bw_tensor_reshape(&x->agg, be->dev, k->num_dst, x->in_src));
 	TRY(bw_aggregate(be, k, BW_AGG_MEAN, xs, 0, -1, &x->agg));

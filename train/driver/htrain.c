@@ -200,6 +200,7 @@ static int sampler_opts(bw_htrain *ht, const burrow_train_opts *o)
 	so->batch_size = o->batch_size;
 	so->threads = 1;
 	so->labor = o->sampler == BURROW_SAMPLER_LABOR;
+	so->labor_star = o->sampler == BURROW_SAMPLER_LABOR_STAR ? BURROW_LABOR_STAR_ROUNDS : 0;
 	so->fanout_mode = o->typed_fanout;
 	if (o->typed_fanout == BURROW_TYPED_FANOUT_NODE && o->rel_fanout && *o->rel_fanout)
 		return bw_err(BURROW_E_INVAL, "train: --rel-fanout sets fanouts per relation; --typed-fanout node draws "
@@ -318,6 +319,11 @@ int bw_htrain_open(bw_htrain **out, burrow_dataset *ds, const burrow_train_opts 
 						    "--norm or --residual, in this version");
 	if (h->target_type < 0 || !burrow_dataset_labels(ds))
 		return bw_err(BURROW_E_INVAL, "%s: the typed dataset has no labelled target type", bw_dataset_dir(ds));
+	if (o->sampler == BURROW_SAMPLER_LABOR_STAR &&
+	    (o->model != BURROW_MODEL_RSAGE || !bw_backend_supports(be, BW_OP_EDGE_WEIGHT)))
+		return bw_err(BURROW_E_UNSUPPORTED, "%s: LABOR-* (--sampler labor-star) on a typed dataset feeds its weights "
+						    "to rsage's mean on a backend with weighted aggregation (cpu), not to %s on %s",
+			      bw_dataset_dir(ds), burrow_model_name(o->model), bw_backend_name(be));
 	bw_htrain *ht = bw_calloc(1, sizeof *ht);
 	if (!ht)
 		return BURROW_E_NOMEM;
@@ -343,6 +349,7 @@ int bw_htrain_open(bw_htrain **out, burrow_dataset *ds, const burrow_train_opts 
 		.labels = burrow_dataset_labels(ds),
 		.blocks = true,
 		.transpose = true,
+		.sampler_weights = o->sampler == BURROW_SAMPLER_LABOR_STAR, /* rsage's mean weighs them */
 	};
 	bw_loader_cfg c = lc;
 	for (int t = 0; t < h->num_types; t++)
@@ -548,6 +555,7 @@ int bw_htrain_evaluate(bw_htrain *ht, const burrow_train_opts *o, int epoch, uns
 	burrow_typed_sampler_opts so = ht->so;
 	so.seed = o->seed;
 	so.labor = false; /* evaluation samples neighbors as the homogeneous one does */
+	so.labor_star = 0;
 	for (int l = 0; o->eval_fanout[0] && l < o->layers; l++) /* else the training fanouts */
 		so.fanouts[l] = ht->cfg.num_rels ? o->eval_fanout[l] : 0;
 	int st = bw_typed_sampler_open_checked(&s, ht->h, NULL, 0, &so);

@@ -146,7 +146,8 @@ static int fill_labels(bw_loader *ld, slot *sl)
 	return 0;
 }
 
-/* fill for a typed batch: its labels and its blocks, [layer][relation] (no GCN norms). */
+/* fill for a typed batch: its labels and its blocks, [layer][relation] (no GCN norms), each
+ * with the sampler's edge weights when cfg.sampler_weights. */
 static int fill_typed(bw_loader *ld, slot *sl)
 {
 	const bw_loader_cfg *c = &ld->c;
@@ -164,6 +165,8 @@ static int fill_typed(bw_loader *ld, slot *sl)
 			bw_block *b = &sl->blk[l * nr + r];
 			bw_block_reuse(b, sbl->num_dst, sbl->num_src, sbl->indptr, sbl->indices);
 			sl->nblk = BW_MAX(sl->nblk, l * nr + r + 1);
+			if (c->sampler_weights && c->blocks && sbl->edge_weight)
+				b->edge_weight = sbl->edge_weight; /* LABOR-*'s, valid while the slot holds the batch */
 			if (c->blocks && (st = bw_block_prepare(b, c->transpose, false)))
 				return st;
 		}

@@ -333,8 +333,9 @@ static int transposed_features(burrow_trainer *t)
 	return 0;
 }
 
-/* --sampler labor-star's and --labor-batch-dependency's limits: homogeneous datasets, LABOR's
- * samplers, and labor-star not with --edge-weight (both weigh the blocks' edges). */
+/* --sampler labor-star's and --labor-batch-dependency's limits: LABOR's samplers, the batch
+ * dependency on homogeneous datasets, and labor-star not with --edge-weight (both weigh the
+ * blocks' edges); a typed dataset's labor-star is htrain.c's to check (its models). */
 static int labor_star_check(const burrow_dataset *ds, const burrow_train_opts *o)
 {
 	if (o->labor_batch_dependency > 1 && o->sampler == BURROW_SAMPLER_NEIGHBOR)
@@ -345,9 +346,6 @@ static int labor_star_check(const burrow_dataset *ds, const burrow_train_opts *o
 						    "version", bw_dataset_dir(ds));
 	if (o->sampler != BURROW_SAMPLER_LABOR_STAR)
 		return 0;
-	if (burrow_dataset_hetero(ds))
-		return bw_err(BURROW_E_UNSUPPORTED, "%s: LABOR-* (--sampler labor-star) samples homogeneous datasets in "
-						    "this version; typed ones take --sampler labor", bw_dataset_dir(ds));
 	if (o->edge_weight)
 		return bw_err(BURROW_E_UNSUPPORTED, "%s: --edge-weight and LABOR-* (--sampler labor-star) both weigh the "
 						    "blocks' edges: not built together", bw_dataset_dir(ds));
