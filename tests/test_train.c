@@ -1125,10 +1125,34 @@ static char *sparse_csbm(const char *dir, int64_t nodes, int64_t dim)
 	return d;
 }
 
-/* Mini-batch epochs of model (sage or gcn; two layers, batch 64) with sparse_input and
- * threads: each epoch's loss and valid accuracy (layer-wise evaluation, or sampled under
- * eval_fanout); *sparse whether the first layer multiplied sparse; scan: each batch's
- * sparse copy scanned from its dense rows, not gathered from the rows' non-zeros. */
+/* Three mini-batch epochs of o on ds: each epoch's loss and valid accuracy (layer-wise
+ * evaluation, or sampled under o.eval_fanout); *sparse whether the first layer multiplied
+ * sparse, *unread whether the loader left the batches' dense input rows unread (NULL: not
+ * asked); scan: each batch's sparse copy scanned from its dense rows, not gathered from the
+ * rows' non-zeros. */
+static void minibatch_epochs(burrow_dataset *ds, const burrow_train_opts *o, bool scan, double loss[3],
+			     double valid[3], bool *sparse, bool *unread)
+{
+	burrow_trainer *t;
+	cr_assert_eq(burrow_trainer_open(&t, ds, o), 0, "%s", burrow_last_error());
+	*sparse = t->sparse_rows;
+	cr_assert_eq(t->feat_csr.indptr != NULL, t->sparse_rows, "the rows' non-zeros are not held");
+	if (scan) /* each batch's copy scanned from its dense rows instead of gathered */
+		bw_sparse_free(&t->feat_csr);
+	for (int e = 0; e < 3; e++) {
+		burrow_epoch_stats es = {.size = sizeof es};
+		burrow_eval_stats ev = {.size = sizeof ev};
+		cr_assert_eq(burrow_trainer_train_epoch(t, &es), 0, "%s", burrow_last_error());
+		cr_assert_eq(burrow_trainer_evaluate(t, &ev), 0, "%s", burrow_last_error());
+		loss[e] = es.loss;
+		valid[e] = ev.valid_acc;
+		if (e == 0 && unread)
+			*unread = bw_trainer_rows_unread(t);
+	}
+	burrow_trainer_close(t);
+}
+
+/* minibatch_epochs of model (sage or gcn; two layers, batch 64) with sparse_input and threads. */
 static void minibatch_run(burrow_dataset *ds, int model, int sparse_input, int threads, bool sampled_eval,
 			  bool scan, double loss[3], double valid[3], bool *sparse)
 {
@@ -1141,21 +1165,7 @@ static void minibatch_run(burrow_dataset *ds, int model, int sparse_input, int t
 	o.threads = threads;
 	if (sampled_eval)
 		o.eval_fanout[0] = o.eval_fanout[1] = 4;
-	burrow_trainer *t;
-	cr_assert_eq(burrow_trainer_open(&t, ds, &o), 0, "%s", burrow_last_error());
-	*sparse = t->sparse_rows;
-	cr_assert_eq(t->feat_csr.indptr != NULL, t->sparse_rows, "the rows' non-zeros are not held");
-	if (scan) /* each batch's copy scanned from its dense rows instead of gathered */
-		bw_sparse_free(&t->feat_csr);
-	for (int e = 0; e < 3; e++) {
-		burrow_epoch_stats es = {.size = sizeof es};
-		burrow_eval_stats ev = {.size = sizeof ev};
-		cr_assert_eq(burrow_trainer_train_epoch(t, &es), 0, "%s", burrow_last_error());
-		cr_assert_eq(burrow_trainer_evaluate(t, &ev), 0, "%s", burrow_last_error());
-		loss[e] = es.loss;
-		valid[e] = ev.valid_acc;
-	}
-	burrow_trainer_close(t);
+	minibatch_epochs(ds, &o, scan, loss, valid, sparse, NULL);
 }
 
 /* Mini-batch mode's sparse first layer (opts.sparse_input; each batch's input rows as CSR,
@@ -1206,26 +1216,6 @@ Test(train_run, sparse_minibatch_first_layer_trains_as_the_dense_one, .timeout =
 	free(sp);
 }
 
-/* Mini-batch epochs of o (sparse_input set by the caller) on ds: each epoch's loss and
- * valid accuracy (layer-wise evaluation); *unread whether the loader left the batches'
- * dense input rows unread. */
-static void minibatch_opts_run(burrow_dataset *ds, burrow_train_opts o, double loss[3], double valid[3], bool *unread)
-{
-	burrow_trainer *t;
-	cr_assert_eq(burrow_trainer_open(&t, ds, &o), 0, "%s", burrow_last_error());
-	for (int e = 0; e < 3; e++) {
-		burrow_epoch_stats es = {.size = sizeof es};
-		burrow_eval_stats ev = {.size = sizeof ev};
-		cr_assert_eq(burrow_trainer_train_epoch(t, &es), 0, "%s", burrow_last_error());
-		cr_assert_eq(burrow_trainer_evaluate(t, &ev), 0, "%s", burrow_last_error());
-		loss[e] = es.loss;
-		valid[e] = ev.valid_acc;
-		if (e == 0)
-			*unread = bw_trainer_rows_unread(t);
-	}
-	burrow_trainer_close(t);
-}
-
 /* The loader leaves a batch's dense input rows unread when the first layer reads only their
  * sparse copy (projects first: sage mean, gcn narrowing, gat, mlp) and reads them when it
  * aggregates them (sage max, gcn widening) or adds them back (a residual): each trains as
@@ -1259,11 +1249,11 @@ Test(train_run, sparse_minibatch_reads_dense_rows_only_where_a_layer_does, .time
 		o.layers = cases[c].residual ? 3 : 2;
 		o.dropout = 0;
 		double loss[2][3], valid[2][3];
-		bool unread[2];
+		bool unread[2], sparse;
 		o.sparse_input = BURROW_SPARSE_OFF;
-		minibatch_opts_run(ds, o, loss[0], valid[0], &unread[0]);
+		minibatch_epochs(ds, &o, false, loss[0], valid[0], &sparse, &unread[0]);
 		o.sparse_input = BURROW_SPARSE_ON;
-		minibatch_opts_run(ds, o, loss[1], valid[1], &unread[1]);
+		minibatch_epochs(ds, &o, false, loss[1], valid[1], &sparse, &unread[1]);
 		cr_assert_not(unread[0], "case %zu: rows unread with dense products", c);
 		cr_assert_eq(unread[1], cases[c].unread, "case %zu (%s): rows unread %d", c, burrow_model_name(o.model),
 			     unread[1]);

@@ -136,21 +136,30 @@ Test(typed_train, same_bits_at_1_and_2_threads)
 	free(dir);
 }
 
+/* A 4,000-node hsbm of average degree 20 (rows longer than the fanouts: where LABOR and
+ * fanout per node differ from neighbor sampling per relation), opened; *dir its path. */
+static burrow_dataset *long_rows_hsbm(char **dir)
+{
+	*dir = tu_path(tu_dir, "hs");
+	burrow_gen_opts g;
+	burrow_gen_defaults(&g, BURROW_GEN_HSBM);
+	g.num_nodes = 4000;
+	g.avg_degree = 20;
+	g.seed = 1;
+	cr_assert_eq(burrow_gen(&g, *dir), 0, "%s", burrow_last_error());
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, *dir), 0, "%s", burrow_last_error());
+	return ds;
+}
+
 /* LABOR on a typed dataset (--sampler labor): the same bits twice, fewer rows read than
  * neighbor sampling's for the same seeds and fanouts (no cache: every input row is read; an
  * SBM has no hubs, so rows share neighbors only where a batch covers much of the graph: 0.72x
  * here), and R-SAGE's accuracy within 5 points of neighbor sampling's (one seed each). */
 Test(typed_train, labor_reads_fewer_rows_and_trains_as_well)
 {
-	char *dir = tu_path(tu_dir, "hs");
-	burrow_gen_opts g;
-	burrow_gen_defaults(&g, BURROW_GEN_HSBM);
-	g.num_nodes = 4000;
-	g.avg_degree = 20; /* rows longer than the fanouts: where LABOR differs */
-	g.seed = 1;
-	cr_assert_eq(burrow_gen(&g, dir), 0, "%s", burrow_last_error());
-	burrow_dataset *ds;
-	cr_assert_eq(burrow_dataset_open(&ds, dir), 0, "%s", burrow_last_error());
+	char *dir;
+	burrow_dataset *ds = long_rows_hsbm(&dir);
 	double acc[2], rows[2];
 	for (int labor = 0; labor < 2; labor++) {
 		burrow_train_opts o = small_opts(BURROW_MODEL_RSAGE, 0);
@@ -189,15 +198,8 @@ Test(typed_train, labor_reads_fewer_rows_and_trains_as_well)
  * other typed models are refused in one line, as is fanout per node. */
 Test(typed_train, labor_star_trains_rsage_the_same_bits_twice)
 {
-	char *dir = tu_path(tu_dir, "hs");
-	burrow_gen_opts g;
-	burrow_gen_defaults(&g, BURROW_GEN_HSBM);
-	g.num_nodes = 4000;
-	g.avg_degree = 20;
-	g.seed = 1;
-	cr_assert_eq(burrow_gen(&g, dir), 0, "%s", burrow_last_error());
-	burrow_dataset *ds;
-	cr_assert_eq(burrow_dataset_open(&ds, dir), 0, "%s", burrow_last_error());
+	char *dir;
+	burrow_dataset *ds = long_rows_hsbm(&dir);
 	double acc[3], loss[2][6], rows[2] = {0, 0};
 	for (int star = 0; star < 2; star++) {
 		burrow_train_opts o = small_opts(BURROW_MODEL_RSAGE, 0);
@@ -245,15 +247,8 @@ Test(typed_train, labor_star_trains_rsage_the_same_bits_twice)
  * (one seed each). */
 Test(typed_train, node_fanout_reads_fewer_rows_and_trains_as_well)
 {
-	char *dir = tu_path(tu_dir, "hs");
-	burrow_gen_opts g;
-	burrow_gen_defaults(&g, BURROW_GEN_HSBM);
-	g.num_nodes = 4000;
-	g.avg_degree = 20;
-	g.seed = 1;
-	cr_assert_eq(burrow_gen(&g, dir), 0, "%s", burrow_last_error());
-	burrow_dataset *ds;
-	cr_assert_eq(burrow_dataset_open(&ds, dir), 0, "%s", burrow_last_error());
+	char *dir;
+	burrow_dataset *ds = long_rows_hsbm(&dir);
 	double acc[2], rows[2];
 	for (int node = 0; node < 2; node++) {
 		burrow_train_opts o = small_opts(BURROW_MODEL_RSAGE, 0);
