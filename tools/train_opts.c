@@ -325,7 +325,7 @@ static const topt opts[] = {
 	 "the first layer multiplies the features as a sparse matrix (--full-graph: a CSR built\n"
 	 "at start, of each rank's rows under mpirun; mini-batch: each batch's rows; the same\n"
 	 "sums up to float rounding): auto when at most 5% of them are non-zero (Cora: 1.3%),\n"
-	 "on, or off (auto; cpu only: cuda multiplies dense; mpirun mini-batch: dense)",
+	 "on, or off (auto; cpu only: cuda multiplies dense)",
 	 NULL},
 	{"model", "M", W_BOTH, SECTION_MODEL, K_CUSTOM, 0, 0, 0, set_model,
 	 "sage, gcn, gat, mlp, or for typed datasets rgcn, rsage, rgat",

@@ -164,8 +164,7 @@ typedef struct burrow_train_opts {
 				   halo rows under burrow_dist), or each batch's rows' (mini-batch), and the
 				   first layer's products with them (X W forward, X^T G backward) visit only
 				   the non-zeros: the same sums up to float rounding. A backend without the
-				   sparse product (CUDA), and burrow_dist's mini-batch mode, multiply dense
-				   whatever this says */
+				   sparse product (CUDA) multiplies dense whatever this says */
 	unsigned eval_splits;   /* the splits evaluation scores: an OR of BURROW_EVAL_TRAIN, _VALID,
 				   _TEST; a split left out reads -1 (absent) in burrow_eval_stats. 0
 				   (default): all three under layer-wise inference (one pass covers
