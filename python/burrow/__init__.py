@@ -35,6 +35,7 @@ def _log_cb(level, msg, user):
 
 lib.burrow_log_set(_log_cb, None, 3)
 
+LABOR_STAR_ROUNDS = _lib.LABOR_STAR_ROUNDS
 STATUS = {0: "OK", 1: "DONE", -1: "E_INVAL", -2: "E_NOMEM", -3: "E_IO", -4: "E_FORMAT", -5: "E_UNSUPPORTED",
           -6: "E_CUDA", -7: "E_MPI", -8: "E_METIS", -9: "E_NOTFOUND", -10: "E_EXISTS", -11: "E_RANGE"}
 
@@ -433,11 +434,21 @@ class FeatureStore:
 
 class Block:
     """One layer of a batch: destination row i's neighbors are indices[indptr[i]:indptr[i+1]],
-    local ids into the batch's input_ids; the destinations are input_ids[:num_dst]."""
-    __slots__ = ("num_dst", "num_src", "indptr", "indices")
+    local ids into the batch's input_ids; the destinations are input_ids[:num_dst]. edge_weight:
+    each edge's weight where the sampler weighs them (LABOR-*'s, labor_star > 0: 1 / the edge's
+    odds, scaled so that a row's weights sum to its edge count, for a mean), else None."""
+    __slots__ = ("num_dst", "num_src", "indptr", "indices", "edge_weight")
 
-    def __init__(self, num_dst, num_src, indptr, indices):
+    def __init__(self, num_dst, num_src, indptr, indices, edge_weight=None):
         self.num_dst, self.num_src, self.indptr, self.indices = num_dst, num_src, indptr, indices
+        self.edge_weight = edge_weight
+
+    @staticmethod
+    def _of(k, held):
+        """The view of the C block k (kept alive by held)."""
+        w = _view(k.edge_weight, k.num_edges, ctypes.c_float, held) if k.edge_weight else None
+        return Block(k.num_dst, k.num_src, _view(k.indptr, k.num_dst + 1, ctypes.c_int64, held),
+                     _view(k.indices, k.num_edges, ctypes.c_int32, held), w)
 
     def edges(self):
         """(src, dst) local ids of every edge, int64."""
@@ -467,9 +478,7 @@ class Batch:
         self.seeds = self.input_ids[:b.num_seeds]
         self.blocks = []
         for l in range(b.num_layers):
-            k = b.blocks[l]
-            self.blocks.append(Block(k.num_dst, k.num_src, _view(k.indptr, k.num_dst + 1, ctypes.c_int64, held),
-                                     _view(k.indices, k.num_edges, ctypes.c_int32, held)))
+            self.blocks.append(Block._of(b.blocks[l], held))
 
     @property
     def batch_size(self):
@@ -530,10 +539,13 @@ class Sampler:
     first (-1 = all). Iterating yields one epoch's Batches (epoch 0, then 1, ...); epoch(e)
     iterates epoch e. Batches are a function of (seed, epoch, index). shuffle=False takes the
     ids in order, batch i sampled with key (epoch, i). device="cuda" (or "cuda:N") samples on
-    a GPU: the same batches, element for element."""
+    a GPU: the same batches, element for element. labor=True: LABOR (one variate per source node
+    and layer shared by every row; CPU or GPU); labor_star=R > 0: LABOR-* with R rounds of its
+    fixed point (the CLI's --sampler labor-star takes LABOR_STAR_ROUNDS; CPU only), its blocks
+    carrying edge_weight (docs/sampler.md)."""
 
     def __init__(self, dataset, fanouts=(15, 10, 5), batch_size=1024, seed=0, shuffle=True, ids=None,
-                 split="train", drop_last=False, prefetch=4, threads=1, device=None):
+                 split="train", drop_last=False, prefetch=4, threads=1, device=None, labor=False, labor_star=0):
         self.dataset = _dataset(dataset)
         fanouts = list(fanouts)
         if not 1 <= len(fanouts) <= _lib.MAX_LAYERS:
@@ -545,6 +557,7 @@ class Sampler:
             o.fanouts[i] = int(f)
         o.batch_size, o.seed, o.drop_last = int(batch_size), int(seed), bool(drop_last)
         o.prefetch, o.threads = int(prefetch) if shuffle else 0, int(threads)
+        o.labor, o.labor_star = bool(labor), int(labor_star)
         self._device = None if device is None else str(device).encode()  # kept alive while open reads it
         o.device = self._device
         self.ids = _ids(self.dataset.split(split) if ids is None else ids)
@@ -735,9 +748,7 @@ class TypedBatch:
         for l in range(L):
             layer = {}
             for r, et in enumerate(self.edge_types):
-                k = b.blocks[l][r]
-                layer[et] = Block(k.num_dst, k.num_src, _view(k.indptr, k.num_dst + 1, ctypes.c_int64, held),
-                                  _view(k.indices, k.num_edges, ctypes.c_int32, held))
+                layer[et] = Block._of(b.blocks[l][r], held)
             self.blocks.append(layer)
 
     @property
@@ -799,10 +810,11 @@ class TypedSampler:
     takes the ids in order, batch i sampled with key (epoch, i) as Sampler does. labor=True: LABOR
     (docs/sampler.md): one variate per layer and source type shared by every row and relation.
     fanout="node": a destination draws its fanout among all its in-edges of every relation into
-    its type (rel_fanouts may then only leave a relation out, with 0) instead of per relation."""
+    its type (rel_fanouts may then only leave a relation out, with 0) instead of per relation.
+    labor_star=R > 0: LABOR-* per relation with R rounds, its blocks carrying edge_weight."""
 
     def __init__(self, dataset, fanouts=(25, 20), batch_size=1024, seed=0, shuffle=True, ids=None, split="train",
-                 drop_last=False, threads=1, rel_fanouts=None, labor=False, fanout="relation"):
+                 drop_last=False, threads=1, rel_fanouts=None, labor=False, fanout="relation", labor_star=0):
         _need("burrow_typed_sampler_open", "burrow_typed_sampler_batch")
         self.dataset = _dataset(dataset)
         self.dataset._need_typed("TypedSampler")
@@ -821,7 +833,7 @@ class TypedSampler:
             for l, f in enumerate(fs):
                 o.rel_fanouts[l][r] = int(f)
         o.batch_size, o.seed, o.drop_last, o.threads = int(batch_size), int(seed), bool(drop_last), int(threads)
-        o.labor = bool(labor)
+        o.labor, o.labor_star = bool(labor), int(labor_star)
         if fanout not in _TYPED_FANOUT:
             raise Error("TypedSampler: fanout must be relation or node, not %r" % (fanout,), -1)
         o.fanout_mode = _TYPED_FANOUT[fanout]

@@ -13,6 +13,7 @@ from ctypes import (POINTER, Structure, c_bool, c_char_p, c_double, c_float, c_i
 MAX_LAYERS = 8       # include/burrow/core.h
 MAX_TYPES = 16       # include/burrow/graph.h: node types of a typed dataset
 MAX_RELATIONS = 32   # relations of a typed dataset
+LABOR_STAR_ROUNDS = 3  # include/burrow/sampler.h: the CLI's rounds of LABOR-*'s fixed point
 
 LOG_FN = ctypes.CFUNCTYPE(None, c_int, c_char_p, c_void_p)
 

@@ -225,3 +225,49 @@ def test_batches_outlive_the_sampler_s_close(csbm):
     assert ids[:50].tolist() == b.seeds.tolist()
     del b, ids
     assert s._h is None
+
+
+def _blocks(s):
+    """Every batch of one epoch of s: (input_ids, [(indptr, indices, edge_weight or None)]), copied."""
+    return [(b.input_ids.copy(), [(blk.indptr.copy(), blk.indices.copy(),
+                                   None if blk.edge_weight is None else blk.edge_weight.copy()) for blk in b.blocks])
+            for b in s]
+
+
+def _same(a, b):
+    return len(a) == len(b) and all(
+        np.array_equal(x[0], y[0]) and all(
+            np.array_equal(p[0], q[0]) and np.array_equal(p[1], q[1]) and
+            ((p[2] is None and q[2] is None) or (p[2] is not None and q[2] is not None and np.array_equal(p[2], q[2])))
+            for p, q in zip(x[1], y[1])) for x, y in zip(a, b))
+
+
+def test_labor_samplers_pick_true_neighbors_and_labor_star_weighs_them(csbm):
+    """Sampler(labor=True): LABOR's rows keep min(fanout, degree) true neighbors, unweighted, other picks
+    than neighbor sampling's; Sampler(labor_star=LABOR_STAR_ROUNDS): true neighbors, each block's
+    edge_weight positive and finite with each row's summing to its count (docs/sampler.md), the same
+    bits at 1 and 2 threads and run to run; neighbor sampling carries no weights."""
+    indptr, indices = np.asarray(csbm.indptr), np.asarray(csbm.indices)
+    fan, kw = [4, 3], dict(batch_size=300, seed=9)
+    plain = _blocks(burrow.Sampler(csbm, fanouts=fan, **kw))
+    labor = _blocks(burrow.Sampler(csbm, fanouts=fan, labor=True, **kw))
+    star = _blocks(burrow.Sampler(csbm, fanouts=fan, labor_star=burrow.LABOR_STAR_ROUNDS, **kw))
+    assert _same(star, _blocks(burrow.Sampler(csbm, fanouts=fan, labor_star=burrow.LABOR_STAR_ROUNDS, threads=2,
+                                              **kw)))
+    assert _same(labor, _blocks(burrow.Sampler(csbm, fanouts=fan, labor=True, prefetch=0, **kw)))
+    assert not _same(labor, plain) and not _same(star, labor)
+    for run, name in ((plain, "neighbor"), (labor, "labor"), (star, "labor-star")):
+        for ids, blocks in run:
+            for (ip, ix, w), f in zip(blocks, fan):
+                assert (w is None) == (name != "labor-star"), name
+                for i in range(len(ip) - 1):
+                    v = ids[i]
+                    nbrs = set(indices[indptr[v]:indptr[v + 1]].tolist())
+                    got = ids[ix[ip[i]:ip[i + 1]]].tolist()
+                    assert set(got) <= nbrs and len(set(got)) == len(got), name
+                    if name != "labor-star":  # LABOR-* keeps the fanout in expectation only
+                        assert len(got) == min(f, len(nbrs)), name
+                    else:
+                        r = w[ip[i]:ip[i + 1]]
+                        assert r.dtype == np.float32 and np.isfinite(r).all() and (r > 0).all()
+                        assert abs(float(r.sum()) - len(r)) <= 1e-4 * max(1, len(r)), r

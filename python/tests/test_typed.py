@@ -434,3 +434,30 @@ def test_typed_trainer_takes_the_lr_schedule_and_patience_and_refuses_normalized
     with pytest.raises(burrow.Error) as e:
         burrow.Trainer(typed, **dict(kw, normalize_features=True))
     assert "typed" in str(e.value) and "normalized" in str(e.value)
+
+
+def test_typed_labor_star_blocks_carry_weights_per_relation(typed):
+    """TypedSampler(labor_star=R): LABOR-* per relation: every edge a real in-edge of its relation,
+    distinct, each relation block's edge_weight positive with each row's summing to its count, the
+    same bits at 2 threads; without labor_star no block carries weights."""
+    fan = [4, 3]
+    s = burrow.TypedSampler(typed, fanouts=fan, batch_size=128, seed=7, labor_star=burrow.LABOR_STAR_ROUNDS)
+    again = burrow.TypedSampler(typed, fanouts=fan, batch_size=128, seed=7, threads=2,
+                                labor_star=burrow.LABOR_STAR_ROUNDS)
+    plain = burrow.TypedSampler(typed, fanouts=fan, batch_size=128, seed=7).batch(0, 1)
+    b, b2 = s.batch(0, 1), again.batch(0, 1)
+    for l in range(2):
+        for et in typed.edge_types:
+            blk, (src, _, dst) = b.blocks[l][et], et
+            assert plain.blocks[l][et].edge_weight is None
+            assert np.array_equal(blk.indices, b2.blocks[l][et].indices)
+            assert np.array_equal(blk.edge_weight, b2.blocks[l][et].edge_weight)
+            assert blk.edge_weight is not None and len(blk.edge_weight) == len(blk.indices)
+            indptr, indices = typed.relation(et)
+            for v in range(blk.num_dst):
+                g = b.input_ids[dst][v]
+                got = np.asarray(b.input_ids[src])[blk.indices[blk.indptr[v]:blk.indptr[v + 1]]]
+                real = set(np.asarray(indices[indptr[g]:indptr[g + 1]]).tolist())
+                assert set(got.tolist()) <= real and len(set(got.tolist())) == len(got)
+                w = blk.edge_weight[blk.indptr[v]:blk.indptr[v + 1]]
+                assert (w > 0).all() and abs(float(w.sum()) - len(w)) <= 1e-4 * max(1, len(w))
