@@ -15,7 +15,8 @@
  * 0.77x); quiet, they are 1.5-1.8x faster. So, as OpenMP's dynamic adjustment of the team
  * (OMP_DYNAMIC, MKL_DYNAMIC) lets a runtime give fewer threads than asked, the count asked is
  * the most: the epoch after the first (which maps and faults its buffers in) runs at it, the
- * next, a probe, at one; the faster count runs until the next probe, which runs one epoch at
+ * next, a probe, at one; the faster count (the count asked only when clearly faster:
+ * AUTO_MARGIN) runs until the next probe, which runs one epoch at
  * the other count. Probes come AUTO_PROBE epochs apart, twice as far each time one confirms
  * the choice (up to AUTO_PROBE_MAX: a probe at the slower count costs an epoch at its speed),
  * AUTO_PROBE again when one changes it, and at once when the count that runs gets slower than
@@ -23,6 +24,15 @@
  * mean of its last epochs, so one noisy epoch does not decide alone. */
 #define AUTO_PROBE 8
 #define AUTO_PROBE_MAX 64
+/* The count asked runs only while its epochs take at most this share of one thread's: beside
+ * a busy process both counts get one CPU's time and measure alike (2 threads pinned 0.97x one,
+ * medians of 9, docs/train.md), and a strict "faster" flipped between them on noise, a probe
+ * each flip; a tie now goes to one thread, which also leaves the other core to the busy one.
+ * Quiet, two threads are 1.6-1.9x one: far inside the margin. */
+#define AUTO_MARGIN 0.9
+
+/* Does the count asked look faster than one thread by the margin, on the means so far? */
+static bool most_wins(const bw_auto_threads *a) { return a->mean_s[0] < AUTO_MARGIN * a->mean_s[1]; }
 
 void bw_auto_threads_init(bw_auto_threads *a, const bw_backend *be)
 {
@@ -63,12 +73,12 @@ void bw_auto_threads_done(bw_auto_threads *a, int threads, double seconds)
 	a->mean_s[slot] = a->mean_s[slot] > 0 ? 0.5 * (a->mean_s[slot] + seconds) : seconds;
 	if (a->mean_s[0] <= 0 || a->mean_s[1] <= 0)
 		return;
-	if (threads == a->cur) { /* not a probe: probe next when the other count looks faster now */
-		if (a->mean_s[slot] > a->mean_s[!slot])
+	if (threads == a->cur) { /* not a probe: probe next when the other count looks better now */
+		if (most_wins(a) != (a->cur == a->most))
 			a->next_probe = a->epochs;
 		return;
 	}
-	const int best = a->mean_s[1] < a->mean_s[0] ? 1 : a->most;
+	const int best = most_wins(a) ? a->most : 1;
 	if (best != a->cur)
 		bw_log(BURROW_LOG_DEBUG, "train: %d thread%s from now on (epochs of %.4f s at %d, %.4f s at 1)", best,
 		       best == 1 ? "" : "s", a->mean_s[0], a->most, a->mean_s[1]);
