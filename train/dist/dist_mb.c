@@ -859,10 +859,11 @@ static void fetch_free(struct bw_dist_mb *m, mb_fetch *f)
 bool bw_dist_mb_on_device(const burrow_dist *d) { return d->mb && d->mb->on_dev; }
 
 /* Batch lb's sparse copy of its input rows, when layer 0 multiplies them sparse: built from
- * its dense rows (fetched and assembled by now) into m->x_sp, which x then carries. */
+ * its dense rows (fetched and assembled by now) into m->x_sp, which x then carries (node
+ * training's steps and link training's, bw_dist_mb_run). */
 static int sparse_x(burrow_dist *d, struct bw_dist_mb *m, bw_loaded *lb)
 {
-	if (!m->sparse)
+	if (!m->sparse || lb->b.x.rows == 0)
 		return 0;
 	bw_tensor *x = &lb->b.x;
 	const int st = bw_sparse_update(&m->x_sp, x->data, x->rows, x->cols, d->threads);
@@ -1106,7 +1107,7 @@ int bw_dist_mb_run(burrow_dist *d, const int64_t *seq, const int64_t *off, int64
 	if (!(st = bw_loader_start(m->ld, &m->prod, &m->rows, steps)))
 		for (int64_t k = 0; !st && k < steps; k++) {
 			bw_loaded lb;
-			if (!(st = bw_loader_next(m->ld, &lb)) && !(st = fn(ctx, &lb, k)))
+			if (!(st = bw_loader_next(m->ld, &lb)) && !(st = sparse_x(d, m, &lb)) && !(st = fn(ctx, &lb, k)))
 				st = bw_loader_done(m->ld);
 		}
 	bw_loader_stop(m->ld);
