@@ -119,14 +119,16 @@ out:
 	return st;
 }
 
-/* Full-graph mode: x0's sparse copy for layer 0's products, as one process decides
- * (trainer.c's sparse_features) from the whole graph's density: every rank's owned rows
- * counted and summed, so all ranks decide alike. Collective over the host world. */
+/* x0's sparse copy for layer 0's products, as one process decides (trainer.c's
+ * sparse_features) from the whole graph's density: every rank's owned rows counted and
+ * summed, so all ranks decide alike. Full-graph mode trains and evaluates on it; mini-batch
+ * mode evaluates on it (the forward over the parts) and its batches follow the same decision
+ * (dist_mb.c: each batch's copy). Collective over the host world. */
 static int sparse_x0(burrow_dist *d)
 {
 	const int mode = d->o.train.sparse_input;
 	const int64_t n = d->x0.rows, dim = d->x0.cols;
-	if (!d->o.train.full_graph || mode == BURROW_SPARSE_OFF || !bw_backend_supports(&d->be, BW_OP_SPMM))
+	if (mode == BURROW_SPARSE_OFF || !bw_backend_supports(&d->be, BW_OP_SPMM))
 		return 0; /* the same on every rank: the options and the backend's kind are */
 	double cnt[2] = {(double)bw_count_nonzero(d->x0.data, d->n_own * dim, d->threads), (double)(d->n_own * dim)};
 	int st = bw_comm_allreduce(d->world, NULL, cnt, 2, BW_COMM_F64, BW_COMM_SUM, "train: all-reduce (non-zeros)");
@@ -137,8 +139,8 @@ static int sparse_x0(burrow_dist *d)
 		return st;
 	d->x0.sp = &d->x0_sp;
 	if (d->rank == 0)
-		bw_log(BURROW_LOG_INFO, "the features are %.2f%% non-zero: the first layer multiplies them sparse",
-		       100 * density);
+		bw_log(BURROW_LOG_INFO, "the features are %.2f%% non-zero: the first layer multiplies %s sparse",
+		       100 * density, d->o.train.full_graph ? "them" : "each batch's rows");
 	return 0;
 }
 

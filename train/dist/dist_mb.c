@@ -73,7 +73,7 @@ struct bw_dist_mb {
 					  copies (with the CPU device the same code runs on host memory) */
 	int K, rank;
 	burrow_store *store;           /* the part's features.npy: owned rows, then halo rows */
-	bool sparse;                   /* layer 0 multiplies each batch's rows sparse (x_sp; sparse_rows) */
+	bool sparse;                   /* layer 0 multiplies each batch's rows sparse (x_sp), as x0 (dist.c) */
 	bw_sparse x_sp;                /* the sparse copy of the batch computing, arrays reused */
 	int64_t D;
 	int L;
@@ -1163,43 +1163,6 @@ static int open_store(burrow_dist *d, struct bw_dist_mb *m)
 	return budget > 0 ? burrow_store_cache_clock(m->store, budget) : 0;
 }
 
-/* Whether layer 0 multiplies each batch's input rows sparse, as one process decides
- * (trainer.c's sparse_rows) and full-graph mode under mpirun does (dist.c's sparse_x0): from
- * the density of up to SAMPLE of this rank's own rows, spread evenly, counted on every rank
- * and summed, so all ranks decide alike; the CPU backend only. Collective over the host side. */
-static int sparse_rows(burrow_dist *d, struct bw_dist_mb *m)
-{
-	enum { SAMPLE = 4096, RUN = 256 };
-	const int mode = d->o.train.sparse_input;
-	if (mode == BURROW_SPARSE_OFF || !bw_backend_supports(&d->be, BW_OP_SPMM))
-		return 0; /* the same on every rank: the options and the backend's kind are */
-	const int64_t n = m->n_own, k = BW_MIN(n, SAMPLE);
-	int64_t ids[RUN];
-	float *buf = bw_malloc((size_t)(RUN * m->D) * sizeof *buf);
-	double cnt[2] = {0, (double)k * (double)m->D};
-	int st = buf ? 0 : BURROW_E_NOMEM;
-	for (int64_t r0 = 0; !st && r0 < k; r0 += RUN) {
-		const int64_t q = BW_MIN(RUN, k - r0);
-		for (int64_t i = 0; i < q; i++)
-			ids[i] = k == n ? r0 + i : (int64_t)((double)(r0 + i) * (double)n / (double)k);
-		if (!(st = burrow_store_gather(m->store, ids, (size_t)q, buf)))
-			cnt[0] += (double)bw_count_nonzero(buf, q * m->D, d->threads);
-	}
-	bw_free(buf);
-	/* a rank that failed still joins the sum (its error is returned after) */
-	const int st2 = bw_comm_allreduce(m->hc, NULL, cnt, 2, BW_COMM_F64, BW_COMM_SUM, "train: all-reduce (non-zeros)");
-	if (st || st2)
-		return st ? st : st2;
-	const double density = cnt[1] > 0 ? cnt[0] / cnt[1] : 1.0;
-	if (mode == BURROW_SPARSE_AUTO && density > BURROW_SPARSE_AUTO_DENSITY)
-		return 0;
-	m->sparse = true;
-	if (m->rank == 0)
-		bw_log(BURROW_LOG_INFO, "the features are %.2f%% non-zero: the first layer multiplies each batch's rows sparse",
-		       100 * density);
-	return 0;
-}
-
 /* --sampler-device: the draws on a GPU (cuda, cuda:N; auto: the model's device when it is
  * one) with the part's CSR there, else here. Collective only in that every rank resolves
  * the same option (a rank whose GPU cannot take it fails its open). */
@@ -1342,8 +1305,7 @@ int bw_dist_mb_open(burrow_dist *d)
 		if (!m->fetch[i].cnt || !m->fetch[i].cnt_f)
 			return BURROW_E_NOMEM;
 	}
-	if ((st = sparse_rows(d, m)))
-		return st;
+	m->sparse = d->x0.sp != NULL; /* dist.c's sparse_x0 decided, alike on every rank */
 	return open_loader(d, m);
 }
 
