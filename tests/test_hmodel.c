@@ -425,15 +425,17 @@ static void check_grads(int kind, int layers, float p, uint64_t key)
 Test(hmodel, rgcn_gradients) { check_grads(BURROW_MODEL_RGCN, 2, 0, 100); }
 Test(hmodel, rsage_gradients) { check_grads(BURROW_MODEL_RSAGE, 2, 0, 200); }
 Test(hmodel, rgat_gradients) { check_grads(BURROW_MODEL_RGAT, 2, 0, 300); }
-/* R-SAGE over weighted blocks (LABOR-*'s weights, --sampler labor-star on a typed dataset): the
- * weighted mean, aggregating first (paper's and author's rows, 4 and 3 wide) and projecting
- * first (field's 5 > hidden 4, and the last layer's hidden 4 > 3 classes), forward and
- * gradients; two and three layers. */
+/* R-SAGE and R-GCN over weighted blocks (LABOR-*'s weights, --sampler labor-star on a typed
+ * dataset): the weighted relation mean, aggregating first (paper's and author's rows, 4 and 3
+ * wide) and projecting first (field's 5 > hidden 4, and the last layer's hidden 4 > 3
+ * classes), forward and gradients; two and three layers. */
 Test(hmodel, rsage_gradients_with_edge_weights)
 {
 	g_weighted = true;
 	check_grads(BURROW_MODEL_RSAGE, 2, 0, 600);
 	check_grads(BURROW_MODEL_RSAGE, 3, 0.3f, 610);
+	check_grads(BURROW_MODEL_RGCN, 2, 0, 620);
+	check_grads(BURROW_MODEL_RGCN, 3, 0.3f, 630);
 	g_weighted = false;
 }
 /* beyond the brief: three layers, and feature dropout (its masks drawn as the model keys them) */

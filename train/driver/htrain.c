@@ -320,9 +320,11 @@ int bw_htrain_open(bw_htrain **out, burrow_dataset *ds, const burrow_train_opts 
 	if (h->target_type < 0 || !burrow_dataset_labels(ds))
 		return bw_err(BURROW_E_INVAL, "%s: the typed dataset has no labelled target type", bw_dataset_dir(ds));
 	if (o->sampler == BURROW_SAMPLER_LABOR_STAR &&
-	    (o->model != BURROW_MODEL_RSAGE || !bw_backend_supports(be, BW_OP_EDGE_WEIGHT)))
+	    ((o->model != BURROW_MODEL_RSAGE && o->model != BURROW_MODEL_RGCN) ||
+	     !bw_backend_supports(be, BW_OP_EDGE_WEIGHT)))
 		return bw_err(BURROW_E_UNSUPPORTED, "%s: LABOR-* (--sampler labor-star) on a typed dataset feeds its weights "
-						    "to rsage's mean on a backend with weighted aggregation (cpu), not to %s on %s",
+						    "to the relation means of rsage and rgcn on a backend with weighted "
+						    "aggregation (cpu), not to %s on %s",
 			      bw_dataset_dir(ds), burrow_model_name(o->model), bw_backend_name(be));
 	bw_htrain *ht = bw_calloc(1, sizeof *ht);
 	if (!ht)
@@ -349,7 +351,7 @@ int bw_htrain_open(bw_htrain **out, burrow_dataset *ds, const burrow_train_opts 
 		.labels = burrow_dataset_labels(ds),
 		.blocks = true,
 		.transpose = true,
-		.sampler_weights = o->sampler == BURROW_SAMPLER_LABOR_STAR, /* rsage's mean weighs them */
+		.sampler_weights = o->sampler == BURROW_SAMPLER_LABOR_STAR, /* rsage's and rgcn's means weigh them */
 	};
 	bw_loader_cfg c = lc;
 	for (int t = 0; t < h->num_types; t++)
