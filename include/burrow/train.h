@@ -69,7 +69,7 @@ enum burrow_scorer_kind { BURROW_SCORER_DOT = 0, BURROW_SCORER_MLP = 1 };
  * per source node and layer between the rows (burrow_sampler_opts.labor, docs/sampler.md),
  * LABOR_STAR adds LABOR-*'s importance sampling (burrow_sampler_opts.labor_star =
  * BURROW_LABOR_STAR_ROUNDS; typed datasets: burrow_typed_sampler_opts.labor_star, per relation),
- * its weights feeding SAGE's mean on the CPU (typed: R-SAGE's; the other typed models refuse it). */
+ * its weights feeding SAGE's mean on the CPU (typed: R-SAGE's and R-GCN's; R-GAT and the MLP refuse it). */
 enum burrow_sampler_kind { BURROW_SAMPLER_NEIGHBOR = 0, BURROW_SAMPLER_LABOR = 1, BURROW_SAMPLER_LABOR_STAR = 2 };
 
 /* burrow_eval_stats.metric: what its three split values hold (OGB's metric of the task). */
