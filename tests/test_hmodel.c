@@ -783,3 +783,77 @@ Test(hmodel, every_allocation_failure_is_reported)
 	fix_close(&f);
 	bw_backend_release(&be);
 }
+
+/* The bytes one training step (forward, backward) of a fresh model holds for f's batch: what
+ * the allocator counts as held after it less before, the blocks prepared first (their
+ * transposes are the loader's slot's, not the step's); the input gradients, when wanted
+ * (learned embeddings), sized beforehand (the trainer counts them with the embeddings). */
+static double step_bytes(const bw_hmodel_cfg *c, hfix *f, bool input_grads, double *estimate, bool weighted)
+{
+	bw_backend be = backend(1);
+	for (int l = 0; l < f->L; l++)
+		for (int r = 0; r < NR; r++) {
+			f->b.blocks[l][r]->bipartite = true;
+			cr_assert_eq(bw_block_prepare(f->b.blocks[l][r], true, false), 0, "%s", burrow_last_error());
+		}
+	bw_hmodel *m;
+	cr_assert_eq(bw_hmodel_open(&m, NULL, c, 1), 0, "%s", burrow_last_error());
+	bw_tensor g, gx[NT];
+	cr_assert_eq(bw_tensor_alloc(&g, NULL, f->b.num_nodes[f->L][PAPER], c->classes), 0);
+	for (int t = 0; t < NT; t++)
+		cr_assert_eq(bw_tensor_alloc(&gx[t], NULL, f->b.num_nodes[0][t], in_dim[t]), 0);
+	size_t before, after;
+	burrow_mem_stats(&before, NULL);
+	const bw_tensor *logits;
+	cr_assert_eq(bw_hmodel_forward(&be, m, &f->b, true, 3, &logits), 0, "%s", burrow_last_error());
+	cr_assert_eq(bw_hmodel_backward(&be, m, &f->b, &g, input_grads ? gx : NULL), 0, "%s", burrow_last_error());
+	burrow_mem_stats(&after, NULL);
+	*estimate = bw_hmodel_batch_bytes(m, f->b.num_nodes, weighted);
+	for (int t = 0; t < NT; t++)
+		bw_tensor_free(&gx[t]);
+	bw_tensor_free(&g);
+	bw_hmodel_close(m);
+	bw_backend_release(&be);
+	return (double)after - (double)before;
+}
+
+/* bw_hmodel_batch_bytes (sizing typed batches to --mem) bounds what a training step holds,
+ * LABOR-*'s weighted blocks included: a relation that projects first aggregates its weighted
+ * mean into scratch [destinations, out] beside the projection. R-GCN and R-SAGE (the models
+ * that weigh), one layer of classes 2 (every relation projects first: the weighted scratch is
+ * what the estimate must add) and two layers with hidden 2, 4, 8 (some relations project
+ * first, some aggregate), with and without dropout and input gradients. Where every relation
+ * projects first the estimate also grows by at least what the weights add to the step, within
+ * one block's allocator overhead (its 64-byte alignment and header: 128 bytes allowed). */
+Test(hmodel, batch_bytes_bound_a_step_with_weighted_blocks)
+{
+	static const int64_t one[2][NT] = {{900, 700, 500}, {300, 0, 0}};
+	static const int64_t two[3][NT] = {{900, 700, 500}, {600, 400, 3}, {300, 0, 0}};
+	for (int kind = BURROW_MODEL_RGCN; kind <= BURROW_MODEL_RSAGE; kind++)
+		for (int shape = 0; shape < 7; shape++) {
+			const int L = shape ? 2 : 1;
+			bw_hmodel_cfg c = fix_cfg(kind, L, shape % 2 ? 0.5f : 0);
+			if (!shape)
+				c.classes = 2;
+			else
+				c.hidden = (int64_t)2 << ((shape - 1) / 2);
+			const bool input_grads = shape == 3 || shape == 6;
+			double held[2], est[2];
+			for (int w = 0; w < 2; w++) {
+				g_weighted = w;
+				hfix f;
+				fix_open(&f, L, L == 1 ? one : two, 900 + (uint64_t)shape);
+				g_weighted = false;
+				held[w] = step_bytes(&c, &f, input_grads, &est[w], w);
+				fix_close(&f);
+				cr_expect_leq(held[w], est[w],
+					      "kind %d, %d layers, hidden %lld, dropout %g, input gradients %d, weighted %d: "
+					      "a step holds %.0f bytes, estimated %.0f",
+					      kind, L, (long long)c.hidden, (double)c.dropout, input_grads, w, held[w], est[w]);
+			}
+			if (!shape)
+				cr_expect_geq(est[1] - est[0], held[1] - held[0] - 128,
+					      "kind %d: weights add %.0f bytes to a step, %.0f to its estimate", kind,
+					      held[1] - held[0], est[1] - est[0]);
+		}
+}

@@ -506,9 +506,9 @@ static const bw_tensor *input(const bw_hmodel *m, const bw_hbatch *b, int l, int
 
 /* ------------------------------------------------------------ memory */
 
-double bw_hmodel_batch_bytes(const bw_hmodel *m, const int64_t (*num_nodes)[BURROW_MAX_TYPES])
+double bw_hmodel_batch_bytes(const bw_hmodel *m, const int64_t (*num_nodes)[BURROW_MAX_TYPES], bool weighted)
 {
-	double kept = 0, tmp = 0;
+	double kept = 0, tmp0 = 0, tmp1 = 0; /* the scratch tmp[0], tmp[1]: each grows to its largest use */
 	for (int l = 0; l < m->cfg.layers; l++) {
 		const int64_t out = out_width(&m->cfg, l);
 		for (int r = 0; r < m->cfg.num_rels; r++) {
@@ -516,11 +516,14 @@ double bw_hmodel_batch_bytes(const bw_hmodel *m, const int64_t (*num_nodes)[BURR
 			if (!x->on)
 				continue;
 			const double ns = (double)num_nodes[l][x->src], nd = (double)num_nodes[l + 1][x->dst];
-			if (x->project_first) {
-				tmp = BW_MAX(tmp, ns * (double)out);
-			} else {
+			if (x->project_first) { /* the projection; a weighted mean's aggregate beside it */
+				tmp0 = BW_MAX(tmp0, ns * (double)out);
+				if (weighted)
+					tmp1 = BW_MAX(tmp1, nd * (double)out);
+			} else { /* the aggregate; the backward's gradients of it and of the sources */
 				kept += nd * (double)x->in_src;
-				tmp = BW_MAX(tmp, (ns + nd) * (double)x->in_src);
+				tmp0 = BW_MAX(tmp0, nd * (double)x->in_src);
+				tmp1 = BW_MAX(tmp1, ns * (double)x->in_src);
 			}
 		}
 		for (int t = 0; t < m->cfg.num_types; t++) {
@@ -530,7 +533,7 @@ double bw_hmodel_batch_bytes(const bw_hmodel *m, const int64_t (*num_nodes)[BURR
 				kept += (double)num_nodes[l][t] * (double)in_width(&m->cfg, l, t); /* input gradient */
 		}
 	}
-	return (kept + tmp) * (double)sizeof(float);
+	return (kept + tmp0 + tmp1) * (double)sizeof(float);
 }
 
 /* ------------------------------------------------------------ forward */

@@ -55,9 +55,10 @@ int64_t bw_hmodel_num_params(const bw_hmodel *m);
 /* An estimate of the bytes a training step of m keeps for a batch of these level sizes
  * ([level][type], as burrow_typed_batch.num_nodes): each relation's aggregate (or the
  * largest projection), each type's output and dropout mask per layer, the hidden input
- * gradients and the backward's largest temporaries. R-GAT's per-edge attention is not
- * counted. */
-double bw_hmodel_batch_bytes(const bw_hmodel *m, const int64_t (*num_nodes)[BURROW_MAX_TYPES]);
+ * gradients and the backward's largest temporaries; weighted: the blocks carry edge weights
+ * (LABOR-*), and a relation that projects first holds its weighted mean's aggregate
+ * [destinations, out] beside the projection. R-GAT's per-edge attention is not counted. */
+double bw_hmodel_batch_bytes(const bw_hmodel *m, const int64_t (*num_nodes)[BURROW_MAX_TYPES], bool weighted);
 float *bw_hmodel_params(bw_hmodel *m);
 float *bw_hmodel_grads(bw_hmodel *m);
 /* The plan: does level l (0 .. L) use type t? Level 0: the forward reads x[t] (the rows to

@@ -234,7 +234,7 @@ static void batch_bytes(const bw_htrain *ht, const burrow_train_opts *o, const b
 			blk += (double)k->num_edges * 3 * sizeof(int32_t) + (double)(k->num_dst + k->num_src + 2) * 2 * sizeof(int64_t);
 		}
 	*slot = rows + blk;
-	*act = emb + (ht->model ? bw_hmodel_batch_bytes(ht->model, tb->num_nodes)
+	*act = emb + (ht->model ? bw_hmodel_batch_bytes(ht->model, tb->num_nodes, ht->so.labor_star > 0)
 				: 3.0 * (double)tb->num_seeds * (double)BW_MAX(o->hidden, ht->in_dim[ht->h->target_type]) *
 					  o->layers * sizeof(float));
 }
