@@ -303,6 +303,13 @@ static int layer_expand(typed_layer *y)
 	return bw_grow(&c->lid, &c->lid_cap, (size_t)BW_MAX(E, 1), sizeof(int32_t), false);
 }
 
+/* The key of layer y's LABOR variates of source type t (LABOR and LABOR-* alike): the
+ * relations from one type share it, so they prefer the same nodes. */
+static uint64_t type_labor_key(const typed_layer *y, int t)
+{
+	return bw_key(y->lkey ^ BW_LABOR_SALT, (uint64_t)t) | 1;
+}
+
 /* Row i of relation r: its picks, the graph's source ids in increasing row position, into
  * out[0, k): the whole row when k is its degree; else, with LABOR (lk != 0), the k neighbors of
  * smallest shared variate bw_key(lk, id) (labor.h; lk is the layer's and the source type's, so
@@ -351,7 +358,7 @@ static void layer_draw(typed_layer *y)
 			const int64_t *ip = y->b->indptr[y->l][r];
 			int64_t *out = c->drawn + y->rbase[r];
 			const uint64_t rkey = bw_key(y->lkey, (uint64_t)r);
-			const uint64_t lk = y->s->o.labor ? bw_key(y->lkey ^ BW_LABOR_SALT, (uint64_t)h->rel[r].src_type) | 1 : 0;
+			const uint64_t lk = y->s->o.labor ? type_labor_key(y, h->rel[r].src_type) : 0;
 #pragma omp for schedule(dynamic, DRAW_CHUNK) nowait
 			for (int64_t i = 0; i < nd; i++)
 				draw_row(g, nodes[i], ip[i + 1] - ip[i], rkey, lk, out + ip[i], rs);
@@ -399,7 +406,7 @@ static int star_counts(typed_layer *y, int r)
 	bw_ls_layer *L = &c->ls;
 	*L = (bw_ls_layer){.gi = x->graph.indices, .w4 = x->graph.index_width == 4, .row = row, .ip = ip, .nd = nd,
 			   .k = f, .ub = bits_for((uint64_t)BW_MAX(h->type_nodes[x->src_type], 1) - 1),
-			   .lk = bw_key(y->lkey ^ BW_LABOR_SALT, (uint64_t)x->src_type) | 1};
+			   .lk = type_labor_key(y, x->src_type)};
 	snprintf(L->who, sizeof L->who, "typed sampler: layer %d, relation %d", l, r);
 #pragma omp parallel num_threads(c->threads) if (nd * f >= DRAW_PAR_MIN)
 	bw_labor_star_prep(&c->star, L, omp_get_thread_num(), omp_get_num_threads());
@@ -594,7 +601,7 @@ static void node_rows(typed_layer *y, bool out)
 	const int64_t E = c->nptr[y->row0[h->num_types]], f = y->s->o.fanouts[y->l];
 	uint64_t lk[BURROW_MAX_TYPES];
 	for (int t = 0; t < h->num_types; t++)
-		lk[t] = bw_key(y->lkey ^ BW_LABOR_SALT, (uint64_t)t) | 1;
+		lk[t] = type_labor_key(y, t);
 #pragma omp parallel num_threads(c->threads) if (E >= DRAW_PAR_MIN)
 	{
 		bw_row_scratch *rs = &c->rows[omp_get_thread_num()];

@@ -344,8 +344,9 @@ static int load(bw_loader *ld, int64_t k)
 		bw_rows *r = pt->src;
 		int64_t n;
 		const int64_t *ids = part_ids(sl, i, &n);
-		if (!r || ld->c.rows_unread || (ld->typed && n == 0 && !r->collective)) /* (a batch of nodes always submits: a remote fetch is
-						   collective, a rank without rows joins it) */
+		/* (a batch of nodes always submits: a remote fetch is collective, a rank without rows
+		   joins it; rows_unread: the compute reads none) */
+		if (!r || ld->c.rows_unread || (ld->typed && n == 0 && !r->collective))
 			continue;
 		const bw_rows_dst dst = {
 			.x = pt->x,
