@@ -234,6 +234,10 @@ typedef struct bw_typed_expander {
 	void *ctx;            /* the expander's own (borrowed) */
 } bw_typed_expander;
 
+/* The bytes a typed batch holds while handed out (tb from burrow_typed_sampler_batch or
+ * _sample): its record and every array it points into at its capacity. */
+double bw_typed_batch_bytes(const burrow_typed_batch *tb);
+
 /* A typed sampler whose rows come from ex (borrowed) instead of h's relations: h gives the
  * types (counts: every id is in [0, type_nodes)), the relations' src and dst types and names;
  * its graphs are not read. Batches come from bw_typed_sampler_sample_key only. */

@@ -1068,6 +1068,19 @@ int burrow_typed_sampler_sample(burrow_typed_sampler *s, const int64_t *seeds, i
 	return sample_pooled(s, -1, -1, seeds, n, bw_key(bw_key(s->o.seed, BW_KEY_EXPLICIT), key), out);
 }
 
+double bw_typed_batch_bytes(const burrow_typed_batch *tb)
+{
+	const typed_sampled *b = (const typed_sampled *)tb;
+	double n = sizeof *b;
+	for (int t = 0; t < BURROW_MAX_TYPES; t++)
+		n += (double)b->nodes_cap[t] * sizeof(int64_t);
+	for (int l = 0; l < BURROW_MAX_LAYERS; l++)
+		for (int r = 0; r < BURROW_MAX_RELATIONS; r++)
+			n += (double)b->indptr_cap[l][r] * sizeof(int64_t) + (double)b->indices_cap[l][r] * sizeof(int32_t) +
+			     (double)b->ew_cap[l][r] * sizeof(float);
+	return n;
+}
+
 void burrow_typed_sampler_release(burrow_typed_sampler *s, burrow_typed_batch *pub)
 {
 	if (!s || !pub)

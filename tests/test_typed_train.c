@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 
 #include "../train/driver/driver.h"
+#include "../sampler/sampler_internal.h"
 #include "util.h"
 
 #include <math.h>
@@ -358,6 +359,76 @@ Test(typed_train, a_typed_batch_is_sized_to_the_memory_before_it_is_built)
 	cr_assert(strstr(burrow_last_error(), "does not fit") && strstr(burrow_last_error(), "--typed-fanout node") &&
 			  strstr(burrow_last_error(), "--mem"),
 		  "%s", burrow_last_error());
+	burrow_dataset_close(ds);
+	free(dir);
+}
+
+/* A typed loader slot's estimate (what --mem and the prefetch depth are sized by) is what the
+ * batch it was taken from holds once sampled and prepared for a step, within 1%: its input
+ * rows (float32), the sampler's batch at its arrays' capacities, the loader's transposed
+ * blocks, and with LABOR-* each relation block's weights and their transposed copy. Held =
+ * the allocator's live bytes around batch 0 drawn while batch 1 is held (a fresh batch
+ * record; the sampler's scratch already grown by an earlier draw of batch 0), its blocks
+ * prepared as the loader prepares them. Fanouts 3, 3: most edges are weighted. */
+Test(typed_train, a_typed_slot_covers_a_batch_with_labor_stars_weights)
+{
+	char *dir = tu_path(tu_dir, "hs");
+	gen_hsbm(dir, 3000, 4);
+	burrow_dataset *ds;
+	cr_assert_eq(burrow_dataset_open(&ds, dir), 0, "%s", burrow_last_error());
+	for (int star = 0; star < 2; star++) {
+		burrow_train_opts o = small_opts(BURROW_MODEL_RSAGE, 0);
+		o.fanout[0] = o.fanout[1] = 3;
+		o.mem_bytes = (int64_t)1 << 34;
+		o.sampler = star ? BURROW_SAMPLER_LABOR_STAR : BURROW_SAMPLER_NEIGHBOR;
+		burrow_trainer *t;
+		cr_assert_eq(burrow_trainer_open(&t, ds, &o), 0, "%s", burrow_last_error());
+		double slot;
+		burrow_trainer_prefetch(t, &slot);
+		const bw_htrain *ht = t->typed;
+		int64_t n;
+		const int64_t *train = burrow_dataset_split(ds, BURROW_SPLIT_TRAIN, &n);
+		burrow_typed_sampler *s;
+		cr_assert_eq(burrow_typed_sampler_open(&s, burrow_dataset_hetero(ds), train, n, &ht->so), 0, "%s",
+			     burrow_last_error());
+		burrow_typed_batch *tb, *first;
+		cr_assert_eq(burrow_typed_sampler_batch(s, 0, 0, &first), 0, "%s", burrow_last_error());
+		burrow_typed_sampler_release(s, first);
+		cr_assert_eq(burrow_typed_sampler_batch(s, 0, 1, &first), 0, "%s", burrow_last_error());
+		size_t before, after;
+		burrow_mem_stats(&before, NULL);
+		cr_assert_eq(burrow_typed_sampler_batch(s, 0, 0, &tb), 0, "%s", burrow_last_error());
+		static bw_block blk[BURROW_MAX_LAYERS][BURROW_MAX_RELATIONS];
+		int64_t weighted = 0, edges = 0;
+		for (int l = 0; l < tb->num_layers; l++)
+			for (int r = 0; r < tb->num_relations; r++) {
+				const burrow_block *k = &tb->blocks[l][r];
+				bw_block *b = &blk[l][r];
+				*b = (bw_block){0};
+				bw_block_reuse(b, k->num_dst, k->num_src, k->indptr, k->indices);
+				b->edge_weight = k->edge_weight;
+				weighted += k->edge_weight ? k->num_edges : 0;
+				edges += k->num_edges;
+				cr_assert_eq(bw_block_prepare(b, true, false), 0, "%s", burrow_last_error());
+			}
+		burrow_mem_stats(&after, NULL);
+		double held = (double)after - (double)before, rows = 0;
+		for (int ty = 0; ty < tb->num_types; ty++)
+			rows += ht->rows_of[ty] ? (double)tb->num_nodes[0][ty] * (double)ht->in_dim[ty] * sizeof(float) : 0;
+		held += rows;
+		cr_assert_eq(weighted > edges / 2, star, "%lld of %lld edges weighted", (long long)weighted,
+			     (long long)edges);
+		cr_expect(held <= slot && slot <= 1.01 * held,
+			  "labor-star %d: a batch holds %.0f bytes (%lld of %lld edges weighted), its slot is estimated at %.0f",
+			  star, held, (long long)weighted, (long long)edges, slot);
+		for (int l = 0; l < tb->num_layers; l++)
+			for (int r = 0; r < tb->num_relations; r++)
+				bw_block_release(&blk[l][r]);
+		burrow_typed_sampler_release(s, tb);
+		burrow_typed_sampler_release(s, first);
+		burrow_typed_sampler_close(s);
+		burrow_trainer_close(t);
+	}
 	burrow_dataset_close(ds);
 	free(dir);
 }

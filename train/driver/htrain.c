@@ -3,6 +3,7 @@
  * batches through the batch loader, the relational models (hmodel.h), sampled evaluation on
  * the target type (docs/train.md, "Typed graphs"). burrow_trainer_* dispatch here. */
 #include "driver.h"
+#include "../../sampler/sampler_internal.h"
 
 #include <math.h>
 #include <string.h>
@@ -215,23 +216,24 @@ static int sampler_opts(bw_htrain *ht, const burrow_train_opts *o)
 	return st;
 }
 
-/* A loader slot of tb (each type's input rows, float32, the sampled blocks with the loader's
- * transposed copies) and the step's activations (the model's estimate; an MLP's hidden rows,
- * learned embeddings' rows and gradients), in bytes. */
+/* A loader slot of tb (each type's input rows, float32; the batch as the sampler holds it; the
+ * loader's transposed copy of each block, with LABOR-*'s weights' copy) and the step's
+ * activations (the model's estimate; an MLP's hidden rows, learned embeddings' rows and
+ * gradients), in bytes. */
 static void batch_bytes(const bw_htrain *ht, const burrow_train_opts *o, const burrow_typed_batch *tb, double *slot,
 			double *act)
 {
-	double rows = 0, blk = 0, emb = 0;
+	double rows = 0, emb = 0, blk = bw_typed_batch_bytes(tb);
 	for (int t = 0; t < tb->num_types; t++) {
 		const double n = (double)tb->num_nodes[0][t];
 		rows += ht->rows_of[t] ? n * (double)ht->in_dim[t] * sizeof(float) : 0;
 		emb += ht->emb[t] ? 2 * n * (double)ht->in_dim[t] * sizeof(float) : 0;
-		blk += n * sizeof(int64_t);
 	}
 	for (int l = 0; l < tb->num_layers; l++)
 		for (int r = 0; r < tb->num_relations; r++) {
 			const burrow_block *k = &tb->blocks[l][r];
-			blk += (double)k->num_edges * 3 * sizeof(int32_t) + (double)(k->num_dst + k->num_src + 2) * 2 * sizeof(int64_t);
+			blk += (double)(k->num_src + 1) * sizeof(int64_t) +
+			       (double)BW_MAX(k->num_edges, 1) * (sizeof(int32_t) + (k->edge_weight ? sizeof(float) : 0));
 		}
 	*slot = rows + blk;
 	*act = emb + (ht->model ? bw_hmodel_batch_bytes(ht->model, tb->num_nodes, ht->so.labor_star > 0)
