@@ -233,10 +233,10 @@ static void batch_bytes(const bw_htrain *ht, const burrow_train_opts *o, const b
 		for (int r = 0; r < tb->num_relations; r++) {
 			const burrow_block *k = &tb->blocks[l][r];
 			blk += (double)(k->num_src + 1) * sizeof(int64_t) +
-			       (double)BW_MAX(k->num_edges, 1) * (sizeof(int32_t) + (k->edge_weight ? sizeof(float) : 0));
+			       (double)BW_MAX(k->num_edges, 1) * (sizeof(int32_t) + (k->edge_weight && ht->star_weights ? sizeof(float) : 0));
 		}
 	*slot = rows + blk;
-	*act = emb + (ht->model ? bw_hmodel_batch_bytes(ht->model, tb->num_nodes, ht->so.labor_star > 0)
+	*act = emb + (ht->model ? bw_hmodel_batch_bytes(ht->model, tb->num_nodes, ht->star_weights)
 				: 3.0 * (double)tb->num_seeds * (double)BW_MAX(o->hidden, ht->in_dim[ht->h->target_type]) *
 					  o->layers * sizeof(float));
 }
@@ -321,19 +321,15 @@ int bw_htrain_open(bw_htrain **out, burrow_dataset *ds, const burrow_train_opts 
 						    "--norm or --residual, in this version");
 	if (h->target_type < 0 || !burrow_dataset_labels(ds))
 		return bw_err(BURROW_E_INVAL, "%s: the typed dataset has no labelled target type", bw_dataset_dir(ds));
-	if (o->sampler == BURROW_SAMPLER_LABOR_STAR &&
-	    ((o->model != BURROW_MODEL_RSAGE && o->model != BURROW_MODEL_RGCN) ||
-	     !bw_backend_supports(be, BW_OP_EDGE_WEIGHT)))
-		return bw_err(BURROW_E_UNSUPPORTED, "%s: LABOR-* (--sampler labor-star) on a typed dataset feeds its weights "
-						    "to the relation means of rsage and rgcn on a backend with weighted "
-						    "aggregation (cpu), not to %s on %s",
-			      bw_dataset_dir(ds), burrow_model_name(o->model), bw_backend_name(be));
 	bw_htrain *ht = bw_calloc(1, sizeof *ht);
 	if (!ht)
 		return BURROW_E_NOMEM;
 	ht->ds = ds;
 	ht->h = h;
 	ht->be = be;
+	ht->star_weights = o->sampler == BURROW_SAMPLER_LABOR_STAR &&
+			   (o->model == BURROW_MODEL_RSAGE || o->model == BURROW_MODEL_RGCN) &&
+			   bw_backend_supports(be, BW_OP_EDGE_WEIGHT);
 	ht->info = burrow_dataset_get_info(ds);
 	int st = 0;
 	for (int t = 0; !st && t < h->num_types; t++)
@@ -353,7 +349,7 @@ int bw_htrain_open(bw_htrain **out, burrow_dataset *ds, const burrow_train_opts 
 		.labels = burrow_dataset_labels(ds),
 		.blocks = true,
 		.transpose = true,
-		.sampler_weights = o->sampler == BURROW_SAMPLER_LABOR_STAR, /* rsage's and rgcn's means weigh them */
+		.sampler_weights = ht->star_weights,
 	};
 	bw_loader_cfg c = lc;
 	for (int t = 0; t < h->num_types; t++)

@@ -31,6 +31,9 @@ typedef struct bw_htrain {
 	bw_batch mlp_b;
 	bw_optim *optim;
 	burrow_typed_sampler_opts so;              /* fanouts (per relation), batch size; seed set at open */
+	bool star_weights;                         /* LABOR-*'s weights feed the relation means (rsage, rgcn
+						      on a backend with weighted aggregation); else its picks
+						      are taken unweighted */
 	burrow_typed_sampler *sampler;             /* the training split's, for sampler_seed */
 	uint64_t sampler_seed;
 	bw_loader *loader;
