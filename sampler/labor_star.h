@@ -80,6 +80,17 @@ static inline BW_HD double bw_ls_c(const int32_t *src, int64_t d, int64_t k, con
 /* A source's term of a round's expected distinct sources (summed in source order). */
 static inline BW_HD double bw_ls_expect(double pi) { return BW_MIN(1.0, pi); }
 
+/* Whether the round whose expected distinct sources came to ex is the last: it lowered them by
+ * less than BW_LS_TOL from *prev (the round before's, INFINITY before the first), which it
+ * then becomes. The CPU's rounds and the GPU's (on the host, ex read back) stop here alike. */
+static inline BW_HD bool bw_ls_last(double ex, double *prev)
+{
+	if (ex >= *prev * (1 - BW_LS_TOL))
+		return true;
+	*prev = ex;
+	return false;
+}
+
 /* A round's update of one source: pi *= the largest c of the rows reading it, its run
  * [q0, q1) of the neighbors sorted by source, erow each one's row (in run order). */
 static inline BW_HD void bw_ls_pi(bw_ls_node *node, const double *c, const int32_t *erow, int64_t q0, int64_t q1)

@@ -214,9 +214,8 @@ static void ls_rounds(bw_sample_ctx *c, bw_ls_layer *L, int rounds, int t, int n
 			L->ex = ex;
 		}
 		ls_cs(c, L, false, t);
-		if (L->ex >= prev * (1 - BW_LS_TOL))
+		if (bw_ls_last(L->ex, &prev))
 			break;
-		prev = L->ex;
 	}
 }
 
