@@ -154,8 +154,8 @@ static int sample_on(const burrow_sampler *s, bw_sample_ctx *c, bw_cuda_sample_c
 		     int64_t n, uint64_t key, bw_sampled *b)
 {
 	if (gc)
-		return bw_cuda_sample_batch(gc, seeds, n, s->o.num_layers, s->o.fanouts, key, c->labor ? &c->dep : NULL,
-					    b);
+		return bw_cuda_sample_batch(gc, seeds, n, s->o.num_layers, s->o.fanouts, key,
+					    c->labor || c->labor_star ? &c->dep : NULL, c->labor_star, b);
 	int st = bw_sample_batch(c, s->g, seeds, n, s->o.num_layers, s->o.fanouts, key, b);
 	if (s->after)
 		s->after(s->after_user);
