@@ -313,8 +313,6 @@ static int sampler_open(burrow_sampler **out, const burrow_csr *g, const int64_t
 	}
 	if ((check_graph && (st = burrow_csr_check(g, false))) || (st = check_ids(g, ids, n)))
 		return st;
-	if (o.labor_star && kind == BW_DEVICE_CUDA)
-		return bw_err(BURROW_E_UNSUPPORTED, "sampler: LABOR-* is sampled on the CPU only, not on %s", o.device);
 	if (o.edge_ids && kind == BW_DEVICE_CUDA)
 		return bw_err(BURROW_E_UNSUPPORTED, "sampler: edge ids (edge features) are sampled on the CPU only, not on %s",
 			      o.device);
