@@ -9,14 +9,17 @@
  *   2. a thread per destination draws its row with draw.h's bw_draw, the CPU's function
  *      compiled for the device, from the CPU's key bw_key(bw_key(key, l), v), or with LABOR
  *      labor.h's bottom-k under the CPU's layer key (bw_labor_layer), and writes the
- *      neighbors' global ids in increasing order (the row's order);
+ *      neighbors' global ids in increasing order (the row's order); a LABOR-* layer instead
+ *      runs the CPU's preparation (star_prep: labor_star.h's maths over every row's whole
+ *      neighborhood sorted by source, the fixed point's rounds) and a thread per row writes
+ *      its picks and their edge weights (k_ls_draw);
  *   3. the numbering: the drawn ids sorted and made unique (CUB), those that are not nodes
  *      yet (a binary search in the nodes sorted by global id) are the new source nodes,
  *      numbered nd, nd + 1, ... in increasing global id, which is the CPU's numbering; each
  *      edge then takes its node's local id;
  *   4. the new nodes merged into the sorted view for the next layer.
- * The block's offsets and indices are copied into the batch's host arrays as each layer
- * ends, the input ids once the last one has. */
+ * The block's offsets and indices (and LABOR-*'s weights) are copied into the batch's host
+ * arrays as each layer ends, the input ids once the last one has. */
 #include "../device/cuda_gateway.h"
 #include "../device/cuda_try.h"
 #include "sample_kernels.h"
