@@ -428,16 +428,9 @@ static int draw(bw_cuda_sample_ctx *x, int l, uint64_t lkey, const bw_labor_batc
 	return 0;
 }
 
-/* Block l's LABOR-* preparation over its nd rows, the CPU's bw_labor_star_prep on the device:
- * every row's whole neighborhood gathered as (source id << eb | neighbor) and sorted (CUB), the
- * distinct sources numbered in increasing id with their variates (under lk, or dep), pi = 1,
- * every row's c, then at most `rounds` rounds: each source's pi times the largest c of the
- * rows reading it (a thread per source over its sorted run), the expected distinct sources
- * summed by one thread in source order and read back, every row's c again; the last round is
- * the CPU's (BW_LS_TOL on the same sums). Ends with each row's sample size (fanout k) in cnt
- * [nd + 1]. The scratch stays in x until star_draw has drawn the rows. */
-static int star_prep(bw_cuda_sample_ctx *x, int l, int64_t k, int rounds, uint64_t lk, const bw_labor_dep *dep,
-		     int64_t nd, int ub)
+/* LABOR-* step 1 of block l: where each of the nd rows' whole neighborhoods starts (loff),
+ * their total *F and its bits *eb, room for the steps after. */
+static int star_rows(bw_cuda_sample_ctx *x, int l, int64_t nd, int ub, int64_t *F, int *eb)
 {
 	const bw_cuda_csr *g = x->g;
 	int st;
@@ -450,55 +443,76 @@ static int star_prep(bw_cuda_sample_ctx *x, int l, int64_t k, int rounds, uint64
 	CUDA_TRY(cudaMemcpyAsync(x->small.p, I64(x->loff) + nd, 8, cudaMemcpyDeviceToDevice, x->stream));
 	if ((st = read_small(x, 1)))
 		return st;
-	const int64_t F = x->host[0];
-	const int eb = bits_for((uint64_t)(F > 0 ? F : 1) - 1);
-	if (F > INT32_MAX || ub + eb > 64)
+	*F = x->host[0];
+	*eb = bits_for((uint64_t)(*F > 0 ? *F : 1) - 1);
+	if (*F > INT32_MAX || ub + *eb > 64)
 		return bw_err(BURROW_E_UNSUPPORTED, "sampler: block %d's rows hold %lld neighbors: too many for LABOR-*", l,
-			      (long long)F);
-	const size_t f8 = (size_t)(F > 0 ? F : 1) * 8;
+			      (long long)*F);
+	const size_t f8 = (size_t)(*F > 0 ? *F : 1) * 8;
 	if ((st = dgrow(&x->lx, f8, false, x->stream)) || (st = dgrow(&x->lxs, f8, false, x->stream)) ||
 	    (st = dgrow(&x->lrow, f8 / 2, false, x->stream)) || (st = dgrow(&x->lerow, f8 / 2, false, x->stream)) ||
 	    (st = dgrow(&x->lsrc, f8 / 2, false, x->stream)) || (st = dgrow(&x->flag, f8 + 8, false, x->stream)) ||
 	    (st = dgrow(&x->rank, f8 + 8, false, x->stream)))
 		return st;
-	bw_ls_node *node = NULL;
-	int64_t m = 0;
-	if (F > 0) {
-		const bw_labor_dep dv = dep ? *dep : bw_labor_dep{0, 0, 0.0, 0.0};
-		k_ls_gather<<<grid(nd), THREADS, 0, x->stream>>>(g->indptr, g->indices, g->index_width, I64(x->nodes), nd,
-								I64(x->loff), eb, (uint64_t *)x->lx.p, I32(x->lrow));
-		CUDA_LAUNCHED();
-		CUB_RUN(cub::DeviceRadixSort::SortKeys(d_temp_storage, bytes_, U64(x->lx), U64(x->lxs), F, eb, eb + ub,
-							x->stream));
-		k_ls_flag<<<grid(F + 1), THREADS, 0, x->stream>>>((const uint64_t *)x->lxs.p, F, eb, I64(x->flag));
-		CUDA_LAUNCHED();
-		CUB_RUN(cub::DeviceScan::ExclusiveSum(d_temp_storage, bytes_, I64(x->flag), I64(x->rank), F + 1, x->stream));
-		CUDA_TRY(cudaMemcpyAsync(x->small.p, I64(x->rank) + F, 8, cudaMemcpyDeviceToDevice, x->stream));
-		if ((st = read_small(x, 1)))
-			return st;
-		m = x->host[0];
-		if ((st = dgrow(&x->lstart, (size_t)(m + 1) * 8, false, x->stream)) ||
-		    (st = dgrow(&x->lnode, (size_t)m * sizeof(bw_ls_node), false, x->stream)))
-			return st;
-		node = (bw_ls_node *)x->lnode.p;
-		k_ls_source<<<grid(F), THREADS, 0, x->stream>>>((const uint64_t *)x->lxs.p, F, eb, I64(x->flag), I64(x->rank),
-							       I32(x->lrow), lk, dv, dep != NULL, I32(x->lsrc), I32(x->lerow),
-							       I64(x->lstart), node);
-		CUDA_LAUNCHED();
-	}
-	k_ls_c<<<grid(nd), THREADS, 0, x->stream>>>(I64(x->loff), nd, k, I32(x->lsrc), node, true, (double *)x->lc.p);
+	return 0;
+}
+
+/* LABOR-* step 2 (F > 0 neighbors): the rows' neighbors as (source id << eb | neighbor)
+ * items, sorted by source (CUB's radix sort is stable: the CPU's order), the *m distinct
+ * sources numbered in increasing id by an exclusive sum of their runs' starts, each
+ * neighbor's source index, each source's run, pi = 1 and variate (under lk, or dep). */
+static int star_sources(bw_cuda_sample_ctx *x, int64_t nd, int ub, int64_t F, int eb, uint64_t lk,
+			const bw_labor_dep *dep, int64_t *m)
+{
+	const bw_cuda_csr *g = x->g;
+	const uint64_t *xs = (const uint64_t *)x->lxs.p;
+	int st;
+	k_ls_gather<<<grid(nd), THREADS, 0, x->stream>>>(g->indptr, g->indices, g->index_width, I64(x->nodes), nd,
+							I64(x->loff), eb, (uint64_t *)x->lx.p, I32(x->lrow));
+	CUDA_LAUNCHED();
+	CUB_RUN(cub::DeviceRadixSort::SortKeys(d_temp_storage, bytes_, U64(x->lx), U64(x->lxs), F, eb, eb + ub,
+						x->stream));
+	k_ls_flag<<<grid(F + 1), THREADS, 0, x->stream>>>(xs, F, eb, I64(x->flag));
+	CUDA_LAUNCHED();
+	CUB_RUN(cub::DeviceScan::ExclusiveSum(d_temp_storage, bytes_, I64(x->flag), I64(x->rank), F + 1, x->stream));
+	CUDA_TRY(cudaMemcpyAsync(x->small.p, I64(x->rank) + F, 8, cudaMemcpyDeviceToDevice, x->stream));
+	if ((st = read_small(x, 1)))
+		return st;
+	*m = x->host[0];
+	if ((st = dgrow(&x->lstart, (size_t)(*m + 1) * 8, false, x->stream)) ||
+	    (st = dgrow(&x->lnode, (size_t)*m * sizeof(bw_ls_node), false, x->stream)))
+		return st;
+	const bw_labor_dep dv = dep ? *dep : bw_labor_dep{0, 0, 0.0, 0.0};
+	k_ls_source<<<grid(F), THREADS, 0, x->stream>>>(xs, F, eb, I64(x->flag), I64(x->rank), I32(x->lrow), lk, dv,
+						       dep != NULL, I32(x->lsrc), I32(x->lerow), I64(x->lstart),
+						       (bw_ls_node *)x->lnode.p);
+	CUDA_LAUNCHED();
+	return 0;
+}
+
+/* LABOR-* step 3: every row's c from pi = 1, then at most `rounds` rounds: each source's pi
+ * times the largest c of the rows reading it (a thread per source over its sorted run), the
+ * expected distinct sources summed by one thread in source order and read back, every row's
+ * c again; the last round is the CPU's (bw_ls_last on the same sums). Ends with each row's
+ * sample size (fanout k) in cnt [nd + 1]. */
+static int star_rounds(bw_cuda_sample_ctx *x, int64_t nd, int64_t k, int rounds, int64_t m)
+{
+	bw_ls_node *node = m > 0 ? (bw_ls_node *)x->lnode.p : NULL;
+	const int64_t *off = I64(x->loff);
+	const int32_t *src = I32(x->lsrc);
+	double *c = (double *)x->lc.p;
+	int st;
+	k_ls_c<<<grid(nd), THREADS, 0, x->stream>>>(off, nd, k, src, node, true, c);
 	CUDA_LAUNCHED();
 	double prev = INFINITY;
 	for (int it = 0; it < rounds; it++) {
 		if (m > 0) {
-			k_ls_pi<<<grid(m), THREADS, 0, x->stream>>>(m, I64(x->lstart), I32(x->lerow), (const double *)x->lc.p,
-								   node);
+			k_ls_pi<<<grid(m), THREADS, 0, x->stream>>>(m, I64(x->lstart), I32(x->lerow), c, node);
 			CUDA_LAUNCHED();
 		}
 		k_ls_ex<<<1, 1, 0, x->stream>>>(node, m, (double *)x->small.p);
 		CUDA_LAUNCHED();
-		k_ls_c<<<grid(nd), THREADS, 0, x->stream>>>(I64(x->loff), nd, k, I32(x->lsrc), node, false,
-							   (double *)x->lc.p);
+		k_ls_c<<<grid(nd), THREADS, 0, x->stream>>>(off, nd, k, src, node, false, c);
 		CUDA_LAUNCHED();
 		if ((st = read_small(x, 1)))
 			return st;
@@ -507,10 +521,24 @@ static int star_prep(bw_cuda_sample_ctx *x, int l, int64_t k, int rounds, uint64
 		if (bw_ls_last(ex, &prev))
 			break;
 	}
-	k_ls_count<<<grid(nd + 1), THREADS, 0, x->stream>>>(I64(x->loff), nd, k, I32(x->lsrc), node,
-							    (const double *)x->lc.p, I64(x->cnt));
+	k_ls_count<<<grid(nd + 1), THREADS, 0, x->stream>>>(off, nd, k, src, node, c, I64(x->cnt));
 	CUDA_LAUNCHED();
 	return 0;
+}
+
+/* Block l's LABOR-* preparation over its nd rows (fanout k, at most `rounds` rounds, the
+ * layer's keys lk / dep), the CPU's bw_labor_star_prep on the device in three steps: the rows'
+ * whole neighborhoods (star_rows), their distinct sources (star_sources), the fixed point and
+ * the rows' sample sizes in cnt (star_rounds). The scratch stays in x until k_ls_draw has
+ * drawn the rows. */
+static int star_prep(bw_cuda_sample_ctx *x, int l, int64_t k, int rounds, uint64_t lk, const bw_labor_dep *dep,
+		     int64_t nd, int ub)
+{
+	int64_t F = 0, m = 0;
+	int eb = 0, st;
+	if ((st = star_rows(x, l, nd, ub, &F, &eb)) || (F > 0 && (st = star_sources(x, nd, ub, F, eb, lk, dep, &m))))
+		return st;
+	return star_rounds(x, nd, k, rounds, m);
 }
 
 /* Block l over the nd nodes (sorted view in sg/sl): its offsets and indices into b, its new
