@@ -7,7 +7,7 @@
  * a node keeps its local id, any other is a new source node, numbered after the
  * destinations in increasing global id. Every choice is a function of the data and the
  * keys, so the result does not depend on how the work is split between threads. */
-#include "labor.h"
+#include "labor_star.h"
 #include "sampler_internal.h"
 
 #include <stdlib.h>
@@ -158,69 +158,10 @@ static inline void resolve_row(const void *gi, bool w4, int64_t s, int64_t d, in
 
 /* ------------------------------------------------------------ LABOR-* */
 
-/* A round of LABOR-*'s fixed point that lowers the expected distinct sources by less than
- * this fraction is the last. */
-#define LS_TOL 1e-4
-
-/* Source v's variate in [0, 1) under LABOR's layer key lk (the top 53 bits of its key). */
-static inline double ls_variate(uint64_t lk, uint64_t v) { return (double)(bw_key(lk, v) >> 11) * 0x1p-53; }
-
-/* The c of a row of d > k neighbors (their source indices src): sum over them of
- * min(1, c pi) = k, the row's expected count. That sum is piecewise linear in c; from
- * k / sum pi, which is below the root (and is it when no neighbor saturates, c pi >= 1), each
- * step solves the line of the neighbors saturated so far, which never passes the root, until
- * no new one saturates. The first pass gathers the row's pi into buf [d]; the others read it. */
-static double ls_solve(const int32_t *src, int64_t d, const bw_ls_node *nodes, int64_t k, double *buf)
-{
-	double sum = 0, hi = 0;
-	for (int64_t p = 0; p < d; p++) {
-		const double x = nodes[src[p]].pi;
-		buf[p] = x;
-		sum += x;
-		hi = BW_MAX(hi, x);
-	}
-	double c = (double)k / sum;
-	if (c * hi < 1)
-		return c;
-	for (int it = 0; it < 64; it++) {
-		int64_t m = 0;
-		double rest = 0;
-		for (int64_t p = 0; p < d; p++) {
-			const double x = buf[p];
-			if (c * x >= 1)
-				m++;
-			else
-				rest += x;
-		}
-		if (m >= k || rest <= 0)
-			break;
-		const double next = (double)(k - m) / rest;
-		if (!(next > c))
-			break;
-		c = next;
-	}
-	return c;
-}
-
-/* Row i's c under the current pi: a row of d > k solves for k (ls_solve, buf [d] its
- * scratch); a row taken whole gets 1 / its smallest pi, so that all its neighbors have
- * c pi >= 1 (they are taken). `ones`: every pi is 1 (c = k / d, or 1). */
+/* Row i's c under the current pi (labor_star.h's bw_ls_c; buf [d] its scratch). */
 static void ls_c_row(bw_sample_ctx *c, const bw_ls_layer *L, int64_t i, bool ones, double *buf)
 {
-	const int64_t d = L->row[2 * i + 1], k = L->k;
-	const int32_t *src = c->ls_src + c->ls_off[i];
-	if (ones) {
-		c->ls_c[i] = d > k ? (double)k / (double)d : d ? 1.0 : 0.0;
-		return;
-	}
-	if (d > k) {
-		c->ls_c[i] = ls_solve(src, d, c->ls_node, k, buf);
-		return;
-	}
-	double lo = INFINITY;
-	for (int64_t p = 0; p < d; p++)
-		lo = BW_MIN(lo, c->ls_node[src[p]].pi);
-	c->ls_c[i] = d ? 1.0 / lo : 0.0;
+	c->ls_c[i] = bw_ls_c(c->ls_src + c->ls_off[i], L->row[2 * i + 1], L->k, c->ls_node, ones, buf);
 }
 
 /* Every row's c (ls_c_row), by every thread t of the region, each with its part of ls_buf. */
@@ -237,7 +178,7 @@ static void ls_cs(bw_sample_ctx *c, const bw_ls_layer *L, bool ones, int t)
  * the rows reading s of c pi_s (how likely s is in the batch), then solves every row's c
  * again: a source some row is likely to take becomes likelier for every row, and rows
  * concentrate on the same sources. At most `rounds` rounds; the last is the one whose expected
- * distinct sources, sum of min(1, pi), fell by less than LS_TOL. Every thread t of the region:
+ * distinct sources, sum of min(1, pi), fell by less than BW_LS_TOL. Every thread t of the region:
  * the sources by chunks, each source's largest c in one run of its neighbors (c is small: in
  * cache); their sum by one thread in source order while the others solve the rows again (of
  * nt == 1 threads, in the same pass). */
@@ -255,15 +196,13 @@ static void ls_rounds(bw_sample_ctx *c, bw_ls_layer *L, int rounds, int t, int n
 		double ex = 0;
 #pragma omp for schedule(dynamic, 1)
 		for (int64_t h = 0; h < L->nch; h++) {
-			double mx = 0;
-			for (int64_t q = L->q0[h], u = L->u0[h]; q < L->q0[h + 1]; q++) {
-				mx = BW_MAX(mx, c->ls_c[L->erow[q]]);
+			for (int64_t q = L->q0[h], q0 = q, u = L->u0[h]; q < L->q0[h + 1]; q++) {
 				if (q + 1 == L->q0[h + 1] || x[q + 1] >> eb != x[q] >> eb) {
-					nodes[u].pi *= mx;
+					bw_ls_pi(&nodes[u], c->ls_c, L->erow, q0, q + 1);
 					if (nt == 1) /* the chunks in order */
-						ex += BW_MIN(1.0, nodes[u].pi);
+						ex += bw_ls_expect(nodes[u].pi);
 					u++;
-					mx = 0;
+					q0 = q + 1;
 				}
 			}
 		}
@@ -271,36 +210,19 @@ static void ls_rounds(bw_sample_ctx *c, bw_ls_layer *L, int rounds, int t, int n
 		{
 			if (nt > 1)
 				for (int64_t u = 0; u < L->m; u++)
-					ex += BW_MIN(1.0, nodes[u].pi);
+					ex += bw_ls_expect(nodes[u].pi);
 			L->ex = ex;
 		}
 		ls_cs(c, L, false, t);
-		if (L->ex >= prev * (1 - LS_TOL))
+		if (bw_ls_last(L->ex, &prev))
 			break;
-		prev = L->ex;
 	}
 }
 
-/* Stage one of a LABOR-* row (sampler_internal.h). */
+/* Stage one of a LABOR-* row (sampler_internal.h; labor_star.h's bw_ls_row). */
 void bw_labor_star_row(const bw_sample_ctx *c, int64_t i, int64_t s, int64_t d, uint64_t *out, float *w)
 {
-	const int32_t *src = c->ls_src + c->ls_off[i];
-	const double ci = c->ls_c[i];
-	int64_t n = 0;
-	double inv = 0;
-	for (int64_t p = 0; p < d; p++) {
-		const bw_ls_node *x = &c->ls_node[src[p]];
-		const double th = ci * x->pi;
-		if (x->r < th) {
-			out[n++] = (uint64_t)(s + p);
-			inv += th >= 1 ? 1.0 : 1.0 / th;
-		}
-	}
-	const double scale = n ? (double)n / inv : 0.0;
-	for (int64_t j = 0; w && j < n; j++) {
-		const double th = ci * c->ls_node[src[(int64_t)out[j] - s]].pi;
-		w[j] = (float)((th >= 1 ? 1.0 : 1.0 / th) * scale);
-	}
+	bw_ls_row(c->ls_src + c->ls_off[i], s, d, c->ls_c[i], c->ls_node, out, w);
 }
 
 /* LABOR-* step 1 (one thread): each row's offset into the block's neighbors, and room for
@@ -458,7 +380,7 @@ static void ls_variates(bw_sample_ctx *c, const bw_ls_layer *L)
 	for (int64_t h = 0; h < L->nch; h++)
 		for (int64_t q = L->q0[h], u = L->u0[h] - 1; q < L->q0[h + 1]; q++) {
 			if (q == L->q0[h] || x[q] >> eb != x[q - 1] >> eb)
-				c->ls_node[++u].r = L->dep ? bw_labor_dep_variate(L->dep, x[q] >> eb) : ls_variate(lk, x[q] >> eb);
+				c->ls_node[++u].r = bw_ls_variate(lk, L->dep, x[q] >> eb);
 			c->ls_src[x[q] & emask] = (int32_t)u;
 			L->erow[q] = L->rowof[x[q] & emask];
 		}
@@ -473,11 +395,7 @@ static void ls_counts(const bw_sample_ctx *c, const bw_ls_layer *L)
 		const int64_t d = L->row[2 * i + 1];
 		if (d <= L->k)
 			continue;
-		const int32_t *src = c->ls_src + c->ls_off[i];
-		int64_t n = 0;
-		for (int64_t p = 0; p < d; p++)
-			n += c->ls_node[src[p]].r < c->ls_c[i] * c->ls_node[src[p]].pi;
-		L->ip[i + 1] = n;
+		L->ip[i + 1] = bw_ls_count(c->ls_src + c->ls_off[i], d, c->ls_c[i], c->ls_node);
 	}
 }
 

@@ -9,14 +9,17 @@
  *   2. a thread per destination draws its row with draw.h's bw_draw, the CPU's function
  *      compiled for the device, from the CPU's key bw_key(bw_key(key, l), v), or with LABOR
  *      labor.h's bottom-k under the CPU's layer key (bw_labor_layer), and writes the
- *      neighbors' global ids in increasing order (the row's order);
+ *      neighbors' global ids in increasing order (the row's order); a LABOR-* layer instead
+ *      runs the CPU's preparation (star_prep: labor_star.h's maths over every row's whole
+ *      neighborhood sorted by source, the fixed point's rounds) and a thread per row writes
+ *      its picks and their edge weights (k_ls_draw);
  *   3. the numbering: the drawn ids sorted and made unique (CUB), those that are not nodes
  *      yet (a binary search in the nodes sorted by global id) are the new source nodes,
  *      numbered nd, nd + 1, ... in increasing global id, which is the CPU's numbering; each
  *      edge then takes its node's local id;
  *   4. the new nodes merged into the sorted view for the next layer.
- * The block's offsets and indices are copied into the batch's host arrays as each layer
- * ends, the input ids once the last one has. */
+ * The block's offsets and indices (and LABOR-*'s weights) are copied into the batch's host
+ * arrays as each layer ends, the input ids once the last one has. */
 #include "../device/cuda_gateway.h"
 #include "../device/cuda_try.h"
 #include "sample_kernels.h"
@@ -37,6 +40,8 @@
 #pragma GCC visibility pop
 
 #define THREADS BW_SK_THREADS
+
+static int bits_for(uint64_t v) { return v ? 64 - __builtin_clzll(v) : 0; }
 
 struct bw_cuda_csr {
 	int device;
@@ -66,6 +71,14 @@ struct bw_cuda_sample_ctx {
 	dbuf iota;                /* int32 [n]: 0 .. n-1, the seeds' local ids */
 	dbuf small;               /* int64 [4]: counts read back (E, unique ids, new nodes, a repeated seed) */
 	dbuf temp;                /* CUB's scratch */
+	/* a LABOR-* layer (star_prep): every row's whole neighborhood, F neighbors, m sources */
+	dbuf loff;                /* int64 [nd + 1]: where each row's neighbors start */
+	dbuf lx, lxs;             /* uint64 [F]: (source id << eb | neighbor), then sorted */
+	dbuf lrow, lerow, lsrc;   /* int32 [F]: each neighbor's row (by neighbor; by source), its source index */
+	dbuf lstart;              /* int64 [m + 1]: where each source's run starts in lxs */
+	dbuf lnode;               /* bw_ls_node [m]: each source's pi and variate */
+	dbuf lc;                  /* double [nd]: each row's c */
+	dbuf ew;                  /* float [E]: the block's edge weights */
 	int64_t *host;            /* [4] pinned: where `small` is read back */
 };
 
@@ -224,7 +237,9 @@ extern "C" void bw_cuda_sample_ctx_close(bw_cuda_sample_ctx *x)
 	if (x->stream)
 		(void)cudaStreamSynchronize(x->stream);
 	dbuf *all[] = {&x->nodes, &x->sg, &x->sl, &x->sg2, &x->sl2, &x->cnt, &x->ip,    &x->eid,
-		       &x->skey,  &x->uniq, &x->flag, &x->rank, &x->ind, &x->iota, &x->small, &x->temp};
+		       &x->skey,  &x->uniq, &x->flag, &x->rank, &x->ind, &x->iota, &x->small, &x->temp,
+		       &x->loff,  &x->lx,   &x->lxs,  &x->lrow, &x->lerow, &x->lsrc, &x->lstart, &x->lnode,
+		       &x->lc,    &x->ew};
 	for (size_t i = 0; i < sizeof all / sizeof *all; i++)
 		dfree(all[i]);
 	if (x->host)
@@ -256,6 +271,50 @@ static __global__ void k_labor(const int64_t *gp, const void *gi, int width, con
 			       int64_t *eid)
 {
 	bw_sk_labor(THREAD_INDEX, gp, gi, width, nodes, nd, ip, lk, has_dep ? &dep : NULL, hkey, eid);
+}
+
+static __global__ void k_ls_gather(const int64_t *gp, const void *gi, int width, const int64_t *nodes, int64_t nd,
+				   const int64_t *off, int eb, uint64_t *items, int32_t *rowof)
+{
+	bw_sk_ls_gather(THREAD_INDEX, gp, gi, width, nodes, nd, off, eb, items, rowof);
+}
+
+static __global__ void k_ls_flag(const uint64_t *x, int64_t F, int eb, int64_t *flag)
+{
+	bw_sk_ls_flag(THREAD_INDEX, x, F, eb, flag);
+}
+
+static __global__ void k_ls_source(const uint64_t *x, int64_t F, int eb, const int64_t *flag, const int64_t *rank,
+				   const int32_t *rowof, uint64_t lk, bw_labor_dep dep, bool has_dep, int32_t *src,
+				   int32_t *erow, int64_t *start, bw_ls_node *node)
+{
+	bw_sk_ls_source(THREAD_INDEX, x, F, eb, flag, rank, rowof, lk, has_dep ? &dep : NULL, src, erow, start, node);
+}
+
+static __global__ void k_ls_c(const int64_t *off, int64_t nd, int64_t k, const int32_t *src, const bw_ls_node *node,
+			      bool ones, double *c)
+{
+	bw_sk_ls_c(THREAD_INDEX, off, nd, k, src, node, ones, c);
+}
+
+static __global__ void k_ls_pi(int64_t m, const int64_t *start, const int32_t *erow, const double *c, bw_ls_node *node)
+{
+	bw_sk_ls_pi(THREAD_INDEX, m, start, erow, c, node);
+}
+
+static __global__ void k_ls_ex(const bw_ls_node *node, int64_t m, double *ex) { bw_sk_ls_ex(THREAD_INDEX, node, m, ex); }
+
+static __global__ void k_ls_count(const int64_t *off, int64_t nd, int64_t k, const int32_t *src, const bw_ls_node *node,
+				  const double *c, int64_t *cnt)
+{
+	bw_sk_ls_count(THREAD_INDEX, off, nd, k, src, node, c, cnt);
+}
+
+static __global__ void k_ls_draw(const int64_t *gp, const void *gi, int width, const int64_t *nodes, int64_t nd,
+				 const int64_t *off, int64_t k, const int32_t *src, const bw_ls_node *node,
+				 const double *c, const int64_t *ip, int64_t *eid, float *ew)
+{
+	bw_sk_ls_draw(THREAD_INDEX, gp, gi, width, nodes, nd, off, k, src, node, c, ip, eid, ew);
 }
 
 static __global__ void k_flag(const int64_t *uniq, int64_t nu, const int64_t *sg, int64_t nd, int64_t *flag)
@@ -369,20 +428,143 @@ static int draw(bw_cuda_sample_ctx *x, int l, uint64_t lkey, const bw_labor_batc
 	return 0;
 }
 
+/* LABOR-* step 1 of block l: where each of the nd rows' whole neighborhoods starts (loff),
+ * their total *F and its bits *eb, room for the steps after. */
+static int star_rows(bw_cuda_sample_ctx *x, int l, int64_t nd, int ub, int64_t *F, int *eb)
+{
+	const bw_cuda_csr *g = x->g;
+	int st;
+	if ((st = dgrow(&x->loff, (size_t)(nd + 1) * 8, false, x->stream)) ||
+	    (st = dgrow(&x->lc, (size_t)nd * 8, false, x->stream)))
+		return st;
+	k_sizes<<<grid(nd + 1), THREADS, 0, x->stream>>>(g->indptr, I64(x->nodes), nd, -1, I64(x->cnt));
+	CUDA_LAUNCHED();
+	CUB_RUN(cub::DeviceScan::ExclusiveSum(d_temp_storage, bytes_, I64(x->cnt), I64(x->loff), nd + 1, x->stream));
+	CUDA_TRY(cudaMemcpyAsync(x->small.p, I64(x->loff) + nd, 8, cudaMemcpyDeviceToDevice, x->stream));
+	if ((st = read_small(x, 1)))
+		return st;
+	*F = x->host[0];
+	*eb = bits_for((uint64_t)(*F > 0 ? *F : 1) - 1);
+	if (*F > INT32_MAX || ub + *eb > 64)
+		return bw_err(BURROW_E_UNSUPPORTED, "sampler: block %d's rows hold %lld neighbors: too many for LABOR-*", l,
+			      (long long)*F);
+	const size_t f8 = (size_t)(*F > 0 ? *F : 1) * 8;
+	if ((st = dgrow(&x->lx, f8, false, x->stream)) || (st = dgrow(&x->lxs, f8, false, x->stream)) ||
+	    (st = dgrow(&x->lrow, f8 / 2, false, x->stream)) || (st = dgrow(&x->lerow, f8 / 2, false, x->stream)) ||
+	    (st = dgrow(&x->lsrc, f8 / 2, false, x->stream)) || (st = dgrow(&x->flag, f8 + 8, false, x->stream)) ||
+	    (st = dgrow(&x->rank, f8 + 8, false, x->stream)))
+		return st;
+	return 0;
+}
+
+/* LABOR-* step 2 (F > 0 neighbors): the rows' neighbors as (source id << eb | neighbor)
+ * items, sorted by source (CUB's radix sort is stable: the CPU's order), the *m distinct
+ * sources numbered in increasing id by an exclusive sum of their runs' starts, each
+ * neighbor's source index, each source's run, pi = 1 and variate (under lk, or dep). */
+static int star_sources(bw_cuda_sample_ctx *x, int64_t nd, int ub, int64_t F, int eb, uint64_t lk,
+			const bw_labor_dep *dep, int64_t *m)
+{
+	const bw_cuda_csr *g = x->g;
+	const uint64_t *xs = (const uint64_t *)x->lxs.p;
+	int st;
+	k_ls_gather<<<grid(nd), THREADS, 0, x->stream>>>(g->indptr, g->indices, g->index_width, I64(x->nodes), nd,
+							I64(x->loff), eb, (uint64_t *)x->lx.p, I32(x->lrow));
+	CUDA_LAUNCHED();
+	CUB_RUN(cub::DeviceRadixSort::SortKeys(d_temp_storage, bytes_, U64(x->lx), U64(x->lxs), F, eb, eb + ub,
+						x->stream));
+	k_ls_flag<<<grid(F + 1), THREADS, 0, x->stream>>>(xs, F, eb, I64(x->flag));
+	CUDA_LAUNCHED();
+	CUB_RUN(cub::DeviceScan::ExclusiveSum(d_temp_storage, bytes_, I64(x->flag), I64(x->rank), F + 1, x->stream));
+	CUDA_TRY(cudaMemcpyAsync(x->small.p, I64(x->rank) + F, 8, cudaMemcpyDeviceToDevice, x->stream));
+	if ((st = read_small(x, 1)))
+		return st;
+	*m = x->host[0];
+	if ((st = dgrow(&x->lstart, (size_t)(*m + 1) * 8, false, x->stream)) ||
+	    (st = dgrow(&x->lnode, (size_t)*m * sizeof(bw_ls_node), false, x->stream)))
+		return st;
+	const bw_labor_dep dv = dep ? *dep : bw_labor_dep{0, 0, 0.0, 0.0};
+	k_ls_source<<<grid(F), THREADS, 0, x->stream>>>(xs, F, eb, I64(x->flag), I64(x->rank), I32(x->lrow), lk, dv,
+						       dep != NULL, I32(x->lsrc), I32(x->lerow), I64(x->lstart),
+						       (bw_ls_node *)x->lnode.p);
+	CUDA_LAUNCHED();
+	return 0;
+}
+
+/* LABOR-* step 3: every row's c from pi = 1, then at most `rounds` rounds: each source's pi
+ * times the largest c of the rows reading it (a thread per source over its sorted run), the
+ * expected distinct sources summed by one thread in source order and read back, every row's
+ * c again; the last round is the CPU's (bw_ls_last on the same sums). Ends with each row's
+ * sample size (fanout k) in cnt [nd + 1]. */
+static int star_rounds(bw_cuda_sample_ctx *x, int64_t nd, int64_t k, int rounds, int64_t m)
+{
+	bw_ls_node *node = m > 0 ? (bw_ls_node *)x->lnode.p : NULL;
+	const int64_t *off = I64(x->loff);
+	const int32_t *src = I32(x->lsrc);
+	double *c = (double *)x->lc.p;
+	int st;
+	k_ls_c<<<grid(nd), THREADS, 0, x->stream>>>(off, nd, k, src, node, true, c);
+	CUDA_LAUNCHED();
+	double prev = INFINITY;
+	for (int it = 0; it < rounds; it++) {
+		if (m > 0) {
+			k_ls_pi<<<grid(m), THREADS, 0, x->stream>>>(m, I64(x->lstart), I32(x->lerow), c, node);
+			CUDA_LAUNCHED();
+		}
+		k_ls_ex<<<1, 1, 0, x->stream>>>(node, m, (double *)x->small.p);
+		CUDA_LAUNCHED();
+		k_ls_c<<<grid(nd), THREADS, 0, x->stream>>>(off, nd, k, src, node, false, c);
+		CUDA_LAUNCHED();
+		if ((st = read_small(x, 1)))
+			return st;
+		double ex;
+		memcpy(&ex, x->host, sizeof ex);
+		if (bw_ls_last(ex, &prev))
+			break;
+	}
+	k_ls_count<<<grid(nd + 1), THREADS, 0, x->stream>>>(off, nd, k, src, node, c, I64(x->cnt));
+	CUDA_LAUNCHED();
+	return 0;
+}
+
+/* Block l's LABOR-* preparation over its nd rows (fanout k, at most `rounds` rounds, the
+ * layer's keys lk / dep), the CPU's bw_labor_star_prep on the device in three steps: the rows'
+ * whole neighborhoods (star_rows), their distinct sources (star_sources), the fixed point and
+ * the rows' sample sizes in cnt (star_rounds). The scratch stays in x until k_ls_draw has
+ * drawn the rows. */
+static int star_prep(bw_cuda_sample_ctx *x, int l, int64_t k, int rounds, uint64_t lk, const bw_labor_dep *dep,
+		     int64_t nd, int ub)
+{
+	int64_t F = 0, m = 0;
+	int eb = 0, st;
+	if ((st = star_rows(x, l, nd, ub, &F, &eb)) || (F > 0 && (st = star_sources(x, nd, ub, F, eb, lk, dep, &m))))
+		return st;
+	return star_rounds(x, nd, k, rounds, m);
+}
+
 /* Block l over the nd nodes (sorted view in sg/sl): its offsets and indices into b, its new
  * source nodes after the nodes; *nsrc = the node count after them. The sorted view is
  * extended unless `last`. labor: LABOR's draws with the batch's dependency (NULL: neighbor
- * sampling's). */
+ * sampling's); with rounds > 0 and a fanout >= 0, LABOR-*'s (star_prep), whose weights go to
+ * the block's edge_weight, as the CPU's do. */
 static int layer(bw_cuda_sample_ctx *x, bw_sampled *b, int l, int fanout, uint64_t lkey, const bw_labor_batch *labor,
-		 int64_t nd, bool last, int ub, int64_t *nsrc)
+		 int rounds, int64_t nd, bool last, int ub, int64_t *nsrc)
 {
 	const bw_cuda_csr *g = x->g;
+	const bool star = rounds > 0 && fanout >= 0;
 	int st;
 	if ((st = dgrow(&x->cnt, (size_t)(nd + 1) * 8, false, x->stream)) ||
 	    (st = dgrow(&x->ip, (size_t)(nd + 1) * 8, false, x->stream)))
 		return st;
-	k_sizes<<<grid(nd + 1), THREADS, 0, x->stream>>>(g->indptr, I64(x->nodes), nd, fanout, I64(x->cnt));
-	CUDA_LAUNCHED();
+	if (star) {
+		uint64_t lk;
+		bw_labor_dep dep = {0, 0, 0.0, 0.0};
+		const bw_labor_dep *dp = bw_labor_layer(labor, l, lkey, &lk, &dep);
+		if ((st = star_prep(x, l, fanout, rounds, lk, dp, nd, ub)))
+			return st;
+	} else {
+		k_sizes<<<grid(nd + 1), THREADS, 0, x->stream>>>(g->indptr, I64(x->nodes), nd, fanout, I64(x->cnt));
+		CUDA_LAUNCHED();
+	}
 	CUB_RUN(cub::DeviceScan::ExclusiveSum(d_temp_storage, bytes_, I64(x->cnt), I64(x->ip), nd + 1, x->stream));
 	CUDA_TRY(cudaMemcpyAsync(x->small.p, I64(x->ip) + nd, 8, cudaMemcpyDeviceToDevice, x->stream));
 	if ((st = read_small(x, 1)))
@@ -392,12 +574,20 @@ static int layer(bw_cuda_sample_ctx *x, bw_sampled *b, int l, int fanout, uint64
 	if ((st = dgrow(&x->eid, e8, false, x->stream)) || (st = dgrow(&x->skey, e8, false, x->stream)) ||
 	    (st = dgrow(&x->uniq, e8, false, x->stream)) || (st = dgrow(&x->flag, e8 + 8, false, x->stream)) ||
 	    (st = dgrow(&x->rank, e8 + 8, false, x->stream)) || (st = dgrow(&x->ind, e8 / 2, false, x->stream)) ||
-	    (st = dgrow(&x->nodes, (size_t)(nd + E) * 8, true, x->stream)))
+	    (st = dgrow(&x->nodes, (size_t)(nd + E) * 8, true, x->stream)) ||
+	    (star && (st = dgrow(&x->ew, e8 / 2, false, x->stream))))
 		return st;
 	int64_t nu = 0, nnew = 0;
 	if (E > 0) {
-		if ((st = draw(x, l, lkey, labor, nd)))
+		if (star) {
+			k_ls_draw<<<grid(nd), THREADS, 0, x->stream>>>(g->indptr, g->indices, g->index_width, I64(x->nodes), nd,
+								      I64(x->loff), fanout, I32(x->lsrc),
+								      (const bw_ls_node *)x->lnode.p, (const double *)x->lc.p,
+								      I64(x->ip), I64(x->eid), (float *)x->ew.p);
+			CUDA_LAUNCHED();
+		} else if ((st = draw(x, l, lkey, labor, nd))) {
 			return st;
+		}
 		CUB_RUN(cub::DeviceRadixSort::SortKeys(d_temp_storage, bytes_, U64(x->eid), U64(x->skey), E, 0, ub,
 							x->stream));
 		CUB_RUN(cub::DeviceSelect::Unique(d_temp_storage, bytes_, I64(x->skey), I64(x->uniq), I64(x->small), E,
@@ -427,7 +617,11 @@ static int layer(bw_cuda_sample_ctx *x, bw_sampled *b, int l, int fanout, uint64
 	CUDA_TRY(cudaMemcpyAsync(b->indptr[l], x->ip.p, (size_t)(nd + 1) * 8, cudaMemcpyDeviceToHost, x->stream));
 	if (E > 0)
 		CUDA_TRY(cudaMemcpyAsync(b->indices[l], x->ind.p, (size_t)E * 4, cudaMemcpyDeviceToHost, x->stream));
-	b->pub.blocks[l] = (burrow_block){nd, nd + nnew, E, b->indptr[l], b->indices[l]};
+	if (star && (st = bw_grow(&b->ew[l], &b->ew_cap[l], (size_t)(E > 0 ? E : 1), sizeof(float), false)))
+		return st;
+	if (star && E > 0)
+		CUDA_TRY(cudaMemcpyAsync(b->ew[l], x->ew.p, (size_t)E * 4, cudaMemcpyDeviceToHost, x->stream));
+	b->pub.blocks[l] = (burrow_block){nd, nd + nnew, E, b->indptr[l], b->indices[l], NULL, star ? b->ew[l] : NULL};
 	*nsrc = nd + nnew;
 	if (last || nnew == 0)
 		return 0;
@@ -442,10 +636,9 @@ static int layer(bw_cuda_sample_ctx *x, bw_sampled *b, int l, int fanout, uint64
 	return 0;
 }
 
-static int bits_for(uint64_t v) { return v ? 64 - __builtin_clzll(v) : 0; }
-
 extern "C" int bw_cuda_sample_batch(bw_cuda_sample_ctx *x, const int64_t *seeds, int64_t n, int num_layers,
-				    const int *fanouts, uint64_t key, const bw_labor_batch *labor, bw_sampled *b)
+				    const int *fanouts, uint64_t key, const bw_labor_batch *labor, int labor_star,
+				    bw_sampled *b)
 {
 	const bw_cuda_csr *g = x->g;
 	if (n < 1 || n > INT32_MAX)
@@ -461,7 +654,7 @@ extern "C" int bw_cuda_sample_batch(bw_cuda_sample_ctx *x, const int64_t *seeds,
 		return st;
 	int64_t nd = n;
 	for (int l = num_layers - 1; l >= 0; l--)
-		if ((st = layer(x, b, l, fanouts[l], bw_key(key, (uint64_t)l), labor, nd, l == 0, ub, &nd)))
+		if ((st = layer(x, b, l, fanouts[l], bw_key(key, (uint64_t)l), labor, labor_star, nd, l == 0, ub, &nd)))
 			return st;
 	if ((st = bw_sampled_reserve(b, 0, b->pub.blocks[0].num_dst, b->pub.blocks[0].num_edges, nd)))
 		return st;

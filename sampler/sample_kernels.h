@@ -8,6 +8,7 @@
 
 #include "draw.h"  /* bw_draw, BW_HD */
 #include "labor.h" /* bw_labor_pick */
+#include "labor_star.h" /* bw_ls_* */
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -114,6 +115,129 @@ static inline BW_HD void bw_sk_labor(int64_t i, const int64_t *gp, const void *g
 	bw_labor_pick(gi, width == 4, s, d, k, lk, dep, k <= BW_SMALL_FANOUT ? ks : hkey + ip[i], pos);
 	for (int64_t j = 0; j < k; j++) /* in place: out[j] is written after pos[j] is read */
 		out[j] = bw_sk_nbr(gi, width, s + pos[j]);
+}
+
+/* ------------------------------------------------------------ LABOR-* */
+/* A LABOR-* layer (sample_cuda.cu's star_prep, then star_draw), as the CPU's
+ * bw_labor_star_prep: the rows' whole neighborhoods (off: their degrees' exclusive sum, F in
+ * all) as items (source id << eb | neighbor), sorted; the m distinct sources numbered in
+ * increasing id; the fixed point's rounds over them; each row's count, picks and weights.
+ * The maths is labor_star.h's, the CPU's. */
+
+/* Row i's neighbors as items into items[off[i] ..) and each one's row into rowof (by
+ * neighbor). Threads [0, nd). */
+static inline BW_HD void bw_sk_ls_gather(int64_t i, const int64_t *gp, const void *gi, int width, const int64_t *nodes,
+					 int64_t nd, const int64_t *off, int eb, uint64_t *items, int32_t *rowof)
+{
+	if (i >= nd)
+		return;
+	const int64_t s = gp[nodes[i]], e0 = off[i], d = off[i + 1] - e0;
+	for (int64_t p = 0; p < d; p++) {
+		items[e0 + p] = (uint64_t)bw_sk_nbr(gi, width, s + p) << eb | (uint64_t)(e0 + p);
+		rowof[e0 + p] = (int32_t)i;
+	}
+}
+
+/* flag[q] = 1 when the sorted item x[q] starts a source's run (flag[F] = 0, for the
+ * exclusive sum's total: m). Threads [0, F]. */
+static inline BW_HD void bw_sk_ls_flag(int64_t q, const uint64_t *x, int64_t F, int eb, int64_t *flag)
+{
+	if (q > F)
+		return;
+	flag[q] = q < F && (q == 0 || x[q] >> eb != x[q - 1] >> eb);
+}
+
+/* Sorted item q of source u (rank: flag's exclusive sum, u = rank[q + 1] - 1): its neighbor's
+ * source index in src (by neighbor) and its row in erow (by source, from rowof); a run's
+ * first item sets its source's start, pi = 1 and variate (bw_ls_variate under lk, or dep),
+ * the last item start[m] = F. Threads [0, F). */
+static inline BW_HD void bw_sk_ls_source(int64_t q, const uint64_t *x, int64_t F, int eb, const int64_t *flag,
+					 const int64_t *rank, const int32_t *rowof, uint64_t lk, const bw_labor_dep *dep,
+					 int32_t *src, int32_t *erow, int64_t *start, bw_ls_node *node)
+{
+	if (q >= F)
+		return;
+	const uint64_t emask = (1ull << eb) - 1; /* eb < 32: F <= INT32_MAX */
+	const int64_t u = rank[q + 1] - 1, e = (int64_t)(x[q] & emask);
+	src[e] = (int32_t)u;
+	erow[q] = rowof[e];
+	if (flag[q]) {
+		start[u] = q;
+		node[u].pi = 1.0;
+		node[u].r = bw_ls_variate(lk, dep, x[q] >> eb);
+	}
+	if (q == F - 1)
+		start[u + 1] = F;
+}
+
+/* Row i's c (bw_ls_c: its neighbors src[off[i] ..), fanout k; ones: every pi 1). Threads
+ * [0, nd). */
+static inline BW_HD void bw_sk_ls_c(int64_t i, const int64_t *off, int64_t nd, int64_t k, const int32_t *src,
+				    const bw_ls_node *node, bool ones, double *c)
+{
+	if (i < nd)
+		c[i] = bw_ls_c(src + off[i], off[i + 1] - off[i], k, node, ones, NULL);
+}
+
+/* A round's update of source u (bw_ls_pi over its run [start[u], start[u + 1])). Threads
+ * [0, m). */
+static inline BW_HD void bw_sk_ls_pi(int64_t u, int64_t m, const int64_t *start, const int32_t *erow, const double *c,
+				     bw_ls_node *node)
+{
+	if (u < m)
+		bw_ls_pi(&node[u], c, erow, start[u], start[u + 1]);
+}
+
+/* A round's expected distinct sources into *ex, summed in source order as the CPU does: one
+ * thread (i == 0). */
+static inline BW_HD void bw_sk_ls_ex(int64_t i, const bw_ls_node *node, int64_t m, double *ex)
+{
+	if (i != 0)
+		return;
+	double s = 0;
+	for (int64_t u = 0; u < m; u++)
+		s += bw_ls_expect(node[u].pi);
+	*ex = s;
+}
+
+/* cnt[i] = row i's sample size: bw_ls_count for a row of degree above k, else its degree
+ * (cnt[nd] = 0, for the offsets' last entry). Threads [0, nd]. */
+static inline BW_HD void bw_sk_ls_count(int64_t i, const int64_t *off, int64_t nd, int64_t k, const int32_t *src,
+					const bw_ls_node *node, const double *c, int64_t *cnt)
+{
+	if (i > nd)
+		return;
+	if (i == nd) {
+		cnt[i] = 0;
+		return;
+	}
+	const int64_t d = off[i + 1] - off[i];
+	cnt[i] = d > k ? bw_ls_count(src + off[i], d, c[i], node) : d;
+}
+
+/* Row i's picks, global ids in increasing row position, into eid[ip[i], ip[i+1]) and their
+ * weights into ew: a row of degree above k bw_ls_row's (the positions written in the row's
+ * output slots, then its ids in place), a row taken whole its neighbors with weights 1.
+ * Threads [0, nd). */
+static inline BW_HD void bw_sk_ls_draw(int64_t i, const int64_t *gp, const void *gi, int width, const int64_t *nodes,
+				       int64_t nd, const int64_t *off, int64_t k, const int32_t *src,
+				       const bw_ls_node *node, const double *c, const int64_t *ip, int64_t *eid,
+				       float *ew)
+{
+	if (i >= nd)
+		return;
+	const int64_t s = gp[nodes[i]], d = off[i + 1] - off[i];
+	int64_t *out = eid + ip[i];
+	if (d > k) {
+		const int64_t n = bw_ls_row(src + off[i], s, d, c[i], node, (uint64_t *)out, ew + ip[i]);
+		for (int64_t j = 0; j < n; j++)
+			out[j] = bw_sk_nbr(gi, width, out[j]);
+		return;
+	}
+	for (int64_t j = 0; j < d; j++) {
+		out[j] = bw_sk_nbr(gi, width, s + j);
+		ew[ip[i] + j] = 1.0f;
+	}
 }
 
 /* flag[i] = 1 when uniq[i] is not one of the nd nodes (sorted: sg) yet; threads [0, nu]. */

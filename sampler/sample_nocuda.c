@@ -25,9 +25,9 @@ int bw_cuda_sample_ctx_open(bw_cuda_sample_ctx **out, const bw_cuda_csr *c)
 void bw_cuda_sample_ctx_close(bw_cuda_sample_ctx *x) { (void)x; }
 
 int bw_cuda_sample_batch(bw_cuda_sample_ctx *x, const int64_t *seeds, int64_t n, int num_layers, const int *fanouts,
-			 uint64_t key, const bw_labor_batch *labor, bw_sampled *b)
+			 uint64_t key, const bw_labor_batch *labor, int labor_star, bw_sampled *b)
 {
-	(void)x, (void)seeds, (void)n, (void)num_layers, (void)fanouts, (void)key, (void)labor, (void)b;
+	(void)x, (void)seeds, (void)n, (void)num_layers, (void)fanouts, (void)key, (void)labor, (void)labor_star, (void)b;
 	return no_cuda();
 }
 

@@ -154,8 +154,8 @@ static int sample_on(const burrow_sampler *s, bw_sample_ctx *c, bw_cuda_sample_c
 		     int64_t n, uint64_t key, bw_sampled *b)
 {
 	if (gc)
-		return bw_cuda_sample_batch(gc, seeds, n, s->o.num_layers, s->o.fanouts, key, c->labor ? &c->dep : NULL,
-					    b);
+		return bw_cuda_sample_batch(gc, seeds, n, s->o.num_layers, s->o.fanouts, key,
+					    c->labor || c->labor_star ? &c->dep : NULL, c->labor_star, b);
 	int st = bw_sample_batch(c, s->g, seeds, n, s->o.num_layers, s->o.fanouts, key, b);
 	if (s->after)
 		s->after(s->after_user);
@@ -313,8 +313,6 @@ static int sampler_open(burrow_sampler **out, const burrow_csr *g, const int64_t
 	}
 	if ((check_graph && (st = burrow_csr_check(g, false))) || (st = check_ids(g, ids, n)))
 		return st;
-	if (o.labor_star && kind == BW_DEVICE_CUDA)
-		return bw_err(BURROW_E_UNSUPPORTED, "sampler: LABOR-* is sampled on the CPU only, not on %s", o.device);
 	if (o.edge_ids && kind == BW_DEVICE_CUDA)
 		return bw_err(BURROW_E_UNSUPPORTED, "sampler: edge ids (edge features) are sampled on the CPU only, not on %s",
 			      o.device);

@@ -283,11 +283,13 @@ void bw_cuda_csr_close(bw_cuda_csr *c);
 bool bw_cuda_csr_pinned(const bw_cuda_csr *c);
 int bw_cuda_sample_ctx_open(bw_cuda_sample_ctx **out, const bw_cuda_csr *c);
 void bw_cuda_sample_ctx_close(bw_cuda_sample_ctx *x);
-/* bw_sample_batch on the GPU: the same keys, the same batch element for element,
- * downloaded into b's host arrays. labor: LABOR's draws with this batch dependency (the
- * CPU's bw_sample_ctx labor and dep), NULL: neighbor sampling's (LABOR-* is CPU only). */
+/* bw_sample_batch on the GPU: the same keys, the same batch element for element (LABOR-*'s
+ * edge weights bit for bit), downloaded into b's host arrays. labor: LABOR's variates with
+ * this batch dependency (the CPU's bw_sample_ctx dep, given when its labor or labor_star is
+ * set), NULL: neighbor sampling's; labor_star > 0: LABOR-* with at most that many rounds
+ * (the CPU's labor_star) in every layer of a fanout >= 0, else LABOR's bottom-k. */
 int bw_cuda_sample_batch(bw_cuda_sample_ctx *x, const int64_t *seeds, int64_t n, int num_layers, const int *fanouts,
-			 uint64_t key, const bw_labor_batch *labor, bw_sampled *b);
+			 uint64_t key, const bw_labor_batch *labor, int labor_star, bw_sampled *b);
 /* The draws of n rows of the graph on the GPU, as the CPU's sampler draws them: row
  * rows[i] takes ip[i+1] - ip[i] neighbors (its whole row when that is its degree, else
  * draw.h's bw_draw from the stream bw_key(lkey, keys[i])), written in increasing row

@@ -319,6 +319,12 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
 static const int64_t *pair_keys;
 static int cmp_pair(const void *a, const void *b)
 {
@@ -340,17 +346,91 @@ typedef struct emu_batch {
 	int64_t num_dst[BURROW_MAX_LAYERS], num_src[BURROW_MAX_LAYERS], num_edges[BURROW_MAX_LAYERS];
 	int64_t *indptr[BURROW_MAX_LAYERS];
 	int32_t *indices[BURROW_MAX_LAYERS];
+	float *ew[BURROW_MAX_LAYERS]; /* LABOR-*'s weights, NULL for a block without */
 	int64_t *nodes, num_input;
 } emu_batch;
 
 #define GROW(p, n) ((p) = realloc((p), (size_t)((n) > 0 ? (n) : 1) * sizeof *(p)))
 
+/* A LABOR-* layer's device scratch (sample_cuda.cu's loff, lx, lxs, ...; flag and rank). */
+typedef struct emu_ls {
+	int64_t *off, *flag, *rank, *start;
+	uint64_t *x, *xs;
+	int32_t *row, *erow, *src;
+	bw_ls_node *node;
+	double *c;
+	int64_t m;      /* distinct sources */
+	double ex;      /* the last round's expected distinct sources (NAN: no round) */
+} emu_ls;
+
+static void emu_ls_free(emu_ls *s)
+{
+	free(s->off), free(s->flag), free(s->rank), free(s->start), free(s->x), free(s->xs);
+	free(s->row), free(s->erow), free(s->src), free(s->node), free(s->c);
+}
+
+/* star_prep's sequence over the nd rows nodes[0, nd) with fanout k, at most `rounds` rounds,
+ * layer keys lk / dp: the kernels' per-thread work over their grids, CUB's sort and sums stood
+ * in for (a stable sort by source of items in neighbor order is the sort by whole value), the
+ * host's loop over the rounds with each round's sum as the one thread leaves it; each row's
+ * sample size into cnt [nd + 1]. */
+static void emu_star_prep(const burrow_csr *g, const int64_t *nodes, int64_t nd, int64_t k, int rounds, uint64_t lk,
+			  const bw_labor_dep *dp, int64_t *cnt, emu_ls *s)
+{
+	GROW(s->off, nd + 1);
+	GROW(s->c, nd);
+	LAUNCH_SK(nd + 1, bw_sk_sizes(i, g->indptr, nodes, nd, -1, cnt));
+	ex_sum(cnt, s->off, nd + 1);
+	const int64_t F = s->off[nd];
+	int eb = 0;
+	while (((int64_t)1 << eb) < F) /* bits of F - 1 */
+		eb++;
+	GROW(s->x, F);
+	GROW(s->xs, F);
+	GROW(s->row, F);
+	GROW(s->erow, F);
+	GROW(s->src, F);
+	GROW(s->flag, F + 1);
+	GROW(s->rank, F + 1);
+	int64_t m = 0;
+	if (F > 0) {
+		LAUNCH_SK(nd, bw_sk_ls_gather(i, g->indptr, g->indices, g->index_width, nodes, nd, s->off, eb, s->x, s->row));
+		memcpy(s->xs, s->x, (size_t)F * sizeof *s->xs);
+		qsort(s->xs, (size_t)F, sizeof *s->xs, cmp_u64);
+		LAUNCH_SK(F + 1, bw_sk_ls_flag(i, s->xs, F, eb, s->flag));
+		ex_sum(s->flag, s->rank, F + 1);
+		m = s->rank[F];
+		GROW(s->start, m + 1);
+		GROW(s->node, m);
+		LAUNCH_SK(F, bw_sk_ls_source(i, s->xs, F, eb, s->flag, s->rank, s->row, lk, dp, s->src, s->erow, s->start,
+					     s->node));
+	}
+	LAUNCH_SK(nd, bw_sk_ls_c(i, s->off, nd, k, s->src, s->node, true, s->c));
+	double prev = INFINITY;
+	s->m = m;
+	s->ex = NAN;
+	for (int it = 0; it < rounds; it++) {
+		if (m > 0)
+			LAUNCH_SK(m, bw_sk_ls_pi(i, m, s->start, s->erow, s->c, s->node));
+		double ex = -1;
+		bw_sk_ls_ex(0, s->node, m, &ex); /* <<<1, 1>>> */
+		LAUNCH_SK(nd, bw_sk_ls_c(i, s->off, nd, k, s->src, s->node, false, s->c));
+		s->ex = ex;
+		if (bw_ls_last(ex, &prev))
+			break;
+	}
+	LAUNCH_SK(nd + 1, bw_sk_ls_count(i, s->off, nd, k, s->src, s->node, s->c, cnt));
+}
+
 /* bw_cuda_sample_batch's sequence (seed_view, then layer for each block, output layer first)
  * on host arrays: the kernels' per-thread work over their grids, CUB's steps stood in for.
- * labor: LABOR's draws with that batch dependency (NULL: neighbor sampling's). */
+ * labor: LABOR's draws with that batch dependency (NULL: neighbor sampling's); rounds > 0:
+ * LABOR-*'s in the layers of a fanout >= 0 (emu_star_prep, then k_ls_draw). */
 static void emu_sample(const burrow_csr *g, const int64_t *seeds, int64_t n, int L, const int *fan, uint64_t key,
-		       const bw_labor_batch *labor, emu_batch *o)
+		       const bw_labor_batch *labor, int rounds, emu_batch *o)
 {
+	emu_ls ls = {0};
+	float *ew = NULL;
 	int64_t *nodes = NULL, *sg = NULL, *sg2 = NULL, *cnt = NULL, *ip = NULL, *eid = NULL, *skey = NULL, *uniq = NULL;
 	int64_t *flag = NULL, *rank = NULL;
 	int32_t *sl = NULL, *sl2 = NULL, *iota = NULL, *ind = NULL;
@@ -371,9 +451,16 @@ static void emu_sample(const burrow_csr *g, const int64_t *seeds, int64_t n, int
 	int64_t nd = n;
 	for (int l = L - 1; l >= 0; l--) {
 		const uint64_t lkey = bw_key(key, (uint64_t)l);
+		const bool star = rounds > 0 && fan[l] >= 0;
+		uint64_t lk;
+		bw_labor_dep dep;
+		const bw_labor_dep *dp = bw_labor_layer(labor, l, lkey, &lk, &dep);
 		GROW(cnt, nd + 1);
 		GROW(ip, nd + 1);
-		LAUNCH_SK(nd + 1, bw_sk_sizes(i, g->indptr, nodes, nd, fan[l], cnt));
+		if (star)
+			emu_star_prep(g, nodes, nd, fan[l], rounds, lk, dp, cnt, &ls);
+		else
+			LAUNCH_SK(nd + 1, bw_sk_sizes(i, g->indptr, nodes, nd, fan[l], cnt));
 		ex_sum(cnt, ip, nd + 1);
 		const int64_t E = ip[nd];
 		GROW(eid, E);
@@ -383,12 +470,13 @@ static void emu_sample(const burrow_csr *g, const int64_t *seeds, int64_t n, int
 		GROW(rank, E + 1);
 		GROW(ind, E);
 		GROW(nodes, nd + E);
+		GROW(ew, E);
 		int64_t nu = 0, nnew = 0;
 		if (E > 0) {
-			if (labor) { /* layer's k_labor launch: the heaps' keys in skey, before the sort */
-				uint64_t lk;
-				bw_labor_dep dep;
-				const bw_labor_dep *dp = bw_labor_layer(labor, l, lkey, &lk, &dep);
+			if (star) { /* layer's k_ls_draw launch */
+				LAUNCH_SK(nd, bw_sk_ls_draw(i, g->indptr, g->indices, g->index_width, nodes, nd, ls.off, fan[l],
+							    ls.src, ls.node, ls.c, ip, eid, ew));
+			} else if (labor) { /* layer's k_labor launch: the heaps' keys in skey, before the sort */
 				LAUNCH_SK(nd, bw_sk_labor(i, g->indptr, g->indices, g->index_width, nodes, nd, ip, lk, dp,
 							  (uint64_t *)skey, eid));
 			} else {
@@ -410,6 +498,11 @@ static void emu_sample(const burrow_csr *g, const int64_t *seeds, int64_t n, int
 		memcpy(o->indptr[l], ip, (size_t)(nd + 1) * sizeof *ip);
 		o->indices[l] = malloc((size_t)(E ? E : 1) * sizeof *ind);
 		memcpy(o->indices[l], ind, (size_t)E * sizeof *ind);
+		o->ew[l] = NULL;
+		if (star) {
+			o->ew[l] = malloc((size_t)(E ? E : 1) * sizeof *ew);
+			memcpy(o->ew[l], ew, (size_t)E * sizeof *ew);
+		}
 		if (l > 0 && nnew > 0) {
 			GROW(sg2, nd + nnew);
 			GROW(sl2, nd + nnew);
@@ -424,7 +517,8 @@ static void emu_sample(const burrow_csr *g, const int64_t *seeds, int64_t n, int
 	o->nodes = nodes;
 	o->num_input = nd;
 	free(sg), free(sg2), free(cnt), free(ip), free(eid), free(skey), free(uniq), free(flag), free(rank);
-	free(sl), free(sl2), free(iota), free(ind);
+	free(sl), free(sl2), free(iota), free(ind), free(ew);
+	emu_ls_free(&ls);
 }
 
 /* A graph of n nodes whose rows are sorted distinct ids, degrees 0 to 90 (rows above the
@@ -480,6 +574,12 @@ static void same_as_cpu(const emu_batch *e, const bw_sampled *b, const char *wha
 		cr_assert(!memcmp(e->indptr[l], k->indptr, (size_t)(k->num_dst + 1) * sizeof *k->indptr) &&
 				  !memcmp(e->indices[l], k->indices, (size_t)k->num_edges * sizeof *k->indices),
 			  "%s block %d differs", what, l);
+		cr_assert(!e->ew[l] == !k->edge_weight, "%s block %d: weights %s vs the CPU's %s", what, l,
+			  e->ew[l] ? "given" : "none", k->edge_weight ? "given" : "none");
+		for (int64_t j = 0; e->ew[l] && j < k->num_edges; j++)
+			cr_assert(!memcmp(&e->ew[l][j], &k->edge_weight[j], sizeof(float)),
+				  "%s block %d edge %lld: weight %.9g vs the CPU's %.9g", what, l, (long long)j, e->ew[l][j],
+				  k->edge_weight[j]);
 	}
 }
 
@@ -488,19 +588,22 @@ static void emu_free(emu_batch *e, int L)
 	for (int l = 0; l < L; l++) {
 		free(e->indptr[l]);
 		free(e->indices[l]);
+		free(e->ew[l]);
 	}
 	free(e->nodes);
 }
 
 /* Batches of 300 seeds on a 4,000-node random_graph(repeats), int32 and int64 ids, fanouts
- * above and below 32 and whole rows, by the CPU sampler and by the GPU sampler's kernels run
- * on the host with stand-ins for CUB: equal element for element. mode 0: neighbor sampling;
- * 1: LABOR; 2: LABOR with batch dependency (each batch its own place between two groups,
- * as sampler.c's set_dep gives it). */
+ * above and below 32, whole rows and none, by the CPU sampler and by the GPU sampler's kernels
+ * run on the host with stand-ins for CUB: equal element for element. mode 0: neighbor
+ * sampling; 1: LABOR; 2: LABOR with batch dependency (each batch its own place between two
+ * groups, as sampler.c's set_dep gives it); 3: LABOR-* (3 rounds); 4: LABOR-* with batch
+ * dependency and up to 64 rounds (the tolerance ends them). */
 static void gpu_sampler_case(bool repeats, int mode)
 {
 	const int64_t N = 4000, n = 300;
-	const int fans[2][3] = {{40, 10, 5}, {-1, 3, 33}};
+	const int fans[3][3] = {{40, 10, 5}, {-1, 3, 33}, {2, 0, 12}};
+	const int rounds = mode == 3 ? 3 : mode == 4 ? 64 : 0;
 	for (int width = 4; width <= 8; width += 4) {
 		burrow_csr g = random_graph(N, width, (uint64_t)width, repeats);
 		int64_t *seeds = malloc((size_t)N * sizeof *seeds);
@@ -508,17 +611,18 @@ static void gpu_sampler_case(bool repeats, int mode)
 			seeds[i] = (i * 7919) % N; /* a permutation: distinct seeds, not sorted */
 		bw_sample_ctx c;
 		cr_assert_eq(bw_sample_ctx_init(&c, 1, 40), 0);
-		c.labor = mode > 0;
-		for (int f = 0; f < 2; f++)
+		c.labor = mode == 1 || mode == 2;
+		c.labor_star = rounds;
+		for (int f = 0; f < 3; f++)
 			for (uint64_t key = 1; key <= 3; key++) {
 				const int64_t *bs = seeds + (key - 1) * n; /* each batch its own seeds */
-				c.dep = mode == 2 ? (bw_labor_batch){.k1 = bw_key(77, key / 2) | 1, .k2 = bw_key(77, key / 2 + 1) | 1,
+				c.dep = mode == 2 || mode == 4 ? (bw_labor_batch){.k1 = bw_key(77, key / 2) | 1, .k2 = bw_key(77, key / 2 + 1) | 1,
 								     .c = (double)(key % 2) / 2}
 						  : (bw_labor_batch){0};
 				bw_sampled b = {0};
 				emu_batch e = {0};
 				cr_assert_eq(bw_sample_batch(&c, &g, bs, n, 3, fans[f], key, &b), 0, "%s", burrow_last_error());
-				emu_sample(&g, bs, n, 3, fans[f], key, mode ? &c.dep : NULL, &e);
+				emu_sample(&g, bs, n, 3, fans[f], key, mode ? &c.dep : NULL, rounds, &e);
 				char what[96];
 				snprintf(what, sizeof what, "mode %d width %d fanouts %d key %llu", mode, width, f,
 					 (unsigned long long)key);
@@ -545,6 +649,73 @@ Test(kernels, gpu_sampler_labor_batches_equal_the_cpu_sampler) { gpu_sampler_cas
 
 /* The same with LABOR's batch dependency (bw_labor_layer's mix of two groups' variates). */
 Test(kernels, gpu_sampler_labor_dependent_batches_equal_the_cpu_sampler) { gpu_sampler_case(true, 2); }
+
+/* The same with LABOR-* (sample_kernels.h's bw_sk_ls_*: the rows' neighborhoods sorted by
+ * source, the rounds, the counts, the picks), edge weights bit for bit too: 3 rounds, and with
+ * batch dependency up to 64 (the rounds' sums, in source order, decide the last one as on the
+ * CPU), on rows that repeat sources. */
+Test(kernels, gpu_sampler_labor_star_batches_equal_the_cpu_sampler) { gpu_sampler_case(true, 3); }
+Test(kernels, gpu_sampler_labor_star_dependent_batches_equal_the_cpu_sampler) { gpu_sampler_case(true, 4); }
+
+/* The GPU's LABOR-* preparation (emu_star_prep: bw_sk_ls_* over their grids) leaves what the
+ * CPU's bw_labor_star_prep leaves, bit for bit: the distinct sources (numbered alike), each
+ * one's pi and variate, every row's c, the last round's expected distinct sources (the sum
+ * whose order decides when the rounds stop) and the counts of the rows above the fanout; 500
+ * rows of random_graph(repeats), int32 and int64 ids, fanouts 0, 5 and 33, 1, 3 and 64 rounds,
+ * with and without batch dependency. */
+Test(kernels, gpu_labor_star_prep_equals_the_cpu)
+{
+	const int64_t N = 4000, nd = 500;
+	for (int width = 4; width <= 8; width += 4) {
+		burrow_csr g = random_graph(N, width, 11 + (uint64_t)width, true);
+		int64_t nodes[500], row[1000], ip[501], cnt[501];
+		for (int64_t i = 0; i < nd; i++) {
+			nodes[i] = (i * 7919 + 3) % N;
+			row[2 * i] = g.indptr[nodes[i]];
+			row[2 * i + 1] = g.indptr[nodes[i] + 1] - row[2 * i];
+		}
+		const int ks[3] = {0, 5, 33}, rs[3] = {1, 3, 64};
+		for (int kk = 0; kk < 3; kk++)
+			for (int ri = 0; ri < 3; ri++)
+				for (int withdep = 0; withdep < 2; withdep++) {
+					const bw_labor_batch b = {.k1 = bw_key(8, (uint64_t)ri) | 1, .k2 = bw_key(9, (uint64_t)ri) | 1,
+								  .c = 0.25};
+					uint64_t lk;
+					bw_labor_dep dep;
+					const bw_labor_dep *dp = bw_labor_layer(withdep ? &b : NULL, 1, bw_key(5, (uint64_t)kk), &lk, &dep);
+					bw_sample_ctx c;
+					cr_assert_eq(bw_sample_ctx_init(&c, 1, 40), 0);
+					c.labor_star = rs[ri];
+					bw_ls_layer L = {.gi = g.indices, .w4 = width == 4, .row = row, .ip = ip, .nd = nd, .k = ks[kk],
+							 .ub = 12, .lk = lk, .dep = dp};
+					bw_labor_star_prep(&c, &L, 0, 1);
+					cr_assert_eq(L.st, 0, "%s", L.msg);
+					emu_ls e = {0};
+					emu_star_prep(&g, nodes, nd, ks[kk], rs[ri], lk, dp, cnt, &e);
+					char what[96];
+					snprintf(what, sizeof what, "width %d k %d rounds %d%s", width, ks[kk], rs[ri],
+						 withdep ? " (dependency)" : "");
+					cr_assert_eq(e.m, L.m, "%s: %lld sources vs the CPU's %lld", what, (long long)e.m, (long long)L.m);
+					for (int64_t u = 0; u < L.m; u++)
+						cr_assert(!memcmp(&e.node[u], &c.ls_node[u], sizeof e.node[u]),
+							  "%s: source %lld: pi %.17g r %.17g vs the CPU's %.17g %.17g", what, (long long)u,
+							  e.node[u].pi, e.node[u].r, c.ls_node[u].pi, c.ls_node[u].r);
+					for (int64_t i = 0; i < nd; i++) {
+						cr_assert(!memcmp(&e.c[i], &c.ls_c[i], sizeof e.c[i]), "%s: row %lld: c %.17g vs the CPU's %.17g",
+							  what, (long long)i, e.c[i], c.ls_c[i]);
+						if (row[2 * i + 1] > ks[kk])
+							cr_assert_eq(cnt[i], ip[i + 1], "%s: row %lld: %lld picks vs the CPU's %lld", what,
+								     (long long)i, (long long)cnt[i], (long long)ip[i + 1]);
+					}
+					cr_assert(!memcmp(&e.ex, &L.ex, sizeof e.ex), "%s: the last round's sum %.17g vs the CPU's %.17g",
+						  what, e.ex, L.ex);
+					emu_ls_free(&e);
+					bw_sample_ctx_free(&c);
+				}
+		free((void *)g.indptr);
+		free((void *)g.indices);
+	}
+}
 
 /* The obvious bottom-k of a row: every position's (key, position) sorted, the first k
  * taken, their positions sorted. */

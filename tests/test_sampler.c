@@ -1510,7 +1510,8 @@ static void need_backend(const char *name, const burrow_csr *g)
 /* Every batch of two epochs and explicit-seed batches of backend `name` equal the CPU
  * sampler's, element for element, over several fanouts (whole rows, none, above the draw's
  * small-set size), with its producers on and off. labor: 0 neighbor sampling, 1 LABOR, 2
- * LABOR with batch dependency (3). */
+ * LABOR with batch dependency (3), 3 LABOR-* (its weights bit for bit too), 4 LABOR-* with
+ * batch dependency (3). */
 static void backend_equals_cpu(const char *name, bool int64_ids, int labor)
 {
 	tgraph t;
@@ -1525,15 +1526,6 @@ static void backend_equals_cpu(const char *name, bool int64_ids, int labor)
 		g.index_width = 8;
 	}
 	need_backend(name, &g);
-	if (labor && strcmp(name, "cpu")) { /* LABOR-* stays on the CPU, and says so */
-		burrow_sampler_opts o;
-		burrow_sampler_defaults(&o);
-		o.device = name;
-		o.labor_star = BURROW_LABOR_STAR_ROUNDS;
-		burrow_sampler *s;
-		cr_assert_eq(burrow_sampler_open(&s, &g, NULL, 0, &o), BURROW_E_UNSUPPORTED, "LABOR-* opened on %s", name);
-		cr_assert(strstr(burrow_last_error(), "LABOR-*"), "the refusal names LABOR-*: %s", burrow_last_error());
-	}
 	int64_t ids[1500];
 	for (int i = 0; i < 1500; i++)
 		ids[i] = (i * 7919) % 3000;
@@ -1546,8 +1538,9 @@ static void backend_equals_cpu(const char *name, bool int64_ids, int labor)
 			o.batch_size = 256;
 			o.seed = 5 + f;
 			o.prefetch = 0;
-			o.labor = labor > 0;
-			o.labor_batch_dependency = labor == 2 ? 3 : 0;
+			o.labor = labor == 1 || labor == 2;
+			o.labor_star = labor >= 3 ? BURROW_LABOR_STAR_ROUNDS : 0;
+			o.labor_batch_dependency = labor == 2 || labor == 4 ? 3 : 0;
 			burrow_sampler *cpu, *dev;
 			cr_assert_eq(burrow_sampler_open(&cpu, &g, ids, 1500, &o), 0, "%s", burrow_last_error());
 			o.device = name;
@@ -1559,7 +1552,7 @@ static void backend_equals_cpu(const char *name, bool int64_ids, int labor)
 				const int64_t na = run_epoch(cpu, epoch, &a), nb = run_epoch(dev, epoch, &b);
 				cr_assert_eq(na, nb);
 				for (int64_t i = 0; i < na; i++) {
-					check_batch(&g, &b[i].b, 3, o.fanouts, b[i].b.seeds, b[i].b.num_seeds);
+					check_batch_star(&g, &b[i].b, 3, o.fanouts, b[i].b.seeds, b[i].b.num_seeds, labor >= 3);
 					same_batch(&a[i].b, &b[i].b);
 				}
 				free_epoch(a, na);
@@ -1607,15 +1600,16 @@ ParameterizedTest(int *which, sampler, backend_batches_equal_the_cpu_int64_ids, 
 	backend_equals_cpu(backend_names[*which], true, 0);
 }
 
-/* The same with LABOR (int32 ids), and with LABOR's batch dependency (int64 ids); on a device,
- * LABOR-* is refused there, by name. Parameter: 3 x the backend's index + the mode. */
+/* The same with LABOR (int32 ids), LABOR's batch dependency (int64 ids), LABOR-* (int32 ids)
+ * and LABOR-* with batch dependency (int64 ids). Parameter: 5 x the backend's index + the
+ * mode. */
 ParameterizedTestParameters(sampler, backend_labor_batches_equal_the_cpu)
 {
-	static int which[] = {1, 2, 4, 5};
+	static int which[] = {1, 2, 3, 4, 6, 7, 8, 9};
 	return cr_make_param_array(int, which, sizeof which / sizeof *which);
 }
 
 ParameterizedTest(int *which, sampler, backend_labor_batches_equal_the_cpu, .timeout = 120)
 {
-	backend_equals_cpu(backend_names[*which / 3], *which % 3 == 2, *which % 3);
+	backend_equals_cpu(backend_names[*which / 5], *which % 5 == 2 || *which % 5 == 4, *which % 5);
 }

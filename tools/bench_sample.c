@@ -147,7 +147,8 @@ out_close:
 	return st;
 }
 
-/* The first difference between batches a and b into why (empty when they are equal). */
+/* The first difference between batches a and b into why (empty when they are equal): ids,
+ * blocks, and LABOR-*'s edge weights bit for bit. */
 static void batch_diff(const burrow_batch *a, const burrow_batch *b, char *why, size_t cap)
 {
 	*why = 0;
@@ -163,6 +164,11 @@ static void batch_diff(const burrow_batch *a, const burrow_batch *b, char *why, 
 		    memcmp(x->indices, y->indices, (size_t)x->num_edges * sizeof *x->indices)) {
 			snprintf(why, cap, "block %d differs (%lld vs %lld edges)", l, (long long)x->num_edges,
 				 (long long)y->num_edges);
+			return;
+		}
+		if (!x->edge_weight != !y->edge_weight ||
+		    (x->edge_weight && memcmp(x->edge_weight, y->edge_weight, (size_t)x->num_edges * sizeof *x->edge_weight))) {
+			snprintf(why, cap, "block %d's edge weights differ", l);
 			return;
 		}
 	}

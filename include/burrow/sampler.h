@@ -95,8 +95,8 @@ typedef struct burrow_sampler_opts {
 	                            random variate shared by all its destinations, and a row keeps its
 	                            fanout neighbors of smallest variate: each row's picks are still a
 	                            uniform subset of its fanout, but destinations sharing neighbors pick
-	                            the same ones, so a batch has fewer distinct inputs. CPU sampling only
-	                            (default false: neighbor sampling) */
+	                            the same ones, so a batch has fewer distinct inputs. On the CPU or a
+	                            CUDA device, the same batches (default false: neighbor sampling) */
 	int labor_star;          /* LABOR-* (docs/sampler.md) when > 0, whatever `labor` says: the variates
 	                            above, and per-source probabilities pi shared by every row, refined by
 	                            at most this many rounds of the paper's fixed point (fewer once the
@@ -104,8 +104,8 @@ typedef struct burrow_sampler_opts {
 	                            some row made likelier for all; a row of degree d > fanout k keeps
 	                            neighbor s when its variate is below min(1, c pi_s), c chosen so that
 	                            the row keeps k neighbors in expectation (its count varies), and its
-	                            blocks carry edge weights (burrow_block.edge_weight). CPU sampling
-	                            only, 0 .. 64 (default 0: off) */
+	                            blocks carry edge weights (burrow_block.edge_weight). On the CPU or a
+	                            CUDA device, the same batches and weights; 0 .. 64 (default 0: off) */
 	int labor_batch_dependency; /* K >= 2 with labor or labor_star: an epoch's batches share LABOR's
 	                            variates in groups of K (GraphBolt's batch_dependency): batch i's
 	                            variates are i mod K / K of the way from those of group i / K to the

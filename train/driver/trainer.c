@@ -79,8 +79,9 @@ int bw_trainer_check_opts(const burrow_train_opts *o)
 
 /* Where mini-batches are sampled (opts.sampler_device) into t->sampler_dev: as asked, or
  * for auto the model's device when a sampler backend of its kind is registered (the
- * sampler's registry names its backends as the compute's registry does) and samples the
- * kind asked (LABOR-* is the CPU's only), else the CPU. */
+ * sampler's registry names its backends as the compute's registry does), else the CPU. LABOR-*
+ * stays on the CPU under auto: the GPU sampler's LABOR-* is tested on the host (its kernels'
+ * per-thread work) but has not run on a device yet; --sampler-device cuda asks for it. */
 static void resolve_sampler_device(burrow_trainer *t, const char *asked, int sampler, int kind, int index)
 {
 	int skind = BW_BACKEND_CPU, sindex = 0;
