@@ -408,7 +408,7 @@ static const topt opts[] = {
 	 "or labor-star (LABOR-*: rows also prefer the sources other rows are likely to take,\n"
 	 "each keeping its fanout in expectation, sage's mean weighing the picks; fewer\n"
 	 "input rows again; node tasks; --sampler-device auto samples it on the cpu; typed:\n"
-	 "per relation, rsage or rgcn) (neighbor)",
+	 "per relation, rsage's and rgcn's means weighing the picks, other models not)",
 	 show_sampler},
 	{"rel-fanout", "R=a,b", TRAIN_ONE, SECTION_MB, K_STR, OFF(d.train.rel_fanout), 0, 0, NULL, NULL,
 	 "typed datasets: fanouts of one relation, one per layer, overriding --fanout for it:\n"
